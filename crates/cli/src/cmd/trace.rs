@@ -1,0 +1,8 @@
+//! `flowbundle trace ...`.
+
+#[derive(clap::Subcommand)]
+pub enum Command {}
+
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {}
+}

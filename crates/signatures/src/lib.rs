@@ -1,0 +1,1 @@
+//! L7-filter compatible signature engine: loads `.pat` files and classifies connections by their first bytes.
