@@ -1,0 +1,63 @@
+//! The detectors contributed by the protocol-b modules (everything but HTTP, TLS, QUIC and DNS), in the order the
+//! registry should probe them: the most specific first (a fixed magic or a strict length check), the ones
+//! that need several payloads or loose text matches later, so that a cheap certain answer wins and an unknown
+//! flow is rejected by the early, cheap checks.
+
+use crate::Detector;
+use crate::mail::{Mail, MailDetector};
+use crate::sql::{Sql, SqlDetector};
+
+/// Every protocol-b detector, in probing order.
+pub fn detectors() -> Vec<Box<dyn Detector>> {
+    vec![
+        // Fixed magic numbers or strict structure, one payload.
+        Box::new(crate::ssh::SshDetector),
+        Box::new(crate::bittorrent::BitTorrentDetector),
+        Box::new(crate::smb::SmbDetector { v1: false }),
+        Box::new(crate::smb::SmbDetector { v1: true }),
+        Box::new(crate::netbios::NetBiosDetector),
+        Box::new(crate::dhcp::DhcpDetector { v6: false }),
+        Box::new(crate::dhcp::DhcpDetector { v6: true }),
+        Box::new(crate::stun::IceMediaDetector { dtls: true }),
+        Box::new(crate::stun::IceMediaDetector { dtls: false }),
+        Box::new(crate::stun::StunDetector),
+        Box::new(crate::snmp::SnmpDetector),
+        Box::new(crate::ntp::NtpDetector),
+        Box::new(crate::mqtt::MqttDetector),
+        Box::new(crate::rdp::RdpDetector),
+        Box::new(SqlDetector(Sql::MySql)),
+        Box::new(SqlDetector(Sql::Postgres)),
+        Box::new(SqlDetector(Sql::Tds)),
+        Box::new(crate::redis::RedisDetector),
+        Box::new(crate::sip::SipDetector),
+        Box::new(crate::rtp::RtcpDetector),
+        // Several payloads: continuity or a command after a greeting.
+        Box::new(crate::rtp::RtpDetector),
+        Box::new(crate::ftp::FtpDetector { tls: false }),
+        Box::new(crate::ftp::FtpDetector { tls: true }),
+        Box::new(MailDetector {
+            mail: Mail::Smtp,
+            tls: false,
+        }),
+        Box::new(MailDetector {
+            mail: Mail::Smtp,
+            tls: true,
+        }),
+        Box::new(MailDetector {
+            mail: Mail::Pop3,
+            tls: false,
+        }),
+        Box::new(MailDetector {
+            mail: Mail::Pop3,
+            tls: true,
+        }),
+        Box::new(MailDetector {
+            mail: Mail::Imap,
+            tls: false,
+        }),
+        Box::new(MailDetector {
+            mail: Mail::Imap,
+            tls: true,
+        }),
+    ]
+}

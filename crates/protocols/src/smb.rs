@@ -1,0 +1,105 @@
+//! SMB over TCP (port 445 "direct hosting", or inside a NetBIOS session on 139): nDPI's `SMBv1` and `SMBv23`.
+//!
+//! Every SMB message is framed by the 4-byte NetBIOS session header (RFC 1002 §4.3.1: type `0x00` "session
+//! message", 17-bit length) and starts with a 4-byte protocol id: `\xffSMB` for SMB1, `\xfeSMB` for SMB2/3 and
+//! `\xfdSMB` for an SMB3 transform (encrypted) header. Eight fixed bytes make this certain from the first
+//! message. A session on 139 that opens with a NetBIOS *session request* (`0x81`) is nDPI's `NetBIOS` (see
+//! `netbios.rs`), not SMB.
+
+use crate::scan::be24;
+use crate::{AppProto, Detector, Probe, ProbeCtx, Transport};
+
+/// The SMB dialect family a [`SmbDetector`] recognises.
+pub struct SmbDetector {
+    /// `true`: SMB1 (`\xffSMB`); `false`: SMB2/3 (`\xfeSMB`, `\xfdSMB`).
+    pub v1: bool,
+}
+
+/// Which SMB family an NBSS-framed message carries: `Some(true)` SMB1, `Some(false)` SMB2/3, `None` if not SMB.
+/// `Err(())` when more bytes are needed to tell.
+pub fn smb_family(d: &[u8]) -> Result<Option<bool>, ()> {
+    match d.first() {
+        None => return Err(()),
+        Some(0x00) => {}
+        Some(_) => return Ok(None),
+    }
+    if let Some(len) = be24(d, 1) {
+        // 17-bit length (RFC 1002 plus the SMB2 extension); an SMB header is at least 32 bytes (SMB1) / 64 (SMB2).
+        if len > 0x1ffff || len < 32 {
+            return Ok(None);
+        }
+    }
+    let Some(id) = d.get(4..8) else {
+        let have = d.get(4..).unwrap_or(&[]);
+        let plausible = have.is_empty() || matches!(have[0], 0xff | 0xfe | 0xfd);
+        return if plausible && b"SMB".starts_with(have.get(1..).unwrap_or(&[])) {
+            Err(())
+        } else {
+            Ok(None)
+        };
+    };
+    Ok(match id {
+        b"\xffSMB" => Some(true),
+        b"\xfeSMB" | b"\xfdSMB" => Some(false),
+        _ => None,
+    })
+}
+
+impl Detector for SmbDetector {
+    fn proto(&self) -> AppProto {
+        if self.v1 {
+            AppProto::Smbv1
+        } else {
+            AppProto::Smb
+        }
+    }
+    fn transports(&self) -> &'static [Transport] {
+        &[Transport::Tcp]
+    }
+    fn default_ports(&self, _t: Transport) -> &'static [u16] {
+        &[445]
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        match smb_family(ctx.prefix) {
+            Err(()) => Probe::Unsure,
+            Ok(Some(v1)) if v1 == self.v1 => Probe::Certain,
+            Ok(_) => Probe::NotForUs,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dir;
+    use crate::testkit_b::ctx_tcp;
+
+    // First bytes of an SMB2 NEGOTIATE (smb_deletefile.pcap) and of an SMB1 NEGOTIATE (smbv1.pcap).
+    const SMB2: &[u8] = b"\x00\x00\x00\x66\xfeSMB\x40\x00\x00\x00\x00\x00\x00\x00\x00\x00";
+    const SMB1: &[u8] = b"\x00\x00\x00\x85\xffSMBr\x00\x00\x00\x00\x18\x53\xc8";
+
+    #[test]
+    fn families() {
+        let v1 = SmbDetector { v1: true };
+        let v2 = SmbDetector { v1: false };
+        assert_eq!(v2.probe(&ctx_tcp(Dir::ToServer, SMB2)), Probe::Certain);
+        assert_eq!(v1.probe(&ctx_tcp(Dir::ToServer, SMB2)), Probe::NotForUs);
+        assert_eq!(v1.probe(&ctx_tcp(Dir::ToServer, SMB1)), Probe::Certain);
+        assert_eq!(v2.probe(&ctx_tcp(Dir::ToServer, &SMB2[..6])), Probe::Unsure);
+        assert_eq!(
+            v2.probe(&ctx_tcp(Dir::ToServer, b"\x00\x00\x00\x66GET ")),
+            Probe::NotForUs
+        );
+        assert_eq!(
+            v2.probe(&ctx_tcp(
+                Dir::ToServer,
+                b"\x81\x00\x00\x44 CKFDENECFDEFFCFGEFFCCACACACACACA"
+            )),
+            Probe::NotForUs
+        );
+        assert_eq!(
+            v2.probe(&ctx_tcp(Dir::ToServer, b"\x00\x00\x00\x01\xfeSMB")),
+            Probe::NotForUs
+        );
+    }
+}
