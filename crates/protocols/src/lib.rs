@@ -3,26 +3,67 @@
 //! Each protocol lives in its own module and implements [`Detector`]: given one payload of a connection that is
 //! not yet identified, it answers [`Probe::Certain`], [`Probe::Unsure`] or [`Probe::NotForUs`] (Retina's
 //! three-valued probing, which is the L7-filter's MATCHED / NO_MATCH_YET / NO_MATCH as an interface). The engine's
-//! per-flow [`Classifier`](registry) asks every detector still in the running until one is certain, all are out,
-//! or a packet budget is spent.
+//! per-flow [`Classifier`] asks every detector still in the running until one is certain, all are out, or a
+//! payload budget is spent; [`FlowApp`] adds the parser hand-over on top.
 //!
 //! Once a flow is identified, a protocol may provide a [`Parser`] that sees the rest of the flow (in order, per
 //! direction, as it leaves TCP reassembly; or datagram by datagram for UDP) and emits [`AppEvent`]s: HTTP
 //! transactions, TLS handshakes, DNS messages. Parsers are allocated once per flow, never per packet, and every
-//! buffer they keep has a byte cap.
+//! buffer they keep has a byte cap (see [`Limits`]) with a counter for what the cap cut ([`ParserStats`]).
+//!
+//! ## Why this shape
+//! * **Probing is cheap when it fails.** The ANCS'10 paper measures an unknown protocol at ~600 cycles per packet
+//!   and a compressed HTTP body at ~30,000: identification must not make the common "not mine" answer expensive.
+//!   Detectors are stateless (`&self`), see only borrowed bytes, and most answer `NotForUs` from the first few
+//!   bytes; the classifier keeps the survivors in a fixed-size bitset ([`registry::DetectorSet`]) so a flow never
+//!   asks a detector twice after a `NotForUs`, and nothing is allocated per packet.
+//! * **Parsers are streaming.** Data may be split at any byte (TCP segments, reassembly output); every parser is a
+//!   state machine over what it has seen, buffering only what a record/header needs, up to a cap.
+//! * **Events carry Suricata's EVE field names** (`http.hostname`, `tls.sni`, `dns.rrname`, ...) so the sinks can
+//!   serialise them as they are: `AppEvent` serialises as `{"<event_type>": {...}}`, the sink adds the envelope
+//!   (`timestamp`, `flow_id`, addresses, `event_type` from [`AppEvent::event_type`]).
+//! * **HTTP buffers for the rules engine** go through [`EventSink::http_buffer`] as soon as each part is complete
+//!   (request line and headers, request body, response headers, decompressed response body), so content rules on
+//!   `http.uri` / `http.host` / `http.response_body` run without a second HTTP parser.
 //!
 //! Names follow nDPI (`HTTP`, `TLS`, `QUIC`, `DNS`, `SSH`, ...), so results compare with nDPI's ground truth.
 
 pub mod proto;
 pub mod registry;
 
+pub mod dns;
+pub mod http;
+pub mod quic;
+pub mod tls;
+
 pub use proto::AppProto;
+pub use registry::{Classifier, ClassifierConfig, FlowApp, Registry, Verdict};
 
 /// Which way a payload travels, relative to the connection's client (the side that opened it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Dir {
     ToServer,
     ToClient,
+}
+
+impl Dir {
+    /// 0 for [`Dir::ToServer`], 1 for [`Dir::ToClient`]: an index into per-direction arrays.
+    #[inline]
+    pub fn index(self) -> usize {
+        match self {
+            Dir::ToServer => 0,
+            Dir::ToClient => 1,
+        }
+    }
+
+    /// The other direction.
+    #[inline]
+    pub fn reverse(self) -> Dir {
+        match self {
+            Dir::ToServer => Dir::ToClient,
+            Dir::ToClient => Dir::ToServer,
+        }
+    }
 }
 
 /// Transport carrying the payload.
@@ -42,12 +83,26 @@ pub struct ProbeCtx<'a> {
     pub dir: Dir,
     /// 0-based index of this payload among the flow's payload-carrying packets (both directions).
     pub payload_index: u32,
+    /// 0-based index of this payload among the payloads of its direction.
+    pub dir_index: u32,
     /// For TCP: the in-order stream bytes of this direction seen so far, *including* `data` at its end, capped
-    /// at a small prefix (see `registry::PROBE_PREFIX`). Lets a detector see a header split across segments.
+    /// at [`ClassifierConfig::prefix_cap`] bytes (so a detector sees a header split across segments).
     /// For UDP: equal to `data`.
     pub prefix: &'a [u8],
     /// This packet's payload (TCP: the in-order bytes it contributed).
     pub data: &'a [u8],
+    /// For UDP: the previous datagram in this direction (its first [`registry::PREV_CAP`] bytes), empty for the
+    /// first one; lets a detector check continuity (RTP sequence numbers) without per-flow detector state.
+    /// For TCP: empty (use `prefix`).
+    pub prev: &'a [u8],
+}
+
+impl ProbeCtx<'_> {
+    /// The port on the server side of the connection, whichever way this payload travels.
+    #[inline]
+    pub fn either_port_is(&self, port: u16) -> bool {
+        self.server_port == port || self.client_port == port
+    }
 }
 
 /// A detector's answer for one payload.
@@ -62,15 +117,25 @@ pub enum Probe {
 }
 
 /// Recognises one application protocol from a connection's first payloads.
+///
+/// A detector is shared by every flow (and every worker thread), so it holds no per-flow state; what it needs
+/// from earlier packets is in [`ProbeCtx::prefix`] (TCP) or [`ProbeCtx::prev`] (UDP).
 pub trait Detector: Send + Sync {
     /// The protocol this detector recognises.
     fn proto(&self) -> AppProto;
     /// Transports on which the protocol runs.
     fn transports(&self) -> &'static [Transport];
-    /// Judge one payload.
+    /// Judge one payload. Must not panic on any bytes and should answer `NotForUs` from as few bytes as it can.
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe;
+    /// Well-known ports for the port-guess table (nDPI's defaults), per transport. A guess is only evidence
+    /// when payload inspection gave nothing.
+    fn default_ports(&self, transport: Transport) -> &'static [u16] {
+        let _ = transport;
+        &[]
+    }
     /// A parser for the rest of an identified flow, if the protocol has one.
-    fn parser(&self) -> Option<Box<dyn Parser>> {
+    fn parser(&self, transport: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        let _ = (transport, limits);
         None
     }
 }
@@ -87,11 +152,116 @@ pub trait Parser: Send {
     fn finish(&mut self, out: &mut dyn EventSink) {
         let _ = out;
     }
+    /// What the parser's caps cut and what it could not parse, for the engine's counters.
+    fn stats(&self) -> ParserStats {
+        ParserStats::default()
+    }
+}
+
+/// Counters a parser keeps so that no cap cuts silently. Summed by the engine into its stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ParserStats {
+    /// Bytes the parser skipped because a buffer cap was reached (header blocks, records, bodies).
+    pub bytes_cut: u64,
+    /// Decompressed body bytes not produced because the output cap was reached.
+    pub decompress_cut: u64,
+    /// Messages (requests, records, datagrams) the parser could not make sense of.
+    pub malformed: u64,
+    /// Times the parser gave up on a direction (after a gap or garbage) and stopped parsing it.
+    pub gave_up: u64,
+}
+
+impl std::ops::AddAssign for ParserStats {
+    fn add_assign(&mut self, o: Self) {
+        self.bytes_cut += o.bytes_cut;
+        self.decompress_cut += o.decompress_cut;
+        self.malformed += o.malformed;
+        self.gave_up += o.gave_up;
+    }
+}
+
+/// Byte caps for parsers. One value is shared by every flow; a parser copies what it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest HTTP request line + header block kept per message (Suricata's `request-hdr-limit` is 16 KiB).
+    pub http_header_cap: usize,
+    /// Request body bytes kept for `http.request_body` (Suricata `request-body-limit`: 100 KiB).
+    pub http_request_body_cap: usize,
+    /// Response body bytes kept for `http.response_body`, *after* decompression (Suricata `response-body-limit`).
+    pub http_response_body_cap: usize,
+    /// Whether to decompress gzip/deflate response bodies (the expensive part of HTTP inspection).
+    pub http_decompress: bool,
+    /// Largest TLS handshake message reassembled (ClientHello/ServerHello; certificates are skipped past this).
+    pub tls_handshake_cap: usize,
+    /// Largest DNS-over-TCP message buffered.
+    pub dns_tcp_cap: usize,
+    /// Most resource records decoded per DNS message section (the rest is counted, not decoded).
+    pub dns_max_records: usize,
+    /// Bytes of QUIC CRYPTO data reassembled from Initial packets to find the ClientHello.
+    pub quic_crypto_cap: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            http_header_cap: 16 * 1024,
+            http_request_body_cap: 100 * 1024,
+            http_response_body_cap: 100 * 1024,
+            http_decompress: true,
+            tls_handshake_cap: 64 * 1024,
+            dns_tcp_cap: 65_537,
+            dns_max_records: 64,
+            quic_crypto_cap: 16 * 1024,
+        }
+    }
+}
+
+/// How a flow's application protocol was decided. The classifier only ever produces `Parser` (a detector was
+/// certain from payload); the engine adds the other two from its signature engine and the port table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// A built-in detector recognised the payload.
+    Parser,
+    /// An L7-filter signature matched.
+    Signature,
+    /// Nothing in the payload; the server port is the protocol's well-known port.
+    Port,
+}
+
+/// One of the HTTP buffers content rules match on (Suricata's sticky buffers), passed to
+/// [`EventSink::http_buffer`] when the part of the transaction that holds it is complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HttpBuffer {
+    /// `http.method`: request method, e.g. `GET`.
+    Method,
+    /// `http.uri`: the request target as sent (not normalised).
+    Uri,
+    /// `http.host`: the Host header value.
+    Host,
+    /// `http.user_agent`.
+    UserAgent,
+    /// `http.header` (to server): the request's header lines, `Name: value\r\n` each, without the request line.
+    RequestHeaders,
+    /// `http.request_body`: the (de-chunked) request body, up to [`Limits::http_request_body_cap`].
+    RequestBody,
+    /// `http.stat_code`: response status code digits.
+    StatusCode,
+    /// `http.header` (to client): the response's header lines.
+    ResponseHeaders,
+    /// `http.response_body`: the de-chunked, decompressed response body, up to the cap.
+    ResponseBody,
 }
 
 /// Where parsers put their events. The engine implements it (it adds flow ids and timestamps).
 pub trait EventSink {
+    /// One application event (EVE `http`, `tls`, `dns`, ...).
     fn event(&mut self, event: AppEvent);
+    /// One HTTP buffer of transaction `tx_id` (0-based per flow), delivered once, as soon as it is complete. The
+    /// default ignores it; the engine forwards it to the rules engine.
+    fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+        let _ = (tx_id, buffer, data);
+    }
 }
 
 impl EventSink for Vec<AppEvent> {
@@ -100,12 +270,36 @@ impl EventSink for Vec<AppEvent> {
     }
 }
 
-/// An application-layer event. Field names inside each variant follow Suricata's EVE JSON so a sink can
-/// serialise them as they are. (Filled in by the protocol modules.)
+/// An application-layer event. Serialises as `{"<event_type>": {...}}` with Suricata's EVE field names inside, so a
+/// sink writes it as it is next to the envelope fields.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(untagged)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum AppEvent {
+    /// An HTTP/1.x transaction (request, and response when there was one).
+    Http(http::HttpEvent),
+    /// A TLS (or DTLS) handshake: ClientHello and ServerHello fields.
+    Tls(tls::TlsEvent),
+    /// A QUIC Initial's cleartext and decrypted ClientHello fields.
+    Quic(quic::QuicEvent),
+    /// One DNS message (query or answer; mDNS and LLMNR too).
+    Dns(dns::DnsEvent),
     /// Free-form metadata for protocols without a dedicated event type: (key, value) pairs.
-    Meta { proto: AppProto, fields: Vec<(String, String)> },
+    Meta {
+        proto: AppProto,
+        fields: Vec<(String, String)>,
+    },
+}
+
+impl AppEvent {
+    /// The EVE `event_type` (and the key under which the event's fields sit).
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            AppEvent::Http(_) => "http",
+            AppEvent::Tls(_) => "tls",
+            AppEvent::Quic(_) => "quic",
+            AppEvent::Dns(_) => "dns",
+            AppEvent::Meta { .. } => "meta",
+        }
+    }
 }

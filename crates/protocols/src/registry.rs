@@ -1,11 +1,788 @@
-//! The set of built-in detectors and the per-flow classifier that probes them.
+//! The set of built-in detectors, the per-flow [`Classifier`] that probes them, and [`FlowApp`], which hands an
+//! identified flow to its protocol's parser.
+//!
+//! ## How a flow is classified
+//! The [`Registry`] is built once and shared (read-only) by every worker. Each flow holds a [`Classifier`]: a
+//! 256-bit [`DetectorSet`] of the detectors still in the running (initially those that run on the flow's
+//! transport), a payload count per direction, and, for TCP flows that stay undecided past their first payload,
+//! a capped copy of each direction's first stream bytes so that a detector sees a header split across segments.
+//!
+//! Every payload (both directions) goes to the surviving detectors in registry order. The first `Certain` wins
+//! ([`Verdict::Identified`] with [`Evidence::Parser`] and the payload index); a `NotForUs` removes the detector
+//! from the set; when the set is empty, or the payload budget is spent (default 10 payloads per direction, like
+//! nDPI's per-flow packet limit), the verdict is [`Verdict::Unknown`].
+//!
+//! ## What it costs
+//! A payload of an unknown protocol costs one dynamic call per surviving detector, each of which looks at a few
+//! leading bytes; on the first payload most detectors drop out, so later payloads cost less. Nothing is allocated
+//! for a flow decided on its first payload (the common case: HTTP requests, TLS ClientHellos, DNS queries). The
+//! prefix copy (at most [`ClassifierConfig::prefix_cap`] bytes per direction) exists only for undecided TCP flows,
+//! and for UDP the previous datagram (at most [`PREV_CAP`] bytes) so heuristics can check continuity.
+//!
+//! ## Order
+//! Detectors are probed in the order [`builtin_detectors`] lists them: cheap, specific detectors (fixed magic
+//! bytes, text verbs) before expensive ones (QUIC decrypts nothing while probing, but parses a long header) and
+//! before statistical heuristics (RTP), so a payload matched by both a specific and a loose rule goes to the
+//! specific protocol.
 
-use crate::Detector;
+use crate::{
+    AppProto, Detector, Dir, EventSink, Evidence, Limits, Parser, ParserStats, Probe, ProbeCtx,
+    Transport,
+};
 
-/// How many leading stream bytes per direction a detector may see in [`crate::ProbeCtx::prefix`].
-pub const PROBE_PREFIX: usize = 2048;
+/// Bytes of the previous UDP datagram per direction kept for [`ProbeCtx::prev`].
+pub const PREV_CAP: usize = 512;
 
-/// Every built-in detector, in probing order (cheap, specific detectors first).
-pub fn detectors() -> Vec<Box<dyn Detector>> {
-    vec![]
+/// Most detectors a registry can hold (the width of [`DetectorSet`]).
+pub const MAX_DETECTORS: usize = 256;
+
+/// Every built-in detector, in probing order: cheap, specific detectors first, loose heuristics last.
+///
+/// To add a detector, append a line in the group it belongs to; the registry derives transport masks and the
+/// port-guess table from the detectors themselves.
+pub fn builtin_detectors() -> Vec<Box<dyn Detector>> {
+    vec![
+        // Fixed magic bytes or text verbs at offset 0, decided on the first payload.
+        Box::new(crate::tls::TlsDetector),
+        Box::new(crate::http::HttpDetector),
+        // UDP protocols with structured headers.
+        Box::new(crate::quic::QuicDetector),
+        Box::new(crate::tls::DtlsDetector),
+        Box::new(crate::dns::MdnsDetector),
+        Box::new(crate::dns::LlmnrDetector),
+        Box::new(crate::dns::DnsDetector),
+        // Further detectors (protocols-b): append below, specific before heuristic.
+    ]
+}
+
+/// A set of detector indices: which detectors are still in the running for a flow. Fixed size (32 bytes), no
+/// allocation, iteration by `trailing_zeros`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DetectorSet([u64; MAX_DETECTORS / 64]);
+
+impl DetectorSet {
+    /// The empty set.
+    pub const EMPTY: DetectorSet = DetectorSet([0; MAX_DETECTORS / 64]);
+
+    /// Adds detector `i` (ignored when `i >= MAX_DETECTORS`).
+    #[inline]
+    pub fn insert(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1u64 << (i % 64);
+        }
+    }
+
+    /// Removes detector `i`.
+    #[inline]
+    pub fn remove(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1u64 << (i % 64));
+        }
+    }
+
+    /// Whether detector `i` is in the set.
+    #[inline]
+    pub fn contains(&self, i: usize) -> bool {
+        self.0
+            .get(i / 64)
+            .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+    }
+
+    /// Whether the set is empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    /// How many detectors are in the set.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Indices in ascending order (probing order).
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut bits = w;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                Some(wi * 64 + b)
+            })
+        })
+    }
+}
+
+/// Classifier knobs, shared by every flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClassifierConfig {
+    /// Payloads probed per direction before giving up (nDPI gives up after a similar number of packets).
+    pub max_payloads_per_dir: u32,
+    /// Stream bytes per direction kept for [`ProbeCtx::prefix`] and replayed to the parser on identification.
+    pub prefix_cap: usize,
+}
+
+impl Default for ClassifierConfig {
+    fn default() -> Self {
+        ClassifierConfig {
+            max_payloads_per_dir: 10,
+            prefix_cap: 4096,
+        }
+    }
+}
+
+/// The detectors, their transport masks, the port-guess table, and the limits given to parsers.
+pub struct Registry {
+    detectors: Vec<Box<dyn Detector>>,
+    /// Index 0: detectors that run on TCP; 1: on UDP.
+    by_transport: [DetectorSet; 2],
+    /// (port, protocol), sorted by port, first registration of a port wins; per transport.
+    ports: [Vec<(u16, AppProto)>; 2],
+    config: ClassifierConfig,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field(
+                "detectors",
+                &self.detectors.iter().map(|d| d.proto()).collect::<Vec<_>>(),
+            )
+            .field("config", &self.config)
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+fn tindex(t: Transport) -> usize {
+    match t {
+        Transport::Tcp => 0,
+        Transport::Udp => 1,
+    }
+}
+
+impl Registry {
+    /// The built-in detectors with default budget and limits.
+    pub fn builtin() -> Self {
+        Self::new(
+            builtin_detectors(),
+            ClassifierConfig::default(),
+            Limits::default(),
+        )
+    }
+
+    /// A registry over `detectors` in the given order. Detectors past [`MAX_DETECTORS`] are dropped (a
+    /// configuration error the tests catch: the built-in list is far below it).
+    pub fn new(
+        mut detectors: Vec<Box<dyn Detector>>,
+        config: ClassifierConfig,
+        limits: Limits,
+    ) -> Self {
+        detectors.truncate(MAX_DETECTORS);
+        let mut by_transport = [DetectorSet::EMPTY; 2];
+        let mut ports: [Vec<(u16, AppProto)>; 2] = [Vec::new(), Vec::new()];
+        for (i, d) in detectors.iter().enumerate() {
+            for &t in d.transports() {
+                by_transport[tindex(t)].insert(i);
+                for &p in d.default_ports(t) {
+                    let table = &mut ports[tindex(t)];
+                    if !table.iter().any(|&(q, _)| q == p) {
+                        table.push((p, d.proto()));
+                    }
+                }
+            }
+        }
+        for t in &mut ports {
+            t.sort_by_key(|&(p, _)| p);
+        }
+        Registry {
+            detectors,
+            by_transport,
+            ports,
+            config,
+            limits,
+        }
+    }
+
+    /// The detectors in probing order.
+    pub fn detectors(&self) -> &[Box<dyn Detector>] {
+        &self.detectors
+    }
+
+    /// The classifier configuration.
+    pub fn config(&self) -> &ClassifierConfig {
+        &self.config
+    }
+
+    /// The parser limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// nDPI-style guess from well-known ports: the server port first, then the client port (a flow picked up
+    /// from its reply, or a UDP exchange whose "client" is the well-known side). Evidence [`Evidence::Port`].
+    pub fn port_guess(
+        &self,
+        transport: Transport,
+        client_port: u16,
+        server_port: u16,
+    ) -> Option<AppProto> {
+        let table = &self.ports[tindex(transport)];
+        let find = |p: u16| {
+            table
+                .binary_search_by_key(&p, |&(q, _)| q)
+                .ok()
+                .and_then(|i| table.get(i))
+                .map(|e| e.1)
+        };
+        find(server_port).or_else(|| find(client_port))
+    }
+
+    /// A parser for `proto` on `transport`, from the first detector of that protocol that has one. Used by
+    /// [`FlowApp`] and by the engine when a signature (not a detector) identified the flow.
+    pub fn parser_for(&self, proto: AppProto, transport: Transport) -> Option<Box<dyn Parser>> {
+        self.detectors
+            .iter()
+            .filter(|d| d.proto() == proto && d.transports().contains(&transport))
+            .find_map(|d| d.parser(transport, &self.limits))
+    }
+}
+
+/// Where a flow's identification stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Verdict {
+    /// Still probing.
+    Pending,
+    /// Decided: the protocol, how, and the 0-based index (both directions) of the payload that decided it.
+    Identified {
+        proto: AppProto,
+        evidence: Evidence,
+        at_payload: u32,
+    },
+    /// Every detector said `NotForUs`, or the payload budget is spent.
+    Unknown,
+}
+
+impl Verdict {
+    /// The identified protocol, if any.
+    pub fn proto(&self) -> Option<AppProto> {
+        match *self {
+            Verdict::Identified { proto, .. } => Some(proto),
+            _ => None,
+        }
+    }
+}
+
+/// Per-flow identification state. About 100 bytes plus, for undecided flows only, the capped prefixes.
+#[derive(Clone, Debug)]
+pub struct Classifier {
+    transport: Transport,
+    client_port: u16,
+    server_port: u16,
+    running: DetectorSet,
+    verdict: Verdict,
+    /// Which detector decided (index into the registry), for the parser hand-over.
+    winner: Option<u16>,
+    dir_count: [u32; 2],
+    total: u32,
+    first_dir: Option<Dir>,
+    /// TCP: the first stream bytes per direction (filled only once a flow stays undecided); UDP: previous datagram.
+    saved: [Vec<u8>; 2],
+    /// TCP: stream bytes that did not fit in `saved` (or fell after a gap), per direction.
+    lost: [u64; 2],
+    /// TCP: a gap was reported in this direction, so `saved` is no longer the stream's start.
+    broken: [bool; 2],
+}
+
+impl Classifier {
+    /// A classifier for a new flow. `client_port` is the initiator's port.
+    pub fn new(reg: &Registry, transport: Transport, client_port: u16, server_port: u16) -> Self {
+        let running = reg.by_transport[tindex(transport)];
+        let verdict = if running.is_empty() {
+            Verdict::Unknown
+        } else {
+            Verdict::Pending
+        };
+        Classifier {
+            transport,
+            client_port,
+            server_port,
+            running,
+            verdict,
+            winner: None,
+            dir_count: [0; 2],
+            total: 0,
+            first_dir: None,
+            saved: [Vec::new(), Vec::new()],
+            lost: [0; 2],
+            broken: [false; 2],
+        }
+    }
+
+    /// The current verdict.
+    #[inline]
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// Detectors still in the running.
+    pub fn running(&self) -> DetectorSet {
+        self.running
+    }
+
+    /// Index of the detector that decided, if a detector did.
+    pub fn winner(&self) -> Option<usize> {
+        self.winner.map(usize::from)
+    }
+
+    /// Payloads seen so far in each direction (while pending).
+    pub fn payloads(&self) -> [u32; 2] {
+        self.dir_count
+    }
+
+    /// Probes one payload (TCP: the in-order bytes a segment contributed; UDP: one datagram). Empty payloads are
+    /// ignored. Returns the verdict after it.
+    pub fn feed(&mut self, reg: &Registry, dir: Dir, data: &[u8]) -> Verdict {
+        if self.verdict != Verdict::Pending || data.is_empty() {
+            return self.verdict;
+        }
+        let d = dir.index();
+        let cfg = reg.config;
+        if self.dir_count[d] >= cfg.max_payloads_per_dir {
+            return self.verdict;
+        }
+        self.first_dir.get_or_insert(dir);
+        let first_in_dir = self.dir_count[d] == 0;
+        // Build the prefix the detectors see. TCP: on the first payload of a direction, the payload itself (no
+        // copy); later, the saved stream start with this payload appended (capped).
+        if self.transport == Transport::Tcp && !first_in_dir && !self.broken[d] {
+            append_capped(&mut self.saved[d], &mut self.lost[d], data, cfg.prefix_cap);
+        }
+        let (prefix, prev): (&[u8], &[u8]) = match self.transport {
+            Transport::Tcp if !first_in_dir && !self.broken[d] => (&self.saved[d], &[]),
+            Transport::Tcp => (data, &[]),
+            Transport::Udp => (data, &self.saved[d]),
+        };
+        let ctx = ProbeCtx {
+            transport: self.transport,
+            client_port: self.client_port,
+            server_port: self.server_port,
+            dir,
+            payload_index: self.total,
+            dir_index: self.dir_count[d],
+            prefix,
+            data,
+            prev,
+        };
+        let mut running = self.running;
+        let mut winner = None;
+        for i in self.running.iter() {
+            let Some(det) = reg.detectors.get(i) else {
+                running.remove(i);
+                continue;
+            };
+            match det.probe(&ctx) {
+                Probe::Certain => {
+                    winner = Some(i);
+                    break;
+                }
+                Probe::Unsure => {}
+                Probe::NotForUs => running.remove(i),
+            }
+        }
+        let at = self.total;
+        self.running = running;
+        self.dir_count[d] += 1;
+        self.total = self.total.saturating_add(1);
+        if let Some(i) = winner.and_then(|i| reg.detectors.get(i).map(|det| (i, det))) {
+            self.verdict = Verdict::Identified {
+                proto: i.1.proto(),
+                evidence: Evidence::Parser,
+                at_payload: at,
+            };
+            self.winner = u16::try_from(i.0).ok();
+            return self.verdict;
+        }
+        if self.running.is_empty() || self.budget_spent(cfg.max_payloads_per_dir) {
+            self.verdict = Verdict::Unknown;
+            self.saved = [Vec::new(), Vec::new()];
+            return self.verdict;
+        }
+        // Still pending: remember what the next probe needs.
+        match self.transport {
+            Transport::Tcp if first_in_dir => {
+                append_capped(&mut self.saved[d], &mut self.lost[d], data, cfg.prefix_cap)
+            }
+            Transport::Tcp => {}
+            Transport::Udp => {
+                self.saved[d].clear();
+                self.saved[d].extend_from_slice(&data[..data.len().min(PREV_CAP)]);
+            }
+        }
+        self.verdict
+    }
+
+    fn budget_spent(&self, max: u32) -> bool {
+        let [a, b] = self.dir_count;
+        // Both directions spent, or one spent while the other never carried a payload.
+        let (sa, sb) = (a >= max, b >= max);
+        (sa && (sb || b == 0)) || (sb && a == 0)
+    }
+
+    /// A TCP gap of `len` bytes in direction `dir` while pending: the saved prefix no longer continues, so later
+    /// payloads of that direction are probed on their own.
+    pub fn gap(&mut self, dir: Dir, len: u64) {
+        if self.verdict == Verdict::Pending {
+            self.broken[dir.index()] = true;
+            self.lost[dir.index()] = self.lost[dir.index()].saturating_add(len);
+        }
+    }
+
+    /// Sets the verdict from another source (a signature match, a port guess, an FTP data association). Ignored
+    /// once the flow is identified.
+    pub fn set_identified(&mut self, proto: AppProto, evidence: Evidence) {
+        if !matches!(self.verdict, Verdict::Identified { .. }) {
+            self.verdict = Verdict::Identified {
+                proto,
+                evidence,
+                at_payload: self.total.saturating_sub(1),
+            };
+            self.winner = None;
+        }
+    }
+
+    /// The flow ended (or the engine stops probing it): a pending verdict becomes `Unknown`.
+    pub fn give_up(&mut self) -> Verdict {
+        if self.verdict == Verdict::Pending {
+            self.verdict = Verdict::Unknown;
+            self.saved = [Vec::new(), Vec::new()];
+        }
+        self.verdict
+    }
+
+    /// The bytes of direction `dir` seen while pending, for replay to a parser: `(bytes, lost)` where `lost` is
+    /// the count that did not fit the prefix cap or fell in a gap. TCP only; UDP returns nothing (datagrams are
+    /// not replayed).
+    fn replay(&self, dir: Dir) -> (&[u8], u64) {
+        let d = dir.index();
+        if self.transport == Transport::Udp {
+            return (&[], 0);
+        }
+        (&self.saved[d], self.lost[d])
+    }
+}
+
+fn append_capped(buf: &mut Vec<u8>, lost: &mut u64, data: &[u8], cap: usize) {
+    let room = cap.saturating_sub(buf.len());
+    let take = room.min(data.len());
+    if let Some(head) = data.get(..take) {
+        buf.extend_from_slice(head);
+    }
+    *lost = lost.saturating_add((data.len() - take) as u64);
+}
+
+/// A flow's application layer: the classifier, then the identified protocol's parser. This is what the engine
+/// keeps per flow; it feeds every in-order payload (and gap) and gets events out.
+///
+/// On identification the parser first receives what the classifier saw (TCP: each direction's saved stream
+/// start, direction of the flow's first payload first; bytes beyond the prefix cap are reported to the parser
+/// as a gap), so a request split across segments before the flow was recognised is still parsed whole. For UDP
+/// the parser starts with the datagram that decided.
+pub struct FlowApp {
+    classifier: Classifier,
+    parser: Option<Box<dyn Parser>>,
+    /// Parser stats of a parser that was dropped (none today; kept for symmetry with `stats`).
+    done_stats: ParserStats,
+}
+
+impl std::fmt::Debug for FlowApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowApp")
+            .field("classifier", &self.classifier)
+            .field("parser", &self.parser.is_some())
+            .finish()
+    }
+}
+
+impl FlowApp {
+    /// State for a new flow.
+    pub fn new(reg: &Registry, transport: Transport, client_port: u16, server_port: u16) -> Self {
+        FlowApp {
+            classifier: Classifier::new(reg, transport, client_port, server_port),
+            parser: None,
+            done_stats: ParserStats::default(),
+        }
+    }
+
+    /// The classifier (verdict, payload counts).
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
+    /// The current verdict.
+    pub fn verdict(&self) -> Verdict {
+        self.classifier.verdict()
+    }
+
+    /// Whether a parser is attached (the flow was identified as a protocol that has one).
+    pub fn has_parser(&self) -> bool {
+        self.parser.is_some()
+    }
+
+    /// One in-order payload (TCP) or datagram (UDP).
+    pub fn on_payload(
+        &mut self,
+        reg: &Registry,
+        dir: Dir,
+        data: &[u8],
+        ts_ns: u64,
+        out: &mut dyn EventSink,
+    ) -> Verdict {
+        if let Some(p) = self.parser.as_mut() {
+            p.parse(dir, data, ts_ns, out);
+            return self.classifier.verdict();
+        }
+        let before = self.classifier.verdict();
+        let v = self.classifier.feed(reg, dir, data);
+        if before == Verdict::Pending
+            && let Verdict::Identified { proto, .. } = v
+        {
+            self.attach(reg, proto, dir, data, ts_ns, out);
+        }
+        v
+    }
+
+    fn attach(
+        &mut self,
+        reg: &Registry,
+        proto: AppProto,
+        dir: Dir,
+        data: &[u8],
+        ts_ns: u64,
+        out: &mut dyn EventSink,
+    ) {
+        let transport = self.classifier.transport;
+        let parser = match self.classifier.winner().and_then(|i| reg.detectors.get(i)) {
+            Some(det) => det.parser(transport, &reg.limits),
+            None => reg.parser_for(proto, transport),
+        };
+        let Some(mut parser) = parser else { return };
+        if transport == Transport::Udp {
+            parser.parse(dir, data, ts_ns, out);
+        } else {
+            let first = self.classifier.first_dir.unwrap_or(dir);
+            for d in [first, first.reverse()] {
+                // The deciding payload of a direction's first segment was not copied: it is `data` itself.
+                let (bytes, lost) = if d == dir && self.classifier.dir_count[d.index()] == 1 {
+                    (data, 0)
+                } else {
+                    self.classifier.replay(d)
+                };
+                if !bytes.is_empty() {
+                    parser.parse(d, bytes, ts_ns, out);
+                }
+                if lost > 0 {
+                    parser.gap(d, lost);
+                }
+            }
+        }
+        self.classifier.saved = [Vec::new(), Vec::new()];
+        self.parser = Some(parser);
+    }
+
+    /// Identification from another source (signature, port, association): attaches the protocol's parser, if it
+    /// has one, from the next payload on.
+    pub fn set_identified(&mut self, reg: &Registry, proto: AppProto, evidence: Evidence) {
+        if matches!(self.classifier.verdict(), Verdict::Identified { .. }) {
+            return;
+        }
+        self.classifier.set_identified(proto, evidence);
+        self.classifier.saved = [Vec::new(), Vec::new()];
+        self.parser = reg.parser_for(proto, self.classifier.transport);
+    }
+
+    /// A reassembly gap of `len` bytes in `dir`.
+    pub fn on_gap(&mut self, dir: Dir, len: u64) {
+        match self.parser.as_mut() {
+            Some(p) => p.gap(dir, len),
+            None => self.classifier.gap(dir, len),
+        }
+    }
+
+    /// The flow ended: flush the parser; a pending verdict becomes `Unknown`.
+    pub fn finish(&mut self, out: &mut dyn EventSink) -> Verdict {
+        if let Some(p) = self.parser.as_mut() {
+            p.finish(out);
+        }
+        self.classifier.give_up()
+    }
+
+    /// The parser's counters (zero when no parser is attached).
+    pub fn stats(&self) -> ParserStats {
+        let mut s = self.done_stats;
+        if let Some(p) = self.parser.as_ref() {
+            s += p.stats();
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A detector that is certain when the payload starts with its magic, unsure on empty-ish input.
+    struct Magic(
+        AppProto,
+        &'static [u8],
+        &'static [Transport],
+        &'static [u16],
+    );
+
+    impl Detector for Magic {
+        fn proto(&self) -> AppProto {
+            self.0
+        }
+        fn transports(&self) -> &'static [Transport] {
+            self.2
+        }
+        fn default_ports(&self, _t: Transport) -> &'static [u16] {
+            self.3
+        }
+        fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+            let m = self.1;
+            if ctx.prefix.len() < m.len() {
+                if m.starts_with(ctx.prefix) {
+                    Probe::Unsure
+                } else {
+                    Probe::NotForUs
+                }
+            } else if ctx.prefix.starts_with(m) {
+                Probe::Certain
+            } else {
+                Probe::NotForUs
+            }
+        }
+    }
+
+    const TCP: &[Transport] = &[Transport::Tcp];
+    const BOTH: &[Transport] = &[Transport::Tcp, Transport::Udp];
+
+    fn reg() -> Registry {
+        Registry::new(
+            vec![
+                Box::new(Magic(AppProto::Ssh, b"SSH-", TCP, &[22])),
+                Box::new(Magic(AppProto::Http, b"GET ", BOTH, &[80, 8080])),
+                Box::new(Magic(AppProto::Tls, b"GEX", TCP, &[80, 443])),
+            ],
+            ClassifierConfig {
+                max_payloads_per_dir: 3,
+                prefix_cap: 16,
+            },
+            Limits::default(),
+        )
+    }
+
+    #[test]
+    fn detector_set_iterates_in_order() {
+        let mut s = DetectorSet::EMPTY;
+        for i in [0, 5, 63, 64, 130, 255, 256] {
+            s.insert(i);
+        }
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 5, 63, 64, 130, 255]);
+        assert_eq!(s.len(), 6);
+        s.remove(64);
+        assert!(!s.contains(64));
+        assert!(s.contains(130));
+    }
+
+    #[test]
+    fn header_split_across_segments_is_found_through_the_prefix() {
+        let r = reg();
+        let mut c = Classifier::new(&r, Transport::Tcp, 40000, 8080);
+        assert_eq!(c.feed(&r, Dir::ToServer, b"G"), Verdict::Pending);
+        assert_eq!(c.feed(&r, Dir::ToServer, b"E"), Verdict::Pending);
+        // SSH dropped out on the first byte; TLS ("GEX") is still in.
+        assert_eq!(c.running().iter().collect::<Vec<_>>(), vec![1, 2]);
+        let v = c.feed(&r, Dir::ToServer, b"T /");
+        assert_eq!(
+            v,
+            Verdict::Identified {
+                proto: AppProto::Http,
+                evidence: Evidence::Parser,
+                at_payload: 2
+            }
+        );
+        // Later payloads do not change anything.
+        assert_eq!(c.feed(&r, Dir::ToClient, b"SSH-2.0"), v);
+    }
+
+    #[test]
+    fn all_not_for_us_is_unknown_at_once() {
+        let r = reg();
+        let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
+        assert_eq!(c.feed(&r, Dir::ToServer, b"\x16\x03\x01"), Verdict::Unknown);
+    }
+
+    #[test]
+    fn budget_is_per_direction() {
+        let r = reg();
+        let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
+        // "GE" keeps HTTP unsure on UDP (TLS and SSH are TCP-only, so not even asked).
+        for _ in 0..2 {
+            assert_eq!(c.feed(&r, Dir::ToServer, b"GE"), Verdict::Pending);
+        }
+        // Third payload of a unidirectional flow spends the budget.
+        assert_eq!(c.feed(&r, Dir::ToServer, b"GE"), Verdict::Unknown);
+
+        let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
+        for _ in 0..3 {
+            c.feed(&r, Dir::ToServer, b"GE");
+        }
+        assert_eq!(c.verdict(), Verdict::Unknown);
+        let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
+        c.feed(&r, Dir::ToClient, b"GE");
+        for _ in 0..5 {
+            c.feed(&r, Dir::ToServer, b"GE");
+        }
+        // ToServer spent (3), ToClient has 1 of 3: still pending, and further ToServer payloads are not probed.
+        assert_eq!(c.verdict(), Verdict::Pending);
+        assert_eq!(c.payloads(), [3, 1]);
+        c.feed(&r, Dir::ToClient, b"GE");
+        assert_eq!(c.feed(&r, Dir::ToClient, b"GE"), Verdict::Unknown);
+    }
+
+    #[test]
+    fn prefix_is_capped() {
+        let r = reg();
+        let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
+        assert_eq!(c.feed(&r, Dir::ToServer, b"G"), Verdict::Pending);
+        let big = [b'x'; 100];
+        c.feed(&r, Dir::ToServer, &big);
+        assert_eq!(c.verdict(), Verdict::Unknown);
+        assert!(c.saved[0].is_empty(), "prefixes are freed once decided");
+    }
+
+    #[test]
+    fn port_guess_prefers_server_port_and_first_registration() {
+        let r = reg();
+        assert_eq!(r.port_guess(Transport::Tcp, 22, 80), Some(AppProto::Http));
+        assert_eq!(r.port_guess(Transport::Tcp, 22, 9999), Some(AppProto::Ssh));
+        assert_eq!(r.port_guess(Transport::Udp, 22, 9999), None);
+        assert_eq!(r.port_guess(Transport::Tcp, 443, 9999), Some(AppProto::Tls));
+    }
+
+    #[test]
+    fn builtin_registry_fits_the_set() {
+        assert!(builtin_detectors().len() < MAX_DETECTORS);
+        let r = Registry::builtin();
+        assert_eq!(
+            r.port_guess(Transport::Tcp, 50000, 443),
+            Some(AppProto::Tls)
+        );
+        assert_eq!(r.port_guess(Transport::Udp, 50000, 53), Some(AppProto::Dns));
+    }
 }

@@ -1,0 +1,1220 @@
+//! HTTP/1.x: detection from the request or status line, and a streaming parser of both directions that yields
+//! EVE `http` events and the sticky buffers content rules match on.
+//!
+//! ## Detection
+//! A request starts with a method token and a space (`GET `, `POST `, `CONNECT `, WebDAV verbs, ...); the request
+//! line must end in `HTTP/1.x` (or `HTTP/0.9`-style `GET /path` with nothing after it), which keeps RTSP
+//! (`RTSP/1.0`) and SIP (`SIP/2.0`), which share methods like `OPTIONS`, out. A flow picked up from the server side
+//! starts with `HTTP/1.x 3DIGIT`. A prefix that is still a prefix of one of these is `Unsure`.
+//!
+//! ## Parsing
+//! Each direction is a small state machine: *head* (request/status line and header block, collected up to
+//! [`Limits::http_header_cap`]), then *body* framed by `Transfer-Encoding: chunked`, `Content-Length`, or (responses
+//! only) the end of the connection. Pipelined requests queue transactions that responses complete in order
+//! (RFC 9112 §9.3.2); `1xx` responses are interim; `HEAD`, `204` and `304` have no body; `CONNECT` with `2xx` and
+//! `101 Switching Protocols` turn the rest of the flow into an opaque tunnel. Data may be split at any byte: the
+//! head is found by scanning only the newly appended bytes, and the chunked decoder keeps its position between
+//! calls.
+//!
+//! Response bodies with `Content-Encoding: gzip` or `deflate` are inflated incrementally (flate2) into a buffer
+//! capped at [`Limits::http_response_body_cap`]; once the cap is reached inflation stops and the compressed bytes
+//! left are counted in [`ParserStats::decompress_cut`]. This is the expensive case the ANCS'10 paper measures
+//! (~30,000 cycles per packet): it only runs when [`Limits::http_decompress`] is set.
+//!
+//! ## What it costs
+//! Per flow: two header buffers (grown to the largest head seen, at most the cap), the body buffers (at most their
+//! caps) and, per compressed response, one inflate state (~40 KiB, freed when the body ends). No allocation per
+//! packet once the buffers have grown.
+
+use std::collections::VecDeque;
+use std::io::Write;
+
+use flate2::write::{DeflateDecoder, GzDecoder, ZlibDecoder};
+
+use crate::{
+    AppEvent, AppProto, Detector, Dir, EventSink, HttpBuffer, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
+};
+
+/// Request methods recognised at the start of a flow (RFC 9110, WebDAV, a few common extensions).
+pub const METHODS: &[&[u8]] = &[
+    b"GET",
+    b"POST",
+    b"HEAD",
+    b"PUT",
+    b"DELETE",
+    b"OPTIONS",
+    b"CONNECT",
+    b"TRACE",
+    b"PATCH",
+    b"PROPFIND",
+    b"PROPPATCH",
+    b"MKCOL",
+    b"COPY",
+    b"MOVE",
+    b"LOCK",
+    b"UNLOCK",
+    b"SEARCH",
+    b"REPORT",
+    b"MKACTIVITY",
+    b"CHECKOUT",
+    b"MERGE",
+    b"NOTIFY",
+    b"SUBSCRIBE",
+    b"UNSUBSCRIBE",
+    b"PURGE",
+];
+
+/// Most transactions waiting for a response; older ones are logged as request-only when this is exceeded.
+const MAX_PENDING_TX: usize = 64;
+/// Longest chunk-size line (digits plus extensions) accepted.
+const MAX_CHUNK_LINE: usize = 1024;
+/// Bytes of a request line looked at while detecting before deciding without its end.
+const DETECT_LINE: usize = 1024;
+
+/// The EVE `http` event: one per transaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HttpEvent {
+    /// Transaction number within the flow (EVE puts it at the top level as `tx_id`).
+    #[serde(skip)]
+    pub tx_id: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_user_agent: Option<String>,
+    /// The response's Content-Type (Suricata logs the response's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_content_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_refer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_method: Option<String>,
+    /// Request protocol, e.g. `HTTP/1.1` (the response's when there was no request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The response's Location header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<String>,
+    /// Response body bytes as transferred (de-chunked, still compressed).
+    pub length: u64,
+    /// Request body bytes (de-chunked). Not in Suricata's default output; omitted when zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub request_body_length: u64,
+    /// Response `Content-Encoding` when it was decoded (`gzip`, `deflate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_encoding: Option<String>,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Judges the start of a client stream (a request line) or a server stream (a status line).
+pub fn probe_http(p: &[u8]) -> Probe {
+    if p.is_empty() {
+        return Probe::Unsure;
+    }
+    // Response (flow picked up from the reply, or a server speaking first).
+    let resp = b"HTTP/1.";
+    if p.len() < resp.len() + 5 {
+        if resp.starts_with(&p[..p.len().min(resp.len())]) {
+            return if p.len() <= resp.len()
+                || p[resp.len()..]
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || *b == b' ')
+            {
+                Probe::Unsure
+            } else {
+                Probe::NotForUs
+            };
+        }
+    } else if p.starts_with(resp) {
+        let rest = &p[resp.len()..];
+        return if matches!(rest[0], b'0' | b'1')
+            && rest[1] == b' '
+            && rest[2..5].iter().all(u8::is_ascii_digit)
+        {
+            Probe::Certain
+        } else {
+            Probe::NotForUs
+        };
+    }
+    // Request: METHOD SP target SP HTTP/1.x CRLF
+    let Some(sp) = p.iter().take(13).position(|&b| b == b' ') else {
+        // No space yet: still a prefix of some method?
+        return if p.len() < 12 && METHODS.iter().any(|m| m.starts_with(p)) {
+            Probe::Unsure
+        } else {
+            Probe::NotForUs
+        };
+    };
+    let method = &p[..sp];
+    if !METHODS.contains(&method) {
+        return Probe::NotForUs;
+    }
+    let line_end = memchr::memchr(b'\n', p);
+    let Some(end) = line_end else {
+        return if p.len() >= DETECT_LINE {
+            Probe::Certain
+        } else {
+            Probe::Unsure
+        };
+    };
+    let line = trim_cr(&p[..end]);
+    let mut parts = line[sp + 1..]
+        .split(|&b| b == b' ')
+        .filter(|s| !s.is_empty());
+    let target = parts.next();
+    let version = line.rsplit(|&b| b == b' ').next().unwrap_or(b"");
+    match target {
+        None => Probe::NotForUs,
+        Some(_) if version.starts_with(b"HTTP/1.") || version.starts_with(b"HTTP/0.9") => {
+            Probe::Certain
+        }
+        // HTTP/0.9 simple request: "GET /path" and nothing more.
+        Some(t) if method == b"GET" && t.first() == Some(&b'/') && parts.next().is_none() => {
+            Probe::Certain
+        }
+        _ => Probe::NotForUs,
+    }
+}
+
+/// HTTP/1.x over TCP.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HttpDetector;
+
+impl Detector for HttpDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::Http
+    }
+    fn transports(&self) -> &'static [Transport] {
+        &[Transport::Tcp]
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        probe_http(ctx.prefix)
+    }
+    fn default_ports(&self, _t: Transport) -> &'static [u16] {
+        &[80, 8080, 8000, 3128]
+    }
+    fn parser(&self, _t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(HttpParser::new(limits)))
+    }
+}
+
+fn trim_cr(l: &[u8]) -> &[u8] {
+    l.strip_suffix(b"\r").unwrap_or(l)
+}
+
+fn trim_ws(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t' | b'\r'] = s {
+        s = rest;
+    }
+    s
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Splits `Host` into (lowercase name, port); IPv6 literals keep their brackets.
+fn split_host(h: &[u8]) -> (String, Option<u16>) {
+    let h = trim_ws(h);
+    let (name, port) = if h.first() == Some(&b'[') {
+        match h.iter().position(|&b| b == b']') {
+            Some(e) => (&h[..=e], h.get(e + 1..).and_then(|r| r.strip_prefix(b":"))),
+            None => (h, None),
+        }
+    } else {
+        match h.iter().rposition(|&b| b == b':') {
+            Some(c) => (&h[..c], Some(&h[c + 1..])),
+            None => (h, None),
+        }
+    };
+    let port = port
+        .and_then(|p| std::str::from_utf8(p).ok())
+        .and_then(|p| p.parse().ok());
+    (lossy(name).to_ascii_lowercase(), port)
+}
+
+/// The header fields we read, from one header block.
+#[derive(Debug, Default)]
+struct Head {
+    host: Option<(String, Option<u16>)>,
+    user_agent: Option<String>,
+    content_type: Option<String>,
+    referer: Option<String>,
+    xff: Option<String>,
+    location: Option<String>,
+    content_length: Option<u64>,
+    chunked: bool,
+    encoding: Encoding,
+    /// Byte range of the header lines (after the first line) inside the head buffer.
+    headers: std::ops::Range<usize>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Encoding {
+    #[default]
+    Identity,
+    Gzip,
+    Deflate,
+}
+
+/// Parses the header lines of a head block (everything after the first line).
+fn parse_headers(block: &[u8], base: usize) -> Head {
+    let mut h = Head {
+        headers: base..base + block.len(),
+        ..Head::default()
+    };
+    for raw in block.split(|&b| b == b'\n') {
+        let line = trim_cr(raw);
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        let (name, value) = (trim_ws(&line[..colon]), trim_ws(&line[colon + 1..]));
+        let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+        if is(b"host") {
+            h.host.get_or_insert_with(|| split_host(value));
+        } else if is(b"user-agent") {
+            h.user_agent.get_or_insert_with(|| lossy(value));
+        } else if is(b"content-type") {
+            h.content_type.get_or_insert_with(|| lossy(value));
+        } else if is(b"referer") {
+            h.referer.get_or_insert_with(|| lossy(value));
+        } else if is(b"x-forwarded-for") {
+            h.xff.get_or_insert_with(|| lossy(value));
+        } else if is(b"location") {
+            h.location.get_or_insert_with(|| lossy(value));
+        } else if is(b"content-length") {
+            if h.content_length.is_none() {
+                h.content_length = std::str::from_utf8(value)
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok());
+            }
+        } else if is(b"transfer-encoding") {
+            h.chunked |= value
+                .split(|&b| b == b',')
+                .any(|t| trim_ws(t).eq_ignore_ascii_case(b"chunked"));
+        } else if is(b"content-encoding") {
+            let last = value
+                .split(|&b| b == b',')
+                .map(trim_ws)
+                .rfind(|t| !t.is_empty())
+                .unwrap_or(b"");
+            h.encoding =
+                if last.eq_ignore_ascii_case(b"gzip") || last.eq_ignore_ascii_case(b"x-gzip") {
+                    Encoding::Gzip
+                } else if last.eq_ignore_ascii_case(b"deflate") {
+                    Encoding::Deflate
+                } else {
+                    Encoding::Identity
+                };
+        }
+    }
+    h
+}
+
+/// Finds the end of a head block in `buf`, scanning from `from`: the index just past the blank line.
+fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(off) = memchr::memchr(b'\n', buf.get(i..)?) {
+        let nl = i + off;
+        match buf.get(nl + 1) {
+            Some(b'\n') => return Some(nl + 2),
+            Some(b'\r') if buf.get(nl + 2) == Some(&b'\n') => return Some(nl + 3),
+            _ => {}
+        }
+        i = nl + 1;
+    }
+    None
+}
+
+/// How a message body is delimited, and where its decoder stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    Length(u64),
+    Chunked(Chunk),
+    UntilClose,
+}
+
+/// Position inside a chunked body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chunk {
+    /// Reading a chunk-size line: value so far, whether a digit was seen, whether we are past the digits
+    /// (extensions), and how long the line is.
+    Size {
+        value: u64,
+        digits: bool,
+        ext: bool,
+        len: usize,
+    },
+    /// Inside chunk data.
+    Data(u64),
+    /// After chunk data, expecting CRLF.
+    DataEnd,
+    /// Trailer section: bytes in the current line (0 = at the start of a line).
+    Trailer(usize),
+}
+
+/// What one step of body framing produced.
+enum Step {
+    /// `n` input bytes consumed, of which `data` (a range of the input) is body content.
+    Data {
+        n: usize,
+        data: std::ops::Range<usize>,
+    },
+    /// The body ended after `n` input bytes.
+    Done { n: usize },
+    /// Framing error.
+    Bad,
+}
+
+fn frame_step(f: &mut Framing, input: &[u8]) -> Step {
+    match f {
+        Framing::Length(rem) => {
+            let take = (*rem).min(input.len() as u64) as usize;
+            *rem -= take as u64;
+            if *rem == 0 {
+                // Report the data first; the caller sees the length reach zero and finishes.
+                Step::Data {
+                    n: take,
+                    data: 0..take,
+                }
+            } else {
+                Step::Data {
+                    n: take,
+                    data: 0..take,
+                }
+            }
+        }
+        Framing::UntilClose => Step::Data {
+            n: input.len(),
+            data: 0..input.len(),
+        },
+        Framing::Chunked(c) => chunk_step(c, input),
+    }
+}
+
+fn chunk_step(c: &mut Chunk, input: &[u8]) -> Step {
+    let mut i = 0;
+    while i < input.len() {
+        match c {
+            Chunk::Size {
+                value,
+                digits,
+                ext,
+                len,
+            } => {
+                let b = input[i];
+                i += 1;
+                *len += 1;
+                if *len > MAX_CHUNK_LINE {
+                    return Step::Bad;
+                }
+                match b {
+                    b'\n' => {
+                        if !*digits {
+                            // Tolerate stray empty lines between chunks.
+                            *len = 0;
+                            continue;
+                        }
+                        *c = if *value == 0 {
+                            Chunk::Trailer(0)
+                        } else {
+                            Chunk::Data(*value)
+                        };
+                    }
+                    b'\r' => {}
+                    _ if *ext => {}
+                    b';' | b' ' | b'\t' => *ext = *digits || b != b';',
+                    _ => {
+                        let Some(d) = (b as char).to_digit(16) else {
+                            return Step::Bad;
+                        };
+                        *value = match value.checked_mul(16) {
+                            Some(v) => v + u64::from(d),
+                            None => return Step::Bad,
+                        };
+                        *digits = true;
+                    }
+                }
+            }
+            Chunk::Data(rem) => {
+                let take = (*rem).min((input.len() - i) as u64) as usize;
+                *rem -= take as u64;
+                let start = i;
+                if *rem == 0 {
+                    *c = Chunk::DataEnd;
+                }
+                if take > 0 {
+                    return Step::Data {
+                        n: start + take,
+                        data: start..start + take,
+                    };
+                }
+            }
+            Chunk::DataEnd => {
+                let b = input[i];
+                i += 1;
+                match b {
+                    b'\r' => {}
+                    b'\n' => {
+                        *c = Chunk::Size {
+                            value: 0,
+                            digits: false,
+                            ext: false,
+                            len: 0,
+                        }
+                    }
+                    _ => return Step::Bad,
+                }
+            }
+            Chunk::Trailer(len) => {
+                let b = input[i];
+                i += 1;
+                match b {
+                    b'\n' if *len == 0 => return Step::Done { n: i },
+                    b'\n' => *len = 0,
+                    b'\r' if *len == 0 => {}
+                    _ => {
+                        *len += 1;
+                        if *len > MAX_CHUNK_LINE {
+                            return Step::Bad;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Step::Data { n: i, data: 0..0 }
+}
+
+/// A `Write` that keeps at most `cap` bytes and counts what it refused.
+#[derive(Debug, Default)]
+struct CapWriter {
+    buf: Vec<u8>,
+    cap: usize,
+    cut: u64,
+}
+
+impl CapWriter {
+    fn full(&self) -> bool {
+        self.buf.len() >= self.cap
+    }
+}
+
+impl Write for CapWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let room = self.cap.saturating_sub(self.buf.len());
+        let take = room.min(b.len());
+        self.buf.extend_from_slice(&b[..take]);
+        self.cut += (b.len() - take) as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The response-body inflater. `Sniff` waits for the first byte of a `deflate` body to tell zlib from raw deflate
+/// (servers send both).
+enum Inflate {
+    Gzip(GzDecoder<CapWriter>),
+    Zlib(ZlibDecoder<CapWriter>),
+    Raw(DeflateDecoder<CapWriter>),
+    Sniff(CapWriter),
+    /// Decoding failed or the cap was reached: the body is kept as decoded so far.
+    Stopped(CapWriter),
+}
+
+impl std::fmt::Debug for Inflate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Inflate::Gzip(_) => "Gzip",
+            Inflate::Zlib(_) => "Zlib",
+            Inflate::Raw(_) => "Raw",
+            Inflate::Sniff(_) => "Sniff",
+            Inflate::Stopped(_) => "Stopped",
+        })
+    }
+}
+
+impl Inflate {
+    fn writer(&mut self) -> &mut CapWriter {
+        match self {
+            Inflate::Gzip(d) => d.get_mut(),
+            Inflate::Zlib(d) => d.get_mut(),
+            Inflate::Raw(d) => d.get_mut(),
+            Inflate::Sniff(w) | Inflate::Stopped(w) => w,
+        }
+    }
+
+    /// Feeds compressed bytes; returns (compressed bytes skipped because the cap was reached, decode error).
+    fn feed(&mut self, data: &[u8]) -> (u64, bool) {
+        if let Inflate::Sniff(w) = self {
+            let Some(&b0) = data.first() else {
+                return (0, false);
+            };
+            let w = std::mem::take(w);
+            // RFC 1950: CMF with method 8, and (CMF*256 + FLG) % 31 == 0.
+            let zlib = b0 & 0x0f == 8
+                && data
+                    .get(1)
+                    .is_none_or(|&b1| (u16::from(b0) * 256 + u16::from(b1)) % 31 == 0);
+            *self = if zlib {
+                Inflate::Zlib(ZlibDecoder::new(w))
+            } else {
+                Inflate::Raw(DeflateDecoder::new(w))
+            };
+        }
+        if self.writer().full() {
+            return (data.len() as u64, false);
+        }
+        let r = match self {
+            Inflate::Gzip(d) => d.write_all(data),
+            Inflate::Zlib(d) => d.write_all(data),
+            Inflate::Raw(d) => d.write_all(data),
+            Inflate::Sniff(_) | Inflate::Stopped(_) => return (data.len() as u64, false),
+        };
+        if r.is_err() {
+            self.stop();
+            return (0, true);
+        }
+        (0, false)
+    }
+
+    /// Flushes the decoder and returns the output buffer.
+    fn finish(mut self) -> (CapWriter, bool) {
+        let err = match &mut self {
+            Inflate::Gzip(d) => d.try_finish().is_err(),
+            Inflate::Zlib(d) => d.try_finish().is_err(),
+            Inflate::Raw(d) => d.try_finish().is_err(),
+            _ => false,
+        };
+        let w = match self {
+            Inflate::Gzip(d) => d.finish().ok(),
+            Inflate::Zlib(d) => d.finish().ok(),
+            Inflate::Raw(d) => d.finish().ok(),
+            Inflate::Sniff(w) | Inflate::Stopped(w) => Some(w),
+        };
+        (w.unwrap_or_default(), err)
+    }
+
+    fn stop(&mut self) {
+        let w = std::mem::take(self.writer());
+        *self = Inflate::Stopped(w);
+    }
+}
+
+/// One transaction: the request (if seen) and, once parsed, the response.
+#[derive(Debug, Default)]
+struct Tx {
+    ev: HttpEvent,
+    head_request: bool,
+    connect: bool,
+    /// HTTP/0.9 simple request: the response is a bare body until close.
+    simple: bool,
+    request_done: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Collecting a head block.
+    Head,
+    /// Inside a body.
+    Body(Framing),
+    /// Opaque bytes (tunnel after CONNECT/Upgrade): ignored.
+    Tunnel,
+    /// Unparseable: this direction is no longer parsed.
+    Dead,
+}
+
+/// One direction's parser state.
+#[derive(Debug)]
+struct Side {
+    state: State,
+    head: Vec<u8>,
+    /// Where the next scan for the blank line starts.
+    scan: usize,
+    body: Vec<u8>,
+    body_len: u64,
+    inflate: Option<Inflate>,
+}
+
+impl Side {
+    fn new() -> Self {
+        Side {
+            state: State::Head,
+            head: Vec::new(),
+            scan: 0,
+            body: Vec::new(),
+            body_len: 0,
+            inflate: None,
+        }
+    }
+}
+
+/// The HTTP/1.x parser of one flow.
+#[derive(Debug)]
+pub struct HttpParser {
+    limits: Limits,
+    req: Side,
+    resp: Side,
+    /// Transactions whose response is not complete, oldest first.
+    txs: VecDeque<Tx>,
+    /// Index in `txs` of the transaction the response side is working on (the front, once its head is parsed).
+    next_tx: u64,
+    stats: ParserStats,
+}
+
+impl HttpParser {
+    /// A parser for one flow.
+    pub fn new(limits: &Limits) -> Self {
+        HttpParser {
+            limits: *limits,
+            req: Side::new(),
+            resp: Side::new(),
+            txs: VecDeque::new(),
+            next_tx: 0,
+            stats: ParserStats::default(),
+        }
+    }
+
+    /// Collects head bytes; returns the bytes after the head once it is complete (`Some`), or `None` when more are
+    /// needed or the side died.
+    fn collect_head<'a>(
+        side: &mut Side,
+        cap: usize,
+        stats: &mut ParserStats,
+        mut data: &'a [u8],
+    ) -> Option<(usize, &'a [u8])> {
+        if side.head.is_empty() {
+            // Skip stray line ends between messages (clients send CRLF after a POST body).
+            while let [b'\r' | b'\n', rest @ ..] = data {
+                data = rest;
+            }
+            if data.is_empty() {
+                return None;
+            }
+        }
+        let before = side.head.len();
+        let room = cap.saturating_sub(before);
+        let take = room.min(data.len());
+        side.head.extend_from_slice(&data[..take]);
+        match find_head_end(&side.head, side.scan) {
+            Some(end) => {
+                // Bytes of `data` that belong to the head; the rest is returned.
+                let used = end - before;
+                side.scan = 0;
+                Some((end, &data[used..]))
+            }
+            None => {
+                // An HTTP/0.9 request has no head block: one line and done.
+                side.scan = side.head.len().saturating_sub(3);
+                if take < data.len() {
+                    stats.bytes_cut += (data.len() - take) as u64;
+                    stats.gave_up += 1;
+                    side.state = State::Dead;
+                    side.head = Vec::new();
+                }
+                None
+            }
+        }
+    }
+
+    fn parse_request(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
+        while !data.is_empty() {
+            match self.req.state {
+                State::Dead | State::Tunnel => return,
+                State::Head => {
+                    // HTTP/0.9: "GET /path\r\n" with no version ends at the first line.
+                    let Some((end, rest)) = Self::collect_head(
+                        &mut self.req,
+                        self.limits.http_header_cap,
+                        &mut self.stats,
+                        data,
+                    ) else {
+                        if self.req.state == State::Head && self.simple_request(out) {
+                            return;
+                        }
+                        return;
+                    };
+                    data = rest;
+                    if !self.request_head(end, out) {
+                        self.req.state = State::Dead;
+                        self.stats.malformed += 1;
+                        self.stats.gave_up += 1;
+                        return;
+                    }
+                }
+                State::Body(mut f) => {
+                    let step = frame_step(&mut f, data);
+                    match step {
+                        Step::Bad => {
+                            self.req.state = State::Dead;
+                            self.stats.malformed += 1;
+                            return;
+                        }
+                        Step::Data { n, data: r } => {
+                            if let Some(chunk) = data.get(r) {
+                                self.req.body_len += chunk.len() as u64;
+                                let room = self
+                                    .limits
+                                    .http_request_body_cap
+                                    .saturating_sub(self.req.body.len());
+                                let take = room.min(chunk.len());
+                                self.req.body.extend_from_slice(&chunk[..take]);
+                                self.stats.bytes_cut += (chunk.len() - take) as u64;
+                            }
+                            data = data.get(n..).unwrap_or(&[]);
+                            self.req.state = State::Body(f);
+                            if f == Framing::Length(0) {
+                                self.request_body_done(out);
+                            }
+                        }
+                        Step::Done { n } => {
+                            data = data.get(n..).unwrap_or(&[]);
+                            self.request_body_done(out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A request line without a version and without a blank line yet: `GET /path\r\n` is a complete HTTP/0.9
+    /// request. Returns whether one was taken.
+    fn simple_request(&mut self, out: &mut dyn EventSink) -> bool {
+        let Some(nl) = memchr::memchr(b'\n', &self.req.head) else {
+            return false;
+        };
+        let line = trim_cr(&self.req.head[..nl]);
+        let mut parts = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
+        let (Some(m), Some(uri), None) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        if m != b"GET" {
+            return false;
+        }
+        let id = self.next_tx;
+        self.next_tx += 1;
+        let tx = Tx {
+            ev: HttpEvent {
+                tx_id: id,
+                url: Some(lossy(uri)),
+                http_method: Some("GET".into()),
+                ..HttpEvent::default()
+            },
+            simple: true,
+            request_done: true,
+            ..Tx::default()
+        };
+        out.http_buffer(id, HttpBuffer::Method, b"GET");
+        out.http_buffer(id, HttpBuffer::Uri, uri);
+        self.push_tx(tx, out);
+        // Everything after a simple request is not HTTP/1.x framing.
+        self.req.state = State::Tunnel;
+        self.req.head = Vec::new();
+        true
+    }
+
+    fn push_tx(&mut self, tx: Tx, out: &mut dyn EventSink) {
+        if self.txs.len() >= MAX_PENDING_TX
+            && let Some(old) = self.txs.pop_front()
+        {
+            self.stats.bytes_cut += 1;
+            out.event(AppEvent::Http(old.ev));
+        }
+        self.txs.push_back(tx);
+    }
+
+    /// Parses a complete request head (`self.req.head[..end]`); false when it is not a request.
+    fn request_head(&mut self, end: usize, out: &mut dyn EventSink) -> bool {
+        let head = std::mem::take(&mut self.req.head);
+        let ok = self.request_head_in(&head[..end.min(head.len())], out);
+        self.req.head = head;
+        self.req.head.clear();
+        ok
+    }
+
+    fn request_head_in(&mut self, head: &[u8], out: &mut dyn EventSink) -> bool {
+        let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let line = trim_cr(&head[..nl]);
+        let mut parts = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
+        let (Some(method), Some(uri)) = (parts.next(), parts.next()) else {
+            return false;
+        };
+        let proto = parts.next_back().unwrap_or(b"");
+        if !method.iter().all(|&b| is_token_byte(b))
+            || !(proto.starts_with(b"HTTP/") || proto.is_empty())
+        {
+            return false;
+        }
+        let block_start = (nl + 1).min(head.len());
+        let h = parse_headers(&head[block_start..], block_start);
+        let id = self.next_tx;
+        self.next_tx += 1;
+        let (hostname, http_port) = match &h.host {
+            Some((n, p)) => (Some(n.clone()), *p),
+            None => (None, None),
+        };
+        let ev = HttpEvent {
+            tx_id: id,
+            hostname,
+            http_port,
+            url: Some(lossy(uri)),
+            http_user_agent: h.user_agent.clone(),
+            http_refer: h.referer.clone(),
+            xff: h.xff.clone(),
+            http_method: Some(lossy(method)),
+            protocol: (!proto.is_empty()).then(|| lossy(proto)),
+            ..HttpEvent::default()
+        };
+        out.http_buffer(id, HttpBuffer::Method, method);
+        out.http_buffer(id, HttpBuffer::Uri, uri);
+        if let Some((host, _)) = &h.host {
+            out.http_buffer(id, HttpBuffer::Host, host.as_bytes());
+        }
+        if let Some(ua) = &h.user_agent {
+            out.http_buffer(id, HttpBuffer::UserAgent, ua.as_bytes());
+        }
+        out.http_buffer(
+            id,
+            HttpBuffer::RequestHeaders,
+            head.get(h.headers.clone()).unwrap_or(&[]),
+        );
+        let tx = Tx {
+            ev,
+            head_request: method == b"HEAD",
+            connect: method == b"CONNECT",
+            simple: false,
+            request_done: false,
+        };
+        self.push_tx(tx, out);
+        self.req.body.clear();
+        self.req.body_len = 0;
+        // RFC 9112 §6.3: a request body is chunked or has a Content-Length; otherwise there is none.
+        self.req.state = if h.chunked {
+            State::Body(Framing::Chunked(Chunk::Size {
+                value: 0,
+                digits: false,
+                ext: false,
+                len: 0,
+            }))
+        } else {
+            match h.content_length {
+                Some(n) if n > 0 => State::Body(Framing::Length(n)),
+                _ => {
+                    self.request_body_done(out);
+                    return true;
+                }
+            }
+        };
+        true
+    }
+
+    fn request_body_done(&mut self, out: &mut dyn EventSink) {
+        // The request being completed is the newest transaction.
+        if let Some(tx) = self.txs.back_mut()
+            && !tx.request_done
+        {
+            tx.request_done = true;
+            tx.ev.request_body_length = self.req.body_len;
+            if !self.req.body.is_empty() {
+                out.http_buffer(tx.ev.tx_id, HttpBuffer::RequestBody, &self.req.body);
+            }
+        }
+        self.req.body.clear();
+        self.req.body_len = 0;
+        self.req.state = State::Head;
+    }
+
+    fn parse_response(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
+        while !data.is_empty() {
+            match self.resp.state {
+                State::Dead | State::Tunnel => return,
+                State::Head => {
+                    // HTTP/0.9 response: no status line, the body runs to the end of the connection.
+                    if self.resp.head.is_empty() && self.txs.front().is_some_and(|t| t.simple) {
+                        self.start_body(Framing::UntilClose, Encoding::Identity);
+                        continue;
+                    }
+                    let Some((end, rest)) = Self::collect_head(
+                        &mut self.resp,
+                        self.limits.http_header_cap,
+                        &mut self.stats,
+                        data,
+                    ) else {
+                        if self.resp.head.len() >= 5 && !self.resp.head.starts_with(b"HTTP/") {
+                            self.resp.state = State::Dead;
+                            self.stats.malformed += 1;
+                            self.stats.gave_up += 1;
+                        }
+                        return;
+                    };
+                    data = rest;
+                    let head = std::mem::take(&mut self.resp.head);
+                    let ok = self.response_head(&head[..end.min(head.len())], out);
+                    self.resp.head = head;
+                    self.resp.head.clear();
+                    if !ok {
+                        self.resp.state = State::Dead;
+                        self.stats.malformed += 1;
+                        self.stats.gave_up += 1;
+                        return;
+                    }
+                }
+                State::Body(mut f) => match frame_step(&mut f, data) {
+                    Step::Bad => {
+                        self.stats.malformed += 1;
+                        self.response_done(out);
+                        self.resp.state = State::Dead;
+                        return;
+                    }
+                    Step::Data { n, data: r } => {
+                        if let Some(chunk) = data.get(r) {
+                            self.response_data(chunk);
+                        }
+                        data = data.get(n..).unwrap_or(&[]);
+                        self.resp.state = State::Body(f);
+                        if f == Framing::Length(0) {
+                            self.response_done(out);
+                        }
+                    }
+                    Step::Done { n } => {
+                        data = data.get(n..).unwrap_or(&[]);
+                        self.response_done(out);
+                    }
+                },
+            }
+        }
+    }
+
+    /// Parses a response head; false when it is not a status line.
+    fn response_head(&mut self, head: &[u8], out: &mut dyn EventSink) -> bool {
+        let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let line = trim_cr(&head[..nl]);
+        let mut parts = line.splitn(3, |&b| b == b' ');
+        let (Some(proto), Some(code)) = (parts.next(), parts.next()) else {
+            return false;
+        };
+        if !proto.starts_with(b"HTTP/") || code.len() != 3 || !code.iter().all(u8::is_ascii_digit) {
+            return false;
+        }
+        let status = code.iter().fold(0u16, |a, &d| a * 10 + u16::from(d - b'0'));
+        let block_start = (nl + 1).min(head.len());
+        let h = parse_headers(&head[block_start..], block_start);
+        if (100..200).contains(&status) && status != 101 {
+            return true; // interim response: the final one follows
+        }
+        if self.txs.is_empty() {
+            // A response whose request we did not see (flow picked up late, or a gap).
+            let id = self.next_tx;
+            self.next_tx += 1;
+            self.txs.push_back(Tx {
+                ev: HttpEvent {
+                    tx_id: id,
+                    protocol: Some(lossy(proto)),
+                    ..HttpEvent::default()
+                },
+                request_done: true,
+                ..Tx::default()
+            });
+        }
+        let Some(tx) = self.txs.front_mut() else {
+            return false;
+        };
+        tx.ev.status = Some(status);
+        tx.ev.http_content_type = h.content_type.clone();
+        tx.ev.redirect = h.location.clone();
+        let id = tx.ev.tx_id;
+        let (head_req, connect) = (tx.head_request, tx.connect);
+        out.http_buffer(id, HttpBuffer::StatusCode, code);
+        out.http_buffer(
+            id,
+            HttpBuffer::ResponseHeaders,
+            head.get(h.headers.clone()).unwrap_or(&[]),
+        );
+        if status == 101 || (connect && (200..300).contains(&status)) {
+            // The connection now carries something else.
+            self.resp.body_len = 0;
+            self.response_done(out);
+            self.resp.state = State::Tunnel;
+            self.req.state = State::Tunnel;
+            return true;
+        }
+        let no_body = head_req || status == 204 || status == 304;
+        let framing = if no_body {
+            None
+        } else if h.chunked {
+            Some(Framing::Chunked(Chunk::Size {
+                value: 0,
+                digits: false,
+                ext: false,
+                len: 0,
+            }))
+        } else {
+            match h.content_length {
+                Some(0) => None,
+                Some(n) => Some(Framing::Length(n)),
+                None => Some(Framing::UntilClose),
+            }
+        };
+        match framing {
+            None => {
+                self.resp.body_len = 0;
+                self.response_done(out);
+            }
+            Some(f) => self.start_body(f, h.encoding),
+        }
+        true
+    }
+
+    fn start_body(&mut self, f: Framing, enc: Encoding) {
+        self.resp.state = State::Body(f);
+        self.resp.body.clear();
+        self.resp.body_len = 0;
+        let cap = self.limits.http_response_body_cap;
+        self.resp.inflate = if self.limits.http_decompress && cap > 0 {
+            let w = CapWriter {
+                buf: std::mem::take(&mut self.resp.body),
+                cap,
+                cut: 0,
+            };
+            match enc {
+                Encoding::Gzip => Some(Inflate::Gzip(GzDecoder::new(w))),
+                Encoding::Deflate => Some(Inflate::Sniff(w)),
+                Encoding::Identity => {
+                    self.resp.body = w.buf;
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        if let (Some(tx), true) = (self.txs.front_mut(), self.resp.inflate.is_some()) {
+            tx.ev.content_encoding = Some(
+                if enc == Encoding::Gzip {
+                    "gzip"
+                } else {
+                    "deflate"
+                }
+                .into(),
+            );
+        }
+    }
+
+    fn response_data(&mut self, chunk: &[u8]) {
+        self.resp.body_len += chunk.len() as u64;
+        match self.resp.inflate.as_mut() {
+            Some(inf) => {
+                let (skipped, err) = inf.feed(chunk);
+                self.stats.decompress_cut += skipped;
+                if err {
+                    self.stats.malformed += 1;
+                }
+            }
+            None => {
+                let room = self
+                    .limits
+                    .http_response_body_cap
+                    .saturating_sub(self.resp.body.len());
+                let take = room.min(chunk.len());
+                self.resp.body.extend_from_slice(&chunk[..take]);
+                self.stats.bytes_cut += (chunk.len() - take) as u64;
+            }
+        }
+    }
+
+    /// The response of the front transaction is complete: deliver its body, log it, and get ready for the next.
+    fn response_done(&mut self, out: &mut dyn EventSink) {
+        if let Some(inf) = self.resp.inflate.take() {
+            let (w, err) = inf.finish();
+            if err {
+                self.stats.malformed += 1;
+            }
+            self.stats.decompress_cut += w.cut;
+            self.resp.body = w.buf;
+        }
+        if let Some(mut tx) = self.txs.pop_front() {
+            tx.ev.length = self.resp.body_len;
+            if !self.resp.body.is_empty() {
+                out.http_buffer(tx.ev.tx_id, HttpBuffer::ResponseBody, &self.resp.body);
+            }
+            out.event(AppEvent::Http(tx.ev));
+        }
+        self.resp.body.clear();
+        self.resp.body_len = 0;
+        self.resp.state = State::Head;
+    }
+}
+
+impl Parser for HttpParser {
+    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        match dir {
+            Dir::ToServer => self.parse_request(data, out),
+            Dir::ToClient => self.parse_response(data, out),
+        }
+    }
+
+    fn gap(&mut self, dir: Dir, len: u64) {
+        let side = match dir {
+            Dir::ToServer => &mut self.req,
+            Dir::ToClient => &mut self.resp,
+        };
+        match &mut side.state {
+            // A gap inside a body of known length only loses body bytes: keep the framing.
+            State::Body(Framing::Length(rem)) if *rem > len => {
+                *rem -= len;
+                side.body_len += len;
+                self.stats.bytes_cut += len;
+                if let Some(inf) = side.inflate.as_mut() {
+                    inf.stop(); // the compressed stream cannot continue across lost bytes
+                }
+            }
+            State::Body(Framing::UntilClose) => {
+                side.body_len += len;
+                self.stats.bytes_cut += len;
+                if let Some(inf) = side.inflate.as_mut() {
+                    inf.stop();
+                }
+            }
+            State::Dead | State::Tunnel => {}
+            _ => {
+                side.state = State::Dead;
+                self.stats.gave_up += 1;
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut dyn EventSink) {
+        if matches!(self.resp.state, State::Body(_)) {
+            self.response_done(out);
+        }
+        if matches!(self.req.state, State::Body(_)) {
+            self.request_body_done(out);
+        }
+        while let Some(tx) = self.txs.pop_front() {
+            out.event(AppEvent::Http(tx.ev));
+        }
+    }
+
+    fn stats(&self) -> ParserStats {
+        self.stats
+    }
+}

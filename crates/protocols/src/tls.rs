@@ -1,0 +1,1015 @@
+//! TLS and DTLS: detection from the first record, and a streaming handshake parser that yields EVE `tls` events
+//! (SNI, version as Suricata writes it, ALPN, JA3/JA3S, JA4, cipher suites).
+//!
+//! ## Detection
+//! A TLS connection starts with a handshake record (`16 03 0x`) holding a ClientHello (or, picked up from the
+//! reply, a ServerHello). Eleven bytes decide: record type, record version, a plausible record length, the
+//! handshake type, and the ClientHello's own `03 0x` version. A shorter prefix that agrees so far is `Unsure`.
+//! SSLv2-compatible ClientHellos (`80 xx 01 03 0x`) are accepted too. DTLS (UDP) is a record header with version
+//! `fe ff` / `fe fd` / `fe fc` whose length fits the datagram.
+//!
+//! ## Parsing
+//! Per direction, records are cut from the byte stream without buffering their bodies: only handshake bytes are
+//! collected, and only for the messages we read (ClientHello, ServerHello, up to [`crate::Limits::tls_handshake_cap`]);
+//! other handshake messages (certificates) are skipped by length. Handshake messages may span records and a
+//! record may hold several messages. Once a direction sends ChangeCipherSpec or application data, the rest of it
+//! is encrypted and is skipped record by record, which costs a few branches per record.
+//!
+//! The event is emitted once per flow: when the server side finishes its cleartext part (TLS 1.3 ServerHello,
+//! ServerHelloDone, ChangeCipherSpec, application data) or at the end of the flow with whatever was seen.
+
+use md5::{Digest as _, Md5};
+use sha2::Sha256;
+
+use crate::{
+    AppEvent, AppProto, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe, ProbeCtx,
+    Transport,
+};
+
+/// Handshake message types we read.
+const HS_CLIENT_HELLO: u8 = 1;
+const HS_SERVER_HELLO: u8 = 2;
+const HS_SERVER_HELLO_DONE: u8 = 14;
+
+/// Record content types.
+const CT_CCS: u8 = 20;
+const CT_HANDSHAKE: u8 = 22;
+const CT_APPDATA: u8 = 23;
+const CT_HEARTBEAT: u8 = 24;
+
+/// Largest record a peer may send (2^14 plus expansion allowance, RFC 8446 §5.2).
+const MAX_RECORD: usize = 16384 + 2048;
+
+/// Suricata's spelling of a TLS/DTLS protocol version (`TLS 1.2`, `TLSv1`, `DTLS 1.2`, ...).
+pub fn version_name(v: u16) -> &'static str {
+    match v {
+        0x0002 => "SSLv2",
+        0x0300 => "SSLv3",
+        0x0301 => "TLSv1",
+        0x0302 => "TLS 1.1",
+        0x0303 => "TLS 1.2",
+        0x0304 => "TLS 1.3",
+        0xfeff => "DTLS 1.0",
+        0xfefd => "DTLS 1.2",
+        0xfefc => "DTLS 1.3",
+        _ => "UNDETERMINED",
+    }
+}
+
+/// Whether `v` is a GREASE value (RFC 8701: `0x?a?a` with equal bytes), skipped by JA3/JA4.
+#[inline]
+pub fn is_grease(v: u16) -> bool {
+    v & 0x0f0f == 0x0a0a && (v >> 8) == (v & 0xff)
+}
+
+/// JA3 / JA3S: the fingerprint string and its MD5, as EVE `tls.ja3` / `tls.ja3s` objects.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Ja3 {
+    pub hash: String,
+    pub string: String,
+}
+
+impl Ja3 {
+    fn from_string(string: String) -> Ja3 {
+        let digest = Md5::digest(string.as_bytes());
+        Ja3 {
+            hash: hex(&digest),
+            string,
+        }
+    }
+}
+
+/// The ClientHello fields Suricata 8 logs as `tls.client_handshake`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ClientHandshake {
+    /// Highest version offered (from `supported_versions` when present), Suricata's spelling.
+    pub version: String,
+    pub ciphers: Vec<u16>,
+    pub exts: Vec<u16>,
+    pub sig_algs: Vec<u16>,
+}
+
+/// The ServerHello fields: negotiated version and cipher suite.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ServerHandshake {
+    pub version: String,
+    pub cipher: u16,
+}
+
+/// The EVE `tls` event.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TlsEvent {
+    /// Server Name Indication from the ClientHello.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sni: Option<String>,
+    /// Negotiated version (ServerHello), or the ClientHello's when the server was not seen; Suricata's spelling.
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ja3: Option<Ja3>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ja3s: Option<Ja3>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ja4: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_alpns: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_alpns: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_handshake: Option<ClientHandshake>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_handshake: Option<ServerHandshake>,
+}
+
+/// Why a hello message could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HelloError {
+    /// The message ended before a field it announced.
+    Truncated,
+    /// A length or value that cannot be right.
+    Invalid,
+}
+
+/// A parsed ClientHello (TLS, DTLS, or the one inside a QUIC Initial).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientHello {
+    /// `legacy_version` (0x0303 for TLS 1.3 too).
+    pub legacy_version: u16,
+    pub ciphers: Vec<u16>,
+    /// Extension types in order of appearance (GREASE included; JA3/JA4 filter it).
+    pub extensions: Vec<u16>,
+    pub sni: Option<String>,
+    pub alpn: Vec<String>,
+    /// `supported_versions` (extension 43).
+    pub supported_versions: Vec<u16>,
+    /// `supported_groups` (extension 10).
+    pub groups: Vec<u16>,
+    /// `ec_point_formats` (extension 11).
+    pub point_formats: Vec<u8>,
+    /// `signature_algorithms` (extension 13).
+    pub sig_algs: Vec<u16>,
+}
+
+/// A parsed ServerHello.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerHello {
+    pub legacy_version: u16,
+    pub cipher: u16,
+    pub extensions: Vec<u16>,
+    /// The `supported_versions` selection (TLS 1.3), if present.
+    pub selected_version: Option<u16>,
+    pub alpn: Vec<String>,
+}
+
+impl ServerHello {
+    /// The version actually negotiated.
+    pub fn version(&self) -> u16 {
+        self.selected_version.unwrap_or(self.legacy_version)
+    }
+}
+
+/// A bounds-checked reader over a byte slice; every read returns `HelloError::Truncated` instead of panicking.
+#[derive(Clone, Copy)]
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Reader { buf }
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], HelloError> {
+        if n > self.buf.len() {
+            return Err(HelloError::Truncated);
+        }
+        let (a, b) = self.buf.split_at(n);
+        self.buf = b;
+        Ok(a)
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8, HelloError> {
+        Ok(self.take(1)?[0])
+    }
+    pub(crate) fn u16(&mut self) -> Result<u16, HelloError> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+    pub(crate) fn u24(&mut self) -> Result<u32, HelloError> {
+        let b = self.take(3)?;
+        Ok(u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]))
+    }
+    /// A vector with a 1-byte length prefix.
+    pub(crate) fn vec8(&mut self) -> Result<&'a [u8], HelloError> {
+        let n = self.u8()? as usize;
+        self.take(n)
+    }
+    /// A vector with a 2-byte length prefix.
+    pub(crate) fn vec16(&mut self) -> Result<&'a [u8], HelloError> {
+        let n = self.u16()? as usize;
+        self.take(n)
+    }
+}
+
+fn u16_list(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_be_bytes([c[0], c[1]]))
+        .collect()
+}
+
+/// Most entries kept from any list in a hello (cipher suites, extensions, groups...): a hostile hello cannot make
+/// us allocate more than a few KiB.
+const MAX_LIST: usize = 512;
+
+fn push_capped<T>(v: &mut Vec<T>, x: T) {
+    if v.len() < MAX_LIST {
+        v.push(x);
+    }
+}
+
+fn parse_alpn(body: &[u8]) -> Result<Vec<String>, HelloError> {
+    let mut r = Reader::new(body);
+    let mut list = Reader::new(r.vec16()?);
+    let mut out = Vec::new();
+    while !list.is_empty() {
+        let p = list.vec8()?;
+        push_capped(&mut out, String::from_utf8_lossy(p).into_owned());
+    }
+    Ok(out)
+}
+
+fn parse_sni(body: &[u8]) -> Result<Option<String>, HelloError> {
+    let mut r = Reader::new(body);
+    let mut list = Reader::new(r.vec16()?);
+    while !list.is_empty() {
+        let kind = list.u8()?;
+        let name = list.vec16()?;
+        if kind == 0 {
+            return Ok(Some(String::from_utf8_lossy(name).into_owned()));
+        }
+    }
+    Ok(None)
+}
+
+/// Parses a ClientHello *body* (after the 4-byte handshake header; for DTLS after the 12-byte one). `dtls` adds
+/// the cookie field. Extensions that fail to parse are skipped; a truncated fixed part is an error.
+pub fn parse_client_hello(body: &[u8], dtls: bool) -> Result<ClientHello, HelloError> {
+    let mut r = Reader::new(body);
+    let mut ch = ClientHello {
+        legacy_version: r.u16()?,
+        ..ClientHello::default()
+    };
+    r.take(32)?; // random
+    r.vec8()?; // session id
+    if dtls {
+        r.vec8()?; // cookie
+    }
+    let ciphers = r.vec16()?;
+    if ciphers.len() % 2 != 0 {
+        return Err(HelloError::Invalid);
+    }
+    ch.ciphers = u16_list(ciphers);
+    ch.ciphers.truncate(MAX_LIST);
+    r.vec8()?; // compression methods
+    if r.is_empty() {
+        return Ok(ch); // no extensions (SSLv3 style)
+    }
+    let mut exts = Reader::new(r.vec16()?);
+    while !exts.is_empty() {
+        let ty = exts.u16()?;
+        let data = exts.vec16()?;
+        push_capped(&mut ch.extensions, ty);
+        match ty {
+            0 => ch.sni = parse_sni(data).ok().flatten(),
+            16 => ch.alpn = parse_alpn(data).unwrap_or_default(),
+            10 => {
+                if let Ok(l) = Reader::new(data).vec16() {
+                    ch.groups = u16_list(l);
+                    ch.groups.truncate(MAX_LIST);
+                }
+            }
+            11 => {
+                if let Ok(l) = Reader::new(data).vec8() {
+                    ch.point_formats = l.to_vec();
+                }
+            }
+            13 => {
+                if let Ok(l) = Reader::new(data).vec16() {
+                    ch.sig_algs = u16_list(l);
+                    ch.sig_algs.truncate(MAX_LIST);
+                }
+            }
+            43 => {
+                if let Ok(l) = Reader::new(data).vec8() {
+                    ch.supported_versions = u16_list(l);
+                    ch.supported_versions.truncate(MAX_LIST);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(ch)
+}
+
+/// Parses a ServerHello body (after the handshake header). `dtls` is accepted for symmetry (the layout is the
+/// same).
+pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, HelloError> {
+    let mut r = Reader::new(body);
+    let mut sh = ServerHello {
+        legacy_version: r.u16()?,
+        ..ServerHello::default()
+    };
+    r.take(32)?;
+    r.vec8()?;
+    sh.cipher = r.u16()?;
+    r.u8()?; // compression
+    if r.is_empty() {
+        return Ok(sh);
+    }
+    let mut exts = Reader::new(r.vec16()?);
+    while !exts.is_empty() {
+        let ty = exts.u16()?;
+        let data = exts.vec16()?;
+        push_capped(&mut sh.extensions, ty);
+        match ty {
+            16 => sh.alpn = parse_alpn(data).unwrap_or_default(),
+            43 if data.len() == 2 => {
+                sh.selected_version = Some(u16::from_be_bytes([data[0], data[1]]))
+            }
+            _ => {}
+        }
+    }
+    Ok(sh)
+}
+
+fn join<T: std::fmt::Display>(it: impl Iterator<Item = T>, sep: &str) -> String {
+    let mut s = String::new();
+    for (i, x) in it.enumerate() {
+        if i > 0 {
+            s.push_str(sep);
+        }
+        s.push_str(&x.to_string());
+    }
+    s
+}
+
+pub(crate) fn hex(b: &[u8]) -> String {
+    const H: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(H[(x >> 4) as usize] as char);
+        s.push(H[(x & 15) as usize] as char);
+    }
+    s
+}
+
+impl ClientHello {
+    /// The highest version offered: `supported_versions` (GREASE removed) if present, else `legacy_version`.
+    pub fn max_version(&self) -> u16 {
+        self.supported_versions
+            .iter()
+            .copied()
+            .filter(|&v| !is_grease(v))
+            .max_by_key(|&v| if v >= 0xfe00 { 0xffff - v } else { v }) // DTLS versions count down
+            .unwrap_or(self.legacy_version)
+    }
+
+    /// JA3 (Salesforce): `version,ciphers,extensions,groups,point_formats`, GREASE removed, MD5 of the string.
+    pub fn ja3(&self) -> Ja3 {
+        let ng = |v: &&u16| !is_grease(**v);
+        let s = format!(
+            "{},{},{},{},{}",
+            self.legacy_version,
+            join(self.ciphers.iter().filter(ng), "-"),
+            join(self.extensions.iter().filter(ng), "-"),
+            join(self.groups.iter().filter(ng), "-"),
+            join(self.point_formats.iter(), "-"),
+        );
+        Ja3::from_string(s)
+    }
+
+    /// JA4 (FoxIO): `<t|q|d><ver><d|i><nn ciphers><nn exts><alpn>_<sha256(sorted ciphers)[..12]>_<sha256(sorted
+    /// exts without SNI/ALPN + "_" + sig algs)[..12]>`. `proto` is `'t'` (TCP), `'q'` (QUIC) or `'d'` (DTLS).
+    pub fn ja4(&self, proto: char) -> String {
+        let ver = match self.max_version() {
+            0x0304 => "13",
+            0x0303 => "12",
+            0x0302 => "11",
+            0x0301 => "10",
+            0x0300 => "s3",
+            0x0002 => "s2",
+            0xfeff => "d1",
+            0xfefd => "d2",
+            0xfefc => "d3",
+            _ => "00",
+        };
+        let sni = if self.sni.is_some() { 'd' } else { 'i' };
+        let mut ciphers: Vec<u16> = self
+            .ciphers
+            .iter()
+            .copied()
+            .filter(|&c| !is_grease(c))
+            .collect();
+        let exts: Vec<u16> = self
+            .extensions
+            .iter()
+            .copied()
+            .filter(|&e| !is_grease(e))
+            .collect();
+        let alpn = match self.alpn.first().map(|a| a.as_bytes()) {
+            Some([]) | None => "00".to_string(),
+            Some(a) => {
+                let (f, l) = (a[0], a[a.len() - 1]);
+                if f.is_ascii_alphanumeric() && l.is_ascii_alphanumeric() {
+                    format!("{}{}", f as char, l as char)
+                } else {
+                    // Non-alphanumeric: first and last hex characters of the value.
+                    let h = hex(a);
+                    let hb = h.as_bytes();
+                    format!("{}{}", hb[0] as char, hb[hb.len() - 1] as char)
+                }
+            }
+        };
+        let a = format!(
+            "{proto}{ver}{sni}{:02}{:02}{alpn}",
+            ciphers.len().min(99),
+            exts.len().min(99)
+        );
+        ciphers.sort_unstable();
+        let b = if ciphers.is_empty() {
+            "000000000000".to_string()
+        } else {
+            trunc_sha(&join(ciphers.iter().map(|c| format!("{c:04x}")), ","))
+        };
+        let mut e: Vec<u16> = exts.into_iter().filter(|&x| x != 0 && x != 16).collect();
+        e.sort_unstable();
+        let c = if e.is_empty() {
+            "000000000000".to_string()
+        } else {
+            let mut s = join(e.iter().map(|x| format!("{x:04x}")), ",");
+            let sig: Vec<u16> = self
+                .sig_algs
+                .iter()
+                .copied()
+                .filter(|&x| !is_grease(x))
+                .collect();
+            if !sig.is_empty() {
+                s.push('_');
+                s.push_str(&join(sig.iter().map(|x| format!("{x:04x}")), ","));
+            }
+            trunc_sha(&s)
+        };
+        format!("{a}_{b}_{c}")
+    }
+
+    /// Suricata 8's `client_handshake` object.
+    pub fn handshake(&self) -> ClientHandshake {
+        ClientHandshake {
+            version: version_name(self.max_version()).to_string(),
+            ciphers: self
+                .ciphers
+                .iter()
+                .copied()
+                .filter(|&c| !is_grease(c))
+                .collect(),
+            exts: self
+                .extensions
+                .iter()
+                .copied()
+                .filter(|&c| !is_grease(c))
+                .collect(),
+            sig_algs: self
+                .sig_algs
+                .iter()
+                .copied()
+                .filter(|&c| !is_grease(c))
+                .collect(),
+        }
+    }
+}
+
+fn trunc_sha(s: &str) -> String {
+    let d = Sha256::digest(s.as_bytes());
+    let mut h = hex(&d);
+    h.truncate(12);
+    h
+}
+
+impl ServerHello {
+    /// JA3S: `version,cipher,extensions`, MD5.
+    pub fn ja3s(&self) -> Ja3 {
+        Ja3::from_string(format!(
+            "{},{},{}",
+            self.legacy_version,
+            self.cipher,
+            join(self.extensions.iter(), "-")
+        ))
+    }
+}
+
+/// Builds the EVE event from whichever hellos were seen.
+pub fn tls_event(
+    client: Option<&ClientHello>,
+    server: Option<&ServerHello>,
+    proto: char,
+) -> TlsEvent {
+    let version = match (server, client) {
+        (Some(s), _) => version_name(s.version()),
+        (None, Some(c)) => version_name(c.max_version()),
+        (None, None) => "UNDETERMINED",
+    };
+    TlsEvent {
+        sni: client.and_then(|c| c.sni.clone()),
+        version: version.to_string(),
+        ja3: client.map(ClientHello::ja3),
+        ja3s: server.map(ServerHello::ja3s),
+        ja4: client.map(|c| c.ja4(proto)),
+        client_alpns: client.map(|c| c.alpn.clone()).unwrap_or_default(),
+        server_alpns: server.map(|s| s.alpn.clone()).unwrap_or_default(),
+        client_handshake: client.map(ClientHello::handshake),
+        server_handshake: server.map(|s| ServerHandshake {
+            version: version_name(s.version()).into(),
+            cipher: s.cipher,
+        }),
+    }
+}
+
+/// Judges the start of a TCP stream: a TLS handshake record holding a Client/ServerHello, or an SSLv2 hello.
+pub fn probe_tls(p: &[u8]) -> Probe {
+    let Some(&b0) = p.first() else {
+        return Probe::Unsure;
+    };
+    if b0 == CT_HANDSHAKE {
+        // 16 03 0x LL LL  HT LL LL LL  03 0x
+        type Check = (usize, fn(u8) -> bool);
+        let checks: [Check; 4] = [
+            (1, |b| b == 3),
+            (2, |b| b <= 4),
+            (5, |b| b == HS_CLIENT_HELLO || b == HS_SERVER_HELLO),
+            (9, |b| b == 3),
+        ];
+        for (off, ok) in checks {
+            match p.get(off) {
+                None => return Probe::Unsure,
+                Some(&b) if !ok(b) => return Probe::NotForUs,
+                _ => {}
+            }
+        }
+        let (Some(&l0), Some(&l1)) = (p.get(3), p.get(4)) else {
+            return Probe::Unsure;
+        };
+        let rlen = usize::from(u16::from_be_bytes([l0, l1]));
+        if !(4..=MAX_RECORD).contains(&rlen) {
+            return Probe::NotForUs;
+        }
+        match p.get(10) {
+            None => Probe::Unsure,
+            Some(&b) if b <= 4 => Probe::Certain,
+            Some(_) => Probe::NotForUs,
+        }
+    } else if b0 & 0x80 != 0 {
+        // SSLv2 record: 2-byte length with the top bit set, then MSG-CLIENT-HELLO (1) and version 3.x or 0.2.
+        match (p.get(2), p.get(3), p.get(4)) {
+            (None, ..) | (_, None, _) | (_, _, None) => {
+                if p.get(2).is_some_and(|&b| b != 1) {
+                    Probe::NotForUs
+                } else {
+                    Probe::Unsure
+                }
+            }
+            (Some(1), Some(3), Some(&m)) if m <= 4 => {
+                let len = usize::from(u16::from_be_bytes([
+                    b0 & 0x7f,
+                    p.get(1).copied().unwrap_or(0),
+                ]));
+                if (9..=MAX_RECORD).contains(&len) {
+                    Probe::Certain
+                } else {
+                    Probe::NotForUs
+                }
+            }
+            (Some(1), Some(0), Some(2)) => Probe::Certain,
+            _ => Probe::NotForUs,
+        }
+    } else {
+        Probe::NotForUs
+    }
+}
+
+/// TLS over TCP.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TlsDetector;
+
+impl Detector for TlsDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::Tls
+    }
+    fn transports(&self) -> &'static [Transport] {
+        &[Transport::Tcp]
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        probe_tls(ctx.prefix)
+    }
+    fn default_ports(&self, _t: Transport) -> &'static [u16] {
+        &[443, 8443]
+    }
+    fn parser(&self, _t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(TlsParser::new(limits, false)))
+    }
+}
+
+/// Judges one UDP datagram as DTLS: a sequence of records whose headers (type 20..=25, version fe ff/fd/fc) and
+/// lengths tile the datagram exactly.
+pub fn probe_dtls(d: &[u8]) -> Probe {
+    let mut r = Reader::new(d);
+    let mut records = 0;
+    while !r.is_empty() {
+        let Ok(hdr) = r.take(13) else {
+            return Probe::NotForUs;
+        };
+        let ty = hdr[0];
+        let ver = u16::from_be_bytes([hdr[1], hdr[2]]);
+        if !(CT_CCS..=25).contains(&ty) || !matches!(ver, 0xfeff | 0xfefd | 0xfefc) {
+            return Probe::NotForUs;
+        }
+        // The first record of a flow has epoch 0 unless we picked the flow up late; do not insist.
+        let len = usize::from(u16::from_be_bytes([hdr[11], hdr[12]]));
+        if len > MAX_RECORD || r.take(len).is_err() {
+            return Probe::NotForUs;
+        }
+        records += 1;
+    }
+    if records > 0 {
+        Probe::Certain
+    } else {
+        Probe::NotForUs
+    }
+}
+
+/// DTLS over UDP.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DtlsDetector;
+
+impl Detector for DtlsDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::Dtls
+    }
+    fn transports(&self) -> &'static [Transport] {
+        &[Transport::Udp]
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        probe_dtls(ctx.data)
+    }
+    fn default_ports(&self, _t: Transport) -> &'static [u16] {
+        &[4433, 5684]
+    }
+    fn parser(&self, _t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(TlsParser::new(limits, true)))
+    }
+}
+
+/// Where a direction's record cutter stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RecState {
+    /// Collecting a 5-byte record header (`hdr_len` bytes so far).
+    Header,
+    /// Inside a record body: `remaining` bytes, of content type `ty`.
+    Body { ty: u8, remaining: usize },
+    /// Not TLS any more (garbage): ignore the rest of this direction.
+    Dead,
+}
+
+/// Handshake-layer state of one direction: reassembles messages we read, skips the others by length.
+#[derive(Debug)]
+struct HsState {
+    /// Bytes of the current message's 4-byte header collected.
+    hdr: [u8; 4],
+    hdr_len: usize,
+    /// Type and remaining body bytes of the current message, and whether we keep them.
+    msg_type: u8,
+    msg_remaining: usize,
+    keep: bool,
+    body: Vec<u8>,
+}
+
+impl HsState {
+    fn new() -> Self {
+        HsState {
+            hdr: [0; 4],
+            hdr_len: 0,
+            msg_type: 0,
+            msg_remaining: 0,
+            keep: false,
+            body: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct DirState {
+    rec: RecState,
+    rec_hdr: [u8; 5],
+    rec_hdr_len: usize,
+    hs: HsState,
+    /// ChangeCipherSpec or application data seen: handshake records are encrypted from here on.
+    encrypted: bool,
+}
+
+impl DirState {
+    fn new() -> Self {
+        DirState {
+            rec: RecState::Header,
+            rec_hdr: [0; 5],
+            rec_hdr_len: 0,
+            hs: HsState::new(),
+            encrypted: false,
+        }
+    }
+}
+
+/// Messages completed while cutting a chunk, handled after the borrow of the direction ends.
+enum HsMsg {
+    ClientHello(Vec<u8>),
+    ServerHello(Vec<u8>),
+    ServerDone,
+}
+
+/// The TLS/DTLS handshake parser of one flow.
+#[derive(Debug)]
+pub struct TlsParser {
+    dtls: bool,
+    cap: usize,
+    dirs: [DirState; 2],
+    client: Option<ClientHello>,
+    server: Option<ServerHello>,
+    logged: bool,
+    stats: ParserStats,
+}
+
+impl TlsParser {
+    /// A parser for one flow; `dtls` for datagram framing.
+    pub fn new(limits: &Limits, dtls: bool) -> Self {
+        TlsParser {
+            dtls,
+            cap: limits.tls_handshake_cap,
+            dirs: [DirState::new(), DirState::new()],
+            client: None,
+            server: None,
+            logged: false,
+            stats: ParserStats::default(),
+        }
+    }
+
+    fn emit(&mut self, out: &mut dyn EventSink) {
+        if self.logged || (self.client.is_none() && self.server.is_none()) {
+            return;
+        }
+        self.logged = true;
+        let proto = if self.dtls { 'd' } else { 't' };
+        out.event(AppEvent::Tls(tls_event(
+            self.client.as_ref(),
+            self.server.as_ref(),
+            proto,
+        )));
+    }
+
+    fn handle(&mut self, msgs: Vec<HsMsg>, out: &mut dyn EventSink) {
+        for m in msgs {
+            match m {
+                HsMsg::ClientHello(b) => {
+                    if self.client.is_none() {
+                        match parse_client_hello(&b, self.dtls) {
+                            Ok(ch) => self.client = Some(ch),
+                            Err(_) => self.stats.malformed += 1,
+                        }
+                    }
+                }
+                HsMsg::ServerHello(b) => {
+                    if self.server.is_none() {
+                        match parse_server_hello(&b) {
+                            Ok(sh) => {
+                                let tls13 = sh.version() == 0x0304 || sh.version() == 0xfefc;
+                                self.server = Some(sh);
+                                if tls13 {
+                                    self.emit(out);
+                                }
+                            }
+                            Err(_) => self.stats.malformed += 1,
+                        }
+                    }
+                }
+                HsMsg::ServerDone => self.emit(out),
+            }
+        }
+    }
+
+    /// Cuts TLS records from a chunk of stream bytes in direction `d`; returns completed messages.
+    fn cut_stream(&mut self, d: usize, mut data: &[u8], msgs: &mut Vec<HsMsg>) {
+        let cap = self.cap;
+        let Some(st) = self.dirs.get_mut(d) else {
+            return;
+        };
+        while !data.is_empty() {
+            match st.rec {
+                RecState::Dead => return,
+                RecState::Header => {
+                    let take = (5 - st.rec_hdr_len).min(data.len());
+                    st.rec_hdr[st.rec_hdr_len..st.rec_hdr_len + take]
+                        .copy_from_slice(&data[..take]);
+                    st.rec_hdr_len += take;
+                    data = &data[take..];
+                    if st.rec_hdr_len < 5 {
+                        return;
+                    }
+                    st.rec_hdr_len = 0;
+                    let h = st.rec_hdr;
+                    let len = usize::from(u16::from_be_bytes([h[3], h[4]]));
+                    if !(CT_CCS..=CT_HEARTBEAT).contains(&h[0]) || h[1] != 3 || len > MAX_RECORD {
+                        st.rec = RecState::Dead;
+                        self.stats.gave_up += 1;
+                        return;
+                    }
+                    if h[0] == CT_CCS || h[0] == CT_APPDATA {
+                        st.encrypted = true;
+                        if d == 1 {
+                            msgs.push(HsMsg::ServerDone);
+                        }
+                    }
+                    st.rec = RecState::Body {
+                        ty: h[0],
+                        remaining: len,
+                    };
+                    if len == 0 {
+                        st.rec = RecState::Header;
+                    }
+                }
+                RecState::Body { ty, remaining } => {
+                    let take = remaining.min(data.len());
+                    let (chunk, rest) = data.split_at(take);
+                    data = rest;
+                    if ty == CT_HANDSHAKE && !st.encrypted {
+                        feed_handshake(&mut st.hs, chunk, cap, &mut self.stats, msgs);
+                    }
+                    let left = remaining - take;
+                    st.rec = if left == 0 {
+                        RecState::Header
+                    } else {
+                        RecState::Body {
+                            ty,
+                            remaining: left,
+                        }
+                    };
+                }
+            }
+        }
+    }
+
+    /// One DTLS datagram: a sequence of records, each handshake fragment carrying its own offset.
+    fn cut_datagram(&mut self, d: usize, data: &[u8], msgs: &mut Vec<HsMsg>) {
+        let mut r = Reader::new(data);
+        while !r.is_empty() {
+            let Ok(hdr) = r.take(13) else {
+                self.stats.malformed += 1;
+                return;
+            };
+            let len = usize::from(u16::from_be_bytes([hdr[11], hdr[12]]));
+            let Ok(body) = r.take(len) else {
+                self.stats.malformed += 1;
+                return;
+            };
+            let epoch = u16::from_be_bytes([hdr[3], hdr[4]]);
+            match hdr[0] {
+                CT_HANDSHAKE if epoch == 0 => {
+                    let mut hr = Reader::new(body);
+                    // type(1) length(3) message_seq(2) fragment_offset(3) fragment_length(3) fragment
+                    while let (Ok(ty), Ok(_len), Ok(_seq), Ok(off), Ok(flen)) =
+                        (hr.u8(), hr.u24(), hr.u16(), hr.u24(), hr.u24())
+                    {
+                        let Ok(frag) = hr.take(flen as usize) else {
+                            break;
+                        };
+                        // Only unfragmented hellos are read (fragmented ones are rare and counted as cut).
+                        if off == 0 && flen == _len {
+                            match ty {
+                                HS_CLIENT_HELLO if d == 0 => {
+                                    msgs.push(HsMsg::ClientHello(frag.to_vec()))
+                                }
+                                HS_SERVER_HELLO if d == 1 => {
+                                    msgs.push(HsMsg::ServerHello(frag.to_vec()))
+                                }
+                                HS_SERVER_HELLO_DONE if d == 1 => msgs.push(HsMsg::ServerDone),
+                                _ => {}
+                            }
+                        } else if ty == HS_CLIENT_HELLO || ty == HS_SERVER_HELLO {
+                            self.stats.bytes_cut += u64::from(flen);
+                        }
+                    }
+                }
+                CT_APPDATA | CT_CCS if d == 1 => msgs.push(HsMsg::ServerDone),
+                CT_CCS..=25 => {}
+                _ => {
+                    self.stats.malformed += 1;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Feeds handshake-record bytes: message headers are collected, bodies of hellos are kept (up to `cap`), all
+/// else is skipped by length.
+fn feed_handshake(
+    hs: &mut HsState,
+    mut data: &[u8],
+    cap: usize,
+    stats: &mut ParserStats,
+    msgs: &mut Vec<HsMsg>,
+) {
+    while !data.is_empty() {
+        if hs.msg_remaining == 0 && hs.hdr_len < 4 {
+            let take = (4 - hs.hdr_len).min(data.len());
+            hs.hdr[hs.hdr_len..hs.hdr_len + take].copy_from_slice(&data[..take]);
+            hs.hdr_len += take;
+            data = &data[take..];
+            if hs.hdr_len < 4 {
+                return;
+            }
+            hs.msg_type = hs.hdr[0];
+            hs.msg_remaining = (usize::from(hs.hdr[1]) << 16)
+                | (usize::from(hs.hdr[2]) << 8)
+                | usize::from(hs.hdr[3]);
+            hs.keep =
+                matches!(hs.msg_type, HS_CLIENT_HELLO | HS_SERVER_HELLO) && hs.msg_remaining <= cap;
+            if matches!(hs.msg_type, HS_CLIENT_HELLO | HS_SERVER_HELLO) && !hs.keep {
+                stats.bytes_cut += hs.msg_remaining as u64;
+            }
+            hs.body.clear();
+            if hs.msg_remaining == 0 {
+                finish_msg(hs, msgs);
+            }
+            continue;
+        }
+        let take = hs.msg_remaining.min(data.len());
+        if hs.keep {
+            hs.body.extend_from_slice(&data[..take]);
+        }
+        data = &data[take..];
+        hs.msg_remaining -= take;
+        if hs.msg_remaining == 0 {
+            finish_msg(hs, msgs);
+        }
+    }
+}
+
+fn finish_msg(hs: &mut HsState, msgs: &mut Vec<HsMsg>) {
+    hs.hdr_len = 0;
+    match hs.msg_type {
+        HS_CLIENT_HELLO if hs.keep => msgs.push(HsMsg::ClientHello(std::mem::take(&mut hs.body))),
+        HS_SERVER_HELLO if hs.keep => msgs.push(HsMsg::ServerHello(std::mem::take(&mut hs.body))),
+        HS_SERVER_HELLO_DONE => msgs.push(HsMsg::ServerDone),
+        _ => {}
+    }
+    hs.keep = false;
+}
+
+impl Parser for TlsParser {
+    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if self.logged
+            && self
+                .dirs
+                .iter()
+                .all(|d| d.encrypted || d.rec == RecState::Dead)
+        {
+            return; // nothing left to learn: the cheap path for the bulk of a TLS flow
+        }
+        let mut msgs = Vec::new();
+        if self.dtls {
+            self.cut_datagram(dir.index(), data, &mut msgs);
+        } else {
+            self.cut_stream(dir.index(), data, &mut msgs);
+        }
+        // A hello from the "wrong" side (flow picked up from its reply) is still a hello: the parser keys on the
+        // message type, not on which way it went.
+        self.handle(msgs, out);
+    }
+
+    fn gap(&mut self, dir: Dir, _len: u64) {
+        if !self.dtls
+            && let Some(st) = self.dirs.get_mut(dir.index())
+        {
+            // Record boundaries are lost: give up on this direction.
+            if st.rec != RecState::Dead {
+                st.rec = RecState::Dead;
+                self.stats.gave_up += 1;
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut dyn EventSink) {
+        self.emit(out);
+    }
+
+    fn stats(&self) -> ParserStats {
+        self.stats
+    }
+}
