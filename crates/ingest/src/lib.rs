@@ -6,16 +6,40 @@
 //!
 //! Two ways to read, because the two consumers want opposite things:
 //!
-//! * **Streaming** (`CaptureReader`): constant memory whatever the file size; `inspect` and the trace tools use it.
+//! * **Streaming** ([`CaptureReader`]): constant memory whatever the file size; `inspect` and the trace tools use it.
 //!   Each record borrows the reader's buffer until the next call (a lending iterator), so no packet is copied.
-//! * **Preloaded** (`Trace`): the whole capture in one contiguous block plus a packet index, as the ANCS'10 harness
+//! * **Preloaded** ([`Trace`]): the whole capture in one contiguous block plus a packet index, as the ANCS'10 harness
 //!   loads a capture before it starts its clock. Records borrow that block; indexing is O(1), so the dispatcher of the
 //!   bench harness can hand a worker a `u32` packet number instead of a pointer and a length.
 //!
-//! Gzip-compressed files are recognised by their magic bytes, not their name.
+//! Both run the same format parser ([`format`]), so they give identical records. Gzip-compressed files are
+//! recognised by their magic bytes, not their name. [`PcapWriter`] writes classic pcap (optionally gzip) for the
+//! trace tools, and [`LiveCapture`] reads an interface when built with `--features live`.
+//!
+//! Formats: classic pcap in both byte orders with micro- or nanosecond magic (and Kuznetzov's modified variant);
+//! pcapng with any number of sections in either byte order, per-interface link type, snaplen, `if_tsresol`
+//! (powers of ten and of two) and `if_tsoffset`; Enhanced, Simple and obsolete Packet Blocks. Other blocks are
+//! skipped and counted by kind in [`ReadStats`].
+//!
+//! [`flowbundle-decode`]: ../flowbundle_decode/index.html
 
+pub mod error;
+pub mod format;
 pub mod linktype;
+pub mod live;
+pub mod reader;
 pub mod record;
+pub mod trace;
+pub mod writer;
 
+pub use error::Error;
+pub use format::{
+    ByteOrder, Container, Format, InterfaceInfo, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_INTERFACES,
+    ReadStats, SkippedBlocks, TsResolution,
+};
 pub use linktype::LinkType;
+pub use live::LiveCapture;
+pub use reader::CaptureReader;
 pub use record::PacketRecord;
+pub use trace::{Trace, TraceBuilder, TraceIter};
+pub use writer::{FileSink, PcapPrecision, PcapWriter, WriterOptions};
