@@ -438,37 +438,30 @@ pub fn events(m: &Message, tx_id: u64) -> Vec<DnsEvent> {
     }]
 }
 
-/// Whether `msg` looks like a DNS message: a sane header and a first question (or record) that decodes.
+/// Whether `msg` looks like a DNS message: a sane header and a first question (or, for a reply without one, a
+/// first record) that decodes. Record counts are not checked against the length: on DNS's own ports nDPI accepts
+/// damaged messages too, and the port already carries most of the evidence.
 pub fn looks_like_dns(msg: &[u8]) -> bool {
     let mut r = Reader::new(msg);
-    let (Ok(_id), Ok(flags), Ok(qd), Ok(an), Ok(ns), Ok(ar)) =
-        (r.u16(), r.u16(), r.u16(), r.u16(), r.u16(), r.u16())
-    else {
+    let (Ok(_id), Ok(flags), Ok(qd), Ok(an)) = (r.u16(), r.u16(), r.u16(), r.u16()) else {
         return false;
     };
+    if msg.len() < 12 {
+        return false;
+    }
     let opcode = (flags >> 11) & 0xf;
-    if !matches!(opcode, 0 | 1 | 2 | 4 | 5) {
+    if !matches!(opcode, 0 | 1 | 2 | 4 | 5) || qd > 64 {
         return false;
     }
     let qr = flags & 0x8000 != 0;
-    // Every record takes at least 11 bytes (root name, type, class, ttl, rdlength), a question 5.
-    let min = 12 + 5 * usize::from(qd) + 11 * (usize::from(an) + usize::from(ns) + usize::from(ar));
-    if min > msg.len() || qd > 64 {
-        return false;
-    }
-    if !qr && (flags & 0xf != 0 || qd == 0 && opcode == 0 && an == 0) {
-        // Queries carry no rcode and (except updates/notify with zones) a question.
-        return false;
+    if !qr && qd == 0 && opcode == 0 && an == 0 {
+        return false; // a standard query asks something
     }
     if qd > 0 {
         let Ok((_, next)) = read_name(msg, 12) else {
             return false;
         };
-        let Some(rest) = msg.get(next..next + 4) else {
-            return false;
-        };
-        let class = u16::from_be_bytes([rest[2], rest[3]]) & 0x7fff; // mDNS uses the top bit (unicast-response)
-        return matches!(class, 1 | 3 | 4 | 254 | 255);
+        return msg.len() >= next + 4;
     }
     read_record(msg, 12).is_ok()
 }

@@ -271,8 +271,10 @@ pub fn probe_quic(d: &[u8]) -> Probe {
                     Probe::NotForUs
                 }
             }
+            // Any long-header packet of a known version: a client's 0-RTT may overtake its Initial, and a flow
+            // may be picked up from the server's Initial or Handshake.
             Some(_) => match parse_long_header(d) {
-                Some(h) if h.is_initial() && first & 0x40 != 0 => Probe::Certain,
+                Some(_) if first & 0x40 != 0 => Probe::Certain,
                 _ => Probe::NotForUs,
             },
             None => Probe::NotForUs,
@@ -291,6 +293,28 @@ pub fn probe_quic(d: &[u8]) -> Probe {
     Probe::NotForUs
 }
 
+/// Shortest short-header packet considered: 1 byte, an 8-byte DCID, a packet number and a 16-byte tag.
+const MIN_SHORT: usize = 26;
+
+/// A flow picked up after its handshake carries only short-header packets (`01xx xxxx`), whose connection id is
+/// not self-describing. On port 443 two consecutive datagrams of one direction with the fixed bit set and the
+/// same 8 bytes after the first decide (the destination connection id does not change between packets).
+fn probe_short_header(ctx: &ProbeCtx<'_>) -> Probe {
+    let d = ctx.data;
+    if !ctx.either_port_is(443) || d.len() < MIN_SHORT || d[0] & 0xc0 != 0x40 {
+        return Probe::NotForUs;
+    }
+    let p = ctx.prev;
+    if p.is_empty() {
+        return Probe::Unsure;
+    }
+    if p.len() >= MIN_SHORT && p[0] & 0xc0 == 0x40 && p.get(1..9) == d.get(1..9) {
+        Probe::Certain
+    } else {
+        Probe::NotForUs
+    }
+}
+
 /// QUIC over UDP.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QuicDetector;
@@ -303,7 +327,10 @@ impl Detector for QuicDetector {
         &[Transport::Udp]
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
-        probe_quic(ctx.data)
+        match probe_quic(ctx.data) {
+            Probe::NotForUs => probe_short_header(ctx),
+            v => v,
+        }
     }
     fn default_ports(&self, _t: Transport) -> &'static [u16] {
         &[443]

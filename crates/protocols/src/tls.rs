@@ -52,6 +52,7 @@ pub fn version_name(v: u16) -> &'static str {
         0xfeff => "DTLS 1.0",
         0xfefd => "DTLS 1.2",
         0xfefc => "DTLS 1.3",
+        0x0100 => "DTLS 1.0",
         _ => "UNDETERMINED",
     }
 }
@@ -534,65 +535,112 @@ pub fn tls_event(
     }
 }
 
-/// Judges the start of a TCP stream: a TLS handshake record holding a Client/ServerHello, or an SSLv2 hello.
+/// Judges the start of a TCP stream: a TLS handshake record holding a Client/ServerHello, an SSLv2 hello, or
+/// (a flow picked up mid-session) a run of well-formed records.
 pub fn probe_tls(p: &[u8]) -> Probe {
     let Some(&b0) = p.first() else {
         return Probe::Unsure;
     };
-    if b0 == CT_HANDSHAKE {
-        // 16 03 0x LL LL  HT LL LL LL  03 0x
-        type Check = (usize, fn(u8) -> bool);
-        let checks: [Check; 4] = [
-            (1, |b| b == 3),
-            (2, |b| b <= 4),
-            (5, |b| b == HS_CLIENT_HELLO || b == HS_SERVER_HELLO),
-            (9, |b| b == 3),
-        ];
-        for (off, ok) in checks {
-            match p.get(off) {
-                None => return Probe::Unsure,
-                Some(&b) if !ok(b) => return Probe::NotForUs,
-                _ => {}
+    if b0 & 0x80 != 0 {
+        return probe_sslv2(p);
+    }
+    if b0 == CT_HANDSHAKE
+        && let Some(v) = probe_hello(p)
+    {
+        return v;
+    }
+    probe_records(p)
+}
+
+/// The common case: `16 03 0x LL LL  HT LL LL LL  03 0x` with HT a Client/ServerHello. `None` when the record
+/// is a handshake record of another kind (left to the record walker).
+fn probe_hello(p: &[u8]) -> Option<Probe> {
+    for (off, ok) in [(1, 3u8), (2, 4)] {
+        match p.get(off) {
+            None => return Some(Probe::Unsure),
+            Some(&b) if (off == 1 && b != ok) || (off == 2 && b > ok) => {
+                return Some(Probe::NotForUs);
             }
+            _ => {}
         }
-        let (Some(&l0), Some(&l1)) = (p.get(3), p.get(4)) else {
-            return Probe::Unsure;
+    }
+    match p.get(5) {
+        None => return Some(Probe::Unsure),
+        Some(&HS_CLIENT_HELLO | &HS_SERVER_HELLO) => {}
+        Some(_) => return None,
+    }
+    let rlen = usize::from(u16::from_be_bytes([*p.get(3)?, *p.get(4)?]));
+    if !(4..=MAX_RECORD).contains(&rlen) {
+        return Some(Probe::NotForUs);
+    }
+    Some(match (p.get(9), p.get(10)) {
+        (None, _) | (Some(3), None) => Probe::Unsure,
+        (Some(3), Some(&m)) if m <= 4 => Probe::Certain,
+        _ => Probe::NotForUs,
+    })
+}
+
+/// A stream picked up mid-session: records (types 20-24, version 3.0-3.4, length within bounds) that tile the
+/// prefix. One complete record followed by the end of the prefix or by another valid header is enough (five
+/// bytes of structure per header, and the length must land exactly); an incomplete first record is `Unsure`.
+fn probe_records(p: &[u8]) -> Probe {
+    let mut off = 0usize;
+    let mut complete = 0;
+    loop {
+        let Some(h) = p.get(off..off + 5) else {
+            if off == p.len() && complete > 0 {
+                return Probe::Certain;
+            }
+            // A partial header: check what there is.
+            let part = p.get(off..).unwrap_or(&[]);
+            let bad = part
+                .first()
+                .is_some_and(|&t| !(CT_CCS..=CT_HEARTBEAT).contains(&t))
+                || part.get(1).is_some_and(|&b| b != 3)
+                || part.get(2).is_some_and(|&b| b > 4);
+            return if bad {
+                Probe::NotForUs
+            } else if complete > 0 {
+                Probe::Certain
+            } else {
+                Probe::Unsure
+            };
         };
-        let rlen = usize::from(u16::from_be_bytes([l0, l1]));
-        if !(4..=MAX_RECORD).contains(&rlen) {
+        let len = usize::from(u16::from_be_bytes([h[3], h[4]]));
+        if !(CT_CCS..=CT_HEARTBEAT).contains(&h[0])
+            || h[1] != 3
+            || h[2] > 4
+            || len == 0
+            || len > MAX_RECORD
+        {
             return Probe::NotForUs;
         }
-        match p.get(10) {
-            None => Probe::Unsure,
-            Some(&b) if b <= 4 => Probe::Certain,
-            Some(_) => Probe::NotForUs,
+        if complete > 0 {
+            return Probe::Certain; // a complete record, then another valid header
         }
-    } else if b0 & 0x80 != 0 {
-        // SSLv2 record: 2-byte length with the top bit set, then MSG-CLIENT-HELLO (1) and version 3.x or 0.2.
-        match (p.get(2), p.get(3), p.get(4)) {
-            (None, ..) | (_, None, _) | (_, _, None) => {
-                if p.get(2).is_some_and(|&b| b != 1) {
-                    Probe::NotForUs
-                } else {
-                    Probe::Unsure
-                }
-            }
-            (Some(1), Some(3), Some(&m)) if m <= 4 => {
-                let len = usize::from(u16::from_be_bytes([
-                    b0 & 0x7f,
-                    p.get(1).copied().unwrap_or(0),
-                ]));
-                if (9..=MAX_RECORD).contains(&len) {
-                    Probe::Certain
-                } else {
-                    Probe::NotForUs
-                }
-            }
-            (Some(1), Some(0), Some(2)) => Probe::Certain,
-            _ => Probe::NotForUs,
+        off += 5 + len;
+        if off > p.len() {
+            return Probe::Unsure;
         }
-    } else {
-        Probe::NotForUs
+        complete += 1;
+    }
+}
+
+/// SSLv2 record: 2-byte length with the top bit set, then MSG-CLIENT-HELLO (1) and version 3.x or 0.2.
+fn probe_sslv2(p: &[u8]) -> Probe {
+    match (p.get(2), p.get(3), p.get(4)) {
+        (Some(&t), ..) if t != 1 => Probe::NotForUs,
+        (None, ..) | (_, None, _) | (_, _, None) => Probe::Unsure,
+        (Some(1), Some(3), Some(&m)) if m <= 4 => {
+            let len = usize::from(u16::from_be_bytes([p[0] & 0x7f, p[1]]));
+            if (9..=MAX_RECORD).contains(&len) {
+                Probe::Certain
+            } else {
+                Probe::NotForUs
+            }
+        }
+        (Some(1), Some(0), Some(2)) => Probe::Certain,
+        _ => Probe::NotForUs,
     }
 }
 
@@ -618,9 +666,17 @@ impl Detector for TlsDetector {
     }
 }
 
-/// Judges one UDP datagram as DTLS: a sequence of records whose headers (type 20..=25, version fe ff/fd/fc) and
-/// lengths tile the datagram exactly.
+/// Judges one UDP datagram as DTLS: a sequence of records whose headers (type 20..=25, version fe ff/fd/fc, or
+/// OpenSSL's pre-RFC `01 00`) and lengths tile the datagram exactly.
+///
+/// RFC 7983 multiplexes STUN (first byte 0-3), DTLS (20-63) and RTP/RTCP (128-191) on one port, and WebRTC flows
+/// start with STUN: those first bytes are `Unsure`, so the DTLS that follows is still seen.
 pub fn probe_dtls(d: &[u8]) -> Probe {
+    match d.first() {
+        Some(0..=3 | 128..=191) => return Probe::Unsure,
+        Some(20..=63) => {}
+        _ => return Probe::NotForUs,
+    }
     let mut r = Reader::new(d);
     let mut records = 0;
     while !r.is_empty() {
@@ -629,7 +685,7 @@ pub fn probe_dtls(d: &[u8]) -> Probe {
         };
         let ty = hdr[0];
         let ver = u16::from_be_bytes([hdr[1], hdr[2]]);
-        if !(CT_CCS..=25).contains(&ty) || !matches!(ver, 0xfeff | 0xfefd | 0xfefc) {
+        if !(CT_CCS..=25).contains(&ty) || !matches!(ver, 0xfeff | 0xfefd | 0xfefc | 0x0100) {
             return Probe::NotForUs;
         }
         // The first record of a flow has epoch 0 unless we picked the flow up late; do not insist.
