@@ -287,11 +287,37 @@ pub(crate) struct Meta {
     pub caplen: u32,
 }
 
+/// Where a pcap record header keeps the captured and the wire length. Files older than format 2.3 wrote them in
+/// the other order, and some 2.3 writers did too; libpcap and Wireshark swap them back the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lengths {
+    /// Captured length, then wire length (format 2.4).
+    Normal,
+    /// Wire length, then captured length (format 2.0 to 2.2, and the odd major version 543).
+    Swapped,
+    /// Format 2.3: swapped when the first is the larger.
+    MaybeSwapped,
+}
+
+impl Lengths {
+    /// (captured length, wire length) from the two fields in file order.
+    #[inline]
+    fn order(self, first: u32, second: u32) -> (u32, u32) {
+        match self {
+            Lengths::Normal => (first, second),
+            Lengths::Swapped => (second, first),
+            Lengths::MaybeSwapped if first > second => (second, first),
+            Lengths::MaybeSwapped => (first, second),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     Pcap {
         order: ByteOrder,
         record_header: usize,
+        lengths: Lengths,
     },
     PcapNg {
         /// Byte order of the current section.
@@ -418,13 +444,18 @@ impl Parser {
         let field = |at| order.u32(head, at).unwrap_or(0);
         let major = order.u16(head, 4).unwrap_or(0);
         let minor = order.u16(head, 6).unwrap_or(0);
-        if major != 2 {
-            return Err(Error::UnsupportedVersion {
-                format: "pcap",
-                major,
-                minor,
-            });
-        }
+        let lengths = match (major, minor) {
+            (2, 0..=2) | (543, _) => Lengths::Swapped,
+            (2, 3) => Lengths::MaybeSwapped,
+            (2, _) => Lengths::Normal,
+            _ => {
+                return Err(Error::UnsupportedVersion {
+                    format: "pcap",
+                    major,
+                    minor,
+                });
+            }
+        };
         let snaplen = field(16);
         let network = field(20);
         // libpcap's LT_LINKTYPE: the low 26 bits; bit 26 says an FCS length is in bits 28..31.
@@ -439,6 +470,7 @@ impl Parser {
             kind: Kind::Pcap {
                 order,
                 record_header,
+                lengths,
             },
             format: Format {
                 container,
@@ -500,11 +532,15 @@ impl Parser {
             Kind::Pcap {
                 order,
                 record_header,
+                lengths,
             } => {
-                let caplen = order.u32(head, 8).ok_or(Error::Malformed {
-                    offset,
-                    reason: "short pcap record header",
-                })?;
+                let (Some(first), Some(second)) = (order.u32(head, 8), order.u32(head, 12)) else {
+                    return Err(Error::Malformed {
+                        offset,
+                        reason: "short pcap record header",
+                    });
+                };
+                let (caplen, _) = lengths.order(first, second);
                 if caplen > MAX_CAPLEN {
                     return Err(Error::AbsurdLength {
                         what: "captured length",
@@ -580,9 +616,11 @@ impl Parser {
             Kind::Pcap {
                 order,
                 record_header,
+                lengths,
             } => {
                 let field = |at| order.u32(unit, at).unwrap_or(0);
-                let (sec, frac, caplen, orig_len) = (field(0), field(4), field(8), field(12));
+                let (sec, frac) = (field(0), field(4));
+                let (caplen, orig_len) = lengths.order(field(8), field(12));
                 if unit.len() < record_header + caplen as usize {
                     return Err(Error::Malformed {
                         offset,
@@ -905,6 +943,28 @@ mod tests {
         assert_eq!(i.fcs_len, Some(4));
         assert_eq!(i.resolution, TsResolution::NANO);
         assert_eq!(i.snaplen, 65535);
+    }
+
+    #[test]
+    fn old_pcap_versions_swap_the_record_lengths() {
+        assert_eq!(Lengths::Normal.order(10, 60), (10, 60));
+        assert_eq!(Lengths::Swapped.order(60, 10), (10, 60));
+        assert_eq!(Lengths::MaybeSwapped.order(60, 10), (10, 60));
+        assert_eq!(Lengths::MaybeSwapped.order(10, 60), (10, 60));
+        let mut h = Vec::new();
+        h.extend_from_slice(&PCAP_MICRO.to_le_bytes());
+        h.extend_from_slice(&2u16.to_le_bytes());
+        h.extend_from_slice(&2u16.to_le_bytes());
+        h.extend_from_slice(&[0; 16]);
+        let (mut p, _) = Parser::start(&h, false).unwrap();
+        let mut rec = Vec::new();
+        for v in [1u32, 0, 1500, 2] {
+            rec.extend_from_slice(&v.to_le_bytes());
+        }
+        rec.extend_from_slice(&[7, 7]);
+        assert_eq!(p.next_len(&rec, 24).unwrap(), Next::Read(18));
+        let m = p.parse(&rec, 24).unwrap().unwrap();
+        assert_eq!((m.caplen, m.orig_len), (2, 1500));
     }
 
     #[test]

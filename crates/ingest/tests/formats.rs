@@ -1,0 +1,576 @@
+//! Hand-made captures for the format features the real files do not all exercise: pcapng sections in both byte
+//! orders, power-of-two resolutions and offsets, Simple and obsolete Packet Blocks, skipped and oversized blocks,
+//! every error path, gzip detection, the trace builder and the writer.
+
+mod common;
+
+use std::io::{Cursor, Write};
+
+use common::{CUSTOM, DSB, ISB, NRB, Ng, Pcap};
+use flowbundle_ingest::testing::read_both;
+use flowbundle_ingest::*;
+
+fn stream(bytes: &[u8]) -> CaptureReader {
+    CaptureReader::new(Cursor::new(bytes.to_vec())).expect("open")
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+fn agree(bytes: &[u8]) -> testing::Agreement {
+    read_both(bytes).unwrap_or_else(|e| panic!("readers disagree: {e}"))
+}
+
+#[test]
+fn pcap_both_orders_both_resolutions() {
+    for be in [false, true] {
+        for nanos in [false, true] {
+            let mut p = Pcap::new(be, nanos, 1, 65535);
+            p.packet(1_700_000_000_123_456_789, &[1, 2, 3], 60).packet(
+                1_700_000_001_000_000_001,
+                &[4; 10],
+                10,
+            );
+            let mut r = stream(&p.buf);
+            assert_eq!(r.format().container, Container::Pcap);
+            assert_eq!(
+                r.format().byte_order,
+                if be {
+                    ByteOrder::Big
+                } else {
+                    ByteOrder::Little
+                }
+            );
+            assert_eq!(
+                r.interfaces()[0].resolution,
+                if nanos {
+                    TsResolution::NANO
+                } else {
+                    TsResolution::MICRO
+                }
+            );
+            let a = r.next_packet().unwrap().unwrap();
+            assert_eq!(
+                a.ts_ns,
+                if nanos {
+                    1_700_000_000_123_456_789
+                } else {
+                    1_700_000_000_123_456_000
+                }
+            );
+            assert_eq!(a.data, &[1, 2, 3]);
+            assert_eq!(a.orig_len, 60);
+            assert!(a.is_truncated());
+            assert_eq!(a.link_type, LinkType::ETHERNET);
+            let b = r.next_packet().unwrap().unwrap();
+            assert_eq!(b.data, &[4; 10]);
+            assert!(r.next_packet().unwrap().is_none());
+            assert_eq!(r.stats().packets, 2);
+            assert_eq!(r.stats().bytes, 13);
+            assert_eq!(r.stats().wire_bytes, 70);
+            assert_eq!(agree(&p.buf).packets, 2);
+        }
+    }
+}
+
+#[test]
+fn pcap_truncated_final_record_is_counted_and_ends_cleanly() {
+    let mut p = Pcap::new(false, false, 1, 65535);
+    p.packet(1_000_000_000, &[9; 100], 100)
+        .packet(2_000_000_000, &[8; 100], 100);
+    for cut in [1, 10, 16, 17, 115] {
+        let bytes = &p.buf[..p.buf.len() - cut];
+        let mut r = stream(bytes);
+        assert!(r.next_packet().unwrap().is_some());
+        assert!(r.next_packet().unwrap().is_none(), "cut {cut}");
+        assert_eq!(r.stats().truncated_records, 1);
+        assert_eq!(r.stats().packets, 1);
+        let t = Trace::from_vec(bytes.to_vec()).unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.stats().truncated_records, 1);
+        agree(bytes);
+    }
+}
+
+#[test]
+fn pcap_absurd_caplen_is_an_error_not_an_allocation() {
+    let mut p = Pcap::new(false, false, 1, 65535);
+    p.packet(1, &[1], 1);
+    // A record header claiming 2 GiB of captured bytes.
+    p.u32(0);
+    p.u32(0);
+    p.u32(0x8000_0000);
+    p.u32(0x8000_0000);
+    let mut r = stream(&p.buf);
+    assert!(r.next_packet().unwrap().is_some());
+    match r.next_packet() {
+        Err(Error::AbsurdLength {
+            what, len, offset, ..
+        }) => {
+            assert_eq!(what, "captured length");
+            assert_eq!(len, 0x8000_0000);
+            assert_eq!(offset, 24 + 17);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The reader is finished after an error.
+    assert!(r.next_packet().unwrap().is_none());
+    assert!(matches!(
+        Trace::from_vec(p.buf.clone()),
+        Err(Error::AbsurdLength { .. })
+    ));
+    let (t, e) = Trace::from_vec_partial(p.buf.clone()).unwrap();
+    assert_eq!(t.len(), 1);
+    assert!(matches!(e, Some(Error::AbsurdLength { .. })));
+    agree(&p.buf);
+}
+
+#[test]
+fn pcap_fcs_bits_are_masked_from_the_link_type() {
+    let p = Pcap::new(false, false, 1 | 0x0400_0000 | (2 << 28), 65535);
+    let r = stream(&p.buf);
+    assert_eq!(r.interfaces()[0].link_type, LinkType::ETHERNET);
+    assert_eq!(r.interfaces()[0].fcs_len, Some(4));
+}
+
+#[test]
+fn empty_and_foreign_inputs_are_typed_errors() {
+    assert!(matches!(
+        CaptureReader::new(Cursor::new(Vec::new())),
+        Err(Error::TruncatedHeader { got: 0, .. })
+    ));
+    assert!(matches!(
+        Trace::from_vec(Vec::new()),
+        Err(Error::TruncatedHeader { got: 0, .. })
+    ));
+    let e =
+        CaptureReader::new(Cursor::new(b"snoop\0\0\0\0\0\0\x02\0\0\0\x04".to_vec())).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "not a pcap or pcapng capture: the first bytes are [73 6e 6f 6f 70 00 00 00] \
+         (a Solaris snoop capture; convert it with `editcap -F pcap`)"
+    );
+    let e = CaptureReader::open("/nonexistent/flowbundle/x.pcap").unwrap_err();
+    assert!(matches!(e, Error::File { .. }));
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/flowbundle/x.pcap: ")
+    );
+    let e = Trace::load("/nonexistent/flowbundle/x.pcap").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/flowbundle/x.pcap: ")
+    );
+}
+
+#[test]
+fn pcapng_sections_in_both_orders_with_global_interface_numbers() {
+    let mut ng = Ng::new();
+    ng.shb(false)
+        .idb(1, 65535, None, None, None)
+        .idb(113, 0, Some(9), None, None)
+        .epb(1, 1_700_000_000_000_000_001, &[1, 2, 3, 4, 5], 5)
+        .epb(0, 1_700_000_000_000_002, &[6; 7], 1514)
+        .shb(true)
+        .idb(228, 128, Some(0x80 | 10), Some(100), Some(4))
+        .epb(0, 1024 * 3 + 512, &[0x45, 0, 0, 20], 20);
+    let mut r = stream(&ng.buf);
+    assert_eq!(r.format().container, Container::PcapNg);
+    let a = r.next_packet().unwrap().unwrap();
+    assert_eq!((a.interface, a.link_type), (1, LinkType::LINUX_SLL));
+    assert_eq!(a.ts_ns, 1_700_000_000_000_000_001);
+    assert_eq!(a.data, &[1, 2, 3, 4, 5]);
+    let b = r.next_packet().unwrap().unwrap();
+    assert_eq!((b.interface, b.link_type), (0, LinkType::ETHERNET));
+    assert_eq!(b.ts_ns, 1_700_000_000_000_002_000);
+    assert_eq!(b.orig_len, 1514);
+    let c = r.next_packet().unwrap().unwrap();
+    // Interface 0 of the second section is the third interface of the file.
+    assert_eq!((c.interface, c.link_type), (2, LinkType::IPV4));
+    // 2^-10 s ticks: 3.5 s, plus if_tsoffset 100 s.
+    assert_eq!(c.ts_ns, 103_500_000_000);
+    assert!(r.next_packet().unwrap().is_none());
+    let ifs = r.interfaces();
+    assert_eq!(ifs.len(), 3);
+    assert_eq!(ifs[2].section, 1);
+    assert_eq!(ifs[2].id_in_section, 0);
+    assert_eq!(ifs[2].resolution, TsResolution::Binary(10));
+    assert_eq!(ifs[2].ts_offset_s, 100);
+    assert_eq!(ifs[2].fcs_len, Some(4));
+    assert_eq!(ifs[2].snaplen, 128);
+    assert_eq!(ifs[1].resolution, TsResolution::NANO);
+    assert_eq!(r.stats().sections, 2);
+    assert_eq!(agree(&ng.buf).packets, 3);
+}
+
+#[test]
+fn pcapng_big_endian_first_section() {
+    let mut ng = Ng::new();
+    ng.shb(true)
+        .idb(1, 0, None, Some(-5), None)
+        .epb(0, 10_000_000, &[1], 1);
+    let mut r = stream(&ng.buf);
+    assert_eq!(r.format().byte_order, ByteOrder::Big);
+    assert_eq!(r.next_packet().unwrap().unwrap().ts_ns, 5_000_000_000);
+}
+
+#[test]
+fn simple_packet_blocks_take_the_previous_timestamp_and_the_snaplen() {
+    let mut ng = Ng::new();
+    ng.shb(false).idb(1, 4, None, None, None);
+    ng.spb(&[1, 2, 3, 4], 60)
+        .epb(0, 42, &[5, 6], 2)
+        .spb(&[7, 8, 9, 10], 1500);
+    let mut r = stream(&ng.buf);
+    let a = r.next_packet().unwrap().unwrap();
+    assert_eq!((a.ts_ns, a.data, a.orig_len), (0, &[1, 2, 3, 4][..], 60));
+    let _ = r.next_packet().unwrap().unwrap();
+    let c = r.next_packet().unwrap().unwrap();
+    assert_eq!(
+        (c.ts_ns, c.data, c.orig_len),
+        (42_000, &[7, 8, 9, 10][..], 1500)
+    );
+    agree(&ng.buf);
+
+    // A short SPB: the padding is not data.
+    let mut ng = Ng::new();
+    ng.shb(false).idb(1, 0, None, None, None).spb(&[1, 2, 3], 3);
+    let mut r = stream(&ng.buf);
+    assert_eq!(r.next_packet().unwrap().unwrap().data, &[1, 2, 3]);
+}
+
+#[test]
+fn obsolete_packet_blocks_are_read() {
+    let mut ng = Ng::new();
+    ng.shb(true)
+        .idb(101, 0, None, None, None)
+        .pb(0, 7, &[0x60, 0, 0], 40);
+    let mut r = stream(&ng.buf);
+    let p = r.next_packet().unwrap().unwrap();
+    assert_eq!(
+        (p.ts_ns, p.link_type, p.data.len(), p.orig_len),
+        (7_000, LinkType::RAW, 3, 40)
+    );
+}
+
+#[test]
+fn other_blocks_are_skipped_and_counted_by_kind() {
+    let mut ng = Ng::new();
+    ng.shb(false)
+        .block(NRB, &[0; 8])
+        .idb(1, 0, None, None, None)
+        .block(ISB, &[0; 12])
+        .block(DSB, &[0; 16])
+        .block(CUSTOM, &[1, 2, 3, 4, 5])
+        .block(0x4000_0bad, &[1, 2, 3, 4])
+        .block(9, b"journal!")
+        .block(0x8000_0001, &[0; 4])
+        .epb(0, 1, &[1], 1);
+    let mut r = stream(&ng.buf);
+    assert!(r.next_packet().unwrap().is_some());
+    assert!(r.next_packet().unwrap().is_none());
+    let s = r.stats().skipped;
+    assert_eq!(
+        (
+            s.name_resolution,
+            s.interface_statistics,
+            s.decryption_secrets,
+            s.custom,
+            s.systemd_journal,
+            s.other
+        ),
+        (1, 1, 1, 2, 1, 1)
+    );
+    assert_eq!(s.total(), 7);
+    agree(&ng.buf);
+}
+
+#[test]
+fn oversized_blocks_are_skipped_unread_but_oversized_packets_are_errors() {
+    let big = vec![0xabu8; MAX_BLOCK_LEN as usize + 100];
+    let mut ng = Ng::new();
+    ng.shb(false)
+        .idb(1, 0, None, None, None)
+        .block(CUSTOM, &big)
+        .epb(0, 1, &[1, 2], 2);
+    let mut r = stream(&ng.buf);
+    let p = r.next_packet().unwrap().unwrap();
+    assert_eq!(p.data, &[1, 2]);
+    assert_eq!(r.stats().oversized_skipped, 1);
+    assert_eq!(r.stats().skipped.custom, 1);
+    agree(&ng.buf);
+
+    // The same block cut by the end of the file.
+    let cut = &ng.buf[..ng.buf.len() - 100 - 48];
+    let mut r = stream(cut);
+    assert!(r.next_packet().unwrap().is_none());
+    assert_eq!(r.stats().truncated_records, 1);
+    agree(cut);
+
+    let mut ng = Ng::new();
+    ng.shb(false)
+        .idb(1, 0, None, None, None)
+        .block(common::EPB, &big);
+    let mut r = stream(&ng.buf);
+    assert!(matches!(
+        r.next_packet(),
+        Err(Error::AbsurdLength {
+            what: "pcapng block length",
+            ..
+        })
+    ));
+    agree(&ng.buf);
+}
+
+#[test]
+fn pcapng_structural_errors() {
+    // Packet on an undeclared interface.
+    let mut ng = Ng::new();
+    ng.shb(false).idb(1, 0, None, None, None).epb(3, 1, &[1], 1);
+    let mut r = stream(&ng.buf);
+    match r.next_packet() {
+        Err(Error::UnknownInterface { id, declared, .. }) => assert_eq!((id, declared), (3, 1)),
+        other => panic!("{other:?}"),
+    }
+    agree(&ng.buf);
+
+    // Interfaces of an earlier section are not visible in the next one.
+    let mut ng = Ng::new();
+    ng.shb(false)
+        .idb(1, 0, None, None, None)
+        .shb(false)
+        .spb(&[1], 1);
+    assert!(matches!(
+        stream(&ng.buf).next_packet(),
+        Err(Error::UnknownInterface {
+            id: 0,
+            declared: 0,
+            ..
+        })
+    ));
+
+    // Trailing length differs from the leading one.
+    let mut ng = Ng::new();
+    ng.shb(false).idb(1, 0, None, None, None);
+    let n = ng.buf.len();
+    ng.buf[n - 4] ^= 4;
+    assert!(matches!(
+        stream(&ng.buf).next_packet(),
+        Err(Error::Malformed { .. })
+    ));
+    agree(&ng.buf);
+
+    // Block length not a multiple of 4, and below the minimum.
+    for bad in [30u32, 8] {
+        let mut ng = Ng::new();
+        ng.shb(false);
+        ng.buf.extend_from_slice(&1u32.to_le_bytes());
+        ng.buf.extend_from_slice(&bad.to_le_bytes());
+        ng.buf.extend_from_slice(&[0; 40]);
+        assert!(matches!(
+            stream(&ng.buf).next_packet(),
+            Err(Error::Malformed { offset, .. }) if offset == 48
+        ));
+        agree(&ng.buf);
+    }
+
+    // A section header of version 2.
+    let mut ng = Ng::new();
+    ng.shb(false);
+    ng.buf[12] = 2;
+    assert!(matches!(
+        stream(&ng.buf).next_packet(),
+        Err(Error::UnsupportedVersion { major: 2, .. })
+    ));
+
+    // An if_tsresol of 10^-20 s.
+    let mut ng = Ng::new();
+    ng.shb(false).idb(1, 0, Some(20), None, None);
+    assert!(matches!(
+        stream(&ng.buf).next_packet(),
+        Err(Error::BadTsResolution(20))
+    ));
+
+    // Cut inside the first section header: no capture at all.
+    let mut ng = Ng::new();
+    ng.shb(false);
+    let cut = &ng.buf[..20];
+    assert!(matches!(
+        stream(cut).next_packet(),
+        Err(Error::TruncatedHeader { .. })
+    ));
+    assert!(matches!(
+        Trace::from_vec(cut.to_vec()),
+        Err(Error::TruncatedHeader { .. })
+    ));
+    agree(cut);
+}
+
+#[test]
+fn pcapng_truncated_final_block_is_counted() {
+    let mut ng = Ng::new();
+    ng.shb(false)
+        .idb(1, 0, None, None, None)
+        .epb(0, 1, &[1; 50], 50)
+        .epb(0, 2, &[2; 50], 50);
+    for cut in [1, 4, 30, 80] {
+        let bytes = &ng.buf[..ng.buf.len() - cut];
+        let mut r = stream(bytes);
+        assert!(r.next_packet().unwrap().is_some());
+        assert!(r.next_packet().unwrap().is_none());
+        assert_eq!(r.stats().truncated_records, 1, "cut {cut}");
+        agree(bytes);
+    }
+}
+
+#[test]
+fn gzip_is_detected_by_content_whatever_the_name() {
+    let mut ng = Ng::new();
+    ng.shb(false)
+        .idb(1, 0, None, None, None)
+        .epb(0, 1, &[1, 2, 3], 3);
+    let gz = gzip(&ng.buf);
+    let dir = tempfile::tempdir().unwrap();
+    // Named like a plain capture.
+    let path = dir.path().join("looks-plain.pcapng");
+    std::fs::write(&path, &gz).unwrap();
+    let mut r = CaptureReader::open(&path).unwrap();
+    assert!(r.format().gzip);
+    assert_eq!(r.next_packet().unwrap().unwrap().data, &[1, 2, 3]);
+    let t = Trace::load(&path).unwrap();
+    assert_eq!(t.get(0).data, &[1, 2, 3]);
+    assert!(t.format().unwrap().gzip);
+    agree(&gz);
+
+    // Concatenated gzip members are one stream (as `cat a.gz b.gz` and zcat agree).
+    let mut two = gzip(&ng.buf[..40]);
+    two.extend_from_slice(&gzip(&ng.buf[40..]));
+    assert_eq!(agree(&two).packets, 1);
+
+    // A gzip stream cut short: the packets before the damage, then a typed error.
+    let mut p = Pcap::new(false, true, 1, 0);
+    for i in 0..2000u32 {
+        p.packet(u64::from(i), &i.to_le_bytes().repeat(40), 160);
+    }
+    let gz = gzip(&p.buf);
+    let cut = &gz[..gz.len() / 2];
+    let mut r = stream(cut);
+    let mut n = 0;
+    let end = loop {
+        match r.next_packet() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    assert!(n > 0);
+    assert!(matches!(end, Some(Error::Decompress { .. })), "{end:?}");
+    read_both(cut).unwrap();
+}
+
+#[test]
+fn trace_api_and_builder() {
+    let mut b = TraceBuilder::new();
+    assert_eq!(b.push(30, LinkType::ETHERNET, &[1; 60], 60), 0);
+    assert_eq!(b.push(10, LinkType::RAW, &[0x45; 40], 1500), 1);
+    assert_eq!(b.push(50, LinkType::ETHERNET, &[], 0), 2);
+    let t = b.build();
+    assert_eq!(t.len(), 3);
+    assert_eq!(t.bytes(), 100);
+    assert_eq!(t.duration_ns(), 40);
+    assert_eq!((t.first_ts_ns(), t.last_ts_ns()), (30, 50));
+    assert_eq!(t.get(1).link_type, LinkType::RAW);
+    assert_eq!(t.get(1).interface, 1);
+    assert_eq!(t.get(2).interface, 0);
+    assert_eq!(t.get(2).data, &[] as &[u8]);
+    assert!(t.try_get(3).is_none());
+    assert_eq!(
+        t.iter().rev().map(|r| r.ts_ns).collect::<Vec<_>>(),
+        [50, 10, 30]
+    );
+    assert_eq!(t.range(1..9).len(), 2);
+    assert_eq!(t.interfaces().len(), 2);
+    assert!(t.format().is_none());
+    assert_eq!(t.stats().packets, 3);
+    assert_eq!(TraceBuilder::new().build().duration_ns(), 0);
+}
+
+#[test]
+fn writer_round_trip_both_precisions_and_gzip_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, precision) in [
+        ("a.pcap", PcapPrecision::Nano),
+        ("b.pcap.gz", PcapPrecision::Micro),
+    ] {
+        let path = dir.path().join(name);
+        let mut w = PcapWriter::create(
+            &path,
+            WriterOptions::new(LinkType::LINUX_SLL2).precision(precision),
+        )
+        .unwrap();
+        w.write_packet(1_600_000_000_987_654_321, &[7; 100], 120)
+            .unwrap();
+        let rec = PacketRecord {
+            ts_ns: 5,
+            orig_len: 1,
+            interface: 0,
+            link_type: LinkType::LINUX_SLL2,
+            data: &[1, 2],
+        };
+        w.write(&rec).unwrap();
+        assert!(matches!(
+            w.write(&PacketRecord {
+                link_type: LinkType::ETHERNET,
+                ..rec
+            }),
+            Err(Error::Unwritable(_))
+        ));
+        assert!(matches!(
+            w.write_packet(u64::MAX, &[1], 1),
+            Err(Error::Unwritable(_))
+        ));
+        assert_eq!(w.packets(), 2);
+        w.close().unwrap();
+        let mut r = CaptureReader::open(&path).unwrap();
+        assert_eq!(r.format().gzip, name.ends_with(".gz"));
+        let a = r.next_packet().unwrap().unwrap();
+        let want = match precision {
+            PcapPrecision::Nano => 1_600_000_000_987_654_321,
+            PcapPrecision::Micro => 1_600_000_000_987_654_000,
+        };
+        assert_eq!(
+            (a.ts_ns, a.data.len(), a.orig_len, a.link_type),
+            (want, 100, 120, LinkType::LINUX_SLL2)
+        );
+        let b = r.next_packet().unwrap().unwrap();
+        // orig_len is raised to the captured length.
+        assert_eq!((b.data, b.orig_len), (&[1, 2][..], 2));
+        assert!(r.next_packet().unwrap().is_none());
+    }
+
+    // Snaplen cuts the data.
+    let mut w = PcapWriter::new(
+        Vec::new(),
+        WriterOptions::new(LinkType::ETHERNET).snaplen(4),
+    )
+    .unwrap();
+    w.write_packet(0, &[1, 2, 3, 4, 5, 6], 6).unwrap();
+    let bytes = w.finish().unwrap();
+    let mut r = stream(&bytes);
+    let p = r.next_packet().unwrap().unwrap();
+    assert_eq!((p.data, p.orig_len), (&[1, 2, 3, 4][..], 6));
+    assert_eq!(r.interfaces()[0].snaplen, 4);
+}
+
+#[test]
+fn writer_errors_name_the_path() {
+    let e = PcapWriter::create("/nonexistent/flowbundle/out.pcap", WriterOptions::default())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/flowbundle/out.pcap: ")
+    );
+}
