@@ -311,19 +311,31 @@ fn parse_headers(block: &[u8], base: usize) -> Head {
                 .split(|&b| b == b',')
                 .any(|t| trim_ws(t).eq_ignore_ascii_case(b"chunked"));
         } else if is(b"content-encoding") {
-            let last = value
+            // One coding is decoded; a stack of codings (`rc4,gzip`, `gzip,gzip`) is left as it is.
+            let mut codings = value
                 .split(|&b| b == b',')
                 .map(trim_ws)
-                .rfind(|t| !t.is_empty())
-                .unwrap_or(b"");
-            h.encoding =
-                if last.eq_ignore_ascii_case(b"gzip") || last.eq_ignore_ascii_case(b"x-gzip") {
-                    Encoding::Gzip
-                } else if last.eq_ignore_ascii_case(b"deflate") {
-                    Encoding::Deflate
+                .filter(|t| !t.is_empty());
+            let coding = |t: &[u8]| {
+                if t.eq_ignore_ascii_case(b"gzip") || t.eq_ignore_ascii_case(b"x-gzip") {
+                    Some(Encoding::Gzip)
+                } else if t.eq_ignore_ascii_case(b"deflate") {
+                    Some(Encoding::Deflate)
+                } else if t.eq_ignore_ascii_case(b"identity") {
+                    Some(Encoding::Identity)
                 } else {
-                    Encoding::Identity
-                };
+                    None
+                }
+            };
+            let non_identity: Vec<_> = codings
+                .by_ref()
+                .map(coding)
+                .filter(|c| *c != Some(Encoding::Identity))
+                .collect();
+            h.encoding = match non_identity.as_slice() {
+                [Some(e)] => *e,
+                _ => Encoding::Identity,
+            };
         }
     }
     h
@@ -680,6 +692,10 @@ pub struct HttpParser {
     /// Index in `txs` of the transaction the response side is working on (the front, once its head is parsed).
     next_tx: u64,
     stats: ParserStats,
+    /// Whether the first data has been seen, and whether it showed the flow's "client" to be the server (a flow
+    /// picked up from its responses, whose first sender the engine took for the client).
+    oriented: bool,
+    swapped: bool,
 }
 
 impl HttpParser {
@@ -692,7 +708,31 @@ impl HttpParser {
             txs: VecDeque::new(),
             next_tx: 0,
             stats: ParserStats::default(),
+            oriented: false,
+            swapped: false,
         }
+    }
+
+    /// Decides once, from the first bytes, which side sends requests.
+    fn orient(&mut self, dir: Dir, data: &[u8]) {
+        let start = data
+            .iter()
+            .position(|&b| b != b'\r' && b != b'\n')
+            .unwrap_or(data.len());
+        let d = &data[start..];
+        if d.is_empty() {
+            return;
+        }
+        self.oriented = true;
+        let is_status = d.starts_with(b"HTTP/");
+        let is_request = d
+            .iter()
+            .position(|&b| b == b' ')
+            .is_some_and(|sp| METHODS.contains(&&d[..sp]));
+        self.swapped = match dir {
+            Dir::ToServer => is_status,
+            Dir::ToClient => is_request,
+        };
     }
 
     /// Collects head bytes; returns the bytes after the head once it is complete (`Some`), or `None` when more are
@@ -1166,6 +1206,10 @@ impl HttpParser {
 
 impl Parser for HttpParser {
     fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if !self.oriented {
+            self.orient(dir, data);
+        }
+        let dir = if self.swapped { dir.reverse() } else { dir };
         match dir {
             Dir::ToServer => self.parse_request(data, out),
             Dir::ToClient => self.parse_response(data, out),
@@ -1173,6 +1217,7 @@ impl Parser for HttpParser {
     }
 
     fn gap(&mut self, dir: Dir, len: u64) {
+        let dir = if self.swapped { dir.reverse() } else { dir };
         let side = match dir {
             Dir::ToServer => &mut self.req,
             Dir::ToClient => &mut self.resp,
