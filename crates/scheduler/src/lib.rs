@@ -5,20 +5,38 @@
 //!
 //! * the parallel runtime (`flowbundle-worker`), where one dispatcher thread calls [`Scheduler::dispatch`] and N
 //!   worker threads call [`Scheduler::next`] and [`Scheduler::done`] concurrently;
-//! * the simulator (`flowbundle-sim`), which calls the same three methods from one thread in virtual time.
+//! * the simulator (`flowbundle-sim`), which calls the same methods from one thread in virtual time.
 //!
-//! Because the simulator drives the real policy code instead of a model of it, the two cannot drift apart.
+//! Because the simulator drives the real policy code instead of a model of it, the two cannot drift apart. For the
+//! same reason no policy blocks, spins or reads a clock inside its methods: every call returns after a bounded amount
+//! of work, and where a policy needs a notion of time (idle expiry in `flow`, the rebalancing period of `rss`) it counts
+//! its own `dispatch` calls. A count of dispatches is the same in the runtime, in the simulator and in raw or scaled
+//! mode, so a policy's decisions depend only on the trace and on the interleaving of calls, never on machine speed.
+//!
+//! | policy | module | source | per-flow order | where a packet waits |
+//! |---|---|---|---|---|
+//! | `dh` | [`dh`] | ANCS'10 §3.1 | yes | its worker's run queue (CRC-16 of the FID mod N) |
+//! | `ph` | [`ph`] | ANCS'10 §3.2 | **no** | the receive queue, or the connection queue of the CE another worker owns |
+//! | `lfb` | [`lfb`] | ANCS'10 §3.3 | yes | its flow bundle queue, plus the receive queue when it opens the bundle |
+//! | `l7aff` | [`l7aff`] | Guo et al. ANCS'08 §3.3 | yes | the run queue of the worker holding its connection |
+//! | `flow` | [`flow`] | ANCS'10 §2.1.2 | yes | the run queue of the worker its flow is bound to |
+//! | `rss` | [`rss`] | ANCS'10 §2.1.4 | yes | the run queue its indirection-table bucket points to |
+//! | `lfb-affinity` | [`lfb_affinity`] | ANCS'10 §5 | yes | as `lfb`, but a returning bundle may go to its last worker |
 //!
 //! ## The contract
 //!
 //! The dispatcher sees a packet as a [`Desc`]: its number and the hashes computed when the trace was loaded (the
 //! ANCS'10 harness parses flow identifiers and hashes during load, before the clock starts). A policy
 //!
-//! 1. places the packet with `dispatch` (or refuses with the packet back when a bounded queue is full: the caller
-//!    backs off and retries, or counts a drop, depending on the harness mode);
+//! 1. places the packet with `dispatch`, which says who may take it ([`Placed`]) so the runtime wakes only that
+//!    worker, or refuses with the packet back when a bounded queue is full: the caller backs off and retries, or
+//!    counts a drop, depending on the harness mode. Every policy holds at most [`SchedOptions::capacity`] packets;
 //! 2. hands it to some worker `w` through `next(w)`;
 //! 3. learns that `w` finished it through `done(w, desc)`; policies that keep a packet queued while it is processed
 //!    (LFB keeps it at the head of its flow bundle queue) release it here.
+//!
+//! A worker holds at most one packet at a time: it calls `done` for the packet `next` gave it before calling `next`
+//! again. `classified` is an optional hint from the engine (see [`Scheduler::classified`]).
 //!
 //! ## Bundles: why workers need no lock on flow state
 //!
@@ -28,11 +46,34 @@
 //! > worker is given a packet of bundle `b`; and every packet of one connection belongs to one bundle.
 //!
 //! The inspection engine shards its connection table by bundle, so a worker that holds a packet owns that shard
-//! outright and touches its flow state without a lock. The guarantee is checked in tests by an
-//! [`ExclusivityChecker`](crate) that panics on the first violation.
+//! outright and touches its flow state without a lock. The guarantee is checked in tests by
+//! [`check::ExclusivityChecker`], which panics on the first violation, driven by the seeded interleavings of
+//! [`check::drive`] and by real threads.
 //!
 //! Per-flow processing order (packets of one connection finish in arrival order) is a separate, weaker promise that
 //! every policy except `ph` makes; `ph` may reorder, and the harness measures how much.
+//!
+//! ## Changes to the original contract, and why
+//!
+//! * `dispatch` returns [`Placed`] instead of `()`: the runtime parks idle workers, and without knowing who can take
+//!   a packet it would have to wake all of them for every packet (a futex call each). With it, a packet that joins a
+//!   bundle already held wakes nobody, and a packet for one worker's queue wakes that worker only.
+//! * [`Scheduler::classified`] (default: nothing) lets the engine tell `l7aff` that a connection's identification is
+//!   final, the event on which the L7-filter stops giving the connection to its matching thread.
+//! * [`Scheduler::in_system`] reports how many packets the policy holds, for bounded-queue tests and the simulator.
+
+pub mod check;
+pub mod dh;
+pub mod flow;
+pub mod l7aff;
+pub mod lfb;
+pub mod lfb_affinity;
+pub mod ph;
+pub mod rss;
+mod slots;
+#[cfg(feature = "testkit")]
+pub mod testkit;
+mod util;
 
 /// Number of ownership bundles. 16 bits: the CRC-16 of the paper's flow identifier is itself a bundle number.
 pub const BUNDLES: usize = 1 << 16;
@@ -58,28 +99,54 @@ pub struct Desc {
     pub len: u16,
 }
 
+/// Who may take a packet that `dispatch` accepted: the runtime wakes a parked worker accordingly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// Only this worker will be given the packet (it went to that worker's queue).
+    Worker(WorkerId),
+    /// Any idle worker may take it (it went to a shared receive queue).
+    Any,
+    /// It queued behind a packet of the same bundle that a worker holds or is about to take: that worker is awake
+    /// or will be woken for the earlier packet, so nobody needs waking now.
+    Joined,
+}
+
 /// Counters a policy keeps about its own decisions (all monotone, read at the end of a run).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SchedStats {
+    /// Packets accepted by `dispatch`.
+    pub dispatched: u64,
     /// `ph`: packets a worker put on another worker's connection queue instead of processing.
     pub handoffs: u64,
-    /// `lfb`: packets that found their flow bundle queue non-empty (they joined a bundle already in the system).
+    /// `lfb`, `lfb-affinity`: packets that found their flow bundle queue non-empty (they joined a bundle already in
+    /// the system).
     pub bundle_joins: u64,
-    /// `lfb`: dispatches where a bundle held packets of more than one flow identifier (hash collisions).
+    /// `lfb`, `lfb-affinity`: joins where the bundle's previous packet had another flow identifier (hash
+    /// collisions in the FBQ table). `l7aff`, `flow`: a packet of another connection found its bundle held.
     pub collisions: u64,
-    /// `lfb`, `lfb-affinity`, `rss`, `flow`: a bundle (or bucket, or flow) started on a different worker than last time.
+    /// `lfb`, `lfb-affinity`, `rss`, `flow`, `l7aff`: a bundle (or bucket, or flow) started on a different worker than
+    /// last time.
     pub migrations: u64,
     /// `rss`: rebalancing rounds that moved at least one bucket, and buckets moved.
     pub rebalances: u64,
     pub buckets_moved: u64,
+    /// `flow`: flows whose binding expired after being idle, and were bound again as new flows.
+    pub expirations: u64,
+    /// `lfb-affinity`: returning bundles given to their last worker; and bundle heads an idle worker took from
+    /// another worker's affinity queue (work stealing, so a busy last worker never strands a bundle).
+    pub affinity_hits: u64,
+    pub steals: u64,
+    /// `l7aff`: connections the engine reported classified (they lose their affinity once idle).
+    pub classified: u64,
     /// Times `dispatch` refused a packet because a bounded queue was full.
     pub full: u64,
 }
 
 /// A packet scheduling policy. See the crate documentation for the contract.
 ///
-/// `dispatch` is called from one thread only (the dispatcher); `next` and `done` for worker `w` from that worker's
-/// thread only. Implementations are `Sync` and use atomics or short critical sections accordingly.
+/// `dispatch` is called from one thread only (the dispatcher); `next`, `done` and `classified` for worker `w` from
+/// that worker's thread only. Implementations are `Sync` and use atomics or short critical sections accordingly.
+/// No method blocks, spins or reads a clock. Out-of-range worker ids are ignored (`next` answers `None`).
 pub trait Scheduler: Send + Sync {
     /// Name as given on the command line (`dh`, `ph`, `lfb`, ...).
     fn name(&self) -> &'static str;
@@ -88,7 +155,7 @@ pub trait Scheduler: Send + Sync {
     fn workers(&self) -> usize;
 
     /// Place a packet. `Err(desc)` hands the packet back when a bounded queue is full.
-    fn dispatch(&self, desc: Desc) -> Result<(), Desc>;
+    fn dispatch(&self, desc: Desc) -> Result<Placed, Desc>;
 
     /// The next packet for worker `w`, or `None` when there is nothing for it right now.
     fn next(&self, w: WorkerId) -> Option<Desc>;
@@ -96,9 +163,166 @@ pub trait Scheduler: Send + Sync {
     /// Worker `w` has finished processing `desc`.
     fn done(&self, w: WorkerId, desc: Desc);
 
+    /// The engine's identification of `desc`'s connection reached a final result (a protocol, or no match) while
+    /// worker `w` processed it; called between `next` and `done`. Only `l7aff` uses it.
+    fn classified(&self, _w: WorkerId, _desc: &Desc) {}
+
     /// The ownership bundle of a packet, `< BUNDLES` (see the crate documentation).
     fn bundle(&self, desc: &Desc) -> u16;
 
+    /// Packets accepted by `dispatch` and not yet released by `done` (queued or being processed).
+    fn in_system(&self) -> usize;
+
     /// Counters about the policy's decisions so far.
     fn stats(&self) -> SchedStats;
+}
+
+/// Tunables shared by all policies. Each policy reads the fields that concern it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedOptions {
+    /// Packets a policy may hold at once, queued or being processed (all its queues together; per-worker queues get
+    /// an equal share, which includes the packet the worker processes, and at least one queued packet, so the bound is
+    /// `max(capacity, 2 × workers)`). `dispatch` refuses beyond it. Default 8,192: above the harness's 4,096 outstanding-packet
+    /// limit, so in scaled mode the harness's drop rule, not a queue, decides drops.
+    pub capacity: usize,
+    /// `lfb`, `lfb-affinity`: flow bundle queues in the FBQ table (ANCS'10: 4,096, over two orders of magnitude more
+    /// than workers). At most [`BUNDLES`]; a warning is logged below 100 × workers.
+    pub fbq_table: usize,
+    /// `lfb-affinity`: a returning bundle goes to its last worker when that worker's load (queued bundle heads plus
+    /// the one it processes) is at most the least loaded worker's plus this slack.
+    pub affinity_slack: usize,
+    /// `flow`: a flow with no packet in the system for this many dispatches is expired and bound again as new.
+    pub flow_idle_dispatches: u64,
+    /// `rss`: dispatches between two rebalancing rounds.
+    pub rss_interval: u64,
+    /// `rss`: at most this many buckets moved per round.
+    pub rss_max_moves: usize,
+}
+
+impl Default for SchedOptions {
+    fn default() -> Self {
+        SchedOptions {
+            capacity: 8192,
+            fbq_table: 4096,
+            affinity_slack: 1,
+            flow_idle_dispatches: 1 << 16,
+            rss_interval: 8192,
+            rss_max_moves: 4,
+        }
+    }
+}
+
+/// Why [`build`] refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BuildError {
+    #[error("unknown scheduler `{0}` (known: dh, ph, lfb, l7aff, flow, rss, lfb-affinity)")]
+    Unknown(String),
+    #[error("a scheduler needs 1 to {max} workers, got {got}")]
+    Workers { got: usize, max: usize },
+    #[error("{what} must be between {min} and {max}, got {got}")]
+    Option {
+        what: &'static str,
+        got: u64,
+        min: u64,
+        max: u64,
+    },
+}
+
+/// Every policy name [`build`] accepts, in the order the paper discusses them.
+pub const ALL: &[&str] = &["dh", "ph", "lfb", "l7aff", "flow", "rss", "lfb-affinity"];
+
+/// Most workers a policy supports (worker ids are stored in 16 bits in the tables; 1,024 is far beyond any machine
+/// this lab runs on and keeps per-worker arrays small).
+pub const MAX_WORKERS: usize = 1024;
+
+/// Most packets a policy may hold (slot indices are 32-bit with one value reserved).
+pub const MAX_CAPACITY: usize = 1 << 24;
+
+/// Build a policy by its command-line name (`lfb_affinity` is accepted for `lfb-affinity`).
+pub fn build(
+    name: &str,
+    workers: usize,
+    opts: &SchedOptions,
+) -> Result<Box<dyn Scheduler>, BuildError> {
+    if workers == 0 || workers > MAX_WORKERS {
+        return Err(BuildError::Workers {
+            got: workers,
+            max: MAX_WORKERS,
+        });
+    }
+    check_range("capacity", opts.capacity as u64, 1, MAX_CAPACITY as u64)?;
+    check_range("fbq_table", opts.fbq_table as u64, 1, BUNDLES as u64)?;
+    check_range("rss_interval", opts.rss_interval, 1, u64::MAX)?;
+    check_range(
+        "flow_idle_dispatches",
+        opts.flow_idle_dispatches,
+        1,
+        u64::MAX,
+    )?;
+    let sched: Box<dyn Scheduler> = match name {
+        "dh" => Box::new(dh::DirectHash::new(workers, opts)),
+        "ph" => Box::new(ph::PacketHandoff::new(workers, opts)),
+        "lfb" => Box::new(lfb::LastFlowBundle::new(workers, opts)),
+        "l7aff" => Box::new(l7aff::L7Affinity::new(workers, opts)),
+        "flow" => Box::new(flow::FlowBased::new(workers, opts)),
+        "rss" => Box::new(rss::AdaptiveRss::new(workers, opts)),
+        "lfb-affinity" | "lfb_affinity" => Box::new(lfb_affinity::LfbAffinity::new(workers, opts)),
+        other => return Err(BuildError::Unknown(other.to_string())),
+    };
+    Ok(sched)
+}
+
+fn check_range(what: &'static str, got: u64, min: u64, max: u64) -> Result<(), BuildError> {
+    if got < min || got > max {
+        return Err(BuildError::Option {
+            what,
+            got,
+            min,
+            max,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn desc_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Desc>(), 16);
+    }
+
+    #[test]
+    fn build_knows_every_name_and_refuses_others() {
+        for name in ALL {
+            let s = build(name, 4, &SchedOptions::default()).unwrap();
+            assert_eq!(s.name(), *name);
+            assert_eq!(s.workers(), 4);
+        }
+        assert!(matches!(
+            build("rr", 2, &SchedOptions::default()),
+            Err(BuildError::Unknown(_))
+        ));
+        assert!(matches!(
+            build("dh", 0, &SchedOptions::default()),
+            Err(BuildError::Workers { .. })
+        ));
+        let bad = SchedOptions {
+            fbq_table: BUNDLES + 1,
+            ..SchedOptions::default()
+        };
+        assert!(matches!(
+            build("lfb", 2, &bad),
+            Err(BuildError::Option { .. })
+        ));
+        let bad = SchedOptions {
+            capacity: 0,
+            ..SchedOptions::default()
+        };
+        assert!(matches!(
+            build("ph", 2, &bad),
+            Err(BuildError::Option { .. })
+        ));
+    }
 }
