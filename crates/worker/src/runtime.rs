@@ -1,0 +1,605 @@
+//! The run: barrier, dispatcher loop (raw or scaled), worker loops, records and report. See the crate documentation.
+
+use crate::park::Sleepers;
+use crate::workload::{Outcome, Workload};
+use crossbeam::utils::CachePadded;
+use flowbundle_scheduler::{Desc, SchedStats, Scheduler, WorkerId};
+use std::hint::spin_loop;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::*};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+/// The paper's limit on outstanding packets in scaled mode ("latency starts to increase significantly when it is
+/// exceeded").
+pub const MAX_OUTSTANDING: usize = 4096;
+
+/// How the dispatcher paces packets.
+#[derive(Clone, Copy, Debug)]
+pub enum Mode<'a> {
+    /// As fast as possible, pausing only when the policy refuses a packet (a queue is full).
+    Raw,
+    /// Packet `i` is enqueued `release_ns[i]` nanoseconds after the start (timestamps rescaled by the caller to the
+    /// target rate, non-decreasing). An arrival finding `max_outstanding` packets in the system, or refused by the
+    /// policy, is dropped and counted.
+    Scaled { release_ns: &'a [u64] },
+}
+
+/// Run parameters.
+#[derive(Clone, Debug)]
+pub struct RunConfig<'a> {
+    pub mode: Mode<'a>,
+    /// Scaled mode: most packets in the system (dispatched, not finished); default [`MAX_OUTSTANDING`].
+    pub max_outstanding: usize,
+    /// Pin the dispatcher and each worker to its own core when there are enough cores.
+    pub pin: bool,
+    /// Keep per-packet records (arrival, enqueue, start, end, worker). Costs about 40 bytes per packet, allocated
+    /// before the start.
+    pub records: bool,
+    /// The paper's cache clobber option: bytes of a buffer that an extra thread reads one cache line at a time for
+    /// the whole run (ANCS'10 used 4 MB). 0: off.
+    pub clobber_bytes: usize,
+}
+
+impl Default for RunConfig<'_> {
+    fn default() -> Self {
+        RunConfig {
+            mode: Mode::Raw,
+            max_outstanding: MAX_OUTSTANDING,
+            pin: true,
+            records: true,
+            clobber_bytes: 0,
+        }
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RunError {
+    #[error("descriptor {index} has id {id}: ids must be the indexes 0..n of the preloaded trace")]
+    BadId { index: usize, id: u32 },
+    #[error("scaled mode needs one release time per packet ({packets} packets, {times} times)")]
+    ReleaseTimes { packets: usize, times: usize },
+    #[error("too many packets for 32-bit ids: {0}")]
+    TooMany(usize),
+}
+
+/// What happened to a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Status {
+    /// Not reached (only if the run was cut short; never in a complete run).
+    #[default]
+    Pending,
+    /// Accepted by the policy and processed.
+    Processed,
+    /// Scaled mode: dropped because `max_outstanding` packets were in the system.
+    DroppedOutstanding,
+    /// Scaled mode: dropped because the policy refused it (a queue was full).
+    DroppedFull,
+}
+
+/// Per-packet records, indexed by packet id; times in ns since the run's base instant (the start is
+/// [`RunReport::start_ns`]). Unprocessed packets have zero start/end and worker `u16::MAX`.
+#[derive(Clone, Debug, Default)]
+pub struct Records {
+    /// When the dispatcher took the packet up (raw: before the first try; scaled: when its time came).
+    pub arrival_ns: Vec<u64>,
+    /// When the policy accepted it.
+    pub enqueue_ns: Vec<u64>,
+    pub start_ns: Vec<u64>,
+    pub end_ns: Vec<u64>,
+    pub worker: Vec<u16>,
+    pub status: Vec<Status>,
+}
+
+/// The dispatcher's side of a run.
+#[derive(Clone, Debug, Default)]
+pub struct DispatchReport {
+    /// Packets the policy accepted.
+    pub dispatched: u64,
+    pub dropped_outstanding: u64,
+    pub dropped_full: u64,
+    /// Raw mode: refusals met (each followed by a back-off).
+    pub full_waits: u64,
+    /// Times the dispatcher slept (back-off or waiting for a packet's time).
+    pub sleeps: u64,
+    /// Scaled mode: packets enqueued later than their time by more than 10 µs (the dispatcher fell behind).
+    pub late: u64,
+    /// When the last packet was handled, ns since the base instant.
+    pub end_ns: u64,
+}
+
+/// One worker's side of a run.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerReport {
+    pub packets: u64,
+    /// Time inside the workload (sum over packets of end − start).
+    pub busy_ns: u64,
+    /// Time with nothing to do (spinning, yielding or parked), from the start to leaving.
+    pub idle_ns: u64,
+    /// Times the worker parked.
+    pub parks: u64,
+    /// When it finished its last packet, ns since the base instant.
+    pub last_end_ns: u64,
+    /// The core it was pinned to.
+    pub core: Option<usize>,
+}
+
+/// Whether threads were pinned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pinning {
+    /// Dispatcher on the first core, worker `w` on the `w + 1`th.
+    Pinned {
+        dispatcher: usize,
+        workers: Vec<usize>,
+    },
+    /// Not pinned, and why.
+    Floating(String),
+}
+
+/// Everything a run measured.
+#[derive(Debug)]
+pub struct RunReport<L> {
+    /// The start (after the barrier), ns since the base instant.
+    pub start_ns: u64,
+    /// From the start to the last worker's last packet (the paper's "largest cycle count recorded by a thread").
+    pub elapsed_ns: u64,
+    pub dispatcher: DispatchReport,
+    pub workers: Vec<WorkerReport>,
+    /// The policy's counters.
+    pub sched: SchedStats,
+    /// Packets dispatched but not processed when the workers left: always 0 unless a policy breaks its contract.
+    pub lost: u64,
+    pub records: Option<Records>,
+    /// Each worker's workload state, by worker id.
+    pub locals: Vec<L>,
+    pub pinning: Pinning,
+    /// Cache clobber passes over its buffer (0 when off).
+    pub clobber_passes: u64,
+}
+
+impl<L> RunReport<L> {
+    /// Packets processed.
+    pub fn processed(&self) -> u64 {
+        self.workers.iter().map(|w| w.packets).sum()
+    }
+
+    /// Packets processed per second over [`elapsed_ns`](Self::elapsed_ns).
+    pub fn pps(&self) -> f64 {
+        self.processed() as f64 * 1e9 / self.elapsed_ns.max(1) as f64
+    }
+}
+
+/// Shared state of a run.
+struct Shared {
+    base: Instant,
+    finished: AtomicBool,
+    /// Raised when every worker has left: stops the clobber thread.
+    workers_done: AtomicBool,
+    completed: Box<[CachePadded<AtomicU64>]>,
+    sleepers: Sleepers,
+    start: Vec<AtomicU64>,
+    end: Vec<AtomicU64>,
+    worker: Vec<AtomicU16>,
+}
+
+impl Shared {
+    #[inline]
+    fn now(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    fn outstanding(&self, dispatched: u64) -> u64 {
+        let done: u64 = self.completed.iter().map(|c| c.load(Acquire)).sum();
+        dispatched.saturating_sub(done)
+    }
+}
+
+/// Run `descs` (ids `0..n`) through `sched` with `workload` on `sched.workers()` worker threads plus a dispatcher.
+///
+/// Why workers can leave when the end flag is up and the policy gives them nothing: after dispatching ends, every
+/// queue a packet can reach a worker through is either one the dispatcher fills (no longer filled) or a bundle or
+/// connection queue owned by the worker that will take it (`lfb` FBQ heads, `ph` CQs); a worker that holds nothing
+/// owns none, so it can get nothing more. The report's `lost` checks this.
+pub fn run<W: Workload>(
+    sched: &dyn Scheduler,
+    workload: &W,
+    descs: &[Desc],
+    cfg: &RunConfig<'_>,
+) -> Result<RunReport<W::Local>, RunError> {
+    validate(descs, cfg)?;
+    let n = descs.len();
+    let workers = sched.workers().max(1);
+    let rec = |len: usize| if cfg.records { len } else { 0 };
+    let shared = Shared {
+        base: Instant::now(),
+        finished: AtomicBool::new(false),
+        workers_done: AtomicBool::new(false),
+        completed: (0..workers)
+            .map(|_| CachePadded::new(AtomicU64::new(0)))
+            .collect(),
+        sleepers: Sleepers::new(workers),
+        start: (0..rec(n)).map(|_| AtomicU64::new(0)).collect(),
+        end: (0..rec(n)).map(|_| AtomicU64::new(0)).collect(),
+        worker: (0..rec(n)).map(|_| AtomicU16::new(u16::MAX)).collect(),
+    };
+    let pinning = plan_pinning(cfg.pin, workers);
+    let core_of = |i: usize| match &pinning {
+        Pinning::Pinned {
+            dispatcher,
+            workers,
+        } => {
+            if i == 0 {
+                Some(*dispatcher)
+            } else {
+                workers.get(i - 1).copied()
+            }
+        }
+        Pinning::Floating(_) => None,
+    };
+    let clobber = cfg.clobber_bytes > 0;
+    let barrier = Barrier::new(workers + 1 + usize::from(clobber));
+
+    let (dispatch, mut results, clobber_passes) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (shared, barrier, core) = (&shared, &barrier, core_of(w + 1));
+                std::thread::Builder::new()
+                    .name(format!("worker-{w}"))
+                    .spawn_scoped(scope, move || {
+                        worker_loop(w, sched, workload, shared, barrier, core)
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        let threads: Vec<Thread> = handles.iter().map(|h| h.thread().clone()).collect();
+        let clob = clobber.then(|| {
+            let (shared, barrier, bytes) = (&shared, &barrier, cfg.clobber_bytes);
+            scope.spawn(move || clobber_loop(bytes, shared, barrier))
+        });
+        let (shared_ref, barrier_ref, core) = (&shared, &barrier, core_of(0));
+        let disp = std::thread::Builder::new()
+            .name("dispatcher".into())
+            .spawn_scoped(scope, move || {
+                dispatcher_loop(sched, descs, cfg, shared_ref, barrier_ref, &threads, core)
+            })
+            .expect("spawning the dispatcher thread");
+        let dispatch = disp.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        shared.workers_done.store(true, Relaxed);
+        let passes = clob.map_or(0, |h| h.join().unwrap_or(0));
+        (dispatch, results, passes)
+    });
+
+    let (start_ns, disp, mut records) = dispatch;
+    let mut locals = Vec::with_capacity(workers);
+    let mut reports = Vec::with_capacity(workers);
+    for (w, (report, local)) in results.drain(..).enumerate() {
+        reports.push(WorkerReport {
+            core: core_of(w + 1),
+            ..report
+        });
+        locals.push(local);
+    }
+    let processed: u64 = reports.iter().map(|r| r.packets).sum();
+    let last = reports
+        .iter()
+        .map(|r| r.last_end_ns)
+        .max()
+        .unwrap_or(start_ns)
+        .max(disp.end_ns);
+    if let Some(r) = records.as_mut() {
+        r.start_ns = shared
+            .start
+            .into_iter()
+            .map(AtomicU64::into_inner)
+            .collect();
+        r.end_ns = shared.end.into_iter().map(AtomicU64::into_inner).collect();
+        r.worker = shared
+            .worker
+            .into_iter()
+            .map(AtomicU16::into_inner)
+            .collect();
+    }
+    Ok(RunReport {
+        start_ns,
+        elapsed_ns: last.saturating_sub(start_ns),
+        lost: disp.dispatched.saturating_sub(processed),
+        dispatcher: disp,
+        workers: reports,
+        sched: sched.stats(),
+        records,
+        locals,
+        pinning,
+        clobber_passes,
+    })
+}
+
+fn validate(descs: &[Desc], cfg: &RunConfig<'_>) -> Result<(), RunError> {
+    if descs.len() > u32::MAX as usize {
+        return Err(RunError::TooMany(descs.len()));
+    }
+    if let Some((index, d)) = descs.iter().enumerate().find(|(i, d)| d.id as usize != *i) {
+        return Err(RunError::BadId { index, id: d.id });
+    }
+    if let Mode::Scaled { release_ns } = cfg.mode
+        && release_ns.len() != descs.len()
+    {
+        return Err(RunError::ReleaseTimes {
+            packets: descs.len(),
+            times: release_ns.len(),
+        });
+    }
+    Ok(())
+}
+
+fn plan_pinning(pin: bool, workers: usize) -> Pinning {
+    if !pin {
+        return Pinning::Floating("pinning not requested".into());
+    }
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    if cores.len() < workers + 1 {
+        let why = format!(
+            "{} threads (dispatcher + {workers} workers) on {} cores: threads share cores and float",
+            workers + 1,
+            cores.len()
+        );
+        tracing::info!("{why}");
+        return Pinning::Floating(why);
+    }
+    Pinning::Pinned {
+        dispatcher: cores[0].id,
+        workers: cores[1..=workers].iter().map(|c| c.id).collect(),
+    }
+}
+
+fn pin_to(core: Option<usize>) {
+    if let Some(id) = core {
+        core_affinity::set_for_current(core_affinity::CoreId { id });
+    }
+}
+
+/// Timer slack of 1 µs for the calling thread (Linux), so the dispatcher's short sleeps end on time.
+fn tighten_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only affects the calling thread's timers.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+type DispatchResult = (u64, DispatchReport, Option<Records>);
+
+fn dispatcher_loop(
+    sched: &dyn Scheduler,
+    descs: &[Desc],
+    cfg: &RunConfig<'_>,
+    shared: &Shared,
+    barrier: &Barrier,
+    threads: &[Thread],
+    core: Option<usize>,
+) -> DispatchResult {
+    pin_to(core);
+    tighten_timer_slack();
+    let n = descs.len();
+    let rec = cfg.records;
+    let mut records = rec.then(|| Records {
+        arrival_ns: vec![0; n],
+        enqueue_ns: vec![0; n],
+        status: vec![Status::Pending; n],
+        ..Records::default()
+    });
+    let mut report = DispatchReport::default();
+    barrier.wait();
+    let start = shared.now();
+    match cfg.mode {
+        Mode::Raw => {
+            for (i, d) in descs.iter().enumerate() {
+                let arrival = if rec { shared.now() } else { 0 };
+                let mut backoff = Backoff::default();
+                let placed = loop {
+                    match sched.dispatch(*d) {
+                        Ok(p) => break p,
+                        Err(_) => {
+                            report.full_waits += 1;
+                            // Make sure whoever can drain the queues is awake, then get off the core.
+                            shared.sleepers.wake_all_if_any(threads);
+                            report.sleeps += u64::from(backoff.wait());
+                        }
+                    }
+                };
+                shared.sleepers.wake(placed, threads);
+                report.dispatched += 1;
+                if let Some(r) = records.as_mut() {
+                    r.arrival_ns[i] = arrival;
+                    r.enqueue_ns[i] = shared.now();
+                    r.status[i] = Status::Processed;
+                }
+            }
+        }
+        Mode::Scaled { release_ns } => {
+            let max = cfg.max_outstanding as u64;
+            for (i, d) in descs.iter().enumerate() {
+                let due = start + release_ns[i];
+                let now = wait_until(shared, due, &mut report);
+                if now > due + 10_000 {
+                    report.late += 1;
+                }
+                let status = if shared.outstanding(report.dispatched) >= max {
+                    report.dropped_outstanding += 1;
+                    Status::DroppedOutstanding
+                } else {
+                    match sched.dispatch(*d) {
+                        Ok(p) => {
+                            shared.sleepers.wake(p, threads);
+                            report.dispatched += 1;
+                            Status::Processed
+                        }
+                        Err(_) => {
+                            report.dropped_full += 1;
+                            Status::DroppedFull
+                        }
+                    }
+                };
+                if let Some(r) = records.as_mut() {
+                    r.arrival_ns[i] = now;
+                    r.enqueue_ns[i] = if status == Status::Processed {
+                        shared.now()
+                    } else {
+                        0
+                    };
+                    r.status[i] = status;
+                }
+            }
+        }
+    }
+    report.end_ns = shared.now();
+    shared.finished.store(true, Release);
+    shared.sleepers.wake_all(threads);
+    (start, report, records)
+}
+
+/// Wait for time `due` without spinning: sleep while far, yield while near. Returns the time reached.
+fn wait_until(shared: &Shared, due: u64, report: &mut DispatchReport) -> u64 {
+    loop {
+        let now = shared.now();
+        if now >= due {
+            return now;
+        }
+        let gap = due - now;
+        if gap > 60_000 {
+            std::thread::sleep(Duration::from_nanos(gap - 40_000));
+            report.sleeps += 1;
+        } else if gap > 2_000 {
+            std::thread::yield_now();
+        } else {
+            spin_loop();
+        }
+    }
+}
+
+/// Raw-mode back-off when the policy is full: a few yields, then sleeps doubling from 5 µs to 1 ms.
+#[derive(Default)]
+struct Backoff(u32);
+
+impl Backoff {
+    /// Returns whether it slept.
+    fn wait(&mut self) -> bool {
+        self.0 += 1;
+        if self.0 <= 3 {
+            std::thread::yield_now();
+            return false;
+        }
+        let us = 5u64 << (self.0 - 4).min(8);
+        std::thread::sleep(Duration::from_micros(us.min(1000)));
+        true
+    }
+}
+
+/// Spins before yielding, and yields before parking, when a worker finds nothing.
+const IDLE_SPINS: u32 = 64;
+const IDLE_YIELDS: u32 = 4;
+
+fn worker_loop<W: Workload>(
+    w: WorkerId,
+    sched: &dyn Scheduler,
+    workload: &W,
+    shared: &Shared,
+    barrier: &Barrier,
+    core: Option<usize>,
+) -> (WorkerReport, W::Local) {
+    pin_to(core);
+    let mut local = workload.local(w);
+    let mut report = WorkerReport::default();
+    let rec = !shared.start.is_empty();
+    let mut idle = 0u32;
+    let mut idle_since: Option<u64> = None;
+    let mut pending: Option<Desc> = None;
+    barrier.wait();
+    let t0 = shared.now();
+    idle_since.get_or_insert(t0);
+    loop {
+        let finished = shared.finished.load(Acquire);
+        if let Some(d) = pending.take().or_else(|| sched.next(w)) {
+            let start = shared.now();
+            if let Some(t) = idle_since.take() {
+                report.idle_ns += start.saturating_sub(t);
+            }
+            if workload.process(&mut local, d) == Outcome::Classified {
+                sched.classified(w, &d);
+            }
+            let end = shared.now();
+            sched.done(w, d);
+            shared.completed[w].fetch_add(1, Release);
+            report.packets += 1;
+            report.busy_ns += end - start;
+            report.last_end_ns = end;
+            if rec {
+                let i = d.id as usize;
+                if let (Some(s), Some(e), Some(k)) =
+                    (shared.start.get(i), shared.end.get(i), shared.worker.get(i))
+                {
+                    s.store(start, Relaxed);
+                    e.store(end, Relaxed);
+                    k.store(w as u16, Relaxed);
+                }
+            }
+            idle = 0;
+            continue;
+        }
+        if finished {
+            break;
+        }
+        if idle_since.is_none() {
+            idle_since = Some(shared.now());
+        }
+        idle += 1;
+        if idle <= IDLE_SPINS {
+            spin_loop();
+        } else if idle <= IDLE_SPINS + IDLE_YIELDS {
+            std::thread::yield_now();
+        } else {
+            shared.sleepers.announce(w);
+            if shared.finished.load(Acquire) {
+                shared.sleepers.withdraw(w);
+                continue;
+            }
+            match sched.next(w) {
+                Some(d) => {
+                    shared.sleepers.withdraw(w);
+                    pending = Some(d);
+                }
+                None => {
+                    shared.sleepers.park(w);
+                    report.parks += 1;
+                    // Woken: look again briefly before parking again.
+                    idle = IDLE_SPINS;
+                }
+            }
+        }
+    }
+    let t = shared.now();
+    if let Some(since) = idle_since {
+        report.idle_ns += t.saturating_sub(since);
+    }
+    (report, local)
+}
+
+fn clobber_loop(bytes: usize, shared: &Shared, barrier: &Barrier) -> u64 {
+    let buf: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
+    barrier.wait();
+    let mut passes = 0;
+    let mut sum = 0u64;
+    while !shared.workers_done.load(Relaxed) {
+        for i in (0..buf.len()).step_by(64) {
+            sum = sum.wrapping_add(u64::from(std::hint::black_box(buf[i])));
+        }
+        passes += 1;
+    }
+    std::hint::black_box(sum);
+    passes
+}
