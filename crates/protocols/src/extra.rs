@@ -7,11 +7,46 @@ use crate::Detector;
 use crate::mail::{Mail, MailDetector};
 use crate::sql::{Sql, SqlDetector};
 
-/// Every protocol-b detector, in probing order.
+/// The protocol-b detectors that must be probed before TLS: the STARTTLS / implicit-TLS mail flavours, which name a
+/// TLS flow on 465/993/995 after the port as nDPI does (`SMTPS`, `IMAPS`, `POPS`).
+pub fn before_tls() -> Vec<Box<dyn Detector>> {
+    vec![
+        Box::new(MailDetector {
+            mail: Mail::Smtp,
+            tls: true,
+        }),
+        Box::new(MailDetector {
+            mail: Mail::Pop3,
+            tls: true,
+        }),
+        Box::new(MailDetector {
+            mail: Mail::Imap,
+            tls: true,
+        }),
+    ]
+}
+
+/// Every other protocol-b detector, in probing order (after HTTP, TLS, QUIC, DNS).
 pub fn detectors() -> Vec<Box<dyn Detector>> {
     vec![
         // Fixed magic numbers or strict structure, one payload.
         Box::new(crate::ssh::SshDetector),
+        Box::new(crate::zabbix::ZabbixDetector),
+        Box::new(crate::gnutella::GnutellaDetector),
+        Box::new(crate::rtsp::RtspDetector),
+        Box::new(crate::dnp3::Dnp3Detector),
+        Box::new(crate::kerberos::KerberosDetector),
+        Box::new(crate::radius::RadiusDetector),
+        Box::new(crate::bacnet::BacnetDetector),
+        Box::new(crate::ipsec::IpSecDetector),
+        Box::new(crate::wireguard::WireGuardDetector),
+        Box::new(crate::ssdp::SsdpDetector),
+        Box::new(crate::coap::CoapDetector),
+        Box::new(crate::natpmp::NatPmpDetector),
+        Box::new(crate::syslog::SyslogDetector),
+        Box::new(crate::kafka::KafkaDetector),
+        Box::new(crate::jabber::JabberDetector),
+        Box::new(crate::openvpn::OpenVpnDetector),
         Box::new(crate::bittorrent::BitTorrentDetector),
         Box::new(crate::smb::SmbDetector { v1: false }),
         Box::new(crate::smb::SmbDetector { v1: true }),
@@ -29,6 +64,7 @@ pub fn detectors() -> Vec<Box<dyn Detector>> {
         Box::new(SqlDetector(Sql::Postgres)),
         Box::new(SqlDetector(Sql::Tds)),
         Box::new(crate::redis::RedisDetector),
+        Box::new(crate::slp::SlpDetector),
         Box::new(crate::sip::SipDetector),
         Box::new(crate::rtp::RtcpDetector),
         // Several payloads: continuity or a command after a greeting.

@@ -36,6 +36,46 @@ pub mod http;
 pub mod quic;
 pub mod tls;
 
+// Protocol-b modules (see `extra.rs` for their probing order).
+pub mod bacnet;
+pub mod bittorrent;
+pub mod coap;
+pub mod dhcp;
+pub mod dnp3;
+pub mod extra;
+pub mod ftp;
+pub mod gnutella;
+pub mod ipsec;
+pub mod jabber;
+pub mod kafka;
+pub mod kerberos;
+pub mod mail;
+pub mod mqtt;
+pub mod natpmp;
+pub mod netbios;
+pub mod ntp;
+pub mod openvpn;
+pub mod radius;
+pub mod rdp;
+pub mod redis;
+pub mod rtp;
+pub mod rtsp;
+mod scan;
+pub mod sip;
+pub mod slp;
+pub mod smb;
+pub mod snmp;
+pub mod sql;
+pub mod ssdp;
+pub mod ssh;
+pub mod stun;
+pub mod syslog;
+pub mod wireguard;
+pub mod zabbix;
+
+#[cfg(test)]
+mod testkit_b;
+
 pub use proto::AppProto;
 pub use registry::{Classifier, ClassifierConfig, FlowApp, Registry, Verdict};
 
@@ -284,6 +324,10 @@ pub enum AppEvent {
     Quic(quic::QuicEvent),
     /// One DNS message (query or answer; mDNS and LLMNR too).
     Dns(dns::DnsEvent),
+    /// An SSH version exchange: client and server software (EVE `ssh`).
+    Ssh(ssh::SshEvent),
+    /// An FTP data connection announced on the control connection (EVE `ftp`, plus the expected endpoint).
+    Ftp(ftp::FtpEvent),
     /// Free-form metadata for protocols without a dedicated event type: (key, value) pairs.
     Meta {
         proto: AppProto,
@@ -299,6 +343,8 @@ impl AppEvent {
             AppEvent::Tls(_) => "tls",
             AppEvent::Quic(_) => "quic",
             AppEvent::Dns(_) => "dns",
+            AppEvent::Ssh(_) => "ssh",
+            AppEvent::Ftp(_) => "ftp",
             AppEvent::Meta { .. } => "meta",
         }
     }

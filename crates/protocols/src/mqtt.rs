@@ -8,7 +8,7 @@
 //! a chain of at least two well-formed control packets (valid type/flags pairs, lengths that end exactly at the
 //! end of what arrived), e.g. PINGREQ then PUBACK.
 
-use crate::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Probe, ProbeCtx, Transport};
 
 /// Decodes MQTT's remaining-length varint at the start of `d`: `(value, bytes used)`.
 pub fn remaining_length(d: &[u8]) -> Option<(usize, usize)> {
@@ -130,7 +130,7 @@ fn chain(d: &[u8]) -> Option<usize> {
         }
         // Packets without a payload have fixed remaining lengths.
         let len_ok = match ty {
-            12 | 13 | 14 => len == 0 || (ty == 14 && len <= 64),
+            12..=14 => len == 0 || (ty == 14 && len <= 64),
             4..=7 | 11 => len >= 2,
             2 => (2..=64).contains(&len),
             _ => len >= 2,
@@ -147,6 +147,7 @@ fn chain(d: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Dir;
     use crate::testkit_b::ctx_tcp;
 
     #[test]

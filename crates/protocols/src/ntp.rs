@@ -24,7 +24,7 @@ pub fn is_ntp(d: &[u8]) -> bool {
             // Header 48 bytes; v4 may add extension fields and a MAC (key id + 16/20-byte digest).
             d.len() >= 48
                 && d.get(1).is_some_and(|&stratum| stratum <= 16)
-                && (d.len() - 48) % 4 == 0
+                && (d.len() - 48).is_multiple_of(4)
                 && d.len() <= 48 + 1024
         }
         6 => {
@@ -34,7 +34,7 @@ pub fn is_ntp(d: &[u8]) -> bool {
             };
             d.len() >= 12
                 && usize::from(count) + 12 <= d.len()
-                && d.get(1).is_some_and(|&op| op & 0x1f <= 31)
+                && d.get(1).is_some_and(|&op| op & 0x1f != 0)
         }
         7 => d.len() >= 8,
         _ => false,

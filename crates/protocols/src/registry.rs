@@ -41,7 +41,7 @@ pub const MAX_DETECTORS: usize = 256;
 /// To add a detector, append a line in the group it belongs to; the registry derives transport masks and the
 /// port-guess table from the detectors themselves.
 pub fn builtin_detectors() -> Vec<Box<dyn Detector>> {
-    vec![
+    let core: Vec<Box<dyn Detector>> = vec![
         // Fixed magic bytes or text verbs at offset 0, decided on the first payload.
         Box::new(crate::tls::TlsDetector),
         Box::new(crate::http::HttpDetector),
@@ -51,8 +51,13 @@ pub fn builtin_detectors() -> Vec<Box<dyn Detector>> {
         Box::new(crate::dns::MdnsDetector),
         Box::new(crate::dns::LlmnrDetector),
         Box::new(crate::dns::DnsDetector),
-        // Further detectors (protocols-b): append below, specific before heuristic.
-    ]
+    ];
+    // Implicit-TLS mail (nDPI's IMAPS/POPS/SMTPS on their ports) must answer before TLS claims the ClientHello.
+    let mut v = crate::extra::before_tls();
+    v.extend(core);
+    // Further detectors (protocols-b), specific before heuristic: see `extra.rs`.
+    v.extend(crate::extra::detectors());
+    v
 }
 
 /// A set of detector indices: which detectors are still in the running for a flow. Fixed size (32 bytes), no

@@ -15,34 +15,46 @@ pub struct SmbDetector {
     pub v1: bool,
 }
 
-/// Which SMB family an NBSS-framed message carries: `Some(true)` SMB1, `Some(false)` SMB2/3, `None` if not SMB.
-/// `Err(())` when more bytes are needed to tell.
-pub fn smb_family(d: &[u8]) -> Result<Option<bool>, ()> {
+/// What the start of a NetBIOS-framed stream says about SMB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmbFamily {
+    /// `\xffSMB`: SMB1.
+    V1,
+    /// `\xfeSMB` or `\xfdSMB`: SMB2/3.
+    V23,
+    /// Not an SMB message.
+    NotSmb,
+    /// Too few bytes to tell, and what is there agrees.
+    NeedMore,
+}
+
+/// Which SMB family an NBSS-framed message carries.
+pub fn smb_family(d: &[u8]) -> SmbFamily {
     match d.first() {
-        None => return Err(()),
+        None => return SmbFamily::NeedMore,
         Some(0x00) => {}
-        Some(_) => return Ok(None),
+        Some(_) => return SmbFamily::NotSmb,
     }
     if let Some(len) = be24(d, 1) {
         // 17-bit length (RFC 1002 plus the SMB2 extension); an SMB header is at least 32 bytes (SMB1) / 64 (SMB2).
-        if len > 0x1ffff || len < 32 {
-            return Ok(None);
+        if !(32..=0x1ffff).contains(&len) {
+            return SmbFamily::NotSmb;
         }
     }
     let Some(id) = d.get(4..8) else {
         let have = d.get(4..).unwrap_or(&[]);
-        let plausible = have.is_empty() || matches!(have[0], 0xff | 0xfe | 0xfd);
+        let plausible = have.is_empty() || matches!(have[0], 0xfd..=0xff);
         return if plausible && b"SMB".starts_with(have.get(1..).unwrap_or(&[])) {
-            Err(())
+            SmbFamily::NeedMore
         } else {
-            Ok(None)
+            SmbFamily::NotSmb
         };
     };
-    Ok(match id {
-        b"\xffSMB" => Some(true),
-        b"\xfeSMB" | b"\xfdSMB" => Some(false),
-        _ => None,
-    })
+    match id {
+        b"\xffSMB" => SmbFamily::V1,
+        b"\xfeSMB" | b"\xfdSMB" => SmbFamily::V23,
+        _ => SmbFamily::NotSmb,
+    }
 }
 
 impl Detector for SmbDetector {
@@ -60,10 +72,10 @@ impl Detector for SmbDetector {
         &[445]
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
-        match smb_family(ctx.prefix) {
-            Err(()) => Probe::Unsure,
-            Ok(Some(v1)) if v1 == self.v1 => Probe::Certain,
-            Ok(_) => Probe::NotForUs,
+        match (smb_family(ctx.prefix), self.v1) {
+            (SmbFamily::NeedMore, _) => Probe::Unsure,
+            (SmbFamily::V1, true) | (SmbFamily::V23, false) => Probe::Certain,
+            _ => Probe::NotForUs,
         }
     }
 }

@@ -167,9 +167,11 @@ impl Detector for IceMediaDetector {
             Some(20..=63) if self.dtls && crate::tls::probe_dtls(d) == Probe::Certain => {
                 Probe::Certain
             }
+            // RTP, or SRTCP (only its first 8 bytes are in clear, so the chain of lengths cannot be checked).
             Some(128..=191)
                 if !self.dtls
-                    && (crate::rtp::rtp_header(d).is_some() || crate::rtp::is_rtcp(d)) =>
+                    && (crate::rtp::rtp_header(d).is_some()
+                        || d.get(1).is_some_and(|pt| (200..=207).contains(pt))) =>
             {
                 Probe::Certain
             }

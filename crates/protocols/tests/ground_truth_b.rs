@@ -1,0 +1,486 @@
+//! Agreement with nDPI, flow by flow, for the detectors contributed by protocols-b (see `extra.rs`).
+//!
+//! Reads every capture named in `../shared/data/ndpi/groundtruth.csv`, rebuilds flows (5-tuple, client = SYN sender
+//! or first sender), feeds each flow's first payloads to a small probing loop (the same three-valued protocol the
+//! engine's classifier runs), and compares the answer with nDPI's master protocol on the rows nDPI classified by
+//! payload (confidence `DPI`). Prints recall per protocol and, as false positives, every other DPI flow one of
+//! these detectors claimed. Fails if a covered protocol falls below 80% or false positives exceed 1% of the flows.
+//!
+//! The flow rebuilding is deliberately small (no defragmentation, no tunnels, TCP segments in arrival order with
+//! exact retransmissions dropped); the engine's reassembler is the real one. Flows it cannot rebuild are reported
+//! as "not found" and left out of the percentages.
+//!
+//! Set `GT_B_ALL=1` to probe with the whole registry (`registry::detectors()`) instead of this module's set, and
+//! `GT_B_VERBOSE=1` to list every disagreement.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use flowbundle_protocols::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use pcap_parser::{Block, PcapBlockOwned, PcapError};
+
+/// Payload-carrying packets kept per flow (the classifier's budget is smaller).
+const MAX_PAYLOADS: usize = 40;
+/// Stream prefix per direction handed to detectors, as `registry::PROBE_PREFIX`.
+const PREFIX: usize = 2048;
+
+fn data_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FLOWBUNDLE_NDPI_DATA") {
+        return PathBuf::from(d);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ndpi")
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+struct Key {
+    tcp: bool,
+    a: (IpAddr, u16),
+    b: (IpAddr, u16),
+}
+
+impl Key {
+    fn new(tcp: bool, x: (IpAddr, u16), y: (IpAddr, u16)) -> Key {
+        if x <= y {
+            Key { tcp, a: x, b: y }
+        } else {
+            Key { tcp, a: y, b: x }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Flow {
+    client: Option<(IpAddr, u16)>,
+    client_from_syn: bool,
+    payloads: Vec<(Dir, Vec<u8>)>,
+    /// Next expected sequence number per direction (TCP), to drop retransmissions.
+    next_seq: [Option<u32>; 2],
+}
+
+struct Pkt<'a> {
+    src: (IpAddr, u16),
+    dst: (IpAddr, u16),
+    tcp: bool,
+    syn_only: bool,
+    seq: u32,
+    payload: &'a [u8],
+}
+
+fn be16(d: &[u8], o: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*d.get(o)?, *d.get(o + 1)?]))
+}
+
+fn be32(d: &[u8], o: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(d.get(o..o + 4)?.try_into().ok()?))
+}
+
+fn decode_l2(linktype: i32, d: &[u8]) -> Option<Pkt<'_>> {
+    match linktype {
+        1 => {
+            let mut off = 12;
+            let mut et = be16(d, off)?;
+            while et == 0x8100 || et == 0x88a8 {
+                off += 4;
+                et = be16(d, off)?;
+            }
+            decode_ip_et(et, d.get(off + 2..)?)
+        }
+        0 | 108 => decode_ip(d.get(4..)?),
+        101 | 12 | 14 | 228 | 229 => decode_ip(d),
+        113 => decode_ip_et(be16(d, 14)?, d.get(16..)?),
+        276 => decode_ip_et(be16(d, 0)?, d.get(20..)?),
+        _ => None,
+    }
+}
+
+fn decode_ip_et(et: u16, d: &[u8]) -> Option<Pkt<'_>> {
+    match et {
+        0x0800 | 0x86dd => decode_ip(d),
+        0x8864 => {
+            // PPPoE session: 6-byte header, then the PPP protocol.
+            let proto = be16(d, 6)?;
+            if proto == 0x0021 || proto == 0x0057 {
+                decode_ip(d.get(8..)?)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn decode_ip(d: &[u8]) -> Option<Pkt<'_>> {
+    let v = d.first()? >> 4;
+    let (src, dst, proto, l4) = if v == 4 {
+        let ihl = usize::from(d[0] & 0x0f) * 4;
+        let total = usize::from(be16(d, 2)?);
+        let frag = be16(d, 6)? & 0x3fff;
+        if frag & 0x1fff != 0 {
+            return None;
+        }
+        let src = IpAddr::from(<[u8; 4]>::try_from(d.get(12..16)?).ok()?);
+        let dst = IpAddr::from(<[u8; 4]>::try_from(d.get(16..20)?).ok()?);
+        let end = total.clamp(ihl, d.len());
+        (src, dst, *d.get(9)?, d.get(ihl..end)?)
+    } else if v == 6 {
+        let plen = usize::from(be16(d, 4)?);
+        let src = IpAddr::from(<[u8; 16]>::try_from(d.get(8..24)?).ok()?);
+        let dst = IpAddr::from(<[u8; 16]>::try_from(d.get(24..40)?).ok()?);
+        let mut nh = *d.get(6)?;
+        let mut rest = d.get(40..(40 + plen).min(d.len()))?;
+        // Skip the common extension headers (hop-by-hop, routing, destination options).
+        while matches!(nh, 0 | 43 | 60) {
+            nh = *rest.first()?;
+            let l = (usize::from(*rest.get(1)?) + 1) * 8;
+            rest = rest.get(l..)?;
+        }
+        if nh == 4 || nh == 41 {
+            return decode_ip(rest);
+        }
+        (src, dst, nh, rest)
+    } else {
+        return None;
+    };
+    match proto {
+        6 => {
+            let sp = be16(l4, 0)?;
+            let dp = be16(l4, 2)?;
+            let seq = be32(l4, 4)?;
+            let off = usize::from(l4.get(12)? >> 4) * 4;
+            let flags = *l4.get(13)?;
+            Some(Pkt {
+                src: (src, sp),
+                dst: (dst, dp),
+                tcp: true,
+                syn_only: flags & 0x12 == 0x02,
+                seq,
+                payload: l4.get(off..).unwrap_or(&[]),
+            })
+        }
+        17 => {
+            let sp = be16(l4, 0)?;
+            let dp = be16(l4, 2)?;
+            let len = usize::from(be16(l4, 4)?).clamp(8, l4.len());
+            Some(Pkt {
+                src: (src, sp),
+                dst: (dst, dp),
+                tcp: false,
+                syn_only: false,
+                seq: 0,
+                payload: l4.get(8..len)?,
+            })
+        }
+        4 | 41 => decode_ip(l4),
+        _ => None,
+    }
+}
+
+fn add_packet(flows: &mut HashMap<Key, Flow>, p: Pkt<'_>) {
+    let key = Key::new(p.tcp, p.src, p.dst);
+    let f = flows.entry(key).or_default();
+    if f.client.is_none() || (p.syn_only && !f.client_from_syn) {
+        f.client = Some(p.src);
+        f.client_from_syn = p.syn_only;
+    }
+    if p.payload.is_empty() || f.payloads.len() >= MAX_PAYLOADS {
+        return;
+    }
+    let dir = if Some(p.src) == f.client {
+        Dir::ToServer
+    } else {
+        Dir::ToClient
+    };
+    if p.tcp {
+        let i = usize::from(dir == Dir::ToClient);
+        if let Some(next) = f.next_seq[i] {
+            // Drop segments that end at or before what we already have (retransmissions).
+            let end = p.seq.wrapping_add(p.payload.len() as u32);
+            if (end.wrapping_sub(next) as i32) <= 0 {
+                return;
+            }
+        }
+        f.next_seq[i] = Some(p.seq.wrapping_add(p.payload.len() as u32));
+    }
+    f.payloads.push((dir, p.payload.to_vec()));
+}
+
+fn read_flows(path: &Path) -> HashMap<Key, Flow> {
+    let mut flows = HashMap::new();
+    let Ok(file) = std::fs::File::open(path) else {
+        return flows;
+    };
+    let Ok(mut reader) = pcap_parser::create_reader(1 << 20, file) else {
+        return flows;
+    };
+    let mut linktypes: Vec<i32> = Vec::new();
+    let mut legacy_lt = 1;
+    loop {
+        match reader.next() {
+            Ok((off, block)) => {
+                match block {
+                    PcapBlockOwned::LegacyHeader(h) => legacy_lt = h.network.0,
+                    PcapBlockOwned::Legacy(b) => {
+                        if let Some(p) = decode_l2(legacy_lt, b.data) {
+                            add_packet(&mut flows, p);
+                        }
+                    }
+                    PcapBlockOwned::NG(Block::SectionHeader(_)) => linktypes.clear(),
+                    PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                        linktypes.push(idb.linktype.0)
+                    }
+                    PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                        let lt = linktypes.get(epb.if_id as usize).copied().unwrap_or(1);
+                        let n = (epb.caplen as usize).min(epb.data.len());
+                        if let Some(p) = decode_l2(lt, &epb.data[..n]) {
+                            add_packet(&mut flows, p);
+                        }
+                    }
+                    PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                        let lt = linktypes.first().copied().unwrap_or(1);
+                        if let Some(p) = decode_l2(lt, spb.data) {
+                            add_packet(&mut flows, p);
+                        }
+                    }
+                    PcapBlockOwned::NG(_) => {}
+                }
+                reader.consume(off);
+            }
+            Err(PcapError::Eof) => break,
+            Err(PcapError::Incomplete(_)) => {
+                if reader.refill().is_err() {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    flows
+}
+
+/// The probing loop: every detector for the transport is asked about each payload until one is certain or all
+/// are out. Returns the protocol and the payload index that decided it.
+fn classify(dets: &[Box<dyn Detector>], key: &Key, flow: &Flow, budget: usize) -> AppProto {
+    let Some(client) = flow.client else {
+        return AppProto::Unknown;
+    };
+    let tcp = key.tcp;
+    let server_port = if key.a == client { key.b.1 } else { key.a.1 };
+    let transport = if tcp { Transport::Tcp } else { Transport::Udp };
+    let mut live: Vec<&dyn Detector> = dets
+        .iter()
+        .map(|d| d.as_ref())
+        .filter(|d| d.transports().contains(&transport))
+        .collect();
+    let mut prefix: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    let mut prev: [&[u8]; 2] = [&[], &[]];
+    let mut dir_count = [0u32; 2];
+    for (i, (dir, data)) in flow.payloads.iter().enumerate().take(budget) {
+        let di = usize::from(*dir == Dir::ToClient);
+        let pre: &[u8] = if tcp {
+            let room = PREFIX.saturating_sub(prefix[di].len());
+            prefix[di].extend_from_slice(&data[..data.len().min(room)]);
+            &prefix[di]
+        } else {
+            data
+        };
+        let ctx = ProbeCtx {
+            transport,
+            client_port: client.1,
+            server_port,
+            dir: *dir,
+            payload_index: i as u32,
+            dir_index: dir_count[di],
+            prefix: pre,
+            data,
+            prev: if tcp {
+                &[]
+            } else {
+                &prev[di][..prev[di].len().min(flowbundle_protocols::registry::PREV_CAP)]
+            },
+        };
+        dir_count[di] += 1;
+        let mut k = 0;
+        while k < live.len() {
+            match live[k].probe(&ctx) {
+                Probe::Certain => return live[k].proto(),
+                Probe::NotForUs => {
+                    live.remove(k);
+                }
+                Probe::Unsure => k += 1,
+            }
+        }
+        if live.is_empty() {
+            break;
+        }
+        if !tcp {
+            prev[di] = data;
+        }
+    }
+    AppProto::Unknown
+}
+
+struct Row {
+    pcap: String,
+    tcp: bool,
+    src: (IpAddr, u16),
+    dst: (IpAddr, u16),
+    master: String,
+    /// The application part of `MASTER.APP` (empty when nDPI gave one name).
+    app: String,
+    confidence: String,
+}
+
+fn read_rows(path: &Path) -> Vec<Row> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() < 12 {
+            continue;
+        }
+        let (Ok(sip), Ok(sp), Ok(dip), Ok(dp)) = (
+            f[3].parse::<IpAddr>(),
+            f[4].parse::<u16>(),
+            f[6].parse::<IpAddr>(),
+            f[7].parse::<u16>(),
+        ) else {
+            continue;
+        };
+        if f[2] != "TCP" && f[2] != "UDP" {
+            continue;
+        }
+        rows.push(Row {
+            pcap: f[0].to_string(),
+            tcp: f[2] == "TCP",
+            src: (sip, sp),
+            dst: (dip, dp),
+            master: f[9].split('.').next().unwrap_or("").to_string(),
+            app: f[9]
+                .split_once('.')
+                .map(|(_, a)| a.to_string())
+                .unwrap_or_default(),
+            confidence: f[11].to_string(),
+        });
+    }
+    rows
+}
+
+#[test]
+fn agreement_with_ndpi() {
+    let dir = data_dir();
+    let rows = read_rows(&dir.join("groundtruth.csv"));
+    if rows.is_empty() {
+        eprintln!(
+            "skipping: {} not found (shared test data absent)",
+            dir.join("groundtruth.csv").display()
+        );
+        return;
+    }
+    let all = std::env::var_os("GT_B_ALL").is_some();
+    let verbose = std::env::var_os("GT_B_VERBOSE").is_some();
+    let dets = if all {
+        flowbundle_protocols::registry::builtin_detectors()
+    } else {
+        let mut d = flowbundle_protocols::extra::before_tls();
+        d.extend(flowbundle_protocols::extra::detectors());
+        d
+    };
+    // Protocols this set answers for. DTLS is protocols-a's; ours only claims DTLS that follows ICE (STUN), so it
+    // is scored with the whole registry (GT_B_ALL=1).
+    let covered: Vec<&'static str> = dets
+        .iter()
+        .map(|d| d.proto().name())
+        .filter(|n| all || *n != "DTLS")
+        .collect();
+
+    let mut by_pcap: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.confidence == "DPI") {
+        by_pcap.entry(r.pcap.as_str()).or_default().push(r);
+    }
+    // protocol -> (flows, agreed, not found)
+    let mut stats: BTreeMap<String, (u32, u32, u32)> = BTreeMap::new();
+    let mut false_pos: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut other_flows = 0u32;
+    for (pcap, rows) in &by_pcap {
+        let flows = read_flows(&dir.join("pcap").join(pcap));
+        for r in rows {
+            // nDPI stacks some protocols on a carrier (`NetBIOS.SMBv1`): naming either part agrees.
+            let ours = covered.contains(&r.master.as_str());
+            let key = Key::new(r.tcp, r.src, r.dst);
+            let Some(flow) = flows.get(&key) else {
+                if ours {
+                    stats.entry(r.master.clone()).or_default().2 += 1;
+                }
+                continue;
+            };
+            let got = classify(&dets, &key, flow, 24);
+            if ours {
+                let s = stats.entry(r.master.clone()).or_default();
+                s.0 += 1;
+                if got.name() == r.master || (!r.app.is_empty() && got.name() == r.app) {
+                    s.1 += 1;
+                } else if verbose {
+                    eprintln!(
+                        "MISS {pcap} {:?} {:?}->{:?} ndpi={} ours={}",
+                        r.tcp, r.src, r.dst, r.master, got
+                    );
+                }
+            } else {
+                other_flows += 1;
+                if got != AppProto::Unknown && got.name() != r.master {
+                    *false_pos
+                        .entry((got.name().to_string(), r.master.clone()))
+                        .or_default() += 1;
+                    if verbose {
+                        eprintln!(
+                            "FP {pcap} {:?}->{:?} ndpi={} ours={}",
+                            r.src, r.dst, r.master, got
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let (mut tot, mut ok) = (0, 0);
+    println!(
+        "{:<28} {:>6} {:>6} {:>7} {:>9}",
+        "protocol", "flows", "agree", "pct", "not found"
+    );
+    for (p, (n, a, nf)) in &stats {
+        tot += n;
+        ok += a;
+        let pct = if *n > 0 {
+            100.0 * f64::from(*a) / f64::from(*n)
+        } else {
+            0.0
+        };
+        println!("{p:<28} {n:>6} {a:>6} {pct:>6.1}% {nf:>9}");
+    }
+    let fp: u32 = false_pos.values().sum();
+    println!(
+        "overall {ok}/{tot} = {:.1}%",
+        100.0 * f64::from(ok) / f64::from(tot.max(1))
+    );
+    println!("false positives on {other_flows} other DPI flows: {fp}");
+    for ((ours, truth), n) in &false_pos {
+        println!("  claimed {ours} on {truth}: {n}");
+    }
+    let low: Vec<String> = stats
+        .iter()
+        .filter(|(_, (n, a, _))| *n > 0 && f64::from(*a) < 0.8 * f64::from(*n))
+        .map(|(p, (n, a, _))| format!("{p} {a}/{n}"))
+        .collect();
+    if !all {
+        assert!(
+            low.is_empty(),
+            "protocols below 80% agreement with nDPI: {low:?}"
+        );
+        assert!(
+            f64::from(fp) <= 0.01 * f64::from(other_flows),
+            "too many false positives: {fp}"
+        );
+    }
+}
