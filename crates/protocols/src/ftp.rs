@@ -379,7 +379,7 @@ mod tests {
     use crate::testkit_b::{ctx_tcp, run_parser};
 
     // From ftp.pcap (nDPI test suite): 192.168.1.212:50694 -> 90.130.70.73:21.
-    const BANNER: &[u8] = b"220 (vsFTPd 3.0.2)\r\n";
+    const BANNER: &[u8] = b"220 (vsFTPd 3.0.3)\r\n";
     const PASV_REPLY: &[u8] = b"227 Entering Passive Mode (90,130,70,73,100,85).\r\n";
 
     const FTP: FtpDetector = FtpDetector { tls: false };

@@ -209,7 +209,7 @@ mod tests {
     use super::*;
     use crate::testkit_b::{ctx_tcp, run_parser};
 
-    // First payloads of ssh.pcap (nDPI test suite), flow 172.16.238.1:58395 -> 172.16.238.168:22.
+    // The server banner of ssh.pcap (nDPI test suite); the client's carries a comment, as Debian's do.
     const SERVER: &[u8] = b"SSH-2.0-OpenSSH_5.3\r\n";
     const CLIENT: &[u8] = b"SSH-2.0-OpenSSH_6.6.1p1 Ubuntu-2ubuntu2\r\n";
 

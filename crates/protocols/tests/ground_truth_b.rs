@@ -20,8 +20,10 @@ use std::path::{Path, PathBuf};
 use flowbundle_protocols::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
 use pcap_parser::{Block, PcapBlockOwned, PcapError};
 
-/// Payload-carrying packets kept per flow (the classifier's budget is smaller).
+/// Payload-carrying packets kept per flow for classification (the classifier's budget is smaller).
 const MAX_PAYLOADS: usize = 40;
+/// Payloads kept per flow by the parser tests, which follow a whole control connection.
+const MAX_PAYLOADS_PARSE: usize = 4000;
 /// Stream prefix per direction handed to detectors, as `registry::PROBE_PREFIX`.
 const PREFIX: usize = 2048;
 
@@ -176,14 +178,14 @@ fn decode_ip(d: &[u8]) -> Option<Pkt<'_>> {
     }
 }
 
-fn add_packet(flows: &mut HashMap<Key, Flow>, p: Pkt<'_>) {
+fn add_packet(flows: &mut HashMap<Key, Flow>, p: Pkt<'_>, cap: usize) {
     let key = Key::new(p.tcp, p.src, p.dst);
     let f = flows.entry(key).or_default();
     if f.client.is_none() || (p.syn_only && !f.client_from_syn) {
         f.client = Some(p.src);
         f.client_from_syn = p.syn_only;
     }
-    if p.payload.is_empty() || f.payloads.len() >= MAX_PAYLOADS {
+    if p.payload.is_empty() || f.payloads.len() >= cap {
         return;
     }
     let dir = if Some(p.src) == f.client {
@@ -205,7 +207,7 @@ fn add_packet(flows: &mut HashMap<Key, Flow>, p: Pkt<'_>) {
     f.payloads.push((dir, p.payload.to_vec()));
 }
 
-fn read_flows(path: &Path) -> HashMap<Key, Flow> {
+fn read_flows(path: &Path, cap: usize) -> HashMap<Key, Flow> {
     let mut flows = HashMap::new();
     let Ok(file) = std::fs::File::open(path) else {
         return flows;
@@ -222,7 +224,7 @@ fn read_flows(path: &Path) -> HashMap<Key, Flow> {
                     PcapBlockOwned::LegacyHeader(h) => legacy_lt = h.network.0,
                     PcapBlockOwned::Legacy(b) => {
                         if let Some(p) = decode_l2(legacy_lt, b.data) {
-                            add_packet(&mut flows, p);
+                            add_packet(&mut flows, p, cap);
                         }
                     }
                     PcapBlockOwned::NG(Block::SectionHeader(_)) => linktypes.clear(),
@@ -233,13 +235,13 @@ fn read_flows(path: &Path) -> HashMap<Key, Flow> {
                         let lt = linktypes.get(epb.if_id as usize).copied().unwrap_or(1);
                         let n = (epb.caplen as usize).min(epb.data.len());
                         if let Some(p) = decode_l2(lt, &epb.data[..n]) {
-                            add_packet(&mut flows, p);
+                            add_packet(&mut flows, p, cap);
                         }
                     }
                     PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
                         let lt = linktypes.first().copied().unwrap_or(1);
                         if let Some(p) = decode_l2(lt, spb.data) {
-                            add_packet(&mut flows, p);
+                            add_packet(&mut flows, p, cap);
                         }
                     }
                     PcapBlockOwned::NG(_) => {}
@@ -405,7 +407,7 @@ fn agreement_with_ndpi() {
     let mut false_pos: BTreeMap<(String, String), u32> = BTreeMap::new();
     let mut other_flows = 0u32;
     for (pcap, rows) in &by_pcap {
-        let flows = read_flows(&dir.join("pcap").join(pcap));
+        let flows = read_flows(&dir.join("pcap").join(pcap), MAX_PAYLOADS);
         for r in rows {
             // nDPI stacks some protocols on a carrier (`NetBIOS.SMBv1`): naming either part agrees.
             let ours = covered.contains(&r.master.as_str());
@@ -483,4 +485,107 @@ fn agreement_with_ndpi() {
             "too many false positives: {fp}"
         );
     }
+}
+
+/// Runs a whole flow through the registry's `FlowApp` (classification, then the winning parser with the replayed
+/// prefix), returning the verdict's protocol and the events.
+fn run_flow_app(key: &Key, flow: &Flow) -> (AppProto, Vec<flowbundle_protocols::AppEvent>) {
+    let reg = flowbundle_protocols::Registry::builtin();
+    let client = flow.client.unwrap_or(key.a);
+    let server_port = if key.a == client { key.b.1 } else { key.a.1 };
+    let transport = if key.tcp {
+        Transport::Tcp
+    } else {
+        Transport::Udp
+    };
+    let mut app = flowbundle_protocols::FlowApp::new(&reg, transport, client.1, server_port);
+    let mut out = Vec::new();
+    for (i, (dir, data)) in flow.payloads.iter().enumerate() {
+        app.on_payload(&reg, *dir, data, i as u64, &mut out);
+    }
+    let proto = match app.finish(&mut out) {
+        flowbundle_protocols::Verdict::Identified { proto, .. } => proto,
+        _ => AppProto::Unknown,
+    };
+    (proto, out)
+}
+
+fn capture_flows(name: &str) -> Option<HashMap<Key, Flow>> {
+    let path = data_dir().join("pcap").join(name);
+    if !path.exists() {
+        eprintln!(
+            "skipping: {} not found (shared test data absent)",
+            path.display()
+        );
+        return None;
+    }
+    Some(read_flows(&path, MAX_PAYLOADS_PARSE))
+}
+
+/// ftp.pcap: the control connection's `227` reply announces the data connection that nDPI labels `FTP_DATA`
+/// (192.168.1.212:50695 -> 90.130.70.73:25685); the event must predict exactly that endpoint.
+#[test]
+fn ftp_pasv_predicts_the_data_connection() {
+    let Some(flows) = capture_flows("ftp.pcap") else {
+        return;
+    };
+    let (key, flow) = flows
+        .iter()
+        .find(|(k, _)| k.tcp && (k.a.1 == 21 || k.b.1 == 21))
+        .expect("control flow");
+    let (proto, events) = run_flow_app(key, flow);
+    assert_eq!(proto, AppProto::Ftp);
+    let client = flow.client.expect("client");
+    let server = if key.a == client { key.b } else { key.a };
+    let expected: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            flowbundle_protocols::AppEvent::Ftp(f) => Some(f.data_endpoint(client.0, server.0)),
+            _ => None,
+        })
+        .collect();
+    assert!(!expected.is_empty(), "no data connection announced");
+    let data_server: (IpAddr, u16) = ("90.130.70.73".parse().unwrap(), 25685);
+    assert!(
+        expected
+            .iter()
+            .any(|(from, to)| *from == client.0 && *to == data_server),
+        "{expected:?}"
+    );
+    // And that connection exists in the capture.
+    assert!(
+        flows
+            .keys()
+            .any(|k| k.a == data_server || k.b == data_server)
+    );
+}
+
+/// ssh.pcap: the SSH event carries both banners' software.
+#[test]
+fn ssh_event_from_capture() {
+    let Some(flows) = capture_flows("ssh.pcap") else {
+        return;
+    };
+    let (key, flow) = flows
+        .iter()
+        .find(|(k, _)| k.a.1 == 22 || k.b.1 == 22)
+        .expect("ssh flow");
+    let (proto, events) = run_flow_app(key, flow);
+    assert_eq!(proto, AppProto::Ssh);
+    let ssh: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            flowbundle_protocols::AppEvent::Ssh(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ssh.len(), 1);
+    assert_eq!(
+        ssh[0].server.as_ref().map(|s| s.software_version.as_str()),
+        Some("OpenSSH_5.3")
+    );
+    assert_eq!(
+        ssh[0].client.as_ref().map(|s| s.software_version.as_str()),
+        Some("OpenSSH_5.6")
+    );
 }

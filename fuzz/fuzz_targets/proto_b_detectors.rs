@@ -1,0 +1,48 @@
+//! Arbitrary payloads into every protocol-b detector, with arbitrary ports, indices, stream prefix and previous
+//! datagram: no panic. Same entry point as `crates/protocols/tests/no_panic_b.rs`.
+//!
+//! Input: 8 bytes of context (transport, direction, client and server port, payload and direction index), one byte
+//! splitting the rest into `prev` and `data`.
+#![no_main]
+
+use flowbundle_protocols::{Dir, ProbeCtx, Transport};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let [t, d, c0, c1, s0, s1, pi, di, split, body @ ..] = data else {
+        return;
+    };
+    let transport = if t & 1 == 0 {
+        Transport::Tcp
+    } else {
+        Transport::Udp
+    };
+    let cut = usize::from(*split).min(body.len());
+    let (prev, payload) = body.split_at(cut);
+    let ctx = ProbeCtx {
+        transport,
+        client_port: u16::from_be_bytes([*c0, *c1]),
+        server_port: u16::from_be_bytes([*s0, *s1]),
+        dir: if d & 1 == 0 {
+            Dir::ToServer
+        } else {
+            Dir::ToClient
+        },
+        payload_index: u32::from(*pi).max(u32::from(*di)),
+        dir_index: u32::from(*di),
+        prefix: payload,
+        data: payload,
+        prev: if transport == Transport::Udp {
+            prev
+        } else {
+            &[]
+        },
+    };
+    let mut dets = flowbundle_protocols::extra::before_tls();
+    dets.extend(flowbundle_protocols::extra::detectors());
+    for det in &dets {
+        if det.transports().contains(&transport) {
+            let _ = det.probe(&ctx);
+        }
+    }
+});

@@ -1,0 +1,41 @@
+//! Arbitrary chunk sequences into the protocol-b parsers that keep state across payloads (SSH version exchange,
+//! FTP control lines): no panic, no unbounded growth. Same entry points as `crates/protocols/tests/no_panic_b.rs`
+//! (`extra::detectors()` and each detector's `parser`).
+//!
+//! Input: a sequence of `[flags][len][len bytes]` records; bit 0 of `flags` is the direction, bit 1 asks for a
+//! reassembly gap after the chunk.
+#![no_main]
+
+use flowbundle_protocols::{AppEvent, Dir, Limits, Transport};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let limits = Limits::default();
+    let mut dets = flowbundle_protocols::extra::before_tls();
+    dets.extend(flowbundle_protocols::extra::detectors());
+    for det in &dets {
+        let Some(mut parser) = det.parser(Transport::Tcp, &limits) else {
+            continue;
+        };
+        let mut out: Vec<AppEvent> = Vec::new();
+        let mut rest = data;
+        let mut i = 0u64;
+        while let [flags, len, tail @ ..] = rest {
+            let n = usize::from(*len).min(tail.len());
+            let dir = if flags & 1 == 0 {
+                Dir::ToServer
+            } else {
+                Dir::ToClient
+            };
+            parser.parse(dir, &tail[..n], i, &mut out);
+            if flags & 2 != 0 {
+                parser.gap(dir, u64::from(*len));
+            }
+            rest = &tail[n..];
+            i += 1;
+        }
+        parser.finish(&mut out);
+        let newlines = data.iter().filter(|&&b| b == b'\n').count();
+        assert!(out.len() <= newlines + 1, "more events than lines");
+    }
+});
