@@ -714,3 +714,299 @@ impl Parser for DnsParser {
         self.stats
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        for l in n.split('.').filter(|l| !l.is_empty()) {
+            v.push(l.len() as u8);
+            v.extend_from_slice(l.as_bytes());
+        }
+        v.push(0);
+        v
+    }
+
+    fn rr(owner: &[u8], ty: u16, ttl: u32, data: &[u8]) -> Vec<u8> {
+        let mut v = owner.to_vec();
+        v.extend_from_slice(&ty.to_be_bytes());
+        v.extend_from_slice(&1u16.to_be_bytes());
+        v.extend_from_slice(&ttl.to_be_bytes());
+        v.extend_from_slice(&(data.len() as u16).to_be_bytes());
+        v.extend_from_slice(data);
+        v
+    }
+
+    fn header(id: u16, flags: u16, qd: u16, an: u16, ns: u16) -> Vec<u8> {
+        [id, flags, qd, an, ns, 0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect()
+    }
+
+    fn query() -> Vec<u8> {
+        let mut m = header(0x1234, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&name("www.example.com"));
+        m.extend_from_slice(&[0, 1, 0, 1]);
+        m
+    }
+
+    /// An answer with a CNAME and an A record (both owners compressed to the question), plus SOA in authority.
+    fn answer() -> Vec<u8> {
+        let mut m = header(0x1234, 0x8180, 1, 6, 1);
+        m.extend_from_slice(&name("www.example.com"));
+        m.extend_from_slice(&[0, 1, 0, 1]);
+        let q = [0xc0, 12];
+        let mut cname = name("edge");
+        cname.pop();
+        cname.extend_from_slice(&[0xc0, 16]); // edge.example.com
+        m.extend_from_slice(&rr(&q, 5, 300, &cname));
+        m.extend_from_slice(&rr(&q, 1, 60, &[93, 184, 216, 34]));
+        m.extend_from_slice(&rr(
+            &q,
+            28,
+            60,
+            &[0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        ));
+        m.extend_from_slice(&rr(&q, 16, 60, b"\x05hello\x05world"));
+        let mut mx = vec![0, 10];
+        mx.extend_from_slice(&name("mail.example.com"));
+        m.extend_from_slice(&rr(&q, 15, 60, &mx));
+        let mut srv = vec![0, 1, 0, 2, 0x13, 0xc4];
+        srv.extend_from_slice(&name("sip.example.com"));
+        m.extend_from_slice(&rr(&q, 33, 60, &srv));
+        let mut soa = name("ns1.example.com");
+        soa.extend_from_slice(&name("hostmaster.example.com"));
+        for v in [2024u32, 7200, 900, 1_209_600, 86400] {
+            soa.extend_from_slice(&v.to_be_bytes());
+        }
+        m.extend_from_slice(&rr(&[0xc0, 16], 6, 899, &soa));
+        m
+    }
+
+    #[test]
+    fn decodes_query_and_answer() {
+        let q = Message::parse(&query(), 64).unwrap();
+        let ev = events(&q, 0);
+        assert_eq!(ev.len(), 1);
+        assert_eq!((ev[0].kind.as_str(), ev[0].id), ("query", 0x1234));
+        assert_eq!(
+            (ev[0].rrname.as_deref(), ev[0].rrtype.as_deref()),
+            (Some("www.example.com"), Some("A"))
+        );
+        assert_eq!(ev[0].rcode, None);
+
+        let a = Message::parse(&answer(), 64).unwrap();
+        let [e] = events(&a, 0).try_into().unwrap();
+        assert_eq!(
+            (e.kind.as_str(), e.version, e.flags.as_deref()),
+            ("answer", Some(2), Some("8180"))
+        );
+        assert!(e.qr && e.rd && e.ra && !e.aa);
+        assert_eq!(e.rcode.as_deref(), Some("NOERROR"));
+        let got: Vec<_> = e
+            .answers
+            .iter()
+            .map(|r| (r.rrtype.as_str(), r.rdata.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("CNAME", "edge.example.com".to_string()),
+                ("A", "93.184.216.34".to_string()),
+                (
+                    "AAAA",
+                    "2001:0db8:0000:0000:0000:0000:0000:0001".to_string()
+                ),
+                ("TXT", "helloworld".to_string()),
+                ("MX", "mail.example.com".to_string()),
+                ("SRV", String::new()),
+            ]
+        );
+        assert!(e.answers.iter().all(|r| r.rrname == "www.example.com"));
+        let srv = e.answers[5].srv.as_ref().unwrap();
+        assert_eq!(
+            (srv.priority, srv.weight, srv.port, srv.name.as_str()),
+            (1, 2, 5060, "sip.example.com")
+        );
+        let soa = e.authorities[0].soa.as_ref().unwrap();
+        assert_eq!(
+            (e.authorities[0].rrname.as_str(), e.authorities[0].ttl),
+            ("example.com", 899)
+        );
+        assert_eq!(
+            (
+                soa.mname.as_str(),
+                soa.rname.as_str(),
+                soa.serial,
+                soa.minimum
+            ),
+            ("ns1.example.com", "hostmaster.example.com", 2024, 86400)
+        );
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["type"], "answer");
+        assert_eq!(json["answers"][1]["rdata"], "93.184.216.34");
+        assert!(
+            json.get("aa").is_none(),
+            "false flags are omitted, as Suricata does"
+        );
+    }
+
+    #[test]
+    fn compression_loops_end() {
+        // A question whose name points at itself, and a two-pointer cycle.
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&[3, b'a', b'b', b'c', 0xc0, 12, 0, 1, 0, 1]);
+        let (n, next) = read_name(&m, 12).unwrap();
+        assert!(n.truncated);
+        assert_eq!(next, 18);
+        assert!(n.text.len() <= MAX_NAME + 4 * 64);
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&[0xc0, 14, 0xc0, 12, 0, 1, 0, 1]);
+        assert!(read_name(&m, 12).unwrap().0.truncated);
+        // A pointer past the end.
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&[0xc0, 0xff]);
+        assert!(read_name(&m, 12).unwrap().0.truncated);
+    }
+
+    #[test]
+    fn long_names_are_cut_and_flagged() {
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        for _ in 0..8 {
+            m.push(63);
+            m.extend_from_slice(&[b'x'; 63]);
+        }
+        m.push(0);
+        m.extend_from_slice(&[0, 1, 0, 1]);
+        let q = Message::parse(&m, 64).unwrap();
+        assert!(q.questions[0].name.truncated);
+        assert!(q.questions[0].name.text.len() <= MAX_NAME);
+    }
+
+    fn ctx<'a>(t: Transport, cp: u16, sp: u16, data: &'a [u8]) -> ProbeCtx<'a> {
+        ProbeCtx {
+            transport: t,
+            client_port: cp,
+            server_port: sp,
+            dir: Dir::ToServer,
+            payload_index: 0,
+            dir_index: 0,
+            prefix: data,
+            data,
+            prev: &[],
+        }
+    }
+
+    #[test]
+    fn detection_by_port() {
+        let q = query();
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Udp, 5000, 53, &q)),
+            Probe::Certain
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Udp, 5000, 5353, &q)),
+            Probe::NotForUs
+        );
+        assert_eq!(
+            MdnsDetector.probe(&ctx(Transport::Udp, 5353, 5353, &q)),
+            Probe::Certain
+        );
+        assert_eq!(
+            LlmnrDetector.probe(&ctx(Transport::Udp, 5000, 5355, &q)),
+            Probe::Certain
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Udp, 5000, 53, b"GET / HTTP/1.1\r\n")),
+            Probe::NotForUs
+        );
+        let mut tcp = (q.len() as u16).to_be_bytes().to_vec();
+        tcp.extend_from_slice(&q);
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Tcp, 5000, 53, &tcp)),
+            Probe::Certain
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Tcp, 5000, 53, &tcp[..1])),
+            Probe::Unsure
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Tcp, 5000, 53, &tcp[..20])),
+            Probe::Unsure
+        );
+    }
+
+    #[test]
+    fn tcp_framing_any_split_and_tx_pairing() {
+        let mut c = Vec::new();
+        for m in [query(), query()] {
+            c.extend_from_slice(&(m.len() as u16).to_be_bytes());
+            c.extend_from_slice(&m);
+        }
+        let a = answer();
+        let mut s = (a.len() as u16).to_be_bytes().to_vec();
+        s.extend_from_slice(&a);
+        let run = |cut: usize| {
+            let mut p = DnsParser::new(Transport::Tcp, &Limits::default());
+            let mut out = Vec::new();
+            for data in [&c, &s] {
+                let dir = if std::ptr::eq(data, &c) {
+                    Dir::ToServer
+                } else {
+                    Dir::ToClient
+                };
+                let cut = cut.min(data.len());
+                p.parse(dir, &data[..cut], 0, &mut out);
+                p.parse(dir, &data[cut..], 0, &mut out);
+            }
+            out
+        };
+        let whole = run(0);
+        assert_eq!(whole.len(), 3);
+        for cut in 1..s.len() {
+            assert_eq!(run(cut), whole, "cut {cut}");
+        }
+        let txs: Vec<u64> = whole
+            .iter()
+            .map(|e| {
+                if let AppEvent::Dns(d) = e {
+                    d.tx_id
+                } else {
+                    99
+                }
+            })
+            .collect();
+        // Both queries carry id 0x1234; the answer pairs with the first one still pending.
+        assert_eq!(txs, vec![0, 1, 0]);
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn arbitrary_bytes_never_panic(a in proptest::collection::vec(any::<u8>(), 0..600), cut in 0usize..600) {
+                let _ = looks_like_dns(&a);
+                let _ = Message::parse(&a, 64).map(|m| events(&m, 0));
+                for t in [Transport::Udp, Transport::Tcp] {
+                    let mut p = DnsParser::new(t, &Limits::default());
+                    let cut = cut.min(a.len());
+                    p.parse(Dir::ToServer, &a[..cut], 0, &mut Vec::new());
+                    p.parse(Dir::ToServer, &a[cut..], 0, &mut Vec::new());
+                }
+            }
+
+            #[test]
+            fn mutated_answer_never_panics(pos in 0usize..400, byte in any::<u8>()) {
+                let mut a = answer();
+                let n = a.len();
+                a[pos % n] = byte;
+                let _ = Message::parse(&a, 64).map(|m| events(&m, 0));
+            }
+        }
+    }
+}

@@ -398,20 +398,13 @@ enum Step {
 
 fn frame_step(f: &mut Framing, input: &[u8]) -> Step {
     match f {
+        // The caller sees the length reach zero after taking the data, and finishes the body.
         Framing::Length(rem) => {
             let take = (*rem).min(input.len() as u64) as usize;
             *rem -= take as u64;
-            if *rem == 0 {
-                // Report the data first; the caller sees the length reach zero and finishes.
-                Step::Data {
-                    n: take,
-                    data: 0..take,
-                }
-            } else {
-                Step::Data {
-                    n: take,
-                    data: 0..take,
-                }
+            Step::Data {
+                n: take,
+                data: 0..take,
             }
         }
         Framing::UntilClose => Step::Data {
@@ -611,20 +604,17 @@ impl Inflate {
     }
 
     /// Flushes the decoder and returns the output buffer.
+    /// Flushes the decoder and returns the output buffer, and whether the stream was broken (an incomplete
+    /// stream is not an error when we stopped feeding it at the cap).
     fn finish(mut self) -> (CapWriter, bool) {
+        let capped = self.writer().full();
         let err = match &mut self {
             Inflate::Gzip(d) => d.try_finish().is_err(),
             Inflate::Zlib(d) => d.try_finish().is_err(),
             Inflate::Raw(d) => d.try_finish().is_err(),
             _ => false,
         };
-        let w = match self {
-            Inflate::Gzip(d) => d.finish().ok(),
-            Inflate::Zlib(d) => d.finish().ok(),
-            Inflate::Raw(d) => d.finish().ok(),
-            Inflate::Sniff(w) | Inflate::Stopped(w) => Some(w),
-        };
-        (w.unwrap_or_default(), err)
+        (std::mem::take(self.writer()), err && !capped)
     }
 
     fn stop(&mut self) {
@@ -789,8 +779,9 @@ impl HttpParser {
                         &mut self.stats,
                         data,
                     ) else {
-                        if self.req.state == State::Head && self.simple_request(out) {
-                            return;
+                        // No blank line yet; a complete HTTP/0.9 request line is all there will be.
+                        if self.req.state == State::Head {
+                            self.simple_request(out);
                         }
                         return;
                     };
@@ -1261,5 +1252,464 @@ impl Parser for HttpParser {
 
     fn stats(&self) -> ParserStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::Compression;
+    use flate2::write::{GzEncoder, ZlibEncoder};
+
+    /// Records events and buffers in arrival order.
+    #[derive(Debug, Default, PartialEq)]
+    struct Rec {
+        events: Vec<HttpEvent>,
+        buffers: Vec<(u64, HttpBuffer, Vec<u8>)>,
+    }
+
+    impl EventSink for Rec {
+        fn event(&mut self, e: AppEvent) {
+            if let AppEvent::Http(h) = e {
+                self.events.push(h);
+            }
+        }
+        fn http_buffer(&mut self, tx: u64, b: HttpBuffer, data: &[u8]) {
+            self.buffers.push((tx, b, data.to_vec()));
+        }
+    }
+
+    impl Rec {
+        fn buffer(&self, tx: u64, b: HttpBuffer) -> Option<&[u8]> {
+            self.buffers
+                .iter()
+                .find(|x| x.0 == tx && x.1 == b)
+                .map(|x| x.2.as_slice())
+        }
+    }
+
+    /// Feeds a conversation (direction, bytes) with every message cut at the given points.
+    fn run(conv: &[(Dir, Vec<u8>)], limits: &Limits, cuts: &[usize]) -> (Rec, ParserStats) {
+        let mut p = HttpParser::new(limits);
+        let mut r = Rec::default();
+        for (dir, data) in conv {
+            let mut last = 0;
+            for &c in cuts.iter().filter(|&&c| c > 0 && c < data.len()) {
+                if c > last {
+                    p.parse(*dir, &data[last..c], 0, &mut r);
+                    last = c;
+                }
+            }
+            p.parse(*dir, &data[last..], 0, &mut r);
+        }
+        p.finish(&mut r);
+        (r, p.stats())
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn chunked(body: &[u8], size: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for c in body.chunks(size) {
+            out.extend_from_slice(format!("{:x};ext=1\r\n", c.len()).as_bytes());
+            out.extend_from_slice(c);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"0\r\nTrailer: x\r\n\r\n");
+        out
+    }
+
+    const PAGE: &[u8] = b"<html><head><title>flowbundle</title></head><body>compressed body, inspected by the rules engine</body></html>";
+
+    /// Two pipelined requests (a GET and a chunked POST), two keep-alive responses (gzip+chunked, and a plain one).
+    fn conversation() -> Vec<(Dir, Vec<u8>)> {
+        let mut req = b"GET /index.html?q=1 HTTP/1.1\r\nHost: Example.COM:8080\r\nUser-Agent: curl/8.0\r\nReferer: http://a/\r\n\r\n".to_vec();
+        req.extend_from_slice(
+            b"POST /upload HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        req.extend_from_slice(&chunked(b"name=value&x=y", 5));
+        let mut resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        resp.extend_from_slice(&chunked(&gzip(PAGE), 17));
+        resp.extend_from_slice(
+            b"HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 5\r\n\r\nmoved",
+        );
+        vec![(Dir::ToServer, req), (Dir::ToClient, resp)]
+    }
+
+    #[test]
+    fn detects_requests_and_responses() {
+        assert_eq!(probe_http(b"GET / HTTP/1.1\r\n"), Probe::Certain);
+        assert_eq!(
+            probe_http(b"CONNECT example.com:443 HTTP/1.1\r\n"),
+            Probe::Certain
+        );
+        assert_eq!(probe_http(b"OPTIONS * HTTP/1.0\r\n"), Probe::Certain);
+        assert_eq!(probe_http(b"PROPFIND /dav HTTP/1.1\r\n"), Probe::Certain);
+        assert_eq!(probe_http(b"GET /simple\r\n"), Probe::Certain);
+        assert_eq!(probe_http(b"HTTP/1.1 200 OK\r\n"), Probe::Certain);
+        assert_eq!(probe_http(b"GE"), Probe::Unsure);
+        assert_eq!(probe_http(b"GET /long-url-not-finished"), Probe::Unsure);
+        assert_eq!(probe_http(b"HTTP/1"), Probe::Unsure);
+        // RTSP and SIP share methods with HTTP but not the version.
+        assert_eq!(
+            probe_http(b"OPTIONS rtsp://cam/ RTSP/1.0\r\n"),
+            Probe::NotForUs
+        );
+        assert_eq!(probe_http(b"OPTIONS sip:a@b SIP/2.0\r\n"), Probe::NotForUs);
+        assert_eq!(probe_http(b"PRI * HTTP/2.0\r\n"), Probe::NotForUs);
+        assert_eq!(probe_http(b"\x16\x03\x01\x02\x00"), Probe::NotForUs);
+        assert_eq!(probe_http(b"SSH-2.0-OpenSSH"), Probe::NotForUs);
+    }
+
+    #[test]
+    fn pipelined_transactions_with_chunked_gzip() {
+        let (r, stats) = run(&conversation(), &Limits::default(), &[]);
+        assert_eq!(stats, ParserStats::default());
+        assert_eq!(r.events.len(), 2);
+        let a = &r.events[0];
+        assert_eq!(a.tx_id, 0);
+        assert_eq!(a.hostname.as_deref(), Some("example.com"));
+        assert_eq!(a.http_port, Some(8080));
+        assert_eq!(a.url.as_deref(), Some("/index.html?q=1"));
+        assert_eq!(a.http_user_agent.as_deref(), Some("curl/8.0"));
+        assert_eq!(a.http_refer.as_deref(), Some("http://a/"));
+        assert_eq!(a.http_method.as_deref(), Some("GET"));
+        assert_eq!(a.protocol.as_deref(), Some("HTTP/1.1"));
+        assert_eq!(a.status, Some(200));
+        assert_eq!(a.http_content_type.as_deref(), Some("text/html"));
+        assert_eq!(a.content_encoding.as_deref(), Some("gzip"));
+        assert_eq!(a.length, gzip(PAGE).len() as u64);
+        assert_eq!(r.buffer(0, HttpBuffer::ResponseBody), Some(PAGE));
+        assert_eq!(
+            r.buffer(0, HttpBuffer::Host),
+            Some(b"example.com".as_slice())
+        );
+        assert_eq!(r.buffer(0, HttpBuffer::Method), Some(b"GET".as_slice()));
+        let hdrs = r.buffer(0, HttpBuffer::RequestHeaders).unwrap();
+        assert!(hdrs.starts_with(b"Host: Example.COM:8080\r\n") && hdrs.ends_with(b"\r\n\r\n"));
+        let b = &r.events[1];
+        assert_eq!(
+            (b.tx_id, b.http_method.as_deref(), b.status),
+            (1, Some("POST"), Some(302))
+        );
+        assert_eq!(b.redirect.as_deref(), Some("/next"));
+        assert_eq!(b.request_body_length, 14);
+        assert_eq!(
+            r.buffer(1, HttpBuffer::RequestBody),
+            Some(b"name=value&x=y".as_slice())
+        );
+        assert_eq!(
+            r.buffer(1, HttpBuffer::ResponseBody),
+            Some(b"moved".as_slice())
+        );
+        assert_eq!(r.buffer(1, HttpBuffer::StatusCode), Some(b"302".as_slice()));
+    }
+
+    #[test]
+    fn every_single_split_point_gives_the_same_result() {
+        let conv = conversation();
+        let (whole, _) = run(&conv, &Limits::default(), &[]);
+        let longest = conv.iter().map(|c| c.1.len()).max().unwrap();
+        for cut in 1..longest {
+            let (split, stats) = run(&conv, &Limits::default(), &[cut]);
+            assert_eq!(split, whole, "split at {cut}");
+            assert_eq!(stats, ParserStats::default(), "split at {cut}");
+        }
+        // Byte by byte.
+        let all: Vec<usize> = (1..longest).collect();
+        assert_eq!(run(&conv, &Limits::default(), &all).0, whole);
+    }
+
+    #[test]
+    fn deflate_zlib_and_raw() {
+        let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
+        z.write_all(PAGE).unwrap();
+        let zlib = z.finish().unwrap();
+        let mut d = flate2::write::DeflateEncoder::new(Vec::new(), Compression::default());
+        d.write_all(PAGE).unwrap();
+        let raw = d.finish().unwrap();
+        for body in [zlib, raw] {
+            let mut resp = format!(
+                "HTTP/1.0 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            resp.extend_from_slice(&body);
+            let conv = vec![
+                (Dir::ToServer, b"GET / HTTP/1.0\r\n\r\n".to_vec()),
+                (Dir::ToClient, resp),
+            ];
+            let (r, stats) = run(&conv, &Limits::default(), &[3, 40, 60]);
+            assert_eq!(r.buffer(0, HttpBuffer::ResponseBody), Some(PAGE));
+            assert_eq!(stats.malformed, 0);
+        }
+    }
+
+    #[test]
+    fn decompression_stops_at_the_cap_and_counts() {
+        let big = vec![b'a'; 1 << 20];
+        let gz = gzip(&big);
+        let mut resp = format!(
+            "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+            gz.len()
+        )
+        .into_bytes();
+        resp.extend_from_slice(&gz);
+        let limits = Limits {
+            http_response_body_cap: 1000,
+            ..Limits::default()
+        };
+        let conv = vec![
+            (Dir::ToServer, b"GET /big HTTP/1.1\r\n\r\n".to_vec()),
+            (Dir::ToClient, resp),
+        ];
+        let cuts: Vec<usize> = (0..gz.len() + 100).step_by(37).collect();
+        let (r, stats) = run(&conv, &limits, &cuts);
+        assert_eq!(
+            r.buffer(0, HttpBuffer::ResponseBody).map(<[u8]>::len),
+            Some(1000)
+        );
+        assert!(stats.decompress_cut > 0, "{stats:?}");
+        assert_eq!(r.events[0].length, gz.len() as u64);
+        // Without decompression the body is kept raw.
+        let (r, _) = run(
+            &conv,
+            &Limits {
+                http_decompress: false,
+                ..Limits::default()
+            },
+            &[],
+        );
+        assert_eq!(
+            r.buffer(0, HttpBuffer::ResponseBody)
+                .map(|b| b[..2].to_vec()),
+            Some(vec![0x1f, 0x8b])
+        );
+    }
+
+    #[test]
+    fn bodiless_responses_interim_responses_and_head() {
+        let req = b"HEAD /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nExpect: 100-continue\r\n\r\nGET /c HTTP/1.1\r\n\r\n".to_vec();
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n".to_vec();
+        let (r, stats) = run(
+            &[(Dir::ToServer, req), (Dir::ToClient, resp)],
+            &Limits::default(),
+            &[],
+        );
+        assert_eq!(stats, ParserStats::default());
+        let got: Vec<_> = r
+            .events
+            .iter()
+            .map(|e| (e.url.clone().unwrap(), e.status, e.length))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("/a".into(), Some(200), 0),
+                ("/b".into(), Some(304), 0),
+                ("/c".into(), Some(204), 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn connect_and_upgrade_become_tunnels() {
+        let conv = vec![
+            (
+                Dir::ToServer,
+                b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n".to_vec(),
+            ),
+            (
+                Dir::ToClient,
+                b"HTTP/1.1 200 Connection established\r\n\r\n".to_vec(),
+            ),
+            (Dir::ToServer, b"\x16\x03\x01\x00\x05hello".to_vec()),
+            (Dir::ToClient, b"\x16\x03\x03 not http".to_vec()),
+        ];
+        let (r, stats) = run(&conv, &Limits::default(), &[]);
+        assert_eq!(stats, ParserStats::default());
+        assert_eq!(r.events.len(), 1);
+        assert_eq!(r.events[0].http_method.as_deref(), Some("CONNECT"));
+        let conv = vec![
+            (
+                Dir::ToServer,
+                b"GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n".to_vec(),
+            ),
+            (
+                Dir::ToClient,
+                b"HTTP/1.1 101 Switching Protocols\r\n\r\n\x81\x05hello".to_vec(),
+            ),
+            (Dir::ToServer, b"\x81\x85maskdata".to_vec()),
+        ];
+        let (r, stats) = run(&conv, &Limits::default(), &[]);
+        assert_eq!((r.events.len(), stats), (1, ParserStats::default()));
+    }
+
+    #[test]
+    fn response_until_close_and_request_without_response() {
+        let conv = vec![
+            (Dir::ToServer, b"GET /a HTTP/1.0\r\n\r\n".to_vec()),
+            (
+                Dir::ToClient,
+                b"HTTP/1.0 200 OK\r\n\r\nbody until the end".to_vec(),
+            ),
+        ];
+        let (r, _) = run(&conv, &Limits::default(), &[]);
+        assert_eq!(
+            r.buffer(0, HttpBuffer::ResponseBody),
+            Some(b"body until the end".as_slice())
+        );
+        assert_eq!(r.events[0].length, 18);
+        let (r, _) = run(
+            &[(
+                Dir::ToServer,
+                b"GET /lonely HTTP/1.1\r\nHost: h\r\n\r\n".to_vec(),
+            )],
+            &Limits::default(),
+            &[],
+        );
+        assert_eq!((r.events.len(), r.events[0].status), (1, None));
+    }
+
+    #[test]
+    fn http09_simple_request() {
+        let conv = vec![
+            (Dir::ToServer, b"GET /old\r\n".to_vec()),
+            (Dir::ToClient, b"<html>raw</html>".to_vec()),
+        ];
+        let (r, _) = run(&conv, &Limits::default(), &[]);
+        assert_eq!(r.events.len(), 1);
+        assert_eq!(
+            (r.events[0].url.as_deref(), r.events[0].protocol.as_deref()),
+            (Some("/old"), None)
+        );
+        assert_eq!(
+            r.buffer(0, HttpBuffer::ResponseBody),
+            Some(b"<html>raw</html>".as_slice())
+        );
+    }
+
+    #[test]
+    fn flow_picked_up_from_the_server_side() {
+        // The engine took the server for the client: responses arrive "to server".
+        let conv = vec![
+            (
+                Dir::ToServer,
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno".to_vec(),
+            ),
+            (Dir::ToClient, b"GET /again HTTP/1.1\r\n\r\n".to_vec()),
+            (
+                Dir::ToServer,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes".to_vec(),
+            ),
+        ];
+        let (r, stats) = run(&conv, &Limits::default(), &[]);
+        assert_eq!(stats.gave_up, 0);
+        let got: Vec<_> = r.events.iter().map(|e| (e.url.clone(), e.status)).collect();
+        assert_eq!(
+            got,
+            vec![(None, Some(404)), (Some("/again".into()), Some(200))]
+        );
+    }
+
+    #[test]
+    fn header_cap_gives_up_and_counts() {
+        let mut req = b"GET / HTTP/1.1\r\n".to_vec();
+        for i in 0..2000 {
+            req.extend_from_slice(format!("X-Header-{i}: {}\r\n", "v".repeat(20)).as_bytes());
+        }
+        req.extend_from_slice(b"\r\n");
+        let (r, stats) = run(&[(Dir::ToServer, req)], &Limits::default(), &[1000, 5000]);
+        assert!(r.events.is_empty());
+        assert_eq!(stats.gave_up, 1);
+        assert!(stats.bytes_cut > 0);
+    }
+
+    #[test]
+    fn gap_in_a_sized_body_keeps_the_framing() {
+        let mut p = HttpParser::new(&Limits::default());
+        let mut r = Rec::default();
+        p.parse(
+            Dir::ToServer,
+            b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
+            0,
+            &mut r,
+        );
+        p.parse(
+            Dir::ToClient,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n012",
+            0,
+            &mut r,
+        );
+        p.gap(Dir::ToClient, 4);
+        p.parse(
+            Dir::ToClient,
+            b"789HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
+            0,
+            &mut r,
+        );
+        p.finish(&mut r);
+        let got: Vec<_> = r
+            .events
+            .iter()
+            .map(|e| (e.url.clone().unwrap(), e.status, e.length))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("/a".into(), Some(200), 10), ("/b".into(), Some(200), 1)]
+        );
+        assert_eq!(p.stats().bytes_cut, 4);
+    }
+
+    #[test]
+    fn garbage_kills_only_its_direction() {
+        let conv = vec![
+            (Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n".to_vec()),
+            (Dir::ToClient, b"\x00\x01garbage\r\n\r\n".to_vec()),
+        ];
+        let (r, stats) = run(&conv, &Limits::default(), &[]);
+        assert_eq!((r.events.len(), stats.gave_up, stats.malformed), (1, 1, 1));
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn arbitrary_bytes_never_panic(a in proptest::collection::vec(any::<u8>(), 0..600),
+                                           b in proptest::collection::vec(any::<u8>(), 0..600),
+                                           cuts in proptest::collection::vec(0usize..600, 0..8)) {
+                let mut cuts = cuts;
+                cuts.sort_unstable();
+                let _ = probe_http(&a);
+                let conv = vec![(Dir::ToServer, a), (Dir::ToClient, b)];
+                let _ = run(&conv, &Limits::default(), &cuts);
+            }
+
+            #[test]
+            fn valid_exchange_any_splits_same_events(cuts in proptest::collection::vec(0usize..700, 0..12)) {
+                let conv = conversation();
+                let mut cuts = cuts;
+                cuts.sort_unstable();
+                let whole = run(&conv, &Limits::default(), &[]);
+                prop_assert_eq!(run(&conv, &Limits::default(), &cuts), whole);
+            }
+
+            #[test]
+            fn mutated_exchange_never_panics(pos in 0usize..700, byte in any::<u8>(), cuts in proptest::collection::vec(0usize..700, 0..6)) {
+                let mut conv = conversation();
+                let i = pos % 2;
+                let n = conv[i].1.len();
+                conv[i].1[pos % n] = byte;
+                let mut cuts = cuts;
+                cuts.sort_unstable();
+                let _ = run(&conv, &Limits::default(), &cuts);
+            }
+        }
     }
 }

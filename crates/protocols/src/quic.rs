@@ -842,7 +842,10 @@ mod tests {
 
     fn unhex(s: &str) -> Vec<u8> {
         let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     const DCID: &str = "8394c8f03e515708";
@@ -1015,13 +1018,25 @@ mod tests {
     fn parser_reads_sni_and_alpn_from_v1_and_v2_initials() {
         for (hex, version) in [(V1_CLIENT_INITIAL, "1"), (V2_CLIENT_INITIAL, "6b3343cf")] {
             let ev = run_parser(&[unhex(hex)]);
-            let [AppEvent::Quic(q)] = ev.as_slice() else { panic!("{ev:?}") };
+            let [AppEvent::Quic(q)] = ev.as_slice() else {
+                panic!("{ev:?}")
+            };
             assert_eq!(q.version, version);
             assert_eq!(q.sni.as_deref(), Some("example.com"));
             assert_eq!(q.alpn, vec!["alpn".to_string()]);
-            let names: Vec<_> = q.extensions.iter().filter_map(|e| e.name.as_deref()).collect();
+            let names: Vec<_> = q
+                .extensions
+                .iter()
+                .filter_map(|e| e.name.as_deref())
+                .collect();
             assert_eq!(names[..2], ["server_name", "renegotiation_info"]);
-            assert!(q.ja4.as_deref().is_some_and(|j| j.starts_with("q13d0211an_")), "{:?}", q.ja4);
+            assert!(
+                q.ja4
+                    .as_deref()
+                    .is_some_and(|j| j.starts_with("q13d0211an_")),
+                "{:?}",
+                q.ja4
+            );
         }
     }
 
@@ -1035,7 +1050,9 @@ mod tests {
         assert!(out.is_empty());
         assert_eq!(p.stats().malformed, 1);
         p.finish(&mut out);
-        let [AppEvent::Quic(q)] = out.as_slice() else { panic!() };
+        let [AppEvent::Quic(q)] = out.as_slice() else {
+            panic!()
+        };
         assert_eq!((q.version.as_str(), q.sni.as_deref()), ("1", None));
     }
 
@@ -1046,9 +1063,16 @@ mod tests {
         assert_eq!(family(0x5130_3433), Some(Family::GoogleLegacy));
         assert_eq!(family(0x5130_3436), Some(Family::GoogleLong));
         assert_eq!(family(0x5430_3531), Some(Family::GoogleIetf));
-        assert_eq!(family(0x1a2a_3a4a), None, "grease/unknown versions are not QUIC evidence");
+        assert_eq!(
+            family(0x1a2a_3a4a),
+            None,
+            "grease/unknown versions are not QUIC evidence"
+        );
         assert_eq!(varint(&[0x40, 0x25]), Some((37, 2)));
-        assert_eq!(varint(&[0xc2, 0x19, 0x7c, 0x5e, 0xff, 0x14, 0xe8, 0x8c]), Some((151_288_809_941_952_652, 8)));
+        assert_eq!(
+            varint(&[0xc2, 0x19, 0x7c, 0x5e, 0xff, 0x14, 0xe8, 0x8c]),
+            Some((151_288_809_941_952_652, 8))
+        );
     }
 
     #[test]
@@ -1070,7 +1094,9 @@ mod tests {
         d.extend_from_slice(&m);
         assert_eq!(probe_quic(&d), Probe::Certain);
         let ev = run_parser(&[d]);
-        let [AppEvent::Quic(q)] = ev.as_slice() else { panic!("{ev:?}") };
+        let [AppEvent::Quic(q)] = ev.as_slice() else {
+            panic!("{ev:?}")
+        };
         assert_eq!(q.version, "Q043");
         assert_eq!(q.sni.as_deref(), Some("www.google.com"));
         assert_eq!(q.ua.as_deref(), Some("Chrome/90"));

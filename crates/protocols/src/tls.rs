@@ -1069,3 +1069,266 @@ impl Parser for TlsParser {
         self.stats
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// The ClientHello of RFC 9001 Appendix A.2 (TLS 1.3, SNI example.com, ALPN "alpn"), handshake header included.
+    const CLIENT_HELLO: &str = "\
+        010000ed0303ebf8fa56f12939b9584a3896472ec40bb863cfd3e868\
+        04fe3a47f06a2b69484c00000413011302010000c000000010000e00000b6578\
+        616d706c652e636f6dff01000100000a00080006001d00170018001000070005\
+        04616c706e000500050100000000003300260024001d00209370b2c9caa47fba\
+        baf4559fedba753de171fa71f50f1ce15d43e994ec74d748002b000302030400\
+        0d0010000e0403050306030203080408050806002d00020101001c0002400100\
+        3900320408ffffffffffffffff05048000ffff07048000ffff08011001048000\
+        75300901100f088394c8f03e51570806048000ffff";
+
+    /// The ServerHello of RFC 9001 Appendix A.3 (TLS 1.3, TLS_AES_128_GCM_SHA256).
+    const SERVER_HELLO: &str = "\
+        020000560303eefce7f7b37ba1d1632e96677825ddf73988cfc79825df566dc5430b9a045a1200130100002e00330024001d00\
+        209d3c940d89690b84d08a60993c144eca684d1081287c834d5311bcf32bb9da1a002b00020304";
+
+    fn record(ty: u8, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![ty, 3, 3];
+        r.extend_from_slice(&(body.len() as u16).to_be_bytes());
+        r.extend_from_slice(body);
+        r
+    }
+
+    fn run(conv: &[(Dir, Vec<u8>)], cuts: &[usize]) -> (Vec<AppEvent>, ParserStats) {
+        let mut p = TlsParser::new(&Limits::default(), false);
+        let mut out = Vec::new();
+        for (dir, data) in conv {
+            let mut last = 0;
+            for &c in cuts {
+                if c > last && c < data.len() {
+                    p.parse(*dir, &data[last..c], 0, &mut out);
+                    last = c;
+                }
+            }
+            p.parse(*dir, &data[last..], 0, &mut out);
+        }
+        p.finish(&mut out);
+        (out, p.stats())
+    }
+
+    fn tls13_conversation() -> Vec<(Dir, Vec<u8>)> {
+        let ch = unhex(CLIENT_HELLO);
+        // The ClientHello split over two records, as a long hello may be.
+        let mut c = record(CT_HANDSHAKE, &ch[..100]);
+        c.extend_from_slice(&record(CT_HANDSHAKE, &ch[100..]));
+        c.extend_from_slice(&record(CT_CCS, &[1]));
+        c.extend_from_slice(&record(CT_APPDATA, &[0xaa; 300]));
+        let mut s = record(CT_HANDSHAKE, &unhex(SERVER_HELLO));
+        s.extend_from_slice(&record(CT_CCS, &[1]));
+        s.extend_from_slice(&record(CT_APPDATA, &[0xbb; 2000]));
+        vec![(Dir::ToServer, c), (Dir::ToClient, s)]
+    }
+
+    #[test]
+    fn parses_rfc_hellos() {
+        let ch = parse_client_hello(&unhex(CLIENT_HELLO)[4..], false).unwrap();
+        assert_eq!(ch.sni.as_deref(), Some("example.com"));
+        assert_eq!(ch.alpn, vec!["alpn".to_string()]);
+        assert_eq!(ch.ciphers, vec![0x1301, 0x1302]);
+        assert_eq!(ch.supported_versions, vec![0x0304]);
+        assert_eq!(ch.max_version(), 0x0304);
+        assert_eq!(
+            ch.ja3().string,
+            "771,4865-4866,0-65281-10-16-5-51-43-13-45-28-57,29-23-24,"
+        );
+        let sh = parse_server_hello(&unhex(SERVER_HELLO)[4..]).unwrap();
+        assert_eq!((sh.version(), sh.cipher), (0x0304, 0x1301));
+        assert_eq!(sh.ja3s().string, "771,4865,51-43");
+    }
+
+    #[test]
+    fn tls13_event_at_any_split() {
+        let conv = tls13_conversation();
+        let (whole, stats) = run(&conv, &[]);
+        assert_eq!(stats, ParserStats::default());
+        let [AppEvent::Tls(t)] = whole.as_slice() else {
+            panic!("{whole:?}")
+        };
+        assert_eq!(t.sni.as_deref(), Some("example.com"));
+        assert_eq!(t.version, "TLS 1.3");
+        assert_eq!(t.client_alpns, vec!["alpn".to_string()]);
+        assert_eq!(t.server_handshake.as_ref().map(|s| s.cipher), Some(0x1301));
+        assert_eq!(
+            t.client_handshake.as_ref().map(|c| c.version.as_str()),
+            Some("TLS 1.3")
+        );
+        assert!(
+            t.ja4
+                .as_deref()
+                .is_some_and(|j| j.starts_with("t13d0211an_"))
+        );
+        for cut in 1..conv[1].1.len().max(conv[0].1.len()) {
+            assert_eq!(run(&conv, &[cut]).0, whole, "split at {cut}");
+        }
+        let all: Vec<usize> = (1..2500).collect();
+        assert_eq!(run(&conv, &all).0, whole);
+    }
+
+    #[test]
+    fn several_handshake_messages_in_one_record() {
+        // TLS 1.2: ServerHello, Certificate (skipped by length), ServerHelloDone in one record.
+        let mut sh = unhex(SERVER_HELLO);
+        // Drop the supported_versions extension: a TLS 1.2 ServerHello (extensions length 0x2e -> 0x28).
+        sh.truncate(sh.len() - 6);
+        sh[3] -= 6;
+        let ext_len_at = sh.len() - 0x28 - 2;
+        sh[ext_len_at + 1] = 0x28;
+        let mut rec = sh.clone();
+        rec.extend_from_slice(&[11, 0, 0, 7, 0, 0, 4, 0, 0, 1, 0x30]);
+        rec.extend_from_slice(&[HS_SERVER_HELLO_DONE, 0, 0, 0]);
+        let ch = record(CT_HANDSHAKE, &unhex(CLIENT_HELLO));
+        let conv = vec![
+            (Dir::ToServer, ch),
+            (Dir::ToClient, record(CT_HANDSHAKE, &rec)),
+        ];
+        let (ev, stats) = run(&conv, &[]);
+        assert_eq!(stats, ParserStats::default());
+        let [AppEvent::Tls(t)] = ev.as_slice() else {
+            panic!("{ev:?}")
+        };
+        assert_eq!(t.version, "TLS 1.2");
+        assert_eq!(
+            t.ja3s.as_ref().map(|j| j.string.as_str()),
+            Some("771,4865,51")
+        );
+    }
+
+    #[test]
+    fn detection() {
+        let ch = record(CT_HANDSHAKE, &unhex(CLIENT_HELLO));
+        assert_eq!(probe_tls(&ch), Probe::Certain);
+        for n in 0..11 {
+            assert_eq!(probe_tls(&ch[..n]), Probe::Unsure, "{n} bytes");
+        }
+        // Mid-session: application data records.
+        let mut mid = record(CT_APPDATA, &[1; 40]);
+        assert_eq!(probe_tls(&mid[..20]), Probe::Unsure);
+        assert_eq!(probe_tls(&mid), Probe::Certain);
+        mid.extend_from_slice(&[CT_APPDATA, 3]);
+        assert_eq!(probe_tls(&mid), Probe::Certain);
+        assert_eq!(probe_tls(b"GET / HTTP/1.1\r\n"), Probe::NotForUs);
+        assert_eq!(probe_tls(&[0x17, 0x03, 0x03, 0x00, 0x00]), Probe::NotForUs);
+        assert_eq!(probe_tls(&[0x16, 0x03, 0x09]), Probe::NotForUs);
+        // SSLv2-compatible ClientHello.
+        assert_eq!(
+            probe_tls(&[0x80, 0x2e, 0x01, 0x03, 0x01, 0x00, 0x15]),
+            Probe::Certain
+        );
+    }
+
+    #[test]
+    fn dtls_client_hello() {
+        let ch = unhex(CLIENT_HELLO);
+        // DTLS body: version, random, session id, cookie (empty), then the rest.
+        let mut body = vec![0xfe, 0xfd];
+        body.extend_from_slice(&ch[6..6 + 33]);
+        body.push(0);
+        body.extend_from_slice(&ch[6 + 33..]);
+        let mut hs = vec![HS_CLIENT_HELLO];
+        hs.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+        hs.extend_from_slice(&[0, 0, 0, 0, 0]);
+        hs.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+        hs.extend_from_slice(&body);
+        let mut dg = vec![CT_HANDSHAKE, 0xfe, 0xfd, 0, 0, 0, 0, 0, 0, 0, 0];
+        dg.extend_from_slice(&(hs.len() as u16).to_be_bytes());
+        dg.extend_from_slice(&hs);
+        assert_eq!(probe_dtls(&dg), Probe::Certain);
+        assert_eq!(probe_dtls(&dg[..dg.len() - 1]), Probe::NotForUs);
+        assert_eq!(
+            probe_dtls(&[0x00, 0x01, 0x00, 0x08, 0x21, 0x12, 0xa4, 0x42]),
+            Probe::Unsure,
+            "STUN first"
+        );
+        let mut p = TlsParser::new(&Limits::default(), true);
+        let mut out = Vec::new();
+        p.parse(Dir::ToServer, &dg, 0, &mut out);
+        p.finish(&mut out);
+        let [AppEvent::Tls(t)] = out.as_slice() else {
+            panic!("{out:?}")
+        };
+        assert_eq!(t.sni.as_deref(), Some("example.com"));
+        assert!(t.ja4.as_deref().is_some_and(|j| j.starts_with('d')));
+    }
+
+    #[test]
+    fn oversized_hello_is_cut_and_counted() {
+        let limits = Limits {
+            tls_handshake_cap: 100,
+            ..Limits::default()
+        };
+        let mut p = TlsParser::new(&limits, false);
+        let mut out = Vec::new();
+        p.parse(
+            Dir::ToServer,
+            &record(CT_HANDSHAKE, &unhex(CLIENT_HELLO)),
+            0,
+            &mut out,
+        );
+        p.finish(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(p.stats().bytes_cut, 0xed);
+    }
+
+    #[test]
+    fn grease_and_versions() {
+        assert!(is_grease(0x0a0a) && is_grease(0xfafa) && !is_grease(0x0a1a) && !is_grease(0x1301));
+        assert_eq!(version_name(0x0303), "TLS 1.2");
+        assert_eq!(version_name(0x0301), "TLSv1");
+        assert_eq!(version_name(0x1234), "UNDETERMINED");
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn arbitrary_bytes_never_panic(a in proptest::collection::vec(any::<u8>(), 0..800),
+                                           b in proptest::collection::vec(any::<u8>(), 0..800),
+                                           cuts in proptest::collection::vec(0usize..800, 0..6)) {
+                let _ = (probe_tls(&a), probe_dtls(&a));
+                let _ = parse_client_hello(&a, false);
+                let _ = parse_client_hello(&a, true);
+                let _ = parse_server_hello(&a);
+                let mut cuts = cuts;
+                cuts.sort_unstable();
+                let _ = run(&[(Dir::ToServer, a.clone()), (Dir::ToClient, b)], &cuts);
+                let mut p = TlsParser::new(&Limits::default(), true);
+                p.parse(Dir::ToServer, &a, 0, &mut Vec::new());
+            }
+
+            #[test]
+            fn mutated_hello_never_panics(pos in 0usize..260, byte in any::<u8>()) {
+                let mut ch = unhex(CLIENT_HELLO);
+                let n = ch.len();
+                ch[pos % n] = byte;
+                let _ = parse_client_hello(&ch[4..], false).map(|c| (c.ja3(), c.ja4('t')));
+                let _ = run(&[(Dir::ToServer, record(CT_HANDSHAKE, &ch))], &[]);
+            }
+
+            #[test]
+            fn any_splits_same_event(cuts in proptest::collection::vec(0usize..2400, 0..10)) {
+                let conv = tls13_conversation();
+                let mut cuts = cuts;
+                cuts.sort_unstable();
+                prop_assert_eq!(run(&conv, &cuts).0, run(&conv, &[]).0);
+            }
+        }
+    }
+}

@@ -18,7 +18,7 @@ use flowbundle_protocols::{AppEvent, EventSink, HttpBuffer, Registry};
 #[derive(Default)]
 struct Sink {
     events: Vec<AppEvent>,
-    buffers: Vec<(u64, HttpBuffer, Vec<u8>)>,
+    buffers: Vec<Buffer>,
 }
 
 impl EventSink for Sink {
@@ -376,7 +376,10 @@ fn dns_capture_queries_pair_with_answers() {
     }));
 }
 
-fn http_events(rel: &str) -> Option<(Vec<HttpEvent>, Vec<(u64, HttpBuffer, Vec<u8>)>)> {
+/// An HTTP buffer as delivered: transaction, which buffer, bytes.
+type Buffer = (u64, HttpBuffer, Vec<u8>);
+
+fn http_events(rel: &str) -> Option<(Vec<HttpEvent>, Vec<Buffer>)> {
     let flows = events_per_flow(rel)?;
     let mut ev = Vec::new();
     let mut bufs = Vec::new();
