@@ -1,1 +1,94 @@
-//! Snort/Suricata content-rule subset: parse rules, prefilter with a multi-pattern automaton, verify the rest.
+//! # Snort/Suricata content rules: parse, prefilter, verify
+//!
+//! The rules users bring are what makes deep packet inspection expensive. This crate reads a practical subset of
+//! Snort 3 and Suricata rules, compiles them into multi-pattern prefilter tables, and matches them against what the
+//! engine hands over: reassembled TCP stream data per direction, other datagrams, and HTTP buffers from the HTTP
+//! parser. It knows nothing about packets or flows beyond a [`PacketCtx`]; the engine owns connection tracking,
+//! reassembly and HTTP parsing, and calls in.
+//!
+//! ```no_run
+//! use flowbundle_rules::{AlertRecord, Direction, FlowMatchState, PacketCtx, RuleSet, Vars};
+//! let (rules, report) = RuleSet::parse(
+//!     r#"alert tcp any any -> any 80 (msg:"x"; flow:to_server; content:"GET"; depth:3; sid:1;)"#,
+//!     &Vars::new(),
+//! )?;
+//! println!("{}", report.summary());
+//! let mut scanner = rules.scanner();            // one per worker thread
+//! let mut flow = FlowMatchState::default();     // one per flow
+//! let ctx = PacketCtx { dir: Direction::ToServer, dst_port: 80, ..PacketCtx::default() };
+//! let mut alerts: Vec<AlertRecord> = Vec::new();
+//! rules.scan_stream(&mut scanner, &mut flow, &ctx, b"GE", 0, &mut alerts);
+//! rules.scan_stream(&mut scanner, &mut flow, &ctx, b"T / HTTP/1.1\r\n", 2, &mut alerts);
+//! rules.finish_flow(&mut scanner, &mut flow, &mut alerts);
+//! assert_eq!(alerts[0].sid, 1);
+//! # Ok::<(), flowbundle_rules::Error>(())
+//! ```
+//!
+//! ## The subset
+//! Header: action (`alert drop reject sdrop log block`), protocol (`ip tcp udp icmp` and application protocols such
+//! as `http dns tls`), addresses and ports with lists, negation, ranges and variables ([`Vars`]), `->` and `<>`, and
+//! Snort 3's two-word service headers (`alert http (...)`). Options: `msg sid rev gid classtype priority`,
+//! `content`/`uricontent` with `nocase offset depth distance within fast_pattern startswith endswith` and negation,
+//! `flow` (direction and established state), `pcre` (see [`pcre`]), the HTTP buffers as Suricata sticky buffers
+//! (`http.uri`, `http.uri.raw`, `http.method`, `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`,
+//! `http.header`, `http.header.raw`, `http.request_body`, `http.response_body`, `http.stat_code`, `file_data`)
+//! and in Snort's `http_uri`-style form, sticky (Snort 3) or content modifier (Snort 2 / Suricata legacy), see
+//! [`rule`]. Options that never change what matches (`reference metadata target prefilter rawbytes service`) are
+//! accepted. Anything else skips the rule, counted under a reason naming the first unsupported keyword
+//! ([`LoadReport::skip_reasons`]); malformed rules are errors with file and line ([`LoadReport::errors`]).
+//!
+//! ## Matching
+//! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
+//! its longest positive one). One [`prefilter`] table per inspection point (stream per direction, datagram per
+//! direction, each HTTP buffer) finds every fast-pattern occurrence in one pass; each occurrence leads to the
+//! (rule, group) pairs that use it, whose header and `flow` are checked against the [`PacketCtx`] and whose whole
+//! chain is then verified ([`verify`]). A rule whose only condition is its fast pattern (with offset/depth) is
+//! confirmed by the prefilter hit alone — the 10,000-pattern throughput set is entirely such rules.
+//!
+//! Alerts: at most one per rule per datagram, per HTTP transaction, and per stream direction (for the flow's life).
+//!
+//! ## Stream semantics
+//! A TCP direction is one long buffer starting at stream offset 0: `offset`/`depth` count from the start of the
+//! stream, not of a packet, and the result does not depend on how the data was chunked (a property test checks
+//! random splits against one chunk). The prefilter keeps 16 bytes of state and a tail of recent bytes per flow
+//! direction, so a pattern straddling chunks is found without re-scanning. What a rule is verified against around
+//! a fast-pattern occurrence `[s, e)` is a window `[s - B, e + A)`:
+//! * when every other item is tied to the fast pattern by `within` (or the chain is anchored to the stream start by
+//!   `depth`), the window covers every possible match exactly, capped at [`LoadOptions::stream_window`];
+//! * otherwise (a content with only `distance`, an unanchored second content, a non-relative pcre) `B = A =`
+//!   `stream_window` (default 1 KiB): matches whose items lie further apart than that are **missed**;
+//! * a rule whose match needs bytes after the hit is confirmed as soon as they arrive if it has no negation and no
+//!   end-looking assertion (the usual case); otherwise it waits until the window is complete or the stream ends
+//!   ([`RuleSet::finish_flow`]), because a later byte could still veto it (`content:!"x"`, `pcre:"/a$/"`). A
+//!   negated content with no `within`/`depth` is checked up to the window's end, not the stream's;
+//! * after a reassembly gap matching restarts: nothing straddles a gap;
+//! * `offset`/`depth` on a stream mean the stream's start only: a rule written for the start of *each* message of
+//!   a long-lived connection (Snort and Suricata inspect packets and stream chunks, so their `depth` is relative to
+//!   those) fires here only for the first one; `endswith` on stream payload is not supported (a stream has no end
+//!   while it is inspected) and skips the rule;
+//! * each rule alerts once per stream direction; Suricata may alert again on a later chunk with another occurrence.
+//!
+//! Memory per flow: [`FlowMatchState`] is 24 bytes until a direction carries data that a stream rule could inspect;
+//! then the direction holds a tail of [`RuleSet::stream_retain`] bytes (the longest fast pattern for rule sets like
+//! the 10k set, up to `2 × stream_window + 255` for rules with wide windows), at most [`scan::MAX_PENDING`] pending
+//! candidates and the fired rules. All caps have counters in [`ScanStats`].
+
+pub mod addr;
+pub mod classify;
+pub mod http;
+pub mod pcre;
+pub mod prefilter;
+pub mod rule;
+pub mod ruleset;
+pub mod scan;
+pub mod text;
+pub mod verify;
+
+pub use addr::{AddrSet, PortSet, Vars};
+pub use classify::Classifications;
+pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule};
+pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule};
+pub use scan::{
+    Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, L4,
+    PacketCtx, ScanStats, Scanner,
+};

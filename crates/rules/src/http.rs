@@ -1,0 +1,199 @@
+//! The HTTP buffers Suricata derives from what the HTTP parser hands over.
+//!
+//! The parser delivers the request target as sent, the Host value, and header blocks as `Name: value\r\n` lines.
+//! Suricata's rules also see a *normalised* URI (`http.uri`), a lowercased host without port (`http.host`), headers
+//! without the `Cookie`/`Set-Cookie` lines (`http.header`) and the cookie value alone (`http.cookie`). These
+//! functions derive them into caller-owned scratch vectors, so the rules engine allocates nothing per transaction once
+//! its scratch has grown to the parser's caps.
+
+/// Percent-decodes the path of `raw` (a request target), removes `.`/`..` segments and repeated slashes, and
+/// appends the query string unchanged: libhtp's path normalisation as Suricata configures it by default.
+/// An absolute-form target (`http://host/path`) is reduced to its path and query.
+pub fn normalize_uri(raw: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut target = raw;
+    for scheme in [&b"http://"[..], b"https://"] {
+        if target.len() >= scheme.len() && target[..scheme.len()].eq_ignore_ascii_case(scheme) {
+            let rest = &target[scheme.len()..];
+            target = match memchr::memchr(b'/', rest) {
+                Some(i) => &rest[i..],
+                None => b"/",
+            };
+            break;
+        }
+    }
+    let (path, query) = match memchr::memchr(b'?', target) {
+        Some(i) => (&target[..i], Some(&target[i..])),
+        None => (target, None),
+    };
+    // Decode into `out`, then resolve segments in place.
+    let mut i = 0;
+    while let Some(&b) = path.get(i) {
+        if b == b'%'
+            && let (Some(h), Some(l)) = (
+                path.get(i + 1).and_then(|c| hex(*c)),
+                path.get(i + 2).and_then(|c| hex(*c)),
+            )
+        {
+            out.push(h << 4 | l);
+            i += 3;
+            continue;
+        }
+        out.push(b);
+        i += 1;
+    }
+    remove_dot_segments(out);
+    if let Some(q) = query {
+        out.extend_from_slice(q);
+    }
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// RFC 3986 section 5.2.4 on an absolute path, plus collapsing `//`, in place.
+fn remove_dot_segments(p: &mut Vec<u8>) {
+    if !p.starts_with(b"/") {
+        return;
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(p.len());
+    for seg in p.split(|&b| b == b'/').skip(1) {
+        match seg {
+            b"" | b"." => {}
+            b".." => {
+                let cut = memchr::memrchr(b'/', &out).unwrap_or(0);
+                out.truncate(cut);
+            }
+            s => {
+                out.push(b'/');
+                out.extend_from_slice(s);
+            }
+        }
+    }
+    // A trailing slash (or trailing dot segment) keeps the path a directory.
+    if p.ends_with(b"/") || p.ends_with(b"/.") || p.ends_with(b"/..") || out.is_empty() {
+        out.push(b'/');
+    }
+    *p = out;
+}
+
+/// Lowercases a Host value and drops a `:port` suffix and a trailing dot.
+pub fn normalize_host(raw: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let raw = raw.trim_ascii();
+    let host = if raw.starts_with(b"[") {
+        match memchr::memchr(b']', raw) {
+            Some(i) => &raw[..=i],
+            None => raw,
+        }
+    } else {
+        match memchr::memrchr(b':', raw) {
+            Some(i) if raw[i + 1..].iter().all(u8::is_ascii_digit) => &raw[..i],
+            _ => raw,
+        }
+    };
+    let host = host.strip_suffix(b".").unwrap_or(host);
+    out.extend(host.iter().map(u8::to_ascii_lowercase));
+}
+
+/// Splits a header block into Suricata's `http.header` (every line but the cookie one, as `Name: value\r\n`) and
+/// `http.cookie` (the `Cookie` values, joined by `; `). `cookie_name` is `cookie` for requests, `set-cookie` for
+/// responses. Lines without a colon (a request or status line, the blank line) are dropped; folded continuation
+/// lines are joined to their header.
+pub fn split_headers(
+    block: &[u8],
+    cookie_name: &[u8],
+    headers: &mut Vec<u8>,
+    cookie: &mut Vec<u8>,
+) {
+    headers.clear();
+    cookie.clear();
+    let mut last_was_cookie = false;
+    for line in block.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
+            // obs-fold: continue the previous header's value.
+            let target = if last_was_cookie {
+                &mut *cookie
+            } else {
+                &mut *headers
+            };
+            if !last_was_cookie && target.ends_with(b"\r\n") {
+                target.truncate(target.len() - 2);
+                target.push(b' ');
+                target.extend_from_slice(line.trim_ascii());
+                target.extend_from_slice(b"\r\n");
+            } else if last_was_cookie {
+                target.push(b' ');
+                target.extend_from_slice(line.trim_ascii());
+            }
+            continue;
+        }
+        let Some(colon) = memchr::memchr(b':', line) else {
+            last_was_cookie = false;
+            continue;
+        };
+        let name = line[..colon].trim_ascii();
+        let value = line[colon + 1..].trim_ascii();
+        if name.is_empty() || name.contains(&b' ') {
+            last_was_cookie = false;
+            continue;
+        }
+        last_was_cookie = name.eq_ignore_ascii_case(cookie_name);
+        if last_was_cookie {
+            if !cookie.is_empty() {
+                cookie.extend_from_slice(b"; ");
+            }
+            cookie.extend_from_slice(value);
+        } else {
+            headers.extend_from_slice(name);
+            headers.extend_from_slice(b": ");
+            headers.extend_from_slice(value);
+            headers.extend_from_slice(b"\r\n");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uri(s: &str) -> String {
+        let mut v = Vec::new();
+        normalize_uri(s.as_bytes(), &mut v);
+        String::from_utf8_lossy(&v).into_owned()
+    }
+
+    #[test]
+    fn uris() {
+        assert_eq!(uri("/a/b/../c/./d?x=%41/../"), "/a/c/d?x=%41/../");
+        assert_eq!(uri("/%2e%2e/%2E%2e/etc/passwd"), "/etc/passwd");
+        assert_eq!(uri("//a///b/"), "/a/b/");
+        assert_eq!(uri("/a/.."), "/");
+        assert_eq!(uri("http://Example.com/x%20y?q"), "/x y?q");
+        assert_eq!(uri("*"), "*");
+        assert_eq!(uri("/bad%zz%4"), "/bad%zz%4");
+    }
+
+    #[test]
+    fn hosts_and_headers() {
+        let mut v = Vec::new();
+        normalize_host(b" WWW.Example.COM.:8080 ", &mut v);
+        assert_eq!(v, b"www.example.com");
+        normalize_host(b"[::1]:80", &mut v);
+        assert_eq!(v, b"[::1]");
+        let (mut h, mut c) = (Vec::new(), Vec::new());
+        split_headers(
+            b"Host: a\r\nCookie: x=1\r\nX-Long: one\r\n two\r\ncookie:y=2\r\n\r\n",
+            b"cookie",
+            &mut h,
+            &mut c,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&h),
+            "Host: a\r\nX-Long: one two\r\n"
+        );
+        assert_eq!(c, b"x=1; y=2");
+    }
+}

@@ -1,0 +1,556 @@
+//! `pcre` options translated to the `regex-automata` engine, or rejected with a reason.
+//!
+//! Snort and Suricata hand `pcre:"/…/flags"` to PCRE. The `regex` family matches in time linear in the input (no
+//! catastrophic backtracking, which matters when the input is hostile traffic), supports most of what rule writers
+//! use, and matches raw bytes with Unicode off. What it lacks is refused here with a precise reason instead of being
+//! approximated: look-around, backreferences, atomic groups, possessive quantifiers, recursion, conditionals, and the
+//! PCRE-only escapes. A few PCRE spellings that `regex-syntax` reads differently are rewritten first: `\/`, `\<`,
+//! `\>` and other escaped punctuation become literals, `\Q…\E` becomes escaped literals, a `{` that does not start a
+//! quantifier is a literal brace (as in PCRE), `-` next to a class escape inside `[...]` is a literal, `\e` is ESC.
+//!
+//! Flags: `i s m x` map to the syntax options, `G` swaps greediness, `A` anchors at the start of the search,
+//! `R` makes the search start where the previous match ended, `E B O` have no effect on what matches here and are
+//! accepted; the HTTP buffer flags select the buffer (see [`PcreBuffer`]). Any other flag rejects the rule.
+//!
+//! Known difference: without `m`, PCRE's `$` also matches before a final newline; here it matches only at the
+//! end (likewise `\Z`, read as `\z`).
+
+use regex_automata::meta;
+use regex_automata::util::syntax;
+use regex_automata::{Anchored, Input};
+use regex_syntax::hir::Look;
+
+/// Compiled-program size cap per expression (Thompson NFA bytes): a hostile `(a{1000}){1000}` is refused.
+const NFA_SIZE_LIMIT: usize = 2 << 20;
+/// Lazy-DFA cache per expression and worker.
+const DFA_CACHE: usize = 256 << 10;
+
+/// A buffer named by a pcre flag (Snort 2 / Suricata legacy style), instead of by a sticky buffer keyword.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PcreBuffer {
+    /// `U`: normalised URI.
+    Uri,
+    /// `I`: raw URI.
+    RawUri,
+    /// `P`: request body.
+    RequestBody,
+    /// `Q`: response body (file data).
+    ResponseBody,
+    /// `H`: headers (normalised).
+    Header,
+    /// `D`: raw headers.
+    RawHeader,
+    /// `M`: method.
+    Method,
+    /// `C`: cookie.
+    Cookie,
+    /// `S`: status code.
+    StatCode,
+    /// `V`: user agent.
+    UserAgent,
+    /// `W`: host (normalised).
+    Host,
+    /// `Z`: raw host.
+    RawHost,
+}
+
+/// A translated, compiled `pcre` option.
+#[derive(Clone, Debug)]
+pub struct Pcre {
+    pub(crate) regex: meta::Regex,
+    /// `R`: search from the end of the previous match in the same buffer.
+    pub relative: bool,
+    /// `A`: the match must start where the search starts.
+    pub anchored: bool,
+    /// `pcre:!"…"`: the rule requires that the expression does *not* match.
+    pub negated: bool,
+    /// Buffer selected by a flag, if any.
+    pub buffer: Option<PcreBuffer>,
+    /// The expression has an assertion that looks at bytes after a match (`$`, `\b`, `\z`, ...): on a stream its
+    /// answer can change when more data arrives, so stream verification waits for the full window.
+    pub end_sensitive: bool,
+    /// The expression as written in the rule (for reports).
+    pub source: String,
+}
+
+/// Why a `pcre` option was not taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PcreError {
+    /// Valid PCRE that this engine does not express (the rule is skipped with this reason).
+    Unsupported(String),
+    /// Not a valid option value at all (a parse error).
+    Invalid(String),
+}
+
+impl Pcre {
+    /// Parses the option value (`"/expr/flags"`, optionally preceded by `!`).
+    pub fn parse(value: &str) -> Result<Pcre, PcreError> {
+        let mut v = value.trim();
+        let negated = if let Some(rest) = v.strip_prefix('!') {
+            v = rest.trim_start();
+            true
+        } else {
+            false
+        };
+        let inner = v
+            .strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .ok_or_else(|| {
+                PcreError::Invalid("pcre value must be a quoted \"/expr/flags\"".into())
+            })?;
+        let inner = unescape_rule_level(inner);
+        let body = inner
+            .strip_prefix('/')
+            .ok_or_else(|| PcreError::Invalid("pcre must start with `/`".into()))?;
+        let slash = body
+            .rfind('/')
+            .ok_or_else(|| PcreError::Invalid("pcre without closing `/`".into()))?;
+        let (expr, flags) = (&body[..slash], &body[slash + 1..]);
+        let mut cfg = syntax::Config::new().unicode(false).utf8(false).octal(true);
+        let mut p = Pcre {
+            regex: meta::Regex::new("").map_err(|e| PcreError::Invalid(e.to_string()))?,
+            relative: false,
+            anchored: false,
+            negated,
+            buffer: None,
+            end_sensitive: false,
+            source: inner.clone(),
+        };
+        let (mut i, mut m, mut s, mut x, mut g) = (false, false, false, false, false);
+        for f in flags.chars() {
+            let buf = match f {
+                'i' => {
+                    i = true;
+                    None
+                }
+                'm' => {
+                    m = true;
+                    None
+                }
+                's' => {
+                    s = true;
+                    None
+                }
+                'x' => {
+                    x = true;
+                    None
+                }
+                'G' => {
+                    g = true;
+                    None
+                }
+                'A' => {
+                    p.anchored = true;
+                    None
+                }
+                'R' => {
+                    p.relative = true;
+                    None
+                }
+                'E' | 'B' | 'O' => None,
+                'U' => Some(PcreBuffer::Uri),
+                'I' => Some(PcreBuffer::RawUri),
+                'P' => Some(PcreBuffer::RequestBody),
+                'Q' => Some(PcreBuffer::ResponseBody),
+                'H' => Some(PcreBuffer::Header),
+                'D' => Some(PcreBuffer::RawHeader),
+                'M' => Some(PcreBuffer::Method),
+                'C' => Some(PcreBuffer::Cookie),
+                'S' => Some(PcreBuffer::StatCode),
+                'V' => Some(PcreBuffer::UserAgent),
+                'W' => Some(PcreBuffer::Host),
+                'Z' => Some(PcreBuffer::RawHost),
+                c if c.is_ascii_alphabetic() => {
+                    return Err(PcreError::Unsupported(format!("pcre flag {c}")));
+                }
+                c => return Err(PcreError::Invalid(format!("invalid pcre flag `{c}`"))),
+            };
+            if let Some(b) = buf {
+                if p.buffer.is_some_and(|old| old != b) {
+                    return Err(PcreError::Invalid("pcre names two buffers".into()));
+                }
+                p.buffer = Some(b);
+            }
+        }
+        cfg = cfg
+            .case_insensitive(i)
+            .multi_line(m)
+            .dot_matches_new_line(s)
+            .ignore_whitespace(x)
+            .swap_greed(g);
+        let translated = translate(expr)?;
+        let hir = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .octal(true)
+            .case_insensitive(i)
+            .multi_line(m)
+            .dot_matches_new_line(s)
+            .ignore_whitespace(x)
+            .swap_greed(g)
+            .nest_limit(64)
+            .build()
+            .parse(&translated)
+            .map_err(|e| {
+                PcreError::Unsupported(format!("pcre: {}", short_syntax_error(&e.to_string())))
+            })?;
+        p.end_sensitive = hir
+            .properties()
+            .look_set()
+            .iter()
+            .any(|l| !matches!(l, Look::Start | Look::StartLF | Look::StartCRLF));
+        p.regex = meta::Regex::builder()
+            .syntax(cfg.nest_limit(64))
+            .configure(
+                meta::Regex::config()
+                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
+                    .hybrid_cache_capacity(DFA_CACHE),
+            )
+            .build(&translated)
+            .map_err(|e| {
+                PcreError::Unsupported(format!("pcre: {}", short_syntax_error(&e.to_string())))
+            })?;
+        Ok(p)
+    }
+
+    /// A cache for [`Pcre::find`]; one per expression and worker thread.
+    pub fn create_cache(&self) -> meta::Cache {
+        self.regex.create_cache()
+    }
+
+    /// First match within `hay[span]`, with `hay` outside the span as look-around context. `anchored` forces the
+    /// match to start at `span.start`.
+    pub fn find(
+        &self,
+        cache: &mut meta::Cache,
+        hay: &[u8],
+        span: std::ops::Range<usize>,
+        anchored: bool,
+    ) -> Option<(usize, usize)> {
+        if span.start > span.end || span.end > hay.len() {
+            return None;
+        }
+        let input = Input::new(hay).span(span).anchored(if anchored {
+            Anchored::Yes
+        } else {
+            Anchored::No
+        });
+        self.regex
+            .search_with(cache, &input)
+            .map(|m| (m.start(), m.end()))
+    }
+}
+
+/// Keeps the first line of a regex-syntax error and drops the pattern echo.
+fn short_syntax_error(e: &str) -> String {
+    let last = e
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or("unsupported syntax");
+    last.trim_start_matches("error:").trim().to_string()
+}
+
+/// Undoes the rule-level escapes inside the quoted value (`\"`, `\;`), leaving PCRE's own escapes alone.
+fn unescape_rule_level(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some(n @ ('"' | ';')) => out.push(n),
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn unsupported(what: &str) -> PcreError {
+    PcreError::Unsupported(format!("pcre: {what}"))
+}
+
+/// Rewrites PCRE spellings into regex-syntax ones, refusing what has no equivalent (see the module docs).
+fn translate(expr: &str) -> Result<String, PcreError> {
+    let chars: Vec<char> = expr.chars().collect();
+    let mut out = String::with_capacity(expr.len() + 8);
+    let mut i = 0;
+    let mut in_class = false;
+    let mut prev_quant = false;
+    let mut prev_class_escape = false;
+    let at = |k: usize| chars.get(k).copied();
+    while let Some(c) = at(i) {
+        let mut quant = false;
+        let mut class_escape = false;
+        if c == '\\' {
+            let Some(n) = at(i + 1) else {
+                return Err(PcreError::Invalid("pcre ends with a lone backslash".into()));
+            };
+            i += 2;
+            match n {
+                '1'..='9' if !in_class => return Err(unsupported("backreference")),
+                'Q' => {
+                    // \Q...\E: everything up to \E (or the end) is literal.
+                    while let Some(q) = at(i) {
+                        if q == '\\' && at(i + 1) == Some('E') {
+                            i += 2;
+                            break;
+                        }
+                        out.push_str(&regex_syntax::escape(&q.to_string()));
+                        i += 1;
+                    }
+                    prev_quant = false;
+                    continue;
+                }
+                'E' => {}
+                'e' => out.push_str("\\x1B"),
+                'Z' => out.push_str("\\z"),
+                'd' | 'D' | 'w' | 'W' | 's' | 'S' => {
+                    out.push('\\');
+                    out.push(n);
+                    class_escape = true;
+                }
+                'b' | 'B' | 'A' | 'z' | 'n' | 'r' | 't' | 'f' | 'a' | 'x' | '0'..='9' => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                c2 if c2.is_ascii_alphanumeric() => {
+                    return Err(unsupported(&format!("escape \\{c2}")));
+                }
+                c2 => out.push_str(&regex_syntax::escape(&c2.to_string())),
+            }
+            prev_quant = false;
+            prev_class_escape = class_escape;
+            continue;
+        }
+        if in_class {
+            match c {
+                // The first position's `]` was consumed as a literal when the class opened.
+                ']' => {
+                    in_class = false;
+                    out.push(']');
+                }
+                '[' if at(i + 1) == Some(':') => {
+                    // POSIX class [:alpha:] inside a bracket expression: copy through its closing ":]".
+                    let mut j = i;
+                    while let Some(k) = at(j) {
+                        out.push(k);
+                        j += 1;
+                        if k == ']' && j > i + 2 {
+                            break;
+                        }
+                    }
+                    i = j;
+                    prev_class_escape = false;
+                    continue;
+                }
+                '[' | '&' | '~' => out.push_str(&regex_syntax::escape(&c.to_string())),
+                '-' => {
+                    let next_is_class_escape = at(i + 1) == Some('\\')
+                        && matches!(at(i + 2), Some('d' | 'D' | 'w' | 'W' | 's' | 'S'));
+                    if prev_class_escape || next_is_class_escape || at(i + 1) == Some(']') {
+                        out.push_str("\\-");
+                    } else {
+                        out.push('-');
+                    }
+                }
+                _ => out.push(c),
+            }
+            i += 1;
+            prev_class_escape = false;
+            continue;
+        }
+        match c {
+            '[' => {
+                in_class = true;
+                out.push('[');
+                i += 1;
+                if at(i) == Some('^') {
+                    out.push('^');
+                    i += 1;
+                }
+                // A `]` right after `[` or `[^` is a literal.
+                if at(i) == Some(']') {
+                    out.push_str("\\]");
+                    i += 1;
+                }
+                prev_quant = false;
+                continue;
+            }
+            '(' if at(i + 1) == Some('?') => {
+                match (at(i + 2), at(i + 3)) {
+                    (Some('=' | '!'), _) | (Some('<'), Some('=' | '!')) => {
+                        return Err(unsupported("look-around"));
+                    }
+                    (Some('>'), _) => return Err(unsupported("atomic group")),
+                    (Some('|'), _) => return Err(unsupported("branch reset")),
+                    (Some('('), _) => return Err(unsupported("conditional")),
+                    (Some('R' | '&' | '+' | '0'..='9'), _) | (Some('P'), Some('>')) => {
+                        return Err(unsupported("recursion"));
+                    }
+                    (Some('C'), _) => return Err(unsupported("callout")),
+                    (Some('#'), _) => {
+                        // (?# comment )
+                        while let Some(k) = at(i) {
+                            i += 1;
+                            if k == ')' {
+                                break;
+                            }
+                        }
+                        continue;
+                    }
+                    _ => out.push('('),
+                }
+            }
+            '+' if prev_quant => return Err(unsupported("possessive quantifier")),
+            '*' | '+' | '?' => {
+                out.push(c);
+                quant = c != '?' || !prev_quant;
+                // `x??` and `x+?` are lazy forms: the `?` is part of the quantifier, not a new one.
+                if c == '?' && prev_quant {
+                    quant = false;
+                }
+            }
+            '{' => {
+                // A counted quantifier is {n}, {n,} or {n,m}; anything else is a literal brace in PCRE.
+                let mut j = i + 1;
+                let mut digits = 0;
+                while at(j).is_some_and(|d| d.is_ascii_digit()) {
+                    j += 1;
+                    digits += 1;
+                }
+                let mut ok = digits > 0;
+                if ok && at(j) == Some(',') {
+                    j += 1;
+                    while at(j).is_some_and(|d| d.is_ascii_digit()) {
+                        j += 1;
+                    }
+                }
+                ok = ok && at(j) == Some('}');
+                if ok {
+                    for k in i..=j {
+                        if let Some(ch) = at(k) {
+                            out.push(ch);
+                        }
+                    }
+                    i = j + 1;
+                    prev_quant = true;
+                    prev_class_escape = false;
+                    continue;
+                }
+                out.push_str("\\{");
+            }
+            '}' => out.push_str("\\}"),
+            _ => out.push(c),
+        }
+        prev_quant = quant;
+        prev_class_escape = false;
+        i += 1;
+    }
+    if in_class {
+        return Err(PcreError::Invalid(
+            "pcre has an unterminated character class".into(),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(p: &Pcre, hay: &[u8]) -> Option<(usize, usize)> {
+        let mut c = p.create_cache();
+        p.find(&mut c, hay, 0..hay.len(), p.anchored)
+    }
+
+    #[test]
+    fn flags_and_matching() {
+        let p = Pcre::parse(r#""/^USER\s+w0rm/ims""#).unwrap();
+        assert_eq!(m(&p, b"xx\r\nuser   W0RM\r\n"), Some((4, 15)));
+        assert!(!p.end_sensitive && !p.relative && !p.negated);
+        let p = Pcre::parse(r#"!"/a.b/sR""#).unwrap();
+        assert!(p.negated && p.relative);
+        assert!(m(&p, b"a\nb").is_some());
+        let p = Pcre::parse(r#""/\/cgi-bin\/[^\/]+\.cgi$/U""#).unwrap();
+        assert_eq!(p.buffer, Some(PcreBuffer::Uri));
+        assert!(p.end_sensitive);
+        assert!(m(&p, b"/cgi-bin/x.cgi").is_some() && m(&p, b"/cgi-bin/x.cgi?").is_none());
+        let p = Pcre::parse(r#""/\xff\x00{2}/""#).unwrap();
+        assert_eq!(m(&p, b"a\xff\x00\x00"), Some((1, 4)));
+    }
+
+    #[test]
+    fn pcre_spellings_rewritten() {
+        for (pat, hay, want) in [
+            (r#""/a{b/""#, &b"xa{b"[..], true),
+            (r#""/[\w-.]+@/""#, b"a-b.c@", true),
+            (r#""/\Qa.b\E/""#, b"a.b", true),
+            (r#""/\Qa.b\E/""#, b"axb", false),
+            (r#""/x\<y\>/""#, b"x<y>", true),
+            (r#""/a(?#comment)b/""#, b"ab", true),
+            (r#""/[]a]+/""#, b"]]a", true),
+            (r#""/[[:digit:]]{3}/""#, b"123", true),
+            (r#""/^GET[^s]{4}/ms""#, b"GET abcd", true),
+            (r#""/[^>]*x/""#, b"aax", true),
+            (r#""/a\"b\;c/""#, b"a\"b;c", true),
+        ] {
+            let p = Pcre::parse(pat).unwrap_or_else(|e| panic!("{pat}: {e:?}"));
+            assert_eq!(m(&p, hay).is_some(), want, "{pat}");
+        }
+    }
+
+    #[test]
+    fn unsupported_reasons() {
+        for (pat, why) in [
+            (r#""/(?=a)/""#, "pcre: look-around"),
+            (r#""/(?<!a)b/""#, "pcre: look-around"),
+            (r#""/(a)\1/""#, "pcre: backreference"),
+            (r#""/a++/""#, "pcre: possessive quantifier"),
+            (r#""/(?>a)/""#, "pcre: atomic group"),
+            (r#""/\h/""#, "pcre: escape \\h"),
+            (r#""/a/K""#, "pcre flag K"),
+        ] {
+            assert_eq!(
+                Pcre::parse(pat).unwrap_err(),
+                PcreError::Unsupported(why.into()),
+                "{pat}"
+            );
+        }
+        assert!(matches!(
+            Pcre::parse(r#""abc""#),
+            Err(PcreError::Invalid(_))
+        ));
+        assert!(matches!(
+            Pcre::parse(r#""/abc""#),
+            Err(PcreError::Unsupported(_) | PcreError::Invalid(_))
+        ));
+        assert!(matches!(Pcre::parse("/abc/"), Err(PcreError::Invalid(_))));
+        // A huge program is refused, not built.
+        assert!(matches!(
+            Pcre::parse(r#""/(a{1000}){1000}/""#),
+            Err(PcreError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn lookbehind_context_respected() {
+        let p = Pcre::parse(r#""/\bfoo/""#).unwrap();
+        let mut c = p.create_cache();
+        // "xfoo": searching from index 1 with the preceding "x" as context finds no word boundary.
+        assert_eq!(p.find(&mut c, b"xfoo", 1..4, false), None);
+        assert_eq!(p.find(&mut c, b" foo", 1..4, false), Some((1, 4)));
+        let p = Pcre::parse(r#""/^foo/""#).unwrap();
+        assert_eq!(p.find(&mut c_for(&p), b"xfoo", 1..4, false), None);
+    }
+
+    fn c_for(p: &Pcre) -> meta::Cache {
+        p.create_cache()
+    }
+}

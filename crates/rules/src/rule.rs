@@ -1,0 +1,1118 @@
+//! One rule: header, options, and the content chains it matches, built from the text of a rule.
+//!
+//! ## Dialects
+//! Snort 3 and Suricata share most syntax but disagree on one thing that changes meaning: `http_uri;` (and the
+//! other `http_*` keywords) is a *sticky buffer* in Snort 3 (it applies to the contents after it) and a *content
+//! modifier* in Suricata's legacy syntax and Snort 2 (it applies to the content before it). A rule is read as
+//! Snort 3 when it shows Snort 3 syntax: content modifiers inline (`content:"x",nocase,depth 4`), a `service`
+//! option, or an `http_*` keyword before any content. Suricata's dotted sticky buffers (`http.uri`) mean the same in
+//! both.
+//!
+//! ## Skips and errors
+//! A rule that uses a keyword (or a keyword option) outside the supported subset is *skipped* with a reason naming
+//! the first such keyword, e.g. `keyword flowbits` or `flow:only_stream`. A rule that is malformed (bad quoting,
+//! non-numeric depth, modifier without a content, missing sid) is an *error* with its line number. Both are counted
+//! in the [`crate::LoadReport`]; neither stops the rest of the file from loading.
+
+use memchr::memmem;
+
+use crate::addr::{AddrSet, PortSet, Resolver};
+use crate::classify::Classifications;
+use crate::pcre::{Pcre, PcreBuffer, PcreError};
+use crate::text::{self, Opt};
+
+/// Largest offset, depth, distance or within accepted (Suricata keeps them in 16 bits; 1 MiB is generous).
+pub const MAX_POSITION: i64 = 1 << 20;
+/// Most content and pcre items in one rule.
+pub const MAX_ITEMS: usize = 256;
+
+/// What a rule asks for when it matches. The engine runs in IDS mode, so every action produces an alert; the
+/// action is reported so an IPS front end could act on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    Alert,
+    Drop,
+    Reject,
+    /// Snort 2 `sdrop`: drop without alerting (reported, so nothing is silent).
+    Sdrop,
+    /// Snort `log`.
+    Log,
+}
+
+impl Action {
+    /// Suricata's spelling, as EVE prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Alert => "alert",
+            Action::Drop => "drop",
+            Action::Reject => "reject",
+            Action::Sdrop => "sdrop",
+            Action::Log => "log",
+        }
+    }
+}
+
+/// Protocol named in the rule header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Proto {
+    /// `ip`: every packet (TCP data is inspected as a stream).
+    Ip,
+    Tcp,
+    Udp,
+    /// `icmp`: ICMP and ICMPv6.
+    Icmp,
+    /// An application protocol (`http`, `dns`, `tls`, ...): the flow's detected protocol must be this one, named as
+    /// Suricata's EVE `app_proto` names it.
+    App(&'static str),
+}
+
+/// Application protocols a header may name, by EVE `app_proto` name, with their aliases.
+const APP_PROTOS: &[(&str, &str)] = &[
+    ("http", "http"),
+    ("http1", "http"),
+    ("tls", "tls"),
+    ("ssl", "tls"),
+    ("dns", "dns"),
+    ("ssh", "ssh"),
+    ("ftp", "ftp"),
+    ("ftp-data", "ftp-data"),
+    ("smtp", "smtp"),
+    ("imap", "imap"),
+    ("pop3", "pop3"),
+    ("smb", "smb"),
+    ("dcerpc", "dcerpc"),
+    ("dhcp", "dhcp"),
+    ("ntp", "ntp"),
+    ("sip", "sip"),
+    ("snmp", "snmp"),
+    ("mqtt", "mqtt"),
+    ("rdp", "rdp"),
+    ("quic", "quic"),
+    ("krb5", "krb5"),
+    ("tftp", "tftp"),
+    ("telnet", "telnet"),
+];
+
+/// Direction constraint from `flow`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FlowDir {
+    #[default]
+    Any,
+    /// `to_server` / `from_client`.
+    ToServer,
+    /// `to_client` / `from_server`.
+    ToClient,
+}
+
+/// Connection-state constraint from `flow`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FlowState {
+    /// No constraint (also `stateless`).
+    #[default]
+    Any,
+    Established,
+    NotEstablished,
+}
+
+/// The buffer a content chain inspects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Buffer {
+    /// The payload: reassembled stream data for TCP, the datagram for anything else.
+    Payload,
+    HttpMethod,
+    /// Normalised request URI (percent-decoding and dot segments resolved in the path).
+    HttpUri,
+    HttpRawUri,
+    /// Host header value, lowercased.
+    HttpHost,
+    HttpRawHost,
+    HttpUserAgent,
+    /// Request `Cookie` header value(s).
+    HttpCookie,
+    /// Request header lines, `Name: value\r\n`, without `Cookie` (as Suricata's `http.header`).
+    HttpRequestHeader,
+    /// Request header block as sent.
+    HttpRequestRawHeader,
+    HttpRequestBody,
+    HttpStatCode,
+    /// Response header lines without `Set-Cookie`.
+    HttpResponseHeader,
+    HttpResponseRawHeader,
+    /// De-chunked, decompressed response body.
+    HttpResponseBody,
+}
+
+impl Buffer {
+    /// Number of buffer kinds (array sizes).
+    pub const COUNT: usize = 15;
+
+    /// Every buffer kind, in index order.
+    pub const ALL: [Buffer; Buffer::COUNT] = [
+        Buffer::Payload,
+        Buffer::HttpMethod,
+        Buffer::HttpUri,
+        Buffer::HttpRawUri,
+        Buffer::HttpHost,
+        Buffer::HttpRawHost,
+        Buffer::HttpUserAgent,
+        Buffer::HttpCookie,
+        Buffer::HttpRequestHeader,
+        Buffer::HttpRequestRawHeader,
+        Buffer::HttpRequestBody,
+        Buffer::HttpStatCode,
+        Buffer::HttpResponseHeader,
+        Buffer::HttpResponseRawHeader,
+        Buffer::HttpResponseBody,
+    ];
+
+    /// Index into per-buffer arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the buffer belongs to the response (otherwise the request, or the payload).
+    pub fn is_response(self) -> bool {
+        matches!(
+            self,
+            Buffer::HttpStatCode
+                | Buffer::HttpResponseHeader
+                | Buffer::HttpResponseRawHeader
+                | Buffer::HttpResponseBody
+        )
+    }
+
+    /// Whether this is an HTTP buffer.
+    pub fn is_http(self) -> bool {
+        self != Buffer::Payload
+    }
+
+    /// Suricata's sticky-buffer keyword for the buffer.
+    pub fn name(self) -> &'static str {
+        match self {
+            Buffer::Payload => "payload",
+            Buffer::HttpMethod => "http.method",
+            Buffer::HttpUri => "http.uri",
+            Buffer::HttpRawUri => "http.uri.raw",
+            Buffer::HttpHost => "http.host",
+            Buffer::HttpRawHost => "http.host.raw",
+            Buffer::HttpUserAgent => "http.user_agent",
+            Buffer::HttpCookie => "http.cookie",
+            Buffer::HttpRequestHeader => "http.header (request)",
+            Buffer::HttpRequestRawHeader => "http.header.raw (request)",
+            Buffer::HttpRequestBody => "http.request_body",
+            Buffer::HttpStatCode => "http.stat_code",
+            Buffer::HttpResponseHeader => "http.header (response)",
+            Buffer::HttpResponseRawHeader => "http.header.raw (response)",
+            Buffer::HttpResponseBody => "http.response_body",
+        }
+    }
+}
+
+/// A buffer as written, before the rule's side (request or response) is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PBuf {
+    Fixed(Buffer),
+    /// `http.header` / `http_header`: request or response headers.
+    Header,
+    /// `http.header.raw` / `http_raw_header`.
+    RawHeader,
+    /// `file_data` / `file.data`: response body to the client, request body to the server.
+    FileData,
+}
+
+/// One `content` option with its modifiers.
+#[derive(Clone, Debug)]
+pub struct Content {
+    pub bytes: Vec<u8>,
+    pub nocase: bool,
+    pub negated: bool,
+    pub offset: Option<u32>,
+    pub depth: Option<u32>,
+    pub distance: Option<i32>,
+    pub within: Option<u32>,
+    pub endswith: bool,
+    pub fast_pattern: bool,
+    pub(crate) finder: memmem::Finder<'static>,
+}
+
+impl Content {
+    fn new(bytes: Vec<u8>, negated: bool) -> Content {
+        let finder = memmem::Finder::new(&bytes).into_owned();
+        Content {
+            bytes,
+            nocase: false,
+            negated,
+            offset: None,
+            depth: None,
+            distance: None,
+            within: None,
+            endswith: false,
+            fast_pattern: false,
+            finder,
+        }
+    }
+
+    /// A case-sensitive content without modifiers.
+    pub fn plain(bytes: Vec<u8>) -> Content {
+        Content::new(bytes, false)
+    }
+
+    /// Whether the content's position is relative to the previous match (`distance` / `within`).
+    pub fn is_relative(&self) -> bool {
+        self.distance.is_some() || self.within.is_some()
+    }
+}
+
+/// An inspection step of a chain.
+#[derive(Clone, Debug)]
+pub enum Item {
+    Content(Box<Content>),
+    /// A pcre and its id (index of its per-worker cache).
+    Pcre(Box<Pcre>, u32),
+    /// `isdataat:N[,relative]` (negated with `!`): Suricata's test, absolute `N < len`, relative
+    /// `cursor + N <= len`.
+    DataAt {
+        n: u32,
+        relative: bool,
+        negated: bool,
+    },
+    /// `bsize` / `bufferlen` / `dsize`: the buffer's length lies in `min..=max`.
+    Len {
+        min: u64,
+        max: u64,
+    },
+}
+
+impl Item {
+    /// Whether the item is positioned relative to the previous match.
+    pub fn is_relative(&self) -> bool {
+        match self {
+            Item::Content(c) => c.is_relative(),
+            Item::Pcre(p, _) => p.relative,
+            Item::DataAt { relative, .. } => *relative,
+            Item::Len { .. } => false,
+        }
+    }
+
+    /// Whether the item must *not* match (or, for the length tests, is not a match of its own).
+    pub fn is_negated(&self) -> bool {
+        match self {
+            Item::Content(c) => c.negated,
+            Item::Pcre(p, _) => p.negated,
+            Item::DataAt { .. } | Item::Len { .. } => true,
+        }
+    }
+}
+
+/// The items of one rule that inspect one buffer, in rule order.
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub buffer: Buffer,
+    pub items: Vec<Item>,
+}
+
+/// A parsed, supported rule.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// 1-based line where the rule starts in its file.
+    pub line: usize,
+    /// Index of the file in [`crate::RuleSet::load_files`] order (0 for [`crate::RuleSet::parse`]).
+    pub file: usize,
+    pub action: Action,
+    pub proto: Proto,
+    pub src: AddrSet,
+    pub src_ports: PortSet,
+    pub dst: AddrSet,
+    pub dst_ports: PortSet,
+    /// `<>`: the header matches in either direction.
+    pub bidirectional: bool,
+    pub flow_dir: FlowDir,
+    pub flow_state: FlowState,
+    pub sid: u32,
+    pub gid: u32,
+    pub rev: u32,
+    pub msg: String,
+    pub classtype: Option<String>,
+    /// The classtype's description (EVE `alert.category`), empty without a classtype.
+    pub category: String,
+    /// EVE `alert.severity`: `priority` if set, else the classtype's priority, else 3.
+    pub severity: u8,
+    /// Snort 3 `service` names.
+    pub services: Vec<String>,
+    /// Content chains by buffer. Empty for a rule that checks only its header and flow.
+    pub groups: Vec<Group>,
+}
+
+/// Outcome of reading one rule.
+#[derive(Debug)]
+pub enum Parsed {
+    Rule(Box<Rule>),
+    /// Supported syntax but a keyword outside the subset; the reason names it.
+    Skipped {
+        sid: Option<u32>,
+        reason: String,
+    },
+    /// Malformed.
+    Error(String),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Snort3,
+    Legacy,
+}
+
+/// Snort 2 / Snort 3 `http_*` keywords and their buffers (sticky in Snort 3, content modifiers in legacy syntax).
+fn http_underscore(name: &str) -> Option<PBuf> {
+    Some(match name {
+        "http_uri" => PBuf::Fixed(Buffer::HttpUri),
+        "http_raw_uri" => PBuf::Fixed(Buffer::HttpRawUri),
+        "http_method" => PBuf::Fixed(Buffer::HttpMethod),
+        "http_header" => PBuf::Header,
+        "http_raw_header" => PBuf::RawHeader,
+        "http_client_body" => PBuf::Fixed(Buffer::HttpRequestBody),
+        "http_server_body" => PBuf::Fixed(Buffer::HttpResponseBody),
+        "http_cookie" => PBuf::Fixed(Buffer::HttpCookie),
+        "http_user_agent" => PBuf::Fixed(Buffer::HttpUserAgent),
+        "http_host" => PBuf::Fixed(Buffer::HttpHost),
+        "http_raw_host" => PBuf::Fixed(Buffer::HttpRawHost),
+        "http_stat_code" => PBuf::Fixed(Buffer::HttpStatCode),
+        _ => return None,
+    })
+}
+
+/// Suricata's dotted sticky buffers (and the sticky keywords both engines share).
+fn sticky(name: &str) -> Option<PBuf> {
+    Some(match name {
+        "http.uri" => PBuf::Fixed(Buffer::HttpUri),
+        "http.uri.raw" => PBuf::Fixed(Buffer::HttpRawUri),
+        "http.method" => PBuf::Fixed(Buffer::HttpMethod),
+        "http.header" => PBuf::Header,
+        "http.header.raw" => PBuf::RawHeader,
+        "http.host" => PBuf::Fixed(Buffer::HttpHost),
+        "http.host.raw" => PBuf::Fixed(Buffer::HttpRawHost),
+        "http.user_agent" => PBuf::Fixed(Buffer::HttpUserAgent),
+        "http.cookie" => PBuf::Fixed(Buffer::HttpCookie),
+        "http.request_body" | "http.client_body" => PBuf::Fixed(Buffer::HttpRequestBody),
+        "http.response_body" | "http.server_body" => PBuf::Fixed(Buffer::HttpResponseBody),
+        "http.stat_code" => PBuf::Fixed(Buffer::HttpStatCode),
+        "file_data" | "file.data" => PBuf::FileData,
+        "pkt_data" | "raw_data" => PBuf::Fixed(Buffer::Payload),
+        _ => return None,
+    })
+}
+
+fn pcre_buffer(b: PcreBuffer) -> PBuf {
+    match b {
+        PcreBuffer::Uri => PBuf::Fixed(Buffer::HttpUri),
+        PcreBuffer::RawUri => PBuf::Fixed(Buffer::HttpRawUri),
+        PcreBuffer::RequestBody => PBuf::Fixed(Buffer::HttpRequestBody),
+        PcreBuffer::ResponseBody => PBuf::Fixed(Buffer::HttpResponseBody),
+        PcreBuffer::Header => PBuf::Header,
+        PcreBuffer::RawHeader => PBuf::RawHeader,
+        PcreBuffer::Method => PBuf::Fixed(Buffer::HttpMethod),
+        PcreBuffer::Cookie => PBuf::Fixed(Buffer::HttpCookie),
+        PcreBuffer::StatCode => PBuf::Fixed(Buffer::HttpStatCode),
+        PcreBuffer::UserAgent => PBuf::Fixed(Buffer::HttpUserAgent),
+        PcreBuffer::Host => PBuf::Fixed(Buffer::HttpHost),
+        PcreBuffer::RawHost => PBuf::Fixed(Buffer::HttpRawHost),
+    }
+}
+
+/// Options that never change what matches and are accepted as such.
+const INFORMATIONAL: &[&str] = &["reference", "metadata", "target", "prefilter", "rawbytes"];
+
+/// Everything a rule parse needs besides the text.
+pub(crate) struct Ctx<'a, 'v> {
+    pub resolver: &'a mut Resolver<'v>,
+    pub classes: &'a Classifications,
+    pub next_pcre_id: &'a mut u32,
+}
+
+type Step<T> = Result<T, Parsed>;
+
+fn skip(reason: impl Into<String>) -> Parsed {
+    Parsed::Skipped {
+        sid: None,
+        reason: reason.into(),
+    }
+}
+
+fn err(msg: impl Into<String>) -> Parsed {
+    Parsed::Error(msg.into())
+}
+
+fn num<T: std::str::FromStr>(name: &str, v: Option<&str>) -> Step<T> {
+    let v = v
+        .ok_or_else(|| err(format!("`{name}` needs a value")))?
+        .trim();
+    v.parse::<T>().map_err(|_| {
+        err(format!(
+            "`{name}`: invalid number `{}`",
+            v.chars().take(32).collect::<String>()
+        ))
+    })
+}
+
+fn position(name: &str, v: &str) -> Step<i64> {
+    let v = v.trim();
+    match v.parse::<i64>() {
+        Ok(n) if (-MAX_POSITION..=MAX_POSITION).contains(&n) => Ok(n),
+        Ok(_) => Err(err(format!(
+            "`{name}` {v} out of range (|n| ≤ {MAX_POSITION})"
+        ))),
+        Err(_) if !v.is_empty() && v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') => {
+            // Snort/Suricata accept a byte_extract variable name here.
+            Err(skip(format!("{name} from a variable")))
+        }
+        Err(_) => Err(err(format!(
+            "`{name}`: invalid number `{}`",
+            v.chars().take(32).collect::<String>()
+        ))),
+    }
+}
+
+struct Builder {
+    dialect: Dialect,
+    sticky: PBuf,
+    items: Vec<(PBuf, Item)>,
+    /// Index in `items` of the last content (modifiers apply to it).
+    last_content: Option<usize>,
+    sid: Option<u32>,
+    gid: u32,
+    rev: u32,
+    msg: String,
+    classtype: Option<String>,
+    priority: Option<u8>,
+    flow_dir: FlowDir,
+    flow_state: FlowState,
+    services: Vec<String>,
+    /// `dsize` was used: the rule inspects datagrams only.
+    dsize: bool,
+}
+
+/// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
+fn length_range(name: &str, v: Option<&str>) -> Step<(u64, u64)> {
+    let raw = v
+        .ok_or_else(|| err(format!("`{name}` needs a value")))?
+        .trim();
+    if raw.contains(',') {
+        return Err(skip(format!("{name} with options")));
+    }
+    let n = |t: &str| -> Step<u64> {
+        t.trim()
+            .parse::<u64>()
+            .map_err(|_| err(format!("`{name}`: invalid length `{}`", trunc(raw))))
+    };
+    let r = if let Some((a, b)) = raw.split_once("<=>") {
+        (n(a)?, n(b)?)
+    } else if let Some((a, b)) = raw.split_once("<>") {
+        let (a, b) = (n(a)?, n(b)?);
+        (a.saturating_add(1), b.saturating_sub(1))
+    } else if let Some(x) = raw.strip_prefix("<=") {
+        (0, n(x)?)
+    } else if let Some(x) = raw.strip_prefix(">=") {
+        (n(x)?, u64::MAX)
+    } else if let Some(x) = raw.strip_prefix('<') {
+        (
+            0,
+            n(x)?
+                .checked_sub(1)
+                .ok_or_else(|| err(format!("`{name}`: empty range `{raw}`")))?,
+        )
+    } else if let Some(x) = raw.strip_prefix('>') {
+        (n(x)?.saturating_add(1), u64::MAX)
+    } else if raw.starts_with('!') {
+        return Err(skip(format!("{name}:!")));
+    } else {
+        let x = n(raw.trim_start_matches('='))?;
+        (x, x)
+    };
+    if r.0 > r.1 {
+        return Err(err(format!("`{name}`: empty range `{raw}`")));
+    }
+    Ok(r)
+}
+
+/// Parses the text of one logical rule line.
+pub(crate) fn parse_rule(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> Parsed {
+    match parse_inner(text, line, file, ctx) {
+        Ok(r) => Parsed::Rule(Box::new(r)),
+        Err(p) => p,
+    }
+}
+
+fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> Step<Rule> {
+    let (header, opts) = text::split_rule(text).map_err(err)?;
+    let sid_hint = opts
+        .iter()
+        .find(|o| o.name == "sid")
+        .and_then(|o| o.value)
+        .and_then(|v| v.trim().parse().ok());
+    let with_sid = |p: Parsed| match p {
+        Parsed::Skipped { reason, .. } => Parsed::Skipped {
+            sid: sid_hint,
+            reason,
+        },
+        other => other,
+    };
+    let hdr = parse_header(header, ctx).map_err(with_sid)?;
+    let mut b = Builder {
+        dialect: detect_dialect(&opts),
+        sticky: PBuf::Fixed(Buffer::Payload),
+        items: Vec::new(),
+        last_content: None,
+        sid: None,
+        gid: 1,
+        rev: 0,
+        msg: String::new(),
+        classtype: None,
+        priority: None,
+        flow_dir: FlowDir::Any,
+        flow_state: FlowState::Any,
+        services: Vec::new(),
+        dsize: false,
+    };
+    for o in &opts {
+        b.option(o, ctx).map_err(with_sid)?;
+    }
+    b.finish(hdr, line, file, ctx).map_err(with_sid)
+}
+
+fn detect_dialect(opts: &[Opt<'_>]) -> Dialect {
+    let mut seen_content = false;
+    for o in opts {
+        match o.name {
+            "service" => return Dialect::Snort3,
+            "content" => {
+                seen_content = true;
+                if let Some(v) = o.value
+                    && let Ok((_, _, rest)) = text::quoted(v)
+                    && rest.trim_start().starts_with(',')
+                {
+                    return Dialect::Snort3;
+                }
+            }
+            n if !seen_content && http_underscore(n).is_some() => return Dialect::Snort3,
+            _ => {}
+        }
+    }
+    Dialect::Legacy
+}
+
+struct Header {
+    action: Action,
+    proto: Proto,
+    src: AddrSet,
+    src_ports: PortSet,
+    dst: AddrSet,
+    dst_ports: PortSet,
+    bidirectional: bool,
+}
+
+/// Splits the header at whitespace outside brackets (address lists may contain spaces).
+fn header_tokens(h: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start: Option<usize> = None;
+    for (i, c) in h.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ => {}
+        }
+        if c.is_whitespace() && depth <= 0 {
+            if let Some(s) = start.take() {
+                out.push(&h[s..i]);
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        out.push(&h[s..]);
+    }
+    out
+}
+
+fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
+    let toks = header_tokens(h);
+    let (action, proto) = match toks.as_slice() {
+        [a, p, ..] => (*a, *p),
+        _ => return Err(err("header needs at least an action and a protocol")),
+    };
+    let action = match action.to_ascii_lowercase().as_str() {
+        "alert" => Action::Alert,
+        "drop" | "block" => Action::Drop,
+        "reject" | "rejectsrc" | "rejectdst" | "rejectboth" => Action::Reject,
+        "sdrop" => Action::Sdrop,
+        "log" => Action::Log,
+        "pass" | "react" | "rewrite" | "config" => return Err(skip(format!("action {action}"))),
+        other => {
+            return Err(err(format!(
+                "unknown action `{}`",
+                other.chars().take(32).collect::<String>()
+            )));
+        }
+    };
+    let proto = match proto.to_ascii_lowercase().as_str() {
+        "ip" | "pkthdr" => Proto::Ip,
+        "tcp" => Proto::Tcp,
+        "udp" => Proto::Udp,
+        "icmp" | "icmpv4" | "icmpv6" => Proto::Icmp,
+        p => match APP_PROTOS.iter().find(|(n, _)| *n == p) {
+            Some(&(_, canon)) => Proto::App(canon),
+            None => {
+                return Err(skip(format!(
+                    "protocol {}",
+                    p.chars().take(32).collect::<String>()
+                )));
+            }
+        },
+    };
+    let (src, sp, dir, dst, dp) = match toks.as_slice() {
+        [_, _] => ("any", "any", "->", "any", "any"),
+        [_, _, s, sp, d, t, tp] => (*s, *sp, *d, *t, *tp),
+        _ => {
+            return Err(err(format!(
+                "header has {} fields, expected 2 or 7",
+                toks.len()
+            )));
+        }
+    };
+    let bidirectional = match dir {
+        "->" => false,
+        "<>" => true,
+        other => {
+            return Err(err(format!(
+                "invalid direction `{}`",
+                other.chars().take(8).collect::<String>()
+            )));
+        }
+    };
+    let r = &mut *ctx.resolver;
+    let addr = |r: &mut Resolver<'_>, s: &str| {
+        r.addr(s)
+            .map_err(|e| err(format!("address `{}`: {e}", trunc(s))))
+    };
+    let port = |r: &mut Resolver<'_>, s: &str| {
+        r.port(s)
+            .map_err(|e| err(format!("port `{}`: {e}", trunc(s))))
+    };
+    Ok(Header {
+        action,
+        proto,
+        src: addr(r, src)?,
+        src_ports: port(r, sp)?,
+        dst: addr(r, dst)?,
+        dst_ports: port(r, dp)?,
+        bidirectional,
+    })
+}
+
+fn trunc(s: &str) -> String {
+    s.chars().take(48).collect()
+}
+
+impl Builder {
+    fn last_content(&mut self, modifier: &str) -> Step<&mut Content> {
+        let idx = self
+            .last_content
+            .ok_or_else(|| err(format!("`{modifier}` without a preceding content")))?;
+        match self.items.get_mut(idx) {
+            Some((_, Item::Content(c))) => Ok(c),
+            _ => Err(err(format!("`{modifier}` without a preceding content"))),
+        }
+    }
+
+    fn option(&mut self, o: &Opt<'_>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let name = o.name;
+        let v = o.value;
+        match name {
+            "msg" => {
+                let (_, inner, _) =
+                    text::quoted(v.unwrap_or("")).map_err(|e| err(format!("msg: {e}")))?;
+                self.msg = text::unescape_text(inner);
+            }
+            "sid" => self.sid = Some(num("sid", v)?),
+            "rev" => self.rev = num("rev", v)?,
+            "gid" => self.gid = num("gid", v)?,
+            "priority" => {
+                let p: u8 = num("priority", v)?;
+                if p == 0 {
+                    return Err(err("priority must be 1 or more"));
+                }
+                self.priority = Some(p);
+            }
+            "classtype" => {
+                let c = v.ok_or_else(|| err("classtype needs a value"))?.trim();
+                if ctx.classes.get(c).is_none() {
+                    return Err(skip(format!("unknown classtype {}", trunc(c))));
+                }
+                self.classtype = Some(c.to_ascii_lowercase());
+            }
+            "service" => {
+                for s in v.unwrap_or("").split(',') {
+                    let s = s.trim().to_ascii_lowercase();
+                    if !s.is_empty() {
+                        self.services.push(s);
+                    }
+                }
+            }
+            "flow" => self.flow(v)?,
+            "content" | "uricontent" => self.content(name, v)?,
+            "pcre" => self.pcre(v, ctx)?,
+            "nocase" => self.last_content(name)?.nocase = true,
+            "fast_pattern" => {
+                match v.map(str::trim) {
+                    None | Some("only") => {}
+                    // Snort 2 `fast_pattern:offset,length` only picks a slice; the whole content is just as valid.
+                    Some(x) if x.split(',').all(|p| p.trim().parse::<u32>().is_ok()) => {}
+                    Some(x) => {
+                        return Err(err(format!("fast_pattern: invalid value `{}`", trunc(x))));
+                    }
+                }
+                self.last_content(name)?.fast_pattern = true;
+            }
+            "depth" | "offset" | "distance" | "within" => {
+                let n = position(
+                    name,
+                    v.ok_or_else(|| err(format!("`{name}` needs a value")))?,
+                )?;
+                let c = self.last_content(name)?;
+                set_position(c, name, n)?;
+            }
+            "startswith" => {
+                let c = self.last_content(name)?;
+                c.offset = Some(0);
+                c.depth = Some(c.bytes.len() as u32);
+            }
+            "endswith" => self.last_content(name)?.endswith = true,
+            "isdataat" => self.isdataat(v)?,
+            "bsize" | "bufferlen" => {
+                let (min, max) = length_range(name, v)?;
+                self.push_item(self.sticky, Item::Len { min, max })?;
+            }
+            "dsize" => {
+                let (min, max) = length_range(name, v)?;
+                self.push_item(PBuf::Fixed(Buffer::Payload), Item::Len { min, max })?;
+                self.dsize = true;
+            }
+            n if INFORMATIONAL.contains(&n) => {}
+            n => {
+                if let Some(buf) = sticky(n) {
+                    if v.is_some() {
+                        return Err(skip(format!("{n}:{}", trunc(v.unwrap_or("")))));
+                    }
+                    self.sticky = buf;
+                } else if let Some(buf) = http_underscore(n) {
+                    if v.is_some() {
+                        return Err(skip(format!(
+                            "{n}:{}",
+                            trunc(v.unwrap_or("")).split(' ').next().unwrap_or("")
+                        )));
+                    }
+                    match self.dialect {
+                        Dialect::Snort3 => self.sticky = buf,
+                        Dialect::Legacy => {
+                            let idx = self
+                                .last_content
+                                .ok_or_else(|| err(format!("`{n}` without a preceding content")))?;
+                            if let Some(slot) = self.items.get_mut(idx) {
+                                slot.0 = buf;
+                            }
+                        }
+                    }
+                } else {
+                    return Err(skip(format!("keyword {}", trunc(n))));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn push_item(&mut self, buf: PBuf, item: Item) -> Step<()> {
+        if self.items.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
+        }
+        self.items.push((buf, item));
+        Ok(())
+    }
+
+    fn isdataat(&mut self, v: Option<&str>) -> Step<()> {
+        let raw = v.ok_or_else(|| err("isdataat needs a value"))?.trim();
+        let (negated, rest) = match raw.strip_prefix('!') {
+            Some(r) => (true, r.trim()),
+            None => (false, raw),
+        };
+        let mut parts = rest.split(',').map(str::trim);
+        let n = position("isdataat", parts.next().unwrap_or(""))?;
+        let n = u32::try_from(n).map_err(|_| err("isdataat must not be negative"))?;
+        let mut relative = false;
+        for p in parts {
+            match p {
+                "relative" => relative = true,
+                "rawbytes" => {}
+                other => return Err(err(format!("isdataat: unknown option `{}`", trunc(other)))),
+            }
+        }
+        self.push_item(
+            self.sticky,
+            Item::DataAt {
+                n,
+                relative,
+                negated,
+            },
+        )
+    }
+
+    fn flow(&mut self, v: Option<&str>) -> Step<()> {
+        for part in v.ok_or_else(|| err("flow needs a value"))?.split(',') {
+            match part.trim().to_ascii_lowercase().as_str() {
+                "to_server" | "from_client" => self.flow_dir = FlowDir::ToServer,
+                "to_client" | "from_server" => self.flow_dir = FlowDir::ToClient,
+                "established" => self.flow_state = FlowState::Established,
+                "not_established" => self.flow_state = FlowState::NotEstablished,
+                "stateless" => self.flow_state = FlowState::Any,
+                "" => {}
+                other @ ("only_stream" | "no_stream" | "only_frag" | "no_frag" | "noreassemble"
+                | "only_frags" | "no_frags") => return Err(skip(format!("flow:{other}"))),
+                other => return Err(err(format!("flow: unknown option `{}`", trunc(other)))),
+            }
+        }
+        Ok(())
+    }
+
+    fn content(&mut self, name: &str, v: Option<&str>) -> Step<()> {
+        if self.items.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
+        }
+        let v = v.ok_or_else(|| err("content needs a value"))?;
+        let (negated, inner, rest) = match text::quoted(v) {
+            Ok(q) => q,
+            // Snort 2 accepted unquoted contents.
+            Err(_) if !v.contains('"') => {
+                let t = v.trim();
+                match t.strip_prefix('!') {
+                    Some(r) => (true, r.trim(), ""),
+                    None => (false, t, ""),
+                }
+            }
+            Err(e) => return Err(err(format!("content: {e}"))),
+        };
+        let bytes = text::content_bytes(inner).map_err(err)?;
+        let mut c = Content::new(bytes, negated);
+        // Snort 3 inline modifiers: content:"x",nocase,depth 4,...
+        let rest = rest.trim();
+        if !rest.is_empty() {
+            let mods = rest
+                .strip_prefix(',')
+                .ok_or_else(|| err("content: text after the closing quote"))?;
+            for m in mods.split(',') {
+                let m = m.trim();
+                let (k, val) = match m.split_once(char::is_whitespace) {
+                    Some((k, val)) => (k, Some(val.trim())),
+                    None => (m, None),
+                };
+                match (k, val) {
+                    ("nocase", None) => c.nocase = true,
+                    ("fast_pattern", None) => c.fast_pattern = true,
+                    ("fast_pattern_offset" | "fast_pattern_length", Some(x))
+                        if x.parse::<u32>().is_ok() => {}
+                    ("depth" | "offset" | "distance" | "within", Some(x)) => {
+                        let n = position(k, x)?;
+                        set_position(&mut c, k, n)?;
+                    }
+                    ("", None) => {}
+                    _ => return Err(err(format!("content: unknown modifier `{}`", trunc(m)))),
+                }
+            }
+        }
+        let buf = if name == "uricontent" {
+            PBuf::Fixed(Buffer::HttpUri)
+        } else {
+            self.sticky
+        };
+        self.items.push((buf, Item::Content(Box::new(c))));
+        self.last_content = Some(self.items.len() - 1);
+        Ok(())
+    }
+
+    fn pcre(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        if self.items.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
+        }
+        let p = Pcre::parse(v.ok_or_else(|| err("pcre needs a value"))?).map_err(|e| match e {
+            PcreError::Unsupported(r) => skip(r),
+            PcreError::Invalid(r) => err(r),
+        })?;
+        let buf = p.buffer.map(pcre_buffer).unwrap_or(self.sticky);
+        let id = *ctx.next_pcre_id;
+        *ctx.next_pcre_id = id.saturating_add(1);
+        self.items.push((buf, Item::Pcre(Box::new(p), id)));
+        Ok(())
+    }
+
+    fn finish(self, h: Header, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> Step<Rule> {
+        let sid = self.sid.ok_or_else(|| err("rule has no sid"))?;
+        // Which side of an HTTP transaction the rule looks at decides what `http.header` and `file_data` mean.
+        let response_side = match self.flow_dir {
+            FlowDir::ToServer => false,
+            FlowDir::ToClient => true,
+            FlowDir::Any => self
+                .items
+                .iter()
+                .any(|(b, _)| matches!(b, PBuf::Fixed(x) if x.is_response())),
+        };
+        let mut groups: Vec<Group> = Vec::new();
+        for (pb, item) in self.items {
+            let buffer = match pb {
+                PBuf::Fixed(b) => b,
+                PBuf::Header if response_side => Buffer::HttpResponseHeader,
+                PBuf::Header => Buffer::HttpRequestHeader,
+                PBuf::RawHeader if response_side => Buffer::HttpResponseRawHeader,
+                PBuf::RawHeader => Buffer::HttpRequestRawHeader,
+                PBuf::FileData if response_side => Buffer::HttpResponseBody,
+                PBuf::FileData => Buffer::HttpRequestBody,
+            };
+            if pb == PBuf::FileData
+                && !self.services.is_empty()
+                && !self.services.iter().any(|s| s == "http")
+            {
+                return Err(skip("file_data outside http"));
+            }
+            match groups.iter_mut().find(|g| g.buffer == buffer) {
+                Some(g) => g.items.push(item),
+                None => groups.push(Group {
+                    buffer,
+                    items: vec![item],
+                }),
+            }
+        }
+        let has_payload = groups.iter().any(|g| g.buffer == Buffer::Payload);
+        let has_http = groups.iter().any(|g| g.buffer.is_http());
+        if has_payload && has_http {
+            return Err(skip("payload and http buffers mixed"));
+        }
+        if has_http {
+            if matches!(h.proto, Proto::Udp | Proto::Icmp)
+                || matches!(h.proto, Proto::App(p) if p != "http")
+            {
+                return Err(skip("http buffer on a non-http protocol"));
+            }
+            if self.flow_dir == FlowDir::ToServer && groups.iter().any(|g| g.buffer.is_response()) {
+                return Err(skip("response buffer with flow:to_server"));
+            }
+            if self.flow_dir == FlowDir::ToClient
+                && groups
+                    .iter()
+                    .any(|g| g.buffer.is_http() && !g.buffer.is_response())
+            {
+                return Err(skip("request buffer with flow:to_client"));
+            }
+        }
+        if self.dsize && h.proto == Proto::Tcp {
+            // Suricata turns these into per-packet rules on TCP; here TCP payload is inspected as a stream.
+            return Err(skip("dsize on tcp"));
+        }
+        for g in &groups {
+            validate_group(g, h.proto == Proto::Tcp)?;
+        }
+        let (classtype, category, class_prio) = match &self.classtype {
+            Some(c) => match ctx.classes.get(c) {
+                Some(cl) => (Some(c.clone()), cl.description.clone(), Some(cl.priority)),
+                None => (Some(c.clone()), String::new(), None),
+            },
+            None => (None, String::new(), None),
+        };
+        Ok(Rule {
+            line,
+            file,
+            action: h.action,
+            proto: h.proto,
+            src: h.src,
+            src_ports: h.src_ports,
+            dst: h.dst,
+            dst_ports: h.dst_ports,
+            bidirectional: h.bidirectional,
+            flow_dir: self.flow_dir,
+            flow_state: self.flow_state,
+            sid,
+            gid: self.gid,
+            rev: self.rev,
+            msg: self.msg,
+            classtype,
+            category,
+            severity: self.priority.or(class_prio).unwrap_or(3),
+            services: self.services,
+            groups,
+        })
+    }
+}
+
+fn set_position(c: &mut Content, name: &str, n: i64) -> Step<()> {
+    let unsigned = |n: i64| -> Step<u32> {
+        u32::try_from(n).map_err(|_| err(format!("`{name}` must not be negative")))
+    };
+    match name {
+        "offset" => c.offset = Some(unsigned(n)?),
+        "depth" => {
+            let d = unsigned(n)?;
+            if (d as usize) < c.bytes.len() {
+                return Err(err(format!(
+                    "depth {d} shorter than the content ({} bytes)",
+                    c.bytes.len()
+                )));
+            }
+            c.depth = Some(d);
+        }
+        "distance" => c.distance = Some(n as i32),
+        _ => {
+            let w = unsigned(n)?;
+            if (w as usize) < c.bytes.len() {
+                return Err(err(format!(
+                    "within {w} shorter than the content ({} bytes)",
+                    c.bytes.len()
+                )));
+            }
+            c.within = Some(w);
+        }
+    }
+    Ok(())
+}
+
+/// Why a payload group cannot be inspected on a TCP stream, if it cannot.
+pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
+    if g.buffer != Buffer::Payload {
+        return None;
+    }
+    if !g
+        .items
+        .iter()
+        .any(|it| matches!(it, Item::Content(c) if !c.negated))
+    {
+        return Some("tcp payload rule without a positive content");
+    }
+    g.items.iter().find_map(|it| match it {
+        Item::Len { .. } => Some("buffer length on a tcp stream"),
+        Item::DataAt { negated: true, .. } => Some("isdataat:! on a tcp stream"),
+        // A stream has no end while it is inspected.
+        Item::Content(c) if c.endswith => Some("endswith on a tcp stream"),
+        _ => None,
+    })
+}
+
+fn validate_group(g: &Group, tcp_only: bool) -> Step<()> {
+    if tcp_only && let Some(why) = stream_obstacle(g) {
+        return Err(skip(why));
+    }
+    for it in &g.items {
+        if let Item::Content(c) = it
+            && c.is_relative()
+            && (c.offset.is_some() || c.depth.is_some())
+        {
+            return Err(err("content mixes offset/depth with distance/within"));
+        }
+    }
+    Ok(())
+}

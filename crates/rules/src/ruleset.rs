@@ -1,0 +1,755 @@
+//! Loading rule files into a [`RuleSet`]: parsing, the load report, and compiling the prefilter tables.
+//!
+//! Every rule ends up in exactly one of three places, so nothing is silent: loaded, skipped (with the reason in
+//! [`LoadReport::skip_reasons`]) or an error (with file and line in [`LoadReport::errors`]).
+//!
+//! Compilation sorts the loaded rules by *where they are inspected*:
+//! * **stream** — payload rules that apply to TCP (`tcp`, `ip`, or an application protocol), one table per direction;
+//! * **packet** — payload rules for everything else (`udp`, `icmp`, `ip`, application protocols over UDP), per
+//!   direction, plus rules with no content at all, which are checked on every packet;
+//! * **http** — one table per HTTP buffer kind (the buffer fixes the direction).
+//!
+//! Each table holds a [`PatternSet`] of fast patterns (each group's `fast_pattern` content, or its longest positive
+//! content) with, per pattern, the (rule, group) pairs it triggers; groups without a positive content are kept in an
+//! `always` list and checked on every buffer of their kind.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use crate::addr::{Resolver, Vars};
+use crate::classify::Classifications;
+use crate::prefilter::{MAX_PATTERN, PatternSet};
+use crate::rule::{self, Buffer, Content, FlowDir, Group, Item, Parsed, Proto, Rule};
+use crate::text::{Line, Lines};
+use crate::verify::Plan;
+
+/// Largest rule file read by [`RuleSet::load_files`].
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+/// Most rules (loaded, skipped or in error) in one rule set.
+pub const MAX_RULES: usize = 1_000_000;
+/// Most error and skip entries kept with their line numbers (all are counted).
+pub const MAX_REPORTED: usize = 100_000;
+/// Default stream window on each side of a fast-pattern hit (see the crate docs on stream semantics).
+pub const DEFAULT_STREAM_WINDOW: usize = 1024;
+
+/// Loading failed as a whole (per-rule problems go to the [`LoadReport`] instead, unless `strict`).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: larger than {limit} bytes")]
+    TooLarge { path: PathBuf, limit: u64 },
+    #[error("more than {0} rules")]
+    TooManyRules(usize),
+    /// In strict mode: the first rule that did not load.
+    #[error("{file}:{line}: {message}")]
+    Rule {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}:{line}: {message}")]
+    ContentHex {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// How to load.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    pub vars: Vars,
+    pub classifications: Classifications,
+    /// Fail on the first rule that errors or is skipped (for test harnesses and `--strict` loads).
+    pub strict: bool,
+    /// Bytes of stream inspected before and after a fast-pattern hit when a rule's contents are not tied to it by
+    /// `within` (see the crate docs). Per-flow memory is about twice this per direction with data.
+    pub stream_window: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            vars: Vars::new(),
+            classifications: Classifications::standard(),
+            strict: false,
+            stream_window: DEFAULT_STREAM_WINDOW,
+        }
+    }
+}
+
+/// A rule that was skipped, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedRule {
+    pub file: usize,
+    pub line: usize,
+    pub sid: Option<u32>,
+    pub reason: String,
+}
+
+/// A rule that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleError {
+    pub file: usize,
+    pub line: usize,
+    pub message: String,
+}
+
+/// What happened to every rule of a load.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Names of the files (or `<text>`), indexed by the `file` fields.
+    pub files: Vec<String>,
+    /// Rule lines read: `loaded + skipped + errors_total`.
+    pub rules_read: usize,
+    pub loaded: usize,
+    pub skipped: usize,
+    /// Skipped rules per reason (the first unsupported keyword or keyword option).
+    pub skip_reasons: BTreeMap<String, usize>,
+    /// Skipped rules with their lines (the first [`MAX_REPORTED`]).
+    pub skipped_rules: Vec<SkippedRule>,
+    /// Rules that could not be read, with their lines (the first [`MAX_REPORTED`]).
+    pub errors: Vec<RuleError>,
+    pub errors_total: usize,
+    /// `# alert ...` lines: rules commented out in the file.
+    pub commented_rules: usize,
+    /// Variables used by rules but not defined (treated as `any`).
+    pub vars_defaulted: Vec<String>,
+    /// Bytes of stream kept per flow and direction once it carries data (prefilter tail plus verification window).
+    pub stream_retain: usize,
+}
+
+impl LoadReport {
+    fn skip(&mut self, file: usize, line: usize, sid: Option<u32>, reason: String) {
+        self.skipped += 1;
+        *self.skip_reasons.entry(reason.clone()).or_default() += 1;
+        if self.skipped_rules.len() < MAX_REPORTED {
+            self.skipped_rules.push(SkippedRule {
+                file,
+                line,
+                sid,
+                reason,
+            });
+        }
+    }
+
+    fn error(&mut self, file: usize, line: usize, message: String) {
+        self.errors_total += 1;
+        if self.errors.len() < MAX_REPORTED {
+            self.errors.push(RuleError {
+                file,
+                line,
+                message,
+            });
+        }
+    }
+
+    /// A one-paragraph summary: counts and the skip reasons, most frequent first.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{} rules read: {} loaded, {} skipped, {} errors ({} commented out)",
+            self.rules_read, self.loaded, self.skipped, self.errors_total, self.commented_rules
+        );
+        let mut reasons: Vec<_> = self.skip_reasons.iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        for (r, n) in reasons {
+            s.push_str(&format!("\n  skipped {n:>5}: {r}"));
+        }
+        s
+    }
+}
+
+/// Where a fast pattern leads: rule index and group index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub rule: u32,
+    pub group: u8,
+}
+
+/// A fast pattern (bytes, nocase) and where it leads.
+type Entry = (Vec<u8>, bool, Target);
+
+/// One prefilter table (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub patterns: PatternSet,
+    starts: Vec<u32>,
+    targets: Vec<Target>,
+    /// Groups with no positive content: checked on every buffer.
+    pub always: Vec<Target>,
+}
+
+impl Table {
+    fn build(entries: &[Entry], always: Vec<Target>) -> Table {
+        let mut ids: HashMap<(&[u8], bool), u32> = HashMap::new();
+        let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
+        let mut per: Vec<Vec<Target>> = Vec::new();
+        for (bytes, nocase, t) in entries {
+            let id = *ids.entry((bytes.as_slice(), *nocase)).or_insert_with(|| {
+                pats.push((bytes.clone(), *nocase));
+                per.push(Vec::new());
+                (pats.len() - 1) as u32
+            });
+            if let Some(v) = per.get_mut(id as usize) {
+                v.push(*t);
+            }
+        }
+        let mut starts = Vec::with_capacity(per.len() + 1);
+        let mut targets = Vec::with_capacity(entries.len());
+        starts.push(0);
+        for v in per {
+            targets.extend(v);
+            starts.push(targets.len() as u32);
+        }
+        Table {
+            patterns: PatternSet::new(&pats),
+            starts,
+            targets,
+            always,
+        }
+    }
+
+    /// The (rule, group) pairs pattern `pid` triggers.
+    #[inline]
+    pub fn targets(&self, pid: u32) -> &[Target] {
+        let i = pid as usize;
+        match (self.starts.get(i), self.starts.get(i + 1)) {
+            (Some(&s), Some(&e)) => self.targets.get(s as usize..e as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// Whether nothing can ever be reported from this table.
+    pub fn is_empty(&self) -> bool {
+        self.patterns.is_empty() && self.always.is_empty()
+    }
+}
+
+/// Per-group facts for scanning, computed once at load.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupInfo {
+    pub plan: Plan,
+    /// Item index of the fast-pattern content, if the group has a positive content.
+    pub fp: Option<usize>,
+    /// The fast pattern is the whole chain (one positive content, only offset/depth/endswith around it): a
+    /// prefilter hit that passes [`GroupInfo::hit_ok`] is a match, no verification needed.
+    pub fp_only: bool,
+    /// Stream window before the fast pattern's start and after its end.
+    pub back: u64,
+    pub fwd: u64,
+    /// When every item is tied to the start of the stream: matches end by this absolute offset.
+    pub abs_end: Option<u64>,
+    /// A partial window can confirm a match (no negation, no end-looking assertion): checked at hit time.
+    pub monotone: bool,
+}
+
+impl GroupInfo {
+    /// Quick check of the fast-pattern content's own absolute constraints on a hit `[s, e)`.
+    #[inline]
+    pub fn hit_ok(&self, g: &Group, s: u64, e: u64, buffer_end: Option<u64>) -> bool {
+        let Some(Item::Content(c)) = self.fp.and_then(|i| g.items.get(i)) else {
+            return true;
+        };
+        if c.is_relative() {
+            return true;
+        }
+        let o = u64::from(c.offset.unwrap_or(0));
+        if s < o {
+            return false;
+        }
+        if let Some(d) = c.depth
+            && e > o + u64::from(d)
+        {
+            return false;
+        }
+        if c.endswith && buffer_end.is_some_and(|be| be != e) {
+            return false;
+        }
+        true
+    }
+}
+
+/// Per-rule facts for scanning.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RuleInfo {
+    pub groups: Vec<GroupInfo>,
+    /// Bit mask with one bit per group (HTTP rules are complete when all are set).
+    pub all_groups: u32,
+}
+
+/// A loaded, compiled rule set. Immutable and `Sync`: one per process, shared by every worker.
+#[derive(Debug)]
+pub struct RuleSet {
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) info: Vec<RuleInfo>,
+    pub(crate) stream: [Table; 2],
+    pub(crate) packet: [Table; 2],
+    /// Rules with no content: checked per packet, per direction.
+    pub(crate) header_only: [Vec<u32>; 2],
+    pub(crate) http: Vec<Table>,
+    /// Bytes of stream kept per flow and direction.
+    pub(crate) retain: usize,
+    pub(crate) pcre_count: u32,
+}
+
+fn dir_ok(rule: &Rule, d: usize) -> bool {
+    match rule.flow_dir {
+        FlowDir::Any => true,
+        FlowDir::ToServer => d == 0,
+        FlowDir::ToClient => d == 1,
+    }
+}
+
+impl RuleSet {
+    /// Parses rule text (one file's contents) with the default options and `vars`.
+    pub fn parse(text: impl AsRef<[u8]>, vars: &Vars) -> Result<(RuleSet, LoadReport), Error> {
+        let opts = LoadOptions {
+            vars: vars.clone(),
+            ..LoadOptions::default()
+        };
+        RuleSet::parse_with(&[("<text>", text.as_ref())], &opts)
+    }
+
+    /// Reads and parses rule files, in order, with the default options and no variables (all `any`).
+    pub fn load_files<P: AsRef<Path>>(paths: &[P]) -> Result<(RuleSet, LoadReport), Error> {
+        RuleSet::load_files_with(paths, &LoadOptions::default())
+    }
+
+    /// Reads and parses rule files with `opts`.
+    pub fn load_files_with<P: AsRef<Path>>(
+        paths: &[P],
+        opts: &LoadOptions,
+    ) -> Result<(RuleSet, LoadReport), Error> {
+        let mut texts = Vec::with_capacity(paths.len());
+        for p in paths {
+            let path = p.as_ref();
+            let io = |source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            };
+            let len = std::fs::metadata(path).map_err(io)?.len();
+            if len > MAX_FILE_BYTES {
+                return Err(Error::TooLarge {
+                    path: path.to_path_buf(),
+                    limit: MAX_FILE_BYTES,
+                });
+            }
+            texts.push((path.display().to_string(), std::fs::read(path).map_err(io)?));
+        }
+        let refs: Vec<(&str, &[u8])> = texts
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_slice()))
+            .collect();
+        RuleSet::parse_with(&refs, opts)
+    }
+
+    /// Parses several named texts (file name, contents) as one rule set.
+    pub fn parse_with(
+        texts: &[(&str, &[u8])],
+        opts: &LoadOptions,
+    ) -> Result<(RuleSet, LoadReport), Error> {
+        let mut report = LoadReport::default();
+        let mut resolver = Resolver::new(&opts.vars);
+        let mut next_pcre = 0u32;
+        let mut rules: Vec<Rule> = Vec::new();
+        let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
+        for (file, (name, text)) in texts.iter().enumerate() {
+            report.files.push((*name).to_string());
+            for l in Lines::new(text) {
+                let (line, parsed) = match l {
+                    Line::CommentedRule { .. } => {
+                        report.commented_rules += 1;
+                        continue;
+                    }
+                    Line::Error { line, message } => (line, Parsed::Error(message)),
+                    Line::Text { line, text } => {
+                        let mut ctx = rule::Ctx {
+                            resolver: &mut resolver,
+                            classes: &opts.classifications,
+                            next_pcre_id: &mut next_pcre,
+                        };
+                        (line, rule::parse_rule(&text, line, file, &mut ctx))
+                    }
+                };
+                report.rules_read += 1;
+                if report.rules_read > MAX_RULES {
+                    return Err(Error::TooManyRules(MAX_RULES));
+                }
+                let failed = |message: String| Error::Rule {
+                    file: (*name).to_string(),
+                    line,
+                    message,
+                };
+                match parsed {
+                    Parsed::Rule(r) => match sids.get(&(r.gid, r.sid)) {
+                        Some(&(f0, l0)) => {
+                            let first = report.files.get(f0).cloned().unwrap_or_default();
+                            let msg = format!(
+                                "duplicate sid {}:{} (first at {first}:{l0})",
+                                r.gid, r.sid
+                            );
+                            if opts.strict {
+                                return Err(failed(msg));
+                            }
+                            report.error(file, line, msg);
+                        }
+                        None => {
+                            sids.insert((r.gid, r.sid), (file, line));
+                            report.loaded += 1;
+                            rules.push(*r);
+                        }
+                    },
+                    Parsed::Skipped { sid, reason } => {
+                        if opts.strict {
+                            return Err(failed(format!("unsupported: {reason}")));
+                        }
+                        report.skip(file, line, sid, reason);
+                    }
+                    Parsed::Error(message) => {
+                        if opts.strict {
+                            return Err(failed(message));
+                        }
+                        report.error(file, line, message);
+                    }
+                }
+            }
+        }
+        report.vars_defaulted = resolver.undefined.clone();
+        let set = RuleSet::compile(rules, next_pcre, opts.stream_window);
+        report.stream_retain = set.retain;
+        Ok((set, report))
+    }
+
+    /// The `content-10k.hex` pattern set (one hex-encoded pattern per line) as one `alert ip any any -> any any`
+    /// rule per pattern, sid = line number, case-sensitive, no other condition: the throughput workload.
+    pub fn from_content_hex(path: impl AsRef<Path>) -> Result<(RuleSet, LoadReport), Error> {
+        let path = path.as_ref();
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let len = std::fs::metadata(path).map_err(io)?.len();
+        if len > MAX_FILE_BYTES {
+            return Err(Error::TooLarge {
+                path: path.to_path_buf(),
+                limit: MAX_FILE_BYTES,
+            });
+        }
+        let text = std::fs::read(path).map_err(io)?;
+        let mut rules = Vec::new();
+        let mut report = LoadReport {
+            files: vec![path.display().to_string()],
+            ..LoadReport::default()
+        };
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            let line = line.trim_ascii();
+            if line.is_empty() || line.starts_with(b"#") {
+                continue;
+            }
+            let bad = |message: &str| Error::ContentHex {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: message.into(),
+            };
+            if line.len() % 2 != 0 {
+                return Err(bad("odd number of hex digits"));
+            }
+            let mut bytes = Vec::with_capacity(line.len() / 2);
+            for pair in line.chunks_exact(2) {
+                let hex = std::str::from_utf8(pair)
+                    .ok()
+                    .and_then(|s| u8::from_str_radix(s, 16).ok());
+                bytes.push(hex.ok_or_else(|| bad("invalid hex digit"))?);
+            }
+            report.rules_read += 1;
+            if report.rules_read > MAX_RULES {
+                return Err(Error::TooManyRules(MAX_RULES));
+            }
+            report.loaded += 1;
+            rules.push(Rule::simple_content(i as u32 + 1, i + 1, bytes));
+        }
+        let set = RuleSet::compile(rules, 0, DEFAULT_STREAM_WINDOW);
+        report.stream_retain = set.retain;
+        Ok((set, report))
+    }
+
+    /// The loaded rules, in load order (alerts and hit counters use these indices).
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Number of loaded rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether no rule loaded.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// Bytes of stream kept per flow and direction once it carries data.
+    pub fn stream_retain(&self) -> usize {
+        self.retain
+    }
+
+    /// Memory of the prefilter tables.
+    pub fn table_memory(&self) -> usize {
+        self.stream
+            .iter()
+            .chain(&self.packet)
+            .chain(&self.http)
+            .map(|t| t.patterns.memory())
+            .sum()
+    }
+
+    fn compile(rules: Vec<Rule>, pcre_count: u32, window: usize) -> RuleSet {
+        let window = window as u64;
+        let mut info = Vec::with_capacity(rules.len());
+        let mut stream: [Vec<Entry>; 2] = Default::default();
+        let mut packet: [Vec<Entry>; 2] = Default::default();
+        let mut stream_always: [Vec<Target>; 2] = Default::default();
+        let mut packet_always: [Vec<Target>; 2] = Default::default();
+        let mut header_only: [Vec<u32>; 2] = Default::default();
+        let mut http: Vec<(Vec<Entry>, Vec<Target>)> =
+            (0..Buffer::COUNT).map(|_| Default::default()).collect();
+        let mut retain = 0u64;
+        for (ri, r) in rules.iter().enumerate() {
+            let mut ri_info = RuleInfo {
+                groups: Vec::with_capacity(r.groups.len()),
+                all_groups: 0,
+            };
+            if r.groups.is_empty() {
+                for (d, list) in header_only.iter_mut().enumerate() {
+                    if dir_ok(r, d) {
+                        list.push(ri as u32);
+                    }
+                }
+            }
+            for (gi, g) in r.groups.iter().enumerate() {
+                let gi_info = group_info(g, window);
+                ri_info.all_groups |= 1u32.checked_shl(gi as u32).unwrap_or(0);
+                let t = Target {
+                    rule: ri as u32,
+                    group: gi as u8,
+                };
+                let pat = gi_info.fp.and_then(|i| match g.items.get(i) {
+                    Some(Item::Content(c)) => Some((fp_bytes(c), c.nocase, t)),
+                    _ => None,
+                });
+                if g.buffer == Buffer::Payload {
+                    // `ip` and application-protocol rules whose chain cannot run on a stream inspect datagrams only.
+                    let on_tcp = matches!(r.proto, Proto::Ip | Proto::Tcp | Proto::App(_))
+                        && rule::stream_obstacle(g).is_none();
+                    let on_other = matches!(
+                        r.proto,
+                        Proto::Ip | Proto::Udp | Proto::Icmp | Proto::App(_)
+                    );
+                    for d in 0..2 {
+                        if !dir_ok(r, d) {
+                            continue;
+                        }
+                        if on_tcp {
+                            match &pat {
+                                Some(p) => stream[d].push(p.clone()),
+                                None => stream_always[d].push(t),
+                            }
+                        }
+                        if on_other {
+                            match &pat {
+                                Some(p) => packet[d].push(p.clone()),
+                                None => packet_always[d].push(t),
+                            }
+                        }
+                    }
+                    if on_tcp && !gi_info.fp_only {
+                        let need = match gi_info.abs_end {
+                            Some(e) => e + 2,
+                            None => gi_info.back + gi_info.fwd + fp_len(g, &gi_info) + 2,
+                        };
+                        retain = retain.max(need);
+                    }
+                } else if let Some(slot) = http.get_mut(g.buffer.index()) {
+                    match pat {
+                        Some(p) => slot.0.push(p),
+                        None => slot.1.push(t),
+                    }
+                }
+                ri_info.groups.push(gi_info);
+            }
+            info.push(ri_info);
+        }
+        let [s0, s1] = stream;
+        let [sa0, sa1] = stream_always;
+        let [p0, p1] = packet;
+        let [pa0, pa1] = packet_always;
+        let stream = [Table::build(&s0, sa0), Table::build(&s1, sa1)];
+        let packet = [Table::build(&p0, pa0), Table::build(&p1, pa1)];
+        let http: Vec<Table> = http.into_iter().map(|(e, a)| Table::build(&e, a)).collect();
+        let max_pat = stream
+            .iter()
+            .map(|t| t.patterns.max_len())
+            .max()
+            .unwrap_or(0) as u64;
+        let retain = retain.max(max_pat).min(2 * window + MAX_PATTERN as u64 + 2) as usize;
+        RuleSet {
+            rules,
+            info,
+            stream,
+            packet,
+            header_only,
+            http,
+            retain,
+            pcre_count,
+        }
+    }
+}
+
+/// The prefilter pattern of a content: the whole content, or its last [`MAX_PATTERN`] bytes.
+fn fp_bytes(c: &Content) -> Vec<u8> {
+    c.bytes[c.bytes.len().saturating_sub(MAX_PATTERN)..].to_vec()
+}
+
+fn fp_len(g: &Group, gi: &GroupInfo) -> u64 {
+    match gi.fp.and_then(|i| g.items.get(i)) {
+        Some(Item::Content(c)) => c.bytes.len() as u64,
+        _ => 0,
+    }
+}
+
+/// Chooses the fast pattern and derives the stream window of a group.
+fn group_info(g: &Group, window: u64) -> GroupInfo {
+    let positives = || {
+        g.items.iter().enumerate().filter_map(|(i, it)| match it {
+            Item::Content(c) if !c.negated => Some((i, &**c)),
+            _ => None,
+        })
+    };
+    let fp = positives()
+        .find(|(_, c)| c.fast_pattern)
+        .or_else(|| {
+            positives().fold(
+                None,
+                |best: Option<(usize, &Content)>, (i, c): (usize, &Content)| match best {
+                    Some((_, b)) if b.bytes.len() >= c.bytes.len() => best,
+                    _ => Some((i, c)),
+                },
+            )
+        })
+        .map(|(i, _)| i);
+    let fp_only = match (fp, g.items.as_slice()) {
+        (Some(0), [Item::Content(c)]) => !c.is_relative() && c.bytes.len() <= MAX_PATTERN,
+        _ => false,
+    };
+    let monotone = g.items.iter().all(|it| match it {
+        Item::Content(c) => !c.negated && !c.endswith,
+        Item::Pcre(p, _) => !p.negated && !p.end_sensitive,
+        Item::DataAt { negated, .. } => !negated,
+        Item::Len { .. } => false,
+    });
+    // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
+    let mut abs_end: Option<u64> = Some(0);
+    let mut cursor_max: Option<u64> = Some(0);
+    for it in &g.items {
+        let end = match it {
+            Item::Content(c) if c.is_relative() => match (cursor_max, c.within) {
+                (Some(cm), Some(w)) => Some(
+                    (cm as i64 + i64::from(c.distance.unwrap_or(0)) + i64::from(w)).max(0) as u64,
+                ),
+                _ => None,
+            },
+            Item::Content(c) => c
+                .depth
+                .map(|d| u64::from(c.offset.unwrap_or(0)) + u64::from(d)),
+            Item::Pcre(..) => None,
+            Item::DataAt {
+                n, relative: false, ..
+            } => Some(u64::from(*n) + 1),
+            Item::DataAt {
+                n, relative: true, ..
+            } => cursor_max.map(|c| c + u64::from(*n)),
+            // The length of the whole buffer is no position.
+            Item::Len { .. } => Some(0),
+        };
+        abs_end = match (abs_end, end) {
+            (Some(a), Some(e)) => Some(a.max(e)),
+            _ => None,
+        };
+        if matches!(it, Item::Content(c) if !c.negated)
+            || matches!(it, Item::Pcre(p, _) if !p.negated)
+        {
+            cursor_max = end;
+        }
+    }
+    let abs_end = abs_end.filter(|&e| e > 0 && e <= 2 * window);
+    // Relative bound: a chain where every item after the first is tied to the previous one by `within`.
+    let mut span: Option<u64> = None;
+    for (i, it) in g.items.iter().enumerate() {
+        span = match (i, it) {
+            (0, Item::Content(c)) => Some(c.bytes.len() as u64),
+            (_, Item::Content(c)) if c.is_relative() => match (span, c.within) {
+                (Some(s), Some(w)) => {
+                    Some(s + u64::from(c.distance.unwrap_or(0).unsigned_abs()) + u64::from(w))
+                }
+                _ => None,
+            },
+            (
+                _,
+                Item::DataAt {
+                    n, relative: true, ..
+                },
+            ) => span.map(|s| s + u64::from(*n)),
+            (_, Item::Len { .. }) => span,
+            _ => None,
+        };
+        if span.is_none() {
+            break;
+        }
+    }
+    let bound = span.map_or(window, |s| s.min(window));
+    GroupInfo {
+        plan: Plan::new(g),
+        fp,
+        fp_only,
+        back: bound,
+        fwd: bound,
+        abs_end,
+        monotone,
+    }
+}
+
+impl Rule {
+    /// A rule with a single case-sensitive content on any IP traffic: `alert ip any any -> any any
+    /// (content:"…"; sid:N;)`.
+    pub fn simple_content(sid: u32, line: usize, bytes: Vec<u8>) -> Rule {
+        Rule {
+            line,
+            file: 0,
+            action: rule::Action::Alert,
+            proto: Proto::Ip,
+            src: crate::addr::AddrSet::any(),
+            src_ports: crate::addr::PortSet::any(),
+            dst: crate::addr::AddrSet::any(),
+            dst_ports: crate::addr::PortSet::any(),
+            bidirectional: false,
+            flow_dir: FlowDir::Any,
+            flow_state: rule::FlowState::Any,
+            sid,
+            gid: 1,
+            rev: 1,
+            msg: String::new(),
+            classtype: None,
+            category: String::new(),
+            severity: 3,
+            services: Vec::new(),
+            groups: vec![Group {
+                buffer: Buffer::Payload,
+                items: vec![Item::Content(Box::new(Content::plain(bytes)))],
+            }],
+        }
+    }
+}

@@ -1,0 +1,1011 @@
+//! Matching: the calls the engine makes per stream chunk, per datagram and per HTTP buffer.
+//!
+//! State lives in three places, so that nothing is allocated per packet and nothing is locked:
+//! * [`RuleSet`]: immutable, shared by all workers.
+//! * [`Scanner`]: one per worker thread: scratch buffers, pcre caches, per-rule hit counters and [`ScanStats`].
+//! * [`FlowMatchState`]: one per flow, owned by the worker that owns the flow; 24 bytes until the flow carries data
+//!   that a rule could inspect, then a small per-direction block (prefilter state, a tail of at most
+//!   [`RuleSet::stream_retain`] bytes, pending candidates, rules already fired).
+//!
+//! See the crate documentation for the exact stream semantics.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use crate::prefilter::ScanState;
+use crate::rule::{Buffer, FlowDir, FlowState, Group, Item, Proto, Rule};
+use crate::ruleset::{GroupInfo, RuleSet, Target};
+use crate::verify::{self, Hay, PcreCaches, VerifyStats};
+
+/// Most stream candidates waiting for more data, per flow direction; beyond it a candidate is checked at once
+/// with the data at hand (counted in [`ScanStats::pending_overflow`]).
+pub const MAX_PENDING: usize = 64;
+/// Most rules remembered as fired per flow direction; beyond it a stream rule may alert again (counted).
+pub const MAX_FIRED: usize = 4096;
+/// Most HTTP (transaction, rule) partial matches kept per flow (multi-buffer rules); beyond it the oldest go.
+pub const MAX_HTTP_PARTIAL: usize = 256;
+/// Transactions older than the newest by more than this lose their partial matches (HTTP pipelining depth).
+pub const HTTP_TX_WINDOW: u64 = 16;
+
+/// Which way data travels, relative to the side that opened the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    ToServer,
+    ToClient,
+}
+
+impl Direction {
+    /// 0 for to-server, 1 for to-client.
+    #[inline]
+    pub fn index(self) -> usize {
+        match self {
+            Direction::ToServer => 0,
+            Direction::ToClient => 1,
+        }
+    }
+}
+
+/// Transport protocol of the packet or flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum L4 {
+    Tcp,
+    Udp,
+    /// ICMP or ICMPv6.
+    Icmp,
+    /// Any other IP protocol, by number.
+    Other(u8),
+}
+
+/// What a rule header and `flow` option are checked against.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketCtx<'a> {
+    /// Direction of this data within its flow.
+    pub dir: Direction,
+    pub l4: L4,
+    /// Sender and receiver of this data (for stream data: of this direction).
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// `flow:established`: TCP after the handshake; UDP once both directions have carried a packet (as Suricata).
+    pub established: bool,
+    /// The flow's application protocol as EVE's `app_proto` names it (`http`, `dns`, `tls`, ...), once known.
+    pub app_proto: Option<&'a str>,
+}
+
+impl Default for PacketCtx<'_> {
+    fn default() -> Self {
+        PacketCtx {
+            dir: Direction::ToServer,
+            l4: L4::Tcp,
+            src: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            dst: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            src_port: 0,
+            dst_port: 0,
+            established: true,
+            app_proto: None,
+        }
+    }
+}
+
+/// The HTTP pieces the HTTP parser hands over, once each per transaction (mirrors `flowbundle_protocols::HttpBuffer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HttpBuffer {
+    Method,
+    /// The request target as sent; `http.uri` (normalised) is derived here.
+    Uri,
+    /// The Host header value as sent; `http.host` (lowercased, no port) is derived here.
+    Host,
+    UserAgent,
+    /// Request header lines, `Name: value\r\n` each; `http.header` and `http.cookie` are derived here.
+    RequestHeaders,
+    RequestBody,
+    StatusCode,
+    ResponseHeaders,
+    /// De-chunked and decompressed.
+    ResponseBody,
+}
+
+/// Where an alert's match was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AlertSource {
+    /// Reassembled stream: offsets are stream offsets of that direction.
+    Stream,
+    /// One datagram: offsets are into its payload.
+    Packet,
+    /// An HTTP buffer of transaction `tx_id`: offsets are into the buffer that completed the match.
+    Http { tx_id: u64, buffer: Buffer },
+}
+
+/// One alert, borrowing the rule's static fields.
+#[derive(Clone, Copy, Debug)]
+pub struct Alert<'r> {
+    pub rule: &'r Rule,
+    /// Index into [`RuleSet::rules`] and the hit counters.
+    pub rule_index: u32,
+    pub dir: Direction,
+    pub source: AlertSource,
+    /// First byte of the match (the earliest positive item) and its length up to the last positive item's end.
+    pub offset: u64,
+    pub len: u64,
+}
+
+impl Alert<'_> {
+    pub fn sid(&self) -> u32 {
+        self.rule.sid
+    }
+    pub fn gid(&self) -> u32 {
+        self.rule.gid
+    }
+    pub fn rev(&self) -> u32 {
+        self.rule.rev
+    }
+    /// EVE `alert.signature`.
+    pub fn msg(&self) -> &str {
+        &self.rule.msg
+    }
+    /// EVE `alert.category` (the classtype's description; empty without classtype).
+    pub fn category(&self) -> &str {
+        &self.rule.category
+    }
+    /// EVE `alert.severity`.
+    pub fn severity(&self) -> u8 {
+        self.rule.severity
+    }
+    /// EVE `alert.action` is "allowed" in IDS mode; this is the rule's own action word.
+    pub fn action(&self) -> &'static str {
+        self.rule.action.as_str()
+    }
+}
+
+/// Receives alerts. Implemented for closures and for `Vec<AlertRecord>`.
+pub trait AlertSink {
+    fn alert(&mut self, alert: &Alert<'_>);
+}
+
+impl<F: FnMut(&Alert<'_>)> AlertSink for F {
+    fn alert(&mut self, alert: &Alert<'_>) {
+        self(alert)
+    }
+}
+
+/// An owned summary of an alert (for tests and simple sinks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AlertRecord {
+    pub sid: u32,
+    pub gid: u32,
+    pub rule_index: u32,
+    pub dir: u8,
+    pub offset: u64,
+    pub len: u64,
+    /// Transaction id for HTTP alerts.
+    pub tx_id: Option<u64>,
+}
+
+impl From<&Alert<'_>> for AlertRecord {
+    fn from(a: &Alert<'_>) -> Self {
+        AlertRecord {
+            sid: a.sid(),
+            gid: a.gid(),
+            rule_index: a.rule_index,
+            dir: a.dir.index() as u8,
+            offset: a.offset,
+            len: a.len,
+            tx_id: match a.source {
+                AlertSource::Http { tx_id, .. } => Some(tx_id),
+                _ => None,
+            },
+        }
+    }
+}
+
+impl AlertSink for Vec<AlertRecord> {
+    fn alert(&mut self, alert: &Alert<'_>) {
+        self.push(AlertRecord::from(alert));
+    }
+}
+
+/// Counters of one worker's matching (add them up across workers with `+=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    pub stream_bytes: u64,
+    pub packet_bytes: u64,
+    pub http_bytes: u64,
+    /// Fast-pattern occurrences found by the prefilter.
+    pub prefilter_hits: u64,
+    /// (rule, group) candidates those occurrences led to.
+    pub candidates: u64,
+    pub verify: VerifyStats,
+    pub alerts: u64,
+    /// Stream data that did not continue where the previous chunk ended (a reassembly gap).
+    pub stream_gaps: u64,
+    /// Stream bytes handed over twice (ignored).
+    pub stream_overlap_bytes: u64,
+    /// Stream candidates checked early because [`MAX_PENDING`] were already waiting.
+    pub pending_overflow: u64,
+    /// Stream candidates resolved by [`RuleSet::finish_flow`] or a gap rather than by later data.
+    pub pending_at_end: u64,
+    /// Stream checks whose window reached back beyond the bytes kept (a candidate that waited too long).
+    pub window_clamped: u64,
+    /// Stream rules that could not be remembered as fired ([`MAX_FIRED`]).
+    pub fired_overflow: u64,
+    /// HTTP partial matches dropped ([`MAX_HTTP_PARTIAL`]).
+    pub http_partial_dropped: u64,
+}
+
+impl std::ops::AddAssign for ScanStats {
+    fn add_assign(&mut self, o: Self) {
+        self.stream_bytes += o.stream_bytes;
+        self.packet_bytes += o.packet_bytes;
+        self.http_bytes += o.http_bytes;
+        self.prefilter_hits += o.prefilter_hits;
+        self.candidates += o.candidates;
+        self.verify.checks += o.verify.checks;
+        self.verify.budget_exhausted += o.verify.budget_exhausted;
+        self.alerts += o.alerts;
+        self.stream_gaps += o.stream_gaps;
+        self.stream_overlap_bytes += o.stream_overlap_bytes;
+        self.pending_overflow += o.pending_overflow;
+        self.pending_at_end += o.pending_at_end;
+        self.window_clamped += o.window_clamped;
+        self.fired_overflow += o.fired_overflow;
+        self.http_partial_dropped += o.http_partial_dropped;
+    }
+}
+
+/// Per-worker matching context: scratch space, pcre caches, per-rule hit counters, statistics.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    hits: Vec<u64>,
+    stamp: Vec<u32>,
+    generation: u32,
+    pcre: PcreCaches,
+    hitbuf: Vec<(u32, usize)>,
+    scratch: Vec<u8>,
+    norm: Vec<u8>,
+    cookie: Vec<u8>,
+    stats: ScanStats,
+}
+
+impl Scanner {
+    /// A scanner sized for `rules`.
+    pub fn new(rules: &RuleSet) -> Scanner {
+        let mut s = Scanner::default();
+        s.fit(rules);
+        s
+    }
+
+    fn fit(&mut self, rules: &RuleSet) {
+        self.pcre.reserve(rules.pcre_count as usize);
+        if self.hits.len() != rules.rules.len() {
+            self.hits.resize(rules.rules.len(), 0);
+            self.stamp.resize(rules.rules.len(), 0);
+        }
+    }
+
+    /// Alerts per rule, indexed like [`RuleSet::rules`].
+    pub fn hit_counts(&self) -> &[u64] {
+        &self.hits
+    }
+
+    /// The worker's counters.
+    pub fn stats(&self) -> &ScanStats {
+        &self.stats
+    }
+
+    /// Starts a new dedup generation (one alert per rule per packet / per HTTP buffer).
+    fn next_generation(&mut self) -> u32 {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
+        self.generation
+    }
+
+    /// Marks rule `r` for the current generation; false if it already was.
+    fn stamp(&mut self, r: u32) -> bool {
+        match self.stamp.get_mut(r as usize) {
+            Some(s) if *s == self.generation => false,
+            Some(s) => {
+                *s = self.generation;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Per-flow matcher state; `Default` is the empty state of a new flow.
+#[derive(Debug, Default)]
+pub struct FlowMatchState {
+    dirs: [Option<Box<DirState>>; 2],
+    http: Option<Box<HttpState>>,
+}
+
+impl FlowMatchState {
+    /// Stream candidates waiting for more data in direction `dir`.
+    pub fn pending(&self, dir: Direction) -> usize {
+        self.dirs
+            .get(dir.index())
+            .and_then(|d| d.as_ref())
+            .map_or(0, |d| d.pending.len())
+    }
+
+    /// Heap bytes held by this flow's state.
+    pub fn memory(&self) -> usize {
+        let d: usize = self
+            .dirs
+            .iter()
+            .flatten()
+            .map(|d| {
+                std::mem::size_of::<DirState>()
+                    + d.tail.capacity()
+                    + d.pending.capacity() * std::mem::size_of::<Pending>()
+                    + d.fired.capacity() * 4
+            })
+            .sum();
+        d + self.http.as_ref().map_or(0, |h| {
+            std::mem::size_of::<HttpState>() + h.partial.capacity() * 24
+        })
+    }
+}
+
+#[derive(Debug)]
+struct DirState {
+    /// Stream offset just past the last byte seen.
+    end: u64,
+    seen: bool,
+    scan: ScanState,
+    /// The last bytes before `end` (at most the rule set's retain size).
+    tail: Vec<u8>,
+    pending: Vec<Pending>,
+    /// Rules that alerted in this direction (sorted).
+    fired: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    rule: u32,
+    group: u8,
+    /// Verification window, absolute stream offsets.
+    ds: u64,
+    de: u64,
+}
+
+#[derive(Debug, Default)]
+struct HttpState {
+    /// (tx_id, rule, groups matched so far, alerted).
+    partial: Vec<(u64, u32, u32, bool)>,
+    newest_tx: u64,
+}
+
+impl HttpState {
+    /// Sets `bit` for (tx, rule); true exactly once, when every bit of `all` is set.
+    fn record(&mut self, tx: u64, rule: u32, bit: u32, all: u32, dropped: &mut u64) -> bool {
+        if tx > self.newest_tx {
+            self.newest_tx = tx;
+            let oldest = tx.saturating_sub(HTTP_TX_WINDOW);
+            let before = self.partial.len();
+            self.partial.retain(|e| e.0 >= oldest);
+            *dropped += (before - self.partial.len()) as u64;
+        }
+        let entry = match self
+            .partial
+            .iter_mut()
+            .position(|e| e.0 == tx && e.1 == rule)
+        {
+            Some(i) => i,
+            None => {
+                if self.partial.len() >= MAX_HTTP_PARTIAL {
+                    self.partial.remove(0);
+                    *dropped += 1;
+                }
+                self.partial.push((tx, rule, 0, false));
+                self.partial.len() - 1
+            }
+        };
+        let Some(e) = self.partial.get_mut(entry) else {
+            return false;
+        };
+        e.2 |= bit;
+        if e.2 & all == all && !e.3 {
+            e.3 = true;
+            return true;
+        }
+        false
+    }
+}
+
+/// Rule header and `flow` against the packet context.
+#[inline]
+fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
+    let proto_ok = match rule.proto {
+        Proto::Ip => true,
+        Proto::Tcp => ctx.l4 == L4::Tcp,
+        Proto::Udp => ctx.l4 == L4::Udp,
+        Proto::Icmp => ctx.l4 == L4::Icmp,
+        Proto::App(name) => ctx.app_proto.is_some_and(|a| a.eq_ignore_ascii_case(name)),
+    };
+    if !proto_ok {
+        return false;
+    }
+    match rule.flow_dir {
+        FlowDir::Any => {}
+        FlowDir::ToServer if ctx.dir != Direction::ToServer => return false,
+        FlowDir::ToClient if ctx.dir != Direction::ToClient => return false,
+        _ => {}
+    }
+    match rule.flow_state {
+        FlowState::Any => {}
+        FlowState::Established if !ctx.established => return false,
+        FlowState::NotEstablished if ctx.established => return false,
+        _ => {}
+    }
+    let fwd = rule.src.contains(ctx.src)
+        && rule.src_ports.contains(ctx.src_port)
+        && rule.dst.contains(ctx.dst)
+        && rule.dst_ports.contains(ctx.dst_port);
+    fwd || (rule.bidirectional
+        && rule.src.contains(ctx.dst)
+        && rule.src_ports.contains(ctx.dst_port)
+        && rule.dst.contains(ctx.src)
+        && rule.dst_ports.contains(ctx.src_port))
+}
+
+/// Length of the content a group's fast pattern belongs to.
+fn fp_content_len(g: &Group, gi: &GroupInfo) -> u64 {
+    match gi.fp.and_then(|i| g.items.get(i)) {
+        Some(Item::Content(c)) => c.bytes.len() as u64,
+        _ => 0,
+    }
+}
+
+/// Bytes of a stream direction available to a check: the tail (ending at `chunk_start`) then `data`.
+struct StreamView<'a> {
+    tail: &'a [u8],
+    data: &'a [u8],
+    chunk_start: u64,
+}
+
+impl StreamView<'_> {
+    fn tail_start(&self) -> u64 {
+        self.chunk_start - self.tail.len() as u64
+    }
+    fn end(&self) -> u64 {
+        self.chunk_start + self.data.len() as u64
+    }
+}
+
+impl RuleSet {
+    /// A [`Scanner`] for this rule set (one per worker thread).
+    pub fn scanner(&self) -> Scanner {
+        Scanner::new(self)
+    }
+
+    fn rule_group(&self, t: Target) -> Option<(&Rule, &Group, &GroupInfo)> {
+        let r = self.rules.get(t.rule as usize)?;
+        let g = r.groups.get(t.group as usize)?;
+        let gi = self
+            .info
+            .get(t.rule as usize)?
+            .groups
+            .get(t.group as usize)?;
+        Some((r, g, gi))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &self,
+        sc: &mut Scanner,
+        rule_index: u32,
+        dir: Direction,
+        source: AlertSource,
+        span: (u64, u64),
+        sink: &mut impl AlertSink,
+    ) {
+        let Some(rule) = self.rules.get(rule_index as usize) else {
+            return;
+        };
+        if let Some(h) = sc.hits.get_mut(rule_index as usize) {
+            *h += 1;
+        }
+        sc.stats.alerts += 1;
+        let alert = Alert {
+            rule,
+            rule_index,
+            dir,
+            source,
+            offset: span.0,
+            len: span.1.saturating_sub(span.0),
+        };
+        sink.alert(&alert);
+    }
+
+    /// Inspects in-order TCP stream bytes of one direction: `data` begins at `stream_offset` (bytes since the start
+    /// of that direction's stream). Chunks may be of any size and split anywhere; a chunk that does not continue
+    /// the previous one is a gap (pending candidates are settled, matching restarts), bytes already seen are
+    /// skipped. Alerts go to `sink`, at most once per rule and direction for the life of the flow.
+    pub fn scan_stream(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        data: &[u8],
+        stream_offset: u64,
+        sink: &mut impl AlertSink,
+    ) {
+        let d = ctx.dir.index();
+        let Some(table) = self.stream.get(d) else {
+            return;
+        };
+        if table.patterns.is_empty() || data.is_empty() {
+            return;
+        }
+        sc.fit(self);
+        let Some(slot) = flow.dirs.get_mut(d) else {
+            return;
+        };
+        let st = slot.get_or_insert_with(|| {
+            Box::new(DirState {
+                end: stream_offset,
+                seen: false,
+                scan: ScanState::default(),
+                tail: Vec::with_capacity(self.retain),
+                pending: Vec::new(),
+                fired: Vec::new(),
+            })
+        });
+        let mut data = data;
+        if stream_offset > st.end {
+            if st.seen {
+                sc.stats.stream_gaps += 1;
+            }
+            self.settle_pending(sc, st, ctx.dir, sink);
+            st.end = stream_offset;
+            st.scan = ScanState::default();
+            st.tail.clear();
+        } else if stream_offset < st.end {
+            let skip = st.end - stream_offset;
+            if skip >= data.len() as u64 {
+                sc.stats.stream_overlap_bytes += data.len() as u64;
+                return;
+            }
+            sc.stats.stream_overlap_bytes += skip;
+            data = data.get(skip as usize..).unwrap_or(&[]);
+        }
+        st.seen = true;
+        sc.stats.stream_bytes += data.len() as u64;
+        let chunk_start = st.end;
+        let mut hits = std::mem::take(&mut sc.hitbuf);
+        hits.clear();
+        table
+            .patterns
+            .scan(&mut st.scan, &st.tail, data, |pid, end| {
+                hits.push((pid, end))
+            });
+        sc.stats.prefilter_hits += hits.len() as u64;
+        let view = StreamView {
+            tail: &st.tail,
+            data,
+            chunk_start,
+        };
+        // Candidates from earlier chunks whose window is now complete.
+        let mut i = 0;
+        while let Some(&p) = st.pending.get(i) {
+            if st.fired.binary_search(&p.rule).is_ok() {
+                st.pending.remove(i);
+                continue;
+            }
+            if view.end() <= p.de {
+                i += 1;
+                continue;
+            }
+            st.pending.remove(i);
+            if let Some(span) = self.check_stream(sc, &view, p) {
+                fire(sc, &mut st.fired, p.rule);
+                self.emit(sc, p.rule, ctx.dir, AlertSource::Stream, span, sink);
+            }
+        }
+        for &(pid, end) in &hits {
+            for &t in table.targets(pid) {
+                sc.stats.candidates += 1;
+                let Some((rule, g, gi)) = self.rule_group(t) else {
+                    continue;
+                };
+                if st.fired.binary_search(&t.rule).is_ok() || !applies(rule, ctx) {
+                    continue;
+                }
+                let he = chunk_start + end as u64;
+                let Some(hs) = he.checked_sub(fp_content_len(g, gi)) else {
+                    continue;
+                };
+                if !gi.hit_ok(g, hs, he, None) {
+                    continue;
+                }
+                if gi.fp_only {
+                    fire(sc, &mut st.fired, t.rule);
+                    self.emit(sc, t.rule, ctx.dir, AlertSource::Stream, (hs, he), sink);
+                    continue;
+                }
+                let (ds, de) = match gi.abs_end {
+                    Some(e) if he > e => continue,
+                    Some(e) => (0, e),
+                    None => (hs.saturating_sub(gi.back), he.saturating_add(gi.fwd)),
+                };
+                let p = Pending {
+                    rule: t.rule,
+                    group: t.group,
+                    ds,
+                    de,
+                };
+                let complete = view.end() > de;
+                if complete || gi.monotone || st.pending.len() >= MAX_PENDING {
+                    if !complete && !gi.monotone {
+                        sc.stats.pending_overflow += 1;
+                    }
+                    if let Some(span) = self.check_stream(sc, &view, p) {
+                        fire(sc, &mut st.fired, t.rule);
+                        self.emit(sc, t.rule, ctx.dir, AlertSource::Stream, span, sink);
+                        continue;
+                    }
+                    if complete || st.pending.len() >= MAX_PENDING {
+                        continue;
+                    }
+                }
+                st.pending.push(p);
+            }
+        }
+        sc.hitbuf = hits;
+        // Keep the last `retain` bytes as the tail for the next chunk.
+        st.end = view.end();
+        let keep = self.retain;
+        if data.len() >= keep {
+            st.tail.clear();
+            st.tail
+                .extend_from_slice(data.get(data.len() - keep..).unwrap_or(&[]));
+        } else {
+            let excess = (st.tail.len() + data.len()).saturating_sub(keep);
+            st.tail.drain(..excess.min(st.tail.len()));
+            st.tail.extend_from_slice(data);
+        }
+    }
+
+    /// Checks a stream candidate against the bytes at hand (window clipped to what is available).
+    fn check_stream(&self, sc: &mut Scanner, v: &StreamView<'_>, p: Pending) -> Option<(u64, u64)> {
+        let (_, g, gi) = self.rule_group(Target {
+            rule: p.rule,
+            group: p.group,
+        })?;
+        let tail_start = v.tail_start();
+        let end = v.end();
+        if p.ds < tail_start {
+            sc.stats.window_clamped += 1;
+        }
+        let lo = p.ds.max(tail_start);
+        let hi = p.de.min(end);
+        if lo >= hi {
+            return None;
+        }
+        // One byte of context on each side where available, for pcre look-around.
+        let clo = lo.saturating_sub(1).max(tail_start);
+        let chi = (hi + 1).min(end);
+        let Scanner {
+            scratch,
+            pcre,
+            stats,
+            ..
+        } = sc;
+        let bytes: &[u8] = if clo >= v.chunk_start {
+            v.data
+                .get((clo - v.chunk_start) as usize..(chi - v.chunk_start) as usize)?
+        } else if chi <= v.chunk_start {
+            v.tail
+                .get((clo - tail_start) as usize..(chi - tail_start) as usize)?
+        } else {
+            scratch.clear();
+            scratch.extend_from_slice(v.tail.get((clo - tail_start) as usize..)?);
+            scratch.extend_from_slice(v.data.get(..(chi - v.chunk_start) as usize)?);
+            scratch.as_slice()
+        };
+        let hay = Hay {
+            bytes,
+            lo: (lo - clo) as usize,
+            hi: (hi - clo) as usize,
+            base: clo,
+            real_end: false,
+        };
+        verify::check(g, &gi.plan, &hay, pcre, &mut stats.verify)
+    }
+
+    /// Settles every pending candidate of a direction with the data at hand (end of stream or gap).
+    fn settle_pending(
+        &self,
+        sc: &mut Scanner,
+        st: &mut DirState,
+        dir: Direction,
+        sink: &mut impl AlertSink,
+    ) {
+        let pending = std::mem::take(&mut st.pending);
+        let view = StreamView {
+            tail: &st.tail,
+            data: &[],
+            chunk_start: st.end,
+        };
+        for p in &pending {
+            if st.fired.binary_search(&p.rule).is_ok() {
+                continue;
+            }
+            sc.stats.pending_at_end += 1;
+            if let Some(span) = self.check_stream(sc, &view, *p) {
+                fire(sc, &mut st.fired, p.rule);
+                self.emit(sc, p.rule, dir, AlertSource::Stream, span, sink);
+            }
+        }
+        st.pending = pending;
+        st.pending.clear();
+    }
+
+    /// The flow ended (or is evicted): settles candidates still waiting for stream data, in both directions.
+    pub fn finish_flow(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        sink: &mut impl AlertSink,
+    ) {
+        sc.fit(self);
+        for (d, dir) in [(0, Direction::ToServer), (1, Direction::ToClient)] {
+            if let Some(Some(st)) = flow.dirs.get_mut(d) {
+                self.settle_pending(sc, st, dir, sink);
+            }
+        }
+    }
+
+    /// Inspects one packet's payload. For non-TCP packets this runs the payload rules (`udp`, `icmp`, `ip`, ...);
+    /// for every packet it runs the rules without content (header and flow checks only). TCP payload is inspected
+    /// by [`RuleSet::scan_stream`] instead. At most one alert per rule per packet.
+    pub fn scan_packet(
+        &self,
+        sc: &mut Scanner,
+        ctx: &PacketCtx<'_>,
+        payload: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
+        sc.fit(self);
+        let d = ctx.dir.index();
+        sc.next_generation();
+        if ctx.l4 != L4::Tcp
+            && let Some(table) = self.packet.get(d)
+            && !table.is_empty()
+        {
+            sc.stats.packet_bytes += payload.len() as u64;
+            let mut hits = std::mem::take(&mut sc.hitbuf);
+            hits.clear();
+            table
+                .patterns
+                .scan_buffer(payload, |pid, end| hits.push((pid, end)));
+            sc.stats.prefilter_hits += hits.len() as u64;
+            for &(pid, end) in &hits {
+                for &t in table.targets(pid) {
+                    self.buffer_candidate(
+                        sc,
+                        ctx,
+                        t,
+                        payload,
+                        Some(end),
+                        AlertSource::Packet,
+                        None,
+                        sink,
+                    );
+                }
+            }
+            sc.hitbuf = hits;
+            for &t in &table.always {
+                self.buffer_candidate(sc, ctx, t, payload, None, AlertSource::Packet, None, sink);
+            }
+        }
+        if let Some(list) = self.header_only.get(d) {
+            for &r in list {
+                if let Some(rule) = self.rules.get(r as usize)
+                    && applies(rule, ctx)
+                    && sc.stamp(r)
+                {
+                    self.emit(sc, r, ctx.dir, AlertSource::Packet, (0, 0), sink);
+                }
+            }
+        }
+    }
+
+    /// A candidate in a whole buffer (datagram or single-group HTTP rule): verify and alert.
+    #[allow(clippy::too_many_arguments)]
+    fn buffer_candidate(
+        &self,
+        sc: &mut Scanner,
+        ctx: &PacketCtx<'_>,
+        t: Target,
+        buf: &[u8],
+        hit_end: Option<usize>,
+        source: AlertSource,
+        partial: Option<&mut Option<Box<HttpState>>>,
+        sink: &mut impl AlertSink,
+    ) -> bool {
+        sc.stats.candidates += 1;
+        let Some((rule, g, gi)) = self.rule_group(t) else {
+            return false;
+        };
+        if sc.stamp.get(t.rule as usize) == Some(&sc.generation) || !applies(rule, ctx) {
+            return false;
+        }
+        let span = match hit_end {
+            Some(he) if gi.fp_only => {
+                let he = he as u64;
+                let hs = he.saturating_sub(fp_content_len(g, gi));
+                if !gi.hit_ok(g, hs, he, Some(buf.len() as u64)) {
+                    return false;
+                }
+                (hs, he)
+            }
+            _ => {
+                if let Some(he) = hit_end {
+                    let he = he as u64;
+                    let hs = he.saturating_sub(fp_content_len(g, gi));
+                    if !gi.hit_ok(g, hs, he, Some(buf.len() as u64)) {
+                        return false;
+                    }
+                }
+                let hay = Hay {
+                    bytes: buf,
+                    lo: 0,
+                    hi: buf.len(),
+                    base: 0,
+                    real_end: true,
+                };
+                let Scanner { pcre, stats, .. } = &mut *sc;
+                match verify::check(g, &gi.plan, &hay, pcre, &mut stats.verify) {
+                    Some(s) => s,
+                    None => return false,
+                }
+            }
+        };
+        sc.stamp(t.rule);
+        if let AlertSource::Http { tx_id, .. } = source
+            && rule.groups.len() > 1
+        {
+            let Some(state) = partial else { return false };
+            let all = self.info.get(t.rule as usize).map_or(0, |i| i.all_groups);
+            let bit = 1u32.checked_shl(u32::from(t.group)).unwrap_or(0);
+            let st = state.get_or_insert_with(Box::default);
+            if !st.record(tx_id, t.rule, bit, all, &mut sc.stats.http_partial_dropped) {
+                return false;
+            }
+        }
+        self.emit(sc, t.rule, ctx.dir, source, span, sink);
+        true
+    }
+
+    /// Inspects one HTTP buffer of transaction `tx_id` (as handed over by the HTTP parser, once per buffer and
+    /// transaction). Rules whose contents span several buffers alert when the last of them matches.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_http(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx_id: u64,
+        kind: HttpBuffer,
+        data: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
+        sc.fit(self);
+        sc.stats.http_bytes += data.len() as u64;
+        let wants = |b: Buffer| self.http.get(b.index()).is_some_and(|t| !t.is_empty());
+        let mut norm = std::mem::take(&mut sc.norm);
+        let mut cookie = std::mem::take(&mut sc.cookie);
+        let mut list: [(Buffer, bool); 3] = [(Buffer::Payload, false); 3];
+        match kind {
+            HttpBuffer::Method => list[0] = (Buffer::HttpMethod, false),
+            HttpBuffer::Uri => {
+                list[0] = (Buffer::HttpRawUri, false);
+                if wants(Buffer::HttpUri) {
+                    crate::http::normalize_uri(data, &mut norm);
+                    list[1] = (Buffer::HttpUri, true);
+                }
+            }
+            HttpBuffer::Host => {
+                list[0] = (Buffer::HttpRawHost, false);
+                if wants(Buffer::HttpHost) {
+                    crate::http::normalize_host(data, &mut norm);
+                    list[1] = (Buffer::HttpHost, true);
+                }
+            }
+            HttpBuffer::UserAgent => list[0] = (Buffer::HttpUserAgent, false),
+            HttpBuffer::RequestHeaders => {
+                list[0] = (Buffer::HttpRequestRawHeader, false);
+                if wants(Buffer::HttpRequestHeader) || wants(Buffer::HttpCookie) {
+                    crate::http::split_headers(data, b"cookie", &mut norm, &mut cookie);
+                    list[1] = (Buffer::HttpRequestHeader, true);
+                    if !cookie.is_empty() {
+                        list[2] = (Buffer::HttpCookie, true);
+                    }
+                }
+            }
+            HttpBuffer::RequestBody => list[0] = (Buffer::HttpRequestBody, false),
+            HttpBuffer::StatusCode => list[0] = (Buffer::HttpStatCode, false),
+            HttpBuffer::ResponseHeaders => {
+                list[0] = (Buffer::HttpResponseRawHeader, false);
+                if wants(Buffer::HttpResponseHeader) {
+                    crate::http::split_headers(data, b"set-cookie", &mut norm, &mut cookie);
+                    list[1] = (Buffer::HttpResponseHeader, true);
+                }
+            }
+            HttpBuffer::ResponseBody => list[0] = (Buffer::HttpResponseBody, false),
+        }
+        for (k, &(buffer, derived)) in list.iter().enumerate() {
+            if buffer == Buffer::Payload {
+                continue;
+            }
+            let bytes: &[u8] = match (derived, k) {
+                (false, _) => data,
+                (true, 2) => &cookie,
+                (true, _) => &norm,
+            };
+            self.scan_http_buffer(sc, flow, ctx, tx_id, buffer, bytes, sink);
+        }
+        sc.norm = norm;
+        sc.cookie = cookie;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn scan_http_buffer(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx_id: u64,
+        buffer: Buffer,
+        bytes: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
+        let Some(table) = self.http.get(buffer.index()) else {
+            return;
+        };
+        if table.is_empty() {
+            return;
+        }
+        sc.next_generation();
+        let source = AlertSource::Http { tx_id, buffer };
+        let mut hits = std::mem::take(&mut sc.hitbuf);
+        hits.clear();
+        table
+            .patterns
+            .scan_buffer(bytes, |pid, end| hits.push((pid, end)));
+        sc.stats.prefilter_hits += hits.len() as u64;
+        for &(pid, end) in &hits {
+            for &t in table.targets(pid) {
+                self.buffer_candidate(
+                    sc,
+                    ctx,
+                    t,
+                    bytes,
+                    Some(end),
+                    source,
+                    Some(&mut flow.http),
+                    sink,
+                );
+            }
+        }
+        for &t in &table.always {
+            self.buffer_candidate(sc, ctx, t, bytes, None, source, Some(&mut flow.http), sink);
+        }
+        sc.hitbuf = hits;
+    }
+}
+
+fn fire(sc: &mut Scanner, fired: &mut Vec<u32>, rule: u32) {
+    if let Err(pos) = fired.binary_search(&rule) {
+        if fired.len() < MAX_FIRED {
+            fired.insert(pos, rule);
+        } else {
+            sc.stats.fired_overflow += 1;
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! Rule-file text: logical lines (with `\` continuations), option splitting, quoted strings and content bytes.
+//!
+//! Everything here works on untrusted text with hard caps: a logical line longer than [`MAX_RULE_LEN`] is an error
+//! (its remaining continuation lines are skipped without being buffered), strings are scanned once, and nothing
+//! recurses.
+
+use std::borrow::Cow;
+
+/// Longest logical rule line (after joining continuations). Suricata's own limit is far lower; real rules with
+/// thousands of contents stay well under this.
+pub const MAX_RULE_LEN: usize = 64 * 1024;
+/// Most options in one rule.
+pub const MAX_OPTIONS: usize = 1024;
+
+/// One logical line of a rule file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// A rule (or directive) starting on 1-based line `line`.
+    Text { line: usize, text: Cow<'a, str> },
+    /// A comment that looks like a disabled rule (`# alert ...`).
+    CommentedRule { line: usize },
+    /// A logical line that could not be read.
+    Error { line: usize, message: String },
+}
+
+/// Iterates over the logical lines of a rule file, skipping blank lines and comments.
+pub struct Lines<'a> {
+    rest: &'a [u8],
+    next_line: usize,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(input: &'a [u8]) -> Self {
+        Lines {
+            rest: input,
+            next_line: 1,
+        }
+    }
+
+    fn physical(&mut self) -> Option<(usize, &'a [u8])> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let n = self.next_line;
+        self.next_line += 1;
+        let (line, rest) = match memchr::memchr(b'\n', self.rest) {
+            Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
+            None => (self.rest, &self.rest[self.rest.len()..]),
+        };
+        self.rest = rest;
+        Some((n, line.strip_suffix(b"\r").unwrap_or(line)))
+    }
+}
+
+fn continues(line: &[u8]) -> bool {
+    line.trim_ascii_end().ends_with(b"\\")
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = Line<'a>;
+
+    fn next(&mut self) -> Option<Line<'a>> {
+        loop {
+            let (start, first) = self.physical()?;
+            let trimmed = first.trim_ascii_start();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if let Some(c) = trimmed.strip_prefix(b"#") {
+                let c = c.trim_ascii_start();
+                let looks_like_rule = [
+                    "alert ", "drop ", "reject ", "pass ", "log ", "sdrop ", "block ",
+                ]
+                .iter()
+                .any(|k| c.starts_with(k.as_bytes()));
+                // A comment never continues: Snort and Suricata treat `#` lines as whole comments.
+                if looks_like_rule {
+                    return Some(Line::CommentedRule { line: start });
+                }
+                continue;
+            }
+            if !continues(first) {
+                if first.len() > MAX_RULE_LEN {
+                    return Some(Line::Error {
+                        line: start,
+                        message: too_long(),
+                    });
+                }
+                return Some(match std::str::from_utf8(first) {
+                    Ok(s) => Line::Text {
+                        line: start,
+                        text: Cow::Borrowed(s),
+                    },
+                    Err(e) => Line::Error {
+                        line: start,
+                        message: utf8_error(first, e),
+                    },
+                });
+            }
+            // Join continuation lines, dropping each trailing backslash, up to the cap.
+            let mut buf: Vec<u8> = Vec::new();
+            let mut cur = first;
+            let mut overflow = false;
+            loop {
+                let more = continues(cur);
+                let piece = if more {
+                    let t = cur.trim_ascii_end();
+                    &t[..t.len() - 1]
+                } else {
+                    cur
+                };
+                if !overflow && buf.len() + piece.len() <= MAX_RULE_LEN {
+                    buf.extend_from_slice(piece);
+                } else {
+                    overflow = true;
+                    buf = Vec::new();
+                }
+                if !more {
+                    break;
+                }
+                match self.physical() {
+                    Some((_, l)) => cur = l,
+                    None => break,
+                }
+            }
+            if overflow {
+                return Some(Line::Error {
+                    line: start,
+                    message: too_long(),
+                });
+            }
+            return Some(match String::from_utf8(buf) {
+                Ok(s) => Line::Text {
+                    line: start,
+                    text: Cow::Owned(s),
+                },
+                Err(e) => {
+                    let msg = utf8_error(e.as_bytes(), e.utf8_error());
+                    Line::Error {
+                        line: start,
+                        message: msg,
+                    }
+                }
+            });
+        }
+    }
+}
+
+fn too_long() -> String {
+    format!("rule longer than {MAX_RULE_LEN} bytes")
+}
+
+fn utf8_error(bytes: &[u8], e: std::str::Utf8Error) -> String {
+    let at = e.valid_up_to();
+    let bad = bytes.get(at).copied().unwrap_or(0);
+    format!("invalid UTF-8 (byte 0x{bad:02x} at column {})", at + 1)
+}
+
+/// One `name[:value]` option, value untrimmed of its quotes and escapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opt<'a> {
+    pub name: &'a str,
+    pub value: Option<&'a str>,
+}
+
+/// Splits a rule into its header text and its options. `text` is a whole logical line.
+pub fn split_rule(text: &str) -> Result<(&str, Vec<Opt<'_>>), String> {
+    let open = text.find('(').ok_or("missing `(` before the options")?;
+    let header = &text[..open];
+    let body = text[open + 1..].trim_end();
+    let body = body
+        .strip_suffix(')')
+        .ok_or("missing `)` at the end of the rule")?;
+    Ok((header, split_options(body)?))
+}
+
+/// Splits `name:value; name; ...` at semicolons outside quotes; `\x` escapes any character.
+pub fn split_options(body: &str) -> Result<Vec<Opt<'_>>, String> {
+    let mut out = Vec::new();
+    let bytes = body.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    let mut in_quotes = false;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\\' => i += 1,
+            b'"' => in_quotes = !in_quotes,
+            b';' if !in_quotes => {
+                push_opt(&mut out, &body[start..i])?;
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if in_quotes {
+        return Err("unterminated quoted string".into());
+    }
+    let last = body.get(start..).unwrap_or("");
+    if !last.trim().is_empty() {
+        // Both engines require the last option to end with `;`; accept its absence, it is unambiguous.
+        push_opt(&mut out, last)?;
+    }
+    Ok(out)
+}
+
+fn push_opt<'a>(out: &mut Vec<Opt<'a>>, raw: &'a str) -> Result<(), String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(());
+    }
+    if out.len() >= MAX_OPTIONS {
+        return Err(format!("more than {MAX_OPTIONS} options"));
+    }
+    let (name, value) = match raw.split_once(':') {
+        Some((n, v)) => (n.trim(), Some(v.trim())),
+        None => (raw, None),
+    };
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
+    {
+        let shown: String = name.chars().take(40).collect();
+        return Err(format!("invalid option name `{shown}`"));
+    }
+    out.push(Opt { name, value });
+    Ok(())
+}
+
+/// Splits a value that starts with a quoted string: returns (negated, inside of quotes, text after the quotes).
+pub fn quoted(value: &str) -> Result<(bool, &str, &str), String> {
+    let v = value.trim_start();
+    let (neg, v) = match v.strip_prefix('!') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, v),
+    };
+    let Some(inner) = v.strip_prefix('"') else {
+        return Err("expected a quoted string".into());
+    };
+    let bytes = inner.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'"' => return Ok((neg, &inner[..i], &inner[i + 1..])),
+            _ => i += 1,
+        }
+    }
+    Err("unterminated quoted string".into())
+}
+
+/// Unescapes a `msg`-like string: `\"`, `\\`, `\;` and `\:` lose their backslash, anything else is kept as is.
+pub fn unescape_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some(n @ ('"' | '\\' | ';' | ':')) => out.push(n),
+                Some(n) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                None => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Decodes a content string: literal text, `|41 42|` hex sections, and the escapes `\"`, `\\`, `\;`, `\:`, `\|`.
+pub fn content_bytes(s: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(s.len());
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    let mut hex = false;
+    let mut nibble: Option<u8> = None;
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
+        if hex {
+            match b {
+                b'|' => {
+                    if nibble.is_some() {
+                        return Err("odd number of hex digits in content".into());
+                    }
+                    hex = false;
+                }
+                b' ' | b'\t' => {
+                    if nibble.is_some() {
+                        return Err("hex byte split by a space in content".into());
+                    }
+                }
+                _ => {
+                    let d = (b as char).to_digit(16).ok_or_else(|| {
+                        format!(
+                            "invalid hex digit `{}` in content",
+                            (b as char).escape_default()
+                        )
+                    })? as u8;
+                    match nibble.take() {
+                        Some(h) => out.push(h << 4 | d),
+                        None => nibble = Some(d),
+                    }
+                }
+            }
+            continue;
+        }
+        match b {
+            b'|' => hex = true,
+            b'\\' => match bytes.get(i) {
+                Some(&n @ (b'"' | b'\\' | b';' | b':' | b'|')) => {
+                    out.push(n);
+                    i += 1;
+                }
+                Some(&n) => {
+                    return Err(format!(
+                        "invalid escape `\\{}` in content",
+                        (n as char).escape_default()
+                    ));
+                }
+                None => return Err("content ends with a lone backslash".into()),
+            },
+            b'"' => return Err("unescaped `\"` in content".into()),
+            b';' => return Err("unescaped `;` in content".into()),
+            _ => out.push(b),
+        }
+    }
+    if hex {
+        return Err("unterminated `|` hex section in content".into());
+    }
+    if out.is_empty() {
+        return Err("empty content".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logical_lines() {
+        let input = b"# a comment\n\nalert tcp any any -> any any (msg:\"a\"; \\\n  sid:1;)\r\n# alert udp x\nbad \xff line\n";
+        let lines: Vec<Line> = Lines::new(input).collect();
+        assert_eq!(
+            lines[0],
+            Line::Text {
+                line: 3,
+                text: Cow::Owned("alert tcp any any -> any any (msg:\"a\";   sid:1;)".into())
+            }
+        );
+        assert_eq!(lines[1], Line::CommentedRule { line: 5 });
+        assert!(
+            matches!(&lines[2], Line::Error { line: 6, message } if message.contains("invalid UTF-8"))
+        );
+        assert_eq!(lines.len(), 3);
+    }
+
+    #[test]
+    fn too_long_continuations_are_bounded() {
+        let mut s = Vec::new();
+        for _ in 0..2000 {
+            s.extend_from_slice(&[b'a'; 100]);
+            s.extend_from_slice(b"\\\n");
+        }
+        s.extend_from_slice(b"end\nalert ip any any -> any any (sid:1;)\n");
+        let lines: Vec<Line> = Lines::new(&s).collect();
+        assert!(
+            matches!(&lines[0], Line::Error { line: 1, message } if message.contains("longer"))
+        );
+        assert!(matches!(&lines[1], Line::Text { line: 2002, .. }));
+    }
+
+    #[test]
+    fn options() {
+        let (h, o) = split_rule(
+            r#"alert tcp any any -> any any (msg:"a;b\"c"; content:"x\;y"; nocase; sid:1;)"#,
+        )
+        .unwrap();
+        assert_eq!(h.trim(), "alert tcp any any -> any any");
+        assert_eq!(o.len(), 4);
+        assert_eq!(
+            o[0],
+            Opt {
+                name: "msg",
+                value: Some(r#""a;b\"c""#)
+            }
+        );
+        assert_eq!(
+            o[2],
+            Opt {
+                name: "nocase",
+                value: None
+            }
+        );
+        assert!(split_rule("alert tcp any any -> any any (msg:\"a; sid:1;)").is_err());
+        assert!(split_rule("alert tcp any any -> any any (sid:1;").is_err());
+        assert!(split_rule("alert tcp any any -> any any (s i d:1;)").is_err());
+    }
+
+    #[test]
+    fn contents() {
+        assert_eq!(content_bytes("a|20 41|b\\\"\\;\\\\").unwrap(), b"a Ab\";\\");
+        assert_eq!(content_bytes("|0d0A|").unwrap(), b"\r\n");
+        for bad in ["|0|", "|zz|", "|41", "a\\q", "", "a\"b", "|4 1|"] {
+            assert!(content_bytes(bad).is_err(), "{bad}");
+        }
+        let (neg, inner, rest) = quoted(r#"!"a\"b",nocase,depth 4"#).unwrap();
+        assert!(neg);
+        assert_eq!(inner, r#"a\"b"#);
+        assert_eq!(rest, ",nocase,depth 4");
+    }
+}

@@ -1,0 +1,326 @@
+//! Verification: does a content chain match a buffer (or a window of a stream)?
+//!
+//! The prefilter only says that a rule's fast pattern occurs; this module checks the whole chain of one buffer:
+//! every content with its `offset`/`depth` (absolute) or `distance`/`within` (relative to the end of the previous
+//! positive match, the *cursor*), negated contents over the region their modifiers describe, and `pcre` (from the
+//! cursor when relative). Like Snort and Suricata it backtracks: when a later relative item fails, the previous item
+//! is retried at its next occurrence, but only when something after it actually depends on its position.
+//! Backtracking is bounded by a step budget ([`STEP_BUDGET`]); running out counts as no match and is counted.
+//!
+//! Positions: a chain is checked over `bytes[lo..hi]`; `base` is the absolute offset of `bytes[0]` (non-zero for a
+//! stream window), so `offset`/`depth` keep their meaning "from the start of the buffer". Bytes just outside
+//! `lo..hi` are look-around context for `pcre` assertions, never part of a match.
+
+use crate::rule::{Content, Group, Item};
+
+/// Occurrences tried plus pcre searches per chain check (Suricata's inspection recursion limit is 3,000).
+pub const STEP_BUDGET: u32 = 4096;
+
+/// The bytes a chain is checked against.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hay<'a> {
+    pub bytes: &'a [u8],
+    pub lo: usize,
+    pub hi: usize,
+    /// Absolute offset of `bytes[0]` in its buffer or stream.
+    pub base: u64,
+    /// `hi` is the real end of the buffer (`endswith` may match there).
+    pub real_end: bool,
+}
+
+/// Per-group facts computed once at load.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Plan {
+    /// For each item: whether retrying it at a later occurrence can change the outcome of the items after it.
+    pub backtrack: Vec<bool>,
+}
+
+impl Plan {
+    pub fn new(g: &Group) -> Plan {
+        let n = g.items.len();
+        let mut backtrack = vec![false; n];
+        for (i, b) in backtrack.iter_mut().enumerate() {
+            // Items up to and including the next positive one see this item's cursor.
+            for it in g.items.iter().skip(i + 1) {
+                if it.is_relative() {
+                    *b = true;
+                    break;
+                }
+                if !it.is_negated() {
+                    break;
+                }
+            }
+        }
+        Plan { backtrack }
+    }
+}
+
+/// Lazily created pcre caches of one worker, indexed by pcre id.
+#[derive(Debug, Default)]
+pub(crate) struct PcreCaches {
+    caches: Vec<Option<regex_automata::meta::Cache>>,
+}
+
+impl PcreCaches {
+    /// Makes room for `n` expressions (caches are still created on first use).
+    pub fn reserve(&mut self, n: usize) {
+        if self.caches.len() < n {
+            self.caches.resize_with(n, || None);
+        }
+    }
+
+    fn get(&mut self, id: u32, p: &crate::pcre::Pcre) -> &mut regex_automata::meta::Cache {
+        let i = id as usize;
+        if self.caches.len() <= i {
+            self.caches.resize_with(i + 1, || None);
+        }
+        // The slot exists after the resize above.
+        let slot = &mut self.caches[i];
+        slot.get_or_insert_with(|| p.create_cache())
+    }
+}
+
+/// Counters of verification work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerifyStats {
+    /// Chain checks started.
+    pub checks: u64,
+    /// Checks that ran out of [`STEP_BUDGET`] (counted as no match).
+    pub budget_exhausted: u64,
+}
+
+/// Checks `g` against `hay`. Returns the absolute span (first start, last end) of the positive items matched, or
+/// `None`. A chain with only negated items matches with an empty span at `lo`.
+pub(crate) fn check(
+    g: &Group,
+    plan: &Plan,
+    hay: &Hay<'_>,
+    caches: &mut PcreCaches,
+    stats: &mut VerifyStats,
+) -> Option<(u64, u64)> {
+    stats.checks += 1;
+    let mut budget = STEP_BUDGET;
+    let mut v = Verifier {
+        g,
+        plan,
+        hay,
+        caches,
+        budget: &mut budget,
+    };
+    let r = v.step(0, None, None);
+    if budget == 0 && r.is_none() {
+        stats.budget_exhausted += 1;
+    }
+    r.map(|(s, e)| (hay.base + s as u64, hay.base + e as u64))
+}
+
+struct Verifier<'a, 'b> {
+    g: &'a Group,
+    plan: &'a Plan,
+    hay: &'a Hay<'b>,
+    caches: &'a mut PcreCaches,
+    budget: &'a mut u32,
+}
+
+impl Verifier<'_, '_> {
+    fn spend(&mut self) -> bool {
+        if *self.budget == 0 {
+            return false;
+        }
+        *self.budget -= 1;
+        true
+    }
+
+    /// The region `[start, end)` (indices into `bytes`, clipped to `lo..hi`) where content `c` may lie.
+    fn region(&self, c: &Content, cursor: Option<usize>) -> Option<(usize, usize)> {
+        let h = self.hay;
+        let base = h.base as i64;
+        let (mut rs, mut re) = (h.lo as i64, h.hi as i64);
+        if c.is_relative() {
+            // Relative to the previous match's end, or to the start of the buffer when there is none.
+            let cur = cursor.map(|c| c as i64).unwrap_or(-base);
+            let d = i64::from(c.distance.unwrap_or(0));
+            rs = rs.max(cur + d).max(-base);
+            if let Some(w) = c.within {
+                re = re.min(cur + d + i64::from(w));
+            }
+        } else {
+            let o = i64::from(c.offset.unwrap_or(0)) - base;
+            rs = rs.max(o);
+            if let Some(d) = c.depth {
+                re = re.min(o + i64::from(d));
+            }
+        }
+        if c.endswith {
+            if !h.real_end {
+                return None;
+            }
+            rs = rs.max(re - c.bytes.len() as i64);
+        }
+        let len = c.bytes.len() as i64;
+        if re - rs < len || rs < 0 {
+            return None;
+        }
+        Some((rs as usize, re as usize))
+    }
+
+    /// First occurrence of `c` starting at or after `from` and ending by `end`.
+    fn find(&self, c: &Content, from: usize, end: usize) -> Option<usize> {
+        let hay = self.hay.bytes.get(from..end)?;
+        let p = &c.bytes;
+        if c.endswith {
+            // Only one place can end at `end`.
+            let s = hay.len().checked_sub(p.len())?;
+            let cand = hay.get(s..)?;
+            let ok = if c.nocase {
+                cand.eq_ignore_ascii_case(p)
+            } else {
+                cand == p.as_slice()
+            };
+            return ok.then_some(from + s);
+        }
+        if !c.nocase {
+            return c.finder.find(hay).map(|i| from + i);
+        }
+        let first = *p.first()?;
+        let (lo, up) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+        let mut i = 0;
+        while i + p.len() <= hay.len() {
+            let rel = hay.get(i..)?;
+            let k = if lo == up {
+                memchr::memchr(lo, rel)?
+            } else {
+                memchr::memchr2(lo, up, rel)?
+            };
+            let s = i + k;
+            if hay
+                .get(s..s + p.len())
+                .is_some_and(|w| w.eq_ignore_ascii_case(p))
+            {
+                return Some(from + s);
+            }
+            i = s + 1;
+        }
+        None
+    }
+
+    fn step(
+        &mut self,
+        i: usize,
+        cursor: Option<usize>,
+        span: Option<(usize, usize)>,
+    ) -> Option<(usize, usize)> {
+        let Some(item) = self.g.items.get(i) else {
+            return Some(span.unwrap_or((self.hay.lo, self.hay.lo)));
+        };
+        let retry = self.plan.backtrack.get(i).copied().unwrap_or(false);
+        match item {
+            Item::Content(c) => {
+                let (rs, re) = match self.region(c, cursor) {
+                    Some(r) => r,
+                    None => {
+                        return if c.negated {
+                            self.step(i + 1, cursor, span)
+                        } else {
+                            None
+                        };
+                    }
+                };
+                if c.negated {
+                    if !self.spend() {
+                        return None;
+                    }
+                    return match self.find(c, rs, re) {
+                        Some(_) => None,
+                        None => self.step(i + 1, cursor, span),
+                    };
+                }
+                let mut from = rs;
+                loop {
+                    if !self.spend() {
+                        return None;
+                    }
+                    let s = self.find(c, from, re)?;
+                    let e = s + c.bytes.len();
+                    let sp = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+                    if let Some(r) = self.step(i + 1, Some(e), sp) {
+                        return Some(r);
+                    }
+                    if !retry || c.endswith {
+                        return None;
+                    }
+                    from = s + 1;
+                }
+            }
+            Item::DataAt {
+                n,
+                relative,
+                negated,
+            } => {
+                let h = self.hay;
+                let len = (h.hi - h.lo) as u64;
+                let at = |x: usize| (x.saturating_sub(h.lo)) as u64;
+                let ok = if *relative {
+                    cursor.map_or(0, at) + u64::from(*n) <= len
+                } else {
+                    u64::from(*n) < (h.base + h.hi as u64)
+                };
+                if ok != *negated {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
+            Item::Len { min, max } => {
+                let h = self.hay;
+                let len = (h.hi - h.lo) as u64;
+                if h.real_end && (*min..=*max).contains(&len) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
+            Item::Pcre(p, id) => {
+                let h = self.hay;
+                let start = if p.relative {
+                    cursor.unwrap_or(h.lo).max(h.lo)
+                } else {
+                    h.lo
+                };
+                if start > h.hi {
+                    return if p.negated {
+                        self.step(i + 1, cursor, span)
+                    } else {
+                        None
+                    };
+                }
+                if p.negated {
+                    if !self.spend() {
+                        return None;
+                    }
+                    let cache = self.caches.get(*id, p);
+                    return match p.find(cache, h.bytes, start..h.hi, p.anchored) {
+                        Some(_) => None,
+                        None => self.step(i + 1, cursor, span),
+                    };
+                }
+                let mut from = start;
+                loop {
+                    if !self.spend() {
+                        return None;
+                    }
+                    let cache = self.caches.get(*id, p);
+                    let (s, e) = p.find(cache, h.bytes, from..h.hi, p.anchored)?;
+                    let sp = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+                    if let Some(r) = self.step(i + 1, Some(e), sp) {
+                        return Some(r);
+                    }
+                    if !retry || p.anchored || s >= h.hi {
+                        return None;
+                    }
+                    from = s + 1;
+                }
+            }
+        }
+    }
+}
