@@ -59,6 +59,16 @@ pub enum AppProto {
     Dnp3,
     Bacnet,
     NatPmp,
+    Discord,
+    Bjnp,
+    Fix,
+    Spotify,
+    TuyaLp,
+    Ubntac2,
+    SourceEngine,
+    Avast,
+    HpVirtgrp,
+    Oicq,
 }
 
 impl AppProto {
@@ -120,6 +130,16 @@ impl AppProto {
             Dnp3 => "DNP3",
             Bacnet => "BACnet",
             NatPmp => "NAT-PMP",
+            Discord => "Discord",
+            Bjnp => "BJNP",
+            Fix => "FIX",
+            Spotify => "Spotify",
+            TuyaLp => "TuyaLP",
+            Ubntac2 => "UBNTAC2",
+            SourceEngine => "Source_Engine",
+            Avast => "AVAST",
+            HpVirtgrp => "HP_VIRTGRP",
+            Oicq => "OICQ",
         }
     }
 
