@@ -40,7 +40,8 @@ impl DirectHash {
     /// The worker a packet belongs to: CRC-16 of the FID modulo N.
     #[inline]
     pub fn worker_of(&self, desc: &Desc) -> WorkerId {
-        usize::from(desc.fid) % self.workers
+        // 32-bit division: half the latency of a 64-bit one on older x86 cores.
+        (u32::from(desc.fid) % self.workers as u32) as usize
     }
 }
 
