@@ -294,23 +294,33 @@ impl Verifier<'_, '_> {
                         None
                     };
                 }
+                // A relative pcre sees the buffer from the cursor on, as PCRE does when Snort and Suricata hand it
+                // the rest of the buffer: `^` matches at the cursor. Otherwise the whole buffer is the subject and
+                // the bytes around the window are look-around context.
+                let (sub, shift) = if p.relative {
+                    (h.bytes.get(start..).unwrap_or(&[]), start)
+                } else {
+                    (h.bytes, 0)
+                };
+                let (lo, hi) = (start - shift, h.hi - shift);
                 if p.negated {
                     if !self.spend() {
                         return None;
                     }
                     let cache = self.caches.get(*id, p);
-                    return match p.find(cache, h.bytes, start..h.hi, p.anchored) {
+                    return match p.find(cache, sub, lo..hi, p.anchored) {
                         Some(_) => None,
                         None => self.step(i + 1, cursor, span),
                     };
                 }
-                let mut from = start;
+                let mut from = lo;
                 loop {
                     if !self.spend() {
                         return None;
                     }
                     let cache = self.caches.get(*id, p);
-                    let (s, e) = p.find(cache, h.bytes, from..h.hi, p.anchored)?;
+                    let (s, e) = p.find(cache, sub, from..hi, p.anchored)?;
+                    let (s, e) = (s + shift, e + shift);
                     let sp = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
                     if let Some(r) = self.step(i + 1, Some(e), sp) {
                         return Some(r);
@@ -318,7 +328,7 @@ impl Verifier<'_, '_> {
                     if !retry || p.anchored || s >= h.hi {
                         return None;
                     }
-                    from = s + 1;
+                    from = s + 1 - shift;
                 }
             }
         }

@@ -1,0 +1,368 @@
+//! Matching behaviour per modifier, per buffer, across chunk boundaries.
+
+use flowbundle_rules::{
+    AlertRecord, Direction, FlowMatchState, HttpBuffer, L4, LoadOptions, PacketCtx, RuleSet, Vars,
+};
+
+fn load(text: &str) -> RuleSet {
+    let opts = LoadOptions {
+        strict: true,
+        vars: Vars::suricata_defaults(),
+        ..LoadOptions::default()
+    };
+    match RuleSet::parse_with(&[("t", text.as_bytes())], &opts) {
+        Ok((rs, _)) => rs,
+        Err(e) => panic!("rules do not load: {e}"),
+    }
+}
+
+fn ctx(dir: Direction) -> PacketCtx<'static> {
+    let (c, s) = (
+        "10.0.0.1".parse().unwrap(),
+        "93.184.216.34".parse().unwrap(),
+    );
+    match dir {
+        Direction::ToServer => PacketCtx {
+            dir,
+            src: c,
+            dst: s,
+            src_port: 40000,
+            dst_port: 80,
+            app_proto: Some("http"),
+            ..PacketCtx::default()
+        },
+        Direction::ToClient => PacketCtx {
+            dir,
+            src: s,
+            dst: c,
+            src_port: 80,
+            dst_port: 40000,
+            app_proto: Some("http"),
+            ..PacketCtx::default()
+        },
+    }
+}
+
+/// Sids alerted for one direction's stream fed in `chunks`, after finishing the flow.
+fn stream(rs: &RuleSet, chunks: &[&[u8]]) -> Vec<u32> {
+    stream_records(rs, chunks).iter().map(|a| a.sid).collect()
+}
+
+fn stream_records(rs: &RuleSet, chunks: &[&[u8]]) -> Vec<AlertRecord> {
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out = Vec::new();
+    let mut off = 0u64;
+    let c = ctx(Direction::ToServer);
+    for ch in chunks {
+        rs.scan_stream(&mut sc, &mut flow, &c, ch, off, &mut out);
+        off += ch.len() as u64;
+    }
+    rs.finish_flow(&mut sc, &mut flow, &mut out);
+    out.sort();
+    out
+}
+
+fn packet(rs: &RuleSet, payload: &[u8]) -> Vec<u32> {
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let c = PacketCtx {
+        l4: L4::Udp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    rs.scan_packet(&mut sc, &c, payload, &mut out);
+    let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    s.sort();
+    s
+}
+
+#[test]
+fn offset_and_depth_count_from_the_stream_start() {
+    let rs = load(
+        r#"alert tcp any any -> any any (content:"abc"; offset:2; depth:5; sid:1;)
+alert tcp any any -> any any (content:"GET",depth 3; sid:2;)"#,
+    );
+    assert_eq!(stream(&rs, &[b"xxabcyy"]), vec![1]);
+    assert_eq!(stream(&rs, &[b"xabc"]), Vec::<u32>::new());
+    assert_eq!(stream(&rs, &[b"xxxxxxabc"]), Vec::<u32>::new());
+    assert_eq!(stream(&rs, &[b"GE", b"T /"]), vec![2]);
+    assert_eq!(stream(&rs, &[b"xGET /"]), Vec::<u32>::new());
+    // `depth` is relative to the stream, not to the packet: a later packet starting with GET does not match.
+    assert_eq!(
+        stream(&rs, &[b"POST /a\r\n\r\n", b"GET /"]),
+        Vec::<u32>::new()
+    );
+}
+
+#[test]
+fn distance_and_within() {
+    let rs = load(
+        r#"alert tcp any any -> any any (content:"USER"; nocase; content:"root"; distance:1; within:10; sid:1;)
+alert tcp any any -> any any (content:"a"; content:"b"; distance:-2; within:3; sid:2;)"#,
+    );
+    assert_eq!(stream(&rs, &[b"user  root"]), vec![1]);
+    assert_eq!(
+        stream(&rs, &[b"USERroot"]),
+        Vec::<u32>::new(),
+        "distance 1 needs a byte between"
+    );
+    assert_eq!(
+        stream(&rs, &[b"USER 1234567root"]),
+        Vec::<u32>::new(),
+        "beyond within"
+    );
+    // Backtracking: the first USER is too far, the second one fits.
+    assert_eq!(stream(&rs, &[b"USER xxxxxxxxxxxx USER root"]), vec![1]);
+    // Negative distance: "b" may start up to two bytes before the end of "a".
+    assert_eq!(stream(&rs, &[b"ba"]), vec![2]);
+}
+
+#[test]
+fn negated_contents_and_nocase() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"GET"; content:!"Host"; sid:1;)
+alert udp any any -> any any (content:"abc"; content:!"def"; distance:0; within:6; sid:2;)
+alert udp any any -> any any (content:"MiXeD"; nocase; sid:3;)
+alert udp any any -> any any (content:"MiXeD"; sid:4;)"#,
+    );
+    assert_eq!(packet(&rs, b"GET / HTTP/1.0\r\n\r\n"), vec![1]);
+    assert_eq!(
+        packet(&rs, b"GET / HTTP/1.0\r\nHost: x\r\n\r\n"),
+        Vec::<u32>::new()
+    );
+    assert_eq!(packet(&rs, b"abc12def"), Vec::<u32>::new());
+    assert_eq!(packet(&rs, b"abc1234def"), vec![2]);
+    assert_eq!(packet(&rs, b"mixed"), vec![3]);
+    assert_eq!(packet(&rs, b"MiXeD"), vec![3, 4]);
+}
+
+#[test]
+fn pcre_plain_relative_and_negated() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"id="; pcre:"/^\d{3,}/R"; sid:1;)
+alert udp any any -> any any (content:"x"; pcre:!"/evil/i"; sid:2;)
+alert udp any any -> any any (pcre:"/^hello\s+world$/"; sid:3;)"#,
+    );
+    assert_eq!(packet(&rs, b"a=1&id=12345"), vec![1]);
+    assert_eq!(packet(&rs, b"x id=123"), vec![1, 2]);
+    assert_eq!(packet(&rs, b"id=12 x EVIL"), Vec::<u32>::new());
+    assert_eq!(packet(&rs, b"hello   world"), vec![3]);
+    assert_eq!(packet(&rs, b"hello world!"), Vec::<u32>::new());
+}
+
+#[test]
+fn isdataat_and_lengths() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"A"; isdataat:3,relative; sid:1;)
+alert udp any any -> any any (content:"A"; isdataat:!1,relative; sid:2;)
+alert udp any any -> any any (content:"A"; dsize:<4; sid:3;)
+alert udp any any -> any any (content:"A"; bsize:2<>5; sid:4;)"#,
+    );
+    assert_eq!(packet(&rs, b"A123"), vec![1, 4]);
+    assert_eq!(packet(&rs, b"xA"), vec![2, 3]);
+    assert_eq!(packet(&rs, b"A12"), vec![3, 4]);
+}
+
+#[test]
+fn straddling_matches_and_pending_negation() {
+    let rs = load(
+        r#"alert tcp any any -> any any (content:"needle-in-a-haystack"; sid:1;)
+alert tcp any any -> any any (content:"abc"; content:!"zzz"; distance:0; within:20; sid:2;)
+alert tcp any any -> any any (content:"key="; pcre:"/^[a-f0-9]{8}\b/R"; sid:3;)"#,
+    );
+    let whole: &[u8] = b"....needle-in-a-haystack....abc.................. key=deadbeef ...";
+    let one = stream(&rs, &[whole]);
+    assert_eq!(one, vec![1, 2, 3]);
+    for split in 1..whole.len() {
+        let (a, b) = whole.split_at(split);
+        assert_eq!(stream(&rs, &[a, b]), one, "split at {split}");
+    }
+    let bytes: Vec<&[u8]> = whole.chunks(1).collect();
+    assert_eq!(stream(&rs, &bytes), one);
+    // The negation vetoes when "zzz" comes within the window, even in a later chunk.
+    assert_eq!(stream(&rs, &[b"abc....", b"zzz"]), Vec::<u32>::new());
+    // A word boundary right after the 8 hex digits is only known when the next byte arrives.
+    assert_eq!(stream(&rs, &[b"key=deadbeef", b"0"]), Vec::<u32>::new());
+    assert_eq!(
+        stream(&rs, &[b"key=deadbeef"]),
+        vec![3],
+        "end of stream is a boundary"
+    );
+}
+
+#[test]
+fn stream_alerts_once_per_direction_and_reports_offsets() {
+    let rs = load(r#"alert tcp any any -> any any (content:"hit"; sid:7;)"#);
+    let recs = stream_records(&rs, &[b"..hit..", b"hit"]);
+    assert_eq!(recs.len(), 1);
+    assert_eq!((recs[0].offset, recs[0].len), (2, 3));
+}
+
+#[test]
+fn gaps_restart_matching() {
+    let rs = load(r#"alert tcp any any -> any any (content:"abcdef"; sid:1;)"#);
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let c = ctx(Direction::ToServer);
+    rs.scan_stream(&mut sc, &mut flow, &c, b"xxabc", 0, &mut out);
+    // Bytes 5..10 never arrive: "abc" + "def" must not be joined across the hole.
+    rs.scan_stream(&mut sc, &mut flow, &c, b"def", 10, &mut out);
+    assert!(out.is_empty());
+    assert_eq!(sc.stats().stream_gaps, 1);
+    // A retransmission of bytes already seen is skipped, the new part is scanned.
+    rs.scan_stream(&mut sc, &mut flow, &c, b"defabcdef", 10, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].offset, 13);
+    assert_eq!(sc.stats().stream_overlap_bytes, 3);
+}
+
+#[test]
+fn flow_direction_state_and_header() {
+    let rs = load(
+        r#"alert tcp any any -> any 80 (flow:to_server,established; content:"GET"; sid:1;)
+alert tcp any 80 -> any any (flow:to_client; content:"HTTP/1."; sid:2;)
+alert tcp $EXTERNAL_NET any -> $HOME_NET any (content:"GET"; sid:3;)
+alert tcp any any <> any 80 (content:"HTTP/1."; sid:4;)
+alert tcp any any -> any any (flow:not_established; content:"GET"; sid:5;)"#,
+    );
+    let run = |dir: Direction, established: bool, data: &[u8]| {
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        let c = PacketCtx {
+            established,
+            ..ctx(dir)
+        };
+        rs.scan_stream(&mut sc, &mut flow, &c, data, 0, &mut out);
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(
+        run(Direction::ToServer, true, b"GET / HTTP/1.1\r\n"),
+        vec![1, 4]
+    );
+    assert_eq!(run(Direction::ToServer, false, b"GET /"), vec![5]);
+    assert_eq!(
+        run(Direction::ToClient, true, b"HTTP/1.1 200 OK\r\n"),
+        vec![2, 4]
+    );
+}
+
+fn http(rs: &RuleSet, parts: &[(HttpBuffer, &[u8])]) -> Vec<u32> {
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    for (kind, data) in parts {
+        let dir = match kind {
+            HttpBuffer::StatusCode | HttpBuffer::ResponseHeaders | HttpBuffer::ResponseBody => {
+                Direction::ToClient
+            }
+            _ => Direction::ToServer,
+        };
+        rs.scan_http(&mut sc, &mut flow, &ctx(dir), 0, *kind, data, &mut out);
+    }
+    let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    s.sort();
+    s
+}
+
+#[test]
+fn http_buffers_sticky_legacy_and_snort3() {
+    let rs = load(
+        r#"alert http any any -> any any (http.method; content:"POST"; http.uri; content:"/login"; sid:1;)
+alert tcp any any -> any any (content:"/login"; http_uri; content:"POST"; http_method; sid:2;)
+alert tcp any any -> any any (flow:to_server; http_uri; content:"/LOGIN",nocase; http_header; content:"Host|3a|"; service:http; sid:3;)
+alert http any any -> any any (http.uri; content:"/etc/passwd"; sid:4;)
+alert http any any -> any any (http.uri.raw; content:"%2e%2e"; sid:5;)
+alert http any any -> any any (http.header; content:"Cookie"; sid:6;)
+alert http any any -> any any (http.cookie; content:"session=1"; sid:7;)
+alert http any any -> any any (http.host; content:"example.com"; endswith; sid:8;)
+alert http any any -> any any (flow:to_client; http.stat_code; content:"404"; file_data; content:"not found"; sid:9;)
+alert http any any -> any any (http.user_agent; content:"curl"; startswith; sid:10;)
+alert http any any -> any any (http.request_body; content:"user=admin"; sid:11;)"#,
+    );
+    let req: &[(HttpBuffer, &[u8])] = &[
+        (HttpBuffer::Method, b"POST"),
+        (HttpBuffer::Uri, b"/a/%2e%2e/login"),
+        (HttpBuffer::Host, b"WWW.EXAMPLE.COM:8080"),
+        (HttpBuffer::UserAgent, b"curl/8.0"),
+        (
+            HttpBuffer::RequestHeaders,
+            b"Host: www.example.com\r\nCookie: session=1\r\nUser-Agent: curl/8.0\r\n",
+        ),
+        (HttpBuffer::RequestBody, b"user=admin&pw=x"),
+    ];
+    assert_eq!(http(&rs, req), vec![1, 2, 3, 5, 7, 8, 10, 11]);
+    let req2: &[(HttpBuffer, &[u8])] = &[
+        (HttpBuffer::Method, b"GET"),
+        (HttpBuffer::Uri, b"/x/../../etc/passwd"),
+        (HttpBuffer::StatusCode, b"404"),
+        (HttpBuffer::ResponseBody, b"<h1>not found</h1>"),
+    ];
+    assert_eq!(http(&rs, req2), vec![4, 9]);
+}
+
+#[test]
+fn header_only_rules_fire_per_packet() {
+    let rs = load(r#"alert udp any any -> any 53 (msg:"dns"; sid:1;)"#);
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let c = PacketCtx {
+        l4: L4::Udp,
+        dst_port: 53,
+        ..PacketCtx::default()
+    };
+    rs.scan_packet(&mut sc, &c, b"anything", &mut out);
+    rs.scan_packet(&mut sc, &c, b"", &mut out);
+    let c2 = PacketCtx { dst_port: 54, ..c };
+    rs.scan_packet(&mut sc, &c2, b"", &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(sc.hit_counts(), &[2]);
+}
+
+#[test]
+fn alert_fields_come_from_the_rule() {
+    let rs = load(
+        r#"drop tcp any any -> any any (msg:"Test \"quoted\" msg"; content:"x"; classtype:trojan-activity; sid:9; rev:3; gid:1;)
+alert tcp any any -> any any (msg:"p"; content:"y"; classtype:misc-activity; priority:1; sid:10;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut seen = Vec::new();
+    let mut sink = |a: &flowbundle_rules::Alert<'_>| {
+        seen.push((
+            a.sid(),
+            a.rev(),
+            a.msg().to_string(),
+            a.category().to_string(),
+            a.severity(),
+            a.action(),
+        ));
+    };
+    rs.scan_stream(
+        &mut sc,
+        &mut flow,
+        &ctx(Direction::ToServer),
+        b"xy",
+        0,
+        &mut sink,
+    );
+    seen.sort();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                9,
+                3,
+                "Test \"quoted\" msg".into(),
+                "A Network Trojan was detected".into(),
+                1,
+                "drop"
+            ),
+            (10, 0, "p".into(), "Misc activity".into(), 1, "alert"),
+        ]
+    );
+}

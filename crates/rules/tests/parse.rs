@@ -1,0 +1,344 @@
+//! Parsing: one test per keyword family, skips with reasons, errors with line numbers.
+
+use flowbundle_rules::{
+    Action, Buffer, FlowDir, FlowState, Item, LoadReport, Proto, Rule, RuleSet, Vars,
+};
+
+fn one(text: &str) -> Rule {
+    let (rs, report) = RuleSet::parse(text, &Vars::suricata_defaults()).expect("loads");
+    assert_eq!(
+        report.loaded,
+        1,
+        "{}\n{:?}",
+        report.summary(),
+        report.errors
+    );
+    rs.rules()[0].clone()
+}
+
+fn report(text: &str) -> LoadReport {
+    RuleSet::parse(text, &Vars::new()).expect("loads").1
+}
+
+fn contents(r: &Rule, g: usize) -> Vec<&flowbundle_rules::Content> {
+    r.groups[g]
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Content(c) => Some(&**c),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn header_fields() {
+    let r = one(
+        "drop udp [10.0.0.0/8,!10.1.0.0/16] [1024:,!2000] <> $EXTERNAL_NET $HTTP_PORTS (sid:5;)",
+    );
+    assert_eq!(r.action, Action::Drop);
+    assert_eq!(r.proto, Proto::Udp);
+    assert!(r.bidirectional);
+    assert!(
+        r.src.contains("10.2.0.1".parse().unwrap()) && !r.src.contains("10.1.0.1".parse().unwrap())
+    );
+    assert!(r.src_ports.contains(1024) && !r.src_ports.contains(2000) && !r.src_ports.contains(80));
+    assert!(
+        r.dst.contains("8.8.8.8".parse().unwrap())
+            && !r.dst.contains("192.168.1.1".parse().unwrap())
+    );
+    assert!(r.dst_ports.contains(80) && !r.dst_ports.contains(81));
+    let r = one("alert http (msg:\"snort3 service rule\"; sid:6;)");
+    assert_eq!(r.proto, Proto::App("http"));
+    assert!(r.src.is_any() && r.dst_ports.is_any());
+    assert_eq!(one("alert ip any any -> any any (sid:1;)").proto, Proto::Ip);
+    assert_eq!(
+        one("alert icmp any any -> any any (sid:1;)").proto,
+        Proto::Icmp
+    );
+    assert_eq!(
+        one("alert ssl any any -> any any (sid:1;)").proto,
+        Proto::App("tls")
+    );
+}
+
+#[test]
+fn undefined_variables_default_to_any_and_are_reported() {
+    let (rs, rep) = RuleSet::parse(
+        "alert tcp $MY_NET any -> any $MY_PORTS (sid:1;)",
+        &Vars::new(),
+    )
+    .unwrap();
+    assert!(rs.rules()[0].src.is_any() && rs.rules()[0].dst_ports.is_any());
+    assert_eq!(
+        rep.vars_defaulted,
+        vec!["MY_NET".to_string(), "MY_PORTS".to_string()]
+    );
+}
+
+#[test]
+fn meta_options() {
+    let r = one(
+        r#"alert tcp any any -> any any (msg:"a \"b\" \; c"; sid:123; rev:7; gid:3; classtype:attempted-admin; reference:cve,2020-1; metadata:created_at 2020; target:dest_ip;)"#,
+    );
+    assert_eq!((r.sid, r.rev, r.gid), (123, 7, 3));
+    assert_eq!(r.msg, "a \"b\" ; c");
+    assert_eq!(r.classtype.as_deref(), Some("attempted-admin"));
+    assert_eq!(r.category, "Attempted Administrator Privilege Gain");
+    assert_eq!(r.severity, 1);
+    assert_eq!(
+        one("alert tcp any any -> any any (priority:4; classtype:trojan-activity; sid:1;)")
+            .severity,
+        4
+    );
+    assert_eq!(one("alert tcp any any -> any any (sid:1;)").severity, 3);
+}
+
+#[test]
+fn content_modifiers_suricata_style() {
+    let r = one(
+        r#"alert tcp any any -> any any (content:"a|20 41|b"; nocase; offset:1; depth:9; content:!"x"; distance:-2; within:4; content:"long one"; fast_pattern; sid:1;)"#,
+    );
+    let c = contents(&r, 0);
+    assert_eq!(c[0].bytes, b"a Ab");
+    assert!(c[0].nocase && c[0].offset == Some(1) && c[0].depth == Some(9));
+    assert!(c[1].negated && c[1].distance == Some(-2) && c[1].within == Some(4));
+    assert!(c[2].fast_pattern);
+    let r = one(r#"alert tcp any any -> any any (content:"GET"; startswith; sid:1;)"#);
+    assert_eq!(
+        (contents(&r, 0)[0].offset, contents(&r, 0)[0].depth),
+        (Some(0), Some(3))
+    );
+}
+
+#[test]
+fn content_modifiers_snort3_inline() {
+    let r = one(
+        r#"alert tcp any any -> any any ( content:"2|00 00|Drives",depth 16,nocase; content:"|05 00|",depth 2,offset 8; content:"Y",distance 0,within 5,fast_pattern; sid:105; )"#,
+    );
+    let c = contents(&r, 0);
+    assert_eq!(c[0].bytes, b"2\0\0Drives");
+    assert!(c[0].nocase && c[0].depth == Some(16));
+    assert_eq!((c[1].offset, c[1].depth), (Some(8), Some(2)));
+    assert!(c[2].fast_pattern && c[2].distance == Some(0) && c[2].within == Some(5));
+}
+
+#[test]
+fn flow_keyword() {
+    let r = one("alert tcp any any -> any any (flow:established,to_server; sid:1;)");
+    assert_eq!(
+        (r.flow_dir, r.flow_state),
+        (FlowDir::ToServer, FlowState::Established)
+    );
+    let r = one("alert tcp any any -> any any (flow:from_server,not_established; sid:1;)");
+    assert_eq!(
+        (r.flow_dir, r.flow_state),
+        (FlowDir::ToClient, FlowState::NotEstablished)
+    );
+    let r = one("alert tcp any any -> any any (flow:stateless; sid:1;)");
+    assert_eq!(r.flow_state, FlowState::Any);
+    assert_eq!(
+        report("alert tcp any any -> any any (flow:only_stream; content:\"a\"; sid:1;)")
+            .skip_reasons
+            .keys()
+            .next()
+            .unwrap(),
+        "flow:only_stream"
+    );
+}
+
+#[test]
+fn http_buffers_in_every_form() {
+    let buffers =
+        |text: &str| -> Vec<Buffer> { one(text).groups.iter().map(|g| g.buffer).collect() };
+    // Suricata sticky buffers.
+    assert_eq!(
+        buffers(
+            r#"alert http any any -> any any (http.method; content:"GET"; http.uri; content:"/a"; http.host; content:"h"; sid:1;)"#
+        ),
+        vec![Buffer::HttpMethod, Buffer::HttpUri, Buffer::HttpHost]
+    );
+    // Legacy content modifiers apply to the content before them.
+    assert_eq!(
+        buffers(
+            r#"alert tcp any any -> any any (content:"GET"; http_method; content:"/a"; http_uri; content:"c=1"; http_cookie; sid:1;)"#
+        ),
+        vec![Buffer::HttpMethod, Buffer::HttpUri, Buffer::HttpCookie]
+    );
+    // Snort 3: sticky, applies to the contents after it.
+    assert_eq!(
+        buffers(
+            r#"alert tcp any any -> any any (flow:to_server; http_uri; content:"/a",nocase; http_header; content:"X"; service:http; sid:1;)"#
+        ),
+        vec![Buffer::HttpUri, Buffer::HttpRequestHeader]
+    );
+    // http.header and file_data follow the rule's side.
+    assert_eq!(
+        buffers(
+            r#"alert http any any -> any any (flow:to_client; http.header; content:"Server"; file_data; content:"x"; sid:1;)"#
+        ),
+        vec![Buffer::HttpResponseHeader, Buffer::HttpResponseBody]
+    );
+    assert_eq!(
+        buffers(
+            r#"alert http any any -> any any (flow:to_server; file.data; content:"x"; sid:1;)"#
+        ),
+        vec![Buffer::HttpRequestBody]
+    );
+    assert_eq!(
+        buffers(r#"alert tcp any any -> any any (uricontent:"/cgi-bin"; sid:1;)"#),
+        vec![Buffer::HttpUri]
+    );
+    // pcre buffer flags.
+    assert_eq!(
+        buffers(r#"alert tcp any any -> any any (pcre:"/a/U"; pcre:"/b/H"; sid:1;)"#),
+        vec![Buffer::HttpUri, Buffer::HttpRequestHeader]
+    );
+}
+
+#[test]
+fn pcre_keyword() {
+    let r = one(
+        r#"alert tcp any any -> any any (content:"USER"; pcre:"/^USER\s+w0rm/ims"; pcre:!"/x/R"; sid:1;)"#,
+    );
+    let pcres: Vec<_> = r.groups[0]
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Pcre(p, _) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pcres.len(), 2);
+    assert!(!pcres[0].negated && pcres[1].negated && pcres[1].relative);
+    assert_eq!(
+        report(r#"alert tcp any any -> any any (content:"a"; pcre:"/(?=a)/"; sid:1;)"#)
+            .skip_reasons
+            .keys()
+            .next()
+            .unwrap(),
+        "pcre: look-around"
+    );
+}
+
+#[test]
+fn skips_name_the_first_unsupported_keyword() {
+    let rep = report(
+        r#"alert tcp any any -> any any (content:"a"; flowbits:set,x; byte_test:1,>,2,0; sid:1;)
+alert tcp any any -> any any (content:"a"; byte_test:1,>,2,0; sid:2;)
+pass tcp any any -> any any (content:"a"; sid:3;)
+alert ftp-bounce any any -> any any (sid:4;)
+alert tcp any any -> any any (content:"a"; http_uri; content:"b"; pkt_data; content:"c"; service:http; sid:5;)
+alert tcp any any -> any any (content:"a"; classtype:no-such-class; sid:6;)
+alert tcp any any -> any any (content:"a"; depth:x_var; sid:7;)
+alert tcp any any -> any any (content:"a"; endswith; sid:8;)"#,
+    );
+    assert_eq!(rep.loaded, 0);
+    let reasons: Vec<(&str, usize)> = rep
+        .skip_reasons
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        reasons,
+        vec![
+            ("action pass", 1),
+            ("depth from a variable", 1),
+            ("endswith on a tcp stream", 1),
+            ("keyword byte_test", 1),
+            ("keyword flowbits", 1),
+            ("payload and http buffers mixed", 1),
+            ("protocol ftp-bounce", 1),
+            ("unknown classtype no-such-class", 1),
+        ]
+    );
+    assert_eq!(rep.skipped_rules[0].sid, Some(1));
+    assert_eq!(rep.skipped_rules[1].line, 2);
+}
+
+#[test]
+fn errors_carry_line_numbers() {
+    let text = "# comment\n\nalert tcp any any -> any any (content:\"a; sid:1;)\n\
+alert tcp any any -> any any (content:\"a\"; depth:notanumber!; sid:2;)\n\
+alert tcp any any -> any any (nocase; sid:3;)\n\
+alert tcp any any -> any any (content:\"a\"; \\\n  sid:4;)\n\
+alert tcp any any -> any any (content:\"a\";)\n\
+alert tcp any any -> any any (content:\"abc\"; depth:2; sid:5;)\n\
+alert tcp any any -> any any (content:\"|4|\"; sid:6;)\n\
+alert tcp any any -> any any (content:\"a\"; sid:4;)\n\
+alert tcp any any => any any (sid:7;)\n\
+alert tcp 1.2.3.4/40 any -> any any (sid:8;)\n\
+alert tcp any any -> any any (content:\"a\"; offset:99999999999; sid:9;)\n";
+    let rep = report(text);
+    assert_eq!(
+        rep.loaded, 1,
+        "only sid 4 (the continued line) loads: {:?}",
+        rep.errors
+    );
+    let lines: Vec<(usize, &str)> = rep
+        .errors
+        .iter()
+        .map(|e| (e.line, e.message.as_str()))
+        .collect();
+    let expect_lines = [3, 4, 5, 8, 9, 10, 11, 12, 13, 14];
+    assert_eq!(
+        lines.iter().map(|l| l.0).collect::<Vec<_>>(),
+        expect_lines,
+        "{lines:#?}"
+    );
+    assert!(lines[0].1.contains("unterminated"));
+    assert!(lines[1].1.contains("invalid number"));
+    assert!(lines[2].1.contains("without a preceding content"));
+    assert!(lines[3].1.contains("no sid"));
+    assert!(lines[4].1.contains("depth 2 shorter"));
+    assert!(lines[5].1.contains("odd number of hex digits"));
+    assert!(lines[6].1.contains("duplicate sid 1:4"));
+    assert!(lines[7].1.contains("direction"));
+    assert!(lines[8].1.contains("invalid address"));
+    assert!(lines[9].1.contains("out of range"));
+}
+
+#[test]
+fn strict_mode_fails_with_file_and_line() {
+    let opts = flowbundle_rules::LoadOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let err = RuleSet::parse_with(
+        &[(
+            "my.rules",
+            b"\nalert tcp any any -> any any (flowbits:set,a; sid:1;)\n",
+        )],
+        &opts,
+    )
+    .unwrap_err();
+    assert_eq!(err.to_string(), "my.rules:2: unsupported: keyword flowbits");
+}
+
+#[test]
+fn content_hex_set() {
+    let Some(path) = data("rules/content-10k.hex") else {
+        return;
+    };
+    let (rs, rep) = RuleSet::from_content_hex(&path).unwrap();
+    assert_eq!(rs.len(), 10_000);
+    assert_eq!(rep.loaded, 10_000);
+    assert_eq!(rs.rules()[0].sid, 1);
+    // Every rule is a single content on any IP traffic: the prefilter hit is the match.
+    assert!(
+        rs.rules()
+            .iter()
+            .all(|r| r.groups.len() == 1 && r.groups[0].items.len() == 1)
+    );
+}
+
+fn data(rel: &str) -> Option<std::path::PathBuf> {
+    let p = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"))
+        .join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipping: test material {} is absent", p.display());
+        None
+    }
+}
