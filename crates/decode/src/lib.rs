@@ -1,1 +1,32 @@
-//! Decoding: zero-copy typed views over L2–L4 headers, flow keys and flow hashes.
+//! # Decode: the second stage of the data path
+//!
+//! Turns a captured packet ([`flowbundle_ingest::PacketRecord`]) into what the rest of flowbundle needs:
+//!
+//! * [`wire`]: one zero-copy view per header (smoltcp style), with `Repr` emit/parse for the headers the trace
+//!   tools write, checksums included;
+//! * [`decode()`]: one pass from the link header to the L4 payload into a borrowed [`Decoded`] view, ending in an
+//!   [`Outcome`] that [`DecodeStats`] counts per reason;
+//! * [`flow`]: the canonical bidirectional [`FlowKey`], the ANCS'10 [`Fid`], and ports for fragments;
+//! * [`hash`]: CRC-16 of the FID, Toeplitz (any key, and symmetric RSS), a keyed hash, and [`FlowHasher`], which
+//!   computes the three hashes a scheduler descriptor carries;
+//! * [`defrag`]: IPv4/IPv6 defragmentation with bounded memory, run before scheduling.
+//!
+//! Nothing here panics on any byte sequence, and nothing allocates per packet (the defragmenter allocates per
+//! fragmented datagram). `benches/decode.rs` measures the per-packet cost on a real trace.
+
+pub mod decode;
+pub mod defrag;
+pub mod flow;
+pub mod hash;
+pub mod outcome;
+pub mod wire;
+
+pub use decode::{
+    DecodeOptions, Decoded, Icmp, Ip, L4, Sctp, Tcp, TunnelSet, Udp, decode, decode_bytes,
+};
+pub use defrag::{
+    DefragConfig, DefragDrop, DefragOutcome, DefragStats, Defragmenter, OverlapPolicy,
+};
+pub use flow::{Direction, Fid, FlowKey, FragmentPorts, FragmentPortsStats};
+pub use hash::{FlowHasher, FlowHashes};
+pub use outcome::{DecodeStats, Layer, Malformed, Outcome, Unsupported};

@@ -1,0 +1,103 @@
+//! # Flow hashes: CRC-16 of the FID, Toeplitz (RSS), and a keyed hash for tables
+//!
+//! Three hashes, because the schedulers compared in the lab each use the one their origin used:
+//!
+//! | hash | input | used by | cost (see `benches/decode.rs`) |
+//! |---|---|---|---|
+//! | [`crc16`] (CRC-16/IBM-3740, "CCITT-FALSE") | FID: IP pair, smaller first | `dh`, `lfb`, `lfb-affinity` (ANCS'10 §3) | table-driven, ~1 ns/byte |
+//! | [`Toeplitz`] with [`SYMMETRIC_KEY`] | IPs + ports (RSS input order) | `rss`: what a NIC with symmetric RSS computes | byte-table driven, ~1 ns/byte |
+//! | [`ConnHasher`] (foldhash, keyed) | canonical [`FlowKey`] | `ph`, `flow`, `l7aff`, table indexing | a few ns |
+//!
+//! [`FlowHasher::hashes`] computes all three for a key: the `conn`, `rss` and `fid` fields of the scheduler's
+//! `Desc`.
+
+mod crc16;
+mod keyed;
+mod toeplitz;
+
+pub use crc16::{CRC16, crc16};
+pub use keyed::ConnHasher;
+pub use toeplitz::{MICROSOFT_KEY, SYMMETRIC_KEY, Toeplitz, rss_input, toeplitz_reference};
+
+use crate::flow::FlowKey;
+
+/// The three flow hashes of one packet (the hash fields of `flowbundle_scheduler::Desc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct FlowHashes {
+    /// Symmetric keyed hash of the canonical 5-tuple (low 32 bits of [`ConnHasher::hash`]).
+    pub conn: u32,
+    /// Symmetric Toeplitz hash of the 5-tuple (only 16 bits of entropy, see [`Toeplitz`]).
+    pub rss: u32,
+    /// CRC-16 of the FID.
+    pub fid: u16,
+}
+
+/// Everything needed to hash flows: the keyed hasher and the symmetric Toeplitz tables (built once, ~36 KiB).
+#[derive(Debug, Clone)]
+pub struct FlowHasher {
+    conn: ConnHasher,
+    rss: Toeplitz,
+}
+
+impl FlowHasher {
+    /// A hasher whose `conn` hash is keyed with `seed` (fix it for reproducible experiments).
+    pub fn new(seed: u64) -> Self {
+        FlowHasher {
+            conn: ConnHasher::new(seed),
+            rss: Toeplitz::new(&SYMMETRIC_KEY),
+        }
+    }
+
+    /// The three hashes of a flow key. Symmetric by construction: both directions give the same values.
+    #[inline]
+    pub fn hashes(&self, key: &FlowKey) -> FlowHashes {
+        let (input, n) = rss_input(
+            key.lo_ip(),
+            key.hi_ip(),
+            key.lo_port,
+            key.hi_port,
+            has_ports(key),
+        );
+        FlowHashes {
+            conn: self.conn.hash32(key),
+            rss: self.rss.hash(&input[..n]),
+            fid: key.fid().crc16(),
+        }
+    }
+
+    pub fn conn_hasher(&self) -> &ConnHasher {
+        &self.conn
+    }
+
+    pub fn toeplitz(&self) -> &Toeplitz {
+        &self.rss
+    }
+}
+
+/// RSS hashes ports only for TCP and UDP (and NICs do the same for SCTP on some models; we include it).
+fn has_ports(key: &FlowKey) -> bool {
+    matches!(key.proto, 6 | 17 | 132)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::IpAddr;
+
+    #[test]
+    fn flow_hashes_are_symmetric() {
+        let h = FlowHasher::new(7);
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "192.168.1.20".parse().unwrap();
+        let (k1, d1) = FlowKey::new(a, 1234, b, 80, 6);
+        let (k2, d2) = FlowKey::new(b, 80, a, 1234, 6);
+        assert_eq!(k1, k2);
+        assert_ne!(d1, d2);
+        let x = h.hashes(&k1);
+        assert_eq!(x, h.hashes(&k2));
+        // The rss field equals a direct symmetric Toeplitz of the packet's own (src, dst, sport, dport) order.
+        let (inp, n) = rss_input(b, a, 80, 1234, true);
+        assert_eq!(x.rss, Toeplitz::new(&SYMMETRIC_KEY).hash(&inp[..n]));
+        assert_eq!(x.fid, crate::flow::Fid::new(b, a).crc16());
+    }
+}
