@@ -520,6 +520,7 @@ fn worker_loop<W: Workload>(
     let mut idle_since: Option<u64> = None;
     let mut pending: Option<Desc> = None;
     barrier.wait();
+    workload.on_start(&mut local);
     let t0 = shared.now();
     idle_since.get_or_insert(t0);
     loop {
@@ -586,6 +587,7 @@ fn worker_loop<W: Workload>(
     if let Some(since) = idle_since {
         report.idle_ns += t.saturating_sub(since);
     }
+    workload.on_stop(&mut local);
     (report, local)
 }
 

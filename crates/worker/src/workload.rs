@@ -31,6 +31,12 @@ pub trait Workload: Sync {
 
     /// Process one packet.
     fn process(&self, local: &mut Self::Local, desc: Desc) -> Outcome;
+
+    /// Called on the worker's thread right after the start barrier, and right before it leaves: where a harness
+    /// workload enables and disables per-thread counters (perf_event_open on the calling thread) so that setup and
+    /// teardown are not counted.
+    fn on_start(&self, _local: &mut Self::Local) {}
+    fn on_stop(&self, _local: &mut Self::Local) {}
 }
 
 /// Does nothing: a run measures the runtime and the policy alone.

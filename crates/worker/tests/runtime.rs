@@ -230,3 +230,50 @@ fn a_real_capture_through_every_policy_with_a_synthetic_cost() {
         }
     }
 }
+
+/// A workload that records which thread ran it and when its hooks fired.
+struct Hooked;
+
+#[derive(Default)]
+struct HookLocal {
+    started: bool,
+    stopped: bool,
+    packets_before_start: u64,
+    packets: u64,
+}
+
+impl flowbundle_worker::Workload for Hooked {
+    type Local = HookLocal;
+    fn local(&self, _w: usize) -> HookLocal {
+        HookLocal::default()
+    }
+    fn process(&self, l: &mut HookLocal, _d: Desc) -> flowbundle_worker::Outcome {
+        if !l.started {
+            l.packets_before_start += 1;
+        }
+        l.packets += 1;
+        flowbundle_worker::Outcome::Processed
+    }
+    fn on_start(&self, l: &mut HookLocal) {
+        l.started = true;
+    }
+    fn on_stop(&self, l: &mut HookLocal) {
+        l.stopped = true;
+    }
+}
+
+#[test]
+fn locals_come_back_with_their_hooks_run_around_the_packets() {
+    let descs = trace(1000, 40);
+    let sched = build("lfb", 3, &SchedOptions::default()).unwrap();
+    let r = run(sched.as_ref(), &Hooked, &descs, &RunConfig::default()).unwrap();
+    assert_eq!(r.locals.len(), 3);
+    assert!(
+        r.locals
+            .iter()
+            .all(|l| l.started && l.stopped && l.packets_before_start == 0)
+    );
+    let per_local: Vec<u64> = r.locals.iter().map(|l| l.packets).collect();
+    let per_report: Vec<u64> = r.workers.iter().map(|w| w.packets).collect();
+    assert_eq!(per_local, per_report);
+}
