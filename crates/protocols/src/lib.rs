@@ -39,6 +39,7 @@ pub mod tls;
 // Protocol-b modules (see `extra.rs` for their probing order).
 pub mod avast;
 pub mod bacnet;
+pub mod bitcoin;
 pub mod bittorrent;
 pub mod bjnp;
 pub mod coap;
@@ -56,6 +57,7 @@ pub mod kafka;
 pub mod kerberos;
 pub mod mail;
 pub mod mqtt;
+pub mod munin;
 pub mod natpmp;
 pub mod netbios;
 pub mod ntp;
@@ -64,6 +66,7 @@ pub mod openvpn;
 pub mod radius;
 pub mod rdp;
 pub mod redis;
+pub mod rmcp;
 pub mod rtp;
 pub mod rtsp;
 mod scan;
@@ -77,10 +80,14 @@ pub mod sql;
 pub mod ssdp;
 pub mod ssh;
 pub mod stun;
+pub mod syncthing;
 pub mod syslog;
+pub mod teredo;
 pub mod tuya;
 pub mod ubntac2;
+pub mod whatsapp;
 pub mod wireguard;
+pub mod wsd;
 pub mod zabbix;
 
 #[cfg(test)]

@@ -69,6 +69,13 @@ pub enum AppProto {
     Avast,
     HpVirtgrp,
     Oicq,
+    WhatsApp,
+    Bitcoin,
+    Teredo,
+    Rmcp,
+    Wsd,
+    Syncthing,
+    Munin,
 }
 
 impl AppProto {
@@ -140,6 +147,13 @@ impl AppProto {
             Avast => "AVAST",
             HpVirtgrp => "HP_VIRTGRP",
             Oicq => "OICQ",
+            WhatsApp => "WhatsApp",
+            Bitcoin => "BITCOIN",
+            Teredo => "Teredo",
+            Rmcp => "RMCP",
+            Wsd => "WSD",
+            Syncthing => "Syncthing",
+            Munin => "Munin",
         }
     }
 
