@@ -50,7 +50,7 @@ pub fn connections(path: &Path, keep: usize) -> Vec<Conn> {
         return Vec::new();
     };
     let mut linktypes: Vec<i32> = Vec::new();
-    let mut index: HashMap<(u8, (IpAddr, u16), (IpAddr, u16)), usize> = HashMap::new();
+    let mut index: HashMap<(u8, Endpoint, Endpoint), usize> = HashMap::new();
     let mut conns: Vec<Conn> = Vec::new();
     loop {
         match reader.next() {
