@@ -589,3 +589,79 @@ fn ssh_event_from_capture() {
         Some("OpenSSH_5.6")
     );
 }
+
+/// What the protocol-b detectors add to the classifier's cost: every flow of the nDPI captures is classified
+/// (up to the classifier's payload budget) with the full registry and with the registry minus the protocol-b
+/// detectors, and the time per probed payload is printed for both. A measurement, not a check (no timed
+/// assertions): run with `cargo test -p flowbundle-protocols --release --test ground_truth_b -- --ignored
+/// --nocapture classifier_cost`.
+#[test]
+#[ignore]
+fn classifier_cost() {
+    use flowbundle_protocols::{ClassifierConfig, Limits, Registry};
+    let dir = data_dir();
+    let Ok(entries) = std::fs::read_dir(dir.join("pcap")) else {
+        eprintln!("skipping: {} not found", dir.join("pcap").display());
+        return;
+    };
+    let mut flows: Vec<(Key, Flow)> = Vec::new();
+    for e in entries.flatten() {
+        flows.extend(read_flows(&e.path(), 24));
+    }
+    let n_before = flowbundle_protocols::extra::before_tls().len();
+    let n_after = flowbundle_protocols::extra::detectors().len();
+    let full = flowbundle_protocols::registry::builtin_detectors();
+    let total = full.len();
+    let core: Vec<Box<dyn flowbundle_protocols::Detector>> = full
+        .into_iter()
+        .skip(n_before)
+        .take(total - n_before - n_after)
+        .collect();
+    for (name, dets) in [
+        ("core (protocols-a)", core),
+        (
+            "full registry",
+            flowbundle_protocols::registry::builtin_detectors(),
+        ),
+    ] {
+        let reg = Registry::new(dets, ClassifierConfig::default(), Limits::default());
+        let mut best = f64::MAX;
+        let mut payloads = 0u64;
+        let mut unknown = 0u64;
+        for _ in 0..5 {
+            payloads = 0;
+            unknown = 0;
+            let t = std::time::Instant::now();
+            for (key, flow) in &flows {
+                let client = flow.client.unwrap_or(key.a);
+                let sport = if key.a == client { key.b.1 } else { key.a.1 };
+                let tr = if key.tcp {
+                    Transport::Tcp
+                } else {
+                    Transport::Udp
+                };
+                let mut c = flowbundle_protocols::Classifier::new(&reg, tr, client.1, sport);
+                for (d, data) in &flow.payloads {
+                    let v = c.feed(&reg, *d, data);
+                    payloads += 1;
+                    if v != flowbundle_protocols::Verdict::Pending {
+                        break;
+                    }
+                }
+                if !matches!(
+                    c.give_up(),
+                    flowbundle_protocols::Verdict::Identified { .. }
+                ) {
+                    unknown += 1;
+                }
+            }
+            best = best.min(t.elapsed().as_nanos() as f64);
+        }
+        println!(
+            "{name:<20} {} detectors: {} flows, {payloads} payloads probed, {unknown} unknown, {:.0} ns/payload (best of 5)",
+            reg.detectors().len(),
+            flows.len(),
+            best / payloads as f64
+        );
+    }
+}
