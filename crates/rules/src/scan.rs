@@ -367,6 +367,8 @@ struct DirState {
 struct Pending {
     rule: u32,
     group: u8,
+    /// Start of the fast-pattern occurrence the check is pinned to.
+    hs: u64,
     /// Verification window, absolute stream offsets.
     ds: u64,
     de: u64,
@@ -635,6 +637,7 @@ impl RuleSet {
                 let p = Pending {
                     rule: t.rule,
                     group: t.group,
+                    hs,
                     ds,
                     de,
                 };
@@ -714,7 +717,12 @@ impl RuleSet {
             base: clo,
             real_end: false,
         };
-        verify::check(g, &gi.plan, &hay, pcre, &mut stats.verify)
+        // Pinned to the occurrence (still in the bytes at hand unless the window was clipped).
+        let pin = gi
+            .fp
+            .zip(p.hs.checked_sub(clo))
+            .map(|(i, s)| (i, s as usize));
+        verify::check(g, &gi.plan, &hay, pin, pcre, &mut stats.verify)
     }
 
     /// Settles every pending candidate of a direction with the data at hand (end of stream or gap).
@@ -852,6 +860,8 @@ impl RuleSet {
                         return false;
                     }
                 }
+                // The whole buffer is checked once per rule, whichever occurrence led here.
+                sc.stamp(t.rule);
                 let hay = Hay {
                     bytes: buf,
                     lo: 0,
@@ -860,7 +870,7 @@ impl RuleSet {
                     real_end: true,
                 };
                 let Scanner { pcre, stats, .. } = &mut *sc;
-                match verify::check(g, &gi.plan, &hay, pcre, &mut stats.verify) {
+                match verify::check(g, &gi.plan, &hay, None, pcre, &mut stats.verify) {
                     Some(s) => s,
                     None => return false,
                 }

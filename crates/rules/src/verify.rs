@@ -91,10 +91,15 @@ pub struct VerifyStats {
 
 /// Checks `g` against `hay`. Returns the absolute span (first start, last end) of the positive items matched, or
 /// `None`. A chain with only negated items matches with an empty span at `lo`.
+///
+/// With `pin = Some((item, start))`, content `item` may only match at index `start` of `hay.bytes`: a stream check
+/// asks whether the rule matches *with its fast pattern at this occurrence*, so that negations and window edges are
+/// judged around that occurrence and not around another one that happens to lie in the same window.
 pub(crate) fn check(
     g: &Group,
     plan: &Plan,
     hay: &Hay<'_>,
+    pin: Option<(usize, usize)>,
     caches: &mut PcreCaches,
     stats: &mut VerifyStats,
 ) -> Option<(u64, u64)> {
@@ -104,6 +109,7 @@ pub(crate) fn check(
         g,
         plan,
         hay,
+        pin,
         caches,
         budget: &mut budget,
     };
@@ -118,6 +124,7 @@ struct Verifier<'a, 'b> {
     g: &'a Group,
     plan: &'a Plan,
     hay: &'a Hay<'b>,
+    pin: Option<(usize, usize)>,
     caches: &'a mut PcreCaches,
     budget: &'a mut u32,
 }
@@ -235,18 +242,22 @@ impl Verifier<'_, '_> {
                         None => self.step(i + 1, cursor, span),
                     };
                 }
-                let mut from = rs;
+                let pinned = self.pin.filter(|p| p.0 == i).map(|p| p.1);
+                let mut from = pinned.map_or(rs, |p| p.max(rs));
                 loop {
                     if !self.spend() {
                         return None;
                     }
                     let s = self.find(c, from, re)?;
+                    if pinned.is_some_and(|p| p != s) {
+                        return None;
+                    }
                     let e = s + c.bytes.len();
                     let sp = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
                     if let Some(r) = self.step(i + 1, Some(e), sp) {
                         return Some(r);
                     }
-                    if !retry || c.endswith {
+                    if !retry || c.endswith || pinned.is_some() {
                         return None;
                     }
                     from = s + 1;
