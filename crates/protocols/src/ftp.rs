@@ -7,7 +7,7 @@
 //!
 //! **Expectations.** Each `227` / `229` reply (passive: the *server* listens) and each `PORT` / `EPRT` command
 //! (active: the *client* listens) yields an [`FtpEvent`] with Suricata's `ftp` fields (`command`, `dynamic_port`,
-//! `mode`, ...) plus [`FtpEvent::expected`], the listener's address. `EPSV` replies carry no address: the listener
+//! `mode`, ...) plus [`FtpEvent::expected_ip`], the listener's address. `EPSV` replies carry no address: the listener
 //! is then the server's own address. [`FtpEvent::data_endpoint`] resolves it against the control connection.
 //!
 //! **Cost and bounds.** Lines are buffered up to [`MAX_LINE`] bytes per direction (longer lines are skipped and
