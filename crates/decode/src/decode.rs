@@ -786,3 +786,335 @@ impl<'a> State<'a, '_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::hex;
+
+    /// reassembly/frag_http_req.pcap frame 1: Ethernet, IPv4 first fragment (id 0x425f, MF), TCP 64415 → 80 with the start of a GET.
+    const ETH_TCP_FIRST_FRAG: &str = "00907f3e02d0d4bed94b24790800450000a4425f20008006acd3ac108536d8892151fb9f0050888d248a39a869b45018\
+     40293e040000474554202f636f6e766572745f646174612e6a733f706172746e65725f69643d323920485454502f312e\
+     310d0a486f73743a206a732e62697a6f67726170686963732e636f6d0d0a557365722d4167656e743a204d6f7a696c6c\
+     612f352e30202857696e646f7773204e5420362e313b20574f5736343b2072763a31";
+
+    /// reassembly/frag_with_padding.pcap frame 8: VLAN 19, IPv4 first fragment of 28 bytes (UDP header only) padded to 60.
+    const PADDED_FRAG: &str = "01005e0002023806b438b3428100001308004500001c631260000311073f0a0d0171e0000202a5a2a47624c1cf110000\
+     000000000000000000000000";
+
+    /// malformed/802.1ad_QinQ.pcap frame 1: 802.1ad tag (VLAN 200), 802.1Q tag (VLAN 2001), ARP.
+    const QINQ_ARP: &str = "ffffffffffff0020d25afb3f88a800c8810007d1080600010800060400010020d25afb3fac154f61000000000000ac15\
+     4f640000000000000000000000000000";
+
+    /// reassembly/VlanPackets.pcap frame 1: two 802.1Q tags (118, 10), ICMP echo request 10.118.10.1 → 10.118.10.2.
+    const VLAN_ICMP: &str = "001bd41ba4d80013c3dfae18810000768100000a080045000064000f0000ff01929b0a760a010a760a020800ceb70003\
+     000000000000001faf70abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcd\
+     abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcdabcd";
+
+    /// malformed/erspan-type-ii-1.pcap frame 1: GRE with sequence, ERSPAN II, inner Ethernet, IPv4 PIM hello.
+    const ERSPAN2: &str = "00e0009b6d8100259e81b354080045fc006c00ab4000fb2fbc0a01010102c0a8ff05100088be000000ab1156c29a0000\
+     7ff801005e00000d001f9ed2a980080045c0003a5bf4000001676c6b0a300601e000000d2000c5300001000200690014\
+     00042c6ceec000130004000000010015000401000000fdec0000";
+
+    /// ndpi/pcap/6in4tunnel.pcap frame 1: IPv4 protocol 41, IPv6 ICMPv6 echo request inside.
+    const SIX_IN_FOUR: &str = "002290de3bd9000024ce813408004500007cb5814000ff291737ae034918b869ff1a6000000000403a3f200104701f17\
+     013f3e970efffe734dec2604a88000010020000000000224b0018000e0bd5d8f015a5d4e155600000000a8dd06000000\
+     0000101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637";
+
+    /// ndpi/pcap/ipv6_in_gtp.pcap frame 1: two VLAN tags, IPv4, UDP 2152, GTP-U G-PDU, IPv6 UDP inside.
+    const GTP_IPV6: &str = "00000000000234b35407ca5681000ca18100600508004568008068490000ff11ee790aee501a0aeefe4b08680868006c\
+     000030ff005c12808fb86008b852003411402607fc204052039e490aea4d17fee09cfd00976abc67193e000000000000\
+     0007bfe0643a00343748806e1597c35ac22f32b5ab35f3f8171e4e61ee025025e03ece7388f973f214ffdbb74b976c6d\
+     a896cf2e4ac4";
+
+    /// malformed/gso-ipv4-vxlan-ipv4.pcap frame 1, first 120 bytes (a GSO super-packet): IPv4 UDP 4789, VXLAN 5001, inner Ethernet, IPv4, TCP.
+    const VXLAN_PREFIX: &str = "b8cef6048b14d4aff7dae173080045001bb430e800003d1115070a19840b0a19840debb912b51ba037fc080000000013\
+     8900fe36a567e0ac76bd914a21f9080045001b82282a4000400673f8c0a80102c0a8010190eba24b72c5d5789bd3a673\
+     801800a69ec800000101080add7e04af35a5fd466e657470";
+
+    /// reassembly/sll2.pcap frame 1: Linux cooked v2, IPv4, TCP 443 → 57292 carrying a TLS alert.
+    const SLL2_TCP: &str = "080000000000001400010006f03f958f8263000045000047872c40002c06716e743f426c07f9977201bbdfccaaceb5ca\
+     a7ab9fbf5018003fa1550000150303001a91c1b9659e9ff9c3c493ae82573966caff40dba0f6b6304c5c72";
+
+    fn run(link: LinkType, h: &str, decap: bool) -> (Vec<u8>, DecodeOptions) {
+        let _ = link;
+        (
+            hex(h),
+            DecodeOptions {
+                decap_tunnels: decap,
+                ..DecodeOptions::default()
+            },
+        )
+    }
+
+    fn v4(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn ethernet_ipv4_tcp_first_fragment() {
+        let (b, o) = run(LinkType::ETHERNET, ETH_TCP_FIRST_FRAG, false);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        let ip = d.ip.unwrap();
+        assert_eq!((ip.src, ip.dst), (v4("172.16.133.54"), v4("216.137.33.81")));
+        assert_eq!(
+            (ip.proto, ip.ttl, ip.id, ip.header_len, ip.total_len),
+            (6, 128, 0x425f, 20, 164)
+        );
+        assert!(ip.is_first_fragment() && !ip.is_later_fragment());
+        let t = d.tcp().unwrap();
+        assert_eq!((t.src_port, t.dst_port, t.header_len), (64415, 80, 20));
+        assert!(t.has(tcp::flags::PSH) && t.has(tcp::flags::ACK));
+        assert_eq!(
+            (d.l3_offset, d.l4_offset, d.payload_offset, d.l3_end),
+            (14, 34, 54, 178)
+        );
+        assert!(d.payload.starts_with(b"GET /convert_data.js"));
+        assert_eq!(d.payload.len(), 124);
+        assert!(!d.payload_truncated);
+        assert_eq!(d.ports(), Some((64415, 80)));
+    }
+
+    #[test]
+    fn ethernet_padding_is_not_payload() {
+        let (b, o) = run(LinkType::ETHERNET, PADDED_FRAG, false);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(
+            (d.vlan_count, d.vlan_outer, d.vlan_inner),
+            (1, Some(19), Some(19))
+        );
+        assert_eq!(b.len(), 60);
+        assert_eq!(d.l3_end - d.l3_offset, 28);
+        assert_eq!(d.ports(), Some((42402, 42102)));
+        assert!(
+            d.payload.is_empty(),
+            "18 bytes of padding must not become UDP payload"
+        );
+        assert_eq!(d.ip_packet().len(), 28);
+    }
+
+    #[test]
+    fn qinq_then_arp_is_unsupported_with_both_tags() {
+        let (b, o) = run(LinkType::ETHERNET, QINQ_ARP, false);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Unsupported(Unsupported::EtherType));
+        assert_eq!(
+            (d.vlan_count, d.vlan_outer, d.vlan_inner),
+            (2, Some(200), Some(2001))
+        );
+        assert!(d.ip.is_none());
+    }
+
+    #[test]
+    fn double_vlan_icmp() {
+        let (b, o) = run(LinkType::ETHERNET, VLAN_ICMP, false);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(
+            (d.vlan_count, d.vlan_outer, d.vlan_inner),
+            (2, Some(118), Some(10))
+        );
+        assert_eq!(
+            d.l4,
+            L4::Icmp(Icmp {
+                msg_type: 8,
+                code: 0,
+                rest: 0x0003_0000
+            })
+        );
+        assert_eq!(d.ip.unwrap().ttl, 255);
+        // Depth limit: one tag allowed, two present.
+        let d = decode_bytes(LinkType::ETHERNET, &b, &DecodeOptions { max_depth: 1, ..o });
+        assert_eq!(d.outcome, Outcome::Unsupported(Unsupported::TooDeep));
+    }
+
+    #[test]
+    fn erspan_over_gre() {
+        let (b, o) = run(LinkType::ETHERNET, ERSPAN2, false);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(d.ip.unwrap().proto, ip_proto::GRE);
+        assert_eq!(d.l4, L4::Other);
+        assert_eq!(d.tunnels, 0);
+        let d = decode_bytes(
+            LinkType::ETHERNET,
+            &b,
+            &DecodeOptions {
+                decap_tunnels: true,
+                ..o
+            },
+        );
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(d.tunnels, 1);
+        assert!(
+            d.tunnel_kinds.contains(TunnelSet::ERSPAN) && d.tunnel_kinds.contains(TunnelSet::GRE)
+        );
+        let ip = d.ip.unwrap();
+        assert_eq!(
+            (ip.src, ip.dst, ip.proto),
+            (v4("10.48.6.1"), v4("224.0.0.13"), 103)
+        );
+    }
+
+    #[test]
+    fn six_in_four() {
+        let (b, o) = run(LinkType::ETHERNET, SIX_IN_FOUR, true);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert!(d.tunnel_kinds.contains(TunnelSet::IP_IN_IP));
+        let ip = d.ip.unwrap();
+        assert_eq!(
+            ip.src,
+            "2001:470:1f17:13f:3e97:eff:fe73:4dec"
+                .parse::<IpAddr>()
+                .unwrap()
+        );
+        assert_eq!(
+            ip.dst,
+            "2604:a880:1:20::224:b001".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            d.l4,
+            L4::Icmpv6(Icmp {
+                msg_type: 128,
+                code: 0,
+                rest: 0x5d8f_015a
+            })
+        );
+        assert_eq!(d.l3_offset, 34);
+    }
+
+    #[test]
+    fn gtp_u_over_double_vlan() {
+        let (b, o) = run(LinkType::ETHERNET, GTP_IPV6, false);
+        let plain = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(plain.ports(), Some((2152, 2152)));
+        let d = decode_bytes(
+            LinkType::ETHERNET,
+            &b,
+            &DecodeOptions {
+                decap_tunnels: true,
+                ..o
+            },
+        );
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(d.vlan_count, 2);
+        assert!(d.tunnel_kinds.contains(TunnelSet::GTPU));
+        let ip = d.ip.unwrap();
+        assert!(ip.is_v6());
+        assert_eq!(ip.proto, ip_proto::UDP);
+        assert_eq!(
+            ip.src,
+            "2607:fc20:4052:39e:490a:ea4d:17fe:e09c"
+                .parse::<IpAddr>()
+                .unwrap()
+        );
+    }
+
+    #[test]
+    fn vxlan_to_inner_tcp() {
+        let (b, o) = run(LinkType::ETHERNET, VXLAN_PREFIX, true);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert!(d.tunnel_kinds.contains(TunnelSet::VXLAN));
+        let ip = d.ip.unwrap();
+        assert_eq!((ip.src, ip.dst), (v4("192.168.1.2"), v4("192.168.1.1")));
+        assert_eq!(d.ports(), Some((37099, 41547)));
+        assert!(d.payload_truncated, "a 120-byte prefix of a 7 kB packet");
+    }
+
+    #[test]
+    fn linux_cooked_v2() {
+        let (b, o) = run(LinkType::LINUX_SLL2, SLL2_TCP, false);
+        let d = decode_bytes(LinkType::LINUX_SLL2, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(d.l3_offset, 20);
+        assert_eq!(d.ports(), Some((443, 57292)));
+        assert_eq!(d.payload.len(), 31);
+    }
+
+    #[test]
+    fn mpls_then_truncated_ipv4() {
+        // reassembly/ip4_bad_fragment.pcap: MPLS label, then an IPv4 header claiming 60 bytes with 42 captured.
+        let b = hex(
+            "ac853db9fe0dac853db9fde488470000 8f014fa60f0101040024001df7e3000000010000 0001ff03c02109140008433ef21d0000 \
+             000000000000000000",
+        );
+        let d = decode_bytes(LinkType::ETHERNET, &b, &DecodeOptions::default());
+        assert_eq!(d.outcome, Outcome::Truncated(Layer::Ipv4));
+        assert_eq!(d.mpls_depth, 1);
+        assert!(d.ip.is_none());
+    }
+
+    #[test]
+    fn checksum_verification_is_optional() {
+        let mut b = hex(ETH_TCP_FIRST_FRAG);
+        b[24] ^= 0xff; // IPv4 checksum byte
+        let o = DecodeOptions::default();
+        assert_eq!(
+            decode_bytes(LinkType::ETHERNET, &b, &o).outcome,
+            Outcome::Decoded
+        );
+        let strict = DecodeOptions {
+            verify_ipv4_checksum: true,
+            ..o
+        };
+        assert_eq!(
+            decode_bytes(LinkType::ETHERNET, &b, &strict).outcome,
+            Outcome::Malformed(Malformed::Ipv4Checksum)
+        );
+    }
+
+    #[test]
+    fn every_prefix_ends_in_an_outcome() {
+        // Cutting a real packet anywhere yields Truncated at the layer that was cut, never a panic.
+        let b = hex(ETH_TCP_FIRST_FRAG);
+        let o = DecodeOptions::default();
+        for n in 0..b.len() {
+            let d = decode_bytes(LinkType::ETHERNET, &b[..n], &o);
+            let want = match n {
+                0..14 => Outcome::Truncated(Layer::Link),
+                14..34 => Outcome::Truncated(Layer::Ipv4),
+                34..54 => Outcome::Truncated(Layer::Tcp),
+                _ => Outcome::Decoded,
+            };
+            assert_eq!(d.outcome, want, "prefix {n}");
+        }
+    }
+
+    #[test]
+    fn raw_and_loopback_links() {
+        let b = hex(ETH_TCP_FIRST_FRAG);
+        let o = DecodeOptions::default();
+        let ip = &b[14..];
+        for lt in [LinkType::RAW, LinkType::IPV4, LinkType::RAW_BSD12] {
+            assert_eq!(decode_bytes(lt, ip, &o).ports(), Some((64415, 80)));
+        }
+        assert_eq!(
+            decode_bytes(LinkType::IPV6, ip, &o).outcome,
+            Outcome::Malformed(Malformed::IpVersion)
+        );
+        let mut null = vec![2, 0, 0, 0];
+        null.extend_from_slice(ip);
+        assert_eq!(
+            decode_bytes(LinkType::NULL, &null, &o).ports(),
+            Some((64415, 80))
+        );
+        null[..4].copy_from_slice(&[0, 0, 0, 2]);
+        assert_eq!(
+            decode_bytes(LinkType::LOOP, &null, &o).ports(),
+            Some((64415, 80))
+        );
+        null[..4].copy_from_slice(&[0, 0, 0, 7]);
+        assert_eq!(
+            decode_bytes(LinkType::LOOP, &null, &o).outcome,
+            Outcome::Unsupported(Unsupported::LoopbackFamily)
+        );
+        assert_eq!(
+            decode_bytes(LinkType(147), ip, &o).outcome,
+            Outcome::Unsupported(Unsupported::LinkType)
+        );
+    }
+}

@@ -35,7 +35,7 @@
 //! destination, identification), IPv4 by (source, destination, protocol, identification).
 //!
 //! ## Output
-//! IPv4: the first fragment's header (options included) with MF and the offset cleared (DF kept), the total
+//! IPv4: the first fragment's header (options included) with the flags and offset cleared, the total
 //! length set and the checksum recomputed. IPv6: the first fragment's unfragmentable part with the fragment header
 //! removed, the Next Header that announced it set to the fragment header's Next Header, and the payload length
 //! set. This is byte for byte what PcapPlusPlus' `IPReassembly` produces (tests compare against its reference
@@ -428,9 +428,8 @@ impl Defragmenter {
             let total = self.out.len() as u16;
             match ipv4::Packet::new_checked(&mut self.out[..]) {
                 Ok(mut p) => {
-                    let df = p.dont_frag();
                     p.set_total_len(total);
-                    p.set_frag(df, false, 0);
+                    p.set_frag(false, false, 0);
                     p.fill_checksum();
                     true
                 }
