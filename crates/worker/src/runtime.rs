@@ -400,15 +400,22 @@ fn dispatcher_loop(
         Mode::Raw => {
             for (i, d) in descs.iter().enumerate() {
                 let arrival = if rec { shared.now() } else { 0 };
-                let mut backoff = Backoff::default();
                 let placed = loop {
                     match sched.dispatch(*d) {
                         Ok(p) => break p,
                         Err(_) => {
                             report.full_waits += 1;
-                            // Make sure whoever can drain the queues is awake, then get off the core.
+                            // Make sure whoever can drain the queues is awake, then get off the core until half of
+                            // what is outstanding has been processed: retrying as soon as one slot frees would wake
+                            // the dispatcher once per packet, on cores the workers need.
                             shared.sleepers.wake_all_if_any(threads);
-                            report.sleeps += u64::from(backoff.wait());
+                            let target = shared.outstanding(report.dispatched) / 2;
+                            let mut backoff = Backoff::default();
+                            while shared.outstanding(report.dispatched) > target
+                                && !backoff.exhausted()
+                            {
+                                report.sleeps += u64::from(backoff.wait());
+                            }
                         }
                     }
                 };
@@ -482,11 +489,16 @@ fn wait_until(shared: &Shared, due: u64, report: &mut DispatchReport) -> u64 {
     }
 }
 
-/// Raw-mode back-off when the policy is full: a few yields, then sleeps doubling from 5 µs to 1 ms.
+/// Raw-mode back-off when the policy is full: a few yields, then sleeps doubling from 5 µs to 1 ms; exhausted after
+/// about 5 ms in all, when the dispatcher retries whatever the queues look like.
 #[derive(Default)]
 struct Backoff(u32);
 
 impl Backoff {
+    fn exhausted(&self) -> bool {
+        self.0 >= 3 + 12
+    }
+
     /// Returns whether it slept.
     fn wait(&mut self) -> bool {
         self.0 += 1;
