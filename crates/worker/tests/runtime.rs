@@ -149,9 +149,13 @@ fn scaled_mode_with_room_paces_and_processes_all() {
 
 #[test]
 fn idle_workers_park_instead_of_spinning() {
-    // Ten packets 5 ms apart: between them the workers have nothing to do for far longer than their spin phase.
-    let descs = trace(10, 3);
-    let release: Vec<u64> = (0..10).map(|i| i * 5_000_000).collect();
+    // Ten packets 100 ms apart, all for worker 0 (dh, even FIDs): worker 1 has nothing to do for a whole second, far
+    // longer than its spin and yield phases even on a loaded machine, so it must have parked.
+    let mut descs = trace(10, 3);
+    for d in &mut descs {
+        d.fid = 0;
+    }
+    let release: Vec<u64> = (0..10).map(|i| i * 100_000_000).collect();
     let sched = build("dh", 2, &SchedOptions::default()).unwrap();
     let cfg = RunConfig {
         mode: Mode::Scaled {
@@ -161,10 +165,8 @@ fn idle_workers_park_instead_of_spinning() {
     };
     let r = run(sched.as_ref(), &Null, &descs, &cfg).unwrap();
     assert_eq!(r.processed(), 10);
-    assert!(
-        r.workers.iter().map(|w| w.parks).sum::<u64>() > 0,
-        "workers never parked"
-    );
+    assert_eq!(r.workers[1].packets, 0);
+    assert!(r.workers[1].parks > 0, "an idle worker never parked");
     assert!(
         r.dispatcher.sleeps > 0,
         "the dispatcher never slept while waiting"
