@@ -8,8 +8,11 @@
 //! Records are the same [`PacketRecord`]s the file readers yield, borrowed from libpcap's buffer until the next
 //! call. Timestamps are requested in nanoseconds and fall back to microseconds where the platform lacks them.
 //!
-//! Unlike a file, a live capture has no end: [`LiveCapture::next_packet`] returns `Ok(None)` when its read timeout
-//! (100 ms) passes without a packet, so a caller can check a stop flag and call again.
+//! Unlike a file, a live capture has no end: [`LiveCapture::next_packet`] returns `Ok(None)` when no packet arrived
+//! within its wait (at most 100 ms), so a caller can check a stop flag and call again. libpcap's own read timeout
+//! cannot promise that (on Linux it may block until the first packet arrives, as pcap(3PCAP) warns), so the capture
+//! runs in non-blocking mode and, on Unix, waits with `poll(2)` on libpcap's descriptor only after a read found
+//! nothing: a busy link costs no extra system call per packet.
 
 use crate::{Error, LinkType, PacketRecord};
 
@@ -17,7 +20,7 @@ use crate::{Error, LinkType, PacketRecord};
 mod imp {
     use super::*;
 
-    /// Read timeout: how long `next_packet` waits before returning `Ok(None)`.
+    /// How long `next_packet` waits for a packet before returning `Ok(None)`.
     const TIMEOUT_MS: i32 = 100;
 
     /// A capture on a network interface (libpcap).
@@ -26,6 +29,8 @@ mod imp {
         iface: String,
         link_type: LinkType,
         nanos: bool,
+        /// The last read found nothing: wait for the descriptor before the next one.
+        idle: bool,
     }
 
     impl std::fmt::Debug for LiveCapture {
@@ -67,19 +72,26 @@ mod imp {
                     false,
                 ),
             };
+            #[cfg(unix)]
+            let cap = cap.setnonblock().map_err(live_err)?;
             let link_type = LinkType(cap.get_datalink().0 as u32);
             Ok(LiveCapture {
                 cap,
                 iface: iface.to_string(),
                 link_type,
                 nanos,
+                idle: false,
             })
         }
 
-        /// The next packet, or `Ok(None)` if none arrived within the read timeout.
+        /// The next packet, or `Ok(None)` if none arrived within the wait (at most 100 ms).
         pub fn next_packet(&mut self) -> Result<Option<PacketRecord<'_>>, Error> {
+            if self.idle {
+                self.wait_readable();
+            }
             match self.cap.next_packet() {
                 Ok(p) => {
+                    self.idle = false;
                     let secs = u64::try_from(p.header.ts.tv_sec).unwrap_or(0);
                     let frac = u64::try_from(p.header.ts.tv_usec).unwrap_or(0);
                     let frac_ns = if self.nanos { frac } else { frac * 1_000 };
@@ -91,13 +103,36 @@ mod imp {
                         data: p.data,
                     }))
                 }
-                Err(pcap::Error::TimeoutExpired) => Ok(None),
+                Err(pcap::Error::TimeoutExpired) => {
+                    self.idle = true;
+                    Ok(None)
+                }
                 Err(e) => Err(Error::Live {
                     iface: self.iface.clone(),
                     message: e.to_string(),
                 }),
             }
         }
+
+        /// Wait until libpcap's descriptor is readable or the timeout passes. An interrupted or failed wait only
+        /// means the next read may find nothing, which `next_packet` reports as `Ok(None)`.
+        #[cfg(unix)]
+        fn wait_readable(&self) {
+            use std::os::unix::io::AsRawFd;
+            let mut pfd = libc::pollfd {
+                fd: self.cap.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, owned by this frame, for the duration of the call.
+            unsafe {
+                libc::poll(&mut pfd, 1, TIMEOUT_MS);
+            }
+        }
+
+        /// Elsewhere the capture stays in blocking mode with libpcap's read timeout.
+        #[cfg(not(unix))]
+        fn wait_readable(&self) {}
 
         /// Link type of the interface.
         pub fn link_type(&self) -> LinkType {
@@ -183,15 +218,43 @@ mod tests {
     #[cfg(feature = "live")]
     #[test]
     fn live_capture_on_loopback_when_permitted() {
-        match LiveCapture::open("lo", 65535, false) {
-            Ok(mut cap) => {
-                // Whether a packet arrives within the timeout depends on the machine; both answers are fine.
-                let got = cap.next_packet().expect("read from lo");
-                if let Some(p) = got {
-                    assert!(p.data.len() as u32 <= p.orig_len.max(p.data.len() as u32));
+        use std::net::UdpSocket;
+        let mut cap = match LiveCapture::open("lo", 65535, false) {
+            Ok(cap) => cap,
+            Err(e) => {
+                eprintln!(
+                    "skipping live capture test (needs root or CAP_NET_RAW and a loopback): {e}"
+                );
+                return;
+            }
+        };
+        assert_eq!(cap.link_type(), LinkType::ETHERNET);
+        // Nothing may be flowing: the wait is bounded, so this returns.
+        let _ = cap.next_packet().expect("read from lo");
+        let _ = cap.next_packet().expect("read from lo");
+        // Send ourselves datagrams and find one of them.
+        let rx = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let port = rx.local_addr().expect("addr").port().to_be_bytes();
+        let tx = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let payload = b"flowbundle-live-test";
+        let mut found = false;
+        for _ in 0..100 {
+            tx.send_to(payload, rx.local_addr().expect("addr"))
+                .expect("send");
+            // Ethernet 14 + IPv4 20: the UDP destination port is at 36..38.
+            while let Some(p) = cap.next_packet().expect("read from lo") {
+                if p.data.get(36..38) == Some(&port[..]) && p.data.ends_with(payload) {
+                    assert!(p.ts_ns > 1_600_000_000_000_000_000);
+                    found = true;
+                    break;
                 }
             }
-            Err(e) => eprintln!("skipping live capture test (needs root or CAP_NET_RAW): {e}"),
+            if found {
+                break;
+            }
         }
+        assert!(found, "our datagram was not captured on lo");
+        let (received, _dropped) = cap.kernel_stats().expect("stats");
+        assert!(received > 0);
     }
 }
