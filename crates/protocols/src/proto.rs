@@ -76,6 +76,11 @@ pub enum AppProto {
     Wsd,
     Syncthing,
     Munin,
+    Ethereum,
+    Elasticsearch,
+    Dcerpc,
+    EthernetIp,
+    Hislip,
 }
 
 impl AppProto {
@@ -154,6 +159,11 @@ impl AppProto {
             Wsd => "WSD",
             Syncthing => "Syncthing",
             Munin => "Munin",
+            Ethereum => "ETHEREUM",
+            Elasticsearch => "Elasticsearch",
+            Dcerpc => "DCERPC",
+            EthernetIp => "EthernetIP",
+            Hislip => "HiSLIP",
         }
     }
 
