@@ -206,7 +206,78 @@ impl Detector for HttpDetector {
         probe_http(ctx.prefix)
     }
     fn default_ports(&self, _t: Transport) -> &'static [u16] {
-        &[80, 8080, 8000, 3128]
+        &[80, 8000]
+    }
+    fn parser(&self, _t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(HttpParser::new(limits)))
+    }
+}
+
+/// HTTP `CONNECT` requests (nDPI's `HTTP_Connect`): the tunnel set-up; the same parser follows the flow.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HttpConnectDetector;
+
+impl Detector for HttpConnectDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::HttpConnect
+    }
+    fn transports(&self) -> &'static [Transport] {
+        &[Transport::Tcp]
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        let p = ctx.prefix;
+        let verb = b"CONNECT ";
+        if !verb.starts_with(&p[..p.len().min(verb.len())]) {
+            return Probe::NotForUs;
+        }
+        if p.len() < verb.len() {
+            Probe::Unsure
+        } else {
+            probe_http(p)
+        }
+    }
+    fn parser(&self, _t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(HttpParser::new(limits)))
+    }
+}
+
+/// HTTP requests to a proxy (nDPI's `HTTP_Proxy`): the request target is in absolute form (`GET http://host/`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HttpProxyDetector;
+
+impl Detector for HttpProxyDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::HttpProxy
+    }
+    fn transports(&self) -> &'static [Transport] {
+        &[Transport::Tcp]
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        let p = ctx.prefix;
+        if !p.first().is_some_and(u8::is_ascii_uppercase) {
+            return Probe::NotForUs;
+        }
+        let Some(sp) = p.iter().take(13).position(|&b| b == b' ') else {
+            return if p.len() < 13 {
+                Probe::Unsure
+            } else {
+                Probe::NotForUs
+            };
+        };
+        let target = &p[sp + 1..];
+        let abs = b"http://";
+        let n = target.len().min(abs.len());
+        if !target[..n].eq_ignore_ascii_case(&abs[..n]) {
+            return Probe::NotForUs;
+        }
+        if n < abs.len() {
+            Probe::Unsure
+        } else {
+            probe_http(p)
+        }
+    }
+    fn default_ports(&self, _t: Transport) -> &'static [u16] {
+        &[3128, 8080]
     }
     fn parser(&self, _t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
         Some(Box::new(HttpParser::new(limits)))
@@ -1363,6 +1434,43 @@ mod tests {
         assert_eq!(probe_http(b"PRI * HTTP/2.0\r\n"), Probe::NotForUs);
         assert_eq!(probe_http(b"\x16\x03\x01\x02\x00"), Probe::NotForUs);
         assert_eq!(probe_http(b"SSH-2.0-OpenSSH"), Probe::NotForUs);
+    }
+
+    fn probe_with(d: &dyn Detector, p: &[u8]) -> Probe {
+        d.probe(&ProbeCtx {
+            transport: Transport::Tcp,
+            client_port: 50000,
+            server_port: 8080,
+            dir: Dir::ToServer,
+            payload_index: 0,
+            dir_index: 0,
+            prefix: p,
+            data: p,
+            prev: &[],
+        })
+    }
+
+    #[test]
+    fn proxy_and_connect_requests_are_named_apart() {
+        let proxy = b"GET http://example.com/x HTTP/1.1\r\nHost: example.com\r\n\r\n";
+        let connect = b"CONNECT example.com:443 HTTP/1.1\r\n\r\n";
+        let plain = b"GET /x HTTP/1.1\r\n\r\n";
+        assert_eq!(probe_with(&HttpProxyDetector, proxy), Probe::Certain);
+        assert_eq!(probe_with(&HttpProxyDetector, &proxy[..9]), Probe::Unsure);
+        assert_eq!(probe_with(&HttpProxyDetector, plain), Probe::NotForUs);
+        assert_eq!(probe_with(&HttpProxyDetector, connect), Probe::NotForUs);
+        assert_eq!(probe_with(&HttpConnectDetector, connect), Probe::Certain);
+        assert_eq!(probe_with(&HttpConnectDetector, b"CONN"), Probe::Unsure);
+        assert_eq!(probe_with(&HttpConnectDetector, plain), Probe::NotForUs);
+        let reg = crate::Registry::builtin();
+        for (req, proto) in [
+            (&proxy[..], AppProto::HttpProxy),
+            (connect, AppProto::HttpConnect),
+            (plain, AppProto::Http),
+        ] {
+            let mut c = crate::Classifier::new(&reg, Transport::Tcp, 50000, 8080);
+            assert_eq!(c.feed(&reg, Dir::ToServer, req).proto(), Some(proto));
+        }
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub enum AppProto {
     Mdns,
     Llmnr,
     Dtls,
+    HttpProxy,
+    HttpConnect,
     Ssh,
     Smtp,
     Pop3,
@@ -96,6 +98,8 @@ impl AppProto {
             Mdns => "MDNS",
             Llmnr => "LLMNR",
             Dtls => "DTLS",
+            HttpProxy => "HTTP_Proxy",
+            HttpConnect => "HTTP_Connect",
             Ssh => "SSH",
             Smtp => "SMTP",
             Pop3 => "POP3",
@@ -172,7 +176,7 @@ impl AppProto {
         use AppProto::*;
         match self {
             Unknown => "failed",
-            Http => "http",
+            Http | HttpProxy | HttpConnect => "http",
             Tls => "tls",
             Quic => "quic",
             Dns => "dns",

@@ -44,6 +44,9 @@ pub fn builtin_detectors() -> Vec<Box<dyn Detector>> {
     let core: Vec<Box<dyn Detector>> = vec![
         // Fixed magic bytes or text verbs at offset 0, decided on the first payload.
         Box::new(crate::tls::TlsDetector),
+        // HTTP through a proxy (absolute-form target, CONNECT) is named apart, as nDPI does.
+        Box::new(crate::http::HttpConnectDetector),
+        Box::new(crate::http::HttpProxyDetector),
         Box::new(crate::http::HttpDetector),
         // UDP protocols with structured headers.
         Box::new(crate::quic::QuicDetector),

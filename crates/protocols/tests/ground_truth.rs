@@ -8,8 +8,8 @@
 //! (confidence `DPI`) and prints, per protocol, agreement (our label equals nDPI's) and the flows we gave another
 //! protocol (false positives).
 //!
-//! Asserts the protocols this file's owner wrote (HTTP, TLS, QUIC, DNS, MDNS, LLMNR, DTLS) each reach 80% and
-//! together 90%; every other protocol is reported. Parsers run on every identified flow, so this also checks that
+//! Asserts the protocols this file's owner wrote (HTTP incl. HTTP_Proxy/HTTP_Connect, TLS, QUIC, DNS, MDNS, LLMNR,
+//! DTLS) each reach 80% and together 90%; every other protocol is reported. Parsers run on every identified flow, so this also checks that
 //! no real capture makes a parser panic. `GT_VERBOSE=1` lists every disagreement.
 
 mod common;
@@ -25,7 +25,17 @@ use flowbundle_protocols::{AppEvent, EventSink, Registry, Verdict};
 const MAX_PAYLOADS: usize = 400;
 
 /// Protocols asserted here, by nDPI name.
-const MINE: &[&str] = &["HTTP", "TLS", "QUIC", "DNS", "MDNS", "LLMNR", "DTLS"];
+const MINE: &[&str] = &[
+    "HTTP",
+    "HTTP_Proxy",
+    "HTTP_Connect",
+    "TLS",
+    "QUIC",
+    "DNS",
+    "MDNS",
+    "LLMNR",
+    "DTLS",
+];
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ndpi")
@@ -206,7 +216,9 @@ fn agreement_with_ndpi() {
     }
     let mine_pct = 100.0 * mine_agree as f64 / mine_flows.max(1) as f64;
     let sup_pct = 100.0 * supported.1 as f64 / supported.0.max(1) as f64;
-    eprintln!("HTTP/TLS/QUIC/DNS/MDNS/LLMNR/DTLS: {mine_agree}/{mine_flows} = {mine_pct:.1}%");
+    eprintln!(
+        "HTTP(+Proxy/Connect)/TLS/QUIC/DNS/MDNS/LLMNR/DTLS: {mine_agree}/{mine_flows} = {mine_pct:.1}%"
+    );
     eprintln!(
         "all protocols with a detector: {}/{} = {sup_pct:.1}%",
         supported.1, supported.0
