@@ -81,6 +81,7 @@ pub mod prefilter;
 pub mod rule;
 pub mod ruleset;
 pub mod scan;
+pub mod testing;
 pub mod text;
 pub mod verify;
 

@@ -456,19 +456,21 @@ fn num<T: std::str::FromStr>(name: &str, v: Option<&str>) -> Step<T> {
 
 fn position(name: &str, v: &str) -> Step<i64> {
     let v = v.trim();
+    let numeric = !v.is_empty()
+        && v.trim_start_matches('-')
+            .bytes()
+            .all(|c| c.is_ascii_digit());
     match v.parse::<i64>() {
         Ok(n) if (-MAX_POSITION..=MAX_POSITION).contains(&n) => Ok(n),
-        Ok(_) => Err(err(format!(
-            "`{name}` {v} out of range (|n| ≤ {MAX_POSITION})"
+        _ if numeric => Err(err(format!(
+            "`{name}` {} out of range (|n| ≤ {MAX_POSITION})",
+            trunc(v)
         ))),
         Err(_) if !v.is_empty() && v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') => {
             // Snort/Suricata accept a byte_extract variable name here.
             Err(skip(format!("{name} from a variable")))
         }
-        Err(_) => Err(err(format!(
-            "`{name}`: invalid number `{}`",
-            v.chars().take(32).collect::<String>()
-        ))),
+        _ => Err(err(format!("`{name}`: invalid number `{}`", trunc(v)))),
     }
 }
 

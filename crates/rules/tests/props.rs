@@ -3,7 +3,8 @@
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use flowbundle_rules::prefilter::{PatternSet, ScanState};
-use flowbundle_rules::{AlertRecord, Direction, FlowMatchState, PacketCtx, RuleSet, Vars};
+use flowbundle_rules::testing::{match_checked, parse_checked, stream_sids};
+use flowbundle_rules::{RuleSet, Vars};
 use proptest::prelude::*;
 
 /// Every (pattern, end) the prefilter reports when `hay` arrives in pieces cut at `cuts`.
@@ -160,38 +161,6 @@ fn oracle(cs: &[C], data: &[u8]) -> bool {
     go(cs, 0, None, data)
 }
 
-fn stream_sids(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Vec<u32> {
-    let mut sc = rs.scanner();
-    let mut flow = FlowMatchState::default();
-    let ctx = PacketCtx {
-        dir: Direction::ToServer,
-        ..PacketCtx::default()
-    };
-    let mut out: Vec<AlertRecord> = Vec::new();
-    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
-    bounds.push(data.len());
-    bounds.sort();
-    let mut start = 0;
-    for end in bounds {
-        if end < start {
-            continue;
-        }
-        rs.scan_stream(
-            &mut sc,
-            &mut flow,
-            &ctx,
-            &data[start..end],
-            start as u64,
-            &mut out,
-        );
-        start = end;
-    }
-    rs.finish_flow(&mut sc, &mut flow, &mut out);
-    let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
-    s.sort();
-    s
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -214,7 +183,7 @@ proptest! {
         let text: String = rules.iter().enumerate().map(|(i, cs)| rule_text(i as u32 + 1, cs) + "\n").collect();
         let (rs, report) = RuleSet::parse(&text, &Vars::new()).unwrap();
         let whole = stream_sids(&rs, &data, &[]);
-        prop_assert_eq!(&stream_sids(&rs, &data, &cuts), &whole);
+        prop_assert_eq!(match_checked(&rs, &data, &cuts), Ok(()));
         let loaded: Vec<u32> = rs.rules().iter().map(|r| r.sid).collect();
         let expected: Vec<u32> = rules
             .iter()
@@ -227,9 +196,7 @@ proptest! {
 
     #[test]
     fn parser_never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
-        let (rs, report) = RuleSet::parse(&bytes, &Vars::new()).unwrap();
-        prop_assert_eq!(report.rules_read, report.loaded + report.skipped + report.errors_total);
-        prop_assert_eq!(rs.len(), report.loaded);
+        prop_assert!(parse_checked(&bytes).is_ok());
     }
 
     #[test]
@@ -251,7 +218,10 @@ proptest! {
                 _ => {}
             }
         }
-        let (_, report) = RuleSet::parse(&b, &Vars::new()).unwrap();
-        prop_assert_eq!(report.rules_read, report.loaded + report.skipped + report.errors_total);
+        let rs = parse_checked(&b);
+        prop_assert!(rs.is_ok(), "{:?}", rs.err());
+        if let Ok(rs) = rs {
+            prop_assert_eq!(match_checked(&rs, &b, &[7, 30, 31]), Ok(()));
+        }
     }
 }

@@ -1,0 +1,90 @@
+//! Entry points shared by the property tests and the fuzz targets (`fuzz/fuzz_targets/rules_*.rs`), so a
+//! failure the fuzzer finds reproduces as a unit test with the same call.
+
+use crate::{AlertRecord, Direction, FlowMatchState, HttpBuffer, L4, PacketCtx, RuleSet, Vars};
+
+/// Parses arbitrary bytes as a rule file; checks that every rule is accounted for exactly once.
+pub fn parse_checked(text: &[u8]) -> Result<RuleSet, String> {
+    let (rs, rep) = RuleSet::parse(text, &Vars::suricata_defaults()).map_err(|e| e.to_string())?;
+    if rep.rules_read != rep.loaded + rep.skipped + rep.errors_total {
+        return Err(format!("report does not add up: {rep:?}"));
+    }
+    if rs.len() != rep.loaded || rep.skip_reasons.values().sum::<usize>() != rep.skipped {
+        return Err(format!("counts disagree: {} rules, {rep:?}", rs.len()));
+    }
+    Ok(rs)
+}
+
+/// Sids alerted on one stream direction fed as chunks ending at `cuts` (positions taken modulo the length).
+pub fn stream_sids(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Vec<u32> {
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let ctx = PacketCtx {
+        dir: Direction::ToServer,
+        ..PacketCtx::default()
+    };
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+    bounds.push(data.len());
+    bounds.sort_unstable();
+    let mut start = 0;
+    for end in bounds {
+        if let Some(chunk) = data.get(start..end) {
+            rs.scan_stream(&mut sc, &mut flow, &ctx, chunk, start as u64, &mut out);
+            start = end;
+        }
+    }
+    rs.finish_flow(&mut sc, &mut flow, &mut out);
+    let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    s.sort_unstable();
+    s
+}
+
+/// Runs `data` through every entry point (stream in one piece and in pieces, datagram, each HTTP buffer) and
+/// checks that stream alerts do not depend on the split.
+pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), String> {
+    let whole = stream_sids(rs, data, &[]);
+    let split = stream_sids(rs, data, cuts);
+    if whole != split {
+        return Err(format!(
+            "stream alerts depend on the split: whole {whole:?}, split {split:?} at {cuts:?}"
+        ));
+    }
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    for l4 in [L4::Udp, L4::Icmp, L4::Tcp] {
+        let ctx = PacketCtx {
+            l4,
+            ..PacketCtx::default()
+        };
+        rs.scan_packet(&mut sc, &ctx, data, &mut out);
+    }
+    let mut flow = FlowMatchState::default();
+    for (i, kind) in [
+        HttpBuffer::Method,
+        HttpBuffer::Uri,
+        HttpBuffer::Host,
+        HttpBuffer::UserAgent,
+        HttpBuffer::RequestHeaders,
+        HttpBuffer::RequestBody,
+        HttpBuffer::StatusCode,
+        HttpBuffer::ResponseHeaders,
+        HttpBuffer::ResponseBody,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let dir = if i >= 6 {
+            Direction::ToClient
+        } else {
+            Direction::ToServer
+        };
+        let ctx = PacketCtx {
+            dir,
+            app_proto: Some("http"),
+            ..PacketCtx::default()
+        };
+        rs.scan_http(&mut sc, &mut flow, &ctx, 0, kind, data, &mut out);
+    }
+    Ok(())
+}
