@@ -125,11 +125,14 @@ pub fn segments(path: &std::path::Path) -> Vec<Seg> {
 /// Key of one direction of a TCP connection.
 pub type DirKey = (std::net::IpAddr, u16, std::net::IpAddr, u16);
 
+/// Segments of one direction as (stream offset, payload).
+pub type Parts = Vec<(u64, Vec<u8>)>;
+
 /// One TCP direction: its segments as (stream offset, payload) in capture order, offsets from the SYN (or the first
 /// segment seen).
-pub fn tcp_directions(segs: &[Seg]) -> Vec<(DirKey, Vec<(u64, Vec<u8>)>)> {
+pub fn tcp_directions(segs: &[Seg]) -> Vec<(DirKey, Parts)> {
     let mut order: Vec<DirKey> = Vec::new();
-    let mut map: std::collections::HashMap<DirKey, (u32, Vec<(u64, Vec<u8>)>)> = Default::default();
+    let mut map: std::collections::HashMap<DirKey, (u32, Parts)> = Default::default();
     for s in segs.iter().filter(|s| s.tcp) {
         let k = (s.src, s.sport, s.dst, s.dport);
         let e = map.entry(k).or_insert_with(|| {
