@@ -1,0 +1,725 @@
+//! Aho-Corasick as one dense DFA table: the `dpi` kernel's automaton, shared bit for bit by the CPU and OpenCL.
+//!
+//! # What it computes
+//! For a packet payload and a pattern set (ids are the 0-based order in which patterns were given, duplicates keep
+//! their own ids), the kernel reports a [`DpiResult`]:
+//!
+//! * `count`: the number of occurrences, i.e. of distinct (pattern id, end offset) pairs, overlapping occurrences
+//!   included (the classic Aho-Corasick "report every match" semantics);
+//! * `first`: the id of the *first* occurrence, defined as the one that **ends earliest** in the payload, ties (several
+//!   patterns ending at the same byte) broken by the **smallest pattern id**; [`NO_MATCH`] when `count == 0`.
+//!
+//! Both are pure functions of the bytes, so any device that walks the same table agrees with the CPU exactly.
+//!
+//! # Why a dense DFA
+//! The Pythia paper (and Gnort/GASPP before it) runs Aho-Corasick on GPUs as a full transition table: one load per
+//! input byte, no failure-link loop, no data-dependent branching except on a match, and the same table can be copied
+//! verbatim into device memory. The `aho-corasick` crate is faster on a CPU for small sets (prefilters, contiguous
+//! NFA), but its automaton cannot be shipped to an OpenCL device, and with 10,000 patterns its prefilters give up
+//! anyway. We use it in tests as an independent oracle.
+//!
+//! Layout choices, each for the inner loop `s = trans[s + class[b]]`:
+//! * **byte classes**: bytes that no pattern tells apart share a column, so the stride is the number of classes
+//!   rounded up to a power of two (a Snort-derived set uses all 256 byte values, so the 10k set has stride 256);
+//! * **premultiplied state ids**: a state is stored as `index * stride`, so the next row is one add away;
+//! * **match states last**: states are renumbered so that every state with a non-empty output set has an id
+//!   `>= match_start`. The hot loop tests one comparison per byte, off the dependency chain, and only touches the
+//!   per-state output arrays on a hit.
+//! * per match state, the number of patterns it reports (own outputs plus those inherited through failure links)
+//!   and the smallest such pattern id, so a hit costs two loads whatever the output set's size.
+//!
+//! # What it costs
+//! `states * stride * 4` bytes: about 176,000 states for the 10k set (176 KB of pattern bytes), i.e. ~180 MB at
+//! stride 256. Building walks every cell once (about 45 M writes, a fraction of a second in release mode). The
+//! working set while scanning real payload is the few hundred states near the root, which stay in L1/L2. The
+//! table size is capped ([`DfaLimits`]) so a hostile rule file cannot exhaust memory.
+
+use serde::{Deserialize, Serialize};
+
+/// `first` when a payload matched no pattern.
+pub const NO_MATCH: u32 = u32::MAX;
+
+/// Result of the `dpi` kernel for one packet. `repr(C)` because OpenCL writes the same struct (two `uint`s).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DpiResult {
+    /// Occurrences: distinct (pattern id, end offset) pairs in the payload.
+    pub count: u32,
+    /// Id of the occurrence ending earliest, smallest id on ties; [`NO_MATCH`] when `count == 0`.
+    pub first: u32,
+}
+
+impl DpiResult {
+    /// The result of a payload without any match.
+    pub const NONE: DpiResult = DpiResult {
+        count: 0,
+        first: NO_MATCH,
+    };
+}
+
+/// Caps on what a pattern set may build. Exceeding one is an error, never an allocation failure.
+#[derive(Clone, Copy, Debug)]
+pub struct DfaLimits {
+    /// Most patterns accepted.
+    pub max_patterns: usize,
+    /// Longest pattern accepted, in bytes (longer ones are skipped and counted).
+    pub max_pattern_len: usize,
+    /// Largest transition table, in bytes.
+    pub max_table_bytes: usize,
+}
+
+impl Default for DfaLimits {
+    fn default() -> Self {
+        Self {
+            max_patterns: 1 << 20,
+            max_pattern_len: 4096,
+            max_table_bytes: 1 << 30,
+        }
+    }
+}
+
+/// Why a pattern set could not become a DFA.
+#[derive(Debug, thiserror::Error)]
+pub enum DfaError {
+    #[error("no usable pattern (empty set, or every pattern empty or too long)")]
+    NoPatterns,
+    #[error("{0} patterns exceed the cap of {1}")]
+    TooManyPatterns(usize, usize),
+    #[error("the DFA would need {0} bytes, over the cap of {1}")]
+    TableTooLarge(u64, usize),
+    #[error("reading {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Counters of what loading and building dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DfaBuildStats {
+    /// Patterns given.
+    pub patterns: usize,
+    /// Empty patterns skipped (they would match everywhere).
+    pub skipped_empty: usize,
+    /// Patterns longer than the cap, skipped.
+    pub skipped_long: usize,
+    /// DFA states.
+    pub states: usize,
+    /// Distinct byte classes.
+    pub classes: usize,
+    /// Row width (classes rounded up to a power of two).
+    pub stride: usize,
+    /// Size of the transition table in bytes.
+    pub table_bytes: usize,
+}
+
+/// The automaton. Immutable once built; share it with `Arc`.
+#[derive(Clone)]
+pub struct Dfa {
+    classes: [u8; 256],
+    stride_shift: u32,
+    trans: Vec<u32>,
+    match_start: u32,
+    /// Indexed by `(state - match_start) >> stride_shift`.
+    out_count: Vec<u32>,
+    out_first: Vec<u32>,
+    stats: DfaBuildStats,
+}
+
+impl std::fmt::Debug for Dfa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dfa").field("stats", &self.stats).finish()
+    }
+}
+
+/// Parses a hex pattern file: one pattern per line, hex digits (case-insensitive, optional spaces), `#` comments and
+/// blank lines ignored. Returns the patterns and the number of malformed lines skipped (odd length, non-hex).
+pub fn parse_hex_patterns(text: &str) -> (Vec<Vec<u8>>, usize) {
+    let mut out = Vec::new();
+    let mut bad = 0;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let digits: Vec<u8> = line.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        if !digits.len().is_multiple_of(2) {
+            bad += 1;
+            continue;
+        }
+        let mut pat = Vec::with_capacity(digits.len() / 2);
+        let mut ok = true;
+        for pair in digits.chunks_exact(2) {
+            match (hex_val(pair[0]), hex_val(pair[1])) {
+                (Some(h), Some(l)) => pat.push(h << 4 | l),
+                _ => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok {
+            out.push(pat);
+        } else {
+            bad += 1;
+        }
+    }
+    (out, bad)
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Extracts the `content:` strings of a Snort/Suricata rule file (`"text|41 42|text"` with `|hex|` runs and `\"`
+/// escapes), in file order. This is only the literal list the `dpi` kernel searches for; the rule semantics
+/// (modifiers, pcre, flow state) belong to `flowbundle-rules`. Malformed contents are skipped and counted.
+pub fn parse_rule_contents(text: &str) -> (Vec<Vec<u8>>, usize) {
+    let mut out = Vec::new();
+    let mut bad = 0;
+    for line in text.lines() {
+        let line = line.trim_start();
+        if line.starts_with('#') {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(pos) = rest.find("content:") {
+            rest = &rest[pos + "content:".len()..];
+            let trimmed = rest.trim_start();
+            let trimmed = trimmed.strip_prefix('!').unwrap_or(trimmed).trim_start();
+            let Some(body) = trimmed.strip_prefix('"') else {
+                bad += 1;
+                continue;
+            };
+            match decode_content(body) {
+                Some((pat, used)) => {
+                    if !pat.is_empty() {
+                        out.push(pat);
+                    }
+                    rest = &body[used..];
+                }
+                None => {
+                    bad += 1;
+                    break;
+                }
+            }
+        }
+    }
+    (out, bad)
+}
+
+/// Decodes a content body starting after the opening quote; returns the bytes and how many input bytes were used.
+fn decode_content(body: &str) -> Option<(Vec<u8>, usize)> {
+    let bytes = body.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut in_hex = false;
+    let mut nibble: Option<u8> = None;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if in_hex {
+            match c {
+                b'|' => {
+                    if nibble.is_some() {
+                        return None;
+                    }
+                    in_hex = false;
+                }
+                b' ' | b'\t' => {}
+                _ => {
+                    let v = hex_val(c)?;
+                    match nibble.take() {
+                        Some(h) => out.push(h << 4 | v),
+                        None => nibble = Some(v),
+                    }
+                }
+            }
+        } else {
+            match c {
+                b'"' => return Some((out, i + 1)),
+                b'|' => in_hex = true,
+                b'\\' => {
+                    i += 1;
+                    out.push(*bytes.get(i)?);
+                }
+                _ => out.push(c),
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+impl Dfa {
+    /// Loads a pattern file: `.hex` files as [`parse_hex_patterns`], anything else as a rule file
+    /// ([`parse_rule_contents`]).
+    pub fn from_file(path: &std::path::Path, limits: DfaLimits) -> Result<(Dfa, usize), DfaError> {
+        let text = std::fs::read_to_string(path).map_err(|source| DfaError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let (pats, bad) = if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("hex"))
+        {
+            parse_hex_patterns(&text)
+        } else {
+            parse_rule_contents(&text)
+        };
+        Ok((Dfa::build(&pats, limits)?, bad))
+    }
+
+    /// Builds the DFA for `patterns` (ids = positions in the slice).
+    pub fn build<P: AsRef<[u8]>>(patterns: &[P], limits: DfaLimits) -> Result<Dfa, DfaError> {
+        if patterns.len() > limits.max_patterns {
+            return Err(DfaError::TooManyPatterns(
+                patterns.len(),
+                limits.max_patterns,
+            ));
+        }
+        let mut stats = DfaBuildStats {
+            patterns: patterns.len(),
+            ..Default::default()
+        };
+
+        // Byte classes: a byte that appears in some pattern gets its own class, all others share class 0.
+        let mut used = [false; 256];
+        for p in patterns {
+            let p = p.as_ref();
+            if p.is_empty() || p.len() > limits.max_pattern_len {
+                continue;
+            }
+            for &b in p {
+                used[b as usize] = true;
+            }
+        }
+        let mut classes = [0u8; 256];
+        let mut nclasses = 0usize;
+        let any_unused = used.iter().any(|u| !u);
+        if any_unused {
+            nclasses = 1;
+        }
+        for b in 0..256 {
+            if used[b] {
+                // At most 256 classes, so the value fits a u8 (255 max).
+                classes[b] = nclasses as u8;
+                nclasses += 1;
+            }
+        }
+        let nclasses = nclasses.max(1);
+        let stride = nclasses.next_power_of_two();
+        let stride_shift = stride.trailing_zeros();
+
+        // 1. Trie over classes. Node 0 is the root; children kept as small sorted vectors except at the root.
+        let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
+        let mut own_count: Vec<u32> = vec![0];
+        let mut own_first: Vec<u32> = vec![NO_MATCH];
+        for (id, p) in patterns.iter().enumerate() {
+            let p = p.as_ref();
+            if p.is_empty() {
+                stats.skipped_empty += 1;
+                continue;
+            }
+            if p.len() > limits.max_pattern_len {
+                stats.skipped_long += 1;
+                continue;
+            }
+            let mut node = 0usize;
+            for &b in p {
+                let c = classes[b as usize];
+                node = match children[node].binary_search_by_key(&c, |&(k, _)| k) {
+                    Ok(i) => children[node][i].1 as usize,
+                    Err(i) => {
+                        let new = children.len();
+                        children[node].insert(i, (c, new as u32));
+                        children.push(Vec::new());
+                        own_count.push(0);
+                        own_first.push(NO_MATCH);
+                        new
+                    }
+                };
+            }
+            own_count[node] += 1;
+            own_first[node] = own_first[node].min(id as u32);
+        }
+        let n = children.len();
+        if n == 1 {
+            return Err(DfaError::NoPatterns);
+        }
+        let table_bytes = (n as u64) * (stride as u64) * 4;
+        if table_bytes > limits.max_table_bytes as u64
+            || (n as u64) * (stride as u64) >= u64::from(u32::MAX)
+        {
+            return Err(DfaError::TableTooLarge(table_bytes, limits.max_table_bytes));
+        }
+
+        // 2. Failure links and inherited outputs, breadth first (a failure target is always shallower).
+        let goto = |children: &[Vec<(u8, u32)>], s: usize, c: u8| -> Option<usize> {
+            children[s]
+                .binary_search_by_key(&c, |&(k, _)| k)
+                .ok()
+                .map(|i| children[s][i].1 as usize)
+        };
+        let mut fail = vec![0u32; n];
+        let mut order = Vec::with_capacity(n);
+        let mut out_count = own_count;
+        let mut out_first = own_first;
+        order.push(0usize);
+        let mut head = 0;
+        while head < order.len() {
+            let s = order[head];
+            head += 1;
+            for &(c, t) in &children[s] {
+                let t = t as usize;
+                let f = if s == 0 {
+                    0
+                } else {
+                    let mut f = fail[s] as usize;
+                    loop {
+                        if let Some(g) = goto(&children, f, c) {
+                            break g;
+                        }
+                        if f == 0 {
+                            break 0;
+                        }
+                        f = fail[f] as usize;
+                    }
+                };
+                fail[t] = f as u32;
+                out_count[t] = out_count[t].saturating_add(out_count[f]);
+                out_first[t] = out_first[t].min(out_first[f]);
+                order.push(t);
+            }
+        }
+
+        // 3. Renumber: non-matching states first (in BFS order, root = 0), matching states after.
+        let mut new_id = vec![0u32; n];
+        let mut next = 0u32;
+        for &s in &order {
+            if out_count[s] == 0 {
+                new_id[s] = next;
+                next += 1;
+            }
+        }
+        let match_index = next;
+        let mut m_count = Vec::new();
+        let mut m_first = Vec::new();
+        for &s in &order {
+            if out_count[s] != 0 {
+                new_id[s] = next;
+                next += 1;
+                m_count.push(out_count[s]);
+                m_first.push(out_first[s]);
+            }
+        }
+
+        // 4. Dense rows in BFS order so that a failure target's row is complete before it is copied.
+        let mut trans = vec![0u32; n * stride];
+        for &s in &order {
+            let row = (new_id[s] as usize) << stride_shift;
+            if s == 0 {
+                for &(c, t) in &children[0] {
+                    trans[row + c as usize] = new_id[t as usize] << stride_shift;
+                }
+            } else {
+                let frow = (new_id[fail[s] as usize] as usize) << stride_shift;
+                trans.copy_within(frow..frow + stride, row);
+                for &(c, t) in &children[s] {
+                    trans[row + c as usize] = new_id[t as usize] << stride_shift;
+                }
+            }
+        }
+
+        stats.states = n;
+        stats.classes = nclasses;
+        stats.stride = stride;
+        stats.table_bytes = trans.len() * 4;
+        Ok(Dfa {
+            classes,
+            stride_shift,
+            trans,
+            match_start: match_index << stride_shift,
+            out_count: m_count,
+            out_first: m_first,
+            stats,
+        })
+    }
+
+    /// What was built and what was dropped.
+    pub fn stats(&self) -> DfaBuildStats {
+        self.stats
+    }
+
+    /// The byte-to-class map (256 entries).
+    pub fn classes(&self) -> &[u8; 256] {
+        &self.classes
+    }
+
+    /// The transition table: `trans[state + class]` is the next premultiplied state.
+    pub fn transitions(&self) -> &[u32] {
+        &self.trans
+    }
+
+    /// First premultiplied id of a matching state.
+    pub fn match_start(&self) -> u32 {
+        self.match_start
+    }
+
+    /// log2 of the row width.
+    pub fn stride_shift(&self) -> u32 {
+        self.stride_shift
+    }
+
+    /// Per matching state (index `(s - match_start) >> stride_shift`): outputs reported.
+    pub fn out_counts(&self) -> &[u32] {
+        &self.out_count
+    }
+
+    /// Per matching state: smallest pattern id reported.
+    pub fn out_firsts(&self) -> &[u32] {
+        &self.out_first
+    }
+
+    /// Scans one payload. The reference every device is compared with.
+    #[inline]
+    pub fn scan(&self, hay: &[u8]) -> DpiResult {
+        let mut s = 0u32;
+        let mut r = DpiResult::NONE;
+        for &b in hay {
+            s = self.step(s, b);
+            if s >= self.match_start {
+                self.hit(s, &mut r);
+            }
+        }
+        r
+    }
+
+    /// Scans four payloads at once, interleaving their walks. A DFA walk is one dependent load per byte, so a
+    /// single walk leaves the core waiting on load latency; four independent walks keep four loads in flight.
+    /// Results are identical to four calls of [`Dfa::scan`].
+    pub fn scan4(&self, hays: [&[u8]; 4]) -> [DpiResult; 4] {
+        let mut r = [DpiResult::NONE; 4];
+        let common = hays.iter().map(|h| h.len()).min().unwrap_or(0);
+        let mut s = [0u32; 4];
+        let (h0, h1, h2, h3) = (
+            &hays[0][..common],
+            &hays[1][..common],
+            &hays[2][..common],
+            &hays[3][..common],
+        );
+        for i in 0..common {
+            s[0] = self.step(s[0], h0[i]);
+            s[1] = self.step(s[1], h1[i]);
+            s[2] = self.step(s[2], h2[i]);
+            s[3] = self.step(s[3], h3[i]);
+            if s[0].max(s[1]).max(s[2].max(s[3])) >= self.match_start {
+                for k in 0..4 {
+                    if s[k] >= self.match_start {
+                        self.hit(s[k], &mut r[k]);
+                    }
+                }
+            }
+        }
+        for k in 0..4 {
+            for &b in &hays[k][common..] {
+                s[k] = self.step(s[k], b);
+                if s[k] >= self.match_start {
+                    self.hit(s[k], &mut r[k]);
+                }
+            }
+        }
+        r
+    }
+
+    #[inline(always)]
+    fn step(&self, s: u32, b: u8) -> u32 {
+        let idx = s as usize + self.classes[b as usize] as usize;
+        // Every stored entry is a premultiplied id < trans.len() and every class < stride, so the index is always
+        // in range; `get` keeps that an invariant rather than an assumption.
+        match self.trans.get(idx) {
+            Some(&n) => n,
+            None => 0,
+        }
+    }
+
+    #[inline(always)]
+    fn hit(&self, s: u32, r: &mut DpiResult) {
+        let i = ((s - self.match_start) >> self.stride_shift) as usize;
+        if let (Some(&c), Some(&f)) = (self.out_count.get(i), self.out_first.get(i)) {
+            r.count = r.count.saturating_add(c);
+            if r.first == NO_MATCH {
+                r.first = f;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aho_corasick::{AhoCorasick, MatchKind};
+    use proptest::prelude::*;
+
+    /// Independent oracle: the aho-corasick crate's overlapping search (ids mapped back past skipped empties).
+    struct Oracle {
+        ac: AhoCorasick,
+        ids: Vec<u32>,
+    }
+
+    impl Oracle {
+        fn new(pats: &[Vec<u8>]) -> Self {
+            let usable: Vec<(usize, &Vec<u8>)> = pats
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !p.is_empty())
+                .collect();
+            let ac = AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(usable.iter().map(|(_, p)| p.as_slice()))
+                .unwrap();
+            Self {
+                ac,
+                ids: usable.iter().map(|(i, _)| *i as u32).collect(),
+            }
+        }
+
+        fn scan(&self, hay: &[u8]) -> DpiResult {
+            let mut r = DpiResult::NONE;
+            let mut best: Option<(usize, u32)> = None;
+            for m in self.ac.find_overlapping_iter(hay) {
+                r.count += 1;
+                let key = (m.end(), self.ids[m.pattern().as_usize()]);
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
+                }
+            }
+            if let Some((_, id)) = best {
+                r.first = id;
+            }
+            r
+        }
+    }
+
+    fn oracle(pats: &[Vec<u8>], hay: &[u8]) -> DpiResult {
+        Oracle::new(pats).scan(hay)
+    }
+
+    #[test]
+    fn textbook_example() {
+        let pats = vec![
+            b"he".to_vec(),
+            b"she".to_vec(),
+            b"his".to_vec(),
+            b"hers".to_vec(),
+        ];
+        let dfa = Dfa::build(&pats, DfaLimits::default()).unwrap();
+        // "ushers": she (ends 4), he (ends 4), hers (ends 6).
+        assert_eq!(dfa.scan(b"ushers"), DpiResult { count: 3, first: 0 });
+        assert_eq!(dfa.scan(b"xyz"), DpiResult::NONE);
+        assert_eq!(dfa.scan(b""), DpiResult::NONE);
+        assert_eq!(dfa.scan(b"his"), DpiResult { count: 1, first: 2 });
+    }
+
+    #[test]
+    fn duplicates_count_twice_and_smallest_id_wins() {
+        let pats = vec![b"abc".to_vec(), b"bc".to_vec(), b"abc".to_vec(), Vec::new()];
+        let dfa = Dfa::build(&pats, DfaLimits::default()).unwrap();
+        assert_eq!(dfa.stats().skipped_empty, 1);
+        assert_eq!(dfa.scan(b"zabc"), DpiResult { count: 3, first: 0 });
+        assert_eq!(dfa.scan(b"bcabc"), DpiResult { count: 4, first: 1 });
+    }
+
+    #[test]
+    fn caps_are_errors() {
+        let pats = vec![vec![7u8; 64]; 4];
+        let lim = DfaLimits {
+            max_table_bytes: 100,
+            ..Default::default()
+        };
+        assert!(matches!(
+            Dfa::build(&pats, lim),
+            Err(DfaError::TableTooLarge(..))
+        ));
+        let lim = DfaLimits {
+            max_patterns: 2,
+            ..Default::default()
+        };
+        assert!(matches!(
+            Dfa::build(&pats, lim),
+            Err(DfaError::TooManyPatterns(4, 2))
+        ));
+        assert!(matches!(
+            Dfa::build::<Vec<u8>>(&[], DfaLimits::default()),
+            Err(DfaError::NoPatterns)
+        ));
+    }
+
+    #[test]
+    fn hex_and_rule_parsing() {
+        let (p, bad) = parse_hex_patterns("# c\n41 42\n\nzz\n414\n0aFf\n");
+        assert_eq!(p, vec![b"AB".to_vec(), vec![0x0a, 0xff]]);
+        assert_eq!(bad, 2);
+        let rule = r#"alert tcp any any -> any 80 (msg:"x"; content:"GET|20|/"; content:!"a\"b"; content:"|zz|"; sid:1;)"#;
+        let (p, bad) = parse_rule_contents(rule);
+        assert_eq!(p, vec![b"GET /".to_vec(), b"a\"b".to_vec()]);
+        assert_eq!(bad, 1);
+    }
+
+    #[test]
+    fn real_10k_set_matches_the_oracle_on_real_payload() {
+        let Some(pats) = crate::testdata::content_10k() else {
+            return;
+        };
+        let dfa = Dfa::build(&pats, DfaLimits::default()).unwrap();
+        let st = dfa.stats();
+        assert_eq!(st.patterns, 10_000);
+        assert!(st.states > 10_000, "{st:?}");
+        let payloads = crate::testdata::real_payloads(1500, 400);
+        if payloads.is_empty() {
+            return;
+        }
+        let mut matched = 0;
+        let oracle = Oracle::new(&pats);
+        for p in &payloads {
+            let r = dfa.scan(p);
+            assert_eq!(r, oracle.scan(p));
+            matched += usize::from(r.count > 0);
+        }
+        assert!(matched > 0, "real payload should hit some Snort contents");
+        for ch in payloads.chunks_exact(4) {
+            let r4 = dfa.scan4([&ch[0], &ch[1], &ch[2], &ch[3][..ch[3].len() / 2]]);
+            assert_eq!(r4[0], dfa.scan(&ch[0]));
+            assert_eq!(r4[3], dfa.scan(&ch[3][..ch[3].len() / 2]));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_oracle(
+            pats in proptest::collection::vec(proptest::collection::vec(0u8..6, 0..5), 1..12),
+            hay in proptest::collection::vec(0u8..7, 0..80),
+        ) {
+            match Dfa::build(&pats, DfaLimits::default()) {
+                Ok(dfa) => {
+                    prop_assert_eq!(dfa.scan(&hay), oracle(&pats, &hay));
+                    let r4 = dfa.scan4([&hay, &hay[..hay.len() / 2], &[], &hay]);
+                    prop_assert_eq!(r4[1], dfa.scan(&hay[..hay.len() / 2]));
+                    prop_assert_eq!(r4[3], oracle(&pats, &hay));
+                }
+                Err(DfaError::NoPatterns) => prop_assert!(pats.iter().all(|p| p.is_empty())),
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+        }
+
+        #[test]
+        fn parsers_never_panic(s in ".{0,200}") {
+            let _ = parse_hex_patterns(&s);
+            let _ = parse_rule_contents(&s);
+        }
+    }
+}
