@@ -30,7 +30,7 @@ impl Detector for ElasticsearchDetector {
         }
         match be32(p, 2) {
             Some(0xffff_ffff) if p.len() == 6 => Probe::Certain,
-            Some(l) if l as usize + 6 == ctx.data.len() && l >= 8 => Probe::Certain,
+            Some(l) if u64::from(l) + 6 == ctx.data.len() as u64 && l >= 8 => Probe::Certain,
             Some(_) => Probe::NotForUs,
             None => Probe::Unsure,
         }

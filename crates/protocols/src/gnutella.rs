@@ -30,7 +30,7 @@ pub fn is_g1_udp(d: &[u8]) -> bool {
         0x00 | 0x01 | 0x02 | 0x31 | 0x32 | 0x40 | 0x44 | 0x80 | 0x81
     ) && ttl <= 16
         && hops <= 16
-        && len as usize + 23 == d.len()
+        && u64::from(len) + 23 == d.len() as u64
 }
 
 /// Detector for Gnutella.

@@ -32,7 +32,7 @@ impl Detector for HislipDetector {
             return Probe::Unsure;
         };
         let len = (u64::from(hi) << 32) | u64::from(lo);
-        if ty <= 25 && len + 16 == ctx.data.len() as u64 {
+        if ty <= 25 && len.checked_add(16) == Some(ctx.data.len() as u64) {
             Probe::Certain
         } else {
             Probe::NotForUs
@@ -58,6 +58,13 @@ mod tests {
         );
         assert_eq!(
             Det.probe(&crate::testkit_b::ctx_tcp(Dir::ToServer, &m[..20])),
+            Probe::NotForUs
+        );
+        // Found by fuzz/proto_b_detectors: a 64-bit length of all ones must not overflow.
+        let mut huge = b"HS\x00\x01\x00\x00\x00\x00".to_vec();
+        huge.extend_from_slice(&[0xff; 8]);
+        assert_eq!(
+            Det.probe(&crate::testkit_b::ctx_tcp(Dir::ToServer, &huge)),
             Probe::NotForUs
         );
     }

@@ -24,7 +24,7 @@ impl Detector for TuyaLpDetector {
         let d = ctx.data;
         let ok = d.starts_with(&[0x00, 0x00, 0x55, 0xaa])
             && d.ends_with(&[0x00, 0x00, 0xaa, 0x55])
-            && be32(d, 12).is_some_and(|l| l as usize + 16 == d.len());
+            && be32(d, 12).is_some_and(|l| u64::from(l) + 16 == d.len() as u64);
         if ok { Probe::Certain } else { Probe::NotForUs }
     }
 }
