@@ -184,7 +184,7 @@ impl PcapWriter<FileSink> {
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
         let sink = FileSink {
             inner: if gzip {
-                Sink::Gzip(GzEncoder::new(buffered, Compression::fast()))
+                Sink::Gzip(Box::new(GzEncoder::new(buffered, Compression::fast())))
             } else {
                 Sink::Plain(buffered)
             },
@@ -212,7 +212,8 @@ pub struct FileSink {
 #[derive(Debug)]
 enum Sink {
     Plain(BufWriter<File>),
-    Gzip(GzEncoder<BufWriter<File>>),
+    /// Boxed: the encoder's state is large and the sink is made once per file.
+    Gzip(Box<GzEncoder<BufWriter<File>>>),
 }
 
 impl FileSink {
