@@ -160,7 +160,8 @@ pub struct ProbeCtx<'a> {
 }
 
 impl ProbeCtx<'_> {
-    /// The port on the server side of the connection, whichever way this payload travels.
+    /// Whether either end of the connection uses `port` (protocols detected only on their well-known ports, such as
+    /// DNS, test this rather than the server port: a flow may be picked up from its reply).
     #[inline]
     pub fn either_port_is(&self, port: u16) -> bool {
         self.server_port == port || self.client_port == port
@@ -225,7 +226,8 @@ pub trait Parser: Send {
 pub struct ParserStats {
     /// Bytes the parser skipped because a buffer cap was reached (header blocks, records, bodies).
     pub bytes_cut: u64,
-    /// Decompressed body bytes not produced because the output cap was reached.
+    /// Body bytes not inspected because a decompression output cap was reached: compressed input no longer fed
+    /// to the inflater plus inflated output beyond the cap.
     pub decompress_cut: u64,
     /// Messages (requests, records, datagrams) the parser could not make sense of.
     pub malformed: u64,
