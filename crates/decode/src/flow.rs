@@ -304,7 +304,8 @@ impl FragmentPorts {
     /// its first fragment if they are known. Returns `Some(ports)` only for later fragments that hit.
     pub fn observe(&mut self, d: &Decoded<'_>, ts_ns: u64) -> Option<(u16, u16)> {
         let ip = d.ip?;
-        if !ip.fragmented {
+        // Only port-carrying protocols need their ports found; other fragments are not counted.
+        if !ip.fragmented || !matches!(ip.proto, 6 | 17 | 132) {
             return None;
         }
         let (src, v6) = addr16(ip.src);
