@@ -90,26 +90,10 @@ impl CaptureReader {
             Some(p) => e.with_path(p),
             None => e,
         };
-        let mut head = [0u8; START_LEN];
-        let mut src = src;
-        let n = read_full(&mut src, &mut head).map_err(|e| attach(Error::Io(e)))?;
-        let gzip = format::is_gzip(&head[..n]);
-        let mut src: Box<dyn Read + Send> = if gzip {
-            let already = io::Cursor::new(head[..n].to_vec());
-            Box::new(MultiGzDecoder::new(already.chain(src)))
-        } else {
-            Box::new(io::Cursor::new(head[..n].to_vec()).chain(src))
-        };
+        let opened = open_stream(src).map_err(attach)?;
         let mut buf = vec![0u8; CHUNK];
-        let mut head_len = 0;
-        while head_len < START_LEN {
-            match src.read(&mut buf[head_len..START_LEN]) {
-                Ok(0) => break,
-                Ok(k) => head_len += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(attach(read_error(e, gzip, head_len as u64))),
-            }
-        }
+        buf[..opened.head_len].copy_from_slice(opened.head());
+        let (src, head_len, gzip) = (opened.src, opened.head_len, opened.gzip);
         let (parser, used) = Parser::start(&buf[..head_len], gzip)?;
         Ok(CaptureReader {
             src,
@@ -296,6 +280,54 @@ impl CaptureReader {
             }
         }
     }
+}
+
+/// A capture byte stream, gzip-decoded when it starts with the gzip magic, with its first [`START_LEN`] bytes read.
+pub(crate) struct Opened {
+    /// The rest of the (decompressed) stream.
+    pub src: Box<dyn Read + Send>,
+    head: [u8; START_LEN],
+    /// Bytes of `head` that are real (fewer than [`START_LEN`] only for a shorter input).
+    pub head_len: usize,
+    pub gzip: bool,
+}
+
+impl Opened {
+    /// The first bytes of the (decompressed) stream.
+    pub fn head(&self) -> &[u8] {
+        &self.head[..self.head_len]
+    }
+}
+
+/// Detect gzip and read the first [`START_LEN`] decompressed bytes. Both readers open gzip input through this one
+/// function, so a damaged gzip stream fails (or not) identically in both before the format is decided: flate2
+/// drops the output of a call that hits corrupt data, so *where* damage is noticed depends on read sizes.
+pub(crate) fn open_stream(mut src: Box<dyn Read + Send>) -> Result<Opened, Error> {
+    let mut raw = [0u8; START_LEN];
+    let n = read_full(&mut src, &mut raw).map_err(Error::Io)?;
+    let gzip = format::is_gzip(&raw[..n]);
+    let already = io::Cursor::new(raw[..n].to_vec());
+    let mut src: Box<dyn Read + Send> = if gzip {
+        Box::new(MultiGzDecoder::new(already.chain(src)))
+    } else {
+        Box::new(already.chain(src))
+    };
+    let mut head = [0u8; START_LEN];
+    let mut head_len = 0;
+    while head_len < START_LEN {
+        match src.read(&mut head[head_len..]) {
+            Ok(0) => break,
+            Ok(k) => head_len += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(read_error(e, gzip, head_len as u64)),
+        }
+    }
+    Ok(Opened {
+        src,
+        head,
+        head_len,
+        gzip,
+    })
 }
 
 /// Read until `buf` is full or the input ends; returns how many bytes were read.

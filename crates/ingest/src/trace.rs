@@ -18,14 +18,12 @@
 //! [`CaptureReader`](crate::CaptureReader) where memory must stay bounded whatever the input.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Cursor, Read};
 use std::ops::Range;
 use std::path::Path;
 
-use flate2::read::MultiGzDecoder;
-
 use crate::format::{self, Next, Parser};
-use crate::reader::read_error;
+use crate::reader::{self, read_error};
 use crate::{Error, Format, InterfaceInfo, LinkType, PacketRecord, ReadStats, TsResolution};
 
 /// Index entry of one packet (32 bytes).
@@ -85,14 +83,22 @@ impl Trace {
 
     /// [`Trace::from_vec`] keeping the packets before a parse error, as [`Trace::load_partial`].
     pub fn from_vec_partial(bytes: Vec<u8>) -> Result<(Trace, Option<Error>), Error> {
-        let gzip = format::is_gzip(&bytes);
-        // A damaged gzip stream still yields the bytes before the damage; index those, then report it.
-        let (block, gzip_error) = if gzip { gunzip(&bytes) } else { (bytes, None) };
-        let head = &block[..block.len().min(format::START_LEN)];
-        let (mut parser, mut pos) = match Parser::start(head, gzip) {
-            Ok(started) => started,
-            Err(e) => return Err(gzip_error.unwrap_or(e)),
+        let (block, gzip, gzip_error) = if format::is_gzip(&bytes) {
+            // Opened exactly as the streaming reader opens it; a damaged stream still yields the bytes before the
+            // damage: index those, then report it.
+            let opened = reader::open_stream(Box::new(Cursor::new(bytes)))?;
+            let mut block = opened.head().to_vec();
+            let mut src = opened.src;
+            let error = src
+                .read_to_end(&mut block)
+                .err()
+                .map(|e| read_error(e, true, block.len() as u64));
+            (block, true, error)
+        } else {
+            (bytes, false, None)
         };
+        let head = &block[..block.len().min(format::START_LEN)];
+        let (mut parser, mut pos) = Parser::start(head, gzip)?;
         let mut index = Vec::new();
         let mut failure = None;
         while pos < block.len() {
@@ -454,11 +460,4 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
     file.read_to_end(&mut bytes)
         .map_err(|e| Error::file(path, e))?;
     Ok(bytes)
-}
-
-fn gunzip(compressed: &[u8]) -> (Vec<u8>, Option<Error>) {
-    let mut out = Vec::with_capacity(compressed.len().saturating_mul(3));
-    let result = MultiGzDecoder::new(compressed).read_to_end(&mut out);
-    let error = result.err().map(|e| read_error(e, true, out.len() as u64));
-    (out, error)
 }
