@@ -705,8 +705,7 @@ impl<'a> State<'a, '_> {
         dp: u16,
     ) -> Step {
         if dp == self.opts.vxlan_port {
-            if let Ok(v) = vxlan::Header::new_checked(payload) {
-                let _ = v.vni();
+            if vxlan::Header::new_checked(payload).is_ok() {
                 self.enter_tunnel(d, TunnelSet::VXLAN)?;
                 return self.ethernet(d, off + vxlan::HEADER_LEN);
             }
@@ -745,7 +744,9 @@ impl<'a> State<'a, '_> {
                 self.ethernet(d, inner)
             }
             ethertype::ERSPAN2 | ethertype::ERSPAN3 => {
+                // ERSPAN type I shares type II's protocol number but has no header and no GRE sequence number.
                 let n = match gre::erspan_header_len(proto, g.payload()) {
+                    _ if proto == ethertype::ERSPAN2 && g.sequence().is_none() => 0,
                     Some(Ok(n)) => n,
                     _ => return Err(Outcome::Truncated(Layer::Erspan)),
                 };
@@ -836,8 +837,12 @@ mod tests {
     const SLL2_TCP: &str = "080000000000001400010006f03f958f8263000045000047872c40002c06716e743f426c07f9977201bbdfccaaceb5ca\
      a7ab9fbf5018003fa1550000150303001a91c1b9659e9ff9c3c493ae82573966caff40dba0f6b6304c5c72";
 
-    fn run(link: LinkType, h: &str, decap: bool) -> (Vec<u8>, DecodeOptions) {
-        let _ = link;
+    /// malformed/erspan-type-i-1.pcap frame 1: GRE without sequence, ERSPAN type I (no header), 802.1Q, ICMP.
+    const ERSPAN1: &str = "00e0009b6d8100259e81b354080045fc007e00000000202fd7a501010101c0a8ff05000088be00115c3dde0000259e81\
+     b3548100c0650800450000549f430000ff01062a0a3480e90a3480ea0800042aac520003fda18a280d0b1600504e4700\
+     fda18a28000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021222324252627";
+
+    fn run(h: &str, decap: bool) -> (Vec<u8>, DecodeOptions) {
         (
             hex(h),
             DecodeOptions {
@@ -853,7 +858,7 @@ mod tests {
 
     #[test]
     fn ethernet_ipv4_tcp_first_fragment() {
-        let (b, o) = run(LinkType::ETHERNET, ETH_TCP_FIRST_FRAG, false);
+        let (b, o) = run(ETH_TCP_FIRST_FRAG, false);
         let d = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(d.outcome, Outcome::Decoded);
         let ip = d.ip.unwrap();
@@ -878,7 +883,7 @@ mod tests {
 
     #[test]
     fn ethernet_padding_is_not_payload() {
-        let (b, o) = run(LinkType::ETHERNET, PADDED_FRAG, false);
+        let (b, o) = run(PADDED_FRAG, false);
         let d = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(d.outcome, Outcome::Decoded);
         assert_eq!(
@@ -897,7 +902,7 @@ mod tests {
 
     #[test]
     fn qinq_then_arp_is_unsupported_with_both_tags() {
-        let (b, o) = run(LinkType::ETHERNET, QINQ_ARP, false);
+        let (b, o) = run(QINQ_ARP, false);
         let d = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(d.outcome, Outcome::Unsupported(Unsupported::EtherType));
         assert_eq!(
@@ -909,7 +914,7 @@ mod tests {
 
     #[test]
     fn double_vlan_icmp() {
-        let (b, o) = run(LinkType::ETHERNET, VLAN_ICMP, false);
+        let (b, o) = run(VLAN_ICMP, false);
         let d = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(d.outcome, Outcome::Decoded);
         assert_eq!(
@@ -932,7 +937,7 @@ mod tests {
 
     #[test]
     fn erspan_over_gre() {
-        let (b, o) = run(LinkType::ETHERNET, ERSPAN2, false);
+        let (b, o) = run(ERSPAN2, false);
         let d = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(d.outcome, Outcome::Decoded);
         assert_eq!(d.ip.unwrap().proto, ip_proto::GRE);
@@ -959,8 +964,20 @@ mod tests {
     }
 
     #[test]
+    fn erspan_type_i() {
+        let (b, o) = run(ERSPAN1, true);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert!(d.tunnel_kinds.contains(TunnelSet::ERSPAN));
+        assert_eq!(d.vlan_outer, Some(101));
+        let ip = d.ip.unwrap();
+        assert_eq!((ip.src, ip.dst), (v4("10.52.128.233"), v4("10.52.128.234")));
+        assert!(matches!(d.l4, L4::Icmp(i) if i.msg_type == 8));
+    }
+
+    #[test]
     fn six_in_four() {
-        let (b, o) = run(LinkType::ETHERNET, SIX_IN_FOUR, true);
+        let (b, o) = run(SIX_IN_FOUR, true);
         let d = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(d.outcome, Outcome::Decoded);
         assert!(d.tunnel_kinds.contains(TunnelSet::IP_IN_IP));
@@ -988,7 +1005,7 @@ mod tests {
 
     #[test]
     fn gtp_u_over_double_vlan() {
-        let (b, o) = run(LinkType::ETHERNET, GTP_IPV6, false);
+        let (b, o) = run(GTP_IPV6, false);
         let plain = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(plain.ports(), Some((2152, 2152)));
         let d = decode_bytes(
@@ -1015,7 +1032,7 @@ mod tests {
 
     #[test]
     fn vxlan_to_inner_tcp() {
-        let (b, o) = run(LinkType::ETHERNET, VXLAN_PREFIX, true);
+        let (b, o) = run(VXLAN_PREFIX, true);
         let d = decode_bytes(LinkType::ETHERNET, &b, &o);
         assert_eq!(d.outcome, Outcome::Decoded);
         assert!(d.tunnel_kinds.contains(TunnelSet::VXLAN));
@@ -1027,7 +1044,7 @@ mod tests {
 
     #[test]
     fn linux_cooked_v2() {
-        let (b, o) = run(LinkType::LINUX_SLL2, SLL2_TCP, false);
+        let (b, o) = run(SLL2_TCP, false);
         let d = decode_bytes(LinkType::LINUX_SLL2, &b, &o);
         assert_eq!(d.outcome, Outcome::Decoded);
         assert_eq!(d.l3_offset, 20);

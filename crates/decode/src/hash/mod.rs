@@ -51,13 +51,22 @@ impl FlowHasher {
     /// The three hashes of a flow key. Symmetric by construction: both directions give the same values.
     #[inline]
     pub fn hashes(&self, key: &FlowKey) -> FlowHashes {
-        let (input, n) = rss_input(
-            key.lo_ip(),
-            key.hi_ip(),
-            key.lo_port,
-            key.hi_port,
-            has_ports(key),
-        );
+        // The RSS input straight from the key's bytes (lo endpoint first: the symmetric key makes the order moot).
+        let mut input = [0u8; 36];
+        let mut n = if key.v6 {
+            input[..16].copy_from_slice(&key.lo_addr);
+            input[16..32].copy_from_slice(&key.hi_addr);
+            32
+        } else {
+            input[..4].copy_from_slice(&key.lo_addr[..4]);
+            input[4..8].copy_from_slice(&key.hi_addr[..4]);
+            8
+        };
+        if has_ports(key) {
+            input[n..n + 2].copy_from_slice(&key.lo_port.to_be_bytes());
+            input[n + 2..n + 4].copy_from_slice(&key.hi_port.to_be_bytes());
+            n += 4;
+        }
         FlowHashes {
             conn: self.conn.hash32(key),
             rss: self.rss.hash(&input[..n]),
