@@ -31,6 +31,7 @@ pub mod kernels;
 pub mod monitor;
 #[cfg(feature = "opencl")]
 pub mod opencl;
+pub mod plot;
 pub mod profile;
 pub mod profiler;
 pub mod schedule;

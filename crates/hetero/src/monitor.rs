@@ -165,6 +165,13 @@ pub struct Decision {
     pub reason: String,
 }
 
+impl Decision {
+    /// One line of the decision log (JSON, no trailing newline).
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}
+
 /// Figures of a candidate placement.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Score {

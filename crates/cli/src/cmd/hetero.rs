@@ -1,8 +1,304 @@
-//! `flowbundle hetero ...`.
+//! `flowbundle hetero ...`: packet applications on CPU and OpenCL devices, profiled and placed by policy (Pythia).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use flowbundle_hetero::device;
+use flowbundle_hetero::energy::PowerMeters;
+use flowbundle_hetero::monitor::{Monitor, MonitorConfig, Policy};
+use flowbundle_hetero::profiler::{ProfilerConfig, profile_device};
+use flowbundle_hetero::schedule::RateSchedule;
+use flowbundle_hetero::sim::{SimConfig, simulate};
+use flowbundle_hetero::{App, Dfa, DfaLimits, Profile, testdata};
 
 #[derive(clap::Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// List the devices found (CPU pool, OpenCL devices) and the readable power sources.
+    Devices(DevicesArgs),
+    /// Measure every application × device × batch size × co-running kernels (the paper's Tables I–III).
+    Profile(ProfileArgs),
+    /// Place applications on devices under a policy with the online scheduler and a rate schedule.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+pub struct DevicesArgs {
+    /// Pattern file for the dpi kernel (`.hex`, or a Snort/Suricata rule file).
+    #[arg(long)]
+    patterns: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct ProfileArgs {
+    /// Applications, comma-separated.
+    #[arg(long, default_value = "dpi,md5,aes", value_delimiter = ',')]
+    apps: Vec<App>,
+    /// Batch sizes in packets.
+    #[arg(long, default_value = "1024,4096,16384", value_delimiter = ',')]
+    batches: Vec<usize>,
+    /// Co-running kernel counts.
+    #[arg(long, default_value = "0,1,3", value_delimiter = ',')]
+    coworkers: Vec<usize>,
+    /// Co-worker applications.
+    #[arg(long, default_value = "md5,aes,dpi", value_delimiter = ',')]
+    coworker_apps: Vec<App>,
+    /// Devices to profile (ids from `hetero devices`); default all.
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<String>,
+    /// CPU pool threads (0 = every core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Shortest measuring window per configuration, milliseconds.
+    #[arg(long, default_value_t = 300)]
+    min_time_ms: u64,
+    /// Payload bytes per packet (cut from real payload in ../shared/data).
+    #[arg(long, default_value_t = 1500)]
+    packet_bytes: usize,
+    /// Pattern file for the dpi kernel (default: ../shared/data/rules/content-10k.hex).
+    #[arg(long)]
+    patterns: Option<PathBuf>,
+    /// Also append the modelled devices of the Pythia paper (labelled `modelled`).
+    #[arg(long)]
+    with_paper: bool,
+    /// Write the table as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Trace to replay. This version runs the scheduler on a virtual clock against the profile (see --help of
+    /// `--profile`); the trace's packets are not replayed through the devices yet, and giving one is an error.
+    trace: Option<PathBuf>,
+    /// Applications, comma-separated (one worker each).
+    #[arg(long, default_value = "dpi,aes", value_delimiter = ',')]
+    apps: Vec<App>,
+    /// throughput, latency or energy.
+    #[arg(long, default_value = "throughput")]
+    policy: Policy,
+    /// Offered rate per application over time, e.g. `0:5,10:20,20:5,15+0.5:40` (see `schedule` module docs).
+    #[arg(long, default_value = "0:5,10:20,20:40,30:10")]
+    rate_schedule: String,
+    /// Policy changes on the fly, e.g. `15:energy`.
+    #[arg(long, value_delimiter = ',')]
+    policy_change: Vec<String>,
+    /// Monitor interval, milliseconds.
+    #[arg(long, default_value_t = 100)]
+    interval_ms: u64,
+    /// Run length, seconds (default: 10 s past the schedule's last change).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Profile JSON from `hetero profile --json` (default: the Pythia paper's modelled devices).
+    #[arg(long)]
+    profile: Option<PathBuf>,
+    /// Restrict the candidate devices (ids in the profile).
+    #[arg(long, value_delimiter = ',')]
+    devices: Vec<String>,
+    /// Decision log (JSON lines).
+    #[arg(long, default_value = "hetero-decisions.jsonl")]
+    log: PathBuf,
+    /// Timeline SVG.
+    #[arg(long, default_value = "hetero-timeline.svg")]
+    svg: PathBuf,
+}
 
 pub fn run(command: Command) -> anyhow::Result<()> {
-    match command {}
+    match command {
+        Command::Devices(a) => devices(a),
+        Command::Profile(a) => profile(a),
+        Command::Run(a) => run_sched(a),
+    }
+}
+
+fn load_dfa(path: Option<PathBuf>) -> anyhow::Result<Arc<Dfa>> {
+    let path = path.unwrap_or_else(testdata::content_10k_path);
+    let (dfa, bad) = Dfa::from_file(&path, DfaLimits::default())
+        .with_context(|| format!("loading {}", path.display()))?;
+    let st = dfa.stats();
+    eprintln!(
+        "dpi: {} patterns from {} ({} malformed lines skipped): {} states, stride {}, {:.1} MB table",
+        st.patterns,
+        path.display(),
+        bad,
+        st.states,
+        st.stride,
+        st.table_bytes as f64 / 1e6
+    );
+    Ok(Arc::new(dfa))
+}
+
+fn devices(a: DevicesArgs) -> anyhow::Result<()> {
+    let dfa = load_dfa(a.patterns)?;
+    let (devs, notes) = device::discover(0, dfa);
+    for n in notes {
+        println!("note: {n}");
+    }
+    for d in &devs {
+        let i = d.info();
+        println!(
+            "{:<8} {:<8} {:<9} {:>4} units  {}",
+            i.id,
+            i.kind.label(),
+            format!("{:?}", i.memory).to_lowercase(),
+            i.compute_units,
+            i.name
+        );
+    }
+    for id in Profile::pythia_paper().devices() {
+        println!("{id:<8} modelled (Pythia paper Tables I-III; use with `hetero run`)");
+    }
+    let meters = PowerMeters::open();
+    for n in &meters.notes {
+        println!("power: {n}");
+    }
+    Ok(())
+}
+
+fn profile(a: ProfileArgs) -> anyhow::Result<()> {
+    let dfa = load_dfa(a.patterns)?;
+    let payloads = testdata::real_payloads(a.packet_bytes, 4096);
+    if payloads.is_empty() {
+        bail!(
+            "no real payload found under {} (set FLOWBUNDLE_DATA)",
+            testdata::data_dir().display()
+        );
+    }
+    let (mut devs, notes) = device::discover(a.threads, dfa);
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    if !a.devices.is_empty() {
+        devs.retain(|d| a.devices.contains(&d.info().id));
+    }
+    let cfg = ProfilerConfig {
+        apps: a.apps,
+        batches: a.batches,
+        coworkers: a.coworkers,
+        coworker_apps: a.coworker_apps,
+        min_time: Duration::from_millis(a.min_time_ms),
+        min_batches: 2,
+    };
+    let mut meters = PowerMeters::open();
+    for n in &meters.notes {
+        eprintln!("power: {n}");
+    }
+    let mut table = Profile::default();
+    table.notes.push(format!(
+        "packets of {} bytes of real payload; command: {}",
+        a.packet_bytes,
+        std::env::args().collect::<Vec<_>>().join(" ")
+    ));
+    for d in &mut devs {
+        let p = profile_device(d.as_mut(), &payloads, &cfg, &mut meters, |line| {
+            eprintln!("{line}")
+        })?;
+        table.merge(p);
+    }
+    if a.with_paper {
+        table.merge(Profile::pythia_paper());
+    }
+    print!("{}", table.render_table());
+    if let Some(path) = a.json {
+        std::fs::write(&path, table.to_json())
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn run_sched(a: RunArgs) -> anyhow::Result<()> {
+    if let Some(t) = &a.trace {
+        bail!(
+            "replaying {} through real devices is not built yet: `hetero run` currently drives the monitor on a \
+             virtual clock against the profile; run it without a trace",
+            t.display()
+        );
+    }
+    let profile = match &a.profile {
+        Some(p) => Profile::from_json(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )?,
+        None => Profile::pythia_paper(),
+    };
+    let schedule = RateSchedule::parse(&a.rate_schedule).map_err(anyhow::Error::msg)?;
+    let mut policy_changes = Vec::new();
+    for c in &a.policy_change {
+        let (t, p) = c
+            .split_once(':')
+            .context("--policy-change wants TIME:POLICY")?;
+        policy_changes.push((
+            t.trim().trim_end_matches('s').parse::<f64>()?,
+            p.parse::<Policy>().map_err(anyhow::Error::msg)?,
+        ));
+    }
+    let mut cfg = MonitorConfig::from_profile(&profile);
+    if !a.devices.is_empty() {
+        cfg.devices.retain(|d| a.devices.contains(d));
+    }
+    let modelled: Vec<String> = cfg
+        .devices
+        .iter()
+        .filter(|d| profile.kind_of(d) == Some(device::DeviceKind::Modelled))
+        .cloned()
+        .collect();
+    let profile = Arc::new(profile);
+    let mut monitor = Monitor::new(profile, a.policy, cfg, &a.apps);
+    let duration = a.duration.unwrap_or(schedule.last_change() + 10.0);
+    let sim = SimConfig {
+        interval_s: a.interval_ms as f64 / 1000.0,
+        step_s: (a.interval_ms as f64 / 1000.0) / 10.0,
+        duration_s: duration,
+        policy_changes,
+    };
+    let schedules = vec![schedule; a.apps.len()];
+    let log = simulate(&mut monitor, &a.apps, &schedules, &sim);
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(&a.log).with_context(|| format!("creating {}", a.log.display()))?,
+    );
+    for d in &log.decisions {
+        writeln!(f, "{}", d.to_json_line())?;
+        let from = d.from.as_ref().map_or("-".to_string(), |p| {
+            format!("{}/{}", p.devices.join("+"), p.batch)
+        });
+        println!(
+            "{:7.2}s {:<4} {:<15} {} -> {}/{}  offered {:.1} Gbit/s, capacity {:.1}, latency {:.0} µs, power {:.1} W",
+            d.t_s,
+            d.app.name(),
+            format!("{:?}", d.action),
+            from,
+            d.to.devices.join("+"),
+            d.to.batch,
+            d.offered_gbps,
+            d.capacity_gbps,
+            d.latency_us,
+            d.power_w
+        );
+    }
+    f.flush()?;
+    let title = format!(
+        "hetero run: {} under {:?} policy, virtual clock{}",
+        a.apps
+            .iter()
+            .map(|x| x.name())
+            .collect::<Vec<_>>()
+            .join("+"),
+        a.policy,
+        if modelled.is_empty() {
+            String::new()
+        } else {
+            format!(", modelled devices: {}", modelled.join(", "))
+        }
+    );
+    flowbundle_hetero::plot::timeline_svg(&log, &a.svg, &title).map_err(anyhow::Error::msg)?;
+    println!(
+        "{} decisions -> {}; timeline -> {}; {:.2} Gbit dropped (virtual clock; power estimated from the profile's model)",
+        log.decisions.len(),
+        a.log.display(),
+        a.svg.display(),
+        log.dropped_bits / 1e9
+    );
+    Ok(())
 }
