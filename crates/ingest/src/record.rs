@@ -11,7 +11,9 @@ pub struct PacketRecord<'a> {
     pub ts_ns: u64,
     /// Length of the packet on the wire; `data.len()` is smaller when the capture was truncated (snaplen).
     pub orig_len: u32,
-    /// pcapng interface id (0 for pcap files).
+    /// Which interface captured it: an index into the reader's `interfaces()` (0 for pcap files). For a pcapng
+    /// file with one section this is the Interface Description Block's id; with several sections the ids of later
+    /// sections follow those of earlier ones, so the number stays unique in the file.
     pub interface: u32,
     /// How to interpret the first byte of `data`.
     pub link_type: LinkType,

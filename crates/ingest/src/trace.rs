@@ -93,6 +93,8 @@ impl Trace {
                 .read_to_end(&mut block)
                 .err()
                 .map(|e| read_error(e, true, block.len() as u64));
+            // The decompressed size was unknown, so the vector grew by doubling; give the slack back.
+            block.shrink_to_fit();
             (block, true, error)
         } else {
             (bytes, false, None)

@@ -630,3 +630,17 @@ fn fuzz_regression_gzip_damage_noticed_at_different_places() {
     let a = read_both(bytes).unwrap_or_else(|e| panic!("{e}"));
     assert!(a.error.is_some());
 }
+
+#[test]
+fn readers_and_traces_cross_threads() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync>() {}
+    send::<CaptureReader>();
+    send::<Trace>();
+    sync::<Trace>();
+    send::<TraceBuilder>();
+    send::<PcapWriter<FileSink>>();
+    send::<Error>();
+    sync::<Error>();
+    assert_eq!(std::mem::size_of::<PacketRecord<'_>>(), 40);
+}
