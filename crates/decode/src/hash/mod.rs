@@ -74,6 +74,13 @@ impl FlowHasher {
         }
     }
 
+    /// The hashes of a decoded packet's flow (`None` without an IP header). Non-first fragments have no ports
+    /// here: key them through [`FlowKey::from_decoded_with`] or defragment first, then call [`FlowHasher::hashes`].
+    #[inline]
+    pub fn hashes_for(&self, d: &crate::Decoded<'_>) -> Option<FlowHashes> {
+        FlowKey::from_decoded(d).map(|(k, _)| self.hashes(&k))
+    }
+
     pub fn conn_hasher(&self) -> &ConnHasher {
         &self.conn
     }
