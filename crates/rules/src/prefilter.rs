@@ -39,22 +39,65 @@ const HASH_MUL: u32 = 0x9E37_79B1;
 
 /// Clears bit 5 of every byte: `a`..`z` and `A`..`Z` collapse, so one key serves both cases.
 const FOLD4: u32 = 0xDFDF_DFDF;
+const FOLD8: u64 = 0xDFDF_DFDF_DFDF_DFDF;
+
+/// Hashes a folded 8-byte window to the 32-bit key the level tables take.
+#[inline(always)]
+fn key8(w: u64) -> u32 {
+    let k = w & FOLD8;
+    ((k ^ (k >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
+}
+
+/// A pattern in a bucket with its *check word*: the last (up to) eight bytes of the pattern as they sit at the top
+/// of the 8-byte window ending where the pattern ends, and a mask that keeps only those bytes, with bit 5 cleared
+/// for letters of a `nocase` pattern. `window & mask == value` is then an exact test for a pattern of at most
+/// eight bytes (letters compare case-insensitively because both cases differ only in bit 5), and a cheap first
+/// test for longer ones, whose remaining bytes are compared afterwards.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    value: u64,
+    mask: u64,
+    pid: u32,
+    len: u32,
+}
+
+impl Entry {
+    fn new(pid: u32, p: &[u8], nocase: bool) -> Entry {
+        let (mut value, mut mask) = (0u64, 0u64);
+        for (k, &b) in p.iter().rev().take(8).enumerate() {
+            let m: u8 = if nocase && b.is_ascii_alphabetic() {
+                0xDF
+            } else {
+                0xFF
+            };
+            let shift = 56 - 8 * k;
+            value |= u64::from(b & m) << shift;
+            mask |= u64::from(m) << shift;
+        }
+        Entry {
+            value,
+            mask,
+            pid,
+            len: p.len() as u32,
+        }
+    }
+}
 
 /// One filter level: patterns of a length class, keyed by (a hash of) their last bytes.
 #[derive(Clone, Debug)]
 struct Level {
-    /// Bitmap over the top `64 - bit_shift`... bits of the hash: a clear bit means "no pattern ends here".
+    /// Bitmap over the top bits of the hash: a clear bit means "no pattern ends here".
     bits: Box<[u64]>,
     bit_shift: u32,
     /// Bucket index = hash >> bucket_shift; bucket i holds `entries[starts[i]..starts[i + 1]]`.
     bucket_shift: u32,
     starts: Box<[u32]>,
-    entries: Box<[u32]>,
+    entries: Box<[Entry]>,
 }
 
 impl Level {
-    /// `keys` holds (32-bit key or key hash, pattern id).
-    fn build(keys: &[(u32, u32)], bits_per_pattern: usize, max_bits_log2: u32) -> Option<Level> {
+    /// `keys` holds (32-bit key or key hash, entry).
+    fn build(keys: &[(u32, Entry)], bits_per_pattern: usize, max_bits_log2: u32) -> Option<Level> {
         if keys.is_empty() {
             return None;
         }
@@ -87,12 +130,18 @@ impl Level {
         }
         let starts = counts.clone().into_boxed_slice();
         let mut fill = counts;
-        let mut entries = vec![0u32; keys.len()].into_boxed_slice();
-        for &(key, pid) in keys {
+        let empty = Entry {
+            value: 0,
+            mask: 0,
+            pid: 0,
+            len: 0,
+        };
+        let mut entries = vec![empty; keys.len()].into_boxed_slice();
+        for &(key, e) in keys {
             let bucket = (key.wrapping_mul(HASH_MUL) >> bucket_shift) as usize;
             if let Some(slot) = fill.get_mut(bucket) {
-                if let Some(e) = entries.get_mut(*slot as usize) {
-                    *e = pid;
+                if let Some(dst) = entries.get_mut(*slot as usize) {
+                    *dst = e;
                 }
                 *slot += 1;
             }
@@ -108,7 +157,7 @@ impl Level {
 
     /// The candidate bucket for a (masked) key, or `None` when the bitmap rules every pattern out.
     #[inline(always)]
-    fn probe(&self, key: u32) -> Option<&[u32]> {
+    fn probe(&self, key: u32) -> Option<&[Entry]> {
         let h = key.wrapping_mul(HASH_MUL);
         let b = (h >> self.bit_shift) as usize;
         let word = *self.bits.get(b >> 6)?;
@@ -118,7 +167,7 @@ impl Level {
         self.bucket((h >> self.bucket_shift) as usize)
     }
 
-    /// Bitmap test only (the gate level has no buckets worth reading).
+    /// Bitmap test only.
     #[inline(always)]
     fn pass(&self, key: u32) -> bool {
         let b = (key.wrapping_mul(HASH_MUL) >> self.bit_shift) as usize;
@@ -127,16 +176,17 @@ impl Level {
             .is_some_and(|w| w & (1u64 << (b & 63)) != 0)
     }
 
-    #[cold]
-    #[inline(never)]
-    fn bucket(&self, i: usize) -> Option<&[u32]> {
+    #[inline]
+    fn bucket(&self, i: usize) -> Option<&[Entry]> {
         let s = *self.starts.get(i)? as usize;
         let e = *self.starts.get(i + 1)? as usize;
         self.entries.get(s..e)
     }
 
     fn memory(&self) -> usize {
-        self.bits.len() * 8 + self.starts.len() * 4 + self.entries.len() * 4
+        self.bits.len() * 8
+            + self.starts.len() * 4
+            + self.entries.len() * std::mem::size_of::<Entry>()
     }
 }
 
@@ -151,15 +201,6 @@ pub struct ScanState {
     valid: u8,
 }
 
-/// Hashes a folded 8-byte key to the 32-bit key the level tables take.
-#[inline(always)]
-fn key8(w: u64) -> u32 {
-    let k = w & FOLD8;
-    ((k ^ (k >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
-}
-
-const FOLD8: u64 = 0xDFDF_DFDF_DFDF_DFDF;
-
 /// A compiled set of literal patterns; see the module documentation.
 #[derive(Clone, Debug)]
 pub struct PatternSet {
@@ -170,6 +211,8 @@ pub struct PatternSet {
     max_len: usize,
     /// Gate for every pattern of 4 bytes or more, keyed on the last 4: a clear bit skips the position.
     gate: Option<Level>,
+    /// Gate for patterns of 1 to 3 bytes: a direct 65,536-bit table indexed by the last two bytes (folded).
+    short_gate: Option<Box<[u64]>>,
     /// Patterns of 4..=7 bytes keyed on their last 4, of 8 bytes or more on their last 8 (so that the hundreds of
     /// patterns ending in `.com` or `.php` do not share one bucket), of 2..=3 bytes on their last 2, of 1 byte.
     l4: Option<Level>,
@@ -196,7 +239,7 @@ impl PatternSet {
             starts.push(bytes.len() as u32);
             nocase.push(*nc);
             max_len = max_len.max(p.len());
-            let pid = i as u32;
+            let e = Entry::new(i as u32, p, *nc);
             let mut last = [0u8; 8];
             for (d, s) in last.iter_mut().rev().zip(p.iter().rev()) {
                 *d = *s;
@@ -205,21 +248,40 @@ impl PatternSet {
             let w4 = (w8 >> 32) as u32;
             match p.len() {
                 0 => {}
-                1 => k1.push((w4 >> 24 & 0xDF, pid)),
-                2 | 3 => k2.push((w4 >> 16 & 0xDFDF, pid)),
+                1 => k1.push((w4 >> 24 & 0xDF, e)),
+                2 | 3 => k2.push((w4 >> 16 & 0xDFDF, e)),
                 n => {
-                    kg.push((w4 & FOLD4, pid));
+                    kg.push((w4 & FOLD4, e));
                     if n >= 8 {
-                        k8.push((key8(w8), pid));
+                        k8.push((key8(w8), e));
                     } else {
-                        k4.push((w4 & FOLD4, pid));
+                        k4.push((w4 & FOLD4, e));
                     }
                 }
             }
         }
         kg.sort_unstable_by_key(|k| k.0);
         kg.dedup_by_key(|k| k.0);
+        let short_gate = (!k1.is_empty() || !k2.is_empty()).then(|| {
+            let mut t = vec![0u64; 1024].into_boxed_slice();
+            let mut set = |i: usize| {
+                if let Some(w) = t.get_mut(i >> 6) {
+                    *w |= 1u64 << (i & 63);
+                }
+            };
+            for &(k, _) in &k2 {
+                set(k as usize);
+            }
+            for &(k, _) in &k1 {
+                // Any previous byte, this last byte.
+                for prev in 0..256usize {
+                    set(prev | (k as usize) << 8);
+                }
+            }
+            t
+        });
         PatternSet {
+            short_gate,
             bytes: bytes.into_boxed_slice(),
             starts: starts.into_boxed_slice(),
             nocase: nocase.into_boxed_slice(),
@@ -257,6 +319,7 @@ impl PatternSet {
         self.bytes.len()
             + self.starts.len() * 4
             + self.nocase.len()
+            + self.short_gate.as_ref().map_or(0, |t| t.len() * 8)
             + [&self.gate, &self.l8, &self.l4, &self.l2, &self.l1]
                 .iter()
                 .filter_map(|l| l.as_ref())
@@ -291,12 +354,8 @@ impl PatternSet {
     ) {
         if data.is_empty() || self.is_empty() {
             st.valid = (usize::from(st.valid) + data.len()).min(8) as u8;
-            if let Some(&[a, b, c, d, e, f, g, h]) = data.get(data.len().saturating_sub(8)..) {
-                st.hist = u64::from_le_bytes([a, b, c, d, e, f, g, h]);
-            } else {
-                for &b in data {
-                    st.hist = (st.hist >> 8) | (u64::from(b) << 56);
-                }
+            for &b in data.iter().rev().take(8).rev() {
+                st.hist = (st.hist >> 8) | (u64::from(b) << 56);
             }
             return;
         }
@@ -310,15 +369,10 @@ impl PatternSet {
         }
         if data.len() > 7 {
             // From here on the 8-byte window lies entirely in `data` and every byte is real.
-            if self.l2.is_none() && self.l1.is_none() {
+            if self.short_gate.is_none() {
                 self.loop_long(data, tail, &mut on_hit);
             } else {
-                for (k, w) in data.windows(8).enumerate() {
-                    if let &[a, b, c, d, e, f, g, h] = w {
-                        let w8 = u64::from_le_bytes([a, b, c, d, e, f, g, h]);
-                        self.check_all(w8, 8, k + 7, tail, data, &mut on_hit);
-                    }
-                }
+                self.loop_mixed(data, tail, &mut on_hit);
             }
             if let Some(&[a, b, c, d, e, f, g, h]) = data.get(data.len() - 8..) {
                 hist = u64::from_le_bytes([a, b, c, d, e, f, g, h]);
@@ -330,17 +384,68 @@ impl PatternSet {
     }
 
     /// The hot loop when every pattern has at least 4 bytes (the 10k content set): one gate probe per byte on the
-    /// last 4 bytes, the 8-byte level only behind the gate. `data` is longer than 7 bytes; starts at index 7.
+    /// last 4 bytes, the buckets only behind the gate. `data` is longer than 7 bytes; starts at index 7.
     #[inline(never)]
     fn loop_long(&self, data: &[u8], tail: &[u8], on_hit: &mut impl FnMut(u32, usize)) {
         let Some(gate) = &self.gate else { return };
         for (k, w) in data.get(4..).unwrap_or(&[]).windows(4).enumerate() {
             if let &[a, b, c, d] = w {
-                let key = u32::from_le_bytes([a, b, c, d]) & FOLD4;
-                if gate.pass(key) {
-                    self.long_candidates(key, k + 7, tail, data, on_hit);
+                if gate.pass(u32::from_le_bytes([a, b, c, d]) & FOLD4) {
+                    self.long_candidates(k + 7, tail, data, on_hit);
                 }
             }
+        }
+    }
+
+    /// The loop when short patterns exist: the direct two-byte gate and the hashed four-byte gate per byte.
+    #[inline(never)]
+    fn loop_mixed(&self, data: &[u8], tail: &[u8], on_hit: &mut impl FnMut(u32, usize)) {
+        let Some(short) = &self.short_gate else {
+            return;
+        };
+        for (k, w) in data.get(4..).unwrap_or(&[]).windows(4).enumerate() {
+            if let &[a, b, c, d] = w {
+                let g = u32::from_le_bytes([a, b, c, d]);
+                let k2 = (g >> 16 & 0xDFDF) as usize;
+                if short
+                    .get(k2 >> 6)
+                    .is_some_and(|x| x & (1u64 << (k2 & 63)) != 0)
+                {
+                    self.short_candidates(g, k + 7, tail, data, on_hit);
+                }
+                if let Some(gate) = &self.gate
+                    && gate.pass(g & FOLD4)
+                {
+                    self.long_candidates(k + 7, tail, data, on_hit);
+                }
+            }
+        }
+    }
+
+    /// Behind a short-gate pass at `data[j]` (j >= 7): the 1-byte and 2..=3-byte buckets.
+    #[cold]
+    #[inline(never)]
+    fn short_candidates(
+        &self,
+        g: u32,
+        j: usize,
+        tail: &[u8],
+        data: &[u8],
+        on_hit: &mut impl FnMut(u32, usize),
+    ) {
+        let Some(&[a, b, c, d, e, f, g8, h]) = data.get(j.wrapping_sub(7)..=j) else {
+            return;
+        };
+        let w8 = u64::from_le_bytes([a, b, c, d, e, f, g8, h]);
+        if let Some(l1) = &self.l1
+            && let Some(bucket) = l1.probe(g >> 24 & 0xDF)
+        {
+            self.confirm(bucket, w8, 8, j, tail, data, on_hit);
+        }
+        if let Some(l2) = &self.l2
+            && let Some(bucket) = l2.probe(g >> 16 & 0xDFDF)
+        {
+            self.confirm(bucket, w8, 8, j, tail, data, on_hit);
         }
     }
 
@@ -349,22 +454,24 @@ impl PatternSet {
     #[inline(never)]
     fn long_candidates(
         &self,
-        key4: u32,
         j: usize,
         tail: &[u8],
         data: &[u8],
         on_hit: &mut impl FnMut(u32, usize),
     ) {
+        let Some(&[a, b, c, d, e, f, g, h]) = data.get(j.wrapping_sub(7)..=j) else {
+            return;
+        };
+        let w8 = u64::from_le_bytes([a, b, c, d, e, f, g, h]);
         if let Some(l4) = &self.l4
-            && let Some(bucket) = l4.probe(key4)
+            && let Some(bucket) = l4.probe((w8 >> 32) as u32 & FOLD4)
         {
-            self.confirm(bucket, j, tail, data, on_hit);
+            self.confirm(bucket, w8, 8, j, tail, data, on_hit);
         }
         if let Some(l8) = &self.l8
-            && let Some(&[a, b, c, d, e, f, g, h]) = data.get(j.wrapping_sub(7)..=j)
-            && let Some(bucket) = l8.probe(key8(u64::from_le_bytes([a, b, c, d, e, f, g, h])))
+            && let Some(bucket) = l8.probe(key8(w8))
         {
-            self.confirm(bucket, j, tail, data, on_hit);
+            self.confirm(bucket, w8, 8, j, tail, data, on_hit);
         }
     }
 
@@ -384,13 +491,13 @@ impl PatternSet {
             && valid >= 1
             && let Some(bucket) = l1.probe(g >> 24 & 0xDF)
         {
-            self.confirm(bucket, j, tail, data, on_hit);
+            self.confirm(bucket, w, valid, j, tail, data, on_hit);
         }
         if let Some(l2) = &self.l2
             && valid >= 2
             && let Some(bucket) = l2.probe(g >> 16 & 0xDFDF)
         {
-            self.confirm(bucket, j, tail, data, on_hit);
+            self.confirm(bucket, w, valid, j, tail, data, on_hit);
         }
         if valid >= 4
             && let Some(gate) = &self.gate
@@ -399,53 +506,71 @@ impl PatternSet {
             if let Some(l4) = &self.l4
                 && let Some(bucket) = l4.probe(g & FOLD4)
             {
-                self.confirm(bucket, j, tail, data, on_hit);
+                self.confirm(bucket, w, valid, j, tail, data, on_hit);
             }
             if valid >= 8
                 && let Some(l8) = &self.l8
                 && let Some(bucket) = l8.probe(key8(w))
             {
-                self.confirm(bucket, j, tail, data, on_hit);
+                self.confirm(bucket, w, valid, j, tail, data, on_hit);
             }
         }
     }
 
-    /// Compares each candidate of `bucket` against the bytes ending at `data[j]` (reaching into `tail`).
-    #[inline(never)]
+    /// Tests each candidate of `bucket` against the window `w` (whose top `valid` bytes are real) ending at
+    /// `data[j]`; a pattern longer than 8 bytes then has its other bytes compared (reaching into `tail`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn confirm(
         &self,
-        bucket: &[u32],
+        bucket: &[Entry],
+        w: u64,
+        valid: u8,
         j: usize,
         tail: &[u8],
         data: &[u8],
         on_hit: &mut impl FnMut(u32, usize),
     ) {
-        let end = j + 1;
-        for &pid in bucket {
-            let p = self.pattern(pid);
-            let nocase = self.nocase.get(pid as usize).copied().unwrap_or(false);
-            let eq = |a: &[u8], b: &[u8]| {
-                if nocase {
-                    a.eq_ignore_ascii_case(b)
-                } else {
-                    a == b
-                }
-            };
-            let ok = if p.len() <= end {
-                data.get(end - p.len()..end).is_some_and(|s| eq(s, p))
+        for e in bucket {
+            if w & e.mask != e.value {
+                continue;
+            }
+            let ok = if e.len <= 8 {
+                // Exact already, provided every compared byte belongs to the stream.
+                e.len <= u32::from(valid)
             } else {
-                // Straddles the chunk boundary: the first `need` bytes come from the tail.
-                let (head, rest) = p.split_at(p.len() - end);
-                match (
-                    tail.get(tail.len().wrapping_sub(head.len())..),
-                    data.get(..end),
-                ) {
-                    (Some(t), Some(d)) if tail.len() >= head.len() => eq(t, head) && eq(d, rest),
-                    _ => false,
-                }
+                valid >= 8 && self.confirm_long(e.pid, j, tail, data)
             };
             if ok {
-                on_hit(pid, end);
+                on_hit(e.pid, j + 1);
+            }
+        }
+    }
+
+    /// Compares a pattern longer than 8 bytes whose last 8 already matched, ending at `data[j]`.
+    #[cold]
+    fn confirm_long(&self, pid: u32, j: usize, tail: &[u8], data: &[u8]) -> bool {
+        let end = j + 1;
+        let p = self.pattern(pid);
+        let nocase = self.nocase.get(pid as usize).copied().unwrap_or(false);
+        let eq = |a: &[u8], b: &[u8]| {
+            if nocase {
+                a.eq_ignore_ascii_case(b)
+            } else {
+                a == b
+            }
+        };
+        if p.len() <= end {
+            data.get(end - p.len()..end).is_some_and(|s| eq(s, p))
+        } else {
+            // Straddles the chunk boundary: the first bytes come from the tail.
+            let (head, rest) = p.split_at(p.len() - end);
+            match (
+                tail.get(tail.len().wrapping_sub(head.len())..),
+                data.get(..end),
+            ) {
+                (Some(t), Some(d)) if tail.len() >= head.len() => eq(t, head) && eq(d, rest),
+                _ => false,
             }
         }
     }
@@ -502,12 +627,26 @@ mod tests {
 
     #[test]
     fn short_tail_misses_rather_than_misreports() {
-        let ps = PatternSet::new(&[(b"abcdef".to_vec(), false)]);
+        let ps = PatternSet::new(&[
+            (b"abcdefghijkl".to_vec(), false),
+            (b"abcdef".to_vec(), false),
+        ]);
         let mut st = ScanState::default();
         let mut out = Vec::new();
-        ps.scan(&mut st, b"", b"abc", |p, e| out.push((p, e)));
-        // Tail not kept by the caller: the straddling occurrence is not reported, and nothing bogus is.
-        ps.scan(&mut st, b"", b"def", |p, e| out.push((p, e)));
+        ps.scan(&mut st, b"", b"abcdef", |p, e| out.push((p, e)));
+        assert_eq!(out, vec![(1, 6)]);
+        out.clear();
+        // Tail not kept by the caller: the long straddling occurrence is not reported, and nothing bogus is.
+        ps.scan(&mut st, b"", b"ghijkl", |p, e| out.push((p, e)));
         assert!(out.is_empty());
+        // Patterns of up to 8 bytes need no tail: the 8 bytes of state are enough.
+        let ps = PatternSet::new(&[(b"abcdefgh".to_vec(), true)]);
+        let mut st = ScanState::default();
+        for (i, b) in b"xxABCDEFGH".iter().enumerate() {
+            ps.scan(&mut st, b"", std::slice::from_ref(b), |p, e| {
+                out.push((p, i + e))
+            });
+        }
+        assert_eq!(out, vec![(0, 10)]);
     }
 }

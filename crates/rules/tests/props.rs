@@ -162,7 +162,10 @@ fn oracle(cs: &[C], data: &[u8]) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    // 300 cases by default; `PROPTEST_CASES=20000` for a longer run.
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+    ))]
 
     #[test]
     fn prefilter_equals_aho_corasick_at_any_split(
