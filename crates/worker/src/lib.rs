@@ -33,7 +33,7 @@ mod runtime;
 mod workload;
 
 pub use runtime::{
-    DispatchReport, MAX_OUTSTANDING, Mode, Pinning, Records, RunConfig, RunError, RunReport,
-    Status, WorkerReport, run,
+    DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, Records, RunConfig, RunError,
+    RunReport, Status, WorkerReport, run,
 };
 pub use workload::{Cost, Null, Outcome, Synthetic, Workload, spin_rate};

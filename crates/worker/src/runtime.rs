@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 /// exceeded").
 pub const MAX_OUTSTANDING: usize = 4096;
 
+/// Longest scaled run accepted (one day): a later release time is an error, not a dispatcher asleep for ever.
+pub const MAX_RUN_NS: u64 = 86_400 * 1_000_000_000;
+
 /// How the dispatcher paces packets.
 #[derive(Clone, Copy, Debug)]
 pub enum Mode<'a> {
@@ -60,6 +63,8 @@ pub enum RunError {
     BadId { index: usize, id: u32 },
     #[error("scaled mode needs one release time per packet ({packets} packets, {times} times)")]
     ReleaseTimes { packets: usize, times: usize },
+    #[error("release times must not decrease and must end within {MAX_RUN_NS} ns (packet {index})")]
+    ReleaseOrder { index: usize },
     #[error("too many packets for 32-bit ids: {0}")]
     TooMany(usize),
 }
@@ -202,7 +207,7 @@ impl Shared {
 /// queue a packet can reach a worker through is either one the dispatcher fills (no longer filled) or a bundle or
 /// connection queue owned by the worker that will take it (`lfb` FBQ heads, `ph` CQs); a worker that holds nothing
 /// owns none, so it can get nothing more. The report's `lost` checks this.
-pub fn run<W: Workload>(
+pub fn run<W: Workload + ?Sized>(
     sched: &dyn Scheduler,
     workload: &W,
     descs: &[Desc],
@@ -334,6 +339,16 @@ fn validate(descs: &[Desc], cfg: &RunConfig<'_>) -> Result<(), RunError> {
             times: release_ns.len(),
         });
     }
+    if let Mode::Scaled { release_ns } = cfg.mode {
+        let bad = release_ns
+            .windows(2)
+            .position(|w| w[1] < w[0])
+            .map(|i| i + 1);
+        let bad = bad.or_else(|| release_ns.iter().position(|&t| t > MAX_RUN_NS));
+        if let Some(index) = bad {
+            return Err(RunError::ReleaseOrder { index });
+        }
+    }
     Ok(())
 }
 
@@ -431,9 +446,9 @@ fn dispatcher_loop(
         Mode::Scaled { release_ns } => {
             let max = cfg.max_outstanding as u64;
             for (i, d) in descs.iter().enumerate() {
-                let due = start + release_ns[i];
+                let due = start.saturating_add(release_ns[i]);
                 let now = wait_until(shared, due, &mut report);
-                if now > due + 10_000 {
+                if now > due.saturating_add(10_000) {
                     report.late += 1;
                 }
                 let status = if shared.outstanding(report.dispatched) >= max {
@@ -516,7 +531,7 @@ impl Backoff {
 const IDLE_SPINS: u32 = 64;
 const IDLE_YIELDS: u32 = 4;
 
-fn worker_loop<W: Workload>(
+fn worker_loop<W: Workload + ?Sized>(
     w: WorkerId,
     sched: &dyn Scheduler,
     workload: &W,

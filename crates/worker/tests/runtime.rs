@@ -279,3 +279,30 @@ fn locals_come_back_with_their_hooks_run_around_the_packets() {
     let per_report: Vec<u64> = r.workers.iter().map(|w| w.packets).collect();
     assert_eq!(per_local, per_report);
 }
+
+#[test]
+fn a_workload_trait_object_runs_too() {
+    let descs = trace(500, 20);
+    let work: &dyn flowbundle_worker::Workload<Local = ()> = &Null;
+    let sched = build("ph", 2, &SchedOptions::default()).unwrap();
+    let r = run(sched.as_ref(), work, &descs, &RunConfig::default()).unwrap();
+    assert_eq!(r.processed(), 500);
+}
+
+#[test]
+fn release_times_that_would_hang_the_run_are_refused() {
+    let descs = trace(3, 1);
+    let sched = build("dh", 1, &SchedOptions::default()).unwrap();
+    for release in [[0, u64::MAX, u64::MAX], [0, 5, 3]] {
+        let cfg = RunConfig {
+            mode: Mode::Scaled {
+                release_ns: &release,
+            },
+            ..RunConfig::default()
+        };
+        assert!(
+            run(sched.as_ref(), &Null, &descs, &cfg).is_err(),
+            "{release:?}"
+        );
+    }
+}
