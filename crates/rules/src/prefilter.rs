@@ -389,10 +389,10 @@ impl PatternSet {
     fn loop_long(&self, data: &[u8], tail: &[u8], on_hit: &mut impl FnMut(u32, usize)) {
         let Some(gate) = &self.gate else { return };
         for (k, w) in data.get(4..).unwrap_or(&[]).windows(4).enumerate() {
-            if let &[a, b, c, d] = w {
-                if gate.pass(u32::from_le_bytes([a, b, c, d]) & FOLD4) {
-                    self.long_candidates(k + 7, tail, data, on_hit);
-                }
+            if let &[a, b, c, d] = w
+                && gate.pass(u32::from_le_bytes([a, b, c, d]) & FOLD4)
+            {
+                self.long_candidates(k + 7, tail, data, on_hit);
             }
         }
     }
