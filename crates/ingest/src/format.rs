@@ -3,9 +3,9 @@
 //! A unit is a pcap record (record header plus captured bytes) or a pcapng block (its total length is in its
 //! header). Parsing is split in two calls so that both readers can drive it without copying:
 //!
-//! 1. [`Parser::next_len`] looks at the first [`Parser::peek_len`] bytes of a unit and says how long the unit is
+//! 1. `Parser::next_len` looks at the first `Parser::peek_len` bytes of a unit and says how long the unit is
 //!    (or that it is an oversized block to skip unread);
-//! 2. [`Parser::parse`] gets exactly that many bytes and returns either a packet (its metadata plus where its bytes
+//! 2. `Parser::parse` gets exactly that many bytes and returns either a packet (its metadata plus where its bytes
 //!    sit inside the unit) or "nothing to deliver" (a section header, an interface description, a skipped block).
 //!
 //! The streaming [`CaptureReader`](crate::CaptureReader) calls them on its refillable buffer, the preloaded

@@ -12,7 +12,7 @@
 //!   loads a capture before it starts its clock. Records borrow that block; indexing is O(1), so the dispatcher of the
 //!   bench harness can hand a worker a `u32` packet number instead of a pointer and a length.
 //!
-//! Both run the same format parser ([`format`]), so they give identical records. Gzip-compressed files are
+//! Both run the same format parser ([`format`](mod@format)), so they give identical records. Gzip-compressed files are
 //! recognised by their magic bytes, not their name. [`PcapWriter`] writes classic pcap (optionally gzip) for the
 //! trace tools, and [`LiveCapture`] reads an interface when built with `--features live`.
 //!

@@ -10,7 +10,7 @@
 //! held. The interface table grows by one entry per Interface Description Block, at most
 //! [`MAX_INTERFACES`](crate::MAX_INTERFACES). Gzip input adds flate2's decoder state (about 40 KiB).
 //!
-//! Damaged gzip data ends the read with [`Error::Decompress`](crate::Error::Decompress) after the packets before
+//! Damaged gzip data ends the read with [`Error::Decompress`] after the packets before
 //! the damage, less up to one read (128 KiB) of decompressed bytes that flate2 discards with the error.
 //!
 //! After an error the reader is finished: further calls return `Ok(None)`, so a caller that logs and retries cannot
