@@ -8,7 +8,6 @@
 //! `$FLOWBUNDLE_DATA`); without it the bench prints a message and measures nothing.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::hint::black_box;
