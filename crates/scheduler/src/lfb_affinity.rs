@@ -95,7 +95,13 @@ impl Scheduler for LfbAffinity {
         if let Some(w) = self.affine_worker(q) {
             self.hits.inc();
             let _ = self.affinity[w].push(s);
-            Ok(Placed::Worker(w))
+            // An idle last worker is woken for it. A busy one will see it after its bundle; meanwhile any sleeping
+            // worker is woken too, since it may steal the head rather than idle beside it.
+            Ok(if self.table.busy(w) == 0 {
+                Placed::Worker(w)
+            } else {
+                Placed::Any
+            })
         } else {
             let _ = self.rq.push(s);
             Ok(Placed::Any)
@@ -220,7 +226,12 @@ mod tests {
         assert_eq!(serve(&s, 1), 0);
         s.dispatch(pkt(1, 9)).unwrap();
         let held = s.next(1).unwrap();
-        assert_eq!(s.dispatch(pkt(2, 7)), Ok(Placed::Worker(1)));
+        assert_eq!(
+            s.dispatch(pkt(2, 7)),
+            Ok(Placed::Any),
+            "given to busy worker 1: anyone may be woken to steal"
+        );
+        assert_eq!(s.stats().affinity_hits, 1);
         assert_eq!(serve(&s, 0), 2);
         assert_eq!(s.stats().steals, 1);
         s.done(1, held);

@@ -189,7 +189,8 @@ pub struct SchedOptions {
     /// than workers). At most [`BUNDLES`]; a warning is logged below 100 × workers.
     pub fbq_table: usize,
     /// `lfb-affinity`: a returning bundle goes to its last worker when that worker's load (queued bundle heads plus
-    /// the one it processes) is at most the least loaded worker's plus this slack.
+    /// the one it processes) is at most the least loaded worker's plus this slack. Default 0: the last worker only
+    /// when it is among the least loaded (the paper's "the last or least loaded thread").
     pub affinity_slack: usize,
     /// `flow`: a flow with no packet in the system for this many dispatches is expired and bound again as new.
     pub flow_idle_dispatches: u64,
@@ -204,7 +205,7 @@ impl Default for SchedOptions {
         SchedOptions {
             capacity: 8192,
             fbq_table: 4096,
-            affinity_slack: 1,
+            affinity_slack: 0,
             flow_idle_dispatches: 1 << 16,
             rss_interval: 8192,
             rss_max_moves: 4,
