@@ -28,7 +28,7 @@
 //! The dispatcher shares the two cores of this lab's machine with the workers, so a worker preempted inside a lock
 //! would stall the dispatcher for a scheduler quantum. Nothing here locks:
 //!
-//! * each FBQ is a linked list through the slots of a fixed [`Slots`] arena (memory bounded by packets in the system,
+//! * each FBQ is a linked list through the slots of a fixed slot arena (`slots.rs`) (memory bounded by packets in the system,
 //!   however they are distributed), with a per-FBQ atomic **count** of its packets in the system;
 //! * the dispatcher is the only producer: it alone allocates slots, keeps each FBQ's tail, and increments counts.
 //!   A count it reads as zero stays zero (workers only decrement), so "empty" needs no CAS: the packet opens the
