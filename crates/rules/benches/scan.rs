@@ -6,6 +6,9 @@
 //!
 //! `cargo bench -p flowbundle-rules --bench scan`. Test material is read from `../shared/data` (or
 //! `$FLOWBUNDLE_DATA`); without it the bench prints a message and measures nothing.
+//!
+//! Time is the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not wall time: the development machines
+//! are shared, and CPU time is what a worker core spends. Set `FLOWBUNDLE_BENCH_WALL=1` for wall time.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -13,8 +16,51 @@ mod common;
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{Criterion, Throughput};
 use flowbundle_rules::{Alert, Direction, FlowMatchState, PacketCtx, RuleSet, Vars};
+
+/// CPU time of the calling thread.
+struct CpuTime;
+
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
+}
+
+impl Measurement for CpuTime {
+    type Intermediate = Duration;
+    type Value = Duration;
+    fn start(&self) -> Duration {
+        thread_cpu()
+    }
+    fn end(&self, i: Duration) -> Duration {
+        thread_cpu().saturating_sub(i)
+    }
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        static WALL: WallTime = WallTime;
+        WALL.formatter()
+    }
+}
 
 struct Stream {
     ctx: PacketCtx<'static>,
@@ -73,7 +119,7 @@ fn scan_all(rules: &RuleSet, sc: &mut flowbundle_rules::Scanner, streams: &[Stre
     alerts
 }
 
-fn bench(c: &mut Criterion) {
+fn bench<M: Measurement>(c: &mut Criterion<M>) {
     let streams = streams();
     let hex = data_dir().join("rules/content-10k.hex");
     if streams.is_empty() || !hex.exists() {
@@ -141,5 +187,18 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+fn cpu() -> Criterion<CpuTime> {
+    Criterion::default().with_measurement(CpuTime)
+}
+
+fn main() {
+    if std::env::var_os("FLOWBUNDLE_BENCH_WALL").is_some() {
+        let mut c = Criterion::default().configure_from_args();
+        bench(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = cpu().configure_from_args();
+        bench(&mut c);
+        c.final_summary();
+    }
+}

@@ -16,14 +16,15 @@
 //! bytes, then exact comparison of the few candidates.
 //!
 //! ## How
-//! Patterns are split by length into three levels keyed on their last 4, 2 or 1 bytes (lengths ≥ 4, 2–3, 1). For
-//! each key the bytes are masked with `0xDF` (clearing the ASCII case bit), so one table serves case-sensitive and
-//! case-insensitive patterns alike; the mask only adds false candidates, never loses a match. A key is hashed by one
-//! multiplication; the top bits index a bitmap (about 32 bits per pattern, so ~3% of positions pass the 4-byte
-//! level with 10k patterns, 64 KiB, L2-resident) and, if the bit is set, a bucket of pattern ids whose bytes are then
-//! compared exactly (case-folded for `nocase` patterns). Per byte the common path is one unaligned 4-byte load, an
-//! AND, a multiply, a shift and a bit test. Levels without patterns cost nothing: the loop is specialised on which
-//! levels exist.
+//! Patterns are split by length into levels keyed on their last bytes: 4..=7 bytes on the last 4, 8 or more on the
+//! last 8 (hashed, case-folded: hundreds of patterns end in `.com`, they must not share a bucket), 2..=3 on the last
+//! 2, 1 byte on itself. Every position passes two gates before any bucket is read: a bitmap over a hash of the last
+//! four bytes (about 64 bits per pattern, so a few per cent of positions pass with 10k patterns, 64 KiB,
+//! L2-resident) and, only if short patterns exist, a direct 65,536-bit table of the last two bytes. A `nocase`
+//! pattern is entered under every case variant of its key bytes (at most 16), so the loop never folds case. Behind
+//! a gate, each bucket entry carries a *check word* (the pattern's last eight bytes, masked) that decides a pattern
+//! of up to eight bytes exactly with one 64-bit comparison; longer patterns then compare their other bytes. Per
+//! byte the common path is one unaligned 4-byte load, a multiply, a shift and a bit test.
 //!
 //! ## Cost
 //! Memory: the bitmap (≤ 128 KiB), one `u32` per bucket and per pattern, and the pattern bytes. Per chunk: a short
@@ -37,9 +38,37 @@ pub const MAX_PATTERN: usize = 255;
 /// Multiplicative hash constant (the 32-bit golden ratio); the top bits of the product are well mixed.
 const HASH_MUL: u32 = 0x9E37_79B1;
 
-/// Clears bit 5 of every byte: `a`..`z` and `A`..`Z` collapse, so one key serves both cases.
-const FOLD4: u32 = 0xDFDF_DFDF;
+/// Clears bit 5 of every byte: `a`..`z` and `A`..`Z` collapse (the 8-byte level's key only).
 const FOLD8: u64 = 0xDFDF_DFDF_DFDF_DFDF;
+
+/// The little-endian keys of `bytes` (1 to 4 of them): just the bytes, or every ASCII case variant of them for a
+/// `nocase` pattern. The scan loop then compares keys without folding case per byte.
+fn variants(bytes: &[u8], nocase: bool) -> impl Iterator<Item = u32> + Clone {
+    let letters: Vec<usize> = if nocase {
+        (0..bytes.len())
+            .filter(|&i| bytes[i].is_ascii_alphabetic())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let base: Vec<u8> = bytes
+        .iter()
+        .map(u8::to_ascii_lowercase)
+        .map(|b| if nocase { b } else { 0 })
+        .collect();
+    let exact: Vec<u8> = bytes.to_vec();
+    (0u32..1 << letters.len()).map(move |m| {
+        let mut v = if nocase { base.clone() } else { exact.clone() };
+        for (bit, &i) in letters.iter().enumerate() {
+            if m & (1 << bit) != 0 {
+                v[i] = v[i].to_ascii_uppercase();
+            }
+        }
+        v.iter()
+            .enumerate()
+            .fold(0u32, |acc, (k, &b)| acc | u32::from(b) << (8 * k))
+    })
+}
 
 /// Hashes a folded 8-byte window to the 32-bit key the level tables take.
 #[inline(always)]
@@ -96,7 +125,8 @@ struct Level {
 }
 
 impl Level {
-    /// `keys` holds (32-bit key or key hash, entry).
+    /// `keys` holds (32-bit key or key hash, entry); a pattern listed under several keys (its case variants) is
+    /// stored once per bucket.
     fn build(keys: &[(u32, Entry)], bits_per_pattern: usize, max_bits_log2: u32) -> Option<Level> {
         if keys.is_empty() {
             return None;
@@ -113,15 +143,22 @@ impl Level {
         let bit_shift = 32 - bits_log2;
         let bucket_shift = 32 - buckets_log2;
         let mut bits = vec![0u64; (1usize << bits_log2) / 64].into_boxed_slice();
-        let nb = 1usize << buckets_log2;
-        let mut counts = vec![0u32; nb + 1];
         for &(key, _) in keys {
-            let h = key.wrapping_mul(HASH_MUL);
-            let b = (h >> bit_shift) as usize;
+            let b = (key.wrapping_mul(HASH_MUL) >> bit_shift) as usize;
             if let Some(w) = bits.get_mut(b / 64) {
                 *w |= 1u64 << (b % 64);
             }
-            if let Some(c) = counts.get_mut((h >> bucket_shift) as usize + 1) {
+        }
+        let mut placed: Vec<(usize, Entry)> = keys
+            .iter()
+            .map(|&(k, e)| ((k.wrapping_mul(HASH_MUL) >> bucket_shift) as usize, e))
+            .collect();
+        placed.sort_unstable_by_key(|(b, e)| (*b, e.pid));
+        placed.dedup_by_key(|(b, e)| (*b, e.pid));
+        let nb = 1usize << buckets_log2;
+        let mut counts = vec![0u32; nb + 1];
+        for &(b, _) in &placed {
+            if let Some(c) = counts.get_mut(b + 1) {
                 *c += 1;
             }
         }
@@ -136,9 +173,8 @@ impl Level {
             pid: 0,
             len: 0,
         };
-        let mut entries = vec![empty; keys.len()].into_boxed_slice();
-        for &(key, e) in keys {
-            let bucket = (key.wrapping_mul(HASH_MUL) >> bucket_shift) as usize;
+        let mut entries = vec![empty; placed.len()].into_boxed_slice();
+        for &(bucket, e) in &placed {
             if let Some(slot) = fill.get_mut(bucket) {
                 if let Some(dst) = entries.get_mut(*slot as usize) {
                     *dst = e;
@@ -240,22 +276,20 @@ impl PatternSet {
             nocase.push(*nc);
             max_len = max_len.max(p.len());
             let e = Entry::new(i as u32, p, *nc);
-            let mut last = [0u8; 8];
-            for (d, s) in last.iter_mut().rev().zip(p.iter().rev()) {
-                *d = *s;
-            }
-            let w8 = u64::from_le_bytes(last);
-            let w4 = (w8 >> 32) as u32;
-            match p.len() {
+            let n = p.len();
+            match n {
                 0 => {}
-                1 => k1.push((w4 >> 24 & 0xDF, e)),
-                2 | 3 => k2.push((w4 >> 16 & 0xDFDF, e)),
-                n => {
-                    kg.push((w4 & FOLD4, e));
+                1 => k1.extend(variants(p, *nc).map(|v| (v, e))),
+                2 | 3 => k2.extend(variants(&p[n - 2..], *nc).map(|v| (v, e))),
+                _ => {
+                    let last4 = variants(&p[n - 4..], *nc);
+                    kg.extend(last4.clone().map(|v| (v, e)));
                     if n >= 8 {
-                        k8.push((key8(w8), e));
+                        let mut last = [0u8; 8];
+                        last.copy_from_slice(&p[n - 8..]);
+                        k8.push((key8(u64::from_le_bytes(last)), e));
                     } else {
-                        k4.push((w4 & FOLD4, e));
+                        k4.extend(last4.map(|v| (v, e)));
                     }
                 }
             }
@@ -275,7 +309,7 @@ impl PatternSet {
             for &(k, _) in &k1 {
                 // Any previous byte, this last byte.
                 for prev in 0..256usize {
-                    set(prev | (k as usize) << 8);
+                    set(prev | ((k as usize) << 8));
                 }
             }
             t
@@ -390,7 +424,7 @@ impl PatternSet {
         let Some(gate) = &self.gate else { return };
         for (k, w) in data.get(4..).unwrap_or(&[]).windows(4).enumerate() {
             if let &[a, b, c, d] = w
-                && gate.pass(u32::from_le_bytes([a, b, c, d]) & FOLD4)
+                && gate.pass(u32::from_le_bytes([a, b, c, d]))
             {
                 self.long_candidates(k + 7, tail, data, on_hit);
             }
@@ -406,7 +440,7 @@ impl PatternSet {
         for (k, w) in data.get(4..).unwrap_or(&[]).windows(4).enumerate() {
             if let &[a, b, c, d] = w {
                 let g = u32::from_le_bytes([a, b, c, d]);
-                let k2 = (g >> 16 & 0xDFDF) as usize;
+                let k2 = (g >> 16) as usize;
                 if short
                     .get(k2 >> 6)
                     .is_some_and(|x| x & (1u64 << (k2 & 63)) != 0)
@@ -414,7 +448,7 @@ impl PatternSet {
                     self.short_candidates(g, k + 7, tail, data, on_hit);
                 }
                 if let Some(gate) = &self.gate
-                    && gate.pass(g & FOLD4)
+                    && gate.pass(g)
                 {
                     self.long_candidates(k + 7, tail, data, on_hit);
                 }
@@ -438,12 +472,12 @@ impl PatternSet {
         };
         let w8 = u64::from_le_bytes([a, b, c, d, e, f, g8, h]);
         if let Some(l1) = &self.l1
-            && let Some(bucket) = l1.probe(g >> 24 & 0xDF)
+            && let Some(bucket) = l1.probe(g >> 24)
         {
             self.confirm(bucket, w8, 8, j, tail, data, on_hit);
         }
         if let Some(l2) = &self.l2
-            && let Some(bucket) = l2.probe(g >> 16 & 0xDFDF)
+            && let Some(bucket) = l2.probe(g >> 16)
         {
             self.confirm(bucket, w8, 8, j, tail, data, on_hit);
         }
@@ -464,7 +498,7 @@ impl PatternSet {
         };
         let w8 = u64::from_le_bytes([a, b, c, d, e, f, g, h]);
         if let Some(l4) = &self.l4
-            && let Some(bucket) = l4.probe((w8 >> 32) as u32 & FOLD4)
+            && let Some(bucket) = l4.probe((w8 >> 32) as u32)
         {
             self.confirm(bucket, w8, 8, j, tail, data, on_hit);
         }
@@ -489,22 +523,22 @@ impl PatternSet {
         let g = (w >> 32) as u32;
         if let Some(l1) = &self.l1
             && valid >= 1
-            && let Some(bucket) = l1.probe(g >> 24 & 0xDF)
+            && let Some(bucket) = l1.probe(g >> 24)
         {
             self.confirm(bucket, w, valid, j, tail, data, on_hit);
         }
         if let Some(l2) = &self.l2
             && valid >= 2
-            && let Some(bucket) = l2.probe(g >> 16 & 0xDFDF)
+            && let Some(bucket) = l2.probe(g >> 16)
         {
             self.confirm(bucket, w, valid, j, tail, data, on_hit);
         }
         if valid >= 4
             && let Some(gate) = &self.gate
-            && gate.pass(g & FOLD4)
+            && gate.pass(g)
         {
             if let Some(l4) = &self.l4
-                && let Some(bucket) = l4.probe(g & FOLD4)
+                && let Some(bucket) = l4.probe(g)
             {
                 self.confirm(bucket, w, valid, j, tail, data, on_hit);
             }
