@@ -93,6 +93,17 @@ const APP_PROTOS: &[(&str, &str)] = &[
     ("telnet", "telnet"),
 ];
 
+/// How a rule that applies to TCP inspects its payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TcpInspect {
+    /// The reassembled stream (the default, as Suricata does for `tcp`).
+    #[default]
+    Stream,
+    /// Each packet's payload on its own: Suricata's `tcp-pkt` protocol, and rules with `dsize` (which Suricata
+    /// makes packet-only).
+    Packet,
+}
+
 /// Direction constraint from `flow`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FlowDir {
@@ -326,6 +337,10 @@ pub struct Rule {
     pub dst_ports: PortSet,
     /// `<>`: the header matches in either direction.
     pub bidirectional: bool,
+    /// How TCP payload is inspected (stream or per packet).
+    pub tcp_inspect: TcpInspect,
+    /// `app-layer-protocol`: the flow's application protocol must (or, negated, must not) be this one.
+    pub app_layer: Option<(bool, &'static str)>,
     pub flow_dir: FlowDir,
     pub flow_state: FlowState,
     pub sid: u32,
@@ -489,8 +504,11 @@ struct Builder {
     flow_dir: FlowDir,
     flow_state: FlowState,
     services: Vec<String>,
-    /// `dsize` was used: the rule inspects datagrams only.
+    /// `dsize` was used: the rule inspects packets only.
     dsize: bool,
+    app_layer: Option<(bool, &'static str)>,
+    /// A `file_data` buffer was used.
+    file_data: bool,
 }
 
 /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
@@ -574,6 +592,8 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         flow_state: FlowState::Any,
         services: Vec::new(),
         dsize: false,
+        app_layer: None,
+        file_data: false,
     };
     for o in &opts {
         b.option(o, ctx).map_err(with_sid)?;
@@ -605,6 +625,7 @@ fn detect_dialect(opts: &[Opt<'_>]) -> Dialect {
 struct Header {
     action: Action,
     proto: Proto,
+    tcp_inspect: TcpInspect,
     src: AddrSet,
     src_ports: PortSet,
     dst: AddrSet,
@@ -657,9 +678,14 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
             )));
         }
     };
+    let mut tcp_inspect = TcpInspect::Stream;
     let proto = match proto.to_ascii_lowercase().as_str() {
         "ip" | "pkthdr" => Proto::Ip,
-        "tcp" => Proto::Tcp,
+        "tcp" | "tcp-stream" => Proto::Tcp,
+        "tcp-pkt" => {
+            tcp_inspect = TcpInspect::Packet;
+            Proto::Tcp
+        }
         "udp" => Proto::Udp,
         "icmp" | "icmpv4" | "icmpv6" => Proto::Icmp,
         p => match APP_PROTOS.iter().find(|(n, _)| *n == p) {
@@ -685,6 +711,8 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
     let bidirectional = match dir {
         "->" => false,
         "<>" => true,
+        // Suricata 8 transactional rules (both directions of one transaction in one rule).
+        "=>" => return Err(skip("direction =>")),
         other => {
             return Err(err(format!(
                 "invalid direction `{}`",
@@ -704,6 +732,7 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
     Ok(Header {
         action,
         proto,
+        tcp_inspect,
         src: addr(r, src)?,
         src_ports: port(r, sp)?,
         dst: addr(r, dst)?,
@@ -791,6 +820,29 @@ impl Builder {
             }
             "endswith" => self.last_content(name)?.endswith = true,
             "isdataat" => self.isdataat(v)?,
+            "app-layer-protocol" => {
+                let raw = v
+                    .ok_or_else(|| err("app-layer-protocol needs a value"))?
+                    .trim();
+                let (neg, name) = match raw.strip_prefix('!') {
+                    Some(r) => (true, r.trim()),
+                    None => (false, raw),
+                };
+                if name.contains(',') {
+                    return Err(skip(format!("app-layer-protocol:{}", trunc(name))));
+                }
+                let name = name.to_ascii_lowercase();
+                let canon = APP_PROTOS
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|&(_, c)| c)
+                    .or(match name.as_str() {
+                        "failed" | "unknown" => Some("failed"),
+                        _ => None,
+                    })
+                    .ok_or_else(|| skip(format!("app-layer-protocol:{}", trunc(&name))))?;
+                self.app_layer = Some((neg, canon));
+            }
             "bsize" | "bufferlen" => {
                 let (min, max) = length_range(name, v)?;
                 self.push_item(self.sticky, Item::Len { min, max })?;
@@ -806,6 +858,7 @@ impl Builder {
                     if v.is_some() {
                         return Err(skip(format!("{n}:{}", trunc(v.unwrap_or("")))));
                     }
+                    self.file_data |= buf == PBuf::FileData;
                     self.sticky = buf;
                 } else if let Some(buf) = http_underscore(n) {
                     if v.is_some() {
@@ -997,6 +1050,9 @@ impl Builder {
             return Err(skip("payload and http buffers mixed"));
         }
         if has_http {
+            if self.file_data && matches!(h.proto, Proto::App(p) if p != "http") {
+                return Err(skip("file_data outside http"));
+            }
             if matches!(h.proto, Proto::Udp | Proto::Icmp)
                 || matches!(h.proto, Proto::App(p) if p != "http")
             {
@@ -1013,12 +1069,20 @@ impl Builder {
                 return Err(skip("request buffer with flow:to_client"));
             }
         }
-        if self.dsize && h.proto == Proto::Tcp {
-            // Suricata turns these into per-packet rules on TCP; here TCP payload is inspected as a stream.
-            return Err(skip("dsize on tcp"));
+        // `dsize` makes a rule packet-only in Suricata: on TCP it then inspects each packet's payload.
+        let tcp_inspect = if self.dsize {
+            TcpInspect::Packet
+        } else {
+            h.tcp_inspect
+        };
+        if has_http && tcp_inspect == TcpInspect::Packet {
+            return Err(skip("http buffer on tcp-pkt"));
         }
         for g in &groups {
-            validate_group(g, h.proto == Proto::Tcp)?;
+            validate_group(
+                g,
+                h.proto == Proto::Tcp && tcp_inspect == TcpInspect::Stream,
+            )?;
         }
         let (classtype, category, class_prio) = match &self.classtype {
             Some(c) => match ctx.classes.get(c) {
@@ -1037,6 +1101,8 @@ impl Builder {
             dst: h.dst,
             dst_ports: h.dst_ports,
             bidirectional: h.bidirectional,
+            tcp_inspect,
+            app_layer: self.app_layer,
             flow_dir: self.flow_dir,
             flow_state: self.flow_state,
             sid,

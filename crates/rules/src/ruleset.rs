@@ -288,6 +288,8 @@ pub struct RuleSet {
     pub(crate) info: Vec<RuleInfo>,
     pub(crate) stream: [Table; 2],
     pub(crate) packet: [Table; 2],
+    /// Payload rules inspecting single TCP packets (`tcp-pkt`, `dsize`).
+    pub(crate) tcp_packet: [Table; 2],
     /// Rules with no content: checked per packet, per direction.
     pub(crate) header_only: [Vec<u32>; 2],
     pub(crate) http: Vec<Table>,
@@ -514,6 +516,8 @@ impl RuleSet {
         let mut packet: [Vec<Entry>; 2] = Default::default();
         let mut stream_always: [Vec<Target>; 2] = Default::default();
         let mut packet_always: [Vec<Target>; 2] = Default::default();
+        let mut tcp_packet: [Vec<Entry>; 2] = Default::default();
+        let mut tcp_packet_always: [Vec<Target>; 2] = Default::default();
         let mut header_only: [Vec<u32>; 2] = Default::default();
         let mut http: Vec<(Vec<Entry>, Vec<Target>)> =
             (0..Buffer::COUNT).map(|_| Default::default()).collect();
@@ -543,8 +547,11 @@ impl RuleSet {
                 });
                 if g.buffer == Buffer::Payload {
                     // `ip` and application-protocol rules whose chain cannot run on a stream inspect datagrams only.
-                    let on_tcp = matches!(r.proto, Proto::Ip | Proto::Tcp | Proto::App(_))
+                    let covers_tcp = matches!(r.proto, Proto::Ip | Proto::Tcp | Proto::App(_));
+                    let on_tcp = covers_tcp
+                        && r.tcp_inspect == rule::TcpInspect::Stream
                         && rule::stream_obstacle(g).is_none();
+                    let on_tcp_packet = covers_tcp && r.tcp_inspect == rule::TcpInspect::Packet;
                     let on_other = matches!(
                         r.proto,
                         Proto::Ip | Proto::Udp | Proto::Icmp | Proto::App(_)
@@ -563,6 +570,12 @@ impl RuleSet {
                             match &pat {
                                 Some(p) => packet[d].push(p.clone()),
                                 None => packet_always[d].push(t),
+                            }
+                        }
+                        if on_tcp_packet {
+                            match &pat {
+                                Some(p) => tcp_packet[d].push(p.clone()),
+                                None => tcp_packet_always[d].push(t),
                             }
                         }
                     }
@@ -589,6 +602,9 @@ impl RuleSet {
         let [pa0, pa1] = packet_always;
         let stream = [Table::build(&s0, sa0), Table::build(&s1, sa1)];
         let packet = [Table::build(&p0, pa0), Table::build(&p1, pa1)];
+        let [t0, t1] = tcp_packet;
+        let [ta0, ta1] = tcp_packet_always;
+        let tcp_packet = [Table::build(&t0, ta0), Table::build(&t1, ta1)];
         let http: Vec<Table> = http.into_iter().map(|(e, a)| Table::build(&e, a)).collect();
         let max_pat = stream
             .iter()
@@ -601,6 +617,7 @@ impl RuleSet {
             info,
             stream,
             packet,
+            tcp_packet,
             header_only,
             http,
             retain,
@@ -736,6 +753,8 @@ impl Rule {
             dst: crate::addr::AddrSet::any(),
             dst_ports: crate::addr::PortSet::any(),
             bidirectional: false,
+            tcp_inspect: rule::TcpInspect::Stream,
+            app_layer: None,
             flow_dir: FlowDir::Any,
             flow_state: rule::FlowState::Any,
             sid,

@@ -431,6 +431,15 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     if !proto_ok {
         return false;
     }
+    if let Some((negated, name)) = rule.app_layer {
+        let is = match ctx.app_proto {
+            Some(a) => a.eq_ignore_ascii_case(name),
+            None => name == "failed",
+        };
+        if is == negated {
+            return false;
+        }
+    }
     match rule.flow_dir {
         FlowDir::Any => {}
         FlowDir::ToServer if ctx.dir != Direction::ToServer => return false,
@@ -768,9 +777,10 @@ impl RuleSet {
         }
     }
 
-    /// Inspects one packet's payload. For non-TCP packets this runs the payload rules (`udp`, `icmp`, `ip`, ...);
-    /// for every packet it runs the rules without content (header and flow checks only). TCP payload is inspected
-    /// by [`RuleSet::scan_stream`] instead. At most one alert per rule per packet.
+    /// Inspects one packet's payload; call it for every packet, TCP included. For non-TCP packets this runs the
+    /// payload rules (`udp`, `icmp`, `ip`, ...); for TCP packets only the packet-only rules (`tcp-pkt`, `dsize`),
+    /// the rest of TCP payload being inspected by [`RuleSet::scan_stream`]; for every packet the rules without
+    /// content (header and flow checks only). At most one alert per rule per packet.
     pub fn scan_packet(
         &self,
         sc: &mut Scanner,
@@ -781,8 +791,12 @@ impl RuleSet {
         sc.fit(self);
         let d = ctx.dir.index();
         sc.next_generation();
-        if ctx.l4 != L4::Tcp
-            && let Some(table) = self.packet.get(d)
+        let tables = if ctx.l4 == L4::Tcp {
+            &self.tcp_packet
+        } else {
+            &self.packet
+        };
+        if let Some(table) = tables.get(d)
             && !table.is_empty()
         {
             sc.stats.packet_bytes += payload.len() as u64;

@@ -366,3 +366,23 @@ alert tcp any any -> any any (msg:"p"; content:"y"; classtype:misc-activity; pri
         ]
     );
 }
+
+#[test]
+fn tcp_packet_rules_and_app_layer_protocol() {
+    let rs = load(
+        r#"alert tcp-pkt any any -> any any (content:"abc"; sid:1;)
+alert tcp any any -> any any (content:"abc"; dsize:<10; sid:2;)
+alert tcp-stream any any -> any any (content:"abc"; sid:3;)
+alert tcp any any -> any any (app-layer-protocol:http; content:"abc"; sid:4;)
+alert tcp any any -> any any (app-layer-protocol:!http; content:"abc"; sid:5;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let c = ctx(Direction::ToServer);
+    // Per packet: only the packet-only rules, and dsize applies to this packet's payload.
+    rs.scan_packet(&mut sc, &c, b"xxabc", &mut out);
+    rs.scan_packet(&mut sc, &c, b"xxabc and more", &mut out);
+    let sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    assert_eq!(sids, vec![1, 2, 1]);
+    assert_eq!(stream(&rs, &[b"xxab", b"c"]), vec![3, 4]);
+}

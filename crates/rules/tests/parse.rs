@@ -231,7 +231,9 @@ alert ftp-bounce any any -> any any (sid:4;)
 alert tcp any any -> any any (content:"a"; http_uri; content:"b"; pkt_data; content:"c"; service:http; sid:5;)
 alert tcp any any -> any any (content:"a"; classtype:no-such-class; sid:6;)
 alert tcp any any -> any any (content:"a"; depth:x_var; sid:7;)
-alert tcp any any -> any any (content:"a"; endswith; sid:8;)"#,
+alert tcp any any -> any any (content:"a"; endswith; sid:8;)
+alert tls any any => any any (content:"a"; sid:9;)
+alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
     );
     assert_eq!(rep.loaded, 0);
     let reasons: Vec<(&str, usize)> = rep
@@ -244,7 +246,9 @@ alert tcp any any -> any any (content:"a"; endswith; sid:8;)"#,
         vec![
             ("action pass", 1),
             ("depth from a variable", 1),
+            ("direction =>", 1),
             ("endswith on a tcp stream", 1),
+            ("file_data outside http", 1),
             ("keyword byte_test", 1),
             ("keyword flowbits", 1),
             ("payload and http buffers mixed", 1),
@@ -266,7 +270,7 @@ alert tcp any any -> any any (content:\"a\";)\n\
 alert tcp any any -> any any (content:\"abc\"; depth:2; sid:5;)\n\
 alert tcp any any -> any any (content:\"|4|\"; sid:6;)\n\
 alert tcp any any -> any any (content:\"a\"; sid:4;)\n\
-alert tcp any any => any any (sid:7;)\n\
+alert tcp any any <- any any (sid:7;)\n\
 alert tcp 1.2.3.4/40 any -> any any (sid:8;)\n\
 alert tcp any any -> any any (content:\"a\"; offset:99999999999; sid:9;)\n";
     let rep = report(text);
