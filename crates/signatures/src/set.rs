@@ -58,15 +58,22 @@ use crate::pat::{self, PatFile};
 use crate::translate::{self, Translation};
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::nfa::thompson;
+use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
-use regex_automata::{Anchored, MatchKind};
+use regex_automata::{Anchored, MatchKind, Span};
 use regex_syntax::hir::Hir;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
+/// A packet is matched in chunks of this many bytes, copied to the stack when NULs must be removed or the data
+/// lower-cased for the prefilters.
+const SCRATCH: usize = 256;
+/// Shortest stretch of data worth a prefilter call: below it, SIMD searchers fall back to slower scalar
+/// code (Rabin-Karp) and stepping the DFA is cheaper.
+const PREFILTER_MIN_SPAN: usize = 64;
 /// Most DFA groups a set may have: the size of [`ConnState`]'s state array.
 pub const MAX_GROUPS: usize = 26;
 /// Most signatures a set may hold ([`SigId`] is a `u16`, and one value is reserved).
@@ -151,7 +158,7 @@ impl Default for Options {
             max_bytes: 2047,
             max_packets: 10,
             strip_nul: true,
-            group_size_limit: 2 << 20,
+            group_size_limit: 1 << 20,
             pattern_size_limit: 32 << 20,
         }
     }
@@ -364,6 +371,8 @@ pub struct GroupInfo {
     pub names: Vec<String>,
     /// DFA memory in bytes.
     pub bytes: usize,
+    /// The group has a fast prefix prefilter that skips bytes while no match is in progress.
+    pub prefilter: bool,
 }
 
 impl fmt::Display for LoadReport {
@@ -397,6 +406,16 @@ impl fmt::Display for LoadReport {
         }
         for w in &self.warnings {
             writeln!(f, "warning {w}")?;
+        }
+        for (i, g) in self.groups.iter().enumerate() {
+            writeln!(
+                f,
+                "group {i:>2}: {:<10} {:>9} bytes{} {}",
+                if g.anchored { "anchored" } else { "unanchored" },
+                g.bytes,
+                if g.prefilter { " prefilter" } else { "" },
+                g.names.join(" ")
+            )?;
         }
         let anchored = self.groups.iter().filter(|g| g.anchored).count();
         writeln!(
@@ -432,6 +451,18 @@ struct Group {
     states: usize,
     /// Pattern index inside the DFA → signature.
     sigs: Vec<SigId>,
+    /// Unanchored groups: the state in which no match is in progress (the unanchored start state away from
+    /// the first byte), with the bytes that leave it there, and the prefix prefilter that may skip ahead
+    /// from it.
+    idle: Option<Idle>,
+}
+
+#[derive(Debug)]
+struct Idle {
+    state: StateID,
+    /// `stays[b]`: byte `b` leads from the idle state back to it.
+    stays: [bool; 256],
+    prefilter: Option<Prefilter>,
 }
 
 /// Per-connection matching state: one DFA state per group, byte and packet counts, the verdict once final.
@@ -497,6 +528,11 @@ struct Candidate {
     /// The pattern's own DFA and its size, built in the first phase.
     dfa: Option<dense::DFA<Vec<u32>>>,
     dfa_bytes: usize,
+    /// [`prefilter_hir`] of the pattern.
+    pre_hir: Hir,
+    /// Away from the first byte, every match starts with one of a few literals of 3 bytes or more: worth
+    /// grouping with similar patterns under one prefilter.
+    prefilter_friendly: bool,
 }
 
 impl SignatureSet {
@@ -760,11 +796,6 @@ impl SignatureSet {
         let mut built = Vec::with_capacity(groups.len());
         for (members, dfa, anchored) in groups {
             let ids: Vec<SigId> = members.iter().filter_map(|&m| new_id[m]).collect();
-            report.groups.push(GroupInfo {
-                anchored,
-                names: ids.iter().map(|id| sigs[id.index()].name.clone()).collect(),
-                bytes: dfa.memory_usage(),
-            });
             report.dfa_bytes += dfa.memory_usage();
             let mode = if anchored {
                 Anchored::Yes
@@ -778,12 +809,44 @@ impl SignatureSet {
                 .unwrap_or(StateID::ZERO);
             let stride2 = dfa.stride2();
             let states = state_count(&dfa);
+            let idle = if anchored {
+                None
+            } else {
+                // Away from the first byte, any look-behind byte gives the same start state (the patterns use
+                // no word or line assertions); it is the state the DFA returns to when nothing is in progress.
+                dfa.start_state(
+                    &start::Config::new()
+                        .anchored(Anchored::No)
+                        .look_behind(Some(0xff)),
+                )
+                .ok()
+                .map(|state| {
+                    let mut stays = [false; 256];
+                    for (b, stay) in stays.iter_mut().enumerate() {
+                        *stay = dfa.next_state(state, b as u8) == state;
+                    }
+                    let hirs: Vec<&Hir> = members.iter().map(|&m| &candidates[m].pre_hir).collect();
+                    let prefilter = prefix_literals(&hirs).and_then(|lits| fast_prefilter(&lits));
+                    Idle {
+                        state,
+                        stays,
+                        prefilter,
+                    }
+                })
+            };
+            report.groups.push(GroupInfo {
+                anchored,
+                names: ids.iter().map(|id| sigs[id.index()].name.clone()).collect(),
+                bytes: dfa.memory_usage(),
+                prefilter: idle.as_ref().is_some_and(|i| i.prefilter.is_some()),
+            });
             built.push(Group {
                 dfa,
                 start,
                 stride2,
                 states,
                 sigs: ids,
+                idle,
             });
         }
         report.build_time = started.elapsed();
@@ -894,7 +957,7 @@ impl SignatureSet {
         };
         state.cut = state.cut.saturating_add(cut.min(u16::MAX as usize) as u16);
         let added = if self.strip_nul {
-            window.iter().filter(|&&b| b != 0).count()
+            window.len() - count_nul(window)
         } else {
             window.len()
         };
@@ -919,52 +982,64 @@ impl SignatureSet {
     /// Runs the live groups over `window` (skipping NULs if configured), then takes the end-of-input peek.
     /// Returns the best signature that matched, and leaves the groups' states in `state`.
     fn run(&self, state: &mut ConnState, window: &[u8]) -> Option<SigId> {
-        let mut live: [(u8, StateID); MAX_GROUPS] = [(0, StateID::ZERO); MAX_GROUPS];
-        let mut n = 0;
-        for (g, group) in self.groups.iter().enumerate() {
-            let index = usize::from(state.states[g]);
+        let mut sids = [StateID::ZERO; MAX_GROUPS];
+        let mut live = 0;
+        for ((sid, group), &index) in sids.iter_mut().zip(&self.groups).zip(&state.states) {
+            let index = usize::from(index);
             // Index 0 is dead; an index beyond the DFA can only come from another set's ConnState.
             if index != 0 && index < group.states {
-                live[n] = (g as u8, StateID::new_unchecked(index << group.stride2));
-                n += 1;
+                *sid = StateID::new_unchecked(index << group.stride2);
+                live += 1;
             }
         }
+        let groups = &self.groups[..self.groups.len().min(MAX_GROUPS)];
         let mut best: Option<SigId> = None;
-        for &byte in window {
-            if byte == 0 && self.strip_nul {
-                continue;
-            }
-            let mut i = 0;
-            while i < n {
-                let (g, sid) = live[i];
-                let group = &self.groups[usize::from(g)];
-                let next = group.dfa.next_state(sid, byte);
-                if group.dfa.is_special_state(next) {
-                    if group.dfa.is_dead_state(next) {
-                        n -= 1;
-                        live[i] = live[n];
-                        continue;
-                    }
-                    if group.dfa.is_match_state(next) {
-                        group.collect(next, &mut best);
-                    }
+        // The DFAs and prefilters read the data as l7-filter's kernel buffer holds it: NULs removed (if
+        // configured) and ASCII lower-cased. Lower-casing changes no DFA transition (every pattern is
+        // case-folded) but lets the prefilters look for one spelling of each literal instead of all of them, so
+        // it is only done while a group with a prefilter is alive. The packet is taken in small chunks so that
+        // DFAs dying in the first bytes (most start-anchored ones) do not pay for copying the rest.
+        let mut buf = [0u8; SCRATCH];
+        let mut raw = window;
+        while !raw.is_empty() && live > 0 {
+            let (piece, rest) = raw.split_at(raw.len().min(SCRATCH));
+            raw = rest;
+            let lower = sids.iter().zip(groups).any(|(&sid, g)| {
+                sid != StateID::ZERO && g.idle.as_ref().is_some_and(|i| i.prefilter.is_some())
+            });
+            let chunk: &[u8] = if self.strip_nul && piece.contains(&0) {
+                let mut kept = 0;
+                for &b in piece {
+                    buf[kept] = b.to_ascii_lowercase();
+                    kept += usize::from(b != 0);
                 }
-                live[i].1 = next;
-                i += 1;
-            }
-            if n == 0 {
-                break;
+                &buf[..kept]
+            } else if lower {
+                for (out, &b) in buf.iter_mut().zip(piece) {
+                    *out = b.to_ascii_lowercase();
+                }
+                &buf[..piece.len()]
+            } else {
+                piece
+            };
+            for (sid, group) in sids.iter_mut().zip(groups) {
+                if *sid != StateID::ZERO {
+                    *sid = group.scan(*sid, chunk, &mut best);
+                    live -= usize::from(*sid == StateID::ZERO);
+                }
             }
         }
         state.states = [0; MAX_GROUPS];
-        for &(g, sid) in &live[..n] {
-            let group = &self.groups[usize::from(g)];
+        for ((slot, group), &sid) in state.states.iter_mut().zip(groups).zip(&sids) {
+            if sid == StateID::ZERO {
+                continue;
+            }
             // `$` holds here, at the end of what has arrived: peek at the end-of-input transition.
             let eoi = group.dfa.next_eoi_state(sid);
             if group.dfa.is_match_state(eoi) {
                 group.collect(eoi, &mut best);
             }
-            state.states[usize::from(g)] = (sid.as_usize() >> group.stride2) as u16;
+            *slot = (sid.as_usize() >> group.stride2) as u16;
         }
         best
     }
@@ -1028,6 +1103,76 @@ impl SignatureSet {
 }
 
 impl Group {
+    /// Runs the DFA from `sid` over `bytes` (NUL-stripped, lower-cased), lowering `best` at every match state,
+    /// and returns the new state (the dead state as soon as it is reached).
+    ///
+    /// Two ways to skip bytes without changing the answer:
+    /// * In the idle state (no partial match in progress, away from the first byte), the group's prefilter
+    ///   jumps to the next place where one of its patterns' literal prefixes starts: no match can start
+    ///   before it and nothing earlier is alive, so the skipped bytes would have left the DFA idle. The last
+    ///   `max_needle_len - 1` bytes are never skipped, because a literal may continue in the next packet.
+    ///   Without a prefilter, or on short stretches, a table of the bytes that keep the DFA idle is used.
+    /// * In an accelerated state (every byte but one to three loops back to it, as inside `.*X`), `memchr`
+    ///   finds the next byte that leaves it.
+    #[inline]
+    fn scan(&self, mut sid: StateID, bytes: &[u8], best: &mut Option<SigId>) -> StateID {
+        let dfa = &self.dfa;
+        let len = bytes.len();
+        let mut i = 0;
+        while i < len {
+            // Dead, match, accelerated and (in unanchored groups) start states are "special": one comparison
+            // keeps the common case to a table lookup per byte. The idle state is the mid-text start state.
+            if dfa.is_special_state(sid) {
+                if dfa.is_dead_state(sid) {
+                    return sid;
+                }
+                if dfa.is_match_state(sid) {
+                    self.collect(sid, best);
+                }
+                if let Some(idle) = &self.idle
+                    && sid == idle.state
+                {
+                    match &idle.prefilter {
+                        Some(pre) if len - i >= PREFILTER_MIN_SPAN => match pre
+                            .find(bytes, Span::from(i..len))
+                        {
+                            Some(span) => i = span.start,
+                            None => {
+                                i = i
+                                    .max(len.saturating_sub(pre.max_needle_len().saturating_sub(1)))
+                            }
+                        },
+                        // Short stretches: walk over the bytes that keep the DFA idle (a 256-entry table in
+                        // L1, no dependency between iterations, unlike DFA steps).
+                        _ => {
+                            while i < len && idle.stays[usize::from(bytes[i])] {
+                                i += 1;
+                            }
+                        }
+                    }
+                } else if dfa.is_accel_state(sid) {
+                    let rest = &bytes[i..];
+                    let next = match *dfa.accelerator(sid) {
+                        [a] => memchr::memchr(a, rest),
+                        [a, b] => memchr::memchr2(a, b, rest),
+                        [a, b, c] => memchr::memchr3(a, b, c, rest),
+                        _ => Some(0),
+                    };
+                    i += next.unwrap_or(rest.len());
+                }
+                if i >= len {
+                    break;
+                }
+            }
+            sid = dfa.next_state(sid, bytes[i]);
+            i += 1;
+        }
+        if dfa.is_match_state(sid) {
+            self.collect(sid, best);
+        }
+        sid
+    }
+
     /// Lowers `best` to the best signature matched in match state `sid`.
     fn collect(&self, sid: StateID, best: &mut Option<SigId>) {
         for i in 0..self.dfa.match_len(sid) {
@@ -1039,6 +1184,13 @@ impl Group {
             }
         }
     }
+}
+
+/// Number of NUL bytes, counted in blocks of 255 with byte-sized sums so that it vectorizes.
+fn count_nul(data: &[u8]) -> usize {
+    data.chunks(255)
+        .map(|block| usize::from(block.iter().fold(0u8, |n, &b| n + u8::from(b == 0))))
+        .sum()
 }
 
 fn list_pat_files(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
@@ -1121,12 +1273,74 @@ fn make_candidate(
         pattern: parsed.pattern,
         group: 0,
     };
+    let pre_hir = prefilter_hir(&t.hir);
+    let prefilter_friendly = !t.is_start_anchored()
+        && prefix_literals(&[&pre_hir]).is_some_and(|lits| {
+            lits.iter().all(|l| l.len() >= 3) && fast_prefilter(&lits).is_some()
+        });
     Ok(Candidate {
         sig,
         hir: t.hir,
         dfa: None,
         dfa_bytes: 0,
+        pre_hir,
+        prefilter_friendly,
     })
+}
+
+/// The pattern as the idle-state prefilter needs it: branches that must start at the connection's first byte
+/// removed (the prefilter only runs away from it), and ASCII letters in lower case only (it runs on
+/// lower-cased data, so `http/` is one literal instead of sixteen spellings).
+fn prefilter_hir(hir: &Hir) -> Hir {
+    use regex_syntax::hir::{Class, HirKind, Look};
+    if hir.properties().look_set_prefix().contains(Look::Start) {
+        return Hir::fail();
+    }
+    match hir.kind() {
+        HirKind::Class(Class::Bytes(class)) => {
+            let mut lower = class.clone();
+            lower.difference(&regex_syntax::hir::ClassBytes::new([
+                regex_syntax::hir::ClassBytesRange::new(b'A', b'Z'),
+            ]));
+            Hir::class(Class::Bytes(lower))
+        }
+        HirKind::Literal(lit) => Hir::literal(lit.0.to_ascii_lowercase()),
+        HirKind::Repetition(rep) => {
+            let mut rep = rep.clone();
+            rep.sub = Box::new(prefilter_hir(&rep.sub));
+            Hir::repetition(rep)
+        }
+        HirKind::Capture(cap) => prefilter_hir(&cap.sub),
+        HirKind::Concat(subs) => Hir::concat(subs.iter().map(prefilter_hir).collect()),
+        HirKind::Alternation(subs) => Hir::alternation(subs.iter().map(prefilter_hir).collect()),
+        _ => hir.clone(),
+    }
+}
+
+/// Literals that every match of these patterns (away from the first byte, on lower-cased data) starts with,
+/// cut to 4 bytes and deduplicated so that class-heavy prefixes (`http/1.1 [1-5][0-9][0-9]`) stay a handful
+/// of needles; `None` when some match can start with anything.
+fn prefix_literals(hirs: &[&Hir]) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
+    let mut extractor = Extractor::new();
+    extractor.kind(ExtractKind::Prefix);
+    let mut seq = Seq::empty();
+    for hir in hirs {
+        seq.union(&mut extractor.extract(hir));
+    }
+    seq.keep_first_bytes(4);
+    seq.dedup();
+    let lits: Vec<Vec<u8>> = seq
+        .literals()?
+        .iter()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    (!lits.is_empty() && lits.iter().all(|l| !l.is_empty())).then_some(lits)
+}
+
+/// A prefilter for these needles, if it is a fast (SIMD) one.
+fn fast_prefilter(lits: &[Vec<u8>]) -> Option<Prefilter> {
+    Prefilter::new(MatchKind::All, lits).filter(Prefilter::is_fast)
 }
 
 /// Compiles patterns into one dense DFA with every match reported, or `None` if it exceeds `limit` bytes or
@@ -1147,8 +1361,11 @@ fn build_dfa(hirs: &[&Hir], anchored: bool, limit: usize) -> Option<dense::DFA<V
         } else {
             StartKind::Unanchored
         })
-        // Acceleration would turn ordinary states into special ones that feed() has to look at per byte.
-        .accelerate(false)
+        // Accelerated states (inside `.*X`) let scan() jump with memchr.
+        .accelerate(true)
+        // Unanchored groups: make the start states special, so that scan() notices the idle state (where the
+        // prefilter can run) with the same comparison that finds match and dead states.
+        .specialize_start_states(!anchored)
         .minimize(false)
         .dfa_size_limit(Some(limit))
         .determinize_size_limit(Some(limit));
@@ -1184,8 +1401,9 @@ fn build_individual(candidates: &mut [Candidate], limit: usize) {
 
 /// Phase 2: next-fit packing of `members` (indices into `candidates`) into DFAs of at most `limit` bytes.
 ///
-/// Patterns without unbounded repetition go first (their unions grow about additively, like a trie), then by
-/// size. A group grows by trying to add the next `k` patterns at once, doubling `k` after a success and
+/// Patterns with good literal prefixes go first and stay among themselves, so their groups keep a fast
+/// prefilter; then patterns without unbounded repetition (their unions grow about additively, like a trie),
+/// then by size. A group grows by trying to add the next `k` patterns at once, doubling `k` after a success and
 /// halving it after a failure, so a group of n patterns costs about 2·log n builds instead of n.
 fn pack(
     candidates: &[Candidate],
@@ -1194,7 +1412,8 @@ fn pack(
     limit: usize,
 ) -> Vec<(Vec<usize>, dense::DFA<Vec<u32>>, bool)> {
     let gappy = |i: usize| candidates[i].hir.properties().maximum_len().is_none();
-    members.sort_by_key(|&i| (gappy(i), candidates[i].dfa_bytes, i));
+    let friendly = |i: usize| candidates[i].prefilter_friendly;
+    members.sort_by_key(|&i| (!friendly(i), gappy(i), candidates[i].dfa_bytes, i));
     let mut packs = Vec::new();
     let mut next = 0;
     while next < members.len() {
@@ -1213,7 +1432,22 @@ fn pack(
                     .iter()
                     .map(|&i| candidates[i].dfa_bytes)
                     .sum::<usize>();
-            let attempt = if estimate > limit {
+            // A group whose patterns all have good literal prefixes keeps a fast prefilter: it only takes more of
+            // the same, and only while the union of their prefixes still makes a fast prefilter.
+            let keeps_prefilter = || {
+                let batch = &members[next..end];
+                batch.iter().all(|&i| friendly(i)) && {
+                    let hirs: Vec<&Hir> = group
+                        .iter()
+                        .chain(batch)
+                        .map(|&i| &candidates[i].pre_hir)
+                        .collect();
+                    prefix_literals(&hirs)
+                        .and_then(|lits| fast_prefilter(&lits))
+                        .is_some()
+                }
+            };
+            let attempt = if estimate > limit || (friendly(first) && !keeps_prefilter()) {
                 None
             } else {
                 let hirs: Vec<&Hir> = group

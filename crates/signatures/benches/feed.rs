@@ -1,0 +1,110 @@
+//! `SignatureSet::feed` over real connections: the first 10 packets of every TCP/UDP connection in the nDPI
+//! test captures, fed packet by packet until the verdict is final, against the literal l7-filter algorithm
+//! (re-scan the whole buffer with every pattern after each packet, `reference::Reference`) on the same data in
+//! the same run. Throughput counts the bytes the matchers examined.
+//!
+//! Run: `cargo bench -p flowbundle-signatures --bench feed` (needs ../shared/data; skips without it).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use flowbundle_signatures::reference::Reference;
+use flowbundle_signatures::{Options, SignatureSet};
+use std::hint::black_box;
+
+fn corpus(max_packets: usize) -> Vec<Vec<Vec<u8>>> {
+    let Some(dir) = common::shared_data("ndpi/pcap") else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    let mut conns = Vec::new();
+    for p in paths {
+        for c in common::connections(&p, max_packets) {
+            if c.packets.iter().any(|p| !p.is_empty()) {
+                conns.push(c.packets);
+            }
+        }
+    }
+    conns
+}
+
+fn examined(set: &SignatureSet, conns: &[Vec<Vec<u8>>]) -> u64 {
+    conns
+        .iter()
+        .map(|packets| {
+            let mut st = set.new_state();
+            for p in packets {
+                if set.feed(&mut st, p).is_final() {
+                    break;
+                }
+            }
+            st.bytes() as u64
+        })
+        .sum()
+}
+
+fn bench(c: &mut Criterion) {
+    let Some(l7) = common::shared_data("l7-protocols") else {
+        return;
+    };
+    for (label, options) in [("protocols", Options::default()), ("all", Options::all())] {
+        let (set, report) = SignatureSet::load_dir(&l7, &options).expect("load");
+        eprintln!("{label}: {report}");
+        let conns = corpus(set.max_packets());
+        let bytes = examined(&set, &conns);
+        eprintln!(
+            "{label}: {} connections, {bytes} bytes examined",
+            conns.len()
+        );
+        let mut group = c.benchmark_group(format!("signatures/{label}"));
+        group.throughput(Throughput::Bytes(bytes));
+        group.sample_size(10);
+        group.bench_function("feed", |b| {
+            b.iter(|| {
+                let mut matched = 0usize;
+                for packets in &conns {
+                    let mut st = set.new_state();
+                    for p in packets {
+                        let v = set.feed(&mut st, black_box(p));
+                        if v.is_final() {
+                            matched += usize::from(v != flowbundle_signatures::Verdict::NoMatch);
+                            break;
+                        }
+                    }
+                }
+                matched
+            })
+        });
+        if label == "protocols" {
+            let reference = Reference::new(&set).expect("reference");
+            group.bench_function("l7-filter-rescan", |b| {
+                b.iter(|| {
+                    let mut matched = 0usize;
+                    for packets in &conns {
+                        let mut st = reference.new_conn();
+                        for p in packets {
+                            let v = reference.feed(&mut st, black_box(p));
+                            if v.is_final() {
+                                matched +=
+                                    usize::from(v != flowbundle_signatures::Verdict::NoMatch);
+                                break;
+                            }
+                        }
+                    }
+                    matched
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
