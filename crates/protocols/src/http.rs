@@ -36,7 +36,8 @@ use crate::{
     ProbeCtx, Transport,
 };
 
-/// Request methods recognised at the start of a flow (RFC 9110, WebDAV, a few common extensions).
+/// Request methods recognised at the start of a flow (RFC 9110, WebDAV, a few common extensions). `probe_http`
+/// rejects on the first byte when it is not the initial of one of these.
 pub const METHODS: &[&[u8]] = &[
     b"GET",
     b"POST",
@@ -123,8 +124,14 @@ fn is_token_byte(b: u8) -> bool {
 
 /// Judges the start of a client stream (a request line) or a server stream (a status line).
 pub fn probe_http(p: &[u8]) -> Probe {
-    if p.is_empty() {
-        return Probe::Unsure;
+    // Cheap reject: the first letter of a method in `METHODS`, or `H` of `HTTP/`.
+    match p.first() {
+        None => return Probe::Unsure,
+        Some(
+            b'C' | b'D' | b'G' | b'H' | b'L' | b'M' | b'N' | b'O' | b'P' | b'R' | b'S' | b'T'
+            | b'U',
+        ) => {}
+        Some(_) => return Probe::NotForUs,
     }
     // Response (flow picked up from the reply, or a server speaking first).
     let resp = b"HTTP/1.";
@@ -1434,6 +1441,15 @@ mod tests {
         assert_eq!(probe_http(b"PRI * HTTP/2.0\r\n"), Probe::NotForUs);
         assert_eq!(probe_http(b"\x16\x03\x01\x02\x00"), Probe::NotForUs);
         assert_eq!(probe_http(b"SSH-2.0-OpenSSH"), Probe::NotForUs);
+        // The first-byte reject lets every method through.
+        for m in METHODS {
+            assert_eq!(
+                probe_http(m),
+                Probe::Unsure,
+                "{}",
+                String::from_utf8_lossy(m)
+            );
+        }
     }
 
     fn probe_with(d: &dyn Detector, p: &[u8]) -> Probe {

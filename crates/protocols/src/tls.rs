@@ -343,13 +343,29 @@ pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, HelloError> {
     Ok(sh)
 }
 
+/// Decimal values joined by `sep`, written into one string (fingerprints are built once per flow, but without an
+/// allocation per value).
 fn join<T: std::fmt::Display>(it: impl Iterator<Item = T>, sep: &str) -> String {
-    let mut s = String::new();
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(128);
     for (i, x) in it.enumerate() {
         if i > 0 {
             s.push_str(sep);
         }
-        s.push_str(&x.to_string());
+        let _ = write!(s, "{x}");
+    }
+    s
+}
+
+/// Values as four lowercase hex digits joined by commas (JA4's list form).
+fn join_hex4(it: impl Iterator<Item = u16>) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(128);
+    for (i, x) in it.enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, "{x:04x}");
     }
     s
 }
@@ -440,14 +456,14 @@ impl ClientHello {
         let b = if ciphers.is_empty() {
             "000000000000".to_string()
         } else {
-            trunc_sha(&join(ciphers.iter().map(|c| format!("{c:04x}")), ","))
+            trunc_sha(&join_hex4(ciphers.iter().copied()))
         };
         let mut e: Vec<u16> = exts.into_iter().filter(|&x| x != 0 && x != 16).collect();
         e.sort_unstable();
         let c = if e.is_empty() {
             "000000000000".to_string()
         } else {
-            let mut s = join(e.iter().map(|x| format!("{x:04x}")), ",");
+            let mut s = join_hex4(e.iter().copied());
             let sig: Vec<u16> = self
                 .sig_algs
                 .iter()
@@ -456,7 +472,7 @@ impl ClientHello {
                 .collect();
             if !sig.is_empty() {
                 s.push('_');
-                s.push_str(&join(sig.iter().map(|x| format!("{x:04x}")), ","));
+                s.push_str(&join_hex4(sig.iter().copied()));
             }
             trunc_sha(&s)
         };
