@@ -231,6 +231,34 @@ enum PBuf {
     FileData,
 }
 
+/// A `flowbits` operation. Names are numbered at load ([`crate::RuleSet::flowbit_names`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Flowbit {
+    Set(u32),
+    Unset(u32),
+    Toggle(u32),
+    /// `isset,a|b` (any of them) or `isset,a&b` (all of them).
+    IsSet {
+        ids: Vec<u32>,
+        all: bool,
+    },
+    /// `isnotset,a|b` (any of them unset) or `isnotset,a&b` (all of them unset).
+    IsNotSet {
+        ids: Vec<u32>,
+        all: bool,
+    },
+}
+
+impl Flowbit {
+    /// Whether this is a condition (checked before matching) rather than an action (done after).
+    pub fn is_condition(&self) -> bool {
+        matches!(self, Flowbit::IsSet { .. } | Flowbit::IsNotSet { .. })
+    }
+}
+
+/// Most distinct flowbit names in a rule set.
+pub const MAX_FLOWBITS: usize = 4096;
+
 /// One `content` option with its modifiers.
 #[derive(Clone, Debug)]
 pub struct Content {
@@ -354,6 +382,10 @@ pub struct Rule {
     pub severity: u8,
     /// Snort 3 `service` names.
     pub services: Vec<String>,
+    /// `flowbits` conditions and actions, in rule order.
+    pub flowbits: Vec<Flowbit>,
+    /// `noalert` (or `flowbits:noalert`): the rule sets flowbits but never alerts.
+    pub noalert: bool,
     /// Content chains by buffer. Empty for a rule that checks only its header and flow.
     pub groups: Vec<Group>,
 }
@@ -442,6 +474,8 @@ pub(crate) struct Ctx<'a, 'v> {
     pub resolver: &'a mut Resolver<'v>,
     pub classes: &'a Classifications,
     pub next_pcre_id: &'a mut u32,
+    /// Flowbit name → id, shared by the whole load.
+    pub flowbit_ids: &'a mut std::collections::HashMap<String, u32>,
 }
 
 type Step<T> = Result<T, Parsed>;
@@ -509,6 +543,8 @@ struct Builder {
     app_layer: Option<(bool, &'static str)>,
     /// A `file_data` buffer was used.
     file_data: bool,
+    flowbits: Vec<Flowbit>,
+    noalert: bool,
 }
 
 /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
@@ -594,6 +630,8 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         dsize: false,
         app_layer: None,
         file_data: false,
+        flowbits: Vec::new(),
+        noalert: false,
     };
     for o in &opts {
         b.option(o, ctx).map_err(with_sid)?;
@@ -820,6 +858,8 @@ impl Builder {
             }
             "endswith" => self.last_content(name)?.endswith = true,
             "isdataat" => self.isdataat(v)?,
+            "noalert" => self.noalert = true,
+            "flowbits" => self.flowbits(v, ctx)?,
             "app-layer-protocol" => {
                 let raw = v
                     .ok_or_else(|| err("app-layer-protocol needs a value"))?
@@ -891,6 +931,57 @@ impl Builder {
             return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
         }
         self.items.push((buf, item));
+        Ok(())
+    }
+
+    fn flowbits(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let raw = v.ok_or_else(|| err("flowbits needs a value"))?.trim();
+        let mut parts = raw.splitn(3, ',').map(str::trim);
+        let cmd = parts.next().unwrap_or("").to_ascii_lowercase();
+        let names = parts.next();
+        if parts.next().is_some() {
+            return Err(skip("flowbits group"));
+        }
+        if !matches!(
+            cmd.as_str(),
+            "set" | "unset" | "toggle" | "isset" | "isnotset" | "noalert"
+        ) {
+            return Err(skip(format!("flowbits:{}", trunc(&cmd))));
+        }
+        if cmd == "noalert" {
+            if names.is_some() {
+                return Err(err("flowbits:noalert takes no name"));
+            }
+            self.noalert = true;
+            return Ok(());
+        }
+        let names = names
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| err(format!("flowbits:{cmd} needs a name")))?;
+        let all = names.contains('&');
+        if all && names.contains('|') {
+            return Err(err("flowbits: mixes `&` and `|`"));
+        }
+        let mut ids = Vec::new();
+        for n in names.split(['&', '|']).map(str::trim) {
+            if n.is_empty() || n.contains(char::is_whitespace) {
+                return Err(err(format!("flowbits: invalid name `{}`", trunc(n))));
+            }
+            let next = ctx.flowbit_ids.len() as u32;
+            if ctx.flowbit_ids.len() >= MAX_FLOWBITS && !ctx.flowbit_ids.contains_key(n) {
+                return Err(err(format!("more than {MAX_FLOWBITS} flowbit names")));
+            }
+            ids.push(*ctx.flowbit_ids.entry(n.to_string()).or_insert(next));
+        }
+        match cmd.as_str() {
+            // Snort allows `set,a&b`: each name is set (unset, toggled).
+            "set" => self.flowbits.extend(ids.into_iter().map(Flowbit::Set)),
+            "unset" => self.flowbits.extend(ids.into_iter().map(Flowbit::Unset)),
+            "toggle" => self.flowbits.extend(ids.into_iter().map(Flowbit::Toggle)),
+            "isset" => self.flowbits.push(Flowbit::IsSet { ids, all }),
+            "isnotset" => self.flowbits.push(Flowbit::IsNotSet { ids, all }),
+            other => return Err(skip(format!("flowbits:{}", trunc(other)))),
+        }
         Ok(())
     }
 
@@ -1014,10 +1105,17 @@ impl Builder {
         let response_side = match self.flow_dir {
             FlowDir::ToServer => false,
             FlowDir::ToClient => true,
-            FlowDir::Any => self
-                .items
-                .iter()
-                .any(|(b, _)| matches!(b, PBuf::Fixed(x) if x.is_response())),
+            FlowDir::Any => {
+                let fixed = |resp: bool| {
+                    self.items
+                        .iter()
+                        .any(|(b, _)| matches!(b, PBuf::Fixed(x) if x.is_http() && x.is_response() == resp))
+                };
+                // Otherwise the buffers decide; `file_data` alone means the response body (Snort's meaning,
+                // and what Suricata inspects for a server's file), `http.header` alone the request.
+                fixed(true)
+                    || (!fixed(false) && self.items.iter().any(|(b, _)| *b == PBuf::FileData))
+            }
         };
         let mut groups: Vec<Group> = Vec::new();
         for (pb, item) in self.items {
@@ -1113,6 +1211,8 @@ impl Builder {
             category,
             severity: self.priority.or(class_prio).unwrap_or(3),
             services: self.services,
+            flowbits: self.flowbits,
+            noalert: self.noalert,
             groups,
         })
     }

@@ -279,6 +279,9 @@ pub(crate) struct RuleInfo {
     pub groups: Vec<GroupInfo>,
     /// Bit mask with one bit per group (HTTP rules are complete when all are set).
     pub all_groups: u32,
+    /// The rule has `flowbits` conditions: its candidates are evaluated after those of other rules in the same
+    /// call, so that a rule setting a bit on the same data is seen (Suricata orders setters first).
+    pub has_condition: bool,
 }
 
 /// A loaded, compiled rule set. Immutable and `Sync`: one per process, shared by every worker.
@@ -295,6 +298,8 @@ pub struct RuleSet {
     pub(crate) http: Vec<Table>,
     /// Bytes of stream kept per flow and direction.
     pub(crate) retain: usize,
+    /// Flowbit names by id.
+    pub(crate) flowbit_names: Vec<String>,
     pub(crate) pcre_count: u32,
 }
 
@@ -357,6 +362,7 @@ impl RuleSet {
         let mut report = LoadReport::default();
         let mut resolver = Resolver::new(&opts.vars);
         let mut next_pcre = 0u32;
+        let mut flowbit_ids: HashMap<String, u32> = HashMap::new();
         let mut rules: Vec<Rule> = Vec::new();
         let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
         for (file, (name, text)) in texts.iter().enumerate() {
@@ -373,6 +379,7 @@ impl RuleSet {
                             resolver: &mut resolver,
                             classes: &opts.classifications,
                             next_pcre_id: &mut next_pcre,
+                            flowbit_ids: &mut flowbit_ids,
                         };
                         (line, rule::parse_rule(&text, line, file, &mut ctx))
                     }
@@ -421,7 +428,10 @@ impl RuleSet {
             }
         }
         report.vars_defaulted = resolver.undefined.clone();
-        let set = RuleSet::compile(rules, next_pcre, opts.stream_window);
+        let mut set = RuleSet::compile(rules, next_pcre, opts.stream_window);
+        let mut names: Vec<(u32, String)> = flowbit_ids.into_iter().map(|(n, i)| (i, n)).collect();
+        names.sort();
+        set.flowbit_names = names.into_iter().map(|(_, n)| n).collect();
         report.stream_retain = set.retain;
         Ok((set, report))
     }
@@ -494,6 +504,11 @@ impl RuleSet {
         self.rules.is_empty()
     }
 
+    /// Flowbit names, indexed by the ids in [`rule::Flowbit`].
+    pub fn flowbit_names(&self) -> &[String] {
+        &self.flowbit_names
+    }
+
     /// Bytes of stream kept per flow and direction once it carries data.
     pub fn stream_retain(&self) -> usize {
         self.retain
@@ -524,6 +539,7 @@ impl RuleSet {
         let mut retain = 0u64;
         for (ri, r) in rules.iter().enumerate() {
             let mut ri_info = RuleInfo {
+                has_condition: r.flowbits.iter().any(rule::Flowbit::is_condition),
                 groups: Vec::with_capacity(r.groups.len()),
                 all_groups: 0,
             };
@@ -618,6 +634,7 @@ impl RuleSet {
             stream,
             packet,
             tcp_packet,
+            flowbit_names: Vec::new(),
             header_only,
             http,
             retain,
@@ -765,6 +782,8 @@ impl Rule {
             category: String::new(),
             severity: 3,
             services: Vec::new(),
+            flowbits: Vec::new(),
+            noalert: false,
             groups: vec![Group {
                 buffer: Buffer::Payload,
                 items: vec![Item::Content(Box::new(Content::plain(bytes)))],

@@ -12,7 +12,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use crate::prefilter::ScanState;
-use crate::rule::{Buffer, FlowDir, FlowState, Group, Item, Proto, Rule};
+use crate::rule::{Buffer, FlowDir, FlowState, Flowbit, Group, Item, Proto, Rule};
 use crate::ruleset::{GroupInfo, RuleSet, Target};
 use crate::verify::{self, Hay, PcreCaches, VerifyStats};
 
@@ -320,6 +320,8 @@ impl Scanner {
 pub struct FlowMatchState {
     dirs: [Option<Box<DirState>>; 2],
     http: Option<Box<HttpState>>,
+    /// Flowbits (one bit per name of the rule set), allocated by the first `flowbits:set`.
+    bits: Option<Box<[u64]>>,
 }
 
 impl FlowMatchState {
@@ -504,10 +506,12 @@ impl RuleSet {
         Some((r, g, gi))
     }
 
+    /// A rule matched: apply its flowbit actions, count it, and alert unless it is `noalert`.
     #[allow(clippy::too_many_arguments)]
-    fn emit(
+    fn matched(
         &self,
         sc: &mut Scanner,
+        bits: &mut Option<Box<[u64]>>,
         rule_index: u32,
         dir: Direction,
         source: AlertSource,
@@ -517,8 +521,14 @@ impl RuleSet {
         let Some(rule) = self.rules.get(rule_index as usize) else {
             return;
         };
+        if !rule.flowbits.is_empty() {
+            apply_flowbits(rule, bits, self.flowbit_names.len());
+        }
         if let Some(h) = sc.hits.get_mut(rule_index as usize) {
             *h += 1;
+        }
+        if rule.noalert {
+            return;
         }
         sc.stats.alerts += 1;
         let alert = Alert {
@@ -530,6 +540,11 @@ impl RuleSet {
             len: span.1.saturating_sub(span.0),
         };
         sink.alert(&alert);
+    }
+
+    /// Whether rule `r` has flowbit conditions (its candidates go in the second pass).
+    fn has_condition(&self, r: u32) -> bool {
+        self.info.get(r as usize).is_some_and(|i| i.has_condition)
     }
 
     /// Inspects in-order TCP stream bytes of one direction: `data` begins at `stream_offset` (bytes since the start
@@ -553,7 +568,8 @@ impl RuleSet {
             return;
         }
         sc.fit(self);
-        let Some(slot) = flow.dirs.get_mut(d) else {
+        let FlowMatchState { dirs, bits, .. } = flow;
+        let Some(slot) = dirs.get_mut(d) else {
             return;
         };
         let st = slot.get_or_insert_with(|| {
@@ -571,7 +587,7 @@ impl RuleSet {
             if st.seen {
                 sc.stats.stream_gaps += 1;
             }
-            self.settle_pending(sc, st, ctx.dir, sink);
+            self.settle_pending(sc, st, bits, ctx.dir, sink);
             st.end = stream_offset;
             st.scan = ScanState::default();
             st.tail.clear();
@@ -614,57 +630,82 @@ impl RuleSet {
             st.pending.remove(i);
             if let Some(span) = self.check_stream(sc, &view, p) {
                 fire(sc, &mut st.fired, p.rule);
-                self.emit(sc, p.rule, ctx.dir, AlertSource::Stream, span, sink);
+                self.matched(sc, bits, p.rule, ctx.dir, AlertSource::Stream, span, sink);
             }
         }
-        for &(pid, end) in &hits {
-            for &t in table.targets(pid) {
-                sc.stats.candidates += 1;
-                let Some((rule, g, gi)) = self.rule_group(t) else {
-                    continue;
-                };
-                if st.fired.binary_search(&t.rule).is_ok() || !applies(rule, ctx) {
-                    continue;
-                }
-                let he = chunk_start + end as u64;
-                let Some(hs) = he.checked_sub(fp_content_len(g, gi)) else {
-                    continue;
-                };
-                if !gi.hit_ok(g, hs, he, None) {
-                    continue;
-                }
-                if gi.fp_only {
-                    fire(sc, &mut st.fired, t.rule);
-                    self.emit(sc, t.rule, ctx.dir, AlertSource::Stream, (hs, he), sink);
-                    continue;
-                }
-                let (ds, de) = match gi.abs_end {
-                    Some(e) if he > e => continue,
-                    Some(e) => (0, e),
-                    None => (hs.saturating_sub(gi.back), he.saturating_add(gi.fwd)),
-                };
-                let p = Pending {
-                    rule: t.rule,
-                    group: t.group,
-                    hs,
-                    ds,
-                    de,
-                };
-                let complete = view.end() > de;
-                if complete || gi.monotone || st.pending.len() >= MAX_PENDING {
-                    if !complete && !gi.monotone {
-                        sc.stats.pending_overflow += 1;
+        // Two passes: rules with flowbit conditions last, so that a bit set by this data is seen.
+        for second in [false, true] {
+            for &(pid, end) in &hits {
+                for &t in table.targets(pid) {
+                    if self.has_condition(t.rule) != second {
+                        continue;
                     }
-                    if let Some(span) = self.check_stream(sc, &view, p) {
+                    sc.stats.candidates += 1;
+                    let Some((rule, g, gi)) = self.rule_group(t) else {
+                        continue;
+                    };
+                    if st.fired.binary_search(&t.rule).is_ok()
+                        || !applies(rule, ctx)
+                        || (second && !flowbits_ok(rule, bits))
+                    {
+                        continue;
+                    }
+                    let he = chunk_start + end as u64;
+                    let Some(hs) = he.checked_sub(fp_content_len(g, gi)) else {
+                        continue;
+                    };
+                    if !gi.hit_ok(g, hs, he, None) {
+                        continue;
+                    }
+                    if gi.fp_only {
                         fire(sc, &mut st.fired, t.rule);
-                        self.emit(sc, t.rule, ctx.dir, AlertSource::Stream, span, sink);
+                        self.matched(
+                            sc,
+                            bits,
+                            t.rule,
+                            ctx.dir,
+                            AlertSource::Stream,
+                            (hs, he),
+                            sink,
+                        );
                         continue;
                     }
-                    if complete || st.pending.len() >= MAX_PENDING {
-                        continue;
+                    let (ds, de) = match gi.abs_end {
+                        Some(e) if he > e => continue,
+                        Some(e) => (0, e),
+                        None => (hs.saturating_sub(gi.back), he.saturating_add(gi.fwd)),
+                    };
+                    let p = Pending {
+                        rule: t.rule,
+                        group: t.group,
+                        hs,
+                        ds,
+                        de,
+                    };
+                    let complete = view.end() > de;
+                    if complete || gi.monotone || st.pending.len() >= MAX_PENDING {
+                        if !complete && !gi.monotone {
+                            sc.stats.pending_overflow += 1;
+                        }
+                        if let Some(span) = self.check_stream(sc, &view, p) {
+                            fire(sc, &mut st.fired, t.rule);
+                            self.matched(
+                                sc,
+                                bits,
+                                t.rule,
+                                ctx.dir,
+                                AlertSource::Stream,
+                                span,
+                                sink,
+                            );
+                            continue;
+                        }
+                        if complete || st.pending.len() >= MAX_PENDING {
+                            continue;
+                        }
                     }
+                    st.pending.push(p);
                 }
-                st.pending.push(p);
             }
         }
         sc.hitbuf = hits;
@@ -739,6 +780,7 @@ impl RuleSet {
         &self,
         sc: &mut Scanner,
         st: &mut DirState,
+        bits: &mut Option<Box<[u64]>>,
         dir: Direction,
         sink: &mut impl AlertSink,
     ) {
@@ -755,7 +797,7 @@ impl RuleSet {
             sc.stats.pending_at_end += 1;
             if let Some(span) = self.check_stream(sc, &view, *p) {
                 fire(sc, &mut st.fired, p.rule);
-                self.emit(sc, p.rule, dir, AlertSource::Stream, span, sink);
+                self.matched(sc, bits, p.rule, dir, AlertSource::Stream, span, sink);
             }
         }
         st.pending = pending;
@@ -770,9 +812,10 @@ impl RuleSet {
         sink: &mut impl AlertSink,
     ) {
         sc.fit(self);
+        let FlowMatchState { dirs, bits, .. } = flow;
         for (d, dir) in [(0, Direction::ToServer), (1, Direction::ToClient)] {
-            if let Some(Some(st)) = flow.dirs.get_mut(d) {
-                self.settle_pending(sc, st, dir, sink);
+            if let Some(Some(st)) = dirs.get_mut(d) {
+                self.settle_pending(sc, st, bits, dir, sink);
             }
         }
     }
@@ -780,10 +823,11 @@ impl RuleSet {
     /// Inspects one packet's payload; call it for every packet, TCP included. For non-TCP packets this runs the
     /// payload rules (`udp`, `icmp`, `ip`, ...); for TCP packets only the packet-only rules (`tcp-pkt`, `dsize`),
     /// the rest of TCP payload being inspected by [`RuleSet::scan_stream`]; for every packet the rules without
-    /// content (header and flow checks only). At most one alert per rule per packet.
+    /// content (header and flow checks only). At most one alert per rule per packet. `flow` carries flowbits.
     pub fn scan_packet(
         &self,
         sc: &mut Scanner,
+        flow: &mut FlowMatchState,
         ctx: &PacketCtx<'_>,
         payload: &[u8],
         sink: &mut impl AlertSink,
@@ -791,70 +835,76 @@ impl RuleSet {
         sc.fit(self);
         let d = ctx.dir.index();
         sc.next_generation();
+        let bits = &mut flow.bits;
         let tables = if ctx.l4 == L4::Tcp {
             &self.tcp_packet
         } else {
             &self.packet
         };
-        if let Some(table) = tables.get(d)
-            && !table.is_empty()
-        {
+        let table = tables.get(d).filter(|t| !t.is_empty());
+        let mut hits = std::mem::take(&mut sc.hitbuf);
+        hits.clear();
+        if let Some(table) = table {
             sc.stats.packet_bytes += payload.len() as u64;
-            let mut hits = std::mem::take(&mut sc.hitbuf);
-            hits.clear();
             table
                 .patterns
                 .scan_buffer(payload, |pid, end| hits.push((pid, end)));
             sc.stats.prefilter_hits += hits.len() as u64;
-            for &(pid, end) in &hits {
-                for &t in table.targets(pid) {
-                    self.buffer_candidate(
-                        sc,
-                        ctx,
-                        t,
-                        payload,
-                        Some(end),
-                        AlertSource::Packet,
-                        None,
-                        sink,
-                    );
+        }
+        for second in [false, true] {
+            if let Some(table) = table {
+                let always = table.always.iter().map(|&t| (t, None));
+                let found = hits.iter().flat_map(|&(pid, end)| {
+                    table.targets(pid).iter().map(move |&t| (t, Some(end)))
+                });
+                for (t, end) in found.chain(always) {
+                    if self.has_condition(t.rule) == second {
+                        let c = Cand {
+                            t,
+                            hit_end: end,
+                            source: AlertSource::Packet,
+                        };
+                        self.buffer_candidate(sc, ctx, c, payload, bits, None, sink);
+                    }
                 }
             }
-            sc.hitbuf = hits;
-            for &t in &table.always {
-                self.buffer_candidate(sc, ctx, t, payload, None, AlertSource::Packet, None, sink);
-            }
-        }
-        if let Some(list) = self.header_only.get(d) {
-            for &r in list {
-                if let Some(rule) = self.rules.get(r as usize)
-                    && applies(rule, ctx)
-                    && sc.stamp(r)
-                {
-                    self.emit(sc, r, ctx.dir, AlertSource::Packet, (0, 0), sink);
+            if let Some(list) = self.header_only.get(d) {
+                for &r in list {
+                    if self.has_condition(r) == second
+                        && let Some(rule) = self.rules.get(r as usize)
+                        && applies(rule, ctx)
+                        && flowbits_ok(rule, bits)
+                        && sc.stamp(r)
+                    {
+                        self.matched(sc, bits, r, ctx.dir, AlertSource::Packet, (0, 0), sink);
+                    }
                 }
             }
         }
+        sc.hitbuf = hits;
     }
 
-    /// A candidate in a whole buffer (datagram or single-group HTTP rule): verify and alert.
+    /// A candidate in a whole buffer (datagram or HTTP buffer): verify and alert.
     #[allow(clippy::too_many_arguments)]
     fn buffer_candidate(
         &self,
         sc: &mut Scanner,
         ctx: &PacketCtx<'_>,
-        t: Target,
+        c: Cand,
         buf: &[u8],
-        hit_end: Option<usize>,
-        source: AlertSource,
+        bits: &mut Option<Box<[u64]>>,
         partial: Option<&mut Option<Box<HttpState>>>,
         sink: &mut impl AlertSink,
     ) -> bool {
+        let Cand { t, hit_end, source } = c;
         sc.stats.candidates += 1;
         let Some((rule, g, gi)) = self.rule_group(t) else {
             return false;
         };
-        if sc.stamp.get(t.rule as usize) == Some(&sc.generation) || !applies(rule, ctx) {
+        if sc.stamp.get(t.rule as usize) == Some(&sc.generation)
+            || !applies(rule, ctx)
+            || !flowbits_ok(rule, bits)
+        {
             return false;
         }
         let span = match hit_end {
@@ -902,7 +952,7 @@ impl RuleSet {
                 return false;
             }
         }
-        self.emit(sc, t.rule, ctx.dir, source, span, sink);
+        self.matched(sc, bits, t.rule, ctx.dir, source, span, sink);
         true
     }
 
@@ -1003,24 +1053,74 @@ impl RuleSet {
             .patterns
             .scan_buffer(bytes, |pid, end| hits.push((pid, end)));
         sc.stats.prefilter_hits += hits.len() as u64;
-        for &(pid, end) in &hits {
-            for &t in table.targets(pid) {
-                self.buffer_candidate(
-                    sc,
-                    ctx,
-                    t,
-                    bytes,
-                    Some(end),
-                    source,
-                    Some(&mut flow.http),
-                    sink,
-                );
+        let FlowMatchState { bits, http, .. } = flow;
+        for second in [false, true] {
+            let always = table.always.iter().map(|&t| (t, None));
+            let found = hits
+                .iter()
+                .flat_map(|&(pid, end)| table.targets(pid).iter().map(move |&t| (t, Some(end))));
+            for (t, end) in found.chain(always) {
+                if self.has_condition(t.rule) == second {
+                    let c = Cand {
+                        t,
+                        hit_end: end,
+                        source,
+                    };
+                    self.buffer_candidate(sc, ctx, c, bytes, bits, Some(http), sink);
+                }
             }
         }
-        for &t in &table.always {
-            self.buffer_candidate(sc, ctx, t, bytes, None, source, Some(&mut flow.http), sink);
-        }
         sc.hitbuf = hits;
+    }
+}
+
+/// A candidate in a whole buffer: which (rule, group), where its fast pattern ended (if found by the prefilter),
+/// and where the buffer came from.
+#[derive(Clone, Copy)]
+struct Cand {
+    t: Target,
+    hit_end: Option<usize>,
+    source: AlertSource,
+}
+
+/// Whether a rule's flowbit conditions hold.
+fn flowbits_ok(rule: &Rule, bits: &Option<Box<[u64]>>) -> bool {
+    let is = |id: u32| {
+        bits.as_ref()
+            .and_then(|b| b.get(id as usize / 64))
+            .is_some_and(|w| w & (1u64 << (id % 64)) != 0)
+    };
+    rule.flowbits.iter().all(|f| match f {
+        Flowbit::IsSet { ids, all: true } => ids.iter().all(|&i| is(i)),
+        Flowbit::IsSet { ids, all: false } => ids.iter().any(|&i| is(i)),
+        Flowbit::IsNotSet { ids, all: true } => ids.iter().all(|&i| !is(i)),
+        Flowbit::IsNotSet { ids, all: false } => ids.iter().any(|&i| !is(i)),
+        _ => true,
+    })
+}
+
+/// Applies a matched rule's flowbit actions (the flow's bit set is allocated on the first `set`).
+fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<[u64]>>, names: usize) {
+    for f in &rule.flowbits {
+        let (id, op) = match f {
+            Flowbit::Set(i) => (*i, 0),
+            Flowbit::Unset(i) => (*i, 1),
+            Flowbit::Toggle(i) => (*i, 2),
+            _ => continue,
+        };
+        if bits.is_none() && op == 1 {
+            continue;
+        }
+        let words =
+            bits.get_or_insert_with(|| vec![0u64; names.div_ceil(64).max(1)].into_boxed_slice());
+        if let Some(w) = words.get_mut(id as usize / 64) {
+            let m = 1u64 << (id % 64);
+            match op {
+                0 => *w |= m,
+                1 => *w &= !m,
+                _ => *w ^= m,
+            }
+        }
     }
 }
 

@@ -57,7 +57,13 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
             l4,
             ..PacketCtx::default()
         };
-        rs.scan_packet(&mut sc, &ctx, data, &mut out);
+        rs.scan_packet(
+            &mut sc,
+            &mut FlowMatchState::default(),
+            &ctx,
+            data,
+            &mut out,
+        );
     }
     let mut flow = FlowMatchState::default();
     for (i, kind) in [

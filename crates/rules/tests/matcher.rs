@@ -71,7 +71,13 @@ fn packet(rs: &RuleSet, payload: &[u8]) -> Vec<u32> {
         app_proto: None,
         ..ctx(Direction::ToServer)
     };
-    rs.scan_packet(&mut sc, &c, payload, &mut out);
+    rs.scan_packet(
+        &mut sc,
+        &mut FlowMatchState::default(),
+        &c,
+        payload,
+        &mut out,
+    );
     let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
     s.sort();
     s
@@ -315,10 +321,16 @@ fn header_only_rules_fire_per_packet() {
         dst_port: 53,
         ..PacketCtx::default()
     };
-    rs.scan_packet(&mut sc, &c, b"anything", &mut out);
-    rs.scan_packet(&mut sc, &c, b"", &mut out);
+    rs.scan_packet(
+        &mut sc,
+        &mut FlowMatchState::default(),
+        &c,
+        b"anything",
+        &mut out,
+    );
+    rs.scan_packet(&mut sc, &mut FlowMatchState::default(), &c, b"", &mut out);
     let c2 = PacketCtx { dst_port: 54, ..c };
-    rs.scan_packet(&mut sc, &c2, b"", &mut out);
+    rs.scan_packet(&mut sc, &mut FlowMatchState::default(), &c2, b"", &mut out);
     assert_eq!(out.len(), 2);
     assert_eq!(sc.hit_counts(), &[2]);
 }
@@ -380,9 +392,90 @@ alert tcp any any -> any any (app-layer-protocol:!http; content:"abc"; sid:5;)"#
     let mut out: Vec<AlertRecord> = Vec::new();
     let c = ctx(Direction::ToServer);
     // Per packet: only the packet-only rules, and dsize applies to this packet's payload.
-    rs.scan_packet(&mut sc, &c, b"xxabc", &mut out);
-    rs.scan_packet(&mut sc, &c, b"xxabc and more", &mut out);
+    rs.scan_packet(
+        &mut sc,
+        &mut FlowMatchState::default(),
+        &c,
+        b"xxabc",
+        &mut out,
+    );
+    rs.scan_packet(
+        &mut sc,
+        &mut FlowMatchState::default(),
+        &c,
+        b"xxabc and more",
+        &mut out,
+    );
     let sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
     assert_eq!(sids, vec![1, 2, 1]);
     assert_eq!(stream(&rs, &[b"xxab", b"c"]), vec![3, 4]);
+}
+
+#[test]
+fn flowbits_set_check_and_noalert() {
+    let rs = load(
+        r#"alert tcp any any -> any any (flow:to_server; content:"LOGIN"; flowbits:set,logged_in; flowbits:noalert; sid:1;)
+alert tcp any any -> any any (flow:to_client; content:"secret"; flowbits:isset,logged_in; sid:2;)
+alert tcp any any -> any any (flow:to_client; content:"secret"; flowbits:isnotset,logged_in; sid:3;)
+alert tcp any any -> any any (content:"x"; flowbits:isset,a|logged_in; sid:4;)
+alert tcp any any -> any any (content:"x"; flowbits:isset,a&logged_in; sid:5;)
+alert http any any -> any any (http.uri; content:"/dl"; flowbits:set,dl; noalert; sid:6;)
+alert http any any -> any any (file_data; content:"MZ"; flowbits:isset,dl; flowbits:unset,dl; sid:7;)"#,
+    );
+    assert_eq!(
+        rs.flowbit_names(),
+        &["logged_in".to_string(), "a".into(), "dl".into()]
+    );
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let cs = ctx(Direction::ToServer);
+    let cc = ctx(Direction::ToClient);
+    // Before the login the server's "secret" matches only the isnotset rule.
+    rs.scan_stream(&mut sc, &mut flow, &cc, b"secret banner ", 0, &mut out);
+    rs.scan_stream(&mut sc, &mut flow, &cs, b"LOGIN bob\r\n", 0, &mut out);
+    rs.scan_stream(&mut sc, &mut flow, &cs, b"x", 11, &mut out);
+    let mut flow2 = FlowMatchState::default();
+    rs.scan_stream(&mut sc, &mut flow2, &cs, b"LOGIN", 0, &mut out);
+    rs.scan_stream(&mut sc, &mut flow2, &cc, b"the secret", 0, &mut out);
+    let sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    assert_eq!(sids, vec![3, 4, 2]);
+    // The noalert setter matched (hit counted) without alerting.
+    assert_eq!(sc.hit_counts()[0], 2);
+    // Within one chunk the setter is evaluated first, wherever its pattern lies.
+    let mut flow3 = FlowMatchState::default();
+    let mut out3: Vec<AlertRecord> = Vec::new();
+    rs.scan_stream(&mut sc, &mut flow3, &cs, b"x LOGIN", 0, &mut out3);
+    assert_eq!(out3.iter().map(|a| a.sid).collect::<Vec<_>>(), vec![4]);
+    // HTTP: the request sets, the response checks and unsets.
+    let mut flow4 = FlowMatchState::default();
+    let mut out4: Vec<AlertRecord> = Vec::new();
+    rs.scan_http(
+        &mut sc,
+        &mut flow4,
+        &cs,
+        0,
+        HttpBuffer::Uri,
+        b"/dl/a.exe",
+        &mut out4,
+    );
+    rs.scan_http(
+        &mut sc,
+        &mut flow4,
+        &cc,
+        0,
+        HttpBuffer::ResponseBody,
+        b"MZ\x90\x00",
+        &mut out4,
+    );
+    rs.scan_http(
+        &mut sc,
+        &mut flow4,
+        &cc,
+        1,
+        HttpBuffer::ResponseBody,
+        b"MZ\x90\x00",
+        &mut out4,
+    );
+    assert_eq!(out4.iter().map(|a| a.sid).collect::<Vec<_>>(), vec![7]);
 }

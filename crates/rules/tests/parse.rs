@@ -224,7 +224,7 @@ fn pcre_keyword() {
 #[test]
 fn skips_name_the_first_unsupported_keyword() {
     let rep = report(
-        r#"alert tcp any any -> any any (content:"a"; flowbits:set,x; byte_test:1,>,2,0; sid:1;)
+        r#"alert tcp any any -> any any (content:"a"; detection_filter:track by_src,count 5,seconds 60; byte_test:1,>,2,0; sid:1;)
 alert tcp any any -> any any (content:"a"; byte_test:1,>,2,0; sid:2;)
 pass tcp any any -> any any (content:"a"; sid:3;)
 alert ftp-bounce any any -> any any (sid:4;)
@@ -250,7 +250,7 @@ alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
             ("endswith on a tcp stream", 1),
             ("file_data outside http", 1),
             ("keyword byte_test", 1),
-            ("keyword flowbits", 1),
+            ("keyword detection_filter", 1),
             ("payload and http buffers mixed", 1),
             ("protocol ftp-bounce", 1),
             ("unknown classtype no-such-class", 1),
@@ -311,12 +311,15 @@ fn strict_mode_fails_with_file_and_line() {
     let err = RuleSet::parse_with(
         &[(
             "my.rules",
-            b"\nalert tcp any any -> any any (flowbits:set,a; sid:1;)\n",
+            b"\nalert tcp any any -> any any (byte_jump:4,0; sid:1;)\n",
         )],
         &opts,
     )
     .unwrap_err();
-    assert_eq!(err.to_string(), "my.rules:2: unsupported: keyword flowbits");
+    assert_eq!(
+        err.to_string(),
+        "my.rules:2: unsupported: keyword byte_jump"
+    );
 }
 
 #[test]
@@ -345,4 +348,48 @@ fn data(rel: &str) -> Option<std::path::PathBuf> {
         eprintln!("skipping: test material {} is absent", p.display());
         None
     }
+}
+
+#[test]
+fn flowbits_keyword() {
+    use flowbundle_rules::rule::Flowbit;
+    let (rs, rep) = RuleSet::parse(
+        "alert tcp any any -> any any (flowbits:set,a&b; flowbits:isset,c|a; flowbits:isnotset,b&c; flowbits:noalert; sid:1;)\n\
+         alert tcp any any -> any any (flowbits:toggle,c; flowbits:unset,a; noalert; sid:2;)\n\
+         alert tcp any any -> any any (flowbits:set,a,group; sid:3;)\n\
+         alert tcp any any -> any any (flowbits:reset; sid:4;)\n\
+         alert tcp any any -> any any (flowbits:isset,a|b&c; sid:5;)\n",
+        &Vars::new(),
+    )
+    .unwrap();
+    assert_eq!(
+        rs.flowbit_names(),
+        &["a".to_string(), "b".into(), "c".into()]
+    );
+    let r = &rs.rules()[0];
+    assert_eq!(
+        r.flowbits,
+        vec![
+            Flowbit::Set(0),
+            Flowbit::Set(1),
+            Flowbit::IsSet {
+                ids: vec![2, 0],
+                all: false
+            },
+            Flowbit::IsNotSet {
+                ids: vec![1, 2],
+                all: true
+            },
+        ]
+    );
+    assert!(r.noalert && rs.rules()[1].noalert);
+    assert_eq!(
+        rs.rules()[1].flowbits,
+        vec![Flowbit::Toggle(2), Flowbit::Unset(0)]
+    );
+    assert_eq!(
+        rep.skip_reasons.keys().collect::<Vec<_>>(),
+        vec!["flowbits group", "flowbits:reset"]
+    );
+    assert_eq!(rep.errors[0].line, 5);
 }
