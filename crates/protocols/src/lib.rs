@@ -373,3 +373,78 @@ impl AppEvent {
         }
     }
 }
+
+#[cfg(test)]
+mod eve_tests {
+    use super::*;
+
+    /// Events serialise as `{"<event_type>": {...}}` with Suricata's field names inside.
+    #[test]
+    fn events_carry_suricata_field_names() {
+        let http = AppEvent::Http(http::HttpEvent {
+            tx_id: 3,
+            hostname: Some("example.com".into()),
+            url: Some("/".into()),
+            http_user_agent: Some("ua".into()),
+            http_method: Some("GET".into()),
+            protocol: Some("HTTP/1.1".into()),
+            status: Some(200),
+            length: 12,
+            ..http::HttpEvent::default()
+        });
+        assert_eq!(http.event_type(), "http");
+        let v = serde_json::to_value(&http).unwrap();
+        let o = v["http"].as_object().unwrap();
+        for k in [
+            "hostname",
+            "url",
+            "http_user_agent",
+            "http_method",
+            "protocol",
+            "status",
+            "length",
+        ] {
+            assert!(o.contains_key(k), "http.{k} missing: {v}");
+        }
+        assert!(!o.contains_key("tx_id"), "tx_id is an envelope field");
+        assert!(!o.contains_key("http_refer"), "absent fields are omitted");
+
+        let tls = AppEvent::Tls(tls::TlsEvent {
+            sni: Some("example.com".into()),
+            version: "TLS 1.3".into(),
+            ja3: Some(tls::Ja3 {
+                hash: "h".into(),
+                string: "s".into(),
+            }),
+            ..tls::TlsEvent::default()
+        });
+        let v = serde_json::to_value(&tls).unwrap();
+        assert_eq!(v["tls"]["sni"], "example.com");
+        assert_eq!(v["tls"]["version"], "TLS 1.3");
+        assert_eq!(v["tls"]["ja3"]["hash"], "h");
+
+        let dns = AppEvent::Dns(dns::DnsEvent {
+            kind: "query".into(),
+            id: 7,
+            rrname: Some("a.b".into()),
+            ..dns::DnsEvent::default()
+        });
+        let v = serde_json::to_value(&dns).unwrap();
+        assert_eq!(
+            (v["dns"]["type"].as_str(), v["dns"]["id"].as_u64()),
+            (Some("query"), Some(7))
+        );
+
+        let quic = AppEvent::Quic(quic::QuicEvent {
+            version: "1".into(),
+            sni: Some("q".into()),
+            ..quic::QuicEvent::default()
+        });
+        let v = serde_json::to_value(&quic).unwrap();
+        assert_eq!(
+            (v["quic"]["version"].as_str(), v["quic"]["sni"].as_str()),
+            (Some("1"), Some("q"))
+        );
+        assert_eq!(quic.event_type(), "quic");
+    }
+}

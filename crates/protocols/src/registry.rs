@@ -793,4 +793,135 @@ mod tests {
         );
         assert_eq!(r.port_guess(Transport::Udp, 50000, 53), Some(AppProto::Dns));
     }
+
+    /// A TLS record: `16 03 01 LEN` + a minimal ClientHello carrying SNI `a.example`.
+    fn client_hello() -> Vec<u8> {
+        let sni = b"a.example";
+        let mut ext = vec![0, 0];
+        let list_len = 3 + sni.len();
+        ext.extend_from_slice(&((list_len + 2) as u16).to_be_bytes());
+        ext.extend_from_slice(&(list_len as u16).to_be_bytes());
+        ext.push(0);
+        ext.extend_from_slice(&(sni.len() as u16).to_be_bytes());
+        ext.extend_from_slice(sni);
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&[7; 32]);
+        body.push(0); // session id
+        body.extend_from_slice(&[0, 2, 0x13, 0x01]); // one cipher suite
+        body.extend_from_slice(&[1, 0]); // null compression
+        body.extend_from_slice(&(ext.len() as u16).to_be_bytes());
+        body.extend_from_slice(&ext);
+        let mut hs = vec![1, 0];
+        hs.extend_from_slice(&(body.len() as u16).to_be_bytes());
+        hs.extend_from_slice(&body);
+        let mut rec = vec![0x16, 3, 1];
+        rec.extend_from_slice(&(hs.len() as u16).to_be_bytes());
+        rec.extend_from_slice(&hs);
+        rec
+    }
+
+    fn sni_of(events: &[crate::AppEvent]) -> Option<String> {
+        events.iter().find_map(|e| match e {
+            crate::AppEvent::Tls(t) => t.sni.clone(),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn flow_app_replays_what_the_classifier_saw() {
+        let reg = Registry::builtin();
+        let ch = client_hello();
+        // Split inside the record header: undecided after the first segment, identified on the second.
+        for cut in 1..11 {
+            let mut app = FlowApp::new(&reg, Transport::Tcp, 50000, 443);
+            let mut out = Vec::new();
+            assert_eq!(
+                app.on_payload(&reg, Dir::ToServer, &ch[..cut], 0, &mut out),
+                Verdict::Pending,
+                "cut {cut}"
+            );
+            let v = app.on_payload(&reg, Dir::ToServer, &ch[cut..], 1, &mut out);
+            assert_eq!(v.proto(), Some(AppProto::Tls), "cut {cut}");
+            app.finish(&mut out);
+            assert_eq!(sni_of(&out).as_deref(), Some("a.example"), "cut {cut}");
+        }
+        // An HTTP request whose method arrives one byte at a time.
+        let req = b"GET /x HTTP/1.1\r\nHost: h.example\r\n\r\n";
+        let mut app = FlowApp::new(&reg, Transport::Tcp, 50000, 80);
+        let mut out = Vec::new();
+        for (i, b) in req[..3].iter().enumerate() {
+            assert_eq!(
+                app.on_payload(&reg, Dir::ToServer, &[*b], i as u64, &mut out),
+                Verdict::Pending
+            );
+        }
+        assert_eq!(
+            app.on_payload(&reg, Dir::ToServer, &req[3..], 3, &mut out)
+                .proto(),
+            Some(AppProto::Http)
+        );
+        assert!(app.has_parser());
+        app.on_payload(
+            &reg,
+            Dir::ToClient,
+            b"HTTP/1.1 204 No Content\r\n\r\n",
+            4,
+            &mut out,
+        );
+        app.finish(&mut out);
+        let [crate::AppEvent::Http(h)] = out.as_slice() else {
+            panic!("{out:?}")
+        };
+        assert_eq!(
+            (h.http_method.as_deref(), h.hostname.as_deref(), h.status),
+            (Some("GET"), Some("h.example"), Some(204))
+        );
+    }
+
+    #[test]
+    fn replay_beyond_the_prefix_cap_is_a_gap() {
+        // A 20-byte prefix: enough to see the request line, not the whole head.
+        let cfg = ClassifierConfig {
+            max_payloads_per_dir: 10,
+            prefix_cap: 20,
+        };
+        let reg = Registry::new(builtin_detectors(), cfg, Limits::default());
+        let mut app = FlowApp::new(&reg, Transport::Tcp, 50000, 80);
+        let mut out = Vec::new();
+        assert_eq!(
+            app.on_payload(&reg, Dir::ToServer, b"G", 0, &mut out),
+            Verdict::Pending
+        );
+        let v = app.on_payload(
+            &reg,
+            Dir::ToServer,
+            b"ET / HTTP/1.1\r\nHost: example.com\r\n\r\n",
+            1,
+            &mut out,
+        );
+        assert_eq!(v.proto(), Some(AppProto::Http));
+        // The parser got the 20 saved bytes, then a gap for the rest: it cannot trust the head and says so.
+        assert_eq!(app.stats().gave_up, 1);
+        app.finish(&mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn set_identified_attaches_the_parser() {
+        let reg = Registry::builtin();
+        let mut app = FlowApp::new(&reg, Transport::Tcp, 50000, 8443);
+        app.set_identified(&reg, AppProto::Tls, Evidence::Signature);
+        assert!(app.has_parser());
+        let mut out = Vec::new();
+        app.on_payload(&reg, Dir::ToServer, &client_hello(), 0, &mut out);
+        app.finish(&mut out);
+        assert_eq!(sni_of(&out).as_deref(), Some("a.example"));
+        assert!(matches!(
+            app.verdict(),
+            Verdict::Identified {
+                evidence: Evidence::Signature,
+                ..
+            }
+        ));
+    }
 }
