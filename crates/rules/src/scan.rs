@@ -3,7 +3,7 @@
 //! State lives in three places, so that nothing is allocated per packet and nothing is locked:
 //! * [`RuleSet`]: immutable, shared by all workers.
 //! * [`Scanner`]: one per worker thread: scratch buffers, pcre caches, per-rule hit counters and [`ScanStats`].
-//! * [`FlowMatchState`]: one per flow, owned by the worker that owns the flow; 24 bytes until the flow carries data
+//! * [`FlowMatchState`]: one per flow, owned by the worker that owns the flow; 32 bytes until the flow carries data
 //!   that a rule could inspect, then a small per-direction block (prefilter state, a tail of at most
 //!   [`RuleSet::stream_retain`] bytes, pending candidates, rules already fired).
 //!
@@ -321,7 +321,13 @@ pub struct FlowMatchState {
     dirs: [Option<Box<DirState>>; 2],
     http: Option<Box<HttpState>>,
     /// Flowbits (one bit per name of the rule set), allocated by the first `flowbits:set`.
-    bits: Option<Box<[u64]>>,
+    bits: Option<Box<Bits>>,
+}
+
+/// A flow's flowbits, one bit per name.
+#[derive(Debug, Default)]
+struct Bits {
+    words: Vec<u64>,
 }
 
 impl FlowMatchState {
@@ -348,7 +354,10 @@ impl FlowMatchState {
             .sum();
         d + self.http.as_ref().map_or(0, |h| {
             std::mem::size_of::<HttpState>() + h.partial.capacity() * 24
-        })
+        }) + self
+            .bits
+            .as_ref()
+            .map_or(0, |b| std::mem::size_of::<Bits>() + b.words.capacity() * 8)
     }
 }
 
@@ -511,7 +520,7 @@ impl RuleSet {
     fn matched(
         &self,
         sc: &mut Scanner,
-        bits: &mut Option<Box<[u64]>>,
+        bits: &mut Option<Box<Bits>>,
         rule_index: u32,
         dir: Direction,
         source: AlertSource,
@@ -780,7 +789,7 @@ impl RuleSet {
         &self,
         sc: &mut Scanner,
         st: &mut DirState,
-        bits: &mut Option<Box<[u64]>>,
+        bits: &mut Option<Box<Bits>>,
         dir: Direction,
         sink: &mut impl AlertSink,
     ) {
@@ -892,7 +901,7 @@ impl RuleSet {
         ctx: &PacketCtx<'_>,
         c: Cand,
         buf: &[u8],
-        bits: &mut Option<Box<[u64]>>,
+        bits: &mut Option<Box<Bits>>,
         partial: Option<&mut Option<Box<HttpState>>>,
         sink: &mut impl AlertSink,
     ) -> bool {
@@ -1084,10 +1093,10 @@ struct Cand {
 }
 
 /// Whether a rule's flowbit conditions hold.
-fn flowbits_ok(rule: &Rule, bits: &Option<Box<[u64]>>) -> bool {
+fn flowbits_ok(rule: &Rule, bits: &Option<Box<Bits>>) -> bool {
     let is = |id: u32| {
         bits.as_ref()
-            .and_then(|b| b.get(id as usize / 64))
+            .and_then(|b| b.words.get(id as usize / 64))
             .is_some_and(|w| w & (1u64 << (id % 64)) != 0)
     };
     rule.flowbits.iter().all(|f| match f {
@@ -1100,7 +1109,7 @@ fn flowbits_ok(rule: &Rule, bits: &Option<Box<[u64]>>) -> bool {
 }
 
 /// Applies a matched rule's flowbit actions (the flow's bit set is allocated on the first `set`).
-fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<[u64]>>, names: usize) {
+fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize) {
     for f in &rule.flowbits {
         let (id, op) = match f {
             Flowbit::Set(i) => (*i, 0),
@@ -1111,9 +1120,12 @@ fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<[u64]>>, names: usize) {
         if bits.is_none() && op == 1 {
             continue;
         }
-        let words =
-            bits.get_or_insert_with(|| vec![0u64; names.div_ceil(64).max(1)].into_boxed_slice());
-        if let Some(w) = words.get_mut(id as usize / 64) {
+        let b = bits.get_or_insert_with(|| {
+            Box::new(Bits {
+                words: vec![0u64; names.div_ceil(64).max(1)],
+            })
+        });
+        if let Some(w) = b.words.get_mut(id as usize / 64) {
             let m = 1u64 << (id % 64);
             match op {
                 0 => *w |= m,

@@ -479,3 +479,41 @@ alert http any any -> any any (file_data; content:"MZ"; flowbits:isset,dl; flowb
     );
     assert_eq!(out4.iter().map(|a| a.sid).collect::<Vec<_>>(), vec![7]);
 }
+
+#[test]
+fn flow_state_is_small_until_data() {
+    assert_eq!(std::mem::size_of::<FlowMatchState>(), 32);
+    let rs = load(r#"alert tcp any any -> any any (content:"abc"; sid:1;)"#);
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    assert_eq!(flow.memory(), 0);
+    // A UDP packet and an empty stream chunk allocate nothing.
+    let udp = PacketCtx {
+        l4: L4::Udp,
+        ..ctx(Direction::ToServer)
+    };
+    rs.scan_packet(&mut sc, &mut flow, &udp, b"abc", &mut out);
+    rs.scan_stream(
+        &mut sc,
+        &mut flow,
+        &ctx(Direction::ToServer),
+        b"",
+        0,
+        &mut out,
+    );
+    assert_eq!(flow.memory(), 0);
+    rs.scan_stream(
+        &mut sc,
+        &mut flow,
+        &ctx(Direction::ToServer),
+        b"xabc",
+        0,
+        &mut out,
+    );
+    assert!(
+        flow.memory() > 0 && flow.memory() < 512,
+        "{}",
+        flow.memory()
+    );
+}
