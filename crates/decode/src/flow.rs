@@ -85,7 +85,8 @@ impl FlowKey {
         let (s, sv6) = addr16(src);
         let (d, dv6) = addr16(dst);
         let v6 = sv6 || dv6;
-        if (s, sport) <= (d, dport) {
+        // Compare endpoints as integers: a big-endian u128 orders exactly like the bytes, without a memcmp call.
+        if (u128::from_be_bytes(s), sport) <= (u128::from_be_bytes(d), dport) {
             (
                 FlowKey {
                     lo_addr: s,
@@ -195,7 +196,11 @@ impl Fid {
     pub fn new(a: IpAddr, b: IpAddr) -> Fid {
         let (a, av6) = addr16(a);
         let (b, bv6) = addr16(b);
-        let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+        let (lo, hi) = if u128::from_be_bytes(a) <= u128::from_be_bytes(b) {
+            (a, b)
+        } else {
+            (b, a)
+        };
         Fid {
             lo,
             hi,

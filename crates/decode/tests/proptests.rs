@@ -3,7 +3,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use flowbundle_decode::hash::{SYMMETRIC_KEY, Toeplitz, rss_input, toeplitz_reference};
+use flowbundle_decode::hash::{
+    SYMMETRIC_KEY, SymmetricToeplitz, Toeplitz, rss_input, toeplitz_reference,
+};
 use flowbundle_decode::wire::{
     checksum, ethernet, gre, gtpu, icmp, icmpv6, ipv4, ipv6, mpls, null, pppoe, sctp, sll, sll2,
     tcp, udp, vlan, vxlan,
@@ -301,6 +303,12 @@ proptest! {
         let h = t.hash(&x[..n]);
         prop_assert_eq!(h, t.hash(&y[..m]));
         prop_assert_eq!(h >> 16, h & 0xffff);
+        prop_assert_eq!(SymmetricToeplitz::new().hash(&x[..n]), h);
+    }
+
+    #[test]
+    fn symmetric_fast_path_equals_tables_on_any_input(input in proptest::collection::vec(any::<u8>(), 0..=36)) {
+        prop_assert_eq!(SymmetricToeplitz::new().hash(&input), Toeplitz::new(&SYMMETRIC_KEY).hash(&input));
     }
 }
 

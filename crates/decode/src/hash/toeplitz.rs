@@ -16,6 +16,12 @@
 //! `(w << 16) | w`, so every hash is too: **the output has only 16 bits of entropy** (its two halves are equal,
 //! see the test `symmetric_key_has_16_bits_of_entropy`). Use its low 16 bits, never the 32-bit value, as a
 //! bucket number.
+//!
+//! The same periodicity gives a much cheaper way to compute it ([`SymmetricToeplitz`]): the hash depends only on
+//! the XOR of the input's 16-bit words (bit `i` of the input selects window `i mod 16`, and XOR-ing windows is
+//! linear), so it is one XOR-fold of the input and two lookups in 256-entry tables. That fold is also the plain
+//! reason why the hash is symmetric (XOR does not care which address comes first) and why it cannot carry more
+//! than 16 bits. Inputs up to 36 bytes (the IPv6 4-tuple) are exact; tests compare it with the generic tables.
 
 use std::net::IpAddr;
 
@@ -101,6 +107,58 @@ impl Toeplitz {
             r ^= t[usize::from(b)];
         }
         r
+    }
+}
+
+/// Symmetric Toeplitz ([`SYMMETRIC_KEY`]) computed through the XOR-fold of the input's 16-bit words. Equal to
+/// `Toeplitz::new(&SYMMETRIC_KEY).hash(input)` for inputs of at most 36 bytes; 1 KiB of tables instead of 40.
+#[derive(Clone)]
+pub struct SymmetricToeplitz {
+    hi: [u32; 256],
+    lo: [u32; 256],
+}
+
+impl core::fmt::Debug for SymmetricToeplitz {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SymmetricToeplitz")
+    }
+}
+
+impl Default for SymmetricToeplitz {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SymmetricToeplitz {
+    pub fn new() -> Self {
+        let w: [u32; 16] = core::array::from_fn(|k| window(&SYMMETRIC_KEY, k));
+        let table = |base: usize| -> [u32; 256] {
+            core::array::from_fn(|v| {
+                (0..8)
+                    .filter(|k| v & (0x80 >> k) != 0)
+                    .fold(0, |acc, k| acc ^ w[base + k])
+            })
+        };
+        SymmetricToeplitz {
+            hi: table(0),
+            lo: table(8),
+        }
+    }
+
+    /// The hash of `input` (at most 36 bytes for an exact match with the definition).
+    #[inline]
+    pub fn hash(&self, input: &[u8]) -> u32 {
+        let mut fold = 0u16;
+        let mut words = input.chunks_exact(2);
+        for w in &mut words {
+            fold ^= u16::from_be_bytes([w[0], w[1]]);
+        }
+        if let [b] = words.remainder() {
+            fold ^= u16::from(*b) << 8;
+        }
+        let [h, l] = fold.to_be_bytes();
+        self.hi[usize::from(h)] ^ self.lo[usize::from(l)]
     }
 }
 
@@ -258,6 +316,19 @@ mod tests {
             distinct.insert(h);
         }
         assert!(distinct.len() <= 1 << 16);
+    }
+
+    #[test]
+    fn symmetric_fast_path_equals_the_tables() {
+        let fast = SymmetricToeplitz::new();
+        let t = Toeplitz::new(&SYMMETRIC_KEY);
+        for (s, sp, d, dp, _, _) in V4.iter().chain(V6.iter()) {
+            for ports in [false, true] {
+                let (a, n) = rss_input(ip(s), ip(d), *sp, *dp, ports);
+                assert_eq!(fast.hash(&a[..n]), t.hash(&a[..n]));
+            }
+        }
+        assert_eq!(fast.hash(&[0xab]), t.hash(&[0xab]));
     }
 
     #[test]
