@@ -15,6 +15,41 @@ use crate::set::{SigId, SignatureSet, Verdict};
 use crate::translate;
 use regex_automata::meta::Regex;
 
+/// Patterns that exercise every part of the engine: `^` and `$`, gaps, alternations mixing anchored and
+/// unanchored branches, brackets with `]` and `[`, an interval, literals long enough for the prefilters, one-byte
+/// starts. Used by the proptests and the fuzz targets.
+pub const TEST_PATTERNS: &[(&str, &str)] = &[
+    ("anchored", "^ab"),
+    ("gap-end", "b.*c$"),
+    ("digits", "x[0-9]+y"),
+    ("binary", r"^\x01\x02"),
+    ("mixed", "q|^z"),
+    ("bracket", r"[]\x01]-"),
+    ("literal", "hello world"),
+    ("anchored-gap", "^get /.*user-agent: test"),
+    ("printable", r"post [ -~]* http/1\.[01]"),
+    ("prefix", "abc|^abd"),
+    ("interval", "t[a-c]{2,3}u"),
+    ("end", "k$"),
+    ("brackets", r"[\x58[\x60]x"),
+    ("ssh", r"^ssh-[12]\.[0-9]"),
+];
+
+/// Splits `data` into packets at the positions `cuts` names (taken modulo the length, sorted); empty packets
+/// are kept, as l7-filter counts them. Shared by the proptests and fuzz targets.
+pub fn split_at<'a>(data: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut at: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+    at.sort_unstable();
+    let mut packets = Vec::with_capacity(at.len() + 1);
+    let mut prev = 0;
+    for a in at {
+        packets.push(&data[prev..a]);
+        prev = a;
+    }
+    packets.push(&data[prev..]);
+    packets
+}
+
 /// The re-scanning matcher over a set's signatures.
 #[derive(Debug)]
 pub struct Reference {
@@ -96,6 +131,23 @@ impl Reference {
     /// the engine already knows NoMatch while the reference is still waiting (it will never match).
     pub fn agrees(engine: Verdict, reference: Verdict) -> bool {
         engine == reference || (engine == Verdict::NoMatch && reference == Verdict::NoMatchYet)
+    }
+
+    /// Feeds `packets` to both `set` and this reference and checks that they agree after every packet
+    /// ([`Reference::agrees`]). The entry point of the proptests and the fuzz targets.
+    pub fn compare(&self, set: &SignatureSet, packets: &[&[u8]]) -> Result<(), String> {
+        let mut state = set.new_state();
+        let mut conn = self.new_conn();
+        for (k, p) in packets.iter().enumerate() {
+            let engine = set.feed(&mut state, p);
+            let literal = self.feed(&mut conn, p);
+            if !Self::agrees(engine, literal) {
+                return Err(format!(
+                    "packet {k}: engine {engine:?}, reference {literal:?}, packets {packets:?}"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Which signatures match `data` as one buffer (NULs stripped if configured), in precedence order.

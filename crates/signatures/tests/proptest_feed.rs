@@ -12,25 +12,7 @@ use flowbundle_signatures::{Options, SignatureSet, Verdict};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
-/// Patterns covering what the engine does differently from a re-scan: `^` and `$`, gaps, alternations mixing
-/// anchored and unanchored branches, brackets with `]` and `[`, intervals, literals long enough for the
-/// prefilters (which must not lose a literal cut by a packet boundary or a NUL), one-byte starts.
-const PATTERNS: &[(&str, &str)] = &[
-    ("anchored", "^ab"),
-    ("gap-end", "b.*c$"),
-    ("digits", "x[0-9]+y"),
-    ("binary", r"^\x01\x02"),
-    ("mixed", "q|^z"),
-    ("bracket", r"[]\x01]-"),
-    ("literal", "hello world"),
-    ("anchored-gap", "^get /.*user-agent: test"),
-    ("printable", r"post [ -~]* http/1\.[01]"),
-    ("prefix", "abc|^abd"),
-    ("interval", "t[a-c]{2,3}u"),
-    ("end", "k$"),
-    ("brackets", r"[\x58[\x60]x"),
-    ("ssh", r"^ssh-[12]\.[0-9]"),
-];
+use flowbundle_signatures::reference::TEST_PATTERNS as PATTERNS;
 
 const FRAGMENTS: &[&[u8]] = &[
     b"hello world",
@@ -96,17 +78,10 @@ fn check_against_reference(
     reference: &Reference,
     packets: &[Vec<u8>],
 ) -> Result<(), TestCaseError> {
-    let mut state = set.new_state();
-    let mut rstate = reference.new_conn();
-    for (k, p) in packets.iter().enumerate() {
-        let engine = set.feed(&mut state, p);
-        let literal = reference.feed(&mut rstate, p);
-        prop_assert!(
-            Reference::agrees(engine, literal),
-            "packet {k}: engine {engine:?} reference {literal:?}, packets {packets:?}"
-        );
-    }
-    Ok(())
+    let packets: Vec<&[u8]> = packets.iter().map(Vec::as_slice).collect();
+    reference
+        .compare(set, &packets)
+        .map_err(TestCaseError::fail)
 }
 
 proptest! {
