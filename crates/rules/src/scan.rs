@@ -287,6 +287,17 @@ impl Scanner {
         &self.hits
     }
 
+    /// Adds this worker's per-rule counts into `totals` (grown to the rule count if shorter): how the engine sums
+    /// workers for the summary.
+    pub fn add_hit_counts(&self, totals: &mut Vec<u64>) {
+        if totals.len() < self.hits.len() {
+            totals.resize(self.hits.len(), 0);
+        }
+        for (t, h) in totals.iter_mut().zip(&self.hits) {
+            *t += *h;
+        }
+    }
+
     /// The worker's counters.
     pub fn stats(&self) -> &ScanStats {
         &self.stats
@@ -502,6 +513,20 @@ impl RuleSet {
     /// A [`Scanner`] for this rule set (one per worker thread).
     pub fn scanner(&self) -> Scanner {
         Scanner::new(self)
+    }
+
+    /// The rules that matched at least once, with their counts, most matched first (ties by sid): the per-rule
+    /// hit table of the summary. `counts` is indexed like [`RuleSet::rules`] (see [`Scanner::add_hit_counts`]).
+    pub fn rule_hits<'a>(&'a self, counts: &[u64]) -> Vec<(&'a Rule, u64)> {
+        let mut v: Vec<(&Rule, u64)> = self
+            .rules
+            .iter()
+            .zip(counts)
+            .filter(|(_, n)| **n > 0)
+            .map(|(r, n)| (r, *n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.sid.cmp(&b.0.sid)));
+        v
     }
 
     fn rule_group(&self, t: Target) -> Option<(&Rule, &Group, &GroupInfo)> {

@@ -333,6 +333,12 @@ fn header_only_rules_fire_per_packet() {
     rs.scan_packet(&mut sc, &mut FlowMatchState::default(), &c2, b"", &mut out);
     assert_eq!(out.len(), 2);
     assert_eq!(sc.hit_counts(), &[2]);
+    let mut totals = Vec::new();
+    sc.add_hit_counts(&mut totals);
+    sc.add_hit_counts(&mut totals);
+    assert_eq!(totals, vec![4]);
+    let table = rs.rule_hits(&totals);
+    assert_eq!((table[0].0.sid, table[0].1), (1, 4));
 }
 
 #[test]
