@@ -9,7 +9,9 @@
 //! * **exclusivity**: `next(w)` returns a packet of a bundle another worker holds (between its `next` and `done`);
 //! * **exactly once**: `next` returns a packet that was not dispatched, or was already given out; `done` names a
 //!   packet the worker does not hold; [`ExclusivityChecker::finish`] finds a dispatched packet never finished;
-//! * **one packet per worker**: `next(w)` returns a packet while `w` still holds one.
+//! * **one packet per worker**: `next(w)` returns a packet while `w` still holds one;
+//! * **claims**: for a late-claiming policy ([`Scheduler::claims_late`]) exclusivity starts at a successful `claim`,
+//!   `done` without one panics, and a refused claim puts the packet back in the queued state.
 //!
 //! Per-flow order (by [`Desc::conn`]) is counted, not enforced, because `ph` does not promise it: tests assert
 //! [`CheckReport::order_violations`] is zero for the other policies.
@@ -26,6 +28,8 @@ const FREE: u32 = u32::MAX;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Life {
     Queued,
+    /// Taken by `next` from a late-claiming policy, not yet claimed.
+    Given(WorkerId),
     Held(WorkerId),
     Done,
 }
@@ -100,6 +104,50 @@ impl ExclusivityChecker {
         }
     }
 
+    /// Worker `w` now holds `d` exclusively (after `next`, or after a late `claim`); the packet must be in state
+    /// `from`. Panics on a broken promise; counts order violations.
+    fn hold(&self, st: &mut State, w: WorkerId, d: Desc, from: Life) {
+        let name = self.inner.name();
+        let b = usize::from(self.inner.bundle(&d));
+        if from == Life::Queued
+            && let Some(prev) = st.held.get(w).copied().flatten()
+        {
+            panic!(
+                "{name}: worker {w} given packet {} while still holding packet {}",
+                d.id, prev.id
+            );
+        }
+        let seq = match st.packets.get(&d.id) {
+            Some(&(seq, life)) if life == from => seq,
+            Some((_, life)) => panic!(
+                "{name}: packet {} given to worker {w} again (it was {life:?})",
+                d.id
+            ),
+            None => panic!(
+                "{name}: worker {w} given packet {} that was never dispatched",
+                d.id
+            ),
+        };
+        let holder = st.holder[b];
+        if holder != FREE {
+            panic!(
+                "{name}: exclusivity broken: worker {w} given packet {} of bundle {b} held by worker {holder}",
+                d.id
+            );
+        }
+        st.holder[b] = w as u32;
+        if let Some(h) = st.held.get_mut(w) {
+            *h = Some(d);
+        }
+        st.packets.insert(d.id, (seq, Life::Held(w)));
+        let last = st.last_started.entry(d.conn).or_insert(seq);
+        if *last > seq {
+            st.order_violations += 1;
+        } else {
+            *last = seq;
+        }
+    }
+
     /// End of the run: panics if a dispatched packet was never finished.
     pub fn finish(&self) -> CheckReport {
         {
@@ -161,44 +209,66 @@ impl Scheduler for ExclusivityChecker {
     fn next(&self, w: WorkerId) -> Option<Desc> {
         let d = self.inner.next(w)?;
         let name = self.inner.name();
-        let b = usize::from(self.inner.bundle(&d));
         let mut st = self.state();
-        if let Some(prev) = st.held.get(w).copied().flatten() {
-            panic!(
-                "{name}: worker {w} given packet {} while still holding packet {}",
-                d.id, prev.id
-            );
+        if self.inner.claims_late() {
+            if let Some(prev) = st.held.get(w).copied().flatten() {
+                panic!(
+                    "{name}: worker {w} given packet {} while still holding packet {}",
+                    d.id, prev.id
+                );
+            }
+            match st.packets.get_mut(&d.id) {
+                Some((_, life @ Life::Queued)) => *life = Life::Given(w),
+                Some((_, life)) => panic!(
+                    "{name}: packet {} given to worker {w} again (it was {life:?})",
+                    d.id
+                ),
+                None => panic!(
+                    "{name}: worker {w} given packet {} that was never dispatched",
+                    d.id
+                ),
+            }
+            if let Some(h) = st.held.get_mut(w) {
+                *h = Some(d);
+            }
+            return Some(d);
         }
-        let seq = match st.packets.get(&d.id) {
-            Some(&(seq, Life::Queued)) => seq,
-            Some((_, life)) => panic!(
-                "{name}: packet {} given to worker {w} again (it was {life:?})",
-                d.id
-            ),
-            None => panic!(
-                "{name}: worker {w} given packet {} that was never dispatched",
-                d.id
-            ),
-        };
-        let holder = st.holder[b];
-        if holder != FREE {
-            panic!(
-                "{name}: exclusivity broken: worker {w} given packet {} of bundle {b} held by worker {holder}",
-                d.id
-            );
-        }
-        st.holder[b] = w as u32;
-        if let Some(h) = st.held.get_mut(w) {
-            *h = Some(d);
-        }
-        st.packets.insert(d.id, (seq, Life::Held(w)));
-        let last = st.last_started.entry(d.conn).or_insert(seq);
-        if *last > seq {
-            st.order_violations += 1;
-        } else {
-            *last = seq;
-        }
+        self.hold(&mut st, w, d, Life::Queued);
         Some(d)
+    }
+
+    fn claim(&self, w: WorkerId, desc: &Desc) -> bool {
+        let name = self.inner.name();
+        if !self.inner.claims_late() {
+            let ok = self.inner.claim(w, desc);
+            assert!(ok, "{name}: claim refused by a policy that claims in next");
+            return ok;
+        }
+        // The lock is held across the inner call: a refused packet goes to another worker's queue inside it, and
+        // must be marked queued again before that worker can report taking it.
+        let mut st = self.state();
+        match st.held.get(w).copied().flatten() {
+            Some(h) if h.id == desc.id => {}
+            other => panic!(
+                "{name}: worker {w} claims packet {} but was given {:?}",
+                desc.id,
+                other.map(|d| d.id)
+            ),
+        }
+        let ok = self.inner.claim(w, desc);
+        if ok {
+            self.hold(&mut st, w, *desc, Life::Given(w));
+        } else {
+            st.held[w] = None;
+            if let Some(p) = st.packets.get_mut(&desc.id) {
+                p.1 = Life::Queued;
+            }
+        }
+        ok
+    }
+
+    fn claims_late(&self) -> bool {
+        self.inner.claims_late()
     }
 
     fn done(&self, w: WorkerId, desc: Desc) {
@@ -212,6 +282,14 @@ impl Scheduler for ExclusivityChecker {
                     desc.id,
                     other.map(|d| d.id)
                 ),
+            }
+            if let Some((_, life)) = st.packets.get(&desc.id)
+                && *life != Life::Held(w)
+            {
+                panic!(
+                    "{name}: worker {w} finished packet {} without claiming it (it was {life:?})",
+                    desc.id
+                );
             }
             st.held[w] = None;
             let b = usize::from(self.inner.bundle(&desc));
@@ -352,6 +430,8 @@ pub fn drive(sched: Box<dyn Scheduler>, trace: &[Desc], cfg: &DriveConfig) -> Dr
     }
 }
 
+/// One step of worker `w`: finish or advance its packet, or take one. A late-claiming policy's packet is claimed a
+/// step after it was taken, so other workers can take packets of the same connection in between (PAM's race).
 fn step_worker(
     s: &ExclusivityChecker,
     slot: &mut Option<(Desc, u64)>,
@@ -360,17 +440,37 @@ fn step_worker(
     cfg: &DriveConfig,
 ) {
     match slot.take() {
+        Some((d, u64::MAX)) => {
+            if s.claim(w, &d) {
+                start(s, slot, w, d, rng, cfg);
+            } // else handed off: the worker takes another packet next step
+        }
         Some((d, 0)) => s.done(w, d),
         Some((d, left)) => *slot = Some((d, left - 1)),
         None => {
             if let Some(d) = s.next(w) {
-                if rng.below(100) < cfg.classify_percent {
-                    s.classified(w, &d);
+                if s.claims_late() {
+                    *slot = Some((d, u64::MAX)); // taken, to be claimed
+                } else if s.claim(w, &d) {
+                    start(s, slot, w, d, rng, cfg);
                 }
-                *slot = Some((d, rng.below(cfg.max_service_steps.max(1))));
             }
         }
     }
+}
+
+fn start(
+    s: &ExclusivityChecker,
+    slot: &mut Option<(Desc, u64)>,
+    w: WorkerId,
+    d: Desc,
+    rng: &mut SplitMix64,
+    cfg: &DriveConfig,
+) {
+    if rng.below(100) < cfg.classify_percent {
+        s.classified(w, &d);
+    }
+    *slot = Some((d, rng.below(cfg.max_service_steps.max(1))));
 }
 
 #[cfg(test)]

@@ -32,7 +32,10 @@
 //!    worker, or refuses with the packet back when a bounded queue is full: the caller backs off and retries, or
 //!    counts a drop, depending on the harness mode. Every policy holds at most [`SchedOptions::capacity`] packets;
 //! 2. hands it to some worker `w` through `next(w)`;
-//! 3. learns that `w` finished it through `done(w, desc)`; policies that keep a packet queued while it is processed
+//! 3. between the two, lets `w` claim the packet's bundle with `claim(w, desc)` once it has decoded it; every policy
+//!    but `ph` in its late-claim mode claims inside `next` and answers `true`, and a `false` means the policy took the
+//!    packet back (see [`Scheduler::claim`]);
+//! 4. learns that `w` finished it through `done(w, desc)`; policies that keep a packet queued while it is processed
 //!    (LFB keeps it at the head of its flow bundle queue) release it here.
 //!
 //! A worker holds at most one packet at a time: it calls `done` for the packet `next` gave it before calling `next`
@@ -42,8 +45,9 @@
 //!
 //! Every policy partitions packets into [`BUNDLES`] *bundles* through [`Scheduler::bundle`] and guarantees:
 //!
-//! > **Exclusivity.** Between `next(w)` returning a packet of bundle `b` and the matching `done(w, _)`, no other
-//! > worker is given a packet of bundle `b`; and every packet of one connection belongs to one bundle.
+//! > **Exclusivity.** Between `w`'s successful `claim` of a packet of bundle `b` (for every policy but late-claiming
+//! > `ph`, that is `next(w)` returning it) and the matching `done(w, _)`, no other worker holds a claimed packet of
+//! > bundle `b`; and every packet of one connection belongs to one bundle.
 //!
 //! The inspection engine shards its connection table by bundle, so a worker that holds a packet owns that shard
 //! outright and touches its flow state without a lock. The guarantee is checked in tests by
@@ -61,6 +65,9 @@
 //! * [`Scheduler::classified`] (default: nothing) lets the engine tell `l7aff` that a connection's identification is
 //!   final, the event on which the L7-filter stops giving the connection to its matching thread.
 //! * [`Scheduler::in_system`] reports how many packets the policy holds, for bounded-queue tests and the simulator.
+//! * [`Scheduler::claim`] (default: `true`) separates taking a packet from owning its bundle, so `ph` can model PAM's
+//!   parse-then-lock window ([`SchedOptions::ph_late_claim`]) and its reordering is real rather than a preemption
+//!   accident.
 
 pub mod check;
 pub mod dh;
@@ -163,6 +170,25 @@ pub trait Scheduler: Send + Sync {
     /// Worker `w` has finished processing `desc`.
     fn done(&self, w: WorkerId, desc: Desc);
 
+    /// Worker `w` has done the work that precedes touching flow state for the packet `next` just gave it (decoding
+    /// it) and claims the packet's bundle. `true`: the worker now holds the packet exclusively, processes it and calls
+    /// `done`. `false`: the policy took the packet back (`ph` with [`SchedOptions::ph_late_claim`] hands it to the
+    /// connection queue of the worker that owns its connection); the caller must neither process it nor call `done`,
+    /// and asks `next` again.
+    ///
+    /// Every caller of `next` must call `claim` before processing. The default answers `true`: policies that claim
+    /// inside `next` have nothing left to decide.
+    fn claim(&self, _w: WorkerId, _desc: &Desc) -> bool {
+        true
+    }
+
+    /// True when this instance claims bundles in [`claim`](Scheduler::claim) rather than in `next`: exclusivity then
+    /// holds from a successful claim to `done`, and two workers may hold unclaimed packets of one bundle (they only
+    /// decode them). Read by the exclusivity checker.
+    fn claims_late(&self) -> bool {
+        false
+    }
+
     /// The engine's identification of `desc`'s connection reached a final result (a protocol, or no match) while
     /// worker `w` processed it; called between `next` and `done`. Only `l7aff` uses it.
     fn classified(&self, _w: WorkerId, _desc: &Desc) {}
@@ -198,6 +224,11 @@ pub struct SchedOptions {
     pub rss_interval: u64,
     /// `rss`: at most this many buckets moved per round.
     pub rss_max_moves: usize,
+    /// `ph`: claim the connection entry in [`Scheduler::claim`], after the worker decoded the packet, as PAM does
+    /// (ANCS'10 §3.2: a thread parses L2–L4 between taking a packet from the RQ and locking its CE, which is where the
+    /// paper's reordering comes from), instead of inside `next`. Default `false`, so callers that never call `claim`
+    /// keep exclusivity; the bench harness turns it on.
+    pub ph_late_claim: bool,
 }
 
 impl Default for SchedOptions {
@@ -209,6 +240,7 @@ impl Default for SchedOptions {
             flow_idle_dispatches: 1 << 16,
             rss_interval: 8192,
             rss_max_moves: 4,
+            ph_late_claim: false,
         }
     }
 }

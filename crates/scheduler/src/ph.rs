@@ -20,12 +20,18 @@
 //! * **No per-flow order promised.** Two packets of one connection may be taken from the RQ by two workers; whichever
 //!   locks the CE first processes first (the paper's race; the harness measures the reordering).
 //!
-//! One difference from PAM: there, a worker parsed L2–L4 between taking a packet from the RQ and looking up its CE, so
-//! two packets of a flow raced through the parse and the later one often claimed the CE first. Here the CE is claimed
-//! inside `next`, right after the pop, and the worker decodes afterwards (ARCHITECTURE.md: workers re-decode). The
-//! race window is therefore only the instructions between the pop and the CE lock: reordering happens in the threaded
-//! runtime when a worker is preempted there, and never in the single-threaded simulator. Modelling PAM's window
-//! exactly would need a second call between decode and inspection (`claim`), which the trait does not have.
+//! ## When the CE is claimed: inside `next`, or after the decode (`claim`)
+//!
+//! In PAM a thread parses L2–L4 between taking a packet from the RQ and looking up its CE, so two packets of a flow
+//! race through the parse and the later one often claims the CE first: that race is where the paper's reordering
+//! comes from. With [`SchedOptions::ph_late_claim`] this module does the same: `next` only pops the RQ, the worker
+//! decodes, and [`Scheduler::claim`] then owns the CE or hands the packet off (and answers `false`). A worker holding
+//! an unclaimed packet owns no CE yet, so "a worker owns at most one CE" still holds; two workers may hold unclaimed
+//! packets of one connection, which is harmless because decoding touches no flow state.
+//!
+//! Without it (the default, for callers that never call `claim`), the CE is claimed inside `next`, right after the
+//! pop: the race window is then only the instructions between the pop and the CE lock, so reordering happens in the
+//! threaded runtime only when a worker is preempted there, and never in a single-threaded simulation.
 //! * **Bounded.** Every packet occupies one slot of a `capacity`-slot arena from dispatch to `done`; RQ and CQs link
 //!   slots, so neither can overflow, and `dispatch` refuses when no slot is free.
 //!
@@ -78,6 +84,8 @@ pub struct PacketHandoff {
     occupancy: Occupancy,
     full: Counter,
     workers: usize,
+    /// Claim in `claim` (after the decode) rather than in `next`.
+    late: bool,
 }
 
 impl PacketHandoff {
@@ -105,6 +113,7 @@ impl PacketHandoff {
             occupancy: Occupancy::new(workers),
             full: Counter::default(),
             workers,
+            late: opts.ph_late_claim,
         }
     }
 
@@ -174,6 +183,12 @@ impl Scheduler for PacketHandoff {
             st.held.store(ready, Relaxed);
             return Some(self.slots.desc(ready));
         }
+        if self.late {
+            // PAM: take the packet, decode, then claim its CE (`claim`). Nothing owned until then.
+            let s = self.rq.pop()?;
+            st.held.store(s, Relaxed);
+            return Some(self.slots.desc(s));
+        }
         for _ in 0..MAX_HANDOFFS_PER_CALL {
             let s = self.rq.pop()?;
             let desc = self.slots.desc(s);
@@ -188,13 +203,52 @@ impl Scheduler for PacketHandoff {
         None
     }
 
+    fn claim(&self, w: WorkerId, _desc: &Desc) -> bool {
+        if !self.late {
+            return true;
+        }
+        let Some(st) = self.state.get(w) else {
+            return false;
+        };
+        let s = st.held.load(Relaxed);
+        if s == NIL {
+            return false; // nothing taken: nothing to claim
+        }
+        if st.owned.load(Relaxed) != NIL {
+            // The packet came off the CQ of the CE this worker already owns.
+            return true;
+        }
+        let c = usize::from(conn_bundle(&self.slots.desc(s)));
+        if self.own_or_hand_off(w, s, c) {
+            st.owned.store(c as u32, Relaxed);
+            return true;
+        }
+        // Handed off: the slot now belongs to the CE's CQ, and its owner will process it.
+        st.held.store(NIL, Relaxed);
+        st.handoffs.inc();
+        false
+    }
+
+    fn claims_late(&self) -> bool {
+        self.late
+    }
+
     fn done(&self, w: WorkerId, _desc: Desc) {
         let Some(st) = self.state.get(w) else { return };
         let s = st.held.load(Relaxed);
         if s == NIL {
             return;
         }
-        let c = st.owned.load(Relaxed) as usize;
+        let c = st.owned.load(Relaxed);
+        if c == NIL {
+            // `done` without a successful `claim` (late mode): the caller broke the contract. The packet was never
+            // processed under exclusivity, so it goes back to the RQ (room guaranteed: one entry per slot) rather
+            // than being freed as if processed.
+            st.held.store(NIL, Relaxed);
+            let _ = self.rq.push(s);
+            return;
+        }
+        let c = c as usize;
         match self.next_from_cq_or_release(c) {
             Some(next) => st.ready.store(next, Relaxed),
             None => st.owned.store(NIL, Relaxed),
@@ -302,6 +356,78 @@ mod tests {
         s.done(0, d);
         assert_eq!(order, [0, 1, 2]);
         assert_eq!(s.next(0), None);
+        assert_eq!(s.in_system(), 0);
+    }
+
+    fn ph_late(workers: usize) -> PacketHandoff {
+        PacketHandoff::new(
+            workers,
+            &SchedOptions {
+                capacity: 16,
+                ph_late_claim: true,
+                ..SchedOptions::default()
+            },
+        )
+    }
+
+    #[test]
+    fn late_claim_lets_the_faster_decoder_win_the_ce_and_reorders() {
+        // PAM's race: workers 0 and 1 take a0 and a1 from the RQ; worker 1 finishes decoding first and claims CE a,
+        // so worker 0's claim hands a0 off to worker 1's CQ, and a1 is processed before a0.
+        let s = ph_late(2);
+        for id in 0..2 {
+            s.dispatch(pkt(id, 0xa)).unwrap();
+        }
+        let a0 = s.next(0).unwrap();
+        let a1 = s.next(1).unwrap();
+        assert_eq!((a0.id, a1.id), (0, 1));
+        assert!(s.claim(1, &a1));
+        assert!(!s.claim(0, &a0), "CE owned by worker 1: handed off");
+        assert_eq!(s.stats().handoffs, 1);
+        assert_eq!(s.next(0), None, "worker 0 went back to an empty RQ");
+        s.done(1, a1);
+        let again = s.next(1).unwrap();
+        assert_eq!(again.id, 0, "the owner drains its CQ");
+        assert!(s.claim(1, &again), "a CQ packet is already claimed");
+        s.done(1, again);
+        assert_eq!(s.in_system(), 0);
+        assert_eq!(s.table[0xa].lock().unwrap().owner, NO_OWNER);
+    }
+
+    #[test]
+    fn late_claim_owns_nothing_before_the_claim() {
+        let s = ph_late(1);
+        s.dispatch(pkt(0, 0xa)).unwrap();
+        let d = s.next(0).unwrap();
+        assert_eq!(s.state[0].owned.load(Relaxed), NIL, "taken, not claimed");
+        assert!(s.claims_late());
+        assert!(s.claim(0, &d));
+        assert_eq!(s.state[0].owned.load(Relaxed), 0xa);
+        s.done(0, d);
+        assert_eq!(s.state[0].owned.load(Relaxed), NIL);
+    }
+
+    #[test]
+    fn late_claim_done_without_claim_puts_the_packet_back() {
+        let s = ph_late(1);
+        s.dispatch(pkt(0, 0xa)).unwrap();
+        let d = s.next(0).unwrap();
+        s.done(0, d);
+        assert_eq!(s.in_system(), 1, "not processed, not freed");
+        let d = s.next(0).unwrap();
+        assert!(s.claim(0, &d));
+        s.done(0, d);
+        assert_eq!(s.in_system(), 0);
+    }
+
+    #[test]
+    fn early_claim_answers_true_and_is_not_late() {
+        let s = ph(1, 4);
+        s.dispatch(pkt(0, 1)).unwrap();
+        let d = s.next(0).unwrap();
+        assert!(!s.claims_late());
+        assert!(s.claim(0, &d));
+        s.done(0, d);
         assert_eq!(s.in_system(), 0);
     }
 

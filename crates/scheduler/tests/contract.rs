@@ -175,10 +175,15 @@ proptest! {
 
 /// Real threads: one dispatcher, `workers` workers, the checker in between. Short; no timing asserted.
 fn stress(name: &str, workers: usize, trace: &[Desc]) {
+    stress_with(name, workers, trace, false);
+}
+
+fn stress_with(name: &str, workers: usize, trace: &[Desc], ph_late_claim: bool) {
     let opts = SchedOptions {
         capacity: 256,
         fbq_table: 256,
         rss_interval: 512,
+        ph_late_claim,
         ..SchedOptions::default()
     };
     let sched = Arc::new(ExclusivityChecker::new(
@@ -195,6 +200,13 @@ fn stress(name: &str, workers: usize, trace: &[Desc]) {
                     let end = finished.load(Acquire);
                     match sched.next(w) {
                         Some(d) => {
+                            // The decode before the claim: long enough for two workers to race on one CE.
+                            for i in 0..u64::from(d.len % 32) {
+                                sink = sink.wrapping_mul(31).wrapping_add(i);
+                            }
+                            if !sched.claim(w, &d) {
+                                continue;
+                            }
                             for i in 0..u64::from(d.len % 64) {
                                 sink = sink.wrapping_mul(31).wrapping_add(i);
                             }
@@ -237,5 +249,39 @@ fn every_policy_with_real_threads() {
         for workers in [2, 4, 8] {
             stress(name, workers, &trace);
         }
+    }
+}
+
+#[test]
+fn ph_with_late_claim_under_interleavings_and_real_threads() {
+    // PAM's parse-then-lock window: `next` pops, `claim` owns the CE or hands the packet off. Every packet is still
+    // processed exactly once under exclusivity; handoffs happen at every worker count above one.
+    let trace = zipf_trace(3000, 200, 21);
+    let opts = SchedOptions {
+        ph_late_claim: true,
+        ..SchedOptions::default()
+    };
+    for workers in [1, 2, 3, 4, 7] {
+        for seed in 1..=3 {
+            let r = drive(
+                build("ph", workers, &opts).unwrap(),
+                &trace,
+                &DriveConfig {
+                    seed,
+                    ..DriveConfig::default()
+                },
+            );
+            assert_eq!(r.check.processed, 3000);
+            if workers == 1 {
+                assert_eq!(r.stats.handoffs, 0, "one worker never hands off");
+                assert_eq!(r.check.order_violations, 0);
+            } else {
+                assert!(r.stats.handoffs > 0, "{workers} workers, seed {seed}");
+            }
+        }
+    }
+    let trace = zipf_trace(20_000, 300, 17);
+    for workers in [2, 4, 8] {
+        stress_with("ph", workers, &trace, true);
     }
 }

@@ -19,6 +19,10 @@
 //! * **End detection** replaces the paper's sentinel packets: after the last packet the dispatcher raises a flag and
 //!   wakes everyone; a worker leaves when the flag is up and the policy has nothing for it (no policy can give a
 //!   worker new work once dispatching has ended and it has none, see `run`).
+//! * **Prepare, claim, process.** A worker runs the workload's [`Workload::prepare`] (the decode) on the packet the
+//!   policy's `next` gave it, then asks the policy to `claim` it, and only then processes it. Every policy but `ph`
+//!   with late claim answers yes at once; late-claiming `ph` may hand the packet to the worker that owns its
+//!   connection, as PAM does, and the worker goes back to the queue (counted in [`WorkerReport::handoffs`]).
 //! * **Timing** is monotonic nanoseconds since one base instant (`Instant`, the vDSO clock: about 20 ns a read).
 //! * **Pinning** with `core_affinity` when there is a core for the dispatcher and each worker; otherwise threads float
 //!   and the report says why ([`Pinning`]).

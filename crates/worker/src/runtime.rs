@@ -119,6 +119,9 @@ pub struct DispatchReport {
 #[derive(Clone, Debug, Default)]
 pub struct WorkerReport {
     pub packets: u64,
+    /// Packets this worker took and prepared but whose claim the policy refused (`ph` handoffs with late claim);
+    /// their preparation time is in `busy_ns`.
+    pub handoffs: u64,
     /// Time inside the workload (sum over packets of end − start).
     pub busy_ns: u64,
     /// Time with nothing to do (spinning, yielding or parked), from the start to leaving.
@@ -556,6 +559,15 @@ fn worker_loop<W: Workload + ?Sized>(
             let start = shared.now();
             if let Some(t) = idle_since.take() {
                 report.idle_ns += start.saturating_sub(t);
+            }
+            workload.prepare(&mut local, d);
+            if !sched.claim(w, &d) {
+                // Handed off (`ph`, late claim): another worker owns the connection and will process the packet.
+                let end = shared.now();
+                report.handoffs += 1;
+                report.busy_ns += end - start;
+                idle = 0;
+                continue;
             }
             if workload.process(&mut local, d) == Outcome::Classified {
                 sched.classified(w, &d);

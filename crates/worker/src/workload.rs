@@ -29,7 +29,13 @@ pub trait Workload: Sync {
     /// Fresh local state for worker `w` (called on the worker's thread before the start barrier).
     fn local(&self, w: WorkerId) -> Self::Local;
 
-    /// Process one packet.
+    /// The work that precedes touching flow state (PAM's L2–L4 parse): run on a packet `next` gave the worker,
+    /// *before* the policy's [`claim`](flowbundle_scheduler::Scheduler::claim). The worker does not hold the packet's
+    /// bundle yet (with `ph`'s late claim another worker may own its connection), so this must not touch state shared
+    /// by bundle. If the claim fails the packet goes to another worker, which calls `prepare` again. Default: nothing.
+    fn prepare(&self, _local: &mut Self::Local, _desc: Desc) {}
+
+    /// Process one packet (the worker holds its bundle).
     fn process(&self, local: &mut Self::Local, desc: Desc) -> Outcome;
 
     /// Called on the worker's thread right after the start barrier, and right before it leaves: where a harness
@@ -74,6 +80,8 @@ pub enum Cost {
 /// the transfer, which is what cache-affine policies (`lfb`) save.
 pub struct Synthetic {
     cost: Cost,
+    /// Fraction of each packet's cost spent in [`Workload::prepare`] (the decode before the claim).
+    prepare_share: f64,
     iters_per_ns: f64,
     state_lines: usize,
     state: Vec<AtomicU64>,
@@ -93,6 +101,7 @@ impl Synthetic {
         let words = BUNDLES * state_lines * WORDS_PER_LINE;
         Synthetic {
             cost,
+            prepare_share: 0.0,
             iters_per_ns,
             state_lines,
             state: (0..words).map(|_| AtomicU64::new(0)).collect(),
@@ -113,6 +122,21 @@ impl Synthetic {
     pub fn iters_per_ns(&self) -> f64 {
         self.iters_per_ns
     }
+
+    /// Spend `share` (clamped to 0..=1) of each packet's cost in [`Workload::prepare`], before the policy's claim:
+    /// the decode a PAM thread does before locking its connection entry. Default 0.
+    pub fn with_prepare_share(mut self, share: f64) -> Self {
+        self.prepare_share = if share.is_finite() {
+            share.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self
+    }
+
+    pub fn prepare_share(&self) -> f64 {
+        self.prepare_share
+    }
 }
 
 impl Workload for Synthetic {
@@ -120,6 +144,13 @@ impl Workload for Synthetic {
 
     fn local(&self, _w: WorkerId) -> u64 {
         0
+    }
+
+    fn prepare(&self, local: &mut u64, desc: Desc) {
+        if self.prepare_share > 0.0 {
+            let iters = (self.cost_ns(&desc) * self.prepare_share * self.iters_per_ns) as u64;
+            *local = local.wrapping_add(spin(iters));
+        }
     }
 
     fn process(&self, local: &mut u64, desc: Desc) -> Outcome {
@@ -132,7 +163,7 @@ impl Workload for Synthetic {
                 }
             }
         }
-        let iters = (self.cost_ns(&desc) * self.iters_per_ns) as u64;
+        let iters = (self.cost_ns(&desc) * (1.0 - self.prepare_share) * self.iters_per_ns) as u64;
         *local = local.wrapping_add(spin(iters));
         Outcome::Processed
     }

@@ -306,3 +306,33 @@ fn release_times_that_would_hang_the_run_are_refused() {
         );
     }
 }
+
+#[test]
+fn ph_with_late_claim_hands_off_after_prepare_and_loses_nothing() {
+    // Few flows, a decode before the claim: workers race on connection entries, as PAM's threads do.
+    let descs = trace(20_000, 8);
+    let work = Synthetic::new(
+        Cost::Model {
+            base_ns: 400.0,
+            per_byte_ns: 0.0,
+        },
+        0,
+    )
+    .with_prepare_share(0.5);
+    let opts = SchedOptions {
+        ph_late_claim: true,
+        ..SchedOptions::default()
+    };
+    for workers in [1, 2, 3] {
+        let checked = ExclusivityChecker::new(build("ph", workers, &opts).unwrap());
+        let r = run(&checked, &work, &descs, &RunConfig::default()).unwrap();
+        let check = checked.finish();
+        assert_eq!((r.processed(), r.lost), (20_000, 0), "{workers}");
+        assert_eq!(check.processed, 20_000);
+        let handoffs: u64 = r.workers.iter().map(|w| w.handoffs).sum();
+        assert_eq!(handoffs, r.sched.handoffs, "runtime and policy agree");
+        if workers == 1 {
+            assert_eq!(handoffs, 0);
+        }
+    }
+}
