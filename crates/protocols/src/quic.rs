@@ -131,7 +131,9 @@ fn salt(v: u32) -> &'static [u8; 20] {
         0xff00_0011..=0xff00_0016 => &SALT_D22,
         0xff00_0017..=0xff00_001c => &SALT_D23,
         0xff00_001d..=0xff00_0022 => &SALT_D29,
-        0xface_b001 | 0xface_b002 => &SALT_D23,
+        // mvfst: its draft-22 version uses draft 22's salt, the draft-27 and experimental ones draft 23's (nDPI).
+        0xface_b001 => &SALT_D22,
+        0xface_b002 | 0xface_b00e => &SALT_D23,
         0xface_b00d..=0xface_b013 => &SALT_D29,
         0x5130_3530 => &SALT_Q50, // Q050
         0x5430_3530 => &SALT_T50, // T050
@@ -598,6 +600,8 @@ pub struct QuicParser {
     tried: u32,
     done: bool,
     version: Option<u32>,
+    /// Google QUIC framing (CRYPTO is frame type 0x08).
+    google: bool,
     plain: Vec<u8>,
     stats: ParserStats,
 }
@@ -612,6 +616,7 @@ impl QuicParser {
             tried: 0,
             done: false,
             version: None,
+            google: false,
             plain: Vec::new(),
             stats: ParserStats::default(),
         }
@@ -662,6 +667,7 @@ impl QuicParser {
             if !h.is_initial() {
                 continue;
             }
+            self.google = family(v) == Some(Family::GoogleIetf);
             self.tried += 1;
             if self.tried > MAX_INITIALS {
                 self.done = true;
@@ -733,7 +739,8 @@ impl QuicParser {
                     }
                     p = q;
                 }
-                0x06 => {
+                // CRYPTO; Google's IETF-style versions (Q050, T050, T051) number it 0x08.
+                0x06 | 0x08 if ty == 0x06 || self.google => {
                     let Some((off, n1)) = varint(&p[1..]) else {
                         return;
                     };

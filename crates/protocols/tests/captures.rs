@@ -282,28 +282,158 @@ struct NdpiTls {
 
 /// `1 TCP 192.168.1.2:443 <-> [::1]:5 [proto: 91/TLS]... [JA3C: x]... [JA4: y]... [Hostname/SNI: z]`
 fn parse_ndpi_tls_line(line: &str) -> Option<NdpiTls> {
-    let mut it = line.split_whitespace();
-    it.next()?; // flow number
-    if it.next()? != "TCP" {
+    let (key, _) = parse_ndpi_flow(line)?;
+    if !key.tcp {
         return None;
     }
+    let ja3 = ndpi_field(line, "[JA3C: ")?;
+    Some(NdpiTls {
+        key,
+        ja3: Some(ja3),
+        ja4: ndpi_field(line, "[JA4: "),
+        sni: ndpi_field(line, "[Hostname/SNI: "),
+    })
+}
+
+/// The flow key and master protocol of an nDPI result line (`N L4 A <-> B [proto: ID/MASTER.APP]...`).
+fn parse_ndpi_flow(line: &str) -> Option<(Key, String)> {
+    let mut it = line.split_whitespace();
+    it.next()?; // flow number
+    let tcp = match it.next()? {
+        "TCP" => true,
+        "UDP" => false,
+        _ => return None,
+    };
     let a = parse_endpoint(it.next()?)?;
-    if it.next()? != "<->" {
+    if !matches!(it.next()?, "<->" | "->") {
         return None;
     }
     let b = parse_endpoint(it.next()?)?;
-    let field = |tag: &str| {
-        let start = line.find(tag)? + tag.len();
-        let end = line[start..].find(']')?;
-        Some(line[start..start + end].to_string())
+    let proto = ndpi_field(line, "[proto: ")?;
+    let name = proto.split('/').nth(1)?.split('.').next()?.to_string();
+    Some((Key::new(tcp, a, b), name))
+}
+
+fn ndpi_field(line: &str, tag: &str) -> Option<String> {
+    let start = line.find(tag)? + tag.len();
+    let end = line[start..].find(']')?;
+    Some(line[start..start + end].to_string())
+}
+
+/// Lowercase, `\xHH` escapes and characters outside `[a-z0-9.-]` folded to `_` (nDPI writes `?` or `_`).
+fn normalize_host(h: &str) -> String {
+    let mut out = String::new();
+    let mut chars = h.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&'x') {
+            chars.next();
+            chars.next();
+            chars.next();
+            out.push('_');
+        } else if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push('_');
+        }
+    }
+    out
+}
+
+/// nDPI's `Hostname/SNI` for QUIC (the ClientHello's SNI, decrypted from the Initial), DNS (the first query name)
+/// and HTTP (the Host header): ours must say the same, flow by flow.
+#[test]
+fn hostnames_match_ndpi() {
+    let Some(results) = shared("ndpi/result") else {
+        return;
     };
-    let ja3 = field("[JA3C: ")?;
-    Some(NdpiTls {
-        key: Key::new(true, a, b),
-        ja3: Some(ja3),
-        ja4: field("[JA4: "),
-        sni: field("[Hostname/SNI: "),
-    })
+    let reg = Registry::builtin();
+    let mut tally: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+    let mut bad = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(&results)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect();
+    entries.sort_by_key(|e| e.path());
+    for entry in entries {
+        let out = entry.path();
+        let Some(name) = out
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".out"))
+        else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&out) else {
+            continue;
+        };
+        let wanted: Vec<_> = text
+            .lines()
+            .filter_map(|l| {
+                let (key, master) = parse_ndpi_flow(l)?;
+                let host = ndpi_field(l, "[Hostname/SNI: ")?;
+                matches!(master.as_str(), "QUIC" | "DNS" | "HTTP").then_some((key, master, host))
+            })
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let Some(pcap) = shared(&format!("ndpi/pcap/{name}")) else {
+            continue;
+        };
+        let flows = read_flows(&pcap, 64);
+        for (key, master, host) in wanted {
+            let Some(flow) = flows.get(&key) else {
+                continue;
+            };
+            let mut s = Sink::default();
+            flow.run(&reg, &key, &mut s);
+            let ours: Vec<String> = s
+                .events
+                .iter()
+                .filter_map(|e| match (e, master.as_str()) {
+                    (AppEvent::Quic(q), "QUIC") => q.sni.clone(),
+                    (AppEvent::Dns(d), "DNS") => d.rrname.clone(),
+                    (AppEvent::Http(h), "HTTP") => h.hostname.clone(),
+                    _ => None,
+                })
+                .collect();
+            let t = tally.entry(master.clone()).or_default();
+            t.0 += 1;
+            // HTTP and QUIC: the first name. DNS: nDPI keeps one of the flow's query names (not always the first),
+            // lowercased, with characters outside [a-z0-9.-] replaced, and long names cut to their tail.
+            let want = normalize_host(&host);
+            let agree = if master == "DNS" {
+                ours.iter()
+                    .map(|o| normalize_host(o))
+                    .any(|o| o == want || (want.len() >= 40 && o.ends_with(&want)))
+            } else {
+                ours.first().is_some_and(|o| o.eq_ignore_ascii_case(&host))
+            };
+            if agree {
+                t.1 += 1;
+            } else {
+                bad.push(format!(
+                    "{name} {key:?} {master}: ours {ours:?} nDPI {host:?}"
+                ));
+            }
+        }
+    }
+    eprintln!("hostnames vs nDPI (flows, equal): {tally:?}");
+    for b in bad
+        .iter()
+        .filter(|b| !b.contains("DNS:"))
+        .chain(bad.iter().filter(|b| b.contains("DNS:")).take(10))
+    {
+        eprintln!("  {b}");
+    }
+    for (proto, (n, ok)) in &tally {
+        assert!(*n > 20, "{proto}: too few flows compared ({n})");
+        assert!(
+            f64::from(*ok) >= 0.9 * f64::from(*n),
+            "{proto}: {ok}/{n} hostnames agree"
+        );
+    }
 }
 
 fn parse_endpoint(s: &str) -> Option<(IpAddr, u16)> {
