@@ -366,8 +366,13 @@ impl Classifier {
         let first_in_dir = self.dir_count[d] == 0;
         // Build the prefix the detectors see. TCP: on the first payload of a direction, the payload itself (no
         // copy); later, the saved stream start with this payload appended (capped).
-        if self.transport == Transport::Tcp && !first_in_dir && !self.broken[d] {
-            append_capped(&mut self.saved[d], &mut self.lost[d], data, cfg.prefix_cap);
+        // After a gap the saved bytes stop: what follows is counted as lost for the replay.
+        if self.transport == Transport::Tcp && !first_in_dir {
+            if self.broken[d] {
+                self.lost[d] = self.lost[d].saturating_add(data.len() as u64);
+            } else {
+                append_capped(&mut self.saved[d], &mut self.lost[d], data, cfg.prefix_cap);
+            }
         }
         let (prefix, prev): (&[u8], &[u8]) = match self.transport {
             Transport::Tcp if !first_in_dir && !self.broken[d] => (&self.saved[d], &[]),
@@ -421,6 +426,9 @@ impl Classifier {
         }
         // Still pending: remember what the next probe needs.
         match self.transport {
+            Transport::Tcp if first_in_dir && self.broken[d] => {
+                self.lost[d] = self.lost[d].saturating_add(data.len() as u64);
+            }
             Transport::Tcp if first_in_dir => {
                 append_capped(&mut self.saved[d], &mut self.lost[d], data, cfg.prefix_cap)
             }
