@@ -32,8 +32,8 @@ use std::io::Write;
 use flate2::write::{DeflateDecoder, GzDecoder, ZlibDecoder};
 
 use crate::{
-    AppEvent, AppProto, Detector, Dir, EventSink, HttpBuffer, Limits, Parser, ParserStats, Probe,
-    ProbeCtx, Transport,
+    AppEvent, AppProto, ByteSet, Detector, Dir, EventSink, HttpBuffer, Limits, Parser, ParserStats,
+    Probe, ProbeCtx, Transport,
 };
 
 /// Request methods recognised at the start of a flow (RFC 9110, WebDAV, a few common extensions). `probe_http`
@@ -212,6 +212,9 @@ impl Detector for HttpDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         probe_http(ctx.prefix)
     }
+    fn first_bytes(&self) -> ByteSet {
+        ByteSet::bytes(b"CDGHLMNOPRSTU")
+    }
     fn default_ports(&self, _t: Transport) -> &'static [u16] {
         &[80, 8000]
     }
@@ -227,6 +230,9 @@ pub struct HttpConnectDetector;
 impl Detector for HttpConnectDetector {
     fn proto(&self) -> AppProto {
         AppProto::HttpConnect
+    }
+    fn first_bytes(&self) -> ByteSet {
+        ByteSet::bytes(b"C")
     }
     fn transports(&self) -> &'static [Transport] {
         &[Transport::Tcp]
@@ -255,6 +261,9 @@ pub struct HttpProxyDetector;
 impl Detector for HttpProxyDetector {
     fn proto(&self) -> AppProto {
         AppProto::HttpProxy
+    }
+    fn first_bytes(&self) -> ByteSet {
+        ByteSet::ranges(&[(b'A', b'Z')])
     }
     fn transports(&self) -> &'static [Transport] {
         &[Transport::Tcp]

@@ -168,6 +168,51 @@ impl ProbeCtx<'_> {
     }
 }
 
+/// A set of byte values (256 bits), built at compile time: what a detector accepts as a payload's first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ByteSet(pub [u64; 4]);
+
+impl ByteSet {
+    /// Every byte.
+    pub const ALL: ByteSet = ByteSet([u64::MAX; 4]);
+    /// No byte.
+    pub const NONE: ByteSet = ByteSet([0; 4]);
+
+    /// The bytes in the inclusive ranges `(lo, hi)`.
+    pub const fn ranges(ranges: &[(u8, u8)]) -> ByteSet {
+        let mut words = [0u64; 4];
+        let mut i = 0;
+        while i < ranges.len() {
+            let (lo, hi) = ranges[i];
+            let mut b = lo as usize;
+            while b <= hi as usize {
+                words[b / 64] |= 1 << (b % 64);
+                b += 1;
+            }
+            i += 1;
+        }
+        ByteSet(words)
+    }
+
+    /// The given bytes.
+    pub const fn bytes(list: &[u8]) -> ByteSet {
+        let mut words = [0u64; 4];
+        let mut i = 0;
+        while i < list.len() {
+            let b = list[i] as usize;
+            words[b / 64] |= 1 << (b % 64);
+            i += 1;
+        }
+        ByteSet(words)
+    }
+
+    /// Whether `b` is in the set.
+    #[inline]
+    pub const fn contains(&self, b: u8) -> bool {
+        self.0[(b / 64) as usize] & (1 << (b % 64)) != 0
+    }
+}
+
 /// A detector's answer for one payload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Probe {
@@ -195,6 +240,13 @@ pub trait Detector: Send + Sync {
     fn default_ports(&self, transport: Transport) -> &'static [u16] {
         let _ = transport;
         &[]
+    }
+    /// The first bytes this detector can answer anything but `NotForUs` to: for TCP the first byte of either
+    /// direction's stream, for UDP the first byte of any datagram. The classifier drops the detector without
+    /// calling it when a payload starts otherwise, so declaring this makes an unknown protocol cheaper to rule
+    /// out. The default, [`ByteSet::ALL`], never drops.
+    fn first_bytes(&self) -> ByteSet {
+        ByteSet::ALL
     }
     /// A parser for the rest of an identified flow, if the protocol has one.
     fn parser(&self, transport: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {

@@ -30,8 +30,8 @@ use sha2::Sha256;
 
 use crate::tls::{ClientHello, Ja3, parse_client_hello};
 use crate::{
-    AppEvent, AppProto, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe, ProbeCtx,
-    Transport,
+    AppEvent, AppProto, ByteSet, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
 };
 
 /// Client Initial packets the parser tries to decrypt before giving up on a flow.
@@ -317,6 +317,20 @@ fn probe_short_header(ctx: &ProbeCtx<'_>) -> Probe {
     }
 }
 
+/// Long headers (`1xxx xxxx`), short headers (`01xx xxxx`), and gQUIC public headers with the version and
+/// connection-id flags (`0x09`) set.
+const QUIC_FIRST_BYTES: ByteSet = {
+    let mut words = [0u64; 4];
+    let mut b = 0usize;
+    while b < 256 {
+        if b >= 0x40 || b & 0x09 == 0x09 {
+            words[b / 64] |= 1 << (b % 64);
+        }
+        b += 1;
+    }
+    ByteSet(words)
+};
+
 /// QUIC over UDP.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QuicDetector;
@@ -324,6 +338,9 @@ pub struct QuicDetector;
 impl Detector for QuicDetector {
     fn proto(&self) -> AppProto {
         AppProto::Quic
+    }
+    fn first_bytes(&self) -> ByteSet {
+        QUIC_FIRST_BYTES
     }
     fn transports(&self) -> &'static [Transport] {
         &[Transport::Udp]

@@ -96,6 +96,14 @@ impl DetectorSet {
             .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
     }
 
+    /// Keeps only the detectors also in `other`.
+    #[inline]
+    pub fn intersect(&mut self, other: &DetectorSet) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a &= *b;
+        }
+    }
+
     /// Whether the set is empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -146,6 +154,8 @@ pub struct Registry {
     detectors: Vec<Box<dyn Detector>>,
     /// Index 0: detectors that run on TCP; 1: on UDP.
     by_transport: [DetectorSet; 2],
+    /// For each first byte, the detectors that accept it ([`Detector::first_bytes`]).
+    by_first: Box<[DetectorSet; 256]>,
     /// (port, protocol), sorted by port, first registration of a port wins; per transport.
     ports: [Vec<(u16, AppProto)>; 2],
     config: ClassifierConfig,
@@ -206,9 +216,19 @@ impl Registry {
         for t in &mut ports {
             t.sort_by_key(|&(p, _)| p);
         }
+        let mut by_first = Box::new([DetectorSet::EMPTY; 256]);
+        for (i, d) in detectors.iter().enumerate() {
+            let fb = d.first_bytes();
+            for (b, set) in by_first.iter_mut().enumerate() {
+                if fb.contains(b as u8) {
+                    set.insert(i);
+                }
+            }
+        }
         Registry {
             detectors,
             by_transport,
+            by_first,
             ports,
             config,
             limits,
@@ -390,6 +410,14 @@ impl Classifier {
             data,
             prev,
         };
+        // Detectors that cannot accept this first byte are out without a call (TCP: the stream's first byte,
+        // checked once per direction; UDP: every datagram's).
+        if (first_in_dir || self.transport == Transport::Udp)
+            && let Some(&b0) = prefix.first()
+            && let Some(accept) = reg.by_first.get(usize::from(b0))
+        {
+            self.running.intersect(accept);
+        }
         let mut running = self.running;
         let mut winner = None;
         for i in self.running.iter() {
@@ -700,6 +728,63 @@ mod tests {
             },
             Limits::default(),
         )
+    }
+
+    /// Accepts only payloads starting with `Z`, and must never be asked about anything else.
+    struct OnlyZ;
+
+    impl Detector for OnlyZ {
+        fn proto(&self) -> AppProto {
+            AppProto::Ssh
+        }
+        fn transports(&self) -> &'static [Transport] {
+            BOTH
+        }
+        fn first_bytes(&self) -> crate::ByteSet {
+            crate::ByteSet::bytes(b"Z")
+        }
+        fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+            assert_eq!(
+                ctx.prefix.first(),
+                Some(&b'Z'),
+                "called for a first byte it does not accept"
+            );
+            if ctx.prefix.len() >= 3 {
+                Probe::Certain
+            } else {
+                Probe::Unsure
+            }
+        }
+    }
+
+    #[test]
+    fn first_byte_filter_drops_without_calling() {
+        let dets: Vec<Box<dyn Detector>> = vec![
+            Box::new(OnlyZ),
+            Box::new(Magic(AppProto::Http, b"GET ", BOTH, &[])),
+        ];
+        let r = Registry::new(dets, ClassifierConfig::default(), Limits::default());
+        let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
+        assert_eq!(c.feed(&r, Dir::ToServer, b"GE"), Verdict::Pending);
+        assert!(!c.running().contains(0));
+        let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
+        assert_eq!(c.feed(&r, Dir::ToServer, b"Z"), Verdict::Pending);
+        assert!(c.running().contains(0));
+        // The other direction's stream start is checked too: OnlyZ stays only if both could be its.
+        assert_eq!(c.feed(&r, Dir::ToClient, b"Q"), Verdict::Unknown);
+        let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
+        assert_eq!(c.feed(&r, Dir::ToServer, b"Z"), Verdict::Pending);
+        assert_eq!(
+            c.feed(&r, Dir::ToServer, b"x"),
+            Verdict::Unknown,
+            "UDP: every datagram's first byte"
+        );
+        let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
+        c.feed(&r, Dir::ToServer, b"Z");
+        assert_eq!(
+            c.feed(&r, Dir::ToServer, b"ZZZ").proto(),
+            Some(AppProto::Ssh)
+        );
     }
 
     #[test]

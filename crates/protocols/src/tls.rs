@@ -22,8 +22,8 @@ use md5::{Digest as _, Md5};
 use sha2::Sha256;
 
 use crate::{
-    AppEvent, AppProto, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe, ProbeCtx,
-    Transport,
+    AppEvent, AppProto, ByteSet, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
 };
 
 /// Handshake message types we read.
@@ -674,6 +674,10 @@ impl Detector for TlsDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         probe_tls(ctx.prefix)
     }
+    fn first_bytes(&self) -> ByteSet {
+        // Record types 20-24, or an SSLv2 record length with the top bit set.
+        ByteSet::ranges(&[(CT_CCS, CT_HEARTBEAT), (0x80, 0xff)])
+    }
     fn default_ports(&self, _t: Transport) -> &'static [u16] {
         &[443, 8443]
     }
@@ -731,6 +735,10 @@ impl Detector for DtlsDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         probe_dtls(ctx.data)
+    }
+    fn first_bytes(&self) -> ByteSet {
+        // DTLS records, and the STUN and RTP ranges it shares a port with (RFC 7983).
+        ByteSet::ranges(&[(0, 3), (20, 63), (128, 191)])
     }
     fn default_ports(&self, _t: Transport) -> &'static [u16] {
         &[4433, 5684]
