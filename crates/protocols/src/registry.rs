@@ -13,8 +13,9 @@
 //! nDPI's per-flow packet limit), the verdict is [`Verdict::Unknown`].
 //!
 //! ## What it costs
-//! A payload of an unknown protocol costs one dynamic call per surviving detector, each of which looks at a few
-//! leading bytes; on the first payload most detectors drop out, so later payloads cost less. Nothing is allocated
+//! A payload of an unknown protocol costs one table lookup (the detectors that accept its first byte, from
+//! [`Detector::first_bytes`]: 32 bytes ANDed into the running set) and one dynamic call per detector left, each of
+//! which looks at a few leading bytes; on the first payload most detectors drop out, so later payloads cost less. Nothing is allocated
 //! for a flow decided on its first payload (the common case: HTTP requests, TLS ClientHellos, DNS queries). The
 //! prefix copy (at most [`ClassifierConfig::prefix_cap`] bytes per direction) exists only for undecided TCP flows,
 //! and for UDP the previous datagram (at most [`PREV_CAP`] bytes) so heuristics can check continuity.
