@@ -1125,4 +1125,49 @@ mod tests {
         assert_eq!(q.sni.as_deref(), Some("www.google.com"));
         assert_eq!(q.ua.as_deref(), Some("Chrome/90"));
     }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn arbitrary_datagrams_never_panic(d in proptest::collection::vec(any::<u8>(), 0..1400),
+                                               e in proptest::collection::vec(any::<u8>(), 0..300)) {
+                let _ = (probe_quic(&d), parse_long_header(&d), parse_chlo(&d));
+                let ev = run_parser(&[d, e]);
+                prop_assert!(ev.len() <= 1);
+            }
+
+            #[test]
+            fn mutated_initial_never_panics(pos in 0usize..1200, byte in any::<u8>(), cut in 0usize..1200) {
+                let mut pkt = unhex(V1_CLIENT_INITIAL);
+                pkt[pos] = byte;
+                let cut = cut.min(pkt.len());
+                let ev = run_parser(&[pkt[..cut].to_vec(), pkt.clone()]);
+                prop_assert!(ev.len() <= 1);
+            }
+
+            #[test]
+            fn crypto_frames_in_any_order(order in Just((0usize..4).collect::<Vec<_>>()).prop_shuffle()) {
+                // The RFC ClientHello cut into four CRYPTO frames, placed in the parser's reassembly in any order.
+                let frames = unhex(CLIENT_FRAMES);
+                let hello = &frames[4..]; // after frame type 0x06, offset 0x00, length 0x40f1
+                let mut p = QuicParser::new(&Limits::default());
+                let bounds = [0, 50, 120, 200, hello.len()];
+                for &i in &order {
+                    let mut f = vec![0x06];
+                    for v in [bounds[i] as u64, (bounds[i + 1] - bounds[i]) as u64] {
+                        f.extend_from_slice(&(0x4000u16 | v as u16).to_be_bytes());
+                    }
+                    f.extend_from_slice(&hello[bounds[i]..bounds[i + 1]]);
+                    p.frames(&f);
+                }
+                let mut out = Vec::new();
+                p.try_hello(1, &mut out);
+                let [AppEvent::Quic(q)] = out.as_slice() else { panic!("{out:?}") };
+                prop_assert_eq!(q.sni.as_deref(), Some("example.com"));
+            }
+        }
+    }
 }
