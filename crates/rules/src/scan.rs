@@ -18,7 +18,7 @@ use crate::verify::{self, Hay, PcreCaches, VerifyStats};
 
 /// Most stream candidates waiting for more data, per flow direction; beyond it a candidate is checked at once
 /// with the data at hand (counted in [`ScanStats::pending_overflow`]).
-pub const MAX_PENDING: usize = 64;
+pub const MAX_PENDING: usize = 256;
 /// Most rules remembered as fired per flow direction; beyond it a stream rule may alert again (counted).
 pub const MAX_FIRED: usize = 4096;
 /// Most HTTP (transaction, rule) partial matches kept per flow (multi-buffer rules); beyond it the oldest go.
@@ -650,26 +650,14 @@ impl RuleSet {
             data,
             chunk_start,
         };
-        // Candidates from earlier chunks whose window is now complete.
-        let mut i = 0;
-        while let Some(&p) = st.pending.get(i) {
-            if st.fired.binary_search(&p.rule).is_ok() {
-                st.pending.remove(i);
-                continue;
-            }
-            if view.end() <= p.de {
-                i += 1;
-                continue;
-            }
-            st.pending.remove(i);
-            if let Some(span) = self.check_stream(sc, &view, p) {
-                fire(sc, &mut st.fired, p.rule);
-                self.matched(sc, bits, p.rule, ctx.dir, AlertSource::Stream, span, sink);
-            }
-        }
         // Two passes: rules with flowbit conditions last, so that a bit set by this data is seen.
         for second in [false, true] {
             for &(pid, end) in &hits {
+                // Candidates whose window is complete before this position are settled first, so that how
+                // many are waiting at any position depends on the stream, not on how it was chunked.
+                let upto = chunk_start + end as u64;
+                let lists = (&mut st.pending, &mut st.fired);
+                self.resolve_pending(sc, lists, bits, &view, upto, ctx.dir, sink);
                 for &t in table.targets(pid) {
                     if self.has_condition(t.rule) != second {
                         continue;
@@ -742,6 +730,8 @@ impl RuleSet {
                 }
             }
         }
+        let lists = (&mut st.pending, &mut st.fired);
+        self.resolve_pending(sc, lists, bits, &view, view.end(), ctx.dir, sink);
         sc.hitbuf = hits;
         // Keep the last `retain` bytes as the tail for the next chunk.
         st.end = view.end();
@@ -807,6 +797,37 @@ impl RuleSet {
             .zip(p.hs.checked_sub(clo))
             .map(|(i, s)| (i, s as usize));
         verify::check(g, &gi.plan, &hay, pin, pcre, &mut stats.verify)
+    }
+
+    /// Settles the pending candidates whose window ends before stream offset `upto` (all bytes they need, plus one
+    /// of context, are in `view`).
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_pending(
+        &self,
+        sc: &mut Scanner,
+        (pending, fired): (&mut Vec<Pending>, &mut Vec<u32>),
+        bits: &mut Option<Box<Bits>>,
+        view: &StreamView<'_>,
+        upto: u64,
+        dir: Direction,
+        sink: &mut impl AlertSink,
+    ) {
+        let mut i = 0;
+        while let Some(&p) = pending.get(i) {
+            if fired.binary_search(&p.rule).is_ok() {
+                pending.remove(i);
+                continue;
+            }
+            if upto <= p.de {
+                i += 1;
+                continue;
+            }
+            pending.remove(i);
+            if let Some(span) = self.check_stream(sc, view, p) {
+                fire(sc, fired, p.rule);
+                self.matched(sc, bits, p.rule, dir, AlertSource::Stream, span, sink);
+            }
+        }
     }
 
     /// Settles every pending candidate of a direction with the data at hand (end of stream or gap).
