@@ -22,8 +22,9 @@ use regex_syntax::hir::Look;
 
 /// Compiled-program size cap per expression (Thompson NFA bytes): a hostile `(a{1000}){1000}` is refused.
 const NFA_SIZE_LIMIT: usize = 2 << 20;
-/// Lazy-DFA cache per expression and worker.
-const DFA_CACHE: usize = 256 << 10;
+/// Lazy-DFA cache per expression and worker (created on first use): 1,000 expressions in use cost at most 64 MiB
+/// per worker; an expression that thrashes its cache falls back to a slower engine inside `regex-automata`.
+const DFA_CACHE: usize = 64 << 10;
 
 /// A buffer named by a pcre flag (Snort 2 / Suricata legacy style), instead of by a sticky buffer keyword.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,6 +25,9 @@ use crate::text::{self, Opt};
 pub const MAX_POSITION: i64 = 1 << 20;
 /// Most content and pcre items in one rule.
 pub const MAX_ITEMS: usize = 256;
+/// Most bytes of compiled pcre programs in one rule set (each is also capped, see [`crate::pcre`]): a rule file of
+/// thousands of huge expressions cannot exhaust memory; the rules beyond it are skipped with a reason.
+pub const MAX_PCRE_MEMORY: usize = 256 << 20;
 
 /// What a rule asks for when it matches. The engine runs in IDS mode, so every action produces an alert; the
 /// action is reported so an IPS front end could act on it.
@@ -476,6 +479,8 @@ pub(crate) struct Ctx<'a, 'v> {
     pub next_pcre_id: &'a mut u32,
     /// Flowbit name → id, shared by the whole load.
     pub flowbit_ids: &'a mut std::collections::HashMap<String, u32>,
+    /// Bytes of compiled pcre programs so far in this load.
+    pub pcre_memory: &'a mut usize,
 }
 
 type Step<T> = Result<T, Parsed>;
@@ -1092,6 +1097,11 @@ impl Builder {
             PcreError::Unsupported(r) => skip(r),
             PcreError::Invalid(r) => err(r),
         })?;
+        let mem = p.regex.memory_usage();
+        if ctx.pcre_memory.saturating_add(mem) > MAX_PCRE_MEMORY {
+            return Err(skip("pcre memory budget of the rule set exhausted"));
+        }
+        *ctx.pcre_memory += mem;
         let buf = p.buffer.map(pcre_buffer).unwrap_or(self.sticky);
         let id = *ctx.next_pcre_id;
         *ctx.next_pcre_id = id.saturating_add(1);

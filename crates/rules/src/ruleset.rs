@@ -363,6 +363,7 @@ impl RuleSet {
         let mut resolver = Resolver::new(&opts.vars);
         let mut next_pcre = 0u32;
         let mut flowbit_ids: HashMap<String, u32> = HashMap::new();
+        let mut pcre_memory = 0usize;
         let mut rules: Vec<Rule> = Vec::new();
         let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
         for (file, (name, text)) in texts.iter().enumerate() {
@@ -380,6 +381,7 @@ impl RuleSet {
                             classes: &opts.classifications,
                             next_pcre_id: &mut next_pcre,
                             flowbit_ids: &mut flowbit_ids,
+                            pcre_memory: &mut pcre_memory,
                         };
                         (line, rule::parse_rule(&text, line, file, &mut ctx))
                     }

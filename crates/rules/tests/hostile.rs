@@ -147,3 +147,23 @@ fn binary_noise_never_panics() {
     }
     load(&bytes);
 }
+
+#[test]
+fn pcre_memory_is_budgeted_across_the_rule_set() {
+    // Each expression is allowed on its own; together they would need gigabytes.
+    let mut text = String::new();
+    for i in 0..400 {
+        text.push_str(&format!(
+            "alert tcp any any -> any any (content:\"a\"; pcre:\"/(\\\\w{{40}}[a-z]{{30}}){{20}}x{i}/\"; sid:{};)\n",
+            i + 1
+        ));
+    }
+    let rep = load(text.as_bytes());
+    assert_eq!(rep.loaded + rep.skipped, 400);
+    assert!(
+        rep.skipped == 0
+            || rep
+                .skip_reasons
+                .contains_key("pcre memory budget of the rule set exhausted")
+    );
+}
