@@ -154,7 +154,7 @@ fn pcre_memory_is_budgeted_across_the_rule_set() {
     let mut text = String::new();
     for i in 0..400 {
         text.push_str(&format!(
-            "alert tcp any any -> any any (content:\"a\"; pcre:\"/(\\\\w{{40}}[a-z]{{30}}){{20}}x{i}/\"; sid:{};)\n",
+            "alert tcp any any -> any any (content:\"a\"; pcre:\"/(\\\\w{{250}}){{30}}x{i}/\"; sid:{};)\n",
             i + 1
         ));
     }
