@@ -56,7 +56,9 @@
 //! * in its *idle* state (no partial match alive, away from the first byte) with a SIMD prefilter (Teddy or
 //!   memchr over the group's prefix literals, cut to 4 bytes, taken from the patterns without their `^`
 //!   branches, which cannot start there), or a table of the bytes that keep it idle on short stretches;
-//! * in an accelerated state (inside `.*X`), with `memchr` for the one to three bytes that leave it.
+//! * in an accelerated state (inside `.*X`), with `memchr` for the one to three bytes that leave it;
+//! * in any other state that loops on many bytes (`.*(thawte|verisign)`, `[\x09-\x0d -~]*`), with a table of
+//!   those bytes, once a byte has left the DFA where it was.
 //!
 //! The prefilters look for one spelling of each literal: the data is lower-cased on the way in (in 256-byte
 //! stack chunks, which also drop the NULs), which changes no DFA transition because every pattern is
@@ -94,6 +96,8 @@ const SCRATCH: usize = 256;
 /// Shortest stretch of data worth a prefilter call: below it, SIMD searchers fall back to slower scalar
 /// code (Rabin-Karp) and stepping the DFA is cheaper.
 const PREFILTER_MIN_SPAN: usize = 64;
+/// A state gets a self-loop table (see [`Group`]) when it loops on at least this many byte values.
+const LOOP_MIN: u32 = 32;
 /// Most DFA groups a set may have: the size of [`ConnState`]'s state array.
 pub const MAX_GROUPS: usize = 26;
 /// Most signatures a set may hold ([`SigId`] is a `u16`, and one value is reserved).
@@ -475,6 +479,10 @@ struct Group {
     /// the first byte), with the bytes that leave it there, and the prefix prefilter that may skip ahead
     /// from it.
     idle: Option<Idle>,
+    /// Per state index: 0, or 1 + the index in `loop_bytes` of the bytes on which that state loops to itself
+    /// (for states with at least [`LOOP_MIN`] such bytes that are not accelerated already).
+    loops: Vec<u32>,
+    loop_bytes: Vec<[u64; 4]>,
 }
 
 #[derive(Debug)]
@@ -841,6 +849,7 @@ impl SignatureSet {
                 .map(|s| (s.as_usize() >> stride2) + 1)
                 .max()
                 .unwrap_or(1);
+            let (loops, loop_bytes) = self_loops(&dfa, &reachable, states);
             let idle = if anchored {
                 None
             } else {
@@ -879,6 +888,8 @@ impl SignatureSet {
                 states,
                 sigs: ids,
                 idle,
+                loops,
+                loop_bytes,
             });
         }
         report.build_time = started.elapsed();
@@ -1146,6 +1157,9 @@ impl Group {
     ///   Without a prefilter, or on short stretches, a table of the bytes that keep the DFA idle is used.
     /// * In an accelerated state (every byte but one to three loops back to it, as inside `.*X`), `memchr`
     ///   finds the next byte that leaves it.
+    /// * Other states that loop on many bytes (the gap in `^\x16\x03.*(thawte|verisign)` once the prefix
+    ///   matched, a `[\x09-\x0d -~]*` run): when a byte leaves the DFA where it was, the following bytes are
+    ///   checked against the state's table (one L1 lookup each, no dependency between them) instead of stepped.
     #[inline]
     fn scan(&self, mut sid: StateID, bytes: &[u8], best: &mut Option<SigId>) -> StateID {
         let dfa = &self.dfa;
@@ -1196,8 +1210,20 @@ impl Group {
                     break;
                 }
             }
-            sid = dfa.next_state(sid, bytes[i]);
+            let next = dfa.next_state(sid, bytes[i]);
             i += 1;
+            // Stayed put: if this state loops on many bytes, walk over them with its table.
+            if next == sid
+                && let Some(&k) = self.loops.get(sid.as_usize() >> self.stride2)
+                && let Some(bits) = (k as usize)
+                    .checked_sub(1)
+                    .and_then(|k| self.loop_bytes.get(k))
+            {
+                while i < len && bits[usize::from(bytes[i] >> 6)] >> (bytes[i] & 63) & 1 == 1 {
+                    i += 1;
+                }
+            }
+            sid = next;
         }
         if dfa.is_match_state(sid) {
             self.collect(sid, best);
@@ -1437,6 +1463,35 @@ fn explore(dfa: &dense::DFA<Vec<u32>>, mode: Anchored) -> Vec<StateID> {
         visit(dfa.next_eoi_state(sid), &mut queue);
     }
     all
+}
+
+/// Tables of the bytes on which a state loops to itself, for the states (not dead, not accelerated) with at
+/// least [`LOOP_MIN`] of them, indexed by state index: 0 for none, else 1 + the table's index.
+fn self_loops(
+    dfa: &dense::DFA<Vec<u32>>,
+    states: &[StateID],
+    count: usize,
+) -> (Vec<u32>, Vec<[u64; 4]>) {
+    let mut loops = vec![0u32; count];
+    let mut tables = Vec::new();
+    for &sid in states {
+        if dfa.is_dead_state(sid) || dfa.is_accel_state(sid) {
+            continue;
+        }
+        let mut bits = [0u64; 4];
+        for b in 0..=255u8 {
+            if dfa.next_state(sid, b) == sid {
+                bits[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+        }
+        if bits.iter().map(|w| w.count_ones()).sum::<u32>() >= LOOP_MIN
+            && let Some(slot) = loops.get_mut(sid.as_usize() >> dfa.stride2())
+        {
+            tables.push(bits);
+            *slot = tables.len() as u32;
+        }
+    }
+    (loops, tables)
 }
 
 /// An upper bound on a dense DFA's number of states (its transition table over its stride).
