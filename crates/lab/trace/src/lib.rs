@@ -3,3 +3,11 @@
 //! One module per tool; the `flowbundle trace ...` subcommands (crate `cli`, `src/cmd/trace.rs`) call them.
 
 pub mod stats;
+
+// The rewriting tools and the synthesizer (issue 6); `rewrite` is their shared plumbing.
+pub mod anonymize;
+pub mod cut;
+pub mod merge;
+pub mod rescale;
+pub mod rewrite;
+pub mod synth;
