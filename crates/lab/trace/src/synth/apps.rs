@@ -79,7 +79,7 @@ impl App {
             App::Tls => "TLS",
             App::Ssh => "SSH",
             App::Smtp => "SMTP",
-            App::Ftp => "FTP",
+            App::Ftp => "FTP_CONTROL",
             App::Dns => "DNS",
             App::Quic => "QUIC",
             App::OpaqueTcp | App::OpaqueUdp => return None,

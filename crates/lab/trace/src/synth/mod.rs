@@ -99,7 +99,8 @@ pub struct SynthConfig {
     pub rate: Option<Rate>,
     /// Duration in seconds instead of a rate.
     pub duration_s: Option<f64>,
-    /// Peak rate: trains are sent at this rate (≥ the average).
+    /// Peak rate: trains are sent at this rate (≥ the average), so the maximum rate sustained over 1 ms is about
+    /// this; `None`: three times the average.
     pub peak: Option<Rate>,
     /// Share of the connections over IPv6.
     pub ipv6_share: f64,
@@ -509,22 +510,37 @@ impl Flow {
 }
 
 /// Timestamps: trains at the peak rate, the rest of each packet's time budget spent before trains.
+///
+/// Within a train, packets are spaced so that a 1 ms window holds at most the peak rate's worth of bits: a window
+/// that starts on a packet holds that packet entirely, so the spacing is `bits / (peak − bits per ms)` rather than
+/// `bits / peak` (which would let the measured 1 ms maximum exceed the peak by a packet per millisecond).
 struct Clock {
     t: f64,
     start: u64,
     /// ns per wire bit at the average rate (rate mode), or ns per packet (duration mode).
     per_bit: Option<f64>,
     per_packet: f64,
-    peak_per_bit: f64,
+    /// Peak rate in bit/s; `None`: three times the average (Table 1's captures peak at 1.3–3× their average).
+    peak_bps: Option<f64>,
     debt: f64,
     rng: ChaCha8Rng,
     first: bool,
 }
 
 impl Clock {
+    fn serial(&self, bits: f64) -> f64 {
+        match self.peak_bps {
+            Some(p) => bits * 1e9 / (p - bits * 1e3).max(p / 2.0),
+            None => match self.per_bit {
+                Some(b) => bits * b / 3.0,
+                None => self.per_packet / 3.0,
+            },
+        }
+    }
+
     fn stamp(&mut self, wire_bytes: usize, train_start: bool) -> u64 {
         let bits = wire_bytes as f64 * 8.0;
-        let serial = bits * self.peak_per_bit;
+        let serial = self.serial(bits);
         let budget = self.per_bit.map_or(self.per_packet, |b| bits * b);
         if self.first {
             self.first = false;
@@ -704,7 +720,6 @@ impl Synth {
             (None, Some(d)) => (None, d * 1e9 / planned.max(1) as f64),
             (None, None) => (Some(1e9 / 50e6), 0.0),
         };
-        let peak_per_bit = cfg.peak.map_or(0.0, |p| 1e9 / p.bps());
         let mut synth = Synth {
             plan,
             sched,
@@ -728,7 +743,7 @@ impl Synth {
                 start: cfg.start_ns,
                 per_bit,
                 per_packet,
-                peak_per_bit,
+                peak_bps: cfg.peak.map(Rate::bps),
                 debt: 0.0,
                 rng: ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x636c_6f63),
                 first: true,
