@@ -260,6 +260,8 @@ pub struct Scanner {
     generation: u32,
     pcre: PcreCaches,
     hitbuf: Vec<(u32, usize)>,
+    /// Candidates of rules with flowbit conditions, held back to the end of the call.
+    deferred: Vec<(Target, usize)>,
     scratch: Vec<u8>,
     norm: Vec<u8>,
     cookie: Vec<u8>,
@@ -650,86 +652,38 @@ impl RuleSet {
             data,
             chunk_start,
         };
-        // Two passes: rules with flowbit conditions last, so that a bit set by this data is seen.
-        for second in [false, true] {
-            for &(pid, end) in &hits {
-                // Candidates whose window is complete before this position are settled first, so that how
-                // many are waiting at any position depends on the stream, not on how it was chunked.
-                let upto = chunk_start + end as u64;
+        // Rules with flowbit conditions go last, so that a bit set by this data is seen.
+        let mut deferred = std::mem::take(&mut sc.deferred);
+        deferred.clear();
+        for &(pid, end) in &hits {
+            // Candidates whose window is complete before this position are settled first, so that how many are
+            // waiting at any position depends on the stream, not on how it was chunked.
+            if !st.pending.is_empty() {
                 let lists = (&mut st.pending, &mut st.fired);
-                self.resolve_pending(sc, lists, bits, &view, upto, ctx.dir, sink);
-                for &t in table.targets(pid) {
-                    if self.has_condition(t.rule) != second {
-                        continue;
-                    }
-                    sc.stats.candidates += 1;
-                    let Some((rule, g, gi)) = self.rule_group(t) else {
-                        continue;
-                    };
-                    if st.fired.binary_search(&t.rule).is_ok()
-                        || !applies(rule, ctx)
-                        || (second && !flowbits_ok(rule, bits))
-                    {
-                        continue;
-                    }
-                    let he = chunk_start + end as u64;
-                    let Some(hs) = he.checked_sub(fp_content_len(g, gi)) else {
-                        continue;
-                    };
-                    if !gi.hit_ok(g, hs, he, None) {
-                        continue;
-                    }
-                    if gi.fp_only {
-                        fire(sc, &mut st.fired, t.rule);
-                        self.matched(
-                            sc,
-                            bits,
-                            t.rule,
-                            ctx.dir,
-                            AlertSource::Stream,
-                            (hs, he),
-                            sink,
-                        );
-                        continue;
-                    }
-                    let (ds, de) = match gi.abs_end {
-                        Some(e) if he > e => continue,
-                        Some(e) => (0, e),
-                        None => (hs.saturating_sub(gi.back), he.saturating_add(gi.fwd)),
-                    };
-                    let p = Pending {
-                        rule: t.rule,
-                        group: t.group,
-                        hs,
-                        ds,
-                        de,
-                    };
-                    let complete = view.end() > de;
-                    if complete || gi.monotone || st.pending.len() >= MAX_PENDING {
-                        if !complete && !gi.monotone {
-                            sc.stats.pending_overflow += 1;
-                        }
-                        if let Some(span) = self.check_stream(sc, &view, p) {
-                            fire(sc, &mut st.fired, t.rule);
-                            self.matched(
-                                sc,
-                                bits,
-                                t.rule,
-                                ctx.dir,
-                                AlertSource::Stream,
-                                span,
-                                sink,
-                            );
-                            continue;
-                        }
-                        if complete || st.pending.len() >= MAX_PENDING {
-                            continue;
-                        }
-                    }
-                    st.pending.push(p);
+                self.resolve_pending(
+                    sc,
+                    lists,
+                    bits,
+                    &view,
+                    chunk_start + end as u64,
+                    ctx.dir,
+                    sink,
+                );
+            }
+            for &t in table.targets(pid) {
+                if self.has_condition(t.rule) {
+                    deferred.push((t, end));
+                    continue;
                 }
+                let lists = (&mut st.pending, &mut st.fired);
+                self.stream_candidate(sc, lists, bits, &view, ctx, t, end, sink);
             }
         }
+        for &(t, end) in &deferred {
+            let lists = (&mut st.pending, &mut st.fired);
+            self.stream_candidate(sc, lists, bits, &view, ctx, t, end, sink);
+        }
+        sc.deferred = deferred;
         let lists = (&mut st.pending, &mut st.fired);
         self.resolve_pending(sc, lists, bits, &view, view.end(), ctx.dir, sink);
         sc.hitbuf = hits;
@@ -797,6 +751,76 @@ impl RuleSet {
             .zip(p.hs.checked_sub(clo))
             .map(|(i, s)| (i, s as usize));
         verify::check(g, &gi.plan, &hay, pin, pcre, &mut stats.verify)
+    }
+
+    /// One prefilter hit (fast pattern ending at `end` in the chunk) for one (rule, group) of a stream.
+    #[allow(clippy::too_many_arguments)]
+    fn stream_candidate(
+        &self,
+        sc: &mut Scanner,
+        (pending, fired): (&mut Vec<Pending>, &mut Vec<u32>),
+        bits: &mut Option<Box<Bits>>,
+        view: &StreamView<'_>,
+        ctx: &PacketCtx<'_>,
+        t: Target,
+        end: usize,
+        sink: &mut impl AlertSink,
+    ) {
+        sc.stats.candidates += 1;
+        let Some((rule, g, gi)) = self.rule_group(t) else {
+            return;
+        };
+        if fired.binary_search(&t.rule).is_ok() || !applies(rule, ctx) || !flowbits_ok(rule, bits) {
+            return;
+        }
+        let he = view.chunk_start + end as u64;
+        let Some(hs) = he.checked_sub(fp_content_len(g, gi)) else {
+            return;
+        };
+        if !gi.hit_ok(g, hs, he, None) {
+            return;
+        }
+        if gi.fp_only {
+            fire(sc, fired, t.rule);
+            self.matched(
+                sc,
+                bits,
+                t.rule,
+                ctx.dir,
+                AlertSource::Stream,
+                (hs, he),
+                sink,
+            );
+            return;
+        }
+        let (ds, de) = match gi.abs_end {
+            Some(e) if he > e => return,
+            Some(e) => (0, e),
+            None => (hs.saturating_sub(gi.back), he.saturating_add(gi.fwd)),
+        };
+        let p = Pending {
+            rule: t.rule,
+            group: t.group,
+            hs,
+            ds,
+            de,
+        };
+        let complete = view.end() > de;
+        let full = pending.len() >= MAX_PENDING;
+        if complete || gi.monotone || full {
+            if !complete && !gi.monotone {
+                sc.stats.pending_overflow += 1;
+            }
+            if let Some(span) = self.check_stream(sc, view, p) {
+                fire(sc, fired, t.rule);
+                self.matched(sc, bits, t.rule, ctx.dir, AlertSource::Stream, span, sink);
+                return;
+            }
+            if complete || full {
+                return;
+            }
+        }
+        pending.push(p);
     }
 
     /// Settles the pending candidates whose window ends before stream offset `upto` (all bytes they need, plus one
