@@ -10,6 +10,14 @@ use flowbundle_rules::{AlertRecord, Direction, FlowMatchState, PacketCtx, RuleSe
 /// Runs every TCP direction of `capture` through `rules` twice; returns (alerts, alerts straddling a packet
 /// boundary, directions compared).
 fn compare(rules: &RuleSet, capture: &str) -> Option<(usize, usize, usize)> {
+    compare_with(rules, capture, &mut Vec::new())
+}
+
+fn compare_with(
+    rules: &RuleSet,
+    capture: &str,
+    seen: &mut Vec<AlertRecord>,
+) -> Option<(usize, usize, usize)> {
     let path = common::data(capture)?;
     let segs = common::segments(&path);
     let mut sc = rules.scanner();
@@ -53,6 +61,7 @@ fn compare(rules: &RuleSet, capture: &str) -> Option<(usize, usize, usize)> {
             .count();
         total += per_packet.len();
         dirs += 1;
+        seen.extend(per_packet);
     }
     Some((total, straddling, dirs))
 }
@@ -86,8 +95,13 @@ fn community_rules_across_packet_boundaries() {
     };
     let (rules, _) = RuleSet::load_files(&[path]).unwrap();
     for cap in ["reassembly/example.pcap", "reassembly/example2.pcap"] {
-        if let Some((t, s, d)) = compare(&rules, cap) {
+        let mut seen = Vec::new();
+        if let Some((t, s, d)) = compare_with(&rules, cap, &mut seen) {
             println!("{cap}: {t} alerts, {s} straddle packet boundaries, {d} directions");
+            for a in &seen {
+                let r = &rules.rules()[a.rule_index as usize];
+                println!("  sid {} @{}+{}: {}", r.sid, a.offset, a.len, r.msg);
+            }
         }
     }
 }
