@@ -1,3 +1,61 @@
-//! # Inspect: the fifth stage. The stateful inspection engine: connection tracking, IP defragmentation, TCP reassembly, application identification and content matching, run by whichever worker owns a flow bundle.
+//! # Inspect: the fifth stage, the stateful inspection engine
+//!
+//! Connection tracking, TCP reassembly, application identification, content rules and per-packet cost accounting,
+//! run by whichever worker holds a packet's flow bundle.
+//!
+//! ```text
+//!  dispatcher side                         worker side (any thread holding bundle b)
+//!  ───────────────                         ─────────────────────────────────────────
+//!  Prestage: decode → defrag → hashes ──▶  Engine::process(ctx, b, rec)
+//!  (Desc per packet or datagram)            decode → shard b: flow lookup/create/expire
+//!                                           → TCP state + reassembly ─▶ classifier / parser / L7 signatures / rules
+//!                                           → events + counters + cost in the worker's WorkerCtx
+//!                                          Engine::finish(ctxs): end every flow, merge, sort events
+//! ```
+//!
+//! * [`Prestage`] ([`prestage`]): the pre-scheduling stage both paths share: defragmentation before scheduling,
+//!   flow keys and the scheduler's descriptor hashes; [`Prestage::run`] prepares a preloaded trace for the bench
+//!   harness.
+//! * [`Engine`] ([`engine`]): immutable and `Sync` apart from the connection table, which is sharded by bundle
+//!   ([`table`]) so that a worker reaches its flows without a lock; [`WorkerCtx`] is a worker's own state.
+//! * [`reassembly`]: TCP reassembly per direction, validated byte for byte against PcapPlusPlus.
+//! * [`app`]: identification (built-in detectors, then L7-filter signatures, then ports; FTP data connections from
+//!   the control connection's announcements) and the glue to parsers and content rules.
+//! * [`cost`]: cycles per packet, per flow, by position in flow, per stage; the `--cost-out` file format.
+//! * [`InspectWorkload`] ([`workload`]): the engine as a `flowbundle_worker::Workload`.
+//!
+//! The output ([`Event`]s: flow records, application events, alerts) depends only on each flow's own packets in
+//! order, so for any thread count and scheduler the sorted events are the same (tests run every policy on real
+//! captures). The sinks crate writes them as Suricata EVE JSON.
+//!
+//! ## Memory is bounded
+//! Flows: a global cap ([`EngineConfig::max_flows`]), idle flows of a shard expired when a new flow arrives in it,
+//! eviction of an idle flow when full, and `flow.memcap` counting new flows that could not be tracked. Reassembly:
+//! per-direction segment and byte limits plus a global memcap. Parsers: byte caps per buffer (protocols crate).
+//! Defragmentation: the defragmenter's caps. Expectations: a capped table. Every cap has a counter.
 
+pub mod app;
+pub mod config;
+pub mod cost;
+pub mod engine;
+pub mod event;
+pub mod expect;
+pub mod flow;
+pub mod prestage;
 pub mod reassembly;
+pub mod table;
+pub mod workload;
+
+pub use config::{CostConfig, EngineConfig, Timeouts};
+pub use engine::{Engine, EngineStats, Finished, ProtoCount, WorkerCtx};
+pub use event::{
+    AlertEvent, App, EndReason, Event, EventKind, Evidence, FlowRecord, FlowState, TcpState,
+    TcpSummary, sort_events,
+};
+pub use prestage::{Prepared, Prestage, PrestageStats, Staged};
+pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
+
+// The crates the engine is built on, for callers that configure them (the CLI loads signature sets through this).
+pub use flowbundle_protocols as protocols;
+pub use flowbundle_rules as rules;
+pub use flowbundle_signatures as signatures;

@@ -1,1 +1,15 @@
 //! # Sinks: the last stage. Suricata-compatible EVE JSON events and human-readable summaries.
+//!
+//! * [`eve`]: [`EveWriter`] writes the engine's [`flowbundle_inspect::Event`]s as Suricata EVE JSON, one object per
+//!   line (`flow`, `http`, `tls`, `dns`, `quic`, `ssh`, `ftp`, `alert`, ...), with Suricata's field names and
+//!   timestamp format, so existing EVE consumers read it.
+//! * [`summary`]: the human summary: a protocol table like ndpiReader's and every counter of the run.
+//! * [`time`]: the EVE timestamp format.
+
+pub mod eve;
+pub mod summary;
+pub mod time;
+
+pub use eve::{EveWriter, render};
+pub use summary::{RulesInfo, RunInfo, Summary};
+pub use time::{timestamp, write_timestamp};

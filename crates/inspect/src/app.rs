@@ -1,0 +1,574 @@
+//! # Application identification and everything that reads payload
+//!
+//! Per flow, [`AppState`] holds the protocol classifier and parser ([`FlowApp`]), the L7-filter signature state, the
+//! content-rule matcher state and the flow's label. The engine feeds it in-order data as it leaves TCP reassembly
+//! (through [`StreamCx`], a [`StreamSink`]) and UDP datagrams whole ([`on_datagram`]); the parser's events and HTTP
+//! buffers come back through [`Emit`], which turns them into engine [`Event`]s, runs the rules on the HTTP buffers,
+//! and registers FTP data-connection expectations.
+//!
+//! ## How the label is decided
+//! 1. **Built-in detectors first**: the classifier's verdict, as soon as a detector is certain.
+//! 2. **L7-filter signatures second** (when a signature set is loaded): fed every packet of the connection in arrival
+//!    order, both directions (in-order stream bytes for TCP, empty packets included, as l7-filter counts them); a
+//!    match labels the flow only once every detector has given up. A signature naming a built-in protocol hands the
+//!    flow to that protocol's parser.
+//! 3. **Port guess last**, when the flow ends unidentified.
+//!
+//! FTP data connections are labelled `FTP_DATA` whenever an FTP control connection announced them (see
+//! [`crate::expect`]); that label wins over the others because the payload of a data connection is whatever file was
+//! transferred. Flows without ports are named after their IP protocol (`ICMP`, `IGMP`, ...), as nDPI does. The
+//! packet at which the label was decided (its 1-based position in the flow) is kept for the flow record.
+
+use std::net::IpAddr;
+
+use flowbundle_decode::{Direction, FlowKey};
+use flowbundle_protocols::{AppEvent, AppProto, Dir, EventSink, FlowApp, HttpBuffer, Verdict};
+use flowbundle_rules::{Alert, AlertSource, FlowMatchState, PacketCtx, Scanner};
+use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
+
+use crate::engine::{Engine, EngineStats};
+use crate::event::{AlertEvent, App, Event, EventKind, Evidence};
+use crate::flow::Transport;
+use crate::reassembly::StreamSink;
+
+/// A flow's application-layer state.
+pub(crate) struct AppState {
+    /// Classifier then parser (TCP and UDP flows).
+    pub fa: Option<FlowApp>,
+    /// L7-filter state while signatures may still decide.
+    pub sig: Option<ConnState>,
+    pub rules: FlowMatchState,
+    pub label: App,
+    pub evidence: Option<Evidence>,
+    pub decided_at: Option<u32>,
+    /// Identification reached its final answer (a label, or nothing more to try before the flow ends).
+    pub done: bool,
+}
+
+impl AppState {
+    pub(crate) fn new(
+        eng: &Engine,
+        key: &FlowKey,
+        client: Direction,
+        transport: Transport,
+    ) -> Self {
+        let (client_port, server_port) = match client {
+            Direction::Forward => (key.lo_port, key.hi_port),
+            Direction::Reverse => (key.hi_port, key.lo_port),
+        };
+        let (fa, label, evidence, done) = match transport {
+            Transport::Tcp => (
+                Some(FlowApp::new(
+                    eng.registry(),
+                    flowbundle_protocols::Transport::Tcp,
+                    client_port,
+                    server_port,
+                )),
+                App::Unknown,
+                None,
+                false,
+            ),
+            Transport::Udp => (
+                Some(FlowApp::new(
+                    eng.registry(),
+                    flowbundle_protocols::Transport::Udp,
+                    client_port,
+                    server_port,
+                )),
+                App::Unknown,
+                None,
+                false,
+            ),
+            Transport::Other => match ip_protocol_name(key.proto, key.v6) {
+                Some(n) => (None, App::Ip(n), Some(Evidence::IpProtocol), true),
+                None => (None, App::Unknown, None, true),
+            },
+        };
+        let sig = match (transport, eng.signatures()) {
+            (Transport::Tcp | Transport::Udp, Some(set)) => Some(set.new_state()),
+            _ => None,
+        };
+        AppState {
+            fa,
+            sig,
+            rules: FlowMatchState::default(),
+            label,
+            evidence,
+            decided_at: (transport == Transport::Other && evidence.is_some()).then_some(1),
+            done,
+        }
+    }
+
+    /// Labels the flow `FTP_DATA` (an expectation matched) at packet `position`.
+    pub(crate) fn set_ftp_data(&mut self, position: u32) {
+        if self.label != App::Proto(AppProto::FtpData) {
+            self.label = App::Proto(AppProto::FtpData);
+            self.evidence = Some(Evidence::Expectation);
+            self.decided_at = Some(position);
+            self.done = true;
+        }
+    }
+
+    /// Re-reads the classifier and signature verdicts after a packet at `position`. True when identification
+    /// became final now.
+    pub(crate) fn settle(&mut self, eng: &Engine, position: u32) -> bool {
+        if self.done {
+            return false;
+        }
+        let Some(fa) = self.fa.as_mut() else {
+            self.done = true;
+            return true;
+        };
+        match fa.verdict() {
+            Verdict::Identified { proto, .. } => {
+                self.label = App::Proto(proto);
+                self.evidence = Some(Evidence::Parser);
+                self.decided_at = Some(position);
+                self.done = true;
+                self.sig = None;
+                true
+            }
+            Verdict::Pending => false,
+            Verdict::Unknown => match self.sig.map(|s| s.verdict()) {
+                None | Some(SigVerdict::NoMatch) => {
+                    self.done = true;
+                    true
+                }
+                Some(SigVerdict::NoMatchYet) => false,
+                Some(SigVerdict::Matched(id)) => {
+                    self.apply_signature(eng, id, position);
+                    true
+                }
+            },
+        }
+    }
+
+    fn apply_signature(&mut self, eng: &Engine, id: flowbundle_signatures::SigId, position: u32) {
+        let (label, proto) = eng.signature_label(id);
+        if let (Some(p), Some(fa)) = (proto, self.fa.as_mut()) {
+            fa.set_identified(eng.registry(), p, flowbundle_protocols::Evidence::Signature);
+        }
+        self.label = label;
+        self.evidence = Some(Evidence::Signature);
+        self.decided_at = Some(position);
+        self.done = true;
+        self.sig = None;
+    }
+
+    /// The flow ended: whatever is still pending is decided now (signature match, else port guess), at `position`.
+    pub(crate) fn conclude(
+        &mut self,
+        eng: &Engine,
+        transport: Transport,
+        client_port: u16,
+        server_port: u16,
+        position: u32,
+    ) {
+        if !self.label.is_known()
+            && let Some(SigVerdict::Matched(id)) = self.sig.map(|s| s.verdict())
+        {
+            self.apply_signature(eng, id, position);
+        }
+        if !self.label.is_known() {
+            let t = match transport {
+                Transport::Tcp => Some(flowbundle_protocols::Transport::Tcp),
+                Transport::Udp => Some(flowbundle_protocols::Transport::Udp),
+                Transport::Other => None,
+            };
+            if let Some(p) = t.and_then(|t| eng.registry().port_guess(t, client_port, server_port))
+            {
+                self.label = App::Proto(p);
+                self.evidence = Some(Evidence::Port);
+                self.decided_at = Some(position);
+            }
+        }
+        self.done = true;
+        self.sig = None;
+    }
+}
+
+/// nDPI's names for flows of protocols without ports.
+pub fn ip_protocol_name(proto: u8, v6: bool) -> Option<&'static str> {
+    Some(match proto {
+        1 => "ICMP",
+        2 => "IGMP",
+        4 => "IP_in_IP",
+        47 => "GRE",
+        50 | 51 => "IPSec",
+        58 => "ICMPV6",
+        89 => "OSPF",
+        103 => "IP_PIM",
+        112 => "VRRP",
+        132 => "SCTP",
+        0 if v6 => return None,
+        _ => return None,
+    })
+}
+
+/// What the app layer needs to know about the flow while it handles one packet (a copy: cheap, and it leaves the
+/// flow's fields free to borrow).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FlowMeta {
+    pub id: u64,
+    pub key: FlowKey,
+    pub client: Direction,
+    pub start_ns: u64,
+    pub pkts: [u64; 2],
+    pub bytes: [u64; 2],
+    pub established: bool,
+    pub transport: Transport,
+}
+
+impl FlowMeta {
+    fn is_to_server(&self, dir: Direction) -> bool {
+        dir == self.client
+    }
+
+    fn pdir(&self, dir: Direction) -> Dir {
+        if self.is_to_server(dir) {
+            Dir::ToServer
+        } else {
+            Dir::ToClient
+        }
+    }
+
+    /// The rules' view of data going in key direction `dir`.
+    fn packet_ctx<'a>(&self, dir: Direction, app: Option<&'a str>) -> PacketCtx<'a> {
+        let (src, dst, sp, dp) = self.key.endpoints(dir);
+        PacketCtx {
+            dir: if self.is_to_server(dir) {
+                flowbundle_rules::Direction::ToServer
+            } else {
+                flowbundle_rules::Direction::ToClient
+            },
+            l4: match self.transport {
+                Transport::Tcp => flowbundle_rules::L4::Tcp,
+                Transport::Udp => flowbundle_rules::L4::Udp,
+                Transport::Other if matches!(self.key.proto, 1 | 58) => flowbundle_rules::L4::Icmp,
+                Transport::Other => flowbundle_rules::L4::Other(self.key.proto),
+            },
+            src,
+            dst,
+            src_port: sp,
+            dst_port: dp,
+            established: self.established,
+            app_proto: app,
+        }
+    }
+
+    /// Client and server addresses.
+    fn client_server_ips(&self) -> (IpAddr, IpAddr) {
+        let (c, s, _, _) = self.key.endpoints(self.client);
+        (c, s)
+    }
+}
+
+/// Where the app layer's output goes while one packet is handled: the worker's event list, scanner and counters,
+/// plus the flow's event counter and alerted flag.
+pub(crate) struct Out<'a> {
+    pub eng: &'a Engine,
+    pub events: &'a mut Vec<Event>,
+    pub scanner: Option<&'a mut Scanner>,
+    pub stats: &'a mut EngineStats,
+    pub meta: &'a FlowMeta,
+    pub seq: &'a mut u32,
+    pub alerted: &'a mut bool,
+    /// Capture time of the packet being handled.
+    pub ts_ns: u64,
+}
+
+impl Out<'_> {
+    fn push(&mut self, dir: Direction, kind: EventKind) {
+        let m = self.meta;
+        self.events.push(Event {
+            ts_ns: self.ts_ns,
+            flow_id: m.id,
+            seq: *self.seq,
+            key: m.key,
+            client: m.client,
+            dir,
+            kind,
+        });
+        *self.seq = self.seq.wrapping_add(1);
+    }
+
+    fn alert(&mut self, a: &Alert<'_>, dir: Direction, label: &App) {
+        *self.alerted = true;
+        self.stats.alerts += 1;
+        let m = self.meta;
+        let (ts, tc) = (m.client.index(), m.client.flip().index());
+        let ev = AlertEvent {
+            signature_id: a.sid(),
+            gid: a.gid(),
+            rev: a.rev(),
+            signature: a.msg().to_string(),
+            category: a.category().to_string(),
+            severity: a.severity(),
+            rule_index: a.rule_index,
+            app: label.is_known().then(|| label.clone()),
+            source: match a.source {
+                AlertSource::Stream => "stream",
+                AlertSource::Packet => "packet",
+                AlertSource::Http { .. } => "http",
+            },
+            offset: a.offset,
+            pkts_toserver: m.pkts[ts],
+            pkts_toclient: m.pkts[tc],
+            bytes_toserver: m.bytes[ts],
+            bytes_toclient: m.bytes[tc],
+            flow_start_ns: m.start_ns,
+        };
+        self.push(dir, EventKind::Alert(Box::new(ev)));
+    }
+}
+
+/// The [`EventSink`] given to a flow's parser: events become engine events (FTP announcements also go to the
+/// expectation table), HTTP buffers go to the rules.
+pub(crate) struct Emit<'o, 'a> {
+    pub out: &'o mut Out<'a>,
+    pub rules: &'o mut FlowMatchState,
+    pub label: &'o App,
+}
+
+impl EventSink for Emit<'_, '_> {
+    fn event(&mut self, event: AppEvent) {
+        let m = *self.out.meta;
+        if let AppEvent::Ftp(f) = &event {
+            let (c, s) = m.client_server_ips();
+            let (peer, (listener, port)) = f.data_endpoint(c, s);
+            self.out
+                .eng
+                .expectations()
+                .add(listener, port, peer, self.out.ts_ns);
+        }
+        self.out.stats.app_events += 1;
+        if !self.out.eng.config().app_events {
+            return;
+        }
+        // DNS answers travel from the server; everything else is logged in the flow's direction, as Suricata does.
+        let dir = match &event {
+            AppEvent::Dns(d) if d.kind == "answer" => m.client.flip(),
+            _ => m.client,
+        };
+        self.out.push(dir, EventKind::App(Box::new(event)));
+    }
+
+    fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+        let Some(rules) = self.out.eng.rules() else {
+            return;
+        };
+        let Some(sc) = self.out.scanner.as_deref_mut() else {
+            return;
+        };
+        let (kind, to_server) = match buffer {
+            HttpBuffer::Method => (flowbundle_rules::HttpBuffer::Method, true),
+            HttpBuffer::Uri => (flowbundle_rules::HttpBuffer::Uri, true),
+            HttpBuffer::Host => (flowbundle_rules::HttpBuffer::Host, true),
+            HttpBuffer::UserAgent => (flowbundle_rules::HttpBuffer::UserAgent, true),
+            HttpBuffer::RequestHeaders => (flowbundle_rules::HttpBuffer::RequestHeaders, true),
+            HttpBuffer::RequestBody => (flowbundle_rules::HttpBuffer::RequestBody, true),
+            HttpBuffer::StatusCode => (flowbundle_rules::HttpBuffer::StatusCode, false),
+            HttpBuffer::ResponseHeaders => (flowbundle_rules::HttpBuffer::ResponseHeaders, false),
+            HttpBuffer::ResponseBody => (flowbundle_rules::HttpBuffer::ResponseBody, false),
+        };
+        let m = *self.out.meta;
+        let dir = if to_server { m.client } else { m.client.flip() };
+        let label = self.label;
+        let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
+        // Alerts are copied out of the callback (it cannot reach the event list while the scanner is borrowed);
+        // the vector allocates only when a rule fires.
+        let mut fired = Vec::new();
+        rules.scan_http(sc, self.rules, &ctx, tx_id, kind, data, &mut |a: &Alert<
+            '_,
+        >| {
+            fired.push(owned(a))
+        });
+        for a in fired {
+            emit_owned(self.out, rules, &a, dir, label);
+        }
+    }
+}
+
+/// An alert copied out of the rules' callback (the callback cannot reach the event list while the scanner is
+/// borrowed).
+#[derive(Clone, Copy)]
+pub(crate) struct OwnedAlert {
+    rule_index: u32,
+    source: AlertSourceOwned,
+    offset: u64,
+    len: u64,
+    dir: flowbundle_rules::Direction,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum AlertSourceOwned {
+    Stream,
+    Packet,
+    Http(u64, flowbundle_rules::Buffer),
+}
+
+pub(crate) fn owned(a: &Alert<'_>) -> OwnedAlert {
+    OwnedAlert {
+        rule_index: a.rule_index,
+        source: match a.source {
+            AlertSource::Stream => AlertSourceOwned::Stream,
+            AlertSource::Packet => AlertSourceOwned::Packet,
+            AlertSource::Http { tx_id, buffer } => AlertSourceOwned::Http(tx_id, buffer),
+        },
+        offset: a.offset,
+        len: a.len,
+        dir: a.dir,
+    }
+}
+
+pub(crate) fn emit_owned(
+    out: &mut Out<'_>,
+    rules: &flowbundle_rules::RuleSet,
+    a: &OwnedAlert,
+    dir: Direction,
+    label: &App,
+) {
+    let Some(rule) = rules.rules().get(a.rule_index as usize) else {
+        return;
+    };
+    let alert = Alert {
+        rule,
+        rule_index: a.rule_index,
+        dir: a.dir,
+        source: match a.source {
+            AlertSourceOwned::Stream => AlertSource::Stream,
+            AlertSourceOwned::Packet => AlertSource::Packet,
+            AlertSourceOwned::Http(tx_id, buffer) => AlertSource::Http { tx_id, buffer },
+        },
+        offset: a.offset,
+        len: a.len,
+    };
+    out.alert(&alert, dir, label);
+}
+
+/// The reassembler's sink for one TCP packet: in-order data to the classifier/parser, the signatures and the rules.
+pub(crate) struct StreamCx<'o, 'a> {
+    pub out: &'o mut Out<'a>,
+    pub fa: &'o mut Option<FlowApp>,
+    pub sig: &'o mut Option<ConnState>,
+    pub rules: &'o mut FlowMatchState,
+    pub label: &'o App,
+    /// Some payload reached the signatures during this packet.
+    pub fed_sig: bool,
+    /// Cycles spent in detection during this packet (only measured when `timing`).
+    pub timing: bool,
+    pub detect_cycles: u64,
+}
+
+impl StreamSink for StreamCx<'_, '_> {
+    fn data(&mut self, dir: Direction, offset: u64, bytes: &[u8], ts_ns: u64) {
+        let t0 = if self.timing { crate::cost::now() } else { 0 };
+        let m = *self.out.meta;
+        let pdir = m.pdir(dir);
+        self.out.ts_ns = ts_ns;
+        let eng = self.out.eng;
+        if let Some(fa) = self.fa.as_mut() {
+            let mut emit = Emit {
+                out: self.out,
+                rules: self.rules,
+                label: self.label,
+            };
+            fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
+        }
+        if let (Some(st), Some(set)) = (self.sig.as_mut(), self.out.eng.signatures())
+            && !st.verdict().is_final()
+        {
+            set.feed(st, bytes);
+            self.fed_sig = true;
+        }
+        if let (Some(rules), Some(sc)) = (self.out.eng.rules(), self.out.scanner.as_deref_mut()) {
+            let label = self.label;
+            let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
+            let mut fired = Vec::new();
+            rules.scan_stream(sc, self.rules, &ctx, bytes, offset, &mut |a: &Alert<'_>| {
+                fired.push(owned(a))
+            });
+            for a in fired {
+                emit_owned(self.out, rules, &a, dir, label);
+            }
+        }
+        if self.timing {
+            self.detect_cycles += crate::cost::now().wrapping_sub(t0);
+        }
+    }
+
+    fn gap(&mut self, dir: Direction, _offset: u64, len: u64) {
+        let pdir = self.out.meta.pdir(dir);
+        if let Some(fa) = self.fa.as_mut() {
+            fa.on_gap(pdir, len);
+        }
+    }
+}
+
+/// One UDP datagram (or other non-TCP payload) in key direction `dir`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: Direction, payload: &[u8]) {
+    let m = *out.meta;
+    let ts = out.ts_ns;
+    let AppState {
+        fa,
+        sig,
+        rules: flow_rules,
+        label,
+        ..
+    } = app;
+    if let Some(fa) = fa.as_mut() {
+        let mut emit = Emit {
+            out,
+            rules: flow_rules,
+            label,
+        };
+        fa.on_payload(emit.out.eng.registry(), m.pdir(dir), payload, ts, &mut emit);
+    }
+    if let (Some(st), Some(set)) = (sig.as_mut(), out.eng.signatures())
+        && !st.verdict().is_final()
+    {
+        set.feed(st, payload);
+    }
+    scan_packet(out, flow_rules, label, dir, payload);
+}
+
+/// The rules' per-packet pass (payload rules for non-TCP, header-only rules for every packet).
+pub(crate) fn scan_packet(
+    out: &mut Out<'_>,
+    flow_rules: &mut FlowMatchState,
+    label: &App,
+    dir: Direction,
+    payload: &[u8],
+) {
+    let (Some(rules), Some(sc)) = (out.eng.rules(), out.scanner.as_deref_mut()) else {
+        return;
+    };
+    let m = *out.meta;
+    let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
+    let mut fired = Vec::new();
+    rules.scan_packet(sc, flow_rules, &ctx, payload, &mut |a: &Alert<'_>| {
+        fired.push(owned(a))
+    });
+    for a in fired {
+        emit_owned(out, rules, &a, dir, label);
+    }
+}
+
+/// Settles pending stream candidates of the rules at the end of a flow.
+pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, label: &App) {
+    let (Some(rules), Some(sc)) = (out.eng.rules(), out.scanner.as_deref_mut()) else {
+        return;
+    };
+    let mut fired = Vec::new();
+    rules.finish_flow(sc, flow_rules, &mut |a: &Alert<'_>| fired.push(owned(a)));
+    let m = *out.meta;
+    for a in fired {
+        let dir = if a.dir == flowbundle_rules::Direction::ToServer {
+            m.client
+        } else {
+            m.client.flip()
+        };
+        emit_owned(out, rules, &a, dir, label);
+    }
+}

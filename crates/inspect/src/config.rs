@@ -1,0 +1,125 @@
+//! Engine configuration: limits, timeouts and what to produce. One value per engine, read by every worker.
+
+use flowbundle_decode::{DecodeOptions, DefragConfig};
+use flowbundle_protocols::{ClassifierConfig, Limits};
+
+use crate::reassembly::ReassemblyConfig;
+
+/// Idle timeouts, in nanoseconds of *capture time*: a flow whose next packet comes later than this after its
+/// previous one ends, and the packet starts a new flow. Measured with the flow's own timestamps, never a wall clock
+/// or another flow's packets, so the result is the same whichever worker handles the flow and whenever. Defaults are
+/// Suricata's `flow-timeouts` (TCP new 60 s, established 600 s, closed 60 s; UDP and others new 30 s, established
+/// 300 s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// TCP before the handshake completes (or only one direction seen).
+    pub tcp_new_ns: u64,
+    pub tcp_established_ns: u64,
+    /// TCP after FIN in both directions or a RST.
+    pub tcp_closed_ns: u64,
+    /// UDP with one direction seen, and established (both directions).
+    pub udp_new_ns: u64,
+    pub udp_established_ns: u64,
+    /// ICMP and every other IP protocol.
+    pub other_new_ns: u64,
+    pub other_established_ns: u64,
+}
+
+const S: u64 = 1_000_000_000;
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            tcp_new_ns: 60 * S,
+            tcp_established_ns: 600 * S,
+            tcp_closed_ns: 60 * S,
+            udp_new_ns: 30 * S,
+            udp_established_ns: 300 * S,
+            other_new_ns: 30 * S,
+            other_established_ns: 300 * S,
+        }
+    }
+}
+
+/// What the engine measures about its own cost (see [`crate::cost`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostConfig {
+    /// Keep one [`crate::cost::CostRecord`] per packet in the worker context (32 bytes each), for `--cost-out`.
+    pub per_packet_records: bool,
+    /// Time the inspection stages (decode, flow lookup, reassembly, detection) of one packet in this many; 0 turns
+    /// stage timing off. Default 16: about 8 extra cycle-counter reads on 1 packet in 16.
+    pub stage_sample_every: u32,
+}
+
+impl Default for CostConfig {
+    fn default() -> Self {
+        CostConfig {
+            per_packet_records: false,
+            stage_sample_every: 16,
+        }
+    }
+}
+
+/// Everything an [`Engine`](crate::Engine) is built with besides its signature set and rules.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Decoding. The default decapsulates tunnels (GRE, IP-in-IP, VXLAN, GTP-U), as nDPI and Suricata do: a DPI
+    /// engine inspects the inner flows. [`crate::Prestage`] decodes with the same options, so the scheduler's
+    /// hashes and the engine's flow keys both describe the inner packet.
+    pub decode: DecodeOptions,
+    /// Defragmentation before scheduling ([`crate::Prestage`]).
+    pub defrag: DefragConfig,
+    /// Most flows tracked at once, all workers together (a hard cap: a new flow beyond it evicts an idle flow of its
+    /// shard or is not tracked, counted in `flow.memcap`). Default 262,144: about 150 MB of flow state at the
+    /// typical per-flow size (see [`crate::Engine::flow_size`]) before parser buffers.
+    pub max_flows: usize,
+    /// Under the cap, a flow idle for at least this long (capture time, relative to the new flow's packet) may be
+    /// evicted to make room. Default 1 s.
+    pub evict_min_idle_ns: u64,
+    pub timeouts: Timeouts,
+    pub reassembly: ReassemblyConfig,
+    /// Out-of-order bytes buffered by all TCP connections together. Default 64 MiB.
+    pub reassembly_memcap: usize,
+    /// The protocol classifier's payload budget and prefix cap.
+    pub classifier: ClassifierConfig,
+    /// Parser byte caps.
+    pub limits: Limits,
+    /// Emit application events (EVE `http`, `tls`, `dns`, ...). Off, parsers still run (identification and rules
+    /// need them) but their events are dropped at once.
+    pub app_events: bool,
+    /// Most pending FTP data-connection expectations (oldest replaced beyond it, counted).
+    pub max_expectations: usize,
+    /// How long an FTP expectation stays valid, in capture time after the reply or command that announced it.
+    /// Default 300 s.
+    pub expectation_ttl_ns: u64,
+    pub cost: CostConfig,
+    /// Seed of the flow-id hash (flow ids are a hash of the key and the start time; fix it for reproducible output).
+    pub flow_id_seed: u64,
+    /// Seed of the scheduler hashes computed by [`crate::Prestage`] (`Desc::conn`).
+    pub hash_seed: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            decode: DecodeOptions {
+                decap_tunnels: true,
+                ..DecodeOptions::default()
+            },
+            defrag: DefragConfig::default(),
+            max_flows: 1 << 18,
+            evict_min_idle_ns: S,
+            timeouts: Timeouts::default(),
+            reassembly: ReassemblyConfig::default(),
+            reassembly_memcap: 64 << 20,
+            classifier: ClassifierConfig::default(),
+            limits: Limits::default(),
+            app_events: true,
+            max_expectations: 4096,
+            expectation_ttl_ns: 300 * S,
+            cost: CostConfig::default(),
+            flow_id_seed: 0x0f10_b00d_1e5e_ed00,
+            hash_seed: 0x5eed,
+        }
+    }
+}

@@ -1,0 +1,1013 @@
+//! # The engine: one packet at a time, on whichever worker holds its bundle
+//!
+//! [`Engine`] is built once and shared (`Sync`) by every worker: configuration, the protocol registry, the L7-filter
+//! signature set, the content rules, and the connection table sharded by bundle (see [`crate::table`]). Each worker
+//! owns a [`WorkerCtx`]: its event list, counters, rule scanner and cost figures. A packet goes through:
+//!
+//! 1. **decode** (again: the dispatcher only hashed it, see `ARCHITECTURE.md`, "workers re-decode");
+//! 2. **flow lookup** in the shard of its bundle, creating the flow (client side, flow id, FTP expectation) or ending
+//!    it first when it timed out or a SYN reuses a closed connection; a new flow also expires the idle flows of its
+//!    shard, and evicts one when the table is full;
+//! 3. **TCP state and reassembly**, whose in-order output, or a UDP datagram, goes to
+//! 4. **detection**: classifier and parser, L7-filter signatures, content rules (see [`crate::app`]).
+//!
+//! [`Engine::finish`] ends every flow still open (end of input) and merges the workers' contexts. Output (flow
+//! records, application events, alerts) depends only on each flow's own packets in order, so sorted events are the
+//! same for any thread count and scheduler; flow eviction under the flow cap is the exception, and it is counted.
+
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+use flowbundle_decode::{DecodeStats, Decoded, Direction, FlowKey, L4, decode, decode_bytes};
+use flowbundle_ingest::{LinkType, PacketRecord};
+use flowbundle_protocols::{AppProto, ParserStats, Registry};
+use flowbundle_rules::{RuleSet, ScanStats, Scanner};
+use flowbundle_signatures::{SigId, SignatureSet};
+
+use crate::app::{self, AppState, FlowMeta, Out, StreamCx};
+use crate::config::EngineConfig;
+use crate::cost::{self, CostRecord, CostSummary, TopConn};
+use crate::event::{App, EndReason, Event, EventKind, FlowRecord, TcpSummary, sort_events};
+use crate::expect::Expectations;
+use crate::flow::{Flow, Transport, pick_client};
+use crate::prestage::{Prestage, Staged};
+use crate::reassembly::{self, ReassemblyMemcap, ReassemblyStats, Segment};
+use crate::table::{FlowTable, ShardMap};
+
+/// Flow ids stay below 2^52 so that JSON readers that parse numbers as doubles keep them exact.
+const FLOW_ID_MASK: u64 = (1 << 52) - 1;
+
+/// Flows, packets and bytes of one application protocol (the summary's protocol table).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ProtoCount {
+    pub flows: u64,
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// Counters of one worker, or of a whole run after [`Engine::finish`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineStats {
+    /// Packets inspected (a reassembled IP datagram counts once) and their bytes on the wire.
+    pub packets: u64,
+    pub bytes: u64,
+    /// Decode outcomes of every inspected packet.
+    pub decode: DecodeStats,
+    /// Decoded packets that belong to no flow (not IP).
+    pub not_ip: u64,
+    /// IP fragments that reached the engine (defragmentation runs before scheduling; these were not reassembled).
+    pub fragments_unreassembled: u64,
+    pub flows_created: u64,
+    /// Flows ended, by reason.
+    pub flows_timeout: u64,
+    pub flows_shutdown: u64,
+    pub flows_forced: u64,
+    pub flows_tcp_reuse: u64,
+    /// New flows that could not be tracked because the table was full and nothing idle could be evicted
+    /// (Suricata's `flow.memcap`), and the packets inspected without a flow because of it.
+    pub flow_memcap: u64,
+    pub untracked_packets: u64,
+    /// TCP connections picked up without a SYN.
+    pub tcp_midstream: u64,
+    pub reassembly: ReassemblyStats,
+    pub parsers: ParserStats,
+    /// Application events produced (written or not), and alerts.
+    pub app_events: u64,
+    pub alerts: u64,
+    pub rules: ScanStats,
+    /// Flows per label, and how they were labelled.
+    pub protocols: BTreeMap<String, ProtoCount>,
+    pub by_evidence: BTreeMap<&'static str, u64>,
+}
+
+impl EngineStats {
+    /// Adds another worker's counters.
+    pub fn merge(&mut self, o: &EngineStats) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.decode.merge(&o.decode);
+        self.not_ip += o.not_ip;
+        self.fragments_unreassembled += o.fragments_unreassembled;
+        self.flows_created += o.flows_created;
+        self.flows_timeout += o.flows_timeout;
+        self.flows_shutdown += o.flows_shutdown;
+        self.flows_forced += o.flows_forced;
+        self.flows_tcp_reuse += o.flows_tcp_reuse;
+        self.flow_memcap += o.flow_memcap;
+        self.untracked_packets += o.untracked_packets;
+        self.tcp_midstream += o.tcp_midstream;
+        self.reassembly += o.reassembly;
+        self.parsers += o.parsers;
+        self.app_events += o.app_events;
+        self.alerts += o.alerts;
+        self.rules += o.rules;
+        for (k, v) in &o.protocols {
+            let e = self.protocols.entry(k.clone()).or_default();
+            e.flows += v.flows;
+            e.packets += v.packets;
+            e.bytes += v.bytes;
+        }
+        for (k, v) in &o.by_evidence {
+            *self.by_evidence.entry(k).or_default() += v;
+        }
+    }
+
+    /// Flows ended for any reason.
+    pub fn flows_ended(&self) -> u64 {
+        self.flows_timeout + self.flows_shutdown + self.flows_forced + self.flows_tcp_reuse
+    }
+}
+
+/// One worker's state: events produced, counters, the rule scanner, cost figures. Create with
+/// [`Engine::new_ctx`]; hand back to [`Engine::finish`].
+pub struct WorkerCtx {
+    pub(crate) events: Vec<Event>,
+    pub(crate) stats: EngineStats,
+    pub(crate) scanner: Option<Scanner>,
+    pub(crate) cost: CostSummary,
+    pub(crate) records: Vec<CostRecord>,
+    pub(crate) max_ts: u64,
+    sample_every: u32,
+    sample_left: u32,
+}
+
+impl WorkerCtx {
+    /// Moves the events produced so far into `out` (streaming output: the single-threaded path writes them as it
+    /// goes, in production order, which for one worker is already deterministic).
+    pub fn take_events(&mut self, out: &mut Vec<Event>) {
+        out.append(&mut self.events);
+    }
+
+    /// Events waiting to be taken.
+    pub fn pending_events(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Moves the per-packet cost records kept so far into `out`.
+    pub fn take_cost_records(&mut self, out: &mut Vec<CostRecord>) {
+        out.append(&mut self.records);
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> &EngineStats {
+        &self.stats
+    }
+
+    /// The cost figures so far.
+    pub fn cost(&self) -> &CostSummary {
+        &self.cost
+    }
+
+    /// Latest capture time seen.
+    pub fn max_ts(&self) -> u64 {
+        self.max_ts
+    }
+
+    #[inline]
+    fn sample(&mut self) -> bool {
+        if self.sample_every == 0 {
+            return false;
+        }
+        if self.sample_left == 0 {
+            self.sample_left = self.sample_every - 1;
+            true
+        } else {
+            self.sample_left -= 1;
+            false
+        }
+    }
+}
+
+/// What [`Engine::finish`] returns.
+#[derive(Debug)]
+pub struct Finished {
+    /// Every event not taken before, sorted ([`Event::sort_key`]).
+    pub events: Vec<Event>,
+    pub stats: EngineStats,
+    pub cost: CostSummary,
+    /// Cost records not taken before.
+    pub cost_records: Vec<CostRecord>,
+    /// Alerts per loaded rule: (signature id, hits), rules that fired only, in rule order.
+    pub rule_hits: Vec<(u32, u64)>,
+    /// The most flows tracked at once, and the most out-of-order bytes buffered at once.
+    pub peak_flows: usize,
+    pub peak_reassembly_bytes: usize,
+    /// FTP expectations: announced, replaced under the cap, matched by data connections.
+    pub expectations: (u64, u64, u64),
+}
+
+/// Per-packet timing state.
+#[derive(Clone, Copy)]
+struct Timing {
+    t0: u64,
+    t_decoded: u64,
+    on: bool,
+}
+
+/// The inspection engine. See the module documentation.
+pub struct Engine {
+    cfg: EngineConfig,
+    registry: Registry,
+    signatures: Option<SignatureSet>,
+    /// Per signature: its label, and the built-in protocol of the same name if there is one.
+    sig_labels: Vec<(App, Option<AppProto>)>,
+    rules: Option<RuleSet>,
+    table: FlowTable,
+    memcap: ReassemblyMemcap,
+    expect: Expectations,
+    ids: foldhash::fast::FixedState,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("table", &self.table)
+            .field("signatures", &self.signatures.as_ref().map(|s| s.len()))
+            .field("rules", &self.rules.as_ref().map(|r| r.len()))
+            .finish()
+    }
+}
+
+/// L7-filter protocol names that name a built-in protocol (compared case-insensitively).
+const SIG_TO_PROTO: &[(&str, AppProto)] = &[
+    ("http", AppProto::Http),
+    ("ssl", AppProto::Tls),
+    ("dns", AppProto::Dns),
+    ("ssh", AppProto::Ssh),
+    ("smtp", AppProto::Smtp),
+    ("pop3", AppProto::Pop3),
+    ("imap", AppProto::Imap),
+    ("ftp", AppProto::Ftp),
+    ("smb", AppProto::Smb),
+    ("ntp", AppProto::Ntp),
+    ("dhcp", AppProto::Dhcp),
+    ("sip", AppProto::Sip),
+    ("rtp", AppProto::Rtp),
+    ("bittorrent", AppProto::BitTorrent),
+    ("rdp", AppProto::Rdp),
+    ("mysql", AppProto::Mysql),
+    ("postgres", AppProto::Postgres),
+    ("netbios", AppProto::NetBios),
+    ("snmp", AppProto::Snmp),
+    ("stun", AppProto::Stun),
+    ("rtsp", AppProto::Rtsp),
+    ("jabber", AppProto::Jabber),
+    ("openvpn", AppProto::OpenVpn),
+    ("gnutella", AppProto::Gnutella),
+    ("socks", AppProto::Unknown),
+];
+
+impl Engine {
+    /// An engine with the built-in detectors, and optionally an L7-filter signature set and content rules.
+    pub fn new(
+        cfg: EngineConfig,
+        signatures: Option<SignatureSet>,
+        rules: Option<RuleSet>,
+    ) -> Self {
+        let registry = Registry::new(
+            flowbundle_protocols::registry::builtin_detectors(),
+            cfg.classifier,
+            cfg.limits,
+        );
+        let sig_labels = signatures
+            .as_ref()
+            .map(|set| {
+                set.iter()
+                    .map(|(_, s)| {
+                        let proto = SIG_TO_PROTO
+                            .iter()
+                            .find(|(n, _)| n.eq_ignore_ascii_case(&s.name))
+                            .map(|&(_, p)| p)
+                            .filter(|&p| p != AppProto::Unknown);
+                        let app = match proto {
+                            Some(p) => App::Proto(p),
+                            None => App::Signature(Arc::from(s.name.as_str())),
+                        };
+                        (app, proto)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Engine {
+            table: FlowTable::new(cfg.max_flows),
+            memcap: ReassemblyMemcap::new(cfg.reassembly_memcap),
+            expect: Expectations::new(cfg.max_expectations, cfg.expectation_ttl_ns),
+            ids: foldhash::fast::FixedState::with_seed(cfg.flow_id_seed),
+            cfg,
+            registry,
+            signatures,
+            sig_labels,
+            rules,
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.cfg
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn signatures(&self) -> Option<&SignatureSet> {
+        self.signatures.as_ref()
+    }
+
+    pub fn rules(&self) -> Option<&RuleSet> {
+        self.rules.as_ref()
+    }
+
+    pub fn expectations(&self) -> &Expectations {
+        &self.expect
+    }
+
+    /// The connection table (flow count, cap, peak).
+    pub fn table(&self) -> &FlowTable {
+        &self.table
+    }
+
+    /// The reassembly memcap (bytes held now, peak, cap).
+    pub fn reassembly_memcap(&self) -> &ReassemblyMemcap {
+        &self.memcap
+    }
+
+    /// Bytes of one tracked flow before parser buffers: what the flow cap multiplies.
+    pub fn flow_size() -> usize {
+        std::mem::size_of::<Flow>() + std::mem::size_of::<FlowKey>() + 8
+    }
+
+    pub(crate) fn signature_label(&self, id: SigId) -> (App, Option<AppProto>) {
+        self.sig_labels
+            .get(id.index())
+            .cloned()
+            .unwrap_or((App::Unknown, None))
+    }
+
+    /// A fresh worker context.
+    pub fn new_ctx(&self) -> WorkerCtx {
+        WorkerCtx {
+            events: Vec::new(),
+            stats: EngineStats::default(),
+            scanner: self.rules.as_ref().map(RuleSet::scanner),
+            cost: CostSummary::new(),
+            records: Vec::new(),
+            max_ts: 0,
+            sample_every: self.cfg.cost.stage_sample_every,
+            sample_left: 0,
+        }
+    }
+
+    /// The bundle the single-threaded path files a packet's flow under (any function of the flow works when one
+    /// thread does everything; this is `dh`'s and `lfb`'s: the CRC-16 of the flow identifier).
+    pub fn serial_bundle(d: &Decoded<'_>) -> u16 {
+        flowbundle_decode::Fid::from_decoded(d).map_or(0, |f| f.crc16())
+    }
+
+    /// Inspects one packet of bundle `bundle`. `num` names the packet in cost records (the input packet index, or
+    /// the bench harness's descriptor id). Returns true when the packet's flow got its final identification now
+    /// (the runtime then tells the scheduler, see `Scheduler::classified`).
+    ///
+    /// # Safety
+    /// The caller holds bundle `bundle` exclusively: no other thread calls this function (or any other that
+    /// touches flow state) with the same bundle until it returns, and every packet of a connection is given the same
+    /// bundle. The parallel runtime guarantees both between a scheduler's `next`/`claim` and `done` (see the
+    /// scheduler crate's exclusivity contract); debug builds check the first and panic when it is broken.
+    pub unsafe fn process(
+        &self,
+        ctx: &mut WorkerCtx,
+        bundle: u16,
+        num: u64,
+        rec: &PacketRecord<'_>,
+    ) -> bool {
+        let t0 = cost::now();
+        let on = ctx.sample();
+        let d = decode(rec, &self.cfg.decode);
+        let tm = Timing {
+            t0,
+            t_decoded: if on { cost::now() } else { 0 },
+            on,
+        };
+        // SAFETY: the caller's contract.
+        unsafe { self.process_timed(ctx, bundle, num, rec.ts_ns, rec.orig_len, &d, tm) }
+    }
+
+    /// Like [`Engine::process`] for a packet already decoded (the bench harness decodes before claiming under `ph`).
+    /// `wire_len` is the packet's length on the wire.
+    ///
+    /// # Safety
+    /// As [`Engine::process`].
+    pub unsafe fn process_decoded(
+        &self,
+        ctx: &mut WorkerCtx,
+        bundle: u16,
+        num: u64,
+        ts_ns: u64,
+        wire_len: u32,
+        d: &Decoded<'_>,
+    ) -> bool {
+        let t0 = cost::now();
+        let on = ctx.sample();
+        let tm = Timing {
+            t0,
+            t_decoded: t0,
+            on,
+        };
+        // SAFETY: the caller's contract.
+        unsafe { self.process_timed(ctx, bundle, num, ts_ns, wire_len, d, tm) }
+    }
+
+    /// # Safety
+    /// As [`Engine::process`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn process_timed(
+        &self,
+        ctx: &mut WorkerCtx,
+        bundle: u16,
+        num: u64,
+        ts_ns: u64,
+        wire_len: u32,
+        d: &Decoded<'_>,
+        tm: Timing,
+    ) -> bool {
+        ctx.stats.packets += 1;
+        ctx.stats.bytes += u64::from(wire_len);
+        ctx.stats.decode.record(d);
+        ctx.max_ts = ctx.max_ts.max(ts_ns);
+        if d.outcome.is_decoded()
+            && let Some(ip) = d.ip
+        {
+            if ip.is_fragment() {
+                ctx.stats.fragments_unreassembled += 1;
+            } else if let Some((key, dir)) = FlowKey::from_decoded(d) {
+                // SAFETY: the caller's contract.
+                let mut shard = unsafe { self.table.shard(bundle) };
+                if let Some(c) =
+                    self.on_flow_packet(ctx, &mut shard, num, key, dir, ts_ns, wire_len, d, tm)
+                {
+                    return c;
+                }
+            }
+        } else if d.outcome.is_decoded() {
+            ctx.stats.not_ip += 1;
+        }
+        // No flow: count the cost, nothing else.
+        let cycles = cost::now().wrapping_sub(tm.t0);
+        ctx.cost.add_packet(0, cycles);
+        if self.cfg.cost.per_packet_records {
+            ctx.records.push(CostRecord {
+                packet: num,
+                ns: cost::cycles_to_ns(cycles).min(u32::MAX as f64) as u32,
+                cycles: cycles.min(u64::from(u32::MAX)) as u32,
+                proto: d.ip.map_or(0, |i| i.proto),
+                dir: 2,
+                ..CostRecord::default()
+            });
+        }
+        false
+    }
+
+    /// The single-threaded path: one packet through defragmentation ([`Prestage`]) and inspection, decoding it once.
+    /// `&mut self` is the exclusivity. Returns whether a flow got its final identification.
+    pub fn process_serial(
+        &mut self,
+        ctx: &mut WorkerCtx,
+        pre: &mut Prestage,
+        num: u64,
+        rec: &PacketRecord<'_>,
+    ) -> bool {
+        let t0 = cost::now();
+        let on = ctx.sample();
+        let d = decode(rec, &self.cfg.decode);
+        match pre.stage_decoded(&d, rec.ts_ns) {
+            Staged::Whole => {
+                let tm = Timing {
+                    t0,
+                    t_decoded: if on { cost::now() } else { 0 },
+                    on,
+                };
+                let b = Self::serial_bundle(&d);
+                // SAFETY: `&mut self` excludes every other user of the table.
+                unsafe { self.process_timed(ctx, b, num, rec.ts_ns, rec.orig_len, &d, tm) }
+            }
+            Staged::Absorbed => false,
+            Staged::Reassembled(datagram) => {
+                let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
+                let dd = decode_bytes(LinkType::RAW, datagram, &self.cfg.decode);
+                let tm = Timing {
+                    t0,
+                    t_decoded: if on { cost::now() } else { 0 },
+                    on,
+                };
+                let b = Self::serial_bundle(&dd);
+                // SAFETY: `&mut self` excludes every other user of the table.
+                unsafe { self.process_timed(ctx, b, num, rec.ts_ns, len, &dd, tm) }
+            }
+        }
+    }
+
+    fn flow_id(&self, key: &FlowKey, ts_ns: u64) -> u64 {
+        self.ids.hash_one((key, ts_ns)) & FLOW_ID_MASK
+    }
+
+    /// Finds or creates the packet's flow and inspects the packet. `None` when the flow could not be tracked.
+    #[allow(clippy::too_many_arguments)]
+    fn on_flow_packet(
+        &self,
+        ctx: &mut WorkerCtx,
+        shard: &mut ShardMap,
+        num: u64,
+        key: FlowKey,
+        dir: Direction,
+        ts_ns: u64,
+        wire_len: u32,
+        d: &Decoded<'_>,
+        tm: Timing,
+    ) -> Option<bool> {
+        let tcp_flags = d.tcp().map(|t| t.flags);
+        let ending = match shard.get_mut(&key) {
+            Some(f) => {
+                if f.expired_at(ts_ns, &self.cfg.timeouts) {
+                    Some(EndReason::Timeout)
+                } else if tcp_flags.is_some_and(|fl| f.reused_by(fl)) {
+                    Some(EndReason::TcpReuse)
+                } else {
+                    return Some(self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm));
+                }
+            }
+            None => None,
+        };
+        if let Some(reason) = ending
+            && let Some(old) = shard.remove(&key)
+        {
+            self.table.remove_one();
+            self.end_flow(ctx, old, reason);
+        }
+        // A new flow: expire the idle flows of this shard first (their timeouts passed by the new packet's time;
+        // they would end the same way later, see `crate::flow`).
+        let expired: Vec<Flow> = shard
+            .extract_if(|_, f| f.expired_at(ts_ns, &self.cfg.timeouts))
+            .map(|(_, f)| f)
+            .collect();
+        for f in expired {
+            self.table.remove_one();
+            self.end_flow(ctx, f, EndReason::Timeout);
+        }
+        if !self.table.try_add() {
+            // Full: evict the least recently active flow of this shard if it has been idle long enough.
+            let victim = shard
+                .iter()
+                .filter(|(_, f)| ts_ns.saturating_sub(f.last_ns) >= self.cfg.evict_min_idle_ns)
+                .min_by_key(|(_, f)| (f.last_ns, f.id))
+                .map(|(k, _)| *k);
+            let evicted = victim.and_then(|k| shard.remove(&k));
+            match evicted {
+                Some(f) => {
+                    self.table.remove_one();
+                    self.end_flow(ctx, f, EndReason::Forced);
+                    if !self.table.try_add() {
+                        ctx.stats.flow_memcap += 1;
+                        ctx.stats.untracked_packets += 1;
+                        return None;
+                    }
+                }
+                None => {
+                    ctx.stats.flow_memcap += 1;
+                    ctx.stats.untracked_packets += 1;
+                    return None;
+                }
+            }
+        }
+        let transport = Transport::of(key.proto);
+        let t = match transport {
+            Transport::Tcp => Some(flowbundle_protocols::Transport::Tcp),
+            Transport::Udp => Some(flowbundle_protocols::Transport::Udp),
+            Transport::Other => None,
+        };
+        let client = pick_client(&key, dir, tcp_flags, |p| {
+            p < 1024 || t.is_some_and(|t| self.registry.port_guess(t, 0, p).is_some())
+        });
+        if transport == Transport::Tcp && tcp_flags.is_some_and(|f| f & 0x02 == 0) {
+            ctx.stats.tcp_midstream += 1;
+        }
+        let app = AppState::new(self, &key, client, transport);
+        let mut flow = Flow::new(self.flow_id(&key, ts_ns), key, client, ts_ns, app);
+        if matches!(transport, Transport::Tcp | Transport::Udp) {
+            let (a, b, ap, bp) = key.endpoints(Direction::Forward);
+            if self.expect.lookup(a, ap, b, bp, ts_ns) {
+                flow.app.set_ftp_data(1);
+            }
+        }
+        ctx.stats.flows_created += 1;
+        let f = shard.entry(key).insert(flow).into_mut();
+        Some(self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm))
+    }
+
+    /// Inspects one packet of flow `f`.
+    #[allow(clippy::too_many_arguments)]
+    fn on_packet(
+        &self,
+        ctx: &mut WorkerCtx,
+        f: &mut Flow,
+        num: u64,
+        dir: Direction,
+        ts_ns: u64,
+        wire_len: u32,
+        d: &Decoded<'_>,
+        tm: Timing,
+    ) -> bool {
+        let t_found = if tm.on { cost::now() } else { 0 };
+        f.last_ns = f.last_ns.max(ts_ns);
+        f.pkts[dir.index()] += 1;
+        f.bytes[dir.index()] += u64::from(wire_len);
+        let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
+        let to_server = dir == f.client;
+        let meta = FlowMeta {
+            id: f.id,
+            key: f.key,
+            client: f.client,
+            start_ns: f.start_ns,
+            pkts: f.pkts,
+            bytes: f.bytes,
+            established: false,
+            transport: f.transport,
+        };
+        let mut detect = 0u64;
+        let Flow {
+            tcp,
+            app,
+            events,
+            alerted,
+            transport,
+            ..
+        } = f;
+        let WorkerCtx {
+            events: ev_list,
+            stats,
+            scanner,
+            ..
+        } = ctx;
+        let tr = *transport;
+        match (tr, d.l4) {
+            (Transport::Tcp, L4::Tcp(th)) => {
+                let Some(t) = tcp.as_deref_mut() else {
+                    return false;
+                };
+                t.on_flags(dir, to_server, th.flags);
+                let meta = FlowMeta {
+                    established: matches!(
+                        t.state,
+                        crate::event::TcpState::Established
+                            | crate::event::TcpState::FinWait1
+                            | crate::event::TcpState::CloseWait
+                    ),
+                    ..meta
+                };
+                let mut out = Out {
+                    eng: self,
+                    events: ev_list,
+                    scanner: scanner.as_mut(),
+                    stats,
+                    meta: &meta,
+                    seq: events,
+                    alerted,
+                    ts_ns,
+                };
+                let gaps_before = out.stats.reassembly.gaps;
+                let AppState {
+                    fa,
+                    sig,
+                    rules,
+                    label,
+                    ..
+                } = app;
+                let mut rstats = std::mem::take(&mut out.stats.reassembly);
+                let mut sink = StreamCx {
+                    out: &mut out,
+                    fa,
+                    sig,
+                    rules,
+                    label,
+                    fed_sig: false,
+                    timing: tm.on,
+                    detect_cycles: 0,
+                };
+                let mut rcx = reassembly::Ctx {
+                    cfg: &self.cfg.reassembly,
+                    memcap: &self.memcap,
+                    stats: &mut rstats,
+                    sink: &mut sink,
+                };
+                t.reasm.segment(
+                    dir,
+                    &Segment {
+                        seq: th.seq,
+                        flags: th.flags,
+                        payload: d.payload,
+                        ts_ns,
+                    },
+                    &mut rcx,
+                );
+                let fed = sink.fed_sig;
+                detect = sink.detect_cycles;
+                out.stats.reassembly = rstats;
+                t.gaps += (out.stats.reassembly.gaps - gaps_before) as u32;
+                if !fed
+                    && let (Some(st), Some(set)) = (app.sig.as_mut(), self.signatures.as_ref())
+                    && !st.verdict().is_final()
+                {
+                    // l7-filter counts packets without new data towards its packet limit.
+                    set.feed(st, &[]);
+                }
+                if self.rules.is_some() {
+                    out.ts_ns = ts_ns;
+                    let t1 = if tm.on { cost::now() } else { 0 };
+                    app::scan_packet(&mut out, &mut app.rules, &app.label, dir, d.payload);
+                    if tm.on {
+                        detect += cost::now().wrapping_sub(t1);
+                    }
+                }
+            }
+            (Transport::Udp | Transport::Other, _) => {
+                let meta = FlowMeta {
+                    established: meta.pkts[0] > 0 && meta.pkts[1] > 0,
+                    ..meta
+                };
+                let mut out = Out {
+                    eng: self,
+                    events: ev_list,
+                    scanner: scanner.as_mut(),
+                    stats,
+                    meta: &meta,
+                    seq: events,
+                    alerted,
+                    ts_ns,
+                };
+                let t1 = if tm.on { cost::now() } else { 0 };
+                if tr == Transport::Udp {
+                    app::on_datagram(&mut out, app, dir, d.payload);
+                } else {
+                    app::scan_packet(&mut out, &mut app.rules, &app.label, dir, d.payload);
+                }
+                if tm.on {
+                    detect = cost::now().wrapping_sub(t1);
+                }
+            }
+            // A TCP flow's packet without a TCP header cannot happen (the key has the TCP protocol number only when
+            // the decoder read a TCP header); nothing to inspect.
+            _ => {}
+        }
+        let classified = f.app.settle(self, position);
+        // Cost accounting.
+        let t_end = cost::now();
+        let cycles = t_end.wrapping_sub(tm.t0);
+        f.cycles += cycles;
+        ctx.cost.add_packet(position, cycles);
+        if tm.on {
+            let s = &mut ctx.cost.stages;
+            s.samples += 1;
+            s.decode += tm.t_decoded.wrapping_sub(tm.t0);
+            s.lookup += t_found.wrapping_sub(tm.t_decoded);
+            let rest = t_end.wrapping_sub(t_found);
+            s.detection += detect.min(rest);
+            s.reassembly += rest.saturating_sub(detect);
+        }
+        if self.cfg.cost.per_packet_records {
+            ctx.records.push(CostRecord {
+                packet: num,
+                flow_id: f.id,
+                ns: cost::cycles_to_ns(cycles).min(u32::MAX as f64) as u32,
+                position,
+                cycles: cycles.min(u64::from(u32::MAX)) as u32,
+                proto: f.key.proto,
+                dir: u8::from(!to_server),
+                app: cost::app_code(&f.app.label),
+            });
+        }
+        classified
+    }
+
+    /// Ends a flow: flushes reassembly and the parser, settles pending rule candidates, decides what identification
+    /// left pending, and emits its record.
+    fn end_flow(&self, ctx: &mut WorkerCtx, mut f: Flow, reason: EndReason) {
+        let end_ts = f.last_ns;
+        let meta = FlowMeta {
+            id: f.id,
+            key: f.key,
+            client: f.client,
+            start_ns: f.start_ns,
+            pkts: f.pkts,
+            bytes: f.bytes,
+            established: f.state() == crate::event::FlowState::Established,
+            transport: f.transport,
+        };
+        {
+            let Flow {
+                tcp,
+                app,
+                events,
+                alerted,
+                ..
+            } = &mut f;
+            let WorkerCtx {
+                events: ev_list,
+                stats,
+                scanner,
+                ..
+            } = ctx;
+            let mut out = Out {
+                eng: self,
+                events: ev_list,
+                scanner: scanner.as_mut(),
+                stats,
+                meta: &meta,
+                seq: events,
+                alerted,
+                ts_ns: end_ts,
+            };
+            if let Some(t) = tcp.as_deref_mut() {
+                let gaps_before = out.stats.reassembly.gaps;
+                let mut rstats = std::mem::take(&mut out.stats.reassembly);
+                {
+                    let AppState {
+                        fa,
+                        sig,
+                        rules,
+                        label,
+                        ..
+                    } = app;
+                    let mut sink = StreamCx {
+                        out: &mut out,
+                        fa,
+                        sig,
+                        rules,
+                        label,
+                        fed_sig: false,
+                        timing: false,
+                        detect_cycles: 0,
+                    };
+                    let mut rcx = reassembly::Ctx {
+                        cfg: &self.cfg.reassembly,
+                        memcap: &self.memcap,
+                        stats: &mut rstats,
+                        sink: &mut sink,
+                    };
+                    t.reasm.close(&mut rcx);
+                }
+                out.stats.reassembly = rstats;
+                t.gaps += (out.stats.reassembly.gaps - gaps_before) as u32;
+            }
+            out.ts_ns = end_ts;
+            if let Some(fa) = app.fa.as_mut() {
+                let mut emit = app::Emit {
+                    out: &mut out,
+                    rules: &mut app.rules,
+                    label: &app.label,
+                };
+                fa.finish(&mut emit);
+                out.stats.parsers += fa.stats();
+            }
+            app::finish_rules(&mut out, &mut app.rules, &app.label);
+        }
+        let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
+        let _ = f.app.settle(self, position);
+        if f.app.label != App::Proto(AppProto::FtpData)
+            && matches!(f.transport, Transport::Tcp | Transport::Udp)
+        {
+            let (a, b, ap, bp) = f.key.endpoints(Direction::Forward);
+            if self.expect.lookup(a, ap, b, bp, f.start_ns) {
+                // Announced before the flow's first packet (capture time): decided there, whichever lookup saw it.
+                f.app.set_ftp_data(1);
+            }
+        }
+        let (cport, sport) = match f.client {
+            Direction::Forward => (f.key.lo_port, f.key.hi_port),
+            Direction::Reverse => (f.key.hi_port, f.key.lo_port),
+        };
+        f.app.conclude(self, f.transport, cport, sport, position);
+        let (ts, tc) = (f.client.index(), f.client.flip().index());
+        let rec = FlowRecord {
+            app: f.app.label.clone(),
+            evidence: f.app.evidence,
+            decided_at: f.app.decided_at,
+            pkts_toserver: f.pkts[ts],
+            pkts_toclient: f.pkts[tc],
+            bytes_toserver: f.bytes[ts],
+            bytes_toclient: f.bytes[tc],
+            start_ns: f.start_ns,
+            end_ns: f.last_ns,
+            state: f.state(),
+            reason,
+            alerted: f.alerted,
+            tcp: f.tcp.as_ref().map(|t| TcpSummary {
+                flags: t.flags[0] | t.flags[1],
+                flags_ts: t.flags[ts],
+                flags_tc: t.flags[tc],
+                state: t.state,
+                gaps: t.gaps,
+            }),
+        };
+        let s = &mut ctx.stats;
+        match reason {
+            EndReason::Timeout => s.flows_timeout += 1,
+            EndReason::Shutdown => s.flows_shutdown += 1,
+            EndReason::Forced => s.flows_forced += 1,
+            EndReason::TcpReuse => s.flows_tcp_reuse += 1,
+        }
+        let name = rec.app.name();
+        let pc = match s.protocols.get_mut(name) {
+            Some(pc) => pc,
+            None => s.protocols.entry(name.to_string()).or_default(),
+        };
+        pc.flows += 1;
+        pc.packets += f.packets();
+        pc.bytes += f.bytes[0] + f.bytes[1];
+        *s.by_evidence
+            .entry(rec.evidence.map_or("none", |e| e.name()))
+            .or_default() += 1;
+        ctx.cost.offer_top(TopConn {
+            cycles: f.cycles,
+            flow_id: f.id,
+            key: f.key,
+            app: rec.app.clone(),
+            packets: f.packets(),
+            bytes: f.bytes[0] + f.bytes[1],
+        });
+        ctx.events.push(Event {
+            ts_ns: end_ts,
+            flow_id: f.id,
+            seq: f.events,
+            key: f.key,
+            client: f.client,
+            dir: f.client,
+            kind: EventKind::Flow(Box::new(rec)),
+        });
+        if let Some(t) = f.tcp.as_deref_mut() {
+            t.reasm.discard(&self.memcap);
+        }
+    }
+
+    /// End of input: ends every flow still open (reason `timeout` when its timeout passed before the input's last
+    /// packet, else `shutdown`), merges the workers' contexts and sorts the events. The engine is empty afterwards
+    /// and may inspect more input.
+    pub fn finish(&mut self, ctxs: impl IntoIterator<Item = WorkerCtx>) -> Finished {
+        let mut ctx = self.new_ctx();
+        let mut hits: Vec<u64> = Vec::new();
+        let mut events = Vec::new();
+        for mut c in ctxs {
+            ctx.stats.merge(&c.stats);
+            ctx.cost.merge(&c.cost);
+            ctx.max_ts = ctx.max_ts.max(c.max_ts);
+            events.append(&mut c.events);
+            ctx.records.append(&mut c.records);
+            if let Some(sc) = &c.scanner {
+                ctx.stats.rules += *sc.stats();
+                sc.add_hit_counts(&mut hits);
+            }
+        }
+        let end = ctx.max_ts;
+        for b in 0..self.table.shards() {
+            let flows: Vec<Flow> = self
+                .table
+                .shard_mut(b as u16)
+                .drain()
+                .map(|(_, f)| f)
+                .collect();
+            for f in flows {
+                self.table.remove_one();
+                let reason = if f.expired_at(end, &self.cfg.timeouts) {
+                    EndReason::Timeout
+                } else {
+                    EndReason::Shutdown
+                };
+                self.end_flow(&mut ctx, f, reason);
+            }
+        }
+        if let Some(sc) = &ctx.scanner {
+            ctx.stats.rules += *sc.stats();
+            sc.add_hit_counts(&mut hits);
+        }
+        events.append(&mut ctx.events);
+        sort_events(&mut events);
+        let rule_hits = match &self.rules {
+            Some(r) => r
+                .rules()
+                .iter()
+                .zip(&hits)
+                .filter(|(_, n)| **n > 0)
+                .map(|(r, &n)| (r.sid, n))
+                .collect(),
+            None => Vec::new(),
+        };
+        Finished {
+            events,
+            stats: ctx.stats,
+            cost: ctx.cost,
+            cost_records: ctx.records,
+            rule_hits,
+            peak_flows: self.table.peak(),
+            peak_reassembly_bytes: self.memcap.peak(),
+            expectations: self.expect.counters(),
+        }
+    }
+}

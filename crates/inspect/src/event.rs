@@ -1,0 +1,266 @@
+//! What the engine reports: flow records, application events and alerts, each tagged so that the output of any
+//! number of workers sorts into one deterministic order.
+//!
+//! Every event carries its flow's id and a per-flow sequence number. A flow's packets are inspected in order by one
+//! worker at a time, so the events of one flow, and their numbering, are the same whichever worker produced them;
+//! sorting by `(ts_ns, flow_id, seq)` ([`Event::sort_key`]) therefore gives the same list for any thread count and
+//! scheduler. The sinks crate writes these as Suricata EVE JSON.
+
+use std::sync::Arc;
+
+use flowbundle_decode::{Direction, FlowKey};
+use flowbundle_protocols::{AppEvent, AppProto};
+
+/// A flow's application label.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum App {
+    /// Nothing identified it.
+    Unknown,
+    /// A built-in protocol (nDPI's name).
+    Proto(AppProto),
+    /// An L7-filter signature with no built-in counterpart: its name as in the `.pat` file.
+    Signature(Arc<str>),
+    /// A flow of a protocol without ports, named after its IP protocol as nDPI names it (`ICMP`, `ICMPV6`, `IGMP`,
+    /// `GRE`, ...).
+    Ip(&'static str),
+}
+
+impl App {
+    /// The name as nDPI (or the signature file) spells it: `HTTP`, `TLS`, `ICMP`, `Unknown`, ...
+    pub fn name(&self) -> &str {
+        match self {
+            App::Unknown => "Unknown",
+            App::Proto(p) => p.name(),
+            App::Signature(s) => s,
+            App::Ip(s) => s,
+        }
+    }
+
+    /// The EVE `app_proto` value: Suricata's lowercase name where it has one, `failed` when nothing identified the
+    /// flow, else the name.
+    pub fn eve_name(&self) -> &str {
+        match self {
+            App::Unknown => "failed",
+            App::Proto(p) => p.eve_name(),
+            App::Signature(s) => s,
+            App::Ip(s) => s,
+        }
+    }
+
+    pub fn is_known(&self) -> bool {
+        !matches!(self, App::Unknown)
+    }
+}
+
+/// How a flow's label was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Evidence {
+    /// A built-in detector recognised the payload.
+    Parser,
+    /// An L7-filter signature matched.
+    Signature,
+    /// The payload gave nothing; a well-known port did.
+    Port,
+    /// An FTP control connection announced this data connection.
+    Expectation,
+    /// No ports: the IP protocol names the flow.
+    IpProtocol,
+}
+
+impl Evidence {
+    pub fn name(self) -> &'static str {
+        match self {
+            Evidence::Parser => "parser",
+            Evidence::Signature => "signature",
+            Evidence::Port => "port",
+            Evidence::Expectation => "expectation",
+            Evidence::IpProtocol => "ip_protocol",
+        }
+    }
+}
+
+/// Suricata's flow states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlowState {
+    /// One direction only, or a TCP handshake not completed.
+    New,
+    Established,
+    /// TCP closed by FIN in both directions or a RST.
+    Closed,
+}
+
+impl FlowState {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowState::New => "new",
+            FlowState::Established => "established",
+            FlowState::Closed => "closed",
+        }
+    }
+}
+
+/// TCP connection states, named as Suricata's EVE `tcp.state` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TcpState {
+    /// Picked up without a handshake and nothing seen that says more.
+    None,
+    SynSent,
+    SynRecv,
+    Established,
+    /// The client sent FIN first.
+    FinWait1,
+    /// The server sent FIN first.
+    CloseWait,
+    /// FIN in both directions, or RST.
+    Closed,
+}
+
+impl TcpState {
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpState::None => "none",
+            TcpState::SynSent => "syn_sent",
+            TcpState::SynRecv => "syn_recv",
+            TcpState::Established => "established",
+            TcpState::FinWait1 => "fin_wait1",
+            TcpState::CloseWait => "close_wait",
+            TcpState::Closed => "closed",
+        }
+    }
+}
+
+/// Why a flow record was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EndReason {
+    /// Idle for longer than its timeout (capture time).
+    Timeout,
+    /// Still open at the end of the input.
+    Shutdown,
+    /// Evicted to make room under the flow cap.
+    Forced,
+    /// A new SYN reused the 5-tuple of a closed TCP connection.
+    TcpReuse,
+}
+
+impl EndReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Timeout => "timeout",
+            EndReason::Shutdown => "shutdown",
+            EndReason::Forced => "forced",
+            EndReason::TcpReuse => "tcp_reuse",
+        }
+    }
+}
+
+/// TCP facts of a flow record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TcpSummary {
+    /// TCP flag bits seen (OR of all packets): both directions, to server, to client.
+    pub flags: u8,
+    pub flags_ts: u8,
+    pub flags_tc: u8,
+    pub state: TcpState,
+    /// Holes given up by reassembly in this connection.
+    pub gaps: u32,
+}
+
+/// A flow's record, written when the flow ends (EVE `event_type: flow`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowRecord {
+    pub app: App,
+    /// How the label was decided (`None` when nothing did).
+    pub evidence: Option<Evidence>,
+    /// 1-based position, among the flow's packets, of the packet at which the label was decided.
+    pub decided_at: Option<u32>,
+    /// Packets and bytes (on the wire; a reassembled IP datagram counts once, with its length) to server, to client.
+    pub pkts_toserver: u64,
+    pub pkts_toclient: u64,
+    pub bytes_toserver: u64,
+    pub bytes_toclient: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub state: FlowState,
+    pub reason: EndReason,
+    pub alerted: bool,
+    pub tcp: Option<TcpSummary>,
+}
+
+/// An alert (EVE `event_type: alert`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertEvent {
+    pub signature_id: u32,
+    pub gid: u32,
+    pub rev: u32,
+    pub signature: String,
+    pub category: String,
+    pub severity: u8,
+    /// Index of the rule in the loaded rule set (for hit counters).
+    pub rule_index: u32,
+    /// The flow's label when the alert fired, if it had one.
+    pub app: Option<App>,
+    /// Where the match was: `stream`, `packet` or `http`, and the match's offset in that buffer.
+    pub source: &'static str,
+    pub offset: u64,
+    /// The flow's counters and start when the alert fired (EVE `alert.flow`).
+    pub pkts_toserver: u64,
+    pub pkts_toclient: u64,
+    pub bytes_toserver: u64,
+    pub bytes_toclient: u64,
+    pub flow_start_ns: u64,
+}
+
+/// What an [`Event`] is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventKind {
+    Flow(Box<FlowRecord>),
+    /// An application event from a protocol parser, with the flow's label at that time.
+    App(Box<AppEvent>),
+    Alert(Box<AlertEvent>),
+}
+
+impl EventKind {
+    /// EVE `event_type`.
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            EventKind::Flow(_) => "flow",
+            EventKind::App(a) => a.event_type(),
+            EventKind::Alert(_) => "alert",
+        }
+    }
+}
+
+/// One event of one flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Capture time: of the packet that caused it, or the flow's last packet for flow records.
+    pub ts_ns: u64,
+    /// The flow's id (EVE `flow_id`): a hash of its key and start time, below 2^52 so JSON readers keep it exact.
+    pub flow_id: u64,
+    /// Position among the flow's events.
+    pub seq: u32,
+    pub key: FlowKey,
+    /// Direction (relative to the key) of the client's packets.
+    pub client: Direction,
+    /// Direction of the data or packet the event is about (the client's for flow records and most app events).
+    pub dir: Direction,
+    pub kind: EventKind,
+}
+
+impl Event {
+    /// The order events are written and compared in.
+    pub fn sort_key(&self) -> (u64, u64, u32) {
+        (self.ts_ns, self.flow_id, self.seq)
+    }
+
+    /// True when the event is about data going from client to server.
+    pub fn to_server(&self) -> bool {
+        self.dir == self.client
+    }
+}
+
+/// Sorts events into their deterministic order.
+pub fn sort_events(events: &mut [Event]) {
+    events.sort_by_key(Event::sort_key);
+}

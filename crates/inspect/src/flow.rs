@@ -1,0 +1,302 @@
+//! One tracked flow: counters, timestamps, who is the client, the TCP state machine and reassembler, and the
+//! application layer state.
+//!
+//! ## Client and server
+//! The client is the side that opened the connection: the sender of a SYN without ACK, or the receiver of a SYN-ACK.
+//! A TCP connection picked up mid-stream (its handshake not captured) is oriented by ports: a side whose port is a
+//! service port (below 1024, or in the protocol registry's port table) while the other's is not is the server;
+//! otherwise the side with the lower port is the server (ephemeral ports are allocated high), and with equal ports
+//! the first sender is the client. UDP and other protocols follow Suricata: the first sender is the client.
+//!
+//! ## Timeouts
+//! A flow ends when its next packet comes later than its timeout after its previous one (compared with the flow's
+//! own packet timestamps), when a SYN reuses a closed connection's 5-tuple, when it is evicted under the flow cap, or
+//! at the end of the input. See [`Timeouts`](crate::Timeouts).
+
+use flowbundle_decode::wire::tcp::flags;
+use flowbundle_decode::{Direction, FlowKey};
+
+use crate::app::AppState;
+use crate::config::Timeouts;
+use crate::event::{FlowState, TcpState};
+use crate::reassembly::Reassembler;
+
+/// The L4 protocols the engine treats differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transport {
+    Tcp,
+    Udp,
+    Other,
+}
+
+impl Transport {
+    pub(crate) fn of(proto: u8) -> Transport {
+        match proto {
+            6 => Transport::Tcp,
+            17 => Transport::Udp,
+            _ => Transport::Other,
+        }
+    }
+}
+
+/// TCP state of a connection.
+#[derive(Debug)]
+pub(crate) struct TcpConn {
+    /// OR of the flag bits seen, per key direction.
+    pub flags: [u8; 2],
+    pub state: TcpState,
+    pub fin: [bool; 2],
+    pub reasm: Reassembler,
+    pub gaps: u32,
+}
+
+impl TcpConn {
+    fn new() -> Self {
+        TcpConn {
+            flags: [0; 2],
+            state: TcpState::None,
+            fin: [false; 2],
+            reasm: Reassembler::new(),
+            gaps: 0,
+        }
+    }
+
+    /// The state machine (Suricata's names, simplified to what flow records report).
+    pub(crate) fn on_flags(&mut self, dir: Direction, from_client: bool, f: u16) {
+        self.flags[dir.index()] |= f as u8;
+        let (syn, ack, fin, rst) = (
+            f & flags::SYN != 0,
+            f & flags::ACK != 0,
+            f & flags::FIN != 0,
+            f & flags::RST != 0,
+        );
+        if rst {
+            self.state = TcpState::Closed;
+            return;
+        }
+        if self.state == TcpState::Closed {
+            return;
+        }
+        if syn && !ack {
+            if matches!(self.state, TcpState::None | TcpState::SynSent) {
+                self.state = TcpState::SynSent;
+            }
+        } else if syn && ack {
+            if matches!(self.state, TcpState::None | TcpState::SynSent) {
+                self.state = TcpState::SynRecv;
+            }
+        } else if ack
+            && (self.state == TcpState::SynRecv && from_client || self.state == TcpState::None)
+        {
+            // The handshake's last ACK, or a connection picked up mid-stream.
+            self.state = TcpState::Established;
+        }
+        if fin {
+            self.fin[dir.index()] = true;
+            self.state = if self.fin[0] && self.fin[1] {
+                TcpState::Closed
+            } else if from_client {
+                TcpState::FinWait1
+            } else {
+                TcpState::CloseWait
+            };
+        }
+    }
+}
+
+/// A tracked flow.
+pub(crate) struct Flow {
+    pub id: u64,
+    pub key: FlowKey,
+    /// Key direction of the client's packets.
+    pub client: Direction,
+    pub transport: Transport,
+    pub start_ns: u64,
+    pub last_ns: u64,
+    /// Packets and bytes per key direction.
+    pub pkts: [u64; 2],
+    pub bytes: [u64; 2],
+    pub tcp: Option<Box<TcpConn>>,
+    pub app: AppState,
+    /// Events emitted so far (the next event's sequence number).
+    pub events: u32,
+    pub alerted: bool,
+    /// Cycles spent inspecting this flow's packets.
+    pub cycles: u64,
+}
+
+impl Flow {
+    pub(crate) fn new(id: u64, key: FlowKey, client: Direction, ts_ns: u64, app: AppState) -> Self {
+        let transport = Transport::of(key.proto);
+        Flow {
+            id,
+            key,
+            client,
+            transport,
+            start_ns: ts_ns,
+            last_ns: ts_ns,
+            pkts: [0; 2],
+            bytes: [0; 2],
+            tcp: (transport == Transport::Tcp).then(|| Box::new(TcpConn::new())),
+            app,
+            events: 0,
+            alerted: false,
+            cycles: 0,
+        }
+    }
+
+    /// Packets seen so far, both directions.
+    pub(crate) fn packets(&self) -> u64 {
+        self.pkts[0] + self.pkts[1]
+    }
+
+    pub(crate) fn state(&self) -> FlowState {
+        match &self.tcp {
+            Some(t) => match t.state {
+                TcpState::Closed => FlowState::Closed,
+                TcpState::None | TcpState::SynSent | TcpState::SynRecv => {
+                    // A mid-stream pickup with traffic both ways counts as established.
+                    if t.state == TcpState::None && self.pkts[0] > 0 && self.pkts[1] > 0 {
+                        FlowState::Established
+                    } else {
+                        FlowState::New
+                    }
+                }
+                _ => FlowState::Established,
+            },
+            None => {
+                if self.pkts[0] > 0 && self.pkts[1] > 0 {
+                    FlowState::Established
+                } else {
+                    FlowState::New
+                }
+            }
+        }
+    }
+
+    /// The idle timeout that applies now.
+    pub(crate) fn timeout_ns(&self, t: &Timeouts) -> u64 {
+        let state = self.state();
+        match self.transport {
+            Transport::Tcp => match state {
+                FlowState::New => t.tcp_new_ns,
+                FlowState::Established => t.tcp_established_ns,
+                FlowState::Closed => t.tcp_closed_ns,
+            },
+            Transport::Udp => match state {
+                FlowState::Established => t.udp_established_ns,
+                _ => t.udp_new_ns,
+            },
+            Transport::Other => match state {
+                FlowState::Established => t.other_established_ns,
+                _ => t.other_new_ns,
+            },
+        }
+    }
+
+    /// Whether a packet at `ts_ns` comes after the flow timed out.
+    pub(crate) fn expired_at(&self, ts_ns: u64, t: &Timeouts) -> bool {
+        ts_ns.saturating_sub(self.last_ns) > self.timeout_ns(t)
+    }
+
+    /// Whether a packet with TCP flags `f` reopens the 5-tuple of this closed connection (a new SYN).
+    pub(crate) fn reused_by(&self, f: u16) -> bool {
+        f & flags::SYN != 0
+            && f & flags::ACK == 0
+            && self
+                .tcp
+                .as_ref()
+                .is_some_and(|t| t.state == TcpState::Closed || t.reasm.is_closed())
+    }
+}
+
+/// Which key direction is the client's, from the first packet of a flow (see the module documentation).
+pub(crate) fn pick_client(
+    key: &FlowKey,
+    dir: Direction,
+    tcp_flags: Option<u16>,
+    is_service: impl Fn(u16) -> bool,
+) -> Direction {
+    let Some(f) = tcp_flags else {
+        return dir;
+    };
+    if f & flags::SYN != 0 {
+        return if f & flags::ACK == 0 { dir } else { dir.flip() };
+    }
+    // Mid-stream: orient by ports. `lo_port` belongs to the key's Forward side.
+    let (fwd, rev) = (key.lo_port, key.hi_port);
+    let server_is = |server_fwd: bool| {
+        // The client sends towards the server: the client's direction is the server side's opposite.
+        if server_fwd {
+            Direction::Reverse
+        } else {
+            Direction::Forward
+        }
+    };
+    match (is_service(fwd), is_service(rev)) {
+        (true, false) => server_is(true),
+        (false, true) => server_is(false),
+        _ if fwd != rev => server_is(fwd < rev),
+        _ => dir,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::IpAddr;
+
+    fn key(sport: u16, dport: u16) -> (FlowKey, Direction) {
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        FlowKey::new(a, sport, b, dport, 6)
+    }
+
+    #[test]
+    fn client_from_syn_synack_or_ports() {
+        let svc = |p: u16| p < 1024;
+        let (k, d) = key(40000, 80);
+        assert_eq!(pick_client(&k, d, Some(flags::SYN), svc), d);
+        assert_eq!(
+            pick_client(&k, d.flip(), Some(flags::SYN | flags::ACK), svc),
+            d
+        );
+        // Mid-stream, first packet from the server: still the port-40000 side is the client.
+        assert_eq!(pick_client(&k, d.flip(), Some(flags::ACK), svc), d);
+        let (k, d) = key(50000, 8080);
+        assert_eq!(
+            pick_client(&k, d.flip(), Some(flags::ACK), svc),
+            d,
+            "lower port serves"
+        );
+        let (k, d) = key(7, 7);
+        assert_eq!(
+            pick_client(&k, d, Some(flags::ACK), svc),
+            d,
+            "equal ports: first sender"
+        );
+        assert_eq!(pick_client(&k, d, None, svc), d, "UDP: first sender");
+    }
+
+    #[test]
+    fn handshake_and_close() {
+        let mut t = TcpConn::new();
+        let (c, s) = (Direction::Forward, Direction::Reverse);
+        t.on_flags(c, true, flags::SYN);
+        assert_eq!(t.state, TcpState::SynSent);
+        t.on_flags(s, false, flags::SYN | flags::ACK);
+        assert_eq!(t.state, TcpState::SynRecv);
+        t.on_flags(c, true, flags::ACK);
+        assert_eq!(t.state, TcpState::Established);
+        t.on_flags(s, false, flags::FIN | flags::ACK);
+        assert_eq!(t.state, TcpState::CloseWait);
+        t.on_flags(c, true, flags::FIN | flags::ACK);
+        assert_eq!(t.state, TcpState::Closed);
+        assert_eq!(t.flags[c.index()], 0x13);
+        let mut t = TcpConn::new();
+        t.on_flags(c, true, flags::ACK | flags::PSH);
+        assert_eq!(t.state, TcpState::Established, "mid-stream pickup");
+        t.on_flags(s, false, flags::RST);
+        assert_eq!(t.state, TcpState::Closed);
+    }
+}

@@ -1,0 +1,264 @@
+//! # The engine as the parallel runtime's workload
+//!
+//! [`InspectWorkload`] implements `flowbundle_worker::Workload` over a [`PacketSource`], usually a preloaded trace made
+//! ready by [`Prestage::run`](crate::Prestage::run) ([`PreparedTrace`]): for each descriptor the runtime hands a worker, it asks the scheduler for
+//! the packet's bundle and calls [`Engine::process`] on the packet's bytes, with the descriptor id as the packet
+//! number (so cost records index like `Desc::id`, which is what the synthetic workload reads). Each worker's
+//! [`WorkerCtx`] comes back in the run report's `locals`; hand them to [`Engine::finish`].
+//!
+//! ## Keeping per-flow order under `ph`
+//! Every policy but `ph` hands a flow's packets to the engine in arrival order. `ph` may not: two workers can take
+//! two packets of one connection from the receive queue, and the later one may claim the connection first. TCP data
+//! would still come out of reassembly in order, but a flow's first packet (its start time, flow id and client side),
+//! the order of UDP datagrams (identification, DNS transaction order), L7-filter's arrival-order buffer and idle
+//! timeouts all depend on packet order. With the *order guard* on ([`InspectWorkload::with_order_guard`], default on
+//! when the policy is `ph`), a packet whose predecessor in its flow (from [`Prepared::prev_in_flow`]) has not been
+//! inspected yet is not inspected now: it is marked deferred, and the worker that inspects the predecessor (it holds
+//! the same bundle, under the same exclusivity) then inspects the deferred packets that follow it, in order. The
+//! engine therefore sees every flow in arrival order under every policy, and its output is identical to the
+//! single-threaded run. What it costs: one byte of state per descriptor and two atomic accesses per packet; the
+//! runtime's records then time a deferred packet inside its predecessor's processing. A predecessor that never comes
+//! (a packet dropped in scaled mode) leaves its successors deferred until [`InspectWorkload::finish_deferred`].
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use flowbundle_ingest::{PacketRecord, Trace};
+use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
+use flowbundle_worker::{Outcome, Workload};
+
+use crate::engine::{Engine, WorkerCtx};
+use crate::prestage::{NO_PREV, Prepared};
+
+const PENDING: u8 = 0;
+const DEFERRED: u8 = 1;
+const DONE: u8 = 2;
+
+/// Per-descriptor inspection state and the successor chain (see the module documentation).
+struct OrderGuard {
+    state: Vec<AtomicU8>,
+    next: Vec<u32>,
+}
+
+impl OrderGuard {
+    fn new(prev: &[u32]) -> Self {
+        let mut next = vec![NO_PREV; prev.len()];
+        for (id, &p) in prev.iter().enumerate() {
+            if let Some(n) = next.get_mut(p as usize) {
+                *n = id as u32;
+            }
+        }
+        OrderGuard {
+            state: (0..prev.len()).map(|_| AtomicU8::new(PENDING)).collect(),
+            next,
+        }
+    }
+}
+
+/// Where the workload finds the packet a descriptor stands for.
+///
+/// Implemented for [`PreparedTrace`] (a trace and its [`Prepared`] from [`crate::Prestage::run`]); the bench
+/// harness may implement it over its own preloaded form.
+pub trait PacketSource: Sync {
+    /// The packet descriptor `id` stands for.
+    fn record(&self, id: u32) -> Option<PacketRecord<'_>>;
+    /// Per descriptor, the id of the previous descriptor of the same connection ([`NO_PREV`] for none), when known:
+    /// what the order guard needs ([`prev_in_flow`] builds it from a dense flow index).
+    fn prev_in_flow(&self) -> Option<&[u32]> {
+        None
+    }
+    /// The number cost records give the packet (default: the descriptor id).
+    fn packet_number(&self, id: u32) -> u64 {
+        u64::from(id)
+    }
+}
+
+/// A preloaded trace and the [`Prepared`] descriptors made from it.
+#[derive(Clone, Copy)]
+pub struct PreparedTrace<'a> {
+    pub trace: &'a Trace,
+    pub prepared: &'a Prepared,
+    /// Added to the input packet index to number cost records (the single-threaded numbering), when set; else
+    /// records are numbered by descriptor id.
+    pub number_base: Option<u64>,
+}
+
+impl PacketSource for PreparedTrace<'_> {
+    fn record(&self, id: u32) -> Option<PacketRecord<'_>> {
+        self.prepared.record(self.trace, id)
+    }
+    fn prev_in_flow(&self) -> Option<&[u32]> {
+        Some(&self.prepared.prev_in_flow)
+    }
+    fn packet_number(&self, id: u32) -> u64 {
+        match self.number_base {
+            Some(base) => base + u64::from(self.prepared.trace_index(id).unwrap_or(id)),
+            None => u64::from(id),
+        }
+    }
+}
+
+/// Per descriptor, the previous descriptor of the same flow, from a dense flow index per descriptor (`none` marks
+/// packets without a flow).
+pub fn prev_in_flow(flows: &[u32], none: u32) -> Vec<u32> {
+    let mut last: hashbrown::HashMap<u32, u32> = hashbrown::HashMap::new();
+    flows
+        .iter()
+        .enumerate()
+        .map(|(id, &f)| {
+            if f == none {
+                NO_PREV
+            } else {
+                last.insert(f, id as u32).unwrap_or(NO_PREV)
+            }
+        })
+        .collect()
+}
+
+/// The engine over a packet source, for `flowbundle_worker::run`. See the module documentation.
+pub struct InspectWorkload<'a> {
+    engine: &'a Engine,
+    sched: &'a dyn Scheduler,
+    source: &'a dyn PacketSource,
+    guard: Option<OrderGuard>,
+    pool: std::sync::Mutex<Vec<Option<WorkerCtx>>>,
+}
+
+impl<'a> InspectWorkload<'a> {
+    /// The engine inspecting the packets of `source`, with bundles from `sched` (the policy the runtime runs: the
+    /// engine's shard must be the policy's bundle). The order guard is on when the policy is `ph` and the source
+    /// knows each packet's predecessor.
+    pub fn new(engine: &'a Engine, sched: &'a dyn Scheduler, source: &'a dyn PacketSource) -> Self {
+        let w = InspectWorkload {
+            engine,
+            sched,
+            source,
+            guard: None,
+            pool: std::sync::Mutex::new(Vec::new()),
+        };
+        let ph = sched.name() == "ph";
+        w.with_order_guard(ph)
+    }
+
+    /// Turns the per-flow order guard on or off (it needs [`PacketSource::prev_in_flow`]).
+    pub fn with_order_guard(mut self, on: bool) -> Self {
+        self.guard = match (on, self.source.prev_in_flow()) {
+            (true, Some(prev)) => Some(OrderGuard::new(prev)),
+            _ => None,
+        };
+        self
+    }
+
+    /// Worker contexts to continue with (worker `w` gets `ctxs[w]`; workers beyond get fresh ones): a caller that
+    /// runs the runtime several times over consecutive batches keeps counters, rule scanners and cost figures.
+    pub fn with_contexts(self, ctxs: Vec<WorkerCtx>) -> Self {
+        *self.pool.lock().unwrap_or_else(|e| e.into_inner()) = ctxs.into_iter().map(Some).collect();
+        self
+    }
+
+    /// Whether the order guard is on.
+    pub fn order_guard(&self) -> bool {
+        self.guard.is_some()
+    }
+
+    /// Inspects one descriptor's packet in bundle `bundle`.
+    ///
+    /// # Safety
+    /// The caller holds `bundle` (as [`Engine::process`]).
+    unsafe fn inspect(&self, ctx: &mut WorkerCtx, id: u32, bundle: u16) -> bool {
+        let Some(rec) = self.source.record(id) else {
+            return false;
+        };
+        let num = self.source.packet_number(id);
+        // SAFETY: forwarded from the caller.
+        unsafe { self.engine.process(ctx, bundle, num, &rec) }
+    }
+
+    /// Inspects the packets left deferred by the order guard because their predecessor was never inspected (it was
+    /// dropped), in descriptor order, with the bundles `descs` give them under this workload's scheduler. Call after
+    /// the run, when no worker is left.
+    pub fn finish_deferred(&self, ctx: &mut WorkerCtx, descs: &[Desc]) -> u64 {
+        let Some(g) = &self.guard else {
+            return 0;
+        };
+        let mut n = 0;
+        for (id, s) in g.state.iter().enumerate() {
+            if s.load(Ordering::Acquire) == DEFERRED
+                && let Some(d) = descs.get(id)
+            {
+                // SAFETY: the run is over; this thread is the only one touching the engine (the caller's promise).
+                unsafe {
+                    self.inspect(ctx, d.id, self.sched.bundle(d));
+                }
+                s.store(DONE, Ordering::Release);
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+impl Workload for InspectWorkload<'_> {
+    type Local = WorkerCtx;
+
+    fn local(&self, w: WorkerId) -> WorkerCtx {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        pool.get_mut(w)
+            .and_then(Option::take)
+            .unwrap_or_else(|| self.engine.new_ctx())
+    }
+
+    fn process(&self, ctx: &mut WorkerCtx, desc: Desc) -> Outcome {
+        let bundle = self.sched.bundle(&desc);
+        let mut classified = false;
+        let Some(g) = &self.guard else {
+            // SAFETY: the runtime calls `process` only while this worker holds the descriptor's bundle (the
+            // `Workload` contract, from the scheduler's exclusivity guarantee), and every packet of a connection is
+            // in one bundle.
+            classified = unsafe { self.inspect(ctx, desc.id, bundle) };
+            return if classified {
+                Outcome::Classified
+            } else {
+                Outcome::Processed
+            };
+        };
+        let id = desc.id as usize;
+        let prev = self
+            .source
+            .prev_in_flow()
+            .and_then(|p| p.get(id).copied())
+            .unwrap_or(NO_PREV);
+        let ready = prev == NO_PREV
+            || g.state
+                .get(prev as usize)
+                .is_none_or(|s| s.load(Ordering::Acquire) == DONE);
+        let Some(state) = g.state.get(id) else {
+            return Outcome::Processed;
+        };
+        if !ready {
+            state.store(DEFERRED, Ordering::Release);
+            return Outcome::Processed;
+        }
+        // SAFETY: as above; deferred successors are packets of the same connection, hence of the same bundle, which
+        // this worker holds until it returns.
+        classified |= unsafe { self.inspect(ctx, desc.id, bundle) };
+        state.store(DONE, Ordering::Release);
+        let mut cur = id;
+        while let Some(&n) = g.next.get(cur) {
+            let Some(s) = g.state.get(n as usize) else {
+                break;
+            };
+            if s.load(Ordering::Acquire) != DEFERRED {
+                break;
+            }
+            // SAFETY: as above.
+            classified |= unsafe { self.inspect(ctx, n, bundle) };
+            s.store(DONE, Ordering::Release);
+            cur = n as usize;
+        }
+        if classified {
+            Outcome::Classified
+        } else {
+            Outcome::Processed
+        }
+    }
+}

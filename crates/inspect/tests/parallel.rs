@@ -1,0 +1,100 @@
+//! Parallel equals serial: the engine run by the worker runtime under every scheduler, with 1 to 4 workers, gives
+//! exactly the events (flow records, application events) and counters of the single-threaded run, on real captures.
+//! Every run goes through the scheduler crate's exclusivity checker, and debug builds check shard ownership too.
+
+mod common;
+
+use common::{run_serial, shared};
+use flowbundle_ingest::Trace;
+use flowbundle_inspect::{
+    Engine, EngineConfig, EventKind, Finished, InspectWorkload, PreparedTrace, Prestage,
+};
+use flowbundle_scheduler::check::ExclusivityChecker;
+use flowbundle_scheduler::{ALL, SchedOptions, build};
+use flowbundle_worker::{RunConfig, run};
+
+fn captures() -> Vec<std::path::PathBuf> {
+    [
+        "reassembly/example.pcap",
+        "reassembly/frag_http_req.pcap",
+        "ndpi/pcap/ftp.pcap",
+        "ndpi/pcap/quic-mvfst-22.pcap",
+        "ndpi/pcap/dns_long_domainname.pcap",
+        "ndpi/pcap/tls_certificate_too_long.pcap",
+        "ndpi/pcap/1kxun.pcap",
+        "ndpi/pcap/bittorrent.pcap",
+    ]
+    .iter()
+    .filter_map(|r| shared(r))
+    .collect()
+}
+
+fn parallel(path: &std::path::Path, policy: &str, threads: usize) -> (Finished, u64) {
+    let trace = Trace::load(path).expect("load capture");
+    let mut engine = Engine::new(EngineConfig::default(), None, None);
+    let mut pre = Prestage::new(engine.config());
+    let prepared = pre.run(&trace);
+    let opts = SchedOptions {
+        capacity: 64,
+        ..SchedOptions::default()
+    };
+    let sched = ExclusivityChecker::new(build(policy, threads, &opts).expect("policy"));
+    let source = PreparedTrace {
+        trace: &trace,
+        prepared: &prepared,
+        number_base: Some(0),
+    };
+    let (locals, deferred) = {
+        let w = InspectWorkload::new(&engine, &sched, &source);
+        let r = run(&sched, &w, &prepared.descs, &RunConfig::default()).expect("run");
+        assert_eq!(r.lost, 0);
+        let mut locals = r.locals;
+        let deferred = w.finish_deferred(&mut locals[0], &prepared.descs);
+        (locals, deferred)
+    };
+    let check = sched.finish();
+    assert_eq!(check.processed, prepared.descs.len() as u64);
+    (engine.finish(locals), deferred)
+}
+
+#[test]
+fn every_policy_and_thread_count_gives_the_serial_output() {
+    let files = captures();
+    if files.is_empty() {
+        return;
+    }
+    for path in &files {
+        let mut e = Engine::new(EngineConfig::default(), None, None);
+        let serial = run_serial(&mut e, std::slice::from_ref(path));
+        let flows = serial
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Flow(_)))
+            .count();
+        assert!(flows > 0, "{}: no flows", path.display());
+        for policy in ALL {
+            for threads in 1..=4 {
+                let (par, deferred) = parallel(path, policy, threads);
+                assert_eq!(deferred, 0, "nothing left deferred in raw mode");
+                let name = format!("{} {policy}/{threads}", path.display());
+                assert_eq!(par.events.len(), serial.events.len(), "{name}: event count");
+                for (a, b) in par.events.iter().zip(&serial.events) {
+                    assert_eq!(a, b, "{name}: first differing event");
+                }
+                assert_eq!(
+                    par.stats.flows_created, serial.stats.flows_created,
+                    "{name}"
+                );
+                assert_eq!(par.stats.protocols, serial.stats.protocols, "{name}");
+                assert_eq!(par.stats.reassembly, serial.stats.reassembly, "{name}");
+                assert_eq!(par.stats.packets, serial.stats.packets, "{name}");
+            }
+        }
+        eprintln!(
+            "{}: {} events, {flows} flows identical under {} policies x 4 thread counts",
+            path.display(),
+            serial.events.len(),
+            ALL.len()
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! # Suricata EVE JSON
+//!
+//! One JSON object per line with Suricata's field names, so that jq pipelines, Elastic and other EVE consumers read
+//! the output unchanged:
+//!
+//! * the envelope: `timestamp` (UTC, microseconds, `+0000`), `flow_id`, `event_type`, `src_ip`, `src_port`,
+//!   `dest_ip`, `dest_port` (ports omitted for protocols without them), `proto` (`TCP`, `UDP`, `ICMP`,
+//!   `IPv6-ICMP`, ...);
+//! * `flow`: `app_proto` and `flow.{pkts_toserver, pkts_toclient, bytes_toserver, bytes_toclient, start, end, age,
+//!   state, reason, alerted}`, plus `tcp.{tcp_flags, tcp_flags_ts, tcp_flags_tc, syn, fin, rst, psh, ack, urg, ecn,
+//!   cwr, state}` for TCP. Addresses are the client's as source, as Suricata writes flow records;
+//! * application events (`http`, `tls`, `dns`, `quic`, `ssh`, `ftp`, ...): the parser's object under its event
+//!   type; `tx_id` at the top level for HTTP; DNS answers are written server to client, everything else client to
+//!   server;
+//! * `alert`: `alert.{action: "allowed", gid, signature_id, rev, signature, category, severity}`, `direction`,
+//!   `app_proto` when known, and `flow.{pkts_*, bytes_*, start, src_ip, dest_ip, src_port, dest_port}`. Source and
+//!   destination are those of the data that matched, as Suricata writes them for alerts.
+//!
+//! Flow records also carry a `flowbundle` object Suricata does not write: the label in nDPI's spelling (`app`), how
+//! it was decided (`evidence`: `parser`, `signature`, `port`, `expectation`, `ip_protocol`), the packet position at
+//! which it was (`decided_at`) and the reassembly gaps of the connection. Consumers that do not know it ignore it.
+//!
+//! The writer builds each line in one reused buffer (strings escaped by `serde_json`) and writes it whole.
+
+use std::io::{self, Write};
+use std::net::IpAddr;
+
+use flowbundle_decode::{Direction, FlowKey};
+use flowbundle_inspect::{AlertEvent, Event, EventKind, FlowRecord};
+use flowbundle_protocols::AppEvent;
+
+use crate::time::write_timestamp;
+
+/// EVE's `proto` value for an IP protocol number.
+pub fn proto_name(p: u8) -> std::borrow::Cow<'static, str> {
+    std::borrow::Cow::Borrowed(match p {
+        1 => "ICMP",
+        2 => "IGMP",
+        6 => "TCP",
+        17 => "UDP",
+        41 => "IPv6",
+        47 => "GRE",
+        50 => "ESP",
+        51 => "AH",
+        58 => "IPv6-ICMP",
+        89 => "OSPF",
+        103 => "PIM",
+        112 => "VRRP",
+        132 => "SCTP",
+        other => return std::borrow::Cow::Owned(format!("{other:03}")),
+    })
+}
+
+fn has_ports(p: u8) -> bool {
+    matches!(p, 6 | 17 | 132)
+}
+
+/// Writes events as EVE JSON lines.
+pub struct EveWriter<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    lines: u64,
+}
+
+fn put_str(buf: &mut Vec<u8>, s: &str) {
+    // serde_json escapes exactly as JSON requires; writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, s);
+}
+
+fn put_ip(buf: &mut Vec<u8>, ip: IpAddr) {
+    let _ = write!(buf, "\"{ip}\"");
+}
+
+fn put_ts(buf: &mut Vec<u8>, ts: u64) {
+    buf.push(b'"');
+    let _ = write_timestamp(buf, ts);
+    buf.push(b'"');
+}
+
+/// `"src_ip":..,"src_port":..,"dest_ip":..,"dest_port":..` for data going in key direction `dir`.
+fn put_endpoints(buf: &mut Vec<u8>, key: &FlowKey, dir: Direction, prefix: &str) {
+    let (src, dst, sp, dp) = key.endpoints(dir);
+    let _ = write!(buf, "\"{prefix}src_ip\":");
+    put_ip(buf, src);
+    if has_ports(key.proto) {
+        let _ = write!(buf, ",\"{prefix}src_port\":{sp}");
+    }
+    let _ = write!(buf, ",\"{prefix}dest_ip\":");
+    put_ip(buf, dst);
+    if has_ports(key.proto) {
+        let _ = write!(buf, ",\"{prefix}dest_port\":{dp}");
+    }
+}
+
+fn tcp_flag_words(buf: &mut Vec<u8>, flags: u8) {
+    for (bit, name) in [
+        (0x02, "syn"),
+        (0x01, "fin"),
+        (0x04, "rst"),
+        (0x08, "psh"),
+        (0x10, "ack"),
+        (0x20, "urg"),
+        (0x40, "ecn"),
+        (0x80, "cwr"),
+    ] {
+        if flags & bit != 0 {
+            let _ = write!(buf, ",\"{name}\":true");
+        }
+    }
+}
+
+impl<W: Write> EveWriter<W> {
+    pub fn new(out: W) -> Self {
+        EveWriter {
+            out,
+            buf: Vec::with_capacity(1024),
+            lines: 0,
+        }
+    }
+
+    /// Lines written.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Writes one event as one line.
+    pub fn write(&mut self, e: &Event) -> io::Result<()> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        render(&mut buf, e);
+        buf.push(b'\n');
+        let r = self.out.write_all(&buf);
+        self.buf = buf;
+        self.lines += 1;
+        r
+    }
+
+    /// Writes every event of a slice.
+    pub fn write_all(&mut self, events: &[Event]) -> io::Result<()> {
+        for e in events {
+            self.write(e)?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn into_inner(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// One event as a JSON object (no newline).
+pub fn render(buf: &mut Vec<u8>, e: &Event) {
+    buf.extend_from_slice(b"{\"timestamp\":");
+    put_ts(buf, e.ts_ns);
+    let _ = write!(buf, ",\"flow_id\":{}", e.flow_id);
+    let _ = write!(buf, ",\"event_type\":\"{}\",", e.kind.event_type());
+    match &e.kind {
+        EventKind::Flow(r) => render_flow(buf, e, r),
+        EventKind::App(a) => render_app(buf, e, a),
+        EventKind::Alert(a) => render_alert(buf, e, a),
+    }
+    buf.push(b'}');
+}
+
+fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord) {
+    put_endpoints(buf, &e.key, e.client, "");
+    let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
+    buf.extend_from_slice(b",\"app_proto\":");
+    put_str(buf, r.app.eve_name());
+    let _ = write!(
+        buf,
+        ",\"flow\":{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":",
+        r.pkts_toserver, r.pkts_toclient, r.bytes_toserver, r.bytes_toclient
+    );
+    put_ts(buf, r.start_ns);
+    buf.extend_from_slice(b",\"end\":");
+    put_ts(buf, r.end_ns);
+    let age = r.end_ns / 1_000_000_000 - r.start_ns / 1_000_000_000;
+    let _ = write!(
+        buf,
+        ",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}}}",
+        r.state.name(),
+        r.reason.name(),
+        r.alerted
+    );
+    if let Some(t) = &r.tcp {
+        let _ = write!(
+            buf,
+            ",\"tcp\":{{\"tcp_flags\":\"{:02x}\",\"tcp_flags_ts\":\"{:02x}\",\"tcp_flags_tc\":\"{:02x}\"",
+            t.flags, t.flags_ts, t.flags_tc
+        );
+        tcp_flag_words(buf, t.flags);
+        let _ = write!(buf, ",\"state\":\"{}\"}}", t.state.name());
+    }
+    buf.extend_from_slice(b",\"flowbundle\":{\"app\":");
+    put_str(buf, r.app.name());
+    if let Some(ev) = r.evidence {
+        let _ = write!(buf, ",\"evidence\":\"{}\"", ev.name());
+    }
+    if let Some(p) = r.decided_at {
+        let _ = write!(buf, ",\"decided_at\":{p}");
+    }
+    if let Some(t) = &r.tcp {
+        let _ = write!(buf, ",\"tcp_gaps\":{}", t.gaps);
+    }
+    buf.push(b'}');
+}
+
+fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent) {
+    put_endpoints(buf, &e.key, e.dir, "");
+    let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
+    if let AppEvent::Http(h) = a {
+        let _ = write!(buf, ",\"tx_id\":{}", h.tx_id);
+    }
+    // The event serialises as {"<event_type>":{...}}: splice its inside into this object.
+    let start = buf.len();
+    if serde_json::to_writer(&mut *buf, a).is_ok() && buf.len() >= start + 2 {
+        // Replace the opening brace with the separating comma and drop the closing brace.
+        buf[start] = b',';
+        buf.pop();
+    } else {
+        buf.truncate(start);
+    }
+}
+
+fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
+    put_endpoints(buf, &e.key, e.dir, "");
+    let _ = write!(
+        buf,
+        ",\"proto\":\"{}\",\"direction\":\"{}\"",
+        proto_name(e.key.proto),
+        if e.to_server() {
+            "to_server"
+        } else {
+            "to_client"
+        }
+    );
+    let _ = write!(
+        buf,
+        ",\"alert\":{{\"action\":\"allowed\",\"gid\":{},\"signature_id\":{},\"rev\":{},\"signature\":",
+        a.gid, a.signature_id, a.rev
+    );
+    put_str(buf, &a.signature);
+    buf.extend_from_slice(b",\"category\":");
+    put_str(buf, &a.category);
+    let _ = write!(buf, ",\"severity\":{}}}", a.severity);
+    if let Some(app) = &a.app {
+        buf.extend_from_slice(b",\"app_proto\":");
+        put_str(buf, app.eve_name());
+    }
+    let _ = write!(
+        buf,
+        ",\"flow\":{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":",
+        a.pkts_toserver, a.pkts_toclient, a.bytes_toserver, a.bytes_toclient
+    );
+    put_ts(buf, a.flow_start_ns);
+    buf.push(b',');
+    put_endpoints(buf, &e.key, e.client, "");
+    buf.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flowbundle_inspect::{App, EndReason, FlowState, TcpState, TcpSummary};
+    use flowbundle_protocols::AppProto;
+
+    fn key() -> (FlowKey, Direction) {
+        FlowKey::new(
+            "10.0.0.2".parse().unwrap(),
+            40000,
+            "10.0.0.1".parse().unwrap(),
+            80,
+            6,
+        )
+    }
+
+    #[test]
+    fn a_flow_record_line() {
+        let (k, d) = key();
+        let e = Event {
+            ts_ns: 1_258_133_615_239_416_000,
+            flow_id: 42,
+            seq: 0,
+            key: k,
+            client: d,
+            dir: d,
+            kind: EventKind::Flow(Box::new(FlowRecord {
+                app: App::Proto(AppProto::Http),
+                evidence: Some(flowbundle_inspect::Evidence::Parser),
+                decided_at: Some(4),
+                pkts_toserver: 7,
+                pkts_toclient: 8,
+                bytes_toserver: 815,
+                bytes_toclient: 3993,
+                start_ns: 1_258_133_614_430_569_000,
+                end_ns: 1_258_133_615_239_416_000,
+                state: FlowState::Closed,
+                reason: EndReason::Timeout,
+                alerted: false,
+                tcp: Some(TcpSummary {
+                    flags: 0x1b,
+                    flags_ts: 0x1b,
+                    flags_tc: 0x1b,
+                    state: TcpState::Closed,
+                    gaps: 0,
+                }),
+            })),
+        };
+        let mut b = Vec::new();
+        render(&mut b, &e);
+        let s = String::from_utf8(b).unwrap();
+        assert_eq!(
+            s,
+            "{\"timestamp\":\"2009-11-13T17:33:35.239416+0000\",\"flow_id\":42,\"event_type\":\"flow\",\
+             \"src_ip\":\"10.0.0.2\",\"src_port\":40000,\"dest_ip\":\"10.0.0.1\",\"dest_port\":80,\"proto\":\"TCP\",\
+             \"app_proto\":\"http\",\"flow\":{\"pkts_toserver\":7,\"pkts_toclient\":8,\"bytes_toserver\":815,\
+             \"bytes_toclient\":3993,\"start\":\"2009-11-13T17:33:34.430569+0000\",\
+             \"end\":\"2009-11-13T17:33:35.239416+0000\",\"age\":1,\"state\":\"closed\",\"reason\":\"timeout\",\
+             \"alerted\":false},\"tcp\":{\"tcp_flags\":\"1b\",\"tcp_flags_ts\":\"1b\",\"tcp_flags_tc\":\"1b\",\
+             \"syn\":true,\"fin\":true,\"psh\":true,\"ack\":true,\"state\":\"closed\"},\
+             \"flowbundle\":{\"app\":\"HTTP\",\"evidence\":\"parser\",\"decided_at\":4,\"tcp_gaps\":0}}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(v["flow"]["state"], "closed");
+    }
+}

@@ -1,0 +1,284 @@
+//! The human summary of an `inspect` run: a protocol table like ndpiReader's (protocol, flows, packets, bytes) and
+//! every counter that says where packets went or what a cap cut (decode outcomes, defragmentation drops,
+//! `flow.memcap`, `tcp.reassembly_gap`, parser cuts, rules loaded and skipped, alerts per rule), then the cost
+//! figures (average cycles per packet, by position in flow, per stage, the ten most expensive connections).
+
+use std::fmt::{self, Write as _};
+use std::time::Duration;
+
+use flowbundle_inspect::{Finished, PrestageStats};
+
+use crate::eve::proto_name;
+
+/// How a rule set loaded.
+#[derive(Debug, Default, Clone)]
+pub struct RulesInfo {
+    pub loaded: usize,
+    pub skipped: usize,
+    pub errors: usize,
+    /// Skipped rules per reason, most frequent first.
+    pub skip_reasons: Vec<(String, usize)>,
+}
+
+/// What the summary reports besides the engine's own figures.
+#[derive(Debug, Default, Clone)]
+pub struct RunInfo {
+    pub inputs: Vec<String>,
+    /// Packets read from the inputs (before defragmentation).
+    pub packets_read: u64,
+    pub elapsed: Option<Duration>,
+    /// Workers and scheduler, for a parallel run.
+    pub threads: Option<(usize, String)>,
+    /// Rules loaded, skipped (with reasons) and in error.
+    pub rules: Option<RulesInfo>,
+    /// Signatures loaded and rejected.
+    pub signatures: Option<(usize, usize)>,
+    /// Rule messages by signature id, for the hit table.
+    pub rule_names: Vec<(u32, String)>,
+}
+
+/// The summary; `Display` renders it.
+pub struct Summary<'a> {
+    pub finished: &'a Finished,
+    pub prestage: Option<&'a PrestageStats>,
+    pub info: &'a RunInfo,
+}
+
+fn human_bytes(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1000.0 && i + 1 < U.len() {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.2} {}", U[i])
+    }
+}
+
+impl fmt::Display for Summary<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fin = self.finished;
+        let s = &fin.stats;
+        let info = self.info;
+        writeln!(f, "flowbundle inspect summary")?;
+        if !info.inputs.is_empty() {
+            writeln!(f, "  inputs: {}", info.inputs.join(", "))?;
+        }
+        if let Some((n, sched)) = &info.threads {
+            writeln!(f, "  workers: {n} ({sched} scheduler)")?;
+        }
+        let flows = s.flows_created;
+        write!(
+            f,
+            "  traffic: {} packets read, {} inspected, {} on the wire, {} flows (peak {} tracked at once)",
+            info.packets_read,
+            s.packets,
+            human_bytes(s.bytes),
+            flows,
+            fin.peak_flows
+        )?;
+        if let Some(el) = info.elapsed {
+            let secs = el.as_secs_f64().max(1e-9);
+            write!(
+                f,
+                "\n  time: {:.3} s, {:.3} Mpps, {:.3} Gbit/s",
+                secs,
+                info.packets_read as f64 / secs / 1e6,
+                s.bytes as f64 * 8.0 / secs / 1e9
+            )?;
+        }
+        writeln!(f)?;
+
+        // Protocol table, like ndpiReader's "Detected protocols".
+        writeln!(f, "\nDetected protocols:")?;
+        writeln!(
+            f,
+            "  {:<28} {:>10} {:>12} {:>16}",
+            "protocol", "flows", "packets", "bytes"
+        )?;
+        let mut rows: Vec<_> = s.protocols.iter().collect();
+        rows.sort_by(|a, b| b.1.packets.cmp(&a.1.packets).then(a.0.cmp(b.0)));
+        for (name, c) in rows {
+            writeln!(
+                f,
+                "  {:<28} {:>10} {:>12} {:>16}",
+                name, c.flows, c.packets, c.bytes
+            )?;
+        }
+        let ev: Vec<String> = s
+            .by_evidence
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        writeln!(f, "  identified by: {}", ev.join(", "))?;
+
+        writeln!(f, "\nCounters:")?;
+        let d = &s.decode;
+        let fails: Vec<String> = d
+            .failures()
+            .iter()
+            .map(|(o, n)| format!("{o} {n}"))
+            .collect();
+        writeln!(
+            f,
+            "  decode: {} decoded, {} failed{}{}; {} not IP",
+            d.decoded,
+            d.failed(),
+            if fails.is_empty() { "" } else { ": " },
+            fails.join(", "),
+            s.not_ip
+        )?;
+        if let Some(p) = self.prestage {
+            let g = &p.defrag;
+            writeln!(
+                f,
+                "  defrag: {} fragments, {} datagrams reassembled, {} overlaps ({} inconsistent), dropped: \
+                 truncated {}, bad length {}, too large {}, conflicting end {}, inconsistent {}, too many {}, \
+                 memcap {}; timed out {}, evicted {}",
+                g.fragments,
+                g.reassembled,
+                g.overlaps,
+                g.inconsistent_overlaps,
+                g.drop_truncated,
+                g.drop_bad_length,
+                g.drop_too_large,
+                g.drop_conflicting_end,
+                g.drop_inconsistent_overlap,
+                g.drop_too_many_fragments,
+                g.drop_memcap,
+                g.timed_out,
+                g.evicted_capacity + g.evicted_memcap
+            )?;
+        }
+        if s.fragments_unreassembled > 0 {
+            writeln!(
+                f,
+                "  fragments not reassembled: {}",
+                s.fragments_unreassembled
+            )?;
+        }
+        writeln!(
+            f,
+            "  flows: {} created, ended by timeout {}, shutdown {}, tcp_reuse {}, forced {}; flow.memcap {} \
+             ({} packets untracked)",
+            s.flows_created,
+            s.flows_timeout,
+            s.flows_shutdown,
+            s.flows_tcp_reuse,
+            s.flows_forced,
+            s.flow_memcap,
+            s.untracked_packets
+        )?;
+        let r = &s.reassembly;
+        writeln!(
+            f,
+            "  tcp: {} midstream pickups; tcp.reassembly_gap {} ({} bytes); {} segments buffered out of order \
+             (peak {} bytes); {} retransmitted bytes; {} overlap bytes, {} differing; skips: limit {}, memcap {}, \
+             timeout {}; {} segments after close",
+            s.tcp_midstream,
+            r.gaps,
+            r.gap_bytes,
+            r.segments_buffered,
+            fin.peak_reassembly_bytes,
+            r.retransmitted_bytes,
+            r.overlap_bytes,
+            r.overlap_differs,
+            r.limit_skips,
+            r.memcap_skips,
+            r.timeout_skips,
+            r.after_close
+        )?;
+        let p = &s.parsers;
+        writeln!(
+            f,
+            "  parsers: {} events; {} bytes cut by caps, {} decompression bytes cut, {} malformed, {} gave up",
+            s.app_events, p.bytes_cut, p.decompress_cut, p.malformed, p.gave_up
+        )?;
+        let (added, replaced, matched) = fin.expectations;
+        if added > 0 {
+            writeln!(
+                f,
+                "  ftp expectations: {added} announced, {matched} matched, {replaced} replaced at the cap"
+            )?;
+        }
+        if let Some((loaded, rejected)) = info.signatures {
+            writeln!(f, "  signatures: {loaded} loaded, {rejected} rejected")?;
+        }
+        if let Some(ri) = &info.rules {
+            writeln!(
+                f,
+                "  rules: {} loaded, {} skipped, {} errors; {} alerts",
+                ri.loaded, ri.skipped, ri.errors, s.alerts
+            )?;
+            for (why, n) in ri.skip_reasons.iter().take(10) {
+                writeln!(f, "    skipped {n:>5}: {why}")?;
+            }
+            if !fin.rule_hits.is_empty() {
+                writeln!(f, "  alerts per rule (sid: hits):")?;
+                for (sid, n) in fin.rule_hits.iter().take(20) {
+                    let name = info
+                        .rule_names
+                        .iter()
+                        .find(|(s, _)| s == sid)
+                        .map_or("", |(_, m)| m.as_str());
+                    writeln!(f, "    {sid:>10}: {n:>8}  {name}")?;
+                }
+                if fin.rule_hits.len() > 20 {
+                    writeln!(f, "    ... {} more rules fired", fin.rule_hits.len() - 20)?;
+                }
+            }
+        }
+
+        let c = &fin.cost;
+        writeln!(f, "\nCost:")?;
+        writeln!(
+            f,
+            "  {:.0} cycles per packet ({:.0} ns at {:.2} GHz) over {} packets",
+            c.cycles_per_packet(),
+            c.ns_per_packet(),
+            c.tsc_hz / 1e9,
+            c.packets
+        )?;
+        let st = &c.stages;
+        if st.samples > 0 {
+            let n = st.samples as f64;
+            writeln!(
+                f,
+                "  stages (cycles per packet, {} sampled): decode {:.0}, flow lookup {:.0}, reassembly {:.0}, \
+                 detection {:.0}",
+                st.samples,
+                st.decode as f64 / n,
+                st.lookup as f64 / n,
+                st.reassembly as f64 / n,
+                st.detection as f64 / n
+            )?;
+        }
+        let mut line = String::new();
+        for (i, (n, cy)) in c.by_position.iter().enumerate().take(10) {
+            if *n > 0 {
+                let _ = write!(line, " #{}: {:.0}", i + 1, *cy as f64 / *n as f64);
+            }
+        }
+        writeln!(f, "  cycles by position in flow:{line}")?;
+        if !c.top.is_empty() {
+            writeln!(f, "  most expensive connections (cycles):")?;
+            for t in &c.top {
+                let (a, b, ap, bp) = t.key.endpoints(flowbundle_decode::Direction::Forward);
+                writeln!(
+                    f,
+                    "    {:>14}  {} {a}:{ap} <-> {b}:{bp}  {}  {} pkts {} bytes",
+                    t.cycles,
+                    proto_name(t.key.proto),
+                    t.app.name(),
+                    t.packets,
+                    t.bytes
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
