@@ -241,6 +241,44 @@ pub struct Measured {
     pub pinning: String,
 }
 
+/// What the sweep runs: something that can make one measurement of a prepared trace under a scheduler.
+///
+/// Every [`BenchWorkload`] is a `Runner` (the same workload object serves every run). A workload with per-run state
+/// (the engine: a connection table to start empty, an order guard, a bundle function from the policy) implements
+/// `Runner` itself, building what it needs inside [`Runner::measure`] and calling [`measure_with`].
+pub trait Runner {
+    fn name(&self) -> String;
+    fn detail(&self) -> String;
+    /// One run of `prep` under `scheduler` with `threads` workers; `release` switches to scaled mode.
+    fn measure(
+        &self,
+        prep: &Prepared,
+        scheduler: &str,
+        threads: usize,
+        cfg: &HarnessConfig,
+        release: Option<&[u64]>,
+    ) -> Result<Measured, BenchError>;
+}
+
+impl<W: BenchWorkload> Runner for W {
+    fn name(&self) -> String {
+        BenchWorkload::name(self)
+    }
+    fn detail(&self) -> String {
+        BenchWorkload::detail(self)
+    }
+    fn measure(
+        &self,
+        prep: &Prepared,
+        scheduler: &str,
+        threads: usize,
+        cfg: &HarnessConfig,
+        release: Option<&[u64]>,
+    ) -> Result<Measured, BenchError> {
+        measure(prep, scheduler, threads, self, cfg, release)
+    }
+}
+
 /// Make one run of `prep` under `scheduler` with `threads` workers. `release` switches to scaled mode.
 pub fn measure<W: BenchWorkload + ?Sized>(
     prep: &Prepared,
@@ -251,6 +289,20 @@ pub fn measure<W: BenchWorkload + ?Sized>(
     release: Option<&[u64]>,
 ) -> Result<Measured, BenchError> {
     let sched: Box<dyn Scheduler> = build(scheduler, threads, &cfg.sched)?;
+    measure_with(prep, sched, workload, cfg, release).map(|(m, _)| m)
+}
+
+/// One run with a policy the caller built; also returns the workload's per-worker locals (an engine's contexts, to
+/// finish and compare).
+pub fn measure_with<W: BenchWorkload + ?Sized>(
+    prep: &Prepared,
+    sched: Box<dyn Scheduler>,
+    workload: &W,
+    cfg: &HarnessConfig,
+    release: Option<&[u64]>,
+) -> Result<(Measured, Vec<W::Local>), BenchError> {
+    let scheduler = sched.name();
+    let threads = sched.workers();
     let wrapped = Harnessed {
         inner: workload,
         cache_counters: cfg.cache_counters,
@@ -276,7 +328,7 @@ pub fn measure<W: BenchWorkload + ?Sized>(
     };
     if report.lost > 0 {
         return Err(BenchError::Lost {
-            scheduler: scheduler.into(),
+            scheduler: scheduler.to_string(),
             threads,
             lost: report.lost,
         });
@@ -316,10 +368,11 @@ pub fn measure<W: BenchWorkload + ?Sized>(
         sched,
         lost,
         records,
+        locals,
         pinning: pin,
         clobber_passes,
-        ..
     } = report;
+    let locals: Vec<W::Local> = locals.into_iter().map(|l| l.inner).collect();
     let report = RunReport {
         start_ns,
         elapsed_ns,
@@ -332,16 +385,19 @@ pub fn measure<W: BenchWorkload + ?Sized>(
         pinning: pin,
         clobber_passes,
     };
-    Ok(Measured {
-        pps: report.pps(),
-        elapsed_ns: report.elapsed_ns,
-        dropped: report.dispatcher.dropped_outstanding + report.dispatcher.dropped_full,
-        full_waits: report.dispatcher.full_waits,
-        report,
-        stages,
-        cache,
-        pinning,
-    })
+    Ok((
+        Measured {
+            pps: report.pps(),
+            elapsed_ns: report.elapsed_ns,
+            dropped: report.dispatcher.dropped_outstanding + report.dispatcher.dropped_full,
+            full_waits: report.dispatcher.full_waits,
+            report,
+            stages,
+            cache,
+            pinning,
+        },
+        locals,
+    ))
 }
 
 fn cache_of<L>(locals: &[HarnessLocal<L>], processed: u64) -> CacheMisses {
@@ -405,11 +461,11 @@ fn describe_run(m: &Measured, prep: &Prepared, from: &str, out: &mut RunMetrics)
 }
 
 /// Everything for one scheduler at one thread count. `tick` is called after each run (progress).
-pub fn measure_config<W: BenchWorkload + ?Sized>(
+pub fn measure_config<R: Runner + ?Sized>(
     prep: &Prepared,
     scheduler: &str,
     threads: usize,
-    workload: &W,
+    workload: &R,
     cfg: &HarnessConfig,
     tick: &mut dyn FnMut(&str),
 ) -> Result<(RunMetrics, String), BenchError> {
@@ -417,7 +473,7 @@ pub fn measure_config<W: BenchWorkload + ?Sized>(
     let mut raws = Vec::with_capacity(reps);
     for rep in 0..reps {
         tick(&format!("{scheduler} × {threads}: raw {}/{reps}", rep + 1));
-        raws.push(measure(prep, scheduler, threads, workload, cfg, None)?);
+        raws.push(workload.measure(prep, scheduler, threads, cfg, None)?);
     }
     let k = median_by(&raws, |m| m.pps);
     let conv = mbps_per_pps(prep);
@@ -450,7 +506,9 @@ pub fn measure_config<W: BenchWorkload + ?Sized>(
             tick(&format!("{scheduler} × {threads}: scaled {:.0} pps", rate));
             let release = release_times(&prep.ts_ns, rate).ok_or(BenchError::Rate(rate))?;
             Ok::<u64, BenchError>(
-                measure(prep, scheduler, threads, workload, cfg, Some(&release))?.dropped,
+                workload
+                    .measure(prep, scheduler, threads, cfg, Some(&release))?
+                    .dropped,
             )
         })?;
         if found.found {
@@ -462,7 +520,7 @@ pub fn measure_config<W: BenchWorkload + ?Sized>(
                     "{scheduler} × {threads}: latency {}/{reps}",
                     rep + 1
                 ));
-                let m = measure(prep, scheduler, threads, workload, cfg, Some(&release))?;
+                let m = workload.measure(prep, scheduler, threads, cfg, Some(&release))?;
                 let lat = m
                     .report
                     .records
@@ -485,9 +543,9 @@ pub fn measure_config<W: BenchWorkload + ?Sized>(
 }
 
 /// Run every configured scheduler at every thread count; the report carries the trace and configuration.
-pub fn sweep<W: BenchWorkload + ?Sized>(
+pub fn sweep<R: Runner + ?Sized>(
     prep: &Prepared,
-    workload: &W,
+    workload: &R,
     cfg: &HarnessConfig,
 ) -> Result<BenchReport, BenchError> {
     if prep.is_empty() {
@@ -550,8 +608,8 @@ pub fn sweep<W: BenchWorkload + ?Sized>(
         trace: metrics::trace_info(prep),
         config: RunConfigInfo {
             mode: cfg.mode.name().into(),
-            workload: workload.name(),
-            workload_detail: workload.detail(),
+            workload: Runner::name(workload),
+            workload_detail: Runner::detail(workload),
             reps: cfg.reps.max(1),
             max_outstanding: cfg.max_outstanding,
             tolerance: cfg.search.tolerance,

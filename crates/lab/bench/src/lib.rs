@@ -32,11 +32,11 @@ pub mod perf;
 pub mod plot;
 pub mod prep;
 pub mod search;
-pub mod synth;
 pub mod table;
 
 pub use harness::{
-    BenchError, BenchMode, BenchWorkload, HarnessConfig, measure, measure_config, sweep,
+    BenchError, BenchMode, BenchWorkload, HarnessConfig, Runner, measure, measure_config,
+    measure_with, sweep,
 };
 pub use metrics::{BenchReport, RunMetrics, SCHEMA, Source};
 pub use prep::{PrepOptions, Prepared, prepare, prepare_files};

@@ -40,7 +40,10 @@
 //! * **scaled throughput**: the highest average rate, after rescaling the capture's timestamps, at which no arrival
 //!   was dropped with `max_outstanding` packets in the system (see [`crate::search`]).
 //! * **latency**: from enqueue to the end of processing, at 80% of the maximum scaled rate.
-//! * **reordering**: a packet is reordered when it starts processing before an earlier-arrived packet of its flow.
+//! * **reordering**: a packet is reordered when it finishes processing before an earlier-arrived packet of its flow
+//!   (the end, not the start: with `ph`'s late claim a worker starts a packet, decodes it, and may then lose its
+//!   connection to another worker, which processes it later; a bundle's packets are processed one at a time, so
+//!   the order of their ends is the order in which the flow's state saw them).
 //! * **IPDV** (RFC 3393): for consecutive packets of a flow, the latency of one minus the latency of the previous;
 //!   summarised by its absolute value. **PDV** (RFC 5481): a packet's latency minus its flow's minimum latency.
 //! * **life of a packet** (L7-filter ANCS'08 Figures 7–8): mean time in dispatch (arrival to enqueue), waiting in
@@ -346,7 +349,7 @@ pub fn order(rec: &Records, flows: &[u32], from: &str) -> Order {
     struct F {
         packets: u64,
         reordered: u64,
-        max_start: u64,
+        max_end: u64,
         last_lat: Option<u64>,
         min_lat: u64,
         ipdv_sum: u128,
@@ -362,22 +365,22 @@ pub fn order(rec: &Records, flows: &[u32], from: &str) -> Order {
             continue;
         }
         packets += 1;
-        let start = rec.start_ns[i];
-        let lat = rec.end_ns[i].saturating_sub(rec.enqueue_ns[i]);
+        let end = rec.end_ns[i];
+        let lat = end.saturating_sub(rec.enqueue_ns[i]);
         let f = per.entry(flow).or_insert(F {
             packets: 0,
             reordered: 0,
-            max_start: 0,
+            max_end: 0,
             last_lat: None,
             min_lat: u64::MAX,
             ipdv_sum: 0,
             ipdv_n: 0,
             ipdv_max: 0,
         });
-        if f.packets > 0 && start < f.max_start {
+        if f.packets > 0 && end < f.max_end {
             f.reordered += 1;
         }
-        f.max_start = f.max_start.max(start);
+        f.max_end = f.max_end.max(end);
         f.packets += 1;
         if let Some(prev) = f.last_lat {
             let d = lat.abs_diff(prev);
@@ -611,7 +614,7 @@ mod tests {
 
     #[test]
     fn a_packet_overtaking_an_earlier_one_of_its_flow_is_reordered() {
-        // Flow 0: packets 0, 1, 3; packet 1 starts before packet 0. Flow 1: packet 2 alone.
+        // Flow 0: packets 0, 1, 3; packet 1 ends before packet 0. Flow 1: packet 2 alone.
         let r = recs(&[(0, 50, 60), (1, 10, 20), (2, 30, 40), (3, 70, 80)]);
         let o = order(&r, &[0, 0, 1, 0], "raw");
         assert_eq!(

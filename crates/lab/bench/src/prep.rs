@@ -505,6 +505,55 @@ mod tests {
         assert_eq!(prep.trace.len(), 100);
     }
 
+    /// A raw IPv4 packet (TCP or UDP) with the given fragment fields and payload.
+    fn ipv4(id: u16, more: bool, offset8: u16, udp: bool, payload: &[u8]) -> Vec<u8> {
+        let total = (20 + payload.len()) as u16;
+        let frag = (u16::from(more) << 13) | (offset8 & 0x1fff);
+        let mut v = vec![0x45, 0];
+        v.extend_from_slice(&total.to_be_bytes());
+        v.extend_from_slice(&id.to_be_bytes());
+        v.extend_from_slice(&frag.to_be_bytes());
+        v.extend_from_slice(&[64, if udp { 17 } else { 6 }, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        v.extend_from_slice(payload);
+        v
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, failure_persistence: None, ..Default::default() })]
+
+        /// Hostile captures: arbitrary bytes on several link types, and IPv4 fragments with arbitrary ids, offsets
+        /// and flags. The stage never panics, ids index the dispatched trace, no more packets come out than went
+        /// in, and packets of one flow share their hashes.
+        #[test]
+        fn any_packets_prepare_consistently(
+            junk in proptest::collection::vec((0usize..4, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..120), 0u64..1_000_000), 0..30),
+            frags in proptest::collection::vec((0u16..3, proptest::prelude::any::<bool>(), 0u16..16, proptest::prelude::any::<bool>(), 1usize..5), 0..30),
+        ) {
+            let links = [LinkType::ETHERNET, LinkType::RAW, LinkType::LINUX_SLL, LinkType::NULL];
+            let mut b = TraceBuilder::new();
+            for (l, data, ts) in &junk {
+                b.push(*ts, links[*l], data, data.len() as u32);
+            }
+            for (i, (id, more, off, udp, words)) in frags.iter().enumerate() {
+                let pkt = ipv4(*id, *more, *off, *udp, &vec![i as u8; words * 8]);
+                b.push(2_000_000 + i as u64, LinkType::RAW, &pkt, pkt.len() as u32);
+            }
+            let n = b.len();
+            let p = prepare(vec![("x".into(), b.build())], &PrepOptions::default());
+            proptest::prop_assert_eq!(p.trace.len(), p.len());
+            proptest::prop_assert!(p.len() <= n);
+            proptest::prop_assert_eq!(p.stats.packets as usize + p.stats.fragments_absorbed as usize, n);
+            let mut by_flow: HashMap<u32, (u32, u32, u16)> = HashMap::new();
+            for (i, d) in p.descs.iter().enumerate() {
+                proptest::prop_assert_eq!(d.id as usize, i);
+                if p.flows[i] != NO_FLOW {
+                    let e = by_flow.entry(p.flows[i]).or_insert((d.conn, d.rss, d.fid));
+                    proptest::prop_assert_eq!(*e, (d.conn, d.rss, d.fid));
+                }
+            }
+        }
+    }
+
     #[test]
     fn an_empty_input_prepares_nothing() {
         let prep = prepare(

@@ -6,9 +6,10 @@
 use flowbundle_bench::harness::{BenchMode, HarnessConfig, measure, sweep};
 use flowbundle_bench::prep::{NO_FLOW, PrepOptions, Prepared, prepare, prepare_files};
 use flowbundle_bench::search::release_times;
-use flowbundle_bench::synth::{SynthProfile, generate};
 use flowbundle_bench::{BenchReport, SearchPolicy, metrics, plot};
+use flowbundle_ingest::Trace;
 use flowbundle_scheduler::{ALL, SchedOptions};
+use flowbundle_trace::synth::{SynthConfig, generate_trace};
 use flowbundle_worker::{Cost, Null, Status, Synthetic};
 use std::path::PathBuf;
 
@@ -40,6 +41,12 @@ fn ndpi(n: usize) -> Vec<PathBuf> {
     v
 }
 
+/// An ANCS'10 Table 1 shape from the trace tools' generator, scaled down to about `packets` packets.
+fn synthetic(profile: &str, packets: u64) -> Trace {
+    let cfg = SynthConfig::profile(profile).unwrap().with_packets(packets);
+    generate_trace(&cfg).unwrap().0
+}
+
 fn checked(mode: BenchMode) -> HarnessConfig {
     HarnessConfig {
         mode,
@@ -55,15 +62,15 @@ fn checked(mode: BenchMode) -> HarnessConfig {
     }
 }
 
-/// Packets that started before an earlier-arrived packet of their flow, from the records.
-fn reordered(prep: &Prepared, start: &[u64]) -> u64 {
+/// Packets that finished before an earlier-arrived packet of their flow, from the records.
+fn reordered(prep: &Prepared, end: &[u64]) -> u64 {
     let mut last = std::collections::HashMap::new();
     let mut bad = 0;
     for (i, &f) in prep.flows.iter().enumerate() {
         if f == NO_FLOW {
             continue;
         }
-        let s = start[i];
+        let s = end[i];
         let prev = last.entry(f).or_insert(s);
         if *prev > s {
             bad += 1;
@@ -97,7 +104,7 @@ fn every_policy_every_thread_count(prep: &Prepared, what: &str) {
             assert!(rec.status.iter().all(|s| *s == Status::Processed));
             assert!(rec.worker.iter().all(|&w| (w as usize) < threads));
             let order = metrics::order(rec, &prep.flows, "raw");
-            assert_eq!(order.reordered_packets, reordered(prep, &rec.start_ns));
+            assert_eq!(order.reordered_packets, reordered(prep, &rec.end_ns));
             if *name != "ph" {
                 assert_eq!(
                     order.reordered_packets, 0,
@@ -190,11 +197,11 @@ fn scaled_drops_are_counted_never_lost() {
 
 #[test]
 fn a_scaled_sweep_makes_a_complete_report_json_and_plots() {
-    let p = SynthProfile::named("balanced", 6_000).unwrap();
     let prep = prepare(
-        vec![("balanced".into(), generate(&p))],
+        vec![("balanced".into(), synthetic("balanced", 6_000))],
         &PrepOptions::default(),
     );
+    let n = prep.len() as u64;
     let cfg = HarnessConfig {
         schedulers: vec!["dh".into(), "ph".into(), "lfb".into()],
         threads: vec![1, 2],
@@ -219,7 +226,7 @@ fn a_scaled_sweep_makes_a_complete_report_json_and_plots() {
     .with_prepare_share(0.2);
     let report = sweep(&prep, &work, &cfg).unwrap();
     assert_eq!(report.runs.len(), 6);
-    assert_eq!(report.trace.packets, 6_000);
+    assert_eq!(report.trace.packets, n);
     assert!(report.trace.connection_density > 20.0);
     for m in &report.runs {
         let raw = m.raw.as_ref().unwrap();
@@ -229,7 +236,7 @@ fn a_scaled_sweep_makes_a_complete_report_json_and_plots() {
         assert!(s.max_pps <= raw.pps * 1.0000001);
         if s.found {
             let l = m.latency.as_ref().unwrap();
-            assert!(l.packets + l.dropped == 6_000 && l.max_ns >= l.p99_ns && l.p99_ns >= l.p50_ns);
+            assert!(l.packets + l.dropped == n && l.max_ns >= l.p99_ns && l.p99_ns >= l.p50_ns);
             assert_eq!(m.order.from, "latency");
         } else {
             assert_eq!(m.order.from, "raw");
@@ -254,12 +261,14 @@ fn a_scaled_sweep_makes_a_complete_report_json_and_plots() {
 
 #[test]
 fn the_null_workload_runs_every_policy() {
-    let p = SynthProfile::named("many", 20_000).unwrap();
-    let prep = prepare(vec![("many".into(), generate(&p))], &PrepOptions::default());
+    let prep = prepare(
+        vec![("many".into(), synthetic("many", 20_000))],
+        &PrepOptions::default(),
+    );
     let cfg = checked(BenchMode::Raw);
     for name in ALL {
         let m = measure(&prep, name, 2, &Null, &cfg, None).unwrap();
-        assert_eq!(m.report.processed(), 20_000, "{name}");
+        assert_eq!(m.report.processed(), prep.len() as u64, "{name}");
         assert!(m.stages.is_empty(), "the null workload has no stages");
     }
 }
