@@ -12,7 +12,8 @@ use flowbundle_hetero::profiler::make_batch;
 use flowbundle_hetero::{App, BatchOutput, Dfa, DfaLimits, testdata};
 
 fn kernels(c: &mut Criterion) {
-    let (Some(pats), payloads) = (testdata::content_10k(), testdata::real_payloads(1500, 4096)) else {
+    let (Some(pats), payloads) = (testdata::content_10k(), testdata::real_payloads(1500, 4096))
+    else {
         eprintln!("skipping: shared test data absent");
         return;
     };
@@ -50,7 +51,9 @@ fn kernels(c: &mut Criterion) {
         })
     });
     let mut dst = vec![0u8; batch.bytes()];
-    g.bench_function("reference_memcpy", |b| b.iter(|| dst.copy_from_slice(batch.data())));
+    g.bench_function("reference_memcpy", |b| {
+        b.iter(|| dst.copy_from_slice(batch.data()))
+    });
     g.finish();
 }
 

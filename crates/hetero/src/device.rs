@@ -191,6 +191,8 @@ pub struct ModelledDevice {
     dfa: Arc<Dfa>,
     /// Handles on this device currently inside `run` (the co-worker count the profile is looked up with).
     active: Arc<AtomicUsize>,
+    /// Real-clock pacing: `run` returns no earlier than the modelled time after it was called.
+    paced: bool,
 }
 
 impl ModelledDevice {
@@ -212,11 +214,25 @@ impl ModelledDevice {
             profile,
             dfa,
             active: Arc::new(AtomicUsize::new(0)),
+            paced: false,
         })
     }
 
-    /// The modelled time of one batch: transfer-free processing at the profiled per-kernel rate, plus the
-    /// profiled batch latency's fixed part (see [`Profile::estimate`]).
+    /// Makes `run` take the modelled time on the wall clock (it computes the outputs, then sleeps for what is
+    /// left of the modelled time), which is how the real-clock runtime ([`crate::runtime`]) places packets on
+    /// hardware that is not here. When computing the outputs on this host's CPU takes longer than the modelled
+    /// time, `run` takes that longer time: the runtime then sees the device as slower than its profile, which is
+    /// the truth about the run, and the monitor's live figures say so. Off by default (the profiler and the
+    /// virtual clock want the modelled durations without waiting for them).
+    pub fn paced(mut self, on: bool) -> Self {
+        self.paced = on;
+        self
+    }
+
+    /// The modelled time of one batch: its payload at the profiled per-kernel rate, plus the fixed part of the
+    /// profiled batch latency (launch overhead, transfers; what is left of [`Profile::estimate`]'s latency once
+    /// the compute time of the profile's 1,500-byte packets is taken out). The payload term uses the batch's real
+    /// bytes, so a batch of small packets is quicker than one of 1,500-byte packets, as on the hardware.
     pub fn batch_time(
         &self,
         app: App,
@@ -232,8 +248,11 @@ impl ModelledDevice {
                 app,
                 batch: packets,
             })?;
-        let secs = (bytes as f64 * 8.0) / (est.gbps.max(1e-6) * 1e9);
-        Ok(Duration::from_secs_f64(secs.max(est.latency_us * 1e-6)))
+        let rate = est.gbps.max(1e-6) * 1e9;
+        let profiled_compute = packets as f64 * crate::profile::PAPER_PACKET_BYTES * 8.0 / rate;
+        let fixed = (est.latency_us * 1e-6 - profiled_compute).max(0.0);
+        let secs = fixed + bytes as f64 * 8.0 / rate;
+        Ok(Duration::from_secs_f64(secs.clamp(0.0, 3600.0)))
     }
 }
 
@@ -248,6 +267,7 @@ impl Device for ModelledDevice {
         batches: &mut [PacketBatch],
         outs: &mut [BatchOutput],
     ) -> Result<Vec<BatchTiming>, DeviceError> {
+        let start = Instant::now();
         let co = self.active.fetch_add(1, Ordering::SeqCst);
         let mut t = Duration::ZERO;
         let mut timings = Vec::with_capacity(batches.len());
@@ -266,6 +286,11 @@ impl Device for ModelledDevice {
                 bytes: b.bytes() as u64,
             });
         }
+        if self.paced
+            && let Some(rest) = t.checked_sub(start.elapsed())
+        {
+            std::thread::sleep(rest);
+        }
         self.active.fetch_sub(1, Ordering::SeqCst);
         result.map(|()| timings)
     }
@@ -276,6 +301,7 @@ impl Device for ModelledDevice {
             profile: self.profile.clone(),
             dfa: self.dfa.clone(),
             active: self.active.clone(),
+            paced: self.paced,
         }))
     }
 }

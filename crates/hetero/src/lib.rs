@@ -6,7 +6,7 @@
 //!
 //! | module | paper | what |
 //! |---|---|---|
-//! | [`kernels`], [`dfa`] | §II-b | the three applications (`dpi`, `md5`, `aes`) as batch kernels, CPU reference |
+//! | [`kernels`], [`dfa`], [`md5lanes`], [`aeslanes`] | §II-b | the three applications (`dpi`, `md5`, `aes`) as batch kernels: CPU reference and the per-core fast paths (prefilter, multi-buffer MD5, interleaved CBC) |
 //! | [`opencl`] | §III | the same kernels in OpenCL C, mapped memory on shared-memory devices, double-buffered copies on discrete ones |
 //! | [`device`] | §II-a | CPU pool, OpenCL devices found at run time, modelled devices (paper figures, always labelled `modelled`) |
 //! | [`batch`] | §III-a | batches that keep every flow whole (grouped by 5-tuple before batching) |
@@ -23,17 +23,20 @@
 //! * `nvml` (**on by default**, same reasoning): NVIDIA power through `nvml-wrapper`, which also loads its library
 //!   at run time.
 
+pub mod aeslanes;
 pub mod batch;
 pub mod device;
 pub mod dfa;
 pub mod energy;
 pub mod kernels;
+pub mod md5lanes;
 pub mod monitor;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod plot;
 pub mod profile;
 pub mod profiler;
+pub mod runtime;
 pub mod schedule;
 pub mod sim;
 pub mod testdata;
@@ -44,4 +47,5 @@ pub use dfa::{Dfa, DfaLimits, DpiResult};
 pub use kernels::{App, BatchOutput};
 pub use monitor::{Monitor, MonitorConfig, Placement, Policy};
 pub use profile::Profile;
+pub use runtime::{DeviceSet, Replay, RunReport, RuntimeConfig};
 pub use schedule::RateSchedule;

@@ -120,7 +120,17 @@ pub struct Observation {
     pub achieved_gbps: f64,
     /// Mean batch latency, µs (0 when no batch completed).
     pub latency_us: f64,
+    /// Fraction of the interval the placement's busiest device spent running this application's batches, when
+    /// known. The real-clock runtime measures it; the virtual clock leaves it `None`. With it, a placement counts
+    /// as saturated only when its device was busy nearly all the time ([`BUSY_SATURATED`]): on the real clock a
+    /// pipeline filling up, a partial window or a batch finishing just after the tick make `achieved < offered`
+    /// for a while without any lack of capacity, and taking those for capacity figures would poison the profile.
+    #[serde(default)]
+    pub busy: Option<f64>,
 }
+
+/// Busy fraction from which a placement that fell short of its offered rate counts as saturated.
+pub const BUSY_SATURATED: f64 = 0.9;
 
 /// Kind of change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,6 +227,11 @@ impl Monitor {
     /// Changes the policy (Figure 4(c)-(d): policies changed on the fly).
     pub fn set_policy(&mut self, policy: Policy) {
         self.policy = policy;
+    }
+
+    /// The settings it was built with (candidate devices and batch sizes, ...).
+    pub fn config(&self) -> &MonitorConfig {
+        &self.cfg
     }
 
     /// The policy in force.
@@ -387,13 +402,16 @@ impl Monitor {
                     offered_gbps: 0.0,
                     achieved_gbps: 0.0,
                     latency_us: 0.0,
+                    busy: None,
                 });
             // 1. Live figures of the active placement (once per tick).
             let fresh = self.live_tick.get(&app) != Some(&self.ticks);
             self.live_tick.insert(app, self.ticks);
             if let Some(p) = self.placements.get(&app).cloned().filter(|_| fresh) {
                 let n = p.devices.len().max(1) as f64;
-                let saturated = o.offered_gbps > 0.0 && o.achieved_gbps < o.offered_gbps * 0.98;
+                let saturated = o.offered_gbps > 0.0
+                    && o.achieved_gbps < o.offered_gbps * 0.98
+                    && o.busy.is_none_or(|b| b >= BUSY_SATURATED);
                 for d in &p.devices {
                     let key = (app, d.clone(), p.batch, self.coworkers(app, d));
                     let w = self.cfg.live_weight;

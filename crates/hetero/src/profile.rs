@@ -562,6 +562,48 @@ impl Profile {
         serde_json::from_str(text)
     }
 
+    /// The same table with every *modelled* device slowed to `factor` of its speed (`0 < factor <= 1`): Gbit/s
+    /// figures multiplied by `factor`, the per-byte part of each batch latency divided by it (its fixed part
+    /// kept), power kept. Measured entries are left out: a real device cannot be slowed, and mixing slowed and
+    /// real figures would compare unlike things.
+    ///
+    /// This is slow motion for the real-clock runtime: a modelled device computes its outputs on this host's CPU,
+    /// which cannot keep up with a 10 Gbit/s GPU, but can with the same GPU at a hundredth of its speed under a
+    /// hundredth of the offered rate. Every ratio the scheduler decides on (capacity against offered rate,
+    /// co-worker slow-down, power share) is unchanged, so the decisions are those of the full-speed system.
+    /// Device names say `×factor` so no figure passes for the original.
+    pub fn slowed(&self, factor: f64) -> Profile {
+        let f = if factor.is_finite() && factor > 0.0 {
+            factor.min(1.0)
+        } else {
+            1.0
+        };
+        let mut out = Profile {
+            entries: Vec::new(),
+            notes: self.notes.clone(),
+        };
+        for e in self
+            .entries
+            .iter()
+            .filter(|e| e.kind == DeviceKind::Modelled)
+        {
+            let compute_us = e.batch as f64 * PAPER_PACKET_BYTES * 8.0 / (e.gbps.max(1e-3) * 1e3);
+            let fixed = (e.latency_us - compute_us).max(0.0);
+            out.entries.push(ProfileEntry {
+                device_name: format!("{} ×{f}", e.device_name),
+                gbps: e.gbps * f,
+                alone_gbps: e.alone_gbps * f,
+                aggregate_gbps: e.aggregate_gbps * f,
+                latency_us: fixed + compute_us / f,
+                ..e.clone()
+            });
+        }
+        out.notes.push(format!(
+            "modelled devices slowed to ×{f} of their speed (rates ×{f}, per-byte latency ÷{f}); measured entries dropped"
+        ));
+        out
+    }
+
     /// Merges another table into this one (entries appended, notes kept).
     pub fn merge(&mut self, other: Profile) {
         self.entries.extend(other.entries);
@@ -676,5 +718,22 @@ mod tests {
             );
         }
         assert!(p.render_table().contains("modelled:uhd630"));
+    }
+
+    #[test]
+    fn slowed_profile_keeps_the_ratios() {
+        let p = Profile::pythia_paper();
+        let q = p.slowed(0.01);
+        assert_eq!(q.entries.len(), p.entries.len());
+        let a = p.estimate(App::Aes, "modelled:gtx1080ti", 4096, 1).unwrap();
+        let b = q.estimate(App::Aes, "modelled:gtx1080ti", 4096, 1).unwrap();
+        assert!((b.gbps - a.gbps * 0.01).abs() < 1e-9);
+        assert!(b.latency_us > a.latency_us * 50.0);
+        assert_eq!(a.power_w, b.power_w);
+        assert!(q.entries[0].device_name.contains("×0.01"));
+        // Measured entries are dropped.
+        let mut m = p.clone();
+        m.entries[0].kind = DeviceKind::Cpu;
+        assert_eq!(m.slowed(0.5).entries.len(), p.entries.len() - 1);
     }
 }

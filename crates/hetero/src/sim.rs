@@ -33,6 +33,12 @@ pub struct Sample {
     pub power_source: crate::energy::PowerSource,
     /// Per application: (app, offered, achieved, latency µs, batch).
     pub apps: Vec<(App, f64, f64, f64, usize)>,
+    /// Payload waiting at the end of the interval (queued, not yet on a device), Gbit, summed over applications.
+    #[serde(default)]
+    pub backlog_gbit: f64,
+    /// Payload dropped during the interval because a backlog was full, Gbit.
+    #[serde(default)]
+    pub dropped_gbit: f64,
 }
 
 /// Outcome of a run.
@@ -96,6 +102,7 @@ pub fn simulate(
     let mut policy_changes = cfg.policy_changes.clone();
     policy_changes.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut next_policy = 0;
+    let mut dropped_before = 0.0;
 
     // Initial placement at the rates of time zero.
     let obs0: Vec<Observation> = apps
@@ -106,6 +113,7 @@ pub fn simulate(
             offered_gbps: s.rate_at(0.0),
             achieved_gbps: 0.0,
             latency_us: 0.0,
+            busy: None,
         })
         .collect();
     log.decisions.extend(monitor.tick(0.0, &obs0));
@@ -152,6 +160,7 @@ pub fn simulate(
                     offered_gbps: offered_acc[i] / dt / 1e9,
                     achieved_gbps: achieved_acc[i] / dt / 1e9,
                     latency_us: latency_acc[i] / steps_acc as f64,
+                    busy: None,
                 })
                 .collect();
             // The timeline shows what a packet waits (queue + batch); the monitor sees batch latency only, as
@@ -164,7 +173,11 @@ pub fn simulate(
                     ..*o
                 })
                 .collect();
-            log.samples.push(sample(monitor, t, &shown));
+            let mut smp = sample(monitor, t, &shown);
+            smp.backlog_gbit = backlog.iter().sum::<f64>() / 1e9;
+            smp.dropped_gbit = (log.dropped_bits - dropped_before) / 1e9;
+            dropped_before = log.dropped_bits;
+            log.samples.push(smp);
             while next_policy < policy_changes.len() && policy_changes[next_policy].0 <= t {
                 monitor.set_policy(policy_changes[next_policy].1);
                 next_policy += 1;
@@ -210,5 +223,7 @@ pub fn sample(monitor: &Monitor, t_s: f64, obs: &[Observation]) -> Sample {
         power_w: power,
         power_source: crate::energy::PowerSource::Estimated,
         apps,
+        backlog_gbit: 0.0,
+        dropped_gbit: 0.0,
     }
 }
