@@ -7,7 +7,7 @@
 //! Every input is loaded, every packet reduced to its IP datagram (raw-IP link type, so captures of different link
 //! types merge into one file; packets without IP are left out), and `K` copies of the whole set are interleaved by
 //! time: each copy of each input starts at the same base time plus a small per-copy offset (timestamps rebased, as
-//! traffic aggregation does), and each copy gets its own address space (its IPv4 addresses, and the low 32 bits of
+//! traffic aggregation does; packets out of order in an input keep their place, gaps over a day shrink to a second), and each copy gets its own address space (its IPv4 addresses, and the low 32 bits of
 //! its IPv6 addresses, XORed with a value derived from the input and the copy; IPv4 header checksums recomputed),
 //! so flows of different copies or inputs never share a 5-tuple. Inner addresses of tunnels are left as they are.
 //! The trace tools' `flowbundle trace merge` does the same job in general; this is the small, fixed version the
@@ -21,9 +21,8 @@ use flowbundle_decode::{DecodeOptions, decode};
 use flowbundle_ingest::{LinkType, PcapPrecision, PcapWriter, Trace, WriterOptions};
 
 struct Input {
-    /// IP datagrams and their capture times.
+    /// IP datagrams and their capture times relative to the input's first packet (non-decreasing).
     packets: Vec<(u64, Vec<u8>)>,
-    first: u64,
 }
 
 fn load(path: &PathBuf) -> Option<Input> {
@@ -40,8 +39,20 @@ fn load(path: &PathBuf) -> Option<Input> {
             packets.push((rec.ts_ns, ip.to_vec()));
         }
     }
-    let first = packets.iter().map(|p| p.0).min()?;
-    Some(Input { packets, first })
+    // Times relative to the input's first packet. A few captures hold packets decades apart (bogus clocks); a gap
+    // over a day is shrunk to one second, so every copy stays within the pcap format's 32-bit seconds and the merge
+    // interleaves real traffic instead of parking those packets at the far end.
+    const DAY: u64 = 86_400_000_000_000;
+    let first = packets.first()?.0;
+    let mut prev = first;
+    let mut rel = 0u64;
+    for p in &mut packets {
+        let gap = p.0.saturating_sub(prev);
+        prev = p.0;
+        rel += if gap > DAY { 1_000_000_000 } else { gap };
+        p.0 = rel;
+    }
+    Some(Input { packets })
 }
 
 fn checksum(h: &[u8]) -> u16 {
@@ -111,7 +122,7 @@ fn main() {
     for (i, inp) in loaded.iter().enumerate() {
         for c in 0..copies {
             if let Some(p) = inp.packets.first() {
-                heap.push(Reverse((BASE + p.0 - inp.first + offset(c), i, c, 0usize)));
+                heap.push(Reverse((BASE + p.0 + offset(c), i, c, 0usize)));
             }
         }
     }
@@ -134,7 +145,7 @@ fn main() {
             .expect("write packet");
         n += 1;
         if let Some(next) = inp.packets.get(pos + 1) {
-            let t = BASE + next.0.saturating_sub(inp.first) + offset(c);
+            let t = BASE + next.0 + offset(c);
             heap.push(Reverse((t, i, c, pos + 1)));
         }
     }
