@@ -154,6 +154,12 @@ impl Prestage {
         }
     }
 
+    /// The defragmenter's gauges now: datagrams in progress and bytes they hold (bounded by
+    /// [`DefragConfig::max_datagrams`](flowbundle_decode::DefragConfig) and `max_bytes`).
+    pub fn defrag_held(&self) -> (usize, usize) {
+        (self.defrag.in_progress(), self.defrag.bytes_held())
+    }
+
     /// The hasher (for callers that build descriptors themselves).
     pub fn hasher(&self) -> &FlowHasher {
         &self.hasher
