@@ -1,8 +1,511 @@
-//! `flowbundle trace ...`.
+//! `flowbundle trace ...`: tools that describe and rewrite captures (crate `flowbundle-trace`).
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use flowbundle_trace::stats::{self, Collector, Progress, StatsConfig};
 
 #[derive(clap::Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Capture statistics: the ANCS'10 Table 1 attributes (packets, TCP and UDP connections, average and maximum
+    /// Mb/s, connection density) and more: unique flow rate, top connections, packet sizes, protocol mix, VLANs,
+    /// fragments, decode outcomes. Streams the file in constant memory (the flow table is capped).
+    Stats(StatsArgs),
+    /// Synthesize realistic traffic (HTTP, TLS, QUIC, DNS, SSH, SMTP, FTP, opaque) with a chosen shape:
+    /// connections, Zipf sizes or a dominant connection, density, trains, average and peak rate. Profiles
+    /// dominant, many and balanced reproduce the ANCS'10 Table 1 captures.
+    Synth(SynthArgs),
+    /// Merge captures into one (traffic aggregation, Verdú thesis §3.4.1): common start, disjoint address spaces,
+    /// time order; --factor K aggregates K copies of each input.
+    Merge(MergeArgs),
+    /// Anonymize addresses (sn1, sn2, sn3, prefix-preserving Crypto-PAn) keeping every flow, checksums fixed;
+    /// optionally strip or truncate payloads.
+    Anonymize(AnonymizeArgs),
+    /// Rewrite timestamps to another average rate (--rate 10Gbit/s) or by a factor, keeping relative gaps.
+    Rescale(RescaleArgs),
+    /// Keep a range of packets (--packets 1..=1000) or a time window (--time 5..10).
+    Cut(CutArgs),
+}
+
+#[derive(clap::Args)]
+pub struct StatsArgs {
+    /// Capture file: pcap or pcapng, gzip-compressed or not.
+    file: PathBuf,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Top connections to list by packets and by bytes.
+    #[arg(long, default_value_t = stats::DEFAULT_TOP)]
+    top: usize,
+    /// Decapsulate GRE, IP-in-IP, VXLAN and GTP-U: flows are then keyed on the innermost packet.
+    #[arg(long)]
+    decap: bool,
+    /// Most flows tracked; packets of further flows are counted as untracked (about 100 bytes per flow).
+    #[arg(long, default_value_t = stats::DEFAULT_MAX_FLOWS)]
+    max_flows: usize,
+    /// Never show the progress bar (it appears on stderr after a second otherwise).
+    #[arg(long)]
+    no_progress: bool,
+    // `--cost` (per-packet inspection cycles, Table 1's "Avg. CPP") arrives with the engine: it builds a
+    // `stats::CostModel` from the inspector and passes it with `Collector::with_cost`.
+}
 
 pub fn run(command: Command) -> anyhow::Result<()> {
-    match command {}
+    match command {
+        Command::Stats(a) => run_stats(a),
+        Command::Synth(a) => run_synth(a),
+        Command::Merge(a) => run_merge(a),
+        Command::Anonymize(a) => run_anonymize(a),
+        Command::Rescale(a) => run_rescale(a),
+        Command::Cut(a) => run_cut(a),
+    }
+}
+
+fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
+    let mut cfg = StatsConfig {
+        top: a.top,
+        max_flows: a.max_flows,
+        ..StatsConfig::default()
+    };
+    cfg.decode.decap_tunnels = a.decap;
+    let progress = if a.no_progress {
+        Progress::Hidden
+    } else {
+        Progress::Stderr
+    };
+    let s = stats::run_file(&a.file, Collector::new(cfg), progress)
+        .with_context(|| format!("trace stats {}", a.file.display()))?;
+    if a.json {
+        println!("{}", s.to_json());
+    } else {
+        print!("{}", s.render_table());
+    }
+    if let Some(e) = &s.read.error {
+        eprintln!("warning: reading stopped early: {e}");
+    }
+    Ok(())
+}
+
+// ---- synth, merge, anonymize, rescale, cut (issue 6). Arguments are parsed into the library's types, which
+// refuse bad values with the reason; the commands print a short summary (or JSON with `--json`).
+
+fn progress_of(no_progress: bool) -> flowbundle_trace::stats::Progress {
+    if no_progress {
+        flowbundle_trace::stats::Progress::Hidden
+    } else {
+        flowbundle_trace::stats::Progress::Stderr
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+#[derive(clap::Args)]
+pub struct SynthArgs {
+    /// Output pcap (gzip-compressed when the name ends in .gz).
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+    /// Start from an ANCS'10 Table 1 shape: dominant, many or balanced (the other options change it).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Packets to generate (with --profile: the profile scaled to this size, connections in proportion).
+    #[arg(long)]
+    packets: Option<u64>,
+    /// TCP and UDP connections, the dominant one included.
+    #[arg(long)]
+    connections: Option<u64>,
+    /// Zipf exponent of the connection sizes (0 = equal sizes, 1 = classic Zipf).
+    #[arg(long)]
+    zipf: Option<f64>,
+    /// Share of all packets carried by one dominant connection (0 for none).
+    #[arg(long)]
+    dominant_share: Option<f64>,
+    /// No other connection carries more than this share of the packets.
+    #[arg(long)]
+    max_flow_share: Option<f64>,
+    /// Mean packets per train (a connection's packets back to back).
+    #[arg(long)]
+    train: Option<f64>,
+    /// Connection density: distinct connections per 100 packets (ANCS'10).
+    #[arg(long, conflicts_with = "concurrency")]
+    density: Option<f64>,
+    /// Concurrent connections, instead of a density target.
+    #[arg(long)]
+    concurrency: Option<u64>,
+    /// Average rate, e.g. 50Mbit/s.
+    #[arg(long, conflicts_with = "duration")]
+    rate: Option<flowbundle_trace::rewrite::Rate>,
+    /// Duration in seconds, instead of a rate.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Peak rate (the maximum sustained over 1 ms), e.g. 150Mbit/s.
+    #[arg(long)]
+    peak: Option<flowbundle_trace::rewrite::Rate>,
+    /// Share of connections over IPv6.
+    #[arg(long)]
+    ipv6_share: Option<f64>,
+    /// Application mix by connections, e.g. http=2,tls=3,dns=2,quic=1 (http, tls, ssh, smtp, ftp, opaque-tcp, dns,
+    /// quic, opaque-udp; unnamed applications get 0).
+    #[arg(long)]
+    mix: Option<String>,
+    /// Random seed: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    no_progress: bool,
+}
+
+fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use flowbundle_trace::synth::{self, SynthConfig};
+    let mut cfg = match &a.profile {
+        Some(p) => SynthConfig::profile(p).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown profile `{p}` (one of {})",
+                SynthConfig::PROFILES.join(", ")
+            )
+        })?,
+        None => SynthConfig::default(),
+    };
+    if let Some(n) = a.packets {
+        cfg = if a.profile.is_some() {
+            cfg.with_packets(n)
+        } else {
+            SynthConfig {
+                packets: n,
+                connections: (n / 20).max(1),
+                ..cfg
+            }
+        };
+    }
+    if let Some(c) = a.connections {
+        cfg.connections = c;
+    }
+    if let Some(z) = a.zipf {
+        cfg.zipf = z;
+    }
+    if let Some(s) = a.dominant_share {
+        cfg.dominant_share = s;
+    }
+    if let Some(s) = a.max_flow_share {
+        cfg.max_flow_share = s;
+    }
+    if let Some(t) = a.train {
+        cfg.train = t;
+    }
+    if let Some(d) = a.density {
+        cfg.density = Some(d);
+    }
+    if let Some(k) = a.concurrency {
+        cfg.density = None;
+        cfg.concurrency = k;
+    }
+    if let Some(r) = a.rate {
+        cfg.rate = Some(r);
+        cfg.duration_s = None;
+    }
+    if let Some(d) = a.duration {
+        cfg.duration_s = Some(d);
+        cfg.rate = None;
+    }
+    if let Some(p) = a.peak {
+        cfg.peak = Some(p);
+    }
+    if let Some(s) = a.ipv6_share {
+        cfg.ipv6_share = s;
+    }
+    if let Some(m) = &a.mix {
+        cfg.mix = synth::parse_mix(m).map_err(anyhow::Error::msg)?;
+    }
+    cfg.seed = a.seed;
+    let s = synth::write_pcap(&cfg, &a.output, progress_of(a.no_progress))
+        .with_context(|| format!("trace synth -o {}", a.output.display()))?;
+    if a.json {
+        println!("{}", flowbundle_trace::rewrite::to_json(&s)?);
+        return Ok(());
+    }
+    let secs = s.duration_s();
+    println!(
+        "{}: {} packets, {} connections ({} concurrent), {:.3} s, {} Mb/s average",
+        a.output.display(),
+        s.packets,
+        s.connections,
+        s.concurrency,
+        secs,
+        opt(
+            (secs > 0.0).then(|| s.wire_bytes as f64 * 8.0 / secs / 1e6),
+            2
+        ),
+    );
+    if s.dominant_packets > 0 {
+        println!(
+            "dominant connection: {} packets ({:.1}%)",
+            s.dominant_packets,
+            100.0 * s.dominant_packets as f64 / s.packets.max(1) as f64
+        );
+    }
+    for c in s.apps.iter().filter(|c| c.connections > 0) {
+        println!(
+            "  {:<11} {:>9} connections {:>11} packets",
+            c.app.name(),
+            c.connections,
+            c.packets
+        );
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// Input captures (pcap or pcapng, gzip or not).
+    #[arg(required = true)]
+    inputs: Vec<std::path::PathBuf>,
+    /// Output pcap.
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+    /// Include every input K times (K-times aggregation), each copy time-shifted and in its own address space.
+    #[arg(long, default_value_t = 1)]
+    factor: u32,
+    /// Seconds between successive copies of --factor (default 1).
+    #[arg(long)]
+    shift: Option<f64>,
+    /// Also remap the inner addresses of tunnelled packets.
+    #[arg(long)]
+    tunnels: bool,
+    /// Most distinct (input, address) pairs remapped before refusing (memory cap).
+    #[arg(long, default_value_t = flowbundle_trace::merge::DEFAULT_MAX_ADDRESSES)]
+    max_addresses: usize,
+    /// Skip the before/after aggregation metrics (faster).
+    #[arg(long)]
+    no_report: bool,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    no_progress: bool,
+}
+
+fn print_aggregation(label: &str, a: &flowbundle_trace::merge::Aggregation) {
+    println!(
+        "  {label:<40} {:>10} pkts {:>8} flows  unique flow rate {:>6}  window {:>9}  density {:>6}",
+        a.packets,
+        a.flows,
+        opt(a.unique_flow_rate, 3),
+        opt(a.avg_window, 1),
+        opt(a.connection_density, 1),
+    );
+}
+
+fn run_merge(a: MergeArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use flowbundle_trace::merge::{MergeConfig, merge_files};
+    let shift_ns = match a.shift {
+        Some(s) if s.is_finite() && (0.0..1e9).contains(&s) => Some((s * 1e9).round() as u64),
+        Some(s) => anyhow::bail!("--shift must be a non-negative number of seconds, not {s}"),
+        None => None,
+    };
+    let cfg = MergeConfig {
+        factor: a.factor,
+        shift_ns,
+        tunnels: a.tunnels,
+        max_addresses: a.max_addresses,
+        report: !a.no_report,
+        progress: progress_of(a.no_progress),
+    };
+    let r = merge_files(&a.inputs, &a.output, &cfg)
+        .with_context(|| format!("trace merge -o {}", a.output.display()))?;
+    if a.json {
+        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        return Ok(());
+    }
+    println!(
+        "{}: {} packets from {} input(s) × {}, {} addresses remapped{}",
+        a.output.display(),
+        r.counts.written,
+        r.inputs.len(),
+        r.factor,
+        r.distinct_addresses,
+        if r.counts.dropped_link_type > 0 {
+            format!(
+                ", {} packets of unconvertible link types left out",
+                r.counts.dropped_link_type
+            )
+        } else {
+            String::new()
+        }
+    );
+    for i in &r.inputs {
+        if let Some(b) = &i.before {
+            print_aggregation(&i.path, b);
+        }
+    }
+    if let Some(after) = &r.after {
+        print_aggregation("merged", after);
+    }
+    Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct AnonymizeArgs {
+    /// Input capture.
+    input: std::path::PathBuf,
+    /// Output pcap.
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+    /// sn1, sn2, sn3 (Verdú thesis §3.3.1) or prefix (Crypto-PAn, prefix-preserving).
+    #[arg(long)]
+    method: flowbundle_trace::anonymize::Method,
+    /// Secret for sn3 and prefix: 64 hex digits (a Crypto-PAn key) or any passphrase.
+    #[arg(long)]
+    key: Option<String>,
+    /// Seed for sn3 without --key.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// keep, strip (cut after the transport header) or truncate:N (keep N payload bytes).
+    #[arg(long, default_value = "keep")]
+    payload: flowbundle_trace::anonymize::PayloadMode,
+    /// Also rewrite the inner addresses of tunnelled packets.
+    #[arg(long)]
+    tunnels: bool,
+    /// Most distinct addresses sn1/sn2 number before refusing (memory cap).
+    #[arg(long, default_value_t = flowbundle_trace::anonymize::DEFAULT_MAX_ADDRESSES)]
+    max_addresses: usize,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    no_progress: bool,
+}
+
+fn run_anonymize(a: AnonymizeArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use flowbundle_trace::anonymize::{AnonymizeConfig, anonymize_file};
+    let cfg = AnonymizeConfig {
+        key: a.key,
+        seed: a.seed,
+        payload: a.payload,
+        tunnels: a.tunnels,
+        max_addresses: a.max_addresses,
+        progress: progress_of(a.no_progress),
+        ..AnonymizeConfig::new(a.method)
+    };
+    let r = anonymize_file(&a.input, &a.output, &cfg)
+        .with_context(|| format!("trace anonymize {}", a.input.display()))?;
+    if a.json {
+        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        return Ok(());
+    }
+    println!(
+        "{}: {} packets, {} IP headers rewritten ({} ICMP quotes, {} ARP, {} tunnelled), {} payloads cut ({} bytes)",
+        a.output.display(),
+        r.counts.written,
+        r.rewrite.ip_packets,
+        r.rewrite.icmp_quoted,
+        r.rewrite.arp_packets,
+        r.rewrite.tunnel_inner,
+        r.payload_cut_packets,
+        r.payload_cut_bytes
+    );
+    Ok(())
+}
+
+#[derive(clap::Args)]
+#[group(skip)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["rate", "factor"])))]
+pub struct RescaleArgs {
+    /// Input capture.
+    input: std::path::PathBuf,
+    /// Output pcap.
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+    /// The average rate of the output, e.g. 10Gbit/s.
+    #[arg(long)]
+    rate: Option<flowbundle_trace::rewrite::Rate>,
+    /// Multiply the rate by F (2 = twice as fast, half the duration).
+    #[arg(long)]
+    factor: Option<f64>,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    no_progress: bool,
+}
+
+fn run_rescale(a: RescaleArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use flowbundle_trace::rescale::{RescaleConfig, RescaleTarget, rescale_file};
+    let target = match (a.rate, a.factor) {
+        (Some(r), _) => RescaleTarget::Rate(r),
+        (None, Some(f)) => RescaleTarget::Factor(f),
+        (None, None) => anyhow::bail!("give --rate or --factor"),
+    };
+    let cfg = RescaleConfig {
+        target,
+        progress: progress_of(a.no_progress),
+    };
+    let r = rescale_file(&a.input, &a.output, &cfg)
+        .with_context(|| format!("trace rescale {}", a.input.display()))?;
+    if a.json {
+        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        return Ok(());
+    }
+    println!(
+        "{}: {} packets, {:.6} s → {:.6} s, {:.3} → {:.3} Mb/s (×{:.4})",
+        a.output.display(),
+        r.counts.written,
+        r.duration_before_ns as f64 / 1e9,
+        r.duration_after_ns as f64 / 1e9,
+        r.rate_before_bps / 1e6,
+        r.rate_after_bps / 1e6,
+        r.factor
+    );
+    Ok(())
+}
+
+#[derive(clap::Args)]
+#[group(skip)]
+#[command(group(clap::ArgGroup::new("range").required(true).multiple(true).args(["packets", "time"])))]
+pub struct CutArgs {
+    /// Input capture.
+    input: std::path::PathBuf,
+    /// Output pcap.
+    #[arg(short, long)]
+    output: std::path::PathBuf,
+    /// Packet numbers as Wireshark shows them (from 1): A..B (B excluded), A..=B, A.., ..B, or N.
+    #[arg(long)]
+    packets: Option<flowbundle_trace::rewrite::PacketRange>,
+    /// T1..T2 or T1..=T2: seconds from the first packet (1.5), @UNIX-SECONDS, or RFC 3339 times.
+    #[arg(long)]
+    time: Option<flowbundle_trace::rewrite::TimeRange>,
+    #[arg(long)]
+    json: bool,
+    #[arg(long)]
+    no_progress: bool,
+}
+
+fn run_cut(a: CutArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use flowbundle_trace::cut::{CutConfig, cut_file};
+    let cfg = CutConfig {
+        packets: a.packets,
+        time: a.time,
+        progress: progress_of(a.no_progress),
+    };
+    let r = cut_file(&a.input, &a.output, &cfg)
+        .with_context(|| format!("trace cut {}", a.input.display()))?;
+    if a.json {
+        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        return Ok(());
+    }
+    println!(
+        "{}: {} of {} packets read{}",
+        a.output.display(),
+        r.counts.written,
+        r.counts.read,
+        match (r.first_kept, r.last_kept) {
+            (Some(f), Some(l)) => format!(" (packets {f} to {l})"),
+            _ => String::new(),
+        }
+    );
+    Ok(())
 }

@@ -57,6 +57,12 @@ impl ToolError {
     }
 }
 
+/// A report as pretty-printed JSON (the commands' `--json`).
+pub fn to_json<T: Serialize>(v: &T) -> Result<String, ToolError> {
+    serde_json::to_string_pretty(v)
+        .map_err(|e| ToolError::Usage(format!("cannot serialise the report: {e}")))
+}
+
 /// Counts of what a rewriting run read, wrote and left out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RunCounts {

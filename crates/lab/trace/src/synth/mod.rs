@@ -301,6 +301,36 @@ impl SynthConfig {
     }
 }
 
+/// Parses an application mix such as `http=2,tls=3,dns=1` into weights indexed like [`App::ALL`] (applications not
+/// named get 0; names as [`App::name`] prints them).
+pub fn parse_mix(s: &str) -> Result<[f64; 9], String> {
+    let mut w = [0.0; 9];
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, val) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}`: write APP=WEIGHT, e.g. tls=3"))?;
+        let i = App::ALL
+            .iter()
+            .position(|a| a.name() == name.trim().to_ascii_lowercase())
+            .ok_or_else(|| {
+                let names: Vec<&str> = App::ALL.iter().map(|a| a.name()).collect();
+                format!("unknown application `{name}` (one of {})", names.join(", "))
+            })?;
+        let v: f64 = val
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{part}`: the weight must be a number"))?;
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("`{part}`: the weight must be non-negative"));
+        }
+        w[i] = v;
+    }
+    if w.iter().sum::<f64>() <= 0.0 {
+        return Err(format!("`{s}`: the mix needs at least one positive weight"));
+    }
+    Ok(w)
+}
+
 /// One generated packet, borrowed from the generator until the next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SynthPacket<'a> {
@@ -955,6 +985,18 @@ pub fn write_pcap(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mixes() {
+        let w = parse_mix("http=2, tls=3,opaque-udp=0.5").unwrap();
+        assert_eq!(w[0], 2.0);
+        assert_eq!(w[1], 3.0);
+        assert_eq!(w[8], 0.5);
+        assert!(parse_mix("gopher=1").is_err());
+        assert!(parse_mix("http").is_err());
+        assert!(parse_mix("http=0").is_err());
+        assert!(parse_mix("http=-1").is_err());
+    }
 
     #[test]
     fn dates() {
