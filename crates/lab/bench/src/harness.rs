@@ -126,9 +126,9 @@ pub trait BenchWorkload: Workload {
     fn has_prepare(&self) -> bool {
         false
     }
-    /// Total nanoseconds per named stage over the workers' locals, when the workload measures its own stages (the
-    /// engine: decode, flow lookup, reassembly, detection). Empty by default.
-    fn stages(&self, _locals: &[&Self::Local]) -> Vec<(String, u64)> {
+    /// Mean nanoseconds per packet in each named stage, over the workers' locals, when the workload measures its own
+    /// stages (the engine: decode, flow lookup, reassembly, detection). Empty by default.
+    fn stages(&self, _locals: &[&Self::Local]) -> Vec<Stage> {
         Vec::new()
     }
 }
@@ -349,12 +349,7 @@ pub fn measure_with<W: BenchWorkload + ?Sized>(
             mean_ns: service.saturating_sub(prepare_ns) as f64 / processed as f64,
         });
     }
-    for (name, total) in own {
-        stages.push(Stage {
-            name,
-            mean_ns: total as f64 / processed as f64,
-        });
-    }
+    stages.extend(own);
     let cache = cache_of(&report.locals, processed);
     let pinning = match &report.pinning {
         Pinning::Pinned { .. } => "pinned".to_string(),

@@ -27,6 +27,7 @@
 
 pub mod cost;
 pub mod harness;
+pub mod inspect;
 pub mod metrics;
 pub mod perf;
 pub mod plot;

@@ -23,8 +23,8 @@
 //! hash-map entry per flow; the defragmenter is bounded by its own caps (counted in [`PrepStats::defrag`]).
 
 use flowbundle_decode::{
-    DecodeOptions, DecodeStats, DefragConfig, DefragOutcome, Defragmenter, FlowHasher, FlowKey,
-    decode, decode_bytes,
+    DecodeOptions, DecodeStats, DefragConfig, DefragOutcome, Defragmenter, Fid, FlowHasher,
+    FlowKey, decode, decode_bytes,
 };
 use flowbundle_ingest::{LinkType, PacketRecord, Trace, TraceBuilder};
 use flowbundle_scheduler::Desc;
@@ -69,6 +69,8 @@ pub struct PrepStats {
     pub packets: u64,
     /// Packets with no IP header (hashed as bundle 0, no flow).
     pub non_ip: u64,
+    /// IP packets whose headers did not decode completely: hashed by their host pair (FID) only, no flow.
+    pub undecoded: u64,
     /// Fragments held by the defragmenter, or dropped by it (never dispatched).
     pub fragments_absorbed: u64,
     /// Datagrams reassembled (dispatched as raw IP packets).
@@ -164,40 +166,31 @@ pub fn prepare(inputs: Vec<(String, Trace)>, opts: &PrepOptions) -> Prepared {
         let rel_ts = rec.ts_ns.saturating_sub(bases[usize::from(input)]);
         let d = decode(&rec, &opts.decode);
         decode_stats.record(&d);
-        let fragmented = d.ip.is_some_and(|ip| ip.fragmented);
-        let (src, key, len) = if fragmented {
-            match defrag.push(&d, rec.ts_ns) {
-                DefragOutcome::Reassembled(bytes) => {
-                    let whole = decode_bytes(LinkType::RAW, bytes, &opts.decode);
-                    decode_stats.record(&whole);
-                    stats.reassembled += 1;
-                    let key = FlowKey::from_decoded(&whole).map(|(k, _)| k);
-                    let len = bytes.len();
-                    extra.push((rel_ts, bytes.to_vec()));
-                    (Src::Extra(extra.len() as u32 - 1), key, len as u32)
-                }
-                DefragOutcome::NotFragment => (
-                    Src::Input { input, index },
-                    FlowKey::from_decoded(&d).map(|(k, _)| k),
-                    rec.orig_len,
-                ),
-                DefragOutcome::Held | DefragOutcome::Dropped(_) => {
-                    stats.fragments_absorbed += 1;
-                    continue;
-                }
+        // Every packet goes through the defragmenter (it also expires old datagrams by capture time), as in the
+        // engine's own pre-scheduling stage.
+        let (src, key, len) = match defrag.push(&d, rec.ts_ns) {
+            DefragOutcome::NotFragment => (Src::Input { input, index }, key_of(&d), rec.orig_len),
+            DefragOutcome::Reassembled(bytes) => {
+                let whole = decode_bytes(LinkType::RAW, bytes, &opts.decode);
+                decode_stats.record(&whole);
+                stats.reassembled += 1;
+                let key = key_of(&whole);
+                let len = bytes.len();
+                // The datagram keeps its completing fragment's capture time (the engine reads flow times from it).
+                extra.push((rec.ts_ns, bytes.to_vec()));
+                (Src::Extra(extra.len() as u32 - 1), key, len as u32)
             }
-        } else {
-            (
-                Src::Input { input, index },
-                FlowKey::from_decoded(&d).map(|(k, _)| k),
-                rec.orig_len,
-            )
+            DefragOutcome::Held | DefragOutcome::Dropped(_) => {
+                stats.fragments_absorbed += 1;
+                continue;
+            }
         };
         let id = descs.len() as u32;
+        let len16 = len.min(u32::from(u16::MAX)) as u16;
+        let salt = u32::from(input).wrapping_mul(0x9e37_79b9);
         let (desc, flow) = match key {
-            Some(k) => {
+            Key::Flow(k) => {
                 let h = hasher.hashes(&k);
-                let salt = u32::from(input).wrapping_mul(0x9e37_79b9);
                 let next = flow_ids.len() as u32;
                 let flow = *flow_ids.entry((input, k)).or_insert(next);
                 (
@@ -206,17 +199,29 @@ pub fn prepare(inputs: Vec<(String, Trace)>, opts: &PrepOptions) -> Prepared {
                         conn: h.conn ^ salt,
                         rss: h.rss ^ (salt >> 16),
                         fid: h.fid ^ (salt >> 16) as u16,
-                        len: len.min(u32::from(u16::MAX)) as u16,
+                        len: len16,
                     },
                     flow,
                 )
             }
-            None => {
+            Key::FidOnly(fid) => {
+                stats.undecoded += 1;
+                (
+                    Desc {
+                        id,
+                        fid: fid ^ (salt >> 16) as u16,
+                        len: len16,
+                        ..Desc::default()
+                    },
+                    NO_FLOW,
+                )
+            }
+            Key::None => {
                 stats.non_ip += 1;
                 (
                     Desc {
                         id,
-                        len: len.min(u32::from(u16::MAX)) as u16,
+                        len: len16,
                         ..Desc::default()
                     },
                     NO_FLOW,
@@ -277,6 +282,27 @@ pub fn prepare_files(
         inputs.push((name, Trace::load(p)?));
     }
     Ok(prepare(inputs, opts))
+}
+
+/// What a decoded packet is keyed by: its flow, only its host pair (an IP packet whose headers did not decode
+/// completely: it goes with its hosts' other packets, as the engine's pre-scheduling stage does), or nothing.
+enum Key {
+    Flow(FlowKey),
+    FidOnly(u16),
+    None,
+}
+
+fn key_of(d: &flowbundle_decode::Decoded<'_>) -> Key {
+    if !d.outcome.is_decoded() {
+        return match Fid::from_decoded(d) {
+            Some(f) => Key::FidOnly(f.crc16()),
+            None => Key::None,
+        };
+    }
+    match FlowKey::from_decoded(d) {
+        Some((k, _)) => Key::Flow(k),
+        None => Key::None,
+    }
 }
 
 fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
