@@ -10,8 +10,9 @@ use flowbundle_hetero::device;
 use flowbundle_hetero::energy::PowerMeters;
 use flowbundle_hetero::monitor::{Monitor, MonitorConfig, Policy};
 use flowbundle_hetero::profiler::{ProfilerConfig, profile_device};
+use flowbundle_hetero::runtime::{self, DeviceSet, Replay, RuntimeConfig};
 use flowbundle_hetero::schedule::RateSchedule;
-use flowbundle_hetero::sim::{SimConfig, simulate};
+use flowbundle_hetero::sim::{RunLog, SimConfig, simulate};
 use flowbundle_hetero::{App, Dfa, DfaLimits, Profile, testdata};
 
 #[derive(clap::Subcommand)]
@@ -70,8 +71,8 @@ pub struct ProfileArgs {
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// Trace to replay. This version runs the scheduler on a virtual clock against the profile (see --help of
-    /// `--profile`); the trace's packets are not replayed through the devices yet, and giving one is an error.
+    /// Trace to replay on the real clock through the devices (CPU pool, OpenCL devices, modelled devices paced in
+    /// real time). Without one, the monitor runs on a virtual clock against the profile alone.
     trace: Option<PathBuf>,
     /// Applications, comma-separated (one worker each).
     #[arg(long, default_value = "dpi,aes", value_delimiter = ',')]
@@ -103,6 +104,26 @@ pub struct RunArgs {
     /// Timeline SVG.
     #[arg(long, default_value = "hetero-timeline.svg")]
     svg: PathBuf,
+    /// Real clock: slow motion for modelled devices. Their rates (and the offered rates) are multiplied by this
+    /// factor, so this host's CPU, which computes their outputs, can keep up; decisions are those of the
+    /// full-speed system. Measured devices are left out when it is below 1.
+    #[arg(long, default_value_t = 1.0)]
+    rate_scale: f64,
+    /// Real clock: CPU pool threads (0 = every core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Real clock: pattern file for the dpi kernel (default: ../shared/data/rules/content-10k.hex).
+    #[arg(long)]
+    patterns: Option<PathBuf>,
+    /// Real clock: replay the trace once instead of looping over it.
+    #[arg(long)]
+    once: bool,
+    /// Real clock: most packets waiting per application (arrivals beyond are dropped and counted).
+    #[arg(long, default_value_t = 1 << 20)]
+    max_backlog: usize,
+    /// Real clock: write the full run report (per-application counters, applied placements, timeline) as JSON.
+    #[arg(long)]
+    report: Option<PathBuf>,
 }
 
 pub fn run(command: Command) -> anyhow::Result<()> {
@@ -210,13 +231,6 @@ fn profile(a: ProfileArgs) -> anyhow::Result<()> {
 }
 
 fn run_sched(a: RunArgs) -> anyhow::Result<()> {
-    if let Some(t) = &a.trace {
-        bail!(
-            "replaying {} through real devices is not built yet: `hetero run` currently drives the monitor on a \
-             virtual clock against the profile; run it without a trace",
-            t.display()
-        );
-    }
     let profile = match &a.profile {
         Some(p) => Profile::from_json(
             &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
@@ -234,9 +248,26 @@ fn run_sched(a: RunArgs) -> anyhow::Result<()> {
             p.parse::<Policy>().map_err(anyhow::Error::msg)?,
         ));
     }
+    if !(a.rate_scale > 0.0 && a.rate_scale <= 1.0) {
+        bail!("--rate-scale must be in (0, 1]");
+    }
+    let (profile, schedule) = if a.rate_scale < 1.0 {
+        (profile.slowed(a.rate_scale), schedule.scaled(a.rate_scale))
+    } else {
+        (profile, schedule)
+    };
     let mut cfg = MonitorConfig::from_profile(&profile);
     if !a.devices.is_empty() {
         cfg.devices.retain(|d| a.devices.contains(d));
+    }
+    if cfg.devices.is_empty() {
+        bail!(
+            "no candidate device left (profile devices: {:?})",
+            profile.devices()
+        );
+    }
+    if let Some(trace) = a.trace.clone() {
+        return run_real(a, trace, profile, cfg, schedule, policy_changes);
     }
     let modelled: Vec<String> = cfg
         .devices
@@ -255,29 +286,7 @@ fn run_sched(a: RunArgs) -> anyhow::Result<()> {
     };
     let schedules = vec![schedule; a.apps.len()];
     let log = simulate(&mut monitor, &a.apps, &schedules, &sim);
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(&a.log).with_context(|| format!("creating {}", a.log.display()))?,
-    );
-    for d in &log.decisions {
-        writeln!(f, "{}", d.to_json_line())?;
-        let from = d.from.as_ref().map_or("-".to_string(), |p| {
-            format!("{}/{}", p.devices.join("+"), p.batch)
-        });
-        println!(
-            "{:7.2}s {:<4} {:<15} {} -> {}/{}  offered {:.1} Gbit/s, capacity {:.1}, latency {:.0} µs, power {:.1} W",
-            d.t_s,
-            d.app.name(),
-            format!("{:?}", d.action),
-            from,
-            d.to.devices.join("+"),
-            d.to.batch,
-            d.offered_gbps,
-            d.capacity_gbps,
-            d.latency_us,
-            d.power_w
-        );
-    }
-    f.flush()?;
+    write_decisions(&log, &a.log)?;
     let title = format!(
         "hetero run: {} under {:?} policy, virtual clock{}",
         a.apps
@@ -299,6 +308,158 @@ fn run_sched(a: RunArgs) -> anyhow::Result<()> {
         a.log.display(),
         a.svg.display(),
         log.dropped_bits / 1e9
+    );
+    Ok(())
+}
+
+/// Writes the decision log (JSON lines) and prints one line per decision.
+fn write_decisions(log: &RunLog, path: &std::path::Path) -> anyhow::Result<()> {
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+    );
+    for d in &log.decisions {
+        writeln!(f, "{}", d.to_json_line())?;
+        let from = d.from.as_ref().map_or("-".to_string(), |p| {
+            format!("{}/{}", p.devices.join("+"), p.batch)
+        });
+        println!(
+            "{:7.2}s {:<4} {:<15} {} -> {}/{}  offered {:.1} Gbit/s, capacity {:.1}, latency {:.0} µs, power {:.1} W",
+            d.t_s,
+            d.app.name(),
+            format!("{:?}", d.action),
+            from,
+            d.to.devices.join("+"),
+            d.to.batch,
+            d.offered_gbps,
+            d.capacity_gbps,
+            d.latency_us,
+            d.power_w
+        );
+    }
+    f.flush()?;
+    Ok(())
+}
+
+/// `hetero run TRACE`: the real-clock runtime.
+fn run_real(
+    a: RunArgs,
+    trace_path: PathBuf,
+    profile: Profile,
+    cfg: MonitorConfig,
+    schedule: RateSchedule,
+    policy_changes: Vec<(f64, Policy)>,
+) -> anyhow::Result<()> {
+    let dfa = load_dfa(a.patterns.clone())?;
+    let trace = flowbundle_ingest::Trace::load(&trace_path)
+        .with_context(|| format!("loading {}", trace_path.display()))?;
+    let replay = Replay::new(&trace);
+    let rc = replay.counters();
+    eprintln!(
+        "replay: {} of {} packets ({} flows, {:.1} MB of payload per pass); not replayed: {} without IP, {} without payload",
+        rc.replayed,
+        rc.packets,
+        rc.flows,
+        rc.payload_bytes as f64 / 1e6,
+        rc.no_flow_key,
+        rc.empty_payload
+    );
+    let profile = Arc::new(profile);
+    let devices = DeviceSet::open(&cfg.devices, &profile, &dfa, a.threads)?;
+    for n in devices.notes() {
+        eprintln!("note: {n}");
+    }
+    let modelled: Vec<String> = cfg
+        .devices
+        .iter()
+        .filter(|d| profile.kind_of(d) == Some(device::DeviceKind::Modelled))
+        .cloned()
+        .collect();
+    let peak = schedule
+        .steps
+        .iter()
+        .chain(&schedule.bursts)
+        .map(|c| c.gbps)
+        .fold(0.0, f64::max);
+    if !modelled.is_empty() && peak > 1.0 {
+        eprintln!(
+            "warning: modelled devices compute their outputs on this host's CPU; at {peak:.1} Gbit/s per application \
+             they will fall behind their model. Use --rate-scale (e.g. 0.01) for slow motion."
+        );
+    }
+    let mut monitor = Monitor::new(profile.clone(), a.policy, cfg, &a.apps);
+    let duration = a.duration.unwrap_or(schedule.last_change() + 10.0);
+    let mut rcfg = RuntimeConfig::new(&a.apps, &schedule);
+    rcfg.interval = Duration::from_millis(a.interval_ms.max(1));
+    rcfg.duration = Duration::from_secs_f64(duration.max(0.0));
+    rcfg.loop_trace = !a.once;
+    rcfg.max_backlog_packets = a.max_backlog.max(1);
+    rcfg.flush_after = rcfg.interval / 2;
+    rcfg.policy_changes = policy_changes;
+    let report = runtime::run(&replay, &devices, &mut monitor, &rcfg, &|_| {})?;
+    write_decisions(&report.log, &a.log)?;
+    for r in &report.apps {
+        let secs = report.wall_s.max(1e-9);
+        println!(
+            "{:<4} released {} packets ({:.3} Gbit/s), processed {} ({:.3} Gbit/s), dropped {}, failed {}, left at the end {}, {} batches, {} placements applied ({} with a drain){}",
+            r.app.map_or("-", |x| x.name()),
+            r.arrived_packets,
+            r.arrived_bytes as f64 * 8.0 / secs / 1e9,
+            r.processed_packets,
+            r.processed_bytes as f64 * 8.0 / secs / 1e9,
+            r.dropped_packets,
+            r.failed_packets,
+            r.unprocessed_at_end,
+            r.batches,
+            r.applied.len(),
+            r.applied.iter().filter(|x| x.drained).count(),
+            if r.errors.is_empty() {
+                String::new()
+            } else {
+                format!("; errors: {}", r.errors.join("; "))
+            }
+        );
+    }
+    for n in &report.notes {
+        println!("note: {n}");
+    }
+    let power = report
+        .log
+        .samples
+        .first()
+        .map_or("-", |s| s.power_source.label());
+    let title = format!(
+        "hetero run {}: {} under {:?} policy, real clock, power {power}{}{}",
+        trace_path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        a.apps
+            .iter()
+            .map(|x| x.name())
+            .collect::<Vec<_>>()
+            .join("+"),
+        a.policy,
+        if modelled.is_empty() {
+            String::new()
+        } else {
+            format!(", modelled devices: {}", modelled.join(", "))
+        },
+        if a.rate_scale < 1.0 {
+            format!(", slow motion ×{}", a.rate_scale)
+        } else {
+            String::new()
+        }
+    );
+    flowbundle_hetero::plot::timeline_svg(&report.log, &a.svg, &title)
+        .map_err(anyhow::Error::msg)?;
+    if let Some(p) = &a.report {
+        std::fs::write(p, report.to_json()).with_context(|| format!("writing {}", p.display()))?;
+    }
+    println!(
+        "{} decisions -> {}; timeline -> {}; {:.1} s on the real clock",
+        report.log.decisions.len(),
+        a.log.display(),
+        a.svg.display(),
+        report.wall_s
     );
     Ok(())
 }
