@@ -3,7 +3,7 @@
 //! (`flowbundle_trace::synth`, the same traces `flowbundle bench --synth` replays).
 
 use crate::input::SimInput;
-use flowbundle_bench::{PrepOptions, prepare, prepare_files};
+use flowbundle_bench::{PrepOptions, Prepared, prepare, prepare_files};
 use flowbundle_trace::synth::{SynthConfig, generate_trace};
 
 /// Profile names [`profile`] knows.
@@ -23,16 +23,21 @@ pub enum TraceError {
 /// A generated trace of about `packets` packets with one of the ANCS'10 Table 1 shapes (the profile scaled down,
 /// connections in proportion), prepared as the bench prepares it.
 pub fn profile(name: &str, packets: u64, seed: u64) -> Result<SimInput, TraceError> {
+    Ok(SimInput::from_prepared(&prepared(name, packets, seed)?))
+}
+
+/// The same generated trace as [`profile`], as the bench's [`Prepared`] (to measure it with
+/// `flowbundle_bench::sweep` and simulate the very same descriptors, as the calibration example does).
+pub fn prepared(name: &str, packets: u64, seed: u64) -> Result<Prepared, TraceError> {
     let mut cfg = SynthConfig::profile(name)
         .ok_or_else(|| TraceError::Profile(name.to_string()))?
         .with_packets(packets);
     cfg.seed = seed;
     let (trace, _) = generate_trace(&cfg).map_err(|e| TraceError::Synth(e.to_string()))?;
-    let prep = prepare(
+    Ok(prepare(
         vec![(format!("synthetic-{name}"), trace)],
         &PrepOptions::default(),
-    );
-    Ok(SimInput::from_prepared(&prep))
+    ))
 }
 
 /// Capture files (merged by time when several), at most `limit` packets.
