@@ -43,6 +43,13 @@
 //! [`CostModel`] gives each packet an inspection cost (the paper's cycles per packet, Table 1's "Avg. CPP" and
 //! Figure 1's top ten connections by cycles). The engine issue plugs its per-packet cycle count in here and exposes
 //! it as `trace stats --cost`; without a model the report has no `cost` section.
+//!
+//! With a model the report also has the Verdú thesis' view (ch. 4) of **cost by position in flow**: the 1st, 2nd,
+//! ... packet of each flow (positions 1 to [`COST_POSITIONS`] one by one, every later packet in one bucket), where
+//! a flow is the same capture-wide 5-tuple as everywhere above (so a TCP 5-tuple reused by a later connection
+//! continues its positions, and the engine's own idle timeouts do not restart them). Packets outside any tracked
+//! flow (not IP, or a full flow table) have no position: their cost is reported apart. The thesis expects the
+//! first packets, where identification happens, to cost the most.
 
 mod density;
 mod flows;
@@ -85,6 +92,9 @@ const FRAGMENT_TIMEOUT_NS: u64 = 30_000_000_000;
 const MAX_LINK_TYPES: usize = 16;
 /// Packets between two progress updates.
 const PROGRESS_EVERY: u64 = 4096;
+/// Positions in flow whose cost is reported one by one (the engine's cost accounting keeps as many); later
+/// packets share one bucket.
+pub const COST_POSITIONS: usize = 64;
 
 /// What [`Collector`] computes and with which limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +133,11 @@ pub trait CostModel {
     fn unit(&self) -> &str;
     /// The cost of inspecting this packet.
     fn cost(&mut self, rec: &PacketRecord<'_>, decoded: &Decoded<'_>) -> u64;
+    /// Nanoseconds per unit, when the unit converts to time (cycles at a known clock rate); the report then gives
+    /// nanoseconds per packet too.
+    fn ns_per_unit(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Plain counters of the pass.
@@ -164,6 +179,9 @@ struct Counters {
     ufr_sum_window: u128,
     ufr_sum_distinct: u128,
     cost_total: u64,
+    /// `(packets, cost)` by position in flow: index 0 is position 1, index [`COST_POSITIONS`] every later one.
+    /// Empty until the first costed flow packet.
+    cost_by_position: Vec<(u64, u64)>,
     link_types: Vec<(LinkType, u64)>,
     other_link_types: u64,
 }
@@ -383,8 +401,18 @@ impl Collector {
             Slot::Known(i) | Slot::New(i) => i,
             Slot::Full => return,
         };
-        if cost > 0 {
+        if self.cost.is_some() {
             self.flows.add_cost(i, cost);
+            let position = self.flows.get_mut(i).map_or(1, |e| e.packets);
+            let by = &mut self.c.cost_by_position;
+            if by.is_empty() {
+                by.resize(COST_POSITIONS + 1, (0, 0));
+            }
+            let b = (position.clamp(1, COST_POSITIONS as u64 + 1) - 1) as usize;
+            if let Some(slot) = by.get_mut(b) {
+                slot.0 += 1;
+                slot.1 += cost;
+            }
         }
         let prev = self.last_seq(i, seq);
         if let Some(distinct) = self.recency.touch(i) {
@@ -737,10 +765,35 @@ pub struct ReadInfo {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostStats {
     pub unit: String,
+    /// Cost of every packet.
     pub total: u64,
+    /// Mean cost per packet (the ANCS'10 Table 1 "Avg. CPP" with cycles).
     pub per_packet: Option<f64>,
-    /// The flows with the highest total cost, with their share of the total.
+    /// Mean nanoseconds per packet, when the model's unit converts to time.
+    pub ns_per_packet: Option<f64>,
+    /// The flows with the highest total cost (their `cost` field), most expensive first.
     pub top: Vec<TopConnection>,
+    /// Cost by a packet's position in its flow (see the module documentation): positions 1 to
+    /// [`COST_POSITIONS`], then one bucket for every later packet; positions no packet reached are left out.
+    pub by_position: Vec<PositionCost>,
+    /// Packets outside any tracked flow (not IP, or the flow table was full) and their cost.
+    pub unpositioned_packets: u64,
+    pub unpositioned_cost: u64,
+}
+
+/// The cost of the packets at one position in their flows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PositionCost {
+    /// 1 for flows' first packets; the last bucket starts at [`COST_POSITIONS`] + 1.
+    pub position: u32,
+    /// False for the last bucket, which holds every later position.
+    pub exact: bool,
+    pub packets: u64,
+    pub total: u64,
+    /// Mean cost of one packet at this position.
+    pub mean: f64,
+    /// `mean` in nanoseconds, when the unit converts to time.
+    pub mean_ns: Option<f64>,
 }
 
 /// Name of an IP protocol number, for reports.

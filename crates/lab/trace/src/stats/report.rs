@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use flowbundle_decode::Direction;
 
 use super::{
-    Collector, ConnectionDensity, Connections, CostStats, Encapsulation, FlowEntry,
-    IpProtocolCount, LinkTypeCount, MaxRate, ProtocolMix, ReadInfo, SIZE_BUCKETS, SizeBucket,
-    TimeStats, TopConnection, TraceStats, UniqueFlowRate, ip_proto_name,
+    COST_POSITIONS, Collector, ConnectionDensity, Connections, CostStats, Encapsulation, FlowEntry,
+    IpProtocolCount, LinkTypeCount, MaxRate, PositionCost, ProtocolMix, ReadInfo, SIZE_BUCKETS,
+    SizeBucket, TimeStats, TopConnection, TraceStats, UniqueFlowRate, ip_proto_name,
 };
 
 pub(super) fn build(col: &Collector) -> TraceStats {
@@ -40,11 +40,39 @@ pub(super) fn build(col: &Collector) -> TraceStats {
     let mean = |sum: f64| (n > 0).then(|| sum / n as f64);
 
     let top = |metric: fn(&FlowEntry) -> u64| top_connections(col, metric);
-    let cost = col.cost.as_ref().map(|m| CostStats {
-        unit: m.unit().to_string(),
-        total: c.cost_total,
-        per_packet: (c.packets > 0).then(|| c.cost_total as f64 / c.packets as f64),
-        top: top(|e| e.cost),
+    let cost = col.cost.as_ref().map(|m| {
+        let ns = m.ns_per_unit().filter(|x| x.is_finite() && *x > 0.0);
+        let per_packet = (c.packets > 0).then(|| c.cost_total as f64 / c.packets as f64);
+        let by_position: Vec<PositionCost> = c
+            .cost_by_position
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(packets, _))| packets > 0)
+            .map(|(i, &(packets, total))| {
+                let mean = total as f64 / packets as f64;
+                PositionCost {
+                    position: i as u32 + 1,
+                    exact: i < COST_POSITIONS,
+                    packets,
+                    total,
+                    mean,
+                    mean_ns: ns.map(|k| mean * k),
+                }
+            })
+            .collect();
+        let (pos_packets, pos_cost) = by_position
+            .iter()
+            .fold((0, 0), |(p, t), b| (p + b.packets, t + b.total));
+        CostStats {
+            unit: m.unit().to_string(),
+            total: c.cost_total,
+            per_packet,
+            ns_per_packet: per_packet.zip(ns).map(|(x, k)| x * k),
+            top: top(|e| e.cost),
+            by_position,
+            unpositioned_packets: c.packets - pos_packets,
+            unpositioned_cost: c.cost_total - pos_cost,
+        }
     });
 
     let mut link_types: Vec<LinkTypeCount> = c
@@ -436,17 +464,116 @@ impl TraceStats {
         top_table(w, "top connections by packets", &self.top_by_packets);
         top_table(w, "top connections by wire bytes", &self.top_by_bytes);
         if let Some(cost) = &self.cost {
-            let _ = writeln!(
-                w,
-                "\ncost: {} {} in all, {} per packet",
-                thousands(cost.total),
-                cost.unit,
-                opt(cost.per_packet, 1)
-            );
-            top_table(w, "top connections by cost", &cost.top);
+            cost_tables(w, cost);
         }
         o
     }
+}
+
+/// The `--cost` part of the table: totals, the top connections by cost, and cost by position in flow (positions
+/// 1 to 16 one by one, then 17 to [`COST_POSITIONS`] and the rest summed: the JSON has every position).
+fn cost_tables(w: &mut String, cost: &CostStats) {
+    let ns = cost
+        .ns_per_packet
+        .map_or(String::new(), |x| format!(" ({x:.1} ns)"));
+    let _ = writeln!(
+        w,
+        "\ninspection cost: {} {} in all, {} {} per packet{ns}",
+        thousands(cost.total),
+        cost.unit,
+        opt(cost.per_packet, 1),
+        cost.unit,
+    );
+    if !cost.top.is_empty() {
+        let _ = writeln!(w, "\ntop connections by cost");
+        let _ = writeln!(
+            w,
+            "  {:>2}  {:<56} {:>12} {:>16} {:>8} {:>12}",
+            "#",
+            "connection",
+            "packets",
+            cost.unit.as_str(),
+            "share",
+            "per packet"
+        );
+        for (i, t) in cost.top.iter().enumerate() {
+            let c = t.cost.unwrap_or(0);
+            let share = if cost.total == 0 {
+                0.0
+            } else {
+                c as f64 / cost.total as f64
+            };
+            let _ = writeln!(
+                w,
+                "  {:>2}  {:<56} {:>12} {:>16} {:>8} {:>12.1}",
+                i + 1,
+                connection_label(t),
+                thousands(t.packets),
+                thousands(c),
+                pct(share),
+                c as f64 / t.packets.max(1) as f64
+            );
+        }
+    }
+    if cost.by_position.is_empty() {
+        return;
+    }
+    let _ = writeln!(w, "\ncost by position in flow");
+    let _ = writeln!(
+        w,
+        "  {:>9} {:>12} {:>16} {:>12} {:>10}",
+        "position",
+        "packets",
+        cost.unit.as_str(),
+        "per packet",
+        "ns"
+    );
+    let mut line = |label: String, packets: u64, total: u64, ns: Option<f64>| {
+        let mean = total as f64 / packets.max(1) as f64;
+        let _ = writeln!(
+            w,
+            "  {label:>9} {:>12} {:>16} {mean:>12.1} {:>10}",
+            thousands(packets),
+            thousands(total),
+            opt(ns.map(|k| mean * k), 1)
+        );
+    };
+    let ns_per_unit = cost
+        .ns_per_packet
+        .zip(cost.per_packet)
+        .and_then(|(n, c)| (c > 0.0).then(|| n / c));
+    let (mut mid_p, mut mid_c) = (0, 0);
+    for b in &cost.by_position {
+        if b.position <= 16 {
+            line(b.position.to_string(), b.packets, b.total, ns_per_unit);
+        } else if b.exact {
+            mid_p += b.packets;
+            mid_c += b.total;
+        }
+    }
+    if mid_p > 0 {
+        line(format!("17-{COST_POSITIONS}"), mid_p, mid_c, ns_per_unit);
+    }
+    if let Some(b) = cost.by_position.iter().find(|b| !b.exact) {
+        line(format!("{}+", b.position), b.packets, b.total, ns_per_unit);
+    }
+    if cost.unpositioned_packets > 0 {
+        line(
+            "no flow".into(),
+            cost.unpositioned_packets,
+            cost.unpositioned_cost,
+            ns_per_unit,
+        );
+    }
+}
+
+fn connection_label(t: &TopConnection) -> String {
+    format!(
+        "{} {} <-> {}",
+        t.proto_name,
+        endpoint(&t.a, t.a_port, t.proto),
+        endpoint(&t.b, t.b_port, t.proto)
+    )
 }
 
 fn top_table(w: &mut String, title: &str, rows: &[TopConnection]) {
