@@ -370,8 +370,11 @@ pub struct Rule {
     pub bidirectional: bool,
     /// How TCP payload is inspected (stream or per packet).
     pub tcp_inspect: TcpInspect,
-    /// `app-layer-protocol`: the flow's application protocol must (or, negated, must not) be this one.
-    pub app_layer: Option<(bool, &'static str)>,
+    /// `app-layer-protocol` (each one a condition, all must hold): the flow's application protocol in the packet's
+    /// direction must (or, negated, must not) be this one. As in Suricata, none holds while the protocol is still
+    /// unknown (a negated one included: `!http` does not match a flow whose protocol is not known yet); `failed`
+    /// names a flow whose detection gave up.
+    pub app_layer: Vec<(bool, &'static str)>,
     pub flow_dir: FlowDir,
     pub flow_state: FlowState,
     pub sid: u32,
@@ -545,7 +548,7 @@ struct Builder {
     services: Vec<String>,
     /// `dsize` was used: the rule inspects packets only.
     dsize: bool,
-    app_layer: Option<(bool, &'static str)>,
+    app_layer: Vec<(bool, &'static str)>,
     /// A `file_data` buffer was used.
     file_data: bool,
     flowbits: Vec<Flowbit>,
@@ -633,7 +636,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         flow_state: FlowState::Any,
         services: Vec::new(),
         dsize: false,
-        app_layer: None,
+        app_layer: Vec::new(),
         file_data: false,
         flowbits: Vec::new(),
         noalert: false,
@@ -886,7 +889,7 @@ impl Builder {
                         _ => None,
                     })
                     .ok_or_else(|| skip(format!("app-layer-protocol:{}", trunc(&name))))?;
-                self.app_layer = Some((neg, canon));
+                self.app_layer.push((neg, canon));
             }
             "bsize" | "bufferlen" => {
                 let (min, max) = length_range(name, v)?;

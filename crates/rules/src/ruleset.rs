@@ -773,7 +773,7 @@ impl Rule {
             dst_ports: crate::addr::PortSet::any(),
             bidirectional: false,
             tcp_inspect: rule::TcpInspect::Stream,
-            app_layer: None,
+            app_layer: Vec::new(),
             flow_dir: FlowDir::Any,
             flow_state: rule::FlowState::Any,
             sid,

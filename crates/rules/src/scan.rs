@@ -68,7 +68,9 @@ pub struct PacketCtx<'a> {
     pub dst_port: u16,
     /// `flow:established`: TCP after the handshake; UDP once both directions have carried a packet (as Suricata).
     pub established: bool,
-    /// The flow's application protocol as EVE's `app_proto` names it (`http`, `dns`, `tls`, ...), once known.
+    /// The flow's application protocol as EVE's `app_proto` names it (`http`, `dns`, `tls`, ...), once known;
+    /// `Some("failed")` once detection gave up, `None` while it is still unknown (no `app-layer-protocol` condition
+    /// holds then, negated or not).
     pub app_proto: Option<&'a str>,
 }
 
@@ -455,12 +457,12 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     if !proto_ok {
         return false;
     }
-    if let Some((negated, name)) = rule.app_layer {
-        let is = match ctx.app_proto {
-            Some(a) => a.eq_ignore_ascii_case(name),
-            None => name == "failed",
+    for &(negated, name) in &rule.app_layer {
+        // Suricata's DetectAppLayerProtocolPacketMatch: no match at all while the protocol is unknown.
+        let Some(a) = ctx.app_proto else {
+            return false;
         };
-        if is == negated {
+        if a.eq_ignore_ascii_case(name) == negated {
             return false;
         }
     }

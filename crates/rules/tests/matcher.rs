@@ -417,6 +417,38 @@ alert tcp any any -> any any (app-layer-protocol:!http; content:"abc"; sid:5;)"#
     assert_eq!(stream(&rs, &[b"xxab", b"c"]), vec![3, 4]);
 }
 
+/// Several `app-layer-protocol` keywords all apply (suricata-verify `detect-app-layer-protocol-01`: `!http` and
+/// `!tls`), and none matches while the protocol is unknown, negated or not (Suricata's packet match returns 0 then).
+#[test]
+fn app_layer_protocol_conditions_all_apply_and_wait_for_detection() {
+    let rs = load(
+        r#"alert tcp any any -> any any (app-layer-protocol:!http; app-layer-protocol:!tls; content:"abc"; sid:1;)
+alert tcp any any -> any any (app-layer-protocol:failed; content:"abc"; sid:2;)"#,
+    );
+    let run = |app: Option<&str>| {
+        let mut sc = rs.scanner();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        let c = PacketCtx {
+            app_proto: app,
+            ..ctx(Direction::ToServer)
+        };
+        rs.scan_stream(
+            &mut sc,
+            &mut FlowMatchState::default(),
+            &c,
+            b"xxabc",
+            0,
+            &mut out,
+        );
+        out.iter().map(|a| a.sid).collect::<Vec<u32>>()
+    };
+    assert_eq!(run(None), Vec::<u32>::new());
+    assert_eq!(run(Some("http")), Vec::<u32>::new());
+    assert_eq!(run(Some("tls")), Vec::<u32>::new());
+    assert_eq!(run(Some("ssh")), vec![1]);
+    assert_eq!(run(Some("failed")), vec![1, 2]);
+}
+
 #[test]
 fn flowbits_set_check_and_noalert() {
     let rs = load(
