@@ -373,8 +373,15 @@ impl EventSink for Emit<'_, '_> {
         };
         let m = *self.out.meta;
         let dir = if to_server { m.client } else { m.client.flip() };
-        let label = self.label;
-        let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
+        // Only the HTTP parser hands over HTTP buffers, so the flow is HTTP even when the packet that identified it
+        // is still being inspected (the label is settled after the packet): `alert http` rules must see it.
+        let http = App::Proto(AppProto::Http);
+        let label = if self.label.is_known() {
+            self.label
+        } else {
+            &http
+        };
+        let ctx = m.packet_ctx(dir, Some(label.eve_name()));
         // Alerts are copied out of the callback (it cannot reach the event list while the scanner is borrowed);
         // the vector allocates only when a rule fires.
         let mut fired = Vec::new();
@@ -482,7 +489,8 @@ impl StreamSink for StreamCx<'_, '_> {
             self.fed_sig = true;
         }
         if let (Some(rules), Some(sc)) = (self.out.eng.rules(), self.out.scanner.as_deref_mut()) {
-            let label = self.label;
+            let now = identified_now(self.label, self.fa.as_ref());
+            let label = now.as_ref().unwrap_or(self.label);
             let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
             let mut fired = Vec::new();
             rules.scan_stream(sc, self.rules, &ctx, bytes, offset, &mut |a: &Alert<'_>| {
@@ -530,7 +538,23 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: Direction,
     {
         set.feed(st, payload);
     }
-    scan_packet(out, flow_rules, label, dir, payload);
+    let now = identified_now(label, fa.as_ref());
+    scan_packet(out, flow_rules, now.as_ref().unwrap_or(label), dir, payload);
+}
+
+/// The label content rules see for data inspected now. A flow's label is settled after each packet
+/// ([`AppState::settle`]), but the classifier may identify the flow on this very packet and run its parser on the
+/// same bytes at once; rules on the application protocol (`alert http`, `app-layer-protocol:dns`) must already see
+/// that identification, as in Suricata, where the protocol is known before detection runs on the data that revealed
+/// it. `None`: use the flow's label.
+fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
+    if label.is_known() {
+        return None;
+    }
+    match fa?.verdict() {
+        Verdict::Identified { proto, .. } => Some(App::Proto(proto)),
+        _ => None,
+    }
 }
 
 /// The rules' per-packet pass (payload rules for non-TCP, header-only rules for every packet).
