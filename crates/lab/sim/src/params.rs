@@ -23,11 +23,12 @@
 //! * Per-packet working set beyond the payload: 32 lines (2 KB) streamed per packet: the decoded layers, parser
 //!   stacks and scratch a packet's inspection writes (Verdú §4.5.2: the per-packet data with temporal locality fits a
 //!   64 KB L1; what is new per packet is the packet itself and what its parse produces). This is the one default
-//!   without a direct measurement behind it; `BENCHMARKS.md` shows the findings with 0 to 128 lines.
+//!   without a direct measurement behind it; a sensitivity sweep over it is not recorded yet (`--stream-lines`).
 //! * Cost per packet: 3,000 cycles per TCP packet, 2,000 per UDP packet, 600 for anything else, plus 2 cycles per
 //!   payload byte. ANCS'10 §2.2 quotes 600 cycles for a packet PAM does not recognise; the TCP base and the byte cost
 //!   were set once, for all traces and schedulers, so that single-core cycles per packet on the synthetic profiles
-//!   land near Table 1's 4,814–5,658 (see `BENCHMARKS.md`).
+//!   land near Table 1's 4,814–5,658: with the stalls, `dh` on one core spends 4,100–4,900 cycles per packet on
+//!   the generated profiles (`BENCHMARKS.md`, "Simulator (issue 7)").
 //! * Decode share before the claim: 0.2 (Snort's decode is about 2 K of 8–12 K instructions per packet, Verdú
 //!   §5.2, Figure 5.4).
 //! * Runtime costs: dispatch 50 cycles (≈ 20 ns, the measured `dispatch` of every policy in `BENCHMARKS.md`); a second
