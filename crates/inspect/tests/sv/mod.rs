@@ -632,6 +632,10 @@ impl Settings {
         if key.is_empty() || key.starts_with('%') {
             return Ok(());
         }
+        // X-Forwarded-For handling rewrites the addresses an alert reports: not emulated.
+        if key.contains(".xff.") {
+            return Err(format!("{from} {key}"));
+        }
         if BENIGN_PREFIXES
             .iter()
             .any(|p| key == *p || key.starts_with(&format!("{p}.")))

@@ -1,0 +1,58 @@
+//! The suricata-verify suite through the engine (issue 4): every test folder of `../shared/data/suricata-verify` is
+//! selected or excluded with a reason (see `sv/mod.rs` for the rules), the selected ones run through the engine with
+//! their `test.rules`, and their alert checks are compared. Prints the per-test table and the exclusions by reason.
+//! `scripts/suricata-verify` prints the same table.
+//!
+//! What it asserts: the selection does not silently shrink below a pinned floor, the number of passing tests does
+//! not fall below a pinned floor, and every failing test is explained in `tests/data/suricata_verify_failures.txt`
+//! (a new failure must be investigated and listed, a fixed one removed). The issue's target is 90% of the selected
+//! tests; the remaining failures need changes outside the rules crate (decoder link types, HTTP parser cases, the
+//! engine's midstream and established semantics) or Suricata's packet-wide flowbit ordering, each named in the
+//! fixture, so the rate is printed against the target rather than asserted at it.
+
+mod sv;
+
+/// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
+const SELECTED_FLOOR: usize = 37;
+/// Selected tests passing when this was written.
+const PASS_FLOOR: usize = 25;
+/// The issue's target pass rate, in percent.
+const TARGET_PERCENT: usize = 90;
+
+#[test]
+fn suricata_verify_alert_tests() {
+    let Some(root) = sv::suite_root() else {
+        return;
+    };
+    let results = sv::run_suite(&root, None);
+    let known = sv::known_failures();
+    println!("{}", sv::report(&results, &known));
+    let selected = results.iter().filter(|r| r.selected()).count();
+    let passed = results.iter().filter(|r| r.passed()).count();
+    let rate = (passed * 100).checked_div(selected).unwrap_or(0);
+    println!(
+        "pass rate {rate}% ({passed}/{selected}); target {TARGET_PERCENT}%: {}",
+        if rate >= TARGET_PERCENT {
+            "reached"
+        } else {
+            "not reached (see the fixture for each failure)"
+        }
+    );
+    assert!(
+        selected >= SELECTED_FLOOR,
+        "only {selected} tests selected, the floor is {SELECTED_FLOOR}"
+    );
+    assert!(
+        passed >= PASS_FLOOR,
+        "{passed} tests pass, the floor is {PASS_FLOOR}"
+    );
+    let unexplained: Vec<&str> = results
+        .iter()
+        .filter(|r| r.selected() && !r.passed() && !known.contains_key(&r.name))
+        .map(|r| r.name.as_str())
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "failing tests not explained in tests/data/suricata_verify_failures.txt: {unexplained:?}"
+    );
+}
