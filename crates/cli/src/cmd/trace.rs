@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use flowbundle_inspect::{Engine, EngineConfig, Prestage, WorkerCtx};
 use flowbundle_trace::stats::{self, Collector, Progress, StatsConfig};
 
 #[derive(clap::Subcommand)]
@@ -46,8 +47,80 @@ pub struct StatsArgs {
     /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
-    // `--cost` (per-packet inspection cycles, Table 1's "Avg. CPP") arrives with the engine: it builds a
-    // `stats::CostModel` from the inspector and passes it with `Collector::with_cost`.
+    /// Also run every packet through the inspection engine (single-threaded, as `flowbundle inspect`) and report
+    /// its cost: average cycles and ns per packet (ANCS'10 Table 1 "Avg. CPP"), the top connections by cycles
+    /// (Figure 1) and cost by position in flow (Verdú thesis ch. 4). Cycles are wall-clock TSC cycles: run on a
+    /// quiet machine.
+    #[arg(long)]
+    cost: bool,
+    /// With --cost: load L7-filter signatures (`.pat` files) into the engine, as `flowbundle inspect --signatures`.
+    #[arg(long, requires = "cost")]
+    signatures: Option<PathBuf>,
+}
+
+/// `--cost`: the engine's own per-packet cycle count ([`flowbundle_inspect::cost`]) as a [`stats::CostModel`].
+///
+/// Each packet goes through [`Engine::process_serial`] (defragmentation, decoding, flow tracking, reassembly,
+/// identification) and its cost is the growth of the engine's cycle total across that call, i.e. exactly the
+/// cycles the engine accounts for the packet (its `rdtsc` pair around the packet; fragments held for reassembly
+/// cost 0, the datagram is charged to the fragment that completes it). Events are drained and dropped as they
+/// come so memory stays bounded by the engine's own caps.
+struct EngineCost {
+    engine: Engine,
+    pre: Prestage,
+    ctx: WorkerCtx,
+    num: u64,
+    events: Vec<flowbundle_inspect::Event>,
+}
+
+impl EngineCost {
+    fn new(signatures: Option<flowbundle_inspect::signatures::SignatureSet>) -> Self {
+        let cfg = EngineConfig {
+            // Stage timing (the bench harness' breakdown) adds counter reads this report does not use.
+            cost: flowbundle_inspect::CostConfig {
+                per_packet_records: false,
+                stage_sample_every: 0,
+            },
+            ..EngineConfig::default()
+        };
+        let engine = Engine::new(cfg, signatures, None);
+        let pre = Prestage::new(engine.config());
+        let ctx = engine.new_ctx();
+        EngineCost {
+            engine,
+            pre,
+            ctx,
+            num: 0,
+            events: Vec::new(),
+        }
+    }
+}
+
+impl stats::CostModel for EngineCost {
+    fn unit(&self) -> &str {
+        "cycles"
+    }
+
+    fn cost(
+        &mut self,
+        rec: &flowbundle_ingest::PacketRecord<'_>,
+        _decoded: &flowbundle_decode::Decoded<'_>,
+    ) -> u64 {
+        let before = self.ctx.cost().cycles;
+        self.engine
+            .process_serial(&mut self.ctx, &mut self.pre, self.num, rec);
+        self.num += 1;
+        if self.ctx.pending_events() >= 1024 {
+            self.ctx.take_events(&mut self.events);
+            self.events.clear();
+        }
+        self.ctx.cost().cycles.wrapping_sub(before)
+    }
+
+    fn ns_per_unit(&self) -> Option<f64> {
+        // The engine's cycles are TSC ticks on x86_64, nanoseconds elsewhere (tsc_hz is then 1e9).
+        Some(1e9 / flowbundle_inspect::cost::tsc_hz())
+    }
 }
 
 pub fn run(command: Command) -> anyhow::Result<()> {
@@ -73,7 +146,26 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
     } else {
         Progress::Stderr
     };
-    let s = stats::run_file(&a.file, Collector::new(cfg), progress)
+    let mut collector = Collector::new(cfg);
+    if a.cost {
+        let signatures = match &a.signatures {
+            Some(dir) => {
+                use flowbundle_inspect::signatures::{Options, SignatureSet};
+                let (set, report) = SignatureSet::load_dir(dir, &Options::default())
+                    .with_context(|| format!("loading signatures from {}", dir.display()))?;
+                eprintln!(
+                    "signatures: {} loaded, {} rejected from {}",
+                    set.len(),
+                    report.rejected.len(),
+                    dir.display()
+                );
+                Some(set)
+            }
+            None => None,
+        };
+        collector = collector.with_cost(Box::new(EngineCost::new(signatures)));
+    }
+    let s = stats::run_file(&a.file, collector, progress)
         .with_context(|| format!("trace stats {}", a.file.display()))?;
     if a.json {
         println!("{}", s.to_json());
@@ -508,4 +600,159 @@ fn run_cut(a: CutArgs) -> anyhow::Result<()> {
         }
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// `flowbundle trace ...` alone, so the tests do not depend on the other command groups.
+    #[derive(Parser)]
+    struct Trace {
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    fn parse(args: &[&str]) -> Result<Command, String> {
+        Trace::try_parse_from(std::iter::once("trace").chain(args.iter().copied()))
+            .map(|t| t.command)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Parses and runs; the error message (with its causes) when either fails.
+    fn run_args(args: &[&str]) -> Result<(), String> {
+        run(parse(args)?).map_err(|e| format!("{e:#}"))
+    }
+
+    fn tmp(name: &str) -> String {
+        let dir = std::env::temp_dir().join(format!("flowbundle-cli-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name).display().to_string()
+    }
+
+    #[track_caller]
+    fn refused(args: &[&str], why: &str) {
+        match run_args(args) {
+            Ok(()) => panic!("{args:?} was accepted"),
+            Err(e) => assert!(e.contains(why), "{args:?}: `{e}` does not say `{why}`"),
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_refused_with_the_reason() {
+        let out = tmp("refused.pcap");
+        refused(
+            &["synth", "-o", &out, "--profile", "nope"],
+            "unknown profile `nope` (one of dominant, many, balanced)",
+        );
+        refused(&["synth", "-o", &out, "--zipf=-3"], "zipf");
+        refused(
+            &["synth", "-o", &out, "--mix", "gopher=1"],
+            "unknown application `gopher`",
+        );
+        refused(&["synth", "-o", &out, "--rate", "fast"], "is not a rate");
+        refused(
+            &["synth", "-o", &out, "--density", "5", "--concurrency", "4"],
+            "cannot be used with",
+        );
+        refused(
+            &["anonymize", "in.pcap", "-o", &out, "--method", "sn9"],
+            "unknown anonymization method",
+        );
+        refused(
+            &[
+                "anonymize",
+                "in.pcap",
+                "-o",
+                &out,
+                "--method",
+                "sn1",
+                "--payload",
+                "truncate:x",
+            ],
+            "payload",
+        );
+        refused(&["rescale", "in.pcap", "-o", &out], "required");
+        refused(
+            &[
+                "rescale", "in.pcap", "-o", &out, "--rate", "1Gbit/s", "--factor", "2",
+            ],
+            "cannot be used with",
+        );
+        refused(&["cut", "in.pcap", "-o", &out], "required");
+        refused(
+            &["cut", "in.pcap", "-o", &out, "--packets", "9..3"],
+            "packets",
+        );
+        refused(&["merge", "-o", &out], "required");
+        refused(
+            &["merge", "a.pcap", "-o", &out, "--shift=-1"],
+            "--shift must be a non-negative number",
+        );
+        refused(&["stats", "in.pcap", "--signatures", "/tmp"], "--cost");
+        refused(
+            &["stats", "/nonexistent/capture.pcap"],
+            "trace stats /nonexistent/capture.pcap",
+        );
+    }
+
+    #[test]
+    fn every_command_runs_on_a_generated_trace() {
+        let s = tmp("synth.pcap");
+        let args = ["--no-progress"];
+        let with = |v: &[&str]| -> Vec<String> {
+            v.iter().chain(args.iter()).map(|x| x.to_string()).collect()
+        };
+        let go = |v: Vec<String>| {
+            let v: Vec<&str> = v.iter().map(String::as_str).collect();
+            run_args(&v).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+        };
+        go(with(&[
+            "synth",
+            "-o",
+            &s,
+            "--profile",
+            "balanced",
+            "--packets",
+            "3000",
+            "--seed",
+            "7",
+        ]));
+        go(with(&["stats", &s, "--json"]));
+        go(with(&["stats", &s, "--cost"]));
+        go(with(&["merge", &s, &s, "-o", &tmp("merged.pcap")]));
+        go(with(&[
+            "anonymize",
+            &s,
+            "-o",
+            &tmp("anon.pcap"),
+            "--method",
+            "prefix",
+            "--key",
+            "k",
+        ]));
+        go(with(&[
+            "rescale",
+            &s,
+            "-o",
+            &tmp("fast.pcap"),
+            "--rate",
+            "1Gbit/s",
+        ]));
+        go(with(&[
+            "cut",
+            &s,
+            "-o",
+            &tmp("cut.pcap"),
+            "--time",
+            "0..0.5",
+        ]));
+        let merged =
+            flowbundle_trace::stats::stats_file(tmp("merged.pcap"), &StatsConfig::default())
+                .unwrap();
+        assert_eq!(merged.packets, 6000, "merge keeps every packet");
+        let _ = std::fs::remove_dir_all(std::path::Path::new(&s).parent().unwrap());
+    }
 }
