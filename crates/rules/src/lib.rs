@@ -67,9 +67,10 @@
 //! * at flow end or eviction: [`RuleSet::finish_flow`] (settles stream candidates still waiting for data);
 //! * at the end: sum [`Scanner::hit_counts`] and [`Scanner::stats`] across workers for the summary.
 //!
-//! The suricata-verify harness (to come with the engine) selects tests whose `test.rules` load completely
-//! ([`LoadOptions::strict`] fails on the first skipped or broken rule, naming it) and whose checks are `alert`
-//! filters by `alert.signature_id`; `tests/suricata_verify_rules.rs` already runs the rule half over the suite.
+//! The suricata-verify harness (`crates/inspect/tests/suricata_verify.rs`, `scripts/suricata-verify`) selects tests
+//! whose `test.rules` load completely and that have `alert` checks by `alert.signature_id`, runs them through the
+//! engine and compares; the failures left are explained in `crates/inspect/tests/data/suricata_verify_failures.txt`.
+//! `tests/suricata_verify_rules.rs` here runs the rule half over the whole suite.
 //!
 //! ## Stream semantics
 //! A TCP direction is one long buffer starting at stream offset 0: `offset`/`depth` count from the start of the
