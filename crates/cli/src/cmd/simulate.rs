@@ -1,8 +1,531 @@
-//! `flowbundle simulate`.
+//! `flowbundle simulate`: the schedulers on 1 to 64 simulated cores with a cache model. Argument parsing only: the
+//! work is in `flowbundle-sim`.
 
-#[derive(clap::Args)]
-pub struct Args {}
+use anyhow::{Context, bail};
+use flowbundle_bench::{BenchMode, plot, table};
+use flowbundle_scheduler::SchedOptions;
+use flowbundle_sim::calibrate::{self, Measured};
+use flowbundle_sim::params::{CostModel, Machine, Overheads, Params, WorkModel};
+use flowbundle_sim::report::model_table;
+use flowbundle_sim::{SimInput, SweepConfig, findings, profiles};
+use std::path::PathBuf;
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`flowbundle simulate` is not built yet")
+/// Replay a trace through the real scheduler policies on simulated cores, in virtual time, with a cache model.
+///
+/// Examples:
+///   flowbundle simulate --synth balanced --cores 1,2,4,8,14 --scheduler dh,ph,lfb --findings
+///   flowbundle simulate capture.pcap --cores 1-16 --mode scaled --json sim.json --plots plots/
+///   flowbundle simulate --synth balanced --model synthetic --machine host --calibrate measured.json
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Capture files (pcap, pcapng, gzip); several are merged by time, as `flowbundle bench` does.
+    #[arg(value_name = "TRACE")]
+    traces: Vec<PathBuf>,
+
+    /// Generate the trace in memory instead: an ANCS'10 Table 1 shape.
+    #[arg(long, value_parser = ["dominant", "many", "balanced"], conflicts_with = "traces")]
+    synth: Option<String>,
+
+    /// Packets of the --synth trace.
+    #[arg(long, default_value_t = 100_000)]
+    synth_packets: usize,
+
+    /// Seed of the --synth trace.
+    #[arg(long, default_value_t = 1)]
+    synth_seed: u64,
+
+    /// Keep only the first N packets of the (merged) input.
+    #[arg(long)]
+    packets: Option<usize>,
+
+    /// Schedulers, comma separated (dh, ph, lfb, l7aff, flow, rss, lfb-affinity, or `all`).
+    #[arg(long, default_value = "dh,ph,lfb", value_delimiter = ',')]
+    scheduler: Vec<String>,
+
+    /// Simulated core counts (one worker per core), comma separated; `A-B` for a range.
+    #[arg(
+        long,
+        alias = "threads",
+        default_value = "1,2,4,8,14",
+        value_delimiter = ','
+    )]
+    cores: Vec<String>,
+
+    /// raw: maximum raw throughput; scaled: also the maximum scaled throughput and latency at 80% of it.
+    #[arg(long, default_value = "raw", value_parser = ["raw", "scaled"])]
+    mode: String,
+
+    /// Machine preset: `nehalem` (the ANCS'10 Xeon E5540) or `host` (this machine's caches from sysfs).
+    #[arg(long, default_value = "nehalem")]
+    machine: String,
+
+    /// Work model preset: `pam` (a PAM-like DPI engine) or `synthetic` (the bench's synthetic workload).
+    #[arg(long, default_value = "pam", value_parser = ["pam", "synthetic"])]
+    model: String,
+
+    /// Read all parameters from a JSON file (as written by --params-out) instead of the presets.
+    #[arg(long, value_name = "F")]
+    params: Option<PathBuf>,
+
+    /// Write the parameters used as JSON.
+    #[arg(long, value_name = "F")]
+    params_out: Option<PathBuf>,
+
+    /// Per-packet costs from an engine cost file (`inspect --cost-out`, binary or CSV) instead of the model's.
+    #[arg(long, value_name = "F")]
+    cost_file: Option<PathBuf>,
+
+    /// The model's parameters, overriding the presets (boxed: the other commands' arguments are much smaller).
+    #[command(flatten)]
+    knobs: Box<Knobs>,
+
+    /// Scaled mode: packets in the system beyond which arrivals are dropped.
+    #[arg(long, default_value_t = flowbundle_worker::MAX_OUTSTANDING)]
+    max_outstanding: usize,
+
+    /// Scaled mode: relative tolerance of the rate search.
+    #[arg(long, default_value_t = 0.05)]
+    tolerance: f64,
+
+    /// Scaled mode: fraction of the maximum scaled rate at which latency is measured.
+    #[arg(long, default_value_t = 0.8)]
+    latency_at: f64,
+
+    /// Flow bundle queues of lfb and lfb-affinity.
+    #[arg(long, default_value_t = 4096)]
+    fbq_table: usize,
+
+    /// Packets a policy may hold at once.
+    #[arg(long, default_value_t = 8192)]
+    capacity: usize,
+
+    /// When ph claims a connection entry: after the worker's decode (`late`, as PAM does) or inside `next`.
+    #[arg(long, default_value = "late", value_parser = ["late", "next"])]
+    ph_claim: String,
+
+    /// Fit the cost scale and the worker's per-packet cost to a `flowbundle bench --json` report of the same trace
+    /// (its raw runs at 1 and 2 threads), print the fit error, and simulate with the fitted parameters.
+    #[arg(long, value_name = "BENCH_JSON")]
+    calibrate: Option<PathBuf>,
+
+    /// With --calibrate: exit with an error when a run's prediction is off by more than this fraction.
+    #[arg(long, default_value_t = 0.15)]
+    max_error: f64,
+
+    /// Check the ANCS'10 paper's qualitative findings on the sweep (for --synth profiles).
+    #[arg(long)]
+    findings: bool,
+
+    /// Write the report as JSON (the bench schema flowbundle-bench/1, plus a `sim` section).
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
+
+    /// Draw SVG plots into this directory (with --overlay, measured runs too).
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
+
+    /// A `flowbundle bench` JSON report to draw beside the simulated runs.
+    #[arg(long, value_name = "BENCH_JSON")]
+    overlay: Option<PathBuf>,
+
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Overrides of single model parameters (see `flowbundle_sim::params` for each default and its source).
+#[derive(clap::Args, Debug)]
+struct Knobs {
+    /// Multiply every packet's base cost.
+    #[arg(long)]
+    cost_scale: Option<f64>,
+
+    /// Synthetic model: ns per packet and per wire byte (the bench's --base-ns, --per-byte-ns).
+    #[arg(long)]
+    base_ns: Option<f64>,
+    #[arg(long)]
+    per_byte_ns: Option<f64>,
+
+    /// PAM model: cycles per TCP / UDP / other packet, and per payload byte.
+    #[arg(long)]
+    tcp_cycles: Option<f64>,
+    #[arg(long)]
+    udp_cycles: Option<f64>,
+    #[arg(long)]
+    other_cycles: Option<f64>,
+    #[arg(long)]
+    byte_cycles: Option<f64>,
+
+    /// Flow-state lines per connection.
+    #[arg(long)]
+    state_lines: Option<usize>,
+
+    /// Lines streamed per packet besides its bytes.
+    #[arg(long)]
+    stream_lines: Option<usize>,
+
+    /// Do not stream the packet's bytes through the caches.
+    #[arg(long)]
+    no_payload_stream: bool,
+
+    /// Share of each packet's cost spent decoding before the scheduler's claim.
+    #[arg(long)]
+    prepare_share: Option<f64>,
+
+    /// Cores per socket (each socket has its own L3 and memory).
+    #[arg(long)]
+    cores_per_socket: Option<usize>,
+
+    /// Clock of the simulated cores, GHz.
+    #[arg(long)]
+    ghz: Option<f64>,
+
+    /// Runtime costs in cycles: dispatch, second enqueue (lfb), worker per packet, ph handoff.
+    #[arg(long)]
+    dispatch_cycles: Option<u32>,
+    #[arg(long)]
+    dual_enqueue_cycles: Option<u32>,
+    #[arg(long)]
+    worker_cycles: Option<u32>,
+    #[arg(long)]
+    handoff_cycles: Option<u32>,
+}
+
+fn parse_cores(v: &[String]) -> anyhow::Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for s in v {
+        let s = s.trim();
+        if let Some((a, b)) = s.split_once('-') {
+            let (a, b): (usize, usize) = (a.trim().parse()?, b.trim().parse()?);
+            if a > b {
+                bail!("bad core range `{s}`");
+            }
+            out.extend(a..=b);
+        } else {
+            out.push(s.parse().with_context(|| format!("bad core count `{s}`"))?);
+        }
+    }
+    if out.is_empty()
+        || out
+            .iter()
+            .any(|&c| c == 0 || c > flowbundle_sim::params::MAX_CORES)
+    {
+        bail!(
+            "--cores takes counts between 1 and {}",
+            flowbundle_sim::params::MAX_CORES
+        );
+    }
+    Ok(out)
+}
+
+fn params_of(args: &Args) -> anyhow::Result<Params> {
+    let mut p = match &args.params {
+        Some(f) => Params::from_json(
+            &std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?,
+        )
+        .with_context(|| format!("parsing {}", f.display()))?,
+        None => {
+            let machine = Machine::named(&args.machine)
+                .with_context(|| format!("unknown --machine `{}` (nehalem, host)", args.machine))?;
+            let overheads = Overheads::at_clock(machine.clock_ghz);
+            Params {
+                work: WorkModel::named(&args.model).unwrap_or_default(),
+                machine,
+                overheads,
+            }
+        }
+    };
+    let m = &mut p.machine;
+    if let Some(g) = args.knobs.ghz {
+        m.clock_ghz = g;
+    }
+    if let Some(c) = args.knobs.cores_per_socket {
+        m.cores_per_socket = c;
+    }
+    let w = &mut p.work;
+    if let Some(s) = args.knobs.cost_scale {
+        w.cost_scale = s;
+    }
+    if let Some(n) = args.knobs.state_lines {
+        w.state_lines = n;
+    }
+    if let Some(n) = args.knobs.stream_lines {
+        w.stream_lines = n;
+    }
+    if args.knobs.no_payload_stream {
+        w.stream_payload = false;
+    }
+    if let Some(s) = args.knobs.prepare_share {
+        w.prepare_share = s;
+    }
+    match &mut w.cost {
+        CostModel::Nanos {
+            base_ns,
+            per_wire_byte_ns,
+        } => {
+            if let Some(b) = args.knobs.base_ns {
+                *base_ns = b;
+            }
+            if let Some(b) = args.knobs.per_byte_ns {
+                *per_wire_byte_ns = b;
+            }
+        }
+        CostModel::Cycles {
+            tcp,
+            udp,
+            other,
+            per_payload_byte,
+        } => {
+            for (dst, src) in [
+                (tcp, args.knobs.tcp_cycles),
+                (udp, args.knobs.udp_cycles),
+                (other, args.knobs.other_cycles),
+                (per_payload_byte, args.knobs.byte_cycles),
+            ] {
+                if let Some(v) = src {
+                    *dst = v;
+                }
+            }
+        }
+        CostModel::PerPacket => {}
+    }
+    if args.cost_file.is_some() {
+        w.cost = CostModel::PerPacket;
+    }
+    let o = &mut p.overheads;
+    for (dst, src) in [
+        (&mut o.dispatch, args.knobs.dispatch_cycles),
+        (&mut o.dual_enqueue, args.knobs.dual_enqueue_cycles),
+        (&mut o.worker, args.knobs.worker_cycles),
+        (&mut o.handoff, args.knobs.handoff_cycles),
+    ] {
+        if let Some(v) = src {
+            *dst = v;
+        }
+    }
+    p.validate()
+        .map_err(|e| anyhow::anyhow!("bad parameters: {e}"))?;
+    Ok(p)
+}
+
+fn load(args: &Args) -> anyhow::Result<SimInput> {
+    let mut input = if let Some(name) = &args.synth {
+        let mut i = profiles::profile(name, args.synth_packets as u64, args.synth_seed)?;
+        if let Some(n) = args.packets.filter(|&n| n < i.len()) {
+            i = truncate(i, n);
+        }
+        i
+    } else {
+        if args.traces.is_empty() {
+            bail!(
+                "give a TRACE file (or several, merged by time), or --synth dominant|many|balanced"
+            );
+        }
+        profiles::files(&args.traces, args.packets).context("loading the trace")?
+    };
+    if let Some(f) = &args.cost_file {
+        if args.traces.len() != 1 {
+            bail!("--cost-file numbers the packets of one capture: give one TRACE");
+        }
+        let c = flowbundle_sim::input::read_cost_file(f, input.len())
+            .with_context(|| format!("reading {}", f.display()))?;
+        eprintln!(
+            "cost file: {} records used, {} beyond the trace, {} malformed",
+            c.rows, c.out_of_range, c.malformed
+        );
+        input.cost_ns = Some(c.cost_ns);
+    }
+    Ok(input)
+}
+
+/// The first `n` packets of an input.
+fn truncate(mut i: SimInput, n: usize) -> SimInput {
+    i.descs.truncate(n);
+    i.flows.truncate(n);
+    i.ts_ns.truncate(n);
+    i.wire_len.truncate(n);
+    i.payload_len.truncate(n);
+    i.proto.truncate(n);
+    if let Some(c) = i.cost_ns.as_mut() {
+        c.truncate(n);
+    }
+    i.info.packets = n as u64;
+    i
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let schedulers: Vec<String> = if args.scheduler.iter().any(|s| s == "all") {
+        flowbundle_scheduler::ALL
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        args.scheduler.clone()
+    };
+    for s in &schedulers {
+        if !flowbundle_scheduler::ALL.contains(&s.as_str()) && s != "lfb_affinity" {
+            bail!(
+                "unknown scheduler `{s}` (known: {})",
+                flowbundle_scheduler::ALL.join(", ")
+            );
+        }
+    }
+    let cores = parse_cores(&args.cores)?;
+    if !(args.latency_at > 0.0 && args.latency_at <= 1.0) {
+        bail!("--latency-at must be in (0, 1]");
+    }
+    if args.max_outstanding == 0 {
+        bail!("--max-outstanding must be at least 1");
+    }
+    let mut params = params_of(&args)?;
+    let input = load(&args)?;
+    if input.is_empty() {
+        bail!("the trace has no packets");
+    }
+    eprintln!(
+        "{} packets, {} flows; {}",
+        input.len(),
+        input.flow_count,
+        params.describe()
+    );
+    let sched = SchedOptions {
+        capacity: args.capacity,
+        fbq_table: args.fbq_table,
+        ph_late_claim: args.ph_claim == "late",
+        ..SchedOptions::default()
+    };
+
+    if let Some(f) = &args.calibrate {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        let measured_report = flowbundle_bench::BenchReport::from_json(&text)
+            .with_context(|| format!("parsing {}", f.display()))?;
+        if measured_report.trace.packets != input.len() as u64 {
+            eprintln!(
+                "warning: the measured trace had {} packets, this one {}: calibrate on the same trace",
+                measured_report.trace.packets,
+                input.len()
+            );
+        }
+        let measured: Vec<Measured> = calibrate::measured_from(&measured_report, 2);
+        eprintln!("calibrating on {} measured runs ...", measured.len());
+        let fit = calibrate::calibrate(&input, &params, &sched, &measured)?;
+        println!(
+            "Calibration ({} evaluations): cost scale {:.4}, worker cost {} cycles ({:.0} ns) per packet\n",
+            fit.evaluations, fit.cost_scale, fit.worker_cycles, fit.worker_ns
+        );
+        println!(
+            "| scheduler | threads | measured Mpps | simulated Mpps | error |\n|---|---|---|---|---|"
+        );
+        for r in &fit.rows {
+            println!(
+                "| {} | {} | {:.4} | {:.4} | {:+.1}% |",
+                r.scheduler,
+                r.threads,
+                r.measured_pps / 1e6,
+                r.predicted_pps / 1e6,
+                r.error * 100.0
+            );
+        }
+        println!(
+            "\nfit error: max {:.1}%, rms {:.1}% (limit {:.0}%)\n",
+            fit.max_abs_error * 100.0,
+            fit.rms_error * 100.0,
+            args.max_error * 100.0
+        );
+        params = fit.params.clone();
+        if fit.max_abs_error > args.max_error {
+            if let Some(out) = &args.params_out {
+                std::fs::write(out, params.to_json())?;
+            }
+            bail!(
+                "calibration error {:.1}% exceeds {:.0}%",
+                fit.max_abs_error * 100.0,
+                args.max_error * 100.0
+            );
+        }
+    }
+    if let Some(out) = &args.params_out {
+        std::fs::write(out, params.to_json())
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("wrote {}", out.display());
+    }
+
+    let cfg = SweepConfig {
+        schedulers,
+        cores,
+        mode: if args.mode == "scaled" {
+            BenchMode::Scaled
+        } else {
+            BenchMode::Raw
+        },
+        max_outstanding: args.max_outstanding,
+        search: flowbundle_bench::SearchPolicy {
+            tolerance: args.tolerance,
+            attempts: 1,
+            ..flowbundle_bench::SearchPolicy::default()
+        },
+        latency_fraction: args.latency_at,
+        sched,
+    };
+    let total = cfg.schedulers.len() * cfg.cores.len();
+    let started = std::time::Instant::now();
+    let report = flowbundle_sim::report::sweep_with_progress(&input, &params, &cfg, !args.quiet)?;
+    eprintln!(
+        "simulated {} configurations of {} packets in {:.2} s",
+        total,
+        input.len(),
+        started.elapsed().as_secs_f64()
+    );
+    println!("{}", table::header(&report.bench));
+    println!("{}", table::summary(&report.bench));
+    println!(
+        "Model (flow-state misses per packet, busiest core):\n\n{}",
+        model_table(&report)
+    );
+    println!(
+        "Life of a packet (mean per packet):\n\n{}",
+        table::life(&report.bench)
+    );
+    if args.findings {
+        let profile = args.synth.as_deref().unwrap_or("");
+        println!("Findings of ANCS'10 on this sweep:\n");
+        for f in findings::check(profile, &report, &input) {
+            println!(
+                "- [{}] {}: {}",
+                if f.holds { "holds" } else { "DOES NOT HOLD" },
+                f.name,
+                f.detail
+            );
+        }
+        if let Some((n, paper, pname, any, aname)) = findings::headline(&report) {
+            println!(
+                "- headline at {n} cores: lfb / {pname} = {paper:.2} (the paper: 1.38 on Balanced at 14 threads); \
+                 lfb / {aname} (best of all simulated) = {any:.2}"
+            );
+        }
+        println!();
+    }
+    if let Some(out) = &args.json {
+        std::fs::write(out, report.to_json())
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("wrote {}", out.display());
+    }
+    if let Some(dir) = &args.plots {
+        let overlay = match &args.overlay {
+            Some(f) => Some(
+                flowbundle_bench::BenchReport::from_json(&std::fs::read_to_string(f)?)
+                    .with_context(|| format!("parsing {}", f.display()))?,
+            ),
+            None => None,
+        };
+        let mut reports = vec![&report.bench];
+        if let Some(o) = &overlay {
+            reports.push(o);
+        }
+        for f in plot::write_all(&reports, dir)? {
+            eprintln!("wrote {}", f.display());
+        }
+    }
+    Ok(())
 }
