@@ -1,4 +1,4 @@
-//! Builds one large trace from many captures, for throughput comparisons (`scripts/bench-vs-ndpi`).
+//! Builds one large trace from many captures, for throughput comparisons (`scripts/bench-ndpi`).
 //!
 //! ```text
 //! cargo run --release -p flowbundle-inspect --example merge_captures -- OUT.pcap [--copies K] INPUT...

@@ -1,4 +1,4 @@
-//! Protocol identification against nDPI, flow by flow (issue 3's acceptance test; `scripts/compare-ndpi` runs it).
+//! Protocol identification against nDPI, flow by flow (issue 3's acceptance test; `scripts/ndpi-compare` runs it).
 //!
 //! Every capture named in `shared/data/ndpi/groundtruth.csv` goes through the engine's single-threaded path (the
 //! same code as `flowbundle inspect`). Each ground-truth flow nDPI classified from payload (confidence `DPI`) is
