@@ -9,11 +9,12 @@
 //! count cache misses per worker around the timed region and to time the stage before the policy's claim.
 //!
 //! For each (scheduler, threads) [`sweep`] makes:
-//! 1. `reps` raw runs; the median by throughput gives the raw figures, and its records the order, balance and life
-//!    of a packet (`from: "raw"`);
+//! 1. `reps` raw runs without per-packet records; the median by throughput gives the raw figures; one more raw run
+//!    with records gives the order, balance and life of a packet (`from: "raw"`) (records stay off the clock: see
+//!    [`measure_config`]);
 //! 2. in scaled mode, the search for the maximum scaled throughput below the raw median ([`crate::search`]), then
-//!    `reps` runs at 80% of it; the one with the median mean latency gives the latency, order, balance and life
-//!    figures (`from: "latency"`).
+//!    `reps` runs at 80% of it, recorded; the one with the median mean latency gives the latency, order, balance and
+//!    life figures (`from: "latency"`).
 //!
 //! `ph` runs with its late claim ([`SchedOptions::ph_late_claim`]) unless told otherwise, so its packets race
 //! through the decode before their connection is claimed, as in PAM, and its reordering is measured rather than
@@ -72,6 +73,11 @@ pub struct HarnessConfig {
     pub check: bool,
     /// Draw a progress bar on stderr (hidden when stderr is not a terminal).
     pub progress: bool,
+    /// Per-packet records (arrival, enqueue, start, end, worker) in the runs that give throughput figures: the raw
+    /// repetitions and the scaled-rate probes. Off by default; see [`measure_config`] for why.
+    pub timed_records: bool,
+    /// Per-packet records in a single [`measure`] / [`measure_with`] call (what [`measure_config`] sets per run).
+    pub records: bool,
 }
 
 impl Default for HarnessConfig {
@@ -93,6 +99,8 @@ impl Default for HarnessConfig {
             cache_counters: true,
             check: false,
             progress: false,
+            timed_records: false,
+            records: true,
         }
     }
 }
@@ -315,7 +323,7 @@ pub fn measure_with<W: BenchWorkload + ?Sized>(
         },
         max_outstanding: cfg.max_outstanding,
         pin: cfg.pin,
-        records: true,
+        records: cfg.records,
         clobber_bytes: cfg.clobber_bytes,
     };
     let report = if cfg.check {
@@ -456,6 +464,16 @@ fn describe_run(m: &Measured, prep: &Prepared, from: &str, out: &mut RunMetrics)
 }
 
 /// Everything for one scheduler at one thread count. `tick` is called after each run (progress).
+///
+/// **Records off the clock.** Unless [`HarnessConfig::timed_records`] is set, the runs that give throughput (the raw
+/// repetitions, the scaled-rate probes) keep no per-packet records, and one more raw run with records gives the
+/// order, balance and life-of-a-packet figures (`from: "raw"`); the latency runs keep their records (latency is read
+/// from them). Recording costs the dispatcher two clock reads and three stores per packet and the workers three
+/// stores into arrays indexed by packet id, where two workers finishing neighbouring packets write the same cache
+/// lines (false sharing). With one worker the dispatcher has a core of its own and that cost is hidden; with the
+/// dispatcher sharing the cores it is not, so recording in the timed runs would understate the speedup of every
+/// policy by the measurement's own cost. Measured with the engine on the merged nDPI captures under `lfb` (2 cores,
+/// `BENCHMARKS.md`): recording cost 6% of the 1-worker and 14% of the 2-worker throughput, 1.66× instead of 1.81×.
 pub fn measure_config<R: Runner + ?Sized>(
     prep: &Prepared,
     scheduler: &str,
@@ -465,10 +483,18 @@ pub fn measure_config<R: Runner + ?Sized>(
     tick: &mut dyn FnMut(&str),
 ) -> Result<(RunMetrics, String), BenchError> {
     let reps = cfg.reps.max(1);
+    let timed = HarnessConfig {
+        records: cfg.timed_records,
+        ..cfg.clone()
+    };
+    let recorded = HarnessConfig {
+        records: true,
+        ..cfg.clone()
+    };
     let mut raws = Vec::with_capacity(reps);
     for rep in 0..reps {
         tick(&format!("{scheduler} × {threads}: raw {}/{reps}", rep + 1));
-        raws.push(workload.measure(prep, scheduler, threads, cfg, None)?);
+        raws.push(workload.measure(prep, scheduler, threads, &timed, None)?);
     }
     let k = median_by(&raws, |m| m.pps);
     let conv = mbps_per_pps(prep);
@@ -488,7 +514,13 @@ pub fn measure_config<R: Runner + ?Sized>(
         full_waits: raws[k].full_waits,
     });
     let pinning = raws[k].pinning.clone();
-    describe_run(&raws[k], prep, "raw", &mut out);
+    if raws[k].report.records.is_some() {
+        describe_run(&raws[k], prep, "raw", &mut out);
+    } else {
+        tick(&format!("{scheduler} × {threads}: raw, recorded"));
+        let m = workload.measure(prep, scheduler, threads, &recorded, None)?;
+        describe_run(&m, prep, "raw", &mut out);
+    }
     drop(raws);
 
     if cfg.mode == BenchMode::Scaled {
@@ -502,7 +534,7 @@ pub fn measure_config<R: Runner + ?Sized>(
             let release = release_times(&prep.ts_ns, rate).ok_or(BenchError::Rate(rate))?;
             Ok::<u64, BenchError>(
                 workload
-                    .measure(prep, scheduler, threads, cfg, Some(&release))?
+                    .measure(prep, scheduler, threads, &timed, Some(&release))?
                     .dropped,
             )
         })?;
@@ -515,7 +547,7 @@ pub fn measure_config<R: Runner + ?Sized>(
                     "{scheduler} × {threads}: latency {}/{reps}",
                     rep + 1
                 ));
-                let m = workload.measure(prep, scheduler, threads, cfg, Some(&release))?;
+                let m = workload.measure(prep, scheduler, threads, &recorded, Some(&release))?;
                 let lat = m
                     .report
                     .records
