@@ -93,6 +93,11 @@ pub struct EngineConfig {
     /// Default 300 s.
     pub expectation_ttl_ns: u64,
     pub cost: CostConfig,
+    /// Whether a TCP connection picked up mid-stream (no handshake seen) counts as established for content rules'
+    /// `flow:established` (Suricata's `stream.midstream`). Default on, the engine's behaviour for flow records;
+    /// Suricata's own default is off, which the suricata-verify harness sets unless a test asks for
+    /// `stream.midstream: true`. Reassembly and identification pick such connections up either way.
+    pub midstream: bool,
     /// Seed of the flow-id hash (flow ids are a hash of the key and the start time; fix it for reproducible output).
     pub flow_id_seed: u64,
     /// Seed of the scheduler hashes computed by [`crate::Prestage`] (`Desc::conn`).
@@ -118,6 +123,7 @@ impl Default for EngineConfig {
             max_expectations: 4096,
             expectation_ttl_ns: 300 * S,
             cost: CostConfig::default(),
+            midstream: true,
             flow_id_seed: 0x0f10_b00d_1e5e_ed00,
             hash_seed: 0x5eed,
         }

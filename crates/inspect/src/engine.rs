@@ -653,14 +653,22 @@ impl Engine {
                 let Some(t) = tcp.as_deref_mut() else {
                     return false;
                 };
+                let before = t.state;
                 t.on_flags(dir, to_server, th.flags);
-                let meta = FlowMeta {
-                    established: matches!(
-                        t.state,
+                // `flow:established` as Suricata marks packets: from the flow's state before the packet, so the
+                // handshake's last ACK is not yet established (and a RST or last FIN still is); a mid-stream pickup
+                // is established from its first packet, when such pickups count at all (`midstream`).
+                let est = |s| {
+                    matches!(
+                        s,
                         crate::event::TcpState::Established
                             | crate::event::TcpState::FinWait1
                             | crate::event::TcpState::CloseWait
-                    ),
+                    )
+                };
+                let pickup = t.midstream && before == crate::event::TcpState::None && est(t.state);
+                let meta = FlowMeta {
+                    established: (est(before) || pickup) && (self.cfg.midstream || !t.midstream),
                     ..meta
                 };
                 let mut out = Out {

@@ -48,6 +48,8 @@ pub(crate) struct TcpConn {
     pub fin: [bool; 2],
     pub reasm: Reassembler,
     pub gaps: u32,
+    /// Established by a mid-stream pickup (an ACK with no handshake seen), not by a handshake.
+    pub midstream: bool,
 }
 
 impl TcpConn {
@@ -58,6 +60,7 @@ impl TcpConn {
             fin: [false; 2],
             reasm: Reassembler::new(),
             gaps: 0,
+            midstream: false,
         }
     }
 
@@ -89,6 +92,7 @@ impl TcpConn {
             && (self.state == TcpState::SynRecv && from_client || self.state == TcpState::None)
         {
             // The handshake's last ACK, or a connection picked up mid-stream.
+            self.midstream = self.state == TcpState::None;
             self.state = TcpState::Established;
         }
         if fin {

@@ -15,9 +15,13 @@ use flowbundle_inspect::{Engine, EngineConfig, EventKind};
 
 /// Runs `pcap` through the engine with `rules` (which must all load) and counts alerts per signature id.
 fn alerts(pcap: &Path, rules: &str) -> BTreeMap<u32, u64> {
+    alerts_with(pcap, rules, EngineConfig::default())
+}
+
+fn alerts_with(pcap: &Path, rules: &str, cfg: EngineConfig) -> BTreeMap<u32, u64> {
     let (set, report) = RuleSet::parse(rules, &Vars::suricata_defaults()).expect("rules parse");
     assert_eq!(report.loaded, report.rules_read, "{}", report.summary());
-    let mut engine = Engine::new(EngineConfig::default(), None, Some(set));
+    let mut engine = Engine::new(cfg, None, Some(set));
     let f = common::run_serial(&mut engine, &[pcap.to_path_buf()]);
     let mut out = BTreeMap::new();
     for e in &f.events {
@@ -108,4 +112,46 @@ alert http any any -> any any (msg:"request body has no title"; http.request_bod
         assert_eq!(got.get(&12), None, "{pcap}: {got:?}");
         assert_eq!(got.get(&13), None, "{pcap}: {got:?}");
     }
+}
+
+/// suricata-verify's `no-3whs.pcap`: a client's data segment with no handshake, an RST, a retransmission, an RST.
+/// Picked up mid-stream, the connection is `flow:established` only when [`EngineConfig::midstream`] says mid-stream
+/// pickups count (Suricata's `stream.midstream`, off by default there); content without `established` matches
+/// either way.
+#[test]
+fn established_after_a_midstream_pickup_follows_the_midstream_setting() {
+    let Some(p) = shared("suricata-verify/alert-no-3whs-established/no-3whs.pcap") else {
+        return;
+    };
+    let rules = r#"
+alert tcp any any -> any 1212 (msg:"established"; flow:to_server,established; content:"MATCH?"; sid:1;)
+alert tcp any any -> any 1212 (msg:"any state"; flow:to_server; content:"MATCH?"; sid:2;)
+"#;
+    let on = alerts(&p, rules);
+    assert_eq!((on.get(&1), on.get(&2)), (Some(&1), Some(&1)), "{on:?}");
+    let off = alerts_with(
+        &p,
+        rules,
+        EngineConfig {
+            midstream: false,
+            ..EngineConfig::default()
+        },
+    );
+    assert_eq!((off.get(&1), off.get(&2)), (None, Some(&1)), "{off:?}");
+}
+
+/// suricata-verify's `krb5-frag.pcap` (four TCP connections from 192.168.51.206, each with a full handshake): a
+/// header-only `flow:established` rule fires on the client's packets after the handshake's last ACK, not on that
+/// ACK itself (Suricata marks a packet established from the flow's state before it): 17 packets, where counting the
+/// four handshake ACKs would give 21 (suricata-verify `like-ip-only-01`).
+#[test]
+fn handshake_last_ack_is_not_yet_established() {
+    let Some(p) = shared("suricata-verify/like-ip-only-01/krb5-frag.pcap") else {
+        return;
+    };
+    let got = alerts(
+        &p,
+        r#"alert tcp 192.168.51.206 any -> !192.168.51.206 any (flow:established; sid:1;)"#,
+    );
+    assert_eq!(got.get(&1), Some(&17), "{got:?}");
 }
