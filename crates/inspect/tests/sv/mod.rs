@@ -38,7 +38,9 @@
 //!
 //! ## Running
 //! The pcap goes through the single-threaded engine path (streaming reader, prestage, engine, finish) with the rules
-//! loaded, application events off. Alerts are the engine's `Alert` events.
+//! loaded, application events off, and [`EngineConfig::midstream`] off unless the test sets `stream.midstream`
+//! (Suricata's default: a TCP connection picked up without its handshake is never `flow:established`). Alerts are
+//! the engine's `Alert` events.
 
 #![allow(dead_code)]
 
@@ -351,9 +353,9 @@ pub fn run_one(dir: &Path) -> TestResult {
 fn run_engine(pcap: &Path, rules: RuleSet, settings: &Settings) -> Vec<Event> {
     let cfg = EngineConfig {
         app_events: false,
+        midstream: settings.midstream,
         ..EngineConfig::default()
     };
-    let _ = settings;
     let mut engine = Engine::new(cfg, None, Some(rules));
     let mut pre = Prestage::new(engine.config());
     let mut ctx = engine.new_ctx();
