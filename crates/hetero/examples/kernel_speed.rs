@@ -83,6 +83,15 @@ fn main() {
     }
     let dfa = Arc::new(Dfa::build(&pats, DfaLimits::default()).expect("10k set builds"));
     let st = dfa.stats();
+    // Whether the transition table got 2 MiB pages (dfa.rs asks for them with madvise).
+    let huge = std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("AnonHugePages:"))
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_string())
+        })
+        .unwrap_or_else(|| "?".into());
     let batch = make_batch(&payloads, packets, 0);
     let bytes = batch.bytes();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -104,29 +113,42 @@ fn main() {
         let mut out = BatchOutput::default();
         let mut work: PacketBatch = batch.clone();
         figs.push(measure(
-            "dpi: prefiltered DFA (kernel)",
+            "dpi: plain DFA walk, 4 interleaved (kernel)",
             bytes,
             reps,
             || {
                 kernels::run_cpu(App::Dpi, &dfa, &mut work, &mut out);
             },
         ));
-        let plain_hits: u64 = (0..batch.len())
-            .map(|i| u64::from(dfa.scan(batch.payload(i).unwrap_or(&[])).count))
-            .sum();
-        let fast_hits: u64 = out.dpi.iter().map(|r| u64::from(r.count)).sum();
-        assert_eq!(
-            plain_hits, fast_hits,
-            "prefiltered scan disagrees with the plain walk"
-        );
+        let plain: Vec<_> = (0..batch.len())
+            .map(|i| dfa.scan(batch.payload(i).unwrap_or(&[])))
+            .collect();
+        assert_eq!(plain, out.dpi, "kernel disagrees with the plain walk");
+        let pre: Vec<_> = (0..batch.len())
+            .map(|i| dfa.scan_prefiltered(batch.payload(i).unwrap_or(&[])))
+            .collect();
+        assert_eq!(plain, pre, "prefiltered scan disagrees with the plain walk");
         figs.push(measure(
-            "dpi: plain DFA walk, 4 interleaved (before)",
+            "dpi: prefiltered DFA (scan_prefiltered)",
             bytes,
             reps,
             || {
-                for i in (0..batch.len()).step_by(4) {
-                    let p = |k: usize| batch.payload(i + k).unwrap_or(&[]);
-                    std::hint::black_box(dfa.scan4([p(0), p(1), p(2), p(3)]));
+                for i in 0..batch.len() {
+                    std::hint::black_box(dfa.scan_prefiltered(batch.payload(i).unwrap_or(&[])));
+                }
+            },
+        ));
+        let mut r8 = [flowbundle_hetero::DpiResult::NONE; 8];
+        figs.push(measure(
+            "dpi: plain DFA walk, 8 interleaved",
+            bytes,
+            reps,
+            || {
+                for i in (0..batch.len()).step_by(8) {
+                    let h: [&[u8]; 8] =
+                        std::array::from_fn(|k| batch.payload(i + k).unwrap_or(&[]));
+                    dfa.scan8(&h, &mut r8);
+                    std::hint::black_box(&r8);
                 }
             },
         ));
@@ -206,10 +228,11 @@ fn main() {
     });
     println!(
         "one core, thread CPU time; {packets} packets of {size} bytes of real payload ({:.1} MB), median of {reps}; \
-         10k set: {} states, stride {}, prefilter {}",
+         10k set: {} states, stride {}, table {} MB, prefilter {}; anonymous huge pages: {huge} kB",
         bytes as f64 / 1e6,
         st.states,
         st.stride,
+        st.table_bytes / 1_000_000,
         st.prefilter
     );
     let reference = figs.first().map_or(1.0, |f| f.cpu_gbps);

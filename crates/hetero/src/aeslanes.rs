@@ -3,26 +3,29 @@
 //! # Why
 //! CBC encryption is serial within a packet: block `j` is encrypted after block `j - 1`'s ciphertext is known. One
 //! AES-NI round has a latency of several cycles but a throughput of one or two per cycle, so a single chain leaves
-//! the unit mostly idle (RustCrypto's `cbc` over `aes`, one packet at a time, measured 2.4 Gbit/s per core here).
+//! the unit mostly idle (RustCrypto's `cbc` over `aes`, one packet at a time: 8.5 Gbit/s of one core here, thread CPU time).
 //! Packets are independent chains, each under its own connection's key. Running eight of them side by side, one
 //! block of each per step, keeps eight rounds in flight.
 //!
 //! # How
-//! RustCrypto's `aes` crate exposes the AES round itself (`hazmat::cipher_round_par`: one `AESENC` on eight blocks
-//! with eight *different* round keys, AES-NI when the CPU has it, its constant-time software otherwise), which is
-//! exactly what independent keys need; the batch API (`encrypt_blocks`) would tie all eight to one key. A lane
-//! holds one packet: its expanded key (FIPS-197 §5.2, computed here once per connection and cached), its chaining
-//! block, and where it is in the packet. Each step every lane contributes one input block:
+//! A lane holds one packet: its expanded key (FIPS-197 §5.2, computed here once per connection and cached), its
+//! chaining block, and where it is in the packet. Each step every lane contributes one input block:
 //!
 //! 1. the nonce `seq_le64 ‖ 0^64`, whose encryption is the packet's IV (see [`crate::kernels`]);
 //! 2. each whole payload block XOR the previous ciphertext (CBC), written back in place;
 //! 3. for a trailing partial block, the last ciphertext, whose encryption is XORed into the tail (residual block
 //!    termination).
 //!
-//! A lane that finishes takes the next packet. The tenth round has no MixColumns and the crate has no parallel
-//! `AESENCLAST`; since MixColumns is linear, `InvMixColumns(AESENC(x, MixColumns(k10)))` equals the last round
-//! with key `k10`, so the last round is a parallel `AESENC` with a pre-mixed key followed by one `AESIMC` per block
-//! (`hazmat::inv_mix_columns`).
+//! A lane that finishes takes the next packet. On x86-64 with AES-NI (checked at run time) the eight blocks go
+//! through `AESENC`/`AESENCLAST` intrinsics round by round (module `ni`), and while all eight lanes are inside
+//! their whole blocks the common stretch runs as one CBC loop with the chaining values in registers (`ni::cbc8`):
+//! for 1,500-byte packets that is 92 of every 95 steps, with no per-step bookkeeping. The first version went
+//! through the `aes` crate's `hazmat::cipher_round_par` for every round and measured *slower* than one `cbc`
+//! chain per packet (5.4 against 8.5 Gbit/s, thread CPU time): each call loads and stores the eight blocks and
+//! checks the CPU's features. That path stays as the portable fallback: the crate exposes `AESENC` on eight
+//! blocks with eight *different* round keys (its batch API would tie all eight to one key), and since the tenth
+//! round has no MixColumns and the crate has no parallel `AESENCLAST`, the last round is
+//! `InvMixColumns(AESENC(x, MixColumns(k10)))` (MixColumns is linear), with one `hazmat::inv_mix_columns` per block.
 //!
 //! # What it costs
 //! 11 round keys plus the pre-mixed last key per lane and per cached connection; no allocation besides the small
@@ -62,6 +65,8 @@ pub struct RoundKeys {
     pub rk: [[u8; 16]; 10],
     /// `MixColumns(rk[10])`.
     pub last_mixed: [u8; 16],
+    /// `rk[10]` itself, for `AESENCLAST` on the AES-NI path.
+    pub last: [u8; 16],
 }
 
 /// FIPS-197 §5.2 key expansion for AES-128: the 11 round keys.
@@ -106,6 +111,7 @@ impl RoundKeys {
         Self {
             rk,
             last_mixed: last.into(),
+            last: all[10],
         }
     }
 }
@@ -122,6 +128,10 @@ struct LaneKeys {
     rk0: [[u8; 16]; LANES],
     rounds: [Block8; 9],
     last: Block8,
+    /// Per lane, the 11 round keys as they are (the AES-NI path's layout: one lane's keys contiguous).
+    all: [[[u8; 16]; 11]; LANES],
+    /// Whether this CPU has AES-NI (checked once per [`encrypt_many`] call).
+    ni: bool,
 }
 
 impl LaneKeys {
@@ -130,6 +140,8 @@ impl LaneKeys {
             rk0: [[0; 16]; LANES],
             rounds: std::array::from_fn(|_| Block8::default()),
             last: Block8::default(),
+            all: [[[0; 16]; 11]; LANES],
+            ni: ni::available(),
         }
     }
 
@@ -146,11 +158,30 @@ impl LaneKeys {
         if let Some(b) = self.last.get_mut(lane) {
             *b = Block::from(k.last_mixed);
         }
+        if let Some(a) = self.all.get_mut(lane) {
+            a[..10].copy_from_slice(&k.rk);
+            a[10] = k.last;
+        }
     }
 
-    /// AES-128 on the eight blocks, each under its lane's key.
+    /// AES-128 on the eight blocks, each under its lane's key: AES-NI when the CPU has it, else the `aes` crate's
+    /// round function.
     #[inline(always)]
     fn encrypt(&self, blocks: &mut Block8) {
+        if self.ni {
+            let mut b: [[u8; 16]; LANES] = std::array::from_fn(|l| blocks[l].into());
+            ni::encrypt8(&self.all, &mut b);
+            for (x, y) in blocks.iter_mut().zip(b) {
+                *x = Block::from(y);
+            }
+            return;
+        }
+        self.encrypt_soft(blocks);
+    }
+
+    /// [`LaneKeys::encrypt`] through the `aes` crate's round function (no AES-NI needed).
+    #[inline(always)]
+    fn encrypt_soft(&self, blocks: &mut Block8) {
         for (b, k) in blocks.iter_mut().zip(&self.rk0) {
             for (x, y) in b.iter_mut().zip(k) {
                 *x ^= y;
@@ -288,6 +319,51 @@ pub fn encrypt_many<'p, 'k>(packets: impl IntoIterator<Item = Packet<'p, 'k>>) {
     }
     let mut blocks = Block8::default();
     while active > 0 {
+        // Every lane inside its whole blocks: run the common stretch as one CBC loop in AES-NI registers.
+        if keys.ni && active == LANES {
+            let run = lanes
+                .iter()
+                .map(|l| match l {
+                    Some(Lane {
+                        payload,
+                        phase: Phase::Block(j),
+                        ..
+                    }) => (payload.len() / 16).saturating_sub(*j),
+                    _ => 0,
+                })
+                .min()
+                .unwrap_or(0);
+            // Leave each lane's last whole block of the stretch to the generic step below, which knows what
+            // comes next (another block, the tail, or the next packet).
+            let steps = run.saturating_sub(1);
+            if steps >= 1 {
+                let mut prev = [[0u8; 16]; LANES];
+                for (p, l) in prev.iter_mut().zip(&lanes) {
+                    if let Some(l) = l {
+                        *p = l.prev;
+                    }
+                }
+                let segs: [&mut [u8]; LANES] = lanes.each_mut().map(|l| match l {
+                    Some(Lane {
+                        payload,
+                        phase: Phase::Block(j),
+                        ..
+                    }) => payload
+                        .get_mut(*j * 16..(*j + steps) * 16)
+                        .unwrap_or_default(),
+                    _ => Default::default(),
+                });
+                ni::cbc8(&keys.all, segs, &mut prev, steps);
+                for (l, p) in lanes.iter_mut().zip(prev) {
+                    if let Some(l) = l
+                        && let Phase::Block(j) = l.phase
+                    {
+                        l.prev = p;
+                        l.phase = Phase::Block(j + steps);
+                    }
+                }
+            }
+        }
         for (b, lane) in blocks.iter_mut().zip(&lanes) {
             *b = Block::from(lane.as_ref().map_or([0u8; 16], Lane::input));
         }
@@ -307,6 +383,132 @@ pub fn encrypt_many<'p, 'k>(packets: impl IntoIterator<Item = Packet<'p, 'k>>) {
                 active -= 1;
             }
         }
+    }
+}
+
+/// The AES-NI path: whole AES-128 encryptions in registers, `AESENCLAST` with the plain last key.
+#[cfg(target_arch = "x86_64")]
+mod ni {
+    use super::LANES;
+    use std::arch::x86_64::{
+        __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_loadu_si128, _mm_storeu_si128,
+        _mm_xor_si128,
+    };
+
+    /// Whether this CPU has AES-NI (SSE2 is part of x86-64).
+    pub(super) fn available() -> bool {
+        std::arch::is_x86_feature_detected!("aes")
+    }
+
+    #[inline(always)]
+    fn load(b: &[u8; 16]) -> __m128i {
+        // SAFETY: `b` is 16 readable bytes; `loadu` has no alignment requirement.
+        unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
+    }
+
+    #[inline(always)]
+    fn store(x: __m128i) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        // SAFETY: `b` is 16 writable bytes; `storeu` has no alignment requirement.
+        unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), x) };
+        b
+    }
+
+    /// Eight independent AES-128 encryptions, lane `l` under `keys[l]`, interleaved round by round so eight
+    /// `AESENC`s are in flight.
+    #[target_feature(enable = "aes")]
+    fn rounds8(keys: &[[[u8; 16]; 11]; LANES], x: &mut [__m128i; LANES]) {
+        for (v, k) in x.iter_mut().zip(keys) {
+            *v = _mm_xor_si128(*v, load(&k[0]));
+        }
+        for r in 1..10 {
+            for (v, k) in x.iter_mut().zip(keys) {
+                *v = _mm_aesenc_si128(*v, load(&k[r]));
+            }
+        }
+        for (v, k) in x.iter_mut().zip(keys) {
+            *v = _mm_aesenclast_si128(*v, load(&k[10]));
+        }
+    }
+
+    #[target_feature(enable = "aes")]
+    fn encrypt8_ni(keys: &[[[u8; 16]; 11]; LANES], blocks: &mut [[u8; 16]; LANES]) {
+        let mut x: [__m128i; LANES] = std::array::from_fn(|l| load(&blocks[l]));
+        rounds8(keys, &mut x);
+        for (b, v) in blocks.iter_mut().zip(x) {
+            *b = store(v);
+        }
+    }
+
+    /// Encrypts one block per lane. Callers check [`available`] first.
+    #[inline(always)]
+    pub(super) fn encrypt8(keys: &[[[u8; 16]; 11]; LANES], blocks: &mut [[u8; 16]; LANES]) {
+        // SAFETY: only called when `available()` said this CPU has AES-NI (`LaneKeys::ni`).
+        unsafe { encrypt8_ni(keys, blocks) }
+    }
+
+    #[target_feature(enable = "aes")]
+    fn cbc8_ni(
+        keys: &[[[u8; 16]; 11]; LANES],
+        mut segs: [&mut [u8]; LANES],
+        prev: &mut [[u8; 16]; LANES],
+        steps: usize,
+    ) {
+        let mut c: [__m128i; LANES] = std::array::from_fn(|l| load(&prev[l]));
+        for s in 0..steps {
+            let mut x = c;
+            for (v, seg) in x.iter_mut().zip(segs.iter()) {
+                let p = seg
+                    .get(s * 16..s * 16 + 16)
+                    .and_then(|b| <&[u8; 16]>::try_from(b).ok())
+                    .map_or_else(|| _mm_xor_si128(*v, *v), load);
+                *v = _mm_xor_si128(*v, p);
+            }
+            rounds8(keys, &mut x);
+            for (seg, v) in segs.iter_mut().zip(x) {
+                if let Some(b) = seg.get_mut(s * 16..s * 16 + 16) {
+                    b.copy_from_slice(&store(v));
+                }
+            }
+            c = x;
+        }
+        for (p, v) in prev.iter_mut().zip(c) {
+            *p = store(v);
+        }
+    }
+
+    /// CBC over `steps` whole blocks of every lane's segment, in place, chaining from `prev` (which ends as each
+    /// lane's last ciphertext block). Every segment holds at least `steps * 16` bytes (a shorter one, which the
+    /// caller never passes, is left unencrypted rather than read out of bounds). Callers check [`available`].
+    #[inline(always)]
+    pub(super) fn cbc8(
+        keys: &[[[u8; 16]; 11]; LANES],
+        segs: [&mut [u8]; LANES],
+        prev: &mut [[u8; 16]; LANES],
+        steps: usize,
+    ) {
+        // SAFETY: only called when `available()` said this CPU has AES-NI (`LaneKeys::ni`).
+        unsafe { cbc8_ni(keys, segs, prev, steps) }
+    }
+}
+
+/// Other architectures: no AES-NI path; [`LaneKeys::encrypt`] uses the `aes` crate's round function.
+#[cfg(not(target_arch = "x86_64"))]
+mod ni {
+    use super::LANES;
+
+    pub(super) fn available() -> bool {
+        false
+    }
+
+    pub(super) fn encrypt8(_: &[[[u8; 16]; 11]; LANES], _: &mut [[u8; 16]; LANES]) {}
+
+    pub(super) fn cbc8(
+        _: &[[[u8; 16]; 11]; LANES],
+        _: [&mut [u8]; LANES],
+        _: &mut [[u8; 16]; LANES],
+        _: usize,
+    ) {
     }
 }
 
@@ -355,14 +557,65 @@ mod tests {
             Aes128::new(&k.into()).encrypt_block(&mut b);
             want.push(b);
         }
+        let mut soft = blocks;
         lk.encrypt(&mut blocks);
         assert_eq!(<[u8; 16]>::from(blocks[0]), want_c1);
         for l in 0..LANES {
             assert_eq!(blocks[l], want[l], "lane {l}");
         }
+        // The `aes` crate's round function (the path without AES-NI) agrees.
+        lk.encrypt_soft(&mut soft);
+        assert_eq!(soft, blocks);
+    }
+
+    /// Sixteen 1,500-byte packets under eight keys: the lanes stay in lock-step, so nearly every block goes
+    /// through the AES-NI CBC loop (`ni::cbc8`) when the CPU has it.
+    #[test]
+    fn lockstep_full_packets_match_the_reference() {
+        let keys: Vec<[u8; 16]> = (0..8u8).map(|k| [k.wrapping_mul(37); 16]).collect();
+        let expanded: Vec<RoundKeys> = keys.iter().map(RoundKeys::new).collect();
+        let orig: Vec<Vec<u8>> = (0..16)
+            .map(|p| (0..1500).map(|i| (i * 7 + p * 131) as u8).collect())
+            .collect();
+        let mut got = orig.clone();
+        encrypt_many(got.iter_mut().enumerate().map(|(i, buf)| Packet {
+            payload: buf.as_mut_slice(),
+            seq: i as u32,
+            keys: &expanded[i % 8],
+        }));
+        for (i, (g, o)) in got.iter().zip(&orig).enumerate() {
+            let mut want = o.clone();
+            aes_encrypt_packet(&keys[i % 8], i as u32, &mut want);
+            assert_eq!(g, &want, "packet {i}");
+        }
     }
 
     proptest! {
+        /// Long packets of mixed lengths: lanes drift apart, so CBC stretches of every length (and lane refills
+        /// right after a stretch) occur.
+        #[test]
+        fn long_mixed_packets_match_the_reference(
+            pkts in proptest::collection::vec((0usize..3, any::<u32>(), 0usize..700, any::<u8>()), 8..40),
+            keys in proptest::collection::vec(any::<[u8; 16]>(), 3),
+        ) {
+            let expanded: Vec<RoundKeys> = keys.iter().map(RoundKeys::new).collect();
+            let orig: Vec<Vec<u8>> = pkts
+                .iter()
+                .map(|p| (0..p.2).map(|i| (i as u8).wrapping_mul(p.3)).collect())
+                .collect();
+            let mut got = orig.clone();
+            encrypt_many(got.iter_mut().zip(&pkts).map(|(buf, p)| Packet {
+                payload: buf.as_mut_slice(),
+                seq: p.1,
+                keys: &expanded[p.0],
+            }));
+            for ((g, o), p) in got.iter().zip(&orig).zip(&pkts) {
+                let mut want = o.clone();
+                aes_encrypt_packet(&keys[p.0], p.1, &mut want);
+                prop_assert_eq!(g, &want);
+            }
+        }
+
         /// Many packets of arbitrary lengths (tails, empty, exact blocks) under a few keys equal the per-packet
         /// reference.
         #[test]

@@ -46,14 +46,22 @@
 //! `depth` bytes, and began at a candidate. When no candidate lies there, no occurrence is in progress: the walk
 //! stops and resumes from the root at the next candidate. Occurrences starting between candidates do not exist,
 //! so the matches reported, in the same order, are exactly those of the full walk: `count` and `first` are
-//! bit-identical (tested against [`Dfa::scan`] and the `aho-corasick` oracle). The OpenCL kernel keeps the plain
-//! walk: a GPU prefers the branch-free loop.
+//! bit-identical (tested against [`Dfa::scan`] and the `aho-corasick` oracle).
+//!
+//! **Measured, it loses** on real payload with the 10k set: 1.6 Gbit/s per core against 2.8 for four interleaved
+//! plain walks ([`Dfa::scan4`]), thread CPU time, same run (`examples/kernel_speed.rs`). Snort contents are
+//! mostly text, the payload is mostly text, so a quarter of the 8-byte words have a flagged 4-gram and the
+//! candidate tests and root restarts cost more than the walk they avoid. The batch kernel therefore uses
+//! [`Dfa::scan4`]; the prefiltered scan stays, tested, for pattern sets and traffic where candidates are rare
+//! (binary signatures over encrypted or compressed payload). The OpenCL kernel keeps the plain walk too.
 //!
 //! # What it costs
 //! `states * stride * 4` bytes: about 176,000 states for the 10k set (176 KB of pattern bytes), i.e. ~180 MB at
-//! stride 256, plus 160 KiB of prefilter tables and 4 bytes of depth per state. Building walks every cell once (about 45 M writes, a fraction of a second in release mode). The
-//! working set while scanning real payload is the few hundred states near the root, which stay in L1/L2. The
-//! table size is capped ([`DfaLimits`]) so a hostile rule file cannot exhaust memory.
+//! stride 256 (asked for in 2 MiB pages, see [`advise_huge_pages`]), plus 160 KiB of prefilter tables and 4 bytes
+//! of depth per state. Building walks every cell once (about 45 M writes, a fraction of a second in release mode).
+//! Scanning real payload touches far more than the states near the root (text follows the many text prefixes of
+//! Snort contents deep into the trie), so the walk is bound by cache misses: see the speed figures in
+//! `BENCHMARKS.md`. The table size is capped ([`DfaLimits`]) so a hostile rule file cannot exhaust memory.
 
 use serde::{Deserialize, Serialize};
 
@@ -265,6 +273,30 @@ impl Prefilter {
             .get(index as usize)
             .map_or(usize::MAX, |&d| d as usize)
     }
+}
+
+/// Asks the kernel to back the transition table with 2 MiB pages (Linux, transparent huge pages in `madvise` mode,
+/// the usual default). The table of the 10k set is ~135 MB and a walk over real payload hops between rows spread
+/// over all of it, so on 4 KiB pages nearly every step that leaves the few hottest rows also misses the TLB. Called
+/// before the table is first written, so the pages are faulted in huge. Advisory only: when the kernel refuses
+/// (THP `never`, no memory to compact) nothing changes but the speed.
+fn advise_huge_pages(table: &mut [u32]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = table.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(table);
+        let (a, b) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if b > a {
+            // SAFETY: `a..b` lies inside `table`'s allocation, which this function borrows mutably; MADV_HUGEPAGE
+            // changes how the kernel backs those pages, never their contents or their validity.
+            unsafe {
+                libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = table;
 }
 
 /// Parses a hex pattern file: one pattern per line, hex digits (case-insensitive, optional spaces), `#` comments and
@@ -559,6 +591,7 @@ impl Dfa {
 
         // 4. Dense rows in BFS order so that a failure target's row is complete before it is copied.
         let mut trans = vec![0u32; n * stride];
+        advise_huge_pages(&mut trans);
         for &s in &order {
             let row = (new_id[s] as usize) << stride_shift;
             if s == 0 {
@@ -739,6 +772,35 @@ impl Dfa {
         r
     }
 
+    /// Scans up to eight payloads at once, interleaving their walks like [`Dfa::scan4`] with twice the loads in
+    /// flight. Results are identical to calls of [`Dfa::scan`]; `out` gets one result per payload.
+    pub fn scan8(&self, hays: &[&[u8]; 8], out: &mut [DpiResult; 8]) {
+        *out = [DpiResult::NONE; 8];
+        let common = hays.iter().map(|h| h.len()).min().unwrap_or(0);
+        let mut s = [0u32; 8];
+        for i in 0..common {
+            for k in 0..8 {
+                // `common` is the shortest length, so `i` is in range of every payload.
+                s[k] = self.step(s[k], hays[k].get(i).copied().unwrap_or(0));
+            }
+            if s.iter().copied().max().unwrap_or(0) >= self.match_start {
+                for k in 0..8 {
+                    if s[k] >= self.match_start {
+                        self.hit(s[k], &mut out[k]);
+                    }
+                }
+            }
+        }
+        for k in 0..8 {
+            for &b in hays[k].get(common..).unwrap_or(&[]) {
+                s[k] = self.step(s[k], b);
+                if s[k] >= self.match_start {
+                    self.hit(s[k], &mut out[k]);
+                }
+            }
+        }
+    }
+
     #[inline(always)]
     fn step(&self, s: u32, b: u8) -> u32 {
         let idx = s as usize + self.classes[b as usize] as usize;
@@ -905,6 +967,14 @@ mod tests {
             assert_eq!(r4[0], dfa.scan(&ch[0]));
             assert_eq!(r4[3], dfa.scan(&ch[3][..ch[3].len() / 2]));
         }
+        let mut r8 = [DpiResult::NONE; 8];
+        for ch in payloads.chunks_exact(8) {
+            let h: [&[u8]; 8] = std::array::from_fn(|k| &ch[k][..ch[k].len() * (k + 1) / 8]);
+            dfa.scan8(&h, &mut r8);
+            for k in 0..8 {
+                assert_eq!(r8[k], dfa.scan(h[k]));
+            }
+        }
     }
 
     proptest! {
@@ -919,6 +989,12 @@ mod tests {
                     let r4 = dfa.scan4([&hay, &hay[..hay.len() / 2], &[], &hay]);
                     prop_assert_eq!(r4[1], dfa.scan(&hay[..hay.len() / 2]));
                     prop_assert_eq!(r4[3], oracle(&pats, &hay));
+                    let h: [&[u8]; 8] = std::array::from_fn(|k| &hay[..hay.len() * k / 7]);
+                    let mut r8 = [DpiResult::NONE; 8];
+                    dfa.scan8(&h, &mut r8);
+                    for k in 0..8 {
+                        prop_assert_eq!(r8[k], dfa.scan(h[k]));
+                    }
                 }
                 Err(DfaError::NoPatterns) => prop_assert!(pats.iter().all(|p| p.is_empty())),
                 Err(e) => prop_assert!(false, "{e}"),
