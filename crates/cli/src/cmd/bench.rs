@@ -3,7 +3,9 @@
 
 use anyhow::{Context, bail};
 use flowbundle_bench::harness::{BenchMode, HarnessConfig};
+use flowbundle_bench::inspect::{InspectRunner, prep_options};
 use flowbundle_bench::{PrepOptions, Prepared, SearchPolicy, cost, plot, table};
+use flowbundle_inspect::EngineConfig;
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_trace::synth::{SynthConfig, generate_trace};
 use flowbundle_worker::{Cost, Null, Synthetic};
@@ -49,7 +51,7 @@ pub struct Args {
     mode: String,
 
     /// What workers do per packet: the inspection engine, a calibrated synthetic cost, or nothing.
-    #[arg(long, default_value = "synthetic", value_parser = ["inspect", "synthetic", "null"])]
+    #[arg(long, default_value = "inspect", value_parser = ["inspect", "synthetic", "null"])]
     workload: String,
 
     /// Synthetic workload: per-packet costs (`packet,cost_ns` CSV, e.g. written by the engine) instead of the model.
@@ -123,6 +125,11 @@ pub struct Args {
     /// Draw SVG plots into this directory.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
+
+    /// Keep per-packet records in the timed runs too (by default they run without, and one extra recorded run per
+    /// configuration gives the order, balance and life-of-a-packet figures).
+    #[arg(long)]
+    timed_records: bool,
 
     /// No progress bar.
     #[arg(long, short)]
@@ -202,6 +209,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cache_counters: !args.no_cache_counters,
         check: args.check,
         progress: !args.quiet,
+        timed_records: args.timed_records,
+        records: true,
     };
     let report = match args.workload.as_str() {
         "null" => flowbundle_bench::sweep(&prep, &Null, &cfg)?,
@@ -231,10 +240,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 Synthetic::new(cost, args.state_lines).with_prepare_share(args.prepare_share);
             flowbundle_bench::sweep(&prep, &work, &cfg)?
         }
-        "inspect" => bail!(
-            "the `inspect` workload needs the engine's Workload (crates/inspect), which this build does not have yet; \
-             use --workload synthetic (optionally --cost-file with the engine's per-packet costs)"
-        ),
+        "inspect" => {
+            // A fresh engine per run (empty flow table), built-in detectors; see flowbundle_bench::inspect.
+            let runner = InspectRunner::new(EngineConfig::default(), &prep);
+            flowbundle_bench::sweep(&prep, &runner, &cfg)?
+        }
         other => bail!("unknown workload `{other}`"),
     };
     println!("{}", table::header(&report));
@@ -257,9 +267,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn load(args: &Args) -> anyhow::Result<Prepared> {
+    // The engine must see the flows the policies see: its decode options (tunnels) and hash seed.
+    let base = if args.workload == "inspect" {
+        prep_options(&EngineConfig::default())
+    } else {
+        PrepOptions::default()
+    };
     let opts = PrepOptions {
         limit: args.packets.unwrap_or(flowbundle_bench::prep::MAX_PACKETS),
-        ..PrepOptions::default()
+        ..base
     };
     if let Some(name) = &args.synth {
         let mut cfg = SynthConfig::profile(name)
