@@ -312,6 +312,15 @@ fn run_sched(a: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A rate with the digits it needs: slow-motion runs (`--rate-scale`) offer a few Mbit/s, which `{:.1}` shows as 0.
+fn gbps(x: f64) -> String {
+    if x.abs() >= 1.0 || x == 0.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
 /// Writes the decision log (JSON lines) and prints one line per decision.
 fn write_decisions(log: &RunLog, path: &std::path::Path) -> anyhow::Result<()> {
     let mut f = std::io::BufWriter::new(
@@ -323,15 +332,15 @@ fn write_decisions(log: &RunLog, path: &std::path::Path) -> anyhow::Result<()> {
             format!("{}/{}", p.devices.join("+"), p.batch)
         });
         println!(
-            "{:7.2}s {:<4} {:<15} {} -> {}/{}  offered {:.1} Gbit/s, capacity {:.1}, latency {:.0} µs, power {:.1} W",
+            "{:7.2}s {:<4} {:<15} {} -> {}/{}  offered {} Gbit/s, capacity {}, latency {:.0} µs, power {:.1} W",
             d.t_s,
             d.app.name(),
             format!("{:?}", d.action),
             from,
             d.to.devices.join("+"),
             d.to.batch,
-            d.offered_gbps,
-            d.capacity_gbps,
+            gbps(d.offered_gbps),
+            gbps(d.capacity_gbps),
             d.latency_us,
             d.power_w
         );
