@@ -216,7 +216,8 @@ pub struct Latency {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Order {
-    /// Which run it was measured on: "raw" (median repetition) or "latency" (the 80% scaled run).
+    /// Which run it was measured on: "raw" (the recorded raw run: the median repetition when timed runs keep records,
+    /// else one extra run made with them) or "latency" (the 80% scaled run).
     pub from: String,
     pub packets: u64,
     pub reordered_packets: u64,

@@ -272,3 +272,51 @@ fn the_null_workload_runs_every_policy() {
         assert!(m.stages.is_empty(), "the null workload has no stages");
     }
 }
+
+/// Timed runs go without per-packet records (their cost would be counted in the throughput); the order, balance and
+/// life figures then come from one extra recorded run, and are complete either way.
+#[test]
+fn raw_figures_come_from_a_recorded_run_when_timed_runs_are_not_recorded() {
+    let prep = prepare(
+        vec![("balanced".into(), synthetic("balanced", 4_000))],
+        &PrepOptions::default(),
+    );
+    let n = prep.len() as u64;
+    let work = Synthetic::new(
+        Cost::Model {
+            base_ns: 200.0,
+            per_byte_ns: 0.0,
+        },
+        1,
+    );
+    for timed_records in [false, true] {
+        let cfg = HarnessConfig {
+            schedulers: vec!["lfb".into(), "dh".into()],
+            threads: vec![1, 2],
+            reps: 3,
+            timed_records,
+            progress: false,
+            ..HarnessConfig::default()
+        };
+        // A timed run keeps records exactly when asked to.
+        let timed = HarnessConfig {
+            records: timed_records,
+            ..cfg.clone()
+        };
+        let m = measure(&prep, "lfb", 2, &work, &timed, None).unwrap();
+        assert_eq!(m.report.records.is_some(), timed_records);
+        assert_eq!(m.report.processed(), n);
+        let report = sweep(&prep, &work, &cfg).unwrap();
+        for r in &report.runs {
+            let raw = r.raw.as_ref().unwrap();
+            assert_eq!(raw.samples_pps.len(), 3);
+            assert_eq!(r.order.from, "raw");
+            assert_eq!(r.order.packets, n, "{} × {}", r.scheduler, r.threads);
+            assert_eq!(r.order.reordered_packets, 0);
+            assert_eq!(r.life.from, "raw");
+            assert!(r.life.service_ns > 0.0);
+            let per_worker: u64 = r.balance.workers.iter().map(|w| w.packets).sum();
+            assert_eq!(per_worker, n);
+        }
+    }
+}
