@@ -57,7 +57,7 @@
 //!
 //! # What it costs
 //! `states * stride * 4` bytes: about 176,000 states for the 10k set (176 KB of pattern bytes), i.e. ~180 MB at
-//! stride 256 (asked for in 2 MiB pages, see [`advise_huge_pages`]), plus 160 KiB of prefilter tables and 4 bytes
+//! stride 256 (asked for in 2 MiB pages, see `advise_huge_pages`), plus 160 KiB of prefilter tables and 4 bytes
 //! of depth per state. Building walks every cell once (about 45 M writes, a fraction of a second in release mode).
 //! Scanning real payload touches far more than the states near the root (text follows the many text prefixes of
 //! Snort contents deep into the trie), so the walk is bound by cache misses: see the speed figures in

@@ -6,7 +6,7 @@
 //!
 //! | module | paper | what |
 //! |---|---|---|
-//! | [`kernels`], [`dfa`], [`md5lanes`], [`aeslanes`] | §II-b | the three applications (`dpi`, `md5`, `aes`) as batch kernels: CPU reference and the per-core fast paths (prefilter, multi-buffer MD5, interleaved CBC) |
+//! | [`kernels`], [`dfa`], [`md5lanes`], [`aeslanes`] | §II-b | the three applications (`dpi`, `md5`, `aes`) as batch kernels: CPU reference and the per-core fast paths (interleaved DFA walks, multi-buffer MD5, interleaved AES-NI CBC) |
 //! | [`opencl`] | §III | the same kernels in OpenCL C, mapped memory on shared-memory devices, double-buffered copies on discrete ones |
 //! | [`device`] | §II-a | CPU pool, OpenCL devices found at run time, modelled devices (paper figures, always labelled `modelled`) |
 //! | [`batch`] | §III-a | batches that keep every flow whole (grouped by 5-tuple before batching) |
