@@ -489,6 +489,50 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
         && rule.dst_ports.contains(ctx.src_port))
 }
 
+/// Suricata's "PD-only" signature: `app-layer-protocol` and nothing else (no content, no `flow`, no flowbits).
+/// Suricata matches it only on the packets where protocol detection completes, one per direction at most; see
+/// [`pd_first`].
+#[inline]
+fn pd_only(rule: &Rule) -> bool {
+    rule.groups.is_empty()
+        && !rule.app_layer.is_empty()
+        && rule.flow_dir == FlowDir::Any
+        && rule.flow_state == FlowState::Any
+        && rule.flowbits.is_empty()
+}
+
+/// The packet where detection completes in direction `d`, as near as the engine's calls tell: the first packet of
+/// that direction carrying payload once the protocol is known (the caller checked `app-layer-protocol`, which
+/// fails while it is unknown). Records rule `r` as fired in that direction, so it matches there once; a direction
+/// without payload never completes detection (a TLS server that only ACKs), as in Suricata.
+fn pd_first(dirs: &mut [Option<Box<DirState>>; 2], d: usize, r: u32, payload: &[u8]) -> bool {
+    if payload.is_empty() {
+        return false;
+    }
+    let Some(slot) = dirs.get_mut(d) else {
+        return false;
+    };
+    let st = slot.get_or_insert_with(|| {
+        Box::new(DirState {
+            end: 0,
+            seen: false,
+            scan: ScanState::default(),
+            tail: Vec::new(),
+            pending: Vec::new(),
+            fired: Vec::new(),
+        })
+    });
+    match st.fired.binary_search(&r) {
+        Ok(_) => false,
+        Err(pos) => {
+            if st.fired.len() < MAX_FIRED {
+                st.fired.insert(pos, r);
+            }
+            true
+        }
+    }
+}
+
 /// Length of the content a group's fast pattern belongs to.
 fn fp_content_len(g: &Group, gi: &GroupInfo) -> u64 {
     match gi.fp.and_then(|i| g.items.get(i)) {
@@ -916,7 +960,7 @@ impl RuleSet {
         sc.fit(self);
         let d = ctx.dir.index();
         sc.next_generation();
-        let bits = &mut flow.bits;
+        let FlowMatchState { dirs, bits, .. } = flow;
         let tables = if ctx.l4 == L4::Tcp {
             &self.tcp_packet
         } else {
@@ -955,6 +999,7 @@ impl RuleSet {
                         && let Some(rule) = self.rules.get(r as usize)
                         && applies(rule, ctx)
                         && flowbits_ok(rule, bits)
+                        && (!pd_only(rule) || pd_first(dirs, d, r, payload))
                         && sc.stamp(r)
                     {
                         self.matched(sc, bits, r, ctx.dir, AlertSource::Packet, (0, 0), sink);

@@ -449,6 +449,39 @@ alert tcp any any -> any any (app-layer-protocol:failed; content:"abc"; sid:2;)"
     assert_eq!(run(Some("failed")), vec![1, 2]);
 }
 
+/// A rule with `app-layer-protocol` and nothing else (Suricata's PD-only type) matches once per direction, on the
+/// first packet with payload once the protocol is known; other header-only rules match every packet
+/// (suricata-verify `app-layer-protocol-prefilter`).
+#[test]
+fn pd_only_rule_matches_once_per_direction_on_payload() {
+    let rs = load(
+        r#"alert tcp any any -> any any (app-layer-protocol:tls; sid:1;)
+alert tcp any any -> any any (app-layer-protocol:tls; flow:to_server; sid:2;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let unknown = ctx(Direction::ToServer);
+    let ts = PacketCtx {
+        app_proto: Some("tls"),
+        ..ctx(Direction::ToServer)
+    };
+    let tc = PacketCtx {
+        app_proto: Some("tls"),
+        ..ctx(Direction::ToClient)
+    };
+    rs.scan_packet(&mut sc, &mut flow, &unknown, b"", &mut out); // SYN
+    rs.scan_packet(&mut sc, &mut flow, &ts, b"hello", &mut out); // ClientHello: detection done to server
+    rs.scan_packet(&mut sc, &mut flow, &tc, b"", &mut out); // server ACK, no data
+    rs.scan_packet(&mut sc, &mut flow, &ts, b"more", &mut out);
+    rs.scan_packet(&mut sc, &mut flow, &ts, b"", &mut out); // FIN
+    let sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    assert_eq!(sids, vec![1, 2, 2, 2]);
+    rs.scan_packet(&mut sc, &mut flow, &tc, b"ServerHello", &mut out);
+    assert_eq!(out.last().map(|a| a.sid), Some(1));
+    assert_eq!(out.len(), 5);
+}
+
 #[test]
 fn flowbits_set_check_and_noalert() {
     let rs = load(
