@@ -547,7 +547,7 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: Direction,
 /// same bytes at once; rules on the application protocol (`alert http`, `app-layer-protocol:dns`) must already see
 /// that identification, as in Suricata, where the protocol is known before detection runs on the data that revealed
 /// it. `None`: use the flow's label.
-fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
+pub(crate) fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
     if label.is_known() {
         return None;
     }

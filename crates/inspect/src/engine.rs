@@ -730,7 +730,10 @@ impl Engine {
                 if self.rules.is_some() {
                     out.ts_ns = ts_ns;
                     let t1 = if tm.on { cost::now() } else { 0 };
-                    app::scan_packet(&mut out, &mut app.rules, &app.label, dir, d.payload);
+                    // Packet rules see an identification made by this packet's data, as stream rules do.
+                    let now = app::identified_now(&app.label, app.fa.as_ref());
+                    let label = now.as_ref().unwrap_or(&app.label);
+                    app::scan_packet(&mut out, &mut app.rules, label, dir, d.payload);
                     if tm.on {
                         detect += cost::now().wrapping_sub(t1);
                     }
