@@ -155,3 +155,27 @@ fn handshake_last_ack_is_not_yet_established() {
     );
     assert_eq!(got.get(&1), Some(&17), "{got:?}");
 }
+
+/// suricata-verify's `app-layer-protocol-prefilter` capture: a TLS connection whose ClientHello identifies it and
+/// whose server only ACKs, an HTTP connection, a DNS exchange. `app-layer-protocol:tls` alone (Suricata's PD-only
+/// type) matches once, on the ClientHello: the packet that identifies the flow already sees its protocol, and a
+/// direction without payload never completes detection.
+#[test]
+fn app_layer_protocol_alone_matches_on_the_identifying_packet() {
+    let Some(p) = shared("suricata-verify/app-layer-protocol-prefilter/input.pcap") else {
+        return;
+    };
+    let got = alerts(
+        &p,
+        r#"alert tcp any any -> any any (app-layer-protocol:tls; sid:1;)
+alert tcp any any -> any any (app-layer-protocol:http; sid:2;)
+alert tcp any any -> any any (app-layer-protocol:tls; flow:to_server; sid:3;)"#,
+    );
+    // sid 2: the request and the response each complete detection in their direction.
+    // sid 3 (not PD-only: it has `flow`): every to-server packet from the ClientHello on (ClientHello, FIN, ACK).
+    assert_eq!(
+        (got.get(&1), got.get(&2), got.get(&3)),
+        (Some(&1), Some(&2), Some(&3)),
+        "{got:?}"
+    );
+}

@@ -15,7 +15,7 @@ mod sv;
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
 const SELECTED_FLOOR: usize = 37;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 27;
+const PASS_FLOOR: usize = 28;
 /// The target pass rate, in percent.
 const TARGET_PERCENT: usize = 90;
 
