@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use flowbundle_hetero::device::{DeviceKind, MemoryModel};
 use flowbundle_hetero::energy::PowerSource;
 use flowbundle_hetero::kernels::aes_decrypt_packet;
-use flowbundle_hetero::monitor::{Action, Monitor, MonitorConfig, Policy};
+use flowbundle_hetero::monitor::{Action, Decision, Monitor, MonitorConfig, Policy};
+use flowbundle_hetero::plot::timeline_svg;
 use flowbundle_hetero::profile::ProfileEntry;
 use flowbundle_hetero::runtime::{Completion, DeviceSet, Replay, RunReport, RuntimeConfig, run};
 use flowbundle_hetero::schedule::RateSchedule;
@@ -307,6 +308,44 @@ fn real_clock_run_keeps_flows_in_order_and_follows_the_schedule() {
         (offered_mid - 0.16).abs() < 0.03,
         "offered {offered_mid} Gbit/s"
     );
+
+    // What `hetero run TRACE` writes from the report: the decision log (one JSON object per line, read back
+    // identical) and the timeline SVG with its four panels' data.
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = d.iter().map(|x| x.to_json_line() + "\n").collect();
+    let back: Vec<Decision> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // serde_json's default float parsing may differ in the last bit; everything else comes back exactly.
+    assert_eq!(back.len(), d.len());
+    for (b, x) in back.iter().zip(d) {
+        assert_eq!(
+            (b.app, b.action, &b.from, &b.to, &b.reason, b.policy),
+            (x.app, x.action, &x.from, &x.to, &x.reason, x.policy)
+        );
+        for (u, v) in [
+            (b.t_s, x.t_s),
+            (b.offered_gbps, x.offered_gbps),
+            (b.latency_us, x.latency_us),
+        ] {
+            assert!((u - v).abs() <= 1e-9 * v.abs().max(1.0), "{u} != {v}");
+        }
+    }
+    let svg = dir.path().join("timeline.svg");
+    timeline_svg(&report.log, &svg, "real-clock test run").unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("real-clock test run"));
+    assert!(text.matches("<polyline").count() + text.matches("<path").count() >= 4);
+    // The whole report round-trips through its JSON too (`--report`).
+    let again: RunReport = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(again.log.samples.len(), report.log.samples.len());
+    for (a, b) in again.apps.iter().zip(&report.apps) {
+        assert_eq!(
+            (a.app, a.processed_packets, a.applied.len()),
+            (b.app, b.processed_packets, b.applied.len())
+        );
+    }
 }
 
 #[test]
