@@ -41,8 +41,10 @@
 //!
 //! ## Cost hook
 //! [`CostModel`] gives each packet an inspection cost (the paper's cycles per packet, Table 1's "Avg. CPP" and
-//! Figure 1's top ten connections by cycles). The engine issue plugs its per-packet cycle count in here and exposes
-//! it as `trace stats --cost`; without a model the report has no `cost` section.
+//! Figure 1's top ten connections by cycles). `flowbundle trace stats --cost` plugs the engine's own per-packet
+//! cycle count in here (`crates/cli/src/cmd/trace.rs`: each packet through `Engine::process_serial`, its cost the
+//! growth of the engine's cycle total, see `flowbundle_inspect::cost`), so this crate does not depend on the
+//! engine; without a model the report has no `cost` section.
 //!
 //! With a model the report also has the Verdú thesis' view (ch. 4) of **cost by position in flow**: the 1st, 2nd,
 //! ... packet of each flow (positions 1 to [`COST_POSITIONS`] one by one, every later packet in one bucket), where
