@@ -13,9 +13,23 @@
 //! * **Nobody spins for long.** This lab's machine has 2 cores shared by the dispatcher and the workers, so a thread
 //!   that spins steals the core a worker needs. An idle worker spins briefly, yields, then parks; the dispatcher wakes
 //!   exactly the worker the policy named ([`Placed`](flowbundle_scheduler::Placed)), and only when that worker has
-//!   announced it sleeps: when nobody sleeps a wake-up costs one fence and one load. A dispatcher waiting for a
-//!   packet's time sleeps (timer slack lowered to 1 µs) or yields; one facing a full queue yields, then sleeps with
-//!   exponential back-off.
+//!   announced it sleeps: when nobody sleeps a wake-up costs one fence and one load. A raw-mode dispatcher facing a
+//!   full queue yields, then sleeps with exponential back-off.
+//! * **Scaled mode releases in batches.** At a few hundred thousand packets per second the next packet is about a
+//!   microsecond away, too close to sleep for (a sleep costs 5–10 µs and overshoots), so a dispatcher replaying each
+//!   packet at its own time must spin or yield, holding a core that, on this lab's 2 cores, a worker needs: the
+//!   maximum scaled rate with 2 workers then fell *below* the 1-worker one. Instead the dispatcher wakes on a coarse
+//!   tick ([`RunConfig::release_tick_ns`], default [`RELEASE_TICK_NS`] = 50 µs), releases every packet whose time
+//!   has come, and sleeps (timer slack lowered to 1 µs) until the next tick, or until the next packet's time when
+//!   that is later. What it costs: a packet waits up to one tick (about 25 µs on average, plus the timer's
+//!   overshoot) before it is enqueued, and packets released together reach the workers as a burst. That delay is
+//!   *not* hidden: each packet's arrival time in the records is its scheduled time, and latency is measured from it,
+//!   so the batching counts against every scheduler like queueing at a NIC that interrupts every 50 µs
+//!   (interrupt moderation), and latencies below about 50 µs are not resolved. Under a real-time policy (the bench
+//!   runs use `chrt -r 1`) the scaled-mode dispatcher raises itself one priority level above the workers
+//!   ([`DispatchReport::priority_raised`]): a thread woken at the workers' level would otherwise wait for a running
+//!   worker to yield (up to `SCHED_RR`'s 100 ms slice), while the wire does not wait for the CPU. A tick of 0 keeps
+//!   per-packet pacing (sleep when the next packet is more than 60 µs away, else yield or spin), for comparison.
 //! * **End detection** replaces the paper's sentinel packets: after the last packet the dispatcher raises a flag and
 //!   wakes everyone; a worker leaves when the flag is up and the policy has nothing for it (no policy can give a
 //!   worker new work once dispatching has ended and it has none, see `run`).
@@ -37,7 +51,7 @@ mod runtime;
 mod workload;
 
 pub use runtime::{
-    DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, Records, RunConfig, RunError,
-    RunReport, Status, WorkerReport, run,
+    DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, RELEASE_TICK_NS, Records,
+    RunConfig, RunError, RunReport, Status, WorkerReport, run,
 };
 pub use workload::{Cost, Null, Outcome, Synthetic, Workload, spin_rate};

@@ -82,6 +82,12 @@ pub struct Args {
     #[arg(long, default_value_t = flowbundle_worker::MAX_OUTSTANDING)]
     max_outstanding: usize,
 
+    /// Scaled mode: the dispatcher releases the packets due every this many µs, sleeping in between (0: pace each
+    /// packet on its own, which holds a core when packets are closer than 60 µs). Latency counts from each packet's
+    /// scheduled time either way.
+    #[arg(long, default_value_t = flowbundle_worker::RELEASE_TICK_NS / 1000)]
+    release_tick_us: u64,
+
     /// Scaled mode: relative tolerance of the rate search.
     #[arg(long, default_value_t = 0.05)]
     tolerance: f64,
@@ -211,6 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         progress: !args.quiet,
         timed_records: args.timed_records,
         records: true,
+        release_tick_ns: args.release_tick_us.saturating_mul(1000),
     };
     let report = match args.workload.as_str() {
         "null" => flowbundle_bench::sweep(&prep, &Null, &cfg)?,

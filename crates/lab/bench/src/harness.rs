@@ -78,6 +78,9 @@ pub struct HarnessConfig {
     pub timed_records: bool,
     /// Per-packet records in a single [`measure`] / [`measure_with`] call (what [`measure_config`] sets per run).
     pub records: bool,
+    /// Scaled mode: the dispatcher's release tick (`flowbundle_worker::RunConfig::release_tick_ns`; default 50 µs;
+    /// 0 paces each packet on its own). Latency counts from each packet's scheduled time either way.
+    pub release_tick_ns: u64,
 }
 
 impl Default for HarnessConfig {
@@ -101,6 +104,7 @@ impl Default for HarnessConfig {
             progress: false,
             timed_records: false,
             records: true,
+            release_tick_ns: flowbundle_worker::RELEASE_TICK_NS,
         }
     }
 }
@@ -325,6 +329,7 @@ pub fn measure_with<W: BenchWorkload + ?Sized>(
         pin: cfg.pin,
         records: cfg.records,
         clobber_bytes: cfg.clobber_bytes,
+        release_tick_ns: cfg.release_tick_ns,
     };
     let report = if cfg.check {
         let checked = ExclusivityChecker::new(sched);
