@@ -50,7 +50,8 @@ pub struct StatsArgs {
     /// Also run every packet through the inspection engine (single-threaded, as `flowbundle inspect`) and report
     /// its cost: average cycles and ns per packet (ANCS'10 Table 1 "Avg. CPP"), the top connections by cycles
     /// (Figure 1) and cost by position in flow (Verdú thesis ch. 4). Cycles are wall-clock TSC cycles: run on a
-    /// quiet machine.
+    /// quiet machine. The engine inspects tunnelled packets' inner flows; add --decap to key the report's
+    /// connections and positions on them too.
     #[arg(long)]
     cost: bool,
     /// With --cost: load L7-filter signatures (`.pat` files) into the engine, as `flowbundle inspect --signatures`.
