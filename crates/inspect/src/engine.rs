@@ -130,9 +130,21 @@ pub struct WorkerCtx {
     pub(crate) max_ts: u64,
     sample_every: u32,
     sample_left: u32,
+    slot: usize,
 }
 
 impl WorkerCtx {
+    /// The worker this context serves in a parallel run (set by the runtime adapter, [`crate::InspectWorkload`],
+    /// which keeps per-worker scratch by it; 0 for a fresh context).
+    pub fn worker(&self) -> usize {
+        self.slot
+    }
+
+    /// Says which worker this context now serves (see [`WorkerCtx::worker`]).
+    pub fn set_worker(&mut self, w: usize) {
+        self.slot = w;
+    }
+
     /// Moves the events produced so far into `out` (streaming output: the single-threaded path writes them as it
     /// goes, in production order, which for one worker is already deterministic).
     pub fn take_events(&mut self, out: &mut Vec<Event>) {
@@ -205,14 +217,34 @@ struct Timing {
     on: bool,
 }
 
+/// A packet decoded before its flow's bundle is held: made by [`Engine::predecode`], inspected by
+/// [`Engine::process_predecoded`].
+///
+/// It exists for `ph`'s late claim, where, as in PAM, a worker decodes the packet it took from the receive queue and
+/// only then claims its connection (the race between two workers decoding packets of one connection is where `ph`'s
+/// reordering comes from). The decode touches no flow state, so it may run before the claim; keeping its result
+/// saves decoding the packet twice. It borrows the packet's bytes and allocates nothing. Its cycle count starts
+/// before the decode, so the claim between the two calls counts in the packet's cost (as flow lookup in the stage
+/// times).
+#[derive(Clone, Copy)]
+pub struct PreDecoded<'p> {
+    d: Decoded<'p>,
+    ts_ns: u64,
+    wire_len: u32,
+    tm: Timing,
+}
+
 /// The inspection engine. See the module documentation.
 pub struct Engine {
     cfg: EngineConfig,
     registry: Registry,
-    signatures: Option<SignatureSet>,
+    /// The compiled sets are shared (`Arc`): building them is the expensive part (a 10,000-rule set takes seconds),
+    /// they are read-only while inspecting, and a harness that needs a fresh engine per run (empty connection table)
+    /// builds them once ([`Engine::with_shared`]).
+    signatures: Option<Arc<SignatureSet>>,
     /// Per signature: its label, and the built-in protocol of the same name if there is one.
     sig_labels: Vec<(App, Option<AppProto>)>,
-    rules: Option<RuleSet>,
+    rules: Option<Arc<RuleSet>>,
     table: FlowTable,
     memcap: ReassemblyMemcap,
     expect: Expectations,
@@ -265,6 +297,17 @@ impl Engine {
         signatures: Option<SignatureSet>,
         rules: Option<RuleSet>,
     ) -> Self {
+        Self::with_shared(cfg, signatures.map(Arc::new), rules.map(Arc::new))
+    }
+
+    /// Like [`Engine::new`] with signature and rule sets shared with other engines: many engines (one per bench
+    /// run, or per test) over sets compiled once. Per-flow and per-worker matching state lives in the engine's flows
+    /// and [`WorkerCtx`]s, never in the sets, so sharing them changes no result.
+    pub fn with_shared(
+        cfg: EngineConfig,
+        signatures: Option<Arc<SignatureSet>>,
+        rules: Option<Arc<RuleSet>>,
+    ) -> Self {
         let registry = Registry::new(
             flowbundle_protocols::registry::builtin_detectors(),
             cfg.classifier,
@@ -311,11 +354,11 @@ impl Engine {
     }
 
     pub fn signatures(&self) -> Option<&SignatureSet> {
-        self.signatures.as_ref()
+        self.signatures.as_deref()
     }
 
     pub fn rules(&self) -> Option<&RuleSet> {
-        self.rules.as_ref()
+        self.rules.as_deref()
     }
 
     pub fn expectations(&self) -> &Expectations {
@@ -349,12 +392,13 @@ impl Engine {
         WorkerCtx {
             events: Vec::new(),
             stats: EngineStats::default(),
-            scanner: self.rules.as_ref().map(RuleSet::scanner),
+            scanner: self.rules.as_deref().map(RuleSet::scanner),
             cost: CostSummary::new(),
             records: Vec::new(),
             max_ts: 0,
             sample_every: self.cfg.cost.stage_sample_every,
             sample_left: 0,
+            slot: 0,
         }
     }
 
@@ -390,6 +434,39 @@ impl Engine {
         };
         // SAFETY: the caller's contract.
         unsafe { self.process_timed(ctx, bundle, num, rec.ts_ns, rec.orig_len, &d, tm) }
+    }
+
+    /// Decodes a packet for [`Engine::process_predecoded`]: the first half of [`Engine::process`], which touches no
+    /// flow state and so needs no bundle (see [`PreDecoded`]). Decides whether this packet's stage times are sampled.
+    pub fn predecode<'p>(&self, ctx: &mut WorkerCtx, rec: &PacketRecord<'p>) -> PreDecoded<'p> {
+        let t0 = cost::now();
+        let on = ctx.sample();
+        let d = decode(rec, &self.cfg.decode);
+        PreDecoded {
+            d,
+            ts_ns: rec.ts_ns,
+            wire_len: rec.orig_len,
+            tm: Timing {
+                t0,
+                t_decoded: if on { cost::now() } else { 0 },
+                on,
+            },
+        }
+    }
+
+    /// Inspects a packet [`Engine::predecode`] decoded: the second half of [`Engine::process`], with the same result.
+    ///
+    /// # Safety
+    /// As [`Engine::process`].
+    pub unsafe fn process_predecoded(
+        &self,
+        ctx: &mut WorkerCtx,
+        bundle: u16,
+        num: u64,
+        p: &PreDecoded<'_>,
+    ) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { self.process_timed(ctx, bundle, num, p.ts_ns, p.wire_len, &p.d, p.tm) }
     }
 
     /// Like [`Engine::process`] for a packet already decoded (the bench harness decodes before claiming under `ph`).

@@ -47,7 +47,7 @@ pub mod table;
 pub mod workload;
 
 pub use config::{CostConfig, EngineConfig, Timeouts};
-pub use engine::{Engine, EngineStats, Finished, ProtoCount, WorkerCtx};
+pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
     AlertEvent, App, EndReason, Event, EventKind, Evidence, FlowRecord, FlowState, TcpState,
     TcpSummary, sort_events,

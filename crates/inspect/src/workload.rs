@@ -6,6 +6,19 @@
 //! number (so cost records index like `Desc::id`, which is what the synthetic workload reads). Each worker's
 //! [`WorkerCtx`] comes back in the run report's `locals`; hand them to [`Engine::finish`].
 //!
+//! ## Decoding before the claim under `ph`
+//! With `ph`'s late claim (`SchedOptions::ph_late_claim`, the bench harness's default) the runtime calls
+//! [`Workload::prepare`] between taking a packet from the receive queue and claiming its connection, as PAM's threads
+//! parse L2–L4 before locking the connection entry. The engine's `prepare` is its decode ([`Engine::predecode`]),
+//! which touches no flow state; `process` then inspects the decoded packet ([`Engine::process_predecoded`]) instead
+//! of decoding it again. The decoded packet (borrowed views of the packet's bytes, about 200 bytes, no allocation) waits
+//! in a per-worker slot of the workload, found by the context's worker number ([`WorkerCtx::worker`]); the slot is a
+//! mutex that only its worker ever takes, uncontended, so it costs two atomic operations per packet, against a decode
+//! of 70–100 ns. A slot holding another packet (a handoff: the claim failed and the packet went to the connection's
+//! owner, which prepares it again) is simply overwritten; `process` uses the slot only when it holds the very
+//! descriptor it was given, and decodes afresh otherwise. Policies that claim inside `next` skip `prepare` (it would
+//! only move the decode and add the slot's cost).
+//!
 //! ## Keeping per-flow order under `ph`
 //! Every policy but `ph` hands a flow's packets to the engine in arrival order. `ph` may not: two workers can take
 //! two packets of one connection from the receive queue, and the later one may claim the connection first. TCP data
@@ -20,13 +33,14 @@
 //! runtime's records then time a deferred packet inside its predecessor's processing. A predecessor that never comes
 //! (a packet dropped in scaled mode) leaves its successors deferred until [`InspectWorkload::finish_deferred`].
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use flowbundle_ingest::{PacketRecord, Trace};
 use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
 use flowbundle_worker::{Outcome, Workload};
 
-use crate::engine::{Engine, WorkerCtx};
+use crate::engine::{Engine, PreDecoded, WorkerCtx};
 use crate::prestage::{NO_PREV, Prepared};
 
 const PENDING: u8 = 0;
@@ -114,13 +128,20 @@ pub fn prev_in_flow(flows: &[u32], none: u32) -> Vec<u32> {
         .collect()
 }
 
+/// One worker's packet decoded by `prepare`, waiting for `process` (see the module documentation). Aligned to two
+/// cache lines so that workers' slots never share one.
+#[repr(align(128))]
+struct Slot<'a>(Mutex<Option<(u32, PreDecoded<'a>)>>);
+
 /// The engine over a packet source, for `flowbundle_worker::run`. See the module documentation.
 pub struct InspectWorkload<'a> {
     engine: &'a Engine,
     sched: &'a dyn Scheduler,
     source: &'a dyn PacketSource,
     guard: Option<OrderGuard>,
-    pool: std::sync::Mutex<Vec<Option<WorkerCtx>>>,
+    pool: Mutex<Vec<Option<WorkerCtx>>>,
+    /// Per worker, when the policy claims late: the packet `prepare` decoded.
+    slots: Box<[Slot<'a>]>,
 }
 
 impl<'a> InspectWorkload<'a> {
@@ -133,7 +154,14 @@ impl<'a> InspectWorkload<'a> {
             sched,
             source,
             guard: None,
-            pool: std::sync::Mutex::new(Vec::new()),
+            pool: Mutex::new(Vec::new()),
+            slots: if sched.claims_late() {
+                (0..sched.workers().max(1))
+                    .map(|_| Slot(Mutex::new(None)))
+                    .collect()
+            } else {
+                Box::default()
+            },
         };
         let ph = sched.name() == "ph";
         w.with_order_guard(ph)
@@ -158,6 +186,22 @@ impl<'a> InspectWorkload<'a> {
     /// Whether the order guard is on.
     pub fn order_guard(&self) -> bool {
         self.guard.is_some()
+    }
+
+    /// Whether `prepare` decodes the packet before the policy's claim (the policy claims late: `ph` with
+    /// `ph_late_claim`).
+    pub fn decodes_before_claim(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
+    /// The packet `prepare` decoded for descriptor `id` on the worker of `ctx`, if it is still there.
+    fn take_prepared(&self, ctx: &WorkerCtx, id: u32) -> Option<PreDecoded<'a>> {
+        let slot = self.slots.get(ctx.worker())?;
+        let mut g = slot.0.lock().unwrap_or_else(|e| e.into_inner());
+        match g.take() {
+            Some((i, p)) if i == id => Some(p),
+            _ => None,
+        }
     }
 
     /// Inspects one descriptor's packet in bundle `bundle`.
@@ -202,19 +246,47 @@ impl Workload for InspectWorkload<'_> {
 
     fn local(&self, w: WorkerId) -> WorkerCtx {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        pool.get_mut(w)
+        let mut ctx = pool
+            .get_mut(w)
             .and_then(Option::take)
-            .unwrap_or_else(|| self.engine.new_ctx())
+            .unwrap_or_else(|| self.engine.new_ctx());
+        ctx.set_worker(w);
+        ctx
+    }
+
+    /// The decode, before the claim, when the policy claims late (see the module documentation); nothing otherwise.
+    fn prepare(&self, ctx: &mut WorkerCtx, desc: Desc) {
+        let Some(slot) = self.slots.get(ctx.worker()) else {
+            return;
+        };
+        let Some(rec) = self.source.record(desc.id) else {
+            return;
+        };
+        // Decoding reads only the packet's bytes and the context's sampling counter: no flow state, no bundle needed.
+        let p = self.engine.predecode(ctx, &rec);
+        *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some((desc.id, p));
     }
 
     fn process(&self, ctx: &mut WorkerCtx, desc: Desc) -> Outcome {
         let bundle = self.sched.bundle(&desc);
         let mut classified = false;
+        let pre = if self.slots.is_empty() {
+            None
+        } else {
+            self.take_prepared(ctx, desc.id)
+        };
+        // SAFETY (both calls): the runtime calls `process` only while this worker holds the descriptor's bundle (the
+        // `Workload` contract, from the scheduler's exclusivity guarantee), and every packet of a connection is in
+        // one bundle.
+        let inspect_this = |ctx: &mut WorkerCtx| match &pre {
+            Some(p) => unsafe {
+                self.engine
+                    .process_predecoded(ctx, bundle, self.source.packet_number(desc.id), p)
+            },
+            None => unsafe { self.inspect(ctx, desc.id, bundle) },
+        };
         let Some(g) = &self.guard else {
-            // SAFETY: the runtime calls `process` only while this worker holds the descriptor's bundle (the
-            // `Workload` contract, from the scheduler's exclusivity guarantee), and every packet of a connection is
-            // in one bundle.
-            classified = unsafe { self.inspect(ctx, desc.id, bundle) };
+            classified = inspect_this(ctx);
             return if classified {
                 Outcome::Classified
             } else {
@@ -238,9 +310,7 @@ impl Workload for InspectWorkload<'_> {
             state.store(DEFERRED, Ordering::Release);
             return Outcome::Processed;
         }
-        // SAFETY: as above; deferred successors are packets of the same connection, hence of the same bundle, which
-        // this worker holds until it returns.
-        classified |= unsafe { self.inspect(ctx, desc.id, bundle) };
+        classified |= inspect_this(ctx);
         state.store(DONE, Ordering::Release);
         let mut cur = id;
         while let Some(&n) = g.next.get(cur) {
@@ -250,7 +320,8 @@ impl Workload for InspectWorkload<'_> {
             if s.load(Ordering::Acquire) != DEFERRED {
                 break;
             }
-            // SAFETY: as above.
+            // SAFETY: as above; deferred successors are packets of the same connection, hence of the same bundle,
+            // which this worker holds until it returns.
             classified |= unsafe { self.inspect(ctx, n, bundle) };
             s.store(DONE, Ordering::Release);
             cur = n as usize;

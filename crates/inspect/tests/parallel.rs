@@ -29,13 +29,15 @@ fn captures() -> Vec<std::path::PathBuf> {
     .collect()
 }
 
-fn parallel(path: &std::path::Path, policy: &str, threads: usize) -> (Finished, u64) {
+/// `late`: `ph` claims after the workload's `prepare` (the engine's decode), as PAM does.
+fn parallel(path: &std::path::Path, policy: &str, threads: usize, late: bool) -> (Finished, u64) {
     let trace = Trace::load(path).expect("load capture");
     let mut engine = Engine::new(EngineConfig::default(), None, None);
     let mut pre = Prestage::new(engine.config());
     let prepared = pre.run(&trace);
     let opts = SchedOptions {
         capacity: 64,
+        ph_late_claim: late,
         ..SchedOptions::default()
     };
     let sched = ExclusivityChecker::new(build(policy, threads, &opts).expect("policy"));
@@ -46,6 +48,7 @@ fn parallel(path: &std::path::Path, policy: &str, threads: usize) -> (Finished, 
     };
     let (locals, deferred) = {
         let w = InspectWorkload::new(&engine, &sched, &source);
+        assert_eq!(w.decodes_before_claim(), late && policy == "ph");
         let r = run(&sched, &w, &prepared.descs, &RunConfig::default()).expect("run");
         assert_eq!(r.lost, 0);
         let mut locals = r.locals;
@@ -72,11 +75,16 @@ fn every_policy_and_thread_count_gives_the_serial_output() {
             .filter(|e| matches!(e.kind, EventKind::Flow(_)))
             .count();
         assert!(flows > 0, "{}: no flows", path.display());
-        for policy in ALL {
+        let runs = ALL
+            .iter()
+            .map(|&p| (p, false))
+            .chain(std::iter::once(("ph", true)));
+        for (policy, late) in runs {
             for threads in 1..=4 {
-                let (par, deferred) = parallel(path, policy, threads);
+                let (par, deferred) = parallel(path, policy, threads, late);
                 assert_eq!(deferred, 0, "nothing left deferred in raw mode");
-                let name = format!("{} {policy}/{threads}", path.display());
+                let late = if late { " (late claim)" } else { "" };
+                let name = format!("{} {policy}{late}/{threads}", path.display());
                 assert_eq!(par.events.len(), serial.events.len(), "{name}: event count");
                 for (a, b) in par.events.iter().zip(&serial.events) {
                     assert_eq!(a, b, "{name}: first differing event");
