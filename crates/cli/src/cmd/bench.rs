@@ -6,10 +6,13 @@ use flowbundle_bench::harness::{BenchMode, HarnessConfig};
 use flowbundle_bench::inspect::{InspectRunner, prep_options};
 use flowbundle_bench::{PrepOptions, Prepared, SearchPolicy, cost, plot, table};
 use flowbundle_inspect::EngineConfig;
+use flowbundle_inspect::rules::RuleSet;
+use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_trace::synth::{SynthConfig, generate_trace};
 use flowbundle_worker::{Cost, Null, Synthetic};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Replay a trace through packet schedulers and measure them (ANCS'10 §4.1).
 ///
@@ -53,6 +56,14 @@ pub struct Args {
     /// What workers do per packet: the inspection engine, a calibrated synthetic cost, or nothing.
     #[arg(long, default_value = "inspect", value_parser = ["inspect", "synthetic", "null"])]
     workload: String,
+
+    /// Inspect workload: content rules (Suricata/Snort subset), one or more files; compiled once, shared by every run.
+    #[arg(long, value_name = "F")]
+    rules: Vec<PathBuf>,
+
+    /// Inspect workload: L7-filter signatures (a directory of `.pat` files); compiled once, shared by every run.
+    #[arg(long, value_name = "DIR")]
+    signatures: Option<PathBuf>,
 
     /// Synthetic workload: per-packet costs (`packet,cost_ns` CSV, e.g. written by the engine) instead of the model.
     #[arg(long, value_name = "F")]
@@ -176,6 +187,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.max_outstanding == 0 {
         bail!("--max-outstanding must be at least 1");
     }
+    if args.workload != "inspect" && (!args.rules.is_empty() || args.signatures.is_some()) {
+        bail!("--rules and --signatures need --workload inspect");
+    }
     let prep = load(&args)?;
     if prep.is_empty() {
         bail!("the trace has no packets");
@@ -248,8 +262,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             flowbundle_bench::sweep(&prep, &work, &cfg)?
         }
         "inspect" => {
-            // A fresh engine per run (empty flow table), built-in detectors; see flowbundle_bench::inspect.
-            let runner = InspectRunner::new(EngineConfig::default(), &prep);
+            // A fresh engine per run (empty flow table) over sets compiled once; see flowbundle_bench::inspect.
+            let (signatures, rules) = load_sets(&args)?;
+            let runner =
+                InspectRunner::new(EngineConfig::default(), &prep).with_sets(signatures, rules);
             flowbundle_bench::sweep(&prep, &runner, &cfg)?
         }
         other => bail!("unknown workload `{other}`"),
@@ -300,4 +316,32 @@ fn load(args: &Args) -> anyhow::Result<Prepared> {
         bail!("give a TRACE file (or several, merged by time), or --synth dominant|many|balanced");
     }
     flowbundle_bench::prepare_files(&args.traces, &opts).context("loading the trace")
+}
+
+type Sets = (Option<Arc<SignatureSet>>, Option<Arc<RuleSet>>);
+
+/// The --signatures and --rules sets, compiled once.
+fn load_sets(args: &Args) -> anyhow::Result<Sets> {
+    let signatures = match &args.signatures {
+        Some(dir) => {
+            let (set, report) = SignatureSet::load_dir(dir, &SigOptions::default())
+                .with_context(|| format!("loading signatures from {}", dir.display()))?;
+            eprintln!(
+                "signatures: {} loaded, {} rejected from {}",
+                set.len(),
+                report.rejected.len(),
+                dir.display()
+            );
+            Some(Arc::new(set))
+        }
+        None => None,
+    };
+    let rules = if args.rules.is_empty() {
+        None
+    } else {
+        let (set, report) = RuleSet::load_files(&args.rules).context("loading rules")?;
+        eprintln!("{}", report.summary());
+        Some(Arc::new(set))
+    };
+    Ok((signatures, rules))
 }

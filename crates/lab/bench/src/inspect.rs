@@ -2,8 +2,10 @@
 //!
 //! Each measurement gets a **fresh engine** (an empty connection table: every run inspects the trace from its first
 //! packet, as the paper's harness did) and the engine's own runtime adapter, [`InspectWorkload`], which re-decodes
-//! each packet on the worker, inspects it in the shard of its bundle, and keeps per-flow order under `ph` with its
-//! order guard. What this module adds is the harness side:
+//! each packet on the worker (under `ph` with late claim, in `prepare`, before the claim, as PAM did), inspects it in
+//! the shard of its bundle, and keeps per-flow order under `ph` with its order guard. L7-filter signatures and content
+//! rules ([`InspectRunner::with_sets`]) are compiled once and shared by every run's engine
+//! ([`Engine::with_shared`]). What this module adds is the harness side:
 //!
 //! * a [`PacketSource`] over the harness's [`Prepared`] trace: records by descriptor id, each packet's predecessor in
 //!   its flow (for the order guard), and cost records numbered by the packet's number in its capture file (the
@@ -23,11 +25,13 @@ use crate::harness::{BenchError, BenchWorkload, HarnessConfig, Measured, Runner,
 use crate::metrics::Stage;
 use crate::prep::{NO_FLOW, PrepOptions, Prepared};
 use flowbundle_ingest::PacketRecord;
+use flowbundle_inspect::rules::RuleSet;
+use flowbundle_inspect::signatures::SignatureSet;
 use flowbundle_inspect::{Engine, EngineConfig, Event, InspectWorkload, PacketSource, WorkerCtx};
 use flowbundle_scheduler::{Desc, WorkerId, build};
 use flowbundle_worker::{Outcome, Workload};
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Pre-scheduling options matching an engine configuration (decode options, defragmentation, hash seed).
 pub fn prep_options(cfg: &EngineConfig) -> PrepOptions {
@@ -69,6 +73,8 @@ pub struct RunOutput {
     pub events: usize,
     pub digest: u64,
     pub flows_created: u64,
+    /// Alerts raised by content rules (0 without rules).
+    pub alerts: u64,
     /// Packets the order guard had to inspect after the run (their predecessor in the flow was dropped).
     pub deferred: u64,
 }
@@ -86,6 +92,8 @@ pub fn digest(events: &[Event]) -> u64 {
 pub struct InspectRunner<'p> {
     cfg: EngineConfig,
     source: Source<'p>,
+    signatures: Option<Arc<SignatureSet>>,
+    rules: Option<Arc<RuleSet>>,
     keep: bool,
     outputs: Mutex<Vec<RunOutput>>,
 }
@@ -100,9 +108,32 @@ impl<'p> InspectRunner<'p> {
                 prep,
                 prev: flowbundle_inspect::prev_in_flow(&prep.flows, NO_FLOW),
             },
+            signatures: None,
+            rules: None,
             keep: false,
             outputs: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Inspect with these L7-filter signatures and content rules too (compiled once, shared by every run's engine
+    /// and by [`InspectRunner::serial`]).
+    pub fn with_sets(
+        mut self,
+        signatures: Option<Arc<SignatureSet>>,
+        rules: Option<Arc<RuleSet>>,
+    ) -> Self {
+        self.signatures = signatures;
+        self.rules = rules;
+        self
+    }
+
+    /// A fresh engine (empty connection table) over the shared sets.
+    fn engine(&self) -> Engine {
+        Engine::with_shared(
+            self.cfg.clone(),
+            self.signatures.clone(),
+            self.rules.clone(),
+        )
     }
 
     /// Keep a digest of every run's output ([`InspectRunner::outputs`]).
@@ -122,7 +153,7 @@ impl<'p> InspectRunner<'p> {
     /// The single-threaded reference: every packet of the prepared trace inspected in order on this thread (no
     /// runtime), then finished. What every run must reproduce.
     pub fn serial(&self) -> RunOutput {
-        let mut engine = Engine::new(self.cfg.clone(), None, None);
+        let mut engine = self.engine();
         let mut ctx = engine.new_ctx();
         let bundles = build("dh", 1, &Default::default());
         for (i, d) in self.source.prep.descs.iter().enumerate() {
@@ -141,6 +172,7 @@ impl<'p> InspectRunner<'p> {
             events: fin.events.len(),
             digest: digest(&fin.events),
             flows_created: fin.stats.flows_created,
+            alerts: fin.stats.alerts,
             deferred: 0,
         }
     }
@@ -153,6 +185,10 @@ impl Workload for Adapter<'_, '_> {
     type Local = WorkerCtx;
     fn local(&self, w: WorkerId) -> WorkerCtx {
         self.0.local(w)
+    }
+    #[inline]
+    fn prepare(&self, ctx: &mut WorkerCtx, desc: Desc) {
+        self.0.prepare(ctx, desc);
     }
     #[inline]
     fn process(&self, ctx: &mut WorkerCtx, desc: Desc) -> Outcome {
@@ -211,8 +247,16 @@ impl Runner for InspectRunner<'_> {
     }
 
     fn detail(&self) -> String {
+        let sets = match (&self.signatures, &self.rules) {
+            (None, None) => "no signatures or rules".to_string(),
+            (s, r) => format!(
+                "{} L7-filter signatures, {} content rules",
+                s.as_ref().map_or(0, |s| s.len()),
+                r.as_ref().map_or(0, |r| r.len())
+            ),
+        };
         format!(
-            "the engine: built-in detectors, no signatures or rules; tunnels {}; stage times sampled 1 packet in {}",
+            "the engine: built-in detectors, {sets}; tunnels {}; stage times sampled 1 packet in {}",
             if self.cfg.decode.decap_tunnels {
                 "decapsulated"
             } else {
@@ -230,7 +274,7 @@ impl Runner for InspectRunner<'_> {
         cfg: &HarnessConfig,
         release: Option<&[u64]>,
     ) -> Result<Measured, BenchError> {
-        let mut engine = Engine::new(self.cfg.clone(), None, None);
+        let mut engine = self.engine();
         // The engine's shard is the policy's bundle, a pure function of the descriptor: a second instance of the
         // policy answers it without sharing state with the one the runtime drives.
         let bundles = build(scheduler, threads, &cfg.sched)?;
@@ -254,6 +298,7 @@ impl Runner for InspectRunner<'_> {
                     events: fin.events.len(),
                     digest: digest(&fin.events),
                     flows_created: fin.stats.flows_created,
+                    alerts: fin.stats.alerts,
                     deferred,
                 });
         }
