@@ -1,7 +1,8 @@
 // OpenCL C versions of the three packet applications (flowbundle-hetero). One work-item per packet.
 // Every kernel follows the rules of the CPU reference in src/kernels.rs and src/dfa.rs bit for bit:
-//   dpi: walk the dense DFA table; count = saturating sum of per-state output counts, first = output id of the
-//        first matching state reached (earliest end, smallest id on ties), 0xffffffff when none.
+//   dpi: walk the DFA table (one row per state, premultiplied ids, see src/dfa.rs); count = saturating sum of the
+//        output counts stored in the rows of matching states (ids >= match_start), first = the first matching
+//        state's smallest output id (earliest end, smallest id on ties), 0xffffffff when none.
 //   md5: RFC 1321.
 //   aes: AES-128-CBC in place, key per connection, IV = E_K(seq_le64 || 0^64), trailing partial block XORed with
 //        E_K(last ciphertext block) (residual block termination), length preserved.
@@ -9,8 +10,7 @@
 // ---------------------------------------------------------------------------------------------------- dpi
 __kernel void dpi(__global const uchar *data, __global const uint *offsets, const uint n,
                   __global const uint *trans, __constant uchar *classes, const uint match_start,
-                  const uint stride_shift, __global const uint *out_count, __global const uint *out_first,
-                  __global uint2 *results) {
+                  const uint out_off, __global uint2 *results) {
     uint i = get_global_id(0);
     if (i >= n) return;
     uint s = 0, count = 0, first = 0xffffffffu;
@@ -18,9 +18,8 @@ __kernel void dpi(__global const uchar *data, __global const uint *offsets, cons
     for (uint p = offsets[i]; p < end; ++p) {
         s = trans[s + classes[data[p]]];
         if (s >= match_start) {
-            uint k = (s - match_start) >> stride_shift;
-            count = add_sat(count, out_count[k]);
-            if (first == 0xffffffffu) first = out_first[k];
+            count = add_sat(count, trans[s + out_off]);
+            if (first == 0xffffffffu) first = trans[s + out_off + 1];
         }
     }
     results[i] = (uint2)(count, first);

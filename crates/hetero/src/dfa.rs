@@ -19,14 +19,19 @@
 //! anyway. We use it in tests as an independent oracle.
 //!
 //! Layout choices, each for the inner loop `s = trans[s + class[b]]`:
-//! * **byte classes**: bytes that no pattern tells apart share a column, so the stride is the number of classes
-//!   rounded up to a power of two (a Snort-derived set uses all 256 byte values, so the 10k set has stride 256);
-//! * **premultiplied state ids**: a state is stored as `index * stride`, so the next row is one add away;
+//! * **byte classes**: bytes that no pattern tells apart share a column (with literal patterns: every byte that
+//!   appears in some pattern has its own class, all others share one; a Snort-derived set uses all 256 byte
+//!   values, so the 10k set has 256 classes);
+//! * **premultiplied state ids**: a state is stored as `index * row`, so the next row is one add away;
+//! * **rows of an odd number of cache lines** (272 entries, 1,088 bytes, for 256 classes; see `row_len`): text
+//!   uses a few hot columns per row, and with 1 KiB rows every row's hot columns fell into the same few L1/L2 sets.
+//!   Padding the rows by one line spread them over all sets: 3.5 → 4.0 Gbit/s per core on real payload;
+//! * **outputs in the row**: after the class columns, each row holds the number of patterns the state reports
+//!   (own outputs plus those inherited through failure links), the smallest such pattern id, and the state's trie
+//!   depth, so a hit costs two loads from a line next to the one just read, whatever the output set's size;
 //! * **match states last**: states are renumbered so that every state with a non-empty output set has an id
-//!   `>= match_start`. The hot loop tests one comparison per byte, off the dependency chain, and only touches the
-//!   per-state output arrays on a hit.
-//! * per match state, the number of patterns it reports (own outputs plus those inherited through failure links)
-//!   and the smallest such pattern id, so a hit costs two loads whatever the output set's size.
+//!   `>= match_start`. The hot loop tests one comparison per byte, off the dependency chain, and only reads the
+//!   outputs on a hit.
 //!
 //! # The CPU's prefilter ([`Dfa::scan_prefiltered`])
 //! Walking the table costs one dependent load per byte, and with 10,000 patterns the rows touched by real payload
@@ -38,7 +43,7 @@
 //!   that "an occurrence may start at `i`" costs a load or two and has no false negatives (the split removes the
 //!   common 4-byte prefixes of long patterns, `http`, `Cont`, `appl`, ...: candidates fell from 5.8 % to 3 % of
 //!   positions of the real payload corpus);
-//! * each state's depth in the trie.
+//! * each state's depth in the trie (stored in the table's rows).
 //!
 //! The scan jumps from candidate to candidate (four positions per 8-byte load while no 4-gram is flagged) and
 //! walks the DFA **from the root** at each candidate `c`. After byte `p` the state's string is the longest suffix
@@ -56,9 +61,8 @@
 //! (binary signatures over encrypted or compressed payload). The OpenCL kernel keeps the plain walk too.
 //!
 //! # What it costs
-//! `states * stride * 4` bytes: about 176,000 states for the 10k set (176 KB of pattern bytes), i.e. ~180 MB at
-//! stride 256 (asked for in 2 MiB pages, see `advise_huge_pages`), plus 160 KiB of prefilter tables and 4 bytes
-//! of depth per state. Building walks every cell once (about 45 M writes, a fraction of a second in release mode).
+//! `states * row * 4` bytes: 132,539 states for the 10k set, i.e. 144 MB at 272 entries per row (asked for in
+//! 2 MiB pages, see `advise_huge_pages`), plus 160 KiB of prefilter tables. Building walks every cell once (about 45 M writes, a fraction of a second in release mode).
 //! Scanning real payload touches far more than the states near the root (text follows the many text prefixes of
 //! Snort contents deep into the trie), so the walk is bound by cache misses: see the speed figures in
 //! `BENCHMARKS.md`. The table size is capped ([`DfaLimits`]) so a hostile rule file cannot exhaust memory.
@@ -136,7 +140,7 @@ pub struct DfaBuildStats {
     pub states: usize,
     /// Distinct byte classes.
     pub classes: usize,
-    /// Row width (classes rounded up to a power of two).
+    /// Entries per state row: the classes plus count, first id and depth, padded (see `Dfa::row_len`).
     pub stride: usize,
     /// Size of the transition table in bytes.
     pub table_bytes: usize,
@@ -149,12 +153,12 @@ pub struct DfaBuildStats {
 #[derive(Clone)]
 pub struct Dfa {
     classes: [u8; 256],
-    stride_shift: u32,
+    /// Entries per state row (the premultiplier of state ids).
+    row: u32,
+    /// Column of a row's output count; the smallest output id follows it, then the state's trie depth.
+    out_off: u32,
     trans: Vec<u32>,
     match_start: u32,
-    /// Indexed by `(state - match_start) >> stride_shift`.
-    out_count: Vec<u32>,
-    out_first: Vec<u32>,
     stats: DfaBuildStats,
     /// The CPU's shortcut past bytes where no pattern can start (see [`Dfa::scan_prefiltered`]).
     prefilter: Option<Prefilter>,
@@ -186,18 +190,17 @@ fn h8(x: u64) -> usize {
 }
 
 /// Where patterns can start: hashed tables of the patterns' first 4 and 8 bytes (no false negatives, a few false
-/// positives), and each state's depth in the trie for the stopping rule of [`Dfa::scan_prefiltered`].
+/// positives). The stopping rule of [`Dfa::scan_prefiltered`] also needs each state's trie depth, which the
+/// table's rows carry.
 #[derive(Clone)]
 struct Prefilter {
     t4: Box<[u8]>,
     t8: Box<[u64]>,
-    /// Trie depth (length of the state's string) per state index.
-    depth: Box<[u32]>,
 }
 
 impl Prefilter {
     /// `None` when some pattern is shorter than 4 bytes (the 4-gram test would miss its occurrences).
-    fn build(patterns: &[&[u8]], depth: &[u32]) -> Option<Prefilter> {
+    fn build(patterns: &[&[u8]]) -> Option<Prefilter> {
         if patterns.is_empty() || patterns.iter().any(|p| p.len() < 4) {
             return None;
         }
@@ -215,11 +218,7 @@ impl Prefilter {
                 t8[h >> 6] |= 1 << (h & 63);
             }
         }
-        Some(Prefilter {
-            t4,
-            t8,
-            depth: depth.to_vec().into_boxed_slice(),
-        })
+        Some(Prefilter { t4, t8 })
     }
 
     #[inline(always)]
@@ -264,15 +263,20 @@ impl Prefilter {
             .get(h >> 6)
             .is_some_and(|b| (b >> (h & 63)) & 1 != 0)
     }
+}
 
-    /// Depth of the state with premultiplied id `index << stride_shift`; unknown states count as infinitely deep
-    /// (never stop early: always correct).
-    #[inline(always)]
-    fn depth(&self, index: u32) -> usize {
-        self.depth
-            .get(index as usize)
-            .map_or(usize::MAX, |&d| d as usize)
+/// Entries per state row for `nclasses` byte classes plus the three per-state words (output count, first output
+/// id, depth). Small rows stay tight (several states share a cache line). Large rows are padded to a whole, **odd**
+/// number of 64-byte lines: a walk over text uses a few hot columns per row, and with a power-of-two row (1 KiB at
+/// 256 classes) every row's hot columns land in the same few cache sets, so the L1 and L2 held only a fraction of
+/// the hot cells; an odd line count rotates successive rows through all sets.
+fn row_len(nclasses: usize) -> usize {
+    let need = nclasses + 3;
+    if need <= 16 {
+        return need;
     }
+    let lines = need.div_ceil(16);
+    (lines | 1) * 16
 }
 
 /// Asks the kernel to back the transition table with 2 MiB pages (Linux, transparent huge pages in `madvise` mode,
@@ -479,8 +483,7 @@ impl Dfa {
             }
         }
         let nclasses = nclasses.max(1);
-        let stride = nclasses.next_power_of_two();
-        let stride_shift = stride.trailing_zeros();
+        let row = row_len(nclasses);
 
         // 1. Trie over classes. Node 0 is the root; children kept as small sorted vectors except at the root.
         let mut children: Vec<Vec<(u8, u32)>> = vec![Vec::new()];
@@ -522,9 +525,9 @@ impl Dfa {
         if n == 1 {
             return Err(DfaError::NoPatterns);
         }
-        let table_bytes = (n as u64) * (stride as u64) * 4;
+        let table_bytes = (n as u64) * (row as u64) * 4;
         if table_bytes > limits.max_table_bytes as u64
-            || (n as u64) * (stride as u64) >= u64::from(u32::MAX)
+            || (n as u64) * (row as u64) >= u64::from(u32::MAX)
         {
             return Err(DfaError::TableTooLarge(table_bytes, limits.max_table_bytes));
         }
@@ -578,52 +581,44 @@ impl Dfa {
             }
         }
         let match_index = next;
-        let mut m_count = Vec::new();
-        let mut m_first = Vec::new();
         for &s in &order {
             if out_count[s] != 0 {
                 new_id[s] = next;
                 next += 1;
-                m_count.push(out_count[s]);
-                m_first.push(out_first[s]);
             }
         }
 
-        // 4. Dense rows in BFS order so that a failure target's row is complete before it is copied.
-        let mut trans = vec![0u32; n * stride];
+        // 4. Rows in BFS order so that a failure target's row is complete before it is copied: the class columns
+        //    (the failure target's, overwritten by the state's own children), then count, first id and depth.
+        let out_off = nclasses;
+        let mut trans = vec![0u32; n * row];
         advise_huge_pages(&mut trans);
         for &s in &order {
-            let row = (new_id[s] as usize) << stride_shift;
-            if s == 0 {
-                for &(c, t) in &children[0] {
-                    trans[row + c as usize] = new_id[t as usize] << stride_shift;
-                }
-            } else {
-                let frow = (new_id[fail[s] as usize] as usize) << stride_shift;
-                trans.copy_within(frow..frow + stride, row);
-                for &(c, t) in &children[s] {
-                    trans[row + c as usize] = new_id[t as usize] << stride_shift;
-                }
+            let base = new_id[s] as usize * row;
+            if s != 0 {
+                let fbase = new_id[fail[s] as usize] as usize * row;
+                trans.copy_within(fbase..fbase + nclasses, base);
             }
+            for &(c, t) in &children[s] {
+                trans[base + c as usize] = new_id[t as usize] * row as u32;
+            }
+            trans[base + out_off] = out_count[s];
+            trans[base + out_off + 1] = out_first[s];
+            trans[base + out_off + 2] = node_depth[s];
         }
 
         stats.states = n;
         stats.classes = nclasses;
-        stats.stride = stride;
+        stats.stride = row;
         stats.table_bytes = trans.len() * 4;
-        let mut depth_by_index = vec![0u32; n];
-        for s in 0..n {
-            depth_by_index[new_id[s] as usize] = node_depth[s];
-        }
-        let prefilter = Prefilter::build(&used, &depth_by_index);
+        let prefilter = Prefilter::build(&used);
         stats.prefilter = prefilter.is_some();
         Ok(Dfa {
             classes,
-            stride_shift,
+            row: row as u32,
+            out_off: out_off as u32,
             trans,
-            match_start: match_index << stride_shift,
-            out_count: m_count,
-            out_first: m_first,
+            match_start: match_index * row as u32,
             stats,
             prefilter,
         })
@@ -639,29 +634,26 @@ impl Dfa {
         &self.classes
     }
 
-    /// The transition table: `trans[state + class]` is the next premultiplied state.
+    /// The table, one row of [`Dfa::row_len`] entries per state: `trans[state + class]` is the next premultiplied
+    /// state; `trans[state + out_offset()]` the number of patterns the state reports, the entry after it the
+    /// smallest of their ids ([`NO_MATCH`] when none), the next one the state's trie depth.
     pub fn transitions(&self) -> &[u32] {
         &self.trans
     }
 
-    /// First premultiplied id of a matching state.
+    /// First premultiplied id of a matching state: `state >= match_start()` exactly when it reports patterns.
     pub fn match_start(&self) -> u32 {
         self.match_start
     }
 
-    /// log2 of the row width.
-    pub fn stride_shift(&self) -> u32 {
-        self.stride_shift
+    /// Entries per row: state ids are `index * row_len()`.
+    pub fn row_len(&self) -> u32 {
+        self.row
     }
 
-    /// Per matching state (index `(s - match_start) >> stride_shift`): outputs reported.
-    pub fn out_counts(&self) -> &[u32] {
-        &self.out_count
-    }
-
-    /// Per matching state: smallest pattern id reported.
-    pub fn out_firsts(&self) -> &[u32] {
-        &self.out_first
+    /// Column of a row's output count (the number of byte classes).
+    pub fn out_offset(&self) -> u32 {
+        self.out_off
     }
 
     /// Scans one payload like [`Dfa::scan`], bit for bit, walking the table only near positions where a pattern
@@ -713,7 +705,7 @@ impl Dfa {
             if p > c && pf.candidate(hay, p) {
                 last_candidate = p;
             }
-            let depth = pf.depth(s >> self.stride_shift);
+            let depth = self.depth(s);
             if (p + 1).saturating_sub(depth) > last_candidate {
                 return p;
             }
@@ -739,30 +731,40 @@ impl Dfa {
     /// single walk leaves the core waiting on load latency; four independent walks keep four loads in flight.
     /// Results are identical to four calls of [`Dfa::scan`].
     pub fn scan4(&self, hays: [&[u8]; 4]) -> [DpiResult; 4] {
-        let mut r = [DpiResult::NONE; 4];
+        self.scan_lanes(hays)
+    }
+
+    /// Scans eight payloads at once, like [`Dfa::scan4`] with twice the loads in flight. Results are identical to
+    /// calls of [`Dfa::scan`]; `out` gets one result per payload.
+    pub fn scan8(&self, hays: &[&[u8]; 8], out: &mut [DpiResult; 8]) {
+        *out = self.scan_lanes(*hays);
+    }
+
+    /// Scans `N` payloads at once, interleaving their walks (one state per lane, in registers for small `N`).
+    /// Results are identical to `N` calls of [`Dfa::scan`].
+    #[inline]
+    pub fn scan_lanes<const N: usize>(&self, hays: [&[u8]; N]) -> [DpiResult; N] {
+        let mut r = [DpiResult::NONE; N];
         let common = hays.iter().map(|h| h.len()).min().unwrap_or(0);
-        let mut s = [0u32; 4];
-        let (h0, h1, h2, h3) = (
-            &hays[0][..common],
-            &hays[1][..common],
-            &hays[2][..common],
-            &hays[3][..common],
-        );
+        let h: [&[u8]; N] = std::array::from_fn(|k| hays[k].get(..common).unwrap_or(&[]));
+        let mut s = [0u32; N];
         for i in 0..common {
-            s[0] = self.step(s[0], h0[i]);
-            s[1] = self.step(s[1], h1[i]);
-            s[2] = self.step(s[2], h2[i]);
-            s[3] = self.step(s[3], h3[i]);
-            if s[0].max(s[1]).max(s[2].max(s[3])) >= self.match_start {
-                for k in 0..4 {
+            let mut top = 0u32;
+            for k in 0..N {
+                // Every lane was cut to `common` bytes, so `i` is in range.
+                s[k] = self.step(s[k], h[k].get(i).copied().unwrap_or(0));
+                top = top.max(s[k]);
+            }
+            if top >= self.match_start {
+                for k in 0..N {
                     if s[k] >= self.match_start {
                         self.hit(s[k], &mut r[k]);
                     }
                 }
             }
         }
-        for k in 0..4 {
-            for &b in &hays[k][common..] {
+        for k in 0..N {
+            for &b in hays[k].get(common..).unwrap_or(&[]) {
                 s[k] = self.step(s[k], b);
                 if s[k] >= self.match_start {
                     self.hit(s[k], &mut r[k]);
@@ -770,35 +772,6 @@ impl Dfa {
             }
         }
         r
-    }
-
-    /// Scans up to eight payloads at once, interleaving their walks like [`Dfa::scan4`] with twice the loads in
-    /// flight. Results are identical to calls of [`Dfa::scan`]; `out` gets one result per payload.
-    pub fn scan8(&self, hays: &[&[u8]; 8], out: &mut [DpiResult; 8]) {
-        *out = [DpiResult::NONE; 8];
-        let common = hays.iter().map(|h| h.len()).min().unwrap_or(0);
-        let mut s = [0u32; 8];
-        for i in 0..common {
-            for k in 0..8 {
-                // `common` is the shortest length, so `i` is in range of every payload.
-                s[k] = self.step(s[k], hays[k].get(i).copied().unwrap_or(0));
-            }
-            if s.iter().copied().max().unwrap_or(0) >= self.match_start {
-                for k in 0..8 {
-                    if s[k] >= self.match_start {
-                        self.hit(s[k], &mut out[k]);
-                    }
-                }
-            }
-        }
-        for k in 0..8 {
-            for &b in hays[k].get(common..).unwrap_or(&[]) {
-                s[k] = self.step(s[k], b);
-                if s[k] >= self.match_start {
-                    self.hit(s[k], &mut out[k]);
-                }
-            }
-        }
     }
 
     #[inline(always)]
@@ -814,13 +787,21 @@ impl Dfa {
 
     #[inline(always)]
     fn hit(&self, s: u32, r: &mut DpiResult) {
-        let i = ((s - self.match_start) >> self.stride_shift) as usize;
-        if let (Some(&c), Some(&f)) = (self.out_count.get(i), self.out_first.get(i)) {
+        let i = s as usize + self.out_off as usize;
+        if let (Some(&c), Some(&f)) = (self.trans.get(i), self.trans.get(i + 1)) {
             r.count = r.count.saturating_add(c);
             if r.first == NO_MATCH {
                 r.first = f;
             }
         }
+    }
+
+    /// Trie depth of state `s`; an unknown state counts as infinitely deep (never stop early: always correct).
+    #[inline(always)]
+    fn depth(&self, s: u32) -> usize {
+        self.trans
+            .get(s as usize + self.out_off as usize + 2)
+            .map_or(usize::MAX, |&d| d as usize)
     }
 }
 

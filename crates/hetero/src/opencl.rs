@@ -57,8 +57,6 @@ struct Shared {
 struct DfaBufs {
     trans: Buffer<u32>,
     classes: Buffer<u8>,
-    out_count: Buffer<u32>,
-    out_first: Buffer<u32>,
 }
 
 // SAFETY: the buffers are only read by kernels after creation; opencl3 marks `Buffer<T: Sync>` Sync.
@@ -70,26 +68,14 @@ impl Shared {
             } else {
                 CL_MEM_READ_ONLY
             };
+            // The outputs live in the table's rows (see `Dfa::transitions`), so the table and the class map are all
+            // the kernel reads; a built DFA has at least two states, so neither buffer is empty.
             let d = &self.dfa;
-            // Padding to at least one element: OpenCL refuses zero-sized buffers.
-            let one = [0u32; 1];
-            let oc = if d.out_counts().is_empty() {
-                &one[..]
-            } else {
-                d.out_counts()
-            };
-            let of = if d.out_firsts().is_empty() {
-                &one[..]
-            } else {
-                d.out_firsts()
-            };
             let q = queue(&self.context).map_err(|e| e.to_string())?;
             let mk_u32 = |src: &[u32]| -> Result<Buffer<u32>, String> {
                 upload(&self.context, &q, flags, self.shared_memory, src).map_err(|e| e.to_string())
             };
             let trans = mk_u32(d.transitions())?;
-            let out_count = mk_u32(oc)?;
-            let out_first = mk_u32(of)?;
             let classes = upload(
                 &self.context,
                 &q,
@@ -99,12 +85,7 @@ impl Shared {
             )
             .map_err(|e| e.to_string())?;
             q.finish().map_err(|e| e.to_string())?;
-            Ok(DfaBufs {
-                trans,
-                classes,
-                out_count,
-                out_first,
-            })
+            Ok(DfaBufs { trans, classes })
         });
         r.as_ref()
             .map_err(|e| DeviceError::OpenCl(format!("DFA upload: {e}")))
@@ -289,9 +270,7 @@ impl OpenClDevice {
                         .set_arg(&d.trans)
                         .set_arg(&d.classes)
                         .set_arg(&self.shared.dfa.match_start())
-                        .set_arg(&self.shared.dfa.stride_shift())
-                        .set_arg(&d.out_count)
-                        .set_arg(&d.out_first)
+                        .set_arg(&self.shared.dfa.out_offset())
                         .set_arg(dpi);
                     ek
                 }
