@@ -26,7 +26,7 @@
 //! (`L4::Other` for GRE and IP-in-IP, `L4::Udp` for VXLAN and GTP-U).
 //!
 //! ## Bounded work
-//! VLAN tags, MPLS labels, PPPoE and tunnels together are bounded by [`DecodeOptions::max_depth`], IPv6
+//! VLAN tags, MPLS labels, PPPoE, NSH and tunnels together are bounded by [`DecodeOptions::max_depth`], IPv6
 //! extension headers by [`DecodeOptions::max_ipv6_extensions`], GTP-U extension headers by a constant. Every step
 //! consumes at least 4 bytes, so no input loops.
 
@@ -36,8 +36,8 @@ use flowbundle_ingest::{LinkType, PacketRecord};
 
 use crate::outcome::{Layer, Malformed, Outcome, Unsupported};
 use crate::wire::{
-    self, Error, ethernet, ethertype, gre, gtpu, icmp, icmpv6, ip_proto, ipv4, ipv6, mpls, null,
-    pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
+    self, Error, chdlc, ethernet, ethertype, gre, gtpu, icmp, icmpv6, ip_proto, ipv4, ipv6, mpls,
+    nsh, null, pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
 };
 
 /// What the decoder does beyond the default path.
@@ -46,7 +46,7 @@ pub struct DecodeOptions {
     /// Decapsulate GRE, IP-in-IP, VXLAN and GTP-U to the inner packet. Off by default: the scheduling lab studies
     /// flows as the wire shows them.
     pub decap_tunnels: bool,
-    /// Maximum encapsulation headers (VLAN tags + MPLS labels + PPPoE + tunnels) before giving up with
+    /// Maximum encapsulation headers (VLAN tags + MPLS labels + PPPoE + NSH + tunnels) before giving up with
     /// `Unsupported(TooDeep)`. Default 16.
     pub max_depth: u8,
     /// Maximum IPv6 extension headers walked per IPv6 header before `Malformed(Ipv6Extensions)`. Default 8.
@@ -364,6 +364,11 @@ impl<'a> State<'a, '_> {
                     .map_err(|_| Outcome::Truncated(Layer::Link))?;
                 self.ethertype(d, sll2::HEADER_LEN, h.protocol())
             }
+            LinkType::C_HDLC => {
+                let h = chdlc::Header::new_checked(self.data)
+                    .map_err(|_| Outcome::Truncated(Layer::Link))?;
+                self.ethertype(d, chdlc::HEADER_LEN, h.protocol())
+            }
             LinkType::NULL | LinkType::LOOP => {
                 let h = if d.link_type == LinkType::NULL {
                     null::Header::new_checked_null(self.data)
@@ -389,7 +394,7 @@ impl<'a> State<'a, '_> {
         self.ethertype(d, off + ethernet::HEADER_LEN, f.ethertype())
     }
 
-    /// Follows EtherTypes through VLAN tags, MPLS and PPPoE to IP.
+    /// Follows EtherTypes through VLAN tags, MPLS, PPPoE and NSH to IP.
     fn ethertype(&mut self, d: &mut Decoded<'a>, mut off: usize, mut et: u16) -> Step {
         loop {
             match et {
@@ -421,6 +426,7 @@ impl<'a> State<'a, '_> {
                         _ => Err(Outcome::Unsupported(Unsupported::PppProtocol)),
                     };
                 }
+                ethertype::NSH => return self.nsh(d, off),
                 ethertype::PPPOE_DISCOVERY => {
                     return Err(Outcome::Unsupported(Unsupported::PppoeDiscovery));
                 }
@@ -452,6 +458,25 @@ impl<'a> State<'a, '_> {
             }
             Some(_) => Err(Outcome::Unsupported(Unsupported::MplsPayload)),
             None => Err(Outcome::Truncated(Layer::Mpls)),
+        }
+    }
+
+    /// A Network Service Header, then the packet it steers. Followed whether or not tunnels are decapsulated: the
+    /// outer frame has no IP layer of its own to stop at (as with MPLS and PPPoE).
+    fn nsh(&mut self, d: &mut Decoded<'a>, off: usize) -> Step {
+        self.deeper()?;
+        let h =
+            nsh::Header::new_checked(self.at(off)).map_err(trunc_or(Layer::Nsh, Malformed::Nsh))?;
+        if !matches!(h.md_type(), nsh::MD_TYPE_1 | nsh::MD_TYPE_2) {
+            return Err(Outcome::Unsupported(Unsupported::Nsh));
+        }
+        let inner = off + h.header_len();
+        match h.next_protocol() {
+            nsh::next_proto::IPV4 => self.ipv4(d, inner),
+            nsh::next_proto::IPV6 => self.ipv6(d, inner),
+            nsh::next_proto::ETHERNET => self.ethernet(d, inner),
+            nsh::next_proto::MPLS => self.mpls(d, inner),
+            _ => Err(Outcome::Unsupported(Unsupported::Nsh)),
         }
     }
 

@@ -49,13 +49,14 @@ reasons! {
         Erspan = "erspan",
         Vxlan = "vxlan",
         GtpU = "gtpu",
+        Nsh = "nsh",
     }
 }
 
 reasons! {
     /// Well-formed input the decoder does not follow.
     Unsupported {
-        /// A link type other than Ethernet, raw IP, Linux cooked v1/v2 and BSD loopback.
+        /// A link type other than Ethernet, raw IP, Linux cooked v1/v2, BSD loopback and Cisco HDLC.
         LinkType = "link_type",
         /// A non-IP EtherType (ARP, LLDP, 802.3 length field, ...).
         EtherType = "ether_type",
@@ -67,6 +68,8 @@ reasons! {
         PppProtocol = "ppp_protocol",
         /// An MPLS payload that is neither IPv4, IPv6 nor a pseudowire control word.
         MplsPayload = "mpls_payload",
+        /// An NSH whose MD type is not 1 or 2, or whose next protocol is not IPv4, IPv6, Ethernet or MPLS.
+        Nsh = "nsh",
         /// More encapsulation layers than `DecodeOptions::max_depth`.
         TooDeep = "too_deep",
     }
@@ -93,6 +96,8 @@ reasons! {
         Gre = "gre_header",
         /// A GTP-U extension chain that is empty-length or too long.
         GtpU = "gtpu_header",
+        /// An NSH with a version other than 0, or a length below 8 bytes or not 24 bytes for MD type 1.
+        Nsh = "nsh_header",
     }
 }
 

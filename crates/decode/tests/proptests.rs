@@ -7,8 +7,8 @@ use flowbundle_decode::hash::{
     SYMMETRIC_KEY, SymmetricToeplitz, Toeplitz, rss_input, toeplitz_reference,
 };
 use flowbundle_decode::wire::{
-    checksum, ethernet, gre, gtpu, icmp, icmpv6, ipv4, ipv6, mpls, null, pppoe, sctp, sll, sll2,
-    tcp, udp, vlan, vxlan,
+    chdlc, checksum, ethernet, gre, gtpu, icmp, icmpv6, ipv4, ipv6, mpls, nsh, null, pppoe, sctp,
+    sll, sll2, tcp, udp, vlan, vxlan,
 };
 use flowbundle_decode::{
     DecodeOptions, DefragConfig, DefragOutcome, Defragmenter, Fid, FlowHasher, FlowKey, L4,
@@ -17,7 +17,7 @@ use flowbundle_decode::{
 use flowbundle_ingest::LinkType;
 use proptest::prelude::*;
 
-const LINKS: [LinkType; 10] = [
+const LINKS: [LinkType; 11] = [
     LinkType::ETHERNET,
     LinkType::RAW,
     LinkType::IPV4,
@@ -27,6 +27,7 @@ const LINKS: [LinkType; 10] = [
     LinkType::NULL,
     LinkType::LOOP,
     LinkType::RAW_BSD12,
+    LinkType::C_HDLC,
     LinkType(147),
 ];
 
@@ -200,6 +201,12 @@ proptest! {
         }
         if let Ok(h) = null::Header::new_checked_null(b) {
             let _ = h.family();
+        }
+        if let Ok(h) = nsh::Header::new_checked(b) {
+            let _ = (h.spi(), h.si(), h.ttl(), h.context(), h.payload(), h.next_protocol());
+        }
+        if let Ok(h) = chdlc::Header::new_checked(b) {
+            let _ = (h.address(), h.protocol(), h.payload());
         }
         if let Ok(l) = mpls::Label::new_checked(b) {
             let _ = (l.label(), l.payload());

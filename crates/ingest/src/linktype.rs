@@ -14,6 +14,8 @@ impl LinkType {
     pub const NULL: LinkType = LinkType(0);
     /// IEEE 802.3 Ethernet.
     pub const ETHERNET: LinkType = LinkType(1);
+    /// Cisco HDLC: a 4-byte header (address, control, EtherType), captured on routers' serial links.
+    pub const C_HDLC: LinkType = LinkType(104);
     /// Raw IP; the first nibble tells IPv4 from IPv6. DLT_RAW is 12 or 14 on some BSDs, 101 is the LINKTYPE value.
     pub const RAW: LinkType = LinkType(101);
     /// OpenBSD loopback: like NULL but the family is always big-endian.
@@ -38,6 +40,7 @@ impl LinkType {
             Self::ETHERNET => "EN10MB",
             Self::RAW | Self::RAW_BSD12 | Self::RAW_BSD14 => "RAW",
             Self::LOOP => "LOOP",
+            Self::C_HDLC => "C_HDLC",
             Self::LINUX_SLL => "LINUX_SLL",
             Self::IPV4 => "IPV4",
             Self::IPV6 => "IPV6",

@@ -15,6 +15,7 @@
 //! Errors are deliberately coarse ([`Error::Truncated`] or [`Error::Malformed`]); the decoder maps them to a
 //! layer-specific reason for its counters.
 
+pub mod chdlc;
 pub mod checksum;
 pub mod ethernet;
 pub mod gre;
@@ -24,6 +25,7 @@ pub mod icmpv6;
 pub mod ipv4;
 pub mod ipv6;
 pub mod mpls;
+pub mod nsh;
 pub mod null;
 pub mod pppoe;
 pub mod sctp;
@@ -78,6 +80,8 @@ pub mod ethertype {
     pub const ERSPAN3: u16 = 0x22eb;
     /// PPP inside GRE version 1 (PPTP).
     pub const PPP: u16 = 0x880b;
+    /// Network Service Header (RFC 8300), service function chaining.
+    pub const NSH: u16 = 0x894f;
     /// Pre-standard QinQ outer tag used by older switches.
     pub const QINQ_OLD: u16 = 0x9100;
     /// Another pre-standard QinQ outer tag.

@@ -1,0 +1,122 @@
+//! Link layers and shims found in suricata-verify captures: Cisco HDLC (`decode-chdlc-01`) and NSH
+//! (`decode-nsh-type1`). Every packet must reach its transport header with the addresses tshark shows, as
+//! Suricata's decoder counts them (`decoder.chdlc: 17`, `decoder.nsh: 1` in the tests' stats checks).
+
+mod common;
+
+use std::net::IpAddr;
+
+use flowbundle_decode::{DecodeOptions, L4, Outcome, decode};
+use flowbundle_ingest::LinkType;
+
+#[test]
+fn cisco_hdlc_capture_decodes_to_tcp() {
+    let Some(t) = common::load(
+        "cisco_hdlc_capture_decodes_to_tcp",
+        "suricata-verify/decode-chdlc-01/hdlc-http_1tx.pcap",
+    ) else {
+        return;
+    };
+    let opts = DecodeOptions::default();
+    let mut n = 0;
+    let mut payload = 0;
+    for rec in t.iter() {
+        assert_eq!(rec.link_type, LinkType::C_HDLC);
+        let d = decode(&rec, &opts);
+        assert_eq!(d.outcome, Outcome::Decoded, "packet {n}");
+        let ip = d.ip.expect("an IPv4 header");
+        let a: IpAddr = "192.168.2.7".parse().unwrap();
+        let b: IpAddr = "65.55.116.183".parse().unwrap();
+        assert!(
+            (ip.src, ip.dst) == (a, b) || (ip.src, ip.dst) == (b, a),
+            "packet {n}: {ip:?}"
+        );
+        assert_eq!(
+            d.l3_offset, 4,
+            "the IP header follows the 4-byte HDLC header"
+        );
+        let L4::Tcp(tcp) = d.l4 else {
+            panic!("packet {n}: not TCP");
+        };
+        assert!(tcp.src_port == 80 || tcp.dst_port == 80);
+        payload += d.payload.len();
+        n += 1;
+    }
+    // Suricata's stats check for this capture: decoder.chdlc 17, decoder.ipv4 17.
+    assert_eq!(n, 17);
+    assert!(
+        payload > 8000,
+        "the HTTP response body (8079 bytes) is payload"
+    );
+}
+
+#[test]
+fn nsh_md_type_1_capture_decodes_to_udp() {
+    let Some(t) = common::load(
+        "nsh_md_type_1_capture_decodes_to_udp",
+        "suricata-verify/decode-nsh-type1/input.pcap",
+    ) else {
+        return;
+    };
+    let recs: Vec<_> = t.iter().collect();
+    assert_eq!(recs.len(), 1);
+    // NSH is followed with and without tunnel decapsulation: the outer frame has no IP layer.
+    for decap in [false, true] {
+        let opts = DecodeOptions {
+            decap_tunnels: decap,
+            ..DecodeOptions::default()
+        };
+        let d = decode(&recs[0], &opts);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        let ip = d.ip.expect("the inner IPv4 header");
+        assert_eq!(ip.src, "10.0.0.1".parse::<IpAddr>().unwrap());
+        assert_eq!(ip.dst, "10.0.0.2".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            d.l3_offset,
+            14 + 24,
+            "Ethernet, then a 24-byte MD type 1 NSH"
+        );
+        assert_eq!(d.ports(), Some((52377, 52464)));
+        assert!(matches!(d.l4, L4::Udp(_)));
+        assert_eq!(d.payload, b"data\n\n");
+    }
+    // The NSH counts towards the encapsulation depth.
+    let shallow = DecodeOptions {
+        max_depth: 0,
+        ..DecodeOptions::default()
+    };
+    assert_eq!(
+        decode(&recs[0], &shallow).outcome.reason(),
+        "too_deep",
+        "an NSH is one encapsulation layer"
+    );
+}
+
+#[test]
+fn cut_and_unsupported_nsh_are_counted_not_followed() {
+    let Some(t) = common::load(
+        "cut_and_unsupported_nsh_are_counted_not_followed",
+        "suricata-verify/decode-nsh-type1/input.pcap",
+    ) else {
+        return;
+    };
+    let Some(rec) = t.iter().next() else {
+        panic!("one packet");
+    };
+    let opts = DecodeOptions::default();
+    let base = rec.data.to_vec();
+    let run = |b: &[u8]| flowbundle_decode::decode_bytes(LinkType::ETHERNET, b, &opts).outcome;
+    // Cut inside the context headers.
+    assert_eq!(run(&base[..14 + 20]).to_string(), "truncated(nsh)");
+    // Version 1.
+    let mut b = base.clone();
+    b[14] |= 0x40;
+    assert_eq!(run(&b).to_string(), "malformed(nsh_header)");
+    // Next protocol NSH (nested), and an unknown MD type.
+    let mut b = base.clone();
+    b[17] = 4;
+    assert_eq!(run(&b).to_string(), "unsupported(nsh)");
+    let mut b = base.clone();
+    b[16] = 0x0f;
+    assert_eq!(run(&b).to_string(), "unsupported(nsh)");
+}
