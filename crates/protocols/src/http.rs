@@ -16,10 +16,14 @@
 //! head is found by scanning only the newly appended bytes, and the chunked decoder keeps its position between
 //! calls.
 //!
-//! Response bodies with `Content-Encoding: gzip` or `deflate` are inflated incrementally (flate2) into a buffer
-//! capped at [`Limits::http_response_body_cap`]; once the cap is reached inflation stops and the compressed bytes
-//! left are counted in [`ParserStats::decompress_cut`]. This is the expensive case the ANCS'10 paper measures
-//! (~30,000 cycles per packet): it only runs when [`Limits::http_decompress`] is set.
+//! Bodies with `Content-Encoding: gzip` or `deflate` are inflated incrementally (flate2) into a buffer capped at
+//! [`Limits::http_response_body_cap`] (responses) or [`Limits::http_request_body_cap`] (requests: clients compress
+//! uploads too, and libhtp decodes them for Suricata's `http.request_body`); once the cap is reached inflation stops
+//! and the compressed bytes left are counted in [`ParserStats::decompress_cut`]. This is the expensive case the
+//! ANCS'10 paper measures (~30,000 cycles per packet): it only runs when [`Limits::http_decompress`] is set.
+//!
+//! A head cut short by the end of the connection (`HTTP/1.0 200 OK\r\nServer: x\r\n`, then FIN) is parsed as it
+//! stands when the flow finishes, as libhtp does on close, so header rules still see its fields.
 //!
 //! ## What it costs
 //! Per flow: two header buffers (grown to the largest head seen, at most the cap), the body buffers (at most their
@@ -362,6 +366,17 @@ enum Encoding {
     Deflate,
 }
 
+impl Encoding {
+    /// The coding's name as EVE's `content_encoding` shows it.
+    fn name(self) -> &'static str {
+        match self {
+            Encoding::Identity => "identity",
+            Encoding::Gzip => "gzip",
+            Encoding::Deflate => "deflate",
+        }
+    }
+}
+
 /// Parses the header lines of a head block (everything after the first line).
 fn parse_headers(block: &[u8], base: usize) -> Head {
     let mut h = Head {
@@ -426,6 +441,45 @@ fn parse_headers(block: &[u8], base: usize) -> Head {
         }
     }
     h
+}
+
+/// Splits a request line into (method, target, protocol); the protocol is empty for an HTTP/0.9-style line.
+///
+/// The target runs from after the method to the *last* space before an `HTTP/` protocol token, so a target
+/// containing spaces (`GET /uri afterspace HTTP/1.1`, which curl sends unescaped and servers answer) is kept whole,
+/// as libhtp does since Suricata 8: splitting at the first space would hide the rest of the URI from `http.uri`.
+/// Without a trailing `HTTP/` token the line is `METHOD target` (one token after the method, else the last token is
+/// taken as the protocol and the caller rejects it). Runs of spaces between the parts are tolerated.
+fn split_request_line(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    fn trim_sp(mut s: &[u8]) -> &[u8] {
+        while let [b' ', rest @ ..] = s {
+            s = rest;
+        }
+        while let [rest @ .., b' '] = s {
+            s = rest;
+        }
+        s
+    }
+    let line = trim_sp(line);
+    let sp = memchr::memchr(b' ', line)?;
+    let (method, rest) = (&line[..sp], trim_sp(&line[sp + 1..]));
+    if rest.is_empty() {
+        return None;
+    }
+    match memchr::memrchr(b' ', rest) {
+        None => Some((method, rest, b"")),
+        Some(last) => {
+            let (uri, proto) = (trim_sp(&rest[..last]), &rest[last + 1..]);
+            if proto.starts_with(b"HTTP/") {
+                Some((method, uri, proto))
+            } else {
+                // Not a request line we can split with confidence: the first token as target, the last as the
+                // protocol (which the caller checks).
+                let first = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+                Some((method, &rest[..first], proto))
+            }
+        }
+    }
 }
 
 /// Finds the end of a head block in `buf`, scanning from `from`: the index just past the blank line.
@@ -758,6 +812,66 @@ impl Side {
     }
 }
 
+impl Side {
+    /// Gets the body buffer ready for a new message body, with an inflater when the body is compressed
+    /// (`Content-Encoding: gzip` or `deflate`) and decompression is on. Returns whether the body is inflated.
+    fn start_body(&mut self, enc: Encoding, cap: usize, decompress: bool) -> bool {
+        self.body.clear();
+        self.body_len = 0;
+        self.inflate = None;
+        if !decompress || cap == 0 {
+            return false;
+        }
+        if enc == Encoding::Identity {
+            return false;
+        }
+        let w = CapWriter {
+            buf: std::mem::take(&mut self.body),
+            cap,
+            cut: 0,
+        };
+        self.inflate = Some(match enc {
+            Encoding::Gzip => Inflate::Gzip(GzDecoder::new(w)),
+            Encoding::Deflate | Encoding::Identity => Inflate::Sniff(w),
+        });
+        true
+    }
+
+    /// Body bytes as they arrive (de-chunked): inflated, or kept as they are, up to `cap`; what the cap refuses is
+    /// counted.
+    fn body_data(&mut self, chunk: &[u8], cap: usize, stats: &mut ParserStats) {
+        self.body_len += chunk.len() as u64;
+        match self.inflate.as_mut() {
+            Some(inf) => {
+                let (skipped, err) = inf.feed(chunk);
+                stats.decompress_cut += skipped;
+                if err {
+                    stats.malformed += 1;
+                }
+            }
+            None => {
+                let room = cap.saturating_sub(self.body.len());
+                let take = room.min(chunk.len());
+                self.body.extend_from_slice(&chunk[..take]);
+                stats.bytes_cut += (chunk.len() - take) as u64;
+            }
+        }
+    }
+
+    /// The body ended: flush the inflater (if any) into `body`.
+    fn finish_inflate(&mut self, stats: &mut ParserStats) {
+        if let Some(inf) = self.inflate.take() {
+            let (w, err) = inf.finish();
+            // A message announced as compressed but without a body is not a broken stream.
+            if err && self.body_len > 0 {
+                stats.malformed += 1;
+            }
+            stats.decompress_cut += w.cut;
+            self.body = w.buf;
+        }
+    }
+}
+
 /// The HTTP/1.x parser of one flow.
 #[derive(Debug)]
 pub struct HttpParser {
@@ -890,14 +1004,11 @@ impl HttpParser {
                         }
                         Step::Data { n, data: r } => {
                             if let Some(chunk) = data.get(r) {
-                                self.req.body_len += chunk.len() as u64;
-                                let room = self
-                                    .limits
-                                    .http_request_body_cap
-                                    .saturating_sub(self.req.body.len());
-                                let take = room.min(chunk.len());
-                                self.req.body.extend_from_slice(&chunk[..take]);
-                                self.stats.bytes_cut += (chunk.len() - take) as u64;
+                                self.req.body_data(
+                                    chunk,
+                                    self.limits.http_request_body_cap,
+                                    &mut self.stats,
+                                );
                             }
                             data = data.get(n..).unwrap_or(&[]);
                             self.req.state = State::Body(f);
@@ -973,11 +1084,9 @@ impl HttpParser {
     fn request_head_in(&mut self, head: &[u8], out: &mut dyn EventSink) -> bool {
         let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
         let line = trim_cr(&head[..nl]);
-        let mut parts = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
-        let (Some(method), Some(uri)) = (parts.next(), parts.next()) else {
+        let Some((method, uri, proto)) = split_request_line(line) else {
             return false;
         };
-        let proto = parts.next_back().unwrap_or(b"");
         if !method.iter().all(|&b| is_token_byte(b))
             || !(proto.starts_with(b"HTTP/") || proto.is_empty())
         {
@@ -1024,8 +1133,14 @@ impl HttpParser {
             request_done: false,
         };
         self.push_tx(tx, out);
-        self.req.body.clear();
-        self.req.body_len = 0;
+        // Request bodies are inflated like response bodies: a client may compress what it uploads (a POST with
+        // `Content-Encoding: gzip`), and `http.request_body` rules are written against the decoded form, as
+        // libhtp hands it to Suricata.
+        self.req.start_body(
+            h.encoding,
+            self.limits.http_request_body_cap,
+            self.limits.http_decompress,
+        );
         // RFC 9112 §6.3: a request body is chunked or has a Content-Length; otherwise there is none.
         self.req.state = if h.chunked {
             State::Body(Framing::Chunked(Chunk::Size {
@@ -1047,6 +1162,7 @@ impl HttpParser {
     }
 
     fn request_body_done(&mut self, out: &mut dyn EventSink) {
+        self.req.finish_inflate(&mut self.stats);
         // The request being completed is the newest transaction.
         if let Some(tx) = self.txs.back_mut()
             && !tx.request_done
@@ -1205,70 +1321,24 @@ impl HttpParser {
 
     fn start_body(&mut self, f: Framing, enc: Encoding) {
         self.resp.state = State::Body(f);
-        self.resp.body.clear();
-        self.resp.body_len = 0;
-        let cap = self.limits.http_response_body_cap;
-        self.resp.inflate = if self.limits.http_decompress && cap > 0 {
-            let w = CapWriter {
-                buf: std::mem::take(&mut self.resp.body),
-                cap,
-                cut: 0,
-            };
-            match enc {
-                Encoding::Gzip => Some(Inflate::Gzip(GzDecoder::new(w))),
-                Encoding::Deflate => Some(Inflate::Sniff(w)),
-                Encoding::Identity => {
-                    self.resp.body = w.buf;
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        if let (Some(tx), true) = (self.txs.front_mut(), self.resp.inflate.is_some()) {
-            tx.ev.content_encoding = Some(
-                if enc == Encoding::Gzip {
-                    "gzip"
-                } else {
-                    "deflate"
-                }
-                .into(),
-            );
+        let inflating = self.resp.start_body(
+            enc,
+            self.limits.http_response_body_cap,
+            self.limits.http_decompress,
+        );
+        if let (Some(tx), true) = (self.txs.front_mut(), inflating) {
+            tx.ev.content_encoding = Some(enc.name().into());
         }
     }
 
     fn response_data(&mut self, chunk: &[u8]) {
-        self.resp.body_len += chunk.len() as u64;
-        match self.resp.inflate.as_mut() {
-            Some(inf) => {
-                let (skipped, err) = inf.feed(chunk);
-                self.stats.decompress_cut += skipped;
-                if err {
-                    self.stats.malformed += 1;
-                }
-            }
-            None => {
-                let room = self
-                    .limits
-                    .http_response_body_cap
-                    .saturating_sub(self.resp.body.len());
-                let take = room.min(chunk.len());
-                self.resp.body.extend_from_slice(&chunk[..take]);
-                self.stats.bytes_cut += (chunk.len() - take) as u64;
-            }
-        }
+        self.resp
+            .body_data(chunk, self.limits.http_response_body_cap, &mut self.stats);
     }
 
     /// The response of the front transaction is complete: deliver its body, log it, and get ready for the next.
     fn response_done(&mut self, out: &mut dyn EventSink) {
-        if let Some(inf) = self.resp.inflate.take() {
-            let (w, err) = inf.finish();
-            if err {
-                self.stats.malformed += 1;
-            }
-            self.stats.decompress_cut += w.cut;
-            self.resp.body = w.buf;
-        }
+        self.resp.finish_inflate(&mut self.stats);
         if let Some(mut tx) = self.txs.pop_front() {
             tx.ev.length = self.resp.body_len;
             if !self.resp.body.is_empty() {
@@ -1326,6 +1396,23 @@ impl Parser for HttpParser {
     }
 
     fn finish(&mut self, out: &mut dyn EventSink) {
+        // A request head cut by the close: parse what arrived (a request line at least).
+        if self.req.state == State::Head
+            && memchr::memchr(b'\n', &self.req.head).is_some()
+            && !self.req.head.is_empty()
+        {
+            let end = self.req.head.len();
+            if !self.request_head(end, out) {
+                self.stats.malformed += 1;
+            }
+        }
+        // A response head cut by the close: its status line and the header lines that arrived.
+        if self.resp.state == State::Head && self.resp.head.starts_with(b"HTTP/") {
+            let head = std::mem::take(&mut self.resp.head);
+            if !self.response_head(&head, out) {
+                self.stats.malformed += 1;
+            }
+        }
         if matches!(self.resp.state, State::Body(_)) {
             self.response_done(out);
         }
@@ -1540,6 +1627,136 @@ mod tests {
             Some(b"moved".as_slice())
         );
         assert_eq!(r.buffer(1, HttpBuffer::StatusCode), Some(b"302".as_slice()));
+    }
+
+    /// `curl "127.0.0.1:8000/uri afterspace"`: the request of suricata-verify `http-uri-spaces` (input.pcap).
+    #[test]
+    fn uri_with_spaces_is_kept_whole() {
+        let req = b"GET /uri afterspace HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nUser-Agent: curl/7.54.0\r\nAccept: */*\r\n\r\n";
+        let (r, stats) = run(
+            &[(Dir::ToServer, req.to_vec())],
+            &Limits::default(),
+            &[7, 20],
+        );
+        assert_eq!(stats, ParserStats::default());
+        assert_eq!(
+            r.buffer(0, HttpBuffer::Uri),
+            Some(b"/uri afterspace".as_slice())
+        );
+        assert_eq!(r.events[0].url.as_deref(), Some("/uri afterspace"));
+        assert_eq!(r.events[0].protocol.as_deref(), Some("HTTP/1.1"));
+        assert_eq!(
+            split_request_line(b"GET  /a  b   c  HTTP/1.0 "),
+            Some((
+                b"GET".as_slice(),
+                b"/a  b   c".as_slice(),
+                b"HTTP/1.0".as_slice()
+            ))
+        );
+        assert_eq!(
+            split_request_line(b"GET /simple"),
+            Some((b"GET".as_slice(), b"/simple".as_slice(), b"".as_slice()))
+        );
+        // Not HTTP at the end: the first token is the target, the last the (rejected) protocol.
+        assert_eq!(
+            split_request_line(b"OPTIONS rtsp://cam/ x RTSP/1.0"),
+            Some((
+                b"OPTIONS".as_slice(),
+                b"rtsp://cam/".as_slice(),
+                b"RTSP/1.0".as_slice()
+            ))
+        );
+        assert_eq!(split_request_line(b"GET"), None);
+        assert_eq!(split_request_line(b"GET   "), None);
+    }
+
+    /// The gzip-compressed form POST of suricata-verify `http-post-data-decompression` (input.pcap, curl 7.55.1).
+    const GZIP_POST_BODY: &str = "1f8b0800efc50e5b0003cb4bcc4db5cdcacfc85348492ccdab54c8cd494c29cec8ace402004e5f516019000000";
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len() / 2)
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn gzip_request_body_is_inflated() {
+        let body = unhex(GZIP_POST_BODY);
+        let mut req = format!(
+            "POST /hi.php HTTP/1.1\r\nHost: 192.168.235.101\r\nUser-Agent: curl/7.55.1\r\nAccept: */*\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(&body);
+        let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec();
+        let conv = [(Dir::ToServer, req.clone()), (Dir::ToClient, resp)];
+        let plain = b"name=john dauny mladshiy\n".as_slice();
+        // Whole, and cut inside the compressed body.
+        for cuts in [&[][..], &[req.len() - 30, req.len() - 3][..]] {
+            let (r, stats) = run(&conv, &Limits::default(), cuts);
+            assert_eq!(stats, ParserStats::default());
+            assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(plain));
+            assert_eq!(r.events[0].request_body_length, body.len() as u64);
+        }
+        // The request body cap bounds the inflated output, and what it cut is counted.
+        let small = Limits {
+            http_request_body_cap: 4,
+            ..Limits::default()
+        };
+        let (r, stats) = run(&conv, &small, &[]);
+        assert_eq!(
+            r.buffer(0, HttpBuffer::RequestBody),
+            Some(b"name".as_slice())
+        );
+        assert!(stats.decompress_cut > 0);
+        // With decompression off the compressed bytes are the body.
+        let off = Limits {
+            http_decompress: false,
+            ..Limits::default()
+        };
+        let (r, _) = run(&conv, &off, &[]);
+        assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(body.as_slice()));
+        // A compressed request without a body is not counted as malformed.
+        let empty = b"GET / HTTP/1.1\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+        let (_, stats) = run(&[(Dir::ToServer, empty)], &Limits::default(), &[]);
+        assert_eq!(stats, ParserStats::default());
+    }
+
+    /// suricata-verify `http-close-headers`: the server sends a status line and one header, then closes the
+    /// connection before the blank line.
+    #[test]
+    fn headers_cut_by_close_are_parsed_at_finish() {
+        let req =
+            b"GET / HTTP/1.1\r\nHost: 100.64.0.200\r\nConnection: keep-alive\r\n\r\n".to_vec();
+        let resp = unhex("485454502f312e3020323030204f4b0a5365727665723a6e67316e780d0a");
+        let (r, stats) = run(
+            &[(Dir::ToServer, req), (Dir::ToClient, resp)],
+            &Limits::default(),
+            &[],
+        );
+        assert_eq!(stats, ParserStats::default());
+        assert_eq!(
+            r.buffer(0, HttpBuffer::ResponseHeaders),
+            Some(b"Server:ng1nx\r\n".as_slice())
+        );
+        assert_eq!(r.buffer(0, HttpBuffer::StatusCode), Some(b"200".as_slice()));
+        assert_eq!(r.events.len(), 1);
+        assert_eq!(r.events[0].status, Some(200));
+        // A request head cut the same way still yields its request line and headers.
+        let (r, _) = run(
+            &[(Dir::ToServer, b"GET /cut HTTP/1.1\r\nHost: a".to_vec())],
+            &Limits::default(),
+            &[],
+        );
+        assert_eq!(r.buffer(0, HttpBuffer::Uri), Some(b"/cut".as_slice()));
+        assert_eq!(r.buffer(0, HttpBuffer::Host), Some(b"a".as_slice()));
+        // Something that is not a status line is not turned into a response.
+        let (r, _) = run(
+            &[(Dir::ToClient, b"garbage\r\n".to_vec())],
+            &Limits::default(),
+            &[],
+        );
+        assert!(r.buffer(0, HttpBuffer::StatusCode).is_none());
     }
 
     #[test]
