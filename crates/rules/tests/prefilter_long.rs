@@ -1,0 +1,90 @@
+//! The prefilter against aho-corasick on long patterns that share their last eight bytes (as 71 patterns of the
+//! 10k set end in `</title>`): the second check word (bytes 9 to 16 from the end), the byte-wise comparison beyond
+//! 16 bytes, occurrences near the start of a chunk (where the eight bytes before the window come from the tail),
+//! and the unrolled gate loop at every chunk length.
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use flowbundle_rules::prefilter::{PatternSet, ScanState};
+use proptest::prelude::*;
+
+fn prefilter_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usize)> {
+    let mut st = ScanState::default();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (hay.len() + 1)).collect();
+    bounds.push(hay.len());
+    bounds.sort();
+    for end in bounds {
+        if end < start {
+            continue;
+        }
+        ps.scan(&mut st, &hay[..start], &hay[start..end], |p, e| {
+            out.push((p, start + e))
+        });
+        start = end;
+    }
+    out.sort();
+    out
+}
+
+fn oracle_hits(pats: &[(Vec<u8>, bool)], hay: &[u8]) -> Vec<(u32, usize)> {
+    let mut out = Vec::new();
+    for nocase in [false, true] {
+        let ids: Vec<usize> = (0..pats.len()).filter(|&i| pats[i].1 == nocase).collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .ascii_case_insensitive(nocase)
+            .build(ids.iter().map(|&i| &pats[i].0))
+            .expect("oracle automaton");
+        for m in ac.find_overlapping_iter(hay) {
+            out.push((ids[m.pattern().as_usize()] as u32, m.end()));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn bytes(min: usize, max: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(b"abAB<\x00".to_vec()), min..=max)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+    ))]
+
+    #[test]
+    fn shared_suffix_families_equal_aho_corasick(
+        suffix in bytes(8, 8),
+        mid in bytes(0, 10),
+        heads in prop::collection::vec((bytes(1, 8), any::<bool>()), 1..12),
+        others in prop::collection::vec((bytes(4, 24), any::<bool>()), 0..6),
+        picks in prop::collection::vec((any::<usize>(), bytes(0, 6)), 0..30),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+    ) {
+        // Patterns of 9 to 26 bytes that end in one 8-byte suffix, most of them in a longer shared tail (so that
+        // one pattern's occurrence holds the last 16 bytes of others), and a few unrelated ones.
+        let mut pats: Vec<(Vec<u8>, bool)> = heads
+            .iter()
+            .map(|(h, nc)| ([h.as_slice(), mid.as_slice(), suffix.as_slice()].concat(), *nc))
+            .collect();
+        pats.extend(others);
+        // A haystack made of pattern occurrences (some case-flipped) and noise, so that hits are common.
+        let mut hay = Vec::new();
+        for (i, noise) in &picks {
+            let (p, _) = &pats[i % pats.len()];
+            if i % 3 == 0 {
+                hay.extend(p.iter().map(|b| if b.is_ascii_alphabetic() { b ^ 0x20 } else { *b }));
+            } else {
+                hay.extend_from_slice(p);
+            }
+            hay.extend_from_slice(noise);
+        }
+        let ps = PatternSet::new(&pats);
+        prop_assert_eq!(prefilter_hits(&ps, &hay, &cuts), oracle_hits(&pats, &hay));
+    }
+}
