@@ -4,7 +4,8 @@
 //! batch, the 10k content set for `dpi`. Each figure is the median over `--reps` runs, in Gbit/s of payload,
 //! beside a reference measured in the same run (a copy of the batch: memory bandwidth) and the ratio to it.
 //!
-//! Also measured, for comparison: the previous per-core paths (plain DFA walk, `md-5` one packet at a time,
+//! Also measured, for comparison: the previous per-core paths (one DFA walk per packet, four interleaved walks,
+//! sixteen walks, the prefiltered scan; `md-5` one packet at a time,
 //! `cbc` one packet at a time) and the `aho-corasick` crate over the same patterns (contiguous NFA and full DFA,
 //! prefilter on and off; overlapping search, which is what the `dpi` count needs).
 //!
@@ -113,42 +114,57 @@ fn main() {
         let mut out = BatchOutput::default();
         let mut work: PacketBatch = batch.clone();
         figs.push(measure(
-            "dpi: plain DFA walk, 4 interleaved (kernel)",
+            "dpi: 8 walks over class blocks (kernel)",
             bytes,
             reps,
             || {
                 kernels::run_cpu(App::Dpi, &dfa, &mut work, &mut out);
             },
         ));
-        let plain: Vec<_> = (0..batch.len())
-            .map(|i| dfa.scan(batch.payload(i).unwrap_or(&[])))
-            .collect();
+        let p = |i: usize| batch.payload(i).unwrap_or(&[]);
+        let plain: Vec<_> = (0..batch.len()).map(|i| dfa.scan(p(i))).collect();
         assert_eq!(plain, out.dpi, "kernel disagrees with the plain walk");
         let pre: Vec<_> = (0..batch.len())
-            .map(|i| dfa.scan_prefiltered(batch.payload(i).unwrap_or(&[])))
+            .map(|i| dfa.scan_prefiltered(p(i)))
             .collect();
         assert_eq!(plain, pre, "prefiltered scan disagrees with the plain walk");
+        figs.push(measure(
+            "dpi: one walk per packet (scan)",
+            bytes,
+            reps,
+            || {
+                for i in 0..batch.len() {
+                    std::hint::black_box(dfa.scan(p(i)));
+                }
+            },
+        ));
+        figs.push(measure(
+            "dpi: 4 interleaved walks (scan4)",
+            bytes,
+            reps,
+            || {
+                for i in (0..batch.len()).step_by(4) {
+                    std::hint::black_box(dfa.scan4(std::array::from_fn(|k| p(i + k))));
+                }
+            },
+        ));
+        figs.push(measure(
+            "dpi: 16 walks over class blocks (scan_lanes)",
+            bytes,
+            reps,
+            || {
+                for i in (0..batch.len()).step_by(16) {
+                    std::hint::black_box(dfa.scan_lanes::<16>(std::array::from_fn(|k| p(i + k))));
+                }
+            },
+        ));
         figs.push(measure(
             "dpi: prefiltered DFA (scan_prefiltered)",
             bytes,
             reps,
             || {
                 for i in 0..batch.len() {
-                    std::hint::black_box(dfa.scan_prefiltered(batch.payload(i).unwrap_or(&[])));
-                }
-            },
-        ));
-        let mut r8 = [flowbundle_hetero::DpiResult::NONE; 8];
-        figs.push(measure(
-            "dpi: plain DFA walk, 8 interleaved",
-            bytes,
-            reps,
-            || {
-                for i in (0..batch.len()).step_by(8) {
-                    let h: [&[u8]; 8] =
-                        std::array::from_fn(|k| batch.payload(i + k).unwrap_or(&[]));
-                    dfa.scan8(&h, &mut r8);
-                    std::hint::black_box(&r8);
+                    std::hint::black_box(dfa.scan_prefiltered(p(i)));
                 }
             },
         ));

@@ -24,8 +24,9 @@
 //! # Parallelism and speed per core
 //! The CPU kernels split a batch over the current rayon pool (the CPU device owns one sized to its cores), in
 //! chunks of packets so the per-task overhead stays far below the per-packet work. Within a chunk each kernel uses
-//! the independence of packets the way its algorithm allows: `dpi` walks four packets at once
-//! ([`Dfa::scan4`]: four independent loads in flight; the prefiltered scan and eight walks measured slower), `md5` hashes 16 packets per AVX-512 register ([`crate::md5lanes`]) and `aes` encrypts eight
+//! the independence of packets the way its algorithm allows: `dpi` walks eight packets at once
+//! ([`Dfa::scan_lanes`]: eight independent table loads in flight; four walks and the prefiltered scan measured
+//! slower), `md5` hashes 16 packets per AVX-512 register ([`crate::md5lanes`]) and `aes` encrypts eight
 //! chains at once ([`crate::aeslanes`]). `BENCHMARKS.md` (issue 8 section) has the figures.
 
 use aes::Aes128;
@@ -100,6 +101,9 @@ pub struct BatchOutput {
     pub md5: Vec<[u8; 16]>,
 }
 
+/// Packets the `dpi` kernel walks at once (see [`Dfa::scan_lanes`]).
+const DPI_LANES: usize = 8;
+
 /// Packets per rayon task: big enough that scheduling costs little against ~1,500-byte packets.
 const CHUNK: usize = 64;
 
@@ -120,16 +124,16 @@ pub fn dpi_batch(dfa: &Dfa, batch: &PacketBatch, out: &mut Vec<DpiResult>) {
     let payload = |i: usize| batch.payload(i).unwrap_or(&[]);
     out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, res)| {
         let base = c * CHUNK;
-        // Four interleaved walks, not the prefiltered scan: on real payload with the 10k set the prefilter
-        // measured 0.6× the plain walk (see `Dfa::scan_prefiltered` and BENCHMARKS.md).
-        let mut quads = res.chunks_exact_mut(4);
+        // Eight interleaved walks over class blocks (`Dfa::scan_lanes`): eight loads in flight per byte position.
+        // Measured against four walks and the prefiltered scan (0.4x) in BENCHMARKS.md.
+        let mut group = res.chunks_exact_mut(DPI_LANES);
         let mut i = base;
-        for q in &mut quads {
-            let r = dfa.scan4([payload(i), payload(i + 1), payload(i + 2), payload(i + 3)]);
-            q.copy_from_slice(&r);
-            i += 4;
+        for g in &mut group {
+            let r = dfa.scan_lanes::<DPI_LANES>(std::array::from_fn(|k| payload(i + k)));
+            g.copy_from_slice(&r);
+            i += DPI_LANES;
         }
-        for r in quads.into_remainder() {
+        for r in group.into_remainder() {
             *r = dfa.scan(payload(i));
             i += 1;
         }
