@@ -717,6 +717,13 @@ impl RuleSet {
                 );
             }
             for &t in table.targets(pid) {
+                // Most hits of a busy pattern come after its rule fired in this direction (the 10k set: 95% of
+                // stream candidates): reject those on the flow's own fired list before touching the rule tables,
+                // whose entries for 10,000 rules are cache misses.
+                if st.fired.binary_search(&t.rule).is_ok() {
+                    sc.stats.candidates += 1;
+                    continue;
+                }
                 if self.has_condition(t.rule) {
                     deferred.push((t, end));
                     continue;
@@ -976,14 +983,20 @@ impl RuleSet {
                 .scan_buffer(payload, |pid, end| hits.push((pid, end)));
             sc.stats.prefilter_hits += hits.len() as u64;
         }
+        // Whether the first pass left candidates with flowbit conditions: if not, the second pass skips the hits.
+        let mut deferred = false;
         for second in [false, true] {
-            if let Some(table) = table {
+            if let Some(table) = table
+                && (!second || deferred)
+            {
                 let always = table.always.iter().map(|&t| (t, None));
                 let found = hits.iter().flat_map(|&(pid, end)| {
                     table.targets(pid).iter().map(move |&t| (t, Some(end)))
                 });
                 for (t, end) in found.chain(always) {
-                    if self.has_condition(t.rule) == second {
+                    let cond = self.has_condition(t.rule);
+                    deferred |= cond;
+                    if cond == second {
                         let c = Cand {
                             t,
                             hit_end: end,
@@ -1024,13 +1037,14 @@ impl RuleSet {
     ) -> bool {
         let Cand { t, hit_end, source } = c;
         sc.stats.candidates += 1;
+        // Already alerted for this buffer: decided before the rule tables are touched.
+        if sc.stamp.get(t.rule as usize) == Some(&sc.generation) {
+            return false;
+        }
         let Some((rule, g, gi)) = self.rule_group(t) else {
             return false;
         };
-        if sc.stamp.get(t.rule as usize) == Some(&sc.generation)
-            || !applies(rule, ctx)
-            || !flowbits_ok(rule, bits)
-        {
+        if !applies(rule, ctx) || !flowbits_ok(rule, bits) {
             return false;
         }
         let span = match hit_end {
