@@ -139,7 +139,12 @@ pub struct WorkerCtx {
     sample_every: u32,
     sample_left: u32,
     slot: usize,
+    /// Unique among every context ever made (never 0; see [`WorkerCtx::uid`]).
+    uid: u64,
 }
+
+/// Source of [`WorkerCtx::uid`]s.
+static NEXT_CTX_UID: AtomicU64 = AtomicU64::new(1);
 
 impl WorkerCtx {
     /// The worker this context serves in a parallel run (set by the runtime adapter, [`crate::InspectWorkload`],
@@ -151,6 +156,13 @@ impl WorkerCtx {
     /// Says which worker this context now serves (see [`WorkerCtx::worker`]).
     pub fn set_worker(&mut self, w: usize) {
         self.slot = w;
+    }
+
+    /// A number no other context has or will have in this process (contexts are not `Clone`): what lets the runtime
+    /// adapter keep per-context scratch outside the context and know that only this context, through `&mut`, ever
+    /// touches it.
+    pub fn uid(&self) -> u64 {
+        self.uid
     }
 
     /// Moves the events produced so far into `out` (streaming output: the single-threaded path writes them as it
@@ -418,6 +430,7 @@ impl Engine {
             sample_every: self.cfg.cost.stage_sample_every,
             sample_left: 0,
             slot: 0,
+            uid: NEXT_CTX_UID.fetch_add(1, Relaxed),
         }
     }
 
