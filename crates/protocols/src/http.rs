@@ -677,13 +677,20 @@ impl Write for CapWriter {
     }
 }
 
-/// The response-body inflater. `Sniff` waits for the first byte of a `deflate` body to tell zlib from raw deflate
-/// (servers send both).
+/// A body inflater. `Sniff` waits for the first body byte: for `gzip` it must start the gzip magic, for `deflate`
+/// it tells zlib from raw deflate (servers send both).
+///
+/// A body labelled compressed that is not (clear text behind `Content-Encoding: gzip`, which Android SDKs send) goes
+/// through as it is, as libhtp's "passthrough" does: when the first byte cannot start the announced coding, or the
+/// decoder fails on the first bytes fed before producing anything. Rules then see the clear text instead of an empty
+/// body.
 enum Inflate {
     Gzip(GzDecoder<CapWriter>),
     Zlib(ZlibDecoder<CapWriter>),
     Raw(DeflateDecoder<CapWriter>),
-    Sniff(CapWriter),
+    Sniff(CapWriter, Encoding),
+    /// Not compressed after all: bytes are kept as they come.
+    Passthrough(CapWriter),
     /// Decoding failed or the cap was reached: the body is kept as decoded so far.
     Stopped(CapWriter),
 }
@@ -694,7 +701,8 @@ impl std::fmt::Debug for Inflate {
             Inflate::Gzip(_) => "Gzip",
             Inflate::Zlib(_) => "Zlib",
             Inflate::Raw(_) => "Raw",
-            Inflate::Sniff(_) => "Sniff",
+            Inflate::Sniff(..) => "Sniff",
+            Inflate::Passthrough(_) => "Passthrough",
             Inflate::Stopped(_) => "Stopped",
         })
     }
@@ -706,26 +714,33 @@ impl Inflate {
             Inflate::Gzip(d) => d.get_mut(),
             Inflate::Zlib(d) => d.get_mut(),
             Inflate::Raw(d) => d.get_mut(),
-            Inflate::Sniff(w) | Inflate::Stopped(w) => w,
+            Inflate::Sniff(w, _) | Inflate::Passthrough(w) | Inflate::Stopped(w) => w,
         }
     }
 
     /// Feeds compressed bytes; returns (compressed bytes skipped because the cap was reached, decode error).
-    fn feed(&mut self, data: &[u8]) -> (u64, bool) {
-        if let Inflate::Sniff(w) = self {
+    /// `first`: these are the body's first bytes (a decoder failing on them means the body was never compressed).
+    fn feed(&mut self, data: &[u8], first: bool) -> (u64, bool) {
+        if let Inflate::Sniff(w, enc) = self {
             let Some(&b0) = data.first() else {
                 return (0, false);
             };
-            let w = std::mem::take(w);
-            // RFC 1950: CMF with method 8, and (CMF*256 + FLG) % 31 == 0.
-            let zlib = b0 & 0x0f == 8
-                && data
-                    .get(1)
-                    .is_none_or(|&b1| (u16::from(b0) * 256 + u16::from(b1)) % 31 == 0);
-            *self = if zlib {
-                Inflate::Zlib(ZlibDecoder::new(w))
-            } else {
-                Inflate::Raw(DeflateDecoder::new(w))
+            let (w, enc) = (std::mem::take(w), *enc);
+            *self = match enc {
+                Encoding::Gzip if b0 == 0x1f => Inflate::Gzip(GzDecoder::new(w)),
+                Encoding::Gzip | Encoding::Identity => Inflate::Passthrough(w),
+                Encoding::Deflate => {
+                    // RFC 1950: CMF with method 8, and (CMF*256 + FLG) % 31 == 0.
+                    let zlib = b0 & 0x0f == 8
+                        && data
+                            .get(1)
+                            .is_none_or(|&b1| (u16::from(b0) * 256 + u16::from(b1)) % 31 == 0);
+                    if zlib {
+                        Inflate::Zlib(ZlibDecoder::new(w))
+                    } else {
+                        Inflate::Raw(DeflateDecoder::new(w))
+                    }
+                }
             };
         }
         if self.writer().full() {
@@ -735,9 +750,16 @@ impl Inflate {
             Inflate::Gzip(d) => d.write_all(data),
             Inflate::Zlib(d) => d.write_all(data),
             Inflate::Raw(d) => d.write_all(data),
-            Inflate::Sniff(_) | Inflate::Stopped(_) => return (data.len() as u64, false),
+            Inflate::Passthrough(w) => w.write_all(data),
+            Inflate::Sniff(..) | Inflate::Stopped(_) => return (data.len() as u64, false),
         };
         if r.is_err() {
+            if first && self.writer().buf.is_empty() {
+                let mut w = std::mem::take(self.writer());
+                let _ = w.write_all(data);
+                *self = Inflate::Passthrough(w);
+                return (0, false);
+            }
             self.stop();
             return (0, true);
         }
@@ -830,20 +852,18 @@ impl Side {
             cap,
             cut: 0,
         };
-        self.inflate = Some(match enc {
-            Encoding::Gzip => Inflate::Gzip(GzDecoder::new(w)),
-            Encoding::Deflate | Encoding::Identity => Inflate::Sniff(w),
-        });
+        self.inflate = Some(Inflate::Sniff(w, enc));
         true
     }
 
     /// Body bytes as they arrive (de-chunked): inflated, or kept as they are, up to `cap`; what the cap refuses is
     /// counted.
     fn body_data(&mut self, chunk: &[u8], cap: usize, stats: &mut ParserStats) {
+        let first = self.body_len == 0;
         self.body_len += chunk.len() as u64;
         match self.inflate.as_mut() {
             Some(inf) => {
-                let (skipped, err) = inf.feed(chunk);
+                let (skipped, err) = inf.feed(chunk, first);
                 stats.decompress_cut += skipped;
                 if err {
                     stats.malformed += 1;
@@ -1720,6 +1740,32 @@ mod tests {
         let empty = b"GET / HTTP/1.1\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
         let (_, stats) = run(&[(Dir::ToServer, empty)], &Limits::default(), &[]);
         assert_eq!(stats, ParserStats::default());
+    }
+
+    /// suricata-verify `http-encoding-gzip-uncompressed`: an Android SDK labels a clear-text JSON POST as gzip.
+    #[test]
+    fn body_labelled_gzip_but_clear_passes_through() {
+        let body: &[u8] = br#"{"sdk_version":11026,"app_package":"com.xcm.huasheng","app_version":"1.7.4","device_id":"350672920106648"}"#;
+        let mut req = format!(
+            "POST /api/sdk/init2 HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(body);
+        let head_len = req.len() - body.len();
+        // Whole, and with the body arriving one byte at a time at first.
+        for cuts in [&[][..], &[head_len + 1, head_len + 2, head_len + 3][..]] {
+            let (r, stats) = run(&[(Dir::ToServer, req.clone())], &Limits::default(), cuts);
+            assert_eq!(stats, ParserStats::default());
+            assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(body));
+        }
+        // Deflate that fails on its first bytes passes through too (`{` is neither zlib nor a valid raw block).
+        let deflate = String::from_utf8(req.clone())
+            .unwrap()
+            .replace("Content-Encoding: gzip", "Content-Encoding: deflate")
+            .into_bytes();
+        let (r, _) = run(&[(Dir::ToServer, deflate)], &Limits::default(), &[]);
+        assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(body));
     }
 
     /// suricata-verify `http-close-headers`: the server sends a status line and one header, then closes the
