@@ -43,6 +43,11 @@ pub enum Action {
 }
 
 impl Action {
+    /// Whether a match drops the flow (`drop`, `reject`, `sdrop`): see [`crate::FlowMatchState::set_dropped`].
+    pub fn drops(self) -> bool {
+        matches!(self, Action::Drop | Action::Reject | Action::Sdrop)
+    }
+
     /// Suricata's spelling, as EVE prints it.
     pub fn as_str(self) -> &'static str {
         match self {

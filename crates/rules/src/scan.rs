@@ -335,17 +335,33 @@ impl Scanner {
 pub struct FlowMatchState {
     dirs: [Option<Box<DirState>>; 2],
     http: Option<Box<HttpState>>,
-    /// Flowbits (one bit per name of the rule set), allocated by the first `flowbits:set`.
+    /// Flowbits (one bit per name of the rule set) and the drop flag, allocated by the first `flowbits:set` or
+    /// drop: both are rare, and keeping them behind one box keeps a flow's state at four words.
     bits: Option<Box<Bits>>,
 }
 
-/// A flow's flowbits, one bit per name.
+/// A flow's flowbits, one bit per name, and whether a dropping rule matched.
 #[derive(Debug, Default)]
 struct Bits {
     words: Vec<u64>,
+    /// A `drop`/`reject`/`sdrop` rule matched: the flow is dropped (Suricata's flow action `drop`).
+    dropped: bool,
 }
 
 impl FlowMatchState {
+    /// Marks the flow dropped: a rule whose action drops ([`crate::Action::drops`]) matched. Suricata sets the
+    /// flow's action to `drop` then, even when not inline, and inspects none of the flow's later packets (its
+    /// `DetectFlow` returns early for such flows), so each drop rule alerts once per flow instead of on every packet.
+    /// The caller (the engine) stops scanning the flow once this is set.
+    pub fn set_dropped(&mut self) {
+        self.bits.get_or_insert_with(Box::default).dropped = true;
+    }
+
+    /// Whether a dropping rule matched on this flow ([`FlowMatchState::set_dropped`]).
+    pub fn dropped(&self) -> bool {
+        self.bits.as_ref().is_some_and(|b| b.dropped)
+    }
+
     /// Stream candidates waiting for more data in direction `dir`.
     pub fn pending(&self, dir: Direction) -> usize {
         self.dirs
@@ -1251,11 +1267,17 @@ fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize) {
         if bits.is_none() && op == 1 {
             continue;
         }
+        let need = names.div_ceil(64).max(1);
         let b = bits.get_or_insert_with(|| {
             Box::new(Bits {
-                words: vec![0u64; names.div_ceil(64).max(1)],
+                words: vec![0u64; need],
+                dropped: false,
             })
         });
+        if b.words.len() < need {
+            // Allocated by a drop before any flowbit was set.
+            b.words.resize(need, 0);
+        }
         if let Some(w) = b.words.get_mut(id as usize / 64) {
             let m = 1u64 << (id % 64);
             match op {

@@ -588,3 +588,27 @@ fn flow_state_is_small_until_data() {
         flow.memory()
     );
 }
+
+#[test]
+fn drop_flag_is_kept_with_the_flowbits_and_leaves_them_working() {
+    use flowbundle_rules::Action;
+    assert!(Action::Drop.drops() && Action::Reject.drops() && Action::Sdrop.drops());
+    assert!(!Action::Alert.drops() && !Action::Log.drops());
+    let rs = load(
+        r#"alert tcp any any -> any any (flow:to_server; content:"LOGIN"; flowbits:set,logged_in; sid:1;)
+alert tcp any any -> any any (content:"x"; flowbits:isset,logged_in; sid:2;)"#,
+    );
+    let mut sc = rs.scanner();
+    let cs = ctx(Direction::ToServer);
+    // Dropped before any flowbit: the flag allocates the bit set, which a later `set` grows to its size.
+    let mut flow = FlowMatchState::default();
+    assert!(!flow.dropped());
+    flow.set_dropped();
+    assert!(flow.dropped());
+    let mut out: Vec<AlertRecord> = Vec::new();
+    rs.scan_stream(&mut sc, &mut flow, &cs, b"LOGIN x", 0, &mut out);
+    assert_eq!(out.iter().map(|a| a.sid).collect::<Vec<_>>(), vec![1, 2]);
+    assert!(flow.dropped(), "setting a flowbit keeps the drop");
+    // The state stays four words: the flag lives behind the flowbits' box.
+    assert_eq!(std::mem::size_of::<FlowMatchState>(), 32);
+}
