@@ -360,6 +360,9 @@ impl EventSink for Emit<'_, '_> {
         let Some(sc) = self.out.scanner.as_deref_mut() else {
             return;
         };
+        if self.rules.dropped() {
+            return;
+        }
         let (kind, to_server) = match buffer {
             HttpBuffer::Method => (flowbundle_rules::HttpBuffer::Method, true),
             HttpBuffer::Uri => (flowbundle_rules::HttpBuffer::Uri, true),
@@ -391,7 +394,9 @@ impl EventSink for Emit<'_, '_> {
             fired.push(owned(a))
         });
         for a in fired {
-            emit_owned(self.out, rules, &a, dir, label);
+            if emit_owned(self.out, rules, &a, dir, label) {
+                self.rules.set_dropped();
+            }
         }
     }
 }
@@ -434,9 +439,9 @@ pub(crate) fn emit_owned(
     a: &OwnedAlert,
     dir: Direction,
     label: &App,
-) {
+) -> bool {
     let Some(rule) = rules.rules().get(a.rule_index as usize) else {
-        return;
+        return false;
     };
     let alert = Alert {
         rule,
@@ -451,6 +456,7 @@ pub(crate) fn emit_owned(
         len: a.len,
     };
     out.alert(&alert, dir, label);
+    rule.action.drops()
 }
 
 /// The reassembler's sink for one TCP packet: in-order data to the classifier/parser, the signatures and the rules.
@@ -488,7 +494,11 @@ impl StreamSink for StreamCx<'_, '_> {
             set.feed(st, bytes);
             self.fed_sig = true;
         }
-        if let (Some(rules), Some(sc)) = (self.out.eng.rules(), self.out.scanner.as_deref_mut()) {
+        if let (Some(rules), Some(sc), false) = (
+            self.out.eng.rules(),
+            self.out.scanner.as_deref_mut(),
+            self.rules.dropped(),
+        ) {
             let now = identified_now(self.label, self.fa.as_ref());
             let label = now.as_ref().unwrap_or(self.label);
             let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
@@ -497,7 +507,9 @@ impl StreamSink for StreamCx<'_, '_> {
                 fired.push(owned(a))
             });
             for a in fired {
-                emit_owned(self.out, rules, &a, dir, label);
+                if emit_owned(self.out, rules, &a, dir, label) {
+                    self.rules.set_dropped();
+                }
             }
         }
         if self.timing {
@@ -568,6 +580,9 @@ pub(crate) fn scan_packet(
     let (Some(rules), Some(sc)) = (out.eng.rules(), out.scanner.as_deref_mut()) else {
         return;
     };
+    if flow_rules.dropped() {
+        return;
+    }
     let m = *out.meta;
     let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
     let mut fired = Vec::new();
@@ -575,7 +590,9 @@ pub(crate) fn scan_packet(
         fired.push(owned(a))
     });
     for a in fired {
-        emit_owned(out, rules, &a, dir, label);
+        if emit_owned(out, rules, &a, dir, label) {
+            flow_rules.set_dropped();
+        }
     }
 }
 
@@ -584,6 +601,9 @@ pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, l
     let (Some(rules), Some(sc)) = (out.eng.rules(), out.scanner.as_deref_mut()) else {
         return;
     };
+    if flow_rules.dropped() {
+        return;
+    }
     let mut fired = Vec::new();
     rules.finish_flow(sc, flow_rules, &mut |a: &Alert<'_>| fired.push(owned(a)));
     let m = *out.meta;
@@ -593,6 +613,106 @@ pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, l
         } else {
             m.client.flip()
         };
-        emit_owned(out, rules, &a, dir, label);
+        if emit_owned(out, rules, &a, dir, label) {
+            flow_rules.set_dropped();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use flowbundle_ingest::CaptureReader;
+    use flowbundle_rules::{RuleSet, Vars};
+
+    use crate::{Engine, EngineConfig, EventKind, Prestage};
+
+    /// A suricata-verify capture, or `None` (with a message) when the shared data is absent.
+    fn sv_pcap(test: &str, rel: &str) -> Option<PathBuf> {
+        let p = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/suricata-verify"
+        ))
+        .join(rel);
+        if p.is_file() {
+            Some(p)
+        } else {
+            eprintln!("{test}: skipped, {} not found", p.display());
+            None
+        }
+    }
+
+    /// Runs a capture through the serial engine path with `rules`; returns the signature id of every alert.
+    fn alerts(pcap: &PathBuf, rules: &str, midstream: bool) -> Vec<u32> {
+        let (set, report) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+        assert_eq!(report.skipped, 0, "{:?}", report.skipped_rules);
+        let cfg = EngineConfig {
+            app_events: false,
+            midstream,
+            ..EngineConfig::default()
+        };
+        let mut engine = Engine::new(cfg, None, Some(set));
+        let mut pre = Prestage::new(engine.config());
+        let mut ctx = engine.new_ctx();
+        let mut r = CaptureReader::open(pcap).expect("capture opens");
+        let mut n = 0u64;
+        while let Ok(Some(rec)) = r.next_packet() {
+            engine.process_serial(&mut ctx, &mut pre, n, &rec);
+            n += 1;
+        }
+        engine
+            .finish([ctx])
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Alert(a) => Some(a.signature_id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// suricata-verify `drop-protocol-change`: a header-only `alert http` rule fires on every packet of the flow once
+    /// it is HTTP; the same rule as `drop` fires once, because the match drops the flow and its later packets are
+    /// not inspected (Suricata's flow action `drop`, which Suricata applies in IDS mode too).
+    #[test]
+    fn a_drop_rule_alerts_once_and_stops_inspection_of_the_flow() {
+        let Some(p) = sv_pcap(
+            "a_drop_rule_alerts_once_and_stops_inspection_of_the_flow",
+            "drop-protocol-change/input.pcap",
+        ) else {
+            return;
+        };
+        let alert = alerts(&p, "alert http any any -> any any (sid:1;)", true);
+        assert!(alert.len() > 1, "alert fires per packet: {alert:?}");
+        let drop = alerts(&p, "drop http any any -> any any (sid:1;)", true);
+        assert_eq!(drop, vec![1]);
+        // Every rule of the flow stops with the drop, not only the dropping one.
+        let both = alerts(
+            &p,
+            "drop http any any -> any any (sid:1;)\nalert tcp any any -> any any (sid:2;)",
+            true,
+        );
+        let after = both.iter().filter(|&&s| s == 2).count();
+        let alone = alerts(&p, "alert tcp any any -> any any (sid:2;)", true).len();
+        assert!(after < alone, "sid 2 after the drop {after}, alone {alone}");
+    }
+
+    /// suricata-verify `http-close-headers`: the server's head is cut by its FIN; the parser hands it over when the
+    /// flow ends, and a `flow:established` header rule matches it because the connection was established before
+    /// it closed.
+    #[test]
+    fn headers_flushed_at_close_match_established_rules() {
+        let Some(p) = sv_pcap(
+            "headers_flushed_at_close_match_established_rules",
+            "http-close-headers/input.pcap",
+        ) else {
+            return;
+        };
+        let rule = r#"alert http any any -> any any (msg:"ng1nx"; flow:established,from_server; content:"ng1nx"; nocase; http_header; sid:1;)"#;
+        assert_eq!(alerts(&p, rule, false), vec![1]);
+        // Not established at all (the rule asks for a state the flow never had): no alert.
+        let never = r#"alert http any any -> any any (flow:not_established,from_server; content:"ng1nx"; http_header; sid:2;)"#;
+        assert!(alerts(&p, never, false).is_empty());
     }
 }

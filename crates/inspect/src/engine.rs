@@ -949,7 +949,18 @@ impl Engine {
             start_ns: f.start_ns,
             pkts: f.pkts,
             bytes: f.bytes,
-            established: f.state() == crate::event::FlowState::Established,
+            // What the end-of-flow flush (reassembly, parser, pending rule candidates) inspects was sent while the
+            // flow was established, if it ever was: a connection closed by FINs or a RST after both sides ACKed
+            // still counts, as Suricata's end-of-stream pseudo packets and close-time flushes do (libhtp flushes a
+            // head cut by the server's FIN on that FIN, an established packet).
+            established: f.state() == crate::event::FlowState::Established
+                || f.tcp.as_deref().is_some_and(|t| {
+                    t.state == crate::event::TcpState::Closed
+                        && t.flags.iter().all(|&fl| {
+                            u16::from(fl) & flowbundle_decode::wire::tcp::flags::ACK != 0
+                        })
+                        && (self.cfg.midstream || !t.midstream)
+                }),
             transport: f.transport,
         };
         {

@@ -366,7 +366,26 @@ fn run_engine(pcap: &Path, rules: RuleSet, settings: &Settings) -> Vec<Event> {
             n += 1;
         }
     }
-    engine.finish([ctx]).events
+    let events = engine.finish([ctx]).events;
+    // `SV_TRACE=1 scripts/suricata-verify NAME` lists every alert with its time, flow, direction and source: how a
+    // count that differs from Suricata's is traced back to packets.
+    if std::env::var_os("SV_TRACE").is_some() {
+        for e in &events {
+            if let EventKind::Alert(a) = &e.kind {
+                let (src, dst, sp, dp) = e.key.endpoints(e.dir);
+                println!(
+                    "  trace: ts {}.{:06} flow {:x} {src}:{sp} -> {dst}:{dp} sid {} ({}, offset {})",
+                    e.ts_ns / 1_000_000_000,
+                    e.ts_ns % 1_000_000_000 / 1000,
+                    e.flow_id,
+                    a.signature_id,
+                    a.source,
+                    a.offset
+                );
+            }
+        }
+    }
+    events
 }
 
 /// Does an alert event satisfy every field of a check?
