@@ -19,15 +19,18 @@
 //! Patterns are split by length into levels keyed on their last bytes: 4..=7 bytes on the last 4, 8 or more on the
 //! last 8 (hashed, case-folded: hundreds of patterns end in `.com`, they must not share a bucket), 2..=3 on the last
 //! 2, 1 byte on itself. Every position passes two gates before any bucket is read: a bitmap over a hash of the last
-//! four bytes (about 64 bits per pattern, so a few per cent of positions pass with 10k patterns, 64 KiB,
-//! L2-resident) and, only if short patterns exist, a direct 65,536-bit table of the last two bytes. A `nocase`
-//! pattern is entered under every case variant of its key bytes (at most 16), so the loop never folds case. Behind
-//! a gate, each bucket entry carries a *check word* (the pattern's last eight bytes, masked) that decides a pattern
-//! of up to eight bytes exactly with one 64-bit comparison; longer patterns then compare their other bytes. Per
-//! byte the common path is one unaligned 4-byte load, a multiply, a shift and a bit test.
+//! four bytes (2^19 bits whatever the set's size, about 64 bits per pattern with 10k patterns, so a few per cent
+//! of positions pass; 64 KiB, L2-resident) and, only if short patterns exist, a direct 65,536-bit table of the last
+//! two bytes. A `nocase` pattern is entered under every case variant of its key bytes (at most 16), so the loop
+//! never folds case. Behind a gate, each bucket entry carries a *check word* (the pattern's last eight bytes,
+//! masked) that decides a pattern of up to eight bytes exactly with one 64-bit comparison, and a second one for
+//! the eight bytes before, which decides up to 16 bytes; longer patterns then compare their other bytes. Per byte
+//! the common path is ten instructions: a multiply that reads the 4-byte window, two shifts, a load, a bit test,
+//! a branch and the loop (see `loop_long`).
 //!
 //! ## Cost
-//! Memory: the bitmap (≤ 128 KiB), one `u32` per bucket and per pattern, and the pattern bytes. Per chunk: a short
+//! Memory: the gate bitmap (64 KiB), the level bitmaps (≤ 128 KiB each), one `u32` per bucket, 40 bytes per
+//! bucket entry, and the pattern bytes. Per chunk: a short
 //! prologue for the first three bytes (the 4-byte window straddles the previous chunk, taken from [`ScanState`]),
 //! then the loop above. Candidate verification touches the caller's tail only for occurrences that straddle.
 
