@@ -501,7 +501,8 @@ impl StreamSink for StreamCx<'_, '_> {
         ) {
             let now = identified_now(self.label, self.fa.as_ref());
             let label = now.as_ref().unwrap_or(self.label);
-            let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
+            let failed = gave_up(label, self.fa.as_ref(), self.sig.as_ref());
+            let ctx = m.packet_ctx(dir, rules_app(label, failed));
             let mut fired = Vec::new();
             rules.scan_stream(sc, self.rules, &ctx, bytes, offset, &mut |a: &Alert<'_>| {
                 fired.push(owned(a))
@@ -551,7 +552,9 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: Direction,
         set.feed(st, payload);
     }
     let now = identified_now(label, fa.as_ref());
-    scan_packet(out, flow_rules, now.as_ref().unwrap_or(label), dir, payload);
+    let label = now.as_ref().unwrap_or(label);
+    let failed = gave_up(label, fa.as_ref(), sig.as_ref());
+    scan_packet(out, flow_rules, label, failed, dir, payload);
 }
 
 /// The label content rules see for data inspected now. A flow's label is settled after each packet
@@ -569,11 +572,35 @@ pub(crate) fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
     }
 }
 
+/// Whether identification of a flow still labelled unknown has given up for good: the classifier answered
+/// `Unknown` (every detector said NotForUs, or its limits ran out) and no L7-filter signature can still decide
+/// (none loaded, or all gave up). Flows without a classifier (ICMP and other IP protocols) never "fail": Suricata
+/// leaves their protocol unknown rather than failed.
+pub(crate) fn gave_up(label: &App, fa: Option<&FlowApp>, sig: Option<&ConnState>) -> bool {
+    !label.is_known()
+        && fa.is_some_and(|f| f.verdict() == Verdict::Unknown)
+        && sig.is_none_or(|s| s.verdict() == SigVerdict::NoMatch)
+}
+
+/// The `app_proto` content rules see: the label once known; `"failed"` once identification has given up, so that
+/// `app-layer-protocol:failed` matches as in Suricata (whose `ALPROTO_FAILED` is distinct from "not known yet");
+/// `None` while identification may still succeed, when no `app-layer-protocol` condition holds.
+fn rules_app(label: &App, failed: bool) -> Option<&str> {
+    if label.is_known() {
+        Some(label.eve_name())
+    } else if failed {
+        Some("failed")
+    } else {
+        None
+    }
+}
+
 /// The rules' per-packet pass (payload rules for non-TCP, header-only rules for every packet).
 pub(crate) fn scan_packet(
     out: &mut Out<'_>,
     flow_rules: &mut FlowMatchState,
     label: &App,
+    failed: bool,
     dir: Direction,
     payload: &[u8],
 ) {
@@ -584,7 +611,7 @@ pub(crate) fn scan_packet(
         return;
     }
     let m = *out.meta;
-    let ctx = m.packet_ctx(dir, label.is_known().then(|| label.eve_name()));
+    let ctx = m.packet_ctx(dir, rules_app(label, failed));
     let mut fired = Vec::new();
     rules.scan_packet(sc, flow_rules, &ctx, payload, &mut |a: &Alert<'_>| {
         fired.push(owned(a))
@@ -696,6 +723,33 @@ mod tests {
         let after = both.iter().filter(|&&s| s == 2).count();
         let alone = alerts(&p, "alert tcp any any -> any any (sid:2;)", true).len();
         assert!(after < alone, "sid 2 after the drop {after}, alone {alone}");
+    }
+
+    /// `app-layer-protocol:failed` matches once identification has given up (the NSH capture's one UDP datagram,
+    /// `data\n\n`, is no protocol we know), never on an identified flow, and `unknown` is its alias.
+    #[test]
+    fn app_layer_protocol_failed_matches_once_identification_gave_up() {
+        let (Some(udp), Some(http)) = (
+            sv_pcap(
+                "app_layer_protocol_failed_matches_once_identification_gave_up",
+                "decode-nsh-type1/input.pcap",
+            ),
+            sv_pcap(
+                "app_layer_protocol_failed_matches_once_identification_gave_up",
+                "http-close-headers/input.pcap",
+            ),
+        ) else {
+            return;
+        };
+        let rules = "alert udp any any -> any any (app-layer-protocol:failed; sid:1;)\n\
+                     alert udp any any -> any any (app-layer-protocol:unknown; sid:2;)\n\
+                     alert tcp any any -> any any (app-layer-protocol:failed; sid:3;)\n\
+                     alert tcp any any -> any any (app-layer-protocol:!failed; flow:to_server; sid:4;)";
+        assert_eq!(alerts(&udp, rules, false), vec![1, 2]);
+        // The HTTP flow is never "failed": before identification no condition holds, after it `!failed` does.
+        let h = alerts(&http, rules, false);
+        assert!(!h.contains(&3), "{h:?}");
+        assert!(h.contains(&4), "{h:?}");
     }
 
     /// suricata-verify `http-close-headers`: the server's head is cut by its FIN; the parser hands it over when the

@@ -873,7 +873,8 @@ impl Engine {
                     // Packet rules see an identification made by this packet's data, as stream rules do.
                     let now = app::identified_now(&app.label, app.fa.as_ref());
                     let label = now.as_ref().unwrap_or(&app.label);
-                    app::scan_packet(&mut out, &mut app.rules, label, dir, d.payload);
+                    let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
+                    app::scan_packet(&mut out, &mut app.rules, label, failed, dir, d.payload);
                     if tm.on {
                         detect += cost::now().wrapping_sub(t1);
                     }
@@ -898,7 +899,7 @@ impl Engine {
                 if tr == Transport::Udp {
                     app::on_datagram(&mut out, app, dir, d.payload);
                 } else {
-                    app::scan_packet(&mut out, &mut app.rules, &app.label, dir, d.payload);
+                    app::scan_packet(&mut out, &mut app.rules, &app.label, false, dir, d.payload);
                 }
                 if tm.on {
                     detect = cost::now().wrapping_sub(t1);
