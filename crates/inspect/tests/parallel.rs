@@ -106,3 +106,60 @@ fn every_policy_and_thread_count_gives_the_serial_output() {
         );
     }
 }
+
+/// The slot that keeps `prepare`'s decode for `process` (`ph` with late claim) belongs to the first context that uses
+/// it: a second context made for the same worker number, and a `process` for another packet than the one prepared
+/// (a handoff), decode afresh; nothing is lost or inspected twice, and the output is the serial one.
+#[test]
+fn prepare_slots_fall_back_to_decoding_in_process() {
+    use flowbundle_worker::Workload;
+    let Some(path) = shared("reassembly/example.pcap") else {
+        return;
+    };
+    let mut e = Engine::new(EngineConfig::default(), None, None);
+    let serial = run_serial(&mut e, std::slice::from_ref(&path));
+    let trace = Trace::load(&path).expect("load capture");
+    let mut engine = Engine::new(EngineConfig::default(), None, None);
+    let prepared = Prestage::new(engine.config()).run(&trace);
+    let opts = SchedOptions {
+        ph_late_claim: true,
+        ..SchedOptions::default()
+    };
+    let sched = build("ph", 1, &opts).expect("policy");
+    let source = PreparedTrace {
+        trace: &trace,
+        prepared: &prepared,
+        number_base: Some(0),
+    };
+    let ctxs = {
+        let w = InspectWorkload::new(&engine, sched.as_ref(), &source).with_order_guard(false);
+        assert!(w.decodes_before_claim());
+        let (mut a, mut b) = (w.local(0), w.local(0));
+        for (i, d) in prepared.descs.iter().enumerate() {
+            // One thread does everything here, so it holds every bundle.
+            match i % 3 {
+                0 => {
+                    w.prepare(&mut a, *d);
+                    w.process(&mut a, *d);
+                }
+                1 => {
+                    // `b` never owns the slot `a` took: its prepare does nothing, its process decodes.
+                    w.prepare(&mut b, *d);
+                    w.process(&mut b, *d);
+                }
+                _ => {
+                    // A packet prepared and handed off, then another one processed: the slot does not match.
+                    w.prepare(&mut a, *d);
+                    if let Some(next) = prepared.descs.get(i + 1) {
+                        w.prepare(&mut a, *next);
+                    }
+                    w.process(&mut a, *d);
+                }
+            }
+        }
+        vec![a, b]
+    };
+    let par = engine.finish(ctxs);
+    assert_eq!(par.stats.packets, serial.stats.packets);
+    assert_eq!(par.events, serial.events);
+}
