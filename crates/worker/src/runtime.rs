@@ -28,9 +28,10 @@ pub const RELEASE_TICK_NS: u64 = 50_000;
 pub enum Mode<'a> {
     /// As fast as possible, pausing only when the policy refuses a packet (a queue is full).
     Raw,
-    /// Packet `i` is enqueued `release_ns[i]` nanoseconds after the start (timestamps rescaled by the caller to the
-    /// target rate, non-decreasing). An arrival finding `max_outstanding` packets in the system, or refused by the
-    /// policy, is dropped and counted.
+    /// Packet `i` arrives `release_ns[i]` nanoseconds after the start (timestamps rescaled by the caller to the
+    /// target rate, non-decreasing) and is enqueued at the first release tick at or after that time
+    /// ([`RunConfig::release_tick_ns`]); its recorded arrival is the scheduled time. An arrival finding
+    /// `max_outstanding` packets in the system, or refused by the policy, is dropped and counted.
     Scaled { release_ns: &'a [u64] },
 }
 

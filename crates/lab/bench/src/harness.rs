@@ -4,7 +4,8 @@
 //! One measurement ([`measure`]) is one [`flowbundle_worker::run`]: the trace is already in memory and its
 //! descriptors computed ([`crate::prep`]); the runtime allocates everything, all threads wait on a barrier, the
 //! dispatcher enqueues (raw: as fast as the policy accepts, backing off when full; scaled: each packet at its rescaled
-//! time, dropping and counting arrivals beyond `max_outstanding`), an end flag replaces the sentinel packets, and
+//! time, released in batches on the runtime's 50 µs tick with latency counted from the scheduled time, dropping and
+//! counting arrivals beyond `max_outstanding`), an end flag replaces the sentinel packets, and
 //! times are monotonic nanoseconds (the vDSO clock; see the worker crate). The workload is wrapped ([`Harnessed`]) to
 //! count cache misses per worker around the timed region and to time the stage before the policy's claim.
 //!
