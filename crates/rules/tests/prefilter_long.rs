@@ -88,3 +88,38 @@ proptest! {
         prop_assert_eq!(prefilter_hits(&ps, &hay, &cuts), oracle_hits(&pats, &hay));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+    ))]
+
+    /// Runs of one byte value, where the hot loop replays the previous position's hits (the all-zero patterns of
+    /// the 10k set over NUL padding): patterns of a repeated byte (1 to 40 of them, some behind another byte or
+    /// followed by one), haystacks of long runs.
+    #[test]
+    fn runs_equal_aho_corasick(
+        pats in prop::collection::vec(
+            (prop::sample::select(b"\x00a".to_vec()), 1usize..40, 0u8..4, any::<bool>()),
+            1..10,
+        ),
+        runs in prop::collection::vec((prop::sample::select(b"\x00aA\x01".to_vec()), 0usize..70), 0..12),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+    ) {
+        let pats: Vec<(Vec<u8>, bool)> = pats
+            .iter()
+            .map(|&(b, n, shape, nocase)| {
+                let mut p = vec![b; n];
+                match shape {
+                    1 => p.insert(0, 1),
+                    2 => p.push(1),
+                    _ => {}
+                }
+                (p, nocase)
+            })
+            .collect();
+        let hay: Vec<u8> = runs.iter().flat_map(|&(b, n)| std::iter::repeat_n(b, n)).collect();
+        let ps = PatternSet::new(&pats);
+        prop_assert_eq!(prefilter_hits(&ps, &hay, &cuts), oracle_hits(&pats, &hay));
+    }
+}
