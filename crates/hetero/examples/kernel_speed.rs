@@ -149,6 +149,16 @@ fn main() {
             },
         ));
         figs.push(measure(
+            "dpi: 8 walks over class blocks, batch order",
+            bytes,
+            reps,
+            || {
+                for i in (0..batch.len()).step_by(8) {
+                    std::hint::black_box(dfa.scan_lanes::<8>(std::array::from_fn(|k| p(i + k))));
+                }
+            },
+        ));
+        figs.push(measure(
             "dpi: 16 walks over class blocks (scan_lanes)",
             bytes,
             reps,
