@@ -7,7 +7,7 @@ use flowbundle_decode::{DecodeOptions, Fid, FlowHasher, FlowKey, decode_bytes};
 use flowbundle_ingest::LinkType;
 use libfuzzer_sys::fuzz_target;
 
-const LINKS: [LinkType; 11] = [
+const LINKS: [LinkType; 12] = [
     LinkType::ETHERNET,
     LinkType::RAW,
     LinkType::IPV4,
@@ -18,6 +18,7 @@ const LINKS: [LinkType; 11] = [
     LinkType::LOOP,
     LinkType::RAW_BSD12,
     LinkType::RAW_BSD14,
+    LinkType::C_HDLC,
     LinkType(147),
 ];
 
