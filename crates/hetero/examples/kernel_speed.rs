@@ -69,6 +69,28 @@ fn arg(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// `n` packets of 40 to 1,500 bytes (a fixed pseudo-random mix of seven sizes) cut from `corpus` in order.
+fn mixed_batch(corpus: &[u8], n: usize) -> PacketBatch {
+    let mut b = PacketBatch::new(flowbundle_hetero::BatchLimits {
+        max_packets: n.max(1),
+        ..Default::default()
+    });
+    let (mut x, mut pos) = (12_345u64, 0usize);
+    for i in 0..n as u64 {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let len =
+            [40usize, 100, 300, 576, 1000, 1448, 1500][(x >> 40) as usize % 7].min(corpus.len());
+        if pos + len > corpus.len() {
+            pos = 0;
+        }
+        let _ = b.push(i, &[0; 16], 0, i, &corpus[pos..pos + len]);
+        pos += len;
+    }
+    b
+}
+
 fn main() {
     let reps = arg("--reps", 15).max(1);
     let packets = arg("--packets", 4096).max(1);
@@ -155,6 +177,30 @@ fn main() {
             || {
                 for i in (0..batch.len()).step_by(8) {
                     std::hint::black_box(dfa.scan_lanes::<8>(std::array::from_fn(|k| p(i + k))));
+                }
+            },
+        ));
+        // Mixed sizes (40 to 1,500 bytes, a fixed pseudo-random sequence, payload cut from the same corpus): the
+        // kernel groups packets by length, the batch-order walk does not. Figures in Gbit/s of these bytes.
+        let mixed = mixed_batch(&testdata::real_corpus(), packets);
+        let mixed_bytes = mixed.bytes();
+        let mut mixed_work = mixed.clone();
+        figs.push(measure(
+            "dpi, mixed sizes: kernel (grouped by length)",
+            mixed_bytes,
+            reps,
+            || {
+                kernels::run_cpu(App::Dpi, &dfa, &mut mixed_work, &mut out);
+            },
+        ));
+        let mp = |i: usize| mixed.payload(i).unwrap_or(&[]);
+        figs.push(measure(
+            "dpi, mixed sizes: 8 walks, batch order",
+            mixed_bytes,
+            reps,
+            || {
+                for i in (0..mixed.len()).step_by(8) {
+                    std::hint::black_box(dfa.scan_lanes::<8>(std::array::from_fn(|k| mp(i + k))));
                 }
             },
         ));
