@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use flowbundle_ingest::{CaptureReader, TraceBuilder};
+use flowbundle_ingest::{CaptureReader, LiveCapture, TraceBuilder};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::RuleSet;
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
@@ -33,8 +33,33 @@ use flowbundle_worker::{RunConfig, run as run_workers};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Capture files (pcap, pcapng, gzip), inspected one after the other as one input.
-    #[arg(value_name = "FILE", required = true)]
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "interface",
+        conflicts_with = "interface"
+    )]
     files: Vec<PathBuf>,
+
+    /// Capture live from this network interface instead of files (needs a build with `--features live`, libpcap,
+    /// and usually root or CAP_NET_RAW). Runs until Ctrl-C, --count or --seconds, then writes the summary.
+    #[arg(short = 'i', long, value_name = "IFACE")]
+    interface: Option<String>,
+
+    /// With --interface: stop after this many packets.
+    #[arg(long)]
+    count: Option<u64>,
+
+    /// With --interface: stop after this many seconds.
+    #[arg(long)]
+    seconds: Option<f64>,
+
+    /// With --interface: bytes kept per packet.
+    #[arg(long, default_value_t = 65_535)]
+    snaplen: u32,
+
+    /// With --interface: do not put the interface in promiscuous mode.
+    #[arg(long)]
+    no_promisc: bool,
 
     /// Load an L7-filter signature set (a directory of `.pat` files, or the root of an l7-protocols set).
     #[arg(long, value_name = "DIR")]
@@ -120,9 +145,41 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..defaults
     };
     let mut info = RunInfo {
-        inputs: args.files.iter().map(|p| p.display().to_string()).collect(),
+        inputs: match &args.interface {
+            Some(iface) => vec![format!("live:{iface}")],
+            None => args.files.iter().map(|p| p.display().to_string()).collect(),
+        },
         ..RunInfo::default()
     };
+    // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
+    // says so at once.
+    let mut live = match &args.interface {
+        Some(_) if args.threads.is_some_and(|n| n > 0) => {
+            bail!(
+                "--interface runs single-threaded (the parallel runtime takes batches of a preloaded input)"
+            )
+        }
+        Some(iface) => Some(
+            LiveCapture::open(iface, args.snaplen, !args.no_promisc)
+                .with_context(|| format!("opening interface {iface}"))?,
+        ),
+        None => None,
+    };
+    if args.interface.is_none()
+        && (args.count.is_some()
+            || args.seconds.is_some()
+            || args.no_promisc
+            || args.snaplen != 65_535)
+    {
+        bail!(
+            "--count, --seconds, --snaplen and --no-promisc apply to live capture (--interface IFACE)"
+        );
+    }
+    if let Some(s) = args.seconds
+        && !(s.is_finite() && s > 0.0)
+    {
+        bail!("--seconds must be a positive number of seconds, not {s}");
+    }
 
     let signatures = match &args.signatures {
         Some(dir) => {
@@ -196,6 +253,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let mut events = Vec::new();
             let mut recs = Vec::new();
             let mut num = 0u64;
+            if let Some(cap) = live.as_mut() {
+                num = inspect_live(
+                    cap,
+                    &args,
+                    &mut engine,
+                    &mut ctx,
+                    &mut pre,
+                    &mut sink,
+                    &mut costs,
+                )?;
+            }
             for path in &args.files {
                 let mut reader = CaptureReader::open(path)
                     .with_context(|| format!("opening {}", path.display()))?;
@@ -326,4 +394,73 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The live loop of `inspect --interface`: packets from the interface through the pre-scheduling stage and the
+/// engine, one at a time, as the file loop does, until Ctrl-C, `--count` or `--seconds`. Returns the packets read.
+///
+/// Ctrl-C only sets a flag: the loop notices it within the capture's read timeout (100 ms), so the flows still open
+/// are flushed and the summary is written as for a file. A second Ctrl-C is not special-cased; the flag is simply
+/// set again.
+fn inspect_live(
+    cap: &mut LiveCapture,
+    args: &Args,
+    engine: &mut Engine,
+    ctx: &mut WorkerCtx,
+    pre: &mut Prestage,
+    sink: &mut Sink,
+    costs: &mut CostSink,
+) -> anyhow::Result<u64> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = Arc::clone(&stop);
+        ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))
+            .context("installing the Ctrl-C handler")?;
+    }
+    let deadline = args
+        .seconds
+        .map(|s| Instant::now() + std::time::Duration::from_secs_f64(s));
+    let limit = args.count.unwrap_or(u64::MAX);
+    eprintln!(
+        "capturing on {} (link type {}); Ctrl-C to stop",
+        args.interface.as_deref().unwrap_or("?"),
+        cap.link_type()
+    );
+    let (mut events, mut recs) = (Vec::new(), Vec::new());
+    let mut num = 0u64;
+    while num < limit
+        && !stop.load(Ordering::Relaxed)
+        && deadline.is_none_or(|d| Instant::now() < d)
+    {
+        let rec = match cap.next_packet() {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(e) => {
+                eprintln!("capture error: {e} (stopping)");
+                break;
+            }
+        };
+        engine.process_serial(ctx, pre, num, &rec);
+        num += 1;
+        if ctx.pending_events() >= 64 {
+            ctx.take_events(&mut events);
+            sink.write(&events)?;
+            events.clear();
+        }
+        if num.is_multiple_of(4096) {
+            ctx.take_cost_records(&mut recs);
+            costs.write(&recs)?;
+            recs.clear();
+        }
+    }
+    ctx.take_events(&mut events);
+    sink.write(&events)?;
+    if let Ok((received, dropped)) = cap.kernel_stats() {
+        eprintln!(
+            "capture: {num} packets inspected, kernel counted {received} received and {dropped} dropped"
+        );
+    }
+    Ok(num)
 }
