@@ -235,6 +235,19 @@ fn real_clock_run_keeps_flows_in_order_and_follows_the_schedule() {
     check_packets(&report, &seen, &apps);
     eprintln!("{}", show());
 
+    // The timing checks below hold only if the monitor got the CPU when it asked for it. On a starved machine (a
+    // sample more than three intervals after the previous one) they say nothing about the policy, so they are
+    // skipped with a message; the packet checks above always run, and the virtual-clock tests hold the decisions
+    // to the two-interval rule exactly.
+    let gaps = report.log.samples.windows(2).map(|w| w[1].t_s - w[0].t_s);
+    let worst_gap = gaps.fold(0.0f64, f64::max);
+    if worst_gap > 0.3 {
+        eprintln!(
+            "skipping the timing checks: the monitor was starved (a {worst_gap:.2} s gap between samples, interval 0.1 s)"
+        );
+        return;
+    }
+
     // The monitor: one device at first, a second added after the step up, released after the step down. Loose
     // windows (five intervals) because the machine is shared; the virtual-clock tests hold the two-interval rule.
     let d = &report.log.decisions;
