@@ -119,5 +119,5 @@ pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, 
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule};
 pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, L4,
-    PacketCtx, ScanStats, Scanner,
+    MAX_QUIET, PacketCtx, ScanStats, Scanner,
 };

@@ -21,6 +21,12 @@ use crate::verify::{self, Hay, PcreCaches, VerifyStats};
 pub const MAX_PENDING: usize = 256;
 /// Most rules remembered as fired per flow direction; beyond it a stream rule may alert again (counted).
 pub const MAX_FIRED: usize = 4096;
+/// Most fast patterns remembered as *quiet* per flow direction: patterns every rule of which already fired there, so
+/// that a later occurrence is dropped as it is found, before it reaches the hit list or any rule table. A fixed array
+/// in the direction's block (64 bytes): the patterns that keep re-firing in one flow are few (the all-zero ones of
+/// the 10k set), and a pattern beyond the limit only costs what it did without the set (counted in
+/// [`ScanStats::quiet_full`]).
+pub const MAX_QUIET: usize = 16;
 /// Most HTTP (transaction, rule) partial matches kept per flow (multi-buffer rules); beyond it the oldest go.
 pub const MAX_HTTP_PARTIAL: usize = 256;
 /// Transactions older than the newest by more than this lose their partial matches (HTTP pipelining depth).
@@ -232,6 +238,12 @@ pub struct ScanStats {
     pub fired_overflow: u64,
     /// HTTP partial matches dropped ([`MAX_HTTP_PARTIAL`]).
     pub http_partial_dropped: u64,
+    /// Stream fast-pattern occurrences dropped at once because every rule of the pattern had already fired in that
+    /// flow direction (counted in `prefilter_hits` too, never in `candidates`).
+    pub quiet_hits: u64,
+    /// Stream hits of a pattern whose rules had all fired that could not make it quiet: the direction already held
+    /// [`MAX_QUIET`] quiet patterns.
+    pub quiet_full: u64,
 }
 
 impl std::ops::AddAssign for ScanStats {
@@ -251,6 +263,8 @@ impl std::ops::AddAssign for ScanStats {
         self.window_clamped += o.window_clamped;
         self.fired_overflow += o.fired_overflow;
         self.http_partial_dropped += o.http_partial_dropped;
+        self.quiet_hits += o.quiet_hits;
+        self.quiet_full += o.quiet_full;
     }
 }
 
@@ -403,6 +417,36 @@ struct DirState {
     pending: Vec<Pending>,
     /// Rules that alerted in this direction (sorted).
     fired: Vec<u32>,
+    /// Quiet patterns (see [`MAX_QUIET`]): `quiet[..nquiet]`, in the order they became quiet.
+    quiet: [u32; MAX_QUIET],
+    nquiet: u8,
+}
+
+impl DirState {
+    fn new(end: u64, tail: Vec<u8>) -> DirState {
+        DirState {
+            end,
+            seen: false,
+            scan: ScanState::default(),
+            tail,
+            pending: Vec::new(),
+            fired: Vec::new(),
+            quiet: [0; MAX_QUIET],
+            nquiet: 0,
+        }
+    }
+}
+
+/// Remembers pattern `pid` as quiet in a direction's set (`quiet[..*n]`); false when the set is full.
+fn make_quiet(quiet: &mut [u32; MAX_QUIET], n: &mut u8, pid: u32) -> bool {
+    match quiet.get_mut(usize::from(*n)) {
+        Some(slot) => {
+            *slot = pid;
+            *n += 1;
+            true
+        }
+        None => false,
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -528,16 +572,7 @@ fn pd_first(dirs: &mut [Option<Box<DirState>>; 2], d: usize, r: u32, payload: &[
     let Some(slot) = dirs.get_mut(d) else {
         return false;
     };
-    let st = slot.get_or_insert_with(|| {
-        Box::new(DirState {
-            end: 0,
-            seen: false,
-            scan: ScanState::default(),
-            tail: Vec::new(),
-            pending: Vec::new(),
-            fired: Vec::new(),
-        })
-    });
+    let st = slot.get_or_insert_with(|| Box::new(DirState::new(0, Vec::new())));
     match st.fired.binary_search(&r) {
         Ok(_) => false,
         Err(pos) => {
@@ -671,14 +706,10 @@ impl RuleSet {
             return;
         };
         let st = slot.get_or_insert_with(|| {
-            Box::new(DirState {
-                end: stream_offset,
-                seen: false,
-                scan: ScanState::default(),
-                tail: Vec::with_capacity(self.retain),
-                pending: Vec::new(),
-                fired: Vec::new(),
-            })
+            Box::new(DirState::new(
+                stream_offset,
+                Vec::with_capacity(self.retain),
+            ))
         });
         let mut data = data;
         if stream_offset > st.end {
@@ -703,12 +734,21 @@ impl RuleSet {
         let chunk_start = st.end;
         let mut hits = std::mem::take(&mut sc.hitbuf);
         hits.clear();
+        // Occurrences of quiet patterns are dropped here: nothing they lead to can alert (every rule of theirs fired
+        // in this direction), and they are most of the hits (runs of NUL bytes re-firing the all-zero patterns).
+        let quiet = st.quiet.get(..usize::from(st.nquiet)).unwrap_or(&[]);
+        let mut quieted = 0u64;
         table
             .patterns
-            .scan(&mut st.scan, &st.tail, data, |pid, end| {
-                hits.push((pid, end))
+            .scan_quiet(&mut st.scan, &st.tail, data, quiet, |pid, end| {
+                if quiet.contains(&pid) {
+                    quieted += 1;
+                } else {
+                    hits.push((pid, end))
+                }
             });
-        sc.stats.prefilter_hits += hits.len() as u64;
+        sc.stats.quiet_hits += quieted;
+        sc.stats.prefilter_hits += hits.len() as u64 + quieted;
         let view = StreamView {
             tail: &st.tail,
             data,
@@ -718,6 +758,15 @@ impl RuleSet {
         let mut deferred = std::mem::take(&mut sc.deferred);
         deferred.clear();
         for &(pid, end) in &hits {
+            // Made quiet by an earlier hit of this chunk: as if dropped by the prefilter.
+            if st
+                .quiet
+                .get(..usize::from(st.nquiet))
+                .is_some_and(|q| q.contains(&pid))
+            {
+                sc.stats.quiet_hits += 1;
+                continue;
+            }
             // Candidates whose window is complete before this position are settled first, so that how many are
             // waiting at any position depends on the stream, not on how it was chunked.
             if !st.pending.is_empty() {
@@ -732,7 +781,10 @@ impl RuleSet {
                     sink,
                 );
             }
-            for &t in table.targets(pid) {
+            let targets = table.targets(pid);
+            // Whether every rule of this pattern had already fired: then the pattern becomes quiet.
+            let mut all_fired = !targets.is_empty();
+            for &t in targets {
                 // Most hits of a busy pattern come after its rule fired in this direction (the 10k set: 95% of
                 // stream candidates): reject those on the flow's own fired list before touching the rule tables,
                 // whose entries for 10,000 rules are cache misses.
@@ -740,12 +792,16 @@ impl RuleSet {
                     sc.stats.candidates += 1;
                     continue;
                 }
+                all_fired = false;
                 if self.has_condition(t.rule) {
                     deferred.push((t, end));
                     continue;
                 }
                 let lists = (&mut st.pending, &mut st.fired);
                 self.stream_candidate(sc, lists, bits, &view, ctx, t, end, sink);
+            }
+            if all_fired && !make_quiet(&mut st.quiet, &mut st.nquiet, pid) {
+                sc.stats.quiet_full += 1;
             }
         }
         for &(t, end) in &deferred {

@@ -612,3 +612,75 @@ alert tcp any any -> any any (content:"x"; flowbits:isset,logged_in; sid:2;)"#,
     // The state stays four words: the flag lives behind the flowbits' box.
     assert_eq!(std::mem::size_of::<FlowMatchState>(), 32);
 }
+
+#[test]
+fn repeat_hits_of_fired_patterns_go_quiet_per_direction() {
+    // sid 1 fires on the first "zzzz"; sid 2 shares that fast pattern but needs "late" after it, which only the last
+    // chunk brings: the pattern must not go quiet while sid 2 can still match.
+    let rs = load(
+        r#"alert tcp any any -> any any (content:"zzzz"; sid:1;)
+alert tcp any any -> any any (content:"zzzz"; content:"late"; distance:0; sid:2;)
+alert tcp any any -> any any (content:"other"; sid:3;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let up = ctx(Direction::ToServer);
+    let mut off = 0u64;
+    for ch in [&b"zzzzzzzz"[..], b"..zzzz..", b"zzzzzzzzzzzz", b"zz late"] {
+        rs.scan_stream(&mut sc, &mut flow, &up, ch, off, &mut out);
+        off += ch.len() as u64;
+    }
+    let sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    assert_eq!(sids, vec![1, 2]);
+    assert_eq!(
+        sc.stats().quiet_hits,
+        0,
+        "sid 2 had not fired: nothing may be quiet"
+    );
+    // Both rules fired: further occurrences are dropped as found, and still alert nothing.
+    for ch in [&b"zzzzzzzzzz"[..], b"zzzzzzzz"] {
+        rs.scan_stream(&mut sc, &mut flow, &up, ch, off, &mut out);
+        off += ch.len() as u64;
+    }
+    assert_eq!(out.len(), 2);
+    assert!(sc.stats().quiet_hits >= 10, "{:?}", sc.stats());
+    // The other direction has its own set: its first occurrence alerts both rules again.
+    let down = ctx(Direction::ToClient);
+    rs.scan_stream(&mut sc, &mut flow, &down, b"zzzz late other", 0, &mut out);
+    let mut sids: Vec<u32> = out.iter().skip(2).map(|a| a.sid).collect();
+    sids.sort();
+    assert_eq!(sids, vec![1, 2, 3]);
+    assert_eq!(out.iter().skip(2).filter(|a| a.dir == 1).count(), 3);
+}
+
+#[test]
+fn quiet_set_is_bounded_and_overflow_only_costs_speed() {
+    // More busy patterns than a direction's quiet set holds: each rule still alerts once, the rest is counted.
+    let n = flowbundle_rules::MAX_QUIET + 4;
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "alert tcp any any -> any any (content:\"pat{i:03}x\"; sid:{};)\n",
+                i + 1
+            )
+        })
+        .collect();
+    let rs = load(&text);
+    let chunk: String = (0..n).map(|i| format!("pat{i:03}x ")).collect();
+    let chunks: Vec<&[u8]> = vec![chunk.as_bytes(); 4];
+    let recs = stream_records(&rs, &chunks);
+    assert_eq!(recs.len(), n);
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let c = ctx(Direction::ToServer);
+    for (k, ch) in chunks.iter().enumerate() {
+        rs.scan_stream(&mut sc, &mut flow, &c, ch, (k * ch.len()) as u64, &mut out);
+    }
+    assert_eq!(out.len(), n);
+    let st = sc.stats();
+    assert_eq!(st.quiet_hits, (flowbundle_rules::MAX_QUIET * 2) as u64);
+    assert_eq!(st.quiet_full, 4 * 3);
+    assert!(flow.memory() < 4096, "{}", flow.memory());
+}

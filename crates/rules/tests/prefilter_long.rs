@@ -8,6 +8,11 @@ use flowbundle_rules::prefilter::{PatternSet, ScanState};
 use proptest::prelude::*;
 
 fn prefilter_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usize)> {
+    quiet_hits(ps, hay, cuts, &[])
+}
+
+/// Hits of `scan_quiet` with `quiet` patterns, chunked at `cuts`.
+fn quiet_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize], quiet: &[u32]) -> Vec<(u32, usize)> {
     let mut st = ScanState::default();
     let mut out = Vec::new();
     let mut start = 0;
@@ -18,7 +23,7 @@ fn prefilter_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usiz
         if end < start {
             continue;
         }
-        ps.scan(&mut st, &hay[..start], &hay[start..end], |p, e| {
+        ps.scan_quiet(&mut st, &hay[..start], &hay[start..end], quiet, |p, e| {
             out.push((p, start + e))
         });
         start = end;
@@ -121,5 +126,42 @@ proptest! {
         let hay: Vec<u8> = runs.iter().flat_map(|&(b, n)| std::iter::repeat_n(b, n)).collect();
         let ps = PatternSet::new(&pats);
         prop_assert_eq!(prefilter_hits(&ps, &hay, &cuts), oracle_hits(&pats, &hay));
+    }
+
+    /// `scan_quiet` (a flow direction whose rules of some patterns all fired): every occurrence of a pattern that is
+    /// not quiet is still reported exactly, nothing that does not occur is, whatever the runs skipped; quiet patterns
+    /// may be left out. Patterns behind another byte and longer than 16 bytes are the ones a run can outlive.
+    #[test]
+    fn quiet_runs_keep_every_other_hit(
+        pats in prop::collection::vec(
+            (prop::sample::select(b"\x00a".to_vec()), 1usize..40, 0u8..4, any::<bool>()),
+            1..10,
+        ),
+        quiet_mask in any::<u16>(),
+        runs in prop::collection::vec((prop::sample::select(b"\x00aA\x01".to_vec()), 0usize..90), 0..12),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+    ) {
+        let pats: Vec<(Vec<u8>, bool)> = pats
+            .iter()
+            .map(|&(b, n, shape, nocase)| {
+                let mut p = vec![b; n];
+                match shape {
+                    1 => p.insert(0, 1),
+                    2 => p.push(1),
+                    _ => {}
+                }
+                (p, nocase)
+            })
+            .collect();
+        let quiet: Vec<u32> = (0..pats.len() as u32).filter(|i| quiet_mask & (1 << i) != 0).collect();
+        let hay: Vec<u8> = runs.iter().flat_map(|&(b, n)| std::iter::repeat_n(b, n)).collect();
+        let ps = PatternSet::new(&pats);
+        let got = quiet_hits(&ps, &hay, &cuts, &quiet);
+        let want = oracle_hits(&pats, &hay);
+        let loud = |v: &[(u32, usize)]| -> Vec<(u32, usize)> {
+            v.iter().copied().filter(|h| !quiet.contains(&h.0)).collect()
+        };
+        prop_assert_eq!(loud(&got), loud(&want));
+        prop_assert!(got.iter().all(|h| want.contains(h)), "reported a hit that does not occur");
     }
 }
