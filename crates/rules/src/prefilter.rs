@@ -581,6 +581,16 @@ impl PatternSet {
     #[cold]
     #[inline(never)]
     fn run_is_silent(&self, memo: &mut Memo<'_>, j: usize, data: &[u8]) -> bool {
+        // First without the run's start: a short entry that is not quiet keeps the run loud (always so for a
+        // datagram or HTTP buffer, which have no quiet patterns), and costs no backward walk.
+        if !memo
+            .entries
+            .iter()
+            .take(memo.n)
+            .all(|&(pid, len)| len > 16 || memo.quiet.contains(&pid))
+        {
+            return false;
+        }
         let Some(&b) = data.get(j) else { return false };
         if memo.run_start == usize::MAX {
             let mut s = j;
