@@ -456,16 +456,9 @@ impl Engine {
         num: u64,
         rec: &PacketRecord<'_>,
     ) -> bool {
-        let t0 = cost::now();
-        let on = ctx.sample();
-        let d = decode(rec, &self.cfg.decode);
-        let tm = Timing {
-            t0,
-            t_decoded: if on { cost::now() } else { 0 },
-            on,
-        };
+        let p = self.predecode(ctx, rec);
         // SAFETY: the caller's contract.
-        unsafe { self.process_timed(ctx, bundle, num, rec.ts_ns, rec.orig_len, &d, tm) }
+        unsafe { self.process_predecoded(ctx, bundle, num, &p) }
     }
 
     /// Decodes a packet for [`Engine::process_predecoded`]: the first half of [`Engine::process`], which touches no
