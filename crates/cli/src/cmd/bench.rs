@@ -154,22 +154,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let schedulers: Vec<String> = if args.scheduler.iter().any(|s| s == "all") {
-        flowbundle_scheduler::ALL
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        args.scheduler.clone()
-    };
-    for s in &schedulers {
-        if !flowbundle_scheduler::ALL.contains(&s.as_str()) && s != "lfb_affinity" {
-            bail!(
-                "unknown scheduler `{s}` (known: {})",
-                flowbundle_scheduler::ALL.join(", ")
-            );
-        }
-    }
+    let schedulers = super::scheduler_list(&args.scheduler)?;
     if args.threads.is_empty()
         || args
             .threads

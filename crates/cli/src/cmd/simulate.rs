@@ -354,22 +354,7 @@ fn truncate(mut i: SimInput, n: usize) -> SimInput {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let schedulers: Vec<String> = if args.scheduler.iter().any(|s| s == "all") {
-        flowbundle_scheduler::ALL
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        args.scheduler.clone()
-    };
-    for s in &schedulers {
-        if !flowbundle_scheduler::ALL.contains(&s.as_str()) && s != "lfb_affinity" {
-            bail!(
-                "unknown scheduler `{s}` (known: {})",
-                flowbundle_scheduler::ALL.join(", ")
-            );
-        }
-    }
+    let schedulers = super::scheduler_list(&args.scheduler)?;
     let cores = parse_cores(&args.cores)?;
     if !(args.latency_at > 0.0 && args.latency_at <= 1.0) {
         bail!("--latency-at must be in (0, 1]");
