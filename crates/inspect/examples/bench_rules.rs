@@ -2,7 +2,7 @@
 //! without rules and with `content-10k.hex` loaded as 10,000 content rules, alternated in one process.
 //!
 //! ```text
-//! cargo run --release -p flowbundle-inspect --example bench_rules -- [--reps N] --hex content-10k.hex TRACE
+//! cargo run --release -p flowbundle-inspect --example bench_rules -- [--reps N] [--only none|rules] [--stats] --hex content-10k.hex TRACE
 //! ```
 //!
 //! The trace is loaded into memory once (so the disk and the page cache stay out of the figure); each repetition
@@ -33,6 +33,8 @@ struct Run {
     alerts: u64,
     /// Bytes the rules inspected (stream, packet, HTTP) and fast-pattern hits.
     scanned: (u64, u64, u64, u64),
+    /// Every counter of the rules, printed with `--stats`.
+    stats: flowbundle_inspect::rules::ScanStats,
 }
 
 fn run(trace: &Trace, rules: Option<RuleSet>) -> Run {
@@ -66,6 +68,7 @@ fn run(trace: &Trace, rules: Option<RuleSet>) -> Run {
             fin.stats.rules.http_bytes,
             fin.stats.rules.prefilter_hits,
         ),
+        stats: fin.stats.rules,
     }
 }
 
@@ -80,11 +83,16 @@ fn main() {
     let mut reps = 3usize;
     let mut hex: Option<PathBuf> = None;
     let mut file: Option<PathBuf> = None;
+    // `--only none|rules`: run one side only (for a profiler; the ratio then needs both).
+    let mut only: Option<String> = None;
+    let mut stats_out = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--reps" => reps = args.next().and_then(|v| v.parse().ok()).unwrap_or(3).max(1),
             "--hex" => hex = args.next().map(PathBuf::from),
+            "--only" => only = args.next(),
+            "--stats" => stats_out = true,
             _ => file = Some(PathBuf::from(a)),
         }
     }
@@ -121,12 +129,17 @@ fn main() {
     let (mut none, mut with) = (Vec::new(), Vec::new());
     let mut alerts = 0;
     for rep in 0..reps {
-        let r = run(&trace, None);
-        println!(
-            "rep {rep} no-rules: cpu {:.3} s, wall {:.3} s",
-            r.cpu_s, r.wall_s
-        );
-        none.push(r.cpu_s);
+        if only.as_deref() != Some("rules") {
+            let r = run(&trace, None);
+            println!(
+                "rep {rep} no-rules: cpu {:.3} s, wall {:.3} s",
+                r.cpu_s, r.wall_s
+            );
+            none.push(r.cpu_s);
+        }
+        if only.as_deref() == Some("none") {
+            continue;
+        }
         let (set, _) = load(&hex);
         let r = run(&trace, Some(set));
         println!(
@@ -138,6 +151,9 @@ fn main() {
             println!(
                 "rules inspected: stream {st} B, packets {pk} B, http {ht} B; {hits} fast-pattern hits"
             );
+            if stats_out {
+                println!("{:#?}", r.stats);
+            }
         }
         alerts = r.alerts;
         with.push(r.cpu_s);

@@ -193,8 +193,9 @@ pub struct AlertEvent {
     pub signature_id: u32,
     pub gid: u32,
     pub rev: u32,
-    pub signature: String,
-    pub category: String,
+    /// The rule's `msg` and category, shared with the rule set (no copy per alert).
+    pub signature: Arc<str>,
+    pub category: Arc<str>,
     pub severity: u8,
     /// Index of the rule in the loaded rule set (for hit counters).
     pub rule_index: u32,

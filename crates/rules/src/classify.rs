@@ -145,7 +145,7 @@ const STANDARD: &[(&str, &str, u8)] = &[
 /// One class: what EVE prints as `alert.category` and the default `alert.severity`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Class {
-    pub description: String,
+    pub description: std::sync::Arc<str>,
     pub priority: u8,
 }
 
@@ -170,7 +170,7 @@ impl Classifications {
                 (
                     n.to_string(),
                     Class {
-                        description: d.to_string(),
+                        description: (*d).into(),
                         priority: p,
                     },
                 )
@@ -211,7 +211,7 @@ impl Classifications {
                     match prio.trim().parse::<u8>() {
                         Ok(p) if p > 0 => {
                             let class = Class {
-                                description: desc.trim().to_string(),
+                                description: desc.trim().into(),
                                 priority: p,
                             };
                             self.map.insert(name.trim().to_ascii_lowercase(), class);
@@ -239,7 +239,10 @@ mod tests {
     fn standard_and_custom() {
         let mut c = Classifications::standard();
         assert_eq!(c.get("trojan-activity").unwrap().priority, 1);
-        assert_eq!(c.get("Misc-Activity").unwrap().description, "Misc activity");
+        assert_eq!(
+            &*c.get("Misc-Activity").unwrap().description,
+            "Misc activity"
+        );
         let errs = c.parse_config("# x\nconfig classification: my-class,Mine, really,4\nbogus\n");
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].0, 3);

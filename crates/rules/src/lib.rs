@@ -103,6 +103,7 @@
 
 pub mod addr;
 pub mod classify;
+mod gate;
 pub mod http;
 pub mod pcre;
 pub mod prefilter;

@@ -24,7 +24,8 @@
 //! two bytes. A `nocase` pattern is entered under every case variant of its key bytes (at most 16), so the loop
 //! never folds case. Behind a gate, each bucket entry carries a *check word* (the pattern's last eight bytes,
 //! masked) that decides a pattern of up to eight bytes exactly with one 64-bit comparison, and a second one for
-//! the eight bytes before, which decides up to 16 bytes; longer patterns then compare their other bytes. Per byte
+//! the eight bytes before, which decides up to 16 bytes; longer patterns then compare their other bytes. The gate is
+//! evaluated 64 positions at a time with AVX2 where the CPU has it ([`crate::gate`]); otherwise, per byte,
 //! the common path is ten instructions: a multiply that reads the 4-byte window, two shifts, a load, a bit test,
 //! a branch and the loop (see `loop_long`).
 //!
@@ -38,20 +39,7 @@
 /// its fast pattern and lets the verifier check the whole content, so the per-flow tail stays bounded.
 pub const MAX_PATTERN: usize = 255;
 
-/// Multiplicative hash constant (the 32-bit golden ratio); the top bits of the product are well mixed.
-const HASH_MUL: u32 = 0x9E37_79B1;
-
-/// Words of the gate bitmap: 2^19 bits (64 KiB) whatever the set's size, so that the hot loop's shift is a
-/// constant and its index needs no bounds check (a fixed-size array). About 64 bits per key for the 10k set, so a
-/// few per cent of positions pass; sparser for smaller sets.
-const GATE_WORDS: usize = 1 << 13;
-
-/// The gate bit (0 or 1) of the 4-byte key `x`: the top 19 bits of its hash index the bitmap.
-#[inline(always)]
-fn gate_bit(bits: &[u64; GATE_WORDS], x: u32) -> u64 {
-    let b = x.wrapping_mul(HASH_MUL) >> 13;
-    (bits[(b >> 6) as usize % GATE_WORDS] >> (b & 63)) & 1
-}
+use crate::gate::{BLOCK_BYTES, GATE_WORDS, GateKind, HASH_MUL, gate_bit};
 
 /// Clears bit 5 of every byte: `a`..`z` and `A`..`Z` collapse (the 8-byte level's key only).
 const FOLD8: u64 = 0xDFDF_DFDF_DFDF_DFDF;
@@ -348,6 +336,8 @@ pub struct PatternSet {
     l8: Option<Level>,
     l2: Option<Level>,
     l1: Option<Level>,
+    /// How the gate is evaluated on this CPU (64 positions at a time with AVX2; see [`crate::gate`]).
+    gate_kind: GateKind,
 }
 
 impl PatternSet {
@@ -425,7 +415,25 @@ impl PatternSet {
             l4: Level::build(&k4, 16, 20),
             l2: Level::build(&k2, 8, 16),
             l1: Level::build(&k1, 4, 10),
+            gate_kind: GateKind::detect(),
         }
+    }
+
+    /// Whether the gate is evaluated 64 positions at a time with vector instructions (AVX2 CPUs), and
+    /// `false` to force the scalar loop: tests compare both, and `FLOWBUNDLE_GATE=scalar` does the same for a
+    /// whole run. Results never depend on it.
+    pub fn vector_gate(&self) -> bool {
+        self.gate_kind.vector()
+    }
+
+    /// Forces the scalar gate loop (`false`) or the CPU's best one (`true`); see [`PatternSet::vector_gate`].
+    #[doc(hidden)]
+    pub fn set_vector_gate(&mut self, on: bool) {
+        self.gate_kind = if on {
+            GateKind::detect()
+        } else {
+            GateKind::Scalar
+        };
     }
 
     /// Number of patterns.
@@ -537,16 +545,17 @@ impl PatternSet {
     /// The hot loop when every pattern has at least 4 bytes (the 10k content set): one gate probe per byte on the
     /// last 4 bytes, the buckets only behind the gate. `data` is longer than 7 bytes; starts at index 7.
     ///
-    /// Ten instructions per byte: the multiply reads the 4-byte window from memory, the top 13 bits of the hash
-    /// pick a word of the fixed-size bitmap (no bounds check), `bt` tests the bit (it takes the index modulo 64 by
-    /// itself), one branch, and the loop. An unrolled variant (one 8-byte load serving four positions, the four
-    /// bits ORed without branching) counted more instructions (about 12.5 per byte with the rechecks behind a set
-    /// bit), as did the earlier per-byte loop with a variable shift and a bounds check (14.8).
+    /// On AVX2 CPUs the gate bits of 64 positions are computed at once ([`crate::gate`]) and only the set bits are
+    /// visited; a run being skipped (see below) is masked off without visiting its positions. The rest of the
+    /// data, and every position on other CPUs, goes through the scalar loop: ten instructions per byte (the
+    /// multiply reads the 4-byte window from memory, the top 13 bits of the hash pick a word of the fixed-size
+    /// bitmap, `bt` tests the bit, one branch, and the loop). An unrolled scalar variant (one 8-byte load serving
+    /// four positions, the four bits ORed without branching) counted more instructions (about 12.5 per byte), as
+    /// did an earlier loop with a variable shift and a bounds check (14.8); the vector gate is what removed the
+    /// per-byte branch.
     ///
     /// Inside a run where nothing can be reported any more (see [`PatternSet::run_is_silent`]) the replay returns
-    /// at once. The loop itself is left as it was: jumping `j` over the run (a `while` loop), or testing the run's
-    /// end in the loop, counted 30% to 75% more instructions in the gate loop under callgrind (register pressure),
-    /// far more than the replays saved.
+    /// at once.
     #[inline(never)]
     fn loop_long(
         &self,
@@ -557,18 +566,59 @@ impl PatternSet {
     ) {
         let Some(gate) = &self.gate else { return };
         let mut memo = Memo::new(quiet);
-        for j in 7..data.len() {
+        let mut j: usize = 7;
+        if self.gate_kind.vector() {
+            // Blocks of 64 positions: the pass bits first, then only the set ones (see `crate::gate`).
+            while let Some(block) = j
+                .checked_sub(3)
+                .and_then(|s| data.get(s..s + BLOCK_BYTES))
+                .and_then(|b| <&[u8; BLOCK_BYTES]>::try_from(b).ok())
+            {
+                let mut m = self.gate_kind.mask64(gate, block);
+                // Inside a run being skipped (see `replay`), its positions are not even visited.
+                if memo.skip_to > j {
+                    m &= u64::MAX
+                        .checked_shl((memo.skip_to - j).min(64) as u32)
+                        .unwrap_or(0);
+                }
+                while m != 0 {
+                    let p = j + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    self.pass(p, data, tail, &mut memo, on_hit);
+                    if memo.skip_to > p + 1 {
+                        m &= u64::MAX
+                            .checked_shl((memo.skip_to - j).min(64) as u32)
+                            .unwrap_or(0);
+                    }
+                }
+                j += 64;
+            }
+        }
+        for j in j..data.len() {
             if let Some(x) = data
                 .get(j - 3..=j)
                 .and_then(|w| <[u8; 4]>::try_from(w).ok())
                 && gate_bit(gate, u32::from_le_bytes(x)) != 0
             {
-                if memo.at == j - 1 && in_run(data, j) {
-                    self.replay(&mut memo, j, tail, data, on_hit);
-                } else {
-                    self.long_candidates(j, tail, data, on_hit, &mut memo);
-                }
+                self.pass(j, data, tail, &mut memo, on_hit);
             }
+        }
+    }
+
+    /// A gate pass at `data[j]` (j >= 7): replayed from the memo inside a run, else the buckets are probed.
+    #[inline(always)]
+    fn pass(
+        &self,
+        j: usize,
+        data: &[u8],
+        tail: &[u8],
+        memo: &mut Memo<'_>,
+        on_hit: &mut impl FnMut(u32, usize),
+    ) {
+        if memo.at == j - 1 && in_run(data, j) {
+            self.replay(memo, j, tail, data, on_hit);
+        } else {
+            self.long_candidates(j, tail, data, on_hit, memo);
         }
     }
 

@@ -105,3 +105,71 @@ fn community_rules_across_packet_boundaries() {
         }
     }
 }
+
+/// The 10k content set's prefilter over whole capture files (headers, binary payloads, NUL padding, HTTP): the
+/// vector gate, the scalar gate and aho-corasick's overlapping search report the same occurrences, in one buffer
+/// and in 1,500-byte chunks.
+#[test]
+fn content_10k_prefilter_on_real_bytes() {
+    use aho_corasick::{AhoCorasick, MatchKind};
+    use flowbundle_rules::prefilter::{PatternSet, ScanState};
+
+    let Some(hex) = common::data("rules/content-10k.hex") else {
+        return;
+    };
+    let pats: Vec<(Vec<u8>, bool)> = std::fs::read_to_string(hex)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let l = l.trim();
+            let b = (0..l.len() / 2)
+                .map(|i| u8::from_str_radix(&l[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            (b, false)
+        })
+        .collect();
+    let vector = PatternSet::new(&pats);
+    let mut scalar = vector.clone();
+    scalar.set_vector_gate(false);
+    let ac = AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .build(pats.iter().map(|p| &p.0))
+        .unwrap();
+    for cap in ["reassembly/650HttpResponses.pcap", "ndpi/pcap/1kxun.pcap"] {
+        let Some(path) = common::data(cap) else {
+            continue;
+        };
+        let bytes = std::fs::read(path).unwrap();
+        let bytes = &bytes[..bytes.len().min(400_000)];
+        let run = |ps: &PatternSet, chunk: usize| {
+            let mut out = Vec::new();
+            let mut st = ScanState::default();
+            for (i, c) in bytes.chunks(chunk).enumerate() {
+                let start = i * chunk;
+                ps.scan(&mut st, &bytes[..start], c, |p, e| out.push((p, start + e)));
+            }
+            out.sort_unstable();
+            out
+        };
+        let mut want: Vec<(u32, usize)> = ac
+            .find_overlapping_iter(bytes)
+            .map(|m| (m.pattern().as_u32(), m.end()))
+            .collect();
+        want.sort_unstable();
+        assert!(want.len() > 1000, "{cap}: only {} occurrences", want.len());
+        let got = run(&vector, bytes.len());
+        assert_eq!(got.len(), want.len(), "{cap}: vector gate, one buffer");
+        assert!(got == want, "{cap}: vector gate differs from aho-corasick");
+        assert!(run(&scalar, bytes.len()) == want, "{cap}: scalar gate");
+        assert!(
+            run(&vector, 1500) == want,
+            "{cap}: vector gate, 1500-byte chunks"
+        );
+        println!(
+            "{cap}: {} occurrences, vector gate: {}",
+            want.len(),
+            vector.vector_gate()
+        );
+    }
+}

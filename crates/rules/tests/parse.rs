@@ -82,9 +82,9 @@ fn meta_options() {
         r#"alert tcp any any -> any any (msg:"a \"b\" \; c"; sid:123; rev:7; gid:3; classtype:attempted-admin; reference:cve,2020-1; metadata:created_at 2020; target:dest_ip;)"#,
     );
     assert_eq!((r.sid, r.rev, r.gid), (123, 7, 3));
-    assert_eq!(r.msg, "a \"b\" ; c");
+    assert_eq!(&*r.msg, "a \"b\" ; c");
     assert_eq!(r.classtype.as_deref(), Some("attempted-admin"));
-    assert_eq!(r.category, "Attempted Administrator Privilege Gain");
+    assert_eq!(&*r.category, "Attempted Administrator Privilege Gain");
     assert_eq!(r.severity, 1);
     assert_eq!(
         one("alert tcp any any -> any any (priority:4; classtype:trojan-activity; sid:1;)")

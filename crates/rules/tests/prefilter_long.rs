@@ -11,8 +11,32 @@ fn prefilter_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usiz
     quiet_hits(ps, hay, cuts, &[])
 }
 
-/// Hits of `scan_quiet` with `quiet` patterns, chunked at `cuts`.
+/// Hits of `scan_quiet` with `quiet` patterns, chunked at `cuts`; the vector gate (where the CPU has one) and the
+/// scalar loop must agree on every pattern that is not quiet (quiet ones may be reported or not).
 fn quiet_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize], quiet: &[u32]) -> Vec<(u32, usize)> {
+    let mut scalar = ps.clone();
+    scalar.set_vector_gate(false);
+    let a = quiet_hits_with(ps, hay, cuts, quiet);
+    let loud = |v: &[(u32, usize)]| -> Vec<(u32, usize)> {
+        v.iter()
+            .copied()
+            .filter(|h| !quiet.contains(&h.0))
+            .collect()
+    };
+    assert_eq!(
+        loud(&a),
+        loud(&quiet_hits_with(&scalar, hay, cuts, quiet)),
+        "vector gate != scalar gate"
+    );
+    a
+}
+
+fn quiet_hits_with(
+    ps: &PatternSet,
+    hay: &[u8],
+    cuts: &[usize],
+    quiet: &[u32],
+) -> Vec<(u32, usize)> {
     let mut st = ScanState::default();
     let mut out = Vec::new();
     let mut start = 0;

@@ -7,8 +7,21 @@ use flowbundle_rules::testing::{match_checked, parse_checked, stream_sids};
 use flowbundle_rules::{RuleSet, Vars};
 use proptest::prelude::*;
 
-/// Every (pattern, end) the prefilter reports when `hay` arrives in pieces cut at `cuts`.
+/// Every (pattern, end) the prefilter reports when `hay` arrives in pieces cut at `cuts`, the same with the vector
+/// gate (where the CPU has one) and the scalar loop.
 fn prefilter_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usize)> {
+    let mut scalar = ps.clone();
+    scalar.set_vector_gate(false);
+    let a = prefilter_hits_with(ps, hay, cuts);
+    assert_eq!(
+        a,
+        prefilter_hits_with(&scalar, hay, cuts),
+        "vector gate != scalar gate"
+    );
+    a
+}
+
+fn prefilter_hits_with(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usize)> {
     let mut st = ScanState::default();
     let mut out = Vec::new();
     let mut start = 0;

@@ -114,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         rule_names: rules
             .rules()
             .iter()
-            .map(|r| (r.sid, r.msg.clone()))
+            .map(|r| (r.sid, r.msg.to_string()))
             .collect(),
         ..RunInfo::default()
     };

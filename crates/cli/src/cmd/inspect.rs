@@ -215,7 +215,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             errors: report.errors_total,
             skip_reasons: reasons,
         });
-        info.rule_names = set.rules().iter().map(|r| (r.sid, r.msg.clone())).collect();
+        info.rule_names = set
+            .rules()
+            .iter()
+            .map(|r| (r.sid, r.msg.to_string()))
+            .collect();
         Some(set)
     } else {
         None

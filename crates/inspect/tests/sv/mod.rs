@@ -398,7 +398,7 @@ fn check_matches(ch: &Check, e: &Event) -> bool {
         "alert.signature_id" => v.as_u64() == Some(u64::from(a.signature_id)),
         "alert.rev" => v.as_u64() == Some(u64::from(a.rev)),
         "alert.gid" => v.as_u64() == Some(u64::from(a.gid)),
-        "alert.signature" => v.as_str() == Some(a.signature.as_str()),
+        "alert.signature" => v.as_str() == Some(&*a.signature),
         "src_ip" => ip_eq(v, src),
         "dest_ip" => ip_eq(v, dst),
         "src_port" => v.as_u64() == Some(u64::from(sp)),
