@@ -338,6 +338,11 @@ pub struct PatternSet {
     l1: Option<Level>,
     /// How the gate is evaluated on this CPU (64 positions at a time with AVX2; see [`crate::gate`]).
     gate_kind: GateKind,
+    /// What probing both levels yields for an all-zero 8-byte window, precomputed: the entries of the 4-byte
+    /// bucket of key 0 and of the 8-byte bucket of 8 zero bytes whose check word is all zero, in probe order.
+    /// Windows of eight NUL bytes are where three quarters of the 10k set's occurrences are (the 8- and 12-byte
+    /// all-zero patterns over padding and binary headers); they skip the hashing and the dependent loads.
+    zero: Box<[Entry]>,
 }
 
 impl PatternSet {
@@ -416,7 +421,9 @@ impl PatternSet {
             l2: Level::build(&k2, 8, 16),
             l1: Level::build(&k1, 4, 10),
             gate_kind: GateKind::detect(),
+            zero: Box::new([]),
         }
+        .with_zero_entries()
     }
 
     /// Whether the gate is evaluated 64 positions at a time with vector instructions (AVX2 CPUs), and
@@ -434,6 +441,18 @@ impl PatternSet {
         } else {
             GateKind::Scalar
         };
+    }
+
+    /// Fills [`PatternSet::zero`] from the levels' own buckets.
+    fn with_zero_entries(mut self) -> PatternSet {
+        let mut zero = Vec::new();
+        for (level, key) in [(&self.l4, 0u32), (&self.l8, key8(0))] {
+            if let Some(bucket) = level.as_ref().and_then(|l| l.probe(key)) {
+                zero.extend(bucket.iter().filter(|e| e.value == 0));
+            }
+        }
+        self.zero = zero.into_boxed_slice();
+        self
     }
 
     /// Number of patterns.
@@ -735,6 +754,11 @@ impl PatternSet {
             return;
         };
         let w8 = u64::from_le_bytes([a, b, c, d, e, f, g, h]);
+        if w8 == 0 {
+            // What the probes below would find, without them (see `zero`).
+            self.confirm(&self.zero, 0, 8, j, tail, data, on_hit, memo);
+            return;
+        }
         if let Some(l4) = &self.l4
             && let Some(bucket) = l4.probe((w8 >> 32) as u32)
         {
