@@ -105,3 +105,66 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
     }
     Ok(())
 }
+
+/// The prefilter on arbitrary patterns and data fed as chunks ending at `cuts`: the vector gate (where the CPU has
+/// one) and the scalar gate must both report exactly the occurrences a brute-force search finds. Returns the
+/// number of occurrences.
+pub fn prefilter_checked(
+    patterns: &[(Vec<u8>, bool)],
+    data: &[u8],
+    cuts: &[usize],
+) -> Result<usize, String> {
+    use crate::prefilter::{MAX_PATTERN, PatternSet, ScanState};
+    let vector = PatternSet::new(patterns);
+    let mut scalar = vector.clone();
+    scalar.set_vector_gate(false);
+    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+    bounds.push(data.len());
+    bounds.sort_unstable();
+    let run = |ps: &PatternSet| {
+        let mut st = ScanState::default();
+        let mut out = Vec::new();
+        let mut start = 0;
+        for &end in &bounds {
+            if let (Some(tail), Some(chunk)) = (data.get(..start), data.get(start..end)) {
+                ps.scan(&mut st, tail, chunk, |p, e| out.push((p, start + e)));
+                start = end;
+            }
+        }
+        out.sort_unstable();
+        out
+    };
+    let mut want = Vec::new();
+    for (i, (p, nocase)) in patterns.iter().enumerate() {
+        // The prefilter keys a longer pattern on its last MAX_PATTERN bytes.
+        let p = p.get(p.len().saturating_sub(MAX_PATTERN)..).unwrap_or(&[]);
+        if p.is_empty() {
+            continue;
+        }
+        for end in p.len()..=data.len() {
+            let Some(w) = data.get(end - p.len()..end) else {
+                continue;
+            };
+            if if *nocase {
+                w.eq_ignore_ascii_case(p)
+            } else {
+                w == p
+            } {
+                want.push((i as u32, end));
+            }
+        }
+    }
+    want.sort_unstable();
+    let got = run(&vector);
+    if got != want {
+        return Err(format!(
+            "vector gate: {} occurrences, brute force {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    if run(&scalar) != want {
+        return Err("scalar gate differs from brute force".into());
+    }
+    Ok(want.len())
+}

@@ -190,6 +190,18 @@ proptest! {
         prop_assert_eq!(prefilter_hits(&ps, &hay, &cuts), oracle_hits(&pats, &hay));
     }
 
+    /// The fuzz target's entry point (`fuzz_targets/rules_prefilter.rs`): longer patterns (up to 20 bytes, so
+    /// both check words and the byte-wise compare run) over longer data (so whole 64-position vector blocks run).
+    #[test]
+    fn prefilter_checked_against_brute_force(
+        pats in prop::collection::vec((small_bytes(20), any::<bool>()), 1..16),
+        hay in prop::collection::vec(prop::sample::select(b"abAB\x00".to_vec()), 0..600),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+    ) {
+        let r = flowbundle_rules::testing::prefilter_checked(&pats, &hay, &cuts);
+        prop_assert!(r.is_ok(), "{:?}", r);
+    }
+
     #[test]
     fn stream_alerts_do_not_depend_on_chunking_and_equal_the_oracle(
         rules in prop::collection::vec(prop::collection::vec(content(), 1..4), 1..6),
