@@ -7,7 +7,7 @@ use flowbundle_decode::{DecodeOptions, Fid, FlowHasher, FlowKey, decode_bytes};
 use flowbundle_ingest::LinkType;
 use libfuzzer_sys::fuzz_target;
 
-const LINKS: [LinkType; 12] = [
+const LINKS: [LinkType; 14] = [
     LinkType::ETHERNET,
     LinkType::RAW,
     LinkType::IPV4,
@@ -19,6 +19,8 @@ const LINKS: [LinkType; 12] = [
     LinkType::RAW_BSD12,
     LinkType::RAW_BSD14,
     LinkType::C_HDLC,
+    LinkType::PPP,
+    LinkType::PPP_HDLC,
     LinkType(147),
 ];
 

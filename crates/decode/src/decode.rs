@@ -37,7 +37,7 @@ use flowbundle_ingest::{LinkType, PacketRecord};
 use crate::outcome::{Layer, Malformed, Outcome, Unsupported};
 use crate::wire::{
     self, Error, chdlc, ethernet, ethertype, gre, gtpu, icmp, icmpv6, ip_proto, ipv4, ipv6, mpls,
-    nsh, null, pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
+    nsh, null, ppp, pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
 };
 
 /// What the decoder does beyond the default path.
@@ -368,6 +368,22 @@ impl<'a> State<'a, '_> {
                 let h = chdlc::Header::new_checked(self.data)
                     .map_err(|_| Outcome::Truncated(Layer::Link))?;
                 self.ethertype(d, chdlc::HEADER_LEN, h.protocol())
+            }
+            LinkType::PPP | LinkType::PPP_HDLC => {
+                if ppp::is_chdlc(self.data) {
+                    let h = chdlc::Header::new_checked(self.data)
+                        .map_err(|_| Outcome::Truncated(Layer::Link))?;
+                    return self.ethertype(d, chdlc::HEADER_LEN, h.protocol());
+                }
+                let f = ppp::Frame::new_checked(self.data)
+                    .map_err(|_| Outcome::Truncated(Layer::Link))?;
+                let at = f.header_len();
+                match f.protocol() {
+                    ppp::proto::IPV4 => self.ipv4(d, at),
+                    ppp::proto::IPV6 => self.ipv6(d, at),
+                    ppp::proto::MPLS_UNICAST | ppp::proto::MPLS_MULTICAST => self.mpls(d, at),
+                    _ => Err(Outcome::Unsupported(Unsupported::PppProtocol)),
+                }
             }
             LinkType::NULL | LinkType::LOOP => {
                 let h = if d.link_type == LinkType::NULL {
@@ -781,20 +797,15 @@ impl<'a> State<'a, '_> {
             }
             ethertype::PPP => {
                 // PPTP: optional address/control (ff 03), then a 1- or 2-byte protocol (RFC 1661 field compression).
-                let p = g.payload();
-                let skip = if p.starts_with(&[0xff, 0x03]) { 2 } else { 0 };
-                let (ppp_proto, plen) = match p.get(skip..) {
-                    Some([a, ..]) if a & 1 == 1 => (u16::from(*a), 1),
-                    Some([a, b, ..]) => (u16::from_be_bytes([*a, *b]), 2),
-                    _ => return Err(Outcome::Truncated(Layer::Gre)),
-                };
-                let at = inner + skip + plen;
-                match ppp_proto {
-                    pppoe::ppp_proto::IPV4 => {
+                let f = ppp::Frame::new_checked(g.payload())
+                    .map_err(|_| Outcome::Truncated(Layer::Gre))?;
+                let at = inner + f.header_len();
+                match f.protocol() {
+                    ppp::proto::IPV4 => {
                         self.enter_tunnel(d, TunnelSet::GRE)?;
                         self.ipv4(d, at)
                     }
-                    pppoe::ppp_proto::IPV6 => {
+                    ppp::proto::IPV6 => {
                         self.enter_tunnel(d, TunnelSet::GRE)?;
                         self.ipv6(d, at)
                     }

@@ -120,3 +120,47 @@ fn cut_and_unsupported_nsh_are_counted_not_followed() {
     b[16] = 0x0f;
     assert_eq!(run(&b).to_string(), "unsupported(nsh)");
 }
+
+/// PPP link type (9) in nDPI's captures: `dlt_ppp.pcap` (no address/control bytes, 2-byte protocol, one QUIC
+/// datagram) and `BGP_Cisco_hdlc_slarp.pcap` (a PPP link carrying Cisco HDLC frames, as libpcap and tshark read it:
+/// 14 BGP segments). Addresses and ports as tshark shows them.
+#[test]
+fn ppp_link_type_captures_decode() {
+    let opts = DecodeOptions::default();
+    if let Some(t) = common::load("ppp_link_type_captures_decode", "ndpi/pcap/dlt_ppp.pcap") {
+        let recs: Vec<_> = t.iter().collect();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].link_type, LinkType::PPP);
+        let d = decode(&recs[0], &opts);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(
+            d.l3_offset, 2,
+            "two bytes of PPP protocol, no address/control"
+        );
+        let ip = d.ip.expect("IPv4");
+        assert_eq!(ip.src, "193.167.0.252".parse::<IpAddr>().unwrap());
+        assert_eq!(ip.dst, "193.167.100.100".parse::<IpAddr>().unwrap());
+        let L4::Udp(u) = d.l4 else {
+            panic!("not UDP: {:?}", d.l4)
+        };
+        assert_eq!((u.src_port, u.dst_port), (44083, 443));
+    }
+    if let Some(t) = common::load(
+        "ppp_link_type_captures_decode",
+        "ndpi/pcap/BGP_Cisco_hdlc_slarp.pcap",
+    ) {
+        let mut n = 0;
+        for rec in t.iter() {
+            assert_eq!(rec.link_type, LinkType::PPP);
+            let d = decode(&rec, &opts);
+            assert_eq!(d.outcome, Outcome::Decoded, "packet {n}");
+            assert_eq!(d.l3_offset, 4, "packet {n}: the 4-byte Cisco HDLC header");
+            let L4::Tcp(tcp) = d.l4 else {
+                panic!("packet {n}: not TCP")
+            };
+            assert!(tcp.src_port == 179 || tcp.dst_port == 179, "packet {n}");
+            n += 1;
+        }
+        assert_eq!(n, 14);
+    }
+}

@@ -17,7 +17,7 @@ use flowbundle_decode::{
 use flowbundle_ingest::LinkType;
 use proptest::prelude::*;
 
-const LINKS: [LinkType; 11] = [
+const LINKS: [LinkType; 13] = [
     LinkType::ETHERNET,
     LinkType::RAW,
     LinkType::IPV4,
@@ -28,6 +28,8 @@ const LINKS: [LinkType; 11] = [
     LinkType::LOOP,
     LinkType::RAW_BSD12,
     LinkType::C_HDLC,
+    LinkType::PPP,
+    LinkType::PPP_HDLC,
     LinkType(147),
 ];
 

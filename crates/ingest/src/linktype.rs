@@ -16,6 +16,10 @@ impl LinkType {
     pub const ETHERNET: LinkType = LinkType(1);
     /// Cisco HDLC: a 4-byte header (address, control, EtherType), captured on routers' serial links.
     pub const C_HDLC: LinkType = LinkType(104);
+    /// PPP: optional address and control bytes, then a 1- or 2-byte PPP protocol (DLT_PPP).
+    pub const PPP: LinkType = LinkType(9);
+    /// PPP in HDLC-like framing (DLT_PPP_SERIAL); a frame may also be Cisco HDLC.
+    pub const PPP_HDLC: LinkType = LinkType(50);
     /// Raw IP; the first nibble tells IPv4 from IPv6. DLT_RAW is 12 or 14 on some BSDs, 101 is the LINKTYPE value.
     pub const RAW: LinkType = LinkType(101);
     /// OpenBSD loopback: like NULL but the family is always big-endian.
@@ -41,6 +45,8 @@ impl LinkType {
             Self::RAW | Self::RAW_BSD12 | Self::RAW_BSD14 => "RAW",
             Self::LOOP => "LOOP",
             Self::C_HDLC => "C_HDLC",
+            Self::PPP => "PPP",
+            Self::PPP_HDLC => "PPP_SERIAL",
             Self::LINUX_SLL => "LINUX_SLL",
             Self::IPV4 => "IPV4",
             Self::IPV6 => "IPV6",

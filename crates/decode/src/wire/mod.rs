@@ -27,6 +27,7 @@ pub mod ipv6;
 pub mod mpls;
 pub mod nsh;
 pub mod null;
+pub mod ppp;
 pub mod pppoe;
 pub mod sctp;
 pub mod sll;
