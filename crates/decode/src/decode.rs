@@ -19,11 +19,12 @@
 //!
 //! ## Tunnels
 //! With [`DecodeOptions::decap_tunnels`], GRE (IPv4, IPv6, transparent Ethernet, ERSPAN II/III, PPTP's PPP), IP-in-IP
-//! (4in4, 6in4, 4in6, 6in6), VXLAN and GTP-U G-PDUs are decapsulated and the L3/L4 fields describe the *innermost*
+//! (4in4, 6in4, 4in6, 6in6), VXLAN, GTP-U G-PDUs and CAPWAP data (IP in 802.11 data frames, or 802.3 frames) are
+//! decapsulated and the L3/L4 fields describe the *innermost*
 //! packet; `tunnels` counts the layers crossed and `tunnel_kinds` names them. A UDP datagram on a tunnel port that
 //! does not parse as that tunnel stays a plain UDP datagram. If the inner packet is cut or malformed, the outcome
 //! says so (fields then hold what was read of the inner packet). Without decapsulation a tunnel is ordinary L4
-//! (`L4::Other` for GRE and IP-in-IP, `L4::Udp` for VXLAN and GTP-U).
+//! (`L4::Other` for GRE and IP-in-IP, `L4::Udp` for VXLAN, GTP-U and CAPWAP).
 //!
 //! ## Bounded work
 //! VLAN tags, MPLS labels, PPPoE, NSH and tunnels together are bounded by [`DecodeOptions::max_depth`], IPv6
@@ -36,14 +37,15 @@ use flowbundle_ingest::{LinkType, PacketRecord};
 
 use crate::outcome::{Layer, Malformed, Outcome, Unsupported};
 use crate::wire::{
-    self, Error, chdlc, ethernet, ethertype, gre, gtpu, icmp, icmpv6, ip_proto, ipv4, ipv6, mpls,
-    nsh, null, ppp, pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
+    self, Error, capwap, chdlc, ethernet, ethertype, gre, gtpu, icmp, icmpv6, ip_proto, ipv4, ipv6,
+    mpls, nsh, null, ppp, pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
 };
 
 /// What the decoder does beyond the default path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeOptions {
-    /// Decapsulate GRE, IP-in-IP, VXLAN and GTP-U to the inner packet. Off by default: the scheduling lab studies
+    /// Decapsulate GRE, IP-in-IP, VXLAN, GTP-U and CAPWAP data (802.11 or 802.3 frames on UDP 5247) to the
+    /// inner packet. Off by default: the scheduling lab studies
     /// flows as the wire shows them.
     pub decap_tunnels: bool,
     /// Maximum encapsulation headers (VLAN tags + MPLS labels + PPPoE + NSH + tunnels) before giving up with
@@ -83,6 +85,7 @@ impl TunnelSet {
     pub const VXLAN: u8 = 4;
     pub const GTPU: u8 = 8;
     pub const ERSPAN: u8 = 16;
+    pub const CAPWAP: u8 = 32;
     pub fn contains(self, kind: u8) -> bool {
         self.0 & kind != 0
     }
@@ -750,6 +753,22 @@ impl<'a> State<'a, '_> {
             if vxlan::Header::new_checked(payload).is_ok() {
                 self.enter_tunnel(d, TunnelSet::VXLAN)?;
                 return self.ethernet(d, off + vxlan::HEADER_LEN);
+            }
+        } else if (sp == capwap::DATA_PORT || dp == capwap::DATA_PORT)
+            && let Ok(c) = capwap::Header::new_checked(payload)
+        {
+            // Only IP inside an 802.11 data frame is followed: a client's ARP or EAPOL stays part of the outer
+            // UDP flow rather than turning the datagram into an unsupported EtherType.
+            match c.inner() {
+                capwap::Inner::Ethernet(at) => {
+                    self.enter_tunnel(d, TunnelSet::CAPWAP)?;
+                    return self.ethernet(d, off + at);
+                }
+                capwap::Inner::EtherType(et @ (ethertype::IPV4 | ethertype::IPV6), at) => {
+                    self.enter_tunnel(d, TunnelSet::CAPWAP)?;
+                    return self.ethertype(d, off + at, et);
+                }
+                _ => {}
             }
         } else if (sp == self.opts.gtpu_port || dp == self.opts.gtpu_port)
             && let Ok(g) = gtpu::Header::new_checked(payload)

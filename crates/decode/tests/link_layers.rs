@@ -164,3 +164,51 @@ fn ppp_link_type_captures_decode() {
         assert_eq!(n, 14);
     }
 }
+
+/// CAPWAP data tunnels in nDPI's `capwap.pcap` (a Cisco access point: 802.11 frame control byte-swapped): with
+/// decapsulation, the 11 IP packets inside 802.11 data frames on UDP 5247 decode to their inner addresses, as
+/// nDPI's ground truth counts them (5 DHCP, 5 ICMPv6, 1 IGMP); 802.11 management frames stay plain UDP.
+#[test]
+fn capwap_data_frames_decapsulate() {
+    use flowbundle_decode::TunnelSet;
+    let Some(t) = common::load("capwap_data_frames_decapsulate", "ndpi/pcap/capwap.pcap") else {
+        return;
+    };
+    let opts = DecodeOptions {
+        decap_tunnels: true,
+        ..DecodeOptions::default()
+    };
+    let (mut inner, mut dhcp, mut outer_5247) = (0, 0, 0);
+    for rec in t.iter() {
+        let d = decode(&rec, &opts);
+        assert!(
+            matches!(d.outcome, Outcome::Decoded | Outcome::Unsupported(_)),
+            "{:?}",
+            d.outcome
+        );
+        if d.tunnel_kinds.contains(TunnelSet::CAPWAP) {
+            inner += 1;
+            if let L4::Udp(u) = d.l4
+                && (u.src_port, u.dst_port) == (68, 67)
+            {
+                dhcp += 1;
+                let ip = d.ip.expect("inner IPv4");
+                assert_eq!(ip.dst, "255.255.255.255".parse::<IpAddr>().unwrap());
+            }
+        } else if let L4::Udp(u) = d.l4
+            && (u.src_port == 5247 || u.dst_port == 5247)
+        {
+            outer_5247 += 1;
+        }
+    }
+    println!("capwap.pcap: {inner} decapsulated, {dhcp} DHCP, {outer_5247} left as UDP 5247");
+    assert_eq!(
+        dhcp, 5,
+        "nDPI's ground truth: 5 DHCP packets inside the tunnel"
+    );
+    assert_eq!(inner, 11);
+    assert!(
+        outer_5247 > 100,
+        "management frames stay outer UDP: {outer_5247}"
+    );
+}

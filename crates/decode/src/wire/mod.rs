@@ -15,6 +15,7 @@
 //! Errors are deliberately coarse ([`Error::Truncated`] or [`Error::Malformed`]); the decoder maps them to a
 //! layer-specific reason for its counters.
 
+pub mod capwap;
 pub mod chdlc;
 pub mod checksum;
 pub mod ethernet;
