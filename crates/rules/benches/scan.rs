@@ -163,14 +163,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>) {
         });
     }
     // Reference: aho-corasick overlapping search, whole streams, no per-flow state, no rule evaluation.
-    let pats: Vec<Vec<u8>> = k10
-        .rules()
-        .iter()
-        .filter_map(|r| match r.groups[0].items.first() {
-            Some(flowbundle_rules::Item::Content(c)) => Some(c.bytes.clone()),
-            _ => None,
-        })
-        .collect();
+    let pats: Vec<Vec<u8>> = k10.first_contents().into_iter().map(|p| p.0).collect();
     let ac = aho_corasick::AhoCorasick::builder()
         .match_kind(aho_corasick::MatchKind::Standard)
         .build(&pats)

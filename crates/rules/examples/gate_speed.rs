@@ -4,12 +4,13 @@
 //! cargo run --release -p flowbundle-rules --example gate_speed -- content-10k.hex FILE [REPS [vector]]
 //! ```
 //!
-//! Builds the prefilter of the hex pattern file (one pattern per line, case-sensitive, as `RuleSet::from_content_hex`
-//! loads them), scans the whole file as one buffer with each gate, alternating, and prints the minimum time of
+//! Builds the prefilter of the hex pattern file (loaded by `RuleSet::from_content_hex`: one case-sensitive pattern
+//! per line), scans the whole file as one buffer with each gate, alternating, and prints the minimum time of
 //! each, the occurrences found (which must be equal) and the ratio.
 
 use std::time::Instant;
 
+use flowbundle_rules::RuleSet;
 use flowbundle_rules::prefilter::PatternSet;
 
 fn main() {
@@ -19,21 +20,13 @@ fn main() {
         std::process::exit(2);
     };
     let reps: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
-    let text = std::fs::read_to_string(hex).unwrap_or_else(|e| {
-        eprintln!("{hex}: {e}");
-        std::process::exit(2)
-    });
-    let pats: Vec<(Vec<u8>, bool)> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && l.len() % 2 == 0)
-        .filter_map(|l| {
-            (0..l.len() / 2)
-                .map(|i| u8::from_str_radix(l.get(2 * i..2 * i + 2)?, 16).ok())
-                .collect::<Option<Vec<u8>>>()
-        })
-        .map(|p| (p, false))
-        .collect();
+    let pats = match RuleSet::from_content_hex(hex) {
+        Ok((set, _)) => set.first_contents(),
+        Err(e) => {
+            eprintln!("{hex}: {e}");
+            std::process::exit(2)
+        }
+    };
     let data = std::fs::read(file).unwrap_or_else(|e| {
         eprintln!("{file}: {e}");
         std::process::exit(2)

@@ -496,6 +496,19 @@ impl RuleSet {
         &self.rules
     }
 
+    /// The first content of each rule that begins with one, with its `nocase` flag, in load order: for a set
+    /// loaded by [`RuleSet::from_content_hex`], the file's patterns. Benches, tests and examples build a bare
+    /// prefilter or an aho-corasick automaton from them.
+    pub fn first_contents(&self) -> Vec<(Vec<u8>, bool)> {
+        self.rules
+            .iter()
+            .filter_map(|r| match r.groups.first()?.items.first()? {
+                Item::Content(c) => Some((c.bytes.clone(), c.nocase)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Number of loaded rules.
     pub fn len(&self) -> usize {
         self.rules.len()

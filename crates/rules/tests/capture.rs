@@ -117,18 +117,8 @@ fn content_10k_prefilter_on_real_bytes() {
     let Some(hex) = common::data("rules/content-10k.hex") else {
         return;
     };
-    let pats: Vec<(Vec<u8>, bool)> = std::fs::read_to_string(hex)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let l = l.trim();
-            let b = (0..l.len() / 2)
-                .map(|i| u8::from_str_radix(&l[2 * i..2 * i + 2], 16).unwrap())
-                .collect();
-            (b, false)
-        })
-        .collect();
+    let pats = RuleSet::from_content_hex(hex).unwrap().0.first_contents();
+    assert_eq!(pats.len(), 10_000);
     let vector = PatternSet::new(&pats);
     let mut scalar = vector.clone();
     scalar.set_vector_gate(false);
