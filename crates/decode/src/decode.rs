@@ -367,16 +367,10 @@ impl<'a> State<'a, '_> {
                     .map_err(|_| Outcome::Truncated(Layer::Link))?;
                 self.ethertype(d, sll2::HEADER_LEN, h.protocol())
             }
-            LinkType::C_HDLC => {
-                let h = chdlc::Header::new_checked(self.data)
-                    .map_err(|_| Outcome::Truncated(Layer::Link))?;
-                self.ethertype(d, chdlc::HEADER_LEN, h.protocol())
-            }
+            LinkType::C_HDLC => self.chdlc(d),
             LinkType::PPP | LinkType::PPP_HDLC => {
                 if ppp::is_chdlc(self.data) {
-                    let h = chdlc::Header::new_checked(self.data)
-                        .map_err(|_| Outcome::Truncated(Layer::Link))?;
-                    return self.ethertype(d, chdlc::HEADER_LEN, h.protocol());
+                    return self.chdlc(d);
                 }
                 let f = ppp::Frame::new_checked(self.data)
                     .map_err(|_| Outcome::Truncated(Layer::Link))?;
@@ -405,6 +399,13 @@ impl<'a> State<'a, '_> {
             }
             _ => Err(Outcome::Unsupported(Unsupported::LinkType)),
         }
+    }
+
+    /// A Cisco HDLC frame (its own link type, or on a PPP link).
+    fn chdlc(&mut self, d: &mut Decoded<'a>) -> Step {
+        let h =
+            chdlc::Header::new_checked(self.data).map_err(|_| Outcome::Truncated(Layer::Link))?;
+        self.ethertype(d, chdlc::HEADER_LEN, h.protocol())
     }
 
     fn ethernet(&mut self, d: &mut Decoded<'a>, off: usize) -> Step {

@@ -1,81 +1,13 @@
 //! The prefilter against aho-corasick on long patterns that share their last eight bytes (as 71 patterns of the
 //! 10k set end in `</title>`): the second check word (bytes 9 to 16 from the end), the byte-wise comparison beyond
 //! 16 bytes, occurrences near the start of a chunk (where the eight bytes before the window come from the tail),
-//! and the unrolled gate loop at every chunk length.
+//! and the gate (vector blocks and scalar loop) at every chunk length.
 
-use aho_corasick::{AhoCorasick, MatchKind};
-use flowbundle_rules::prefilter::{PatternSet, ScanState};
+mod common;
+
+use common::prefilter::{oracle_hits, prefilter_hits, quiet_hits};
+use flowbundle_rules::prefilter::PatternSet;
 use proptest::prelude::*;
-
-fn prefilter_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usize)> {
-    quiet_hits(ps, hay, cuts, &[])
-}
-
-/// Hits of `scan_quiet` with `quiet` patterns, chunked at `cuts`; the vector gate (where the CPU has one) and the
-/// scalar loop must agree on every pattern that is not quiet (quiet ones may be reported or not).
-fn quiet_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize], quiet: &[u32]) -> Vec<(u32, usize)> {
-    let mut scalar = ps.clone();
-    scalar.set_vector_gate(false);
-    let a = quiet_hits_with(ps, hay, cuts, quiet);
-    let loud = |v: &[(u32, usize)]| -> Vec<(u32, usize)> {
-        v.iter()
-            .copied()
-            .filter(|h| !quiet.contains(&h.0))
-            .collect()
-    };
-    assert_eq!(
-        loud(&a),
-        loud(&quiet_hits_with(&scalar, hay, cuts, quiet)),
-        "vector gate != scalar gate"
-    );
-    a
-}
-
-fn quiet_hits_with(
-    ps: &PatternSet,
-    hay: &[u8],
-    cuts: &[usize],
-    quiet: &[u32],
-) -> Vec<(u32, usize)> {
-    let mut st = ScanState::default();
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (hay.len() + 1)).collect();
-    bounds.push(hay.len());
-    bounds.sort();
-    for end in bounds {
-        if end < start {
-            continue;
-        }
-        ps.scan_quiet(&mut st, &hay[..start], &hay[start..end], quiet, |p, e| {
-            out.push((p, start + e))
-        });
-        start = end;
-    }
-    out.sort();
-    out
-}
-
-fn oracle_hits(pats: &[(Vec<u8>, bool)], hay: &[u8]) -> Vec<(u32, usize)> {
-    let mut out = Vec::new();
-    for nocase in [false, true] {
-        let ids: Vec<usize> = (0..pats.len()).filter(|&i| pats[i].1 == nocase).collect();
-        if ids.is_empty() {
-            continue;
-        }
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .ascii_case_insensitive(nocase)
-            .build(ids.iter().map(|&i| &pats[i].0))
-            .expect("oracle automaton");
-        for m in ac.find_overlapping_iter(hay) {
-            out.push((ids[m.pattern().as_usize()] as u32, m.end()));
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
 
 fn bytes(min: usize, max: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(prop::sample::select(b"abAB<\x00".to_vec()), min..=max)

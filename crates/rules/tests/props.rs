@@ -1,68 +1,13 @@
 //! Property tests: the prefilter against aho-corasick, stream matching against one-chunk matching and against a
 //! brute-force oracle, and the parser against arbitrary input.
 
-use aho_corasick::{AhoCorasick, MatchKind};
-use flowbundle_rules::prefilter::{PatternSet, ScanState};
+mod common;
+
+use common::prefilter::{oracle_hits, prefilter_hits};
+use flowbundle_rules::prefilter::PatternSet;
 use flowbundle_rules::testing::{match_checked, parse_checked, stream_sids};
 use flowbundle_rules::{RuleSet, Vars};
 use proptest::prelude::*;
-
-/// Every (pattern, end) the prefilter reports when `hay` arrives in pieces cut at `cuts`, the same with the vector
-/// gate (where the CPU has one) and the scalar loop.
-fn prefilter_hits(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usize)> {
-    let mut scalar = ps.clone();
-    scalar.set_vector_gate(false);
-    let a = prefilter_hits_with(ps, hay, cuts);
-    assert_eq!(
-        a,
-        prefilter_hits_with(&scalar, hay, cuts),
-        "vector gate != scalar gate"
-    );
-    a
-}
-
-fn prefilter_hits_with(ps: &PatternSet, hay: &[u8], cuts: &[usize]) -> Vec<(u32, usize)> {
-    let mut st = ScanState::default();
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (hay.len() + 1)).collect();
-    bounds.push(hay.len());
-    bounds.sort();
-    for end in bounds {
-        if end < start {
-            continue;
-        }
-        let tail = &hay[..start];
-        ps.scan(&mut st, tail, &hay[start..end], |p, e| {
-            out.push((p, start + e))
-        });
-        start = end;
-    }
-    out.sort();
-    out
-}
-
-/// The same from aho-corasick's overlapping search, case-sensitive and case-insensitive patterns apart.
-fn oracle_hits(pats: &[(Vec<u8>, bool)], hay: &[u8]) -> Vec<(u32, usize)> {
-    let mut out = Vec::new();
-    for nocase in [false, true] {
-        let ids: Vec<usize> = (0..pats.len()).filter(|&i| pats[i].1 == nocase).collect();
-        if ids.is_empty() {
-            continue;
-        }
-        let ac = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .ascii_case_insensitive(nocase)
-            .build(ids.iter().map(|&i| &pats[i].0))
-            .unwrap();
-        for m in ac.find_overlapping_iter(hay) {
-            out.push((ids[m.pattern().as_usize()] as u32, m.end()));
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
-}
 
 fn small_bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(prop::sample::select(b"abcAB \x00\xff".to_vec()), 1..=max)

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub mod prefilter;
+
 /// `../shared/data/<rel>` seen from the repository root, or `None` (with a message) when the test material is absent.
 pub fn data(rel: &str) -> Option<PathBuf> {
     let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(rel);
