@@ -25,6 +25,7 @@ use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::{AppProto, ParserStats, Registry};
 use flowbundle_rules::{RuleSet, ScanStats, Scanner};
 use flowbundle_signatures::{SigId, SignatureSet};
+use flowbundle_types::{BUNDLES, BundleToken};
 
 use crate::app::{self, AppState, FlowMeta, Out, StreamCx};
 use crate::config::EngineConfig;
@@ -362,9 +363,7 @@ impl Engine {
             .unwrap_or_default();
         Engine {
             table: FlowTable::new(cfg.max_flows),
-            expiry_floor: (0..flowbundle_scheduler::BUNDLES)
-                .map(|_| AtomicU64::new(u64::MAX))
-                .collect(),
+            expiry_floor: (0..BUNDLES).map(|_| AtomicU64::new(u64::MAX)).collect(),
             memcap: ReassemblyMemcap::new(cfg.reassembly_memcap),
             expect: Expectations::new(cfg.max_expectations, cfg.expectation_ttl_ns),
             ids: foldhash::fast::FixedState::with_seed(cfg.flow_id_seed),
@@ -440,25 +439,24 @@ impl Engine {
         flowbundle_decode::Fid::from_decoded(d).map_or(0, |f| f.crc16())
     }
 
-    /// Inspects one packet of bundle `bundle`. `num` names the packet in cost records (the input packet index, or
-    /// the bench harness's descriptor id). Returns true when the packet's flow got its final identification now
-    /// (the runtime then tells the scheduler, see `Scheduler::classified`).
+    /// Inspects one packet of bundle `held` (the packet's flow lives in that bundle's shard of the table). `num`
+    /// names the packet in cost records (the input packet index, or the bench harness's descriptor id). Returns true
+    /// when the packet's flow got its final identification now (the runtime then tells the scheduler, see
+    /// `Scheduler::classified`).
     ///
-    /// # Safety
-    /// The caller holds bundle `bundle` exclusively: no other thread calls this function (or any other that
-    /// touches flow state) with the same bundle until it returns, and every packet of a connection is given the same
-    /// bundle. The parallel runtime guarantees both between a scheduler's `next`/`claim` and `done` (see the
-    /// scheduler crate's exclusivity contract); debug builds check the first and panic when it is broken.
-    pub unsafe fn process(
+    /// The token is the exclusivity: whoever minted it promised that no other thread touches that shard meanwhile
+    /// (the runtime does between a scheduler's `claim` and `done`). Every packet of a connection must be given the
+    /// same bundle for the output to be right (a different one files the connection in another shard, a second flow);
+    /// debug builds also check the exclusivity and panic when a minting promise was broken.
+    pub fn process(
         &self,
         ctx: &mut WorkerCtx,
-        bundle: u16,
+        held: &mut BundleToken,
         num: u64,
         rec: &PacketRecord<'_>,
     ) -> bool {
         let p = self.predecode(ctx, rec);
-        // SAFETY: the caller's contract.
-        unsafe { self.process_predecoded(ctx, bundle, num, &p) }
+        self.process_predecoded(ctx, held, num, &p)
     }
 
     /// Decodes a packet for [`Engine::process_predecoded`]: the first half of [`Engine::process`], which touches no
@@ -480,29 +478,22 @@ impl Engine {
     }
 
     /// Inspects a packet [`Engine::predecode`] decoded: the second half of [`Engine::process`], with the same result.
-    ///
-    /// # Safety
-    /// As [`Engine::process`].
-    pub unsafe fn process_predecoded(
+    pub fn process_predecoded(
         &self,
         ctx: &mut WorkerCtx,
-        bundle: u16,
+        held: &mut BundleToken,
         num: u64,
         p: &PreDecoded<'_>,
     ) -> bool {
-        // SAFETY: the caller's contract.
-        unsafe { self.process_timed(ctx, bundle, num, p.ts_ns, p.wire_len, &p.d, p.tm) }
+        self.process_timed(ctx, held, num, p.ts_ns, p.wire_len, &p.d, p.tm)
     }
 
     /// Like [`Engine::process`] for a packet already decoded (the bench harness decodes before claiming under `ph`).
     /// `wire_len` is the packet's length on the wire.
-    ///
-    /// # Safety
-    /// As [`Engine::process`].
-    pub unsafe fn process_decoded(
+    pub fn process_decoded(
         &self,
         ctx: &mut WorkerCtx,
-        bundle: u16,
+        held: &mut BundleToken,
         num: u64,
         ts_ns: u64,
         wire_len: u32,
@@ -515,17 +506,14 @@ impl Engine {
             t_decoded: t0,
             on,
         };
-        // SAFETY: the caller's contract.
-        unsafe { self.process_timed(ctx, bundle, num, ts_ns, wire_len, d, tm) }
+        self.process_timed(ctx, held, num, ts_ns, wire_len, d, tm)
     }
 
-    /// # Safety
-    /// As [`Engine::process`].
     #[allow(clippy::too_many_arguments)]
-    unsafe fn process_timed(
+    fn process_timed(
         &self,
         ctx: &mut WorkerCtx,
-        bundle: u16,
+        held: &mut BundleToken,
         num: u64,
         ts_ns: u64,
         wire_len: u32,
@@ -542,8 +530,8 @@ impl Engine {
             if ip.is_fragment() {
                 ctx.stats.fragments_unreassembled += 1;
             } else if let Some((key, dir)) = FlowKey::from_decoded(d) {
-                // SAFETY: the caller's contract.
-                let mut shard = unsafe { self.table.shard(bundle) };
+                let bundle = held.bundle();
+                let mut shard = self.table.shard(held);
                 if let Some(c) = self.on_flow_packet(
                     ctx, &mut shard, bundle, num, key, dir, ts_ns, wire_len, d, tm,
                 ) {
@@ -588,9 +576,9 @@ impl Engine {
                     t_decoded: if on { cost::now() } else { 0 },
                     on,
                 };
-                let b = Self::serial_bundle(&d);
                 // SAFETY: `&mut self` excludes every other user of the table.
-                unsafe { self.process_timed(ctx, b, num, rec.ts_ns, rec.orig_len, &d, tm) }
+                let mut held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
+                self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm)
             }
             Staged::Absorbed => false,
             Staged::Reassembled(datagram) => {
@@ -601,9 +589,9 @@ impl Engine {
                     t_decoded: if on { cost::now() } else { 0 },
                     on,
                 };
-                let b = Self::serial_bundle(&dd);
                 // SAFETY: `&mut self` excludes every other user of the table.
-                unsafe { self.process_timed(ctx, b, num, rec.ts_ns, len, &dd, tm) }
+                let mut held = unsafe { BundleToken::assume_held(Self::serial_bundle(&dd)) };
+                self.process_timed(ctx, &mut held, num, rec.ts_ns, len, &dd, tm)
             }
         }
     }

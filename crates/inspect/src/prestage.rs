@@ -22,7 +22,7 @@ use flowbundle_decode::{
     FlowHashes, FlowKey, decode, decode_bytes,
 };
 use flowbundle_ingest::{LinkType, PacketRecord, Trace, TraceBuilder};
-use flowbundle_scheduler::Desc;
+use flowbundle_types::Desc;
 use hashbrown::HashMap;
 
 use crate::config::EngineConfig;

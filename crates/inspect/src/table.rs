@@ -25,7 +25,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use flowbundle_decode::FlowKey;
-use flowbundle_scheduler::BUNDLES;
+use flowbundle_types::{BUNDLES, BundleToken};
 use hashbrown::HashMap;
 
 use crate::flow::Flow;
@@ -97,14 +97,11 @@ impl FlowTable {
         }
     }
 
-    /// Exclusive access to shard `bundle`.
-    ///
-    /// # Safety
-    /// No other thread may use shard `bundle` (through this function or [`FlowTable::shard_mut`]) until the guard is
-    /// dropped: the caller holds the bundle under the scheduler's exclusivity guarantee. Debug builds panic when the
-    /// promise is broken.
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn shard(&self, bundle: u16) -> ShardGuard<'_> {
+    /// Exclusive access to the shard of the bundle `held` proves this thread holds. The guard borrows the token, so
+    /// it cannot outlive the proof. Debug builds panic when the token's minting promise was broken (two threads in
+    /// one shard).
+    pub(crate) fn shard<'t>(&'t self, held: &'t mut BundleToken) -> ShardGuard<'t> {
+        let bundle = held.bundle();
         let s = &self.shards[usize::from(bundle)];
         #[cfg(debug_assertions)]
         if s.owned
@@ -121,7 +118,8 @@ impl FlowTable {
             );
         }
         ShardGuard {
-            // SAFETY: the caller guarantees exclusive use of this shard while the guard lives.
+            // SAFETY: the token's holder has this shard to itself while the token lives (its `assume_held`
+            // contract), and the guard cannot outlive the borrow of the token.
             map: unsafe { &mut *s.map.get() },
             #[cfg(debug_assertions)]
             owned: &s.owned,

@@ -1,8 +1,8 @@
 //! # The engine as the parallel runtime's workload
 //!
-//! [`InspectWorkload`] implements `flowbundle_worker::Workload` over a [`PacketSource`], usually a preloaded trace made
-//! ready by [`Prestage::run`](crate::Prestage::run) ([`PreparedTrace`]): for each descriptor the runtime hands a worker, it asks the scheduler for
-//! the packet's bundle and calls [`Engine::process`] on the packet's bytes, with the descriptor id as the packet
+//! [`InspectWorkload`] implements the shared [`Workload`] trait over a [`PacketSource`], usually a preloaded trace
+//! made ready by [`Prestage::run`](crate::Prestage::run) ([`PreparedTrace`]): for each descriptor the runtime hands a
+//! worker, with the token of the bundle the worker holds, it calls [`Engine::process`] on the packet's bytes, with the descriptor id as the packet
 //! number (so cost records index like `Desc::id`, which is what the synthetic workload reads). Each worker's
 //! [`WorkerCtx`] comes back in the run report's `locals`; hand them to [`Engine::finish`].
 //!
@@ -42,8 +42,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use flowbundle_ingest::{PacketRecord, Trace};
-use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
-use flowbundle_worker::{Outcome, Workload};
+use flowbundle_types::{BundleToken, Desc, Outcome, PolicyShape, WorkerId, Workload};
 
 use crate::engine::{Engine, PreDecoded, WorkerCtx};
 use crate::prestage::{NO_PREV, Prepared};
@@ -169,7 +168,6 @@ impl<'a> Slot<'a> {
 /// The engine over a packet source, for `flowbundle_worker::run`. See the module documentation.
 pub struct InspectWorkload<'a> {
     engine: &'a Engine,
-    sched: &'a dyn Scheduler,
     source: &'a dyn PacketSource,
     guard: Option<OrderGuard>,
     pool: Mutex<Vec<Option<WorkerCtx>>>,
@@ -178,18 +176,17 @@ pub struct InspectWorkload<'a> {
 }
 
 impl<'a> InspectWorkload<'a> {
-    /// The engine inspecting the packets of `source`, with bundles from `sched` (the policy the runtime runs: the
-    /// engine's shard must be the policy's bundle). The order guard is on when the policy is `ph` and the source
-    /// knows each packet's predecessor.
-    pub fn new(engine: &'a Engine, sched: &'a dyn Scheduler, source: &'a dyn PacketSource) -> Self {
+    /// The engine inspecting the packets of `source` under a policy of this `shape` (the runtime gives each packet's
+    /// bundle with it; the engine's shard is the policy's bundle). The order guard is on when the policy does not
+    /// keep flow order (`ph`) and the source knows each packet's predecessor.
+    pub fn new(engine: &'a Engine, shape: PolicyShape, source: &'a dyn PacketSource) -> Self {
         let w = InspectWorkload {
             engine,
-            sched,
             source,
             guard: None,
             pool: Mutex::new(Vec::new()),
-            slots: if sched.claims_late() {
-                (0..sched.workers().max(1))
+            slots: if shape.claims_late {
+                (0..shape.workers.max(1))
                     .map(|_| Slot {
                         owner: AtomicU64::new(0),
                         packet: UnsafeCell::new(None),
@@ -199,8 +196,7 @@ impl<'a> InspectWorkload<'a> {
                 Box::default()
             },
         };
-        let ph = sched.name() == "ph";
-        w.with_order_guard(ph)
+        w.with_order_guard(!shape.keeps_flow_order)
     }
 
     /// Turns the per-flow order guard on or off (it needs [`PacketSource::prev_in_flow`]).
@@ -240,23 +236,26 @@ impl<'a> InspectWorkload<'a> {
         }
     }
 
-    /// Inspects one descriptor's packet in bundle `bundle`.
-    ///
-    /// # Safety
-    /// The caller holds `bundle` (as [`Engine::process`]).
-    unsafe fn inspect(&self, ctx: &mut WorkerCtx, id: u32, bundle: u16) -> bool {
+    /// Inspects one descriptor's packet in the bundle `held`.
+    fn inspect(&self, ctx: &mut WorkerCtx, id: u32, held: &mut BundleToken) -> bool {
         let Some(rec) = self.source.record(id) else {
             return false;
         };
         let num = self.source.packet_number(id);
-        // SAFETY: forwarded from the caller.
-        unsafe { self.engine.process(ctx, bundle, num, &rec) }
+        self.engine.process(ctx, held, num, &rec)
     }
 
     /// Inspects the packets left deferred by the order guard because their predecessor was never inspected (it was
-    /// dropped), in descriptor order, with the bundles `descs` give them under this workload's scheduler. Call after
-    /// the run, when no worker is left.
-    pub fn finish_deferred(&self, ctx: &mut WorkerCtx, descs: &[Desc]) -> u64 {
+    /// dropped), in descriptor order, with the bundles `bundle_of` gives them (the policy's). Call after the run.
+    ///
+    /// # Safety
+    /// No other thread touches the engine's flow state while this runs (the run is over: no worker is left).
+    pub unsafe fn finish_deferred(
+        &self,
+        ctx: &mut WorkerCtx,
+        descs: &[Desc],
+        bundle_of: impl Fn(&Desc) -> u16,
+    ) -> u64 {
         let Some(g) = &self.guard else {
             return 0;
         };
@@ -265,10 +264,9 @@ impl<'a> InspectWorkload<'a> {
             if s.load(Ordering::Acquire) == DEFERRED
                 && let Some(d) = descs.get(id)
             {
-                // SAFETY: the run is over; this thread is the only one touching the engine (the caller's promise).
-                unsafe {
-                    self.inspect(ctx, d.id, self.sched.bundle(d));
-                }
+                // SAFETY: the caller's promise: this thread is the only one touching the engine.
+                let mut held = unsafe { BundleToken::assume_held(bundle_of(d)) };
+                self.inspect(ctx, d.id, &mut held);
                 s.store(DONE, Ordering::Release);
                 n += 1;
             }
@@ -304,26 +302,22 @@ impl Workload for InspectWorkload<'_> {
         unsafe { *cell = Some((desc.id, p)) };
     }
 
-    fn process(&self, ctx: &mut WorkerCtx, desc: Desc) -> Outcome {
-        let bundle = self.sched.bundle(&desc);
+    fn process(&self, ctx: &mut WorkerCtx, desc: Desc, held: &mut BundleToken) -> Outcome {
         let mut classified = false;
         let pre = if self.slots.is_empty() {
             None
         } else {
             self.take_prepared(ctx, desc.id)
         };
-        // SAFETY (both calls): the runtime calls `process` only while this worker holds the descriptor's bundle (the
-        // `Workload` contract, from the scheduler's exclusivity guarantee), and every packet of a connection is in
-        // one bundle.
-        let inspect_this = |ctx: &mut WorkerCtx| match &pre {
-            Some(p) => unsafe {
+        let inspect_this = |ctx: &mut WorkerCtx, held: &mut BundleToken| match &pre {
+            Some(p) => {
                 self.engine
-                    .process_predecoded(ctx, bundle, self.source.packet_number(desc.id), p)
-            },
-            None => unsafe { self.inspect(ctx, desc.id, bundle) },
+                    .process_predecoded(ctx, held, self.source.packet_number(desc.id), p)
+            }
+            None => self.inspect(ctx, desc.id, held),
         };
         let Some(g) = &self.guard else {
-            classified = inspect_this(ctx);
+            classified = inspect_this(ctx, held);
             return if classified {
                 Outcome::Classified
             } else {
@@ -347,7 +341,7 @@ impl Workload for InspectWorkload<'_> {
             state.store(DEFERRED, Ordering::Release);
             return Outcome::Processed;
         }
-        classified |= inspect_this(ctx);
+        classified |= inspect_this(ctx, held);
         state.store(DONE, Ordering::Release);
         let mut cur = id;
         while let Some(&n) = g.next.get(cur) {
@@ -357,9 +351,8 @@ impl Workload for InspectWorkload<'_> {
             if s.load(Ordering::Acquire) != DEFERRED {
                 break;
             }
-            // SAFETY: as above; deferred successors are packets of the same connection, hence of the same bundle,
-            // which this worker holds until it returns.
-            classified |= unsafe { self.inspect(ctx, n, bundle) };
+            // Deferred successors are packets of the same connection, hence of the bundle this worker holds.
+            classified |= self.inspect(ctx, n, held);
             s.store(DONE, Ordering::Release);
             cur = n as usize;
         }

@@ -10,8 +10,8 @@ use flowbundle_inspect::{
     Engine, EngineConfig, EventKind, Finished, InspectWorkload, PreparedTrace, Prestage,
 };
 use flowbundle_scheduler::check::ExclusivityChecker;
-use flowbundle_scheduler::{ALL, SchedOptions, build};
-use flowbundle_worker::{RunConfig, run};
+use flowbundle_scheduler::{ALL, SchedOptions, Scheduler, build};
+use flowbundle_worker::{BundleToken, RunConfig, run};
 
 fn captures() -> Vec<std::path::PathBuf> {
     [
@@ -47,12 +47,14 @@ fn parallel(path: &std::path::Path, policy: &str, threads: usize, late: bool) ->
         number_base: Some(0),
     };
     let (locals, deferred) = {
-        let w = InspectWorkload::new(&engine, &sched, &source);
+        let w = InspectWorkload::new(&engine, sched.shape(), &source);
         assert_eq!(w.decodes_before_claim(), late && policy == "ph");
         let r = run(&sched, &w, &prepared.descs, &RunConfig::default()).expect("run");
         assert_eq!(r.lost, 0);
         let mut locals = r.locals;
-        let deferred = w.finish_deferred(&mut locals[0], &prepared.descs);
+        // SAFETY: `run` joined every worker.
+        let deferred =
+            unsafe { w.finish_deferred(&mut locals[0], &prepared.descs, |d| sched.bundle(d)) };
         (locals, deferred)
     };
     let check = sched.finish();
@@ -132,20 +134,21 @@ fn prepare_slots_fall_back_to_decoding_in_process() {
         number_base: Some(0),
     };
     let ctxs = {
-        let w = InspectWorkload::new(&engine, sched.as_ref(), &source).with_order_guard(false);
+        let w = InspectWorkload::new(&engine, sched.shape(), &source).with_order_guard(false);
         assert!(w.decodes_before_claim());
         let (mut a, mut b) = (w.local(0), w.local(0));
         for (i, d) in prepared.descs.iter().enumerate() {
-            // One thread does everything here, so it holds every bundle.
+            // SAFETY: one thread does everything here, so it holds every bundle.
+            let held = &mut unsafe { BundleToken::assume_held(sched.bundle(d)) };
             match i % 3 {
                 0 => {
                     w.prepare(&mut a, *d);
-                    w.process(&mut a, *d);
+                    w.process(&mut a, *d, held);
                 }
                 1 => {
                     // `b` never owns the slot `a` took: its prepare does nothing, its process decodes.
                     w.prepare(&mut b, *d);
-                    w.process(&mut b, *d);
+                    w.process(&mut b, *d, held);
                 }
                 _ => {
                     // A packet prepared and handed off, then another one processed: the slot does not match.
@@ -153,7 +156,7 @@ fn prepare_slots_fall_back_to_decoding_in_process() {
                     if let Some(next) = prepared.descs.get(i + 1) {
                         w.prepare(&mut a, *next);
                     }
-                    w.process(&mut a, *d);
+                    w.process(&mut a, *d, held);
                 }
             }
         }

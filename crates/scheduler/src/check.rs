@@ -271,6 +271,10 @@ impl Scheduler for ExclusivityChecker {
         self.inner.claims_late()
     }
 
+    fn keeps_flow_order(&self) -> bool {
+        self.inner.keeps_flow_order()
+    }
+
     fn done(&self, w: WorkerId, desc: Desc) {
         {
             let name = self.inner.name();

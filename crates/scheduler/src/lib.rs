@@ -82,29 +82,7 @@ mod slots;
 pub mod testkit;
 mod util;
 
-/// Number of ownership bundles. 16 bits: the CRC-16 of the paper's flow identifier is itself a bundle number.
-pub const BUNDLES: usize = 1 << 16;
-
-/// A worker's index, `0..threads`.
-pub type WorkerId = usize;
-
-/// What a policy may know about a packet. 16 bytes, `Copy`: it travels through every queue by value.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[repr(C)]
-pub struct Desc {
-    /// Packet number: an index into the preloaded trace (bench) or the runtime's packet ring.
-    pub id: u32,
-    /// Symmetric keyed hash of the canonical 5-tuple (both directions equal; fragments carry their datagram's
-    /// ports). Connection-granular policies (`ph`, `flow`, `l7aff`) key on it.
-    pub conn: u32,
-    /// Symmetric Toeplitz hash of the 5-tuple (`rss`). Only 16 bits of it are meaningful: see
-    /// `flowbundle_decode::hash::toeplitz`.
-    pub rss: u32,
-    /// CRC-16 of the flow identifier FID (IP pair, smaller address first): the key of `dh`, `lfb`, `lfb-affinity`.
-    pub fid: u16,
-    /// Bytes on the wire, saturated at 65,535; used by policies that balance by load in bytes.
-    pub len: u16,
-}
+pub use flowbundle_types::{BUNDLES, Desc, PolicyShape, WorkerId};
 
 /// Who may take a packet that `dispatch` accepted: the runtime wakes a parked worker accordingly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,6 +165,20 @@ pub trait Scheduler: Send + Sync {
     /// decode them). Read by the exclusivity checker.
     fn claims_late(&self) -> bool {
         false
+    }
+
+    /// True when the policy hands a flow's packets to workers in arrival order (every policy but `ph`).
+    fn keeps_flow_order(&self) -> bool {
+        true
+    }
+
+    /// What a workload must know of this policy ([`PolicyShape`]).
+    fn shape(&self) -> PolicyShape {
+        PolicyShape {
+            workers: self.workers(),
+            claims_late: self.claims_late(),
+            keeps_flow_order: self.keeps_flow_order(),
+        }
     }
 
     /// The engine's identification of `desc`'s connection reached a final result (a protocol, or no match) while

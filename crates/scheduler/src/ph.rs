@@ -229,6 +229,10 @@ impl Scheduler for PacketHandoff {
         false
     }
 
+    fn keeps_flow_order(&self) -> bool {
+        false
+    }
+
     fn claims_late(&self) -> bool {
         self.late
     }

@@ -50,8 +50,9 @@ mod park;
 mod runtime;
 mod workload;
 
+pub use flowbundle_types::{BundleToken, Outcome, Workload};
 pub use runtime::{
     DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, RELEASE_TICK_NS, Records,
     RunConfig, RunError, RunReport, Status, WorkerReport, run,
 };
-pub use workload::{Cost, Null, Outcome, Synthetic, Workload, spin_rate};
+pub use workload::{Cost, Null, Synthetic, spin_rate};

@@ -1,9 +1,9 @@
 //! The run: barrier, dispatcher loop (raw or scaled), worker loops, records and report. See the crate documentation.
 
 use crate::park::Sleepers;
-use crate::workload::{Outcome, Workload};
 use crossbeam::utils::CachePadded;
 use flowbundle_scheduler::{Desc, SchedStats, Scheduler, WorkerId};
+use flowbundle_types::{BundleToken, Outcome, Workload};
 use std::hint::spin_loop;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::*};
@@ -671,9 +671,13 @@ fn worker_loop<W: Workload + ?Sized>(
                 idle = 0;
                 continue;
             }
-            if workload.process(&mut local, d) == Outcome::Classified {
+            // SAFETY: between a successful `claim` (for most policies, `next` itself) and `done`, the scheduler's
+            // exclusivity contract gives this worker the packet's bundle alone; the token is dropped before `done`.
+            let mut held = unsafe { BundleToken::assume_held(sched.bundle(&d)) };
+            if workload.process(&mut local, d, &mut held) == Outcome::Classified {
                 sched.classified(w, &d);
             }
+            drop(held);
             let end = shared.now();
             sched.done(w, d);
             shared.completed[w].fetch_add(1, Release);

@@ -1,49 +1,12 @@
-//! What a worker does with a packet: the [`Workload`] trait, the [`Null`] workload (scheduling cost alone) and the
-//! [`Synthetic`] workload (a calibrated amount of CPU work per packet, so scheduling can be studied apart from the
-//! engine, as the issue asks).
+//! Workloads of the lab: the [`Null`] workload (scheduling cost alone) and the [`Synthetic`] workload (a calibrated
+//! amount of CPU work per packet, so scheduling can be studied apart from the engine). The [`Workload`] trait itself
+//! is part of the shared vocabulary (`flowbundle-types`).
 
-use flowbundle_scheduler::{BUNDLES, Desc, WorkerId};
+use flowbundle_types::{BUNDLES, BundleToken, Desc, Outcome, WorkerId, Workload};
 use std::hint::black_box;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
-
-/// What processing a packet told the scheduler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Nothing to report.
-    Processed,
-    /// The packet's connection reached a final identification result; the runtime calls
-    /// [`Scheduler::classified`](flowbundle_scheduler::Scheduler::classified).
-    Classified,
-}
-
-/// Per-packet work run by the worker threads.
-///
-/// `process` is called for a packet only while the worker holds it (between the policy's `next` and `done`), so
-/// state sharded by the policy's bundle may be touched without a lock.
-pub trait Workload: Sync {
-    /// Per-worker state: scratch buffers, counters, stage timers. Returned in the run report.
-    type Local: Send;
-
-    /// Fresh local state for worker `w` (called on the worker's thread before the start barrier).
-    fn local(&self, w: WorkerId) -> Self::Local;
-
-    /// The work that precedes touching flow state (PAM's L2–L4 parse): run on a packet `next` gave the worker,
-    /// *before* the policy's [`claim`](flowbundle_scheduler::Scheduler::claim). The worker does not hold the packet's
-    /// bundle yet (with `ph`'s late claim another worker may own its connection), so this must not touch state shared
-    /// by bundle. If the claim fails the packet goes to another worker, which calls `prepare` again. Default: nothing.
-    fn prepare(&self, _local: &mut Self::Local, _desc: Desc) {}
-
-    /// Process one packet (the worker holds its bundle).
-    fn process(&self, local: &mut Self::Local, desc: Desc) -> Outcome;
-
-    /// Called on the worker's thread right after the start barrier, and right before it leaves: where a harness
-    /// workload enables and disables per-thread counters (perf_event_open on the calling thread) so that setup and
-    /// teardown are not counted.
-    fn on_start(&self, _local: &mut Self::Local) {}
-    fn on_stop(&self, _local: &mut Self::Local) {}
-}
 
 /// Does nothing: a run measures the runtime and the policy alone.
 #[derive(Clone, Copy, Debug, Default)]
@@ -53,7 +16,7 @@ impl Workload for Null {
     type Local = ();
     fn local(&self, _w: WorkerId) {}
     #[inline]
-    fn process(&self, _local: &mut (), desc: Desc) -> Outcome {
+    fn process(&self, _local: &mut (), desc: Desc, _held: &mut BundleToken) -> Outcome {
         black_box(desc);
         Outcome::Processed
     }
@@ -153,7 +116,7 @@ impl Workload for Synthetic {
         }
     }
 
-    fn process(&self, local: &mut u64, desc: Desc) -> Outcome {
+    fn process(&self, local: &mut u64, desc: Desc, _held: &mut BundleToken) -> Outcome {
         if self.state_lines > 0 {
             let base = usize::from(desc.conn as u16) * self.state_lines * WORDS_PER_LINE;
             for l in 0..self.state_lines {
@@ -251,8 +214,10 @@ mod tests {
             conn: 0x1_0003,
             ..Desc::default()
         };
-        s.process(&mut local, d);
-        s.process(&mut local, d);
+        // SAFETY: one thread, no other user of the state.
+        let mut held = unsafe { BundleToken::assume_held(3) };
+        s.process(&mut local, d, &mut held);
+        s.process(&mut local, d, &mut held);
         let base = 3 * 2 * WORDS_PER_LINE;
         assert_eq!(s.state[base].load(Relaxed), 2);
         assert_eq!(s.state[base + WORDS_PER_LINE].load(Relaxed), 2);

@@ -303,7 +303,12 @@ impl flowbundle_worker::Workload for Hooked {
     fn local(&self, _w: usize) -> HookLocal {
         HookLocal::default()
     }
-    fn process(&self, l: &mut HookLocal, _d: Desc) -> flowbundle_worker::Outcome {
+    fn process(
+        &self,
+        l: &mut HookLocal,
+        _d: Desc,
+        _held: &mut flowbundle_worker::BundleToken,
+    ) -> flowbundle_worker::Outcome {
         if !l.started {
             l.packets_before_start += 1;
         }

@@ -347,7 +347,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     number_base: Some(num),
                 };
                 num += trace.len() as u64;
-                let workload = InspectWorkload::new(&engine, sched.as_ref(), &source)
+                let workload = InspectWorkload::new(&engine, sched.shape(), &source)
                     .with_contexts(std::mem::take(&mut ctxs));
                 let cfg = RunConfig {
                     records: false,
@@ -357,7 +357,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("{e}"))?;
                 let mut locals = report.locals;
                 if let Some(first) = locals.first_mut() {
-                    workload.finish_deferred(first, &prepared.descs);
+                    // SAFETY: `run_workers` joined every worker; this thread alone touches the engine now.
+                    unsafe {
+                        workload.finish_deferred(first, &prepared.descs, |d| sched.bundle(d))
+                    };
                 }
                 for c in &mut locals {
                     c.take_events(&mut events);

@@ -30,7 +30,8 @@ use crate::search::{SearchPolicy, release_times, search};
 use flowbundle_scheduler::check::ExclusivityChecker;
 use flowbundle_scheduler::{BuildError, Desc, SchedOptions, Scheduler, WorkerId, build};
 use flowbundle_worker::{
-    Mode, Null, Outcome, Pinning, RunConfig, RunError, RunReport, Synthetic, Workload, run,
+    BundleToken, Mode, Null, Outcome, Pinning, RunConfig, RunError, RunReport, Synthetic, Workload,
+    run,
 };
 use std::time::Instant;
 
@@ -223,8 +224,8 @@ impl<W: BenchWorkload + ?Sized> Workload for Harnessed<'_, W> {
     }
 
     #[inline]
-    fn process(&self, local: &mut Self::Local, desc: Desc) -> Outcome {
-        self.inner.process(&mut local.inner, desc)
+    fn process(&self, local: &mut Self::Local, desc: Desc, held: &mut BundleToken) -> Outcome {
+        self.inner.process(&mut local.inner, desc, held)
     }
 
     fn on_start(&self, local: &mut Self::Local) {

@@ -29,7 +29,7 @@ use flowbundle_inspect::rules::RuleSet;
 use flowbundle_inspect::signatures::SignatureSet;
 use flowbundle_inspect::{Engine, EngineConfig, Event, InspectWorkload, PacketSource, WorkerCtx};
 use flowbundle_scheduler::{Desc, WorkerId, build};
-use flowbundle_worker::{Outcome, Workload};
+use flowbundle_worker::{BundleToken, Outcome, Workload};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
@@ -160,10 +160,9 @@ impl<'p> InspectRunner<'p> {
             let (Some(rec), Ok(b)) = (self.source.record(i as u32), bundles.as_ref()) else {
                 continue;
             };
-            // SAFETY: one thread, no runtime: this thread holds every bundle.
-            unsafe {
-                engine.process(&mut ctx, b.bundle(d), self.source.packet_number(d.id), &rec);
-            }
+            // SAFETY: one thread, no runtime, and `engine` is this function's own: this thread holds every bundle.
+            let mut held = unsafe { BundleToken::assume_held(b.bundle(d)) };
+            engine.process(&mut ctx, &mut held, self.source.packet_number(d.id), &rec);
         }
         let fin = engine.finish([ctx]);
         RunOutput {
@@ -191,8 +190,8 @@ impl Workload for Adapter<'_, '_> {
         self.0.prepare(ctx, desc);
     }
     #[inline]
-    fn process(&self, ctx: &mut WorkerCtx, desc: Desc) -> Outcome {
-        self.0.process(ctx, desc)
+    fn process(&self, ctx: &mut WorkerCtx, desc: Desc, held: &mut BundleToken) -> Outcome {
+        self.0.process(ctx, desc, held)
     }
     fn on_start(&self, ctx: &mut WorkerCtx) {
         self.0.on_start(ctx);
@@ -280,10 +279,12 @@ impl Runner for InspectRunner<'_> {
         let bundles = build(scheduler, threads, &cfg.sched)?;
         let sched = build(scheduler, threads, &cfg.sched)?;
         let (measured, mut locals, deferred) = {
-            let work = InspectWorkload::new(&engine, bundles.as_ref(), &self.source);
+            let work = InspectWorkload::new(&engine, bundles.shape(), &self.source);
             let (m, mut locals) = measure_with(prep, sched, &Adapter(&work), cfg, release)?;
             let mut extra = engine.new_ctx();
-            let deferred = work.finish_deferred(&mut extra, &prep.descs);
+            // SAFETY: `measure_with` joined every worker: this thread is the only one left touching `engine`.
+            let deferred =
+                unsafe { work.finish_deferred(&mut extra, &prep.descs, |d| bundles.bundle(d)) };
             locals.push(extra);
             (m, locals, deferred)
         };
