@@ -671,13 +671,16 @@ fn worker_loop<W: Workload + ?Sized>(
                 idle = 0;
                 continue;
             }
-            // SAFETY: between a successful `claim` (for most policies, `next` itself) and `done`, the scheduler's
-            // exclusivity contract gives this worker the packet's bundle alone; the token is dropped before `done`.
-            let mut held = unsafe { BundleToken::assume_held(sched.bundle(&d)) };
-            if workload.process(&mut local, d, &mut held) == Outcome::Classified {
+            let classified = {
+                // SAFETY: between a successful `claim` (for most policies, `next` itself) and `done`, the
+                // scheduler's exclusivity contract gives this worker the packet's bundle alone; the token is gone
+                // before `done`.
+                let mut held = unsafe { BundleToken::assume_held(sched.bundle(&d)) };
+                workload.process(&mut local, d, &mut held) == Outcome::Classified
+            };
+            if classified {
                 sched.classified(w, &d);
             }
-            drop(held);
             let end = shared.now();
             sched.done(w, d);
             shared.completed[w].fetch_add(1, Release);
