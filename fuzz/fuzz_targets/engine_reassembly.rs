@@ -6,7 +6,7 @@
 //! offsets contiguous (data continues where the previous data or gap ended); after `close`, the memcap is released.
 #![no_main]
 
-use flowbundle_decode::Direction;
+use flowbundle_decode::KeySide;
 use flowbundle_inspect::reassembly::{
     Ctx, Reassembler, ReassemblyConfig, ReassemblyMemcap, ReassemblyStats, Segment, StreamSink,
 };
@@ -20,12 +20,12 @@ struct Contiguous {
 }
 
 impl StreamSink for Contiguous {
-    fn data(&mut self, dir: Direction, offset: u64, bytes: &[u8], _ts_ns: u64) {
+    fn data(&mut self, dir: KeySide, offset: u64, bytes: &[u8], _ts_ns: u64) {
         let n = &mut self.next[dir.index()];
         self.ok &= offset == *n;
         *n = offset + bytes.len() as u64;
     }
-    fn gap(&mut self, dir: Direction, offset: u64, len: u64) {
+    fn gap(&mut self, dir: KeySide, offset: u64, len: u64) {
         let n = &mut self.next[dir.index()];
         self.ok &= offset == *n;
         *n = offset + len;
@@ -57,9 +57,9 @@ fuzz_target!(|data: &[u8]| {
         rest = next;
         ts += u64::from(*step) * 100;
         let dir = if sel & 0x80 == 0 {
-            Direction::Forward
+            KeySide::Forward
         } else {
-            Direction::Reverse
+            KeySide::Reverse
         };
         // SYN 0x02, FIN 0x01, RST 0x04, ACK 0x10 from the low bits.
         let flags = u16::from(sel & 0x17);

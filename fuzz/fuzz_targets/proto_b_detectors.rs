@@ -5,7 +5,7 @@
 //! splitting the rest into `prev` and `data`.
 #![no_main]
 
-use flowbundle_protocols::{Dir, ProbeCtx, Transport};
+use flowbundle_protocols::{Direction, ProbeCtx, Transport};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -24,9 +24,9 @@ fuzz_target!(|data: &[u8]| {
         client_port: u16::from_be_bytes([*c0, *c1]),
         server_port: u16::from_be_bytes([*s0, *s1]),
         dir: if d & 1 == 0 {
-            Dir::ToServer
+            Direction::ToServer
         } else {
-            Dir::ToClient
+            Direction::ToClient
         },
         payload_index: u32::from(*pi).max(u32::from(*di)),
         dir_index: u32::from(*di),

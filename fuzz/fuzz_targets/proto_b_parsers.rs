@@ -6,7 +6,7 @@
 //! reassembly gap after the chunk.
 #![no_main]
 
-use flowbundle_protocols::{AppEvent, Dir, Limits, Transport};
+use flowbundle_protocols::{AppEvent, Direction, Limits, Transport};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,9 +23,9 @@ fuzz_target!(|data: &[u8]| {
         while let [flags, len, tail @ ..] = rest {
             let n = usize::from(*len).min(tail.len());
             let dir = if flags & 1 == 0 {
-                Dir::ToServer
+                Direction::ToServer
             } else {
-                Dir::ToClient
+                Direction::ToClient
             };
             parser.parse(dir, &tail[..n], i, &mut out);
             if flags & 2 != 0 {

@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use flowbundle_protocols::{AppEvent, Dir, FlowApp, Registry, Transport, Verdict};
+use flowbundle_protocols::{AppEvent, Direction, FlowApp, Registry, Transport, Verdict};
 use libfuzzer_sys::fuzz_target;
 
 static REG: OnceLock<Registry> = OnceLock::new();
@@ -32,9 +32,9 @@ fuzz_target!(|data: &[u8]| {
     while let [flags, len, tail @ ..] = rest {
         let n = usize::from(*len).min(tail.len());
         let dir = if flags & 1 == 0 {
-            Dir::ToServer
+            Direction::ToServer
         } else {
-            Dir::ToClient
+            Direction::ToClient
         };
         if n > 0 {
             per_dir[dir.index()] += 1;

@@ -5,7 +5,7 @@
 #![no_main]
 
 use flowbundle_protocols::dns::{DnsParser, Message, events, looks_like_dns};
-use flowbundle_protocols::{AppEvent, Dir, Limits, Parser, Transport};
+use flowbundle_protocols::{AppEvent, Direction, Limits, Parser, Transport};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,10 +19,10 @@ fuzz_target!(|data: &[u8]| {
     let limits = Limits::default();
     let mut out: Vec<AppEvent> = Vec::new();
     let mut udp = DnsParser::new(Transport::Udp, &limits);
-    udp.parse(Dir::ToServer, msg, 0, &mut out);
+    udp.parse(Direction::ToServer, msg, 0, &mut out);
     let mut tcp = DnsParser::new(Transport::Tcp, &limits);
     let cut = usize::from(cut).min(msg.len());
-    tcp.parse(Dir::ToClient, &msg[..cut], 0, &mut out);
-    tcp.parse(Dir::ToClient, &msg[cut..], 0, &mut out);
+    tcp.parse(Direction::ToClient, &msg[..cut], 0, &mut out);
+    tcp.parse(Direction::ToClient, &msg[cut..], 0, &mut out);
     tcp.finish(&mut out);
 });

@@ -6,7 +6,7 @@
 #![no_main]
 
 use flowbundle_protocols::http::HttpParser;
-use flowbundle_protocols::{AppEvent, Dir, EventSink, HttpBuffer, Limits, Parser};
+use flowbundle_protocols::{AppEvent, Direction, EventSink, HttpBuffer, Limits, Parser};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Default)]
@@ -36,9 +36,9 @@ fuzz_target!(|data: &[u8]| {
     while let [flags, len, tail @ ..] = rest {
         let n = usize::from(*len).min(tail.len());
         let dir = if flags & 1 == 0 {
-            Dir::ToServer
+            Direction::ToServer
         } else {
-            Dir::ToClient
+            Direction::ToClient
         };
         p.parse(dir, &tail[..n], 0, &mut sink);
         if flags & 2 != 0 {

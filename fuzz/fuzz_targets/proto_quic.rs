@@ -7,7 +7,7 @@
 #![no_main]
 
 use flowbundle_protocols::quic::{QuicParser, parse_chlo, parse_long_header, probe_quic};
-use flowbundle_protocols::{AppEvent, Dir, Limits, Parser};
+use flowbundle_protocols::{AppEvent, Direction, Limits, Parser};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -27,9 +27,9 @@ fuzz_target!(|data: &[u8]| {
             let len = (body.len() as u16).min(0x3fff);
             pkt.extend_from_slice(&(0x4000 | len).to_be_bytes());
             pkt.extend_from_slice(body);
-            p.parse(Dir::ToServer, &pkt, 0, &mut out);
+            p.parse(Direction::ToServer, &pkt, 0, &mut out);
         } else {
-            p.parse(Dir::ToServer, d, 0, &mut out);
+            p.parse(Direction::ToServer, d, 0, &mut out);
         }
         rest = &tail[n..];
     }

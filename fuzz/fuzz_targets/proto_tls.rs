@@ -8,7 +8,7 @@
 use flowbundle_protocols::tls::{
     TlsParser, parse_client_hello, parse_server_hello, probe_dtls, probe_tls,
 };
-use flowbundle_protocols::{AppEvent, Dir, Limits, Parser};
+use flowbundle_protocols::{AppEvent, Direction, Limits, Parser};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -26,9 +26,9 @@ fuzz_target!(|data: &[u8]| {
     while let [flags, len, tail @ ..] = rest {
         let n = usize::from(*len).min(tail.len());
         let dir = if flags & 1 == 0 {
-            Dir::ToServer
+            Direction::ToServer
         } else {
-            Dir::ToClient
+            Direction::ToClient
         };
         if flags & 4 != 0 {
             dtls.parse(dir, &tail[..n], 0, &mut out);

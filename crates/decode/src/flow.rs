@@ -1,7 +1,7 @@
 //! # Flow keys: the canonical 5-tuple, the paper's FID, and ports for fragments
 //!
 //! * [`FlowKey`] is the *bidirectional* 5-tuple: the (address, port) endpoint that sorts lower is stored first, so
-//!   both directions of a connection produce the same key, and [`Direction`] says which way a packet went. The
+//!   both directions of a connection produce the same key, and [`KeySide`] says which way a packet went. The
 //!   connection table (inspect) and the connection-granular schedulers key on it.
 //! * [`Fid`] is the ANCS'10 paper's flow identifier: the IP pair only, smaller address first (§3: ports are not
 //!   parsed, are absent from non-first fragments, and did not change the distribution). `dh`, `lfb` and
@@ -18,20 +18,21 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::decode::{Decoded, L4};
 
-/// Which way a packet went relative to its [`FlowKey`].
+/// Which endpoint of its canonical [`FlowKey`] sent a packet (the key orders the two endpoints, so this is not the
+/// client/server direction: the engine learns the client side and derives `flowbundle_types::Direction` from it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Direction {
+pub enum KeySide {
     /// The packet's source is the key's `lo` endpoint.
     Forward,
     /// The packet's source is the key's `hi` endpoint.
     Reverse,
 }
 
-impl Direction {
-    pub fn flip(self) -> Direction {
+impl KeySide {
+    pub fn flip(self) -> KeySide {
         match self {
-            Direction::Forward => Direction::Reverse,
-            Direction::Reverse => Direction::Forward,
+            KeySide::Forward => KeySide::Reverse,
+            KeySide::Reverse => KeySide::Forward,
         }
     }
     /// 0 for forward, 1 for reverse: an index for per-direction arrays.
@@ -75,13 +76,7 @@ impl FlowKey {
     /// The key of a packet from `src:sport` to `dst:dport`, and the packet's direction. Both directions of a
     /// conversation give the same key. (Mixing families is a caller error; the key then uses IPv6 layout.)
     #[inline]
-    pub fn new(
-        src: IpAddr,
-        sport: u16,
-        dst: IpAddr,
-        dport: u16,
-        proto: u8,
-    ) -> (FlowKey, Direction) {
+    pub fn new(src: IpAddr, sport: u16, dst: IpAddr, dport: u16, proto: u8) -> (FlowKey, KeySide) {
         let (s, sv6) = addr16(src);
         let (d, dv6) = addr16(dst);
         let v6 = sv6 || dv6;
@@ -96,7 +91,7 @@ impl FlowKey {
                     proto,
                     v6,
                 },
-                Direction::Forward,
+                KeySide::Forward,
             )
         } else {
             (
@@ -108,7 +103,7 @@ impl FlowKey {
                     proto,
                     v6,
                 },
-                Direction::Reverse,
+                KeySide::Reverse,
             )
         }
     }
@@ -116,7 +111,7 @@ impl FlowKey {
     /// The key of a decoded packet: `None` without an IP header. Ports come from TCP, UDP or SCTP; a non-first
     /// fragment has none (ports 0): use [`FlowKey::from_decoded_with`] or defragment first.
     #[inline]
-    pub fn from_decoded(d: &Decoded<'_>) -> Option<(FlowKey, Direction)> {
+    pub fn from_decoded(d: &Decoded<'_>) -> Option<(FlowKey, KeySide)> {
         let ip = d.ip?;
         let (sp, dp) = d.ports().unwrap_or((0, 0));
         Some(FlowKey::new(ip.src, sp, ip.dst, dp, ip.proto))
@@ -128,7 +123,7 @@ impl FlowKey {
         d: &Decoded<'_>,
         cache: &mut FragmentPorts,
         ts_ns: u64,
-    ) -> Option<(FlowKey, Direction)> {
+    ) -> Option<(FlowKey, KeySide)> {
         let ip = d.ip?;
         let (sp, dp) = match cache.observe(d, ts_ns) {
             Some(p) => p,
@@ -156,10 +151,10 @@ impl FlowKey {
     }
 
     /// (source address, destination address, source port, destination port) of a packet going in direction `dir`.
-    pub fn endpoints(&self, dir: Direction) -> (IpAddr, IpAddr, u16, u16) {
+    pub fn endpoints(&self, dir: KeySide) -> (IpAddr, IpAddr, u16, u16) {
         match dir {
-            Direction::Forward => (self.lo_ip(), self.hi_ip(), self.lo_port, self.hi_port),
-            Direction::Reverse => (self.hi_ip(), self.lo_ip(), self.hi_port, self.lo_port),
+            KeySide::Forward => (self.lo_ip(), self.hi_ip(), self.lo_port, self.hi_port),
+            KeySide::Reverse => (self.hi_ip(), self.lo_ip(), self.hi_port, self.lo_port),
         }
     }
 }

@@ -27,6 +27,6 @@ pub use decode::{
 pub use defrag::{
     DefragConfig, DefragDrop, DefragOutcome, DefragStats, Defragmenter, OverlapPolicy,
 };
-pub use flow::{Direction, Fid, FlowKey, FragmentPorts, FragmentPortsStats};
+pub use flow::{Fid, FlowKey, FragmentPorts, FragmentPortsStats, KeySide};
 pub use hash::{FlowHasher, FlowHashes};
 pub use outcome::{DecodeStats, Layer, Malformed, Outcome, Unsupported};

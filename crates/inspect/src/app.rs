@@ -21,14 +21,14 @@
 
 use std::net::IpAddr;
 
-use flowbundle_decode::{Direction, FlowKey};
-use flowbundle_protocols::{AppEvent, AppProto, Dir, EventSink, FlowApp, HttpBuffer, Verdict};
+use flowbundle_decode::{FlowKey, KeySide};
+use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Verdict};
 use flowbundle_rules::{Alert, AlertSource, FlowMatchState, PacketCtx, Scanner};
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
+use flowbundle_types::{Direction, HttpBuffer, Transport};
 
 use crate::engine::{Engine, EngineStats};
 use crate::event::{AlertEvent, App, Event, EventKind, Evidence};
-use crate::flow::Transport;
 use crate::reassembly::StreamSink;
 
 /// A flow's application-layer state.
@@ -46,21 +46,16 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
-    pub(crate) fn new(
-        eng: &Engine,
-        key: &FlowKey,
-        client: Direction,
-        transport: Transport,
-    ) -> Self {
+    pub(crate) fn new(eng: &Engine, key: &FlowKey, client: KeySide, transport: Transport) -> Self {
         let (client_port, server_port) = match client {
-            Direction::Forward => (key.lo_port, key.hi_port),
-            Direction::Reverse => (key.hi_port, key.lo_port),
+            KeySide::Forward => (key.lo_port, key.hi_port),
+            KeySide::Reverse => (key.hi_port, key.lo_port),
         };
         let (fa, label, evidence, done) = match transport {
             Transport::Tcp => (
                 Some(FlowApp::new(
                     eng.registry(),
-                    flowbundle_protocols::Transport::Tcp,
+                    Transport::Tcp,
                     client_port,
                     server_port,
                 )),
@@ -71,7 +66,7 @@ impl AppState {
             Transport::Udp => (
                 Some(FlowApp::new(
                     eng.registry(),
-                    flowbundle_protocols::Transport::Udp,
+                    Transport::Udp,
                     client_port,
                     server_port,
                 )),
@@ -79,7 +74,7 @@ impl AppState {
                 None,
                 false,
             ),
-            Transport::Other => match ip_protocol_name(key.proto, key.v6) {
+            Transport::Icmp | Transport::Other(_) => match ip_protocol_name(key.proto, key.v6) {
                 Some(n) => (None, App::Ip(n), Some(Evidence::IpProtocol), true),
                 None => (None, App::Unknown, None, true),
             },
@@ -94,7 +89,9 @@ impl AppState {
             rules: FlowMatchState::default(),
             label,
             evidence,
-            decided_at: (transport == Transport::Other && evidence.is_some()).then_some(1),
+            decided_at: (!matches!(transport, Transport::Tcp | Transport::Udp)
+                && evidence.is_some())
+            .then_some(1),
             done,
         }
     }
@@ -171,9 +168,8 @@ impl AppState {
         }
         if !self.label.is_known() {
             let t = match transport {
-                Transport::Tcp => Some(flowbundle_protocols::Transport::Tcp),
-                Transport::Udp => Some(flowbundle_protocols::Transport::Udp),
-                Transport::Other => None,
+                Transport::Tcp | Transport::Udp => Some(transport),
+                Transport::Icmp | Transport::Other(_) => None,
             };
             if let Some(p) = t.and_then(|t| eng.registry().port_guess(t, client_port, server_port))
             {
@@ -211,7 +207,7 @@ pub fn ip_protocol_name(proto: u8, v6: bool) -> Option<&'static str> {
 pub(crate) struct FlowMeta {
     pub id: u64,
     pub key: FlowKey,
-    pub client: Direction,
+    pub client: KeySide,
     pub start_ns: u64,
     pub pkts: [u64; 2],
     pub bytes: [u64; 2],
@@ -220,33 +216,25 @@ pub(crate) struct FlowMeta {
 }
 
 impl FlowMeta {
-    fn is_to_server(&self, dir: Direction) -> bool {
-        dir == self.client
+    /// The direction of data sent from key side `side`.
+    fn direction(&self, side: KeySide) -> Direction {
+        Direction::from_client(side == self.client)
     }
 
-    fn pdir(&self, dir: Direction) -> Dir {
-        if self.is_to_server(dir) {
-            Dir::ToServer
-        } else {
-            Dir::ToClient
+    /// The key side that sends data in direction `dir`.
+    fn side(&self, dir: Direction) -> KeySide {
+        match dir {
+            Direction::ToServer => self.client,
+            Direction::ToClient => self.client.flip(),
         }
     }
 
     /// The rules' view of data going in key direction `dir`.
-    fn packet_ctx<'a>(&self, dir: Direction, app: Option<&'a str>) -> PacketCtx<'a> {
+    fn packet_ctx<'a>(&self, dir: KeySide, app: Option<&'a str>) -> PacketCtx<'a> {
         let (src, dst, sp, dp) = self.key.endpoints(dir);
         PacketCtx {
-            dir: if self.is_to_server(dir) {
-                flowbundle_rules::Direction::ToServer
-            } else {
-                flowbundle_rules::Direction::ToClient
-            },
-            l4: match self.transport {
-                Transport::Tcp => flowbundle_rules::L4::Tcp,
-                Transport::Udp => flowbundle_rules::L4::Udp,
-                Transport::Other if matches!(self.key.proto, 1 | 58) => flowbundle_rules::L4::Icmp,
-                Transport::Other => flowbundle_rules::L4::Other(self.key.proto),
-            },
+            dir: self.direction(dir),
+            transport: self.transport,
             src,
             dst,
             src_port: sp,
@@ -278,7 +266,7 @@ pub(crate) struct Out<'a> {
 }
 
 impl Out<'_> {
-    fn push(&mut self, dir: Direction, kind: EventKind) {
+    fn push(&mut self, dir: KeySide, kind: EventKind) {
         let m = self.meta;
         self.events.push(Event {
             ts_ns: self.ts_ns,
@@ -292,7 +280,7 @@ impl Out<'_> {
         *self.seq = self.seq.wrapping_add(1);
     }
 
-    fn alert(&mut self, a: &Alert<'_>, dir: Direction, label: &App) {
+    fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &App) {
         *self.alerted = true;
         self.stats.alerts += 1;
         let m = self.meta;
@@ -363,19 +351,8 @@ impl EventSink for Emit<'_, '_> {
         if self.rules.dropped() {
             return;
         }
-        let (kind, to_server) = match buffer {
-            HttpBuffer::Method => (flowbundle_rules::HttpBuffer::Method, true),
-            HttpBuffer::Uri => (flowbundle_rules::HttpBuffer::Uri, true),
-            HttpBuffer::Host => (flowbundle_rules::HttpBuffer::Host, true),
-            HttpBuffer::UserAgent => (flowbundle_rules::HttpBuffer::UserAgent, true),
-            HttpBuffer::RequestHeaders => (flowbundle_rules::HttpBuffer::RequestHeaders, true),
-            HttpBuffer::RequestBody => (flowbundle_rules::HttpBuffer::RequestBody, true),
-            HttpBuffer::StatusCode => (flowbundle_rules::HttpBuffer::StatusCode, false),
-            HttpBuffer::ResponseHeaders => (flowbundle_rules::HttpBuffer::ResponseHeaders, false),
-            HttpBuffer::ResponseBody => (flowbundle_rules::HttpBuffer::ResponseBody, false),
-        };
         let m = *self.out.meta;
-        let dir = if to_server { m.client } else { m.client.flip() };
+        let dir = m.side(Direction::from_client(buffer.is_request()));
         // Only the HTTP parser hands over HTTP buffers, so the flow is HTTP even when the packet that identified it
         // is still being inspected (the label is settled after the packet): `alert http` rules must see it.
         let http = App::Proto(AppProto::Http);
@@ -388,11 +365,15 @@ impl EventSink for Emit<'_, '_> {
         // Alerts are copied out of the callback (it cannot reach the event list while the scanner is borrowed);
         // the vector allocates only when a rule fires.
         let mut fired = Vec::new();
-        rules.scan_http(sc, self.rules, &ctx, tx_id, kind, data, &mut |a: &Alert<
-            '_,
-        >| {
-            fired.push(owned(a))
-        });
+        rules.scan_http(
+            sc,
+            self.rules,
+            &ctx,
+            tx_id,
+            buffer,
+            data,
+            &mut |a: &Alert<'_>| fired.push(owned(a)),
+        );
         for a in fired {
             if emit_owned(self.out, rules, &a, dir, label) {
                 self.rules.set_dropped();
@@ -409,7 +390,7 @@ pub(crate) struct OwnedAlert {
     source: AlertSourceOwned,
     offset: u64,
     len: u64,
-    dir: flowbundle_rules::Direction,
+    dir: Direction,
 }
 
 #[derive(Clone, Copy)]
@@ -437,7 +418,7 @@ pub(crate) fn emit_owned(
     out: &mut Out<'_>,
     rules: &flowbundle_rules::RuleSet,
     a: &OwnedAlert,
-    dir: Direction,
+    dir: KeySide,
     label: &App,
 ) -> bool {
     let Some(rule) = rules.rules().get(a.rule_index as usize) else {
@@ -474,10 +455,10 @@ pub(crate) struct StreamCx<'o, 'a> {
 }
 
 impl StreamSink for StreamCx<'_, '_> {
-    fn data(&mut self, dir: Direction, offset: u64, bytes: &[u8], ts_ns: u64) {
+    fn data(&mut self, dir: KeySide, offset: u64, bytes: &[u8], ts_ns: u64) {
         let t0 = if self.timing { crate::cost::now() } else { 0 };
         let m = *self.out.meta;
-        let pdir = m.pdir(dir);
+        let pdir = m.direction(dir);
         self.out.ts_ns = ts_ns;
         let eng = self.out.eng;
         if let Some(fa) = self.fa.as_mut() {
@@ -518,8 +499,8 @@ impl StreamSink for StreamCx<'_, '_> {
         }
     }
 
-    fn gap(&mut self, dir: Direction, _offset: u64, len: u64) {
-        let pdir = self.out.meta.pdir(dir);
+    fn gap(&mut self, dir: KeySide, _offset: u64, len: u64) {
+        let pdir = self.out.meta.direction(dir);
         if let Some(fa) = self.fa.as_mut() {
             fa.on_gap(pdir, len);
         }
@@ -528,7 +509,7 @@ impl StreamSink for StreamCx<'_, '_> {
 
 /// One UDP datagram (or other non-TCP payload) in key direction `dir`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: Direction, payload: &[u8]) {
+pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, payload: &[u8]) {
     let m = *out.meta;
     let ts = out.ts_ns;
     let AppState {
@@ -544,7 +525,13 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: Direction,
             rules: flow_rules,
             label,
         };
-        fa.on_payload(emit.out.eng.registry(), m.pdir(dir), payload, ts, &mut emit);
+        fa.on_payload(
+            emit.out.eng.registry(),
+            m.direction(dir),
+            payload,
+            ts,
+            &mut emit,
+        );
     }
     if let (Some(st), Some(set)) = (sig.as_mut(), out.eng.signatures())
         && !st.verdict().is_final()
@@ -601,7 +588,7 @@ pub(crate) fn scan_packet(
     flow_rules: &mut FlowMatchState,
     label: &App,
     failed: bool,
-    dir: Direction,
+    dir: KeySide,
     payload: &[u8],
 ) {
     let (Some(rules), Some(sc)) = (out.eng.rules(), out.scanner.as_deref_mut()) else {
@@ -635,11 +622,7 @@ pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, l
     rules.finish_flow(sc, flow_rules, &mut |a: &Alert<'_>| fired.push(owned(a)));
     let m = *out.meta;
     for a in fired {
-        let dir = if a.dir == flowbundle_rules::Direction::ToServer {
-            m.client
-        } else {
-            m.client.flip()
-        };
+        let dir = m.side(a.dir);
         if emit_owned(out, rules, &a, dir, label) {
             flow_rules.set_dropped();
         }

@@ -20,19 +20,19 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use flowbundle_decode::{DecodeStats, Decoded, Direction, FlowKey, L4, decode, decode_bytes};
+use flowbundle_decode::{DecodeStats, Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::{AppProto, ParserStats, Registry};
 use flowbundle_rules::{RuleSet, ScanStats, Scanner};
 use flowbundle_signatures::{SigId, SignatureSet};
-use flowbundle_types::{BUNDLES, BundleToken};
+use flowbundle_types::{BUNDLES, BundleToken, Transport};
 
 use crate::app::{self, AppState, FlowMeta, Out, StreamCx};
 use crate::config::EngineConfig;
 use crate::cost::{self, CostRecord, CostSummary, TopConn};
 use crate::event::{App, EndReason, Event, EventKind, FlowRecord, TcpSummary, sort_events};
 use crate::expect::Expectations;
-use crate::flow::{Flow, Transport, pick_client};
+use crate::flow::{Flow, pick_client};
 use crate::prestage::{Prestage, Staged};
 use crate::reassembly::{self, ReassemblyMemcap, ReassemblyStats, Segment};
 use crate::table::{FlowTable, ShardMap};
@@ -609,7 +609,7 @@ impl Engine {
         bundle: u16,
         num: u64,
         key: FlowKey,
-        dir: Direction,
+        dir: KeySide,
         ts_ns: u64,
         wire_len: u32,
         d: &Decoded<'_>,
@@ -685,11 +685,10 @@ impl Engine {
                 }
             }
         }
-        let transport = Transport::of(key.proto);
+        let transport = Transport::from_ip_proto(key.proto);
         let t = match transport {
-            Transport::Tcp => Some(flowbundle_protocols::Transport::Tcp),
-            Transport::Udp => Some(flowbundle_protocols::Transport::Udp),
-            Transport::Other => None,
+            Transport::Tcp | Transport::Udp => Some(transport),
+            Transport::Icmp | Transport::Other(_) => None,
         };
         let client = pick_client(&key, dir, tcp_flags, |p| {
             p < 1024 || t.is_some_and(|t| self.registry.port_guess(t, 0, p).is_some())
@@ -700,7 +699,7 @@ impl Engine {
         let app = AppState::new(self, &key, client, transport);
         let mut flow = Flow::new(self.flow_id(&key, ts_ns), key, client, ts_ns, app);
         if matches!(transport, Transport::Tcp | Transport::Udp) {
-            let (a, b, ap, bp) = key.endpoints(Direction::Forward);
+            let (a, b, ap, bp) = key.endpoints(KeySide::Forward);
             if self.expect.lookup(a, ap, b, bp, ts_ns) {
                 flow.app.set_ftp_data(1);
             }
@@ -731,7 +730,7 @@ impl Engine {
         ctx: &mut WorkerCtx,
         f: &mut Flow,
         num: u64,
-        dir: Direction,
+        dir: KeySide,
         ts_ns: u64,
         wire_len: u32,
         d: &Decoded<'_>,
@@ -861,7 +860,7 @@ impl Engine {
                     }
                 }
             }
-            (Transport::Udp | Transport::Other, _) => {
+            (Transport::Udp | Transport::Icmp | Transport::Other(_), _) => {
                 let meta = FlowMeta {
                     established: meta.pkts[0] > 0 && meta.pkts[1] > 0,
                     ..meta
@@ -1018,15 +1017,15 @@ impl Engine {
         if f.app.label != App::Proto(AppProto::FtpData)
             && matches!(f.transport, Transport::Tcp | Transport::Udp)
         {
-            let (a, b, ap, bp) = f.key.endpoints(Direction::Forward);
+            let (a, b, ap, bp) = f.key.endpoints(KeySide::Forward);
             if self.expect.lookup(a, ap, b, bp, f.start_ns) {
                 // Announced before the flow's first packet (capture time): decided there, whichever lookup saw it.
                 f.app.set_ftp_data(1);
             }
         }
         let (cport, sport) = match f.client {
-            Direction::Forward => (f.key.lo_port, f.key.hi_port),
-            Direction::Reverse => (f.key.hi_port, f.key.lo_port),
+            KeySide::Forward => (f.key.lo_port, f.key.hi_port),
+            KeySide::Reverse => (f.key.hi_port, f.key.lo_port),
         };
         f.app.conclude(self, f.transport, cport, sport, position);
         let (ts, tc) = (f.client.index(), f.client.flip().index());

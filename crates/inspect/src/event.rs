@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use flowbundle_decode::{Direction, FlowKey};
+use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// A flow's application label.
@@ -242,10 +242,10 @@ pub struct Event {
     /// Position among the flow's events.
     pub seq: u32,
     pub key: FlowKey,
-    /// Direction (relative to the key) of the client's packets.
-    pub client: Direction,
-    /// Direction of the data or packet the event is about (the client's for flow records and most app events).
-    pub dir: Direction,
+    /// KeySide (relative to the key) of the client's packets.
+    pub client: KeySide,
+    /// KeySide of the data or packet the event is about (the client's for flow records and most app events).
+    pub dir: KeySide,
     pub kind: EventKind,
 }
 

@@ -14,30 +14,13 @@
 //! at the end of the input. See [`Timeouts`](crate::Timeouts).
 
 use flowbundle_decode::wire::tcp::flags;
-use flowbundle_decode::{Direction, FlowKey};
+use flowbundle_decode::{FlowKey, KeySide};
 
 use crate::app::AppState;
 use crate::config::Timeouts;
 use crate::event::{FlowState, TcpState};
 use crate::reassembly::Reassembler;
-
-/// The L4 protocols the engine treats differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Transport {
-    Tcp,
-    Udp,
-    Other,
-}
-
-impl Transport {
-    pub(crate) fn of(proto: u8) -> Transport {
-        match proto {
-            6 => Transport::Tcp,
-            17 => Transport::Udp,
-            _ => Transport::Other,
-        }
-    }
-}
+use flowbundle_types::Transport;
 
 /// TCP state of a connection.
 #[derive(Debug)]
@@ -65,7 +48,7 @@ impl TcpConn {
     }
 
     /// The state machine (Suricata's names, simplified to what flow records report).
-    pub(crate) fn on_flags(&mut self, dir: Direction, from_client: bool, f: u16) {
+    pub(crate) fn on_flags(&mut self, dir: KeySide, from_client: bool, f: u16) {
         self.flags[dir.index()] |= f as u8;
         let (syn, ack, fin, rst) = (
             f & flags::SYN != 0,
@@ -113,7 +96,7 @@ pub(crate) struct Flow {
     pub id: u64,
     pub key: FlowKey,
     /// Key direction of the client's packets.
-    pub client: Direction,
+    pub client: KeySide,
     pub transport: Transport,
     pub start_ns: u64,
     pub last_ns: u64,
@@ -130,8 +113,8 @@ pub(crate) struct Flow {
 }
 
 impl Flow {
-    pub(crate) fn new(id: u64, key: FlowKey, client: Direction, ts_ns: u64, app: AppState) -> Self {
-        let transport = Transport::of(key.proto);
+    pub(crate) fn new(id: u64, key: FlowKey, client: KeySide, ts_ns: u64, app: AppState) -> Self {
+        let transport = Transport::from_ip_proto(key.proto);
         Flow {
             id,
             key,
@@ -191,7 +174,7 @@ impl Flow {
                 FlowState::Established => t.udp_established_ns,
                 _ => t.udp_new_ns,
             },
-            Transport::Other => match state {
+            Transport::Icmp | Transport::Other(_) => match state {
                 FlowState::Established => t.other_established_ns,
                 _ => t.other_new_ns,
             },
@@ -217,10 +200,10 @@ impl Flow {
 /// Which key direction is the client's, from the first packet of a flow (see the module documentation).
 pub(crate) fn pick_client(
     key: &FlowKey,
-    dir: Direction,
+    dir: KeySide,
     tcp_flags: Option<u16>,
     is_service: impl Fn(u16) -> bool,
-) -> Direction {
+) -> KeySide {
     let Some(f) = tcp_flags else {
         return dir;
     };
@@ -232,9 +215,9 @@ pub(crate) fn pick_client(
     let server_is = |server_fwd: bool| {
         // The client sends towards the server: the client's direction is the server side's opposite.
         if server_fwd {
-            Direction::Reverse
+            KeySide::Reverse
         } else {
-            Direction::Forward
+            KeySide::Forward
         }
     };
     match (is_service(fwd), is_service(rev)) {
@@ -250,7 +233,7 @@ mod tests {
     use super::*;
     use std::net::IpAddr;
 
-    fn key(sport: u16, dport: u16) -> (FlowKey, Direction) {
+    fn key(sport: u16, dport: u16) -> (FlowKey, KeySide) {
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         let b: IpAddr = "10.0.0.2".parse().unwrap();
         FlowKey::new(a, sport, b, dport, 6)
@@ -285,7 +268,7 @@ mod tests {
     #[test]
     fn handshake_and_close() {
         let mut t = TcpConn::new();
-        let (c, s) = (Direction::Forward, Direction::Reverse);
+        let (c, s) = (KeySide::Forward, KeySide::Reverse);
         t.on_flags(c, true, flags::SYN);
         assert_eq!(t.state, TcpState::SynSent);
         t.on_flags(s, false, flags::SYN | flags::ACK);

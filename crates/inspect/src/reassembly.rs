@@ -1,7 +1,7 @@
 //! # TCP reassembly, per direction, in sequence order
 //!
 //! A [`Reassembler`] belongs to one TCP connection and turns its segments, in capture order, into two in-order byte
-//! streams (one per [`Direction`] of the flow key) delivered to a [`StreamSink`]. The engine's consumers (protocol
+//! streams (one per [`KeySide`] of the flow key) delivered to a [`StreamSink`]. The engine's consumers (protocol
 //! classifier, L7-filter signatures, application parser, content rules) all sit behind that sink, so they see each
 //! byte of a direction once, in order, whatever the capture did to the segments.
 //!
@@ -53,7 +53,7 @@
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use flowbundle_decode::Direction;
+use flowbundle_decode::KeySide;
 use flowbundle_decode::wire::tcp::flags;
 
 /// What the reassembler needs to know about one TCP segment.
@@ -77,9 +77,9 @@ impl Segment<'_> {
 pub trait StreamSink {
     /// Bytes of direction `dir` starting at stream offset `offset` (offsets of one direction are contiguous except
     /// across a gap). `ts_ns` is the capture time of the packet that carried them.
-    fn data(&mut self, dir: Direction, offset: u64, bytes: &[u8], ts_ns: u64);
+    fn data(&mut self, dir: KeySide, offset: u64, bytes: &[u8], ts_ns: u64);
     /// `len` bytes of direction `dir` starting at `offset` will never be delivered.
-    fn gap(&mut self, dir: Direction, offset: u64, len: u64);
+    fn gap(&mut self, dir: KeySide, offset: u64, len: u64);
 }
 
 /// Per-direction limits and the gap policy. One value is shared by every connection.
@@ -279,10 +279,10 @@ impl Half {
 #[derive(Debug, Default)]
 pub struct Reassembler {
     halves: [Half; 2],
-    /// Direction (index) of the previous segment that carried data or SYN: the peer-data rule compares with it.
-    prev: Option<Direction>,
+    /// KeySide (index) of the previous segment that carried data or SYN: the peer-data rule compares with it.
+    prev: Option<KeySide>,
     /// The direction seen first: flushing on close goes first-seen direction first, as PcapPlusPlus does.
-    first: Option<Direction>,
+    first: Option<KeySide>,
     /// FIN/RST in both directions, a RST, or [`Reassembler::close`]: nothing more is reassembled.
     closed: bool,
 }
@@ -307,7 +307,7 @@ impl Reassembler {
     }
 
     /// Whether direction `dir` has seen FIN or RST.
-    pub fn dir_closed(&self, dir: Direction) -> bool {
+    pub fn dir_closed(&self, dir: KeySide) -> bool {
         self.halves[dir.index()].closed
     }
 
@@ -317,14 +317,14 @@ impl Reassembler {
     }
 
     /// Next expected stream offset of `dir` (bytes delivered or given up so far).
-    pub fn next_offset(&self, dir: Direction) -> u64 {
+    pub fn next_offset(&self, dir: KeySide) -> u64 {
         self.halves[dir.index()].next
     }
 
     /// Handles one segment of direction `dir`, captured in order with the connection's other packets.
     pub fn segment<S: StreamSink + ?Sized>(
         &mut self,
-        dir: Direction,
+        dir: KeySide,
         seg: &Segment<'_>,
         cx: &mut Ctx<'_, S>,
     ) -> SegmentStatus {
@@ -387,7 +387,7 @@ impl Reassembler {
     /// A segment of an already started direction.
     fn place<S: StreamSink + ?Sized>(
         &mut self,
-        dir: Direction,
+        dir: KeySide,
         seg: &Segment<'_>,
         syn: bool,
         cx: &mut Ctx<'_, S>,
@@ -431,7 +431,7 @@ impl Reassembler {
     /// follow them (buffered bytes were there first, so they win), then drains what became contiguous.
     fn deliver<S: StreamSink + ?Sized>(
         &mut self,
-        dir: Direction,
+        dir: KeySide,
         offset: u64,
         bytes: &[u8],
         ts_ns: u64,
@@ -480,7 +480,7 @@ impl Reassembler {
     }
 
     /// Delivers buffered segments that start at or before the next expected offset (their new bytes only).
-    fn drain<S: StreamSink + ?Sized>(&mut self, dir: Direction, cx: &mut Ctx<'_, S>) {
+    fn drain<S: StreamSink + ?Sized>(&mut self, dir: KeySide, cx: &mut Ctx<'_, S>) {
         let h = &mut self.halves[dir.index()];
         while h.held.first().is_some_and(|s| s.offset <= h.next) {
             let s = h.held.remove(0);
@@ -503,7 +503,7 @@ impl Reassembler {
     /// (earlier bytes win), then enforces the per-direction limits.
     fn buffer<S: StreamSink + ?Sized>(
         &mut self,
-        dir: Direction,
+        dir: KeySide,
         start: u64,
         payload: &[u8],
         ts_ns: u64,
@@ -607,7 +607,7 @@ impl Reassembler {
 
     /// Gives up the hole(s) of `dir` before stream offset `to`: a gap up to the first buffered segment at or beyond
     /// the hole, delivery of what follows, repeated until `next >= to` or nothing is buffered.
-    fn skip_to<S: StreamSink + ?Sized>(&mut self, dir: Direction, to: u64, cx: &mut Ctx<'_, S>) {
+    fn skip_to<S: StreamSink + ?Sized>(&mut self, dir: KeySide, to: u64, cx: &mut Ctx<'_, S>) {
         loop {
             self.drain(dir, cx);
             let h = &mut self.halves[dir.index()];
@@ -626,7 +626,7 @@ impl Reassembler {
     }
 
     /// Gives up every hole of `dir`, delivering all it buffered.
-    fn flush<S: StreamSink + ?Sized>(&mut self, dir: Direction, cx: &mut Ctx<'_, S>) {
+    fn flush<S: StreamSink + ?Sized>(&mut self, dir: KeySide, cx: &mut Ctx<'_, S>) {
         while let Some(last) = self.halves[dir.index()].held.last().map(Held::end) {
             self.skip_to(dir, last, cx);
         }
@@ -634,7 +634,7 @@ impl Reassembler {
 
     /// FIN or RST in `dir`: the direction closes and gives up its holes; with both directions closed, or on a RST,
     /// the connection closes.
-    fn fin_rst<S: StreamSink + ?Sized>(&mut self, dir: Direction, rst: bool, cx: &mut Ctx<'_, S>) {
+    fn fin_rst<S: StreamSink + ?Sized>(&mut self, dir: KeySide, rst: bool, cx: &mut Ctx<'_, S>) {
         let d = dir.index();
         if self.halves[d].closed {
             return;
@@ -652,7 +652,7 @@ impl Reassembler {
 
     /// The buffer timeout, checked with the current packet's capture time.
     fn timeout_check<S: StreamSink + ?Sized>(&mut self, now_ns: u64, cx: &mut Ctx<'_, S>) {
-        for dir in [Direction::Forward, Direction::Reverse] {
+        for dir in [KeySide::Forward, KeySide::Reverse] {
             let h = &self.halves[dir.index()];
             if h.held.is_empty() {
                 continue;
@@ -672,7 +672,7 @@ impl Reassembler {
         if self.closed {
             return;
         }
-        let first = self.first.unwrap_or(Direction::Forward);
+        let first = self.first.unwrap_or(KeySide::Forward);
         self.flush(first, cx);
         self.flush(first.flip(), cx);
         self.closed = true;
@@ -706,7 +706,7 @@ fn push_piece(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flowbundle_decode::Direction::{Forward as F, Reverse as R};
+    use flowbundle_decode::KeySide::{Forward as F, Reverse as R};
 
     /// Renders a connection's output the way PcapPlusPlus's tests do: both directions' chunks in delivery order,
     /// gaps as `[N bytes missing]`.
@@ -714,13 +714,13 @@ mod tests {
     struct Render {
         out: Vec<u8>,
         per_dir: [Vec<u8>; 2],
-        gaps: Vec<(Direction, u64, u64)>,
+        gaps: Vec<(KeySide, u64, u64)>,
         offsets_ok: bool,
         expect: [u64; 2],
     }
 
     impl StreamSink for Render {
-        fn data(&mut self, dir: Direction, offset: u64, bytes: &[u8], _ts: u64) {
+        fn data(&mut self, dir: KeySide, offset: u64, bytes: &[u8], _ts: u64) {
             if offset != self.expect[dir.index()] {
                 self.offsets_ok = false;
             }
@@ -728,7 +728,7 @@ mod tests {
             self.out.extend_from_slice(bytes);
             self.per_dir[dir.index()].extend_from_slice(bytes);
         }
-        fn gap(&mut self, dir: Direction, offset: u64, len: u64) {
+        fn gap(&mut self, dir: KeySide, offset: u64, len: u64) {
             if offset != self.expect[dir.index()] {
                 self.offsets_ok = false;
             }
@@ -760,12 +760,12 @@ mod tests {
                 },
             }
         }
-        fn seg(&mut self, dir: Direction, seq: u32, fl: u16, data: &[u8]) -> SegmentStatus {
+        fn seg(&mut self, dir: KeySide, seq: u32, fl: u16, data: &[u8]) -> SegmentStatus {
             self.seg_at(dir, seq, fl, data, 0)
         }
         fn seg_at(
             &mut self,
-            dir: Direction,
+            dir: KeySide,
             seq: u32,
             fl: u16,
             data: &[u8],

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use flowbundle_decode::wire::tcp::flags;
-use flowbundle_decode::{DecodeOptions, Direction, FlowKey, L4};
+use flowbundle_decode::{DecodeOptions, FlowKey, KeySide, L4};
 use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::reassembly::{
     Ctx, Reassembler, ReassemblyConfig, ReassemblyMemcap, ReassemblyStats, Segment, StreamSink,
@@ -36,7 +36,7 @@ struct Pkt {
     /// False for packets that are not TCP (kept so that indices match PcapPlusPlus's packet vectors).
     tcp: bool,
     key: FlowKey,
-    dir: Direction,
+    dir: KeySide,
     seq: u32,
     flags: u16,
     payload: Vec<u8>,
@@ -73,7 +73,7 @@ fn raw_to_pkt(link: flowbundle_ingest::LinkType, data: &[u8], ts: u64) -> Pkt {
         return Pkt {
             tcp: false,
             key,
-            dir: Direction::Forward,
+            dir: KeySide::Forward,
             seq: 0,
             flags: 0,
             payload: Vec::new(),
@@ -144,11 +144,11 @@ struct Out {
 }
 
 impl StreamSink for Out {
-    fn data(&mut self, _dir: Direction, _offset: u64, bytes: &[u8], _ts: u64) {
+    fn data(&mut self, _dir: KeySide, _offset: u64, bytes: &[u8], _ts: u64) {
         self.bytes.extend_from_slice(bytes);
         self.data_chunks += 1;
     }
-    fn gap(&mut self, _dir: Direction, _offset: u64, len: u64) {
+    fn gap(&mut self, _dir: KeySide, _offset: u64, len: u64) {
         self.bytes
             .extend_from_slice(format!("[{len} bytes missing]").as_bytes());
         self.missing += len;

@@ -17,7 +17,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flowbundle_protocols::http::HttpParser;
 use flowbundle_protocols::quic::QuicParser;
 use flowbundle_protocols::{
-    AppEvent, Classifier, Dir, EventSink, HttpBuffer, Limits, Parser, Registry, Transport,
+    AppEvent, Classifier, Direction, EventSink, HttpBuffer, Limits, Parser, Registry, Transport,
 };
 
 /// A sink that keeps nothing (what the engine pays is the parsing, not our storage).
@@ -122,7 +122,7 @@ fn bench_probe(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut cl = Classifier::new(&reg, t, 50000, port);
-                black_box(cl.feed(&reg, Dir::ToServer, black_box(data)))
+                black_box(cl.feed(&reg, Direction::ToServer, black_box(data)))
             })
         });
     }
@@ -145,9 +145,9 @@ fn bench_http(c: &mut Criterion) {
             b.iter(|| {
                 let mut p = HttpParser::new(&limits);
                 let mut sink = Discard(0);
-                p.parse(Dir::ToServer, request, 0, &mut sink);
+                p.parse(Direction::ToServer, request, 0, &mut sink);
                 for seg in resp.chunks(1460) {
-                    p.parse(Dir::ToClient, seg, 0, &mut sink);
+                    p.parse(Direction::ToClient, seg, 0, &mut sink);
                 }
                 p.finish(&mut sink);
                 black_box(sink.0)
@@ -174,7 +174,7 @@ fn bench_quic(c: &mut Criterion) {
         b.iter(|| {
             let mut p = QuicParser::new(&limits);
             let mut sink = Discard(0);
-            p.parse(Dir::ToServer, black_box(&pkt), 0, &mut sink);
+            p.parse(Direction::ToServer, black_box(&pkt), 0, &mut sink);
             black_box(sink.0)
         })
     });

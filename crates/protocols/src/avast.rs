@@ -36,7 +36,7 @@ impl Detector for AvastDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
@@ -45,10 +45,13 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = b"NOSA\x00\x60\x01\x01\x00\x00\x03\x01";
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToServer, d)), Probe::Certain);
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToServer, b"NO")), Probe::Unsure);
+        assert_eq!(Det.probe(&ctx_tcp(Direction::ToServer, d)), Probe::Certain);
         assert_eq!(
-            Det.probe(&ctx_tcp(Dir::ToServer, b"NOTIFY * HTTP/1.1")),
+            Det.probe(&ctx_tcp(Direction::ToServer, b"NO")),
+            Probe::Unsure
+        );
+        assert_eq!(
+            Det.probe(&ctx_tcp(Direction::ToServer, b"NOTIFY * HTTP/1.1")),
             Probe::NotForUs
         );
     }

@@ -45,7 +45,7 @@ impl Detector for BacnetDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[test]
@@ -55,11 +55,11 @@ mod tests {
             0x81, 0x0b, 0x00, 0x0c, 0x01, 0x20, 0xff, 0xff, 0x00, 0xff, 0x10, 0x08,
         ];
         assert_eq!(
-            BacnetDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            BacnetDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::Certain
         );
         assert_eq!(
-            BacnetDetector.probe(&ctx_udp(Dir::ToServer, &d[..11], &[])),
+            BacnetDetector.probe(&ctx_udp(Direction::ToServer, &d[..11], &[])),
             Probe::NotForUs
         );
     }

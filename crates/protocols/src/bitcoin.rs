@@ -45,7 +45,7 @@ impl Detector for BitcoinDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
@@ -54,11 +54,14 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = b"\xf9\xbe\xb4\xd9version\x00\x00\x00\x00\x00\x55\x00\x00\x00";
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToServer, d)), Probe::Certain);
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToServer, &d[..6])), Probe::Unsure);
+        assert_eq!(Det.probe(&ctx_tcp(Direction::ToServer, d)), Probe::Certain);
+        assert_eq!(
+            Det.probe(&ctx_tcp(Direction::ToServer, &d[..6])),
+            Probe::Unsure
+        );
         assert_eq!(
             Det.probe(&ctx_tcp(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"\xf9\xbe\xb4\xd9VERSION\x00\x00\x00\x00\x00"
             )),
             Probe::NotForUs

@@ -51,6 +51,7 @@ impl Detector for BitTorrentDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Tcp => match lit_ci(ctx.prefix, HANDSHAKE) {
                 Lit::Yes if ctx.prefix.starts_with(HANDSHAKE) => Probe::Certain,
                 Lit::Maybe => Probe::Unsure,
@@ -89,7 +90,7 @@ impl Detector for BitTorrentDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::{ctx_tcp, ctx_udp};
 
     #[test]
@@ -97,24 +98,24 @@ mod tests {
         let mut hs = HANDSHAKE.to_vec();
         hs.extend_from_slice(&[0u8; 8]);
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_tcp(Dir::ToServer, &hs)),
+            BitTorrentDetector.probe(&ctx_tcp(Direction::ToServer, &hs)),
             Probe::Certain
         );
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_tcp(Dir::ToServer, &hs[..5])),
+            BitTorrentDetector.probe(&ctx_tcp(Direction::ToServer, &hs[..5])),
             Probe::Unsure
         );
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1")),
+            BitTorrentDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1")),
             Probe::NotForUs
         );
         let ping = b"d1:ad2:id20:abcdefghij0123456789e1:q4:ping1:t2:aa1:y1:qe";
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_udp(Dir::ToServer, ping, &[])),
+            BitTorrentDetector.probe(&ctx_udp(Direction::ToServer, ping, &[])),
             Probe::Certain
         );
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_udp(Dir::ToServer, b"d8:announce3:xyze", &[])),
+            BitTorrentDetector.probe(&ctx_udp(Direction::ToServer, b"d8:announce3:xyze", &[])),
             Probe::NotForUs
         );
     }
@@ -124,7 +125,7 @@ mod tests {
         let mut syn = vec![0x41, 0x00, 0x30, 0x39];
         syn.extend_from_slice(&[0u8; 16]);
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_udp(Dir::ToServer, &syn, &[])),
+            BitTorrentDetector.probe(&ctx_udp(Direction::ToServer, &syn, &[])),
             Probe::Certain
         );
         let mut data = vec![0x01, 0x00, 0x30, 0x3a, 0, 0, 0x10, 0];
@@ -135,16 +136,16 @@ mod tests {
         next[6] = 0x20;
         next[17] = 0x06;
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_udp(Dir::ToServer, &data, &[])),
+            BitTorrentDetector.probe(&ctx_udp(Direction::ToServer, &data, &[])),
             Probe::Unsure
         );
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_udp(Dir::ToServer, &next, &data)),
+            BitTorrentDetector.probe(&ctx_udp(Direction::ToServer, &next, &data)),
             Probe::Certain
         );
         // The same datagram twice (RakNet retries in roblox.pcapng look like this) is no progress.
         assert_eq!(
-            BitTorrentDetector.probe(&ctx_udp(Dir::ToServer, &data, &data)),
+            BitTorrentDetector.probe(&ctx_udp(Direction::ToServer, &data, &data)),
             Probe::Unsure
         );
     }

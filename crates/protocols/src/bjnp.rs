@@ -33,7 +33,7 @@ impl Detector for BjnpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[allow(non_upper_case_globals)]
@@ -44,9 +44,12 @@ mod tests {
         let d = [
             0x42, 0x4a, 0x4e, 0x50, 0x02, 0x01, 0x00, 0x00, 0x17, 0xa4, 0, 0, 0, 0, 0, 0,
         ];
-        assert_eq!(Det.probe(&ctx_udp(Dir::ToServer, &d, &[])), Probe::Certain);
         assert_eq!(
-            Det.probe(&ctx_udp(Dir::ToServer, &d[..8], &[])),
+            Det.probe(&ctx_udp(Direction::ToServer, &d, &[])),
+            Probe::Certain
+        );
+        assert_eq!(
+            Det.probe(&ctx_udp(Direction::ToServer, &d[..8], &[])),
             Probe::NotForUs
         );
     }

@@ -48,7 +48,7 @@ impl Detector for CoapDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_ports;
 
     #[test]
@@ -58,16 +58,34 @@ mod tests {
             0x42, 0x01, 0x12, 0x34, 0xaa, 0xbb, 0xb4, b't', b'e', b'm', b'p',
         ];
         assert_eq!(
-            CoapDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 40000, 5683)),
+            CoapDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &d,
+                40000,
+                5683
+            )),
             Probe::Certain
         );
         assert_eq!(
-            CoapDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 40000, 5000)),
+            CoapDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &d,
+                40000,
+                5000
+            )),
             Probe::NotForUs
         );
         let bad = [0x82, 0x01, 0x12, 0x34];
         assert_eq!(
-            CoapDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &bad, 40000, 5683)),
+            CoapDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &bad,
+                40000,
+                5683
+            )),
             Probe::NotForUs
         );
     }

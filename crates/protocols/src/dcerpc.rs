@@ -29,6 +29,7 @@ impl Detector for DcerpcDetector {
                 && d.get(i + 2) == Some(&0)
         };
         let ok = match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Tcp => {
                 d.len() >= 16
                     && d[0] == 5
@@ -62,7 +63,7 @@ impl Detector for DcerpcDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
 
     #[allow(non_upper_case_globals)]
     const Det: DcerpcDetector = DcerpcDetector;
@@ -74,7 +75,7 @@ mod tests {
         ];
         bind.extend_from_slice(&[0u8; 56]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Dir::ToServer, &bind)),
+            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &bind)),
             Probe::Certain
         );
         let mut cl = vec![0x04, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00];
@@ -82,11 +83,15 @@ mod tests {
         cl.extend_from_slice(&[0x00, 0x04, 0, 0, 0, 0]);
         cl.extend_from_slice(&[1, 2, 3, 4]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_udp(Dir::ToServer, &cl, &[])),
+            Det.probe(&crate::testkit_b::ctx_udp(Direction::ToServer, &cl, &[])),
             Probe::Certain
         );
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_udp(Dir::ToServer, &cl[..83], &[])),
+            Det.probe(&crate::testkit_b::ctx_udp(
+                Direction::ToServer,
+                &cl[..83],
+                &[]
+            )),
             Probe::NotForUs
         );
     }

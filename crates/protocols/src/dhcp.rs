@@ -74,7 +74,7 @@ impl Detector for DhcpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_ports;
 
     #[test]
@@ -88,12 +88,12 @@ mod tests {
         d.extend_from_slice(&[53, 1, 1, 255]);
         let v4 = DhcpDetector { v6: false };
         assert_eq!(
-            v4.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 68, 67)),
+            v4.probe(&ctx_ports(Transport::Udp, Direction::ToServer, &d, 68, 67)),
             Probe::Certain
         );
         d[236] = 0;
         assert_eq!(
-            v4.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 68, 67)),
+            v4.probe(&ctx_ports(Transport::Udp, Direction::ToServer, &d, 68, 67)),
             Probe::NotForUs
         );
     }
@@ -112,13 +112,19 @@ mod tests {
         .concat();
         let v6 = DhcpDetector { v6: true };
         assert_eq!(
-            v6.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 546, 547)),
+            v6.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &d,
+                546,
+                547
+            )),
             Probe::Certain
         );
         assert_eq!(
             v6.probe(&ctx_ports(
                 Transport::Udp,
-                Dir::ToServer,
+                Direction::ToServer,
                 &d[..d.len() - 1],
                 546,
                 547
@@ -126,7 +132,13 @@ mod tests {
             Probe::NotForUs
         );
         assert_eq!(
-            v6.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 5000, 5001)),
+            v6.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &d,
+                5000,
+                5001
+            )),
             Probe::NotForUs
         );
     }

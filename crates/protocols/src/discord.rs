@@ -36,7 +36,7 @@ impl Detector for DiscordDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[allow(non_upper_case_globals)]
@@ -47,15 +47,18 @@ mod tests {
         let mut req = vec![0x00, 0x01, 0x00, 0x46, 0x00, 0x02, 0x4b, 0x18];
         req.extend_from_slice(&[0u8; 66]);
         assert_eq!(
-            Det.probe(&ctx_udp(Dir::ToServer, &req, &[])),
+            Det.probe(&ctx_udp(Direction::ToServer, &req, &[])),
             Probe::Certain
         );
         let ka = [
             0x13, 0x37, 0xca, 0xfe, 0x0a, 0, 0, 0, 0x13, 0x37, 0xca, 0xfe, 0x0a, 0, 0, 0,
         ];
-        assert_eq!(Det.probe(&ctx_udp(Dir::ToServer, &ka, &[])), Probe::Certain);
         assert_eq!(
-            Det.probe(&ctx_udp(Dir::ToServer, &req[..73], &[])),
+            Det.probe(&ctx_udp(Direction::ToServer, &ka, &[])),
+            Probe::Certain
+        );
+        assert_eq!(
+            Det.probe(&ctx_udp(Direction::ToServer, &req[..73], &[])),
             Probe::NotForUs
         );
     }

@@ -63,7 +63,7 @@ impl Detector for Dnp3Detector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[test]
@@ -72,16 +72,16 @@ mod tests {
         let crc = crc_dnp(&h);
         h.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(
-            Dnp3Detector.probe(&ctx_tcp(Dir::ToServer, &h)),
+            Dnp3Detector.probe(&ctx_tcp(Direction::ToServer, &h)),
             Probe::Certain
         );
         h[9] ^= 1;
         assert_eq!(
-            Dnp3Detector.probe(&ctx_tcp(Dir::ToServer, &h)),
+            Dnp3Detector.probe(&ctx_tcp(Direction::ToServer, &h)),
             Probe::NotForUs
         );
         assert_eq!(
-            Dnp3Detector.probe(&ctx_tcp(Dir::ToServer, &h[..4])),
+            Dnp3Detector.probe(&ctx_tcp(Direction::ToServer, &h[..4])),
             Probe::Unsure
         );
         // Known vector: CRC-16/DNP of "123456789" is 0xEA82.

@@ -16,8 +16,8 @@
 
 use crate::tls::Reader;
 use crate::{
-    AppEvent, AppProto, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe, ProbeCtx,
-    Transport,
+    AppEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
 };
 
 /// Longest name (RFC 1035 §2.3.4); longer decoded names are cut and flagged.
@@ -504,6 +504,7 @@ fn probe_on_ports(ctx: &ProbeCtx<'_>, port: u16, tcp: bool) -> Probe {
         return Probe::NotForUs;
     }
     match ctx.transport {
+        Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
         Transport::Udp => {
             if looks_like_dns(ctx.data) {
                 Probe::Certain
@@ -695,7 +696,7 @@ impl DnsParser {
 }
 
 impl Parser for DnsParser {
-    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         if self.tcp {
             self.stream(dir.index(), data, out);
         } else {
@@ -703,7 +704,7 @@ impl Parser for DnsParser {
         }
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64) {
+    fn gap(&mut self, dir: Direction, _len: u64) {
         if self.tcp && !self.dead[dir.index()] {
             self.dead[dir.index()] = true;
             self.stats.gave_up += 1;
@@ -891,7 +892,7 @@ mod tests {
             transport: t,
             client_port: cp,
             server_port: sp,
-            dir: Dir::ToServer,
+            dir: Direction::ToServer,
             payload_index: 0,
             dir_index: 0,
             prefix: data,
@@ -954,9 +955,9 @@ mod tests {
             let mut out = Vec::new();
             for data in [&c, &s] {
                 let dir = if std::ptr::eq(data, &c) {
-                    Dir::ToServer
+                    Direction::ToServer
                 } else {
-                    Dir::ToClient
+                    Direction::ToClient
                 };
                 let cut = cut.min(data.len());
                 p.parse(dir, &data[..cut], 0, &mut out);
@@ -995,8 +996,8 @@ mod tests {
                 for t in [Transport::Udp, Transport::Tcp] {
                     let mut p = DnsParser::new(t, &Limits::default());
                     let cut = cut.min(a.len());
-                    p.parse(Dir::ToServer, &a[..cut], 0, &mut Vec::new());
-                    p.parse(Dir::ToServer, &a[cut..], 0, &mut Vec::new());
+                    p.parse(Direction::ToServer, &a[..cut], 0, &mut Vec::new());
+                    p.parse(Direction::ToServer, &a[cut..], 0, &mut Vec::new());
                 }
             }
 

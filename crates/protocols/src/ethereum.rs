@@ -24,6 +24,7 @@ impl Detector for EthereumDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let p = ctx.prefix;
         match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Tcp => {
                 if ctx.dir_index != 0 || ctx.payload_index != 0 {
                     return Probe::NotForUs;
@@ -45,7 +46,7 @@ impl Detector for EthereumDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
 
     #[allow(non_upper_case_globals)]
     const Det: EthereumDetector = EthereumDetector;
@@ -55,17 +56,18 @@ mod tests {
         let mut auth = vec![0x01, 0x80, 0x04];
         auth.extend_from_slice(&[0x5a; 0x180 - 1]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Dir::ToServer, &auth)),
+            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &auth)),
             Probe::Certain
         );
         auth.push(0);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Dir::ToServer, &auth)),
+            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &auth)),
             Probe::NotForUs
         );
         let mut ping = vec![0x11; 97];
         ping.extend_from_slice(&[0x01, 0xdd, 0x04, 0xcb]);
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Dir::ToServer, &ping, 56693, 30303);
+        let c =
+            crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &ping, 56693, 30303);
         assert_eq!(Det.probe(&c), Probe::Certain);
     }
 }

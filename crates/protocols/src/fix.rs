@@ -44,7 +44,7 @@ impl Detector for FixDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
@@ -54,13 +54,13 @@ mod tests {
     fn recognises_real_shapes() {
         // fix.pcap: BeginString "O", BodyLength 75, MsgType G.
         let d = b"8=O\x019=0075\x0135=G\x01\x02\x20\x00\x00";
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToServer, d)), Probe::Certain);
+        assert_eq!(Det.probe(&ctx_tcp(Direction::ToServer, d)), Probe::Certain);
         assert_eq!(
-            Det.probe(&ctx_tcp(Dir::ToServer, b"8=FIX.4.2\x01")),
+            Det.probe(&ctx_tcp(Direction::ToServer, b"8=FIX.4.2\x01")),
             Probe::Unsure
         );
         assert_eq!(
-            Det.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            Det.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
     }

@@ -17,8 +17,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::scan::{first_line, parse_u32, reply_code, starts_ci};
 use crate::{
-    AppEvent, AppProto, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe, ProbeCtx,
-    Transport,
+    AppEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
 };
 
 /// Longest control line kept; FTP lines are short (RFC 959 has no limit, servers use 512 or so).
@@ -128,8 +128,8 @@ impl Detector for FtpDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.dir {
-            Dir::ToClient => Self::judge_greeting(ctx.prefix),
-            Dir::ToServer => {
+            Direction::ToClient => Self::judge_greeting(ctx.prefix),
+            Direction::ToServer => {
                 // The client speaks after the greeting, which this probe no longer sees; its first command must
                 // be one of FTP's and the line must be text.
                 let p = ctx.prefix;
@@ -248,9 +248,9 @@ pub struct FtpParser {
 }
 
 impl FtpParser {
-    fn line(&mut self, dir: Dir, line: &[u8], out: &mut dyn EventSink) {
+    fn line(&mut self, dir: Direction, line: &[u8], out: &mut dyn EventSink) {
         match dir {
-            Dir::ToServer => {
+            Direction::ToServer => {
                 let (cmd, arg) = match line.iter().position(|&b| b == b' ') {
                     Some(p) => (&line[..p], line[p + 1..].trim_ascii()),
                     None => (line, &[][..]),
@@ -269,7 +269,7 @@ impl FtpParser {
                     self.auth_pending = true;
                 }
             }
-            Dir::ToClient => {
+            Direction::ToClient => {
                 let Some(code) = reply_code(line) else { return };
                 let text = line.get(4..).unwrap_or(&[]);
                 match code {
@@ -326,7 +326,7 @@ fn passive(
 }
 
 impl Parser for FtpParser {
-    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         let mut data = data;
         while !self.encrypted && !data.is_empty() {
             let nl = data.iter().position(|&b| b == b'\n');
@@ -363,7 +363,7 @@ impl Parser for FtpParser {
             lb.buf.clear();
         }
     }
-    fn gap(&mut self, dir: Dir, _len: u64) {
+    fn gap(&mut self, dir: Direction, _len: u64) {
         let lb = &mut self.lines[dir.index()];
         lb.buf.clear();
         lb.skipping = true;
@@ -386,27 +386,30 @@ mod tests {
     const FTPS: FtpDetector = FtpDetector { tls: true };
 
     fn after_greeting(d: &[u8]) -> ProbeCtx<'_> {
-        let mut c = ctx_tcp(Dir::ToServer, d);
+        let mut c = ctx_tcp(Direction::ToServer, d);
         c.payload_index = 1;
         c
     }
 
     #[test]
     fn greeting_then_first_command_decides() {
-        assert_eq!(FTP.probe(&ctx_tcp(Dir::ToClient, BANNER)), Probe::Unsure);
+        assert_eq!(
+            FTP.probe(&ctx_tcp(Direction::ToClient, BANNER)),
+            Probe::Unsure
+        );
         assert_eq!(
             FTP.probe(&ctx_tcp(
-                Dir::ToClient,
+                Direction::ToClient,
                 b"220 mx.example.com ESMTP Postfix\r\n"
             )),
             Probe::Unsure
         );
         assert_eq!(
-            FTP.probe(&ctx_tcp(Dir::ToClient, b"+OK POP3 ready\r\n")),
+            FTP.probe(&ctx_tcp(Direction::ToClient, b"+OK POP3 ready\r\n")),
             Probe::NotForUs
         );
         assert_eq!(
-            FTP.probe(&ctx_tcp(Dir::ToClient, b"HTTP/1.1 200 OK\r\n")),
+            FTP.probe(&ctx_tcp(Direction::ToClient, b"HTTP/1.1 200 OK\r\n")),
             Probe::NotForUs
         );
         assert_eq!(
@@ -427,7 +430,7 @@ mod tests {
         // irc.pcap: the IRC client sends USER before the server says anything.
         assert_eq!(
             FTP.probe(&ctx_tcp(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"USER xxxxx +iw xxxxx :Xxxxxx Xxxx\r\n"
             )),
             Probe::NotForUs
@@ -439,10 +442,10 @@ mod tests {
         let ev = run_parser(
             &mut FtpParser::default(),
             &[
-                (Dir::ToClient, BANNER),
-                (Dir::ToServer, b"PASV\r\n"),
-                (Dir::ToClient, &PASV_REPLY[..20]),
-                (Dir::ToClient, &PASV_REPLY[20..]),
+                (Direction::ToClient, BANNER),
+                (Direction::ToServer, b"PASV\r\n"),
+                (Direction::ToClient, &PASV_REPLY[..20]),
+                (Direction::ToClient, &PASV_REPLY[20..]),
             ],
         );
         assert_eq!(ev.len(), 1);
@@ -467,11 +470,11 @@ mod tests {
             &mut FtpParser::default(),
             &[
                 (
-                    Dir::ToServer,
+                    Direction::ToServer,
                     b"PORT 192,168,1,2,7,138\r\nEPRT |2|2001:db8::1|5282|\r\n",
                 ),
                 (
-                    Dir::ToClient,
+                    Direction::ToClient,
                     b"229 Entering Extended Passive Mode (|||6446|)\r\n",
                 ),
             ],
@@ -499,8 +502,8 @@ mod tests {
         let ev = run_parser(
             &mut p,
             &[
-                (Dir::ToServer, b"PORT 300,1,1,1,1,1\r\nAUTH TLS\r\n"),
-                (Dir::ToClient, b"234 Proceed\r\n227 (1,2,3,4,5,6)\r\n"),
+                (Direction::ToServer, b"PORT 300,1,1,1,1,1\r\nAUTH TLS\r\n"),
+                (Direction::ToClient, b"234 Proceed\r\n227 (1,2,3,4,5,6)\r\n"),
             ],
         );
         assert!(ev.is_empty());
@@ -514,8 +517,8 @@ mod tests {
         let ev = run_parser(
             &mut p,
             &[
-                (Dir::ToServer, &long),
-                (Dir::ToServer, b"\r\nPORT 1,2,3,4,0,21\r\n"),
+                (Direction::ToServer, &long),
+                (Direction::ToServer, b"\r\nPORT 1,2,3,4,0,21\r\n"),
             ],
         );
         assert_eq!(ev.len(), 1);

@@ -48,6 +48,7 @@ impl Detector for GnutellaDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Udp => {
                 if is_g2_udp(ctx.data) || is_g1_udp(ctx.data) {
                     Probe::Certain
@@ -80,7 +81,7 @@ impl Detector for GnutellaDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::{ctx_tcp, ctx_udp};
 
     #[test]
@@ -88,15 +89,15 @@ mod tests {
         // gnutella.pcap
         let c = b"GNUTELLA CONNECT/0.6\r\nNode: 93.47.226.53:28681\r\n";
         assert_eq!(
-            GnutellaDetector.probe(&ctx_tcp(Dir::ToServer, c)),
+            GnutellaDetector.probe(&ctx_tcp(Direction::ToServer, c)),
             Probe::Certain
         );
         assert_eq!(
-            GnutellaDetector.probe(&ctx_tcp(Dir::ToServer, b"GNUT")),
+            GnutellaDetector.probe(&ctx_tcp(Direction::ToServer, b"GNUT")),
             Probe::Unsure
         );
         assert_eq!(
-            GnutellaDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            GnutellaDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
         let g2 = [
@@ -104,7 +105,7 @@ mod tests {
             0x06, 0x52, 0x4e, 0x41, 0x5d, 0x2f, 0xe2, 0x35, 0x09, 0x70,
         ];
         assert_eq!(
-            GnutellaDetector.probe(&ctx_udp(Dir::ToServer, &g2, &[])),
+            GnutellaDetector.probe(&ctx_udp(Direction::ToServer, &g2, &[])),
             Probe::Certain
         );
         // gnutella.pcap, Mojito DHT over the Gnutella header (vendor GTKG).
@@ -114,18 +115,18 @@ mod tests {
         ];
         mojito.extend_from_slice(&[0x00, 0x00, 0x00, 0x05, 0x47, 0x54, 0x4b, 0x47, 0x00, 0x00]);
         assert_eq!(
-            GnutellaDetector.probe(&ctx_udp(Dir::ToServer, &mojito, &[])),
+            GnutellaDetector.probe(&ctx_udp(Direction::ToServer, &mojito, &[])),
             Probe::Certain
         );
         mojito.push(0);
         assert_eq!(
-            GnutellaDetector.probe(&ctx_udp(Dir::ToServer, &mojito, &[])),
+            GnutellaDetector.probe(&ctx_udp(Direction::ToServer, &mojito, &[])),
             Probe::NotForUs
         );
         let mut bad = g2;
         bad[6] = 0;
         assert_eq!(
-            GnutellaDetector.probe(&ctx_udp(Dir::ToServer, &bad, &[])),
+            GnutellaDetector.probe(&ctx_udp(Direction::ToServer, &bad, &[])),
             Probe::NotForUs
         );
     }

@@ -36,8 +36,8 @@ use std::io::Write;
 use flate2::write::{DeflateDecoder, GzDecoder, ZlibDecoder};
 
 use crate::{
-    AppEvent, AppProto, ByteSet, Detector, Dir, EventSink, HttpBuffer, Limits, Parser, ParserStats,
-    Probe, ProbeCtx, Transport,
+    AppEvent, AppProto, ByteSet, Detector, Direction, EventSink, HttpBuffer, Limits, Parser,
+    ParserStats, Probe, ProbeCtx, Transport,
 };
 
 /// Request methods recognised at the start of a flow (RFC 9110, WebDAV, a few common extensions). `probe_http`
@@ -925,7 +925,7 @@ impl HttpParser {
     }
 
     /// Decides once, from the first bytes, which side sends requests.
-    fn orient(&mut self, dir: Dir, data: &[u8]) {
+    fn orient(&mut self, dir: Direction, data: &[u8]) {
         let start = data
             .iter()
             .position(|&b| b != b'\r' && b != b'\n')
@@ -941,8 +941,8 @@ impl HttpParser {
             .position(|&b| b == b' ')
             .is_some_and(|sp| METHODS.contains(&&d[..sp]));
         self.swapped = match dir {
-            Dir::ToServer => is_status,
-            Dir::ToClient => is_request,
+            Direction::ToServer => is_status,
+            Direction::ToClient => is_request,
         };
     }
 
@@ -1373,22 +1373,22 @@ impl HttpParser {
 }
 
 impl Parser for HttpParser {
-    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         if !self.oriented {
             self.orient(dir, data);
         }
         let dir = if self.swapped { dir.reverse() } else { dir };
         match dir {
-            Dir::ToServer => self.parse_request(data, out),
-            Dir::ToClient => self.parse_response(data, out),
+            Direction::ToServer => self.parse_request(data, out),
+            Direction::ToClient => self.parse_response(data, out),
         }
     }
 
-    fn gap(&mut self, dir: Dir, len: u64) {
+    fn gap(&mut self, dir: Direction, len: u64) {
         let dir = if self.swapped { dir.reverse() } else { dir };
         let side = match dir {
-            Dir::ToServer => &mut self.req,
-            Dir::ToClient => &mut self.resp,
+            Direction::ToServer => &mut self.req,
+            Direction::ToClient => &mut self.resp,
         };
         match &mut side.state {
             // A gap inside a body of known length only loses body bytes: keep the framing.
@@ -1483,7 +1483,7 @@ mod tests {
     }
 
     /// Feeds a conversation (direction, bytes) with every message cut at the given points.
-    fn run(conv: &[(Dir, Vec<u8>)], limits: &Limits, cuts: &[usize]) -> (Rec, ParserStats) {
+    fn run(conv: &[(Direction, Vec<u8>)], limits: &Limits, cuts: &[usize]) -> (Rec, ParserStats) {
         let mut p = HttpParser::new(limits);
         let mut r = Rec::default();
         for (dir, data) in conv {
@@ -1520,7 +1520,7 @@ mod tests {
     const PAGE: &[u8] = b"<html><head><title>flowbundle</title></head><body>compressed body, inspected by the rules engine</body></html>";
 
     /// Two pipelined requests (a GET and a chunked POST), two keep-alive responses (gzip+chunked, and a plain one).
-    fn conversation() -> Vec<(Dir, Vec<u8>)> {
+    fn conversation() -> Vec<(Direction, Vec<u8>)> {
         let mut req = b"GET /index.html?q=1 HTTP/1.1\r\nHost: Example.COM:8080\r\nUser-Agent: curl/8.0\r\nReferer: http://a/\r\n\r\n".to_vec();
         req.extend_from_slice(
             b"POST /upload HTTP/1.1\r\nHost: example.com\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -1531,7 +1531,7 @@ mod tests {
         resp.extend_from_slice(
             b"HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 5\r\n\r\nmoved",
         );
-        vec![(Dir::ToServer, req), (Dir::ToClient, resp)]
+        vec![(Direction::ToServer, req), (Direction::ToClient, resp)]
     }
 
     #[test]
@@ -1573,7 +1573,7 @@ mod tests {
             transport: Transport::Tcp,
             client_port: 50000,
             server_port: 8080,
-            dir: Dir::ToServer,
+            dir: Direction::ToServer,
             payload_index: 0,
             dir_index: 0,
             prefix: p,
@@ -1601,7 +1601,7 @@ mod tests {
             (plain, AppProto::Http),
         ] {
             let mut c = crate::Classifier::new(&reg, Transport::Tcp, 50000, 8080);
-            assert_eq!(c.feed(&reg, Dir::ToServer, req).proto(), Some(proto));
+            assert_eq!(c.feed(&reg, Direction::ToServer, req).proto(), Some(proto));
         }
     }
 
@@ -1654,7 +1654,7 @@ mod tests {
     fn uri_with_spaces_is_kept_whole() {
         let req = b"GET /uri afterspace HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nUser-Agent: curl/7.54.0\r\nAccept: */*\r\n\r\n";
         let (r, stats) = run(
-            &[(Dir::ToServer, req.to_vec())],
+            &[(Direction::ToServer, req.to_vec())],
             &Limits::default(),
             &[7, 20],
         );
@@ -1709,7 +1709,10 @@ mod tests {
         .into_bytes();
         req.extend_from_slice(&body);
         let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec();
-        let conv = [(Dir::ToServer, req.clone()), (Dir::ToClient, resp)];
+        let conv = [
+            (Direction::ToServer, req.clone()),
+            (Direction::ToClient, resp),
+        ];
         let plain = b"name=john dauny mladshiy\n".as_slice();
         // Whole, and cut inside the compressed body.
         for cuts in [&[][..], &[req.len() - 30, req.len() - 3][..]] {
@@ -1738,7 +1741,7 @@ mod tests {
         assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(body.as_slice()));
         // A compressed request without a body is not counted as malformed.
         let empty = b"GET / HTTP/1.1\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
-        let (_, stats) = run(&[(Dir::ToServer, empty)], &Limits::default(), &[]);
+        let (_, stats) = run(&[(Direction::ToServer, empty)], &Limits::default(), &[]);
         assert_eq!(stats, ParserStats::default());
     }
 
@@ -1755,7 +1758,11 @@ mod tests {
         let head_len = req.len() - body.len();
         // Whole, and with the body arriving one byte at a time at first.
         for cuts in [&[][..], &[head_len + 1, head_len + 2, head_len + 3][..]] {
-            let (r, stats) = run(&[(Dir::ToServer, req.clone())], &Limits::default(), cuts);
+            let (r, stats) = run(
+                &[(Direction::ToServer, req.clone())],
+                &Limits::default(),
+                cuts,
+            );
             assert_eq!(stats, ParserStats::default());
             assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(body));
         }
@@ -1764,7 +1771,7 @@ mod tests {
             .unwrap()
             .replace("Content-Encoding: gzip", "Content-Encoding: deflate")
             .into_bytes();
-        let (r, _) = run(&[(Dir::ToServer, deflate)], &Limits::default(), &[]);
+        let (r, _) = run(&[(Direction::ToServer, deflate)], &Limits::default(), &[]);
         assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(body));
     }
 
@@ -1776,7 +1783,7 @@ mod tests {
             b"GET / HTTP/1.1\r\nHost: 100.64.0.200\r\nConnection: keep-alive\r\n\r\n".to_vec();
         let resp = unhex("485454502f312e3020323030204f4b0a5365727665723a6e67316e780d0a");
         let (r, stats) = run(
-            &[(Dir::ToServer, req), (Dir::ToClient, resp)],
+            &[(Direction::ToServer, req), (Direction::ToClient, resp)],
             &Limits::default(),
             &[],
         );
@@ -1790,7 +1797,10 @@ mod tests {
         assert_eq!(r.events[0].status, Some(200));
         // A request head cut the same way still yields its request line and headers.
         let (r, _) = run(
-            &[(Dir::ToServer, b"GET /cut HTTP/1.1\r\nHost: a".to_vec())],
+            &[(
+                Direction::ToServer,
+                b"GET /cut HTTP/1.1\r\nHost: a".to_vec(),
+            )],
             &Limits::default(),
             &[],
         );
@@ -1798,7 +1808,7 @@ mod tests {
         assert_eq!(r.buffer(0, HttpBuffer::Host), Some(b"a".as_slice()));
         // Something that is not a status line is not turned into a response.
         let (r, _) = run(
-            &[(Dir::ToClient, b"garbage\r\n".to_vec())],
+            &[(Direction::ToClient, b"garbage\r\n".to_vec())],
             &Limits::default(),
             &[],
         );
@@ -1836,8 +1846,8 @@ mod tests {
             .into_bytes();
             resp.extend_from_slice(&body);
             let conv = vec![
-                (Dir::ToServer, b"GET / HTTP/1.0\r\n\r\n".to_vec()),
-                (Dir::ToClient, resp),
+                (Direction::ToServer, b"GET / HTTP/1.0\r\n\r\n".to_vec()),
+                (Direction::ToClient, resp),
             ];
             let (r, stats) = run(&conv, &Limits::default(), &[3, 40, 60]);
             assert_eq!(r.buffer(0, HttpBuffer::ResponseBody), Some(PAGE));
@@ -1860,8 +1870,8 @@ mod tests {
             ..Limits::default()
         };
         let conv = vec![
-            (Dir::ToServer, b"GET /big HTTP/1.1\r\n\r\n".to_vec()),
-            (Dir::ToClient, resp),
+            (Direction::ToServer, b"GET /big HTTP/1.1\r\n\r\n".to_vec()),
+            (Direction::ToClient, resp),
         ];
         let cuts: Vec<usize> = (0..gz.len() + 100).step_by(37).collect();
         let (r, stats) = run(&conv, &limits, &cuts);
@@ -1892,7 +1902,7 @@ mod tests {
         let req = b"HEAD /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nExpect: 100-continue\r\n\r\nGET /c HTTP/1.1\r\n\r\n".to_vec();
         let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n".to_vec();
         let (r, stats) = run(
-            &[(Dir::ToServer, req), (Dir::ToClient, resp)],
+            &[(Direction::ToServer, req), (Direction::ToClient, resp)],
             &Limits::default(),
             &[],
         );
@@ -1916,15 +1926,15 @@ mod tests {
     fn connect_and_upgrade_become_tunnels() {
         let conv = vec![
             (
-                Dir::ToServer,
+                Direction::ToServer,
                 b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n".to_vec(),
             ),
             (
-                Dir::ToClient,
+                Direction::ToClient,
                 b"HTTP/1.1 200 Connection established\r\n\r\n".to_vec(),
             ),
-            (Dir::ToServer, b"\x16\x03\x01\x00\x05hello".to_vec()),
-            (Dir::ToClient, b"\x16\x03\x03 not http".to_vec()),
+            (Direction::ToServer, b"\x16\x03\x01\x00\x05hello".to_vec()),
+            (Direction::ToClient, b"\x16\x03\x03 not http".to_vec()),
         ];
         let (r, stats) = run(&conv, &Limits::default(), &[]);
         assert_eq!(stats, ParserStats::default());
@@ -1932,14 +1942,14 @@ mod tests {
         assert_eq!(r.events[0].http_method.as_deref(), Some("CONNECT"));
         let conv = vec![
             (
-                Dir::ToServer,
+                Direction::ToServer,
                 b"GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n".to_vec(),
             ),
             (
-                Dir::ToClient,
+                Direction::ToClient,
                 b"HTTP/1.1 101 Switching Protocols\r\n\r\n\x81\x05hello".to_vec(),
             ),
-            (Dir::ToServer, b"\x81\x85maskdata".to_vec()),
+            (Direction::ToServer, b"\x81\x85maskdata".to_vec()),
         ];
         let (r, stats) = run(&conv, &Limits::default(), &[]);
         assert_eq!((r.events.len(), stats), (1, ParserStats::default()));
@@ -1948,9 +1958,9 @@ mod tests {
     #[test]
     fn response_until_close_and_request_without_response() {
         let conv = vec![
-            (Dir::ToServer, b"GET /a HTTP/1.0\r\n\r\n".to_vec()),
+            (Direction::ToServer, b"GET /a HTTP/1.0\r\n\r\n".to_vec()),
             (
-                Dir::ToClient,
+                Direction::ToClient,
                 b"HTTP/1.0 200 OK\r\n\r\nbody until the end".to_vec(),
             ),
         ];
@@ -1962,7 +1972,7 @@ mod tests {
         assert_eq!(r.events[0].length, 18);
         let (r, _) = run(
             &[(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"GET /lonely HTTP/1.1\r\nHost: h\r\n\r\n".to_vec(),
             )],
             &Limits::default(),
@@ -1974,8 +1984,8 @@ mod tests {
     #[test]
     fn http09_simple_request() {
         let conv = vec![
-            (Dir::ToServer, b"GET /old\r\n".to_vec()),
-            (Dir::ToClient, b"<html>raw</html>".to_vec()),
+            (Direction::ToServer, b"GET /old\r\n".to_vec()),
+            (Direction::ToClient, b"<html>raw</html>".to_vec()),
         ];
         let (r, _) = run(&conv, &Limits::default(), &[]);
         assert_eq!(r.events.len(), 1);
@@ -1994,12 +2004,12 @@ mod tests {
         // The engine took the server for the client: responses arrive "to server".
         let conv = vec![
             (
-                Dir::ToServer,
+                Direction::ToServer,
                 b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno".to_vec(),
             ),
-            (Dir::ToClient, b"GET /again HTTP/1.1\r\n\r\n".to_vec()),
+            (Direction::ToClient, b"GET /again HTTP/1.1\r\n\r\n".to_vec()),
             (
-                Dir::ToServer,
+                Direction::ToServer,
                 b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes".to_vec(),
             ),
         ];
@@ -2019,7 +2029,11 @@ mod tests {
             req.extend_from_slice(format!("X-Header-{i}: {}\r\n", "v".repeat(20)).as_bytes());
         }
         req.extend_from_slice(b"\r\n");
-        let (r, stats) = run(&[(Dir::ToServer, req)], &Limits::default(), &[1000, 5000]);
+        let (r, stats) = run(
+            &[(Direction::ToServer, req)],
+            &Limits::default(),
+            &[1000, 5000],
+        );
         assert!(r.events.is_empty());
         assert_eq!(stats.gave_up, 1);
         assert!(stats.bytes_cut > 0);
@@ -2030,20 +2044,20 @@ mod tests {
         let mut p = HttpParser::new(&Limits::default());
         let mut r = Rec::default();
         p.parse(
-            Dir::ToServer,
+            Direction::ToServer,
             b"GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
             0,
             &mut r,
         );
         p.parse(
-            Dir::ToClient,
+            Direction::ToClient,
             b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n012",
             0,
             &mut r,
         );
-        p.gap(Dir::ToClient, 4);
+        p.gap(Direction::ToClient, 4);
         p.parse(
-            Dir::ToClient,
+            Direction::ToClient,
             b"789HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
             0,
             &mut r,
@@ -2064,8 +2078,8 @@ mod tests {
     #[test]
     fn garbage_kills_only_its_direction() {
         let conv = vec![
-            (Dir::ToServer, b"GET / HTTP/1.1\r\n\r\n".to_vec()),
-            (Dir::ToClient, b"\x00\x01garbage\r\n\r\n".to_vec()),
+            (Direction::ToServer, b"GET / HTTP/1.1\r\n\r\n".to_vec()),
+            (Direction::ToClient, b"\x00\x01garbage\r\n\r\n".to_vec()),
         ];
         let (r, stats) = run(&conv, &Limits::default(), &[]);
         assert_eq!((r.events.len(), stats.gave_up, stats.malformed), (1, 1, 1));
@@ -2083,7 +2097,7 @@ mod tests {
                 let mut cuts = cuts;
                 cuts.sort_unstable();
                 let _ = probe_http(&a);
-                let conv = vec![(Dir::ToServer, a), (Dir::ToClient, b)];
+                let conv = vec![(Direction::ToServer, a), (Direction::ToClient, b)];
                 let _ = run(&conv, &Limits::default(), &cuts);
             }
 

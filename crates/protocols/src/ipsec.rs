@@ -77,7 +77,7 @@ impl Detector for IpSecDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::{ctx_ports, ctx_udp};
 
     fn ikev2_sa_init() -> Vec<u8> {
@@ -94,22 +94,28 @@ mod tests {
     fn ike_and_esp() {
         let d = ikev2_sa_init();
         assert_eq!(
-            IpSecDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            IpSecDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::Certain
         );
         let mut natt = vec![0, 0, 0, 0];
         natt.extend_from_slice(&d);
         assert_eq!(
-            IpSecDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &natt, 4500, 4500)),
+            IpSecDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &natt,
+                4500,
+                4500
+            )),
             Probe::Certain
         );
         let esp1 = [0xc0, 0x01, 0x02, 0x03, 0, 0, 0, 1, 9, 9, 9, 9, 9, 9, 9, 9];
         let esp2 = [0xc0, 0x01, 0x02, 0x03, 0, 0, 0, 2, 8, 8, 8, 8, 8, 8, 8, 8];
-        let mut c = ctx_ports(Transport::Udp, Dir::ToServer, &esp2, 4500, 4500);
+        let mut c = ctx_ports(Transport::Udp, Direction::ToServer, &esp2, 4500, 4500);
         c.prev = &esp1;
         assert_eq!(IpSecDetector.probe(&c), Probe::Certain);
         assert_eq!(
-            IpSecDetector.probe(&ctx_udp(Dir::ToServer, &esp2, &esp1)),
+            IpSecDetector.probe(&ctx_udp(Direction::ToServer, &esp2, &esp1)),
             Probe::NotForUs
         );
     }

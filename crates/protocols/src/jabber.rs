@@ -72,7 +72,7 @@ impl Detector for JabberDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[test]
@@ -80,35 +80,37 @@ mod tests {
         // jabber.pcap
         let s = b"<?xml version='1.0' ?><stream:stream to='cs-xmpp.lan' xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>";
         assert_eq!(
-            JabberDetector.probe(&ctx_tcp(Dir::ToServer, s)),
+            JabberDetector.probe(&ctx_tcp(Direction::ToServer, s)),
             Probe::Certain
         );
         assert_eq!(
-            JabberDetector.probe(&ctx_tcp(Dir::ToServer, &s[..30])),
+            JabberDetector.probe(&ctx_tcp(Direction::ToServer, &s[..30])),
             Probe::Unsure
         );
         assert_eq!(
             JabberDetector.probe(&ctx_tcp(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"<?xml version=\"1.0\"?><soap:Envelope>"
             )),
             Probe::Unsure
         );
         assert_eq!(
-            JabberDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1")),
+            JabberDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1")),
             Probe::NotForUs
         );
         let p = b"<presence to='chat-with-tom@conference.cs-xmpp.lan/tom@cs-xmpp.lan'><c xmlns='http://jabber.org/p'/>";
         assert_eq!(
-            JabberDetector.probe(&ctx_tcp(Dir::ToServer, p)),
+            JabberDetector.probe(&ctx_tcp(Direction::ToServer, p)),
             Probe::Certain
         );
         // jabber.pcap, port 5223: binary framing, type 0x25 and the message's own length.
         let mut hello = vec![0x25, 0x00, 0x45];
         hello.extend_from_slice(&[0x14; 66]);
-        let c = crate::testkit_b::ctx_ports(Transport::Tcp, Dir::ToServer, &hello, 34218, 5223);
+        let c =
+            crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 5223);
         assert_eq!(JabberDetector.probe(&c), Probe::Certain);
-        let c = crate::testkit_b::ctx_ports(Transport::Tcp, Dir::ToServer, &hello, 34218, 443);
+        let c =
+            crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 443);
         assert_eq!(JabberDetector.probe(&c), Probe::NotForUs);
     }
 }

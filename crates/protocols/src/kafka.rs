@@ -6,7 +6,7 @@
 //! request.
 
 use crate::scan::{be16, be32};
-use crate::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
 
 fn request(p: &[u8]) -> Probe {
     let (Some(size), Some(key), Some(ver)) = (be32(p, 0), be16(p, 4), be16(p, 6)) else {
@@ -53,9 +53,9 @@ impl Detector for KafkaDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.dir {
-            Dir::ToServer => request(ctx.prefix),
-            Dir::ToClient if ctx.payload_index == ctx.dir_index => Probe::NotForUs,
-            Dir::ToClient => Probe::Unsure,
+            Direction::ToServer => request(ctx.prefix),
+            Direction::ToClient if ctx.payload_index == ctx.dir_index => Probe::NotForUs,
+            Direction::ToClient => Probe::Unsure,
         }
     }
 }
@@ -74,15 +74,15 @@ mod tests {
         let n = (d.len() - 4) as u32;
         d[..4].copy_from_slice(&n.to_be_bytes());
         assert_eq!(
-            KafkaDetector.probe(&ctx_tcp(Dir::ToServer, &d)),
+            KafkaDetector.probe(&ctx_tcp(Direction::ToServer, &d)),
             Probe::Certain
         );
         assert_eq!(
-            KafkaDetector.probe(&ctx_tcp(Dir::ToServer, &d[..5])),
+            KafkaDetector.probe(&ctx_tcp(Direction::ToServer, &d[..5])),
             Probe::Unsure
         );
         assert_eq!(
-            KafkaDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            KafkaDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
     }

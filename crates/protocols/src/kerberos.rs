@@ -45,6 +45,7 @@ impl Detector for KerberosDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Udp => {
                 if is_krb(ctx.data) {
                     Probe::Certain
@@ -80,7 +81,7 @@ impl Detector for KerberosDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::{ctx_tcp, ctx_udp};
 
     // Start of an AS-REQ (kerberos-login.pcap): 6a 81 e6, 30 81 e3, a1 03 02 01 05, a2 03 02 01 0a ...
@@ -92,19 +93,19 @@ mod tests {
     #[test]
     fn as_req() {
         assert_eq!(
-            KerberosDetector.probe(&ctx_udp(Dir::ToServer, AS_REQ, &[])),
+            KerberosDetector.probe(&ctx_udp(Direction::ToServer, AS_REQ, &[])),
             Probe::Certain
         );
         let mut tcp = vec![0, 0, 0, 0xe9];
         tcp.extend_from_slice(AS_REQ);
         assert_eq!(
-            KerberosDetector.probe(&ctx_tcp(Dir::ToServer, &tcp)),
+            KerberosDetector.probe(&ctx_tcp(Direction::ToServer, &tcp)),
             Probe::Certain
         );
         let mut v4 = AS_REQ.to_vec();
         v4[10] = 4;
         assert_eq!(
-            KerberosDetector.probe(&ctx_udp(Dir::ToServer, &v4, &[])),
+            KerberosDetector.probe(&ctx_udp(Direction::ToServer, &v4, &[])),
             Probe::NotForUs
         );
     }

@@ -28,7 +28,6 @@
 //!
 //! Names follow nDPI (`HTTP`, `TLS`, `QUIC`, `DNS`, `SSH`, ...), so results compare with nDPI's ground truth.
 
-pub mod proto;
 pub mod registry;
 
 pub mod dns;
@@ -98,42 +97,8 @@ pub mod zabbix;
 #[cfg(test)]
 mod testkit_b;
 
-pub use proto::AppProto;
+pub use flowbundle_types::{AppProto, Direction, HttpBuffer, Transport};
 pub use registry::{Classifier, ClassifierConfig, FlowApp, Registry, Verdict};
-
-/// Which way a payload travels, relative to the connection's client (the side that opened it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum Dir {
-    ToServer,
-    ToClient,
-}
-
-impl Dir {
-    /// 0 for [`Dir::ToServer`], 1 for [`Dir::ToClient`]: an index into per-direction arrays.
-    #[inline]
-    pub fn index(self) -> usize {
-        match self {
-            Dir::ToServer => 0,
-            Dir::ToClient => 1,
-        }
-    }
-
-    /// The other direction.
-    #[inline]
-    pub fn reverse(self) -> Dir {
-        match self {
-            Dir::ToServer => Dir::ToClient,
-            Dir::ToClient => Dir::ToServer,
-        }
-    }
-}
-
-/// Transport carrying the payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum Transport {
-    Tcp,
-    Udp,
-}
 
 /// Everything a detector may look at for one payload.
 #[derive(Clone, Copy, Debug)]
@@ -142,7 +107,7 @@ pub struct ProbeCtx<'a> {
     /// Port of the client (connection initiator) and of the server.
     pub client_port: u16,
     pub server_port: u16,
-    pub dir: Dir,
+    pub dir: Direction,
     /// 0-based index of this payload among the flow's payload-carrying packets (both directions).
     pub payload_index: u32,
     /// 0-based index of this payload among the payloads of its direction.
@@ -258,9 +223,9 @@ pub trait Detector: Send + Sync {
 /// Parses an identified flow's payloads and emits events.
 pub trait Parser: Send {
     /// In-order bytes (TCP) or one datagram (UDP) in direction `dir`, captured at `ts_ns`.
-    fn parse(&mut self, dir: Dir, data: &[u8], ts_ns: u64, out: &mut dyn EventSink);
+    fn parse(&mut self, dir: Direction, data: &[u8], ts_ns: u64, out: &mut dyn EventSink);
     /// `len` bytes in direction `dir` will never arrive (a reassembly gap). Parsers resynchronise or give up.
-    fn gap(&mut self, dir: Dir, len: u64) {
+    fn gap(&mut self, dir: Direction, len: u64) {
         let _ = (dir, len);
     }
     /// The flow ended; flush anything pending (e.g. an HTTP response body without a length).
@@ -343,30 +308,6 @@ pub enum Evidence {
     Signature,
     /// Nothing in the payload; the server port is the protocol's well-known port.
     Port,
-}
-
-/// One of the HTTP buffers content rules match on (Suricata's sticky buffers), passed to
-/// [`EventSink::http_buffer`] when the part of the transaction that holds it is complete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HttpBuffer {
-    /// `http.method`: request method, e.g. `GET`.
-    Method,
-    /// `http.uri`: the request target as sent (not normalised).
-    Uri,
-    /// `http.host`: the Host header value.
-    Host,
-    /// `http.user_agent`.
-    UserAgent,
-    /// `http.header` (to server): the request's header lines, `Name: value\r\n` each, without the request line.
-    RequestHeaders,
-    /// `http.request_body`: the (de-chunked) request body, up to [`Limits::http_request_body_cap`].
-    RequestBody,
-    /// `http.stat_code`: response status code digits.
-    StatusCode,
-    /// `http.header` (to client): the response's header lines.
-    ResponseHeaders,
-    /// `http.response_body`: the de-chunked, decompressed response body, up to the cap.
-    ResponseBody,
 }
 
 /// Where parsers put their events. The engine implements it (it adds flow ids and timestamps).

@@ -12,7 +12,7 @@
 //! stream prefix; nothing is kept between packets.
 
 use crate::scan::{Lit, lines, lit_ci, printable, reply_code, starts_ci};
-use crate::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
 
 /// Which mail protocol a [`MailDetector`] recognises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,10 +229,10 @@ impl Detector for MailDetector {
             };
         }
         match ctx.dir {
-            Dir::ToClient => self.greeting(ctx.prefix),
+            Direction::ToClient => self.greeting(ctx.prefix),
             // The client never speaks before the server's greeting in these protocols.
-            Dir::ToServer if ctx.payload_index == ctx.dir_index => Probe::NotForUs,
-            Dir::ToServer => self.commands(ctx.prefix),
+            Direction::ToServer if ctx.payload_index == ctx.dir_index => Probe::NotForUs,
+            Direction::ToServer => self.commands(ctx.prefix),
         }
     }
 }
@@ -243,7 +243,7 @@ mod tests {
     use crate::testkit_b::ctx_tcp;
 
     fn client(d: &[u8]) -> ProbeCtx<'_> {
-        let mut c = ctx_tcp(Dir::ToServer, d);
+        let mut c = ctx_tcp(Direction::ToServer, d);
         c.payload_index = 1;
         c.dir_index = 0;
         c
@@ -278,7 +278,7 @@ mod tests {
     fn smtp_plain_and_starttls() {
         // smtp.pcap and smtp-starttls.pcap (nDPI test suite).
         let greet = ctx_tcp(
-            Dir::ToClient,
+            Direction::ToClient,
             b"220 xc90.websitewelcome.com ESMTP Exim 4.69 #1 Mon, 05 Oct 2009 01:05:54 -0500 \r\n",
         );
         assert_eq!(SMTP.probe(&greet), Probe::Unsure);
@@ -300,7 +300,7 @@ mod tests {
             Probe::NotForUs
         );
         assert_eq!(
-            SMTP.probe(&ctx_tcp(Dir::ToClient, b"SSH-2.0-x\r\n")),
+            SMTP.probe(&ctx_tcp(Direction::ToClient, b"SSH-2.0-x\r\n")),
             Probe::NotForUs
         );
         assert_eq!(SMTP.probe(&client(b"USER bob\r\n")), Probe::NotForUs);
@@ -310,7 +310,7 @@ mod tests {
     fn pop3_and_imap() {
         assert_eq!(
             POP3.probe(&ctx_tcp(
-                Dir::ToClient,
+                Direction::ToClient,
                 b"+OK POP server ready H mimap3\r\n"
             )),
             Probe::Unsure
@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(POP3.probe(&client(b"CAPA\r\nSTLS\r\n")), Probe::NotForUs);
         assert_eq!(
             IMAP.probe(&ctx_tcp(
-                Dir::ToClient,
+                Direction::ToClient,
                 b"* OK [CAPABILITY IMAP4rev1] ready\r\n"
             )),
             Probe::Unsure
@@ -341,7 +341,7 @@ mod tests {
             Probe::NotForUs
         );
         assert_eq!(
-            IMAP.probe(&ctx_tcp(Dir::ToClient, b"+OK hi\r\n")),
+            IMAP.probe(&ctx_tcp(Direction::ToClient, b"+OK hi\r\n")),
             Probe::NotForUs
         );
         // pop3_stls.pcap: a bare AUTH lists mechanisms, the upgrade comes after CAPA.
@@ -357,10 +357,10 @@ mod tests {
         let hello = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc];
         let appdata = [0x17, 0x03, 0x03, 0x00, 0x2a, 0x40, 0x5d];
         for d in [&hello[..], &appdata[..]] {
-            let c = crate::testkit_b::ctx_ports(Transport::Tcp, Dir::ToServer, d, 50506, 993);
+            let c = crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, d, 50506, 993);
             assert_eq!(IMAPS.probe(&c), Probe::Certain);
             assert_eq!(IMAP.probe(&c), Probe::NotForUs);
-            let c = crate::testkit_b::ctx_ports(Transport::Tcp, Dir::ToServer, d, 50506, 443);
+            let c = crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, d, 50506, 443);
             assert_eq!(IMAPS.probe(&c), Probe::NotForUs);
         }
     }

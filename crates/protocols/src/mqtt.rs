@@ -147,7 +147,7 @@ fn chain(d: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[test]
@@ -155,24 +155,27 @@ mod tests {
         // mqtt.pcap: CONNECT, MQTT 3.1.1, clean session, keepalive 60, client id "mosq-...".
         let c = b"\x10\x1c\x00\x04MQTT\x04\x02\x00\x3c\x00\x10mosq-abcdefghijk";
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToServer, c)),
+            MqttDetector.probe(&ctx_tcp(Direction::ToServer, c)),
             Probe::Certain
         );
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToServer, &c[..6])),
+            MqttDetector.probe(&ctx_tcp(Direction::ToServer, &c[..6])),
             Probe::Unsure
         );
         let old = b"\x10\x1e\x00\x06MQIsdp\x03\x02\x00\x3c\x00\x10mosq-abcdefghijk";
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToServer, old)),
+            MqttDetector.probe(&ctx_tcp(Direction::ToServer, old)),
             Probe::Certain
         );
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToServer, b"\x10\x1c\x00\x04HTTP\x04\x02")),
+            MqttDetector.probe(&ctx_tcp(
+                Direction::ToServer,
+                b"\x10\x1c\x00\x04HTTP\x04\x02"
+            )),
             Probe::NotForUs
         );
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            MqttDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
         assert_eq!(remaining_length(&[0xff, 0xff, 0xff, 0xff, 0x01]), None);
@@ -181,16 +184,16 @@ mod tests {
             0xd0, 0x00, 0x32, 0x08, 0x00, 0x02, b'a', b'b', 0x00, 0x01, b'h', b'i',
         ];
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToClient, &late)),
+            MqttDetector.probe(&ctx_tcp(Direction::ToClient, &late)),
             Probe::Certain
         );
         late.push(0x00);
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToClient, &late)),
+            MqttDetector.probe(&ctx_tcp(Direction::ToClient, &late)),
             Probe::NotForUs
         );
         assert_eq!(
-            MqttDetector.probe(&ctx_tcp(Dir::ToClient, &late[..2])),
+            MqttDetector.probe(&ctx_tcp(Direction::ToClient, &late[..2])),
             Probe::Unsure
         );
         assert_eq!(remaining_length(&[0xc1, 0x02]), Some((321, 2)));

@@ -30,7 +30,7 @@ impl Detector for MuninDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
@@ -39,12 +39,18 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         assert_eq!(
-            Det.probe(&ctx_tcp(Dir::ToClient, b"# munin node at kibana-node01\n")),
+            Det.probe(&ctx_tcp(
+                Direction::ToClient,
+                b"# munin node at kibana-node01\n"
+            )),
             Probe::Certain
         );
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToClient, b"# mun")), Probe::Unsure);
         assert_eq!(
-            Det.probe(&ctx_tcp(Dir::ToClient, b"#!/bin/sh")),
+            Det.probe(&ctx_tcp(Direction::ToClient, b"# mun")),
+            Probe::Unsure
+        );
+        assert_eq!(
+            Det.probe(&ctx_tcp(Direction::ToClient, b"#!/bin/sh")),
             Probe::NotForUs
         );
     }

@@ -41,23 +41,41 @@ impl Detector for NatPmpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_ports;
 
     #[test]
     fn external_address() {
         let q = [0u8, 0];
         assert_eq!(
-            NatPmpDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &q, 40000, 5351)),
+            NatPmpDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &q,
+                40000,
+                5351
+            )),
             Probe::Certain
         );
         assert_eq!(
-            NatPmpDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &q, 40000, 53)),
+            NatPmpDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &q,
+                40000,
+                53
+            )),
             Probe::NotForUs
         );
         let r = [0u8, 128, 0, 0, 0, 0, 0x10, 0, 192, 168, 1, 1];
         assert_eq!(
-            NatPmpDetector.probe(&ctx_ports(Transport::Udp, Dir::ToClient, &r, 40000, 5351)),
+            NatPmpDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToClient,
+                &r,
+                40000,
+                5351
+            )),
             Probe::Certain
         );
     }

@@ -142,11 +142,13 @@ impl Detector for NetBiosDetector {
         match t {
             Transport::Udp => &[137, 138],
             Transport::Tcp => &[139],
+            Transport::Icmp | Transport::Other(_) => &[],
         }
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let d = ctx.prefix;
         match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Udp => {
                 // A NetBIOS-style name sent to a DNS server (a wildcard node-status query) is DNS.
                 if ctx.either_port_is(53) || ctx.either_port_is(5353) || ctx.either_port_is(5355) {
@@ -175,7 +177,7 @@ impl Detector for NetBiosDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::{ctx_tcp, ctx_udp};
 
     fn hex(s: &str) -> Vec<u8> {
@@ -207,7 +209,7 @@ mod tests {
         q.extend(hex("00200001"));
         assert_eq!(q.len(), 50);
         assert_eq!(
-            NetBiosDetector.probe(&ctx_udp(Dir::ToServer, &q, &[])),
+            NetBiosDetector.probe(&ctx_udp(Direction::ToServer, &q, &[])),
             Probe::Certain
         );
         assert_eq!(
@@ -217,7 +219,7 @@ mod tests {
         // A DNS query for example.com is not NetBIOS.
         let dns = hex("1234010000010000000000000765786d706c6503636f6d0000010001");
         assert_eq!(
-            NetBiosDetector.probe(&ctx_udp(Dir::ToServer, &dns, &[])),
+            NetBiosDetector.probe(&ctx_udp(Direction::ToServer, &dns, &[])),
             Probe::NotForUs
         );
     }
@@ -228,15 +230,15 @@ mod tests {
         d.extend(encode("FILESERVER", 0x20));
         d.extend(encode("CLIENT", 0x00));
         assert_eq!(
-            NetBiosDetector.probe(&ctx_tcp(Dir::ToServer, &d)),
+            NetBiosDetector.probe(&ctx_tcp(Direction::ToServer, &d)),
             Probe::Certain
         );
         assert_eq!(
-            NetBiosDetector.probe(&ctx_tcp(Dir::ToServer, &d[..20])),
+            NetBiosDetector.probe(&ctx_tcp(Direction::ToServer, &d[..20])),
             Probe::Unsure
         );
         assert_eq!(
-            NetBiosDetector.probe(&ctx_tcp(Dir::ToServer, b"\x00\x00\x00\x66\xfeSMB")),
+            NetBiosDetector.probe(&ctx_tcp(Direction::ToServer, b"\x00\x00\x00\x66\xfeSMB")),
             Probe::NotForUs
         );
     }

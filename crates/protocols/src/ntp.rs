@@ -63,7 +63,7 @@ impl Detector for NtpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_ports;
 
     #[test]
@@ -75,22 +75,40 @@ mod tests {
         d[3] = 0xec;
         d[40..48].copy_from_slice(&[0xe1, 0x3e, 0x5a, 0x3c, 0x12, 0x34, 0x56, 0x78]);
         assert_eq!(
-            NtpDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 40000, 123)),
+            NtpDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &d,
+                40000,
+                123
+            )),
             Probe::Certain
         );
         assert_eq!(
-            NtpDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 40000, 5000)),
+            NtpDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &d,
+                40000,
+                5000
+            )),
             Probe::NotForUs
         );
         d[0] = 0x3b; // version 7
         assert_eq!(
-            NtpDetector.probe(&ctx_ports(Transport::Udp, Dir::ToServer, &d, 40000, 123)),
+            NtpDetector.probe(&ctx_ports(
+                Transport::Udp,
+                Direction::ToServer,
+                &d,
+                40000,
+                123
+            )),
             Probe::NotForUs
         );
         assert_eq!(
             NtpDetector.probe(&ctx_ports(
                 Transport::Udp,
-                Dir::ToServer,
+                Direction::ToServer,
                 &d[..20],
                 40000,
                 123

@@ -8,13 +8,13 @@
 //! the server's `P_CONTROL_HARD_RESET_SERVER_V2` (opcode 8) to confirm.
 
 use crate::scan::be16;
-use crate::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
 
 fn opcode(b: u8) -> (u8, u8) {
     (b >> 3, b & 0x07)
 }
 
-fn judge(pkt: &[u8], dir: Dir, first: bool) -> Probe {
+fn judge(pkt: &[u8], dir: Direction, first: bool) -> Probe {
     let Some(&b0) = pkt.first() else {
         return Probe::Unsure;
     };
@@ -23,7 +23,7 @@ fn judge(pkt: &[u8], dir: Dir, first: bool) -> Probe {
         return Probe::NotForUs;
     }
     match (op, dir) {
-        (7 | 10, Dir::ToServer) if first => match pkt.len() {
+        (7 | 10, Direction::ToServer) if first => match pkt.len() {
             14 if pkt[9] == 0 && pkt[10..14] == [0, 0, 0, 0] => Probe::Certain,
             // tls-auth: opcode, session id, HMAC (16/20/32/48/64 bytes), packet id, time, empty ACK array,
             // message packet id.
@@ -31,7 +31,7 @@ fn judge(pkt: &[u8], dir: Dir, first: bool) -> Probe {
             n if (14..=1500).contains(&n) => Probe::Unsure,
             _ => Probe::NotForUs,
         },
-        (8, Dir::ToClient) if !first && pkt.len() >= 14 => Probe::Certain,
+        (8, Direction::ToClient) if !first && pkt.len() >= 14 => Probe::Certain,
         (4 | 5 | 6 | 9, _) if !first => Probe::Unsure,
         _ => Probe::NotForUs,
     }
@@ -53,6 +53,7 @@ impl Detector for OpenVpnDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let first = ctx.payload_index == 0;
         match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Udp => judge(ctx.data, ctx.dir, first),
             Transport::Tcp => {
                 let p = ctx.prefix;
@@ -89,23 +90,23 @@ mod tests {
     #[test]
     fn hard_reset() {
         assert_eq!(
-            OpenVpnDetector.probe(&ctx_udp(Dir::ToServer, &RESET, &[])),
+            OpenVpnDetector.probe(&ctx_udp(Direction::ToServer, &RESET, &[])),
             Probe::Certain
         );
         let mut tcp = vec![0x00, 0x0e];
         tcp.extend_from_slice(&RESET);
         assert_eq!(
-            OpenVpnDetector.probe(&ctx_tcp(Dir::ToServer, &tcp)),
+            OpenVpnDetector.probe(&ctx_tcp(Direction::ToServer, &tcp)),
             Probe::Certain
         );
         assert_eq!(
-            OpenVpnDetector.probe(&ctx_udp(Dir::ToServer, &[0x39; 14], &[])),
+            OpenVpnDetector.probe(&ctx_udp(Direction::ToServer, &[0x39; 14], &[])),
             Probe::NotForUs
         );
         let mut odd = RESET.to_vec();
         odd.extend_from_slice(&[1; 10]);
         assert_eq!(
-            OpenVpnDetector.probe(&ctx_udp(Dir::ToServer, &odd, &[])),
+            OpenVpnDetector.probe(&ctx_udp(Direction::ToServer, &odd, &[])),
             Probe::Unsure
         );
     }

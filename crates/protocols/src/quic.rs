@@ -30,8 +30,8 @@ use sha2::Sha256;
 
 use crate::tls::{ClientHello, Ja3, parse_client_hello};
 use crate::{
-    AppEvent, AppProto, ByteSet, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe,
-    ProbeCtx, Transport,
+    AppEvent, AppProto, ByteSet, Detector, Direction, EventSink, Limits, Parser, ParserStats,
+    Probe, ProbeCtx, Transport,
 };
 
 /// Client Initial packets the parser tries to decrypt before giving up on a flow.
@@ -833,8 +833,8 @@ impl QuicParser {
 }
 
 impl Parser for QuicParser {
-    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
-        if self.done || dir != Dir::ToServer {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if self.done || dir != Direction::ToServer {
             return;
         }
         self.client_datagram(data, out);
@@ -1032,7 +1032,7 @@ mod tests {
         let mut p = QuicParser::new(&Limits::default());
         let mut out = Vec::new();
         for d in datagrams {
-            p.parse(Dir::ToServer, d, 0, &mut out);
+            p.parse(Direction::ToServer, d, 0, &mut out);
         }
         p.finish(&mut out);
         out
@@ -1070,7 +1070,7 @@ mod tests {
         pkt[100] ^= 1; // breaks the AEAD tag
         let mut p = QuicParser::new(&Limits::default());
         let mut out = Vec::new();
-        p.parse(Dir::ToServer, &pkt, 0, &mut out);
+        p.parse(Direction::ToServer, &pkt, 0, &mut out);
         assert!(out.is_empty());
         assert_eq!(p.stats().malformed, 1);
         p.finish(&mut out);

@@ -63,7 +63,7 @@ impl Detector for RadiusDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[test]
@@ -74,12 +74,12 @@ mod tests {
         d.extend_from_slice(&[0x04, 0x06, 192, 168, 0, 28]);
         d[3] = d.len() as u8;
         assert_eq!(
-            RadiusDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            RadiusDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::Certain
         );
         d[3] += 1;
         assert_eq!(
-            RadiusDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            RadiusDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::NotForUs
         );
     }

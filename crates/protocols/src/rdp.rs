@@ -67,7 +67,7 @@ impl Detector for RdpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[test]
@@ -78,7 +78,7 @@ mod tests {
             0x00, 0xc2, 0x02, 0x01, 0x02, 0xc0, 0x01, 0x09,
         ];
         assert_eq!(
-            RdpDetector.probe(&ctx_tcp(Dir::ToServer, &s7)),
+            RdpDetector.probe(&ctx_tcp(Direction::ToServer, &s7)),
             Probe::NotForUs
         );
     }
@@ -94,21 +94,24 @@ mod tests {
         d[3] = d.len() as u8;
         d[4] = d.len() as u8 - 5;
         assert_eq!(
-            RdpDetector.probe(&ctx_tcp(Dir::ToServer, &d)),
+            RdpDetector.probe(&ctx_tcp(Direction::ToServer, &d)),
             Probe::Certain
         );
         assert_eq!(
-            RdpDetector.probe(&ctx_tcp(Dir::ToServer, &d[..3])),
+            RdpDetector.probe(&ctx_tcp(Direction::ToServer, &d[..3])),
             Probe::Unsure
         );
         let mut bad = d.clone();
         bad[4] = 0x10;
         assert_eq!(
-            RdpDetector.probe(&ctx_tcp(Dir::ToServer, &bad)),
+            RdpDetector.probe(&ctx_tcp(Direction::ToServer, &bad)),
             Probe::NotForUs
         );
         assert_eq!(
-            RdpDetector.probe(&ctx_tcp(Dir::ToServer, b"\x16\x03\x01\x02\x00\x01\x00")),
+            RdpDetector.probe(&ctx_tcp(
+                Direction::ToServer,
+                b"\x16\x03\x01\x02\x00\x01\x00"
+            )),
             Probe::NotForUs
         );
     }

@@ -6,7 +6,7 @@
 //! client's.
 
 use crate::scan::{parse_u32, starts_ci};
-use crate::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
 
 /// Reads `<prefix><digits>\r\n` at the start of `d`: the number and the bytes used.
 fn header(d: &[u8], prefix: u8) -> Option<(u32, usize)> {
@@ -84,8 +84,8 @@ impl Detector for RedisDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.dir {
-            Dir::ToServer => command(ctx.prefix),
-            Dir::ToClient => {
+            Direction::ToServer => command(ctx.prefix),
+            Direction::ToClient => {
                 let p = ctx.prefix;
                 let reply = matches!(
                     p.first(),
@@ -111,32 +111,35 @@ mod tests {
         // resp.pcap: redis-cli sending COMMAND DOCS, then SET.
         assert_eq!(
             RedisDetector.probe(&ctx_tcp(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"*2\r\n$7\r\nCOMMAND\r\n$4\r\nDOCS\r\n"
             )),
             Probe::Certain
         );
         assert_eq!(
             RedisDetector.probe(&ctx_tcp(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\nb\r\n"
             )),
             Probe::Certain
         );
         assert_eq!(
-            RedisDetector.probe(&ctx_tcp(Dir::ToServer, b"*3\r\n$3")),
+            RedisDetector.probe(&ctx_tcp(Direction::ToServer, b"*3\r\n$3")),
             Probe::Unsure
         );
         assert_eq!(
-            RedisDetector.probe(&ctx_tcp(Dir::ToServer, b"*3\r\n$3\r\n\x00\x01\x02\r\n")),
+            RedisDetector.probe(&ctx_tcp(
+                Direction::ToServer,
+                b"*3\r\n$3\r\n\x00\x01\x02\r\n"
+            )),
             Probe::NotForUs
         );
         assert_eq!(
-            RedisDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            RedisDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
         assert_eq!(
-            RedisDetector.probe(&ctx_tcp(Dir::ToClient, b"+OK\r\n")),
+            RedisDetector.probe(&ctx_tcp(Direction::ToClient, b"+OK\r\n")),
             Probe::Unsure
         );
     }

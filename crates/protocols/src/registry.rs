@@ -27,8 +27,8 @@
 //! specific protocol.
 
 use crate::{
-    AppProto, Detector, Dir, EventSink, Evidence, Limits, Parser, ParserStats, Probe, ProbeCtx,
-    Transport,
+    AppProto, Detector, Direction, EventSink, Evidence, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
 };
 
 /// Bytes of the previous UDP datagram per direction kept for [`ProbeCtx::prev`].
@@ -154,11 +154,11 @@ impl Default for ClassifierConfig {
 pub struct Registry {
     detectors: Vec<Box<dyn Detector>>,
     /// Index 0: detectors that run on TCP; 1: on UDP.
-    by_transport: [DetectorSet; 2],
+    by_transport: [DetectorSet; TRANSPORTS],
     /// For each first byte, the detectors that accept it ([`Detector::first_bytes`]).
     by_first: Box<[DetectorSet; 256]>,
     /// (port, protocol), sorted by port, first registration of a port wins; per transport.
-    ports: [Vec<(u16, AppProto)>; 2],
+    ports: [Vec<(u16, AppProto)>; TRANSPORTS],
     config: ClassifierConfig,
     limits: Limits,
 }
@@ -176,10 +176,14 @@ impl std::fmt::Debug for Registry {
     }
 }
 
+/// Per-transport tables: TCP, UDP, and every other IP protocol (no built-in detector probes those).
+const TRANSPORTS: usize = 3;
+
 fn tindex(t: Transport) -> usize {
     match t {
         Transport::Tcp => 0,
         Transport::Udp => 1,
+        Transport::Icmp | Transport::Other(_) => 2,
     }
 }
 
@@ -201,8 +205,8 @@ impl Registry {
         limits: Limits,
     ) -> Self {
         detectors.truncate(MAX_DETECTORS);
-        let mut by_transport = [DetectorSet::EMPTY; 2];
-        let mut ports: [Vec<(u16, AppProto)>; 2] = [Vec::new(), Vec::new()];
+        let mut by_transport = [DetectorSet::EMPTY; TRANSPORTS];
+        let mut ports: [Vec<(u16, AppProto)>; TRANSPORTS] = Default::default();
         for (i, d) in detectors.iter().enumerate() {
             for &t in d.transports() {
                 by_transport[tindex(t)].insert(i);
@@ -317,7 +321,7 @@ pub struct Classifier {
     winner: Option<u16>,
     dir_count: [u32; 2],
     total: u32,
-    first_dir: Option<Dir>,
+    first_dir: Option<Direction>,
     /// TCP: the first stream bytes per direction (filled only once a flow stays undecided); UDP: previous datagram.
     saved: [Vec<u8>; 2],
     /// TCP: stream bytes that did not fit in `saved` (or fell after a gap), per direction.
@@ -374,7 +378,7 @@ impl Classifier {
 
     /// Probes one payload (TCP: the in-order bytes a segment contributed; UDP: one datagram). Empty payloads are
     /// ignored. Returns the verdict after it.
-    pub fn feed(&mut self, reg: &Registry, dir: Dir, data: &[u8]) -> Verdict {
+    pub fn feed(&mut self, reg: &Registry, dir: Direction, data: &[u8]) -> Verdict {
         if self.verdict != Verdict::Pending || data.is_empty() {
             return self.verdict;
         }
@@ -398,7 +402,7 @@ impl Classifier {
         let (prefix, prev): (&[u8], &[u8]) = match self.transport {
             Transport::Tcp if !first_in_dir && !self.broken[d] => (&self.saved[d], &[]),
             Transport::Tcp => (data, &[]),
-            Transport::Udp => (data, &self.saved[d]),
+            Transport::Udp | Transport::Icmp | Transport::Other(_) => (data, &self.saved[d]),
         };
         let ctx = ProbeCtx {
             transport: self.transport,
@@ -462,7 +466,7 @@ impl Classifier {
                 append_capped(&mut self.saved[d], &mut self.lost[d], data, cfg.prefix_cap)
             }
             Transport::Tcp => {}
-            Transport::Udp => {
+            Transport::Udp | Transport::Icmp | Transport::Other(_) => {
                 self.saved[d].clear();
                 self.saved[d].extend_from_slice(&data[..data.len().min(PREV_CAP)]);
             }
@@ -479,7 +483,7 @@ impl Classifier {
 
     /// A TCP gap of `len` bytes in direction `dir` while pending: the saved prefix no longer continues, so later
     /// payloads of that direction are probed on their own.
-    pub fn gap(&mut self, dir: Dir, len: u64) {
+    pub fn gap(&mut self, dir: Direction, len: u64) {
         if self.verdict == Verdict::Pending {
             self.broken[dir.index()] = true;
             self.lost[dir.index()] = self.lost[dir.index()].saturating_add(len);
@@ -511,7 +515,7 @@ impl Classifier {
     /// The bytes of direction `dir` seen while pending, for replay to a parser: `(bytes, lost)` where `lost` is
     /// the count that did not fit the prefix cap or fell in a gap. TCP only; UDP returns nothing (datagrams are
     /// not replayed).
-    fn replay(&self, dir: Dir) -> (&[u8], u64) {
+    fn replay(&self, dir: Direction) -> (&[u8], u64) {
         let d = dir.index();
         if self.transport == Transport::Udp {
             return (&[], 0);
@@ -581,7 +585,7 @@ impl FlowApp {
     pub fn on_payload(
         &mut self,
         reg: &Registry,
-        dir: Dir,
+        dir: Direction,
         data: &[u8],
         ts_ns: u64,
         out: &mut dyn EventSink,
@@ -604,7 +608,7 @@ impl FlowApp {
         &mut self,
         reg: &Registry,
         proto: AppProto,
-        dir: Dir,
+        dir: Direction,
         data: &[u8],
         ts_ns: u64,
         out: &mut dyn EventSink,
@@ -650,7 +654,7 @@ impl FlowApp {
     }
 
     /// A reassembly gap of `len` bytes in `dir`.
-    pub fn on_gap(&mut self, dir: Dir, len: u64) {
+    pub fn on_gap(&mut self, dir: Direction, len: u64) {
         match self.parser.as_mut() {
             Some(p) => p.gap(dir, len),
             None => self.classifier.gap(dir, len),
@@ -766,24 +770,24 @@ mod tests {
         ];
         let r = Registry::new(dets, ClassifierConfig::default(), Limits::default());
         let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
-        assert_eq!(c.feed(&r, Dir::ToServer, b"GE"), Verdict::Pending);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"GE"), Verdict::Pending);
         assert!(!c.running().contains(0));
         let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
-        assert_eq!(c.feed(&r, Dir::ToServer, b"Z"), Verdict::Pending);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"Z"), Verdict::Pending);
         assert!(c.running().contains(0));
         // The other direction's stream start is checked too: OnlyZ stays only if both could be its.
-        assert_eq!(c.feed(&r, Dir::ToClient, b"Q"), Verdict::Unknown);
+        assert_eq!(c.feed(&r, Direction::ToClient, b"Q"), Verdict::Unknown);
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
-        assert_eq!(c.feed(&r, Dir::ToServer, b"Z"), Verdict::Pending);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"Z"), Verdict::Pending);
         assert_eq!(
-            c.feed(&r, Dir::ToServer, b"x"),
+            c.feed(&r, Direction::ToServer, b"x"),
             Verdict::Unknown,
             "UDP: every datagram's first byte"
         );
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
-        c.feed(&r, Dir::ToServer, b"Z");
+        c.feed(&r, Direction::ToServer, b"Z");
         assert_eq!(
-            c.feed(&r, Dir::ToServer, b"ZZZ").proto(),
+            c.feed(&r, Direction::ToServer, b"ZZZ").proto(),
             Some(AppProto::Ssh)
         );
     }
@@ -805,11 +809,11 @@ mod tests {
     fn header_split_across_segments_is_found_through_the_prefix() {
         let r = reg();
         let mut c = Classifier::new(&r, Transport::Tcp, 40000, 8080);
-        assert_eq!(c.feed(&r, Dir::ToServer, b"G"), Verdict::Pending);
-        assert_eq!(c.feed(&r, Dir::ToServer, b"E"), Verdict::Pending);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"G"), Verdict::Pending);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"E"), Verdict::Pending);
         // SSH dropped out on the first byte; TLS ("GEX") is still in.
         assert_eq!(c.running().iter().collect::<Vec<_>>(), vec![1, 2]);
-        let v = c.feed(&r, Dir::ToServer, b"T /");
+        let v = c.feed(&r, Direction::ToServer, b"T /");
         assert_eq!(
             v,
             Verdict::Identified {
@@ -819,14 +823,17 @@ mod tests {
             }
         );
         // Later payloads do not change anything.
-        assert_eq!(c.feed(&r, Dir::ToClient, b"SSH-2.0"), v);
+        assert_eq!(c.feed(&r, Direction::ToClient, b"SSH-2.0"), v);
     }
 
     #[test]
     fn all_not_for_us_is_unknown_at_once() {
         let r = reg();
         let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
-        assert_eq!(c.feed(&r, Dir::ToServer, b"\x16\x03\x01"), Verdict::Unknown);
+        assert_eq!(
+            c.feed(&r, Direction::ToServer, b"\x16\x03\x01"),
+            Verdict::Unknown
+        );
     }
 
     #[test]
@@ -835,35 +842,35 @@ mod tests {
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
         // "GE" keeps HTTP unsure on UDP (TLS and SSH are TCP-only, so not even asked).
         for _ in 0..2 {
-            assert_eq!(c.feed(&r, Dir::ToServer, b"GE"), Verdict::Pending);
+            assert_eq!(c.feed(&r, Direction::ToServer, b"GE"), Verdict::Pending);
         }
         // Third payload of a unidirectional flow spends the budget.
-        assert_eq!(c.feed(&r, Dir::ToServer, b"GE"), Verdict::Unknown);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"GE"), Verdict::Unknown);
 
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
         for _ in 0..3 {
-            c.feed(&r, Dir::ToServer, b"GE");
+            c.feed(&r, Direction::ToServer, b"GE");
         }
         assert_eq!(c.verdict(), Verdict::Unknown);
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
-        c.feed(&r, Dir::ToClient, b"GE");
+        c.feed(&r, Direction::ToClient, b"GE");
         for _ in 0..5 {
-            c.feed(&r, Dir::ToServer, b"GE");
+            c.feed(&r, Direction::ToServer, b"GE");
         }
         // ToServer spent (3), ToClient has 1 of 3: still pending, and further ToServer payloads are not probed.
         assert_eq!(c.verdict(), Verdict::Pending);
         assert_eq!(c.payloads(), [3, 1]);
-        c.feed(&r, Dir::ToClient, b"GE");
-        assert_eq!(c.feed(&r, Dir::ToClient, b"GE"), Verdict::Unknown);
+        c.feed(&r, Direction::ToClient, b"GE");
+        assert_eq!(c.feed(&r, Direction::ToClient, b"GE"), Verdict::Unknown);
     }
 
     #[test]
     fn prefix_is_capped() {
         let r = reg();
         let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
-        assert_eq!(c.feed(&r, Dir::ToServer, b"G"), Verdict::Pending);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"G"), Verdict::Pending);
         let big = [b'x'; 100];
-        c.feed(&r, Dir::ToServer, &big);
+        c.feed(&r, Direction::ToServer, &big);
         assert_eq!(c.verdict(), Verdict::Unknown);
         assert!(c.saved[0].is_empty(), "prefixes are freed once decided");
     }
@@ -930,11 +937,11 @@ mod tests {
             let mut app = FlowApp::new(&reg, Transport::Tcp, 50000, 443);
             let mut out = Vec::new();
             assert_eq!(
-                app.on_payload(&reg, Dir::ToServer, &ch[..cut], 0, &mut out),
+                app.on_payload(&reg, Direction::ToServer, &ch[..cut], 0, &mut out),
                 Verdict::Pending,
                 "cut {cut}"
             );
-            let v = app.on_payload(&reg, Dir::ToServer, &ch[cut..], 1, &mut out);
+            let v = app.on_payload(&reg, Direction::ToServer, &ch[cut..], 1, &mut out);
             assert_eq!(v.proto(), Some(AppProto::Tls), "cut {cut}");
             app.finish(&mut out);
             assert_eq!(sni_of(&out).as_deref(), Some("a.example"), "cut {cut}");
@@ -945,19 +952,19 @@ mod tests {
         let mut out = Vec::new();
         for (i, b) in req[..3].iter().enumerate() {
             assert_eq!(
-                app.on_payload(&reg, Dir::ToServer, &[*b], i as u64, &mut out),
+                app.on_payload(&reg, Direction::ToServer, &[*b], i as u64, &mut out),
                 Verdict::Pending
             );
         }
         assert_eq!(
-            app.on_payload(&reg, Dir::ToServer, &req[3..], 3, &mut out)
+            app.on_payload(&reg, Direction::ToServer, &req[3..], 3, &mut out)
                 .proto(),
             Some(AppProto::Http)
         );
         assert!(app.has_parser());
         app.on_payload(
             &reg,
-            Dir::ToClient,
+            Direction::ToClient,
             b"HTTP/1.1 204 No Content\r\n\r\n",
             4,
             &mut out,
@@ -983,12 +990,12 @@ mod tests {
         let mut app = FlowApp::new(&reg, Transport::Tcp, 50000, 80);
         let mut out = Vec::new();
         assert_eq!(
-            app.on_payload(&reg, Dir::ToServer, b"G", 0, &mut out),
+            app.on_payload(&reg, Direction::ToServer, b"G", 0, &mut out),
             Verdict::Pending
         );
         let v = app.on_payload(
             &reg,
-            Dir::ToServer,
+            Direction::ToServer,
             b"ET / HTTP/1.1\r\nHost: example.com\r\n\r\n",
             1,
             &mut out,
@@ -1007,7 +1014,7 @@ mod tests {
         app.set_identified(&reg, AppProto::Tls, Evidence::Signature);
         assert!(app.has_parser());
         let mut out = Vec::new();
-        app.on_payload(&reg, Dir::ToServer, &client_hello(), 0, &mut out);
+        app.on_payload(&reg, Direction::ToServer, &client_hello(), 0, &mut out);
         app.finish(&mut out);
         assert_eq!(sni_of(&out).as_deref(), Some("a.example"));
         assert!(matches!(

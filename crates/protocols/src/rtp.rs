@@ -122,7 +122,7 @@ impl Detector for RtcpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     fn rtp(seq: u16, ts: u32) -> Vec<u8> {
@@ -139,25 +139,25 @@ mod tests {
         let a = rtp(100, 8000);
         let b = rtp(101, 8160);
         assert_eq!(
-            RtpDetector.probe(&ctx_udp(Dir::ToServer, &a, &[])),
+            RtpDetector.probe(&ctx_udp(Direction::ToServer, &a, &[])),
             Probe::Unsure
         );
         assert_eq!(
-            RtpDetector.probe(&ctx_udp(Dir::ToServer, &b, &a)),
+            RtpDetector.probe(&ctx_udp(Direction::ToServer, &b, &a)),
             Probe::Certain
         );
         assert_eq!(
-            RtpDetector.probe(&ctx_udp(Dir::ToServer, &a, &b)),
+            RtpDetector.probe(&ctx_udp(Direction::ToServer, &a, &b)),
             Probe::Unsure
         );
         let mut other = rtp(101, 8160);
         other[8] = 0;
         assert_eq!(
-            RtpDetector.probe(&ctx_udp(Dir::ToServer, &other, &a)),
+            RtpDetector.probe(&ctx_udp(Direction::ToServer, &other, &a)),
             Probe::NotForUs
         );
         assert_eq!(
-            RtpDetector.probe(&ctx_udp(Dir::ToServer, b"\x01\x02", &[])),
+            RtpDetector.probe(&ctx_udp(Direction::ToServer, b"\x01\x02", &[])),
             Probe::NotForUs
         );
     }
@@ -172,12 +172,12 @@ mod tests {
         ]);
         assert!(is_rtcp(&d));
         assert_eq!(
-            RtcpDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            RtcpDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::Certain
         );
         d.push(0);
         assert_eq!(
-            RtcpDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            RtcpDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::NotForUs
         );
     }

@@ -71,7 +71,7 @@ impl Detector for RtspDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[test]
@@ -79,19 +79,22 @@ mod tests {
         // rtsp_setup_http.pcapng
         let s = b"SETUP rtsp://172.28.4.26:8554/trackID=88 RTSP/1.0\r\nCSeq: 4\r\n\r\n";
         assert_eq!(
-            RtspDetector.probe(&ctx_tcp(Dir::ToServer, s)),
+            RtspDetector.probe(&ctx_tcp(Direction::ToServer, s)),
             Probe::Certain
         );
         assert_eq!(
-            RtspDetector.probe(&ctx_tcp(Dir::ToClient, b"RTSP/1.0 200 OK\r\nCSeq: 4\r\n")),
+            RtspDetector.probe(&ctx_tcp(
+                Direction::ToClient,
+                b"RTSP/1.0 200 OK\r\nCSeq: 4\r\n"
+            )),
             Probe::Certain
         );
         assert_eq!(
-            RtspDetector.probe(&ctx_tcp(Dir::ToServer, b"OPTIONS * HTTP/1.1\r\n")),
+            RtspDetector.probe(&ctx_tcp(Direction::ToServer, b"OPTIONS * HTTP/1.1\r\n")),
             Probe::NotForUs
         );
         assert_eq!(
-            RtspDetector.probe(&ctx_tcp(Dir::ToServer, b"DESCRIBE rtsp://x")),
+            RtspDetector.probe(&ctx_tcp(Direction::ToServer, b"DESCRIBE rtsp://x")),
             Probe::Unsure
         );
     }

@@ -85,7 +85,7 @@ impl Detector for SipDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::{ctx_tcp, ctx_udp};
 
     #[test]
@@ -94,31 +94,31 @@ mod tests {
         let invite = b"INVITE sip:6713@192.168.1.2:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 192.168.1.3:5060\r\n\r\n";
         let ok = b"SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 192.168.1.3:5060\r\n\r\n";
         assert_eq!(
-            SipDetector.probe(&ctx_udp(Dir::ToServer, invite, &[])),
+            SipDetector.probe(&ctx_udp(Direction::ToServer, invite, &[])),
             Probe::Certain
         );
         assert_eq!(
-            SipDetector.probe(&ctx_udp(Dir::ToClient, ok, &[])),
+            SipDetector.probe(&ctx_udp(Direction::ToClient, ok, &[])),
             Probe::Certain
         );
         assert_eq!(
-            SipDetector.probe(&ctx_udp(Dir::ToServer, b"INVITE sip:x", &[])),
+            SipDetector.probe(&ctx_udp(Direction::ToServer, b"INVITE sip:x", &[])),
             Probe::NotForUs
         );
         assert_eq!(
-            SipDetector.probe(&ctx_tcp(Dir::ToServer, b"INVITE sip:x")),
+            SipDetector.probe(&ctx_tcp(Direction::ToServer, b"INVITE sip:x")),
             Probe::Unsure
         );
         assert_eq!(
-            SipDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            SipDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
         assert_eq!(
-            SipDetector.probe(&ctx_tcp(Dir::ToServer, b"OPTIONS * HTTP/1.1\r\n")),
+            SipDetector.probe(&ctx_tcp(Direction::ToServer, b"OPTIONS * HTTP/1.1\r\n")),
             Probe::NotForUs
         );
         assert_eq!(
-            SipDetector.probe(&ctx_udp(Dir::ToServer, b"\r\n\r\n", &[])),
+            SipDetector.probe(&ctx_udp(Direction::ToServer, b"\r\n\r\n", &[])),
             Probe::Unsure
         );
     }

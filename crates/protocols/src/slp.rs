@@ -58,7 +58,7 @@ impl Detector for SlpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[test]
@@ -74,12 +74,12 @@ mod tests {
         d[4] = d.len() as u8;
         assert!(is_slp(&d));
         assert_eq!(
-            SlpDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            SlpDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::Certain
         );
         d.push(0);
         assert_eq!(
-            SlpDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            SlpDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::NotForUs
         );
     }

@@ -83,7 +83,7 @@ impl Detector for SmbDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     // First bytes of an SMB2 NEGOTIATE (smb_deletefile.pcap) and of an SMB1 NEGOTIATE (smbv1.pcap).
@@ -94,23 +94,35 @@ mod tests {
     fn families() {
         let v1 = SmbDetector { v1: true };
         let v2 = SmbDetector { v1: false };
-        assert_eq!(v2.probe(&ctx_tcp(Dir::ToServer, SMB2)), Probe::Certain);
-        assert_eq!(v1.probe(&ctx_tcp(Dir::ToServer, SMB2)), Probe::NotForUs);
-        assert_eq!(v1.probe(&ctx_tcp(Dir::ToServer, SMB1)), Probe::Certain);
-        assert_eq!(v2.probe(&ctx_tcp(Dir::ToServer, &SMB2[..6])), Probe::Unsure);
         assert_eq!(
-            v2.probe(&ctx_tcp(Dir::ToServer, b"\x00\x00\x00\x66GET ")),
+            v2.probe(&ctx_tcp(Direction::ToServer, SMB2)),
+            Probe::Certain
+        );
+        assert_eq!(
+            v1.probe(&ctx_tcp(Direction::ToServer, SMB2)),
+            Probe::NotForUs
+        );
+        assert_eq!(
+            v1.probe(&ctx_tcp(Direction::ToServer, SMB1)),
+            Probe::Certain
+        );
+        assert_eq!(
+            v2.probe(&ctx_tcp(Direction::ToServer, &SMB2[..6])),
+            Probe::Unsure
+        );
+        assert_eq!(
+            v2.probe(&ctx_tcp(Direction::ToServer, b"\x00\x00\x00\x66GET ")),
             Probe::NotForUs
         );
         assert_eq!(
             v2.probe(&ctx_tcp(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"\x81\x00\x00\x44 CKFDENECFDEFFCFGEFFCCACACACACACA"
             )),
             Probe::NotForUs
         );
         assert_eq!(
-            v2.probe(&ctx_tcp(Dir::ToServer, b"\x00\x00\x00\x01\xfeSMB")),
+            v2.probe(&ctx_tcp(Direction::ToServer, b"\x00\x00\x00\x01\xfeSMB")),
             Probe::NotForUs
         );
     }

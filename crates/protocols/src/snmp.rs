@@ -81,7 +81,7 @@ impl Detector for SnmpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     // snmp.pcap style v1 GetRequest: community "public", request-id 0x26, one varbind sysDescr.0 = NULL.
@@ -95,17 +95,17 @@ mod tests {
     fn v1_get() {
         assert_eq!(snmp_version(GET), Some(0));
         assert_eq!(
-            SnmpDetector.probe(&ctx_udp(Dir::ToServer, GET, &[])),
+            SnmpDetector.probe(&ctx_udp(Direction::ToServer, GET, &[])),
             Probe::Certain
         );
         assert_eq!(
-            SnmpDetector.probe(&ctx_udp(Dir::ToServer, &GET[..GET.len() - 1], &[])),
+            SnmpDetector.probe(&ctx_udp(Direction::ToServer, &GET[..GET.len() - 1], &[])),
             Probe::NotForUs
         );
         let mut bad = GET.to_vec();
         bad[13] = 0xb0;
         assert_eq!(
-            SnmpDetector.probe(&ctx_udp(Dir::ToServer, &bad, &[])),
+            SnmpDetector.probe(&ctx_udp(Direction::ToServer, &bad, &[])),
             Probe::NotForUs
         );
     }

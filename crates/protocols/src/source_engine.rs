@@ -31,7 +31,7 @@ impl Detector for SourceEngineDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[allow(non_upper_case_globals)]
@@ -40,10 +40,13 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = b"\xff\xff\xff\xffTSource Engine Query\0";
-        assert_eq!(Det.probe(&ctx_udp(Dir::ToServer, d, &[])), Probe::Certain);
+        assert_eq!(
+            Det.probe(&ctx_udp(Direction::ToServer, d, &[])),
+            Probe::Certain
+        );
         assert_eq!(
             Det.probe(&ctx_udp(
-                Dir::ToServer,
+                Direction::ToServer,
                 b"\xff\xff\xff\xffgetchallenge",
                 &[]
             )),

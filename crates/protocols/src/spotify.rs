@@ -29,7 +29,7 @@ impl Detector for SpotifyDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[allow(non_upper_case_globals)]
@@ -38,9 +38,12 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = b"SpotUdp0\xdc\x15\x74\x28\x2e\x52\x62\x4c\x00\x01\x00\x04";
-        assert_eq!(Det.probe(&ctx_udp(Dir::ToServer, d, &[])), Probe::Certain);
         assert_eq!(
-            Det.probe(&ctx_udp(Dir::ToServer, b"SpotUdp", &[])),
+            Det.probe(&ctx_udp(Direction::ToServer, d, &[])),
+            Probe::Certain
+        );
+        assert_eq!(
+            Det.probe(&ctx_udp(Direction::ToServer, b"SpotUdp", &[])),
             Probe::NotForUs
         );
     }

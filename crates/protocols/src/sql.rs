@@ -12,7 +12,7 @@
 //!   option table (token, offset, length; 0xFF-terminated) must point inside the packet.
 
 use crate::scan::{be16, be32, le16, le24, le32};
-use crate::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
 
 fn mysql_greeting(d: &[u8]) -> Probe {
     let (Some(len), Some(&seq)) = (le24(d, 0), d.get(3)) else {
@@ -223,18 +223,18 @@ impl Detector for SqlDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let first_of_flow = ctx.payload_index == ctx.dir_index;
         match (self.0, ctx.dir) {
-            (Sql::MySql, Dir::ToClient) => mysql_greeting(ctx.prefix),
+            (Sql::MySql, Direction::ToClient) => mysql_greeting(ctx.prefix),
             // The MySQL client speaks second; its packets alone do not identify it.
-            (Sql::MySql, Dir::ToServer) => {
+            (Sql::MySql, Direction::ToServer) => {
                 if first_of_flow {
                     Probe::NotForUs
                 } else {
                     Probe::Unsure
                 }
             }
-            (Sql::Postgres, Dir::ToServer) => pg_startup(ctx.prefix),
-            (Sql::Tds, Dir::ToServer) => tds_client(ctx.prefix),
-            (Sql::Postgres | Sql::Tds, Dir::ToClient) => {
+            (Sql::Postgres, Direction::ToServer) => pg_startup(ctx.prefix),
+            (Sql::Tds, Direction::ToServer) => tds_client(ctx.prefix),
+            (Sql::Postgres | Sql::Tds, Direction::ToClient) => {
                 if first_of_flow {
                     Probe::NotForUs
                 } else {
@@ -264,10 +264,13 @@ mod tests {
         d.push(0);
         d.extend_from_slice(&p);
         let my = SqlDetector(Sql::MySql);
-        assert_eq!(my.probe(&ctx_tcp(Dir::ToClient, &d)), Probe::Certain);
-        assert_eq!(my.probe(&ctx_tcp(Dir::ToClient, &d[..20])), Probe::Unsure);
+        assert_eq!(my.probe(&ctx_tcp(Direction::ToClient, &d)), Probe::Certain);
         assert_eq!(
-            my.probe(&ctx_tcp(Dir::ToClient, b"SSH-2.0-OpenSSH\r\n")),
+            my.probe(&ctx_tcp(Direction::ToClient, &d[..20])),
+            Probe::Unsure
+        );
+        assert_eq!(
+            my.probe(&ctx_tcp(Direction::ToClient, b"SSH-2.0-OpenSSH\r\n")),
             Probe::NotForUs
         );
     }
@@ -277,7 +280,7 @@ mod tests {
         let pg = SqlDetector(Sql::Postgres);
         assert_eq!(
             pg.probe(&ctx_tcp(
-                Dir::ToServer,
+                Direction::ToServer,
                 &[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]
             )),
             Probe::Certain
@@ -285,10 +288,13 @@ mod tests {
         let mut s = vec![0, 0, 0, 0, 0, 3, 0, 0];
         s.extend_from_slice(b"user\0postgres\0database\0test\0\0");
         s[3] = s.len() as u8;
-        assert_eq!(pg.probe(&ctx_tcp(Dir::ToServer, &s)), Probe::Certain);
-        assert_eq!(pg.probe(&ctx_tcp(Dir::ToServer, &s[..12])), Probe::Unsure);
+        assert_eq!(pg.probe(&ctx_tcp(Direction::ToServer, &s)), Probe::Certain);
         assert_eq!(
-            pg.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            pg.probe(&ctx_tcp(Direction::ToServer, &s[..12])),
+            Probe::Unsure
+        );
+        assert_eq!(
+            pg.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
     }
@@ -304,9 +310,9 @@ mod tests {
         // Offset is relative to the option table start.
         d[10] = 6;
         let tds = SqlDetector(Sql::Tds);
-        assert_eq!(tds.probe(&ctx_tcp(Dir::ToServer, &d)), Probe::Certain);
+        assert_eq!(tds.probe(&ctx_tcp(Direction::ToServer, &d)), Probe::Certain);
         assert_eq!(
-            tds.probe(&ctx_tcp(Dir::ToServer, b"\x16\x03\x01\x00\x10")),
+            tds.probe(&ctx_tcp(Direction::ToServer, b"\x16\x03\x01\x00\x10")),
             Probe::NotForUs
         );
     }

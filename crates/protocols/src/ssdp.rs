@@ -40,23 +40,27 @@ impl Detector for SsdpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[test]
     fn search_and_answer() {
         let m = b"M-SEARCH * HTTP/1.1\r\nHOST: 239.255.255.250:1900\r\nMAN: \"ssdp:discover\"\r\nMX: 1\r\nST: urn:dial-multiscreen-org:service:dial:1\r\n\r\n";
         assert_eq!(
-            SsdpDetector.probe(&ctx_udp(Dir::ToServer, m, &[])),
+            SsdpDetector.probe(&ctx_udp(Direction::ToServer, m, &[])),
             Probe::Certain
         );
         let r = b"HTTP/1.1 200 OK\r\nCACHE-CONTROL: max-age=1800\r\nST: upnp:rootdevice\r\nUSN: uuid:1::upnp:rootdevice\r\n\r\n";
         assert_eq!(
-            SsdpDetector.probe(&ctx_udp(Dir::ToClient, r, &[])),
+            SsdpDetector.probe(&ctx_udp(Direction::ToClient, r, &[])),
             Probe::Certain
         );
         assert_eq!(
-            SsdpDetector.probe(&ctx_udp(Dir::ToClient, b"HTTP/1.1 200 OK\r\n\r\n", &[])),
+            SsdpDetector.probe(&ctx_udp(
+                Direction::ToClient,
+                b"HTTP/1.1 200 OK\r\n\r\n",
+                &[]
+            )),
             Probe::NotForUs
         );
     }

@@ -10,8 +10,8 @@
 
 use crate::scan::{Lit, lit_ci};
 use crate::{
-    AppEvent, AppProto, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe, ProbeCtx,
-    Transport,
+    AppEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
 };
 
 /// Longest identification line kept (RFC 4253: 255 bytes including CR LF).
@@ -125,7 +125,7 @@ pub struct SshParser {
 }
 
 impl SshParser {
-    fn feed(&mut self, dir: Dir, data: &[u8]) {
+    fn feed(&mut self, dir: Direction, data: &[u8]) {
         let side = &mut self.sides[dir.index()];
         let mut data = data;
         while !side.done && !data.is_empty() {
@@ -180,7 +180,7 @@ impl SshParser {
 }
 
 impl Parser for SshParser {
-    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         if self.emitted || self.sides[dir.index()].done {
             return;
         }
@@ -189,7 +189,7 @@ impl Parser for SshParser {
             self.emit(out);
         }
     }
-    fn gap(&mut self, dir: Dir, _len: u64) {
+    fn gap(&mut self, dir: Direction, _len: u64) {
         let side = &mut self.sides[dir.index()];
         if !side.done {
             side.done = true;
@@ -216,27 +216,27 @@ mod tests {
     #[test]
     fn detects_banners() {
         assert_eq!(
-            SshDetector.probe(&ctx_tcp(Dir::ToClient, SERVER)),
+            SshDetector.probe(&ctx_tcp(Direction::ToClient, SERVER)),
             Probe::Certain
         );
         assert_eq!(
-            SshDetector.probe(&ctx_tcp(Dir::ToServer, CLIENT)),
+            SshDetector.probe(&ctx_tcp(Direction::ToServer, CLIENT)),
             Probe::Certain
         );
         assert_eq!(
-            SshDetector.probe(&ctx_tcp(Dir::ToServer, b"SSH")),
+            SshDetector.probe(&ctx_tcp(Direction::ToServer, b"SSH")),
             Probe::Unsure
         );
         assert_eq!(
-            SshDetector.probe(&ctx_tcp(Dir::ToServer, b"SSH-2.0")),
+            SshDetector.probe(&ctx_tcp(Direction::ToServer, b"SSH-2.0")),
             Probe::Unsure
         );
         assert_eq!(
-            SshDetector.probe(&ctx_tcp(Dir::ToServer, b"GET / HTTP/1.1\r\n")),
+            SshDetector.probe(&ctx_tcp(Direction::ToServer, b"GET / HTTP/1.1\r\n")),
             Probe::NotForUs
         );
         assert_eq!(
-            SshDetector.probe(&ctx_tcp(Dir::ToServer, b"SSH-abc-x")),
+            SshDetector.probe(&ctx_tcp(Direction::ToServer, b"SSH-abc-x")),
             Probe::NotForUs
         );
     }
@@ -246,9 +246,9 @@ mod tests {
         let ev = run_parser(
             &mut SshParser::default(),
             &[
-                (Dir::ToClient, SERVER),
-                (Dir::ToServer, &CLIENT[..10]),
-                (Dir::ToServer, &CLIENT[10..]),
+                (Direction::ToClient, SERVER),
+                (Direction::ToServer, &CLIENT[..10]),
+                (Direction::ToServer, &CLIENT[10..]),
             ],
         );
         assert_eq!(
@@ -270,7 +270,7 @@ mod tests {
     fn server_preamble_lines_are_skipped() {
         let ev = run_parser(
             &mut SshParser::default(),
-            &[(Dir::ToClient, b"hello\r\nSSH-1.99-Cisco-1.25\r\n")],
+            &[(Direction::ToClient, b"hello\r\nSSH-1.99-Cisco-1.25\r\n")],
         );
         assert_eq!(ev.len(), 1);
         let AppEvent::Ssh(e) = &ev[0] else {

@@ -102,6 +102,7 @@ impl Detector for StunDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
+            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
             Transport::Udp => {
                 if is_stun(ctx.data, true) {
                     let binding = be16(ctx.data, 0).is_some_and(|t| method_of(t) == 1)
@@ -194,7 +195,7 @@ impl Detector for IceMediaDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::{ctx_tcp, ctx_udp};
 
     // A Binding request with a SOFTWARE attribute ("test") as WebRTC clients send it.
@@ -211,35 +212,35 @@ mod tests {
         let d = binding();
         // A Binding message waits for possible ICE media; other methods and later payloads decide at once.
         assert_eq!(
-            StunDetector.probe(&ctx_udp(Dir::ToServer, &d, &[])),
+            StunDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
             Probe::Unsure
         );
-        let mut late = ctx_udp(Dir::ToServer, &d, &[]);
+        let mut late = ctx_udp(Direction::ToServer, &d, &[]);
         late.payload_index = ICE_WAIT;
         assert_eq!(StunDetector.probe(&late), Probe::Certain);
         let mut alloc = d.clone();
         alloc[1] = 0x03;
         assert_eq!(
-            StunDetector.probe(&ctx_udp(Dir::ToServer, &alloc, &[])),
+            StunDetector.probe(&ctx_udp(Direction::ToServer, &alloc, &[])),
             Probe::Certain
         );
         assert_eq!(
-            StunDetector.probe(&ctx_tcp(Dir::ToServer, &d)),
+            StunDetector.probe(&ctx_tcp(Direction::ToServer, &d)),
             Probe::Certain
         );
         let mut bad = d.clone();
         bad[2] = 1;
         assert_eq!(
-            StunDetector.probe(&ctx_udp(Dir::ToServer, &bad, &[])),
+            StunDetector.probe(&ctx_udp(Direction::ToServer, &bad, &[])),
             Probe::NotForUs
         );
         bad[4] = 0;
         assert_eq!(
-            StunDetector.probe(&ctx_tcp(Dir::ToServer, &bad)),
+            StunDetector.probe(&ctx_tcp(Direction::ToServer, &bad)),
             Probe::NotForUs
         );
         assert_eq!(
-            StunDetector.probe(&ctx_udp(Dir::ToServer, &d[..24], &[])),
+            StunDetector.probe(&ctx_udp(Direction::ToServer, &d[..24], &[])),
             Probe::NotForUs
         );
     }
@@ -250,17 +251,17 @@ mod tests {
         let mut c = vec![0x00, 0x01, 0x00, 0x08];
         c.extend_from_slice(&[0x17; 16]);
         c.extend_from_slice(&[0x00, 0x03, 0x00, 0x04, 0, 0, 0, 0]);
-        let mut c2 = ctx_udp(Dir::ToServer, &c, &[]);
+        let mut c2 = ctx_udp(Direction::ToServer, &c, &[]);
         c2.payload_index = ICE_WAIT;
         assert_eq!(StunDetector.probe(&c2), Probe::Certain);
         let a = [0x40, 0x01, 0x00, 0x04, 1, 2, 3, 4];
         let b = [0x40, 0x01, 0x00, 0x02, 1, 2, 0, 0];
         assert_eq!(
-            StunDetector.probe(&ctx_udp(Dir::ToServer, &a, &[])),
+            StunDetector.probe(&ctx_udp(Direction::ToServer, &a, &[])),
             Probe::Unsure
         );
         assert_eq!(
-            StunDetector.probe(&ctx_udp(Dir::ToServer, &b, &a)),
+            StunDetector.probe(&ctx_udp(Direction::ToServer, &b, &a)),
             Probe::Certain
         );
     }
@@ -273,17 +274,23 @@ mod tests {
         dtls.extend_from_slice(&[1, 0, 0, 0]);
         let d = IceMediaDetector { dtls: true };
         let s = IceMediaDetector { dtls: false };
-        assert_eq!(d.probe(&ctx_udp(Dir::ToServer, &stun, &[])), Probe::Unsure);
-        let mut c = ctx_udp(Dir::ToServer, &dtls, &stun);
+        assert_eq!(
+            d.probe(&ctx_udp(Direction::ToServer, &stun, &[])),
+            Probe::Unsure
+        );
+        let mut c = ctx_udp(Direction::ToServer, &dtls, &stun);
         c.payload_index = 2;
         assert_eq!(d.probe(&c), Probe::Certain);
         assert_eq!(s.probe(&c), Probe::NotForUs);
         let mut rtp = vec![0x80, 0x78, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9];
         rtp.extend_from_slice(&[0; 20]);
-        let mut c = ctx_udp(Dir::ToServer, &rtp, &stun);
+        let mut c = ctx_udp(Direction::ToServer, &rtp, &stun);
         c.payload_index = 3;
         assert_eq!(s.probe(&c), Probe::Certain);
         // A flow that did not open with STUN is not ICE media.
-        assert_eq!(s.probe(&ctx_udp(Dir::ToServer, &rtp, &[])), Probe::NotForUs);
+        assert_eq!(
+            s.probe(&ctx_udp(Direction::ToServer, &rtp, &[])),
+            Probe::NotForUs
+        );
     }
 }

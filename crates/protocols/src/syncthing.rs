@@ -30,7 +30,7 @@ impl Detector for SyncthingDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[allow(non_upper_case_globals)]
@@ -39,9 +39,12 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = [0x2e, 0xa7, 0xd9, 0x0b, 0x0a, 0x20, 0x92, 0xb7, 0x62, 0x62];
-        assert_eq!(Det.probe(&ctx_udp(Dir::ToServer, &d, &[])), Probe::Certain);
         assert_eq!(
-            Det.probe(&ctx_udp(Dir::ToServer, &d[..4], &[])),
+            Det.probe(&ctx_udp(Direction::ToServer, &d, &[])),
+            Probe::Certain
+        );
+        assert_eq!(
+            Det.probe(&ctx_udp(Direction::ToServer, &d[..4], &[])),
             Probe::NotForUs
         );
     }

@@ -54,27 +54,31 @@ impl Detector for SyslogDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[test]
     fn messages() {
         let m = b"<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8";
         assert_eq!(
-            SyslogDetector.probe(&ctx_udp(Dir::ToServer, m, &[])),
+            SyslogDetector.probe(&ctx_udp(Direction::ToServer, m, &[])),
             Probe::Certain
         );
         let m5424 = b"<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 - An application event";
         assert_eq!(
-            SyslogDetector.probe(&ctx_udp(Dir::ToServer, m5424, &[])),
+            SyslogDetector.probe(&ctx_udp(Direction::ToServer, m5424, &[])),
             Probe::Certain
         );
         assert_eq!(
-            SyslogDetector.probe(&ctx_udp(Dir::ToServer, b"<200>too big a priority", &[])),
+            SyslogDetector.probe(&ctx_udp(
+                Direction::ToServer,
+                b"<200>too big a priority",
+                &[]
+            )),
             Probe::NotForUs
         );
         assert_eq!(
-            SyslogDetector.probe(&ctx_udp(Dir::ToServer, b"<html><body>", &[])),
+            SyslogDetector.probe(&ctx_udp(Direction::ToServer, b"<html><body>", &[])),
             Probe::NotForUs
         );
     }

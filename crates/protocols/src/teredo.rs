@@ -54,7 +54,7 @@ impl Detector for TeredoDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
 
     #[allow(non_upper_case_globals)]
     const Det: TeredoDetector = TeredoDetector;
@@ -67,11 +67,11 @@ mod tests {
         d.extend_from_slice(&[0x60, 0, 0, 0, 0x00, 0x08, 0x3a, 0xff]);
         d.extend_from_slice(&[0u8; 32]);
         d.extend_from_slice(&[0x85, 0, 0x7d, 0x38, 0, 0, 0, 0]);
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Dir::ToServer, &d, 52513, 3544);
+        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &d, 52513, 3544);
         assert_eq!(Det.probe(&c), Probe::Certain);
         let c = crate::testkit_b::ctx_ports(
             Transport::Udp,
-            Dir::ToServer,
+            Direction::ToServer,
             &d[..d.len() - 1],
             52513,
             3544,

@@ -22,8 +22,8 @@ use md5::{Digest as _, Md5};
 use sha2::Sha256;
 
 use crate::{
-    AppEvent, AppProto, ByteSet, Detector, Dir, EventSink, Limits, Parser, ParserStats, Probe,
-    ProbeCtx, Transport,
+    AppEvent, AppProto, ByteSet, Detector, Direction, EventSink, Limits, Parser, ParserStats,
+    Probe, ProbeCtx, Transport,
 };
 
 /// Handshake message types we read.
@@ -1053,7 +1053,7 @@ fn finish_msg(hs: &mut HsState, msgs: &mut Vec<HsMsg>) {
 }
 
 impl Parser for TlsParser {
-    fn parse(&mut self, dir: Dir, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         if self.logged
             && self
                 .dirs
@@ -1073,7 +1073,7 @@ impl Parser for TlsParser {
         self.handle(msgs, out);
     }
 
-    fn gap(&mut self, dir: Dir, _len: u64) {
+    fn gap(&mut self, dir: Direction, _len: u64) {
         if !self.dtls
             && let Some(st) = self.dirs.get_mut(dir.index())
         {
@@ -1129,7 +1129,7 @@ mod tests {
         r
     }
 
-    fn run(conv: &[(Dir, Vec<u8>)], cuts: &[usize]) -> (Vec<AppEvent>, ParserStats) {
+    fn run(conv: &[(Direction, Vec<u8>)], cuts: &[usize]) -> (Vec<AppEvent>, ParserStats) {
         let mut p = TlsParser::new(&Limits::default(), false);
         let mut out = Vec::new();
         for (dir, data) in conv {
@@ -1146,7 +1146,7 @@ mod tests {
         (out, p.stats())
     }
 
-    fn tls13_conversation() -> Vec<(Dir, Vec<u8>)> {
+    fn tls13_conversation() -> Vec<(Direction, Vec<u8>)> {
         let ch = unhex(CLIENT_HELLO);
         // The ClientHello split over two records, as a long hello may be.
         let mut c = record(CT_HANDSHAKE, &ch[..100]);
@@ -1156,7 +1156,7 @@ mod tests {
         let mut s = record(CT_HANDSHAKE, &unhex(SERVER_HELLO));
         s.extend_from_slice(&record(CT_CCS, &[1]));
         s.extend_from_slice(&record(CT_APPDATA, &[0xbb; 2000]));
-        vec![(Dir::ToServer, c), (Dir::ToClient, s)]
+        vec![(Direction::ToServer, c), (Direction::ToClient, s)]
     }
 
     #[test]
@@ -1218,8 +1218,8 @@ mod tests {
         rec.extend_from_slice(&[HS_SERVER_HELLO_DONE, 0, 0, 0]);
         let ch = record(CT_HANDSHAKE, &unhex(CLIENT_HELLO));
         let conv = vec![
-            (Dir::ToServer, ch),
-            (Dir::ToClient, record(CT_HANDSHAKE, &rec)),
+            (Direction::ToServer, ch),
+            (Direction::ToClient, record(CT_HANDSHAKE, &rec)),
         ];
         let (ev, stats) = run(&conv, &[]);
         assert_eq!(stats, ParserStats::default());
@@ -1281,7 +1281,7 @@ mod tests {
         );
         let mut p = TlsParser::new(&Limits::default(), true);
         let mut out = Vec::new();
-        p.parse(Dir::ToServer, &dg, 0, &mut out);
+        p.parse(Direction::ToServer, &dg, 0, &mut out);
         p.finish(&mut out);
         let [AppEvent::Tls(t)] = out.as_slice() else {
             panic!("{out:?}")
@@ -1299,7 +1299,7 @@ mod tests {
         let mut p = TlsParser::new(&limits, false);
         let mut out = Vec::new();
         p.parse(
-            Dir::ToServer,
+            Direction::ToServer,
             &record(CT_HANDSHAKE, &unhex(CLIENT_HELLO)),
             0,
             &mut out,
@@ -1332,9 +1332,9 @@ mod tests {
                 let _ = parse_server_hello(&a);
                 let mut cuts = cuts;
                 cuts.sort_unstable();
-                let _ = run(&[(Dir::ToServer, a.clone()), (Dir::ToClient, b)], &cuts);
+                let _ = run(&[(Direction::ToServer, a.clone()), (Direction::ToClient, b)], &cuts);
                 let mut p = TlsParser::new(&Limits::default(), true);
-                p.parse(Dir::ToServer, &a, 0, &mut Vec::new());
+                p.parse(Direction::ToServer, &a, 0, &mut Vec::new());
             }
 
             #[test]
@@ -1343,7 +1343,7 @@ mod tests {
                 let n = ch.len();
                 ch[pos % n] = byte;
                 let _ = parse_client_hello(&ch[4..], false).map(|c| (c.ja3(), c.ja4('t')));
-                let _ = run(&[(Dir::ToServer, record(CT_HANDSHAKE, &ch))], &[]);
+                let _ = run(&[(Direction::ToServer, record(CT_HANDSHAKE, &ch))], &[]);
             }
 
             #[test]

@@ -32,7 +32,7 @@ impl Detector for TuyaLpDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[allow(non_upper_case_globals)]
@@ -44,8 +44,14 @@ mod tests {
         d.extend_from_slice(&[0x11; 20]);
         d.extend_from_slice(&[0, 0, 0xaa, 0x55]);
         d[15] = (d.len() - 16) as u8;
-        assert_eq!(Det.probe(&ctx_udp(Dir::ToServer, &d, &[])), Probe::Certain);
+        assert_eq!(
+            Det.probe(&ctx_udp(Direction::ToServer, &d, &[])),
+            Probe::Certain
+        );
         d.insert(20, 0);
-        assert_eq!(Det.probe(&ctx_udp(Dir::ToServer, &d, &[])), Probe::NotForUs);
+        assert_eq!(
+            Det.probe(&ctx_udp(Direction::ToServer, &d, &[])),
+            Probe::NotForUs
+        );
     }
 }

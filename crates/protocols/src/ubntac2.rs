@@ -45,7 +45,7 @@ impl Detector for Ubntac2Detector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
 
     #[allow(non_upper_case_globals)]
     const Det: Ubntac2Detector = Ubntac2Detector;
@@ -55,9 +55,15 @@ mod tests {
         let d = [
             0x02, 0x06, 0x00, 0x0a, 0x02, 0x00, 0x07, 0x80, 0x2a, 0xa8, 0x8d, 0x69, 0x2b, 0xc0,
         ];
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Dir::ToClient, &d, 10001, 50000);
+        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToClient, &d, 10001, 50000);
         assert_eq!(Det.probe(&c), Probe::Certain);
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Dir::ToClient, &d[..13], 10001, 50000);
+        let c = crate::testkit_b::ctx_ports(
+            Transport::Udp,
+            Direction::ToClient,
+            &d[..13],
+            10001,
+            50000,
+        );
         assert_eq!(Det.probe(&c), Probe::NotForUs);
     }
 }

@@ -21,7 +21,7 @@ impl Detector for WhatsAppDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let p = ctx.prefix;
-        if ctx.dir == crate::Dir::ToClient && ctx.payload_index == ctx.dir_index {
+        if ctx.dir == crate::Direction::ToClient && ctx.payload_index == ctx.dir_index {
             return Probe::NotForUs;
         }
         match p {
@@ -41,7 +41,7 @@ impl Detector for WhatsAppDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
@@ -50,14 +50,17 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = [0x57, 0x41, 0x01, 0x05, 0x00, 0x00, 0x17, 0xf8, 0x05, 0x01];
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToServer, &d)), Probe::Certain);
+        assert_eq!(Det.probe(&ctx_tcp(Direction::ToServer, &d)), Probe::Certain);
         assert_eq!(
-            Det.probe(&ctx_tcp(Dir::ToServer, b"ED\x00\x01\x00\x00")),
+            Det.probe(&ctx_tcp(Direction::ToServer, b"ED\x00\x01\x00\x00")),
             Probe::Certain
         );
-        assert_eq!(Det.probe(&ctx_tcp(Dir::ToServer, b"WA")), Probe::Unsure);
         assert_eq!(
-            Det.probe(&ctx_tcp(Dir::ToServer, b"\x16\x03\x01\x02\x00")),
+            Det.probe(&ctx_tcp(Direction::ToServer, b"WA")),
+            Probe::Unsure
+        );
+        assert_eq!(
+            Det.probe(&ctx_tcp(Direction::ToServer, b"\x16\x03\x01\x02\x00")),
             Probe::NotForUs
         );
     }

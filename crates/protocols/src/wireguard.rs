@@ -52,7 +52,7 @@ impl Detector for WireGuardDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_udp;
 
     #[test]
@@ -60,12 +60,12 @@ mod tests {
         let mut init = vec![1, 0, 0, 0];
         init.extend_from_slice(&[0x5a; 144]);
         assert_eq!(
-            WireGuardDetector.probe(&ctx_udp(Dir::ToServer, &init, &[])),
+            WireGuardDetector.probe(&ctx_udp(Direction::ToServer, &init, &[])),
             Probe::Certain
         );
         init.push(0);
         assert_eq!(
-            WireGuardDetector.probe(&ctx_udp(Dir::ToServer, &init, &[])),
+            WireGuardDetector.probe(&ctx_udp(Direction::ToServer, &init, &[])),
             Probe::NotForUs
         );
         let data = |ctr: u8| {
@@ -75,11 +75,11 @@ mod tests {
         };
         let (a, b) = (data(1), data(2));
         assert_eq!(
-            WireGuardDetector.probe(&ctx_udp(Dir::ToServer, &a, &[])),
+            WireGuardDetector.probe(&ctx_udp(Direction::ToServer, &a, &[])),
             Probe::Unsure
         );
         assert_eq!(
-            WireGuardDetector.probe(&ctx_udp(Dir::ToServer, &b, &a)),
+            WireGuardDetector.probe(&ctx_udp(Direction::ToServer, &b, &a)),
             Probe::Certain
         );
     }

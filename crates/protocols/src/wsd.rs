@@ -32,7 +32,7 @@ impl Detector for WsdDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
 
     #[allow(non_upper_case_globals)]
     const Det: WsdDetector = WsdDetector;
@@ -40,11 +40,11 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = b"<?xml version=\"1.0\"?><soap:Envelope xmlns:wsd=\"http://schemas.xmlsoap.org/ws/2005/04/discovery\"></soap:Envelope>";
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Dir::ToServer, d, 63957, 3702);
+        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, d, 63957, 3702);
         assert_eq!(Det.probe(&c), Probe::Certain);
         let c = crate::testkit_b::ctx_ports(
             Transport::Udp,
-            Dir::ToServer,
+            Direction::ToServer,
             b"<?xml version=\"1.0\"?><x/>",
             63957,
             3702,

@@ -36,22 +36,22 @@ impl Detector for ZabbixDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Dir;
+    use crate::Direction;
     use crate::testkit_b::ctx_tcp;
 
     #[test]
     fn header() {
         let m = b"ZBXD\x01\x0a\x00\x00\x00\x00\x00\x00\x00agent.ping";
         assert_eq!(
-            ZabbixDetector.probe(&ctx_tcp(Dir::ToServer, m)),
+            ZabbixDetector.probe(&ctx_tcp(Direction::ToServer, m)),
             Probe::Certain
         );
         assert_eq!(
-            ZabbixDetector.probe(&ctx_tcp(Dir::ToServer, b"ZB")),
+            ZabbixDetector.probe(&ctx_tcp(Direction::ToServer, b"ZB")),
             Probe::Unsure
         );
         assert_eq!(
-            ZabbixDetector.probe(&ctx_tcp(Dir::ToServer, b"ZBXD\x09")),
+            ZabbixDetector.probe(&ctx_tcp(Direction::ToServer, b"ZBXD\x09")),
             Probe::NotForUs
         );
     }

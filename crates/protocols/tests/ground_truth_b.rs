@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use flowbundle_protocols::{AppProto, Detector, Dir, Probe, ProbeCtx, Transport};
+use flowbundle_protocols::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
 use pcap_parser::{Block, PcapBlockOwned, PcapError};
 
 /// Payload-carrying packets kept per flow for classification (the classifier's budget is smaller).
@@ -55,7 +55,7 @@ impl Key {
 struct Flow {
     client: Option<(IpAddr, u16)>,
     client_from_syn: bool,
-    payloads: Vec<(Dir, Vec<u8>)>,
+    payloads: Vec<(Direction, Vec<u8>)>,
     /// Next expected sequence number per direction (TCP), to drop retransmissions.
     next_seq: [Option<u32>; 2],
 }
@@ -189,12 +189,12 @@ fn add_packet(flows: &mut HashMap<Key, Flow>, p: Pkt<'_>, cap: usize) {
         return;
     }
     let dir = if Some(p.src) == f.client {
-        Dir::ToServer
+        Direction::ToServer
     } else {
-        Dir::ToClient
+        Direction::ToClient
     };
     if p.tcp {
-        let i = usize::from(dir == Dir::ToClient);
+        let i = usize::from(dir == Direction::ToClient);
         if let Some(next) = f.next_seq[i] {
             // Drop segments that end at or before what we already have (retransmissions).
             let end = p.seq.wrapping_add(p.payload.len() as u32);
@@ -278,7 +278,7 @@ fn classify(dets: &[Box<dyn Detector>], key: &Key, flow: &Flow, budget: usize) -
     let mut prev: [&[u8]; 2] = [&[], &[]];
     let mut dir_count = [0u32; 2];
     for (i, (dir, data)) in flow.payloads.iter().enumerate().take(budget) {
-        let di = usize::from(*dir == Dir::ToClient);
+        let di = usize::from(*dir == Direction::ToClient);
         let pre: &[u8] = if tcp {
             let room = PREFIX.saturating_sub(prefix[di].len());
             prefix[di].extend_from_slice(&data[..data.len().min(room)]);

@@ -1,7 +1,7 @@
 //! Property tests for the protocol-b detectors and parsers: arbitrary bytes, in any split, never panic, and the
 //! answers are consistent (a detector that is certain names its own protocol; parsers keep their caps).
 
-use flowbundle_protocols::{AppEvent, Dir, Limits, Parser, ProbeCtx, Transport};
+use flowbundle_protocols::{AppEvent, Direction, Limits, Parser, ProbeCtx, Transport};
 use proptest::prelude::*;
 
 fn all_b() -> Vec<Box<dyn flowbundle_protocols::Detector>> {
@@ -10,8 +10,12 @@ fn all_b() -> Vec<Box<dyn flowbundle_protocols::Detector>> {
     d
 }
 
-fn dir(b: bool) -> Dir {
-    if b { Dir::ToServer } else { Dir::ToClient }
+fn dir(b: bool) -> Direction {
+    if b {
+        Direction::ToServer
+    } else {
+        Direction::ToClient
+    }
 }
 
 proptest! {
@@ -107,7 +111,7 @@ proptest! {
         let cmd = format!("PORT {a},{b},{c},{d},{},{}\r\n", port >> 8, port & 0xff);
         let mut p = flowbundle_protocols::ftp::FtpParser::default();
         let mut out: Vec<AppEvent> = Vec::new();
-        p.parse(Dir::ToServer, cmd.as_bytes(), 0, &mut out);
+        p.parse(Direction::ToServer, cmd.as_bytes(), 0, &mut out);
         prop_assert_eq!(out.len(), 1);
         let AppEvent::Ftp(e) = &out[0] else { panic!("not an ftp event") };
         prop_assert_eq!(e.dynamic_port, port);

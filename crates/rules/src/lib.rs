@@ -121,6 +121,6 @@ pub use classify::Classifications;
 pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule};
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule};
 pub use scan::{
-    Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, L4,
-    MAX_QUIET, PacketCtx, ScanStats, Scanner,
+    Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,
+    PacketCtx, ScanStats, Scanner, Transport,
 };

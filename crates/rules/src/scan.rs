@@ -11,6 +11,8 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
+pub use flowbundle_types::{Direction, HttpBuffer, Transport};
+
 use crate::prefilter::ScanState;
 use crate::rule::{Buffer, FlowDir, FlowState, Flowbit, Group, Item, Proto, Rule};
 use crate::ruleset::{GroupInfo, RuleSet, Target};
@@ -32,41 +34,12 @@ pub const MAX_HTTP_PARTIAL: usize = 256;
 /// Transactions older than the newest by more than this lose their partial matches (HTTP pipelining depth).
 pub const HTTP_TX_WINDOW: u64 = 16;
 
-/// Which way data travels, relative to the side that opened the connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
-    ToServer,
-    ToClient,
-}
-
-impl Direction {
-    /// 0 for to-server, 1 for to-client.
-    #[inline]
-    pub fn index(self) -> usize {
-        match self {
-            Direction::ToServer => 0,
-            Direction::ToClient => 1,
-        }
-    }
-}
-
-/// Transport protocol of the packet or flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum L4 {
-    Tcp,
-    Udp,
-    /// ICMP or ICMPv6.
-    Icmp,
-    /// Any other IP protocol, by number.
-    Other(u8),
-}
-
 /// What a rule header and `flow` option are checked against.
 #[derive(Clone, Copy, Debug)]
 pub struct PacketCtx<'a> {
     /// Direction of this data within its flow.
     pub dir: Direction,
-    pub l4: L4,
+    pub transport: Transport,
     /// Sender and receiver of this data (for stream data: of this direction).
     pub src: IpAddr,
     pub dst: IpAddr,
@@ -84,7 +57,7 @@ impl Default for PacketCtx<'_> {
     fn default() -> Self {
         PacketCtx {
             dir: Direction::ToServer,
-            l4: L4::Tcp,
+            transport: Transport::Tcp,
             src: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             dst: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             src_port: 0,
@@ -93,24 +66,6 @@ impl Default for PacketCtx<'_> {
             app_proto: None,
         }
     }
-}
-
-/// The HTTP pieces the HTTP parser hands over, once each per transaction (mirrors `flowbundle_protocols::HttpBuffer`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum HttpBuffer {
-    Method,
-    /// The request target as sent; `http.uri` (normalised) is derived here.
-    Uri,
-    /// The Host header value as sent; `http.host` (lowercased, no port) is derived here.
-    Host,
-    UserAgent,
-    /// Request header lines, `Name: value\r\n` each; `http.header` and `http.cookie` are derived here.
-    RequestHeaders,
-    RequestBody,
-    StatusCode,
-    ResponseHeaders,
-    /// De-chunked and decompressed.
-    ResponseBody,
 }
 
 /// Where an alert's match was found.
@@ -509,9 +464,9 @@ impl HttpState {
 fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     let proto_ok = match rule.proto {
         Proto::Ip => true,
-        Proto::Tcp => ctx.l4 == L4::Tcp,
-        Proto::Udp => ctx.l4 == L4::Udp,
-        Proto::Icmp => ctx.l4 == L4::Icmp,
+        Proto::Tcp => ctx.transport == Transport::Tcp,
+        Proto::Udp => ctx.transport == Transport::Udp,
+        Proto::Icmp => ctx.transport == Transport::Icmp,
         Proto::App(name) => ctx.app_proto.is_some_and(|a| a.eq_ignore_ascii_case(name)),
     };
     if !proto_ok {
@@ -1040,7 +995,7 @@ impl RuleSet {
         let d = ctx.dir.index();
         sc.next_generation();
         let FlowMatchState { dirs, bits, .. } = flow;
-        let tables = if ctx.l4 == L4::Tcp {
+        let tables = if ctx.transport == Transport::Tcp {
             &self.tcp_packet
         } else {
             &self.packet

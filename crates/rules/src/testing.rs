@@ -2,7 +2,8 @@
 //! failure the fuzzer finds reproduces as a unit test with the same call.
 
 use crate::{
-    AlertRecord, Direction, FlowMatchState, HttpBuffer, L4, PacketCtx, RuleSet, ScanStats, Vars,
+    AlertRecord, Direction, FlowMatchState, HttpBuffer, PacketCtx, RuleSet, ScanStats, Transport,
+    Vars,
 };
 
 /// Parses arbitrary bytes as a rule file; checks that every rule is accounted for exactly once.
@@ -63,9 +64,9 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
     }
     let mut sc = rs.scanner();
     let mut out: Vec<AlertRecord> = Vec::new();
-    for l4 in [L4::Udp, L4::Icmp, L4::Tcp] {
+    for transport in [Transport::Udp, Transport::Icmp, Transport::Tcp] {
         let ctx = PacketCtx {
-            l4,
+            transport,
             ..PacketCtx::default()
         };
         rs.scan_packet(

@@ -1,7 +1,8 @@
 //! Matching behaviour per modifier, per buffer, across chunk boundaries.
 
 use flowbundle_rules::{
-    AlertRecord, Direction, FlowMatchState, HttpBuffer, L4, LoadOptions, PacketCtx, RuleSet, Vars,
+    AlertRecord, Direction, FlowMatchState, HttpBuffer, LoadOptions, PacketCtx, RuleSet, Transport,
+    Vars,
 };
 
 fn load(text: &str) -> RuleSet {
@@ -67,7 +68,7 @@ fn packet(rs: &RuleSet, payload: &[u8]) -> Vec<u32> {
     let mut sc = rs.scanner();
     let mut out: Vec<AlertRecord> = Vec::new();
     let c = PacketCtx {
-        l4: L4::Udp,
+        transport: Transport::Udp,
         app_proto: None,
         ..ctx(Direction::ToServer)
     };
@@ -317,7 +318,7 @@ fn header_only_rules_fire_per_packet() {
     let mut sc = rs.scanner();
     let mut out: Vec<AlertRecord> = Vec::new();
     let c = PacketCtx {
-        l4: L4::Udp,
+        transport: Transport::Udp,
         dst_port: 53,
         ..PacketCtx::default()
     };
@@ -561,7 +562,7 @@ fn flow_state_is_small_until_data() {
     assert_eq!(flow.memory(), 0);
     // A UDP packet and an empty stream chunk allocate nothing.
     let udp = PacketCtx {
-        l4: L4::Udp,
+        transport: Transport::Udp,
         ..ctx(Direction::ToServer)
     };
     rs.scan_packet(&mut sc, &mut flow, &udp, b"abc", &mut out);

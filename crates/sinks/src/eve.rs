@@ -25,7 +25,7 @@
 use std::io::{self, Write};
 use std::net::IpAddr;
 
-use flowbundle_decode::{Direction, FlowKey};
+use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_inspect::{AlertEvent, Event, EventKind, FlowRecord};
 use flowbundle_protocols::AppEvent;
 
@@ -78,7 +78,7 @@ fn put_ts(buf: &mut Vec<u8>, ts: u64) {
 }
 
 /// `"src_ip":..,"src_port":..,"dest_ip":..,"dest_port":..` for data going in key direction `dir`.
-fn put_endpoints(buf: &mut Vec<u8>, key: &FlowKey, dir: Direction, prefix: &str) {
+fn put_endpoints(buf: &mut Vec<u8>, key: &FlowKey, dir: KeySide, prefix: &str) {
     let (src, dst, sp, dp) = key.endpoints(dir);
     let _ = write!(buf, "\"{prefix}src_ip\":");
     put_ip(buf, src);
@@ -271,7 +271,7 @@ mod tests {
     use flowbundle_inspect::{App, EndReason, FlowState, TcpState, TcpSummary};
     use flowbundle_protocols::AppProto;
 
-    fn key() -> (FlowKey, Direction) {
+    fn key() -> (FlowKey, KeySide) {
         FlowKey::new(
             "10.0.0.2".parse().unwrap(),
             40000,

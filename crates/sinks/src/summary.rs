@@ -267,7 +267,7 @@ impl fmt::Display for Summary<'_> {
         if !c.top.is_empty() {
             writeln!(f, "  most expensive connections (cycles):")?;
             for t in &c.top {
-                let (a, b, ap, bp) = t.key.endpoints(flowbundle_decode::Direction::Forward);
+                let (a, b, ap, bp) = t.key.endpoints(flowbundle_decode::KeySide::Forward);
                 writeln!(
                     f,
                     "    {:>14}  {} {a}:{ap} <-> {b}:{bp}  {}  {} pkts {} bytes",

@@ -8,12 +8,27 @@
 //! | concept | type | who produces it | who consumes it |
 //! |---|---|---|---|
 //! | a packet as the scheduler sees it | [`Desc`], [`BUNDLES`], [`WorkerId`] | the prestage | schedulers, runtime, engine |
+//! | which way data travels in a connection | [`Direction`] | the engine (from the client side) | parsers, rules, events |
+//! | transport of a packet or flow | [`Transport`] | the engine | parsers, rules, events |
+//! | an application protocol | [`AppProto`] (one generated table) | identification | rules, cost records, sinks |
+//! | an HTTP buffer handed to detection | [`HttpBuffer`] | the HTTP parser | rules |
+//! | where an identification stands | [`Verdict`] | detectors, signatures | the engine |
 //! | what a worker runs per packet | [`Workload`], [`Outcome`], [`BundleToken`], [`PolicyShape`] | the engine, the lab's workloads | the runtime |
 
+mod app_proto;
 mod bundle;
+mod direction;
+mod http;
 mod packet;
+mod transport;
+mod verdict;
 mod workload;
 
+pub use app_proto::AppProto;
 pub use bundle::{BundleToken, PolicyShape};
+pub use direction::Direction;
+pub use http::HttpBuffer;
 pub use packet::{BUNDLES, Desc, WorkerId};
+pub use transport::Transport;
+pub use verdict::Verdict;
 pub use workload::{Outcome, Workload};

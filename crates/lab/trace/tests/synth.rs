@@ -77,7 +77,7 @@ mod classify {
     use flowbundle_decode::{DecodeOptions, L4, decode_bytes};
     use flowbundle_ingest::LinkType;
     use flowbundle_protocols::{
-        AppEvent, Dir, EventSink, FlowApp, HttpBuffer, Registry, Transport, Verdict,
+        AppEvent, Direction, EventSink, FlowApp, HttpBuffer, Registry, Transport, Verdict,
     };
     use flowbundle_trace::synth::{App, SynthConfig, generate};
 
@@ -136,9 +136,9 @@ mod classify {
             assert_eq!(f.app, p.app);
             if !d.payload.is_empty() {
                 let dir = if p.from_client {
-                    Dir::ToServer
+                    Direction::ToServer
                 } else {
-                    Dir::ToClient
+                    Direction::ToClient
                 };
                 f.fa.on_payload(&reg, dir, d.payload, p.ts_ns, &mut f.sink);
             }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
-use flowbundle_protocols::{Dir, EventSink, FlowApp, Registry, Transport, Verdict};
+use flowbundle_protocols::{Direction, EventSink, FlowApp, Registry, Transport, Verdict};
 use pcap_parser::{Block, PcapBlockOwned, PcapError};
 
 /// `../shared/data/<rel>`, or `None` (with a message) when the shared data is absent.
@@ -45,7 +45,7 @@ pub struct Flow {
     pub client: Option<(IpAddr, u16)>,
     from_syn: bool,
     /// Payloads in arrival order: direction, bytes, and the bytes missing before them (a TCP sequence gap).
-    pub payloads: Vec<(Dir, Vec<u8>, u64)>,
+    pub payloads: Vec<(Direction, Vec<u8>, u64)>,
     /// TCP: next expected sequence number per direction (to trim retransmitted bytes).
     next_seq: [Option<u32>; 2],
 }
@@ -161,9 +161,9 @@ fn add_packet(flows: &mut HashMap<Key, Flow>, p: Pkt<'_>, max_payloads: usize) {
         return;
     }
     let dir = if Some(p.src) == f.client {
-        Dir::ToServer
+        Direction::ToServer
     } else {
-        Dir::ToClient
+        Direction::ToClient
     };
     let mut data = p.payload;
     let mut gap = 0u64;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use flowbundle_decode::Direction;
+use flowbundle_decode::KeySide;
 
 use super::{
     COST_POSITIONS, Collector, ConnectionDensity, Connections, CostStats, Encapsulation, FlowEntry,
@@ -212,7 +212,7 @@ fn top_connections(col: &Collector, metric: fn(&FlowEntry) -> u64) -> Vec<TopCon
     let with_cost = col.cost.is_some();
     v.into_iter()
         .map(|e| {
-            let (a, b, ap, bp) = e.key.endpoints(Direction::Forward);
+            let (a, b, ap, bp) = e.key.endpoints(KeySide::Forward);
             TopConnection {
                 proto: e.key.proto,
                 proto_name: proto_label(e.key.proto),
