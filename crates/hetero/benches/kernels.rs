@@ -9,7 +9,7 @@ use std::sync::Arc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flowbundle_hetero::device::{CpuDevice, Device};
 use flowbundle_hetero::profiler::make_batch;
-use flowbundle_hetero::{App, BatchOutput, Dfa, DfaLimits, testdata};
+use flowbundle_hetero::{BatchOutput, Dfa, DfaLimits, PacketApp, testdata};
 
 fn kernels(c: &mut Criterion) {
     let (Some(pats), payloads) = (testdata::content_10k(), testdata::real_payloads(1500, 4096))
@@ -27,7 +27,7 @@ fn kernels(c: &mut Criterion) {
     let mut g = c.benchmark_group("one_core_1500B");
     g.throughput(Throughput::Bytes(bytes));
     g.sample_size(10);
-    for app in App::ALL {
+    for app in PacketApp::ALL {
         let mut work = vec![batch.clone()];
         let mut out = vec![BatchOutput::default()];
         g.bench_function(app.name(), |b| {

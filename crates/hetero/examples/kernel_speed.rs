@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use flowbundle_hetero::kernels::{self, App, BatchOutput};
+use flowbundle_hetero::kernels::{self, BatchOutput, PacketApp};
 use flowbundle_hetero::profiler::make_batch;
 use flowbundle_hetero::{Dfa, DfaLimits, PacketBatch, testdata};
 
@@ -140,7 +140,7 @@ fn main() {
             bytes,
             reps,
             || {
-                kernels::run_cpu(App::Dpi, &dfa, &mut work, &mut out);
+                kernels::run_cpu(PacketApp::Dpi, &dfa, &mut work, &mut out);
             },
         ));
         let p = |i: usize| batch.payload(i).unwrap_or(&[]);
@@ -190,7 +190,7 @@ fn main() {
             mixed_bytes,
             reps,
             || {
-                kernels::run_cpu(App::Dpi, &dfa, &mut mixed_work, &mut out);
+                kernels::run_cpu(PacketApp::Dpi, &dfa, &mut mixed_work, &mut out);
             },
         ));
         let mp = |i: usize| mixed.payload(i).unwrap_or(&[]);
@@ -229,7 +229,7 @@ fn main() {
             bytes,
             reps,
             || {
-                kernels::run_cpu(App::Md5, &dfa, &mut work, &mut out);
+                kernels::run_cpu(PacketApp::Md5, &dfa, &mut work, &mut out);
             },
         ));
         figs.push(measure(
@@ -247,7 +247,7 @@ fn main() {
             bytes,
             reps,
             || {
-                kernels::run_cpu(App::Aes, &dfa, &mut work, &mut out);
+                kernels::run_cpu(PacketApp::Aes, &dfa, &mut work, &mut out);
             },
         ));
         let keys = work.keys().to_vec();

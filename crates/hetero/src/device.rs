@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::batch::PacketBatch;
 use crate::dfa::Dfa;
-use crate::kernels::{self, App, BatchOutput};
+use crate::kernels::{self, BatchOutput, PacketApp};
 use crate::profile::Profile;
 
 /// What kind of device, as printed in every table and log.
@@ -91,7 +91,7 @@ pub enum DeviceError {
     #[error("device {device} has no profile entry for {app} at batch {batch}")]
     NoProfile {
         device: String,
-        app: App,
+        app: PacketApp,
         batch: usize,
     },
     #[error("{0}")]
@@ -108,7 +108,7 @@ pub trait Device: Send {
     /// `i`, so giving several batches at once is faster than one call per batch.
     fn run(
         &mut self,
-        app: App,
+        app: PacketApp,
         batches: &mut [PacketBatch],
         outs: &mut [BatchOutput],
     ) -> Result<Vec<BatchTiming>, DeviceError>;
@@ -158,7 +158,7 @@ impl Device for CpuDevice {
 
     fn run(
         &mut self,
-        app: App,
+        app: PacketApp,
         batches: &mut [PacketBatch],
         outs: &mut [BatchOutput],
     ) -> Result<Vec<BatchTiming>, DeviceError> {
@@ -235,7 +235,7 @@ impl ModelledDevice {
     /// bytes, so a batch of small packets is quicker than one of 1,500-byte packets, as on the hardware.
     pub fn batch_time(
         &self,
-        app: App,
+        app: PacketApp,
         packets: usize,
         bytes: u64,
         coworkers: usize,
@@ -263,7 +263,7 @@ impl Device for ModelledDevice {
 
     fn run(
         &mut self,
-        app: App,
+        app: PacketApp,
         batches: &mut [PacketBatch],
         outs: &mut [BatchOutput],
     ) -> Result<Vec<BatchTiming>, DeviceError> {

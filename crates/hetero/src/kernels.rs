@@ -44,7 +44,7 @@ use crate::dfa::{Dfa, DpiResult};
 /// The packet applications Pythia runs (paper §II-b).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum App {
+pub enum PacketApp {
     /// Deep packet inspection: Aho-Corasick multi-pattern search.
     Dpi,
     /// Packet hashing: MD5 per packet.
@@ -53,38 +53,38 @@ pub enum App {
     Aes,
 }
 
-impl App {
+impl PacketApp {
     /// Every application, in the paper's order.
-    pub const ALL: [App; 3] = [App::Dpi, App::Md5, App::Aes];
+    pub const ALL: [PacketApp; 3] = [PacketApp::Dpi, PacketApp::Md5, PacketApp::Aes];
 
     /// Lower-case name, as on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
-            App::Dpi => "dpi",
-            App::Md5 => "md5",
-            App::Aes => "aes",
+            PacketApp::Dpi => "dpi",
+            PacketApp::Md5 => "md5",
+            PacketApp::Aes => "aes",
         }
     }
 
     /// Whether the kernel changes the payload (so a discrete device must copy it back).
     pub fn writes_payload(self) -> bool {
-        self == App::Aes
+        self == PacketApp::Aes
     }
 }
 
-impl std::fmt::Display for App {
+impl std::fmt::Display for PacketApp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl std::str::FromStr for App {
+impl std::str::FromStr for PacketApp {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "dpi" => Ok(App::Dpi),
-            "md5" => Ok(App::Md5),
-            "aes" => Ok(App::Aes),
+            "dpi" => Ok(PacketApp::Dpi),
+            "md5" => Ok(PacketApp::Md5),
+            "aes" => Ok(PacketApp::Aes),
             other => Err(format!(
                 "unknown application `{other}` (expected dpi, md5 or aes)"
             )),
@@ -108,11 +108,11 @@ const DPI_LANES: usize = 8;
 const CHUNK: usize = 64;
 
 /// Runs `app` over `batch` on the current rayon pool, writing `out` (and, for `aes`, the payloads).
-pub fn run_cpu(app: App, dfa: &Dfa, batch: &mut PacketBatch, out: &mut BatchOutput) {
+pub fn run_cpu(app: PacketApp, dfa: &Dfa, batch: &mut PacketBatch, out: &mut BatchOutput) {
     match app {
-        App::Dpi => dpi_batch(dfa, batch, &mut out.dpi),
-        App::Md5 => md5_batch(batch, &mut out.md5),
-        App::Aes => aes_batch(batch),
+        PacketApp::Dpi => dpi_batch(dfa, batch, &mut out.dpi),
+        PacketApp::Md5 => md5_batch(batch, &mut out.md5),
+        PacketApp::Aes => aes_batch(batch),
     }
 }
 
@@ -339,10 +339,10 @@ mod tests {
 
     #[test]
     fn app_names_round_trip() {
-        for a in App::ALL {
-            assert_eq!(a.name().parse::<App>(), Ok(a));
+        for a in PacketApp::ALL {
+            assert_eq!(a.name().parse::<PacketApp>(), Ok(a));
         }
-        assert!("gpu".parse::<App>().is_err());
+        assert!("gpu".parse::<PacketApp>().is_err());
     }
 
     proptest! {

@@ -44,7 +44,7 @@ pub mod testdata;
 pub use batch::{BatchLimits, FlowBatcher, Packet, PacketBatch};
 pub use device::{Device, DeviceInfo, DeviceKind};
 pub use dfa::{Dfa, DfaLimits, DpiResult};
-pub use kernels::{App, BatchOutput};
+pub use kernels::{BatchOutput, PacketApp};
 pub use monitor::{Monitor, MonitorConfig, Placement, Policy};
 pub use profile::Profile;
 pub use runtime::{DeviceSet, Replay, RunReport, RuntimeConfig};

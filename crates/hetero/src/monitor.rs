@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernels::App;
+use crate::kernels::PacketApp;
 use crate::profile::{Estimate, Profile};
 
 /// What the scheduler optimises.
@@ -113,7 +113,7 @@ impl MonitorConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
     /// Application.
-    pub app: App,
+    pub app: PacketApp,
     /// Offered rate, Gbit/s.
     pub offered_gbps: f64,
     /// Processed rate, Gbit/s.
@@ -154,7 +154,7 @@ pub struct Decision {
     /// Time of the tick, seconds since the start.
     pub t_s: f64,
     /// Application re-placed.
-    pub app: App,
+    pub app: PacketApp,
     /// Policy in force.
     pub policy: Policy,
     /// Kind of change.
@@ -200,17 +200,22 @@ pub struct Monitor {
     cfg: MonitorConfig,
     policy: Policy,
     profile: Arc<Profile>,
-    live: HashMap<(App, String, usize, usize), (f64, f64)>,
-    placements: BTreeMap<App, Placement>,
-    apps: Vec<App>,
+    live: HashMap<(PacketApp, String, usize, usize), (f64, f64)>,
+    placements: BTreeMap<PacketApp, Placement>,
+    apps: Vec<PacketApp>,
     ticks: u64,
-    last_change: HashMap<App, u64>,
-    live_tick: HashMap<App, u64>,
+    last_change: HashMap<PacketApp, u64>,
+    live_tick: HashMap<PacketApp, u64>,
 }
 
 impl Monitor {
     /// A monitor for `apps`, with initial placements chosen for an offered rate of zero.
-    pub fn new(profile: Arc<Profile>, policy: Policy, cfg: MonitorConfig, apps: &[App]) -> Self {
+    pub fn new(
+        profile: Arc<Profile>,
+        policy: Policy,
+        cfg: MonitorConfig,
+        apps: &[PacketApp],
+    ) -> Self {
         Self {
             cfg,
             policy,
@@ -240,12 +245,12 @@ impl Monitor {
     }
 
     /// Current placement of `app`.
-    pub fn placement(&self, app: App) -> Option<&Placement> {
+    pub fn placement(&self, app: PacketApp) -> Option<&Placement> {
         self.placements.get(&app)
     }
 
     /// All current placements.
-    pub fn placements(&self) -> &BTreeMap<App, Placement> {
+    pub fn placements(&self) -> &BTreeMap<PacketApp, Placement> {
         &self.placements
     }
 
@@ -261,14 +266,14 @@ impl Monitor {
         v
     }
 
-    fn coworkers(&self, app: App, device: &str) -> usize {
+    fn coworkers(&self, app: PacketApp, device: &str) -> usize {
         self.placements
             .iter()
             .filter(|(a, p)| **a != app && p.devices.iter().any(|d| d == device))
             .count()
     }
 
-    fn estimate(&self, app: App, device: &str, batch: usize, co: usize) -> Option<Estimate> {
+    fn estimate(&self, app: PacketApp, device: &str, batch: usize, co: usize) -> Option<Estimate> {
         let mut e = self.profile.estimate(app, device, batch, co)?;
         if let Some(&(g, l)) = self.live.get(&(app, device.to_string(), batch, co)) {
             if g > 0.0 {
@@ -282,7 +287,13 @@ impl Monitor {
     }
 
     /// Figures of placing `app` on `devices` with `batch`, at `offered` Gbit/s.
-    pub fn score(&self, app: App, devices: &[String], batch: usize, offered: f64) -> Option<Score> {
+    pub fn score(
+        &self,
+        app: PacketApp,
+        devices: &[String],
+        batch: usize,
+        offered: f64,
+    ) -> Option<Score> {
         let mut min_g = f64::INFINITY;
         let mut lat: f64 = 0.0;
         let mut ests = Vec::new();
@@ -314,7 +325,7 @@ impl Monitor {
     /// Power of `app` alone on `device` at `share` Gbit/s: (idle W, dynamic W above idle).
     pub fn power_parts(
         &self,
-        app: App,
+        app: PacketApp,
         device: &str,
         batch: usize,
         share: f64,

@@ -35,7 +35,7 @@ use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING, cl_event, cl_mem_flags};
 use crate::batch::PacketBatch;
 use crate::device::{BatchTiming, Device, DeviceError, DeviceInfo, DeviceKind, MemoryModel};
 use crate::dfa::{Dfa, DpiResult};
-use crate::kernels::{App, BatchOutput};
+use crate::kernels::{BatchOutput, PacketApp};
 
 /// The OpenCL C source of the three kernels.
 pub const SOURCE: &str = include_str!("../kernels/hetero.cl");
@@ -248,7 +248,7 @@ impl OpenClDevice {
     #[allow(clippy::too_many_arguments)]
     unsafe fn launch(
         &self,
-        app: App,
+        app: PacketApp,
         n: u32,
         data: &Buffer<u8>,
         offsets: &Buffer<u32>,
@@ -261,7 +261,7 @@ impl OpenClDevice {
     ) -> Result<Event, DeviceError> {
         unsafe {
             let mut ek = match app {
-                App::Dpi => {
+                PacketApp::Dpi => {
                     let d = self.shared.dfa_bufs()?;
                     let mut ek = ExecuteKernel::new(&self.k_dpi);
                     ek.set_arg(data)
@@ -274,12 +274,12 @@ impl OpenClDevice {
                         .set_arg(dpi);
                     ek
                 }
-                App::Md5 => {
+                PacketApp::Md5 => {
                     let mut ek = ExecuteKernel::new(&self.k_md5);
                     ek.set_arg(data).set_arg(offsets).set_arg(&n).set_arg(md5);
                     ek
                 }
-                App::Aes => {
+                PacketApp::Aes => {
                     let mut ek = ExecuteKernel::new(&self.k_aes);
                     ek.set_arg(data)
                         .set_arg(offsets)
@@ -297,24 +297,24 @@ impl OpenClDevice {
         }
     }
 
-    fn prepare_outputs(app: App, n: usize, out: &mut BatchOutput) {
+    fn prepare_outputs(app: PacketApp, n: usize, out: &mut BatchOutput) {
         match app {
-            App::Dpi => {
+            PacketApp::Dpi => {
                 out.dpi.clear();
                 out.dpi.resize(n, DpiResult::NONE);
             }
-            App::Md5 => {
+            PacketApp::Md5 => {
                 out.md5.clear();
                 out.md5.resize(n, [0; 16]);
             }
-            App::Aes => {}
+            PacketApp::Aes => {}
         }
     }
 
     /// Shared memory: wrap the batch's own memory, run, map the output to make it coherent.
     fn run_shared(
         &mut self,
-        app: App,
+        app: PacketApp,
         batches: &mut [PacketBatch],
         outs: &mut [BatchOutput],
     ) -> Result<Vec<BatchTiming>, DeviceError> {
@@ -347,7 +347,7 @@ impl OpenClDevice {
                     };
                     let data = Buffer::<u8>::create(
                         ctx,
-                        if app == App::Aes { rw } else { ro },
+                        if app == PacketApp::Aes { rw } else { ro },
                         bytes.max(1),
                         data_ptr,
                     )
@@ -369,7 +369,7 @@ impl OpenClDevice {
                         ctx,
                         rw,
                         n,
-                        if app == App::Dpi {
+                        if app == PacketApp::Dpi {
                             o.dpi.as_mut_ptr() as *mut c_void
                         } else {
                             ptr::null_mut()
@@ -383,7 +383,7 @@ impl OpenClDevice {
                         ctx,
                         rw,
                         n * 16,
-                        if app == App::Md5 {
+                        if app == PacketApp::Md5 {
                             o.md5.as_mut_ptr() as *mut c_void
                         } else {
                             ptr::null_mut()
@@ -408,22 +408,22 @@ impl OpenClDevice {
                     // Mapping the written buffer synchronises the host copy (the kernel's writes become visible).
                     let mut mapped: *mut c_void = ptr::null_mut();
                     let (mem, size) = match app {
-                        App::Dpi => (dpi.get(), n * std::mem::size_of::<DpiResult>()),
-                        App::Md5 => (md5.get(), n * 16),
-                        App::Aes => (data.get(), bytes.max(1)),
+                        PacketApp::Dpi => (dpi.get(), n * std::mem::size_of::<DpiResult>()),
+                        PacketApp::Md5 => (md5.get(), n * 16),
+                        PacketApp::Aes => (data.get(), bytes.max(1)),
                     };
                     let map_ev = cl3_map(&self.compute, mem, size, &mut mapped, &[ev.get()])?;
                     map_ev.wait().map_err(|e| err("map", e))?;
                     // With USE_HOST_PTR the mapped pointer is the host pointer itself, unless the runtime chose a
                     // staging copy; copy back in that case so the result lands in the batch either way.
                     let host: *mut u8 = match app {
-                        App::Dpi => o.dpi.as_mut_ptr() as *mut u8,
-                        App::Md5 => o.md5.as_mut_ptr() as *mut u8,
-                        App::Aes => data_ptr as *mut u8,
+                        PacketApp::Dpi => o.dpi.as_mut_ptr() as *mut u8,
+                        PacketApp::Md5 => o.md5.as_mut_ptr() as *mut u8,
+                        PacketApp::Aes => data_ptr as *mut u8,
                     };
                     if !mapped.is_null()
                         && mapped as *mut u8 != host
-                        && !(app == App::Aes && bytes == 0)
+                        && !(app == PacketApp::Aes && bytes == 0)
                     {
                         ptr::copy_nonoverlapping(mapped as *const u8, host, size);
                     }
@@ -445,7 +445,7 @@ impl OpenClDevice {
     /// Discrete: two buffer sets, uploads of batch `i + 1` overlapping the kernel of batch `i`.
     fn run_discrete(
         &mut self,
-        app: App,
+        app: PacketApp,
         batches: &mut [PacketBatch],
         outs: &mut [BatchOutput],
     ) -> Result<Vec<BatchTiming>, DeviceError> {
@@ -575,7 +575,7 @@ impl OpenClDevice {
                 let kw = [kev.get()];
                 unsafe {
                     let ev = match app {
-                        App::Dpi => slot.dpi.as_ref().map(|buf| {
+                        PacketApp::Dpi => slot.dpi.as_ref().map(|buf| {
                             self.transfer.enqueue_read_buffer(
                                 buf,
                                 CL_NON_BLOCKING,
@@ -584,7 +584,7 @@ impl OpenClDevice {
                                 &kw,
                             )
                         }),
-                        App::Md5 => slot.md5.as_ref().map(|buf| {
+                        PacketApp::Md5 => slot.md5.as_ref().map(|buf| {
                             let flat = std::slice::from_raw_parts_mut(
                                 outs[i].md5.as_mut_ptr() as *mut u8,
                                 n * 16,
@@ -592,20 +592,19 @@ impl OpenClDevice {
                             self.transfer
                                 .enqueue_read_buffer(buf, CL_NON_BLOCKING, 0, flat, &kw)
                         }),
-                        App::Aes => {
-                            slot.data
-                                .as_ref()
-                                .filter(|_| batches[i].bytes() > 0)
-                                .map(|buf| {
-                                    self.transfer.enqueue_read_buffer(
-                                        buf,
-                                        CL_NON_BLOCKING,
-                                        0,
-                                        batches[i].data_mut(),
-                                        &kw,
-                                    )
-                                })
-                        }
+                        PacketApp::Aes => slot
+                            .data
+                            .as_ref()
+                            .filter(|_| batches[i].bytes() > 0)
+                            .map(|buf| {
+                                self.transfer.enqueue_read_buffer(
+                                    buf,
+                                    CL_NON_BLOCKING,
+                                    0,
+                                    batches[i].data_mut(),
+                                    &kw,
+                                )
+                            }),
                     };
                     if let Some(ev) = ev {
                         reads[i].push(ev.map_err(|e| err("download", e))?);
@@ -656,7 +655,7 @@ impl Device for OpenClDevice {
 
     fn run(
         &mut self,
-        app: App,
+        app: PacketApp,
         batches: &mut [PacketBatch],
         outs: &mut [BatchOutput],
     ) -> Result<Vec<BatchTiming>, DeviceError> {

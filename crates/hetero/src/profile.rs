@@ -26,13 +26,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{DeviceKind, MemoryModel};
 use crate::energy::PowerSource;
-use crate::kernels::App;
+use crate::kernels::PacketApp;
 
 /// One measured or modelled configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProfileEntry {
     /// Application measured.
-    pub app: App,
+    pub app: PacketApp,
     /// Device id (`cpu`, `ocl0`, `modelled:gtx1080ti`, ...).
     pub device: String,
     /// Device name as the hardware reports it (or the paper names it).
@@ -46,7 +46,7 @@ pub struct ProfileEntry {
     /// Kernels running beside it on the same device.
     pub coworkers: usize,
     /// Application of the co-workers (`None` when alone).
-    pub coworker_app: Option<App>,
+    pub coworker_app: Option<PacketApp>,
     /// Per-kernel throughput, Gbit/s of payload.
     pub gbps: f64,
     /// Throughput of the same configuration alone.
@@ -367,9 +367,9 @@ const I7: PaperDevice = PaperDevice {
 pub const PAPER_PACKET_BYTES: f64 = 1500.0;
 const PCIE_BYTES_PER_S: f64 = 6.5e9;
 const PAPER_BATCHES: [usize; 3] = [1024, 4096, 16384];
-const COWORKER_APPS: [App; 3] = [App::Md5, App::Aes, App::Dpi];
+const COWORKER_APPS: [PacketApp; 3] = [PacketApp::Md5, PacketApp::Aes, PacketApp::Dpi];
 
-fn modelled_latency_us(dev: &PaperDevice, app: App, batch: usize, gbps: f64) -> f64 {
+fn modelled_latency_us(dev: &PaperDevice, app: PacketApp, batch: usize, gbps: f64) -> f64 {
     let bytes = batch as f64 * PAPER_PACKET_BYTES;
     let compute = bytes * 8.0 / (gbps.max(1e-3) * 1e9) * 1e6;
     let copies = if app.writes_payload() { 2.0 } else { 1.0 };
@@ -385,16 +385,16 @@ impl Profile {
     /// The Pythia paper's Tables I–III as modelled devices (see the module docs for how they were read).
     pub fn pythia_paper() -> Profile {
         let mut p = Profile::default();
-        let tables: [(App, &PaperDevice, &Block, &str); 9] = [
-            (App::Dpi, &GTX, &T1_DPI_GTX, "Table I"),
-            (App::Dpi, &I7, &T1_DPI_I7, "Table I"),
-            (App::Dpi, &UHD, &T1_DPI_UHD, "Table I"),
-            (App::Aes, &GTX, &T2_AES_GTX, "Table II"),
-            (App::Aes, &I7, &T2_AES_I7, "Table II"),
-            (App::Aes, &UHD, &T2_AES_UHD, "Table II"),
-            (App::Md5, &GTX, &T3_MD5_GTX, "Table III"),
-            (App::Md5, &I7, &T3_MD5_I7, "Table III"),
-            (App::Md5, &UHD, &T3_MD5_UHD, "Table III"),
+        let tables: [(PacketApp, &PaperDevice, &Block, &str); 9] = [
+            (PacketApp::Dpi, &GTX, &T1_DPI_GTX, "Table I"),
+            (PacketApp::Dpi, &I7, &T1_DPI_I7, "Table I"),
+            (PacketApp::Dpi, &UHD, &T1_DPI_UHD, "Table I"),
+            (PacketApp::Aes, &GTX, &T2_AES_GTX, "Table II"),
+            (PacketApp::Aes, &I7, &T2_AES_I7, "Table II"),
+            (PacketApp::Aes, &UHD, &T2_AES_UHD, "Table II"),
+            (PacketApp::Md5, &GTX, &T3_MD5_GTX, "Table III"),
+            (PacketApp::Md5, &I7, &T3_MD5_I7, "Table III"),
+            (PacketApp::Md5, &UHD, &T3_MD5_UHD, "Table III"),
         ];
         for (app, dev, block, table) in tables {
             let source = format!("modelled: Pythia (Giakoumakis et al.) {table}");
@@ -406,7 +406,7 @@ impl Profile {
                     .sum::<f64>()
                     / 3.0;
                 let mk = |coworkers: usize,
-                          coworker_app: Option<App>,
+                          coworker_app: Option<PacketApp>,
                           gbps: f64,
                           slowdown: f64,
                           agg: f64| ProfileEntry {
@@ -458,7 +458,7 @@ impl Profile {
     }
 
     /// Batch sizes profiled for `app` on `device`, ascending.
-    pub fn batches(&self, app: App, device: &str) -> Vec<usize> {
+    pub fn batches(&self, app: PacketApp, device: &str) -> Vec<usize> {
         let set: BTreeSet<usize> = self
             .entries
             .iter()
@@ -483,7 +483,7 @@ impl Profile {
     /// takes the nearest profiled one (in log scale) for throughput, and scales the latency's per-byte part.
     pub fn estimate(
         &self,
-        app: App,
+        app: PacketApp,
         device: &str,
         batch: usize,
         coworkers: usize,
@@ -613,7 +613,7 @@ impl Profile {
     /// The table printed like the paper's Tables I–III, one section per application.
     pub fn render_table(&self) -> String {
         let mut s = String::new();
-        for app in App::ALL {
+        for app in PacketApp::ALL {
             let rows: Vec<&ProfileEntry> = self.entries.iter().filter(|e| e.app == app).collect();
             if rows.is_empty() {
                 continue;
@@ -682,32 +682,34 @@ mod tests {
             }
         }
         // GTX 1080 Ti DPI alone at 4096 ≈ 18 Gbit/s (12.0 at 33.3 % slow-down).
-        let g = p.estimate(App::Dpi, "modelled:gtx1080ti", 4096, 0).unwrap();
+        let g = p
+            .estimate(PacketApp::Dpi, "modelled:gtx1080ti", 4096, 0)
+            .unwrap();
         assert!((g.gbps - 18.0).abs() < 0.2, "{g:?}");
         // Interpolation between 1 and 3 co-workers, and latency grows with the batch.
         let e1 = p
-            .estimate(App::Aes, "modelled:uhd630", 4096, 1)
+            .estimate(PacketApp::Aes, "modelled:uhd630", 4096, 1)
             .unwrap()
             .gbps;
         let e2 = p
-            .estimate(App::Aes, "modelled:uhd630", 4096, 2)
+            .estimate(PacketApp::Aes, "modelled:uhd630", 4096, 2)
             .unwrap()
             .gbps;
         let e3 = p
-            .estimate(App::Aes, "modelled:uhd630", 4096, 3)
+            .estimate(PacketApp::Aes, "modelled:uhd630", 4096, 3)
             .unwrap()
             .gbps;
         assert!(e1 > e2 && e2 > e3);
         let small = p
-            .estimate(App::Md5, "modelled:gtx1080ti", 1024, 0)
+            .estimate(PacketApp::Md5, "modelled:gtx1080ti", 1024, 0)
             .unwrap()
             .latency_us;
         let big = p
-            .estimate(App::Md5, "modelled:gtx1080ti", 16384, 0)
+            .estimate(PacketApp::Md5, "modelled:gtx1080ti", 16384, 0)
             .unwrap()
             .latency_us;
         assert!(big > small * 4.0);
-        assert!(p.estimate(App::Md5, "nope", 1024, 0).is_none());
+        assert!(p.estimate(PacketApp::Md5, "nope", 1024, 0).is_none());
         let back = Profile::from_json(&p.to_json()).unwrap();
         assert_eq!(back.entries.len(), p.entries.len());
         for (a, b) in back.entries.iter().zip(&p.entries) {
@@ -725,8 +727,12 @@ mod tests {
         let p = Profile::pythia_paper();
         let q = p.slowed(0.01);
         assert_eq!(q.entries.len(), p.entries.len());
-        let a = p.estimate(App::Aes, "modelled:gtx1080ti", 4096, 1).unwrap();
-        let b = q.estimate(App::Aes, "modelled:gtx1080ti", 4096, 1).unwrap();
+        let a = p
+            .estimate(PacketApp::Aes, "modelled:gtx1080ti", 4096, 1)
+            .unwrap();
+        let b = q
+            .estimate(PacketApp::Aes, "modelled:gtx1080ti", 4096, 1)
+            .unwrap();
         assert!((b.gbps - a.gbps * 0.01).abs() < 1e-9);
         assert!(b.latency_us > a.latency_us * 50.0);
         assert_eq!(a.power_w, b.power_w);

@@ -19,20 +19,20 @@ use std::time::{Duration, Instant};
 use crate::batch::{BatchLimits, FlowBatcher, PacketBatch};
 use crate::device::{Device, DeviceError, DeviceKind};
 use crate::energy::{PowerMeters, PowerModel, PowerSource};
-use crate::kernels::{App, BatchOutput};
+use crate::kernels::{BatchOutput, PacketApp};
 use crate::profile::{Profile, ProfileEntry};
 
 /// What to measure.
 #[derive(Clone, Debug)]
 pub struct ProfilerConfig {
     /// Applications.
-    pub apps: Vec<App>,
+    pub apps: Vec<PacketApp>,
     /// Batch sizes, packets.
     pub batches: Vec<usize>,
     /// Co-worker counts (0 is always measured first, as the reference).
     pub coworkers: Vec<usize>,
     /// Co-worker applications.
-    pub coworker_apps: Vec<App>,
+    pub coworker_apps: Vec<PacketApp>,
     /// Shortest measuring window per configuration.
     pub min_time: Duration,
     /// Fewest batches per configuration.
@@ -42,10 +42,10 @@ pub struct ProfilerConfig {
 impl Default for ProfilerConfig {
     fn default() -> Self {
         Self {
-            apps: App::ALL.to_vec(),
+            apps: PacketApp::ALL.to_vec(),
             batches: vec![1024, 4096, 16384],
             coworkers: vec![0, 1, 3],
-            coworker_apps: App::ALL.to_vec(),
+            coworker_apps: PacketApp::ALL.to_vec(),
             min_time: Duration::from_millis(300),
             min_batches: 2,
         }
@@ -87,7 +87,7 @@ struct Measured {
 /// set), adding processed bytes to `bytes`.
 fn measure(
     dev: &mut dyn Device,
-    app: App,
+    app: PacketApp,
     batch: &PacketBatch,
     min_time: Duration,
     min_batches: usize,
@@ -102,7 +102,7 @@ fn measure(
     let mut lat = 0.0;
     let mut total = 0u64;
     loop {
-        if app == App::Aes {
+        if app == PacketApp::Aes {
             // Encrypt the same plaintext each time (AES works in place).
             work[0].clone_from(batch);
             work[1].clone_from(batch);
@@ -150,7 +150,7 @@ pub fn profile_device(
             counts.sort_unstable();
             counts.dedup();
             for &k in &counts {
-                let co_apps: Vec<Option<App>> = if k == 0 {
+                let co_apps: Vec<Option<PacketApp>> = if k == 0 {
                     vec![None]
                 } else {
                     cfg.coworker_apps.iter().copied().map(Some).collect()

@@ -64,7 +64,7 @@ use crate::batch::{BatchLimits, BatcherConfig, BatcherCounters, FlowBatcher, Pac
 use crate::device::{CpuDevice, Device, DeviceError, DeviceInfo, DeviceKind, ModelledDevice};
 use crate::dfa::Dfa;
 use crate::energy::{PowerMeters, PowerSource};
-use crate::kernels::{App, BatchOutput};
+use crate::kernels::{BatchOutput, PacketApp};
 use crate::monitor::{Monitor, Observation, Placement, Policy};
 use crate::profile::Profile;
 use crate::schedule::RateSchedule;
@@ -269,7 +269,7 @@ impl Pacer {
 #[derive(Clone, Debug)]
 pub struct RuntimeConfig {
     /// Applications, one worker each.
-    pub apps: Vec<App>,
+    pub apps: Vec<PacketApp>,
     /// Offered rate per application (same order as `apps`).
     pub schedules: Vec<RateSchedule>,
     /// Monitor interval.
@@ -300,7 +300,7 @@ pub struct RuntimeConfig {
 impl RuntimeConfig {
     /// Defaults for `apps`, each offered `schedule`: 100 ms interval, 10 s, looping replay, a backlog of 2^20
     /// packets, double buffering, a partial window cut after half an interval, 1 ms polls, 5 s grace.
-    pub fn new(apps: &[App], schedule: &RateSchedule) -> Self {
+    pub fn new(apps: &[PacketApp], schedule: &RateSchedule) -> Self {
         Self {
             apps: apps.to_vec(),
             schedules: vec![schedule.clone(); apps.len()],
@@ -439,7 +439,7 @@ impl DeviceSet {
 /// A batch that completed, as the observer sees it (in the worker's thread, in completion order).
 pub struct Completion<'a> {
     /// Application.
-    pub app: App,
+    pub app: PacketApp,
     /// Device that ran it.
     pub device: &'a str,
     /// The batch (for `aes`, its payloads are now encrypted).
@@ -471,7 +471,7 @@ pub struct Applied {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AppReport {
     /// Application.
-    pub app: Option<App>,
+    pub app: Option<PacketApp>,
     /// Packets released by the pacer.
     pub arrived_packets: u64,
     /// Their payload bytes.
@@ -581,7 +581,7 @@ struct Executor {
 
 impl Executor {
     fn spawn(
-        app: App,
+        app: PacketApp,
         mut dev: Box<dyn Device>,
         done: mpsc::Sender<Done>,
     ) -> Result<Executor, String> {
@@ -629,9 +629,10 @@ impl Executor {
     }
 }
 
-/// Everything a worker reads.
-struct WorkerCtx<'a, 't> {
-    app: App,
+/// Everything the worker of one packet application reads (not the engine's `WorkerCtx`: a hetero worker runs one
+/// application's batches on its devices).
+struct AppWorkerInputs<'a, 't> {
+    app: PacketApp,
     replay: &'a Replay<'t>,
     schedule: &'a RateSchedule,
     cfg: &'a RuntimeConfig,
@@ -642,7 +643,7 @@ struct WorkerCtx<'a, 't> {
 }
 
 /// The worker of one application: pacing, batching, dispatch, draining, completions (see the module docs).
-fn run_worker(ctx: WorkerCtx<'_, '_>) -> AppReport {
+fn run_worker(ctx: AppWorkerInputs<'_, '_>) -> AppReport {
     let cfg = ctx.cfg;
     let replay = ctx.replay;
     let mut rep = AppReport {
@@ -866,7 +867,7 @@ fn note_error(rep: &mut AppReport, msg: String) {
 
 /// Accounts for one completed batch and hands it to the observer; recycles its buffers.
 fn complete(
-    ctx: &WorkerCtx<'_, '_>,
+    ctx: &AppWorkerInputs<'_, '_>,
     d: Done,
     execs: &mut [Executor],
     rep: &mut AppReport,
@@ -933,7 +934,7 @@ fn complete(
 fn send_updates(
     monitor: &Monitor,
     devices: &DeviceSet,
-    apps: &[App],
+    apps: &[PacketApp],
     shared: &[Mutex<Shared>],
     sent: &mut [Option<Placement>],
     t_s: f64,
@@ -1059,7 +1060,7 @@ pub fn run(
             let (Some(schedule), Some(sh)) = (cfg.schedules.get(i), shared.get(i)) else {
                 continue;
             };
-            let ctx = WorkerCtx {
+            let ctx = AppWorkerInputs {
                 app,
                 replay,
                 schedule,

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernels::App;
+use crate::kernels::PacketApp;
 use crate::monitor::{Decision, Monitor, Observation, Policy};
 use crate::schedule::RateSchedule;
 
@@ -32,7 +32,7 @@ pub struct Sample {
     /// Where the power figure comes from.
     pub power_source: crate::energy::PowerSource,
     /// Per application: (app, offered, achieved, latency µs, batch).
-    pub apps: Vec<(App, f64, f64, f64, usize)>,
+    pub apps: Vec<(PacketApp, f64, f64, f64, usize)>,
     /// Payload waiting at the end of the interval (queued, not yet on a device), Gbit, summed over applications.
     #[serde(default)]
     pub backlog_gbit: f64,
@@ -81,7 +81,7 @@ impl Default for SimConfig {
 /// Runs `monitor` against `schedules` (one per application, same order as `apps`) on a virtual clock.
 pub fn simulate(
     monitor: &mut Monitor,
-    apps: &[App],
+    apps: &[PacketApp],
     schedules: &[RateSchedule],
     cfg: &SimConfig,
 ) -> RunLog {

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use flowbundle_hetero::monitor::{Action, Decision, Monitor, MonitorConfig, Policy};
 use flowbundle_hetero::schedule::RateSchedule;
 use flowbundle_hetero::sim::{RunLog, SimConfig, simulate};
-use flowbundle_hetero::{App, Profile};
+use flowbundle_hetero::{PacketApp, Profile};
 
 const INTERVAL: f64 = 0.1;
 
-fn run(policy: Policy, apps: &[App], schedule: &str, duration_s: f64) -> RunLog {
+fn run(policy: Policy, apps: &[PacketApp], schedule: &str, duration_s: f64) -> RunLog {
     let profile = Arc::new(Profile::pythia_paper());
     let cfg = MonitorConfig::from_profile(&profile);
     let mut m = Monitor::new(profile, policy, cfg, apps);
@@ -56,7 +56,7 @@ fn assert_prompt(log: &RunLog, schedule: &str) {
     }
 }
 
-fn within(log: &RunLog, app: App, after: f64, pred: impl Fn(&Decision) -> bool) -> bool {
+fn within(log: &RunLog, app: PacketApp, after: f64, pred: impl Fn(&Decision) -> bool) -> bool {
     log.decisions
         .iter()
         .any(|d| d.app == app && d.t_s > after && d.t_s <= after + 2.0 * INTERVAL + 1e-9 && pred(d))
@@ -65,8 +65,13 @@ fn within(log: &RunLog, app: App, after: f64, pred: impl Fn(&Decision) -> bool) 
 #[test]
 fn throughput_policy_adds_and_releases_devices_promptly() {
     let sched = "0:4,4:30,6:12,8:4";
-    let log = run(Policy::Throughput, &[App::Dpi, App::Aes], sched, 10.0);
-    for app in [App::Dpi, App::Aes] {
+    let log = run(
+        Policy::Throughput,
+        &[PacketApp::Dpi, PacketApp::Aes],
+        sched,
+        10.0,
+    );
+    for app in [PacketApp::Dpi, PacketApp::Aes] {
         assert!(
             within(&log, app, 4.0, |d| d.action == Action::AddDevice),
             "{app} add at 4 s:\n{}",
@@ -104,7 +109,7 @@ fn throughput_policy_adds_and_releases_devices_promptly() {
 #[test]
 fn energy_policy_starts_on_the_integrated_gpu_and_scales_out_under_load() {
     let sched = "0:3,2:14,5:3";
-    let log = run(Policy::Energy, &[App::Dpi], sched, 7.0);
+    let log = run(Policy::Energy, &[PacketApp::Dpi], sched, 7.0);
     let first = &log.decisions[0];
     assert_eq!(first.action, Action::Initial);
     assert_eq!(
@@ -130,15 +135,15 @@ fn latency_policy_adds_a_device_changes_batch_size_and_releases() {
     // sustains the rate with headroom, so a second one is added; at 26 Gbit/s the placement needs larger
     // batches; at 2 Gbit/s again it returns to one device and the small batch.
     let sched = "0:2,2:16,4:26,6:2";
-    let log = run(Policy::Latency, &[App::Aes], sched, 8.0);
+    let log = run(Policy::Latency, &[PacketApp::Aes], sched, 8.0);
     assert_prompt(&log, sched);
     assert!(
-        within(&log, App::Aes, 2.0, |d| d.action == Action::AddDevice),
+        within(&log, PacketApp::Aes, 2.0, |d| d.action == Action::AddDevice),
         "{}",
         show(&log.decisions)
     );
     assert!(
-        within(&log, App::Aes, 4.0, |d| d
+        within(&log, PacketApp::Aes, 4.0, |d| d
             .from
             .as_ref()
             .is_some_and(|f| f.batch < d.to.batch)),
@@ -146,7 +151,8 @@ fn latency_policy_adds_a_device_changes_batch_size_and_releases() {
         show(&log.decisions)
     );
     assert!(
-        within(&log, App::Aes, 6.0, |d| d.action == Action::ReleaseDevice),
+        within(&log, PacketApp::Aes, 6.0, |d| d.action
+            == Action::ReleaseDevice),
         "{}",
         show(&log.decisions)
     );
@@ -161,7 +167,7 @@ fn policy_switch_on_the_fly_releases_the_discrete_gpu() {
     // Figure 4(c)-(d): maximum throughput, then an energy policy at 1.5 s; the discrete GPU is shut down.
     let profile = Arc::new(Profile::pythia_paper());
     let cfg = MonitorConfig::from_profile(&profile);
-    let apps = [App::Aes];
+    let apps = [PacketApp::Aes];
     let mut m = Monitor::new(profile, Policy::Throughput, cfg, &apps);
     let scheds = [RateSchedule::constant(8.0)];
     let sim = SimConfig {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use flowbundle_hetero::device::{CpuDevice, Device};
 use flowbundle_hetero::opencl::{DiscoverOptions, discover_with};
 use flowbundle_hetero::profiler::make_batch;
-use flowbundle_hetero::{App, BatchOutput, Dfa, DfaLimits, PacketBatch, testdata};
+use flowbundle_hetero::{BatchOutput, Dfa, DfaLimits, PacketApp, PacketBatch, testdata};
 
 fn batches(payloads: &[Vec<u8>]) -> Vec<PacketBatch> {
     // Several shapes: odd sizes (AES tails, MD5 one- and two-block padding), empty payloads, a big batch.
@@ -46,7 +46,7 @@ fn opencl_devices_match_the_cpu_reference() {
         }
         for dev in &mut devs {
             eprintln!("testing {:?} (force_discrete {force_discrete})", dev.info());
-            for app in App::ALL {
+            for app in PacketApp::ALL {
                 let mut want = batches(&payloads);
                 let mut got = want.clone();
                 let mut wo = vec![BatchOutput::default(); want.len()];
@@ -63,7 +63,7 @@ fn opencl_devices_match_the_cpu_reference() {
                         dev.info().id
                     );
                 }
-                if app == App::Dpi {
+                if app == PacketApp::Dpi {
                     assert!(
                         wo[1].dpi.iter().any(|r| r.count > 0),
                         "real payload should match some patterns"
@@ -74,7 +74,7 @@ fn opencl_devices_match_the_cpu_reference() {
             let mut fork = dev.fork().unwrap();
             let mut b = vec![make_batch(&payloads, 64, 0)];
             let mut o = vec![BatchOutput::default()];
-            fork.run(App::Md5, &mut b, &mut o).unwrap();
+            fork.run(PacketApp::Md5, &mut b, &mut o).unwrap();
             assert_eq!(o[0].md5.len(), 64);
         }
     }

@@ -17,7 +17,7 @@ use flowbundle_hetero::plot::timeline_svg;
 use flowbundle_hetero::profile::ProfileEntry;
 use flowbundle_hetero::runtime::{Completion, DeviceSet, Replay, RunReport, RuntimeConfig, run};
 use flowbundle_hetero::schedule::RateSchedule;
-use flowbundle_hetero::{App, Dfa, DfaLimits, Profile, testdata};
+use flowbundle_hetero::{Dfa, DfaLimits, PacketApp, Profile, testdata};
 use flowbundle_ingest::Trace;
 use md5::Digest;
 
@@ -30,7 +30,7 @@ fn small_profile() -> Profile {
         ("modelled:test-a", [(16usize, 0.05f64), (64, 0.06)]),
         ("modelled:test-b", [(16, 0.04), (64, 0.05)]),
     ] {
-        for app in App::ALL {
+        for app in PacketApp::ALL {
             for (batch, gbps) in rates {
                 p.entries.push(ProfileEntry {
                     app,
@@ -61,7 +61,7 @@ fn small_profile() -> Profile {
 /// One packet as the observer saw it.
 #[derive(Clone, Copy, Debug)]
 struct Seen {
-    app: App,
+    app: PacketApp,
     flow: u64,
     tag: u64,
     seq: u32,
@@ -84,7 +84,7 @@ fn load(name: &str) -> Option<Trace> {
 
 fn run_recorded(
     replay: &Replay<'_>,
-    apps: &[App],
+    apps: &[PacketApp],
     policy: Policy,
     cfg: &RuntimeConfig,
 ) -> (RunReport, Vec<Seen>) {
@@ -113,17 +113,17 @@ fn run_recorded(
             let tag = b.tags()[i];
             let original = replay.payload(replay.packet_of_tag(tag));
             let output_ok = match c.app {
-                App::Md5 => c.output.md5.get(i).is_some_and(|d| {
+                PacketApp::Md5 => c.output.md5.get(i).is_some_and(|d| {
                     let want: [u8; 16] = md5::Md5::digest(original).into();
                     *d == want
                 }),
-                App::Aes => {
+                PacketApp::Aes => {
                     let key = b.keys()[b.conns()[i] as usize];
                     let mut p = b.payload(i).unwrap().to_vec();
                     aes_decrypt_packet(&key, b.seqs()[i], &mut p);
                     p == original && (original.len() < 16 || b.payload(i).unwrap() != original)
                 }
-                App::Dpi => c.output.dpi.len() == b.len(),
+                PacketApp::Dpi => c.output.dpi.len() == b.len(),
             };
             v.push(Seen {
                 app: c.app,
@@ -143,7 +143,7 @@ fn run_recorded(
 }
 
 /// Every released packet once, flows in order, batches of a flow never overlapping, outputs right.
-fn check_packets(report: &RunReport, seen: &[Seen], apps: &[App]) {
+fn check_packets(report: &RunReport, seen: &[Seen], apps: &[PacketApp]) {
     for (k, &app) in apps.iter().enumerate() {
         let rep = &report.apps[k];
         assert_eq!(rep.app, Some(app));
@@ -212,7 +212,7 @@ fn real_clock_run_keeps_flows_in_order_and_follows_the_schedule() {
         return;
     };
     let replay = Replay::new(&trace);
-    let apps = [App::Md5, App::Aes];
+    let apps = [PacketApp::Md5, PacketApp::Aes];
     let sched_text = "0:20m,1:80m,2:20m";
     let sched = RateSchedule::parse(sched_text).unwrap();
     let mut cfg = RuntimeConfig::new(&apps, &sched);
@@ -367,7 +367,7 @@ fn one_pass_replay_ends_when_the_trace_is_exhausted() {
         return;
     };
     let replay = Replay::new(&trace);
-    let apps = [App::Dpi];
+    let apps = [PacketApp::Dpi];
     // The trace's payload takes well under a second at 0.4 Gbit/s offered; devices keep up at batch 64 only
     // together, so the run also exercises two devices from the start.
     let sched = RateSchedule::constant(0.07);

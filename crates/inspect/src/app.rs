@@ -22,7 +22,7 @@
 use std::net::IpAddr;
 
 use flowbundle_decode::{FlowKey, KeySide};
-use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Verdict};
+use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
 use flowbundle_rules::{Alert, AlertSource, FlowMatchState, PacketCtx, Scanner};
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{Direction, HttpBuffer, Transport};
@@ -117,7 +117,7 @@ impl AppState {
             return true;
         };
         match fa.verdict() {
-            Verdict::Identified { proto, .. } => {
+            Verdict::Matched(Identified { proto, .. }) => {
                 self.label = App::Proto(proto);
                 self.evidence = Some(Evidence::Parser);
                 self.decided_at = Some(position);
@@ -126,12 +126,12 @@ impl AppState {
                 true
             }
             Verdict::Pending => false,
-            Verdict::Unknown => match self.sig.map(|s| s.verdict()) {
+            Verdict::NoMatch => match self.sig.map(|s| s.verdict()) {
                 None | Some(SigVerdict::NoMatch) => {
                     self.done = true;
                     true
                 }
-                Some(SigVerdict::NoMatchYet) => false,
+                Some(SigVerdict::Pending) => false,
                 Some(SigVerdict::Matched(id)) => {
                     self.apply_signature(eng, id, position);
                     true
@@ -554,7 +554,7 @@ pub(crate) fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
         return None;
     }
     match fa?.verdict() {
-        Verdict::Identified { proto, .. } => Some(App::Proto(proto)),
+        Verdict::Matched(Identified { proto, .. }) => Some(App::Proto(proto)),
         _ => None,
     }
 }
@@ -565,7 +565,7 @@ pub(crate) fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
 /// leaves their protocol unknown rather than failed.
 pub(crate) fn gave_up(label: &App, fa: Option<&FlowApp>, sig: Option<&ConnState>) -> bool {
     !label.is_known()
-        && fa.is_some_and(|f| f.verdict() == Verdict::Unknown)
+        && fa.is_some_and(|f| f.verdict() == Verdict::NoMatch)
         && sig.is_none_or(|s| s.verdict() == SigVerdict::NoMatch)
 }
 

@@ -111,102 +111,16 @@ pub fn cycles_to_ns(cycles: u64) -> f64 {
 pub fn app_code(app: &App) -> u16 {
     match app {
         App::Unknown => 0,
-        App::Proto(p) => proto_index(*p).map_or(0, |i| i as u16 + 1),
+        App::Proto(p) => u16::try_from(p.index() + 1).unwrap_or(0),
         App::Signature(_) => 0xfffe,
         App::Ip(_) => 0xfffd,
     }
 }
 
-/// Every built-in protocol in declaration order (the cost-file codes).
+/// The built-in protocol of cost-file code `code` (the inverse of [`app_code`] for built-in protocols).
 pub fn app_by_code(code: u16) -> Option<AppProto> {
-    ALL_PROTOS.get(usize::from(code).checked_sub(1)?).copied()
+    AppProto::from_index(usize::from(code).checked_sub(1)?)
 }
-
-fn proto_index(p: AppProto) -> Option<usize> {
-    ALL_PROTOS.iter().position(|&q| q == p)
-}
-
-use AppProto as P;
-const ALL_PROTOS: &[AppProto] = &[
-    P::Unknown,
-    P::Http,
-    P::Tls,
-    P::Quic,
-    P::Dns,
-    P::Mdns,
-    P::Llmnr,
-    P::Dtls,
-    P::HttpProxy,
-    P::HttpConnect,
-    P::Ssh,
-    P::Smtp,
-    P::Pop3,
-    P::Imap,
-    P::Ftp,
-    P::FtpData,
-    P::Smb,
-    P::Ntp,
-    P::Dhcp,
-    P::Sip,
-    P::Rtp,
-    P::Rtcp,
-    P::BitTorrent,
-    P::Mqtt,
-    P::Rdp,
-    P::Redis,
-    P::Mysql,
-    P::Postgres,
-    P::NetBios,
-    P::Snmp,
-    P::Stun,
-    P::Smbv1,
-    P::Srtp,
-    P::Ftps,
-    P::Smtps,
-    P::Pops,
-    P::Imaps,
-    P::Dhcpv6,
-    P::Slp,
-    P::Gnutella,
-    P::Ssdp,
-    P::Radius,
-    P::Kerberos,
-    P::Syslog,
-    P::IpSec,
-    P::OpenVpn,
-    P::WireGuard,
-    P::Jabber,
-    P::Rtsp,
-    P::MsSqlTds,
-    P::Zabbix,
-    P::Kafka,
-    P::Coap,
-    P::Dnp3,
-    P::Bacnet,
-    P::NatPmp,
-    P::Discord,
-    P::Bjnp,
-    P::Fix,
-    P::Spotify,
-    P::TuyaLp,
-    P::Ubntac2,
-    P::SourceEngine,
-    P::Avast,
-    P::HpVirtgrp,
-    P::Oicq,
-    P::WhatsApp,
-    P::Bitcoin,
-    P::Teredo,
-    P::Rmcp,
-    P::Wsd,
-    P::Syncthing,
-    P::Munin,
-    P::Ethereum,
-    P::Elasticsearch,
-    P::Dcerpc,
-    P::EthernetIp,
-    P::Hislip,
-];
 
 /// One packet's cost (see the module documentation for the file layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -542,8 +456,10 @@ mod tests {
 
     #[test]
     fn every_protocol_has_a_code() {
-        for (i, &p) in ALL_PROTOS.iter().enumerate() {
-            assert_eq!(app_code(&App::Proto(p)), i as u16 + 1);
+        for &p in AppProto::ALL {
+            let code = app_code(&App::Proto(p));
+            assert_ne!(code, 0, "{p}");
+            assert_eq!(app_by_code(code), Some(p), "{p}: the code reads back");
         }
     }
 }

@@ -1601,7 +1601,12 @@ mod tests {
             (plain, AppProto::Http),
         ] {
             let mut c = crate::Classifier::new(&reg, Transport::Tcp, 50000, 8080);
-            assert_eq!(c.feed(&reg, Direction::ToServer, req).proto(), Some(proto));
+            assert_eq!(
+                c.feed(&reg, Direction::ToServer, req)
+                    .matched()
+                    .map(|i| i.proto),
+                Some(proto)
+            );
         }
     }
 

@@ -98,7 +98,7 @@ pub mod zabbix;
 mod testkit_b;
 
 pub use flowbundle_types::{AppProto, Direction, HttpBuffer, Transport};
-pub use registry::{Classifier, ClassifierConfig, FlowApp, Registry, Verdict};
+pub use registry::{Classifier, ClassifierConfig, FlowApp, Identified, Registry, Verdict};
 
 /// Everything a detector may look at for one payload.
 #[derive(Clone, Copy, Debug)]

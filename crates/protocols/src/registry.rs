@@ -10,7 +10,7 @@
 //! Every payload (both directions) goes to the surviving detectors in registry order. The first `Certain` wins
 //! ([`Verdict::Identified`] with [`Evidence::Parser`] and the payload index); a `NotForUs` removes the detector
 //! from the set; when the set is empty, or the payload budget is spent (default 10 payloads per direction, like
-//! nDPI's per-flow packet limit), the verdict is [`Verdict::Unknown`].
+//! nDPI's per-flow packet limit), the verdict is [`Verdict::NoMatch`].
 //!
 //! ## What it costs
 //! A payload of an unknown protocol costs one table lookup (the detectors that accept its first byte, from
@@ -284,30 +284,18 @@ impl Registry {
     }
 }
 
-/// Where a flow's identification stands.
+/// A decided identification: the protocol, how, and the 0-based index (both directions) of the payload that decided
+/// it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub enum Verdict {
-    /// Still probing.
-    Pending,
-    /// Decided: the protocol, how, and the 0-based index (both directions) of the payload that decided it.
-    Identified {
-        proto: AppProto,
-        evidence: Evidence,
-        at_payload: u32,
-    },
-    /// Every detector said `NotForUs`, or the payload budget is spent.
-    Unknown,
+pub struct Identified {
+    pub proto: AppProto,
+    pub evidence: Evidence,
+    pub at_payload: u32,
 }
 
-impl Verdict {
-    /// The identified protocol, if any.
-    pub fn proto(&self) -> Option<AppProto> {
-        match *self {
-            Verdict::Identified { proto, .. } => Some(proto),
-            _ => None,
-        }
-    }
-}
+/// Where a flow's identification stands: pending while probing, matched, or no match once every detector said
+/// `NotForUs` or the payload budget is spent.
+pub type Verdict = flowbundle_types::Verdict<Identified>;
 
 /// Per-flow identification state. About 100 bytes plus, for undecided flows only, the capped prefixes.
 #[derive(Clone, Debug)]
@@ -335,7 +323,7 @@ impl Classifier {
     pub fn new(reg: &Registry, transport: Transport, client_port: u16, server_port: u16) -> Self {
         let running = reg.by_transport[tindex(transport)];
         let verdict = if running.is_empty() {
-            Verdict::Unknown
+            Verdict::NoMatch
         } else {
             Verdict::Pending
         };
@@ -444,16 +432,16 @@ impl Classifier {
         self.dir_count[d] += 1;
         self.total = self.total.saturating_add(1);
         if let Some(i) = winner.and_then(|i| reg.detectors.get(i).map(|det| (i, det))) {
-            self.verdict = Verdict::Identified {
+            self.verdict = Verdict::Matched(Identified {
                 proto: i.1.proto(),
                 evidence: Evidence::Parser,
                 at_payload: at,
-            };
+            });
             self.winner = u16::try_from(i.0).ok();
             return self.verdict;
         }
         if self.running.is_empty() || self.budget_spent(cfg.max_payloads_per_dir) {
-            self.verdict = Verdict::Unknown;
+            self.verdict = Verdict::NoMatch;
             self.saved = [Vec::new(), Vec::new()];
             return self.verdict;
         }
@@ -493,12 +481,12 @@ impl Classifier {
     /// Sets the verdict from another source (a signature match, a port guess, an FTP data association). Ignored
     /// once the flow is identified.
     pub fn set_identified(&mut self, proto: AppProto, evidence: Evidence) {
-        if !matches!(self.verdict, Verdict::Identified { .. }) {
-            self.verdict = Verdict::Identified {
+        if !matches!(self.verdict, Verdict::Matched(Identified { .. })) {
+            self.verdict = Verdict::Matched(Identified {
                 proto,
                 evidence,
                 at_payload: self.total.saturating_sub(1),
-            };
+            });
             self.winner = None;
         }
     }
@@ -506,7 +494,7 @@ impl Classifier {
     /// The flow ended (or the engine stops probing it): a pending verdict becomes `Unknown`.
     pub fn give_up(&mut self) -> Verdict {
         if self.verdict == Verdict::Pending {
-            self.verdict = Verdict::Unknown;
+            self.verdict = Verdict::NoMatch;
             self.saved = [Vec::new(), Vec::new()];
         }
         self.verdict
@@ -597,7 +585,7 @@ impl FlowApp {
         let before = self.classifier.verdict();
         let v = self.classifier.feed(reg, dir, data);
         if before == Verdict::Pending
-            && let Verdict::Identified { proto, .. } = v
+            && let Verdict::Matched(Identified { proto, .. }) = v
         {
             self.attach(reg, proto, dir, data, ts_ns, out);
         }
@@ -645,7 +633,10 @@ impl FlowApp {
     /// Identification from another source (signature, port, association): attaches the protocol's parser, if it
     /// has one, from the next payload on.
     pub fn set_identified(&mut self, reg: &Registry, proto: AppProto, evidence: Evidence) {
-        if matches!(self.classifier.verdict(), Verdict::Identified { .. }) {
+        if matches!(
+            self.classifier.verdict(),
+            Verdict::Matched(Identified { .. })
+        ) {
             return;
         }
         self.classifier.set_identified(proto, evidence);
@@ -776,18 +767,20 @@ mod tests {
         assert_eq!(c.feed(&r, Direction::ToServer, b"Z"), Verdict::Pending);
         assert!(c.running().contains(0));
         // The other direction's stream start is checked too: OnlyZ stays only if both could be its.
-        assert_eq!(c.feed(&r, Direction::ToClient, b"Q"), Verdict::Unknown);
+        assert_eq!(c.feed(&r, Direction::ToClient, b"Q"), Verdict::NoMatch);
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
         assert_eq!(c.feed(&r, Direction::ToServer, b"Z"), Verdict::Pending);
         assert_eq!(
             c.feed(&r, Direction::ToServer, b"x"),
-            Verdict::Unknown,
+            Verdict::NoMatch,
             "UDP: every datagram's first byte"
         );
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
         c.feed(&r, Direction::ToServer, b"Z");
         assert_eq!(
-            c.feed(&r, Direction::ToServer, b"ZZZ").proto(),
+            c.feed(&r, Direction::ToServer, b"ZZZ")
+                .matched()
+                .map(|i| i.proto),
             Some(AppProto::Ssh)
         );
     }
@@ -816,11 +809,11 @@ mod tests {
         let v = c.feed(&r, Direction::ToServer, b"T /");
         assert_eq!(
             v,
-            Verdict::Identified {
+            Verdict::Matched(Identified {
                 proto: AppProto::Http,
                 evidence: Evidence::Parser,
                 at_payload: 2
-            }
+            })
         );
         // Later payloads do not change anything.
         assert_eq!(c.feed(&r, Direction::ToClient, b"SSH-2.0"), v);
@@ -832,7 +825,7 @@ mod tests {
         let mut c = Classifier::new(&r, Transport::Tcp, 1, 2);
         assert_eq!(
             c.feed(&r, Direction::ToServer, b"\x16\x03\x01"),
-            Verdict::Unknown
+            Verdict::NoMatch
         );
     }
 
@@ -845,13 +838,13 @@ mod tests {
             assert_eq!(c.feed(&r, Direction::ToServer, b"GE"), Verdict::Pending);
         }
         // Third payload of a unidirectional flow spends the budget.
-        assert_eq!(c.feed(&r, Direction::ToServer, b"GE"), Verdict::Unknown);
+        assert_eq!(c.feed(&r, Direction::ToServer, b"GE"), Verdict::NoMatch);
 
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
         for _ in 0..3 {
             c.feed(&r, Direction::ToServer, b"GE");
         }
-        assert_eq!(c.verdict(), Verdict::Unknown);
+        assert_eq!(c.verdict(), Verdict::NoMatch);
         let mut c = Classifier::new(&r, Transport::Udp, 1, 2);
         c.feed(&r, Direction::ToClient, b"GE");
         for _ in 0..5 {
@@ -861,7 +854,7 @@ mod tests {
         assert_eq!(c.verdict(), Verdict::Pending);
         assert_eq!(c.payloads(), [3, 1]);
         c.feed(&r, Direction::ToClient, b"GE");
-        assert_eq!(c.feed(&r, Direction::ToClient, b"GE"), Verdict::Unknown);
+        assert_eq!(c.feed(&r, Direction::ToClient, b"GE"), Verdict::NoMatch);
     }
 
     #[test]
@@ -871,7 +864,7 @@ mod tests {
         assert_eq!(c.feed(&r, Direction::ToServer, b"G"), Verdict::Pending);
         let big = [b'x'; 100];
         c.feed(&r, Direction::ToServer, &big);
-        assert_eq!(c.verdict(), Verdict::Unknown);
+        assert_eq!(c.verdict(), Verdict::NoMatch);
         assert!(c.saved[0].is_empty(), "prefixes are freed once decided");
     }
 
@@ -942,7 +935,11 @@ mod tests {
                 "cut {cut}"
             );
             let v = app.on_payload(&reg, Direction::ToServer, &ch[cut..], 1, &mut out);
-            assert_eq!(v.proto(), Some(AppProto::Tls), "cut {cut}");
+            assert_eq!(
+                v.matched().map(|i| i.proto),
+                Some(AppProto::Tls),
+                "cut {cut}"
+            );
             app.finish(&mut out);
             assert_eq!(sni_of(&out).as_deref(), Some("a.example"), "cut {cut}");
         }
@@ -958,7 +955,8 @@ mod tests {
         }
         assert_eq!(
             app.on_payload(&reg, Direction::ToServer, &req[3..], 3, &mut out)
-                .proto(),
+                .matched()
+                .map(|i| i.proto),
             Some(AppProto::Http)
         );
         assert!(app.has_parser());
@@ -1000,7 +998,7 @@ mod tests {
             1,
             &mut out,
         );
-        assert_eq!(v.proto(), Some(AppProto::Http));
+        assert_eq!(v.matched().map(|i| i.proto), Some(AppProto::Http));
         // The parser got the 20 saved bytes, then a gap for the rest: it cannot trust the head and says so.
         assert_eq!(app.stats().gave_up, 1);
         app.finish(&mut out);
@@ -1019,10 +1017,10 @@ mod tests {
         assert_eq!(sni_of(&out).as_deref(), Some("a.example"));
         assert!(matches!(
             app.verdict(),
-            Verdict::Identified {
+            Verdict::Matched(Identified {
                 evidence: Evidence::Signature,
                 ..
-            }
+            })
         ));
     }
 }

@@ -161,7 +161,9 @@ fn agreement_with_ndpi() {
             found += 1;
             let v = flow.run(&reg, &r.key, &mut sink);
             let ours = match v {
-                Verdict::Identified { proto, .. } => proto.name().to_string(),
+                Verdict::Matched(flowbundle_protocols::Identified { proto, .. }) => {
+                    proto.name().to_string()
+                }
                 _ => "Unknown".to_string(),
             };
             let t = tally.entry(r.master.clone()).or_default();

@@ -504,7 +504,9 @@ fn run_flow_app(key: &Key, flow: &Flow) -> (AppProto, Vec<flowbundle_protocols::
         app.on_payload(&reg, *dir, data, i as u64, &mut out);
     }
     let proto = match app.finish(&mut out) {
-        flowbundle_protocols::Verdict::Identified { proto, .. } => proto,
+        flowbundle_protocols::Verdict::Matched(flowbundle_protocols::Identified {
+            proto, ..
+        }) => proto,
         _ => AppProto::Unknown,
     };
     (proto, out)
@@ -650,7 +652,7 @@ fn classifier_cost() {
                 }
                 if !matches!(
                     c.give_up(),
-                    flowbundle_protocols::Verdict::Identified { .. }
+                    flowbundle_protocols::Verdict::Matched(flowbundle_protocols::Identified { .. })
                 ) {
                     unknown += 1;
                 }

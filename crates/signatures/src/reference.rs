@@ -124,13 +124,13 @@ impl Reference {
             conn.verdict = Some(Verdict::NoMatch);
             return Verdict::NoMatch;
         }
-        Verdict::NoMatchYet
+        Verdict::Pending
     }
 
     /// Does the engine's answer `engine` agree with the reference's `reference` for the same packet? Equal, or
     /// the engine already knows NoMatch while the reference is still waiting (it will never match).
     pub fn agrees(engine: Verdict, reference: Verdict) -> bool {
-        engine == reference || (engine == Verdict::NoMatch && reference == Verdict::NoMatchYet)
+        engine == reference || (engine == Verdict::NoMatch && reference == Verdict::Pending)
     }
 
     /// Feeds `packets` to both `set` and this reference and checks that they agree after every packet

@@ -258,23 +258,10 @@ impl SigId {
     }
 }
 
-/// The L7-filter connection states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Verdict {
-    /// NO_MATCH_YET: still looking; feed the next packet.
-    NoMatchYet,
-    /// MATCHED: this signature classified the connection. Final.
-    Matched(SigId),
-    /// NO_MATCH: the packet or byte limit passed (or no pattern can match any more) without a match. Final.
-    NoMatch,
-}
-
-impl Verdict {
-    /// True once the verdict can no longer change.
-    pub fn is_final(self) -> bool {
-        self != Verdict::NoMatchYet
-    }
-}
+/// The L7-filter connection states: `Pending` is NO_MATCH_YET (still looking; feed the next packet), `Matched` is
+/// MATCHED (this signature classified the connection), `NoMatch` is NO_MATCH (the packet or byte limit passed, or no
+/// pattern can match any more). The last two are final.
+pub type Verdict = flowbundle_types::Verdict<SigId>;
 
 /// One loaded signature.
 #[derive(Debug, Clone)]
@@ -542,7 +529,7 @@ impl ConnState {
     /// The verdict so far.
     pub fn verdict(&self) -> Verdict {
         match self.status {
-            0 => Verdict::NoMatchYet,
+            0 => Verdict::Pending,
             2 => Verdict::Matched(SigId(self.sig)),
             _ => Verdict::NoMatch,
         }
@@ -1019,7 +1006,7 @@ impl SignatureSet {
             state.status = 1;
             return Verdict::NoMatch;
         }
-        Verdict::NoMatchYet
+        Verdict::Pending
     }
 
     /// Runs the live groups over `window` (skipping NULs if configured), then takes the end-of-input peek.
@@ -1625,9 +1612,9 @@ mod tests {
         assert_eq!(
             verdicts(&s, &[b"", b"22", b"0 Welcome to F", b"TP.kernel.org\r\n"]),
             [
-                Verdict::NoMatchYet,
-                Verdict::NoMatchYet,
-                Verdict::NoMatchYet,
+                Verdict::Pending,
+                Verdict::Pending,
+                Verdict::Pending,
                 Verdict::Matched(ftp)
             ]
         );
@@ -1644,7 +1631,7 @@ mod tests {
         assert_eq!(verdicts(&s, &[b"GET / HTTP/1.1\r\n"]), [Verdict::NoMatch]);
         assert_eq!(
             verdicts(&s, &[b"SS", b"H-2.0-OpenSSH"]),
-            [Verdict::NoMatchYet, Verdict::Matched(SigId(0))]
+            [Verdict::Pending, Verdict::Matched(SigId(0))]
         );
     }
 
@@ -1659,7 +1646,7 @@ mod tests {
         // Split inside: `$` does not hold after the first piece, holds after the second.
         assert_eq!(
             verdicts(&s, &[b"gkrellm 2.", b"1.2\n"]),
-            [Verdict::NoMatchYet, Verdict::Matched(SigId(0))]
+            [Verdict::Pending, Verdict::Matched(SigId(0))]
         );
         // More data after the newline in the same packet: `$` never held at a packet end.
         assert_eq!(verdicts(&s, &[b"gkrellm 2.1.2\nmore"]), [Verdict::NoMatch]);
@@ -1667,12 +1654,12 @@ mod tests {
         let s = set(&[("x", r"ab$")]);
         assert_eq!(
             verdicts(&s, &[b"abc", b"xab"]),
-            [Verdict::NoMatchYet, Verdict::Matched(SigId(0))]
+            [Verdict::Pending, Verdict::Matched(SigId(0))]
         );
         assert_eq!(
             verdicts(&s, &[b"a", b"b", b"c"]),
             [
-                Verdict::NoMatchYet,
+                Verdict::Pending,
                 Verdict::Matched(SigId(0)),
                 Verdict::Matched(SigId(0))
             ]
@@ -1734,7 +1721,7 @@ mod tests {
         let mut st = s.new_state();
         assert_eq!(
             s.feed(&mut st, b"\x00\x00\x00\x00\x00\x00\x00\x00ab"),
-            Verdict::NoMatchYet
+            Verdict::Pending
         );
         assert_eq!(st.bytes(), 0);
         assert_eq!(s.feed(&mut st, b"abc"), Verdict::Matched(SigId(0)));

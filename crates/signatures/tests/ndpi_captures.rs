@@ -157,7 +157,7 @@ fn default_set_on_ndpi_captures() {
             let got = match verdict {
                 Verdict::Matched(id) => set.name(id).to_string(),
                 Verdict::NoMatch => "unknown".to_string(),
-                Verdict::NoMatchYet => "unset".to_string(),
+                Verdict::Pending => "unset".to_string(),
             };
             let row = table.entry(master.clone()).or_default();
             row.0 += 1;

@@ -123,7 +123,7 @@ proptest! {
         if !one.1.contains('$') {
             let (whole, _) = single.classify([&data[..]]);
             let (pieces, _) = single.classify(packets.iter().map(Vec::as_slice));
-            let settle = |v: Verdict| if v == Verdict::NoMatchYet { Verdict::NoMatch } else { v };
+            let settle = |v: Verdict| if v == Verdict::Pending { Verdict::NoMatch } else { v };
             prop_assert_eq!(settle(whole), settle(pieces), "{}: packets {:?}", one.0, packets);
         }
     }

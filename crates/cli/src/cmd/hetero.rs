@@ -13,7 +13,7 @@ use flowbundle_hetero::profiler::{ProfilerConfig, profile_device};
 use flowbundle_hetero::runtime::{self, DeviceSet, Replay, RuntimeConfig};
 use flowbundle_hetero::schedule::RateSchedule;
 use flowbundle_hetero::sim::{RunLog, SimConfig, simulate};
-use flowbundle_hetero::{App, Dfa, DfaLimits, Profile, testdata};
+use flowbundle_hetero::{Dfa, DfaLimits, PacketApp, Profile, testdata};
 
 #[derive(clap::Subcommand)]
 pub enum Command {
@@ -36,7 +36,7 @@ pub struct DevicesArgs {
 pub struct ProfileArgs {
     /// Applications, comma-separated.
     #[arg(long, default_value = "dpi,md5,aes", value_delimiter = ',')]
-    apps: Vec<App>,
+    apps: Vec<PacketApp>,
     /// Batch sizes in packets.
     #[arg(long, default_value = "1024,4096,16384", value_delimiter = ',')]
     batches: Vec<usize>,
@@ -45,7 +45,7 @@ pub struct ProfileArgs {
     coworkers: Vec<usize>,
     /// Co-worker applications.
     #[arg(long, default_value = "md5,aes,dpi", value_delimiter = ',')]
-    coworker_apps: Vec<App>,
+    coworker_apps: Vec<PacketApp>,
     /// Devices to profile (ids from `hetero devices`); default all.
     #[arg(long, value_delimiter = ',')]
     devices: Vec<String>,
@@ -76,7 +76,7 @@ pub struct RunArgs {
     trace: Option<PathBuf>,
     /// Applications, comma-separated (one worker each).
     #[arg(long, default_value = "dpi,aes", value_delimiter = ',')]
-    apps: Vec<App>,
+    apps: Vec<PacketApp>,
     /// throughput, latency or energy.
     #[arg(long, default_value = "throughput")]
     policy: Policy,

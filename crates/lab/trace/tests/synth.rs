@@ -79,7 +79,7 @@ mod classify {
     use flowbundle_protocols::{
         AppEvent, Direction, EventSink, FlowApp, HttpBuffer, Registry, Transport, Verdict,
     };
-    use flowbundle_trace::synth::{App, SynthConfig, generate};
+    use flowbundle_trace::synth::{GeneratedApp, SynthConfig, generate};
 
     #[derive(Default)]
     struct Sink {
@@ -99,7 +99,7 @@ mod classify {
     }
 
     struct Flow {
-        app: App,
+        app: GeneratedApp,
         fa: FlowApp,
         sink: Sink,
     }
@@ -143,38 +143,42 @@ mod classify {
                 f.fa.on_payload(&reg, dir, d.payload, p.ts_ns, &mut f.sink);
             }
         }
-        let mut per_app: HashMap<App, (u64, u64)> = HashMap::new();
+        let mut per_app: HashMap<GeneratedApp, (u64, u64)> = HashMap::new();
         let mut wrong = Vec::new();
         for (id, f) in flows.iter_mut() {
             let v = f.fa.finish(&mut f.sink);
-            let got = v.proto().map(|p| p.name());
+            let got = v.matched().map(|i| i.proto).map(|p| p.name());
             let want = f.app.ndpi_name();
             let e = per_app.entry(f.app).or_default();
             e.0 += 1;
-            if got == want || (want.is_none() && v == Verdict::Unknown) {
+            if got == want || (want.is_none() && v == Verdict::NoMatch) {
                 e.1 += 1;
             } else {
                 wrong.push(format!("flow {id} {:?}: classified {got:?}", f.app));
             }
             // What the parsers extracted.
             match f.app {
-                App::Tls => assert!(
+                GeneratedApp::Tls => assert!(
                     f.sink
                         .events
                         .iter()
                         .any(|e| matches!(e, AppEvent::Tls(t) if t.sni.is_some())),
                     "TLS flow {id} without SNI"
                 ),
-                App::Quic => assert!(
+                GeneratedApp::Quic => assert!(
                     f.sink
                         .events
                         .iter()
                         .any(|e| matches!(e, AppEvent::Quic(q) if q.sni.is_some())),
                     "QUIC flow {id}: the ClientHello was not decrypted"
                 ),
-                App::Ssh => assert!(f.sink.events.iter().any(|e| matches!(e, AppEvent::Ssh(_)))),
-                App::Dns => assert!(f.sink.events.iter().any(|e| matches!(e, AppEvent::Dns(_)))),
-                App::Http => {
+                GeneratedApp::Ssh => {
+                    assert!(f.sink.events.iter().any(|e| matches!(e, AppEvent::Ssh(_))))
+                }
+                GeneratedApp::Dns => {
+                    assert!(f.sink.events.iter().any(|e| matches!(e, AppEvent::Dns(_))))
+                }
+                GeneratedApp::Http => {
                     let tx = f.sink.events.iter().find_map(|e| match e {
                         AppEvent::Http(h) => Some(h.clone()),
                         _ => None,
@@ -197,7 +201,11 @@ mod classify {
         for (app, (n, ok)) in &apps {
             eprintln!("{app:?}: {ok}/{n} flows classified as generated");
         }
-        assert_eq!(apps.len(), App::ALL.len(), "every application appears");
+        assert_eq!(
+            apps.len(),
+            GeneratedApp::ALL.len(),
+            "every application appears"
+        );
         assert!(
             wrong.is_empty(),
             "{} misclassified: {:?}",

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use flowbundle_decode::{DecodeOptions, FlowKey, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_inspect::{Engine, EngineConfig, EventKind, Prestage};
-use flowbundle_trace::synth::{App, SynthConfig, generate};
+use flowbundle_trace::synth::{GeneratedApp, SynthConfig, generate};
 
 #[test]
 fn the_engine_labels_every_generated_connection_as_generated() {
@@ -21,7 +21,7 @@ fn the_engine_labels_every_generated_connection_as_generated() {
     let mut ctx = engine.new_ctx();
     // The generated application of every 5-tuple; a 5-tuple the generator reused for two connections of
     // different applications would make the comparison ambiguous, so it must not happen.
-    let mut apps: HashMap<FlowKey, App> = HashMap::new();
+    let mut apps: HashMap<FlowKey, GeneratedApp> = HashMap::new();
     let opts = DecodeOptions::default();
     let mut packets = 0u64;
     for (num, p) in generate(&cfg).unwrap().enumerate() {
@@ -47,7 +47,7 @@ fn the_engine_labels_every_generated_connection_as_generated() {
     assert_eq!(done.stats.packets, packets, "every packet inspected");
     assert_eq!(done.stats.untracked_packets, 0);
 
-    let mut per_app: HashMap<App, (u64, u64)> = HashMap::new();
+    let mut per_app: HashMap<GeneratedApp, (u64, u64)> = HashMap::new();
     let mut wrong = Vec::new();
     let mut seen = 0usize;
     for e in &done.events {
@@ -81,7 +81,11 @@ fn the_engine_labels_every_generated_connection_as_generated() {
         apps.len(),
         "one flow record per generated connection (no timeout split a connection)"
     );
-    assert_eq!(table.len(), App::ALL.len(), "every application appears");
+    assert_eq!(
+        table.len(),
+        GeneratedApp::ALL.len(),
+        "every application appears"
+    );
     assert!(
         wrong.is_empty(),
         "{} mislabelled: {:?}",

@@ -259,7 +259,7 @@ impl Flow {
     /// Runs the flow through a fresh [`FlowApp`]: every payload in order, then `finish`.
     pub fn run(&self, reg: &Registry, key: &Key, sink: &mut dyn EventSink) -> Verdict {
         let Some((t, cp, sp)) = self.endpoints(key) else {
-            return Verdict::Unknown;
+            return Verdict::NoMatch;
         };
         let mut app = FlowApp::new(reg, t, cp, sp);
         for (i, (dir, data, gap)) in self.payloads.iter().enumerate() {

@@ -17,12 +17,13 @@ use super::content::{Content, Fill, LINE, Pools, host_name, token};
 use super::dns::{self, Qtype};
 use super::quic;
 use super::tls;
+use flowbundle_types::AppProto;
 use serde::Serialize;
 
 /// What a generated flow carries. The engine must classify each as the protocol of the same name
-/// ([`App::ndpi_name`]); the opaque ones as nothing.
+/// ([`GeneratedApp::ndpi_name`]); the opaque ones as nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum App {
+pub enum GeneratedApp {
     /// HTTP/1.1 GET and a response: gzip-compressed HTML, or a binary download for large flows.
     Http,
     /// TLS 1.3: ClientHello with SNI, ServerHello, encrypted records.
@@ -43,65 +44,73 @@ pub enum App {
     OpaqueUdp,
 }
 
-impl App {
+impl GeneratedApp {
     /// Every application, in a fixed order.
-    pub const ALL: [App; 9] = [
-        App::Http,
-        App::Tls,
-        App::Ssh,
-        App::Smtp,
-        App::Ftp,
-        App::OpaqueTcp,
-        App::Dns,
-        App::Quic,
-        App::OpaqueUdp,
+    pub const ALL: [GeneratedApp; 9] = [
+        GeneratedApp::Http,
+        GeneratedApp::Tls,
+        GeneratedApp::Ssh,
+        GeneratedApp::Smtp,
+        GeneratedApp::Ftp,
+        GeneratedApp::OpaqueTcp,
+        GeneratedApp::Dns,
+        GeneratedApp::Quic,
+        GeneratedApp::OpaqueUdp,
     ];
 
     /// Short name for reports.
     pub fn name(self) -> &'static str {
         match self {
-            App::Http => "http",
-            App::Tls => "tls",
-            App::Ssh => "ssh",
-            App::Smtp => "smtp",
-            App::Ftp => "ftp",
-            App::OpaqueTcp => "opaque-tcp",
-            App::Dns => "dns",
-            App::Quic => "quic",
-            App::OpaqueUdp => "opaque-udp",
+            GeneratedApp::Http => "http",
+            GeneratedApp::Tls => "tls",
+            GeneratedApp::Ssh => "ssh",
+            GeneratedApp::Smtp => "smtp",
+            GeneratedApp::Ftp => "ftp",
+            GeneratedApp::OpaqueTcp => "opaque-tcp",
+            GeneratedApp::Dns => "dns",
+            GeneratedApp::Quic => "quic",
+            GeneratedApp::OpaqueUdp => "opaque-udp",
         }
     }
 
-    /// The protocol name nDPI (and flowbundle's classifier) gives the flow; `None` for opaque traffic.
-    pub fn ndpi_name(self) -> Option<&'static str> {
+    /// The protocol the engine must name a flow of this application (none for the opaque ones).
+    pub fn proto(self) -> Option<AppProto> {
         Some(match self {
-            App::Http => "HTTP",
-            App::Tls => "TLS",
-            App::Ssh => "SSH",
-            App::Smtp => "SMTP",
-            App::Ftp => "FTP_CONTROL",
-            App::Dns => "DNS",
-            App::Quic => "QUIC",
-            App::OpaqueTcp | App::OpaqueUdp => return None,
+            GeneratedApp::Http => AppProto::Http,
+            GeneratedApp::Tls => AppProto::Tls,
+            GeneratedApp::Ssh => AppProto::Ssh,
+            GeneratedApp::Smtp => AppProto::Smtp,
+            GeneratedApp::Ftp => AppProto::Ftp,
+            GeneratedApp::Dns => AppProto::Dns,
+            GeneratedApp::Quic => AppProto::Quic,
+            GeneratedApp::OpaqueTcp | GeneratedApp::OpaqueUdp => return None,
         })
+    }
+
+    /// nDPI's name of [`GeneratedApp::proto`].
+    pub fn ndpi_name(self) -> Option<&'static str> {
+        self.proto().map(AppProto::name)
     }
 
     /// Whether the flow runs over TCP.
     pub fn is_tcp(self) -> bool {
-        !matches!(self, App::Dns | App::Quic | App::OpaqueUdp)
+        !matches!(
+            self,
+            GeneratedApp::Dns | GeneratedApp::Quic | GeneratedApp::OpaqueUdp
+        )
     }
 
     /// Server port (the opaque applications draw theirs from a range no detector claims).
     pub(crate) fn server_port(self, rng: &mut ChaCha8Rng) -> u16 {
         match self {
-            App::Http => 80,
-            App::Tls | App::Quic => 443,
-            App::Ssh => 22,
-            App::Smtp => 25,
-            App::Ftp => 21,
-            App::OpaqueTcp => rng.random_range(20_000..20_900),
-            App::Dns => 53,
-            App::OpaqueUdp => rng.random_range(30_000..30_900),
+            GeneratedApp::Http => 80,
+            GeneratedApp::Tls | GeneratedApp::Quic => 443,
+            GeneratedApp::Ssh => 22,
+            GeneratedApp::Smtp => 25,
+            GeneratedApp::Ftp => 21,
+            GeneratedApp::OpaqueTcp => rng.random_range(20_000..20_900),
+            GeneratedApp::Dns => 53,
+            GeneratedApp::OpaqueUdp => rng.random_range(30_000..30_900),
         }
     }
 
@@ -110,7 +119,7 @@ impl App {
         match self.shape() {
             Some(s) => s.min_packets(),
             None => match self {
-                App::OpaqueUdp => 1,
+                GeneratedApp::OpaqueUdp => 1,
                 _ => 2,
             },
         }
@@ -119,8 +128,8 @@ impl App {
     /// The most packets a flow of this application is given (DNS conversations stay short; the rest is unbounded).
     pub fn max_packets(self) -> u64 {
         match self {
-            App::Dns => 16,
-            App::Smtp | App::Ftp => 4_000,
+            GeneratedApp::Dns => 16,
+            GeneratedApp::Smtp | GeneratedApp::Ftp => 4_000,
             _ => u64::MAX,
         }
     }
@@ -128,13 +137,13 @@ impl App {
     pub(crate) fn shape(self) -> Option<TcpShape> {
         use Step::*;
         let (steps, closer): (&'static [Step], Side) = match self {
-            App::Http | App::OpaqueTcp => (&[C(1), BulkS], Side::Client),
-            App::Tls => (&[C(1), S(3), C(1), BulkS], Side::Client),
-            App::Ssh => (
+            GeneratedApp::Http | GeneratedApp::OpaqueTcp => (&[C(1), BulkS], Side::Client),
+            GeneratedApp::Tls => (&[C(1), S(3), C(1), BulkS], Side::Client),
+            GeneratedApp::Ssh => (
                 &[S(1), C(1), C(1), S(1), C(1), S(1), C(1), BulkS],
                 Side::Client,
             ),
-            App::Smtp => (
+            GeneratedApp::Smtp => (
                 &[
                     S(1),
                     C(1),
@@ -152,7 +161,7 @@ impl App {
                 ],
                 Side::Server,
             ),
-            App::Ftp => (
+            GeneratedApp::Ftp => (
                 &[
                     S(1),
                     C(1),
@@ -324,7 +333,7 @@ fn length_for(rng: &mut ChaCha8Rng, n: u64, mss: u64, min: u64) -> u64 {
 
 /// Builds the messages of a TCP conversation of `app` with a bulk of `n` segments.
 pub(crate) fn tcp_messages(
-    app: App,
+    app: GeneratedApp,
     n: u64,
     rng: &mut ChaCha8Rng,
     ctx: &Ctx<'_>,
@@ -333,7 +342,7 @@ pub(crate) fn tcp_messages(
     let mss = ctx.mss;
     let text = |s: String| Content::bytes(s.into_bytes());
     match app {
-        App::Http => {
+        GeneratedApp::Http => {
             let host = host_name(rng);
             let path = match rng.random_range(0..4) {
                 0 => "/".to_string(),
@@ -356,7 +365,7 @@ pub(crate) fn tcp_messages(
             let len = length_for(rng, n, mss, 400);
             vec![(C, text(req)), (S, http_response(len, rng, ctx))]
         }
-        App::OpaqueTcp => {
+        GeneratedApp::OpaqueTcp => {
             let first = rng.random_range(64..600u64);
             let len = length_for(rng, n, mss, 64);
             vec![
@@ -370,7 +379,7 @@ pub(crate) fn tcp_messages(
                 ),
             ]
         }
-        App::Tls => {
+        GeneratedApp::Tls => {
             let sni = host_name(rng);
             let ch = tls::client_hello(rng, &sni, &["h2", "http/1.1"], false);
             let hello = tls::record(0x16, 0x0301, &ch);
@@ -405,7 +414,7 @@ pub(crate) fn tcp_messages(
                 ),
             ]
         }
-        App::Ssh => {
+        GeneratedApp::Ssh => {
             let server_banner = [
                 "SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n",
                 "SSH-2.0-OpenSSH_8.9p1 Debian-3\r\n",
@@ -434,7 +443,7 @@ pub(crate) fn tcp_messages(
                 ),
             ]
         }
-        App::Smtp => {
+        GeneratedApp::Smtp => {
             let server = format!("mail.{}-{}.example", word(rng), word(rng));
             let client = format!("{}.{}.example", word(rng), word(rng));
             let from = format!("{}@{}", word(rng), client);
@@ -479,7 +488,7 @@ pub(crate) fn tcp_messages(
                 (S, text("221 2.0.0 Bye\r\n".into())),
             ]
         }
-        App::Ftp => {
+        GeneratedApp::Ftp => {
             let dir = format!("/pub/{}", word(rng));
             let head = format!("213-Status of {dir}:\r\n");
             let tail = b"213 End of status\r\n".to_vec();
@@ -502,7 +511,7 @@ pub(crate) fn tcp_messages(
                 (S, text("221 Goodbye.\r\n".into())),
             ]
         }
-        App::Dns | App::Quic | App::OpaqueUdp => Vec::new(),
+        GeneratedApp::Dns | GeneratedApp::Quic | GeneratedApp::OpaqueUdp => Vec::new(),
     }
 }
 
@@ -665,7 +674,7 @@ fn ssh_kex_reply(rng: &mut ChaCha8Rng) -> Vec<u8> {
 
 /// A UDP conversation, one datagram at a time.
 pub(crate) struct UdpConv {
-    app: App,
+    app: GeneratedApp,
     total: u64,
     sent: u64,
     /// DNS: the current query's id, name and type.
@@ -677,7 +686,7 @@ pub(crate) struct UdpConv {
 }
 
 impl UdpConv {
-    pub(crate) fn new(app: App, packets: u64, rng: &mut ChaCha8Rng) -> UdpConv {
+    pub(crate) fn new(app: GeneratedApp, packets: u64, rng: &mut ChaCha8Rng) -> UdpConv {
         let mut cids = ([0u8; 8], [0u8; 8], [0u8; 8]);
         rng.fill_bytes(&mut cids.0);
         rng.fill_bytes(&mut cids.1);
@@ -707,7 +716,7 @@ impl UdpConv {
         self.sent += 1;
         out.clear();
         match self.app {
-            App::Dns => {
+            GeneratedApp::Dns => {
                 if i.is_multiple_of(2) {
                     let qtype =
                         [Qtype::A, Qtype::A, Qtype::Aaaa, Qtype::Https][rng.random_range(0..4)];
@@ -725,7 +734,7 @@ impl UdpConv {
                     Some(Side::Server)
                 }
             }
-            App::Quic => Some(self.quic(i, rng, pools, out)),
+            GeneratedApp::Quic => Some(self.quic(i, rng, pools, out)),
             _ => {
                 let side = if i.is_multiple_of(2) {
                     Side::Client
@@ -827,7 +836,7 @@ mod tests {
 
     #[test]
     fn every_shape_hits_every_target_exactly() {
-        for app in App::ALL {
+        for app in GeneratedApp::ALL {
             let Some(shape) = app.shape() else { continue };
             let min = shape.min_packets();
             for target in min..min + 400 {
@@ -846,7 +855,7 @@ mod tests {
             let (n, td) = shape.solve(big, false);
             assert_eq!(shape.packets(n) + td.packets(), big);
         }
-        assert_eq!(App::Http.min_packets(), 9);
-        assert_eq!(App::Tls.min_packets(), 14);
+        assert_eq!(GeneratedApp::Http.min_packets(), 9);
+        assert_eq!(GeneratedApp::Tls.min_packets(), 14);
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! ## What the packets are
 //! Ethernet frames with IPv4 or IPv6 (a configurable share), correct checksums everywhere, and real conversations
-//! the engine identifies ([`App`]): TCP connections with handshake, sequence and acknowledgement numbers, delayed
+//! the engine identifies ([`GeneratedApp`]): TCP connections with handshake, sequence and acknowledgement numbers, delayed
 //! ACKs, windows and a FIN or RST teardown carrying HTTP/1.1 (gzip-compressed HTML, or downloads), TLS 1.3 (SNI in
 //! a ClientHello, ServerHello, encrypted records), SSH (banners, KEXINIT, key exchange, encrypted data), SMTP (a
 //! whole mail) and FTP (login, listing); UDP conversations carrying DNS, QUIC v1 (Initials protected with the real
@@ -58,7 +58,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-pub use apps::App;
+pub use apps::GeneratedApp;
 
 use apps::{Ctx, Side, UdpConv};
 use content::{Pools, mix};
@@ -88,7 +88,7 @@ pub struct SynthConfig {
     /// Share of the packets of the dominant connection (0 = none).
     pub dominant_share: f64,
     /// What the dominant connection carries.
-    pub dominant_app: App,
+    pub dominant_app: GeneratedApp,
     /// Mean packets per train (a flow's packets back to back), ≥ 1.
     pub train: f64,
     /// Target connection density (distinct connections per 100 packets); `None` uses `concurrency`.
@@ -104,7 +104,7 @@ pub struct SynthConfig {
     pub peak: Option<Rate>,
     /// Share of the connections over IPv6.
     pub ipv6_share: f64,
-    /// Application weights by connection count, indexed like [`App::ALL`].
+    /// Application weights by connection count, indexed like [`GeneratedApp::ALL`].
     pub mix: [f64; 9],
     /// Share of TCP connections that end with a RST instead of FINs.
     pub rst_share: f64,
@@ -127,7 +127,7 @@ impl Default for SynthConfig {
             zipf: 0.8,
             max_flow_share: 0.02,
             dominant_share: 0.0,
-            dominant_app: App::Http,
+            dominant_app: GeneratedApp::Http,
             train: 2.0,
             density: Some(25.0),
             concurrency: 32,
@@ -163,7 +163,7 @@ impl SynthConfig {
                 zipf: 1.0,
                 max_flow_share: 0.03,
                 dominant_share: 0.55,
-                dominant_app: App::Http,
+                dominant_app: GeneratedApp::Http,
                 train: 2.0,
                 density: Some(7.0),
                 rate: mbps(13.0),
@@ -188,7 +188,7 @@ impl SynthConfig {
                 zipf: 0.75,
                 max_flow_share: 0.012,
                 dominant_share: 0.08,
-                dominant_app: App::Tls,
+                dominant_app: GeneratedApp::Tls,
                 train: 1.6,
                 density: Some(29.0),
                 rate: mbps(57.0),
@@ -301,19 +301,19 @@ impl SynthConfig {
     }
 }
 
-/// Parses an application mix such as `http=2,tls=3,dns=1` into weights indexed like [`App::ALL`] (applications not
-/// named get 0; names as [`App::name`] prints them).
+/// Parses an application mix such as `http=2,tls=3,dns=1` into weights indexed like [`GeneratedApp::ALL`] (applications not
+/// named get 0; names as [`GeneratedApp::name`] prints them).
 pub fn parse_mix(s: &str) -> Result<[f64; 9], String> {
     let mut w = [0.0; 9];
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, val) = part
             .split_once('=')
             .ok_or_else(|| format!("`{part}`: write APP=WEIGHT, e.g. tls=3"))?;
-        let i = App::ALL
+        let i = GeneratedApp::ALL
             .iter()
             .position(|a| a.name() == name.trim().to_ascii_lowercase())
             .ok_or_else(|| {
-                let names: Vec<&str> = App::ALL.iter().map(|a| a.name()).collect();
+                let names: Vec<&str> = GeneratedApp::ALL.iter().map(|a| a.name()).collect();
                 format!("unknown application `{name}` (one of {})", names.join(", "))
             })?;
         let v: f64 = val
@@ -339,7 +339,7 @@ pub struct SynthPacket<'a> {
     pub data: &'a [u8],
     /// The connection: 0 for the dominant one, else 1 + its start index.
     pub flow: u64,
-    pub app: App,
+    pub app: GeneratedApp,
     /// Sent by the connection's client.
     pub from_client: bool,
 }
@@ -350,14 +350,14 @@ pub struct OwnedPacket {
     pub ts_ns: u64,
     pub data: Vec<u8>,
     pub flow: u64,
-    pub app: App,
+    pub app: GeneratedApp,
     pub from_client: bool,
 }
 
 /// Per-application counts of a generated trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct AppCount {
-    pub app: App,
+    pub app: GeneratedApp,
     pub connections: u64,
     pub packets: u64,
 }
@@ -396,7 +396,7 @@ enum Conv {
 /// A live conversation.
 struct Flow {
     id: u64,
-    app: App,
+    app: GeneratedApp,
     conv: Conv,
     wire: Wire,
     rng: ChaCha8Rng,
@@ -417,8 +417,11 @@ fn client_ip(h: u64, v6: bool) -> IpAddr {
     }
 }
 
-fn server_ip(app: App, s: u64, v6: bool) -> IpAddr {
-    let a = App::ALL.iter().position(|x| *x == app).unwrap_or(0) as u64;
+fn server_ip(app: GeneratedApp, s: u64, v6: bool) -> IpAddr {
+    let a = GeneratedApp::ALL
+        .iter()
+        .position(|x| *x == app)
+        .unwrap_or(0) as u64;
     if v6 {
         IpAddr::V6(Ipv6Addr::from(
             (0x2001_0db8_005eu128 << 80) | (u128::from(a) << 32) | u128::from(s + 1),
@@ -445,7 +448,7 @@ struct Env {
 }
 
 impl Flow {
-    fn new(id: u64, rank: u64, app: App, packets: u64, env: &Env, ctx: &Ctx<'_>) -> Flow {
+    fn new(id: u64, rank: u64, app: GeneratedApp, packets: u64, env: &Env, ctx: &Ctx<'_>) -> Flow {
         let mut rng = ChaCha8Rng::seed_from_u64(mix(env.seed, id.wrapping_add(0x666c_6f77)));
         let v6 =
             ((mix(env.seed ^ 0x7636, rank) >> 11) as f64 / (1u64 << 53) as f64) < env.ipv6_share;
@@ -453,7 +456,11 @@ impl Flow {
         let h = rank % env.hosts;
         let q = rank / env.hosts;
         let port = 1024 + ((q * 40_503 + h * 7_919) % 64_511) as u16;
-        let servers = if app == App::Dns { 4 } else { env.servers };
+        let servers = if app == GeneratedApp::Dns {
+            4
+        } else {
+            env.servers
+        };
         let s = mix(env.seed ^ 0x7372_7672, rank) % servers;
         let client = Endpoint {
             mac: [
@@ -790,7 +797,7 @@ impl Synth {
                 dominant_packets: 0,
                 first_ns: None,
                 last_ns: None,
-                apps: App::ALL
+                apps: GeneratedApp::ALL
                     .iter()
                     .map(|&app| AppCount {
                         app,
@@ -809,7 +816,7 @@ impl Synth {
         Ok(synth)
     }
 
-    fn new_flow(&self, id: u64, rank: u64, app: App, packets: u64) -> Flow {
+    fn new_flow(&self, id: u64, rank: u64, app: GeneratedApp, packets: u64) -> Flow {
         let ctx = Ctx {
             gzip: &self.gzip,
             mss: 1460,
@@ -818,7 +825,7 @@ impl Synth {
         Flow::new(id, rank, app, packets, &self.env, &ctx)
     }
 
-    fn count_connection(&mut self, app: App) {
+    fn count_connection(&mut self, app: GeneratedApp) {
         self.summary.connections += 1;
         if let Some(a) = self.summary.apps.iter_mut().find(|a| a.app == app) {
             a.connections += 1;

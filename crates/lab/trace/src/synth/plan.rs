@@ -16,7 +16,7 @@
 //! the trace with almost no concurrency; started in the first half, and sped up so that no flow lasts more than a
 //! quarter of the trace (see `schedule`), every flow ends before the others do.
 
-use super::apps::App;
+use super::apps::GeneratedApp;
 use super::content::mix;
 
 /// A keyed permutation of `[0, n)`: a 4-round Feistel network on the smallest even power of two ≥ n, with cycle
@@ -83,7 +83,7 @@ const SMALL: u64 = 1024;
 
 impl Plan {
     /// A plan of `flows` ranked flows summing to about `packets`, Zipf exponent `alpha`, sizes at most `cap`,
-    /// applications drawn with `weights` (indexed like [`App::ALL`]).
+    /// applications drawn with `weights` (indexed like [`GeneratedApp::ALL`]).
     pub(crate) fn new(
         flows: u64,
         packets: u64,
@@ -97,7 +97,7 @@ impl Plan {
         let mut min_for = [0u64; SMALL as usize];
         for (t, m) in min_for.iter_mut().enumerate() {
             let t = t as u64;
-            *m = App::ALL
+            *m = GeneratedApp::ALL
                 .iter()
                 .zip(weights)
                 .filter(|(_, w)| *w > 0.0)
@@ -202,9 +202,9 @@ impl Plan {
     }
 
     /// Application and packets of the flow of `rank` (1-based).
-    pub(crate) fn flow(&self, rank: u64) -> (App, u64) {
+    pub(crate) fn flow(&self, rank: u64) -> (GeneratedApp, u64) {
         let t = self.zipf(rank);
-        let candidates = App::ALL
+        let candidates = GeneratedApp::ALL
             .iter()
             .zip(self.weights)
             .filter(|(a, w)| *w > 0.0 && t >= a.min_packets() && t <= a.max_packets());
@@ -212,7 +212,7 @@ impl Plan {
         if total > 0.0 {
             let u = (mix(self.seed ^ 0x0061_7070, rank) >> 11) as f64 / (1u64 << 53) as f64 * total;
             let mut acc = 0.0;
-            let mut last = App::Dns;
+            let mut last = GeneratedApp::Dns;
             for (a, w) in candidates {
                 acc += w;
                 last = *a;
@@ -223,12 +223,12 @@ impl Plan {
             return (last, t);
         }
         // No application fits this size: the one whose smallest flow is closest.
-        let best = App::ALL
+        let best = GeneratedApp::ALL
             .iter()
             .zip(self.weights)
             .filter(|(a, w)| *w > 0.0 && a.max_packets() >= t)
             .min_by_key(|(a, _)| a.min_packets())
-            .map_or(App::OpaqueUdp, |(a, _)| *a);
+            .map_or(GeneratedApp::OpaqueUdp, |(a, _)| *a);
         (best, t.max(best.min_packets()))
     }
 

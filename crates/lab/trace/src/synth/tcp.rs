@@ -179,12 +179,18 @@ impl TcpConv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::apps::App;
+    use crate::synth::apps::GeneratedApp;
 
     /// The packetizer emits exactly what the shape's closed form counts, with consistent sequence numbers.
     #[test]
     fn counts_and_sequence_numbers() {
-        for app in [App::Http, App::Tls, App::Ssh, App::Smtp, App::Ftp] {
+        for app in [
+            GeneratedApp::Http,
+            GeneratedApp::Tls,
+            GeneratedApp::Ssh,
+            GeneratedApp::Smtp,
+            GeneratedApp::Ftp,
+        ] {
             let shape = app.shape().unwrap();
             for target in [
                 shape.min_packets(),
