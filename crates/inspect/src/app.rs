@@ -27,7 +27,7 @@ use flowbundle_rules::{Alert, AlertSource, FlowMatchState, PacketCtx, Scanner};
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{Direction, HttpBuffer, Transport};
 
-use crate::engine::{Engine, EngineStats};
+use crate::detect::{Announced, Detection, Produced};
 use crate::event::{AlertEvent, App, Event, EventKind, Evidence};
 use crate::reassembly::StreamSink;
 
@@ -46,7 +46,12 @@ pub(crate) struct AppState {
 }
 
 impl AppState {
-    pub(crate) fn new(eng: &Engine, key: &FlowKey, client: KeySide, transport: Transport) -> Self {
+    pub(crate) fn new(
+        eng: &Detection,
+        key: &FlowKey,
+        client: KeySide,
+        transport: Transport,
+    ) -> Self {
         let (client_port, server_port) = match client {
             KeySide::Forward => (key.lo_port, key.hi_port),
             KeySide::Reverse => (key.hi_port, key.lo_port),
@@ -108,7 +113,7 @@ impl AppState {
 
     /// Re-reads the classifier and signature verdicts after a packet at `position`. True when identification
     /// became final now.
-    pub(crate) fn settle(&mut self, eng: &Engine, position: u32) -> bool {
+    pub(crate) fn settle(&mut self, eng: &Detection, position: u32) -> bool {
         if self.done {
             return false;
         }
@@ -140,7 +145,12 @@ impl AppState {
         }
     }
 
-    fn apply_signature(&mut self, eng: &Engine, id: flowbundle_signatures::SigId, position: u32) {
+    fn apply_signature(
+        &mut self,
+        eng: &Detection,
+        id: flowbundle_signatures::SigId,
+        position: u32,
+    ) {
         let (label, proto) = eng.signature_label(id);
         if let (Some(p), Some(fa)) = (proto, self.fa.as_mut()) {
             fa.set_identified(eng.registry(), p, flowbundle_protocols::Evidence::Signature);
@@ -155,7 +165,7 @@ impl AppState {
     /// The flow ended: whatever is still pending is decided now (signature match, else port guess), at `position`.
     pub(crate) fn conclude(
         &mut self,
-        eng: &Engine,
+        eng: &Detection,
         transport: Transport,
         client_port: u16,
         server_port: u16,
@@ -251,13 +261,14 @@ impl FlowMeta {
     }
 }
 
-/// Where the app layer's output goes while one packet is handled: the worker's event list, scanner and counters,
-/// plus the flow's event counter and alerted flag.
+/// Where the app layer's output goes while one packet is handled: the worker's event list, scanner and what it
+/// produced for the engine to fold in ([`Produced`]), plus the flow's event counter and alerted flag. It reads the
+/// read-only [`Detection`] context, never the engine.
 pub(crate) struct Out<'a> {
-    pub eng: &'a Engine,
+    pub det: &'a Detection,
     pub events: &'a mut Vec<Event>,
     pub scanner: Option<&'a mut Scanner>,
-    pub stats: &'a mut EngineStats,
+    pub produced: &'a mut Produced,
     pub meta: &'a FlowMeta,
     pub seq: &'a mut u32,
     pub alerted: &'a mut bool,
@@ -282,7 +293,7 @@ impl Out<'_> {
 
     fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &App) {
         *self.alerted = true;
-        self.stats.alerts += 1;
+        self.produced.alerts += 1;
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
         let ev = AlertEvent {
@@ -324,13 +335,15 @@ impl EventSink for Emit<'_, '_> {
         if let AppEvent::Ftp(f) = &event {
             let (c, s) = m.client_server_ips();
             let (peer, (listener, port)) = f.data_endpoint(c, s);
-            self.out
-                .eng
-                .expectations()
-                .add(listener, port, peer, self.out.ts_ns);
+            self.out.produced.announced.push(Announced {
+                listener,
+                port,
+                peer,
+                ts_ns: self.out.ts_ns,
+            });
         }
-        self.out.stats.app_events += 1;
-        if !self.out.eng.config().app_events {
+        self.out.produced.app_events += 1;
+        if !self.out.det.app_events() {
             return;
         }
         // DNS answers travel from the server; everything else is logged in the flow's direction, as Suricata does.
@@ -342,7 +355,7 @@ impl EventSink for Emit<'_, '_> {
     }
 
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
-        let Some(rules) = self.out.eng.rules() else {
+        let Some(rules) = self.out.det.rules() else {
             return;
         };
         let Some(sc) = self.out.scanner.as_deref_mut() else {
@@ -460,7 +473,7 @@ impl StreamSink for StreamCx<'_, '_> {
         let m = *self.out.meta;
         let pdir = m.direction(dir);
         self.out.ts_ns = ts_ns;
-        let eng = self.out.eng;
+        let eng = self.out.det;
         if let Some(fa) = self.fa.as_mut() {
             let mut emit = Emit {
                 out: self.out,
@@ -469,14 +482,14 @@ impl StreamSink for StreamCx<'_, '_> {
             };
             fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
         }
-        if let (Some(st), Some(set)) = (self.sig.as_mut(), self.out.eng.signatures())
+        if let (Some(st), Some(set)) = (self.sig.as_mut(), self.out.det.signatures())
             && !st.verdict().is_final()
         {
             set.feed(st, bytes);
             self.fed_sig = true;
         }
         if let (Some(rules), Some(sc), false) = (
-            self.out.eng.rules(),
+            self.out.det.rules(),
             self.out.scanner.as_deref_mut(),
             self.rules.dropped(),
         ) {
@@ -526,14 +539,14 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, p
             label,
         };
         fa.on_payload(
-            emit.out.eng.registry(),
+            emit.out.det.registry(),
             m.direction(dir),
             payload,
             ts,
             &mut emit,
         );
     }
-    if let (Some(st), Some(set)) = (sig.as_mut(), out.eng.signatures())
+    if let (Some(st), Some(set)) = (sig.as_mut(), out.det.signatures())
         && !st.verdict().is_final()
     {
         set.feed(st, payload);
@@ -591,7 +604,7 @@ pub(crate) fn scan_packet(
     dir: KeySide,
     payload: &[u8],
 ) {
-    let (Some(rules), Some(sc)) = (out.eng.rules(), out.scanner.as_deref_mut()) else {
+    let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
     };
     if flow_rules.dropped() {
@@ -612,7 +625,7 @@ pub(crate) fn scan_packet(
 
 /// Settles pending stream candidates of the rules at the end of a flow.
 pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, label: &App) {
-    let (Some(rules), Some(sc)) = (out.eng.rules(), out.scanner.as_deref_mut()) else {
+    let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
     };
     if flow_rules.dropped() {

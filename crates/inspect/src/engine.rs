@@ -24,12 +24,13 @@ use flowbundle_decode::{DecodeStats, Decoded, FlowKey, KeySide, L4, decode, deco
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::{AppProto, ParserStats, Registry};
 use flowbundle_rules::{RuleSet, ScanStats, Scanner};
-use flowbundle_signatures::{SigId, SignatureSet};
+use flowbundle_signatures::SignatureSet;
 use flowbundle_types::{BUNDLES, BundleToken, Transport};
 
 use crate::app::{self, AppState, FlowMeta, Out, StreamCx};
 use crate::config::EngineConfig;
 use crate::cost::{self, CostRecord, CostSummary, TopConn};
+use crate::detect::{Detection, Produced};
 use crate::event::{App, EndReason, Event, EventKind, FlowRecord, TcpSummary, sort_events};
 use crate::expect::Expectations;
 use crate::flow::{Flow, pick_client};
@@ -137,6 +138,8 @@ pub struct WorkerCtx {
     pub(crate) cost: CostSummary,
     pub(crate) records: Vec<CostRecord>,
     pub(crate) max_ts: u64,
+    /// What the app layer produced during the current packet, folded in by [`Engine::absorb`].
+    pub(crate) produced: Produced,
     sample_every: u32,
     sample_left: u32,
     slot: usize,
@@ -258,14 +261,8 @@ pub struct PreDecoded<'p> {
 /// The inspection engine. See the module documentation.
 pub struct Engine {
     cfg: EngineConfig,
-    registry: Registry,
-    /// The compiled sets are shared (`Arc`): building them is the expensive part (a 10,000-rule set takes seconds),
-    /// they are read-only while inspecting, and a harness that needs a fresh engine per run (empty connection table)
-    /// builds them once ([`Engine::with_shared`]).
-    signatures: Option<Arc<SignatureSet>>,
-    /// Per signature: its label, and the built-in protocol of the same name if there is one.
-    sig_labels: Vec<(App, Option<AppProto>)>,
-    rules: Option<Arc<RuleSet>>,
+    /// What the app layer reads: registry, signatures, rules (see [`crate::detect`]).
+    det: Detection,
     table: FlowTable,
     /// Per bundle, a time no flow of its shard expires before: a lower bound of `last_ns + timeout` over the
     /// shard's flows (see [`Engine::note_deadline`]). A new flow scans its shard for idle flows only when its packet
@@ -284,40 +281,11 @@ impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("table", &self.table)
-            .field("signatures", &self.signatures.as_ref().map(|s| s.len()))
-            .field("rules", &self.rules.as_ref().map(|r| r.len()))
+            .field("signatures", &self.det.signatures().map(|s| s.len()))
+            .field("rules", &self.det.rules().map(|r| r.len()))
             .finish()
     }
 }
-
-/// L7-filter protocol names that name a built-in protocol (compared case-insensitively).
-const SIG_TO_PROTO: &[(&str, AppProto)] = &[
-    ("http", AppProto::Http),
-    ("ssl", AppProto::Tls),
-    ("dns", AppProto::Dns),
-    ("ssh", AppProto::Ssh),
-    ("smtp", AppProto::Smtp),
-    ("pop3", AppProto::Pop3),
-    ("imap", AppProto::Imap),
-    ("ftp", AppProto::Ftp),
-    ("smb", AppProto::Smb),
-    ("ntp", AppProto::Ntp),
-    ("dhcp", AppProto::Dhcp),
-    ("sip", AppProto::Sip),
-    ("rtp", AppProto::Rtp),
-    ("bittorrent", AppProto::BitTorrent),
-    ("rdp", AppProto::Rdp),
-    ("mysql", AppProto::Mysql),
-    ("postgres", AppProto::Postgres),
-    ("netbios", AppProto::NetBios),
-    ("snmp", AppProto::Snmp),
-    ("stun", AppProto::Stun),
-    ("rtsp", AppProto::Rtsp),
-    ("jabber", AppProto::Jabber),
-    ("openvpn", AppProto::OpenVpn),
-    ("gnutella", AppProto::Gnutella),
-    ("socks", AppProto::Unknown),
-];
 
 impl Engine {
     /// An engine with the built-in detectors, and optionally an L7-filter signature set and content rules.
@@ -337,30 +305,7 @@ impl Engine {
         signatures: Option<Arc<SignatureSet>>,
         rules: Option<Arc<RuleSet>>,
     ) -> Self {
-        let registry = Registry::new(
-            flowbundle_protocols::registry::builtin_detectors(),
-            cfg.classifier,
-            cfg.limits,
-        );
-        let sig_labels = signatures
-            .as_ref()
-            .map(|set| {
-                set.iter()
-                    .map(|(_, s)| {
-                        let proto = SIG_TO_PROTO
-                            .iter()
-                            .find(|(n, _)| n.eq_ignore_ascii_case(&s.name))
-                            .map(|&(_, p)| p)
-                            .filter(|&p| p != AppProto::Unknown);
-                        let app = match proto {
-                            Some(p) => App::Proto(p),
-                            None => App::Signature(Arc::from(s.name.as_str())),
-                        };
-                        (app, proto)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let det = Detection::new(&cfg, signatures, rules);
         Engine {
             table: FlowTable::new(cfg.max_flows),
             expiry_floor: (0..BUNDLES).map(|_| AtomicU64::new(u64::MAX)).collect(),
@@ -368,10 +313,7 @@ impl Engine {
             expect: Expectations::new(cfg.max_expectations, cfg.expectation_ttl_ns),
             ids: foldhash::fast::FixedState::with_seed(cfg.flow_id_seed),
             cfg,
-            registry,
-            signatures,
-            sig_labels,
-            rules,
+            det,
         }
     }
 
@@ -379,16 +321,21 @@ impl Engine {
         &self.cfg
     }
 
+    /// What identification and rule matching read (registry, signatures, rules).
+    pub fn detection(&self) -> &Detection {
+        &self.det
+    }
+
     pub fn registry(&self) -> &Registry {
-        &self.registry
+        self.det.registry()
     }
 
     pub fn signatures(&self) -> Option<&SignatureSet> {
-        self.signatures.as_deref()
+        self.det.signatures()
     }
 
     pub fn rules(&self) -> Option<&RuleSet> {
-        self.rules.as_deref()
+        self.det.rules()
     }
 
     pub fn expectations(&self) -> &Expectations {
@@ -410,19 +357,13 @@ impl Engine {
         std::mem::size_of::<Flow>() + std::mem::size_of::<FlowKey>() + 8
     }
 
-    pub(crate) fn signature_label(&self, id: SigId) -> (App, Option<AppProto>) {
-        self.sig_labels
-            .get(id.index())
-            .cloned()
-            .unwrap_or((App::Unknown, None))
-    }
-
     /// A fresh worker context.
     pub fn new_ctx(&self) -> WorkerCtx {
         WorkerCtx {
             events: Vec::new(),
             stats: EngineStats::default(),
-            scanner: self.rules.as_deref().map(RuleSet::scanner),
+            scanner: self.det.rules().map(RuleSet::scanner),
+            produced: Produced::default(),
             cost: CostSummary::new(),
             records: Vec::new(),
             max_ts: 0,
@@ -532,9 +473,11 @@ impl Engine {
             } else if let Some((key, dir)) = FlowKey::from_decoded(d) {
                 let bundle = held.bundle();
                 let mut shard = self.table.shard(held);
-                if let Some(c) = self.on_flow_packet(
+                let tracked = self.on_flow_packet(
                     ctx, &mut shard, bundle, num, key, dir, ts_ns, wire_len, d, tm,
-                ) {
+                );
+                self.absorb(ctx);
+                if let Some(c) = tracked {
                     return c;
                 }
             }
@@ -555,6 +498,17 @@ impl Engine {
             });
         }
         false
+    }
+
+    /// Folds what the app layer produced during a packet into this engine's state: its counters into the worker's
+    /// stats, its FTP data-connection announcements into the expectation table.
+    fn absorb(&self, ctx: &mut WorkerCtx) {
+        let p = &mut ctx.produced;
+        ctx.stats.alerts += std::mem::take(&mut p.alerts);
+        ctx.stats.app_events += std::mem::take(&mut p.app_events);
+        for a in p.announced.drain(..) {
+            self.expect.add(a.listener, a.port, a.peer, a.ts_ns);
+        }
     }
 
     /// The single-threaded path: one packet through defragmentation ([`Prestage`]) and inspection, decoding it once.
@@ -691,12 +645,12 @@ impl Engine {
             Transport::Icmp | Transport::Other(_) => None,
         };
         let client = pick_client(&key, dir, tcp_flags, |p| {
-            p < 1024 || t.is_some_and(|t| self.registry.port_guess(t, 0, p).is_some())
+            p < 1024 || t.is_some_and(|t| self.det.registry().port_guess(t, 0, p).is_some())
         });
         if transport == Transport::Tcp && tcp_flags.is_some_and(|f| f & 0x02 == 0) {
             ctx.stats.tcp_midstream += 1;
         }
-        let app = AppState::new(self, &key, client, transport);
+        let app = AppState::new(&self.det, &key, client, transport);
         let mut flow = Flow::new(self.flow_id(&key, ts_ns), key, client, ts_ns, app);
         if matches!(transport, Transport::Tcp | Transport::Udp) {
             let (a, b, ap, bp) = key.endpoints(KeySide::Forward);
@@ -765,6 +719,7 @@ impl Engine {
             events: ev_list,
             stats,
             scanner,
+            produced,
             ..
         } = ctx;
         let tr = *transport;
@@ -792,16 +747,16 @@ impl Engine {
                     ..meta
                 };
                 let mut out = Out {
-                    eng: self,
+                    det: &self.det,
                     events: ev_list,
                     scanner: scanner.as_mut(),
-                    stats,
+                    produced,
                     meta: &meta,
                     seq: events,
                     alerted,
                     ts_ns,
                 };
-                let gaps_before = out.stats.reassembly.gaps;
+                let gaps_before = stats.reassembly.gaps;
                 let AppState {
                     fa,
                     sig,
@@ -809,7 +764,7 @@ impl Engine {
                     label,
                     ..
                 } = app;
-                let mut rstats = std::mem::take(&mut out.stats.reassembly);
+                let mut rstats = std::mem::take(&mut stats.reassembly);
                 let mut sink = StreamCx {
                     out: &mut out,
                     fa,
@@ -838,16 +793,16 @@ impl Engine {
                 );
                 let fed = sink.fed_sig;
                 detect = sink.detect_cycles;
-                out.stats.reassembly = rstats;
-                t.gaps += (out.stats.reassembly.gaps - gaps_before) as u32;
+                stats.reassembly = rstats;
+                t.gaps += (stats.reassembly.gaps - gaps_before) as u32;
                 if !fed
-                    && let (Some(st), Some(set)) = (app.sig.as_mut(), self.signatures.as_ref())
+                    && let (Some(st), Some(set)) = (app.sig.as_mut(), self.det.signatures())
                     && !st.verdict().is_final()
                 {
                     // l7-filter counts packets without new data towards its packet limit.
                     set.feed(st, &[]);
                 }
-                if self.rules.is_some() {
+                if self.det.rules().is_some() {
                     out.ts_ns = ts_ns;
                     let t1 = if tm.on { cost::now() } else { 0 };
                     // Packet rules see an identification made by this packet's data, as stream rules do.
@@ -866,10 +821,10 @@ impl Engine {
                     ..meta
                 };
                 let mut out = Out {
-                    eng: self,
+                    det: &self.det,
                     events: ev_list,
                     scanner: scanner.as_mut(),
-                    stats,
+                    produced,
                     meta: &meta,
                     seq: events,
                     alerted,
@@ -889,7 +844,7 @@ impl Engine {
             // the decoder read a TCP header); nothing to inspect.
             _ => {}
         }
-        let classified = f.app.settle(self, position);
+        let classified = f.app.settle(&self.det, position);
         // Cost accounting.
         let t_end = cost::now();
         let cycles = t_end.wrapping_sub(tm.t0);
@@ -956,21 +911,22 @@ impl Engine {
                 events: ev_list,
                 stats,
                 scanner,
+                produced,
                 ..
             } = ctx;
             let mut out = Out {
-                eng: self,
+                det: &self.det,
                 events: ev_list,
                 scanner: scanner.as_mut(),
-                stats,
+                produced,
                 meta: &meta,
                 seq: events,
                 alerted,
                 ts_ns: end_ts,
             };
             if let Some(t) = tcp.as_deref_mut() {
-                let gaps_before = out.stats.reassembly.gaps;
-                let mut rstats = std::mem::take(&mut out.stats.reassembly);
+                let gaps_before = stats.reassembly.gaps;
+                let mut rstats = std::mem::take(&mut stats.reassembly);
                 {
                     let AppState {
                         fa,
@@ -997,8 +953,8 @@ impl Engine {
                     };
                     t.reasm.close(&mut rcx);
                 }
-                out.stats.reassembly = rstats;
-                t.gaps += (out.stats.reassembly.gaps - gaps_before) as u32;
+                stats.reassembly = rstats;
+                t.gaps += (stats.reassembly.gaps - gaps_before) as u32;
             }
             out.ts_ns = end_ts;
             if let Some(fa) = app.fa.as_mut() {
@@ -1008,12 +964,12 @@ impl Engine {
                     label: &app.label,
                 };
                 fa.finish(&mut emit);
-                out.stats.parsers += fa.stats();
+                stats.parsers += fa.stats();
             }
             app::finish_rules(&mut out, &mut app.rules, &app.label);
         }
         let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
-        let _ = f.app.settle(self, position);
+        let _ = f.app.settle(&self.det, position);
         if f.app.label != App::Proto(AppProto::FtpData)
             && matches!(f.transport, Transport::Tcp | Transport::Udp)
         {
@@ -1027,7 +983,8 @@ impl Engine {
             KeySide::Forward => (f.key.lo_port, f.key.hi_port),
             KeySide::Reverse => (f.key.hi_port, f.key.lo_port),
         };
-        f.app.conclude(self, f.transport, cport, sport, position);
+        f.app
+            .conclude(&self.det, f.transport, cport, sport, position);
         let (ts, tc) = (f.client.index(), f.client.flip().index());
         let rec = FlowRecord {
             app: f.app.label.clone(),
@@ -1098,6 +1055,7 @@ impl Engine {
         let mut hits: Vec<u64> = Vec::new();
         let mut events = Vec::new();
         for mut c in ctxs {
+            self.absorb(&mut c);
             ctx.stats.merge(&c.stats);
             ctx.cost.merge(&c.cost);
             ctx.max_ts = ctx.max_ts.max(c.max_ts);
@@ -1130,13 +1088,14 @@ impl Engine {
                 self.end_flow(&mut ctx, f, reason);
             }
         }
+        self.absorb(&mut ctx);
         if let Some(sc) = &ctx.scanner {
             ctx.stats.rules += *sc.stats();
             sc.add_hit_counts(&mut hits);
         }
         events.append(&mut ctx.events);
         sort_events(&mut events);
-        let rule_hits = match &self.rules {
+        let rule_hits = match self.det.rules() {
             Some(r) => r
                 .rules()
                 .iter()

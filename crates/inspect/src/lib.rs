@@ -37,6 +37,7 @@
 pub mod app;
 pub mod config;
 pub mod cost;
+pub mod detect;
 pub mod engine;
 pub mod event;
 pub mod expect;
@@ -47,6 +48,7 @@ pub mod table;
 pub mod workload;
 
 pub use config::{CostConfig, EngineConfig, Timeouts};
+pub use detect::Detection;
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
     AlertEvent, App, EndReason, Event, EventKind, Evidence, FlowRecord, FlowState, TcpState,

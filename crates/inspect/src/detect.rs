@@ -1,0 +1,146 @@
+//! # The detection context: what the app layer reads, and what it hands back
+//!
+//! The app layer ([`crate::app`]) needs the protocol registry, the L7-filter signatures (with the label each gives a
+//! flow) and the content rules: all read-only while inspecting. [`Detection`] holds them, the engine owns one, and
+//! the app layer gets `&Detection`, never the engine: it cannot reach the connection table, the expectation table or
+//! the engine's counters. What it produces besides events (alert and app-event counts, FTP data-connection
+//! announcements) goes into a [`Produced`] that the engine folds into its own state after each packet
+//! (`Engine::absorb`). Data flows one way: engine → app layer → back to the engine, no circle.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use flowbundle_protocols::{AppProto, Registry};
+use flowbundle_rules::RuleSet;
+use flowbundle_signatures::{SigId, SignatureSet};
+
+use crate::config::EngineConfig;
+use crate::event::App;
+
+/// L7-filter protocol names that name a built-in protocol (compared case-insensitively).
+const SIG_TO_PROTO: &[(&str, AppProto)] = &[
+    ("http", AppProto::Http),
+    ("ssl", AppProto::Tls),
+    ("dns", AppProto::Dns),
+    ("ssh", AppProto::Ssh),
+    ("smtp", AppProto::Smtp),
+    ("pop3", AppProto::Pop3),
+    ("imap", AppProto::Imap),
+    ("ftp", AppProto::Ftp),
+    ("smb", AppProto::Smb),
+    ("ntp", AppProto::Ntp),
+    ("dhcp", AppProto::Dhcp),
+    ("sip", AppProto::Sip),
+    ("rtp", AppProto::Rtp),
+    ("bittorrent", AppProto::BitTorrent),
+    ("rdp", AppProto::Rdp),
+    ("mysql", AppProto::Mysql),
+    ("postgres", AppProto::Postgres),
+    ("netbios", AppProto::NetBios),
+    ("snmp", AppProto::Snmp),
+    ("stun", AppProto::Stun),
+    ("rtsp", AppProto::Rtsp),
+    ("jabber", AppProto::Jabber),
+    ("openvpn", AppProto::OpenVpn),
+    ("gnutella", AppProto::Gnutella),
+    ("socks", AppProto::Unknown),
+];
+
+/// Everything identification and rule matching read: built once, shared by every worker, never written while
+/// inspecting.
+pub struct Detection {
+    registry: Registry,
+    /// The compiled sets are shared (`Arc`): building them is the expensive part (a 10,000-rule set takes seconds),
+    /// and a harness that needs a fresh engine per run builds them once.
+    signatures: Option<Arc<SignatureSet>>,
+    /// Per signature: its label, and the built-in protocol of the same name if there is one.
+    sig_labels: Vec<(App, Option<AppProto>)>,
+    rules: Option<Arc<RuleSet>>,
+    /// Whether application events (HTTP, DNS, TLS records, ...) are kept as events.
+    app_events: bool,
+}
+
+impl Detection {
+    /// The built-in detectors configured by `cfg`, with optional signature and rule sets.
+    pub fn new(
+        cfg: &EngineConfig,
+        signatures: Option<Arc<SignatureSet>>,
+        rules: Option<Arc<RuleSet>>,
+    ) -> Self {
+        let registry = Registry::new(
+            flowbundle_protocols::registry::builtin_detectors(),
+            cfg.classifier,
+            cfg.limits,
+        );
+        let sig_labels = signatures
+            .as_ref()
+            .map(|set| {
+                set.iter()
+                    .map(|(_, s)| {
+                        let proto = SIG_TO_PROTO
+                            .iter()
+                            .find(|(n, _)| n.eq_ignore_ascii_case(&s.name))
+                            .map(|&(_, p)| p)
+                            .filter(|&p| p != AppProto::Unknown);
+                        let app = match proto {
+                            Some(p) => App::Proto(p),
+                            None => App::Signature(Arc::from(s.name.as_str())),
+                        };
+                        (app, proto)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Detection {
+            registry,
+            signatures,
+            sig_labels,
+            rules,
+            app_events: cfg.app_events,
+        }
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn signatures(&self) -> Option<&SignatureSet> {
+        self.signatures.as_deref()
+    }
+
+    pub fn rules(&self) -> Option<&RuleSet> {
+        self.rules.as_deref()
+    }
+
+    /// Whether application events are kept.
+    pub fn app_events(&self) -> bool {
+        self.app_events
+    }
+
+    /// The label signature `id` gives a flow, and the built-in protocol of the same name if there is one.
+    pub(crate) fn signature_label(&self, id: SigId) -> (App, Option<AppProto>) {
+        self.sig_labels
+            .get(id.index())
+            .cloned()
+            .unwrap_or((App::Unknown, None))
+    }
+}
+
+/// An FTP data connection an FTP control connection announced: `peer` will connect to `listener:port`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Announced {
+    pub listener: IpAddr,
+    pub port: u16,
+    pub peer: IpAddr,
+    pub ts_ns: u64,
+}
+
+/// What the app layer produced while handling packets, besides events: the engine folds it into its counters and
+/// its expectation table after each packet. Lives in the worker's context, so nothing is allocated per packet (the
+/// announcement list keeps its capacity).
+#[derive(Debug, Default)]
+pub(crate) struct Produced {
+    pub alerts: u64,
+    pub app_events: u64,
+    pub announced: Vec<Announced>,
+}
