@@ -51,7 +51,7 @@ impl Detector for BitTorrentDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
-            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+            Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
             Transport::Tcp => match lit_ci(ctx.prefix, HANDSHAKE) {
                 Lit::Yes if ctx.prefix.starts_with(HANDSHAKE) => Probe::Certain,
                 Lit::Maybe => Probe::Unsure,

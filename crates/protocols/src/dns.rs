@@ -504,7 +504,7 @@ fn probe_on_ports(ctx: &ProbeCtx<'_>, port: u16, tcp: bool) -> Probe {
         return Probe::NotForUs;
     }
     match ctx.transport {
-        Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+        Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
         Transport::Udp => {
             if looks_like_dns(ctx.data) {
                 Probe::Certain

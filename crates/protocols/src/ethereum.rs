@@ -24,7 +24,7 @@ impl Detector for EthereumDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let p = ctx.prefix;
         match ctx.transport {
-            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+            Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
             Transport::Tcp => {
                 if ctx.dir_index != 0 || ctx.payload_index != 0 {
                     return Probe::NotForUs;

@@ -48,7 +48,7 @@ impl Detector for GnutellaDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
-            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+            Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
             Transport::Udp => {
                 if is_g2_udp(ctx.data) || is_g1_udp(ctx.data) {
                     Probe::Certain

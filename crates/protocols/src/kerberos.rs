@@ -45,7 +45,7 @@ impl Detector for KerberosDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
-            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+            Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
             Transport::Udp => {
                 if is_krb(ctx.data) {
                     Probe::Certain

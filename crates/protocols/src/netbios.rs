@@ -148,7 +148,7 @@ impl Detector for NetBiosDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let d = ctx.prefix;
         match ctx.transport {
-            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+            Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
             Transport::Udp => {
                 // A NetBIOS-style name sent to a DNS server (a wildcard node-status query) is DNS.
                 if ctx.either_port_is(53) || ctx.either_port_is(5353) || ctx.either_port_is(5355) {

@@ -53,7 +53,7 @@ impl Detector for OpenVpnDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let first = ctx.payload_index == 0;
         match ctx.transport {
-            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+            Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
             Transport::Udp => judge(ctx.data, ctx.dir, first),
             Transport::Tcp => {
                 let p = ctx.prefix;

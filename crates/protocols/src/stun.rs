@@ -102,7 +102,7 @@ impl Detector for StunDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
-            Transport::Icmp | Transport::Other(_) => return Probe::NotForUs,
+            Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
             Transport::Udp => {
                 if is_stun(ctx.data, true) {
                     let binding = be16(ctx.data, 0).is_some_and(|t| method_of(t) == 1)
