@@ -28,7 +28,7 @@ use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{Direction, HttpBuffer, Transport};
 
 use crate::detect::{Announced, Detection, Produced};
-use crate::event::{AlertEvent, App, Event, EventKind, Evidence};
+use crate::event::{AlertEvent, AppLabel, Event, EventKind, Evidence};
 use crate::reassembly::StreamSink;
 
 /// A flow's application-layer state.
@@ -38,7 +38,7 @@ pub(crate) struct AppState {
     /// L7-filter state while signatures may still decide.
     pub sig: Option<ConnState>,
     pub rules: FlowMatchState,
-    pub label: App,
+    pub label: AppLabel,
     pub evidence: Option<Evidence>,
     pub decided_at: Option<u32>,
     /// Identification reached its final answer (a label, or nothing more to try before the flow ends).
@@ -64,7 +64,7 @@ impl AppState {
                     client_port,
                     server_port,
                 )),
-                App::Unknown,
+                AppLabel::Unknown,
                 None,
                 false,
             ),
@@ -75,13 +75,13 @@ impl AppState {
                     client_port,
                     server_port,
                 )),
-                App::Unknown,
+                AppLabel::Unknown,
                 None,
                 false,
             ),
             Transport::Icmp | Transport::Other(_) => match ip_protocol_name(key.proto, key.v6) {
-                Some(n) => (None, App::Ip(n), Some(Evidence::IpProtocol), true),
-                None => (None, App::Unknown, None, true),
+                Some(n) => (None, AppLabel::Ip(n), Some(Evidence::IpProtocol), true),
+                None => (None, AppLabel::Unknown, None, true),
             },
         };
         let sig = match (transport, eng.signatures()) {
@@ -103,8 +103,8 @@ impl AppState {
 
     /// Labels the flow `FTP_DATA` (an expectation matched) at packet `position`.
     pub(crate) fn set_ftp_data(&mut self, position: u32) {
-        if self.label != App::Proto(AppProto::FtpData) {
-            self.label = App::Proto(AppProto::FtpData);
+        if self.label != AppLabel::Proto(AppProto::FtpData) {
+            self.label = AppLabel::Proto(AppProto::FtpData);
             self.evidence = Some(Evidence::Expectation);
             self.decided_at = Some(position);
             self.done = true;
@@ -123,7 +123,7 @@ impl AppState {
         };
         match fa.verdict() {
             Verdict::Matched(Identified { proto, .. }) => {
-                self.label = App::Proto(proto);
+                self.label = AppLabel::Proto(proto);
                 self.evidence = Some(Evidence::Parser);
                 self.decided_at = Some(position);
                 self.done = true;
@@ -183,7 +183,7 @@ impl AppState {
             };
             if let Some(p) = t.and_then(|t| eng.registry().port_guess(t, client_port, server_port))
             {
-                self.label = App::Proto(p);
+                self.label = AppLabel::Proto(p);
                 self.evidence = Some(Evidence::Port);
                 self.decided_at = Some(position);
             }
@@ -291,7 +291,7 @@ impl Out<'_> {
         *self.seq = self.seq.wrapping_add(1);
     }
 
-    fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &App) {
+    fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel) {
         *self.alerted = true;
         self.produced.alerts += 1;
         let m = self.meta;
@@ -326,7 +326,7 @@ impl Out<'_> {
 pub(crate) struct Emit<'o, 'a> {
     pub out: &'o mut Out<'a>,
     pub rules: &'o mut FlowMatchState,
-    pub label: &'o App,
+    pub label: &'o AppLabel,
 }
 
 impl EventSink for Emit<'_, '_> {
@@ -351,7 +351,7 @@ impl EventSink for Emit<'_, '_> {
             AppEvent::Dns(d) if d.kind == "answer" => m.client.flip(),
             _ => m.client,
         };
-        self.out.push(dir, EventKind::App(Box::new(event)));
+        self.out.push(dir, EventKind::AppLabel(Box::new(event)));
     }
 
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
@@ -368,7 +368,7 @@ impl EventSink for Emit<'_, '_> {
         let dir = m.side(Direction::from_client(buffer.is_request()));
         // Only the HTTP parser hands over HTTP buffers, so the flow is HTTP even when the packet that identified it
         // is still being inspected (the label is settled after the packet): `alert http` rules must see it.
-        let http = App::Proto(AppProto::Http);
+        let http = AppLabel::Proto(AppProto::Http);
         let label = if self.label.is_known() {
             self.label
         } else {
@@ -432,7 +432,7 @@ pub(crate) fn emit_owned(
     rules: &flowbundle_rules::RuleSet,
     a: &OwnedAlert,
     dir: KeySide,
-    label: &App,
+    label: &AppLabel,
 ) -> bool {
     let Some(rule) = rules.rules().get(a.rule_index as usize) else {
         return false;
@@ -459,7 +459,7 @@ pub(crate) struct StreamCx<'o, 'a> {
     pub fa: &'o mut Option<FlowApp>,
     pub sig: &'o mut Option<ConnState>,
     pub rules: &'o mut FlowMatchState,
-    pub label: &'o App,
+    pub label: &'o AppLabel,
     /// Some payload reached the signatures during this packet.
     pub fed_sig: bool,
     /// Cycles spent in detection during this packet (only measured when `timing`).
@@ -562,12 +562,12 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, p
 /// same bytes at once; rules on the application protocol (`alert http`, `app-layer-protocol:dns`) must already see
 /// that identification, as in Suricata, where the protocol is known before detection runs on the data that revealed
 /// it. `None`: use the flow's label.
-pub(crate) fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
+pub(crate) fn identified_now(label: &AppLabel, fa: Option<&FlowApp>) -> Option<AppLabel> {
     if label.is_known() {
         return None;
     }
     match fa?.verdict() {
-        Verdict::Matched(Identified { proto, .. }) => Some(App::Proto(proto)),
+        Verdict::Matched(Identified { proto, .. }) => Some(AppLabel::Proto(proto)),
         _ => None,
     }
 }
@@ -576,7 +576,7 @@ pub(crate) fn identified_now(label: &App, fa: Option<&FlowApp>) -> Option<App> {
 /// `Unknown` (every detector said NotForUs, or its limits ran out) and no L7-filter signature can still decide
 /// (none loaded, or all gave up). Flows without a classifier (ICMP and other IP protocols) never "fail": Suricata
 /// leaves their protocol unknown rather than failed.
-pub(crate) fn gave_up(label: &App, fa: Option<&FlowApp>, sig: Option<&ConnState>) -> bool {
+pub(crate) fn gave_up(label: &AppLabel, fa: Option<&FlowApp>, sig: Option<&ConnState>) -> bool {
     !label.is_known()
         && fa.is_some_and(|f| f.verdict() == Verdict::NoMatch)
         && sig.is_none_or(|s| s.verdict() == SigVerdict::NoMatch)
@@ -585,7 +585,7 @@ pub(crate) fn gave_up(label: &App, fa: Option<&FlowApp>, sig: Option<&ConnState>
 /// The `app_proto` content rules see: the label once known; `"failed"` once identification has given up, so that
 /// `app-layer-protocol:failed` matches as in Suricata (whose `ALPROTO_FAILED` is distinct from "not known yet");
 /// `None` while identification may still succeed, when no `app-layer-protocol` condition holds.
-fn rules_app(label: &App, failed: bool) -> Option<&str> {
+fn rules_app(label: &AppLabel, failed: bool) -> Option<&str> {
     if label.is_known() {
         Some(label.eve_name())
     } else if failed {
@@ -599,7 +599,7 @@ fn rules_app(label: &App, failed: bool) -> Option<&str> {
 pub(crate) fn scan_packet(
     out: &mut Out<'_>,
     flow_rules: &mut FlowMatchState,
-    label: &App,
+    label: &AppLabel,
     failed: bool,
     dir: KeySide,
     payload: &[u8],
@@ -624,7 +624,7 @@ pub(crate) fn scan_packet(
 }
 
 /// Settles pending stream candidates of the rules at the end of a flow.
-pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, label: &App) {
+pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, label: &AppLabel) {
     let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
     };

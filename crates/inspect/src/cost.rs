@@ -51,7 +51,7 @@ use std::time::Instant;
 use flowbundle_decode::FlowKey;
 use flowbundle_protocols::AppProto;
 
-use crate::event::App;
+use crate::event::AppLabel;
 
 /// Positions in flow counted one by one; later packets share one bucket.
 pub const POSITIONS: usize = 64;
@@ -108,12 +108,12 @@ pub fn cycles_to_ns(cycles: u64) -> f64 {
 
 /// A small stable code per application protocol for cost records (0 = unknown; built-in protocols by their order in
 /// [`AppProto`] plus one; signature labels 0xfffe; IP-protocol labels 0xfffd).
-pub fn app_code(app: &App) -> u16 {
+pub fn app_code(app: &AppLabel) -> u16 {
     match app {
-        App::Unknown => 0,
-        App::Proto(p) => u16::try_from(p.index() + 1).unwrap_or(0),
-        App::Signature(_) => 0xfffe,
-        App::Ip(_) => 0xfffd,
+        AppLabel::Unknown => 0,
+        AppLabel::Proto(p) => u16::try_from(p.index() + 1).unwrap_or(0),
+        AppLabel::Signature(_) => 0xfffe,
+        AppLabel::Ip(_) => 0xfffd,
     }
 }
 
@@ -283,7 +283,7 @@ pub struct TopConn {
     pub cycles: u64,
     pub flow_id: u64,
     pub key: FlowKey,
-    pub app: App,
+    pub app: AppLabel,
     pub packets: u64,
     pub bytes: u64,
 }
@@ -402,7 +402,7 @@ mod tests {
                 cycles: 3000,
                 proto: 6,
                 dir: 0,
-                app: app_code(&App::Proto(AppProto::Http)),
+                app: app_code(&AppLabel::Proto(AppProto::Http)),
             },
             CostRecord {
                 packet: 0,
@@ -444,7 +444,7 @@ mod tests {
                 cycles: c * 7 % 25,
                 flow_id: c,
                 key,
-                app: App::Unknown,
+                app: AppLabel::Unknown,
                 packets: 1,
                 bytes: 1,
             });
@@ -457,7 +457,7 @@ mod tests {
     #[test]
     fn every_protocol_has_a_code() {
         for &p in AppProto::ALL {
-            let code = app_code(&App::Proto(p));
+            let code = app_code(&AppLabel::Proto(p));
             assert_ne!(code, 0, "{p}");
             assert_eq!(app_by_code(code), Some(p), "{p}: the code reads back");
         }

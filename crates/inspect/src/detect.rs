@@ -15,7 +15,7 @@ use flowbundle_rules::RuleSet;
 use flowbundle_signatures::{SigId, SignatureSet};
 
 use crate::config::EngineConfig;
-use crate::event::App;
+use crate::event::AppLabel;
 
 /// L7-filter protocol names that name a built-in protocol (compared case-insensitively).
 const SIG_TO_PROTO: &[(&str, AppProto)] = &[
@@ -54,7 +54,7 @@ pub struct Detection {
     /// and a harness that needs a fresh engine per run builds them once.
     signatures: Option<Arc<SignatureSet>>,
     /// Per signature: its label, and the built-in protocol of the same name if there is one.
-    sig_labels: Vec<(App, Option<AppProto>)>,
+    sig_labels: Vec<(AppLabel, Option<AppProto>)>,
     rules: Option<Arc<RuleSet>>,
     /// Whether application events (HTTP, DNS, TLS records, ...) are kept as events.
     app_events: bool,
@@ -83,8 +83,8 @@ impl Detection {
                             .map(|&(_, p)| p)
                             .filter(|&p| p != AppProto::Unknown);
                         let app = match proto {
-                            Some(p) => App::Proto(p),
-                            None => App::Signature(Arc::from(s.name.as_str())),
+                            Some(p) => AppLabel::Proto(p),
+                            None => AppLabel::Signature(Arc::from(s.name.as_str())),
                         };
                         (app, proto)
                     })
@@ -118,11 +118,11 @@ impl Detection {
     }
 
     /// The label signature `id` gives a flow, and the built-in protocol of the same name if there is one.
-    pub(crate) fn signature_label(&self, id: SigId) -> (App, Option<AppProto>) {
+    pub(crate) fn signature_label(&self, id: SigId) -> (AppLabel, Option<AppProto>) {
         self.sig_labels
             .get(id.index())
             .cloned()
-            .unwrap_or((App::Unknown, None))
+            .unwrap_or((AppLabel::Unknown, None))
     }
 }
 

@@ -31,7 +31,7 @@ use crate::app::{self, AppState, FlowMeta, Out, StreamCx};
 use crate::config::EngineConfig;
 use crate::cost::{self, CostRecord, CostSummary, TopConn};
 use crate::detect::{Detection, Produced};
-use crate::event::{App, EndReason, Event, EventKind, FlowRecord, TcpSummary, sort_events};
+use crate::event::{AppLabel, EndReason, Event, EventKind, FlowRecord, TcpSummary, sort_events};
 use crate::expect::Expectations;
 use crate::flow::{Flow, pick_client};
 use crate::prestage::{Prestage, Staged};
@@ -970,7 +970,7 @@ impl Engine {
         }
         let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
         let _ = f.app.settle(&self.det, position);
-        if f.app.label != App::Proto(AppProto::FtpData)
+        if f.app.label != AppLabel::Proto(AppProto::FtpData)
             && matches!(f.transport, Transport::Tcp | Transport::Udp)
         {
             let (a, b, ap, bp) = f.key.endpoints(KeySide::Forward);

@@ -13,7 +13,7 @@ use flowbundle_protocols::{AppEvent, AppProto};
 
 /// A flow's application label.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum App {
+pub enum AppLabel {
     /// Nothing identified it.
     Unknown,
     /// A built-in protocol (nDPI's name).
@@ -25,14 +25,14 @@ pub enum App {
     Ip(&'static str),
 }
 
-impl App {
+impl AppLabel {
     /// The name as nDPI (or the signature file) spells it: `HTTP`, `TLS`, `ICMP`, `Unknown`, ...
     pub fn name(&self) -> &str {
         match self {
-            App::Unknown => "Unknown",
-            App::Proto(p) => p.name(),
-            App::Signature(s) => s,
-            App::Ip(s) => s,
+            AppLabel::Unknown => "Unknown",
+            AppLabel::Proto(p) => p.name(),
+            AppLabel::Signature(s) => s,
+            AppLabel::Ip(s) => s,
         }
     }
 
@@ -40,15 +40,15 @@ impl App {
     /// flow, else the name.
     pub fn eve_name(&self) -> &str {
         match self {
-            App::Unknown => "failed",
-            App::Proto(p) => p.eve_name(),
-            App::Signature(s) => s,
-            App::Ip(s) => s,
+            AppLabel::Unknown => "failed",
+            AppLabel::Proto(p) => p.eve_name(),
+            AppLabel::Signature(s) => s,
+            AppLabel::Ip(s) => s,
         }
     }
 
     pub fn is_known(&self) -> bool {
-        !matches!(self, App::Unknown)
+        !matches!(self, AppLabel::Unknown)
     }
 }
 
@@ -169,7 +169,7 @@ pub struct TcpSummary {
 /// A flow's record, written when the flow ends (EVE `event_type: flow`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowRecord {
-    pub app: App,
+    pub app: AppLabel,
     /// How the label was decided (`None` when nothing did).
     pub evidence: Option<Evidence>,
     /// 1-based position, among the flow's packets, of the packet at which the label was decided.
@@ -200,7 +200,7 @@ pub struct AlertEvent {
     /// Index of the rule in the loaded rule set (for hit counters).
     pub rule_index: u32,
     /// The flow's label when the alert fired, if it had one.
-    pub app: Option<App>,
+    pub app: Option<AppLabel>,
     /// Where the match was: `stream`, `packet` or `http`, and the match's offset in that buffer.
     pub source: &'static str,
     pub offset: u64,
@@ -217,7 +217,7 @@ pub struct AlertEvent {
 pub enum EventKind {
     Flow(Box<FlowRecord>),
     /// An application event from a protocol parser, with the flow's label at that time.
-    App(Box<AppEvent>),
+    AppLabel(Box<AppEvent>),
     Alert(Box<AlertEvent>),
 }
 
@@ -226,7 +226,7 @@ impl EventKind {
     pub fn event_type(&self) -> &'static str {
         match self {
             EventKind::Flow(_) => "flow",
-            EventKind::App(a) => a.event_type(),
+            EventKind::AppLabel(a) => a.event_type(),
             EventKind::Alert(_) => "alert",
         }
     }

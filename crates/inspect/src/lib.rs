@@ -51,7 +51,7 @@ pub use config::{CostConfig, EngineConfig, Timeouts};
 pub use detect::Detection;
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
-    AlertEvent, App, EndReason, Event, EventKind, Evidence, FlowRecord, FlowState, TcpState,
+    AlertEvent, AppLabel, EndReason, Event, EventKind, Evidence, FlowRecord, FlowState, TcpState,
     TcpSummary, sort_events,
 };
 pub use prestage::{Prepared, Prestage, PrestageStats, Staged};

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{engine, run_serial, shared};
-use flowbundle_inspect::{App, EventKind, FlowState, TcpState};
+use flowbundle_inspect::{AppLabel, EventKind, FlowState, TcpState};
 use flowbundle_protocols::{AppEvent, AppProto};
 
 #[test]
@@ -26,13 +26,13 @@ fn one_http_stream() {
         .collect();
     assert_eq!(flows.len(), 1);
     let r = flows[0];
-    assert_eq!(r.app, App::Proto(AppProto::Http));
+    assert_eq!(r.app, AppLabel::Proto(AppProto::Http));
     assert_eq!(r.state, FlowState::Closed);
     assert_eq!(r.tcp.unwrap().state, TcpState::Closed);
     assert!(
         f.events
             .iter()
-            .any(|e| matches!(&e.kind, EventKind::App(a) if matches!(**a, AppEvent::Http(_))))
+            .any(|e| matches!(&e.kind, EventKind::AppLabel(a) if matches!(**a, AppEvent::Http(_))))
     );
     assert_eq!(e.table().len(), 0);
 }

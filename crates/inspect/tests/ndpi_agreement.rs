@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 use common::shared;
 use flowbundle_decode::FlowKey;
-use flowbundle_inspect::{App, Engine, EngineConfig, EventKind};
+use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind};
 use flowbundle_protocols::AppProto;
 
 fn csv_fields(line: &str) -> Vec<String> {
@@ -159,7 +159,7 @@ fn agreement_with_ndpi() {
         let mut engine = Engine::new(EngineConfig::default(), None, None);
         let fin = common::run_serial(&mut engine, &[path]);
         packets += fin.stats.packets;
-        let mut labels: HashMap<FlowKey, App> = HashMap::new();
+        let mut labels: HashMap<FlowKey, AppLabel> = HashMap::new();
         for e in &fin.events {
             if let EventKind::Flow(r) = &e.kind {
                 labels.entry(e.key).or_insert_with(|| r.app.clone());

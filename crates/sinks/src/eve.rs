@@ -162,7 +162,7 @@ pub fn render(buf: &mut Vec<u8>, e: &Event) {
     let _ = write!(buf, ",\"event_type\":\"{}\",", e.kind.event_type());
     match &e.kind {
         EventKind::Flow(r) => render_flow(buf, e, r),
-        EventKind::App(a) => render_app(buf, e, a),
+        EventKind::AppLabel(a) => render_app(buf, e, a),
         EventKind::Alert(a) => render_alert(buf, e, a),
     }
     buf.push(b'}');
@@ -268,7 +268,7 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flowbundle_inspect::{App, EndReason, FlowState, TcpState, TcpSummary};
+    use flowbundle_inspect::{AppLabel, EndReason, FlowState, TcpState, TcpSummary};
     use flowbundle_protocols::AppProto;
 
     fn key() -> (FlowKey, KeySide) {
@@ -292,7 +292,7 @@ mod tests {
             client: d,
             dir: d,
             kind: EventKind::Flow(Box::new(FlowRecord {
-                app: App::Proto(AppProto::Http),
+                app: AppLabel::Proto(AppProto::Http),
                 evidence: Some(flowbundle_inspect::Evidence::Parser),
                 decided_at: Some(4),
                 pkts_toserver: 7,
