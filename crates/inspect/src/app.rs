@@ -351,7 +351,7 @@ impl EventSink for Emit<'_, '_> {
             AppEvent::Dns(d) if d.kind == "answer" => m.client.flip(),
             _ => m.client,
         };
-        self.out.push(dir, EventKind::AppLabel(Box::new(event)));
+        self.out.push(dir, EventKind::App(Box::new(event)));
     }
 
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {

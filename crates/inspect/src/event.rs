@@ -217,7 +217,7 @@ pub struct AlertEvent {
 pub enum EventKind {
     Flow(Box<FlowRecord>),
     /// An application event from a protocol parser, with the flow's label at that time.
-    AppLabel(Box<AppEvent>),
+    App(Box<AppEvent>),
     Alert(Box<AlertEvent>),
 }
 
@@ -226,7 +226,7 @@ impl EventKind {
     pub fn event_type(&self) -> &'static str {
         match self {
             EventKind::Flow(_) => "flow",
-            EventKind::AppLabel(a) => a.event_type(),
+            EventKind::App(a) => a.event_type(),
             EventKind::Alert(_) => "alert",
         }
     }

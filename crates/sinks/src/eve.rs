@@ -162,7 +162,7 @@ pub fn render(buf: &mut Vec<u8>, e: &Event) {
     let _ = write!(buf, ",\"event_type\":\"{}\",", e.kind.event_type());
     match &e.kind {
         EventKind::Flow(r) => render_flow(buf, e, r),
-        EventKind::AppLabel(a) => render_app(buf, e, a),
+        EventKind::App(a) => render_app(buf, e, a),
         EventKind::Alert(a) => render_alert(buf, e, a),
     }
     buf.push(b'}');
