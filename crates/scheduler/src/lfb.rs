@@ -42,11 +42,10 @@
 //! first probe), one count load or RMW and, when the bundle opens, one queue push.
 
 use crate::slots::Slots;
+use crate::sync::{ArrayQueue, AtomicU16, AtomicU32, Ordering::*};
 use crate::util::{Counter, NIL, Occupancy, per_worker, sum};
 use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
-use crossbeam::queue::ArrayQueue;
 use crossbeam::utils::CachePadded;
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::*};
 
 /// Worker id stored in 16-bit cells for "nobody yet".
 pub(crate) const NO_WORKER: u16 = u16::MAX;

@@ -20,9 +20,9 @@
 //! Cost over LFB: on the dispatches that open a bundle, one scan of the workers' loads.
 
 use crate::lfb::{FbqTable, warn_if_small};
+use crate::sync::ArrayQueue;
 use crate::util::{Counter, per_worker};
 use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
-use crossbeam::queue::ArrayQueue;
 use crossbeam::utils::CachePadded;
 
 /// The LFB-affinity policy. See the module documentation.

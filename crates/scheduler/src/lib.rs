@@ -78,6 +78,7 @@ pub mod lfb_affinity;
 pub mod ph;
 pub mod rss;
 mod slots;
+mod sync;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod util;

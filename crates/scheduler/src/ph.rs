@@ -45,17 +45,28 @@
 //! the mutexes are never contended and never block.
 
 use crate::slots::Slots;
+use crate::sync::{ArrayQueue, AtomicU32, Mutex, MutexGuard, Ordering::Relaxed};
 use crate::util::{Counter, NIL, Occupancy, conn_bundle, per_worker, sum};
-use crate::{BUNDLES, Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
-use crossbeam::queue::ArrayQueue;
+use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 use crossbeam::utils::CachePadded;
-use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard};
 
 /// Packets a worker may hand off in one `next` call before it returns `None` (it calls again): `next` stays bounded.
 const MAX_HANDOFFS_PER_CALL: usize = 64;
 
 const NO_OWNER: u16 = u16::MAX;
+
+/// Connection entries: one per connection bundle. The model checker builds a small table instead (every model
+/// connection has a bundle below it), since each entry is a mutex it tracks.
+#[cfg(not(loom))]
+const CE_TABLE: usize = crate::BUNDLES;
+#[cfg(loom)]
+const CE_TABLE: usize = 16;
+
+/// The CE of a packet: its connection bundle (an identity with the full table).
+#[inline]
+fn ce_of(desc: &Desc) -> usize {
+    usize::from(conn_bundle(desc)) % CE_TABLE
+}
 
 /// A connection entry: owner flag and connection queue (a slot list).
 struct Ce {
@@ -95,7 +106,7 @@ impl PacketHandoff {
         PacketHandoff {
             rq: ArrayQueue::new(slots.capacity()),
             slots,
-            table: (0..BUNDLES)
+            table: (0..CE_TABLE)
                 .map(|_| {
                     Mutex::new(Ce {
                         owner: NO_OWNER,
@@ -192,7 +203,7 @@ impl Scheduler for PacketHandoff {
         for _ in 0..MAX_HANDOFFS_PER_CALL {
             let s = self.rq.pop()?;
             let desc = self.slots.desc(s);
-            let c = usize::from(conn_bundle(&desc));
+            let c = ce_of(&desc);
             if self.own_or_hand_off(w, s, c) {
                 st.owned.store(c as u32, Relaxed);
                 st.held.store(s, Relaxed);
@@ -218,7 +229,7 @@ impl Scheduler for PacketHandoff {
             // The packet came off the CQ of the CE this worker already owns.
             return true;
         }
-        let c = usize::from(conn_bundle(&self.slots.desc(s)));
+        let c = ce_of(&self.slots.desc(s));
         if self.own_or_hand_off(w, s, c) {
             st.owned.store(c as u32, Relaxed);
             return true;

@@ -17,8 +17,8 @@
 //! the matching acquire.
 
 use crate::Desc;
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use crate::util::NIL;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 
 /// Slots examined per allocation attempt before reporting "full".
 pub(crate) const PROBES: usize = 64;

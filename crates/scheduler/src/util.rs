@@ -5,9 +5,10 @@
 //! workers live in per-worker padded cells so two workers never bounce one cache line, and are summed when
 //! `stats()` is read.
 
+use crate::sync::ArrayQueue;
 use crate::{Desc, WorkerId};
-use crossbeam::queue::ArrayQueue;
 use crossbeam::utils::CachePadded;
+// Counters order nothing, so they stay on `std` under the model checker too (see `sync.rs`).
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Marker for "no slot / no worker" in 32-bit index cells.

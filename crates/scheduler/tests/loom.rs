@@ -1,0 +1,354 @@
+//! Model checks of the lock-free scheduler structures with loom: the slot arena, the FBQ table of `lfb` and
+//! `lfb-affinity`, and the connection handoff of `ph`. Built only with `--cfg loom`; run them with `scripts/loom`.
+//!
+//! Each model is one dispatcher thread and two worker threads on a policy built small (a few packets, two or three
+//! bundles, an arena small enough to fill), explored by loom under every interleaving within a preemption bound
+//! (2 by default; `LOOM_MAX_PREEMPTIONS` overrides it) and every value a weak-memory load may return. The workers
+//! touch per-bundle state the way the inspection engine touches its flow shards: through a cell with no lock, which
+//! loom reports when two accesses are not ordered by happens-before. After the threads end, the main thread drains
+//! what is left through the same worker steps, and the model checks:
+//!
+//! * **exclusivity**: no two workers hold one bundle (the shard cell records its holder, and each hold has a
+//!   scheduling point inside it so a second worker gets the chance to break in), and every access to a bundle's
+//!   state is ordered after the previous holder's, which is what lets the engine use it without a lock;
+//! * **arena slot reuse**: every packet a worker is given is the exact descriptor dispatched under its id, though its
+//!   slot was freed and refilled meanwhile;
+//! * **exactly once**: every accepted packet is processed once, and a refused one (arena full) comes back unchanged
+//!   and is never processed;
+//! * **per-flow order** for the policies that promise it: each connection's packets are processed in arrival order;
+//! * the policy's own accounting: nothing left in the system, dispatch and refusal counters equal to what happened.
+#![cfg(loom)]
+
+use flowbundle_scheduler::{Desc, SchedOptions, Scheduler, WorkerId, build};
+use loom::cell::UnsafeCell;
+use loom::model::Builder;
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use loom::thread;
+
+/// Default preemption bound: every interleaving with at most this many preemptions is explored.
+const PREEMPTIONS: usize = 2;
+
+/// One packet of the model: its id is its index in the trace, and every field differs between packets, so a
+/// descriptor read half from a slot's old occupant and half from its new one cannot pass for either.
+fn pkt(id: u32, conn: u32, fid: u16) -> Desc {
+    Desc {
+        id,
+        conn,
+        rss: 0x5eed_0000 | id,
+        fid,
+        len: 60 + id as u16,
+    }
+}
+
+/// A scenario: a policy, its options, the trace the dispatcher offers, and how much each worker thread does before
+/// the threads end.
+struct Model {
+    policy: &'static str,
+    opts: SchedOptions,
+    trace: Vec<Desc>,
+    /// `next` calls each worker thread makes (each followed by `claim`, the hold and `done` when it got a packet).
+    steps: usize,
+    /// `dispatch` attempts per packet before the dispatcher counts it refused.
+    attempts: usize,
+}
+
+const WORKERS: usize = 2;
+
+impl Model {
+    fn check(self) {
+        let mut builder = Builder::new();
+        if builder.preemption_bound.is_none() {
+            builder.preemption_bound = Some(PREEMPTIONS);
+        }
+        let model = std::sync::Arc::new(self);
+        builder.check(move || model.run_once());
+    }
+
+    /// One execution; loom calls it once per schedule it explores.
+    fn run_once(&self) {
+        let world = Arc::new(World::new(self));
+        let dispatcher = {
+            let world = world.clone();
+            let trace = self.trace.clone();
+            let attempts = self.attempts;
+            thread::spawn(move || {
+                let mut refused = Vec::new();
+                let mut refusals = 0;
+                for d in trace {
+                    let mut accepted = false;
+                    for _ in 0..attempts {
+                        match world.sched.dispatch(d) {
+                            Ok(_) => {
+                                accepted = true;
+                                break;
+                            }
+                            Err(back) => {
+                                assert_eq!(back, d, "a refused dispatch hands back another packet");
+                                refusals += 1;
+                            }
+                        }
+                    }
+                    if !accepted {
+                        refused.push(d.id);
+                    }
+                }
+                (refused, refusals)
+            })
+        };
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                let world = world.clone();
+                let steps = self.steps;
+                thread::spawn(move || {
+                    for _ in 0..steps {
+                        world.step(w);
+                    }
+                })
+            })
+            .collect();
+        let (refused, refusals) = dispatcher.join().unwrap();
+        for h in workers {
+            h.join().unwrap();
+        }
+        world.drain();
+        world.verify(&refused, refusals);
+    }
+}
+
+/// A bundle's state as the engine keeps it: only the bundle's holder touches it, without a lock.
+struct Shard {
+    holder: UnsafeCell<Option<WorkerId>>,
+    /// Packets processed under this bundle, in processing order.
+    log: UnsafeCell<Vec<u32>>,
+}
+
+struct World {
+    sched: Box<dyn Scheduler>,
+    trace: Vec<Desc>,
+    shards: Vec<Shard>,
+    /// Per worker: a counter only that worker touches, so updating it is a scheduling point that orders nothing.
+    work: Vec<AtomicUsize>,
+}
+
+impl World {
+    fn new(model: &Model) -> Self {
+        let sched = build(model.policy, WORKERS, &model.opts).expect("model options are valid");
+        for (i, d) in model.trace.iter().enumerate() {
+            assert_eq!(d.id as usize, i, "a model's packet ids are their positions");
+        }
+        let bundles = model
+            .trace
+            .iter()
+            .map(|d| usize::from(sched.bundle(d)) + 1)
+            .max()
+            .unwrap_or(0);
+        World {
+            trace: model.trace.clone(),
+            shards: (0..bundles)
+                .map(|_| Shard {
+                    holder: UnsafeCell::new(None),
+                    log: UnsafeCell::new(Vec::new()),
+                })
+                .collect(),
+            work: (0..WORKERS).map(|_| AtomicUsize::new(0)).collect(),
+            sched,
+        }
+    }
+
+    /// One worker step, as the runtime does it: take a packet, claim its bundle, process it, release it. False when
+    /// `next` had nothing.
+    fn step(&self, w: WorkerId) -> bool {
+        let Some(d) = self.sched.next(w) else {
+            return false;
+        };
+        let sent = self.trace.get(d.id as usize);
+        assert_eq!(
+            Some(&d),
+            sent,
+            "worker {w} was given a descriptor that was never dispatched under its id"
+        );
+        if !self.sched.claim(w, &d) {
+            return true; // handed off: the packet is the connection owner's now
+        }
+        let shard = &self.shards[usize::from(self.sched.bundle(&d))];
+        // SAFETY (both cells): loom runs one model thread at a time and switches only at its own operations, none of
+        // which runs inside these closures; an access not ordered after the previous one is reported by loom.
+        shard.holder.with_mut(|h| {
+            let h = unsafe { &mut *h };
+            assert_eq!(
+                *h,
+                None,
+                "worker {w} holds packet {} of bundle {} while worker {:?} holds it too",
+                d.id,
+                self.sched.bundle(&d),
+                h
+            );
+            *h = Some(w);
+        });
+        shard.log.with_mut(|log| unsafe { (*log).push(d.id) });
+        // Processing takes time: another thread may run here.
+        self.work[w].fetch_add(1, Relaxed);
+        shard.holder.with_mut(|h| {
+            let h = unsafe { &mut *h };
+            assert_eq!(*h, Some(w), "bundle holder changed under worker {w}");
+            *h = None;
+        });
+        self.sched.done(w, d);
+        true
+    }
+
+    /// After the threads end: run the workers' steps until nothing is left, as the runtime's workers would.
+    fn drain(&self) {
+        let limit = 4 * self.trace.len() + WORKERS;
+        for _ in 0..limit {
+            let mut progress = false;
+            for w in 0..WORKERS {
+                while self.step(w) {
+                    progress = true;
+                }
+            }
+            if !progress {
+                return;
+            }
+        }
+        panic!("the workers keep getting packets: a packet is never released");
+    }
+
+    fn verify(&self, refused: &[u32], refusals: u64) {
+        let name = self.sched.name();
+        assert_eq!(
+            self.sched.in_system(),
+            0,
+            "{name}: packets left in the system"
+        );
+        let mut processed = Vec::new();
+        for shard in &self.shards {
+            // SAFETY: as in `step`; every worker thread has been joined.
+            let log = shard.log.with(|log| unsafe { (*log).clone() });
+            if self.sched.keeps_flow_order() {
+                for pair in log.windows(2) {
+                    let (a, b) = (&self.trace[pair[0] as usize], &self.trace[pair[1] as usize]);
+                    assert!(
+                        a.conn != b.conn || a.id < b.id,
+                        "{name}: packet {} of connection {} processed after packet {}",
+                        a.id,
+                        a.conn,
+                        b.id
+                    );
+                }
+            }
+            processed.extend(log);
+        }
+        processed.sort_unstable();
+        let accepted: Vec<u32> = self
+            .trace
+            .iter()
+            .map(|d| d.id)
+            .filter(|id| !refused.contains(id))
+            .collect();
+        assert_eq!(
+            processed, accepted,
+            "{name}: every accepted packet is processed exactly once (refused: {refused:?})"
+        );
+        let stats = self.sched.stats();
+        assert_eq!(
+            stats.dispatched,
+            accepted.len() as u64,
+            "{name}: dispatched"
+        );
+        assert_eq!(stats.full, refusals, "{name}: refusals");
+    }
+}
+
+fn opts(capacity: usize, fbq_table: usize) -> SchedOptions {
+    SchedOptions {
+        capacity,
+        fbq_table,
+        ..SchedOptions::default()
+    }
+}
+
+#[test]
+fn lfb_one_bundle_is_held_by_one_worker_and_processed_in_order() {
+    // Three packets of one flow: each join races the holder's release (the count that reaches zero).
+    Model {
+        policy: "lfb",
+        opts: opts(4, 4),
+        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 1, 1)],
+        steps: 2,
+        attempts: 1,
+    }
+    .check();
+}
+
+#[test]
+fn lfb_colliding_bundles_under_a_full_arena() {
+    // Table of 2: fids 1 and 3 share FBQ 1, fid 2 has FBQ 0. Two slots for four packets: dispatch finds the arena
+    // full unless a worker frees a slot in time, and the slots are reused.
+    Model {
+        policy: "lfb",
+        opts: opts(2, 2),
+        trace: vec![pkt(0, 1, 1), pkt(1, 3, 3), pkt(2, 2, 2), pkt(3, 1, 1)],
+        steps: 2,
+        attempts: 2,
+    }
+    .check();
+}
+
+#[test]
+fn lfb_a_single_slot_is_reused_safely() {
+    // One slot: every packet after the first reuses the slot a worker just freed.
+    Model {
+        policy: "lfb",
+        opts: opts(1, 4),
+        trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1)],
+        steps: 2,
+        attempts: 2,
+    }
+    .check();
+}
+
+#[test]
+fn lfb_affinity_returning_and_stolen_bundles() {
+    // A large slack sends every returning bundle to its last worker, busy or not, so idle workers steal heads.
+    Model {
+        policy: "lfb-affinity",
+        opts: SchedOptions {
+            affinity_slack: 8,
+            ..opts(3, 4)
+        },
+        trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1), pkt(3, 2, 2)],
+        steps: 2,
+        attempts: 1,
+    }
+    .check();
+}
+
+#[test]
+fn ph_packets_of_an_owned_connection_are_handed_to_its_owner() {
+    Model {
+        policy: "ph",
+        opts: opts(3, 4),
+        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2), pkt(3, 1, 1)],
+        steps: 2,
+        attempts: 1,
+    }
+    .check();
+}
+
+#[test]
+fn ph_late_claim_hands_off_after_the_decode() {
+    // Both workers may take packets of connection 1 and race to claim it; the loser hands its packet to the winner.
+    Model {
+        policy: "ph",
+        opts: SchedOptions {
+            ph_late_claim: true,
+            ..opts(2, 4)
+        },
+        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2)],
+        steps: 2,
+        attempts: 2,
+    }
+    .check();
+}
