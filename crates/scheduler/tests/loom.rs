@@ -3,7 +3,7 @@
 //!
 //! Each model is one dispatcher thread and two worker threads on a policy built small (a few packets, two or three
 //! bundles, an arena small enough to fill), explored by loom under every interleaving within a preemption bound
-//! (2 by default; `LOOM_MAX_PREEMPTIONS` overrides it) and every value a weak-memory load may return. The workers
+//! (3; `LOOM_MAX_PREEMPTIONS` overrides it) and every value a weak-memory load may return. The workers
 //! touch per-bundle state the way the inspection engine touches its flow shards: through a cell with no lock, which
 //! loom reports when two accesses are not ordered by happens-before. After the threads end, the main thread drains
 //! what is left through the same worker steps, and the model checks:
@@ -16,18 +16,22 @@
 //! * **exactly once**: every accepted packet is processed once, and a refused one (arena full) comes back unchanged
 //!   and is never processed;
 //! * **per-flow order** for the policies that promise it: each connection's packets are processed in arrival order;
-//! * the policy's own accounting: nothing left in the system, dispatch and refusal counters equal to what happened.
+//! * the policy's own accounting: nothing left in the system, dispatch and refusal counters equal to what happened;
+//! * and that the model reaches what it is about: each names the events (a full arena, a join, a handoff, a steal...)
+//!   that must happen in at least one explored execution, so a scenario that stopped exercising its race fails.
+//!
+//! What loom cannot check: it runs each thread's operations in program order, so it never shows a load reading a
+//! store that comes later in another thread (load buffering). The release store that frees an arena slot, which keeps
+//! the freeing worker's reads of the old descriptor before the dispatcher's writes of the new one, guards against
+//! exactly that, and is argued in `slots.rs` rather than checked here.
 #![cfg(loom)]
 
-use flowbundle_scheduler::{Desc, SchedOptions, Scheduler, WorkerId, build};
+use flowbundle_scheduler::{Desc, SchedOptions, SchedStats, Scheduler, WorkerId, build};
 use loom::cell::UnsafeCell;
 use loom::model::Builder;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use loom::thread;
-
-/// Default preemption bound: every interleaving with at most this many preemptions is explored.
-const PREEMPTIONS: usize = 2;
 
 /// One packet of the model: its id is its index in the trace, and every field differs between packets, so a
 /// descriptor read half from a slot's old occupant and half from its new one cannot pass for either.
@@ -51,9 +55,57 @@ struct Model {
     steps: usize,
     /// `dispatch` attempts per packet before the dispatcher counts it refused.
     attempts: usize,
+    /// Events that must happen in at least one explored execution.
+    reaches: &'static [Event],
+}
+
+/// Something a model is about, read from the policy's counters at the end of an execution.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// `dispatch` refused a packet: the arena was full.
+    Full,
+    /// A packet joined a bundle in the system.
+    Join,
+    /// A join behind a packet of another flow (FBQ table collision).
+    Collision,
+    /// A bundle started on another worker than last time.
+    Migration,
+    /// `ph`: a packet went to the connection owner's queue.
+    Handoff,
+    /// `lfb-affinity`: a returning bundle went to its last worker; an idle worker took a head from a busy one.
+    AffinityHit,
+    Steal,
+}
+
+impl Event {
+    /// In declaration order, so `event as usize` indexes it.
+    const ALL: [Event; 7] = [
+        Event::Full,
+        Event::Join,
+        Event::Collision,
+        Event::Migration,
+        Event::Handoff,
+        Event::AffinityHit,
+        Event::Steal,
+    ];
+
+    fn count(self, stats: &SchedStats) -> u64 {
+        match self {
+            Event::Full => stats.full,
+            Event::Join => stats.bundle_joins,
+            Event::Collision => stats.collisions,
+            Event::Migration => stats.migrations,
+            Event::Handoff => stats.handoffs,
+            Event::AffinityHit => stats.affinity_hits,
+            Event::Steal => stats.steals,
+        }
+    }
 }
 
 const WORKERS: usize = 2;
+
+/// Every interleaving with at most this many preemptions is explored (unless `LOOM_MAX_PREEMPTIONS` is set).
+const PREEMPTIONS: usize = 3;
 
 impl Model {
     fn check(self) {
@@ -61,12 +113,35 @@ impl Model {
         if builder.preemption_bound.is_none() {
             builder.preemption_bound = Some(PREEMPTIONS);
         }
+        let bound = builder.preemption_bound;
+        // Outside the model: what the explored executions did, summed over all of them.
+        let tally = std::sync::Arc::new(std::sync::Mutex::new((0u64, [0u64; Event::ALL.len()])));
         let model = std::sync::Arc::new(self);
-        builder.check(move || model.run_once());
+        let (m, t) = (model.clone(), tally.clone());
+        builder.check(move || {
+            let stats = m.run_once();
+            let mut t = t.lock().unwrap();
+            t.0 += 1;
+            for (sum, e) in t.1.iter_mut().zip(Event::ALL) {
+                *sum += e.count(&stats);
+            }
+        });
+        let (executions, seen) = *tally.lock().unwrap();
+        let name = std::thread::current()
+            .name()
+            .unwrap_or(model.policy)
+            .to_string();
+        println!("{name}: {executions} executions explored (preemption bound {bound:?})");
+        for &e in model.reaches {
+            assert!(
+                seen[e as usize] > 0,
+                "{name}: no explored execution reached {e:?}: the model no longer exercises what it is named for"
+            );
+        }
     }
 
     /// One execution; loom calls it once per schedule it explores.
-    fn run_once(&self) {
+    fn run_once(&self) -> SchedStats {
         let world = Arc::new(World::new(self));
         let dispatcher = {
             let world = world.clone();
@@ -113,6 +188,7 @@ impl Model {
         }
         world.drain();
         world.verify(&refused, refusals);
+        world.sched.stats()
     }
 }
 
@@ -271,13 +347,15 @@ fn opts(capacity: usize, fbq_table: usize) -> SchedOptions {
 
 #[test]
 fn lfb_one_bundle_is_held_by_one_worker_and_processed_in_order() {
-    // Three packets of one flow: each join races the holder's release (the count that reaches zero).
+    // Four packets of one flow: each join races the holder's release (the count that reaches zero), and a bundle
+    // that drains reopens on the receive queue, maybe for the other worker.
     Model {
         policy: "lfb",
         opts: opts(4, 4),
-        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 1, 1)],
-        steps: 2,
+        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 1, 1), pkt(3, 1, 1)],
+        steps: 3,
         attempts: 1,
+        reaches: &[Event::Join, Event::Migration],
     }
     .check();
 }
@@ -292,6 +370,7 @@ fn lfb_colliding_bundles_under_a_full_arena() {
         trace: vec![pkt(0, 1, 1), pkt(1, 3, 3), pkt(2, 2, 2), pkt(3, 1, 1)],
         steps: 2,
         attempts: 2,
+        reaches: &[Event::Full, Event::Join, Event::Collision],
     }
     .check();
 }
@@ -302,37 +381,42 @@ fn lfb_a_single_slot_is_reused_safely() {
     Model {
         policy: "lfb",
         opts: opts(1, 4),
-        trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1)],
+        trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1), pkt(3, 2, 2)],
         steps: 2,
         attempts: 2,
+        reaches: &[Event::Full],
     }
     .check();
 }
 
 #[test]
 fn lfb_affinity_returning_and_stolen_bundles() {
-    // A large slack sends every returning bundle to its last worker, busy or not, so idle workers steal heads.
+    // A large slack sends every returning bundle to its last worker, busy or not, so an idle worker steals the head:
+    // worker A opens flow 1 and then takes flow 2, flow 1 returns to busy A, and B takes it from A's queue.
     Model {
         policy: "lfb-affinity",
         opts: SchedOptions {
             affinity_slack: 8,
             ..opts(3, 4)
         },
-        trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1), pkt(3, 2, 2)],
+        trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1)],
         steps: 2,
         attempts: 1,
+        reaches: &[Event::AffinityHit, Event::Steal, Event::Migration],
     }
     .check();
 }
 
 #[test]
 fn ph_packets_of_an_owned_connection_are_handed_to_its_owner() {
+    // Three slots for four packets; the owner of connection 1 drains its queue before releasing it.
     Model {
         policy: "ph",
         opts: opts(3, 4),
         trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2), pkt(3, 1, 1)],
-        steps: 2,
+        steps: 3,
         attempts: 1,
+        reaches: &[Event::Handoff, Event::Full],
     }
     .check();
 }
@@ -346,9 +430,10 @@ fn ph_late_claim_hands_off_after_the_decode() {
             ph_late_claim: true,
             ..opts(2, 4)
         },
-        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2)],
-        steps: 2,
+        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2), pkt(3, 1, 1)],
+        steps: 3,
         attempts: 2,
+        reaches: &[Event::Handoff, Event::Full],
     }
     .check();
 }
