@@ -54,6 +54,11 @@
 //! [`check::ExclusivityChecker`], which panics on the first violation, driven by the seeded interleavings of
 //! [`check::drive`] and by real threads.
 //!
+//! For the lock-free structures (the slot arena, the FBQ table of `lfb` and `lfb-affinity`, `ph`'s handoff) it is
+//! also model-checked: `tests/loom.rs`, run by `scripts/loom`, explores every interleaving of a dispatcher and two
+//! workers within a preemption bound, under loom's weak-memory model, and fails when a bundle's lock-free state is
+//! touched by two workers or out of happens-before order (`src/sync.rs` swaps the primitives for loom's).
+//!
 //! Per-flow processing order (packets of one connection finish in arrival order) is a separate, weaker promise that
 //! every policy except `ph` makes; `ph` may reorder, and the harness measures how much.
 //!
