@@ -29,6 +29,7 @@ pub mod linktype;
 pub mod live;
 pub mod reader;
 pub mod record;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod trace;
 pub mod writer;

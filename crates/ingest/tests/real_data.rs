@@ -9,7 +9,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{CAPTURE_EXTS, data_dir, files_with_ext, have_tool};
+use common::{CAPTURE_EXTS, files_with_ext};
+use flowbundle_testsupport::{data, tool};
 use flowbundle_ingest::testing::read_both;
 use flowbundle_ingest::*;
 
@@ -62,7 +63,7 @@ fn read_all(path: &Path) -> Result<(u64, ReadStats), Error> {
 
 #[test]
 fn reference_captures_read_completely_with_capinfos_counts() {
-    let Some(data) = data_dir("reference capture counts") else {
+    let Some(data) = data("") else {
         return;
     };
     let files = reference_captures(&data);
@@ -70,11 +71,9 @@ fn reference_captures_read_completely_with_capinfos_counts() {
         files.len() > 400,
         "expected the nDPI and PcapPlusPlus captures"
     );
-    let tool = have_tool("capinfos");
-    if !tool {
-        eprintln!("capinfos not found: reading every capture without comparing counts");
-    }
-    let (counts, cut) = if tool {
+    // Without capinfos (reported missing, a failure under FLOWBUNDLE_REQUIRE_TOOLS=1) every capture is still read.
+    let have_capinfos = tool("capinfos").is_some();
+    let (counts, cut) = if have_capinfos {
         capinfos_counts(&files)
     } else {
         (HashMap::new(), Vec::new())
@@ -86,7 +85,7 @@ fn reference_captures_read_completely_with_capinfos_counts() {
             Ok((n, stats)) => {
                 packets += n;
                 truncated += stats.truncated_records;
-                if tool && (stats.truncated_records == 1) != cut.contains(f) {
+                if have_capinfos && (stats.truncated_records == 1) != cut.contains(f) {
                     failures.push(format!(
                         "{}: truncated final records: ours {}, capinfos says cut short: {}",
                         f.display(),
@@ -102,7 +101,7 @@ fn reference_captures_read_completely_with_capinfos_counts() {
                         f.display()
                     ));
                 }
-                if tool && !counts.contains_key(f) {
+                if have_capinfos && !counts.contains_key(f) {
                     failures.push(format!(
                         "{}: we read {n} packets, capinfos could not",
                         f.display()
@@ -121,7 +120,7 @@ fn reference_captures_read_completely_with_capinfos_counts() {
 
 #[test]
 fn the_named_special_captures() {
-    let Some(data) = data_dir("special captures") else {
+    let Some(data) = data("") else {
         return;
     };
     let r = data.join("reassembly");
@@ -237,11 +236,10 @@ fn epoch_ns(s: &str) -> u64 {
 
 #[test]
 fn first_and_last_timestamps_match_tshark_to_the_nanosecond() {
-    let Some(data) = data_dir("timestamps against tshark") else {
+    let Some(data) = data("") else {
         return;
     };
-    if !have_tool("tshark") {
-        eprintln!("skipping timestamps against tshark: tshark not found");
+    if tool("tshark").is_none() {
         return;
     }
     let mut files: Vec<PathBuf> = [
@@ -294,7 +292,7 @@ fn first_and_last_timestamps_match_tshark_to_the_nanosecond() {
 
 #[test]
 fn streaming_and_preloaded_agree_on_every_reference_capture() {
-    let Some(data) = data_dir("streaming vs preloaded") else {
+    let Some(data) = data("") else {
         return;
     };
     for f in reference_captures(&data) {
@@ -327,7 +325,7 @@ fn gzip_into(dir: &Path, src: &Path) -> PathBuf {
 
 #[test]
 fn malformed_captures_plain_and_gzipped_never_panic_and_readers_agree() {
-    let Some(data) = data_dir("malformed captures") else {
+    let Some(data) = data("") else {
         return;
     };
     let files = files_with_ext(&data.join("malformed"), &["pcap", "pcapng"]);
@@ -388,11 +386,10 @@ fn malformed_captures_plain_and_gzipped_never_panic_and_readers_agree() {
 
 #[test]
 fn malformed_counts_agree_with_capinfos_where_both_read_cleanly() {
-    let Some(data) = data_dir("malformed counts") else {
+    let Some(data) = data("") else {
         return;
     };
-    if !have_tool("capinfos") {
-        eprintln!("skipping malformed counts: capinfos not found");
+    if tool("capinfos").is_none() {
         return;
     }
     let files = files_with_ext(&data.join("malformed"), &["pcap", "pcapng"]);

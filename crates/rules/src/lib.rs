@@ -112,6 +112,7 @@ pub mod prefilter;
 pub mod rule;
 pub mod ruleset;
 pub mod scan;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod text;
 pub mod verify;

@@ -50,9 +50,9 @@
 //! > bundle `b`; and every packet of one connection belongs to one bundle.
 //!
 //! The inspection engine shards its connection table by bundle, so a worker that holds a packet owns that shard
-//! outright and touches its flow state without a lock. The guarantee is checked in tests by
-//! [`check::ExclusivityChecker`], which panics on the first violation, driven by the seeded interleavings of
-//! [`check::drive`] and by real threads.
+//! outright and touches its flow state without a lock. The guarantee is checked in tests by the `check` module's
+//! `ExclusivityChecker` (behind the `testing` feature), which panics on the first violation, driven by the seeded
+//! interleavings of `check::drive` and by real threads.
 //!
 //! For the lock-free structures (the slot arena, the FBQ table of `lfb` and `lfb-affinity`, `ph`'s handoff) it is
 //! also model-checked: `tests/loom.rs`, run by `scripts/loom`, explores every interleaving of a dispatcher and two
@@ -74,6 +74,7 @@
 //!   parse-then-lock window ([`SchedOptions::ph_late_claim`]) and its reordering is real rather than a preemption
 //!   accident.
 
+#[cfg(feature = "testing")]
 pub mod check;
 pub mod dh;
 pub mod flow;

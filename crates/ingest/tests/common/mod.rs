@@ -1,23 +1,9 @@
-//! Helpers shared by the integration tests: where the shared data is, and a small pcap / pcapng builder for
+//! Helpers shared by the integration tests: listing capture files, and a small pcap / pcapng builder for
 //! hand-made captures (byte orders, sections, resolutions, odd blocks) that the real files do not all cover.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-
-/// `../shared/data` beside the checkout, or `None` (with a message) when it is absent.
-pub fn data_dir(what: &str) -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"));
-    if dir.is_dir() {
-        Some(dir.to_path_buf())
-    } else {
-        eprintln!(
-            "skipping {what}: shared test data not found at {}",
-            dir.display()
-        );
-        None
-    }
-}
 
 /// Files in `dir` whose extension is one of `exts`, sorted.
 pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
@@ -39,14 +25,6 @@ pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
 
 /// Capture extensions.
 pub const CAPTURE_EXTS: &[&str] = &["pcap", "pcapng", "cap", "gz"];
-
-/// True when `tool` runs here.
-pub fn have_tool(tool: &str) -> bool {
-    std::process::Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// Builds classic pcap bytes.
 pub struct Pcap {
