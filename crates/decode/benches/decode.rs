@@ -20,14 +20,10 @@ use flowbundle_decode::{DecodeOptions, FlowHasher, FlowKey, FragmentPorts, decod
 use flowbundle_ingest::{LinkType, Trace};
 
 fn trace() -> Option<Trace> {
-    let path = std::env::var_os("FLOWBUNDLE_BENCH_TRACE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../../shared/data/reassembly/example.pcap"
-            ))
-        });
+    let path = match std::env::var_os("FLOWBUNDLE_BENCH_TRACE") {
+        Some(p) => PathBuf::from(p),
+        None => flowbundle_testsupport::data("reassembly/example.pcap")?,
+    };
     match Trace::load(&path) {
         Ok(t) => Some(t),
         Err(e) => {

@@ -40,11 +40,10 @@ fn measure(name: &str, n: usize, mut f: impl FnMut() -> u64) {
 
 fn main() {
     let path = std::env::args().nth(1).unwrap_or_else(|| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/reassembly/example.pcap"
-        )
-        .to_string()
+        flowbundle_testsupport::data_root()
+            .join("reassembly/example.pcap")
+            .display()
+            .to_string()
     });
     let t = match Trace::load(&path) {
         Ok(t) => t,

@@ -50,8 +50,7 @@ fn exercise(
 
 #[test]
 fn malformed_corpus_decodes_without_panic() {
-    const T: &str = "malformed_corpus_decodes_without_panic";
-    let Some(dir) = common::data_dir(T) else {
+    let Some(dir) = flowbundle_testsupport::data("") else {
         return;
     };
     let dir = dir.join("malformed");
@@ -125,7 +124,7 @@ fn first(field: &str) -> Option<&str> {
 #[test]
 fn fields_agree_with_tshark() {
     const T: &str = "fields_agree_with_tshark";
-    let Some(dir) = common::data_dir(T) else {
+    let Some(dir) = flowbundle_testsupport::data("") else {
         return;
     };
     let opts = DecodeOptions::default();
@@ -133,7 +132,7 @@ fn fields_agree_with_tshark() {
     for rel in COMPARED {
         let path = dir.join(rel);
         if !path.is_file() {
-            eprintln!("{T}: {rel} missing, not compared");
+            flowbundle_testsupport::missing_data(&path);
             continue;
         }
         let p = path.to_string_lossy();
@@ -171,7 +170,7 @@ fn fields_agree_with_tshark() {
         let Some(out) = common::tool(T, "tshark", &args) else {
             return;
         };
-        let trace = common::load(T, rel).unwrap();
+        let trace = common::load(rel).unwrap();
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), trace.len(), "{rel}: packet count");
         for (i, (rec, line)) in trace.iter().zip(&lines).enumerate() {
@@ -221,7 +220,7 @@ fn fields_agree_with_tshark() {
 #[test]
 fn ndpi_corpus_keys_are_symmetric_and_fragments_find_their_flow() {
     const T: &str = "ndpi_corpus_keys_are_symmetric_and_fragments_find_their_flow";
-    let Some(dir) = common::data_dir(T) else {
+    let Some(dir) = flowbundle_testsupport::data("") else {
         return;
     };
     let mut files: Vec<_> = std::fs::read_dir(dir.join("ndpi/pcap"))

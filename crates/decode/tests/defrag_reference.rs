@@ -39,8 +39,7 @@ fn ip_id(p: &[u8]) -> u16 {
 
 #[test]
 fn ipv4_fragments_match_pcapplusplus() {
-    const T: &str = "ipv4_fragments_match_pcapplusplus";
-    let Some(t) = common::load(T, "reassembly/ip4_fragments.pcap") else {
+    let Some(t) = common::load("reassembly/ip4_fragments.pcap") else {
         return;
     };
     let (out, df) = reassemble(&t, &in_order(&t), DefragConfig::default());
@@ -53,7 +52,7 @@ fn ipv4_fragments_match_pcapplusplus() {
         ("packet4", 0x1ea3),
         ("packet6", 0x1ea4),
     ] {
-        let want = common::hex_file(T, &format!("reassembly/ip4_fragments_{file}.txt")).unwrap();
+        let want = common::hex_file(&format!("reassembly/ip4_fragments_{file}.txt")).unwrap();
         let got = out.iter().find(|p| ip_id(p) == id).unwrap();
         assert_eq!(got.len(), want.len() - 14, "{file}");
         assert!(got[..] == want[14..], "{file}: bytes differ");
@@ -71,11 +70,10 @@ fn ipv4_fragments_match_pcapplusplus() {
 }
 
 fn check_v6(t: &Trace, order: &[usize], which: &[(&str, usize)]) {
-    const T: &str = "ipv6";
     let (out, _) = reassemble(t, order, DefragConfig::default());
     for &(file, idx) in which {
         let mut want =
-            common::hex_file(T, &format!("reassembly/ip6_fragments_{file}.txt")).unwrap();
+            common::hex_file(&format!("reassembly/ip6_fragments_{file}.txt")).unwrap();
         let got = &out[idx];
         assert_eq!(got.len(), want.len() - 14, "{file}");
         let plen = u16::from_be_bytes([got[4], got[5]]) as usize;
@@ -92,9 +90,7 @@ fn check_v6(t: &Trace, order: &[usize], which: &[(&str, usize)]) {
 
 #[test]
 fn ipv6_fragments_match_pcapplusplus() {
-    let Some(t) = common::load(
-        "ipv6_fragments_match_pcapplusplus",
-        "reassembly/ip6_fragments.pcap",
+    let Some(t) = common::load("reassembly/ip6_fragments.pcap",
     ) else {
         return;
     };
@@ -106,11 +102,10 @@ fn ipv6_fragments_match_pcapplusplus() {
 
 #[test]
 fn http_request_any_order_matches_pcapplusplus() {
-    const T: &str = "http_request_any_order_matches_pcapplusplus";
-    let Some(t) = common::load(T, "reassembly/frag_http_req.pcap") else {
+    let Some(t) = common::load("reassembly/frag_http_req.pcap") else {
         return;
     };
-    let want = common::hex_file(T, "reassembly/frag_http_req_reassembled.txt").unwrap();
+    let want = common::hex_file("reassembly/frag_http_req_reassembled.txt").unwrap();
     let n = t.len();
     assert_eq!(n, 11);
     let mut orders: Vec<Vec<usize>> = vec![in_order(&t), in_order(&t).into_iter().rev().collect()];
@@ -142,11 +137,10 @@ fn http_request_any_order_matches_pcapplusplus() {
 
 #[test]
 fn padded_first_fragment_matches_pcapplusplus() {
-    const T: &str = "padded_first_fragment_matches_pcapplusplus";
-    let Some(t) = common::load(T, "reassembly/frag_with_padding.pcap") else {
+    let Some(t) = common::load("reassembly/frag_with_padding.pcap") else {
         return;
     };
-    let want = common::hex_file(T, "reassembly/frag_with_padding_defragmented.dat").unwrap();
+    let want = common::hex_file("reassembly/frag_with_padding_defragmented.dat").unwrap();
     let (out, _) = reassemble(&t, &in_order(&t), DefragConfig::default());
     assert_eq!(out.len(), 1);
     // Ethernet + one VLAN tag in front of the reference.
@@ -156,9 +150,7 @@ fn padded_first_fragment_matches_pcapplusplus() {
 
 #[test]
 fn bad_fragment_is_not_held() {
-    let Some(t) = common::load(
-        "bad_fragment_is_not_held",
-        "reassembly/ip4_bad_fragment.pcap",
+    let Some(t) = common::load("reassembly/ip4_bad_fragment.pcap",
     ) else {
         return;
     };
@@ -174,9 +166,7 @@ fn bad_fragment_is_not_held() {
 
 #[test]
 fn reject_policy_and_timeouts_on_real_fragments() {
-    let Some(t) = common::load(
-        "reject_policy_and_timeouts_on_real_fragments",
-        "reassembly/frag_http_req.pcap",
+    let Some(t) = common::load("reassembly/frag_http_req.pcap",
     ) else {
         return;
     };

@@ -11,9 +11,7 @@ use flowbundle_ingest::LinkType;
 
 #[test]
 fn cisco_hdlc_capture_decodes_to_tcp() {
-    let Some(t) = common::load(
-        "cisco_hdlc_capture_decodes_to_tcp",
-        "suricata-verify/decode-chdlc-01/hdlc-http_1tx.pcap",
+    let Some(t) = common::load("suricata-verify/decode-chdlc-01/hdlc-http_1tx.pcap",
     ) else {
         return;
     };
@@ -52,9 +50,7 @@ fn cisco_hdlc_capture_decodes_to_tcp() {
 
 #[test]
 fn nsh_md_type_1_capture_decodes_to_udp() {
-    let Some(t) = common::load(
-        "nsh_md_type_1_capture_decodes_to_udp",
-        "suricata-verify/decode-nsh-type1/input.pcap",
+    let Some(t) = common::load("suricata-verify/decode-nsh-type1/input.pcap",
     ) else {
         return;
     };
@@ -94,9 +90,7 @@ fn nsh_md_type_1_capture_decodes_to_udp() {
 
 #[test]
 fn cut_and_unsupported_nsh_are_counted_not_followed() {
-    let Some(t) = common::load(
-        "cut_and_unsupported_nsh_are_counted_not_followed",
-        "suricata-verify/decode-nsh-type1/input.pcap",
+    let Some(t) = common::load("suricata-verify/decode-nsh-type1/input.pcap",
     ) else {
         return;
     };
@@ -127,7 +121,7 @@ fn cut_and_unsupported_nsh_are_counted_not_followed() {
 #[test]
 fn ppp_link_type_captures_decode() {
     let opts = DecodeOptions::default();
-    if let Some(t) = common::load("ppp_link_type_captures_decode", "ndpi/pcap/dlt_ppp.pcap") {
+    if let Some(t) = common::load("ndpi/pcap/dlt_ppp.pcap") {
         let recs: Vec<_> = t.iter().collect();
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].link_type, LinkType::PPP);
@@ -145,9 +139,7 @@ fn ppp_link_type_captures_decode() {
         };
         assert_eq!((u.src_port, u.dst_port), (44083, 443));
     }
-    if let Some(t) = common::load(
-        "ppp_link_type_captures_decode",
-        "ndpi/pcap/BGP_Cisco_hdlc_slarp.pcap",
+    if let Some(t) = common::load("ndpi/pcap/BGP_Cisco_hdlc_slarp.pcap",
     ) {
         let mut n = 0;
         for rec in t.iter() {
@@ -171,7 +163,7 @@ fn ppp_link_type_captures_decode() {
 #[test]
 fn capwap_data_frames_decapsulate() {
     use flowbundle_decode::TunnelSet;
-    let Some(t) = common::load("capwap_data_frames_decapsulate", "ndpi/pcap/capwap.pcap") else {
+    let Some(t) = common::load("ndpi/pcap/capwap.pcap") else {
         return;
     };
     let opts = DecodeOptions {

@@ -34,11 +34,10 @@ static GLOBAL: Counting = Counting;
 
 #[test]
 fn dispatcher_path_allocates_nothing_and_defrag_reuses_buffers() {
-    const T: &str = "dispatcher_path_allocates_nothing_and_defrag_reuses_buffers";
-    let Some(trace) = common::load(T, "reassembly/example.pcap") else {
+    let Some(trace) = common::load("reassembly/example.pcap") else {
         return;
     };
-    let Some(frags) = common::load(T, "reassembly/ip4_fragments.pcap") else {
+    let Some(frags) = common::load("reassembly/ip4_fragments.pcap") else {
         return;
     };
     let opts = DecodeOptions {
