@@ -9,17 +9,21 @@ use std::sync::Arc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flowbundle_hetero::device::{CpuDevice, Device};
 use flowbundle_hetero::profiler::make_batch;
-use flowbundle_hetero::{BatchOutput, Dfa, DfaLimits, PacketApp, testdata};
+use flowbundle_hetero::{BatchOutput, Dfa, DfaLimits, PacketApp, payload};
 
 fn kernels(c: &mut Criterion) {
-    let (Some(pats), payloads) = (testdata::content_10k(), testdata::real_payloads(1500, 4096))
-    else {
-        eprintln!("skipping: shared test data absent");
+    let Some(hex) = flowbundle_testsupport::data("rules/content-10k.hex") else {
         return;
     };
+    let payloads = payload::real_payloads(&flowbundle_testsupport::data_root(), 1500, 4096);
     if payloads.is_empty() {
+        flowbundle_testsupport::missing_data(
+            &flowbundle_testsupport::data_root().join(payload::CORPUS_DIRS[0]),
+        );
         return;
     }
+    let text = std::fs::read_to_string(&hex).expect("reading the 10k set");
+    let (pats, _) = flowbundle_hetero::dfa::parse_hex_patterns(&text);
     let dfa = Arc::new(Dfa::build(&pats, DfaLimits::default()).expect("10k set builds"));
     let batch = make_batch(&payloads, 4096, 0);
     let bytes = batch.bytes() as u64;

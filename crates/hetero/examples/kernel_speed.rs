@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use flowbundle_hetero::kernels::{self, BatchOutput, PacketApp};
 use flowbundle_hetero::profiler::make_batch;
-use flowbundle_hetero::{Dfa, DfaLimits, PacketBatch, testdata};
+use flowbundle_hetero::{Dfa, DfaLimits, PacketBatch, payload};
 
 fn thread_cpu() -> Duration {
     let mut ts = libc::timespec {
@@ -95,11 +95,19 @@ fn main() {
     let reps = arg("--reps", 15).max(1);
     let packets = arg("--packets", 4096).max(1);
     let size = arg("--size", 1500).max(1);
-    let Some(pats) = testdata::content_10k() else {
-        eprintln!("skipping: the 10k content set is absent");
+    let Some(hex) = flowbundle_testsupport::data("rules/content-10k.hex") else {
         return;
     };
-    let payloads = testdata::real_payloads(size, packets);
+    let pats = match std::fs::read_to_string(&hex) {
+        Ok(text) => flowbundle_hetero::dfa::parse_hex_patterns(&text).0,
+        Err(e) => {
+            eprintln!("kernel_speed: {}: {e}", hex.display());
+            return;
+        }
+    };
+    let root = flowbundle_testsupport::data_root();
+    let corpus = payload::real_corpus(&root);
+    let payloads = payload::cut_payloads(&corpus, size, packets);
     if payloads.is_empty() {
         eprintln!("skipping: no real payload");
         return;
@@ -182,7 +190,7 @@ fn main() {
         ));
         // Mixed sizes (40 to 1,500 bytes, a fixed pseudo-random sequence, payload cut from the same corpus): the
         // kernel groups packets by length, the batch-order walk does not. Figures in Gbit/s of these bytes.
-        let mixed = mixed_batch(&testdata::real_corpus(), packets);
+        let mixed = mixed_batch(&corpus, packets);
         let mixed_bytes = mixed.bytes();
         let mut mixed_work = mixed.clone();
         figs.push(measure(

@@ -13,7 +13,7 @@ use std::time::Duration;
 use flowbundle_hetero::device;
 use flowbundle_hetero::energy::PowerMeters;
 use flowbundle_hetero::profiler::{ProfilerConfig, profile_device};
-use flowbundle_hetero::{Dfa, DfaLimits, Profile, testdata};
+use flowbundle_hetero::{Dfa, DfaLimits, Profile, payload};
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
@@ -32,7 +32,8 @@ fn main() {
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
     let with_paper = std::env::args().any(|a| a == "--with-paper");
-    let path = testdata::content_10k_path();
+    let root = flowbundle_testsupport::data_root();
+    let path = root.join("rules/content-10k.hex");
     let dfa = match Dfa::from_file(&path, DfaLimits::default()) {
         Ok((d, _)) => Arc::new(d),
         Err(e) => {
@@ -40,12 +41,9 @@ fn main() {
             return;
         }
     };
-    let payloads = testdata::real_payloads(1500, 4096);
+    let payloads = payload::real_payloads(&root, 1500, 4096);
     if payloads.is_empty() {
-        eprintln!(
-            "skipping: no real payload under {}",
-            testdata::data_dir().display()
-        );
+        eprintln!("skipping: no real payload under {}", root.display());
         return;
     }
     let (mut devs, notes) = device::discover(threads, dfa);

@@ -1066,17 +1066,17 @@ mod tests {
 
     #[test]
     fn real_10k_set_matches_the_oracle_on_real_payload() {
-        let Some(pats) = crate::testdata::content_10k() else {
+        let Some(hex) = flowbundle_testsupport::data("rules/content-10k.hex") else {
             return;
         };
+        let (pats, _) = parse_hex_patterns(&std::fs::read_to_string(&hex).unwrap());
         let dfa = Dfa::build(&pats, DfaLimits::default()).unwrap();
         let st = dfa.stats();
         assert_eq!(st.patterns, 10_000);
         assert!(st.states > 10_000, "{st:?}");
-        let payloads = crate::testdata::real_payloads(1500, 400);
-        if payloads.is_empty() {
-            return;
-        }
+        let payloads =
+            crate::payload::real_payloads(&flowbundle_testsupport::data_root(), 1500, 400);
+        assert!(!payloads.is_empty(), "no real payload in the shared data");
         let mut matched = 0;
         let oracle = Oracle::new(&pats);
         assert!(st.prefilter);

@@ -33,13 +33,13 @@ pub mod md5lanes;
 pub mod monitor;
 #[cfg(feature = "opencl")]
 pub mod opencl;
+pub mod payload;
 pub mod plot;
 pub mod profile;
 pub mod profiler;
 pub mod runtime;
 pub mod schedule;
 pub mod sim;
-pub mod testdata;
 
 pub use batch::{BatchLimits, FlowBatcher, Packet, PacketBatch};
 pub use device::{Device, DeviceInfo, DeviceKind};

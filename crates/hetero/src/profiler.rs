@@ -9,7 +9,7 @@
 //! the CPU and CPU OpenCL devices, NVML for NVIDIA GPUs), otherwise the estimate of [`crate::energy::PowerModel`],
 //! labelled `estimated`.
 //!
-//! Batches are cut from the payloads given (real payload, see [`crate::testdata::real_payloads`]), eight packets
+//! Batches are cut from the payloads given (real payload, see [`crate::payload::real_payloads`]), eight packets
 //! per synthetic flow, so `aes` expands a key per flow as it would on real traffic.
 
 use std::sync::Arc;

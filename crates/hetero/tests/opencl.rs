@@ -8,7 +8,7 @@ use std::sync::Arc;
 use flowbundle_hetero::device::{CpuDevice, Device};
 use flowbundle_hetero::opencl::{DiscoverOptions, discover_with};
 use flowbundle_hetero::profiler::make_batch;
-use flowbundle_hetero::{BatchOutput, Dfa, DfaLimits, PacketApp, PacketBatch, testdata};
+use flowbundle_hetero::{BatchOutput, Dfa, DfaLimits, PacketApp, PacketBatch, payload};
 
 fn batches(payloads: &[Vec<u8>]) -> Vec<PacketBatch> {
     // Several shapes: odd sizes (AES tails, MD5 one- and two-block padding), empty payloads, a big batch.
@@ -26,14 +26,19 @@ fn batches(payloads: &[Vec<u8>]) -> Vec<PacketBatch> {
 
 #[test]
 fn opencl_devices_match_the_cpu_reference() {
-    let (pats, payloads) = match (testdata::content_10k(), testdata::real_payloads(1500, 64)) {
-        (Some(p), pl) if !pl.is_empty() => (p, pl),
-        _ => {
-            eprintln!("skipping: shared test data absent");
-            return;
-        }
+    let Some(hex) = flowbundle_testsupport::data("rules/content-10k.hex") else {
+        return;
     };
-    let dfa = Arc::new(Dfa::build(&pats, DfaLimits::default()).unwrap());
+    let Some(corpus) = flowbundle_testsupport::data(payload::CORPUS_DIRS[0]) else {
+        return;
+    };
+    let payloads = payload::real_payloads(&flowbundle_testsupport::data_root(), 1500, 64);
+    assert!(
+        !payloads.is_empty(),
+        "no payload under {}",
+        corpus.display()
+    );
+    let dfa = Arc::new(Dfa::from_file(&hex, DfaLimits::default()).unwrap().0);
     let mut cpu = CpuDevice::new(2, dfa.clone()).unwrap();
     for force_discrete in [false, true] {
         let (mut devs, notes) = discover_with(dfa.clone(), DiscoverOptions { force_discrete });
@@ -41,7 +46,9 @@ fn opencl_devices_match_the_cpu_reference() {
             eprintln!("{n}");
         }
         if devs.is_empty() {
-            eprintln!("skipping: no OpenCL device");
+            flowbundle_testsupport::missing_tool(
+                "an OpenCL platform with a device (pocl-opencl-icd)",
+            );
             return;
         }
         for dev in &mut devs {

@@ -1,8 +1,9 @@
 //! The real-clock runtime on a real capture with modelled devices: every released packet is processed exactly once,
 //! each flow's packets complete in order (and a flow's batches never overlap in time, across device changes
 //! included), the outputs are right, and the monitor adds a device when the offered rate steps up and releases it
-//! when the rate falls. Timing is checked loosely (the machine running the tests is shared); the exact checks of
-//! the monitor's timing are the virtual-clock tests in `tests/monitor.rs`.
+//! when the rate falls. The decisions' timing windows are checked on the virtual clock with the same profile and
+//! schedule (the machine running the tests is shared, so the wall clock says nothing exact about them); the
+//! monitor's two-interval rule is checked in `tests/monitor.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +18,8 @@ use flowbundle_hetero::plot::timeline_svg;
 use flowbundle_hetero::profile::ProfileEntry;
 use flowbundle_hetero::runtime::{Completion, DeviceSet, Replay, RunReport, RuntimeConfig, run};
 use flowbundle_hetero::schedule::RateSchedule;
-use flowbundle_hetero::{Dfa, DfaLimits, PacketApp, Profile, testdata};
+use flowbundle_hetero::sim::{SimConfig, simulate};
+use flowbundle_hetero::{Dfa, DfaLimits, PacketApp, Profile};
 use flowbundle_ingest::Trace;
 use md5::Digest;
 
@@ -72,13 +74,10 @@ struct Seen {
 }
 
 fn load(name: &str) -> Option<Trace> {
-    let path = testdata::data_dir().join(name);
+    let path = flowbundle_testsupport::data(name)?;
     match Trace::load(&path) {
         Ok(t) => Some(t),
-        Err(e) => {
-            eprintln!("skipping: {} not readable ({e})", path.display());
-            None
-        }
+        Err(e) => panic!("{}: {e}", path.display()),
     }
 }
 
@@ -235,21 +234,10 @@ fn real_clock_run_keeps_flows_in_order_and_follows_the_schedule() {
     check_packets(&report, &seen, &apps);
     eprintln!("{}", show());
 
-    // The timing checks below hold only if the monitor got the CPU when it asked for it. On a starved machine (a
-    // sample more than three intervals after the previous one) they say nothing about the policy, so they are
-    // skipped with a message; the packet checks above always run, and the virtual-clock tests hold the decisions
-    // to the two-interval rule exactly.
-    let gaps = report.log.samples.windows(2).map(|w| w[1].t_s - w[0].t_s);
-    let worst_gap = gaps.fold(0.0f64, f64::max);
-    if worst_gap > 0.3 {
-        eprintln!(
-            "skipping the timing checks: the monitor was starved (a {worst_gap:.2} s gap between samples, interval 0.1 s)"
-        );
-        return;
-    }
-
-    // The monitor: one device at first, a second added after the step up, released after the step down. Loose
-    // windows (five intervals) because the machine is shared; the virtual-clock tests hold the two-interval rule.
+    // Timing is not checked here: on a shared machine the monitor may not get the CPU when it asks for it. The
+    // decisions' timing windows are checked on the virtual clock with the same profile and schedule
+    // (`virtual_clock_run_follows_the_schedule_within_its_windows`); here, what holds on any clock: each
+    // application starts on one device, and the workers put every decision into effect no earlier than it was made.
     let d = &report.log.decisions;
     for app in apps {
         let first = d.iter().find(|x| x.app == app).unwrap();
@@ -260,67 +248,14 @@ fn real_clock_run_keeps_flows_in_order_and_follows_the_schedule() {
             "{}",
             show()
         );
-        assert!(
-            !d.iter()
-                .any(|x| x.app == app && x.t_s < 1.0 && x.action == Action::AddDevice),
-            "{app}: device added before the step up\n{}",
-            show()
-        );
-        assert!(
-            d.iter().any(|x| x.app == app
-                && x.action == Action::AddDevice
-                && x.t_s > 1.0
-                && x.t_s <= 1.5),
-            "{app}: no device added after the step up\n{}",
-            show()
-        );
-        assert!(
-            d.iter().any(|x| x.app == app
-                && x.action == Action::ReleaseDevice
-                && x.t_s > 2.0
-                && x.t_s <= 2.5),
-            "{app}: no device released after the step down\n{}",
-            show()
-        );
     }
-    // The workers put the changes into effect, draining before each new device set.
     for rep in &report.apps {
-        assert!(
-            rep.applied.iter().filter(|a| a.drained).count() >= 3,
-            "{:?}",
-            rep.applied
-        );
+        assert!(!rep.applied.is_empty(), "{:?}", rep.app);
         for a in &rep.applied {
             assert!(a.applied_s >= a.decided_s - 1e-9);
         }
     }
-    // One timeline sample per interval, with the devices in use growing and shrinking.
-    let s = &report.log.samples;
-    assert!(s.len() >= 25 && s.len() <= 30, "{} samples", s.len());
-    let devs_between = |a: f64, b: f64| {
-        s.iter()
-            .filter(|x| x.t_s > a && x.t_s <= b)
-            .map(|x| x.active_devices.len())
-            .max()
-            .unwrap_or(0)
-    };
-    assert_eq!(devs_between(0.0, 0.95), 1);
-    assert_eq!(devs_between(1.5, 1.95), 2);
-    assert!(s.iter().all(|x| x.power_source == PowerSource::Estimated));
-    let offered_mid: f64 = s
-        .iter()
-        .filter(|x| x.t_s > 1.2 && x.t_s <= 1.95)
-        .map(|x| x.offered_gbps)
-        .sum::<f64>()
-        / s.iter()
-            .filter(|x| x.t_s > 1.2 && x.t_s <= 1.95)
-            .count()
-            .max(1) as f64;
-    // Two applications, 80 Mbit/s each.
-    assert!(
-        (offered_mid - 0.16).abs() < 0.03,
-        "offered {offered_mid} Gbit/s"
-    );
+    assert!(!report.log.virtual_clock);
 
     // What `hetero run TRACE` writes from the report: the decision log (one JSON object per line, read back
     // identical) and the timeline SVG with its four panels' data.
@@ -359,6 +294,96 @@ fn real_clock_run_keeps_flows_in_order_and_follows_the_schedule() {
             (b.app, b.processed_packets, b.applied.len())
         );
     }
+}
+
+/// The real-clock run's schedule and profile on the virtual clock, where timing is exact on any machine: one
+/// device at first, a second added within five intervals of the step up, released within five intervals of the
+/// step down, one sample per interval, and the offered rate as scheduled.
+#[test]
+fn virtual_clock_run_follows_the_schedule_within_its_windows() {
+    let apps = [PacketApp::Md5, PacketApp::Aes];
+    let sched = RateSchedule::parse("0:20m,1:80m,2:20m").unwrap();
+    let profile = Arc::new(small_profile());
+    let mut monitor = Monitor::new(
+        profile.clone(),
+        Policy::Throughput,
+        MonitorConfig::from_profile(&profile),
+        &apps,
+    );
+    let cfg = SimConfig {
+        duration_s: 3.0,
+        ..SimConfig::default()
+    };
+    let log = simulate(&mut monitor, &apps, &vec![sched; apps.len()], &cfg);
+    assert!(log.virtual_clock);
+    let show = || {
+        log.decisions
+            .iter()
+            .map(|d| {
+                format!(
+                    "{:.2} {} {:?} {:?}/{} offered {:.3}\n",
+                    d.t_s, d.app, d.action, d.to.devices, d.to.batch, d.offered_gbps
+                )
+            })
+            .collect::<String>()
+    };
+    let d = &log.decisions;
+    for app in apps {
+        let first = d.iter().find(|x| x.app == app).unwrap();
+        assert_eq!(first.action, Action::Initial);
+        assert_eq!(
+            first.to.devices,
+            vec!["modelled:test-a".to_string()],
+            "{}",
+            show()
+        );
+        assert!(
+            !d.iter()
+                .any(|x| x.app == app && x.t_s < 1.0 && x.action == Action::AddDevice),
+            "{app}: device added before the step up\n{}",
+            show()
+        );
+        assert!(
+            d.iter().any(|x| x.app == app
+                && x.action == Action::AddDevice
+                && x.t_s > 1.0
+                && x.t_s <= 1.5),
+            "{app}: no device added after the step up\n{}",
+            show()
+        );
+        assert!(
+            d.iter().any(|x| x.app == app
+                && x.action == Action::ReleaseDevice
+                && x.t_s > 2.0
+                && x.t_s <= 2.5),
+            "{app}: no device released after the step down\n{}",
+            show()
+        );
+    }
+    // One timeline sample per interval, with the devices in use growing and shrinking.
+    let s = &log.samples;
+    assert!(s.len() >= 25 && s.len() <= 30, "{} samples", s.len());
+    let devs_between = |a: f64, b: f64| {
+        s.iter()
+            .filter(|x| x.t_s > a && x.t_s <= b)
+            .map(|x| x.active_devices.len())
+            .max()
+            .unwrap_or(0)
+    };
+    assert_eq!(devs_between(0.0, 0.95), 1);
+    assert_eq!(devs_between(1.5, 1.95), 2);
+    assert!(s.iter().all(|x| x.power_source == PowerSource::Estimated));
+    let mid: Vec<f64> = s
+        .iter()
+        .filter(|x| x.t_s > 1.2 && x.t_s <= 1.95)
+        .map(|x| x.offered_gbps)
+        .collect();
+    let offered_mid = mid.iter().sum::<f64>() / mid.len().max(1) as f64;
+    // Two applications, 80 Mbit/s each.
+    assert!(
+        (offered_mid - 0.16).abs() < 0.03,
+        "offered {offered_mid} Gbit/s"
+    );
 }
 
 #[test]

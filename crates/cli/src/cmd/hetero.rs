@@ -13,7 +13,10 @@ use flowbundle_hetero::profiler::{ProfilerConfig, profile_device};
 use flowbundle_hetero::runtime::{self, DeviceSet, Replay, RuntimeConfig};
 use flowbundle_hetero::schedule::RateSchedule;
 use flowbundle_hetero::sim::{RunLog, SimConfig, simulate};
-use flowbundle_hetero::{Dfa, DfaLimits, PacketApp, Profile, testdata};
+use flowbundle_hetero::{Dfa, DfaLimits, PacketApp, Profile, payload};
+
+/// The pattern file under `--data` used when `--patterns` is not given.
+const DEFAULT_PATTERNS: &str = "rules/content-10k.hex";
 
 #[derive(clap::Subcommand)]
 pub enum Command {
@@ -27,9 +30,14 @@ pub enum Command {
 
 #[derive(clap::Args)]
 pub struct DevicesArgs {
-    /// Pattern file for the dpi kernel (`.hex`, or a Snort/Suricata rule file).
+    /// Pattern file for the dpi kernel (`.hex`, or a Snort/Suricata rule file; default: rules/content-10k.hex
+    /// under --data).
     #[arg(long)]
     patterns: Option<PathBuf>,
+    /// The shared data folder: the default pattern file and the real payload are read from it (relative paths
+    /// are taken from the working directory).
+    #[arg(long, default_value = "../shared/data")]
+    data: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -55,12 +63,16 @@ pub struct ProfileArgs {
     /// Shortest measuring window per configuration, milliseconds.
     #[arg(long, default_value_t = 300)]
     min_time_ms: u64,
-    /// Payload bytes per packet (cut from real payload in ../shared/data).
+    /// Payload bytes per packet (cut from real payload under --data).
     #[arg(long, default_value_t = 1500)]
     packet_bytes: usize,
-    /// Pattern file for the dpi kernel (default: ../shared/data/rules/content-10k.hex).
+    /// Pattern file for the dpi kernel (default: rules/content-10k.hex under --data).
     #[arg(long)]
     patterns: Option<PathBuf>,
+    /// The shared data folder: the default pattern file and the real payload are read from it (relative paths
+    /// are taken from the working directory).
+    #[arg(long, default_value = "../shared/data")]
+    data: PathBuf,
     /// Also append the modelled devices of the Pythia paper (labelled `modelled`).
     #[arg(long)]
     with_paper: bool,
@@ -112,9 +124,13 @@ pub struct RunArgs {
     /// Real clock: CPU pool threads (0 = every core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Real clock: pattern file for the dpi kernel (default: ../shared/data/rules/content-10k.hex).
+    /// Real clock: pattern file for the dpi kernel (default: rules/content-10k.hex under --data).
     #[arg(long)]
     patterns: Option<PathBuf>,
+    /// The shared data folder: the default pattern file and the real payload are read from it (relative paths
+    /// are taken from the working directory).
+    #[arg(long, default_value = "../shared/data")]
+    data: PathBuf,
     /// Real clock: replay the trace once instead of looping over it.
     #[arg(long)]
     once: bool,
@@ -134,8 +150,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     }
 }
 
-fn load_dfa(path: Option<PathBuf>) -> anyhow::Result<Arc<Dfa>> {
-    let path = path.unwrap_or_else(testdata::content_10k_path);
+fn load_dfa(path: Option<PathBuf>, data: &std::path::Path) -> anyhow::Result<Arc<Dfa>> {
+    let path = path.unwrap_or_else(|| data.join(DEFAULT_PATTERNS));
     let (dfa, bad) = Dfa::from_file(&path, DfaLimits::default())
         .with_context(|| format!("loading {}", path.display()))?;
     let st = dfa.stats();
@@ -152,7 +168,7 @@ fn load_dfa(path: Option<PathBuf>) -> anyhow::Result<Arc<Dfa>> {
 }
 
 fn devices(a: DevicesArgs) -> anyhow::Result<()> {
-    let dfa = load_dfa(a.patterns)?;
+    let dfa = load_dfa(a.patterns, &a.data)?;
     let (devs, notes) = device::discover(0, dfa);
     for n in notes {
         println!("note: {n}");
@@ -179,12 +195,13 @@ fn devices(a: DevicesArgs) -> anyhow::Result<()> {
 }
 
 fn profile(a: ProfileArgs) -> anyhow::Result<()> {
-    let dfa = load_dfa(a.patterns)?;
-    let payloads = testdata::real_payloads(a.packet_bytes, 4096);
+    let dfa = load_dfa(a.patterns, &a.data)?;
+    let payloads = payload::real_payloads(&a.data, a.packet_bytes, 4096);
     if payloads.is_empty() {
         bail!(
-            "no real payload found under {} (set FLOWBUNDLE_DATA)",
-            testdata::data_dir().display()
+            "no real payload found under {} ({}; pass --data DIR, the shared data folder)",
+            a.data.display(),
+            payload::CORPUS_DIRS.join(", ")
         );
     }
     let (mut devs, notes) = device::discover(a.threads, dfa);
@@ -358,7 +375,7 @@ fn run_real(
     schedule: RateSchedule,
     policy_changes: Vec<(f64, Policy)>,
 ) -> anyhow::Result<()> {
-    let dfa = load_dfa(a.patterns.clone())?;
+    let dfa = load_dfa(a.patterns.clone(), &a.data)?;
     let trace = flowbundle_ingest::Trace::load(&trace_path)
         .with_context(|| format!("loading {}", trace_path.display()))?;
     let replay = Replay::new(&trace);
