@@ -72,7 +72,7 @@ fn loopback_capture_inspects_packets_and_writes_the_summary() {
     let out = child.wait_with_output().expect("waiting for flowbundle");
     let err = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() && (err.contains("ermission") || err.contains("not permitted")) {
-        eprintln!("skipping: no permission to capture on lo: {err}");
+        flowbundle_testsupport::missing_tool(&format!("permission to capture on lo ({err})"));
         return;
     }
     assert!(out.status.success(), "{err}");

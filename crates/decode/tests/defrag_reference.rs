@@ -72,8 +72,7 @@ fn ipv4_fragments_match_pcapplusplus() {
 fn check_v6(t: &Trace, order: &[usize], which: &[(&str, usize)]) {
     let (out, _) = reassemble(t, order, DefragConfig::default());
     for &(file, idx) in which {
-        let mut want =
-            common::hex_file(&format!("reassembly/ip6_fragments_{file}.txt")).unwrap();
+        let mut want = common::hex_file(&format!("reassembly/ip6_fragments_{file}.txt")).unwrap();
         let got = &out[idx];
         assert_eq!(got.len(), want.len() - 14, "{file}");
         let plen = u16::from_be_bytes([got[4], got[5]]) as usize;
@@ -90,8 +89,7 @@ fn check_v6(t: &Trace, order: &[usize], which: &[(&str, usize)]) {
 
 #[test]
 fn ipv6_fragments_match_pcapplusplus() {
-    let Some(t) = common::load("reassembly/ip6_fragments.pcap",
-    ) else {
+    let Some(t) = common::load("reassembly/ip6_fragments.pcap") else {
         return;
     };
     check_v6(&t, &in_order(&t), &[("packet1", 0), ("packet2", 1)]);
@@ -150,8 +148,7 @@ fn padded_first_fragment_matches_pcapplusplus() {
 
 #[test]
 fn bad_fragment_is_not_held() {
-    let Some(t) = common::load("reassembly/ip4_bad_fragment.pcap",
-    ) else {
+    let Some(t) = common::load("reassembly/ip4_bad_fragment.pcap") else {
         return;
     };
     let (out, df) = reassemble(&t, &in_order(&t), DefragConfig::default());
@@ -166,8 +163,7 @@ fn bad_fragment_is_not_held() {
 
 #[test]
 fn reject_policy_and_timeouts_on_real_fragments() {
-    let Some(t) = common::load("reassembly/frag_http_req.pcap",
-    ) else {
+    let Some(t) = common::load("reassembly/frag_http_req.pcap") else {
         return;
     };
     let opts = DecodeOptions::default();

@@ -11,8 +11,7 @@ use flowbundle_ingest::LinkType;
 
 #[test]
 fn cisco_hdlc_capture_decodes_to_tcp() {
-    let Some(t) = common::load("suricata-verify/decode-chdlc-01/hdlc-http_1tx.pcap",
-    ) else {
+    let Some(t) = common::load("suricata-verify/decode-chdlc-01/hdlc-http_1tx.pcap") else {
         return;
     };
     let opts = DecodeOptions::default();
@@ -50,8 +49,7 @@ fn cisco_hdlc_capture_decodes_to_tcp() {
 
 #[test]
 fn nsh_md_type_1_capture_decodes_to_udp() {
-    let Some(t) = common::load("suricata-verify/decode-nsh-type1/input.pcap",
-    ) else {
+    let Some(t) = common::load("suricata-verify/decode-nsh-type1/input.pcap") else {
         return;
     };
     let recs: Vec<_> = t.iter().collect();
@@ -90,8 +88,7 @@ fn nsh_md_type_1_capture_decodes_to_udp() {
 
 #[test]
 fn cut_and_unsupported_nsh_are_counted_not_followed() {
-    let Some(t) = common::load("suricata-verify/decode-nsh-type1/input.pcap",
-    ) else {
+    let Some(t) = common::load("suricata-verify/decode-nsh-type1/input.pcap") else {
         return;
     };
     let Some(rec) = t.iter().next() else {
@@ -139,8 +136,7 @@ fn ppp_link_type_captures_decode() {
         };
         assert_eq!((u.src_port, u.dst_port), (44083, 443));
     }
-    if let Some(t) = common::load("ndpi/pcap/BGP_Cisco_hdlc_slarp.pcap",
-    ) {
+    if let Some(t) = common::load("ndpi/pcap/BGP_Cisco_hdlc_slarp.pcap") {
         let mut n = 0;
         for rec in t.iter() {
             assert_eq!(rec.link_type, LinkType::PPP);

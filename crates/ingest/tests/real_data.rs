@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{CAPTURE_EXTS, files_with_ext};
-use flowbundle_testsupport::{data, tool};
 use flowbundle_ingest::testing::read_both;
 use flowbundle_ingest::*;
+use flowbundle_testsupport::{data, tool};
 
 /// The captures whose packet count must match: every capture in `reassembly/` and `ndpi/pcap/`.
 fn reference_captures(data: &Path) -> Vec<PathBuf> {

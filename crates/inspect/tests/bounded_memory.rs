@@ -10,7 +10,6 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::shared;
 use flowbundle_ingest::{CaptureReader, LinkType, PacketRecord};
 use flowbundle_inspect::reassembly::ReassemblyConfig;
 use flowbundle_inspect::{Engine, EngineConfig, Event, EventKind, Prestage};
@@ -65,7 +64,7 @@ fn check_caps(engine: &Engine, pre: &Prestage, what: &str) {
 
 #[test]
 fn malformed_captures_stay_under_the_caps() {
-    let Some(dir) = shared("malformed") else {
+    let Some(dir) = flowbundle_testsupport::data("malformed") else {
         return;
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)

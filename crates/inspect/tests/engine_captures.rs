@@ -2,13 +2,13 @@
 
 mod common;
 
-use common::{engine, run_serial, shared};
+use common::{engine, run_serial};
 use flowbundle_inspect::{AppLabel, EventKind, FlowState, TcpState};
 use flowbundle_protocols::{AppEvent, AppProto};
 
 #[test]
 fn one_http_stream() {
-    let Some(p) = shared("reassembly/one_http_stream_fin.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/one_http_stream_fin.pcap") else {
         return;
     };
     let mut e = engine();

@@ -16,7 +16,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
-use common::shared;
 use flowbundle_decode::FlowKey;
 use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind};
 use flowbundle_protocols::AppProto;
@@ -95,13 +94,11 @@ struct Tally {
 
 #[test]
 fn agreement_with_ndpi() {
-    let Some(dir) = shared("ndpi") else {
+    let Some(csv) = flowbundle_testsupport::data("ndpi/groundtruth.csv") else {
         return;
     };
-    let Ok(text) = std::fs::read_to_string(dir.join("groundtruth.csv")) else {
-        eprintln!("SKIP: no groundtruth.csv");
-        return;
-    };
+    let dir = csv.parent().expect("the csv's folder").to_path_buf();
+    let text = std::fs::read_to_string(&csv).expect("reading groundtruth.csv");
     let mut lines = text.lines();
     let header = csv_fields(lines.next().unwrap_or_default());
     let col = |n: &str| {

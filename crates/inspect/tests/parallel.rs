@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run_serial, shared};
+use common::run_serial;
 use flowbundle_ingest::Trace;
 use flowbundle_inspect::{
     Engine, EngineConfig, EventKind, Finished, InspectWorkload, PreparedTrace, Prestage,
@@ -25,7 +25,7 @@ fn captures() -> Vec<std::path::PathBuf> {
         "ndpi/pcap/bittorrent.pcap",
     ]
     .iter()
-    .filter_map(|r| shared(r))
+    .filter_map(|r| flowbundle_testsupport::data(r))
     .collect()
 }
 
@@ -115,7 +115,7 @@ fn every_policy_and_thread_count_gives_the_serial_output() {
 #[test]
 fn prepare_slots_fall_back_to_decoding_in_process() {
     use flowbundle_worker::Workload;
-    let Some(path) = shared("reassembly/example.pcap") else {
+    let Some(path) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
     let mut e = Engine::new(EngineConfig::default(), None, None);

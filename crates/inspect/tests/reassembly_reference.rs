@@ -11,7 +11,6 @@
 //! 5-tuple, packets of a closed connection ignored, and `closeAllConnections` at the end where its test calls it.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use flowbundle_decode::wire::tcp::flags;
 use flowbundle_decode::{DecodeOptions, FlowKey, KeySide, L4};
@@ -19,16 +18,6 @@ use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::reassembly::{
     Ctx, Reassembler, ReassemblyConfig, ReassemblyMemcap, ReassemblyStats, Segment, StreamSink,
 };
-
-fn data_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/reassembly");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("SKIP: {} not found (shared test data absent)", d.display());
-        None
-    }
-}
 
 /// A TCP packet as the test needs it (owned, so tests can rewrite it).
 #[derive(Clone, Debug)]
@@ -44,7 +33,7 @@ struct Pkt {
 }
 
 fn read(name: &str) -> Option<Vec<Pkt>> {
-    let path = data_dir()?.join(name);
+    let path = flowbundle_testsupport::data(&format!("reassembly/{name}"))?;
     let mut reader = CaptureReader::open(&path).expect("open capture");
     let mut out = Vec::new();
     while let Some(rec) = reader.next_packet().expect("read capture") {
@@ -56,7 +45,7 @@ fn read(name: &str) -> Option<Vec<Pkt>> {
 
 /// Raw packets of a capture, for the one test that edits header bytes.
 fn read_raw(name: &str) -> Option<Vec<(flowbundle_ingest::LinkType, Vec<u8>, u64)>> {
-    let path = data_dir()?.join(name);
+    let path = flowbundle_testsupport::data(&format!("reassembly/{name}"))?;
     let mut reader = CaptureReader::open(&path).expect("open capture");
     let mut out = Vec::new();
     while let Some(rec) = reader.next_packet().expect("read capture") {
@@ -255,8 +244,8 @@ impl Driver {
 }
 
 fn expected(name: &str) -> Vec<u8> {
-    let d = data_dir().expect("data dir checked by the caller");
-    std::fs::read(d.join(name)).expect("reference file")
+    let path = flowbundle_testsupport::data(&format!("reassembly/{name}")).expect("reference file");
+    std::fs::read(&path).expect("reference file")
 }
 
 #[track_caller]

@@ -8,7 +8,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::shared;
 use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::rules::{RuleSet, Vars};
 use flowbundle_inspect::{Engine, EngineConfig, EventKind};
@@ -47,7 +46,7 @@ fn any_packet_contains(pcap: &Path, needle: &[u8]) -> bool {
 /// Each rule's content is unique in the response and crosses one segment boundary.
 #[test]
 fn matches_straddling_tcp_segments() {
-    let Some(p) = shared("reassembly/one_http_stream_fin.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/one_http_stream_fin.pcap") else {
         return;
     };
     let straddling: [&[u8]; 3] = [
@@ -91,7 +90,7 @@ fn matches_inside_gzip_http_bodies() {
             "Vulnerability: SQL Injection",
         ),
     ] {
-        let Some(p) = shared(pcap) else {
+        let Some(p) = flowbundle_testsupport::data(pcap) else {
             return;
         };
         assert!(
@@ -120,7 +119,9 @@ alert http any any -> any any (msg:"request body has no title"; http.request_bod
 /// either way.
 #[test]
 fn established_after_a_midstream_pickup_follows_the_midstream_setting() {
-    let Some(p) = shared("suricata-verify/alert-no-3whs-established/no-3whs.pcap") else {
+    let Some(p) =
+        flowbundle_testsupport::data("suricata-verify/alert-no-3whs-established/no-3whs.pcap")
+    else {
         return;
     };
     let rules = r#"
@@ -146,7 +147,8 @@ alert tcp any any -> any 1212 (msg:"any state"; flow:to_server; content:"MATCH?"
 /// four handshake ACKs would give 21 (suricata-verify `like-ip-only-01`).
 #[test]
 fn handshake_last_ack_is_not_yet_established() {
-    let Some(p) = shared("suricata-verify/like-ip-only-01/krb5-frag.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("suricata-verify/like-ip-only-01/krb5-frag.pcap")
+    else {
         return;
     };
     let got = alerts(
@@ -162,7 +164,9 @@ fn handshake_last_ack_is_not_yet_established() {
 /// direction without payload never completes detection.
 #[test]
 fn app_layer_protocol_alone_matches_on_the_identifying_packet() {
-    let Some(p) = shared("suricata-verify/app-layer-protocol-prefilter/input.pcap") else {
+    let Some(p) =
+        flowbundle_testsupport::data("suricata-verify/app-layer-protocol-prefilter/input.pcap")
+    else {
         return;
     };
     let got = alerts(

@@ -7,7 +7,7 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 
-use common::{Key, read_flows, shared};
+use common::{Key, read_flows};
 use flowbundle_protocols::dns::DnsEvent;
 use flowbundle_protocols::http::HttpEvent;
 use flowbundle_protocols::quic::QuicEvent;
@@ -32,7 +32,7 @@ impl EventSink for Sink {
 
 /// Runs every flow of a capture; returns the events per flow.
 fn events_per_flow(rel: &str) -> Option<BTreeMap<Key, Sink>> {
-    let path = shared(rel)?;
+    let path = flowbundle_testsupport::data(rel)?;
     let reg = Registry::builtin();
     let flows = read_flows(&path, 100_000);
     let mut out = BTreeMap::new();
@@ -172,7 +172,7 @@ fn suricata_tls_ja4() {
 /// and the SNI (`[Hostname/SNI: ...]`). Compare ours, flow by flow, over every capture.
 #[test]
 fn tls_fingerprints_match_ndpi() {
-    let Some(results) = shared("ndpi/result") else {
+    let Some(results) = flowbundle_testsupport::data("ndpi/result") else {
         return;
     };
     let reg = Registry::builtin();
@@ -200,7 +200,7 @@ fn tls_fingerprints_match_ndpi() {
         if wanted.is_empty() {
             continue;
         }
-        let Some(pcap) = shared(&format!("ndpi/pcap/{name}")) else {
+        let Some(pcap) = flowbundle_testsupport::data(&format!("ndpi/pcap/{name}")) else {
             continue;
         };
         let flows = read_flows(&pcap, 64);
@@ -343,7 +343,7 @@ fn normalize_host(h: &str) -> String {
 /// and HTTP (the Host header): ours must say the same, flow by flow.
 #[test]
 fn hostnames_match_ndpi() {
-    let Some(results) = shared("ndpi/result") else {
+    let Some(results) = flowbundle_testsupport::data("ndpi/result") else {
         return;
     };
     let reg = Registry::builtin();
@@ -378,7 +378,7 @@ fn hostnames_match_ndpi() {
         if wanted.is_empty() {
             continue;
         }
-        let Some(pcap) = shared(&format!("ndpi/pcap/{name}")) else {
+        let Some(pcap) = flowbundle_testsupport::data(&format!("ndpi/pcap/{name}")) else {
             continue;
         };
         let flows = read_flows(&pcap, 64);

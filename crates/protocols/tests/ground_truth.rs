@@ -16,7 +16,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::{Key, read_flows};
 use flowbundle_protocols::{AppEvent, EventSink, Registry, Verdict};
@@ -36,10 +36,6 @@ const MINE: &[&str] = &[
     "LLMNR",
     "DTLS",
 ];
-
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ndpi")
-}
 
 struct Row {
     pcap: String,
@@ -129,13 +125,11 @@ struct Tally {
 
 #[test]
 fn agreement_with_ndpi() {
-    let dir = data_dir();
-    let Some(rows) = load_rows(&dir) else {
-        eprintln!(
-            "SKIP: {} not found (shared test data absent)",
-            dir.join("groundtruth.csv").display()
-        );
+    let Some(dir) = flowbundle_testsupport::data("ndpi") else {
         return;
+    };
+    let Some(rows) = load_rows(&dir) else {
+        panic!("{}/groundtruth.csv: unreadable or empty", dir.display());
     };
     let verbose = std::env::var_os("GT_VERBOSE").is_some();
     let reg = Registry::builtin();

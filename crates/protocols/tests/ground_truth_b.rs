@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use flowbundle_protocols::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
 use pcap_parser::{Block, PcapBlockOwned, PcapError};
@@ -26,13 +26,6 @@ const MAX_PAYLOADS: usize = 40;
 const MAX_PAYLOADS_PARSE: usize = 4000;
 /// Stream prefix per direction handed to detectors, as `registry::PROBE_PREFIX`.
 const PREFIX: usize = 2048;
-
-fn data_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("FLOWBUNDLE_NDPI_DATA") {
-        return PathBuf::from(d);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ndpi")
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 struct Key {
@@ -372,15 +365,15 @@ fn read_rows(path: &Path) -> Vec<Row> {
 
 #[test]
 fn agreement_with_ndpi() {
-    let dir = data_dir();
-    let rows = read_rows(&dir.join("groundtruth.csv"));
-    if rows.is_empty() {
-        eprintln!(
-            "skipping: {} not found (shared test data absent)",
-            dir.join("groundtruth.csv").display()
-        );
+    let Some(dir) = flowbundle_testsupport::data("ndpi") else {
         return;
-    }
+    };
+    let rows = read_rows(&dir.join("groundtruth.csv"));
+    assert!(
+        !rows.is_empty(),
+        "{}/groundtruth.csv has no rows",
+        dir.display()
+    );
     let all = std::env::var_os("GT_B_ALL").is_some();
     let verbose = std::env::var_os("GT_B_VERBOSE").is_some();
     let dets = if all {
@@ -513,14 +506,7 @@ fn run_flow_app(key: &Key, flow: &Flow) -> (AppProto, Vec<flowbundle_protocols::
 }
 
 fn capture_flows(name: &str) -> Option<HashMap<Key, Flow>> {
-    let path = data_dir().join("pcap").join(name);
-    if !path.exists() {
-        eprintln!(
-            "skipping: {} not found (shared test data absent)",
-            path.display()
-        );
-        return None;
-    }
+    let path = flowbundle_testsupport::data(&format!("ndpi/pcap/{name}"))?;
     Some(read_flows(&path, MAX_PAYLOADS_PARSE))
 }
 
@@ -601,11 +587,10 @@ fn ssh_event_from_capture() {
 #[ignore]
 fn classifier_cost() {
     use flowbundle_protocols::{ClassifierConfig, Limits, Registry};
-    let dir = data_dir();
-    let Ok(entries) = std::fs::read_dir(dir.join("pcap")) else {
-        eprintln!("skipping: {} not found", dir.join("pcap").display());
+    let Some(dir) = flowbundle_testsupport::data("ndpi/pcap") else {
         return;
     };
+    let entries = std::fs::read_dir(&dir).expect("reading ndpi/pcap");
     let mut flows: Vec<(Key, Flow)> = Vec::new();
     for e in entries.flatten() {
         flows.extend(read_flows(&e.path(), 24));

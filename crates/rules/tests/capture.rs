@@ -18,7 +18,7 @@ fn compare_with(
     capture: &str,
     seen: &mut Vec<AlertRecord>,
 ) -> Option<(usize, usize, usize)> {
-    let path = common::data(capture)?;
+    let path = flowbundle_testsupport::data(capture)?;
     let segs = common::segments(&path);
     let mut sc = rules.scanner();
     let (mut total, mut straddling, mut dirs) = (0, 0, 0);
@@ -68,7 +68,7 @@ fn compare_with(
 
 #[test]
 fn content_10k_across_packet_boundaries() {
-    let Some(hex) = common::data("rules/content-10k.hex") else {
+    let Some(hex) = flowbundle_testsupport::data("rules/content-10k.hex") else {
         return;
     };
     let (rules, _) = RuleSet::from_content_hex(hex).unwrap();
@@ -90,7 +90,7 @@ fn content_10k_across_packet_boundaries() {
 
 #[test]
 fn community_rules_across_packet_boundaries() {
-    let Some(path) = common::data("rules/snort3-community.rules") else {
+    let Some(path) = flowbundle_testsupport::data("rules/snort3-community.rules") else {
         return;
     };
     let (rules, _) = RuleSet::load_files(&[path]).unwrap();
@@ -114,7 +114,7 @@ fn content_10k_prefilter_on_real_bytes() {
     use aho_corasick::{AhoCorasick, MatchKind};
     use flowbundle_rules::prefilter::{PatternSet, ScanState};
 
-    let Some(hex) = common::data("rules/content-10k.hex") else {
+    let Some(hex) = flowbundle_testsupport::data("rules/content-10k.hex") else {
         return;
     };
     let pats = RuleSet::from_content_hex(hex).unwrap().0.first_contents();
@@ -127,7 +127,7 @@ fn content_10k_prefilter_on_real_bytes() {
         .build(pats.iter().map(|p| &p.0))
         .unwrap();
     for cap in ["reassembly/650HttpResponses.pcap", "ndpi/pcap/1kxun.pcap"] {
-        let Some(path) = common::data(cap) else {
+        let Some(path) = flowbundle_testsupport::data(cap) else {
             continue;
         };
         let bytes = std::fs::read(path).unwrap();

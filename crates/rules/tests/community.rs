@@ -40,7 +40,7 @@ const PINNED_SKIPS: &[(&str, usize)] = &[
 
 #[test]
 fn community_rules_load_with_every_skip_explained() {
-    let Some(path) = common::data("rules/snort3-community.rules") else {
+    let Some(path) = flowbundle_testsupport::data("rules/snort3-community.rules") else {
         return;
     };
     let (set, report) = RuleSet::load_files(&[&path]).expect("file loads");

@@ -324,7 +324,7 @@ fn strict_mode_fails_with_file_and_line() {
 
 #[test]
 fn content_hex_set() {
-    let Some(path) = data("rules/content-10k.hex") else {
+    let Some(path) = flowbundle_testsupport::data("rules/content-10k.hex") else {
         return;
     };
     let (rs, rep) = RuleSet::from_content_hex(&path).unwrap();
@@ -337,17 +337,6 @@ fn content_hex_set() {
             .iter()
             .all(|r| r.groups.len() == 1 && r.groups[0].items.len() == 1)
     );
-}
-
-fn data(rel: &str) -> Option<std::path::PathBuf> {
-    let p = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"))
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: test material {} is absent", p.display());
-        None
-    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use flowbundle_rules::{LoadOptions, RuleSet, Vars};
 
 #[test]
 fn suricata_verify_rule_files_are_accounted_for() {
-    let Some(root) = common::data("suricata-verify") else {
+    let Some(root) = flowbundle_testsupport::data("suricata-verify") else {
         return;
     };
     let opts = LoadOptions {

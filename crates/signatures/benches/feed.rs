@@ -14,7 +14,7 @@ use flowbundle_signatures::{Options, SignatureSet, Verdict};
 use std::hint::black_box;
 
 fn corpus(max_packets: usize) -> Vec<Vec<Vec<u8>>> {
-    let Some(dir) = common::shared_data("ndpi/pcap") else {
+    let Some(dir) = flowbundle_testsupport::data("ndpi/pcap") else {
         return Vec::new();
     };
     let mut paths: Vec<_> = std::fs::read_dir(dir)
@@ -81,7 +81,7 @@ fn run_reference(reference: &Reference, conns: &[Vec<Vec<u8>>]) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
-    let Some(l7) = common::shared_data("l7-protocols") else {
+    let Some(l7) = flowbundle_testsupport::data("l7-protocols") else {
         return;
     };
     for (label, options) in [("protocols", Options::default()), ("all", Options::all())] {

@@ -105,20 +105,10 @@ const KNOWN_MISCLASSIFIED: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// The L7-filter set with its protocol samples (`testing/data`), or `None` when the shared data lacks them.
 fn data_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/l7-protocols"
-    ));
-    if dir.join("testing/data").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipping: {} not found (see ../shared/data/MANIFEST.md)",
-            dir.display()
-        );
-        None
-    }
+    flowbundle_testsupport::data("l7-protocols/testing/data")?;
+    flowbundle_testsupport::data("l7-protocols")
 }
 
 /// Every pattern of the set: all directories, the legacy one included (winmx's only pattern is there).

@@ -125,8 +125,8 @@ fn ground_truth(csv: &str) -> HashMap<(String, Key), String> {
 #[test]
 fn default_set_on_ndpi_captures() {
     let (Some(l7), Some(ndpi)) = (
-        common::shared_data("l7-protocols"),
-        common::shared_data("ndpi"),
+        flowbundle_testsupport::data("l7-protocols"),
+        flowbundle_testsupport::data("ndpi"),
     ) else {
         return;
     };
@@ -140,7 +140,7 @@ fn default_set_on_ndpi_captures() {
     for capture in CAPTURES {
         let path = ndpi.join("pcap").join(capture);
         if !path.exists() {
-            eprintln!("skipping {capture}: not found");
+            flowbundle_testsupport::missing_data(&path);
             continue;
         }
         for conn in common::connections(&path, set.max_packets()) {

@@ -141,7 +141,7 @@ proptest! {
 fn protocols() -> Option<&'static (SignatureSet, Reference)> {
     static SET: OnceLock<Option<(SignatureSet, Reference)>> = OnceLock::new();
     SET.get_or_init(|| {
-        let dir = common::shared_data("l7-protocols")?;
+        let dir = flowbundle_testsupport::data("l7-protocols")?;
         let (set, _) = SignatureSet::load_dir(dir, &Options::default()).expect("load");
         let reference = Reference::new(&set).expect("reference");
         Some((set, reference))
@@ -153,7 +153,7 @@ fn protocols() -> Option<&'static (SignatureSet, Reference)> {
 fn samples() -> &'static [Vec<u8>] {
     static SAMPLES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     SAMPLES.get_or_init(|| {
-        let Some(dir) = common::shared_data("l7-protocols/testing/data") else {
+        let Some(dir) = flowbundle_testsupport::data("l7-protocols/testing/data") else {
             return Vec::new();
         };
         let mut files: Vec<_> = std::fs::read_dir(dir)

@@ -4,25 +4,13 @@
 //! `flow_id` of every event links it to a flow record. The captures go through the engine's single-threaded path,
 //! as `flowbundle inspect FILE... --rules FILE -o eve.json` runs them.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::rules::{RuleSet, Vars};
 use flowbundle_inspect::{Engine, EngineConfig, Event, Prestage};
 use flowbundle_sinks::EveWriter;
 use serde_json::Value;
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} not found (shared test data absent)", p.display());
-        None
-    }
-}
 
 /// Rules on each path into the matcher: an HTTP sticky buffer and a Snort-style HTTP modifier (`alert http`: the
 /// flow must already count as HTTP on the packet that identified it), stream data, and a UDP datagram of a flow
@@ -95,9 +83,9 @@ fn suricata_ts(s: &str) -> bool {
 #[test]
 fn eve_of_real_captures_has_suricata_field_names() {
     let (Some(http), Some(tls), Some(dns)) = (
-        shared("reassembly/one_http_stream_fin.pcap"),
-        shared("ndpi/pcap/long_tls_certificate.pcap"),
-        shared("ndpi/pcap/dns.pcap"),
+        flowbundle_testsupport::data("reassembly/one_http_stream_fin.pcap"),
+        flowbundle_testsupport::data("ndpi/pcap/long_tls_certificate.pcap"),
+        flowbundle_testsupport::data("ndpi/pcap/dns.pcap"),
     ) else {
         return;
     };

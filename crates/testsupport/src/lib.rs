@@ -76,7 +76,10 @@ pub fn tool(name: &str) -> Option<PathBuf> {
 /// Reports a missing external tool or platform (`what` names it, e.g. "an OpenCL platform"): panics under
 /// `FLOWBUNDLE_REQUIRE_TOOLS=1`, else prints one line naming it.
 pub fn missing_tool(what: &str) {
-    missing(REQUIRE_TOOLS, &format!("reference tool {what} not available"));
+    missing(
+        REQUIRE_TOOLS,
+        &format!("reference tool {what} not available"),
+    );
 }
 
 /// Records that the running test checked reference material: `reference: <test> <what>` on stdout and in the
@@ -164,7 +167,8 @@ mod tests {
             std::env::var_os(REQUIRE_TOOLS),
             std::env::var_os(REFERENCE_LOG),
         );
-        let root = std::env::temp_dir().join(format!("flowbundle-testsupport-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("flowbundle-testsupport-{}", std::process::id()));
         std::fs::create_dir_all(root.join("present")).unwrap();
         unsafe {
             std::env::set_var(DATA_ROOT, &root);
@@ -179,7 +183,10 @@ mod tests {
         unsafe { std::env::set_var(REQUIRE_DATA, "1") };
         let err = std::panic::catch_unwind(|| data("absent")).unwrap_err();
         let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(msg.contains(&root.join("absent").display().to_string()), "{msg}");
+        assert!(
+            msg.contains(&root.join("absent").display().to_string()),
+            "{msg}"
+        );
         assert!(msg.contains(REQUIRE_DATA), "{msg}");
         assert_eq!(tool("flowbundle-no-such-tool"), None);
 

@@ -1,23 +1,10 @@
 //! Helpers shared by the engine's integration tests: paths to the shared test data, and the single-threaded run.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::{Engine, EngineConfig, Finished, Prestage};
-
-/// `shared/data/<rel>`, or `None` (with a SKIP message) when the shared data is absent.
-pub fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} not found (shared test data absent)", p.display());
-        None
-    }
-}
 
 /// Runs captures through the single-threaded path (streaming reader, prestage, engine) and finishes.
 pub fn run_serial(engine: &mut Engine, paths: &[PathBuf]) -> Finished {

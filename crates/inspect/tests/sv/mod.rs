@@ -93,15 +93,9 @@ impl TestResult {
     }
 }
 
-/// The suite's root folder, or `None` (with a SKIP message) when the shared data is absent.
+/// The suite's root folder, or `None` when the shared data is absent (see `flowbundle_testsupport::data`).
 pub fn suite_root() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/suricata-verify");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} not found (shared test data absent)", p.display());
-        None
-    }
+    flowbundle_testsupport::data("suricata-verify")
 }
 
 /// Runs (or excludes) every test folder under `root` whose name contains `filter` (all when `None`), in name order.

@@ -13,23 +13,9 @@ use flowbundle_trace::synth::{SynthConfig, generate_trace};
 use flowbundle_worker::{Cost, Null, Status, Synthetic};
 use std::path::PathBuf;
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/data"
-    ))
-    .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
-}
-
 /// The first `n` nDPI captures in name order (a many-protocol mix).
 fn ndpi(n: usize) -> Vec<PathBuf> {
-    let Some(dir) = shared("ndpi/pcap") else {
+    let Some(dir) = flowbundle_testsupport::data("ndpi/pcap") else {
         return Vec::new();
     };
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -121,7 +107,7 @@ fn every_policy_every_thread_count(prep: &Prepared, what: &str) {
 
 #[test]
 fn every_packet_once_on_a_real_capture() {
-    let Some(p) = shared("reassembly/example2.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
         return;
     };
     let prep = prepare_files(&[p], &PrepOptions::default()).unwrap();
@@ -135,7 +121,7 @@ fn every_packet_once_on_merged_ndpi_captures_with_fragments() {
     if files.is_empty() {
         return;
     }
-    if let Some(f) = shared("reassembly/frag_http_req.pcap") {
+    if let Some(f) = flowbundle_testsupport::data("reassembly/frag_http_req.pcap") {
         files.push(f);
     }
     let prep = prepare_files(
@@ -152,7 +138,7 @@ fn every_packet_once_on_merged_ndpi_captures_with_fragments() {
 
 #[test]
 fn scaled_drops_are_counted_never_lost() {
-    let Some(p) = shared("reassembly/example.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
     let prep = prepare_files(&[p], &PrepOptions::default()).unwrap();

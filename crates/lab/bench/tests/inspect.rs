@@ -14,20 +14,6 @@ use flowbundle_inspect::EngineConfig;
 use flowbundle_scheduler::{ALL, SchedOptions};
 use std::path::PathBuf;
 
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/data"
-    ))
-    .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
-}
-
 fn checked() -> HarnessConfig {
     HarnessConfig {
         mode: BenchMode::Raw,
@@ -87,7 +73,7 @@ fn every_policy_gives_the_serial_output(files: &[PathBuf], what: &str) {
 
 #[test]
 fn engine_output_identical_to_serial_on_a_real_capture() {
-    let Some(p) = shared("reassembly/example2.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
         return;
     };
     every_policy_gives_the_serial_output(&[p], "example2.pcap");
@@ -105,7 +91,7 @@ fn engine_output_identical_to_serial_on_merged_captures_with_fragments() {
         "reassembly/GrePackets.cap",
         "reassembly/VlanPackets.pcap",
     ] {
-        match shared(f) {
+        match flowbundle_testsupport::data(f) {
             Some(p) => files.push(p),
             None => return,
         }
@@ -118,7 +104,7 @@ fn engine_output_identical_to_serial_on_merged_captures_with_fragments() {
 /// are finished rather than lost.
 #[test]
 fn a_scaled_inspect_sweep_reports_engine_stages() {
-    let Some(p) = shared("reassembly/example.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
     let cfg = EngineConfig::default();
@@ -170,8 +156,8 @@ fn shared_rules_and_signatures_give_the_serial_output_under_every_policy() {
     use flowbundle_inspect::signatures::{Options, SignatureSet};
     use std::sync::Arc;
     let (Some(p), Some(sigdir)) = (
-        shared("reassembly/example2.pcap"),
-        shared("l7-protocols/protocols"),
+        flowbundle_testsupport::data("reassembly/example2.pcap"),
+        flowbundle_testsupport::data("l7-protocols/protocols"),
     ) else {
         return;
     };

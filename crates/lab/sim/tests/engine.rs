@@ -7,17 +7,6 @@ use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::params::{CostModel, Machine, Overheads, Params, WorkModel};
 use flowbundle_sim::{Mode, Model, RunConfig, SimInput, profiles, simulate};
 use flowbundle_worker::Status;
-use std::path::PathBuf;
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
-}
 
 fn cfg(scheduler: &str, cores: usize) -> RunConfig<'_> {
     RunConfig {
@@ -72,7 +61,7 @@ fn check_run(
 
 #[test]
 fn every_packet_once_on_a_real_capture_under_every_policy() {
-    let Some(p) = shared("reassembly/example.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
     let input = profiles::files(&[p], None).unwrap();
@@ -87,10 +76,10 @@ fn every_packet_once_on_a_real_capture_under_every_policy() {
 
 #[test]
 fn every_packet_once_on_merged_ndpi_captures_at_many_cores() {
-    let Some(a) = shared("reassembly/example2.pcap") else {
+    let Some(a) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
         return;
     };
-    let Some(b) = shared("ndpi/pcap/netflix.pcap") else {
+    let Some(b) = flowbundle_testsupport::data("ndpi/pcap/netflix.pcap") else {
         return;
     };
     let input = profiles::files(&[a, b], None).unwrap();

@@ -9,7 +9,7 @@ mod common;
 use std::net::IpAddr;
 use std::path::Path;
 
-use common::{checksums, flow_sizes, shared, synthetic};
+use common::{checksums, flow_sizes, synthetic};
 use flowbundle_decode::{DecodeOptions, decode_bytes};
 use flowbundle_ingest::CaptureReader;
 use flowbundle_trace::anonymize::{AnonymizeConfig, Method, PayloadMode, anonymize_file};
@@ -59,7 +59,9 @@ fn real_captures_keep_flows_and_checksums() {
     let out = dir.path().join("anon.pcap");
     let mut ran = 0;
     for rel in CAPTURES {
-        let Some(input) = shared(rel) else { continue };
+        let Some(input) = flowbundle_testsupport::data(rel) else {
+            continue;
+        };
         let sums_in = checksums(&input);
         for method in [Method::Sn1, Method::Sn2, Method::Sn3, Method::Prefix] {
             for (payload, tunnels) in [
@@ -94,7 +96,7 @@ fn real_captures_keep_flows_and_checksums() {
 
 #[test]
 fn addresses_really_change_and_prefixes_survive_on_a_real_capture() {
-    let Some(input) = shared("reassembly/example2.pcap") else {
+    let Some(input) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

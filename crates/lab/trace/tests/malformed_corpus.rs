@@ -28,14 +28,9 @@ enum Msg {
 #[test]
 fn malformed_corpus_without_panic_hang_or_unbounded_memory() {
     const T: &str = "malformed_corpus_without_panic_hang_or_unbounded_memory";
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/data/malformed"
-    ));
-    if !dir.is_dir() {
-        eprintln!("{T}: skipped, {} not found", dir.display());
+    let Some(dir) = flowbundle_testsupport::data("malformed") else {
         return;
-    }
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{flow_sizes, shared, synthetic};
+use common::{flow_sizes, synthetic};
 use flowbundle_ingest::{CaptureReader, LinkType, Trace};
 use flowbundle_trace::merge::{MergeConfig, merge_files, merge_traces};
 use flowbundle_trace::rewrite::ToolError;
@@ -28,13 +28,16 @@ fn different_captures_and_link_types_add_up() {
         "ndpi/pcap/6in4tunnel.pcap",
         "ndpi/pcap/teredo.pcap",
     ];
-    let inputs: Vec<_> = names.iter().filter_map(|n| shared(n)).collect();
+    let inputs: Vec<_> = names
+        .iter()
+        .filter_map(|n| flowbundle_testsupport::data(n))
+        .collect();
     if inputs.len() < 2 {
         return;
     }
     // Mix in a capture of another link type when there is one.
     let mut inputs = inputs;
-    if let Some(raw) = shared("ndpi/pcap/ipv6_in_gtp.pcap") {
+    if let Some(raw) = flowbundle_testsupport::data("ndpi/pcap/ipv6_in_gtp.pcap") {
         inputs.push(raw);
     }
     let links: Vec<LinkType> = inputs.iter().map(|p| link_of(p)).collect();
@@ -93,7 +96,7 @@ fn different_captures_and_link_types_add_up() {
 
 #[test]
 fn factor_scales_the_window_linearly_at_a_similar_unique_flow_rate() {
-    let Some(input) = shared("reassembly/example2.pcap") else {
+    let Some(input) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -143,8 +146,8 @@ fn factor_scales_the_window_linearly_at_a_similar_unique_flow_rate() {
 #[test]
 fn in_memory_merge_equals_the_file_merge() {
     let (Some(a), Some(b)) = (
-        shared("reassembly/example.pcap"),
-        shared("ndpi/pcap/http_ipv6.pcap"),
+        flowbundle_testsupport::data("reassembly/example.pcap"),
+        flowbundle_testsupport::data("ndpi/pcap/http_ipv6.pcap"),
     ) else {
         return;
     };
@@ -169,7 +172,7 @@ fn in_memory_merge_equals_the_file_merge() {
 
 #[test]
 fn bad_arguments_are_refused() {
-    let Some(a) = shared("reassembly/example.pcap") else {
+    let Some(a) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

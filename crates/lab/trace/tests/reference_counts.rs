@@ -42,29 +42,11 @@ const TSHARK_COUNTERS: &[&str] = &[
 ];
 const NDPI_COUNTERS: &[&str] = &["unique_flows"];
 
-fn data_dir() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/data"
-    ));
-    p.is_dir().then_some(p)
-}
-
 fn fixture_path() -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/reference_differences.tsv"
     ))
-}
-
-/// Whether `cmd` can be started at all.
-fn available(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd)
-        .arg(arg)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok()
 }
 
 /// tshark's counts, from one line of fields per frame.
@@ -208,23 +190,16 @@ struct Found {
 #[test]
 fn counts_agree_with_tshark_and_ndpi_reader() {
     const T: &str = "counts_agree_with_tshark_and_ndpi_reader";
-    let Some(data) = data_dir() else {
-        eprintln!("{T}: skipped, shared test data not found");
+    let Some(pcaps) = flowbundle_testsupport::data("ndpi/pcap") else {
         return;
     };
-    let has_tshark = available("tshark", "-v");
-    let has_ndpi = available("ndpiReader", "-h");
-    if !has_tshark {
-        eprintln!("{T}: tshark not installed: packet counters not compared");
-    }
-    if !has_ndpi {
-        eprintln!("{T}: ndpiReader not installed (Debian libndpi-bin): flow counts not compared");
-    }
+    // Each missing tool is reported (a failure under FLOWBUNDLE_REQUIRE_TOOLS=1); the other one is still compared.
+    let has_tshark = flowbundle_testsupport::tool("tshark").is_some();
+    let has_ndpi = flowbundle_testsupport::tool("ndpiReader").is_some();
     if !has_tshark && !has_ndpi {
-        eprintln!("{T}: skipped, no reference tool");
         return;
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(data.join("ndpi/pcap"))
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&pcaps)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {

@@ -3,7 +3,6 @@
 //! property tests on arbitrary packets.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 
 use flowbundle_decode::{DecodeOptions, Decoded, FlowKey, FragmentPorts, decode};
 use flowbundle_ingest::{LinkType, PacketRecord, Trace, TraceBuilder};
@@ -11,20 +10,6 @@ use flowbundle_trace::stats::{
     Collector, CostModel, StatsConfig, TraceStats, stats_file, stats_trace,
 };
 use proptest::prelude::*;
-
-fn data(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/data"
-    ))
-    .join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} not found", p.display());
-        None
-    }
-}
 
 /// The flow key of every IP packet, in order (the sequence density and unique flow rate are defined over).
 fn keys(t: &Trace) -> Vec<(FlowKey, u64, u64)> {
@@ -107,7 +92,9 @@ const ORACLE_CAPTURES: &[&str] = &[
 fn real_captures_match_the_definitions() {
     let cfg = StatsConfig::default();
     for rel in ORACLE_CAPTURES {
-        let Some(path) = data(rel) else { continue };
+        let Some(path) = flowbundle_testsupport::data(rel) else {
+            continue;
+        };
         let t = Trace::load(&path).unwrap();
         let s = stats_file(&path, &cfg).unwrap();
         let cut_transport = s.decode.failures().into_iter().any(|(o, _)| {
@@ -207,7 +194,7 @@ fn real_captures_match_the_definitions() {
 
 #[test]
 fn example_pcap_report_has_every_section() {
-    let Some(path) = data("reassembly/example.pcap") else {
+    let Some(path) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
     let s = stats_file(&path, &StatsConfig::default()).unwrap();
@@ -318,7 +305,7 @@ impl CostModel for PayloadCost {
 
 #[test]
 fn cost_hook_sums_per_flow_and_in_total() {
-    let Some(path) = data("reassembly/example.pcap") else {
+    let Some(path) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
     let t = Trace::load(&path).unwrap();

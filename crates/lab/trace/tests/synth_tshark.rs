@@ -7,13 +7,7 @@ use flowbundle_trace::stats::Progress;
 use flowbundle_trace::synth::{SynthConfig, write_pcap};
 
 fn tshark() -> bool {
-    match Command::new("tshark").arg("--version").output() {
-        Ok(o) if o.status.success() => true,
-        _ => {
-            eprintln!("skipping: tshark is not installed");
-            false
-        }
-    }
+    flowbundle_testsupport::tool("tshark").is_some()
 }
 
 /// tshark's expert summary (`-z expert`) of a capture, with checksum validation on.

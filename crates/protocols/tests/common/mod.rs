@@ -5,23 +5,10 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use flowbundle_protocols::{Direction, EventSink, FlowApp, Registry, Transport, Verdict};
 use pcap_parser::{Block, PcapBlockOwned, PcapError};
-
-/// `../shared/data/<rel>`, or `None` (with a message) when the shared data is absent.
-pub fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} not found (shared test data absent)", p.display());
-        None
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Key {

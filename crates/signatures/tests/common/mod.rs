@@ -11,21 +11,7 @@
 use pcap_parser::{Block, PcapBlockOwned, PcapError, create_reader};
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
-
-/// The shared test data folder, or `None` (with a message) when it is absent.
-pub fn shared_data(sub: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(sub);
-    if dir.exists() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipping: {} not found (see ../shared/data/MANIFEST.md)",
-            dir.display()
-        );
-        None
-    }
-}
+use std::path::Path;
 
 /// One connection: its endpoints as first seen (the first packet's source is `client`), its packets' payloads.
 #[derive(Debug, Clone)]

@@ -3,27 +3,11 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use flowbundle_decode::wire::{ipv4, tcp, udp};
 use flowbundle_decode::{DecodeOptions, FlowKey, FragmentPorts, L4, decode_bytes};
 use flowbundle_ingest::{CaptureReader, LinkType, PcapWriter, WriterOptions};
-
-/// A file of the shared test data, or `None` (with a message) when it is absent.
-pub fn shared(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../../shared/data")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "skipping {rel}: shared test data not found at {}",
-            p.display()
-        );
-        None
-    }
-}
 
 /// Per-flow (packets, wire bytes), sorted: the flow structure without the addresses.
 pub fn flow_sizes(path: &Path) -> (Vec<(u64, u64)>, Vec<u32>) {
