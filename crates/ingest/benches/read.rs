@@ -9,18 +9,14 @@
 
 use std::hint::black_box;
 use std::io::Cursor;
-use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flowbundle_ingest::{CaptureReader, LinkType, PcapWriter, Trace, TraceBuilder, WriterOptions};
 
 fn workload() -> Trace {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/ndpi/pcap"
-    ));
+    let dir = flowbundle_testsupport::data_root().join("ndpi/pcap");
     let mut b = TraceBuilder::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
+    if let Ok(entries) = std::fs::read_dir(&dir) {
         let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         paths.sort();
         let mut ts = 1_600_000_000_000_000_000u64;

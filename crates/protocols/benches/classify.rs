@@ -160,15 +160,11 @@ fn bench_http(c: &mut Criterion) {
 fn bench_quic(c: &mut Criterion) {
     // The RFC 9001 client Initial, rebuilt from its published header and payload by the parser's own test
     // vectors would need the encrypting side; here the decrypting side runs on a real Initial from the tests.
-    let Some(pkt) = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/data/suricata-verify/quic-v2/input.pcap"
-    ))
-    .ok()
-    .and_then(|pcap| first_udp_payload(&pcap)) else {
-        eprintln!("SKIP quic/initial: shared data absent");
+    let Some(path) = flowbundle_testsupport::data("suricata-verify/quic-v2/input.pcap") else {
         return;
     };
+    let pcap = std::fs::read(&path).expect("reading the QUIC capture");
+    let pkt = first_udp_payload(&pcap).expect("a UDP datagram in the QUIC capture");
     let limits = Limits::default();
     c.bench_function("quic/initial", |b| {
         b.iter(|| {

@@ -14,7 +14,6 @@
 mod common;
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use std::time::Duration;
 
@@ -67,13 +66,6 @@ struct Stream {
     parts: common::Parts,
 }
 
-fn data_dir() -> PathBuf {
-    match std::env::var_os("FLOWBUNDLE_DATA") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")),
-    }
-}
-
 fn streams() -> Vec<Stream> {
     let mut out = Vec::new();
     for cap in [
@@ -81,7 +73,7 @@ fn streams() -> Vec<Stream> {
         "reassembly/example2.pcap",
         "reassembly/650HttpResponses.pcap",
     ] {
-        let path = data_dir().join(cap);
+        let path = flowbundle_testsupport::data_root().join(cap);
         if !path.exists() {
             continue;
         }
@@ -121,11 +113,11 @@ fn scan_all(rules: &RuleSet, sc: &mut flowbundle_rules::Scanner, streams: &[Stre
 
 fn bench<M: Measurement>(c: &mut Criterion<M>) {
     let streams = streams();
-    let hex = data_dir().join("rules/content-10k.hex");
+    let hex = flowbundle_testsupport::data_root().join("rules/content-10k.hex");
     if streams.is_empty() || !hex.exists() {
         eprintln!(
             "skipping: test material under {} is absent",
-            data_dir().display()
+            flowbundle_testsupport::data_root().display()
         );
         return;
     }
@@ -136,9 +128,11 @@ fn bench<M: Measurement>(c: &mut Criterion<M>) {
         .sum();
     let (empty, _) = RuleSet::parse("", &Vars::new()).expect("empty set");
     let (k10, _) = RuleSet::from_content_hex(&hex).expect("content-10k");
-    let community = RuleSet::load_files(&[data_dir().join("rules/snort3-community.rules")])
-        .ok()
-        .map(|r| r.0);
+    let community = RuleSet::load_files(&[
+        flowbundle_testsupport::data_root().join("rules/snort3-community.rules")
+    ])
+    .ok()
+    .map(|r| r.0);
     let mut sets: Vec<(&str, &RuleSet)> = vec![("no-rules", &empty), ("content-10k", &k10)];
     if let Some(c) = &community {
         sets.push(("community", c));

@@ -26,13 +26,6 @@ use flowbundle_decode::{DecodeOptions, FlowHasher, FlowKey, FragmentPorts, decod
 use flowbundle_ingest::{CaptureReader, LinkType, PcapWriter, Trace, TraceBuilder, WriterOptions};
 use flowbundle_trace::stats::{Collector, StatsConfig};
 
-fn data_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../../shared/data"
-    ))
-}
-
 fn captures(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -47,7 +40,7 @@ fn captures(dir: &Path) -> Vec<PathBuf> {
 
 /// All shared captures merged into one trace, or `None` when the data is absent.
 fn merged() -> Option<Trace> {
-    let d = data_dir();
+    let d = flowbundle_testsupport::data_root();
     let files: Vec<PathBuf> = captures(&d.join("ndpi/pcap"))
         .into_iter()
         .chain(captures(&d.join("reassembly")))
