@@ -3,7 +3,8 @@
 //! One locator for the shared reference material (`../shared/data` beside the checkout, see its `MANIFEST.md`) and
 //! one rule for what a test does when that material or an external reference tool is missing:
 //!
-//! - by default it prints one line naming what is missing (`skipping <test>: ...`) and the test returns early;
+//! - by default it prints one line naming what is missing (`skipping <test>: ...`, on stderr past the test
+//!   harness's output capture, so a plain `cargo test` shows it) and the test returns early;
 //! - with `FLOWBUNDLE_REQUIRE_DATA=1` a missing data path panics instead, naming the path, and with
 //!   `FLOWBUNDLE_REQUIRE_TOOLS=1` a missing tool (tshark, ndpiReader, an OpenCL platform, ...) does. CI sets both, so
 //!   a CI run cannot pass without running every reference check.
@@ -119,7 +120,10 @@ fn missing(var: &str, what: &str) {
     if required(var) {
         panic!("{test}: {what} ({var} is set)");
     }
-    eprintln!("skipping {test}: {what} (set {var}=1 to fail instead)");
+    // Straight to the process's stderr, past the test harness's capture, so a skip shows in a plain `cargo test`
+    // run; one write, so it does not interleave with the harness's own lines.
+    let line = format!("skipping {test}: {what} (set {var}=1 to fail instead)\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// `<test binary>::<test>`: the test binary's name without cargo's hash, and the test harness's thread name (the
