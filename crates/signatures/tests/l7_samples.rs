@@ -106,7 +106,7 @@ const KNOWN_MISCLASSIFIED: &[(&str, &str, &str)] = &[
 ];
 
 /// The L7-filter set with its protocol samples (`testing/data`), or `None` when the shared data lacks them.
-fn data_dir() -> Option<PathBuf> {
+fn l7_set_dir() -> Option<PathBuf> {
     flowbundle_testsupport::data("l7-protocols/testing/data")?;
     flowbundle_testsupport::data("l7-protocols")
 }
@@ -115,7 +115,7 @@ fn data_dir() -> Option<PathBuf> {
 fn everything() -> &'static SignatureSet {
     static SET: OnceLock<SignatureSet> = OnceLock::new();
     SET.get_or_init(|| {
-        let dir = data_dir().expect("checked by the caller");
+        let dir = l7_set_dir().expect("checked by the caller");
         let opts = Options {
             legacy: true,
             ..Options::all()
@@ -162,7 +162,7 @@ fn l7_verdict(set: &SignatureSet, files: &[(usize, Vec<u8>)]) -> (Option<usize>,
 
 #[test]
 fn every_pattern_matches_its_own_samples() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = l7_set_dir() else { return };
     let set = everything();
     let sessions = sessions(&dir);
     let expected: BTreeMap<&str, Option<&str>> = EXPECTED.iter().copied().collect();
@@ -233,7 +233,7 @@ fn every_pattern_matches_its_own_samples() {
 fn default_set_classifies_samples_with_l7_precedence() {
     // The protocols directory alone, l7-filter's default: which protocol does each session end up as, when the
     // precedence tiers (subset < plain < superset < overmatch) break ties inside a packet?
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = l7_set_dir() else { return };
     let (set, report) = SignatureSet::load_dir(&dir, &Options::default()).expect("load");
     assert_eq!(set.len(), 113, "{report}");
     assert!(report.rejected.is_empty(), "{report}");
@@ -275,7 +275,7 @@ fn default_set_classifies_samples_with_l7_precedence() {
 
 #[test]
 fn incremental_feed_agrees_with_buffer_matching_on_real_sessions() {
-    let Some(dir) = data_dir() else { return };
+    let Some(dir) = l7_set_dir() else { return };
     let set = everything();
     let reference = Reference::new(set).expect("reference");
     let mut checked = 0;
