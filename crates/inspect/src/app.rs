@@ -651,19 +651,10 @@ mod tests {
 
     use crate::{Engine, EngineConfig, EventKind, Prestage};
 
-    /// A suricata-verify capture, or `None` (with a message) when the shared data is absent.
-    fn sv_pcap(test: &str, rel: &str) -> Option<PathBuf> {
-        let p = PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/suricata-verify"
-        ))
-        .join(rel);
-        if p.is_file() {
-            Some(p)
-        } else {
-            eprintln!("{test}: skipped, {} not found", p.display());
-            None
-        }
+    /// A suricata-verify capture, or `None` (with a message; a failure under `FLOWBUNDLE_REQUIRE_DATA=1`) when the
+    /// shared data is absent.
+    fn sv_pcap(_test: &str, rel: &str) -> Option<PathBuf> {
+        flowbundle_testsupport::data(&format!("suricata-verify/{rel}"))
     }
 
     /// Runs a capture through the serial engine path with `rules`; returns the signature id of every alert.
