@@ -23,6 +23,7 @@
 //!
 //! [`flowbundle-decode`]: ../flowbundle_decode/index.html
 
+pub mod arena;
 pub mod error;
 pub mod format;
 pub mod linktype;
@@ -34,6 +35,7 @@ pub mod testing;
 pub mod trace;
 pub mod writer;
 
+pub use arena::PacketArena;
 pub use error::Error;
 pub use format::{
     ByteOrder, Container, Format, InterfaceInfo, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_INTERFACES,

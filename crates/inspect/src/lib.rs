@@ -44,6 +44,7 @@ pub mod expect;
 pub mod flow;
 pub mod prestage;
 pub mod reassembly;
+pub mod stream;
 pub mod table;
 pub mod workload;
 
@@ -55,6 +56,7 @@ pub use event::{
     TcpSummary, sort_events,
 };
 pub use prestage::{Prepared, Prestage, PrestageStats, Staged};
+pub use stream::{ArenaSource, EventMerge, StreamOrder, StreamReader, Tagged};
 pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
 
 // The crates the engine is built on, for callers that configure them (the CLI loads signature sets through this).

@@ -46,6 +46,7 @@ use flowbundle_types::{BundleToken, Desc, Outcome, PolicyShape, WorkerId, Worklo
 
 use crate::engine::{Engine, PreDecoded, WorkerCtx};
 use crate::prestage::{NO_PREV, Prepared};
+use crate::stream::StreamOrder;
 
 const PENDING: u8 = 0;
 const DEFERRED: u8 = 1;
@@ -87,6 +88,19 @@ pub trait PacketSource: Sync {
     /// The number cost records give the packet (default: the descriptor id).
     fn packet_number(&self, id: u32) -> u64 {
         u64::from(id)
+    }
+    /// Called once a descriptor's packet has been inspected, on the worker that inspected it, with that worker's
+    /// context: a streaming source takes the events the packet produced and frees the packet's buffer (default:
+    /// nothing; a preloaded source keeps its packets and the events stay in the context).
+    ///
+    /// # Safety
+    /// The caller uses no record of `id` borrowed from this source afterwards (the buffer may be reused at once),
+    /// and calls this once per inspection of the descriptor.
+    unsafe fn consumed(&self, _id: u32, _ctx: &mut WorkerCtx) {}
+    /// A streaming source's per-flow order guard (descriptor ids are its buffers), used instead of
+    /// [`prev_in_flow`](Self::prev_in_flow) when the policy does not keep flow order.
+    fn stream_order(&self) -> Option<&StreamOrder> {
+        None
     }
 }
 
@@ -170,6 +184,8 @@ pub struct InspectWorkload<'a> {
     engine: &'a Engine,
     source: &'a dyn PacketSource,
     guard: Option<OrderGuard>,
+    /// The streaming source's order guard is on (the policy does not keep flow order).
+    stream_guard: bool,
     pool: Mutex<Vec<Option<WorkerCtx>>>,
     /// Per worker, when the policy claims late: the packet `prepare` decoded.
     slots: Box<[Slot<'a>]>,
@@ -184,6 +200,7 @@ impl<'a> InspectWorkload<'a> {
             engine,
             source,
             guard: None,
+            stream_guard: !shape.keeps_flow_order && source.stream_order().is_some(),
             pool: Mutex::new(Vec::new()),
             slots: if shape.claims_late {
                 (0..shape.workers.max(1))
@@ -217,7 +234,47 @@ impl<'a> InspectWorkload<'a> {
 
     /// Whether the order guard is on.
     pub fn order_guard(&self) -> bool {
-        self.guard.is_some()
+        self.guard.is_some() || self.stream_guard
+    }
+
+    /// The streaming source's order guard: inspects the packet of buffer `id` if its flow's previous packet has
+    /// been inspected, then every deferred successor, in order; else defers it.
+    fn process_in_stream_order(
+        &self,
+        order: &StreamOrder,
+        ctx: &mut WorkerCtx,
+        id: u32,
+        held: &mut BundleToken,
+    ) -> Outcome {
+        let mut seq = self.source.packet_number(id);
+        if !order.ready(id) {
+            order.defer(id, seq);
+            return Outcome::Processed;
+        }
+        let mut classified = false;
+        let mut cur = id;
+        loop {
+            let Some(rec) = self.source.record(cur) else {
+                break;
+            };
+            classified |= self.engine.process(ctx, held, seq, &rec);
+            let next = order.done(cur, seq);
+            // SAFETY: `rec` is not used after this; this is the packet's one inspection.
+            unsafe { self.source.consumed(cur, ctx) };
+            // A deferred successor is a packet of the same connection, hence of the bundle this worker holds.
+            match next {
+                Some(n) => {
+                    cur = n;
+                    seq = self.source.packet_number(n);
+                }
+                None => break,
+            }
+        }
+        if classified {
+            Outcome::Classified
+        } else {
+            Outcome::Processed
+        }
     }
 
     /// Whether `prepare` decodes the packet before the policy's claim (the policy claims late: `ph` with
@@ -242,7 +299,10 @@ impl<'a> InspectWorkload<'a> {
             return false;
         };
         let num = self.source.packet_number(id);
-        self.engine.process(ctx, held, num, &rec)
+        let classified = self.engine.process(ctx, held, num, &rec);
+        // SAFETY: `rec` is not used after this; this is the descriptor's one inspection.
+        unsafe { self.source.consumed(id, ctx) };
+        classified
     }
 
     /// Inspects the packets left deferred by the order guard because their predecessor was never inspected (it was
@@ -303,6 +363,11 @@ impl Workload for InspectWorkload<'_> {
     }
 
     fn process(&self, ctx: &mut WorkerCtx, desc: Desc, held: &mut BundleToken) -> Outcome {
+        if self.stream_guard
+            && let Some(order) = self.source.stream_order()
+        {
+            return self.process_in_stream_order(order, ctx, desc.id, held);
+        }
         let mut classified = false;
         let pre = if self.slots.is_empty() {
             None
@@ -311,8 +376,16 @@ impl Workload for InspectWorkload<'_> {
         };
         let inspect_this = |ctx: &mut WorkerCtx, held: &mut BundleToken| match &pre {
             Some(p) => {
-                self.engine
-                    .process_predecoded(ctx, held, self.source.packet_number(desc.id), p)
+                let c = self.engine.process_predecoded(
+                    ctx,
+                    held,
+                    self.source.packet_number(desc.id),
+                    p,
+                );
+                // SAFETY: the decoded packet `p` borrows the record and is not used after this; this is the
+                // descriptor's one inspection.
+                unsafe { self.source.consumed(desc.id, ctx) };
+                c
             }
             None => self.inspect(ctx, desc.id, held),
         };

@@ -41,6 +41,11 @@
 //! * **Pinning** with `core_affinity` when there is a core for the dispatcher and each worker; otherwise threads float
 //!   and the report says why ([`Pinning`]).
 //!
+//! **Streaming** ([`run_stream`]): the same dispatch step and worker loop, fed by a reader thread that produces
+//! descriptors as it reads (a [`Feed`], e.g. packets copied into a bounded `flowbundle_ingest::PacketArena`), with a
+//! collector on the calling thread that drains output while the run goes on. Memory is bounded by the feed's buffers,
+//! not by the input's length; a full arena or a full policy queue slows the reader (backpressure), nothing is dropped.
+//!
 //! The workload runs with per-worker local state ([`Workload::Local`]), returned in the report so the harness can
 //! read what the engine measured inside a packet (its life-of-a-packet stage times). Workloads here: [`Null`] and
 //! [`Synthetic`] (a calibrated busy loop from a cost model or a per-packet cost array, optionally touching per-flow
@@ -48,6 +53,7 @@
 
 mod park;
 mod runtime;
+mod stream;
 mod workload;
 
 pub use flowbundle_types::{BundleToken, Outcome, Workload};
@@ -55,4 +61,5 @@ pub use runtime::{
     DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, RELEASE_TICK_NS, Records,
     RunConfig, RunError, RunReport, Status, WorkerReport, run,
 };
+pub use stream::{Feed, StreamConfig, run_stream};
 pub use workload::{Cost, Null, Synthetic, spin_rate};

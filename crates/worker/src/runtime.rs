@@ -167,6 +167,25 @@ pub enum Pinning {
     Floating(String),
 }
 
+impl Pinning {
+    /// The core of thread `i` (0: the dispatcher, `w + 1`: worker `w`), when pinned.
+    pub(crate) fn core_of(&self, i: usize) -> Option<usize> {
+        match self {
+            Pinning::Pinned {
+                dispatcher,
+                workers,
+            } => {
+                if i == 0 {
+                    Some(*dispatcher)
+                } else {
+                    workers.get(i - 1).copied()
+                }
+            }
+            Pinning::Floating(_) => None,
+        }
+    }
+}
+
 /// Everything a run measured.
 #[derive(Debug)]
 pub struct RunReport<L> {
@@ -201,21 +220,37 @@ impl<L> RunReport<L> {
 }
 
 /// Shared state of a run.
-struct Shared {
+pub(crate) struct Shared {
     base: Instant,
-    finished: AtomicBool,
+    pub(crate) finished: AtomicBool,
     /// Raised when every worker has left: stops the clobber thread.
-    workers_done: AtomicBool,
+    pub(crate) workers_done: AtomicBool,
     completed: Box<[CachePadded<AtomicU64>]>,
-    sleepers: Sleepers,
+    pub(crate) sleepers: Sleepers,
     start: Vec<AtomicU64>,
     end: Vec<AtomicU64>,
     worker: Vec<AtomicU16>,
 }
 
 impl Shared {
+    /// Shared state for `workers` workers, with per-packet timing records for `records` packets (0: none).
+    pub(crate) fn new(workers: usize, records: usize) -> Self {
+        Shared {
+            base: Instant::now(),
+            finished: AtomicBool::new(false),
+            workers_done: AtomicBool::new(false),
+            completed: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            sleepers: Sleepers::new(workers),
+            start: (0..records).map(|_| AtomicU64::new(0)).collect(),
+            end: (0..records).map(|_| AtomicU64::new(0)).collect(),
+            worker: (0..records).map(|_| AtomicU16::new(u16::MAX)).collect(),
+        }
+    }
+
     #[inline]
-    fn now(&self) -> u64 {
+    pub(crate) fn now(&self) -> u64 {
         self.base.elapsed().as_nanos() as u64
     }
 
@@ -241,32 +276,9 @@ pub fn run<W: Workload + ?Sized>(
     let n = descs.len();
     let workers = sched.workers().max(1);
     let rec = |len: usize| if cfg.records { len } else { 0 };
-    let shared = Shared {
-        base: Instant::now(),
-        finished: AtomicBool::new(false),
-        workers_done: AtomicBool::new(false),
-        completed: (0..workers)
-            .map(|_| CachePadded::new(AtomicU64::new(0)))
-            .collect(),
-        sleepers: Sleepers::new(workers),
-        start: (0..rec(n)).map(|_| AtomicU64::new(0)).collect(),
-        end: (0..rec(n)).map(|_| AtomicU64::new(0)).collect(),
-        worker: (0..rec(n)).map(|_| AtomicU16::new(u16::MAX)).collect(),
-    };
+    let shared = Shared::new(workers, rec(n));
     let pinning = plan_pinning(cfg.pin, workers);
-    let core_of = |i: usize| match &pinning {
-        Pinning::Pinned {
-            dispatcher,
-            workers,
-        } => {
-            if i == 0 {
-                Some(*dispatcher)
-            } else {
-                workers.get(i - 1).copied()
-            }
-        }
-        Pinning::Floating(_) => None,
-    };
+    let core_of = |i: usize| pinning.core_of(i);
     let clobber = cfg.clobber_bytes > 0;
     let barrier = Barrier::new(workers + 1 + usize::from(clobber));
 
@@ -376,7 +388,7 @@ fn validate(descs: &[Desc], cfg: &RunConfig<'_>) -> Result<(), RunError> {
     Ok(())
 }
 
-fn plan_pinning(pin: bool, workers: usize) -> Pinning {
+pub(crate) fn plan_pinning(pin: bool, workers: usize) -> Pinning {
     if !pin {
         return Pinning::Floating("pinning not requested".into());
     }
@@ -396,14 +408,14 @@ fn plan_pinning(pin: bool, workers: usize) -> Pinning {
     }
 }
 
-fn pin_to(core: Option<usize>) {
+pub(crate) fn pin_to(core: Option<usize>) {
     if let Some(id) = core {
         core_affinity::set_for_current(core_affinity::CoreId { id });
     }
 }
 
 /// Timer slack of 1 µs for the calling thread (Linux), so the dispatcher's short sleeps end on time.
-fn tighten_timer_slack() {
+pub(crate) fn tighten_timer_slack() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only affects the calling thread's timers.
     unsafe {
@@ -439,27 +451,7 @@ fn dispatcher_loop(
         Mode::Raw => {
             for (i, d) in descs.iter().enumerate() {
                 let arrival = if rec { shared.now() } else { 0 };
-                let placed = loop {
-                    match sched.dispatch(*d) {
-                        Ok(p) => break p,
-                        Err(_) => {
-                            report.full_waits += 1;
-                            // Make sure whoever can drain the queues is awake, then get off the core until half of
-                            // what is outstanding has been processed: retrying as soon as one slot frees would wake
-                            // the dispatcher once per packet, on cores the workers need.
-                            shared.sleepers.wake_all_if_any(threads);
-                            let target = shared.outstanding(report.dispatched) / 2;
-                            let mut backoff = Backoff::default();
-                            while shared.outstanding(report.dispatched) > target
-                                && !backoff.exhausted()
-                            {
-                                report.sleeps += u64::from(backoff.wait());
-                            }
-                        }
-                    }
-                };
-                shared.sleepers.wake(placed, threads);
-                report.dispatched += 1;
+                dispatch_raw(sched, *d, shared, threads, &mut report);
                 if let Some(r) = records.as_mut() {
                     r.arrival_ns[i] = arrival;
                     r.enqueue_ns[i] = shared.now();
@@ -525,6 +517,36 @@ fn dispatcher_loop(
     shared.finished.store(true, Release);
     shared.sleepers.wake_all(threads);
     (start, report, records)
+}
+
+/// Raw mode's dispatch of one packet: offer it until the policy accepts it (backing off while its queues are full),
+/// then wake the worker that can take it.
+pub(crate) fn dispatch_raw(
+    sched: &dyn Scheduler,
+    d: Desc,
+    shared: &Shared,
+    threads: &[Thread],
+    report: &mut DispatchReport,
+) {
+    let placed = loop {
+        match sched.dispatch(d) {
+            Ok(p) => break p,
+            Err(_) => {
+                report.full_waits += 1;
+                // Make sure whoever can drain the queues is awake, then get off the core until half of what is
+                // outstanding has been processed: retrying as soon as one slot frees would wake the dispatcher once
+                // per packet, on cores the workers need.
+                shared.sleepers.wake_all_if_any(threads);
+                let target = shared.outstanding(report.dispatched) / 2;
+                let mut backoff = Backoff::default();
+                while shared.outstanding(report.dispatched) > target && !backoff.exhausted() {
+                    report.sleeps += u64::from(backoff.wait());
+                }
+            }
+        }
+    };
+    shared.sleepers.wake(placed, threads);
+    report.dispatched += 1;
 }
 
 /// Scaled mode's admission of one arrival: drop it when `max` packets are in the system or the policy refuses it,
@@ -636,7 +658,7 @@ impl Backoff {
 const IDLE_SPINS: u32 = 64;
 const IDLE_YIELDS: u32 = 4;
 
-fn worker_loop<W: Workload + ?Sized>(
+pub(crate) fn worker_loop<W: Workload + ?Sized>(
     w: WorkerId,
     sched: &dyn Scheduler,
     workload: &W,

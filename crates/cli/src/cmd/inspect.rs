@@ -1,28 +1,31 @@
 //! `flowbundle inspect`: captures through the engine, EVE JSON out, a summary.
 //!
-//! Single-threaded (the default) the input is streamed: one packet at a time from the reader, through the
-//! pre-scheduling stage (defragmentation) and the engine, events written as they are produced; memory is the flow
-//! state and nothing else. With `--threads N` the worker runtime runs the engine: the runtime takes a preloaded array
-//! of descriptors, so the input is copied batch by batch into a bounded buffer (the descriptors' ids index it), each
-//! batch dispatched by the chosen scheduler to N workers, its events sorted and written before the next batch is
-//! read. Flow state persists across batches; the workers' contexts too.
+//! With `--threads 1` (and for live capture) one thread streams the input: one packet at a time from the reader,
+//! through the pre-scheduling stage (defragmentation) and the engine, events written as they are produced. With
+//! `--threads N` (N ≥ 2; the default is the machine's cores) the streaming runtime runs it
+//! (`flowbundle_worker::run_stream`): a reader thread reads, pre-stages and copies packets into a bounded arena of
+//! packet buffers (`--packet-buffers`) and dispatches them through the chosen scheduler to N persistent workers; this
+//! thread writes the events as the run goes on, in the single-threaded run's order (see `flowbundle_inspect::stream`).
+//! Memory is the flow state plus the arena, whatever the input's length.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use flowbundle_ingest::{CaptureReader, LiveCapture, TraceBuilder};
+use flowbundle_ingest::{CaptureReader, LiveCapture, PacketArena};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::RuleSet;
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
-    Engine, EngineConfig, Event, InspectWorkload, PreparedTrace, Prestage, WorkerCtx, sort_events,
+    ArenaSource, Engine, EngineConfig, Event, EventMerge, InspectWorkload, Prestage, StreamOrder,
+    StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{EveWriter, RulesInfo, RunInfo, Summary};
-use flowbundle_worker::{RunConfig, run as run_workers};
+use flowbundle_worker::{StreamConfig, run_stream};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
 ///
@@ -81,7 +84,8 @@ pub struct Args {
     #[arg(long)]
     summary: bool,
 
-    /// Worker threads (the parallel runtime); without it one thread streams the input.
+    /// Worker threads of the streaming runtime (plus a reader thread); 1 runs the single-threaded loop. Default: the
+    /// machine's cores (1 for live capture).
     #[arg(long)]
     threads: Option<usize>,
 
@@ -101,9 +105,10 @@ pub struct Args {
     #[arg(long)]
     max_flows: Option<usize>,
 
-    /// Packets per batch with --threads.
-    #[arg(long, default_value_t = 65_536)]
-    batch: usize,
+    /// With --threads N ≥ 2: packet buffers between the reader and the workers (the bound on packets in flight and
+    /// on how far event output lags behind; memory is about this many times the largest packet).
+    #[arg(long, default_value_t = 4096)]
+    packet_buffers: usize,
 }
 
 enum Sink {
@@ -154,10 +159,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
     // says so at once.
     let mut live = match &args.interface {
-        Some(_) if args.threads.is_some_and(|n| n > 0) => {
-            bail!(
-                "--interface runs single-threaded (the parallel runtime takes batches of a preloaded input)"
-            )
+        Some(_) if args.threads.is_some_and(|n| n > 1) => {
+            bail!("--interface runs single-threaded (--threads 1) for now")
         }
         Some(iface) => Some(
             LiveCapture::open(iface, args.snaplen, !args.no_promisc)
@@ -251,8 +254,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut engine = Engine::new(cfg, signatures, rules);
     let mut pre = Prestage::new(engine.config());
     let start = Instant::now();
-    let finished = match args.threads {
-        None | Some(0) => {
+    let threads = match (args.threads, &args.interface) {
+        (Some(n), _) => n.max(1),
+        (None, Some(_)) => 1,
+        (None, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let finished = match threads {
+        1 => {
             let mut ctx = engine.new_ctx();
             let mut events = Vec::new();
             let mut recs = Vec::new();
@@ -299,82 +307,63 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             sink.write(&events)?;
             engine.finish([ctx])
         }
-        Some(n) => {
-            let sched = flowbundle_scheduler::build(&args.scheduler, n, &SchedOptions::default())
+        n => {
+            let mut sched_opts = SchedOptions::default();
+            // The decode-before-claim of `ph`'s late claim keeps a decoded view of a packet across a handoff; the
+            // streaming runtime frees a packet's buffer as soon as it has been inspected, so it claims in `next`.
+            sched_opts.ph_late_claim = false;
+            let sched = flowbundle_scheduler::build(&args.scheduler, n, &sched_opts)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             info.threads = Some((n, args.scheduler.clone()));
-            let batch = args.batch.max(1);
-            let mut ctxs: Vec<WorkerCtx> = Vec::new();
-            let mut num = 0u64;
-            let mut files = args.files.iter();
-            let mut reader: Option<(CaptureReader, &PathBuf)> = None;
-            let mut events = Vec::new();
-            let mut recs = Vec::new();
-            loop {
-                // Fill one batch (copying: streaming records borrow the reader's buffer).
-                let mut b = TraceBuilder::with_capacity(batch, batch * 256);
-                while b.len() < batch {
-                    if reader.is_none() {
-                        match files.next() {
-                            Some(p) => {
-                                let r = CaptureReader::open(p)
-                                    .with_context(|| format!("opening {}", p.display()))?;
-                                reader = Some((r, p));
-                            }
-                            None => break,
-                        }
-                    }
-                    let Some((r, p)) = reader.as_mut() else { break };
-                    match r.next_packet() {
-                        Ok(Some(rec)) => {
-                            b.push_record(&rec);
-                        }
-                        Ok(None) => reader = None,
-                        Err(e) => {
-                            eprintln!("{}: {e} (stopping this input here)", p.display());
-                            reader = None;
-                        }
-                    }
-                }
-                if b.is_empty() {
-                    break;
-                }
-                let trace = b.build();
-                let prepared = pre.run(&trace);
-                let source = PreparedTrace {
-                    trace: &trace,
-                    prepared: &prepared,
-                    number_base: Some(num),
-                };
-                num += trace.len() as u64;
-                let workload = InspectWorkload::new(&engine, sched.shape(), &source)
-                    .with_contexts(std::mem::take(&mut ctxs));
-                let cfg = RunConfig {
-                    records: false,
-                    ..RunConfig::default()
-                };
-                let report = run_workers(sched.as_ref(), &workload, &prepared.descs, &cfg)
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
-                let mut locals = report.locals;
-                if let Some(first) = locals.first_mut() {
-                    // SAFETY: `run_workers` joined every worker; this thread alone touches the engine now.
-                    unsafe {
-                        workload.finish_deferred(first, &prepared.descs, |d| sched.bundle(d))
-                    };
-                }
-                for c in &mut locals {
-                    c.take_events(&mut events);
-                    c.take_cost_records(&mut recs);
-                }
-                sort_events(&mut events);
-                sink.write(&events)?;
-                events.clear();
-                costs.write(&recs)?;
-                recs.clear();
-                ctxs = locals;
+            let arena = PacketArena::new(args.packet_buffers.max(1));
+            let (tx, mut merge) = EventMerge::new();
+            let order = StreamOrder::new(arena.slots());
+            let keeps_order = sched.shape().keeps_flow_order;
+            let mut source = ArenaSource::new(&arena, tx);
+            let stop = AtomicBool::new(false);
+            let mut reader =
+                StreamReader::new(&arena, Prestage::new(engine.config()), args.files.clone())
+                    .stop_when(&stop);
+            if !keeps_order {
+                source = source.with_order(&order);
+                reader = reader.with_order(&order);
             }
-            info.packets_read = num;
-            engine.finish(ctxs)
+            let workload = InspectWorkload::new(&engine, sched.shape(), &source);
+            let mut write_error: Option<anyhow::Error> = None;
+            let mut collect = |last: bool| {
+                // The watermark first, then the channel (see `flowbundle_inspect::stream`).
+                let watermark = arena.oldest_in_flight();
+                if write_error.is_some() {
+                    return;
+                }
+                let r = if last {
+                    merge.release_all(|evs| sink.write(evs))
+                } else {
+                    merge.release(watermark, |evs| sink.write(evs))
+                };
+                if let Err(e) = r {
+                    write_error = Some(e);
+                    stop.store(true, Ordering::Relaxed);
+                }
+            };
+            let feed = &mut reader;
+            let (report, _) = run_stream(
+                sched.as_ref(),
+                &workload,
+                move || feed.next_desc(),
+                &mut collect,
+                &StreamConfig::default(),
+            );
+            if let Some(e) = write_error {
+                return Err(e);
+            }
+            for e in &reader.errors {
+                eprintln!("{e}");
+            }
+            drop(workload);
+            info.packets_read = reader.packets_read;
+            pre = reader.into_prestage();
+            engine.finish(report.locals)
         }
     };
     info.elapsed = Some(start.elapsed());

@@ -1,0 +1,273 @@
+//! # A bounded arena of packet buffers, for streaming runtimes
+//!
+//! A reader thread copies each packet it reads into a free slot of the arena ([`PacketArena::acquire`] then
+//! [`PacketArena::fill`]), hands the slot's index to whoever processes it (the index travels in a descriptor through
+//! a scheduler's queues), and the consumer gives the slot back ([`PacketArena::release`]) when it is done with the
+//! bytes. The arena never grows beyond its slot count: when every slot is in use, `acquire` waits (the reader parks
+//! until a consumer releases one), which is the backpressure that keeps a fast reader from running ahead of slow
+//! workers. Nothing is dropped.
+//!
+//! Memory: `slots` buffers, each as large as the largest packet it has held (a buffer keeps its capacity, so after
+//! the first few thousand packets nothing is allocated per packet). The bound is `slots × (largest packet)`, and a
+//! packet is at most a reassembled IP datagram (64 KiB) or the capture's snaplen.
+//!
+//! Every slot also records the *sequence number* of the packet it holds (the packet's position in the input), so a
+//! collector can compute the oldest packet still being processed ([`PacketArena::oldest_in_flight`]): everything
+//! before it is done. That is the watermark that lets per-worker outputs be merged back into input order.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::{Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::Duration;
+
+use crate::{LinkType, PacketRecord};
+
+/// The sequence number of a free slot.
+const FREE: u64 = u64::MAX;
+
+/// Longest the reader parks waiting for a slot before looking again (a safety net: a release wakes it).
+const ACQUIRE_PARK: Duration = Duration::from_millis(1);
+
+struct Bytes {
+    ts_ns: u64,
+    orig_len: u32,
+    interface: u32,
+    link_type: LinkType,
+    data: Vec<u8>,
+}
+
+struct Slot {
+    seq: AtomicU64,
+    bytes: UnsafeCell<Bytes>,
+}
+
+/// A bounded arena of packet buffers. See the module documentation.
+pub struct PacketArena {
+    slots: Box<[Slot]>,
+    free: Mutex<Vec<u32>>,
+    /// The next sequence number [`fill`](Self::fill) will be given (published after the slot's own).
+    next_seq: AtomicU64,
+    /// The thread parked in `acquire`, and whether it waits.
+    waiter: OnceLock<Thread>,
+    waiting: AtomicBool,
+    /// Times `acquire` found no free slot.
+    waits: AtomicU64,
+}
+
+// SAFETY: a slot's bytes are written only by the holder of a slot index taken from the free list (`acquire` gives
+// each index to one caller, and `fill` is `unsafe` with that contract), and read only while the slot is in use;
+// `release` (also `unsafe`) promises no reader remains. The free list's mutex orders a release before the next fill.
+unsafe impl Sync for PacketArena {}
+
+impl std::fmt::Debug for PacketArena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PacketArena")
+            .field("slots", &self.slots.len())
+            .field("next_seq", &self.next_seq.load(Relaxed))
+            .finish()
+    }
+}
+
+impl PacketArena {
+    /// An arena of `slots` packet buffers (at least 1, at most 2^31).
+    pub fn new(slots: usize) -> Self {
+        let n = slots.clamp(1, 1 << 31);
+        PacketArena {
+            slots: (0..n)
+                .map(|_| Slot {
+                    seq: AtomicU64::new(FREE),
+                    bytes: UnsafeCell::new(Bytes {
+                        ts_ns: 0,
+                        orig_len: 0,
+                        interface: 0,
+                        link_type: LinkType::RAW,
+                        data: Vec::new(),
+                    }),
+                })
+                .collect(),
+            // Popped from the end: slot 0 first.
+            free: Mutex::new((0..n as u32).rev().collect()),
+            next_seq: AtomicU64::new(0),
+            waiter: OnceLock::new(),
+            waiting: AtomicBool::new(false),
+            waits: AtomicU64::new(0),
+        }
+    }
+
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Times [`acquire`](Self::acquire) had to wait for a slot (the reader was ahead of the consumers).
+    pub fn waits(&self) -> u64 {
+        self.waits.load(Relaxed)
+    }
+
+    fn try_acquire(&self) -> Option<u32> {
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    }
+
+    /// A free slot's index, waiting (parked) until a consumer releases one if none is free. Meant for one thread
+    /// (the reader): the thread that calls it first is the one releases wake.
+    pub fn acquire(&self) -> u32 {
+        if let Some(i) = self.try_acquire() {
+            return i;
+        }
+        self.waits.fetch_add(1, Relaxed);
+        let me = self.waiter.get_or_init(std::thread::current);
+        let mine = me.id() == std::thread::current().id();
+        loop {
+            self.waiting.store(true, SeqCst);
+            if let Some(i) = self.try_acquire() {
+                self.waiting.store(false, SeqCst);
+                return i;
+            }
+            if mine {
+                std::thread::park_timeout(ACQUIRE_PARK);
+            } else {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    }
+
+    /// Copies `rec` into slot `i` and gives it the next sequence number, which it returns.
+    ///
+    /// # Safety
+    /// `i` came from [`acquire`](Self::acquire) and has not been filled since; only the thread that acquired it
+    /// calls this (each slot index is handed to one caller at a time).
+    pub unsafe fn fill(&self, i: u32, rec: &PacketRecord<'_>) -> u64 {
+        let Some(slot) = self.slots.get(i as usize) else {
+            return FREE;
+        };
+        // SAFETY: the caller holds slot `i` alone (it came from the free list and nobody reads a free slot).
+        let b = unsafe { &mut *slot.bytes.get() };
+        b.ts_ns = rec.ts_ns;
+        b.orig_len = rec.orig_len;
+        b.interface = rec.interface;
+        b.link_type = rec.link_type;
+        b.data.clear();
+        b.data.extend_from_slice(rec.data);
+        let seq = self.next_seq.load(Relaxed);
+        slot.seq.store(seq, Release);
+        self.next_seq.store(seq + 1, Release);
+        seq
+    }
+
+    /// The packet in slot `i`, if it holds one. The record is valid until the slot is released.
+    pub fn record(&self, i: u32) -> Option<PacketRecord<'_>> {
+        let slot = self.slots.get(i as usize)?;
+        if slot.seq.load(Acquire) == FREE {
+            return None;
+        }
+        // SAFETY: the slot is in use: only `fill` (before it was handed out) writes it, and `release`'s caller
+        // promises no record borrowed from it is still alive.
+        let b = unsafe { &*slot.bytes.get() };
+        Some(PacketRecord {
+            ts_ns: b.ts_ns,
+            orig_len: b.orig_len,
+            interface: b.interface,
+            link_type: b.link_type,
+            data: &b.data,
+        })
+    }
+
+    /// The sequence number of the packet in slot `i` (`None` when free).
+    pub fn seq(&self, i: u32) -> Option<u64> {
+        let s = self.slots.get(i as usize)?.seq.load(Acquire);
+        (s != FREE).then_some(s)
+    }
+
+    /// Gives slot `i` back, waking the reader if it waits for one.
+    ///
+    /// # Safety
+    /// The caller is done with the slot: no [`record`](Self::record) borrowed from it is used afterwards, and the
+    /// slot is released once per fill.
+    pub unsafe fn release(&self, i: u32) {
+        let Some(slot) = self.slots.get(i as usize) else {
+            return;
+        };
+        slot.seq.store(FREE, Release);
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).push(i);
+        if self.waiting.load(SeqCst)
+            && self.waiting.swap(false, SeqCst)
+            && let Some(t) = self.waiter.get()
+        {
+            t.unpark();
+        }
+    }
+
+    /// The sequence number of the oldest packet still in a slot, or the next one to be filled when every slot is
+    /// free: every packet before it has been released. Reads every slot (a few microseconds for thousands).
+    pub fn oldest_in_flight(&self) -> u64 {
+        // The next number first: every slot filled before it is then visible with its number or a later state.
+        let next = self.next_seq.load(Acquire);
+        self.slots
+            .iter()
+            .map(|s| s.seq.load(Acquire))
+            .fold(next, u64::min)
+    }
+
+    /// Packets filled so far.
+    pub fn filled(&self) -> u64 {
+        self.next_seq.load(Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(data: &[u8], ts_ns: u64) -> PacketRecord<'_> {
+        PacketRecord {
+            ts_ns,
+            orig_len: data.len() as u32,
+            interface: 0,
+            link_type: LinkType::RAW,
+            data,
+        }
+    }
+
+    #[test]
+    fn slots_are_filled_read_released_and_reused() {
+        let a = PacketArena::new(2);
+        let i = a.acquire();
+        // SAFETY: `i` was just acquired by this thread.
+        let s = unsafe { a.fill(i, &rec(b"abc", 7)) };
+        assert_eq!(s, 0);
+        let r = a.record(i).unwrap();
+        assert_eq!((r.data, r.ts_ns), (&b"abc"[..], 7));
+        let j = a.acquire();
+        // SAFETY: as above.
+        unsafe { a.fill(j, &rec(b"de", 8)) };
+        assert_eq!(a.oldest_in_flight(), 0);
+        // SAFETY: no record of `i` is used after this.
+        unsafe { a.release(i) };
+        assert!(a.record(i).is_none());
+        assert_eq!(a.oldest_in_flight(), 1);
+        // SAFETY: as above.
+        unsafe { a.release(j) };
+        assert_eq!(a.oldest_in_flight(), 2);
+        let k = a.acquire();
+        assert!(k == i || k == j);
+    }
+
+    #[test]
+    fn a_full_arena_waits_for_a_release() {
+        let a = std::sync::Arc::new(PacketArena::new(1));
+        let i = a.acquire();
+        // SAFETY: acquired here.
+        unsafe { a.fill(i, &rec(b"x", 1)) };
+        let b = std::sync::Arc::clone(&a);
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            // SAFETY: the main thread reads nothing from the slot any more.
+            unsafe { b.release(i) };
+        });
+        let j = a.acquire();
+        assert_eq!(j, i);
+        assert!(a.waits() >= 1);
+        t.join().unwrap();
+    }
+}

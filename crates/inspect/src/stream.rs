@@ -1,0 +1,387 @@
+//! # Streaming input for the parallel runtime
+//!
+//! The pieces that let the engine inspect an input of any length on several workers with bounded memory, events
+//! written while the run goes on:
+//!
+//! * [`StreamReader`]: the reader thread's side. It reads capture files one after the other, runs the one
+//!   pre-scheduling stage ([`Prestage::stage`]: decode as far as the flow key, defragment, hash), copies what is to be
+//!   inspected into a free buffer of a bounded [`PacketArena`] (waiting for one when all are in use: backpressure, not
+//!   drops) and returns its descriptor (`id` = the buffer's index) for the runtime to dispatch.
+//! * [`ArenaSource`]: the workers' side, a [`PacketSource`] over the arena. When a packet has been inspected it takes
+//!   the events the packet produced from the worker's context, sends them, tagged with the packet's sequence number
+//!   (its position among the packets dispatched), to the collector, and frees the buffer.
+//! * [`EventMerge`]: the collector's side. Events are released in sequence order up to the *watermark*, the oldest
+//!   packet still in the arena ([`PacketArena::oldest_in_flight`]): every packet before it has been inspected and its
+//!   events sent. The output is then exactly the single-threaded run's order (a packet's events in the order the
+//!   engine produced them, packets in input order), so within a flow events come in packet order and across flows in
+//!   capture order; what the collector holds back is bounded by the arena's size (the window).
+//!
+//! The watermark is computed *before* the channel is drained: a packet below it was freed, and a packet's events are
+//! sent before its buffer is freed, so they are in the channel by then.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use flowbundle_decode::FlowKey;
+use flowbundle_ingest::{CaptureReader, LinkType, PacketArena, PacketRecord};
+use flowbundle_types::Desc;
+use hashbrown::HashMap;
+
+use crate::engine::WorkerCtx;
+use crate::event::Event;
+use crate::prestage::Prestage;
+use crate::workload::PacketSource;
+
+/// A packet's events, tagged with its sequence number.
+pub type Tagged = (u64, Vec<Event>);
+
+/// The reader thread's side of a streaming run. See the module documentation.
+pub struct StreamReader<'a> {
+    arena: &'a PacketArena,
+    prestage: Prestage,
+    files: std::vec::IntoIter<PathBuf>,
+    reader: Option<(CaptureReader, PathBuf)>,
+    /// Packets read from the inputs (fragments absorbed by the defragmenter included).
+    pub packets_read: u64,
+    /// One line per input that could not be opened or read to its end.
+    pub errors: Vec<String>,
+    stop: Option<&'a std::sync::atomic::AtomicBool>,
+    order: Option<&'a StreamOrder>,
+    /// With an order guard: each flow's last packet read (buffer, sequence number); pruned of packets no longer in
+    /// a buffer when it grows past four entries per buffer, so it stays bounded by the arena.
+    last: HashMap<FlowKey, (u32, u64), foldhash::fast::FixedState>,
+}
+
+impl<'a> StreamReader<'a> {
+    /// Reads `files` in order into `arena`, through `prestage`.
+    pub fn new(arena: &'a PacketArena, prestage: Prestage, files: Vec<PathBuf>) -> Self {
+        StreamReader {
+            arena,
+            prestage,
+            files: files.into_iter(),
+            reader: None,
+            packets_read: 0,
+            errors: Vec::new(),
+            stop: None,
+            order: None,
+            last: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1)),
+        }
+    }
+
+    /// Links each packet to its flow's previous one in `order` (for a policy that does not keep flow order, `ph`).
+    pub fn with_order(mut self, order: &'a StreamOrder) -> Self {
+        self.order = Some(order);
+        self
+    }
+
+    /// Stops reading (the next call answers `None`) once `flag` is raised, e.g. when the output failed.
+    pub fn stop_when(mut self, flag: &'a std::sync::atomic::AtomicBool) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// The pre-scheduling stage (its counters, after the run).
+    pub fn prestage(&self) -> &Prestage {
+        &self.prestage
+    }
+
+    /// The pre-scheduling stage, given back after the run.
+    pub fn into_prestage(self) -> Prestage {
+        self.prestage
+    }
+
+    /// The next descriptor to dispatch, or `None` at the end of the last input.
+    pub fn next_desc(&mut self) -> Option<Desc> {
+        loop {
+            if self
+                .stop
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                return None;
+            }
+            if self.reader.is_none() {
+                let path = self.files.next()?;
+                match CaptureReader::open(&path) {
+                    Ok(r) => self.reader = Some((r, path)),
+                    Err(e) => {
+                        self.errors.push(format!("{}: {e}", path.display()));
+                        continue;
+                    }
+                }
+            }
+            let (r, path) = self.reader.as_mut()?;
+            let rec = match r.next_packet() {
+                Ok(Some(rec)) => rec,
+                Ok(None) => {
+                    self.reader = None;
+                    continue;
+                }
+                Err(e) => {
+                    self.errors.push(format!(
+                        "{}: {e} (stopping this input here)",
+                        path.display()
+                    ));
+                    self.reader = None;
+                    continue;
+                }
+            };
+            self.packets_read += 1;
+            let Some((h, key, datagram)) = self.prestage.stage(&rec) else {
+                continue;
+            };
+            let slot = self.arena.acquire();
+            let (len, seq) = match datagram {
+                Some(b) => {
+                    let len = u32::try_from(b.len()).unwrap_or(u32::MAX);
+                    let whole = PacketRecord {
+                        ts_ns: rec.ts_ns,
+                        orig_len: len,
+                        interface: rec.interface,
+                        link_type: LinkType::RAW,
+                        data: b,
+                    };
+                    // SAFETY: `slot` was just acquired by this thread, the arena's only filler.
+                    (len, unsafe { self.arena.fill(slot, &whole) })
+                }
+                // SAFETY: as above.
+                None => (rec.orig_len, unsafe { self.arena.fill(slot, &rec) }),
+            };
+            if let Some(order) = self.order {
+                let arena = self.arena;
+                let prev = key.and_then(|k| {
+                    let prev = self
+                        .last
+                        .insert(k, (slot, seq))
+                        .filter(|&(s, q)| arena.seq(s) == Some(q));
+                    prev
+                });
+                order.link(slot, seq, prev);
+                if self.last.len() > 4 * arena.slots() {
+                    self.last.retain(|_, &mut (s, q)| arena.seq(s) == Some(q));
+                }
+            }
+            return Some(Desc {
+                id: slot,
+                conn: h.conn,
+                rss: h.rss,
+                fid: h.fid,
+                len: len.min(u32::from(u16::MAX)) as u16,
+            });
+        }
+    }
+}
+
+/// The workers' side of a streaming run: a [`PacketSource`] over the arena. See the module documentation.
+pub struct ArenaSource<'a> {
+    arena: &'a PacketArena,
+    events: Sender<Tagged>,
+    order: Option<&'a StreamOrder>,
+}
+
+impl<'a> ArenaSource<'a> {
+    /// A source over `arena` that sends each packet's events to `events` (see [`EventMerge::new`]).
+    pub fn new(arena: &'a PacketArena, events: Sender<Tagged>) -> Self {
+        ArenaSource {
+            arena,
+            events,
+            order: None,
+        }
+    }
+
+    /// Keeps each flow's packets in order with `order` (the reader's [`StreamReader::with_order`] must use it too).
+    pub fn with_order(mut self, order: &'a StreamOrder) -> Self {
+        self.order = Some(order);
+        self
+    }
+}
+
+impl PacketSource for ArenaSource<'_> {
+    fn record(&self, id: u32) -> Option<PacketRecord<'_>> {
+        self.arena.record(id)
+    }
+
+    fn packet_number(&self, id: u32) -> u64 {
+        self.arena.seq(id).unwrap_or(u64::MAX)
+    }
+
+    fn stream_order(&self) -> Option<&StreamOrder> {
+        self.order
+    }
+
+    unsafe fn consumed(&self, id: u32, ctx: &mut WorkerCtx) {
+        if ctx.pending_events() > 0 {
+            let mut batch = Vec::with_capacity(ctx.pending_events());
+            ctx.take_events(&mut batch);
+            let seq = self.arena.seq(id).unwrap_or(u64::MAX);
+            // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
+            let _ = self.events.send((seq, batch));
+        }
+        // SAFETY: the caller's promise: no record of `id` is used after this, once per inspection.
+        unsafe { self.arena.release(id) };
+    }
+}
+
+/// The collector's side of a streaming run. See the module documentation.
+pub struct EventMerge {
+    rx: Receiver<Tagged>,
+    held: BTreeMap<u64, Vec<Event>>,
+    /// The most events held back at once.
+    pub peak_held: usize,
+    held_now: usize,
+}
+
+impl EventMerge {
+    /// A merge and the sender workers tag their events into.
+    pub fn new() -> (Sender<Tagged>, EventMerge) {
+        let (tx, rx) = channel();
+        (
+            tx,
+            EventMerge {
+                rx,
+                held: BTreeMap::new(),
+                peak_held: 0,
+                held_now: 0,
+            },
+        )
+    }
+
+    /// Receives what the workers sent and hands `out` every event of the packets before `watermark`, in sequence
+    /// order. `watermark` must have been read before this call (see the module documentation).
+    pub fn release<E>(
+        &mut self,
+        watermark: u64,
+        mut out: impl FnMut(&[Event]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for (seq, evs) in self.rx.try_iter() {
+            self.held_now += evs.len();
+            self.held.entry(seq).or_default().extend(evs);
+        }
+        self.peak_held = self.peak_held.max(self.held_now);
+        let later = self.held.split_off(&watermark);
+        let ready = std::mem::replace(&mut self.held, later);
+        for evs in ready.values() {
+            self.held_now -= evs.len();
+            out(evs)?;
+        }
+        Ok(())
+    }
+
+    /// Everything still held, in sequence order (after the run, when every packet has been inspected).
+    pub fn release_all<E>(
+        &mut self,
+        mut out: impl FnMut(&[Event]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.release(u64::MAX, &mut out)?;
+        for evs in std::mem::take(&mut self.held).values() {
+            out(evs)?;
+        }
+        self.held_now = 0;
+        Ok(())
+    }
+}
+
+/// No predecessor / no successor.
+const NONE: u64 = u64::MAX;
+const PENDING: u64 = 0;
+const DEFERRED: u64 = 1;
+const DONE: u64 = 2;
+
+/// The per-flow order guard of a streaming run (see [`crate::InspectWorkload`], "Keeping per-flow order under `ph`"),
+/// kept per packet buffer instead of per descriptor of a preloaded trace.
+///
+/// Per buffer: the state of the packet in it (its sequence number and pending / deferred / done, one word), its
+/// predecessor in its flow (buffer and sequence number, when that packet was still in a buffer when this one was
+/// read) and its successor (set by the reader when the successor is read). A sequence number that no longer matches
+/// a buffer's means the packet it named has been inspected and its buffer reused. The reader is the only thread that
+/// refills a buffer, so it can link a successor to a predecessor it sees still in its buffer without a race: that
+/// buffer cannot be reused meanwhile. Inspection of a flow's packets, and the checks below, are serialised by the
+/// bundle the flow's packets share (the scheduler's exclusivity), as for the preloaded guard.
+pub struct StreamOrder {
+    state: Box<[AtomicU64]>,
+    prev_slot: Box<[AtomicU32]>,
+    prev_seq: Box<[AtomicU64]>,
+    next_slot: Box<[AtomicU32]>,
+    next_seq: Box<[AtomicU64]>,
+}
+
+impl StreamOrder {
+    /// A guard for an arena of `slots` buffers.
+    pub fn new(slots: usize) -> Self {
+        let words = |v: u64| (0..slots).map(|_| AtomicU64::new(v)).collect();
+        let halves = || (0..slots).map(|_| AtomicU32::new(0)).collect();
+        StreamOrder {
+            state: words(NONE),
+            prev_slot: halves(),
+            prev_seq: words(NONE),
+            next_slot: halves(),
+            next_seq: words(NONE),
+        }
+    }
+
+    /// Reader: slot `s` now holds packet `seq`, whose flow's previous packet is `prev` (buffer and sequence number)
+    /// if that packet is still in its buffer.
+    fn link(&self, s: u32, seq: u64, prev: Option<(u32, u64)>) {
+        let i = s as usize;
+        let (Some(st), Some(ns), Some(ps), Some(pq)) = (
+            self.state.get(i),
+            self.next_seq.get(i),
+            self.prev_slot.get(i),
+            self.prev_seq.get(i),
+        ) else {
+            return;
+        };
+        ns.store(NONE, Release);
+        st.store(seq << 2 | PENDING, Release);
+        match prev {
+            Some((p, q)) => {
+                ps.store(p, Release);
+                pq.store(q, Release);
+                if let (Some(n), Some(nq)) = (
+                    self.next_slot.get(p as usize),
+                    self.next_seq.get(p as usize),
+                ) {
+                    n.store(s, Release);
+                    nq.store(seq, Release);
+                }
+            }
+            None => pq.store(NONE, Release),
+        }
+    }
+
+    /// Whether the packet in slot `s` may be inspected now: its predecessor has been (or it has none).
+    pub(crate) fn ready(&self, s: u32) -> bool {
+        let i = s as usize;
+        let Some(pq) = self.prev_seq.get(i).map(|q| q.load(Acquire)) else {
+            return true;
+        };
+        if pq == NONE {
+            return true;
+        }
+        let p = self.prev_slot.get(i).map_or(0, |p| p.load(Acquire)) as usize;
+        let st = self.state.get(p).map_or(NONE, |w| w.load(Acquire));
+        st >> 2 != pq || st & 3 == DONE
+    }
+
+    /// Marks the packet in slot `s` (sequence number `seq`) deferred.
+    pub(crate) fn defer(&self, s: u32, seq: u64) {
+        if let Some(w) = self.state.get(s as usize) {
+            w.store(seq << 2 | DEFERRED, Release);
+        }
+    }
+
+    /// Marks the packet in slot `s` inspected and returns its successor's slot if that one waits deferred. Call
+    /// before the buffer is freed.
+    pub(crate) fn done(&self, s: u32, seq: u64) -> Option<u32> {
+        let i = s as usize;
+        self.state.get(i)?.store(seq << 2 | DONE, Release);
+        let nq = self.next_seq.get(i)?.load(Acquire);
+        if nq == NONE {
+            return None;
+        }
+        let n = self.next_slot.get(i)?.load(Acquire);
+        let st = self.state.get(n as usize)?.load(Acquire);
+        (st == nq << 2 | DEFERRED).then_some(n)
+    }
+}

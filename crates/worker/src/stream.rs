@@ -1,0 +1,159 @@
+//! The streaming run: a reader thread that produces descriptors as it reads (a [`Feed`]), the same raw-mode dispatch
+//! step and the same worker loop as the preloaded run, and a collector on the calling thread that drains output while
+//! the run goes on.
+//!
+//! Memory is bounded by the feed, not by the input: a feed that copies packets into a bounded arena
+//! (`flowbundle_ingest::PacketArena`) waits for a free slot before producing the next descriptor, so a slow worker
+//! slows the reader and nothing is dropped. The scheduler's own queues are bounded too (a refusal makes the reader
+//! back off exactly as in the preloaded raw mode).
+
+use std::sync::Barrier;
+use std::sync::atomic::Ordering::*;
+use std::thread::Thread;
+use std::time::Duration;
+
+use flowbundle_scheduler::{Desc, Scheduler};
+use flowbundle_types::Workload;
+
+use crate::runtime::{
+    DispatchReport, RunReport, Shared, dispatch_raw, pin_to, plan_pinning, tighten_timer_slack,
+    worker_loop,
+};
+
+/// Where a streaming run's descriptors come from: called on the reader thread until it answers `None` (end of input,
+/// or the caller asked to stop). It may block (waiting for a free packet buffer is the runtime's backpressure).
+pub trait Feed: Send {
+    fn next_desc(&mut self) -> Option<Desc>;
+}
+
+impl<F: FnMut() -> Option<Desc> + Send> Feed for F {
+    fn next_desc(&mut self) -> Option<Desc> {
+        self()
+    }
+}
+
+/// Parameters of a streaming run.
+#[derive(Clone, Debug)]
+pub struct StreamConfig {
+    /// Pin the reader and each worker to its own core when there are enough cores.
+    pub pin: bool,
+    /// How often the collector runs on the calling thread while the run goes on.
+    pub collect_every: Duration,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        StreamConfig {
+            pin: true,
+            collect_every: Duration::from_millis(2),
+        }
+    }
+}
+
+/// Runs the descriptors `feed` produces through `sched` with `workload` on `sched.workers()` worker threads, the feed
+/// on a reader thread. The calling thread runs `collect` every [`StreamConfig::collect_every`] while the run goes on,
+/// and once more after every worker has left (its argument says which call is the last). Returns the run's report
+/// (without per-packet records) and the feed.
+pub fn run_stream<W, F>(
+    sched: &dyn Scheduler,
+    workload: &W,
+    feed: F,
+    collect: &mut dyn FnMut(bool),
+    cfg: &StreamConfig,
+) -> (RunReport<W::Local>, F)
+where
+    W: Workload + ?Sized,
+    F: Feed,
+{
+    let workers = sched.workers().max(1);
+    let shared = Shared::new(workers, 0);
+    let pinning = plan_pinning(cfg.pin, workers);
+    let barrier = Barrier::new(workers + 1);
+    let (dispatch, results) = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (shared, barrier, core) = (&shared, &barrier, pinning.core_of(w + 1));
+                std::thread::Builder::new()
+                    .name(format!("worker-{w}"))
+                    .spawn_scoped(scope, move || {
+                        worker_loop(w, sched, workload, shared, barrier, core)
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        let threads: Vec<Thread> = handles.iter().map(|h| h.thread().clone()).collect();
+        let (shared_ref, barrier_ref, core) = (&shared, &barrier, pinning.core_of(0));
+        let reader = std::thread::Builder::new()
+            .name("reader".into())
+            .spawn_scoped(scope, move || {
+                reader_loop(sched, feed, shared_ref, barrier_ref, &threads, core)
+            })
+            .expect("spawning the reader thread");
+        while !handles.iter().all(|h| h.is_finished()) {
+            collect(false);
+            std::thread::park_timeout(cfg.collect_every);
+        }
+        let dispatch = reader
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        shared.workers_done.store(true, Relaxed);
+        (dispatch, results)
+    });
+    collect(true);
+    let (start_ns, disp, feed) = dispatch;
+    let mut locals = Vec::with_capacity(workers);
+    let mut reports = Vec::with_capacity(workers);
+    for (w, (report, local)) in results.into_iter().enumerate() {
+        reports.push(crate::WorkerReport {
+            core: pinning.core_of(w + 1),
+            ..report
+        });
+        locals.push(local);
+    }
+    let processed: u64 = reports.iter().map(|r| r.packets).sum();
+    let last = reports
+        .iter()
+        .map(|r| r.last_end_ns)
+        .max()
+        .unwrap_or(start_ns)
+        .max(disp.end_ns);
+    let report = RunReport {
+        start_ns,
+        elapsed_ns: last.saturating_sub(start_ns),
+        lost: disp.dispatched.saturating_sub(processed),
+        dispatcher: disp,
+        workers: reports,
+        sched: sched.stats(),
+        records: None,
+        locals,
+        pinning,
+        clobber_passes: 0,
+    };
+    (report, feed)
+}
+
+fn reader_loop<F: Feed>(
+    sched: &dyn Scheduler,
+    mut feed: F,
+    shared: &Shared,
+    barrier: &Barrier,
+    threads: &[Thread],
+    core: Option<usize>,
+) -> (u64, DispatchReport, F) {
+    pin_to(core);
+    tighten_timer_slack();
+    let mut report = DispatchReport::default();
+    barrier.wait();
+    let start = shared.now();
+    while let Some(d) = feed.next_desc() {
+        dispatch_raw(sched, d, shared, threads, &mut report);
+    }
+    report.end_ns = shared.now();
+    shared.finished.store(true, Release);
+    shared.sleepers.wake_all(threads);
+    (start, report, feed)
+}
