@@ -26,7 +26,8 @@ use crate::{LinkType, PacketRecord};
 /// The sequence number of a free slot.
 const FREE: u64 = u64::MAX;
 
-/// Longest the reader parks waiting for a slot before looking again (a safety net: a release wakes it).
+/// Longest the reader parks waiting for a slot before looking again (a safety net: a release that leaves a quarter
+/// of the slots free wakes it).
 const ACQUIRE_PARK: Duration = Duration::from_millis(1);
 
 struct Bytes {
@@ -53,6 +54,8 @@ pub struct PacketArena {
     waiting: AtomicBool,
     /// Times `acquire` found no free slot.
     waits: AtomicU64,
+    /// Free slots at which a release wakes the waiting reader.
+    wake_at: usize,
 }
 
 // SAFETY: a slot's bytes are written only by the holder of a slot index taken from the free list (`acquire` gives
@@ -92,6 +95,7 @@ impl PacketArena {
             waiter: OnceLock::new(),
             waiting: AtomicBool::new(false),
             waits: AtomicU64::new(0),
+            wake_at: (n / 4).max(1),
         }
     }
 
@@ -189,8 +193,15 @@ impl PacketArena {
             return;
         };
         slot.seq.store(FREE, Release);
-        self.free.lock().unwrap_or_else(|e| e.into_inner()).push(i);
-        if self.waiting.load(SeqCst)
+        let free = {
+            let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            f.push(i);
+            f.len()
+        };
+        // Wake a waiting reader only once a quarter of the slots are free: woken for every slot, it would take one,
+        // fill it and wait again, a context switch per packet on the cores the consumers need.
+        if free >= self.wake_at
+            && self.waiting.load(SeqCst)
             && self.waiting.swap(false, SeqCst)
             && let Some(t) = self.waiter.get()
         {

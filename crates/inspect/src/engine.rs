@@ -175,6 +175,15 @@ impl WorkerCtx {
         out.append(&mut self.events);
     }
 
+    /// Hands the events produced so far to `f` and drops them here (no allocation: the context keeps its list's
+    /// capacity); returns how many there were.
+    pub fn render_events(&mut self, f: impl FnOnce(&[Event])) -> usize {
+        let n = self.events.len();
+        f(&self.events);
+        self.events.clear();
+        n
+    }
+
     /// Events waiting to be taken.
     pub fn pending_events(&self) -> usize {
         self.events.len()

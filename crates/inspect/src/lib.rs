@@ -56,7 +56,7 @@ pub use event::{
     TcpSummary, sort_events,
 };
 pub use prestage::{Prepared, Prestage, PrestageStats, Staged};
-pub use stream::{ArenaSource, EventMerge, StreamOrder, StreamReader, Tagged};
+pub use stream::{ArenaSource, Batch, EventMerge, Renderer, StreamOrder, StreamReader, Tagged};
 pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
 
 // The crates the engine is built on, for callers that configure them (the CLI loads signature sets through this).

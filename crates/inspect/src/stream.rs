@@ -34,8 +34,19 @@ use crate::event::Event;
 use crate::prestage::Prestage;
 use crate::workload::PacketSource;
 
-/// A packet's events, tagged with its sequence number.
-pub type Tagged = (u64, Vec<Event>);
+/// What a packet produced: its events, or, with a renderer ([`ArenaSource::with_renderer`]), their output lines
+/// rendered on the worker (the line count and the bytes).
+#[derive(Debug)]
+pub enum Batch {
+    Events(Vec<Event>),
+    Rendered(u64, Vec<u8>),
+}
+
+/// A packet's output, tagged with its sequence number.
+pub type Tagged = (u64, Batch);
+
+/// Renders events as output lines (e.g. EVE JSON), on the worker that produced them.
+pub type Renderer = dyn Fn(&mut Vec<u8>, &[Event]) + Sync;
 
 /// The reader thread's side of a streaming run. See the module documentation.
 pub struct StreamReader<'a> {
@@ -178,6 +189,7 @@ pub struct ArenaSource<'a> {
     arena: &'a PacketArena,
     events: Sender<Tagged>,
     order: Option<&'a StreamOrder>,
+    render: Option<&'a Renderer>,
 }
 
 impl<'a> ArenaSource<'a> {
@@ -187,7 +199,15 @@ impl<'a> ArenaSource<'a> {
             arena,
             events,
             order: None,
+            render: None,
         }
+    }
+
+    /// Renders each packet's events on the worker (serialising output in parallel; the events are dropped where
+    /// they were made) and sends the rendered lines instead.
+    pub fn with_renderer(mut self, render: &'a Renderer) -> Self {
+        self.render = Some(render);
+        self
     }
 
     /// Keeps each flow's packets in order with `order` (the reader's [`StreamReader::with_order`] must use it too).
@@ -212,9 +232,25 @@ impl PacketSource for ArenaSource<'_> {
 
     unsafe fn consumed(&self, id: u32, ctx: &mut WorkerCtx) {
         if ctx.pending_events() > 0 {
-            let mut batch = Vec::with_capacity(ctx.pending_events());
-            ctx.take_events(&mut batch);
             let seq = self.arena.seq(id).unwrap_or(u64::MAX);
+            let batch = match self.render {
+                Some(render) => {
+                    let mut bytes = Vec::new();
+                    let n = ctx.render_events(|evs| render(&mut bytes, evs));
+                    if bytes.is_empty() {
+                        // A renderer that writes nothing (output discarded): nothing to send.
+                        // SAFETY: as below.
+                        unsafe { self.arena.release(id) };
+                        return;
+                    }
+                    Batch::Rendered(n as u64, bytes)
+                }
+                None => {
+                    let mut evs = Vec::with_capacity(ctx.pending_events());
+                    ctx.take_events(&mut evs);
+                    Batch::Events(evs)
+                }
+            };
             // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
             let _ = self.events.send((seq, batch));
         }
@@ -226,8 +262,8 @@ impl PacketSource for ArenaSource<'_> {
 /// The collector's side of a streaming run. See the module documentation.
 pub struct EventMerge {
     rx: Receiver<Tagged>,
-    held: BTreeMap<u64, Vec<Event>>,
-    /// The most events held back at once.
+    held: BTreeMap<u64, Vec<Batch>>,
+    /// The most packets' outputs held back at once.
     pub peak_held: usize,
     held_now: usize,
 }
@@ -247,23 +283,25 @@ impl EventMerge {
         )
     }
 
-    /// Receives what the workers sent and hands `out` every event of the packets before `watermark`, in sequence
+    /// Receives what the workers sent and hands `out` the output of every packet before `watermark`, in sequence
     /// order. `watermark` must have been read before this call (see the module documentation).
     pub fn release<E>(
         &mut self,
         watermark: u64,
-        mut out: impl FnMut(&[Event]) -> Result<(), E>,
+        mut out: impl FnMut(&Batch) -> Result<(), E>,
     ) -> Result<(), E> {
-        for (seq, evs) in self.rx.try_iter() {
-            self.held_now += evs.len();
-            self.held.entry(seq).or_default().extend(evs);
+        for (seq, b) in self.rx.try_iter() {
+            self.held_now += 1;
+            self.held.entry(seq).or_default().push(b);
         }
         self.peak_held = self.peak_held.max(self.held_now);
         let later = self.held.split_off(&watermark);
         let ready = std::mem::replace(&mut self.held, later);
-        for evs in ready.values() {
-            self.held_now -= evs.len();
-            out(evs)?;
+        for bs in ready.values() {
+            for b in bs {
+                self.held_now -= 1;
+                out(b)?;
+            }
         }
         Ok(())
     }
@@ -271,11 +309,13 @@ impl EventMerge {
     /// Everything still held, in sequence order (after the run, when every packet has been inspected).
     pub fn release_all<E>(
         &mut self,
-        mut out: impl FnMut(&[Event]) -> Result<(), E>,
+        mut out: impl FnMut(&Batch) -> Result<(), E>,
     ) -> Result<(), E> {
         self.release(u64::MAX, &mut out)?;
-        for evs in std::mem::take(&mut self.held).values() {
-            out(evs)?;
+        for bs in std::mem::take(&mut self.held).values() {
+            for b in bs {
+                out(b)?;
+            }
         }
         self.held_now = 0;
         Ok(())

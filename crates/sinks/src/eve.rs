@@ -135,6 +135,12 @@ impl<W: Write> EveWriter<W> {
         r
     }
 
+    /// Writes `lines` lines rendered elsewhere ([`render_lines`], e.g. on the worker that produced the events).
+    pub fn write_rendered(&mut self, bytes: &[u8], lines: u64) -> io::Result<()> {
+        self.lines += lines;
+        self.out.write_all(bytes)
+    }
+
     /// Writes every event of a slice.
     pub fn write_all(&mut self, events: &[Event]) -> io::Result<()> {
         for e in events {
@@ -151,6 +157,14 @@ impl<W: Write> EveWriter<W> {
     pub fn into_inner(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// Events as EVE lines (each a JSON object and a newline), appended to `buf`.
+pub fn render_lines(buf: &mut Vec<u8>, events: &[Event]) {
+    for e in events {
+        render(buf, e);
+        buf.push(b'\n');
     }
 }
 

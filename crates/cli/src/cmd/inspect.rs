@@ -20,8 +20,8 @@ use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::RuleSet;
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
-    ArenaSource, Engine, EngineConfig, Event, EventMerge, InspectWorkload, Prestage, StreamOrder,
-    StreamReader, WorkerCtx,
+    ArenaSource, Batch, Engine, EngineConfig, Event, EventMerge, InspectWorkload, Prestage,
+    Renderer, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{EveWriter, RulesInfo, RunInfo, Summary};
@@ -120,6 +120,17 @@ impl Sink {
     fn write(&mut self, events: &[Event]) -> anyhow::Result<()> {
         if let Sink::Eve(w) = self {
             w.write_all(events).context("writing EVE output")?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self, b: &Batch) -> anyhow::Result<()> {
+        match (self, b) {
+            (Sink::Eve(w), Batch::Rendered(n, bytes)) => {
+                w.write_rendered(bytes, *n).context("writing EVE output")?
+            }
+            (s, Batch::Events(evs)) => s.write(evs)?,
+            (Sink::None, Batch::Rendered(..)) => {}
         }
         Ok(())
     }
@@ -319,7 +330,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let (tx, mut merge) = EventMerge::new();
             let order = StreamOrder::new(arena.slots());
             let keeps_order = sched.shape().keeps_flow_order;
-            let mut source = ArenaSource::new(&arena, tx);
+            // EVE lines are rendered on the workers; without an output the events are dropped there.
+            let render: &Renderer = match sink {
+                Sink::Eve(_) => &flowbundle_sinks::eve::render_lines,
+                Sink::None => &|_, _| {},
+            };
+            let mut source = ArenaSource::new(&arena, tx).with_renderer(render);
             let stop = AtomicBool::new(false);
             let mut reader =
                 StreamReader::new(&arena, Prestage::new(engine.config()), args.files.clone())
@@ -337,9 +353,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     return;
                 }
                 let r = if last {
-                    merge.release_all(|evs| sink.write(evs))
+                    merge.release_all(|b| sink.write_batch(b))
                 } else {
-                    merge.release(watermark, |evs| sink.write(evs))
+                    merge.release(watermark, |b| sink.write_batch(b))
                 };
                 if let Err(e) = r {
                     write_error = Some(e);
