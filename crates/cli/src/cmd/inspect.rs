@@ -373,6 +373,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if let Some(e) = write_error {
                 return Err(e);
             }
+            // Every packet read must have been inspected (its buffer freed), else its events were never written.
+            let oldest = arena.oldest_in_flight();
+            if oldest < arena.filled() || report.lost > 0 {
+                bail!(
+                    "the {} scheduler left packets uninspected: packet {oldest} of {} is still held ({} lost by the \
+                     policy)",
+                    args.scheduler,
+                    arena.filled(),
+                    report.lost
+                );
+            }
             for e in &reader.errors {
                 eprintln!("{e}");
             }
