@@ -162,11 +162,9 @@ impl<'a> StreamReader<'a> {
             if let Some(order) = self.order {
                 let arena = self.arena;
                 let prev = key.and_then(|k| {
-                    let prev = self
-                        .last
+                    self.last
                         .insert(k, (slot, seq))
-                        .filter(|&(s, q)| arena.seq(s) == Some(q));
-                    prev
+                        .filter(|&(s, q)| arena.seq(s) == Some(q))
                 });
                 order.link(slot, seq, prev);
                 if self.last.len() > 4 * arena.slots() {

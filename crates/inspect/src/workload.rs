@@ -253,10 +253,7 @@ impl<'a> InspectWorkload<'a> {
         }
         let mut classified = false;
         let mut cur = id;
-        loop {
-            let Some(rec) = self.source.record(cur) else {
-                break;
-            };
+        while let Some(rec) = self.source.record(cur) {
             classified |= self.engine.process(ctx, held, seq, &rec);
             let next = order.done(cur, seq);
             // SAFETY: `rec` is not used after this; this is the packet's one inspection.

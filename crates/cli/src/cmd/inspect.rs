@@ -319,10 +319,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             engine.finish([ctx])
         }
         n => {
-            let mut sched_opts = SchedOptions::default();
             // The decode-before-claim of `ph`'s late claim keeps a decoded view of a packet across a handoff; the
             // streaming runtime frees a packet's buffer as soon as it has been inspected, so it claims in `next`.
-            sched_opts.ph_late_claim = false;
+            let sched_opts = SchedOptions {
+                ph_late_claim: false,
+                ..SchedOptions::default()
+            };
             let sched = flowbundle_scheduler::build(&args.scheduler, n, &sched_opts)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             info.threads = Some((n, args.scheduler.clone()));
