@@ -347,8 +347,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 reader = reader.with_order(&order);
             }
             let workload = InspectWorkload::new(&engine, sched.shape(), &source);
+            let progress = Progress::new();
             let mut write_error: Option<anyhow::Error> = None;
             let mut collect = |last: bool| {
+                progress.update(&arena, &engine, last);
                 // The watermark first, then the channel (see `flowbundle_inspect::stream`).
                 let watermark = arena.oldest_in_flight();
                 if write_error.is_some() {
@@ -488,4 +490,34 @@ fn inspect_live(
         );
     }
     Ok(num)
+}
+
+/// Progress of a streaming run on standard error, when it is a terminal: packets read, their rate and the flows
+/// tracked now (the engine's live gauge). Hidden otherwise.
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    fn new() -> Self {
+        use std::io::IsTerminal;
+        if !std::io::stderr().is_terminal() {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} {pos} packets ({per_sec}) {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        Progress(Some(bar))
+    }
+
+    fn update(&self, arena: &PacketArena, engine: &Engine, last: bool) {
+        if let Some(bar) = &self.0 {
+            bar.set_position(arena.filled());
+            bar.set_message(format!("{} flows tracked", engine.table().len()));
+            if last {
+                bar.finish_and_clear();
+            }
+        }
+    }
 }
