@@ -1,4 +1,4 @@
-/* Reference for issue 4's rules throughput: Hyperscan (libhs, block mode) over the same bytes with the same
+/* Reference for the content-rule throughput: Hyperscan (libhs, block mode) over the same bytes with the same
  * literal patterns, to show what a state-of-the-art multi-literal matcher costs on this data and machine.
  *
  *   hs_ref PATTERNS.hex FILE [REPS]

@@ -27,7 +27,7 @@
 //! the independence of packets the way its algorithm allows: `dpi` walks eight packets at once
 //! ([`Dfa::scan_lanes`]: eight independent table loads in flight; four walks and the prefiltered scan measured
 //! slower), `md5` hashes 16 packets per AVX-512 register ([`crate::md5lanes`]) and `aes` encrypts eight
-//! chains at once ([`crate::aeslanes`]). `BENCHMARKS.md` (issue 8 section) has the figures.
+//! chains at once ([`crate::aeslanes`]). `BENCHMARKS.md` ("Heterogeneous kernels") has the figures.
 
 use aes::Aes128;
 use aes::cipher::{

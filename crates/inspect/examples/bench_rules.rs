@@ -1,4 +1,4 @@
-//! Content-rule throughput (issue 4): the single-threaded inspection loop of `flowbundle inspect` on one trace,
+//! Content-rule throughput: the single-threaded inspection loop of `flowbundle inspect` on one trace,
 //! without rules and with `content-10k.hex` loaded as 10,000 content rules, alternated in one process.
 //!
 //! ```text

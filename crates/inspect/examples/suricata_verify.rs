@@ -1,4 +1,4 @@
-//! Prints the suricata-verify table (issue 4): per selected test pass/fail with its alerts, the failed checks with
+//! Prints the suricata-verify table: per selected test pass/fail with its alerts, the failed checks with
 //! the reason from the known-failures fixture, and the excluded tests grouped by reason.
 //!
 //! ```text

@@ -1,5 +1,5 @@
-//! Memory stays under the configured caps on hostile input (issue 3: "the malformed captures and a SYN flood of a
-//! million new flows run with memory under the configured caps, and a test proves it").
+//! Memory stays under the configured caps on hostile input: the malformed captures and a SYN flood of a
+//! million new flows run with memory under the configured caps.
 //!
 //! The proof uses the engine's own gauges, not RSS: the flow table's count and peak against its cap, the reassembly
 //! memcap's bytes held and peak against its cap, the defragmenter's bytes held against its cap, checked after every

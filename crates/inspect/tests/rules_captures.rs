@@ -1,4 +1,4 @@
-//! Content rules through the engine on real captures (issue 4): matches that straddle TCP segments, and matches
+//! Content rules through the engine on real captures: matches that straddle TCP segments, and matches
 //! inside gzip-compressed HTTP response bodies. The rules are small strings written for these captures; each test
 //! has a negative control showing that the match needs what it claims to need (stream reassembly, decompression).
 //! The engine is run as `flowbundle inspect --rules` runs it single-threaded (reader, prestage, engine, finish).

@@ -1,4 +1,4 @@
-//! The suricata-verify suite through the engine (issue 4): every test folder of `../shared/data/suricata-verify` is
+//! The suricata-verify suite through the engine: every test folder of `../shared/data/suricata-verify` is
 //! selected or excluded with a reason (see `sv/mod.rs` for the rules), the selected ones run through the engine with
 //! their `test.rules`, and their alert checks are compared. Prints the per-test table and the exclusions by reason.
 //! `scripts/suricata-verify` prints the same table.

@@ -46,7 +46,7 @@ impl Detector for BacnetDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[test]
     fn who_is() {

@@ -46,7 +46,7 @@ impl Detector for BitcoinDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
     const Det: BitcoinDetector = BitcoinDetector;

@@ -91,7 +91,7 @@ impl Detector for BitTorrentDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::{ctx_tcp, ctx_udp};
+    use crate::testkit::{ctx_tcp, ctx_udp};
 
     #[test]
     fn handshake_and_dht() {

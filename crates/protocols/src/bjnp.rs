@@ -34,7 +34,7 @@ impl Detector for BjnpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[allow(non_upper_case_globals)]
     const Det: BjnpDetector = BjnpDetector;

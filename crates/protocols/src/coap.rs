@@ -49,7 +49,7 @@ impl Detector for CoapDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_ports;
+    use crate::testkit::ctx_ports;
 
     #[test]
     fn confirmable_get() {

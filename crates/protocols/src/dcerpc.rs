@@ -75,7 +75,7 @@ mod tests {
         ];
         bind.extend_from_slice(&[0u8; 56]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &bind)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &bind)),
             Probe::Certain
         );
         let mut cl = vec![0x04, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x00];
@@ -83,11 +83,11 @@ mod tests {
         cl.extend_from_slice(&[0x00, 0x04, 0, 0, 0, 0]);
         cl.extend_from_slice(&[1, 2, 3, 4]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_udp(Direction::ToServer, &cl, &[])),
+            Det.probe(&crate::testkit::ctx_udp(Direction::ToServer, &cl, &[])),
             Probe::Certain
         );
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_udp(
+            Det.probe(&crate::testkit::ctx_udp(
                 Direction::ToServer,
                 &cl[..83],
                 &[]

@@ -75,7 +75,7 @@ impl Detector for DhcpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_ports;
+    use crate::testkit::ctx_ports;
 
     #[test]
     fn dhcp4_discover() {

@@ -64,7 +64,7 @@ impl Detector for Dnp3Detector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn link_header_crc() {

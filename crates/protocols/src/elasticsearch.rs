@@ -50,12 +50,12 @@ mod tests {
         let mut m = vec![0x45, 0x53, 0, 0, 0, 0x34];
         m.extend_from_slice(&[0u8; 0x34]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &m)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &m)),
             Probe::Certain
         );
         m.push(1);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &m)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &m)),
             Probe::NotForUs
         );
     }

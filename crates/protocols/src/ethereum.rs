@@ -56,18 +56,18 @@ mod tests {
         let mut auth = vec![0x01, 0x80, 0x04];
         auth.extend_from_slice(&[0x5a; 0x180 - 1]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &auth)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &auth)),
             Probe::Certain
         );
         auth.push(0);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &auth)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &auth)),
             Probe::NotForUs
         );
         let mut ping = vec![0x11; 97];
         ping.extend_from_slice(&[0x01, 0xdd, 0x04, 0xcb]);
         let c =
-            crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &ping, 56693, 30303);
+            crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &ping, 56693, 30303);
         assert_eq!(Det.probe(&c), Probe::Certain);
     }
 }

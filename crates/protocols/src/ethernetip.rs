@@ -54,12 +54,12 @@ mod tests {
         m.extend_from_slice(&[0u8; 20]);
         m.extend_from_slice(&[1, 2, 3, 4]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &m)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &m)),
             Probe::Certain
         );
         m.push(0);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &m)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &m)),
             Probe::NotForUs
         );
     }

@@ -1,4 +1,4 @@
-//! The detectors contributed by the protocol-b modules (everything but HTTP, TLS, QUIC and DNS), in the order the
+//! The extra detectors (every protocol module but the core HTTP, TLS, QUIC and DNS), in the order the
 //! registry should probe them: the most specific first (a fixed magic or a strict length check), the ones
 //! that need several payloads or loose text matches later, so that a cheap certain answer wins and an unknown
 //! flow is rejected by the early, cheap checks.
@@ -8,15 +8,15 @@
 //!   `SMTPS`/`POPS`/`IMAPS`, so those look at the port before `TLS` sees the ClientHello.
 //! * Everything else follows the core detectors. None of them can be certain on an HTTP request line, a TLS
 //!   record, a QUIC long header or a DNS message (checked on every DPI flow of the nDPI captures by
-//!   `tests/ground_truth_b.rs` with `GT_B_ALL=1`), so their position only matters among themselves: magic numbers
+//!   `tests/ground_truth_extra.rs` with `GT_EXTRA_ALL=1`), so their position only matters among themselves: magic numbers
 //!   (`SSH-`, `ZBXD`, `GND`, `\x13BitTorrent`, ...) and exact-length structures first, port-assisted checks
 //!   next, and last the detectors that wait for a second payload (RTP continuity, the ICE window of STUN, the
 //!   command after a mail/FTP greeting).
 //!
 //! ## What it costs
 //! A detector that does not recognise a payload answers from its first one to eight bytes (or a port
-//! comparison), so an unknown payload costs about 3 ns per protocol-b detector on top of the core registry:
-//! `classifier_cost` in `tests/ground_truth_b.rs` measures 230 ns per probed payload for the 9 core detectors and
+//! comparison), so an unknown payload costs about 3 ns per extra detector on top of the core registry:
+//! `classifier_cost` in `tests/ground_truth_extra.rs` measures 230 ns per probed payload for the 9 core detectors and
 //! 422 ns for the full registry of 75 over every flow of the nDPI captures (test profile, opt-level 1), while
 //! the full registry probes fewer payloads in all (5,715 vs 7,260) because it decides more flows early.
 
@@ -24,7 +24,7 @@ use crate::Detector;
 use crate::mail::{Mail, MailDetector};
 use crate::sql::{Sql, SqlDetector};
 
-/// The protocol-b detectors that must be probed before TLS: the STARTTLS / implicit-TLS mail flavours, which name a
+/// The extra detectors that must be probed before TLS: the STARTTLS / implicit-TLS mail flavours, which name a
 /// TLS flow on 465/993/995 after the port as nDPI does (`SMTPS`, `IMAPS`, `POPS`).
 pub fn before_tls() -> Vec<Box<dyn Detector>> {
     vec![
@@ -43,7 +43,7 @@ pub fn before_tls() -> Vec<Box<dyn Detector>> {
     ]
 }
 
-/// Every other protocol-b detector, in probing order (after HTTP, TLS, QUIC, DNS).
+/// Every other extra detector, in probing order (after HTTP, TLS, QUIC, DNS).
 pub fn detectors() -> Vec<Box<dyn Detector>> {
     vec![
         // Fixed magic numbers or strict structure, one payload.

@@ -45,7 +45,7 @@ impl Detector for FixDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
     const Det: FixDetector = FixDetector;

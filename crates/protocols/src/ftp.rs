@@ -376,7 +376,7 @@ impl Parser for FtpParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit_b::{ctx_tcp, run_parser};
+    use crate::testkit::{ctx_tcp, run_parser};
 
     // From ftp.pcap (nDPI test suite): 192.168.1.212:50694 -> 90.130.70.73:21.
     const BANNER: &[u8] = b"220 (vsFTPd 3.0.3)\r\n";

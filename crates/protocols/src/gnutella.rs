@@ -82,7 +82,7 @@ impl Detector for GnutellaDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::{ctx_tcp, ctx_udp};
+    use crate::testkit::{ctx_tcp, ctx_udp};
 
     #[test]
     fn handshakes() {

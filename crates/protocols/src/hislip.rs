@@ -53,18 +53,18 @@ mod tests {
         let mut m = b"HS\x00\x00\x01\x00RS\x00\x00\x00\x00\x00\x00\x00\x07".to_vec();
         m.extend_from_slice(b"hislip0");
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &m)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &m)),
             Probe::Certain
         );
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &m[..20])),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &m[..20])),
             Probe::NotForUs
         );
         // Found by fuzz/proto_b_detectors: a 64-bit length of all ones must not overflow.
         let mut huge = b"HS\x00\x01\x00\x00\x00\x00".to_vec();
         huge.extend_from_slice(&[0xff; 8]);
         assert_eq!(
-            Det.probe(&crate::testkit_b::ctx_tcp(Direction::ToServer, &huge)),
+            Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &huge)),
             Probe::NotForUs
         );
     }

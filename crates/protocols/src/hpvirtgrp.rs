@@ -42,9 +42,9 @@ mod tests {
     fn recognises_real_shapes() {
         let mut d = vec![0x16, 0x00, 0x84];
         d.extend_from_slice(&[0xaa; 129]);
-        let c = crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, &d, 46570, 5223);
+        let c = crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &d, 46570, 5223);
         assert_eq!(Det.probe(&c), Probe::Certain);
-        let c = crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, &d, 46570, 443);
+        let c = crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &d, 46570, 443);
         assert_eq!(Det.probe(&c), Probe::NotForUs);
     }
 }

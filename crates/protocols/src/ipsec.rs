@@ -78,7 +78,7 @@ impl Detector for IpSecDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::{ctx_ports, ctx_udp};
+    use crate::testkit::{ctx_ports, ctx_udp};
 
     fn ikev2_sa_init() -> Vec<u8> {
         let mut d = vec![0x11; 8];

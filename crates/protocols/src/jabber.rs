@@ -73,7 +73,7 @@ impl Detector for JabberDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn stream_open() {
@@ -107,10 +107,10 @@ mod tests {
         let mut hello = vec![0x25, 0x00, 0x45];
         hello.extend_from_slice(&[0x14; 66]);
         let c =
-            crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 5223);
+            crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 5223);
         assert_eq!(JabberDetector.probe(&c), Probe::Certain);
         let c =
-            crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 443);
+            crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 443);
         assert_eq!(JabberDetector.probe(&c), Probe::NotForUs);
     }
 }

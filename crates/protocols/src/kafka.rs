@@ -63,7 +63,7 @@ impl Detector for KafkaDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn api_versions_request() {

@@ -82,7 +82,7 @@ impl Detector for KerberosDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::{ctx_tcp, ctx_udp};
+    use crate::testkit::{ctx_tcp, ctx_udp};
 
     // Start of an AS-REQ (kerberos-login.pcap): 6a 81 e6, 30 81 e3, a1 03 02 01 05, a2 03 02 01 0a ...
     const AS_REQ: &[u8] = &[

@@ -35,7 +35,7 @@ pub mod http;
 pub mod quic;
 pub mod tls;
 
-// Protocol-b modules (see `extra.rs` for their probing order).
+// The extra protocol modules, beyond the core four (see `extra.rs` for their probing order).
 pub mod avast;
 pub mod bacnet;
 pub mod bitcoin;
@@ -95,7 +95,7 @@ pub mod wsd;
 pub mod zabbix;
 
 #[cfg(test)]
-mod testkit_b;
+mod testkit;
 
 pub use flowbundle_types::{AppProto, Direction, HttpBuffer, Transport};
 pub use registry::{Classifier, ClassifierConfig, FlowApp, Identified, Registry, Verdict};

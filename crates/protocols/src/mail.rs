@@ -240,7 +240,7 @@ impl Detector for MailDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     fn client(d: &[u8]) -> ProbeCtx<'_> {
         let mut c = ctx_tcp(Direction::ToServer, d);
@@ -357,10 +357,10 @@ mod tests {
         let hello = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc];
         let appdata = [0x17, 0x03, 0x03, 0x00, 0x2a, 0x40, 0x5d];
         for d in [&hello[..], &appdata[..]] {
-            let c = crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, d, 50506, 993);
+            let c = crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, d, 50506, 993);
             assert_eq!(IMAPS.probe(&c), Probe::Certain);
             assert_eq!(IMAP.probe(&c), Probe::NotForUs);
-            let c = crate::testkit_b::ctx_ports(Transport::Tcp, Direction::ToServer, d, 50506, 443);
+            let c = crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, d, 50506, 443);
             assert_eq!(IMAPS.probe(&c), Probe::NotForUs);
         }
     }

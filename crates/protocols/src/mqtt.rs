@@ -148,7 +148,7 @@ fn chain(d: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn connect_packets() {

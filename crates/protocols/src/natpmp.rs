@@ -42,7 +42,7 @@ impl Detector for NatPmpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_ports;
+    use crate::testkit::ctx_ports;
 
     #[test]
     fn external_address() {

@@ -178,7 +178,7 @@ impl Detector for NetBiosDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::{ctx_tcp, ctx_udp};
+    use crate::testkit::{ctx_tcp, ctx_udp};
 
     fn hex(s: &str) -> Vec<u8> {
         (0..s.len())

@@ -64,7 +64,7 @@ impl Detector for NtpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_ports;
+    use crate::testkit::ctx_ports;
 
     #[test]
     fn client_request() {

@@ -45,10 +45,10 @@ mod tests {
         ];
         d.extend_from_slice(&[0x33; 32]);
         d.push(0x03);
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &d, 4000, 8000);
+        let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &d, 4000, 8000);
         assert_eq!(Det.probe(&c), Probe::Certain);
         let c =
-            crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &d[..20], 4000, 8000);
+            crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &d[..20], 4000, 8000);
         assert_eq!(Det.probe(&c), Probe::NotForUs);
     }
 }

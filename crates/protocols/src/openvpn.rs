@@ -80,7 +80,7 @@ impl Detector for OpenVpnDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit_b::{ctx_tcp, ctx_udp};
+    use crate::testkit::{ctx_tcp, ctx_udp};
 
     // openvpn.pcap: client hard reset v2 without tls-auth (14 bytes).
     const RESET: [u8; 14] = [

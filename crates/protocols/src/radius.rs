@@ -64,7 +64,7 @@ impl Detector for RadiusDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[test]
     fn access_request() {

@@ -68,7 +68,7 @@ impl Detector for RdpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn tsap_users_are_not_rdp() {

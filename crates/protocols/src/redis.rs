@@ -104,7 +104,7 @@ impl Detector for RedisDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn commands() {

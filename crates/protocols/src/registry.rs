@@ -59,7 +59,7 @@ pub fn builtin_detectors() -> Vec<Box<dyn Detector>> {
     // Implicit-TLS mail (nDPI's IMAPS/POPS/SMTPS on their ports) must answer before TLS claims the ClientHello.
     let mut v = crate::extra::before_tls();
     v.extend(core);
-    // Further detectors (protocols-b), specific before heuristic: see `extra.rs`.
+    // The extra detectors, specific before heuristic: see `extra.rs`.
     v.extend(crate::extra::detectors());
     v
 }

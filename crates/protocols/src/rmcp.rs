@@ -43,9 +43,9 @@ mod tests {
             0x06, 0x00, 0xff, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09,
             0x20,
         ];
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &d, 40000, 623);
+        let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &d, 40000, 623);
         assert_eq!(Det.probe(&c), Probe::Certain);
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &d, 40000, 624);
+        let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &d, 40000, 624);
         assert_eq!(Det.probe(&c), Probe::NotForUs);
     }
 }

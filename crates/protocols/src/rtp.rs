@@ -123,7 +123,7 @@ impl Detector for RtcpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     fn rtp(seq: u16, ts: u32) -> Vec<u8> {
         let mut v = vec![0x80, 0x00];

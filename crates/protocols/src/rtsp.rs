@@ -72,7 +72,7 @@ impl Detector for RtspDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn request_and_reply() {

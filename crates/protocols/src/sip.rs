@@ -86,7 +86,7 @@ impl Detector for SipDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::{ctx_tcp, ctx_udp};
+    use crate::testkit::{ctx_tcp, ctx_udp};
 
     #[test]
     fn request_and_response_lines() {

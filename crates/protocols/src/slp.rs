@@ -59,7 +59,7 @@ impl Detector for SlpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[test]
     fn v2_service_request() {

@@ -84,7 +84,7 @@ impl Detector for SmbDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     // First bytes of an SMB2 NEGOTIATE (smb_deletefile.pcap) and of an SMB1 NEGOTIATE (smbv1.pcap).
     const SMB2: &[u8] = b"\x00\x00\x00\x66\xfeSMB\x40\x00\x00\x00\x00\x00\x00\x00\x00\x00";

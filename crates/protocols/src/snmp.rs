@@ -82,7 +82,7 @@ impl Detector for SnmpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     // snmp.pcap style v1 GetRequest: community "public", request-id 0x26, one varbind sysDescr.0 = NULL.
     const GET: &[u8] = &[

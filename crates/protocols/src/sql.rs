@@ -248,7 +248,7 @@ impl Detector for SqlDetector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[test]
     fn mysql_greeting_v10() {

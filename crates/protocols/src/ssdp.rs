@@ -41,7 +41,7 @@ impl Detector for SsdpDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[test]
     fn search_and_answer() {

@@ -207,7 +207,7 @@ impl Parser for SshParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit_b::{ctx_tcp, run_parser};
+    use crate::testkit::{ctx_tcp, run_parser};
 
     // The server banner of ssh.pcap (nDPI test suite); the client's carries a comment, as Debian's do.
     const SERVER: &[u8] = b"SSH-2.0-OpenSSH_5.3\r\n";

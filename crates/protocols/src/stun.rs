@@ -196,7 +196,7 @@ impl Detector for IceMediaDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::{ctx_tcp, ctx_udp};
+    use crate::testkit::{ctx_tcp, ctx_udp};
 
     // A Binding request with a SOFTWARE attribute ("test") as WebRTC clients send it.
     fn binding() -> Vec<u8> {

@@ -31,7 +31,7 @@ impl Detector for SyncthingDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[allow(non_upper_case_globals)]
     const Det: SyncthingDetector = SyncthingDetector;

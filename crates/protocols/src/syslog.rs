@@ -55,7 +55,7 @@ impl Detector for SyslogDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[test]
     fn messages() {

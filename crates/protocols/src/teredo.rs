@@ -67,9 +67,9 @@ mod tests {
         d.extend_from_slice(&[0x60, 0, 0, 0, 0x00, 0x08, 0x3a, 0xff]);
         d.extend_from_slice(&[0u8; 32]);
         d.extend_from_slice(&[0x85, 0, 0x7d, 0x38, 0, 0, 0, 0]);
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, &d, 52513, 3544);
+        let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &d, 52513, 3544);
         assert_eq!(Det.probe(&c), Probe::Certain);
-        let c = crate::testkit_b::ctx_ports(
+        let c = crate::testkit::ctx_ports(
             Transport::Udp,
             Direction::ToServer,
             &d[..d.len() - 1],

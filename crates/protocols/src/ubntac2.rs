@@ -55,9 +55,9 @@ mod tests {
         let d = [
             0x02, 0x06, 0x00, 0x0a, 0x02, 0x00, 0x07, 0x80, 0x2a, 0xa8, 0x8d, 0x69, 0x2b, 0xc0,
         ];
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToClient, &d, 10001, 50000);
+        let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToClient, &d, 10001, 50000);
         assert_eq!(Det.probe(&c), Probe::Certain);
-        let c = crate::testkit_b::ctx_ports(
+        let c = crate::testkit::ctx_ports(
             Transport::Udp,
             Direction::ToClient,
             &d[..13],

@@ -42,7 +42,7 @@ impl Detector for WhatsAppDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_tcp;
+    use crate::testkit::ctx_tcp;
 
     #[allow(non_upper_case_globals)]
     const Det: WhatsAppDetector = WhatsAppDetector;

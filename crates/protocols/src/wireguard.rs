@@ -53,7 +53,7 @@ impl Detector for WireGuardDetector {
 mod tests {
     use super::*;
     use crate::Direction;
-    use crate::testkit_b::ctx_udp;
+    use crate::testkit::ctx_udp;
 
     #[test]
     fn handshake_and_data() {

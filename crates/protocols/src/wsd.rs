@@ -40,9 +40,9 @@ mod tests {
     #[test]
     fn recognises_real_shapes() {
         let d = b"<?xml version=\"1.0\"?><soap:Envelope xmlns:wsd=\"http://schemas.xmlsoap.org/ws/2005/04/discovery\"></soap:Envelope>";
-        let c = crate::testkit_b::ctx_ports(Transport::Udp, Direction::ToServer, d, 63957, 3702);
+        let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, d, 63957, 3702);
         assert_eq!(Det.probe(&c), Probe::Certain);
-        let c = crate::testkit_b::ctx_ports(
+        let c = crate::testkit::ctx_ports(
             Transport::Udp,
             Direction::ToServer,
             b"<?xml version=\"1.0\"?><x/>",

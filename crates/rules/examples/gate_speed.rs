@@ -1,4 +1,4 @@
-//! The prefilter alone, vector gate against scalar gate, over any file's bytes (issue 4's rules throughput):
+//! The prefilter alone, vector gate against scalar gate, over any file's bytes (the content-rule throughput goal):
 //!
 //! ```text
 //! cargo run --release -p flowbundle-rules --example gate_speed -- content-10k.hex FILE [REPS [vector]]

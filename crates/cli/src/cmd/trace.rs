@@ -179,7 +179,7 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-// ---- synth, merge, anonymize, rescale, cut (issue 6). Arguments are parsed into the library's types, which
+// ---- synth, merge, anonymize, rescale, cut. Arguments are parsed into the library's types, which
 // refuse bad values with the reason; the commands print a short summary (or JSON with `--json`).
 
 fn progress_of(no_progress: bool) -> flowbundle_trace::stats::Progress {

@@ -1,7 +1,7 @@
 //! Where do workers idle in a raw run? Runs the `inspect` workload on a trace under one policy and prints, from the
 //! per-packet records: run time, each worker's idle time split into the start (before its first packet), the middle
 //! and the tail (after its last packet, until the run ends), the gaps in the middle by size, and the dispatcher's
-//! refusals and sleeps. A diagnostic for the 1 → 2 worker speedup (BENCHMARKS.md, issue 5).
+//! refusals and sleeps. A diagnostic for the 1 → 2 worker speedup (BENCHMARKS.md, "Schedulers and runtime").
 //!
 //! `cargo run --release -p flowbundle-bench --example idle_timeline -- TRACE [POLICY] [THREADS] [REPS]`
 

@@ -1,8 +1,8 @@
-//! Issue 7's calibration check, end to end on this machine: measure a generated trace with the real harness
+//! The simulator's calibration check, end to end on this machine: measure a generated trace with the real harness
 //! (`flowbundle_bench::sweep`, the bench's `synthetic` workload with the bench CLI's defaults) at 1 and 2 threads,
 //! fit the simulator to those measurements (`flowbundle_sim::calibrate`: one cost scale and one per-packet worker
 //! cost for every scheduler and thread count together), and print measured against simulated throughput per run.
-//! Exits with status 1 when a run is off by more than the limit (15%, issue 7's "Done means").
+//! Exits with status 1 when a run is off by more than the limit (15%, the simulator's accuracy goal).
 //!
 //! `cargo run --release -p flowbundle-sim --example calibrate -- [PROFILE] [PACKETS] [REPS] [SCHEDULERS] [BENCH_JSON]
 //! [median|best]` e.g. `-- balanced 100000 3 dh,ph,lfb /tmp/measured.json best` (the JSON, when named, is the bench

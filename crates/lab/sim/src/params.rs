@@ -28,7 +28,7 @@
 //!   payload byte. ANCS'10 §2.2 quotes 600 cycles for a packet PAM does not recognise; the TCP base and the byte cost
 //!   were set once, for all traces and schedulers, so that single-core cycles per packet on the synthetic profiles
 //!   land near Table 1's 4,814–5,658: with the stalls, `dh` on one core spends 4,100–4,900 cycles per packet on
-//!   the generated profiles (`BENCHMARKS.md`, "Simulator (issue 7)").
+//!   the generated profiles (`BENCHMARKS.md`, "Simulator").
 //! * Decode share before the claim: 0.2 (Snort's decode is about 2 K of 8–12 K instructions per packet, Verdú
 //!   §5.2, Figure 5.4).
 //! * Runtime costs: dispatch 50 cycles (≈ 20 ns, the measured `dispatch` of every policy in `BENCHMARKS.md`); a second

@@ -1,10 +1,9 @@
-//! The calibration procedure on synthetic measurements (issue 7: "a test may check the calibration procedure on
-//! synthetic measurements"; the check against real `bench` runs is `examples/calibrate.rs`, since wall-clock
-//! measurements have no place in tests).
+//! The calibration procedure on synthetic measurements (the check against real `bench` runs is
+//! `examples/calibrate.rs`, since wall-clock measurements have no place in tests).
 //!
 //! "Measurements" are made by the simulator itself under a hidden truth (another cost scale and worker cost than the
 //! starting parameters), then disturbed by a fixed ±4% pattern that stands for run-to-run noise. The fit starts from
-//! the defaults and must bring every run within 15% (issue 7's limit), and recover the hidden cost scale.
+//! the defaults and must bring every run within 15% (the simulator's accuracy goal), and recover the hidden cost scale.
 
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::calibrate::{Measured, calibrate, measured_from, predict};

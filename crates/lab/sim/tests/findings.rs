@@ -1,4 +1,4 @@
-//! Issue 7's qualitative findings of ANCS'10 (§4.3–4.6), checked on the generated `dominant`, `many` and `balanced`
+//! The qualitative findings of ANCS'10 (§4.3–4.6), checked on the generated `dominant`, `many` and `balanced`
 //! traces at 1–14 simulated cores with the default (Nehalem, PAM-like) parameters: the same parameters for every
 //! trace and every policy, nothing tuned per scheduler or per trace.
 //!
@@ -9,7 +9,7 @@
 //! * `many`: `dh` is below `lfb` at every core count;
 //! * `dominant`: `lfb`'s throughput stops growing once one core processes only the dominant connection;
 //! * the headline ratio (`lfb` over the next best on `balanced` at 14 cores) is printed (the paper measured 1.38;
-//!   `BENCHMARKS.md`, "Simulator (issue 7)", records it on a larger trace) and must favour `lfb`.
+//!   `BENCHMARKS.md`, "Simulator", records it on a larger trace) and must favour `lfb`.
 //!
 //! The traces are 40,000 packets (the Table 1 shapes scaled down, connections in proportion) so that the three
 //! sweeps (42 runs each) stay within a few seconds; the findings hold the same at 100,000 and more (BENCHMARKS.md).

@@ -1,4 +1,4 @@
-//! Read + decode + flow key + hashes per packet over a big preloaded real trace (issue 2's "Done means": reading
+//! Read + decode + flow key + hashes per packet over a big preloaded real trace (the goal: reading
 //! plus decoding within 100 ns per packet). Criterion reports packets/s (elements); ns/packet is its time per
 //! iteration divided by the trace's packets, printed once at the start.
 //!

@@ -1,4 +1,4 @@
-//! Times the trace tools' two throughput goals (issue 6) through the library calls the CLI makes, without building
+//! Times the trace tools' two throughput goals (synthesis and merging) through the library calls the CLI makes, without building
 //! the whole `flowbundle` binary:
 //!
 //! * `tools_speed synth OUT.pcap [PACKETS] [PROFILE]`: [`synth::write_pcap`] (default 1,000,000 packets of the

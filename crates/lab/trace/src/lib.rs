@@ -4,7 +4,7 @@
 
 pub mod stats;
 
-// The rewriting tools and the synthesizer (issue 6); `rewrite` is their shared plumbing.
+// The rewriting tools and the synthesizer; `rewrite` is their shared plumbing.
 pub mod anonymize;
 pub mod cut;
 pub mod merge;

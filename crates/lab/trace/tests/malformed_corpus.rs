@@ -1,6 +1,6 @@
 //! Every capture of `shared/data/malformed` (830 tcpdump test captures: odd link types, truncated and fuzzed
 //! packets, tunnels) goes through `trace stats` without a panic, within a time limit per file, and within the
-//! flow-table cap (issue 2, "Done means").
+//! flow-table cap.
 //!
 //! A watchdog runs the files on a worker thread and waits for each with a timeout: a file that takes longer than
 //! [`LIMIT`] fails the test by name instead of hanging it. The limit is generous (the largest file takes well

@@ -1,4 +1,4 @@
-//! `trace stats` against the reference tools on every capture of `shared/data/ndpi/pcap` (issue 2, "Done means").
+//! `trace stats` against the reference tools on every capture of `shared/data/ndpi/pcap`.
 //!
 //! Each counter is compared with the one tool whose definition is ours, so that an agreement means something:
 //!

@@ -1,5 +1,5 @@
-//! Arbitrary payloads into every protocol-b detector, with arbitrary ports, indices, stream prefix and previous
-//! datagram: no panic. Same entry point as `crates/protocols/tests/no_panic_b.rs`.
+//! Arbitrary payloads into every extra detector (beyond HTTP, TLS, QUIC and DNS), with arbitrary ports, indices,
+//! stream prefix and previous datagram: no panic. Same entry point as `crates/protocols/tests/no_panic_extra.rs`.
 //!
 //! Input: 8 bytes of context (transport, direction, client and server port, payload and direction index), one byte
 //! splitting the rest into `prev` and `data`.

@@ -1,5 +1,5 @@
-//! Arbitrary chunk sequences into the protocol-b parsers that keep state across payloads (SSH version exchange,
-//! FTP control lines): no panic, no unbounded growth. Same entry points as `crates/protocols/tests/no_panic_b.rs`
+//! Arbitrary chunk sequences into the extra protocols' parsers that keep state across payloads (SSH version exchange,
+//! FTP control lines): no panic, no unbounded growth. Same entry points as `crates/protocols/tests/no_panic_extra.rs`
 //! (`extra::detectors()` and each detector's `parser`).
 //!
 //! Input: a sequence of `[flags][len][len bytes]` records; bit 0 of `flags` is the direction, bit 1 asks for a

@@ -1,4 +1,4 @@
-//! Test helpers for the protocol-b detectors: build a [`ProbeCtx`] around real payload bytes, run a parser.
+//! Test helpers for the protocol detectors: build a [`ProbeCtx`] around real payload bytes, run a parser.
 
 use crate::{AppEvent, Direction, Parser, ProbeCtx, Transport};
 

@@ -1,10 +1,10 @@
-//! Property tests for the protocol-b detectors and parsers: arbitrary bytes, in any split, never panic, and the
+//! Property tests for the extra detectors and parsers: arbitrary bytes, in any split, never panic, and the
 //! answers are consistent (a detector that is certain names its own protocol; parsers keep their caps).
 
 use flowbundle_protocols::{AppEvent, Direction, Limits, Parser, ProbeCtx, Transport};
 use proptest::prelude::*;
 
-fn all_b() -> Vec<Box<dyn flowbundle_protocols::Detector>> {
+fn extra_detectors() -> Vec<Box<dyn flowbundle_protocols::Detector>> {
     let mut d = flowbundle_protocols::extra::before_tls();
     d.extend(flowbundle_protocols::extra::detectors());
     d
@@ -43,7 +43,7 @@ proptest! {
             data: &data,
             prev: if udp { &prev } else { &[] },
         };
-        for d in all_b() {
+        for d in extra_detectors() {
             if d.transports().contains(&transport) {
                 let _ = d.probe(&ctx);
             }
@@ -71,7 +71,7 @@ proptest! {
             transport, client_port: 40000, server_port: sport, dir: dir(to_server), payload_index: pidx,
             dir_index: pidx / 2, prefix: &data, data: &data, prev: if udp { &data } else { &[] },
         };
-        for d in all_b() {
+        for d in extra_detectors() {
             if d.transports().contains(&transport) {
                 let _ = d.probe(&ctx);
             }
@@ -85,7 +85,7 @@ proptest! {
     ) {
         let limits = Limits::default();
         let mut parsers: Vec<Box<dyn Parser>> = Vec::new();
-        for d in all_b() {
+        for d in extra_detectors() {
             if let Some(p) = d.parser(Transport::Tcp, &limits) {
                 parsers.push(p);
             }
