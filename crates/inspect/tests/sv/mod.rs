@@ -6,6 +6,11 @@
 //! `scripts/suricata-verify`). It lives under `tests/` so that both can include it without adding test-only code
 //! (and a YAML dependency) to the library.
 //!
+//! The suite's `test.yaml` and `suricata.yaml` files are read with `serde_norway`: `serde_yaml` (same API) is
+//! deprecated and unmaintained, and `serde_norway` is its maintained continuation, with its own maintained fork of
+//! the libyaml port underneath (`serde_yaml_ng` still builds on the archived `unsafe-libyaml`). The configuration
+//! file of the binary is meant to use the same crate.
+//!
 //! ## Selection
 //! A test folder is *selected* when everything it asks for is something we can honour; otherwise it is *excluded*
 //! with the first reason found, in this order:
@@ -51,7 +56,7 @@ use std::path::{Path, PathBuf};
 use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::rules::{LoadOptions, RuleSet, Vars};
 use flowbundle_inspect::{Engine, EngineConfig, Event, EventKind, Prestage};
-use serde_yaml::Value;
+use serde_norway::Value;
 
 /// The Suricata version whose behaviour the suite's version requirements are compared with: the newest the suite
 /// snapshot knows (its newest tests ask for 9.0). `min-version` therefore never excludes a test (a test for a newer
@@ -165,7 +170,7 @@ pub fn run_one(dir: &Path) -> TestResult {
     let Ok(text) = std::fs::read_to_string(&yaml_path) else {
         return excluded(&name, "no test.yaml", "");
     };
-    let y: Value = match serde_yaml::from_str(&text) {
+    let y: Value = match serde_norway::from_str(&text) {
         Ok(v) => v,
         Err(e) => return excluded(&name, "test.yaml unreadable", e.to_string()),
     };
@@ -206,7 +211,7 @@ pub fn run_one(dir: &Path) -> TestResult {
     if conf.exists() {
         let parsed = std::fs::read_to_string(&conf)
             .map_err(|e| e.to_string())
-            .and_then(|t| serde_yaml::from_str::<Value>(&t).map_err(|e| e.to_string()));
+            .and_then(|t| serde_norway::from_str::<Value>(&t).map_err(|e| e.to_string()));
         match parsed {
             Ok(v) => {
                 let mut flat = Vec::new();
@@ -537,7 +542,7 @@ pub fn scalar_string(v: &Value) -> String {
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Null => String::new(),
-        other => serde_yaml::to_string(other)
+        other => serde_norway::to_string(other)
             .unwrap_or_default()
             .trim()
             .to_string(),
