@@ -1,23 +1,28 @@
 //! Suricata's EVE timestamp format, `2026-11-22T00:10:42.123456+0000`, in UTC.
 //!
-//! Written by hand (days-from-civil arithmetic) rather than with a date crate: it is the only date formatting the
-//! project needs, it runs once per event, and it must not allocate.
+//! The calendar is `jiff`'s (the project's one date crate); the fields are written with `write!`, so formatting an
+//! event's timestamp does not allocate.
 
 use std::io::{self, Write};
 
+use jiff::Timestamp;
+use jiff::tz::Offset;
+
 /// Writes `ts_ns` (nanoseconds since the Unix epoch) as `YYYY-MM-DDTHH:MM:SS.uuuuuu+0000`.
 pub fn write_timestamp(out: &mut impl Write, ts_ns: u64) -> io::Result<()> {
-    let secs = ts_ns / 1_000_000_000;
-    let micros = (ts_ns % 1_000_000_000) / 1_000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days as i64);
+    // Every u64 of nanoseconds (up to year 2554) is inside jiff's range; the fallback is unreachable.
+    let ts = Timestamp::from_nanosecond(i128::from(ts_ns)).unwrap_or(Timestamp::UNIX_EPOCH);
+    let dt = Offset::UTC.to_datetime(ts);
     write!(
         out,
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}+0000",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+0000",
+        dt.year(),
+        dt.month(),
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second(),
+        dt.subsec_nanosecond() / 1_000
     )
 }
 
@@ -26,20 +31,6 @@ pub fn timestamp(ts_ns: u64) -> String {
     let mut v = Vec::with_capacity(31);
     let _ = write_timestamp(&mut v, ts_ns);
     String::from_utf8(v).unwrap_or_default()
-}
-
-/// Howard Hinnant's `civil_from_days`: (year, month, day) of a day count since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]
@@ -63,5 +54,27 @@ mod tests {
             timestamp(1_795_306_242_123_456_789),
             "2026-11-22T00:10:42.123456+0000"
         );
+        // Microseconds are truncated, not rounded; the last representable nanosecond still formats.
+        assert_eq!(timestamp(999_999), "1970-01-01T00:00:00.000999+0000");
+        assert_eq!(timestamp(u64::MAX), "2554-07-21T23:34:33.709551+0000");
+    }
+
+    #[test]
+    fn agrees_with_day_arithmetic_across_four_centuries() {
+        // Day by day from 1970 to 2370 (every leap rule: 4, 100 and 400 years), against the count of days in each
+        // year and month kept here independently of the formatting code.
+        let mut day: u64 = 0;
+        for year in 1970u64..2370 {
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+            let lengths = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+            for (m, &len) in lengths.iter().enumerate() {
+                for d in 1..=len {
+                    let ns = (day * 86_400 + 3_723) * 1_000_000_000 + 456_789_000;
+                    let want = format!("{year:04}-{:02}-{d:02}T01:02:03.456789+0000", m + 1);
+                    assert_eq!(timestamp(ns), want);
+                    day += 1;
+                }
+            }
+        }
     }
 }

@@ -216,81 +216,16 @@ fn time_bound(s: &str) -> Result<TimeBound, String> {
     Ok(TimeBound::Relative(secs))
 }
 
-/// Days from 1970-01-01 to the given civil date (Howard Hinnant's algorithm), proleptic Gregorian.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` to ns since the epoch.
+/// An RFC 3339 time (`YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`) to ns since the epoch, read by `jiff`.
 fn rfc3339(t: &str) -> Result<u64, String> {
-    let bad = || format!("`{t}` is not an RFC 3339 time such as 2010-01-01T12:00:00.5Z");
-    let b = t.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Result<i64, String> {
-        let s = t.get(r).ok_or_else(bad)?;
-        if !s.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(bad());
-        }
-        s.parse::<i64>().map_err(|_| bad())
-    };
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return Err(bad());
-    }
-    let (y, mo, d, h, mi, s) = (
-        num(0..4)?,
-        num(5..7)?,
-        num(8..10)?,
-        num(11..13)?,
-        num(14..16)?,
-        num(17..19)?,
-    );
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-        return Err(bad());
-    }
-    let mut i = 19;
-    let mut frac_ns: i64 = 0;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i == start {
-            return Err(bad());
-        }
-        let digits = &t[start..i];
-        let mut scale = 100_000_000i64;
-        for c in digits.bytes().take(9) {
-            frac_ns += i64::from(c - b'0') * scale;
-            scale /= 10;
-        }
-    }
-    let offset_s = match b.get(i) {
-        Some(b'Z' | b'z') if i + 1 == b.len() => 0,
-        Some(&sign @ (b'+' | b'-')) if i + 6 == b.len() && b[i + 3] == b':' => {
-            let oh = num(i + 1..i + 3)?;
-            let om = num(i + 4..i + 6)?;
-            let o = oh * 3600 + om * 60;
-            if sign == b'+' { o } else { -o }
-        }
-        _ => return Err(bad()),
-    };
-    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s - offset_s;
-    if secs < 0 {
+    let ts: jiff::Timestamp = t
+        .parse()
+        .map_err(|_| format!("`{t}` is not an RFC 3339 time such as 2010-01-01T12:00:00.5Z"))?;
+    let ns = ts.as_nanosecond();
+    if ns < 0 {
         return Err(format!("`{t}` is before 1970"));
     }
-    Ok(secs as u64 * 1_000_000_000 + frac_ns as u64)
+    u64::try_from(ns).map_err(|_| format!("`{t}`: time out of range"))
 }
 
 impl FromStr for TimeRange {
@@ -422,9 +357,19 @@ mod tests {
     }
 
     #[test]
-    fn civil_days() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        assert_eq!(days_from_civil(2024, 2, 29), 19_782);
+    fn rfc3339_times() {
+        assert_eq!(rfc3339("1970-01-01T00:00:00Z"), Ok(0));
+        assert_eq!(
+            rfc3339("2000-03-01T00:00:00Z"),
+            Ok(11_017 * 86_400 * 1_000_000_000)
+        );
+        assert_eq!(
+            rfc3339("2024-02-29T00:00:00.000000001-00:30"),
+            Ok((19_782 * 86_400 + 1_800) * 1_000_000_000 + 1)
+        );
+        assert!(rfc3339("2023-02-29T00:00:00Z").is_err());
+        assert!(rfc3339("1969-12-31T23:59:59Z").unwrap_err().contains("before 1970"));
+        assert!(rfc3339("2010-01-01T00:00:00").is_err(), "an offset is required");
+        assert!(rfc3339("2010-01-01T25:00:00Z").is_err());
     }
 }

@@ -638,35 +638,14 @@ impl std::fmt::Debug for Synth {
     }
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 /// An HTTP date (RFC 9110 IMF-fixdate) for `ns` since the epoch.
 fn http_date(ns: u64) -> String {
-    let secs = (ns / 1_000_000_000) as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let wd = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
-    let mon = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ][(m - 1) as usize];
-    format!(
-        "{wd}, {d:02} {mon} {y} {:02}:{:02}:{:02} GMT",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let secs = i64::try_from(ns / 1_000_000_000).unwrap_or(i64::MAX);
+    // Every u64 of nanoseconds is a representable, four-digit-year time: neither fallback is reached.
+    let ts = jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    jiff::fmt::rfc2822::DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&ts)
+        .unwrap_or_default()
 }
 
 /// Gzip-compressed HTML pages of growing size, made once per run: HTTP responses carry them whole.
@@ -1009,6 +988,16 @@ mod tests {
     fn dates() {
         assert_eq!(http_date(DEFAULT_START_NS), "Tue, 01 Jun 2010 12:00:00 GMT");
         assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        // A leap day, a century that is not a leap year, and the last representable nanosecond.
+        assert_eq!(
+            http_date(1_709_210_096_999_999_999),
+            "Thu, 29 Feb 2024 12:34:56 GMT"
+        );
+        assert_eq!(
+            http_date(4_107_542_400_000_000_000),
+            "Mon, 01 Mar 2100 00:00:00 GMT"
+        );
+        assert_eq!(http_date(u64::MAX), "Sun, 21 Jul 2554 23:34:33 GMT");
     }
 
     #[test]
