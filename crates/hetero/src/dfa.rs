@@ -324,127 +324,51 @@ fn advise_huge_pages(table: &mut [u32]) {
     let _ = table;
 }
 
-/// Parses a hex pattern file: one pattern per line, hex digits (case-insensitive, optional spaces), `#` comments and
-/// blank lines ignored. Returns the patterns and the number of malformed lines skipped (odd length, non-hex).
+/// Parses a hex pattern file (one pattern per line, `#` comments and blank lines ignored) with the rules crate's
+/// reader ([`flowbundle_rules::text::hex_patterns`]). Returns the patterns and the number of malformed lines skipped.
 pub fn parse_hex_patterns(text: &str) -> (Vec<Vec<u8>>, usize) {
     let mut out = Vec::new();
     let mut bad = 0;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let digits: Vec<u8> = line.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-        if !digits.len().is_multiple_of(2) {
-            bad += 1;
-            continue;
-        }
-        let mut pat = Vec::with_capacity(digits.len() / 2);
-        let mut ok = true;
-        for pair in digits.chunks_exact(2) {
-            match (hex_val(pair[0]), hex_val(pair[1])) {
-                (Some(h), Some(l)) => pat.push(h << 4 | l),
-                _ => {
-                    ok = false;
-                    break;
-                }
-            }
-        }
-        if ok {
-            out.push(pat);
-        } else {
-            bad += 1;
+    for (_, pattern) in flowbundle_rules::text::hex_patterns(text.as_bytes()) {
+        match pattern {
+            Ok(p) => out.push(p),
+            Err(_) => bad += 1,
         }
     }
     (out, bad)
 }
 
-fn hex_val(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
-
-/// Extracts the `content:` strings of a Snort/Suricata rule file (`"text|41 42|text"` with `|hex|` runs and `\"`
-/// escapes), in file order. This is only the literal list the `dpi` kernel searches for; the rule semantics
-/// (modifiers, pcre, flow state) belong to `flowbundle-rules`. Malformed contents are skipped and counted.
+/// Extracts the `content:` strings of a Snort/Suricata rule file, in file order, with the rules crate's readers
+/// (logical lines, option splitting, quoting, `|hex|` runs and escapes: [`flowbundle_rules::text`]). This is only
+/// the literal list the `dpi` kernel searches for; the rule semantics (modifiers, pcre, flow state) belong to
+/// `flowbundle-rules`. Malformed rules and contents are skipped and counted.
 pub fn parse_rule_contents(text: &str) -> (Vec<Vec<u8>>, usize) {
+    use flowbundle_rules::text::{Line, Lines, content_bytes, quoted, split_rule};
     let mut out = Vec::new();
     let mut bad = 0;
-    for line in text.lines() {
-        let line = line.trim_start();
-        if line.starts_with('#') {
-            continue;
-        }
-        let mut rest = line;
-        while let Some(pos) = rest.find("content:") {
-            rest = &rest[pos + "content:".len()..];
-            let trimmed = rest.trim_start();
-            let trimmed = trimmed.strip_prefix('!').unwrap_or(trimmed).trim_start();
-            let Some(body) = trimmed.strip_prefix('"') else {
+    for line in Lines::new(text.as_bytes()) {
+        let text = match line {
+            Line::Text { text, .. } => text,
+            Line::CommentedRule { .. } => continue,
+            Line::Error { .. } => {
                 bad += 1;
                 continue;
-            };
-            match decode_content(body) {
-                Some((pat, used)) => {
-                    if !pat.is_empty() {
-                        out.push(pat);
-                    }
-                    rest = &body[used..];
-                }
-                None => {
-                    bad += 1;
-                    break;
-                }
+            }
+        };
+        let Ok((_, options)) = split_rule(&text) else {
+            bad += 1;
+            continue;
+        };
+        for opt in options.iter().filter(|o| o.name == "content") {
+            match quoted(opt.value.unwrap_or(""))
+                .and_then(|(_, inner, _)| content_bytes(inner))
+            {
+                Ok(p) => out.push(p),
+                Err(_) => bad += 1,
             }
         }
     }
     (out, bad)
-}
-
-/// Decodes a content body starting after the opening quote; returns the bytes and how many input bytes were used.
-fn decode_content(body: &str) -> Option<(Vec<u8>, usize)> {
-    let bytes = body.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut in_hex = false;
-    let mut nibble: Option<u8> = None;
-    while i < bytes.len() {
-        let c = bytes[i];
-        if in_hex {
-            match c {
-                b'|' => {
-                    if nibble.is_some() {
-                        return None;
-                    }
-                    in_hex = false;
-                }
-                b' ' | b'\t' => {}
-                _ => {
-                    let v = hex_val(c)?;
-                    match nibble.take() {
-                        Some(h) => out.push(h << 4 | v),
-                        None => nibble = Some(v),
-                    }
-                }
-            }
-        } else {
-            match c {
-                b'"' => return Some((out, i + 1)),
-                b'|' => in_hex = true,
-                b'\\' => {
-                    i += 1;
-                    out.push(*bytes.get(i)?);
-                }
-                _ => out.push(c),
-            }
-        }
-        i += 1;
-    }
-    None
 }
 
 impl Dfa {

@@ -459,32 +459,18 @@ impl RuleSet {
             files: vec![path.display().to_string()],
             ..LoadReport::default()
         };
-        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-            let line = line.trim_ascii();
-            if line.is_empty() || line.starts_with(b"#") {
-                continue;
-            }
-            let bad = |message: &str| Error::ContentHex {
+        for (line, pattern) in crate::text::hex_patterns(&text) {
+            let bytes = pattern.map_err(|message| Error::ContentHex {
                 path: path.to_path_buf(),
-                line: i + 1,
-                message: message.into(),
-            };
-            if line.len() % 2 != 0 {
-                return Err(bad("odd number of hex digits"));
-            }
-            let mut bytes = Vec::with_capacity(line.len() / 2);
-            for pair in line.chunks_exact(2) {
-                let hex = std::str::from_utf8(pair)
-                    .ok()
-                    .and_then(|s| u8::from_str_radix(s, 16).ok());
-                bytes.push(hex.ok_or_else(|| bad("invalid hex digit"))?);
-            }
+                line,
+                message,
+            })?;
             report.rules_read += 1;
             if report.rules_read > MAX_RULES {
                 return Err(Error::TooManyRules(MAX_RULES));
             }
             report.loaded += 1;
-            rules.push(Rule::simple_content(i as u32 + 1, i + 1, bytes));
+            rules.push(Rule::simple_content(line as u32, line, bytes));
         }
         let set = RuleSet::compile(rules, 0, DEFAULT_STREAM_WINDOW);
         report.stream_retain = set.retain;

@@ -271,45 +271,22 @@ pub fn unescape_text(s: &str) -> String {
     out
 }
 
-/// Decodes a content string: literal text, `|41 42|` hex sections, and the escapes `\"`, `\\`, `\;`, `\:`, `\|`.
+/// Decodes a content string: literal text, `|41 42|` hex sections (read by [`hex_bytes`]), and the escapes `\"`,
+/// `\\`, `\;`, `\:`, `\|`.
 pub fn content_bytes(s: &str) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(s.len());
     let bytes = s.as_bytes();
     let mut i = 0;
-    let mut hex = false;
-    let mut nibble: Option<u8> = None;
     while let Some(&b) = bytes.get(i) {
         i += 1;
-        if hex {
-            match b {
-                b'|' => {
-                    if nibble.is_some() {
-                        return Err("odd number of hex digits in content".into());
-                    }
-                    hex = false;
-                }
-                b' ' | b'\t' => {
-                    if nibble.is_some() {
-                        return Err("hex byte split by a space in content".into());
-                    }
-                }
-                _ => {
-                    let d = (b as char).to_digit(16).ok_or_else(|| {
-                        format!(
-                            "invalid hex digit `{}` in content",
-                            (b as char).escape_default()
-                        )
-                    })? as u8;
-                    match nibble.take() {
-                        Some(h) => out.push(h << 4 | d),
-                        None => nibble = Some(d),
-                    }
-                }
-            }
-            continue;
-        }
         match b {
-            b'|' => hex = true,
+            b'|' => {
+                let Some(len) = memchr::memchr(b'|', &bytes[i..]) else {
+                    return Err("unterminated `|` hex section in content".into());
+                };
+                hex_bytes(&bytes[i..i + len], &mut out).map_err(|e| format!("{e} in content"))?;
+                i += len + 1;
+            }
             b'\\' => match bytes.get(i) {
                 Some(&n @ (b'"' | b'\\' | b';' | b':' | b'|')) => {
                     out.push(n);
@@ -328,13 +305,51 @@ pub fn content_bytes(s: &str) -> Result<Vec<u8>, String> {
             _ => out.push(b),
         }
     }
-    if hex {
-        return Err("unterminated `|` hex section in content".into());
-    }
     if out.is_empty() {
         return Err("empty content".into());
     }
     Ok(out)
+}
+
+/// Appends the bytes of a run of hex digit pairs (either case) to `out`; spaces and tabs may separate bytes but not
+/// split one. The one hex reader of the project's pattern text: the inside of a content's `|..|` section and each
+/// line of a hex pattern file ([`hex_patterns`]).
+pub fn hex_bytes(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    let mut nibble: Option<u8> = None;
+    for &b in s {
+        if matches!(b, b' ' | b'\t') {
+            if nibble.is_some() {
+                return Err("hex byte split by a space".into());
+            }
+            continue;
+        }
+        let d = (b as char).to_digit(16).ok_or_else(|| {
+            format!("invalid hex digit `{}`", (b as char).escape_default())
+        })? as u8;
+        match nibble.take() {
+            Some(h) => out.push(h << 4 | d),
+            None => nibble = Some(d),
+        }
+    }
+    if nibble.is_some() {
+        return Err("odd number of hex digits".into());
+    }
+    Ok(())
+}
+
+/// The patterns of a hex pattern file such as `content-10k.hex`: one pattern per line as [`hex_bytes`] reads it,
+/// blank lines and `#` comments skipped, each with its 1-based line number.
+pub fn hex_patterns(text: &[u8]) -> impl Iterator<Item = (usize, Result<Vec<u8>, String>)> + '_ {
+    text.split(|&b| b == b'\n')
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let line = line.trim_ascii();
+            if line.is_empty() || line.starts_with(b"#") {
+                return None;
+            }
+            let mut bytes = Vec::with_capacity(line.len() / 2);
+            Some((i + 1, hex_bytes(line, &mut bytes).map(|()| bytes)))
+        })
 }
 
 #[cfg(test)]
@@ -412,5 +427,26 @@ mod tests {
         assert!(neg);
         assert_eq!(inner, r#"a\"b"#);
         assert_eq!(rest, ",nocase,depth 4");
+        assert_eq!(
+            content_bytes("|zz|").unwrap_err(),
+            "invalid hex digit `z` in content"
+        );
+    }
+
+    #[test]
+    fn hex_pattern_files() {
+        let text = b"# comment\n41 42\n\n  0aFf\t\r\nzz\n414\n4 1\n|41|\n";
+        let got: Vec<_> = hex_patterns(text).collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, Ok(b"AB".to_vec())),
+                (4, Ok(vec![0x0a, 0xff])),
+                (5, Err("invalid hex digit `z`".to_string())),
+                (6, Err("odd number of hex digits".to_string())),
+                (7, Err("hex byte split by a space".to_string())),
+                (8, Err("invalid hex digit `|`".to_string())),
+            ]
+        );
     }
 }
