@@ -170,16 +170,25 @@ impl CostRecord {
 
 /// Writes cost records as binary or CSV (see the module documentation).
 pub struct CostWriter<W: Write> {
-    out: W,
-    csv: bool,
+    out: CostOut<W>,
     records: u64,
+}
+
+/// The two formats of [`CostWriter`]: CSV goes through the `csv` crate's writer.
+enum CostOut<W: Write> {
+    Binary(W),
+    Csv(csv::Writer<W>),
 }
 
 impl<W: Write> CostWriter<W> {
     /// A writer; `csv` selects the text format. Writes the header now.
     pub fn new(mut out: W, csv: bool) -> io::Result<Self> {
-        if csv {
-            out.write_all(b"packet,flow_id,ns,position,cycles,proto,dir,app\n")?;
+        let out = if csv {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "packet", "flow_id", "ns", "position", "cycles", "proto", "dir", "app",
+            ])?;
+            CostOut::Csv(w)
         } else {
             let mut h = [0u8; 32];
             h[0..8].copy_from_slice(MAGIC);
@@ -191,32 +200,29 @@ impl<W: Write> CostWriter<W> {
             };
             h[16..24].copy_from_slice(&hz.to_le_bytes());
             out.write_all(&h)?;
-        }
-        Ok(CostWriter {
-            out,
-            csv,
-            records: 0,
-        })
+            CostOut::Binary(out)
+        };
+        Ok(CostWriter { out, records: 0 })
     }
 
     pub fn write(&mut self, r: &CostRecord) -> io::Result<()> {
         self.records += 1;
-        if self.csv {
-            let app = app_by_code(r.app).map_or(
-                match r.app {
-                    0xfffe => "signature",
-                    0xfffd => "ip",
-                    _ => "",
-                },
-                |p| p.name(),
-            );
-            writeln!(
-                self.out,
-                "{},{},{},{},{},{},{},{}",
-                r.packet, r.flow_id, r.ns, r.position, r.cycles, r.proto, r.dir, app
-            )
-        } else {
-            self.out.write_all(&r.to_bytes())
+        match &mut self.out {
+            CostOut::Csv(w) => {
+                let app = app_by_code(r.app).map_or(
+                    match r.app {
+                        0xfffe => "signature",
+                        0xfffd => "ip",
+                        _ => "",
+                    },
+                    |p| p.name(),
+                );
+                w.serialize((
+                    r.packet, r.flow_id, r.ns, r.position, r.cycles, r.proto, r.dir, app,
+                ))?;
+                Ok(())
+            }
+            CostOut::Binary(w) => w.write_all(&r.to_bytes()),
         }
     }
 
@@ -224,9 +230,14 @@ impl<W: Write> CostWriter<W> {
         self.records
     }
 
-    pub fn finish(mut self) -> io::Result<W> {
-        self.out.flush()?;
-        Ok(self.out)
+    pub fn finish(self) -> io::Result<W> {
+        match self.out {
+            CostOut::Csv(w) => w.into_inner().map_err(|e| e.into_error()),
+            CostOut::Binary(mut w) => {
+                w.flush()?;
+                Ok(w)
+            }
+        }
     }
 }
 

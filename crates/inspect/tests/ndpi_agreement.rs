@@ -1,4 +1,4 @@
-//! Protocol identification against nDPI, flow by flow (issue 3's acceptance test; `scripts/ndpi-compare` runs it).
+//! Protocol identification against nDPI, flow by flow (the engine's acceptance test; `scripts/ndpi-compare` runs it).
 //!
 //! Every capture named in `shared/data/ndpi/groundtruth.csv` goes through the engine's single-threaded path (the
 //! same code as `flowbundle inspect`). Each ground-truth flow nDPI classified from payload (confidence `DPI`) is
@@ -8,7 +8,7 @@
 //! listed apart. Prints agreement per protocol and overall, and what the engine said instead where it disagreed
 //! (`NDPI_VERBOSE=1` lists every disagreeing flow).
 //!
-//! Target (issue 3): at least 90% overall, no protocol below 80%.
+//! Target: at least 90% overall, no protocol below 80%.
 
 mod common;
 
@@ -19,21 +19,6 @@ use std::path::PathBuf;
 use flowbundle_decode::FlowKey;
 use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind};
 use flowbundle_protocols::AppProto;
-
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
 
 fn l4_number(s: &str) -> Option<u8> {
     Some(match s {
@@ -94,13 +79,12 @@ struct Tally {
 
 #[test]
 fn agreement_with_ndpi() {
-    let Some(csv) = flowbundle_testsupport::data("ndpi/groundtruth.csv") else {
+    let Some(csv_path) = flowbundle_testsupport::data("ndpi/groundtruth.csv") else {
         return;
     };
-    let dir = csv.parent().expect("the csv's folder").to_path_buf();
-    let text = std::fs::read_to_string(&csv).expect("reading groundtruth.csv");
-    let mut lines = text.lines();
-    let header = csv_fields(lines.next().unwrap_or_default());
+    let dir = csv_path.parent().expect("the csv's folder").to_path_buf();
+    let mut table = csv::Reader::from_path(&csv_path).expect("reading groundtruth.csv");
+    let header = table.headers().expect("groundtruth.csv header").clone();
     let col = |n: &str| {
         header
             .iter()
@@ -118,9 +102,9 @@ fn agreement_with_ndpi() {
         col("confidence"),
     );
     let mut rows = Vec::new();
-    for line in lines {
-        let f = csv_fields(line);
-        let get = |i: usize| f.get(i).map(String::as_str).unwrap_or("");
+    for record in table.records() {
+        let f = record.expect("groundtruth.csv row");
+        let get = |i: usize| f.get(i).unwrap_or("");
         if get(c_conf) != "DPI" {
             continue;
         }

@@ -43,25 +43,9 @@ struct Row {
     master: String,
 }
 
-fn parse_csv_line(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
 fn load_rows(dir: &Path) -> Option<Vec<Row>> {
-    let text = std::fs::read_to_string(dir.join("groundtruth.csv")).ok()?;
-    let mut lines = text.lines();
-    let header = parse_csv_line(lines.next()?);
+    let mut table = csv::Reader::from_path(dir.join("groundtruth.csv")).ok()?;
+    let header = table.headers().ok()?.clone();
     let col = |n: &str| header.iter().position(|h| h == n);
     let (pcap, l4, src, sport, dst, dport, name, conf) = (
         col("pcap")?,
@@ -74,9 +58,9 @@ fn load_rows(dir: &Path) -> Option<Vec<Row>> {
         col("confidence")?,
     );
     let mut rows = Vec::new();
-    for line in lines {
-        let f = parse_csv_line(line);
-        let get = |i: usize| f.get(i).map(String::as_str).unwrap_or("");
+    for record in table.records() {
+        let f = record.ok()?;
+        let get = |i: usize| f.get(i).unwrap_or("");
         if get(conf) != "DPI" || !matches!(get(l4), "TCP" | "UDP") {
             continue;
         }

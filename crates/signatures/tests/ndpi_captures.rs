@@ -10,6 +10,7 @@ mod common;
 use flowbundle_signatures::{Options, SignatureSet, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
+use std::path::Path;
 
 /// Captures read, and nDPI master protocol → L7-filter pattern name.
 const CAPTURES: &[&str] = &[
@@ -99,25 +100,47 @@ fn key(proto: u8, a: (IpAddr, u16), b: (IpAddr, u16)) -> Key {
 }
 
 /// (pcap, flow key) → nDPI master protocol, for flows nDPI labelled from payload.
-fn ground_truth(csv: &str) -> HashMap<(String, Key), String> {
+fn ground_truth(path: &Path) -> HashMap<(String, Key), String> {
+    let mut table = csv::Reader::from_path(path).expect("groundtruth.csv");
+    let header = table.headers().expect("groundtruth.csv header").clone();
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| h == n)
+            .expect("groundtruth column")
+    };
+    let (c_pcap, c_l4, c_src, c_sport, c_dst, c_dport, c_name, c_conf) = (
+        col("pcap"),
+        col("l4"),
+        col("src"),
+        col("sport"),
+        col("dst"),
+        col("dport"),
+        col("proto_name"),
+        col("confidence"),
+    );
     let mut out = HashMap::new();
-    for line in csv.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() < 12 || f[11] != "DPI" {
+    for record in table.records() {
+        let f = record.expect("groundtruth.csv row");
+        let get = |i: usize| f.get(i).unwrap_or("");
+        if get(c_conf) != "DPI" {
             continue;
         }
-        let proto = match f[2] {
+        let proto = match get(c_l4) {
             "TCP" => 6,
             "UDP" => 17,
             _ => continue,
         };
         let parse =
             |ip: &str, port: &str| Some((ip.parse::<IpAddr>().ok()?, port.parse::<u16>().ok()?));
-        let (Some(a), Some(b)) = (parse(f[3], f[4]), parse(f[6], f[7])) else {
+        let (Some(a), Some(b)) = (
+            parse(get(c_src), get(c_sport)),
+            parse(get(c_dst), get(c_dport)),
+        ) else {
             continue;
         };
-        let master = f[9].split('.').next().unwrap_or("").to_string();
-        out.insert((f[0].to_string(), key(proto, a, b)), master);
+        let master = get(c_name).split('.').next().unwrap_or("").to_string();
+        out.insert((get(c_pcap).to_string(), key(proto, a, b)), master);
     }
     out
 }
@@ -130,8 +153,7 @@ fn default_set_on_ndpi_captures() {
     ) else {
         return;
     };
-    let csv = std::fs::read_to_string(ndpi.join("groundtruth.csv")).expect("groundtruth.csv");
-    let truth = ground_truth(&csv);
+    let truth = ground_truth(&ndpi.join("groundtruth.csv"));
     let (set, _) = SignatureSet::load_dir(&l7, &Options::default()).expect("load");
     let l7_name: HashMap<&str, &str> = NAMES.iter().copied().collect();
 

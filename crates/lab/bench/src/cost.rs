@@ -8,12 +8,14 @@
 //! named `packet` (or `pkt`, `id`, `packet_number`) and the cost from `cost_ns` (or `ns`), in any position, so a
 //! wider file (flow, position in flow, protocol, ...) works too. Without a header the first two columns are used.
 //!
-//! Hostile input: the file is read line by line with a 1 MiB line cap; rows whose packet number lies outside the
+//! The rows are read with the `csv` crate (so quoted fields work as in any CSV file).
+//!
+//! Hostile input: lines are cut at 1 MiB before the CSV reader sees them (the rest of a longer line is skipped); rows whose packet number lies outside the
 //! trace are counted and skipped (memory stays one `u32` per packet of the trace whatever the file says); costs
 //! beyond `u32::MAX` ns saturate; malformed rows are counted, and the first few are quoted in the report. Nothing
 //! panics.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 /// Longest line accepted.
 const MAX_LINE: usize = 1 << 20;
@@ -50,31 +52,48 @@ pub fn load(path: &std::path::Path, packets: usize) -> Result<CostFile, CostErro
 }
 
 /// Parse cost rows from any reader (see the module documentation).
-pub fn parse<R: BufRead>(mut r: R, packets: usize) -> Result<CostFile, CostError> {
+pub fn parse<R: BufRead>(r: R, packets: usize) -> Result<CostFile, CostError> {
     let mut out = CostFile {
         cost_ns: vec![0; packets],
         ..CostFile::default()
     };
     let mut seen = vec![false; packets];
     let mut cols: Option<(usize, usize)> = None;
-    let mut line = Vec::new();
-    let mut lineno = 0u64;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_reader(LineCap {
+            inner: r,
+            in_line: 0,
+        });
+    let mut record = csv::ByteRecord::new();
     loop {
-        line.clear();
-        let n = read_line_capped(&mut r, &mut line)?;
-        if n == 0 {
-            break;
+        match reader.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                if let csv::ErrorKind::Io(_) = e.kind() {
+                    return Err(CostError::Io(e.into()));
+                }
+                let line = e.position().map_or(0, csv::Position::line);
+                note(&mut out, line, "not a CSV row");
+                continue;
+            }
         }
-        lineno += 1;
-        let Ok(text) = std::str::from_utf8(&line) else {
+        let lineno = record.position().map_or(0, csv::Position::line);
+        if record.iter().all(<[u8]>::is_empty) {
+            continue;
+        }
+        let Ok(fields) = record
+            .iter()
+            .map(std::str::from_utf8)
+            .collect::<Result<Vec<&str>, _>>()
+        else {
             note(&mut out, lineno, "not UTF-8");
             continue;
         };
-        let text = text.trim();
-        if text.is_empty() || text.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = text.split(',').map(str::trim).collect();
         if cols.is_none() && fields.iter().any(|f| f.parse::<f64>().is_err()) {
             // A header row.
             let find = |names: &[&str]| {
@@ -122,26 +141,46 @@ fn note(out: &mut CostFile, line: u64, why: &str) {
     }
 }
 
-/// Read one line (without its newline) of at most [`MAX_LINE`] bytes; the rest of a longer line is skipped.
-/// Returns the bytes consumed (0 at the end).
-fn read_line_capped<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut consumed = 0;
-    loop {
-        let buf = r.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(consumed);
-        }
-        let (chunk, done) = match memchr_newline(buf) {
-            Some(i) => (&buf[..i], i + 1),
-            None => (buf, buf.len()),
-        };
-        let room = MAX_LINE.saturating_sub(out.len());
-        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        let newline = done > chunk.len();
-        r.consume(done);
-        consumed += done;
-        if newline {
-            return Ok(consumed);
+/// Passes at most [`MAX_LINE`] bytes of each line through (newline kept), skipping the rest of a longer line, so
+/// that no row the CSV reader buffers is longer than that.
+struct LineCap<R> {
+    inner: R,
+    /// Bytes of the current line passed through so far.
+    in_line: usize,
+}
+
+impl<R: BufRead> Read for LineCap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let avail = self.inner.fill_buf()?;
+            if avail.is_empty() || buf.is_empty() {
+                return Ok(0);
+            }
+            let newline = memchr_newline(avail);
+            if self.in_line >= MAX_LINE {
+                // Over the cap: drop the line's bytes up to (not including) its newline.
+                let skip = newline.unwrap_or(avail.len());
+                self.inner.consume(skip);
+                if newline.is_some() {
+                    self.in_line = 0;
+                }
+                continue;
+            }
+            let room = MAX_LINE - self.in_line;
+            let (n, ends_line) = match newline {
+                Some(i) if i < room => (i + 1, true),
+                Some(_) => (room, false),
+                None => (avail.len().min(room), false),
+            };
+            let n = n.min(buf.len());
+            buf[..n].copy_from_slice(&avail[..n]);
+            self.inner.consume(n);
+            self.in_line = if ends_line && n == newline.map_or(0, |i| i + 1) {
+                0
+            } else {
+                self.in_line + n
+            };
+            return Ok(n);
         }
     }
 }
@@ -174,6 +213,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(f.cost_ns, vec![40, 50]);
+        // Quoted fields, as any CSV writer may produce them.
+        let f = parse(&b"\"packet\",\"cost_ns\"\n\"0\",\" 7 \"\n"[..], 1).unwrap();
+        assert_eq!(f.cost_ns, vec![7]);
         assert!(matches!(
             parse(&b"packet,cycles\n0,5\n"[..], 1),
             Err(CostError::Column("cost_ns"))
@@ -189,6 +231,11 @@ mod tests {
         let long = vec![b'7'; 3 << 20];
         let f = parse(&long[..], 4).unwrap();
         assert_eq!(f.rows, 0);
+        // The rest of an over-long line is skipped; the next line is read.
+        let mut long = vec![b'7'; 3 << 20];
+        long.extend_from_slice(b"\n2,9\n");
+        let f = parse(&long[..], 4).unwrap();
+        assert_eq!((f.rows, f.cost_ns[2]), (1, 9));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Agreement with nDPI, flow by flow, for the detectors contributed by protocols-b (see `extra.rs`).
+//! Agreement with nDPI, flow by flow, for the extra detectors (every protocol but the core HTTP, TLS, QUIC and DNS;
+//! see `extra.rs`). The core protocols are checked through the engine's own path by `ground_truth.rs`.
 //!
 //! Reads every capture named in `../shared/data/ndpi/groundtruth.csv`, rebuilds flows (5-tuple, client = SYN sender
 //! or first sender), feeds each flow's first payloads to a small probing loop (the same three-valued protocol the
@@ -10,8 +11,8 @@
 //! exact retransmissions dropped); the engine's reassembler is the real one. Flows it cannot rebuild are reported
 //! as "not found" and left out of the percentages.
 //!
-//! Set `GT_B_ALL=1` to probe with the whole registry (`registry::detectors()`) instead of this module's set, and
-//! `GT_B_VERBOSE=1` to list every disagreement.
+//! Set `GT_EXTRA_ALL=1` to probe with the whole registry (`registry::detectors()`) instead of this module's set, and
+//! `GT_EXTRA_VERBOSE=1` to list every disagreement.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -327,37 +328,54 @@ struct Row {
 }
 
 fn read_rows(path: &Path) -> Vec<Row> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(mut table) = csv::Reader::from_path(path) else {
         return Vec::new();
     };
+    let header = table.headers().expect("groundtruth.csv header").clone();
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| h == n)
+            .expect("groundtruth column")
+    };
+    let (c_pcap, c_l4, c_src, c_sport, c_dst, c_dport, c_name, c_conf) = (
+        col("pcap"),
+        col("l4"),
+        col("src"),
+        col("sport"),
+        col("dst"),
+        col("dport"),
+        col("proto_name"),
+        col("confidence"),
+    );
     let mut rows = Vec::new();
-    for line in text.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() < 12 {
-            continue;
-        }
+    for record in table.records() {
+        let f = record.expect("groundtruth.csv row");
+        let get = |i: usize| f.get(i).unwrap_or("");
         let (Ok(sip), Ok(sp), Ok(dip), Ok(dp)) = (
-            f[3].parse::<IpAddr>(),
-            f[4].parse::<u16>(),
-            f[6].parse::<IpAddr>(),
-            f[7].parse::<u16>(),
+            get(c_src).parse::<IpAddr>(),
+            get(c_sport).parse::<u16>(),
+            get(c_dst).parse::<IpAddr>(),
+            get(c_dport).parse::<u16>(),
         ) else {
             continue;
         };
-        if f[2] != "TCP" && f[2] != "UDP" {
+        let l4 = get(c_l4);
+        if l4 != "TCP" && l4 != "UDP" {
             continue;
         }
+        let name = get(c_name);
         rows.push(Row {
-            pcap: f[0].to_string(),
-            tcp: f[2] == "TCP",
+            pcap: get(c_pcap).to_string(),
+            tcp: l4 == "TCP",
             src: (sip, sp),
             dst: (dip, dp),
-            master: f[9].split('.').next().unwrap_or("").to_string(),
-            app: f[9]
+            master: name.split('.').next().unwrap_or("").to_string(),
+            app: name
                 .split_once('.')
                 .map(|(_, a)| a.to_string())
                 .unwrap_or_default(),
-            confidence: f[11].to_string(),
+            confidence: get(c_conf).to_string(),
         });
     }
     rows
@@ -374,8 +392,8 @@ fn agreement_with_ndpi() {
         "{}/groundtruth.csv has no rows",
         dir.display()
     );
-    let all = std::env::var_os("GT_B_ALL").is_some();
-    let verbose = std::env::var_os("GT_B_VERBOSE").is_some();
+    let all = std::env::var_os("GT_EXTRA_ALL").is_some();
+    let verbose = std::env::var_os("GT_EXTRA_VERBOSE").is_some();
     let dets = if all {
         flowbundle_protocols::registry::builtin_detectors()
     } else {
@@ -384,7 +402,7 @@ fn agreement_with_ndpi() {
         d
     };
     // Protocols this set answers for. DTLS is protocols-a's; ours only claims DTLS that follows ICE (STUN), so it
-    // is scored with the whole registry (GT_B_ALL=1).
+    // is scored with the whole registry (GT_EXTRA_ALL=1).
     let covered: Vec<&'static str> = dets
         .iter()
         .map(|d| d.proto().name())
@@ -578,10 +596,10 @@ fn ssh_event_from_capture() {
     );
 }
 
-/// What the protocol-b detectors add to the classifier's cost: every flow of the nDPI captures is classified
-/// (up to the classifier's payload budget) with the full registry and with the registry minus the protocol-b
+/// What the extra detectors add to the classifier's cost: every flow of the nDPI captures is classified
+/// (up to the classifier's payload budget) with the full registry and with the registry minus the extra
 /// detectors, and the time per probed payload is printed for both. A measurement, not a check (no timed
-/// assertions): run with `cargo test -p flowbundle-protocols --release --test ground_truth_b -- --ignored
+/// assertions): run with `cargo test -p flowbundle-protocols --release --test ground_truth_extra -- --ignored
 /// --nocapture classifier_cost`.
 #[test]
 #[ignore]
