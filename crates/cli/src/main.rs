@@ -4,6 +4,7 @@
 use clap::Parser;
 
 mod cmd;
+mod logging;
 
 #[derive(Parser)]
 #[command(
@@ -31,7 +32,9 @@ enum Cli {
 }
 
 fn main() -> anyhow::Result<()> {
-    match Cli::parse() {
+    let cli = Cli::parse();
+    logging::init();
+    match cli {
         Cli::Demo(a) => cmd::demo::run(a),
         Cli::Trace(c) => cmd::trace::run(c),
         Cli::Inspect(a) => cmd::inspect::run(a),
