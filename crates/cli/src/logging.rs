@@ -15,11 +15,9 @@ const DEFAULT_LEVEL: LevelFilter = LevelFilter::WARN;
 
 /// The event filter for a `RUST_LOG` value (`None`: unset).
 pub fn filter(rust_log: Option<&str>) -> EnvFilter {
-    let builder = EnvFilter::builder().with_default_directive(DEFAULT_LEVEL.into());
-    match rust_log {
-        Some(directives) => builder.parse_lossy(directives),
-        None => builder.parse_lossy(""),
-    }
+    EnvFilter::builder()
+        .with_default_directive(DEFAULT_LEVEL.into())
+        .parse_lossy(rust_log.unwrap_or(""))
 }
 
 /// Installs the subscriber for the process. Called once, first thing in `main`.

@@ -360,9 +360,7 @@ pub fn parse_rule_contents(text: &str) -> (Vec<Vec<u8>>, usize) {
             continue;
         };
         for opt in options.iter().filter(|o| o.name == "content") {
-            match quoted(opt.value.unwrap_or(""))
-                .and_then(|(_, inner, _)| content_bytes(inner))
-            {
+            match quoted(opt.value.unwrap_or("")).and_then(|(_, inner, _)| content_bytes(inner)) {
                 Ok(p) => out.push(p),
                 Err(_) => bad += 1,
             }

@@ -323,9 +323,10 @@ pub fn hex_bytes(s: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
             }
             continue;
         }
-        let d = (b as char).to_digit(16).ok_or_else(|| {
-            format!("invalid hex digit `{}`", (b as char).escape_default())
-        })? as u8;
+        let d = (b as char)
+            .to_digit(16)
+            .ok_or_else(|| format!("invalid hex digit `{}`", (b as char).escape_default()))?
+            as u8;
         match nibble.take() {
             Some(h) => out.push(h << 4 | d),
             None => nibble = Some(d),

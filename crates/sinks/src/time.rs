@@ -66,7 +66,20 @@ mod tests {
         let mut day: u64 = 0;
         for year in 1970u64..2370 {
             let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-            let lengths = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+            let lengths = [
+                31,
+                if leap { 29 } else { 28 },
+                31,
+                30,
+                31,
+                30,
+                31,
+                31,
+                30,
+                31,
+                30,
+                31,
+            ];
             for (m, &len) in lengths.iter().enumerate() {
                 for d in 1..=len {
                     let ns = (day * 86_400 + 3_723) * 1_000_000_000 + 456_789_000;

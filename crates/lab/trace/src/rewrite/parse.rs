@@ -368,8 +368,15 @@ mod tests {
             Ok((19_782 * 86_400 + 1_800) * 1_000_000_000 + 1)
         );
         assert!(rfc3339("2023-02-29T00:00:00Z").is_err());
-        assert!(rfc3339("1969-12-31T23:59:59Z").unwrap_err().contains("before 1970"));
-        assert!(rfc3339("2010-01-01T00:00:00").is_err(), "an offset is required");
+        assert!(
+            rfc3339("1969-12-31T23:59:59Z")
+                .unwrap_err()
+                .contains("before 1970")
+        );
+        assert!(
+            rfc3339("2010-01-01T00:00:00").is_err(),
+            "an offset is required"
+        );
         assert!(rfc3339("2010-01-01T25:00:00Z").is_err());
     }
 }
