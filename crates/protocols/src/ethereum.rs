@@ -66,8 +66,7 @@ mod tests {
         );
         let mut ping = vec![0x11; 97];
         ping.extend_from_slice(&[0x01, 0xdd, 0x04, 0xcb]);
-        let c =
-            crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &ping, 56693, 30303);
+        let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToServer, &ping, 56693, 30303);
         assert_eq!(Det.probe(&c), Probe::Certain);
     }
 }

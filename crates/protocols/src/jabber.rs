@@ -106,11 +106,9 @@ mod tests {
         // jabber.pcap, port 5223: binary framing, type 0x25 and the message's own length.
         let mut hello = vec![0x25, 0x00, 0x45];
         hello.extend_from_slice(&[0x14; 66]);
-        let c =
-            crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 5223);
+        let c = crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 5223);
         assert_eq!(JabberDetector.probe(&c), Probe::Certain);
-        let c =
-            crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 443);
+        let c = crate::testkit::ctx_ports(Transport::Tcp, Direction::ToServer, &hello, 34218, 443);
         assert_eq!(JabberDetector.probe(&c), Probe::NotForUs);
     }
 }

@@ -57,13 +57,8 @@ mod tests {
         ];
         let c = crate::testkit::ctx_ports(Transport::Udp, Direction::ToClient, &d, 10001, 50000);
         assert_eq!(Det.probe(&c), Probe::Certain);
-        let c = crate::testkit::ctx_ports(
-            Transport::Udp,
-            Direction::ToClient,
-            &d[..13],
-            10001,
-            50000,
-        );
+        let c =
+            crate::testkit::ctx_ports(Transport::Udp, Direction::ToClient, &d[..13], 10001, 50000);
         assert_eq!(Det.probe(&c), Probe::NotForUs);
     }
 }
