@@ -177,7 +177,7 @@ pub struct CostWriter<W: Write> {
 /// The two formats of [`CostWriter`]: CSV goes through the `csv` crate's writer.
 enum CostOut<W: Write> {
     Binary(W),
-    Csv(csv::Writer<W>),
+    Csv(Box<csv::Writer<W>>),
 }
 
 impl<W: Write> CostWriter<W> {
@@ -188,7 +188,7 @@ impl<W: Write> CostWriter<W> {
             w.write_record([
                 "packet", "flow_id", "ns", "position", "cycles", "proto", "dir", "app",
             ])?;
-            CostOut::Csv(w)
+            CostOut::Csv(Box::new(w))
         } else {
             let mut h = [0u8; 32];
             h[0..8].copy_from_slice(MAGIC);
