@@ -399,7 +399,13 @@ pub(crate) fn plan_pinning(pin: bool, workers: usize) -> Pinning {
             workers + 1,
             cores.len()
         );
-        tracing::info!("{why}");
+        // More workers than cores is worth a warning (they will time-share); the dispatcher sharing a core with the
+        // workers is the normal case of `--threads` = cores, not worth one.
+        if workers > cores.len() {
+            tracing::warn!("threads could not be pinned: {why}");
+        } else {
+            tracing::info!("{why}");
+        }
         return Pinning::Floating(why);
     }
     Pinning::Pinned {
