@@ -123,6 +123,16 @@ pub enum Error {
     #[error("cannot write packet: {0}")]
     Unwritable(&'static str),
 
+    /// An output path names the same file as one of the inputs (compared by device and inode, not by spelling):
+    /// writing it would destroy the input before, or instead of, reading it.
+    #[error("refusing to write {}: it is the input {}", output.display(), input.display())]
+    OutputIsInput {
+        /// The output path as given.
+        output: PathBuf,
+        /// The input path it names, as given.
+        input: PathBuf,
+    },
+
     /// Live capture was requested from a build without the `live` feature.
     #[error(
         "flowbundle was built without the `live` feature; rebuild with `--features live` (needs libpcap)"

@@ -28,6 +28,7 @@ pub mod error;
 pub mod format;
 pub mod linktype;
 pub mod live;
+pub mod output;
 pub mod reader;
 pub mod record;
 #[cfg(feature = "testing")]
@@ -43,6 +44,7 @@ pub use format::{
 };
 pub use linktype::LinkType;
 pub use live::LiveCapture;
+pub use output::{OutputFile, refuse_input_as_output};
 pub use reader::CaptureReader;
 pub use record::PacketRecord;
 pub use trace::{Trace, TraceBuilder, TraceIter};

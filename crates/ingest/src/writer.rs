@@ -8,14 +8,13 @@
 //! The writer writes in the host's byte order (as libpcap does). Each packet is two `write_all` calls (16-byte
 //! header, data), so give it a buffered sink; [`PcapWriter::create`] does.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
-use crate::{Error, LinkType, MAX_CAPLEN, PacketRecord};
+use crate::{Error, LinkType, MAX_CAPLEN, OutputFile, PacketRecord};
 
 /// Timestamp resolution of a classic pcap file (its magic number says which).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -171,31 +170,33 @@ impl<W: Write> PcapWriter<W> {
 }
 
 impl PcapWriter<FileSink> {
-    /// Create (truncate) a pcap file; gzip-compressed when the name ends in `.gz`. Errors name the path.
+    /// Create a pcap file; gzip-compressed when the name ends in `.gz`. Errors name the path.
+    ///
+    /// The file is written beside `path` under a temporary name ([`OutputFile`]) and takes its name in
+    /// [`close`](PcapWriter::close): until then an existing file at `path` is untouched.
     pub fn create(
         path: impl AsRef<Path>,
         opts: WriterOptions,
     ) -> Result<PcapWriter<FileSink>, Error> {
         let path = path.as_ref();
-        let file = File::create(path).map_err(|e| Error::file(path, e))?;
-        let buffered = BufWriter::with_capacity(256 * 1024, file);
+        let file = OutputFile::create(path)?;
         let gzip = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
         let sink = FileSink {
             inner: if gzip {
-                Sink::Gzip(Box::new(GzEncoder::new(buffered, Compression::fast())))
+                Sink::Gzip(Box::new(GzEncoder::new(file, Compression::fast())))
             } else {
-                Sink::Plain(buffered)
+                Sink::Plain(file)
             },
             path: path.to_path_buf(),
         };
         PcapWriter::new(sink, opts).map_err(|e| e.with_path(path))
     }
 
-    /// Finish the file: flush, write the gzip trailer if compressed, and report any error with the path.
+    /// Finish the file: flush, write the gzip trailer if compressed, and give it its name; errors carry the path.
     ///
-    /// Dropping the writer instead also completes the file, but silently ignores errors.
+    /// Dropping the writer instead discards what was written (the temporary file is removed).
     pub fn close(self) -> Result<(), Error> {
         let path = self.out.path.clone();
         self.finish().map_err(|e| e.with_path(&path))?.close()
@@ -211,9 +212,9 @@ pub struct FileSink {
 
 #[derive(Debug)]
 enum Sink {
-    Plain(BufWriter<File>),
+    Plain(OutputFile),
     /// Boxed: the encoder's state is large and the sink is made once per file.
-    Gzip(Box<GzEncoder<BufWriter<File>>>),
+    Gzip(Box<GzEncoder<OutputFile>>),
 }
 
 impl FileSink {
@@ -222,13 +223,13 @@ impl FileSink {
         &self.path
     }
 
-    /// Flush everything (and the gzip trailer) to the file.
+    /// Flush everything (and the gzip trailer) to the file and give it its name.
     pub fn close(self) -> Result<(), Error> {
-        let result = match self.inner {
-            Sink::Plain(mut w) => w.flush(),
-            Sink::Gzip(gz) => gz.finish().and_then(|mut w| w.flush()),
+        let file = match self.inner {
+            Sink::Plain(w) => w,
+            Sink::Gzip(gz) => gz.finish().map_err(|e| Error::file(&self.path, e))?,
         };
-        result.map_err(|e| Error::file(&self.path, e))
+        file.commit()
     }
 }
 

@@ -153,8 +153,21 @@ pub struct Args {
     quiet: bool,
 }
 
+/// The files a bench run reads (its JSON output may not be one of them).
+fn inputs(args: &Args) -> Vec<&std::path::Path> {
+    args.traces
+        .iter()
+        .chain(&args.rules)
+        .chain(&args.cost_file)
+        .map(PathBuf::as_path)
+        .collect()
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let schedulers = super::scheduler_list(&args.scheduler)?;
+    if let Some(out) = &args.json {
+        super::check_output(out, inputs(&args))?;
+    }
     if args.threads.is_empty()
         || args
             .threads
@@ -262,8 +275,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         table::life(&report)
     );
     if let Some(out) = &args.json {
-        std::fs::write(out, report.to_json())
-            .with_context(|| format!("writing {}", out.display()))?;
+        super::write_output(out, inputs(&args), report.to_json())?;
         eprintln!("wrote {}", out.display());
     }
     if let Some(dir) = &args.plots {

@@ -195,6 +195,10 @@ fn devices(a: DevicesArgs) -> anyhow::Result<()> {
 }
 
 fn profile(a: ProfileArgs) -> anyhow::Result<()> {
+    if let Some(out) = &a.json {
+        super::check_output(out, &a.patterns)?;
+    }
+    let patterns = a.patterns.clone();
     let dfa = load_dfa(a.patterns, &a.data)?;
     let payloads = payload::real_payloads(&a.data, a.packet_bytes, 4096);
     if payloads.is_empty() {
@@ -240,14 +244,23 @@ fn profile(a: ProfileArgs) -> anyhow::Result<()> {
     }
     print!("{}", table.render_table());
     if let Some(path) = a.json {
-        std::fs::write(&path, table.to_json())
-            .with_context(|| format!("writing {}", path.display()))?;
+        super::write_output(&path, &patterns, table.to_json())?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())
 }
 
 fn run_sched(a: RunArgs) -> anyhow::Result<()> {
+    let inputs: Vec<&std::path::Path> = a
+        .trace
+        .iter()
+        .chain(&a.profile)
+        .chain(&a.patterns)
+        .map(PathBuf::as_path)
+        .collect();
+    for out in [&a.log, &a.svg].into_iter().chain(&a.report) {
+        super::check_output(out, &inputs)?;
+    }
     let profile = match &a.profile {
         Some(p) => Profile::from_json(
             &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
@@ -340,9 +353,8 @@ fn gbps(x: f64) -> String {
 
 /// Writes the decision log (JSON lines) and prints one line per decision.
 fn write_decisions(log: &RunLog, path: &std::path::Path) -> anyhow::Result<()> {
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
-    );
+    // The inputs were compared with this path before the run (`run_sched`).
+    let mut f = super::Output::open(path, std::iter::empty::<&std::path::Path>())?;
     for d in &log.decisions {
         writeln!(f, "{}", d.to_json_line())?;
         let from = d.from.as_ref().map_or("-".to_string(), |p| {
@@ -362,8 +374,7 @@ fn write_decisions(log: &RunLog, path: &std::path::Path) -> anyhow::Result<()> {
             d.power_w
         );
     }
-    f.flush()?;
-    Ok(())
+    f.finish()
 }
 
 /// `hetero run TRACE`: the real-clock runtime.
@@ -478,7 +489,7 @@ fn run_real(
     flowbundle_hetero::plot::timeline_svg(&report.log, &a.svg, &title)
         .map_err(anyhow::Error::msg)?;
     if let Some(p) = &a.report {
-        std::fs::write(p, report.to_json()).with_context(|| format!("writing {}", p.display()))?;
+        super::write_output(p, std::iter::empty::<&std::path::Path>(), report.to_json())?;
     }
     println!(
         "{} decisions -> {}; timeline -> {}; {:.1} s on the real clock",

@@ -8,8 +8,6 @@
 //! thread writes the events as the run goes on, in the single-threaded run's order (see `flowbundle_inspect::stream`).
 //! Memory is the flow state plus the arena, whatever the input's length.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -113,7 +111,7 @@ pub struct Args {
 
 enum Sink {
     None,
-    Eve(EveWriter<Box<dyn Write>>),
+    Eve(EveWriter<super::Output>),
 }
 
 impl Sink {
@@ -136,7 +134,7 @@ impl Sink {
     }
 }
 
-struct CostSink(Option<CostWriter<BufWriter<File>>>);
+struct CostSink(Option<CostWriter<super::Output>>);
 
 impl CostSink {
     fn write(&mut self, recs: &[CostRecord]) -> anyhow::Result<()> {
@@ -240,24 +238,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    // Every file this run reads: no output may be one of them.
+    let inputs: Vec<&std::path::Path> = args
+        .files
+        .iter()
+        .chain(&args.rules)
+        .chain(&args.content_hex)
+        .map(PathBuf::as_path)
+        .collect();
     let mut sink = match &args.output {
         None => Sink::None,
-        Some(p) if p.as_os_str() == "-" => Sink::Eve(EveWriter::new(Box::new(BufWriter::new(
-            std::io::stdout().lock(),
-        )))),
-        Some(p) => {
-            let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
-            Sink::Eve(EveWriter::new(Box::new(BufWriter::with_capacity(
-                1 << 16,
-                f,
-            ))))
-        }
+        Some(p) => Sink::Eve(EveWriter::new(super::Output::open(p, &inputs)?)),
     };
     let mut costs = CostSink(match &args.cost_out {
         Some(p) => {
             let csv = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-            let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
-            Some(CostWriter::new(BufWriter::new(f), csv)?)
+            Some(CostWriter::new(super::Output::open(p, &inputs)?, csv)?)
         }
         None => None,
     });
@@ -401,10 +397,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     sink.write(&finished.events)?;
     costs.write(&finished.cost_records)?;
     if let Sink::Eve(w) = sink {
-        w.into_inner().context("flushing EVE output")?;
+        w.into_inner().context("flushing EVE output")?.finish()?;
     }
     if let Some(w) = costs.0 {
-        w.finish().context("flushing cost records")?;
+        w.finish().context("flushing cost records")?.finish()?;
     }
     if args.summary || args.output.is_none() {
         let prestage = pre.stats();

@@ -21,3 +21,85 @@ pub fn scheduler_list(names: &[String]) -> anyhow::Result<Vec<String>> {
     }
     Ok(names.to_vec())
 }
+
+/// Refuse an output path that names one of the inputs (the same file, however spelled); see
+/// [`flowbundle_ingest::output`], where the rule lives.
+pub fn check_output<P: AsRef<std::path::Path>>(
+    output: &std::path::Path,
+    inputs: impl IntoIterator<Item = P>,
+) -> anyhow::Result<()> {
+    flowbundle_ingest::refuse_input_as_output(output, inputs)?;
+    Ok(())
+}
+
+/// Write a whole output file (a JSON report): refused when it is one of `inputs`, and written through a temporary
+/// file renamed at the end, so a failure leaves no half-written file.
+pub fn write_output<P: AsRef<std::path::Path>>(
+    output: &std::path::Path,
+    inputs: impl IntoIterator<Item = P>,
+    bytes: impl AsRef<[u8]>,
+) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    check_output(output, inputs)?;
+    let mut f = flowbundle_ingest::OutputFile::create(output)?;
+    f.write_all(bytes.as_ref())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
+    f.commit()?;
+    Ok(())
+}
+
+/// A streamed output: standard output (`-`) or a file written through [`flowbundle_ingest::OutputFile`].
+pub enum Output {
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+    File(flowbundle_ingest::OutputFile),
+}
+
+impl Output {
+    /// Open `path` for writing (`-` is standard output), refusing a path that is one of `inputs`.
+    pub fn open<P: AsRef<std::path::Path>>(
+        path: &std::path::Path,
+        inputs: impl IntoIterator<Item = P>,
+    ) -> anyhow::Result<Output> {
+        if path.as_os_str() == "-" {
+            return Ok(Output::Stdout(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout(),
+            )));
+        }
+        check_output(path, inputs)?;
+        Ok(Output::File(flowbundle_ingest::OutputFile::create(path)?))
+    }
+
+    /// Flush, and give a file its name.
+    pub fn finish(self) -> anyhow::Result<()> {
+        use std::io::Write as _;
+        match self {
+            Output::Stdout(mut w) => w.flush()?,
+            Output::File(f) => f.commit()?,
+        }
+        Ok(())
+    }
+}
+
+impl std::io::Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(w) => w.write(buf),
+            Output::File(f) => f.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(w) => w.write_all(buf),
+            Output::File(f) => f.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(w) => w.flush(),
+            Output::File(f) => f.flush(),
+        }
+    }
+}

@@ -353,8 +353,23 @@ fn truncate(mut i: SimInput, n: usize) -> SimInput {
     i
 }
 
+/// The files a simulate run reads (none of its outputs may be one of them).
+fn inputs(args: &Args) -> Vec<&std::path::Path> {
+    args.traces
+        .iter()
+        .chain(&args.params)
+        .chain(&args.cost_file)
+        .chain(&args.calibrate)
+        .chain(&args.overlay)
+        .map(PathBuf::as_path)
+        .collect()
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let schedulers = super::scheduler_list(&args.scheduler)?;
+    for out in args.params_out.iter().chain(&args.json) {
+        super::check_output(out, inputs(&args))?;
+    }
     let cores = parse_cores(&args.cores)?;
     if !(args.latency_at > 0.0 && args.latency_at <= 1.0) {
         bail!("--latency-at must be in (0, 1]");
@@ -421,7 +436,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         params = fit.params.clone();
         if fit.max_abs_error > args.max_error {
             if let Some(out) = &args.params_out {
-                std::fs::write(out, params.to_json())?;
+                super::write_output(out, inputs(&args), params.to_json())?;
             }
             bail!(
                 "calibration error {:.1}% exceeds {:.0}%",
@@ -431,8 +446,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if let Some(out) = &args.params_out {
-        std::fs::write(out, params.to_json())
-            .with_context(|| format!("writing {}", out.display()))?;
+        super::write_output(out, inputs(&args), params.to_json())?;
         eprintln!("wrote {}", out.display());
     }
 
@@ -492,8 +506,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!();
     }
     if let Some(out) = &args.json {
-        std::fs::write(out, report.to_json())
-            .with_context(|| format!("writing {}", out.display()))?;
+        super::write_output(out, inputs(&args), report.to_json())?;
         eprintln!("wrote {}", out.display());
     }
     if let Some(dir) = &args.plots {

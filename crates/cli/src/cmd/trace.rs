@@ -407,6 +407,7 @@ fn run_merge(a: MergeArgs) -> anyhow::Result<()> {
         report: !a.no_report,
         progress: progress_of(a.no_progress),
     };
+    super::check_output(&a.output, &a.inputs)?;
     let r = merge_files(&a.inputs, &a.output, &cfg)
         .with_context(|| format!("trace merge -o {}", a.output.display()))?;
     if a.json {
@@ -483,6 +484,7 @@ fn run_anonymize(a: AnonymizeArgs) -> anyhow::Result<()> {
         progress: progress_of(a.no_progress),
         ..AnonymizeConfig::new(a.method)
     };
+    super::check_output(&a.output, [&a.input])?;
     let r = anonymize_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace anonymize {}", a.input.display()))?;
     if a.json {
@@ -536,6 +538,7 @@ fn run_rescale(a: RescaleArgs) -> anyhow::Result<()> {
         target,
         progress: progress_of(a.no_progress),
     };
+    super::check_output(&a.output, [&a.input])?;
     let r = rescale_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace rescale {}", a.input.display()))?;
     if a.json {
@@ -584,6 +587,7 @@ fn run_cut(a: CutArgs) -> anyhow::Result<()> {
         time: a.time,
         progress: progress_of(a.no_progress),
     };
+    super::check_output(&a.output, [&a.input])?;
     let r = cut_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace cut {}", a.input.display()))?;
     if a.json {

@@ -1,0 +1,181 @@
+//! Writing output files without losing input: every command that writes a file goes through here.
+//!
+//! Two rules, kept in this one place:
+//! - an output must not be one of the inputs ([`refuse_input_as_output`]): the same file is recognised by device and
+//!   inode (Unix) or by canonical path (elsewhere), so `./a.pcap`, `a.pcap` and a hard link all count;
+//! - an output appears only when complete ([`OutputFile`]): it is written to a temporary file in the target's
+//!   directory and renamed over the target by [`OutputFile::commit`]. A run that fails half-way leaves the old file
+//!   (or none) in place, never a truncated one.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+
+/// Refuse an `output` that is the same file as one of `inputs`.
+///
+/// `-` (standard output) is never a file here. An output that does not exist yet cannot be an input; an input that
+/// cannot be examined is left for its reader to report.
+pub fn refuse_input_as_output<I, P>(output: &Path, inputs: I) -> Result<(), Error>
+where
+    I: IntoIterator<Item = P>,
+    P: AsRef<Path>,
+{
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    let Some(out_id) = FileId::of(output) else {
+        return Ok(());
+    };
+    for input in inputs {
+        let input = input.as_ref();
+        if input.as_os_str() != "-" && FileId::of(input).is_some_and(|id| id == out_id) {
+            return Err(Error::OutputIsInput {
+                output: output.to_path_buf(),
+                input: input.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What makes two paths the same file.
+#[derive(PartialEq, Eq)]
+enum FileId {
+    #[cfg(unix)]
+    Inode { dev: u64, ino: u64 },
+    #[cfg(not(unix))]
+    Canonical(PathBuf),
+}
+
+impl FileId {
+    fn of(path: &Path) -> Option<FileId> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::metadata(path).ok()?;
+            Some(FileId::Inode {
+                dev: m.dev(),
+                ino: m.ino(),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::canonicalize(path).ok().map(FileId::Canonical)
+        }
+    }
+}
+
+/// An output file under construction: a buffered temporary file beside `path`, renamed to `path` by
+/// [`commit`](OutputFile::commit). Dropped without a commit, the temporary file is removed and `path` is untouched.
+#[derive(Debug)]
+pub struct OutputFile {
+    tmp: BufWriter<tempfile::NamedTempFile>,
+    path: PathBuf,
+}
+
+impl OutputFile {
+    /// Start writing `path` (its directory must exist and be writable). Errors name the path.
+    pub fn create(path: impl AsRef<Path>) -> Result<OutputFile, Error> {
+        let path = path.as_ref();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path.file_name().ok_or_else(|| {
+            Error::file(
+                path,
+                io::Error::new(io::ErrorKind::InvalidInput, "not a file name"),
+            )
+        })?;
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let tmp = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".partial")
+            .tempfile_in(dir)
+            .map_err(|e| Error::file(path, e))?;
+        Ok(OutputFile {
+            tmp: BufWriter::with_capacity(256 * 1024, tmp),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The path the file will have once committed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flush, sync and rename the temporary file to the target path (replacing what was there).
+    pub fn commit(self) -> Result<(), Error> {
+        let path = self.path;
+        let tmp = self
+            .tmp
+            .into_inner()
+            .map_err(|e| Error::file(&path, e.into_error()))?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::file(&path, e))?;
+        let file: File = tmp.persist(&path).map_err(|e| Error::file(&path, e.error))?;
+        drop(file);
+        Ok(())
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tmp.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.tmp.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.tmp.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_file_under_another_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.pcap");
+        std::fs::write(&a, b"x").unwrap();
+        let linked = dir.path().join("b.pcap");
+        std::fs::hard_link(&a, &linked).unwrap();
+        let dotted = dir.path().join(".").join("a.pcap");
+        for out in [&a, &linked, &dotted] {
+            let e = refuse_input_as_output(out, [&a]).unwrap_err();
+            assert!(matches!(e, Error::OutputIsInput { .. }), "{e}");
+        }
+        let other = dir.path().join("c.pcap");
+        refuse_input_as_output(&other, [&a]).unwrap();
+        std::fs::write(&other, b"y").unwrap();
+        refuse_input_as_output(&other, [&a]).unwrap();
+        refuse_input_as_output(Path::new("-"), [&a]).unwrap();
+    }
+
+    #[test]
+    fn an_output_appears_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.txt");
+        std::fs::write(&target, b"old").unwrap();
+        let mut f = OutputFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        f.flush().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        drop(f);
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
+        let mut f = OutputFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+    }
+}
