@@ -31,15 +31,76 @@ enum Cli {
     Hetero(cmd::hetero::Command),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     logging::init();
-    match cli {
+    let result = match cli {
         Cli::Demo(a) => cmd::demo::run(a),
         Cli::Trace(c) => cmd::trace::run(c),
         Cli::Inspect(a) => cmd::inspect::run(a),
         Cli::Bench(a) => cmd::bench::run(a),
         Cli::Simulate(a) => cmd::simulate::run(a),
         Cli::Hetero(c) => cmd::hetero::run(c),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // The reader went away (`| head`): what it did not read is not wanted; nothing to report.
+        Err(e) if closed_pipe(&e) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "flowbundle: {}", one_line(&e));
+            std::process::ExitCode::FAILURE
+        }
     }
+}
+
+/// Whether the error comes from writing to a pipe whose reader has closed it.
+fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<flowbundle_ingest::Error>().is_some_and(|i| {
+                std::error::Error::source(i)
+                    .and_then(|s| s.downcast_ref::<std::io::Error>())
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            })
+    })
+}
+
+/// An error and its causes on one line, each cause once: a cause whose text an outer message already carries
+/// (`opening x.pcap` over `x.pcap: No such file or directory`) is not repeated.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        let mut text = text.lines().next().unwrap_or("").trim();
+        // io::Error's ` (os error 2)`: the words before it say it already.
+        if let Some(i) = text.find(" (os error ")
+            && text.ends_with(')')
+        {
+            text = &text[..i];
+        }
+        if text.is_empty() || line.contains(text) {
+            continue;
+        }
+        if line.is_empty() {
+            line.push_str(text);
+        } else if let Some(rest) = common_tail(&line, text) {
+            // `opening x.pcap` + `x.pcap: No such file`: join on the shared name.
+            line.push_str(rest);
+        } else {
+            line.push_str(": ");
+            line.push_str(text);
+        }
+    }
+    line
+}
+
+/// When `next` starts with the last word of `line` (a path both name), the part of `next` after it.
+fn common_tail<'a>(line: &str, next: &'a str) -> Option<&'a str> {
+    let last = line.rsplit(' ').next()?;
+    (last.len() > 1)
+        .then(|| next.strip_prefix(last))
+        .flatten()
+        .filter(|rest| rest.starts_with(':'))
 }

@@ -69,16 +69,35 @@ impl FileId {
 
 /// An output file under construction: a buffered temporary file beside `path`, renamed to `path` by
 /// [`commit`](OutputFile::commit). Dropped without a commit, the temporary file is removed and `path` is untouched.
+///
+/// A `path` that exists and is not a regular file (a device such as `/dev/null`, a named pipe) is written directly:
+/// it cannot be replaced, and nothing of it can be lost.
 #[derive(Debug)]
 pub struct OutputFile {
-    tmp: BufWriter<tempfile::NamedTempFile>,
+    sink: Target,
     path: PathBuf,
+}
+
+#[derive(Debug)]
+enum Target {
+    Temporary(BufWriter<tempfile::NamedTempFile>),
+    Direct(BufWriter<File>),
 }
 
 impl OutputFile {
     /// Start writing `path` (its directory must exist and be writable). Errors name the path.
     pub fn create(path: impl AsRef<Path>) -> Result<OutputFile, Error> {
         let path = path.as_ref();
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::file(path, e))?;
+            return Ok(OutputFile {
+                sink: Target::Direct(BufWriter::with_capacity(256 * 1024, file)),
+                path: path.to_path_buf(),
+            });
+        }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -98,7 +117,7 @@ impl OutputFile {
             .tempfile_in(dir)
             .map_err(|e| Error::file(path, e))?;
         Ok(OutputFile {
-            tmp: BufWriter::with_capacity(256 * 1024, tmp),
+            sink: Target::Temporary(BufWriter::with_capacity(256 * 1024, tmp)),
             path: path.to_path_buf(),
         })
     }
@@ -111,8 +130,11 @@ impl OutputFile {
     /// Flush, sync and rename the temporary file to the target path (replacing what was there).
     pub fn commit(self) -> Result<(), Error> {
         let path = self.path;
-        let tmp = self
-            .tmp
+        let tmp = match self.sink {
+            Target::Temporary(w) => w,
+            Target::Direct(mut w) => return w.flush().map_err(|e| Error::file(&path, e)),
+        };
+        let tmp = tmp
             .into_inner()
             .map_err(|e| Error::file(&path, e.into_error()))?;
         tmp.as_file()
@@ -126,15 +148,24 @@ impl OutputFile {
 
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tmp.write(buf)
+        match &mut self.sink {
+            Target::Temporary(w) => w.write(buf),
+            Target::Direct(w) => w.write(buf),
+        }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.tmp.write_all(buf)
+        match &mut self.sink {
+            Target::Temporary(w) => w.write_all(buf),
+            Target::Direct(w) => w.write_all(buf),
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.tmp.flush()
+        match &mut self.sink {
+            Target::Temporary(w) => w.flush(),
+            Target::Direct(w) => w.flush(),
+        }
     }
 }
 

@@ -268,9 +268,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         other => bail!("unknown workload `{other}`"),
     };
-    println!("{}", table::header(&report));
-    println!("{}", table::summary(&report));
-    println!(
+    outln!("{}", table::header(&report));
+    outln!("{}", table::summary(&report));
+    outln!(
         "Life of a packet (mean per packet):\n\n{}",
         table::life(&report)
     );

@@ -75,11 +75,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     synth = synth.with_packets(args.packets);
     synth.seed = args.seed;
     let (trace, made) = generate_trace(&synth).map_err(|e| anyhow::anyhow!("synth: {e}"))?;
-    println!(
+    outln!(
         "== 1. Synthetic trace (profile balanced, seed {})\n",
         args.seed
     );
-    println!(
+    outln!(
         "{} packets, {} bytes on the wire, {} connections over {:.2} s of capture time (generated in {:.2} s)",
         made.packets,
         made.wire_bytes,
@@ -95,10 +95,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .iter()
         .map(|a| format!("{:?} {}", a.app, a.connections))
         .collect();
-    println!("connections by application: {}\n", apps.join(", "));
+    outln!("connections by application: {}\n", apps.join(", "));
 
     // 2. The engine, single-threaded, with the embedded rules.
-    println!(
+    outln!(
         "== 2. Inspection (single-threaded, built-in detectors, {} embedded rules)\n",
         RULES.lines().filter(|l| !l.trim().is_empty()).count()
     );
@@ -130,7 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     info.packets_read = trace.len() as u64;
     info.elapsed = Some(t.elapsed());
     let prestage = pre.stats();
-    print!(
+    out!(
         "{}",
         Summary {
             finished: &finished,
@@ -148,8 +148,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     kinds.sort();
     let counts: Vec<String> = kinds.iter().map(|(k, c)| format!("{k} {c}")).collect();
-    println!("\nEVE events: {}", counts.join(", "));
-    println!(
+    outln!("\nEVE events: {}", counts.join(", "));
+    outln!(
         "alerts: {}",
         kinds
             .iter()
@@ -157,7 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_or(0, |(_, c)| *c)
     );
     if args.eve > 0 {
-        println!("\nFirst EVE lines of each type:");
+        outln!("\nFirst EVE lines of each type:");
         let mut buf = Vec::new();
         for (k, _) in &kinds {
             for e in finished
@@ -168,13 +168,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             {
                 buf.clear();
                 flowbundle_sinks::eve::render(&mut buf, e);
-                println!("{}", String::from_utf8_lossy(&buf));
+                outln!("{}", String::from_utf8_lossy(&buf));
             }
         }
     }
 
     // 3. The schedulers, with the engine as the workload.
-    println!(
+    outln!(
         "\n== 3. Schedulers (flowbundle bench --workload inspect --mode raw, threads {:?}, median of {})\n",
         args.threads,
         args.reps.max(1)
@@ -201,12 +201,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let t = Instant::now();
     let report = sweep(&prep, &runner, &hc)?;
-    println!("{}", table::header(&report));
-    println!("{}", table::summary(&report));
-    println!(
+    outln!("{}", table::header(&report));
+    outln!("{}", table::summary(&report));
+    outln!(
         "Life of a packet (mean per packet):\n\n{}",
         table::life(&report)
     );
-    println!("bench: {:.1} s", t.elapsed().as_secs_f64());
+    outln!("bench: {:.1} s", t.elapsed().as_secs_f64());
     Ok(())
 }

@@ -171,11 +171,11 @@ fn devices(a: DevicesArgs) -> anyhow::Result<()> {
     let dfa = load_dfa(a.patterns, &a.data)?;
     let (devs, notes) = device::discover(0, dfa);
     for n in notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     for d in &devs {
         let i = d.info();
-        println!(
+        outln!(
             "{:<8} {:<8} {:<9} {:>4} units  {}",
             i.id,
             i.kind.label(),
@@ -185,11 +185,11 @@ fn devices(a: DevicesArgs) -> anyhow::Result<()> {
         );
     }
     for id in Profile::pythia_paper().devices() {
-        println!("{id:<8} modelled (Pythia paper Tables I-III; use with `hetero run`)");
+        outln!("{id:<8} modelled (Pythia paper Tables I-III; use with `hetero run`)");
     }
     let meters = PowerMeters::open();
     for n in &meters.notes {
-        println!("power: {n}");
+        outln!("power: {n}");
     }
     Ok(())
 }
@@ -242,7 +242,7 @@ fn profile(a: ProfileArgs) -> anyhow::Result<()> {
     if a.with_paper {
         table.merge(Profile::pythia_paper());
     }
-    print!("{}", table.render_table());
+    out!("{}", table.render_table());
     if let Some(path) = a.json {
         super::write_output(&path, &patterns, table.to_json())?;
         eprintln!("wrote {}", path.display());
@@ -332,7 +332,7 @@ fn run_sched(a: RunArgs) -> anyhow::Result<()> {
         }
     );
     flowbundle_hetero::plot::timeline_svg(&log, &a.svg, &title).map_err(anyhow::Error::msg)?;
-    println!(
+    outln!(
         "{} decisions -> {}; timeline -> {}; {:.2} Gbit dropped (virtual clock; power estimated from the profile's model)",
         log.decisions.len(),
         a.log.display(),
@@ -360,7 +360,7 @@ fn write_decisions(log: &RunLog, path: &std::path::Path) -> anyhow::Result<()> {
         let from = d.from.as_ref().map_or("-".to_string(), |p| {
             format!("{}/{}", p.devices.join("+"), p.batch)
         });
-        println!(
+        outln!(
             "{:7.2}s {:<4} {:<15} {} -> {}/{}  offered {} Gbit/s, capacity {}, latency {:.0} µs, power {:.1} W",
             d.t_s,
             d.app.name(),
@@ -436,7 +436,7 @@ fn run_real(
     write_decisions(&report.log, &a.log)?;
     for r in &report.apps {
         let secs = report.wall_s.max(1e-9);
-        println!(
+        outln!(
             "{:<4} released {} packets ({:.3} Gbit/s), processed {} ({:.3} Gbit/s), dropped {}, failed {}, left at the end {}, {} batches, {} placements applied ({} with a drain){}",
             r.app.map_or("-", |x| x.name()),
             r.arrived_packets,
@@ -457,7 +457,7 @@ fn run_real(
         );
     }
     for n in &report.notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     let power = report
         .log
@@ -491,7 +491,7 @@ fn run_real(
     if let Some(p) = &a.report {
         super::write_output(p, std::iter::empty::<&std::path::Path>(), report.to_json())?;
     }
-    println!(
+    outln!(
         "{} decisions -> {}; timeline -> {}; {:.1} s on the real clock",
         report.log.decisions.len(),
         a.log.display(),

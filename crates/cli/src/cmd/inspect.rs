@@ -285,7 +285,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             for path in &args.files {
                 let mut reader = CaptureReader::open(path)
-                    .with_context(|| format!("opening {}", path.display()))?;
+                    .with_context(|| format!("cannot open {}", path.display()))?;
                 loop {
                     let rec = match reader.next_packet() {
                         Ok(Some(r)) => r,
@@ -413,7 +413,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if eve_to_stdout {
             eprint!("{text}");
         } else {
-            print!("{text}");
+            out!("{text}");
         }
     }
     Ok(())

@@ -1,5 +1,27 @@
 //! One module per command group; each owns its clap arguments and a `run` function.
 
+/// `print!` to standard output that returns a failed write (a closed pipe, a full disk) from the enclosing function as
+/// an error instead of panicking; `main` exits quietly on a closed pipe and with one line on anything else.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*).map_err(crate::cmd::stdout_error)?
+    }};
+}
+
+/// `println!` with the error handling of [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*).map_err(crate::cmd::stdout_error)?
+    }};
+}
+
+/// A failed write to standard output, as an error `main` can recognise (a closed pipe is not a failure).
+pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
+    anyhow::Error::new(e).context("cannot write to standard output")
+}
+
 pub mod bench;
 pub mod demo;
 pub mod hetero;

@@ -410,15 +410,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let measured: Vec<Measured> = calibrate::measured_from(&measured_report, 2);
         eprintln!("calibrating on {} measured runs ...", measured.len());
         let fit = calibrate::calibrate(&input, &params, &sched, &measured)?;
-        println!(
+        outln!(
             "Calibration ({} evaluations): cost scale {:.4}, worker cost {} cycles ({:.0} ns) per packet\n",
             fit.evaluations, fit.cost_scale, fit.worker_cycles, fit.worker_ns
         );
-        println!(
+        outln!(
             "| scheduler | threads | measured Mpps | simulated Mpps | error |\n|---|---|---|---|---|"
         );
         for r in &fit.rows {
-            println!(
+            outln!(
                 "| {} | {} | {:.4} | {:.4} | {:+.1}% |",
                 r.scheduler,
                 r.threads,
@@ -427,7 +427,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 r.error * 100.0
             );
         }
-        println!(
+        outln!(
             "\nfit error: max {:.1}%, rms {:.1}% (limit {:.0}%)\n",
             fit.max_abs_error * 100.0,
             fit.rms_error * 100.0,
@@ -476,21 +476,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         input.len(),
         started.elapsed().as_secs_f64()
     );
-    println!("{}", table::header(&report.bench));
-    println!("{}", table::summary(&report.bench));
-    println!(
+    outln!("{}", table::header(&report.bench));
+    outln!("{}", table::summary(&report.bench));
+    outln!(
         "Model (flow-state misses per packet, busiest core):\n\n{}",
         model_table(&report)
     );
-    println!(
+    outln!(
         "Life of a packet (mean per packet):\n\n{}",
         table::life(&report.bench)
     );
     if args.findings {
         let profile = args.synth.as_deref().unwrap_or("");
-        println!("Findings of ANCS'10 on this sweep:\n");
+        outln!("Findings of ANCS'10 on this sweep:\n");
         for f in findings::check(profile, &report, &input) {
-            println!(
+            outln!(
                 "- [{}] {}: {}",
                 if f.holds { "holds" } else { "DOES NOT HOLD" },
                 f.name,
@@ -498,12 +498,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             );
         }
         if let Some((n, paper, pname, any, aname)) = findings::headline(&report) {
-            println!(
+            outln!(
                 "- headline at {n} cores: lfb / {pname} = {paper:.2} (the paper: 1.38 on Balanced at 14 threads); \
                  lfb / {aname} (best of all simulated) = {any:.2}"
             );
         }
-        println!();
+        outln!();
     }
     if let Some(out) = &args.json {
         super::write_output(out, inputs(&args), report.to_json())?;

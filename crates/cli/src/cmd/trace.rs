@@ -169,9 +169,9 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
     let s = stats::run_file(&a.file, collector, progress)
         .with_context(|| format!("trace stats {}", a.file.display()))?;
     if a.json {
-        println!("{}", s.to_json());
+        outln!("{}", s.to_json());
     } else {
-        print!("{}", s.render_table());
+        out!("{}", s.render_table());
     }
     if let Some(e) = &s.read.error {
         eprintln!("warning: reading stopped early: {e}");
@@ -317,11 +317,11 @@ fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
     let s = synth::write_pcap(&cfg, &a.output, progress_of(a.no_progress))
         .with_context(|| format!("trace synth -o {}", a.output.display()))?;
     if a.json {
-        println!("{}", flowbundle_trace::rewrite::to_json(&s)?);
+        outln!("{}", flowbundle_trace::rewrite::to_json(&s)?);
         return Ok(());
     }
     let secs = s.duration_s();
-    println!(
+    outln!(
         "{}: {} packets, {} connections ({} concurrent), {:.3} s, {} Mb/s average",
         a.output.display(),
         s.packets,
@@ -334,14 +334,14 @@ fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
         ),
     );
     if s.dominant_packets > 0 {
-        println!(
+        outln!(
             "dominant connection: {} packets ({:.1}%)",
             s.dominant_packets,
             100.0 * s.dominant_packets as f64 / s.packets.max(1) as f64
         );
     }
     for c in s.apps.iter().filter(|c| c.connections > 0) {
-        println!(
+        outln!(
             "  {:<11} {:>9} connections {:>11} packets",
             c.app.name(),
             c.connections,
@@ -380,8 +380,11 @@ pub struct MergeArgs {
     no_progress: bool,
 }
 
-fn print_aggregation(label: &str, a: &flowbundle_trace::merge::Aggregation) {
-    println!(
+fn print_aggregation(
+    label: &str,
+    a: &flowbundle_trace::merge::Aggregation,
+) -> anyhow::Result<()> {
+    outln!(
         "  {label:<40} {:>10} pkts {:>8} flows  unique flow rate {:>6}  window {:>9}  density {:>6}",
         a.packets,
         a.flows,
@@ -389,6 +392,7 @@ fn print_aggregation(label: &str, a: &flowbundle_trace::merge::Aggregation) {
         opt(a.avg_window, 1),
         opt(a.connection_density, 1),
     );
+    Ok(())
 }
 
 fn run_merge(a: MergeArgs) -> anyhow::Result<()> {
@@ -411,10 +415,10 @@ fn run_merge(a: MergeArgs) -> anyhow::Result<()> {
     let r = merge_files(&a.inputs, &a.output, &cfg)
         .with_context(|| format!("trace merge -o {}", a.output.display()))?;
     if a.json {
-        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{}: {} packets from {} input(s) × {}, {} addresses remapped{}",
         a.output.display(),
         r.counts.written,
@@ -432,11 +436,11 @@ fn run_merge(a: MergeArgs) -> anyhow::Result<()> {
     );
     for i in &r.inputs {
         if let Some(b) = &i.before {
-            print_aggregation(&i.path, b);
+            print_aggregation(&i.path, b)?;
         }
     }
     if let Some(after) = &r.after {
-        print_aggregation("merged", after);
+        print_aggregation("merged", after)?;
     }
     Ok(())
 }
@@ -488,10 +492,10 @@ fn run_anonymize(a: AnonymizeArgs) -> anyhow::Result<()> {
     let r = anonymize_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace anonymize {}", a.input.display()))?;
     if a.json {
-        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{}: {} packets, {} IP headers rewritten ({} ICMP quotes, {} ARP, {} tunnelled), {} payloads cut ({} bytes)",
         a.output.display(),
         r.counts.written,
@@ -542,10 +546,10 @@ fn run_rescale(a: RescaleArgs) -> anyhow::Result<()> {
     let r = rescale_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace rescale {}", a.input.display()))?;
     if a.json {
-        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{}: {} packets, {:.6} s → {:.6} s, {:.3} → {:.3} Mb/s (×{:.4})",
         a.output.display(),
         r.counts.written,
@@ -591,10 +595,10 @@ fn run_cut(a: CutArgs) -> anyhow::Result<()> {
     let r = cut_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace cut {}", a.input.display()))?;
     if a.json {
-        println!("{}", flowbundle_trace::rewrite::to_json(&r)?);
+        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{}: {} of {} packets read{}",
         a.output.display(),
         r.counts.written,
