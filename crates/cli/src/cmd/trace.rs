@@ -251,9 +251,12 @@ pub struct SynthArgs {
     no_progress: bool,
 }
 
-fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    use flowbundle_trace::synth::{self, SynthConfig};
+/// The generator's configuration from the options, with `packets` in place of `--packets`.
+fn synth_config(
+    a: &SynthArgs,
+    packets: Option<u64>,
+) -> anyhow::Result<flowbundle_trace::synth::SynthConfig> {
+    use flowbundle_trace::synth::SynthConfig;
     let mut cfg = match &a.profile {
         Some(p) => SynthConfig::profile(p).ok_or_else(|| {
             anyhow::anyhow!(
@@ -263,7 +266,7 @@ fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
         })?,
         None => SynthConfig::default(),
     };
-    if let Some(n) = a.packets {
+    if let Some(n) = packets {
         cfg = if a.profile.is_some() {
             cfg.with_packets(n)
         } else {
@@ -311,9 +314,44 @@ fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
         cfg.ipv6_share = s;
     }
     if let Some(m) = &a.mix {
-        cfg.mix = synth::parse_mix(m).map_err(anyhow::Error::msg)?;
+        cfg.mix = flowbundle_trace::synth::parse_mix(m).map_err(anyhow::Error::msg)?;
     }
     cfg.seed = a.seed;
+    Ok(cfg)
+}
+
+/// The fewest packets, from `asked` up, that the options deliver exactly (connections and the per-connection cap
+/// grow with the packets, so a larger count fits where a smaller one does not); `None` if none up to a billion.
+fn least_deliverable(a: &SynthArgs, asked: u64) -> Option<u64> {
+    let works = |n: u64| synth_config(a, Some(n)).is_ok_and(|c| c.check_deliverable().is_ok());
+    let mut lo = asked;
+    let mut hi = asked.max(1);
+    while !works(hi) {
+        lo = hi;
+        hi = hi.checked_mul(2).filter(|&h| h <= 1_000_000_000)?;
+    }
+    // `lo` fails (or is `asked`), `hi` works: bisect to the boundary.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if works(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use flowbundle_trace::synth;
+    let cfg = synth_config(&a, a.packets)?;
+    if let Err(e) = cfg.check_deliverable() {
+        match a.packets.and_then(|asked| least_deliverable(&a, asked)) {
+            Some(least) => anyhow::bail!("{e}; the fewest these options deliver is --packets {least}"),
+            None => return Err(e.into()),
+        }
+    }
     let s = synth::write_pcap(&cfg, &a.output, progress_of(a.no_progress))
         .with_context(|| format!("trace synth -o {}", a.output.display()))?;
     if a.json {

@@ -678,24 +678,61 @@ fn gzip_bodies(pools: &Pools, seed: u64) -> Vec<Arc<[u8]>> {
     out
 }
 
+/// The connection sizes for `cfg` and the dominant connection's packets, refused when together they are not the
+/// packets asked for: the per-connection cap (`max_flow_share` of the packets) times the connections, or the
+/// least packets each application's conversation needs, can make the total fall short of, or exceed, `packets`.
+fn plan_of(cfg: &SynthConfig) -> Result<(Plan, u64), ToolError> {
+    cfg.validate()?;
+    let dominant = cfg.dominant_share > 0.0;
+    let ranked = cfg.connections - u64::from(dominant);
+    let others_target = ((cfg.packets as f64) * (1.0 - cfg.dominant_share))
+        .round()
+        .max(1.0) as u64;
+    let cap = ((cfg.max_flow_share * cfg.packets as f64).round() as u64).max(1);
+    let plan = Plan::new(
+        ranked.max(1),
+        others_target.max(ranked),
+        cfg.zipf,
+        cap,
+        cfg.mix,
+        cfg.seed,
+    );
+    // The dominant connection takes the packets the others leave: its share is then exact up to the rounding of
+    // the others' total, and the run makes exactly the packets asked. The others must reach their target, or the
+    // dominant connection would take more than its share.
+    let dom_left = if dominant {
+        cfg.packets
+            .saturating_sub(plan.total)
+            .max(cfg.dominant_app.min_packets())
+    } else {
+        0
+    };
+    if plan.total < others_target.max(ranked) || plan.total + dom_left != cfg.packets {
+        let dom_ratio = cfg.dominant_share / (1.0 - cfg.dominant_share);
+        let made = plan.total + (plan.total as f64 * dom_ratio).round() as u64;
+        return Err(ToolError::Usage(format!(
+            "cannot make {} packets from {} connections of at most {cap} packets each (--max-flow-share {}): \
+             they make {made}",
+            cfg.packets, cfg.connections, cfg.max_flow_share
+        )));
+    }
+    Ok((plan, dom_left))
+}
+
+impl SynthConfig {
+    /// Refuses, as [`Synth::new`] does, a configuration the generator cannot honour, including one that would not
+    /// make exactly `packets` packets; cheap (no packet is generated).
+    pub fn check_deliverable(&self) -> Result<(), ToolError> {
+        plan_of(self).map(|_| ())
+    }
+}
+
 impl Synth {
-    /// A generator for `cfg`; refuses an invalid configuration with the reason.
+    /// A generator for `cfg`; refuses an invalid configuration with the reason, and one that would not make exactly
+    /// `cfg.packets` packets.
     pub fn new(cfg: &SynthConfig) -> Result<Synth, ToolError> {
-        cfg.validate()?;
+        let (mut plan, dom_left) = plan_of(cfg)?;
         let dominant = cfg.dominant_share > 0.0;
-        let ranked = cfg.connections - u64::from(dominant);
-        let others_target = ((cfg.packets as f64) * (1.0 - cfg.dominant_share))
-            .round()
-            .max(1.0) as u64;
-        let cap = ((cfg.max_flow_share * cfg.packets as f64).round() as u64).max(1);
-        let mut plan = Plan::new(
-            ranked.max(1),
-            others_target.max(ranked),
-            cfg.zipf,
-            cap,
-            cfg.mix,
-            cfg.seed,
-        );
         let window = ((DENSITY_WINDOW as f64) * (1.0 - cfg.dominant_share))
             .round()
             .max(1.0) as usize;
@@ -712,11 +749,6 @@ impl Synth {
         };
         let sched = Scheduler::new(&plan, k, cfg.train, cfg.seed);
         let dom_ratio = cfg.dominant_share / (1.0 - cfg.dominant_share);
-        let dom_left = if dominant {
-            ((plan.total as f64 * dom_ratio).round() as u64).max(cfg.dominant_app.min_packets())
-        } else {
-            0
-        };
         let pools = Pools::new(cfg.seed);
         let gzip = gzip_bodies(&pools, cfg.seed);
         let date = http_date(cfg.start_ns);
