@@ -233,7 +233,8 @@ pub struct Finished {
     pub cost: CostSummary,
     /// Cost records not taken before.
     pub cost_records: Vec<CostRecord>,
-    /// Alerts per loaded rule: (signature id, hits), rules that fired only, in rule order.
+    /// Alerts per loaded rule: (signature id, alerts), rules that alerted only, in rule order (`noalert` rules, whose
+    /// matches only set flowbits, are not there).
     pub rule_hits: Vec<(u32, u64)>,
     /// The most flows tracked at once, and the most out-of-order bytes buffered at once.
     pub peak_flows: usize,
@@ -1109,7 +1110,8 @@ impl Engine {
                 .rules()
                 .iter()
                 .zip(&hits)
-                .filter(|(_, n)| **n > 0)
+                // A `noalert` rule's matches set flowbits and raise no alert: they are not alerts per rule.
+                .filter(|(r, n)| **n > 0 && !r.noalert)
                 .map(|(r, &n)| (r.sid, n))
                 .collect(),
             None => Vec::new(),
