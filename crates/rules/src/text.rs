@@ -174,27 +174,24 @@ pub fn split_rule(text: &str) -> Result<(&str, Vec<Opt<'_>>), String> {
     Ok((header, split_options(body)?))
 }
 
-/// Splits `name:value; name; ...` at semicolons outside quotes; `\x` escapes any character.
+/// Splits `name:value; name; ...` at every semicolon not escaped by `\`, as Suricata does: quotes do not protect a
+/// `;` (a `;` in a content string is written `\;` or `|3b|`), and a `"` inside a value needs no escape where the
+/// option's own parser takes the value between its first and last quote (`pcre:"/^["']?post/Ri";`).
 pub fn split_options(body: &str) -> Result<Vec<Opt<'_>>, String> {
     let mut out = Vec::new();
     let bytes = body.as_bytes();
     let mut start = 0;
     let mut i = 0;
-    let mut in_quotes = false;
     while let Some(&b) = bytes.get(i) {
         match b {
             b'\\' => i += 1,
-            b'"' => in_quotes = !in_quotes,
-            b';' if !in_quotes => {
+            b';' => {
                 push_opt(&mut out, &body[start..i])?;
                 start = i + 1;
             }
             _ => {}
         }
         i += 1;
-    }
-    if in_quotes {
-        return Err("unterminated quoted string".into());
     }
     let last = body.get(start..).unwrap_or("");
     if !last.trim().is_empty() {
@@ -393,7 +390,7 @@ mod tests {
     #[test]
     fn options() {
         let (h, o) = split_rule(
-            r#"alert tcp any any -> any any (msg:"a;b\"c"; content:"x\;y"; nocase; sid:1;)"#,
+            r#"alert tcp any any -> any any (msg:"a\;b\"c"; content:"x\;y"; nocase; sid:1;)"#,
         )
         .unwrap();
         assert_eq!(h.trim(), "alert tcp any any -> any any");
@@ -402,7 +399,7 @@ mod tests {
             o[0],
             Opt {
                 name: "msg",
-                value: Some(r#""a;b\"c""#)
+                value: Some(r#""a\;b\"c""#)
             }
         );
         assert_eq!(
@@ -412,7 +409,17 @@ mod tests {
                 value: None
             }
         );
-        assert!(split_rule("alert tcp any any -> any any (msg:\"a; sid:1;)").is_err());
+        // As in Suricata, a quote does not hide a `;`: the value ends there, and its own parser finds the quote open.
+        let (_, o) = split_rule("alert tcp any any -> any any (msg:\"a; sid:1;)").unwrap();
+        assert_eq!(o[0].value, Some("\"a"));
+        assert!(quoted(o[0].value.unwrap()).is_err());
+        // A `"` inside a pcre needs no escape (ET Open sid 2029732).
+        let (_, o) = split_rule(
+            r#"alert http any any -> any any (pcre:"/^["']?post/Ri"; content:"x"; sid:2029732;)"#,
+        )
+        .unwrap();
+        assert_eq!(o.len(), 3);
+        assert_eq!(o[0].value, Some(r#""/^["']?post/Ri""#));
         assert!(split_rule("alert tcp any any -> any any (sid:1;").is_err());
         assert!(split_rule("alert tcp any any -> any any (s i d:1;)").is_err());
     }

@@ -382,3 +382,22 @@ fn flowbits_keyword() {
     );
     assert_eq!(rep.errors[0].line, 5);
 }
+
+/// ET Open, the rule set most Suricata users run, reads without an error: its options end at an unescaped `;` as in
+/// Suricata, so a `"` inside a pcre (sid 2029732: `pcre:"/^["']?post/Ri";`) is part of the expression.
+#[test]
+fn et_open_reads_without_errors() {
+    let Some(dir) = data("rules/et-open") else {
+        return;
+    };
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rules"))
+        .collect();
+    files.sort();
+    let (rs, rep) = RuleSet::load_files(&files).unwrap();
+    assert_eq!(rep.errors_total, 0, "{:#?}", rep.errors);
+    assert!(rs.rules().iter().any(|r| r.sid == 2029732));
+    assert_eq!(rep.rules_read, rep.loaded + rep.skipped + rep.errors_total);
+}
