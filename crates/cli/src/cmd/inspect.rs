@@ -70,6 +70,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE", num_args = 1..)]
     rules: Vec<PathBuf>,
 
+    /// Write every skipped or unreadable rule here, as CSV (file, line, sid, outcome, reason).
+    #[arg(long, value_name = "FILE")]
+    rules_report: Option<PathBuf>,
+
     /// Content patterns, one hex string per line (`content-10k.hex`), each loaded as a rule.
     #[arg(long, value_name = "FILE")]
     content_hex: Option<PathBuf>,
@@ -218,7 +222,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             None => RuleSet::load_files(&args.rules).context("loading rules")?,
         };
-        eprintln!("{}", report.summary());
+        let read: Vec<&std::path::Path> = args
+            .files
+            .iter()
+            .chain(&args.rules)
+            .chain(&args.content_hex)
+            .map(PathBuf::as_path)
+            .collect();
+        super::rule_report::check(&report, args.rules_report.as_deref(), &read)?;
         let mut reasons: Vec<(String, usize)> = report.skip_reasons.clone().into_iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         info.rules = Some(RulesInfo {

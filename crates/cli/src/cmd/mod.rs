@@ -26,6 +26,7 @@ pub mod bench;
 pub mod demo;
 pub mod hetero;
 pub mod inspect;
+pub mod rule_report;
 pub mod simulate;
 pub mod trace;
 

@@ -1,0 +1,113 @@
+//! A rule load says what went wrong: each unreadable rule as `file:line: reason` (capped, the rest counted), every
+//! skipped or unreadable rule in `--rules-report`, and a one-line refusal when nothing loads from a non-empty set.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn data(rel: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {} not found", p.display());
+        None
+    }
+}
+
+fn inspect(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .args(args)
+        .output()
+        .expect("running flowbundle")
+}
+
+#[test]
+fn a_capture_given_as_rules_is_refused_with_its_errors_shown() {
+    let Some(cap) = data("reassembly/example2.pcap") else {
+        return;
+    };
+    let out = inspect(&[cap.as_os_str(), "--rules".as_ref(), cap.as_os_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(last.starts_with("flowbundle: no rule loaded from "), "{err}");
+    let shown = err
+        .lines()
+        .filter(|l| l.starts_with(&format!("{}:", cap.display())))
+        .count();
+    assert_eq!(shown, 20, "{err}");
+    assert!(err.contains("more rule errors"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).is_empty(), "a summary was printed");
+}
+
+#[test]
+fn errors_are_shown_with_file_and_line_and_the_report_lists_every_skipped_sid() {
+    let (Some(et), Some(community), Some(cap)) = (
+        data("rules/et-open/emerging-phishing.rules"),
+        data("rules/snort3-community.rules"),
+        data("reassembly/DnsPackets.pcap"),
+    ) else {
+        return;
+    };
+    // The ET rule with a quote inside its pcre, and a broken rule after it.
+    let et_text = std::fs::read_to_string(&et).unwrap();
+    let pcre_rule = et_text
+        .lines()
+        .find(|l| l.contains("sid:2029732;"))
+        .expect("sid 2029732 in emerging-phishing.rules");
+    let dir = tempfile::tempdir().unwrap();
+    let mixed = dir.path().join("mixed.rules");
+    std::fs::write(&mixed, format!("{pcre_rule}\nalert tcp any any -> any any (content:\"x\"; sid:7\n")).unwrap();
+    let out = inspect(&[cap.as_os_str(), "--rules".as_ref(), mixed.as_os_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("2 rules read: 1 loaded, 0 skipped, 1 errors"), "{err}");
+    assert!(
+        err.contains(&format!("{}:2: missing `)`", mixed.display())),
+        "{err}"
+    );
+
+    let report = dir.path().join("report.csv");
+    let out = inspect(&[
+        cap.as_os_str(),
+        "--rules".as_ref(),
+        community.as_os_str(),
+        "--rules-report".as_ref(),
+        report.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let skipped: usize = err
+        .split(" loaded, ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no skipped count: {err}"));
+    assert!(skipped > 1000, "{err}");
+    let csv = std::fs::read_to_string(&report).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("file,line,sid,outcome,reason"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), skipped);
+    for row in &rows {
+        let f: Vec<&str> = row.splitn(5, ',').collect();
+        assert_eq!(f[3], "skipped", "{row}");
+        assert!(f[2].parse::<u32>().is_ok(), "no sid: {row}");
+        assert!(!f[4].is_empty(), "no reason: {row}");
+    }
+    let sid_163 = community_line_of(&community, 163);
+    assert!(
+        rows.iter().any(|r| r.contains(&format!(",{sid_163},163,skipped,"))),
+        "sid 163 (line {sid_163}) missing"
+    );
+}
+
+/// The line of the community file that holds `sid`.
+fn community_line_of(path: &std::path::Path, sid: u32) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    1 + text
+        .lines()
+        .position(|l| l.contains(&format!(" sid:{sid};")))
+        .unwrap()
+}
