@@ -40,6 +40,10 @@
 
 use crate::{Error, LinkType};
 
+/// The longest original length a packet record may claim (libpcap's largest snapshot length, 256 KiB): a larger
+/// one (a corrupt 4 GB) is read as the captured length instead of inflating byte counts and rates.
+pub const MAX_WIRE_LEN: u32 = MAX_CAPLEN;
+
 /// Largest captured length accepted for one packet (libpcap's `MAXIMUM_SNAPLEN`, 256 KiB).
 pub const MAX_CAPLEN: u32 = 262_144;
 /// Largest pcapng block that is read whole (1 MiB): room for a [`MAX_CAPLEN`] packet and generous options.
@@ -258,6 +262,9 @@ pub struct ReadStats {
     pub wire_bytes: u64,
     /// Records or blocks cut by the end of the input (0 or 1: reading stops there).
     pub truncated_records: u64,
+    /// Packets whose recorded original length was impossible (shorter than the bytes captured, or longer than
+    /// [`MAX_WIRE_LEN`]), read as their captured length, as Wireshark does.
+    pub clamped_lengths: u64,
     /// pcapng sections seen (0 for pcap).
     pub sections: u64,
     /// Non-packet pcapng blocks skipped, by kind.
@@ -647,6 +654,11 @@ impl Parser {
                 None => return Ok(None),
             },
         };
+        let mut meta = meta;
+        if meta.orig_len < meta.caplen || meta.orig_len > MAX_WIRE_LEN {
+            meta.orig_len = meta.caplen;
+            self.stats.clamped_lengths += 1;
+        }
         self.last_ts_ns = meta.ts_ns;
         self.stats.packets += 1;
         self.stats.bytes += u64::from(meta.caplen);

@@ -39,7 +39,7 @@ pub mod writer;
 pub use arena::PacketArena;
 pub use error::Error;
 pub use format::{
-    ByteOrder, Container, Format, InterfaceInfo, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_INTERFACES,
+    ByteOrder, Container, Format, InterfaceInfo, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_WIRE_LEN, MAX_INTERFACES,
     ReadStats, SkippedBlocks, TsResolution,
 };
 pub use linktype::LinkType;

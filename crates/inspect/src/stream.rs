@@ -58,6 +58,8 @@ pub struct StreamReader<'a> {
     pub packets_read: u64,
     /// One line per input that could not be opened or read to its end.
     pub errors: Vec<String>,
+    /// Each input read, with its reader's counters (a record cut by the end of the file, clamped lengths, ...).
+    pub inputs_read: Vec<(PathBuf, flowbundle_ingest::ReadStats)>,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
     order: Option<&'a StreamOrder>,
     /// With an order guard: each flow's last packet read (buffer, sequence number); pruned of packets no longer in
@@ -75,6 +77,7 @@ impl<'a> StreamReader<'a> {
             reader: None,
             packets_read: 0,
             errors: Vec::new(),
+            inputs_read: Vec::new(),
             stop: None,
             order: None,
             last: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1)),
@@ -126,6 +129,7 @@ impl<'a> StreamReader<'a> {
             let rec = match r.next_packet() {
                 Ok(Some(rec)) => rec,
                 Ok(None) => {
+                    self.inputs_read.push((path.clone(), *r.stats()));
                     self.reader = None;
                     continue;
                 }
@@ -134,6 +138,7 @@ impl<'a> StreamReader<'a> {
                         "{}: {e} (stopping this input here)",
                         path.display()
                     ));
+                    self.inputs_read.push((path.clone(), *r.stats()));
                     self.reader = None;
                     continue;
                 }

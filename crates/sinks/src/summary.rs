@@ -26,6 +26,10 @@ pub struct RunInfo {
     pub inputs: Vec<String>,
     /// Packets read from the inputs (before defragmentation).
     pub packets_read: u64,
+    /// Records cut by the end of their file (at most one per input).
+    pub truncated_records: u64,
+    /// Packets whose recorded original length was impossible, read as their captured length.
+    pub clamped_lengths: u64,
     pub elapsed: Option<Duration>,
     /// Workers and scheduler, for a parallel run.
     pub threads: Option<(usize, String)>,
@@ -92,6 +96,14 @@ impl fmt::Display for Summary<'_> {
             )?;
         }
         writeln!(f)?;
+        if info.truncated_records > 0 || info.clamped_lengths > 0 {
+            writeln!(
+                f,
+                "  read: {} records cut by the end of their file, {} impossible original lengths read as the \
+                 captured length",
+                info.truncated_records, info.clamped_lengths
+            )?;
+        }
 
         // Protocol table, like ndpiReader's "Detected protocols".
         writeln!(f, "\nDetected protocols:")?;

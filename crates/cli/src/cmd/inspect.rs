@@ -319,6 +319,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         recs.clear();
                     }
                 }
+                note_read_end(path, reader.stats(), &mut info);
             }
             info.packets_read = num;
             ctx.take_events(&mut events);
@@ -398,6 +399,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             for e in &reader.errors {
                 eprintln!("{e}");
             }
+            for (path, stats) in &reader.inputs_read {
+                note_read_end(path, stats, &mut info);
+            }
             drop(workload);
             info.packets_read = reader.packets_read;
             pre = reader.into_prestage();
@@ -428,6 +432,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// At the end of one input: warn of a record cut by the end of the file and of impossible original lengths (read
+/// as the captured length), and count both for the summary.
+fn note_read_end(path: &std::path::Path, s: &flowbundle_ingest::ReadStats, info: &mut RunInfo) {
+    if s.truncated_records > 0 {
+        eprintln!(
+            "warning: {}: the last record is cut by the end of the file (read up to there)",
+            path.display()
+        );
+    }
+    if s.clamped_lengths > 0 {
+        eprintln!(
+            "warning: {}: {} packets claim an impossible original length; counted at their captured length",
+            path.display(),
+            s.clamped_lengths
+        );
+    }
+    info.truncated_records += s.truncated_records;
+    info.clamped_lengths += s.clamped_lengths;
 }
 
 /// The live loop of `inspect --interface`: packets from the interface through the pre-scheduling stage and the

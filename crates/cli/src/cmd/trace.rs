@@ -176,6 +176,19 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
     if let Some(e) = &s.read.error {
         eprintln!("warning: reading stopped early: {e}");
     }
+    if s.read.truncated_records > 0 {
+        eprintln!(
+            "warning: {}: the last record is cut by the end of the file (read up to there)",
+            a.file.display()
+        );
+    }
+    if s.read.clamped_lengths > 0 {
+        eprintln!(
+            "warning: {}: {} packets claim an impossible original length; counted at their captured length",
+            a.file.display(),
+            s.read.clamped_lengths
+        );
+    }
     Ok(())
 }
 

@@ -225,6 +225,7 @@ pub struct Collector {
     format: Option<String>,
     read_error: Option<String>,
     truncated_records: u64,
+    clamped_lengths: u64,
     skipped_blocks: u64,
 }
 
@@ -257,6 +258,7 @@ impl Collector {
             format: None,
             read_error: None,
             truncated_records: 0,
+            clamped_lengths: 0,
             skipped_blocks: 0,
         }
     }
@@ -274,10 +276,11 @@ impl Collector {
     }
 
     /// Records why reading stopped early and the reader's counters, for the report.
-    pub fn set_read_outcome(&mut self, error: Option<String>, truncated: u64, skipped: u64) {
+    pub fn set_read_outcome(&mut self, error: Option<String>, read: &flowbundle_ingest::ReadStats) {
         self.read_error = error;
-        self.truncated_records = truncated;
-        self.skipped_blocks = skipped;
+        self.truncated_records = read.truncated_records;
+        self.clamped_lengths = read.clamped_lengths;
+        self.skipped_blocks = read.skipped.total();
     }
 
     pub fn config(&self) -> &StatsConfig {
@@ -512,9 +515,7 @@ pub fn run_reader(reader: &mut CaptureReader, collector: &mut Collector, progres
         }
     }
     bar.finish();
-    let s = reader.stats();
-    let skipped = s.skipped.total();
-    collector.set_read_outcome(error, s.truncated_records, skipped);
+    collector.set_read_outcome(error, reader.stats());
 }
 
 /// Statistics of a capture file with the default cost-free collector. Fails only when the file cannot be opened
@@ -545,7 +546,7 @@ pub fn stats_trace(trace: &Trace, cfg: &StatsConfig) -> TraceStats {
         c.push(&rec);
     }
     let s = trace.stats();
-    c.set_read_outcome(None, s.truncated_records, s.skipped.total());
+    c.set_read_outcome(None, s);
     c.finish()
 }
 
@@ -758,6 +759,8 @@ pub struct Encapsulation {
 pub struct ReadInfo {
     /// A record cut by the end of the file (0 or 1).
     pub truncated_records: u64,
+    /// Packets whose recorded original length was impossible, counted at their captured length instead.
+    pub clamped_lengths: u64,
     /// pcapng blocks that are not packets.
     pub skipped_blocks: u64,
     /// Why reading stopped before the end, if it did.

@@ -181,6 +181,7 @@ pub(super) fn build(col: &Collector) -> TraceStats {
         decode: col.decode_stats.clone(),
         read: ReadInfo {
             truncated_records: col.truncated_records,
+            clamped_lengths: col.clamped_lengths,
             skipped_blocks: col.skipped_blocks,
             error: col.read_error.clone(),
         },
@@ -428,6 +429,16 @@ impl TraceStats {
         }
         if self.read.truncated_records > 0 {
             row(w, "read", "last record cut by the end of the file".into());
+        }
+        if self.read.clamped_lengths > 0 {
+            row(
+                w,
+                "read",
+                format!(
+                    "{} packets with an impossible original length, counted at their captured length",
+                    thousands(self.read.clamped_lengths)
+                ),
+            );
         }
 
         let _ = writeln!(w, "\npacket sizes (wire bytes)");
