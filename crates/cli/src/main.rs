@@ -59,11 +59,12 @@ fn closed_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || c.downcast_ref::<flowbundle_ingest::Error>().is_some_and(|i| {
-                std::error::Error::source(i)
-                    .and_then(|s| s.downcast_ref::<std::io::Error>())
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            })
+            || c.downcast_ref::<flowbundle_ingest::Error>()
+                .is_some_and(|i| {
+                    std::error::Error::source(i)
+                        .and_then(|s| s.downcast_ref::<std::io::Error>())
+                        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                })
     })
 }
 

@@ -5,16 +5,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
-fn suricata_verify() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/suricata-verify"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} not found", p.display());
-        None
-    }
-}
-
 /// sid → count from the summary's table.
 fn table(summary: &str) -> BTreeMap<u64, u64> {
     summary
@@ -23,7 +13,10 @@ fn table(summary: &str) -> BTreeMap<u64, u64> {
         .skip(1)
         .map_while(|l| {
             let (sid, rest) = l.trim().split_once(':')?;
-            Some((sid.trim().parse().ok()?, rest.split_whitespace().next()?.parse().ok()?))
+            Some((
+                sid.trim().parse().ok()?,
+                rest.split_whitespace().next()?.parse().ok()?,
+            ))
         })
         .collect()
 }
@@ -34,7 +27,8 @@ fn eve_alerts(eve: &str) -> BTreeMap<u64, u64> {
     for line in eve.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         if v["event_type"] == "alert" {
-            *m.entry(v["alert"]["signature_id"].as_u64().unwrap()).or_default() += 1;
+            *m.entry(v["alert"]["signature_id"].as_u64().unwrap())
+                .or_default() += 1;
         }
     }
     m
@@ -42,7 +36,7 @@ fn eve_alerts(eve: &str) -> BTreeMap<u64, u64> {
 
 #[test]
 fn alerts_per_rule_are_the_alerts_of_the_eve_output() {
-    let Some(root) = suricata_verify() else {
+    let Some(root) = flowbundle_testsupport::data("suricata-verify") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -90,5 +84,8 @@ fn alerts_per_rule_are_the_alerts_of_the_eve_output() {
             checked += 1;
         }
     }
-    assert!(checked >= 3, "only {checked} suricata-verify tests with noalert rules alerted");
+    assert!(
+        checked >= 3,
+        "only {checked} suricata-verify tests with noalert rules alerted"
+    );
 }

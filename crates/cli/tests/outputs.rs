@@ -2,6 +2,7 @@
 //! same string, another path to it, a hard link) is refused before anything is read or written, and the input is
 //! left as it was. Outputs appear only complete: no temporary file is left beside them.
 
+use flowbundle_testsupport::data;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -11,16 +12,6 @@ fn flowbundle(args: &[&Path]) -> Output {
         .env("RUST_BACKTRACE", "0")
         .output()
         .expect("running flowbundle")
-}
-
-fn data(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} not found", p.display());
-        None
-    }
 }
 
 /// A scratch copy of a small real capture, and the bytes it must still hold after every refused command.
@@ -38,7 +29,11 @@ fn assert_refused(args: &[&Path], input: &Path, original: &[u8]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{args:?} was accepted");
     assert!(err.contains("is the input"), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {err}"
+    );
     assert_eq!(
         std::fs::read(input).unwrap(),
         original,
@@ -59,9 +54,33 @@ fn every_writing_command_refuses_its_input_as_output() {
         let cases: Vec<Vec<PathBuf>> = vec![
             vec![p("inspect"), copy.clone(), p("-o"), out.clone()],
             vec![p("inspect"), copy.clone(), p("--cost-out"), out.clone()],
-            vec![p("trace"), p("cut"), copy.clone(), p("--packets"), p("1..=3"), p("-o"), out.clone()],
-            vec![p("trace"), p("rescale"), copy.clone(), p("--factor"), p("2"), p("-o"), out.clone()],
-            vec![p("trace"), p("anonymize"), copy.clone(), p("--method"), p("sn1"), p("-o"), out.clone()],
+            vec![
+                p("trace"),
+                p("cut"),
+                copy.clone(),
+                p("--packets"),
+                p("1..=3"),
+                p("-o"),
+                out.clone(),
+            ],
+            vec![
+                p("trace"),
+                p("rescale"),
+                copy.clone(),
+                p("--factor"),
+                p("2"),
+                p("-o"),
+                out.clone(),
+            ],
+            vec![
+                p("trace"),
+                p("anonymize"),
+                copy.clone(),
+                p("--method"),
+                p("sn1"),
+                p("-o"),
+                out.clone(),
+            ],
             vec![p("trace"), p("merge"), copy.clone(), p("-o"), out.clone()],
             vec![p("simulate"), copy.clone(), p("--json"), out.clone()],
             vec![p("bench"), copy.clone(), p("--json"), out.clone()],
@@ -82,7 +101,11 @@ fn outputs_are_written_whole_and_leave_no_temporary_file() {
     let cut = dir.path().join("cut.pcap");
     std::fs::write(&eve, b"an older file").unwrap();
     let out = flowbundle(&[Path::new("inspect"), &copy, Path::new("-o"), &eve]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&eve).unwrap();
     assert!(text.lines().count() > 10 && text.starts_with('{'), "{text}");
     let out = flowbundle(&[
@@ -94,7 +117,11 @@ fn outputs_are_written_whole_and_leave_no_temporary_file() {
         Path::new("-o"),
         &cut,
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -1,18 +1,8 @@
 //! A rule load says what went wrong: each unreadable rule as `file:line: reason` (capped, the rest counted), every
 //! skipped or unreadable rule in `--rules-report`, and a one-line refusal when nothing loads from a non-empty set.
 
-use std::path::PathBuf;
+use flowbundle_testsupport::data;
 use std::process::{Command, Output};
-
-fn data(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} not found", p.display());
-        None
-    }
-}
 
 fn inspect(args: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_flowbundle"))
@@ -31,14 +21,20 @@ fn a_capture_given_as_rules_is_refused_with_its_errors_shown() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let last = err.lines().last().unwrap();
-    assert!(last.starts_with("flowbundle: no rule loaded from "), "{err}");
+    assert!(
+        last.starts_with("flowbundle: no rule loaded from "),
+        "{err}"
+    );
     let shown = err
         .lines()
         .filter(|l| l.starts_with(&format!("{}:", cap.display())))
         .count();
     assert_eq!(shown, 20, "{err}");
     assert!(err.contains("more rule errors"), "{err}");
-    assert!(String::from_utf8_lossy(&out.stdout).is_empty(), "a summary was printed");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).is_empty(),
+        "a summary was printed"
+    );
 }
 
 #[test]
@@ -58,11 +54,18 @@ fn errors_are_shown_with_file_and_line_and_the_report_lists_every_skipped_sid() 
         .expect("sid 2029732 in emerging-phishing.rules");
     let dir = tempfile::tempdir().unwrap();
     let mixed = dir.path().join("mixed.rules");
-    std::fs::write(&mixed, format!("{pcre_rule}\nalert tcp any any -> any any (content:\"x\"; sid:7\n")).unwrap();
+    std::fs::write(
+        &mixed,
+        format!("{pcre_rule}\nalert tcp any any -> any any (content:\"x\"; sid:7\n"),
+    )
+    .unwrap();
     let out = inspect(&[cap.as_os_str(), "--rules".as_ref(), mixed.as_os_str()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("2 rules read: 1 loaded, 0 skipped, 1 errors"), "{err}");
+    assert!(
+        err.contains("2 rules read: 1 loaded, 0 skipped, 1 errors"),
+        "{err}"
+    );
     assert!(
         err.contains(&format!("{}:2: missing `)`", mixed.display())),
         "{err}"
@@ -98,7 +101,8 @@ fn errors_are_shown_with_file_and_line_and_the_report_lists_every_skipped_sid() 
     }
     let sid_163 = community_line_of(&community, 163);
     assert!(
-        rows.iter().any(|r| r.contains(&format!(",{sid_163},163,skipped,"))),
+        rows.iter()
+            .any(|r| r.contains(&format!(",{sid_163},163,skipped,"))),
         "sid 163 (line {sid_163}) missing"
     );
 }

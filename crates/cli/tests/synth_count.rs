@@ -38,7 +38,10 @@ fn synth_makes_the_packets_asked_or_names_the_fewest_it_can() {
         .and_then(|(_, n)| n.parse().ok())
         .unwrap_or_else(|| panic!("no minimum named: {err}"));
     assert!(least > 500, "{err}");
-    assert!(!dir.path().join("s.pcap").exists(), "a refused run wrote a file");
+    assert!(
+        !dir.path().join("s.pcap").exists(),
+        "a refused run wrote a file"
+    );
     for (profile, n) in [("many", least), ("many", 5000), ("dominant", 5000)] {
         let n_text = n.to_string();
         let (ok, out, err) = synth(dir.path(), &["--profile", profile, "--packets", &n_text]);

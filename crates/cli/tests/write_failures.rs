@@ -2,18 +2,8 @@
 //! pipe (`| head -1`) ends the run quietly, and any other failed write (a full disk: `/dev/full`) is a one-line
 //! error and a non-zero status. Errors are one line without a repeated cause or a backtrace.
 
-use std::path::PathBuf;
+use flowbundle_testsupport::data;
 use std::process::{Command, Stdio};
-
-fn data(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data")).join(rel);
-    if p.is_file() {
-        Some(p)
-    } else {
-        eprintln!("skipped: {} not found", p.display());
-        None
-    }
-}
 
 fn flowbundle(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_flowbundle"));
@@ -30,18 +20,27 @@ fn into_closed_pipe(args: &[&str]) -> (Option<i32>, String) {
         .expect("running flowbundle");
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Runs with standard output on `/dev/full` (every write fails with "No space left on device").
 fn into_full_disk(args: &[&str]) -> (Option<i32>, String) {
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
     let out = flowbundle(args)
         .stdout(full)
         .stderr(Stdio::piped())
         .output()
         .expect("running flowbundle");
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -59,7 +58,10 @@ fn a_closed_pipe_ends_the_run_quietly() {
     ] {
         let (code, err) = into_closed_pipe(args);
         assert_eq!(code, Some(0), "{args:?}: {err}");
-        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -100,7 +102,11 @@ fn a_missing_file_is_one_line_naming_it_once() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("flowbundle: "), "{args:?}: {err}");
-        assert!(err.trim_end().ends_with("missing.pcap: No such file or directory"), "{args:?}: {err}");
+        assert!(
+            err.trim_end()
+                .ends_with("missing.pcap: No such file or directory"),
+            "{args:?}: {err}"
+        );
         assert_eq!(err.matches("missing.pcap").count(), 1, "{args:?}: {err}");
     }
 }

@@ -39,8 +39,8 @@ pub mod writer;
 pub use arena::PacketArena;
 pub use error::Error;
 pub use format::{
-    ByteOrder, Container, Format, InterfaceInfo, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_WIRE_LEN, MAX_INTERFACES,
-    ReadStats, SkippedBlocks, TsResolution,
+    ByteOrder, Container, Format, InterfaceInfo, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_INTERFACES,
+    MAX_WIRE_LEN, ReadStats, SkippedBlocks, TsResolution,
 };
 pub use linktype::LinkType;
 pub use live::LiveCapture;

@@ -140,7 +140,9 @@ impl OutputFile {
         tmp.as_file()
             .sync_all()
             .map_err(|e| Error::file(&path, e))?;
-        let file: File = tmp.persist(&path).map_err(|e| Error::file(&path, e.error))?;
+        let file: File = tmp
+            .persist(&path)
+            .map_err(|e| Error::file(&path, e.error))?;
         drop(file);
         Ok(())
     }
@@ -203,7 +205,11 @@ mod tests {
         assert_eq!(std::fs::read(&target).unwrap(), b"old");
         drop(f);
         assert_eq!(std::fs::read(&target).unwrap(), b"old");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
         let mut f = OutputFile::create(&target).unwrap();
         f.write_all(b"new").unwrap();
         f.commit().unwrap();

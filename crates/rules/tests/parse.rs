@@ -387,7 +387,7 @@ fn flowbits_keyword() {
 /// Suricata, so a `"` inside a pcre (sid 2029732: `pcre:"/^["']?post/Ri";`) is part of the expression.
 #[test]
 fn et_open_reads_without_errors() {
-    let Some(dir) = data("rules/et-open") else {
+    let Some(dir) = flowbundle_testsupport::data("rules/et-open") else {
         return;
     };
     let mut files: Vec<_> = std::fs::read_dir(&dir)

@@ -412,7 +412,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let fit = calibrate::calibrate(&input, &params, &sched, &measured)?;
         outln!(
             "Calibration ({} evaluations): cost scale {:.4}, worker cost {} cycles ({:.0} ns) per packet\n",
-            fit.evaluations, fit.cost_scale, fit.worker_cycles, fit.worker_ns
+            fit.evaluations,
+            fit.cost_scale,
+            fit.worker_cycles,
+            fit.worker_ns
         );
         outln!(
             "| scheduler | threads | measured Mpps | simulated Mpps | error |\n|---|---|---|---|---|"

@@ -361,7 +361,9 @@ fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
     let cfg = synth_config(&a, a.packets)?;
     if let Err(e) = cfg.check_deliverable() {
         match a.packets.and_then(|asked| least_deliverable(&a, asked)) {
-            Some(least) => anyhow::bail!("{e}; the fewest these options deliver is --packets {least}"),
+            Some(least) => {
+                anyhow::bail!("{e}; the fewest these options deliver is --packets {least}")
+            }
             None => return Err(e.into()),
         }
     }
@@ -431,10 +433,7 @@ pub struct MergeArgs {
     no_progress: bool,
 }
 
-fn print_aggregation(
-    label: &str,
-    a: &flowbundle_trace::merge::Aggregation,
-) -> anyhow::Result<()> {
+fn print_aggregation(label: &str, a: &flowbundle_trace::merge::Aggregation) -> anyhow::Result<()> {
     outln!(
         "  {label:<40} {:>10} pkts {:>8} flows  unique flow rate {:>6}  window {:>9}  density {:>6}",
         a.packets,
