@@ -248,6 +248,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None
     };
 
+    // Every input must open before anything runs: a missing file is an error, not an empty input.
+    for f in &args.files {
+        std::fs::File::open(f).with_context(|| format!("cannot open {}", f.display()))?;
+    }
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     // Every file this run reads: no output may be one of them.
     let inputs: Vec<&std::path::Path> = args

@@ -678,10 +678,11 @@ fn gzip_bodies(pools: &Pools, seed: u64) -> Vec<Arc<[u8]>> {
     out
 }
 
-/// The connection sizes for `cfg` and the dominant connection's packets, refused when together they are not the
-/// packets asked for: the per-connection cap (`max_flow_share` of the packets) times the connections, or the
-/// least packets each application's conversation needs, can make the total fall short of, or exceed, `packets`.
-fn plan_of(cfg: &SynthConfig) -> Result<(Plan, u64), ToolError> {
+/// The connection sizes for `cfg` and the dominant connection's packets, and why they do not make exactly the
+/// packets asked, if they do not: the per-connection cap (`max_flow_share` of the packets) times the connections,
+/// or the least packets each application's conversation needs, can make the total fall short of, or exceed,
+/// `packets`.
+fn plan_of(cfg: &SynthConfig) -> Result<(Plan, u64, Option<ToolError>), ToolError> {
     cfg.validate()?;
     let dominant = cfg.dominant_share > 0.0;
     let ranked = cfg.connections - u64::from(dominant);
@@ -697,41 +698,48 @@ fn plan_of(cfg: &SynthConfig) -> Result<(Plan, u64), ToolError> {
         cfg.mix,
         cfg.seed,
     );
-    // The dominant connection takes the packets the others leave: its share is then exact up to the rounding of
-    // the others' total, and the run makes exactly the packets asked. The others must reach their target, or the
-    // dominant connection would take more than its share.
-    let dom_left = if dominant {
+    let dom_ratio = cfg.dominant_share / (1.0 - cfg.dominant_share);
+    let short = plan.total < others_target.max(ranked);
+    // The dominant connection takes the packets the others leave, so the run makes exactly the packets asked (its
+    // share exact up to the rounding of the others' total). When the others fall short it keeps its share of what
+    // they carry instead, and the run is short.
+    let dom_left = if !dominant {
+        0
+    } else if short {
+        ((plan.total as f64 * dom_ratio).round() as u64).max(cfg.dominant_app.min_packets())
+    } else {
         cfg.packets
             .saturating_sub(plan.total)
             .max(cfg.dominant_app.min_packets())
-    } else {
-        0
     };
-    if plan.total < others_target.max(ranked) || plan.total + dom_left != cfg.packets {
-        let dom_ratio = cfg.dominant_share / (1.0 - cfg.dominant_share);
-        let made = plan.total + (plan.total as f64 * dom_ratio).round() as u64;
-        return Err(ToolError::Usage(format!(
+    let planned = plan.total + dom_left;
+    let mismatch = (short || planned != cfg.packets).then(|| {
+        ToolError::Usage(format!(
             "cannot make {} packets from {} connections of at most {cap} packets each (--max-flow-share {}): \
-             they make {made}",
+             they make {planned}",
             cfg.packets, cfg.connections, cfg.max_flow_share
-        )));
-    }
-    Ok((plan, dom_left))
+        ))
+    });
+    Ok((plan, dom_left, mismatch))
 }
 
 impl SynthConfig {
-    /// Refuses, as [`Synth::new`] does, a configuration the generator cannot honour, including one that would not
-    /// make exactly `packets` packets; cheap (no packet is generated).
+    /// Refuses a configuration the generator cannot honour (as [`Synth::new`] does) and one that would not make
+    /// exactly `packets` packets (which [`Synth::new`] accepts, making [`SynthSummary::planned_packets`]); cheap:
+    /// no packet is generated.
     pub fn check_deliverable(&self) -> Result<(), ToolError> {
-        plan_of(self).map(|_| ())
+        match plan_of(self)? {
+            (_, _, Some(mismatch)) => Err(mismatch),
+            _ => Ok(()),
+        }
     }
 }
 
 impl Synth {
-    /// A generator for `cfg`; refuses an invalid configuration with the reason, and one that would not make exactly
-    /// `cfg.packets` packets.
+    /// A generator for `cfg`; refuses an invalid configuration with the reason. The packets it makes are
+    /// [`SynthSummary::planned_packets`]: `cfg.packets` unless [`SynthConfig::check_deliverable`] says otherwise.
     pub fn new(cfg: &SynthConfig) -> Result<Synth, ToolError> {
-        let (mut plan, dom_left) = plan_of(cfg)?;
+        let (mut plan, dom_left, _) = plan_of(cfg)?;
         let dominant = cfg.dominant_share > 0.0;
         let window = ((DENSITY_WINDOW as f64) * (1.0 - cfg.dominant_share))
             .round()
