@@ -183,3 +183,32 @@ alert tcp any any -> any any (app-layer-protocol:tls; flow:to_server; sid:3;)"#,
         "{got:?}"
     );
 }
+
+/// A rule header naming an application protocol matches flows of that protocol under Suricata's `app_proto` name:
+/// `dcerpc`, `pgsql` and `enip` flows (nDPI's DCERPC, PostgreSQL and EthernetIP captures) each fire their own rule and
+/// not the others'.
+#[test]
+fn rule_headers_name_protocols_as_suricata_does() {
+    let rules = r#"alert dcerpc any any -> any any (msg:"dcerpc"; sid:1;)
+alert pgsql any any -> any any (msg:"pgsql"; sid:2;)
+alert enip any any -> any any (msg:"enip"; sid:3;)"#;
+    for (rel, sid) in [
+        ("ndpi/pcap/dcerpc.pcap", 1u32),
+        ("ndpi/pcap/pgsql.pcap", 2),
+        ("ndpi/pcap/ethernetIP.pcap", 3),
+    ] {
+        let Some(p) = flowbundle_testsupport::data(rel) else {
+            return;
+        };
+        let got = alerts(&p, rules);
+        assert!(
+            got.contains_key(&sid),
+            "{rel}: sid {sid} did not fire: {got:?}"
+        );
+        assert_eq!(
+            got.len(),
+            1,
+            "{rel}: only its own protocol's rule fires: {got:?}"
+        );
+    }
+}

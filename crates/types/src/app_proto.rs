@@ -69,7 +69,7 @@ app_protocols! {
     Rdp => "RDP", eve "rdp";
     Redis => "RESP";
     Mysql => "MySQL";
-    Postgres => "PostgreSQL";
+    Postgres => "PostgreSQL", eve "pgsql";
     NetBios => "NetBIOS";
     Snmp => "SNMP", eve "snmp";
     Stun => "STUN";
@@ -117,8 +117,8 @@ app_protocols! {
     Munin => "Munin";
     Ethereum => "ETHEREUM";
     Elasticsearch => "Elasticsearch";
-    Dcerpc => "DCERPC";
-    EthernetIp => "EthernetIP";
+    Dcerpc => "DCERPC", eve "dcerpc";
+    EthernetIp => "EthernetIP", eve "enip";
     Hislip => "HiSLIP";
 }
 
@@ -170,6 +170,9 @@ mod tests {
         assert_eq!(AppProto::Http.eve_name(), "http");
         assert_eq!(AppProto::HttpProxy.eve_name(), "http");
         assert_eq!(AppProto::Kerberos.eve_name(), "krb5");
+        assert_eq!(AppProto::Dcerpc.eve_name(), "dcerpc");
+        assert_eq!(AppProto::Postgres.eve_name(), "pgsql");
+        assert_eq!(AppProto::EthernetIp.eve_name(), "enip");
         assert_eq!(AppProto::Zabbix.eve_name(), "Zabbix");
     }
 }
