@@ -13,29 +13,11 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
 use std::path::PathBuf;
 
 use flowbundle_decode::FlowKey;
 use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind};
 use flowbundle_protocols::AppProto;
-
-fn l4_number(s: &str) -> Option<u8> {
-    Some(match s {
-        "TCP" => 6,
-        "UDP" => 17,
-        "ICMP" => 1,
-        "ICMPV6" => 58,
-        "IGMP" => 2,
-        "SCTP" => 132,
-        "ESP" => 50,
-        "VRRP" => 112,
-        "OSPF" => 89,
-        "PIM" => 103,
-        "PGM" => 113,
-        _ => return None,
-    })
-}
 
 struct Row {
     pcap: String,
@@ -83,46 +65,18 @@ fn agreement_with_ndpi() {
         return;
     };
     let dir = csv_path.parent().expect("the csv's folder").to_path_buf();
-    let mut table = csv::Reader::from_path(&csv_path).expect("reading groundtruth.csv");
-    let header = table.headers().expect("groundtruth.csv header").clone();
-    let col = |n: &str| {
-        header
-            .iter()
-            .position(|h| h == n)
-            .expect("groundtruth column")
-    };
-    let (c_pcap, c_l4, c_src, c_sport, c_dst, c_dport, c_name, c_conf) = (
-        col("pcap"),
-        col("l4"),
-        col("src"),
-        col("sport"),
-        col("dst"),
-        col("dport"),
-        col("proto_name"),
-        col("confidence"),
-    );
-    let mut rows = Vec::new();
-    for record in table.records() {
-        let f = record.expect("groundtruth.csv row");
-        let get = |i: usize| f.get(i).unwrap_or("");
-        if get(c_conf) != "DPI" {
-            continue;
-        }
-        let (Some(p), Ok(s), Ok(sp), Ok(d), Ok(dp)) = (
-            l4_number(get(c_l4)),
-            get(c_src).parse::<IpAddr>(),
-            get(c_sport).parse::<u16>(),
-            get(c_dst).parse::<IpAddr>(),
-            get(c_dport).parse::<u16>(),
-        ) else {
-            continue;
-        };
-        rows.push(Row {
-            pcap: get(c_pcap).to_string(),
-            key: FlowKey::new(s, sp, d, dp, p).0,
-            master: get(c_name).split('.').next().unwrap_or("").to_string(),
-        });
-    }
+    let rows: Vec<Row> = flowbundle_testsupport::ndpi::ground_truth(&csv_path)
+        .into_iter()
+        .filter(|f| f.by_payload())
+        .filter_map(|f| {
+            let p = f.ip_proto()?;
+            Some(Row {
+                key: FlowKey::new(f.src, f.sport, f.dst, f.dport, p).0,
+                master: f.master().to_string(),
+                pcap: f.pcap,
+            })
+        })
+        .collect();
     let mut by_pcap: BTreeMap<&str, Vec<&Row>> = BTreeMap::new();
     for r in &rows {
         by_pcap.entry(&r.pcap).or_default().push(r);

@@ -15,7 +15,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 use std::path::Path;
 
 use common::{Key, read_flows};
@@ -44,41 +43,16 @@ struct Row {
 }
 
 fn load_rows(dir: &Path) -> Option<Vec<Row>> {
-    let mut table = csv::Reader::from_path(dir.join("groundtruth.csv")).ok()?;
-    let header = table.headers().ok()?.clone();
-    let col = |n: &str| header.iter().position(|h| h == n);
-    let (pcap, l4, src, sport, dst, dport, name, conf) = (
-        col("pcap")?,
-        col("l4")?,
-        col("src")?,
-        col("sport")?,
-        col("dst")?,
-        col("dport")?,
-        col("proto_name")?,
-        col("confidence")?,
-    );
-    let mut rows = Vec::new();
-    for record in table.records() {
-        let f = record.ok()?;
-        let get = |i: usize| f.get(i).unwrap_or("");
-        if get(conf) != "DPI" || !matches!(get(l4), "TCP" | "UDP") {
-            continue;
-        }
-        let (Ok(s), Ok(sp), Ok(d), Ok(dp)) = (
-            get(src).parse::<IpAddr>(),
-            get(sport).parse(),
-            get(dst).parse::<IpAddr>(),
-            get(dport).parse(),
-        ) else {
-            continue;
-        };
-        rows.push(Row {
-            pcap: get(pcap).to_string(),
-            key: Key::new(get(l4) == "TCP", (s, sp), (d, dp)),
-            master: get(name).split('.').next().unwrap_or("").to_string(),
-        });
-    }
-    Some(rows)
+    let rows: Vec<Row> = flowbundle_testsupport::ndpi::ground_truth(&dir.join("groundtruth.csv"))
+        .into_iter()
+        .filter(|f| f.by_payload() && matches!(f.l4.as_str(), "TCP" | "UDP"))
+        .map(|f| Row {
+            key: Key::new(f.l4 == "TCP", (f.src, f.sport), (f.dst, f.dport)),
+            master: f.master().to_string(),
+            pcap: f.pcap,
+        })
+        .collect();
+    (!rows.is_empty()).then_some(rows)
 }
 
 /// Counts events and the bytes of HTTP buffers, so parsers run with a sink that wants everything.

@@ -328,57 +328,19 @@ struct Row {
 }
 
 fn read_rows(path: &Path) -> Vec<Row> {
-    let Ok(mut table) = csv::Reader::from_path(path) else {
-        return Vec::new();
-    };
-    let header = table.headers().expect("groundtruth.csv header").clone();
-    let col = |n: &str| {
-        header
-            .iter()
-            .position(|h| h == n)
-            .expect("groundtruth column")
-    };
-    let (c_pcap, c_l4, c_src, c_sport, c_dst, c_dport, c_name, c_conf) = (
-        col("pcap"),
-        col("l4"),
-        col("src"),
-        col("sport"),
-        col("dst"),
-        col("dport"),
-        col("proto_name"),
-        col("confidence"),
-    );
-    let mut rows = Vec::new();
-    for record in table.records() {
-        let f = record.expect("groundtruth.csv row");
-        let get = |i: usize| f.get(i).unwrap_or("");
-        let (Ok(sip), Ok(sp), Ok(dip), Ok(dp)) = (
-            get(c_src).parse::<IpAddr>(),
-            get(c_sport).parse::<u16>(),
-            get(c_dst).parse::<IpAddr>(),
-            get(c_dport).parse::<u16>(),
-        ) else {
-            continue;
-        };
-        let l4 = get(c_l4);
-        if l4 != "TCP" && l4 != "UDP" {
-            continue;
-        }
-        let name = get(c_name);
-        rows.push(Row {
-            pcap: get(c_pcap).to_string(),
-            tcp: l4 == "TCP",
-            src: (sip, sp),
-            dst: (dip, dp),
-            master: name.split('.').next().unwrap_or("").to_string(),
-            app: name
-                .split_once('.')
-                .map(|(_, a)| a.to_string())
-                .unwrap_or_default(),
-            confidence: get(c_conf).to_string(),
-        });
-    }
-    rows
+    flowbundle_testsupport::ndpi::ground_truth(path)
+        .into_iter()
+        .filter(|f| matches!(f.l4.as_str(), "TCP" | "UDP"))
+        .map(|f| Row {
+            tcp: f.l4 == "TCP",
+            src: (f.src, f.sport),
+            dst: (f.dst, f.dport),
+            master: f.master().to_string(),
+            app: f.app().to_string(),
+            confidence: f.confidence.clone(),
+            pcap: f.pcap,
+        })
+        .collect()
 }
 
 #[test]

@@ -101,48 +101,19 @@ fn key(proto: u8, a: (IpAddr, u16), b: (IpAddr, u16)) -> Key {
 
 /// (pcap, flow key) → nDPI master protocol, for flows nDPI labelled from payload.
 fn ground_truth(path: &Path) -> HashMap<(String, Key), String> {
-    let mut table = csv::Reader::from_path(path).expect("groundtruth.csv");
-    let header = table.headers().expect("groundtruth.csv header").clone();
-    let col = |n: &str| {
-        header
-            .iter()
-            .position(|h| h == n)
-            .expect("groundtruth column")
-    };
-    let (c_pcap, c_l4, c_src, c_sport, c_dst, c_dport, c_name, c_conf) = (
-        col("pcap"),
-        col("l4"),
-        col("src"),
-        col("sport"),
-        col("dst"),
-        col("dport"),
-        col("proto_name"),
-        col("confidence"),
-    );
-    let mut out = HashMap::new();
-    for record in table.records() {
-        let f = record.expect("groundtruth.csv row");
-        let get = |i: usize| f.get(i).unwrap_or("");
-        if get(c_conf) != "DPI" {
-            continue;
-        }
-        let proto = match get(c_l4) {
-            "TCP" => 6,
-            "UDP" => 17,
-            _ => continue,
-        };
-        let parse =
-            |ip: &str, port: &str| Some((ip.parse::<IpAddr>().ok()?, port.parse::<u16>().ok()?));
-        let (Some(a), Some(b)) = (
-            parse(get(c_src), get(c_sport)),
-            parse(get(c_dst), get(c_dport)),
-        ) else {
-            continue;
-        };
-        let master = get(c_name).split('.').next().unwrap_or("").to_string();
-        out.insert((get(c_pcap).to_string(), key(proto, a, b)), master);
-    }
-    out
+    flowbundle_testsupport::ndpi::ground_truth(path)
+        .into_iter()
+        .filter(|f| f.by_payload())
+        .filter_map(|f| {
+            let proto = match f.l4.as_str() {
+                "TCP" => 6,
+                "UDP" => 17,
+                _ => return None,
+            };
+            let k = key(proto, (f.src, f.sport), (f.dst, f.dport));
+            Some(((f.pcap.clone(), k), f.master().to_string()))
+        })
+        .collect()
 }
 
 #[test]

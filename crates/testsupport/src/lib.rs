@@ -17,6 +17,8 @@
 //! The helpers never skip on their own: they return `None`/`false` and the caller returns, so a test reads
 //! `let Some(dir) = flowbundle_testsupport::data("ndpi/pcap") else { return };`.
 
+pub mod ndpi;
+
 use std::fmt::Display;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,107 @@
+//! nDPI's per-flow ground truth (`ndpi/groundtruth.csv`), read once here for every test that compares with it.
+
+use std::net::IpAddr;
+use std::path::Path;
+
+/// One flow of the ground truth, its columns found by name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroundTruthFlow {
+    /// The capture's file name (under `ndpi/pcap`).
+    pub pcap: String,
+    /// nDPI's transport name (`TCP`, `UDP`, `ICMP`, ...).
+    pub l4: String,
+    pub src: IpAddr,
+    pub sport: u16,
+    pub dst: IpAddr,
+    pub dport: u16,
+    /// nDPI's `MASTER` or `MASTER.APP` name.
+    pub proto_name: String,
+    /// How nDPI decided (`DPI` when from payload).
+    pub confidence: String,
+}
+
+impl GroundTruthFlow {
+    /// Whether nDPI labelled the flow from its payload (confidence `DPI`).
+    pub fn by_payload(&self) -> bool {
+        self.confidence == "DPI"
+    }
+
+    /// The IP protocol number of [`GroundTruthFlow::l4`], for the transports the captures hold.
+    pub fn ip_proto(&self) -> Option<u8> {
+        Some(match self.l4.as_str() {
+            "TCP" => 6,
+            "UDP" => 17,
+            "ICMP" => 1,
+            "ICMPV6" => 58,
+            "IGMP" => 2,
+            "SCTP" => 132,
+            "ESP" => 50,
+            "VRRP" => 112,
+            "OSPF" => 89,
+            "PIM" => 103,
+            "PGM" => 113,
+            _ => return None,
+        })
+    }
+
+    /// The master protocol (the part of `MASTER.APP` before the dot).
+    pub fn master(&self) -> &str {
+        self.proto_name.split('.').next().unwrap_or("")
+    }
+
+    /// The application (the part after the dot; empty when nDPI gave one name).
+    pub fn app(&self) -> &str {
+        self.proto_name.split_once('.').map_or("", |(_, a)| a)
+    }
+}
+
+/// Every flow of the ground truth at `path` whose addresses and ports parse. Panics, naming the file, when it cannot
+/// be read or lacks a column: the reference data itself is broken then.
+pub fn ground_truth(path: &Path) -> Vec<GroundTruthFlow> {
+    let mut table = csv::Reader::from_path(path)
+        .unwrap_or_else(|e| panic!("{}: cannot read: {e}", path.display()));
+    let header = table
+        .headers()
+        .unwrap_or_else(|e| panic!("{}: no header: {e}", path.display()))
+        .clone();
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| h == n)
+            .unwrap_or_else(|| panic!("{}: no column {n}", path.display()))
+    };
+    let cols = [
+        col("pcap"),
+        col("l4"),
+        col("src"),
+        col("sport"),
+        col("dst"),
+        col("dport"),
+        col("proto_name"),
+        col("confidence"),
+    ];
+    let mut out = Vec::new();
+    for record in table.records() {
+        let r = record.unwrap_or_else(|e| panic!("{}: unreadable row: {e}", path.display()));
+        let get = |i: usize| r.get(cols[i]).unwrap_or("");
+        let (Ok(src), Ok(sport), Ok(dst), Ok(dport)) = (
+            get(2).parse::<IpAddr>(),
+            get(3).parse::<u16>(),
+            get(4).parse::<IpAddr>(),
+            get(5).parse::<u16>(),
+        ) else {
+            continue;
+        };
+        out.push(GroundTruthFlow {
+            pcap: get(0).to_string(),
+            l4: get(1).to_string(),
+            src,
+            sport,
+            dst,
+            dport,
+            proto_name: get(6).to_string(),
+            confidence: get(7).to_string(),
+        });
+    }
+    out
+}
