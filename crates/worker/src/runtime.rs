@@ -282,7 +282,7 @@ pub fn run<W: Workload + ?Sized>(
     let clobber = cfg.clobber_bytes > 0;
     let barrier = Barrier::new(workers + 1 + usize::from(clobber));
 
-    let (dispatch, mut results, clobber_passes) = std::thread::scope(|scope| {
+    let (dispatch, results, clobber_passes) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
                 let (shared, barrier, core) = (&shared, &barrier, core_of(w + 1));
@@ -317,22 +317,8 @@ pub fn run<W: Workload + ?Sized>(
     });
 
     let (start_ns, disp, mut records) = dispatch;
-    let mut locals = Vec::with_capacity(workers);
-    let mut reports = Vec::with_capacity(workers);
-    for (w, (report, local)) in results.drain(..).enumerate() {
-        reports.push(WorkerReport {
-            core: core_of(w + 1),
-            ..report
-        });
-        locals.push(local);
-    }
-    let processed: u64 = reports.iter().map(|r| r.packets).sum();
-    let last = reports
-        .iter()
-        .map(|r| r.last_end_ns)
-        .max()
-        .unwrap_or(start_ns)
-        .max(disp.end_ns);
+    let (reports, locals, processed, last) =
+        gather_workers(results, &pinning, start_ns, disp.end_ns);
     if let Some(r) = records.as_mut() {
         r.start_ns = shared
             .start
@@ -386,6 +372,33 @@ fn validate(descs: &[Desc], cfg: &RunConfig<'_>) -> Result<(), RunError> {
         }
     }
     Ok(())
+}
+
+/// The workers' reports (each with the core it ran on) and locals, in worker order, with the packets they processed
+/// and the time the last of them (or the dispatcher, ending at `dispatch_end_ns`) finished: what every run reports.
+pub(crate) fn gather_workers<L>(
+    results: Vec<(WorkerReport, L)>,
+    pinning: &Pinning,
+    start_ns: u64,
+    dispatch_end_ns: u64,
+) -> (Vec<WorkerReport>, Vec<L>, u64, u64) {
+    let mut locals = Vec::with_capacity(results.len());
+    let mut reports = Vec::with_capacity(results.len());
+    for (w, (report, local)) in results.into_iter().enumerate() {
+        reports.push(WorkerReport {
+            core: pinning.core_of(w + 1),
+            ..report
+        });
+        locals.push(local);
+    }
+    let processed = reports.iter().map(|r| r.packets).sum();
+    let last = reports
+        .iter()
+        .map(|r| r.last_end_ns)
+        .max()
+        .unwrap_or(start_ns)
+        .max(dispatch_end_ns);
+    (reports, locals, processed, last)
 }
 
 pub(crate) fn plan_pinning(pin: bool, workers: usize) -> Pinning {

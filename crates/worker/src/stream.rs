@@ -105,22 +105,8 @@ where
     });
     collect(true);
     let (start_ns, disp, feed) = dispatch;
-    let mut locals = Vec::with_capacity(workers);
-    let mut reports = Vec::with_capacity(workers);
-    for (w, (report, local)) in results.into_iter().enumerate() {
-        reports.push(crate::WorkerReport {
-            core: pinning.core_of(w + 1),
-            ..report
-        });
-        locals.push(local);
-    }
-    let processed: u64 = reports.iter().map(|r| r.packets).sum();
-    let last = reports
-        .iter()
-        .map(|r| r.last_end_ns)
-        .max()
-        .unwrap_or(start_ns)
-        .max(disp.end_ns);
+    let (reports, locals, processed, last) =
+        crate::runtime::gather_workers(results, &pinning, start_ns, disp.end_ns);
     let report = RunReport {
         start_ns,
         elapsed_ns: last.saturating_sub(start_ns),
