@@ -9,7 +9,9 @@
 //! * [`flow`]: the canonical bidirectional [`FlowKey`], the ANCS'10 [`Fid`], and ports for fragments;
 //! * [`hash`]: CRC-16 of the FID, Toeplitz (any key, and symmetric RSS), a keyed hash, and [`FlowHasher`], which
 //!   computes the three hashes a scheduler descriptor carries;
-//! * [`defrag`]: IPv4/IPv6 defragmentation with bounded memory, run before scheduling.
+//! * [`defrag`]: IPv4/IPv6 defragmentation with bounded memory, run before scheduling;
+//! * [`prestage`]: the one pre-scheduling stage (decode, defragment, key, hash into a scheduler descriptor) that
+//!   the engine, the bench and the schedulers' tests share.
 //!
 //! Nothing here panics on any byte sequence, and nothing allocates per packet (the defragmenter allocates per
 //! fragmented datagram). `benches/decode.rs` measures the per-packet cost on a real trace.
@@ -19,6 +21,7 @@ pub mod defrag;
 pub mod flow;
 pub mod hash;
 pub mod outcome;
+pub mod prestage;
 pub mod wire;
 
 pub use decode::{

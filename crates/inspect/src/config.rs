@@ -129,3 +129,15 @@ impl Default for EngineConfig {
         }
     }
 }
+
+/// The pre-scheduling stage decodes, defragments and hashes as the engine is configured to, so the scheduler's hashes
+/// and the engine's flow keys describe the same packet.
+impl From<&EngineConfig> for flowbundle_decode::prestage::PrestageOptions {
+    fn from(cfg: &EngineConfig) -> Self {
+        flowbundle_decode::prestage::PrestageOptions {
+            decode: cfg.decode,
+            defrag: cfg.defrag,
+            seed: cfg.hash_seed,
+        }
+    }
+}

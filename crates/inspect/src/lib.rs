@@ -13,9 +13,9 @@
 //!                                          Engine::finish(ctxs): end every flow, merge, sort events
 //! ```
 //!
-//! * [`Prestage`] ([`prestage`]): the pre-scheduling stage both paths share: defragmentation before scheduling,
-//!   flow keys and the scheduler's descriptor hashes; [`Prestage::run`] prepares a preloaded trace for the bench
-//!   harness.
+//! * [`Prestage`] ([`prestage`], from the decode crate): the pre-scheduling stage both paths share:
+//!   defragmentation before scheduling, flow keys and the scheduler's descriptor hashes; built from the engine's
+//!   configuration (`Prestage::new(engine.config())`).
 //! * [`Engine`] ([`engine`]): immutable and `Sync` apart from the connection table, which is sharded by bundle
 //!   ([`table`]) so that a worker reaches its flows without a lock; [`WorkerCtx`] is a worker's own state.
 //! * [`reassembly`]: TCP reassembly per direction, validated byte for byte against PcapPlusPlus.
@@ -42,7 +42,6 @@ pub mod engine;
 pub mod event;
 pub mod expect;
 pub mod flow;
-pub mod prestage;
 pub mod reassembly;
 pub mod stream;
 pub mod table;
@@ -55,7 +54,7 @@ pub use event::{
     AlertEvent, AppLabel, EndReason, Event, EventKind, Evidence, FlowRecord, FlowState, TcpState,
     TcpSummary, sort_events,
 };
-pub use prestage::{Prepared, Prestage, PrestageStats, Staged};
+pub use flowbundle_decode::prestage::{self, Prepared, Prestage, PrestageStats, Staged};
 pub use stream::{ArenaSource, Batch, EventMerge, Renderer, StreamOrder, StreamReader, Tagged};
 pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
 

@@ -31,8 +31,8 @@ use hashbrown::HashMap;
 
 use crate::engine::WorkerCtx;
 use crate::event::Event;
-use crate::prestage::Prestage;
 use crate::workload::PacketSource;
+use flowbundle_decode::prestage::{Dispatch, Prestage};
 
 /// What a packet produced: its events, or, with a renderer ([`ArenaSource::with_renderer`]), their output lines
 /// rendered on the worker (the line count and the bytes).
@@ -144,7 +144,12 @@ impl<'a> StreamReader<'a> {
                 }
             };
             self.packets_read += 1;
-            let Some((h, key, datagram)) = self.prestage.stage(&rec) else {
+            let Some(Dispatch {
+                hashes: h,
+                keyed,
+                datagram,
+            }) = self.prestage.stage(&rec)
+            else {
                 continue;
             };
             let slot = self.arena.acquire();
@@ -166,7 +171,7 @@ impl<'a> StreamReader<'a> {
             };
             if let Some(order) = self.order {
                 let arena = self.arena;
-                let prev = key.and_then(|k| {
+                let prev = keyed.flow().and_then(|k| {
                     self.last
                         .insert(k, (slot, seq))
                         .filter(|&(s, q)| arena.seq(s) == Some(q))

@@ -13,7 +13,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flowbundle_scheduler::check::SplitMix64;
-use flowbundle_scheduler::{ALL, Desc, SchedOptions, Scheduler, build, testkit};
+use flowbundle_scheduler::{ALL, Desc, SchedOptions, Scheduler, build};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -21,8 +21,8 @@ const WORKERS: usize = 4;
 const BATCH: usize = 512;
 
 fn trace() -> Vec<Desc> {
-    let files = testkit::ndpi_captures(usize::MAX);
-    let t = testkit::load(&files, 200_000);
+    let files = flowbundle_testsupport::captures("ndpi/pcap", usize::MAX);
+    let t = flowbundle_decode::prestage::load_descs(&files, 200_000).unwrap_or_default();
     if t.len() >= 10_000 {
         eprintln!(
             "hash mix: {} packets from {} nDPI captures",

@@ -85,8 +85,6 @@ pub mod ph;
 pub mod rss;
 mod slots;
 mod sync;
-#[cfg(feature = "testkit")]
-pub mod testkit;
 mod util;
 
 pub use flowbundle_types::{BUNDLES, Desc, PolicyShape, WorkerId};

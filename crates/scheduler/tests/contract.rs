@@ -2,8 +2,9 @@
 //! (all but `ph`), bounded queues. Driven by seeded single-threaded interleavings ([`drive`]) on hand-shaped and real
 //! traces, by proptest, and by real threads.
 
+use flowbundle_decode::prestage::load_descs;
 use flowbundle_scheduler::check::{DriveConfig, ExclusivityChecker, SplitMix64, drive};
-use flowbundle_scheduler::{ALL, Desc, SchedOptions, Scheduler, build, testkit};
+use flowbundle_scheduler::{ALL, Desc, SchedOptions, Scheduler, build};
 use proptest::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
@@ -126,10 +127,10 @@ fn one_dominant_flow_and_many_small_ones() {
 
 #[test]
 fn every_policy_on_a_real_capture() {
-    let Some(p) = testkit::shared_file("reassembly/example2.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
         return;
     };
-    let trace = testkit::load(&[p], usize::MAX);
+    let trace = load_descs(&[p], usize::MAX).unwrap();
     assert!(trace.len() > 4000);
     for name in ALL {
         for workers in [1, 2, 4] {
@@ -140,11 +141,11 @@ fn every_policy_on_a_real_capture() {
 
 #[test]
 fn every_policy_on_merged_real_captures_with_a_small_fbq_table() {
-    let files = testkit::ndpi_captures(40);
+    let files = flowbundle_testsupport::captures("ndpi/pcap", 40);
     if files.is_empty() {
         return;
     }
-    let trace = testkit::load(&files, 20_000);
+    let trace = load_descs(&files, 20_000).unwrap();
     let opts = SchedOptions {
         fbq_table: 64,
         capacity: 512,

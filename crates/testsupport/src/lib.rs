@@ -53,6 +53,24 @@ pub fn data(rel: &str) -> Option<PathBuf> {
     }
 }
 
+/// The capture files (`.pcap`, `.pcapng`) directly in the data folder `rel`, in name order, at most `count`; empty
+/// when the folder is missing (reported as [`data`] does) or holds none.
+pub fn captures(rel: &str, count: usize) -> Vec<PathBuf> {
+    let Some(dir) = data(rel) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"));
+    files.sort();
+    files.truncate(count);
+    if files.is_empty() {
+        missing_data(&dir.join("*.pcap"));
+    }
+    files
+}
+
 /// Reports a missing data path: panics naming it under `FLOWBUNDLE_REQUIRE_DATA=1`, else prints one line naming it.
 /// For tests that find their material some other way than [`data`] (a file list that came out empty, ...).
 pub fn missing_data(path: &Path) {

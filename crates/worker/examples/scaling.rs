@@ -10,7 +10,7 @@
 //! Prints one row per policy and thread count: median packets/s over the repetitions, speedup over 1 worker, the
 //! workers' idle share, parks, raw-mode full waits and policy migrations.
 
-use flowbundle_scheduler::{ALL, SchedOptions, build, testkit};
+use flowbundle_scheduler::{ALL, SchedOptions, build};
 use flowbundle_worker::{Cost, Null, RunConfig, RunReport, Synthetic, run, spin_rate};
 
 struct Args {
@@ -66,8 +66,8 @@ fn parse() -> Args {
 
 fn main() {
     let a = parse();
-    let files = testkit::ndpi_captures(a.captures);
-    let descs = testkit::load(&files, a.packets);
+    let files = flowbundle_testsupport::captures("ndpi/pcap", a.captures);
+    let descs = flowbundle_decode::prestage::load_descs(&files, a.packets).unwrap_or_default();
     if descs.is_empty() {
         eprintln!("no captures under ../shared/data/ndpi/pcap");
         return;

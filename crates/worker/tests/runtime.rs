@@ -2,7 +2,7 @@
 //! consistent, per-flow order from the records, scaled-mode drops counted, idle workers parking. No timing asserted.
 
 use flowbundle_scheduler::check::ExclusivityChecker;
-use flowbundle_scheduler::{ALL, Desc, SchedOptions, build, testkit};
+use flowbundle_scheduler::{ALL, Desc, SchedOptions, build};
 use flowbundle_worker::{Cost, Mode, Null, RunConfig, Status, Synthetic, run};
 use std::collections::HashMap;
 
@@ -265,10 +265,10 @@ fn the_clobber_thread_runs_alongside() {
 
 #[test]
 fn a_real_capture_through_every_policy_with_a_synthetic_cost() {
-    let Some(p) = testkit::shared_file("reassembly/example.pcap") else {
+    let Some(p) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
-    let descs = testkit::load(&[p], usize::MAX);
+    let descs = flowbundle_decode::prestage::load_descs(&[p], usize::MAX).unwrap();
     let work = Synthetic::new(
         Cost::Model {
             base_ns: 200.0,

@@ -2,9 +2,9 @@
 //! scheduler during load to extract the FID and calculate the hash"), so the timed run dispatches 16-byte
 //! descriptors and nothing else.
 //!
-//! For every captured packet, in capture order: [`decode`](flowbundle_decode::decode) to the flow key, IP
-//! defragmentation ([`Defragmenter`], ARCHITECTURE.md: before scheduling, so every policy sees a datagram's real
-//! ports), then the three hashes of [`FlowHasher`] into a [`Desc`]. Fragments are absorbed; the fragment that
+//! For every captured packet, in capture order, decode's one pre-scheduling stage ([`Prestage`]): decode to the flow
+//! key, IP defragmentation (ARCHITECTURE.md: before scheduling, so every policy sees a datagram's real ports), then
+//! the three flow hashes into a [`Desc`]. Fragments are absorbed; the fragment that
 //! completes a datagram is replaced by the whole datagram (a raw-IP packet), so the dispatched sequence can differ
 //! from the file. When it does, the dispatched packets are copied into a new [`Trace`] (through [`TraceBuilder`]) so
 //! that a descriptor's `id` still indexes the trace the workers read; when no fragment was seen the loaded trace is
@@ -12,8 +12,8 @@
 //!
 //! Several inputs are **merged in memory**: each input's timestamps are rebased to start at zero and the packets are
 //! interleaved by time (a k-way merge), which raises the connection density as traffic aggregation does. Their
-//! address spaces are kept apart by salting every hash with the input's index (input 0 is unsalted, so one file gives
-//! exactly `flowbundle-decode`'s hashes) and by keying flows on (input, flow key). The packet bytes are not
+//! address spaces are kept apart by salting every hash with the input's index ([`salted`]: input 0 is unsalted, so one
+//! file gives exactly `flowbundle-decode`'s hashes) and by keying flows on (input, flow key). The packet bytes are not
 //! rewritten: a workload that keys flows on the packet's own addresses (the engine) sees two inputs' identical 5-tuples
 //! as one connection; `flowbundle trace merge` (which rewrites addresses) avoids that when it matters.
 //!
@@ -22,10 +22,8 @@
 //! as a dispatcher that finds no FID would do) and no flow. Memory: the trace, plus 24 bytes per packet, plus one
 //! hash-map entry per flow; the defragmenter is bounded by its own caps (counted in [`PrepStats::defrag`]).
 
-use flowbundle_decode::{
-    DecodeOptions, DecodeStats, DefragConfig, DefragOutcome, Defragmenter, Fid, FlowHasher,
-    FlowKey, decode, decode_bytes,
-};
+use flowbundle_decode::prestage::{Dispatch, Keyed, Prestage, PrestageOptions, desc, salted};
+use flowbundle_decode::{DecodeOptions, DefragConfig, FlowKey};
 use flowbundle_ingest::{LinkType, PacketRecord, Trace, TraceBuilder};
 use flowbundle_scheduler::Desc;
 use serde::{Deserialize, Serialize};
@@ -53,8 +51,18 @@ impl Default for PrepOptions {
         PrepOptions {
             decode: DecodeOptions::default(),
             defrag: DefragConfig::default(),
-            seed: 0x666c_6f77_6275_6e64, // "flowbund"
+            seed: PrestageOptions::default().seed,
             limit: MAX_PACKETS,
+        }
+    }
+}
+
+impl From<&PrepOptions> for PrestageOptions {
+    fn from(o: &PrepOptions) -> Self {
+        PrestageOptions {
+            decode: o.decode,
+            defrag: o.defrag,
+            seed: o.seed,
         }
     }
 }
@@ -141,13 +149,11 @@ pub fn prepare(inputs: Vec<(String, Trace)>, opts: &PrepOptions) -> Prepared {
         .collect::<Vec<_>>()
         .join("+");
     let order = merge_order(&inputs, opts.limit.min(MAX_PACKETS));
-    let hasher = FlowHasher::new(opts.seed);
-    let mut defrag = Defragmenter::new(opts.defrag);
+    let mut pre = Prestage::new(opts);
     let mut stats = PrepStats {
         input_packets: order.len() as u64,
         ..PrepStats::default()
     };
-    let mut decode_stats = DecodeStats::default();
     let mut flow_ids: HashMap<(u16, FlowKey), u32> = HashMap::new();
     let mut srcs: Vec<Src> = Vec::with_capacity(order.len());
     let mut extra: Vec<(u64, Vec<u8>)> = Vec::new();
@@ -164,81 +170,56 @@ pub fn prepare(inputs: Vec<(String, Trace)>, opts: &PrepOptions) -> Prepared {
             continue;
         };
         let rel_ts = rec.ts_ns.saturating_sub(bases[usize::from(input)]);
-        let d = decode(&rec, &opts.decode);
-        decode_stats.record(&d);
-        // Every packet goes through the defragmenter (it also expires old datagrams by capture time), as in the
-        // engine's own pre-scheduling stage.
-        let (src, key, len) = match defrag.push(&d, rec.ts_ns) {
-            DefragOutcome::NotFragment => (Src::Input { input, index }, key_of(&d), rec.orig_len),
-            DefragOutcome::Reassembled(bytes) => {
-                let whole = decode_bytes(LinkType::RAW, bytes, &opts.decode);
-                decode_stats.record(&whole);
-                stats.reassembled += 1;
-                let key = key_of(&whole);
-                let len = bytes.len();
+        // Every packet goes through the one defragmenter (it also expires old datagrams by capture time).
+        let Some(Dispatch {
+            hashes,
+            keyed,
+            datagram,
+        }) = pre.stage(&rec)
+        else {
+            continue;
+        };
+        let (src, len) = match datagram {
+            None => (Src::Input { input, index }, rec.orig_len),
+            Some(bytes) => {
                 // The datagram keeps its completing fragment's capture time (the engine reads flow times from it).
                 extra.push((rec.ts_ns, bytes.to_vec()));
-                (Src::Extra(extra.len() as u32 - 1), key, len as u32)
-            }
-            DefragOutcome::Held | DefragOutcome::Dropped(_) => {
-                stats.fragments_absorbed += 1;
-                continue;
+                (Src::Extra(extra.len() as u32 - 1), bytes.len() as u32)
             }
         };
         let id = descs.len() as u32;
-        let len16 = len.min(u32::from(u16::MAX)) as u16;
-        let salt = u32::from(input).wrapping_mul(0x9e37_79b9);
-        let (desc, flow) = match key {
-            Key::Flow(k) => {
-                let h = hasher.hashes(&k);
+        let flow = match keyed {
+            Keyed::Flow(k) => {
                 let next = flow_ids.len() as u32;
-                let flow = *flow_ids.entry((input, k)).or_insert(next);
-                (
-                    Desc {
-                        id,
-                        conn: h.conn ^ salt,
-                        rss: h.rss ^ (salt >> 16),
-                        fid: h.fid ^ (salt >> 16) as u16,
-                        len: len16,
-                    },
-                    flow,
-                )
+                *flow_ids.entry((input, k)).or_insert(next)
             }
-            Key::FidOnly(fid) => {
+            Keyed::HostPair => {
                 stats.undecoded += 1;
-                (
-                    Desc {
-                        id,
-                        fid: fid ^ (salt >> 16) as u16,
-                        len: len16,
-                        ..Desc::default()
-                    },
-                    NO_FLOW,
-                )
+                NO_FLOW
             }
-            Key::None => {
+            Keyed::None => {
                 stats.non_ip += 1;
-                (
-                    Desc {
-                        id,
-                        len: len16,
-                        ..Desc::default()
-                    },
-                    NO_FLOW,
-                )
+                NO_FLOW
             }
         };
-        descs.push(desc);
+        descs.push(desc(id, salted(hashes, &keyed, input), len));
         ts.push(rel_ts);
         flows.push(flow);
         orig.push(index);
         input_of.push(input);
         srcs.push(src);
     }
+    let pre = pre.stats();
+    // The stage counts a completing fragment as absorbed too; here it is the datagram it was replaced by.
+    stats.fragments_absorbed = pre.absorbed - pre.reassembled;
+    stats.reassembled = pre.reassembled;
     stats.packets = descs.len() as u64;
     stats.flows = flow_ids.len() as u64;
-    stats.defrag = to_value(&defrag.stats());
-    stats.decode = to_value(&decode_stats);
+    stats.defrag = to_value(&pre.defrag);
+    // Every input packet, plus each reassembled datagram.
+    let mut decode = pre.decode;
+    decode.merge(&pre.reassembled_decode);
+    stats.decode = to_value(&decode);
 
     let identity = inputs.len() == 1
         && extra.is_empty()
@@ -282,27 +263,6 @@ pub fn prepare_files(
         inputs.push((name, Trace::load(p)?));
     }
     Ok(prepare(inputs, opts))
-}
-
-/// What a decoded packet is keyed by: its flow, only its host pair (an IP packet whose headers did not decode
-/// completely: it goes with its hosts' other packets, as the engine's pre-scheduling stage does), or nothing.
-enum Key {
-    Flow(FlowKey),
-    FidOnly(u16),
-    None,
-}
-
-fn key_of(d: &flowbundle_decode::Decoded<'_>) -> Key {
-    if !d.outcome.is_decoded() {
-        return match Fid::from_decoded(d) {
-            Some(f) => Key::FidOnly(f.crc16()),
-            None => Key::None,
-        };
-    }
-    match FlowKey::from_decoded(d) {
-        Some((k, _)) => Key::Flow(k),
-        None => Key::None,
-    }
 }
 
 fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
@@ -393,21 +353,9 @@ pub fn record(p: &Prepared, id: u32) -> Option<PacketRecord<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use flowbundle_decode::{FlowHasher, decode_bytes};
 
-    fn shared(rel: &str) -> Option<PathBuf> {
-        let p = PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../../shared/data"
-        ))
-        .join(rel);
-        if p.is_file() {
-            Some(p)
-        } else {
-            eprintln!("skipping: {} not found", p.display());
-            None
-        }
-    }
+    use flowbundle_testsupport::data as shared;
 
     #[test]
     fn one_file_keeps_the_trace_and_both_directions_share_hashes() {
