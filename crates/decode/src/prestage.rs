@@ -276,6 +276,15 @@ impl Prestage {
 
     /// Decodes, defragments and hashes one record: what to dispatch, or `None` when the packet was absorbed.
     pub fn stage<'s>(&'s mut self, rec: &PacketRecord<'_>) -> Option<Dispatch<'s>> {
+        self.stage_keeping(rec).map(|(d, _)| d)
+    }
+
+    /// [`stage`](Self::stage), also giving back the packet's decoded view when it is dispatched as it is (not for a
+    /// reassembled datagram: decode the datagram where it is kept), so a consumer need not decode it again.
+    pub fn stage_keeping<'s, 'r>(
+        &'s mut self,
+        rec: &PacketRecord<'r>,
+    ) -> Option<(Dispatch<'s>, Option<Decoded<'r>>)> {
         let d = decode(rec, &self.decode);
         self.stats.packets += 1;
         self.stats.decode.record(&d);
@@ -283,11 +292,14 @@ impl Prestage {
             DefragOutcome::NotFragment => {
                 self.stats.dispatched += 1;
                 let (hashes, keyed) = key_and_hashes(&self.hasher, &d);
-                Some(Dispatch {
-                    hashes,
-                    keyed,
-                    datagram: None,
-                })
+                Some((
+                    Dispatch {
+                        hashes,
+                        keyed,
+                        datagram: None,
+                    },
+                    Some(d),
+                ))
             }
             DefragOutcome::Held | DefragOutcome::Dropped(_) => {
                 self.stats.absorbed += 1;
@@ -300,13 +312,21 @@ impl Prestage {
                 let dd = decode_bytes(LinkType::RAW, b, &self.decode);
                 self.stats.reassembled_decode.record(&dd);
                 let (hashes, keyed) = key_and_hashes(&self.hasher, &dd);
-                Some(Dispatch {
-                    hashes,
-                    keyed,
-                    datagram: Some(b),
-                })
+                Some((
+                    Dispatch {
+                        hashes,
+                        keyed,
+                        datagram: Some(b),
+                    },
+                    None,
+                ))
             }
         }
+    }
+
+    /// The decode options the stage decodes with.
+    pub fn decode_options(&self) -> &DecodeOptions {
+        &self.decode
     }
 
     /// Prepares a whole preloaded trace for dispatch.

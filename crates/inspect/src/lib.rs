@@ -55,7 +55,9 @@ pub use event::{
     TcpSummary, sort_events,
 };
 pub use flowbundle_decode::prestage::{self, Prepared, Prestage, PrestageStats, Staged};
-pub use stream::{ArenaSource, Batch, EventMerge, Renderer, StreamOrder, StreamReader, Tagged};
+pub use stream::{
+    ArenaSource, Batch, BufferDecodes, EventMerge, Renderer, StreamOrder, StreamReader, Tagged,
+};
 pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
 
 // The crates the engine is built on, for callers that configure them (the CLI loads signature sets through this).

@@ -19,12 +19,13 @@
 //! The watermark is computed *before* the channel is drained: a packet below it was freed, and a packet's events are
 //! sent before its buffer is freed, so they are in the channel by then.
 
+use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use flowbundle_decode::FlowKey;
+use flowbundle_decode::{Decoded, FlowKey};
 use flowbundle_ingest::{CaptureReader, LinkType, PacketArena, PacketRecord};
 use flowbundle_types::Desc;
 use hashbrown::HashMap;
@@ -62,6 +63,7 @@ pub struct StreamReader<'a> {
     pub inputs_read: Vec<(PathBuf, flowbundle_ingest::ReadStats)>,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
     order: Option<&'a StreamOrder>,
+    decodes: Option<&'a BufferDecodes>,
     /// With an order guard: each flow's last packet read (buffer, sequence number); pruned of packets no longer in
     /// a buffer when it grows past four entries per buffer, so it stays bounded by the arena.
     last: HashMap<FlowKey, (u32, u64), foldhash::fast::FixedState>,
@@ -80,6 +82,7 @@ impl<'a> StreamReader<'a> {
             inputs_read: Vec::new(),
             stop: None,
             order: None,
+            decodes: None,
             last: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1)),
         }
     }
@@ -87,6 +90,13 @@ impl<'a> StreamReader<'a> {
     /// Links each packet to its flow's previous one in `order` (for a policy that does not keep flow order, `ph`).
     pub fn with_order(mut self, order: &'a StreamOrder) -> Self {
         self.order = Some(order);
+        self
+    }
+
+    /// Keeps each packet's decoded view in `decodes` for the workers (the [`ArenaSource`] must use it too), so they
+    /// inspect it without decoding it again.
+    pub fn with_decodes(mut self, decodes: &'a BufferDecodes) -> Self {
+        self.decodes = Some(decodes);
         self
     }
 
@@ -144,17 +154,31 @@ impl<'a> StreamReader<'a> {
                 }
             };
             self.packets_read += 1;
-            let Some(Dispatch {
-                hashes: h,
-                keyed,
-                datagram,
-            }) = self.prestage.stage(&rec)
-            else {
+            // Into a buffer first, then through the stage: the decoded view the stage makes then borrows the
+            // buffer, which the worker reads, so the worker need not decode the packet again.
+            let arena = self.arena;
+            let slot = arena.acquire();
+            // SAFETY: `slot` was just acquired by this thread, the arena's only filler.
+            let mut seq = unsafe { arena.fill(slot, &rec) };
+            let Some(filled) = arena.record(slot) else {
                 continue;
             };
-            let slot = self.arena.acquire();
-            let (len, seq) = match datagram {
-                Some(b) => {
+            let Some((
+                Dispatch {
+                    hashes: h,
+                    keyed,
+                    datagram,
+                },
+                decoded,
+            )) = self.prestage.stage_keeping(&filled)
+            else {
+                // Absorbed by the defragmenter: the buffer goes back (its sequence number stays unused).
+                // SAFETY: nothing borrowed from the slot is used after this; it was filled once.
+                unsafe { arena.release(slot) };
+                continue;
+            };
+            let (len, decoded) = match (datagram, decoded) {
+                (Some(b), _) => {
                     let len = u32::try_from(b.len()).unwrap_or(u32::MAX);
                     let whole = PacketRecord {
                         ts_ns: rec.ts_ns,
@@ -163,12 +187,22 @@ impl<'a> StreamReader<'a> {
                         link_type: LinkType::RAW,
                         data: b,
                     };
-                    // SAFETY: `slot` was just acquired by this thread, the arena's only filler.
-                    (len, unsafe { self.arena.fill(slot, &whole) })
+                    // The fragment's bytes in the buffer are replaced by the datagram's (nothing else holds the
+                    // buffer yet), decoded where they now are.
+                    // SAFETY: as above; `filled` is not used after this.
+                    seq = unsafe { arena.fill(slot, &whole) };
+                    let opts = *self.prestage.decode_options();
+                    let d = arena
+                        .record(slot)
+                        .map(|r| flowbundle_decode::decode(&r, &opts));
+                    (len, d)
                 }
-                // SAFETY: as above.
-                None => (rec.orig_len, unsafe { self.arena.fill(slot, &rec) }),
+                (None, d) => (filled.orig_len, d),
             };
+            if let Some(decodes) = self.decodes {
+                // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
+                unsafe { decodes.set(slot, decoded) };
+            }
             if let Some(order) = self.order {
                 let arena = self.arena;
                 let prev = keyed.flow().and_then(|k| {
@@ -197,6 +231,7 @@ pub struct ArenaSource<'a> {
     arena: &'a PacketArena,
     events: Sender<Tagged>,
     order: Option<&'a StreamOrder>,
+    decodes: Option<&'a BufferDecodes>,
     render: Option<&'a Renderer>,
 }
 
@@ -207,6 +242,7 @@ impl<'a> ArenaSource<'a> {
             arena,
             events,
             order: None,
+            decodes: None,
             render: None,
         }
     }
@@ -215,6 +251,12 @@ impl<'a> ArenaSource<'a> {
     /// they were made) and sends the rendered lines instead.
     pub fn with_renderer(mut self, render: &'a Renderer) -> Self {
         self.render = Some(render);
+        self
+    }
+
+    /// Inspects the decoded views the reader kept in `decodes` ([`StreamReader::with_decodes`]).
+    pub fn with_decodes(mut self, decodes: &'a BufferDecodes) -> Self {
+        self.decodes = Some(decodes);
         self
     }
 
@@ -232,6 +274,11 @@ impl PacketSource for ArenaSource<'_> {
 
     fn packet_number(&self, id: u32) -> u64 {
         self.arena.seq(id).unwrap_or(u64::MAX)
+    }
+
+    fn decoded(&self, id: u32) -> Option<Decoded<'_>> {
+        // SAFETY: the descriptor's buffer is in use (this worker was handed it) until `consumed`.
+        self.decodes.and_then(|d| unsafe { d.get(id) })
     }
 
     fn stream_order(&self) -> Option<&StreamOrder> {
@@ -264,6 +311,56 @@ impl PacketSource for ArenaSource<'_> {
         }
         // SAFETY: the caller's promise: no record of `id` is used after this, once per inspection.
         unsafe { self.arena.release(id) };
+    }
+}
+
+/// Per packet buffer of a streaming run's arena, the decoded view of the packet in it, made by the reader's
+/// pre-scheduling stage and read by the worker that inspects the packet: the packet is decoded once, on the reader
+/// (a decoded view is about 150 bytes of offsets and slices into the buffer, cheaper to hand over than to remake).
+///
+/// A view borrows its buffer's bytes, which stay where they are from the buffer's fill to its release: the reader
+/// writes a buffer's view right after filling it and before dispatching its descriptor (the scheduler's queue
+/// orders that write before the worker's read), the worker reads it before it frees the buffer, and the reader
+/// writes the view again only after it got the buffer back.
+pub struct BufferDecodes {
+    views: Box<[UnsafeCell<Option<Decoded<'static>>>]>,
+}
+
+// SAFETY: a buffer's view is written by the reader while it holds the buffer alone and read by the one worker the
+// buffer's descriptor was handed to, ordered as the buffer's bytes are (see above and `PacketArena`).
+unsafe impl Sync for BufferDecodes {}
+
+impl BufferDecodes {
+    /// Views for an arena of `slots` buffers.
+    pub fn new(slots: usize) -> Self {
+        BufferDecodes {
+            views: (0..slots).map(|_| UnsafeCell::new(None)).collect(),
+        }
+    }
+
+    /// Keeps `d`, a view of the bytes in buffer `slot` of the arena this belongs to.
+    ///
+    /// # Safety
+    /// The calling thread holds buffer `slot` alone (acquired and filled, descriptor not dispatched yet), and `d`
+    /// borrows that buffer's bytes (or nothing).
+    unsafe fn set(&self, slot: u32, d: Option<Decoded<'_>>) {
+        if let Some(cell) = self.views.get(slot as usize) {
+            // SAFETY: the buffer's bytes outlive every read of the view (see the type's documentation), so erasing
+            // the borrow's lifetime here is sound; the caller holds the slot alone.
+            unsafe {
+                *cell.get() = d.map(|d| std::mem::transmute::<Decoded<'_>, Decoded<'static>>(d));
+            }
+        }
+    }
+
+    /// The view of buffer `slot`, borrowed for as long as the caller holds the buffer.
+    ///
+    /// # Safety
+    /// The calling thread was handed buffer `slot`'s descriptor and has not freed the buffer yet.
+    unsafe fn get(&self, slot: u32) -> Option<Decoded<'_>> {
+        let cell = self.views.get(slot as usize)?;
+        // SAFETY: the caller holds the buffer; the reader does not write its view until it is freed.
+        unsafe { *cell.get() }
     }
 }
 

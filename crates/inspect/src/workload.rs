@@ -41,6 +41,7 @@ use std::cell::UnsafeCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
+use flowbundle_decode::Decoded;
 use flowbundle_ingest::{PacketRecord, Trace};
 use flowbundle_types::{BundleToken, Desc, Outcome, PolicyShape, WorkerId, Workload};
 
@@ -83,6 +84,11 @@ pub trait PacketSource: Sync {
     /// Per descriptor, the id of the previous descriptor of the same connection ([`NO_PREV`] for none), when known:
     /// what the order guard needs ([`prev_in_flow`] builds it from a dense flow index).
     fn prev_in_flow(&self) -> Option<&[u32]> {
+        None
+    }
+    /// The packet's decoded view, when the source decoded it already (a streaming source whose reader decoded the
+    /// packet in its buffer for the pre-scheduling stage): the engine then inspects it without decoding it again.
+    fn decoded(&self, _id: u32) -> Option<Decoded<'_>> {
         None
     }
     /// The number cost records give the packet (default: the descriptor id).
@@ -254,7 +260,7 @@ impl<'a> InspectWorkload<'a> {
         let mut classified = false;
         let mut cur = id;
         while let Some(rec) = self.source.record(cur) {
-            classified |= self.engine.process(ctx, held, seq, &rec);
+            classified |= self.process_record(ctx, held, cur, seq, &rec);
             let next = order.done(cur, seq);
             // SAFETY: `rec` is not used after this; this is the packet's one inspection.
             unsafe { self.source.consumed(cur, ctx) };
@@ -271,6 +277,23 @@ impl<'a> InspectWorkload<'a> {
             Outcome::Classified
         } else {
             Outcome::Processed
+        }
+    }
+
+    /// Inspects descriptor `id`'s packet `rec`, with the source's decoded view when it has one.
+    fn process_record(
+        &self,
+        ctx: &mut WorkerCtx,
+        held: &mut BundleToken,
+        id: u32,
+        num: u64,
+        rec: &PacketRecord<'_>,
+    ) -> bool {
+        match self.source.decoded(id) {
+            Some(d) => self
+                .engine
+                .process_decoded(ctx, held, num, rec.ts_ns, rec.orig_len, &d),
+            None => self.engine.process(ctx, held, num, rec),
         }
     }
 
@@ -296,7 +319,7 @@ impl<'a> InspectWorkload<'a> {
             return false;
         };
         let num = self.source.packet_number(id);
-        let classified = self.engine.process(ctx, held, num, &rec);
+        let classified = self.process_record(ctx, held, id, num, &rec);
         // SAFETY: `rec` is not used after this; this is the descriptor's one inspection.
         unsafe { self.source.consumed(id, ctx) };
         classified

@@ -18,8 +18,8 @@ use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::RuleSet;
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
-    ArenaSource, Batch, Engine, EngineConfig, Event, EventMerge, InspectWorkload, Prestage,
-    Renderer, StreamOrder, StreamReader, WorkerCtx,
+    ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, Event, EventMerge, InspectWorkload,
+    Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{EveWriter, RulesInfo, RunInfo, Summary};
@@ -343,17 +343,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let arena = PacketArena::new(args.packet_buffers.max(1));
             let (tx, mut merge) = EventMerge::new();
             let order = StreamOrder::new(arena.slots());
+            let decodes = BufferDecodes::new(arena.slots());
             let keeps_order = sched.shape().keeps_flow_order;
             // EVE lines are rendered on the workers; without an output the events are dropped there.
             let render: &Renderer = match sink {
                 Sink::Eve(_) => &flowbundle_sinks::eve::render_lines,
                 Sink::None => &|_, _| {},
             };
-            let mut source = ArenaSource::new(&arena, tx).with_renderer(render);
+            let mut source = ArenaSource::new(&arena, tx)
+                .with_renderer(render)
+                .with_decodes(&decodes);
             let stop = AtomicBool::new(false);
             let mut reader =
                 StreamReader::new(&arena, Prestage::new(engine.config()), args.files.clone())
-                    .stop_when(&stop);
+                    .stop_when(&stop)
+                    .with_decodes(&decodes);
             if !keeps_order {
                 source = source.with_order(&order);
                 reader = reader.with_order(&order);
