@@ -32,4 +32,4 @@ pub use defrag::{
 };
 pub use flow::{Fid, FlowKey, FragmentPorts, FragmentPortsStats, KeySide};
 pub use hash::{FlowHasher, FlowHashes};
-pub use outcome::{DecodeStats, Layer, Malformed, Outcome, Unsupported};
+pub use outcome::{DecodeStats, Layer, LayerCounts, Malformed, Outcome, Unsupported};

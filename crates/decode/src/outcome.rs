@@ -168,6 +168,50 @@ pub struct DecodeStats {
     pub fragments: u64,
     /// Decoded packets that crossed at least one tunnel.
     pub tunnelled: u64,
+    /// Decoded packets by (innermost) network and transport layer: what Suricata's `decoder` stats count.
+    pub layers: LayerCounts,
+}
+
+/// Decoded packets by layer (innermost IP header and its transport), Suricata's `decoder.ipv4`, `decoder.tcp`, ...
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LayerCounts {
+    pub ipv4: u64,
+    pub ipv6: u64,
+    pub tcp: u64,
+    pub udp: u64,
+    pub icmpv4: u64,
+    pub icmpv6: u64,
+    pub sctp: u64,
+}
+
+impl LayerCounts {
+    /// Counts one decoded packet's layers.
+    pub fn record(&mut self, d: &crate::Decoded<'_>) {
+        match d.ip.map(|ip| ip.src) {
+            Some(std::net::IpAddr::V4(_)) => self.ipv4 += 1,
+            Some(std::net::IpAddr::V6(_)) => self.ipv6 += 1,
+            None => {}
+        }
+        match d.l4 {
+            crate::L4::Tcp(_) => self.tcp += 1,
+            crate::L4::Udp(_) => self.udp += 1,
+            crate::L4::Icmp(_) => self.icmpv4 += 1,
+            crate::L4::Icmpv6(_) => self.icmpv6 += 1,
+            crate::L4::Sctp(_) => self.sctp += 1,
+            crate::L4::None | crate::L4::Other => {}
+        }
+    }
+
+    /// Adds another set of counts.
+    pub fn merge(&mut self, o: &LayerCounts) {
+        self.ipv4 += o.ipv4;
+        self.ipv6 += o.ipv6;
+        self.tcp += o.tcp;
+        self.udp += o.udp;
+        self.icmpv4 += o.icmpv4;
+        self.icmpv6 += o.icmpv6;
+        self.sctp += o.sctp;
+    }
 }
 
 impl Default for DecodeStats {
@@ -180,6 +224,7 @@ impl Default for DecodeStats {
             payload_truncated: 0,
             fragments: 0,
             tunnelled: 0,
+            layers: LayerCounts::default(),
         }
     }
 }
@@ -204,6 +249,7 @@ impl DecodeStats {
             self.payload_truncated += u64::from(d.payload_truncated);
             self.fragments += u64::from(d.ip.is_some_and(|ip| ip.is_fragment()));
             self.tunnelled += u64::from(d.tunnels > 0);
+            self.layers.record(d);
         }
     }
 
@@ -222,6 +268,7 @@ impl DecodeStats {
         self.payload_truncated += other.payload_truncated;
         self.fragments += other.fragments;
         self.tunnelled += other.tunnelled;
+        self.layers.merge(&other.layers);
     }
 
     /// Packets counted.

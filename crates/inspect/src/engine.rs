@@ -20,7 +20,9 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use flowbundle_decode::{DecodeStats, Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
+use flowbundle_decode::{
+    DecodeStats, Decoded, FlowKey, KeySide, L4, LayerCounts, decode, decode_bytes,
+};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::{AppProto, ParserStats, Registry};
 use flowbundle_rules::{RuleSet, ScanStats, Scanner};
@@ -69,6 +71,8 @@ pub struct EngineStats {
     /// IP fragments that reached the engine (defragmentation runs before scheduling; these were not reassembled).
     pub fragments_unreassembled: u64,
     pub flows_created: u64,
+    /// Flows created, by the layers of their first packet (Suricata's `flow.tcp`, `flow.udp`, ...).
+    pub flows_by_layer: LayerCounts,
     /// Flows ended, by reason.
     pub flows_timeout: u64,
     pub flows_shutdown: u64,
@@ -100,6 +104,7 @@ impl EngineStats {
         self.not_ip += o.not_ip;
         self.fragments_unreassembled += o.fragments_unreassembled;
         self.flows_created += o.flows_created;
+        self.flows_by_layer.merge(&o.flows_by_layer);
         self.flows_timeout += o.flows_timeout;
         self.flows_shutdown += o.flows_shutdown;
         self.flows_forced += o.flows_forced;
@@ -669,6 +674,7 @@ impl Engine {
             }
         }
         ctx.stats.flows_created += 1;
+        ctx.stats.flows_by_layer.record(d);
         let f = shard.entry(key).insert(flow).into_mut();
         let c = self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm);
         self.note_deadline(bundle, f);

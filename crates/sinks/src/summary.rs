@@ -26,6 +26,10 @@ pub struct RunInfo {
     pub inputs: Vec<String>,
     /// Packets read from the inputs (before defragmentation).
     pub packets_read: u64,
+    /// Packets the capture dropped (live capture: the kernel's count), `None` when reading files.
+    pub capture_drops: Option<u64>,
+    /// Inputs that could not be opened, or not read to their end.
+    pub input_errors: u64,
     /// Records cut by the end of their file (at most one per input).
     pub truncated_records: u64,
     /// Packets whose recorded original length was impossible, read as their captured length.
@@ -184,6 +188,33 @@ impl fmt::Display for Summary<'_> {
             s.flows_forced,
             s.flow_memcap,
             s.untracked_packets
+        )?;
+        // What was not inspected in full, by cause (the same counters as above and as the EVE stats record).
+        let defrag_dropped = self.prestage.map_or(0, |p| {
+            let g = &p.defrag;
+            g.drop_truncated
+                + g.drop_bad_length
+                + g.drop_too_large
+                + g.drop_conflicting_end
+                + g.drop_inconsistent_overlap
+                + g.drop_too_many_fragments
+                + g.drop_memcap
+                + g.timed_out
+                + g.evicted_capacity
+                + g.evicted_memcap
+        });
+        writeln!(
+            f,
+            "  drops by cause: capture {}, input errors {}, not decoded {}, fragments dropped by \
+             defragmentation {}, packets untracked under flow.memcap {}, segments unbuffered under the reassembly \
+             memcap {}",
+            info.capture_drops
+                .map_or_else(|| "none (files)".to_string(), |n| n.to_string()),
+            info.input_errors,
+            d.failed(),
+            defrag_dropped,
+            s.untracked_packets,
+            s.reassembly.memcap_skips
         )?;
         let r = &s.reassembly;
         writeln!(

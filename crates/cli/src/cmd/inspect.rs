@@ -22,7 +22,7 @@ use flowbundle_inspect::{
     Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
-use flowbundle_sinks::{EveWriter, RulesInfo, RunInfo, Summary};
+use flowbundle_sinks::{EveWriter, RulesInfo, RunInfo, StatsRecord, Summary};
 use flowbundle_worker::{StreamConfig, run_stream};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
@@ -111,6 +111,15 @@ pub struct Args {
     /// on how far event output lags behind; memory is about this many times the largest packet).
     #[arg(long, default_value_t = 4096)]
     packet_buffers: usize,
+
+    /// With -o: end the EVE output with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
+    /// flow, tcp and detect counters of the whole run, the summary's own counters).
+    #[arg(long, requires = "output")]
+    eve_stats: bool,
+
+    /// With --eve-stats: add each worker's counters (Suricata's `threads` section, `W#01`, ...).
+    #[arg(long, requires = "eve_stats")]
+    eve_stats_threads: bool,
 }
 
 enum Sink {
@@ -281,6 +290,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, Some(_)) => 1,
         (None, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
+    // Each worker's counters as it left the run (for the stats record's `threads`).
+    let mut worker_stats = Vec::new();
     let finished = match threads {
         1 => {
             let mut ctx = engine.new_ctx();
@@ -288,7 +299,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let mut recs = Vec::new();
             let mut num = 0u64;
             if let Some(cap) = live.as_mut() {
-                num = inspect_live(
+                let drops;
+                (num, drops) = inspect_live(
                     cap,
                     &args,
                     &mut engine,
@@ -297,6 +309,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     &mut sink,
                     &mut costs,
                 )?;
+                info.capture_drops = drops;
             }
             for path in &args.files {
                 let mut reader = CaptureReader::open(path)
@@ -307,6 +320,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         Ok(None) => break,
                         Err(e) => {
                             eprintln!("{}: {e} (stopping this input here)", path.display());
+                            info.input_errors += 1;
                             break;
                         }
                     };
@@ -328,6 +342,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             info.packets_read = num;
             ctx.take_events(&mut events);
             sink.write(&events)?;
+            worker_stats.push(ctx.stats().clone());
             engine.finish([ctx])
         }
         n => {
@@ -407,6 +422,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             for e in &reader.errors {
                 eprintln!("{e}");
             }
+            info.input_errors += reader.errors.len() as u64;
+            worker_stats.extend(report.locals.iter().map(|c| c.stats().clone()));
             for (path, stats) in &reader.inputs_read {
                 note_read_end(path, stats, &mut info);
             }
@@ -419,6 +436,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     info.elapsed = Some(start.elapsed());
     sink.write(&finished.events)?;
     costs.write(&finished.cost_records)?;
+    if args.eve_stats
+        && let Sink::Eve(w) = &mut sink
+    {
+        let prestage = pre.stats();
+        let now_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut line = Vec::new();
+        flowbundle_sinks::render_stats(
+            &mut line,
+            &StatsRecord {
+                now_ns,
+                uptime: start.elapsed(),
+                total: &finished.stats,
+                prestage: Some(&prestage),
+                info: &info,
+                workers: if args.eve_stats_threads {
+                    &worker_stats
+                } else {
+                    &[]
+                },
+            },
+        );
+        w.write_rendered(&line, 1).context("writing EVE output")?;
+    }
     if let Sink::Eve(w) = sink {
         w.into_inner().context("flushing EVE output")?.finish()?;
     }
@@ -463,7 +505,8 @@ fn note_read_end(path: &std::path::Path, s: &flowbundle_ingest::ReadStats, info:
 }
 
 /// The live loop of `inspect --interface`: packets from the interface through the pre-scheduling stage and the
-/// engine, one at a time, as the file loop does, until Ctrl-C, `--count` or `--seconds`. Returns the packets read.
+/// engine, one at a time, as the file loop does, until Ctrl-C, `--count` or `--seconds`. Returns the packets read and
+/// the packets the kernel dropped (when libpcap can tell).
 ///
 /// Ctrl-C only sets a flag: the loop notices it within the capture's read timeout (100 ms), so the flows still open
 /// are flushed and the summary is written as for a file. A second Ctrl-C is not special-cased; the flag is simply
@@ -476,7 +519,7 @@ fn inspect_live(
     pre: &mut Prestage,
     sink: &mut Sink,
     costs: &mut CostSink,
-) -> anyhow::Result<u64> {
+) -> anyhow::Result<(u64, Option<u64>)> {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     let stop = Arc::new(AtomicBool::new(false));
@@ -523,12 +566,13 @@ fn inspect_live(
     }
     ctx.take_events(&mut events);
     sink.write(&events)?;
-    if let Ok((received, dropped)) = cap.kernel_stats() {
+    let kernel = cap.kernel_stats().ok();
+    if let Some((received, dropped)) = kernel {
         eprintln!(
             "capture: {num} packets inspected, kernel counted {received} received and {dropped} dropped"
         );
     }
-    Ok(num)
+    Ok((num, kernel.map(|(_, dropped)| dropped)))
 }
 
 /// Progress of a streaming run on standard error, when it is a terminal: packets read, their rate and the flows
