@@ -41,14 +41,13 @@ struct Bytes {
     data: Vec<u8>,
 }
 
-struct Slot {
-    seq: AtomicU64,
-    bytes: UnsafeCell<Bytes>,
-}
-
 /// A bounded arena of packet buffers. See the module documentation.
 pub struct PacketArena {
-    slots: Box<[Slot]>,
+    slots: Box<[UnsafeCell<Bytes>]>,
+    /// Per slot, the sequence number of the packet in it ([`FREE`] when free). Kept apart from the buffers, eight to a
+    /// cache line: the collector's scan ([`PacketArena::oldest_in_flight`]) then reads an eighth of the lines it
+    /// would read otherwise, and never the lines the reader is filling.
+    seqs: Box<[AtomicU64]>,
     /// Released slots, pushed by the consumers.
     free: Mutex<Vec<u32>>,
     /// The filler's own stock, taken from `free` up to [`TAKE`] at a time: the filler locks the shared list once per
@@ -87,17 +86,17 @@ impl PacketArena {
         let n = slots.clamp(1, 1 << 31);
         PacketArena {
             slots: (0..n)
-                .map(|_| Slot {
-                    seq: AtomicU64::new(FREE),
-                    bytes: UnsafeCell::new(Bytes {
+                .map(|_| {
+                    UnsafeCell::new(Bytes {
                         ts_ns: 0,
                         orig_len: 0,
                         interface: 0,
                         link_type: LinkType::RAW,
                         data: Vec::new(),
-                    }),
+                    })
                 })
                 .collect(),
+            seqs: (0..n).map(|_| AtomicU64::new(FREE)).collect(),
             // Popped from the end: slot 0 first.
             free: Mutex::new((0..n as u32).rev().collect()),
             stock: Mutex::new(Vec::with_capacity(TAKE.min(n))),
@@ -162,11 +161,12 @@ impl PacketArena {
     /// alone: not released, and not handed to a consumer yet (it may fill it again, e.g. to replace a fragment by
     /// the datagram it completed; the slot then takes a new sequence number).
     pub unsafe fn fill(&self, i: u32, rec: &PacketRecord<'_>) -> u64 {
-        let Some(slot) = self.slots.get(i as usize) else {
+        let (Some(slot), Some(seq_of)) = (self.slots.get(i as usize), self.seqs.get(i as usize))
+        else {
             return FREE;
         };
         // SAFETY: the caller holds slot `i` alone (it came from the free list and nobody reads a free slot).
-        let b = unsafe { &mut *slot.bytes.get() };
+        let b = unsafe { &mut *slot.get() };
         b.ts_ns = rec.ts_ns;
         b.orig_len = rec.orig_len;
         b.interface = rec.interface;
@@ -174,20 +174,20 @@ impl PacketArena {
         b.data.clear();
         b.data.extend_from_slice(rec.data);
         let seq = self.next_seq.load(Relaxed);
-        slot.seq.store(seq, Release);
+        seq_of.store(seq, Release);
         self.next_seq.store(seq + 1, Release);
         seq
     }
 
     /// The packet in slot `i`, if it holds one. The record is valid until the slot is released.
     pub fn record(&self, i: u32) -> Option<PacketRecord<'_>> {
-        let slot = self.slots.get(i as usize)?;
-        if slot.seq.load(Acquire) == FREE {
+        if self.seqs.get(i as usize)?.load(Acquire) == FREE {
             return None;
         }
+        let slot = self.slots.get(i as usize)?;
         // SAFETY: the slot is in use: only `fill` (before it was handed out) writes it, and `release`'s caller
         // promises no record borrowed from it is still alive.
-        let b = unsafe { &*slot.bytes.get() };
+        let b = unsafe { &*slot.get() };
         Some(PacketRecord {
             ts_ns: b.ts_ns,
             orig_len: b.orig_len,
@@ -199,7 +199,7 @@ impl PacketArena {
 
     /// The sequence number of the packet in slot `i` (`None` when free).
     pub fn seq(&self, i: u32) -> Option<u64> {
-        let s = self.slots.get(i as usize)?.seq.load(Acquire);
+        let s = self.seqs.get(i as usize)?.load(Acquire);
         (s != FREE).then_some(s)
     }
 
@@ -209,10 +209,10 @@ impl PacketArena {
     /// The caller is done with the slot: no [`record`](Self::record) borrowed from it is used afterwards, and the
     /// slot is released once per fill.
     pub unsafe fn release(&self, i: u32) {
-        let Some(slot) = self.slots.get(i as usize) else {
+        let Some(seq) = self.seqs.get(i as usize) else {
             return;
         };
-        slot.seq.store(FREE, Release);
+        seq.store(FREE, Release);
         let free = {
             let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
             f.push(i);
@@ -234,9 +234,9 @@ impl PacketArena {
     pub fn oldest_in_flight(&self) -> u64 {
         // The next number first: every slot filled before it is then visible with its number or a later state.
         let next = self.next_seq.load(Acquire);
-        self.slots
+        self.seqs
             .iter()
-            .map(|s| s.seq.load(Acquire))
+            .map(|s| s.load(Acquire))
             .fold(next, u64::min)
     }
 
