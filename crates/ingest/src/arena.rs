@@ -26,6 +26,10 @@ use crate::{LinkType, PacketRecord};
 /// The sequence number of a free slot.
 const FREE: u64 = u64::MAX;
 
+/// A buffer's first allocation holds at least this many bytes (an Ethernet frame), so it does not grow packet by
+/// packet through the first few sizes it sees.
+const MIN_BUFFER: usize = 2048;
+
 /// Most free slots the filler takes from the shared list at once.
 const TAKE: usize = 64;
 
@@ -33,6 +37,9 @@ const TAKE: usize = 64;
 /// of the slots free wakes it).
 const ACQUIRE_PARK: Duration = Duration::from_millis(1);
 
+/// A slot's packet: one cache line of its own for the header (the reader writes it while the workers read their
+/// neighbours').
+#[repr(align(64))]
 struct Bytes {
     ts_ns: u64,
     orig_len: u32,
@@ -172,11 +179,41 @@ impl PacketArena {
         b.interface = rec.interface;
         b.link_type = rec.link_type;
         b.data.clear();
+        if b.data.capacity() < rec.data.len() {
+            b.data.reserve(rec.data.len().max(MIN_BUFFER));
+        }
         b.data.extend_from_slice(rec.data);
         let seq = self.next_seq.load(Relaxed);
         seq_of.store(seq, Release);
         self.next_seq.store(seq + 1, Release);
         seq
+    }
+
+    /// [`fill`](Self::fill), also giving the filled packet as [`record`](Self::record) would (without reading back the
+    /// slot's sequence number, a line the consumers write).
+    ///
+    /// # Safety
+    /// As for [`fill`](Self::fill).
+    pub unsafe fn fill_record(
+        &self,
+        i: u32,
+        rec: &PacketRecord<'_>,
+    ) -> Option<(u64, PacketRecord<'_>)> {
+        // SAFETY: the caller's promise, as for `fill`.
+        let seq = unsafe { self.fill(i, rec) };
+        let slot = self.slots.get(i as usize)?;
+        // SAFETY: the caller holds the slot it has just filled; nothing writes it until it is released.
+        let b = unsafe { &*slot.get() };
+        Some((
+            seq,
+            PacketRecord {
+                ts_ns: b.ts_ns,
+                orig_len: b.orig_len,
+                interface: b.interface,
+                link_type: b.link_type,
+                data: &b.data,
+            },
+        ))
     }
 
     /// The packet in slot `i`, if it holds one. The record is valid until the slot is released.

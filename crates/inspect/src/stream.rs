@@ -159,8 +159,7 @@ impl<'a> StreamReader<'a> {
             let arena = self.arena;
             let slot = arena.acquire();
             // SAFETY: `slot` was just acquired by this thread, the arena's only filler.
-            let mut seq = unsafe { arena.fill(slot, &rec) };
-            let Some(filled) = arena.record(slot) else {
+            let Some((mut seq, filled)) = (unsafe { arena.fill_record(slot, &rec) }) else {
                 continue;
             };
             let Some((

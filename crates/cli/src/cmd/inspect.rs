@@ -108,8 +108,10 @@ pub struct Args {
     max_flows: Option<usize>,
 
     /// With --threads N ≥ 2: packet buffers between the reader and the workers (the bound on packets in flight and
-    /// on how far event output lags behind; memory is about this many times the largest packet).
-    #[arg(long, default_value_t = 4096)]
+    /// on how far event output lags behind; memory is about this many times the largest packet). The default keeps
+    /// the buffers within a core's L2 cache (512 × 2 KiB): with 4,096 the reader's copy into them missed the cache
+    /// for most packets and the run took about 1.5× the CPU.
+    #[arg(long, default_value_t = 512)]
     packet_buffers: usize,
 
     /// With -o: end the EVE output with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
