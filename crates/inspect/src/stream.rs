@@ -3,10 +3,11 @@
 //! The pieces that let the engine inspect an input of any length on several workers with bounded memory, events
 //! written while the run goes on:
 //!
-//! * [`StreamReader`]: the reader thread's side. It reads capture files one after the other, runs the one
-//!   pre-scheduling stage ([`Prestage::stage`]: decode as far as the flow key, defragment, hash), copies what is to be
-//!   inspected into a free buffer of a bounded [`PacketArena`] (waiting for one when all are in use: backpressure, not
-//!   drops) and returns its descriptor (`id` = the buffer's index) for the runtime to dispatch.
+//! * [`StreamReader`]: the reader thread's side. It reads capture files one after the other, copies each packet into a
+//!   free buffer of a bounded [`PacketArena`] (waiting for one when all are in use: backpressure, not drops), runs the
+//!   one pre-scheduling stage on it there ([`Prestage::stage_keeping`]: decode, defragment, hash), keeps the decoded
+//!   view for the worker ([`BufferDecodes`]) and returns the descriptor (`id` = the buffer's index) for the runtime
+//!   to dispatch.
 //! * [`ArenaSource`]: the workers' side, a [`PacketSource`] over the arena. When a packet has been inspected it takes
 //!   the events the packet produced from the worker's context, sends them, tagged with the packet's sequence number
 //!   (its position among the packets dispatched), to the collector, and frees the buffer.
