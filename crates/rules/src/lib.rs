@@ -107,6 +107,7 @@ pub mod addr;
 pub mod classify;
 mod gate;
 pub mod http;
+pub mod keyword;
 pub mod pcre;
 pub mod prefilter;
 pub mod rule;

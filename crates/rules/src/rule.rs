@@ -20,6 +20,7 @@ use memchr::memmem;
 
 use crate::addr::{AddrSet, PortSet, Resolver};
 use crate::classify::Classifications;
+use crate::keyword::{self, Handler};
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::text::{self, Opt};
 
@@ -235,7 +236,7 @@ impl Buffer {
 
 /// A buffer as written, before the rule's side (request or response) is known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PBuf {
+pub(crate) enum PBuf {
     Fixed(Buffer),
     /// `http.header` / `http_header`: request or response headers.
     Header,
@@ -243,6 +244,18 @@ enum PBuf {
     RawHeader,
     /// `file_data` / `file.data`: response body to the client, request body to the server.
     FileData,
+}
+
+impl PBuf {
+    /// Suricata's name of the buffer.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            PBuf::Fixed(b) => b.name(),
+            PBuf::Header => "http.header",
+            PBuf::RawHeader => "http.header.raw",
+            PBuf::FileData => "file.data",
+        }
+    }
 }
 
 /// A `flowbits` operation. Names are numbered at load ([`crate::RuleSet::flowbit_names`]).
@@ -428,46 +441,6 @@ enum Dialect {
     Legacy,
 }
 
-/// Snort 2 / Snort 3 `http_*` keywords and their buffers (sticky in Snort 3, content modifiers in legacy syntax).
-fn http_underscore(name: &str) -> Option<PBuf> {
-    Some(match name {
-        "http_uri" => PBuf::Fixed(Buffer::HttpUri),
-        "http_raw_uri" => PBuf::Fixed(Buffer::HttpRawUri),
-        "http_method" => PBuf::Fixed(Buffer::HttpMethod),
-        "http_header" => PBuf::Header,
-        "http_raw_header" => PBuf::RawHeader,
-        "http_client_body" => PBuf::Fixed(Buffer::HttpRequestBody),
-        "http_server_body" => PBuf::Fixed(Buffer::HttpResponseBody),
-        "http_cookie" => PBuf::Fixed(Buffer::HttpCookie),
-        "http_user_agent" => PBuf::Fixed(Buffer::HttpUserAgent),
-        "http_host" => PBuf::Fixed(Buffer::HttpHost),
-        "http_raw_host" => PBuf::Fixed(Buffer::HttpRawHost),
-        "http_stat_code" => PBuf::Fixed(Buffer::HttpStatCode),
-        _ => return None,
-    })
-}
-
-/// Suricata's dotted sticky buffers (and the sticky keywords both engines share).
-fn sticky(name: &str) -> Option<PBuf> {
-    Some(match name {
-        "http.uri" => PBuf::Fixed(Buffer::HttpUri),
-        "http.uri.raw" => PBuf::Fixed(Buffer::HttpRawUri),
-        "http.method" => PBuf::Fixed(Buffer::HttpMethod),
-        "http.header" => PBuf::Header,
-        "http.header.raw" => PBuf::RawHeader,
-        "http.host" => PBuf::Fixed(Buffer::HttpHost),
-        "http.host.raw" => PBuf::Fixed(Buffer::HttpRawHost),
-        "http.user_agent" => PBuf::Fixed(Buffer::HttpUserAgent),
-        "http.cookie" => PBuf::Fixed(Buffer::HttpCookie),
-        "http.request_body" | "http.client_body" => PBuf::Fixed(Buffer::HttpRequestBody),
-        "http.response_body" | "http.server_body" => PBuf::Fixed(Buffer::HttpResponseBody),
-        "http.stat_code" => PBuf::Fixed(Buffer::HttpStatCode),
-        "file_data" | "file.data" => PBuf::FileData,
-        "pkt_data" | "raw_data" => PBuf::Fixed(Buffer::Payload),
-        _ => return None,
-    })
-}
-
 fn pcre_buffer(b: PcreBuffer) -> PBuf {
     match b {
         PcreBuffer::Uri => PBuf::Fixed(Buffer::HttpUri),
@@ -485,9 +458,6 @@ fn pcre_buffer(b: PcreBuffer) -> PBuf {
     }
 }
 
-/// Options that never change what matches and are accepted as such.
-const INFORMATIONAL: &[&str] = &["reference", "metadata", "target", "prefilter", "rawbytes"];
-
 /// Everything a rule parse needs besides the text.
 pub(crate) struct Ctx<'a, 'v> {
     pub resolver: &'a mut Resolver<'v>,
@@ -499,7 +469,7 @@ pub(crate) struct Ctx<'a, 'v> {
     pub pcre_memory: &'a mut usize,
 }
 
-type Step<T> = Result<T, Parsed>;
+pub(crate) type Step<T> = Result<T, Parsed>;
 
 fn skip(reason: impl Into<String>) -> Parsed {
     Parsed::Skipped {
@@ -544,7 +514,7 @@ fn position(name: &str, v: &str) -> Step<i64> {
     }
 }
 
-struct Builder {
+pub(crate) struct Builder {
     dialect: Dialect,
     sticky: PBuf,
     items: Vec<(PBuf, Item)>,
@@ -674,7 +644,11 @@ fn detect_dialect(opts: &[Opt<'_>]) -> Dialect {
                     return Dialect::Snort3;
                 }
             }
-            n if !seen_content && http_underscore(n).is_some() => return Dialect::Snort3,
+            n if !seen_content
+                && keyword::lookup(n).is_some_and(|k| k.kind == keyword::Kind::BufferModifier) =>
+            {
+                return Dialect::Snort3;
+            }
             _ => {}
         }
     }
@@ -815,135 +789,171 @@ impl Builder {
         }
     }
 
+    /// Applies one option, as the keyword table says.
     fn option(&mut self, o: &Opt<'_>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
-        let name = o.name;
-        let v = o.value;
-        match name {
-            "msg" => {
-                let (_, inner, _) =
-                    text::quoted(v.unwrap_or("")).map_err(|e| err(format!("msg: {e}")))?;
-                self.msg = text::unescape_text(inner);
-            }
-            "sid" => self.sid = Some(num("sid", v)?),
-            "rev" => self.rev = num("rev", v)?,
-            "gid" => self.gid = num("gid", v)?,
-            "priority" => {
-                let p: u8 = num("priority", v)?;
-                if p == 0 {
-                    return Err(err("priority must be 1 or more"));
+        let (n, v) = (o.name, o.value);
+        let Some(k) = keyword::lookup(n) else {
+            return Err(skip(format!("keyword {}", trunc(n))));
+        };
+        match k.handler {
+            Handler::Ignore => Ok(()),
+            Handler::Parse(f) => f(self, n, v, ctx),
+            Handler::Sticky(buf) => {
+                if let Some(v) = v {
+                    return Err(skip(format!("{n}:{}", trunc(v))));
                 }
-                self.priority = Some(p);
+                self.file_data |= buf == PBuf::FileData;
+                self.sticky = buf;
+                Ok(())
             }
-            "classtype" => {
-                let c = v.ok_or_else(|| err("classtype needs a value"))?.trim();
-                if ctx.classes.get(c).is_none() {
-                    return Err(skip(format!("unknown classtype {}", trunc(c))));
+            Handler::HttpModifier(buf) => {
+                if let Some(v) = v {
+                    return Err(skip(format!(
+                        "{n}:{}",
+                        trunc(v).split(' ').next().unwrap_or("")
+                    )));
                 }
-                self.classtype = Some(c.to_ascii_lowercase());
-            }
-            "service" => {
-                for s in v.unwrap_or("").split(',') {
-                    let s = s.trim().to_ascii_lowercase();
-                    if !s.is_empty() {
-                        self.services.push(s);
-                    }
-                }
-            }
-            "flow" => self.flow(v)?,
-            "content" | "uricontent" => self.content(name, v)?,
-            "pcre" => self.pcre(v, ctx)?,
-            "nocase" => self.last_content(name)?.nocase = true,
-            "fast_pattern" => {
-                match v.map(str::trim) {
-                    None | Some("only") => {}
-                    // Snort 2 `fast_pattern:offset,length` only picks a slice; the whole content is just as valid.
-                    Some(x) if x.split(',').all(|p| p.trim().parse::<u32>().is_ok()) => {}
-                    Some(x) => {
-                        return Err(err(format!("fast_pattern: invalid value `{}`", trunc(x))));
-                    }
-                }
-                self.last_content(name)?.fast_pattern = true;
-            }
-            "depth" | "offset" | "distance" | "within" => {
-                let n = position(
-                    name,
-                    v.ok_or_else(|| err(format!("`{name}` needs a value")))?,
-                )?;
-                let c = self.last_content(name)?;
-                set_position(c, name, n)?;
-            }
-            "startswith" => {
-                let c = self.last_content(name)?;
-                c.offset = Some(0);
-                c.depth = Some(c.bytes.len() as u32);
-            }
-            "endswith" => self.last_content(name)?.endswith = true,
-            "isdataat" => self.isdataat(v)?,
-            "noalert" => self.noalert = true,
-            "flowbits" => self.flowbits(v, ctx)?,
-            "app-layer-protocol" => {
-                let raw = v
-                    .ok_or_else(|| err("app-layer-protocol needs a value"))?
-                    .trim();
-                let (neg, name) = match raw.strip_prefix('!') {
-                    Some(r) => (true, r.trim()),
-                    None => (false, raw),
-                };
-                if name.contains(',') {
-                    return Err(skip(format!("app-layer-protocol:{}", trunc(name))));
-                }
-                let name = name.to_ascii_lowercase();
-                let canon = APP_PROTOS
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|&(_, c)| c)
-                    .or(match name.as_str() {
-                        "failed" | "unknown" => Some("failed"),
-                        _ => None,
-                    })
-                    .ok_or_else(|| skip(format!("app-layer-protocol:{}", trunc(&name))))?;
-                self.app_layer.push((neg, canon));
-            }
-            "bsize" | "bufferlen" => {
-                let (min, max) = length_range(name, v)?;
-                self.push_item(self.sticky, Item::Len { min, max })?;
-            }
-            "dsize" => {
-                let (min, max) = length_range(name, v)?;
-                self.push_item(PBuf::Fixed(Buffer::Payload), Item::Len { min, max })?;
-                self.dsize = true;
-            }
-            n if INFORMATIONAL.contains(&n) => {}
-            n => {
-                if let Some(buf) = sticky(n) {
-                    if v.is_some() {
-                        return Err(skip(format!("{n}:{}", trunc(v.unwrap_or("")))));
-                    }
-                    self.file_data |= buf == PBuf::FileData;
-                    self.sticky = buf;
-                } else if let Some(buf) = http_underscore(n) {
-                    if v.is_some() {
-                        return Err(skip(format!(
-                            "{n}:{}",
-                            trunc(v.unwrap_or("")).split(' ').next().unwrap_or("")
-                        )));
-                    }
-                    match self.dialect {
-                        Dialect::Snort3 => self.sticky = buf,
-                        Dialect::Legacy => {
-                            let idx = self
-                                .last_content
-                                .ok_or_else(|| err(format!("`{n}` without a preceding content")))?;
-                            if let Some(slot) = self.items.get_mut(idx) {
-                                slot.0 = buf;
-                            }
+                match self.dialect {
+                    Dialect::Snort3 => self.sticky = buf,
+                    Dialect::Legacy => {
+                        let idx = self
+                            .last_content
+                            .ok_or_else(|| err(format!("`{n}` without a preceding content")))?;
+                        if let Some(slot) = self.items.get_mut(idx) {
+                            slot.0 = buf;
                         }
                     }
-                } else {
-                    return Err(skip(format!("keyword {}", trunc(n))));
                 }
+                Ok(())
             }
         }
+    }
+
+    pub(crate) fn msg(&mut self, v: Option<&str>) -> Step<()> {
+        let (_, inner, _) = text::quoted(v.unwrap_or("")).map_err(|e| err(format!("msg: {e}")))?;
+        self.msg = text::unescape_text(inner);
+        Ok(())
+    }
+
+    pub(crate) fn sid(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        self.sid = Some(num(n, v)?);
+        Ok(())
+    }
+
+    pub(crate) fn rev(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        self.rev = num(n, v)?;
+        Ok(())
+    }
+
+    pub(crate) fn gid(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        self.gid = num(n, v)?;
+        Ok(())
+    }
+
+    pub(crate) fn priority(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let p: u8 = num(n, v)?;
+        if p == 0 {
+            return Err(err("priority must be 1 or more"));
+        }
+        self.priority = Some(p);
+        Ok(())
+    }
+
+    pub(crate) fn classtype(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let c = v.ok_or_else(|| err("classtype needs a value"))?.trim();
+        if ctx.classes.get(c).is_none() {
+            return Err(skip(format!("unknown classtype {}", trunc(c))));
+        }
+        self.classtype = Some(c.to_ascii_lowercase());
+        Ok(())
+    }
+
+    pub(crate) fn service(&mut self, v: Option<&str>) -> Step<()> {
+        for s in v.unwrap_or("").split(',') {
+            let s = s.trim().to_ascii_lowercase();
+            if !s.is_empty() {
+                self.services.push(s);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn set_noalert(&mut self) -> Step<()> {
+        self.noalert = true;
+        Ok(())
+    }
+
+    pub(crate) fn nocase(&mut self, n: &str) -> Step<()> {
+        self.last_content(n)?.nocase = true;
+        Ok(())
+    }
+
+    pub(crate) fn fast_pattern(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        match v.map(str::trim) {
+            None | Some("only") => {}
+            // Snort 2 `fast_pattern:offset,length` only picks a slice; the whole content is just as valid.
+            Some(x) if x.split(',').all(|p| p.trim().parse::<u32>().is_ok()) => {}
+            Some(x) => {
+                return Err(err(format!("fast_pattern: invalid value `{}`", trunc(x))));
+            }
+        }
+        self.last_content(n)?.fast_pattern = true;
+        Ok(())
+    }
+
+    /// `depth`, `offset`, `distance`, `within`.
+    pub(crate) fn position(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let x = position(n, v.ok_or_else(|| err(format!("`{n}` needs a value")))?)?;
+        let c = self.last_content(n)?;
+        set_position(c, n, x)
+    }
+
+    pub(crate) fn startswith(&mut self, n: &str) -> Step<()> {
+        let c = self.last_content(n)?;
+        c.offset = Some(0);
+        c.depth = Some(c.bytes.len() as u32);
+        Ok(())
+    }
+
+    pub(crate) fn endswith(&mut self, n: &str) -> Step<()> {
+        self.last_content(n)?.endswith = true;
+        Ok(())
+    }
+
+    pub(crate) fn app_layer_protocol(&mut self, v: Option<&str>) -> Step<()> {
+        let raw = v
+            .ok_or_else(|| err("app-layer-protocol needs a value"))?
+            .trim();
+        let (neg, name) = match raw.strip_prefix('!') {
+            Some(r) => (true, r.trim()),
+            None => (false, raw),
+        };
+        if name.contains(',') {
+            return Err(skip(format!("app-layer-protocol:{}", trunc(name))));
+        }
+        let name = name.to_ascii_lowercase();
+        let canon = APP_PROTOS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, c)| c)
+            .or(match name.as_str() {
+                "failed" | "unknown" => Some("failed"),
+                _ => None,
+            })
+            .ok_or_else(|| skip(format!("app-layer-protocol:{}", trunc(&name))))?;
+        self.app_layer.push((neg, canon));
+        Ok(())
+    }
+
+    pub(crate) fn bsize(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let (min, max) = length_range(n, v)?;
+        self.push_item(self.sticky, Item::Len { min, max })
+    }
+
+    pub(crate) fn dsize(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let (min, max) = length_range(n, v)?;
+        self.push_item(PBuf::Fixed(Buffer::Payload), Item::Len { min, max })?;
+        self.dsize = true;
         Ok(())
     }
 
@@ -955,7 +965,7 @@ impl Builder {
         Ok(())
     }
 
-    fn flowbits(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+    pub(crate) fn flowbits(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
         let raw = v.ok_or_else(|| err("flowbits needs a value"))?.trim();
         let mut parts = raw.splitn(3, ',').map(str::trim);
         let cmd = parts.next().unwrap_or("").to_ascii_lowercase();
@@ -1006,7 +1016,7 @@ impl Builder {
         Ok(())
     }
 
-    fn isdataat(&mut self, v: Option<&str>) -> Step<()> {
+    pub(crate) fn isdataat(&mut self, v: Option<&str>) -> Step<()> {
         let raw = v.ok_or_else(|| err("isdataat needs a value"))?.trim();
         let (negated, rest) = match raw.strip_prefix('!') {
             Some(r) => (true, r.trim()),
@@ -1033,7 +1043,7 @@ impl Builder {
         )
     }
 
-    fn flow(&mut self, v: Option<&str>) -> Step<()> {
+    pub(crate) fn flow(&mut self, v: Option<&str>) -> Step<()> {
         for part in v.ok_or_else(|| err("flow needs a value"))?.split(',') {
             match part.trim().to_ascii_lowercase().as_str() {
                 "to_server" | "from_client" => self.flow_dir = FlowDir::ToServer,
@@ -1050,7 +1060,7 @@ impl Builder {
         Ok(())
     }
 
-    fn content(&mut self, name: &str, v: Option<&str>) -> Step<()> {
+    pub(crate) fn content(&mut self, name: &str, v: Option<&str>) -> Step<()> {
         if self.items.len() >= MAX_ITEMS {
             return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
         }
@@ -1105,7 +1115,7 @@ impl Builder {
         Ok(())
     }
 
-    fn pcre(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+    pub(crate) fn pcre(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
         if self.items.len() >= MAX_ITEMS {
             return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
         }

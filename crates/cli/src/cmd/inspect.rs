@@ -36,10 +36,14 @@ pub struct Args {
     /// Capture files (pcap, pcapng, gzip), inspected one after the other as one input.
     #[arg(
         value_name = "FILE",
-        required_unless_present = "interface",
+        required_unless_present_any = ["interface", "list_keywords"],
         conflicts_with = "interface"
     )]
     files: Vec<PathBuf>,
+
+    /// Print the rule keywords the rules engine knows (name, aliases, kind, buffer) and exit.
+    #[arg(long)]
+    list_keywords: bool,
 
     /// Capture live from this network interface instead of files (needs a build with `--features live`, libpcap,
     /// and usually root or CAP_NET_RAW). Runs until Ctrl-C, --count or --seconds, then writes the summary.
@@ -163,6 +167,25 @@ impl CostSink {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.list_keywords {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for k in flowbundle_inspect::rules::keyword::KEYWORDS {
+            // A closed pipe (`| head`) ends the listing quietly.
+            let line = writeln!(
+                out,
+                "{:<24} {:<16} {:<20} {}",
+                k.name,
+                k.kind.as_str(),
+                k.buffer().unwrap_or("-"),
+                k.aliases.join(",")
+            );
+            if line.is_err() {
+                break;
+            }
+        }
+        return Ok(());
+    }
     let defaults = EngineConfig::default();
     let cfg = EngineConfig {
         app_events: !args.no_app_events,

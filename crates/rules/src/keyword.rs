@@ -1,0 +1,286 @@
+//! The keyword table: every rule option the parser knows, with its aliases, its kind and what it does.
+//!
+//! One table drives the parser ([`crate::rule`] looks each option up here), the skip report (an option not in the
+//! table skips its rule as `keyword NAME`) and `flowbundle inspect --list-keywords`. Adding a keyword is adding a
+//! row: a sticky buffer names its [`Buffer`]; anything else names the function that parses its value into the rule
+//! being built.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::rule::{Buffer, Builder, Ctx, PBuf, Step};
+
+/// What a keyword is, as Suricata's documentation groups them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// Identity, message and classification (`sid`, `msg`, `classtype`, ...).
+    Meta,
+    /// Selects the buffer the payload keywords after it inspect (Suricata's sticky buffers).
+    StickyBuffer,
+    /// Snort's `http_*`: a sticky buffer in Snort 3, a modifier of the preceding content in legacy syntax.
+    BufferModifier,
+    /// Modifies the preceding `content` (`nocase`, `depth`, `within`, ...).
+    ContentModifier,
+    /// Inspects the current buffer (`content`, `pcre`, `byte_test`, `isdataat`, lengths, ...).
+    Payload,
+    /// Transforms the current sticky buffer before it is inspected (`to_lowercase`, `dotprefix`, ...).
+    Transform,
+    /// Conditions on the flow and its state (`flow`, `flowbits`, `app-layer-protocol`).
+    Flow,
+    /// Accepted and never changes what matches (`reference`, `metadata`, ...).
+    Informational,
+}
+
+impl Kind {
+    /// The kind as `--list-keywords` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Meta => "meta",
+            Kind::StickyBuffer => "sticky buffer",
+            Kind::BufferModifier => "buffer modifier",
+            Kind::ContentModifier => "content modifier",
+            Kind::Payload => "payload",
+            Kind::Transform => "transform",
+            Kind::Flow => "flow",
+            Kind::Informational => "informational",
+        }
+    }
+}
+
+/// How the parser applies a keyword.
+pub(crate) type ParseFn = fn(&mut Builder, &str, Option<&str>, &mut Ctx<'_, '_>) -> Step<()>;
+
+#[derive(Clone, Copy)]
+pub(crate) enum Handler {
+    /// A sticky buffer: the payload keywords after it inspect this buffer.
+    Sticky(PBuf),
+    /// Snort's `http_*` keyword for this buffer.
+    HttpModifier(PBuf),
+    /// Accepted without effect.
+    Ignore,
+    /// Parsed by this function.
+    Parse(ParseFn),
+}
+
+/// One row of the table.
+pub struct Keyword {
+    /// The name Suricata 8 documents.
+    pub name: &'static str,
+    /// Other spellings accepted for it (legacy underscore names, Snort's names).
+    pub aliases: &'static [&'static str],
+    pub kind: Kind,
+    pub(crate) handler: Handler,
+}
+
+impl Keyword {
+    /// The buffer a sticky buffer or `http_*` keyword selects, by its Suricata name.
+    pub fn buffer(&self) -> Option<&'static str> {
+        match self.handler {
+            Handler::Sticky(b) | Handler::HttpModifier(b) => Some(b.name()),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Keyword {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyword")
+            .field("name", &self.name)
+            .field("aliases", &self.aliases)
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+const fn kw(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: Kind,
+    handler: Handler,
+) -> Keyword {
+    Keyword {
+        name,
+        aliases,
+        kind,
+        handler,
+    }
+}
+
+const fn sticky(name: &'static str, aliases: &'static [&'static str], buf: Buffer) -> Keyword {
+    kw(
+        name,
+        aliases,
+        Kind::StickyBuffer,
+        Handler::Sticky(PBuf::Fixed(buf)),
+    )
+}
+
+const fn modifier(name: &'static str, buf: PBuf) -> Keyword {
+    kw(name, &[], Kind::BufferModifier, Handler::HttpModifier(buf))
+}
+
+const fn parse(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    kind: Kind,
+    f: ParseFn,
+) -> Keyword {
+    kw(name, aliases, kind, Handler::Parse(f))
+}
+
+const fn info(name: &'static str) -> Keyword {
+    kw(name, &[], Kind::Informational, Handler::Ignore)
+}
+
+use Kind::*;
+
+/// Every keyword the parser knows.
+pub static KEYWORDS: &[Keyword] = &[
+    // Meta.
+    parse("msg", &[], Meta, |b, _, v, _| b.msg(v)),
+    parse("sid", &[], Meta, |b, n, v, _| b.sid(n, v)),
+    parse("rev", &[], Meta, |b, n, v, _| b.rev(n, v)),
+    parse("gid", &[], Meta, |b, n, v, _| b.gid(n, v)),
+    parse("priority", &[], Meta, |b, n, v, _| b.priority(n, v)),
+    parse("classtype", &[], Meta, |b, _, v, ctx| b.classtype(v, ctx)),
+    parse("service", &[], Meta, |b, _, v, _| b.service(v)),
+    info("reference"),
+    info("metadata"),
+    info("target"),
+    // Flow and state.
+    parse("flow", &[], Flow, |b, _, v, _| b.flow(v)),
+    parse("flowbits", &[], Flow, |b, _, v, ctx| b.flowbits(v, ctx)),
+    parse("noalert", &[], Flow, |b, _, _, _| b.set_noalert()),
+    parse("app-layer-protocol", &[], Flow, |b, _, v, _| {
+        b.app_layer_protocol(v)
+    }),
+    // Payload.
+    parse("content", &[], Payload, |b, n, v, _| b.content(n, v)),
+    parse("uricontent", &[], Payload, |b, n, v, _| b.content(n, v)),
+    parse("pcre", &[], Payload, |b, _, v, ctx| b.pcre(v, ctx)),
+    parse("isdataat", &[], Payload, |b, _, v, _| b.isdataat(v)),
+    parse("bsize", &["bufferlen"], Payload, |b, n, v, _| b.bsize(n, v)),
+    parse("dsize", &[], Payload, |b, n, v, _| b.dsize(n, v)),
+    info("prefilter"),
+    info("rawbytes"),
+    // Content modifiers.
+    parse("nocase", &[], ContentModifier, |b, n, _, _| b.nocase(n)),
+    parse("fast_pattern", &[], ContentModifier, |b, n, v, _| {
+        b.fast_pattern(n, v)
+    }),
+    parse("depth", &[], ContentModifier, |b, n, v, _| b.position(n, v)),
+    parse("offset", &[], ContentModifier, |b, n, v, _| {
+        b.position(n, v)
+    }),
+    parse("distance", &[], ContentModifier, |b, n, v, _| {
+        b.position(n, v)
+    }),
+    parse("within", &[], ContentModifier, |b, n, v, _| {
+        b.position(n, v)
+    }),
+    parse("startswith", &[], ContentModifier, |b, n, _, _| {
+        b.startswith(n)
+    }),
+    parse("endswith", &[], ContentModifier, |b, n, _, _| b.endswith(n)),
+    // Sticky buffers.
+    sticky("pkt_data", &["raw_data"], Buffer::Payload),
+    kw(
+        "file.data",
+        &["file_data"],
+        StickyBuffer,
+        Handler::Sticky(PBuf::FileData),
+    ),
+    sticky("http.uri", &[], Buffer::HttpUri),
+    sticky("http.uri.raw", &[], Buffer::HttpRawUri),
+    sticky("http.method", &[], Buffer::HttpMethod),
+    kw(
+        "http.header",
+        &[],
+        StickyBuffer,
+        Handler::Sticky(PBuf::Header),
+    ),
+    kw(
+        "http.header.raw",
+        &[],
+        StickyBuffer,
+        Handler::Sticky(PBuf::RawHeader),
+    ),
+    sticky("http.host", &[], Buffer::HttpHost),
+    sticky("http.host.raw", &[], Buffer::HttpRawHost),
+    sticky("http.user_agent", &[], Buffer::HttpUserAgent),
+    sticky("http.cookie", &[], Buffer::HttpCookie),
+    sticky(
+        "http.request_body",
+        &["http.client_body"],
+        Buffer::HttpRequestBody,
+    ),
+    sticky(
+        "http.response_body",
+        &["http.server_body"],
+        Buffer::HttpResponseBody,
+    ),
+    sticky("http.stat_code", &[], Buffer::HttpStatCode),
+    // Snort's `http_*` keywords.
+    modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
+    modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),
+    modifier("http_method", PBuf::Fixed(Buffer::HttpMethod)),
+    modifier("http_header", PBuf::Header),
+    modifier("http_raw_header", PBuf::RawHeader),
+    modifier("http_client_body", PBuf::Fixed(Buffer::HttpRequestBody)),
+    modifier("http_server_body", PBuf::Fixed(Buffer::HttpResponseBody)),
+    modifier("http_cookie", PBuf::Fixed(Buffer::HttpCookie)),
+    modifier("http_user_agent", PBuf::Fixed(Buffer::HttpUserAgent)),
+    modifier("http_host", PBuf::Fixed(Buffer::HttpHost)),
+    modifier("http_raw_host", PBuf::Fixed(Buffer::HttpRawHost)),
+    modifier("http_stat_code", PBuf::Fixed(Buffer::HttpStatCode)),
+];
+
+/// The keyword named `name` (its name or an alias).
+pub fn lookup(name: &str) -> Option<&'static Keyword> {
+    static INDEX: OnceLock<HashMap<&'static str, &'static Keyword>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let mut m = HashMap::new();
+            for k in KEYWORDS {
+                for n in std::iter::once(&k.name).chain(k.aliases) {
+                    m.insert(*n, k);
+                }
+            }
+            m
+        })
+        .get(name)
+        .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for k in KEYWORDS {
+            for n in std::iter::once(&k.name).chain(k.aliases) {
+                assert!(seen.insert(*n), "{n} appears twice in the keyword table");
+                assert!(std::ptr::eq(lookup(n).unwrap(), k));
+            }
+        }
+        assert!(lookup("no_such_keyword").is_none());
+    }
+
+    #[test]
+    fn sticky_buffers_name_their_buffer() {
+        for k in KEYWORDS {
+            assert_eq!(
+                k.buffer().is_some(),
+                matches!(k.kind, Kind::StickyBuffer | Kind::BufferModifier),
+                "{}",
+                k.name
+            );
+        }
+        assert_eq!(
+            lookup("file_data").and_then(Keyword::buffer),
+            Some("file.data")
+        );
+    }
+}
