@@ -331,6 +331,7 @@ pub(crate) struct Emit<'o, 'a> {
 
 impl EventSink for Emit<'_, '_> {
     fn event(&mut self, event: AppEvent) {
+        self.event_buffers(&event);
         let m = *self.out.meta;
         if let AppEvent::Ftp(f) = &event {
             let (c, s) = m.client_server_ips();
@@ -355,6 +356,91 @@ impl EventSink for Emit<'_, '_> {
     }
 
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+        // Only the HTTP parser hands over HTTP buffers, so the flow is HTTP even when the packet that identified it
+        // is still being inspected (the label is settled after the packet): `alert http` rules must see it.
+        self.scan_buffer(
+            AppProto::Http,
+            buffer.is_request(),
+            |rules, sc, flow, ctx, sink| {
+                rules.scan_http(sc, flow, ctx, tx_id, buffer, data, &mut { sink })
+            },
+        );
+    }
+}
+
+impl Emit<'_, '_> {
+    /// Hands the rules' application-layer buffers that an event carries (`dns.query`, `tls.sni`, JA3/JA3S/JA4,
+    /// `ssh.proto`/`ssh.software`) to the rules engine, each in the direction its field travelled.
+    fn event_buffers(&mut self, event: &AppEvent) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        use flowbundle_rules::Buffer as B;
+        let mut each = |tx: u64, proto: AppProto, to_server: bool, b: B, data: &[u8]| {
+            self.scan_buffer(proto, to_server, |rules, sc, flow, ctx, sink| {
+                rules.scan_app(sc, flow, ctx, tx, b, data, &mut { sink })
+            });
+        };
+        match event {
+            AppEvent::Dns(d) if d.kind == "query" => {
+                if let Some(q) = &d.rrname {
+                    each(d.tx_id, AppProto::Dns, true, B::DnsQuery, q.as_bytes());
+                }
+            }
+            AppEvent::Tls(t) => {
+                if let Some(sni) = &t.sni {
+                    each(0, AppProto::Tls, true, B::TlsSni, sni.as_bytes());
+                }
+                if let Some(j) = &t.ja3 {
+                    each(0, AppProto::Tls, true, B::Ja3Hash, j.hash.as_bytes());
+                    each(0, AppProto::Tls, true, B::Ja3String, j.string.as_bytes());
+                }
+                if let Some(j) = &t.ja4 {
+                    each(0, AppProto::Tls, true, B::Ja4Hash, j.as_bytes());
+                }
+                if let Some(j) = &t.ja3s {
+                    each(0, AppProto::Tls, false, B::Ja3sHash, j.hash.as_bytes());
+                    each(0, AppProto::Tls, false, B::Ja3sString, j.string.as_bytes());
+                }
+            }
+            AppEvent::Ssh(s) => {
+                for (to_server, side) in [(true, &s.client), (false, &s.server)] {
+                    if let Some(sw) = side {
+                        each(
+                            0,
+                            AppProto::Ssh,
+                            to_server,
+                            B::SshProto,
+                            sw.proto_version.as_bytes(),
+                        );
+                        each(
+                            0,
+                            AppProto::Ssh,
+                            to_server,
+                            B::SshSoftware,
+                            sw.software_version.as_bytes(),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs one rules call for a buffer of the flow's application protocol (`proto` stands in for the flow's label
+    /// while it is not settled yet) in the direction given by `to_server`, and emits its alerts.
+    fn scan_buffer(
+        &mut self,
+        proto: AppProto,
+        to_server: bool,
+        call: impl FnOnce(
+            &flowbundle_rules::RuleSet,
+            &mut flowbundle_rules::Scanner,
+            &mut FlowMatchState,
+            &flowbundle_rules::PacketCtx<'_>,
+            &mut dyn FnMut(&Alert<'_>),
+        ),
+    ) {
         let Some(rules) = self.out.det.rules() else {
             return;
         };
@@ -365,28 +451,20 @@ impl EventSink for Emit<'_, '_> {
             return;
         }
         let m = *self.out.meta;
-        let dir = m.side(Direction::from_client(buffer.is_request()));
-        // Only the HTTP parser hands over HTTP buffers, so the flow is HTTP even when the packet that identified it
-        // is still being inspected (the label is settled after the packet): `alert http` rules must see it.
-        let http = AppLabel::Proto(AppProto::Http);
+        let dir = m.side(Direction::from_client(to_server));
+        let fallback = AppLabel::Proto(proto);
         let label = if self.label.is_known() {
             self.label
         } else {
-            &http
+            &fallback
         };
         let ctx = m.packet_ctx(dir, Some(label.eve_name()));
         // Alerts are copied out of the callback (it cannot reach the event list while the scanner is borrowed);
         // the vector allocates only when a rule fires.
         let mut fired = Vec::new();
-        rules.scan_http(
-            sc,
-            self.rules,
-            &ctx,
-            tx_id,
-            buffer,
-            data,
-            &mut |a: &Alert<'_>| fired.push(owned(a)),
-        );
+        call(rules, sc, self.rules, &ctx, &mut |a: &Alert<'_>| {
+            fired.push(owned(a))
+        });
         for a in fired {
             if emit_owned(self.out, rules, &a, dir, label) {
                 self.rules.set_dropped();

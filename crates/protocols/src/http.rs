@@ -1132,6 +1132,7 @@ impl HttpParser {
             protocol: (!proto.is_empty()).then(|| lossy(proto)),
             ..HttpEvent::default()
         };
+        out.http_buffer(id, HttpBuffer::RequestLine, line);
         out.http_buffer(id, HttpBuffer::Method, method);
         out.http_buffer(id, HttpBuffer::Uri, uri);
         if let Some((host, _)) = &h.host {
@@ -1298,6 +1299,7 @@ impl HttpParser {
         tx.ev.redirect = h.location.clone();
         let id = tx.ev.tx_id;
         let (head_req, connect) = (tx.head_request, tx.connect);
+        out.http_buffer(id, HttpBuffer::ResponseLine, line);
         out.http_buffer(id, HttpBuffer::StatusCode, code);
         out.http_buffer(
             id,

@@ -197,3 +197,60 @@ mod tests {
         assert_eq!(c, b"x=1; y=2");
     }
 }
+
+/// Header lines of a block (`Name: value`, CR LF or LF ended) as (name, value), trimmed; lines without a colon and
+/// continuation lines are passed over.
+fn header_lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    block.split(|&b| b == b'\n').filter_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
+            return None;
+        }
+        let colon = memchr::memchr(b':', line)?;
+        let name = line.get(..colon)?.trim_ascii();
+        let value = line.get(colon + 1..)?.trim_ascii();
+        (!name.is_empty() && !name.contains(&b' ')).then_some((name, value))
+    })
+}
+
+/// The value of the first header called `name` (ASCII case-insensitive) in a header block, borrowed from it:
+/// Suricata's single-header buffers (`http.content_type`, `http.referer`, ...).
+pub fn header_value<'a>(block: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    header_lines(block)
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v)
+}
+
+/// Suricata's `http.header_names`: each header name preceded by CR LF, and CR LF CR LF at the end
+/// (`\r\nHost\r\nAccept\r\n\r\n`); an empty block gives an empty buffer.
+pub fn header_names(block: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    for (name, _) in header_lines(block) {
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(name);
+    }
+    if !out.is_empty() {
+        out.extend_from_slice(b"\r\n\r\n");
+    }
+}
+
+/// `http.protocol` of a request line (its last word, `HTTP/1.1`); `None` for an HTTP/0.9 line without one.
+pub fn request_protocol(line: &[u8]) -> Option<&[u8]> {
+    let mut words = line.split(|&b| b == b' ').filter(|w| !w.is_empty());
+    let (_method, _target) = (words.next()?, words.next()?);
+    words.next_back().filter(|w| w.starts_with(b"HTTP/"))
+}
+
+/// `http.protocol` and `http.stat_msg` of a status line (`HTTP/1.1 404 Not Found` → `HTTP/1.1`, `Not Found`).
+pub fn status_line_parts(line: &[u8]) -> (&[u8], &[u8]) {
+    let line = line.trim_ascii();
+    let (proto, rest) = match memchr::memchr(b' ', line) {
+        Some(i) => (&line[..i], line[i + 1..].trim_ascii_start()),
+        None => (line, &b""[..]),
+    };
+    let msg = match memchr::memchr(b' ', rest) {
+        Some(i) => rest[i + 1..].trim_ascii(),
+        None => &b""[..],
+    };
+    (proto, msg)
+}

@@ -161,6 +161,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("isdataat", &[], Payload, |b, _, v, _| b.isdataat(v)),
     parse("bsize", &["bufferlen"], Payload, |b, n, v, _| b.bsize(n, v)),
     parse("dsize", &[], Payload, |b, n, v, _| b.dsize(n, v)),
+    parse("urilen", &[], Payload, |b, n, v, _| b.urilen(n, v)),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.
@@ -220,6 +221,73 @@ pub static KEYWORDS: &[Keyword] = &[
         Buffer::HttpResponseBody,
     ),
     sticky("http.stat_code", &[], Buffer::HttpStatCode),
+    sticky(
+        "http.request_line",
+        &["http_request_line"],
+        Buffer::HttpRequestLine,
+    ),
+    sticky(
+        "http.response_line",
+        &["http_response_line"],
+        Buffer::HttpResponseLine,
+    ),
+    sticky("http.protocol", &["http_protocol"], Buffer::HttpProtocol),
+    sticky("http.stat_msg", &[], Buffer::HttpStatMsg),
+    sticky(
+        "http.header_names",
+        &["http_header_names"],
+        Buffer::HttpHeaderNames,
+    ),
+    sticky(
+        "http.content_type",
+        &["http_content_type"],
+        Buffer::HttpContentType,
+    ),
+    sticky(
+        "http.content_len",
+        &["http_content_len"],
+        Buffer::HttpContentLen,
+    ),
+    sticky(
+        "http.connection",
+        &["http_connection"],
+        Buffer::HttpConnection,
+    ),
+    sticky("http.accept", &["http_accept"], Buffer::HttpAccept),
+    sticky(
+        "http.accept_enc",
+        &["http_accept_enc"],
+        Buffer::HttpAcceptEnc,
+    ),
+    sticky(
+        "http.accept_lang",
+        &["http_accept_lang"],
+        Buffer::HttpAcceptLang,
+    ),
+    sticky("http.referer", &["http_referer"], Buffer::HttpReferer),
+    sticky("http.location", &[], Buffer::HttpLocation),
+    sticky("http.server", &[], Buffer::HttpServer),
+    sticky(
+        "dns.query",
+        &["dns_query", "dns.queries.rrname"],
+        Buffer::DnsQuery,
+    ),
+    sticky("tls.sni", &["tls_sni"], Buffer::TlsSni),
+    sticky("ja3.hash", &["ja3_hash"], Buffer::Ja3Hash),
+    sticky("ja3.string", &["ja3_string"], Buffer::Ja3String),
+    sticky("ja3s.hash", &["ja3s_hash"], Buffer::Ja3sHash),
+    sticky("ja3s.string", &["ja3s_string"], Buffer::Ja3sString),
+    sticky("ja4.hash", &[], Buffer::Ja4Hash),
+    sticky(
+        "ssh.proto",
+        &["ssh_proto", "ssh.protoversion"],
+        Buffer::SshProto,
+    ),
+    sticky(
+        "ssh.software",
+        &["ssh_software", "ssh.softwareversion"],
+        Buffer::SshSoftware,
+    ),
     // Snort's `http_*` keywords.
     modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
     modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),
@@ -233,6 +301,7 @@ pub static KEYWORDS: &[Keyword] = &[
     modifier("http_host", PBuf::Fixed(Buffer::HttpHost)),
     modifier("http_raw_host", PBuf::Fixed(Buffer::HttpRawHost)),
     modifier("http_stat_code", PBuf::Fixed(Buffer::HttpStatCode)),
+    modifier("http_stat_msg", PBuf::Fixed(Buffer::HttpStatMsg)),
 ];
 
 /// The keyword named `name` (its name or an alias).

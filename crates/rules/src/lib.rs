@@ -120,7 +120,7 @@ pub mod verify;
 
 pub use addr::{AddrSet, PortSet, Vars};
 pub use classify::Classifications;
-pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule};
+pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule, Side};
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule};
 pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,

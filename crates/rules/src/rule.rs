@@ -166,11 +166,60 @@ pub enum Buffer {
     HttpResponseRawHeader,
     /// De-chunked, decompressed response body.
     HttpResponseBody,
+    /// `http.request_line`: `GET /index.html HTTP/1.1`.
+    HttpRequestLine,
+    /// `http.response_line`: `HTTP/1.1 200 OK`.
+    HttpResponseLine,
+    /// `http.protocol`: `HTTP/1.1`, of the request or the response.
+    HttpProtocol,
+    /// `http.stat_msg`: the response's reason phrase (`OK`).
+    HttpStatMsg,
+    /// `http.header_names`: `\r\n` before each header name, and `\r\n\r\n` at the end (request or response).
+    HttpHeaderNames,
+    /// `http.content_type`: the `Content-Type` value (request or response).
+    HttpContentType,
+    /// `http.content_len`: the `Content-Length` value (request or response).
+    HttpContentLen,
+    /// `http.connection`: the `Connection` value (request or response).
+    HttpConnection,
+    HttpAccept,
+    HttpAcceptEnc,
+    HttpAcceptLang,
+    HttpReferer,
+    /// `http.location`: the response's `Location` value.
+    HttpLocation,
+    /// `http.server`: the response's `Server` value.
+    HttpServer,
+    /// `dns.query`: a query name, dotted (`www.example.com`).
+    DnsQuery,
+    /// `tls.sni`: the ClientHello's server name.
+    TlsSni,
+    /// `ja3.hash`: MD5 of the ClientHello's JA3 string, 32 lowercase hex digits.
+    Ja3Hash,
+    Ja3String,
+    /// `ja3s.hash`: MD5 of the ServerHello's JA3S string.
+    Ja3sHash,
+    Ja3sString,
+    /// `ja4.hash`: the ClientHello's JA4 fingerprint.
+    Ja4Hash,
+    /// `ssh.proto`: the protocol version of the banner (`2.0`), of the client or the server.
+    SshProto,
+    /// `ssh.software`: the software version of the banner (`OpenSSH_8.2p1`).
+    SshSoftware,
+}
+
+/// Which side of a transaction a buffer belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Request,
+    Response,
+    /// Both sides carry it (`http.content_type`, `ssh.proto`, ...): the packet's direction tells which.
+    Either,
 }
 
 impl Buffer {
     /// Number of buffer kinds (array sizes).
-    pub const COUNT: usize = 15;
+    pub const COUNT: usize = 38;
 
     /// Every buffer kind, in index order.
     pub const ALL: [Buffer; Buffer::COUNT] = [
@@ -189,6 +238,29 @@ impl Buffer {
         Buffer::HttpResponseHeader,
         Buffer::HttpResponseRawHeader,
         Buffer::HttpResponseBody,
+        Buffer::HttpRequestLine,
+        Buffer::HttpResponseLine,
+        Buffer::HttpProtocol,
+        Buffer::HttpStatMsg,
+        Buffer::HttpHeaderNames,
+        Buffer::HttpContentType,
+        Buffer::HttpContentLen,
+        Buffer::HttpConnection,
+        Buffer::HttpAccept,
+        Buffer::HttpAcceptEnc,
+        Buffer::HttpAcceptLang,
+        Buffer::HttpReferer,
+        Buffer::HttpLocation,
+        Buffer::HttpServer,
+        Buffer::DnsQuery,
+        Buffer::TlsSni,
+        Buffer::Ja3Hash,
+        Buffer::Ja3String,
+        Buffer::Ja3sHash,
+        Buffer::Ja3sString,
+        Buffer::Ja4Hash,
+        Buffer::SshProto,
+        Buffer::SshSoftware,
     ];
 
     /// Index into per-buffer arrays.
@@ -196,40 +268,100 @@ impl Buffer {
         self as usize
     }
 
-    /// Whether the buffer belongs to the response (otherwise the request, or the payload).
+    /// Which side of a transaction the buffer belongs to (the payload: either).
+    pub fn side(self) -> Side {
+        use Buffer::*;
+        match self {
+            HttpStatCode
+            | HttpResponseHeader
+            | HttpResponseRawHeader
+            | HttpResponseBody
+            | HttpResponseLine
+            | HttpStatMsg
+            | HttpLocation
+            | HttpServer
+            | Ja3sHash
+            | Ja3sString => Side::Response,
+            Payload | HttpProtocol | HttpHeaderNames | HttpContentType | HttpContentLen
+            | HttpConnection | SshProto | SshSoftware => Side::Either,
+            _ => Side::Request,
+        }
+    }
+
+    /// Whether the buffer belongs to the response only.
     pub fn is_response(self) -> bool {
-        matches!(
-            self,
-            Buffer::HttpStatCode
-                | Buffer::HttpResponseHeader
-                | Buffer::HttpResponseRawHeader
-                | Buffer::HttpResponseBody
-        )
+        self.side() == Side::Response
+    }
+
+    /// Whether the buffer belongs to the request only.
+    pub fn is_request(self) -> bool {
+        self.side() == Side::Request
+    }
+
+    /// Whether this is an application-layer buffer (anything but the payload).
+    pub fn is_app(self) -> bool {
+        self != Buffer::Payload
     }
 
     /// Whether this is an HTTP buffer.
     pub fn is_http(self) -> bool {
-        self != Buffer::Payload
+        self.app_proto() == Some("http")
+    }
+
+    /// The application protocol whose parser hands the buffer over (EVE `app_proto` name); `None` for the payload.
+    pub fn app_proto(self) -> Option<&'static str> {
+        use Buffer::*;
+        match self {
+            Payload => None,
+            DnsQuery => Some("dns"),
+            TlsSni | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash => Some("tls"),
+            SshProto | SshSoftware => Some("ssh"),
+            _ => Some("http"),
+        }
     }
 
     /// Suricata's sticky-buffer keyword for the buffer.
     pub fn name(self) -> &'static str {
+        use Buffer::*;
         match self {
-            Buffer::Payload => "payload",
-            Buffer::HttpMethod => "http.method",
-            Buffer::HttpUri => "http.uri",
-            Buffer::HttpRawUri => "http.uri.raw",
-            Buffer::HttpHost => "http.host",
-            Buffer::HttpRawHost => "http.host.raw",
-            Buffer::HttpUserAgent => "http.user_agent",
-            Buffer::HttpCookie => "http.cookie",
-            Buffer::HttpRequestHeader => "http.header (request)",
-            Buffer::HttpRequestRawHeader => "http.header.raw (request)",
-            Buffer::HttpRequestBody => "http.request_body",
-            Buffer::HttpStatCode => "http.stat_code",
-            Buffer::HttpResponseHeader => "http.header (response)",
-            Buffer::HttpResponseRawHeader => "http.header.raw (response)",
-            Buffer::HttpResponseBody => "http.response_body",
+            Payload => "payload",
+            HttpMethod => "http.method",
+            HttpUri => "http.uri",
+            HttpRawUri => "http.uri.raw",
+            HttpHost => "http.host",
+            HttpRawHost => "http.host.raw",
+            HttpUserAgent => "http.user_agent",
+            HttpCookie => "http.cookie",
+            HttpRequestHeader => "http.header (request)",
+            HttpRequestRawHeader => "http.header.raw (request)",
+            HttpRequestBody => "http.request_body",
+            HttpStatCode => "http.stat_code",
+            HttpResponseHeader => "http.header (response)",
+            HttpResponseRawHeader => "http.header.raw (response)",
+            HttpResponseBody => "http.response_body",
+            HttpRequestLine => "http.request_line",
+            HttpResponseLine => "http.response_line",
+            HttpProtocol => "http.protocol",
+            HttpStatMsg => "http.stat_msg",
+            HttpHeaderNames => "http.header_names",
+            HttpContentType => "http.content_type",
+            HttpContentLen => "http.content_len",
+            HttpConnection => "http.connection",
+            HttpAccept => "http.accept",
+            HttpAcceptEnc => "http.accept_enc",
+            HttpAcceptLang => "http.accept_lang",
+            HttpReferer => "http.referer",
+            HttpLocation => "http.location",
+            HttpServer => "http.server",
+            DnsQuery => "dns.query",
+            TlsSni => "tls.sni",
+            Ja3Hash => "ja3.hash",
+            Ja3String => "ja3.string",
+            Ja3sHash => "ja3s.hash",
+            Ja3sString => "ja3s.string",
+            Ja4Hash => "ja4.hash",
+            SshProto => "ssh.proto",
+            SshSoftware => "ssh.software",
         }
     }
 }
@@ -950,6 +1082,21 @@ impl Builder {
         self.push_item(self.sticky, Item::Len { min, max })
     }
 
+    /// `urilen:RANGE[,norm|raw]`: the length of the normalised (default) or raw URI.
+    pub(crate) fn urilen(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let raw = v.ok_or_else(|| err("urilen needs a value"))?;
+        let (range, buf) = match raw.split_once(',') {
+            None => (raw, Buffer::HttpUri),
+            Some((r, o)) => match o.trim() {
+                "norm" => (r, Buffer::HttpUri),
+                "raw" => (r, Buffer::HttpRawUri),
+                other => return Err(err(format!("urilen: unknown option `{}`", trunc(other)))),
+            },
+        };
+        let (min, max) = length_range(n, Some(range))?;
+        self.push_item(PBuf::Fixed(buf), Item::Len { min, max })
+    }
+
     pub(crate) fn dsize(&mut self, n: &str, v: Option<&str>) -> Step<()> {
         let (min, max) = length_range(n, v)?;
         self.push_item(PBuf::Fixed(Buffer::Payload), Item::Len { min, max })?;
@@ -1142,15 +1289,16 @@ impl Builder {
             FlowDir::ToServer => false,
             FlowDir::ToClient => true,
             FlowDir::Any => {
-                let fixed = |resp: bool| {
-                    self.items
-                        .iter()
-                        .any(|(b, _)| matches!(b, PBuf::Fixed(x) if x.is_http() && x.is_response() == resp))
+                let fixed = |side: Side| {
+                    self.items.iter().any(
+                        |(b, _)| matches!(b, PBuf::Fixed(x) if x.is_http() && x.side() == side),
+                    )
                 };
                 // Otherwise the buffers decide; `file_data` alone means the response body (Snort's meaning,
                 // and what Suricata inspects for a server's file), `http.header` alone the request.
-                fixed(true)
-                    || (!fixed(false) && self.items.iter().any(|(b, _)| *b == PBuf::FileData))
+                fixed(Side::Response)
+                    || (!fixed(Side::Request)
+                        && self.items.iter().any(|(b, _)| *b == PBuf::FileData))
             }
         };
         let mut groups: Vec<Group> = Vec::new();
@@ -1179,27 +1327,31 @@ impl Builder {
             }
         }
         let has_payload = groups.iter().any(|g| g.buffer == Buffer::Payload);
-        let has_http = groups.iter().any(|g| g.buffer.is_http());
+        let app = groups.iter().find_map(|g| g.buffer.app_proto());
+        let has_http = app.is_some();
         if has_payload && has_http {
             return Err(skip("payload and http buffers mixed"));
         }
-        if has_http {
+        if let Some(app) = app {
+            if let Some(g) = groups
+                .iter()
+                .find(|g| g.buffer.app_proto().is_some_and(|p| p != app))
+            {
+                return Err(skip(format!("{} with {app} buffers", g.buffer.name())));
+            }
             if self.file_data && matches!(h.proto, Proto::App(p) if p != "http") {
                 return Err(skip("file_data outside http"));
             }
-            if matches!(h.proto, Proto::Udp | Proto::Icmp)
-                || matches!(h.proto, Proto::App(p) if p != "http")
+            if matches!(h.proto, Proto::App(p) if p != app)
+                || (app != "dns" && matches!(h.proto, Proto::Udp | Proto::Icmp))
+                || (app == "dns" && h.proto == Proto::Icmp)
             {
-                return Err(skip("http buffer on a non-http protocol"));
+                return Err(skip(format!("{app} buffer on a non-{app} protocol")));
             }
             if self.flow_dir == FlowDir::ToServer && groups.iter().any(|g| g.buffer.is_response()) {
                 return Err(skip("response buffer with flow:to_server"));
             }
-            if self.flow_dir == FlowDir::ToClient
-                && groups
-                    .iter()
-                    .any(|g| g.buffer.is_http() && !g.buffer.is_response())
-            {
+            if self.flow_dir == FlowDir::ToClient && groups.iter().any(|g| g.buffer.is_request()) {
                 return Err(skip("request buffer with flow:to_client"));
             }
         }

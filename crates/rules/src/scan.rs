@@ -1141,58 +1141,133 @@ impl RuleSet {
         let wants = |b: Buffer| self.http.get(b.index()).is_some_and(|t| !t.is_empty());
         let mut norm = std::mem::take(&mut sc.norm);
         let mut cookie = std::mem::take(&mut sc.cookie);
-        let mut list: [(Buffer, bool); 3] = [(Buffer::Payload, false); 3];
+        // The buffers this piece of the transaction makes: the piece itself, then what derives from it. Derived
+        // buffers are built (into the scanner's scratch vectors) only when some rule inspects them.
+        let mut scan = |sc: &mut Scanner, flow: &mut FlowMatchState, b: Buffer, bytes: &[u8]| {
+            if wants(b) {
+                self.scan_http_buffer(sc, flow, ctx, tx_id, b, bytes, sink);
+            }
+        };
+        let header_buffers =
+            |sc: &mut Scanner,
+             flow: &mut FlowMatchState,
+             scan: &mut dyn FnMut(&mut Scanner, &mut FlowMatchState, Buffer, &[u8]),
+             names: &mut Vec<u8>,
+             fields: &[(Buffer, &[u8])]| {
+                for &(b, name) in fields {
+                    if wants(b)
+                        && let Some(v) = crate::http::header_value(data, name)
+                    {
+                        scan(sc, flow, b, v);
+                    }
+                }
+                if wants(Buffer::HttpHeaderNames) {
+                    crate::http::header_names(data, names);
+                    scan(sc, flow, Buffer::HttpHeaderNames, names);
+                }
+            };
         match kind {
-            HttpBuffer::Method => list[0] = (Buffer::HttpMethod, false),
+            HttpBuffer::RequestLine => {
+                scan(sc, flow, Buffer::HttpRequestLine, data);
+                if let Some(p) = crate::http::request_protocol(data) {
+                    scan(sc, flow, Buffer::HttpProtocol, p);
+                }
+            }
+            HttpBuffer::Method => scan(sc, flow, Buffer::HttpMethod, data),
             HttpBuffer::Uri => {
-                list[0] = (Buffer::HttpRawUri, false);
+                scan(sc, flow, Buffer::HttpRawUri, data);
                 if wants(Buffer::HttpUri) {
                     crate::http::normalize_uri(data, &mut norm);
-                    list[1] = (Buffer::HttpUri, true);
+                    scan(sc, flow, Buffer::HttpUri, &norm);
                 }
             }
             HttpBuffer::Host => {
-                list[0] = (Buffer::HttpRawHost, false);
+                scan(sc, flow, Buffer::HttpRawHost, data);
                 if wants(Buffer::HttpHost) {
                     crate::http::normalize_host(data, &mut norm);
-                    list[1] = (Buffer::HttpHost, true);
+                    scan(sc, flow, Buffer::HttpHost, &norm);
                 }
             }
-            HttpBuffer::UserAgent => list[0] = (Buffer::HttpUserAgent, false),
+            HttpBuffer::UserAgent => scan(sc, flow, Buffer::HttpUserAgent, data),
             HttpBuffer::RequestHeaders => {
-                list[0] = (Buffer::HttpRequestRawHeader, false);
+                scan(sc, flow, Buffer::HttpRequestRawHeader, data);
                 if wants(Buffer::HttpRequestHeader) || wants(Buffer::HttpCookie) {
                     crate::http::split_headers(data, b"cookie", &mut norm, &mut cookie);
-                    list[1] = (Buffer::HttpRequestHeader, true);
+                    scan(sc, flow, Buffer::HttpRequestHeader, &norm);
                     if !cookie.is_empty() {
-                        list[2] = (Buffer::HttpCookie, true);
+                        scan(sc, flow, Buffer::HttpCookie, &cookie);
                     }
                 }
+                header_buffers(
+                    sc,
+                    flow,
+                    &mut scan,
+                    &mut norm,
+                    &[
+                        (Buffer::HttpContentType, b"content-type"),
+                        (Buffer::HttpContentLen, b"content-length"),
+                        (Buffer::HttpConnection, b"connection"),
+                        (Buffer::HttpAccept, b"accept"),
+                        (Buffer::HttpAcceptEnc, b"accept-encoding"),
+                        (Buffer::HttpAcceptLang, b"accept-language"),
+                        (Buffer::HttpReferer, b"referer"),
+                    ],
+                );
             }
-            HttpBuffer::RequestBody => list[0] = (Buffer::HttpRequestBody, false),
-            HttpBuffer::StatusCode => list[0] = (Buffer::HttpStatCode, false),
+            HttpBuffer::RequestBody => scan(sc, flow, Buffer::HttpRequestBody, data),
+            HttpBuffer::ResponseLine => {
+                scan(sc, flow, Buffer::HttpResponseLine, data);
+                let (proto, msg) = crate::http::status_line_parts(data);
+                scan(sc, flow, Buffer::HttpProtocol, proto);
+                scan(sc, flow, Buffer::HttpStatMsg, msg);
+            }
+            HttpBuffer::StatusCode => scan(sc, flow, Buffer::HttpStatCode, data),
             HttpBuffer::ResponseHeaders => {
-                list[0] = (Buffer::HttpResponseRawHeader, false);
+                scan(sc, flow, Buffer::HttpResponseRawHeader, data);
                 if wants(Buffer::HttpResponseHeader) {
                     crate::http::split_headers(data, b"set-cookie", &mut norm, &mut cookie);
-                    list[1] = (Buffer::HttpResponseHeader, true);
+                    scan(sc, flow, Buffer::HttpResponseHeader, &norm);
                 }
+                header_buffers(
+                    sc,
+                    flow,
+                    &mut scan,
+                    &mut norm,
+                    &[
+                        (Buffer::HttpContentType, b"content-type"),
+                        (Buffer::HttpContentLen, b"content-length"),
+                        (Buffer::HttpConnection, b"connection"),
+                        (Buffer::HttpLocation, b"location"),
+                        (Buffer::HttpServer, b"server"),
+                    ],
+                );
             }
-            HttpBuffer::ResponseBody => list[0] = (Buffer::HttpResponseBody, false),
-        }
-        for (k, &(buffer, derived)) in list.iter().enumerate() {
-            if buffer == Buffer::Payload {
-                continue;
-            }
-            let bytes: &[u8] = match (derived, k) {
-                (false, _) => data,
-                (true, 2) => &cookie,
-                (true, _) => &norm,
-            };
-            self.scan_http_buffer(sc, flow, ctx, tx_id, buffer, bytes, sink);
+            HttpBuffer::ResponseBody => scan(sc, flow, Buffer::HttpResponseBody, data),
         }
         sc.norm = norm;
         sc.cookie = cookie;
+    }
+
+    /// Inspects one application-layer buffer other than HTTP's (`dns.query`, `tls.sni`, `ja3.hash`, `ssh.proto`,
+    /// ...) of transaction `tx_id` (per flow; a DNS message, or 0 for a TLS or SSH handshake), handed over once.
+    /// `ctx.dir` is the direction the field travelled in (a ClientHello's fields to the server).
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_app(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx_id: u64,
+        buffer: Buffer,
+        data: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
+        if buffer == Buffer::Payload {
+            return;
+        }
+        sc.fit(self);
+        sc.stats.http_bytes += data.len() as u64;
+        self.scan_http_buffer(sc, flow, ctx, tx_id, buffer, data, sink);
     }
 
     #[allow(clippy::too_many_arguments)]

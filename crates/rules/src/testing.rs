@@ -2,8 +2,8 @@
 //! failure the fuzzer finds reproduces as a unit test with the same call.
 
 use crate::{
-    AlertRecord, Direction, FlowMatchState, HttpBuffer, PacketCtx, RuleSet, ScanStats, Transport,
-    Vars,
+    AlertRecord, Buffer, Direction, FlowMatchState, HttpBuffer, PacketCtx, RuleSet, ScanStats,
+    Transport, Vars,
 };
 
 /// Parses arbitrary bytes as a rule file; checks that every rule is accounted for exactly once.
@@ -78,24 +78,23 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
         );
     }
     let mut flow = FlowMatchState::default();
-    for (i, kind) in [
+    for kind in [
+        HttpBuffer::RequestLine,
         HttpBuffer::Method,
         HttpBuffer::Uri,
         HttpBuffer::Host,
         HttpBuffer::UserAgent,
         HttpBuffer::RequestHeaders,
         HttpBuffer::RequestBody,
+        HttpBuffer::ResponseLine,
         HttpBuffer::StatusCode,
         HttpBuffer::ResponseHeaders,
         HttpBuffer::ResponseBody,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let dir = if i >= 6 {
-            Direction::ToClient
-        } else {
+    ] {
+        let dir = if kind.is_request() {
             Direction::ToServer
+        } else {
+            Direction::ToClient
         };
         let ctx = PacketCtx {
             dir,
@@ -103,6 +102,21 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
             ..PacketCtx::default()
         };
         rs.scan_http(&mut sc, &mut flow, &ctx, 0, kind, data, &mut out);
+    }
+    for b in Buffer::ALL
+        .into_iter()
+        .filter(|b| b.is_app() && !b.is_http())
+    {
+        let ctx = PacketCtx {
+            dir: if b.is_response() {
+                Direction::ToClient
+            } else {
+                Direction::ToServer
+            },
+            app_proto: b.app_proto(),
+            ..PacketCtx::default()
+        };
+        rs.scan_app(&mut sc, &mut flow, &ctx, 0, b, data, &mut out);
     }
     Ok(())
 }

@@ -397,6 +397,7 @@ fn et_open_reads_without_errors() {
         .collect();
     files.sort();
     let (rs, rep) = RuleSet::load_files(&files).unwrap();
+    println!("{}", rep.summary());
     assert_eq!(rep.errors_total, 0, "{:#?}", rep.errors);
     assert!(rs.rules().iter().any(|r| r.sid == 2029732));
     assert_eq!(rep.rules_read, rep.loaded + rep.skipped + rep.errors_total);

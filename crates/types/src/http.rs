@@ -5,6 +5,9 @@
 /// `http.cookie`, ...) from these raw pieces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HttpBuffer {
+    /// `http.request_line`: the request line without its line end (`GET /a HTTP/1.1`); `http.protocol` of the
+    /// request derives from it.
+    RequestLine,
     /// `http.method`: request method, e.g. `GET`.
     Method,
     /// The request target as sent (not normalised); `http.uri` (normalised) and `http.uri.raw` derive from it.
@@ -18,6 +21,9 @@ pub enum HttpBuffer {
     RequestHeaders,
     /// `http.request_body`: the (de-chunked) request body, up to the parser's cap.
     RequestBody,
+    /// `http.response_line`: the status line without its line end (`HTTP/1.1 200 OK`); the response's
+    /// `http.protocol` and `http.stat_msg` derive from it.
+    ResponseLine,
     /// `http.stat_code`: response status code digits.
     StatusCode,
     /// `http.header` (to client): the response's header lines.
@@ -31,7 +37,8 @@ impl HttpBuffer {
     pub fn is_request(self) -> bool {
         matches!(
             self,
-            HttpBuffer::Method
+            HttpBuffer::RequestLine
+                | HttpBuffer::Method
                 | HttpBuffer::Uri
                 | HttpBuffer::Host
                 | HttpBuffer::UserAgent
