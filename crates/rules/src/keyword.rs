@@ -161,6 +161,10 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("isdataat", &[], Payload, |b, _, v, _| b.isdataat(v)),
     parse("bsize", &["bufferlen"], Payload, |b, n, v, _| b.bsize(n, v)),
     parse("dsize", &[], Payload, |b, n, v, _| b.dsize(n, v)),
+    parse("byte_test", &[], Payload, |b, n, v, _| b.byte(n, v)),
+    parse("byte_jump", &[], Payload, |b, n, v, _| b.byte(n, v)),
+    parse("byte_extract", &[], Payload, |b, n, v, _| b.byte(n, v)),
+    parse("byte_math", &[], Payload, |b, n, v, _| b.byte(n, v)),
     parse("urilen", &[], Payload, |b, n, v, _| b.urilen(n, v)),
     info("prefilter"),
     info("rawbytes"),
@@ -183,6 +187,22 @@ pub static KEYWORDS: &[Keyword] = &[
         b.startswith(n)
     }),
     parse("endswith", &[], ContentModifier, |b, n, _, _| b.endswith(n)),
+    // Transforms of the current sticky buffer.
+    parse("dotprefix", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("to_lowercase", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
+    parse("to_uppercase", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
+    parse("strip_whitespace", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
+    parse("compress_whitespace", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
+    parse("url_decode", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("to_md5", &[], Transform, |b, n, v, _| b.transform(n, v)),
     // Sticky buffers.
     sticky("pkt_data", &["raw_data"], Buffer::Payload),
     kw(

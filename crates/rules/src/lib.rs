@@ -40,7 +40,7 @@
 //! say; alone, `file_data` is the response body and `http.header` the request headers. Options that never change
 //! what matches (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
-//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 2,886 of 4,004 rules (the
+//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,167 of 4,004 rules (the
 //! pinned reasons for the rest are in `tests/community.rs`).
 //!
 //! ## Matching
@@ -104,6 +104,7 @@
 //! candidates and the fired rules. All caps have counters in [`ScanStats`].
 
 pub mod addr;
+pub mod byte;
 pub mod classify;
 mod gate;
 pub mod http;
@@ -116,6 +117,7 @@ pub mod scan;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod text;
+pub mod transform;
 pub mod verify;
 
 pub use addr::{AddrSet, PortSet, Vars};
@@ -126,3 +128,4 @@ pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,
     PacketCtx, ScanStats, Scanner, Transport,
 };
+pub use transform::Transform;

@@ -19,13 +19,17 @@ use std::sync::Arc;
 use memchr::memmem;
 
 use crate::addr::{AddrSet, PortSet, Resolver};
+use crate::byte::{self, ByteItem};
 use crate::classify::Classifications;
 use crate::keyword::{self, Handler};
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::text::{self, Opt};
+use crate::transform::Transform;
 
 /// Largest offset, depth, distance or within accepted (Suricata keeps them in 16 bits; 1 MiB is generous).
 pub const MAX_POSITION: i64 = 1 << 20;
+/// Most transforms on one sticky buffer.
+pub const MAX_TRANSFORMS: usize = 8;
 /// Most content and pcre items in one rule.
 pub const MAX_ITEMS: usize = 256;
 /// Most bytes of compiled pcre programs in one rule set (each is also capped, see [`crate::pcre`]): a rule file of
@@ -479,6 +483,8 @@ pub enum Item {
         min: u64,
         max: u64,
     },
+    /// `byte_test`, `byte_jump`, `byte_extract`, `byte_math` (see [`crate::byte`]).
+    Byte(Box<ByteItem>),
 }
 
 impl Item {
@@ -489,6 +495,7 @@ impl Item {
             Item::Pcre(p, _) => p.relative,
             Item::DataAt { relative, .. } => *relative,
             Item::Len { .. } => false,
+            Item::Byte(b) => b.read.relative,
         }
     }
 
@@ -498,6 +505,8 @@ impl Item {
             Item::Content(c) => c.negated,
             Item::Pcre(p, _) => p.negated,
             Item::DataAt { .. } | Item::Len { .. } => true,
+            // A jump or an extraction sets the cursor like a match; a test or a computation does not.
+            Item::Byte(b) => !b.moves_cursor(),
         }
     }
 }
@@ -506,6 +515,8 @@ impl Item {
 #[derive(Clone, Debug)]
 pub struct Group {
     pub buffer: Buffer,
+    /// Transforms applied to the buffer before the items inspect it, in order (usually none).
+    pub transforms: Vec<Transform>,
     pub items: Vec<Item>,
 }
 
@@ -649,7 +660,11 @@ fn position(name: &str, v: &str) -> Step<i64> {
 pub(crate) struct Builder {
     dialect: Dialect,
     sticky: PBuf,
+    /// Transforms given since the sticky buffer was selected.
+    transforms: Vec<Transform>,
     items: Vec<(PBuf, Item)>,
+    /// The transforms of each item's buffer, parallel to `items`.
+    item_transforms: Vec<Vec<Transform>>,
     /// Index in `items` of the last content (modifiers apply to it).
     last_content: Option<usize>,
     sid: Option<u32>,
@@ -668,6 +683,8 @@ pub(crate) struct Builder {
     file_data: bool,
     flowbits: Vec<Flowbit>,
     noalert: bool,
+    /// Names of the rule's byte variables (`byte_extract`, `byte_math`), by id.
+    byte_vars: Vec<String>,
 }
 
 /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
@@ -739,7 +756,9 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
     let mut b = Builder {
         dialect: detect_dialect(&opts),
         sticky: PBuf::Fixed(Buffer::Payload),
+        transforms: Vec::new(),
         items: Vec::new(),
+        item_transforms: Vec::new(),
         last_content: None,
         sid: None,
         gid: 1,
@@ -755,6 +774,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         file_data: false,
         flowbits: Vec::new(),
         noalert: false,
+        byte_vars: Vec::new(),
     };
     for o in &opts {
         b.option(o, ctx).map_err(with_sid)?;
@@ -936,6 +956,7 @@ impl Builder {
                 }
                 self.file_data |= buf == PBuf::FileData;
                 self.sticky = buf;
+                self.transforms.clear();
                 Ok(())
             }
             Handler::HttpModifier(buf) => {
@@ -946,7 +967,10 @@ impl Builder {
                     )));
                 }
                 match self.dialect {
-                    Dialect::Snort3 => self.sticky = buf,
+                    Dialect::Snort3 => {
+                        self.sticky = buf;
+                        self.transforms.clear();
+                    }
                     Dialect::Legacy => {
                         let idx = self
                             .last_content
@@ -959,6 +983,55 @@ impl Builder {
                 Ok(())
             }
         }
+    }
+
+    /// The transforms that apply to an item inspecting `buf`: the current ones when it is the sticky buffer.
+    fn transforms_for(&self, buf: PBuf) -> Vec<Transform> {
+        if buf == self.sticky {
+            self.transforms.clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A transform keyword: applies to the current sticky buffer from here on.
+    pub(crate) fn transform(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let t = Transform::from_name(n).ok_or_else(|| skip(format!("keyword {}", trunc(n))))?;
+        if v.is_some() {
+            return Err(err(format!("`{n}` takes no value")));
+        }
+        if self.sticky == PBuf::Fixed(Buffer::Payload) {
+            return Err(skip(format!("{n} on the payload")));
+        }
+        if self.transforms.len() >= MAX_TRANSFORMS {
+            return Err(err(format!(
+                "more than {MAX_TRANSFORMS} transforms on one buffer"
+            )));
+        }
+        self.transforms.push(t);
+        Ok(())
+    }
+
+    /// `byte_test`, `byte_jump`, `byte_extract`, `byte_math`.
+    pub(crate) fn byte(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let v = v.ok_or_else(|| err(format!("{n} needs a value")))?;
+        let vars = &mut self.byte_vars;
+        let mut var = |name: &str, define: bool| -> Result<u8, String> {
+            match vars.iter().position(|x| x == name) {
+                Some(i) => Ok(i as u8),
+                None if define && vars.len() < byte::MAX_VARS => {
+                    vars.push(name.to_string());
+                    Ok((vars.len() - 1) as u8)
+                }
+                None if define => Err(format!("more than {} variables", byte::MAX_VARS)),
+                None => Err(format!("unknown variable `{}`", trunc(name))),
+            }
+        };
+        let item = byte::parse(n, v, &mut var).map_err(|e| match e {
+            Ok(reason) => skip(reason),
+            Err(msg) => err(msg),
+        })?;
+        self.push_item(self.sticky, Item::Byte(Box::new(item)))
     }
 
     pub(crate) fn msg(&mut self, v: Option<&str>) -> Step<()> {
@@ -1108,6 +1181,7 @@ impl Builder {
         if self.items.len() >= MAX_ITEMS {
             return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
         }
+        self.item_transforms.push(self.transforms_for(buf));
         self.items.push((buf, item));
         Ok(())
     }
@@ -1257,6 +1331,7 @@ impl Builder {
         } else {
             self.sticky
         };
+        self.item_transforms.push(self.transforms_for(buf));
         self.items.push((buf, Item::Content(Box::new(c))));
         self.last_content = Some(self.items.len() - 1);
         Ok(())
@@ -1278,6 +1353,7 @@ impl Builder {
         let buf = p.buffer.map(pcre_buffer).unwrap_or(self.sticky);
         let id = *ctx.next_pcre_id;
         *ctx.next_pcre_id = id.saturating_add(1);
+        self.item_transforms.push(self.transforms_for(buf));
         self.items.push((buf, Item::Pcre(Box::new(p), id)));
         Ok(())
     }
@@ -1302,7 +1378,7 @@ impl Builder {
             }
         };
         let mut groups: Vec<Group> = Vec::new();
-        for (pb, item) in self.items {
+        for ((pb, item), transforms) in self.items.into_iter().zip(self.item_transforms) {
             let buffer = match pb {
                 PBuf::Fixed(b) => b,
                 PBuf::Header if response_side => Buffer::HttpResponseHeader,
@@ -1318,10 +1394,14 @@ impl Builder {
             {
                 return Err(skip("file_data outside http"));
             }
-            match groups.iter_mut().find(|g| g.buffer == buffer) {
+            match groups
+                .iter_mut()
+                .find(|g| g.buffer == buffer && g.transforms == transforms)
+            {
                 Some(g) => g.items.push(item),
                 None => groups.push(Group {
                     buffer,
+                    transforms,
                     items: vec![item],
                 }),
             }

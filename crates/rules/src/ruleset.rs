@@ -21,6 +21,7 @@ use crate::classify::Classifications;
 use crate::prefilter::{MAX_PATTERN, PatternSet};
 use crate::rule::{self, Buffer, Content, FlowDir, Group, Item, Parsed, Proto, Rule};
 use crate::text::{Line, Lines};
+use crate::transform::Transform;
 use crate::verify::Plan;
 
 /// Largest rule file read by [`RuleSet::load_files`].
@@ -296,6 +297,8 @@ pub struct RuleSet {
     /// Rules with no content: checked per packet, per direction.
     pub(crate) header_only: [Vec<u32>; 2],
     pub(crate) http: Vec<Table>,
+    /// Groups that inspect a transformed application-layer buffer: one table per (buffer, chain of transforms).
+    pub(crate) transformed: Vec<(Buffer, Vec<Transform>, Table)>,
     /// Bytes of stream kept per flow and direction.
     pub(crate) retain: usize,
     /// Flowbit names by id.
@@ -537,6 +540,7 @@ impl RuleSet {
         let mut header_only: [Vec<u32>; 2] = Default::default();
         let mut http: Vec<(Vec<Entry>, Vec<Target>)> =
             (0..Buffer::COUNT).map(|_| Default::default()).collect();
+        let mut transformed: Vec<(Buffer, Vec<Transform>, Vec<Entry>, Vec<Target>)> = Vec::new();
         let mut retain = 0u64;
         for (ri, r) in rules.iter().enumerate() {
             let mut ri_info = RuleInfo {
@@ -603,6 +607,28 @@ impl RuleSet {
                         };
                         retain = retain.max(need);
                     }
+                } else if !g.transforms.is_empty() {
+                    let k = match transformed
+                        .iter()
+                        .position(|v| v.0 == g.buffer && v.1 == g.transforms)
+                    {
+                        Some(k) => k,
+                        None => {
+                            transformed.push((
+                                g.buffer,
+                                g.transforms.clone(),
+                                Vec::new(),
+                                Vec::new(),
+                            ));
+                            transformed.len() - 1
+                        }
+                    };
+                    if let Some(v) = transformed.get_mut(k) {
+                        match pat {
+                            Some(p) => v.2.push(p),
+                            None => v.3.push(t),
+                        }
+                    }
                 } else if let Some(slot) = http.get_mut(g.buffer.index()) {
                     match pat {
                         Some(p) => slot.0.push(p),
@@ -623,6 +649,10 @@ impl RuleSet {
         let [ta0, ta1] = tcp_packet_always;
         let tcp_packet = [Table::build(&t0, ta0), Table::build(&t1, ta1)];
         let http: Vec<Table> = http.into_iter().map(|(e, a)| Table::build(&e, a)).collect();
+        let transformed = transformed
+            .into_iter()
+            .map(|(b, c, e, a)| (b, c, Table::build(&e, a)))
+            .collect();
         let max_pat = stream
             .iter()
             .map(|t| t.patterns.max_len())
@@ -638,6 +668,7 @@ impl RuleSet {
             flowbit_names: Vec::new(),
             header_only,
             http,
+            transformed,
             retain,
             pcre_count,
         }
@@ -684,7 +715,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         Item::Content(c) => !c.negated && !c.endswith,
         Item::Pcre(p, _) => !p.negated && !p.end_sensitive,
         Item::DataAt { negated, .. } => !negated,
-        Item::Len { .. } => false,
+        Item::Len { .. } | Item::Byte(_) => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
     let mut abs_end: Option<u64> = Some(0);
@@ -709,6 +740,8 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
             } => cursor_max.map(|c| c + u64::from(*n)),
             // The length of the whole buffer is no position.
             Item::Len { .. } => Some(0),
+            // A number read at a position that may come from another number.
+            Item::Byte(_) => None,
         };
         abs_end = match (abs_end, end) {
             (Some(a), Some(e)) => Some(a.max(e)),
@@ -786,6 +819,7 @@ impl Rule {
             flowbits: Vec::new(),
             noalert: false,
             groups: vec![Group {
+                transforms: Vec::new(),
                 buffer: Buffer::Payload,
                 items: vec![Item::Content(Box::new(Content::plain(bytes)))],
             }],

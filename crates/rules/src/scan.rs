@@ -15,7 +15,7 @@ pub use flowbundle_types::{Direction, HttpBuffer, Transport};
 
 use crate::prefilter::ScanState;
 use crate::rule::{Buffer, FlowDir, FlowState, Flowbit, Group, Item, Proto, Rule};
-use crate::ruleset::{GroupInfo, RuleSet, Target};
+use crate::ruleset::{GroupInfo, RuleSet, Table, Target};
 use crate::verify::{self, Hay, PcreCaches, VerifyStats};
 
 /// Most stream candidates waiting for more data, per flow direction; beyond it a candidate is checked at once
@@ -236,6 +236,9 @@ pub struct Scanner {
     scratch: Vec<u8>,
     norm: Vec<u8>,
     cookie: Vec<u8>,
+    /// Scratch for transformed buffers (a chain alternates between the two).
+    transform_a: Vec<u8>,
+    transform_b: Vec<u8>,
     stats: ScanStats,
 }
 
@@ -1138,7 +1141,7 @@ impl RuleSet {
     ) {
         sc.fit(self);
         sc.stats.http_bytes += data.len() as u64;
-        let wants = |b: Buffer| self.http.get(b.index()).is_some_and(|t| !t.is_empty());
+        let wants = |b: Buffer| self.inspects(b);
         let mut norm = std::mem::take(&mut sc.norm);
         let mut cookie = std::mem::take(&mut sc.cookie);
         // The buffers this piece of the transaction makes: the piece itself, then what derives from it. Derived
@@ -1281,12 +1284,42 @@ impl RuleSet {
         bytes: &[u8],
         sink: &mut impl AlertSink,
     ) {
-        let Some(table) = self.http.get(buffer.index()) else {
-            return;
-        };
-        if table.is_empty() {
-            return;
+        if let Some(table) = self.http.get(buffer.index()).filter(|t| !t.is_empty()) {
+            self.scan_app_table(sc, flow, ctx, tx_id, buffer, table, bytes, sink);
         }
+        if self.transformed.iter().any(|v| v.0 == buffer) {
+            let mut a = std::mem::take(&mut sc.transform_a);
+            let mut b = std::mem::take(&mut sc.transform_b);
+            for (vb, chain, table) in &self.transformed {
+                if *vb == buffer {
+                    let out = crate::transform::apply_chain(chain, bytes, &mut a, &mut b);
+                    self.scan_app_table(sc, flow, ctx, tx_id, buffer, table, out, sink);
+                }
+            }
+            sc.transform_a = a;
+            sc.transform_b = b;
+        }
+    }
+
+    /// Whether any rule inspects `buffer` (plain or transformed).
+    pub(crate) fn inspects(&self, buffer: Buffer) -> bool {
+        self.http.get(buffer.index()).is_some_and(|t| !t.is_empty())
+            || self.transformed.iter().any(|v| v.0 == buffer)
+    }
+
+    /// One application-layer buffer (as handed over, or transformed) against one prefilter table.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_app_table(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx_id: u64,
+        buffer: Buffer,
+        table: &Table,
+        bytes: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
         sc.next_generation();
         let source = AlertSource::Http { tx_id, buffer };
         let mut hits = std::mem::take(&mut sc.hitbuf);

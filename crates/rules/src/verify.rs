@@ -112,6 +112,7 @@ pub(crate) fn check(
         pin,
         caches,
         budget: &mut budget,
+        vars: [0; crate::byte::MAX_VARS],
     };
     let r = v.step(0, None, None);
     if budget == 0 && r.is_none() {
@@ -127,6 +128,8 @@ struct Verifier<'a, 'b> {
     pin: Option<(usize, usize)>,
     caches: &'a mut PcreCaches,
     budget: &'a mut u32,
+    /// Byte variables (`byte_extract`, `byte_math`) of the path being tried.
+    vars: [u64; crate::byte::MAX_VARS],
 }
 
 impl Verifier<'_, '_> {
@@ -281,6 +284,20 @@ impl Verifier<'_, '_> {
                 } else {
                     None
                 }
+            }
+            Item::Byte(b) => {
+                let h = self.hay;
+                if !self.spend() {
+                    return None;
+                }
+                let bytes = h.bytes.get(..h.hi)?;
+                let saved = self.vars;
+                let moved = b.eval(bytes, -(h.base as i64), cursor, &mut self.vars)?;
+                let r = self.step(i + 1, moved.or(cursor), span);
+                if r.is_none() {
+                    self.vars = saved;
+                }
+                r
             }
             Item::Len { min, max } => {
                 let h = self.hay;

@@ -225,7 +225,7 @@ fn pcre_keyword() {
 fn skips_name_the_first_unsupported_keyword() {
     let rep = report(
         r#"alert tcp any any -> any any (content:"a"; detection_filter:track by_src,count 5,seconds 60; byte_test:1,>,2,0; sid:1;)
-alert tcp any any -> any any (content:"a"; byte_test:1,>,2,0; sid:2;)
+alert tcp any any -> any any (content:"a"; lua:check.lua; sid:2;)
 pass tcp any any -> any any (content:"a"; sid:3;)
 alert ftp-bounce any any -> any any (sid:4;)
 alert tcp any any -> any any (content:"a"; http_uri; content:"b"; pkt_data; content:"c"; service:http; sid:5;)
@@ -249,8 +249,8 @@ alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
             ("direction =>", 1),
             ("endswith on a tcp stream", 1),
             ("file_data outside http", 1),
-            ("keyword byte_test", 1),
             ("keyword detection_filter", 1),
+            ("keyword lua", 1),
             ("payload and http buffers mixed", 1),
             ("protocol ftp-bounce", 1),
             ("unknown classtype no-such-class", 1),
@@ -311,14 +311,14 @@ fn strict_mode_fails_with_file_and_line() {
     let err = RuleSet::parse_with(
         &[(
             "my.rules",
-            b"\nalert tcp any any -> any any (byte_jump:4,0; sid:1;)\n",
+            b"\nalert tcp any any -> any any (content:\"a\"; byte_jump:4,0,dce; sid:1;)\n",
         )],
         &opts,
     )
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "my.rules:2: unsupported: keyword byte_jump"
+        "my.rules:2: unsupported: byte_jump:dce"
     );
 }
 

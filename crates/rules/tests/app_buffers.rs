@@ -1,0 +1,207 @@
+//! Sticky buffers of the application-layer parsers (DNS, TLS, SSH, the HTTP buffers derived from lines and
+//! headers), transforms and `urilen`, on buffers written as Suricata's keyword documentation shows them.
+
+use flowbundle_rules::{
+    AlertRecord, Buffer, Direction, FlowMatchState, HttpBuffer, LoadOptions, PacketCtx, RuleSet,
+    Transport, Vars,
+};
+
+fn load(text: &str) -> RuleSet {
+    let opts = LoadOptions {
+        strict: true,
+        vars: Vars::suricata_defaults(),
+        ..LoadOptions::default()
+    };
+    match RuleSet::parse_with(&[("t", text.as_bytes())], &opts) {
+        Ok((rs, _)) => rs,
+        Err(e) => panic!("rules do not load: {e}"),
+    }
+}
+
+fn ctx(dir: Direction, transport: Transport, app: &'static str) -> PacketCtx<'static> {
+    PacketCtx {
+        dir,
+        transport,
+        app_proto: Some(app),
+        ..PacketCtx::default()
+    }
+}
+
+/// Sids alerted by handing `parts` to the rules as one transaction.
+fn app(rs: &RuleSet, parts: &[(Buffer, Direction, &[u8])]) -> Vec<u32> {
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    for &(b, dir, data) in parts {
+        let transport = if b == Buffer::DnsQuery {
+            Transport::Udp
+        } else {
+            Transport::Tcp
+        };
+        let c = PacketCtx {
+            dst_port: 53,
+            ..ctx(dir, transport, b.app_proto().unwrap_or("failed"))
+        };
+        rs.scan_app(&mut sc, &mut flow, &c, 0, b, data, &mut out);
+    }
+    let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    s.sort();
+    s
+}
+
+fn http(rs: &RuleSet, parts: &[(HttpBuffer, &[u8])]) -> Vec<u32> {
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    for &(kind, data) in parts {
+        let dir = if kind.is_request() {
+            Direction::ToServer
+        } else {
+            Direction::ToClient
+        };
+        let c = ctx(dir, Transport::Tcp, "http");
+        rs.scan_http(&mut sc, &mut flow, &c, 0, kind, data, &mut out);
+    }
+    let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    s.sort();
+    s
+}
+
+const TS: Direction = Direction::ToServer;
+const TC: Direction = Direction::ToClient;
+
+#[test]
+fn dns_query_with_legacy_name_and_dotprefix() {
+    // Suricata's documentation: `dns.query; dotprefix; content:".microsoft.com"; endswith;` matches the domain
+    // and its subdomains, not `nomicrosoft.com`.
+    let rs = load(
+        r#"alert dns any any -> any any (dns.query; content:"google"; nocase; sid:1;)
+alert udp any any -> any 53 (dns_query; content:"google.com"; endswith; sid:2;)
+alert dns any any -> any any (dns.query; dotprefix; content:".microsoft.com"; endswith; sid:3;)
+alert dns any any -> any any (dns.query; to_uppercase; content:"GOOGLE"; bsize:10; sid:4;)"#,
+    );
+    assert_eq!(
+        app(&rs, &[(Buffer::DnsQuery, TS, b"google.com")]),
+        vec![1, 2, 4]
+    );
+    assert_eq!(
+        app(&rs, &[(Buffer::DnsQuery, TS, b"www.microsoft.com")]),
+        vec![3]
+    );
+    assert_eq!(
+        app(&rs, &[(Buffer::DnsQuery, TS, b"microsoft.com")]),
+        vec![3]
+    );
+    assert_eq!(
+        app(&rs, &[(Buffer::DnsQuery, TS, b"nomicrosoft.com")]),
+        Vec::<u32>::new()
+    );
+}
+
+#[test]
+fn tls_sni_ja3_and_ssh_buffers() {
+    let rs = load(
+        r#"alert tls any any -> any any (flow:to_server; tls.sni; content:"evil.example"; isdataat:!1,relative; sid:1;)
+alert tls any any -> any any (tls_sni; content:"evil"; startswith; sid:2;)
+alert tls any any -> any any (ja3.hash; content:"e7d705a3286e19ea42f587b344ee6865"; sid:3;)
+alert tls any any -> any any (ja3_hash; content:"e7d705a3286e19ea42f587b344ee6865"; tls.sni; content:"evil"; sid:4;)
+alert tls any any -> any any (flow:to_client; ja3s.hash; content:"aaaa"; sid:5;)
+alert tls any any -> any any (ja3.string; content:"771,"; startswith; sid:6;)
+alert ssh any any -> any any (ssh.proto; content:"2.0"; bsize:3; sid:7;)
+alert ssh any any -> any any (flow:to_client; ssh.software; content:"OpenSSH"; sid:8;)"#,
+    );
+    let hello: &[(Buffer, Direction, &[u8])] = &[
+        (Buffer::TlsSni, TS, b"evil.example"),
+        (Buffer::Ja3Hash, TS, b"e7d705a3286e19ea42f587b344ee6865"),
+        (Buffer::Ja3String, TS, b"771,4865-4866,0-23,29,0"),
+        (Buffer::Ja3sHash, TC, b"bbbb"),
+    ];
+    assert_eq!(app(&rs, hello), vec![1, 2, 3, 4, 6]);
+    // The SNI must end where the content does (isdataat:!1,relative).
+    assert_eq!(
+        app(&rs, &[(Buffer::TlsSni, TS, b"evil.example.org")]),
+        vec![2]
+    );
+    assert_eq!(app(&rs, &[(Buffer::Ja3sHash, TC, b"aaaa")]), vec![5]);
+    // A to_client rule does not see the client's banner.
+    let ssh: &[(Buffer, Direction, &[u8])] = &[
+        (Buffer::SshProto, TS, b"2.0"),
+        (Buffer::SshSoftware, TS, b"OpenSSH_9.6"),
+    ];
+    assert_eq!(app(&rs, ssh), vec![7]);
+    assert_eq!(
+        app(&rs, &[(Buffer::SshSoftware, TC, b"OpenSSH_9.6")]),
+        vec![8]
+    );
+}
+
+#[test]
+fn http_lines_and_single_header_buffers() {
+    let rs = load(
+        r#"alert http any any -> any any (http.request_line; content:"GET /index.html HTTP/1.1"; bsize:24; sid:1;)
+alert http any any -> any any (flow:to_server; http.protocol; content:"HTTP/1.1"; sid:2;)
+alert http any any -> any any (http.response_line; content:"HTTP/1.1 404 Not Found"; sid:3;)
+alert http any any -> any any (http.stat_msg; content:"Not Found"; bsize:9; sid:4;)
+alert http any any -> any any (flow:to_server; http.header_names; content:"|0d 0a|Host|0d 0a|"; content:"|0d 0a 0d 0a|"; endswith; sid:5;)
+alert http any any -> any any (http.content_type; content:"text/html"; startswith; sid:6;)
+alert http any any -> any any (http.accept; content:"*/*"; bsize:3; sid:7;)
+alert http any any -> any any (http.referer; content:"example.org"; sid:8;)
+alert http any any -> any any (http.server; content:"nginx"; sid:9;)
+alert http any any -> any any (http.location; content:"/next"; sid:10;)
+alert http any any -> any any (http.content_len; content:"12"; bsize:2; sid:11;)
+alert http any any -> any any (http.connection; to_lowercase; content:"keep-alive"; sid:12;)
+alert http any any -> any any (http.uri; urilen:11; sid:13;)
+alert http any any -> any any (urilen:>100,raw; sid:14;)
+alert http any any -> any any (http.accept_lang; content:"en"; sid:15;)
+alert http any any -> any any (http.accept_enc; content:"gzip"; sid:16;)"#,
+    );
+    let tx: &[(HttpBuffer, &[u8])] = &[
+        (HttpBuffer::RequestLine, b"GET /index.html HTTP/1.1"),
+        (HttpBuffer::Method, b"GET"),
+        (HttpBuffer::Uri, b"/index.html"),
+        (
+            HttpBuffer::RequestHeaders,
+            b"Host: a\r\nAccept: */*\r\nReferer: http://example.org/\r\nConnection: Keep-Alive\r\nAccept-Language: en\r\nAccept-Encoding: gzip\r\n",
+        ),
+        (HttpBuffer::ResponseLine, b"HTTP/1.1 404 Not Found"),
+        (HttpBuffer::StatusCode, b"404"),
+        (
+            HttpBuffer::ResponseHeaders,
+            b"Server: nginx\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 12\r\nLocation: /next\r\n",
+        ),
+    ];
+    assert_eq!(
+        http(&rs, tx),
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16]
+    );
+    let long_uri = [b'a'; 120];
+    assert_eq!(http(&rs, &[(HttpBuffer::Uri, &long_uri)]), vec![14]);
+}
+
+#[test]
+fn app_buffer_rules_that_cannot_hold_are_skipped_with_a_reason() {
+    let (_, rep) = RuleSet::parse(
+        r#"alert http any any -> any any (dns.query; content:"a"; sid:1;)
+alert tls any any -> any any (tls.sni; content:"a"; http.uri; content:"b"; sid:2;)
+alert tcp any any -> any any (content:"x"; dotprefix; sid:3;)
+alert dns any any -> any any (dns.query; dotprefix:1; content:"a"; sid:4;)
+alert http any any -> any any (urilen:abc; sid:5;)
+alert http any any -> any any (urilen:5,sideways; sid:6;)"#,
+        &Vars::new(),
+    )
+    .unwrap();
+    assert_eq!(rep.loaded, 0);
+    let reasons: Vec<&str> = rep.skip_reasons.keys().map(String::as_str).collect();
+    assert_eq!(
+        reasons,
+        [
+            "dns buffer on a non-dns protocol",
+            "dotprefix on the payload",
+            "http.uri with tls buffers"
+        ]
+    );
+    assert_eq!(rep.errors_total, 3, "{:?}", rep.errors);
+    for e in &rep.errors {
+        assert!(!e.message.contains('\n'), "{}", e.message);
+    }
+}

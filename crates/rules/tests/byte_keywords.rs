@@ -1,0 +1,133 @@
+//! The byte keywords through the matcher: on datagrams, on a TCP stream split anywhere, on an HTTP buffer, and with
+//! variables, on bytes laid out as Suricata's payload keyword documentation shows them.
+
+use flowbundle_rules::{
+    AlertRecord, Direction, FlowMatchState, HttpBuffer, LoadOptions, PacketCtx, RuleSet, Transport,
+    Vars, testing,
+};
+
+fn load(text: &str) -> RuleSet {
+    let opts = LoadOptions {
+        strict: true,
+        vars: Vars::suricata_defaults(),
+        ..LoadOptions::default()
+    };
+    match RuleSet::parse_with(&[("t", text.as_bytes())], &opts) {
+        Ok((rs, _)) => rs,
+        Err(e) => panic!("rules do not load: {e}"),
+    }
+}
+
+fn datagram(rs: &RuleSet, payload: &[u8]) -> Vec<u32> {
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let ctx = PacketCtx {
+        transport: Transport::Udp,
+        ..PacketCtx::default()
+    };
+    rs.scan_packet(
+        &mut sc,
+        &mut FlowMatchState::default(),
+        &ctx,
+        payload,
+        &mut out,
+    );
+    let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    s.sort();
+    s
+}
+
+#[test]
+fn byte_test_and_jump_on_a_length_prefixed_record() {
+    // A record: "REC" then a 2-byte big-endian length, that many bytes, then a type byte.
+    let rs = load(
+        r#"alert udp any any -> any any (content:"REC"; byte_test:2,>,3,0,relative; sid:1;)
+alert udp any any -> any any (content:"REC"; byte_jump:2,0,relative; content:"|07|"; within:1; sid:2;)
+alert udp any any -> any any (content:"REC"; byte_extract:2,0,len,relative; byte_test:1,=,len,0,relative; sid:3;)
+alert udp any any -> any any (content:"REC"; byte_test:2,!&,0x8000,0,relative; sid:4;)
+alert udp any any -> any any (content:"REC"; byte_math:bytes 2,offset 0,oper <<,rvalue 8,result l1,relative; byte_test:2,>,l1,1,relative; sid:5;)"#,
+    );
+    // Length 4, payload "\x04abc", type 7.
+    let rec = b"xxREC\x00\x04\x04abc\x07";
+    // byte_math leaves the cursor after "REC": 0x0404 (at +1) > 4 << 8.
+    assert_eq!(datagram(&rs, rec), vec![1, 2, 3, 4, 5]);
+    // Length 2: not > 3; the jump lands on the type byte; the extracted 2 is not the next byte (0x61);
+    // 0x0261 > 0x0200.
+    assert_eq!(datagram(&rs, b"REC\x00\x02ab\x07"), vec![2, 4, 5]);
+    // Length 3: the jump would land at the end of the datagram, which fails.
+    assert_eq!(datagram(&rs, b"REC\x00\x03ab\x07"), vec![4, 5]);
+    // High bit set: 0x0461 < 0x800400.
+    assert_eq!(datagram(&rs, b"REC\x80\x04abcd\x07"), vec![1]);
+}
+
+#[test]
+fn byte_keywords_on_a_stream_do_not_depend_on_the_split() {
+    let rs = load(
+        r#"alert tcp any any -> any any (flow:to_server; content:"LEN="; byte_test:3,>,100,0,relative,string,dec; sid:1;)
+alert tcp any any -> any any (flow:to_server; content:"LEN="; byte_jump:3,0,relative,string,dec; content:"END"; within:3; sid:2;)"#,
+    );
+    let mut data = b"hello LEN=005".to_vec();
+    data.extend_from_slice(b"abcdeEND tail");
+    assert_eq!(testing::stream_sids(&rs, &data, &[]), vec![2]);
+    for cut in 0..data.len() {
+        assert_eq!(
+            testing::stream_sids(&rs, &data, &[cut]),
+            vec![2],
+            "cut at {cut}"
+        );
+    }
+    assert_eq!(
+        testing::stream_sids(&rs, b"LEN=200 and more bytes", &[7]),
+        vec![1]
+    );
+}
+
+#[test]
+fn byte_test_on_an_http_buffer() {
+    // ET's form: the Content-Length header tested as a decimal string, the whole buffer (`0`).
+    let rs = load(
+        r#"alert http any any -> any any (http.content_len; byte_test:0,>,4000,0,string,dec; sid:1;)"#,
+    );
+    let run = |headers: &[u8]| {
+        let mut sc = rs.scanner();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        let ctx = PacketCtx {
+            dir: Direction::ToServer,
+            app_proto: Some("http"),
+            ..PacketCtx::default()
+        };
+        rs.scan_http(
+            &mut sc,
+            &mut FlowMatchState::default(),
+            &ctx,
+            0,
+            HttpBuffer::RequestHeaders,
+            headers,
+            &mut out,
+        );
+        out.len()
+    };
+    assert_eq!(run(b"Content-Length: 4001\r\n"), 1);
+    assert_eq!(run(b"Content-Length: 12\r\n"), 0);
+    assert_eq!(run(b"Content-Length: x\r\n"), 0);
+}
+
+#[test]
+fn hostile_byte_keyword_values_are_errors_not_panics() {
+    for v in [
+        "byte_test:9,=,1,0",
+        "byte_test:2,=,1",
+        "byte_jump:",
+        "byte_jump:2,0,multiplier -1",
+        "byte_extract:1,0,a,align 3",
+        "byte_math:bytes 1,offset 0,oper ?,rvalue 1,result r",
+        "byte_test:2,=,undefined_var,0",
+        "byte_test:2,=,99999999999999999999999,0",
+    ] {
+        let text = format!("alert udp any any -> any any (content:\"a\"; {v}; sid:1;)");
+        let (rs, rep) = RuleSet::parse(&text, &Vars::new()).unwrap();
+        assert_eq!(rs.len(), 0, "{v}");
+        assert_eq!(rep.errors_total, 1, "{v}: {rep:?}");
+        assert!(!rep.errors[0].message.contains('\n'));
+    }
+}
