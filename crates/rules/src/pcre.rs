@@ -1,16 +1,22 @@
-//! `pcre` options translated to the `regex-automata` engine, or rejected with a reason.
+//! `pcre` options, run on the `regex-automata` engine where it can express them and on a backtracking engine where
+//! it cannot, or rejected with a reason.
 //!
 //! Snort and Suricata hand `pcre:"/…/flags"` to PCRE. The `regex` family matches in time linear in the input (no
 //! catastrophic backtracking, which matters when the input is hostile traffic), supports most of what rule writers
-//! use, and matches raw bytes with Unicode off. What it lacks is refused here with a precise reason instead of being
-//! approximated: look-around, backreferences, atomic groups, possessive quantifiers, recursion, conditionals, and the
-//! PCRE-only escapes. A few PCRE spellings that `regex-syntax` reads differently are rewritten first: `\/`, `\<`,
-//! `\>` and other escaped punctuation become literals, `\Q…\E` becomes escaped literals, a `{` that does not start a
-//! quantifier is a literal brace (as in PCRE), `-` next to a class escape inside `[...]` is a literal, `\e` is ESC.
+//! use, and matches raw bytes with Unicode off: every expression it can express runs there. Expressions with
+//! back-references (numbered or `(?P=name)`), look-around, atomic groups, possessive quantifiers or conditionals run
+//! on `fancy-regex` in its ASCII bytes mode (PCRE's non-UTF mode: `.` any byte, `\w \d \s` ASCII), each search
+//! capped at [`BACKTRACK_LIMIT`] backtracking steps as Suricata caps PCRE with its match limit; a search that runs
+//! out counts as no match (counted in [`crate::verify::VerifyStats::pcre_limit`]). Recursion, callouts and branch
+//! reset are refused with a precise reason instead of being approximated. A few PCRE spellings that `regex-syntax`
+//! reads differently are rewritten first: `\/`, `\<`, `\>` and other escaped punctuation become literals, `\Q…\E`
+//! becomes escaped literals, a `{` that does not start a quantifier is a literal brace (as in PCRE), `-` next to a
+//! class escape inside `[...]` is a literal, `\e` is ESC.
 //!
-//! Flags: `i s m x` map to the syntax options, `G` swaps greediness, `A` anchors at the start of the search,
-//! `R` makes the search start where the previous match ended, `E B O` have no effect on what matches here and are
-//! accepted; the HTTP buffer flags select the buffer (see [`PcreBuffer`]). Any other flag rejects the rule.
+//! Flags: `i s m x` map to the syntax options, `G` swaps greediness (linear engine only), `A` anchors at the start
+//! of the search, `R` makes the search start where the previous match ended, `E B O` have no effect on what matches
+//! here and are accepted; the HTTP buffer flags select the buffer (see [`PcreBuffer`]: `U I P Q H D M C K S Y V W
+//! Z`). Any other flag rejects the rule.
 //!
 //! Known difference: without `m`, PCRE's `$` also matches before a final newline; here it matches only at the
 //! end (likewise `\Z`, read as `\z`).
@@ -53,12 +59,14 @@ pub enum PcreBuffer {
     Host,
     /// `Z`: raw host.
     RawHost,
+    /// `Y`: status message.
+    StatMsg,
 }
 
 /// A translated, compiled `pcre` option.
 #[derive(Clone, Debug)]
 pub struct Pcre {
-    pub(crate) regex: meta::Regex,
+    pub(crate) regex: Engine,
     /// `R`: search from the end of the previous match in the same buffer.
     pub relative: bool,
     /// `A`: the match must start where the search starts.
@@ -72,6 +80,52 @@ pub struct Pcre {
     pub end_sensitive: bool,
     /// The expression as written in the rule (for reports).
     pub source: String,
+}
+
+/// The engine an expression runs on.
+#[derive(Clone, Debug)]
+pub(crate) enum Engine {
+    /// `regex-automata`: linear time in the input.
+    Linear(meta::Regex),
+    /// `fancy-regex` over bytes, for back-references, look-around, atomic groups and possessive quantifiers; its
+    /// backtracking is capped at [`BACKTRACK_LIMIT`] steps per search.
+    Backtrack {
+        regex: Box<fancy_regex::Regex>,
+        /// The empty expression: [`Pcre::create_cache`] hands out its (tiny) cache, which the search ignores.
+        placeholder: meta::Regex,
+    },
+}
+
+/// Backtracking steps one search of a backtracking expression may take before it counts as no match (Suricata's
+/// default `pcre.match-limit` is 3,500 calls of PCRE's match function; this limit counts fancy-regex's backtracks,
+/// a comparable unit).
+pub const BACKTRACK_LIMIT: usize = 3_500;
+
+/// The features the linear-time engine lacks and the backtracking engine runs (the reasons `translate` gives).
+const BACKTRACKING_FEATURES: &[&str] = &[
+    "pcre: backreference",
+    "pcre: look-around",
+    "pcre: atomic group",
+    "pcre: possessive quantifier",
+    "pcre: conditional",
+    "pcre: escape \\g",
+    "pcre: escape \\k",
+    "pcre: escape \\K",
+];
+
+/// A search that ran out of [`BACKTRACK_LIMIT`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LimitExceeded;
+
+impl Engine {
+    /// Bytes of the compiled program (for the backtracking engine an estimate: its delegate programs are capped at
+    /// the same size limit as the linear engine's, and most are far smaller).
+    pub(crate) fn memory_usage(&self) -> usize {
+        match self {
+            Engine::Linear(r) => r.memory_usage(),
+            Engine::Backtrack { .. } => NFA_SIZE_LIMIT / 8,
+        }
+    }
 }
 
 /// Why a `pcre` option was not taken.
@@ -108,8 +162,9 @@ impl Pcre {
             .ok_or_else(|| PcreError::Invalid("pcre without closing `/`".into()))?;
         let (expr, flags) = (&body[..slash], &body[slash + 1..]);
         let mut cfg = syntax::Config::new().unicode(false).utf8(false).octal(true);
+        let placeholder = meta::Regex::new("").map_err(|e| PcreError::Invalid(e.to_string()))?;
         let mut p = Pcre {
-            regex: meta::Regex::new("").map_err(|e| PcreError::Invalid(e.to_string()))?,
+            regex: Engine::Linear(placeholder.clone()),
             relative: false,
             anchored: false,
             negated,
@@ -161,6 +216,9 @@ impl Pcre {
                 'V' => Some(PcreBuffer::UserAgent),
                 'W' => Some(PcreBuffer::Host),
                 'Z' => Some(PcreBuffer::RawHost),
+                'Y' => Some(PcreBuffer::StatMsg),
+                // Snort's raw cookie: the engine keeps one cookie buffer.
+                'K' => Some(PcreBuffer::Cookie),
                 c if c.is_ascii_alphabetic() => {
                     return Err(PcreError::Unsupported(format!("pcre flag {c}")));
                 }
@@ -179,7 +237,38 @@ impl Pcre {
             .dot_matches_new_line(s)
             .ignore_whitespace(x)
             .swap_greed(g);
-        let translated = translate(expr)?;
+        let translated = match translate(expr, false) {
+            Err(PcreError::Unsupported(r)) if BACKTRACKING_FEATURES.contains(&r.as_str()) => {
+                if g {
+                    return Err(PcreError::Unsupported(format!("{r} with flag G")));
+                }
+                let translated = translate(expr, true)?;
+                let re = fancy_regex::RegexBuilder::new(&translated)
+                    .bytes_mode(fancy_regex::BytesMode::Ascii)
+                    .case_insensitive(i)
+                    .multi_line(m)
+                    .dot_matches_new_line(s)
+                    .ignore_whitespace(x)
+                    .backtrack_limit(BACKTRACK_LIMIT)
+                    .delegate_size_limit(NFA_SIZE_LIMIT)
+                    .delegate_dfa_size_limit(DFA_CACHE)
+                    .build()
+                    .map_err(|e| {
+                        PcreError::Unsupported(format!(
+                            "pcre: {}",
+                            short_syntax_error(&e.to_string())
+                        ))
+                    })?;
+                p.regex = Engine::Backtrack {
+                    regex: Box::new(re),
+                    placeholder,
+                };
+                // Look-ahead and back-references may depend on any later byte.
+                p.end_sensitive = true;
+                return Ok(p);
+            }
+            other => other?,
+        };
         let hir = regex_syntax::ParserBuilder::new()
             .unicode(false)
             .utf8(false)
@@ -200,27 +289,38 @@ impl Pcre {
             .look_set()
             .iter()
             .any(|l| !matches!(l, Look::Start | Look::StartLF | Look::StartCRLF));
-        p.regex = meta::Regex::builder()
-            .syntax(cfg.nest_limit(64))
-            .configure(
-                meta::Regex::config()
-                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
-                    .hybrid_cache_capacity(DFA_CACHE),
-            )
-            .build(&translated)
-            .map_err(|e| {
-                PcreError::Unsupported(format!("pcre: {}", short_syntax_error(&e.to_string())))
-            })?;
+        p.regex = Engine::Linear(
+            meta::Regex::builder()
+                .syntax(cfg.nest_limit(64))
+                .configure(
+                    meta::Regex::config()
+                        .nfa_size_limit(Some(NFA_SIZE_LIMIT))
+                        .hybrid_cache_capacity(DFA_CACHE),
+                )
+                .build(&translated)
+                .map_err(|e| {
+                    PcreError::Unsupported(format!("pcre: {}", short_syntax_error(&e.to_string())))
+                })?,
+        );
         Ok(p)
     }
 
-    /// A cache for [`Pcre::find`]; one per expression and worker thread.
+    /// A cache for [`Pcre::find`]; one per expression and worker thread (the backtracking engine keeps its state
+    /// per search and gets an empty one).
     pub fn create_cache(&self) -> meta::Cache {
-        self.regex.create_cache()
+        match &self.regex {
+            Engine::Linear(r) => r.create_cache(),
+            Engine::Backtrack { placeholder, .. } => placeholder.create_cache(),
+        }
+    }
+
+    /// Whether the expression runs on the backtracking engine.
+    pub fn backtracks(&self) -> bool {
+        matches!(self.regex, Engine::Backtrack { .. })
     }
 
     /// First match within `hay[span]`, with `hay` outside the span as look-around context. `anchored` forces the
-    /// match to start at `span.start`.
+    /// match to start at `span.start`. A search that exceeds [`BACKTRACK_LIMIT`] is no match.
     pub fn find(
         &self,
         cache: &mut meta::Cache,
@@ -228,17 +328,39 @@ impl Pcre {
         span: std::ops::Range<usize>,
         anchored: bool,
     ) -> Option<(usize, usize)> {
+        self.search(cache, hay, span, anchored).ok().flatten()
+    }
+
+    /// [`Pcre::find`], telling a search that ran out of [`BACKTRACK_LIMIT`] apart from no match.
+    pub fn search(
+        &self,
+        cache: &mut meta::Cache,
+        hay: &[u8],
+        span: std::ops::Range<usize>,
+        anchored: bool,
+    ) -> Result<Option<(usize, usize)>, LimitExceeded> {
         if span.start > span.end || span.end > hay.len() {
-            return None;
+            return Ok(None);
         }
-        let input = Input::new(hay).span(span).anchored(if anchored {
-            Anchored::Yes
-        } else {
-            Anchored::No
-        });
-        self.regex
-            .search_with(cache, &input)
-            .map(|m| (m.start(), m.end()))
+        match &self.regex {
+            Engine::Linear(r) => {
+                let input = Input::new(hay).span(span).anchored(if anchored {
+                    Anchored::Yes
+                } else {
+                    Anchored::No
+                });
+                Ok(r.search_with(cache, &input).map(|m| (m.start(), m.end())))
+            }
+            Engine::Backtrack { regex: r, .. } => {
+                let input = fancy_regex::RegexInput::new(hay)
+                    .range(span)
+                    .anchored(anchored);
+                match r.find_input(input) {
+                    Ok(m) => Ok(m.map(|m| (m.start(), m.end()))),
+                    Err(_) => Err(LimitExceeded),
+                }
+            }
+        }
     }
 }
 
@@ -278,7 +400,7 @@ fn unsupported(what: &str) -> PcreError {
 }
 
 /// Rewrites PCRE spellings into regex-syntax ones, refusing what has no equivalent (see the module docs).
-fn translate(expr: &str) -> Result<String, PcreError> {
+fn translate(expr: &str, backtracking: bool) -> Result<String, PcreError> {
     let chars: Vec<char> = expr.chars().collect();
     let mut out = String::with_capacity(expr.len() + 8);
     let mut i = 0;
@@ -295,7 +417,13 @@ fn translate(expr: &str) -> Result<String, PcreError> {
             };
             i += 2;
             match n {
-                '1'..='9' if !in_class => return Err(unsupported("backreference")),
+                '1'..='9' if !in_class && !backtracking => {
+                    return Err(unsupported("backreference"));
+                }
+                '1'..='9' | 'g' | 'k' | 'K' if !in_class && backtracking => {
+                    out.push('\\');
+                    out.push(n);
+                }
                 'Q' => {
                     // \Q...\E: everything up to \E (or the end) is literal.
                     while let Some(q) = at(i) {
@@ -385,11 +513,29 @@ fn translate(expr: &str) -> Result<String, PcreError> {
                 continue;
             }
             '(' if at(i + 1) == Some('?') => {
+                // The backtracking engine runs these as written.
+                let group = match (at(i + 2), at(i + 3)) {
+                    (Some('=' | '!' | '>' | '('), _) => 3,
+                    (Some('<'), Some('=' | '!')) | (Some('P'), Some('=')) => 4,
+                    _ => 0,
+                };
+                if backtracking && group > 0 {
+                    for k in i..i + group {
+                        if let Some(ch) = at(k) {
+                            out.push(ch);
+                        }
+                    }
+                    i += group;
+                    prev_quant = false;
+                    prev_class_escape = false;
+                    continue;
+                }
                 match (at(i + 2), at(i + 3)) {
                     (Some('=' | '!'), _) | (Some('<'), Some('=' | '!')) => {
                         return Err(unsupported("look-around"));
                     }
                     (Some('>'), _) => return Err(unsupported("atomic group")),
+                    (Some('P'), Some('=')) => return Err(unsupported("backreference")),
                     (Some('|'), _) => return Err(unsupported("branch reset")),
                     (Some('('), _) => return Err(unsupported("conditional")),
                     (Some('R' | '&' | '+' | '0'..='9'), _) | (Some('P'), Some('>')) => {
@@ -409,7 +555,8 @@ fn translate(expr: &str) -> Result<String, PcreError> {
                     _ => out.push('('),
                 }
             }
-            '+' if prev_quant => return Err(unsupported("possessive quantifier")),
+            '+' if prev_quant && !backtracking => return Err(unsupported("possessive quantifier")),
+            '+' if prev_quant => out.push('+'),
             '*' | '+' | '?' => {
                 out.push(c);
                 quant = c != '?' || !prev_quant;
@@ -508,15 +655,51 @@ mod tests {
     }
 
     #[test]
+    fn backtracking_features_run_on_the_fallback_engine() {
+        for (pat, hay, want) in [
+            // Back-references, numbered and named.
+            (r#""/(a|b)x\1/""#, &b"bxb"[..], Some((0, 3))),
+            (r#""/(a|b)x\1/""#, b"axb", None),
+            (r#""/(?P<q>[\x22\x27])v(?P=q)/""#, b"='v'", Some((1, 4))),
+            // Look-ahead and look-behind, on bytes that are not UTF-8.
+            (r#""/\xff(?=\x80)/""#, b"\xff\x81\xff\x80", Some((2, 3))),
+            (r#""/(?<!a)b/""#, b"abcb", Some((3, 4))),
+            (r#""/(?!ab)a./""#, b"abac", Some((2, 4))),
+            // Atomic groups and possessive quantifiers give up no characters.
+            (r#""/(?>a+)b/""#, b"aab", Some((0, 3))),
+            (r#""/a++a/""#, b"aaaa", None),
+            (r#""/\d++x/i""#, b"12X", Some((0, 3))),
+            // Flags keep their meaning; `.` matches any byte, `\w` ASCII only.
+            (r#""/^(a).\1$/smi""#, b"A\xe9a", Some((0, 3))),
+            (r#""/(\w)\1/""#, b"\xe9\xe9zz", Some((2, 4))),
+        ] {
+            let p = Pcre::parse(pat).unwrap_or_else(|e| panic!("{pat}: {e:?}"));
+            assert!(p.backtracks(), "{pat}");
+            assert_eq!(m(&p, hay), want, "{pat}");
+        }
+        // An expression without those features stays on the linear-time engine.
+        assert!(!Pcre::parse(r#""/(a|b)x/""#).unwrap().backtracks());
+        // Relative search with the preceding bytes as context, and anchoring.
+        let p = Pcre::parse(r#""/(?<=x)(y)\1/A""#).unwrap();
+        let mut c = p.create_cache();
+        assert_eq!(p.find(&mut c, b"xyy", 1..3, true), Some((1, 3)));
+        assert_eq!(p.find(&mut c, b"zyy", 1..3, true), None);
+        // Catastrophic backtracking stops at the limit and is reported as such.
+        let p = Pcre::parse(r#""/^(?:(a)\1?|a)+(?=b)$/""#).unwrap();
+        let hay = [b'a'; 64];
+        assert_eq!(
+            p.search(&mut p.create_cache(), &hay, 0..hay.len(), false),
+            Err(LimitExceeded)
+        );
+    }
+
+    #[test]
     fn unsupported_reasons() {
         for (pat, why) in [
-            (r#""/(?=a)/""#, "pcre: look-around"),
-            (r#""/(?<!a)b/""#, "pcre: look-around"),
-            (r#""/(a)\1/""#, "pcre: backreference"),
-            (r#""/a++/""#, "pcre: possessive quantifier"),
-            (r#""/(?>a)/""#, "pcre: atomic group"),
+            (r#""/(a)\1/G""#, "pcre: backreference with flag G"),
             (r#""/\h/""#, "pcre: escape \\h"),
-            (r#""/a/K""#, "pcre flag K"),
+            (r#""/a/L""#, "pcre flag L"),
+            (r#""/(?R)/""#, "pcre: recursion"),
         ] {
             assert_eq!(
                 Pcre::parse(pat).unwrap_err(),

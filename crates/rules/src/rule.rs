@@ -598,6 +598,7 @@ fn pcre_buffer(b: PcreBuffer) -> PBuf {
         PcreBuffer::UserAgent => PBuf::Fixed(Buffer::HttpUserAgent),
         PcreBuffer::Host => PBuf::Fixed(Buffer::HttpHost),
         PcreBuffer::RawHost => PBuf::Fixed(Buffer::HttpRawHost),
+        PcreBuffer::StatMsg => PBuf::Fixed(Buffer::HttpStatMsg),
     }
 }
 

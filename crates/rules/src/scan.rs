@@ -210,6 +210,7 @@ impl std::ops::AddAssign for ScanStats {
         self.candidates += o.candidates;
         self.verify.checks += o.verify.checks;
         self.verify.budget_exhausted += o.verify.budget_exhausted;
+        self.verify.pcre_limit += o.verify.pcre_limit;
         self.alerts += o.alerts;
         self.stream_gaps += o.stream_gaps;
         self.stream_overlap_bytes += o.stream_overlap_bytes;

@@ -87,6 +87,8 @@ pub struct VerifyStats {
     pub checks: u64,
     /// Checks that ran out of [`STEP_BUDGET`] (counted as no match).
     pub budget_exhausted: u64,
+    /// Searches of backtracking pcres that ran out of [`crate::pcre::BACKTRACK_LIMIT`] (counted as no match).
+    pub pcre_limit: u64,
 }
 
 /// Checks `g` against `hay`. Returns the absolute span (first start, last end) of the positive items matched, or
@@ -112,9 +114,11 @@ pub(crate) fn check(
         pin,
         caches,
         budget: &mut budget,
+        pcre_limit: 0,
         vars: [0; crate::byte::MAX_VARS],
     };
     let r = v.step(0, None, None);
+    stats.pcre_limit += v.pcre_limit;
     if budget == 0 && r.is_none() {
         stats.budget_exhausted += 1;
     }
@@ -128,6 +132,8 @@ struct Verifier<'a, 'b> {
     pin: Option<(usize, usize)>,
     caches: &'a mut PcreCaches,
     budget: &'a mut u32,
+    /// Backtracking pcre searches that ran out of their limit.
+    pcre_limit: u64,
     /// Byte variables (`byte_extract`, `byte_math`) of the path being tried.
     vars: [u64; crate::byte::MAX_VARS],
 }
@@ -336,7 +342,13 @@ impl Verifier<'_, '_> {
                         return None;
                     }
                     let cache = self.caches.get(*id, p);
-                    return match p.find(cache, sub, lo..hi, p.anchored) {
+                    let found = p
+                        .search(cache, sub, lo..hi, p.anchored)
+                        .unwrap_or_else(|_| {
+                            self.pcre_limit += 1;
+                            None
+                        });
+                    return match found {
                         Some(_) => None,
                         None => self.step(i + 1, cursor, span),
                     };
@@ -347,7 +359,13 @@ impl Verifier<'_, '_> {
                         return None;
                     }
                     let cache = self.caches.get(*id, p);
-                    let (s, e) = p.find(cache, sub, from..hi, p.anchored)?;
+                    let found = p
+                        .search(cache, sub, from..hi, p.anchored)
+                        .unwrap_or_else(|_| {
+                            self.pcre_limit += 1;
+                            None
+                        });
+                    let (s, e) = found?;
                     let (s, e) = (s + shift, e + shift);
                     let sp = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
                     if let Some(r) = self.step(i + 1, Some(e), sp) {

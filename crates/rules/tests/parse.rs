@@ -316,10 +316,7 @@ fn strict_mode_fails_with_file_and_line() {
         &opts,
     )
     .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "my.rules:2: unsupported: byte_jump:dce"
-    );
+    assert_eq!(err.to_string(), "my.rules:2: unsupported: byte_jump:dce");
 }
 
 #[test]
