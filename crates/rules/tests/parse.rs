@@ -212,12 +212,17 @@ fn pcre_keyword() {
     assert_eq!(pcres.len(), 2);
     assert!(!pcres[0].negated && pcres[1].negated && pcres[1].relative);
     assert_eq!(
-        report(r#"alert tcp any any -> any any (content:"a"; pcre:"/(?=a)/"; sid:1;)"#)
+        report(r#"alert tcp any any -> any any (content:"a"; pcre:"/(?R)/"; sid:1;)"#)
             .skip_reasons
             .keys()
             .next()
             .unwrap(),
-        "pcre: look-around"
+        "pcre: recursion"
+    );
+    // Look-around loads (on the backtracking engine).
+    assert_eq!(
+        report(r#"alert tcp any any -> any any (content:"a"; pcre:"/(?=a)/"; sid:1;)"#).loaded,
+        1
     );
 }
 
