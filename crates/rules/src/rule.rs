@@ -1407,12 +1407,8 @@ impl Builder {
                 }),
             }
         }
-        let has_payload = groups.iter().any(|g| g.buffer == Buffer::Payload);
         let app = groups.iter().find_map(|g| g.buffer.app_proto());
         let has_http = app.is_some();
-        if has_payload && has_http {
-            return Err(skip("payload and http buffers mixed"));
-        }
         if let Some(app) = app {
             if let Some(g) = groups
                 .iter()

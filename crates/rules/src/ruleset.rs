@@ -283,6 +283,10 @@ pub(crate) struct RuleInfo {
     /// The rule has `flowbits` conditions: its candidates are evaluated after those of other rules in the same
     /// call, so that a rule setting a bit on the same data is seen (Suricata orders setters first).
     pub has_condition: bool,
+    /// For a rule that mixes the payload with application-layer buffers: the bit of its payload group. The payload
+    /// group is matched on the stream or datagrams, the others per transaction; the rule matches a transaction
+    /// once all have (see [`crate::scan`]).
+    pub payload_bit: Option<u32>,
 }
 
 /// A loaded, compiled rule set. Immutable and `Sync`: one per process, shared by every worker.
@@ -547,7 +551,15 @@ impl RuleSet {
                 has_condition: r.flowbits.iter().any(rule::Flowbit::is_condition),
                 groups: Vec::with_capacity(r.groups.len()),
                 all_groups: 0,
+                payload_bit: None,
             };
+            if r.groups.iter().any(|g| g.buffer.is_app()) {
+                ri_info.payload_bit = r
+                    .groups
+                    .iter()
+                    .position(|g| g.buffer == Buffer::Payload)
+                    .and_then(|i| 1u32.checked_shl(i as u32));
+            }
             if r.groups.is_empty() {
                 for (d, list) in header_only.iter_mut().enumerate() {
                     if dir_ok(r, d) {

@@ -234,6 +234,8 @@ pub struct Scanner {
     hitbuf: Vec<(u32, usize)>,
     /// Candidates of rules with flowbit conditions, held back to the end of the call.
     deferred: Vec<(Target, usize)>,
+    /// Payload groups of mixed rules that matched during the call (rule, direction, span), settled at its end.
+    mixed: Vec<(u32, Direction, (u64, u64))>,
     scratch: Vec<u8>,
     norm: Vec<u8>,
     cookie: Vec<u8>,
@@ -357,7 +359,7 @@ impl FlowMatchState {
             })
             .sum();
         d + self.http.as_ref().map_or(0, |h| {
-            std::mem::size_of::<HttpState>() + h.partial.capacity() * 24
+            std::mem::size_of::<HttpState>() + h.partial.capacity() * 24 + h.payload.capacity() * 4
         }) + self
             .bits
             .as_ref()
@@ -424,6 +426,8 @@ struct HttpState {
     /// (tx_id, rule, groups matched so far, alerted).
     partial: Vec<(u64, u32, u32, bool)>,
     newest_tx: u64,
+    /// Rules mixing the payload with application-layer buffers whose payload group matched in this flow (sorted).
+    payload: Vec<u32>,
 }
 
 impl HttpState {
@@ -598,9 +602,82 @@ impl RuleSet {
         Some((r, g, gi))
     }
 
-    /// A rule matched: apply its flowbit actions, count it, and alert unless it is `noalert`.
+    /// A rule matched: apply its flowbit actions, count it, and alert unless it is `noalert`. The payload group of a
+    /// rule that mixes the payload with application-layer buffers is only recorded here ([`Scanner::mixed`]); the
+    /// end of the call settles it against the flow's transactions ([`RuleSet::settle_mixed`]).
     #[allow(clippy::too_many_arguments)]
     fn matched(
+        &self,
+        sc: &mut Scanner,
+        bits: &mut Option<Box<Bits>>,
+        rule_index: u32,
+        dir: Direction,
+        source: AlertSource,
+        span: (u64, u64),
+        sink: &mut impl AlertSink,
+    ) {
+        if !matches!(source, AlertSource::Http { .. })
+            && self
+                .info
+                .get(rule_index as usize)
+                .is_some_and(|i| i.payload_bit.is_some())
+        {
+            sc.mixed.push((rule_index, dir, span));
+            return;
+        }
+        self.alert_rule(sc, bits, rule_index, dir, source, span, sink);
+    }
+
+    /// The payload groups of mixed rules matched during this call: remembered for the flow, and each transaction
+    /// whose application-layer groups had all matched already completes its rule now.
+    fn settle_mixed(
+        &self,
+        sc: &mut Scanner,
+        http: &mut Option<Box<HttpState>>,
+        bits: &mut Option<Box<Bits>>,
+        sink: &mut impl AlertSink,
+    ) {
+        if sc.mixed.is_empty() {
+            return;
+        }
+        let mixed = std::mem::take(&mut sc.mixed);
+        for &(rule, dir, _) in &mixed {
+            let Some(info) = self.info.get(rule as usize) else {
+                continue;
+            };
+            let (Some(pbit), all) = (info.payload_bit, info.all_groups) else {
+                continue;
+            };
+            let st = http.get_or_insert_with(Box::default);
+            if let Err(pos) = st.payload.binary_search(&rule) {
+                if st.payload.len() >= MAX_HTTP_PARTIAL {
+                    st.payload.remove(0);
+                    sc.stats.http_partial_dropped += 1;
+                }
+                st.payload.insert(pos.min(st.payload.len()), rule);
+            }
+            let mut done = Vec::new();
+            for e in st.partial.iter_mut() {
+                if e.1 == rule && !e.3 && (e.2 | pbit) & all == all {
+                    e.3 = true;
+                    done.push(e.0);
+                }
+            }
+            for tx_id in done {
+                let source = AlertSource::Http {
+                    tx_id,
+                    buffer: Buffer::Payload,
+                };
+                self.alert_rule(sc, bits, rule, dir, source, (0, 0), sink);
+            }
+        }
+        sc.mixed = mixed;
+        sc.mixed.clear();
+    }
+
+    /// Applies a matched rule's flowbit actions, counts it, and alerts unless it is `noalert`.
+    #[allow(clippy::too_many_arguments)]
+    fn alert_rule(
         &self,
         sc: &mut Scanner,
         bits: &mut Option<Box<Bits>>,
@@ -660,7 +737,7 @@ impl RuleSet {
             return;
         }
         sc.fit(self);
-        let FlowMatchState { dirs, bits, .. } = flow;
+        let FlowMatchState { dirs, bits, http } = flow;
         let Some(slot) = dirs.get_mut(d) else {
             return;
         };
@@ -770,6 +847,7 @@ impl RuleSet {
         sc.deferred = deferred;
         let lists = (&mut st.pending, &mut st.fired);
         self.resolve_pending(sc, lists, bits, &view, view.end(), ctx.dir, sink);
+        self.settle_mixed(sc, http, bits, sink);
         sc.hitbuf = hits;
         // Keep the last `retain` bytes as the tail for the next chunk.
         st.end = view.end();
@@ -975,12 +1053,13 @@ impl RuleSet {
         sink: &mut impl AlertSink,
     ) {
         sc.fit(self);
-        let FlowMatchState { dirs, bits, .. } = flow;
+        let FlowMatchState { dirs, bits, http } = flow;
         for (d, dir) in [(0, Direction::ToServer), (1, Direction::ToClient)] {
             if let Some(Some(st)) = dirs.get_mut(d) {
                 self.settle_pending(sc, st, bits, dir, sink);
             }
         }
+        self.settle_mixed(sc, http, bits, sink);
     }
 
     /// Inspects one packet's payload; call it for every packet, TCP included. For non-TCP packets this runs the
@@ -998,7 +1077,7 @@ impl RuleSet {
         sc.fit(self);
         let d = ctx.dir.index();
         sc.next_generation();
-        let FlowMatchState { dirs, bits, .. } = flow;
+        let FlowMatchState { dirs, bits, http } = flow;
         let tables = if ctx.transport == Transport::Tcp {
             &self.tcp_packet
         } else {
@@ -1051,6 +1130,7 @@ impl RuleSet {
                 }
             }
         }
+        self.settle_mixed(sc, http, bits, sink);
         sc.hitbuf = hits;
     }
 
@@ -1116,9 +1196,16 @@ impl RuleSet {
             && rule.groups.len() > 1
         {
             let Some(state) = partial else { return false };
-            let all = self.info.get(t.rule as usize).map_or(0, |i| i.all_groups);
-            let bit = 1u32.checked_shl(u32::from(t.group)).unwrap_or(0);
+            let info = self.info.get(t.rule as usize);
+            let all = info.map_or(0, |i| i.all_groups);
+            let mut bit = 1u32.checked_shl(u32::from(t.group)).unwrap_or(0);
             let st = state.get_or_insert_with(Box::default);
+            // A mixed rule's payload group counts for every transaction once it matched in the flow.
+            if let Some(pbit) = info.and_then(|i| i.payload_bit)
+                && st.payload.binary_search(&t.rule).is_ok()
+            {
+                bit |= pbit;
+            }
             if !st.record(tx_id, t.rule, bit, all, &mut sc.stats.http_partial_dropped) {
                 return false;
             }

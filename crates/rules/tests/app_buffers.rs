@@ -205,3 +205,57 @@ alert http any any -> any any (urilen:5,sideways; sid:6;)"#,
         assert!(!e.message.contains('\n'), "{}", e.message);
     }
 }
+
+#[test]
+fn payload_and_http_buffers_in_one_rule_match_in_either_order() {
+    // Each buffer is checked where it is inspected (the stream, the transaction); the rule matches the
+    // transaction once both have, whichever came first.
+    let rs = load(
+        r#"alert http any any -> any any (flow:to_server; http.uri; content:"/gate.php"; pkt_data; content:"X-Bot|3a| 1"; sid:1;)
+alert http any any -> any any (flow:to_server; http.uri; content:"/gate.php"; pkt_data; content:"X-Bot|3a| 2"; sid:2;)"#,
+    );
+    let request: &[u8] = b"POST /gate.php HTTP/1.1\r\nX-Bot: 1\r\n\r\n";
+    let c = ctx(TS, Transport::Tcp, "http");
+    let run = |http_first: bool| {
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        for step in [http_first, !http_first] {
+            if step {
+                rs.scan_http(
+                    &mut sc,
+                    &mut flow,
+                    &c,
+                    0,
+                    HttpBuffer::Uri,
+                    b"/gate.php",
+                    &mut out,
+                );
+            } else {
+                rs.scan_stream(&mut sc, &mut flow, &c, request, 0, &mut out);
+            }
+        }
+        rs.finish_flow(&mut sc, &mut flow, &mut out);
+        out.iter().map(|a| (a.sid, a.tx_id)).collect::<Vec<_>>()
+    };
+    assert_eq!(run(true), vec![(1, Some(0))]);
+    assert_eq!(run(false), vec![(1, Some(0))]);
+    // The http part alone, or the payload alone, is not a match.
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    rs.scan_stream(&mut sc, &mut flow, &c, request, 0, &mut out);
+    rs.finish_flow(&mut sc, &mut flow, &mut out);
+    assert!(out.is_empty());
+    let mut flow = FlowMatchState::default();
+    rs.scan_http(
+        &mut sc,
+        &mut flow,
+        &c,
+        0,
+        HttpBuffer::Uri,
+        b"/gate.php",
+        &mut out,
+    );
+    assert!(out.is_empty());
+}

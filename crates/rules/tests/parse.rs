@@ -233,7 +233,7 @@ fn skips_name_the_first_unsupported_keyword() {
 alert tcp any any -> any any (content:"a"; lua:check.lua; sid:2;)
 pass tcp any any -> any any (content:"a"; sid:3;)
 alert ftp-bounce any any -> any any (sid:4;)
-alert tcp any any -> any any (content:"a"; http_uri; content:"b"; pkt_data; content:"c"; service:http; sid:5;)
+alert tcp any any -> any any (content:"a"; flow:only_stream; sid:5;)
 alert tcp any any -> any any (content:"a"; classtype:no-such-class; sid:6;)
 alert tcp any any -> any any (content:"a"; depth:x_var; sid:7;)
 alert tcp any any -> any any (content:"a"; endswith; sid:8;)
@@ -254,9 +254,9 @@ alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
             ("direction =>", 1),
             ("endswith on a tcp stream", 1),
             ("file_data outside http", 1),
+            ("flow:only_stream", 1),
             ("keyword detection_filter", 1),
             ("keyword lua", 1),
-            ("payload and http buffers mixed", 1),
             ("protocol ftp-bounce", 1),
             ("unknown classtype no-such-class", 1),
         ]
