@@ -167,3 +167,46 @@ fn pcre_memory_is_budgeted_across_the_rule_set() {
                 .contains_key("pcre memory budget of the rule set exhausted")
     );
 }
+
+/// Every keyword of the keyword table, with garbage values and in every kind of buffer: each rule loads, is skipped
+/// with a reason, or is a one-line error with its line; loaded rules then run over the garbage on every entry point
+/// (the `rules_keywords` fuzz target does the same with arbitrary values).
+#[test]
+fn every_keyword_with_garbage_values() {
+    let values = [
+        "",
+        ",,,,",
+        "!",
+        "-1",
+        "99999999999999999999999999",
+        "\"unterminated",
+        "1,2,3,4,5,6,7,8,9,10,11,12",
+        "relative,relative,little,big,string,hex,dec,oct",
+        "bytes 2, offset -70000, oper <<, rvalue 99, result r",
+        "\u{0}\u{7f}\u{ff}",
+        "<>",
+        "5<>1",
+        "|41 4|",
+        "/(a)\\1(?=b)(?<!c)(?>d)e++/RUYK",
+        "/((((((((((a))))))))))\\10/",
+    ];
+    for k in flowbundle_rules::keyword::KEYWORDS {
+        for v in values {
+            let mut text = String::new();
+            for prefix in ["", "http.uri; ", "dns.query; ", "tls.sni; ", "file_data; "] {
+                text.push_str(&format!(
+                    "alert ip any any -> any any ({prefix}content:\"a\"; {}:{v}; sid:1;)\n",
+                    k.name
+                ));
+            }
+            let rep = load(text.as_bytes());
+            for e in &rep.errors {
+                assert!(!e.message.contains('\n') && e.line >= 1, "{}: {}", k.name, e.message);
+            }
+            let rules = flowbundle_rules::testing::parse_checked(text.as_bytes())
+                .unwrap_or_else(|e| panic!("{}:{v}: {e}", k.name));
+            flowbundle_rules::testing::match_checked(&rules, v.as_bytes(), &[1])
+                .unwrap_or_else(|e| panic!("{}:{v}: {e}", k.name));
+        }
+    }
+}

@@ -1,0 +1,36 @@
+//! Arbitrary values for every rule keyword: the first byte picks a keyword of the keyword table, the rest is its
+//! value, placed after a content in a sticky buffer of each kind. Each rule loads, is skipped with a reason, or is an
+//! error with its line; nothing panics. Rules that load run over the value's bytes on every entry point.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let table = flowbundle_rules::keyword::KEYWORDS;
+    let Some(k) = table.get(usize::from(pick) % table.len()) else {
+        return;
+    };
+    let value = String::from_utf8_lossy(rest).replace(['\n', '\r'], " ");
+    let mut text = String::new();
+    for prefix in ["", "http.uri; ", "dns.query; ", "tls.sni; "] {
+        text.push_str(&format!(
+            "alert ip any any -> any any ({prefix}content:\"a\"; {}:{value}; sid:1;)\n",
+            k.name
+        ));
+        text.push_str(&format!(
+            "alert ip any any -> any any ({prefix}content:\"a\"; {}; {value} sid:2;)\n",
+            k.name
+        ));
+    }
+    match flowbundle_rules::testing::parse_checked(text.as_bytes()) {
+        Ok(rules) => {
+            if let Err(e) = flowbundle_rules::testing::match_checked(&rules, rest, &[rest.len() / 2]) {
+                panic!("{e}");
+            }
+        }
+        Err(e) => panic!("{e}"),
+    }
+});
