@@ -402,6 +402,22 @@ impl Emit<'_, '_> {
                     each(0, AppProto::Tls, false, B::Ja3sHash, j.hash.as_bytes());
                     each(0, AppProto::Tls, false, B::Ja3sString, j.string.as_bytes());
                 }
+                for (b, field) in [
+                    (B::TlsCertSubject, &t.subject),
+                    (B::TlsCertIssuer, &t.issuerdn),
+                    (B::TlsCertSerial, &t.serial),
+                    (B::TlsCertFingerprint, &t.fingerprint),
+                ] {
+                    if let Some(v) = field {
+                        each(0, AppProto::Tls, false, b, v.as_bytes());
+                    }
+                }
+                if !t.certificates.is_empty() {
+                    self.scan_buffer(AppProto::Tls, false, |rules, sc, flow, ctx, sink| {
+                        let parts = t.certificates.iter().map(Vec::as_slice);
+                        rules.scan_app_each(sc, flow, ctx, 0, B::TlsCerts, parts, &mut { sink })
+                    });
+                }
             }
             AppEvent::Ssh(s) => {
                 for (to_server, side) in [(true, &s.client), (false, &s.server)] {

@@ -212,3 +212,56 @@ alert enip any any -> any any (msg:"enip"; sid:3;)"#;
         );
     }
 }
+
+/// The sticky buffers the engine fills from DNS and TLS events, on captures: `dns.query` (and its legacy name and
+/// `dotprefix`), `tls.sni`, `ja3.hash`, and the server certificate's subject, serial, fingerprint and DER. Each has a
+/// negative control with a value the capture does not carry.
+#[test]
+fn dns_and_tls_sticky_buffers_on_captures() {
+    if let Some(p) = flowbundle_testsupport::data("ndpi/pcap/dns.pcap") {
+        let got = alerts(
+            &p,
+            r#"alert dns any any -> any any (dns.query; content:"www.example.com"; bsize:15; sid:1;)
+alert udp any any -> any any (dns_query; dotprefix; content:".example.com"; endswith; sid:2;)
+alert dns any any -> any any (dns.query; content:"www.example.org"; sid:3;)"#,
+        );
+        assert_eq!(got, BTreeMap::from([(1, 1), (2, 1)]));
+    }
+    if let Some(p) = flowbundle_testsupport::data("ndpi/pcap/tls-rdn-extract.pcap") {
+        let got = alerts(
+            &p,
+            r#"alert tls any any -> any any (flow:to_server; tls.sni; content:"ads1.msads.net"; bsize:14; sid:1;)
+alert tls any any -> any any (ja3.hash; content:"2201d8e006f8f005a6b415f61e677532"; sid:2;)
+alert tls any any -> any any (flow:to_client; tls.cert_subject; content:"O=Microsoft, OU=GFS"; sid:3;)
+alert tls any any -> any any (tls.certs; content:"Redmond"; sid:4;)
+alert tls any any -> any any (tls.sni; content:"example.org"; sid:5;)
+alert tls any any -> any any (tls.cert_subject; content:"O=Google"; sid:6;)"#,
+        );
+        assert_eq!(got.get(&1), Some(&1));
+        assert_eq!(got.get(&2), Some(&1));
+        assert_eq!(got.get(&3), Some(&1));
+        assert_eq!(
+            got.get(&4),
+            Some(&1),
+            "one alert for the chain, not one per certificate"
+        );
+        assert_eq!(got.get(&5), None);
+        assert_eq!(got.get(&6), None);
+    }
+    // Suricata-verify's SSLv2-upgrade capture: the serial and fingerprint as Suricata writes them.
+    if let Some(p) =
+        flowbundle_testsupport::data("suricata-verify/sslv2-tls-upgrade-01/ssl-v2-s1.pcap")
+    {
+        let got = alerts(
+            &p,
+            r#"alert tls any any -> any any (tls.cert_serial; content:"55"; bsize:2; sid:1;)
+alert tls any any -> any any (tls.cert_fingerprint; content:"8c:90:bd:2a:b3:ae:e6:0b"; startswith; sid:2;)
+alert tls any any -> any any (tls.cert_issuer; content:"O=OneSecure, Inc., OU=Fulfillment"; sid:3;)
+alert tls any any -> any any (tls.cert_serial; content:"56"; sid:4;)"#,
+        );
+        assert_eq!(got.get(&1), Some(&1));
+        assert_eq!(got.get(&2), Some(&1));
+        assert_eq!(got.get(&3), Some(&1));
+        assert_eq!(got.get(&4), None);
+    }
+}

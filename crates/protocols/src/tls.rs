@@ -30,6 +30,7 @@ use crate::{
 const HS_CLIENT_HELLO: u8 = 1;
 const HS_SERVER_HELLO: u8 = 2;
 const HS_SERVER_HELLO_DONE: u8 = 14;
+const HS_CERTIFICATE: u8 = 11;
 
 /// Record content types.
 const CT_CCS: u8 = 20;
@@ -119,6 +120,73 @@ pub struct TlsEvent {
     pub client_handshake: Option<ClientHandshake>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_handshake: Option<ServerHandshake>,
+    /// The server certificate's subject, as Suricata writes it (`C=US, O=Example, CN=www.example.com`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// The server certificate's issuer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issuerdn: Option<String>,
+    /// The server certificate's serial number: upper-case hex bytes joined by `:`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// SHA-1 of the server certificate: lower-case hex bytes joined by `:`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// The server's certificate chain as sent (DER, leaf first; TLS 1.2 and earlier, where it is in the clear): the
+    /// rules' `tls.certs`. Not an EVE field.
+    #[serde(skip)]
+    pub certificates: Vec<Vec<u8>>,
+}
+
+impl TlsEvent {
+    /// Fills the certificate fields from a server certificate chain (DER, leaf first). A leaf that does not parse
+    /// as X.509 leaves the text fields empty; the chain is kept either way.
+    pub fn set_certificates(&mut self, chain: Vec<Vec<u8>>) {
+        if let Some(leaf) = chain.first() {
+            use sha1::{Digest as _, Sha1};
+            self.fingerprint = Some(hex_colons(&Sha1::digest(leaf), false));
+            if let Ok((_, cert)) = x509_parser::parse_x509_certificate(leaf) {
+                self.subject = Some(cert.subject().to_string());
+                self.issuerdn = Some(cert.issuer().to_string());
+                self.serial = Some(hex_colons(cert.raw_serial(), true));
+            }
+        }
+        self.certificates = chain;
+    }
+}
+
+/// Bytes as hex pairs joined by `:`.
+fn hex_colons(bytes: &[u8], upper: bool) -> String {
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            out.push(':');
+        }
+        if upper {
+            out.push_str(&format!("{b:02X}"));
+        } else {
+            out.push_str(&format!("{b:02x}"));
+        }
+    }
+    out
+}
+
+/// The certificates of a TLS 1.2 (or earlier) Certificate message body: a 3-byte list length, then each one as a
+/// 3-byte length and its DER. `None` when the lengths do not add up.
+pub fn certificate_list(body: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let u24 = |b: &[u8]| -> Option<usize> {
+        let b = b.get(..3)?;
+        Some((usize::from(b[0]) << 16) | (usize::from(b[1]) << 8) | usize::from(b[2]))
+    };
+    let total = u24(body)?;
+    let mut rest = body.get(3..3 + total)?;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let n = u24(rest)?;
+        out.push(rest.get(3..3 + n)?.to_vec());
+        rest = rest.get(3 + n..)?;
+    }
+    Some(out)
 }
 
 /// Why a hello message could not be read.
@@ -548,6 +616,7 @@ pub fn tls_event(
             version: version_name(s.version()).into(),
             cipher: s.cipher,
         }),
+        ..TlsEvent::default()
     }
 }
 
@@ -770,6 +839,8 @@ struct HsState {
     msg_remaining: usize,
     keep: bool,
     body: Vec<u8>,
+    /// This is the server's direction (its Certificate message is kept).
+    server: bool,
 }
 
 impl HsState {
@@ -781,6 +852,7 @@ impl HsState {
             msg_remaining: 0,
             keep: false,
             body: Vec::new(),
+            server: false,
         }
     }
 }
@@ -811,6 +883,8 @@ impl DirState {
 enum HsMsg {
     ClientHello(Vec<u8>),
     ServerHello(Vec<u8>),
+    /// The server's Certificate message body.
+    Certificate(Vec<u8>),
     ServerDone,
 }
 
@@ -822,6 +896,8 @@ pub struct TlsParser {
     dirs: [DirState; 2],
     client: Option<ClientHello>,
     server: Option<ServerHello>,
+    /// The server's certificate chain, once its Certificate message was read.
+    certs: Option<Vec<Vec<u8>>>,
     logged: bool,
     stats: ParserStats,
 }
@@ -832,9 +908,14 @@ impl TlsParser {
         TlsParser {
             dtls,
             cap: limits.tls_handshake_cap,
-            dirs: [DirState::new(), DirState::new()],
+            dirs: [DirState::new(), {
+                let mut d = DirState::new();
+                d.hs.server = true;
+                d
+            }],
             client: None,
             server: None,
+            certs: None,
             logged: false,
             stats: ParserStats::default(),
         }
@@ -846,11 +927,11 @@ impl TlsParser {
         }
         self.logged = true;
         let proto = if self.dtls { 'd' } else { 't' };
-        out.event(AppEvent::Tls(tls_event(
-            self.client.as_ref(),
-            self.server.as_ref(),
-            proto,
-        )));
+        let mut ev = tls_event(self.client.as_ref(), self.server.as_ref(), proto);
+        if let Some(chain) = self.certs.take() {
+            ev.set_certificates(chain);
+        }
+        out.event(AppEvent::Tls(ev));
     }
 
     fn handle(&mut self, msgs: Vec<HsMsg>, out: &mut dyn EventSink) {
@@ -875,6 +956,14 @@ impl TlsParser {
                                 }
                             }
                             Err(_) => self.stats.malformed += 1,
+                        }
+                    }
+                }
+                HsMsg::Certificate(b) => {
+                    if self.certs.is_none() {
+                        match certificate_list(&b) {
+                            Some(chain) => self.certs = Some(chain),
+                            None => self.stats.malformed += 1,
                         }
                     }
                 }
@@ -1018,9 +1107,10 @@ fn feed_handshake(
             hs.msg_remaining = (usize::from(hs.hdr[1]) << 16)
                 | (usize::from(hs.hdr[2]) << 8)
                 | usize::from(hs.hdr[3]);
-            hs.keep =
-                matches!(hs.msg_type, HS_CLIENT_HELLO | HS_SERVER_HELLO) && hs.msg_remaining <= cap;
-            if matches!(hs.msg_type, HS_CLIENT_HELLO | HS_SERVER_HELLO) && !hs.keep {
+            let wanted = matches!(hs.msg_type, HS_CLIENT_HELLO | HS_SERVER_HELLO)
+                || (hs.msg_type == HS_CERTIFICATE && hs.server);
+            hs.keep = wanted && hs.msg_remaining <= cap;
+            if wanted && !hs.keep {
                 stats.bytes_cut += hs.msg_remaining as u64;
             }
             hs.body.clear();
@@ -1046,6 +1136,7 @@ fn finish_msg(hs: &mut HsState, msgs: &mut Vec<HsMsg>) {
     match hs.msg_type {
         HS_CLIENT_HELLO if hs.keep => msgs.push(HsMsg::ClientHello(std::mem::take(&mut hs.body))),
         HS_SERVER_HELLO if hs.keep => msgs.push(HsMsg::ServerHello(std::mem::take(&mut hs.body))),
+        HS_CERTIFICATE if hs.keep => msgs.push(HsMsg::Certificate(std::mem::take(&mut hs.body))),
         HS_SERVER_HELLO_DONE => msgs.push(HsMsg::ServerDone),
         _ => {}
     }
@@ -1096,6 +1187,35 @@ impl Parser for TlsParser {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn certificate_lists_and_hostile_lengths() {
+        // Two certificates of 2 and 1 bytes.
+        let body = [0, 0, 9, 0, 0, 2, 0xaa, 0xbb, 0, 0, 1, 0xcc];
+        assert_eq!(
+            certificate_list(&body),
+            Some(vec![vec![0xaa, 0xbb], vec![0xcc]])
+        );
+        assert_eq!(certificate_list(&[0, 0, 0]), Some(vec![]));
+        for bad in [
+            &[][..],
+            &[0, 0],
+            &[0, 0, 9, 0, 0, 2, 0xaa],
+            &[0, 0, 4, 0, 0, 9, 0xaa],
+            &[0xff, 0xff, 0xff],
+        ] {
+            assert_eq!(certificate_list(bad), None, "{bad:?}");
+        }
+        // A leaf that is not X.509 keeps the chain and its fingerprint, and no text fields.
+        let mut ev = TlsEvent::default();
+        ev.set_certificates(vec![vec![1, 2, 3]]);
+        assert_eq!(
+            ev.fingerprint.as_deref(),
+            Some("70:37:80:71:98:c2:2a:7d:2b:08:07:37:1d:76:37:79:a8:4f:df:cf")
+        );
+        assert_eq!((ev.subject, ev.serial), (None, None));
+        assert_eq!(ev.certificates.len(), 1);
+    }
+
     use super::*;
 
     fn unhex(s: &str) -> Vec<u8> {

@@ -293,6 +293,27 @@ pub static KEYWORDS: &[Keyword] = &[
         Buffer::DnsQuery,
     ),
     sticky("tls.sni", &["tls_sni"], Buffer::TlsSni),
+    sticky(
+        "tls.cert_subject",
+        &["tls_cert_subject"],
+        Buffer::TlsCertSubject,
+    ),
+    sticky(
+        "tls.cert_issuer",
+        &["tls_cert_issuer"],
+        Buffer::TlsCertIssuer,
+    ),
+    sticky(
+        "tls.cert_serial",
+        &["tls_cert_serial"],
+        Buffer::TlsCertSerial,
+    ),
+    sticky(
+        "tls.cert_fingerprint",
+        &["tls_cert_fingerprint"],
+        Buffer::TlsCertFingerprint,
+    ),
+    sticky("tls.certs", &[], Buffer::TlsCerts),
     sticky("ja3.hash", &["ja3_hash"], Buffer::Ja3Hash),
     sticky("ja3.string", &["ja3_string"], Buffer::Ja3String),
     sticky("ja3s.hash", &["ja3s_hash"], Buffer::Ja3sHash),

@@ -41,7 +41,7 @@
 //! `http.request_line`, `http.response_line`, `http.protocol`, `http.stat_code`, `http.stat_msg`,
 //! `http.header_names`, `http.content_type`, `http.content_len`, `http.connection`, `http.accept*`, `http.referer`,
 //! `http.location`, `http.server`, `http.request_body`, `http.response_body`, `file_data`/`file.data`), `dns.query`,
-//! `tls.sni`, `ja3.hash`, `ja3.string`, `ja3s.hash`, `ja3s.string`, `ja4.hash`, `ssh.proto`, `ssh.software`, and
+//! `tls.sni`, `tls.cert_subject`, `tls.cert_issuer`, `tls.cert_serial`, `tls.cert_fingerprint`, `tls.certs`, `ja3.hash`, `ja3.string`, `ja3s.hash`, `ja3s.string`, `ja4.hash`, `ssh.proto`, `ssh.software`, and
 //! `pkt_data`, with their legacy names (`dns_query`, `tls_sni`, `ja3_hash`, ...), and Snort's `http_uri`-style form,
 //! sticky (Snort 3) or content modifier (Snort 2 / Suricata legacy), see [`rule`]. `http.header` and `file_data` mean
 //! the request or the response side as the rule's `flow` (or its other buffers) say; alone, `file_data` is the
@@ -51,7 +51,7 @@
 //! rawbytes service`) are accepted. Anything else skips the rule, counted under a reason naming the first
 //! unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are errors with file and line
 //! ([`LoadReport::errors`]). The Snort 3 community set loads 3,649 of 4,004 rules (the pinned reasons for the rest
-//! are in `tests/community.rs`), ET Open 21,988 of 24,827 (`tests/parse.rs`).
+//! are in `tests/community.rs`), ET Open 22,604 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or

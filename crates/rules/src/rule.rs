@@ -198,6 +198,16 @@ pub enum Buffer {
     DnsQuery,
     /// `tls.sni`: the ClientHello's server name.
     TlsSni,
+    /// `tls.cert_subject`: the server certificate's subject (`C=US, O=Example, CN=www.example.com`).
+    TlsCertSubject,
+    /// `tls.cert_issuer`: the server certificate's issuer.
+    TlsCertIssuer,
+    /// `tls.cert_serial`: the server certificate's serial, upper-case hex bytes joined by `:`.
+    TlsCertSerial,
+    /// `tls.cert_fingerprint`: SHA-1 of the server certificate, lower-case hex bytes joined by `:`.
+    TlsCertFingerprint,
+    /// `tls.certs`: each certificate of the server's chain (DER), one buffer each; a rule matches when one does.
+    TlsCerts,
     /// `ja3.hash`: MD5 of the ClientHello's JA3 string, 32 lowercase hex digits.
     Ja3Hash,
     Ja3String,
@@ -223,7 +233,7 @@ pub enum Side {
 
 impl Buffer {
     /// Number of buffer kinds (array sizes).
-    pub const COUNT: usize = 38;
+    pub const COUNT: usize = 43;
 
     /// Every buffer kind, in index order.
     pub const ALL: [Buffer; Buffer::COUNT] = [
@@ -258,6 +268,11 @@ impl Buffer {
         Buffer::HttpServer,
         Buffer::DnsQuery,
         Buffer::TlsSni,
+        Buffer::TlsCertSubject,
+        Buffer::TlsCertIssuer,
+        Buffer::TlsCertSerial,
+        Buffer::TlsCertFingerprint,
+        Buffer::TlsCerts,
         Buffer::Ja3Hash,
         Buffer::Ja3String,
         Buffer::Ja3sHash,
@@ -285,7 +300,12 @@ impl Buffer {
             | HttpLocation
             | HttpServer
             | Ja3sHash
-            | Ja3sString => Side::Response,
+            | Ja3sString
+            | TlsCertSubject
+            | TlsCertIssuer
+            | TlsCertSerial
+            | TlsCertFingerprint
+            | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpHeaderNames | HttpContentType | HttpContentLen
             | HttpConnection | SshProto | SshSoftware => Side::Either,
             _ => Side::Request,
@@ -318,7 +338,8 @@ impl Buffer {
         match self {
             Payload => None,
             DnsQuery => Some("dns"),
-            TlsSni | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash => Some("tls"),
+            TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
+            | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash => Some("tls"),
             SshProto | SshSoftware => Some("ssh"),
             _ => Some("http"),
         }
@@ -359,6 +380,11 @@ impl Buffer {
             HttpServer => "http.server",
             DnsQuery => "dns.query",
             TlsSni => "tls.sni",
+            TlsCertSubject => "tls.cert_subject",
+            TlsCertIssuer => "tls.cert_issuer",
+            TlsCertSerial => "tls.cert_serial",
+            TlsCertFingerprint => "tls.cert_fingerprint",
+            TlsCerts => "tls.certs",
             Ja3Hash => "ja3.hash",
             Ja3String => "ja3.string",
             Ja3sHash => "ja3s.hash",

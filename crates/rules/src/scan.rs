@@ -1339,6 +1339,32 @@ impl RuleSet {
         sc.cookie = cookie;
     }
 
+    /// Inspects a multi-buffer (`tls.certs`: each certificate of a chain) of transaction `tx_id`: each part is
+    /// inspected on its own, and a rule alerts once for the transaction however many parts match (its hit count and
+    /// flowbit actions count each matching part).
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_app_each<'d>(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx_id: u64,
+        buffer: Buffer,
+        parts: impl IntoIterator<Item = &'d [u8]>,
+        sink: &mut impl AlertSink,
+    ) {
+        let mut seen: Vec<u32> = Vec::new();
+        let mut once = |a: &Alert<'_>| {
+            if !seen.contains(&a.rule_index) {
+                seen.push(a.rule_index);
+                sink.alert(a);
+            }
+        };
+        for part in parts {
+            self.scan_app(sc, flow, ctx, tx_id, buffer, part, &mut once);
+        }
+    }
+
     /// Inspects one application-layer buffer other than HTTP's (`dns.query`, `tls.sni`, `ja3.hash`, `ssh.proto`,
     /// ...) of transaction `tx_id` (per flow; a DNS message, or 0 for a TLS or SSH handshake), handed over once.
     /// `ctx.dir` is the direction the field travelled in (a ClientHello's fields to the server).

@@ -201,7 +201,12 @@ fn every_keyword_with_garbage_values() {
             }
             let rep = load(text.as_bytes());
             for e in &rep.errors {
-                assert!(!e.message.contains('\n') && e.line >= 1, "{}: {}", k.name, e.message);
+                assert!(
+                    !e.message.contains('\n') && e.line >= 1,
+                    "{}: {}",
+                    k.name,
+                    e.message
+                );
             }
             let rules = flowbundle_rules::testing::parse_checked(text.as_bytes())
                 .unwrap_or_else(|e| panic!("{}:{v}: {e}", k.name));
