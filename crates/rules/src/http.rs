@@ -155,49 +155,6 @@ pub fn split_headers(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn uri(s: &str) -> String {
-        let mut v = Vec::new();
-        normalize_uri(s.as_bytes(), &mut v);
-        String::from_utf8_lossy(&v).into_owned()
-    }
-
-    #[test]
-    fn uris() {
-        assert_eq!(uri("/a/b/../c/./d?x=%41/../"), "/a/c/d?x=%41/../");
-        assert_eq!(uri("/%2e%2e/%2E%2e/etc/passwd"), "/etc/passwd");
-        assert_eq!(uri("//a///b/"), "/a/b/");
-        assert_eq!(uri("/a/.."), "/");
-        assert_eq!(uri("http://Example.com/x%20y?q"), "/x y?q");
-        assert_eq!(uri("*"), "*");
-        assert_eq!(uri("/bad%zz%4"), "/bad%zz%4");
-    }
-
-    #[test]
-    fn hosts_and_headers() {
-        let mut v = Vec::new();
-        normalize_host(b" WWW.Example.COM.:8080 ", &mut v);
-        assert_eq!(v, b"www.example.com");
-        normalize_host(b"[::1]:80", &mut v);
-        assert_eq!(v, b"[::1]");
-        let (mut h, mut c) = (Vec::new(), Vec::new());
-        split_headers(
-            b"Host: a\r\nCookie: x=1\r\nX-Long: one\r\n two\r\ncookie:y=2\r\n\r\n",
-            b"cookie",
-            &mut h,
-            &mut c,
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&h),
-            "Host: a\r\nX-Long: one two\r\n"
-        );
-        assert_eq!(c, b"x=1; y=2");
-    }
-}
-
 /// Header lines of a block (`Name: value`, CR LF or LF ended) as (name, value), trimmed; lines without a colon and
 /// continuation lines are passed over.
 fn header_lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
@@ -253,4 +210,47 @@ pub fn status_line_parts(line: &[u8]) -> (&[u8], &[u8]) {
         None => &b""[..],
     };
     (proto, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uri(s: &str) -> String {
+        let mut v = Vec::new();
+        normalize_uri(s.as_bytes(), &mut v);
+        String::from_utf8_lossy(&v).into_owned()
+    }
+
+    #[test]
+    fn uris() {
+        assert_eq!(uri("/a/b/../c/./d?x=%41/../"), "/a/c/d?x=%41/../");
+        assert_eq!(uri("/%2e%2e/%2E%2e/etc/passwd"), "/etc/passwd");
+        assert_eq!(uri("//a///b/"), "/a/b/");
+        assert_eq!(uri("/a/.."), "/");
+        assert_eq!(uri("http://Example.com/x%20y?q"), "/x y?q");
+        assert_eq!(uri("*"), "*");
+        assert_eq!(uri("/bad%zz%4"), "/bad%zz%4");
+    }
+
+    #[test]
+    fn hosts_and_headers() {
+        let mut v = Vec::new();
+        normalize_host(b" WWW.Example.COM.:8080 ", &mut v);
+        assert_eq!(v, b"www.example.com");
+        normalize_host(b"[::1]:80", &mut v);
+        assert_eq!(v, b"[::1]");
+        let (mut h, mut c) = (Vec::new(), Vec::new());
+        split_headers(
+            b"Host: a\r\nCookie: x=1\r\nX-Long: one\r\n two\r\ncookie:y=2\r\n\r\n",
+            b"cookie",
+            &mut h,
+            &mut c,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&h),
+            "Host: a\r\nX-Long: one two\r\n"
+        );
+        assert_eq!(c, b"x=1; y=2");
+    }
 }

@@ -310,6 +310,9 @@ pub struct RuleSet {
     pub(crate) pcre_count: u32,
 }
 
+/// The prefilter entries of one (buffer, chain of transforms) while a rule set is built.
+type TransformedEntries = (Buffer, Vec<Transform>, Vec<Entry>, Vec<Target>);
+
 fn dir_ok(rule: &Rule, d: usize) -> bool {
     match rule.flow_dir {
         FlowDir::Any => true,
@@ -544,7 +547,7 @@ impl RuleSet {
         let mut header_only: [Vec<u32>; 2] = Default::default();
         let mut http: Vec<(Vec<Entry>, Vec<Target>)> =
             (0..Buffer::COUNT).map(|_| Default::default()).collect();
-        let mut transformed: Vec<(Buffer, Vec<Transform>, Vec<Entry>, Vec<Target>)> = Vec::new();
+        let mut transformed: Vec<TransformedEntries> = Vec::new();
         let mut retain = 0u64;
         for (ri, r) in rules.iter().enumerate() {
             let mut ri_info = RuleInfo {

@@ -34,6 +34,9 @@ pub const MAX_HTTP_PARTIAL: usize = 256;
 /// Transactions older than the newest by more than this lose their partial matches (HTTP pipelining depth).
 pub const HTTP_TX_WINDOW: u64 = 16;
 
+/// Inspects one derived HTTP buffer (inside [`RuleSet::scan_http`]).
+type ScanBuffer<'a> = dyn FnMut(&mut Scanner, &mut FlowMatchState, Buffer, &[u8]) + 'a;
+
 /// What a rule header and `flow` option are checked against.
 #[derive(Clone, Copy, Debug)]
 pub struct PacketCtx<'a> {
@@ -1239,24 +1242,23 @@ impl RuleSet {
                 self.scan_http_buffer(sc, flow, ctx, tx_id, b, bytes, sink);
             }
         };
-        let header_buffers =
-            |sc: &mut Scanner,
-             flow: &mut FlowMatchState,
-             scan: &mut dyn FnMut(&mut Scanner, &mut FlowMatchState, Buffer, &[u8]),
-             names: &mut Vec<u8>,
-             fields: &[(Buffer, &[u8])]| {
-                for &(b, name) in fields {
-                    if wants(b)
-                        && let Some(v) = crate::http::header_value(data, name)
-                    {
-                        scan(sc, flow, b, v);
-                    }
+        let header_buffers = |sc: &mut Scanner,
+                              flow: &mut FlowMatchState,
+                              scan: &mut ScanBuffer<'_>,
+                              names: &mut Vec<u8>,
+                              fields: &[(Buffer, &[u8])]| {
+            for &(b, name) in fields {
+                if wants(b)
+                    && let Some(v) = crate::http::header_value(data, name)
+                {
+                    scan(sc, flow, b, v);
                 }
-                if wants(Buffer::HttpHeaderNames) {
-                    crate::http::header_names(data, names);
-                    scan(sc, flow, Buffer::HttpHeaderNames, names);
-                }
-            };
+            }
+            if wants(Buffer::HttpHeaderNames) {
+                crate::http::header_names(data, names);
+                scan(sc, flow, Buffer::HttpHeaderNames, names);
+            }
+        };
         match kind {
             HttpBuffer::RequestLine => {
                 scan(sc, flow, Buffer::HttpRequestLine, data);
