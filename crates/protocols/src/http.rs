@@ -1133,6 +1133,7 @@ impl HttpParser {
             ..HttpEvent::default()
         };
         out.http_buffer(id, HttpBuffer::RequestLine, line);
+        out.http_buffer(id, HttpBuffer::RequestHead, head);
         out.http_buffer(id, HttpBuffer::Method, method);
         out.http_buffer(id, HttpBuffer::Uri, uri);
         if let Some((host, _)) = &h.host {
@@ -1300,6 +1301,7 @@ impl HttpParser {
         let id = tx.ev.tx_id;
         let (head_req, connect) = (tx.head_request, tx.connect);
         out.http_buffer(id, HttpBuffer::ResponseLine, line);
+        out.http_buffer(id, HttpBuffer::ResponseHead, head);
         out.http_buffer(id, HttpBuffer::StatusCode, code);
         out.http_buffer(
             id,

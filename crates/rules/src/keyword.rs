@@ -253,6 +253,7 @@ pub static KEYWORDS: &[Keyword] = &[
     ),
     sticky("http.protocol", &["http_protocol"], Buffer::HttpProtocol),
     sticky("http.stat_msg", &[], Buffer::HttpStatMsg),
+    sticky("http.start", &["http_start"], Buffer::HttpStart),
     sticky(
         "http.header_names",
         &["http_header_names"],
@@ -376,6 +377,33 @@ mod tests {
             }
         }
         assert!(lookup("no_such_keyword").is_none());
+    }
+
+    #[test]
+    fn every_buffer_has_its_index_and_a_sticky_keyword() {
+        for (i, b) in Buffer::ALL.iter().enumerate() {
+            assert_eq!(b.index(), i, "{b:?}");
+            if b.is_app() {
+                let k = KEYWORDS
+                    .iter()
+                    .find(|k| matches!(k.handler, Handler::Sticky(PBuf::Fixed(x)) if x == *b))
+                    .or_else(|| {
+                        // The sided HTTP buffers are named by `http.header`, `http.header.raw`, `file.data`.
+                        let sided = [
+                            (Buffer::HttpRequestHeader, "http.header"),
+                            (Buffer::HttpResponseHeader, "http.header"),
+                            (Buffer::HttpRequestRawHeader, "http.header.raw"),
+                            (Buffer::HttpResponseRawHeader, "http.header.raw"),
+                        ];
+                        sided
+                            .iter()
+                            .find(|(s, _)| s == b)
+                            .and_then(|(_, n)| lookup(n))
+                    });
+                let k = k.unwrap_or_else(|| panic!("no keyword selects {b:?}"));
+                assert!(b.name().starts_with(k.name), "{b:?} named {}", k.name);
+            }
+        }
     }
 
     #[test]

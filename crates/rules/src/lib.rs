@@ -38,7 +38,7 @@
 //! state); `flowbits` (`set unset toggle isset isnotset noalert`, names joined by `|` or `&`) and `noalert`;
 //! `app-layer-protocol`; sticky buffers ([`Buffer`]): HTTP in full (`http.uri`, `http.uri.raw`, `http.method`,
 //! `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`, `http.header`, `http.header.raw`,
-//! `http.request_line`, `http.response_line`, `http.protocol`, `http.stat_code`, `http.stat_msg`,
+//! `http.request_line`, `http.response_line`, `http.start`, `http.protocol`, `http.stat_code`, `http.stat_msg`,
 //! `http.header_names`, `http.content_type`, `http.content_len`, `http.connection`, `http.accept*`, `http.referer`,
 //! `http.location`, `http.server`, `http.request_body`, `http.response_body`, `file_data`/`file.data`), `dns.query`,
 //! `tls.sni`, `tls.cert_subject`, `tls.cert_issuer`, `tls.cert_serial`, `tls.cert_fingerprint`, `tls.certs`, `ja3.hash`, `ja3.string`, `ja3s.hash`, `ja3s.string`, `ja4.hash`, `ssh.proto`, `ssh.software`, and
@@ -51,7 +51,7 @@
 //! rawbytes service`) are accepted. Anything else skips the rule, counted under a reason naming the first
 //! unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are errors with file and line
 //! ([`LoadReport::errors`]). The Snort 3 community set loads 3,649 of 4,004 rules (the pinned reasons for the rest
-//! are in `tests/community.rs`), ET Open 22,604 of 24,827 (`tests/parse.rs`).
+//! are in `tests/community.rs`), ET Open 22,645 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or

@@ -178,6 +178,8 @@ pub enum Buffer {
     HttpProtocol,
     /// `http.stat_msg`: the response's reason phrase (`OK`).
     HttpStatMsg,
+    /// `http.start`: the request or status line, the header lines and the empty line, as sent.
+    HttpStart,
     /// `http.header_names`: `\r\n` before each header name, and `\r\n\r\n` at the end (request or response).
     HttpHeaderNames,
     /// `http.content_type`: the `Content-Type` value (request or response).
@@ -233,7 +235,7 @@ pub enum Side {
 
 impl Buffer {
     /// Number of buffer kinds (array sizes).
-    pub const COUNT: usize = 43;
+    pub const COUNT: usize = 44;
 
     /// Every buffer kind, in index order.
     pub const ALL: [Buffer; Buffer::COUNT] = [
@@ -256,6 +258,7 @@ impl Buffer {
         Buffer::HttpResponseLine,
         Buffer::HttpProtocol,
         Buffer::HttpStatMsg,
+        Buffer::HttpStart,
         Buffer::HttpHeaderNames,
         Buffer::HttpContentType,
         Buffer::HttpContentLen,
@@ -306,8 +309,8 @@ impl Buffer {
             | TlsCertSerial
             | TlsCertFingerprint
             | TlsCerts => Side::Response,
-            Payload | HttpProtocol | HttpHeaderNames | HttpContentType | HttpContentLen
-            | HttpConnection | SshProto | SshSoftware => Side::Either,
+            Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
+            | HttpContentLen | HttpConnection | SshProto | SshSoftware => Side::Either,
             _ => Side::Request,
         }
     }
@@ -368,6 +371,7 @@ impl Buffer {
             HttpResponseLine => "http.response_line",
             HttpProtocol => "http.protocol",
             HttpStatMsg => "http.stat_msg",
+            HttpStart => "http.start",
             HttpHeaderNames => "http.header_names",
             HttpContentType => "http.content_type",
             HttpContentLen => "http.content_len",

@@ -1266,6 +1266,9 @@ impl RuleSet {
                     scan(sc, flow, Buffer::HttpProtocol, p);
                 }
             }
+            HttpBuffer::RequestHead | HttpBuffer::ResponseHead => {
+                scan(sc, flow, Buffer::HttpStart, data)
+            }
             HttpBuffer::Method => scan(sc, flow, Buffer::HttpMethod, data),
             HttpBuffer::Uri => {
                 scan(sc, flow, Buffer::HttpRawUri, data);

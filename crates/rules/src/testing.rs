@@ -80,6 +80,7 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
     let mut flow = FlowMatchState::default();
     for kind in [
         HttpBuffer::RequestLine,
+        HttpBuffer::RequestHead,
         HttpBuffer::Method,
         HttpBuffer::Uri,
         HttpBuffer::Host,
@@ -87,6 +88,7 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
         HttpBuffer::RequestHeaders,
         HttpBuffer::RequestBody,
         HttpBuffer::ResponseLine,
+        HttpBuffer::ResponseHead,
         HttpBuffer::StatusCode,
         HttpBuffer::ResponseHeaders,
         HttpBuffer::ResponseBody,

@@ -153,10 +153,17 @@ alert http any any -> any any (http.connection; to_lowercase; content:"keep-aliv
 alert http any any -> any any (http.uri; urilen:11; sid:13;)
 alert http any any -> any any (urilen:>100,raw; sid:14;)
 alert http any any -> any any (http.accept_lang; content:"en"; sid:15;)
-alert http any any -> any any (http.accept_enc; content:"gzip"; sid:16;)"#,
+alert http any any -> any any (http.accept_enc; content:"gzip"; sid:16;)
+alert http any any -> any any (flow:to_server; http.start; content:"GET /index.html HTTP/1.1|0d 0a|Host|3a| a|0d 0a|"; startswith; content:"|0d 0a 0d 0a|"; endswith; sid:17;)
+alert http any any -> any any (flow:to_client; http_start; content:"HTTP/1.1 404"; startswith; sid:18;)"#,
     );
     let tx: &[(HttpBuffer, &[u8])] = &[
         (HttpBuffer::RequestLine, b"GET /index.html HTTP/1.1"),
+        (
+            HttpBuffer::RequestHead,
+            b"GET /index.html HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n",
+        ),
+        (HttpBuffer::ResponseHead, b"HTTP/1.1 404 Not Found\r\n\r\n"),
         (HttpBuffer::Method, b"GET"),
         (HttpBuffer::Uri, b"/index.html"),
         (
@@ -172,7 +179,7 @@ alert http any any -> any any (http.accept_enc; content:"gzip"; sid:16;)"#,
     ];
     assert_eq!(
         http(&rs, tx),
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18]
     );
     let long_uri = [b'a'; 120];
     assert_eq!(http(&rs, &[(HttpBuffer::Uri, &long_uri)]), vec![14]);

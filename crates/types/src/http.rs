@@ -8,6 +8,8 @@ pub enum HttpBuffer {
     /// `http.request_line`: the request line without its line end (`GET /a HTTP/1.1`); `http.protocol` of the
     /// request derives from it.
     RequestLine,
+    /// `http.start` of the request: the request line, the header lines and the empty line, as sent.
+    RequestHead,
     /// `http.method`: request method, e.g. `GET`.
     Method,
     /// The request target as sent (not normalised); `http.uri` (normalised) and `http.uri.raw` derive from it.
@@ -24,6 +26,8 @@ pub enum HttpBuffer {
     /// `http.response_line`: the status line without its line end (`HTTP/1.1 200 OK`); the response's
     /// `http.protocol` and `http.stat_msg` derive from it.
     ResponseLine,
+    /// `http.start` of the response: the status line, the header lines and the empty line, as sent.
+    ResponseHead,
     /// `http.stat_code`: response status code digits.
     StatusCode,
     /// `http.header` (to client): the response's header lines.
@@ -38,6 +42,7 @@ impl HttpBuffer {
         matches!(
             self,
             HttpBuffer::RequestLine
+                | HttpBuffer::RequestHead
                 | HttpBuffer::Method
                 | HttpBuffer::Uri
                 | HttpBuffer::Host
