@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p flowbundle-inspect --example bench_rules -- [--reps N] [--only none|rules] [--stats] --hex content-10k.hex TRACE
+//! (`--hex FILE.rules` loads a Snort/Suricata rule file instead, e.g. `snort3-community.rules`)
 //! ```
 //!
 //! The trace is loaded into memory once (so the disk and the page cache stay out of the figure); each repetition
@@ -107,7 +108,12 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let load = |hex: &PathBuf| match RuleSet::from_content_hex(hex) {
+    // A `.rules` file is read as a rule set (ET Open's files, `snort3-community.rules`); anything else as hex patterns.
+    let load = |hex: &PathBuf| match if hex.extension().is_some_and(|e| e == "rules") {
+        RuleSet::load_files(std::slice::from_ref(hex))
+    } else {
+        RuleSet::from_content_hex(hex)
+    } {
         Ok((set, report)) => (set, report),
         Err(e) => {
             eprintln!("{}: {e}", hex.display());
