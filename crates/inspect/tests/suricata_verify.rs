@@ -6,8 +6,8 @@
 //! What it asserts: the selection does not silently shrink below a pinned floor, the number of passing tests does
 //! not fall below a pinned floor, and every failing test is explained in `tests/data/suricata_verify_failures.txt`
 //! (a new failure must be investigated and listed, a fixed one removed). The target is 90% of the selected
-//! tests, reached at 51 of 56 (the sticky buffers of DNS, TLS and the rest of HTTP, transforms, the byte keywords and
-//! the pcre fallback brought 19 more tests in); the pass floor pins it. The failures left are named in the fixture: Suricata's
+//! tests, reached at 52 of 57 (the sticky buffers of DNS, TLS (certificates included) and the rest of HTTP, transforms,
+//! the byte keywords and the pcre fallback brought 20 more tests in); the pass floor pins it. The failures left are named in the fixture: Suricata's
 //! packet-wide flowbit ordering, `depth` per SMB message (a documented design limit of stream matching), when the app
 //! layer sees a direction's data (on the packet here, on the other side's ACK in Suricata's IDS mode), a mid-stream
 //! flow given an application layer, and an HTTP response after a junk request.
@@ -15,9 +15,9 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 56;
+const SELECTED_FLOOR: usize = 57;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 51;
+const PASS_FLOOR: usize = 52;
 /// The target pass rate, in percent.
 const TARGET_PERCENT: usize = 90;
 
