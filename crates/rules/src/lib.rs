@@ -115,9 +115,11 @@ pub mod scan;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod text;
+pub mod vars;
 pub mod verify;
 
-pub use addr::{AddrSet, PortSet, Vars};
+pub use addr::{AddrSet, PortSet};
+pub use vars::{Origin, Var, VarKind, Vars};
 pub use classify::Classifications;
 pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule};
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule};

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use memchr::memmem;
 
-use crate::addr::{AddrSet, PortSet, Resolver};
+use crate::addr::{AddrSet, ExprError, PortSet, Resolver};
 use crate::classify::Classifications;
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::text::{self, Opt};
@@ -780,14 +780,13 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
         }
     };
     let r = &mut *ctx.resolver;
-    let addr = |r: &mut Resolver<'_>, s: &str| {
-        r.addr(s)
-            .map_err(|e| err(format!("address `{}`: {e}", trunc(s))))
+    // An undefined variable skips the rule (Suricata refuses it too); anything else is malformed.
+    let failed = |what: &str, s: &str, e: ExprError| match e {
+        ExprError::Undefined(name) => skip(format!("undefined variable ${name}")),
+        ExprError::Invalid(m) => err(format!("{what} `{}`: {m}", trunc(s))),
     };
-    let port = |r: &mut Resolver<'_>, s: &str| {
-        r.port(s)
-            .map_err(|e| err(format!("port `{}`: {e}", trunc(s))))
-    };
+    let addr = |r: &mut Resolver<'_>, s: &str| r.addr(s).map_err(|e| failed("address", s, e));
+    let port = |r: &mut Resolver<'_>, s: &str| r.port(s).map_err(|e| failed("port", s, e));
     Ok(Header {
         action,
         proto,

@@ -63,16 +63,47 @@ fn header_fields() {
 }
 
 #[test]
-fn undefined_variables_default_to_any_and_are_reported() {
+fn undefined_variables_skip_the_rule_by_name() {
     let (rs, rep) = RuleSet::parse(
-        "alert tcp $MY_NET any -> any $MY_PORTS (sid:1;)",
-        &Vars::new(),
+        "alert tcp $MY_NET any -> any any (sid:1;)\n\
+         alert tcp any any -> [10.0.0.0/8,!$OTHER] $MY_PORTS (sid:2;)\n\
+         alert tcp $HOME_NET any -> $EXTERNAL_NET $HTTP_PORTS (sid:3;)\n",
+        &Vars::suricata_defaults(),
     )
     .unwrap();
-    assert!(rs.rules()[0].src.is_any() && rs.rules()[0].dst_ports.is_any());
+    assert_eq!(rs.len(), 1);
+    assert_eq!(
+        rep.skipped_rules
+            .iter()
+            .map(|s| (s.sid, s.reason.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (Some(1), "undefined variable $MY_NET"),
+            (Some(2), "undefined variable $OTHER")
+        ]
+    );
+    // The loaded rule used three variables (and EXTERNAL_NET uses HOME_NET), all at Suricata's defaults.
     assert_eq!(
         rep.vars_defaulted,
-        vec!["MY_NET".to_string(), "MY_PORTS".to_string()]
+        ["EXTERNAL_NET", "HOME_NET", "HTTP_PORTS"]
+    );
+    // A variable set by the user is not reported as defaulted.
+    let mut vars = Vars::suricata_defaults();
+    vars.set("HOME_NET", "10.1.0.0/16");
+    let (_, rep) = RuleSet::parse(
+        "alert tcp $HOME_NET any -> $EXTERNAL_NET any (sid:3;)",
+        &vars,
+    )
+    .unwrap();
+    assert!(rep.vars_defaulted == ["EXTERNAL_NET"], "{:?}", rep.vars_defaulted);
+    // A cycle is an error naming the chain.
+    let mut vars = Vars::new();
+    vars.set("A", "$B").set("B", "[10.0.0.0/8,!$A]");
+    let (_, rep) = RuleSet::parse("alert tcp $A any -> any any (sid:4;)", &vars).unwrap();
+    assert!(
+        rep.errors[0].message.contains("variable cycle $A -> $B -> $A"),
+        "{:?}",
+        rep.errors
     );
 }
 
@@ -397,6 +428,7 @@ fn et_open_reads_without_errors() {
         .collect();
     files.sort();
     let (rs, rep) = RuleSet::load_files(&files).unwrap();
+    eprintln!("ET Open: {}", rep.summary());
     assert_eq!(rep.errors_total, 0, "{:#?}", rep.errors);
     assert!(rs.rules().iter().any(|r| r.sid == 2029732));
     assert_eq!(rep.rules_read, rep.loaded + rep.skipped + rep.errors_total);
