@@ -34,6 +34,7 @@
 //! per-direction segment and byte limits plus a global memcap. Parsers: byte caps per buffer (protocols crate).
 //! Defragmentation: the defragmenter's caps. Expectations: a capped table. Every cap has a counter.
 
+pub mod alert_filter;
 pub mod app;
 pub mod config;
 pub mod cost;
@@ -47,6 +48,7 @@ pub mod stream;
 pub mod table;
 pub mod workload;
 
+pub use alert_filter::AlertFilter;
 pub use config::{CostConfig, EngineConfig, Timeouts};
 pub use detect::Detection;
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};

@@ -115,10 +115,12 @@ pub mod scan;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod text;
+pub mod threshold;
 pub mod vars;
 pub mod verify;
 
 pub use addr::{AddrSet, PortSet};
+pub use threshold::{Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track};
 pub use vars::{Origin, Var, VarKind, Vars};
 pub use classify::Classifications;
 pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule};

@@ -22,6 +22,7 @@ use crate::addr::{AddrSet, ExprError, PortSet, Resolver};
 use crate::classify::Classifications;
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::text::{self, Opt};
+use crate::threshold::{Threshold, ThresholdError};
 
 /// Largest offset, depth, distance or within accepted (Suricata keeps them in 16 bits; 1 MiB is generous).
 pub const MAX_POSITION: i64 = 1 << 20;
@@ -405,6 +406,8 @@ pub struct Rule {
     pub flowbits: Vec<Flowbit>,
     /// `noalert` (or `flowbits:noalert`): the rule sets flowbits but never alerts.
     pub noalert: bool,
+    /// `threshold` or `detection_filter`: which matches are reported ([`crate::threshold`]).
+    pub threshold: Option<Threshold>,
     /// Content chains by buffer. Empty for a rule that checks only its header and flow.
     pub groups: Vec<Group>,
 }
@@ -566,6 +569,7 @@ struct Builder {
     file_data: bool,
     flowbits: Vec<Flowbit>,
     noalert: bool,
+    threshold: Option<Threshold>,
 }
 
 /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
@@ -653,6 +657,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         file_data: false,
         flowbits: Vec::new(),
         noalert: false,
+        threshold: None,
     };
     for o in &opts {
         b.option(o, ctx).map_err(with_sid)?;
@@ -879,6 +884,21 @@ impl Builder {
             "endswith" => self.last_content(name)?.endswith = true,
             "isdataat" => self.isdataat(v)?,
             "noalert" => self.noalert = true,
+            "threshold" | "detection_filter" => {
+                if self.threshold.is_some() {
+                    // Suricata refuses two of them, or both kinds, in one rule.
+                    return Err(err("more than one threshold/detection_filter"));
+                }
+                let t = Threshold::parse(
+                    v.ok_or_else(|| err(format!("{name} needs a value")))?,
+                    name == "detection_filter",
+                )
+                .map_err(|e| match e {
+                    ThresholdError::Unsupported(r) => skip(r),
+                    ThresholdError::Invalid(m) => err(m),
+                })?;
+                self.threshold = Some(t);
+            }
             "flowbits" => self.flowbits(v, ctx)?,
             "app-layer-protocol" => {
                 let raw = v
@@ -1238,6 +1258,7 @@ impl Builder {
             services: self.services,
             flowbits: self.flowbits,
             noalert: self.noalert,
+            threshold: self.threshold,
             groups,
         })
     }

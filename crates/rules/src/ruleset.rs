@@ -794,6 +794,7 @@ impl Rule {
             services: Vec::new(),
             flowbits: Vec::new(),
             noalert: false,
+            threshold: None,
             groups: vec![Group {
                 buffer: Buffer::Payload,
                 items: vec![Item::Content(Box::new(Content::plain(bytes)))],
