@@ -255,7 +255,7 @@ fn pcre_keyword() {
 #[test]
 fn skips_name_the_first_unsupported_keyword() {
     let rep = report(
-        r#"alert tcp any any -> any any (content:"a"; detection_filter:track by_src,count 5,seconds 60; byte_test:1,>,2,0; sid:1;)
+        r#"alert tcp any any -> any any (content:"a"; detection_filter:track by_src,count 5,seconds 60; dce_iface:abc; sid:1;)
 alert tcp any any -> any any (content:"a"; byte_test:1,>,2,0; sid:2;)
 pass tcp any any -> any any (content:"a"; sid:3;)
 alert ftp-bounce any any -> any any (sid:4;)
@@ -281,7 +281,7 @@ alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
             ("endswith on a tcp stream", 1),
             ("file_data outside http", 1),
             ("keyword byte_test", 1),
-            ("keyword detection_filter", 1),
+            ("keyword dce_iface", 1),
             ("payload and http buffers mixed", 1),
             ("protocol ftp-bounce", 1),
             ("unknown classtype no-such-class", 1),
@@ -432,4 +432,40 @@ fn et_open_reads_without_errors() {
     assert_eq!(rep.errors_total, 0, "{:#?}", rep.errors);
     assert!(rs.rules().iter().any(|r| r.sid == 2029732));
     assert_eq!(rep.rules_read, rep.loaded + rep.skipped + rep.errors_total);
+}
+
+#[test]
+fn threshold_keywords() {
+    use flowbundle_rules::{Threshold, ThresholdKind, Track};
+    let r = one(
+        "alert tcp any any -> any any (content:\"a\"; threshold: type limit, track by_src, seconds 60, count 1; sid:1;)",
+    );
+    assert_eq!(
+        r.threshold,
+        Some(Threshold {
+            kind: ThresholdKind::Limit,
+            track: Track::BySrc,
+            count: 1,
+            seconds: 60
+        })
+    );
+    let r = one(
+        "alert tcp any any -> any any (content:\"a\"; detection_filter:track by_dst,count 5,seconds 10; sid:1;)",
+    );
+    assert_eq!(
+        r.threshold.map(|t| (t.kind, t.track)),
+        Some((ThresholdKind::DetectionFilter, Track::ByDst))
+    );
+    let rep = report(
+        "alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_src,count 1,seconds 1; detection_filter:track by_src,count 1,seconds 1; sid:1;)\n\
+         alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_src,count 1; sid:2;)\n\
+         alert tcp any any -> any any (content:\"a\"; threshold:type backoff,track by_flow,count 1,multiplier 10; sid:3;)\n",
+    );
+    assert_eq!(rep.errors_total, 2, "{:?}", rep.errors);
+    assert!(rep.errors[0].message.contains("more than one"));
+    assert!(rep.errors[1].message.contains("missing `seconds`"));
+    assert_eq!(
+        rep.skip_reasons.keys().collect::<Vec<_>>(),
+        ["threshold:type backoff"]
+    );
 }
