@@ -21,9 +21,11 @@
 
 use std::net::IpAddr;
 
-use flowbundle_decode::{FlowKey, KeySide};
+use flowbundle_decode::{Decoded, FlowKey, KeySide, L4};
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
-use flowbundle_rules::{Alert, AlertSource, FlowMatchState, PacketCtx, Scanner};
+use flowbundle_rules::{
+    Alert, AlertSource, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner, TcpHeader,
+};
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{Direction, HttpBuffer, Transport};
 
@@ -251,6 +253,7 @@ impl FlowMeta {
             dst_port: dp,
             established: self.established,
             app_proto: app,
+            header: None,
         }
     }
 
@@ -522,7 +525,13 @@ impl StreamSink for StreamCx<'_, '_> {
 
 /// One UDP datagram (or other non-TCP payload) in key direction `dir`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, payload: &[u8]) {
+pub(crate) fn on_datagram(
+    out: &mut Out<'_>,
+    app: &mut AppState,
+    dir: KeySide,
+    payload: &[u8],
+    header: Option<PacketHeader>,
+) {
     let m = *out.meta;
     let ts = out.ts_ns;
     let AppState {
@@ -554,7 +563,56 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, p
     let now = identified_now(label, fa.as_ref());
     let label = now.as_ref().unwrap_or(label);
     let failed = gave_up(label, fa.as_ref(), sig.as_ref());
-    scan_packet(out, flow_rules, label, failed, dir, payload);
+    scan_packet(out, flow_rules, label, failed, dir, payload, header);
+}
+
+/// The header fields header keywords (`ttl`, `flags`, `itype`, ...) test, from a decoded packet; `None` without
+/// an IP header. Read from the decoded fields, plus the two bytes the decoder does not keep (IPv4 type of service
+/// and reserved flag, IPv6 traffic class) from the packet's own bytes.
+pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
+    let ip = d.ip.as_ref()?;
+    let l3 = d.data.get(d.l3_offset as usize..).unwrap_or(&[]);
+    let (tos, reserved_bit) = if ip.is_v4() {
+        (
+            l3.get(1).copied().unwrap_or(0),
+            l3.get(6).is_some_and(|b| b & 0x80 != 0),
+        )
+    } else {
+        let tc = match (l3.first(), l3.get(1)) {
+            (Some(a), Some(b)) => ((a & 0x0f) << 4) | (b >> 4),
+            _ => 0,
+        };
+        (tc, false)
+    };
+    let tcp = match &d.l4 {
+        L4::Tcp(t) => Some(TcpHeader {
+            flags: t.flags as u8,
+            seq: t.seq,
+            ack: t.ack,
+            window: t.window,
+        }),
+        _ => None,
+    };
+    let icmp = match &d.l4 {
+        L4::Icmp(i) | L4::Icmpv6(i) => Some(IcmpHeader {
+            msg_type: i.msg_type,
+            code: i.code,
+            rest: i.rest,
+        }),
+        _ => None,
+    };
+    Some(PacketHeader {
+        ipv6: ip.is_v6(),
+        ip_proto: ip.proto,
+        ttl: ip.ttl,
+        tos,
+        ip_id: ip.id,
+        reserved_bit,
+        dont_fragment: ip.dont_fragment,
+        more_fragments: ip.more_fragments,
+        tcp,
+        icmp,
+    })
 }
 
 /// The label content rules see for data inspected now. A flow's label is settled after each packet
@@ -603,6 +661,7 @@ pub(crate) fn scan_packet(
     failed: bool,
     dir: KeySide,
     payload: &[u8],
+    header: Option<PacketHeader>,
 ) {
     let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
@@ -611,7 +670,10 @@ pub(crate) fn scan_packet(
         return;
     }
     let m = *out.meta;
-    let ctx = m.packet_ctx(dir, rules_app(label, failed));
+    let ctx = PacketCtx {
+        header,
+        ..m.packet_ctx(dir, rules_app(label, failed))
+    };
     let mut fired = Vec::new();
     rules.scan_packet(sc, flow_rules, &ctx, payload, &mut |a: &Alert<'_>| {
         fired.push(owned(a))

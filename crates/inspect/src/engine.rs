@@ -825,7 +825,8 @@ impl Engine {
                     let now = app::identified_now(&app.label, app.fa.as_ref());
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
-                    app::scan_packet(&mut out, &mut app.rules, label, failed, dir, d.payload);
+                    let hdr = app::packet_header(d);
+                    app::scan_packet(&mut out, &mut app.rules, label, failed, dir, d.payload, hdr);
                     if tm.on {
                         detect += cost::now().wrapping_sub(t1);
                     }
@@ -848,9 +849,10 @@ impl Engine {
                 };
                 let t1 = if tm.on { cost::now() } else { 0 };
                 if tr == Transport::Udp {
-                    app::on_datagram(&mut out, app, dir, d.payload);
+                    app::on_datagram(&mut out, app, dir, d.payload, app::packet_header(d));
                 } else {
-                    app::scan_packet(&mut out, &mut app.rules, &app.label, false, dir, d.payload);
+                    let hdr = app::packet_header(d);
+                    app::scan_packet(&mut out, &mut app.rules, &app.label, false, dir, d.payload, hdr);
                 }
                 if tm.on {
                     detect = cost::now().wrapping_sub(t1);

@@ -20,6 +20,7 @@ use memchr::memmem;
 
 use crate::addr::{AddrSet, ExprError, PortSet, Resolver};
 use crate::classify::Classifications;
+use crate::header::HeaderTest;
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::text::{self, Opt};
 use crate::threshold::{Threshold, ThresholdError};
@@ -408,6 +409,10 @@ pub struct Rule {
     pub noalert: bool,
     /// `threshold` or `detection_filter`: which matches are reported ([`crate::threshold`]).
     pub threshold: Option<Threshold>,
+    /// Header keywords (`ttl`, `flags`, `itype`, ...): all must pass on the packet ([`crate::header`]).
+    pub header: Vec<HeaderTest>,
+    /// `flow:only_stream`: payload is matched on the reassembled stream only, never on datagrams.
+    pub stream_only: bool,
     /// Content chains by buffer. Empty for a rule that checks only its header and flow.
     pub groups: Vec<Group>,
 }
@@ -570,6 +575,11 @@ struct Builder {
     flowbits: Vec<Flowbit>,
     noalert: bool,
     threshold: Option<Threshold>,
+    header: Vec<HeaderTest>,
+    /// `flow:no_stream`: packets only.
+    no_stream: bool,
+    /// `flow:only_stream`.
+    only_stream: bool,
 }
 
 /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
@@ -658,6 +668,9 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         flowbits: Vec::new(),
         noalert: false,
         threshold: None,
+        header: Vec::new(),
+        no_stream: false,
+        only_stream: false,
     };
     for o in &opts {
         b.option(o, ctx).map_err(with_sid)?;
@@ -933,6 +946,12 @@ impl Builder {
                 self.dsize = true;
             }
             n if INFORMATIONAL.contains(&n) => {}
+            n if let Some(t) = HeaderTest::parse(n, v).map_err(err)? => {
+                if self.header.len() >= MAX_ITEMS {
+                    return Err(err(format!("more than {MAX_ITEMS} header keywords")));
+                }
+                self.header.push(t);
+            }
             n => {
                 if let Some(buf) = sticky(n) {
                     if v.is_some() {
@@ -1061,8 +1080,11 @@ impl Builder {
                 "not_established" => self.flow_state = FlowState::NotEstablished,
                 "stateless" => self.flow_state = FlowState::Any,
                 "" => {}
-                other @ ("only_stream" | "no_stream" | "only_frag" | "no_frag" | "noreassemble"
-                | "only_frags" | "no_frags") => return Err(skip(format!("flow:{other}"))),
+                "only_stream" => self.only_stream = true,
+                "no_stream" => self.no_stream = true,
+                other @ ("only_frag" | "no_frag" | "noreassemble" | "only_frags" | "no_frags") => {
+                    return Err(skip(format!("flow:{other}")));
+                }
                 other => return Err(err(format!("flow: unknown option `{}`", trunc(other)))),
             }
         }
@@ -1212,8 +1234,24 @@ impl Builder {
                 return Err(skip("request buffer with flow:to_client"));
             }
         }
-        // `dsize` makes a rule packet-only in Suricata: on TCP it then inspects each packet's payload.
-        let tcp_inspect = if self.dsize {
+        if self.only_stream && self.no_stream {
+            return Err(err("flow: only_stream and no_stream together"));
+        }
+        if !self.header.is_empty() && has_http {
+            return Err(skip("header keyword with an http buffer"));
+        }
+        if self.only_stream {
+            if !self.header.is_empty() || self.dsize {
+                return Err(skip("flow:only_stream with a packet keyword"));
+            }
+            if groups.is_empty() || matches!(h.proto, Proto::Udp | Proto::Icmp) {
+                // Suricata's stream pseudo-packets: nothing else here is "stream only".
+                return Err(skip("flow:only_stream without tcp payload"));
+            }
+        }
+        // `dsize` makes a rule packet-only in Suricata: on TCP it then inspects each packet's payload. So do header
+        // keywords here (they test the packet) and `flow:no_stream`.
+        let tcp_inspect = if self.dsize || !self.header.is_empty() || self.no_stream {
             TcpInspect::Packet
         } else {
             h.tcp_inspect
@@ -1259,6 +1297,8 @@ impl Builder {
             flowbits: self.flowbits,
             noalert: self.noalert,
             threshold: self.threshold,
+            header: self.header,
+            stream_only: self.only_stream,
             groups,
         })
     }

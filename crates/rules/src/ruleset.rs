@@ -578,10 +578,11 @@ impl RuleSet {
                         && r.tcp_inspect == rule::TcpInspect::Stream
                         && rule::stream_obstacle(g).is_none();
                     let on_tcp_packet = covers_tcp && r.tcp_inspect == rule::TcpInspect::Packet;
-                    let on_other = matches!(
-                        r.proto,
-                        Proto::Ip | Proto::Udp | Proto::Icmp | Proto::App(_)
-                    );
+                    let on_other = !r.stream_only
+                        && matches!(
+                            r.proto,
+                            Proto::Ip | Proto::Udp | Proto::Icmp | Proto::App(_)
+                        );
                     for d in 0..2 {
                         if !dir_ok(r, d) {
                             continue;
@@ -795,6 +796,8 @@ impl Rule {
             flowbits: Vec::new(),
             noalert: false,
             threshold: None,
+            header: Vec::new(),
+            stream_only: false,
             groups: vec![Group {
                 buffer: Buffer::Payload,
                 items: vec![Item::Content(Box::new(Content::plain(bytes)))],

@@ -1,5 +1,6 @@
 //! Parsing: one test per keyword family, skips with reasons, errors with line numbers.
 
+use flowbundle_rules::rule::TcpInspect;
 use flowbundle_rules::{
     Action, Buffer, FlowDir, FlowState, Item, LoadReport, Proto, Rule, RuleSet, Vars,
 };
@@ -168,14 +169,47 @@ fn flow_keyword() {
     );
     let r = one("alert tcp any any -> any any (flow:stateless; sid:1;)");
     assert_eq!(r.flow_state, FlowState::Any);
-    assert_eq!(
-        report("alert tcp any any -> any any (flow:only_stream; content:\"a\"; sid:1;)")
-            .skip_reasons
-            .keys()
-            .next()
-            .unwrap(),
-        "flow:only_stream"
+    // only_stream: the stream, never datagrams; no_stream: each packet, never the stream.
+    let r = one("alert ip any any -> any any (flow:only_stream; content:\"a\"; sid:1;)");
+    assert!(r.stream_only && r.tcp_inspect == TcpInspect::Stream);
+    let r = one("alert tcp any any -> any any (flow:no_stream,established; content:\"a\"; sid:1;)");
+    assert!(!r.stream_only && r.tcp_inspect == TcpInspect::Packet);
+    let rep = report(
+        "alert udp any any -> any any (flow:only_stream; content:\"a\"; sid:1;)\n\
+         alert tcp any any -> any any (flow:only_stream; sid:2;)\n\
+         alert tcp any any -> any any (flow:only_stream,no_stream; content:\"a\"; sid:3;)\n\
+         alert tcp any any -> any any (flow:only_frag; sid:4;)\n",
     );
+    assert_eq!(
+        rep.skip_reasons.keys().collect::<Vec<_>>(),
+        ["flow:only_frag", "flow:only_stream without tcp payload"]
+    );
+    assert_eq!(rep.skip_reasons["flow:only_stream without tcp payload"], 2);
+    assert!(rep.errors[0].message.contains("only_stream and no_stream"));
+}
+
+/// Header keywords are parsed into tests, make a payload rule per packet, and skip with an HTTP buffer.
+#[test]
+fn header_keywords() {
+    use flowbundle_rules::HeaderTest;
+    let r = one(
+        "alert tcp $EXTERNAL_NET any -> $HOME_NET 22 (flags:S,CE; ttl:<10; window:!1024; content:\"SSH\"; sid:1;)",
+    );
+    assert_eq!(r.header.len(), 3);
+    assert_eq!(r.tcp_inspect, TcpInspect::Packet);
+    let r = one("alert icmp any any -> any any (itype:8; icode:0; icmp_id:5; icmp_seq:7; sid:1;)");
+    assert!(matches!(r.header[0], HeaderTest::Itype(_)) && r.groups.is_empty());
+    let rep = report(
+        "alert http any any -> any any (flags:PA; http.uri; content:\"a\"; sid:1;)\n\
+         alert tcp any any -> any any (flags:SX; sid:2;)\n\
+         alert ip any any -> any any (ip_proto:nope; sid:3;)\n",
+    );
+    assert_eq!(
+        rep.skip_reasons.keys().collect::<Vec<_>>(),
+        ["header keyword with an http buffer"]
+    );
+    assert_eq!(rep.errors_total, 2);
+    assert!(rep.errors[0].message.starts_with("flags: unknown flag"));
 }
 
 #[test]
