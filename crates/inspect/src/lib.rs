@@ -37,6 +37,7 @@
 pub mod alert_filter;
 pub mod app;
 pub mod config;
+pub mod config_file;
 pub mod cost;
 pub mod detect;
 pub mod engine;
@@ -50,6 +51,7 @@ pub mod workload;
 
 pub use alert_filter::AlertFilter;
 pub use config::{CostConfig, EngineConfig, Timeouts};
+pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{

@@ -321,8 +321,8 @@ pub(crate) struct Resolver<'v> {
     pub used: BTreeSet<String>,
     /// Variables being expanded, outermost first (a name already here is a cycle).
     stack: Vec<String>,
-    /// After an [`ExprError::Undefined`]: the variable whose value named it (`None`: the expression itself).
-    pub undefined_in: Option<String>,
+    /// After an error: the innermost variable whose value failed (`None`: the expression itself).
+    pub error_in: Option<String>,
     items: usize,
 }
 
@@ -342,7 +342,7 @@ impl<'v> Resolver<'v> {
             vars,
             used: BTreeSet::new(),
             stack: Vec::new(),
-            undefined_in: None,
+            error_in: None,
             items: 0,
         }
     }
@@ -351,6 +351,7 @@ impl<'v> Resolver<'v> {
     pub fn addr(&mut self, text: &str) -> Result<AddrSet, ExprError> {
         self.items = 0;
         self.stack.clear();
+        self.error_in = None;
         self.addr_at(text, 0)
     }
 
@@ -358,6 +359,7 @@ impl<'v> Resolver<'v> {
     pub fn port(&mut self, text: &str) -> Result<PortSet, ExprError> {
         self.items = 0;
         self.stack.clear();
+        self.error_in = None;
         self.port_at(text, 0)
     }
 
@@ -380,6 +382,9 @@ impl<'v> Resolver<'v> {
         self.stack.push(name.to_string());
         let r = f(self, value);
         self.stack.pop();
+        if r.is_err() && self.error_in.is_none() {
+            self.error_in = Some(name.to_string());
+        }
         r
     }
 
@@ -429,10 +434,7 @@ impl<'v> Resolver<'v> {
             let name = name.trim();
             return match self.vars.get(name) {
                 Some(v) => Ok(Elem::Var(name.to_string(), v.to_string())),
-                None => {
-                    self.undefined_in = self.stack.last().cloned();
-                    Err(ExprError::Undefined(name.chars().take(64).collect()))
-                }
+                None => Err(ExprError::Undefined(name.chars().take(64).collect())),
             };
         }
         Ok(Elem::Atom(s))

@@ -173,14 +173,14 @@ impl Vars {
                 VarKind::Address => r.addr(&format!("${name}")).map(|_| ()),
                 VarKind::Port => r.port(&format!("${name}")).map(|_| ()),
             };
-            match res {
-                Ok(()) => {}
-                // Named where it is written: the variable whose own value refers to the undefined one.
-                Err(ExprError::Undefined(u)) => {
-                    let at = r.undefined_in.take().unwrap_or_else(|| name.clone());
-                    return Err((at, format!("undefined variable ${u}")));
-                }
-                Err(ExprError::Invalid(m)) => return Err((name.clone(), m)),
+            if let Err(e) = res {
+                // Named where it is written: the innermost variable whose own value failed.
+                let at = r.error_in.take().unwrap_or_else(|| name.clone());
+                let why = match e {
+                    ExprError::Undefined(u) => format!("undefined variable ${u}"),
+                    ExprError::Invalid(m) => m,
+                };
+                return Err((at, why));
             }
         }
         Ok(())
@@ -225,7 +225,7 @@ mod tests {
         let mut v = Vars::new();
         v.set("A", "[1.2.3.4,$B]").set("B", "!$A");
         let (name, why) = v.check().unwrap_err();
-        assert_eq!(name, "A");
+        assert_eq!(name, "B");
         assert!(why.contains("variable cycle $A -> $B -> $A"), "{why}");
         let mut v = Vars::new();
         v.set("WEB_PORTS", "80,443");
