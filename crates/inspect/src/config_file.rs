@@ -121,11 +121,22 @@ impl ConfigFile {
         };
         let doc: Value = serde_norway::from_str(text).map_err(|e| {
             let msg = e.to_string();
-            let msg = msg.lines().next().unwrap_or("").to_string();
-            // The location is in the message already when the parser knows it (`at line N column M`).
+            let mut msg = msg.lines().next().unwrap_or("").to_string();
             match e.location() {
-                Some(l) if !msg.contains("line") => at(Some(l.line()), msg),
-                _ => ConfigError(format!("{name}: {msg}")),
+                Some(l) => {
+                    // The parser's `... at line N column M`: the line goes in front, as for every other error.
+                    if let Some(i) = msg.find(" at line ") {
+                        let tail = msg[i + " at line ".len()..].to_string();
+                        let rest = tail.split_once(", ").map(|(_, r)| r.to_string());
+                        msg.truncate(i);
+                        if let Some(r) = rest {
+                            msg.push_str(", ");
+                            msg.push_str(&r);
+                        }
+                    }
+                    at(Some(l.line()), msg)
+                }
+                None => ConfigError(format!("{name}: {msg}")),
             }
         })?;
         let top = match doc {
@@ -291,7 +302,7 @@ mod tests {
             ("vars:\n  address-groups:\n    A: \"$B\"\n    B: \"[1.2.3.4,$A]\"\n", "x.yaml:4: B: variable cycle $A -> $B -> $A"),
             ("vars:\n  port-groups:\n    HTTP_PORTS: [80, 8080]\n", "x.yaml:3: HTTP_PORTS: expected a value"),
             ("vars:\n  host-groups:\n    X: 1\n", "x.yaml:2: vars: unknown section `host-groups`"),
-            ("vars: [\n", "x.yaml: "),
+            ("vars: [\n", "x.yaml:2: did not find expected node content"),
             ("- a\n- b\n", "x.yaml:1: expected a mapping"),
         ] {
             let e = ConfigFile::parse(text, "x.yaml").unwrap_err().0;

@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use flowbundle_ingest::{CaptureReader, LiveCapture, PacketArena};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
-use flowbundle_inspect::rules::RuleSet;
+use flowbundle_inspect::rules::{LoadOptions, RuleSet};
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
     AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, Event, EventMerge,
@@ -69,6 +69,9 @@ pub struct Args {
     /// Snort/Suricata rule files.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     rules: Vec<PathBuf>,
+
+    #[command(flatten)]
+    config: super::config::ConfigArgs,
 
     /// Write every skipped or unreadable rule here, as CSV (file, line, sid, outcome, reason).
     #[arg(long, value_name = "FILE")]
@@ -247,8 +250,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Some(p) => {
                 RuleSet::from_content_hex(p).with_context(|| format!("loading {}", p.display()))?
             }
-            None => RuleSet::load_files(&args.rules).context("loading rules")?,
+            None => {
+                let conf = args.config.load()?;
+                let opts = LoadOptions {
+                    vars: conf.vars,
+                    ..LoadOptions::default()
+                };
+                RuleSet::load_files_with(&args.rules, &opts).context("loading rules")?
+            }
         };
+        if !report.vars_defaulted.is_empty() {
+            eprintln!(
+                "notice: rules use variables left at Suricata's defaults: {} (set them with --config or --var)",
+                report.vars_defaulted.join(", ")
+            );
+        }
         let read: Vec<&std::path::Path> = args
             .files
             .iter()
