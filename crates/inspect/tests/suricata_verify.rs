@@ -6,16 +6,16 @@
 //! What it asserts: the selection does not silently shrink below a pinned floor, the number of passing tests does
 //! not fall below a pinned floor, and every failing test is explained in `tests/data/suricata_verify_failures.txt`
 //! (a new failure must be investigated and listed, a fixed one removed). The target is 90% of the selected
-//! tests, reached at 59 of 63 (grouped folders such as `threshold/` and `uricontent/` are read, and header keywords
-//! and thresholds select more); the pass floor pins it. The four failures left are named in the fixture: Suricata's
+//! tests, reached at 59 of 64 (grouped folders such as `threshold/` and `uricontent/` are read, and header keywords
+//! and thresholds select more); the pass floor pins it. The five failures left are named in the fixture: Suricata's
 //! packet-wide flowbit ordering, `depth` per SMB message (a documented design limit of stream matching), when the
 //! app layer sees a direction's data (on the packet here, on the other side's ACK in Suricata's IDS mode), and
-//! `http_header` read on one side only.
+//! `http_header` read on one side only, and RST data taken into the stream.
 
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 63;
+const SELECTED_FLOOR: usize = 64;
 /// Selected tests passing when this was written.
 const PASS_FLOOR: usize = 59;
 /// The target pass rate, in percent.

@@ -7,8 +7,8 @@
 //! Suricata's integer syntax ([`Num`]): `N`, `<N`, `>N`, `<=N`, `>=N`, `!N`, and `N-M` or `N<>M` for the open
 //! range between them.
 //!
-//! Supported: `ttl`, `tos` (IPv4), `id` (IPv4), `ip_proto`, `fragbits`, `flags` (with `+ * !` modifiers and an
-//! ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`. Each parser returns a one-line
+//! Supported: `ttl`, `tos` (IPv4), `id` (IPv4), `ip_proto`, `fragbits`, `flags` or `tcp.flags` (with `+ * !`
+//! modifiers and an ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`. Each parser returns a one-line
 //! reason for a malformed value.
 
 /// The header fields of the packet being inspected.
@@ -213,6 +213,8 @@ fn short(s: &str) -> String {
 impl HeaderTest {
     /// The test keyword `name` with value `v` describes, `Ok(None)` when `name` is not a header keyword.
     pub fn parse(name: &str, v: Option<&str>) -> Result<Option<HeaderTest>, String> {
+        // Suricata 8's name for `flags`.
+        let name = if name == "tcp.flags" { "flags" } else { name };
         let known = matches!(
             name,
             "ttl"
@@ -459,6 +461,7 @@ mod tests {
         assert!(t("flags", "*SA").matches(&syn) && !t("flags", "*FR").matches(&syn));
         assert!(t("flags", "!R").matches(&syn) && !t("flags", "!S").matches(&syn));
         assert!(t("flags", "0").matches(&tcp(0)) && !t("flags", "0").matches(&syn));
+        assert!(t("tcp.flags", "S").matches(&syn));
         assert!(!t("flags", "S").matches(&icmp(8, 0, 0)));
         // ttl:10; ttl:<10; ttl:>10; ttl:5-10 (open); ttl:!64.
         assert!(t("ttl", "64").matches(&syn) && t("ttl", ">63").matches(&syn));

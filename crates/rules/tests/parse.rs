@@ -466,6 +466,28 @@ fn et_open_reads_without_errors() {
     assert_eq!(rep.errors_total, 0, "{:#?}", rep.errors);
     assert!(rs.rules().iter().any(|r| r.sid == 2029732));
     assert_eq!(rep.rules_read, rep.loaded + rep.skipped + rep.errors_total);
+    // Every variable ET uses is one of Suricata's defaults, and the threshold and header keywords load: 16,009 of
+    // 24,827 when variables, thresholds and header keywords came (14,230 before). The floor may only rise.
+    assert!(rep.loaded >= 16_009, "{}", rep.summary());
+    for k in [
+        "undefined variable",
+        "keyword threshold",
+        "keyword detection_filter",
+        "keyword flags",
+        "keyword itype",
+        "keyword icode",
+        "flow:only_stream",
+        "flow:no_stream",
+    ] {
+        assert!(
+            !rep.skip_reasons.keys().any(|r| r.starts_with(k)),
+            "{k}: {}",
+            rep.summary()
+        );
+    }
+    // Thresholds are read as written (sid 2001219: `threshold: type both, track by_src, count 5, seconds 120`).
+    let with_threshold = rs.rules().iter().filter(|r| r.threshold.is_some()).count();
+    assert!(with_threshold > 1_700, "{with_threshold}");
 }
 
 #[test]
