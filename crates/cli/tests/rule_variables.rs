@@ -134,18 +134,34 @@ fn config_dump_and_its_errors() {
         "    HOME_NET: \"[10.1.0.0/16]\"  # {}:3\n",
         conf.display()
     )));
-    assert!(text.contains("    SSH_PORTS: \"[22,2222]\"  # --var\n"), "{text}");
-    assert!(text.contains("    EXTERNAL_NET: \"!$HOME_NET\"  # default\n"), "{text}");
+    assert!(
+        text.contains("    SSH_PORTS: \"[22,2222]\"  # --var\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    EXTERNAL_NET: \"!$HOME_NET\"  # default\n"),
+        "{text}"
+    );
     // The dump is itself a configuration file.
     let again = write(dir.path(), "dump.yaml", &text);
-    let out2 = run(&["config".as_ref(), "dump".as_ref(), "-c".as_ref(), again.as_os_str()]);
+    let out2 = run(&[
+        "config".as_ref(),
+        "dump".as_ref(),
+        "-c".as_ref(),
+        again.as_os_str(),
+    ]);
     assert!(out2.status.success());
     let bad = write(
         dir.path(),
         "bad.yaml",
         "vars:\n  address-groups:\n    HOME_NET: \"[10.0.0.0/8,$LAN]\"\n",
     );
-    let out = run(&["config".as_ref(), "dump".as_ref(), "-c".as_ref(), bad.as_os_str()]);
+    let out = run(&[
+        "config".as_ref(),
+        "dump".as_ref(),
+        "-c".as_ref(),
+        bad.as_os_str(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -183,7 +199,11 @@ fn thresholded_alerts_are_the_same_serial_and_parallel() {
     let all = count(&serial, 1);
     // Two clients send the SYNs: at most two alerts each.
     assert!(all > 100);
-    assert!((1..=4).contains(&count(&serial, 3)), "{}", count(&serial, 3));
+    assert!(
+        (1..=4).contains(&count(&serial, 3)),
+        "{}",
+        count(&serial, 3)
+    );
     assert!(count(&serial, 4) > 0 && count(&serial, 4) < all);
     assert!(count(&serial, 5) > 0 && count(&serial, 6) > 0);
     for sched in ["lfb", "rss"] {

@@ -37,7 +37,8 @@ impl AlertFilter {
 
     /// A filter counting in `table` (its capacity bounds the state).
     pub fn with_table(rules: &RuleSet, table: ThresholdTable) -> Option<AlertFilter> {
-        let thresholds: Vec<Option<Threshold>> = rules.rules().iter().map(|r| r.threshold).collect();
+        let thresholds: Vec<Option<Threshold>> =
+            rules.rules().iter().map(|r| r.threshold).collect();
         thresholds.iter().any(Option::is_some).then(|| AlertFilter {
             sids: rules.rules().iter().map(|r| r.sid).collect(),
             suppressed: vec![0; thresholds.len()],

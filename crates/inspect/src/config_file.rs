@@ -164,7 +164,9 @@ impl ConfigFile {
                     other => {
                         return Err(at(
                             line_of(text, other, vars_line.unwrap_or(0)),
-                            format!("vars: unknown section `{other}` (address-groups, port-groups)"),
+                            format!(
+                                "vars: unknown section `{other}` (address-groups, port-groups)"
+                            ),
                         ));
                     }
                 };
@@ -290,18 +292,36 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(vals(&back), vals(&c));
-        assert!(c.dump().contains("    HOME_NET: \"[10.1.0.0/16]\"  # site.yaml:6\n"));
+        assert!(
+            c.dump()
+                .contains("    HOME_NET: \"[10.1.0.0/16]\"  # site.yaml:6\n")
+        );
         assert!(ConfigFile::parse("", "empty.yaml").unwrap() == ConfigFile::default());
     }
 
     #[test]
     fn errors_are_one_line_with_file_and_line() {
         for (text, want) in [
-            ("vars:\n  address-groups:\n    HOME_NET: \"[10.0.0.0/33]\"\n", "x.yaml:3: HOME_NET: invalid address"),
-            ("vars:\n  address-groups:\n    HOME_NET: \"$NOPE\"\n", "x.yaml:3: HOME_NET: undefined variable $NOPE"),
-            ("vars:\n  address-groups:\n    A: \"$B\"\n    B: \"[1.2.3.4,$A]\"\n", "x.yaml:4: B: variable cycle $A -> $B -> $A"),
-            ("vars:\n  port-groups:\n    HTTP_PORTS: [80, 8080]\n", "x.yaml:3: HTTP_PORTS: expected a value"),
-            ("vars:\n  host-groups:\n    X: 1\n", "x.yaml:2: vars: unknown section `host-groups`"),
+            (
+                "vars:\n  address-groups:\n    HOME_NET: \"[10.0.0.0/33]\"\n",
+                "x.yaml:3: HOME_NET: invalid address",
+            ),
+            (
+                "vars:\n  address-groups:\n    HOME_NET: \"$NOPE\"\n",
+                "x.yaml:3: HOME_NET: undefined variable $NOPE",
+            ),
+            (
+                "vars:\n  address-groups:\n    A: \"$B\"\n    B: \"[1.2.3.4,$A]\"\n",
+                "x.yaml:4: B: variable cycle $A -> $B -> $A",
+            ),
+            (
+                "vars:\n  port-groups:\n    HTTP_PORTS: [80, 8080]\n",
+                "x.yaml:3: HTTP_PORTS: expected a value",
+            ),
+            (
+                "vars:\n  host-groups:\n    X: 1\n",
+                "x.yaml:2: vars: unknown section `host-groups`",
+            ),
             ("vars: [\n", "x.yaml:2: did not find expected node content"),
             ("- a\n- b\n", "x.yaml:1: expected a mapping"),
         ] {

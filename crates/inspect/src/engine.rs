@@ -852,7 +852,15 @@ impl Engine {
                     app::on_datagram(&mut out, app, dir, d.payload, app::packet_header(d));
                 } else {
                     let hdr = app::packet_header(d);
-                    app::scan_packet(&mut out, &mut app.rules, &app.label, false, dir, d.payload, hdr);
+                    app::scan_packet(
+                        &mut out,
+                        &mut app.rules,
+                        &app.label,
+                        false,
+                        dir,
+                        d.payload,
+                        hdr,
+                    );
                 }
                 if tm.on {
                     detect = cost::now().wrapping_sub(t1);

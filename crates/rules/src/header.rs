@@ -158,12 +158,25 @@ impl BitsMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HeaderTest {
     Ttl(Num),
-    Tos { value: u8, negated: bool },
+    Tos {
+        value: u8,
+        negated: bool,
+    },
     Id(u16),
     IpProto(Num),
-    Fragbits { mode: BitsMode, bits: u8 },
-    Flags { mode: BitsMode, bits: u8, ignore: u8 },
-    Window { value: u16, negated: bool },
+    Fragbits {
+        mode: BitsMode,
+        bits: u8,
+    },
+    Flags {
+        mode: BitsMode,
+        bits: u8,
+        ignore: u8,
+    },
+    Window {
+        value: u16,
+        negated: bool,
+    },
     Seq(u32),
     Ack(u32),
     Itype(Num),
@@ -251,10 +264,9 @@ impl HeaderTest {
                 None => (false, v),
             };
             // `tos` also takes hex as `x10`.
-            let rest = rest.strip_prefix('x').map_or_else(
-                || rest.to_string(),
-                |h| format!("0x{h}"),
-            );
+            let rest = rest
+                .strip_prefix('x')
+                .map_or_else(|| rest.to_string(), |h| format!("0x{h}"));
             match Num::parse(&rest, max).map_err(bad)? {
                 Num::Eq(x) => Ok((x, neg)),
                 _ => Err(bad(format!("expects a number, not `{}`", short(v)))),
@@ -314,9 +326,9 @@ impl HeaderTest {
                     | u8::from(h.reserved_bit) * FRAG_R;
                 !h.ipv6 && mode.test(have, bits)
             }
-            HeaderTest::Flags { mode, bits, ignore } => h
-                .tcp
-                .is_some_and(|t| mode.test(t.flags & !ignore, bits)),
+            HeaderTest::Flags { mode, bits, ignore } => {
+                h.tcp.is_some_and(|t| mode.test(t.flags & !ignore, bits))
+            }
             HeaderTest::Window { value, negated } => {
                 h.tcp.is_some_and(|t| (t.window == value) != negated)
             }

@@ -121,8 +121,6 @@ pub mod vars;
 pub mod verify;
 
 pub use addr::{AddrSet, PortSet};
-pub use threshold::{Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track};
-pub use vars::{Origin, Var, VarKind, Vars};
 pub use classify::Classifications;
 pub use header::{HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
 pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule};
@@ -131,3 +129,5 @@ pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,
     PacketCtx, ScanStats, Scanner, Transport,
 };
+pub use threshold::{Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track};
+pub use vars::{Origin, Var, VarKind, Vars};

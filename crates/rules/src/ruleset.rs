@@ -17,11 +17,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::addr::Resolver;
-use crate::vars::Vars;
 use crate::classify::Classifications;
 use crate::prefilter::{MAX_PATTERN, PatternSet};
 use crate::rule::{self, Buffer, Content, FlowDir, Group, Item, Parsed, Proto, Rule};
 use crate::text::{Line, Lines};
+use crate::vars::Vars;
 use crate::verify::Plan;
 
 /// Largest rule file read by [`RuleSet::load_files`].
@@ -436,9 +436,7 @@ impl RuleSet {
                 }
             }
         }
-        report.vars_defaulted = opts
-            .vars
-            .at_default(vars_used.iter().map(String::as_str));
+        report.vars_defaulted = opts.vars.at_default(vars_used.iter().map(String::as_str));
         let mut set = RuleSet::compile(rules, next_pcre, opts.stream_window);
         let mut names: Vec<(u32, String)> = flowbit_ids.into_iter().map(|(n, i)| (i, n)).collect();
         names.sort();

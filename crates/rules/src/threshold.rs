@@ -90,7 +90,9 @@ impl Threshold {
                         "threshold" => ThresholdKind::Threshold,
                         "both" => ThresholdKind::Both,
                         "backoff" => {
-                            return Err(ThresholdError::Unsupported("threshold:type backoff".into()));
+                            return Err(ThresholdError::Unsupported(
+                                "threshold:type backoff".into(),
+                            ));
                         }
                         other => return Err(bad(format!("unknown type `{}`", short(other)))),
                     });
@@ -354,7 +356,10 @@ mod tests {
             "type",
         ] {
             assert!(
-                matches!(Threshold::parse(bad, false), Err(ThresholdError::Invalid(_))),
+                matches!(
+                    Threshold::parse(bad, false),
+                    Err(ThresholdError::Invalid(_))
+                ),
                 "{bad}"
             );
         }
@@ -379,7 +384,11 @@ mod tests {
         );
         // threshold: every 3rd in a window; the count restarts with the window.
         assert_eq!(
-            run("type threshold, track by_src, count 3, seconds 60", false, &t),
+            run(
+                "type threshold, track by_src, count 3, seconds 60",
+                false,
+                &t
+            ),
             [2, 5, 63]
         );
         // both: the 3rd of a window, once.
@@ -388,7 +397,10 @@ mod tests {
             [2, 63]
         );
         // detection_filter: every match after the 3rd of a window.
-        assert_eq!(run("track by_src, count 3, seconds 60", true, &t), [3, 4, 5, 6]);
+        assert_eq!(
+            run("track by_src, count 3, seconds 60", true, &t),
+            [3, 4, 5, 6]
+        );
     }
 
     #[test]
@@ -410,7 +422,8 @@ mod tests {
         assert_eq!(tab.stats().expired, 2);
         assert_eq!(tab.stats().suppressed, 2);
         // by_both counts a pair either way round.
-        let both = Threshold::parse("type limit, track by_both, count 1, seconds 10", false).unwrap();
+        let both =
+            Threshold::parse("type limit, track by_both, count 1, seconds 10", false).unwrap();
         let mut tab = ThresholdTable::default();
         assert!(tab.check(0, &both, a, ip("1.1.1.1"), 1, 0));
         assert!(!tab.check(0, &both, ip("1.1.1.1"), a, 2, 0));

@@ -43,7 +43,9 @@ fn deep_nesting_is_refused() {
     vars.set("LOOP", "[$LOOP,1.2.3.4]");
     let (_, rep) = RuleSet::parse("alert tcp $LOOP any -> any any (sid:1;)", &vars).unwrap();
     assert!(
-        rep.errors[0].message.contains("variable cycle $LOOP -> $LOOP"),
+        rep.errors[0]
+            .message
+            .contains("variable cycle $LOOP -> $LOOP"),
         "{}",
         rep.errors[0].message
     );

@@ -96,13 +96,19 @@ fn undefined_variables_skip_the_rule_by_name() {
         &vars,
     )
     .unwrap();
-    assert!(rep.vars_defaulted == ["EXTERNAL_NET"], "{:?}", rep.vars_defaulted);
+    assert!(
+        rep.vars_defaulted == ["EXTERNAL_NET"],
+        "{:?}",
+        rep.vars_defaulted
+    );
     // A cycle is an error naming the chain.
     let mut vars = Vars::new();
     vars.set("A", "$B").set("B", "[10.0.0.0/8,!$A]");
     let (_, rep) = RuleSet::parse("alert tcp $A any -> any any (sid:4;)", &vars).unwrap();
     assert!(
-        rep.errors[0].message.contains("variable cycle $A -> $B -> $A"),
+        rep.errors[0]
+            .message
+            .contains("variable cycle $A -> $B -> $A"),
         "{:?}",
         rep.errors
     );
