@@ -17,7 +17,7 @@ fn run(args: &[&std::ffi::OsStr]) -> Output {
 /// `inspect` with `extra` arguments then `-- inputs`, EVE to standard output: (alert lines, stderr).
 fn alerts(inputs: &[PathBuf], extra: &[&str]) -> (Vec<String>, String) {
     let mut args: Vec<&std::ffi::OsStr> = vec!["inspect".as_ref(), "-o".as_ref(), "-".as_ref()];
-    args.extend(extra.iter().map(|a| std::ffi::OsStr::new(a)));
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
     args.push("--".as_ref());
     args.extend(inputs.iter().map(|p| p.as_os_str()));
     let out = run(&args);

@@ -321,9 +321,16 @@ impl HeaderTest {
             HeaderTest::Id(id) => !h.ipv6 && h.ip_id == u32::from(id),
             HeaderTest::IpProto(n) => n.test(u64::from(h.ip_proto)),
             HeaderTest::Fragbits { mode, bits } => {
-                let have = u8::from(h.more_fragments) * FRAG_M
-                    | u8::from(h.dont_fragment) * FRAG_D
-                    | u8::from(h.reserved_bit) * FRAG_R;
+                let mut have = 0;
+                for (on, bit) in [
+                    (h.more_fragments, FRAG_M),
+                    (h.dont_fragment, FRAG_D),
+                    (h.reserved_bit, FRAG_R),
+                ] {
+                    if on {
+                        have |= bit;
+                    }
+                }
                 !h.ipv6 && mode.test(have, bits)
             }
             HeaderTest::Flags { mode, bits, ignore } => {
