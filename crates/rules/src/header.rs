@@ -8,8 +8,9 @@
 //! range between them.
 //!
 //! Supported: `ttl`, `tos` (IPv4), `id` (IPv4), `ip_proto`, `fragbits`, `flags` or `tcp.flags` (with `+ * !`
-//! modifiers and an ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`. Each parser returns a one-line
-//! reason for a malformed value.
+//! modifiers and an ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`. Each parser
+//! returns a one-line reason for a malformed value. Not yet: `stream_size` (it needs the TCP session's sequence
+//! numbers), which still skips its rules by name.
 
 /// The header fields of the packet being inspected.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
