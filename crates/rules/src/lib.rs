@@ -26,25 +26,25 @@
 //!
 //! ## The subset
 //! Header: action (`alert drop reject sdrop log block`), protocol (`ip tcp udp icmp`, Suricata's `tcp-pkt` and
-//! `tcp-stream`, and application protocols such as `http dns tls`), addresses and ports with lists, negation,
-//! ranges and variables ([`Vars`]: Suricata's defaults unless configured; an undefined one skips the rule, naming it,
-//! as Suricata refuses it), `->` and `<>`, and Snort 3's two-word service headers (`alert http (...)`).
-//! Options: `msg sid rev gid classtype priority`; `content`/`uricontent` with `nocase offset depth distance within
-//! fast_pattern startswith endswith` and negation, in Suricata's `;`-separated and Snort 3's inline form; `pcre`
-//! (see [`pcre`]); `isdataat` (absolute, relative, negated); `bsize`/`bufferlen`/`dsize`; `flow` (direction,
-//! established state, `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto
-//! fragbits flags window seq ack itype icode icmp_id icmp_seq`); `threshold` and `detection_filter` ([`threshold`],
-//! applied by the engine where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset
-//! noalert`, names joined by `|` or `&`) and `noalert`; `app-layer-protocol`; the HTTP buffers as Suricata sticky
-//! buffers (`http.uri`, `http.uri.raw`, `http.method`, `http.host`, `http.host.raw`, `http.user_agent`,
-//! `http.cookie`, `http.header`, `http.header.raw`, `http.request_body`, `http.response_body`, `http.stat_code`,
-//! `file_data`/`file.data`, `pkt_data`) and in Snort's `http_uri`-style form, sticky (Snort 3) or content
-//! modifier (Snort 2 / Suricata legacy), see [`rule`]. `http.header` and `file_data` mean the request or the response side as the rule's `flow` (or its other buffers)
-//! say; alone, `file_data` is the response body and `http.header` the request headers. Options that never change
-//! what matches (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule,
-//! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
-//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,044 of 4,004 rules (the
-//! pinned reasons for the rest are in `tests/community.rs`).
+//! `tcp-stream`, and application protocols such as `http dns tls`), addresses and ports with lists, negation, ranges
+//! and variables ([`Vars`]: Suricata's defaults unless configured; an undefined one skips the rule, naming it, as
+//! Suricata refuses it), `->` and `<>`, and Snort 3's two-word service headers (`alert http (...)`). Options: `msg sid
+//! rev gid classtype priority`; `content`/`uricontent` with `nocase offset depth distance within fast_pattern
+//! startswith endswith` and negation, in Suricata's `;`-separated and Snort 3's inline form; `pcre` (see [`pcre`]);
+//! `isdataat` (absolute, relative, negated); `bsize`/`bufferlen`/`dsize`; `flow` (direction, established state,
+//! `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto fragbits flags window
+//! seq ack itype icode icmp_id icmp_seq`); `threshold` and `detection_filter` ([`threshold`], applied by the engine
+//! where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset noalert`, names joined by `|` or
+//! `&`) and `noalert`; `app-layer-protocol`; the HTTP buffers as Suricata sticky buffers (`http.uri`, `http.uri.raw`,
+//! `http.method`, `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`, `http.header`, `http.header.raw`,
+//! `http.request_body`, `http.response_body`, `http.stat_code`, `file_data`/`file.data`, `pkt_data`) and in Snort's
+//! `http_uri`-style form, sticky (Snort 3) or content modifier (Snort 2 / Suricata legacy), see [`rule`]. `http.header`
+//! and `file_data` mean the request or the response side as the rule's `flow` (or its other buffers) say; alone,
+//! `file_data` is the response body and `http.header` the request headers. Options that never change what matches
+//! (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule, counted under a
+//! reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are errors with file and
+//! line ([`LoadReport::errors`]). The Snort 3 community set loads 3,044 of 4,004 rules (the pinned reasons for the rest
+//! are in `tests/community.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
