@@ -3,12 +3,15 @@
 //! Every capture named in `shared/data/ndpi/groundtruth.csv` goes through the engine's single-threaded path (the
 //! same code as `flowbundle inspect`). Each ground-truth flow nDPI classified from payload (confidence `DPI`) is
 //! matched to the engine's flow record of the same canonical 5-tuple (the first one, when timeouts split it), and
-//! the master protocol compared (`HTTP` for nDPI's `HTTP.Google`). Only flows whose nDPI protocol the engine can name
-//! count ("supported": a built-in protocol, or a protocol without ports named after its IP protocol); the rest are
-//! listed apart. Prints agreement per protocol and overall, and what the engine said instead where it disagreed
-//! (`NDPI_VERBOSE=1` lists every disagreeing flow).
+//! the master protocol compared (`HTTP` for nDPI's `HTTP.Google`).
 //!
-//! Target: at least 90% overall, no protocol below 80%.
+//! Every DPI flow counts, whether or not the engine has a detector for its protocol. A flow ends in one of three
+//! ways: **agree** (the engine names nDPI's protocol), **unknown** (the engine names nothing, or has no flow with
+//! that 5-tuple), or **wrong** (the engine confidently names another protocol: worse than unknown). The table
+//! prints each protocol's counts and what the engine said instead (`NDPI_VERBOSE=1` lists every disagreeing flow).
+//!
+//! The figures are pinned ([`AGREE_AT_LEAST`], [`WRONG_AT_MOST`]): fewer agreeing flows or more wrong ones fails,
+//! as does a protocol the engine can name falling below 80%. Raise the pins when the engine gets better.
 
 mod common;
 
@@ -19,6 +22,11 @@ use flowbundle_decode::FlowKey;
 use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind};
 use flowbundle_protocols::AppProto;
 
+/// Fewest DPI flows on which the engine must name nDPI's master protocol.
+const AGREE_AT_LEAST: u64 = 3_466;
+/// Most DPI flows the engine may name as a protocol other than nDPI's.
+const WRONG_AT_MOST: u64 = 39;
+
 struct Row {
     pcap: String,
     key: FlowKey,
@@ -27,9 +35,9 @@ struct Row {
 
 /// Every name the engine can give a flow.
 fn supported() -> Vec<String> {
-    let mut v: Vec<String> = (1..200)
-        .filter_map(flowbundle_inspect::cost::app_by_code)
-        .filter(|p| *p != AppProto::Unknown)
+    let mut v: Vec<String> = AppProto::ALL
+        .iter()
+        .filter(|p| **p != AppProto::Unknown)
         .map(|p| p.name().to_string())
         .collect();
     for (p, v6) in [
@@ -55,6 +63,10 @@ fn supported() -> Vec<String> {
 struct Tally {
     flows: u64,
     agree: u64,
+    /// The engine named another protocol.
+    wrong: u64,
+    /// The engine named nothing, or had no flow with the 5-tuple.
+    unknown: u64,
     missing: u64,
     got: BTreeMap<String, u64>,
 }
@@ -84,7 +96,6 @@ fn agreement_with_ndpi() {
     let supported = supported();
     let verbose = std::env::var_os("NDPI_VERBOSE").is_some();
     let mut tally: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut unsupported: BTreeMap<String, u64> = BTreeMap::new();
     let mut packets = 0u64;
     for (pcap, rows) in &by_pcap {
         let path: PathBuf = dir.join("pcap").join(pcap);
@@ -110,21 +121,31 @@ fn agreement_with_ndpi() {
             }
         }
         for r in rows {
-            if !supported.contains(&r.master) {
-                *unsupported.entry(r.master.clone()).or_default() += 1;
-                continue;
-            }
             let t = tally.entry(r.master.clone()).or_default();
             t.flows += 1;
             match labels.get(&r.key) {
                 Some(app) if app.name() == r.master => t.agree += 1,
+                Some(AppLabel::Unknown) => {
+                    t.unknown += 1;
+                    *t.got.entry("Unknown".into()).or_default() += 1;
+                    if verbose {
+                        eprintln!("{pcap}: {} nDPI {} engine Unknown", r.key, r.master);
+                    }
+                }
                 Some(app) => {
+                    t.wrong += 1;
                     *t.got.entry(app.name().to_string()).or_default() += 1;
                     if verbose {
-                        eprintln!("{pcap}: {} nDPI {} engine {}", r.key, r.master, app.name());
+                        eprintln!(
+                            "{pcap}: {} nDPI {} engine {} (wrong)",
+                            r.key,
+                            r.master,
+                            app.name()
+                        );
                     }
                 }
                 None => {
+                    t.unknown += 1;
                     t.missing += 1;
                     if verbose {
                         eprintln!("{pcap}: {} nDPI {} engine: no flow", r.key, r.master);
@@ -133,50 +154,70 @@ fn agreement_with_ndpi() {
             }
         }
     }
-    let (flows, agree): (u64, u64) = tally
-        .values()
-        .fold((0, 0), |a, t| (a.0 + t.flows, a.1 + t.agree));
+    let sum = |f: fn(&Tally) -> u64| tally.values().map(f).sum::<u64>();
+    let (flows, agree, wrong) = (sum(|t| t.flows), sum(|t| t.agree), sum(|t| t.wrong));
+    let pct = |a: u64, n: u64| 100.0 * a as f64 / n.max(1) as f64;
     println!(
-        "Protocol identification vs nDPI ({} captures, {packets} packets inspected)",
+        "Protocol identification vs nDPI ({} captures, {packets} packets inspected, every DPI flow)",
         by_pcap.len()
     );
     println!(
-        "{:<26} {:>6} {:>6} {:>8}  engine said instead",
-        "protocol (nDPI)", "flows", "agree", "percent"
+        "{:<26} {:>6} {:>6} {:>6} {:>8}  engine said instead",
+        "protocol (nDPI)", "flows", "agree", "wrong", "percent"
     );
-    let mut worst: Vec<(String, f64, u64)> = Vec::new();
-    for (name, t) in &tally {
-        let pct = 100.0 * t.agree as f64 / t.flows.max(1) as f64;
-        let mut other: Vec<String> = t.got.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let mut below: Vec<String> = Vec::new();
+    let (mut sup_flows, mut sup_agree, mut unsup_protos) = (0u64, 0u64, 0usize);
+    let mut by_flows: Vec<(&String, &Tally)> = tally.iter().collect();
+    by_flows.sort_by(|a, b| b.1.flows.cmp(&a.1.flows).then(a.0.cmp(b.0)));
+    for (name, t) in by_flows {
+        let p = pct(t.agree, t.flows);
+        let named = supported.contains(name);
+        if named {
+            sup_flows += t.flows;
+            sup_agree += t.agree;
+            if p < 80.0 {
+                below.push(format!("{name} {p:.1}% of {}", t.flows));
+            }
+        } else {
+            unsup_protos += 1;
+        }
+        let mut other: Vec<String> = t
+            .got
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         if t.missing > 0 {
             other.push(format!("(no flow) {}", t.missing));
         }
+        if !named {
+            other.push("(no detector)".into());
+        }
         println!(
-            "{name:<26} {:>6} {:>6} {pct:>7.1}%  {}",
+            "{name:<26} {:>6} {:>6} {:>6} {p:>7.1}%  {}",
             t.flows,
             t.agree,
+            t.wrong,
             other.join(", ")
         );
-        worst.push((name.clone(), pct, t.flows));
     }
-    let overall = 100.0 * agree as f64 / flows.max(1) as f64;
+    let overall = pct(agree, flows);
     println!(
-        "{:<26} {flows:>6} {agree:>6} {overall:>7.1}%",
-        "OVERALL (supported)"
+        "{:<26} {flows:>6} {agree:>6} {wrong:>6} {overall:>7.1}%",
+        "OVERALL (every DPI flow)"
     );
-    let uns: u64 = unsupported.values().sum();
     println!(
-        "not supported (not counted): {uns} flows of {} protocols",
-        unsupported.len()
+        "confidently wrong: {wrong} of {flows} flows ({:.2}%); unknown: {}",
+        pct(wrong, flows),
+        flows - agree - wrong
     );
-    worst.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let below: Vec<String> = worst
-        .iter()
-        .filter(|w| w.1 < 80.0)
-        .map(|w| format!("{} {:.1}% of {}", w.0, w.1, w.2))
-        .collect();
     println!(
-        "protocols below 80%: {}",
+        "over the protocols the engine can name: {sup_agree} of {sup_flows} ({:.1}%); \
+         {} flows of {unsup_protos} protocols have no detector",
+        pct(sup_agree, sup_flows),
+        flows - sup_flows
+    );
+    println!(
+        "protocols the engine can name below 80%: {}",
         if below.is_empty() {
             "none".into()
         } else {
@@ -184,6 +225,13 @@ fn agreement_with_ndpi() {
         }
     );
     assert!(flows > 1000, "ground truth mostly present");
-    assert!(overall >= 90.0, "overall agreement {overall:.1}% below 90%");
+    assert!(
+        agree >= AGREE_AT_LEAST,
+        "{agree} flows agree, fewer than the {AGREE_AT_LEAST} pinned"
+    );
+    assert!(
+        wrong <= WRONG_AT_MOST,
+        "{wrong} flows confidently wrong, more than the {WRONG_AT_MOST} pinned"
+    );
     assert!(below.is_empty(), "protocols below 80%: {below:?}");
 }
