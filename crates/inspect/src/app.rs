@@ -12,7 +12,8 @@
 //!    order, both directions (in-order stream bytes for TCP, empty packets included, as l7-filter counts them); a
 //!    match labels the flow only once every detector has given up. A signature naming a built-in protocol hands the
 //!    flow to that protocol's parser.
-//! 3. **Port guess last**, when the flow ends unidentified.
+//! 3. **Port guess last**, when the flow ends unidentified, unless its payload refuted it (every detector of the
+//!    port's protocol rejected the payload): then the flow stays unknown rather than being confidently mislabelled.
 //!
 //! FTP data connections are labelled `FTP_DATA` whenever an FTP control connection announced them (see
 //! [`crate::expect`]); that label wins over the others because the payload of a data connection is whatever file was
@@ -183,8 +184,13 @@ impl AppState {
                 Transport::Tcp | Transport::Udp => Some(transport),
                 Transport::Icmp | Transport::Other(_) => None,
             };
-            if let Some(p) = t.and_then(|t| eng.registry().port_guess(t, client_port, server_port))
-            {
+            // A guess the flow's own payload refuted (the port's detector rejected it) is no evidence.
+            let guess = match (t, self.fa.as_ref()) {
+                (Some(_), Some(fa)) => eng.registry().port_guess_unrefuted(fa.classifier()),
+                (Some(t), None) => eng.registry().port_guess(t, client_port, server_port),
+                (None, _) => None,
+            };
+            if let Some(p) = guess {
                 self.label = AppLabel::Proto(p);
                 self.evidence = Some(Evidence::Port);
                 self.decided_at = Some(position);

@@ -19,13 +19,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use flowbundle_decode::FlowKey;
-use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind};
+use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind, Evidence};
 use flowbundle_protocols::AppProto;
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_466;
+const AGREE_AT_LEAST: u64 = 3_452;
 /// Most DPI flows the engine may name as a protocol other than nDPI's.
-const WRONG_AT_MOST: u64 = 39;
+const WRONG_AT_MOST: u64 = 16;
 
 struct Row {
     pcap: String,
@@ -105,10 +105,12 @@ fn agreement_with_ndpi() {
         let mut engine = Engine::new(EngineConfig::default(), None, None);
         let fin = common::run_serial(&mut engine, &[path]);
         packets += fin.stats.packets;
-        let mut labels: HashMap<FlowKey, AppLabel> = HashMap::new();
+        let mut labels: HashMap<FlowKey, (AppLabel, Option<Evidence>)> = HashMap::new();
         for e in &fin.events {
             if let EventKind::Flow(r) = &e.kind {
-                labels.entry(e.key).or_insert_with(|| r.app.clone());
+                labels
+                    .entry(e.key)
+                    .or_insert_with(|| (r.app.clone(), r.evidence));
                 // nDPI keys SCTP flows by addresses only (ports 0): also file them that way.
                 if e.key.proto == 132 {
                     let k = FlowKey {
@@ -116,7 +118,9 @@ fn agreement_with_ndpi() {
                         hi_port: 0,
                         ..e.key
                     };
-                    labels.entry(k).or_insert_with(|| r.app.clone());
+                    labels
+                        .entry(k)
+                        .or_insert_with(|| (r.app.clone(), r.evidence));
                 }
             }
         }
@@ -124,20 +128,20 @@ fn agreement_with_ndpi() {
             let t = tally.entry(r.master.clone()).or_default();
             t.flows += 1;
             match labels.get(&r.key) {
-                Some(app) if app.name() == r.master => t.agree += 1,
-                Some(AppLabel::Unknown) => {
+                Some((app, _)) if app.name() == r.master => t.agree += 1,
+                Some((AppLabel::Unknown, _)) => {
                     t.unknown += 1;
                     *t.got.entry("Unknown".into()).or_default() += 1;
                     if verbose {
                         eprintln!("{pcap}: {} nDPI {} engine Unknown", r.key, r.master);
                     }
                 }
-                Some(app) => {
+                Some((app, evidence)) => {
                     t.wrong += 1;
                     *t.got.entry(app.name().to_string()).or_default() += 1;
                     if verbose {
                         eprintln!(
-                            "{pcap}: {} nDPI {} engine {} (wrong)",
+                            "{pcap}: {} nDPI {} engine {} (wrong, evidence {evidence:?})",
                             r.key,
                             r.master,
                             app.name()
