@@ -11,7 +11,7 @@
 //! prints each protocol's counts and what the engine said instead (`NDPI_VERBOSE=1` lists every disagreeing flow).
 //!
 //! The figures are pinned ([`AGREE_AT_LEAST`], [`WRONG_AT_MOST`]): fewer agreeing flows or more wrong ones fails,
-//! as does a protocol the engine can name falling below 80%. Raise the pins when the engine gets better.
+//! as does a protocol the engine can name falling below 80% (over its flows whose label is not in [`DISPUTED`]). Raise the pins when the engine gets better.
 
 mod common;
 
@@ -23,9 +23,18 @@ use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind, Evidence};
 use flowbundle_protocols::AppProto;
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_452;
+const AGREE_AT_LEAST: u64 = 3_486;
 /// Most DPI flows the engine may name as a protocol other than nDPI's.
 const WRONG_AT_MOST: u64 = 16;
+
+/// Ground-truth labels the capture's own bytes contradict: `(capture, nDPI's master protocol, what the bytes are)`.
+/// These flows still count (as misses) in the overall figures; they are left out of the per-protocol 80% floor,
+/// since matching them would mean naming a protocol after its port against the payload.
+const DISPUTED: &[(&str, &str, &str)] = &[(
+    "coap_mqtt.pcap",
+    "Dropbox",
+    "CoAP messages (version 1, confirmable PUT with JSON bodies) on UDP 17500, not LAN sync announcements",
+)];
 
 struct Row {
     pcap: String,
@@ -68,6 +77,8 @@ struct Tally {
     /// The engine named nothing, or had no flow with the 5-tuple.
     unknown: u64,
     missing: u64,
+    /// Flows whose label is in [`DISPUTED`].
+    disputed: u64,
     got: BTreeMap<String, u64>,
 }
 
@@ -127,6 +138,9 @@ fn agreement_with_ndpi() {
         for r in rows {
             let t = tally.entry(r.master.clone()).or_default();
             t.flows += 1;
+            if DISPUTED.iter().any(|d| d.0 == *pcap && d.1 == r.master) {
+                t.disputed += 1;
+            }
             match labels.get(&r.key) {
                 Some((app, _)) if app.name() == r.master => t.agree += 1,
                 Some((AppLabel::Unknown, _)) => {
@@ -179,22 +193,25 @@ fn agreement_with_ndpi() {
         if named {
             sup_flows += t.flows;
             sup_agree += t.agree;
-            if p < 80.0 {
-                below.push(format!("{name} {p:.1}% of {}", t.flows));
+            let undisputed = t.flows - t.disputed;
+            if pct(t.agree, undisputed) < 80.0 {
+                below.push(format!(
+                    "{name} {:.1}% of {undisputed}",
+                    pct(t.agree, undisputed)
+                ));
             }
         } else {
             unsup_protos += 1;
         }
-        let mut other: Vec<String> = t
-            .got
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
+        let mut other: Vec<String> = t.got.iter().map(|(k, v)| format!("{k} {v}")).collect();
         if t.missing > 0 {
             other.push(format!("(no flow) {}", t.missing));
         }
         if !named {
             other.push("(no detector)".into());
+        }
+        if t.disputed > 0 {
+            other.push(format!("(label disputed) {}", t.disputed));
         }
         println!(
             "{name:<26} {:>6} {:>6} {:>6} {p:>7.1}%  {}",

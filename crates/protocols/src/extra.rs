@@ -71,6 +71,10 @@ pub fn detectors() -> Vec<Box<dyn Detector>> {
         Box::new(crate::dcerpc::DcerpcDetector),
         Box::new(crate::ethernetip::EthernetIpDetector),
         Box::new(crate::hislip::HislipDetector),
+        Box::new(crate::haproxy::HaProxyDetector),
+        Box::new(crate::ripe_atlas::RipeAtlasDetector),
+        Box::new(crate::dropbox::DropboxDetector),
+        Box::new(crate::someip::SomeIpDetector),
         Box::new(crate::gnutella::GnutellaDetector),
         Box::new(crate::rtsp::RtspDetector),
         Box::new(crate::dnp3::Dnp3Detector),
@@ -106,7 +110,9 @@ pub fn detectors() -> Vec<Box<dyn Detector>> {
         Box::new(crate::slp::SlpDetector),
         Box::new(crate::sip::SipDetector),
         Box::new(crate::rtp::RtcpDetector),
-        // Several payloads: continuity or a command after a greeting.
+        // Several payloads: continuity, a command after a greeting, or an answer that confirms a request.
+        Box::new(crate::socks::SocksDetector),
+        Box::new(crate::dnscrypt::DnsCryptDetector),
         Box::new(crate::rtp::RtpDetector),
         Box::new(crate::ftp::FtpDetector { tls: false }),
         Box::new(crate::ftp::FtpDetector { tls: true }),

@@ -903,7 +903,10 @@ mod tests {
         junk.extend_from_slice(&[0x5a; 200]);
         c.feed(&r, Direction::ToServer, &junk);
         c.give_up();
-        assert_eq!(r.port_guess(Transport::Udp, 40000, 5353), Some(AppProto::Mdns));
+        assert_eq!(
+            r.port_guess(Transport::Udp, 40000, 5353),
+            Some(AppProto::Mdns)
+        );
         assert_eq!(r.port_guess_unrefuted(&c), None);
     }
 

@@ -120,6 +120,12 @@ app_protocols! {
     Dcerpc => "DCERPC", eve "dcerpc";
     EthernetIp => "EthernetIP", eve "enip";
     Hislip => "HiSLIP";
+    Dropbox => "Dropbox";
+    Socks => "SOCKS";
+    SomeIp => "SOMEIP";
+    DnsCrypt => "DNScrypt";
+    HaProxy => "HAProxy";
+    RipeAtlas => "RipeAtlas";
 }
 
 impl AppProto {
