@@ -23,6 +23,7 @@
 use std::net::IpAddr;
 
 use flowbundle_decode::{Decoded, FlowKey, KeySide, L4};
+use flowbundle_protocols::application::application_for_host;
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
 use flowbundle_rules::{
     Alert, AlertSource, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner, TcpHeader,
@@ -42,6 +43,9 @@ pub(crate) struct AppState {
     pub sig: Option<ConnState>,
     pub rules: FlowMatchState,
     pub label: AppLabel,
+    /// The application named from the first host name a parser reported (SNI, HTTP `Host`, DNS question), see
+    /// [`flowbundle_protocols::application`].
+    pub application: Option<&'static str>,
     pub evidence: Option<Evidence>,
     pub decided_at: Option<u32>,
     /// Identification reached its final answer (a label, or nothing more to try before the flow ends).
@@ -96,6 +100,7 @@ impl AppState {
             sig,
             rules: FlowMatchState::default(),
             label,
+            application: None,
             evidence,
             decided_at: (!matches!(transport, Transport::Tcp | Transport::Udp)
                 && evidence.is_some())
@@ -336,6 +341,19 @@ pub(crate) struct Emit<'o, 'a> {
     pub out: &'o mut Out<'a>,
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
+    pub application: &'o mut Option<&'static str>,
+}
+
+/// The host name an event carries that names the flow's application: the TLS or QUIC SNI, the HTTP `Host`, a DNS
+/// question's name.
+fn event_host(event: &AppEvent) -> Option<&str> {
+    match event {
+        AppEvent::Tls(t) => t.sni.as_deref(),
+        AppEvent::Quic(q) => q.sni.as_deref(),
+        AppEvent::Http(h) => h.hostname.as_deref(),
+        AppEvent::Dns(d) => d.rrname.as_deref(),
+        _ => None,
+    }
 }
 
 impl EventSink for Emit<'_, '_> {
@@ -350,6 +368,9 @@ impl EventSink for Emit<'_, '_> {
                 peer,
                 ts_ns: self.out.ts_ns,
             });
+        }
+        if self.application.is_none() {
+            *self.application = event_host(&event).and_then(application_for_host);
         }
         self.out.produced.app_events += 1;
         if !self.out.det.app_events() {
@@ -469,6 +490,7 @@ pub(crate) struct StreamCx<'o, 'a> {
     pub sig: &'o mut Option<ConnState>,
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
+    pub application: &'o mut Option<&'static str>,
     /// Some payload reached the signatures during this packet.
     pub fed_sig: bool,
     /// Cycles spent in detection during this packet (only measured when `timing`).
@@ -488,6 +510,7 @@ impl StreamSink for StreamCx<'_, '_> {
                 out: self.out,
                 rules: self.rules,
                 label: self.label,
+                application: self.application,
             };
             fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
         }
@@ -545,6 +568,7 @@ pub(crate) fn on_datagram(
         sig,
         rules: flow_rules,
         label,
+        application,
         ..
     } = app;
     if let Some(fa) = fa.as_mut() {
@@ -552,6 +576,7 @@ pub(crate) fn on_datagram(
             out,
             rules: flow_rules,
             label,
+            application,
         };
         fa.on_payload(
             emit.out.det.registry(),

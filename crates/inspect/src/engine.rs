@@ -778,6 +778,7 @@ impl Engine {
                     sig,
                     rules,
                     label,
+                    application,
                     ..
                 } = app;
                 let mut rstats = std::mem::take(&mut stats.reassembly);
@@ -787,6 +788,7 @@ impl Engine {
                     sig,
                     rules,
                     label,
+                    application,
                     fed_sig: false,
                     timing: tm.on,
                     detect_cycles: 0,
@@ -959,6 +961,7 @@ impl Engine {
                         sig,
                         rules,
                         label,
+                        application,
                         ..
                     } = app;
                     let mut sink = StreamCx {
@@ -967,6 +970,7 @@ impl Engine {
                         sig,
                         rules,
                         label,
+                        application,
                         fed_sig: false,
                         timing: false,
                         detect_cycles: 0,
@@ -988,6 +992,7 @@ impl Engine {
                     out: &mut out,
                     rules: &mut app.rules,
                     label: &app.label,
+                    application: &mut app.application,
                 };
                 fa.finish(&mut emit);
                 stats.parsers += fa.stats();
@@ -1014,6 +1019,7 @@ impl Engine {
         let (ts, tc) = (f.client.index(), f.client.flip().index());
         let rec = FlowRecord {
             app: f.app.label.clone(),
+            application: f.app.application,
             evidence: f.app.evidence,
             decided_at: f.app.decided_at,
             pkts_toserver: f.pkts[ts],

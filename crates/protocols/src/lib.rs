@@ -36,6 +36,7 @@ pub mod quic;
 pub mod tls;
 
 // The extra protocol modules, beyond the core four (see `extra.rs` for their probing order).
+pub mod application;
 pub mod avast;
 pub mod bacnet;
 pub mod bitcoin;
