@@ -29,7 +29,7 @@ impl Detector for DnsCryptDetector {
         let d = ctx.data;
         match ctx.dir {
             Direction::ToServer => {
-                if d.len() >= MIN_QUERY.max(QUERY_HEADER) && d.len() % 64 == 0 {
+                if d.len() >= MIN_QUERY.max(QUERY_HEADER) && d.len().is_multiple_of(64) {
                     Probe::Unsure
                 } else {
                     Probe::NotForUs

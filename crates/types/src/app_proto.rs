@@ -126,6 +126,15 @@ app_protocols! {
     DnsCrypt => "DNScrypt";
     HaProxy => "HAProxy";
     RipeAtlas => "RipeAtlas";
+    Kcp => "KCP";
+    Mining => "Mining";
+    Monero => "Monero";
+    Cassandra => "Cassandra";
+    Ldp => "LDP";
+    PtpV2 => "PTPv2";
+    RakNet => "RakNet";
+    Usenet => "Usenet";
+    Ldap => "LDAP", eve "ldap";
 }
 
 impl AppProto {
