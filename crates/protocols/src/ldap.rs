@@ -49,7 +49,7 @@ fn message(d: &[u8], whole: bool) -> Option<bool> {
     let total = body + len;
     // Over TCP the message may continue in later segments; a datagram holds exactly one.
     let fits = !whole || total == d.len();
-    Some(operation(op) && fits && len >= 2 + id_len + 1)
+    Some(operation(op) && fits && len > 2 + id_len)
 }
 
 impl Detector for LdapDetector {
