@@ -135,6 +135,31 @@ app_protocols! {
     RakNet => "RakNet";
     Usenet => "Usenet";
     Ldap => "LDAP", eve "ldap";
+    Bgp => "BGP";
+    Corba => "Corba";
+    KnxNetIp => "KNXnet_IP";
+    Gearman => "Gearman";
+    Git => "Git";
+    Hl7 => "HL7";
+    Jrmi => "JRMI";
+    Pptp => "PPTP";
+    Rsync => "RSYNC";
+    Stomp => "STOMP";
+    Telnet => "Telnet", eve "telnet";
+    TeamSpeak => "TeamSpeak";
+    Nats => "Nats";
+    FastCgi => "FastCGI";
+    CheckMk => "CHECKMK";
+    Citrix => "Citrix";
+    OpenFlow => "OpenFlow";
+    Http2 => "HTTP2", eve "http2";
+    Oracle => "Oracle";
+    Modbus => "Modbus", eve "modbus";
+    NetFlow => "NetFlow";
+    SFlow => "sFlow";
+    Rtps => "RTPS";
+    TivoConnect => "TiVoConnect";
+    Irc => "IRC";
 }
 
 impl AppProto {
