@@ -16,9 +16,10 @@
 //! ## What it costs
 //! A detector that does not recognise a payload answers from its first one to eight bytes (or a port
 //! comparison), so an unknown payload costs about 3 ns per extra detector on top of the core registry:
-//! `classifier_cost` in `tests/ground_truth_extra.rs` measures 230 ns per probed payload for the 9 core detectors and
-//! 422 ns for the full registry of 75 over every flow of the nDPI captures (test profile, opt-level 1), while
-//! the full registry probes fewer payloads in all (5,715 vs 7,260) because it decides more flows early.
+//! `classifier_cost` in `tests/ground_truth_extra.rs` measures 298 ns per probed payload for the 9 core detectors and
+//! 501 ns for the full registry of 120 over every flow of the nDPI captures (test profile, opt-level 1, one run on a
+//! loaded machine), while the full registry probes fewer payloads in all (5,697 vs 7,263) because it decides more
+//! flows early.
 
 use crate::Detector;
 use crate::mail::{Mail, MailDetector};
