@@ -20,7 +20,7 @@
 //!
 //! The figures are pinned ([`AGREE_AT_LEAST`], [`WRONG_AT_MOST`], [`APP_AGREE_AT_LEAST`]): fewer agreeing flows
 //! or more wrong ones fails, as does a protocol the engine can name with at least [`FLOOR_FROM_FLOWS`] flows falling
-//! below 80% (over its flows whose label is not in [`DISPUTED`]). Raise the pins when the engine gets better.
+//! below 80% (over its flows whose label is not in `flowbundle_testsupport::ndpi::DISPUTED_LABELS`). Raise the pins when the engine gets better.
 
 mod common;
 
@@ -36,15 +36,6 @@ const AGREE_AT_LEAST: u64 = 3_544;
 /// Most DPI flows the engine may name as a protocol other than nDPI's.
 const WRONG_AT_MOST: u64 = 14;
 
-/// Ground-truth labels the capture's own bytes contradict: `(capture, nDPI's master protocol, what the bytes are)`.
-/// These flows still count (as misses) in the overall figures; they are left out of the per-protocol 80% floor,
-/// since matching them would mean naming a protocol after its port against the payload.
-const DISPUTED: &[(&str, &str, &str)] = &[(
-    "coap_mqtt.pcap",
-    "Dropbox",
-    "CoAP messages (version 1, confirmable PUT with JSON bodies) on UDP 17500, not LAN sync announcements",
-)];
-
 /// Protocols with at least this many (undisputed) flows must agree on 80% of them.
 const FLOOR_FROM_FLOWS: u64 = 5;
 /// Fewest DPI flows with an nDPI application (`MASTER.APP`) on which the engine names the same application.
@@ -56,6 +47,8 @@ struct Row {
     master: String,
     /// nDPI's application (after the dot), empty when it gave one name.
     app: String,
+    /// The label is one the capture's bytes contradict.
+    disputed: bool,
 }
 
 /// What the engine said about one flow.
@@ -114,7 +107,7 @@ struct Tally {
     /// The engine named nothing, or had no flow with the 5-tuple.
     unknown: u64,
     missing: u64,
-    /// Flows whose label is in [`DISPUTED`].
+    /// Flows whose label is in `flowbundle_testsupport::ndpi::DISPUTED_LABELS`.
     disputed: u64,
     got: BTreeMap<String, u64>,
 }
@@ -134,6 +127,7 @@ fn agreement_with_ndpi() {
                 key: FlowKey::new(f.src, f.sport, f.dst, f.dport, p).0,
                 master: f.master().to_string(),
                 app: f.app().to_string(),
+                disputed: f.label_disputed(),
                 pcap: f.pcap,
             })
         })
@@ -195,7 +189,7 @@ fn agreement_with_ndpi() {
         for r in rows {
             let t = tally.entry(r.master.clone()).or_default();
             t.flows += 1;
-            if DISPUTED.iter().any(|d| d.0 == *pcap && d.1 == r.master) {
+            if r.disputed {
                 t.disputed += 1;
             }
             let said = labels.get(&r.key);
