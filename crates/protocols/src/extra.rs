@@ -148,6 +148,7 @@ pub fn detectors() -> Vec<Box<dyn Detector>> {
         Box::new(crate::nntp::NntpDetector),
         Box::new(crate::irc::IrcDetector),
         Box::new(crate::modbus::ModbusDetector),
+        Box::new(crate::rsh::RshDetector),
         Box::new(crate::rtp::RtpDetector),
         Box::new(crate::ftp::FtpDetector { tls: false }),
         Box::new(crate::ftp::FtpDetector { tls: true }),

@@ -102,6 +102,7 @@ pub mod rdp;
 pub mod redis;
 pub mod ripe_atlas;
 pub mod rmcp;
+pub mod rsh;
 pub mod rsync;
 pub mod rtp;
 pub mod rtps;

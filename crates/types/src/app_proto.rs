@@ -160,6 +160,7 @@ app_protocols! {
     Rtps => "RTPS";
     TivoConnect => "TiVoConnect";
     Irc => "IRC";
+    Rsh => "RSH";
 }
 
 impl AppProto {
