@@ -29,6 +29,9 @@ enum Cli {
     /// Packet applications on CPU and OpenCL devices, placed by policy.
     #[command(subcommand)]
     Hetero(cmd::hetero::Command),
+    /// The configuration file: print the effective configuration.
+    #[command(subcommand)]
+    Config(cmd::config::Command),
 }
 
 fn main() -> std::process::ExitCode {
@@ -41,6 +44,7 @@ fn main() -> std::process::ExitCode {
         Cli::Bench(a) => cmd::bench::run(a),
         Cli::Simulate(a) => cmd::simulate::run(a),
         Cli::Hetero(c) => cmd::hetero::run(c),
+        Cli::Config(c) => cmd::config::run(c),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -368,6 +368,27 @@ impl<'a> State<'a, '_> {
                 self.ethertype(d, sll2::HEADER_LEN, h.protocol())
             }
             LinkType::C_HDLC => self.chdlc(d),
+            LinkType::PPI => {
+                // Version 0, flags, a little-endian header length (fields included), the inner link type.
+                let (Some(&[0, _, l0, l1]), Some(inner)) = (
+                    self.data
+                        .get(..4)
+                        .map(|h| [h[0], h[1], h[2], h[3]])
+                        .as_ref(),
+                    self.data.get(4..8),
+                ) else {
+                    return Err(Outcome::Truncated(Layer::Link));
+                };
+                let len = usize::from(u16::from_le_bytes([l0, l1]));
+                let inner = u32::from_le_bytes([inner[0], inner[1], inner[2], inner[3]]);
+                if len < 8 || len > self.data.len() {
+                    return Err(Outcome::Truncated(Layer::Link));
+                }
+                match LinkType(inner) {
+                    LinkType::ETHERNET => self.ethernet(d, len),
+                    _ => Err(Outcome::Unsupported(Unsupported::LinkType)),
+                }
+            }
             LinkType::PPP | LinkType::PPP_HDLC => {
                 if ppp::is_chdlc(self.data) {
                     return self.chdlc(d);
@@ -1115,6 +1136,27 @@ mod tests {
         assert_eq!(d.l3_offset, 20);
         assert_eq!(d.ports(), Some((443, 57292)));
         assert_eq!(d.payload.len(), 31);
+    }
+
+    #[test]
+    fn ppi_around_ethernet() {
+        // ndpi/pcap/someip_sd_sample.pcap frame 1: an 8-byte PPI header (inner link type 1), Ethernet, IPv4, UDP.
+        let b = hex(
+            "0000080001000000 01005e0203050054afe7034008004500005400004000ff11749fc0a85849eb020305771a771a0040e278\
+             ffff8100000000300000000301010200c0000000000000100100001000eb00000100001e000000000000000c00090400c0a8\
+             58490011c350",
+        );
+        let d = decode_bytes(LinkType::PPI, &b, &DecodeOptions::default());
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert_eq!(d.ports(), Some((30490, 30490)));
+        let mut bad = b.clone();
+        bad[2] = 0xff; // header longer than the frame
+        let d = decode_bytes(LinkType::PPI, &bad, &DecodeOptions::default());
+        assert_eq!(d.outcome, Outcome::Truncated(Layer::Link));
+        let mut other = b.clone();
+        other[4] = 105; // 802.11 inside: not decoded
+        let d = decode_bytes(LinkType::PPI, &other, &DecodeOptions::default());
+        assert_eq!(d.outcome, Outcome::Unsupported(Unsupported::LinkType));
     }
 
     #[test]

@@ -32,6 +32,9 @@ impl LinkType {
     pub const IPV6: LinkType = LinkType(229);
     /// Linux "cooked" capture, version 2 (20-byte header).
     pub const LINUX_SLL2: LinkType = LinkType(276);
+    /// Per-Packet Information (CACE PPI): a little-endian header (version, flags, length, inner link type) and
+    /// optional fields, then the frame of the inner link type.
+    pub const PPI: LinkType = LinkType(192);
     /// DLT_RAW as written by some BSD-derived tools.
     pub const RAW_BSD12: LinkType = LinkType(12);
     /// DLT_RAW as written by OpenBSD.
@@ -51,6 +54,7 @@ impl LinkType {
             Self::IPV4 => "IPV4",
             Self::IPV6 => "IPV6",
             Self::LINUX_SLL2 => "LINUX_SLL2",
+            Self::PPI => "PPI",
             _ => "OTHER",
         }
     }

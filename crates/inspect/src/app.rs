@@ -12,7 +12,8 @@
 //!    order, both directions (in-order stream bytes for TCP, empty packets included, as l7-filter counts them); a
 //!    match labels the flow only once every detector has given up. A signature naming a built-in protocol hands the
 //!    flow to that protocol's parser.
-//! 3. **Port guess last**, when the flow ends unidentified.
+//! 3. **Port guess last**, when the flow ends unidentified, unless its payload refuted it (every detector of the
+//!    port's protocol rejected the payload): then the flow stays unknown rather than being confidently mislabelled.
 //!
 //! FTP data connections are labelled `FTP_DATA` whenever an FTP control connection announced them (see
 //! [`crate::expect`]); that label wins over the others because the payload of a data connection is whatever file was
@@ -21,9 +22,12 @@
 
 use std::net::IpAddr;
 
-use flowbundle_decode::{FlowKey, KeySide};
+use flowbundle_decode::{Decoded, FlowKey, KeySide, L4};
+use flowbundle_protocols::application::application_for_host;
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
-use flowbundle_rules::{Alert, AlertSource, FlowMatchState, PacketCtx, Scanner};
+use flowbundle_rules::{
+    Alert, AlertSource, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner, TcpHeader,
+};
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{Direction, HttpBuffer, Transport};
 
@@ -39,6 +43,9 @@ pub(crate) struct AppState {
     pub sig: Option<ConnState>,
     pub rules: FlowMatchState,
     pub label: AppLabel,
+    /// The application named from the first host name a parser reported (SNI, HTTP `Host`, DNS question), see
+    /// [`flowbundle_protocols::application`].
+    pub application: Option<&'static str>,
     pub evidence: Option<Evidence>,
     pub decided_at: Option<u32>,
     /// Identification reached its final answer (a label, or nothing more to try before the flow ends).
@@ -93,6 +100,7 @@ impl AppState {
             sig,
             rules: FlowMatchState::default(),
             label,
+            application: None,
             evidence,
             decided_at: (!matches!(transport, Transport::Tcp | Transport::Udp)
                 && evidence.is_some())
@@ -181,8 +189,13 @@ impl AppState {
                 Transport::Tcp | Transport::Udp => Some(transport),
                 Transport::Icmp | Transport::Other(_) => None,
             };
-            if let Some(p) = t.and_then(|t| eng.registry().port_guess(t, client_port, server_port))
-            {
+            // A guess the flow's own payload refuted (the port's detector rejected it) is no evidence.
+            let guess = match (t, self.fa.as_ref()) {
+                (Some(_), Some(fa)) => eng.registry().port_guess_unrefuted(fa.classifier()),
+                (Some(t), None) => eng.registry().port_guess(t, client_port, server_port),
+                (None, _) => None,
+            };
+            if let Some(p) = guess {
                 self.label = AppLabel::Proto(p);
                 self.evidence = Some(Evidence::Port);
                 self.decided_at = Some(position);
@@ -251,6 +264,7 @@ impl FlowMeta {
             dst_port: dp,
             established: self.established,
             app_proto: app,
+            header: None,
         }
     }
 
@@ -327,6 +341,19 @@ pub(crate) struct Emit<'o, 'a> {
     pub out: &'o mut Out<'a>,
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
+    pub application: &'o mut Option<&'static str>,
+}
+
+/// The host name an event carries that names the flow's application: the TLS or QUIC SNI, the HTTP `Host`, a DNS
+/// question's name.
+fn event_host(event: &AppEvent) -> Option<&str> {
+    match event {
+        AppEvent::Tls(t) => t.sni.as_deref(),
+        AppEvent::Quic(q) => q.sni.as_deref(),
+        AppEvent::Http(h) => h.hostname.as_deref(),
+        AppEvent::Dns(d) => d.rrname.as_deref(),
+        _ => None,
+    }
 }
 
 impl EventSink for Emit<'_, '_> {
@@ -342,6 +369,9 @@ impl EventSink for Emit<'_, '_> {
                 peer,
                 ts_ns: self.out.ts_ns,
             });
+        }
+        if self.application.is_none() {
+            *self.application = event_host(&event).and_then(application_for_host);
         }
         self.out.produced.app_events += 1;
         if !self.out.det.app_events() {
@@ -554,6 +584,7 @@ pub(crate) struct StreamCx<'o, 'a> {
     pub sig: &'o mut Option<ConnState>,
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
+    pub application: &'o mut Option<&'static str>,
     /// Some payload reached the signatures during this packet.
     pub fed_sig: bool,
     /// Cycles spent in detection during this packet (only measured when `timing`).
@@ -573,6 +604,7 @@ impl StreamSink for StreamCx<'_, '_> {
                 out: self.out,
                 rules: self.rules,
                 label: self.label,
+                application: self.application,
             };
             fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
         }
@@ -616,7 +648,13 @@ impl StreamSink for StreamCx<'_, '_> {
 
 /// One UDP datagram (or other non-TCP payload) in key direction `dir`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, payload: &[u8]) {
+pub(crate) fn on_datagram(
+    out: &mut Out<'_>,
+    app: &mut AppState,
+    dir: KeySide,
+    payload: &[u8],
+    header: Option<PacketHeader>,
+) {
     let m = *out.meta;
     let ts = out.ts_ns;
     let AppState {
@@ -624,6 +662,7 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, p
         sig,
         rules: flow_rules,
         label,
+        application,
         ..
     } = app;
     if let Some(fa) = fa.as_mut() {
@@ -631,6 +670,7 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, p
             out,
             rules: flow_rules,
             label,
+            application,
         };
         fa.on_payload(
             emit.out.det.registry(),
@@ -648,7 +688,56 @@ pub(crate) fn on_datagram(out: &mut Out<'_>, app: &mut AppState, dir: KeySide, p
     let now = identified_now(label, fa.as_ref());
     let label = now.as_ref().unwrap_or(label);
     let failed = gave_up(label, fa.as_ref(), sig.as_ref());
-    scan_packet(out, flow_rules, label, failed, dir, payload);
+    scan_packet(out, flow_rules, label, failed, dir, payload, header);
+}
+
+/// The header fields header keywords (`ttl`, `flags`, `itype`, ...) test, from a decoded packet; `None` without
+/// an IP header. Read from the decoded fields, plus the two bytes the decoder does not keep (IPv4 type of service
+/// and reserved flag, IPv6 traffic class) from the packet's own bytes.
+pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
+    let ip = d.ip.as_ref()?;
+    let l3 = d.data.get(d.l3_offset as usize..).unwrap_or(&[]);
+    let (tos, reserved_bit) = if ip.is_v4() {
+        (
+            l3.get(1).copied().unwrap_or(0),
+            l3.get(6).is_some_and(|b| b & 0x80 != 0),
+        )
+    } else {
+        let tc = match (l3.first(), l3.get(1)) {
+            (Some(a), Some(b)) => ((a & 0x0f) << 4) | (b >> 4),
+            _ => 0,
+        };
+        (tc, false)
+    };
+    let tcp = match &d.l4 {
+        L4::Tcp(t) => Some(TcpHeader {
+            flags: t.flags as u8,
+            seq: t.seq,
+            ack: t.ack,
+            window: t.window,
+        }),
+        _ => None,
+    };
+    let icmp = match &d.l4 {
+        L4::Icmp(i) | L4::Icmpv6(i) => Some(IcmpHeader {
+            msg_type: i.msg_type,
+            code: i.code,
+            rest: i.rest,
+        }),
+        _ => None,
+    };
+    Some(PacketHeader {
+        ipv6: ip.is_v6(),
+        ip_proto: ip.proto,
+        ttl: ip.ttl,
+        tos,
+        ip_id: ip.id,
+        reserved_bit,
+        dont_fragment: ip.dont_fragment,
+        more_fragments: ip.more_fragments,
+        tcp,
+        icmp,
+    })
 }
 
 /// The label content rules see for data inspected now. A flow's label is settled after each packet
@@ -697,6 +786,7 @@ pub(crate) fn scan_packet(
     failed: bool,
     dir: KeySide,
     payload: &[u8],
+    header: Option<PacketHeader>,
 ) {
     let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
@@ -705,7 +795,10 @@ pub(crate) fn scan_packet(
         return;
     }
     let m = *out.meta;
-    let ctx = m.packet_ctx(dir, rules_app(label, failed));
+    let ctx = PacketCtx {
+        header,
+        ..m.packet_ctx(dir, rules_app(label, failed))
+    };
     let mut fired = Vec::new();
     rules.scan_packet(sc, flow_rules, &ctx, payload, &mut |a: &Alert<'_>| {
         fired.push(owned(a))

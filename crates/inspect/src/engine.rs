@@ -778,6 +778,7 @@ impl Engine {
                     sig,
                     rules,
                     label,
+                    application,
                     ..
                 } = app;
                 let mut rstats = std::mem::take(&mut stats.reassembly);
@@ -787,6 +788,7 @@ impl Engine {
                     sig,
                     rules,
                     label,
+                    application,
                     fed_sig: false,
                     timing: tm.on,
                     detect_cycles: 0,
@@ -825,7 +827,8 @@ impl Engine {
                     let now = app::identified_now(&app.label, app.fa.as_ref());
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
-                    app::scan_packet(&mut out, &mut app.rules, label, failed, dir, d.payload);
+                    let hdr = app::packet_header(d);
+                    app::scan_packet(&mut out, &mut app.rules, label, failed, dir, d.payload, hdr);
                     if tm.on {
                         detect += cost::now().wrapping_sub(t1);
                     }
@@ -848,9 +851,18 @@ impl Engine {
                 };
                 let t1 = if tm.on { cost::now() } else { 0 };
                 if tr == Transport::Udp {
-                    app::on_datagram(&mut out, app, dir, d.payload);
+                    app::on_datagram(&mut out, app, dir, d.payload, app::packet_header(d));
                 } else {
-                    app::scan_packet(&mut out, &mut app.rules, &app.label, false, dir, d.payload);
+                    let hdr = app::packet_header(d);
+                    app::scan_packet(
+                        &mut out,
+                        &mut app.rules,
+                        &app.label,
+                        false,
+                        dir,
+                        d.payload,
+                        hdr,
+                    );
                 }
                 if tm.on {
                     detect = cost::now().wrapping_sub(t1);
@@ -949,6 +961,7 @@ impl Engine {
                         sig,
                         rules,
                         label,
+                        application,
                         ..
                     } = app;
                     let mut sink = StreamCx {
@@ -957,6 +970,7 @@ impl Engine {
                         sig,
                         rules,
                         label,
+                        application,
                         fed_sig: false,
                         timing: false,
                         detect_cycles: 0,
@@ -978,6 +992,7 @@ impl Engine {
                     out: &mut out,
                     rules: &mut app.rules,
                     label: &app.label,
+                    application: &mut app.application,
                 };
                 fa.finish(&mut emit);
                 stats.parsers += fa.stats();
@@ -1004,6 +1019,7 @@ impl Engine {
         let (ts, tc) = (f.client.index(), f.client.flip().index());
         let rec = FlowRecord {
             app: f.app.label.clone(),
+            application: f.app.application,
             evidence: f.app.evidence,
             decided_at: f.app.decided_at,
             pkts_toserver: f.pkts[ts],

@@ -170,6 +170,9 @@ pub struct TcpSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowRecord {
     pub app: AppLabel,
+    /// The service behind the flow, named from a host name it carried (nDPI's `APP` in `MASTER.APP`: `Google`,
+    /// `NetFlix`, ...); see [`flowbundle_protocols::application`].
+    pub application: Option<&'static str>,
     /// How the label was decided (`None` when nothing did).
     pub evidence: Option<Evidence>,
     /// 1-based position, among the flow's packets, of the packet at which the label was decided.

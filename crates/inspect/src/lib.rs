@@ -34,8 +34,10 @@
 //! per-direction segment and byte limits plus a global memcap. Parsers: byte caps per buffer (protocols crate).
 //! Defragmentation: the defragmenter's caps. Expectations: a capped table. Every cap has a counter.
 
+pub mod alert_filter;
 pub mod app;
 pub mod config;
+pub mod config_file;
 pub mod cost;
 pub mod detect;
 pub mod engine;
@@ -47,7 +49,9 @@ pub mod stream;
 pub mod table;
 pub mod workload;
 
+pub use alert_filter::AlertFilter;
 pub use config::{CostConfig, EngineConfig, Timeouts};
+pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{

@@ -466,6 +466,16 @@ pub fn looks_like_dns(msg: &[u8]) -> bool {
     read_record(msg, 12).is_ok()
 }
 
+/// Whether `msg` starts with a DNS header that a DNS sender could have written: 12 bytes, a defined opcode, a
+/// question count a real message carries.
+fn dns_header_plausible(msg: &[u8]) -> bool {
+    let mut r = Reader::new(msg);
+    let (Ok(_id), Ok(flags), Ok(qd)) = (r.u16(), r.u16(), r.u16()) else {
+        return false;
+    };
+    msg.len() >= 12 && matches!((flags >> 11) & 0xf, 0 | 1 | 2 | 4 | 5) && qd <= 64
+}
+
 /// DNS-over-TCP framing check: a 2-byte length that fits what we have, then a DNS message. A prefix shorter than
 /// the header is undecided.
 fn probe_tcp(p: &[u8]) -> Probe {
@@ -508,6 +518,10 @@ fn probe_on_ports(ctx: &ProbeCtx<'_>, port: u16, tcp: bool) -> Probe {
         Transport::Udp => {
             if looks_like_dns(ctx.data) {
                 Probe::Certain
+            } else if dns_header_plausible(ctx.data) {
+                // A sound header with a damaged body: a corrupt or truncated DNS datagram on the DNS port. Wait
+                // for the next one rather than ruling DNS out.
+                Probe::Unsure
             } else {
                 Probe::NotForUs
             }
@@ -719,6 +733,27 @@ impl Parser for DnsParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_damaged_datagram_on_the_dns_port_waits_for_the_next() {
+        use crate::testkit::ctx_udp;
+        let mut q = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+        q.extend_from_slice(&name("a.example"));
+        q.extend_from_slice(&[0, 1, 0, 1]);
+        let mut damaged = q.clone();
+        damaged[12] = 0xc0; // a compression pointer cut short
+        damaged.truncate(13);
+        let probe = |d: &[u8]| {
+            let mut c = ctx_udp(Direction::ToServer, d, &[]);
+            c.server_port = 53;
+            DnsDetector.probe(&c)
+        };
+        assert_eq!(probe(&q), Probe::Certain);
+        assert_eq!(probe(&damaged), Probe::Unsure);
+        let mut bad_opcode = q.clone();
+        bad_opcode[2] = 0x68; // opcode 13
+        assert_eq!(probe(&bad_opcode), Probe::NotForUs);
+    }
 
     fn name(n: &str) -> Vec<u8> {
         let mut v = Vec::new();

@@ -274,6 +274,20 @@ impl Registry {
         find(server_port).or_else(|| find(client_port))
     }
 
+    /// [`Registry::port_guess`] for a flow that ends unidentified, unless its payload refuted the guess: when the
+    /// flow carried payload and every detector of the guessed protocol said `NotForUs` to it, the port is
+    /// contradicted by what was seen, and the flow stays unknown rather than being named after its port.
+    pub fn port_guess_unrefuted(&self, c: &Classifier) -> Option<AppProto> {
+        let guess = self.port_guess(c.transport, c.client_port, c.server_port)?;
+        if c.total == 0 {
+            return Some(guess);
+        }
+        let still_running = self.detectors.iter().enumerate().any(|(i, d)| {
+            d.proto() == guess && d.transports().contains(&c.transport) && c.running.contains(i)
+        });
+        still_running.then_some(guess)
+    }
+
     /// A parser for `proto` on `transport`, from the first detector of that protocol that has one. Used by
     /// [`FlowApp`] and by the engine when a signature (not a detector) identified the flow.
     pub fn parser_for(&self, proto: AppProto, transport: Transport) -> Option<Box<dyn Parser>> {
@@ -875,6 +889,25 @@ mod tests {
         assert_eq!(r.port_guess(Transport::Tcp, 22, 9999), Some(AppProto::Ssh));
         assert_eq!(r.port_guess(Transport::Udp, 22, 9999), None);
         assert_eq!(r.port_guess(Transport::Tcp, 443, 9999), Some(AppProto::Tls));
+    }
+
+    #[test]
+    fn a_port_guess_the_payload_refuted_is_dropped() {
+        let r = Registry::builtin();
+        // No payload: the port is the only evidence.
+        let quiet = Classifier::new(&r, Transport::Udp, 40000, 5353);
+        assert_eq!(r.port_guess_unrefuted(&quiet), Some(AppProto::Mdns));
+        // A datagram on 5353 whose header no DNS sender writes (opcode 13): MDNS said NotForUs.
+        let mut c = Classifier::new(&r, Transport::Udp, 40000, 5353);
+        let mut junk = vec![0xe3, 0xc3, 0xea, 0xc4, 0x70, 0x1b];
+        junk.extend_from_slice(&[0x5a; 200]);
+        c.feed(&r, Direction::ToServer, &junk);
+        c.give_up();
+        assert_eq!(
+            r.port_guess(Transport::Udp, 40000, 5353),
+            Some(AppProto::Mdns)
+        );
+        assert_eq!(r.port_guess_unrefuted(&c), None);
     }
 
     #[test]

@@ -6,85 +6,20 @@
 //! "any positive element (or everything, when it has none) and no negated one", which is how both engines read
 //! `[a,!b]`; `!x` is the complement.
 //!
-//! Variables (`$HOME_NET`, `$HTTP_PORTS`, ...) come from [`Vars`]; an undefined one means `any` and is reported
-//! in the load report, since a rule file written for other networks should still load. Nesting (brackets and
-//! variables referring to variables) is capped at [`MAX_DEPTH`] and list length at [`MAX_ITEMS`] so a hostile
-//! rule file cannot recurse deeply or build huge sets.
+//! Variables (`$HOME_NET`, `$HTTP_PORTS`, ...) come from [`Vars`]; an undefined one is an [`ExprError::Undefined`]
+//! (the rule is skipped, naming it, as Suricata refuses it), and a variable that refers back to itself is a cycle
+//! error naming the chain. Nesting (brackets and variables referring to variables) is capped at [`MAX_DEPTH`] and
+//! list length at [`MAX_ITEMS`] so a hostile rule file cannot recurse deeply or build huge sets.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+pub use crate::vars::Vars;
 
 /// Deepest nesting of brackets, negations and variable references in one address or port expression.
 pub const MAX_DEPTH: usize = 16;
 /// Most elements in one expression after variable expansion.
 pub const MAX_ITEMS: usize = 4096;
-
-/// Named rule variables (`HOME_NET`, `HTTP_PORTS`, ...), without the `$`.
-///
-/// Values are address or port expressions exactly as a rule would write them, and may refer to other variables.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Vars {
-    map: BTreeMap<String, String>,
-}
-
-impl Vars {
-    /// No variables: every `$NAME` in a rule means `any` (and is listed in [`crate::LoadReport::vars_defaulted`]).
-    pub fn new() -> Vars {
-        Vars::default()
-    }
-
-    /// The address and port groups of Suricata's default `suricata.yaml`, which the suricata-verify tests assume.
-    pub fn suricata_defaults() -> Vars {
-        let mut v = Vars::new();
-        for (k, val) in [
-            ("HOME_NET", "[192.168.0.0/16,10.0.0.0/8,172.16.0.0/12]"),
-            ("EXTERNAL_NET", "!$HOME_NET"),
-            ("HTTP_SERVERS", "$HOME_NET"),
-            ("SMTP_SERVERS", "$HOME_NET"),
-            ("SQL_SERVERS", "$HOME_NET"),
-            ("DNS_SERVERS", "$HOME_NET"),
-            ("TELNET_SERVERS", "$HOME_NET"),
-            ("AIM_SERVERS", "$EXTERNAL_NET"),
-            ("DC_SERVERS", "$HOME_NET"),
-            ("DNP3_SERVER", "$HOME_NET"),
-            ("DNP3_CLIENT", "$HOME_NET"),
-            ("MODBUS_CLIENT", "$HOME_NET"),
-            ("MODBUS_SERVER", "$HOME_NET"),
-            ("ENIP_CLIENT", "$HOME_NET"),
-            ("ENIP_SERVER", "$HOME_NET"),
-            ("HTTP_PORTS", "80"),
-            ("SHELLCODE_PORTS", "!80"),
-            ("ORACLE_PORTS", "1521"),
-            ("SSH_PORTS", "22"),
-            ("DNP3_PORTS", "20000"),
-            ("MODBUS_PORTS", "502"),
-            ("FILE_DATA_PORTS", "[$HTTP_PORTS,110,143]"),
-            ("FTP_PORTS", "21"),
-            ("GENEVE_PORTS", "6081"),
-            ("VXLAN_PORTS", "4789"),
-            ("TEREDO_PORTS", "3544"),
-        ] {
-            v.set(k, val);
-        }
-        v
-    }
-
-    /// Defines (or redefines) `name` (with or without a leading `$`).
-    pub fn set(&mut self, name: &str, value: &str) -> &mut Vars {
-        self.map.insert(
-            name.trim_start_matches('$').to_string(),
-            value.trim().to_string(),
-        );
-        self
-    }
-
-    /// The value of `name`, if defined.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.map
-            .get(name.trim_start_matches('$'))
-            .map(String::as_str)
-    }
-}
 
 /// A set of values as sorted, disjoint, non-adjacent inclusive intervals.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -349,10 +284,45 @@ impl PortSet {
     }
 }
 
-/// Expands variables and compiles expressions; collects the names of undefined variables.
+/// Why an address or port expression did not compile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExprError {
+    /// It names a variable that is not defined (the name, without `$`).
+    Undefined(String),
+    /// Bad syntax, a variable cycle, or a cap exceeded.
+    Invalid(String),
+}
+
+impl std::fmt::Display for ExprError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExprError::Undefined(n) => write!(f, "undefined variable ${n}"),
+            ExprError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for ExprError {
+    fn from(m: String) -> Self {
+        ExprError::Invalid(m)
+    }
+}
+
+impl From<&str> for ExprError {
+    fn from(m: &str) -> Self {
+        ExprError::Invalid(m.to_string())
+    }
+}
+
+/// Expands variables and compiles expressions; collects the names of the variables used.
 pub(crate) struct Resolver<'v> {
     pub vars: &'v Vars,
-    pub undefined: Vec<String>,
+    /// Every variable an expression compiled so far referred to, directly or through another variable.
+    pub used: BTreeSet<String>,
+    /// Variables being expanded, outermost first (a name already here is a cycle).
+    stack: Vec<String>,
+    /// After an error: the innermost variable whose value failed (`None`: the expression itself).
+    pub error_in: Option<String>,
     items: usize,
 }
 
@@ -362,52 +332,83 @@ enum Elem<'s> {
     Not(Box<Elem<'s>>),
     List(Vec<Elem<'s>>),
     Atom(&'s str),
-    /// A variable's value, parsed (kept owned because it comes from [`Vars`]).
-    Var(String),
+    /// A variable: its name and value (kept owned because it comes from [`Vars`]).
+    Var(String, String),
 }
 
 impl<'v> Resolver<'v> {
     pub fn new(vars: &'v Vars) -> Self {
         Resolver {
             vars,
-            undefined: Vec::new(),
+            used: BTreeSet::new(),
+            stack: Vec::new(),
+            error_in: None,
             items: 0,
         }
     }
 
     /// Compiles an address expression such as `[10.0.0.0/8,!$DNS_SERVERS]`.
-    pub fn addr(&mut self, text: &str) -> Result<AddrSet, String> {
+    pub fn addr(&mut self, text: &str) -> Result<AddrSet, ExprError> {
         self.items = 0;
+        self.stack.clear();
+        self.error_in = None;
         self.addr_at(text, 0)
     }
 
     /// Compiles a port expression such as `[80,8000:8080,!8081]`.
-    pub fn port(&mut self, text: &str) -> Result<PortSet, String> {
+    pub fn port(&mut self, text: &str) -> Result<PortSet, ExprError> {
         self.items = 0;
+        self.stack.clear();
+        self.error_in = None;
         self.port_at(text, 0)
     }
 
-    fn addr_at(&mut self, text: &str, depth: usize) -> Result<AddrSet, String> {
+    /// Expands variable `name` (value `value`) with `f`, refusing a variable already being expanded.
+    fn expand<T>(
+        &mut self,
+        name: &str,
+        value: &str,
+        f: impl FnOnce(&mut Self, &str) -> Result<T, ExprError>,
+    ) -> Result<T, ExprError> {
+        if self.stack.iter().any(|n| n == name) {
+            let mut chain: Vec<String> = self.stack.iter().map(|n| format!("${n}")).collect();
+            chain.push(format!("${name}"));
+            return Err(ExprError::Invalid(format!(
+                "variable cycle {}",
+                chain.join(" -> ")
+            )));
+        }
+        self.used.insert(name.to_string());
+        self.stack.push(name.to_string());
+        let r = f(self, value);
+        self.stack.pop();
+        if r.is_err() && self.error_in.is_none() {
+            self.error_in = Some(name.to_string());
+        }
+        r
+    }
+
+    fn addr_at(&mut self, text: &str, depth: usize) -> Result<AddrSet, ExprError> {
         let e = self.parse(text.trim(), depth)?;
         self.eval_addr(&e, depth)
     }
 
-    fn port_at(&mut self, text: &str, depth: usize) -> Result<PortSet, String> {
+    fn port_at(&mut self, text: &str, depth: usize) -> Result<PortSet, ExprError> {
         Ok(PortSet::from_set(self.port_set_at(text, depth)?))
     }
 
-    fn port_set_at(&mut self, text: &str, depth: usize) -> Result<IntervalSet<u16>, String> {
+    fn port_set_at(&mut self, text: &str, depth: usize) -> Result<IntervalSet<u16>, ExprError> {
         let e = self.parse(text.trim(), depth)?;
         self.eval_port(&e, depth)
     }
 
-    fn parse<'s>(&mut self, s: &'s str, depth: usize) -> Result<Elem<'s>, String> {
+    fn parse<'s>(&mut self, s: &'s str, depth: usize) -> Result<Elem<'s>, ExprError> {
         if depth > MAX_DEPTH {
-            return Err(format!("nesting deeper than {MAX_DEPTH}"));
+            return Err(format!("nesting deeper than {MAX_DEPTH}").into());
         }
         self.items += 1;
         if self.items > MAX_ITEMS {
-            return Err(format!("more than {MAX_ITEMS} list elements"));
+            return Err(format!("more than {MAX_ITEMS} list elements").into());
         }
         let s = s.trim();
         if s.is_empty() {
@@ -422,7 +423,7 @@ impl<'v> Resolver<'v> {
         if let Some(inner) = s.strip_prefix('[') {
             let inner = inner
                 .strip_suffix(']')
-                .ok_or_else(|| format!("unbalanced brackets in `{s}`"))?;
+                .ok_or_else(|| ExprError::Invalid(format!("unbalanced brackets in `{s}`")))?;
             let mut out = Vec::new();
             for part in split_top_level(inner)? {
                 out.push(self.parse(part, depth + 1)?);
@@ -432,23 +433,18 @@ impl<'v> Resolver<'v> {
         if let Some(name) = s.strip_prefix('$') {
             let name = name.trim();
             return match self.vars.get(name) {
-                Some(v) => Ok(Elem::Var(v.to_string())),
-                None => {
-                    if !self.undefined.iter().any(|u| u == name) {
-                        self.undefined.push(name.to_string());
-                    }
-                    Ok(Elem::Any)
-                }
+                Some(v) => Ok(Elem::Var(name.to_string(), v.to_string())),
+                None => Err(ExprError::Undefined(name.chars().take(64).collect())),
             };
         }
         Ok(Elem::Atom(s))
     }
 
-    fn eval_addr(&mut self, e: &Elem<'_>, depth: usize) -> Result<AddrSet, String> {
+    fn eval_addr(&mut self, e: &Elem<'_>, depth: usize) -> Result<AddrSet, ExprError> {
         Ok(match e {
             Elem::Any => AddrSet::any(),
             Elem::Not(x) => self.eval_addr(x, depth + 1)?.complement(),
-            Elem::Var(v) => self.addr_at(v, depth + 1)?,
+            Elem::Var(n, v) => self.expand(n, v, |r, v| r.addr_at(v, depth + 1))?,
             Elem::Atom(a) => parse_cidr(a)?,
             Elem::List(items) => {
                 let (mut pos, mut neg, mut any_pos) = (AddrSet::empty(), AddrSet::empty(), false);
@@ -469,11 +465,11 @@ impl<'v> Resolver<'v> {
         })
     }
 
-    fn eval_port(&mut self, e: &Elem<'_>, depth: usize) -> Result<IntervalSet<u16>, String> {
+    fn eval_port(&mut self, e: &Elem<'_>, depth: usize) -> Result<IntervalSet<u16>, ExprError> {
         Ok(match e {
             Elem::Any => IntervalSet::full(),
             Elem::Not(x) => self.eval_port(x, depth + 1)?.complement(),
-            Elem::Var(v) => self.port_set_at(v, depth + 1)?,
+            Elem::Var(n, v) => self.expand(n, v, |r, v| r.port_set_at(v, depth + 1))?,
             Elem::Atom(a) => parse_port_range(a)?,
             Elem::List(items) => {
                 let (mut pos, mut neg, mut any_pos) =
@@ -644,9 +640,15 @@ mod tests {
         let v6 = r.addr("2001:db8::/32").unwrap();
         assert!(v6.contains(v4("2001:db8::1")) && !v6.contains(v4("2001:db9::1")));
         assert!(r.addr("[!1.2.3.4]").unwrap().contains(v4("1.2.3.5")));
-        assert!(r.undefined.is_empty());
-        assert!(r.addr("$NOPE").unwrap().is_any());
-        assert_eq!(r.undefined, vec!["NOPE".to_string()]);
+        assert_eq!(
+            r.used.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["EXTERNAL_NET", "HOME_NET"]
+        );
+        assert_eq!(r.addr("$NOPE"), Err(ExprError::Undefined("NOPE".into())));
+        assert_eq!(
+            r.addr("[10.0.0.0/8,!$NOPE]"),
+            Err(ExprError::Undefined("NOPE".into()))
+        );
     }
 
     #[test]
@@ -672,11 +674,18 @@ mod tests {
         let mut vars = Vars::new();
         vars.set("A", "$B").set("B", "[$A]");
         let mut r = Resolver::new(&vars);
-        assert!(r.addr("$A").unwrap_err().contains("nesting"));
+        assert_eq!(
+            r.addr("$A").unwrap_err().to_string(),
+            "variable cycle $A -> $B -> $A"
+        );
+        // The same variable twice side by side is no cycle.
+        vars.set("C", "[$D,!$D]").set("D", "10.0.0.0/8");
+        let mut r = Resolver::new(&vars);
+        assert!(r.addr("[$C,$D]").is_ok());
         let deep = format!("{}1.2.3.4{}", "[".repeat(100), "]".repeat(100));
         assert!(r.addr(&deep).is_err());
         let long = format!("[{}]", vec!["80"; 5000].join(","));
-        assert!(r.port(&long).unwrap_err().contains("elements"));
+        assert!(r.port(&long).unwrap_err().to_string().contains("elements"));
     }
 
     #[test]

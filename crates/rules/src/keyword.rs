@@ -27,6 +27,10 @@ pub enum Kind {
     Transform,
     /// Conditions on the flow and its state (`flow`, `flowbits`, `app-layer-protocol`).
     Flow,
+    /// Tests a field of the packet's IP, TCP or ICMP header (`ttl`, `flags`, `itype`, ...).
+    Header,
+    /// Decides which matches are reported (`threshold`, `detection_filter`).
+    Threshold,
     /// Accepted and never changes what matches (`reference`, `metadata`, ...).
     Informational,
 }
@@ -42,6 +46,8 @@ impl Kind {
             Kind::Payload => "payload",
             Kind::Transform => "transform",
             Kind::Flow => "flow",
+            Kind::Header => "header",
+            Kind::Threshold => "threshold",
             Kind::Informational => "informational",
         }
     }
@@ -154,6 +160,27 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("app-layer-protocol", &[], Flow, |b, _, v, _| {
         b.app_layer_protocol(v)
     }),
+    // Thresholds.
+    parse("threshold", &[], Threshold, |b, n, v, _| b.threshold(n, v)),
+    parse("detection_filter", &[], Threshold, |b, n, v, _| {
+        b.threshold(n, v)
+    }),
+    // Packet headers.
+    parse("ttl", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("tos", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("id", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("ip_proto", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("fragbits", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("tcp.flags", &["flags"], Header, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
+    parse("window", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("seq", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("ack", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("itype", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("icode", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("icmp_id", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("icmp_seq", &[], Header, |b, n, v, _| b.header_test(n, v)),
     // Payload.
     parse("content", &[], Payload, |b, n, v, _| b.content(n, v)),
     parse("uricontent", &[], Payload, |b, n, v, _| b.content(n, v)),

@@ -26,32 +26,36 @@
 //!
 //! ## The subset
 //! Header: action (`alert drop reject sdrop log block`), protocol (`ip tcp udp icmp`, Suricata's `tcp-pkt` and
-//! `tcp-stream`, and application protocols such as `http dns tls`), addresses and ports with lists, negation,
-//! ranges and variables ([`Vars`]), `->` and `<>`, and Snort 3's two-word service headers (`alert http (...)`).
+//! `tcp-stream`, and application protocols such as `http dns tls`), addresses and ports with lists, negation, ranges
+//! and variables ([`Vars`]: Suricata's defaults unless configured; an undefined one skips the rule, naming it, as
+//! Suricata refuses it), `->` and `<>`, and Snort 3's two-word service headers (`alert http (...)`).
 //! Options are read through one keyword table ([`keyword::KEYWORDS`], listed by `flowbundle inspect
 //! --list-keywords`): `msg sid rev gid classtype priority`; `content`/`uricontent` with `nocase offset depth distance
 //! within fast_pattern startswith endswith` and negation, in Suricata's `;`-separated and Snort 3's inline form;
 //! `pcre` (see [`pcre`]: a linear-time engine, and a bounded backtracking one for back-references and look-around);
 //! `isdataat` (absolute, relative, negated); `bsize`/`bufferlen`/`dsize`/`urilen`; `byte_test byte_jump byte_extract
 //! byte_math` with rule variables (see [`byte`]); the transforms `dotprefix to_lowercase to_uppercase
-//! strip_whitespace compress_whitespace url_decode to_md5` (see [`transform`]); `flow` (direction and established
-//! state); `flowbits` (`set unset toggle isset isnotset noalert`, names joined by `|` or `&`) and `noalert`;
-//! `app-layer-protocol`; sticky buffers ([`Buffer`]): HTTP in full (`http.uri`, `http.uri.raw`, `http.method`,
-//! `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`, `http.header`, `http.header.raw`,
-//! `http.request_line`, `http.response_line`, `http.start`, `http.protocol`, `http.stat_code`, `http.stat_msg`,
-//! `http.header_names`, `http.content_type`, `http.content_len`, `http.connection`, `http.accept*`, `http.referer`,
-//! `http.location`, `http.server`, `http.request_body`, `http.response_body`, `file_data`/`file.data`), `dns.query`,
-//! `tls.sni`, `tls.cert_subject`, `tls.cert_issuer`, `tls.cert_serial`, `tls.cert_fingerprint`, `tls.certs`, `ja3.hash`, `ja3.string`, `ja3s.hash`, `ja3s.string`, `ja4.hash`, `ssh.proto`, `ssh.software`, and
-//! `pkt_data`, with their legacy names (`dns_query`, `tls_sni`, `ja3_hash`, ...), and Snort's `http_uri`-style form,
-//! sticky (Snort 3) or content modifier (Snort 2 / Suricata legacy), see [`rule`]. `http.header` and `file_data` mean
-//! the request or the response side as the rule's `flow` (or its other buffers) say; alone, `file_data` is the
-//! response body and `http.header` the request headers. A rule may mix the payload with application-layer buffers:
-//! the payload part matches on the stream (or datagrams) of the flow, the rest per transaction, and the rule matches
-//! a transaction once both have. Options that never change what matches (`reference metadata target prefilter
-//! rawbytes service`) are accepted. Anything else skips the rule, counted under a reason naming the first
-//! unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are errors with file and line
-//! ([`LoadReport::errors`]). The Snort 3 community set loads 3,649 of 4,004 rules (the pinned reasons for the rest
-//! are in `tests/community.rs`), ET Open 22,645 of 24,827 (`tests/parse.rs`).
+//! strip_whitespace compress_whitespace url_decode to_md5` (see [`transform`]); `flow` (direction, established
+//! state, `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto fragbits
+//! flags window seq ack itype icode icmp_id icmp_seq`); `threshold` and `detection_filter` ([`threshold`], applied
+//! by the engine where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset noalert`, names
+//! joined by `|` or `&`) and `noalert`; `app-layer-protocol`; sticky buffers ([`Buffer`]): HTTP in full
+//! (`http.uri`, `http.uri.raw`, `http.method`, `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`,
+//! `http.header`, `http.header.raw`, `http.request_line`, `http.response_line`, `http.start`, `http.protocol`,
+//! `http.stat_code`, `http.stat_msg`, `http.header_names`, `http.content_type`, `http.content_len`,
+//! `http.connection`, `http.accept*`, `http.referer`, `http.location`, `http.server`, `http.request_body`,
+//! `http.response_body`, `file_data`/`file.data`), `dns.query`, `tls.sni`, `tls.cert_subject`, `tls.cert_issuer`,
+//! `tls.cert_serial`, `tls.cert_fingerprint`, `tls.certs`, `ja3.hash`, `ja3.string`, `ja3s.hash`, `ja3s.string`,
+//! `ja4.hash`, `ssh.proto`, `ssh.software`, and `pkt_data`, with their legacy names (`dns_query`, `tls_sni`,
+//! `ja3_hash`, ...), and Snort's `http_uri`-style form, sticky (Snort 3) or content modifier (Snort 2 / Suricata
+//! legacy), see [`rule`]. `http.header` and `file_data` mean the request or the response side as the rule's `flow`
+//! (or its other buffers) say; alone, `file_data` is the response body and `http.header` the request headers. A rule
+//! may mix the payload with application-layer buffers: the payload part matches on the stream (or datagrams) of the
+//! flow, the rest per transaction, and the rule matches a transaction once both have. Options that never change what
+//! matches (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule,
+//! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
+//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,820 of 4,004 rules (the
+//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,666 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
@@ -118,6 +122,7 @@ pub mod addr;
 pub mod byte;
 pub mod classify;
 mod gate;
+pub mod header;
 pub mod http;
 pub mod keyword;
 pub mod pcre;
@@ -128,15 +133,20 @@ pub mod scan;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod text;
+pub mod threshold;
 pub mod transform;
+pub mod vars;
 pub mod verify;
 
-pub use addr::{AddrSet, PortSet, Vars};
+pub use addr::{AddrSet, PortSet};
 pub use classify::Classifications;
+pub use header::{HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
 pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule, Side};
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule};
 pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,
     PacketCtx, ScanStats, Scanner, Transport,
 };
+pub use threshold::{Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track};
 pub use transform::Transform;
+pub use vars::{Origin, Var, VarKind, Vars};

@@ -18,12 +18,14 @@ use std::sync::Arc;
 
 use memchr::memmem;
 
-use crate::addr::{AddrSet, PortSet, Resolver};
+use crate::addr::{AddrSet, ExprError, PortSet, Resolver};
 use crate::byte::{self, ByteItem};
 use crate::classify::Classifications;
+use crate::header::HeaderTest;
 use crate::keyword::{self, Handler};
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::text::{self, Opt};
+use crate::threshold::{Threshold, ThresholdError};
 use crate::transform::Transform;
 
 /// Largest offset, depth, distance or within accepted (Suricata keeps them in 16 bits; 1 MiB is generous).
@@ -591,6 +593,12 @@ pub struct Rule {
     pub flowbits: Vec<Flowbit>,
     /// `noalert` (or `flowbits:noalert`): the rule sets flowbits but never alerts.
     pub noalert: bool,
+    /// `threshold` or `detection_filter`: which matches are reported ([`crate::threshold`]).
+    pub threshold: Option<Threshold>,
+    /// Header keywords (`ttl`, `flags`, `itype`, ...): all must pass on the packet ([`crate::header`]).
+    pub header: Vec<HeaderTest>,
+    /// `flow:only_stream`: payload is matched on the reassembled stream only, never on datagrams.
+    pub stream_only: bool,
     /// Content chains by buffer. Empty for a rule that checks only its header and flow.
     pub groups: Vec<Group>,
 }
@@ -716,6 +724,12 @@ pub(crate) struct Builder {
     noalert: bool,
     /// Names of the rule's byte variables (`byte_extract`, `byte_math`), by id.
     byte_vars: Vec<String>,
+    threshold: Option<Threshold>,
+    header: Vec<HeaderTest>,
+    /// `flow:no_stream`: packets only.
+    no_stream: bool,
+    /// `flow:only_stream`.
+    only_stream: bool,
 }
 
 /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
@@ -806,6 +820,10 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         flowbits: Vec::new(),
         noalert: false,
         byte_vars: Vec::new(),
+        threshold: None,
+        header: Vec::new(),
+        no_stream: false,
+        only_stream: false,
     };
     for o in &opts {
         b.option(o, ctx).map_err(with_sid)?;
@@ -937,14 +955,13 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
         }
     };
     let r = &mut *ctx.resolver;
-    let addr = |r: &mut Resolver<'_>, s: &str| {
-        r.addr(s)
-            .map_err(|e| err(format!("address `{}`: {e}", trunc(s))))
+    // An undefined variable skips the rule (Suricata refuses it too); anything else is malformed.
+    let failed = |what: &str, s: &str, e: ExprError| match e {
+        ExprError::Undefined(name) => skip(format!("undefined variable ${name}")),
+        ExprError::Invalid(m) => err(format!("{what} `{}`: {m}", trunc(s))),
     };
-    let port = |r: &mut Resolver<'_>, s: &str| {
-        r.port(s)
-            .map_err(|e| err(format!("port `{}`: {e}", trunc(s))))
-    };
+    let addr = |r: &mut Resolver<'_>, s: &str| r.addr(s).map_err(|e| failed("address", s, e));
+    let port = |r: &mut Resolver<'_>, s: &str| r.port(s).map_err(|e| failed("port", s, e));
     Ok(Header {
         action,
         proto,
@@ -1116,6 +1133,36 @@ impl Builder {
 
     pub(crate) fn set_noalert(&mut self) -> Step<()> {
         self.noalert = true;
+        Ok(())
+    }
+
+    /// `threshold` or `detection_filter` ([`crate::threshold`]).
+    pub(crate) fn threshold(&mut self, name: &str, v: Option<&str>) -> Step<()> {
+        if self.threshold.is_some() {
+            // Suricata refuses two of them, or both kinds, in one rule.
+            return Err(err("more than one threshold/detection_filter"));
+        }
+        let t = Threshold::parse(
+            v.ok_or_else(|| err(format!("{name} needs a value")))?,
+            name == "detection_filter",
+        )
+        .map_err(|e| match e {
+            ThresholdError::Unsupported(r) => skip(r),
+            ThresholdError::Invalid(m) => err(m),
+        })?;
+        self.threshold = Some(t);
+        Ok(())
+    }
+
+    /// A packet header keyword (`ttl`, `flags`, `itype`, ...: [`crate::header`]).
+    pub(crate) fn header_test(&mut self, name: &str, v: Option<&str>) -> Step<()> {
+        let t = HeaderTest::parse(name, v)
+            .map_err(err)?
+            .ok_or_else(|| err(format!("`{name}` is not a header keyword")))?;
+        if self.header.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} header keywords")));
+        }
+        self.header.push(t);
         Ok(())
     }
 
@@ -1304,8 +1351,11 @@ impl Builder {
                 "not_established" => self.flow_state = FlowState::NotEstablished,
                 "stateless" => self.flow_state = FlowState::Any,
                 "" => {}
-                other @ ("only_stream" | "no_stream" | "only_frag" | "no_frag" | "noreassemble"
-                | "only_frags" | "no_frags") => return Err(skip(format!("flow:{other}"))),
+                "only_stream" => self.only_stream = true,
+                "no_stream" => self.no_stream = true,
+                other @ ("only_frag" | "no_frag" | "noreassemble" | "only_frags" | "no_frags") => {
+                    return Err(skip(format!("flow:{other}")));
+                }
                 other => return Err(err(format!("flow: unknown option `{}`", trunc(other)))),
             }
         }
@@ -1462,8 +1512,24 @@ impl Builder {
                 return Err(skip("request buffer with flow:to_client"));
             }
         }
-        // `dsize` makes a rule packet-only in Suricata: on TCP it then inspects each packet's payload.
-        let tcp_inspect = if self.dsize {
+        if self.only_stream && self.no_stream {
+            return Err(err("flow: only_stream and no_stream together"));
+        }
+        if !self.header.is_empty() && has_http {
+            return Err(skip("header keyword with an http buffer"));
+        }
+        if self.only_stream {
+            if !self.header.is_empty() || self.dsize {
+                return Err(skip("flow:only_stream with a packet keyword"));
+            }
+            if groups.is_empty() || matches!(h.proto, Proto::Udp | Proto::Icmp) {
+                // Suricata's stream pseudo-packets: nothing else here is "stream only".
+                return Err(skip("flow:only_stream without tcp payload"));
+            }
+        }
+        // `dsize` makes a rule packet-only in Suricata: on TCP it then inspects each packet's payload. So do header
+        // keywords here (they test the packet) and `flow:no_stream`.
+        let tcp_inspect = if self.dsize || !self.header.is_empty() || self.no_stream {
             TcpInspect::Packet
         } else {
             h.tcp_inspect
@@ -1508,6 +1574,9 @@ impl Builder {
             services: self.services,
             flowbits: self.flowbits,
             noalert: self.noalert,
+            threshold: self.threshold,
+            header: self.header,
+            stream_only: self.only_stream,
             groups,
         })
     }

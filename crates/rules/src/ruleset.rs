@@ -16,12 +16,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::addr::{Resolver, Vars};
+use crate::addr::Resolver;
 use crate::classify::Classifications;
 use crate::prefilter::{MAX_PATTERN, PatternSet};
 use crate::rule::{self, Buffer, Content, FlowDir, Group, Item, Parsed, Proto, Rule};
 use crate::text::{Line, Lines};
 use crate::transform::Transform;
+use crate::vars::Vars;
 use crate::verify::Plan;
 
 /// Largest rule file read by [`RuleSet::load_files`].
@@ -63,6 +64,7 @@ pub enum Error {
 /// How to load.
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
+    /// Rule variables; default: Suricata's ([`Vars::suricata_defaults`]).
     pub vars: Vars,
     pub classifications: Classifications,
     /// Fail on the first rule that errors or is skipped (for test harnesses and `--strict` loads).
@@ -75,7 +77,7 @@ pub struct LoadOptions {
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
-            vars: Vars::new(),
+            vars: Vars::suricata_defaults(),
             classifications: Classifications::standard(),
             strict: false,
             stream_window: DEFAULT_STREAM_WINDOW,
@@ -118,7 +120,8 @@ pub struct LoadReport {
     pub errors_total: usize,
     /// `# alert ...` lines: rules commented out in the file.
     pub commented_rules: usize,
-    /// Variables used by rules but not defined (treated as `any`).
+    /// Variables the loaded rules used (directly or through another variable) whose value is still Suricata's
+    /// default: no configuration file or `--var` set them ([`crate::Origin::Default`]).
     pub vars_defaulted: Vec<String>,
     /// Bytes of stream kept per flow and direction once it carries data (prefilter tail plus verification window).
     pub stream_retain: usize,
@@ -331,7 +334,7 @@ impl RuleSet {
         RuleSet::parse_with(&[("<text>", text.as_ref())], &opts)
     }
 
-    /// Reads and parses rule files, in order, with the default options and no variables (all `any`).
+    /// Reads and parses rule files, in order, with the default options (Suricata's default variables).
     pub fn load_files<P: AsRef<Path>>(paths: &[P]) -> Result<(RuleSet, LoadReport), Error> {
         RuleSet::load_files_with(paths, &LoadOptions::default())
     }
@@ -376,6 +379,8 @@ impl RuleSet {
         let mut pcre_memory = 0usize;
         let mut rules: Vec<Rule> = Vec::new();
         let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
+        // Variables the loaded rules use (the resolver collects them per rule).
+        let mut vars_used: std::collections::BTreeSet<String> = Default::default();
         for (file, (name, text)) in texts.iter().enumerate() {
             report.files.push((*name).to_string());
             for l in Lines::new(text) {
@@ -396,6 +401,7 @@ impl RuleSet {
                         (line, rule::parse_rule(&text, line, file, &mut ctx))
                     }
                 };
+                let rule_vars = std::mem::take(&mut resolver.used);
                 report.rules_read += 1;
                 if report.rules_read > MAX_RULES {
                     return Err(Error::TooManyRules(MAX_RULES));
@@ -420,6 +426,7 @@ impl RuleSet {
                         }
                         None => {
                             sids.insert((r.gid, r.sid), (file, line));
+                            vars_used.extend(rule_vars);
                             report.loaded += 1;
                             rules.push(*r);
                         }
@@ -439,7 +446,7 @@ impl RuleSet {
                 }
             }
         }
-        report.vars_defaulted = resolver.undefined.clone();
+        report.vars_defaulted = opts.vars.at_default(vars_used.iter().map(String::as_str));
         let mut set = RuleSet::compile(rules, next_pcre, opts.stream_window);
         let mut names: Vec<(u32, String)> = flowbit_ids.into_iter().map(|(n, i)| (i, n)).collect();
         names.sort();
@@ -588,10 +595,11 @@ impl RuleSet {
                         && r.tcp_inspect == rule::TcpInspect::Stream
                         && rule::stream_obstacle(g).is_none();
                     let on_tcp_packet = covers_tcp && r.tcp_inspect == rule::TcpInspect::Packet;
-                    let on_other = matches!(
-                        r.proto,
-                        Proto::Ip | Proto::Udp | Proto::Icmp | Proto::App(_)
-                    );
+                    let on_other = !r.stream_only
+                        && matches!(
+                            r.proto,
+                            Proto::Ip | Proto::Udp | Proto::Icmp | Proto::App(_)
+                        );
                     for d in 0..2 {
                         if !dir_ok(r, d) {
                             continue;
@@ -833,6 +841,9 @@ impl Rule {
             services: Vec::new(),
             flowbits: Vec::new(),
             noalert: false,
+            threshold: None,
+            header: Vec::new(),
+            stream_only: false,
             groups: vec![Group {
                 transforms: Vec::new(),
                 buffer: Buffer::Payload,

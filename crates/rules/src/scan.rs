@@ -54,6 +54,9 @@ pub struct PacketCtx<'a> {
     /// `Some("failed")` once detection gave up, `None` while it is still unknown (no `app-layer-protocol` condition
     /// holds then, negated or not).
     pub app_proto: Option<&'a str>,
+    /// The header fields of the packet inspected, for header keywords (`ttl`, `flags`, ...); `None` for stream data
+    /// and HTTP buffers, where no rule with header keywords applies.
+    pub header: Option<crate::header::PacketHeader>,
 }
 
 impl Default for PacketCtx<'_> {
@@ -67,6 +70,7 @@ impl Default for PacketCtx<'_> {
             dst_port: 0,
             established: true,
             app_proto: None,
+            header: None,
         }
     }
 }
@@ -503,6 +507,13 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
         FlowState::Established if !ctx.established => return false,
         FlowState::NotEstablished if ctx.established => return false,
         _ => {}
+    }
+    if !rule.header.is_empty()
+        && !ctx
+            .header
+            .is_some_and(|h| rule.header.iter().all(|t| t.matches(&h)))
+    {
+        return false;
     }
     let fwd = rule.src.contains(ctx.src)
         && rule.src_ports.contains(ctx.src_port)

@@ -64,9 +64,34 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
     }
     let mut sc = rs.scanner();
     let mut out: Vec<AlertRecord> = Vec::new();
+    // Header fields from the data's first bytes, so the header keywords are exercised too.
+    let b = |i: usize| data.get(i).copied().unwrap_or(0);
+    let word = |i: usize| u32::from_be_bytes([b(i), b(i + 1), b(i + 2), b(i + 3)]);
     for transport in [Transport::Udp, Transport::Icmp, Transport::Tcp] {
+        let header = crate::header::PacketHeader {
+            ipv6: b(0) & 1 == 1,
+            ip_proto: b(1),
+            ttl: b(2),
+            tos: b(3),
+            ip_id: word(4),
+            reserved_bit: b(0) & 2 != 0,
+            dont_fragment: b(0) & 4 != 0,
+            more_fragments: b(0) & 8 != 0,
+            tcp: (transport == Transport::Tcp).then(|| crate::header::TcpHeader {
+                flags: b(8),
+                seq: word(9),
+                ack: word(13),
+                window: u16::from_be_bytes([b(17), b(18)]),
+            }),
+            icmp: (transport == Transport::Icmp).then(|| crate::header::IcmpHeader {
+                msg_type: b(8),
+                code: b(9),
+                rest: word(10),
+            }),
+        };
         let ctx = PacketCtx {
             transport,
+            header: Some(header),
             ..PacketCtx::default()
         };
         rs.scan_packet(

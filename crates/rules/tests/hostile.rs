@@ -42,7 +42,13 @@ fn deep_nesting_is_refused() {
     let mut vars = Vars::new();
     vars.set("LOOP", "[$LOOP,1.2.3.4]");
     let (_, rep) = RuleSet::parse("alert tcp $LOOP any -> any any (sid:1;)", &vars).unwrap();
-    assert!(rep.errors[0].message.contains("nesting"));
+    assert!(
+        rep.errors[0]
+            .message
+            .contains("variable cycle $LOOP -> $LOOP"),
+        "{}",
+        rep.errors[0].message
+    );
     let pcre = format!(
         "alert tcp any any -> any any (content:\"a\"; pcre:\"/{}a{}/\"; sid:1;)",
         "(".repeat(5000),

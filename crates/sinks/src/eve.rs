@@ -17,7 +17,8 @@
 //!   destination are those of the data that matched, as Suricata writes them for alerts.
 //!
 //! Flow records also carry a `flowbundle` object Suricata does not write: the label in nDPI's spelling (`app`), how
-//! it was decided (`evidence`: `parser`, `signature`, `port`, `expectation`, `ip_protocol`), the packet position at
+//! it was decided (`evidence`: `parser`, `signature`, `port`, `expectation`, `ip_protocol`), the service named from
+//! a host name the flow carried (`application`, nDPI's `APP` in `MASTER.APP`, when known), the packet position at
 //! which it was (`decided_at`) and the reassembly gaps of the connection. Consumers that do not know it ignore it.
 //!
 //! The writer builds each line in one reused buffer (strings escaped by `serde_json`) and writes it whole.
@@ -214,6 +215,10 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord) {
     }
     buf.extend_from_slice(b",\"flowbundle\":{\"app\":");
     put_str(buf, r.app.name());
+    if let Some(a) = r.application {
+        buf.extend_from_slice(b",\"application\":");
+        put_str(buf, a);
+    }
     if let Some(ev) = r.evidence {
         let _ = write!(buf, ",\"evidence\":\"{}\"", ev.name());
     }
@@ -307,6 +312,7 @@ mod tests {
             dir: d,
             kind: EventKind::Flow(Box::new(FlowRecord {
                 app: AppLabel::Proto(AppProto::Http),
+                application: Some("Google"),
                 evidence: Some(flowbundle_inspect::Evidence::Parser),
                 decided_at: Some(4),
                 pkts_toserver: 7,
@@ -339,7 +345,7 @@ mod tests {
              \"end\":\"2009-11-13T17:33:35.239416+0000\",\"age\":1,\"state\":\"closed\",\"reason\":\"timeout\",\
              \"alerted\":false},\"tcp\":{\"tcp_flags\":\"1b\",\"tcp_flags_ts\":\"1b\",\"tcp_flags_tc\":\"1b\",\
              \"syn\":true,\"fin\":true,\"psh\":true,\"ack\":true,\"state\":\"closed\"},\
-             \"flowbundle\":{\"app\":\"HTTP\",\"evidence\":\"parser\",\"decided_at\":4,\"tcp_gaps\":0}}"
+             \"flowbundle\":{\"app\":\"HTTP\",\"application\":\"Google\",\"evidence\":\"parser\",\"decided_at\":4,\"tcp_gaps\":0}}"
         );
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(v["flow"]["state"], "closed");

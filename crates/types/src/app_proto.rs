@@ -120,6 +120,47 @@ app_protocols! {
     Dcerpc => "DCERPC", eve "dcerpc";
     EthernetIp => "EthernetIP", eve "enip";
     Hislip => "HiSLIP";
+    Dropbox => "Dropbox";
+    Socks => "SOCKS";
+    SomeIp => "SOMEIP";
+    DnsCrypt => "DNScrypt";
+    HaProxy => "HAProxy";
+    RipeAtlas => "RipeAtlas";
+    Kcp => "KCP";
+    Mining => "Mining";
+    Monero => "Monero";
+    Cassandra => "Cassandra";
+    Ldp => "LDP";
+    PtpV2 => "PTPv2";
+    RakNet => "RakNet";
+    Usenet => "Usenet";
+    Ldap => "LDAP", eve "ldap";
+    Bgp => "BGP";
+    Corba => "Corba";
+    KnxNetIp => "KNXnet_IP";
+    Gearman => "Gearman";
+    Git => "Git";
+    Hl7 => "HL7";
+    Jrmi => "JRMI";
+    Pptp => "PPTP";
+    Rsync => "RSYNC";
+    Stomp => "STOMP";
+    Telnet => "Telnet", eve "telnet";
+    TeamSpeak => "TeamSpeak";
+    Nats => "Nats";
+    FastCgi => "FastCGI";
+    CheckMk => "CHECKMK";
+    Citrix => "Citrix";
+    OpenFlow => "OpenFlow";
+    Http2 => "HTTP2", eve "http2";
+    Oracle => "Oracle";
+    Modbus => "Modbus", eve "modbus";
+    NetFlow => "NetFlow";
+    SFlow => "sFlow";
+    Rtps => "RTPS";
+    TivoConnect => "TiVoConnect";
+    Irc => "IRC";
+    Rsh => "RSH";
 }
 
 impl AppProto {

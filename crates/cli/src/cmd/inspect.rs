@@ -15,11 +15,11 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use flowbundle_ingest::{CaptureReader, LiveCapture, PacketArena};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
-use flowbundle_inspect::rules::RuleSet;
+use flowbundle_inspect::rules::{LoadOptions, RuleSet};
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
-    ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, Event, EventMerge, InspectWorkload,
-    Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
+    AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, Event, EventMerge,
+    InspectWorkload, Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{EveWriter, RulesInfo, RunInfo, StatsRecord, Summary};
@@ -73,6 +73,9 @@ pub struct Args {
     /// Snort/Suricata rule files.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     rules: Vec<PathBuf>,
+
+    #[command(flatten)]
+    config: super::config::ConfigArgs,
 
     /// Write every skipped or unreadable rule here, as CSV (file, line, sid, outcome, reason).
     #[arg(long, value_name = "FILE")]
@@ -128,26 +131,42 @@ pub struct Args {
     eve_stats_threads: bool,
 }
 
-enum Sink {
-    None,
-    Eve(EveWriter<super::Output>),
+/// Where events go: EVE (or nowhere), through the rules' thresholds when they have any.
+struct Sink {
+    eve: Option<EveWriter<super::Output>>,
+    /// `threshold`/`detection_filter`: applied here, where events arrive in input order in both the
+    /// single-threaded loop and the parallel merge (see `flowbundle_inspect::alert_filter`).
+    filter: Option<AlertFilter>,
 }
 
 impl Sink {
     fn write(&mut self, events: &[Event]) -> anyhow::Result<()> {
-        if let Sink::Eve(w) = self {
-            w.write_all(events).context("writing EVE output")?;
+        match (&mut self.filter, &mut self.eve) {
+            (None, Some(w)) => w.write_all(events).context("writing EVE output")?,
+            (None, None) => {}
+            (Some(f), eve) => {
+                for e in events {
+                    if f.keep(e)
+                        && let Some(w) = eve.as_mut()
+                    {
+                        w.write_all(std::slice::from_ref(e))
+                            .context("writing EVE output")?;
+                    }
+                }
+            }
         }
         Ok(())
     }
 
     fn write_batch(&mut self, b: &Batch) -> anyhow::Result<()> {
-        match (self, b) {
-            (Sink::Eve(w), Batch::Rendered(n, bytes)) => {
-                w.write_rendered(bytes, *n).context("writing EVE output")?
+        match b {
+            // Lines are rendered on the workers only when there is no filter to apply first.
+            Batch::Rendered(n, bytes) => {
+                if let Some(w) = &mut self.eve {
+                    w.write_rendered(bytes, *n).context("writing EVE output")?
+                }
             }
-            (s, Batch::Events(evs)) => s.write(evs)?,
-            (Sink::None, Batch::Rendered(..)) => {}
+            Batch::Events(evs) => self.write(evs)?,
         }
         Ok(())
     }
@@ -254,8 +273,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Some(p) => {
                 RuleSet::from_content_hex(p).with_context(|| format!("loading {}", p.display()))?
             }
-            None => RuleSet::load_files(&args.rules).context("loading rules")?,
+            None => {
+                let conf = args.config.load()?;
+                let opts = LoadOptions {
+                    vars: conf.vars,
+                    ..LoadOptions::default()
+                };
+                RuleSet::load_files_with(&args.rules, &opts).context("loading rules")?
+            }
         };
+        if !report.vars_defaulted.is_empty() {
+            eprintln!(
+                "notice: rules use variables left at Suricata's defaults: {} (set them with --config or --var)",
+                report.vars_defaulted.join(", ")
+            );
+        }
         let read: Vec<&std::path::Path> = args
             .files
             .iter()
@@ -295,9 +327,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .chain(&args.content_hex)
         .map(PathBuf::as_path)
         .collect();
-    let mut sink = match &args.output {
-        None => Sink::None,
-        Some(p) => Sink::Eve(EveWriter::new(super::Output::open(p, &inputs)?)),
+    let mut sink = Sink {
+        eve: match &args.output {
+            None => None,
+            Some(p) => Some(EveWriter::new(super::Output::open(p, &inputs)?)),
+        },
+        filter: rules.as_ref().and_then(AlertFilter::new),
     };
     let mut costs = CostSink(match &args.cost_out {
         Some(p) => {
@@ -385,14 +420,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let order = StreamOrder::new(arena.slots());
             let decodes = BufferDecodes::new(arena.slots());
             let keeps_order = sched.shape().keeps_flow_order;
-            // EVE lines are rendered on the workers; without an output the events are dropped there.
-            let render: &Renderer = match sink {
-                Sink::Eve(_) => &flowbundle_sinks::eve::render_lines,
-                Sink::None => &|_, _| {},
+            // EVE lines are rendered on the workers; without an output the events are dropped there. With
+            // thresholds, events come here whole: the filter must see them in order before anything is written.
+            let render: &Renderer = match sink.eve {
+                Some(_) => &flowbundle_sinks::eve::render_lines,
+                None => &|_, _| {},
             };
-            let mut source = ArenaSource::new(&arena, tx)
-                .with_renderer(render)
-                .with_decodes(&decodes);
+            let mut source = ArenaSource::new(&arena, tx).with_decodes(&decodes);
+            if sink.filter.is_none() {
+                source = source.with_renderer(render);
+            }
             let stop = AtomicBool::new(false);
             let mut reader =
                 StreamReader::new(&arena, Prestage::new(engine.config()), args.files.clone())
@@ -460,9 +497,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     info.elapsed = Some(start.elapsed());
     sink.write(&finished.events)?;
+    let mut finished = finished;
+    if let Some(f) = &sink.filter {
+        f.correct(&mut finished);
+        let st = f.stats();
+        if st.table_full > 0 {
+            eprintln!(
+                "warning: threshold table full: {} matches judged without their count",
+                st.table_full
+            );
+        }
+    }
     costs.write(&finished.cost_records)?;
     if args.eve_stats
-        && let Sink::Eve(w) = &mut sink
+        && let Some(w) = &mut sink.eve
     {
         let prestage = pre.stats();
         let now_ns = std::time::SystemTime::now()
@@ -486,7 +534,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         w.write_rendered(&line, 1).context("writing EVE output")?;
     }
-    if let Sink::Eve(w) = sink {
+    if let Some(w) = sink.eve {
         w.into_inner().context("flushing EVE output")?.finish()?;
     }
     if let Some(w) = costs.0 {

@@ -23,6 +23,7 @@ pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
 }
 
 pub mod bench;
+pub mod config;
 pub mod demo;
 pub mod hetero;
 pub mod inspect;

@@ -45,7 +45,8 @@
 //! The pcap goes through the single-threaded engine path (streaming reader, prestage, engine, finish) with the rules
 //! loaded, application events off, and [`EngineConfig::midstream`] off unless the test sets `stream.midstream`
 //! (Suricata's default: a TCP connection picked up without its handshake is never `flow:established`). Alerts are
-//! the engine's `Alert` events.
+//! the engine's `Alert` events, with the rules' thresholds applied over them in order as the command line applies
+//! them ([`AlertFilter`]).
 
 #![allow(dead_code)]
 
@@ -55,7 +56,7 @@ use std::path::{Path, PathBuf};
 
 use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::rules::{LoadOptions, RuleSet, Vars};
-use flowbundle_inspect::{Engine, EngineConfig, Event, EventKind, Prestage};
+use flowbundle_inspect::{AlertFilter, Engine, EngineConfig, Event, EventKind, Prestage};
 use serde_norway::Value;
 
 /// The Suricata version whose behaviour the suite's version requirements are compared with: the newest the suite
@@ -104,19 +105,39 @@ pub fn suite_root() -> Option<PathBuf> {
 }
 
 /// Runs (or excludes) every test folder under `root` whose name contains `filter` (all when `None`), in name order.
+/// A folder without a `test.yaml` whose subfolders have one is a group (the suite's `threshold/`): its tests are
+/// named `group/test`.
 pub fn run_suite(root: &Path, filter: Option<&str>) -> Vec<TestResult> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs.into_iter()
-        .filter(|d| filter.is_none_or(|f| dir_name(d).contains(f)))
-        .map(|d| run_one(&d))
+    let subdirs = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let mut tests: Vec<(String, PathBuf)> = Vec::new();
+    for d in subdirs(root) {
+        let inner: Vec<PathBuf> = subdirs(&d)
+            .into_iter()
+            .filter(|s| s.join("test.yaml").exists())
+            .collect();
+        if !d.join("test.yaml").exists() && !inner.is_empty() {
+            for s in inner {
+                tests.push((format!("{}/{}", dir_name(&d), dir_name(&s)), s));
+            }
+        } else {
+            tests.push((dir_name(&d), d));
+        }
+    }
+    tests
+        .into_iter()
+        .filter(|(n, _)| filter.is_none_or(|f| n.contains(f)))
+        .map(|(n, d)| run_named(&n, &d))
         .collect()
 }
 
@@ -165,7 +186,12 @@ const CHECK_FIELDS: &[&str] = &[
 
 /// Runs or excludes one folder.
 pub fn run_one(dir: &Path) -> TestResult {
-    let name = dir_name(dir);
+    run_named(&dir_name(dir), dir)
+}
+
+/// Runs (or excludes) the test in `dir`, reported as `name`.
+fn run_named(name: &str, dir: &Path) -> TestResult {
+    let name = name.to_string();
     let yaml_path = dir.join("test.yaml");
     let Ok(text) = std::fs::read_to_string(&yaml_path) else {
         return excluded(&name, "no test.yaml", "");
@@ -355,6 +381,8 @@ fn run_engine(pcap: &Path, rules: RuleSet, settings: &Settings) -> Vec<Event> {
         midstream: settings.midstream,
         ..EngineConfig::default()
     };
+    // Thresholds, as the command line applies them: over the events in order.
+    let mut filter = AlertFilter::new(&rules);
     let mut engine = Engine::new(cfg, None, Some(rules));
     let mut pre = Prestage::new(engine.config());
     let mut ctx = engine.new_ctx();
@@ -365,7 +393,10 @@ fn run_engine(pcap: &Path, rules: RuleSet, settings: &Settings) -> Vec<Event> {
             n += 1;
         }
     }
-    let events = engine.finish([ctx]).events;
+    let mut events = engine.finish([ctx]).events;
+    if let Some(f) = filter.as_mut() {
+        f.retain(&mut events);
+    }
     // `SV_TRACE=1 scripts/suricata-verify NAME` lists every alert with its time, flow, direction and source: how a
     // count that differs from Suricata's is traced back to packets.
     if std::env::var_os("SV_TRACE").is_some() {

@@ -1,0 +1,347 @@
+//! Applications named from host names: the service behind a flow (`Google`, `YouTube`, `NetFlix`, ...), reported
+//! beside the master protocol as nDPI reports `TLS.Google` or `QUIC.YouTube`.
+//!
+//! ## Where the host name comes from
+//! The TLS ClientHello's server name (SNI), the QUIC Initial's SNI, the HTTP `Host` header and the DNS question's
+//! name: whichever a flow's parser reports first names the flow's application.
+//!
+//! ## The table
+//! [`HOST_SUFFIXES`] is the project's own list of the public domains well-known services run under (their
+//! documented service and content-delivery domains), spelled with nDPI's application names so that results
+//! compare with nDPI's at the `MASTER.APP` level. A host matches an entry when it is the suffix itself or ends
+//! with `.` + the suffix (so `ads.google.com` matches `google.com`, `notgoogle.com` does not); the longest
+//! matching suffix wins, so a specific service (`play.googleapis.com`: `PlayStore`) is named before its company's
+//! catch-all (`googleapis.com`: `Google`). Matching ignores ASCII case and one trailing dot.
+//!
+//! To add a service, add its domains to the table (kept sorted by suffix: a unit test checks it).
+
+/// `(domain suffix, application)`, sorted by suffix (lowercase).
+pub const HOST_SUFFIXES: &[(&str, &str)] = &[
+    ("1kxun.com", "1kxun"),
+    ("1kxun.mobi", "1kxun"),
+    ("aaplimg.com", "Apple"),
+    ("abuse.ch", "Cybersec"),
+    ("alexa.amazon.com", "AmazonAlexa"),
+    ("alibaba.com", "Alibaba"),
+    ("alicdn.com", "Alibaba"),
+    ("aliexpress.com", "Alibaba"),
+    ("alipay.com", "Alibaba"),
+    ("aliyun.com", "Alibaba"),
+    ("amazon.co.jp", "Amazon"),
+    ("amazon.co.uk", "Amazon"),
+    ("amazon.com", "Amazon"),
+    ("amazon.de", "Amazon"),
+    ("amazon.it", "Amazon"),
+    ("amazonalexa.com", "AmazonAlexa"),
+    ("amazonaws.com", "AmazonAWS"),
+    ("amazonvideo.com", "AmazonVideo"),
+    ("ampproject.org", "Google"),
+    ("android.clients.google.com", "PlayStore"),
+    ("android.com", "Google"),
+    ("app-measurement.com", "Google"),
+    ("apple-dns.net", "Apple"),
+    ("apple.com", "Apple"),
+    ("apple.news", "Apple"),
+    ("avs-alexa-na.amazon.com", "AmazonAlexa"),
+    ("badoo.com", "Badoo"),
+    ("bing.com", "Microsoft"),
+    ("bloomberg.com", "Bloomberg"),
+    ("bsky.app", "Bluesky"),
+    ("bsky.network", "Bluesky"),
+    ("bsky.social", "Bluesky"),
+    ("cdn.whatsapp.net", "WhatsAppFiles"),
+    ("cdninstagram.com", "Instagram"),
+    ("chat.google.com", "GoogleChat"),
+    ("cloud.huawei.com", "HuaweiCloud"),
+    ("cloud.yandex.com", "YandexCloud"),
+    ("cloud.yandex.ru", "YandexCloud"),
+    ("cloudflare-dns.com", "DoH_DoT"),
+    ("cloudflare.com", "Cloudflare"),
+    ("cloudflareclient.com", "CloudflareWarp"),
+    ("cloudfront.net", "AmazonAWS"),
+    ("cnn.com", "CNN"),
+    ("codmwest.com", "CoD_Mobile"),
+    ("crossout.net", "GaijinEntertainment"),
+    ("datasaver.googleapis.com", "DataSaver"),
+    ("dbankcdn.com", "HuaweiCloud"),
+    ("deezer.com", "Deezer"),
+    ("dingtalk.com", "DingTalk"),
+    ("direct.yandex.kz", "YandexDirect"),
+    ("direct.yandex.ru", "YandexDirect"),
+    ("discord.com", "Discord"),
+    ("discord.gg", "Discord"),
+    ("discordapp.com", "Discord"),
+    ("discordapp.net", "Discord"),
+    ("disk.yandex.com", "YandexDisk"),
+    ("disk.yandex.kz", "YandexDisk"),
+    ("disk.yandex.ru", "YandexDisk"),
+    ("disney-plus.net", "DisneyPlus"),
+    ("disneyplus.com", "DisneyPlus"),
+    ("dns.google", "DoH_DoT"),
+    ("dota2.com", "Dota2"),
+    ("doubleclick.net", "Google"),
+    ("drive.google.com", "GoogleDrive"),
+    ("dropbox.com", "Dropbox"),
+    ("dropboxapi.com", "Dropbox"),
+    ("ea.com", "ElectronicArts"),
+    ("easebar.com", "NetEaseGames"),
+    ("ebay.com", "eBay"),
+    ("edge-mqtt.facebook.com", "FacebookMessenger"),
+    ("facebook.com", "Facebook"),
+    ("facebook.net", "Facebook"),
+    ("fbcdn.net", "Facebook"),
+    ("fbsbx.com", "Facebook"),
+    ("feelinsonice-hrd.appspot.com", "Snapchat"),
+    ("feelinsonice.appspot.com", "Snapchat"),
+    ("fuze.com", "Fuze"),
+    ("g.whatsapp.net", "WhatsApp"),
+    ("gaijin.net", "GaijinEntertainment"),
+    ("gaijinent.com", "GaijinEntertainment"),
+    ("ggpht.com", "YouTube"),
+    ("github.com", "Github"),
+    ("githubusercontent.com", "Github"),
+    ("gitlab.com", "GitLab"),
+    ("gmail.com", "GMail"),
+    ("google-analytics.com", "Google"),
+    ("google.co.uk", "Google"),
+    ("google.com", "Google"),
+    ("google.de", "Google"),
+    ("google.es", "Google"),
+    ("google.fr", "Google"),
+    ("google.it", "Google"),
+    ("googleadservices.com", "Google"),
+    ("googleapis.com", "GoogleServices"),
+    ("googlesyndication.com", "Google"),
+    ("googletagmanager.com", "GoogleServices"),
+    ("googletagservices.com", "GoogleServices"),
+    ("googleusercontent.com", "Google"),
+    ("googlevideo.com", "YouTube"),
+    ("googlezip.net", "DataSaver"),
+    ("gstatic.com", "Google"),
+    ("guzzoni.apple.com", "AppleSiri"),
+    ("hulu.com", "Hulu"),
+    ("hulustream.com", "Hulu"),
+    ("icloud-content.com", "AppleiCloud"),
+    ("icloud.com", "AppleiCloud"),
+    ("iflix.com", "IFLIX"),
+    ("images-amazon.com", "Amazon"),
+    ("instagram.com", "Instagram"),
+    ("iqiyi.com", "iQIYI"),
+    ("iqiyipic.com", "iQIYI"),
+    ("itunes.apple.com", "AppleiTunes"),
+    ("kakao.com", "KakaoTalk"),
+    ("kakaocdn.net", "KakaoTalk"),
+    ("last.fm", "LastFM"),
+    ("line-apps.com", "Line"),
+    ("line-scdn.net", "Line"),
+    ("line.me", "Line"),
+    ("line.naver.jp", "Line"),
+    ("linkedin.com", "LinkedIn"),
+    ("live.com", "Microsoft"),
+    ("mail.yandex.com", "YandexMail"),
+    ("mail.yandex.kz", "YandexMail"),
+    ("mail.yandex.ru", "YandexMail"),
+    ("maps.google.com", "GoogleMaps"),
+    ("maps.googleapis.com", "GoogleMaps"),
+    ("market.yandex.ru", "YandexMarket"),
+    ("mastodon.social", "Mastodon"),
+    ("media-amazon.com", "Amazon"),
+    ("meet.google.com", "GoogleMeet"),
+    ("messenger.com", "FacebookMessenger"),
+    ("metrika.yandex.kz", "YandexMetrika"),
+    ("metrika.yandex.ru", "YandexMetrika"),
+    ("microsoft.com", "Microsoft"),
+    ("microsoftonline.com", "Microsoft"),
+    ("mmg-fna.whatsapp.net", "WhatsAppFiles"),
+    ("mmg.whatsapp.net", "WhatsAppFiles"),
+    ("mozilla.com", "Mozilla"),
+    ("mozilla.net", "Mozilla"),
+    ("mozilla.org", "Mozilla"),
+    ("mqtt-mini.facebook.com", "FacebookMessenger"),
+    ("msads.net", "Microsoft"),
+    ("msedge.net", "Microsoft"),
+    ("msn.com", "MSN"),
+    ("mtalk.google.com", "GoogleServices"),
+    ("mumble.info", "Mumble"),
+    ("music.yandex.kz", "YandexMusic"),
+    ("music.yandex.ru", "YandexMusic"),
+    ("mzstatic.com", "AppleiTunes"),
+    ("netflix.com", "NetFlix"),
+    ("netflix.net", "NetFlix"),
+    ("newrelic.com", "ADS_Analytic_Track"),
+    ("nflxext.com", "NetFlix"),
+    ("nflximg.com", "NetFlix"),
+    ("nflximg.net", "NetFlix"),
+    ("nflxso.net", "NetFlix"),
+    ("nflxvideo.net", "NetFlix"),
+    ("nintendo.com", "Nintendo"),
+    ("nintendo.net", "Nintendo"),
+    ("nordcdn.com", "NordVPN"),
+    ("nordvpn.com", "NordVPN"),
+    ("ntop.org", "ntop"),
+    ("nvidiagrid.net", "GeForceNow"),
+    ("ocsp.apple.com", "OCSP"),
+    ("ocsp.digicert.com", "OCSP"),
+    ("ocsp.globalsign.com", "OCSP"),
+    ("ocsp.int-x3.letsencrypt.org", "OCSP"),
+    ("ocsp.pki.goog", "OCSP"),
+    ("ocsp.sectigo.com", "OCSP"),
+    ("office.com", "Microsoft"),
+    ("office365.com", "Microsoft"),
+    ("onedrive.com", "Microsoft"),
+    ("onedrive.live.com", "MS_OneDrive"),
+    ("outlook.com", "Outlook"),
+    ("pandora.com", "Pandora"),
+    ("pastebin.com", "Pastebin"),
+    ("pinimg.com", "Pinterest"),
+    ("pinterest.co.uk", "Pinterest"),
+    ("pinterest.com", "Pinterest"),
+    ("pinterest.de", "Pinterest"),
+    ("pinterest.fr", "Pinterest"),
+    ("play.google.com", "PlayStore"),
+    ("play.googleapis.com", "PlayStore"),
+    ("playstation.com", "Playstation"),
+    ("playstation.net", "Playstation"),
+    ("pluralsight.com", "Pluralsight"),
+    ("polargrizzly.com", "TunnelBear"),
+    ("protonvpn.com", "ProtonVPN"),
+    ("push.apple.com", "ApplePush"),
+    ("qq.com", "QQ"),
+    ("qy.net", "iQIYI"),
+    ("rbxcdn.com", "Roblox"),
+    ("redd.it", "Reddit"),
+    ("reddit.com", "Reddit"),
+    ("redditmedia.com", "Reddit"),
+    ("redditstatic.com", "Reddit"),
+    ("roblox.com", "Roblox"),
+    ("scorecardresearch.com", "ADS_Analytic_Track"),
+    ("signal.org", "Signal"),
+    ("sina.cn", "Sina"),
+    ("sina.com", "Sina"),
+    ("sina.com.cn", "Sina"),
+    ("sinaimg.cn", "Sina"),
+    ("sinajs.cn", "Sina"),
+    ("skype.com", "Skype_Teams"),
+    ("slack-edge.com", "Slack"),
+    ("slack.com", "Slack"),
+    ("snapchat.com", "Snapchat"),
+    ("sndcdn.com", "SoundCloud"),
+    ("soundcloud.com", "SoundCloud"),
+    ("spotify.com", "Spotify"),
+    ("ssl-images-amazon.com", "Amazon"),
+    ("steamcommunity.com", "Steam"),
+    ("steampowered.com", "Steam"),
+    ("steamserver.net", "Steam"),
+    ("steamstatic.com", "Steam"),
+    ("surfshark.com", "SurfShark"),
+    ("t.me", "Telegram"),
+    ("teams.live.com", "Teams"),
+    ("teams.microsoft.com", "Teams"),
+    ("teams.office.com", "Teams"),
+    ("telegram.me", "Telegram"),
+    ("telegram.org", "Telegram"),
+    ("tiktok.com", "TikTok"),
+    ("tiktokcdn.com", "TikTok"),
+    ("tiktokv.com", "TikTok"),
+    ("tumblr.com", "Tumblr"),
+    ("tunnelbear.com", "TunnelBear"),
+    ("twimg.com", "Twitter"),
+    ("twitch.tv", "Twitch"),
+    ("twitter.com", "Twitter"),
+    ("ubuntu.com", "UbuntuONE"),
+    ("utorrent.com", "BitTorrent"),
+    ("vimeo.com", "Vimeo"),
+    ("vimeocdn.com", "Vimeo"),
+    ("vpn-api.proton.me", "ProtonVPN"),
+    ("waze.com", "Waze"),
+    ("webex.com", "Webex"),
+    ("weibo.cn", "SinaWeibo"),
+    ("weibo.com", "SinaWeibo"),
+    ("whatsapp.com", "WhatsApp"),
+    ("whatsapp.net", "WhatsApp"),
+    ("whispersystems.org", "Signal"),
+    ("wikimedia.org", "Wikipedia"),
+    ("wikipedia.de", "Wikipedia"),
+    ("wikipedia.fr", "Wikipedia"),
+    ("wikipedia.it", "Wikipedia"),
+    ("wikipedia.org", "Wikipedia"),
+    ("windowsupdate.com", "WindowsUpdate"),
+    ("worldofwarcraft.com", "WorldOfWarcraft"),
+    ("x.com", "Twitter"),
+    ("xbox.com", "Xbox"),
+    ("xboxlive.com", "Xbox"),
+    ("xiaomi.com", "Xiaomi"),
+    ("xiaomi.net", "Xiaomi"),
+    ("yahoo.com", "Yahoo"),
+    ("yandex.com", "Yandex"),
+    ("yandex.kz", "Yandex"),
+    ("yandex.net", "Yandex"),
+    ("yandex.ru", "Yandex"),
+    ("yastatic.net", "Yandex"),
+    ("youtu.be", "YouTube"),
+    ("youtube.com", "YouTube"),
+    ("ytimg.com", "YouTube"),
+    ("zattoo.com", "Zattoo"),
+    ("zoom.us", "Zoom"),
+];
+
+/// The application `host` belongs to, from [`HOST_SUFFIXES`]; `None` when no entry matches. No allocation.
+pub fn application_for_host(host: &str) -> Option<&'static str> {
+    let host = host.strip_suffix('.').unwrap_or(host).as_bytes();
+    // Candidate suffixes, longest first: the whole host, then after each dot.
+    let mut start = 0usize;
+    loop {
+        let suffix = host.get(start..)?;
+        if let Ok(i) = HOST_SUFFIXES.binary_search_by(|(s, _)| cmp_ci(s.as_bytes(), suffix)) {
+            return HOST_SUFFIXES.get(i).map(|e| e.1);
+        }
+        let dot = suffix.iter().position(|&b| b == b'.')?;
+        start += dot + 1;
+    }
+}
+
+/// `a` against `b` with `b` lowercased (table entries are lowercase already).
+fn cmp_ci(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    a.iter()
+        .copied()
+        .cmp(b.iter().map(|c| c.to_ascii_lowercase()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_lowercase_and_unique() {
+        for w in HOST_SUFFIXES.windows(2) {
+            assert!(w[0].0 < w[1].0, "{} before {}", w[0].0, w[1].0);
+        }
+        for (s, a) in HOST_SUFFIXES {
+            assert_eq!(*s, s.to_ascii_lowercase());
+            assert!(!s.starts_with('.') && !s.ends_with('.') && !a.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_longest_suffix_at_a_label_boundary_wins() {
+        assert_eq!(application_for_host("www.google.com"), Some("Google"));
+        assert_eq!(application_for_host("google.com"), Some("Google"));
+        assert_eq!(application_for_host("WWW.Google.COM."), Some("Google"));
+        assert_eq!(application_for_host("notgoogle.com"), None);
+        assert_eq!(
+            application_for_host("play.googleapis.com"),
+            Some("PlayStore")
+        );
+        assert_eq!(
+            application_for_host("fonts.googleapis.com"),
+            Some("GoogleServices")
+        );
+        assert_eq!(
+            application_for_host("r3---sn-4g5e6nsz.googlevideo.com"),
+            Some("YouTube")
+        );
+        assert_eq!(application_for_host("example.org"), None);
+        assert_eq!(application_for_host(""), None);
+        assert_eq!(application_for_host("."), None);
+    }
+}

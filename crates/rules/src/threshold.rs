@@ -1,0 +1,431 @@
+//! `threshold` and `detection_filter`: which of a rule's matches become alerts, counted per source, destination,
+//! address pair, flow or rule over a time window, as Suricata's `detect-engine-threshold.c` counts them.
+//!
+//! * `type limit, count N, seconds S`: the first N matches of each window of S seconds alert;
+//! * `type threshold`: every N-th match in a window alerts (the count restarts after each alert);
+//! * `type both`: the N-th match of a window alerts, once per window;
+//! * `detection_filter: track T, count N, seconds S`: every match after the N-th in a window alerts.
+//!
+//! A window starts at the first match of its key and lasts S seconds of *capture time* (the alert's packet), so the
+//! outcome depends on the input alone. Matching itself is not affected (flowbits are still set): only whether the
+//! match is reported. The state crosses flows (`by_src` counts one host's matches in every flow), so it cannot live
+//! in a worker: the engine applies [`ThresholdTable`] where alerts come together in input order (the ordered event
+//! merge and the single-threaded loop), which keeps a parallel run's alerts equal to the serial run's.
+//!
+//! The table is bounded ([`ThresholdTable::with_capacity`]): when it is full, entries whose window has passed are
+//! dropped first (they are equivalent to no entry); if none has, the match is judged as the first of a new window
+//! without remembering it, counted in [`ThresholdStats::table_full`].
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+/// Default most (rule, key) entries in a [`ThresholdTable`] (about 64 bytes each).
+pub const DEFAULT_CAPACITY: usize = 1 << 16;
+/// Longest window accepted, in seconds (a day is what ET Open uses at most; a year is generous).
+pub const MAX_SECONDS: u32 = 366 * 86_400;
+
+/// What a rule's `threshold` or `detection_filter` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThresholdKind {
+    Limit,
+    Threshold,
+    Both,
+    /// `detection_filter`.
+    DetectionFilter,
+}
+
+/// What the matches are counted by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Track {
+    /// The alert's source address.
+    BySrc,
+    /// The alert's destination address.
+    ByDst,
+    /// The address pair, either way round.
+    ByBoth,
+    /// The rule alone.
+    ByRule,
+    /// The flow.
+    ByFlow,
+}
+
+/// A rule's `threshold` or `detection_filter`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Threshold {
+    pub kind: ThresholdKind,
+    pub track: Track,
+    pub count: u32,
+    pub seconds: u32,
+}
+
+impl Threshold {
+    /// Parses the value of `threshold` (`detection_filter` when `filter`): comma-separated `type T`, `track T`,
+    /// `count N`, `seconds N` in any order, each once (`type` is not allowed for `detection_filter`).
+    pub fn parse(value: &str, filter: bool) -> Result<Threshold, ThresholdError> {
+        let keyword = if filter {
+            "detection_filter"
+        } else {
+            "threshold"
+        };
+        let bad = |m: String| ThresholdError::Invalid(format!("{keyword}: {m}"));
+        let (mut kind, mut track, mut count, mut seconds) = (None, None, None, None);
+        for part in value.split(',') {
+            let part = part.trim();
+            let (k, v) = part
+                .split_once(char::is_whitespace)
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| bad(format!("`{}` needs a value", short(part))))?;
+            let once = |slot: bool| {
+                if slot {
+                    Err(bad(format!("`{k}` given twice")))
+                } else {
+                    Ok(())
+                }
+            };
+            match k {
+                "type" if !filter => {
+                    once(kind.is_some())?;
+                    kind = Some(match v {
+                        "limit" => ThresholdKind::Limit,
+                        "threshold" => ThresholdKind::Threshold,
+                        "both" => ThresholdKind::Both,
+                        "backoff" => {
+                            return Err(ThresholdError::Unsupported(
+                                "threshold:type backoff".into(),
+                            ));
+                        }
+                        other => return Err(bad(format!("unknown type `{}`", short(other)))),
+                    });
+                }
+                "track" => {
+                    once(track.is_some())?;
+                    track = Some(match v {
+                        "by_src" => Track::BySrc,
+                        "by_dst" => Track::ByDst,
+                        "by_both" => Track::ByBoth,
+                        "by_rule" => Track::ByRule,
+                        "by_flow" => Track::ByFlow,
+                        other => return Err(bad(format!("unknown track `{}`", short(other)))),
+                    });
+                }
+                "count" => {
+                    once(count.is_some())?;
+                    count = Some(
+                        v.parse::<u32>()
+                            .map_err(|_| bad(format!("invalid count `{}`", short(v))))?,
+                    );
+                }
+                "seconds" => {
+                    once(seconds.is_some())?;
+                    let s = v
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&s| s <= MAX_SECONDS)
+                        .ok_or_else(|| bad(format!("invalid seconds `{}`", short(v))))?;
+                    seconds = Some(s);
+                }
+                // Suricata 8's `unique_on` (distinct ports) for detection_filter.
+                "unique_on" if filter => {
+                    return Err(ThresholdError::Unsupported(
+                        "detection_filter:unique_on".into(),
+                    ));
+                }
+                other => return Err(bad(format!("unknown option `{}`", short(other)))),
+            }
+        }
+        let kind = if filter {
+            ThresholdKind::DetectionFilter
+        } else {
+            kind.ok_or_else(|| bad("missing `type`".into()))?
+        };
+        let t = Threshold {
+            kind,
+            track: track.ok_or_else(|| bad("missing `track`".into()))?,
+            count: count.ok_or_else(|| bad("missing `count`".into()))?,
+            seconds: seconds.ok_or_else(|| bad("missing `seconds`".into()))?,
+        };
+        if t.count == 0 && kind != ThresholdKind::DetectionFilter {
+            return Err(bad("count must be 1 or more".into()));
+        }
+        Ok(t)
+    }
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(32).collect()
+}
+
+/// Why a `threshold` or `detection_filter` value was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThresholdError {
+    /// Valid in Suricata, not supported here (the rule is skipped with this reason).
+    Unsupported(String),
+    /// Malformed.
+    Invalid(String),
+}
+
+/// The key one rule's matches are counted under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Rule,
+    Addr(IpAddr),
+    Pair(IpAddr, IpAddr),
+    Flow(u64),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// End of the window (capture time, ns): matches before it count in it.
+    until_ns: u64,
+    count: u32,
+}
+
+/// What [`ThresholdTable`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThresholdStats {
+    /// Matches of rules with a threshold or detection filter that were not reported.
+    pub suppressed: u64,
+    /// Matches judged without an entry because the table was full of live windows.
+    pub table_full: u64,
+    /// Entries dropped because their window had passed, to make room.
+    pub expired: u64,
+}
+
+/// The counting state of every thresholded rule and key (see the module documentation).
+#[derive(Debug)]
+pub struct ThresholdTable {
+    entries: HashMap<(u32, Key), Entry>,
+    capacity: usize,
+    stats: ThresholdStats,
+}
+
+impl Default for ThresholdTable {
+    fn default() -> Self {
+        ThresholdTable::with_capacity(DEFAULT_CAPACITY)
+    }
+}
+
+impl ThresholdTable {
+    /// A table holding at most `capacity` (rule, key) entries.
+    pub fn with_capacity(capacity: usize) -> ThresholdTable {
+        ThresholdTable {
+            entries: HashMap::new(),
+            capacity: capacity.max(1),
+            stats: ThresholdStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> ThresholdStats {
+        self.stats
+    }
+
+    /// Whether a match of rule `rule` (index in its rule set) with threshold `t`, from `src` to `dst` in flow
+    /// `flow_id` at capture time `ts_ns`, is reported. Call in input order.
+    pub fn check(
+        &mut self,
+        rule: u32,
+        t: &Threshold,
+        src: IpAddr,
+        dst: IpAddr,
+        flow_id: u64,
+        ts_ns: u64,
+    ) -> bool {
+        let key = match t.track {
+            Track::BySrc => Key::Addr(src),
+            Track::ByDst => Key::Addr(dst),
+            Track::ByBoth => Key::Pair(src.min(dst), src.max(dst)),
+            Track::ByRule => Key::Rule,
+            Track::ByFlow => Key::Flow(flow_id),
+        };
+        let window = u64::from(t.seconds).saturating_mul(1_000_000_000);
+        let until = ts_ns.saturating_add(window);
+        let k = (rule, key);
+        let alert = match self.entries.get_mut(&k) {
+            Some(e) if ts_ns < e.until_ns => {
+                e.count = e.count.saturating_add(1);
+                match t.kind {
+                    ThresholdKind::Limit => e.count <= t.count,
+                    ThresholdKind::Threshold => {
+                        let hit = e.count >= t.count;
+                        if hit {
+                            e.count = 0;
+                        }
+                        hit
+                    }
+                    ThresholdKind::Both => e.count == t.count,
+                    ThresholdKind::DetectionFilter => e.count > t.count,
+                }
+            }
+            Some(e) => {
+                // The window has passed: this match opens a new one.
+                *e = Entry {
+                    until_ns: until,
+                    count: 1,
+                };
+                first_alerts(t)
+            }
+            None => {
+                if self.entries.len() >= self.capacity {
+                    let before = self.entries.len();
+                    self.entries.retain(|_, e| ts_ns < e.until_ns);
+                    self.stats.expired += (before - self.entries.len()) as u64;
+                }
+                if self.entries.len() < self.capacity {
+                    self.entries.insert(
+                        k,
+                        Entry {
+                            until_ns: until,
+                            count: 1,
+                        },
+                    );
+                } else {
+                    self.stats.table_full += 1;
+                }
+                first_alerts(t)
+            }
+        };
+        if !alert {
+            self.stats.suppressed += 1;
+        }
+        alert
+    }
+}
+
+/// Whether the first match of a window is reported.
+fn first_alerts(t: &Threshold) -> bool {
+    match t.kind {
+        ThresholdKind::Limit => true,
+        ThresholdKind::Threshold | ThresholdKind::Both => t.count <= 1,
+        ThresholdKind::DetectionFilter => t.count == 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    /// Which of matches at `times` (seconds) alert, all from one source.
+    fn run(t: &str, filter: bool, times: &[u64]) -> Vec<u64> {
+        let th = Threshold::parse(t, filter).unwrap();
+        let mut tab = ThresholdTable::default();
+        times
+            .iter()
+            .copied()
+            .filter(|&s| tab.check(0, &th, ip("10.0.0.1"), ip("8.8.8.8"), 7, s * S))
+            .collect()
+    }
+
+    #[test]
+    fn parses_every_spelling_et_open_uses() {
+        let t = Threshold::parse("type limit, track by_src, seconds 60, count 1", false).unwrap();
+        assert_eq!(
+            t,
+            Threshold {
+                kind: ThresholdKind::Limit,
+                track: Track::BySrc,
+                count: 1,
+                seconds: 60
+            }
+        );
+        assert_eq!(
+            Threshold::parse("type both,track by_dst,count 5,seconds 360", false)
+                .unwrap()
+                .kind,
+            ThresholdKind::Both
+        );
+        assert_eq!(
+            Threshold::parse("track by_src, count 10, seconds 60", true)
+                .unwrap()
+                .kind,
+            ThresholdKind::DetectionFilter
+        );
+        for bad in [
+            "type limit, track by_src, count 1",
+            "type limit, track by_moon, count 1, seconds 1",
+            "type limit, type both, track by_src, count 1, seconds 1",
+            "type limit, track by_src, count x, seconds 1",
+            "type limit, track by_src, count 0, seconds 1",
+            "type limit, track by_src, count 1, seconds 99999999999",
+            "type",
+        ] {
+            assert!(
+                matches!(
+                    Threshold::parse(bad, false),
+                    Err(ThresholdError::Invalid(_))
+                ),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            Threshold::parse("type limit, track by_src, count 1, seconds 1", true),
+            Err(ThresholdError::Invalid(_))
+        ));
+        assert!(matches!(
+            Threshold::parse("type backoff, track by_flow, count 1, multiplier 10", false),
+            Err(ThresholdError::Unsupported(_))
+        ));
+    }
+
+    /// The behaviours of Suricata's documentation ("Thresholding keywords"), match by match.
+    #[test]
+    fn counts_as_suricata_documents() {
+        let t = [0, 1, 2, 3, 4, 5, 6, 61, 62, 63];
+        // limit: the first 2 per 60 s window.
+        assert_eq!(
+            run("type limit, track by_src, count 2, seconds 60", false, &t),
+            [0, 1, 61, 62]
+        );
+        // threshold: every 3rd in a window; the count restarts with the window.
+        assert_eq!(
+            run(
+                "type threshold, track by_src, count 3, seconds 60",
+                false,
+                &t
+            ),
+            [2, 5, 63]
+        );
+        // both: the 3rd of a window, once.
+        assert_eq!(
+            run("type both, track by_src, count 3, seconds 60", false, &t),
+            [2, 63]
+        );
+        // detection_filter: every match after the 3rd of a window.
+        assert_eq!(
+            run("track by_src, count 3, seconds 60", true, &t),
+            [3, 4, 5, 6]
+        );
+    }
+
+    #[test]
+    fn keys_are_separate_and_the_table_is_bounded() {
+        let th = Threshold::parse("type limit, track by_dst, count 1, seconds 10", false).unwrap();
+        let mut tab = ThresholdTable::with_capacity(2);
+        let a = ip("10.0.0.1");
+        assert!(tab.check(0, &th, a, ip("1.1.1.1"), 1, 0));
+        assert!(tab.check(0, &th, a, ip("2.2.2.2"), 1, 0));
+        assert!(!tab.check(0, &th, a, ip("1.1.1.1"), 1, S));
+        // Another rule has its own count; the table is full of live windows: judged as a first match, not
+        // remembered, counted.: judged as a first match, not remembered, counted.
+        assert!(tab.check(1, &th, a, ip("1.1.1.1"), 1, S));
+        assert!(tab.check(1, &th, a, ip("1.1.1.1"), 1, S));
+        assert_eq!(tab.stats().table_full, 2);
+        // Once the windows have passed, their entries make room.
+        assert!(tab.check(1, &th, a, ip("1.1.1.1"), 1, 20 * S));
+        assert!(!tab.check(1, &th, a, ip("1.1.1.1"), 1, 21 * S));
+        assert_eq!(tab.stats().expired, 2);
+        assert_eq!(tab.stats().suppressed, 2);
+        // by_both counts a pair either way round.
+        let both =
+            Threshold::parse("type limit, track by_both, count 1, seconds 10", false).unwrap();
+        let mut tab = ThresholdTable::default();
+        assert!(tab.check(0, &both, a, ip("1.1.1.1"), 1, 0));
+        assert!(!tab.check(0, &both, ip("1.1.1.1"), a, 2, 0));
+    }
+}
