@@ -109,3 +109,60 @@ fn common_tail<'a>(line: &str, next: &'a str) -> Option<&'a str> {
         .flatten()
         .filter(|rest| rest.starts_with(':'))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every command's options, walked from the top: what `--help` shows for each must say what it does.
+    fn walk(cmd: &clap::Command, path: &str, problems: &mut Vec<String>) {
+        let here = format!("{path} {}", cmd.get_name()).trim().to_string();
+        if cmd
+            .get_about()
+            .is_none_or(|a| a.to_string().trim().is_empty())
+        {
+            problems.push(format!("`{here}` has no description"));
+        }
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            // clap's own --help and --version say what they do.
+            if id == "help" || id == "version" || arg.is_hide_set() {
+                continue;
+            }
+            let help = arg
+                .get_help()
+                .or(arg.get_long_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            if help.trim().is_empty() {
+                problems.push(format!("`{here}`: option `{id}` has no description"));
+            }
+            // Help is for users: no crate paths (`flowbundle_inspect::...`) or source files.
+            if help.contains("::") || help.contains(".rs`") || help.contains("crate") {
+                problems.push(format!(
+                    "`{here}`: option `{id}` points at the code: {help}"
+                ));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() != "help" {
+                walk(sub, &here, problems);
+            }
+        }
+    }
+
+    #[test]
+    fn every_option_of_every_command_has_a_description() {
+        let cmd = super::Cli::command();
+        cmd.clone().debug_assert();
+        let mut problems = Vec::new();
+        walk(&cmd, "", &mut problems);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        // The walk reached the commands and their options.
+        let subs: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
+        assert!(
+            subs.contains(&"inspect") && subs.contains(&"trace"),
+            "{subs:?}"
+        );
+    }
+}

@@ -41,6 +41,8 @@ const ACQUIRE_PARK: Duration = Duration::from_millis(1);
 /// neighbours').
 #[repr(align(64))]
 struct Bytes {
+    /// The packet's position in its input (see [`PacketArena::set_position`]).
+    position: u64,
     ts_ns: u64,
     orig_len: u32,
     interface: u32,
@@ -95,6 +97,7 @@ impl PacketArena {
             slots: (0..n)
                 .map(|_| {
                     UnsafeCell::new(Bytes {
+                        position: 0,
                         ts_ns: 0,
                         orig_len: 0,
                         interface: 0,
@@ -214,6 +217,28 @@ impl PacketArena {
                 data: &b.data,
             },
         ))
+    }
+
+    /// Records that the packet in slot `i` is at `position` in the input (the reader's count of the packets it read,
+    /// those a defragmenter absorbed included), which [`position`](Self::position) gives back.
+    ///
+    /// # Safety
+    /// As for [`fill`](Self::fill): the calling thread filled slot `i` and still holds it alone.
+    pub unsafe fn set_position(&self, i: u32, position: u64) {
+        if let Some(slot) = self.slots.get(i as usize) {
+            // SAFETY: the caller holds slot `i` alone.
+            unsafe { &mut *slot.get() }.position = position;
+        }
+    }
+
+    /// The input position of the packet in slot `i` (`None` when free); see [`set_position`](Self::set_position).
+    pub fn position(&self, i: u32) -> Option<u64> {
+        if self.seqs.get(i as usize)?.load(Acquire) == FREE {
+            return None;
+        }
+        let slot = self.slots.get(i as usize)?;
+        // SAFETY: as in `record`.
+        Some(unsafe { &*slot.get() }.position)
     }
 
     /// The packet in slot `i`, if it holds one. The record is valid until the slot is released.

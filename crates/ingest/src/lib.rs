@@ -33,6 +33,7 @@ pub mod reader;
 pub mod record;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod timeline;
 pub mod trace;
 pub mod writer;
 
@@ -47,5 +48,6 @@ pub use live::LiveCapture;
 pub use output::{OutputFile, refuse_input_as_output};
 pub use reader::CaptureReader;
 pub use record::PacketRecord;
+pub use timeline::Timeline;
 pub use trace::{Trace, TraceBuilder, TraceIter};
 pub use writer::{FileSink, PcapPrecision, PcapWriter, WriterOptions};

@@ -67,12 +67,22 @@ impl std::fmt::Debug for CaptureReader {
     }
 }
 
+/// The input name that stands for standard input.
+pub const STDIN: &str = "-";
+
 impl CaptureReader {
-    /// Open a capture file: pcap or pcapng, gzip-compressed or not (recognised by content, not by name).
+    /// Open a capture file: pcap or pcapng, gzip-compressed or not (recognised by content, not by name). `-` is
+    /// standard input (`tcpdump -w - | flowbundle inspect -`), as in tcpdump and tshark.
     ///
     /// Errors name the path.
     pub fn open(path: impl AsRef<Path>) -> Result<CaptureReader, Error> {
         let path = path.as_ref();
+        if path.as_os_str() == STDIN {
+            let mut reader =
+                Self::from_source(Box::new(std::io::stdin()), Some(path.to_path_buf()))?;
+            reader.path = Some(path.to_path_buf());
+            return Ok(reader);
+        }
         let file = File::open(path).map_err(|e| Error::file(path, e))?;
         let mut reader = Self::from_source(Box::new(file), Some(path.to_path_buf()))?;
         reader.path = Some(path.to_path_buf());

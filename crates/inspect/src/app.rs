@@ -236,6 +236,10 @@ pub(crate) struct FlowMeta {
     pub bytes: [u64; 2],
     pub established: bool,
     pub transport: Transport,
+    /// 1-based input position of the packet being handled (`None` in the end-of-flow flush).
+    pub pcap_cnt: Option<u64>,
+    /// ICMP type and code of the packet being handled, on ICMP flows.
+    pub icmp: Option<(u8, u8)>,
 }
 
 impl FlowMeta {
@@ -296,6 +300,7 @@ impl Out<'_> {
         self.events.push(Event {
             ts_ns: self.ts_ns,
             flow_id: m.id,
+            pcap_cnt: m.pcap_cnt,
             seq: *self.seq,
             key: m.key,
             client: m.client,
@@ -316,6 +321,8 @@ impl Out<'_> {
             rev: a.rev(),
             signature: a.rule.msg.clone(),
             category: a.rule.category.clone(),
+            metadata: a.rule.metadata.clone(),
+            icmp: m.icmp,
             severity: a.severity(),
             rule_index: a.rule_index,
             app: label.is_known().then(|| label.clone()),

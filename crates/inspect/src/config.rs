@@ -98,7 +98,7 @@ pub struct EngineConfig {
     /// Suricata's own default is off, which the suricata-verify harness sets unless a test asks for
     /// `stream.midstream: true`. Reassembly and identification pick such connections up either way.
     pub midstream: bool,
-    /// Seed of the flow-id hash (flow ids are a hash of the key and the start time; fix it for reproducible output).
+    /// Seed of the flow ids (a seeded permutation of the position of each flow's first packet in the input).
     pub flow_id_seed: u64,
     /// Seed of the scheduler hashes computed by [`crate::Prestage`] (`Desc::conn`).
     pub hash_seed: u64,

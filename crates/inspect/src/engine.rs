@@ -16,7 +16,6 @@
 //! same for any thread count and scheduler; flow eviction under the flow cap is the exception, and it is counted.
 
 use std::collections::BTreeMap;
-use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -289,7 +288,6 @@ pub struct Engine {
     expiry_floor: Box<[AtomicU64]>,
     memcap: ReassemblyMemcap,
     expect: Expectations,
-    ids: foldhash::fast::FixedState,
 }
 
 impl std::fmt::Debug for Engine {
@@ -326,7 +324,6 @@ impl Engine {
             expiry_floor: (0..BUNDLES).map(|_| AtomicU64::new(u64::MAX)).collect(),
             memcap: ReassemblyMemcap::new(cfg.reassembly_memcap),
             expect: Expectations::new(cfg.max_expectations, cfg.expectation_ttl_ns),
-            ids: foldhash::fast::FixedState::with_seed(cfg.flow_id_seed),
             cfg,
             det,
         }
@@ -565,8 +562,18 @@ impl Engine {
         }
     }
 
-    fn flow_id(&self, key: &FlowKey, ts_ns: u64) -> u64 {
-        self.ids.hash_one((key, ts_ns)) & FLOW_ID_MASK
+    /// The id of a flow whose first packet is packet `num` of the input: a bijection of the 52-bit space (seeded),
+    /// so distinct first packets give distinct ids: no two flows of a run share one, even when the same capture is
+    /// read twice or two flows share a key and a start time. The same packet numbering gives the same ids whatever
+    /// the thread count.
+    fn flow_id(&self, num: u64) -> u64 {
+        let mut x = (num ^ self.cfg.flow_id_seed) & FLOW_ID_MASK;
+        // Odd multipliers are invertible modulo 2^52, and `x ^= x >> k` is invertible on 52 bits.
+        x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15) & FLOW_ID_MASK;
+        x ^= x >> 26;
+        x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9) & FLOW_ID_MASK;
+        x ^= x >> 23;
+        x
     }
 
     /// Finds or creates the packet's flow and inspects the packet. `None` when the flow could not be tracked.
@@ -666,7 +673,7 @@ impl Engine {
             ctx.stats.tcp_midstream += 1;
         }
         let app = AppState::new(&self.det, &key, client, transport);
-        let mut flow = Flow::new(self.flow_id(&key, ts_ns), key, client, ts_ns, app);
+        let mut flow = Flow::new(self.flow_id(num), key, client, ts_ns, app);
         if matches!(transport, Transport::Tcp | Transport::Udp) {
             let (a, b, ap, bp) = key.endpoints(KeySide::Forward);
             if self.expect.lookup(a, ap, b, bp, ts_ns) {
@@ -712,6 +719,13 @@ impl Engine {
         f.bytes[dir.index()] += u64::from(wire_len);
         let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
         let to_server = dir == f.client;
+        let icmp = match d.l4 {
+            L4::Icmp(i) | L4::Icmpv6(i) => Some((i.msg_type, i.code)),
+            _ => None,
+        };
+        if icmp.is_some() && f.icmp[dir.index()].is_none() {
+            f.icmp[dir.index()] = icmp;
+        }
         let meta = FlowMeta {
             id: f.id,
             key: f.key,
@@ -721,6 +735,8 @@ impl Engine {
             bytes: f.bytes,
             established: false,
             transport: f.transport,
+            pcap_cnt: Some(num + 1),
+            icmp,
         };
         let mut detect = 0u64;
         let Flow {
@@ -926,6 +942,8 @@ impl Engine {
                         && (self.cfg.midstream || !t.midstream)
                 }),
             transport: f.transport,
+            pcap_cnt: None,
+            icmp: None,
         };
         {
             let Flow {
@@ -1038,6 +1056,8 @@ impl Engine {
                 state: t.state,
                 gaps: t.gaps,
             }),
+            icmp_toserver: f.icmp[ts],
+            icmp_toclient: f.icmp[tc],
         };
         let s = &mut ctx.stats;
         match reason {
@@ -1068,6 +1088,7 @@ impl Engine {
         ctx.events.push(Event {
             ts_ns: end_ts,
             flow_id: f.id,
+            pcap_cnt: None,
             seq: f.events,
             key: f.key,
             client: f.client,

@@ -188,6 +188,10 @@ pub struct FlowRecord {
     pub reason: EndReason,
     pub alerted: bool,
     pub tcp: Option<TcpSummary>,
+    /// ICMP flows: the ICMP type and code of the first message to the server and of the first to the client (EVE
+    /// `icmp_type`, `icmp_code`, `response_icmp_type`, `response_icmp_code`).
+    pub icmp_toserver: Option<(u8, u8)>,
+    pub icmp_toclient: Option<(u8, u8)>,
 }
 
 /// An alert (EVE `event_type: alert`).
@@ -202,6 +206,10 @@ pub struct AlertEvent {
     pub severity: u8,
     /// Index of the rule in the loaded rule set (for hit counters).
     pub rule_index: u32,
+    /// The rule's `metadata` entries (EVE `alert.metadata`), shared with the rule set.
+    pub metadata: Arc<[(String, String)]>,
+    /// ICMP type and code of the packet that matched, on ICMP flows (EVE `icmp_type`, `icmp_code`).
+    pub icmp: Option<(u8, u8)>,
     /// The flow's label when the alert fired, if it had one.
     pub app: Option<AppLabel>,
     /// Where the match was: `stream`, `packet` or `http`, and the match's offset in that buffer.
@@ -240,8 +248,12 @@ impl EventKind {
 pub struct Event {
     /// Capture time: of the packet that caused it, or the flow's last packet for flow records.
     pub ts_ns: u64,
-    /// The flow's id (EVE `flow_id`): a hash of its key and start time, below 2^52 so JSON readers keep it exact.
+    /// The flow's id (EVE `flow_id`): a permutation of the input position of the flow's first packet, so no two
+    /// flows of a run share one, below 2^52 so JSON readers keep it exact.
     pub flow_id: u64,
+    /// 1-based position in the input of the packet that caused it (EVE `pcap_cnt`); `None` for what no single packet
+    /// caused (flow records, events of the end-of-flow flush).
+    pub pcap_cnt: Option<u64>,
     /// Position among the flow's events.
     pub seq: u32,
     pub key: FlowKey,

@@ -110,6 +110,8 @@ pub(crate) struct Flow {
     pub alerted: bool,
     /// Cycles spent inspecting this flow's packets.
     pub cycles: u64,
+    /// ICMP flows: type and code of the first message from each key side.
+    pub icmp: [Option<(u8, u8)>; 2],
 }
 
 impl Flow {
@@ -129,6 +131,7 @@ impl Flow {
             events: 0,
             alerted: false,
             cycles: 0,
+            icmp: [None; 2],
         }
     }
 

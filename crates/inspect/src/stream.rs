@@ -62,6 +62,11 @@ pub struct StreamReader<'a> {
     pub errors: Vec<String>,
     /// Each input read, with its reader's counters (a record cut by the end of the file, clamped lengths, ...).
     pub inputs_read: Vec<(PathBuf, flowbundle_ingest::ReadStats)>,
+    /// One line per input that starts before the previous one ended (see [`flowbundle_ingest::Timeline`]).
+    pub warnings: Vec<String>,
+    timeline: flowbundle_ingest::Timeline,
+    /// Input position of the first packet read (packets of earlier runs of the same output).
+    first_position: u64,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
     order: Option<&'a StreamOrder>,
     decodes: Option<&'a BufferDecodes>,
@@ -81,6 +86,9 @@ impl<'a> StreamReader<'a> {
             packets_read: 0,
             errors: Vec::new(),
             inputs_read: Vec::new(),
+            warnings: Vec::new(),
+            timeline: flowbundle_ingest::Timeline::default(),
+            first_position: 0,
             stop: None,
             order: None,
             decodes: None,
@@ -99,6 +107,18 @@ impl<'a> StreamReader<'a> {
     pub fn with_decodes(mut self, decodes: &'a BufferDecodes) -> Self {
         self.decodes = Some(decodes);
         self
+    }
+
+    /// Numbers the packets read from `n` on instead of 0 (the engine's packet numbers: EVE `pcap_cnt`, flow ids),
+    /// for a run that continues the numbering of an earlier one.
+    pub fn numbered_from(mut self, n: u64) -> Self {
+        self.first_position = n;
+        self
+    }
+
+    /// The earliest and latest capture times read.
+    pub fn capture_span(&self) -> Option<(u64, u64)> {
+        self.timeline.span()
     }
 
     /// Stops reading (the next call answers `None`) once `flag` is raised, e.g. when the output failed.
@@ -129,7 +149,10 @@ impl<'a> StreamReader<'a> {
             if self.reader.is_none() {
                 let path = self.files.next()?;
                 match CaptureReader::open(&path) {
-                    Ok(r) => self.reader = Some((r, path)),
+                    Ok(r) => {
+                        self.timeline.input(&path);
+                        self.reader = Some((r, path));
+                    }
                     Err(e) => {
                         self.errors.push(format!("{}: {e}", path.display()));
                         continue;
@@ -154,7 +177,11 @@ impl<'a> StreamReader<'a> {
                     continue;
                 }
             };
+            let position = self.first_position + self.packets_read;
             self.packets_read += 1;
+            if let Some(w) = self.timeline.packet(rec.ts_ns) {
+                self.warnings.push(w);
+            }
             // Into a buffer first, then through the stage: the decoded view the stage makes then borrows the
             // buffer, which the worker reads, so the worker need not decode the packet again.
             let arena = self.arena;
@@ -199,6 +226,8 @@ impl<'a> StreamReader<'a> {
                 }
                 (None, d) => (filled.orig_len, d),
             };
+            // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
+            unsafe { self.arena.set_position(slot, position) };
             if let Some(decodes) = self.decodes {
                 // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
                 unsafe { decodes.set(slot, decoded) };
@@ -273,7 +302,7 @@ impl PacketSource for ArenaSource<'_> {
     }
 
     fn packet_number(&self, id: u32) -> u64 {
-        self.arena.seq(id).unwrap_or(u64::MAX)
+        self.arena.position(id).unwrap_or(u64::MAX)
     }
 
     fn decoded(&self, id: u32) -> Option<Decoded<'_>> {

@@ -351,7 +351,7 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
 pub struct DnsEvent {
     /// Transaction number within the flow (EVE writes it as `dns.tx_id` for queries; kept for the sink).
     pub tx_id: u64,
-    /// `2` on answers, as Suricata writes it.
+    /// The layout's version, `2`, on every event (Suricata 8's schema requires it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<u8>,
     /// `query` or `answer`.
@@ -376,7 +376,8 @@ pub struct DnsEvent {
     pub opcode: u16,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rrname: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    /// The name was cut at the decoder's limit. Not in Suricata's schema: not written.
+    #[serde(skip)]
     pub rrname_truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rrtype: Option<String>,
@@ -393,6 +394,7 @@ pub struct DnsEvent {
 pub fn events(m: &Message, tx_id: u64) -> Vec<DnsEvent> {
     let f = m.flags;
     let base = DnsEvent {
+        version: Some(2),
         tx_id,
         id: m.id,
         opcode: m.opcode(),
@@ -419,7 +421,6 @@ pub fn events(m: &Message, tx_id: u64) -> Vec<DnsEvent> {
     }
     let q = m.questions.first();
     vec![DnsEvent {
-        version: Some(2),
         kind: "answer".into(),
         flags: Some(format!("{f:04x}")),
         qr: true,

@@ -41,18 +41,31 @@ pub struct FtpEvent {
     pub command: &'static str,
     /// The command's argument (`PORT`/`EPRT`) or the reply text (`PASV`/`EPSV`), as sent (lossy UTF-8).
     pub command_data: String,
-    /// The reply code for passive replies (`227`, `229`); empty for active commands.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The reply code for passive replies (`227`, `229`); empty for active commands. EVE writes it as Suricata
+    /// does, a list of strings (`["227"]`).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "code_list")]
     pub completion_code: Option<u16>,
     /// Port the data connection goes to.
     pub dynamic_port: u16,
     /// `passive` or `active`, as Suricata writes it.
     pub mode: &'static str,
-    /// Who listens.
+    /// Who listens. For the expectation table; not in Suricata's schema, not written.
+    #[serde(skip)]
     pub listener: Listener,
-    /// The listener's address as announced; `None` for `EPSV` (the server's own address).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The listener's address as announced; `None` for `EPSV` (the server's own address). Not written, as
+    /// `listener`.
+    #[serde(skip)]
     pub expected_ip: Option<IpAddr>,
+}
+
+/// A reply code as Suricata's `completion_code`: a list of the codes as strings.
+fn code_list<S: serde::Serializer>(code: &Option<u16>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq as _;
+    let mut seq = s.serialize_seq(Some(usize::from(code.is_some())))?;
+    if let Some(c) = code {
+        seq.serialize_element(&c.to_string())?;
+    }
+    seq.end()
 }
 
 impl FtpEvent {

@@ -110,16 +110,12 @@ pub struct HttpEvent {
     pub redirect: Option<String>,
     /// Response body bytes as transferred (de-chunked, still compressed).
     pub length: u64,
-    /// Request body bytes (de-chunked). Not in Suricata's default output; omitted when zero.
-    #[serde(skip_serializing_if = "is_zero")]
+    /// Request body bytes (de-chunked). Not in Suricata's schema: not written.
+    #[serde(skip)]
     pub request_body_length: u64,
-    /// Response `Content-Encoding` when it was decoded (`gzip`, `deflate`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Response `Content-Encoding` when it was decoded (`gzip`, `deflate`). Not in Suricata's schema: not written.
+    #[serde(skip)]
     pub content_encoding: Option<String>,
-}
-
-fn is_zero(x: &u64) -> bool {
-    *x == 0
 }
 
 fn is_token_byte(b: u8) -> bool {

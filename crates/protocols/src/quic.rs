@@ -500,8 +500,9 @@ pub struct QuicEvent {
     /// gQUIC user agent (CHLO `UAID`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ua: Option<String>,
-    /// ALPN protocols the client offered.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// ALPN protocols the client offered. Not written on its own (Suricata's schema has no such key): EVE shows them
+    /// as the `alpn` entry of `extensions`.
+    #[serde(skip)]
     pub alpn: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ja3: Option<Ja3>,

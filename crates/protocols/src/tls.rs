@@ -86,8 +86,12 @@ impl Ja3 {
 pub struct ClientHandshake {
     /// Highest version offered (from `supported_versions` when present), Suricata's spelling.
     pub version: String,
+    /// The lists are left out when empty (Suricata's schema wants at least one entry).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ciphers: Vec<u16>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exts: Vec<u16>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sig_algs: Vec<u16>,
 }
 

@@ -151,7 +151,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("classtype", &[], Meta, |b, _, v, ctx| b.classtype(v, ctx)),
     parse("service", &[], Meta, |b, _, v, _| b.service(v)),
     info("reference"),
-    info("metadata"),
+    parse("metadata", &[], Meta, |b, _, v, _| b.metadata(v)),
     info("target"),
     // Flow and state.
     parse("flow", &[], Flow, |b, _, v, _| b.flow(v)),

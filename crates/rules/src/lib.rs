@@ -142,7 +142,7 @@ pub use addr::{AddrSet, PortSet};
 pub use classify::Classifications;
 pub use header::{HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
 pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule, Side};
-pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule};
+pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule, rule_files};
 pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,
     PacketCtx, ScanStats, Scanner, Transport,

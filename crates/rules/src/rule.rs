@@ -587,6 +587,9 @@ pub struct Rule {
     pub category: Arc<str>,
     /// EVE `alert.severity`: `priority` if set, else the classtype's priority, else 3.
     pub severity: u8,
+    /// `metadata` entries as `(key, value)`, split at the first space (`policy balanced-ips drop` is `policy` and
+    /// `balanced-ips drop`), in rule order; shared like `msg` (EVE `alert.metadata`).
+    pub metadata: Arc<[(String, String)]>,
     /// Snort 3 `service` names.
     pub services: Vec<String>,
     /// `flowbits` conditions and actions, in rule order.
@@ -730,6 +733,7 @@ pub(crate) struct Builder {
     no_stream: bool,
     /// `flow:only_stream`.
     only_stream: bool,
+    metadata: Vec<(String, String)>,
 }
 
 /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `=N`, `N<>M` (exclusive) and `N<=>M` (inclusive) as an inclusive range.
@@ -824,6 +828,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         header: Vec::new(),
         no_stream: false,
         only_stream: false,
+        metadata: Vec::new(),
     };
     for o in &opts {
         b.option(o, ctx).map_err(with_sid)?;
@@ -1127,6 +1132,20 @@ impl Builder {
             if !s.is_empty() {
                 self.services.push(s);
             }
+        }
+        Ok(())
+    }
+
+    /// `metadata`: `key value` entries, comma-separated (reported in EVE's `alert.metadata`).
+    pub(crate) fn metadata(&mut self, v: Option<&str>) -> Step<()> {
+        for entry in v.unwrap_or("").split(',') {
+            let entry = entry.trim();
+            if entry.is_empty() {
+                continue;
+            }
+            let (key, value) = entry.split_once(' ').unwrap_or((entry, ""));
+            self.metadata
+                .push((key.to_string(), value.trim().to_string()));
         }
         Ok(())
     }
@@ -1571,6 +1590,7 @@ impl Builder {
             classtype,
             category,
             severity: self.priority.or(class_prio).unwrap_or(3),
+            metadata: self.metadata.into(),
             services: self.services,
             flowbits: self.flowbits,
             noalert: self.noalert,

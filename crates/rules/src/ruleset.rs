@@ -334,7 +334,8 @@ impl RuleSet {
         RuleSet::parse_with(&[("<text>", text.as_ref())], &opts)
     }
 
-    /// Reads and parses rule files, in order, with the default options (Suricata's default variables).
+    /// Reads and parses rule files, in order, with the default options (Suricata's default variables). A directory
+    /// stands for the `*.rules` files in it, in name order (see [`rule_files`]).
     pub fn load_files<P: AsRef<Path>>(paths: &[P]) -> Result<(RuleSet, LoadReport), Error> {
         RuleSet::load_files_with(paths, &LoadOptions::default())
     }
@@ -344,9 +345,10 @@ impl RuleSet {
         paths: &[P],
         opts: &LoadOptions,
     ) -> Result<(RuleSet, LoadReport), Error> {
+        let paths = rule_files(paths)?;
         let mut texts = Vec::with_capacity(paths.len());
-        for p in paths {
-            let path = p.as_ref();
+        for path in &paths {
+            let path = path.as_path();
             let io = |source| Error::Io {
                 path: path.to_path_buf(),
                 source,
@@ -813,6 +815,39 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
     }
 }
 
+/// The rule files `paths` name: a file stands for itself, a directory for the `*.rules` files directly in it, in
+/// name order (Emerging Threats ships as such a directory). A directory without one is an error.
+pub fn rule_files<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<std::path::PathBuf>, Error> {
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        let path = p.as_ref();
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if !std::fs::metadata(path).map_err(io)?.is_dir() {
+            out.push(path.to_path_buf());
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(io)? {
+            let f = entry.map_err(io)?.path();
+            if f.extension().is_some_and(|e| e == "rules") && f.is_file() {
+                found.push(f);
+            }
+        }
+        if found.is_empty() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no *.rules file in this directory",
+            )));
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 impl Rule {
     /// A rule with a single case-sensitive content on any IP traffic: `alert ip any any -> any any
     /// (content:"…"; sid:N;)`.
@@ -838,6 +873,7 @@ impl Rule {
             classtype: None,
             category: std::sync::Arc::from(""),
             severity: 3,
+            metadata: std::sync::Arc::from([]),
             services: Vec::new(),
             flowbits: Vec::new(),
             noalert: false,

@@ -16,10 +16,16 @@
 //!   `app_proto` when known, and `flow.{pkts_*, bytes_*, start, src_ip, dest_ip, src_port, dest_port}`. Source and
 //!   destination are those of the data that matched, as Suricata writes them for alerts.
 //!
-//! Flow records also carry a `flowbundle` object Suricata does not write: the label in nDPI's spelling (`app`), how
-//! it was decided (`evidence`: `parser`, `signature`, `port`, `expectation`, `ip_protocol`), the service named from
-//! a host name the flow carried (`application`, nDPI's `APP` in `MASTER.APP`, when known), the packet position at
-//! which it was (`decided_at`) and the reassembly gaps of the connection. Consumers that do not know it ignore it.
+//! Every line validates against Suricata's own schema (`etc/schema.json`, which refuses keys it does not know).
+//! `pcap_cnt` (the 1-based position of the packet in the input) is on the events one packet caused; ICMP flows carry
+//! `icmp_type`/`icmp_code` (and `response_icmp_type`/`response_icmp_code`) and no `app_proto`, as Suricata writes
+//! them; `alert.metadata` holds the rule's `metadata` entries grouped by key.
+//!
+//! With [`EveOptions::extra`], flow records also carry a `flowbundle` object Suricata does not write (outside its
+//! schema): the label in nDPI's spelling (`app`), how it was decided (`evidence`: `parser`, `signature`, `port`,
+//! `expectation`, `ip_protocol`), the service named from a host name the flow carried (`application`, nDPI's `APP`
+//! in `MASTER.APP`, when known), the packet position at which it was (`decided_at`) and the reassembly gaps of the
+//! connection.
 //!
 //! The writer builds each line in one reused buffer (strings escaped by `serde_json`) and writes it whole.
 
@@ -27,7 +33,7 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 
 use flowbundle_decode::{FlowKey, KeySide};
-use flowbundle_inspect::{AlertEvent, Event, EventKind, FlowRecord};
+use flowbundle_inspect::{AlertEvent, AppLabel, Event, EventKind, FlowRecord};
 use flowbundle_protocols::AppEvent;
 
 use crate::time::write_timestamp;
@@ -56,11 +62,19 @@ fn has_ports(p: u8) -> bool {
     matches!(p, 6 | 17 | 132)
 }
 
+/// What the EVE lines carry beyond Suricata's schema.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EveOptions {
+    /// Flow records carry the `flowbundle` object (label in nDPI's spelling, evidence, decision position, gaps).
+    pub extra: bool,
+}
+
 /// Writes events as EVE JSON lines.
 pub struct EveWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
     lines: u64,
+    opts: EveOptions,
 }
 
 fn put_str(buf: &mut Vec<u8>, s: &str) {
@@ -112,10 +126,15 @@ fn tcp_flag_words(buf: &mut Vec<u8>, flags: u8) {
 
 impl<W: Write> EveWriter<W> {
     pub fn new(out: W) -> Self {
+        Self::with_options(out, EveOptions::default())
+    }
+
+    pub fn with_options(out: W, opts: EveOptions) -> Self {
         EveWriter {
             out,
             buf: Vec::with_capacity(1024),
             lines: 0,
+            opts,
         }
     }
 
@@ -128,7 +147,7 @@ impl<W: Write> EveWriter<W> {
     pub fn write(&mut self, e: &Event) -> io::Result<()> {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        render(&mut buf, e);
+        render_with(&mut buf, e, self.opts);
         buf.push(b'\n');
         let r = self.out.write_all(&buf);
         self.buf = buf;
@@ -163,31 +182,60 @@ impl<W: Write> EveWriter<W> {
 
 /// Events as EVE lines (each a JSON object and a newline), appended to `buf`.
 pub fn render_lines(buf: &mut Vec<u8>, events: &[Event]) {
+    render_lines_with(buf, events, EveOptions::default());
+}
+
+/// [`render_lines`] with options.
+pub fn render_lines_with(buf: &mut Vec<u8>, events: &[Event], opts: EveOptions) {
     for e in events {
-        render(buf, e);
+        render_with(buf, e, opts);
         buf.push(b'\n');
     }
 }
 
 /// One event as a JSON object (no newline).
 pub fn render(buf: &mut Vec<u8>, e: &Event) {
+    render_with(buf, e, EveOptions::default());
+}
+
+/// [`render`] with options.
+pub fn render_with(buf: &mut Vec<u8>, e: &Event, opts: EveOptions) {
     buf.extend_from_slice(b"{\"timestamp\":");
     put_ts(buf, e.ts_ns);
     let _ = write!(buf, ",\"flow_id\":{}", e.flow_id);
+    if let Some(n) = e.pcap_cnt {
+        let _ = write!(buf, ",\"pcap_cnt\":{n}");
+    }
     let _ = write!(buf, ",\"event_type\":\"{}\",", e.kind.event_type());
     match &e.kind {
-        EventKind::Flow(r) => render_flow(buf, e, r),
+        EventKind::Flow(r) => render_flow(buf, e, r, opts),
         EventKind::App(a) => render_app(buf, e, a),
         EventKind::Alert(a) => render_alert(buf, e, a),
     }
     buf.push(b'}');
 }
 
-fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord) {
+/// `"icmp_type":..,"icmp_code":..` (with `prefix`, e.g. `response_`).
+fn put_icmp(buf: &mut Vec<u8>, icmp: Option<(u8, u8)>, prefix: &str) {
+    if let Some((t, c)) = icmp {
+        let _ = write!(buf, ",\"{prefix}icmp_type\":{t},\"{prefix}icmp_code\":{c}");
+    }
+}
+
+/// `"app_proto":..`, except for flows named after their IP protocol (ICMP, GRE, ...), which Suricata gives none.
+fn put_app_proto(buf: &mut Vec<u8>, app: &AppLabel) {
+    if !matches!(app, AppLabel::Ip(_)) {
+        buf.extend_from_slice(b",\"app_proto\":");
+        put_str(buf, app.eve_name());
+    }
+}
+
+fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
     put_endpoints(buf, &e.key, e.client, "");
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
-    buf.extend_from_slice(b",\"app_proto\":");
-    put_str(buf, r.app.eve_name());
+    put_icmp(buf, r.icmp_toserver, "");
+    put_icmp(buf, r.icmp_toclient, "response_");
+    put_app_proto(buf, &r.app);
     let _ = write!(
         buf,
         ",\"flow\":{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":",
@@ -212,6 +260,9 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord) {
         );
         tcp_flag_words(buf, t.flags);
         let _ = write!(buf, ",\"state\":\"{}\"}}", t.state.name());
+    }
+    if !opts.extra {
+        return;
     }
     buf.extend_from_slice(b",\"flowbundle\":{\"app\":");
     put_str(buf, r.app.name());
@@ -250,10 +301,11 @@ fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent) {
 
 fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     put_endpoints(buf, &e.key, e.dir, "");
+    let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
+    put_icmp(buf, a.icmp, "");
     let _ = write!(
         buf,
-        ",\"proto\":\"{}\",\"direction\":\"{}\"",
-        proto_name(e.key.proto),
+        ",\"direction\":\"{}\"",
         if e.to_server() {
             "to_server"
         } else {
@@ -268,10 +320,11 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     put_str(buf, &a.signature);
     buf.extend_from_slice(b",\"category\":");
     put_str(buf, &a.category);
-    let _ = write!(buf, ",\"severity\":{}}}", a.severity);
+    let _ = write!(buf, ",\"severity\":{}", a.severity);
+    put_metadata(buf, &a.metadata);
+    buf.push(b'}');
     if let Some(app) = &a.app {
-        buf.extend_from_slice(b",\"app_proto\":");
-        put_str(buf, app.eve_name());
+        put_app_proto(buf, app);
     }
     let _ = write!(
         buf,
@@ -284,10 +337,38 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     buf.push(b'}');
 }
 
+/// `,"metadata":{"key":["value",...],...}`: the rule's entries grouped by key, keys in order of first appearance,
+/// as Suricata writes `alert.metadata`. Nothing when the rule has none.
+fn put_metadata(buf: &mut Vec<u8>, entries: &[(String, String)]) {
+    if entries.is_empty() {
+        return;
+    }
+    buf.extend_from_slice(b",\"metadata\":{");
+    for (i, (key, _)) in entries.iter().enumerate() {
+        if entries[..i].iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        if i > 0 {
+            buf.push(b',');
+        }
+        put_str(buf, key);
+        buf.extend_from_slice(b":[");
+        let values = entries.iter().filter(|(k, _)| k == key);
+        for (j, (_, v)) in values.enumerate() {
+            if j > 0 {
+                buf.push(b',');
+            }
+            put_str(buf, v);
+        }
+        buf.push(b']');
+    }
+    buf.push(b'}');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flowbundle_inspect::{AppLabel, EndReason, FlowState, TcpState, TcpSummary};
+    use flowbundle_inspect::{EndReason, FlowState, TcpState, TcpSummary};
     use flowbundle_protocols::AppProto;
 
     fn key() -> (FlowKey, KeySide) {
@@ -306,6 +387,7 @@ mod tests {
         let e = Event {
             ts_ns: 1_258_133_615_239_416_000,
             flow_id: 42,
+            pcap_cnt: None,
             seq: 0,
             key: k,
             client: d,
@@ -331,10 +413,12 @@ mod tests {
                     state: TcpState::Closed,
                     gaps: 0,
                 }),
+                icmp_toserver: None,
+                icmp_toclient: None,
             })),
         };
         let mut b = Vec::new();
-        render(&mut b, &e);
+        render_with(&mut b, &e, EveOptions { extra: true });
         let s = String::from_utf8(b).unwrap();
         assert_eq!(
             s,
@@ -349,5 +433,28 @@ mod tests {
         );
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(v["flow"]["state"], "closed");
+        // Without the option, nothing outside Suricata's schema.
+        let mut b = Vec::new();
+        render(&mut b, &e);
+        let plain = String::from_utf8(b).unwrap();
+        let (without, _) = s.split_once(",\"flowbundle\"").unwrap();
+        assert_eq!(plain, format!("{without}}}"));
+    }
+
+    #[test]
+    fn alert_metadata_is_grouped_by_key() {
+        let mut b = Vec::new();
+        put_metadata(
+            &mut b,
+            &[
+                ("policy".into(), "balanced-ips drop".into()),
+                ("created_at".into(), "2010_07_30".into()),
+                ("policy".into(), "security-ips drop".into()),
+            ],
+        );
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            ",\"metadata\":{\"policy\":[\"balanced-ips drop\",\"security-ips drop\"],\"created_at\":[\"2010_07_30\"]}"
+        );
     }
 }

@@ -11,7 +11,7 @@ pub mod stats;
 pub mod summary;
 pub mod time;
 
-pub use eve::{EveWriter, render};
+pub use eve::{EveOptions, EveWriter, render};
 pub use stats::{StatsRecord, render_stats, stats_event};
 pub use summary::{RulesInfo, RunInfo, Summary};
 pub use time::{timestamp, write_timestamp};

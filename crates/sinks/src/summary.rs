@@ -35,6 +35,8 @@ pub struct RunInfo {
     /// Packets whose recorded original length was impossible, read as their captured length.
     pub clamped_lengths: u64,
     pub elapsed: Option<Duration>,
+    /// Capture time of the earliest and of the latest packet read.
+    pub capture_span: Option<(u64, u64)>,
     /// Workers and scheduler, for a parallel run.
     pub threads: Option<(usize, String)>,
     /// Rules loaded, skipped (with reasons) and in error.
@@ -73,8 +75,26 @@ impl fmt::Display for Summary<'_> {
         let s = &fin.stats;
         let info = self.info;
         writeln!(f, "flowbundle inspect summary")?;
-        if !info.inputs.is_empty() {
-            writeln!(f, "  inputs: {}", info.inputs.join(", "))?;
+        // A long list (a directory's worth of captures) is shortened to its first few and a count.
+        const LISTED: usize = 5;
+        match info.inputs.len() {
+            0 => {}
+            n if n <= LISTED + 1 => writeln!(f, "  inputs: {}", info.inputs.join(", "))?,
+            n => writeln!(
+                f,
+                "  inputs: {}, ... and {} more ({n} in all)",
+                info.inputs[..LISTED].join(", "),
+                n - LISTED
+            )?,
+        }
+        if let Some((first, last)) = info.capture_span {
+            writeln!(
+                f,
+                "  capture: {} to {} ({:.3} s of capture time)",
+                crate::time::timestamp(first),
+                crate::time::timestamp(last),
+                last.saturating_sub(first) as f64 / 1e9
+            )?;
         }
         if let Some((n, sched)) = &info.threads {
             writeln!(f, "  workers: {n} ({sched} scheduler)")?;
@@ -93,7 +113,7 @@ impl fmt::Display for Summary<'_> {
             let secs = el.as_secs_f64().max(1e-9);
             write!(
                 f,
-                "\n  time: {:.3} s, {:.3} Mpps, {:.3} Gbit/s",
+                "\n  processing time: {:.3} s, {:.3} Mpps, {:.3} Gbit/s",
                 secs,
                 info.packets_read as f64 / secs / 1e6,
                 s.bytes as f64 * 8.0 / secs / 1e9

@@ -17,6 +17,7 @@
 //! The helpers never skip on their own: they return `None`/`false` and the caller returns, so a test reads
 //! `let Some(dir) = flowbundle_testsupport::data("ndpi/pcap") else { return };`.
 
+pub mod json_schema;
 pub mod ndpi;
 
 use std::fmt::Display;

@@ -21,7 +21,8 @@ use std::sync::Arc;
 ///   flowbundle bench --synth dominant --mode scaled --json out.json --plots plots/
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Capture files (pcap, pcapng, gzip); several are merged by time (see --help of the bench crate's `prep`).
+    /// Capture files (pcap, pcapng, gzip); several are merged in memory: each one's timestamps start at zero and the
+    /// packets interleave by time (addresses are kept: `flowbundle trace merge` keeps them apart).
     #[arg(value_name = "TRACE")]
     traces: Vec<PathBuf>,
 
@@ -45,7 +46,7 @@ pub struct Args {
     #[arg(long, default_value = "dh,ph,lfb", value_delimiter = ',')]
     scheduler: Vec<String>,
 
-    /// Worker thread counts, comma separated.
+    /// Worker thread counts, comma separated (0: every core).
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
 
@@ -57,7 +58,8 @@ pub struct Args {
     #[arg(long, default_value = "inspect", value_parser = ["inspect", "synthetic", "null"])]
     workload: String,
 
-    /// Inspect workload: content rules (Suricata/Snort subset), one or more files; compiled once, shared by every run.
+    /// Inspect workload: a Snort/Suricata rule file or a directory of them (repeat for more); compiled once, shared by
+    /// every run.
     #[arg(long, value_name = "F")]
     rules: Vec<PathBuf>,
 
@@ -135,7 +137,7 @@ pub struct Args {
     #[arg(long)]
     check: bool,
 
-    /// Write the report as JSON (schema flowbundle-bench/1).
+    /// Write the report as JSON (schema flowbundle-bench/1) to this file, or to standard output with `-`.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
 
@@ -168,17 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(out) = &args.json {
         super::check_output(out, inputs(&args))?;
     }
-    if args.threads.is_empty()
-        || args
-            .threads
-            .iter()
-            .any(|&t| t == 0 || t > flowbundle_scheduler::MAX_WORKERS)
-    {
-        bail!(
-            "--threads takes counts between 1 and {}",
-            flowbundle_scheduler::MAX_WORKERS
-        );
-    }
+    let threads = super::thread_counts(&args.threads, flowbundle_scheduler::MAX_WORKERS)?;
     if !(args.latency_at > 0.0 && args.latency_at <= 1.0) {
         bail!("--latency-at must be in (0, 1]");
     }
@@ -202,7 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let cfg = HarnessConfig {
         schedulers,
-        threads: args.threads.clone(),
+        threads,
         mode: if args.mode == "scaled" {
             BenchMode::Scaled
         } else {
@@ -302,6 +294,7 @@ fn load(args: &Args) -> anyhow::Result<Prepared> {
             .with_context(|| format!("unknown --synth profile `{name}`"))?
             .with_packets(args.synth_packets);
         cfg.seed = args.synth_seed;
+        super::warn_short_synth(name, &cfg);
         let (trace, _) =
             generate_trace(&cfg).map_err(|e| anyhow::anyhow!("--synth {name}: {e}"))?;
         return Ok(flowbundle_bench::prepare(
@@ -337,7 +330,8 @@ fn load_sets(args: &Args) -> anyhow::Result<Sets> {
         None
     } else {
         let (set, report) = RuleSet::load_files(&args.rules).context("loading rules")?;
-        eprintln!("{}", report.summary());
+        // As inspect reports them: each unreadable rule as `file:line: reason`, and a refusal when nothing loads.
+        super::rule_report::check(&report, None, &[])?;
         Some(Arc::new(set))
     };
     Ok((signatures, rules))

@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
 
-    /// Worker thread counts for the bench, comma separated.
+    /// Worker thread counts for the bench, comma separated (0: every core).
     #[arg(long, default_value = "1,2", value_delimiter = ',')]
     threads: Vec<usize>,
 
@@ -57,17 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.packets == 0 {
         anyhow::bail!("--packets must be at least 1");
     }
-    if args.threads.is_empty()
-        || args
-            .threads
-            .iter()
-            .any(|&t| t == 0 || t > flowbundle_scheduler::MAX_WORKERS)
-    {
-        anyhow::bail!(
-            "--threads takes counts between 1 and {}",
-            flowbundle_scheduler::MAX_WORKERS
-        );
-    }
+    let threads = super::thread_counts(&args.threads, flowbundle_scheduler::MAX_WORKERS)?;
 
     // 1. The trace.
     let t = Instant::now();
@@ -176,7 +166,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // 3. The schedulers, with the engine as the workload.
     outln!(
         "\n== 3. Schedulers (flowbundle bench --workload inspect --mode raw, threads {:?}, median of {})\n",
-        args.threads,
+        threads,
         args.reps.max(1)
     );
     let prep = flowbundle_bench::prepare(
@@ -189,7 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|s| s.to_string())
             .collect(),
-        threads: args.threads.clone(),
+        threads: threads.clone(),
         mode: BenchMode::Raw,
         reps: args.reps.max(1),
         sched: SchedOptions {

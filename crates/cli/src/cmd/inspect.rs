@@ -9,6 +9,7 @@
 //! Memory is the flow state plus the arena, whatever the input's length.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -22,7 +23,7 @@ use flowbundle_inspect::{
     InspectWorkload, Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
-use flowbundle_sinks::{EveWriter, RulesInfo, RunInfo, StatsRecord, Summary};
+use flowbundle_sinks::{EveOptions, EveWriter, RulesInfo, RunInfo, StatsRecord, Summary};
 use flowbundle_worker::{StreamConfig, run_stream};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
@@ -33,13 +34,18 @@ use flowbundle_worker::{StreamConfig, run_stream};
 ///   flowbundle inspect big.pcap --threads 2 --scheduler lfb -o eve.json
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Capture files (pcap, pcapng, gzip), inspected one after the other as one input.
+    /// Capture files (pcap, pcapng, gzip; `-` for standard input), inspected one after the other as one input.
     #[arg(
         value_name = "FILE",
-        required_unless_present_any = ["interface", "list_keywords"],
+        required_unless_present_any = ["interface", "read", "list_keywords"],
         conflicts_with = "interface"
     )]
     files: Vec<PathBuf>,
+
+    /// A capture file to read, as tcpdump, tshark, Suricata and Zeek take it (repeatable; read before the FILE
+    /// arguments).
+    #[arg(short = 'r', long, value_name = "FILE", conflicts_with = "interface")]
+    read: Vec<PathBuf>,
 
     /// Print the rule keywords the rules engine knows (name, aliases, kind, buffer) and exit.
     #[arg(long)]
@@ -70,8 +76,9 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     signatures: Option<PathBuf>,
 
-    /// Snort/Suricata rule files.
-    #[arg(long, value_name = "FILE", num_args = 1..)]
+    /// A Snort/Suricata rule file, or a directory of them (its `*.rules` files in name order, as ET Open ships);
+    /// repeat the option for more.
+    #[arg(long, value_name = "FILE|DIR")]
     rules: Vec<PathBuf>,
 
     #[command(flatten)]
@@ -89,20 +96,31 @@ pub struct Args {
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
 
+    /// EVE flow records also carry a `flowbundle` object (the label in nDPI's spelling, how and at which packet it
+    /// was decided, reassembly gaps). Outside Suricata's schema, which refuses unknown keys: off by default.
+    #[arg(long)]
+    eve_extra: bool,
+
+    /// Inspect each input file on its own (flow state and timeouts start afresh, one summary per file) instead of
+    /// as one time line; the EVE output stays one file, flow ids unique across it.
+    #[arg(long)]
+    per_file: bool,
+
     /// Print the summary (the default when no -o is given); to standard error when EVE goes to standard output.
     #[arg(long)]
     summary: bool,
 
-    /// Worker threads of the streaming runtime (plus a reader thread); 1 runs the single-threaded loop. Default: the
-    /// machine's cores (1 for live capture).
+    /// Worker threads of the streaming runtime (plus a reader thread); 1 runs the single-threaded loop, 0 uses every
+    /// core. Default: the machine's cores (1 for live capture).
     #[arg(long)]
     threads: Option<usize>,
 
-    /// Scheduler for --threads: dh, ph, lfb, l7aff, flow, rss, lfb-affinity.
-    #[arg(long, default_value = "lfb")]
-    scheduler: String,
+    /// Scheduler of the streaming runtime (--threads 2 or more): dh, ph, lfb, l7aff, flow, rss, lfb-affinity.
+    /// Default: lfb.
+    #[arg(long)]
+    scheduler: Option<String>,
 
-    /// Write one cost record per packet (binary, or CSV if the name ends in .csv; see the inspect crate's `cost`).
+    /// Write one cost record per packet (its cycles and stage times): binary, or CSV if the name ends in .csv.
     #[arg(long, value_name = "FILE")]
     cost_out: Option<PathBuf>,
 
@@ -118,7 +136,7 @@ pub struct Args {
     /// on how far event output lags behind; memory is about this many times the largest packet). The default keeps
     /// the buffers within a core's L2 cache (512 × 2 KiB): with 4,096 the reader's copy into them missed the cache
     /// for most packets and the run took about 1.5× the CPU.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = DEFAULT_PACKET_BUFFERS)]
     packet_buffers: usize,
 
     /// With -o: end the EVE output with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
@@ -130,6 +148,8 @@ pub struct Args {
     #[arg(long, requires = "eve_stats")]
     eve_stats_threads: bool,
 }
+
+const DEFAULT_PACKET_BUFFERS: usize = 512;
 
 /// Where events go: EVE (or nowhere), through the rules' thresholds when they have any.
 struct Sink {
@@ -185,7 +205,7 @@ impl CostSink {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(mut args: Args) -> anyhow::Result<()> {
     if args.list_keywords {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -204,6 +224,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
         return Ok(());
+    }
+    // `-r FILE` first, then the positional files.
+    let mut files = std::mem::take(&mut args.read);
+    files.append(&mut args.files);
+    args.files = files;
+    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        bail!("standard input (`-`) can be read only once");
+    }
+    if args.packet_buffers == 0 {
+        bail!("--packet-buffers must be at least 1");
+    }
+    if args.max_flows == Some(0) {
+        bail!("--max-flows must be at least 1");
     }
     let defaults = EngineConfig::default();
     let cfg = EngineConfig {
@@ -225,7 +258,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
     // says so at once.
     let mut live = match &args.interface {
-        Some(_) if args.threads.is_some_and(|n| n > 1) => {
+        Some(_) if args.threads.is_some_and(|n| n != 1) => {
             bail!("--interface runs single-threaded (--threads 1) for now")
         }
         Some(iface) => Some(
@@ -315,10 +348,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     // Every input must open before anything runs: a missing file is an error, not an empty input.
-    for f in &args.files {
+    for f in args.files.iter().filter(|f| f.as_os_str() != "-") {
         std::fs::File::open(f).with_context(|| format!("cannot open {}", f.display()))?;
     }
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let eve_opts = EveOptions {
+        extra: args.eve_extra,
+    };
     // Every file this run reads: no output may be one of them.
     let inputs: Vec<&std::path::Path> = args
         .files
@@ -330,9 +366,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut sink = Sink {
         eve: match &args.output {
             None => None,
-            Some(p) => Some(EveWriter::new(super::Output::open(p, &inputs)?)),
+            Some(p) => Some(EveWriter::with_options(
+                super::Output::open(p, &inputs)?,
+                eve_opts,
+            )),
         },
-        filter: rules.as_ref().and_then(AlertFilter::new),
+        filter: None,
     };
     let mut costs = CostSink(match &args.cost_out {
         Some(p) => {
@@ -342,38 +381,157 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => None,
     });
 
-    let mut engine = Engine::new(cfg, signatures, rules);
-    let mut pre = Prestage::new(engine.config());
-    let start = Instant::now();
     let threads = match (args.threads, &args.interface) {
-        (Some(n), _) => n.max(1),
+        (Some(n), _) => super::thread_count(n),
         (None, Some(_)) => 1,
-        (None, None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        (None, None) => super::cores(),
+    };
+    if threads == 1 && args.scheduler.is_some() {
+        eprintln!("warning: --scheduler has no effect on a single-threaded run (--threads 1)");
+    }
+    if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
+        eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
+    }
+    if args.summary && args.output.is_none() {
+        eprintln!("warning: --summary has no effect without -o: the summary is printed anyway");
+    }
+    let (signatures, rules) = (signatures.map(Arc::new), rules.map(Arc::new));
+    // `--per-file`: each input on its own (flow state, timeouts, summary), its packets numbered on from the previous
+    // input's, so that flow ids stay unique in the one EVE output.
+    let groups: Vec<&[PathBuf]> = if args.per_file && !args.files.is_empty() {
+        args.files.chunks(1).collect()
+    } else {
+        vec![args.files.as_slice()]
     };
     // Each worker's counters as it left the run (for the stats record's `threads`).
     let mut worker_stats = Vec::new();
+    let mut first_packet = 0u64;
+    let mut reports = Vec::new();
+    for files in groups {
+        // Thresholds count afresh with each input under --per-file, as its flows do.
+        sink.filter = rules.as_deref().and_then(AlertFilter::new);
+        let mut engine = Engine::with_shared(cfg.clone(), signatures.clone(), rules.clone());
+        let mut info = RunInfo {
+            inputs: if args.per_file {
+                files.iter().map(|p| p.display().to_string()).collect()
+            } else {
+                info.inputs.clone()
+            },
+            ..info.clone()
+        };
+        let start = Instant::now();
+        let (mut finished, pre) = inspect_inputs(
+            &args,
+            files,
+            threads,
+            first_packet,
+            &mut engine,
+            live.as_mut(),
+            &mut sink,
+            &mut costs,
+            &mut info,
+            &mut worker_stats,
+        )?;
+        info.elapsed = Some(start.elapsed());
+        first_packet += info.packets_read;
+        sink.write(&std::mem::take(&mut finished.events))?;
+        if let Some(f) = &sink.filter {
+            f.correct(&mut finished);
+            let st = f.stats();
+            if st.table_full > 0 {
+                eprintln!(
+                    "warning: threshold table full: {} matches judged without their count",
+                    st.table_full
+                );
+            }
+        }
+        costs.write(&std::mem::take(&mut finished.cost_records))?;
+        let prestage = pre.stats();
+        // With --per-file, one stats record per input, as one summary per input.
+        if args.eve_stats
+            && let Some(w) = &mut sink.eve
+        {
+            let now_ns = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            let mut line = Vec::new();
+            flowbundle_sinks::render_stats(
+                &mut line,
+                &StatsRecord {
+                    now_ns,
+                    uptime: start.elapsed(),
+                    total: &finished.stats,
+                    prestage: Some(&prestage),
+                    info: &info,
+                    workers: if args.eve_stats_threads {
+                        &worker_stats
+                    } else {
+                        &[]
+                    },
+                },
+            );
+            w.write_rendered(&line, 1).context("writing EVE output")?;
+        }
+        worker_stats.clear();
+        reports.push((finished, prestage, info));
+    }
+    if let Some(w) = sink.eve {
+        w.into_inner().context("flushing EVE output")?.finish()?;
+    }
+    if let Some(w) = costs.0 {
+        w.finish().context("flushing cost records")?.finish()?;
+    }
+    if args.summary || args.output.is_none() {
+        for (finished, prestage, info) in &reports {
+            let text = Summary {
+                finished,
+                prestage: Some(prestage),
+                info,
+            }
+            .to_string();
+            if eve_to_stdout {
+                eprint!("{text}");
+            } else {
+                out!("{text}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Inspects `files` (or the live capture) with a fresh `engine`, the packets numbered from `first_packet`; writes
+/// the events as they come and returns what the end of the input left (the last events, the counters) and the
+/// pre-scheduling stage.
+#[allow(clippy::too_many_arguments)]
+fn inspect_inputs(
+    args: &Args,
+    files: &[PathBuf],
+    threads: usize,
+    first_packet: u64,
+    engine: &mut Engine,
+    mut live: Option<&mut LiveCapture>,
+    sink: &mut Sink,
+    costs: &mut CostSink,
+    info: &mut RunInfo,
+    worker_stats: &mut Vec<flowbundle_inspect::EngineStats>,
+) -> anyhow::Result<(flowbundle_inspect::Finished, Prestage)> {
+    let mut pre = Prestage::new(engine.config());
     let finished = match threads {
         1 => {
             let mut ctx = engine.new_ctx();
             let mut events = Vec::new();
             let mut recs = Vec::new();
-            let mut num = 0u64;
+            let mut num = first_packet;
             if let Some(cap) = live.as_mut() {
                 let drops;
-                (num, drops) = inspect_live(
-                    cap,
-                    &args,
-                    &mut engine,
-                    &mut ctx,
-                    &mut pre,
-                    &mut sink,
-                    &mut costs,
-                )?;
+                (num, drops) = inspect_live(cap, args, engine, &mut ctx, &mut pre, sink, costs)?;
                 info.capture_drops = drops;
             }
-            for path in &args.files {
+            let mut timeline = flowbundle_ingest::Timeline::default();
+            for path in files {
                 let mut reader = CaptureReader::open(path)
                     .with_context(|| format!("cannot open {}", path.display()))?;
+                timeline.input(path);
                 loop {
                     let rec = match reader.next_packet() {
                         Ok(Some(r)) => r,
@@ -384,6 +542,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                             break;
                         }
                     };
+                    if let Some(w) = timeline.packet(rec.ts_ns) {
+                        eprintln!("{w}");
+                    }
                     engine.process_serial(&mut ctx, &mut pre, num, &rec);
                     num += 1;
                     if ctx.pending_events() >= 1024 {
@@ -397,9 +558,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         recs.clear();
                     }
                 }
-                note_read_end(path, reader.stats(), &mut info);
+                note_read_end(path, reader.stats(), info);
             }
-            info.packets_read = num;
+            info.packets_read = num - first_packet;
+            info.capture_span = timeline.span();
             ctx.take_events(&mut events);
             sink.write(&events)?;
             worker_stats.push(ctx.stats().clone());
@@ -412,9 +574,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ph_late_claim: false,
                 ..SchedOptions::default()
             };
-            let sched = flowbundle_scheduler::build(&args.scheduler, n, &sched_opts)
+            let scheduler = args.scheduler.as_deref().unwrap_or("lfb");
+            let sched = flowbundle_scheduler::build(scheduler, n, &sched_opts)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
-            info.threads = Some((n, args.scheduler.clone()));
+            info.threads = Some((n, scheduler.to_string()));
             let arena = PacketArena::new(args.packet_buffers.max(1));
             let (tx, mut merge) = EventMerge::new();
             let order = StreamOrder::new(arena.slots());
@@ -422,8 +585,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let keeps_order = sched.shape().keeps_flow_order;
             // EVE lines are rendered on the workers; without an output the events are dropped there. With
             // thresholds, events come here whole: the filter must see them in order before anything is written.
+            let eve_opts = EveOptions {
+                extra: args.eve_extra,
+            };
+            let render_eve = move |buf: &mut Vec<u8>, events: &[Event]| {
+                flowbundle_sinks::eve::render_lines_with(buf, events, eve_opts)
+            };
             let render: &Renderer = match sink.eve {
-                Some(_) => &flowbundle_sinks::eve::render_lines,
+                Some(_) => &render_eve,
                 None => &|_, _| {},
             };
             let mut source = ArenaSource::new(&arena, tx).with_decodes(&decodes);
@@ -432,18 +601,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             let stop = AtomicBool::new(false);
             let mut reader =
-                StreamReader::new(&arena, Prestage::new(engine.config()), args.files.clone())
+                StreamReader::new(&arena, Prestage::new(engine.config()), files.to_vec())
                     .stop_when(&stop)
-                    .with_decodes(&decodes);
+                    .with_decodes(&decodes)
+                    .numbered_from(first_packet);
             if !keeps_order {
                 source = source.with_order(&order);
                 reader = reader.with_order(&order);
             }
-            let workload = InspectWorkload::new(&engine, sched.shape(), &source);
+            let workload = InspectWorkload::new(engine, sched.shape(), &source);
             let progress = Progress::new();
             let mut write_error: Option<anyhow::Error> = None;
             let mut collect = |last: bool| {
-                progress.update(&arena, &engine, last);
+                progress.update(&arena, engine, last);
                 // The watermark first, then the channel (see `flowbundle_inspect::stream`).
                 let watermark = arena.oldest_in_flight();
                 if write_error.is_some() {
@@ -476,85 +646,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 bail!(
                     "the {} scheduler left packets uninspected: packet {oldest} of {} is still held ({} lost by the \
                      policy)",
-                    args.scheduler,
+                    scheduler,
                     arena.filled(),
                     report.lost
                 );
             }
-            for e in &reader.errors {
+            for e in reader.errors.iter().chain(&reader.warnings) {
                 eprintln!("{e}");
             }
             info.input_errors += reader.errors.len() as u64;
             worker_stats.extend(report.locals.iter().map(|c| c.stats().clone()));
             for (path, stats) in &reader.inputs_read {
-                note_read_end(path, stats, &mut info);
+                note_read_end(path, stats, info);
             }
             drop(workload);
             info.packets_read = reader.packets_read;
+            info.capture_span = reader.capture_span();
             pre = reader.into_prestage();
             engine.finish(report.locals)
         }
     };
-    info.elapsed = Some(start.elapsed());
-    sink.write(&finished.events)?;
-    let mut finished = finished;
-    if let Some(f) = &sink.filter {
-        f.correct(&mut finished);
-        let st = f.stats();
-        if st.table_full > 0 {
-            eprintln!(
-                "warning: threshold table full: {} matches judged without their count",
-                st.table_full
-            );
-        }
-    }
-    costs.write(&finished.cost_records)?;
-    if args.eve_stats
-        && let Some(w) = &mut sink.eve
-    {
-        let prestage = pre.stats();
-        let now_ns = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let mut line = Vec::new();
-        flowbundle_sinks::render_stats(
-            &mut line,
-            &StatsRecord {
-                now_ns,
-                uptime: start.elapsed(),
-                total: &finished.stats,
-                prestage: Some(&prestage),
-                info: &info,
-                workers: if args.eve_stats_threads {
-                    &worker_stats
-                } else {
-                    &[]
-                },
-            },
-        );
-        w.write_rendered(&line, 1).context("writing EVE output")?;
-    }
-    if let Some(w) = sink.eve {
-        w.into_inner().context("flushing EVE output")?.finish()?;
-    }
-    if let Some(w) = costs.0 {
-        w.finish().context("flushing cost records")?.finish()?;
-    }
-    if args.summary || args.output.is_none() {
-        let prestage = pre.stats();
-        let text = Summary {
-            finished: &finished,
-            prestage: Some(&prestage),
-            info: &info,
-        }
-        .to_string();
-        if eve_to_stdout {
-            eprint!("{text}");
-        } else {
-            out!("{text}");
-        }
-    }
-    Ok(())
+    Ok((finished, pre))
 }
 
 /// At the end of one input: warn of a record cut by the end of the file and of impossible original lengths (read

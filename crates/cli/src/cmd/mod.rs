@@ -31,6 +31,53 @@ pub mod rule_report;
 pub mod simulate;
 pub mod trace;
 
+/// The machine's cores (1 when unknown).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// One meaning of `--threads N` across commands: `0` is every core; a count above the core count runs, with a
+/// warning (the threads then share cores, so timings say little).
+pub fn thread_count(n: usize) -> usize {
+    let cores = cores();
+    match n {
+        0 => cores,
+        n => {
+            if n > cores {
+                eprintln!(
+                    "warning: --threads {n} is more than the {cores} cores of this machine: threads share cores"
+                );
+            }
+            n
+        }
+    }
+}
+
+/// A `--threads` list (`bench`, `demo`): each count as [`thread_count`] reads it, each at most `max`.
+pub fn thread_counts(list: &[usize], max: usize) -> anyhow::Result<Vec<usize>> {
+    if list.is_empty() {
+        anyhow::bail!("--threads needs at least one count");
+    }
+    let counts: Vec<usize> = list.iter().map(|&n| thread_count(n)).collect();
+    if let Some(n) = counts.iter().find(|&&n| n > max) {
+        anyhow::bail!(
+            "--threads {n} is out of range: counts go from 1 to {max} (0 for every core)"
+        );
+    }
+    Ok(counts)
+}
+
+/// `--synth` of `bench` and `simulate`: a warning when the profile cannot make the packets asked (a profile scaled
+/// down keeps its per-connection cap), so that a shorter trace is not measured as if it were the one asked for.
+pub fn warn_short_synth(name: &str, cfg: &flowbundle_trace::synth::SynthConfig) {
+    if let Err(e) = cfg.check_deliverable() {
+        eprintln!(
+            "warning: --synth {name}: {e}; running on those (`flowbundle trace synth --profile {name} --packets N` \
+             names the fewest that deliver N)"
+        );
+    }
+}
+
 /// The `--scheduler` list of `bench` and `simulate`: `all` means every policy; any other name must be a known one
 /// (`lfb_affinity` is accepted as a spelling of `lfb-affinity`).
 pub fn scheduler_list(names: &[String]) -> anyhow::Result<Vec<String>> {
@@ -56,14 +103,20 @@ pub fn check_output<P: AsRef<std::path::Path>>(
     Ok(())
 }
 
-/// Write a whole output file (a JSON report): refused when it is one of `inputs`, and written through a temporary
-/// file renamed at the end, so a failure leaves no half-written file.
+/// Write a whole output file (a JSON report): `-` is standard output; a file is refused when it is one of `inputs`,
+/// and written through a temporary file renamed at the end, so a failure leaves no half-written file.
 pub fn write_output<P: AsRef<std::path::Path>>(
     output: &std::path::Path,
     inputs: impl IntoIterator<Item = P>,
     bytes: impl AsRef<[u8]>,
 ) -> anyhow::Result<()> {
     use std::io::Write as _;
+    if output.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes.as_ref()).map_err(stdout_error)?;
+        out.flush().map_err(stdout_error)?;
+        return Ok(());
+    }
     check_output(output, inputs)?;
     let mut f = flowbundle_ingest::OutputFile::create(output)?;
     f.write_all(bytes.as_ref())

@@ -116,7 +116,8 @@ pub struct Args {
     #[arg(long)]
     findings: bool,
 
-    /// Write the report as JSON (the bench schema flowbundle-bench/1, plus a `sim` section).
+    /// Write the report as JSON (the bench schema flowbundle-bench/1, plus a `sim` section) to this file, or to
+    /// standard output with `-`.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
 
@@ -133,26 +134,30 @@ pub struct Args {
     quiet: bool,
 }
 
-/// Overrides of single model parameters (see `flowbundle_sim::params` for each default and its source).
+/// Overrides of single model parameters (each default and its source: the sim crate's `params` module).
 #[derive(clap::Args, Debug)]
 struct Knobs {
     /// Multiply every packet's base cost.
     #[arg(long)]
     cost_scale: Option<f64>,
 
-    /// Synthetic model: ns per packet and per wire byte (the bench's --base-ns, --per-byte-ns).
+    /// Synthetic model: ns per packet (the bench's --base-ns).
     #[arg(long)]
     base_ns: Option<f64>,
+    /// Synthetic model: ns per wire byte (the bench's --per-byte-ns).
     #[arg(long)]
     per_byte_ns: Option<f64>,
 
-    /// PAM model: cycles per TCP / UDP / other packet, and per payload byte.
+    /// PAM model: cycles per TCP packet.
     #[arg(long)]
     tcp_cycles: Option<f64>,
+    /// PAM model: cycles per UDP packet.
     #[arg(long)]
     udp_cycles: Option<f64>,
+    /// PAM model: cycles per packet of another protocol.
     #[arg(long)]
     other_cycles: Option<f64>,
+    /// PAM model: cycles per payload byte.
     #[arg(long)]
     byte_cycles: Option<f64>,
 
@@ -180,13 +185,16 @@ struct Knobs {
     #[arg(long)]
     ghz: Option<f64>,
 
-    /// Runtime costs in cycles: dispatch, second enqueue (lfb), worker per packet, ph handoff.
+    /// Runtime cost in cycles: dispatching a packet.
     #[arg(long)]
     dispatch_cycles: Option<u32>,
+    /// Runtime cost in cycles: the second enqueue of lfb.
     #[arg(long)]
     dual_enqueue_cycles: Option<u32>,
+    /// Runtime cost in cycles: the worker's own cost per packet.
     #[arg(long)]
     worker_cycles: Option<u32>,
+    /// Runtime cost in cycles: a ph handoff.
     #[arg(long)]
     handoff_cycles: Option<u32>,
 }
@@ -310,6 +318,11 @@ fn params_of(args: &Args) -> anyhow::Result<Params> {
 
 fn load(args: &Args) -> anyhow::Result<SimInput> {
     let mut input = if let Some(name) = &args.synth {
+        if let Some(cfg) = flowbundle_trace::synth::SynthConfig::profile(name) {
+            let mut cfg = cfg.with_packets(args.synth_packets as u64);
+            cfg.seed = args.synth_seed;
+            super::warn_short_synth(name, &cfg);
+        }
         let mut i = profiles::profile(name, args.synth_packets as u64, args.synth_seed)?;
         if let Some(n) = args.packets.filter(|&n| n < i.len()) {
             i = truncate(i, n);

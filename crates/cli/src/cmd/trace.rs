@@ -258,8 +258,10 @@ pub struct SynthArgs {
     /// Random seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }
@@ -427,8 +429,10 @@ pub struct MergeArgs {
     /// Skip the before/after aggregation metrics (faster).
     #[arg(long)]
     no_report: bool,
+    /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }
@@ -517,11 +521,17 @@ pub struct AnonymizeArgs {
     /// Also rewrite the inner addresses of tunnelled packets.
     #[arg(long)]
     tunnels: bool,
+    /// Also map the addresses DNS answers carry (A and AAAA records), as the IP headers are mapped; without it they
+    /// are left as they were, and counted.
+    #[arg(long)]
+    dns: bool,
     /// Most distinct addresses sn1/sn2 number before refusing (memory cap).
     #[arg(long, default_value_t = flowbundle_trace::anonymize::DEFAULT_MAX_ADDRESSES)]
     max_addresses: usize,
+    /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }
@@ -535,18 +545,26 @@ fn run_anonymize(a: AnonymizeArgs) -> anyhow::Result<()> {
         payload: a.payload,
         tunnels: a.tunnels,
         max_addresses: a.max_addresses,
+        dns: a.dns,
         progress: progress_of(a.no_progress),
         ..AnonymizeConfig::new(a.method)
     };
     super::check_output(&a.output, [&a.input])?;
     let r = anonymize_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace anonymize {}", a.input.display()))?;
+    if r.dns_addresses_left > 0 {
+        eprintln!(
+            "warning: {} addresses in DNS answers (A/AAAA records) were left as they were; --dns maps them as the \
+             IP headers are mapped",
+            r.dns_addresses_left
+        );
+    }
     if a.json {
         outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
         return Ok(());
     }
     outln!(
-        "{}: {} packets, {} IP headers rewritten ({} ICMP quotes, {} ARP, {} tunnelled), {} payloads cut ({} bytes)",
+        "{}: {} packets, {} IP headers rewritten ({} ICMP quotes, {} ARP, {} tunnelled), {} payloads cut ({} bytes), {} DNS answer addresses mapped",
         a.output.display(),
         r.counts.written,
         r.rewrite.ip_packets,
@@ -554,7 +572,8 @@ fn run_anonymize(a: AnonymizeArgs) -> anyhow::Result<()> {
         r.rewrite.arp_packets,
         r.rewrite.tunnel_inner,
         r.payload_cut_packets,
-        r.payload_cut_bytes
+        r.payload_cut_bytes,
+        r.dns_addresses_mapped
     );
     Ok(())
 }
@@ -574,8 +593,10 @@ pub struct RescaleArgs {
     /// Multiply the rate by F (2 = twice as fast, half the duration).
     #[arg(long)]
     factor: Option<f64>,
+    /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }
@@ -627,8 +648,10 @@ pub struct CutArgs {
     /// T1..T2 or T1..=T2: seconds from the first packet (1.5), @UNIX-SECONDS, or RFC 3339 times.
     #[arg(long)]
     time: Option<flowbundle_trace::rewrite::TimeRange>,
+    /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }

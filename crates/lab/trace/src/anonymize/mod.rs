@@ -27,11 +27,18 @@
 //! every flow's bytes and break the sequence-number space. Non-IP frames keep their link header only (ARP is
 //! kept whole: it is all header).
 //!
+//! ## Addresses in DNS
+//! With payloads kept, DNS answers still carry real addresses: the A and AAAA records of every DNS message (UDP
+//! port 53 or 5353) are found and counted. With `dns` (`--dns`) they are mapped as the IP headers are, so that a
+//! lookup's answer names the anonymized server the client goes on to reach, and the UDP checksum is fixed
+//! incrementally; without it they are left and counted, and the command says so.
+//!
 //! ## Keys
 //! `sn3` and `prefix` take `--key`: 64 hex digits are used as the 32 raw bytes of a Crypto-PAn key (compatible with
 //! other Crypto-PAn tools); any other string is hashed (SHA-256). `prefix` refuses to run without a key (a default
 //! key would make the mapping public); `sn3` falls back to `--seed`. `sn1`/`sn2` take no key.
 
+pub mod dns;
 pub mod keyed;
 pub mod sequential;
 
@@ -120,6 +127,8 @@ pub struct AnonymizeConfig {
     pub tunnels: bool,
     /// Cap on distinct addresses for `sn1`/`sn2`.
     pub max_addresses: usize,
+    /// Map the addresses of DNS A/AAAA records too (see the module documentation).
+    pub dns: bool,
     pub progress: Progress,
 }
 
@@ -133,6 +142,7 @@ impl AnonymizeConfig {
             payload: PayloadMode::Keep,
             tunnels: false,
             max_addresses: DEFAULT_MAX_ADDRESSES,
+            dns: false,
             progress: Progress::Hidden,
         }
     }
@@ -148,6 +158,9 @@ pub struct AnonymizeReport {
     /// Packets whose captured bytes were cut by the payload mode, and the bytes cut.
     pub payload_cut_packets: u64,
     pub payload_cut_bytes: u64,
+    /// Addresses of DNS A/AAAA records mapped (with `dns`), and left as they were (without it).
+    pub dns_addresses_mapped: u64,
+    pub dns_addresses_left: u64,
 }
 
 /// A 32-byte Crypto-PAn key from `--key`: 64 hex digits as raw bytes, anything else hashed.
@@ -246,6 +259,11 @@ pub struct Anonymizer {
     buf: Vec<u8>,
     cut_packets: u64,
     cut_bytes: u64,
+    dns: bool,
+    /// Offsets and lengths of the DNS addresses of the packet at hand.
+    dns_spots: Vec<(usize, usize)>,
+    dns_mapped: u64,
+    dns_left: u64,
 }
 
 impl std::fmt::Debug for Anonymizer {
@@ -268,6 +286,10 @@ impl Anonymizer {
             buf: Vec::with_capacity(2048),
             cut_packets: 0,
             cut_bytes: 0,
+            dns: cfg.dns,
+            dns_spots: Vec::new(),
+            dns_mapped: 0,
+            dns_left: 0,
         })
     }
 
@@ -277,12 +299,68 @@ impl Anonymizer {
         self.buf.extend_from_slice(data);
         self.rewriter
             .rewrite(link, &mut self.buf, self.map.as_mut())?;
+        self.dns_addresses(link)?;
         if let Some(keep) = payload_cut(link, &self.buf, self.payload) {
             self.cut_packets += 1;
             self.cut_bytes += (self.buf.len() - keep) as u64;
             self.buf.truncate(keep);
         }
         Ok(&self.buf)
+    }
+
+    /// Finds the addresses of DNS A/AAAA records in the packet in `buf`; maps them (fixing the UDP checksum) with
+    /// `dns`, counts them either way.
+    fn dns_addresses(&mut self, link: LinkType) -> Result<(), ToolError> {
+        self.dns_spots.clear();
+        let d = decode_bytes(link, &self.buf, &DecodeOptions::default());
+        let L4::Udp(u) = d.l4 else {
+            return Ok(());
+        };
+        if !(dns::is_dns_port(u.src_port) || dns::is_dns_port(u.dst_port)) {
+            return Ok(());
+        }
+        let (udp, base) = (d.l4_offset as usize, d.payload_offset as usize);
+        let spots = &mut self.dns_spots;
+        dns::for_each_address(d.payload, |o, l| spots.push((base + o, l)));
+        if !self.dns {
+            self.dns_left += self.dns_spots.len() as u64;
+            return Ok(());
+        }
+        for &(at, len) in &self.dns_spots {
+            let Some(bytes) = self.buf.get(at..at + len) else {
+                continue;
+            };
+            let old_addr = match len {
+                4 => std::net::IpAddr::from(<[u8; 4]>::try_from(bytes).unwrap_or_default()),
+                _ => std::net::IpAddr::from(<[u8; 16]>::try_from(bytes).unwrap_or_default()),
+            };
+            let new: Vec<u8> = match self.map.map(old_addr)? {
+                std::net::IpAddr::V4(a) => a.octets().to_vec(),
+                std::net::IpAddr::V6(a) => a.octets().to_vec(),
+            };
+            // The checksum's words start at the UDP header: re-sum from an even offset within it.
+            // (an odd-length region at the very end is padded with zero by the sum, as the checksum pads it).
+            let start = udp + ((at - udp) & !1);
+            let mut end = at + len;
+            if (end - start) % 2 == 1 && end < self.buf.len() {
+                end += 1;
+            }
+            let old = self.buf[start..end].to_vec();
+            self.buf[at..at + len].copy_from_slice(&new);
+            if let Some(field) = self.buf.get(udp + 6..udp + 8) {
+                let c = u16::from_be_bytes([field[0], field[1]]);
+                if c != 0 {
+                    let mut v =
+                        flowbundle_decode::wire::checksum::adjust(c, &old, &self.buf[start..end]);
+                    if v == 0 {
+                        v = 0xffff;
+                    }
+                    self.buf[udp + 6..udp + 8].copy_from_slice(&v.to_be_bytes());
+                }
+            }
+            self.dns_mapped += 1;
+        }
+        Ok(())
     }
 
     /// The map's view of an address (for tests and reports).
@@ -297,6 +375,8 @@ impl Anonymizer {
             distinct_addresses: self.map.distinct().unwrap_or(0) as u64,
             payload_cut_packets: self.cut_packets,
             payload_cut_bytes: self.cut_bytes,
+            dns_addresses_mapped: self.dns_mapped,
+            dns_addresses_left: self.dns_left,
         }
     }
 }
@@ -345,6 +425,83 @@ pub fn anonymize_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A DNS answer in UDP/IPv4 whose A record sits at an odd offset, the message of odd length.
+    fn dns_answer() -> Vec<u8> {
+        use flowbundle_decode::wire::{ip_proto, ipv4, udp};
+        let mut m = vec![0x12, 0x34, 0x81, 0x80, 0, 1, 0, 1, 0, 0, 0, 0];
+        m.extend_from_slice(b"\x03abc\x03com\x00\x00\x01\x00\x01");
+        m.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 93, 184, 216, 34]);
+        let (s, d) = (
+            std::net::Ipv4Addr::new(192, 0, 2, 53),
+            std::net::Ipv4Addr::new(192, 0, 2, 7),
+        );
+        let u = udp::Repr {
+            src_port: 53,
+            dst_port: 40000,
+            payload: &m,
+        };
+        let ip = ipv4::Repr {
+            src: s,
+            dst: d,
+            protocol: ip_proto::UDP,
+            payload_len: u.buffer_len(),
+            ttl: 64,
+            ident: 7,
+            dscp: 0,
+            ecn: 0,
+            dont_frag: true,
+            more_frags: false,
+            frag_offset: 0,
+        };
+        let mut p = vec![0u8; 20 + u.buffer_len()];
+        ip.emit(&mut p).unwrap();
+        u.emit(&mut p[20..], s.into(), d.into()).unwrap();
+        p
+    }
+
+    #[test]
+    fn dns_answer_addresses_follow_the_header_mapping_with_valid_checksums() {
+        use flowbundle_decode::wire::{ipv4, udp};
+        let p = dns_answer();
+        let rdata = p.len() - 4;
+        assert_eq!(rdata % 2, 1, "the record is at an odd offset");
+        for dns in [false, true] {
+            let mut anon = Anonymizer::new(&AnonymizeConfig {
+                dns,
+                ..AnonymizeConfig::new(Method::Sn1)
+            })
+            .unwrap();
+            let out = anon.packet(LinkType::RAW, &p).unwrap().to_vec();
+            let ip = ipv4::Packet::new_checked(&out[..]).unwrap();
+            assert!(ip.verify_checksum());
+            let u = udp::Packet::new_checked(&out[20..]).unwrap();
+            assert!(
+                u.verify_checksum(ip.src().into(), ip.dst().into()),
+                "dns: {dns}"
+            );
+            let original = std::net::IpAddr::from([93, 184, 216, 34]);
+            let report = anon.report(RunCounts::default());
+            if dns {
+                let mapped = anon.map_address(original).unwrap();
+                let std::net::IpAddr::V4(m) = mapped else {
+                    panic!("{mapped}")
+                };
+                assert_eq!(&out[rdata..], &m.octets());
+                assert_ne!(mapped, original);
+                assert_eq!(
+                    (report.dns_addresses_mapped, report.dns_addresses_left),
+                    (1, 0)
+                );
+            } else {
+                assert_eq!(&out[rdata..], &[93, 184, 216, 34]);
+                assert_eq!(
+                    (report.dns_addresses_mapped, report.dns_addresses_left),
+                    (0, 1)
+                );
+            }
+        }
+    }
 
     #[test]
     fn arguments() {
