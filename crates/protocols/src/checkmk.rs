@@ -27,18 +27,7 @@ impl Detector for CheckMkDetector {
         if ctx.dir != Direction::ToClient {
             return Probe::NotForUs;
         }
-        if d.len() < want.len() {
-            return if want.starts_with(d) {
-                Probe::Unsure
-            } else {
-                Probe::NotForUs
-            };
-        }
-        if d.starts_with(want) {
-            Probe::Certain
-        } else {
-            Probe::NotForUs
-        }
+        Probe::magic(d, want)
     }
 }
 

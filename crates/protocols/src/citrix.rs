@@ -24,18 +24,7 @@ impl Detector for CitrixDetector {
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         let d = ctx.prefix;
         let want: &[u8] = b"\x7f\x7fICA\x00";
-        if d.len() < want.len() {
-            return if want.starts_with(d) {
-                Probe::Unsure
-            } else {
-                Probe::NotForUs
-            };
-        }
-        if d.starts_with(want) {
-            Probe::Certain
-        } else {
-            Probe::NotForUs
-        }
+        Probe::magic(d, want)
     }
 }
 

@@ -37,15 +37,9 @@ impl Detector for HaProxyDetector {
         } else {
             V2_SIGNATURE
         };
-        if d.len() < want.len() {
-            return if want.starts_with(d) {
-                Probe::Unsure
-            } else {
-                Probe::NotForUs
-            };
-        }
-        if !d.starts_with(want) {
-            return Probe::NotForUs;
+        match Probe::magic(d, want) {
+            Probe::Certain => {}
+            other => return other,
         }
         if want == V2_SIGNATURE {
             return match d.get(12) {

@@ -24,18 +24,7 @@ impl Detector for Http2Detector {
         if ctx.dir != Direction::ToServer {
             return Probe::NotForUs;
         }
-        if d.len() < preface.len() {
-            return if preface.starts_with(d) {
-                Probe::Unsure
-            } else {
-                Probe::NotForUs
-            };
-        }
-        if d.starts_with(preface) {
-            Probe::Certain
-        } else {
-            Probe::NotForUs
-        }
+        Probe::magic(d, preface)
     }
 }
 

@@ -231,6 +231,20 @@ pub enum Probe {
     NotForUs,
 }
 
+impl Probe {
+    /// A flow that must open with the fixed bytes `magic`: `Certain` once `data` starts with them, `Unsure` while
+    /// `data` is still a prefix of them, `NotForUs` otherwise.
+    pub fn magic(data: &[u8], magic: &[u8]) -> Probe {
+        if data.starts_with(magic) {
+            Probe::Certain
+        } else if magic.starts_with(data) {
+            Probe::Unsure
+        } else {
+            Probe::NotForUs
+        }
+    }
+}
+
 /// Recognises one application protocol from a connection's first payloads.
 ///
 /// A detector is shared by every flow (and every worker thread), so it holds no per-flow state; what it needs

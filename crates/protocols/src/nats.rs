@@ -29,15 +29,9 @@ impl Detector for NatsDetector {
             Direction::ToClient => (b"INFO {", b"\"server_id\""),
             Direction::ToServer => (b"CONNECT {", b"\"verbose\""),
         };
-        if d.len() < verb.len() {
-            return if verb.starts_with(d) {
-                Probe::Unsure
-            } else {
-                Probe::NotForUs
-            };
-        }
-        if !d.starts_with(verb) {
-            return Probe::NotForUs;
+        match Probe::magic(d, verb) {
+            Probe::Certain => {}
+            other => return other,
         }
         let line_end = d.iter().position(|&b| b == b'\n');
         let line = &d[..line_end.unwrap_or(d.len())];
