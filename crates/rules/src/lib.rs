@@ -54,8 +54,8 @@
 //! flow, the rest per transaction, and the rule matches a transaction once both have. Options that never change what
 //! matches (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
-//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,820 of 4,004 rules (the
-//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,666 of 24,827 (`tests/parse.rs`).
+//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,909 of 4,004 rules (the
+//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,678 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
@@ -108,8 +108,11 @@
 //! * after a reassembly gap matching restarts: nothing straddles a gap;
 //! * `offset`/`depth` on a stream mean the stream's start only: a rule written for the start of *each* message of
 //!   a long-lived connection (Snort and Suricata inspect packets and stream chunks, so their `depth` is relative to
-//!   those) fires here only for the first one; `endswith`, `bsize` and `isdataat:!` on a stream are not supported
-//!   (a stream has no end while it is inspected) and skip a `tcp` rule (an `ip` rule then inspects datagrams only);
+//!   those) fires here only for the first one;
+//! * a payload chain with `endswith`, `bsize` or `isdataat:!`, or without a positive content, cannot run on a
+//!   stream (it has no end while it is inspected): on TCP it inspects each packet's payload instead (Suricata's
+//!   stream chunks end where the packets acknowledged so far end), on every packet its header and flow allow when
+//!   it has no content to prefilter; with `flow:only_stream` it skips its rule;
 //! * each rule alerts once per stream direction; Suricata may alert again on a later chunk with another occurrence;
 //! * flowbit conditions of a stream rule are checked when its fast pattern is found.
 //!

@@ -1548,13 +1548,27 @@ impl Builder {
         }
         // `dsize` makes a rule packet-only in Suricata: on TCP it then inspects each packet's payload. So do header
         // keywords here (they test the packet) and `flow:no_stream`.
-        let tcp_inspect = if self.dsize || !self.header.is_empty() || self.no_stream {
+        let mut tcp_inspect = if self.dsize || !self.header.is_empty() || self.no_stream {
             TcpInspect::Packet
         } else {
             h.tcp_inspect
         };
         if has_http && tcp_inspect == TcpInspect::Packet {
             return Err(skip("http buffer on tcp-pkt"));
+        }
+        // A payload chain that needs the end of its buffer (`isdataat:!`, `bsize`, `endswith`) or has no positive
+        // content to anchor it cannot run on a stream, which has no end while it is inspected: on TCP it inspects
+        // each packet's payload instead, as Suricata's stream chunks end where the packets acknowledged so far
+        // end. In a rule that also has application-layer buffers, that payload part is matched per packet and the
+        // rest per transaction.
+        if tcp_inspect == TcpInspect::Stream
+            && matches!(h.proto, Proto::Tcp | Proto::Ip | Proto::App(_))
+            && let Some(why) = groups.iter().find_map(stream_obstacle)
+        {
+            if self.only_stream {
+                return Err(skip(why));
+            }
+            tcp_inspect = TcpInspect::Packet;
         }
         for g in &groups {
             validate_group(

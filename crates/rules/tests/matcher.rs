@@ -418,6 +418,47 @@ alert tcp any any -> any any (app-layer-protocol:!http; content:"abc"; sid:5;)"#
     assert_eq!(stream(&rs, &[b"xxab", b"c"]), vec![3, 4]);
 }
 
+/// A TCP payload chain that needs its buffer's end (`isdataat:!`, `bsize`, `endswith`) or has no positive content
+/// cannot run on the stream (it has no end while inspected): it inspects each TCP packet's payload instead.
+#[test]
+fn tcp_rules_needing_the_buffer_end_inspect_packets() {
+    let rs = load(
+        r#"alert tcp any any -> any any (content:"abc"; isdataat:!1,relative; sid:1;)
+alert tcp any any -> any any (content:!"zzz"; pcre:"/^xx/"; sid:2;)
+alert tcp any any -> any any (content:"abc"; endswith; sid:3;)
+alert tcp any any -> any any (bsize:5; content:"xx"; sid:4;)
+alert ip any any -> any any (content:"abc"; isdataat:!1,relative; sid:5;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let c = ctx(Direction::ToServer);
+    let mut flow = FlowMatchState::default();
+    rs.scan_packet(&mut sc, &mut flow, &c, b"xxabc", &mut out);
+    let mut sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    sids.sort();
+    assert_eq!(sids, vec![1, 2, 3, 4, 5]);
+    out.clear();
+    rs.scan_packet(&mut sc, &mut flow, &c, b"yxabcd and more", &mut out);
+    assert!(out.is_empty(), "{out:?}");
+    // None of them inspects the stream.
+    assert!(stream(&rs, &[b"xxab", b"c"]).is_empty());
+
+    // Mixed with an HTTP buffer (the community set's whole-request length checks): the payload part per packet,
+    // the URI per transaction.
+    let rs = load(
+        r#"alert tcp any any -> any any (flow:to_server; isdataat:9; isdataat:!10; http_raw_uri; bufferlen:1; pkt_data; content:"GET / ",fast_pattern; sid:6;)"#,
+    );
+    for (request, want) in [(&b"GET / HTTP"[..], vec![6]), (b"GET / HTTP/1.1", vec![])] {
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_packet(&mut sc, &mut flow, &c, request, &mut out);
+        rs.scan_http(&mut sc, &mut flow, &c, 0, HttpBuffer::Uri, b"/", &mut out);
+        let sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        assert_eq!(sids, want);
+    }
+}
+
 /// Several `app-layer-protocol` keywords all apply (suricata-verify `detect-app-layer-protocol-01`: `!http` and
 /// `!tls`), and none matches while the protocol is unknown, negated or not (Suricata's packet match returns 0 then).
 #[test]
