@@ -54,8 +54,8 @@
 //! flow, the rest per transaction, and the rule matches a transaction once both have. Options that never change what
 //! matches (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
-//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,909 of 4,004 rules (the
-//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,678 of 24,827 (`tests/parse.rs`).
+//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,912 of 4,004 rules (the
+//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,712 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or

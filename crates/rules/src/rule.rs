@@ -159,7 +159,8 @@ pub enum Buffer {
     HttpHost,
     HttpRawHost,
     HttpUserAgent,
-    /// Request `Cookie` header value(s).
+    /// `http.cookie`: the request's `Cookie` value(s), or the response's `Set-Cookie` value(s) (Suricata inspects
+    /// both; Snort 3's `http_cookie` to the client is `Set-Cookie` too).
     HttpCookie,
     /// Request header lines, `Name: value\r\n`, without `Cookie` (as Suricata's `http.header`).
     HttpRequestHeader,
@@ -312,7 +313,7 @@ impl Buffer {
             | TlsCertFingerprint
             | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
-            | HttpContentLen | HttpConnection | SshProto | SshSoftware => Side::Either,
+            | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware => Side::Either,
             _ => Side::Request,
         }
     }

@@ -1331,9 +1331,12 @@ impl RuleSet {
             HttpBuffer::StatusCode => scan(sc, flow, Buffer::HttpStatCode, data),
             HttpBuffer::ResponseHeaders => {
                 scan(sc, flow, Buffer::HttpResponseRawHeader, data);
-                if wants(Buffer::HttpResponseHeader) {
+                if wants(Buffer::HttpResponseHeader) || wants(Buffer::HttpCookie) {
                     crate::http::split_headers(data, b"set-cookie", &mut norm, &mut cookie);
                     scan(sc, flow, Buffer::HttpResponseHeader, &norm);
+                    if !cookie.is_empty() {
+                        scan(sc, flow, Buffer::HttpCookie, &cookie);
+                    }
                 }
                 header_buffers(
                     sc,

@@ -312,6 +312,27 @@ alert http any any -> any any (http.request_body; content:"user=admin"; sid:11;)
     assert_eq!(http(&rs, req2), vec![4, 9]);
 }
 
+/// `http.cookie` is the request's `Cookie` and the response's `Set-Cookie` (Suricata registers it both ways; Snort
+/// 3's `http_cookie` with `flow:to_client` is the community set's redirect rules).
+#[test]
+fn http_cookie_is_set_cookie_in_responses() {
+    let rs = load(
+        r#"alert tcp any any -> any any (flow:to_client,established; http_cookie; content:"SL_"; content:"_0000=",within 8; service:http; sid:1;)
+alert http any any -> any any (flow:to_server; http.cookie; content:"SL_"; sid:2;)
+alert http any any -> any any (http.cookie; content:"SL_"; sid:3;)"#,
+    );
+    let resp: &[(HttpBuffer, &[u8])] = &[(
+        HttpBuffer::ResponseHeaders,
+        b"Content-Type: text/html\r\nSet-Cookie: SL_ab_0000=1; path=/\r\n",
+    )];
+    assert_eq!(http(&rs, resp), vec![1, 3]);
+    let req: &[(HttpBuffer, &[u8])] = &[(
+        HttpBuffer::RequestHeaders,
+        b"Host: a\r\nCookie: SL_ab_0000=1\r\n",
+    )];
+    assert_eq!(http(&rs, req), vec![2, 3]);
+}
+
 #[test]
 fn header_only_rules_fire_per_packet() {
     let rs = load(r#"alert udp any any -> any 53 (msg:"dns"; sid:1;)"#);
