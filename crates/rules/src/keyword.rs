@@ -193,6 +193,9 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("byte_extract", &[], Payload, |b, n, v, _| b.byte(n, v)),
     parse("byte_math", &[], Payload, |b, n, v, _| b.byte(n, v)),
     parse("urilen", &[], Payload, |b, n, v, _| b.urilen(n, v)),
+    parse("base64_decode", &[], Payload, |b, _, v, _| {
+        b.base64_decode(v)
+    }),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.
@@ -232,6 +235,12 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("to_md5", &[], Transform, |b, n, v, _| b.transform(n, v)),
     // Sticky buffers.
     sticky("pkt_data", &["raw_data"], Buffer::Payload),
+    kw(
+        "base64_data",
+        &[],
+        StickyBuffer,
+        Handler::Sticky(PBuf::Base64Data),
+    ),
     kw(
         "file.data",
         &["file_data"],

@@ -34,8 +34,9 @@
 //! within fast_pattern startswith endswith` and negation, in Suricata's `;`-separated and Snort 3's inline form;
 //! `pcre` (see [`pcre`]: a linear-time engine, and a bounded backtracking one for back-references and look-around);
 //! `isdataat` (absolute, relative, negated); `bsize`/`bufferlen`/`dsize`/`urilen`; `byte_test byte_jump byte_extract
-//! byte_math` with rule variables (see [`byte`]); the transforms `dotprefix to_lowercase to_uppercase
-//! strip_whitespace compress_whitespace url_decode to_md5` (see [`transform`]); `flow` (direction, established
+//! byte_math` with rule variables (see [`byte`]); `base64_decode` with `base64_data` ([`rule::Base64`]); the
+//! transforms `dotprefix to_lowercase to_uppercase strip_whitespace compress_whitespace url_decode to_md5` (see
+//! [`transform`]); `flow` (direction, established
 //! state, `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto fragbits
 //! flags window seq ack itype icode icmp_id icmp_seq`); `threshold` and `detection_filter` ([`threshold`], applied
 //! by the engine where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset noalert`, names
@@ -54,8 +55,8 @@
 //! flow, the rest per transaction, and the rule matches a transaction once both have. Options that never change what
 //! matches (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
-//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,912 of 4,004 rules (the
-//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,712 of 24,827 (`tests/parse.rs`).
+//! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,915 of 4,004 rules (the
+//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,729 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
@@ -122,6 +123,7 @@
 //! candidates and the fired rules. All caps have counters in [`ScanStats`].
 
 pub mod addr;
+pub mod base64;
 pub mod byte;
 pub mod classify;
 mod gate;

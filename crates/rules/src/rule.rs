@@ -413,6 +413,8 @@ pub(crate) enum PBuf {
     RawHeader,
     /// `file_data` / `file.data`: response body to the client, request body to the server.
     FileData,
+    /// `base64_data`: what the rule's `base64_decode` decoded (its items end up inside that [`Base64`] item).
+    Base64Data,
 }
 
 impl PBuf {
@@ -423,6 +425,7 @@ impl PBuf {
             PBuf::Header => "http.header",
             PBuf::RawHeader => "http.header.raw",
             PBuf::FileData => "file.data",
+            PBuf::Base64Data => "base64_data",
         }
     }
 }
@@ -518,6 +521,28 @@ pub enum Item {
     },
     /// `byte_test`, `byte_jump`, `byte_extract`, `byte_math` (see [`crate::byte`]).
     Byte(Box<ByteItem>),
+    /// `base64_decode` and the `base64_data` items that inspect what it decoded.
+    Base64(Box<Base64>),
+}
+
+/// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
+pub const MAX_BASE64_INPUT: u32 = 64 << 10;
+
+/// `base64_decode:[bytes N][, offset N][, relative]` with its `base64_data` chain.
+///
+/// From the buffer start plus `offset` (or, with `relative`, from the end of the previous match plus `offset`), up
+/// to `bytes` encoded bytes (0: the rest of the buffer, at most [`MAX_BASE64_INPUT`]) are decoded as RFC 4648
+/// base64, stopping at the first byte outside the alphabet or at padding, as Suricata 8 decodes by default. The item
+/// matches when something was decoded and the `base64_data` items match the decoded bytes (a buffer of their own:
+/// positions count from its start). The cursor of the outer buffer does not move.
+#[derive(Clone, Debug)]
+pub struct Base64 {
+    pub bytes: u32,
+    pub offset: u32,
+    pub relative: bool,
+    /// The `base64_data` items, as a group over the decoded bytes.
+    pub data: Group,
+    pub(crate) plan: crate::verify::Plan,
 }
 
 impl Item {
@@ -529,6 +554,7 @@ impl Item {
             Item::DataAt { relative, .. } => *relative,
             Item::Len { .. } => false,
             Item::Byte(b) => b.read.relative,
+            Item::Base64(b) => b.relative,
         }
     }
 
@@ -537,7 +563,7 @@ impl Item {
         match self {
             Item::Content(c) => c.negated,
             Item::Pcre(p, _) => p.negated,
-            Item::DataAt { .. } | Item::Len { .. } => true,
+            Item::DataAt { .. } | Item::Len { .. } | Item::Base64(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -1362,6 +1388,55 @@ impl Builder {
         )
     }
 
+    /// `base64_decode:[bytes N][, offset N][, relative]`: see [`Base64`].
+    pub(crate) fn base64_decode(&mut self, v: Option<&str>) -> Step<()> {
+        if self.sticky == PBuf::Base64Data {
+            return Err(skip("base64_decode on base64_data"));
+        }
+        let mut b = Base64 {
+            bytes: 0,
+            offset: 0,
+            relative: false,
+            data: Group {
+                buffer: Buffer::Payload,
+                transforms: Vec::new(),
+                items: Vec::new(),
+            },
+            plan: crate::verify::Plan::default(),
+        };
+        for part in v.unwrap_or("").split(',').map(str::trim) {
+            let (k, val) = match part.split_once(char::is_whitespace) {
+                Some((k, val)) => (k, Some(val.trim())),
+                None => (part, None),
+            };
+            let number = |val: Option<&str>| -> Step<u32> {
+                val.and_then(|x| x.parse::<u32>().ok())
+                    .ok_or_else(|| err(format!("base64_decode: invalid `{}`", trunc(part))))
+            };
+            match (k, val) {
+                ("", None) => {}
+                ("relative", None) => b.relative = true,
+                ("bytes", _) => {
+                    b.bytes = number(val)?;
+                    if b.bytes > MAX_BASE64_INPUT {
+                        return Err(err(format!(
+                            "base64_decode: bytes {} over {MAX_BASE64_INPUT}",
+                            b.bytes
+                        )));
+                    }
+                }
+                ("offset", _) => b.offset = number(val)?,
+                _ => {
+                    return Err(err(format!(
+                        "base64_decode: unknown option `{}`",
+                        trunc(part)
+                    )));
+                }
+            }
+        }
+        self.push_item(self.sticky, Item::Base64(Box::new(b)))
+    }
+
     pub(crate) fn flow(&mut self, v: Option<&str>) -> Step<()> {
         for part in v.ok_or_else(|| err("flow needs a value"))?.split(',') {
             match part.trim().to_ascii_lowercase().as_str() {
@@ -1479,7 +1554,23 @@ impl Builder {
             }
         };
         let mut groups: Vec<Group> = Vec::new();
+        // Where the last `base64_decode` went (group, item): the `base64_data` items after it go inside it.
+        let mut base64_at: Option<(usize, usize)> = None;
         for ((pb, item), transforms) in self.items.into_iter().zip(self.item_transforms) {
+            if pb == PBuf::Base64Data {
+                let Some((gi, ii)) = base64_at else {
+                    return Err(err("base64_data without a preceding base64_decode"));
+                };
+                if !transforms.is_empty() {
+                    return Err(skip("transform on base64_data"));
+                }
+                if let Some(Item::Base64(b)) = groups.get_mut(gi).and_then(|g| g.items.get_mut(ii))
+                {
+                    b.data.items.push(item);
+                }
+                continue;
+            }
+            let is_base64 = matches!(item, Item::Base64(_));
             let buffer = match pb {
                 PBuf::Fixed(b) => b,
                 PBuf::Header if response_side => Buffer::HttpResponseHeader,
@@ -1488,6 +1579,8 @@ impl Builder {
                 PBuf::RawHeader => Buffer::HttpRequestRawHeader,
                 PBuf::FileData if response_side => Buffer::HttpResponseBody,
                 PBuf::FileData => Buffer::HttpRequestBody,
+                // Handled above.
+                PBuf::Base64Data => continue,
             };
             if pb == PBuf::FileData
                 && !self.services.is_empty()
@@ -1495,16 +1588,39 @@ impl Builder {
             {
                 return Err(skip("file_data outside http"));
             }
-            match groups
-                .iter_mut()
-                .find(|g| g.buffer == buffer && g.transforms == transforms)
+            let gi = match groups
+                .iter()
+                .position(|g| g.buffer == buffer && g.transforms == transforms)
             {
-                Some(g) => g.items.push(item),
-                None => groups.push(Group {
-                    buffer,
-                    transforms,
-                    items: vec![item],
-                }),
+                Some(gi) => gi,
+                None => {
+                    groups.push(Group {
+                        buffer,
+                        transforms,
+                        items: Vec::new(),
+                    });
+                    groups.len() - 1
+                }
+            };
+            if let Some(g) = groups.get_mut(gi) {
+                g.items.push(item);
+                if is_base64 {
+                    base64_at = Some((gi, g.items.len() - 1));
+                }
+            }
+        }
+        for g in &mut groups {
+            let buffer = g.buffer;
+            for it in &mut g.items {
+                if let Item::Base64(b) = it {
+                    if b.data.items.is_empty() {
+                        // Suricata alerts only when base64_data inspects what was decoded.
+                        return Err(skip("base64_decode without base64_data"));
+                    }
+                    b.data.buffer = buffer;
+                    validate_group(&b.data, false)?;
+                    b.plan = crate::verify::Plan::new(&b.data);
+                }
             }
         }
         let app = groups.iter().find_map(|g| g.buffer.app_proto());

@@ -125,6 +125,11 @@ pub(crate) fn check(
     r.map(|(s, e)| (hay.base + s as u64, hay.base + e as u64))
 }
 
+thread_local! {
+    /// Scratch for `base64_decode` output, kept per thread so that verification does not allocate per check.
+    static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 struct Verifier<'a, 'b> {
     g: &'a Group,
     plan: &'a Plan,
@@ -304,6 +309,57 @@ impl Verifier<'_, '_> {
                     self.vars = saved;
                 }
                 r
+            }
+            Item::Base64(b) => {
+                let h = self.hay;
+                if !self.spend() {
+                    return None;
+                }
+                // Where decoding starts: the buffer start (index `-base`) or the cursor, plus `offset`.
+                let from = if b.relative {
+                    cursor.map_or(-(h.base as i64), |c| c as i64)
+                } else {
+                    -(h.base as i64)
+                } + i64::from(b.offset);
+                let from = usize::try_from(from)
+                    .ok()
+                    .filter(|&f| f >= h.lo && f < h.hi)?;
+                let take = if b.bytes == 0 {
+                    crate::rule::MAX_BASE64_INPUT
+                } else {
+                    b.bytes
+                };
+                let to = h.hi.min(from.saturating_add(take as usize));
+                let mut decoded = DECODED.with(|d| std::mem::take(&mut *d.borrow_mut()));
+                crate::base64::decode_rfc4648(h.bytes.get(from..to).unwrap_or(&[]), &mut decoded);
+                let matched = !decoded.is_empty() && {
+                    let sub_hay = Hay {
+                        bytes: &decoded,
+                        lo: 0,
+                        hi: decoded.len(),
+                        base: 0,
+                        real_end: true,
+                    };
+                    let mut sub = Verifier {
+                        g: &b.data,
+                        plan: &b.plan,
+                        hay: &sub_hay,
+                        pin: None,
+                        caches: &mut *self.caches,
+                        budget: &mut *self.budget,
+                        pcre_limit: 0,
+                        vars: self.vars,
+                    };
+                    let r = sub.step(0, None, None).is_some();
+                    self.pcre_limit += sub.pcre_limit;
+                    r
+                };
+                DECODED.with(|d| *d.borrow_mut() = decoded);
+                if matched {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
             }
             Item::Len { min, max } => {
                 let h = self.hay;

@@ -333,6 +333,30 @@ alert http any any -> any any (http.cookie; content:"SL_"; sid:3;)"#,
     assert_eq!(http(&rs, req), vec![2, 3]);
 }
 
+/// `base64_decode` decodes from the buffer start or the previous match; `base64_data` inspects what it decoded, as a
+/// buffer of its own (ET Open's and the community set's forms).
+#[test]
+fn base64_decode_and_base64_data() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"data="; base64_decode:relative; base64_data; content:"test"; startswith; sid:1;)
+alert udp any any -> any any (base64_decode:bytes 8, offset 2; base64_data; content:"foobar"; sid:2;)
+alert udp any any -> any any (content:"x="; base64_decode:offset 0,relative; base64_data; content:"clk="; content:"&bid=",distance 0; sid:3;)
+alert http any any -> any any (flow:to_server; http.request_body; content:"<m:Data>"; base64_decode:bytes 300, offset 0, relative; base64_data; content:"<!DOCTYPE"; content:"SYSTEM"; distance:0; sid:4;)"#,
+    );
+    // "dGVzdA==" is "test", "Zm9vYmFy" is "foobar", "Y2xrPTEmYmlkPTI=" is "clk=1&bid=2".
+    assert_eq!(packet(&rs, b"data=dGVzdA=="), vec![1]);
+    assert_eq!(packet(&rs, b"xxdata=eHRlc3Q="), Vec::<u32>::new());
+    assert_eq!(packet(&rs, b"..Zm9vYmFy"), vec![2]);
+    // `bytes 8` from offset 2: the last two characters are not decoded.
+    assert_eq!(packet(&rs, b"..Zm9vYmFyCg"), vec![2]);
+    assert_eq!(packet(&rs, b"...Zm9vYmFy"), Vec::<u32>::new());
+    assert_eq!(packet(&rs, b"x=Y2xrPTEmYmlkPTI="), vec![3]);
+    // Decoding stops at the first byte outside the alphabet.
+    assert_eq!(packet(&rs, b"x=Y2xrPTE*YmlkPTI="), Vec::<u32>::new());
+    let body = b"<m:RouteComplaint <m:Data>PCFET0NUWVBFIHJvb3QgU1lTVEVNICJ4Ij4=</m:Data>";
+    assert_eq!(http(&rs, &[(HttpBuffer::RequestBody, body)]), vec![4]);
+}
+
 #[test]
 fn header_only_rules_fire_per_packet() {
     let rs = load(r#"alert udp any any -> any 53 (msg:"dns"; sid:1;)"#);
