@@ -15,8 +15,9 @@
 //! * `byte_math` combines it with `rvalue` (`+ - * / << >>`) into a rule variable; the cursor stays.
 //!
 //! Variables (`byte_extract`/`byte_math` results) can be the value of `byte_test`, the offset of any byte keyword,
-//! and the `rvalue` of `byte_math`. Not supported (the rule is skipped, with the option named): `dce`, a variable as
-//! `nbytes`, and variables in `content` modifiers.
+//! the `rvalue` of `byte_math`, and a content's `distance` or `within` (read as a 32-bit signed number, as Suricata
+//! does). Not supported (the rule is skipped, with the option named): `dce`, a variable as `nbytes`, and variables
+//! as `offset`, `depth` or `isdataat`.
 
 /// Most variables in one rule.
 pub const MAX_VARS: usize = 8;
@@ -29,7 +30,8 @@ pub enum Operand {
 }
 
 impl Operand {
-    fn get(self, vars: &[u64; MAX_VARS]) -> i64 {
+    /// The value: the literal, or the variable's current value.
+    pub(crate) fn get(self, vars: &[u64; MAX_VARS]) -> i64 {
         match self {
             Operand::Lit(n) => n,
             Operand::Var(i) => vars.get(usize::from(i)).copied().unwrap_or(0) as i64,

@@ -470,7 +470,20 @@ pub struct Content {
     pub within: Option<u32>,
     pub endswith: bool,
     pub fast_pattern: bool,
+    /// `distance`/`within` taken from `byte_extract`/`byte_math` variables, evaluated per match. When set,
+    /// `distance` is `Some(0)` and `within` `None` above, so that what reads them sees an unbounded relative content.
+    pub var_position: Option<VarPosition>,
+    /// Variable ids given as `distance` / `within` while the rule is read (folded into `var_position` at its end).
+    var_distance: Option<u8>,
+    var_within: Option<u8>,
     pub(crate) finder: memmem::Finder<'static>,
+}
+
+/// The `distance` and `within` of a content whose position comes from rule variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VarPosition {
+    pub distance: byte::Operand,
+    pub within: Option<byte::Operand>,
 }
 
 impl Content {
@@ -486,6 +499,9 @@ impl Content {
             within: None,
             endswith: false,
             fast_pattern: false,
+            var_position: None,
+            var_distance: None,
+            var_within: None,
             finder,
         }
     }
@@ -1232,9 +1248,23 @@ impl Builder {
 
     /// `depth`, `offset`, `distance`, `within`.
     pub(crate) fn position(&mut self, n: &str, v: Option<&str>) -> Step<()> {
-        let x = position(n, v.ok_or_else(|| err(format!("`{n}` needs a value")))?)?;
+        let v = v.ok_or_else(|| err(format!("`{n}` needs a value")))?;
+        let var = self.position_var(n, v)?;
         let c = self.last_content(n)?;
-        set_position(c, n, x)
+        match var {
+            Some(id) => set_var_position(c, n, id),
+            None => set_position(c, n, position(n, v)?),
+        }
+    }
+
+    /// The variable a `distance`/`within` value names, if it names one the rule defined (`byte_extract`,
+    /// `byte_math`); `None` for a number. A variable anywhere else stays a skip (`offset from a variable`).
+    fn position_var(&self, n: &str, v: &str) -> Step<Option<u8>> {
+        let v = v.trim();
+        if !matches!(n, "distance" | "within") {
+            return Ok(None);
+        }
+        Ok(self.byte_vars.iter().position(|x| x == v).map(|i| i as u8))
     }
 
     pub(crate) fn startswith(&mut self, n: &str) -> Step<()> {
@@ -1494,8 +1524,10 @@ impl Builder {
                     ("fast_pattern_offset" | "fast_pattern_length", Some(x))
                         if x.parse::<u32>().is_ok() => {}
                     ("depth" | "offset" | "distance" | "within", Some(x)) => {
-                        let n = position(k, x)?;
-                        set_position(&mut c, k, n)?;
+                        match self.position_var(k, x)? {
+                            Some(id) => set_var_position(&mut c, k, id)?,
+                            None => set_position(&mut c, k, position(k, x)?)?,
+                        }
                     }
                     ("", None) => {}
                     _ => return Err(err(format!("content: unknown modifier `{}`", trunc(m)))),
@@ -1556,7 +1588,10 @@ impl Builder {
         let mut groups: Vec<Group> = Vec::new();
         // Where the last `base64_decode` went (group, item): the `base64_data` items after it go inside it.
         let mut base64_at: Option<(usize, usize)> = None;
-        for ((pb, item), transforms) in self.items.into_iter().zip(self.item_transforms) {
+        for ((pb, mut item), transforms) in self.items.into_iter().zip(self.item_transforms) {
+            if let Item::Content(c) = &mut item {
+                fold_var_position(c);
+            }
             if pb == PBuf::Base64Data {
                 let Some((gi, ii)) = base64_at else {
                     return Err(err("base64_data without a preceding base64_decode"));
@@ -1731,6 +1766,32 @@ impl Builder {
             groups,
         })
     }
+}
+
+fn set_var_position(c: &mut Content, name: &str, id: u8) -> Step<()> {
+    match name {
+        "distance" => c.var_distance = Some(id),
+        _ => c.var_within = Some(id),
+    }
+    Ok(())
+}
+
+/// Folds a content's variable `distance`/`within` into [`Content::var_position`].
+fn fold_var_position(c: &mut Content) {
+    if c.var_distance.is_none() && c.var_within.is_none() {
+        return;
+    }
+    let distance = match c.var_distance {
+        Some(id) => byte::Operand::Var(id),
+        None => byte::Operand::Lit(i64::from(c.distance.unwrap_or(0))),
+    };
+    let within = match c.var_within {
+        Some(id) => Some(byte::Operand::Var(id)),
+        None => c.within.map(|w| byte::Operand::Lit(i64::from(w))),
+    };
+    c.var_position = Some(VarPosition { distance, within });
+    c.distance = Some(0);
+    c.within = None;
 }
 
 fn set_position(c: &mut Content, name: &str, n: i64) -> Step<()> {

@@ -160,10 +160,18 @@ impl Verifier<'_, '_> {
         if c.is_relative() {
             // Relative to the previous match's end, or to the start of the buffer when there is none.
             let cur = cursor.map(|c| c as i64).unwrap_or(-base);
-            let d = i64::from(c.distance.unwrap_or(0));
-            rs = rs.max(cur + d).max(-base);
-            if let Some(w) = c.within {
-                re = re.min(cur + d + i64::from(w));
+            let (d, w) = match c.var_position {
+                // Suricata reads a variable `distance`/`within` as a 32-bit signed number.
+                Some(vp) => (
+                    i64::from(vp.distance.get(&self.vars) as i32),
+                    vp.within.map(|w| i64::from(w.get(&self.vars) as i32)),
+                ),
+                None => (i64::from(c.distance.unwrap_or(0)), c.within.map(i64::from)),
+            };
+            // Variables hold whatever the packet said: saturate rather than overflow.
+            rs = rs.max(cur.saturating_add(d)).max(-base);
+            if let Some(w) = w {
+                re = re.min(cur.saturating_add(d).saturating_add(w));
             }
         } else {
             let o = i64::from(c.offset.unwrap_or(0)) - base;
@@ -179,7 +187,7 @@ impl Verifier<'_, '_> {
             rs = rs.max(re - c.bytes.len() as i64);
         }
         let len = c.bytes.len() as i64;
-        if re - rs < len || rs < 0 {
+        if re.saturating_sub(rs) < len || rs < 0 {
             return None;
         }
         Some((rs as usize, re as usize))

@@ -131,3 +131,36 @@ fn hostile_byte_keyword_values_are_errors_not_panics() {
         assert!(!rep.errors[0].message.contains('\n'));
     }
 }
+
+/// `distance` and `within` may name a `byte_extract` variable (the community set's length-prefixed SMB and AJP
+/// rules): the region is computed from the value extracted on this match, in both syntaxes.
+#[test]
+fn distance_and_within_from_variables() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"L"; byte_extract:1,0,len,relative; content:"HTTP"; within:len; sid:1;)
+alert udp any any -> any any (content:"L",depth 1; byte_extract:1,0,len,relative; content:"|00|",within 1; content:"/",within len,distance 1; sid:2;)
+alert udp any any -> any any (content:"L"; byte_extract:1,0,skip,relative; content:"Z"; distance:skip; within:1; sid:3;)"#,
+    );
+    // len 5: "HTTP" lies within the 5 bytes after the length byte.
+    assert_eq!(datagram(&rs, b"L\x05xHTTP"), vec![1]);
+    // len 4: it does not.
+    assert_eq!(datagram(&rs, b"L\x04xHTTP"), Vec::<u32>::new());
+    // sid 2: "/" within `len` bytes after one skipped byte.
+    assert_eq!(datagram(&rs, b"L\x03\x00x/"), vec![2]);
+    assert_eq!(datagram(&rs, b"L\x01\x00xy/"), Vec::<u32>::new());
+    // sid 3: "Z" exactly `skip` bytes on.
+    assert_eq!(datagram(&rs, b"L\x02abZ"), vec![3]);
+    assert_eq!(datagram(&rs, b"L\x01abZ"), Vec::<u32>::new());
+    // The value is taken as Suricata takes it, a 32-bit signed distance: 0x7fffffff lies past the buffer,
+    // 0xffffffff is -1 (one byte back), and nothing overflows.
+    let rs = load(
+        r#"alert udp any any -> any any (content:"L"; byte_extract:4,0,big,relative; content:"Z"; distance:big; sid:4;)
+alert udp any any -> any any (content:"L"; byte_extract:8,0,big,relative; content:"Z"; distance:big; within:big; sid:5;)"#,
+    );
+    assert_eq!(datagram(&rs, b"L\x7f\xff\xff\xffZ"), Vec::<u32>::new());
+    assert_eq!(datagram(&rs, b"L\xff\xff\xff\xffZ"), vec![4]);
+    assert_eq!(
+        datagram(&rs, b"L\x7f\xff\xff\xff\xff\xff\xff\xffZ"),
+        Vec::<u32>::new()
+    );
+}
