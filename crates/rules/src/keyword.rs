@@ -196,6 +196,8 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("base64_decode", &[], Payload, |b, _, v, _| {
         b.base64_decode(v)
     }),
+    parse("ssl_state", &[], Payload, |b, n, v, _| b.tls_record(n, v)),
+    parse("ssl_version", &[], Payload, |b, n, v, _| b.tls_record(n, v)),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.

@@ -539,6 +539,8 @@ pub enum Item {
     Byte(Box<ByteItem>),
     /// `base64_decode` and the `base64_data` items that inspect what it decoded.
     Base64(Box<Base64>),
+    /// `ssl_state` / `ssl_version` on the TLS records that begin the payload ([`crate::tls_record`]).
+    Tls(crate::tls_record::TlsCond),
 }
 
 /// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
@@ -571,6 +573,7 @@ impl Item {
             Item::Len { .. } => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
+            Item::Tls(_) => false,
         }
     }
 
@@ -579,7 +582,7 @@ impl Item {
         match self {
             Item::Content(c) => c.negated,
             Item::Pcre(p, _) => p.negated,
-            Item::DataAt { .. } | Item::Len { .. } | Item::Base64(_) => true,
+            Item::DataAt { .. } | Item::Len { .. } | Item::Base64(_) | Item::Tls(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -1418,6 +1421,18 @@ impl Builder {
         )
     }
 
+    /// `ssl_state` / `ssl_version`: a condition on the payload's TLS records, whatever the sticky buffer.
+    pub(crate) fn tls_record(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        use crate::tls_record::{TlsCond, TlsField};
+        let field = if n == "ssl_state" {
+            TlsField::State
+        } else {
+            TlsField::Version
+        };
+        let c = TlsCond::parse(field, v.unwrap_or("")).map_err(|e| err(format!("{n}: {e}")))?;
+        self.push_item(PBuf::Fixed(Buffer::Payload), Item::Tls(c))
+    }
+
     /// `base64_decode:[bytes N][, offset N][, relative]`: see [`Base64`].
     pub(crate) fn base64_decode(&mut self, v: Option<&str>) -> Step<()> {
         if self.sticky == PBuf::Base64Data {
@@ -1621,7 +1636,11 @@ impl Builder {
                 && !self.services.is_empty()
                 && !self.services.iter().any(|s| s == "http")
             {
-                return Err(skip("file_data outside http"));
+                // Only the HTTP parser hands over bodies; SMTP, FTP-data, SMB, IMAP and POP3 files are not parsed.
+                return Err(skip(format!(
+                    "file_data on {}: no file parser",
+                    self.services.join(",")
+                )));
             }
             let gi = match groups
                 .iter()
@@ -1667,8 +1686,11 @@ impl Builder {
             {
                 return Err(skip(format!("{} with {app} buffers", g.buffer.name())));
             }
-            if self.file_data && matches!(h.proto, Proto::App(p) if p != "http") {
-                return Err(skip("file_data outside http"));
+            if self.file_data
+                && let Proto::App(p) = h.proto
+                && p != "http"
+            {
+                return Err(skip(format!("file_data on {p}: no file parser")));
             }
             if matches!(h.proto, Proto::App(p) if p != app)
                 || (app != "dns" && matches!(h.proto, Proto::Udp | Proto::Icmp))
@@ -1840,6 +1862,7 @@ pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
     g.items.iter().find_map(|it| match it {
         Item::Len { .. } => Some("buffer length on a tcp stream"),
         Item::DataAt { negated: true, .. } => Some("isdataat:! on a tcp stream"),
+        Item::Tls(_) => Some("ssl_state or ssl_version on a tcp stream"),
         // A stream has no end while it is inspected.
         Item::Content(c) if c.endswith => Some("endswith on a tcp stream"),
         _ => None,

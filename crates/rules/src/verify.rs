@@ -369,6 +369,18 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::Tls(c) => {
+                // The records begin the buffer: a window that does not start there shows none.
+                let h = self.hay;
+                if h.base != 0 {
+                    return None;
+                }
+                if c.matches(crate::tls_record::scan(h.bytes.get(..h.hi)?)) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Len { min, max } => {
                 let h = self.hay;
                 let len = (h.hi - h.lo) as u64;

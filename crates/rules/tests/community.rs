@@ -8,12 +8,14 @@ use flowbundle_rules::{Buffer, RuleSet};
 
 /// Skipped rules per reason (the first unsupported keyword or keyword option of each rule).
 const PINNED_SKIPS: &[(&str, usize)] = &[
-    ("file_data outside http", 50),
+    // Only the HTTP parser hands over files: mail, FTP-data and SMB bodies are not parsed.
+    ("file_data on smtp: no file parser", 48),
+    ("file_data on ftp-data,imap,pop3: no file parser", 1),
+    ("file_data on ftp: no file parser", 1),
+    // The DCERPC detector does not parse binds and requests.
     ("keyword dce_iface", 15),
     // Suricata's default configuration has no SIP_SERVERS (Snort's has): Suricata refuses these rules too.
     ("undefined variable $SIP_SERVERS", 9),
-    ("keyword ssl_state", 5),
-    ("keyword ssl_version", 2),
     ("header keyword with an http buffer", 1),
     ("isdataat from a variable", 1),
     ("keyword tag", 1),
@@ -28,8 +30,9 @@ fn community_rules_load_with_every_skip_explained() {
     println!("{}", report.summary());
     assert_eq!(report.rules_read, 4004);
     assert_eq!(report.errors_total, 0, "{:#?}", report.errors);
-    assert_eq!(report.loaded, 3920);
-    assert_eq!(report.skipped, 84);
+    assert_eq!(report.loaded, 3927);
+    assert!(report.loaded * 100 >= report.rules_read * 98);
+    assert_eq!(report.skipped, 77);
     assert_eq!(
         report.rules_read,
         report.loaded + report.skipped + report.errors_total

@@ -357,6 +357,48 @@ alert http any any -> any any (flow:to_server; http.request_body; content:"<m:Da
     assert_eq!(http(&rs, &[(HttpBuffer::RequestBody, body)]), vec![4]);
 }
 
+/// `ssl_state` and `ssl_version` read the TLS (or SSLv2) records that begin a TCP packet's payload; such a rule
+/// inspects packets, not the stream (the community set's SSLv2 and self-signed-certificate rules).
+#[test]
+fn ssl_state_and_version_on_tcp_packets() {
+    let rs = load(
+        r#"alert tcp any any -> any any (flow:to_server; ssl_version:sslv2; ssl_state:client_hello; content:"|01 00 02|",depth 3,offset 2; byte_test:2,>,32,9; sid:1;)
+alert tcp any any -> any any (ssl_state:server_hello; content:"|0E|MyCompany Ltd"; sid:2;)
+alert tcp any any -> any any (ssl_state:!client_hello; ssl_version:tls1.2; sid:3;)"#,
+    );
+    let run = |dir: Direction, payload: &[u8]| {
+        let mut sc = rs.scanner();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_packet(
+            &mut sc,
+            &mut FlowMatchState::default(),
+            &ctx(dir),
+            payload,
+            &mut out,
+        );
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    // SSLv2 ClientHello with a 64-byte challenge length.
+    let v2 = b"\x80\x4c\x01\x00\x02\x00\x33\x00\x00\x00\x40rest";
+    assert_eq!(run(Direction::ToServer, v2), vec![1]);
+    // The same bytes in a TLS 1.2 ClientHello record: not SSLv2.
+    let v3 = b"\x16\x03\x03\x00\x08\x01\x00\x00\x04\x03\x03\x01\x00\x02";
+    assert_eq!(run(Direction::ToServer, v3), Vec::<u32>::new());
+    // A ServerHello record then the certificate in the same packet.
+    let mut sh = b"\x16\x03\x03\x00\x06\x02\x00\x00\x02\x03\x03".to_vec();
+    sh.extend_from_slice(b"\x16\x03\x03\x00\x13\x0b\x00\x00\x0f\x55\x04\x0a\x0eMyCompany Ltd");
+    assert_eq!(run(Direction::ToClient, &sh), vec![2, 3]);
+    // The certificate continued in a later segment shows no handshake state.
+    assert_eq!(
+        run(Direction::ToClient, b"\x55\x04\x0a\x0eMyCompany Ltd"),
+        Vec::<u32>::new()
+    );
+    // None of them inspects the stream.
+    assert!(stream(&rs, &[&sh]).is_empty());
+}
+
 #[test]
 fn header_only_rules_fire_per_packet() {
     let rs = load(r#"alert udp any any -> any 53 (msg:"dns"; sid:1;)"#);
