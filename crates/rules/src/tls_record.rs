@@ -10,7 +10,11 @@
 //! (two-byte header with the high bit set) counts as `sslv2` unless its hello names a later version.
 //!
 //! A list (`client_hello,server_hello` or `client_hello|server_hello`) matches when any entry does; `!name` matches
-//! when that state or version is absent.
+//! when that state or version is absent (a version test needs a record: without one, `!tls1.0` does not match).
+//!
+//! Where this differs from Suricata: Suricata reads the flow's TLS state, so a rule with only these keywords alerts
+//! once per transaction and direction (suricata-verify `ssl_version_negated`: 12 alerts over 6 flows); here it
+//! alerts on each packet whose records show the state or version.
 
 /// Handshake states, as bits.
 pub const CLIENT_HELLO: u8 = 1;
@@ -100,6 +104,10 @@ impl TlsCond {
             TlsField::State => seen.states,
             TlsField::Version => seen.versions,
         };
+        // A negated version needs a version to compare with: a payload without TLS records matches no version test.
+        if self.field == TlsField::Version && have == 0 {
+            return false;
+        }
         have & self.want != 0 || !have & self.absent != 0
     }
 }
@@ -235,6 +243,10 @@ mod tests {
         assert!(!c.matches(Seen {
             states: 0,
             versions: SSLV2
+        }));
+        assert!(!c.matches(Seen {
+            states: UNKNOWN,
+            versions: 0
         }));
         assert!(TlsCond::parse(TlsField::State, "client_hellox").is_err());
         assert!(TlsCond::parse(TlsField::Version, "").is_err());
