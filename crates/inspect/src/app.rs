@@ -332,6 +332,7 @@ impl Out<'_> {
                 AlertSource::Http { .. } => "http",
             },
             offset: a.offset,
+            target: a.rule.target,
             pkts_toserver: m.pkts[ts],
             pkts_toclient: m.pkts[tc],
             bytes_toserver: m.bytes[ts],

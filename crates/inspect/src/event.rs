@@ -215,6 +215,8 @@ pub struct AlertEvent {
     /// Where the match was: `stream`, `packet` or `http`, and the match's offset in that buffer.
     pub source: &'static str,
     pub offset: u64,
+    /// The rule's `target` (EVE `alert.source` and `alert.target`).
+    pub target: Option<flowbundle_rules::AlertTarget>,
     /// The flow's counters and start when the alert fired (EVE `alert.flow`).
     pub pkts_toserver: u64,
     pub pkts_toclient: u64,

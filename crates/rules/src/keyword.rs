@@ -152,7 +152,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("service", &[], Meta, |b, _, v, _| b.service(v)),
     info("reference"),
     parse("metadata", &[], Meta, |b, _, v, _| b.metadata(v)),
-    info("target"),
+    parse("target", &[], Meta, |b, _, v, _| b.target(v)),
     // Flow and state.
     parse("flow", &[], Flow, |b, _, v, _| b.flow(v)),
     parse("flowbits", &[], Flow, |b, _, v, ctx| b.flowbits(v, ctx)),

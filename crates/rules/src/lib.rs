@@ -53,7 +53,8 @@
 //! (or its other buffers) say; alone, `file_data` is the response body and `http.header` the request headers. A rule
 //! may mix the payload with application-layer buffers: the payload part matches on the stream (or datagrams) of the
 //! flow, the rest per transaction, and the rule matches a transaction once both have. Options that never change what
-//! matches (`reference metadata target prefilter rawbytes service`) are accepted. Anything else skips the rule,
+//! matches (`reference metadata prefilter rawbytes service`) are accepted; `target` names the alert's source and
+//! target in EVE. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
 //! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,927 of 4,004 rules (98.1%) (the
 //! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,729 of 24,827 (`tests/parse.rs`).
@@ -147,7 +148,9 @@ pub mod verify;
 pub use addr::{AddrSet, PortSet};
 pub use classify::Classifications;
 pub use header::{HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
-pub use rule::{Action, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule, Side};
+pub use rule::{
+    Action, AlertTarget, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule, Side,
+};
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule, rule_files};
 pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,

@@ -69,6 +69,15 @@ impl Action {
     }
 }
 
+/// `target`: which side of the alerting packet the rule says is attacked (EVE `alert.source` and `alert.target`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AlertTarget {
+    /// `target:src_ip`: the packet's source is the target, its destination the source.
+    SrcIp,
+    /// `target:dest_ip`: the packet's destination is the target.
+    DestIp,
+}
+
 /// Protocol named in the rule header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Proto {
@@ -642,6 +651,8 @@ pub struct Rule {
     pub flowbits: Vec<Flowbit>,
     /// `noalert` (or `flowbits:noalert`): the rule sets flowbits but never alerts.
     pub noalert: bool,
+    /// `target`: EVE then names the alert's source and target.
+    pub target: Option<AlertTarget>,
     /// `threshold` or `detection_filter`: which matches are reported ([`crate::threshold`]).
     pub threshold: Option<Threshold>,
     /// Header keywords (`ttl`, `flags`, `itype`, ...): all must pass on the packet ([`crate::header`]).
@@ -771,6 +782,7 @@ pub(crate) struct Builder {
     file_data: bool,
     flowbits: Vec<Flowbit>,
     noalert: bool,
+    target: Option<AlertTarget>,
     /// Names of the rule's byte variables (`byte_extract`, `byte_math`), by id.
     byte_vars: Vec<String>,
     threshold: Option<Threshold>,
@@ -869,6 +881,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         file_data: false,
         flowbits: Vec::new(),
         noalert: false,
+        target: None,
         byte_vars: Vec::new(),
         threshold: None,
         header: Vec::new(),
@@ -1421,6 +1434,21 @@ impl Builder {
         )
     }
 
+    /// `target:src_ip` or `target:dest_ip`.
+    pub(crate) fn target(&mut self, v: Option<&str>) -> Step<()> {
+        self.target = Some(match v.map(str::trim) {
+            Some("src_ip") => AlertTarget::SrcIp,
+            Some("dest_ip") => AlertTarget::DestIp,
+            other => {
+                return Err(err(format!(
+                    "target: `{}` is neither src_ip nor dest_ip",
+                    trunc(other.unwrap_or(""))
+                )));
+            }
+        });
+        Ok(())
+    }
+
     /// `ssl_state` / `ssl_version`: a condition on the payload's TLS records, whatever the sticky buffer.
     pub(crate) fn tls_record(&mut self, n: &str, v: Option<&str>) -> Step<()> {
         use crate::tls_record::{TlsCond, TlsField};
@@ -1782,6 +1810,7 @@ impl Builder {
             services: self.services,
             flowbits: self.flowbits,
             noalert: self.noalert,
+            target: self.target,
             threshold: self.threshold,
             header: self.header,
             stream_only: self.only_stream,

@@ -877,6 +877,7 @@ impl Rule {
             services: Vec::new(),
             flowbits: Vec::new(),
             noalert: false,
+            target: None,
             threshold: None,
             header: Vec::new(),
             stream_only: false,

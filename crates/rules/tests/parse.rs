@@ -2,7 +2,7 @@
 
 use flowbundle_rules::rule::TcpInspect;
 use flowbundle_rules::{
-    Action, Buffer, FlowDir, FlowState, Item, LoadReport, Proto, Rule, RuleSet, Vars,
+    Action, AlertTarget, Buffer, FlowDir, FlowState, Item, LoadReport, Proto, Rule, RuleSet, Vars,
 };
 
 fn one(text: &str) -> Rule {
@@ -542,4 +542,17 @@ fn threshold_keywords() {
         rep.skip_reasons.keys().collect::<Vec<_>>(),
         ["threshold:type backoff"]
     );
+}
+
+/// `target` names the attacked side for EVE; anything but `src_ip`/`dest_ip` is an error.
+#[test]
+fn target_keyword() {
+    let r = one(r#"alert tcp any any -> any any (content:"a"; target:dest_ip; sid:1;)"#);
+    assert_eq!(r.target, Some(AlertTarget::DestIp));
+    let r = one(r#"alert tcp any any -> any any (content:"a"; target: src_ip; sid:1;)"#);
+    assert_eq!(r.target, Some(AlertTarget::SrcIp));
+    let r = one(r#"alert tcp any any -> any any (content:"a"; sid:1;)"#);
+    assert_eq!(r.target, None);
+    let rep = report(r#"alert tcp any any -> any any (content:"a"; target:both; sid:1;)"#);
+    assert_eq!(rep.errors_total, 1);
 }

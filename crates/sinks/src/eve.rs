@@ -33,6 +33,7 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 
 use flowbundle_decode::{FlowKey, KeySide};
+use flowbundle_inspect::rules::AlertTarget;
 use flowbundle_inspect::{AlertEvent, AppLabel, Event, EventKind, FlowRecord};
 use flowbundle_protocols::AppEvent;
 
@@ -322,6 +323,9 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     put_str(buf, &a.category);
     let _ = write!(buf, ",\"severity\":{}", a.severity);
     put_metadata(buf, &a.metadata);
+    if let Some(t) = a.target {
+        put_source_target(buf, &e.key, e.dir, t);
+    }
     buf.push(b'}');
     if let Some(app) = &a.app {
         put_app_proto(buf, app);
@@ -335,6 +339,24 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     buf.push(b',');
     put_endpoints(buf, &e.key, e.client, "");
     buf.push(b'}');
+}
+
+/// `,"source":{"ip":..,"port":..},"target":{..}`: the alerting packet's endpoints, the one the rule's `target`
+/// names as the target (ports on TCP and UDP only), as Suricata writes them.
+fn put_source_target(buf: &mut Vec<u8>, key: &FlowKey, dir: KeySide, t: AlertTarget) {
+    let (src, dst, sp, dp) = key.endpoints(dir);
+    let (source, target) = match t {
+        AlertTarget::DestIp => ((src, sp), (dst, dp)),
+        AlertTarget::SrcIp => ((dst, dp), (src, sp)),
+    };
+    for (name, (ip, port)) in [("source", source), ("target", target)] {
+        let _ = write!(buf, ",\"{name}\":{{\"ip\":");
+        put_ip(buf, ip);
+        if has_ports(key.proto) {
+            let _ = write!(buf, ",\"port\":{port}");
+        }
+        buf.push(b'}');
+    }
 }
 
 /// `,"metadata":{"key":["value",...],...}`: the rule's entries grouped by key, keys in order of first appearance,
@@ -439,6 +461,25 @@ mod tests {
         let plain = String::from_utf8(b).unwrap();
         let (without, _) = s.split_once(",\"flowbundle\"").unwrap();
         assert_eq!(plain, format!("{without}}}"));
+    }
+
+    /// `target:dest_ip` names the packet's destination as the target, `target:src_ip` its source, with ports on
+    /// TCP, as Suricata's `alert.source` / `alert.target`.
+    #[test]
+    fn alert_source_and_target_follow_the_rule() {
+        let (k, d) = key();
+        let mut b = Vec::new();
+        put_source_target(&mut b, &k, d, AlertTarget::DestIp);
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            ",\"source\":{\"ip\":\"10.0.0.2\",\"port\":40000},\"target\":{\"ip\":\"10.0.0.1\",\"port\":80}"
+        );
+        let mut b = Vec::new();
+        put_source_target(&mut b, &k, d, AlertTarget::SrcIp);
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            ",\"source\":{\"ip\":\"10.0.0.1\",\"port\":80},\"target\":{\"ip\":\"10.0.0.2\",\"port\":40000}"
+        );
     }
 
     #[test]
