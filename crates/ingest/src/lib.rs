@@ -14,7 +14,8 @@
 //!
 //! Both run the same format parser ([`format`](mod@format)), so they give identical records. Gzip-compressed files are
 //! recognised by their magic bytes, not their name. [`PcapWriter`] writes classic pcap (optionally gzip) for the
-//! trace tools, and [`LiveCapture`] reads an interface when built with `--features live`.
+//! trace tools; [`AfPacketCapture`] reads an interface through a TPACKET_V3 ring on Linux (no native library), and
+//! [`LiveCapture`] through libpcap when built with `--features live`.
 //!
 //! Formats: classic pcap in both byte orders with micro- or nanosecond magic (and Kuznetzov's modified variant);
 //! pcapng with any number of sections in either byte order, per-interface link type, snaplen, `if_tsresol`
@@ -23,6 +24,7 @@
 //!
 //! [`flowbundle-decode`]: ../flowbundle_decode/index.html
 
+pub mod afpacket;
 pub mod arena;
 pub mod error;
 pub mod format;
@@ -37,6 +39,7 @@ pub mod timeline;
 pub mod trace;
 pub mod writer;
 
+pub use afpacket::{AfPacketCapture, FanoutMode, KernelStats, RingConfig, RingCounters};
 pub use arena::PacketArena;
 pub use error::Error;
 pub use format::{
