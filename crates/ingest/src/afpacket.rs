@@ -248,7 +248,6 @@ mod imp {
         next_block: usize,
         cursor: Option<Cursor>,
         iface: String,
-        ifindex: i32,
         link_type: LinkType,
         stats: KernelStats,
         counters: RingCounters,
@@ -321,7 +320,10 @@ mod imp {
                 )
             };
             if raw < 0 {
-                return Err(os_err(iface, "AF_PACKET socket (needs root or CAP_NET_RAW)"));
+                return Err(os_err(
+                    iface,
+                    "AF_PACKET socket (needs root or CAP_NET_RAW)",
+                ));
             }
             // SAFETY: `raw` is a descriptor this call just opened and nothing else owns.
             let fd = unsafe { OwnedFd::from_raw_fd(raw) };
@@ -346,8 +348,12 @@ mod imp {
                 tp_sizeof_priv: 0,
                 tp_feature_req_word: libc::TP_FT_REQ_FILL_RXHASH,
             };
-            setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
-                .map_err(|_| os_err(iface, "PACKET_RX_RING (ring too large for the memory limit?)"))?;
+            setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|_| {
+                os_err(
+                    iface,
+                    "PACKET_RX_RING (ring too large for the memory limit?)",
+                )
+            })?;
             let map_len = cfg.block_size as usize * cfg.blocks as usize;
             // SAFETY: maps the ring the kernel just allocated for this socket; checked against MAP_FAILED below
             // and unmapped in `Drop`.
@@ -373,7 +379,6 @@ mod imp {
                 next_block: 0,
                 cursor: None,
                 iface: iface.to_string(),
-                ifindex,
                 link_type,
                 stats: KernelStats::default(),
                 counters: RingCounters::default(),
@@ -413,8 +418,9 @@ mod imp {
                     FanoutMode::Lb => libc::PACKET_FANOUT_LB,
                 };
                 let arg: libc::c_int = (u32::from(group) | kind << 16) as libc::c_int;
-                setsockopt(s, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
-                    .map_err(|_| os_err(iface, "PACKET_FANOUT (group in use with another mode?)"))?;
+                setsockopt(s, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg).map_err(|_| {
+                    os_err(iface, "PACKET_FANOUT (group in use with another mode?)")
+                })?;
             }
             Ok(cap)
         }
@@ -424,7 +430,12 @@ mod imp {
             // SAFETY: `b < blocks`, so the word lies in the mapping; blocks start page-aligned, so the u32 at
             // offset 8 is aligned; the kernel and this process both access it atomically (the kernel with its
             // own barriers around `block_status`), and the mapping lives as long as `&self`.
-            unsafe { &*self.map.add(b * self.block_size + BLOCK_STATUS).cast::<AtomicU32>() }
+            unsafe {
+                &*self
+                    .map
+                    .add(b * self.block_size + BLOCK_STATUS)
+                    .cast::<AtomicU32>()
+            }
         }
 
         /// Block `b`'s bytes. Only while this process owns it (status has `TP_STATUS_USER`).
@@ -437,7 +448,8 @@ mod imp {
         }
 
         fn release_block(&mut self, b: usize) {
-            self.status(b).store(libc::TP_STATUS_KERNEL, Ordering::Release);
+            self.status(b)
+                .store(libc::TP_STATUS_KERNEL, Ordering::Release);
         }
 
         /// Whether a frame can be read now without waiting. Gives back a block whose frames have all been read.
@@ -456,10 +468,15 @@ mod imp {
                     return false;
                 }
                 let blk = self.block(b);
-                let (Some(n), Some(first)) = (u32_at(blk, BLOCK_NUM_PKTS), u32_at(blk, BLOCK_FIRST_PKT))
+                let (Some(n), Some(first)) =
+                    (u32_at(blk, BLOCK_NUM_PKTS), u32_at(blk, BLOCK_FIRST_PKT))
                 else {
                     self.counters.malformed += 1;
-                    self.cursor = Some(Cursor { block: b, offset: 0, left: 0 });
+                    self.cursor = Some(Cursor {
+                        block: b,
+                        offset: 0,
+                        left: 0,
+                    });
                     continue;
                 };
                 self.cursor = Some(Cursor {
@@ -532,10 +549,12 @@ mod imp {
                     let frame = unsafe { block_at(self.map, self.block_size, c.block) };
                     let frame = frame.get(range).unwrap_or(&[]);
                     self.scratch.clear();
-                    self.scratch.extend_from_slice(frame.get(..12).unwrap_or(&[]));
+                    self.scratch
+                        .extend_from_slice(frame.get(..12).unwrap_or(&[]));
                     self.scratch.extend_from_slice(&tpid.to_be_bytes());
                     self.scratch.extend_from_slice(&(tci as u16).to_be_bytes());
-                    self.scratch.extend_from_slice(frame.get(12..).unwrap_or(&[]));
+                    self.scratch
+                        .extend_from_slice(frame.get(12..).unwrap_or(&[]));
                     orig_len = orig_len.saturating_add(4);
                     &self.scratch[..]
                 } else {
@@ -609,9 +628,62 @@ mod imp {
         pub fn counters(&self) -> RingCounters {
             self.counters
         }
+    }
 
-        /// Sends `frame` (a whole link-layer frame) out of this socket's interface, as an inline sensor forwards a
-        /// packet. Returns the operating system's error when the frame was not sent.
+    /// A socket that sends whole link-layer frames out of one interface (an inline sensor's egress). Shared by the
+    /// workers: `sendto(2)` on one descriptor from several threads is safe, and each frame goes out whole.
+    #[derive(Debug)]
+    pub struct PacketSender {
+        fd: OwnedFd,
+        ifindex: i32,
+        iface: String,
+    }
+
+    impl PacketSender {
+        /// Opens a sending socket on `iface`. Needs root or `CAP_NET_RAW`.
+        pub fn open(iface: &str) -> Result<PacketSender, Error> {
+            let name = std::ffi::CString::new(iface).map_err(|_| Error::Live {
+                iface: iface.to_string(),
+                message: "interface name contains a NUL byte".into(),
+            })?;
+            // SAFETY: `name` is a NUL-terminated string that outlives the call.
+            let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
+            let ifindex = match i32::try_from(ifindex) {
+                Ok(i) if i > 0 => i,
+                _ => return Err(os_err(iface, "no such interface")),
+            };
+            // SAFETY: plain system call; the descriptor it returns is owned by the `OwnedFd` below at once.
+            let raw =
+                unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+            if raw < 0 {
+                return Err(os_err(
+                    iface,
+                    "AF_PACKET socket (needs root or CAP_NET_RAW)",
+                ));
+            }
+            // SAFETY: `raw` is a descriptor this call just opened and nothing else owns.
+            let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+            // Frames leave straight through the driver, as they came in: no queueing discipline reorders them.
+            let one: libc::c_int = 1;
+            let _ = setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_QDISC_BYPASS,
+                &one,
+            );
+            Ok(PacketSender {
+                fd,
+                ifindex,
+                iface: iface.to_string(),
+            })
+        }
+
+        /// The interface's name.
+        pub fn iface(&self) -> &str {
+            &self.iface
+        }
+
+        /// Sends `frame` (a whole Ethernet frame) out of the interface.
         pub fn send(&self, frame: &[u8]) -> std::io::Result<()> {
             // SAFETY: an all-zero `sockaddr_ll` is a valid value of the plain C struct.
             let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -669,7 +741,11 @@ mod imp {
     }
 
     /// The link type of the interface's frames, from its hardware type (`SIOCGIFHWADDR`).
-    fn hardware_link_type(fd: RawFd, name: &std::ffi::CStr, iface: &str) -> Result<LinkType, Error> {
+    fn hardware_link_type(
+        fd: RawFd,
+        name: &std::ffi::CStr,
+        iface: &str,
+    ) -> Result<LinkType, Error> {
         // SAFETY: an all-zero `ifreq` is a valid value of the plain C struct.
         let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
         let bytes = name.to_bytes();
@@ -749,6 +825,25 @@ mod imp {
         pub fn counters(&self) -> RingCounters {
             match self.never {}
         }
+    }
+
+    /// AF_PACKET exists only on Linux: no value of this type can exist elsewhere.
+    #[derive(Debug)]
+    pub struct PacketSender {
+        never: std::convert::Infallible,
+    }
+
+    impl PacketSender {
+        /// Always an error elsewhere than Linux.
+        pub fn open(iface: &str) -> Result<PacketSender, Error> {
+            Err(Error::Live {
+                iface: iface.to_string(),
+                message: "inline mode (AF_PACKET) needs Linux".into(),
+            })
+        }
+        pub fn iface(&self) -> &str {
+            match self.never {}
+        }
         pub fn send(&self, frame: &[u8]) -> std::io::Result<()> {
             let _ = frame;
             match self.never {}
@@ -761,7 +856,7 @@ mod imp {
     }
 }
 
-pub use imp::{AfPacketCapture, wait_any};
+pub use imp::{AfPacketCapture, PacketSender, wait_any};
 
 #[cfg(test)]
 mod tests {
@@ -849,7 +944,10 @@ mod tests {
                 break;
             }
         }
-        assert!(seen >= 1000, "only {seen} of our datagrams were captured on lo");
+        assert!(
+            seen >= 1000,
+            "only {seen} of our datagrams were captured on lo"
+        );
         let st = cap.kernel_stats().unwrap();
         assert!(st.packets >= seen, "{st:?} < {seen}");
         assert!(cap.counters().frames >= seen);

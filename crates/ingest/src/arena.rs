@@ -128,7 +128,9 @@ impl PacketArena {
         self.waits.load(Relaxed)
     }
 
-    fn try_acquire(&self) -> Option<u32> {
+    /// A free slot's index, or `None` at once when every slot is in use (a live source that must not wait counts
+    /// the packet as dropped instead). Meant for the one filling thread, as [`acquire`](Self::acquire).
+    pub fn try_acquire(&self) -> Option<u32> {
         let mut stock = self.stock.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = stock.pop() {
             return Some(i);

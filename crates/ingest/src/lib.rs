@@ -39,7 +39,9 @@ pub mod timeline;
 pub mod trace;
 pub mod writer;
 
-pub use afpacket::{AfPacketCapture, FanoutMode, KernelStats, RingConfig, RingCounters};
+pub use afpacket::{
+    AfPacketCapture, FanoutMode, KernelStats, PacketSender, RingConfig, RingCounters,
+};
 pub use arena::PacketArena;
 pub use error::Error;
 pub use format::{
@@ -47,7 +49,7 @@ pub use format::{
     MAX_WIRE_LEN, ReadStats, SkippedBlocks, TsResolution,
 };
 pub use linktype::LinkType;
-pub use live::LiveCapture;
+pub use live::{CaptureMethod, LiveCapture, LiveSource};
 pub use output::{OutputFile, refuse_input_as_output};
 pub use reader::CaptureReader;
 pub use record::PacketRecord;

@@ -14,6 +14,7 @@
 //! runs in non-blocking mode and, on Unix, waits with `poll(2)` on libpcap's descriptor only after a read found
 //! nothing: a busy link costs no extra system call per packet.
 
+use crate::afpacket::{AfPacketCapture, KernelStats, RingConfig, RingCounters};
 use crate::{Error, LinkType, PacketRecord};
 
 #[cfg(feature = "live")]
@@ -186,6 +187,178 @@ mod imp {
 }
 
 pub use imp::LiveCapture;
+
+/// How packets come off an interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureMethod {
+    /// AF_PACKET TPACKET_V3 rings ([`AfPacketCapture`]; Linux, the default build).
+    AfPacket,
+    /// libpcap ([`LiveCapture`]; the `live` feature, the portable fallback).
+    Pcap,
+}
+
+impl std::str::FromStr for CaptureMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "afpacket" | "af-packet" => Ok(CaptureMethod::AfPacket),
+            "pcap" | "libpcap" => Ok(CaptureMethod::Pcap),
+            other => Err(format!(
+                "unknown capture method {other:?}; one of afpacket, pcap"
+            )),
+        }
+    }
+}
+
+/// An interface opened for capture: one libpcap handle, or one AF_PACKET ring, or several rings of one fanout group
+/// (one per worker, the kernel spreading the traffic). Frames come tagged with the ring they were read from, which is
+/// the kernel's choice of consumer under fanout.
+#[derive(Debug)]
+pub struct LiveSource {
+    input: Input,
+    /// The ring looked at first next time (round robin, so that no ring starves another).
+    next: usize,
+    fds: Vec<i32>,
+}
+
+#[derive(Debug)]
+enum Input {
+    Pcap(LiveCapture),
+    Rings(Vec<AfPacketCapture>),
+}
+
+impl LiveSource {
+    /// Opens `iface` with libpcap (the `live` feature).
+    pub fn pcap(iface: &str, snaplen: u32, promisc: bool) -> Result<LiveSource, Error> {
+        Ok(LiveSource {
+            input: Input::Pcap(LiveCapture::open(iface, snaplen, promisc)?),
+            next: 0,
+            fds: Vec::new(),
+        })
+    }
+
+    /// Opens `rings` AF_PACKET rings on `iface` with `cfg`; more than one needs `cfg.fanout` (a group the rings
+    /// join, so that the kernel gives each packet to one of them).
+    pub fn af_packet(iface: &str, cfg: &RingConfig, rings: usize) -> Result<LiveSource, Error> {
+        if rings > 1 && cfg.fanout.is_none() {
+            return Err(Error::Live {
+                iface: iface.to_string(),
+                message: "several rings need a fanout group, else each ring gets every packet"
+                    .into(),
+            });
+        }
+        let rings = (0..rings.max(1))
+            .map(|_| AfPacketCapture::open(iface, cfg))
+            .collect::<Result<Vec<_>, _>>()?;
+        let fds = rings.iter().map(AfPacketCapture::raw_fd).collect();
+        Ok(LiveSource {
+            input: Input::Rings(rings),
+            next: 0,
+            fds,
+        })
+    }
+
+    /// Opens one ring on each side of an inline sensor, `sides[0]` first: a frame's ring is then the side it came
+    /// in on. The rings ignore the frames this host sends (the sensor's own forwarding).
+    pub fn inline(sides: [&str; 2], cfg: &RingConfig) -> Result<LiveSource, Error> {
+        let cfg = RingConfig {
+            ignore_outgoing: true,
+            fanout: None,
+            ..*cfg
+        };
+        let rings = sides
+            .iter()
+            .map(|iface| AfPacketCapture::open(iface, &cfg))
+            .collect::<Result<Vec<_>, _>>()?;
+        let fds = rings.iter().map(AfPacketCapture::raw_fd).collect();
+        Ok(LiveSource {
+            input: Input::Rings(rings),
+            next: 0,
+            fds,
+        })
+    }
+
+    /// How many rings (1 for libpcap).
+    pub fn rings(&self) -> usize {
+        match &self.input {
+            Input::Pcap(_) => 1,
+            Input::Rings(r) => r.len(),
+        }
+    }
+
+    /// Link type of the frames.
+    pub fn link_type(&self) -> LinkType {
+        match &self.input {
+            Input::Pcap(c) => c.link_type(),
+            Input::Rings(r) => r
+                .first()
+                .map_or(LinkType::ETHERNET, AfPacketCapture::link_type),
+        }
+    }
+
+    /// The next frame and the ring it came from (also its record's `interface`), or `Ok(None)` when none arrived within the wait (at most 100 ms).
+    pub fn next_packet(&mut self) -> Result<Option<(usize, PacketRecord<'_>)>, Error> {
+        match &mut self.input {
+            Input::Pcap(c) => Ok(c.next_packet()?.map(|p| (0, p))),
+            Input::Rings(rings) => {
+                let n = rings.len();
+                let mut found = None;
+                for pass in 0..2 {
+                    found = (0..n)
+                        .map(|k| (self.next + k) % n)
+                        .find(|&i| rings.get_mut(i).is_some_and(AfPacketCapture::ready));
+                    if found.is_some() || pass == 1 {
+                        break;
+                    }
+                    crate::afpacket::wait_any(&self.fds, 100);
+                }
+                let Some(i) = found else { return Ok(None) };
+                self.next = (i + 1) % n;
+                Ok(rings.get_mut(i).and_then(|r| r.try_next()).map(|p| {
+                    (
+                        i,
+                        PacketRecord {
+                            interface: i as u32,
+                            ..p
+                        },
+                    )
+                }))
+            }
+        }
+    }
+
+    /// The kernel's counters, summed over the rings.
+    pub fn kernel_stats(&mut self) -> Result<KernelStats, Error> {
+        match &mut self.input {
+            Input::Pcap(c) => {
+                let (packets, drops) = c.kernel_stats()?;
+                Ok(KernelStats {
+                    packets,
+                    drops,
+                    freeze_q_count: 0,
+                })
+            }
+            Input::Rings(rings) => {
+                let mut total = KernelStats::default();
+                for r in rings {
+                    total += r.kernel_stats()?;
+                }
+                Ok(total)
+            }
+        }
+    }
+
+    /// What the ring readers found odd, summed (nothing for libpcap, which does not say).
+    pub fn counters(&self) -> RingCounters {
+        let mut total = RingCounters::default();
+        if let Input::Rings(rings) = &self.input {
+            for r in rings {
+                total += r.counters();
+            }
+        }
+        total
+    }
+}
 
 #[cfg(test)]
 mod tests {
