@@ -146,6 +146,8 @@ pub struct WorkerCtx {
     pub(crate) produced: Produced,
     sample_every: u32,
     sample_left: u32,
+    /// The flow of the packet inspected last is dropped (a `drop`, `reject` or `sdrop` rule matched on it).
+    packet_dropped: bool,
     slot: usize,
     /// Unique among every context ever made (never 0; see [`WorkerCtx::uid`]).
     uid: u64,
@@ -191,6 +193,12 @@ impl WorkerCtx {
     /// Events waiting to be taken.
     pub fn pending_events(&self) -> usize {
         self.events.len()
+    }
+
+    /// Whether the packet inspected last belongs to a dropped flow (a dropping rule matched on it, on this packet or
+    /// an earlier one): what an inline sensor must not forward.
+    pub fn packet_dropped(&self) -> bool {
+        self.packet_dropped
     }
 
     /// Moves the per-packet cost records kept so far into `out`.
@@ -381,6 +389,7 @@ impl Engine {
             max_ts: 0,
             sample_every: self.cfg.cost.stage_sample_every,
             sample_left: 0,
+            packet_dropped: false,
             slot: 0,
             uid: NEXT_CTX_UID.fetch_add(1, Relaxed),
         }
@@ -474,6 +483,7 @@ impl Engine {
         tm: Timing,
     ) -> bool {
         ctx.stats.packets += 1;
+        ctx.packet_dropped = false;
         ctx.stats.bytes += u64::from(wire_len);
         ctx.stats.decode.record(d);
         ctx.max_ts = ctx.max_ts.max(ts_ns);
@@ -600,6 +610,7 @@ impl Engine {
                     Some(EndReason::TcpReuse)
                 } else {
                     let c = self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm);
+                    ctx.packet_dropped = f.app.rules.dropped();
                     self.note_deadline(bundle, f);
                     return Some(c);
                 }
@@ -684,6 +695,7 @@ impl Engine {
         ctx.stats.flows_by_layer.record(d);
         let f = shard.entry(key).insert(flow).into_mut();
         let c = self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm);
+        ctx.packet_dropped = f.app.rules.dropped();
         self.note_deadline(bundle, f);
         Some(c)
     }

@@ -44,6 +44,7 @@ pub mod engine;
 pub mod event;
 pub mod expect;
 pub mod flow;
+pub mod live;
 pub mod reassembly;
 pub mod stream;
 pub mod table;
@@ -59,8 +60,10 @@ pub use event::{
     TcpSummary, sort_events,
 };
 pub use flowbundle_decode::prestage::{self, Prepared, Prestage, PrestageStats, Staged};
+pub use live::{Inline, InlineReport, LatencyHistogram, LiveReader, OnFull, stop_on_termination};
 pub use stream::{
-    ArenaSource, Batch, BufferDecodes, EventMerge, Renderer, StreamOrder, StreamReader, Tagged,
+    ArenaSource, Batch, BufferDecodes, EventMerge, Forward, Renderer, StreamOrder, StreamReader,
+    Tagged,
 };
 pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
 

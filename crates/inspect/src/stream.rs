@@ -50,10 +50,13 @@ pub type Tagged = (u64, Batch);
 /// Renders events as output lines (e.g. EVE JSON), on the worker that produced them.
 pub type Renderer = dyn Fn(&mut Vec<u8>, &[Event]) + Sync;
 
+/// Called on the worker with each packet once it has been inspected, and whether its flow is dropped (an inline
+/// sensor forwards it or not: [`crate::live::Inline::forward`]).
+pub type Forward = dyn Fn(&PacketRecord<'_>, bool) + Sync;
+
 /// The reader thread's side of a streaming run. See the module documentation.
 pub struct StreamReader<'a> {
-    arena: &'a PacketArena,
-    prestage: Prestage,
+    stager: Stager<'a>,
     files: std::vec::IntoIter<PathBuf>,
     reader: Option<(CaptureReader, PathBuf)>,
     /// Packets read from the inputs (fragments absorbed by the defragmenter included).
@@ -68,19 +71,13 @@ pub struct StreamReader<'a> {
     /// Input position of the first packet read (packets of earlier runs of the same output).
     first_position: u64,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
-    order: Option<&'a StreamOrder>,
-    decodes: Option<&'a BufferDecodes>,
-    /// With an order guard: each flow's last packet read (buffer, sequence number); pruned of packets no longer in
-    /// a buffer when it grows past four entries per buffer, so it stays bounded by the arena.
-    last: HashMap<FlowKey, (u32, u64), foldhash::fast::FixedState>,
 }
 
 impl<'a> StreamReader<'a> {
     /// Reads `files` in order into `arena`, through `prestage`.
     pub fn new(arena: &'a PacketArena, prestage: Prestage, files: Vec<PathBuf>) -> Self {
         StreamReader {
-            arena,
-            prestage,
+            stager: Stager::new(arena, prestage),
             files: files.into_iter(),
             reader: None,
             packets_read: 0,
@@ -90,22 +87,19 @@ impl<'a> StreamReader<'a> {
             timeline: flowbundle_ingest::Timeline::default(),
             first_position: 0,
             stop: None,
-            order: None,
-            decodes: None,
-            last: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1)),
         }
     }
 
     /// Links each packet to its flow's previous one in `order` (for a policy that does not keep flow order, `ph`).
     pub fn with_order(mut self, order: &'a StreamOrder) -> Self {
-        self.order = Some(order);
+        self.stager.with_order(order);
         self
     }
 
     /// Keeps each packet's decoded view in `decodes` for the workers (the [`ArenaSource`] must use it too), so they
     /// inspect it without decoding it again.
     pub fn with_decodes(mut self, decodes: &'a BufferDecodes) -> Self {
-        self.decodes = Some(decodes);
+        self.stager.with_decodes(decodes);
         self
     }
 
@@ -129,12 +123,12 @@ impl<'a> StreamReader<'a> {
 
     /// The pre-scheduling stage (its counters, after the run).
     pub fn prestage(&self) -> &Prestage {
-        &self.prestage
+        &self.stager.prestage
     }
 
     /// The pre-scheduling stage, given back after the run.
     pub fn into_prestage(self) -> Prestage {
-        self.prestage
+        self.stager.prestage
     }
 
     /// The next descriptor to dispatch, or `None` at the end of the last input.
@@ -182,76 +176,119 @@ impl<'a> StreamReader<'a> {
             if let Some(w) = self.timeline.packet(rec.ts_ns) {
                 self.warnings.push(w);
             }
-            // Into a buffer first, then through the stage: the decoded view the stage makes then borrows the
-            // buffer, which the worker reads, so the worker need not decode the packet again.
-            let arena = self.arena;
-            let slot = arena.acquire();
-            // SAFETY: `slot` was just acquired by this thread, the arena's only filler.
-            let Some((mut seq, filled)) = (unsafe { arena.fill_record(slot, &rec) }) else {
-                continue;
-            };
-            let Some((
-                Dispatch {
-                    hashes: h,
-                    keyed,
-                    datagram,
-                },
-                decoded,
-            )) = self.prestage.stage_keeping(&filled)
-            else {
-                // Absorbed by the defragmenter: the buffer goes back (its sequence number stays unused).
-                // SAFETY: nothing borrowed from the slot is used after this; it was filled once.
-                unsafe { arena.release(slot) };
-                continue;
-            };
-            let (len, decoded) = match (datagram, decoded) {
-                (Some(b), _) => {
-                    let len = u32::try_from(b.len()).unwrap_or(u32::MAX);
-                    let whole = PacketRecord {
-                        ts_ns: rec.ts_ns,
-                        orig_len: len,
-                        interface: rec.interface,
-                        link_type: LinkType::RAW,
-                        data: b,
-                    };
-                    // The fragment's bytes in the buffer are replaced by the datagram's (nothing else holds the
-                    // buffer yet), decoded where they now are.
-                    // SAFETY: as above; `filled` is not used after this.
-                    seq = unsafe { arena.fill(slot, &whole) };
-                    let opts = *self.prestage.decode_options();
-                    let d = arena
-                        .record(slot)
-                        .map(|r| flowbundle_decode::decode(&r, &opts));
-                    (len, d)
-                }
-                (None, d) => (filled.orig_len, d),
-            };
-            // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
-            unsafe { self.arena.set_position(slot, position) };
-            if let Some(decodes) = self.decodes {
-                // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
-                unsafe { decodes.set(slot, decoded) };
+            let slot = self.stager.arena.acquire();
+            if let Some(d) = self.stager.stage(slot, &rec, position) {
+                return Some(d);
             }
-            if let Some(order) = self.order {
-                let arena = self.arena;
-                let prev = keyed.flow().and_then(|k| {
-                    self.last
-                        .insert(k, (slot, seq))
-                        .filter(|&(s, q)| arena.seq(s) == Some(q))
-                });
-                order.link(slot, seq, prev);
-                if self.last.len() > 4 * arena.slots() {
-                    self.last.retain(|_, &mut (s, q)| arena.seq(s) == Some(q));
-                }
-            }
-            return Some(Desc {
-                id: slot,
-                conn: h.conn,
-                rss: h.rss,
-                fid: h.fid,
-                len: len.min(u32::from(u16::MAX)) as u16,
-            });
         }
+    }
+}
+
+/// The reader's staging of one packet, shared by every streaming input (files here, interfaces in
+/// [`crate::live`]): the packet into an arena buffer, through the pre-scheduling stage there, its decoded view and
+/// flow-order link kept for the worker, its descriptor made.
+pub(crate) struct Stager<'a> {
+    pub(crate) arena: &'a PacketArena,
+    pub(crate) prestage: Prestage,
+    order: Option<&'a StreamOrder>,
+    decodes: Option<&'a BufferDecodes>,
+    /// With an order guard: each flow's last packet read (buffer, sequence number); pruned of packets no longer in
+    /// a buffer when it grows past four entries per buffer, so it stays bounded by the arena.
+    last: HashMap<FlowKey, (u32, u64), foldhash::fast::FixedState>,
+}
+
+impl<'a> Stager<'a> {
+    pub(crate) fn new(arena: &'a PacketArena, prestage: Prestage) -> Self {
+        Stager {
+            arena,
+            prestage,
+            order: None,
+            decodes: None,
+            last: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1)),
+        }
+    }
+
+    pub(crate) fn with_order(&mut self, order: &'a StreamOrder) {
+        self.order = Some(order);
+    }
+
+    pub(crate) fn with_decodes(&mut self, decodes: &'a BufferDecodes) {
+        self.decodes = Some(decodes);
+    }
+
+    /// Stages `rec`, the packet at input position `position`, in buffer `slot` (acquired by the calling thread,
+    /// the arena's only filler). `None` when the buffer went back unused (a fragment the defragmenter kept).
+    pub(crate) fn stage(
+        &mut self,
+        slot: u32,
+        rec: &PacketRecord<'_>,
+        position: u64,
+    ) -> Option<Desc> {
+        // Into a buffer first, then through the stage: the decoded view the stage makes then borrows the
+        // buffer, which the worker reads, so the worker need not decode the packet again.
+        let arena = self.arena;
+        // SAFETY: `slot` was acquired by this thread, the arena's only filler (the caller's promise).
+        let (mut seq, filled) = unsafe { arena.fill_record(slot, rec) }?;
+        let Some((
+            Dispatch {
+                hashes: h,
+                keyed,
+                datagram,
+            },
+            decoded,
+        )) = self.prestage.stage_keeping(&filled)
+        else {
+            // Absorbed by the defragmenter: the buffer goes back (its sequence number stays unused).
+            // SAFETY: nothing borrowed from the slot is used after this; it was filled once.
+            unsafe { arena.release(slot) };
+            return None;
+        };
+        let (len, decoded) = match (datagram, decoded) {
+            (Some(b), _) => {
+                let len = u32::try_from(b.len()).unwrap_or(u32::MAX);
+                let whole = PacketRecord {
+                    ts_ns: rec.ts_ns,
+                    orig_len: len,
+                    interface: rec.interface,
+                    link_type: LinkType::RAW,
+                    data: b,
+                };
+                // The fragment's bytes in the buffer are replaced by the datagram's (nothing else holds the
+                // buffer yet), decoded where they now are.
+                // SAFETY: as above; `filled` is not used after this.
+                seq = unsafe { arena.fill(slot, &whole) };
+                let opts = *self.prestage.decode_options();
+                let d = arena
+                    .record(slot)
+                    .map(|r| flowbundle_decode::decode(&r, &opts));
+                (len, d)
+            }
+            (None, d) => (filled.orig_len, d),
+        };
+        // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
+        unsafe { self.arena.set_position(slot, position) };
+        if let Some(decodes) = self.decodes {
+            // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
+            unsafe { decodes.set(slot, decoded) };
+        }
+        if let Some(order) = self.order {
+            let prev = keyed.flow().and_then(|k| {
+                self.last
+                    .insert(k, (slot, seq))
+                    .filter(|&(s, q)| arena.seq(s) == Some(q))
+            });
+            order.link(slot, seq, prev);
+            if self.last.len() > 4 * arena.slots() {
+                self.last.retain(|_, &mut (s, q)| arena.seq(s) == Some(q));
+            }
+        }
+        Some(Desc {
+            id: slot,
+            conn: h.conn,
+            rss: h.rss,
+            fid: h.fid,
+            len: len.min(u32::from(u16::MAX)) as u16,
+        })
     }
 }
 
@@ -262,6 +299,7 @@ pub struct ArenaSource<'a> {
     order: Option<&'a StreamOrder>,
     decodes: Option<&'a BufferDecodes>,
     render: Option<&'a Renderer>,
+    forward: Option<&'a Forward>,
 }
 
 impl<'a> ArenaSource<'a> {
@@ -273,7 +311,15 @@ impl<'a> ArenaSource<'a> {
             order: None,
             decodes: None,
             render: None,
+            forward: None,
         }
+    }
+
+    /// Hands each packet to `forward` once it has been inspected, before its buffer is freed (on the worker, so a
+    /// flow's packets reach it in the flow's order).
+    pub fn with_forward(mut self, forward: &'a Forward) -> Self {
+        self.forward = Some(forward);
+        self
     }
 
     /// Renders each packet's events on the worker (serialising output in parallel; the events are dropped where
@@ -315,6 +361,11 @@ impl PacketSource for ArenaSource<'_> {
     }
 
     unsafe fn consumed(&self, id: u32, ctx: &mut WorkerCtx) {
+        if let Some(forward) = self.forward
+            && let Some(rec) = self.arena.record(id)
+        {
+            forward(&rec, ctx.packet_dropped());
+        }
         if ctx.pending_events() > 0 {
             let seq = self.arena.seq(id).unwrap_or(u64::MAX);
             let batch = match self.render {

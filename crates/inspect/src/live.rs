@@ -1,0 +1,453 @@
+//! # Live input for the streaming runtime
+//!
+//! [`LiveReader`] is the reader thread's side of a run on an interface, as [`crate::StreamReader`] is for files: it
+//! takes frames from a [`LiveSource`] (one AF_PACKET ring, several rings of a fanout group, or libpcap), stages each
+//! one exactly as a file's packet is staged (the same arena buffer, pre-scheduling stage, decoded view and
+//! flow-order link), and returns its descriptor for the runtime to dispatch. It stops at the caller's stop flag
+//! (raised by a signal, see [`stop_on_termination`]), after `--count` packets or at the `--seconds` deadline; a quiet
+//! link costs one wait of at most 100 ms between looks at those.
+//!
+//! Two ways to spread the traffic over workers:
+//! * **one ring, flowbundle's scheduler decides**: the descriptor keeps flowbundle's hashes and any policy applies;
+//! * **one ring per worker, the kernel decides** ([`LiveReader::kernel_spreads`]): the descriptor's `rss` field is
+//!   set to the ring the kernel put the frame in, and the runtime's `rss` policy with a fixed indirection table
+//!   (bucket `k` → worker `k mod N`) sends ring `k` to worker `k`: flowbundle's own hash decides nothing. With
+//!   `PACKET_FANOUT_HASH` both directions of a flow share a ring, so a flow's state lives on one worker.
+//!
+//! When every arena buffer is in use the reader either waits (the default: the kernel's ring is then the queue, and
+//! what overflows it the kernel counts in `capture.kernel_drops`) or drops the frame and counts it in
+//! [`LiveReader::queue_full`], as a sensor that must never stall its capture would.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use flowbundle_ingest::{LiveSource, PacketArena};
+
+use flowbundle_types::Desc;
+
+use crate::Prestage;
+use crate::stream::{BufferDecodes, Stager, StreamOrder};
+
+/// What the reader does with a frame when every packet buffer is in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnFull {
+    /// Wait for a buffer (the kernel's ring absorbs the burst, and counts what overflows it).
+    Wait,
+    /// Drop the frame, counted in [`LiveReader::queue_full`] (an inline sensor's *fail-closed*).
+    Drop,
+    /// Inline only: forward the frame uninspected, counted in [`InlineReport::fail_open`] (*fail-open*).
+    Forward,
+}
+
+/// The reader thread's side of a live run. See the module documentation.
+pub struct LiveReader<'a> {
+    stager: Stager<'a>,
+    source: &'a mut LiveSource,
+    stop: &'a AtomicBool,
+    limit: u64,
+    deadline: Option<Instant>,
+    on_full: OnFull,
+    kernel_spreads: bool,
+    inline: Option<&'a Inline>,
+    timeline: flowbundle_ingest::Timeline,
+    /// Frames taken from the capture (dropped ones included).
+    pub packets_read: u64,
+    /// Frames dropped because every packet buffer was in use ([`OnFull::Drop`]).
+    pub queue_full: u64,
+    /// The capture error that ended the run, if one did.
+    pub error: Option<String>,
+}
+
+impl<'a> LiveReader<'a> {
+    /// Reads `source` into `arena` through `prestage` until `stop` is raised.
+    pub fn new(
+        arena: &'a PacketArena,
+        prestage: Prestage,
+        source: &'a mut LiveSource,
+        stop: &'a AtomicBool,
+    ) -> Self {
+        LiveReader {
+            stager: Stager::new(arena, prestage),
+            source,
+            stop,
+            limit: u64::MAX,
+            deadline: None,
+            on_full: OnFull::Wait,
+            kernel_spreads: false,
+            inline: None,
+            timeline: flowbundle_ingest::Timeline::default(),
+            packets_read: 0,
+            queue_full: 0,
+            error: None,
+        }
+    }
+
+    /// Stops after `n` frames.
+    pub fn count(mut self, n: Option<u64>) -> Self {
+        self.limit = n.unwrap_or(u64::MAX);
+        self
+    }
+
+    /// Stops at `deadline`.
+    pub fn until(mut self, deadline: Option<Instant>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// What to do when every packet buffer is in use.
+    pub fn on_full(mut self, on_full: OnFull) -> Self {
+        self.on_full = on_full;
+        self
+    }
+
+    /// The kernel's fanout decides the worker: each descriptor's `rss` is the ring its frame came from (see the
+    /// module documentation).
+    pub fn kernel_spreads(mut self) -> Self {
+        self.kernel_spreads = true;
+        self
+    }
+
+    /// An inline run: [`OnFull::Forward`] forwards through `inline`.
+    pub fn with_inline(mut self, inline: &'a Inline) -> Self {
+        self.inline = Some(inline);
+        self
+    }
+
+    /// See [`crate::StreamReader::with_order`].
+    pub fn with_order(mut self, order: &'a StreamOrder) -> Self {
+        self.stager.with_order(order);
+        self
+    }
+
+    /// See [`crate::StreamReader::with_decodes`].
+    pub fn with_decodes(mut self, decodes: &'a BufferDecodes) -> Self {
+        self.stager.with_decodes(decodes);
+        self
+    }
+
+    /// The earliest and latest capture times read.
+    pub fn capture_span(&self) -> Option<(u64, u64)> {
+        self.timeline.span()
+    }
+
+    /// The capture, for its counters after the run.
+    pub fn source(&mut self) -> &mut LiveSource {
+        self.source
+    }
+
+    /// The pre-scheduling stage, given back after the run.
+    pub fn into_prestage(self) -> Prestage {
+        self.stager.prestage
+    }
+
+    /// The next descriptor to dispatch, or `None` once the run is to stop.
+    pub fn next_desc(&mut self) -> Option<Desc> {
+        loop {
+            if self.stop.load(Ordering::Relaxed)
+                || self.packets_read >= self.limit
+                || self.deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                return None;
+            }
+            let (ring, rec) = match self.source.next_packet() {
+                Ok(Some(p)) => p,
+                Ok(None) => continue,
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    return None;
+                }
+            };
+            let position = self.packets_read;
+            self.packets_read += 1;
+            // Live timestamps come from one clock; the timeline only keeps the span here.
+            let _ = self.timeline.packet(rec.ts_ns);
+            let slot = match self.on_full {
+                OnFull::Wait => self.stager.arena.acquire(),
+                OnFull::Drop | OnFull::Forward => match self.stager.arena.try_acquire() {
+                    Some(s) => s,
+                    None => {
+                        self.queue_full += 1;
+                        if self.on_full == OnFull::Forward
+                            && let Some(inline) = self.inline
+                        {
+                            inline.bypass(&rec);
+                        }
+                        continue;
+                    }
+                },
+            };
+            if let Some(mut d) = self.stager.stage(slot, &rec, position) {
+                if self.kernel_spreads {
+                    d.rss = ring as u32;
+                }
+                return Some(d);
+            }
+        }
+    }
+}
+
+/// Receive-to-send latencies, in a log-linear histogram of atomics (16 sub-buckets per power of two, so a
+/// quantile is within 1/16 of the true value) that every worker records into without a lock.
+pub struct LatencyHistogram {
+    buckets: Box<[AtomicU64]>,
+    max: AtomicU64,
+}
+
+const SUB_BITS: u32 = 4;
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram {
+            buckets: (0..(64 << SUB_BITS)).map(|_| AtomicU64::new(0)).collect(),
+            max: AtomicU64::new(0),
+        }
+    }
+}
+
+impl LatencyHistogram {
+    fn index(ns: u64) -> usize {
+        if ns < 1 << SUB_BITS {
+            return ns as usize;
+        }
+        let exp = 63 - ns.leading_zeros();
+        let sub = (ns >> (exp - SUB_BITS)) & ((1 << SUB_BITS) - 1);
+        (((exp - SUB_BITS + 1) << SUB_BITS) as u64 + sub) as usize
+    }
+
+    /// The smallest value of bucket `i` (what a quantile reports: never above the true value by more than a bucket).
+    fn floor(i: usize) -> u64 {
+        let i = i as u64;
+        if i < 1 << SUB_BITS {
+            return i;
+        }
+        let exp = (i >> SUB_BITS) + u64::from(SUB_BITS) - 1;
+        let sub = i & ((1 << SUB_BITS) - 1);
+        (1 << exp) | (sub << (exp - u64::from(SUB_BITS)))
+    }
+
+    /// Records one latency.
+    pub fn record(&self, ns: u64) {
+        if let Some(b) = self.buckets.get(Self::index(ns)) {
+            b.fetch_add(1, Ordering::Relaxed);
+        }
+        self.max.fetch_max(ns, Ordering::Relaxed);
+    }
+
+    /// Latencies recorded.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).sum()
+    }
+
+    /// The `q` quantile (0 to 1), to within a bucket; 0 when nothing was recorded.
+    pub fn quantile(&self, q: f64) -> u64 {
+        let n = self.count();
+        if n == 0 {
+            return 0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, b) in self.buckets.iter().enumerate() {
+            seen += b.load(Ordering::Relaxed);
+            if seen >= rank {
+                return Self::floor(i).min(self.max());
+            }
+        }
+        self.max()
+    }
+
+    /// The largest latency recorded.
+    pub fn max(&self) -> u64 {
+        self.max.load(Ordering::Relaxed)
+    }
+}
+
+/// An inline sensor's egress: each inspected packet leaves by the interface opposite the one it came in on (the
+/// frame's `interface`, its ring: see [`LiveSource::inline`]) unless its flow is dropped. Called on the workers
+/// ([`crate::ArenaSource::with_forward`]), right after each packet's inspection, so a flow's packets leave in the
+/// order they came (the schedulers keep a flow's packets in order; under `ph` the order guard does). The latency
+/// recorded is from the kernel's receive timestamp to the return of the send.
+///
+/// A datagram the defragmenter reassembled is inspected whole but not forwarded (its fragments were absorbed, and
+/// the whole datagram may not fit the egress MTU): counted in [`InlineReport::not_forwardable`].
+pub struct Inline {
+    senders: [flowbundle_ingest::PacketSender; 2],
+    latency: LatencyHistogram,
+    forwarded: AtomicU64,
+    dropped: AtomicU64,
+    fail_open: AtomicU64,
+    send_errors: AtomicU64,
+    not_forwardable: AtomicU64,
+}
+
+/// What an inline run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InlineReport {
+    /// Packets sent on after inspection.
+    pub forwarded: u64,
+    /// Packets of dropped flows (not sent on).
+    pub dropped: u64,
+    /// Packets forwarded uninspected because every packet buffer was in use (fail-open).
+    pub fail_open: u64,
+    /// Packets the egress interface refused (e.g. larger than its MTU).
+    pub send_errors: u64,
+    /// Reassembled datagrams, inspected but not sent on.
+    pub not_forwardable: u64,
+    /// Receive-to-send latency of the forwarded packets: samples, p50, p99, max (ns).
+    pub latency_samples: u64,
+    pub latency_p50_ns: u64,
+    pub latency_p99_ns: u64,
+    pub latency_max_ns: u64,
+}
+
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+impl Inline {
+    /// Opens the sending sockets of `sides` (in the order of [`LiveSource::inline`]).
+    pub fn open(sides: [&str; 2]) -> Result<Inline, flowbundle_ingest::Error> {
+        Ok(Inline {
+            senders: [
+                flowbundle_ingest::PacketSender::open(sides[0])?,
+                flowbundle_ingest::PacketSender::open(sides[1])?,
+            ],
+            latency: LatencyHistogram::default(),
+            forwarded: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            fail_open: AtomicU64::new(0),
+            send_errors: AtomicU64::new(0),
+            not_forwardable: AtomicU64::new(0),
+        })
+    }
+
+    fn send(&self, rec: &flowbundle_ingest::PacketRecord<'_>) -> bool {
+        if rec.link_type == flowbundle_ingest::LinkType::RAW {
+            self.not_forwardable.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        let out = if rec.interface == 0 {
+            &self.senders[1]
+        } else {
+            &self.senders[0]
+        };
+        match out.send(rec.data) {
+            Ok(()) => true,
+            Err(_) => {
+                self.send_errors.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    /// After inspection: sends `rec` on unless its flow is `dropped`.
+    pub fn forward(&self, rec: &flowbundle_ingest::PacketRecord<'_>, dropped: bool) {
+        if dropped {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if self.send(rec) {
+            self.forwarded.fetch_add(1, Ordering::Relaxed);
+            self.latency.record(now_ns().saturating_sub(rec.ts_ns));
+        }
+    }
+
+    /// Fail-open: sends `rec` on without inspecting it.
+    pub fn bypass(&self, rec: &flowbundle_ingest::PacketRecord<'_>) {
+        if self.send(rec) {
+            self.fail_open.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The counters and the latency quantiles so far.
+    pub fn report(&self) -> InlineReport {
+        let l = &self.latency;
+        InlineReport {
+            forwarded: self.forwarded.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
+            fail_open: self.fail_open.load(Ordering::Relaxed),
+            send_errors: self.send_errors.load(Ordering::Relaxed),
+            not_forwardable: self.not_forwardable.load(Ordering::Relaxed),
+            latency_samples: l.count(),
+            latency_p50_ns: l.quantile(0.5),
+            latency_p99_ns: l.quantile(0.99),
+            latency_max_ns: l.max(),
+        }
+    }
+}
+
+/// The process's stop flag, raised by SIGINT or SIGTERM once [`stop_on_termination`] installed the handlers.
+static TERMINATION: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn raise_stop(_signal: libc::c_int) {
+    // Async-signal-safe: one atomic store.
+    TERMINATION.store(true, Ordering::SeqCst);
+}
+
+/// Makes SIGINT and SIGTERM raise the returned flag instead of ending the process, so that a live run drains its
+/// queues, flushes its flows and writes its summary. A second signal changes nothing (the flag is already up).
+pub fn stop_on_termination() -> std::io::Result<&'static AtomicBool> {
+    #[cfg(unix)]
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: an all-zero `sigaction` is a valid value of the plain C struct; the handler only stores to an
+        // atomic (async-signal-safe) and lives for the whole process; `act` is valid for the call.
+        let r = unsafe {
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = raise_stop as *const () as libc::sighandler_t;
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut act.sa_mask);
+            libc::sigaction(sig, &act, std::ptr::null_mut())
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(&TERMINATION)
+}
+
+#[cfg(test)]
+mod histogram_tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_within_a_sixteenth_of_the_true_value() {
+        let h = LatencyHistogram::default();
+        for ns in 1..=10_000u64 {
+            h.record(ns * 1000);
+        }
+        assert_eq!(h.count(), 10_000);
+        assert_eq!(h.max(), 10_000_000);
+        for (q, want) in [(0.5, 5_000_000f64), (0.99, 9_900_000.0)] {
+            let got = h.quantile(q) as f64;
+            assert!(
+                got <= want && got >= want * (1.0 - 1.0 / 16.0),
+                "q{q}: {got} vs {want}"
+            );
+        }
+        assert_eq!(LatencyHistogram::default().quantile(0.99), 0);
+        // Every bucket's floor maps back to that bucket (the last one holds 2^63 and above).
+        for i in 0..=LatencyHistogram::index(u64::MAX) {
+            assert_eq!(
+                LatencyHistogram::index(LatencyHistogram::floor(i)),
+                i,
+                "bucket {i}"
+            );
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sigterm_raises_the_stop_flag_instead_of_ending_the_process() {
+        let flag = stop_on_termination().unwrap();
+        // SAFETY: sends a signal to this process, whose handler was just installed.
+        unsafe {
+            libc::raise(libc::SIGTERM);
+        }
+        assert!(flag.load(Ordering::SeqCst));
+    }
+}
