@@ -8,7 +8,7 @@
 //! | section | fields | from |
 //! |---|---|---|
 //! | `uptime` | seconds since the run started (wall clock) | the run |
-//! | `capture` | `kernel_packets` (packets read), `kernel_drops` (the kernel's drops in live capture; 0 for files), `errors` (inputs that could not be read to their end) | the reader |
+//! | `capture` | `kernel_packets` (packets read; in live capture the kernel's count, drops included), `kernel_drops` (the kernel's drops in live capture; 0 for files), `errors` (inputs that could not be read to their end) | the reader |
 //! | `decoder` | `pkts`, `bytes`, `invalid` (not decoded), `ipv4`, `ipv6`, `tcp`, `udp`, `icmpv4`, `icmpv6`, `sctp`, `avg_pkt_size` | the engine's decode counters (packets inspected; a reassembled datagram counts once) |
 //! | `defrag` | `max_frags_reached`, `max_trackers_reached`, `memuse` | the pre-scheduling stage's defragmenter |
 //! | `flow` | `total`, `tcp`, `udp`, `icmpv4`, `icmpv6`, `memcap` (flows not tracked: table full), `tcp_reuse`, `active` | the engine |
@@ -99,8 +99,8 @@ pub fn stats_event(r: &StatsRecord<'_>) -> Value {
     stats.insert(
         "capture".into(),
         json!({
-            "kernel_packets": r.info.packets_read,
-            "kernel_drops": r.info.capture_drops.unwrap_or(0),
+            "kernel_packets": r.info.live.as_ref().map_or(r.info.packets_read, |c| c.kernel_packets),
+            "kernel_drops": r.info.live.as_ref().map_or(r.info.capture_drops.unwrap_or(0), |c| c.kernel_drops),
             "errors": r.info.input_errors,
         }),
     );
@@ -138,4 +138,47 @@ pub fn stats_event(r: &StatsRecord<'_>) -> Value {
 pub fn render_stats(buf: &mut Vec<u8>, r: &StatsRecord<'_>) {
     let _ = serde_json::to_writer(&mut *buf, &stats_event(r));
     buf.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::CaptureCounters;
+
+    fn record_for(info: &RunInfo) -> Value {
+        let total = EngineStats::default();
+        stats_event(&StatsRecord {
+            now_ns: 0,
+            uptime: Duration::ZERO,
+            total: &total,
+            prestage: None,
+            info,
+            workers: &[],
+        })
+    }
+
+    #[test]
+    fn live_capture_reports_the_kernels_counters_as_suricata_does() {
+        let info = RunInfo {
+            packets_read: 90,
+            capture_drops: Some(12),
+            live: Some(CaptureCounters {
+                kernel_packets: 100,
+                kernel_drops: 10,
+                queue_full: 2,
+                ..CaptureCounters::default()
+            }),
+            ..RunInfo::default()
+        };
+        let v = record_for(&info);
+        assert_eq!(v["stats"]["capture"]["kernel_packets"], 100);
+        assert_eq!(v["stats"]["capture"]["kernel_drops"], 10);
+        let files = RunInfo {
+            packets_read: 90,
+            ..RunInfo::default()
+        };
+        let v = record_for(&files);
+        assert_eq!(v["stats"]["capture"]["kernel_packets"], 90);
+        assert_eq!(v["stats"]["capture"]["kernel_drops"], 0);
+    }
 }

@@ -45,6 +45,29 @@ pub struct RunInfo {
     pub signatures: Option<(usize, usize)>,
     /// Rule messages by signature id, for the hit table.
     pub rule_names: Vec<(u32, String)>,
+    /// Live capture: the capture's own counters (`None` when reading files).
+    pub live: Option<CaptureCounters>,
+    /// Inline mode: what was forwarded and dropped, and the receive-to-send latency.
+    pub inline: Option<flowbundle_inspect::InlineReport>,
+}
+
+/// The counters of a live capture, as the summary and the EVE `stats` record report them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CaptureCounters {
+    /// How the interface was read, e.g. "afpacket on eth0, 2 rings, fanout hash".
+    pub method: String,
+    /// Frames the kernel received for the capture, dropped ones included (Suricata's `capture.kernel_packets`).
+    pub kernel_packets: u64,
+    /// Frames the kernel dropped for want of ring space (`capture.kernel_drops`).
+    pub kernel_drops: u64,
+    /// Times a ring froze with every block in user space.
+    pub kernel_freeze_q: u64,
+    /// Frames the reader dropped because every packet buffer was in use.
+    pub queue_full: u64,
+    /// Frames the capture cut to its snaplen.
+    pub snaplen_cut: u64,
+    /// Frames whose ring header was unreadable (skipped).
+    pub malformed: u64,
 }
 
 /// The summary; `Display` renders it.
@@ -236,6 +259,38 @@ impl fmt::Display for Summary<'_> {
             s.untracked_packets,
             s.reassembly.memcap_skips
         )?;
+        if let Some(c) = &info.live {
+            writeln!(
+                f,
+                "  capture: {}; capture.kernel_packets {}, capture.kernel_drops {}, ring freezes {}; dropped with \
+                 every packet buffer in use {}; cut to the snaplen {}; unreadable ring frames {}",
+                c.method,
+                c.kernel_packets,
+                c.kernel_drops,
+                c.kernel_freeze_q,
+                c.queue_full,
+                c.snaplen_cut,
+                c.malformed
+            )?;
+        }
+        if let Some(i) = &info.inline {
+            let us = |ns: u64| ns as f64 / 1000.0;
+            writeln!(
+                f,
+                "  inline: {} forwarded, {} dropped (dropped flows), {} forwarded uninspected with every buffer in \
+                 use (fail-open), {} refused by the egress, {} reassembled datagrams not forwarded; receive-to-send \
+                 latency p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs ({} packets)",
+                i.forwarded,
+                i.dropped,
+                i.fail_open,
+                i.send_errors,
+                i.not_forwardable,
+                us(i.latency_p50_ns),
+                us(i.latency_p99_ns),
+                us(i.latency_max_ns),
+                i.latency_samples
+            )?;
+        }
         let r = &s.reassembly;
         writeln!(
             f,
