@@ -1,6 +1,6 @@
 //! `flowbundle inspect`: captures through the engine, EVE JSON out, a summary.
 //!
-//! With `--threads 1` (and for live capture) one thread streams the input: one packet at a time from the reader,
+//! With `--threads 1` one thread streams the input: one packet at a time from the reader,
 //! through the pre-scheduling stage (defragmentation) and the engine, events written as they are produced. With
 //! `--threads N` (N ≥ 2; the default is the machine's cores) the streaming runtime runs it
 //! (`flowbundle_worker::run_stream`): a reader thread reads, pre-stages and copies packets into a bounded arena of
@@ -14,16 +14,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use flowbundle_ingest::{CaptureReader, LiveCapture, PacketArena};
+use flowbundle_ingest::{CaptureMethod, CaptureReader, LiveSource, PacketArena, RingConfig};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::{LoadOptions, RuleSet};
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
     AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, Event, EventMerge,
-    InspectWorkload, Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
+    InspectWorkload, LiveReader, Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
-use flowbundle_sinks::{EveOptions, EveWriter, RulesInfo, RunInfo, StatsRecord, Summary};
+use flowbundle_sinks::{
+    CaptureCounters, EveOptions, EveWriter, RulesInfo, RunInfo, StatsRecord, Summary,
+};
 use flowbundle_worker::{StreamConfig, run_stream};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
@@ -51,10 +53,39 @@ pub struct Args {
     #[arg(long)]
     list_keywords: bool,
 
-    /// Capture live from this network interface instead of files (needs a build with `--features live`, libpcap,
-    /// and usually root or CAP_NET_RAW). Runs until Ctrl-C, --count or --seconds, then writes the summary.
+    /// Capture live from this network interface instead of files (root or CAP_NET_RAW). Runs until Ctrl-C or
+    /// SIGTERM, --count or --seconds, then drains the queues, flushes the flows and writes the summary.
     #[arg(short = 'i', long, value_name = "IFACE")]
     interface: Option<String>,
+
+    /// With --interface: how to capture: `afpacket` (TPACKET_V3 rings, Linux, the default) or `pcap` (libpcap, a
+    /// build with `--features live`).
+    #[arg(long, value_name = "METHOD", default_value = "afpacket")]
+    capture: flowbundle_ingest::CaptureMethod,
+
+    /// With --capture afpacket: blocks per ring.
+    #[arg(long, value_name = "N")]
+    ring_blocks: Option<u32>,
+
+    /// With --capture afpacket: bytes per ring block (a multiple of 4096).
+    #[arg(long, value_name = "BYTES")]
+    block_size: Option<u32>,
+
+    /// With --capture afpacket: milliseconds after which the kernel hands over a block that is not full.
+    #[arg(long, value_name = "MS")]
+    block_timeout_ms: Option<u32>,
+
+    /// With --capture afpacket and --threads N: one ring per worker in a PACKET_FANOUT group and the kernel spreads
+    /// the packets (`hash`: both directions of a flow to one worker, Suricata's `workers` mode; `cpu`, `qm`, `lb`);
+    /// the worker of a packet is the ring it came from, and --scheduler does not apply. Without it one ring feeds the
+    /// dispatcher, and the scheduler spreads.
+    #[arg(long, value_name = "MODE")]
+    fanout: Option<flowbundle_ingest::FanoutMode>,
+
+    /// With --interface and --threads N ≥ 2: when every packet buffer is in use, `wait` (the kernel's ring is the
+    /// queue; what overflows it is counted in capture.kernel_drops) or `drop` (counted as queue full).
+    #[arg(long, value_name = "wait|drop", default_value = "wait", value_parser = parse_on_full)]
+    queue_full: flowbundle_inspect::OnFull,
 
     /// With --interface: stop after this many packets.
     #[arg(long)]
@@ -111,7 +142,7 @@ pub struct Args {
     summary: bool,
 
     /// Worker threads of the streaming runtime (plus a reader thread); 1 runs the single-threaded loop, 0 uses every
-    /// core. Default: the machine's cores (1 for live capture).
+    /// core. Default: the machine's cores.
     #[arg(long)]
     threads: Option<usize>,
 
@@ -150,6 +181,14 @@ pub struct Args {
 }
 
 const DEFAULT_PACKET_BUFFERS: usize = 512;
+
+fn parse_on_full(s: &str) -> Result<flowbundle_inspect::OnFull, String> {
+    match s {
+        "wait" => Ok(flowbundle_inspect::OnFull::Wait),
+        "drop" => Ok(flowbundle_inspect::OnFull::Drop),
+        other => Err(format!("{other:?}: one of wait, drop")),
+    }
+}
 
 /// Where events go: EVE (or nowhere), through the rules' thresholds when they have any.
 struct Sink {
@@ -255,28 +294,31 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         },
         ..RunInfo::default()
     };
-    // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
-    // says so at once.
-    let mut live = match &args.interface {
-        Some(_) if args.threads.is_some_and(|n| n != 1) => {
-            bail!("--interface runs single-threaded (--threads 1) for now")
-        }
-        Some(iface) => Some(
-            LiveCapture::open(iface, args.snaplen, !args.no_promisc)
-                .with_context(|| format!("opening interface {iface}"))?,
-        ),
-        None => None,
-    };
     if args.interface.is_none()
         && (args.count.is_some()
             || args.seconds.is_some()
             || args.no_promisc
-            || args.snaplen != 65_535)
+            || args.snaplen != 65_535
+            || args.fanout.is_some()
+            || args.ring_blocks.is_some()
+            || args.block_size.is_some()
+            || args.block_timeout_ms.is_some())
     {
         bail!(
-            "--count, --seconds, --snaplen and --no-promisc apply to live capture (--interface IFACE)"
+            "--count, --seconds, --snaplen, --no-promisc, --fanout and the ring options apply to live capture \
+             (--interface IFACE)"
         );
     }
+    let threads = match (args.threads, &args.interface) {
+        (Some(n), _) => super::thread_count(n),
+        (None, _) => super::cores(),
+    };
+    // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
+    // says so at once.
+    let mut live = match &args.interface {
+        Some(iface) => Some(open_live(&args, iface, threads)?),
+        None => None,
+    };
     if let Some(s) = args.seconds
         && !(s.is_finite() && s > 0.0)
     {
@@ -381,11 +423,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         None => None,
     });
 
-    let threads = match (args.threads, &args.interface) {
-        (Some(n), _) => super::thread_count(n),
-        (None, Some(_)) => 1,
-        (None, None) => super::cores(),
-    };
     if threads == 1 && args.scheduler.is_some() {
         eprintln!("warning: --scheduler has no effect on a single-threaded run (--threads 1)");
     }
@@ -509,7 +546,7 @@ fn inspect_inputs(
     threads: usize,
     first_packet: u64,
     engine: &mut Engine,
-    mut live: Option<&mut LiveCapture>,
+    mut live: Option<&mut LiveSource>,
     sink: &mut Sink,
     costs: &mut CostSink,
     info: &mut RunInfo,
@@ -523,9 +560,8 @@ fn inspect_inputs(
             let mut recs = Vec::new();
             let mut num = first_packet;
             if let Some(cap) = live.as_mut() {
-                let drops;
-                (num, drops) = inspect_live(cap, args, engine, &mut ctx, &mut pre, sink, costs)?;
-                info.capture_drops = drops;
+                num = inspect_live(cap, args, engine, &mut ctx, &mut pre, sink, costs)?;
+                note_capture(cap, args, 0, info);
             }
             let mut timeline = flowbundle_ingest::Timeline::default();
             for path in files {
@@ -570,14 +606,33 @@ fn inspect_inputs(
         n => {
             // The decode-before-claim of `ph`'s late claim keeps a decoded view of a packet across a handoff; the
             // streaming runtime frees a packet's buffer as soon as it has been inspected, so it claims in `next`.
+            let kernel_spreads = live.as_ref().is_some_and(|l| l.rings() > 1);
             let sched_opts = SchedOptions {
                 ph_late_claim: false,
+                // One ring per worker: the `rss` policy's indirection table, left as it starts (bucket k → worker
+                // k mod N), sends ring k's packets to worker k (see `flowbundle_inspect::live`).
+                rss_interval: if kernel_spreads {
+                    u64::MAX
+                } else {
+                    SchedOptions::default().rss_interval
+                },
                 ..SchedOptions::default()
             };
-            let scheduler = args.scheduler.as_deref().unwrap_or("lfb");
+            let scheduler = if kernel_spreads {
+                "rss"
+            } else {
+                args.scheduler.as_deref().unwrap_or("lfb")
+            };
             let sched = flowbundle_scheduler::build(scheduler, n, &sched_opts)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
-            info.threads = Some((n, scheduler.to_string()));
+            info.threads = Some((
+                n,
+                if kernel_spreads {
+                    format!("kernel fanout {}", args.fanout.map_or("?", |m| m.name()))
+                } else {
+                    scheduler.to_string()
+                },
+            ));
             let arena = PacketArena::new(args.packet_buffers.max(1));
             let (tx, mut merge) = EventMerge::new();
             let order = StreamOrder::new(arena.slots());
@@ -600,19 +655,50 @@ fn inspect_inputs(
                 source = source.with_renderer(render);
             }
             let stop = AtomicBool::new(false);
-            let mut reader =
-                StreamReader::new(&arena, Prestage::new(engine.config()), files.to_vec())
-                    .stop_when(&stop)
-                    .with_decodes(&decodes)
-                    .numbered_from(first_packet);
+            let termination = match live {
+                Some(_) => Some(
+                    flowbundle_inspect::stop_on_termination()
+                        .context("installing the SIGINT/SIGTERM handlers")?,
+                ),
+                None => None,
+            };
+            let mut reader = match live.as_deref_mut() {
+                Some(cap) => {
+                    let mut r = LiveReader::new(&arena, Prestage::new(engine.config()), cap, &stop)
+                        .with_decodes(&decodes)
+                        .count(args.count)
+                        .until(live_deadline(args))
+                        .on_full(args.queue_full);
+                    if kernel_spreads {
+                        r = r.kernel_spreads();
+                    }
+                    if !keeps_order {
+                        r = r.with_order(&order);
+                    }
+                    Reader::Live(r)
+                }
+                None => {
+                    let mut r =
+                        StreamReader::new(&arena, Prestage::new(engine.config()), files.to_vec())
+                            .stop_when(&stop)
+                            .with_decodes(&decodes)
+                            .numbered_from(first_packet);
+                    if !keeps_order {
+                        r = r.with_order(&order);
+                    }
+                    Reader::Files(r)
+                }
+            };
             if !keeps_order {
                 source = source.with_order(&order);
-                reader = reader.with_order(&order);
             }
             let workload = InspectWorkload::new(engine, sched.shape(), &source);
             let progress = Progress::new();
             let mut write_error: Option<anyhow::Error> = None;
             let mut collect = |last: bool| {
+                if termination.is_some_and(|t| t.load(Ordering::Relaxed)) {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 progress.update(&arena, engine, last);
                 // The watermark first, then the channel (see `flowbundle_inspect::stream`).
                 let watermark = arena.oldest_in_flight();
@@ -651,18 +737,33 @@ fn inspect_inputs(
                     report.lost
                 );
             }
-            for e in reader.errors.iter().chain(&reader.warnings) {
-                eprintln!("{e}");
-            }
-            info.input_errors += reader.errors.len() as u64;
             worker_stats.extend(report.locals.iter().map(|c| c.stats().clone()));
-            for (path, stats) in &reader.inputs_read {
-                note_read_end(path, stats, info);
-            }
             drop(workload);
-            info.packets_read = reader.packets_read;
-            info.capture_span = reader.capture_span();
-            pre = reader.into_prestage();
+            pre = match reader {
+                Reader::Files(reader) => {
+                    for e in reader.errors.iter().chain(&reader.warnings) {
+                        eprintln!("{e}");
+                    }
+                    info.input_errors += reader.errors.len() as u64;
+                    for (path, stats) in &reader.inputs_read {
+                        note_read_end(path, stats, info);
+                    }
+                    info.packets_read = reader.packets_read;
+                    info.capture_span = reader.capture_span();
+                    reader.into_prestage()
+                }
+                Reader::Live(mut reader) => {
+                    if let Some(e) = &reader.error {
+                        eprintln!("capture error: {e} (stopped)");
+                        info.input_errors += 1;
+                    }
+                    info.packets_read = reader.packets_read;
+                    info.capture_span = reader.capture_span();
+                    let queue_full = reader.queue_full;
+                    note_capture(reader.source(), args, queue_full, info);
+                    reader.into_prestage()
+                }
+            };
             engine.finish(report.locals)
         }
     };
@@ -689,39 +790,25 @@ fn note_read_end(path: &std::path::Path, s: &flowbundle_ingest::ReadStats, info:
     info.clamped_lengths += s.clamped_lengths;
 }
 
-/// The live loop of `inspect --interface`: packets from the interface through the pre-scheduling stage and the
-/// engine, one at a time, as the file loop does, until Ctrl-C, `--count` or `--seconds`. Returns the packets read and
-/// the packets the kernel dropped (when libpcap can tell).
+/// The live loop of `inspect --interface --threads 1`: packets from the interface through the pre-scheduling stage
+/// and the engine, one at a time, as the file loop does, until SIGINT/SIGTERM, `--count` or `--seconds`. Returns the
+/// packets read.
 ///
-/// Ctrl-C only sets a flag: the loop notices it within the capture's read timeout (100 ms), so the flows still open
-/// are flushed and the summary is written as for a file. A second Ctrl-C is not special-cased; the flag is simply
-/// set again.
+/// A signal only raises a flag: the loop notices it within the capture's wait (100 ms), so the flows still open
+/// are flushed and the summary is written as for a file.
 fn inspect_live(
-    cap: &mut LiveCapture,
+    cap: &mut LiveSource,
     args: &Args,
     engine: &mut Engine,
     ctx: &mut WorkerCtx,
     pre: &mut Prestage,
     sink: &mut Sink,
     costs: &mut CostSink,
-) -> anyhow::Result<(u64, Option<u64>)> {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = Arc::clone(&stop);
-        ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed))
-            .context("installing the Ctrl-C handler")?;
-    }
-    let deadline = args
-        .seconds
-        .map(|s| Instant::now() + std::time::Duration::from_secs_f64(s));
+) -> anyhow::Result<u64> {
+    let stop = flowbundle_inspect::stop_on_termination()
+        .context("installing the SIGINT/SIGTERM handlers")?;
+    let deadline = live_deadline(args);
     let limit = args.count.unwrap_or(u64::MAX);
-    eprintln!(
-        "capturing on {} (link type {}); Ctrl-C to stop",
-        args.interface.as_deref().unwrap_or("?"),
-        cap.link_type()
-    );
     let (mut events, mut recs) = (Vec::new(), Vec::new());
     let mut num = 0u64;
     while num < limit
@@ -729,7 +816,7 @@ fn inspect_live(
         && deadline.is_none_or(|d| Instant::now() < d)
     {
         let rec = match cap.next_packet() {
-            Ok(Some(r)) => r,
+            Ok(Some((_, r))) => r,
             Ok(None) => continue,
             Err(e) => {
                 eprintln!("capture error: {e} (stopping)");
@@ -751,13 +838,124 @@ fn inspect_live(
     }
     ctx.take_events(&mut events);
     sink.write(&events)?;
-    let kernel = cap.kernel_stats().ok();
-    if let Some((received, dropped)) = kernel {
-        eprintln!(
-            "capture: {num} packets inspected, kernel counted {received} received and {dropped} dropped"
-        );
+    Ok(num)
+}
+
+/// The end of a `--seconds` run.
+fn live_deadline(args: &Args) -> Option<Instant> {
+    args.seconds
+        .map(|s| Instant::now() + std::time::Duration::from_secs_f64(s))
+}
+
+/// Opens `--interface` as the options say: libpcap, or AF_PACKET rings (one per worker under `--fanout`).
+fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSource> {
+    let rings = match args.fanout {
+        Some(_) if args.capture == CaptureMethod::Pcap => {
+            bail!("--fanout needs --capture afpacket")
+        }
+        Some(_) if args.scheduler.is_some() => {
+            bail!(
+                "--fanout lets the kernel spread the packets over the workers: --scheduler does not apply"
+            )
+        }
+        Some(mode) => {
+            if !mode.keeps_flows_together() {
+                eprintln!(
+                    "warning: --fanout {} may split a flow over several workers, each then seeing part of it",
+                    mode.name()
+                );
+            }
+            threads
+        }
+        None => 1,
+    };
+    let source = match args.capture {
+        CaptureMethod::Pcap => {
+            if args.ring_blocks.is_some()
+                || args.block_size.is_some()
+                || args.block_timeout_ms.is_some()
+            {
+                bail!(
+                    "--ring-blocks, --block-size and --block-timeout-ms apply to --capture afpacket"
+                );
+            }
+            LiveSource::pcap(iface, args.snaplen, !args.no_promisc)
+        }
+        CaptureMethod::AfPacket => {
+            let d = RingConfig::default();
+            let cfg = RingConfig {
+                block_size: args.block_size.unwrap_or(d.block_size),
+                blocks: args.ring_blocks.unwrap_or(d.blocks),
+                block_timeout_ms: args.block_timeout_ms.unwrap_or(d.block_timeout_ms),
+                snaplen: args.snaplen,
+                promisc: !args.no_promisc,
+                // One group per process: a second sensor on the same interface gets its own copy.
+                fanout: args
+                    .fanout
+                    .map(|m| ((std::process::id() & 0xffff) as u16, m)),
+                ignore_outgoing: false,
+            };
+            LiveSource::af_packet(iface, &cfg, rings)
+        }
     }
-    Ok((num, kernel.map(|(_, dropped)| dropped)))
+    .with_context(|| format!("opening interface {iface}"))?;
+    eprintln!(
+        "capturing on {iface} (link type {}, {}); SIGINT or SIGTERM to stop",
+        source.link_type(),
+        capture_method(args, source.rings())
+    );
+    Ok(source)
+}
+
+fn capture_method(args: &Args, rings: usize) -> String {
+    match (args.capture, args.fanout) {
+        (CaptureMethod::Pcap, _) => "libpcap".into(),
+        (CaptureMethod::AfPacket, Some(m)) => {
+            format!("afpacket, {rings} rings, fanout {}", m.name())
+        }
+        (CaptureMethod::AfPacket, None) => "afpacket, 1 ring".into(),
+    }
+}
+
+/// At the end of a live run: the capture's counters into the summary.
+fn note_capture(cap: &mut LiveSource, args: &Args, queue_full: u64, info: &mut RunInfo) {
+    let kernel = match cap.kernel_stats() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("warning: the kernel's capture counters could not be read: {e}");
+            flowbundle_ingest::KernelStats::default()
+        }
+    };
+    let ring = cap.counters();
+    info.capture_drops = Some(kernel.drops + queue_full);
+    info.live = Some(CaptureCounters {
+        method: format!(
+            "{} on {}",
+            capture_method(args, cap.rings()),
+            args.interface.as_deref().unwrap_or("?")
+        ),
+        kernel_packets: kernel.packets,
+        kernel_drops: kernel.drops,
+        kernel_freeze_q: kernel.freeze_q_count,
+        queue_full,
+        snaplen_cut: ring.snaplen_cut,
+        malformed: ring.malformed,
+    });
+}
+
+/// The reader thread's side of a streaming run: files or an interface.
+enum Reader<'a> {
+    Files(StreamReader<'a>),
+    Live(LiveReader<'a>),
+}
+
+impl Reader<'_> {
+    fn next_desc(&mut self) -> Option<flowbundle_scheduler::Desc> {
+        match self {
+            Reader::Files(r) => r.next_desc(),
+            Reader::Live(r) => r.next_desc(),
+        }
+    }
 }
 
 /// Progress of a streaming run on standard error, when it is a terminal: packets read, their rate and the flows

@@ -1,0 +1,329 @@
+//! The live sensor on a network the test builds for itself: a network namespace holding a veth pair, a capture from
+//! the shared data replayed into one end with `tcpreplay` at a fixed rate, `flowbundle inspect --interface` on the
+//! other end with `--threads 2` (one AF_PACKET ring and the `lfb` scheduler; one ring per worker with the kernel's
+//! fanout hash). The sensor is stopped with SIGTERM, as an operator stops it: it must drain its queues, flush the
+//! flows still open, write the EVE `stats` record and the summary, and report the same flows, application protocols
+//! and alerts as the offline run of the same capture, with `capture.kernel_drops` 0 at that rate.
+//!
+//! Needs root (namespaces, raw sockets) and tcpreplay (Debian `tcpreplay`, installed by `scripts/test-all`): without
+//! them the tests say why and return, and fail under `FLOWBUNDLE_REQUIRE_TOOLS=1`. Nothing outside the namespace is
+//! touched (IPv6 is off inside it, so the kernel sends nothing of its own on the pair).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The replay side and the sensor side of the veth pair.
+const REPLAY: &str = "replay0";
+const SENSOR: &str = "sensor0";
+
+/// A network namespace with a veth pair ([`REPLAY`], [`SENSOR`]), both up; deleted on drop.
+struct Netns {
+    name: String,
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+fn run(cmd: &mut Command) -> Result<Output, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(format!(
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl Netns {
+    fn new() -> Result<Netns, String> {
+        let name = format!(
+            "fb-live-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        run(Command::new("ip").args(["netns", "add", &name]))?;
+        let ns = Netns { name };
+        for sysctl in [
+            "net.ipv6.conf.all.disable_ipv6=1",
+            "net.ipv6.conf.default.disable_ipv6=1",
+        ] {
+            run(ns.exec("sysctl").args(["-q", "-w", sysctl]))?;
+        }
+        run(ns.exec("ip").args([
+            "link", "add", "name", REPLAY, "type", "veth", "peer", "name", SENSOR,
+        ]))?;
+        for dev in [REPLAY, SENSOR] {
+            // Frames of the captures may exceed 1,500 bytes (offloaded segments): a large MTU carries them whole.
+            run(ns
+                .exec("ip")
+                .args(["link", "set", dev, "mtu", "9000", "up"]))?;
+        }
+        Ok(ns)
+    }
+
+    /// `program` run inside the namespace.
+    fn exec(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.name]).arg(program);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+    }
+}
+
+/// The namespace, or `None` (said why; a failure under `FLOWBUNDLE_REQUIRE_TOOLS=1`) when it cannot be made.
+fn netns() -> Option<Netns> {
+    match Netns::new() {
+        Ok(ns) => Some(ns),
+        Err(e) => {
+            flowbundle_testsupport::missing_tool(&format!(
+                "network namespaces with veth pairs (root, iproute2): {e}"
+            ));
+            None
+        }
+    }
+}
+
+const CAPTURE: &str = "reassembly/example.pcap";
+const RULES: &str = "alert tcp any any -> any any (msg:\"HTTP GET\"; flow:to_server,established; \
+                     content:\"GET \"; depth:4; sid:9000001; rev:1;)\n\
+                     alert http any any -> any any (msg:\"HTTP host\"; http.host; content:\".com\"; sid:9000002; \
+                     rev:1;)\n\
+                     alert dns any any -> any any (msg:\"DNS query\"; dns.query; content:\".\"; sid:9000003; rev:1;)\n";
+
+/// The `flowbundle` binary's EVE lines for `args` (offline).
+fn offline(capture: &Path, rules: &Path, out: &Path) {
+    let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .arg(capture)
+        .arg("--rules")
+        .arg(rules)
+        .args(["--threads", "1", "--eve-stats", "-o"])
+        .arg(out)
+        .output()
+        .expect("running flowbundle inspect");
+    assert!(
+        r.status.success(),
+        "offline inspect failed: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+}
+
+/// Starts the sensor on [`SENSOR`] inside `ns` and waits until it says it is capturing.
+fn start_sensor(
+    ns: &Netns,
+    rules: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = ns
+        .exec(env!("CARGO_BIN_EXE_flowbundle"))
+        .args(["inspect", "-i", SENSOR, "--rules"])
+        .arg(rules)
+        .args(["--eve-stats", "--summary", "--seconds", "120", "-o"])
+        .arg(out)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting the sensor");
+    let stderr = child.stderr.take().expect("sensor stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.starts_with("capturing on") => break,
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("the sensor did not start capturing: {}", seen.join("\n"));
+            }
+        }
+    }
+    (child, rx)
+}
+
+/// Sends SIGTERM and waits for the sensor's exit (at most 30 s): its summary and the rest of its standard error.
+fn stop_sensor(mut child: Child, rx: std::sync::mpsc::Receiver<String>) -> (String, String) {
+    let r = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(r.success());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waiting for the sensor") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the sensor did not stop within 30 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        use std::io::Read;
+        let _ = o.read_to_string(&mut stdout);
+    }
+    let stderr: Vec<String> = rx.try_iter().collect();
+    let stderr = stderr.join("\n");
+    assert!(
+        status.success(),
+        "the sensor failed after SIGTERM: {stderr}"
+    );
+    (stdout, stderr)
+}
+
+fn events(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("reading EVE output")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an EVE line is JSON"))
+        .collect()
+}
+
+/// Flows (5-tuple, application protocol, packets each way) and alerts (signature, 5-tuple), counted.
+fn observable(evs: &[Value]) -> (BTreeMap<String, usize>, BTreeMap<String, usize>) {
+    let tuple = |e: &Value| {
+        format!(
+            "{} {}:{} -> {}:{}",
+            e["proto"], e["src_ip"], e["src_port"], e["dest_ip"], e["dest_port"]
+        )
+    };
+    let (mut flows, mut alerts) = (BTreeMap::new(), BTreeMap::new());
+    for e in evs {
+        match e["event_type"].as_str() {
+            Some("flow") => {
+                let k = format!(
+                    "{} app={} pkts={}/{}",
+                    tuple(e),
+                    e["app_proto"],
+                    e["flow"]["pkts_toserver"],
+                    e["flow"]["pkts_toclient"]
+                );
+                *flows.entry(k).or_insert(0) += 1;
+            }
+            Some("alert") => {
+                let k = format!("{} {}", e["alert"]["signature_id"], tuple(e));
+                *alerts.entry(k).or_insert(0) += 1;
+            }
+            _ => {}
+        }
+    }
+    (flows, alerts)
+}
+
+fn stats(evs: &[Value]) -> &Value {
+    evs.iter()
+        .rev()
+        .find(|e| e["event_type"] == "stats")
+        .expect("an EVE stats record")
+}
+
+/// Replays the capture into [`REPLAY`] at `pps` packets a second while the sensor runs on [`SENSOR`] with `extra`, stops the
+/// sensor with SIGTERM and compares what it saw with the offline run.
+fn replay_matches_offline(extra: &[&str], pps: u32) {
+    let Some(capture) = flowbundle_testsupport::data(CAPTURE) else {
+        return;
+    };
+    let Some(tcpreplay) = flowbundle_testsupport::tool("tcpreplay") else {
+        return;
+    };
+    let Some(ns) = netns() else { return };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rules = dir.path().join("live.rules");
+    std::fs::write(&rules, RULES).expect("writing rules");
+    let (off_path, live_path) = (
+        dir.path().join("offline.json"),
+        dir.path().join("live.json"),
+    );
+    offline(&capture, &rules, &off_path);
+    let off = events(&off_path);
+
+    let (child, rx) = start_sensor(&ns, &rules, &live_path, extra);
+    let replay = ns
+        .exec(&tcpreplay)
+        .args(["-q", "-i", REPLAY, "--pps"])
+        .arg(pps.to_string())
+        .arg(&capture)
+        .output()
+        .expect("running tcpreplay");
+    // The last block is handed over after its timeout (10 ms): give the sensor time to read it.
+    std::thread::sleep(Duration::from_millis(500));
+    let (summary, stderr) = stop_sensor(child, rx);
+    assert!(
+        replay.status.success(),
+        "tcpreplay failed: {}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+
+    let live = events(&live_path);
+    let (off_flows, off_alerts) = observable(&off);
+    let (live_flows, live_alerts) = observable(&live);
+    assert!(!off_flows.is_empty() && !off_alerts.is_empty());
+    let diff = |a: &BTreeMap<String, usize>, b: &BTreeMap<String, usize>| {
+        a.iter()
+            .filter(|(k, n)| b.get(*k) != Some(n))
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .take(10)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        live_flows,
+        off_flows,
+        "{extra:?}: flows differ; offline only: {:?}; live only: {:?}\n{stderr}",
+        diff(&off_flows, &live_flows),
+        diff(&live_flows, &off_flows)
+    );
+    assert_eq!(live_alerts, off_alerts, "{extra:?}: alerts differ");
+    let capture_stats = &stats(&live)["stats"]["capture"];
+    let offline_packets = stats(&off)["stats"]["capture"]["kernel_packets"].clone();
+    assert_eq!(
+        capture_stats["kernel_drops"], 0,
+        "{extra:?}: {capture_stats}"
+    );
+    assert_eq!(
+        capture_stats["kernel_packets"], offline_packets,
+        "{extra:?}: the kernel saw other packets than the capture's: {capture_stats}"
+    );
+    assert!(
+        summary.contains("capture.kernel_drops 0"),
+        "{extra:?}: no capture line in the summary:\n{summary}"
+    );
+}
+
+#[test]
+fn one_ring_and_the_lfb_scheduler_see_what_the_offline_run_sees() {
+    replay_matches_offline(&["--threads", "2", "--scheduler", "lfb"], 2000);
+}
+
+#[test]
+fn kernel_fanout_hash_one_ring_per_worker_sees_what_the_offline_run_sees() {
+    replay_matches_offline(&["--threads", "2", "--fanout", "hash"], 2000);
+}
+
+#[test]
+fn single_threaded_live_loop_sees_what_the_offline_run_sees() {
+    replay_matches_offline(&["--threads", "1"], 2000);
+}
