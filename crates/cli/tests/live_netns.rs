@@ -5,7 +5,10 @@
 //! flows still open, write the EVE `stats` record and the summary, and report the same flows, application protocols
 //! and alerts as the offline run of the same capture, with `capture.kernel_drops` 0 at that rate.
 //!
-//! Needs root (namespaces, raw sockets) and tcpreplay (Debian `tcpreplay`, installed by `scripts/test-all`): without
+//! The inline sensor is tested on three namespaces in a line (client, sensor bridging two interfaces, server): a
+//! TCP connection through it completes, and with a `drop` rule matching the payload the server never sees it.
+//!
+//! Needs root (namespaces, raw sockets), nc, ethtool and tcpreplay (Debian `tcpreplay`, installed by `scripts/test-all`): without
 //! them the tests say why and return, and fail under `FLOWBUNDLE_REQUIRE_TOOLS=1`. Nothing outside the namespace is
 //! touched (IPv6 is off inside it, so the kernel sends nothing of its own on the pair).
 
@@ -42,7 +45,8 @@ fn run(cmd: &mut Command) -> Result<Output, String> {
 }
 
 impl Netns {
-    fn new() -> Result<Netns, String> {
+    /// An empty namespace with IPv6 off.
+    fn bare() -> Result<Netns, String> {
         let name = format!(
             "fb-live-{}-{}",
             std::process::id(),
@@ -56,6 +60,12 @@ impl Netns {
         ] {
             run(ns.exec("sysctl").args(["-q", "-w", sysctl]))?;
         }
+        Ok(ns)
+    }
+
+    /// A namespace holding the veth pair ([`REPLAY`], [`SENSOR`]).
+    fn new() -> Result<Netns, String> {
+        let ns = Netns::bare()?;
         run(ns.exec("ip").args([
             "link", "add", "name", REPLAY, "type", "veth", "peer", "name", SENSOR,
         ]))?;
@@ -86,7 +96,11 @@ impl Drop for Netns {
 
 /// The namespace, or `None` (said why; a failure under `FLOWBUNDLE_REQUIRE_TOOLS=1`) when it cannot be made.
 fn netns() -> Option<Netns> {
-    match Netns::new() {
+    made(Netns::new())
+}
+
+fn made<T>(r: Result<T, String>) -> Option<T> {
+    match r {
         Ok(ns) => Some(ns),
         Err(e) => {
             flowbundle_testsupport::missing_tool(&format!(
@@ -129,9 +143,21 @@ fn start_sensor(
     out: &Path,
     extra: &[&str],
 ) -> (Child, std::sync::mpsc::Receiver<String>) {
+    let mut args = vec!["-i", SENSOR];
+    args.extend_from_slice(extra);
+    start_flowbundle(ns, rules, out, &args)
+}
+
+/// Starts `flowbundle inspect` with `args` inside `ns` and waits until it says it is capturing.
+fn start_flowbundle(
+    ns: &Netns,
+    rules: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (Child, std::sync::mpsc::Receiver<String>) {
     let mut child = ns
         .exec(env!("CARGO_BIN_EXE_flowbundle"))
-        .args(["inspect", "-i", SENSOR, "--rules"])
+        .args(["inspect", "--rules"])
         .arg(rules)
         .args(["--eve-stats", "--summary", "--seconds", "120", "-o"])
         .arg(out)
@@ -326,4 +352,190 @@ fn kernel_fanout_hash_one_ring_per_worker_sees_what_the_offline_run_sees() {
 #[test]
 fn single_threaded_live_loop_sees_what_the_offline_run_sees() {
     replay_matches_offline(&["--threads", "1"], 2000);
+}
+
+/// Three namespaces in a line: a client, the sensor bridging its two interfaces, a server. Checksum offload is off
+/// on the endpoints, so the frames the sensor forwards carry complete checksums (a veth hands over a frame whose
+/// checksum the receiving stack would otherwise fill in).
+struct Line {
+    client: Netns,
+    sensor: Netns,
+    server: Netns,
+}
+
+const CLIENT_IP: &str = "10.77.0.1";
+const SERVER_IP: &str = "10.77.0.2";
+
+impl Line {
+    fn new() -> Result<Line, String> {
+        let (client, sensor, server) = (Netns::bare()?, Netns::bare()?, Netns::bare()?);
+        for (a, a_ns, b, b_ns) in [
+            ("client0", &client, "left0", &sensor),
+            ("right0", &sensor, "server0", &server),
+        ] {
+            run(Command::new("ip").args([
+                "link", "add", "name", a, "netns", &a_ns.name, "type", "veth", "peer", "name", b,
+                "netns", &b_ns.name,
+            ]))?;
+        }
+        for (ns, dev, ip) in [
+            (&client, "client0", Some(CLIENT_IP)),
+            (&sensor, "left0", None),
+            (&sensor, "right0", None),
+            (&server, "server0", Some(SERVER_IP)),
+        ] {
+            if let Some(ip) = ip {
+                run(ns
+                    .exec("ip")
+                    .args(["addr", "add", &format!("{ip}/24"), "dev", dev]))?;
+                run(ns.exec("ethtool").args(["-K", dev, "tx", "off"]))?;
+            }
+            run(ns.exec("ip").args(["link", "set", dev, "up"]))?;
+        }
+        Ok(Line {
+            client,
+            sensor,
+            server,
+        })
+    }
+
+    /// Sends `payload` from the client to a server listening on `port`; what the server received, and whether the
+    /// client's connection completed.
+    fn send(&self, nc: &Path, port: u16, payload: &str) -> (String, bool) {
+        let mut server = self
+            .server
+            .exec(nc)
+            .args(["-l", SERVER_IP, &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting the server");
+        std::thread::sleep(Duration::from_millis(300));
+        let mut client = self
+            .client
+            .exec(nc)
+            .args(["-N", "-w", "3", SERVER_IP, &port.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting the client");
+        {
+            use std::io::Write;
+            let mut stdin = client.stdin.take().expect("client stdin");
+            let _ = stdin.write_all(payload.as_bytes());
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let client_ok = loop {
+            if let Some(s) = client.try_wait().expect("waiting for the client") {
+                break s.success();
+            }
+            if Instant::now() > deadline {
+                let _ = client.kill();
+                let _ = client.wait();
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = server.kill();
+        let out = server.wait_with_output().expect("server output");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), client_ok)
+    }
+}
+
+/// What went through the inline sensor: what the server received, whether the client completed, the sensor's
+/// summary and EVE events.
+struct Through {
+    received: String,
+    client_ok: bool,
+    summary: String,
+    events: Vec<Value>,
+}
+
+impl Through {
+    fn inline_line(&self) -> &str {
+        self.summary
+            .lines()
+            .find(|l| l.trim_start().starts_with("inline:"))
+            .unwrap_or_else(|| panic!("no inline line in the summary:\n{}", self.summary))
+    }
+
+    fn alerted(&self, sid: u64) -> bool {
+        self.events
+            .iter()
+            .any(|e| e["alert"]["signature_id"] == sid)
+    }
+}
+
+/// Runs the inline sensor between the client and the server with `rules_text`, sends `payload` through it.
+fn through_inline_sensor(rules_text: &str, payload: &str) -> Option<Through> {
+    let nc = flowbundle_testsupport::tool("nc")?;
+    flowbundle_testsupport::tool("ethtool")?;
+    let line = made(Line::new())?;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rules = dir.path().join("inline.rules");
+    std::fs::write(&rules, rules_text).expect("writing rules");
+    let eve = dir.path().join("inline.json");
+    let (child, rx) = start_flowbundle(
+        &line.sensor,
+        &rules,
+        &eve,
+        &["--inline", "left0:right0", "--threads", "2"],
+    );
+    let (received, client_ok) = line.send(&nc, 7777, payload);
+    let (summary, _) = stop_sensor(child, rx);
+    Some(Through {
+        received,
+        client_ok,
+        summary,
+        events: events(&eve),
+    })
+}
+
+#[test]
+fn inline_sensor_forwards_a_tcp_connection_and_reports_its_latency() {
+    let rules = "alert tcp any any -> any 7777 (msg:\"greeting\"; content:\"hello\"; sid:9100001; rev:1;)\n";
+    let Some(t) = through_inline_sensor(rules, "hello through the sensor\n") else {
+        return;
+    };
+    assert_eq!(t.received, "hello through the sensor\n", "{}", t.summary);
+    assert!(
+        t.client_ok,
+        "the connection did not complete:\n{}",
+        t.summary
+    );
+    assert!(
+        t.alerted(9100001),
+        "the sensor did not inspect what it forwarded"
+    );
+    let inline = t.inline_line();
+    assert!(inline.contains("receive-to-send latency p50"), "{inline}");
+    assert!(!inline.contains("inline: 0 forwarded"), "{inline}");
+    assert!(inline.contains(" 0 dropped"), "{inline}");
+}
+
+#[test]
+fn inline_sensor_drop_rule_keeps_the_payload_from_the_receiver() {
+    let rules = "drop tcp any any -> any 7777 (msg:\"forbidden\"; content:\"forbidden\"; sid:9100002; rev:1;)\n";
+    let Some(t) = through_inline_sensor(rules, "this is forbidden\n") else {
+        return;
+    };
+    assert!(
+        !t.received.contains("forbidden"),
+        "the receiver saw the dropped payload: {:?}\n{}",
+        t.received,
+        t.summary
+    );
+    assert!(
+        t.alerted(9100002),
+        "the drop rule did not match:\n{}",
+        t.summary
+    );
+    assert!(
+        !t.inline_line().contains(" 0 dropped"),
+        "{}",
+        t.inline_line()
+    );
 }

@@ -52,7 +52,7 @@ pub type Renderer = dyn Fn(&mut Vec<u8>, &[Event]) + Sync;
 
 /// Called on the worker with each packet once it has been inspected, and whether its flow is dropped (an inline
 /// sensor forwards it or not: [`crate::live::Inline::forward`]).
-pub type Forward = dyn Fn(&PacketRecord<'_>, bool) + Sync;
+pub type Forward<'f> = dyn Fn(&PacketRecord<'_>, bool) + Sync + 'f;
 
 /// The reader thread's side of a streaming run. See the module documentation.
 pub struct StreamReader<'a> {
@@ -299,7 +299,7 @@ pub struct ArenaSource<'a> {
     order: Option<&'a StreamOrder>,
     decodes: Option<&'a BufferDecodes>,
     render: Option<&'a Renderer>,
-    forward: Option<&'a Forward>,
+    forward: Option<&'a Forward<'a>>,
 }
 
 impl<'a> ArenaSource<'a> {
@@ -317,7 +317,7 @@ impl<'a> ArenaSource<'a> {
 
     /// Hands each packet to `forward` once it has been inspected, before its buffer is freed (on the worker, so a
     /// flow's packets reach it in the flow's order).
-    pub fn with_forward(mut self, forward: &'a Forward) -> Self {
+    pub fn with_forward(mut self, forward: &'a Forward<'a>) -> Self {
         self.forward = Some(forward);
         self
     }

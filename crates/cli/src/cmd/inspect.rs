@@ -20,7 +20,7 @@ use flowbundle_inspect::rules::{LoadOptions, RuleSet};
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
     AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, Event, EventMerge,
-    InspectWorkload, LiveReader, Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
+    Inline, InspectWorkload, LiveReader, Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{
@@ -39,14 +39,14 @@ pub struct Args {
     /// Capture files (pcap, pcapng, gzip; `-` for standard input), inspected one after the other as one input.
     #[arg(
         value_name = "FILE",
-        required_unless_present_any = ["interface", "read", "list_keywords"],
-        conflicts_with = "interface"
+        required_unless_present_any = ["interface", "inline", "read", "list_keywords"],
+        conflicts_with_all = ["interface", "inline"]
     )]
     files: Vec<PathBuf>,
 
     /// A capture file to read, as tcpdump, tshark, Suricata and Zeek take it (repeatable; read before the FILE
     /// arguments).
-    #[arg(short = 'r', long, value_name = "FILE", conflicts_with = "interface")]
+    #[arg(short = 'r', long, value_name = "FILE", conflicts_with_all = ["interface", "inline"])]
     read: Vec<PathBuf>,
 
     /// Print the rule keywords the rules engine knows (name, aliases, kind, buffer) and exit.
@@ -55,8 +55,14 @@ pub struct Args {
 
     /// Capture live from this network interface instead of files (root or CAP_NET_RAW). Runs until Ctrl-C or
     /// SIGTERM, --count or --seconds, then drains the queues, flushes the flows and writes the summary.
-    #[arg(short = 'i', long, value_name = "IFACE")]
+    #[arg(short = 'i', long, value_name = "IFACE", conflicts_with = "inline")]
     interface: Option<String>,
+
+    /// Inline IPS between two interfaces (AF_PACKET, root or CAP_NET_RAW): what comes in on one is sent out of the
+    /// other after inspection, except the packets of flows a `drop` rule dropped; the summary reports the
+    /// receive-to-send latency. Each flow's packets leave in the order they came. Stops as --interface does.
+    #[arg(long, value_name = "IF1:IF2")]
+    inline: Option<String>,
 
     /// With --interface: how to capture: `afpacket` (TPACKET_V3 rings, Linux, the default) or `pcap` (libpcap, a
     /// build with `--features live`).
@@ -82,9 +88,10 @@ pub struct Args {
     #[arg(long, value_name = "MODE")]
     fanout: Option<flowbundle_ingest::FanoutMode>,
 
-    /// With --interface and --threads N ≥ 2: when every packet buffer is in use, `wait` (the kernel's ring is the
-    /// queue; what overflows it is counted in capture.kernel_drops) or `drop` (counted as queue full).
-    #[arg(long, value_name = "wait|drop", default_value = "wait", value_parser = parse_on_full)]
+    /// With --interface or --inline and --threads N ≥ 2: when every packet buffer is in use, `wait` (the kernel's
+    /// ring is the queue; what overflows it is counted in capture.kernel_drops), `drop` (counted as queue full;
+    /// inline: fail-closed) or, inline only, `forward` (sent on uninspected, counted: fail-open).
+    #[arg(long, value_name = "wait|drop|forward", default_value = "wait", value_parser = parse_on_full)]
     queue_full: flowbundle_inspect::OnFull,
 
     /// With --interface: stop after this many packets.
@@ -186,7 +193,8 @@ fn parse_on_full(s: &str) -> Result<flowbundle_inspect::OnFull, String> {
     match s {
         "wait" => Ok(flowbundle_inspect::OnFull::Wait),
         "drop" => Ok(flowbundle_inspect::OnFull::Drop),
-        other => Err(format!("{other:?}: one of wait, drop")),
+        "forward" => Ok(flowbundle_inspect::OnFull::Forward),
+        other => Err(format!("{other:?}: one of wait, drop, forward")),
     }
 }
 
@@ -288,13 +296,15 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         ..defaults
     };
     let mut info = RunInfo {
-        inputs: match &args.interface {
-            Some(iface) => vec![format!("live:{iface}")],
-            None => args.files.iter().map(|p| p.display().to_string()).collect(),
+        inputs: match (&args.interface, &args.inline) {
+            (Some(iface), _) => vec![format!("live:{iface}")],
+            (None, Some(pair)) => vec![format!("inline:{pair}")],
+            (None, None) => args.files.iter().map(|p| p.display().to_string()).collect(),
         },
         ..RunInfo::default()
     };
-    if args.interface.is_none()
+    let live_run = args.interface.is_some() || args.inline.is_some();
+    if !live_run
         && (args.count.is_some()
             || args.seconds.is_some()
             || args.no_promisc
@@ -317,6 +327,17 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     // says so at once.
     let mut live = match &args.interface {
         Some(iface) => Some(open_live(&args, iface, threads)?),
+        None => None,
+    };
+    if args.queue_full == flowbundle_inspect::OnFull::Forward && args.inline.is_none() {
+        bail!("--queue-full forward (fail-open) applies to --inline");
+    }
+    let inline = match &args.inline {
+        Some(pair) => {
+            let (source, inline) = open_inline(&args, pair)?;
+            live = Some(source);
+            Some(inline)
+        }
         None => None,
     };
     if let Some(s) = args.seconds
@@ -464,6 +485,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             first_packet,
             &mut engine,
             live.as_mut(),
+            inline.as_ref(),
             &mut sink,
             &mut costs,
             &mut info,
@@ -547,6 +569,7 @@ fn inspect_inputs(
     first_packet: u64,
     engine: &mut Engine,
     mut live: Option<&mut LiveSource>,
+    inline: Option<&Inline>,
     sink: &mut Sink,
     costs: &mut CostSink,
     info: &mut RunInfo,
@@ -554,7 +577,8 @@ fn inspect_inputs(
 ) -> anyhow::Result<(flowbundle_inspect::Finished, Prestage)> {
     let mut pre = Prestage::new(engine.config());
     let finished = match threads {
-        1 => {
+        // Inline runs through the streaming runtime whatever the thread count: its workers forward.
+        1 if inline.is_none() => {
             let mut ctx = engine.new_ctx();
             let mut events = Vec::new();
             let mut recs = Vec::new();
@@ -650,7 +674,15 @@ fn inspect_inputs(
                 Some(_) => &render_eve,
                 None => &|_, _| {},
             };
+            let forward = |rec: &flowbundle_ingest::PacketRecord<'_>, dropped: bool| {
+                if let Some(i) = inline {
+                    i.forward(rec, dropped)
+                }
+            };
             let mut source = ArenaSource::new(&arena, tx).with_decodes(&decodes);
+            if inline.is_some() {
+                source = source.with_forward(&forward);
+            }
             if sink.filter.is_none() {
                 source = source.with_renderer(render);
             }
@@ -671,6 +703,9 @@ fn inspect_inputs(
                         .on_full(args.queue_full);
                     if kernel_spreads {
                         r = r.kernel_spreads();
+                    }
+                    if let Some(i) = inline {
+                        r = r.with_inline(i);
                     }
                     if !keeps_order {
                         r = r.with_order(&order);
@@ -761,6 +796,7 @@ fn inspect_inputs(
                     info.capture_span = reader.capture_span();
                     let queue_full = reader.queue_full;
                     note_capture(reader.source(), args, queue_full, info);
+                    info.inline = inline.map(Inline::report);
                     reader.into_prestage()
                 }
             };
@@ -919,6 +955,11 @@ fn capture_method(args: &Args, rings: usize) -> String {
 
 /// At the end of a live run: the capture's counters into the summary.
 fn note_capture(cap: &mut LiveSource, args: &Args, queue_full: u64, info: &mut RunInfo) {
+    let what = match (&args.interface, &args.inline) {
+        (Some(iface), _) => iface.clone(),
+        (None, Some(pair)) => format!("{pair} inline"),
+        (None, None) => "?".into(),
+    };
     let kernel = match cap.kernel_stats() {
         Ok(k) => k,
         Err(e) => {
@@ -929,11 +970,7 @@ fn note_capture(cap: &mut LiveSource, args: &Args, queue_full: u64, info: &mut R
     let ring = cap.counters();
     info.capture_drops = Some(kernel.drops + queue_full);
     info.live = Some(CaptureCounters {
-        method: format!(
-            "{} on {}",
-            capture_method(args, cap.rings()),
-            args.interface.as_deref().unwrap_or("?")
-        ),
+        method: format!("{} on {what}", capture_method(args, cap.rings())),
         kernel_packets: kernel.packets,
         kernel_drops: kernel.drops,
         kernel_freeze_q: kernel.freeze_q_count,
@@ -941,6 +978,40 @@ fn note_capture(cap: &mut LiveSource, args: &Args, queue_full: u64, info: &mut R
         snaplen_cut: ring.snaplen_cut,
         malformed: ring.malformed,
     });
+}
+
+/// Opens `--inline IF1:IF2`: a ring on each side (ignoring what this host sends) and a sending socket on each.
+fn open_inline(args: &Args, pair: &str) -> anyhow::Result<(LiveSource, Inline)> {
+    let Some((a, b)) = pair
+        .split_once(':')
+        .filter(|(a, b)| !a.is_empty() && !b.is_empty() && a != b)
+    else {
+        bail!("--inline takes two different interfaces as IF1:IF2, not {pair:?}");
+    };
+    if args.capture == CaptureMethod::Pcap || args.fanout.is_some() {
+        bail!(
+            "--inline uses one AF_PACKET ring per interface: --capture pcap and --fanout do not apply"
+        );
+    }
+    let d = RingConfig::default();
+    let cfg = RingConfig {
+        block_size: args.block_size.unwrap_or(d.block_size),
+        blocks: args.ring_blocks.unwrap_or(d.blocks),
+        // A packet waits in the ring until its block is handed over: inline, the timeout is the latency floor.
+        block_timeout_ms: args.block_timeout_ms.unwrap_or(1),
+        snaplen: args.snaplen,
+        promisc: !args.no_promisc,
+        fanout: None,
+        ignore_outgoing: true,
+    };
+    let source =
+        LiveSource::inline([a, b], &cfg).with_context(|| format!("opening {pair} inline"))?;
+    let inline = Inline::open([a, b]).with_context(|| format!("opening {pair} inline"))?;
+    eprintln!(
+        "capturing on {a} and {b}, inline (link type {}); SIGINT or SIGTERM to stop",
+        source.link_type()
+    );
+    Ok((source, inline))
 }
 
 /// The reader thread's side of a streaming run: files or an interface.
