@@ -944,6 +944,9 @@ fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSou
 }
 
 fn capture_method(args: &Args, rings: usize) -> String {
+    if args.inline.is_some() {
+        return "afpacket, one ring per side".into();
+    }
     match (args.capture, args.fanout) {
         (CaptureMethod::Pcap, _) => "libpcap".into(),
         (CaptureMethod::AfPacket, Some(m)) => {
