@@ -694,7 +694,7 @@ fn inspect_inputs(
                 ),
                 None => None,
             };
-            let mut reader = match live.as_deref_mut() {
+            let mut reader = match live {
                 Some(cap) => {
                     let mut r = LiveReader::new(&arena, Prestage::new(engine.config()), cap, &stop)
                         .with_decodes(&decodes)
@@ -710,7 +710,7 @@ fn inspect_inputs(
                     if !keeps_order {
                         r = r.with_order(&order);
                     }
-                    Reader::Live(r)
+                    Reader::Live(Box::new(r))
                 }
                 None => {
                     let mut r =
@@ -721,7 +721,7 @@ fn inspect_inputs(
                     if !keeps_order {
                         r = r.with_order(&order);
                     }
-                    Reader::Files(r)
+                    Reader::Files(Box::new(r))
                 }
             };
             if !keeps_order {
@@ -1019,8 +1019,8 @@ fn open_inline(args: &Args, pair: &str) -> anyhow::Result<(LiveSource, Inline)> 
 
 /// The reader thread's side of a streaming run: files or an interface.
 enum Reader<'a> {
-    Files(StreamReader<'a>),
-    Live(LiveReader<'a>),
+    Files(Box<StreamReader<'a>>),
+    Live(Box<LiveReader<'a>>),
 }
 
 impl Reader<'_> {
