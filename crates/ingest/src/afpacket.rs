@@ -210,6 +210,41 @@ mod imp {
     const FRAME_VLAN_TPID: usize = 36;
     const FRAME_HEADER: usize = 48;
 
+    /// A frame's header fields (`struct tpacket3_hdr`) and where its bytes lie in the block.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub(super) struct Frame {
+        pub next: u32,
+        pub sec: u32,
+        pub nsec: u32,
+        pub snaplen: u32,
+        pub len: u32,
+        pub status: u32,
+        pub tci: u32,
+        pub tpid: u16,
+        pub data: std::ops::Range<usize>,
+    }
+
+    /// The frame whose header starts at `offset` of `blk`, or `None` when the header or the bytes it points at do
+    /// not lie inside the block (never a panic, whatever the bytes).
+    pub(super) fn frame_at(blk: &[u8], offset: usize) -> Option<Frame> {
+        let h = blk.get(offset..offset.checked_add(FRAME_HEADER)?)?;
+        let snaplen = u32_at(h, FRAME_SNAPLEN)?;
+        let start = offset.checked_add(usize::from(u16_at(h, FRAME_MAC)?))?;
+        let end = start.checked_add(snaplen as usize)?;
+        (end <= blk.len()).then_some(())?;
+        Some(Frame {
+            next: u32_at(h, FRAME_NEXT)?,
+            sec: u32_at(h, FRAME_SEC)?,
+            nsec: u32_at(h, FRAME_NSEC)?,
+            snaplen,
+            len: u32_at(h, FRAME_LEN)?,
+            status: u32_at(h, FRAME_STATUS)?,
+            tci: u32_at(h, FRAME_VLAN_TCI)?,
+            tpid: u16_at(h, FRAME_VLAN_TPID)?,
+            data: start..end,
+        })
+    }
+
     fn u32_at(b: &[u8], at: usize) -> Option<u32> {
         Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
     }
@@ -332,6 +367,20 @@ mod imp {
             let version = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
             setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &version)
                 .map_err(|_| os_err(iface, "PACKET_VERSION TPACKET_V3"))?;
+            // The ring copies whole frames (up to its frame size): the snaplen is a one-instruction classic BPF
+            // program, `ret #snaplen`, as libpcap attaches it.
+            let mut ret_snaplen = [libc::sock_filter {
+                code: 0x06, // BPF_RET | BPF_K
+                jt: 0,
+                jf: 0,
+                k: cfg.snaplen,
+            }];
+            let prog = libc::sock_fprog {
+                len: 1,
+                filter: ret_snaplen.as_mut_ptr(),
+            };
+            setsockopt(s, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &prog)
+                .map_err(|_| os_err(iface, "SO_ATTACH_FILTER (snaplen)"))?;
             if cfg.ignore_outgoing {
                 let one: libc::c_int = 1;
                 setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &one)
@@ -491,28 +540,17 @@ mod imp {
         pub fn try_next(&mut self) -> Option<PacketRecord<'_>> {
             while self.ready() {
                 let c = self.cursor?;
-                let blk = self.block(c.block);
-                let hdr = blk.get(c.offset..c.offset.saturating_add(FRAME_HEADER));
-                let fields = hdr.and_then(|h| {
-                    Some((
-                        u32_at(h, FRAME_NEXT)?,
-                        u32_at(h, FRAME_SEC)?,
-                        u32_at(h, FRAME_NSEC)?,
-                        u32_at(h, FRAME_SNAPLEN)?,
-                        u32_at(h, FRAME_LEN)?,
-                        u32_at(h, FRAME_STATUS)?,
-                        u16_at(h, FRAME_MAC)?,
-                        u32_at(h, FRAME_VLAN_TCI)?,
-                        u16_at(h, FRAME_VLAN_TPID)?,
-                    ))
-                });
-                let data_range = fields.and_then(|f| {
-                    let start = c.offset.checked_add(usize::from(f.6))?;
-                    let end = start.checked_add(f.3 as usize)?;
-                    (end <= blk.len()).then_some(start..end)
-                });
-                let (Some((next, sec, nsec, snaplen, len, status, _, tci, tpid)), Some(range)) =
-                    (fields, data_range)
+                let Some(Frame {
+                    next,
+                    sec,
+                    nsec,
+                    snaplen,
+                    len,
+                    status,
+                    tci,
+                    tpid,
+                    data: range,
+                }) = frame_at(self.block(c.block), c.offset)
                 else {
                     // A header outside the block: the rest of the block cannot be walked.
                     self.counters.malformed += u64::from(c.left);
@@ -862,6 +900,46 @@ pub use imp::{AfPacketCapture, PacketSender, wait_any};
 mod tests {
     use super::*;
 
+    #[cfg(target_os = "linux")]
+    proptest::proptest! {
+        /// Whatever bytes a block holds, reading a frame header from it never panics, and a frame it gives lies in
+        /// the block.
+        #[test]
+        fn any_block_bytes_give_a_frame_inside_the_block_or_none(
+            blk in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+            offset in 0usize..300,
+        ) {
+            if let Some(f) = imp::frame_at(&blk, offset) {
+                proptest::prop_assert!(f.data.start >= offset && f.data.end <= blk.len());
+                proptest::prop_assert_eq!(f.data.len(), f.snaplen as usize);
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_frame_header_is_read_field_by_field_and_refused_past_the_block() {
+        let mut blk = vec![0u8; 128];
+        let put =
+            |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+        put(&mut blk, 16, 0); // next: last frame
+        put(&mut blk, 16 + 4, 1_700_000_000);
+        put(&mut blk, 16 + 8, 5);
+        put(&mut blk, 16 + 12, 60); // snaplen
+        put(&mut blk, 16 + 16, 1514); // len: cut by the snaplen
+        blk[16 + 24..16 + 26].copy_from_slice(&48u16.to_ne_bytes()); // mac offset
+        let f = imp::frame_at(&blk, 16).expect("a frame");
+        assert_eq!(
+            (f.sec, f.nsec, f.snaplen, f.len),
+            (1_700_000_000, 5, 60, 1514)
+        );
+        assert_eq!(f.data, 64..124);
+        // Four more bytes of snaplen run past the block.
+        put(&mut blk, 16 + 12, 65);
+        assert_eq!(imp::frame_at(&blk, 16), None);
+        assert_eq!(imp::frame_at(&blk, usize::MAX - 8), None);
+    }
+
     #[test]
     fn fanout_modes_parse_by_name_and_refuse_others() {
         for (name, mode) in FanoutMode::ALL {
@@ -907,34 +985,45 @@ mod tests {
             block_size: 1 << 16,
             blocks: 4,
             block_timeout_ms: 5,
+            snaplen: 1024,
             promisc: false,
             ..RingConfig::default()
         };
         let mut cap = match AfPacketCapture::open("lo", &cfg) {
             Ok(c) => c,
-            Err(e) => {
+            Err(e) if e.to_string().contains("not permitted") => {
                 flowbundle_testsupport::missing_tool(&format!(
                     "AF_PACKET capture rights (root or CAP_NET_RAW): {e}"
                 ));
                 return;
             }
+            Err(e) => panic!("opening a ring on lo: {e}"),
         };
         assert_eq!(cap.link_type(), LinkType::ETHERNET);
         let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         let port = rx.local_addr().unwrap().port().to_be_bytes();
         let payload = b"flowbundle-afpacket-test";
+        // Longer than the snaplen: delivered cut, counted, the original length kept.
+        let long = [7u8; 2000];
         // More datagrams than one block holds, so blocks go back to the kernel and come round again.
-        let mut seen = 0;
+        let (mut seen, mut cut) = (0, 0);
         for round in 0..40 {
-            for _ in 0..100 {
+            for i in 0..100 {
                 tx.send_to(payload, rx.local_addr().unwrap()).unwrap();
+                if i == 0 {
+                    tx.send_to(&long, rx.local_addr().unwrap()).unwrap();
+                }
             }
             while let Some(p) = cap.next_packet().unwrap() {
                 if p.data.get(36..38) == Some(&port[..]) && p.data.ends_with(payload) {
                     assert!(p.ts_ns > 1_600_000_000_000_000_000);
                     assert_eq!(p.orig_len as usize, p.data.len());
                     seen += 1;
+                } else if p.data.get(36..38) == Some(&port[..]) {
+                    assert_eq!(p.data.len(), 1024);
+                    assert_eq!(p.orig_len, 14 + 20 + 8 + 2000);
+                    cut += 1;
                 }
                 if !cap.ready() {
                     break;
@@ -951,6 +1040,11 @@ mod tests {
         let st = cap.kernel_stats().unwrap();
         assert!(st.packets >= seen, "{st:?} < {seen}");
         assert!(cap.counters().frames >= seen);
+        assert!(
+            cut > 0 && cap.counters().snaplen_cut >= cut,
+            "{:?}",
+            cap.counters()
+        );
         assert_eq!(cap.counters().malformed, 0);
     }
 }

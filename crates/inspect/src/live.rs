@@ -268,7 +268,8 @@ impl LatencyHistogram {
 /// recorded is from the kernel's receive timestamp to the return of the send.
 ///
 /// A datagram the defragmenter reassembled is inspected whole but not forwarded (its fragments were absorbed, and
-/// the whole datagram may not fit the egress MTU): counted in [`InlineReport::not_forwardable`].
+/// the whole datagram may not fit the egress MTU), nor is a frame the snaplen cut: both counted in
+/// [`InlineReport::not_forwardable`].
 pub struct Inline {
     senders: [flowbundle_ingest::PacketSender; 2],
     latency: LatencyHistogram,
@@ -290,7 +291,7 @@ pub struct InlineReport {
     pub fail_open: u64,
     /// Packets the egress interface refused (e.g. larger than its MTU).
     pub send_errors: u64,
-    /// Reassembled datagrams, inspected but not sent on.
+    /// Reassembled datagrams and frames cut by the snaplen, inspected but not sent on.
     pub not_forwardable: u64,
     /// Receive-to-send latency of the forwarded packets: samples, p50, p99, max (ns).
     pub latency_samples: u64,
@@ -323,7 +324,10 @@ impl Inline {
     }
 
     fn send(&self, rec: &flowbundle_ingest::PacketRecord<'_>) -> bool {
-        if rec.link_type == flowbundle_ingest::LinkType::RAW {
+        // A reassembled datagram, or a frame the snaplen cut: not the frame that came in, so not sent on.
+        if rec.link_type == flowbundle_ingest::LinkType::RAW
+            || rec.data.len() < rec.orig_len as usize
+        {
             self.not_forwardable.fetch_add(1, Ordering::Relaxed);
             return false;
         }

@@ -278,7 +278,7 @@ impl fmt::Display for Summary<'_> {
             writeln!(
                 f,
                 "  inline: {} forwarded, {} dropped (dropped flows), {} forwarded uninspected with every buffer in \
-                 use (fail-open), {} refused by the egress, {} reassembled datagrams not forwarded; receive-to-send \
+                 use (fail-open), {} refused by the egress, {} not forwardable (reassembled datagrams, frames cut by the snaplen); receive-to-send \
                  latency p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs ({} packets)",
                 i.forwarded,
                 i.dropped,
