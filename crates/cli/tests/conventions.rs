@@ -171,6 +171,7 @@ fn thread_counts_ranges_and_options_without_effect() {
     for args in [
         &["--packet-buffers", "0"][..],
         &["--max-flows", "0"][..],
+        &["--flow-sweep", "inf"][..],
         &["--threads", "1", "--seconds", "1"][..],
     ] {
         let mut all = vec!["inspect", s(&cap)];

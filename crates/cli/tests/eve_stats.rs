@@ -155,3 +155,127 @@ fn stats_record_validates_and_totals_agree_across_runtimes() {
         assert_eq!(Some(sum), t[field.0][field.1].as_u64(), "{field:?}");
     }
 }
+
+/// `--stats-interval SECS` (capture time): `stats` records while the run goes on, each with counters no smaller than
+/// the one before, ending with the final record, whose figures are the summary's; the single-threaded loop and two
+/// workers alike. The input is one capture four times over, an hour apart, so a 30-minute interval falls due at the
+/// start of each later copy.
+#[test]
+fn periodic_stats_records_grow_up_to_the_final_one() {
+    let Some(capture) = flowbundle_testsupport::data("reassembly/example.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let merged = dir.path().join("x4.pcap");
+    let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .args(["trace", "merge"])
+        .arg(&capture)
+        .arg("-o")
+        .arg(&merged)
+        .args([
+            "--factor",
+            "4",
+            "--shift",
+            "3600",
+            "--no-report",
+            "--no-progress",
+        ])
+        .output()
+        .expect("running flowbundle trace merge");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    for threads in [
+        &["--threads", "1"][..],
+        &["--threads", "2", "--scheduler", "lfb"],
+    ] {
+        let mut args = vec!["--stats-interval", "1800", "--summary"];
+        args.extend_from_slice(threads);
+        let out = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+            .arg("inspect")
+            .arg(&merged)
+            .args(["-o", "-", "--eve-stats"])
+            .args(&args)
+            .output()
+            .expect("running flowbundle inspect");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let records: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("an EVE line is JSON"))
+            .filter(|v| v["event_type"] == "stats")
+            .collect();
+        if threads.len() == 2 && threads[1] == "1" {
+            assert_eq!(
+                records.len(),
+                4,
+                "{threads:?}: one record at the start of each later copy, and the final one"
+            );
+        } else {
+            assert!(
+                records.len() >= 2,
+                "{threads:?}: {} stats records, expected periodic ones before the final one",
+                records.len()
+            );
+        }
+        let fields = [
+            ("capture", "kernel_packets"),
+            ("decoder", "pkts"),
+            ("decoder", "bytes"),
+            ("decoder", "tcp"),
+            ("flow", "total"),
+            ("tcp", "sessions"),
+        ];
+        for pair in records.windows(2) {
+            for (sec, f) in fields {
+                let (a, b) = (&pair[0]["stats"][sec][f], &pair[1]["stats"][sec][f]);
+                assert!(
+                    a.as_u64().unwrap() <= b.as_u64().unwrap(),
+                    "{threads:?}: {sec}.{f} went from {a} to {b}"
+                );
+            }
+            let ended = |v: &Value| -> u64 {
+                v["stats"]["app_layer"]["flow"]
+                    .as_object()
+                    .map_or(0, |m| m.values().filter_map(Value::as_u64).sum())
+            };
+            assert!(
+                ended(&pair[0]) <= ended(&pair[1]),
+                "{threads:?}: app_layer.flow shrank"
+            );
+        }
+        let last = &records[records.len() - 1]["stats"];
+        let first = &records[0]["stats"];
+        assert!(
+            first["decoder"]["pkts"].as_u64() < last["decoder"]["pkts"].as_u64(),
+            "{threads:?}: the first record is taken during the run"
+        );
+        // The final record is the summary's figures.
+        let summary = String::from_utf8_lossy(&out.stderr);
+        let traffic = summary
+            .lines()
+            .find(|l| l.trim_start().starts_with("traffic:"))
+            .unwrap_or_else(|| panic!("no traffic line in the summary:\n{summary}"));
+        // "traffic: N packets read, N inspected, <bytes> on the wire, N flows (peak ...)"
+        let parts: Vec<&str> = traffic
+            .trim_start()
+            .trim_start_matches("traffic: ")
+            .split(", ")
+            .collect();
+        let lead = |i: usize| -> Option<u64> { parts.get(i)?.split(' ').next()?.parse().ok() };
+        assert_eq!(
+            lead(0),
+            last["capture"]["kernel_packets"].as_u64(),
+            "{traffic}"
+        );
+        assert_eq!(lead(1), last["decoder"]["pkts"].as_u64(), "{traffic}");
+        assert_eq!(lead(3), last["flow"]["total"].as_u64(), "{traffic}");
+        assert_eq!(last["flow"]["active"], 0);
+        assert!(
+            last["app_layer"]["flow"]["http"].as_u64() > Some(0),
+            "{threads:?}: app_layer.flow.http counts the capture's HTTP flows: {}",
+            last["app_layer"]
+        );
+    }
+}

@@ -4,6 +4,7 @@ use flowbundle_decode::{DecodeOptions, DefragConfig};
 use flowbundle_protocols::{ClassifierConfig, Limits};
 
 use crate::reassembly::ReassemblyConfig;
+use crate::sweep::SweepConfig;
 
 /// Idle timeouts, in nanoseconds of *capture time*: a flow whose next packet comes later than this after its
 /// previous one ends, and the packet starts a new flow. Measured with the flow's own timestamps, never a wall clock
@@ -77,6 +78,8 @@ pub struct EngineConfig {
     /// evicted to make room. Default 1 s.
     pub evict_min_idle_ns: u64,
     pub timeouts: Timeouts,
+    /// When the loops that drive the engine sweep idle flows out in capture time ([`crate::sweep`]).
+    pub sweep: SweepConfig,
     pub reassembly: ReassemblyConfig,
     /// Out-of-order bytes buffered by all TCP connections together. Default 64 MiB.
     pub reassembly_memcap: usize,
@@ -115,6 +118,7 @@ impl Default for EngineConfig {
             max_flows: 1 << 18,
             evict_min_idle_ns: S,
             timeouts: Timeouts::default(),
+            sweep: SweepConfig::default(),
             reassembly: ReassemblyConfig::default(),
             reassembly_memcap: 64 << 20,
             classifier: ClassifierConfig::default(),

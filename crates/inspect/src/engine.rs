@@ -46,6 +46,48 @@ fn deadline(f: &Flow, t: &crate::config::Timeouts) -> u64 {
     f.last_ns.saturating_add(f.timeout_ns(t))
 }
 
+/// The name of Suricata's `app_layer.flow.<name>` counter for a flow labelled `app` over `transport`: the
+/// protocol's EVE name where Suricata has the protocol (lowercase, see `AppProto::eve_name`), with `_tcp` / `_udp`
+/// for the protocols Suricata counts per transport; `failed_tcp` / `failed_udp` for unidentified TCP and UDP flows;
+/// `None` for the rest (protocols Suricata does not know, signatures, other IP protocols).
+fn suricata_flow_counter(app: &AppLabel, transport: Transport) -> Option<&'static str> {
+    let tcp = match transport {
+        Transport::Tcp => true,
+        Transport::Udp => false,
+        Transport::Icmp | Transport::Other(_) => return None,
+    };
+    let name = match app {
+        AppLabel::Unknown => "failed",
+        AppLabel::Proto(p) => p.eve_name(),
+        AppLabel::Signature(_) | AppLabel::Ip(_) => return None,
+    };
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    // Suricata's counters for the protocols it parses over both transports.
+    Some(match (name, tcp) {
+        ("failed", true) => "failed_tcp",
+        ("failed", false) => "failed_udp",
+        ("dns", true) => "dns_tcp",
+        ("dns", false) => "dns_udp",
+        ("krb5", true) => "krb5_tcp",
+        ("krb5", false) => "krb5_udp",
+        ("ldap", true) => "ldap_tcp",
+        ("ldap", false) => "ldap_udp",
+        ("nfs", true) => "nfs_tcp",
+        ("nfs", false) => "nfs_udp",
+        ("sip", true) => "sip_tcp",
+        ("sip", false) => "sip_udp",
+        ("enip", true) => "enip_tcp",
+        ("enip", false) => "enip_udp",
+        ("dcerpc", true) => "dcerpc_tcp",
+        ("dcerpc", false) => "dcerpc_udp",
+        // Suricata names RTSP in `app_proto` but keeps no flow counter for it.
+        ("rtsp", _) => return None,
+        (n, _) => n,
+    })
+}
+
 /// Flow ids stay below 2^52 so that JSON readers that parse numbers as doubles keep them exact.
 const FLOW_ID_MASK: u64 = (1 << 52) - 1;
 
@@ -77,6 +119,8 @@ pub struct EngineStats {
     pub flows_shutdown: u64,
     pub flows_forced: u64,
     pub flows_tcp_reuse: u64,
+    /// Idle-flow sweeps run ([`Engine::expire_all`]; the flows they end count as `flows_timeout`).
+    pub flow_sweeps: u64,
     /// New flows that could not be tracked because the table was full and nothing idle could be evicted
     /// (Suricata's `flow.memcap`), and the packets inspected without a flow because of it.
     pub flow_memcap: u64,
@@ -91,6 +135,11 @@ pub struct EngineStats {
     pub rules: ScanStats,
     /// Flows per label, and how they were labelled.
     pub protocols: BTreeMap<String, ProtoCount>,
+    /// Flows ended, per Suricata `app_layer.flow` counter name (the protocol's EVE name where Suricata has the
+    /// protocol, split by transport where Suricata splits it: `dns_udp`, `dns_tcp`, ...; `failed_tcp` and
+    /// `failed_udp` for flows nothing identified). Protocols Suricata does not know are counted in
+    /// [`EngineStats::protocols`] only.
+    pub app_layer_flows: BTreeMap<&'static str, u64>,
     pub by_evidence: BTreeMap<&'static str, u64>,
 }
 
@@ -108,6 +157,7 @@ impl EngineStats {
         self.flows_shutdown += o.flows_shutdown;
         self.flows_forced += o.flows_forced;
         self.flows_tcp_reuse += o.flows_tcp_reuse;
+        self.flow_sweeps += o.flow_sweeps;
         self.flow_memcap += o.flow_memcap;
         self.untracked_packets += o.untracked_packets;
         self.tcp_midstream += o.tcp_midstream;
@@ -124,6 +174,9 @@ impl EngineStats {
         }
         for (k, v) in &o.by_evidence {
             *self.by_evidence.entry(k).or_default() += v;
+        }
+        for (k, v) in &o.app_layer_flows {
+            *self.app_layer_flows.entry(k).or_default() += v;
         }
     }
 
@@ -1089,6 +1142,9 @@ impl Engine {
         *s.by_evidence
             .entry(rec.evidence.map_or("none", |e| e.name()))
             .or_default() += 1;
+        if let Some(name) = suricata_flow_counter(&rec.app, Transport::from_ip_proto(f.key.proto)) {
+            *s.app_layer_flows.entry(name).or_default() += 1;
+        }
         ctx.cost.offer_top(TopConn {
             cycles: f.cycles,
             flow_id: f.id,
@@ -1110,6 +1166,54 @@ impl Engine {
         if let Some(t) = f.tcp.as_deref_mut() {
             t.reasm.discard(&self.memcap);
         }
+    }
+
+    /// Ends, in every shard, each flow whose timeout has passed at capture time `now_ns` (reason `timeout`), in the
+    /// order of their deadlines, then flow ids, whatever the shard layout (see [`crate::sweep`]); returns how many.
+    /// A shard whose expiry floor is not passed is not read.
+    ///
+    /// # Safety
+    /// No other thread uses the connection table during the call: the caller holds every bundle (the streaming
+    /// reader calls it when every packet it dispatched has been inspected and before it dispatches another).
+    pub unsafe fn expire_all(&self, ctx: &mut WorkerCtx, now_ns: u64) -> usize {
+        let t = &self.cfg.timeouts;
+        let mut expired: Vec<Flow> = Vec::new();
+        for (b, floor) in self.expiry_floor.iter().enumerate() {
+            if now_ns <= floor.load(Relaxed) {
+                continue;
+            }
+            // SAFETY: the caller's promise: no other thread uses any shard now.
+            let mut held = unsafe { BundleToken::assume_held(b as u16) };
+            let mut shard = self.table.shard(&mut held);
+            let mut earliest = u64::MAX;
+            expired.extend(
+                shard
+                    .extract_if(|_, f| {
+                        let gone = f.expired_at(now_ns, t);
+                        if !gone {
+                            earliest = earliest.min(deadline(f, t));
+                        }
+                        gone
+                    })
+                    .map(|(_, f)| f),
+            );
+            floor.store(earliest, Relaxed);
+        }
+        expired.sort_unstable_by_key(|f| (deadline(f, t), f.id));
+        let n = expired.len();
+        for f in expired {
+            self.table.remove_one();
+            self.end_flow(ctx, f, EndReason::Timeout);
+        }
+        self.absorb(ctx);
+        ctx.stats.flow_sweeps += 1;
+        n
+    }
+
+    /// [`Engine::expire_all`] for the single-threaded loop: `&mut self` is the exclusivity.
+    pub fn expire_serial(&mut self, ctx: &mut WorkerCtx, now_ns: u64) -> usize {
+        // SAFETY: `&mut self` excludes every other user of the table.
+        unsafe { self.expire_all(ctx, now_ns) }
     }
 
     /// End of input: ends every flow still open (reason `timeout` when its timeout passed before the input's last
@@ -1293,5 +1397,61 @@ mod tests {
             );
         }
         assert!(ctx.stats().flows_timeout >= 96);
+    }
+
+    /// One-packet UDP flows between ever new host pairs, one a second for 20,000 s: almost every flow lands in a
+    /// shard no later flow reaches, so only a sweep ends it. With sweeps (every 10 s of capture time, at least 64
+    /// packets apart) the live-flow gauge stays within the UDP timeout (30 s) plus one sweep period; without them the
+    /// table keeps nearly every flow it ever saw.
+    #[test]
+    fn sweeps_keep_the_flow_table_bounded_over_a_long_input() {
+        let run = |sweep: bool| {
+            let cfg = EngineConfig {
+                sweep: crate::SweepConfig {
+                    every_ns: 10 * S,
+                    min_packets: 64,
+                },
+                ..EngineConfig::default()
+            };
+            let mut e = Engine::new(cfg, None, None);
+            let mut ctx = e.new_ctx();
+            let mut pre = Prestage::new(e.config());
+            let mut clock = crate::SweepClock::new(e.config().sweep);
+            let mut most = 0;
+            for i in 0..20_000u64 {
+                let ts = i * S;
+                let mut p = packet(0, 4000, 0, 53, None);
+                // Source 10.x.y.1, destination 10.0.0.2: a new host pair (and bundle) for each flow.
+                p[13] = (i >> 8) as u8;
+                p[14] = i as u8;
+                p[15] = 1;
+                p[19] = 2;
+                feed(&mut e, &mut ctx, &mut pre, ts, &p);
+                if sweep && let Some(now) = clock.packet(ts) {
+                    e.expire_serial(&mut ctx, now);
+                }
+                most = most.max(e.table().len());
+            }
+            let ended_early = ctx.stats().flows_timeout;
+            let f = e.finish([ctx]);
+            assert_eq!(f.stats.flows_created, 20_000);
+            assert_eq!(f.stats.flows_ended(), 20_000, "every flow ends once");
+            (most, ended_early, f.stats.flow_sweeps)
+        };
+        let (most, ended, sweeps) = run(true);
+        assert!(
+            most <= 30 + 64 + 1,
+            "{most} flows alive at once with sweeps"
+        );
+        assert!(
+            ended >= 19_900,
+            "only {ended} flows ended before the end of input"
+        );
+        assert!(sweeps >= 300, "{sweeps} sweeps");
+        let (most, _, _) = run(false);
+        assert!(
+            most > 10_000,
+            "without sweeps the table should keep most flows ({most})"
+        );
     }
 }

@@ -29,7 +29,8 @@
 //! captures). The sinks crate writes them as Suricata EVE JSON.
 //!
 //! ## Memory is bounded
-//! Flows: a global cap ([`EngineConfig::max_flows`]), idle flows of a shard expired when a new flow arrives in it,
+//! Flows: a global cap ([`EngineConfig::max_flows`]), idle flows of a shard expired when a new flow arrives in it and
+//! in every shard by periodic sweeps in capture time ([`sweep`]),
 //! eviction of an idle flow when full, and `flow.memcap` counting new flows that could not be tracked. Reassembly:
 //! per-direction segment and byte limits plus a global memcap. Parsers: byte caps per buffer (protocols crate).
 //! Defragmentation: the defragmenter's caps. Expectations: a capped table. Every cap has a counter.
@@ -47,6 +48,7 @@ pub mod flow;
 pub mod live;
 pub mod reassembly;
 pub mod stream;
+pub mod sweep;
 pub mod table;
 pub mod workload;
 
@@ -62,9 +64,10 @@ pub use event::{
 pub use flowbundle_decode::prestage::{self, Prepared, Prestage, PrestageStats, Staged};
 pub use live::{Inline, InlineReport, LatencyHistogram, LiveReader, OnFull, stop_on_termination};
 pub use stream::{
-    ArenaSource, Batch, BufferDecodes, EventMerge, Forward, Renderer, StreamOrder, StreamReader,
-    Tagged,
+    ArenaSource, Batch, BufferDecodes, EventMerge, Forward, Renderer, StatsBoard, StreamOrder,
+    StreamReader, SweepReport, Tagged,
 };
+pub use sweep::{SweepClock, SweepConfig};
 pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
 
 // The crates the engine is built on, for callers that configure them (the CLI loads signature sets through this).

@@ -17,6 +17,13 @@
 //!   engine produced them, packets in input order), so within a flow events come in packet order and across flows in
 //!   capture order; what the collector holds back is bounded by the arena's size (the window).
 //!
+//! * [`StatsBoard`]: each worker's counters, published every few hundred packets, for `stats` records written
+//!   while the run goes on.
+//!
+//! The reader also sweeps idle flows ([`StreamReader::with_sweeps`], see [`crate::sweep`]): at the input positions
+//! the single-threaded loop sweeps at, it waits for the arena to drain and sweeps with a context of its own, and
+//! sends what the sweep ended tagged with the next packet's sequence number.
+//!
 //! The watermark is computed *before* the channel is drained: a packet below it was freed, and a packet's events are
 //! sent before its buffer is freed, so they are in the channel by then.
 
@@ -31,8 +38,9 @@ use flowbundle_ingest::{CaptureReader, LinkType, PacketArena, PacketRecord};
 use flowbundle_types::Desc;
 use hashbrown::HashMap;
 
-use crate::engine::WorkerCtx;
+use crate::engine::{EngineStats, WorkerCtx};
 use crate::event::Event;
+use crate::sweep::SweepClock;
 use crate::workload::PacketSource;
 use flowbundle_decode::prestage::{Dispatch, Prestage};
 
@@ -71,6 +79,66 @@ pub struct StreamReader<'a> {
     /// Input position of the first packet read (packets of earlier runs of the same output).
     first_position: u64,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
+    sweeper: Option<Sweeper<'a>>,
+}
+
+/// The reader's idle-flow sweeps (see [`crate::sweep`]): when its clock says a sweep is due, the reader waits for
+/// every packet it dispatched to be inspected (the arena drains), sweeps every shard with its own context, and sends
+/// what the sweep ended tagged with the next packet's sequence number, so it is written where the single-threaded
+/// loop writes it.
+struct Sweeper<'a> {
+    engine: &'a crate::Engine,
+    ctx: WorkerCtx,
+    clock: SweepClock,
+    /// Capture time of the sweep due before the next packet is read.
+    due: Option<u64>,
+    out: Emitter<'a>,
+    /// Time spent waiting for the arena to drain, and sweeping.
+    drain_ns: u64,
+    sweep_ns: u64,
+}
+
+/// Sends a context's pending events to the collector, rendered or whole. Shared by the workers' source and the
+/// reader's sweeps.
+struct Emitter<'a> {
+    events: Sender<Tagged>,
+    render: Option<&'a Renderer>,
+}
+
+impl Emitter<'_> {
+    /// Sends `ctx`'s pending events tagged `seq`; nothing when there are none (or the renderer wrote nothing).
+    fn send(&self, seq: u64, ctx: &mut WorkerCtx) {
+        if ctx.pending_events() == 0 {
+            return;
+        }
+        let batch = match self.render {
+            Some(render) => {
+                let mut bytes = Vec::new();
+                let n = ctx.render_events(|evs| render(&mut bytes, evs));
+                if bytes.is_empty() {
+                    // A renderer that writes nothing (output discarded): nothing to send.
+                    return;
+                }
+                Batch::Rendered(n as u64, bytes)
+            }
+            None => {
+                let mut evs = Vec::with_capacity(ctx.pending_events());
+                ctx.take_events(&mut evs);
+                Batch::Events(evs)
+            }
+        };
+        // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
+        let _ = self.events.send((seq, batch));
+    }
+}
+
+/// What the reader's sweeps did (see [`StreamReader::with_sweeps`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SweepReport {
+    pub sweeps: u64,
+    /// Time the reader waited for the packets in flight before sweeping, and spent sweeping (ns).
+    pub drain_ns: u64,
+    pub sweep_ns: u64,
 }
 
 impl<'a> StreamReader<'a> {
@@ -87,7 +155,71 @@ impl<'a> StreamReader<'a> {
             timeline: flowbundle_ingest::Timeline::default(),
             first_position: 0,
             stop: None,
+            sweeper: None,
         }
+    }
+
+    /// Sweeps idle flows out of `engine`'s table in capture time, at the positions the single-threaded loop does
+    /// (its [`EngineConfig::sweep`](crate::EngineConfig)), sending what they end to `events` (rendered with `render`
+    /// when given, as [`ArenaSource::with_renderer`]). The engine must be the one the workers inspect with.
+    pub fn with_sweeps(
+        mut self,
+        engine: &'a crate::Engine,
+        events: Sender<Tagged>,
+        render: Option<&'a Renderer>,
+    ) -> Self {
+        self.sweeper = Some(Sweeper {
+            engine,
+            ctx: engine.new_ctx(),
+            clock: SweepClock::new(engine.config().sweep),
+            due: None,
+            out: Emitter { events, render },
+            drain_ns: 0,
+            sweep_ns: 0,
+        });
+        self
+    }
+
+    /// The context the sweeps ended flows with (its counters belong in [`crate::Engine::finish`] with the workers'),
+    /// and what they did; `None` without sweeps.
+    pub fn take_sweeps(&mut self) -> Option<(WorkerCtx, SweepReport)> {
+        self.sweeper.take().map(|s| {
+            let r = SweepReport {
+                sweeps: s.clock.sweeps(),
+                drain_ns: s.drain_ns,
+                sweep_ns: s.sweep_ns,
+            };
+            (s.ctx, r)
+        })
+    }
+
+    /// Runs the sweep due, if any: waits until every packet dispatched has been inspected, then sweeps.
+    fn sweep_if_due(&mut self) {
+        let Some(s) = self.sweeper.as_mut() else {
+            return;
+        };
+        let Some(now) = s.due.take() else {
+            return;
+        };
+        let t0 = std::time::Instant::now();
+        let mut spins = 0u32;
+        while self.stager.arena.oldest_in_flight() < self.stager.arena.filled() {
+            spins += 1;
+            if spins < 64 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(20));
+            }
+        }
+        let t1 = std::time::Instant::now();
+        // SAFETY: every buffer is free, so every packet dispatched has been inspected and no worker holds a shard
+        // (a worker frees a packet's buffer after the engine returned, see `ArenaSource::consumed`); the freeing's
+        // release store and `oldest_in_flight`'s acquire loads order the workers' shard writes before this sweep;
+        // the next packet is dispatched only after it.
+        unsafe { s.engine.expire_all(&mut s.ctx, now) };
+        s.out.send(self.stager.arena.filled(), &mut s.ctx);
+        s.drain_ns += (t1 - t0).as_nanos() as u64;
+        s.sweep_ns += t1.elapsed().as_nanos() as u64;
     }
 
     /// Links each packet to its flow's previous one in `order` (for a policy that does not keep flow order, `ph`).
@@ -134,6 +266,7 @@ impl<'a> StreamReader<'a> {
     /// The next descriptor to dispatch, or `None` at the end of the last input.
     pub fn next_desc(&mut self) -> Option<Desc> {
         loop {
+            self.sweep_if_due();
             if self
                 .stop
                 .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
@@ -173,6 +306,9 @@ impl<'a> StreamReader<'a> {
             };
             let position = self.first_position + self.packets_read;
             self.packets_read += 1;
+            if let Some(s) = self.sweeper.as_mut() {
+                s.due = s.clock.packet(rec.ts_ns);
+            }
             if let Some(w) = self.timeline.packet(rec.ts_ns) {
                 self.warnings.push(w);
             }
@@ -295,11 +431,11 @@ impl<'a> Stager<'a> {
 /// The workers' side of a streaming run: a [`PacketSource`] over the arena. See the module documentation.
 pub struct ArenaSource<'a> {
     arena: &'a PacketArena,
-    events: Sender<Tagged>,
+    out: Emitter<'a>,
     order: Option<&'a StreamOrder>,
     decodes: Option<&'a BufferDecodes>,
-    render: Option<&'a Renderer>,
     forward: Option<&'a Forward<'a>>,
+    board: Option<&'a StatsBoard>,
 }
 
 impl<'a> ArenaSource<'a> {
@@ -307,11 +443,14 @@ impl<'a> ArenaSource<'a> {
     pub fn new(arena: &'a PacketArena, events: Sender<Tagged>) -> Self {
         ArenaSource {
             arena,
-            events,
+            out: Emitter {
+                events,
+                render: None,
+            },
             order: None,
             decodes: None,
-            render: None,
             forward: None,
+            board: None,
         }
     }
 
@@ -322,10 +461,18 @@ impl<'a> ArenaSource<'a> {
         self
     }
 
+
+    /// Publishes each worker's counters on `board` every [`StatsBoard::EVERY`] packets it inspects, for periodic
+    /// statistics while the run goes on.
+    pub fn with_stats_board(mut self, board: &'a StatsBoard) -> Self {
+        self.board = Some(board);
+        self
+    }
+
     /// Renders each packet's events on the worker (serialising output in parallel; the events are dropped where
     /// they were made) and sends the rendered lines instead.
     pub fn with_renderer(mut self, render: &'a Renderer) -> Self {
-        self.render = Some(render);
+        self.out.render = Some(render);
         self
     }
 
@@ -367,30 +514,69 @@ impl PacketSource for ArenaSource<'_> {
             forward(&rec, ctx.packet_dropped());
         }
         if ctx.pending_events() > 0 {
-            let seq = self.arena.seq(id).unwrap_or(u64::MAX);
-            let batch = match self.render {
-                Some(render) => {
-                    let mut bytes = Vec::new();
-                    let n = ctx.render_events(|evs| render(&mut bytes, evs));
-                    if bytes.is_empty() {
-                        // A renderer that writes nothing (output discarded): nothing to send.
-                        // SAFETY: as below.
-                        unsafe { self.arena.release(id) };
-                        return;
-                    }
-                    Batch::Rendered(n as u64, bytes)
-                }
-                None => {
-                    let mut evs = Vec::with_capacity(ctx.pending_events());
-                    ctx.take_events(&mut evs);
-                    Batch::Events(evs)
-                }
-            };
-            // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
-            let _ = self.events.send((seq, batch));
+            self.out.send(self.arena.seq(id).unwrap_or(u64::MAX), ctx);
         }
         // SAFETY: the caller's promise: no record of `id` is used after this, once per inspection.
         unsafe { self.arena.release(id) };
+        if let Some(b) = self.board
+            && ctx.stats().packets.is_multiple_of(StatsBoard::EVERY)
+        {
+            b.publish(ctx);
+        }
+    }
+}
+
+/// Each worker's counters as it last published them ([`ArenaSource::with_stats_board`]), for statistics written
+/// while a streaming run goes on: a worker's context is its own until the run ends, so it publishes a copy every
+/// [`StatsBoard::EVERY`] packets (a clone of its counters, a few microseconds: under 10 ns a packet), and a reader
+/// of the board sums the copies. Each copy only grows, so the sums do too; they lag each worker by fewer than
+/// `EVERY` packets. The exact totals are [`crate::Engine::finish`]'s.
+pub struct StatsBoard {
+    slots: Box<[std::sync::Mutex<EngineStats>]>,
+    /// Per worker, the latest capture time of the packets its copy counts.
+    max_ts: Box<[AtomicU64]>,
+}
+
+impl StatsBoard {
+    /// Packets a worker inspects between two publications.
+    pub const EVERY: u64 = 512;
+
+    /// A board for `workers` workers (contexts whose [`WorkerCtx::worker`] is beyond it publish nothing).
+    pub fn new(workers: usize) -> Self {
+        StatsBoard {
+            slots: (0..workers)
+                .map(|_| std::sync::Mutex::new(EngineStats::default()))
+                .collect(),
+            max_ts: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn publish(&self, ctx: &WorkerCtx) {
+        let w = ctx.worker();
+        if let (Some(slot), Some(ts)) = (self.slots.get(w), self.max_ts.get(w)) {
+            slot.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone_from(ctx.stats());
+            ts.store(ctx.max_ts(), Release);
+        }
+    }
+
+    /// The latest capture time any published copy counts (0 before the first).
+    pub fn max_ts(&self) -> u64 {
+        self.max_ts
+            .iter()
+            .map(|t| t.load(Acquire))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The sum of the published copies.
+    pub fn total(&self) -> EngineStats {
+        let mut t = EngineStats::default();
+        for s in self.slots.iter() {
+            t.merge(&s.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        t
     }
 }
 

@@ -2,8 +2,10 @@
 //!
 //! One EVE record, `{"timestamp":..,"event_type":"stats","stats":{..}}`, with Suricata's field names (Suricata 8's
 //! EVE schema, `etc/schema.json`, validates it) and flowbundle's counters under them: the same counters the final
-//! summary prints, so the two never disagree. `inspect` writes it once, at the end of the run, after every flow has
-//! been finished (Suricata writes its last stats record at shutdown).
+//! summary prints, so the two never disagree. `inspect` writes it at the end of the run, after every flow has been
+//! finished (Suricata writes its last stats record at shutdown), and with `--stats-interval` also during the run:
+//! those records carry the counters as they stand then (flows still open are not ended yet, so `flow.active` counts
+//! them), and grow from one to the next up to the final one.
 //!
 //! | section | fields | from |
 //! |---|---|---|
@@ -14,6 +16,7 @@
 //! | `flow` | `total`, `tcp`, `udp`, `icmpv4`, `icmpv6`, `memcap` (flows not tracked: table full), `tcp_reuse`, `active` | the engine |
 //! | `tcp` | `sessions`, `midstream_pickups`, `reassembly_gap`, `overlap_diff_data` | the engine and its reassembler |
 //! | `detect` | `alert` | the engine |
+//! | `app_layer` | `flow.<proto>`: flows ended per application protocol, under Suricata's counter names (`http`, `tls`, `dns_udp`, `failed_tcp`, ...; protocols Suricata does not know are left out) | the engine |
 //! | `threads` | per worker (`W#01`, ...), the sections above that a worker counts, as it left the run | each worker's own counters |
 //!
 //! `threads` is Suricata's per-thread form (`eve-log: types: - stats: threads: yes`), off by default as in Suricata;
@@ -89,6 +92,14 @@ fn engine_sections(s: &EngineStats) -> serde_json::Map<String, Value> {
         }),
     );
     m.insert("detect".into(), json!({ "alert": s.alerts }));
+    if !s.app_layer_flows.is_empty() {
+        let flows: serde_json::Map<String, Value> = s
+            .app_layer_flows
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), json!(v)))
+            .collect();
+        m.insert("app_layer".into(), json!({ "flow": flows }));
+    }
     m
 }
 

@@ -6,7 +6,9 @@
 //! (`flowbundle_worker::run_stream`): a reader thread reads, pre-stages and copies packets into a bounded arena of
 //! packet buffers (`--packet-buffers`) and dispatches them through the chosen scheduler to N persistent workers; this
 //! thread writes the events as the run goes on, in the single-threaded run's order (see `flowbundle_inspect::stream`).
-//! Memory is the flow state plus the arena, whatever the input's length.
+//! Memory is the flow state plus the arena, whatever the input's length: both loops sweep idle flows out in capture
+//! time (`--flow-sweep`, `flowbundle_inspect::sweep`), at the same input positions. With `--stats-interval` both
+//! write Suricata `stats` records during the run, in capture time for files.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,8 +21,9 @@ use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::{LoadOptions, RuleSet};
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
-    AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, Event, EventMerge,
-    Inline, InspectWorkload, LiveReader, Prestage, Renderer, StreamOrder, StreamReader, WorkerCtx,
+    AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, EngineStats, Event,
+    EventMerge, Inline, InspectWorkload, LiveReader, Prestage, Renderer, StatsBoard, StreamOrder,
+    StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{
@@ -170,6 +173,12 @@ pub struct Args {
     #[arg(long)]
     max_flows: Option<usize>,
 
+    /// Capture-time seconds between sweeps of idle flows (flows whose timeout passed are ended in every shard, so
+    /// memory stays bounded on a long input; a sweep also waits for at least 16,384 packets). 0 turns sweeps off:
+    /// idle flows then end only when a packet of theirs or a new flow of their shard comes, or at the end.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    flow_sweep: f64,
+
     /// With --threads N ≥ 2: packet buffers between the reader and the workers (the bound on packets in flight and
     /// on how far event output lags behind; memory is about this many times the largest packet). The default keeps
     /// the buffers within a core's L2 cache (512 × 2 KiB): with 4,096 the reader's copy into them missed the cache
@@ -181,6 +190,13 @@ pub struct Args {
     /// flow, tcp and detect counters of the whole run, the summary's own counters).
     #[arg(long, requires = "output")]
     eve_stats: bool,
+
+    /// With --eve-stats: also write a `stats` record every SECS seconds while the run goes on. For files the seconds
+    /// are capture time (the packets' timestamps), so a file gives the records its traffic spans however fast it is
+    /// read; live capture's packets carry the wall clock. With --threads N ≥ 2 each record sums the workers' counters
+    /// as they last published them (at most 512 packets behind each worker); the final record is exact.
+    #[arg(long, value_name = "SECS", requires = "eve_stats")]
+    stats_interval: Option<f64>,
 
     /// With --eve-stats: add each worker's counters (Suricata's `threads` section, `W#01`, ...).
     #[arg(long, requires = "eve_stats")]
@@ -239,6 +255,66 @@ impl Sink {
     }
 }
 
+/// The `stats` records written while the run goes on (`--stats-interval`): when the capture time reaches the next
+/// interval, one record with the counters as they stand.
+struct PeriodicStats {
+    every_ns: u64,
+    next_ns: Option<u64>,
+    start: Instant,
+}
+
+impl PeriodicStats {
+    fn new(args: &Args) -> Option<Self> {
+        args.stats_interval.map(|s| PeriodicStats {
+            every_ns: ((s * 1e9) as u64).max(1),
+            next_ns: None,
+            start: Instant::now(),
+        })
+    }
+
+    /// Whether a record is due now that capture time `ts_ns` has been reached.
+    fn due(&mut self, ts_ns: u64) -> bool {
+        let next = *self
+            .next_ns
+            .get_or_insert(ts_ns.saturating_add(self.every_ns));
+        if ts_ns < next {
+            return false;
+        }
+        self.next_ns = Some(ts_ns.saturating_add(self.every_ns));
+        true
+    }
+
+    fn write(&self, sink: &mut Sink, total: &EngineStats, packets_read: u64) -> anyhow::Result<()> {
+        let Some(w) = &mut sink.eve else {
+            return Ok(());
+        };
+        let info = RunInfo {
+            packets_read,
+            ..RunInfo::default()
+        };
+        let mut line = Vec::new();
+        flowbundle_sinks::render_stats(
+            &mut line,
+            &StatsRecord {
+                now_ns: wall_clock_ns(),
+                uptime: self.start.elapsed(),
+                total,
+                prestage: None,
+                info: &info,
+                workers: &[],
+            },
+        );
+        w.write_rendered(&line, 1).context("writing EVE output")
+    }
+}
+
+/// Now, in ns since the Unix epoch.
+fn wall_clock_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 struct CostSink(Option<CostWriter<super::Output>>);
 
 impl CostSink {
@@ -285,6 +361,17 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if args.max_flows == Some(0) {
         bail!("--max-flows must be at least 1");
     }
+    if let Some(s) = args.stats_interval
+        && !(s.is_finite() && s > 0.0)
+    {
+        bail!("--stats-interval must be a positive number of seconds, not {s}");
+    }
+    if !(args.flow_sweep.is_finite() && args.flow_sweep >= 0.0) {
+        bail!(
+            "--flow-sweep must be a number of seconds, 0 or more, not {}",
+            args.flow_sweep
+        );
+    }
     let defaults = EngineConfig::default();
     let cfg = EngineConfig {
         app_events: !args.no_app_events,
@@ -293,6 +380,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             ..defaults.cost
         },
         max_flows: args.max_flows.unwrap_or(defaults.max_flows),
+        sweep: flowbundle_inspect::SweepConfig {
+            every_ns: (args.flow_sweep * 1e9) as u64,
+            ..defaults.sweep
+        },
         ..defaults
     };
     let mut info = RunInfo {
@@ -510,9 +601,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         if args.eve_stats
             && let Some(w) = &mut sink.eve
         {
-            let now_ns = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
+            let now_ns = wall_clock_ns();
             let mut line = Vec::new();
             flowbundle_sinks::render_stats(
                 &mut line,
@@ -588,6 +677,9 @@ fn inspect_inputs(
                 note_capture(cap, args, 0, info);
             }
             let mut timeline = flowbundle_ingest::Timeline::default();
+            let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
+            let mut periodic = PeriodicStats::new(args);
+            let mut latest_ts = 0;
             for path in files {
                 let mut reader = CaptureReader::open(path)
                     .with_context(|| format!("cannot open {}", path.display()))?;
@@ -607,6 +699,18 @@ fn inspect_inputs(
                     }
                     engine.process_serial(&mut ctx, &mut pre, num, &rec);
                     num += 1;
+                    if let Some(now) = sweeps.packet(rec.ts_ns) {
+                        engine.expire_serial(&mut ctx, now);
+                    }
+                    latest_ts = latest_ts.max(rec.ts_ns);
+                    if let Some(p) = periodic.as_mut()
+                        && p.due(latest_ts)
+                    {
+                        ctx.take_events(&mut events);
+                        sink.write(&events)?;
+                        events.clear();
+                        p.write(sink, ctx.stats(), num - first_packet)?;
+                    }
                     if ctx.pending_events() >= 1024 {
                         ctx.take_events(&mut events);
                         sink.write(&events)?;
@@ -679,14 +783,20 @@ fn inspect_inputs(
                     i.forward(rec, dropped)
                 }
             };
-            let mut source = ArenaSource::new(&arena, tx).with_decodes(&decodes);
+            let board = StatsBoard::new(n);
+            let mut periodic = PeriodicStats::new(args);
+            let mut source = ArenaSource::new(&arena, tx.clone()).with_decodes(&decodes);
             if inline.is_some() {
                 source = source.with_forward(&forward);
+            }
+            if periodic.is_some() {
+                source = source.with_stats_board(&board);
             }
             if sink.filter.is_none() {
                 source = source.with_renderer(render);
             }
             let stop = AtomicBool::new(false);
+            let sweep_render = sink.filter.is_none().then_some(render);
             let termination = match live {
                 Some(_) => Some(
                     flowbundle_inspect::stop_on_termination()
@@ -717,6 +827,7 @@ fn inspect_inputs(
                         StreamReader::new(&arena, Prestage::new(engine.config()), files.to_vec())
                             .stop_when(&stop)
                             .with_decodes(&decodes)
+                            .with_sweeps(engine, tx.clone(), sweep_render)
                             .numbered_from(first_packet);
                     if !keeps_order {
                         r = r.with_order(&order);
@@ -745,6 +856,17 @@ fn inspect_inputs(
                 } else {
                     merge.release(watermark, |b| sink.write_batch(b))
                 };
+                let ts = board.max_ts();
+                let r = r.and_then(|()| match periodic.as_mut() {
+                    Some(p) if !last && ts > 0 => {
+                        if p.due(ts) {
+                            p.write(sink, &board.total(), arena.filled())
+                        } else {
+                            Ok(())
+                        }
+                    }
+                    _ => Ok(()),
+                });
                 if let Err(e) = r {
                     write_error = Some(e);
                     stop.store(true, Ordering::Relaxed);
@@ -774,8 +896,10 @@ fn inspect_inputs(
             }
             worker_stats.extend(report.locals.iter().map(|c| c.stats().clone()));
             drop(workload);
+            let mut swept = None;
             pre = match reader {
-                Reader::Files(reader) => {
+                Reader::Files(mut reader) => {
+                    swept = reader.take_sweeps().map(|(ctx, _)| ctx);
                     for e in reader.errors.iter().chain(&reader.warnings) {
                         eprintln!("{e}");
                     }
@@ -800,7 +924,7 @@ fn inspect_inputs(
                     reader.into_prestage()
                 }
             };
-            engine.finish(report.locals)
+            engine.finish(report.locals.into_iter().chain(swept))
         }
     };
     Ok((finished, pre))
