@@ -5,7 +5,7 @@
 //! flow's lines in the same order).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 fn flowbundle() -> Command {

@@ -17,7 +17,8 @@
 //! ## Capacity
 //! The flow count is global (one atomic counter, touched when a flow is created or removed, never per packet) and
 //! capped ([`EngineConfig::max_flows`](crate::EngineConfig)). Memory: an empty shard is about 48 bytes (3 MiB for the
-//! 65,536 shards), plus the flows themselves.
+//! 65,536 shards), plus its table, whose slots hold the flows themselves; a table keeps its capacity until an idle
+//! sweep empties the shard and gives it back ([`crate::sweep`]).
 
 use std::cell::UnsafeCell;
 #[cfg(debug_assertions)]

@@ -970,6 +970,8 @@ fn inspect_live(
     let deadline = live_deadline(args);
     let limit = args.count.unwrap_or(u64::MAX);
     let (mut events, mut recs) = (Vec::new(), Vec::new());
+    let mut periodic = PeriodicStats::new(args);
+    let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
     let mut num = 0u64;
     while num < limit
         && !stop.load(Ordering::Relaxed)
@@ -985,6 +987,19 @@ fn inspect_live(
         };
         engine.process_serial(ctx, pre, num, &rec);
         num += 1;
+        if let Some(now) = sweeps.packet(rec.ts_ns) {
+            engine.expire_serial(ctx, now);
+        }
+        // A live packet's timestamp is the wall clock at capture: records come every interval of real time while
+        // traffic flows.
+        if let Some(p) = periodic.as_mut()
+            && p.due(rec.ts_ns)
+        {
+            ctx.take_events(&mut events);
+            sink.write(&events)?;
+            events.clear();
+            p.write(sink, ctx.stats(), num)?;
+        }
         if ctx.pending_events() >= 64 {
             ctx.take_events(&mut events);
             sink.write(&events)?;
