@@ -69,7 +69,10 @@ pub(crate) struct FbqWorker {
     held: AtomicU32,
     /// Slot of the next head of the associated FBQ, set by `done` when the FBQ is not empty.
     ready: AtomicU32,
+    /// Packets of the associated FBQ finished since the worker took it from a receive queue (`lfb-bounded`).
+    run: AtomicU32,
     migrations: Counter,
+    yields: Counter,
 }
 
 /// The FBQ table with its slot arena: everything LFB and LFB-affinity share. The policies add the receive queue(s).
@@ -111,7 +114,9 @@ impl FbqTable {
             workers: per_worker(workers, || FbqWorker {
                 held: AtomicU32::new(NIL),
                 ready: AtomicU32::new(NIL),
+                run: AtomicU32::new(0),
                 migrations: Counter::default(),
+                yields: Counter::default(),
             }),
             occupancy: Occupancy::new(workers),
             joins: Counter::default(),
@@ -195,6 +200,7 @@ impl FbqTable {
             self.last_worker[q].store(me, Relaxed);
         }
         self.workers[w].held.store(s, Relaxed);
+        self.workers[w].run.store(0, Relaxed);
         desc
     }
 
@@ -216,6 +222,43 @@ impl FbqTable {
         st.held.store(NIL, Relaxed);
         self.slots.free(s);
         self.occupancy.completed(w);
+    }
+
+    /// As [`finish`](Self::finish), with a bound on how long a worker keeps a bundle (`lfb-bounded`): when the FBQ
+    /// still holds packets, the worker has finished `bound` of them in a row, and `waiting()` says other bundles wait
+    /// on a receive queue, the worker gives the bundle up and returns the slot of its next head, which the caller
+    /// must put on a receive queue (the bundle stays in the system, so the invariant of one receive-queue entry per
+    /// FBQ holds, and its packets stay in FIFO order behind that head). `None`: kept or drained, as `finish`.
+    #[inline]
+    pub(crate) fn finish_bounded(
+        &self,
+        w: WorkerId,
+        bound: u32,
+        waiting: impl FnOnce() -> bool,
+    ) -> Option<u32> {
+        let st = self.workers.get(w)?;
+        let s = st.held.load(Relaxed);
+        if s == NIL {
+            return None;
+        }
+        let q = self.fbq(&self.slots.desc(s));
+        let mut yielded = None;
+        if self.count[q].fetch_sub(1, AcqRel) > 1 {
+            let next = self.slots.next(s);
+            let run = st.run.load(Relaxed).saturating_add(1);
+            if run >= bound && waiting() {
+                st.run.store(0, Relaxed);
+                st.yields.inc();
+                yielded = Some(next);
+            } else {
+                st.run.store(run, Relaxed);
+                st.ready.store(next, Relaxed);
+            }
+        }
+        st.held.store(NIL, Relaxed);
+        self.slots.free(s);
+        self.occupancy.completed(w);
+        yielded
     }
 
     pub(crate) fn last_worker(&self, q: usize) -> Option<WorkerId> {
@@ -240,6 +283,7 @@ impl FbqTable {
             bundle_joins: self.joins.get(),
             collisions: self.collisions.get(),
             migrations: sum(&self.workers, |st| st.migrations.get()),
+            yields: sum(&self.workers, |st| st.yields.get()),
             full: self.full.get(),
             ..SchedStats::default()
         }

@@ -22,6 +22,7 @@
 //! | `flow` | [`flow`] | ANCS'10 §2.1.2 | yes | the run queue of the worker its flow is bound to |
 //! | `rss` | [`rss`] | ANCS'10 §2.1.4 | yes | the run queue its indirection-table bucket points to |
 //! | `lfb-affinity` | [`lfb_affinity`] | ANCS'10 §5 | yes | as `lfb`, but a returning bundle may go to its last worker |
+//! | `lfb-bounded` | [`lfb_bounded`] | this crate (LFB with a latency bound) | yes | as `lfb`; a bundle held for `lfb_bound` packets goes back behind waiting work |
 //!
 //! ## The contract
 //!
@@ -81,6 +82,7 @@ pub mod flow;
 pub mod l7aff;
 pub mod lfb;
 pub mod lfb_affinity;
+pub mod lfb_bounded;
 pub mod ph;
 pub mod rss;
 mod slots;
@@ -126,6 +128,8 @@ pub struct SchedStats {
     /// another worker's affinity queue (work stealing, so a busy last worker never strands a bundle).
     pub affinity_hits: u64,
     pub steals: u64,
+    /// `lfb-bounded`: bundles a worker gave up after its bound while other bundles waited.
+    pub yields: u64,
     /// `l7aff`: connections the engine reported classified (they lose their affinity once idle).
     pub classified: u64,
     /// Times `dispatch` refused a packet because a bounded queue was full.
@@ -226,6 +230,8 @@ pub struct SchedOptions {
     /// paper's reordering comes from), instead of inside `next`. Default `false`, so callers that never call `claim`
     /// keep exclusivity; the bench harness turns it on.
     pub ph_late_claim: bool,
+    /// `lfb-bounded`: packets of one bundle a worker finishes in a row before it gives the bundle up to waiting work.
+    pub lfb_bound: usize,
 }
 
 impl Default for SchedOptions {
@@ -238,6 +244,7 @@ impl Default for SchedOptions {
             rss_interval: 8192,
             rss_max_moves: 4,
             ph_late_claim: false,
+            lfb_bound: 16,
         }
     }
 }
@@ -245,7 +252,7 @@ impl Default for SchedOptions {
 /// Why [`build`] refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BuildError {
-    #[error("unknown scheduler `{0}` (known: dh, ph, lfb, l7aff, flow, rss, lfb-affinity)")]
+    #[error("unknown scheduler `{0}` (known: {known})", known = ALL.join(", "))]
     Unknown(String),
     #[error("a scheduler needs 1 to {max} workers, got {got}")]
     Workers { got: usize, max: usize },
@@ -259,7 +266,16 @@ pub enum BuildError {
 }
 
 /// Every policy name [`build`] accepts, in the order the paper discusses them.
-pub const ALL: &[&str] = &["dh", "ph", "lfb", "l7aff", "flow", "rss", "lfb-affinity"];
+pub const ALL: &[&str] = &[
+    "dh",
+    "ph",
+    "lfb",
+    "l7aff",
+    "flow",
+    "rss",
+    "lfb-affinity",
+    "lfb-bounded",
+];
 
 /// Most workers a policy supports (worker ids are stored in 16 bits in the tables; 1,024 is far beyond any machine
 /// this lab runs on and keeps per-worker arrays small).
@@ -283,6 +299,7 @@ pub fn build(
     check_range("capacity", opts.capacity as u64, 1, MAX_CAPACITY as u64)?;
     check_range("fbq_table", opts.fbq_table as u64, 1, BUNDLES as u64)?;
     check_range("rss_interval", opts.rss_interval, 1, u64::MAX)?;
+    check_range("lfb_bound", opts.lfb_bound as u64, 1, u64::from(u32::MAX))?;
     check_range(
         "flow_idle_dispatches",
         opts.flow_idle_dispatches,
@@ -297,6 +314,7 @@ pub fn build(
         "flow" => Box::new(flow::FlowBased::new(workers, opts)),
         "rss" => Box::new(rss::AdaptiveRss::new(workers, opts)),
         "lfb-affinity" | "lfb_affinity" => Box::new(lfb_affinity::LfbAffinity::new(workers, opts)),
+        "lfb-bounded" | "lfb_bounded" => Box::new(lfb_bounded::LfbBounded::new(workers, opts)),
         other => return Err(BuildError::Unknown(other.to_string())),
     };
     Ok(sched)

@@ -127,5 +127,10 @@ mod model_queue {
             let ring = self.ring();
             ring.tail - ring.head
         }
+
+        /// As crossbeam's: a racy snapshot (a reservation in progress counts as an entry).
+        pub(crate) fn is_empty(&self) -> bool {
+            self.len() == 0
+        }
     }
 }

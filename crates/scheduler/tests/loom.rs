@@ -1,5 +1,5 @@
-//! Model checks of the lock-free scheduler structures with loom: the slot arena, the FBQ table of `lfb` and
-//! `lfb-affinity`, and the connection handoff of `ph`. Built only with `--cfg loom`; run them with `scripts/loom`.
+//! Model checks of the lock-free scheduler structures with loom: the slot arena, the FBQ table of `lfb`,
+//! `lfb-affinity` and `lfb-bounded` (a worker handing its bundle back to the receive queue), and the connection handoff of `ph`. Built only with `--cfg loom`; run them with `scripts/loom`.
 //!
 //! Each model is one dispatcher thread and two worker threads on a policy built small (a few packets, two or three
 //! bundles, an arena small enough to fill), explored by loom under every interleaving within a preemption bound
@@ -75,11 +75,13 @@ enum Event {
     /// `lfb-affinity`: a returning bundle went to its last worker; an idle worker took a head from a busy one.
     AffinityHit,
     Steal,
+    /// `lfb-bounded`: a worker gave its bundle back to the receive queue after its bound.
+    Yield,
 }
 
 impl Event {
     /// In declaration order, so `event as usize` indexes it.
-    const ALL: [Event; 7] = [
+    const ALL: [Event; 8] = [
         Event::Full,
         Event::Join,
         Event::Collision,
@@ -87,6 +89,7 @@ impl Event {
         Event::Handoff,
         Event::AffinityHit,
         Event::Steal,
+        Event::Yield,
     ];
 
     fn count(self, stats: &SchedStats) -> u64 {
@@ -98,6 +101,7 @@ impl Event {
             Event::Handoff => stats.handoffs,
             Event::AffinityHit => stats.affinity_hits,
             Event::Steal => stats.steals,
+            Event::Yield => stats.yields,
         }
     }
 }
@@ -408,6 +412,25 @@ fn lfb_affinity_returning_and_stolen_bundles() {
         steps: 2,
         attempts: 1,
         reaches: &[Event::AffinityHit, Event::Steal, Event::Migration],
+    }
+    .check();
+}
+
+#[test]
+fn lfb_bounded_a_yielded_bundle_is_taken_whole_by_one_worker_in_order() {
+    // A bound of one packet: whenever flow 1's holder finishes a packet while flow 2 waits on the receive queue, it
+    // pushes flow 1's next head back on the receive queue, where the other worker may take it while the dispatcher
+    // is still linking flow 1's later packets behind it.
+    Model {
+        policy: "lfb-bounded",
+        opts: SchedOptions {
+            lfb_bound: 1,
+            ..opts(4, 4)
+        },
+        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2), pkt(3, 1, 1)],
+        steps: 2,
+        attempts: 1,
+        reaches: &[Event::Yield, Event::Join, Event::Migration],
     }
     .check();
 }
