@@ -93,7 +93,7 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
     let mut sorted_serial = serial.clone();
     sorted_serial.sort();
     let serial_flows = by_flow(&serial);
-    for sched in ["dh", "ph", "lfb", "l7aff", "flow", "rss", "lfb-affinity"] {
+    for &sched in flowbundle_scheduler::ALL {
         // Few packet buffers: the reader waits for the workers, and the watermark moves often.
         for buffers in ["4096", "512", "8"] {
             let par = eve(

@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long)]
     packets: Option<usize>,
 
-    /// Schedulers, comma separated (dh, ph, lfb, l7aff, flow, rss, lfb-affinity, or `all`).
+    /// Schedulers, comma separated (`all` for every policy; an unknown name lists the known ones).
     #[arg(long, default_value = "dh,ph,lfb", value_delimiter = ',')]
     scheduler: Vec<String>,
 
@@ -120,6 +120,10 @@ pub struct Args {
     /// Packets a policy may hold at once.
     #[arg(long, default_value_t = 8192)]
     capacity: usize,
+
+    /// lfb-bounded: packets of one bundle a worker finishes in a row before it gives the bundle up to waiting work.
+    #[arg(long, default_value_t = SchedOptions::default().lfb_bound)]
+    lfb_bound: usize,
 
     /// When ph claims a connection entry: after the worker's decode (`late`, as PAM does) or inside `next`.
     #[arg(long, default_value = "late", value_parser = ["late", "next"])]
@@ -212,6 +216,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             capacity: args.capacity,
             fbq_table: args.fbq_table,
             ph_late_claim: args.ph_claim == "late",
+            lfb_bound: args.lfb_bound,
             ..SchedOptions::default()
         },
         clobber_bytes: args.clobber.unwrap_or(0).saturating_mul(1 << 20),

@@ -156,7 +156,7 @@ pub struct Args {
     #[arg(long)]
     threads: Option<usize>,
 
-    /// Scheduler of the streaming runtime (--threads 2 or more): dh, ph, lfb, l7aff, flow, rss, lfb-affinity.
+    /// Scheduler of the streaming runtime (--threads 2 or more); an unknown name lists the known ones.
     /// Default: lfb.
     #[arg(long)]
     scheduler: Option<String>,

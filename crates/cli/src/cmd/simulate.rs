@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long)]
     packets: Option<usize>,
 
-    /// Schedulers, comma separated (dh, ph, lfb, l7aff, flow, rss, lfb-affinity, or `all`).
+    /// Schedulers, comma separated (`all` for every policy; an unknown name lists the known ones).
     #[arg(long, default_value = "dh,ph,lfb", value_delimiter = ',')]
     scheduler: Vec<String>,
 
@@ -99,6 +99,10 @@ pub struct Args {
     #[arg(long, default_value_t = 8192)]
     capacity: usize,
 
+    /// lfb-bounded: packets of one bundle a worker finishes in a row before it gives the bundle up to waiting work.
+    #[arg(long, default_value_t = SchedOptions::default().lfb_bound)]
+    lfb_bound: usize,
+
     /// When ph claims a connection entry: after the worker's decode (`late`, as PAM does) or inside `next`.
     #[arg(long, default_value = "late", value_parser = ["late", "next"])]
     ph_claim: String,
@@ -112,9 +116,24 @@ pub struct Args {
     #[arg(long, default_value_t = 0.15)]
     max_error: f64,
 
-    /// Check the ANCS'10 paper's qualitative findings on the sweep (for --synth profiles).
+    /// Check the ANCS'10 paper's qualitative findings on the sweep (for --synth profiles); with --exec, the Verdú
+    /// thesis' ordering of the execution models.
     #[arg(long)]
     findings: bool,
+
+    /// Execution models to compare instead of the scheduler sweep: rtc (run-to-completion), pipeline (decode |
+    /// flow and reassembly | detection), multilayer (a core group per state layer); comma separated. Raw mode; every
+    /// group runs the --scheduler policy. Prints throughput, I- and D-cache miss rates and queue contention.
+    #[arg(long, value_delimiter = ',', value_parser = ["rtc", "pipeline", "multilayer"])]
+    exec: Vec<String>,
+
+    /// With --exec: multiply the layers' instruction footprints (0: no instruction-cache model).
+    #[arg(long, default_value_t = 1.0)]
+    exec_code_scale: f64,
+
+    /// With --exec: packets each group's policy may hold (the bounded queue in front of a group).
+    #[arg(long, default_value_t = flowbundle_sim::exec::ExecParams::engine().queue)]
+    exec_queue: usize,
 
     /// Write the report as JSON (the bench schema flowbundle-bench/1, plus a `sim` section) to this file, or to
     /// standard output with `-`.
@@ -405,6 +424,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         capacity: args.capacity,
         fbq_table: args.fbq_table,
         ph_late_claim: args.ph_claim == "late",
+        lfb_bound: args.lfb_bound,
         ..SchedOptions::default()
     };
 
@@ -464,6 +484,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(out) = &args.params_out {
         super::write_output(out, inputs(&args), params.to_json())?;
         eprintln!("wrote {}", out.display());
+    }
+
+    if !args.exec.is_empty() {
+        return run_exec(&args, &input, &params, schedulers, cores, sched);
     }
 
     let cfg = SweepConfig {
@@ -540,6 +564,74 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         for f in plot::write_all(&reports, dir)? {
             eprintln!("wrote {}", f.display());
         }
+    }
+    Ok(())
+}
+
+/// `--exec`: the execution models on the same trace and parameters.
+fn run_exec(
+    args: &Args,
+    input: &SimInput,
+    params: &Params,
+    schedulers: Vec<String>,
+    cores: Vec<usize>,
+    sched: SchedOptions,
+) -> anyhow::Result<()> {
+    use flowbundle_sim::exec::{Exec, ExecParams, ExecSweep, sweep_exec};
+    if args.mode != "raw" {
+        bail!("--exec simulates raw mode only");
+    }
+    if !(args.exec_code_scale.is_finite() && (0.0..=16.0).contains(&args.exec_code_scale)) {
+        bail!("--exec-code-scale must be between 0 and 16");
+    }
+    let mut ep = ExecParams::engine();
+    ep.scale_code(args.exec_code_scale);
+    ep.queue = args.exec_queue;
+    ep.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let models: Vec<Exec> = args.exec.iter().filter_map(|s| Exec::parse(s)).collect();
+    let sweep = ExecSweep {
+        models,
+        schedulers: schedulers.clone(),
+        cores,
+        sched,
+    };
+    let started = std::time::Instant::now();
+    let report = sweep_exec(input, params, &ep, &sweep, &mut |r| {
+        if !args.quiet {
+            eprintln!(
+                "{} {} {} cores: {:.3} Mpps",
+                r.exec.name(),
+                r.scheduler,
+                r.cores,
+                r.pps / 1e6
+            );
+        }
+    })?;
+    eprintln!(
+        "simulated {} runs of {} packets in {:.2} s",
+        report.runs.len(),
+        input.len(),
+        started.elapsed().as_secs_f64()
+    );
+    outln!("{}", report.table());
+    if args.findings {
+        outln!("Findings of the Verdú thesis on this sweep:\n");
+        for s in &schedulers {
+            for f in [
+                findings::exec_ordering(&report, s, 12),
+                findings::exec_icache_lowest(&report, s, 12),
+            ] {
+                outln!(
+                    "- [{}] {}: {}",
+                    if f.holds { "holds" } else { "DOES NOT HOLD" },
+                    f.name,
+                    f.detail
+                );
+            }
+        }
+    }
+    if let Some(out) = &args.json {
+        super::write_output(out, inputs(args), report.to_json())?;
     }
     Ok(())
 }

@@ -38,6 +38,14 @@ pub const STREAM_BASE: u32 = 0x8000_0000;
 /// Stream lines per core before a core's ring wraps (1 GiB of addresses: never reused while still cached).
 const RING: u32 = 1 << 24;
 
+/// First code line: the lines of the engine's instructions ([`Hierarchy::fetch_code`]) carry the core number 127 in a
+/// stream-line address, which no simulated core has (at most 64), so an L3 eviction of a code line back-invalidates
+/// nobody's private caches: code is read-only, and an L1i is not kept inclusive here (a documented simplification).
+pub const CODE_BASE: u32 = STREAM_BASE | (127 << 24);
+
+/// Code lines the model addresses (16 MiB of instructions).
+pub const CODE_LINES: u32 = RING;
+
 /// Most ways per set the model supports (each set's LRU order is 16 four-bit way numbers in a `u64`).
 pub const MAX_WAYS: usize = 16;
 
@@ -206,6 +214,13 @@ pub struct CoreCounters {
     pub stream: u64,
     /// Lines of handed-off packets read from the core that handed them off (also counted as misses and transfers).
     pub handoff_lines: u64,
+    /// Code lines fetched (execution models with an instruction footprint), the fetches that missed the L1i, and
+    /// those that also missed the L2 (served by the L3, or memory on a first fetch).
+    pub code: u64,
+    pub code_l1_miss: u64,
+    pub code_l2_miss: u64,
+    /// Stall cycles charged for code fetches.
+    pub code_stall_cycles: u64,
 }
 
 impl CoreCounters {
@@ -220,12 +235,17 @@ impl CoreCounters {
         self.stall_cycles += o.stall_cycles;
         self.stream += o.stream;
         self.handoff_lines += o.handoff_lines;
+        self.code += o.code;
+        self.code_l1_miss += o.code_l1_miss;
+        self.code_l2_miss += o.code_l2_miss;
+        self.code_stall_cycles += o.code_stall_cycles;
     }
 }
 
 /// The caches of all simulated cores and sockets, and the state-line directory.
 pub struct Hierarchy {
     l1: Vec<SetAssoc>,
+    l1i: Vec<SetAssoc>,
     l2: Vec<SetAssoc>,
     l3: Vec<SetAssoc>,
     socket: Vec<u8>,
@@ -249,6 +269,9 @@ impl Hierarchy {
         Hierarchy {
             l1: (0..cores)
                 .map(|_| SetAssoc::new(machine.l1d.lines(), machine.l1d.ways))
+                .collect(),
+            l1i: (0..cores)
+                .map(|_| SetAssoc::new(machine.l1i.lines(), machine.l1i.ways))
                 .collect(),
             l2: (0..cores)
                 .map(|_| SetAssoc::new(machine.l2.lines(), machine.l2.ways))
@@ -461,6 +484,41 @@ impl Hierarchy {
         cost
     }
 
+    /// Core `c` executes code line `n` (below [`CODE_LINES`]): a hit in its L1i costs nothing; a miss is served by its
+    /// L2 (unified: code competes with state and stream lines there), else by its socket's L3, else by memory (the
+    /// first fetch on a socket), each at the latency of the level, charged in full as the state accesses are (a
+    /// next-line prefetcher would hide part of a sequential run; not modelled). Returns the stall cycles.
+    pub fn fetch_code(&mut self, c: usize, n: u32) -> u32 {
+        let c = c.min(self.l1.len() - 1);
+        let line = CODE_BASE | (n % CODE_LINES);
+        let k = &mut self.counters[c];
+        k.code += 1;
+        if self.l1i[c].touch(line) {
+            return 0;
+        }
+        k.code_l1_miss += 1;
+        let s = usize::from(self.socket[c]);
+        let cost = if self.l2[c].touch(line) {
+            self.lat.l2
+        } else {
+            k.code_l2_miss += 1;
+            let cost = if self.l3[s].contains(line) {
+                self.lat.l3
+            } else {
+                self.lat.mem_local
+            };
+            self.fill_l3(s, line);
+            if let Some(v) = self.l2[c].insert(line) {
+                self.l1[c].remove(v);
+            }
+            cost
+        };
+        self.l1i[c].insert(line);
+        let k = &mut self.counters[c];
+        k.code_stall_cycles += u64::from(cost);
+        cost
+    }
+
     /// Whether core `c` has state line `line` in its L1 (tests and reports).
     pub fn in_l1(&self, c: usize, line: u32) -> bool {
         self.l1.get(c).is_some_and(|l| l.contains(line))
@@ -481,6 +539,50 @@ impl Hierarchy {
 mod tests {
     use super::*;
     use crate::params::CacheGeometry;
+
+    #[test]
+    fn code_that_fits_the_l1i_misses_once_and_code_that_does_not_keeps_missing() {
+        let m = Machine::nehalem();
+        let lines = m.l1i.lines() as u32;
+        let mut h = Hierarchy::new(&m, 2, 16);
+        // Half the L1i, fetched twice: only the first pass misses (to memory, then it is in L2 and L3).
+        for _ in 0..2 {
+            for n in 0..lines / 2 {
+                h.fetch_code(0, n);
+            }
+        }
+        let k = h.counters[0];
+        assert_eq!(
+            (k.code, k.code_l1_miss, k.code_l2_miss),
+            (u64::from(lines), u64::from(lines / 2), u64::from(lines / 2))
+        );
+        assert_eq!(
+            k.code_stall_cycles,
+            u64::from(lines / 2) * u64::from(m.lat.mem_local)
+        );
+        // Twice the L1i in a loop on core 1: LRU keeps missing the L1i, but the L2 holds it all (and the L3 already
+        // had the first half from core 0).
+        for _ in 0..3 {
+            for n in 0..2 * lines {
+                h.fetch_code(1, n);
+            }
+        }
+        let k = h.counters[1];
+        assert_eq!(
+            k.code_l1_miss, k.code,
+            "an LRU loop larger than the cache misses every time"
+        );
+        assert_eq!(
+            k.code_l2_miss,
+            u64::from(2 * lines),
+            "the L2 holds the loop after its first pass"
+        );
+        assert_eq!(
+            h.counters[0].code,
+            u64::from(lines),
+            "core 1's fetches are its own"
+        );
+    }
 
     #[test]
     fn lru_evicts_the_least_recently_used_way() {
@@ -559,6 +661,10 @@ mod tests {
             clock_ghz: 1.0,
             cores_per_socket: 2,
             l1d: CacheGeometry {
+                bytes: 4 * 64,
+                ways: 2,
+            },
+            l1i: CacheGeometry {
                 bytes: 4 * 64,
                 ways: 2,
             },

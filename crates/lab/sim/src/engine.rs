@@ -538,7 +538,8 @@ pub fn simulate(
         model,
         params,
         cache: Hierarchy::new(&params.machine, cores, model.state_space),
-        fbq: matches!(sched.name(), "lfb" | "lfb-affinity"),
+        // The FBQ policies (`lfb` and its variants) enqueue an opening packet twice: its FBQ and a receive queue.
+        fbq: sched.name().starts_with("lfb"),
         now: 0,
         seq: 0,
         heap: BinaryHeap::with_capacity(cores + 2),

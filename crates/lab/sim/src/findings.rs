@@ -5,6 +5,7 @@
 //! The paper compared `dh`, `ph` and `lfb`; "the next best" and "highest" are among those three unless said
 //! otherwise. Other policies in the sweep are reported beside them.
 
+use crate::exec::{Exec, ExecReport};
 use crate::input::SimInput;
 use crate::report::SimReport;
 use serde::{Deserialize, Serialize};
@@ -257,4 +258,84 @@ pub fn check(profile: &str, r: &SimReport, input: &SimInput) -> Vec<Finding> {
         _ => {}
     }
     v
+}
+
+/// The Verdú thesis' ordering of execution models (§6.4.3): at every core count from `min_cores`, throughput
+/// multilayer > pipeline > run-to-completion under `scheduler`. The detail gives the smallest margins.
+pub fn exec_ordering(r: &ExecReport, scheduler: &str, min_cores: usize) -> Finding {
+    let mut cores: Vec<usize> = r
+        .runs
+        .iter()
+        .map(|x| x.cores)
+        .filter(|&n| n >= min_cores)
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    let mut holds = !cores.is_empty();
+    let mut worst_mp: Option<(usize, f64)> = None;
+    let mut worst_pr: Option<(usize, f64)> = None;
+    for &n in &cores {
+        let pps = |e| r.run(e, scheduler, n).map(|x| x.pps);
+        let (Some(rtc), Some(pipe), Some(ml)) =
+            (pps(Exec::Rtc), pps(Exec::Pipeline), pps(Exec::Multilayer))
+        else {
+            holds = false;
+            continue;
+        };
+        holds &= ml > pipe && pipe > rtc;
+        if worst_mp.is_none_or(|w| ml / pipe < w.1) {
+            worst_mp = Some((n, ml / pipe));
+        }
+        if worst_pr.is_none_or(|w| pipe / rtc < w.1) {
+            worst_pr = Some((n, pipe / rtc));
+        }
+    }
+    let fmt = |w: Option<(usize, f64)>| {
+        w.map_or("no runs".to_string(), |(n, x)| {
+            format!("{x:.3} at {n} cores")
+        })
+    };
+    Finding {
+        name: format!("{scheduler}: throughput multilayer > pipeline > rtc from {min_cores} cores"),
+        holds,
+        detail: format!(
+            "smallest margins: multilayer / pipeline = {}, pipeline / rtc = {}",
+            fmt(worst_mp),
+            fmt(worst_pr)
+        ),
+    }
+}
+
+/// The thesis' I-cache result (§6.4.1.1): multilayer has the lowest L1i miss rate at every core count from
+/// `min_cores` (RTC's cores run every layer's code, MLP's one layer's).
+pub fn exec_icache_lowest(r: &ExecReport, scheduler: &str, min_cores: usize) -> Finding {
+    let mut holds = false;
+    let mut all = true;
+    let mut worst: Option<(usize, f64, &str)> = None;
+    for ml in r
+        .runs
+        .iter()
+        .filter(|x| x.exec == Exec::Multilayer && x.scheduler == scheduler && x.cores >= min_cores)
+    {
+        for other in [Exec::Rtc, Exec::Pipeline] {
+            let Some(o) = r.run(other, scheduler, ml.cores) else {
+                continue;
+            };
+            holds = true;
+            all &= ml.icache_miss_rate < o.icache_miss_rate;
+            let ratio = ml.icache_miss_rate / o.icache_miss_rate.max(1e-12);
+            if worst.is_none_or(|w| ratio > w.1) {
+                worst = Some((ml.cores, ratio, other.name()));
+            }
+        }
+    }
+    Finding {
+        name: format!(
+            "{scheduler}: multilayer has the lowest I-cache miss rate from {min_cores} cores"
+        ),
+        holds: holds && all,
+        detail: worst.map_or("no runs".into(), |(n, x, o)| {
+            format!("largest ratio: multilayer / {o} I$ misses = {x:.2} at {n} cores")
+        }),
+    }
 }

@@ -37,6 +37,7 @@
 pub mod cache;
 pub mod calibrate;
 pub mod engine;
+pub mod exec;
 pub mod findings;
 pub mod input;
 pub mod params;

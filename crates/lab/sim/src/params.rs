@@ -93,6 +93,9 @@ pub struct Machine {
     /// Cores sharing one L3 and one memory controller; `cores / cores_per_socket` sockets, rounded up.
     pub cores_per_socket: usize,
     pub l1d: CacheGeometry,
+    /// Per core; read only by the execution models' instruction footprints (`exec`).
+    #[serde(default = "default_l1i")]
+    pub l1i: CacheGeometry,
     pub l2: CacheGeometry,
     /// One per socket, inclusive of the private caches of its cores.
     pub l3: CacheGeometry,
@@ -103,6 +106,11 @@ impl Default for Machine {
     fn default() -> Self {
         Machine::nehalem()
     }
+}
+
+/// Nehalem's L1i: 32 KB, 4-way (Intel ARK; the Xeon E5540 of ANCS'10).
+fn default_l1i() -> CacheGeometry {
+    CacheGeometry::kib(32, 4)
 }
 
 fn ns_to_cycles(ns: f64, ghz: f64) -> u32 {
@@ -118,6 +126,7 @@ impl Machine {
             clock_ghz: ghz,
             cores_per_socket: 4,
             l1d: CacheGeometry::kib(32, 8),
+            l1i: default_l1i(),
             l2: CacheGeometry::kib(256, 8),
             l3: CacheGeometry::kib(8 * 1024, 16),
             lat: Latencies {
@@ -144,6 +153,7 @@ impl Machine {
             clock_ghz: ghz,
             cores_per_socket: std::thread::available_parallelism().map_or(2, |n| n.get()),
             l1d: CacheGeometry::kib(48, 12),
+            l1i: CacheGeometry::kib(32, 8),
             l2: CacheGeometry::kib(2048, 16),
             l3: CacheGeometry::kib(32 * 1024, 16),
             lat: Latencies {
@@ -158,6 +168,7 @@ impl Machine {
         for (level, kind, geo) in read_sysfs_caches() {
             match (level, kind.as_str()) {
                 (1, "Data") => m.l1d = geo,
+                (1, "Instruction") => m.l1i = geo,
                 (2, _) => m.l2 = geo,
                 (3, _) => m.l3 = geo,
                 _ => {}
@@ -469,7 +480,7 @@ impl Params {
         if !(m.clock_ghz.is_finite() && m.clock_ghz > 0.01 && m.clock_ghz < 100.0) {
             return Err(format!("clock {} GHz out of range", m.clock_ghz));
         }
-        for (name, g) in [("L1d", m.l1d), ("L2", m.l2), ("L3", m.l3)] {
+        for (name, g) in [("L1d", m.l1d), ("L1i", m.l1i), ("L2", m.l2), ("L3", m.l3)] {
             if g.ways == 0 || g.ways > crate::cache::MAX_WAYS || g.bytes < LINE || g.bytes > 1 << 30
             {
                 return Err(format!(

@@ -75,3 +75,99 @@ fn dominant_lfb_highest_and_plateaus_once_one_core_has_the_dominant_connection()
     let at = r.raw_pps("lfb", from).unwrap();
     assert!(at > 1.2 * one, "{one} → {at} at {from} cores");
 }
+
+/// The execution models (`flowbundle_sim::exec`) at 12, 14 and 16 simulated cores under `lfb`, the same default
+/// parameters for every trace. What the Verdú thesis found (§6.4): throughput multilayer > pipeline >
+/// run-to-completion at scale, and multilayer with the lowest I-cache miss rate. The model reproduces the I-cache
+/// result on all three traces and the throughput ordering on `dominant`, where one connection carries 55% of the
+/// packets and run-to-completion is stuck at that connection's serial rate; on `balanced` (largest connection 8%)
+/// the staged models pass run-to-completion's plateau from 14 cores but not in the thesis' order at every core count
+/// (their static core groups leave one group short of cores at 12); on `many` (no connection above 0.4%)
+/// run-to-completion scales linearly and the hops of the staged models only cost. BENCHMARKS.md ("Execution
+/// models") has the numbers to 64 cores; this test pins what they show.
+mod exec_models {
+    use flowbundle_scheduler::SchedOptions;
+    use flowbundle_sim::exec::{Exec, ExecParams, ExecReport, ExecSweep, sweep_exec};
+    use flowbundle_sim::findings;
+    use flowbundle_sim::params::Params;
+    use flowbundle_sim::profiles;
+
+    const CORES: [usize; 3] = [12, 14, 16];
+
+    fn run(profile: &str) -> ExecReport {
+        let input = profiles::profile(profile, super::PACKETS, 1).unwrap();
+        let sweep = ExecSweep {
+            models: Exec::ALL.to_vec(),
+            schedulers: vec!["lfb".into()],
+            cores: CORES.to_vec(),
+            sched: SchedOptions::default(),
+        };
+        let r = sweep_exec(
+            &input,
+            &Params::default(),
+            &ExecParams::engine(),
+            &sweep,
+            &mut |_| {},
+        )
+        .unwrap();
+        println!("{profile}:\n{}", r.table());
+        for run in &r.runs {
+            assert_eq!(
+                run.reordered, 0,
+                "{profile}: a layer saw a connection out of order"
+            );
+        }
+        r
+    }
+
+    fn pps(r: &ExecReport, e: Exec, n: usize) -> f64 {
+        r.run(e, "lfb", n).unwrap().pps
+    }
+
+    fn icache_lowest(profile: &str, r: &ExecReport) {
+        let f = findings::exec_icache_lowest(r, "lfb", 12);
+        println!("{profile}: [{}] {}: {}", f.holds, f.name, f.detail);
+        assert!(f.holds, "{profile}: {}", f.detail);
+    }
+
+    #[test]
+    fn dominant_reproduces_the_thesis_ordering_and_the_icache_result() {
+        let r = run("dominant");
+        let f = findings::exec_ordering(&r, "lfb", 12);
+        println!("dominant: [{}] {}: {}", f.holds, f.name, f.detail);
+        assert!(f.holds, "{}", f.detail);
+        icache_lowest("dominant", &r);
+    }
+
+    #[test]
+    fn balanced_staged_models_pass_the_run_to_completion_plateau_from_14_cores() {
+        let r = run("balanced");
+        icache_lowest("balanced", &r);
+        let rtc: Vec<f64> = CORES.iter().map(|&n| pps(&r, Exec::Rtc, n)).collect();
+        assert!(
+            rtc[2] <= 1.01 * rtc[0],
+            "run-to-completion is on its plateau: {rtc:?}"
+        );
+        for n in [14, 16] {
+            let best = pps(&r, Exec::Multilayer, n).max(pps(&r, Exec::Pipeline, n));
+            assert!(
+                best > 1.05 * pps(&r, Exec::Rtc, n),
+                "{n} cores: best staged {best} vs rtc"
+            );
+        }
+        let f = findings::exec_ordering(&r, "lfb", 12);
+        println!("balanced: [{}] {}: {}", f.holds, f.name, f.detail);
+    }
+
+    #[test]
+    fn many_run_to_completion_scales_and_staging_only_costs() {
+        let r = run("many");
+        icache_lowest("many", &r);
+        for n in CORES {
+            let rtc = pps(&r, Exec::Rtc, n);
+            for e in [Exec::Pipeline, Exec::Multilayer] {
+                assert!(pps(&r, e, n) < rtc, "{n} cores: {} above rtc", e.name());
+            }
+        }
+    }
+}

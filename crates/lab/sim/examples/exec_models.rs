@@ -1,0 +1,80 @@
+//! The execution models (run-to-completion, software pipeline, MultiLayer Processing) on the three ANCS'10 profiles,
+//! with the thesis' findings checked (what BENCHMARKS.md, "Execution models", records).
+//!
+//! `cargo run --release -p flowbundle-sim --example exec_models -- [PACKETS] [SCHEDULERS] [CORES] [PROFILES] [CODE_SCALE]`
+//! e.g. `-- 100000 lfb 1,2,4,8,12,14,16,24,32,48,64 dominant,many,balanced 1`. The same sweep through the CLI:
+//! `flowbundle simulate --synth balanced --exec rtc,pipeline,multilayer --scheduler lfb --cores 1-64 --findings`.
+
+use flowbundle_scheduler::SchedOptions;
+use flowbundle_sim::exec::{Exec, ExecParams, ExecSweep, sweep_exec};
+use flowbundle_sim::params::Params;
+use flowbundle_sim::{findings, profiles};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let packets: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100_000);
+    let list = |i: usize, d: &str| -> Vec<String> {
+        args.get(i)
+            .map_or(d, String::as_str)
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    };
+    let schedulers = list(2, "lfb");
+    let cores: Vec<usize> = list(3, "1,2,4,8,12,14,16,24,32,48,64")
+        .iter()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let names = list(4, "dominant,many,balanced");
+    let code_scale: f64 = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let params = Params::default();
+    let mut ep = ExecParams::engine();
+    ep.scale_code(code_scale);
+    for name in &names {
+        let input = match profiles::profile(name, packets, 1) {
+            Ok(i) => i,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                continue;
+            }
+        };
+        let started = std::time::Instant::now();
+        let sweep = ExecSweep {
+            models: Exec::ALL.to_vec(),
+            schedulers: schedulers.clone(),
+            cores: cores.clone(),
+            sched: SchedOptions::default(),
+        };
+        let report = match sweep_exec(&input, &params, &ep, &sweep, &mut |_| {}) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                continue;
+            }
+        };
+        let (largest, share) = input.largest_flow().unwrap_or((0, 0.0));
+        println!(
+            "**{name}** ({} packets, {} flows, largest flow {largest} {:.1}%; {} runs in {:.1} s wall)\n",
+            input.len(),
+            input.flow_count,
+            share * 100.0,
+            report.runs.len(),
+            started.elapsed().as_secs_f64()
+        );
+        println!("{}", report.table());
+        for s in &schedulers {
+            for f in [
+                findings::exec_ordering(&report, s, 12),
+                findings::exec_icache_lowest(&report, s, 12),
+            ] {
+                println!(
+                    "- [{}] {}: {}",
+                    if f.holds { "holds" } else { "does not hold" },
+                    f.name,
+                    f.detail
+                );
+            }
+        }
+        println!();
+    }
+}
