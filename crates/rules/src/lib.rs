@@ -136,6 +136,7 @@ pub mod prefilter;
 pub mod rule;
 pub mod ruleset;
 pub mod scan;
+pub mod split;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod text;

@@ -226,7 +226,7 @@ impl FbqTable {
 
     /// As [`finish`](Self::finish), with a bound on how long a worker keeps a bundle (`lfb-bounded`): when the FBQ
     /// still holds packets, the worker has finished `bound` of them in a row, and `waiting()` says other bundles wait
-    /// on a receive queue, the worker gives the bundle up and returns the slot of its next head, which the caller
+    /// on a receive queue (it is given the bundle's next head), the worker gives the bundle up and returns the slot of its next head, which the caller
     /// must put on a receive queue (the bundle stays in the system, so the invariant of one receive-queue entry per
     /// FBQ holds, and its packets stay in FIFO order behind that head). `None`: kept or drained, as `finish`.
     #[inline]
@@ -234,7 +234,7 @@ impl FbqTable {
         &self,
         w: WorkerId,
         bound: u32,
-        waiting: impl FnOnce() -> bool,
+        waiting: impl FnOnce(&Desc) -> bool,
     ) -> Option<u32> {
         let st = self.workers.get(w)?;
         let s = st.held.load(Relaxed);
@@ -246,7 +246,7 @@ impl FbqTable {
         if self.count[q].fetch_sub(1, AcqRel) > 1 {
             let next = self.slots.next(s);
             let run = st.run.load(Relaxed).saturating_add(1);
-            if run >= bound && waiting() {
+            if run >= bound && waiting(&self.slots.desc(next)) {
                 st.run.store(0, Relaxed);
                 st.yields.inc();
                 yielded = Some(next);

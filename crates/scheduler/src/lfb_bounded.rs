@@ -14,18 +14,24 @@
 //!   decisions are the same in the runtime, the simulator and either harness mode. At a known cost per packet K
 //!   packets are K × that cost of time; `BENCHMARKS.md` ("Execution models") gives the bound measured against `lfb`
 //!   and `dh` in the simulator.
-//! * **"Older work"** is read as "the receive queue is not empty": every entry there is a bundle head that arrived
-//!   while this worker was busy and has waited since, which is the work a latency bound is for. With an empty receive
-//!   queue nothing waits, and the worker keeps its bundle as `lfb` does (so with one worker, or under light load, the
-//!   policy is `lfb`).
-//! * **Cost.** One relaxed counter per worker, one `len` of the receive queue when the bound is reached, and a push
-//!   of the yielded head (the receive queue holds at most one entry per FBQ, so it cannot be full).
+//! * **"Older work"**: the receive queue's entry taken last arrived before the bundle's next packet (the queue is
+//!   FIFO and filled in arrival order, so the entries behind it are the next oldest; crossbeam's queue has no peek,
+//!   and this bound needs no second structure). That is a lower bound on the waiting entries' age, so the policy
+//!   may yield to an entry newer than its next packet when the receive queue has been taken from little (light
+//!   load); under load, where the bound matters, it is taken from constantly. And the queue holds more bundles than there are idle workers to
+//!   take them. A bundle whose next packet is older than what waits keeps its worker: that is the backlog of a
+//!   connection that is the bottleneck, and yielding it would only delay it (measured in the simulator: yielding
+//!   whenever the receive queue was non-empty cost a third of LFB's throughput on `balanced` at 14 cores, where the
+//!   largest connection is the bottleneck). Under light load, or with one worker, the policy is `lfb`.
+//! * **Cost.** One relaxed counter per worker; when the bound is reached, one `len` of the receive queue and a scan
+//!   of the other workers' bundle cells (stopping once it has counted as many idle workers as queued bundles); and a
+//!   push of the yielded head (the receive queue holds at most one entry per FBQ, so it cannot be full).
 //!
 //! A yielding worker goes straight back to `next`, so a yielded bundle is never stranded: at worst it waits until
 //! that worker (or any other) returns to the receive queue.
 
 use crate::lfb::{FbqTable, warn_if_small};
-use crate::sync::ArrayQueue;
+use crate::sync::{ArrayQueue, AtomicU32, Ordering::Relaxed};
 use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 
 /// LFB whose workers give up a bundle after a bounded run when other bundles wait. See the module documentation.
@@ -34,6 +40,9 @@ pub struct LfbBounded {
     rq: ArrayQueue<u32>,
     workers: usize,
     bound: u32,
+    /// Packet number of the receive queue's entry taken last: the queue is FIFO and the dispatcher pushes in arrival
+    /// order, so what waits there arrived after it.
+    last_taken: AtomicU32,
 }
 
 impl LfbBounded {
@@ -47,7 +56,28 @@ impl LfbBounded {
             rq,
             workers,
             bound: opts.lfb_bound.clamp(1, u32::MAX as usize) as u32,
+            last_taken: AtomicU32::new(0),
         }
+    }
+}
+
+impl LfbBounded {
+    /// Whether older work waits: the receive queue's last taken entry arrived before `next` (the bundle's next
+    /// packet), so the entries behind it may have too, and the queue holds more entries than workers (besides `w`)
+    /// without a bundle. A snapshot: the idle count reads the other workers' relaxed bundle cells.
+    fn work_waits(&self, w: WorkerId, next: &Desc) -> bool {
+        if self.last_taken.load(Relaxed) >= next.id {
+            return false;
+        }
+        let queued = self.rq.len();
+        if queued == 0 {
+            return false;
+        }
+        let idle = (0..self.workers)
+            .filter(|&v| v != w && self.table.busy(v) == 0)
+            .take(queued)
+            .count();
+        queued > idle
     }
 }
 
@@ -81,14 +111,16 @@ impl Scheduler for LfbBounded {
             return Some(d);
         }
         let s = self.rq.pop()?;
-        Some(self.table.start(w, s))
+        let d = self.table.start(w, s);
+        self.last_taken.store(d.id, Relaxed);
+        Some(d)
     }
 
     #[inline]
     fn done(&self, w: WorkerId, _desc: Desc) {
         if let Some(head) = self
             .table
-            .finish_bounded(w, self.bound, || !self.rq.is_empty())
+            .finish_bounded(w, self.bound, |next| self.work_waits(w, next))
         {
             // Cannot fail: the bundle has no other RQ entry (it was held until now).
             let _ = self.rq.push(head);
@@ -142,17 +174,35 @@ mod tests {
     }
 
     #[test]
-    fn after_the_bound_a_waiting_bundle_goes_first() {
-        // a0..a5 of one bundle, then b6: plain LFB would finish all of a before b; with a bound of 2 the worker
-        // yields a after a0 a1 (b waits on the RQ), takes b6, then returns to a.
+    fn after_the_bound_older_waiting_work_goes_first() {
+        // a0 a1 b2 a3 a4 a5: plain LFB finishes all of a before b2 (affinity before age); with a bound of 2 the
+        // worker gives a up after a0 a1, since b2 arrived before a's next packet a3, takes b2, then returns to a.
         let s = bounded(1, 2);
+        for (id, fid) in [(0, 1), (1, 1), (2, 2), (3, 1), (4, 1), (5, 1)] {
+            s.dispatch(pkt(id, fid)).unwrap();
+        }
+        assert_eq!(drain(&s, 0), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(s.stats().yields, 1);
+        assert_eq!(s.in_system(), 0);
+    }
+
+    #[test]
+    fn a_backlogged_bundle_older_than_what_waits_keeps_its_worker() {
+        // a0..a5 arrived before c6 and b7; worker 1 took c6 from the receive queue, so everything waiting there is
+        // newer than a's next packet: a is the backlog (the bottleneck connection), and yielding it would only
+        // delay it.
+        let s = bounded(2, 2);
         for id in 0..6 {
             s.dispatch(pkt(id, 1)).unwrap();
         }
-        s.dispatch(pkt(6, 2)).unwrap();
-        assert_eq!(drain(&s, 0), [0, 1, 6, 2, 3, 4, 5]);
-        assert_eq!(s.stats().yields, 1);
-        assert_eq!(s.in_system(), 0);
+        s.dispatch(pkt(6, 3)).unwrap();
+        s.dispatch(pkt(7, 2)).unwrap();
+        let a0 = s.next(0).unwrap();
+        let c6 = s.next(1).unwrap();
+        assert_eq!((a0.id, c6.id), (0, 6));
+        s.done(0, a0);
+        assert_eq!(drain(&s, 0), [1, 2, 3, 4, 5, 7]);
+        assert_eq!(s.stats().yields, 0);
     }
 
     #[test]
@@ -168,20 +218,22 @@ mod tests {
     #[test]
     fn a_yielded_bundle_moves_whole_and_in_order_to_the_next_worker() {
         let s = bounded(2, 1);
-        for (id, fid) in [(0, 1), (1, 1), (2, 1), (3, 2), (4, 3)] {
+        for (id, fid) in [(0, 1), (1, 2), (2, 3), (3, 1), (4, 1)] {
             s.dispatch(pkt(id, fid)).unwrap();
         }
         let a0 = s.next(0).unwrap();
-        let b3 = s.next(1).unwrap();
-        assert_eq!((a0.id, b3.id), (0, 3));
-        // Worker 0 finishes a0 with c4 waiting: a's next head goes behind c4.
+        let b1 = s.next(1).unwrap();
+        assert_eq!((a0.id, b1.id), (0, 1));
+        // Worker 0 finishes a0 while c2, older than a3, waits and worker 1 is busy: a goes behind c2.
         s.done(0, a0);
-        assert_eq!(s.next(0).map(|d| d.id), Some(4));
-        // Worker 1 finishes b3 and takes a1, the head of the yielded bundle; nobody else may hold a meanwhile.
-        s.done(1, b3);
-        let a1 = s.next(1).unwrap();
-        assert_eq!(a1.id, 1);
-        s.done(1, a1);
-        assert_eq!(s.next(1).map(|d| d.id), Some(2));
+        assert_eq!(s.stats().yields, 1);
+        assert_eq!(s.next(0).map(|d| d.id), Some(2));
+        // Worker 1 finishes b1 and takes a3, the head of the yielded bundle, then a4: nothing older waits.
+        s.done(1, b1);
+        let a3 = s.next(1).unwrap();
+        assert_eq!(a3.id, 3);
+        s.done(1, a3);
+        assert_eq!(s.next(1).map(|d| d.id), Some(4));
+        assert_eq!(s.stats().yields, 1);
     }
 }
