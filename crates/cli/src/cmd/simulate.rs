@@ -124,7 +124,13 @@ pub struct Args {
     /// Execution models to compare instead of the scheduler sweep: rtc (run-to-completion), pipeline (decode |
     /// flow and reassembly | detection), multilayer (a core group per state layer); comma separated. Raw mode; every
     /// group runs the --scheduler policy. Prints throughput, I- and D-cache miss rates and queue contention.
-    #[arg(long, value_delimiter = ',', value_parser = ["rtc", "pipeline", "multilayer"])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = clap::builder::PossibleValuesParser::new(
+            flowbundle_sim::exec::Exec::ALL.map(flowbundle_sim::exec::Exec::name)
+        )
+    )]
     exec: Vec<String>,
 
     /// With --exec: multiply the layers' instruction footprints (0: no instruction-cache model).

@@ -198,11 +198,11 @@ impl ExecParams {
             ));
         }
         for l in &self.layers {
-            if !(l.cost_share.is_finite() && l.cost_share >= 0.0)
-                || !(l.state_share.is_finite() && (0.0..=1.0).contains(&l.state_share))
-                || l.code_touch > l.code_lines
-                || l.code_lines > 1 << 20
-            {
+            let shares = l.cost_share.is_finite()
+                && l.cost_share >= 0.0
+                && l.state_share.is_finite()
+                && (0.0..=1.0).contains(&l.state_share);
+            if !shares || l.code_touch > l.code_lines || l.code_lines > 1 << 20 {
                 return Err(format!("layer {}: shares or code out of range", l.name));
             }
         }
@@ -219,7 +219,7 @@ impl ExecParams {
     fn groups(&self, exec: Exec) -> Vec<std::ops::Range<usize>> {
         let n = self.layers.len();
         match exec {
-            Exec::Rtc => vec![0..n],
+            Exec::Rtc => std::iter::once(0..n).collect(),
             Exec::Multilayer => (0..n).map(|i| i..i + 1).collect(),
             Exec::Pipeline => {
                 let mut at = 0;
@@ -668,7 +668,7 @@ pub fn simulate_exec(
     // Per-packet layer cycles: the base cost split by share over the layers the packet visits.
     let mut layer_cycles = vec![vec![0u32; n]; layers.len()];
     let mut layer_w = vec![0f64; layers.len()];
-    for i in 0..n {
+    for (i, &base) in model.base.iter().enumerate() {
         let total: f64 = layers
             .iter()
             .filter(|l| visits(l, input, i))
@@ -677,11 +677,11 @@ pub fn simulate_exec(
         if total <= 0.0 {
             continue;
         }
-        let base = f64::from(model.base[i]);
-        for (k, l) in layers.iter().enumerate() {
+        let base = f64::from(base);
+        for (k, (l, cycles)) in layers.iter().zip(layer_cycles.iter_mut()).enumerate() {
             if visits(l, input, i) {
                 let c = base * l.cost_share / total;
-                layer_cycles[k][i] = c as u32;
+                cycles[i] = c as u32;
                 layer_w[k] += c + hop_cost;
             }
         }

@@ -1,0 +1,109 @@
+//! One elephant stream's content matching on one thread and split over two (`flowbundle_rules::split`), with the 10k
+//! content set: wall time per pass, the ratio, and a check that the split hits equal the serial ones (what
+//! BENCHMARKS.md, "Execution models", records).
+//!
+//! `cargo run --release -p flowbundle-rules --example split_elephant -- [REPS] [CAPTURE...]`
+//! The elephant is the largest TCP direction of the captures (default: the three `reassembly/` captures of the shared
+//! data), reassembled; it is matched whole, as one connection's stream would be.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use flowbundle_rules::prefilter::PatternSet;
+use flowbundle_rules::split::{scan_serial, scan_split};
+use std::time::Instant;
+
+fn hex_patterns(text: &str) -> Vec<(Vec<u8>, bool)> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && l.len() % 2 == 0)
+        .filter_map(|l| {
+            (0..l.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(l.get(i..i + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()
+        })
+        .map(|p| (p, false))
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let reps: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(21);
+    let root = flowbundle_testsupport::data_root();
+    let caps: Vec<std::path::PathBuf> = if args.len() > 2 {
+        args[2..].iter().map(Into::into).collect()
+    } else {
+        [
+            "reassembly/example.pcap",
+            "reassembly/example2.pcap",
+            "reassembly/650HttpResponses.pcap",
+        ]
+        .iter()
+        .map(|c| root.join(c))
+        .collect()
+    };
+    let mut elephant: Option<(common::DirKey, Vec<u8>)> = None;
+    for cap in &caps {
+        if !cap.exists() {
+            eprintln!("skipping {}: absent", cap.display());
+            continue;
+        }
+        for (key, parts) in common::tcp_directions(&common::segments(cap)) {
+            let bytes = common::assemble(&parts);
+            if elephant.as_ref().is_none_or(|e| bytes.len() > e.1.len()) {
+                elephant = Some((key, bytes));
+            }
+        }
+    }
+    let Some((key, data)) = elephant else {
+        eprintln!("no TCP stream in the captures");
+        std::process::exit(1);
+    };
+    let hex = root.join("rules/content-10k.hex");
+    let Ok(text) = std::fs::read_to_string(&hex) else {
+        eprintln!("{} absent", hex.display());
+        std::process::exit(1);
+    };
+    let set = PatternSet::new(&hex_patterns(&text));
+    let mut serial = Vec::new();
+    scan_serial(&set, &data, &mut serial);
+    let mut split = Vec::new();
+    scan_split(&set, &data, 2, &mut split);
+    assert!(split == serial, "split hits differ from the serial ones");
+    let mut t1 = Vec::new();
+    let mut t2 = Vec::new();
+    for _ in 0..reps {
+        let mut v = Vec::with_capacity(serial.len());
+        let s = Instant::now();
+        scan_serial(&set, &data, &mut v);
+        t1.push(s.elapsed().as_secs_f64());
+        let mut v = Vec::with_capacity(serial.len());
+        let s = Instant::now();
+        scan_split(&set, &data, 2, &mut v);
+        t2.push(s.elapsed().as_secs_f64());
+    }
+    let (m1, m2) = (median(t1), median(t2));
+    let mb = data.len() as f64 / 1e6;
+    println!(
+        "elephant {:?}: {:.2} MB, {} hits of the {}-pattern set ({} distinct patterns); split hits equal serial",
+        key,
+        mb,
+        serial.len(),
+        set.len(),
+        flowbundle_rules::split::first_per_pattern(&serial).len()
+    );
+    println!(
+        "median of {reps}: one thread {:.2} ms ({:.0} MB/s), two threads {:.2} ms ({:.0} MB/s): {:.2}x",
+        m1 * 1e3,
+        mb / m1,
+        m2 * 1e3,
+        mb / m2,
+        m1 / m2
+    );
+}
