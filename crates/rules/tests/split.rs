@@ -35,7 +35,11 @@ fn the_10k_set_split_over_any_chunking_finds_the_serial_hits() {
     let data = std::fs::read(&pcap).unwrap();
     let mut serial = Vec::new();
     scan_serial(&set, &data, &mut serial);
-    assert!(serial.len() > 1000, "{} hits: too few to test the merge", serial.len());
+    assert!(
+        serial.len() > 1000,
+        "{} hits: too few to test the merge",
+        serial.len()
+    );
     let ov = overlap(set.max_len());
     for parts in [2, 3, 7, 16] {
         let mut split = Vec::new();
