@@ -2,9 +2,11 @@
 //! content set: wall time per pass, the ratio, and a check that the split hits equal the serial ones (what
 //! BENCHMARKS.md, "Execution models", records).
 //!
-//! `cargo run --release -p flowbundle-rules --example split_elephant -- [REPS] [CAPTURE...]`
+//! `cargo run --release -p flowbundle-rules --example split_elephant -- [REPS] [REPEAT] [CAPTURE...]`
 //! The elephant is the largest TCP direction of the captures (default: the three `reassembly/` captures of the shared
-//! data), reassembled; it is matched whole, as one connection's stream would be.
+//! data), reassembled, and repeated REPEAT times back to back (default 1; the shared captures' largest direction is
+//! half a megabyte, where a thread's start-up is a visible share); it is matched whole, as one connection's stream
+//! would be.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -36,8 +38,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let reps: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(21);
     let root = flowbundle_testsupport::data_root();
-    let caps: Vec<std::path::PathBuf> = if args.len() > 2 {
-        args[2..].iter().map(Into::into).collect()
+    let repeat: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
+    let caps: Vec<std::path::PathBuf> = if args.len() > 3 {
+        args[3..].iter().map(Into::into).collect()
     } else {
         [
             "reassembly/example.pcap",
@@ -61,10 +64,11 @@ fn main() {
             }
         }
     }
-    let Some((key, data)) = elephant else {
+    let Some((key, one)) = elephant else {
         eprintln!("no TCP stream in the captures");
         std::process::exit(1);
     };
+    let data = one.repeat(repeat);
     let hex = root.join("rules/content-10k.hex");
     let Ok(text) = std::fs::read_to_string(&hex) else {
         eprintln!("{} absent", hex.display());
@@ -91,7 +95,7 @@ fn main() {
     let (m1, m2) = (median(t1), median(t2));
     let mb = data.len() as f64 / 1e6;
     println!(
-        "elephant {:?}: {:.2} MB, {} hits of the {}-pattern set ({} distinct patterns); split hits equal serial",
+        "elephant {:?} × {repeat}: {:.2} MB, {} hits of the {}-pattern set ({} distinct patterns); split hits equal serial",
         key,
         mb,
         serial.len(),

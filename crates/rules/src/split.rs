@@ -21,8 +21,8 @@
 //! It uses only the matcher's public entry point ([`PatternSet::scan_buffer`] and [`PatternSet::max_len`]): the
 //! tables and the scan loop are the prefilter's business.
 //!
-//! **Cost.** The overlap is rescanned once per chunk (a few dozen bytes for the 10k set, whose longest pattern is
-//! under 100 bytes); each call spawns `parts − 1` scoped threads (tens of µs), so it pays only on long buffers:
+//! **Cost.** The overlap is rescanned once per chunk (254 bytes for the 10k set: the prefilter matches a pattern on
+//! at most its last 255 bytes, and [`PatternSet::max_len`] says so); each call spawns `parts − 1` scoped threads (tens of µs), so it pays only on long buffers:
 //! below [`MIN_CHUNK`] bytes per chunk the call scans on the calling thread. Hits are collected per chunk and copied
 //! once into the caller's vector.
 
