@@ -17,7 +17,11 @@
 //!   reordering, balance, life of a packet) plus misses per packet per level, drawn by the bench's plots.
 //! * [`calibrate`]: fits the cost scale and the per-packet runtime cost to `flowbundle bench` runs at 1 and 2
 //!   threads and reports the fit error.
-//! * [`findings`]: the ANCS'10 paper's qualitative results as checks on a sweep.
+//! * [`exec`]: the execution models of the Verdú thesis (software pipeline, MultiLayer Processing) beside
+//!   run-to-completion: core groups running the same policies, bounded queues between them, and per-layer code
+//!   footprints through a per-core L1i.
+//! * [`findings`]: the ANCS'10 paper's qualitative results, and the thesis' on the execution models, as checks on a
+//!   sweep.
 //!
 //! ## Why a discrete-event simulation, and what it costs
 //!
@@ -31,7 +35,8 @@
 //! ## What the model leaves out
 //!
 //! Hyper-threading (the paper's 14 threads ran on 8 cores × 2 hardware threads; here every worker has a core),
-//! memory bandwidth and queueing in the memory controller, instruction caches, the dispatcher's own cache, and the
+//! memory bandwidth and queueing in the memory controller, instruction caches (outside [`exec`], whose layers have
+//! code footprints), the dispatcher's own cache, and the
 //! engine's `classified` hint to `l7aff` (no engine runs). Each is a documented simplification, not a tuned knob.
 
 pub mod cache;
