@@ -105,6 +105,9 @@ pub struct EngineConfig {
     pub flow_id_seed: u64,
     /// Seed of the scheduler hashes computed by [`crate::Prestage`] (`Desc::conn`).
     pub hash_seed: u64,
+    /// Time every rule evaluation for a rules profile ([`crate::Finished::rules_profile`]); off by default (it slows
+    /// matching down).
+    pub rules_profile: bool,
 }
 
 impl Default for EngineConfig {
@@ -130,6 +133,7 @@ impl Default for EngineConfig {
             midstream: true,
             flow_id_seed: 0x0f10_b00d_1e5e_ed00,
             hash_seed: 0x5eed,
+            rules_profile: false,
         }
     }
 }

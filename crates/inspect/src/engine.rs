@@ -301,6 +301,9 @@ pub struct Finished {
     /// Alerts per loaded rule: (signature id, alerts), rules that alerted only, in rule order (`noalert` rules, whose
     /// matches only set flowbits, are not there).
     pub rule_hits: Vec<(u32, u64)>,
+    /// Where matching time went, per rule, inspection point and rule group, summed over the workers (with
+    /// [`EngineConfig::rules_profile`] and rules).
+    pub rules_profile: Option<flowbundle_rules::RulesProfile>,
     /// The most flows tracked at once, and the most out-of-order bytes buffered at once.
     pub peak_flows: usize,
     pub peak_reassembly_bytes: usize,
@@ -443,7 +446,13 @@ impl Engine {
         WorkerCtx {
             events: Vec::new(),
             stats: EngineStats::default(),
-            scanner: self.det.rules().map(RuleSet::scanner),
+            scanner: self.det.rules().map(|r| {
+                let mut sc = r.scanner();
+                if self.cfg.rules_profile {
+                    sc.enable_profile(r);
+                }
+                sc
+            }),
             produced: Produced::default(),
             cost: CostSummary::new(),
             records: Vec::new(),
@@ -1236,6 +1245,12 @@ impl Engine {
     pub fn finish(&mut self, ctxs: impl IntoIterator<Item = WorkerCtx>) -> Finished {
         let mut ctx = self.new_ctx();
         let mut hits: Vec<u64> = Vec::new();
+        let mut profile: Option<flowbundle_rules::RulesProfile> = None;
+        let mut add_profile = |sc: &flowbundle_rules::Scanner| {
+            if let Some(p) = sc.profile() {
+                profile.get_or_insert_with(Default::default).merge(p);
+            }
+        };
         let mut events = Vec::new();
         for mut c in ctxs {
             self.absorb(&mut c);
@@ -1247,6 +1262,7 @@ impl Engine {
             if let Some(sc) = &c.scanner {
                 ctx.stats.rules += *sc.stats();
                 sc.add_hit_counts(&mut hits);
+                add_profile(sc);
             }
         }
         let end = ctx.max_ts;
@@ -1275,6 +1291,7 @@ impl Engine {
         if let Some(sc) = &ctx.scanner {
             ctx.stats.rules += *sc.stats();
             sc.add_hit_counts(&mut hits);
+            add_profile(sc);
         }
         events.append(&mut ctx.events);
         sort_events(&mut events);
@@ -1295,6 +1312,7 @@ impl Engine {
             cost: ctx.cost,
             cost_records: ctx.records,
             rule_hits,
+            rules_profile: profile,
             peak_flows: self.table.peak(),
             peak_reassembly_bytes: self.memcap.peak(),
             expectations: self.expect.counters(),

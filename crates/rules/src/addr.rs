@@ -201,6 +201,16 @@ impl AddrSet {
         self.any
     }
 
+    /// The IPv4 intervals, sorted.
+    pub fn v4_ranges(&self) -> &[(u32, u32)] {
+        self.v4.ranges()
+    }
+
+    /// The IPv6 intervals, sorted.
+    pub fn v6_ranges(&self) -> &[(u128, u128)] {
+        self.v6.ranges()
+    }
+
     /// Whether the set holds no address (a rule with it can never match).
     pub fn is_empty(&self) -> bool {
         self.v4.is_empty() && self.v6.is_empty()

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::addr::Resolver;
 use crate::classify::Classifications;
+use crate::group::{AddrIndex, PortTables};
 use crate::prefilter::{MAX_PATTERN, PatternSet};
 use crate::rule::{self, Buffer, Content, FlowDir, Group, Item, Parsed, Proto, Rule};
 use crate::text::{Line, Lines};
@@ -72,6 +73,10 @@ pub struct LoadOptions {
     /// Bytes of stream inspected before and after a fast-pattern hit when a rule's contents are not tied to it by
     /// `within` (see the crate docs). Per-flow memory is about twice this per direction with data.
     pub stream_window: usize,
+    /// Route packets to rule groups ([`crate::group`]) so that each meets only the rules its header can match. Off:
+    /// every rule of a kind is checked on every packet of that kind, the reference the grouped matcher is tested
+    /// against (same alerts).
+    pub rule_groups: bool,
 }
 
 impl Default for LoadOptions {
@@ -81,6 +86,7 @@ impl Default for LoadOptions {
             classifications: Classifications::standard(),
             strict: false,
             stream_window: DEFAULT_STREAM_WINDOW,
+            rule_groups: true,
         }
     }
 }
@@ -175,7 +181,7 @@ pub(crate) struct Target {
 }
 
 /// A fast pattern (bytes, nocase) and where it leads.
-type Entry = (Vec<u8>, bool, Target);
+pub(crate) type Entry = (Vec<u8>, bool, Target);
 
 /// One prefilter table (see the module docs).
 #[derive(Debug)]
@@ -188,7 +194,7 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    fn build(entries: &[Entry], always: Vec<Target>) -> Table {
+    pub(crate) fn build(entries: &[Entry], always: Vec<Target>) -> Table {
         let mut ids: HashMap<(&[u8], bool), u32> = HashMap::new();
         let mut pats: Vec<(Vec<u8>, bool)> = Vec::new();
         let mut per: Vec<Vec<Target>> = Vec::new();
@@ -290,19 +296,31 @@ pub(crate) struct RuleInfo {
     /// group is matched on the stream or datagrams, the others per transaction; the rule matches a transaction
     /// once all have (see [`crate::scan`]).
     pub payload_bit: Option<u32>,
+    /// Groups on a short per-transaction field ([`DEFERRED_FIELDS`]) that are not in any prefilter table: they are
+    /// checked against the transaction's stored field when another group of the rule matches (or when the field
+    /// arrives after it), so that `http.method; content:"GET"` does not make every GET a candidate of every rule
+    /// that names it.
+    pub deferred: u32,
 }
+
+/// Short HTTP fields whose groups are checked lazily in rules that have other, more specific groups (see
+/// [`RuleInfo::deferred`]); each transaction's value is kept in the flow's state. Suricata makes the same choice
+/// when it picks one fast pattern per rule and avoids `http.method` and `http.stat_code` where the rule has
+/// another buffer.
+pub(crate) const DEFERRED_FIELDS: [Buffer; 2] = [Buffer::HttpMethod, Buffer::HttpStatCode];
 
 /// A loaded, compiled rule set. Immutable and `Sync`: one per process, shared by every worker.
 #[derive(Debug)]
 pub struct RuleSet {
     pub(crate) rules: Vec<Rule>,
     pub(crate) info: Vec<RuleInfo>,
-    pub(crate) stream: [Table; 2],
-    pub(crate) packet: [Table; 2],
+    pub(crate) stream: [PortTables; 2],
+    pub(crate) packet: [PortTables; 2],
     /// Payload rules inspecting single TCP packets (`tcp-pkt`, `dsize`).
-    pub(crate) tcp_packet: [Table; 2],
-    /// Rules with no content: checked per packet, per direction.
-    pub(crate) header_only: [Vec<u32>; 2],
+    pub(crate) tcp_packet: [PortTables; 2],
+    /// Rules with no content, per direction, filed by address ([`crate::group`]): a packet meets only those its
+    /// addresses can match.
+    pub(crate) header_only: [AddrIndex; 2],
     pub(crate) http: Vec<Table>,
     /// Groups that inspect a transformed application-layer buffer: one table per (buffer, chain of transforms).
     pub(crate) transformed: Vec<(Buffer, Vec<Transform>, Table)>,
@@ -311,6 +329,10 @@ pub struct RuleSet {
     /// Flowbit names by id.
     pub(crate) flowbit_names: Vec<String>,
     pub(crate) pcre_count: u32,
+    /// Some rule checks a [`DEFERRED_FIELDS`] group lazily: the fields are kept per transaction.
+    pub(crate) defers_fields: bool,
+    /// Names of the rule groups packets are routed to, indexed by group id (see [`crate::profile`]).
+    pub(crate) group_names: Vec<String>,
 }
 
 /// The prefilter entries of one (buffer, chain of transforms) while a rule set is built.
@@ -449,7 +471,7 @@ impl RuleSet {
             }
         }
         report.vars_defaulted = opts.vars.at_default(vars_used.iter().map(String::as_str));
-        let mut set = RuleSet::compile(rules, next_pcre, opts.stream_window);
+        let mut set = RuleSet::compile(rules, next_pcre, opts.stream_window, opts.rule_groups);
         let mut names: Vec<(u32, String)> = flowbit_ids.into_iter().map(|(n, i)| (i, n)).collect();
         names.sort();
         set.flowbit_names = names.into_iter().map(|(_, n)| n).collect();
@@ -491,7 +513,7 @@ impl RuleSet {
             report.loaded += 1;
             rules.push(Rule::simple_content(line as u32, line, bytes));
         }
-        let set = RuleSet::compile(rules, 0, DEFAULT_STREAM_WINDOW);
+        let set = RuleSet::compile(rules, 0, DEFAULT_STREAM_WINDOW, true);
         report.stream_retain = set.retain;
         Ok((set, report))
     }
@@ -529,6 +551,16 @@ impl RuleSet {
         &self.flowbit_names
     }
 
+    /// Number of rule groups packets are routed to.
+    pub fn group_count(&self) -> usize {
+        self.group_names.len()
+    }
+
+    /// The name of rule group `g` (its transport, direction and ports), as the rules profile prints it.
+    pub fn group_name(&self, g: u32) -> &str {
+        self.group_names.get(g as usize).map_or("?", String::as_str)
+    }
+
     /// Bytes of stream kept per flow and direction once it carries data.
     pub fn stream_retain(&self) -> usize {
         self.retain
@@ -536,15 +568,17 @@ impl RuleSet {
 
     /// Memory of the prefilter tables.
     pub fn table_memory(&self) -> usize {
-        self.stream
-            .iter()
-            .chain(&self.packet)
-            .chain(&self.http)
-            .map(|t| t.patterns.memory())
-            .sum()
+        self.http.iter().map(|t| t.patterns.memory()).sum::<usize>()
+            + self
+                .stream
+                .iter()
+                .chain(&self.packet)
+                .chain(&self.tcp_packet)
+                .map(PortTables::memory)
+                .sum::<usize>()
     }
 
-    fn compile(rules: Vec<Rule>, pcre_count: u32, window: usize) -> RuleSet {
+    fn compile(rules: Vec<Rule>, pcre_count: u32, window: usize, grouped: bool) -> RuleSet {
         let window = window as u64;
         let mut info = Vec::with_capacity(rules.len());
         let mut stream: [Vec<Entry>; 2] = Default::default();
@@ -558,12 +592,14 @@ impl RuleSet {
             (0..Buffer::COUNT).map(|_| Default::default()).collect();
         let mut transformed: Vec<TransformedEntries> = Vec::new();
         let mut retain = 0u64;
+        let mut defers_fields = false;
         for (ri, r) in rules.iter().enumerate() {
             let mut ri_info = RuleInfo {
                 has_condition: r.flowbits.iter().any(rule::Flowbit::is_condition),
                 groups: Vec::with_capacity(r.groups.len()),
                 all_groups: 0,
                 payload_bit: None,
+                deferred: 0,
             };
             if r.groups.iter().any(|g| g.buffer.is_app()) {
                 ri_info.payload_bit = r
@@ -579,8 +615,22 @@ impl RuleSet {
                     }
                 }
             }
+            let defers = grouped
+                && ri_info.payload_bit.is_none()
+                && r.groups.len() <= 32
+                && r.groups.iter().all(|g| g.buffer.is_app())
+                && r.groups
+                    .iter()
+                    .any(|g| !DEFERRED_FIELDS.contains(&g.buffer));
             for (gi, g) in r.groups.iter().enumerate() {
                 let gi_info = group_info(g, window);
+                if defers && g.transforms.is_empty() && DEFERRED_FIELDS.contains(&g.buffer) {
+                    ri_info.deferred |= 1u32 << gi;
+                    ri_info.all_groups |= 1u32 << gi;
+                    defers_fields = true;
+                    ri_info.groups.push(gi_info);
+                    continue;
+                }
                 ri_info.all_groups |= 1u32.checked_shl(gi as u32).unwrap_or(0);
                 let t = Target {
                     rule: ri as u32,
@@ -668,22 +718,44 @@ impl RuleSet {
         let [sa0, sa1] = stream_always;
         let [p0, p1] = packet;
         let [pa0, pa1] = packet_always;
-        let stream = [Table::build(&s0, sa0), Table::build(&s1, sa1)];
-        let packet = [Table::build(&p0, pa0), Table::build(&p1, pa1)];
+        let stream = [
+            PortTables::build(&rules, &s0, sa0, grouped),
+            PortTables::build(&rules, &s1, sa1, grouped),
+        ];
+        let packet = [
+            PortTables::build(&rules, &p0, pa0, grouped),
+            PortTables::build(&rules, &p1, pa1, grouped),
+        ];
         let [t0, t1] = tcp_packet;
         let [ta0, ta1] = tcp_packet_always;
-        let tcp_packet = [Table::build(&t0, ta0), Table::build(&t1, ta1)];
+        let tcp_packet = [
+            PortTables::build(&rules, &t0, ta0, grouped),
+            PortTables::build(&rules, &t1, ta1, grouped),
+        ];
         let http: Vec<Table> = http.into_iter().map(|(e, a)| Table::build(&e, a)).collect();
         let transformed = transformed
             .into_iter()
             .map(|(b, c, e, a)| (b, c, Table::build(&e, a)))
             .collect();
-        let max_pat = stream
-            .iter()
-            .map(|t| t.patterns.max_len())
-            .max()
-            .unwrap_or(0) as u64;
+        let max_pat = stream.iter().map(PortTables::max_len).max().unwrap_or(0) as u64;
         let retain = retain.max(max_pat).min(2 * window + MAX_PATTERN as u64 + 2) as usize;
+        let header_only = header_only.map(|list| AddrIndex::build(&rules, &list, grouped));
+        let mut group_names = crate::group::group_names();
+        let mut packet = packet;
+        let mut tcp_packet = tcp_packet;
+        let mut stream = stream;
+        for (kind, tables) in [
+            ("stream", &mut stream),
+            ("datagram", &mut packet),
+            ("tcp-packet", &mut tcp_packet),
+        ] {
+            for pt in tables.iter_mut() {
+                pt.base = group_names.len() as u32;
+                for i in 0..pt.len() {
+                    group_names.push(format!("{kind}, {}", pt.name(i)));
+                }
+            }
+        }
         RuleSet {
             rules,
             info,
@@ -696,6 +768,8 @@ impl RuleSet {
             transformed,
             retain,
             pcre_count,
+            group_names,
+            defers_fields,
         }
     }
 }

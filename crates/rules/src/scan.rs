@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 pub use flowbundle_types::{Direction, HttpBuffer, Transport};
 
 use crate::prefilter::ScanState;
+use crate::profile::{Point, RulesProfile};
 use crate::rule::{Buffer, FlowDir, FlowState, Flowbit, Group, Item, Proto, Rule};
 use crate::ruleset::{GroupInfo, RuleSet, Table, Target};
 use crate::verify::{self, Hay, PcreCaches, VerifyStats};
@@ -239,6 +240,16 @@ pub struct Scanner {
     generation: u32,
     pcre: PcreCaches,
     hitbuf: Vec<(u32, usize)>,
+    /// Packet candidates: (end of the occurrence or `usize::MAX` for always-checked, pattern rank, target, table).
+    cands: Vec<(usize, u32, Target, u32)>,
+    /// Stream hits: (end, pattern rank, table, pattern id).
+    shits: Vec<(usize, u32, u32, u32)>,
+    /// Port tables a packet meets ([`crate::group::PortTables::select`]).
+    tabs: Vec<u32>,
+    /// Rules a deferred field completed ([`RuleSet::keep_field`]).
+    completed: Vec<u32>,
+    /// Rules without content a packet can meet ([`crate::group::AddrIndex::candidates`]).
+    header: Vec<(u32, crate::group::Filed)>,
     /// Candidates of rules with flowbit conditions, held back to the end of the call.
     deferred: Vec<(Target, usize)>,
     /// Payload groups of mixed rules that matched during the call (rule, direction, span), settled at its end.
@@ -250,6 +261,8 @@ pub struct Scanner {
     transform_a: Vec<u8>,
     transform_b: Vec<u8>,
     stats: ScanStats,
+    /// Rule profiling, when enabled ([`Scanner::enable_profile`]).
+    profile: Option<Box<RulesProfile>>,
 }
 
 impl Scanner {
@@ -287,6 +300,55 @@ impl Scanner {
     /// The worker's counters.
     pub fn stats(&self) -> &ScanStats {
         &self.stats
+    }
+
+    /// Turns rule profiling on for this worker (see [`crate::profile`]): every evaluation is timed from now on.
+    pub fn enable_profile(&mut self, rules: &RuleSet) {
+        self.profile = Some(Box::new(RulesProfile::new(
+            rules.rules.len(),
+            rules.group_count(),
+        )));
+    }
+
+    /// The worker's rule profile, if profiling is on.
+    pub fn profile(&self) -> Option<&RulesProfile> {
+        self.profile.as_deref()
+    }
+
+    /// The start of a timed evaluation: `None` (and no clock read) unless profiling.
+    #[inline]
+    fn prof_now(&self) -> Option<std::time::Instant> {
+        self.profile.as_ref().map(|_| std::time::Instant::now())
+    }
+
+    /// Records an evaluation of rule `r` started at `t0` (see [`Scanner::prof_now`]).
+    #[inline]
+    fn prof_check(
+        &mut self,
+        t0: Option<std::time::Instant>,
+        r: u32,
+        p: Point,
+        g: Option<u32>,
+        dir: usize,
+    ) {
+        if let (Some(t0), Some(pr)) = (t0, self.profile.as_deref_mut()) {
+            pr.check(r, p, g, dir, t0);
+        }
+    }
+
+    /// Records a prefilter pass over `bytes` bytes started at `t0`.
+    #[inline]
+    fn prof_scanned(
+        &mut self,
+        t0: Option<std::time::Instant>,
+        p: Point,
+        g: Option<u32>,
+        dir: usize,
+        bytes: usize,
+    ) {
+        if let (Some(t0), Some(pr)) = (t0, self.profile.as_deref_mut()) {
+            pr.scanned(p, g, dir, bytes, t0);
+        }
     }
 
     /// Starts a new dedup generation (one alert per rule per packet / per HTTP buffer).
@@ -385,9 +447,13 @@ struct DirState {
     pending: Vec<Pending>,
     /// Rules that alerted in this direction (sorted).
     fired: Vec<u32>,
-    /// Quiet patterns (see [`MAX_QUIET`]): `quiet[..nquiet]`, in the order they became quiet.
+    /// Quiet patterns (see [`MAX_QUIET`]): `quiet[..nquiet]`, in the order they became quiet, as [`quiet_code`]s.
     quiet: [u32; MAX_QUIET],
     nquiet: u8,
+    /// Whether the port groups of this direction were chosen (at its first stream data).
+    selected: bool,
+    /// The port groups' tables this direction's data meets besides the shared one, with their prefilter states.
+    groups: Vec<(u32, ScanState)>,
 }
 
 impl DirState {
@@ -401,8 +467,16 @@ impl DirState {
             fired: Vec::new(),
             quiet: [0; MAX_QUIET],
             nquiet: 0,
+            selected: false,
+            groups: Vec::new(),
         }
     }
+}
+
+/// Pattern `pid` of port table `table` as one number for the quiet list (the shared table's ids are themselves);
+/// `None` for an id too large to share the number with a table (such a pattern is never made quiet).
+fn quiet_code(table: u32, pid: u32) -> Option<u32> {
+    (pid < 1 << 24 && table < 1 << 8).then_some(table << 24 | pid)
 }
 
 /// Remembers pattern `pid` as quiet in a direction's set (`quiet[..*n]`); false when the set is full.
@@ -435,6 +509,29 @@ struct HttpState {
     newest_tx: u64,
     /// Rules mixing the payload with application-layer buffers whose payload group matched in this flow (sorted).
     payload: Vec<u32>,
+    /// The short fields of recent transactions that deferred groups are checked against (see
+    /// [`crate::ruleset::DEFERRED_FIELDS`]): (transaction, buffer, value), oldest first, at most two per
+    /// transaction of the pipelining window.
+    fields: Vec<(u64, Buffer, Vec<u8>)>,
+}
+
+impl HttpState {
+    /// Keeps field `b` of transaction `tx` (the oldest kept field's storage is reused once the window is full).
+    fn keep_field(&mut self, tx: u64, b: Buffer, data: &[u8]) {
+        if let Some(f) = self.fields.iter_mut().find(|f| f.0 == tx && f.1 == b) {
+            f.2.clear();
+            f.2.extend_from_slice(data);
+            return;
+        }
+        let mut v = if self.fields.len() >= 2 * HTTP_TX_WINDOW as usize {
+            self.fields.remove(0).2
+        } else {
+            Vec::new()
+        };
+        v.clear();
+        v.extend_from_slice(data);
+        self.fields.push((tx, b, v));
+    }
 }
 
 impl HttpState {
@@ -710,6 +807,9 @@ impl RuleSet {
         if let Some(h) = sc.hits.get_mut(rule_index as usize) {
             *h += 1;
         }
+        if let Some(p) = sc.profile.as_deref_mut() {
+            p.matched(rule_index);
+        }
         if rule.noalert {
             return;
         }
@@ -744,10 +844,10 @@ impl RuleSet {
         sink: &mut impl AlertSink,
     ) {
         let d = ctx.dir.index();
-        let Some(table) = self.stream.get(d) else {
+        let Some(ports) = self.stream.get(d) else {
             return;
         };
-        if table.patterns.is_empty() || data.is_empty() {
+        if ports.no_patterns() || data.is_empty() {
             return;
         }
         sc.fit(self);
@@ -761,6 +861,17 @@ impl RuleSet {
                 Vec::with_capacity(self.retain),
             ))
         });
+        if !st.selected {
+            // The port groups of this direction (its ports are the flow's): one prefilter state each.
+            st.selected = true;
+            ports.select(ctx, &mut sc.tabs);
+            st.groups = sc
+                .tabs
+                .iter()
+                .skip(1)
+                .map(|&ti| (ti, ScanState::default()))
+                .collect();
+        }
         let mut data = data;
         if stream_offset > st.end {
             if st.seen {
@@ -769,6 +880,9 @@ impl RuleSet {
             self.settle_pending(sc, st, bits, ctx.dir, sink);
             st.end = stream_offset;
             st.scan = ScanState::default();
+            st.groups
+                .iter_mut()
+                .for_each(|g| g.1 = ScanState::default());
             st.tail.clear();
         } else if stream_offset < st.end {
             let skip = st.end - stream_offset;
@@ -782,21 +896,49 @@ impl RuleSet {
         st.seen = true;
         sc.stats.stream_bytes += data.len() as u64;
         let chunk_start = st.end;
-        let mut hits = std::mem::take(&mut sc.hitbuf);
+        let mut hits = std::mem::take(&mut sc.shits);
         hits.clear();
         // Occurrences of quiet patterns are dropped here: nothing they lead to can alert (every rule of theirs fired
         // in this direction), and they are most of the hits (runs of NUL bytes re-firing the all-zero patterns).
         let quiet = st.quiet.get(..usize::from(st.nquiet)).unwrap_or(&[]);
         let mut quieted = 0u64;
-        table
-            .patterns
-            .scan_quiet(&mut st.scan, &st.tail, data, quiet, |pid, end| {
-                if quiet.contains(&pid) {
-                    quieted += 1;
-                } else {
-                    hits.push((pid, end))
-                }
-            });
+        let t0 = sc.prof_now();
+        if let Some((table, rank)) = ports.get(0) {
+            table
+                .patterns
+                .scan_quiet(&mut st.scan, &st.tail, data, quiet, |pid, end| {
+                    if quiet.contains(&pid) {
+                        quieted += 1;
+                    } else {
+                        let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
+                        hits.push((end, r, 0, pid))
+                    }
+                });
+        }
+        sc.prof_scanned(t0, Point::Stream, Some(ports.base), d, data.len());
+        // The port groups' tables: their quiet patterns are dropped as found (no run skipping).
+        for (ti, scan) in st.groups.iter_mut() {
+            let ti = *ti;
+            let Some((table, rank)) = ports.get(ti) else {
+                continue;
+            };
+            let t0 = sc.prof_now();
+            table
+                .patterns
+                .scan_quiet(scan, &st.tail, data, &[], |pid, end| {
+                    if quiet_code(ti, pid).is_some_and(|c| quiet.contains(&c)) {
+                        quieted += 1;
+                    } else {
+                        let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
+                        hits.push((end, r, ti, pid))
+                    }
+                });
+            sc.prof_scanned(t0, Point::Stream, Some(ports.base + ti), d, data.len());
+        }
+        // One order whatever the split: by end, then pattern rank, then table.
+        if hits.len() > 1 {
+            hits.sort_unstable_by_key(|&(end, r, ti, _)| (end, r, ti));
+        }
         sc.stats.quiet_hits += quieted;
         sc.stats.prefilter_hits += hits.len() as u64 + quieted;
         let view = StreamView {
@@ -807,12 +949,14 @@ impl RuleSet {
         // Rules with flowbit conditions go last, so that a bit set by this data is seen.
         let mut deferred = std::mem::take(&mut sc.deferred);
         deferred.clear();
-        for &(pid, end) in &hits {
+        for &(end, _, ti, pid) in &hits {
+            let code = quiet_code(ti, pid);
             // Made quiet by an earlier hit of this chunk: as if dropped by the prefilter.
-            if st
-                .quiet
-                .get(..usize::from(st.nquiet))
-                .is_some_and(|q| q.contains(&pid))
+            if let Some(c) = code
+                && st
+                    .quiet
+                    .get(..usize::from(st.nquiet))
+                    .is_some_and(|q| q.contains(&c))
             {
                 sc.stats.quiet_hits += 1;
                 continue;
@@ -831,7 +975,7 @@ impl RuleSet {
                     sink,
                 );
             }
-            let targets = table.targets(pid);
+            let targets = ports.get(ti).map_or(&[][..], |(t, _)| t.targets(pid));
             // Whether every rule of this pattern had already fired: then the pattern becomes quiet.
             let mut all_fired = !targets.is_empty();
             for &t in targets {
@@ -847,22 +991,28 @@ impl RuleSet {
                     deferred.push((t, end));
                     continue;
                 }
+                let t0 = sc.prof_now();
                 let lists = (&mut st.pending, &mut st.fired);
                 self.stream_candidate(sc, lists, bits, &view, ctx, t, end, sink);
+                sc.prof_check(t0, t.rule, Point::Stream, None, d);
             }
-            if all_fired && !make_quiet(&mut st.quiet, &mut st.nquiet, pid) {
+            if let Some(c) = code.filter(|_| all_fired)
+                && !make_quiet(&mut st.quiet, &mut st.nquiet, c)
+            {
                 sc.stats.quiet_full += 1;
             }
         }
         for &(t, end) in &deferred {
+            let t0 = sc.prof_now();
             let lists = (&mut st.pending, &mut st.fired);
             self.stream_candidate(sc, lists, bits, &view, ctx, t, end, sink);
+            sc.prof_check(t0, t.rule, Point::Stream, None, d);
         }
         sc.deferred = deferred;
         let lists = (&mut st.pending, &mut st.fired);
         self.resolve_pending(sc, lists, bits, &view, view.end(), ctx.dir, sink);
         self.settle_mixed(sc, http, bits, sink);
-        sc.hitbuf = hits;
+        sc.shits = hits;
         // Keep the last `retain` bytes as the tail for the next chunk.
         st.end = view.end();
         let keep = self.retain;
@@ -1023,10 +1173,12 @@ impl RuleSet {
                 continue;
             }
             pending.remove(i);
+            let t0 = sc.prof_now();
             if let Some(span) = self.check_stream(sc, view, p) {
                 fire(sc, fired, p.rule);
                 self.matched(sc, bits, p.rule, dir, AlertSource::Stream, span, sink);
             }
+            sc.prof_check(t0, p.rule, Point::Stream, None, dir.index());
         }
     }
 
@@ -1050,10 +1202,12 @@ impl RuleSet {
                 continue;
             }
             sc.stats.pending_at_end += 1;
+            let t0 = sc.prof_now();
             if let Some(span) = self.check_stream(sc, &view, *p) {
                 fire(sc, &mut st.fired, p.rule);
                 self.matched(sc, bits, p.rule, dir, AlertSource::Stream, span, sink);
             }
+            sc.prof_check(t0, p.rule, Point::Stream, None, dir.index());
         }
         st.pending = pending;
         st.pending.clear();
@@ -1092,48 +1246,72 @@ impl RuleSet {
         let d = ctx.dir.index();
         sc.next_generation();
         let FlowMatchState { dirs, bits, http } = flow;
-        let tables = if ctx.transport == Transport::Tcp {
-            &self.tcp_packet
+        let (tables, point) = if ctx.transport == Transport::Tcp {
+            (&self.tcp_packet, Point::TcpPacket)
         } else {
-            &self.packet
+            (&self.packet, Point::Datagram)
         };
-        let table = tables.get(d).filter(|t| !t.is_empty());
-        let mut hits = std::mem::take(&mut sc.hitbuf);
-        hits.clear();
-        if let Some(table) = table {
+        let ports = tables.get(d).filter(|t| !t.is_empty());
+        // Candidates of every table the packet meets (the shared one and its port groups), in one order that does
+        // not depend on how the tables were split: by the end of the fast-pattern occurrence, the pattern's rank,
+        // then rule and group; the always-checked ones last, in rule order.
+        let mut cands = std::mem::take(&mut sc.cands);
+        cands.clear();
+        let mut tabs = std::mem::take(&mut sc.tabs);
+        if let Some(ports) = ports {
             sc.stats.packet_bytes += payload.len() as u64;
-            table
-                .patterns
-                .scan_buffer(payload, |pid, end| hits.push((pid, end)));
-            sc.stats.prefilter_hits += hits.len() as u64;
+            ports.select(ctx, &mut tabs);
+            for &ti in &tabs {
+                let Some((table, rank)) = ports.get(ti) else {
+                    continue;
+                };
+                let t0 = sc.prof_now();
+                let mut n = 0u64;
+                table.patterns.scan_buffer(payload, |pid, end| {
+                    n += 1;
+                    let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
+                    cands.extend(table.targets(pid).iter().map(|&t| (end, r, t, ti)));
+                });
+                cands.extend(table.always.iter().map(|&t| (usize::MAX, 0, t, ti)));
+                sc.prof_scanned(t0, point, Some(ports.base + ti), d, payload.len());
+                sc.stats.prefilter_hits += n;
+            }
+            if cands.len() > 1 {
+                cands.sort_unstable_by_key(|&(end, r, t, _)| (end, r, t.rule, t.group));
+            }
         }
         // Whether the first pass left candidates with flowbit conditions: if not, the second pass skips the hits.
         let mut deferred = false;
+        let mut header = std::mem::take(&mut sc.header);
         for second in [false, true] {
-            if let Some(table) = table
+            if let Some(ports) = ports
                 && (!second || deferred)
             {
-                let always = table.always.iter().map(|&t| (t, None));
-                let found = hits.iter().flat_map(|&(pid, end)| {
-                    table.targets(pid).iter().map(move |&t| (t, Some(end)))
-                });
-                for (t, end) in found.chain(always) {
+                for &(end, _, t, ti) in &cands {
                     let cond = self.has_condition(t.rule);
                     deferred |= cond;
                     if cond == second {
                         let c = Cand {
                             t,
-                            hit_end: end,
+                            hit_end: (end != usize::MAX).then_some(end),
                             source: AlertSource::Packet,
                         };
+                        let t0 = sc.prof_now();
                         self.buffer_candidate(sc, ctx, c, payload, bits, None, sink);
+                        sc.prof_check(t0, t.rule, point, Some(ports.base + ti), d);
                     }
                 }
             }
-            if let Some(list) = self.header_only.get(d) {
-                for &r in list {
-                    if self.has_condition(r) == second
-                        && let Some(rule) = self.rules.get(r as usize)
+            if let Some(index) = self.header_only.get(d).filter(|ix| !ix.is_empty()) {
+                if !second {
+                    index.candidates(ctx, &mut header);
+                }
+                for &(r, filed) in &header {
+                    if self.has_condition(r) != second {
+                        continue;
+                    }
+                    let t0 = sc.prof_now();
+                    if let Some(rule) = self.rules.get(r as usize)
                         && applies(rule, ctx)
                         && flowbits_ok(rule, bits)
                         && (!pd_only(rule) || pd_first(dirs, d, r, payload))
@@ -1141,11 +1319,15 @@ impl RuleSet {
                     {
                         self.matched(sc, bits, r, ctx.dir, AlertSource::Packet, (0, 0), sink);
                     }
+                    let g = crate::group::group_id(filed, ctx.transport);
+                    sc.prof_check(t0, r, Point::HeaderOnly, Some(g), d);
                 }
             }
         }
         self.settle_mixed(sc, http, bits, sink);
-        sc.hitbuf = hits;
+        sc.cands = cands;
+        sc.tabs = tabs;
+        sc.header = header;
     }
 
     /// A candidate in a whole buffer (datagram or HTTP buffer): verify and alert.
@@ -1214,6 +1396,9 @@ impl RuleSet {
             let all = info.map_or(0, |i| i.all_groups);
             let mut bit = 1u32.checked_shl(u32::from(t.group)).unwrap_or(0);
             let st = state.get_or_insert_with(Box::default);
+            if let Some(i) = info.filter(|i| i.deferred != 0) {
+                bit |= self.deferred_bits(sc, t.rule, i.deferred, &st.fields, tx_id);
+            }
             // A mixed rule's payload group counts for every transaction once it matched in the flow.
             if let Some(pbit) = info.and_then(|i| i.payload_bit)
                 && st.payload.binary_search(&t.rule).is_ok()
@@ -1243,6 +1428,16 @@ impl RuleSet {
     ) {
         sc.fit(self);
         sc.stats.http_bytes += data.len() as u64;
+        if self.defers_fields {
+            let field = match kind {
+                HttpBuffer::Method => Some(Buffer::HttpMethod),
+                HttpBuffer::StatusCode => Some(Buffer::HttpStatCode),
+                _ => None,
+            };
+            if let Some(b) = field {
+                self.keep_field(sc, flow, ctx, tx_id, b, data, sink);
+            }
+        }
         let wants = |b: Buffer| self.inspects(b);
         let mut norm = std::mem::take(&mut sc.norm);
         let mut cookie = std::mem::take(&mut sc.cookie);
@@ -1434,6 +1629,117 @@ impl RuleSet {
         }
     }
 
+    /// The deferred groups (`mask`) of rule `r` that match the stored fields of transaction `tx`, as group bits.
+    fn deferred_bits(
+        &self,
+        sc: &mut Scanner,
+        r: u32,
+        mask: u32,
+        fields: &[(u64, Buffer, Vec<u8>)],
+        tx: u64,
+    ) -> u32 {
+        let mut out = 0;
+        let mut m = mask;
+        while m != 0 {
+            let gi = m.trailing_zeros();
+            m &= m - 1;
+            let t = Target {
+                rule: r,
+                group: gi as u8,
+            };
+            let Some((_, g, info)) = self.rule_group(t) else {
+                continue;
+            };
+            let Some((_, _, bytes)) = fields.iter().find(|f| f.0 == tx && f.1 == g.buffer) else {
+                continue;
+            };
+            let hay = Hay {
+                bytes,
+                lo: 0,
+                hi: bytes.len(),
+                base: 0,
+                real_end: true,
+            };
+            let Scanner { pcre, stats, .. } = &mut *sc;
+            if verify::check(g, &info.plan, &hay, None, pcre, &mut stats.verify).is_some() {
+                out |= 1 << gi;
+            }
+        }
+        out
+    }
+
+    /// A deferred field ([`crate::ruleset::DEFERRED_FIELDS`]) of transaction `tx` arrived: keep it, and complete
+    /// the rules whose other groups already matched in that transaction (a field that comes after them, as
+    /// `http.method` after `http.start`).
+    #[allow(clippy::too_many_arguments)]
+    fn keep_field(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx: u64,
+        b: Buffer,
+        data: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
+        let FlowMatchState { bits, http, .. } = flow;
+        let st = http.get_or_insert_with(Box::default);
+        st.keep_field(tx, b, data);
+        let HttpState {
+            partial, fields, ..
+        } = &mut **st;
+        let mut done = std::mem::take(&mut sc.completed);
+        done.clear();
+        for e in partial.iter_mut() {
+            let Some(info) = self.info.get(e.1 as usize) else {
+                continue;
+            };
+            if e.0 != tx || e.3 || info.deferred == 0 || e.2 & info.all_groups == info.all_groups {
+                continue;
+            }
+            let Some(rule) = self.rules.get(e.1 as usize) else {
+                continue;
+            };
+            if !applies(rule, ctx) || !flowbits_ok(rule, bits) {
+                continue;
+            }
+            e.2 |= self.deferred_bits(sc, e.1, info.deferred, fields, tx);
+            if e.2 & info.all_groups == info.all_groups {
+                e.3 = true;
+                done.push(e.1);
+            }
+        }
+        for &r in &done {
+            // The span of the match in this field, as the field's own candidate would have reported it.
+            let span = self
+                .rules
+                .get(r as usize)
+                .and_then(|rule| rule.groups.iter().position(|g| g.buffer == b))
+                .and_then(|gi| {
+                    let (_, g, info) = self.rule_group(Target {
+                        rule: r,
+                        group: gi as u8,
+                    })?;
+                    let hay = Hay {
+                        bytes: data,
+                        lo: 0,
+                        hi: data.len(),
+                        base: 0,
+                        real_end: true,
+                    };
+                    let Scanner { pcre, stats, .. } = &mut *sc;
+                    verify::check(g, &info.plan, &hay, None, pcre, &mut stats.verify)
+                })
+                .unwrap_or((0, data.len() as u64));
+            let source = AlertSource::Http {
+                tx_id: tx,
+                buffer: b,
+            };
+            self.matched(sc, bits, r, ctx.dir, source, span, sink);
+        }
+        sc.completed = done;
+    }
+
     /// Whether any rule inspects `buffer` (plain or transformed).
     pub(crate) fn inspects(&self, buffer: Buffer) -> bool {
         self.http.get(buffer.index()).is_some_and(|t| !t.is_empty())
@@ -1457,9 +1763,12 @@ impl RuleSet {
         let source = AlertSource::Http { tx_id, buffer };
         let mut hits = std::mem::take(&mut sc.hitbuf);
         hits.clear();
+        let d = ctx.dir.index();
+        let t0 = sc.prof_now();
         table
             .patterns
             .scan_buffer(bytes, |pid, end| hits.push((pid, end)));
+        sc.prof_scanned(t0, Point::App(buffer), None, d, bytes.len());
         sc.stats.prefilter_hits += hits.len() as u64;
         let FlowMatchState { bits, http, .. } = flow;
         for second in [false, true] {
@@ -1474,7 +1783,9 @@ impl RuleSet {
                         hit_end: end,
                         source,
                     };
+                    let t0 = sc.prof_now();
                     self.buffer_candidate(sc, ctx, c, bytes, bits, Some(http), sink);
+                    sc.prof_check(t0, t.rule, Point::App(buffer), None, d);
                 }
             }
         }

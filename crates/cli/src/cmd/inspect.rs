@@ -129,6 +129,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     rules_report: Option<PathBuf>,
 
+    /// Time every rule evaluation and write a rules profile here (standard error without a file name): per
+    /// inspection point and rule group (calls, bytes, prefilter time, candidates, evaluation time) and the most
+    /// expensive rules (checks, matches, time), as Suricata's rule profiling. Matching is slower while profiling.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    rules_profile: Option<PathBuf>,
+
     /// Content patterns, one hex string per line (`content-10k.hex`), each loaded as a rule.
     #[arg(long, value_name = "FILE")]
     content_hex: Option<PathBuf>,
@@ -212,6 +218,33 @@ fn parse_on_full(s: &str) -> Result<flowbundle_inspect::OnFull, String> {
         "forward" => Ok(flowbundle_inspect::OnFull::Forward),
         other => Err(format!("{other:?}: one of wait, drop, forward")),
     }
+}
+
+/// Most rules and rule groups listed in a rules profile.
+const PROFILE_TOP: usize = 40;
+
+/// Writes the rules profile of a run (every input's, summed) to `path`, or standard error for `-`.
+fn write_rules_profile<P, I>(
+    path: &std::path::Path,
+    rules: Option<&RuleSet>,
+    reports: &[(flowbundle_inspect::Finished, P, I)],
+) -> anyhow::Result<()> {
+    let Some(rules) = rules else {
+        eprintln!("warning: --rules-profile without --rules or --content-hex: no rules to profile");
+        return Ok(());
+    };
+    let mut total = flowbundle_inspect::rules::RulesProfile::default();
+    for (finished, _, _) in reports {
+        if let Some(p) = &finished.rules_profile {
+            total.merge(p);
+        }
+    }
+    let text = total.report(rules, PROFILE_TOP);
+    if path.as_os_str() == "-" {
+        eprint!("{text}");
+        return Ok(());
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Where events go: EVE (or nowhere), through the rules' thresholds when they have any.
@@ -384,6 +417,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             every_ns: (args.flow_sweep * 1e9) as u64,
             ..defaults.sweep
         },
+        rules_profile: args.rules_profile.is_some(),
         ..defaults
     };
     let mut info = RunInfo {
@@ -628,6 +662,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     }
     if let Some(w) = costs.0 {
         w.finish().context("flushing cost records")?.finish()?;
+    }
+    if let Some(path) = &args.rules_profile {
+        write_rules_profile(path, rules.as_deref(), &reports)?;
     }
     if args.summary || args.output.is_none() {
         for (finished, prestage, info) in &reports {
