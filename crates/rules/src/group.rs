@@ -179,6 +179,9 @@ pub(crate) fn group_names() -> Vec<String> {
         .collect()
 }
 
+/// Rules with the port intervals they are filed under, in rule order.
+type PortSets<'r> = Vec<(u32, &'r [(u16, u16)])>;
+
 /// The header rules of one transport that no address files: by port.
 #[derive(Debug)]
 struct PortIndex {
@@ -207,7 +210,7 @@ impl AddrIndex {
     pub fn build(rules: &[Rule], list: &[u32], grouped: bool) -> AddrIndex {
         let mut by_src = Vec::new();
         let mut by_dst = Vec::new();
-        let mut by_port: Vec<[Vec<(u32, &[(u16, u16)])>; 2]> =
+        let mut by_port: Vec<[PortSets<'_>; 2]> =
             TRANSPORTS.iter().map(|_| Default::default()).collect();
         let mut any: Vec<Vec<u32>> = TRANSPORTS.iter().map(|_| Vec::new()).collect();
         for &r in list {
@@ -326,10 +329,12 @@ impl AddrIndex {
     }
 }
 
-/// A prefilter table of whole buffers (datagrams, single TCP packets) split by port, as Suricata's port groups: the
-/// rules filed under a narrow destination (else source) port set ([`filed`]) get one table per set, the rest share
-/// one. A packet scans the shared table and the tables of the sets holding its ports, so a rule written for TFTP's
-/// port 69 with the fast pattern `|00 02|` no longer makes a candidate of every NUL pair of every datagram.
+/// A prefilter table (stream, datagrams, single TCP packets) split by port, as Suricata's port groups: the rules
+/// filed under a narrow destination (else source) port set ([`filed`]) whose fast pattern is short
+/// ([`SPLIT_PATTERN`]), and those without a fast pattern, get one table per set; the rest share one. A packet scans
+/// the shared table and the tables of the sets holding its ports, so a rule written for TFTP's port 69 with the fast
+/// pattern `|00 02|` no longer makes a candidate of every NUL pair of every datagram. Splitting every port rule out
+/// cost more than it saved on ET Open (each table is another pass over the bytes).
 #[derive(Debug)]
 pub(crate) struct PortTables {
     /// Table 0 is the shared one, then one per port set.
@@ -383,7 +388,14 @@ impl PortTables {
             })
         };
         for e in entries {
-            let p = part_of(e.2, &mut parts);
+            // A port table is one more scan for every packet of its ports: worth it only for the fast patterns
+            // that are found nearly everywhere (a NUL byte, `|00 02|`), not for the rest, which the shared
+            // table finds at no extra cost.
+            let p = if e.0.len() <= SPLIT_PATTERN {
+                part_of(e.2, &mut parts)
+            } else {
+                0
+            };
             if let Some(part) = parts.get_mut(p) {
                 part.0.push(e.clone());
             }
@@ -511,6 +523,9 @@ impl PortTables {
 /// Most tables of one [`PortTables`] (the shared one included); port sets beyond it share the shared table. Stream
 /// matching numbers a pattern by table and id in one `u32` ([`crate::scan`]'s quiet patterns), 8 bits of table.
 pub(crate) const MAX_PORT_TABLES: usize = 256;
+
+/// Longest fast pattern a rule takes to its port set's table (longer ones stay in the shared table).
+const SPLIT_PATTERN: usize = 3;
 
 /// Most ports in a set a rule is filed under.
 const NARROW_PORTS: u32 = 1024;

@@ -1267,10 +1267,13 @@ impl RuleSet {
                 };
                 let t0 = sc.prof_now();
                 let mut n = 0u64;
-                table.patterns.scan_buffer(payload, |pid, end| {
-                    n += 1;
-                    let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
-                    cands.extend(table.targets(pid).iter().map(|&t| (end, r, t, ti)));
+                let scan = !table.patterns.is_empty();
+                scan.then(|| {
+                    table.patterns.scan_buffer(payload, |pid, end| {
+                        n += 1;
+                        let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
+                        cands.extend(table.targets(pid).iter().map(|&t| (end, r, t, ti)));
+                    })
                 });
                 cands.extend(table.always.iter().map(|&t| (usize::MAX, 0, t, ti)));
                 sc.prof_scanned(t0, point, Some(ports.base + ti), d, payload.len());
