@@ -62,9 +62,9 @@
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
 //! its longest positive one). A packet meets only the rules its header can match (see [`group`], Suricata's
-//! "signature group heads"): payload rules written for narrow port sets (`-> any 69`, `$HTTP_PORTS -> any`) get a
-//! prefilter table per port set, scanned only for packets to or from those ports, beside the table the other rules
-//! share; rules without content are filed by narrow address sets (ET's Tor, DROP, CI Army lists), else by
+//! "signature group heads"): payload rules written for narrow port sets (`-> any 69`, `$HTTP_PORTS -> any`) whose
+//! fast pattern is short (`|00|`, `|00 02|`) get a prefilter table per port set, scanned only for packets to or from
+//! those ports, beside the table the other rules share; rules without content are filed by narrow address sets (ET's Tor, DROP, CI Army lists), else by
 //! transport and port; `http.method` and `http.stat_code` chains of rules that have a more specific buffer are not
 //! prefiltered at all but checked against the transaction's stored field when the rest of the rule matched. The
 //! grouping only ever removes rules that could not match: `LoadOptions::rule_groups: false` turns it off, and a
