@@ -5,9 +5,10 @@
 //! and the stable codes all come from it, so adding a protocol is one row and nothing can drift out of step.
 
 /// Generates [`AppProto`] from rows `Variant => "nDPI name"` with an optional `eve "suricata name"` (default: the
-/// nDPI name).
+/// nDPI name) and an optional `#insecure` mark (a protocol unsafe by design: credentials or content in the clear,
+/// obsolete, or abused; nDPI's `NDPI_UNSAFE_PROTOCOL` risk).
 macro_rules! app_protocols {
-    ($($variant:ident => $ndpi:literal $(, eve $eve:literal)?;)*) => {
+    ($($variant:ident => $ndpi:literal $(, eve $eve:literal)? $(, #$insecure:ident)?;)*) => {
         /// An application protocol. The string form is nDPI's protocol name, so flowbundle's output compares with
         /// ndpiReader's at the master-protocol level.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -35,10 +36,21 @@ macro_rules! app_protocols {
                     $(AppProto::$variant => app_protocols!(@eve $ndpi $(, $eve)?),)*
                 }
             }
+
+            /// Whether the protocol is unsafe by design (marked `#insecure` in the table): clear-text logins
+            /// (Telnet, FTP, POP3, IMAP, RSH), SMB version 1, and protocols nDPI flags the same way (Gnutella,
+            /// cryptocurrency mining).
+            pub fn is_insecure(self) -> bool {
+                match self {
+                    $(AppProto::$variant => app_protocols!(@insecure $($insecure)?),)*
+                }
+            }
         }
     };
     (@eve $ndpi:literal) => { $ndpi };
     (@eve $ndpi:literal, $eve:literal) => { $eve };
+    (@insecure) => { false };
+    (@insecure insecure) => { true };
 }
 
 app_protocols! {
@@ -54,9 +66,9 @@ app_protocols! {
     HttpConnect => "HTTP_Connect", eve "http";
     Ssh => "SSH", eve "ssh";
     Smtp => "SMTP", eve "smtp";
-    Pop3 => "POP3", eve "pop3";
-    Imap => "IMAP", eve "imap";
-    Ftp => "FTP_CONTROL", eve "ftp";
+    Pop3 => "POP3", eve "pop3", #insecure;
+    Imap => "IMAP", eve "imap", #insecure;
+    Ftp => "FTP_CONTROL", eve "ftp", #insecure;
     FtpData => "FTP_DATA", eve "ftp-data";
     Smb => "SMBv23", eve "smb";
     Ntp => "NTP", eve "ntp";
@@ -73,7 +85,7 @@ app_protocols! {
     NetBios => "NetBIOS";
     Snmp => "SNMP", eve "snmp";
     Stun => "STUN";
-    Smbv1 => "SMBv1", eve "smb";
+    Smbv1 => "SMBv1", eve "smb", #insecure;
     Srtp => "SRTP";
     Ftps => "FTPS";
     Smtps => "SMTPS";
@@ -81,7 +93,7 @@ app_protocols! {
     Imaps => "IMAPS";
     Dhcpv6 => "DHCPV6";
     Slp => "Service_Location_Protocol";
-    Gnutella => "Gnutella";
+    Gnutella => "Gnutella", #insecure;
     Ssdp => "SSDP";
     Radius => "Radius";
     Kerberos => "Kerberos", eve "krb5";
@@ -127,7 +139,7 @@ app_protocols! {
     HaProxy => "HAProxy";
     RipeAtlas => "RipeAtlas";
     Kcp => "KCP";
-    Mining => "Mining";
+    Mining => "Mining", #insecure;
     Monero => "Monero";
     Cassandra => "Cassandra";
     Ldp => "LDP";
@@ -145,7 +157,7 @@ app_protocols! {
     Pptp => "PPTP";
     Rsync => "RSYNC";
     Stomp => "STOMP";
-    Telnet => "Telnet", eve "telnet";
+    Telnet => "Telnet", eve "telnet", #insecure;
     TeamSpeak => "TeamSpeak";
     Nats => "Nats";
     FastCgi => "FastCGI";
@@ -160,7 +172,7 @@ app_protocols! {
     Rtps => "RTPS";
     TivoConnect => "TiVoConnect";
     Irc => "IRC";
-    Rsh => "RSH";
+    Rsh => "RSH", #insecure;
 }
 
 impl AppProto {
@@ -215,5 +227,19 @@ mod tests {
         assert_eq!(AppProto::Postgres.eve_name(), "pgsql");
         assert_eq!(AppProto::EthernetIp.eve_name(), "enip");
         assert_eq!(AppProto::Zabbix.eve_name(), "Zabbix");
+    }
+
+    #[test]
+    fn insecure_marks_follow_the_table() {
+        assert!(
+            AppProto::Telnet.is_insecure()
+                && AppProto::Ftp.is_insecure()
+                && AppProto::Smbv1.is_insecure()
+        );
+        assert!(
+            !AppProto::Ssh.is_insecure()
+                && !AppProto::Smb.is_insecure()
+                && !AppProto::Unknown.is_insecure()
+        );
     }
 }

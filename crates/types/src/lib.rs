@@ -12,6 +12,7 @@
 //! | transport of a packet or flow | [`Transport`] | the engine | parsers, rules, events |
 //! | an application protocol | [`AppProto`] (one generated table) | identification | rules, cost records, sinks |
 //! | an HTTP buffer handed to detection | [`HttpBuffer`] | the HTTP parser | rules |
+//! | what a flow's traffic says about its security (nDPI's flow risks) | [`FlowRisk`], [`RiskSet`] | parsers' events, the engine | flow records, EVE, summary |
 //! | where an identification stands | [`Verdict`] | detectors, signatures | the engine |
 //! | what a worker runs per packet | [`Workload`], [`Outcome`], [`BundleToken`], [`PolicyShape`] | the engine, the lab's workloads | the runtime |
 
@@ -20,6 +21,7 @@ mod bundle;
 mod direction;
 mod http;
 mod packet;
+mod risk;
 mod transport;
 mod verdict;
 mod workload;
@@ -29,6 +31,7 @@ pub use bundle::{BundleToken, PolicyShape};
 pub use direction::Direction;
 pub use http::HttpBuffer;
 pub use packet::{BUNDLES, Desc, WorkerId};
+pub use risk::{FlowRisk, RiskSet};
 pub use transport::Transport;
 pub use verdict::Verdict;
 pub use workload::{Outcome, Workload};
