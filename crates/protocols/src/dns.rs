@@ -387,6 +387,10 @@ pub struct DnsEvent {
     pub answers: Vec<DnsRecord>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authorities: Vec<DnsRecord>,
+    /// Bytes of the message when it came as one UDP datagram (0 over TCP), for the flow risks on large and
+    /// fragmented messages. Not in Suricata's schema: not written.
+    #[serde(skip)]
+    pub udp_len: usize,
 }
 
 /// The events for one decoded message: one per question for a query (as Suricata logs queries), one for an
@@ -658,8 +662,9 @@ impl DnsParser {
             self.pending.push((m.id, tx));
             tx
         };
+        let udp_len = if self.tcp { 0 } else { msg.len() };
         for e in events(&m, tx) {
-            out.event(AppEvent::Dns(e));
+            out.event(AppEvent::Dns(DnsEvent { udp_len, ..e }));
         }
     }
 

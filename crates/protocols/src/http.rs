@@ -116,6 +116,10 @@ pub struct HttpEvent {
     /// Response `Content-Encoding` when it was decoded (`gzip`, `deflate`). Not in Suricata's schema: not written.
     #[serde(skip)]
     pub content_encoding: Option<String>,
+    /// The request carried a user name and password in the clear (`Authorization: Basic`). Not in Suricata's
+    /// schema: not written.
+    #[serde(skip)]
+    pub basic_credentials: bool,
 }
 
 fn is_token_byte(b: u8) -> bool {
@@ -347,6 +351,8 @@ struct Head {
     referer: Option<String>,
     xff: Option<String>,
     location: Option<String>,
+    /// `Authorization: Basic ...`: credentials in the clear.
+    basic_credentials: bool,
     content_length: Option<u64>,
     chunked: bool,
     encoding: Encoding,
@@ -398,6 +404,10 @@ fn parse_headers(block: &[u8], base: usize) -> Head {
             h.xff.get_or_insert_with(|| lossy(value));
         } else if is(b"location") {
             h.location.get_or_insert_with(|| lossy(value));
+        } else if is(b"authorization") || is(b"proxy-authorization") {
+            h.basic_credentials |= value
+                .get(..6)
+                .is_some_and(|s| s.eq_ignore_ascii_case(b"basic "));
         } else if is(b"content-length") {
             if h.content_length.is_none() {
                 h.content_length = std::str::from_utf8(value)
@@ -1126,6 +1136,7 @@ impl HttpParser {
             xff: h.xff.clone(),
             http_method: Some(lossy(method)),
             protocol: (!proto.is_empty()).then(|| lossy(proto)),
+            basic_credentials: h.basic_credentials,
             ..HttpEvent::default()
         };
         out.http_buffer(id, HttpBuffer::RequestLine, line);

@@ -29,6 +29,7 @@
 //! Names follow nDPI (`HTTP`, `TLS`, `QUIC`, `DNS`, `SSH`, ...), so results compare with nDPI's ground truth.
 
 pub mod registry;
+pub mod risk;
 
 pub mod dns;
 pub mod http;

@@ -159,6 +159,9 @@ pub struct Registry {
     by_first: Box<[DetectorSet; 256]>,
     /// (port, protocol), sorted by port, first registration of a port wins; per transport.
     ports: [Vec<(u16, AppProto)>; TRANSPORTS],
+    /// Every (protocol, default port), sorted, per transport: a protocol's own ports even where another protocol
+    /// registered the same port first.
+    own_ports: [Vec<(AppProto, u16)>; TRANSPORTS],
     config: ClassifierConfig,
     limits: Limits,
 }
@@ -207,10 +210,12 @@ impl Registry {
         detectors.truncate(MAX_DETECTORS);
         let mut by_transport = [DetectorSet::EMPTY; TRANSPORTS];
         let mut ports: [Vec<(u16, AppProto)>; TRANSPORTS] = Default::default();
+        let mut own_ports: [Vec<(AppProto, u16)>; TRANSPORTS] = Default::default();
         for (i, d) in detectors.iter().enumerate() {
             for &t in d.transports() {
                 by_transport[tindex(t)].insert(i);
                 for &p in d.default_ports(t) {
+                    own_ports[tindex(t)].push((d.proto(), p));
                     let table = &mut ports[tindex(t)];
                     if !table.iter().any(|&(q, _)| q == p) {
                         table.push((p, d.proto()));
@@ -220,6 +225,10 @@ impl Registry {
         }
         for t in &mut ports {
             t.sort_by_key(|&(p, _)| p);
+        }
+        for t in &mut own_ports {
+            t.sort_unstable();
+            t.dedup();
         }
         let mut by_first = Box::new([DetectorSet::EMPTY; 256]);
         for (i, d) in detectors.iter().enumerate() {
@@ -235,9 +244,30 @@ impl Registry {
             by_transport,
             by_first,
             ports,
+            own_ports,
             config,
             limits,
         }
+    }
+
+    /// Whether `proto` runs off its default ports (nDPI's "known protocol on a non-standard port"): `proto` has
+    /// default ports on `transport` and neither port of the flow is one of them.
+    pub fn off_default_ports(
+        &self,
+        proto: AppProto,
+        transport: Transport,
+        client_port: u16,
+        server_port: u16,
+    ) -> bool {
+        let table = &self.own_ports[tindex(transport)];
+        let start = table.partition_point(|&(p, _)| p < proto);
+        let mut own = table
+            .get(start..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|&&(p, _)| p == proto)
+            .peekable();
+        own.peek().is_some() && own.all(|&(_, port)| port != client_port && port != server_port)
     }
 
     /// The detectors in probing order.

@@ -140,6 +140,21 @@ pub struct TlsEvent {
     /// rules' `tls.certs`. Not an EVE field.
     #[serde(skip)]
     pub certificates: Vec<Vec<u8>>,
+    /// What the flow risks check of the server certificate (validity and names), when its leaf parsed. Not an EVE
+    /// field.
+    #[serde(skip)]
+    pub cert_check: Option<Box<CertCheck>>,
+}
+
+/// The facts of a server certificate that the flow risks judge.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CertCheck {
+    /// `notBefore` and `notAfter`, seconds since the Unix epoch.
+    pub not_before: i64,
+    pub not_after: i64,
+    /// The names the certificate is valid for: its subjectAltName DNS names and IP addresses, else its subject's
+    /// common names; lowercase.
+    pub names: Vec<String>,
 }
 
 impl TlsEvent {
@@ -153,10 +168,48 @@ impl TlsEvent {
                 self.subject = Some(cert.subject().to_string());
                 self.issuerdn = Some(cert.issuer().to_string());
                 self.serial = Some(hex_colons(cert.raw_serial(), true));
+                let v = cert.validity();
+                self.cert_check = Some(Box::new(CertCheck {
+                    not_before: v.not_before.timestamp(),
+                    not_after: v.not_after.timestamp(),
+                    names: cert_names(&cert),
+                }));
             }
         }
         self.certificates = chain;
     }
+}
+
+/// The names a certificate is valid for: subjectAltName DNS names and IP addresses, else the subject's common
+/// names (RFC 6125 looks at the CN only when there is no DNS name in the SAN).
+fn cert_names(cert: &x509_parser::certificate::X509Certificate<'_>) -> Vec<String> {
+    use x509_parser::extensions::GeneralName;
+    let mut names = Vec::new();
+    if let Ok(Some(san)) = cert.subject_alternative_name() {
+        for n in &san.value.general_names {
+            match n {
+                GeneralName::DNSName(d) => names.push(d.to_ascii_lowercase()),
+                GeneralName::IPAddress(b) => {
+                    let ip = match b.len() {
+                        4 => <[u8; 4]>::try_from(*b).ok().map(std::net::IpAddr::from),
+                        16 => <[u8; 16]>::try_from(*b).ok().map(std::net::IpAddr::from),
+                        _ => None,
+                    };
+                    names.extend(ip.map(|ip| ip.to_string()));
+                }
+                _ => {}
+            }
+        }
+    }
+    if names.is_empty() {
+        names.extend(
+            cert.subject()
+                .iter_common_name()
+                .filter_map(|cn| cn.as_str().ok())
+                .map(str::to_ascii_lowercase),
+        );
+    }
+    names
 }
 
 /// Bytes as hex pairs joined by `:`.
