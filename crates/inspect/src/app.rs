@@ -24,6 +24,7 @@ use std::net::IpAddr;
 
 use flowbundle_decode::{Decoded, FlowKey, KeySide, L4};
 use flowbundle_protocols::application::application_for_host;
+use flowbundle_protocols::risk::{FlowRisk, RiskSet, event_risks, executable_magic};
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
 use flowbundle_rules::{
     Alert, AlertSource, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner, TcpHeader,
@@ -46,6 +47,8 @@ pub(crate) struct AppState {
     /// The application named from the first host name a parser reported (SNI, HTTP `Host`, DNS question), see
     /// [`flowbundle_protocols::application`].
     pub application: Option<&'static str>,
+    /// The risks the flow's application events showed (see [`flowbundle_protocols::risk`]).
+    pub risks: RiskSet,
     pub evidence: Option<Evidence>,
     pub decided_at: Option<u32>,
     /// Identification reached its final answer (a label, or nothing more to try before the flow ends).
@@ -101,6 +104,7 @@ impl AppState {
             rules: FlowMatchState::default(),
             label,
             application: None,
+            risks: RiskSet::EMPTY,
             evidence,
             decided_at: (!matches!(transport, Transport::Tcp | Transport::Udp)
                 && evidence.is_some())
@@ -203,6 +207,50 @@ impl AppState {
         }
         self.done = true;
         self.sig = None;
+    }
+}
+
+/// A flow's risks when it ends: what its application events showed, plus what needs the whole flow: packets in one
+/// direction only towards a unicast server (announcements to multicast and broadcast addresses are one-way by
+/// design), a protocol unsafe by design ([`AppProto::is_insecure`]) named from evidence other than a port, and a
+/// protocol recognised from its payload off its default ports
+/// ([`flowbundle_protocols::Registry::off_default_ports`]; Gnutella excepted: its servents listen on whatever port
+/// they pick, 6346 is only a default, and nDPI does not flag it either).
+pub(crate) fn flow_risks(
+    app: &AppState,
+    eng: &Detection,
+    meta: (Transport, IpAddr),
+    ports: (u16, u16),
+    pkts: [u64; 2],
+) -> RiskSet {
+    let (transport, server) = meta;
+    let mut r = app.risks;
+    if (pkts[0] == 0) != (pkts[1] == 0) && !group_address(server) {
+        r.insert(FlowRisk::UnidirectionalTraffic);
+    }
+    if let AppLabel::Proto(p) = app.label {
+        if p.is_insecure() && app.evidence.is_some_and(|e| e != Evidence::Port) {
+            r.insert(FlowRisk::UnsafeProtocol);
+        }
+        if app.evidence == Some(Evidence::Parser)
+            && p != AppProto::Gnutella
+            && matches!(transport, Transport::Tcp | Transport::Udp)
+            && eng
+                .registry()
+                .off_default_ports(p, transport, ports.0, ports.1)
+        {
+            r.insert(FlowRisk::KnownProtocolOnNonStandardPort);
+        }
+    }
+    r
+}
+
+/// Whether `ip` addresses a group rather than one host: multicast, the limited broadcast, or (IPv4) an address
+/// ending in `.255`, the directed broadcast of the /24 and wider networks LANs use.
+fn group_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_multicast() || v4.is_broadcast() || v4.octets()[3] == 255,
+        IpAddr::V6(v6) => v6.is_multicast(),
     }
 }
 
@@ -350,6 +398,8 @@ pub(crate) struct Emit<'o, 'a> {
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
     pub application: &'o mut Option<&'static str>,
+    /// The flow's risks so far: each event's are added as it passes.
+    pub risks: &'o mut RiskSet,
 }
 
 /// The host name an event carries that names the flow's application: the TLS or QUIC SNI, the HTTP `Host`, a DNS
@@ -381,6 +431,7 @@ impl EventSink for Emit<'_, '_> {
         if self.application.is_none() {
             *self.application = event_host(&event).and_then(application_for_host);
         }
+        *self.risks |= event_risks(&event, self.out.ts_ns);
         self.out.produced.app_events += 1;
         if !self.out.det.app_events() {
             return;
@@ -394,6 +445,9 @@ impl EventSink for Emit<'_, '_> {
     }
 
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+        if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
+            self.risks.insert(FlowRisk::BinaryApplicationTransfer);
+        }
         // Only the HTTP parser hands over HTTP buffers, so the flow is HTTP even when the packet that identified it
         // is still being inspected (the label is settled after the packet): `alert http` rules must see it.
         self.scan_buffer(
@@ -593,6 +647,7 @@ pub(crate) struct StreamCx<'o, 'a> {
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
     pub application: &'o mut Option<&'static str>,
+    pub risks: &'o mut RiskSet,
     /// Some payload reached the signatures during this packet.
     pub fed_sig: bool,
     /// Cycles spent in detection during this packet (only measured when `timing`).
@@ -613,6 +668,7 @@ impl StreamSink for StreamCx<'_, '_> {
                 rules: self.rules,
                 label: self.label,
                 application: self.application,
+                risks: self.risks,
             };
             fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
         }
@@ -671,6 +727,7 @@ pub(crate) fn on_datagram(
         rules: flow_rules,
         label,
         application,
+        risks,
         ..
     } = app;
     if let Some(fa) = fa.as_mut() {
@@ -679,6 +736,7 @@ pub(crate) fn on_datagram(
             rules: flow_rules,
             label,
             application,
+            risks,
         };
         fa.on_payload(
             emit.out.det.registry(),

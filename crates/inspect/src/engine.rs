@@ -141,6 +141,8 @@ pub struct EngineStats {
     /// [`EngineStats::protocols`] only.
     pub app_layer_flows: BTreeMap<&'static str, u64>,
     pub by_evidence: BTreeMap<&'static str, u64>,
+    /// Flows per risk (nDPI's risk names).
+    pub risks: BTreeMap<&'static str, u64>,
 }
 
 impl EngineStats {
@@ -177,6 +179,9 @@ impl EngineStats {
         }
         for (k, v) in &o.app_layer_flows {
             *self.app_layer_flows.entry(k).or_default() += v;
+        }
+        for (k, v) in &o.risks {
+            *self.risks.entry(k).or_default() += v;
         }
     }
 
@@ -877,6 +882,7 @@ impl Engine {
                     rules,
                     label,
                     application,
+                    risks,
                     ..
                 } = app;
                 let mut rstats = std::mem::take(&mut stats.reassembly);
@@ -887,6 +893,7 @@ impl Engine {
                     rules,
                     label,
                     application,
+                    risks,
                     fed_sig: false,
                     timing: tm.on,
                     detect_cycles: 0,
@@ -1062,6 +1069,7 @@ impl Engine {
                         rules,
                         label,
                         application,
+                        risks,
                         ..
                     } = app;
                     let mut sink = StreamCx {
@@ -1071,6 +1079,7 @@ impl Engine {
                         rules,
                         label,
                         application,
+                        risks,
                         fed_sig: false,
                         timing: false,
                         detect_cycles: 0,
@@ -1093,6 +1102,7 @@ impl Engine {
                     rules: &mut app.rules,
                     label: &app.label,
                     application: &mut app.application,
+                    risks: &mut app.risks,
                 };
                 fa.finish(&mut emit);
                 stats.parsers += fa.stats();
@@ -1117,10 +1127,19 @@ impl Engine {
         f.app
             .conclude(&self.det, f.transport, cport, sport, position);
         let (ts, tc) = (f.client.index(), f.client.flip().index());
+        let (_, server, _, _) = f.key.endpoints(f.client);
+        let risks = app::flow_risks(
+            &f.app,
+            &self.det,
+            (f.transport, server),
+            (cport, sport),
+            f.pkts,
+        );
         let rec = FlowRecord {
             app: f.app.label.clone(),
             application: f.app.application,
             evidence: f.app.evidence,
+            risks,
             decided_at: f.app.decided_at,
             pkts_toserver: f.pkts[ts],
             pkts_toclient: f.pkts[tc],
@@ -1161,6 +1180,9 @@ impl Engine {
             .or_default() += 1;
         if let Some(name) = suricata_flow_counter(&rec.app, Transport::from_ip_proto(f.key.proto)) {
             *s.app_layer_flows.entry(name).or_default() += 1;
+        }
+        for r in rec.risks.iter() {
+            *s.risks.entry(r.name()).or_default() += 1;
         }
         ctx.cost.offer_top(TopConn {
             cycles: f.cycles,

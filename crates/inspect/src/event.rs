@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use flowbundle_decode::{FlowKey, KeySide};
+use flowbundle_protocols::risk::RiskSet;
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// A flow's application label.
@@ -175,6 +176,8 @@ pub struct FlowRecord {
     pub application: Option<&'static str>,
     /// How the label was decided (`None` when nothing did).
     pub evidence: Option<Evidence>,
+    /// The flow's risks, as nDPI names them (see [`flowbundle_protocols::risk`]).
+    pub risks: RiskSet,
     /// 1-based position, among the flow's packets, of the packet at which the label was decided.
     pub decided_at: Option<u32>,
     /// Packets and bytes (on the wire; a reassembled IP datagram counts once, with its length) to server, to client.

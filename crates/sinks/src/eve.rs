@@ -24,8 +24,9 @@
 //! With [`EveOptions::extra`], flow records also carry a `flowbundle` object Suricata does not write (outside its
 //! schema): the label in nDPI's spelling (`app`), how it was decided (`evidence`: `parser`, `signature`, `port`,
 //! `expectation`, `ip_protocol`), the service named from a host name the flow carried (`application`, nDPI's `APP`
-//! in `MASTER.APP`, when known), the packet position at which it was (`decided_at`) and the reassembly gaps of the
-//! connection.
+//! in `MASTER.APP`, when known), the packet position at which it was (`decided_at`), the reassembly gaps of the
+//! connection, and the flow's risks (`risks`: nDPI's risk names, e.g. `NDPI_TLS_SELFSIGNED_CERTIFICATE`; left out
+//! when there are none; Suricata's `flow` schema has no such field).
 //!
 //! The writer builds each line in one reused buffer (strings escaped by `serde_json`) and writes it whole.
 
@@ -280,6 +281,16 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
     if let Some(t) = &r.tcp {
         let _ = write!(buf, ",\"tcp_gaps\":{}", t.gaps);
     }
+    if !r.risks.is_empty() {
+        buf.extend_from_slice(b",\"risks\":[");
+        for (i, risk) in r.risks.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            put_str(buf, risk.name());
+        }
+        buf.push(b']');
+    }
     buf.push(b'}');
 }
 
@@ -392,6 +403,7 @@ mod tests {
     use super::*;
     use flowbundle_inspect::{EndReason, FlowState, TcpState, TcpSummary};
     use flowbundle_protocols::AppProto;
+    use flowbundle_protocols::risk::FlowRisk;
 
     fn key() -> (FlowKey, KeySide) {
         FlowKey::new(
@@ -418,6 +430,9 @@ mod tests {
                 app: AppLabel::Proto(AppProto::Http),
                 application: Some("Google"),
                 evidence: Some(flowbundle_inspect::Evidence::Parser),
+                risks: [FlowRisk::HttpSuspiciousUserAgent, FlowRisk::NumericIpHost]
+                    .into_iter()
+                    .collect(),
                 decided_at: Some(4),
                 pkts_toserver: 7,
                 pkts_toclient: 8,
@@ -451,7 +466,8 @@ mod tests {
              \"end\":\"2009-11-13T17:33:35.239416+0000\",\"age\":1,\"state\":\"closed\",\"reason\":\"timeout\",\
              \"alerted\":false},\"tcp\":{\"tcp_flags\":\"1b\",\"tcp_flags_ts\":\"1b\",\"tcp_flags_tc\":\"1b\",\
              \"syn\":true,\"fin\":true,\"psh\":true,\"ack\":true,\"state\":\"closed\"},\
-             \"flowbundle\":{\"app\":\"HTTP\",\"application\":\"Google\",\"evidence\":\"parser\",\"decided_at\":4,\"tcp_gaps\":0}}"
+             \"flowbundle\":{\"app\":\"HTTP\",\"application\":\"Google\",\"evidence\":\"parser\",\"decided_at\":4,\"tcp_gaps\":0,\
+             \"risks\":[\"NDPI_HTTP_SUSPICIOUS_USER_AGENT\",\"NDPI_NUMERIC_IP_HOST\"]}}"
         );
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();
         assert_eq!(v["flow"]["state"], "closed");

@@ -174,6 +174,19 @@ impl fmt::Display for Summary<'_> {
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         writeln!(f, "  identified by: {}", ev.join(", "))?;
+        // Flow risks, like ndpiReader's "Risk stats", by nDPI's risk names, most flows first.
+        let mut risks: Vec<_> = s.risks.iter().collect();
+        risks.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let risks: Vec<String> = risks.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        writeln!(
+            f,
+            "  flows with risks: {}",
+            if risks.is_empty() {
+                "none".to_string()
+            } else {
+                risks.join(", ")
+            }
+        )?;
 
         writeln!(f, "\nCounters:")?;
         let d = &s.decode;
