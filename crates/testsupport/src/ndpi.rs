@@ -17,6 +17,10 @@ pub const DISPUTED_LABELS: &[(&str, &str, &str)] = &[(
 pub struct GroundTruthFlow {
     /// The capture's file name (under `ndpi/pcap`).
     pub pcap: String,
+    /// The flow's number in ndpiReader's listing (`ndpi/result/<pcap>.out`), counted apart in each section.
+    pub flow: u32,
+    /// Whether the flow is in the listing's detected section (else in `Undetected flows:`).
+    pub detected: bool,
     /// nDPI's transport name (`TCP`, `UDP`, `ICMP`, ...).
     pub l4: String,
     pub src: IpAddr,
@@ -95,6 +99,8 @@ pub fn ground_truth(path: &Path) -> Vec<GroundTruthFlow> {
         col("dport"),
         col("proto_name"),
         col("confidence"),
+        col("flow"),
+        col("section"),
     ];
     let mut out = Vec::new();
     for record in table.records() {
@@ -110,6 +116,8 @@ pub fn ground_truth(path: &Path) -> Vec<GroundTruthFlow> {
         };
         out.push(GroundTruthFlow {
             pcap: get(0).to_string(),
+            flow: get(8).parse().unwrap_or(0),
+            detected: get(9) != "undetected",
             l4: get(1).to_string(),
             src,
             sport,
@@ -118,6 +126,47 @@ pub fn ground_truth(path: &Path) -> Vec<GroundTruthFlow> {
             proto_name: get(6).to_string(),
             confidence: get(7).to_string(),
         });
+    }
+    out
+}
+
+/// The risks ndpiReader listed per flow in one result file (`ndpi/result/<pcap>.out`): its labels between `**` in
+/// `[Risk: ** A **** B **]`, keyed by (detected section, flow number) as [`GroundTruthFlow`] numbers flows. Flows
+/// without risks are absent. Panics, naming the file, when it cannot be read.
+pub fn risk_labels(path: &Path) -> std::collections::HashMap<(bool, u32), Vec<String>> {
+    let bytes =
+        std::fs::read(path).unwrap_or_else(|e| panic!("{}: cannot read: {e}", path.display()));
+    let text = String::from_utf8_lossy(&bytes);
+    let mut out = std::collections::HashMap::new();
+    let mut detected = true;
+    for line in text.lines() {
+        if line.starts_with("Undetected flows:") {
+            detected = false;
+            continue;
+        }
+        let Some(rest) = line.strip_prefix('\t') else {
+            continue;
+        };
+        let Some((num, rest)) = rest.split_once('\t') else {
+            continue;
+        };
+        let Ok(flow) = num.trim().parse::<u32>() else {
+            continue;
+        };
+        let Some(start) = rest.find("[Risk: ") else {
+            continue;
+        };
+        let field = &rest[start + 7..];
+        let field = &field[..field.find(']').unwrap_or(field.len())];
+        let labels: Vec<String> = field
+            .split("**")
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+        if !labels.is_empty() {
+            out.insert((detected, flow), labels);
+        }
     }
     out
 }
