@@ -118,6 +118,8 @@ pub fn detectors() -> Vec<Box<dyn Detector>> {
         Box::new(crate::ssdp::SsdpDetector),
         Box::new(crate::coap::CoapDetector),
         Box::new(crate::natpmp::NatPmpDetector),
+        Box::new(crate::tocaboca::TocaBocaDetector),
+        Box::new(crate::telegram::TelegramDetector),
         Box::new(crate::syslog::SyslogDetector),
         Box::new(crate::kafka::KafkaDetector),
         Box::new(crate::jabber::JabberDetector),

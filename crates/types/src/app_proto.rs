@@ -173,6 +173,8 @@ app_protocols! {
     TivoConnect => "TiVoConnect";
     Irc => "IRC";
     Rsh => "RSH", #insecure;
+    TocaBoca => "TocaBoca";
+    Telegram => "Telegram";
 }
 
 impl AppProto {
