@@ -1009,4 +1009,21 @@ mod tests {
         let never = r#"alert http any any -> any any (flow:not_established,from_server; content:"ng1nx"; http_header; sid:2;)"#;
         assert!(alerts(&p, never, false).is_empty());
     }
+
+    /// One-way traffic to a group address is an announcement, not a risk.
+    #[test]
+    fn group_addresses() {
+        for g in [
+            "224.0.0.251",
+            "239.255.255.250",
+            "255.255.255.255",
+            "192.168.1.255",
+            "ff02::1:3",
+        ] {
+            assert!(super::group_address(g.parse().unwrap()), "{g}");
+        }
+        for h in ["192.168.1.20", "8.8.8.8", "2001:db8::1", "fe80::1"] {
+            assert!(!super::group_address(h.parse().unwrap()), "{h}");
+        }
+    }
 }

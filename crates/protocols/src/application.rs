@@ -10,8 +10,8 @@
 //! documented service and content-delivery domains), spelled with nDPI's application names so that results
 //! compare with nDPI's at the `MASTER.APP` level. A host matches an entry when it is the suffix itself or ends
 //! with `.` + the suffix (so `ads.google.com` matches `google.com`, `notgoogle.com` does not); the longest
-//! matching suffix wins, so a specific service (`play.googleapis.com`: `PlayStore`) is named before its company's
-//! catch-all (`googleapis.com`: `Google`). Matching ignores ASCII case and one trailing dot.
+//! matching suffix wins, so a specific service (`maps.googleapis.com`: `GoogleMaps`) is named before its company's
+//! catch-all (`googleapis.com`: `GoogleServices`). Matching ignores ASCII case and one trailing dot.
 //!
 //! To add a service, add its domains to the table (kept sorted by suffix: a unit test checks it).
 
@@ -21,12 +21,17 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("1kxun.mobi", "1kxun"),
     ("aaplimg.com", "Apple"),
     ("abuse.ch", "Cybersec"),
+    ("accuweather.com", "AccuWeather"),
+    ("activision.com", "Activision"),
+    ("adobeconnect.com", "AdobeConnect"),
     ("alexa.amazon.com", "AmazonAlexa"),
     ("alibaba.com", "Alibaba"),
     ("alicdn.com", "Alibaba"),
     ("aliexpress.com", "Alibaba"),
     ("alipay.com", "Alibaba"),
     ("aliyun.com", "Alibaba"),
+    ("aliyuncs.com", "Alibaba"),
+    ("amazon-adsystem.com", "Amazon"),
     ("amazon.co.jp", "Amazon"),
     ("amazon.co.uk", "Amazon"),
     ("amazon.com", "Amazon"),
@@ -52,6 +57,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("cdn.whatsapp.net", "WhatsAppFiles"),
     ("cdninstagram.com", "Instagram"),
     ("chat.google.com", "GoogleChat"),
+    ("classroom.google.com", "GoogleClassroom"),
     ("cloud.huawei.com", "HuaweiCloud"),
     ("cloud.yandex.com", "YandexCloud"),
     ("cloud.yandex.ru", "YandexCloud"),
@@ -77,7 +83,9 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("disk.yandex.ru", "YandexDisk"),
     ("disney-plus.net", "DisneyPlus"),
     ("disneyplus.com", "DisneyPlus"),
+    ("dns.adguard.com", "DoH_DoT"),
     ("dns.google", "DoH_DoT"),
+    ("dns.google.com", "DoH_DoT"),
     ("dota2.com", "Dota2"),
     ("doubleclick.net", "Google"),
     ("drive.google.com", "GoogleDrive"),
@@ -138,6 +146,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("line.naver.jp", "Line"),
     ("linkedin.com", "LinkedIn"),
     ("live.com", "Microsoft"),
+    ("mail.google.com", "GMail"),
     ("mail.yandex.com", "YandexMail"),
     ("mail.yandex.kz", "YandexMail"),
     ("mail.yandex.ru", "YandexMail"),
@@ -198,12 +207,11 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("pinterest.com", "Pinterest"),
     ("pinterest.de", "Pinterest"),
     ("pinterest.fr", "Pinterest"),
-    ("play.google.com", "PlayStore"),
-    ("play.googleapis.com", "PlayStore"),
     ("playstation.com", "Playstation"),
     ("playstation.net", "Playstation"),
     ("pluralsight.com", "Pluralsight"),
     ("polargrizzly.com", "TunnelBear"),
+    ("primevideo.com", "AmazonVideo"),
     ("protonvpn.com", "ProtonVPN"),
     ("push.apple.com", "ApplePush"),
     ("qq.com", "QQ"),
@@ -216,6 +224,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("roblox.com", "Roblox"),
     ("scorecardresearch.com", "ADS_Analytic_Track"),
     ("signal.org", "Signal"),
+    ("simplednscrypt.org", "DNScrypt"),
     ("sina.cn", "Sina"),
     ("sina.com", "Sina"),
     ("sina.com.cn", "Sina"),
@@ -226,6 +235,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("slack.com", "Slack"),
     ("snapchat.com", "Snapchat"),
     ("sndcdn.com", "SoundCloud"),
+    ("softether-network.net", "Softether"),
     ("soundcloud.com", "SoundCloud"),
     ("spotify.com", "Spotify"),
     ("ssl-images-amazon.com", "Amazon"),
@@ -240,6 +250,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("teams.office.com", "Teams"),
     ("telegram.me", "Telegram"),
     ("telegram.org", "Telegram"),
+    ("threads.net", "Threads"),
     ("tiktok.com", "TikTok"),
     ("tiktokcdn.com", "TikTok"),
     ("tiktokv.com", "TikTok"),
@@ -249,6 +260,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("twitch.tv", "Twitch"),
     ("twitter.com", "Twitter"),
     ("ubuntu.com", "UbuntuONE"),
+    ("upload.youtube.com", "YouTubeUpload"),
     ("utorrent.com", "BitTorrent"),
     ("vimeo.com", "Vimeo"),
     ("vimeocdn.com", "Vimeo"),
@@ -329,9 +341,10 @@ mod tests {
         assert_eq!(application_for_host("WWW.Google.COM."), Some("Google"));
         assert_eq!(application_for_host("notgoogle.com"), None);
         assert_eq!(
-            application_for_host("play.googleapis.com"),
-            Some("PlayStore")
+            application_for_host("maps.googleapis.com"),
+            Some("GoogleMaps")
         );
+        assert_eq!(application_for_host("mail.google.com"), Some("GMail"));
         assert_eq!(
             application_for_host("fonts.googleapis.com"),
             Some("GoogleServices")
