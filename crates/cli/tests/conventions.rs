@@ -202,3 +202,153 @@ fn thread_counts_ranges_and_options_without_effect() {
     ]);
     ok(&run);
 }
+
+/// The subcommands under `flowbundle`, `flowbundle trace` and `flowbundle hetero` (from their `--help`).
+fn subcommands(parent: &[&str]) -> Vec<String> {
+    let mut args = parent.to_vec();
+    args.push("--help");
+    let help = ok(&flowbundle(&args));
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_json_option_takes_a_file_or_a_dash() {
+    // Every command's `--json` is `--json <OUT>`: a required value, so it never takes a bare form that would
+    // swallow the positional argument after it.
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    for top in subcommands(&[]) {
+        let subs = subcommands(&[&top]);
+        if subs.is_empty() {
+            commands.push(vec![top]);
+        } else {
+            commands.extend(subs.into_iter().map(|s| vec![top.clone(), s]));
+        }
+    }
+    let mut with_json = Vec::new();
+    for c in &commands {
+        let mut args: Vec<&str> = c.iter().map(String::as_str).collect();
+        args.push("--help");
+        let help = ok(&flowbundle(&args));
+        for l in help.lines().filter(|l| l.contains("--json")) {
+            // The option's own column (before its description), not a description that mentions `--json`.
+            let option = l.trim_start().split("  ").next().unwrap_or("");
+            if option.starts_with('-') && option.contains("--json") {
+                assert!(option.contains("--json <OUT>"), "{c:?}: {l}");
+                with_json.push(c.join(" "));
+            }
+        }
+    }
+    for want in [
+        "trace stats",
+        "trace synth",
+        "trace merge",
+        "trace anonymize",
+        "trace rescale",
+        "trace cut",
+        "bench",
+        "simulate",
+        "hetero profile",
+        "hetero run",
+    ] {
+        assert!(with_json.iter().any(|c| c == want), "{want}: {with_json:?}");
+    }
+}
+
+#[test]
+fn json_to_standard_output_or_a_file_before_the_capture() {
+    let Some(cap) = flowbundle_testsupport::data("reassembly/DnsPackets.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name);
+    let parse = |bytes: &[u8], what: &str| -> serde_json::Value {
+        serde_json::from_slice(bytes)
+            .unwrap_or_else(|e| panic!("{what}: not one JSON document ({e})"))
+    };
+    // `--json -`: the JSON alone on standard output, the text on standard error.
+    let run = flowbundle(&["trace", "stats", "--json", "-", "--no-progress", s(&cap)]);
+    let json = parse(ok(&run).as_bytes(), "trace stats --json -");
+    assert!(json["packets"].as_u64().is_some_and(|n| n > 0), "{json}");
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("packets"),
+        "the table goes to standard error"
+    );
+    // `--json FILE` before the capture: the capture stays an input, the table stays on standard output.
+    let run = flowbundle(&[
+        "trace",
+        "stats",
+        "--json",
+        s(&out("stats.json")),
+        s(&cap),
+        "--no-progress",
+    ]);
+    let text = ok(&run);
+    assert!(
+        text.contains("packets") && !text.trim_start().starts_with('{'),
+        "{text}"
+    );
+    assert_eq!(
+        parse(&std::fs::read(out("stats.json")).unwrap(), "stats.json"),
+        json
+    );
+    // The rewriting commands: the same, and the JSON may not be the pcap they write.
+    let cut = |json: &str| {
+        flowbundle(&[
+            "trace",
+            "cut",
+            "--json",
+            json,
+            s(&cap),
+            "-o",
+            s(&out("cut.pcap")),
+            "--packets",
+            "1..=4",
+            "--no-progress",
+        ])
+    };
+    let report = parse(ok(&cut("-")).as_bytes(), "trace cut --json -");
+    assert_eq!(report["counts"]["written"], 4, "{report}");
+    ok(&cut(s(&out("cut.json"))));
+    assert_eq!(
+        parse(&std::fs::read(out("cut.json")).unwrap(), "cut.json")["counts"]["written"],
+        4
+    );
+    let refused = cut(s(&out("cut.pcap")));
+    assert!(!refused.status.success(), "the JSON over the output pcap");
+    // bench and simulate: the text report moves to standard error.
+    let bench = flowbundle(&[
+        "bench",
+        "--json",
+        "-",
+        s(&cap),
+        "--threads",
+        "1",
+        "--scheduler",
+        "dh",
+        "--workload",
+        "null",
+        "--reps",
+        "1",
+    ]);
+    let b = parse(ok(&bench).as_bytes(), "bench --json -");
+    assert_eq!(b["schema"], "flowbundle-bench/1", "{b}");
+    let sim = flowbundle(&[
+        "simulate",
+        "--json",
+        "-",
+        s(&cap),
+        "--cores",
+        "1-2",
+        "--scheduler",
+        "dh",
+    ]);
+    let m = parse(ok(&sim).as_bytes(), "simulate --json -");
+    assert!(m["sim"].is_object(), "{m}");
+}

@@ -18,6 +18,7 @@ fn stats_json(path: &Path) -> (serde_json::Value, String) {
         "trace".as_ref(),
         "stats".as_ref(),
         "--json".as_ref(),
+        "-".as_ref(),
         "--no-progress".as_ref(),
         path.as_os_str(),
     ]);

@@ -50,7 +50,7 @@ fn a_closed_pipe_ends_the_run_quietly() {
     };
     let cap = cap.to_str().unwrap();
     for args in [
-        &["trace", "stats", "--json", "--no-progress", cap][..],
+        &["trace", "stats", "--json", "-", "--no-progress", cap][..],
         &["trace", "stats", "--no-progress", cap],
         &["simulate", cap, "--cores", "1-2"],
         &["inspect", cap, "-o", "-"],
@@ -72,7 +72,7 @@ fn a_full_disk_is_a_one_line_error() {
     };
     let cap = cap.to_str().unwrap();
     for args in [
-        &["trace", "stats", "--json", "--no-progress", cap][..],
+        &["trace", "stats", "--json", "-", "--no-progress", cap][..],
         &["simulate", cap, "--cores", "1-2"],
         &["inspect", cap, "-o", "-"],
         &["inspect", cap, "-o", "/dev/full"],

@@ -141,7 +141,8 @@ pub struct Args {
     #[arg(long)]
     check: bool,
 
-    /// Write the report as JSON (schema flowbundle-bench/1) to this file, or to standard output with `-`.
+    /// Write the report as JSON (schema flowbundle-bench/1) to this file, or to standard output with `-` (the text
+    /// report then goes to standard error).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
 
@@ -171,9 +172,7 @@ fn inputs(args: &Args) -> Vec<&std::path::Path> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let schedulers = super::scheduler_list(&args.scheduler)?;
-    if let Some(out) = &args.json {
-        super::check_output(out, inputs(&args))?;
-    }
+    super::json_start(args.json.as_deref(), inputs(&args))?;
     let threads = super::thread_counts(&args.threads, flowbundle_scheduler::MAX_WORKERS)?;
     if !(args.latency_at > 0.0 && args.latency_at <= 1.0) {
         bail!("--latency-at must be in (0, 1]");
@@ -273,7 +272,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     if let Some(out) = &args.json {
         super::write_output(out, inputs(&args), report.to_json())?;
-        eprintln!("wrote {}", out.display());
+        if out.as_os_str() != "-" {
+            eprintln!("wrote {}", out.display());
+        }
     }
     if let Some(dir) = &args.plots {
         for f in plot::write_all(&[&report], dir)? {

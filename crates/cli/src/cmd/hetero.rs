@@ -76,8 +76,9 @@ pub struct ProfileArgs {
     /// Also append the modelled devices of the Pythia paper (labelled `modelled`).
     #[arg(long)]
     with_paper: bool,
-    /// Write the table as JSON here.
-    #[arg(long)]
+    /// Write the table as JSON to this file, or to standard output with `-` (the text table then goes to standard
+    /// error).
+    #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
 }
 
@@ -137,8 +138,9 @@ pub struct RunArgs {
     /// Real clock: most packets waiting per application (arrivals beyond are dropped and counted).
     #[arg(long, default_value_t = 1 << 20)]
     max_backlog: usize,
-    /// Real clock: write the full run report (per-application counters, applied placements, timeline) as JSON.
-    #[arg(long)]
+    /// Write the full run report (per-application counters, applied placements, timeline) as JSON to this file, or
+    /// to standard output with `-` (the text summary then goes to standard error). `--report` is an older spelling.
+    #[arg(long = "json", alias = "report", value_name = "OUT")]
     report: Option<PathBuf>,
 }
 
@@ -195,9 +197,7 @@ fn devices(a: DevicesArgs) -> anyhow::Result<()> {
 }
 
 fn profile(a: ProfileArgs) -> anyhow::Result<()> {
-    if let Some(out) = &a.json {
-        super::check_output(out, &a.patterns)?;
-    }
+    super::json_start(a.json.as_deref(), &a.patterns)?;
     let patterns = a.patterns.clone();
     let dfa = load_dfa(a.patterns, &a.data)?;
     let payloads = payload::real_payloads(&a.data, a.packet_bytes, 4096);
@@ -245,7 +245,9 @@ fn profile(a: ProfileArgs) -> anyhow::Result<()> {
     out!("{}", table.render_table());
     if let Some(path) = a.json {
         super::write_output(&path, &patterns, table.to_json())?;
-        eprintln!("wrote {}", path.display());
+        if path.as_os_str() != "-" {
+            eprintln!("wrote {}", path.display());
+        }
     }
     Ok(())
 }
@@ -258,7 +260,8 @@ fn run_sched(a: RunArgs) -> anyhow::Result<()> {
         .chain(&a.patterns)
         .map(PathBuf::as_path)
         .collect();
-    for out in [&a.log, &a.svg].into_iter().chain(&a.report) {
+    super::json_start(a.report.as_deref(), &inputs)?;
+    for out in [&a.log, &a.svg] {
         super::check_output(out, &inputs)?;
     }
     let profile = match &a.profile {

@@ -2,10 +2,13 @@
 
 /// `print!` to standard output that returns a failed write (a closed pipe, a full disk) from the enclosing function as
 /// an error instead of panicking; `main` exits quietly on a closed pipe and with one line on anything else.
+///
+/// The text goes to standard error instead when the command's JSON report goes to standard output (`--json -`, see
+/// [`json_output`]), so that the two never mix.
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        write!(std::io::stdout(), $($arg)*).map_err(crate::cmd::stdout_error)?
+        write!(crate::cmd::text_output(), $($arg)*).map_err(crate::cmd::stdout_error)?
     }};
 }
 
@@ -13,13 +16,49 @@ macro_rules! out {
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout(), $($arg)*).map_err(crate::cmd::stdout_error)?
+        writeln!(crate::cmd::text_output(), $($arg)*).map_err(crate::cmd::stdout_error)?
     }};
 }
 
 /// A failed write to standard output, as an error `main` can recognise (a closed pipe is not a failure).
 pub fn stdout_error(e: std::io::Error) -> anyhow::Error {
     anyhow::Error::new(e).context("cannot write to standard output")
+}
+
+/// Set when the JSON report takes standard output: the text report then goes to standard error.
+static TEXT_ON_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The one `--json OUT` convention of every command that writes a JSON report: the option takes a value (so it never
+/// swallows the positional argument after it), a file name or `-` for standard output. With `-` the JSON is all
+/// that goes to standard output and the text report moves to standard error; with a file the text report stays on
+/// standard output. Call it before the command prints anything; it returns `json` for chaining.
+pub fn json_output(json: Option<&std::path::Path>) -> Option<&std::path::Path> {
+    if json.is_some_and(|p| p.as_os_str() == "-") {
+        TEXT_ON_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    json
+}
+
+/// [`json_output`] at a command's start, and a JSON file refused there (before any work) when it is one of `inputs`.
+pub fn json_start<P: AsRef<std::path::Path>>(
+    json: Option<&std::path::Path>,
+    inputs: impl IntoIterator<Item = P>,
+) -> anyhow::Result<()> {
+    if let Some(out) = json_output(json)
+        && out.as_os_str() != "-"
+    {
+        check_output(out, inputs)?;
+    }
+    Ok(())
+}
+
+/// Where [`out!`] and [`outln!`] write: standard output, or standard error under `--json -`.
+pub fn text_output() -> Box<dyn std::io::Write> {
+    if TEXT_ON_STDERR.load(std::sync::atomic::Ordering::Relaxed) {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    }
 }
 
 pub mod bench;

@@ -142,7 +142,7 @@ pub struct Args {
     exec_queue: usize,
 
     /// Write the report as JSON (the bench schema flowbundle-bench/1, plus a `sim` section) to this file, or to
-    /// standard output with `-`.
+    /// standard output with `-` (the text report then goes to standard error).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
 
@@ -405,7 +405,8 @@ fn inputs(args: &Args) -> Vec<&std::path::Path> {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let schedulers = super::scheduler_list(&args.scheduler)?;
-    for out in args.params_out.iter().chain(&args.json) {
+    super::json_start(args.json.as_deref(), inputs(&args))?;
+    if let Some(out) = &args.params_out {
         super::check_output(out, inputs(&args))?;
     }
     let cores = parse_cores(&args.cores)?;
@@ -553,7 +554,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(out) = &args.json {
         super::write_output(out, inputs(&args), report.to_json())?;
-        eprintln!("wrote {}", out.display());
+        if out.as_os_str() != "-" {
+            eprintln!("wrote {}", out.display());
+        }
     }
     if let Some(dir) = &args.plots {
         let overlay = match &args.overlay {

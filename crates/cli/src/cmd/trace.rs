@@ -32,9 +32,10 @@ pub enum Command {
 pub struct StatsArgs {
     /// Capture file: pcap or pcapng, gzip-compressed or not.
     file: PathBuf,
-    /// Print JSON instead of the table.
-    #[arg(long)]
-    json: bool,
+    /// Write the report as JSON to this file, or to standard output with `-` (the table then goes to standard
+    /// error).
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
     /// Top connections to list by packets and by bytes.
     #[arg(long, default_value_t = stats::DEFAULT_TOP)]
     top: usize,
@@ -136,6 +137,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
 }
 
 fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
+    super::json_start(a.json.as_deref(), [&a.file])?;
     let mut cfg = StatsConfig {
         top: a.top,
         max_flows: a.max_flows,
@@ -168,11 +170,10 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
     }
     let s = stats::run_file(&a.file, collector, progress)
         .with_context(|| format!("trace stats {}", a.file.display()))?;
-    if a.json {
-        outln!("{}", s.to_json());
-    } else {
-        out!("{}", s.render_table());
+    if let Some(out) = &a.json {
+        super::write_output(out, [&a.file], format!("{}\n", s.to_json()))?;
     }
+    out!("{}", s.render_table());
     if let Some(e) = &s.read.error {
         eprintln!("warning: reading stopped early: {e}");
     }
@@ -193,7 +194,7 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
 }
 
 // ---- synth, merge, anonymize, rescale, cut. Arguments are parsed into the library's types, which
-// refuse bad values with the reason; the commands print a short summary (or JSON with `--json`).
+// refuse bad values with the reason; the commands print a short summary (and JSON with `--json OUT`).
 
 fn progress_of(no_progress: bool) -> flowbundle_trace::stats::Progress {
     if no_progress {
@@ -258,9 +259,10 @@ pub struct SynthArgs {
     /// Random seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Write the summary as JSON to this file, or to standard output with `-` (the text summary then goes to
+    /// standard error).
+    #[arg(long, value_name = "OUT")]
+    json: Option<std::path::PathBuf>,
     /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
@@ -358,6 +360,7 @@ fn least_deliverable(a: &SynthArgs, asked: u64) -> Option<u64> {
 }
 
 fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
+    super::json_start(a.json.as_deref(), [&a.output])?;
     use anyhow::Context as _;
     use flowbundle_trace::synth;
     let cfg = synth_config(&a, a.packets)?;
@@ -371,9 +374,9 @@ fn run_synth(a: SynthArgs) -> anyhow::Result<()> {
     }
     let s = synth::write_pcap(&cfg, &a.output, progress_of(a.no_progress))
         .with_context(|| format!("trace synth -o {}", a.output.display()))?;
-    if a.json {
-        outln!("{}", flowbundle_trace::rewrite::to_json(&s)?);
-        return Ok(());
+    if let Some(out) = &a.json {
+        let json = format!("{}\n", flowbundle_trace::rewrite::to_json(&s)?);
+        super::write_output(out, [&a.output], json)?;
     }
     let secs = s.duration_s();
     outln!(
@@ -429,9 +432,10 @@ pub struct MergeArgs {
     /// Skip the before/after aggregation metrics (faster).
     #[arg(long)]
     no_report: bool,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Write the summary as JSON to this file, or to standard output with `-` (the text summary then goes to
+    /// standard error).
+    #[arg(long, value_name = "OUT")]
+    json: Option<std::path::PathBuf>,
     /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
@@ -450,6 +454,7 @@ fn print_aggregation(label: &str, a: &flowbundle_trace::merge::Aggregation) -> a
 }
 
 fn run_merge(a: MergeArgs) -> anyhow::Result<()> {
+    super::json_start(a.json.as_deref(), a.inputs.iter().chain([&a.output]))?;
     use anyhow::Context as _;
     use flowbundle_trace::merge::{MergeConfig, merge_files};
     let shift_ns = match a.shift {
@@ -468,9 +473,9 @@ fn run_merge(a: MergeArgs) -> anyhow::Result<()> {
     super::check_output(&a.output, &a.inputs)?;
     let r = merge_files(&a.inputs, &a.output, &cfg)
         .with_context(|| format!("trace merge -o {}", a.output.display()))?;
-    if a.json {
-        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
-        return Ok(());
+    if let Some(out) = &a.json {
+        let json = format!("{}\n", flowbundle_trace::rewrite::to_json(&r)?);
+        super::write_output(out, a.inputs.iter().chain([&a.output]), json)?;
     }
     outln!(
         "{}: {} packets from {} input(s) × {}, {} addresses remapped{}",
@@ -528,15 +533,17 @@ pub struct AnonymizeArgs {
     /// Most distinct addresses sn1/sn2 number before refusing (memory cap).
     #[arg(long, default_value_t = flowbundle_trace::anonymize::DEFAULT_MAX_ADDRESSES)]
     max_addresses: usize,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Write the summary as JSON to this file, or to standard output with `-` (the text summary then goes to
+    /// standard error).
+    #[arg(long, value_name = "OUT")]
+    json: Option<std::path::PathBuf>,
     /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }
 
 fn run_anonymize(a: AnonymizeArgs) -> anyhow::Result<()> {
+    super::json_start(a.json.as_deref(), [&a.input, &a.output])?;
     use anyhow::Context as _;
     use flowbundle_trace::anonymize::{AnonymizeConfig, anonymize_file};
     let cfg = AnonymizeConfig {
@@ -559,9 +566,9 @@ fn run_anonymize(a: AnonymizeArgs) -> anyhow::Result<()> {
             r.dns_addresses_left
         );
     }
-    if a.json {
-        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
-        return Ok(());
+    if let Some(out) = &a.json {
+        let json = format!("{}\n", flowbundle_trace::rewrite::to_json(&r)?);
+        super::write_output(out, [&a.input, &a.output], json)?;
     }
     outln!(
         "{}: {} packets, {} IP headers rewritten ({} ICMP quotes, {} ARP, {} tunnelled), {} payloads cut ({} bytes), {} DNS answer addresses mapped",
@@ -593,15 +600,17 @@ pub struct RescaleArgs {
     /// Multiply the rate by F (2 = twice as fast, half the duration).
     #[arg(long)]
     factor: Option<f64>,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Write the summary as JSON to this file, or to standard output with `-` (the text summary then goes to
+    /// standard error).
+    #[arg(long, value_name = "OUT")]
+    json: Option<std::path::PathBuf>,
     /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }
 
 fn run_rescale(a: RescaleArgs) -> anyhow::Result<()> {
+    super::json_start(a.json.as_deref(), [&a.input, &a.output])?;
     use anyhow::Context as _;
     use flowbundle_trace::rescale::{RescaleConfig, RescaleTarget, rescale_file};
     let target = match (a.rate, a.factor) {
@@ -616,9 +625,9 @@ fn run_rescale(a: RescaleArgs) -> anyhow::Result<()> {
     super::check_output(&a.output, [&a.input])?;
     let r = rescale_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace rescale {}", a.input.display()))?;
-    if a.json {
-        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
-        return Ok(());
+    if let Some(out) = &a.json {
+        let json = format!("{}\n", flowbundle_trace::rewrite::to_json(&r)?);
+        super::write_output(out, [&a.input, &a.output], json)?;
     }
     outln!(
         "{}: {} packets, {:.6} s → {:.6} s, {:.3} → {:.3} Mb/s (×{:.4})",
@@ -648,15 +657,17 @@ pub struct CutArgs {
     /// T1..T2 or T1..=T2: seconds from the first packet (1.5), @UNIX-SECONDS, or RFC 3339 times.
     #[arg(long)]
     time: Option<flowbundle_trace::rewrite::TimeRange>,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    json: bool,
+    /// Write the summary as JSON to this file, or to standard output with `-` (the text summary then goes to
+    /// standard error).
+    #[arg(long, value_name = "OUT")]
+    json: Option<std::path::PathBuf>,
     /// Never show the progress bar (it appears on stderr after a second otherwise).
     #[arg(long)]
     no_progress: bool,
 }
 
 fn run_cut(a: CutArgs) -> anyhow::Result<()> {
+    super::json_start(a.json.as_deref(), [&a.input, &a.output])?;
     use anyhow::Context as _;
     use flowbundle_trace::cut::{CutConfig, cut_file};
     let cfg = CutConfig {
@@ -667,9 +678,9 @@ fn run_cut(a: CutArgs) -> anyhow::Result<()> {
     super::check_output(&a.output, [&a.input])?;
     let r = cut_file(&a.input, &a.output, &cfg)
         .with_context(|| format!("trace cut {}", a.input.display()))?;
-    if a.json {
-        outln!("{}", flowbundle_trace::rewrite::to_json(&r)?);
-        return Ok(());
+    if let Some(out) = &a.json {
+        let json = format!("{}\n", flowbundle_trace::rewrite::to_json(&r)?);
+        super::write_output(out, [&a.input, &a.output], json)?;
     }
     outln!(
         "{}: {} of {} packets read{}",
@@ -802,7 +813,7 @@ mod tests {
             "--seed",
             "7",
         ]));
-        go(with(&["stats", &s, "--json"]));
+        go(with(&["stats", &s, "--json", "-"]));
         go(with(&["stats", &s, "--cost"]));
         go(with(&["merge", &s, &s, "-o", &tmp("merged.pcap")]));
         go(with(&[
