@@ -7,7 +7,7 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 
-use common::{Key, read_flows};
+use common::{Key, RunFlow, read_flows};
 use flowbundle_protocols::dns::DnsEvent;
 use flowbundle_protocols::http::HttpEvent;
 use flowbundle_protocols::quic::QuicEvent;

@@ -17,7 +17,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{Key, read_flows};
+use common::{Key, RunFlow, read_flows};
 use flowbundle_protocols::{AppEvent, EventSink, Registry, Verdict};
 
 /// Payload-carrying packets fed per flow (the classifier stops far earlier; the rest exercises parsers).

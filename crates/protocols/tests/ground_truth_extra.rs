@@ -8,8 +8,8 @@
 //! these detectors claimed. Fails if a covered protocol with at least 5 flows falls below 80% or false positives
 //! exceed 1% of the flows. Flows whose label the capture's bytes contradict (`ndpi::DISPUTED_LABELS`) are left out.
 //!
-//! The flow rebuilding is deliberately small (no defragmentation, no tunnels, TCP segments in arrival order with
-//! exact retransmissions dropped); the engine's reassembler is the real one. Flows it cannot rebuild are reported
+//! The flow rebuilding is `flowbundle_testcapture::flows` (no defragmentation, TCP segments in arrival order with
+//! retransmitted bytes trimmed); the engine's reassembler is the real one. Flows it cannot rebuild are reported
 //! as "not found" and left out of the percentages.
 //!
 //! Set `GT_EXTRA_ALL=1` to probe with the whole registry (`registry::detectors()`) instead of this module's set, and
@@ -20,7 +20,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use flowbundle_protocols::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
-use pcap_parser::{Block, PcapBlockOwned, PcapError};
+use flowbundle_testcapture::{Flow, Key, flows as read_flows};
 
 /// Payload-carrying packets kept per flow for classification (the classifier's budget is smaller).
 const MAX_PAYLOADS: usize = 40;
@@ -28,232 +28,6 @@ const MAX_PAYLOADS: usize = 40;
 const MAX_PAYLOADS_PARSE: usize = 4000;
 /// Stream prefix per direction handed to detectors, as `registry::PROBE_PREFIX`.
 const PREFIX: usize = 2048;
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-struct Key {
-    tcp: bool,
-    a: (IpAddr, u16),
-    b: (IpAddr, u16),
-}
-
-impl Key {
-    fn new(tcp: bool, x: (IpAddr, u16), y: (IpAddr, u16)) -> Key {
-        if x <= y {
-            Key { tcp, a: x, b: y }
-        } else {
-            Key { tcp, a: y, b: x }
-        }
-    }
-}
-
-#[derive(Default)]
-struct Flow {
-    client: Option<(IpAddr, u16)>,
-    client_from_syn: bool,
-    payloads: Vec<(Direction, Vec<u8>)>,
-    /// Next expected sequence number per direction (TCP), to drop retransmissions.
-    next_seq: [Option<u32>; 2],
-}
-
-struct Pkt<'a> {
-    src: (IpAddr, u16),
-    dst: (IpAddr, u16),
-    tcp: bool,
-    syn_only: bool,
-    seq: u32,
-    payload: &'a [u8],
-}
-
-fn be16(d: &[u8], o: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*d.get(o)?, *d.get(o + 1)?]))
-}
-
-fn be32(d: &[u8], o: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(d.get(o..o + 4)?.try_into().ok()?))
-}
-
-fn decode_l2(linktype: i32, d: &[u8]) -> Option<Pkt<'_>> {
-    match linktype {
-        1 => {
-            let mut off = 12;
-            let mut et = be16(d, off)?;
-            while et == 0x8100 || et == 0x88a8 {
-                off += 4;
-                et = be16(d, off)?;
-            }
-            decode_ip_et(et, d.get(off + 2..)?)
-        }
-        0 | 108 => decode_ip(d.get(4..)?),
-        101 | 12 | 14 | 228 | 229 => decode_ip(d),
-        113 => decode_ip_et(be16(d, 14)?, d.get(16..)?),
-        276 => decode_ip_et(be16(d, 0)?, d.get(20..)?),
-        _ => None,
-    }
-}
-
-fn decode_ip_et(et: u16, d: &[u8]) -> Option<Pkt<'_>> {
-    match et {
-        0x0800 | 0x86dd => decode_ip(d),
-        0x8864 => {
-            // PPPoE session: 6-byte header, then the PPP protocol.
-            let proto = be16(d, 6)?;
-            if proto == 0x0021 || proto == 0x0057 {
-                decode_ip(d.get(8..)?)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
-fn decode_ip(d: &[u8]) -> Option<Pkt<'_>> {
-    let v = d.first()? >> 4;
-    let (src, dst, proto, l4) = if v == 4 {
-        let ihl = usize::from(d[0] & 0x0f) * 4;
-        let total = usize::from(be16(d, 2)?);
-        let frag = be16(d, 6)? & 0x3fff;
-        if frag & 0x1fff != 0 {
-            return None;
-        }
-        let src = IpAddr::from(<[u8; 4]>::try_from(d.get(12..16)?).ok()?);
-        let dst = IpAddr::from(<[u8; 4]>::try_from(d.get(16..20)?).ok()?);
-        let end = total.clamp(ihl, d.len());
-        (src, dst, *d.get(9)?, d.get(ihl..end)?)
-    } else if v == 6 {
-        let plen = usize::from(be16(d, 4)?);
-        let src = IpAddr::from(<[u8; 16]>::try_from(d.get(8..24)?).ok()?);
-        let dst = IpAddr::from(<[u8; 16]>::try_from(d.get(24..40)?).ok()?);
-        let mut nh = *d.get(6)?;
-        let mut rest = d.get(40..(40 + plen).min(d.len()))?;
-        // Skip the common extension headers (hop-by-hop, routing, destination options).
-        while matches!(nh, 0 | 43 | 60) {
-            nh = *rest.first()?;
-            let l = (usize::from(*rest.get(1)?) + 1) * 8;
-            rest = rest.get(l..)?;
-        }
-        if nh == 4 || nh == 41 {
-            return decode_ip(rest);
-        }
-        (src, dst, nh, rest)
-    } else {
-        return None;
-    };
-    match proto {
-        6 => {
-            let sp = be16(l4, 0)?;
-            let dp = be16(l4, 2)?;
-            let seq = be32(l4, 4)?;
-            let off = usize::from(l4.get(12)? >> 4) * 4;
-            let flags = *l4.get(13)?;
-            Some(Pkt {
-                src: (src, sp),
-                dst: (dst, dp),
-                tcp: true,
-                syn_only: flags & 0x12 == 0x02,
-                seq,
-                payload: l4.get(off..).unwrap_or(&[]),
-            })
-        }
-        17 => {
-            let sp = be16(l4, 0)?;
-            let dp = be16(l4, 2)?;
-            let len = usize::from(be16(l4, 4)?).clamp(8, l4.len());
-            Some(Pkt {
-                src: (src, sp),
-                dst: (dst, dp),
-                tcp: false,
-                syn_only: false,
-                seq: 0,
-                payload: l4.get(8..len)?,
-            })
-        }
-        4 | 41 => decode_ip(l4),
-        _ => None,
-    }
-}
-
-fn add_packet(flows: &mut HashMap<Key, Flow>, p: Pkt<'_>, cap: usize) {
-    let key = Key::new(p.tcp, p.src, p.dst);
-    let f = flows.entry(key).or_default();
-    if f.client.is_none() || (p.syn_only && !f.client_from_syn) {
-        f.client = Some(p.src);
-        f.client_from_syn = p.syn_only;
-    }
-    if p.payload.is_empty() || f.payloads.len() >= cap {
-        return;
-    }
-    let dir = if Some(p.src) == f.client {
-        Direction::ToServer
-    } else {
-        Direction::ToClient
-    };
-    if p.tcp {
-        let i = usize::from(dir == Direction::ToClient);
-        if let Some(next) = f.next_seq[i] {
-            // Drop segments that end at or before what we already have (retransmissions).
-            let end = p.seq.wrapping_add(p.payload.len() as u32);
-            if (end.wrapping_sub(next) as i32) <= 0 {
-                return;
-            }
-        }
-        f.next_seq[i] = Some(p.seq.wrapping_add(p.payload.len() as u32));
-    }
-    f.payloads.push((dir, p.payload.to_vec()));
-}
-
-fn read_flows(path: &Path, cap: usize) -> HashMap<Key, Flow> {
-    let mut flows = HashMap::new();
-    let Ok(file) = std::fs::File::open(path) else {
-        return flows;
-    };
-    let Ok(mut reader) = pcap_parser::create_reader(1 << 20, file) else {
-        return flows;
-    };
-    let mut linktypes: Vec<i32> = Vec::new();
-    let mut legacy_lt = 1;
-    loop {
-        match reader.next() {
-            Ok((off, block)) => {
-                match block {
-                    PcapBlockOwned::LegacyHeader(h) => legacy_lt = h.network.0,
-                    PcapBlockOwned::Legacy(b) => {
-                        if let Some(p) = decode_l2(legacy_lt, b.data) {
-                            add_packet(&mut flows, p, cap);
-                        }
-                    }
-                    PcapBlockOwned::NG(Block::SectionHeader(_)) => linktypes.clear(),
-                    PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                        linktypes.push(idb.linktype.0)
-                    }
-                    PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                        let lt = linktypes.get(epb.if_id as usize).copied().unwrap_or(1);
-                        let n = (epb.caplen as usize).min(epb.data.len());
-                        if let Some(p) = decode_l2(lt, &epb.data[..n]) {
-                            add_packet(&mut flows, p, cap);
-                        }
-                    }
-                    PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-                        let lt = linktypes.first().copied().unwrap_or(1);
-                        if let Some(p) = decode_l2(lt, spb.data) {
-                            add_packet(&mut flows, p, cap);
-                        }
-                    }
-                    PcapBlockOwned::NG(_) => {}
-                }
-                reader.consume(off);
-            }
-            Err(PcapError::Eof) => break,
-            Err(PcapError::Incomplete(_)) => {
-                if reader.refill().is_err() {
-                    break;
-                }
-            }
-            Err(_) => break,
-        }
-    }
-    flows
-}
 
 /// The probing loop: every detector for the transport is asked about each payload until one is certain or all
 /// are out. Returns the protocol and the payload index that decided it.
@@ -272,7 +46,7 @@ fn classify(dets: &[Box<dyn Detector>], key: &Key, flow: &Flow, budget: usize) -
     let mut prefix: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut prev: [&[u8]; 2] = [&[], &[]];
     let mut dir_count = [0u32; 2];
-    for (i, (dir, data)) in flow.payloads.iter().enumerate().take(budget) {
+    for (i, (dir, data, _)) in flow.payloads.iter().enumerate().take(budget) {
         let di = usize::from(*dir == Direction::ToClient);
         let pre: &[u8] = if tcp {
             let room = PREFIX.saturating_sub(prefix[di].len());
@@ -480,7 +254,7 @@ fn run_flow_app(key: &Key, flow: &Flow) -> (AppProto, Vec<flowbundle_protocols::
     };
     let mut app = flowbundle_protocols::FlowApp::new(&reg, transport, client.1, server_port);
     let mut out = Vec::new();
-    for (i, (dir, data)) in flow.payloads.iter().enumerate() {
+    for (i, (dir, data, _)) in flow.payloads.iter().enumerate() {
         app.on_payload(&reg, *dir, data, i as u64, &mut out);
     }
     let proto = match app.finish(&mut out) {
@@ -615,7 +389,7 @@ fn classifier_cost() {
                     Transport::Udp
                 };
                 let mut c = flowbundle_protocols::Classifier::new(&reg, tr, client.1, sport);
-                for (d, data) in &flow.payloads {
+                for (d, data, _) in &flow.payloads {
                     let v = c.feed(&reg, *d, data);
                     payloads += 1;
                     if v != flowbundle_protocols::Verdict::Pending {

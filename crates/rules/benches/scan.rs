@@ -77,7 +77,9 @@ fn streams() -> Vec<Stream> {
         if !path.exists() {
             continue;
         }
-        for ((src, sport, dst, dport), parts) in common::tcp_directions(&common::segments(&path)) {
+        for ((src, sport, dst, dport), parts) in
+            common::tcp_directions(&flowbundle_testcapture::segments(&path))
+        {
             let dir = if dport < sport {
                 Direction::ToServer
             } else {

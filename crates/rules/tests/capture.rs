@@ -19,7 +19,7 @@ fn compare_with(
     seen: &mut Vec<AlertRecord>,
 ) -> Option<(usize, usize, usize)> {
     let path = flowbundle_testsupport::data(capture)?;
-    let segs = common::segments(&path);
+    let segs = flowbundle_testcapture::segments(&path);
     let mut sc = rules.scanner();
     let (mut total, mut straddling, mut dirs) = (0, 0, 0);
     for ((src, sport, dst, dport), parts) in common::tcp_directions(&segs) {

@@ -5,9 +5,6 @@
 //!
 //! Run: `cargo bench -p flowbundle-signatures --bench feed` (needs ../shared/data; skips without it).
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flowbundle_signatures::reference::Reference;
 use flowbundle_signatures::{Options, SignatureSet, Verdict};
@@ -26,7 +23,7 @@ fn corpus(max_packets: usize) -> Vec<Vec<Vec<u8>>> {
     paths.sort();
     let mut conns = Vec::new();
     for p in paths {
-        for c in common::connections(&p, max_packets) {
+        for c in flowbundle_testcapture::connections(&p, max_packets) {
             if c.packets.iter().any(|p| !p.is_empty()) {
                 conns.push(c.packets);
             }

@@ -5,8 +5,6 @@
 //! directions, in arrival order, no reassembly), so this is not a race with nDPI: it checks that the engine
 //! classifies the protocols whose patterns are sound (plain-text banners and requests) and prints the rest.
 
-mod common;
-
 use flowbundle_signatures::{Options, SignatureSet, Verdict};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -136,7 +134,7 @@ fn default_set_on_ndpi_captures() {
             flowbundle_testsupport::missing_data(&path);
             continue;
         }
-        for conn in common::connections(&path, set.max_packets()) {
+        for conn in flowbundle_testcapture::connections(&path, set.max_packets()) {
             let Some(master) = truth.get(&(
                 capture.to_string(),
                 key(conn.proto, conn.client, conn.server),

@@ -5,8 +5,6 @@
 //! control bytes, pieces of the patterns' literals), so that matches, near-misses, literals split across packet
 //! boundaries and literals interrupted by NULs all happen often.
 
-mod common;
-
 use flowbundle_signatures::reference::Reference;
 use flowbundle_signatures::{Options, SignatureSet, Verdict};
 use proptest::prelude::*;
