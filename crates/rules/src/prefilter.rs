@@ -34,6 +34,43 @@
 //! bucket entry, and the pattern bytes. Per chunk: a short
 //! prologue for the first three bytes (the 4-byte window straddles the previous chunk, taken from [`ScanState`]),
 //! then the loop above. Candidate verification touches the caller's tail only for occurrences that straddle.
+//!
+//! ## What was tried, and what bounds the cost
+//!
+//! Measured on the merged nDPI and PcapPlusPlus trace with `content-10k.hex` (figures and commands in
+//! `BENCHMARKS.md`, "Throughput: 10,000 content rules").
+//!
+//! Tried and dropped: a 4-way unrolled gate loop (one 8-byte load for four positions, bits ORed without branching):
+//! about 12.5 instructions per byte with the rechecks behind a set bit, more than the plain loop's 10. A rolling hash
+//! does not apply: the 4-byte window is one load and one multiply already. Aho-corasick once more, on the 6.5 MB of
+//! PcapPlusPlus streams of the `scan` bench (same 10,000 patterns, overlapping search, no per-flow state, no rules):
+//! full DFA (`MatchKind::Standard`, prefilter on, 136 MB of tables) 65 ms (96 MiB/s), default (contiguous NFA) 77 ms
+//! (81 MiB/s), in a quieter run (under load average 8.7 the DFA took 135 ms); the prefilter alone 11.0 ms (566
+//! MiB/s), and the whole stream rule matching with the 10k set 19.6 ms (318 MiB/s), before the run replay.
+//!
+//! What bounds it: the goal allows the rules about half of 0.072 s, 0.036 s for 30.8 MB, i.e. 1.2 ns (about 3.5
+//! cycles at 3 GHz) per inspected byte for everything. The gate alone is 10 instructions per byte (308 M
+//! instructions, three quarters of the whole rule-less run's 408 M; measured 356 M with the run checks), and the hits
+//! cost the rest: 392 M, about 355 instructions per true hit (probe, confirm, hit list, fired check or stamp, and the
+//! 79,039 alerts), plus cache misses into 10,000-rule tables; at 30 ns per hit the 1.10 M hits alone would take 0.033
+//! s. Reaching 1.5 needs both a SIMD filter (Hyperscan's FDR/Teddy class: about one cycle per byte for thousands of
+//! literals) and hits that cost next to nothing, e.g. a per-flow-direction mask that stops reporting patterns whose
+//! rules have all fired (most hits are the all-zero patterns firing again and again in the same flow). The quiet set
+//! (the per-direction list of patterns whose rules all fired, passed to `scan_quiet`) is that mask's cheap form, and
+//! it shows the limit: dropping the repeat hits saved about 50 M instructions in `scan_stream` (what they cost after
+//! the prefilter, less the quiet checks); the 709 M left are the gate loop (about 350 M) and the probes behind it
+//! (`long_candidates` 162 M for 1.1 M gate passes, replays 60 M), paid before a hit is known to be quiet. A mask
+//! inside the gate itself would need a per-flow gate bitmap (64 KiB per flow direction: not bounded enough). The SIMD
+//! filter is not done; the vector gate ([`crate::gate`]) removes the per-byte branch.
+//!
+//! Where the gate passes go (instrumented once, not committed): of 1.317 M positions past the gate, 212,644 are
+//! replayed inside runs, 100,622 are all-zero windows, 209,105 probe the buckets and find a pattern, and **795,159
+//! (60%) probe and find nothing**: the 4-byte key lets through every `.com`, `php?`, `.net`, `tle>` of the traffic
+//! (692 patterns end in `.com`). Tried and dropped: a second gate bitmap keyed on the last eight bytes (case-folded)
+//! for the patterns of 8 bytes or more, the first one keeping only the 1,807 patterns of 4 to 7 bytes. It removes
+//! most empty probes, but the second gather per eight positions costs what they did: the prefilter alone 77.9 ms
+//! against 75.3 (slow state), and the whole rules run got slower (0.196–0.200 s against 0.168–0.172 s, fast state);
+//! bitmap sizes from 2^17 to 2^21 bits changed nothing.
 
 /// Longest pattern the prefilter takes. Rule compilation uses the last `MAX_PATTERN` bytes of a longer content as
 /// its fast pattern and lets the verifier check the whole content, so the per-flow tail stays bounded.
