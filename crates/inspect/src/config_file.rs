@@ -13,6 +13,30 @@
 //!     SSH_PORTS: 22
 //! ```
 //!
+//! Besides `vars`, the sections whose concepts the engine shares with Suricata are read, under Suricata's names:
+//!
+//! ```yaml
+//! default-rule-path: /etc/suricata/rules
+//! rule-files: [local.rules, emerging-all.rules]   # relative names are taken under default-rule-path
+//! default-log-dir: /var/log/suricata/
+//! outputs:
+//!   - eve-log: {enabled: yes, filename: eve.json}  # EVE goes there when no -o is given
+//! flow-timeouts:                                   # seconds of capture time
+//!   default: {new: 30, established: 300}
+//!   tcp: {new: 60, established: 600, closed: 60}
+//!   udp: {new: 30, established: 300}
+//! stream:
+//!   midstream: true
+//!   reassembly: {memcap: 64mb}
+//! ```
+//!
+//! Every engine setting read is one row of [`SETTINGS`] (its key, unit, and how it reads and writes
+//! [`EngineConfig`]), so applying, dumping and the list of known keys cannot drift apart. Keys of those sections
+//! that the engine has no counterpart for are listed in [`ConfigFile::ignored`], as whole sections the engine
+//! does not read are. `--set KEY=VALUE` ([`ConfigFile::parse_with`]) sets any key of the file by its dotted path
+//! before it is read (`--set stream.midstream=false`, `--set vars.address-groups.HOME_NET=[10.0.0.0/8]`), as
+//! Suricata's own `--set` does.
+//!
 //! Variables start from Suricata's defaults ([`Vars::suricata_defaults`]); the file replaces those it names and adds
 //! others; `--var NAME=VALUE` ([`ConfigFile::set_var`]) then overrides either. Every value is compiled once after
 //! loading ([`Vars::check`]), so a bad address, an undefined variable or a cycle is reported with the file and line
@@ -21,10 +45,157 @@
 //! the command can say so. [`ConfigFile::dump`] writes the effective configuration in the same layout, each value
 //! with where it came from; reading the dump back gives the same variables.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use flowbundle_rules::{Origin, VarKind, Vars};
 use serde_norway::Value;
+
+use crate::EngineConfig;
+
+/// How a setting's value is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Whole seconds.
+    Seconds,
+    /// Bytes, with Suricata's suffixes (`64mb`, `1gb`, `512kb`).
+    Bytes,
+    /// `yes`/`no`, `true`/`false`.
+    Bool,
+}
+
+/// One engine setting of the configuration file: its key in `suricata.yaml`, and how it reads and writes the
+/// [`EngineConfig`] (in the unit's integer: seconds, bytes, 0/1).
+pub struct Setting {
+    pub key: &'static str,
+    pub unit: Unit,
+    pub get: fn(&EngineConfig) -> u64,
+    pub set: fn(&mut EngineConfig, u64),
+}
+
+const NS: u64 = 1_000_000_000;
+
+/// The engine settings the configuration file reads, under Suricata's keys.
+pub static SETTINGS: &[Setting] = &[
+    Setting {
+        key: "flow-timeouts.default.new",
+        unit: Unit::Seconds,
+        get: |c| c.timeouts.other_new_ns / NS,
+        set: |c, v| c.timeouts.other_new_ns = v.saturating_mul(NS),
+    },
+    Setting {
+        key: "flow-timeouts.default.established",
+        unit: Unit::Seconds,
+        get: |c| c.timeouts.other_established_ns / NS,
+        set: |c, v| c.timeouts.other_established_ns = v.saturating_mul(NS),
+    },
+    Setting {
+        key: "flow-timeouts.tcp.new",
+        unit: Unit::Seconds,
+        get: |c| c.timeouts.tcp_new_ns / NS,
+        set: |c, v| c.timeouts.tcp_new_ns = v.saturating_mul(NS),
+    },
+    Setting {
+        key: "flow-timeouts.tcp.established",
+        unit: Unit::Seconds,
+        get: |c| c.timeouts.tcp_established_ns / NS,
+        set: |c, v| c.timeouts.tcp_established_ns = v.saturating_mul(NS),
+    },
+    Setting {
+        key: "flow-timeouts.tcp.closed",
+        unit: Unit::Seconds,
+        get: |c| c.timeouts.tcp_closed_ns / NS,
+        set: |c, v| c.timeouts.tcp_closed_ns = v.saturating_mul(NS),
+    },
+    Setting {
+        key: "flow-timeouts.udp.new",
+        unit: Unit::Seconds,
+        get: |c| c.timeouts.udp_new_ns / NS,
+        set: |c, v| c.timeouts.udp_new_ns = v.saturating_mul(NS),
+    },
+    Setting {
+        key: "flow-timeouts.udp.established",
+        unit: Unit::Seconds,
+        get: |c| c.timeouts.udp_established_ns / NS,
+        set: |c, v| c.timeouts.udp_established_ns = v.saturating_mul(NS),
+    },
+    Setting {
+        key: "stream.midstream",
+        unit: Unit::Bool,
+        get: |c| u64::from(c.midstream),
+        set: |c, v| c.midstream = v != 0,
+    },
+    Setting {
+        key: "stream.reassembly.memcap",
+        unit: Unit::Bytes,
+        get: |c| c.reassembly_memcap as u64,
+        set: |c, v| c.reassembly_memcap = usize::try_from(v).unwrap_or(usize::MAX),
+    },
+];
+
+/// The sections whose keys are matched against [`SETTINGS`] (their other keys are listed as not read).
+const SETTING_SECTIONS: [&str; 2] = ["flow-timeouts", "stream"];
+
+/// A value of `unit` written as YAML gives it: a number, `64mb`, `yes`.
+fn parse_unit(unit: Unit, v: &str) -> Option<u64> {
+    let v = v.trim();
+    match unit {
+        Unit::Seconds => v.parse().ok(),
+        Unit::Bool => match v.to_ascii_lowercase().as_str() {
+            "yes" | "true" | "on" | "1" => Some(1),
+            "no" | "false" | "off" | "0" => Some(0),
+            _ => None,
+        },
+        Unit::Bytes => {
+            let lower = v.to_ascii_lowercase();
+            let (digits, mult) = [
+                ("gb", 1u64 << 30),
+                ("mb", 1 << 20),
+                ("kb", 1 << 10),
+                ("b", 1),
+            ]
+            .iter()
+            .find_map(|(suf, m)| lower.strip_suffix(suf).map(|d| (d.trim(), *m)))
+            .unwrap_or((lower.as_str(), 1));
+            digits.parse::<u64>().ok()?.checked_mul(mult)
+        }
+    }
+}
+
+/// A value of `unit` as the dump writes it.
+fn show_unit(unit: Unit, v: u64) -> String {
+    match unit {
+        Unit::Seconds => v.to_string(),
+        Unit::Bool => (if v != 0 { "true" } else { "false" }).to_string(),
+        Unit::Bytes if v > 0 && v % (1 << 30) == 0 => format!("{}gb", v >> 30),
+        Unit::Bytes if v > 0 && v % (1 << 20) == 0 => format!("{}mb", v >> 20),
+        Unit::Bytes if v > 0 && v % (1 << 10) == 0 => format!("{}kb", v >> 10),
+        Unit::Bytes => v.to_string(),
+    }
+}
+
+/// Sets `dotted` (`stream.reassembly.memcap`) to `value` in a YAML document, making the mappings on the way.
+fn set_path(doc: &mut Value, dotted: &str, value: Value) -> Result<(), String> {
+    let mut at = doc;
+    let parts: Vec<&str> = dotted.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() {
+            return Err(format!("`{dotted}` has an empty part"));
+        }
+        if at.is_null() {
+            *at = Value::Mapping(Default::default());
+        }
+        let Value::Mapping(m) = at else {
+            return Err(format!("`{}` is not a section", parts[..i].join(".")));
+        };
+        let key = Value::String((*part).to_string());
+        if i + 1 == parts.len() {
+            m.insert(key, value);
+            return Ok(());
+        }
+        at = m.entry(key).or_insert(Value::Null);
+    }
+    Ok(())
+}
 
 /// Largest configuration file read.
 pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
@@ -34,7 +205,15 @@ pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 pub struct ConfigFile {
     /// Rule variables.
     pub vars: Vars,
-    /// Top-level sections of the file that are not read (in file order).
+    /// Engine settings given (index into [`SETTINGS`], value in the setting's unit, where it was set), in
+    /// [`SETTINGS`] order; [`ConfigFile::apply`] writes them into an [`EngineConfig`].
+    pub settings: Vec<(usize, u64, String)>,
+    /// `rule-files`, under `default-rule-path` when relative, and where they were set.
+    pub rule_files: Vec<PathBuf>,
+    pub rule_files_origin: Option<String>,
+    /// The enabled `eve-log` output's file (under `default-log-dir` when relative), and where it was set.
+    pub eve_log: Option<(PathBuf, String)>,
+    /// Sections and keys of the file that are not read (in file order).
     pub ignored: Vec<String>,
 }
 
@@ -42,6 +221,10 @@ impl Default for ConfigFile {
     fn default() -> Self {
         ConfigFile {
             vars: Vars::suricata_defaults(),
+            settings: Vec::new(),
+            rule_files: Vec::new(),
+            rule_files_origin: None,
+            eve_log: None,
             ignored: Vec::new(),
         }
     }
@@ -98,22 +281,38 @@ fn line_of(text: &str, key: &str, after: usize) -> Option<usize> {
 impl ConfigFile {
     /// Reads `path` over the defaults.
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let name = path.display().to_string();
-        let io = |e: std::io::Error| ConfigError(format!("{name}: {e}"));
-        let len = std::fs::metadata(path).map_err(io)?.len();
-        if len > MAX_CONFIG_BYTES {
-            return Err(ConfigError(format!(
-                "{name}: larger than {MAX_CONFIG_BYTES} bytes"
-            )));
+        ConfigFile::load_with(Some(path), &[])
+    }
+
+    /// Reads `path` (or nothing) over the defaults, with `--set KEY=VALUE` assignments applied to it first.
+    pub fn load_with(path: Option<&Path>, sets: &[String]) -> Result<ConfigFile, ConfigError> {
+        match path {
+            Some(p) => {
+                let name = p.display().to_string();
+                let io = |e: std::io::Error| ConfigError(format!("{name}: {e}"));
+                let len = std::fs::metadata(p).map_err(io)?.len();
+                if len > MAX_CONFIG_BYTES {
+                    return Err(ConfigError(format!(
+                        "{name}: larger than {MAX_CONFIG_BYTES} bytes"
+                    )));
+                }
+                let bytes = std::fs::read(p).map_err(io)?;
+                let text = String::from_utf8(bytes)
+                    .map_err(|e| ConfigError(format!("{name}: not UTF-8 text ({e})")))?;
+                ConfigFile::parse_with(&text, &name, sets)
+            }
+            None => ConfigFile::parse_with("", "--set", sets),
         }
-        let bytes = std::fs::read(path).map_err(io)?;
-        let text = String::from_utf8(bytes)
-            .map_err(|e| ConfigError(format!("{name}: not UTF-8 text ({e})")))?;
-        ConfigFile::parse(&text, &name)
     }
 
     /// Reads configuration text named `name` (for messages) over the defaults.
     pub fn parse(text: &str, name: &str) -> Result<ConfigFile, ConfigError> {
+        ConfigFile::parse_with(text, name, &[])
+    }
+
+    /// Reads configuration text named `name` over the defaults, after setting each `KEY=VALUE` of `sets` (a dotted
+    /// path into the file, the value read as YAML) in it; those values say `--set` as their origin.
+    pub fn parse_with(text: &str, name: &str, sets: &[String]) -> Result<ConfigFile, ConfigError> {
         let mut cfg = ConfigFile::default();
         let at = |line: Option<usize>, m: String| match line {
             Some(l) => ConfigError(format!("{name}:{l}: {m}")),
@@ -139,16 +338,111 @@ impl ConfigFile {
                 None => ConfigError(format!("{name}: {msg}")),
             }
         })?;
+        let mut doc = doc;
+        let mut set_keys: Vec<String> = Vec::new();
+        for a in sets {
+            let (key, value) = a
+                .split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "--set {a}: expected KEY=VALUE, e.g. stream.midstream=false"
+                    ))
+                })?;
+            // As Suricata's --set: the value is text (`[10.0.0.0/8]` is an address group, not a YAML list).
+            set_path(&mut doc, key, Value::String(value.to_string()))
+                .map_err(|e| ConfigError(format!("--set {a}: {e}")))?;
+            set_keys.push(key.to_string());
+        }
+        // Where a value came from: `--set`, or the file's line of its last key part (after its section's line).
+        let origin = |dotted: &str| -> String {
+            if set_keys.iter().any(|k| k == dotted) {
+                return "--set".to_string();
+            }
+            let mut line = 0;
+            for part in dotted.split('.') {
+                line = line_of(text, part, line).unwrap_or(line);
+            }
+            if line > 0 {
+                format!("{name}:{line}")
+            } else {
+                name.to_string()
+            }
+        };
         let top = match doc {
             Value::Mapping(m) => m,
             Value::Null => return Ok(cfg),
             _ => return Err(at(Some(1), "expected a mapping of sections".into())),
         };
+        let text_of = |v: &Value| scalar(v).unwrap_or_default();
+        let default_rule_path = top
+            .get("default-rule-path")
+            .and_then(scalar)
+            .map(PathBuf::from);
+        let default_log_dir = top
+            .get("default-log-dir")
+            .and_then(scalar)
+            .map(PathBuf::from);
+        let under = |dir: &Option<PathBuf>, f: &str| match dir {
+            Some(d) if Path::new(f).is_relative() => d.join(f),
+            _ => PathBuf::from(f),
+        };
         for (k, v) in &top {
             let key = scalar(k).unwrap_or_default();
-            if key != "vars" {
-                cfg.ignored.push(key);
+            if SETTING_SECTIONS.contains(&key.as_str()) {
+                cfg.read_settings(&key, v, &origin, &at)?;
                 continue;
+            }
+            match key.as_str() {
+                "vars" => {}
+                "default-rule-path" | "default-log-dir" => continue,
+                "rule-files" => {
+                    let files = match v {
+                        Value::Sequence(s) => s.iter().map(text_of).collect::<Vec<_>>(),
+                        Value::Null => Vec::new(),
+                        _ => {
+                            return Err(at(
+                                line_of(text, "rule-files", 0),
+                                "rule-files: expected a list of file names".into(),
+                            ));
+                        }
+                    };
+                    cfg.rule_files = files
+                        .iter()
+                        .filter(|f| !f.is_empty())
+                        .map(|f| under(&default_rule_path, f))
+                        .collect();
+                    cfg.rule_files_origin = Some(origin("rule-files"));
+                    continue;
+                }
+                "outputs" => {
+                    let Value::Sequence(outputs) = v else {
+                        continue;
+                    };
+                    for o in outputs {
+                        let Some(eve) = o.get("eve-log") else {
+                            continue;
+                        };
+                        let enabled = eve
+                            .get("enabled")
+                            .and_then(scalar)
+                            .is_none_or(|e| parse_unit(Unit::Bool, &e) == Some(1));
+                        if let Some(f) = eve.get("filename").and_then(scalar)
+                            && enabled
+                        {
+                            cfg.eve_log = Some((
+                                under(&default_log_dir, &f),
+                                origin("outputs.eve-log.filename"),
+                            ));
+                        }
+                    }
+                    continue;
+                }
+                _ => {
+                    cfg.ignored.push(key);
+                    continue;
+                }
             }
             let vars_line = line_of(text, "vars", 0);
             let groups = match v {
@@ -195,9 +489,14 @@ impl ConfigFile {
                             format!("{vname}: expected a value such as \"[10.0.0.0/8]\""),
                         )
                     })?;
-                    let origin = Origin::Set(match vline {
-                        Some(l) => format!("{name}:{l}"),
-                        None => name.to_string(),
+                    let set_key = format!("vars.{gname}.{vname}");
+                    let origin = Origin::Set(if set_keys.contains(&set_key) {
+                        "--set".to_string()
+                    } else {
+                        match vline {
+                            Some(l) => format!("{name}:{l}"),
+                            None => name.to_string(),
+                        }
                     });
                     cfg.vars.define(&vname, &value, kind, origin);
                 }
@@ -205,6 +504,60 @@ impl ConfigFile {
         }
         cfg.check()?;
         Ok(cfg)
+    }
+
+    /// Reads the settings under section `section` (a mapping walked to its leaves): a leaf whose dotted key is a
+    /// row of [`SETTINGS`] is recorded, any other leaf is listed as not read.
+    fn read_settings(
+        &mut self,
+        section: &str,
+        v: &Value,
+        origin: &dyn Fn(&str) -> String,
+        at: &dyn Fn(Option<usize>, String) -> ConfigError,
+    ) -> Result<(), ConfigError> {
+        let mut stack: Vec<(String, &Value)> = vec![(section.to_string(), v)];
+        while let Some((key, v)) = stack.pop() {
+            if let Value::Mapping(m) = v {
+                let subs: Vec<_> = m.iter().collect();
+                for (k, sub) in subs.into_iter().rev() {
+                    stack.push((format!("{key}.{}", scalar(k).unwrap_or_default()), sub));
+                }
+                continue;
+            }
+            let Some(i) = SETTINGS.iter().position(|s| s.key == key) else {
+                self.ignored.push(key);
+                continue;
+            };
+            let where_ = origin(&key);
+            let value = scalar(v)
+                .and_then(|t| parse_unit(SETTINGS[i].unit, &t))
+                .ok_or_else(|| {
+                    let what = match SETTINGS[i].unit {
+                        Unit::Seconds => "a whole number of seconds",
+                        Unit::Bytes => "a size such as 64mb",
+                        Unit::Bool => "yes or no",
+                    };
+                    let line = where_.rsplit_once(':').and_then(|(_, l)| l.parse().ok());
+                    if where_ == "--set" {
+                        ConfigError(format!("--set {key}: expected {what}"))
+                    } else {
+                        at(line, format!("{key}: expected {what}"))
+                    }
+                })?;
+            self.settings.retain(|s| s.0 != i);
+            self.settings.push((i, value, where_));
+        }
+        self.settings.sort_by_key(|s| s.0);
+        Ok(())
+    }
+
+    /// Writes the settings given into `engine`.
+    pub fn apply(&self, engine: &mut EngineConfig) {
+        for &(i, v, _) in &self.settings {
+            if let Some(s) = SETTINGS.get(i) {
+                (s.set)(engine, v);
+            }
+        }
     }
 
     /// Applies `--var NAME=VALUE`: the variable keeps its kind (a new one is a port group when its name ends in
@@ -243,8 +596,52 @@ impl ConfigFile {
     /// The effective configuration as YAML, each value with its origin as a comment.
     pub fn dump(&self) -> String {
         let mut s = String::from(
-            "# flowbundle: effective configuration (defaults are Suricata's suricata.yaml)\nvars:\n",
+            "# flowbundle: effective configuration (defaults are Suricata's suricata.yaml)\n",
         );
+        if !self.rule_files.is_empty() {
+            s.push_str(&format!(
+                "rule-files:  # {}\n",
+                self.rule_files_origin.as_deref().unwrap_or("")
+            ));
+            for f in &self.rule_files {
+                s.push_str(&format!("  - {}\n", quoted(&f.display().to_string())));
+            }
+        }
+        if let Some((f, from)) = &self.eve_log {
+            s.push_str(&format!(
+                "outputs:\n  - eve-log:\n      enabled: yes\n      filename: {}  # {from}\n",
+                quoted(&f.display().to_string())
+            ));
+        }
+        // The engine settings, nested by their dotted keys, each with its value (given or default) and origin.
+        let mut engine = EngineConfig::default();
+        self.apply(&mut engine);
+        let mut open: Vec<&str> = Vec::new();
+        for (i, setting) in SETTINGS.iter().enumerate() {
+            let parts: Vec<&str> = setting.key.split('.').collect();
+            let (leaf, sections) = parts.split_last().unwrap_or((&"", &[]));
+            let common = open
+                .iter()
+                .zip(sections)
+                .take_while(|(a, b)| a == b)
+                .count();
+            open.truncate(common);
+            for (depth, sec) in sections.iter().enumerate().skip(common) {
+                s.push_str(&format!("{}{sec}:\n", "  ".repeat(depth)));
+                open.push(sec);
+            }
+            let from = self
+                .settings
+                .iter()
+                .find(|x| x.0 == i)
+                .map_or("default", |x| x.2.as_str());
+            s.push_str(&format!(
+                "{}{leaf}: {}  # {from}\n",
+                "  ".repeat(sections.len()),
+                show_unit(setting.unit, (setting.get)(&engine))
+            ));
+        }
+        s.push_str("vars:\n");
         for kind in [VarKind::Address, VarKind::Port] {
             s.push_str(&format!("  {}:\n", kind.section()));
             for (name, v) in self.vars.iter().filter(|(_, v)| v.kind == kind) {
@@ -263,7 +660,7 @@ impl ConfigFile {
 mod tests {
     use super::*;
 
-    const SITE: &str = "%YAML 1.1\n---\n# a site\nvars:\n  address-groups:\n    HOME_NET: \"[10.1.0.0/16]\"\n    WEB_SERVERS: \"[$HOME_NET,!10.1.9.9]\"\n  port-groups:\n    HTTP_PORTS: \"[80,8080]\"\n    ORACLE_PORTS: 1521\noutputs:\n  - eve-log:\n      enabled: yes\n";
+    const SITE: &str = "%YAML 1.1\n---\n# a site\nvars:\n  address-groups:\n    HOME_NET: \"[10.1.0.0/16]\"\n    WEB_SERVERS: \"[$HOME_NET,!10.1.9.9]\"\n  port-groups:\n    HTTP_PORTS: \"[80,8080]\"\n    ORACLE_PORTS: 1521\noutputs:\n  - eve-log:\n      enabled: yes\nlogging:\n  default-log-level: notice\n";
 
     #[test]
     fn reads_the_suricata_layout_over_the_defaults() {
@@ -282,7 +679,12 @@ mod tests {
             c.vars.var("EXTERNAL_NET").map(|v| v.origin.clone()),
             Some(Origin::Default)
         );
-        assert_eq!(c.ignored, ["outputs"]);
+        assert_eq!(
+            c.ignored,
+            ["logging"],
+            "outputs is read (an eve-log without a file names none)"
+        );
+        assert_eq!(c.eve_log, None);
         // The dump reads back to the same variables.
         let back = ConfigFile::parse(&c.dump(), "dump.yaml").unwrap();
         let vals = |c: &ConfigFile| {
@@ -355,5 +757,113 @@ mod tests {
             c.check().unwrap_err().0,
             "--var: HOME_NET: undefined variable $LAN"
         );
+    }
+
+    #[test]
+    fn engine_settings_rule_files_and_eve_in_the_suricata_layout() {
+        let text = "default-rule-path: /etc/suricata/rules\nrule-files:\n  - local.rules\n  - /abs/x.rules\n\
+                    default-log-dir: /var/log/suricata/\noutputs:\n  - fast: {enabled: yes}\n  - eve-log:\n      \
+                    enabled: yes\n      filename: eve.json\nflow-timeouts:\n  tcp:\n    established: 3600\n\
+                    stream:\n  midstream: false\n  checksum-validation: yes\n  reassembly:\n    memcap: 256mb\n";
+        let c = ConfigFile::parse(text, "s.yaml").unwrap();
+        assert_eq!(
+            c.rule_files,
+            [
+                PathBuf::from("/etc/suricata/rules/local.rules"),
+                PathBuf::from("/abs/x.rules")
+            ]
+        );
+        assert_eq!(
+            c.eve_log.as_ref().map(|e| e.0.clone()),
+            Some(PathBuf::from("/var/log/suricata/eve.json"))
+        );
+        assert_eq!(c.ignored, ["stream.checksum-validation"]);
+        let mut e = EngineConfig::default();
+        c.apply(&mut e);
+        assert_eq!(e.timeouts.tcp_established_ns, 3600 * NS);
+        assert!(!e.midstream);
+        assert_eq!(e.reassembly_memcap, 256 << 20);
+        let d = c.dump();
+        assert!(
+            d.contains("flow-timeouts:\n  default:\n    new: 30  # default\n"),
+            "{d}"
+        );
+        assert!(
+            d.contains("  tcp:\n    new: 60  # default\n    established: 3600  # s.yaml:13\n"),
+            "{d}"
+        );
+        assert!(
+            d.contains(
+                "stream:\n  midstream: false  # s.yaml:15\n  reassembly:\n    memcap: 256mb"
+            ),
+            "{d}"
+        );
+        // The dump reads back to the same configuration.
+        let back = ConfigFile::parse(&d, "dump.yaml").unwrap();
+        let mut e2 = EngineConfig::default();
+        back.apply(&mut e2);
+        assert_eq!(
+            SETTINGS.iter().map(|s| (s.get)(&e2)).collect::<Vec<_>>(),
+            SETTINGS.iter().map(|s| (s.get)(&e)).collect::<Vec<_>>()
+        );
+        assert_eq!(back.rule_files, c.rule_files);
+        assert_eq!(back.eve_log.map(|e| e.0), c.eve_log.map(|e| e.0));
+        // A bad value names the file, line and key.
+        let e = ConfigFile::parse("stream:\n  midstream: maybe\n", "x.yaml")
+            .unwrap_err()
+            .0;
+        assert_eq!(e, "x.yaml:2: stream.midstream: expected yes or no");
+    }
+
+    #[test]
+    fn set_overrides_any_key_by_its_dotted_path() {
+        let sets = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let c = ConfigFile::parse_with(
+            SITE,
+            "site.yaml",
+            &sets(&[
+                "vars.address-groups.HOME_NET=[192.168.0.0/16]",
+                "stream.midstream=no",
+                "flow-timeouts.udp.new=5",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(c.vars.get("HOME_NET"), Some("[192.168.0.0/16]"));
+        assert_eq!(
+            c.vars.var("HOME_NET").map(|v| v.origin.clone()),
+            Some(Origin::Set("--set".into()))
+        );
+        assert_eq!(
+            c.vars.get("HTTP_PORTS"),
+            Some("[80,8080]"),
+            "the file's other values stay"
+        );
+        let mut e = EngineConfig::default();
+        c.apply(&mut e);
+        assert!(!e.midstream);
+        assert_eq!(e.timeouts.udp_new_ns, 5 * NS);
+        assert!(c.dump().contains("midstream: false  # --set\n"));
+        // Without a file, and refused with the reason.
+        let c =
+            ConfigFile::parse_with("", "--set", &sets(&["stream.reassembly.memcap=1gb"])).unwrap();
+        let mut e = EngineConfig::default();
+        c.apply(&mut e);
+        assert_eq!(e.reassembly_memcap, 1 << 30);
+        for (bad, want) in [
+            ("nokey", "--set nokey: expected KEY=VALUE"),
+            (
+                "stream.midstream=perhaps",
+                "--set stream.midstream: expected yes or no",
+            ),
+            (
+                "vars.address-groups.HOME_NET.x=1",
+                "--set vars.address-groups.HOME_NET.x=1: `vars.address-groups.HOME_NET` is not a section",
+            ),
+        ] {
+            let e = ConfigFile::parse_with(SITE, "site.yaml", &sets(&[bad]))
+                .unwrap_err()
+                .0;
+            assert!(e.starts_with(want), "{bad}: {e}");
+        }
     }
 }

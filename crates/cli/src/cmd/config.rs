@@ -9,10 +9,16 @@ use flowbundle_inspect::ConfigFile;
 /// The configuration options of commands that load rules.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ConfigArgs {
-    /// Configuration file in suricata.yaml's layout; its rule variables (vars: address-groups, port-groups) replace
-    /// Suricata's defaults. Other sections are not read (a notice names them).
+    /// Configuration file in suricata.yaml's layout: rule variables (vars), rule-files under default-rule-path,
+    /// the eve-log output's filename (used without -o), flow-timeouts, stream.midstream and
+    /// stream.reassembly.memcap. Other sections and keys are not read (a notice names them).
     #[arg(short = 'c', long = "config", value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// Set a key of the configuration by its dotted path, over the file (repeatable), as Suricata's --set: e.g.
+    /// --set stream.midstream=false --set flow-timeouts.tcp.established=3600.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
 
     /// Set a rule variable, over the configuration file and the defaults (repeatable), e.g.
     /// --var HOME_NET=[10.0.0.0/8] --var HTTP_PORTS=[80,8080].
@@ -21,20 +27,24 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
-    /// The effective configuration: the defaults, the file, then each `--var`. Says on standard error which
-    /// sections of the file were not read.
+    /// The effective configuration: the defaults, the file with each `--set`, then each `--var`. Says on standard
+    /// error which sections and keys of the file were not read.
     pub fn load(&self) -> anyhow::Result<ConfigFile> {
-        let mut cfg = match &self.config {
-            Some(p) => ConfigFile::load(p)?,
-            None => ConfigFile::default(),
-        };
-        if let Some(p) = &self.config
-            && !cfg.ignored.is_empty()
-        {
+        let mut cfg = ConfigFile::load_with(self.config.as_deref(), &self.sets)?;
+        if !cfg.ignored.is_empty() {
+            const SHOWN: usize = 12;
+            let more = cfg.ignored.len().saturating_sub(SHOWN);
             eprintln!(
-                "notice: {}: only `vars` is read; not read: {}",
-                p.display(),
-                cfg.ignored.join(", ")
+                "notice: {}: not read: {}{} (flowbundle has no counterpart)",
+                self.config
+                    .as_deref()
+                    .map_or_else(|| "--set".to_string(), |p| p.display().to_string()),
+                cfg.ignored[..cfg.ignored.len().min(SHOWN)].join(", "),
+                if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                }
             );
         }
         for v in &self.vars {
@@ -48,11 +58,13 @@ impl ConfigArgs {
 /// `flowbundle config ...`
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
-    /// Print the effective configuration (defaults, then --config, then --var) as YAML, each value with its origin.
+    /// Print the effective configuration (defaults, then --config with each --set, then --var) as YAML, each value
+    /// with its origin.
     ///
     /// Examples:
     ///   flowbundle config dump
     ///   flowbundle config dump -c site.yaml --var HOME_NET=[10.1.0.0/16]
+    ///   flowbundle config dump --set stream.midstream=false
     Dump(ConfigArgs),
 }
 
