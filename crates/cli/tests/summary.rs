@@ -51,3 +51,114 @@ fn capture_time_beside_processing_time_and_a_short_input_list() {
     assert!(inputs.ends_with("... and 4 more (9 in all)"), "{inputs}");
     assert_eq!(inputs.matches(".pcap").count(), 5, "{inputs}");
 }
+
+fn summary_of(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .args(args)
+        .args(["--threads", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn decode_line(summary: &str) -> &str {
+    summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("decode: "))
+        .unwrap_or_else(|| panic!("no decode line: {summary}"))
+}
+
+#[test]
+fn frames_without_ip_are_not_ip_rather_than_decode_failures() {
+    let Some(cap) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
+        return;
+    };
+    // example2.pcap holds ARP frames beside its IP traffic.
+    let text = summary_of(&[cap.as_os_str()]);
+    let line = decode_line(&text);
+    assert!(line.contains(" 0 failed;"), "{line}");
+    let not_ip: u64 = line
+        .rsplit_once("; ")
+        .and_then(|(_, r)| r.strip_suffix(" not IP"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(not_ip > 0, "{line}");
+    assert!(text.contains("not decoded 0,"), "{text}");
+}
+
+#[test]
+fn an_unsupported_link_type_is_named() {
+    // A pcap of link type 147 (DLT_USER0), which no decoder follows: one 20-byte record.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("user0.pcap");
+    let mut bytes = Vec::new();
+    for v in [0xa1b2_c3d4u32] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.extend_from_slice(&2u16.to_le_bytes());
+    bytes.extend_from_slice(&4u16.to_le_bytes());
+    for v in [0u32, 0, 65_535, 147, 1, 0, 20, 20] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    bytes.extend_from_slice(&[0x45; 20]);
+    std::fs::write(&path, bytes).unwrap();
+    let text = summary_of(&[path.as_os_str()]);
+    let line = decode_line(&text);
+    assert!(
+        line.contains("1 failed: unsupported link type linktype 147 in ")
+            && line.contains("user0.pcap 1"),
+        "{line}"
+    );
+}
+
+#[test]
+fn the_cost_block_only_with_cost() {
+    let Some(cap) = flowbundle_testsupport::data("reassembly/DnsPackets.pcap") else {
+        return;
+    };
+    let plain = summary_of(&[cap.as_os_str()]);
+    assert!(
+        !plain.contains("\nCost:") && !plain.contains("cycles per packet"),
+        "{plain}"
+    );
+    let cost = summary_of(&[cap.as_os_str(), "--cost".as_ref()]);
+    assert!(
+        cost.contains("\nCost:") && cost.contains("cycles per packet"),
+        "{cost}"
+    );
+}
+
+#[test]
+fn eve_to_a_file_ends_with_one_line_saying_what_was_written() {
+    let Some(cap) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let eve = dir.path().join("eve.json");
+    for threads in ["1", "2"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+            .arg("inspect")
+            .arg(&cap)
+            .args(["--threads", threads, "-o"])
+            .arg(&eve)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(out.stdout.is_empty(), "no summary without --summary");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let lines = std::fs::read_to_string(&eve).unwrap().lines().count();
+        let last = err.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with(&format!("wrote {lines} EVE events to {}: ", eve.display()))
+                && last.contains(" packets, ")
+                && last.ends_with(" s"),
+            "--threads {threads}: {err}"
+        );
+    }
+}

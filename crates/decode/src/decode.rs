@@ -150,6 +150,28 @@ impl Ip {
     }
 }
 
+/// Whether the decoder follows packets of this link type (others decode as `Unsupported(LinkType)`); for reports
+/// that name the link types of an input it could not read.
+pub fn follows_link_type(link: LinkType) -> bool {
+    matches!(
+        link,
+        LinkType::ETHERNET
+            | LinkType::RAW
+            | LinkType::RAW_BSD12
+            | LinkType::RAW_BSD14
+            | LinkType::IPV4
+            | LinkType::IPV6
+            | LinkType::LINUX_SLL
+            | LinkType::LINUX_SLL2
+            | LinkType::C_HDLC
+            | LinkType::PPI
+            | LinkType::PPP
+            | LinkType::PPP_HDLC
+            | LinkType::NULL
+            | LinkType::LOOP
+    )
+}
+
 /// TCP header fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Tcp<'a> {

@@ -26,6 +26,7 @@ pub mod wire;
 
 pub use decode::{
     DecodeOptions, Decoded, Icmp, Ip, L4, Sctp, Tcp, TunnelSet, Udp, decode, decode_bytes,
+    follows_link_type,
 };
 pub use defrag::{
     DefragConfig, DefragDrop, DefragOutcome, DefragStats, Defragmenter, OverlapPolicy,

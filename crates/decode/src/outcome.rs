@@ -229,6 +229,17 @@ impl Default for DecodeStats {
     }
 }
 
+impl Unsupported {
+    /// A well-formed frame that carries no IP at all (ARP, LLDP, STP and other EtherTypes, PPPoE discovery, PPP
+    /// control protocols): not IP, rather than a packet the decoder failed on.
+    pub fn carries_no_ip(self) -> bool {
+        matches!(
+            self,
+            Unsupported::EtherType | Unsupported::PppoeDiscovery | Unsupported::PppProtocol
+        )
+    }
+}
+
 impl DecodeStats {
     /// Counts one outcome.
     #[inline]
@@ -281,6 +292,15 @@ impl DecodeStats {
         self.truncated.iter().sum::<u64>()
             + self.unsupported.iter().sum::<u64>()
             + self.malformed.iter().sum::<u64>()
+    }
+
+    /// Frames that carry no IP ([`Unsupported::carries_no_ip`]); they are among [`DecodeStats::failed`].
+    pub fn not_ip(&self) -> u64 {
+        Unsupported::ALL
+            .iter()
+            .filter(|u| u.carries_no_ip())
+            .map(|&u| self.unsupported[u as usize])
+            .sum()
     }
 
     /// The count for one outcome.

@@ -49,6 +49,11 @@ pub struct RunInfo {
     pub live: Option<CaptureCounters>,
     /// Inline mode: what was forwarded and dropped, and the receive-to-send latency.
     pub inline: Option<flowbundle_inspect::InlineReport>,
+    /// The link types of the inputs the decoder does not follow, by name (`DLT_USER0 (147)`), to name them where
+    /// their packets are counted.
+    pub link_types: Vec<String>,
+    /// Show the cost block (cycles per packet, by stage and position in flow, the costliest connections).
+    pub cost: bool,
 }
 
 /// The counters of a live capture, as the summary and the EVE `stats` record report them.
@@ -190,19 +195,30 @@ impl fmt::Display for Summary<'_> {
 
         writeln!(f, "\nCounters:")?;
         let d = &s.decode;
+        // Frames without IP (ARP, LLDP, ...) are not IP, not decode failures; an unsupported link type is named.
+        let no_ip = |o: &flowbundle_decode::Outcome| matches!(o, flowbundle_decode::Outcome::Unsupported(u) if u.carries_no_ip());
         let fails: Vec<String> = d
             .failures()
             .iter()
-            .map(|(o, n)| format!("{o} {n}"))
+            .filter(|(o, _)| !no_ip(o))
+            .map(|(o, n)| match o {
+                flowbundle_decode::Outcome::Unsupported(
+                    flowbundle_decode::Unsupported::LinkType,
+                ) if !info.link_types.is_empty() => {
+                    format!("unsupported link type {} {n}", info.link_types.join(", "))
+                }
+                o => format!("{o} {n}"),
+            })
             .collect();
+        let not_decoded = d.failed() - d.not_ip();
         writeln!(
             f,
             "  decode: {} decoded, {} failed{}{}; {} not IP",
             d.decoded,
-            d.failed(),
+            not_decoded,
             if fails.is_empty() { "" } else { ": " },
             fails.join(", "),
-            s.not_ip
+            s.not_ip + d.not_ip()
         )?;
         if let Some(p) = self.prestage {
             let g = &p.defrag;
@@ -267,7 +283,7 @@ impl fmt::Display for Summary<'_> {
             info.capture_drops
                 .map_or_else(|| "none (files)".to_string(), |n| n.to_string()),
             info.input_errors,
-            d.failed(),
+            not_decoded,
             defrag_dropped,
             s.untracked_packets,
             s.reassembly.memcap_skips
@@ -364,6 +380,9 @@ impl fmt::Display for Summary<'_> {
             }
         }
 
+        if !info.cost {
+            return Ok(());
+        }
         let c = &fin.cost;
         writeln!(f, "\nCost:")?;
         writeln!(

@@ -171,6 +171,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     cost_out: Option<PathBuf>,
 
+    /// Add the cost block to the summary: cycles per packet, by stage and by position in flow, the costliest
+    /// connections (wall-clock TSC cycles: read them on a quiet machine).
+    #[arg(long)]
+    cost: bool,
+
     /// Do not emit application events (http, tls, dns, ...); flows and alerts still are.
     #[arg(long)]
     no_app_events: bool,
@@ -405,7 +410,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             args.flow_sweep
         );
     }
-    let defaults = EngineConfig::default();
+    // The configuration (file, --set, --var): engine settings, and rule files and the EVE file where the command
+    // line names none.
+    let conf = args.config.load()?;
+    let mut defaults = EngineConfig::default();
+    conf.apply(&mut defaults);
     let cfg = EngineConfig {
         app_events: !args.no_app_events,
         cost: flowbundle_inspect::CostConfig {
@@ -420,12 +429,27 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         rules_profile: args.rules_profile.is_some(),
         ..defaults
     };
+    if args.rules.is_empty() && args.content_hex.is_none() && !conf.rule_files.is_empty() {
+        eprintln!(
+            "rules: {} file(s) from rule-files ({})",
+            conf.rule_files.len(),
+            conf.rule_files_origin.as_deref().unwrap_or("")
+        );
+        args.rules = conf.rule_files.clone();
+    }
+    if args.output.is_none()
+        && let Some((eve, from)) = &conf.eve_log
+    {
+        eprintln!("EVE to {} (eve-log, {from})", eve.display());
+        args.output = Some(eve.clone());
+    }
     let mut info = RunInfo {
         inputs: match (&args.interface, &args.inline) {
             (Some(iface), _) => vec![format!("live:{iface}")],
             (None, Some(pair)) => vec![format!("inline:{pair}")],
             (None, None) => args.files.iter().map(|p| p.display().to_string()).collect(),
         },
+        cost: args.cost,
         ..RunInfo::default()
     };
     let live_run = args.interface.is_some() || args.inline.is_some();
@@ -495,9 +519,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 RuleSet::from_content_hex(p).with_context(|| format!("loading {}", p.display()))?
             }
             None => {
-                let conf = args.config.load()?;
                 let opts = LoadOptions {
-                    vars: conf.vars,
+                    vars: conf.vars.clone(),
                     ..LoadOptions::default()
                 };
                 RuleSet::load_files_with(&args.rules, &opts).context("loading rules")?
@@ -655,10 +678,34 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             w.write_rendered(&line, 1).context("writing EVE output")?;
         }
         worker_stats.clear();
+        let unsupported =
+            flowbundle_decode::Outcome::Unsupported(flowbundle_decode::Unsupported::LinkType);
+        if finished.stats.decode.count(unsupported) > 0 {
+            info.link_types = unsupported_link_types(files);
+        }
         reports.push((finished, prestage, info));
     }
     if let Some(w) = sink.eve {
+        let lines = w.lines();
         w.into_inner().context("flushing EVE output")?.finish()?;
+        // EVE in a file and no summary asked for: one line says what was written.
+        if let Some(out) = args
+            .output
+            .as_deref()
+            .filter(|_| !eve_to_stdout && !args.summary)
+        {
+            let packets: u64 = reports.iter().map(|r| r.2.packets_read).sum();
+            let flows: u64 = reports.iter().map(|r| r.0.stats.flows_created).sum();
+            let secs: f64 = reports
+                .iter()
+                .filter_map(|r| r.2.elapsed)
+                .map(|d| d.as_secs_f64())
+                .sum();
+            eprintln!(
+                "wrote {lines} EVE events to {}: {packets} packets, {flows} flows in {secs:.2} s",
+                out.display()
+            );
+        }
     }
     if let Some(w) = costs.0 {
         w.finish().context("flushing cost records")?.finish()?;
@@ -682,6 +729,25 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The link types of `files` the decoder does not follow, named (`linktype 147 in x.pcap`), for the summary line
+/// that counts their packets. Reads each file's header and first packet (pcapng declares interfaces as it goes).
+fn unsupported_link_types(files: &[PathBuf]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in files.iter().filter(|f| f.as_os_str() != "-") {
+        let Ok(mut r) = CaptureReader::open(f) else {
+            continue;
+        };
+        let _ = r.next_packet();
+        for i in r.interfaces() {
+            let name = format!("{} in {}", i.link_type, f.display());
+            if !flowbundle_decode::follows_link_type(i.link_type) && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }
 
 /// Inspects `files` (or the live capture) with a fresh `engine`, the packets numbered from `first_packet`; writes
@@ -717,6 +783,7 @@ fn inspect_inputs(
             let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
             let mut periodic = PeriodicStats::new(args);
             let mut latest_ts = 0;
+            let progress = Progress::new();
             for path in files {
                 let mut reader = CaptureReader::open(path)
                     .with_context(|| format!("cannot open {}", path.display()))?;
@@ -748,6 +815,9 @@ fn inspect_inputs(
                         events.clear();
                         p.write(sink, ctx.stats(), num - first_packet)?;
                     }
+                    if num.is_multiple_of(65_536) {
+                        progress.show(num - first_packet, engine, false);
+                    }
                     if ctx.pending_events() >= 1024 {
                         ctx.take_events(&mut events);
                         sink.write(&events)?;
@@ -761,6 +831,7 @@ fn inspect_inputs(
                 }
                 note_read_end(path, reader.stats(), info);
             }
+            progress.show(num - first_packet, engine, true);
             info.packets_read = num - first_packet;
             info.capture_span = timeline.span();
             ctx.take_events(&mut events);
@@ -1208,8 +1279,8 @@ impl Reader<'_> {
     }
 }
 
-/// Progress of a streaming run on standard error, when it is a terminal: packets read, their rate and the flows
-/// tracked now (the engine's live gauge). Hidden otherwise.
+/// Progress of a run on standard error, when it is a terminal: packets read, their rate and the flows tracked now
+/// (the engine's live gauge). Hidden otherwise.
 struct Progress(Option<indicatif::ProgressBar>);
 
 impl Progress {
@@ -1228,8 +1299,13 @@ impl Progress {
     }
 
     fn update(&self, arena: &PacketArena, engine: &Engine, last: bool) {
+        self.show(arena.filled(), engine, last);
+    }
+
+    /// `packets` read so far; the bar is cleared when `last`.
+    fn show(&self, packets: u64, engine: &Engine, last: bool) {
         if let Some(bar) = &self.0 {
-            bar.set_position(arena.filled());
+            bar.set_position(packets);
             bar.set_message(format!("{} flows tracked", engine.table().len()));
             if last {
                 bar.finish_and_clear();
