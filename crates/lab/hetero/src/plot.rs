@@ -5,11 +5,21 @@ use plotters::prelude::*;
 
 use crate::sim::RunLog;
 
-/// Draws `log` into an SVG file at `path`. `title` goes on top (say whether the clock was virtual and which
-/// devices were modelled).
+/// Draws `log` into an SVG file at `path`, written through a temporary file renamed at the end (as every other
+/// output). `title` goes on top (say whether the clock was virtual and which devices were modelled).
 pub fn timeline_svg(log: &RunLog, path: &std::path::Path, title: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut svg = String::new();
+    draw_timeline(log, &mut svg, title)?;
+    let e = |x: &dyn std::fmt::Display| format!("{}: {x}", path.display());
+    let mut f = flowbundle_ingest::OutputFile::create(path).map_err(|x| e(&x))?;
+    f.write_all(svg.as_bytes()).map_err(|x| e(&x))?;
+    f.commit().map_err(|x| e(&x))
+}
+
+fn draw_timeline(log: &RunLog, svg: &mut String, title: &str) -> Result<(), String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
-    let root = SVGBackend::new(path, (1000, 900)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (1000, 900)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let root = root.titled(title, ("sans-serif", 18)).map_err(|x| e(&x))?;
     let panels = root.split_evenly((4, 1));
