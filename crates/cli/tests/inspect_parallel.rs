@@ -1,23 +1,11 @@
 //! `flowbundle inspect --threads 2` (the streaming runtime) against `--threads 1` (the single-threaded loop) on real
 //! captures with content rules and L7-filter signatures, under every scheduler: the EVE output must be the same
 //! lines after sorting, and each flow's events must come in the same order without sorting (packet order).
-//! Skips when the shared captures are absent.
+//! Skips when the shared captures are absent (fails under `FLOWBUNDLE_REQUIRE_DATA=1`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
-
-fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: {} not found (shared test data absent)", p.display());
-        None
-    }
-}
 
 const CAPTURES: &[&str] = &[
     "reassembly/example.pcap",
@@ -68,13 +56,16 @@ fn by_flow(lines: &[String]) -> HashMap<String, Vec<&str>> {
 
 #[test]
 fn streaming_parallel_output_equals_the_single_threaded_output_under_every_scheduler() {
-    let Some(rules) = shared("rules/snort3-community.rules") else {
+    let Some(rules) = flowbundle_testsupport::data("rules/snort3-community.rules") else {
         return;
     };
-    let Some(sigs) = shared("l7-protocols") else {
+    let Some(sigs) = flowbundle_testsupport::data("l7-protocols") else {
         return;
     };
-    let inputs: Vec<PathBuf> = CAPTURES.iter().filter_map(|c| shared(c)).collect();
+    let inputs: Vec<PathBuf> = CAPTURES
+        .iter()
+        .filter_map(|c| flowbundle_testsupport::data(c))
+        .collect();
     if inputs.len() != CAPTURES.len() {
         return;
     }
