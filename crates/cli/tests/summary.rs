@@ -97,10 +97,7 @@ fn an_unsupported_link_type_is_named() {
     // A pcap of link type 147 (DLT_USER0), which no decoder follows: one 20-byte record.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("user0.pcap");
-    let mut bytes = Vec::new();
-    for v in [0xa1b2_c3d4u32] {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
+    let mut bytes = 0xa1b2_c3d4u32.to_le_bytes().to_vec();
     bytes.extend_from_slice(&2u16.to_le_bytes());
     bytes.extend_from_slice(&4u16.to_le_bytes());
     for v in [0u32, 0, 65_535, 147, 1, 0, 20, 20] {

@@ -166,9 +166,9 @@ fn show_unit(unit: Unit, v: u64) -> String {
     match unit {
         Unit::Seconds => v.to_string(),
         Unit::Bool => (if v != 0 { "true" } else { "false" }).to_string(),
-        Unit::Bytes if v > 0 && v % (1 << 30) == 0 => format!("{}gb", v >> 30),
-        Unit::Bytes if v > 0 && v % (1 << 20) == 0 => format!("{}mb", v >> 20),
-        Unit::Bytes if v > 0 && v % (1 << 10) == 0 => format!("{}kb", v >> 10),
+        Unit::Bytes if v > 0 && v.is_multiple_of(1 << 30) => format!("{}gb", v >> 30),
+        Unit::Bytes if v > 0 && v.is_multiple_of(1 << 20) => format!("{}mb", v >> 20),
+        Unit::Bytes if v > 0 && v.is_multiple_of(1 << 10) => format!("{}kb", v >> 10),
         Unit::Bytes => v.to_string(),
     }
 }
