@@ -57,7 +57,7 @@ fn main() {
             eprintln!("skipping {}: absent", cap.display());
             continue;
         }
-        for (key, parts) in common::tcp_directions(&common::segments(cap)) {
+        for (key, parts) in common::tcp_directions(&flowbundle_testcapture::segments(cap)) {
             let bytes = common::assemble(&parts);
             if elephant.as_ref().is_none_or(|e| bytes.len() > e.1.len()) {
                 elephant = Some((key, bytes));
