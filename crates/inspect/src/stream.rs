@@ -461,7 +461,6 @@ impl<'a> ArenaSource<'a> {
         self
     }
 
-
     /// Publishes each worker's counters on `board` every [`StatsBoard::EVERY`] packets it inspects, for periodic
     /// statistics while the run goes on.
     pub fn with_stats_board(mut self, board: &'a StatsBoard) -> Self {
