@@ -153,6 +153,7 @@ pub mod split;
 pub mod testing;
 pub mod text;
 pub mod threshold;
+pub mod threshold_config;
 pub mod tls_record;
 pub mod transform;
 pub mod vars;
@@ -171,5 +172,6 @@ pub use scan::{
     PacketCtx, ScanStats, Scanner, Transport,
 };
 pub use threshold::{Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track};
+pub use threshold_config::{ConfigLineError, Suppress, SuppressTrack, ThresholdConfig};
 pub use transform::Transform;
 pub use vars::{Origin, Var, VarKind, Vars};
