@@ -9,10 +9,15 @@
 //! counts that correct the engine's alert totals ([`AlertFilter::correct`]). Parallel output equals serial output
 //! because both feed it the same sequence.
 //!
-//! Cost: a hash-table lookup per alert of a thresholded rule, nothing for other events; one table for the run,
-//! bounded ([`flowbundle_rules::ThresholdTable`]).
+//! A `threshold.config` ([`flowbundle_rules::ThresholdConfig`]) applies here too: its thresholds replace or add to
+//! the rules' own, and its suppressions drop a rule's alerts (all of them, or those from or to given addresses).
+//!
+//! Cost: a hash-table lookup per alert of a thresholded rule, an address-set test per suppression of the alert's
+//! rule, nothing for other events; one table for the run, bounded ([`flowbundle_rules::ThresholdTable`]).
 
-use flowbundle_rules::{RuleSet, Threshold, ThresholdStats, ThresholdTable};
+use flowbundle_rules::{
+    RuleSet, Suppress, Threshold, ThresholdConfig, ThresholdStats, ThresholdTable,
+};
 
 use crate::engine::Finished;
 use crate::event::{Event, EventKind};
@@ -22,6 +27,8 @@ use crate::event::{Event, EventKind};
 pub struct AlertFilter {
     /// Per rule index: its threshold, if it has one.
     thresholds: Vec<Option<Threshold>>,
+    /// Per rule index: the `threshold.config` suppressions that apply to it.
+    suppressions: Vec<Vec<Suppress>>,
     /// Per rule index: its sid (to correct the per-rule totals).
     sids: Vec<u32>,
     /// Per rule index: alerts suppressed.
@@ -37,12 +44,33 @@ impl AlertFilter {
 
     /// A filter counting in `table` (its capacity bounds the state).
     pub fn with_table(rules: &RuleSet, table: ThresholdTable) -> Option<AlertFilter> {
-        let thresholds: Vec<Option<Threshold>> =
-            rules.rules().iter().map(|r| r.threshold).collect();
-        thresholds.iter().any(Option::is_some).then(|| AlertFilter {
+        AlertFilter::with_config(rules, &ThresholdConfig::default(), table)
+    }
+
+    /// A filter for `rules` with the thresholds and suppressions of a `threshold.config`, or `None` when nothing
+    /// needs filtering.
+    pub fn with_config(
+        rules: &RuleSet,
+        config: &ThresholdConfig,
+        table: ThresholdTable,
+    ) -> Option<AlertFilter> {
+        let thresholds: Vec<Option<Threshold>> = rules
+            .rules()
+            .iter()
+            .map(|r| config.threshold_for(r.gid, r.sid, r.threshold))
+            .collect();
+        let suppressions: Vec<Vec<Suppress>> = rules
+            .rules()
+            .iter()
+            .map(|r| config.suppressions_for(r.gid, r.sid))
+            .collect();
+        let needed =
+            thresholds.iter().any(Option::is_some) || suppressions.iter().any(|s| !s.is_empty());
+        needed.then(|| AlertFilter {
             sids: rules.rules().iter().map(|r| r.sid).collect(),
             suppressed: vec![0; thresholds.len()],
             thresholds,
+            suppressions,
             table,
         })
     }
@@ -53,13 +81,20 @@ impl AlertFilter {
             return true;
         };
         let i = a.rule_index as usize;
-        let Some(Some(t)) = self.thresholds.get(i) else {
+        let sup = self.suppressions.get(i).map_or(&[][..], Vec::as_slice);
+        let t = self.thresholds.get(i).copied().flatten();
+        if sup.is_empty() && t.is_none() {
             return true;
-        };
+        }
         let (src, dst, _, _) = e.key.endpoints(e.dir);
-        let keep = self
-            .table
-            .check(a.rule_index, t, src, dst, e.flow_id, e.ts_ns);
+        let keep = if sup.iter().any(|s| s.applies(src, dst)) {
+            false
+        } else if let Some(t) = t {
+            self.table
+                .check(a.rule_index, &t, src, dst, e.flow_id, e.ts_ns)
+        } else {
+            true
+        };
         if !keep && let Some(n) = self.suppressed.get_mut(i) {
             *n += 1;
         }
