@@ -214,3 +214,130 @@ fn thresholded_alerts_are_the_same_serial_and_parallel() {
         assert!(par == serial, "--threads 2 --scheduler {sched} differs");
     }
 }
+
+/// The `src_ip` of an EVE line.
+fn src_ip(line: &str) -> &str {
+    let at = line.find("\"src_ip\":\"").expect("an alert has src_ip") + 10;
+    let len = line[at..].find('"').expect("a closed string");
+    &line[at..at + len]
+}
+
+/// `--threshold-file`: a suppress removes a rule's alerts (all of them, or those of one source address), a
+/// threshold line replaces the rule's own, and a line it cannot read is named with its file and line while the others
+/// still apply.
+#[test]
+fn threshold_file_suppresses_and_limits() {
+    let Some(cap) = data("reassembly/example2.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write(
+        dir.path(),
+        "t.rules",
+        "alert tcp any any -> any any (msg:\"every syn\"; flags:S; sid:1;)\n\
+         alert tcp any any -> any any (msg:\"suppressed\"; flags:S; sid:2;)\n\
+         alert tcp any any -> any any (msg:\"limited\"; flags:S; threshold: type limit, track by_rule, count 1000, seconds 60; sid:3;)\n\
+         alert tcp any any -> any any (msg:\"one source suppressed\"; flags:S; sid:5;)\n",
+    );
+    let r = rules.to_string_lossy().into_owned();
+    let caps = [cap];
+    let (plain, _) = alerts(&caps, &["--threads", "1", "--rules", &r]);
+    let all = count(&plain, 1);
+    assert!(all > 10, "{all}");
+    assert_eq!(count(&plain, 2), all);
+    assert_eq!(count(&plain, 3), all);
+    let syn: Vec<&String> = plain
+        .iter()
+        .filter(|l| l.contains("\"signature_id\":1,"))
+        .collect();
+    let quiet = src_ip(syn[0]).to_string();
+    let others = syn.iter().filter(|l| src_ip(l) != quiet).count();
+    let tf = write(
+        dir.path(),
+        "threshold.config",
+        &format!(
+            "suppress gen_id 1, sig_id 2\n\
+             threshold gen_id 1, sig_id 3, type limit, track by_rule, count 2, seconds 3600\n\
+             suppress gen_id 1, sig_id 5, track by_src, ip {quiet}\n\
+             suppress gen_id 1, sig_id 1, track by_moon, ip 10.0.0.1\n"
+        ),
+    );
+    let t = tf.to_string_lossy().into_owned();
+    let (lines, err) = alerts(
+        &caps,
+        &["--threads", "1", "--rules", &r, "--threshold-file", &t],
+    );
+    assert_eq!(count(&lines, 1), all, "the unreadable line changes nothing");
+    assert_eq!(count(&lines, 2), 0);
+    assert_eq!(count(&lines, 3), 2);
+    assert_eq!(count(&lines, 5), others);
+    assert!(others < all);
+    assert!(
+        err.contains(&format!(
+            "{}:4: suppress: unknown track `by_moon`",
+            tf.display()
+        )),
+        "{err}"
+    );
+    // The parallel run filters the same alerts.
+    let (par, _) = alerts(
+        &caps,
+        &["--threads", "2", "--rules", &r, "--threshold-file", &t],
+    );
+    assert!(par == lines, "--threads 2 differs");
+}
+
+/// A `classification.config` beside the rules (or named with `--classification-file`) sets EVE's `alert.category`
+/// and `alert.severity`; a rule's `priority` still wins; a broken line is named with its file and line.
+#[test]
+fn classification_file_sets_category_and_severity() {
+    let Some(cap) = data("reassembly/example2.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "t.rules",
+        "alert tcp any any -> any any (msg:\"syn\"; flags:S; classtype:site-scan; sid:1;)\n\
+         alert tcp any any -> any any (msg:\"syn, priority\"; flags:S; classtype:site-scan; priority:1; sid:2;)\n\
+         alert tcp any any -> any any (msg:\"syn, stock\"; flags:S; classtype:trojan-activity; sid:3;)\n",
+    );
+    let cls = write(
+        dir.path(),
+        "classification.config",
+        "# site classes\nconfig classification: site-scan,Site Scan Seen,4\n\
+         config classification: trojan-activity,Trojan Here,2\nconfig classification: broken\n",
+    );
+    let d = dir.path().to_string_lossy().into_owned();
+    let (lines, err) = alerts(&[cap], &["--threads", "1", "--rules", &d]);
+    let first = |sid: u32| {
+        let needle = format!("\"signature_id\":{sid},");
+        lines
+            .iter()
+            .find(|l| l.contains(&needle))
+            .unwrap_or_else(|| panic!("no alert of sid {sid}"))
+            .clone()
+    };
+    let one = first(1);
+    assert!(
+        one.contains("\"category\":\"Site Scan Seen\",\"severity\":4"),
+        "{one}"
+    );
+    assert!(first(2).contains("\"category\":\"Site Scan Seen\",\"severity\":1"));
+    assert!(first(3).contains("\"category\":\"Trojan Here\",\"severity\":2"));
+    assert!(
+        err.contains(&format!(
+            "{}:4: expected three comma-separated fields",
+            cls.display()
+        )),
+        "{err}"
+    );
+    // Without the file the class is unknown and its rules are skipped.
+    std::fs::remove_file(&cls).unwrap();
+    let (lines, _) = alerts(
+        &[data("reassembly/example2.pcap").unwrap()],
+        &["--threads", "1", "--rules", &d],
+    );
+    assert_eq!(count(&lines, 1) + count(&lines, 2), 0);
+    assert!(count(&lines, 3) > 0);
+}

@@ -18,7 +18,7 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use flowbundle_ingest::{CaptureMethod, CaptureReader, LiveSource, PacketArena, RingConfig};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
-use flowbundle_inspect::rules::{LoadOptions, RuleSet};
+use flowbundle_inspect::rules::{LoadOptions, RuleSet, ThresholdConfig, ThresholdTable};
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{
     AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, EngineStats, Event,
@@ -124,6 +124,19 @@ pub struct Args {
 
     #[command(flatten)]
     config: super::config::ConfigArgs,
+
+    /// Suricata's classification.config: each `classtype`'s EVE `alert.category` (description) and `alert.severity`
+    /// (priority; a rule's `priority` overrides it), added over the built-in standard table. Default: the
+    /// `classification.config` of the first --rules directory that holds one (ET Open ships one).
+    #[arg(long, value_name = "FILE")]
+    classification_file: Option<PathBuf>,
+
+    /// Suricata's threshold.config: `threshold`/`event_filter` lines (replacing a rule's own threshold, or for
+    /// rules without one with gen_id 0 or sig_id 0) and `suppress` lines (all of a rule's alerts, or those whose
+    /// source, destination or either address is in an address expression). `rate_filter` lines are reported and
+    /// ignored.
+    #[arg(long, value_name = "FILE")]
+    threshold_file: Option<PathBuf>,
 
     /// Write every skipped or unreadable rule here, as CSV (file, line, sid, outcome, reason).
     #[arg(long, value_name = "FILE")]
@@ -510,6 +523,12 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let mut threshold_config = ThresholdConfig::default();
+    if args.rules.is_empty()
+        && (args.threshold_file.is_some() || args.classification_file.is_some())
+    {
+        bail!("--threshold-file and --classification-file apply to --rules");
+    }
     let rules = if !args.rules.is_empty() || args.content_hex.is_some() {
         if !args.rules.is_empty() && args.content_hex.is_some() {
             bail!("--rules and --content-hex cannot be combined (one rule set per run)");
@@ -519,10 +538,23 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 RuleSet::from_content_hex(p).with_context(|| format!("loading {}", p.display()))?
             }
             None => {
-                let opts = LoadOptions {
+                let mut opts = LoadOptions {
                     vars: conf.vars.clone(),
                     ..LoadOptions::default()
                 };
+                if let Some(path) = classification_path(&args) {
+                    let text = std::fs::read_to_string(&path)
+                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    let errors = opts.classifications.parse_config(&text);
+                    report_config_errors(&path, errors.iter().map(|(l, m)| (*l, m.as_str())));
+                }
+                if let Some(path) = &args.threshold_file {
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    let (tc, errors) = ThresholdConfig::parse(&text, &opts.vars);
+                    report_config_errors(path, errors.iter().map(|e| (e.line, e.message.as_str())));
+                    threshold_config = tc;
+                }
                 RuleSet::load_files_with(&args.rules, &opts).context("loading rules")?
             }
         };
@@ -537,6 +569,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             .iter()
             .chain(&args.rules)
             .chain(&args.content_hex)
+            .chain(&args.classification_file)
+            .chain(&args.threshold_file)
             .map(PathBuf::as_path)
             .collect();
         super::rule_report::check(&report, args.rules_report.as_deref(), &read)?;
@@ -572,6 +606,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         .iter()
         .chain(&args.rules)
         .chain(&args.content_hex)
+        .chain(&args.classification_file)
+        .chain(&args.threshold_file)
         .map(PathBuf::as_path)
         .collect();
     let mut sink = Sink {
@@ -615,7 +651,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     for files in groups {
         // Thresholds count afresh with each input under --per-file, as its flows do.
-        sink.filter = rules.as_deref().and_then(AlertFilter::new);
+        sink.filter = rules.as_deref().and_then(|r| {
+            AlertFilter::with_config(r, &threshold_config, ThresholdTable::default())
+        });
         let mut engine = Engine::with_shared(cfg.clone(), signatures.clone(), rules.clone());
         let mut info = RunInfo {
             inputs: if args.per_file {
@@ -1311,5 +1349,38 @@ impl Progress {
                 bar.finish_and_clear();
             }
         }
+    }
+}
+
+/// The classification file of a run: `--classification-file`, else the `classification.config` of the first
+/// `--rules` directory that holds one.
+fn classification_path(args: &Args) -> Option<PathBuf> {
+    args.classification_file.clone().or_else(|| {
+        args.rules
+            .iter()
+            .filter(|p| p.is_dir())
+            .map(|d| d.join("classification.config"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Most lines of a configuration file reported one by one; the rest are counted.
+const MAX_CONFIG_ERRORS: usize = 20;
+
+/// Reports a configuration file's unread lines on standard error as `file:line: reason`, then their count. The run
+/// goes on with the lines that were read, as Suricata's does.
+fn report_config_errors<'a>(
+    path: &std::path::Path,
+    errors: impl Iterator<Item = (usize, &'a str)>,
+) {
+    let mut n = 0usize;
+    for (line, message) in errors {
+        if n < MAX_CONFIG_ERRORS {
+            eprintln!("warning: {}:{line}: {message}", path.display());
+        }
+        n += 1;
+    }
+    if n > 0 {
+        eprintln!("warning: {}: {n} lines not applied", path.display());
     }
 }
