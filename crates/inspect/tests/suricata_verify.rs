@@ -6,8 +6,9 @@
 //! What it asserts: the selection does not silently shrink below a pinned floor, the number of passing tests does
 //! not fall below a pinned floor, and every failing test is explained in `tests/data/suricata_verify_failures.txt`
 //! (a new failure must be investigated and listed, a fixed one removed). The target is 90% of the selected
-//! tests, reached at 86 of 94 (the sticky buffers of DNS, TLS (certificates included) and the rest of HTTP,
-//! transforms, the byte keywords and the pcre fallback, header keywords and thresholds select more, and grouped folders
+//! tests, reached at 92 of 100 (the sticky buffers of DNS, TLS (certificates included) and the rest of HTTP,
+//! transforms, the byte keywords and the pcre fallback, header keywords, thresholds and `threshold-file` (with
+//! `input.rules`, and `--simulate-ips` where every rule is an alert rule) select more, and grouped folders
 //! such as `threshold/` and `uricontent/` are read); the pass floor pins it. The failures left are named in the
 //! fixture: Suricata's packet-wide flowbit ordering, `depth` per SMB message (a documented design limit of stream
 //! matching), when the app layer sees a direction's data (on the packet here, on the other side's ACK in Suricata's
@@ -18,9 +19,9 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 94;
+const SELECTED_FLOOR: usize = 100;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 86;
+const PASS_FLOOR: usize = 92;
 /// The target pass rate, in percent.
 const TARGET_PERCENT: usize = 90;
 

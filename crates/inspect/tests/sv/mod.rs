@@ -55,7 +55,9 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use flowbundle_ingest::CaptureReader;
-use flowbundle_inspect::rules::{LoadOptions, RuleSet, Vars};
+use flowbundle_inspect::rules::{
+    Action, LoadOptions, RuleSet, ThresholdConfig, ThresholdTable, Vars,
+};
 use flowbundle_inspect::{AlertFilter, Engine, EngineConfig, Event, EventKind, Prestage};
 use serde_norway::Value;
 
@@ -280,11 +282,14 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         );
     }
 
-    // The rules.
-    let rules_path = dir.join("test.rules");
-    if !rules_path.exists() {
+    // The rules: `test.rules`, else `input.rules` (the `threshold/` group's name).
+    let Some(rules_path) = ["test.rules", "input.rules"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.exists())
+    else {
         return excluded(&name, "no test.rules", "");
-    }
+    };
     let opts = LoadOptions {
         vars: settings.vars.clone(),
         ..LoadOptions::default()
@@ -303,6 +308,32 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
     if report.loaded == 0 {
         return excluded(&name, "no rules in test.rules", "");
     }
+    // `--simulate-ips` changes what a drop rule does to the rest of its flow; with alert rules only it changes no
+    // alert.
+    if settings.simulate_ips && rules.rules().iter().any(|r| r.action != Action::Alert) {
+        return excluded(&name, "--simulate-ips with drop/reject rules", "");
+    }
+    // The threshold file, as `inspect --threshold-file` reads it; a line it does not apply excludes the test.
+    let thresholds = match &settings.threshold_file {
+        None => ThresholdConfig::default(),
+        Some(f) => {
+            let path = f.replace("${TEST_DIR}", &dir.to_string_lossy());
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) => return excluded(&name, "threshold-file unreadable", e.to_string()),
+            };
+            let (tc, errors) = ThresholdConfig::parse(&text, &settings.vars);
+            if let Some(e) = errors.first() {
+                let short = e.message.split([' ', '(']).next().unwrap_or("").to_string();
+                return excluded(
+                    &name,
+                    format!("threshold-file line not applied: {short}"),
+                    e.message.clone(),
+                );
+            }
+            tc
+        }
+    };
 
     // The checks: those we can evaluate run; the others (other event types, other check kinds, alert fields we do
     // not produce) are listed as not evaluated. A test with no evaluable check is excluded.
@@ -326,7 +357,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         return excluded(&name, format!("no alert check ({why})"), "");
     }
 
-    let events = run_engine(&pcap, rules, &settings);
+    let events = run_engine(&pcap, rules, &thresholds, &settings);
     let alerts_ev: Vec<&Event> = events
         .iter()
         .filter(|e| matches!(e.kind, EventKind::Alert(_)))
@@ -375,14 +406,19 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
 }
 
 /// Runs one pcap through the single-threaded engine path with the rules and returns its events.
-fn run_engine(pcap: &Path, rules: RuleSet, settings: &Settings) -> Vec<Event> {
+fn run_engine(
+    pcap: &Path,
+    rules: RuleSet,
+    thresholds: &ThresholdConfig,
+    settings: &Settings,
+) -> Vec<Event> {
     let cfg = EngineConfig {
         app_events: false,
         midstream: settings.midstream,
         ..EngineConfig::default()
     };
     // Thresholds, as the command line applies them: over the events in order.
-    let mut filter = AlertFilter::new(&rules);
+    let mut filter = AlertFilter::with_config(&rules, thresholds, ThresholdTable::default());
     let mut engine = Engine::new(cfg, None, Some(rules));
     let mut pre = Prestage::new(engine.config());
     let mut ctx = engine.new_ctx();
@@ -611,6 +647,10 @@ pub struct Settings {
     pub vars: Vars,
     /// `stream.midstream: true`.
     pub midstream: bool,
+    /// `threshold-file` as given (`${TEST_DIR}` not yet replaced).
+    pub threshold_file: Option<String>,
+    /// `--simulate-ips`.
+    pub simulate_ips: bool,
 }
 
 impl Default for Settings {
@@ -618,6 +658,8 @@ impl Default for Settings {
         Settings {
             vars: Vars::suricata_defaults(),
             midstream: false,
+            threshold_file: None,
+            simulate_ips: false,
         }
     }
 }
@@ -665,6 +707,7 @@ impl Settings {
                     continue;
                 }
                 "-v" | "-vv" | "-vvv" | "-vvvv" | "--no-random" => {}
+                "--simulate-ips" => self.simulate_ips = true,
                 _ if w.starts_with("-vvv") => {}
                 _ if w.starts_with("--runmode") => {
                     if w == "--runmode" {
@@ -705,6 +748,10 @@ impl Settings {
             && key.ends_with(".enabled")
             && matches!(value, "yes" | "true")
         {
+            return Ok(());
+        }
+        if key == "threshold-file" {
+            self.threshold_file = Some(value.trim_matches('"').to_string());
             return Ok(());
         }
         if key == "stream.midstream" {
