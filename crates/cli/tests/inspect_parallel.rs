@@ -3,7 +3,6 @@
 //! lines after sorting, and each flow's events must come in the same order without sorting (packet order).
 //! Skips when the shared captures are absent (fails under `FLOWBUNDLE_REQUIRE_DATA=1`).
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -40,20 +39,6 @@ fn eve(inputs: &[PathBuf], rules: &PathBuf, sigs: &PathBuf, extra: &[&str]) -> V
         .collect()
 }
 
-/// Each flow's lines, in output order.
-fn by_flow(lines: &[String]) -> HashMap<String, Vec<&str>> {
-    let mut m: HashMap<String, Vec<&str>> = HashMap::new();
-    for l in lines {
-        let id = l
-            .split("\"flow_id\":")
-            .nth(1)
-            .map(|r| r.split([',', '}']).next().unwrap_or("").to_owned())
-            .unwrap_or_default();
-        m.entry(id).or_default().push(l);
-    }
-    m
-}
-
 #[test]
 fn streaming_parallel_output_equals_the_single_threaded_output_under_every_scheduler() {
     let Some(rules) = flowbundle_testsupport::data("rules/snort3-community.rules") else {
@@ -83,7 +68,7 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
     );
     let mut sorted_serial = serial.clone();
     sorted_serial.sort();
-    let serial_flows = by_flow(&serial);
+    let serial_flows = flowbundle_testsupport::eve_lines_by_flow(&serial);
     for &sched in flowbundle_scheduler::ALL {
         // Few packet buffers: the reader waits for the workers, and the watermark moves often.
         for buffers in ["4096", "512", "8"] {
@@ -109,7 +94,7 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
                 serial.len(),
                 sorted.iter().zip(&sorted_serial).find(|(a, b)| a != b)
             );
-            let flows = by_flow(&par);
+            let flows = flowbundle_testsupport::eve_lines_by_flow(&par);
             for (id, evs) in &serial_flows {
                 assert_eq!(
                     flows.get(id),

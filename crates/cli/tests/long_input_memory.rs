@@ -4,7 +4,6 @@
 //! sweeps at the same input positions as the single-threaded loop (same flows, same EVE lines after sorting, each
 //! flow's lines in the same order).
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -63,20 +62,6 @@ fn inspect(input: &Path, extra: &[&str]) -> (Vec<String>, u64) {
     (lines, peak)
 }
 
-/// Each flow's lines, in output order.
-fn by_flow(lines: &[String]) -> HashMap<String, Vec<&str>> {
-    let mut m: HashMap<String, Vec<&str>> = HashMap::new();
-    for l in lines {
-        let id = l
-            .split("\"flow_id\":")
-            .nth(1)
-            .map(|r| r.split([',', '}']).next().unwrap_or("").to_owned())
-            .unwrap_or_default();
-        m.entry(id).or_default().push(l);
-    }
-    m
-}
-
 #[test]
 fn the_flow_table_stays_bounded_when_the_input_grows() {
     let Some(capture) = flowbundle_testsupport::data("ndpi/pcap/gnutella.pcap") else {
@@ -102,7 +87,7 @@ fn the_flow_table_stays_bounded_when_the_input_grows() {
     );
     let mut sorted = serial.clone();
     sorted.sort();
-    let serial_flows = by_flow(&serial);
+    let serial_flows = flowbundle_testsupport::eve_lines_by_flow(&serial);
     for sched in ["lfb", "ph"] {
         let args = ["--threads", "2", "--scheduler", sched];
         let (_, short_peak) = inspect(&short, &args);
@@ -111,7 +96,7 @@ fn the_flow_table_stays_bounded_when_the_input_grows() {
             peak * 4 <= short_peak * 5,
             "--threads 2 --scheduler {sched}: four times the input: peak tracked flows {short_peak} -> {peak}"
         );
-        let flows = by_flow(&par);
+        let flows = flowbundle_testsupport::eve_lines_by_flow(&par);
         for (id, lines) in &serial_flows {
             assert_eq!(
                 flows.get(id),

@@ -174,6 +174,21 @@ fn is_executable(p: &Path) -> bool {
     p.is_file()
 }
 
+/// EVE lines grouped by their `flow_id` (lines without one under ""), each flow's lines in output order: what tests
+/// compare to check that a flow's events keep their order whatever the thread count.
+pub fn eve_lines_by_flow(lines: &[String]) -> std::collections::HashMap<String, Vec<&str>> {
+    let mut m: std::collections::HashMap<String, Vec<&str>> = std::collections::HashMap::new();
+    for l in lines {
+        let id = l
+            .split("\"flow_id\":")
+            .nth(1)
+            .map(|r| r.split([',', '}']).next().unwrap_or("").to_owned())
+            .unwrap_or_default();
+        m.entry(id).or_default().push(l);
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
