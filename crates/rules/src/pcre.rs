@@ -147,12 +147,13 @@ impl Pcre {
         } else {
             false
         };
-        let inner = v
-            .strip_prefix('"')
-            .and_then(|s| s.strip_suffix('"'))
-            .ok_or_else(|| {
-                PcreError::Invalid("pcre value must be a quoted \"/expr/flags\"".into())
-            })?;
+        // Suricata takes the value with or without its double quotes (`pcre:"/a/i";` and `pcre:/a/i;`).
+        let inner = match v.strip_prefix('"') {
+            Some(q) => q.strip_suffix('"').ok_or_else(|| {
+                PcreError::Invalid("pcre value opens a quote it does not close".into())
+            })?,
+            None => v,
+        };
         let inner = unescape_rule_level(inner);
         let body = inner
             .strip_prefix('/')
@@ -634,6 +635,20 @@ mod tests {
         assert_eq!(m(&p, b"a\xff\x00\x00"), Some((1, 4)));
     }
 
+    /// Suricata reads the value with or without its quotes; a quote opened and not closed is an error.
+    #[test]
+    fn quotes_are_optional() {
+        let p = Pcre::parse(r"/\.\/a/I").unwrap();
+        assert_eq!(p.buffer, Some(PcreBuffer::RawUri));
+        assert!(m(&p, b"x./a").is_some() && m(&p, b"x/a").is_none());
+        let p = Pcre::parse(r"!/abc/i").unwrap();
+        assert!(p.negated && m(&p, b"ABC").is_some());
+        assert!(matches!(
+            Pcre::parse(r#""/abc/"#),
+            Err(PcreError::Invalid(_))
+        ));
+    }
+
     #[test]
     fn pcre_spellings_rewritten() {
         for (pat, hay, want) in [
@@ -715,7 +730,7 @@ mod tests {
             Pcre::parse(r#""/abc""#),
             Err(PcreError::Unsupported(_) | PcreError::Invalid(_))
         ));
-        assert!(matches!(Pcre::parse("/abc/"), Err(PcreError::Invalid(_))));
+        assert!(matches!(Pcre::parse("abc"), Err(PcreError::Invalid(_))));
         // A huge program is refused, not built.
         assert!(matches!(
             Pcre::parse(r#""/(a{1000}){1000}/""#),

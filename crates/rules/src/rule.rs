@@ -1143,7 +1143,27 @@ impl Builder {
             Ok(reason) => skip(reason),
             Err(msg) => err(msg),
         })?;
-        self.push_item(self.sticky, Item::Byte(Box::new(item)))
+        let buf = self.relative_buf(item.read.relative);
+        self.push_item(buf, Item::Byte(Box::new(item)))
+    }
+
+    /// The buffer of a keyword that may be positioned relative to the previous match (`byte_*`, `isdataat`, `pcre`):
+    /// the sticky buffer when there is one; with none, a relative keyword goes to the buffer of the rule's last
+    /// content, pcre or byte keyword, as Suricata files it (`uricontent:"a"; byte_extract:1,0,v,relative;` reads
+    /// the URI); otherwise the payload.
+    fn relative_buf(&self, relative: bool) -> PBuf {
+        if relative && self.sticky == PBuf::Fixed(Buffer::Payload) {
+            let last = self.items.iter().rev().find(|(_, it)| {
+                matches!(
+                    it,
+                    Item::Content(_) | Item::Pcre(..) | Item::Byte(_) | Item::DataAt { .. }
+                )
+            });
+            if let Some((b, _)) = last {
+                return *b;
+            }
+        }
+        self.sticky
     }
 
     pub(crate) fn msg(&mut self, v: Option<&str>) -> Step<()> {
@@ -1425,7 +1445,7 @@ impl Builder {
             }
         }
         self.push_item(
-            self.sticky,
+            self.relative_buf(relative),
             Item::DataAt {
                 n,
                 relative,
@@ -1601,7 +1621,10 @@ impl Builder {
             return Err(skip("pcre memory budget of the rule set exhausted"));
         }
         *ctx.pcre_memory += mem;
-        let buf = p.buffer.map(pcre_buffer).unwrap_or(self.sticky);
+        let buf = p
+            .buffer
+            .map(pcre_buffer)
+            .unwrap_or_else(|| self.relative_buf(p.relative));
         let id = *ctx.next_pcre_id;
         *ctx.next_pcre_id = id.saturating_add(1);
         self.item_transforms.push(self.transforms_for(buf));

@@ -164,3 +164,33 @@ alert udp any any -> any any (content:"L"; byte_extract:8,0,big,relative; conten
         Vec::<u32>::new()
     );
 }
+
+/// A `byte_extract` after an HTTP-buffer content reads that buffer, relative to the content, and a later content of
+/// the buffer takes its `distance`/`within` from the variable (suricata-verify's `UriTestSig28`/`29`/`32`).
+#[test]
+fn byte_extract_in_an_http_buffer_feeds_distance_and_within() {
+    let rs = load(
+        r#"alert tcp any any -> any any (uricontent:"this"; byte_extract:1,2,one,string,dec,relative; uricontent:"ring"; distance:one; sid:1;)
+alert tcp any any -> any any (uricontent:"this"; byte_extract:1,2,one,string,dec,relative; uricontent:"g_st"; within:one; sid:2;)
+alert tcp any any -> any any (uricontent:"this"; byte_extract:1,2,one,string,dec,relative; uricontent:"ring"; distance:6; sid:3;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let ctx = PacketCtx {
+        dir: Direction::ToServer,
+        app_proto: Some("http"),
+        ..PacketCtx::default()
+    };
+    rs.scan_http(
+        &mut sc,
+        &mut FlowMatchState::default(),
+        &ctx,
+        0,
+        HttpBuffer::Uri,
+        b"/this_b5ig_string_now_in_http",
+        &mut out,
+    );
+    let mut sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    sids.sort();
+    assert_eq!(sids, vec![1, 2]);
+}
