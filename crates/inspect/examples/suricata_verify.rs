@@ -29,6 +29,9 @@ fn main() {
         for r in &results {
             if let sv::Verdict::Excluded { reason, detail } = &r.verdict {
                 println!("{:<48} {reason}  {detail}", r.name);
+                for b in r.blockers.iter().skip(1) {
+                    println!("{:<48}   also: {b}", "");
+                }
             }
         }
         println!();
