@@ -97,8 +97,9 @@
 //! * at the end: sum [`Scanner::hit_counts`] and [`Scanner::stats`] across workers for the summary.
 //!
 //! The suricata-verify harness (`crates/inspect/tests/suricata_verify.rs`, `scripts/suricata-verify`) selects tests
-//! whose `test.rules` load completely and that have `alert` checks by `alert.signature_id`, runs them through the
-//! engine and compares; the failures left are explained in `crates/inspect/tests/data/suricata_verify_failures.txt`.
+//! whose rule file loads completely and that have checks it can evaluate on the EVE lines (`alert` and `flow`), runs
+//! them through the engine and compares; the failures left are explained in
+//! `crates/inspect/tests/data/suricata_verify_failures.txt`.
 //! `tests/suricata_verify_rules.rs` here runs the rule half over the whole suite.
 //!
 //! ## Stream semantics
