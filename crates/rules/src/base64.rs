@@ -16,6 +16,11 @@ fn value(c: u8) -> Option<u32> {
     }
 }
 
+/// Whether `c` is one of the 64 characters of the alphabet.
+pub fn is_alphabet(c: u8) -> bool {
+    value(c).is_some()
+}
+
 /// Decodes `input` into `out` (cleared first), stopping at the first byte outside the alphabet.
 pub fn decode_rfc4648(input: &[u8], out: &mut Vec<u8>) {
     out.clear();

@@ -235,6 +235,11 @@ pub static KEYWORDS: &[Keyword] = &[
     }),
     parse("url_decode", &[], Transform, |b, n, v, _| b.transform(n, v)),
     parse("to_md5", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("xor", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("from_base64", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
+    parse("pcrexform", &[], Transform, |b, n, v, _| b.transform(n, v)),
     // Sticky buffers.
     sticky("pkt_data", &["raw_data"], Buffer::Payload),
     kw(

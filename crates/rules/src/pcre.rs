@@ -306,6 +306,29 @@ impl Pcre {
         Ok(p)
     }
 
+    /// Compiles an expression written without slashes or flags (the `pcrexform` transform's value) for the
+    /// linear-time engine, with the capture groups it has.
+    pub(crate) fn compile_plain(expr: &str) -> Result<meta::Regex, PcreError> {
+        let translated = translate(expr, false)?;
+        meta::Regex::builder()
+            .syntax(
+                syntax::Config::new()
+                    .unicode(false)
+                    .utf8(false)
+                    .octal(true)
+                    .nest_limit(64),
+            )
+            .configure(
+                meta::Regex::config()
+                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
+                    .hybrid_cache_capacity(DFA_CACHE),
+            )
+            .build(&translated)
+            .map_err(|e| {
+                PcreError::Unsupported(format!("pcre: {}", short_syntax_error(&e.to_string())))
+            })
+    }
+
     /// A cache for [`Pcre::find`]; one per expression and worker thread (the backtracking engine keeps its state
     /// per search and gets an empty one).
     pub fn create_cache(&self) -> meta::Cache {
@@ -376,7 +399,7 @@ fn short_syntax_error(e: &str) -> String {
 }
 
 /// Undoes the rule-level escapes inside the quoted value (`\"`, `\;`), leaving PCRE's own escapes alone.
-fn unescape_rule_level(s: &str) -> String {
+pub(crate) fn unescape_rule_level(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut it = s.chars();
     while let Some(c) = it.next() {

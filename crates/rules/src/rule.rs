@@ -1108,10 +1108,24 @@ impl Builder {
 
     /// A transform keyword: applies to the current sticky buffer from here on.
     pub(crate) fn transform(&mut self, n: &str, v: Option<&str>) -> Step<()> {
-        let t = Transform::from_name(n).ok_or_else(|| skip(format!("keyword {}", trunc(n))))?;
-        if v.is_some() {
-            return Err(err(format!("`{n}` takes no value")));
-        }
+        let t = if n == "xor" {
+            let v = v.ok_or_else(|| err("xor needs a key"))?;
+            Transform::Xor(crate::transform::Xor::parse(v).map_err(err)?)
+        } else if n == "from_base64" {
+            Transform::FromBase64(crate::transform::FromBase64::parse(v).map_err(err)?)
+        } else if n == "pcrexform" {
+            Transform::PcreXform(
+                crate::transform::PcreXform::parse(v)
+                    .map_err(err)?
+                    .map_err(skip)?,
+            )
+        } else {
+            let t = Transform::from_name(n).ok_or_else(|| skip(format!("keyword {}", trunc(n))))?;
+            if v.is_some() {
+                return Err(err(format!("`{n}` takes no value")));
+            }
+            t
+        };
         if self.sticky == PBuf::Fixed(Buffer::Payload) {
             return Err(skip(format!("{n} on the payload")));
         }

@@ -6,7 +6,7 @@
 use md5::{Digest, Md5};
 
 /// One transform (Suricata 8 names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Transform {
     /// `dotprefix`: a `.` before the buffer (so `.example.com` matches the domain and its subdomains only).
     DotPrefix,
@@ -22,6 +22,257 @@ pub enum Transform {
     UrlDecode,
     /// `to_md5`: the 16-byte MD5 digest of the buffer.
     ToMd5,
+    /// `xor`: the buffer XORed with a key, repeated (see [`Xor`]).
+    Xor(Xor),
+    /// `from_base64`: the buffer base64-decoded (see [`FromBase64`]).
+    FromBase64(FromBase64),
+    /// `pcrexform:"expr"`: the buffer becomes what the expression's last participating capture group (or, without
+    /// groups, the whole match) matched at the first match; without a match the buffer is left as it is.
+    PcreXform(PcreXform),
+}
+
+/// `from_base64: [bytes N][, offset N][, mode rfc4648|rfc2045|strict]`: decodes up to `bytes` characters (all when
+/// 0) from `offset` on. RFC 4648 (the default) stops at the first byte outside the alphabet, RFC 2045 skips such
+/// bytes, strict gives nothing when there is one; `=` ends the input in every mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FromBase64 {
+    pub bytes: u32,
+    pub offset: u32,
+    pub mode: Base64Mode,
+}
+
+/// How `from_base64` treats bytes outside the base64 alphabet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Base64Mode {
+    Rfc4648,
+    Rfc2045,
+    Strict,
+}
+
+impl FromBase64 {
+    /// Parses the value of `from_base64` (none: the defaults).
+    pub fn parse(value: Option<&str>) -> Result<FromBase64, String> {
+        let mut f = FromBase64 {
+            bytes: 0,
+            offset: 0,
+            mode: Base64Mode::Rfc4648,
+        };
+        let Some(v) = value else { return Ok(f) };
+        let (mut seen_bytes, mut seen_offset, mut seen_mode) = (false, false, false);
+        for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, val) = part
+                .split_once(char::is_whitespace)
+                .map(|(k, v)| (k, v.trim()))
+                .ok_or_else(|| format!("from_base64: `{part}` needs a value"))?;
+            let num = |what: &str| -> Result<u32, String> {
+                val.parse::<u32>()
+                    .ok()
+                    .filter(|n| *n <= crate::rule::MAX_BASE64_INPUT)
+                    .ok_or_else(|| format!("from_base64: invalid {what} `{val}`"))
+            };
+            let dup = match k {
+                "bytes" => std::mem::replace(&mut seen_bytes, true),
+                "offset" => std::mem::replace(&mut seen_offset, true),
+                "mode" => std::mem::replace(&mut seen_mode, true),
+                other => return Err(format!("from_base64: unknown option `{other}`")),
+            };
+            if dup {
+                return Err(format!("from_base64: `{k}` given twice"));
+            }
+            match k {
+                "bytes" => f.bytes = num("byte count")?,
+                "offset" => f.offset = num("offset")?,
+                _ => {
+                    f.mode = match val {
+                        "rfc4648" => Base64Mode::Rfc4648,
+                        "rfc2045" => Base64Mode::Rfc2045,
+                        "strict" => Base64Mode::Strict,
+                        other => return Err(format!("from_base64: unknown mode `{other}`")),
+                    }
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    fn apply(&self, input: &[u8], out: &mut Vec<u8>) {
+        let start = (self.offset as usize).min(input.len());
+        let rest = &input[start..];
+        let rest = match self.bytes {
+            0 => rest,
+            n => &rest[..rest.len().min(n as usize)],
+        };
+        let end = rest.iter().position(|b| *b == b'=').unwrap_or(rest.len());
+        let rest = &rest[..end];
+        match self.mode {
+            Base64Mode::Rfc4648 => crate::base64::decode_rfc4648(rest, out),
+            Base64Mode::Strict => {
+                if rest.iter().all(|b| crate::base64::is_alphabet(*b)) {
+                    crate::base64::decode_rfc4648(rest, out);
+                }
+            }
+            Base64Mode::Rfc2045 => {
+                let kept: Vec<u8> = rest
+                    .iter()
+                    .copied()
+                    .filter(|b| crate::base64::is_alphabet(*b))
+                    .collect();
+                crate::base64::decode_rfc4648(&kept, out);
+            }
+        }
+    }
+}
+
+/// A compiled `pcrexform` expression; equal, hashed and ordered by its text.
+#[derive(Clone, Debug)]
+pub struct PcreXform {
+    pub source: String,
+    regex: regex_automata::meta::Regex,
+}
+
+impl PartialEq for PcreXform {
+    fn eq(&self, o: &Self) -> bool {
+        self.source == o.source
+    }
+}
+impl Eq for PcreXform {}
+impl std::hash::Hash for PcreXform {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.source.hash(h)
+    }
+}
+impl PartialOrd for PcreXform {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for PcreXform {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.source.cmp(&o.source)
+    }
+}
+
+impl PcreXform {
+    /// Parses the value of `pcrexform` (a quoted expression, as Suricata requires). `Ok(Err(reason))`: valid PCRE
+    /// the linear-time engine does not express (the rule is skipped).
+    pub fn parse(value: Option<&str>) -> Result<Result<PcreXform, String>, String> {
+        let v = value.ok_or("pcrexform needs an expression")?.trim();
+        let inner = v
+            .strip_prefix('"')
+            .and_then(|q| q.strip_suffix('"'))
+            .filter(|q| !q.is_empty())
+            .ok_or("pcrexform: the expression must be quoted")?;
+        let source = crate::pcre::unescape_rule_level(inner);
+        Ok(match crate::pcre::Pcre::compile_plain(&source) {
+            Ok(regex) => Ok(PcreXform { source, regex }),
+            Err(crate::pcre::PcreError::Unsupported(r)) => Err(format!("pcrexform: {r}")),
+            Err(crate::pcre::PcreError::Invalid(r)) => return Err(format!("pcrexform: {r}")),
+        })
+    }
+
+    fn apply(&self, input: &[u8], out: &mut Vec<u8>) {
+        let mut caps = self.regex.create_captures();
+        self.regex.captures(input, &mut caps);
+        let span = (1..caps.group_len())
+            .rev()
+            .find_map(|g| caps.get_group(g))
+            .or_else(|| caps.get_group(0));
+        match span {
+            Some(s) if caps.is_match() => out.extend_from_slice(&input[s.start..s.end]),
+            _ => out.extend_from_slice(input),
+        }
+    }
+}
+
+/// `xor:"0d0ac8ff"` (a hex key), `xor:extract 4 0` (the key is 4 bytes of the buffer at offset 0) and either with
+/// `offset N,` in front (the bytes before N are left as they are). The key repeats over the buffer from `offset`
+/// on; a key that does not fit in the buffer (`extract` beyond its end) leaves the buffer unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Xor {
+    /// Where XORing starts.
+    pub offset: u32,
+    pub key: XorKey,
+}
+
+/// Where an `xor` key comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum XorKey {
+    /// Written in the rule (1 to 255 bytes).
+    Static(Vec<u8>),
+    /// `extract NBYTES OFFSET`: taken from the buffer being transformed.
+    Extract { len: u8, at: u32 },
+}
+
+impl Xor {
+    /// Parses the value of `xor`; the error says what is wrong.
+    pub fn parse(value: &str) -> Result<Xor, String> {
+        let mut v = value.trim();
+        let mut offset = 0;
+        if let Some(rest) = v.strip_prefix("offset") {
+            let (n, rest) = rest
+                .split_once(',')
+                .ok_or("xor: `offset` needs a number and then the key")?;
+            offset = n
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| format!("xor: invalid offset `{}`", n.trim()))?;
+            v = rest.trim();
+        }
+        if let Some(rest) = v.strip_prefix("extract") {
+            let mut it = rest.split_whitespace();
+            let (Some(len), Some(at), None) = (it.next(), it.next(), it.next()) else {
+                return Err("xor: `extract` needs a byte count and an offset".into());
+            };
+            let len = len
+                .parse::<u8>()
+                .ok()
+                .filter(|l| *l > 0)
+                .ok_or("xor: `extract` byte count must be 1 to 255")?;
+            let at = at
+                .parse::<u32>()
+                .map_err(|_| format!("xor: invalid key offset `{at}`"))?;
+            return Ok(Xor {
+                offset,
+                key: XorKey::Extract { len, at },
+            });
+        }
+        let hex = v
+            .strip_prefix('"')
+            .and_then(|h| h.strip_suffix('"'))
+            .ok_or("xor: the key must be a quoted hex string")?;
+        if hex.is_empty() || hex.len() % 2 != 0 || hex.len() / 2 > usize::from(u8::MAX) {
+            return Err(
+                "xor: the key must be 1 to 255 bytes of hex (an even number of digits)".into(),
+            );
+        }
+        let key = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(hex.get(i..i + 2).unwrap_or(""), 16))
+            .collect::<Result<Vec<u8>, _>>()
+            .map_err(|_| "xor: the key is not hex".to_string())?;
+        Ok(Xor {
+            offset,
+            key: XorKey::Static(key),
+        })
+    }
+
+    fn apply(&self, input: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(input);
+        let key: &[u8] = match &self.key {
+            XorKey::Static(k) => k,
+            XorKey::Extract { len, at } => {
+                let start = *at as usize;
+                match input.get(start..start + usize::from(*len)) {
+                    Some(k) => k,
+                    None => return,
+                }
+            }
+        };
+        let from = (self.offset as usize).min(out.len());
+        for (b, k) in out[from..].iter_mut().zip(key.iter().cycle()) {
+            *b ^= k;
+        }
+    }
 }
 
 impl Transform {
@@ -40,7 +291,7 @@ impl Transform {
     }
 
     /// Writes the transform of `input` to `out` (cleared first).
-    pub fn apply(self, input: &[u8], out: &mut Vec<u8>) {
+    pub fn apply(&self, input: &[u8], out: &mut Vec<u8>) {
         out.clear();
         match self {
             Transform::DotPrefix => {
@@ -83,6 +334,9 @@ impl Transform {
                 }
             }
             Transform::ToMd5 => out.extend_from_slice(&Md5::digest(input)),
+            Transform::Xor(x) => x.apply(input, out),
+            Transform::FromBase64(f) => f.apply(input, out),
+            Transform::PcreXform(p) => p.apply(input, out),
         }
     }
 }
@@ -141,5 +395,110 @@ mod tests {
         assert_eq!(run(&[], b"x"), b"x");
         assert_eq!(Transform::from_name("dotprefix"), Some(DotPrefix));
         assert_eq!(Transform::from_name("nope"), None);
+    }
+
+    /// `from_base64` with the options of suricata-verify's `from_base64-01` on its URI, and the three modes on
+    /// input with a byte outside the alphabet.
+    #[test]
+    fn from_base64_options_and_modes() {
+        let f = |v: &str| Transform::FromBase64(FromBase64::parse(Some(v)).unwrap());
+        let uri = b"/?arg=dGhpc2lzYXRlc3QK";
+        assert_eq!(run(&[f("offset 6")], uri), b"thisisatest\n");
+        assert_eq!(run(&[f("offset 10")], uri), b"sisatest\n");
+        assert_eq!(run(&[f("bytes 6, offset 6")], uri), b"this");
+        assert_eq!(run(&[f("offset 6, mode rfc2045")], uri), b"thisisatest\n");
+        assert_eq!(run(&[f("offset 6, mode strict")], uri), b"thisisatest\n");
+        let none = Transform::FromBase64(FromBase64::parse(None).unwrap());
+        assert_eq!(run(std::slice::from_ref(&none), b"dGVzdA=="), b"test");
+        assert_eq!(run(&[none], b"Zm9v YmFy"), b"foo");
+        assert_eq!(run(&[f("mode rfc2045")], b"Zm9v\r\nYmFy"), b"foobar");
+        assert_eq!(run(&[f("mode strict")], b"Zm9v YmFy"), b"");
+        assert_eq!(run(&[f("offset 100")], b"Zm9v"), b"");
+        for bad in [
+            "offset",
+            "offset x",
+            "mode base32",
+            "bytes 1, bytes 2",
+            "size 3",
+        ] {
+            assert!(FromBase64::parse(Some(bad)).is_err(), "{bad}");
+        }
+    }
+
+    /// `pcrexform` keeps the last capture group that took part in the first match; no match leaves the buffer.
+    #[test]
+    fn pcrexform_takes_the_capture() {
+        let p = |v: &str| Transform::PcreXform(PcreXform::parse(Some(v)).unwrap().unwrap());
+        let line = b"GET /z4d4kWk.jpg HTTP/1.1";
+        assert_eq!(
+            run(&[p(r#""[a-zA-Z]+\s+(.*)\s+HTTP""#)], line),
+            b"/z4d4kWk.jpg"
+        );
+        assert_eq!(run(&[p(r#""(GET)|(POST)""#)], line), b"GET");
+        assert_eq!(run(&[p(r#""z4d4""#)], line), b"z4d4");
+        assert_eq!(run(&[p(r#""(nothing)""#)], line), line);
+        assert!(PcreXform::parse(None).is_err());
+        assert!(PcreXform::parse(Some("[a-z]+")).is_err());
+        assert!(
+            PcreXform::parse(Some(r#""(a""#)).unwrap().is_err()
+                || PcreXform::parse(Some(r#""(a""#)).is_err()
+        );
+    }
+
+    /// The three forms of `xor`, on bytes laid out as suricata-verify's `detect-xor-key` captures lay them out: a
+    /// key at the start of the body, the plaintext XORed with it after.
+    #[test]
+    fn xor_with_written_and_extracted_keys() {
+        let x = |v: &str| Transform::Xor(Xor::parse(v).unwrap());
+        let body: Vec<u8> = std::iter::once(0x42)
+            .chain(b"password".iter().map(|b| b ^ 0x42))
+            .collect();
+        assert_eq!(&run(&[x("offset 1,extract 1 0")], &body)[1..], b"password");
+        assert_eq!(
+            &run(&[x("offset   1,  extract 1 0")], &body)[1..],
+            b"password"
+        );
+        assert_eq!(&run(&[x("\"42\"")], &body)[1..], b"password");
+        assert_eq!(run(&[x("\"42\"")], &body)[0], 0);
+        assert_eq!(
+            &run(&[x("offset 1,\"42\"")], &body)[..],
+            &[&[0x42][..], b"password"].concat()[..]
+        );
+        // A key of several bytes repeats; one past the buffer leaves it as it is.
+        let key = [0x0d, 0x0a, 0xc8, 0xff];
+        let enc: Vec<u8> = b"password=supersecret"
+            .iter()
+            .zip(key.iter().cycle())
+            .map(|(b, k)| b ^ k)
+            .collect();
+        let body4 = [&key[..], &enc].concat();
+        assert_eq!(
+            &run(&[x("offset 4,extract 4 0")], &body4)[4..],
+            b"password=supersecret"
+        );
+        assert_eq!(
+            &run(&[x("\"0d0ac8ff\"")], &enc)[..],
+            b"password=supersecret"
+        );
+        assert_eq!(run(&[x("extract 1 200")], &body), body);
+        // The key is read before the bytes it sits in are changed.
+        let inplace: Vec<u8> = std::iter::once(0x42)
+            .chain(b"infected".iter().map(|b| b ^ 0x42))
+            .collect();
+        let out = run(&[x("\"00\""), x("extract 1 0")], &inplace);
+        assert_eq!(&out[1..], b"infected");
+        for bad in [
+            "extract 0 0",
+            "extract 1",
+            "offset abc,\"42\"",
+            "offset 1",
+            "offset ,\"42\"",
+            "\"\"",
+            "\"4\"",
+            "\"zz\"",
+            "42",
+        ] {
+            assert!(Xor::parse(bad).is_err(), "{bad}");
+        }
     }
 }
