@@ -15,16 +15,13 @@
 //! records, application events, alerts) depends only on each flow's own packets in order, so sorted events are the
 //! same for any thread count and scheduler; flow eviction under the flow cap is the exception, and it is counted.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use flowbundle_decode::{
-    DecodeStats, Decoded, FlowKey, KeySide, L4, LayerCounts, decode, decode_bytes,
-};
+use flowbundle_decode::{Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
-use flowbundle_protocols::{AppProto, ParserStats, Registry};
-use flowbundle_rules::{RuleSet, ScanStats, Scanner};
+use flowbundle_protocols::{AppProto, Registry};
+use flowbundle_rules::{RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
 use flowbundle_types::{BUNDLES, BundleToken, Transport};
 
@@ -36,8 +33,11 @@ use crate::event::{AppLabel, EndReason, Event, EventKind, FlowRecord, TcpSummary
 use crate::expect::Expectations;
 use crate::flow::{Flow, pick_client};
 use crate::prestage::{Prestage, Staged};
-use crate::reassembly::{self, ReassemblyMemcap, ReassemblyStats, Segment};
+use crate::reassembly::{self, ReassemblyMemcap, Segment};
 use crate::table::{FlowTable, ShardMap};
+
+// The engine's counters and result belong to the events vocabulary, where the sinks read them.
+pub use flowbundle_events::{EngineStats, Finished, ProtoCount};
 
 /// When flow `f` times out: the last packet's time plus the timeout of its state (a packet later than this ends it,
 /// `Flow::expired_at`).
@@ -90,106 +90,6 @@ fn suricata_flow_counter(app: &AppLabel, transport: Transport) -> Option<&'stati
 
 /// Flow ids stay below 2^52 so that JSON readers that parse numbers as doubles keep them exact.
 const FLOW_ID_MASK: u64 = (1 << 52) - 1;
-
-/// Flows, packets and bytes of one application protocol (the summary's protocol table).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ProtoCount {
-    pub flows: u64,
-    pub packets: u64,
-    pub bytes: u64,
-}
-
-/// Counters of one worker, or of a whole run after [`Engine::finish`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EngineStats {
-    /// Packets inspected (a reassembled IP datagram counts once) and their bytes on the wire.
-    pub packets: u64,
-    pub bytes: u64,
-    /// Decode outcomes of every inspected packet.
-    pub decode: DecodeStats,
-    /// Decoded packets that belong to no flow (not IP).
-    pub not_ip: u64,
-    /// IP fragments that reached the engine (defragmentation runs before scheduling; these were not reassembled).
-    pub fragments_unreassembled: u64,
-    pub flows_created: u64,
-    /// Flows created, by the layers of their first packet (Suricata's `flow.tcp`, `flow.udp`, ...).
-    pub flows_by_layer: LayerCounts,
-    /// Flows ended, by reason.
-    pub flows_timeout: u64,
-    pub flows_shutdown: u64,
-    pub flows_forced: u64,
-    pub flows_tcp_reuse: u64,
-    /// Idle-flow sweeps run ([`Engine::expire_all`]; the flows they end count as `flows_timeout`).
-    pub flow_sweeps: u64,
-    /// New flows that could not be tracked because the table was full and nothing idle could be evicted
-    /// (Suricata's `flow.memcap`), and the packets inspected without a flow because of it.
-    pub flow_memcap: u64,
-    pub untracked_packets: u64,
-    /// TCP connections picked up without a SYN.
-    pub tcp_midstream: u64,
-    pub reassembly: ReassemblyStats,
-    pub parsers: ParserStats,
-    /// Application events produced (written or not), and alerts.
-    pub app_events: u64,
-    pub alerts: u64,
-    pub rules: ScanStats,
-    /// Flows per label, and how they were labelled.
-    pub protocols: BTreeMap<String, ProtoCount>,
-    /// Flows ended, per Suricata `app_layer.flow` counter name (the protocol's EVE name where Suricata has the
-    /// protocol, split by transport where Suricata splits it: `dns_udp`, `dns_tcp`, ...; `failed_tcp` and
-    /// `failed_udp` for flows nothing identified). Protocols Suricata does not know are counted in
-    /// [`EngineStats::protocols`] only.
-    pub app_layer_flows: BTreeMap<&'static str, u64>,
-    pub by_evidence: BTreeMap<&'static str, u64>,
-    /// Flows per risk (nDPI's risk names).
-    pub risks: BTreeMap<&'static str, u64>,
-}
-
-impl EngineStats {
-    /// Adds another worker's counters.
-    pub fn merge(&mut self, o: &EngineStats) {
-        self.packets += o.packets;
-        self.bytes += o.bytes;
-        self.decode.merge(&o.decode);
-        self.not_ip += o.not_ip;
-        self.fragments_unreassembled += o.fragments_unreassembled;
-        self.flows_created += o.flows_created;
-        self.flows_by_layer.merge(&o.flows_by_layer);
-        self.flows_timeout += o.flows_timeout;
-        self.flows_shutdown += o.flows_shutdown;
-        self.flows_forced += o.flows_forced;
-        self.flows_tcp_reuse += o.flows_tcp_reuse;
-        self.flow_sweeps += o.flow_sweeps;
-        self.flow_memcap += o.flow_memcap;
-        self.untracked_packets += o.untracked_packets;
-        self.tcp_midstream += o.tcp_midstream;
-        self.reassembly += o.reassembly;
-        self.parsers += o.parsers;
-        self.app_events += o.app_events;
-        self.alerts += o.alerts;
-        self.rules += o.rules;
-        for (k, v) in &o.protocols {
-            let e = self.protocols.entry(k.clone()).or_default();
-            e.flows += v.flows;
-            e.packets += v.packets;
-            e.bytes += v.bytes;
-        }
-        for (k, v) in &o.by_evidence {
-            *self.by_evidence.entry(k).or_default() += v;
-        }
-        for (k, v) in &o.app_layer_flows {
-            *self.app_layer_flows.entry(k).or_default() += v;
-        }
-        for (k, v) in &o.risks {
-            *self.risks.entry(k).or_default() += v;
-        }
-    }
-
-    /// Flows ended for any reason.
-    pub fn flows_ended(&self) -> u64 {
-        self.flows_timeout + self.flows_shutdown + self.flows_forced + self.flows_tcp_reuse
-    }
-}
 
 /// One worker's state: events produced, counters, the rule scanner, cost figures. Create with
 /// [`Engine::new_ctx`]; hand back to [`Engine::finish`].
@@ -292,28 +192,6 @@ impl WorkerCtx {
             false
         }
     }
-}
-
-/// What [`Engine::finish`] returns.
-#[derive(Debug)]
-pub struct Finished {
-    /// Every event not taken before, sorted ([`Event::sort_key`]).
-    pub events: Vec<Event>,
-    pub stats: EngineStats,
-    pub cost: CostSummary,
-    /// Cost records not taken before.
-    pub cost_records: Vec<CostRecord>,
-    /// Alerts per loaded rule: (signature id, alerts), rules that alerted only, in rule order (`noalert` rules, whose
-    /// matches only set flowbits, are not there).
-    pub rule_hits: Vec<(u32, u64)>,
-    /// Where matching time went, per rule, inspection point and rule group, summed over the workers (with
-    /// [`EngineConfig::rules_profile`] and rules).
-    pub rules_profile: Option<flowbundle_rules::RulesProfile>,
-    /// The most flows tracked at once, and the most out-of-order bytes buffered at once.
-    pub peak_flows: usize,
-    pub peak_reassembly_bytes: usize,
-    /// FTP expectations: announced, replaced under the cap, matched by data connections.
-    pub expectations: (u64, u64, u64),
 }
 
 /// Per-packet timing state.

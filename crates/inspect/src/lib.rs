@@ -39,10 +39,8 @@ pub mod alert_filter;
 pub mod app;
 pub mod config;
 pub mod config_file;
-pub mod cost;
 pub mod detect;
 pub mod engine;
-pub mod event;
 pub mod expect;
 pub mod flow;
 pub mod live;
@@ -51,6 +49,9 @@ pub mod stream;
 pub mod sweep;
 pub mod table;
 pub mod workload;
+
+// What the engine reports lives in the events vocabulary, where the sinks read it; these are its modules.
+pub use flowbundle_events::{cost, event};
 
 pub use alert_filter::AlertFilter;
 pub use config::{CostConfig, EngineConfig, Timeouts};

@@ -280,25 +280,7 @@ pub struct Inline {
     not_forwardable: AtomicU64,
 }
 
-/// What an inline run did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct InlineReport {
-    /// Packets sent on after inspection.
-    pub forwarded: u64,
-    /// Packets of dropped flows (not sent on).
-    pub dropped: u64,
-    /// Packets forwarded uninspected because every packet buffer was in use (fail-open).
-    pub fail_open: u64,
-    /// Packets the egress interface refused (e.g. larger than its MTU).
-    pub send_errors: u64,
-    /// Reassembled datagrams and frames cut by the snaplen, inspected but not sent on.
-    pub not_forwardable: u64,
-    /// Receive-to-send latency of the forwarded packets: samples, p50, p99, max (ns).
-    pub latency_samples: u64,
-    pub latency_p50_ns: u64,
-    pub latency_p99_ns: u64,
-    pub latency_max_ns: u64,
-}
+pub use flowbundle_events::InlineReport;
 
 fn now_ns() -> u64 {
     std::time::SystemTime::now()

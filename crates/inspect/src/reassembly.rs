@@ -167,53 +167,7 @@ impl ReassemblyMemcap {
     }
 }
 
-/// Counters of one worker's reassembly (add them up with `+=`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ReassemblyStats {
-    /// Segments handed to a reassembler (pure ACKs are not).
-    pub segments: u64,
-    /// Payload bytes delivered in order.
-    pub bytes_delivered: u64,
-    /// Segments that arrived ahead of a hole and were buffered.
-    pub segments_buffered: u64,
-    /// Payload bytes already delivered that came again (retransmissions, overlaps with delivered data).
-    pub retransmitted_bytes: u64,
-    /// Bytes of a buffered segment that overlapped bytes already buffered (the earlier copy was kept).
-    pub overlap_bytes: u64,
-    /// Overlaps whose bytes differed from the copy kept.
-    pub overlap_differs: u64,
-    /// Holes given up (EVE stats `tcp.reassembly_gap`), and the bytes they skipped.
-    pub gaps: u64,
-    pub gap_bytes: u64,
-    /// Holes given up because a per-direction limit was passed.
-    pub limit_skips: u64,
-    /// Segments delivered unbuffered because the global memcap was reached.
-    pub memcap_skips: u64,
-    /// Holes given up because their data waited longer than the timeout.
-    pub timeout_skips: u64,
-    /// Segments ignored because their direction (or the connection) was already closed by FIN or RST.
-    pub after_close: u64,
-    /// Segments whose payload lay before the start of the stream (before the SYN), ignored.
-    pub before_start: u64,
-}
-
-impl std::ops::AddAssign for ReassemblyStats {
-    fn add_assign(&mut self, o: Self) {
-        self.segments += o.segments;
-        self.bytes_delivered += o.bytes_delivered;
-        self.segments_buffered += o.segments_buffered;
-        self.retransmitted_bytes += o.retransmitted_bytes;
-        self.overlap_bytes += o.overlap_bytes;
-        self.overlap_differs += o.overlap_differs;
-        self.gaps += o.gaps;
-        self.gap_bytes += o.gap_bytes;
-        self.limit_skips += o.limit_skips;
-        self.memcap_skips += o.memcap_skips;
-        self.timeout_skips += o.timeout_skips;
-        self.after_close += o.after_close;
-        self.before_start += o.before_start;
-    }
-}
+pub use flowbundle_events::ReassemblyStats;
 
 /// What happened to a segment (mostly for tests and counters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

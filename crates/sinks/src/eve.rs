@@ -34,9 +34,9 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 
 use flowbundle_decode::{FlowKey, KeySide};
-use flowbundle_inspect::rules::AlertTarget;
-use flowbundle_inspect::{AlertEvent, AppLabel, Event, EventKind, FlowRecord};
-use flowbundle_protocols::AppEvent;
+use flowbundle_events::{
+    AlertEvent, AlertTarget, AppEvent, AppLabel, Event, EventKind, FlowRecord,
+};
 
 use crate::time::write_timestamp;
 
@@ -401,9 +401,8 @@ fn put_metadata(buf: &mut Vec<u8>, entries: &[(String, String)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flowbundle_inspect::{EndReason, FlowState, TcpState, TcpSummary};
-    use flowbundle_protocols::AppProto;
-    use flowbundle_protocols::risk::FlowRisk;
+    use flowbundle_events::{EndReason, FlowState, TcpState, TcpSummary};
+    use flowbundle_types::{AppProto, FlowRisk};
 
     fn key() -> (FlowKey, KeySide) {
         FlowKey::new(
@@ -429,7 +428,7 @@ mod tests {
             kind: EventKind::Flow(Box::new(FlowRecord {
                 app: AppLabel::Proto(AppProto::Http),
                 application: Some("Google"),
-                evidence: Some(flowbundle_inspect::Evidence::Parser),
+                evidence: Some(flowbundle_events::Evidence::Parser),
                 risks: [FlowRisk::HttpSuspiciousUserAgent, FlowRisk::NumericIpHost]
                     .into_iter()
                     .collect(),

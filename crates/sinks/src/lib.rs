@@ -1,6 +1,6 @@
 //! # Sinks: the last stage. Suricata-compatible EVE JSON events and human-readable summaries.
 //!
-//! * [`eve`]: [`EveWriter`] writes the engine's [`flowbundle_inspect::Event`]s as Suricata EVE JSON, one object per
+//! * [`eve`]: [`EveWriter`] writes the engine's [`flowbundle_events::Event`]s as Suricata EVE JSON, one object per
 //!   line (`flow`, `http`, `tls`, `dns`, `quic`, `ssh`, `ftp`, `alert`, ...), with Suricata's field names and
 //!   timestamp format, so existing EVE consumers read it.
 //! * [`summary`]: the human summary: a protocol table like ndpiReader's and every counter of the run.

@@ -26,7 +26,8 @@
 
 use std::time::Duration;
 
-use flowbundle_inspect::{EngineStats, PrestageStats};
+use flowbundle_decode::prestage::PrestageStats;
+use flowbundle_events::EngineStats;
 use serde_json::{Value, json};
 
 use crate::summary::RunInfo;

@@ -6,7 +6,8 @@
 use std::fmt::{self, Write as _};
 use std::time::Duration;
 
-use flowbundle_inspect::{Finished, PrestageStats};
+use flowbundle_decode::prestage::PrestageStats;
+use flowbundle_events::Finished;
 
 use crate::eve::proto_name;
 
@@ -48,7 +49,7 @@ pub struct RunInfo {
     /// Live capture: the capture's own counters (`None` when reading files).
     pub live: Option<CaptureCounters>,
     /// Inline mode: what was forwarded and dropped, and the receive-to-send latency.
-    pub inline: Option<flowbundle_inspect::InlineReport>,
+    pub inline: Option<flowbundle_events::InlineReport>,
     /// The link types of the inputs the decoder does not follow, by name (`DLT_USER0 (147)`), to name them where
     /// their packets are counted.
     pub link_types: Vec<String>,

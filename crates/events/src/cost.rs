@@ -5,11 +5,11 @@
 //! (the first packets of a flow, where identification happens, cost the most). The engine measures the same things
 //! on itself:
 //!
-//! * **every packet**: two reads of the cycle counter around [`Engine::process`](crate::Engine) (`rdtsc` on x86_64,
+//! * **every packet**: two reads of the cycle counter around the engine's `process` (`rdtsc` on x86_64,
 //!   about 20 cycles each; a monotonic nanosecond clock elsewhere). The cycles go to the packet's flow (for the top
 //!   ten), to a histogram by position in flow (positions 1 to [`POSITIONS`], the rest in one bucket) and, when
-//!   [`CostConfig::per_packet_records`](crate::CostConfig) is on, to one [`CostRecord`] per packet;
-//! * **one packet in N** ([`CostConfig::stage_sample_every`](crate::CostConfig)): the time in each inspection stage
+//!   the engine's `CostConfig::per_packet_records` is on, to one [`CostRecord`] per packet;
+//! * **one packet in N** (the engine's `CostConfig::stage_sample_every`): the time in each inspection stage
 //!   (decode, flow lookup, reassembly, detection), for the bench harness's "life of a packet" breakdown. Sampling
 //!   keeps the cost of the extra counter reads near one cycle per packet.
 //!
@@ -49,7 +49,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use flowbundle_decode::FlowKey;
-use flowbundle_protocols::AppProto;
+use flowbundle_types::AppProto;
 
 use crate::event::AppLabel;
 
@@ -339,7 +339,8 @@ pub struct CostSummary {
 }
 
 impl CostSummary {
-    pub(crate) fn new() -> Self {
+    /// An empty summary at this machine's counter frequency, with a bucket per position in flow.
+    pub fn new() -> Self {
         CostSummary {
             tsc_hz: tsc_hz(),
             by_position: vec![(0, 0); POSITIONS + 1],
@@ -357,8 +358,9 @@ impl CostSummary {
         self.cycles_per_packet() * 1e9 / self.tsc_hz.max(1.0)
     }
 
+    /// Counts one packet at 1-based `position` in its flow.
     #[inline]
-    pub(crate) fn add_packet(&mut self, position: u32, cycles: u64) {
+    pub fn add_packet(&mut self, position: u32, cycles: u64) {
         self.packets += 1;
         self.cycles += cycles;
         let i = (position as usize).clamp(1, POSITIONS + 1) - 1;
@@ -368,7 +370,8 @@ impl CostSummary {
         }
     }
 
-    pub(crate) fn offer_top(&mut self, c: TopConn) {
+    /// Keeps `c` if it is among the ten most expensive connections so far.
+    pub fn offer_top(&mut self, c: TopConn) {
         if self.top.len() == 10 && self.top.last().is_some_and(|l| l.cycles >= c.cycles) {
             return;
         }

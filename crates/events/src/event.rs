@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use flowbundle_decode::{FlowKey, KeySide};
-use flowbundle_protocols::risk::RiskSet;
-use flowbundle_protocols::{AppEvent, AppProto};
+use flowbundle_protocols::AppEvent;
+use flowbundle_types::{AppProto, RiskSet};
 
 /// A flow's application label.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
