@@ -53,11 +53,15 @@ pub(crate) struct AppState {
     pub decided_at: Option<u32>,
     /// Identification reached its final answer (a label, or nothing more to try before the flow ends).
     pub done: bool,
+    /// The detection epoch whose signatures and rules the matcher states (`sig`, `rules`) belong to (see the
+    /// engine's "Reloading"), truncated.
+    epoch: u32,
 }
 
 impl AppState {
     pub(crate) fn new(
         eng: &Detection,
+        epoch: u64,
         key: &FlowKey,
         client: KeySide,
         transport: Transport,
@@ -110,7 +114,28 @@ impl AppState {
                 && evidence.is_some())
             .then_some(1),
             done,
+            epoch: epoch as u32,
         }
+    }
+
+    /// Before inspecting with the detection context of `epoch`: when the flow's matcher states belong to another
+    /// (a reload replaced the sets), restarts them: the rules' state afresh from the flow's next data (a dropped flow
+    /// stays dropped) and, when the signature set changed too, no more L7-filter matching (signatures match a
+    /// connection's first bytes, and the old state means nothing to the new set).
+    #[inline]
+    pub(crate) fn adopt(&mut self, eng: &Detection, epoch: u64) {
+        if self.epoch == epoch as u32 {
+            return;
+        }
+        let dropped = self.rules.dropped();
+        self.rules = FlowMatchState::default();
+        if dropped {
+            self.rules.set_dropped();
+        }
+        if eng.sig_epoch as u32 > self.epoch {
+            self.sig = None;
+        }
+        self.epoch = epoch as u32;
     }
 
     /// Labels the flow `FTP_DATA` (an expectation matched) at packet `position`.

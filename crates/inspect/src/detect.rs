@@ -52,12 +52,15 @@ pub struct Detection {
     registry: Registry,
     /// The compiled sets are shared (`Arc`): building them is the expensive part (a 10,000-rule set takes seconds),
     /// and a harness that needs a fresh engine per run builds them once.
-    signatures: Option<Arc<SignatureSet>>,
+    pub(crate) signatures: Option<Arc<SignatureSet>>,
     /// Per signature: its label, and the built-in protocol of the same name if there is one.
     sig_labels: Vec<(AppLabel, Option<AppProto>)>,
     rules: Option<Arc<RuleSet>>,
     /// Whether application events (HTTP, DNS, TLS records, ...) are kept as events.
     app_events: bool,
+    /// The engine epoch that brought this signature set (a reload that keeps the set keeps its epoch, so flows keep
+    /// their signature matching state: see the engine's "Reloading").
+    pub(crate) sig_epoch: u64,
 }
 
 impl Detection {
@@ -97,6 +100,7 @@ impl Detection {
             sig_labels,
             rules,
             app_events: cfg.app_events,
+            sig_epoch: 0,
         }
     }
 
@@ -110,6 +114,16 @@ impl Detection {
 
     pub fn rules(&self) -> Option<&RuleSet> {
         self.rules.as_deref()
+    }
+
+    /// The signature set, shared.
+    pub fn shared_signatures(&self) -> Option<Arc<SignatureSet>> {
+        self.signatures.clone()
+    }
+
+    /// The rule set, shared.
+    pub fn shared_rules(&self) -> Option<Arc<RuleSet>> {
+        self.rules.clone()
     }
 
     /// Whether application events are kept.

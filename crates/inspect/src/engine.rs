@@ -14,13 +14,31 @@
 //! [`Engine::finish`] ends every flow still open (end of input) and merges the workers' contexts. Output (flow
 //! records, application events, alerts) depends only on each flow's own packets in order, so sorted events are the
 //! same for any thread count and scheduler; flow eviction under the flow cap is the exception, and it is counted.
+//!
+//! ## Reloading the signature and rule sets while packets flow
+//! The detection context ([`Detection`]: registry, signatures, rules) is immutable and shared as an `Arc`; each
+//! [`WorkerCtx`] holds the one it inspects with and the *epoch* it belongs to. [`Engine::reload`] publishes a new
+//! context under a new epoch (a mutex and an atomic counter, touched only by a reload); every worker compares the
+//! epoch once per packet (one load of a word no one writes between reloads) and, when it moved, adopts the new
+//! context before that packet: it retires its rule scanner (its counters and per-rule alert counts are kept, by
+//! signature id) and builds one for the new rules. A flow keeps its state (TCP, reassembly, identification, counters,
+//! flow id), so its record is written once, but its matcher state belongs to the set that made it: the first packet
+//! of the flow inspected under the new epoch restarts it (the new rules see the flow's data from there on; a flow a
+//! `drop` rule dropped stays dropped; flowbits set by the old rules are forgotten, and L7-filter signatures, which
+//! match the first bytes of a connection, go on deciding only for flows that start after the reload), as Suricata
+//! resets a flow's detection state when its detection engine version changes. Which packets see which set is up to
+//! the caller: the live reader reloads when every packet it dispatched has been inspected, so the packets read before
+//! the reload see the old set and those after it the new one, whatever the thread count.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 
 use flowbundle_decode::{Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
-use flowbundle_protocols::{AppProto, Registry};
+use flowbundle_protocols::AppProto;
 use flowbundle_rules::{RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
 use flowbundle_types::{BUNDLES, BundleToken, Transport};
@@ -102,6 +120,12 @@ pub struct WorkerCtx {
     pub(crate) max_ts: u64,
     /// What the app layer produced during the current packet, folded in by [`Engine::absorb`].
     pub(crate) produced: Produced,
+    /// The detection context this worker inspects with, and its epoch (see "Reloading" in the module
+    /// documentation).
+    pub(crate) det: Arc<Detection>,
+    det_epoch: u64,
+    /// Alerts per signature id counted by the scanners of earlier epochs (a reload retires the scanner).
+    retired_hits: Vec<(u32, u64)>,
     sample_every: u32,
     sample_left: u32,
     /// The flow of the packet inspected last is dropped (a `drop`, `reject` or `sdrop` rule matched on it).
@@ -179,6 +203,31 @@ impl WorkerCtx {
         self.max_ts
     }
 
+    /// Retires the scanner of the rules this context inspected with (a reload replaces them, and the end of a run
+    /// reads them): its counters go into the context's, its alerts per rule into [`WorkerCtx::retired_hits`] by
+    /// signature id (`noalert` rules left out: their matches raise no alert). A profile is not kept: it is indexed by
+    /// the retired set's rules.
+    fn retire_scanner(&mut self) {
+        let Some(sc) = self.scanner.take() else {
+            return;
+        };
+        self.stats.rules += *sc.stats();
+        let Some(rules) = self.det.rules() else {
+            return;
+        };
+        let mut hits = Vec::new();
+        sc.add_hit_counts(&mut hits);
+        for (r, n) in rules.rules().iter().zip(hits) {
+            if n == 0 || r.noalert {
+                continue;
+            }
+            match self.retired_hits.iter_mut().find(|(sid, _)| *sid == r.sid) {
+                Some(h) => h.1 += n,
+                None => self.retired_hits.push((r.sid, n)),
+            }
+        }
+    }
+
     #[inline]
     fn sample(&mut self) -> bool {
         if self.sample_every == 0 {
@@ -219,11 +268,18 @@ pub struct PreDecoded<'p> {
     tm: Timing,
 }
 
+/// The detection context workers adopt, and its epoch (see "Reloading" in the module documentation).
+struct DetectionSlot {
+    current: std::sync::Mutex<Arc<Detection>>,
+    /// Bumped by each [`Engine::reload`], after `current` was replaced.
+    epoch: AtomicU64,
+}
+
 /// The inspection engine. See the module documentation.
 pub struct Engine {
     cfg: EngineConfig,
-    /// What the app layer reads: registry, signatures, rules (see [`crate::detect`]).
-    det: Detection,
+    /// What the app layer reads: registry, signatures, rules (see [`crate::detect`]), replaced by a reload.
+    det: DetectionSlot,
     table: FlowTable,
     /// Per bundle, a time no flow of its shard expires before: a lower bound of `last_ns + timeout` over the
     /// shard's flows (see [`Engine::note_deadline`]). A new flow scans its shard for idle flows only when its packet
@@ -239,10 +295,12 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let det = self.detection();
         f.debug_struct("Engine")
             .field("table", &self.table)
-            .field("signatures", &self.det.signatures().map(|s| s.len()))
-            .field("rules", &self.det.rules().map(|r| r.len()))
+            .field("signatures", &det.signatures().map(|s| s.len()))
+            .field("rules", &det.rules().map(|r| r.len()))
+            .field("epoch", &self.epoch())
             .finish()
     }
 }
@@ -265,7 +323,10 @@ impl Engine {
         signatures: Option<Arc<SignatureSet>>,
         rules: Option<Arc<RuleSet>>,
     ) -> Self {
-        let det = Detection::new(&cfg, signatures, rules);
+        let det = DetectionSlot {
+            current: std::sync::Mutex::new(Arc::new(Detection::new(&cfg, signatures, rules))),
+            epoch: AtomicU64::new(0),
+        };
         Engine {
             table: FlowTable::new(cfg.max_flows),
             expiry_floor: (0..BUNDLES).map(|_| AtomicU64::new(u64::MAX)).collect(),
@@ -280,21 +341,85 @@ impl Engine {
         &self.cfg
     }
 
-    /// What identification and rule matching read (registry, signatures, rules).
-    pub fn detection(&self) -> &Detection {
-        &self.det
+    /// What identification and rule matching read now (registry, signatures, rules): the context of the latest
+    /// [`Engine::reload`], or the one the engine was built with.
+    pub fn detection(&self) -> Arc<Detection> {
+        Arc::clone(&self.det.current.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    pub fn registry(&self) -> &Registry {
-        self.det.registry()
+    /// The signature set inspected with now.
+    pub fn signatures(&self) -> Option<Arc<SignatureSet>> {
+        self.detection().shared_signatures()
     }
 
-    pub fn signatures(&self) -> Option<&SignatureSet> {
-        self.det.signatures()
+    /// The rule set inspected with now.
+    pub fn rules(&self) -> Option<Arc<RuleSet>> {
+        self.detection().shared_rules()
     }
 
-    pub fn rules(&self) -> Option<&RuleSet> {
-        self.det.rules()
+    /// How many times the detection context was replaced ([`Engine::reload`]).
+    pub fn epoch(&self) -> u64 {
+        self.det.epoch.load(Acquire)
+    }
+
+    /// Replaces the signature and rule sets (see "Reloading" in the module documentation): each worker context
+    /// adopts them before the next packet it inspects, flows keep their state, and what they inspect from then on
+    /// meets the new sets. Passing the signature set in use (the same `Arc`) keeps the flows' signature matching. Safe at any time; which packets a concurrent worker inspects with which set is the
+    /// caller's to arrange (the live reader drains its packets in flight first). Returns the new epoch.
+    pub fn reload(
+        &self,
+        signatures: Option<Arc<SignatureSet>>,
+        rules: Option<Arc<RuleSet>>,
+    ) -> u64 {
+        let mut det = Detection::new(&self.cfg, signatures, rules);
+        let mut cur = self.det.current.lock().unwrap_or_else(|e| e.into_inner());
+        let epoch = self.det.epoch.load(Acquire) + 1;
+        let same_signatures = match (det.signatures.as_ref(), cur.signatures.as_ref()) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        det.sig_epoch = if same_signatures {
+            cur.sig_epoch
+        } else {
+            epoch
+        };
+        *cur = Arc::new(det);
+        // Under the lock, so that a worker that sees the new epoch finds the new context.
+        self.det.epoch.store(epoch, Release);
+        epoch
+    }
+
+    /// Brings `ctx` to the current detection context when a reload replaced it: retires its scanner (counters and
+    /// alerts per rule kept) and builds one for the new rules. One atomic load when nothing changed.
+    #[inline]
+    fn adopt(&self, ctx: &mut WorkerCtx) {
+        if ctx.det_epoch != self.det.epoch.load(Acquire) {
+            self.adopt_slow(ctx);
+        }
+    }
+
+    #[cold]
+    fn adopt_slow(&self, ctx: &mut WorkerCtx) {
+        let (det, epoch) = {
+            let cur = self.det.current.lock().unwrap_or_else(|e| e.into_inner());
+            (Arc::clone(&cur), self.det.epoch.load(Acquire))
+        };
+        ctx.retire_scanner();
+        ctx.scanner = self.scanner_for(&det);
+        ctx.det = det;
+        ctx.det_epoch = epoch;
+    }
+
+    /// A scanner for `det`'s rules (profiling as configured).
+    fn scanner_for(&self, det: &Detection) -> Option<Scanner> {
+        det.rules().map(|r| {
+            let mut sc = r.scanner();
+            if self.cfg.rules_profile {
+                sc.enable_profile(r);
+            }
+            sc
+        })
     }
 
     pub fn expectations(&self) -> &Expectations {
@@ -326,16 +451,17 @@ impl Engine {
 
     /// A fresh worker context.
     pub fn new_ctx(&self) -> WorkerCtx {
+        let (det, det_epoch) = {
+            let cur = self.det.current.lock().unwrap_or_else(|e| e.into_inner());
+            (Arc::clone(&cur), self.det.epoch.load(Acquire))
+        };
         WorkerCtx {
             events: Vec::new(),
             stats: EngineStats::default(),
-            scanner: self.det.rules().map(|r| {
-                let mut sc = r.scanner();
-                if self.cfg.rules_profile {
-                    sc.enable_profile(r);
-                }
-                sc
-            }),
+            scanner: self.scanner_for(&det),
+            det,
+            det_epoch,
+            retired_hits: Vec::new(),
             produced: Produced::default(),
             cost: CostSummary::new(),
             records: Vec::new(),
@@ -435,6 +561,7 @@ impl Engine {
         d: &Decoded<'_>,
         tm: Timing,
     ) -> bool {
+        self.adopt(ctx);
         ctx.stats.packets += 1;
         ctx.packet_dropped = false;
         ctx.stats.bytes += u64::from(wire_len);
@@ -631,12 +758,12 @@ impl Engine {
             Transport::Icmp | Transport::Other(_) => None,
         };
         let client = pick_client(&key, dir, tcp_flags, |p| {
-            p < 1024 || t.is_some_and(|t| self.det.registry().port_guess(t, 0, p).is_some())
+            p < 1024 || t.is_some_and(|t| ctx.det.registry().port_guess(t, 0, p).is_some())
         });
         if transport == Transport::Tcp && tcp_flags.is_some_and(|f| f & 0x02 == 0) {
             ctx.stats.tcp_midstream += 1;
         }
-        let app = AppState::new(&self.det, &key, client, transport);
+        let app = AppState::new(&ctx.det, ctx.det_epoch, &key, client, transport);
         let mut flow = Flow::new(self.flow_id(num), key, client, ts_ns, app);
         if matches!(transport, Transport::Tcp | Transport::Udp) {
             let (a, b, ap, bp) = key.endpoints(KeySide::Forward);
@@ -679,6 +806,7 @@ impl Engine {
         tm: Timing,
     ) -> bool {
         let t_found = if tm.on { cost::now() } else { 0 };
+        f.app.adopt(&ctx.det, ctx.det_epoch);
         f.last_ns = f.last_ns.max(ts_ns);
         f.pkts[dir.index()] += 1;
         f.bytes[dir.index()] += u64::from(wire_len);
@@ -717,8 +845,10 @@ impl Engine {
             stats,
             scanner,
             produced,
+            det,
             ..
         } = ctx;
+        let det: &Detection = det;
         let tr = *transport;
         match (tr, d.l4) {
             (Transport::Tcp, L4::Tcp(th)) => {
@@ -744,7 +874,7 @@ impl Engine {
                     ..meta
                 };
                 let mut out = Out {
-                    det: &self.det,
+                    det,
                     events: ev_list,
                     scanner: scanner.as_mut(),
                     produced,
@@ -797,13 +927,13 @@ impl Engine {
                 stats.reassembly = rstats;
                 t.gaps += (stats.reassembly.gaps - gaps_before) as u32;
                 if !fed
-                    && let (Some(st), Some(set)) = (app.sig.as_mut(), self.det.signatures())
+                    && let (Some(st), Some(set)) = (app.sig.as_mut(), det.signatures())
                     && !st.verdict().is_final()
                 {
                     // l7-filter counts packets without new data towards its packet limit.
                     set.feed(st, &[]);
                 }
-                if self.det.rules().is_some() {
+                if det.rules().is_some() {
                     out.ts_ns = ts_ns;
                     let t1 = if tm.on { cost::now() } else { 0 };
                     // Packet rules see an identification made by this packet's data, as stream rules do.
@@ -823,7 +953,7 @@ impl Engine {
                     ..meta
                 };
                 let mut out = Out {
-                    det: &self.det,
+                    det,
                     events: ev_list,
                     scanner: scanner.as_mut(),
                     produced,
@@ -855,7 +985,7 @@ impl Engine {
             // the decoder read a TCP header); nothing to inspect.
             _ => {}
         }
-        let classified = f.app.settle(&self.det, position);
+        let classified = f.app.settle(&ctx.det, position);
         // Cost accounting.
         let t_end = cost::now();
         let cycles = t_end.wrapping_sub(tm.t0);
@@ -888,6 +1018,7 @@ impl Engine {
     /// Ends a flow: flushes reassembly and the parser, settles pending rule candidates, decides what identification
     /// left pending, and emits its record.
     fn end_flow(&self, ctx: &mut WorkerCtx, mut f: Flow, reason: EndReason) {
+        f.app.adopt(&ctx.det, ctx.det_epoch);
         let end_ts = f.last_ns;
         let meta = FlowMeta {
             id: f.id,
@@ -925,10 +1056,11 @@ impl Engine {
                 stats,
                 scanner,
                 produced,
+                det,
                 ..
             } = ctx;
             let mut out = Out {
-                det: &self.det,
+                det,
                 events: ev_list,
                 scanner: scanner.as_mut(),
                 produced,
@@ -988,7 +1120,7 @@ impl Engine {
             app::finish_rules(&mut out, &mut app.rules, &app.label);
         }
         let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
-        let _ = f.app.settle(&self.det, position);
+        let _ = f.app.settle(&ctx.det, position);
         if f.app.label != AppLabel::Proto(AppProto::FtpData)
             && matches!(f.transport, Transport::Tcp | Transport::Udp)
         {
@@ -1003,12 +1135,12 @@ impl Engine {
             KeySide::Reverse => (f.key.hi_port, f.key.lo_port),
         };
         f.app
-            .conclude(&self.det, f.transport, cport, sport, position);
+            .conclude(&ctx.det, f.transport, cport, sport, position);
         let (ts, tc) = (f.client.index(), f.client.flip().index());
         let (_, server, _, _) = f.key.endpoints(f.client);
         let risks = app::flow_risks(
             &f.app,
-            &self.det,
+            &ctx.det,
             (f.transport, server),
             (cport, sport),
             f.pkts,
@@ -1093,6 +1225,7 @@ impl Engine {
     /// No other thread uses the connection table during the call: the caller holds every bundle (the streaming
     /// reader calls it when every packet it dispatched has been inspected and before it dispatches another).
     pub unsafe fn expire_all(&self, ctx: &mut WorkerCtx, now_ns: u64) -> usize {
+        self.adopt(ctx);
         let t = &self.cfg.timeouts;
         let mut expired: Vec<Flow> = Vec::new();
         for (b, floor) in self.expiry_floor.iter().enumerate() {
@@ -1144,26 +1277,30 @@ impl Engine {
     /// and may inspect more input.
     pub fn finish(&mut self, ctxs: impl IntoIterator<Item = WorkerCtx>) -> Finished {
         let mut ctx = self.new_ctx();
-        let mut hits: Vec<u64> = Vec::new();
         let mut profile: Option<flowbundle_rules::RulesProfile> = None;
-        let mut add_profile = |sc: &flowbundle_rules::Scanner| {
-            if let Some(p) = sc.profile() {
+        let epoch = self.epoch();
+        // A profile is indexed by its rule set: only the scanners of the current rules give one.
+        let mut add_profile = |c: &WorkerCtx| {
+            if c.det_epoch == epoch
+                && let Some(p) = c.scanner.as_ref().and_then(Scanner::profile)
+            {
                 profile.get_or_insert_with(Default::default).merge(p);
             }
         };
+        let mut hits: std::collections::BTreeMap<u32, u64> = Default::default();
         let mut events = Vec::new();
         for mut c in ctxs {
             self.absorb(&mut c);
+            add_profile(&c);
+            c.retire_scanner();
+            for (sid, n) in c.retired_hits.drain(..) {
+                *hits.entry(sid).or_default() += n;
+            }
             ctx.stats.merge(&c.stats);
             ctx.cost.merge(&c.cost);
             ctx.max_ts = ctx.max_ts.max(c.max_ts);
             events.append(&mut c.events);
             ctx.records.append(&mut c.records);
-            if let Some(sc) = &c.scanner {
-                ctx.stats.rules += *sc.stats();
-                sc.add_hit_counts(&mut hits);
-                add_profile(sc);
-            }
         }
         let end = ctx.max_ts;
         for b in 0..self.table.shards() {
@@ -1188,24 +1325,23 @@ impl Engine {
             }
         }
         self.absorb(&mut ctx);
-        if let Some(sc) = &ctx.scanner {
-            ctx.stats.rules += *sc.stats();
-            sc.add_hit_counts(&mut hits);
-            add_profile(sc);
+        add_profile(&ctx);
+        ctx.retire_scanner();
+        for (sid, n) in ctx.retired_hits.drain(..) {
+            *hits.entry(sid).or_default() += n;
         }
         events.append(&mut ctx.events);
         sort_events(&mut events);
-        let rule_hits = match self.det.rules() {
-            Some(r) => r
-                .rules()
-                .iter()
-                .zip(&hits)
-                // A `noalert` rule's matches set flowbits and raise no alert: they are not alerts per rule.
-                .filter(|(r, n)| **n > 0 && !r.noalert)
-                .map(|(r, &n)| (r.sid, n))
-                .collect(),
-            None => Vec::new(),
-        };
+        // In the current set's rule order, then the rules of earlier sets (a reload) by signature id.
+        let mut rule_hits = Vec::with_capacity(hits.len());
+        if let Some(r) = ctx.det.rules() {
+            for rule in r.rules() {
+                if let Some(n) = hits.remove(&rule.sid) {
+                    rule_hits.push((rule.sid, n));
+                }
+            }
+        }
+        rule_hits.extend(hits);
         Finished {
             events,
             stats: ctx.stats,
@@ -1257,6 +1393,100 @@ mod tests {
             data,
         };
         e.process_serial(ctx, pre, 0, &rec);
+    }
+
+    /// A UDP datagram (IPv4, no link header) from `10.0.0.src:sport` to `10.0.0.dst:dport` carrying `payload`.
+    fn datagram(src: u8, sport: u16, dst: u8, dport: u16, payload: &[u8]) -> Vec<u8> {
+        let mut b = packet(src, sport, dst, dport, None);
+        let total = (28 + payload.len()) as u16;
+        b[2..4].copy_from_slice(&total.to_be_bytes());
+        b[24..26].copy_from_slice(&(8 + payload.len() as u16).to_be_bytes());
+        b.extend_from_slice(payload);
+        b
+    }
+
+    fn rules(text: &str) -> Option<Arc<RuleSet>> {
+        let (set, report) = RuleSet::parse(text, &flowbundle_rules::Vars::new()).unwrap();
+        assert_eq!(report.loaded, text.lines().count(), "{report:?}");
+        Some(Arc::new(set))
+    }
+
+    fn alerts(evs: &[Event]) -> Vec<u32> {
+        evs.iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Alert(a) => Some(a.signature_id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A reload between two packets of one flow: the flow goes on (one record, its packets counted across the
+    /// reload), the packet after the reload meets the new rules only, a flow a `drop` rule dropped stays dropped, and
+    /// the alerts per rule count both sets.
+    #[test]
+    fn a_reload_applies_the_new_rules_to_later_packets_and_keeps_the_flows() {
+        let old = "alert udp any any -> any any (msg:\"old\"; content:\"foo\"; sid:1;)\n\
+                   drop udp any any -> any 99 (msg:\"evil\"; content:\"evil\"; sid:3;)";
+        let new = "alert udp any any -> any any (msg:\"new\"; content:\"bar\"; sid:2;)";
+        let mut e = Engine::with_shared(EngineConfig::default(), None, rules(old));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        feed(
+            &mut e,
+            &mut ctx,
+            &mut pre,
+            S,
+            &datagram(1, 5000, 2, 53, b"foo bar"),
+        );
+        feed(
+            &mut e,
+            &mut ctx,
+            &mut pre,
+            S + 1,
+            &datagram(1, 6000, 2, 99, b"evil"),
+        );
+        assert!(ctx.packet_dropped());
+        let mut evs = Vec::new();
+        ctx.take_events(&mut evs);
+        assert_eq!(alerts(&evs), [1, 3]);
+
+        assert_eq!(e.reload(None, rules(new)), 1);
+        assert_eq!(e.epoch(), 1);
+        feed(
+            &mut e,
+            &mut ctx,
+            &mut pre,
+            2 * S,
+            &datagram(1, 5000, 2, 53, b"foo bar"),
+        );
+        ctx.take_events(&mut evs);
+        assert_eq!(
+            alerts(&evs),
+            [1, 3, 2],
+            "the new rule alone matched after the reload"
+        );
+        feed(
+            &mut e,
+            &mut ctx,
+            &mut pre,
+            2 * S + 1,
+            &datagram(1, 6000, 2, 99, b"bar"),
+        );
+        assert!(ctx.packet_dropped(), "a dropped flow stays dropped");
+
+        let fin = e.finish([ctx]);
+        let flows: Vec<&FlowRecord> = fin
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Flow(f) => Some(&**f),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(flows.len(), 2, "one record per flow across the reload");
+        assert!(flows.iter().all(|f| f.pkts_toserver == 2));
+        assert_eq!(fin.rule_hits, [(2, 1), (1, 1), (3, 1)]);
+        assert_eq!(fin.stats.alerts, 3);
     }
 
     /// The shard's expiry floor skips scans only when nothing can have expired: a new flow still ends every flow of
