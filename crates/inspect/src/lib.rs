@@ -63,7 +63,10 @@ pub use event::{
     TcpSummary, sort_events,
 };
 pub use flowbundle_decode::prestage::{self, Prepared, Prestage, PrestageStats, Staged};
-pub use live::{Inline, InlineReport, LatencyHistogram, LiveReader, OnFull, stop_on_termination};
+pub use live::{
+    Applied, Inline, InlineReport, LatencyHistogram, LiveReader, OnFull, ReloadSets, Reloads,
+    Signals, signals, stop_on_termination,
+};
 pub use stream::{
     ArenaSource, Batch, BufferDecodes, EventMerge, Forward, Renderer, StatsBoard, StreamOrder,
     StreamReader, SweepReport, Tagged,

@@ -17,8 +17,22 @@
 //! When every arena buffer is in use the reader either waits (the default: the kernel's ring is then the queue, and
 //! what overflows it the kernel counts in `capture.kernel_drops`) or drops the frame and counts it in
 //! [`LiveReader::queue_full`], as a sensor that must never stall its capture would.
+//!
+//! Between two frames the reader also does what needs every worker idle, at a *quiescent point*: it waits until
+//! every packet it dispatched has been inspected (the arena drains: at most `--packet-buffers` packets, well under a
+//! millisecond of work at the rates this sensor takes) and then
+//! * sweeps idle flows ([`LiveReader::with_sweeps`], the file reader's [`crate::sweep`], at the same packet positions
+//!   as the single-threaded live loop);
+//! * applies a rule reload ([`LiveReader::with_reloads`]): new signature and rule sets, loaded by another thread
+//!   while packets flow, become the engine's ([`crate::Engine::reload`]) before the next frame is dispatched, so every
+//!   packet read before the reload is inspected with the old sets and every packet after it with the new ones,
+//!   whatever the thread count; [`Reloads::take_applied`] says at which packet (its sequence number), so the
+//!   collector can switch what depends on the rule set (thresholds) at exactly that point of the event stream.
+//!
+//! [`signals`] turns SIGINT/SIGTERM into a stop flag and SIGHUP/SIGUSR2 into counters the caller polls.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use flowbundle_ingest::{LiveSource, PacketArena};
@@ -26,7 +40,7 @@ use flowbundle_ingest::{LiveSource, PacketArena};
 use flowbundle_types::Desc;
 
 use crate::Prestage;
-use crate::stream::{BufferDecodes, Stager, StreamOrder};
+use crate::stream::{BufferDecodes, Renderer, Stager, StreamOrder, SweepReport, Sweeper, Tagged};
 
 /// What the reader does with a frame when every packet buffer is in use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +64,8 @@ pub struct LiveReader<'a> {
     kernel_spreads: bool,
     inline: Option<&'a Inline>,
     timeline: flowbundle_ingest::Timeline,
+    sweeper: Option<Sweeper<'a>>,
+    reloads: Option<(&'a crate::Engine, &'a Reloads)>,
     /// Frames taken from the capture (dropped ones included).
     pub packets_read: u64,
     /// Frames dropped because every packet buffer was in use ([`OnFull::Drop`]).
@@ -76,6 +92,8 @@ impl<'a> LiveReader<'a> {
             kernel_spreads: false,
             inline: None,
             timeline: flowbundle_ingest::Timeline::default(),
+            sweeper: None,
+            reloads: None,
             packets_read: 0,
             queue_full: 0,
             error: None,
@@ -125,6 +143,47 @@ impl<'a> LiveReader<'a> {
         self
     }
 
+    /// Sweeps idle flows out of `engine`'s table as [`crate::StreamReader::with_sweeps`] does (packet timestamps are
+    /// the wall clock at capture, so the sweeps follow real time while traffic flows).
+    pub fn with_sweeps(
+        mut self,
+        engine: &'a crate::Engine,
+        events: std::sync::mpsc::Sender<Tagged>,
+        render: Option<&'a Renderer>,
+    ) -> Self {
+        self.sweeper = Some(Sweeper::new(engine, events, render));
+        self
+    }
+
+    /// See [`crate::StreamReader::take_sweeps`].
+    pub fn take_sweeps(&mut self) -> Option<(crate::WorkerCtx, SweepReport)> {
+        self.sweeper.take().map(Sweeper::finish)
+    }
+
+    /// Applies the rule reloads offered to `reloads` to `engine` (the one the workers inspect with) at quiescent
+    /// points (see the module documentation).
+    pub fn with_reloads(mut self, engine: &'a crate::Engine, reloads: &'a Reloads) -> Self {
+        self.reloads = Some((engine, reloads));
+        self
+    }
+
+    /// Between two frames: the sweep due and the reload offered, if any.
+    fn quiescent_work(&mut self) {
+        if let Some(s) = self.sweeper.as_mut() {
+            s.run_due(self.stager.arena);
+        }
+        if let Some((engine, reloads)) = self.reloads
+            && reloads.ready.load(Ordering::Acquire)
+        {
+            let t0 = Instant::now();
+            crate::stream::drain(self.stager.arena);
+            let drain_ns = t0.elapsed().as_nanos() as u64;
+            // Every packet dispatched has been inspected, and the next is dispatched after the new sets are the
+            // engine's: the workers adopt them at that packet (see `Engine::reload`).
+            reloads.apply(engine, self.stager.arena.filled(), drain_ns);
+        }
+    }
+
     /// The earliest and latest capture times read.
     pub fn capture_span(&self) -> Option<(u64, u64)> {
         self.timeline.span()
@@ -143,6 +202,7 @@ impl<'a> LiveReader<'a> {
     /// The next descriptor to dispatch, or `None` once the run is to stop.
     pub fn next_desc(&mut self) -> Option<Desc> {
         loop {
+            self.quiescent_work();
             if self.stop.load(Ordering::Relaxed)
                 || self.packets_read >= self.limit
                 || self.deadline.is_some_and(|d| Instant::now() >= d)
@@ -161,6 +221,9 @@ impl<'a> LiveReader<'a> {
             self.packets_read += 1;
             // Live timestamps come from one clock; the timeline only keeps the span here.
             let _ = self.timeline.packet(rec.ts_ns);
+            if let Some(s) = self.sweeper.as_mut() {
+                s.packet(rec.ts_ns);
+            }
             let slot = match self.on_full {
                 OnFull::Wait => self.stager.arena.acquire(),
                 OnFull::Drop | OnFull::Forward => match self.stager.arena.try_acquire() {
@@ -182,6 +245,69 @@ impl<'a> LiveReader<'a> {
                 }
                 return Some(d);
             }
+        }
+    }
+}
+
+/// The signature and rule sets of a reload: loaded by one thread, applied by the live reader (see the module
+/// documentation), or by whoever owns the engine alone.
+pub type ReloadSets = (
+    Option<Arc<crate::signatures::SignatureSet>>,
+    Option<Arc<crate::rules::RuleSet>>,
+);
+
+/// A reload the reader applied: the engine's new epoch, and the sequence number of the first packet inspected with
+/// it (every earlier packet was inspected with the sets before).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Applied {
+    pub epoch: u64,
+    pub seq: u64,
+    /// How long the reader waited for the packets in flight before applying it (ns).
+    pub drain_ns: u64,
+}
+
+/// Reloads on their way from the thread that loaded them to the live reader that applies them, and back as
+/// [`Applied`] to the thread that writes the events. A reload offered while another waits replaces it (the later
+/// files are what the operator wants).
+#[derive(Default)]
+pub struct Reloads {
+    ready: AtomicBool,
+    next: Mutex<Option<ReloadSets>>,
+    applied: Mutex<Vec<Applied>>,
+}
+
+impl Reloads {
+    /// Offers new sets to the reader.
+    pub fn offer(&self, sets: ReloadSets) {
+        *self.next.lock().unwrap_or_else(|e| e.into_inner()) = Some(sets);
+        self.ready.store(true, Ordering::Release);
+    }
+
+    /// Whether sets were offered and not applied yet.
+    pub fn pending(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// The reloads applied since the last call, oldest first.
+    pub fn take_applied(&self) -> Vec<Applied> {
+        std::mem::take(&mut *self.applied.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Makes the offered sets `engine`'s, the first packet to meet them being `seq`. The caller guarantees the
+    /// ordering (see [`LiveReader::with_reloads`]).
+    fn apply(&self, engine: &crate::Engine, seq: u64, drain_ns: u64) {
+        let sets = self.next.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.ready.store(false, Ordering::Release);
+        if let Some((signatures, rules)) = sets {
+            let epoch = engine.reload(signatures, rules);
+            self.applied
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Applied {
+                    epoch,
+                    seq,
+                    drain_ns,
+                });
         }
     }
 }
@@ -371,25 +497,78 @@ extern "C" fn raise_stop(_signal: libc::c_int) {
     TERMINATION.store(true, Ordering::SeqCst);
 }
 
+/// SIGHUPs and SIGUSR2s received since [`signals`] installed the handlers.
+static HANGUPS: AtomicU64 = AtomicU64::new(0);
+static USR2S: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn count_signal(signal: libc::c_int) {
+    // Async-signal-safe: one atomic add (lock-free on every target with 64-bit atomics).
+    if signal == libc::SIGHUP {
+        HANGUPS.fetch_add(1, Ordering::SeqCst);
+    } else {
+        USR2S.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(unix)]
+fn install(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) -> std::io::Result<()> {
+    // SAFETY: an all-zero `sigaction` is a valid value of the plain C struct; the handler only touches atomics
+    // (async-signal-safe) and lives for the whole process; `act` is valid for the call.
+    let r = unsafe {
+        let mut act: libc::sigaction = std::mem::zeroed();
+        act.sa_sigaction = handler as *const () as libc::sighandler_t;
+        act.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut act.sa_mask);
+        libc::sigaction(sig, &act, std::ptr::null_mut())
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Makes SIGINT and SIGTERM raise the returned flag instead of ending the process, so that a live run drains its
 /// queues, flushes its flows and writes its summary. A second signal changes nothing (the flag is already up).
 pub fn stop_on_termination() -> std::io::Result<&'static AtomicBool> {
     #[cfg(unix)]
     for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: an all-zero `sigaction` is a valid value of the plain C struct; the handler only stores to an
-        // atomic (async-signal-safe) and lives for the whole process; `act` is valid for the call.
-        let r = unsafe {
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = raise_stop as *const () as libc::sighandler_t;
-            act.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut act.sa_mask);
-            libc::sigaction(sig, &act, std::ptr::null_mut())
-        };
-        if r != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        install(sig, raise_stop)?;
     }
     Ok(&TERMINATION)
+}
+
+/// The operator's signals to a running sensor, counted: SIGHUP (reload the rules and reopen the output files, as
+/// logrotate's `postrotate` sends it) and SIGUSR2 (reload the rules only: Suricata's rule-reload signal). A
+/// consumer remembers the count it last acted on and acts when the count moved, so one signal reaches every
+/// consumer, and signals that arrive while one is being handled are handled once more afterwards.
+#[derive(Debug)]
+pub struct Signals {
+    hangup: &'static AtomicU64,
+    usr2: &'static AtomicU64,
+}
+
+impl Signals {
+    /// SIGHUPs received so far.
+    pub fn hangups(&self) -> u64 {
+        self.hangup.load(Ordering::SeqCst)
+    }
+
+    /// SIGUSR2s received so far.
+    pub fn usr2s(&self) -> u64 {
+        self.usr2.load(Ordering::SeqCst)
+    }
+}
+
+/// Installs the SIGHUP and SIGUSR2 handlers (instead of SIGHUP ending the process) and returns their counters.
+pub fn signals() -> std::io::Result<Signals> {
+    #[cfg(unix)]
+    for sig in [libc::SIGHUP, libc::SIGUSR2] {
+        install(sig, count_signal)?;
+    }
+    Ok(Signals {
+        hangup: &HANGUPS,
+        usr2: &USR2S,
+    })
 }
 
 #[cfg(test)]
@@ -426,6 +605,19 @@ mod histogram_tests {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sighup_and_sigusr2_are_counted_instead_of_ending_the_process() {
+        let s = signals().unwrap();
+        let (h, u) = (s.hangups(), s.usr2s());
+        // SAFETY: sends signals to this process, whose handlers were just installed.
+        unsafe {
+            libc::raise(libc::SIGHUP);
+            libc::raise(libc::SIGUSR2);
+            libc::raise(libc::SIGHUP);
+        }
+        assert_eq!((s.hangups() - h, s.usr2s() - u), (2, 1));
+    }
 
     #[test]
     fn sigterm_raises_the_stop_flag_instead_of_ending_the_process() {

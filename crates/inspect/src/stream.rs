@@ -85,8 +85,8 @@ pub struct StreamReader<'a> {
 /// The reader's idle-flow sweeps (see [`crate::sweep`]): when its clock says a sweep is due, the reader waits for
 /// every packet it dispatched to be inspected (the arena drains), sweeps every shard with its own context, and sends
 /// what the sweep ended tagged with the next packet's sequence number, so it is written where the single-threaded
-/// loop writes it.
-struct Sweeper<'a> {
+/// loop writes it. Shared by the file reader and the live reader ([`crate::live`]).
+pub(crate) struct Sweeper<'a> {
     engine: &'a crate::Engine,
     ctx: WorkerCtx,
     clock: SweepClock,
@@ -96,6 +96,72 @@ struct Sweeper<'a> {
     /// Time spent waiting for the arena to drain, and sweeping.
     drain_ns: u64,
     sweep_ns: u64,
+}
+
+impl<'a> Sweeper<'a> {
+    pub(crate) fn new(
+        engine: &'a crate::Engine,
+        events: Sender<Tagged>,
+        render: Option<&'a Renderer>,
+    ) -> Self {
+        Sweeper {
+            engine,
+            ctx: engine.new_ctx(),
+            clock: SweepClock::new(engine.config().sweep),
+            due: None,
+            out: Emitter { events, render },
+            drain_ns: 0,
+            sweep_ns: 0,
+        }
+    }
+
+    /// Notes a packet read at capture time `ts_ns` (see [`SweepClock::packet`]).
+    pub(crate) fn packet(&mut self, ts_ns: u64) {
+        self.due = self.clock.packet(ts_ns);
+    }
+
+    /// Runs the sweep due, if any: waits until every packet dispatched to `arena` has been inspected, then sweeps.
+    /// Called by the arena's one filler, between two packets.
+    pub(crate) fn run_due(&mut self, arena: &PacketArena) {
+        let Some(now) = self.due.take() else {
+            return;
+        };
+        let t0 = std::time::Instant::now();
+        drain(arena);
+        let t1 = std::time::Instant::now();
+        // SAFETY: every buffer is free, so every packet dispatched has been inspected and no worker holds a shard
+        // (a worker frees a packet's buffer after the engine returned, see `ArenaSource::consumed`); the freeing's
+        // release store and `oldest_in_flight`'s acquire loads order the workers' shard writes before this sweep;
+        // the next packet is dispatched only after it (the caller is the arena's one filler).
+        unsafe { self.engine.expire_all(&mut self.ctx, now) };
+        self.out.send(arena.filled(), &mut self.ctx);
+        self.drain_ns += (t1 - t0).as_nanos() as u64;
+        self.sweep_ns += t1.elapsed().as_nanos() as u64;
+    }
+
+    /// The context the sweeps ended flows with, and what they did.
+    pub(crate) fn finish(self) -> (WorkerCtx, SweepReport) {
+        let r = SweepReport {
+            sweeps: self.clock.sweeps(),
+            drain_ns: self.drain_ns,
+            sweep_ns: self.sweep_ns,
+        };
+        (self.ctx, r)
+    }
+}
+
+/// Waits until every packet filled into `arena` has been inspected and its buffer freed (a quiescent point: no
+/// worker holds a packet, so none is inside the engine). Yields, then sleeps 20 µs at a time.
+pub(crate) fn drain(arena: &PacketArena) {
+    let mut spins = 0u32;
+    while arena.oldest_in_flight() < arena.filled() {
+        spins += 1;
+        if spins < 64 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
 }
 
 /// Sends a context's pending events to the collector, rendered or whole. Shared by the workers' source and the
@@ -168,58 +234,21 @@ impl<'a> StreamReader<'a> {
         events: Sender<Tagged>,
         render: Option<&'a Renderer>,
     ) -> Self {
-        self.sweeper = Some(Sweeper {
-            engine,
-            ctx: engine.new_ctx(),
-            clock: SweepClock::new(engine.config().sweep),
-            due: None,
-            out: Emitter { events, render },
-            drain_ns: 0,
-            sweep_ns: 0,
-        });
+        self.sweeper = Some(Sweeper::new(engine, events, render));
         self
     }
 
     /// The context the sweeps ended flows with (its counters belong in [`crate::Engine::finish`] with the workers'),
     /// and what they did; `None` without sweeps.
     pub fn take_sweeps(&mut self) -> Option<(WorkerCtx, SweepReport)> {
-        self.sweeper.take().map(|s| {
-            let r = SweepReport {
-                sweeps: s.clock.sweeps(),
-                drain_ns: s.drain_ns,
-                sweep_ns: s.sweep_ns,
-            };
-            (s.ctx, r)
-        })
+        self.sweeper.take().map(Sweeper::finish)
     }
 
     /// Runs the sweep due, if any: waits until every packet dispatched has been inspected, then sweeps.
     fn sweep_if_due(&mut self) {
-        let Some(s) = self.sweeper.as_mut() else {
-            return;
-        };
-        let Some(now) = s.due.take() else {
-            return;
-        };
-        let t0 = std::time::Instant::now();
-        let mut spins = 0u32;
-        while self.stager.arena.oldest_in_flight() < self.stager.arena.filled() {
-            spins += 1;
-            if spins < 64 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(std::time::Duration::from_micros(20));
-            }
+        if let Some(s) = self.sweeper.as_mut() {
+            s.run_due(self.stager.arena);
         }
-        let t1 = std::time::Instant::now();
-        // SAFETY: every buffer is free, so every packet dispatched has been inspected and no worker holds a shard
-        // (a worker frees a packet's buffer after the engine returned, see `ArenaSource::consumed`); the freeing's
-        // release store and `oldest_in_flight`'s acquire loads order the workers' shard writes before this sweep;
-        // the next packet is dispatched only after it.
-        unsafe { s.engine.expire_all(&mut s.ctx, now) };
-        s.out.send(self.stager.arena.filled(), &mut s.ctx);
-        s.drain_ns += (t1 - t0).as_nanos() as u64;
-        s.sweep_ns += t1.elapsed().as_nanos() as u64;
     }
 
     /// Links each packet to its flow's previous one in `order` (for a policy that does not keep flow order, `ph`).
@@ -307,7 +336,7 @@ impl<'a> StreamReader<'a> {
             let position = self.first_position + self.packets_read;
             self.packets_read += 1;
             if let Some(s) = self.sweeper.as_mut() {
-                s.due = s.clock.packet(rec.ts_ns);
+                s.packet(rec.ts_ns);
             }
             if let Some(w) = self.timeline.packet(rec.ts_ns) {
                 self.warnings.push(w);
