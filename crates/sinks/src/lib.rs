@@ -13,5 +13,5 @@ pub mod time;
 
 pub use eve::{EveOptions, EveWriter, render};
 pub use stats::{StatsRecord, render_stats, stats_event};
-pub use summary::{CaptureCounters, RulesInfo, RunInfo, Summary};
+pub use summary::{CaptureCounters, ReloadInfo, RulesInfo, RunInfo, Summary};
 pub use time::{timestamp, write_timestamp};

@@ -15,7 +15,7 @@
 //! | `defrag` | `max_frags_reached`, `max_trackers_reached`, `memuse` | the pre-scheduling stage's defragmenter |
 //! | `flow` | `total`, `tcp`, `udp`, `icmpv4`, `icmpv6`, `memcap` (flows not tracked: table full), `tcp_reuse`, `active` | the engine |
 //! | `tcp` | `sessions`, `midstream_pickups`, `reassembly_gap`, `overlap_diff_data` | the engine and its reassembler |
-//! | `detect` | `alert` | the engine |
+//! | `detect` | `alert`; `engines` (Suricata's: `id` 0, `last_reload`, `rules_loaded`, `rules_failed`, `rules_skipped` of the rule set in use) with rules | the engine, the rule loads |
 //! | `app_layer` | `flow.<proto>`: flows ended per application protocol, under Suricata's counter names (`http`, `tls`, `dns_udp`, `failed_tcp`, ...; protocols Suricata does not know are left out) | the engine |
 //! | `threads` | per worker (`W#01`, ...), the sections above that a worker counts, as it left the run | each worker's own counters |
 //!
@@ -117,6 +117,24 @@ pub fn stats_event(r: &StatsRecord<'_>) -> Value {
         }),
     );
     stats.extend(engine_sections(r.total));
+    if let (Some(ri), Some(detect)) = (
+        r.info.rules.as_ref(),
+        stats.get_mut("detect").and_then(Value::as_object_mut),
+    ) {
+        let mut engine = json!({
+            "id": 0,
+            "rules_loaded": ri.loaded,
+            "rules_failed": ri.errors,
+            "rules_skipped": ri.skipped,
+        });
+        // When the set in use was loaded: a live run's (its start, or its last reload).
+        if let (Some(x), Some(e)) = (r.info.reloads, engine.as_object_mut()) {
+            let mut last = Vec::new();
+            let _ = crate::time::write_timestamp(&mut last, x.last_ns);
+            e.insert("last_reload".into(), json!(String::from_utf8_lossy(&last)));
+        }
+        detect.insert("engines".into(), json!([engine]));
+    }
     if let Some(p) = r.prestage {
         let g = &p.defrag;
         stats.insert(

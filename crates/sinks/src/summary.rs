@@ -21,6 +21,19 @@ pub struct RulesInfo {
     pub skip_reasons: Vec<(String, usize)>,
 }
 
+/// A live run's rule reloads (SIGHUP, SIGUSR2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReloadInfo {
+    /// New sets made the engine's.
+    pub applied: u64,
+    /// Signals after which the files read the same as the sets in use (nothing to reload).
+    pub unchanged: u64,
+    /// Reloads that failed (a file unreadable, no rule loaded): the sets in use were kept.
+    pub failed: u64,
+    /// When the sets in use were loaded (ns since the Unix epoch): the start, or the last reload applied.
+    pub last_ns: u64,
+}
+
 /// What the summary reports besides the engine's own figures.
 #[derive(Debug, Default, Clone)]
 pub struct RunInfo {
@@ -46,6 +59,8 @@ pub struct RunInfo {
     pub signatures: Option<(usize, usize)>,
     /// Rule messages by signature id, for the hit table.
     pub rule_names: Vec<(u32, String)>,
+    /// Rule reloads of a live run.
+    pub reloads: Option<ReloadInfo>,
     /// Live capture: the capture's own counters (`None` when reading files).
     pub live: Option<CaptureCounters>,
     /// Inline mode: what was forwarded and dropped, and the receive-to-send latency.
@@ -364,6 +379,17 @@ impl fmt::Display for Summary<'_> {
             )?;
             for (why, n) in ri.skip_reasons.iter().take(10) {
                 writeln!(f, "    skipped {n:>5}: {why}")?;
+            }
+            if let Some(r) = info
+                .reloads
+                .filter(|r| r.applied + r.unchanged + r.failed > 0)
+            {
+                writeln!(
+                    f,
+                    "  rule reloads: {} applied, {} unchanged, {} failed (the sets in use kept); the counts above are \
+                     the last set's",
+                    r.applied, r.unchanged, r.failed
+                )?;
             }
             if !fin.rule_hits.is_empty() {
                 writeln!(f, "  alerts per rule (sid: hits):")?;
