@@ -539,3 +539,206 @@ fn inline_sensor_drop_rule_keeps_the_payload_from_the_receiver() {
         t.inline_line()
     );
 }
+
+/// Now less `before`, as an EVE timestamp (fixed width, UTC: such strings compare as the times they name).
+fn eve_now(before: Duration) -> String {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    flowbundle_sinks::timestamp(ns.saturating_sub(before.as_nanos() as u64))
+}
+
+/// Waits (at most 30 s) for a line of the sensor's standard error that starts with `prefix`; the lines read.
+fn wait_for_line(rx: &std::sync::mpsc::Receiver<String>, prefix: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                let done = line.starts_with(prefix);
+                seen.push(line);
+                if done {
+                    return seen;
+                }
+            }
+            Err(_) => panic!("no line starting {prefix:?} within 30 s: {seen:?}"),
+        }
+    }
+}
+
+/// Sends `signal` to the sensor.
+fn signal(child: &Child, signal: &str) {
+    let r = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(r.success());
+}
+
+const OLD_RULES: &str = "alert tcp any any -> any any (msg:\"before the reload\"; flow:to_server,established; \
+                         content:\"GET \"; depth:4; sid:9200001; rev:1;)\n";
+const NEW_RULES: &str = "alert tcp any any -> any any (msg:\"after the reload\"; flow:to_client,established; \
+                         content:\"HTTP/1.\"; depth:7; sid:9200002; rev:1;)\n";
+
+/// Alerts of `sid` as (5-tuple, timestamp).
+fn alerts_of(evs: &[Value], sid: u64) -> Vec<(String, String)> {
+    evs.iter()
+        .filter(|e| e["event_type"] == "alert" && e["alert"]["signature_id"] == sid)
+        .map(|e| {
+            (
+                format!(
+                    "{} {}:{} -> {}:{}",
+                    e["proto"], e["src_ip"], e["src_port"], e["dest_ip"], e["dest_port"]
+                ),
+                e["timestamp"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The capture replayed slowly (1,000 packets a second, about 4.6 s); a third of the way in, the rule file is
+/// rewritten and the sensor gets SIGHUP. The sensor must go on with the same flows (the flow records equal the
+/// offline run's: none ended early, none written twice), alert with the old rule only on data before the reload and
+/// with the new one only on data after it (each such alert one the offline run with that rule raises too), and say
+/// in its summary that one reload was applied.
+fn rules_reload_mid_replay(extra: &[&str]) {
+    let Some(capture) = flowbundle_testsupport::data(CAPTURE) else {
+        return;
+    };
+    let Some(tcpreplay) = flowbundle_testsupport::tool("tcpreplay") else {
+        return;
+    };
+    let Some(ns) = netns() else { return };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let (old_path, new_path, rules) = (
+        dir.path().join("old.rules"),
+        dir.path().join("new.rules"),
+        dir.path().join("live.rules"),
+    );
+    std::fs::write(&old_path, OLD_RULES).expect("writing rules");
+    std::fs::write(&new_path, NEW_RULES).expect("writing rules");
+    std::fs::write(&rules, OLD_RULES).expect("writing rules");
+    let (off_old, off_new, live_path) = (
+        dir.path().join("offline-old.json"),
+        dir.path().join("offline-new.json"),
+        dir.path().join("live.json"),
+    );
+    offline(&capture, &old_path, &off_old);
+    offline(&capture, &new_path, &off_new);
+    let (off_old, off_new) = (events(&off_old), events(&off_new));
+
+    let (child, rx) = start_sensor(&ns, &rules, &live_path, extra);
+    let mut replay = ns
+        .exec(&tcpreplay)
+        .args(["-q", "-i", REPLAY, "--pps", "1000"])
+        .arg(&capture)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running tcpreplay");
+    std::thread::sleep(Duration::from_millis(1500));
+    std::fs::write(&rules, NEW_RULES).expect("rewriting rules");
+    // A frame waits in its ring block up to the block timeout (10 ms) before the sensor reads it: one captured
+    // just before the signal may be read, and inspected, after the reload.
+    let asked = eve_now(Duration::from_millis(200));
+    signal(&child, "HUP");
+    let lines = wait_for_line(&rx, "rules: reloaded");
+    let loaded = eve_now(Duration::ZERO);
+    let replayed = replay.wait().expect("tcpreplay");
+    assert!(replayed.success(), "tcpreplay failed");
+    std::thread::sleep(Duration::from_millis(500));
+    let (summary, stderr) = stop_sensor(child, rx);
+
+    let live = events(&live_path);
+    let (off_flows, _) = observable(&off_old);
+    let (live_flows, _) = observable(&live);
+    assert_eq!(
+        live_flows, off_flows,
+        "{extra:?}: the flows differ from the offline run's across the reload\n{lines:?}\n{stderr}"
+    );
+    let (old_alerts, new_alerts) = (alerts_of(&live, 9200001), alerts_of(&live, 9200002));
+    let (off_old_alerts, off_new_alerts) =
+        (alerts_of(&off_old, 9200001), alerts_of(&off_new, 9200002));
+    assert!(
+        !old_alerts.is_empty() && !new_alerts.is_empty(),
+        "{extra:?}: {} alerts before the reload, {} after",
+        old_alerts.len(),
+        new_alerts.len()
+    );
+    for (tuple, ts) in &old_alerts {
+        assert!(
+            ts <= &loaded,
+            "{extra:?}: the old rule alerted at {ts}, after the reload ({loaded})"
+        );
+        assert!(off_old_alerts.iter().any(|(t, _)| t == tuple), "{tuple}");
+    }
+    for (tuple, ts) in &new_alerts {
+        assert!(
+            ts >= &asked,
+            "{extra:?}: the new rule alerted at {ts}, before the reload ({asked})"
+        );
+        assert!(off_new_alerts.iter().any(|(t, _)| t == tuple), "{tuple}");
+    }
+    assert!(
+        new_alerts.len() < off_new_alerts.len() && old_alerts.len() < off_old_alerts.len(),
+        "{extra:?}: each rule saw only its part of the replay"
+    );
+    assert!(
+        summary.contains("rule reloads: 1 applied, 0 unchanged, 0 failed"),
+        "{extra:?}: {summary}"
+    );
+    let engines = &stats(&live)["stats"]["detect"]["engines"][0];
+    assert_eq!(engines["rules_loaded"], 1, "{engines}");
+    assert!(
+        engines["last_reload"]
+            .as_str()
+            .is_some_and(|t| t >= asked.as_str()),
+        "{engines}"
+    );
+}
+
+#[test]
+fn sighup_reloads_the_rules_mid_replay_with_two_workers() {
+    rules_reload_mid_replay(&["--threads", "2", "--scheduler", "lfb"]);
+}
+
+#[test]
+fn sighup_reloads_the_rules_mid_replay_in_the_single_threaded_loop() {
+    rules_reload_mid_replay(&["--threads", "1"]);
+}
+
+/// A reload that cannot load (a rule file of garbage) keeps the rules in use and says so in one line; a reload of
+/// files that did not change loads nothing; SIGUSR2 reloads as SIGHUP does.
+#[test]
+fn a_failed_or_needless_reload_keeps_the_rules_in_use() {
+    let Some(ns) = netns() else { return };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rules = dir.path().join("live.rules");
+    std::fs::write(&rules, OLD_RULES).expect("writing rules");
+    let eve = dir.path().join("live.json");
+    let (child, rx) = start_sensor(&ns, &rules, &eve, &["--threads", "2"]);
+    signal(&child, "HUP");
+    let lines = wait_for_line(&rx, "rules: reload asked; the files are unchanged");
+    assert!(
+        lines.last().is_some_and(|l| l.contains("1 rules loaded")),
+        "{lines:?}"
+    );
+    std::fs::write(&rules, "this is not a rule\nnor is this\n").expect("writing garbage");
+    signal(&child, "USR2");
+    let lines = wait_for_line(&rx, "rules: reload failed");
+    let failed = lines.last().cloned().unwrap_or_default();
+    assert!(
+        failed.contains("the sets in use kept (1 rules loaded")
+            && failed.contains("no rule loaded"),
+        "{failed}"
+    );
+    std::fs::write(&rules, NEW_RULES).expect("writing rules");
+    signal(&child, "HUP");
+    wait_for_line(&rx, "rules: reloaded");
+    let (summary, _) = stop_sensor(child, rx);
+    assert!(
+        summary.contains("rule reloads: 1 applied, 1 unchanged, 1 failed"),
+        "{summary}"
+    );
+}

@@ -11,24 +11,20 @@
 //! write Suricata `stats` records during the run, in capture time for files.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use flowbundle_ingest::{CaptureMethod, CaptureReader, LiveSource, PacketArena, RingConfig};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
-use flowbundle_inspect::rules::{LoadOptions, RuleSet, ThresholdConfig, ThresholdTable};
-use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
+use flowbundle_inspect::rules::{RuleSet, ThresholdTable};
 use flowbundle_inspect::{
     AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, EngineStats, Event,
     EventMerge, Inline, InspectWorkload, LiveReader, Prestage, Renderer, StatsBoard, StreamOrder,
     StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
-use flowbundle_sinks::{
-    CaptureCounters, EveOptions, EveWriter, RulesInfo, RunInfo, StatsRecord, Summary,
-};
+use flowbundle_sinks::{CaptureCounters, EveOptions, EveWriter, RunInfo, StatsRecord, Summary};
 use flowbundle_worker::{StreamConfig, run_stream};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
@@ -271,9 +267,34 @@ struct Sink {
     /// `threshold`/`detection_filter`: applied here, where events arrive in input order in both the
     /// single-threaded loop and the parallel merge (see `flowbundle_inspect::alert_filter`).
     filter: Option<AlertFilter>,
+    /// The filters of rule sets a reload replaced (their suppressed alerts still correct the totals).
+    retired_filters: Vec<AlertFilter>,
+    /// The rule set of the last reload (the rules profile names its rules).
+    reloaded_rules: Option<std::sync::Arc<RuleSet>>,
 }
 
 impl Sink {
+    /// From the next event on, the thresholds of a reloaded set; the summary's rule counts become its own.
+    fn adopt(&mut self, l: &super::reload::Loaded, info: &mut RunInfo) {
+        let filter = l
+            .rules
+            .as_deref()
+            .and_then(|r| AlertFilter::with_config(r, &l.threshold, ThresholdTable::default()));
+        if let Some(old) = std::mem::replace(&mut self.filter, filter) {
+            self.retired_filters.push(old);
+        }
+        self.reloaded_rules = l.rules.clone();
+        info.rules = l.rules_info.clone();
+        info.signatures = l.signatures_info;
+        // Alerts of the sets before stay in the hit table: their names stay, the new set's win.
+        for (sid, name) in &l.rule_names {
+            match info.rule_names.iter_mut().find(|(s, _)| s == sid) {
+                Some(e) => e.1.clone_from(name),
+                None => info.rule_names.push((*sid, name.clone())),
+            }
+        }
+    }
+
     fn write(&mut self, events: &[Event]) -> anyhow::Result<()> {
         match (&mut self.filter, &mut self.eve) {
             (None, Some(w)) => w.write_all(events).context("writing EVE output")?,
@@ -485,6 +506,14 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         (Some(n), _) => super::thread_count(n),
         (None, _) => super::cores(),
     };
+    // A live run takes SIGHUP (reload the rules, reopen the outputs) and SIGUSR2 (reload the rules) from the start:
+    // left at their default action they would end the process.
+    let signals = match live_run {
+        true => {
+            Some(flowbundle_inspect::signals().context("installing the SIGHUP/SIGUSR2 handlers")?)
+        }
+        false => None,
+    };
     // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
     // says so at once.
     let mut live = match &args.interface {
@@ -508,89 +537,39 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         bail!("--seconds must be a positive number of seconds, not {s}");
     }
 
-    let signatures = match &args.signatures {
-        Some(dir) => {
-            let (set, report) = SignatureSet::load_dir(dir, &SigOptions::default())
-                .with_context(|| format!("loading signatures from {}", dir.display()))?;
-            eprintln!(
-                "signatures: {} loaded, {} rejected from {}",
-                set.len(),
-                report.rejected.len(),
-                dir.display()
-            );
-            info.signatures = Some((set.len(), report.rejected.len()));
-            Some(set)
-        }
-        None => None,
-    };
-    let mut threshold_config = ThresholdConfig::default();
     if args.rules.is_empty()
         && (args.threshold_file.is_some() || args.classification_file.is_some())
     {
         bail!("--threshold-file and --classification-file apply to --rules");
     }
-    let rules = if !args.rules.is_empty() || args.content_hex.is_some() {
-        if !args.rules.is_empty() && args.content_hex.is_some() {
-            bail!("--rules and --content-hex cannot be combined (one rule set per run)");
-        }
-        let (set, report) = match &args.content_hex {
-            Some(p) => {
-                RuleSet::from_content_hex(p).with_context(|| format!("loading {}", p.display()))?
-            }
-            None => {
-                let mut opts = LoadOptions {
-                    vars: conf.vars.clone(),
-                    ..LoadOptions::default()
-                };
-                if let Some(path) = classification_path(&args) {
-                    let text = std::fs::read_to_string(&path)
-                        .with_context(|| format!("cannot read {}", path.display()))?;
-                    let errors = opts.classifications.parse_config(&text);
-                    report_config_errors(&path, errors.iter().map(|(l, m)| (*l, m.as_str())));
-                }
-                if let Some(path) = &args.threshold_file {
-                    let text = std::fs::read_to_string(path)
-                        .with_context(|| format!("cannot read {}", path.display()))?;
-                    let (tc, errors) = ThresholdConfig::parse(&text, &opts.vars);
-                    report_config_errors(path, errors.iter().map(|e| (e.line, e.message.as_str())));
-                    threshold_config = tc;
-                }
-                RuleSet::load_files_with(&args.rules, &opts).context("loading rules")?
-            }
-        };
-        if !report.vars_defaulted.is_empty() {
-            eprintln!(
-                "notice: rules use variables left at Suricata's defaults: {} (set them with --config or --var)",
-                report.vars_defaulted.join(", ")
-            );
-        }
-        let read: Vec<&std::path::Path> = args
-            .files
-            .iter()
-            .chain(&args.rules)
-            .chain(&args.content_hex)
-            .chain(&args.classification_file)
-            .chain(&args.threshold_file)
-            .map(PathBuf::as_path)
-            .collect();
-        super::rule_report::check(&report, args.rules_report.as_deref(), &read)?;
-        let mut reasons: Vec<(String, usize)> = report.skip_reasons.clone().into_iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        info.rules = Some(RulesInfo {
-            loaded: report.loaded,
-            skipped: report.skipped,
-            errors: report.errors_total,
-            skip_reasons: reasons,
-        });
-        info.rule_names = set
-            .rules()
-            .iter()
-            .map(|r| (r.sid, r.msg.to_string()))
-            .collect();
-        Some(set)
-    } else {
-        None
-    };
+    let mut sources = super::reload::DetectionSources::new(
+        args.signatures.clone(),
+        args.rules.clone(),
+        args.content_hex.clone(),
+        args.classification_file.clone(),
+        args.threshold_file.clone(),
+        &conf,
+    );
+    sources.rules_report = args.rules_report.clone();
+    sources.inputs = args
+        .files
+        .iter()
+        .chain(&args.rules)
+        .chain(&args.content_hex)
+        .chain(&args.classification_file)
+        .chain(&args.threshold_file)
+        .cloned()
+        .collect();
+    let loaded = sources.load()?;
+    info.signatures = loaded.signatures_info;
+    info.rules = loaded.rules_info.clone();
+    info.rule_names = loaded.rule_names.clone();
+    let threshold_config = loaded.threshold.clone();
+    let (signatures, rules) = (loaded.signatures.clone(), loaded.rules.clone());
+    let mut reloader = signals.map(|sig| super::reload::Reloader::new(sources, &loaded, sig));
+    if let Some(r) = &reloader {
+        info.reloads = Some(r.info);
+    }
 
     // Every input must open before anything runs: a missing file is an error, not an empty input.
     for f in args.files.iter().filter(|f| f.as_os_str() != "-") {
@@ -619,6 +598,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             )),
         },
         filter: None,
+        retired_filters: Vec::new(),
+        reloaded_rules: None,
     };
     let mut costs = CostSink(match &args.cost_out {
         Some(p) => {
@@ -637,7 +618,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if args.summary && args.output.is_none() {
         eprintln!("warning: --summary has no effect without -o: the summary is printed anyway");
     }
-    let (signatures, rules) = (signatures.map(Arc::new), rules.map(Arc::new));
     // `--per-file`: each input on its own (flow state, timeouts, summary), its packets numbered on from the previous
     // input's, so that flow ids stay unique in the one EVE output.
     let groups: Vec<&[PathBuf]> = if args.per_file && !args.files.is_empty() {
@@ -676,10 +656,18 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             &mut costs,
             &mut info,
             &mut worker_stats,
+            reloader.as_mut(),
         )?;
+        if let Some(r) = reloader.as_mut() {
+            r.abandon();
+            info.reloads = Some(r.info);
+        }
         info.elapsed = Some(start.elapsed());
         first_packet += info.packets_read;
         sink.write(&std::mem::take(&mut finished.events))?;
+        for f in sink.retired_filters.drain(..) {
+            f.correct(&mut finished);
+        }
         if let Some(f) = &sink.filter {
             f.correct(&mut finished);
             let st = f.stats();
@@ -723,6 +711,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
         reports.push((finished, prestage, info));
     }
+    let profiled_rules = sink.reloaded_rules.take().or(rules);
     if let Some(w) = sink.eve {
         let lines = w.lines();
         w.into_inner().context("flushing EVE output")?.finish()?;
@@ -749,7 +738,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         w.finish().context("flushing cost records")?.finish()?;
     }
     if let Some(path) = &args.rules_profile {
-        write_rules_profile(path, rules.as_deref(), &reports)?;
+        write_rules_profile(path, profiled_rules.as_deref(), &reports)?;
     }
     if args.summary || args.output.is_none() {
         for (finished, prestage, info) in &reports {
@@ -804,6 +793,7 @@ fn inspect_inputs(
     costs: &mut CostSink,
     info: &mut RunInfo,
     worker_stats: &mut Vec<flowbundle_inspect::EngineStats>,
+    mut reloader: Option<&mut super::reload::Reloader>,
 ) -> anyhow::Result<(flowbundle_inspect::Finished, Prestage)> {
     let mut pre = Prestage::new(engine.config());
     let finished = match threads {
@@ -814,7 +804,17 @@ fn inspect_inputs(
             let mut recs = Vec::new();
             let mut num = first_packet;
             if let Some(cap) = live.as_mut() {
-                num = inspect_live(cap, args, engine, &mut ctx, &mut pre, sink, costs)?;
+                num = inspect_live(
+                    cap,
+                    args,
+                    engine,
+                    &mut ctx,
+                    &mut pre,
+                    sink,
+                    costs,
+                    reloader.as_deref_mut(),
+                    info,
+                )?;
                 note_capture(cap, args, 0, info);
             }
             let mut timeline = flowbundle_ingest::Timeline::default();
@@ -938,11 +938,16 @@ fn inspect_inputs(
             if periodic.is_some() {
                 source = source.with_stats_board(&board);
             }
-            if sink.filter.is_none() {
+            // Events are rendered on the workers when nothing needs them whole first: thresholds, or a live run,
+            // whose rule reloads may bring thresholds (and whose inline workers forward sooner without rendering).
+            let render_on_workers = sink.filter.is_none() && live.is_none();
+            if render_on_workers {
                 source = source.with_renderer(render);
             }
             let stop = AtomicBool::new(false);
-            let sweep_render = sink.filter.is_none().then_some(render);
+            let sweep_render = render_on_workers.then_some(render);
+            let reloads = flowbundle_inspect::Reloads::default();
+            let mut loaded_sets = std::collections::VecDeque::new();
             let termination = match live {
                 Some(_) => Some(
                     flowbundle_inspect::stop_on_termination()
@@ -954,6 +959,8 @@ fn inspect_inputs(
                 Some(cap) => {
                     let mut r = LiveReader::new(&arena, Prestage::new(engine.config()), cap, &stop)
                         .with_decodes(&decodes)
+                        .with_sweeps(engine, tx.clone(), sweep_render)
+                        .with_reloads(engine, &reloads)
                         .count(args.count)
                         .until(live_deadline(args))
                         .on_full(args.queue_full);
@@ -996,6 +1003,28 @@ fn inspect_inputs(
                 let watermark = arena.oldest_in_flight();
                 if write_error.is_some() {
                     return;
+                }
+                // Rule reloads: loaded on the reloader's thread, applied by the reader between two packets with none
+                // in flight; the events of the packets before that one go out through the old set's thresholds.
+                if let Some(rl) = reloader.as_deref_mut()
+                    && !reloads.pending()
+                    && let Some(l) = rl.poll()
+                {
+                    reloads.offer((l.signatures.clone(), l.rules.clone()));
+                    loaded_sets.push_back(l);
+                }
+                for a in reloads.take_applied() {
+                    if let Err(e) = merge.release(a.seq, |b| sink.write_batch(b)) {
+                        write_error = Some(e);
+                        stop.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    if let Some(l) = loaded_sets.pop_front() {
+                        sink.adopt(&l, info);
+                        if let Some(rl) = reloader.as_deref_mut() {
+                            rl.applied(&l);
+                        }
+                    }
                 }
                 let r = if last {
                     merge.release_all(|b| sink.write_batch(b))
@@ -1102,6 +1131,7 @@ fn note_read_end(path: &std::path::Path, s: &flowbundle_ingest::ReadStats, info:
 ///
 /// A signal only raises a flag: the loop notices it within the capture's wait (100 ms), so the flows still open
 /// are flushed and the summary is written as for a file.
+#[allow(clippy::too_many_arguments)]
 fn inspect_live(
     cap: &mut LiveSource,
     args: &Args,
@@ -1110,6 +1140,8 @@ fn inspect_live(
     pre: &mut Prestage,
     sink: &mut Sink,
     costs: &mut CostSink,
+    mut reloader: Option<&mut super::reload::Reloader>,
+    info: &mut RunInfo,
 ) -> anyhow::Result<u64> {
     let stop = flowbundle_inspect::stop_on_termination()
         .context("installing the SIGINT/SIGTERM handlers")?;
@@ -1123,6 +1155,21 @@ fn inspect_live(
         && !stop.load(Ordering::Relaxed)
         && deadline.is_none_or(|d| Instant::now() < d)
     {
+        // A reload loaded meanwhile applies from the next packet on: the events so far go out through the
+        // thresholds of the set that made them.
+        if let Some(l) = reloader
+            .as_deref_mut()
+            .and_then(super::reload::Reloader::poll)
+        {
+            ctx.take_events(&mut events);
+            sink.write(&events)?;
+            events.clear();
+            engine.reload(l.signatures.clone(), l.rules.clone());
+            sink.adopt(&l, info);
+            if let Some(r) = reloader.as_deref_mut() {
+                r.applied(&l);
+            }
+        }
         let rec = match cap.next_packet() {
             Ok(Some((_, r))) => r,
             Ok(None) => continue,
@@ -1349,38 +1396,5 @@ impl Progress {
                 bar.finish_and_clear();
             }
         }
-    }
-}
-
-/// The classification file of a run: `--classification-file`, else the `classification.config` of the first
-/// `--rules` directory that holds one.
-fn classification_path(args: &Args) -> Option<PathBuf> {
-    args.classification_file.clone().or_else(|| {
-        args.rules
-            .iter()
-            .filter(|p| p.is_dir())
-            .map(|d| d.join("classification.config"))
-            .find(|p| p.is_file())
-    })
-}
-
-/// Most lines of a configuration file reported one by one; the rest are counted.
-const MAX_CONFIG_ERRORS: usize = 20;
-
-/// Reports a configuration file's unread lines on standard error as `file:line: reason`, then their count. The run
-/// goes on with the lines that were read, as Suricata's does.
-fn report_config_errors<'a>(
-    path: &std::path::Path,
-    errors: impl Iterator<Item = (usize, &'a str)>,
-) {
-    let mut n = 0usize;
-    for (line, message) in errors {
-        if n < MAX_CONFIG_ERRORS {
-            eprintln!("warning: {}:{line}: {message}", path.display());
-        }
-        n += 1;
-    }
-    if n > 0 {
-        eprintln!("warning: {}: {n} lines not applied", path.display());
     }
 }

@@ -66,6 +66,7 @@ pub mod config;
 pub mod demo;
 pub mod hetero;
 pub mod inspect;
+pub mod reload;
 pub mod rule_report;
 pub mod simulate;
 pub mod trace;
