@@ -255,11 +255,12 @@ pub fn now_ns() -> u64 {
 impl Reloader {
     /// A reloader of `sources`, whose sets in use are `loaded`, acting on `signals`.
     pub fn new(sources: DetectionSources, loaded: &Loaded, signals: Signals) -> Self {
-        let seen = signals.hangups() + signals.usr2s();
         Reloader {
             sources: Arc::new(sources),
             signals,
-            seen,
+            // Every signal since the handlers were installed (before the sets were loaded): one that came while
+            // they loaded may name files changed after they were read.
+            seen: 0,
             loading: None,
             fingerprints: loaded.fingerprints,
             signatures: loaded.signatures.clone().zip(loaded.signatures_info),
