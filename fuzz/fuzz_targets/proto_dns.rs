@@ -1,5 +1,5 @@
 //! Arbitrary bytes into the DNS message decoder and the DNS parser over UDP and TCP (2-byte framing): no panic,
-//! no hang on compression loops. Same entry points as the proptests in `crates/protocols/src/dns.rs`.
+//! no hang on compression loops. Same entry points as the proptests in `crates/protocols/src/dns/`.
 //!
 //! Input: the first byte picks where the TCP stream is cut; the rest is one UDP datagram and the TCP stream.
 #![no_main]

@@ -1,4 +1,4 @@
-//! Arbitrary payloads into every extra detector (beyond HTTP, TLS, QUIC and DNS), with arbitrary ports, indices,
+//! Arbitrary payloads into every built-in detector (the core HTTP, TLS, QUIC and DNS ones too), with arbitrary ports, indices,
 //! stream prefix and previous datagram: no panic. Same entry point as `crates/protocols/tests/no_panic_extra.rs`.
 //!
 //! Input: 8 bytes of context (transport, direction, client and server port, payload and direction index), one byte
@@ -38,8 +38,7 @@ fuzz_target!(|data: &[u8]| {
             &[]
         },
     };
-    let mut dets = flowbundle_protocols::extra::before_tls();
-    dets.extend(flowbundle_protocols::extra::detectors());
+    let dets = flowbundle_protocols::registry::builtin_detectors();
     for det in &dets {
         if det.transports().contains(&transport) {
             let _ = det.probe(&ctx);

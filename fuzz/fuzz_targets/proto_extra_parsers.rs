@@ -1,6 +1,6 @@
 //! Arbitrary chunk sequences into the extra protocols' parsers that keep state across payloads (SSH version exchange,
 //! FTP control lines): no panic, no unbounded growth. Same entry points as `crates/protocols/tests/no_panic_extra.rs`
-//! (`extra::detectors()` and each detector's `parser`).
+//! (`registry::builtin_detectors()` and each detector's `parser`).
 //!
 //! Input: a sequence of `[flags][len][len bytes]` records; bit 0 of `flags` is the direction, bit 1 asks for a
 //! reassembly gap after the chunk.
@@ -11,8 +11,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let limits = Limits::default();
-    let mut dets = flowbundle_protocols::extra::before_tls();
-    dets.extend(flowbundle_protocols::extra::detectors());
+    let dets = flowbundle_protocols::registry::builtin_detectors();
     for det in &dets {
         let Some(mut parser) = det.parser(Transport::Tcp, &limits) else {
             continue;

@@ -1,5 +1,5 @@
 //! Arbitrary chunk sequences into the HTTP/1.x parser (both directions, gaps, decompression on): no panic, no
-//! hang, output bounded by the caps. Same entry point as the proptests in `crates/protocols/src/http.rs`.
+//! hang, output bounded by the caps. Same entry point as the proptests in `crates/protocols/src/http/`.
 //!
 //! Input: a sequence of `[flags][len][len bytes]` records; bit 0 of `flags` is the direction, bit 1 asks for a
 //! reassembly gap of `len` bytes after the chunk.

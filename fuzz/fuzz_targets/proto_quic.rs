@@ -1,6 +1,6 @@
 //! Arbitrary datagrams into the QUIC detector and Initial parser (header parsing, key derivation, header
 //! protection, AEAD, CRYPTO frame reassembly, CHLO tags): no panic. Same entry points as the tests in
-//! `crates/protocols/src/quic.rs`.
+//! `crates/protocols/src/quic/`.
 //!
 //! Input: `[len_hi][len_lo][bytes]` datagrams. To reach the decryption and frame code, a datagram whose first
 //! byte is 0xff is replaced by the RFC 9001 client Initial header with the rest of the datagram as payload.

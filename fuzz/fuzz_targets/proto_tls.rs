@@ -1,5 +1,5 @@
 //! Arbitrary bytes into the TLS and DTLS handshake parsers, the hello decoders and the fingerprints: no panic.
-//! Same entry points as the proptests in `crates/protocols/src/tls.rs`.
+//! Same entry points as the proptests in `crates/protocols/src/tls/`.
 //!
 //! Input: `[flags][len][len bytes]` records; bit 0 of `flags` is the direction, bit 1 a gap, bit 2 sends the
 //! chunk to the DTLS parser as one datagram instead.

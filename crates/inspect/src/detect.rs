@@ -17,35 +17,6 @@ use flowbundle_signatures::{SigId, SignatureSet};
 use crate::config::EngineConfig;
 use crate::event::AppLabel;
 
-/// L7-filter protocol names that name a built-in protocol (compared case-insensitively).
-const SIG_TO_PROTO: &[(&str, AppProto)] = &[
-    ("http", AppProto::Http),
-    ("ssl", AppProto::Tls),
-    ("dns", AppProto::Dns),
-    ("ssh", AppProto::Ssh),
-    ("smtp", AppProto::Smtp),
-    ("pop3", AppProto::Pop3),
-    ("imap", AppProto::Imap),
-    ("ftp", AppProto::Ftp),
-    ("smb", AppProto::Smb),
-    ("ntp", AppProto::Ntp),
-    ("dhcp", AppProto::Dhcp),
-    ("sip", AppProto::Sip),
-    ("rtp", AppProto::Rtp),
-    ("bittorrent", AppProto::BitTorrent),
-    ("rdp", AppProto::Rdp),
-    ("mysql", AppProto::Mysql),
-    ("postgres", AppProto::Postgres),
-    ("netbios", AppProto::NetBios),
-    ("snmp", AppProto::Snmp),
-    ("stun", AppProto::Stun),
-    ("rtsp", AppProto::Rtsp),
-    ("jabber", AppProto::Jabber),
-    ("openvpn", AppProto::OpenVpn),
-    ("gnutella", AppProto::Gnutella),
-    ("socks", AppProto::Unknown),
-];
-
 /// Everything identification and rule matching read: built once, shared by every worker, never written while
 /// inspecting.
 pub struct Detection {
@@ -80,11 +51,8 @@ impl Detection {
             .map(|set| {
                 set.iter()
                     .map(|(_, s)| {
-                        let proto = SIG_TO_PROTO
-                            .iter()
-                            .find(|(n, _)| n.eq_ignore_ascii_case(&s.name))
-                            .map(|&(_, p)| p)
-                            .filter(|&p| p != AppProto::Unknown);
+                        // The protocol whose registration record claims this L7-filter name.
+                        let proto = AppProto::from_l7filter_name(&s.name);
                         let app = match proto {
                             Some(p) => AppLabel::Proto(p),
                             None => AppLabel::Signature(Arc::from(s.name.as_str())),

@@ -1,4 +1,4 @@
-//! Small, panic-free byte helpers shared by the extra detectors (SSH, mail, FTP, SMB, ... see `extra.rs`).
+//! Small, panic-free byte helpers shared by the extra detectors (SSH, mail, FTP, SMB, ...).
 //!
 //! Every accessor returns `Option` instead of indexing, so a detector written with `?` cannot panic on a short
 //! or hostile payload. They are `#[inline]` and allocation-free: a detector that answers `NotForUs` usually does so

@@ -1,5 +1,5 @@
-//! Agreement with nDPI, flow by flow, for the extra detectors (every protocol but the core HTTP, TLS, QUIC and DNS;
-//! see `extra.rs`). The core protocols are checked through the engine's own path by `ground_truth.rs`.
+//! Agreement with nDPI, flow by flow, for the extra detectors (every protocol directory but the core `http`, `tls`,
+//! `quic` and `dns`). The core protocols are checked through the engine's own path by `ground_truth.rs`.
 //!
 //! Reads every capture named in `../shared/data/ndpi/groundtruth.csv`, rebuilds flows (5-tuple, client = SYN sender
 //! or first sender), feeds each flow's first payloads to a small probing loop (the same three-valued protocol the
@@ -24,6 +24,18 @@ use flowbundle_testcapture::{Flow, Key, flows as read_flows};
 
 /// Payload-carrying packets kept per flow for classification (the classifier's budget is smaller).
 const MAX_PAYLOADS: usize = 40;
+
+/// The protocol directories of the core detectors (HTTP, TLS, QUIC, DNS); the others are the "extra" ones.
+const CORE_MODULES: &[&str] = &["http", "tls", "quic", "dns"];
+
+/// Every built-in detector but the core ones, in probing order.
+fn extra_detectors() -> Vec<Box<dyn Detector>> {
+    flowbundle_protocols::registry::builtin_detectors_by_module()
+        .into_iter()
+        .filter(|(m, _)| !CORE_MODULES.contains(m))
+        .map(|(_, d)| d)
+        .collect()
+}
 /// Payloads kept per flow by the parser tests, which follow a whole control connection.
 const MAX_PAYLOADS_PARSE: usize = 4000;
 /// Stream prefix per direction handed to detectors, as `registry::PROBE_PREFIX`.
@@ -140,9 +152,7 @@ fn agreement_with_ndpi() {
     let dets = if all {
         flowbundle_protocols::registry::builtin_detectors()
     } else {
-        let mut d = flowbundle_protocols::extra::before_tls();
-        d.extend(flowbundle_protocols::extra::detectors());
-        d
+        extra_detectors()
     };
     // Protocols this set answers for. DTLS is protocols-a's; ours only claims DTLS that follows ICE (STUN), so it
     // is scored with the whole registry (GT_EXTRA_ALL=1).
@@ -356,15 +366,12 @@ fn classifier_cost() {
     for e in entries.flatten() {
         flows.extend(read_flows(&e.path(), 24));
     }
-    let n_before = flowbundle_protocols::extra::before_tls().len();
-    let n_after = flowbundle_protocols::extra::detectors().len();
-    let full = flowbundle_protocols::registry::builtin_detectors();
-    let total = full.len();
-    let core: Vec<Box<dyn flowbundle_protocols::Detector>> = full
-        .into_iter()
-        .skip(n_before)
-        .take(total - n_before - n_after)
-        .collect();
+    let core: Vec<Box<dyn flowbundle_protocols::Detector>> =
+        flowbundle_protocols::registry::builtin_detectors_by_module()
+            .into_iter()
+            .filter(|(m, _)| CORE_MODULES.contains(m))
+            .map(|(_, d)| d)
+            .collect();
     for (name, dets) in [
         ("core (protocols-a)", core),
         (

@@ -4,10 +4,13 @@
 use flowbundle_protocols::{AppEvent, Direction, Limits, Parser, ProbeCtx, Transport};
 use proptest::prelude::*;
 
+/// Every built-in detector but the core ones (HTTP, TLS, QUIC, DNS), which their own tests cover.
 fn extra_detectors() -> Vec<Box<dyn flowbundle_protocols::Detector>> {
-    let mut d = flowbundle_protocols::extra::before_tls();
-    d.extend(flowbundle_protocols::extra::detectors());
-    d
+    flowbundle_protocols::registry::builtin_detectors_by_module()
+        .into_iter()
+        .filter(|(m, _)| !["http", "tls", "quic", "dns"].contains(m))
+        .map(|(_, d)| d)
+        .collect()
 }
 
 fn dir(b: bool) -> Direction {

@@ -1,0 +1,1036 @@
+//! DNS over UDP and TCP, and the two protocols that share its wire format: mDNS (RFC 6762, port 5353) and LLMNR
+//! (RFC 4795, port 5355). Detection, a message decoder with name decompression, and EVE `dns` events in Suricata's
+//! version-2 layout (`type` query/answer, `id`, `flags`, `rrname`, `rrtype`, `rcode`, `answers`, `authorities`).
+//!
+//! ## Detection
+//! nDPI only looks for DNS on its well-known ports (53, 5353, 5355), and so do we: a twelve-byte header is too
+//! weak a signature to look for everywhere. On the right port a payload is DNS when the header is sane (opcode
+//! in use, counts that fit the payload) and the first question (or, for a reply without questions, the first
+//! record) decodes. Over TCP the message follows a 2-byte length.
+//!
+//! ## Decoding
+//! [`Message::parse`] walks header, questions and records with a bounds-checked cursor. Names follow compression
+//! pointers with a hop limit and a 255-byte cap (loops and forward-pointer chains end there, the name marked
+//! truncated); at most [`crate::Limits::dns_max_records`] records per section are decoded. Record data is decoded
+//! for A, AAAA, CNAME, NS, PTR, MX, TXT, SRV and SOA; other types are logged with their type only.
+
+use crate::tls::Reader;
+use crate::{
+    AppEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats, Probe,
+    ProbeCtx, Transport,
+};
+
+/// Longest name (RFC 1035 §2.3.4); longer decoded names are cut and flagged.
+pub const MAX_NAME: usize = 255;
+/// Compression pointers followed per name before giving up (a loop or a hostile chain).
+const MAX_HOPS: usize = 32;
+/// Questions decoded per message.
+const MAX_QUESTIONS: usize = 16;
+
+/// Resource record types, as Suricata names them.
+pub fn rrtype_name(t: u16) -> String {
+    let s = match t {
+        1 => "A",
+        2 => "NS",
+        5 => "CNAME",
+        6 => "SOA",
+        10 => "NULL",
+        12 => "PTR",
+        13 => "HINFO",
+        15 => "MX",
+        16 => "TXT",
+        28 => "AAAA",
+        33 => "SRV",
+        35 => "NAPTR",
+        41 => "OPT",
+        43 => "DS",
+        44 => "SSHFP",
+        46 => "RRSIG",
+        47 => "NSEC",
+        48 => "DNSKEY",
+        50 => "NSEC3",
+        52 => "TLSA",
+        64 => "SVCB",
+        65 => "HTTPS",
+        99 => "SPF",
+        250 => "TSIG",
+        251 => "IXFR",
+        252 => "AXFR",
+        255 => "ANY",
+        257 => "CAA",
+        _ => return t.to_string(),
+    };
+    s.to_string()
+}
+
+/// Response codes, as Suricata names them.
+pub fn rcode_name(r: u16) -> String {
+    let s = match r {
+        0 => "NOERROR",
+        1 => "FORMERR",
+        2 => "SERVFAIL",
+        3 => "NXDOMAIN",
+        4 => "NOTIMP",
+        5 => "REFUSED",
+        6 => "YXDOMAIN",
+        7 => "YXRRSET",
+        8 => "NXRRSET",
+        9 => "NOTAUTH",
+        10 => "NOTZONE",
+        _ => return r.to_string(),
+    };
+    s.to_string()
+}
+
+/// A decoded domain name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Name {
+    /// Dotted text; bytes outside printable ASCII (and `\`) are written as `\xHH`.
+    pub text: String,
+    /// The name was cut (too long, too many pointers, or a pointer outside the message).
+    pub truncated: bool,
+}
+
+/// Reads a (possibly compressed) name starting at `pos` in `msg`. Returns the name and the offset just after its
+/// in-place encoding (the first pointer, or the terminating zero).
+pub fn read_name(msg: &[u8], pos: usize) -> Result<(Name, usize), DnsError> {
+    let mut name = Name::default();
+    let mut raw_len = 0usize;
+    let mut p = pos;
+    let mut after: Option<usize> = None;
+    let mut hops = 0;
+    loop {
+        let &len = msg.get(p).ok_or(DnsError::Truncated)?;
+        match len & 0xc0 {
+            0x00 => {
+                if len == 0 {
+                    return Ok((name, after.unwrap_or(p + 1)));
+                }
+                let label = msg
+                    .get(p + 1..p + 1 + usize::from(len))
+                    .ok_or(DnsError::Truncated)?;
+                p += 1 + usize::from(len);
+                if raw_len + label.len() + 1 > MAX_NAME {
+                    name.truncated = true;
+                    // Keep walking to find where the name ends in place, without growing the text.
+                    continue;
+                }
+                raw_len += label.len() + 1;
+                if !name.text.is_empty() {
+                    name.text.push('.');
+                }
+                for &b in label {
+                    if b.is_ascii_graphic() && b != b'\\' || b == b' ' {
+                        name.text.push(b as char);
+                    } else {
+                        name.text.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+            }
+            0xc0 => {
+                let &lo = msg.get(p + 1).ok_or(DnsError::Truncated)?;
+                after.get_or_insert(p + 2);
+                hops += 1;
+                let target = usize::from(u16::from_be_bytes([len & 0x3f, lo]));
+                if hops > MAX_HOPS || target >= msg.len() {
+                    name.truncated = true;
+                    return Ok((name, after.unwrap_or(p + 2)));
+                }
+                p = target;
+            }
+            // 0x40 / 0x80: extended label types (obsolete): cannot continue.
+            _ => return Err(DnsError::Invalid),
+        }
+    }
+}
+
+/// Why a message could not be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DnsError {
+    Truncated,
+    Invalid,
+}
+
+impl From<crate::tls::HelloError> for DnsError {
+    fn from(e: crate::tls::HelloError) -> Self {
+        match e {
+            crate::tls::HelloError::Truncated => DnsError::Truncated,
+            crate::tls::HelloError::Invalid => DnsError::Invalid,
+        }
+    }
+}
+
+/// SOA record data, as EVE's `soa` object.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Soa {
+    pub mname: String,
+    pub rname: String,
+    pub serial: u32,
+    pub refresh: u32,
+    pub retry: u32,
+    pub expire: u32,
+    pub minimum: u32,
+}
+
+/// SRV record data, as EVE's `srv` object.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Srv {
+    pub priority: u16,
+    pub weight: u16,
+    pub port: u16,
+    pub name: String,
+}
+
+/// One resource record, as an entry of EVE's `answers` / `authorities`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DnsRecord {
+    pub rrname: String,
+    pub rrtype: String,
+    pub ttl: u32,
+    /// Text form of the data (addresses, names, TXT strings, MX exchange); absent for SOA/SRV/opaque types.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdata: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soa: Option<Soa>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub srv: Option<Srv>,
+}
+
+/// A question.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Question {
+    pub name: Name,
+    pub qtype: u16,
+    pub qclass: u16,
+}
+
+/// A decoded message.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Message {
+    pub id: u16,
+    pub flags: u16,
+    pub questions: Vec<Question>,
+    pub answers: Vec<DnsRecord>,
+    pub authorities: Vec<DnsRecord>,
+    /// Records present but not decoded (over the per-section cap, or the additional section).
+    pub skipped_records: u32,
+}
+
+impl Message {
+    /// Whether this is a response (QR bit).
+    pub fn is_response(&self) -> bool {
+        self.flags & 0x8000 != 0
+    }
+    /// The opcode.
+    pub fn opcode(&self) -> u16 {
+        (self.flags >> 11) & 0xf
+    }
+    /// The response code.
+    pub fn rcode(&self) -> u16 {
+        self.flags & 0xf
+    }
+
+    /// Decodes a whole message. `max_records` caps the records decoded per section.
+    pub fn parse(msg: &[u8], max_records: usize) -> Result<Message, DnsError> {
+        let mut r = Reader::new(msg);
+        let id = r.u16()?;
+        let flags = r.u16()?;
+        let qd = r.u16()?;
+        let an = r.u16()?;
+        let ns = r.u16()?;
+        let _ar = r.u16()?;
+        let mut m = Message {
+            id,
+            flags,
+            ..Message::default()
+        };
+        let mut pos = 12;
+        for i in 0..qd {
+            let (name, next) = read_name(msg, pos)?;
+            let mut r = Reader::new(msg.get(next..).ok_or(DnsError::Truncated)?);
+            let qtype = r.u16()?;
+            let qclass = r.u16()?;
+            pos = next + 4;
+            if usize::from(i) < MAX_QUESTIONS {
+                m.questions.push(Question {
+                    name,
+                    qtype,
+                    qclass,
+                });
+            }
+        }
+        for (count, section) in [(an, 0), (ns, 1)] {
+            for i in 0..count {
+                let (rec, next) = read_record(msg, pos)?;
+                pos = next;
+                let list = if section == 0 {
+                    &mut m.answers
+                } else {
+                    &mut m.authorities
+                };
+                if usize::from(i) < max_records {
+                    list.push(rec);
+                } else {
+                    m.skipped_records += 1;
+                }
+            }
+        }
+        Ok(m)
+    }
+}
+
+fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
+    let (name, next) = read_name(msg, pos)?;
+    let mut r = Reader::new(msg.get(next..).ok_or(DnsError::Truncated)?);
+    let ty = r.u16()?;
+    let _class = r.u16()?;
+    let ttl = u32::from(r.u16()?) << 16 | u32::from(r.u16()?);
+    let rdlen = usize::from(r.u16()?);
+    let start = next + 10;
+    let data = r.take(rdlen)?;
+    let mut rec = DnsRecord {
+        rrname: name.text,
+        rrtype: rrtype_name(ty),
+        ttl,
+        ..DnsRecord::default()
+    };
+    let name_at = |off: usize| read_name(msg, start + off).map(|(n, _)| n.text);
+    match ty {
+        1 if data.len() == 4 => {
+            rec.rdata = Some(format!("{}.{}.{}.{}", data[0], data[1], data[2], data[3]))
+        }
+        28 if data.len() == 16 => {
+            let groups: Vec<String> = data
+                .chunks_exact(2)
+                .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
+                .collect();
+            rec.rdata = Some(groups.join(":"));
+        }
+        2 | 5 | 12 => rec.rdata = name_at(0).ok(),
+        15 if data.len() >= 3 => rec.rdata = name_at(2).ok(),
+        16 => {
+            let mut t = Reader::new(data);
+            let mut s = String::new();
+            while let Ok(part) = t.vec8() {
+                s.push_str(&String::from_utf8_lossy(part));
+            }
+            rec.rdata = Some(s);
+        }
+        33 if data.len() >= 7 => {
+            let mut t = Reader::new(data);
+            rec.srv = Some(Srv {
+                priority: t.u16()?,
+                weight: t.u16()?,
+                port: t.u16()?,
+                name: name_at(6).unwrap_or_default(),
+            });
+        }
+        6 => {
+            let (mname, n1) = read_name(msg, start)?;
+            let (rname, n2) = read_name(msg, n1)?;
+            let mut t = Reader::new(msg.get(n2..start + rdlen).ok_or(DnsError::Truncated)?);
+            let mut u32_ =
+                || -> Result<u32, DnsError> { Ok(u32::from(t.u16()?) << 16 | u32::from(t.u16()?)) };
+            rec.soa = Some(Soa {
+                mname: mname.text,
+                rname: rname.text,
+                serial: u32_()?,
+                refresh: u32_()?,
+                retry: u32_()?,
+                expire: u32_()?,
+                minimum: u32_()?,
+            });
+        }
+        _ => {}
+    }
+    Ok((rec, start + rdlen))
+}
+
+/// The EVE `dns` event (Suricata's version-2 layout).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DnsEvent {
+    /// Transaction number within the flow (EVE writes it as `dns.tx_id` for queries; kept for the sink).
+    pub tx_id: u64,
+    /// The layout's version, `2`, on every event (Suricata 8's schema requires it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u8>,
+    /// `query` or `answer`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: u16,
+    /// Header flags as four hex digits (answers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flags: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub qr: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub aa: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tc: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rd: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ra: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub z: bool,
+    pub opcode: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rrname: Option<String>,
+    /// The name was cut at the decoder's limit. Not in Suricata's schema: not written.
+    #[serde(skip)]
+    pub rrname_truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rrtype: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcode: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<DnsRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub authorities: Vec<DnsRecord>,
+    /// Bytes of the message when it came as one UDP datagram (0 over TCP), for the flow risks on large and
+    /// fragmented messages. Not in Suricata's schema: not written.
+    #[serde(skip)]
+    pub udp_len: usize,
+}
+
+/// The events for one decoded message: one per question for a query (as Suricata logs queries), one for an
+/// answer.
+pub fn events(m: &Message, tx_id: u64) -> Vec<DnsEvent> {
+    let f = m.flags;
+    let base = DnsEvent {
+        version: Some(2),
+        tx_id,
+        id: m.id,
+        opcode: m.opcode(),
+        ..DnsEvent::default()
+    };
+    if !m.is_response() {
+        if m.questions.is_empty() {
+            return vec![DnsEvent {
+                kind: "query".into(),
+                ..base
+            }];
+        }
+        return m
+            .questions
+            .iter()
+            .map(|q| DnsEvent {
+                kind: "query".into(),
+                rrname: Some(q.name.text.clone()),
+                rrname_truncated: q.name.truncated,
+                rrtype: Some(rrtype_name(q.qtype)),
+                ..base.clone()
+            })
+            .collect();
+    }
+    let q = m.questions.first();
+    vec![DnsEvent {
+        kind: "answer".into(),
+        flags: Some(format!("{f:04x}")),
+        qr: true,
+        aa: f & 0x0400 != 0,
+        tc: f & 0x0200 != 0,
+        rd: f & 0x0100 != 0,
+        ra: f & 0x0080 != 0,
+        z: f & 0x0040 != 0,
+        rrname: q.map(|q| q.name.text.clone()),
+        rrname_truncated: q.is_some_and(|q| q.name.truncated),
+        rrtype: q.map(|q| rrtype_name(q.qtype)),
+        rcode: Some(rcode_name(m.rcode())),
+        answers: m.answers.clone(),
+        authorities: m.authorities.clone(),
+        ..base
+    }]
+}
+
+/// Whether `msg` looks like a DNS message: a sane header and a first question (or, for a reply without one, a
+/// first record) that decodes. Record counts are not checked against the length: on DNS's own ports nDPI accepts
+/// damaged messages too, and the port already carries most of the evidence.
+pub fn looks_like_dns(msg: &[u8]) -> bool {
+    let mut r = Reader::new(msg);
+    let (Ok(_id), Ok(flags), Ok(qd), Ok(an)) = (r.u16(), r.u16(), r.u16(), r.u16()) else {
+        return false;
+    };
+    if msg.len() < 12 {
+        return false;
+    }
+    let opcode = (flags >> 11) & 0xf;
+    if !matches!(opcode, 0 | 1 | 2 | 4 | 5) || qd > 64 {
+        return false;
+    }
+    let qr = flags & 0x8000 != 0;
+    if !qr && qd == 0 && opcode == 0 && an == 0 {
+        return false; // a standard query asks something
+    }
+    if qd > 0 {
+        let Ok((_, next)) = read_name(msg, 12) else {
+            return false;
+        };
+        return msg.len() >= next + 4;
+    }
+    read_record(msg, 12).is_ok()
+}
+
+/// Whether `msg` starts with a DNS header that a DNS sender could have written: 12 bytes, a defined opcode, a
+/// question count a real message carries.
+fn dns_header_plausible(msg: &[u8]) -> bool {
+    let mut r = Reader::new(msg);
+    let (Ok(_id), Ok(flags), Ok(qd)) = (r.u16(), r.u16(), r.u16()) else {
+        return false;
+    };
+    msg.len() >= 12 && matches!((flags >> 11) & 0xf, 0 | 1 | 2 | 4 | 5) && qd <= 64
+}
+
+/// DNS-over-TCP framing check: a 2-byte length that fits what we have, then a DNS message. A prefix shorter than
+/// the header is undecided.
+fn probe_tcp(p: &[u8]) -> Probe {
+    let Some(len) = p
+        .get(..2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    else {
+        return Probe::Unsure;
+    };
+    if len < 12 {
+        return Probe::NotForUs;
+    }
+    let Some(body) = p.get(2..(2 + len).min(p.len())) else {
+        return Probe::Unsure;
+    };
+    if body.len() < len {
+        // Header checks on what we have; certainty needs the whole message.
+        if body.len() < 12 {
+            return Probe::Unsure;
+        }
+        return if looks_like_dns(body) || body.len() < 64 {
+            Probe::Unsure
+        } else {
+            Probe::NotForUs
+        };
+    }
+    if looks_like_dns(body) {
+        Probe::Certain
+    } else {
+        Probe::NotForUs
+    }
+}
+
+fn probe_on_ports(ctx: &ProbeCtx<'_>, port: u16, tcp: bool) -> Probe {
+    if !ctx.either_port_is(port) {
+        return Probe::NotForUs;
+    }
+    match ctx.transport {
+        Transport::Icmp | Transport::Other(_) => Probe::NotForUs,
+        Transport::Udp => {
+            if looks_like_dns(ctx.data) {
+                Probe::Certain
+            } else if dns_header_plausible(ctx.data) {
+                // A sound header with a damaged body: a corrupt or truncated DNS datagram on the DNS port. Wait
+                // for the next one rather than ruling DNS out.
+                Probe::Unsure
+            } else {
+                Probe::NotForUs
+            }
+        }
+        Transport::Tcp if tcp => probe_tcp(ctx.prefix),
+        Transport::Tcp => Probe::NotForUs,
+    }
+}
+
+/// DNS on port 53 (UDP and TCP).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DnsDetector;
+
+impl Detector for DnsDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::Dns
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        probe_on_ports(ctx, 53, true)
+    }
+    fn parser(&self, t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(DnsParser::new(t, limits)))
+    }
+}
+
+/// Multicast DNS on port 5353.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MdnsDetector;
+
+impl Detector for MdnsDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::Mdns
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        probe_on_ports(ctx, 5353, false)
+    }
+    fn parser(&self, t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(DnsParser::new(t, limits)))
+    }
+}
+
+/// Link-Local Multicast Name Resolution on port 5355.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LlmnrDetector;
+
+impl Detector for LlmnrDetector {
+    fn proto(&self) -> AppProto {
+        AppProto::Llmnr
+    }
+    fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        probe_on_ports(ctx, 5355, false)
+    }
+    fn parser(&self, t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(DnsParser::new(t, limits)))
+    }
+}
+
+/// Most query ids remembered to give an answer its query's `tx_id`.
+const MAX_PENDING: usize = 32;
+
+/// The DNS parser of one flow (UDP datagrams or TCP stream with 2-byte framing).
+#[derive(Debug)]
+pub struct DnsParser {
+    tcp: bool,
+    cap: usize,
+    max_records: usize,
+    /// TCP: per direction, the bytes of a message being collected (length prefix included).
+    buf: [Vec<u8>; 2],
+    /// TCP: per direction, bytes to skip (a message over the cap), and whether the direction gave up.
+    skip: [u64; 2],
+    dead: [bool; 2],
+    next_tx: u64,
+    pending: Vec<(u16, u64)>,
+    stats: ParserStats,
+}
+
+impl DnsParser {
+    /// A parser for one flow.
+    pub fn new(t: Transport, limits: &Limits) -> Self {
+        DnsParser {
+            tcp: t == Transport::Tcp,
+            cap: limits.dns_tcp_cap,
+            max_records: limits.dns_max_records,
+            buf: [Vec::new(), Vec::new()],
+            skip: [0; 2],
+            dead: [false; 2],
+            next_tx: 0,
+            pending: Vec::new(),
+            stats: ParserStats::default(),
+        }
+    }
+
+    fn message(&mut self, msg: &[u8], out: &mut dyn EventSink) {
+        let m = match Message::parse(msg, self.max_records) {
+            Ok(m) => m,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        let tx = if m.is_response() {
+            match self.pending.iter().position(|&(id, _)| id == m.id) {
+                Some(i) => self.pending.swap_remove(i).1,
+                None => {
+                    self.next_tx += 1;
+                    self.next_tx - 1
+                }
+            }
+        } else {
+            let tx = self.next_tx;
+            self.next_tx += 1;
+            if self.pending.len() >= MAX_PENDING {
+                self.pending.remove(0);
+            }
+            self.pending.push((m.id, tx));
+            tx
+        };
+        let udp_len = if self.tcp { 0 } else { msg.len() };
+        for e in events(&m, tx) {
+            out.event(AppEvent::Dns(DnsEvent { udp_len, ..e }));
+        }
+    }
+
+    fn stream(&mut self, d: usize, mut data: &[u8], out: &mut dyn EventSink) {
+        while !data.is_empty() {
+            if self.dead[d] {
+                return;
+            }
+            if self.skip[d] > 0 {
+                let n = self.skip[d].min(data.len() as u64);
+                self.skip[d] -= n;
+                data = &data[n as usize..];
+                continue;
+            }
+            let buf = &mut self.buf[d];
+            if buf.len() < 2 {
+                let take = (2 - buf.len()).min(data.len());
+                buf.extend_from_slice(&data[..take]);
+                data = &data[take..];
+                if buf.len() < 2 {
+                    return;
+                }
+                let len = usize::from(u16::from_be_bytes([buf[0], buf[1]]));
+                if len < 12 {
+                    self.dead[d] = true;
+                    self.stats.gave_up += 1;
+                    return;
+                }
+                if len + 2 > self.cap {
+                    self.skip[d] = len as u64;
+                    self.stats.bytes_cut += len as u64;
+                    buf.clear();
+                }
+                continue;
+            }
+            let len = usize::from(u16::from_be_bytes([buf[0], buf[1]]));
+            let need = len + 2 - buf.len();
+            let take = need.min(data.len());
+            buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if buf.len() == len + 2 {
+                let msg = std::mem::take(&mut self.buf[d]);
+                self.message(msg.get(2..).unwrap_or(&[]), out);
+                self.buf[d] = msg;
+                self.buf[d].clear();
+            }
+        }
+    }
+}
+
+impl Parser for DnsParser {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if self.tcp {
+            self.stream(dir.index(), data, out);
+        } else {
+            self.message(data, out);
+        }
+    }
+
+    fn gap(&mut self, dir: Direction, _len: u64) {
+        if self.tcp && !self.dead[dir.index()] {
+            self.dead[dir.index()] = true;
+            self.stats.gave_up += 1;
+        }
+    }
+
+    fn stats(&self) -> ParserStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_damaged_datagram_on_the_dns_port_waits_for_the_next() {
+        use crate::testkit::ctx_udp;
+        let mut q = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+        q.extend_from_slice(&name("a.example"));
+        q.extend_from_slice(&[0, 1, 0, 1]);
+        let mut damaged = q.clone();
+        damaged[12] = 0xc0; // a compression pointer cut short
+        damaged.truncate(13);
+        let probe = |d: &[u8]| {
+            let mut c = ctx_udp(Direction::ToServer, d, &[]);
+            c.server_port = 53;
+            DnsDetector.probe(&c)
+        };
+        assert_eq!(probe(&q), Probe::Certain);
+        assert_eq!(probe(&damaged), Probe::Unsure);
+        let mut bad_opcode = q.clone();
+        bad_opcode[2] = 0x68; // opcode 13
+        assert_eq!(probe(&bad_opcode), Probe::NotForUs);
+    }
+
+    fn name(n: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        for l in n.split('.').filter(|l| !l.is_empty()) {
+            v.push(l.len() as u8);
+            v.extend_from_slice(l.as_bytes());
+        }
+        v.push(0);
+        v
+    }
+
+    fn rr(owner: &[u8], ty: u16, ttl: u32, data: &[u8]) -> Vec<u8> {
+        let mut v = owner.to_vec();
+        v.extend_from_slice(&ty.to_be_bytes());
+        v.extend_from_slice(&1u16.to_be_bytes());
+        v.extend_from_slice(&ttl.to_be_bytes());
+        v.extend_from_slice(&(data.len() as u16).to_be_bytes());
+        v.extend_from_slice(data);
+        v
+    }
+
+    fn header(id: u16, flags: u16, qd: u16, an: u16, ns: u16) -> Vec<u8> {
+        [id, flags, qd, an, ns, 0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect()
+    }
+
+    fn query() -> Vec<u8> {
+        let mut m = header(0x1234, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&name("www.example.com"));
+        m.extend_from_slice(&[0, 1, 0, 1]);
+        m
+    }
+
+    /// An answer with a CNAME and an A record (both owners compressed to the question), plus SOA in authority.
+    fn answer() -> Vec<u8> {
+        let mut m = header(0x1234, 0x8180, 1, 6, 1);
+        m.extend_from_slice(&name("www.example.com"));
+        m.extend_from_slice(&[0, 1, 0, 1]);
+        let q = [0xc0, 12];
+        let mut cname = name("edge");
+        cname.pop();
+        cname.extend_from_slice(&[0xc0, 16]); // edge.example.com
+        m.extend_from_slice(&rr(&q, 5, 300, &cname));
+        m.extend_from_slice(&rr(&q, 1, 60, &[93, 184, 216, 34]));
+        m.extend_from_slice(&rr(
+            &q,
+            28,
+            60,
+            &[0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+        ));
+        m.extend_from_slice(&rr(&q, 16, 60, b"\x05hello\x05world"));
+        let mut mx = vec![0, 10];
+        mx.extend_from_slice(&name("mail.example.com"));
+        m.extend_from_slice(&rr(&q, 15, 60, &mx));
+        let mut srv = vec![0, 1, 0, 2, 0x13, 0xc4];
+        srv.extend_from_slice(&name("sip.example.com"));
+        m.extend_from_slice(&rr(&q, 33, 60, &srv));
+        let mut soa = name("ns1.example.com");
+        soa.extend_from_slice(&name("hostmaster.example.com"));
+        for v in [2024u32, 7200, 900, 1_209_600, 86400] {
+            soa.extend_from_slice(&v.to_be_bytes());
+        }
+        m.extend_from_slice(&rr(&[0xc0, 16], 6, 899, &soa));
+        m
+    }
+
+    #[test]
+    fn decodes_query_and_answer() {
+        let q = Message::parse(&query(), 64).unwrap();
+        let ev = events(&q, 0);
+        assert_eq!(ev.len(), 1);
+        assert_eq!((ev[0].kind.as_str(), ev[0].id), ("query", 0x1234));
+        assert_eq!(
+            (ev[0].rrname.as_deref(), ev[0].rrtype.as_deref()),
+            (Some("www.example.com"), Some("A"))
+        );
+        assert_eq!(ev[0].rcode, None);
+
+        let a = Message::parse(&answer(), 64).unwrap();
+        let [e] = events(&a, 0).try_into().unwrap();
+        assert_eq!(
+            (e.kind.as_str(), e.version, e.flags.as_deref()),
+            ("answer", Some(2), Some("8180"))
+        );
+        assert!(e.qr && e.rd && e.ra && !e.aa);
+        assert_eq!(e.rcode.as_deref(), Some("NOERROR"));
+        let got: Vec<_> = e
+            .answers
+            .iter()
+            .map(|r| (r.rrtype.as_str(), r.rdata.clone().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("CNAME", "edge.example.com".to_string()),
+                ("A", "93.184.216.34".to_string()),
+                (
+                    "AAAA",
+                    "2001:0db8:0000:0000:0000:0000:0000:0001".to_string()
+                ),
+                ("TXT", "helloworld".to_string()),
+                ("MX", "mail.example.com".to_string()),
+                ("SRV", String::new()),
+            ]
+        );
+        assert!(e.answers.iter().all(|r| r.rrname == "www.example.com"));
+        let srv = e.answers[5].srv.as_ref().unwrap();
+        assert_eq!(
+            (srv.priority, srv.weight, srv.port, srv.name.as_str()),
+            (1, 2, 5060, "sip.example.com")
+        );
+        let soa = e.authorities[0].soa.as_ref().unwrap();
+        assert_eq!(
+            (e.authorities[0].rrname.as_str(), e.authorities[0].ttl),
+            ("example.com", 899)
+        );
+        assert_eq!(
+            (
+                soa.mname.as_str(),
+                soa.rname.as_str(),
+                soa.serial,
+                soa.minimum
+            ),
+            ("ns1.example.com", "hostmaster.example.com", 2024, 86400)
+        );
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["type"], "answer");
+        assert_eq!(json["answers"][1]["rdata"], "93.184.216.34");
+        assert!(
+            json.get("aa").is_none(),
+            "false flags are omitted, as Suricata does"
+        );
+    }
+
+    #[test]
+    fn compression_loops_end() {
+        // A question whose name points at itself, and a two-pointer cycle.
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&[3, b'a', b'b', b'c', 0xc0, 12, 0, 1, 0, 1]);
+        let (n, next) = read_name(&m, 12).unwrap();
+        assert!(n.truncated);
+        assert_eq!(next, 18);
+        assert!(n.text.len() <= MAX_NAME + 4 * 64);
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&[0xc0, 14, 0xc0, 12, 0, 1, 0, 1]);
+        assert!(read_name(&m, 12).unwrap().0.truncated);
+        // A pointer past the end.
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        m.extend_from_slice(&[0xc0, 0xff]);
+        assert!(read_name(&m, 12).unwrap().0.truncated);
+    }
+
+    #[test]
+    fn long_names_are_cut_and_flagged() {
+        let mut m = header(1, 0x0100, 1, 0, 0);
+        for _ in 0..8 {
+            m.push(63);
+            m.extend_from_slice(&[b'x'; 63]);
+        }
+        m.push(0);
+        m.extend_from_slice(&[0, 1, 0, 1]);
+        let q = Message::parse(&m, 64).unwrap();
+        assert!(q.questions[0].name.truncated);
+        assert!(q.questions[0].name.text.len() <= MAX_NAME);
+    }
+
+    fn ctx<'a>(t: Transport, cp: u16, sp: u16, data: &'a [u8]) -> ProbeCtx<'a> {
+        ProbeCtx {
+            transport: t,
+            client_port: cp,
+            server_port: sp,
+            dir: Direction::ToServer,
+            payload_index: 0,
+            dir_index: 0,
+            prefix: data,
+            data,
+            prev: &[],
+        }
+    }
+
+    #[test]
+    fn detection_by_port() {
+        let q = query();
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Udp, 5000, 53, &q)),
+            Probe::Certain
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Udp, 5000, 5353, &q)),
+            Probe::NotForUs
+        );
+        assert_eq!(
+            MdnsDetector.probe(&ctx(Transport::Udp, 5353, 5353, &q)),
+            Probe::Certain
+        );
+        assert_eq!(
+            LlmnrDetector.probe(&ctx(Transport::Udp, 5000, 5355, &q)),
+            Probe::Certain
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Udp, 5000, 53, b"GET / HTTP/1.1\r\n")),
+            Probe::NotForUs
+        );
+        let mut tcp = (q.len() as u16).to_be_bytes().to_vec();
+        tcp.extend_from_slice(&q);
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Tcp, 5000, 53, &tcp)),
+            Probe::Certain
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Tcp, 5000, 53, &tcp[..1])),
+            Probe::Unsure
+        );
+        assert_eq!(
+            DnsDetector.probe(&ctx(Transport::Tcp, 5000, 53, &tcp[..20])),
+            Probe::Unsure
+        );
+    }
+
+    #[test]
+    fn tcp_framing_any_split_and_tx_pairing() {
+        let mut c = Vec::new();
+        for m in [query(), query()] {
+            c.extend_from_slice(&(m.len() as u16).to_be_bytes());
+            c.extend_from_slice(&m);
+        }
+        let a = answer();
+        let mut s = (a.len() as u16).to_be_bytes().to_vec();
+        s.extend_from_slice(&a);
+        let run = |cut: usize| {
+            let mut p = DnsParser::new(Transport::Tcp, &Limits::default());
+            let mut out = Vec::new();
+            for data in [&c, &s] {
+                let dir = if std::ptr::eq(data, &c) {
+                    Direction::ToServer
+                } else {
+                    Direction::ToClient
+                };
+                let cut = cut.min(data.len());
+                p.parse(dir, &data[..cut], 0, &mut out);
+                p.parse(dir, &data[cut..], 0, &mut out);
+            }
+            out
+        };
+        let whole = run(0);
+        assert_eq!(whole.len(), 3);
+        for cut in 1..s.len() {
+            assert_eq!(run(cut), whole, "cut {cut}");
+        }
+        let txs: Vec<u64> = whole
+            .iter()
+            .map(|e| {
+                if let AppEvent::Dns(d) = e {
+                    d.tx_id
+                } else {
+                    99
+                }
+            })
+            .collect();
+        // Both queries carry id 0x1234; the answer pairs with the first one still pending.
+        assert_eq!(txs, vec![0, 1, 0]);
+    }
+
+    mod prop {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn arbitrary_bytes_never_panic(a in proptest::collection::vec(any::<u8>(), 0..600), cut in 0usize..600) {
+                let _ = looks_like_dns(&a);
+                let _ = Message::parse(&a, 64).map(|m| events(&m, 0));
+                for t in [Transport::Udp, Transport::Tcp] {
+                    let mut p = DnsParser::new(t, &Limits::default());
+                    let cut = cut.min(a.len());
+                    p.parse(Direction::ToServer, &a[..cut], 0, &mut Vec::new());
+                    p.parse(Direction::ToServer, &a[cut..], 0, &mut Vec::new());
+                }
+            }
+
+            #[test]
+            fn mutated_answer_never_panics(pos in 0usize..400, byte in any::<u8>()) {
+                let mut a = answer();
+                let n = a.len();
+                a[pos % n] = byte;
+                let _ = Message::parse(&a, 64).map(|m| events(&m, 0));
+            }
+        }
+    }
+}
