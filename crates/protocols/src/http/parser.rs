@@ -1,0 +1,674 @@
+//! The HTTP/1.x parser of one flow: per-direction state machines (head, body, tunnel), the transactions that
+//! pair requests with responses, and the events and rule buffers they emit.
+
+use std::collections::VecDeque;
+
+use super::*;
+
+/// One transaction: the request (if seen) and, once parsed, the response.
+#[derive(Debug, Default)]
+pub(super) struct Tx {
+    pub(super) ev: HttpEvent,
+    pub(super) head_request: bool,
+    pub(super) connect: bool,
+    /// HTTP/0.9 simple request: the response is a bare body until close.
+    pub(super) simple: bool,
+    pub(super) request_done: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    /// Collecting a head block.
+    Head,
+    /// Inside a body.
+    Body(Framing),
+    /// Opaque bytes (tunnel after CONNECT/Upgrade): ignored.
+    Tunnel,
+    /// Unparseable: this direction is no longer parsed.
+    Dead,
+}
+
+/// One direction's parser state.
+#[derive(Debug)]
+pub(super) struct Side {
+    pub(super) state: State,
+    pub(super) head: Vec<u8>,
+    /// Where the next scan for the blank line starts.
+    pub(super) scan: usize,
+    pub(super) body: Vec<u8>,
+    pub(super) body_len: u64,
+    pub(super) inflate: Option<Inflate>,
+}
+
+impl Side {
+    pub(super) fn new() -> Self {
+        Side {
+            state: State::Head,
+            head: Vec::new(),
+            scan: 0,
+            body: Vec::new(),
+            body_len: 0,
+            inflate: None,
+        }
+    }
+}
+
+impl Side {
+    /// Gets the body buffer ready for a new message body, with an inflater when the body is compressed
+    /// (`Content-Encoding: gzip` or `deflate`) and decompression is on. Returns whether the body is inflated.
+    pub(super) fn start_body(&mut self, enc: Encoding, cap: usize, decompress: bool) -> bool {
+        self.body.clear();
+        self.body_len = 0;
+        self.inflate = None;
+        if !decompress || cap == 0 {
+            return false;
+        }
+        if enc == Encoding::Identity {
+            return false;
+        }
+        let w = CapWriter {
+            buf: std::mem::take(&mut self.body),
+            cap,
+            cut: 0,
+        };
+        self.inflate = Some(Inflate::Sniff(w, enc));
+        true
+    }
+
+    /// Body bytes as they arrive (de-chunked): inflated, or kept as they are, up to `cap`; what the cap refuses is
+    /// counted.
+    pub(super) fn body_data(&mut self, chunk: &[u8], cap: usize, stats: &mut ParserStats) {
+        let first = self.body_len == 0;
+        self.body_len += chunk.len() as u64;
+        match self.inflate.as_mut() {
+            Some(inf) => {
+                let (skipped, err) = inf.feed(chunk, first);
+                stats.decompress_cut += skipped;
+                if err {
+                    stats.malformed += 1;
+                }
+            }
+            None => {
+                let room = cap.saturating_sub(self.body.len());
+                let take = room.min(chunk.len());
+                self.body.extend_from_slice(&chunk[..take]);
+                stats.bytes_cut += (chunk.len() - take) as u64;
+            }
+        }
+    }
+
+    /// The body ended: flush the inflater (if any) into `body`.
+    pub(super) fn finish_inflate(&mut self, stats: &mut ParserStats) {
+        if let Some(inf) = self.inflate.take() {
+            let (w, err) = inf.finish();
+            // A message announced as compressed but without a body is not a broken stream.
+            if err && self.body_len > 0 {
+                stats.malformed += 1;
+            }
+            stats.decompress_cut += w.cut;
+            self.body = w.buf;
+        }
+    }
+}
+
+/// The HTTP/1.x parser of one flow.
+#[derive(Debug)]
+pub struct HttpParser {
+    pub(super) limits: Limits,
+    pub(super) req: Side,
+    pub(super) resp: Side,
+    /// Transactions whose response is not complete, oldest first.
+    pub(super) txs: VecDeque<Tx>,
+    /// Index in `txs` of the transaction the response side is working on (the front, once its head is parsed).
+    pub(super) next_tx: u64,
+    pub(super) stats: ParserStats,
+    /// Whether the first data has been seen, and whether it showed the flow's "client" to be the server (a flow
+    /// picked up from its responses, whose first sender the engine took for the client).
+    pub(super) oriented: bool,
+    pub(super) swapped: bool,
+}
+
+impl HttpParser {
+    /// A parser for one flow.
+    pub fn new(limits: &Limits) -> Self {
+        HttpParser {
+            limits: *limits,
+            req: Side::new(),
+            resp: Side::new(),
+            txs: VecDeque::new(),
+            next_tx: 0,
+            stats: ParserStats::default(),
+            oriented: false,
+            swapped: false,
+        }
+    }
+
+    /// Decides once, from the first bytes, which side sends requests.
+    pub(super) fn orient(&mut self, dir: Direction, data: &[u8]) {
+        let start = data
+            .iter()
+            .position(|&b| b != b'\r' && b != b'\n')
+            .unwrap_or(data.len());
+        let d = &data[start..];
+        if d.is_empty() {
+            return;
+        }
+        self.oriented = true;
+        let is_status = d.starts_with(b"HTTP/");
+        let is_request = d
+            .iter()
+            .position(|&b| b == b' ')
+            .is_some_and(|sp| METHODS.contains(&&d[..sp]));
+        self.swapped = match dir {
+            Direction::ToServer => is_status,
+            Direction::ToClient => is_request,
+        };
+    }
+
+    /// Collects head bytes; returns the bytes after the head once it is complete (`Some`), or `None` when more are
+    /// needed or the side died.
+    pub(super) fn collect_head<'a>(
+        side: &mut Side,
+        cap: usize,
+        stats: &mut ParserStats,
+        mut data: &'a [u8],
+    ) -> Option<(usize, &'a [u8])> {
+        if side.head.is_empty() {
+            // Skip stray line ends between messages (clients send CRLF after a POST body).
+            while let [b'\r' | b'\n', rest @ ..] = data {
+                data = rest;
+            }
+            if data.is_empty() {
+                return None;
+            }
+        }
+        let before = side.head.len();
+        let room = cap.saturating_sub(before);
+        let take = room.min(data.len());
+        side.head.extend_from_slice(&data[..take]);
+        match find_head_end(&side.head, side.scan) {
+            Some(end) => {
+                // Bytes of `data` that belong to the head; the rest is returned.
+                let used = end - before;
+                side.scan = 0;
+                Some((end, &data[used..]))
+            }
+            None => {
+                // An HTTP/0.9 request has no head block: one line and done.
+                side.scan = side.head.len().saturating_sub(3);
+                if take < data.len() {
+                    stats.bytes_cut += (data.len() - take) as u64;
+                    stats.gave_up += 1;
+                    side.state = State::Dead;
+                    side.head = Vec::new();
+                }
+                None
+            }
+        }
+    }
+
+    pub(super) fn parse_request(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
+        while !data.is_empty() {
+            match self.req.state {
+                State::Dead | State::Tunnel => return,
+                State::Head => {
+                    // HTTP/0.9: "GET /path\r\n" with no version ends at the first line.
+                    let Some((end, rest)) = Self::collect_head(
+                        &mut self.req,
+                        self.limits.http_header_cap,
+                        &mut self.stats,
+                        data,
+                    ) else {
+                        // No blank line yet; a complete HTTP/0.9 request line is all there will be.
+                        if self.req.state == State::Head {
+                            self.simple_request(out);
+                        }
+                        return;
+                    };
+                    data = rest;
+                    if !self.request_head(end, out) {
+                        self.req.state = State::Dead;
+                        self.stats.malformed += 1;
+                        self.stats.gave_up += 1;
+                        return;
+                    }
+                }
+                State::Body(mut f) => {
+                    let step = frame_step(&mut f, data);
+                    match step {
+                        Step::Bad => {
+                            self.req.state = State::Dead;
+                            self.stats.malformed += 1;
+                            return;
+                        }
+                        Step::Data { n, data: r } => {
+                            if let Some(chunk) = data.get(r) {
+                                self.req.body_data(
+                                    chunk,
+                                    self.limits.http_request_body_cap,
+                                    &mut self.stats,
+                                );
+                            }
+                            data = data.get(n..).unwrap_or(&[]);
+                            self.req.state = State::Body(f);
+                            if f == Framing::Length(0) {
+                                self.request_body_done(out);
+                            }
+                        }
+                        Step::Done { n } => {
+                            data = data.get(n..).unwrap_or(&[]);
+                            self.request_body_done(out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A request line without a version and without a blank line yet: `GET /path\r\n` is a complete HTTP/0.9
+    /// request. Returns whether one was taken.
+    pub(super) fn simple_request(&mut self, out: &mut dyn EventSink) -> bool {
+        let Some(nl) = memchr::memchr(b'\n', &self.req.head) else {
+            return false;
+        };
+        let line = trim_cr(&self.req.head[..nl]);
+        let mut parts = line.split(|&b| b == b' ').filter(|s| !s.is_empty());
+        let (Some(m), Some(uri), None) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        if m != b"GET" {
+            return false;
+        }
+        let id = self.next_tx;
+        self.next_tx += 1;
+        let tx = Tx {
+            ev: HttpEvent {
+                tx_id: id,
+                url: Some(lossy(uri)),
+                http_method: Some("GET".into()),
+                ..HttpEvent::default()
+            },
+            simple: true,
+            request_done: true,
+            ..Tx::default()
+        };
+        out.http_buffer(id, HttpBuffer::Method, b"GET");
+        out.http_buffer(id, HttpBuffer::Uri, uri);
+        self.push_tx(tx, out);
+        // Everything after a simple request is not HTTP/1.x framing.
+        self.req.state = State::Tunnel;
+        self.req.head = Vec::new();
+        true
+    }
+
+    pub(super) fn push_tx(&mut self, tx: Tx, out: &mut dyn EventSink) {
+        if self.txs.len() >= MAX_PENDING_TX
+            && let Some(old) = self.txs.pop_front()
+        {
+            self.stats.bytes_cut += 1;
+            out.event(AppEvent::Http(old.ev));
+        }
+        self.txs.push_back(tx);
+    }
+
+    /// Parses a complete request head (`self.req.head[..end]`); false when it is not a request.
+    pub(super) fn request_head(&mut self, end: usize, out: &mut dyn EventSink) -> bool {
+        let head = std::mem::take(&mut self.req.head);
+        let ok = self.request_head_in(&head[..end.min(head.len())], out);
+        self.req.head = head;
+        self.req.head.clear();
+        ok
+    }
+
+    pub(super) fn request_head_in(&mut self, head: &[u8], out: &mut dyn EventSink) -> bool {
+        let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let line = trim_cr(&head[..nl]);
+        let Some((method, uri, proto)) = split_request_line(line) else {
+            return false;
+        };
+        if !method.iter().all(|&b| is_token_byte(b))
+            || !(proto.starts_with(b"HTTP/") || proto.is_empty())
+        {
+            return false;
+        }
+        let block_start = (nl + 1).min(head.len());
+        let h = parse_headers(&head[block_start..], block_start);
+        let id = self.next_tx;
+        self.next_tx += 1;
+        let (hostname, http_port) = match &h.host {
+            Some((n, p)) => (Some(n.clone()), *p),
+            None => (None, None),
+        };
+        let ev = HttpEvent {
+            tx_id: id,
+            hostname,
+            http_port,
+            url: Some(lossy(uri)),
+            http_user_agent: h.user_agent.clone(),
+            http_refer: h.referer.clone(),
+            xff: h.xff.clone(),
+            http_method: Some(lossy(method)),
+            protocol: (!proto.is_empty()).then(|| lossy(proto)),
+            basic_credentials: h.basic_credentials,
+            ..HttpEvent::default()
+        };
+        out.http_buffer(id, HttpBuffer::RequestLine, line);
+        out.http_buffer(id, HttpBuffer::RequestHead, head);
+        out.http_buffer(id, HttpBuffer::Method, method);
+        out.http_buffer(id, HttpBuffer::Uri, uri);
+        if let Some((host, _)) = &h.host {
+            out.http_buffer(id, HttpBuffer::Host, host.as_bytes());
+        }
+        if let Some(ua) = &h.user_agent {
+            out.http_buffer(id, HttpBuffer::UserAgent, ua.as_bytes());
+        }
+        out.http_buffer(
+            id,
+            HttpBuffer::RequestHeaders,
+            head.get(h.headers.clone()).unwrap_or(&[]),
+        );
+        let tx = Tx {
+            ev,
+            head_request: method == b"HEAD",
+            connect: method == b"CONNECT",
+            simple: false,
+            request_done: false,
+        };
+        self.push_tx(tx, out);
+        // Request bodies are inflated like response bodies: a client may compress what it uploads (a POST with
+        // `Content-Encoding: gzip`), and `http.request_body` rules are written against the decoded form, as
+        // libhtp hands it to Suricata.
+        self.req.start_body(
+            h.encoding,
+            self.limits.http_request_body_cap,
+            self.limits.http_decompress,
+        );
+        // RFC 9112 §6.3: a request body is chunked or has a Content-Length; otherwise there is none.
+        self.req.state = if h.chunked {
+            State::Body(Framing::Chunked(Chunk::Size {
+                value: 0,
+                digits: false,
+                ext: false,
+                len: 0,
+            }))
+        } else {
+            match h.content_length {
+                Some(n) if n > 0 => State::Body(Framing::Length(n)),
+                _ => {
+                    self.request_body_done(out);
+                    return true;
+                }
+            }
+        };
+        true
+    }
+
+    pub(super) fn request_body_done(&mut self, out: &mut dyn EventSink) {
+        self.req.finish_inflate(&mut self.stats);
+        // The request being completed is the newest transaction.
+        if let Some(tx) = self.txs.back_mut()
+            && !tx.request_done
+        {
+            tx.request_done = true;
+            tx.ev.request_body_length = self.req.body_len;
+            if !self.req.body.is_empty() {
+                out.http_buffer(tx.ev.tx_id, HttpBuffer::RequestBody, &self.req.body);
+            }
+        }
+        self.req.body.clear();
+        self.req.body_len = 0;
+        self.req.state = State::Head;
+    }
+
+    pub(super) fn parse_response(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
+        while !data.is_empty() {
+            match self.resp.state {
+                State::Dead | State::Tunnel => return,
+                State::Head => {
+                    // HTTP/0.9 response: no status line, the body runs to the end of the connection.
+                    if self.resp.head.is_empty() && self.txs.front().is_some_and(|t| t.simple) {
+                        self.start_body(Framing::UntilClose, Encoding::Identity);
+                        continue;
+                    }
+                    let Some((end, rest)) = Self::collect_head(
+                        &mut self.resp,
+                        self.limits.http_header_cap,
+                        &mut self.stats,
+                        data,
+                    ) else {
+                        if self.resp.head.len() >= 5 && !self.resp.head.starts_with(b"HTTP/") {
+                            self.resp.state = State::Dead;
+                            self.stats.malformed += 1;
+                            self.stats.gave_up += 1;
+                        }
+                        return;
+                    };
+                    data = rest;
+                    let head = std::mem::take(&mut self.resp.head);
+                    let ok = self.response_head(&head[..end.min(head.len())], out);
+                    self.resp.head = head;
+                    self.resp.head.clear();
+                    if !ok {
+                        self.resp.state = State::Dead;
+                        self.stats.malformed += 1;
+                        self.stats.gave_up += 1;
+                        return;
+                    }
+                }
+                State::Body(mut f) => match frame_step(&mut f, data) {
+                    Step::Bad => {
+                        self.stats.malformed += 1;
+                        self.response_done(out);
+                        self.resp.state = State::Dead;
+                        return;
+                    }
+                    Step::Data { n, data: r } => {
+                        if let Some(chunk) = data.get(r) {
+                            self.response_data(chunk);
+                        }
+                        data = data.get(n..).unwrap_or(&[]);
+                        self.resp.state = State::Body(f);
+                        if f == Framing::Length(0) {
+                            self.response_done(out);
+                        }
+                    }
+                    Step::Done { n } => {
+                        data = data.get(n..).unwrap_or(&[]);
+                        self.response_done(out);
+                    }
+                },
+            }
+        }
+    }
+
+    /// Parses a response head; false when it is not a status line.
+    pub(super) fn response_head(&mut self, head: &[u8], out: &mut dyn EventSink) -> bool {
+        let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
+        let line = trim_cr(&head[..nl]);
+        let mut parts = line.splitn(3, |&b| b == b' ');
+        let (Some(proto), Some(code)) = (parts.next(), parts.next()) else {
+            return false;
+        };
+        if !proto.starts_with(b"HTTP/") || code.len() != 3 || !code.iter().all(u8::is_ascii_digit) {
+            return false;
+        }
+        let status = code.iter().fold(0u16, |a, &d| a * 10 + u16::from(d - b'0'));
+        let block_start = (nl + 1).min(head.len());
+        let h = parse_headers(&head[block_start..], block_start);
+        if (100..200).contains(&status) && status != 101 {
+            return true; // interim response: the final one follows
+        }
+        if self.txs.is_empty() {
+            // A response whose request we did not see (flow picked up late, or a gap).
+            let id = self.next_tx;
+            self.next_tx += 1;
+            self.txs.push_back(Tx {
+                ev: HttpEvent {
+                    tx_id: id,
+                    protocol: Some(lossy(proto)),
+                    ..HttpEvent::default()
+                },
+                request_done: true,
+                ..Tx::default()
+            });
+        }
+        let Some(tx) = self.txs.front_mut() else {
+            return false;
+        };
+        tx.ev.status = Some(status);
+        tx.ev.http_content_type = h.content_type.clone();
+        tx.ev.redirect = h.location.clone();
+        let id = tx.ev.tx_id;
+        let (head_req, connect) = (tx.head_request, tx.connect);
+        out.http_buffer(id, HttpBuffer::ResponseLine, line);
+        out.http_buffer(id, HttpBuffer::ResponseHead, head);
+        out.http_buffer(id, HttpBuffer::StatusCode, code);
+        out.http_buffer(
+            id,
+            HttpBuffer::ResponseHeaders,
+            head.get(h.headers.clone()).unwrap_or(&[]),
+        );
+        if status == 101 || (connect && (200..300).contains(&status)) {
+            // The connection now carries something else.
+            self.resp.body_len = 0;
+            self.response_done(out);
+            self.resp.state = State::Tunnel;
+            self.req.state = State::Tunnel;
+            return true;
+        }
+        let no_body = head_req || status == 204 || status == 304;
+        let framing = if no_body {
+            None
+        } else if h.chunked {
+            Some(Framing::Chunked(Chunk::Size {
+                value: 0,
+                digits: false,
+                ext: false,
+                len: 0,
+            }))
+        } else {
+            match h.content_length {
+                Some(0) => None,
+                Some(n) => Some(Framing::Length(n)),
+                None => Some(Framing::UntilClose),
+            }
+        };
+        match framing {
+            None => {
+                self.resp.body_len = 0;
+                self.response_done(out);
+            }
+            Some(f) => self.start_body(f, h.encoding),
+        }
+        true
+    }
+
+    pub(super) fn start_body(&mut self, f: Framing, enc: Encoding) {
+        self.resp.state = State::Body(f);
+        let inflating = self.resp.start_body(
+            enc,
+            self.limits.http_response_body_cap,
+            self.limits.http_decompress,
+        );
+        if let (Some(tx), true) = (self.txs.front_mut(), inflating) {
+            tx.ev.content_encoding = Some(enc.name().into());
+        }
+    }
+
+    pub(super) fn response_data(&mut self, chunk: &[u8]) {
+        self.resp
+            .body_data(chunk, self.limits.http_response_body_cap, &mut self.stats);
+    }
+
+    /// The response of the front transaction is complete: deliver its body, log it, and get ready for the next.
+    pub(super) fn response_done(&mut self, out: &mut dyn EventSink) {
+        self.resp.finish_inflate(&mut self.stats);
+        if let Some(mut tx) = self.txs.pop_front() {
+            tx.ev.length = self.resp.body_len;
+            if !self.resp.body.is_empty() {
+                out.http_buffer(tx.ev.tx_id, HttpBuffer::ResponseBody, &self.resp.body);
+            }
+            out.event(AppEvent::Http(tx.ev));
+        }
+        self.resp.body.clear();
+        self.resp.body_len = 0;
+        self.resp.state = State::Head;
+    }
+}
+
+impl Parser for HttpParser {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if !self.oriented {
+            self.orient(dir, data);
+        }
+        let dir = if self.swapped { dir.reverse() } else { dir };
+        match dir {
+            Direction::ToServer => self.parse_request(data, out),
+            Direction::ToClient => self.parse_response(data, out),
+        }
+    }
+
+    fn gap(&mut self, dir: Direction, len: u64) {
+        let dir = if self.swapped { dir.reverse() } else { dir };
+        let side = match dir {
+            Direction::ToServer => &mut self.req,
+            Direction::ToClient => &mut self.resp,
+        };
+        match &mut side.state {
+            // A gap inside a body of known length only loses body bytes: keep the framing.
+            State::Body(Framing::Length(rem)) if *rem > len => {
+                *rem -= len;
+                side.body_len += len;
+                self.stats.bytes_cut += len;
+                if let Some(inf) = side.inflate.as_mut() {
+                    inf.stop(); // the compressed stream cannot continue across lost bytes
+                }
+            }
+            State::Body(Framing::UntilClose) => {
+                side.body_len += len;
+                self.stats.bytes_cut += len;
+                if let Some(inf) = side.inflate.as_mut() {
+                    inf.stop();
+                }
+            }
+            State::Dead | State::Tunnel => {}
+            _ => {
+                side.state = State::Dead;
+                self.stats.gave_up += 1;
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut dyn EventSink) {
+        // A request head cut by the close: parse what arrived (a request line at least).
+        if self.req.state == State::Head
+            && memchr::memchr(b'\n', &self.req.head).is_some()
+            && !self.req.head.is_empty()
+        {
+            let end = self.req.head.len();
+            if !self.request_head(end, out) {
+                self.stats.malformed += 1;
+            }
+        }
+        // A response head cut by the close: its status line and the header lines that arrived.
+        if self.resp.state == State::Head && self.resp.head.starts_with(b"HTTP/") {
+            let head = std::mem::take(&mut self.resp.head);
+            if !self.response_head(&head, out) {
+                self.stats.malformed += 1;
+            }
+        }
+        if matches!(self.resp.state, State::Body(_)) {
+            self.response_done(out);
+        }
+        if matches!(self.req.state, State::Body(_)) {
+            self.request_body_done(out);
+        }
+        while let Some(tx) = self.txs.pop_front() {
+            out.event(AppEvent::Http(tx.ev));
+        }
+    }
+
+    fn stats(&self) -> ParserStats {
+        self.stats
+    }
+}
