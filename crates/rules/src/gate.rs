@@ -27,6 +27,16 @@ pub(crate) const GATE_WORDS: usize = 1 << 13;
 /// 16-byte vector load (for positions 56..64) reaches 13 bytes past position 56.
 pub(crate) const BLOCK_BYTES: usize = 72;
 
+/// Words of the short gate: one bit per value of a position's last two bytes (2^16 bits, 8 KiB).
+pub(crate) const SHORT_WORDS: usize = 1 << 10;
+
+/// The short-gate bit (0 or 1) of the 4-byte window `x`: its top two bytes (the position's last two) index the table.
+#[inline(always)]
+pub(crate) fn short_bit(bits: &[u64; SHORT_WORDS], x: u32) -> u64 {
+    let k = x >> 16;
+    (bits[(k >> 6) as usize % SHORT_WORDS] >> (k & 63)) & 1
+}
+
 /// The gate bit (0 or 1) of the 4-byte key `x`: the top 19 bits of its hash index the bitmap.
 #[inline(always)]
 pub(crate) fn gate_bit(bits: &[u64; GATE_WORDS], x: u32) -> u64 {
@@ -43,6 +53,26 @@ pub(crate) fn mask64_scalar(bits: &[u64; GATE_WORDS], block: &[u8; BLOCK_BYTES])
         }
     }
     m
+}
+
+/// Pass bits of both gates for the 64 positions of `block` (see [`mask64_scalar`]): the hashed 4-byte gate (none
+/// without one) and the direct two-byte gate of the short patterns.
+pub(crate) fn mask64_pair_scalar(
+    bits: Option<&[u64; GATE_WORDS]>,
+    short: &[u64; SHORT_WORDS],
+    block: &[u8; BLOCK_BYTES],
+) -> (u64, u64) {
+    let (mut m4, mut m2) = (0u64, 0u64);
+    for (k, w) in block.windows(4).take(64).enumerate() {
+        if let &[a, b, c, d] = w {
+            let x = u32::from_le_bytes([a, b, c, d]);
+            if let Some(bits) = bits {
+                m4 |= gate_bit(bits, x) << k;
+            }
+            m2 |= short_bit(short, x) << k;
+        }
+    }
+    (m4, m2)
 }
 
 /// A gate evaluator chosen once for the CPU: the AVX2 version where the CPU has it, else the scalar one.
@@ -81,11 +111,27 @@ impl GateKind {
             GateKind::Avx2 => unsafe { x86::mask64_avx2(bits, block) },
         }
     }
+
+    /// Pass bits of both gates of one block (see [`mask64_pair_scalar`]).
+    #[inline(always)]
+    pub(crate) fn mask64_pair(
+        self,
+        bits: Option<&[u64; GATE_WORDS]>,
+        short: &[u64; SHORT_WORDS],
+        block: &[u8; BLOCK_BYTES],
+    ) -> (u64, u64) {
+        match self {
+            GateKind::Scalar => mask64_pair_scalar(bits, short, block),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Avx2` is only constructed after `is_x86_feature_detected!("avx2")` returned true.
+            GateKind::Avx2 => unsafe { x86::mask64_pair_avx2(bits, short, block) },
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{BLOCK_BYTES, GATE_WORDS, HASH_MUL};
+    use super::{BLOCK_BYTES, GATE_WORDS, HASH_MUL, SHORT_WORDS};
     use std::arch::x86_64::*;
 
     /// AVX2 version of [`super::mask64_scalar`].
@@ -120,6 +166,49 @@ mod x86 {
             m |= bits8 << (step * 8);
         }
         m
+    }
+
+    /// AVX2 version of [`super::mask64_pair_scalar`]: the windows are laid out once for both gates.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2. Memory safety does not depend on the input: loads as in [`mask64_avx2`]; the
+    /// short gate's gather index is a window's top 16 bits shifted right by 5, below the table's 2^11 32-bit words.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn mask64_pair_avx2(
+        bits: Option<&[u64; GATE_WORDS]>,
+        short: &[u64; SHORT_WORDS],
+        block: &[u8; BLOCK_BYTES],
+    ) -> (u64, u64) {
+        let sbase = short.as_ptr().cast::<i32>();
+        let shuf = _mm256_setr_epi8(
+            0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7,
+            8, 9, 10,
+        );
+        let mul = _mm256_set1_epi32(HASH_MUL as i32);
+        let low5 = _mm256_set1_epi32(31);
+        let (mut m4, mut m2) = (0u64, 0u64);
+        let p = block.as_ptr();
+        for step in 0..8 {
+            // SAFETY: step * 8 + 16 <= 72 = BLOCK_BYTES.
+            let v = unsafe { _mm_loadu_si128(p.add(step * 8).cast::<__m128i>()) };
+            let w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(v), shuf);
+            if let Some(bits) = bits {
+                let base = bits.as_ptr().cast::<i32>();
+                let h = _mm256_srli_epi32::<13>(_mm256_mullo_epi32(w, mul));
+                let word = _mm256_srli_epi32::<5>(h);
+                // SAFETY: `word` < 2^14, the bitmap holds 2^13 u64 = 2^14 i32 words.
+                let g = unsafe { _mm256_i32gather_epi32::<4>(base, word) };
+                let t = _mm256_sllv_epi32(g, _mm256_andnot_si256(h, low5));
+                m4 |= (_mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32 as u64) << (step * 8);
+            }
+            let k = _mm256_srli_epi32::<16>(w);
+            let word = _mm256_srli_epi32::<5>(k);
+            // SAFETY: `word` < 2^11, the table holds 2^10 u64 = 2^11 i32 words.
+            let g = unsafe { _mm256_i32gather_epi32::<4>(sbase, word) };
+            let t = _mm256_sllv_epi32(g, _mm256_andnot_si256(k, low5));
+            m2 |= (_mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32 as u64) << (step * 8);
+        }
+        (m4, m2)
     }
 }
 
@@ -166,6 +255,52 @@ mod tests {
         }
         // The test must exercise both outcomes.
         assert!(set > 1000 && set < 2000 * 64 - 1000, "{set}");
+    }
+
+    /// The pair evaluator gives the scalar bits of both gates, with and without the 4-byte gate.
+    #[test]
+    fn pair_vector_equals_scalar() {
+        let mut x = 0x0bad_cafe_1234_5678u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let keys: Vec<u32> = (0..3000).map(|_| next() as u32).collect();
+        let bits = gate_from(&keys);
+        let mut short = Box::new([0u64; SHORT_WORDS]);
+        for _ in 0..4000 {
+            let k = (next() & 0xffff) as usize;
+            short[k >> 6] |= 1u64 << (k & 63);
+        }
+        let kind = GateKind::detect();
+        let (mut set4, mut set2) = (0u32, 0u32);
+        for round in 0..2000 {
+            let mut block = [0u8; BLOCK_BYTES];
+            for (i, b) in block.iter_mut().enumerate() {
+                *b = if round % 2 == 0 {
+                    next() as u8
+                } else {
+                    keys[(round + i / 4) % keys.len()].to_le_bytes()[i % 4]
+                };
+            }
+            for g in [Some(&*bits), None] {
+                let s = mask64_pair_scalar(g, &short, &block);
+                if g.is_some() {
+                    assert_eq!(s.0, mask64_scalar(&bits, &block));
+                    set4 += s.0.count_ones();
+                } else {
+                    assert_eq!(s.0, 0);
+                }
+                set2 += s.1.count_ones();
+                assert_eq!(kind.mask64_pair(g, &short, &block), s, "round {round}");
+            }
+        }
+        assert!(
+            set4 > 1000 && set2 > 1000 && set2 < 4000 * 64 - 1000,
+            "{set4} {set2}"
+        );
     }
 
     #[test]
