@@ -500,6 +500,14 @@ impl PortTables {
         self.names.get(i).map_or("?", String::as_str)
     }
 
+    /// Every table with its port set's name (the shared one first).
+    pub fn named(&self) -> impl Iterator<Item = (&str, &Table)> {
+        self.tables
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (self.name(i), t))
+    }
+
     /// Whether no table has a pattern.
     pub fn no_patterns(&self) -> bool {
         self.tables.iter().all(|t| t.patterns.is_empty())

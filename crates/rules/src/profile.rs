@@ -244,6 +244,7 @@ impl RulesProfile {
             rows.truncate(top);
             table(&mut s, "rule group (most expensive)", rows);
         }
+        s.push_str(&prefilter_tables(set));
         let mut by_rule: Vec<(usize, &RuleCost)> = self
             .rules
             .iter()
@@ -275,4 +276,64 @@ impl RulesProfile {
         }
         s
     }
+}
+
+/// The prefilter tables of a rule set: per table, its patterns by length and the rules checked on every buffer
+/// without a pattern; the short patterns (under 4 bytes) of a table are listed when there are few, since they decide
+/// how fast its scan is.
+fn prefilter_tables(set: &RuleSet) -> String {
+    use std::fmt::Write;
+    let mut rows: Vec<(String, &crate::ruleset::Table)> = Vec::new();
+    for (kind, tables) in [
+        ("stream", &set.stream),
+        ("datagram", &set.packet),
+        ("tcp-packet", &set.tcp_packet),
+    ] {
+        for (d, pt) in tables.iter().enumerate() {
+            for (name, t) in pt.named() {
+                let dir = ["to_server", "to_client"].get(d).copied().unwrap_or("?");
+                rows.push((format!("{kind}, {name} {dir}"), t));
+            }
+        }
+    }
+    for b in Buffer::ALL {
+        if let Some(t) = set.http.get(b.index()) {
+            rows.push((b.name().to_string(), t));
+        }
+    }
+    for (b, chain, t) in &set.transformed {
+        rows.push((format!("{} ({} transforms)", b.name(), chain.len()), t));
+    }
+    let mut s = format!(
+        "\n{:<34} {:>8} {:>6} {:>6} {:>6} {:>6} {:>7}  short patterns\n",
+        "prefilter table", "patterns", "1", "2-3", "4-7", "8+", "always"
+    );
+    for (name, t) in rows {
+        if t.is_empty() {
+            continue;
+        }
+        let [a, b, c, d] = t.patterns.length_classes();
+        let short = t.patterns.short_patterns();
+        let listed = if short.is_empty() {
+            String::new()
+        } else if short.len() <= 48 {
+            short
+                .iter()
+                .map(|(p, nocase)| {
+                    let hex: Vec<String> = p.iter().map(|x| format!("{x:02x}")).collect();
+                    format!("|{}|{}", hex.join(" "), if *nocase { "i" } else { "" })
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            format!("({} distinct)", short.len())
+        };
+        let _ = writeln!(
+            s,
+            "{name:<34} {:>8} {a:>6} {b:>6} {c:>6} {d:>6} {:>7}  {listed}",
+            t.patterns.len(),
+            t.always.len()
+        );
+    }
+    s
 }
