@@ -803,18 +803,22 @@ impl StreamOrder {
         st >> 2 != pq || st & 3 == DONE
     }
 
-    /// Marks the packet in slot `s` (sequence number `seq`) deferred.
-    pub(crate) fn defer(&self, s: u32, seq: u64) {
+    /// Marks the packet in slot `s` deferred. Its sequence number is the one [`link`](Self::link) gave the slot: the
+    /// caller's own numbering of the packet (an input position, which fragments absorbed by the defragmenter make
+    /// differ from the arena's sequence numbers) must not stand in for it, or its predecessor would not recognise it
+    /// and it would stay deferred for ever.
+    pub(crate) fn defer(&self, s: u32) {
         if let Some(w) = self.state.get(s as usize) {
-            w.store(seq << 2 | DEFERRED, Release);
+            w.store(w.load(Acquire) & !3 | DEFERRED, Release);
         }
     }
 
     /// Marks the packet in slot `s` inspected and returns its successor's slot if that one waits deferred. Call
     /// before the buffer is freed.
-    pub(crate) fn done(&self, s: u32, seq: u64) -> Option<u32> {
+    pub(crate) fn done(&self, s: u32) -> Option<u32> {
         let i = s as usize;
-        self.state.get(i)?.store(seq << 2 | DONE, Release);
+        let w = self.state.get(i)?;
+        w.store(w.load(Acquire) & !3 | DONE, Release);
         let nq = self.next_seq.get(i)?.load(Acquire);
         if nq == NONE {
             return None;
@@ -822,5 +826,34 @@ impl StreamOrder {
         let n = self.next_slot.get(i)?.load(Acquire);
         let st = self.state.get(n as usize)?.load(Acquire);
         (st == nq << 2 | DEFERRED).then_some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deferred_packet_is_handed_to_whoever_finishes_its_predecessor() {
+        // Flow packets in slots 3 (sequence number 10) and 5 (11, linked to 10). The second is taken first: it is
+        // deferred, and finishing the first returns it. Sequence numbers far from the slots' input positions, as
+        // after fragments absorbed by the defragmenter, change nothing: the guard keeps its own.
+        let o = StreamOrder::new(8);
+        o.link(3, 10, None);
+        o.link(5, 11, Some((3, 10)));
+        assert!(o.ready(3));
+        assert!(!o.ready(5));
+        o.defer(5);
+        assert_eq!(o.done(3), Some(5));
+        assert!(o.ready(5));
+        assert_eq!(o.done(5), None);
+        // A successor taken after its predecessor finished is ready at once, and not handed over again.
+        o.link(1, 12, Some((5, 11)));
+        assert!(o.ready(1));
+        // A predecessor whose slot was reused (its packet long done) does not hold a successor back.
+        o.link(5, 20, None);
+        o.link(2, 21, Some((3, 10)));
+        o.link(3, 22, None);
+        assert!(o.ready(2));
     }
 }

@@ -252,23 +252,24 @@ impl<'a> InspectWorkload<'a> {
         id: u32,
         held: &mut BundleToken,
     ) -> Outcome {
-        let mut seq = self.source.packet_number(id);
+        // The engine's packet number (input position); the order guard keeps the arena's own numbers.
+        let mut num = self.source.packet_number(id);
         if !order.ready(id) {
-            order.defer(id, seq);
+            order.defer(id);
             return Outcome::Processed;
         }
         let mut classified = false;
         let mut cur = id;
         while let Some(rec) = self.source.record(cur) {
-            classified |= self.process_record(ctx, held, cur, seq, &rec);
-            let next = order.done(cur, seq);
+            classified |= self.process_record(ctx, held, cur, num, &rec);
+            let next = order.done(cur);
             // SAFETY: `rec` is not used after this; this is the packet's one inspection.
             unsafe { self.source.consumed(cur, ctx) };
             // A deferred successor is a packet of the same connection, hence of the bundle this worker holds.
             match next {
                 Some(n) => {
                     cur = n;
-                    seq = self.source.packet_number(n);
+                    num = self.source.packet_number(n);
                 }
                 None => break,
             }
