@@ -1,8 +1,9 @@
 //! # Idle-flow sweeps in packet time
 //!
-//! A flow ends by timeout when a later packet of its own finds it expired, when a new flow arrives in its shard
-//! (the shard is scanned), or at the end of the input. A flow whose key never comes back, in a shard no new flow
-//! reaches, would otherwise stay tracked until the end: on a long input (a capture of days, or the same traffic
+//! A flow ends by timeout when a later packet of its own finds it expired, in a sweep, or at the end of the input.
+//! (Ending the idle flows of a shard when a new flow arrived in it, as the engine once did, made the output depend on
+//! which flows share a shard, i.e. on the scheduler, on inputs whose time goes backwards.) A flow whose key never
+//! comes back would otherwise stay tracked until the end: on a long input (a capture of days, or the same traffic
 //! merged many times over) the flow table, and with it the process's memory, grew with the input's length (4.8×
 //! peak RSS from 1× to 10× the merged trace). Suricata's flow manager thread sweeps its hash table on a wall-clock
 //! tick; here the tick is *capture time*, so a file gives the same result however fast it is read.

@@ -195,7 +195,7 @@ pub struct Args {
 
     /// Capture-time seconds between sweeps of idle flows (flows whose timeout passed are ended in every shard, so
     /// memory stays bounded on a long input; a sweep also waits for at least 16,384 packets). 0 turns sweeps off:
-    /// idle flows then end only when a packet of theirs or a new flow of their shard comes, or at the end.
+    /// idle flows then end only when a packet of theirs comes, or at the end.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     flow_sweep: f64,
 
