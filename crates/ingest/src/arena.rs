@@ -11,6 +11,12 @@
 //! the first few thousand packets nothing is allocated per packet). The bound is `slots × (largest packet)`, and a
 //! packet is at most a reassembled IP datagram (64 KiB) or the capture's snaplen.
 //!
+//! A slot may also *borrow* its packet's bytes instead of copying them ([`PacketArena::fill_kept`]): a reader that
+//! keeps its records in place ([`CaptureReader::keep_records`](crate::CaptureReader::keep_records)) hands the slot
+//! a pointer to them, and promises to leave them unchanged until the slot is released, which it learns from the
+//! sequence numbers below (it recycles a buffer only once [`PacketArena::oldest_in_flight`] is past every packet in
+//! it). The copy into the arena was the reader thread's largest cost.
+//!
 //! Every slot also records the *sequence number* of the packet it holds (the packet's position in the input), so a
 //! collector can compute the oldest packet still being processed ([`PacketArena::oldest_in_flight`]): everything
 //! before it is done. That is the watermark that lets per-worker outputs be merged back into input order.
@@ -48,6 +54,28 @@ struct Bytes {
     interface: u32,
     link_type: LinkType,
     data: Vec<u8>,
+    /// Bytes borrowed from the filler ([`PacketArena::fill_kept`]): pointer and length; null when `data` holds the
+    /// packet.
+    kept: (*const u8, usize),
+}
+
+impl Bytes {
+    fn record(&self) -> PacketRecord<'_> {
+        let data = if self.kept.0.is_null() {
+            &self.data[..]
+        } else {
+            // SAFETY: `fill_kept`'s caller promised the bytes stay valid and unchanged until the slot is released,
+            // and a record is read only while its slot is in use.
+            unsafe { std::slice::from_raw_parts(self.kept.0, self.kept.1) }
+        };
+        PacketRecord {
+            ts_ns: self.ts_ns,
+            orig_len: self.orig_len,
+            interface: self.interface,
+            link_type: self.link_type,
+            data,
+        }
+    }
 }
 
 /// A bounded arena of packet buffers. See the module documentation.
@@ -77,8 +105,12 @@ pub struct PacketArena {
 // SAFETY: a slot's bytes are written only by the holder of a slot index taken from the free list (`acquire` gives
 // each index to one caller, and `fill` is `unsafe` with that contract), and read only while the slot is in use;
 // `release` (also `unsafe`) promises no reader remains. The free list's mutex orders a release before the next fill
-// (the filler's stock is filled from it under that mutex).
+// (the filler's stock is filled from it under that mutex). Borrowed bytes (`fill_kept`) are read under the same
+// rules, and their owner keeps them unchanged until the slot is released.
 unsafe impl Sync for PacketArena {}
+// SAFETY: the only non-`Send` part is the pointer to borrowed bytes, which `fill_kept`'s caller keeps valid for
+// whichever thread reads the slot (the arena itself is just as valid on another thread).
+unsafe impl Send for PacketArena {}
 
 impl std::fmt::Debug for PacketArena {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -103,6 +135,7 @@ impl PacketArena {
                         interface: 0,
                         link_type: LinkType::RAW,
                         data: Vec::new(),
+                        kept: (std::ptr::null(), 0),
                     })
                 })
                 .collect(),
@@ -183,15 +216,44 @@ impl PacketArena {
         b.orig_len = rec.orig_len;
         b.interface = rec.interface;
         b.link_type = rec.link_type;
+        b.kept = (std::ptr::null(), 0);
         b.data.clear();
         if b.data.capacity() < rec.data.len() {
             b.data.reserve(rec.data.len().max(MIN_BUFFER));
         }
         b.data.extend_from_slice(rec.data);
+        self.number(seq_of)
+    }
+
+    /// Gives a just-filled slot (its sequence-number cell `seq_of`) the next sequence number.
+    fn number(&self, seq_of: &AtomicU64) -> u64 {
         let seq = self.next_seq.load(Relaxed);
         seq_of.store(seq, Release);
         self.next_seq.store(seq + 1, Release);
         seq
+    }
+
+    /// Like [`fill_record`](Self::fill_record), but slot `i` borrows `rec`'s bytes instead of copying them.
+    ///
+    /// # Safety
+    /// As for [`fill`](Self::fill); and `rec.data` stays valid and unchanged until slot `i` is released (the filler
+    /// may learn that from [`oldest_in_flight`](Self::oldest_in_flight): once it is past the sequence number this
+    /// returns, the slot was released, and the release happened before that load).
+    pub unsafe fn fill_kept(
+        &self,
+        i: u32,
+        rec: &PacketRecord<'_>,
+    ) -> Option<(u64, PacketRecord<'_>)> {
+        let (slot, seq_of) = (self.slots.get(i as usize)?, self.seqs.get(i as usize)?);
+        // SAFETY: the caller holds slot `i` alone (it came from the free list and nobody reads a free slot).
+        let b = unsafe { &mut *slot.get() };
+        b.ts_ns = rec.ts_ns;
+        b.orig_len = rec.orig_len;
+        b.interface = rec.interface;
+        b.link_type = rec.link_type;
+        b.kept = (rec.data.as_ptr(), rec.data.len());
+        let seq = self.number(seq_of);
+        Some((seq, b.record()))
     }
 
     /// [`fill`](Self::fill), also giving the filled packet as [`record`](Self::record) would (without reading back the
@@ -209,16 +271,7 @@ impl PacketArena {
         let slot = self.slots.get(i as usize)?;
         // SAFETY: the caller holds the slot it has just filled; nothing writes it until it is released.
         let b = unsafe { &*slot.get() };
-        Some((
-            seq,
-            PacketRecord {
-                ts_ns: b.ts_ns,
-                orig_len: b.orig_len,
-                interface: b.interface,
-                link_type: b.link_type,
-                data: &b.data,
-            },
-        ))
+        Some((seq, b.record()))
     }
 
     /// Records that the packet in slot `i` is at `position` in the input (the reader's count of the packets it read,
@@ -252,13 +305,7 @@ impl PacketArena {
         // SAFETY: the slot is in use: only `fill` (before it was handed out) writes it, and `release`'s caller
         // promises no record borrowed from it is still alive.
         let b = unsafe { &*slot.get() };
-        Some(PacketRecord {
-            ts_ns: b.ts_ns,
-            orig_len: b.orig_len,
-            interface: b.interface,
-            link_type: b.link_type,
-            data: &b.data,
-        })
+        Some(b.record())
     }
 
     /// The sequence number of the packet in slot `i` (`None` when free).

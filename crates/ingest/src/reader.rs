@@ -15,7 +15,22 @@
 //!
 //! After an error the reader is finished: further calls return `Ok(None)`, so a caller that logs and retries cannot
 //! loop forever on a damaged file.
+//!
+//! ## Keeping records past the next call
+//!
+//! A streaming runtime hands each packet to another thread and reads on: copying every packet out of the reader's
+//! buffer into a buffer of its own was the largest single cost of its reader thread (a memory copy of every byte,
+//! into lines the workers' cores had just read: 12% of the whole run's CPU). With [`CaptureReader::keep_records`]
+//! the reader never moves or overwrites bytes it has handed out: where it would compact its buffer (copy the
+//! unconsumed tail to the front) it continues in another buffer of a [`KeptBuffers`] pool instead, and the buffer it
+//! left is retired with the caller's current record number (its *tag*). The caller numbers the records
+//! ([`KeptBuffers::set_tag`] before each call: the number the next record will get) and gives retired buffers back
+//! once every record numbered before their tag is done ([`KeptBuffers::recycle`]). A record's bytes therefore stay
+//! where they are, unchanged, from the call that returned it until the caller recycles past its number: the caller
+//! may keep a pointer to them that long. Memory: the pool's buffers (each [`KeptBuffers::new`]'s size, or one
+//! record if that is larger), and the caller bounds how many are retired at once ([`KeptBuffers::retired`]).
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -54,6 +69,90 @@ pub struct CaptureReader {
     /// Set after the end, a truncated record or an error: nothing more will be delivered.
     done: bool,
     path: Option<PathBuf>,
+    /// With [`CaptureReader::keep_records`]: the buffers rotated through instead of compacting `buf`.
+    kept: Option<KeptBuffers>,
+}
+
+/// The buffers a [`CaptureReader`] in [`keep_records`](CaptureReader::keep_records) mode reads into, and the ones it
+/// left whose records may still be in use. See the module documentation, "Keeping records past the next call".
+#[derive(Debug)]
+pub struct KeptBuffers {
+    size: usize,
+    spare: Vec<Vec<u8>>,
+    /// Buffers left behind, oldest first, each with the tag current when it was left.
+    retired: VecDeque<(Vec<u8>, u64)>,
+    tag: u64,
+    /// Records handed out from the current buffer (a buffer nothing was handed out from is spare at once).
+    handed: u64,
+    /// Buffers allocated so far.
+    allocated: usize,
+}
+
+impl KeptBuffers {
+    /// A pool of buffers of `size` bytes (or one record's, when larger), allocated as they are needed. A buffer
+    /// much smaller than a read (128 KiB) costs a rotation every few records; 1 MiB suits a file.
+    pub fn new(size: usize) -> Self {
+        KeptBuffers {
+            size: size.max(1),
+            spare: Vec::new(),
+            retired: VecDeque::new(),
+            tag: 0,
+            handed: 0,
+            allocated: 0,
+        }
+    }
+
+    /// The number the next record handed out will get (the caller's numbering: it only grows).
+    pub fn set_tag(&mut self, tag: u64) {
+        self.tag = tag;
+    }
+
+    /// Every record numbered below `done` is no longer used: the buffers left before such records were handed out
+    /// again are reused.
+    pub fn recycle(&mut self, done: u64) {
+        while self.retired.front().is_some_and(|(_, t)| *t <= done) {
+            if let Some((b, _)) = self.retired.pop_front() {
+                self.spare.push(b);
+            }
+        }
+    }
+
+    /// Buffers left behind whose records may still be in use.
+    pub fn retired(&self) -> usize {
+        self.retired.len()
+    }
+
+    /// The tag of the oldest retired buffer: recycling at or past it frees one.
+    pub fn oldest_retired(&self) -> Option<u64> {
+        self.retired.front().map(|(_, t)| *t)
+    }
+
+    /// Buffers allocated so far (in use, retired and spare).
+    pub fn allocated(&self) -> usize {
+        self.allocated
+    }
+
+    /// A buffer of at least `min` bytes, spare or new.
+    fn take(&mut self, min: usize) -> Vec<u8> {
+        let want = min.max(self.size);
+        match self.spare.iter().position(|b| b.len() >= want) {
+            Some(i) => self.spare.swap_remove(i),
+            None => {
+                self.allocated += 1;
+                vec![0u8; want]
+            }
+        }
+    }
+
+    /// Leaves `buf`, whose records may still be in use until the current tag is recycled.
+    fn retire(&mut self, buf: Vec<u8>) {
+        if self.handed == 0 {
+            self.spare.push(buf);
+        } else {
+            self.retired.push_back((buf, self.tag));
+        }
+        self.handed = 0;
+    }
 }
 
 impl std::fmt::Debug for CaptureReader {
@@ -118,7 +217,40 @@ impl CaptureReader {
             parser,
             done: false,
             path,
+            kept: None,
         })
+    }
+
+    /// From now on, never move or overwrite the bytes of a record handed out: continue in another buffer of `bufs`
+    /// where the buffer would be compacted, and retire the one left with the current tag (see the module
+    /// documentation). A record's bytes stay valid while the pool is alive and not recycled past the record's number:
+    /// take the pool back with [`into_kept_buffers`](Self::into_kept_buffers) before dropping the reader while
+    /// records may still be in use. Replaces (drops) a pool given before.
+    pub fn keep_records(&mut self, mut bufs: KeptBuffers) {
+        // The unconsumed bytes move to a buffer of the pool: records handed out before this call borrowed `self`,
+        // so none is alive now and the old buffer can go.
+        let mut nb = bufs.take(self.end - self.start);
+        let n = self.end - self.start;
+        nb[..n].copy_from_slice(&self.buf[self.start..self.end]);
+        self.buf = nb;
+        self.start = 0;
+        self.end = n;
+        bufs.handed = 0;
+        // A pool given before is dropped with its buffers: records kept from them are no longer valid.
+        self.kept = Some(bufs);
+    }
+
+    /// The kept-records pool ([`keep_records`](Self::keep_records)), to tag and recycle between calls.
+    pub fn kept_buffers(&mut self) -> Option<&mut KeptBuffers> {
+        self.kept.as_mut()
+    }
+
+    /// Ends the reader and gives back its kept-records pool with the buffer it was reading retired (its records
+    /// stay valid until recycled), or `None` when it did not keep records.
+    pub fn into_kept_buffers(mut self) -> Option<KeptBuffers> {
+        let mut k = self.kept.take()?;
+        k.retire(std::mem::take(&mut self.buf));
+        Some(k)
     }
 
     /// The container, byte order and compression of the input.
@@ -153,6 +285,9 @@ impl CaptureReader {
         }
         match self.advance() {
             Ok(Some((at, meta))) => {
+                if let Some(k) = self.kept.as_mut() {
+                    k.handed += 1;
+                }
                 let data = self
                     .buf
                     .get(at..at + meta.caplen as usize)
@@ -237,16 +372,33 @@ impl CaptureReader {
             return Ok(false);
         }
         if self.start + need > self.buf.len() {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-            if need > self.buf.len() {
-                // Bounded by the format caps: `need` is at most MAX_BLOCK_LEN or a pcap record of MAX_CAPLEN.
-                self.buf.resize(need.next_multiple_of(CHUNK), 0);
+            match self.kept.as_mut() {
+                // Keeping records, some handed out of this buffer: continue in another one, the unconsumed tail
+                // copied there.
+                Some(k) if k.handed > 0 => {
+                    let mut nb = k.take(need);
+                    let n = self.end - self.start;
+                    nb[..n].copy_from_slice(&self.buf[self.start..self.end]);
+                    k.retire(std::mem::replace(&mut self.buf, nb));
+                    self.start = 0;
+                    self.end = n;
+                }
+                _ => {
+                    self.buf.copy_within(self.start..self.end, 0);
+                    self.end -= self.start;
+                    self.start = 0;
+                    if need > self.buf.len() {
+                        // Bounded by the format caps: `need` is at most MAX_BLOCK_LEN or a pcap record of MAX_CAPLEN.
+                        self.buf.resize(need.next_multiple_of(CHUNK), 0);
+                    }
+                }
             }
         }
         while self.end - self.start < need {
-            match self.src.read(&mut self.buf[self.end..]) {
+            // One read at most CHUNK long, so what is read is still in the cache when it is parsed (a kept-records
+            // buffer is larger).
+            let to = self.buf.len().min(self.end + CHUNK.max(need));
+            match self.src.read(&mut self.buf[self.end..to]) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(false);
@@ -273,7 +425,11 @@ impl CaptureReader {
             if left == 0 {
                 return Ok(true);
             }
-            // The buffer is empty: read the rest through it.
+            // The buffer is empty: read the rest through it (keeping records: through another one).
+            if let Some(k) = self.kept.as_mut().filter(|k| k.handed > 0) {
+                let nb = k.take(CHUNK);
+                k.retire(std::mem::replace(&mut self.buf, nb));
+            }
             self.start = 0;
             self.end = 0;
             if self.eof {

@@ -7,7 +7,7 @@
 
 use std::io::Cursor;
 
-use crate::{CaptureReader, Error, ReadStats, Trace};
+use crate::{CaptureReader, Error, KeptBuffers, ReadStats, Trace};
 
 /// What both readers agreed on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,9 +133,52 @@ pub fn read_both(data: &[u8]) -> Result<Agreement, String> {
     if !matches!(reader.next_packet(), Ok(None)) {
         return Err("streaming reader delivered more after its end".to_string());
     }
+    if !gzip_damage {
+        kept_records_stay(data, &trace, n)?;
+    }
     Ok(Agreement {
         packets: n as u64,
         stats: Some(*trace.stats()),
         error: stream_error.map(|e| e.to_string()),
     })
+}
+
+/// Reads `data` again keeping records ([`CaptureReader::keep_records`], small buffers so that the reader rotates
+/// often): every record must equal the preloaded one, and, never recycled, every record's bytes must still be where
+/// the reader handed them out, unchanged, after the whole input was read.
+fn kept_records_stay(data: &[u8], trace: &Trace, packets: usize) -> Result<(), String> {
+    let Ok(mut reader) = CaptureReader::new(Cursor::new(data.to_vec())) else {
+        return Err("keeping records: the input no longer opens".to_string());
+    };
+    reader.keep_records(KeptBuffers::new(64));
+    let mut kept: Vec<(*const u8, usize)> = Vec::new();
+    while let Ok(Some(p)) = reader.next_packet() {
+        let n = kept.len();
+        if trace.try_get(n) != Some(p) {
+            return Err(format!("keeping records: packet {n} differs"));
+        }
+        kept.push((p.data.as_ptr(), p.data.len()));
+        if let Some(k) = reader.kept_buffers() {
+            k.set_tag(kept.len() as u64);
+        }
+    }
+    if kept.len() != packets {
+        return Err(format!(
+            "keeping records: {} packets, not {packets}",
+            kept.len()
+        ));
+    }
+    let bufs = reader.into_kept_buffers();
+    for (i, &(ptr, len)) in kept.iter().enumerate() {
+        // SAFETY: nothing was recycled and the buffers are alive (`bufs`), so each record's bytes are where the
+        // reader handed them out (the property under test).
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+        if Some(bytes) != trace.try_get(i).map(|q| q.data) {
+            return Err(format!(
+                "keeping records: packet {i}'s bytes changed after later reads"
+            ));
+        }
+    }
+    drop(bufs);
+    Ok(())
 }

@@ -644,3 +644,47 @@ fn readers_and_traces_cross_threads() {
     sync::<Error>();
     assert_eq!(std::mem::size_of::<PacketRecord<'_>>(), 40);
 }
+
+#[test]
+fn kept_records_recycle_their_buffers_and_stay_valid_until_then() {
+    // 2,000 packets of 100 to 1,099 bytes, read keeping records in 4 KiB buffers: the reader leaves a buffer every
+    // few packets. Records are released eight behind the reader: the pool stays at a handful of buffers, and the last
+    // eight records' bytes are intact after each further read.
+    let mut w = PcapWriter::new(Vec::new(), WriterOptions::new(LinkType::ETHERNET)).unwrap();
+    let payload =
+        |i: usize| -> Vec<u8> { (0..100 + (i * 37) % 1000).map(|j| (i + j) as u8).collect() };
+    for i in 0..2000 {
+        w.write_packet(i as u64, &payload(i), 0).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let mut r = stream(&bytes);
+    r.keep_records(KeptBuffers::new(4096));
+    let mut last: Vec<(usize, *const u8, usize)> = Vec::new();
+    let mut n = 0usize;
+    loop {
+        let k = r.kept_buffers().unwrap();
+        k.set_tag(n as u64);
+        k.recycle(n.saturating_sub(8) as u64);
+        let Some(p) = r.next_packet().unwrap() else {
+            break;
+        };
+        assert_eq!(p.data, &payload(n)[..]);
+        last.push((n, p.data.as_ptr(), p.data.len()));
+        if last.len() > 8 {
+            last.remove(0);
+        }
+        for &(i, ptr, len) in &last {
+            // SAFETY: the last eight records were not recycled (recycling stops eight behind) and the pool is alive.
+            let b = unsafe { std::slice::from_raw_parts(ptr, len) };
+            assert_eq!(b, &payload(i)[..], "record {i} changed while kept");
+        }
+        n += 1;
+    }
+    assert_eq!(n, 2000);
+    let k = r.into_kept_buffers().unwrap();
+    assert!(
+        k.allocated() <= 5,
+        "{} buffers for eight records in use",
+        k.allocated()
+    );
+}
