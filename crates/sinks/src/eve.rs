@@ -175,6 +175,11 @@ impl<W: Write> EveWriter<W> {
         self.out.flush()
     }
 
+    /// The inner writer (to reopen a file under it: lines are written whole, so between two calls no line is cut).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     /// Flushes and returns the inner writer.
     pub fn into_inner(mut self) -> io::Result<W> {
         self.out.flush()?;

@@ -61,6 +61,8 @@ pub struct RunInfo {
     pub rule_names: Vec<(u32, String)>,
     /// Rule reloads of a live run.
     pub reloads: Option<ReloadInfo>,
+    /// What the EVE output did, when it is one of Suricata's kinds (a file appended to, a socket, Redis).
+    pub eve_output: Option<crate::OutputCounters>,
     /// Live capture: the capture's own counters (`None` when reading files).
     pub live: Option<CaptureCounters>,
     /// Inline mode: what was forwarded and dropped, and the receive-to-send latency.
@@ -316,6 +318,14 @@ impl fmt::Display for Summary<'_> {
                 c.queue_full,
                 c.snaplen_cut,
                 c.malformed
+            )?;
+        }
+        if let Some(o) = &info.eve_output {
+            writeln!(
+                f,
+                "  eve output ({}): {} events written, {} dropped with the queue full, {} lost to a failed \
+                 receiver; {} errors, {} reconnects, {} reopens",
+                o.target, o.written, o.dropped, o.lost, o.errors, o.reconnects, o.reopens
             )?;
         }
         if let Some(i) = &info.inline {
