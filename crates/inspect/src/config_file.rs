@@ -211,8 +211,12 @@ pub struct ConfigFile {
     /// `rule-files`, under `default-rule-path` when relative, and where they were set.
     pub rule_files: Vec<PathBuf>,
     pub rule_files_origin: Option<String>,
-    /// The enabled `eve-log` output's file (under `default-log-dir` when relative), and where it was set.
+    /// The enabled `eve-log` output's file (under `default-log-dir` when relative; a socket's path for the
+    /// `unix_*` filetypes), and where it was set.
     pub eve_log: Option<(PathBuf, String)>,
+    /// The enabled `eve-log` output's `filetype` and `redis:` settings (`filetype`, `redis.server`, `redis.port`,
+    /// `redis.mode`, `redis.key`), as written, each with where it was set; the sink reads them.
+    pub eve_settings: Vec<(String, String, String)>,
     /// Sections and keys of the file that are not read (in file order).
     pub ignored: Vec<String>,
 }
@@ -225,6 +229,7 @@ impl Default for ConfigFile {
             rule_files: Vec::new(),
             rule_files_origin: None,
             eve_log: None,
+            eve_settings: Vec::new(),
             ignored: Vec::new(),
         }
     }
@@ -436,6 +441,24 @@ impl ConfigFile {
                                 origin("outputs.eve-log.filename"),
                             ));
                         }
+                        if enabled {
+                            let redis = eve.get("redis");
+                            for (key, value) in [
+                                ("filetype", eve.get("filetype")),
+                                ("redis.server", redis.and_then(|r| r.get("server"))),
+                                ("redis.port", redis.and_then(|r| r.get("port"))),
+                                ("redis.mode", redis.and_then(|r| r.get("mode"))),
+                                ("redis.key", redis.and_then(|r| r.get("key"))),
+                            ] {
+                                if let Some(v) = value.and_then(scalar) {
+                                    cfg.eve_settings.push((
+                                        key.to_string(),
+                                        v,
+                                        origin(&format!("outputs.eve-log.{key}")),
+                                    ));
+                                }
+                            }
+                        }
                     }
                     continue;
                 }
@@ -612,6 +635,21 @@ impl ConfigFile {
                 "outputs:\n  - eve-log:\n      enabled: yes\n      filename: {}  # {from}\n",
                 quoted(&f.display().to_string())
             ));
+        } else if !self.eve_settings.is_empty() {
+            s.push_str("outputs:\n  - eve-log:\n      enabled: yes\n");
+        }
+        let mut redis_open = false;
+        for (key, value, from) in &self.eve_settings {
+            match key.strip_prefix("redis.") {
+                Some(leaf) => {
+                    if !redis_open {
+                        s.push_str("      redis:\n");
+                        redis_open = true;
+                    }
+                    s.push_str(&format!("        {leaf}: {}  # {from}\n", quoted(value)));
+                }
+                None => s.push_str(&format!("      {key}: {}  # {from}\n", quoted(value))),
+            }
         }
         // The engine settings, nested by their dotted keys, each with its value (given or default) and origin.
         let mut engine = EngineConfig::default();
@@ -757,6 +795,45 @@ mod tests {
             c.check().unwrap_err().0,
             "--var: HOME_NET: undefined variable $LAN"
         );
+    }
+
+    #[test]
+    fn the_eve_log_filetype_and_redis_settings_are_read_and_dumped() {
+        let text = "outputs:\n  - eve-log:\n      enabled: yes\n      filetype: redis\n      redis:\n        \
+                    server: 10.0.0.5\n        port: 6380\n        mode: channel\n        key: ids\n        \
+                    async: true\n";
+        let c = ConfigFile::parse(text, "r.yaml").unwrap();
+        let got: Vec<(&str, &str)> = c
+            .eve_settings
+            .iter()
+            .map(|(k, v, _)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("filetype", "redis"),
+                ("redis.server", "10.0.0.5"),
+                ("redis.port", "6380"),
+                ("redis.mode", "channel"),
+                ("redis.key", "ids")
+            ]
+        );
+        assert_eq!(c.eve_settings[0].2, "r.yaml:4");
+        let back = ConfigFile::parse(&c.dump(), "dump.yaml").unwrap();
+        let values = |c: &ConfigFile| -> Vec<(String, String)> {
+            c.eve_settings
+                .iter()
+                .map(|(k, v, _)| (k.clone(), v.clone()))
+                .collect()
+        };
+        assert_eq!(values(&back), values(&c), "{}", c.dump());
+        // A disabled output names nothing.
+        let off = ConfigFile::parse(
+            "outputs:\n  - eve-log:\n      enabled: no\n      filetype: redis\n",
+            "o.yaml",
+        )
+        .unwrap();
+        assert!(off.eve_settings.is_empty());
     }
 
     #[test]

@@ -541,7 +541,7 @@ pub fn stop_on_termination() -> std::io::Result<&'static AtomicBool> {
 /// logrotate's `postrotate` sends it) and SIGUSR2 (reload the rules only: Suricata's rule-reload signal). A
 /// consumer remembers the count it last acted on and acts when the count moved, so one signal reaches every
 /// consumer, and signals that arrive while one is being handled are handled once more afterwards.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Signals {
     hangup: &'static AtomicU64,
     usr2: &'static AtomicU64,
