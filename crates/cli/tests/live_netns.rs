@@ -742,3 +742,55 @@ fn a_failed_or_needless_reload_keeps_the_rules_in_use() {
         "{summary}"
     );
 }
+
+/// logrotate's way: while the capture is replayed, the EVE file is renamed and the sensor gets SIGHUP; it reopens
+/// the path (a new file) and goes on there. The two files together hold what the offline run writes (no line lost or
+/// cut at the rotation), and each holds part of it.
+#[test]
+fn sighup_reopens_the_eve_file_after_logrotate_renamed_it() {
+    let Some(capture) = flowbundle_testsupport::data(CAPTURE) else {
+        return;
+    };
+    let Some(tcpreplay) = flowbundle_testsupport::tool("tcpreplay") else {
+        return;
+    };
+    let Some(ns) = netns() else { return };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rules = dir.path().join("live.rules");
+    std::fs::write(&rules, RULES).expect("writing rules");
+    let (off_path, live_path, rotated) = (
+        dir.path().join("offline.json"),
+        dir.path().join("eve.json"),
+        dir.path().join("eve.json.1"),
+    );
+    offline(&capture, &rules, &off_path);
+    let (child, rx) = start_sensor(&ns, &rules, &live_path, &["--threads", "2"]);
+    let mut replay = ns
+        .exec(&tcpreplay)
+        .args(["-q", "-i", REPLAY, "--pps", "1000"])
+        .arg(&capture)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("running tcpreplay");
+    std::thread::sleep(Duration::from_millis(2000));
+    std::fs::rename(&live_path, &rotated).expect("rotating the EVE file");
+    signal(&child, "HUP");
+    wait_for_line(&rx, "eve: reopened");
+    assert!(replay.wait().expect("tcpreplay").success());
+    std::thread::sleep(Duration::from_millis(500));
+    let (summary, _) = stop_sensor(child, rx);
+    let (before, after) = (events(&rotated), events(&live_path));
+    assert!(
+        // Flow records come when flows end (timeouts, the end of the run): the first file holds the application
+        // events and alerts of the first part.
+        before.iter().any(|e| e["event_type"] == "alert")
+            && after.iter().any(|e| e["event_type"] == "alert"),
+        "{} events before the rotation, {} after",
+        before.len(),
+        after.len()
+    );
+    let all: Vec<Value> = before.into_iter().chain(after).collect();
+    assert_eq!(observable(&all), observable(&events(&off_path)));
+    assert!(summary.contains(" 1 reopens"), "{summary}");
+}

@@ -148,9 +148,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     content_hex: Option<PathBuf>,
 
-    /// Write EVE JSON here (`-` for standard output).
+    /// Write EVE JSON here (`-` for standard output; a Unix socket's path with --eve-filetype unix_dgram or
+    /// unix_stream). A live run appends to a file and reopens it on SIGHUP; an offline run writes it whole.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
+
+    #[command(flatten)]
+    eve: super::eve_output::EveArgs,
 
     /// EVE flow records also carry a `flowbundle` object (the label in nDPI's spelling, how and at which packet it
     /// was decided, reassembly gaps). Outside Suricata's schema, which refuses unknown keys: off by default.
@@ -206,9 +210,9 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_PACKET_BUFFERS)]
     packet_buffers: usize,
 
-    /// With -o: end the EVE output with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
+    /// With an EVE output: end it with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
     /// flow, tcp and detect counters of the whole run, the summary's own counters).
-    #[arg(long, requires = "output")]
+    #[arg(long)]
     eve_stats: bool,
 
     /// With --eve-stats: also write a `stats` record every SECS seconds while the run goes on. For files the seconds
@@ -271,9 +275,41 @@ struct Sink {
     retired_filters: Vec<AlertFilter>,
     /// The rule set of the last reload (the rules profile names its rules).
     reloaded_rules: Option<std::sync::Arc<RuleSet>>,
+    /// A live run's signals: SIGHUP reopens an EVE file.
+    signals: Option<flowbundle_inspect::Signals>,
+    hangups_seen: u64,
+    /// A live run flushes its EVE output every second, so readers of the file see lines as they come.
+    last_flush: Instant,
 }
 
 impl Sink {
+    /// In a live run, between events: reopens the EVE file after SIGHUP (logrotate), and flushes the output once a
+    /// second.
+    fn maintain(&mut self) -> anyhow::Result<()> {
+        let Some(sig) = self.signals else {
+            return Ok(());
+        };
+        let Some(w) = self.eve.as_mut() else {
+            return Ok(());
+        };
+        let hangups = sig.hangups();
+        if hangups != self.hangups_seen {
+            self.hangups_seen = hangups;
+            if let super::Output::Eve(o) = w.get_mut() {
+                o.reopen()
+                    .with_context(|| format!("reopening {}", o.target()))?;
+                if matches!(o.target(), flowbundle_sinks::Target::Regular(_)) {
+                    eprintln!("eve: reopened {} (SIGHUP)", o.target());
+                }
+            }
+        }
+        if self.last_flush.elapsed() >= std::time::Duration::from_secs(1) {
+            self.last_flush = Instant::now();
+            w.flush().context("writing EVE output")?;
+        }
+        Ok(())
+    }
+
     /// From the next event on, the thresholds of a reloaded set; the summary's rule counts become its own.
     fn adopt(&mut self, l: &super::reload::Loaded, info: &mut RunInfo) {
         let filter = l
@@ -589,17 +625,32 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         .chain(&args.threshold_file)
         .map(PathBuf::as_path)
         .collect();
+    let target = args.eve.target(&conf, args.output.as_deref(), live_run)?;
+    let eve_out = match (target, &args.output) {
+        (Some(t), _) => {
+            if let flowbundle_sinks::Target::Regular(p) = &t {
+                super::check_output(p, &inputs)?;
+            }
+            let what = t.to_string();
+            Some(super::Output::Eve(
+                flowbundle_sinks::EveOutput::open(t)
+                    .map_err(|e| anyhow::anyhow!("EVE output {what}: {e}"))?,
+            ))
+        }
+        (None, Some(p)) => Some(super::Output::open(p, &inputs)?),
+        (None, None) => None,
+    };
+    if eve_out.is_none() && args.eve_stats {
+        bail!("--eve-stats needs an EVE output (-o FILE, or --eve-filetype redis)");
+    }
     let mut sink = Sink {
-        eve: match &args.output {
-            None => None,
-            Some(p) => Some(EveWriter::with_options(
-                super::Output::open(p, &inputs)?,
-                eve_opts,
-            )),
-        },
+        eve: eve_out.map(|o| EveWriter::with_options(o, eve_opts)),
         filter: None,
         retired_filters: Vec::new(),
         reloaded_rules: None,
+        signals,
+        hangups_seen: 0,
+        last_flush: Instant::now(),
     };
     let mut costs = CostSink(match &args.cost_out {
         Some(p) => {
@@ -714,13 +765,18 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let profiled_rules = sink.reloaded_rules.take().or(rules);
     if let Some(w) = sink.eve {
         let lines = w.lines();
-        w.into_inner().context("flushing EVE output")?.finish()?;
+        let counters = w
+            .into_inner()
+            .context("flushing EVE output")?
+            .finish_counted()?;
+        if let Some(r) = reports.last_mut() {
+            r.2.eve_output = counters.clone();
+        }
         // EVE in a file and no summary asked for: one line says what was written.
-        if let Some(out) = args
-            .output
-            .as_deref()
-            .filter(|_| !eve_to_stdout && !args.summary)
-        {
+        let written_to = counters
+            .map(|c| c.target)
+            .or_else(|| args.output.as_deref().map(|p| p.display().to_string()));
+        if let Some(out) = written_to.filter(|_| !eve_to_stdout && !args.summary) {
             let packets: u64 = reports.iter().map(|r| r.2.packets_read).sum();
             let flows: u64 = reports.iter().map(|r| r.0.stats.flows_created).sum();
             let secs: f64 = reports
@@ -729,8 +785,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 .map(|d| d.as_secs_f64())
                 .sum();
             eprintln!(
-                "wrote {lines} EVE events to {}: {packets} packets, {flows} flows in {secs:.2} s",
-                out.display()
+                "wrote {lines} EVE events to {out}: {packets} packets, {flows} flows in {secs:.2} s"
             );
         }
     }
@@ -1031,6 +1086,7 @@ fn inspect_inputs(
                 } else {
                     merge.release(watermark, |b| sink.write_batch(b))
                 };
+                let r = r.and_then(|()| sink.maintain());
                 let ts = board.max_ts();
                 let r = r.and_then(|()| match periodic.as_mut() {
                     Some(p) if !last && ts > 0 => {
@@ -1170,9 +1226,19 @@ fn inspect_live(
                 r.applied(&l);
             }
         }
+        if num.is_multiple_of(256) {
+            sink.maintain()?;
+        }
         let rec = match cap.next_packet() {
             Ok(Some((_, r))) => r,
-            Ok(None) => continue,
+            Ok(None) => {
+                // A quiet link: what is pending goes out now.
+                ctx.take_events(&mut events);
+                sink.write(&events)?;
+                events.clear();
+                sink.maintain()?;
+                continue;
+            }
             Err(e) => {
                 eprintln!("capture error: {e} (stopping)");
                 break;

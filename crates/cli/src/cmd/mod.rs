@@ -64,6 +64,7 @@ pub fn text_output() -> Box<dyn std::io::Write> {
 pub mod bench;
 pub mod config;
 pub mod demo;
+pub mod eve_output;
 pub mod hetero;
 pub mod inspect;
 pub mod reload;
@@ -169,6 +170,8 @@ pub fn write_output<P: AsRef<std::path::Path>>(
 pub enum Output {
     Stdout(std::io::BufWriter<std::io::Stdout>),
     File(flowbundle_ingest::OutputFile),
+    /// An EVE output of Suricata's kinds: a file appended to (and reopened), a Unix socket, Redis.
+    Eve(flowbundle_sinks::EveOutput),
 }
 
 impl Output {
@@ -189,12 +192,23 @@ impl Output {
 
     /// Flush, and give a file its name.
     pub fn finish(self) -> anyhow::Result<()> {
+        self.finish_counted().map(|_| ())
+    }
+
+    /// [`Output::finish`], and an EVE output's counters.
+    pub fn finish_counted(self) -> anyhow::Result<Option<flowbundle_sinks::OutputCounters>> {
         use std::io::Write as _;
         match self {
             Output::Stdout(mut w) => w.flush()?,
             Output::File(f) => f.commit()?,
+            Output::Eve(e) => {
+                let what = e.target().to_string();
+                return Ok(Some(
+                    e.finish().map_err(|err| anyhow::anyhow!("{what}: {err}"))?,
+                ));
+            }
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -203,6 +217,7 @@ impl std::io::Write for Output {
         match self {
             Output::Stdout(w) => w.write(buf),
             Output::File(f) => f.write(buf),
+            Output::Eve(e) => e.write(buf),
         }
     }
 
@@ -210,6 +225,7 @@ impl std::io::Write for Output {
         match self {
             Output::Stdout(w) => w.write_all(buf),
             Output::File(f) => f.write_all(buf),
+            Output::Eve(e) => e.write_all(buf),
         }
     }
 
@@ -217,6 +233,7 @@ impl std::io::Write for Output {
         match self {
             Output::Stdout(w) => w.flush(),
             Output::File(f) => f.flush(),
+            Output::Eve(e) => e.flush(),
         }
     }
 }
