@@ -2,7 +2,7 @@
 //! work is in `flowbundle-sim`.
 
 use anyhow::{Context, bail};
-use flowbundle_bench::{BenchMode, plot, table};
+use flowbundle_lab_core::{BenchMode, plot, table};
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::calibrate::{self, Measured};
 use flowbundle_sim::params::{CostModel, Machine, Overheads, Params, WorkModel};
@@ -438,7 +438,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(f) = &args.calibrate {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        let measured_report = flowbundle_bench::BenchReport::from_json(&text)
+        let measured_report = flowbundle_lab_core::BenchReport::from_json(&text)
             .with_context(|| format!("parsing {}", f.display()))?;
         if measured_report.trace.packets != input.len() as u64 {
             eprintln!(
@@ -506,10 +506,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             BenchMode::Raw
         },
         max_outstanding: args.max_outstanding,
-        search: flowbundle_bench::SearchPolicy {
+        search: flowbundle_lab_core::SearchPolicy {
             tolerance: args.tolerance,
             attempts: 1,
-            ..flowbundle_bench::SearchPolicy::default()
+            ..flowbundle_lab_core::SearchPolicy::default()
         },
         latency_fraction: args.latency_at,
         sched,
@@ -561,7 +561,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(dir) = &args.plots {
         let overlay = match &args.overlay {
             Some(f) => Some(
-                flowbundle_bench::BenchReport::from_json(&std::fs::read_to_string(f)?)
+                flowbundle_lab_core::BenchReport::from_json(&std::fs::read_to_string(f)?)
                     .with_context(|| format!("parsing {}", f.display()))?,
             ),
             None => None,

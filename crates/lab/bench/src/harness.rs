@@ -35,21 +35,7 @@ use flowbundle_worker::{
 };
 use std::time::Instant;
 
-/// Raw or scaled (scaled includes the raw runs, which bound its search).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BenchMode {
-    Raw,
-    Scaled,
-}
-
-impl BenchMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            BenchMode::Raw => "raw",
-            BenchMode::Scaled => "scaled",
-        }
-    }
-}
+pub use flowbundle_lab_core::BenchMode;
 
 /// What to run. See the module documentation.
 #[derive(Clone, Debug)]

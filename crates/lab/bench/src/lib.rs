@@ -25,20 +25,19 @@
 //! four stores into preallocated arrays (about 40 bytes per packet, allocated before the barrier); everything else
 //! (percentiles, per-flow order, delay variation) is computed afterwards, off the clock.
 
-pub mod cost;
 pub mod harness;
 pub mod inspect;
-pub mod metrics;
 pub mod perf;
-pub mod plot;
-pub mod prep;
-pub mod search;
-pub mod table;
 
+// The input, report, search and cost-file modules are the lab's common ground (`flowbundle-lab-core`), shared with
+// the simulator; the harness's API names them, so they are re-exported here.
+pub use flowbundle_lab_core::{cost, metrics, plot, prep, search, table};
+
+pub use flowbundle_lab_core::{
+    BenchReport, PrepOptions, Prepared, RunMetrics, SCHEMA, SearchPolicy, Source, prepare,
+    prepare_files,
+};
 pub use harness::{
     BenchError, BenchMode, BenchWorkload, HarnessConfig, Runner, measure, measure_config,
     measure_with, sweep,
 };
-pub use metrics::{BenchReport, RunMetrics, SCHEMA, Source};
-pub use prep::{PrepOptions, Prepared, prepare, prepare_files};
-pub use search::SearchPolicy;

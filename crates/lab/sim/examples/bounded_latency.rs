@@ -5,7 +5,7 @@
 //! `cargo run --release -p flowbundle-sim --example bounded_latency -- [PACKETS] [CORES] [BOUNDS] [PROFILE]`
 //! e.g. `-- 100000 14 4,8,16,32,64 balanced`.
 
-use flowbundle_bench::BenchMode;
+use flowbundle_lab_core::BenchMode;
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::params::Params;
 use flowbundle_sim::{SweepConfig, profiles, sweep};

@@ -17,7 +17,8 @@
 //! calibration, `flowbundle_worker::spin_rate`, best of seven). The fitting procedure itself is tested on synthetic
 //! measurements in `tests/calibrate.rs`.
 
-use flowbundle_bench::{BenchMode, HarnessConfig, SearchPolicy};
+use flowbundle_bench::HarnessConfig;
+use flowbundle_lab_core::{BenchMode, SearchPolicy};
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::calibrate::{calibrate, measured_from};
 use flowbundle_sim::params::{Machine, Overheads, Params, WorkModel};

@@ -21,7 +21,7 @@
 use crate::engine::{Mode, Model, RunConfig, SimError, simulate};
 use crate::input::SimInput;
 use crate::params::Params;
-use flowbundle_bench::metrics::BenchReport;
+use flowbundle_lab_core::metrics::BenchReport;
 use flowbundle_scheduler::SchedOptions;
 use serde::{Deserialize, Serialize};
 

@@ -29,7 +29,7 @@
 use crate::cache::{CoreCounters, Hierarchy, STREAM_BASE};
 use crate::input::SimInput;
 use crate::params::{CostModel, MAX_CORES, Params, StateKey};
-use flowbundle_bench::prep::NO_FLOW;
+use flowbundle_lab_core::prep::NO_FLOW;
 use flowbundle_scheduler::{BuildError, Desc, Placed, SchedOptions, Scheduler, build};
 use flowbundle_worker::{DispatchReport, Pinning, Records, RunReport, Status, WorkerReport};
 use std::cmp::Reverse;
@@ -40,7 +40,7 @@ use std::collections::BinaryHeap;
 pub enum Mode<'a> {
     /// As fast as the dispatcher goes, waiting only when the policy refuses a packet.
     Raw,
-    /// Packet `i` arrives `release_ns[i]` ns after the start (non-decreasing; see `flowbundle_bench::search`).
+    /// Packet `i` arrives `release_ns[i]` ns after the start (non-decreasing; see `flowbundle_lab_core::search`).
     Scaled { release_ns: &'a [u64] },
 }
 

@@ -51,7 +51,7 @@ use crate::cache::{CoreCounters, Hierarchy, STREAM_BASE};
 use crate::engine::{Model, SimError};
 use crate::input::SimInput;
 use crate::params::{LINE, MAX_CORES, Params};
-use flowbundle_bench::prep::NO_FLOW;
+use flowbundle_lab_core::prep::NO_FLOW;
 use flowbundle_scheduler::{Desc, SchedOptions, Scheduler, build};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;

@@ -1,20 +1,20 @@
 //! What the simulator replays: a prepared trace reduced to the few facts the model uses per packet, and the engine's
 //! per-packet cost files.
 //!
-//! [`SimInput::from_prepared`] takes the bench harness's pre-scheduling stage ([`flowbundle_bench::Prepared`]: the
+//! [`SimInput::from_prepared`] takes the bench harness's pre-scheduling stage ([`flowbundle_lab_core::Prepared`]: the
 //! same decode, defragmentation and hashes, so the simulated policies see exactly the descriptors the real ones do)
 //! and decodes each dispatched packet once more for its transport protocol and payload length (the cost model's
 //! inputs). Memory: 24 bytes per packet beyond the descriptors; the packet bytes are not kept.
 //!
 //! Cost files come from the engine (`flowbundle inspect --cost-out F`, format documented in `flowbundle-inspect`'s
 //! `cost` module): binary (`FBCOST01` header, 32-byte records) or CSV (a header naming `packet` and `ns` or
-//! `cost_ns`, read by `flowbundle_bench::cost`). Both are hostile input: sizes are checked before anything is
+//! `cost_ns`, read by `flowbundle_lab_core::cost`). Both are hostile input: sizes are checked before anything is
 //! allocated from them, records naming packets outside the trace are counted and skipped, and nothing panics.
 
-use flowbundle_bench::Prepared;
-use flowbundle_bench::metrics::TraceInfo;
-use flowbundle_bench::prep::NO_FLOW;
 use flowbundle_decode::{DecodeOptions, L4, decode};
+use flowbundle_lab_core::Prepared;
+use flowbundle_lab_core::metrics::TraceInfo;
+use flowbundle_lab_core::prep::NO_FLOW;
 use flowbundle_scheduler::Desc;
 use std::io::Read;
 
@@ -73,7 +73,7 @@ impl SimInput {
             .max()
             .map_or(0, |&m| m + 1);
         SimInput {
-            info: flowbundle_bench::metrics::trace_info(p),
+            info: flowbundle_lab_core::metrics::trace_info(p),
             descs: p.descs.clone(),
             flows: p.flows.clone(),
             ts_ns: p.ts_ns.clone(),
@@ -170,7 +170,7 @@ pub enum CostFileError {
     #[error("reading the cost file: {0}")]
     Io(#[from] std::io::Error),
     #[error("cost file: {0}")]
-    Csv(#[from] flowbundle_bench::cost::CostError),
+    Csv(#[from] flowbundle_lab_core::cost::CostError),
     #[error("not a flowbundle cost file: {0}")]
     Format(&'static str),
 }
@@ -189,7 +189,7 @@ pub fn read_cost_file(path: &std::path::Path, packets: usize) -> Result<CostRead
         return parse_binary(std::io::BufReader::new(f), packets);
     }
     let f = std::fs::File::open(path)?;
-    let c = flowbundle_bench::cost::parse(std::io::BufReader::new(f), packets)?;
+    let c = flowbundle_lab_core::cost::parse(std::io::BufReader::new(f), packets)?;
     Ok(CostRead {
         cost_ns: c.cost_ns,
         rows: c.rows,

@@ -3,7 +3,7 @@
 //! (`flowbundle_trace::synth`, the same traces `flowbundle bench --synth` replays).
 
 use crate::input::SimInput;
-use flowbundle_bench::{PrepOptions, Prepared, prepare, prepare_files};
+use flowbundle_lab_core::{PrepOptions, Prepared, prepare, prepare_files};
 use flowbundle_trace::synth::{SynthConfig, generate_trace};
 
 /// Profile names [`profile`] knows.
@@ -27,7 +27,7 @@ pub fn profile(name: &str, packets: u64, seed: u64) -> Result<SimInput, TraceErr
 }
 
 /// The same generated trace as [`profile`], as the bench's [`Prepared`] (to measure it with
-/// `flowbundle_bench::sweep` and simulate the very same descriptors, as the calibration example does).
+/// `flowbundle_lab_core::sweep` and simulate the very same descriptors, as the calibration example does).
 pub fn prepared(name: &str, packets: u64, seed: u64) -> Result<Prepared, TraceError> {
     let mut cfg = SynthConfig::profile(name)
         .ok_or_else(|| TraceError::Profile(name.to_string()))?
@@ -43,7 +43,7 @@ pub fn prepared(name: &str, packets: u64, seed: u64) -> Result<Prepared, TraceEr
 /// Capture files (merged by time when several), at most `limit` packets.
 pub fn files(paths: &[std::path::PathBuf], limit: Option<usize>) -> Result<SimInput, TraceError> {
     let opts = PrepOptions {
-        limit: limit.unwrap_or(flowbundle_bench::prep::MAX_PACKETS),
+        limit: limit.unwrap_or(flowbundle_lab_core::prep::MAX_PACKETS),
         ..PrepOptions::default()
     };
     Ok(SimInput::from_prepared(&prepare_files(paths, &opts)?))

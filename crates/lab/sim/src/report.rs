@@ -1,9 +1,9 @@
 //! Sweeps and reports: every (scheduler, core count) of a configuration simulated the way `flowbundle bench`
 //! measures it, written in the bench's JSON schema (`flowbundle-bench/1`, `"source": "simulated"`) so that
-//! `flowbundle_bench::plot` draws simulated and measured runs together and `flowbundle_bench::table` prints either.
+//! `flowbundle_lab_core::plot` draws simulated and measured runs together and `flowbundle_lab_core::table` prints either.
 //!
 //! Per configuration: a raw run gives the raw throughput and, from its per-packet records, order, balance, life of
-//! a packet and cache misses (`from: "raw"`); in scaled mode the bench's own search ([`flowbundle_bench::search`])
+//! a packet and cache misses (`from: "raw"`); in scaled mode the bench's own search ([`flowbundle_lab_core::search`])
 //! finds the highest drop-free rate, each probe one simulated run (deterministic, so one attempt per rate), and a
 //! run at 80% of it gives latency, order, balance and life (`from: "latency"`).
 //!
@@ -16,13 +16,13 @@ use crate::cache::CoreCounters;
 use crate::engine::{Mode, Model, RunConfig, SimError, SimRun, simulate};
 use crate::input::SimInput;
 use crate::params::Params;
-use flowbundle_bench::BenchMode;
-use flowbundle_bench::metrics::{
+use flowbundle_lab_core::BenchMode;
+use flowbundle_lab_core::metrics::{
     self, BenchReport, CacheMisses, CacheSupport, Latency, RunConfigInfo, RunMetrics, SCHEMA,
     Source, Stage, Throughput,
 };
-use flowbundle_bench::prep::NO_FLOW;
-use flowbundle_bench::search::{SearchPolicy, release_times, search};
+use flowbundle_lab_core::prep::NO_FLOW;
+use flowbundle_lab_core::search::{SearchPolicy, release_times, search};
 use flowbundle_scheduler::SchedOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -106,7 +106,7 @@ fn measured_runs_are_taken_from_a_bench_report_at_one_and_two_threads() {
     };
     let report = sweep(&input, &start_params(), &cfg, &mut |_| {}).unwrap();
     // The simulator's report is in the bench schema: it reads back as a bench report.
-    let bench = flowbundle_bench::BenchReport::from_json(&report.to_json()).unwrap();
+    let bench = flowbundle_lab_core::BenchReport::from_json(&report.to_json()).unwrap();
     let m = measured_from(&bench, 2);
     assert_eq!(m.len(), 4);
     assert!(m.iter().all(|x| x.threads <= 2 && x.pps > 0.0));

@@ -2,7 +2,7 @@
 //! every policy and core count, per-flow order where the policy promises it, drops counted in scaled mode, refusals
 //! waited out in raw mode, determinism, and the model's basic arithmetic.
 
-use flowbundle_bench::metrics;
+use flowbundle_lab_core::metrics;
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::params::{CostModel, Machine, Overheads, Params, WorkModel};
 use flowbundle_sim::{Mode, Model, RunConfig, SimInput, profiles, simulate};
@@ -167,7 +167,7 @@ fn scaled_mode_drops_beyond_the_outstanding_limit_and_counts_every_packet() {
     let params = Params::default();
     let model = Model::new(&input, &params).unwrap();
     for (rate, expect_drops) in [(2e4, false), (5e7, true)] {
-        let release = flowbundle_bench::search::release_times(&input.ts_ns, rate).unwrap();
+        let release = flowbundle_lab_core::search::release_times(&input.ts_ns, rate).unwrap();
         for name in ["dh", "ph", "lfb"] {
             let mut c = cfg(name, 2);
             c.mode = Mode::Scaled {

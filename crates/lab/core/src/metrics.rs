@@ -58,6 +58,22 @@ use std::collections::HashMap;
 /// The schema name and version written in every report.
 pub const SCHEMA: &str = "flowbundle-bench/1";
 
+/// Raw or scaled (scaled includes the raw runs, which bound its search).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchMode {
+    Raw,
+    Scaled,
+}
+
+impl BenchMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchMode::Raw => "raw",
+            BenchMode::Scaled => "scaled",
+        }
+    }
+}
+
 /// Who produced a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
