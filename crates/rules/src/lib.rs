@@ -25,7 +25,8 @@
 //! ```
 //!
 //! ## The subset
-//! Header: action (`alert drop reject sdrop log block`), protocol (`ip tcp udp icmp`, Suricata's `tcp-pkt` and
+//! Header: action (`alert drop reject sdrop log block pass`; a drop or pass acts on the packet or the whole flow as
+//! Suricata's rule types say, [`Rule::flow_scoped`]), protocol (`ip tcp udp icmp`, Suricata's `tcp-pkt` and
 //! `tcp-stream`, and application protocols such as `http dns tls`), addresses and ports with lists, negation, ranges
 //! and variables ([`Vars`]: Suricata's defaults unless configured; an undefined one skips the rule, naming it, as
 //! Suricata refuses it), `->` and `<>`, and Snort 3's two-word service headers (`alert http (...)`).

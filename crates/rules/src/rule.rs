@@ -38,8 +38,9 @@ pub const MAX_ITEMS: usize = 256;
 /// thousands of huge expressions cannot exhaust memory; the rules beyond it are skipped with a reason.
 pub const MAX_PCRE_MEMORY: usize = 256 << 20;
 
-/// What a rule asks for when it matches. The engine runs in IDS mode, so every action produces an alert; the
-/// action is reported so an IPS front end could act on it.
+/// What a rule asks for when it matches. Every action but `pass` produces an alert; `drop`, `reject` and `sdrop`
+/// also drop the packet or the flow, and `pass` stops inspection of the packet or the flow, as Suricata applies
+/// them (see [`Rule::flow_scoped`] for which of the two).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     Alert,
@@ -49,12 +50,22 @@ pub enum Action {
     Sdrop,
     /// Snort `log`.
     Log,
+    /// `pass`: no alert; nothing else is inspected on the packet (or, for flow-scoped matches, the flow), and the
+    /// alerts other rules raised on that packet are withdrawn, as Suricata's default action order (pass before
+    /// drop, reject and alert) gives.
+    Pass,
 }
 
 impl Action {
-    /// Whether a match drops the flow (`drop`, `reject`, `sdrop`): see [`crate::FlowMatchState::set_dropped`].
+    /// Whether a match drops the packet or flow (`drop`, `reject`, `sdrop`): see
+    /// [`crate::FlowMatchState::set_dropped`].
     pub fn drops(self) -> bool {
         matches!(self, Action::Drop | Action::Reject | Action::Sdrop)
+    }
+
+    /// Whether a match passes the packet or flow (`pass`).
+    pub fn passes(self) -> bool {
+        self == Action::Pass
     }
 
     /// Suricata's spelling, as EVE prints it.
@@ -65,6 +76,7 @@ impl Action {
             Action::Reject => "reject",
             Action::Sdrop => "sdrop",
             Action::Log => "log",
+            Action::Pass => "pass",
         }
     }
 }
@@ -663,6 +675,34 @@ pub struct Rule {
     pub groups: Vec<Group>,
 }
 
+impl Rule {
+    /// Whether a match of this rule on a packet (not on stream data or an application buffer, which always act on
+    /// the flow) applies its action to the whole flow, as Suricata decides it from the rule's type: IP-only rules
+    /// (addresses and ports only, no `flow`), protocol-detection-only rules (`app-layer-protocol` alone) and
+    /// application-protocol rules without other keywords (`alert http any any -> any any (...)`) act on the flow;
+    /// packet rules (header keywords, `dsize`, `tcp-pkt`, flowbit conditions, content on the packet) act on the
+    /// packet alone, so a `drop` rule on `dsize:0` drops those packets and leaves the flow alone.
+    pub fn flow_scoped(&self) -> bool {
+        let conditions = self
+            .flowbits
+            .iter()
+            .any(|f| matches!(f, Flowbit::IsSet { .. } | Flowbit::IsNotSet { .. }));
+        if !self.groups.is_empty()
+            || !self.header.is_empty()
+            || self.tcp_inspect == TcpInspect::Packet
+            || conditions
+            || self.flow_state != FlowState::Any
+        {
+            return false;
+        }
+        match self.proto {
+            Proto::App(_) => true,
+            _ if !self.app_layer.is_empty() => true,
+            _ => self.flow_dir == FlowDir::Any,
+        }
+    }
+}
+
 /// Outcome of reading one rule.
 #[derive(Debug)]
 pub enum Parsed {
@@ -968,7 +1008,8 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
         "reject" | "rejectsrc" | "rejectdst" | "rejectboth" => Action::Reject,
         "sdrop" => Action::Sdrop,
         "log" => Action::Log,
-        "pass" | "react" | "rewrite" | "config" => return Err(skip(format!("action {action}"))),
+        "pass" => Action::Pass,
+        "react" | "rewrite" | "config" => return Err(skip(format!("action {action}"))),
         other => {
             return Err(err(format!(
                 "unknown action `{}`",

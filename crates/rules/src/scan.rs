@@ -297,6 +297,14 @@ impl Scanner {
         }
     }
 
+    /// Takes back one match of rule `rule_index` from its count: the engine withdrew the alert (a `pass` rule
+    /// matched the same packet), so it is not an alert per rule.
+    pub fn withdraw_hit(&mut self, rule_index: u32) {
+        if let Some(h) = self.hits.get_mut(rule_index as usize) {
+            *h = h.saturating_sub(1);
+        }
+    }
+
     /// The worker's counters.
     pub fn stats(&self) -> &ScanStats {
         &self.stats
@@ -390,6 +398,8 @@ struct Bits {
     words: Vec<u64>,
     /// A `drop`/`reject`/`sdrop` rule matched: the flow is dropped (Suricata's flow action `drop`).
     dropped: bool,
+    /// A `pass` rule matched with flow scope: nothing more of the flow is inspected (Suricata's flow action `pass`).
+    passed: bool,
 }
 
 impl FlowMatchState {
@@ -404,6 +414,22 @@ impl FlowMatchState {
     /// Whether a dropping rule matched on this flow ([`FlowMatchState::set_dropped`]).
     pub fn dropped(&self) -> bool {
         self.bits.as_ref().is_some_and(|b| b.dropped)
+    }
+
+    /// Marks the flow passed: a `pass` rule matched with flow scope ([`crate::Rule::flow_scoped`]); the caller
+    /// inspects none of the flow's later packets.
+    pub fn set_passed(&mut self) {
+        self.bits.get_or_insert_with(Box::default).passed = true;
+    }
+
+    /// Whether the flow was passed ([`FlowMatchState::set_passed`]).
+    pub fn passed(&self) -> bool {
+        self.bits.as_ref().is_some_and(|b| b.passed)
+    }
+
+    /// Whether the flow's inspection has ended: dropped or passed.
+    pub fn stopped(&self) -> bool {
+        self.bits.as_ref().is_some_and(|b| b.dropped || b.passed)
     }
 
     /// Stream candidates waiting for more data in direction `dir`.
@@ -1837,7 +1863,7 @@ fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize) {
         let b = bits.get_or_insert_with(|| {
             Box::new(Bits {
                 words: vec![0u64; need],
-                dropped: false,
+                ..Bits::default()
             })
         });
         if b.words.len() < need {

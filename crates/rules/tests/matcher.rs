@@ -813,3 +813,53 @@ fn quiet_set_is_bounded_and_overflow_only_costs_speed() {
     assert_eq!(st.quiet_full, 4 * 3);
     assert!(flow.memory() < 4096, "{}", flow.memory());
 }
+
+/// `pass` loads, and each rule's action scope follows Suricata's rule types: IP-only, protocol-detection-only and
+/// bare application-protocol rules act on the flow; header keywords, `dsize`, `tcp-pkt`, flowbit conditions,
+/// `flow:established` and content make a packet rule (whose payload matches act on the packet).
+#[test]
+fn pass_loads_and_action_scope_follows_the_rule_type() {
+    use flowbundle_rules::Action;
+    let rs = load(
+        r#"pass ip 192.168.1.1 80 -> any any (sid:1;)
+drop ip 10.0.0.1 any -> any any (sid:2;)
+drop http any any -> any any (sid:3;)
+drop tcp any any -> any any (app-layer-protocol:tls; sid:4;)
+drop tcp any any -> any any (dsize:0; sid:5;)
+drop tcp any any -> any any (flags:S; sid:6;)
+drop tcp-pkt any any -> any any (content:"a"; sid:7;)
+drop udp any any -> any any (content:"a"; sid:8;)
+drop ip any any -> any any (flowbits:isset,x; sid:9;)
+drop ip any any -> any any (flow:to_server; sid:10;)
+drop http any any -> any any (flow:established; sid:11;)
+drop ip any any -> any any (flowbits:set,x; sid:12;)"#,
+    );
+    let scoped: Vec<(u32, bool)> = rs
+        .rules()
+        .iter()
+        .map(|r| (r.sid, r.flow_scoped()))
+        .collect();
+    assert_eq!(
+        scoped,
+        [
+            (1, true),
+            (2, true),
+            (3, true),
+            (4, true),
+            (5, false),
+            (6, false),
+            (7, false),
+            (8, false),
+            (9, false),
+            (10, false),
+            (11, false),
+            (12, true)
+        ]
+    );
+    assert_eq!(rs.rules()[0].action, Action::Pass);
+    assert!(Action::Pass.passes() && !Action::Pass.drops() && !Action::Drop.passes());
+    let mut flow = FlowMatchState::default();
+    assert!(!flow.stopped());
+    flow.set_passed();
+    assert!(flow.passed() && flow.stopped() && !flow.dropped());
+}

@@ -302,7 +302,7 @@ fn skips_name_the_first_unsupported_keyword() {
     let rep = report(
         r#"alert tcp any any -> any any (content:"a"; detection_filter:track by_src,count 5,seconds 60; dce_iface:abc; sid:1;)
 alert tcp any any -> any any (content:"a"; lua:check.lua; sid:2;)
-pass tcp any any -> any any (content:"a"; sid:3;)
+rewrite tcp any any -> any any (content:"a"; sid:3;)
 alert ftp-bounce any any -> any any (sid:4;)
 alert tcp any any -> any any (content:"a"; flow:only_frag; sid:5;)
 alert tcp any any -> any any (content:"a"; classtype:no-such-class; sid:6;)
@@ -320,7 +320,7 @@ alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
     assert_eq!(
         reasons,
         vec![
-            ("action pass", 1),
+            ("action rewrite", 1),
             ("depth from a variable", 1),
             ("direction =>", 1),
             ("endswith on a tcp stream", 1),
