@@ -155,6 +155,24 @@ impl EndReason {
     }
 }
 
+/// A rule's verdict on a whole flow (EVE `flow.action`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlowAction {
+    /// A `drop` or `reject` rule matched with flow scope: the rest of the flow is dropped, not inspected.
+    Drop,
+    /// A `pass` rule matched with flow scope: the rest of the flow is not inspected.
+    Pass,
+}
+
+impl FlowAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowAction::Drop => "drop",
+            FlowAction::Pass => "pass",
+        }
+    }
+}
+
 /// TCP facts of a flow record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TcpSummary {
@@ -190,6 +208,8 @@ pub struct FlowRecord {
     pub state: FlowState,
     pub reason: EndReason,
     pub alerted: bool,
+    /// What a `drop` or `pass` rule decided for the whole flow (EVE `flow.action`), if one did.
+    pub action: Option<FlowAction>,
     pub tcp: Option<TcpSummary>,
     /// ICMP flows: the ICMP type and code of the first message to the server and of the first to the client (EVE
     /// `icmp_type`, `icmp_code`, `response_icmp_type`, `response_icmp_code`).
@@ -220,6 +240,8 @@ pub struct AlertEvent {
     pub offset: u64,
     /// The rule's `target` (EVE `alert.source` and `alert.target`).
     pub target: Option<flowbundle_rules::AlertTarget>,
+    /// In IPS mode, the rule drops or rejects what it matched (EVE `alert.action: blocked`, else `allowed`).
+    pub blocked: bool,
     /// The flow's counters and start when the alert fired (EVE `alert.flow`).
     pub pkts_toserver: u64,
     pub pkts_toclient: u64,

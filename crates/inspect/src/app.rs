@@ -365,6 +365,21 @@ pub(crate) struct Out<'a> {
     pub alerted: &'a mut bool,
     /// Capture time of the packet being handled.
     pub ts_ns: u64,
+    /// What `drop` and `pass` rules decided about this packet, applied by the engine once the packet is done.
+    pub verdict: PacketVerdict,
+}
+
+/// What the rules that matched a packet decided beyond alerting: collected while the packet is inspected and applied
+/// when it is done (`Engine::on_packet`), as Suricata applies actions after running every rule on a packet. A
+/// `pass` wins over the rest (its default action order puts it first): the packet's alerts are withdrawn and no drop
+/// applies; with flow scope the flow is passed. Otherwise a flow-scoped drop drops the flow (nothing more of it is
+/// inspected) and a packet-scoped drop the packet alone (see `flowbundle_rules::Rule::flow_scoped`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PacketVerdict {
+    pub pass: bool,
+    pub pass_flow: bool,
+    pub drop: bool,
+    pub drop_flow: bool,
 }
 
 impl Out<'_> {
@@ -406,6 +421,7 @@ impl Out<'_> {
             },
             offset: a.offset,
             target: a.rule.target,
+            blocked: self.det.ips() && a.rule.action.drops(),
             pkts_toserver: m.pkts[ts],
             pkts_toclient: m.pkts[tc],
             bytes_toserver: m.bytes[ts],
@@ -580,7 +596,7 @@ impl Emit<'_, '_> {
         let Some(sc) = self.out.scanner.as_deref_mut() else {
             return;
         };
-        if self.rules.dropped() {
+        if self.rules.stopped() {
             return;
         }
         let m = *self.out.meta;
@@ -599,9 +615,7 @@ impl Emit<'_, '_> {
             fired.push(owned(a))
         });
         for a in fired {
-            if emit_owned(self.out, rules, &a, dir, label) {
-                self.rules.set_dropped();
-            }
+            emit_owned(self.out, rules, &a, dir, label);
         }
     }
 }
@@ -644,10 +658,17 @@ pub(crate) fn emit_owned(
     a: &OwnedAlert,
     dir: KeySide,
     label: &AppLabel,
-) -> bool {
+) {
     let Some(rule) = rules.rules().get(a.rule_index as usize) else {
-        return false;
+        return;
     };
+    // A match on stream data or an application buffer acts on the flow; one on a packet as the rule's type says.
+    let flow_scope = !matches!(a.source, AlertSourceOwned::Packet) || rule.flow_scoped();
+    if rule.action.passes() {
+        out.verdict.pass = true;
+        out.verdict.pass_flow |= flow_scope;
+        return;
+    }
     let alert = Alert {
         rule,
         rule_index: a.rule_index,
@@ -661,7 +682,10 @@ pub(crate) fn emit_owned(
         len: a.len,
     };
     out.alert(&alert, dir, label);
-    rule.action.drops()
+    if rule.action.drops() {
+        out.verdict.drop = true;
+        out.verdict.drop_flow |= flow_scope;
+    }
 }
 
 /// The reassembler's sink for one TCP packet: in-order data to the classifier/parser, the signatures and the rules.
@@ -706,7 +730,7 @@ impl StreamSink for StreamCx<'_, '_> {
         if let (Some(rules), Some(sc), false) = (
             self.out.det.rules(),
             self.out.scanner.as_deref_mut(),
-            self.rules.dropped(),
+            self.rules.stopped(),
         ) {
             let now = identified_now(self.label, self.fa.as_ref());
             let label = now.as_ref().unwrap_or(self.label);
@@ -717,9 +741,7 @@ impl StreamSink for StreamCx<'_, '_> {
                 fired.push(owned(a))
             });
             for a in fired {
-                if emit_owned(self.out, rules, &a, dir, label) {
-                    self.rules.set_dropped();
-                }
+                emit_owned(self.out, rules, &a, dir, label);
             }
         }
         if self.timing {
@@ -882,7 +904,7 @@ pub(crate) fn scan_packet(
     let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
     };
-    if flow_rules.dropped() {
+    if flow_rules.stopped() {
         return;
     }
     let m = *out.meta;
@@ -895,9 +917,7 @@ pub(crate) fn scan_packet(
         fired.push(owned(a))
     });
     for a in fired {
-        if emit_owned(out, rules, &a, dir, label) {
-            flow_rules.set_dropped();
-        }
+        emit_owned(out, rules, &a, dir, label);
     }
 }
 
@@ -906,7 +926,7 @@ pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, l
     let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
     };
-    if flow_rules.dropped() {
+    if flow_rules.stopped() {
         return;
     }
     let mut fired = Vec::new();
@@ -914,9 +934,7 @@ pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, l
     let m = *out.meta;
     for a in fired {
         let dir = m.side(a.dir);
-        if emit_owned(out, rules, &a, dir, label) {
-            flow_rules.set_dropped();
-        }
+        emit_owned(out, rules, &a, dir, label);
     }
 }
 

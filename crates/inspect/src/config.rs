@@ -108,6 +108,10 @@ pub struct EngineConfig {
     /// Time every rule evaluation for a rules profile ([`crate::Finished::rules_profile`]); off by default (it slows
     /// matching down).
     pub rules_profile: bool,
+    /// IPS mode (Suricata's inline mode, and its `--simulate-ips` on files): an alert of a `drop` or `reject` rule
+    /// reports its packet as blocked (EVE `alert.action: blocked`). Drops take effect either way (a dropped flow is
+    /// not inspected further, as Suricata's flow action `drop` in IDS mode too); off by default.
+    pub ips: bool,
 }
 
 impl Default for EngineConfig {
@@ -134,6 +138,7 @@ impl Default for EngineConfig {
             flow_id_seed: 0x0f10_b00d_1e5e_ed00,
             hash_seed: 0x5eed,
             rules_profile: false,
+            ips: false,
         }
     }
 }

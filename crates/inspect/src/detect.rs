@@ -32,6 +32,8 @@ pub struct Detection {
     /// The engine epoch that brought this signature set (a reload that keeps the set keeps its epoch, so flows keep
     /// their signature matching state: see the engine's "Reloading").
     pub(crate) sig_epoch: u64,
+    /// IPS mode ([`EngineConfig::ips`]).
+    ips: bool,
 }
 
 impl Detection {
@@ -69,7 +71,13 @@ impl Detection {
             rules,
             app_events: cfg.app_events,
             sig_epoch: 0,
+            ips: cfg.ips,
         }
+    }
+
+    /// IPS mode: drop and reject rules block what they match ([`EngineConfig::ips`]).
+    pub fn ips(&self) -> bool {
+        self.ips
     }
 
     pub fn registry(&self) -> &Registry {

@@ -43,7 +43,7 @@ use flowbundle_rules::{RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
 use flowbundle_types::{BUNDLES, BundleToken, Transport};
 
-use crate::app::{self, AppState, FlowMeta, Out, StreamCx};
+use crate::app::{self, AppState, FlowMeta, Out, PacketVerdict, StreamCx};
 use crate::config::EngineConfig;
 use crate::cost::{self, CostRecord, CostSummary, TopConn};
 use crate::detect::{Detection, Produced};
@@ -218,7 +218,8 @@ impl WorkerCtx {
         let mut hits = Vec::new();
         sc.add_hit_counts(&mut hits);
         for (r, n) in rules.rules().iter().zip(hits) {
-            if n == 0 || r.noalert {
+            // `noalert` and `pass` rules raise no alert: their matches are not alerts per rule.
+            if n == 0 || r.noalert || r.action.passes() {
                 continue;
             }
             match self.retired_hits.iter_mut().find(|(sid, _)| *sid == r.sid) {
@@ -688,7 +689,7 @@ impl Engine {
                     Some(EndReason::TcpReuse)
                 } else {
                     let c = self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm);
-                    ctx.packet_dropped = f.app.rules.dropped();
+                    ctx.packet_dropped |= f.app.rules.dropped();
                     self.note_deadline(bundle, f);
                     return Some(c);
                 }
@@ -754,7 +755,7 @@ impl Engine {
         ctx.stats.flows_by_layer.record(d);
         let f = shard.entry(key).insert(flow).into_mut();
         let c = self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm);
-        ctx.packet_dropped = f.app.rules.dropped();
+        ctx.packet_dropped |= f.app.rules.dropped();
         self.note_deadline(bundle, f);
         Some(c)
     }
@@ -811,6 +812,11 @@ impl Engine {
             icmp,
         };
         let mut detect = 0u64;
+        // Where this packet's events begin, and whether the flow had alerted before it (a `pass` withdraws the
+        // packet's alerts).
+        let ev_start = ctx.events.len();
+        let alerted_before = f.alerted;
+        let mut verdict = PacketVerdict::default();
         let Flow {
             tcp,
             app,
@@ -861,6 +867,7 @@ impl Engine {
                     seq: events,
                     alerted,
                     ts_ns,
+                    verdict: PacketVerdict::default(),
                 };
                 let gaps_before = stats.reassembly.gaps;
                 let AppState {
@@ -925,6 +932,7 @@ impl Engine {
                         detect += cost::now().wrapping_sub(t1);
                     }
                 }
+                verdict = out.verdict;
             }
             (Transport::Udp | Transport::Icmp | Transport::Other(_), _) => {
                 let meta = FlowMeta {
@@ -940,6 +948,7 @@ impl Engine {
                     seq: events,
                     alerted,
                     ts_ns,
+                    verdict: PacketVerdict::default(),
                 };
                 let t1 = if tm.on { cost::now() } else { 0 };
                 if tr == Transport::Udp {
@@ -959,11 +968,34 @@ impl Engine {
                 if tm.on {
                     detect = cost::now().wrapping_sub(t1);
                 }
+                verdict = out.verdict;
             }
             // A TCP flow's packet without a TCP header cannot happen (the key has the TCP protocol number only when
             // the decoder read a TCP header); nothing to inspect.
             _ => {}
         }
+        // The rules' actions on this packet (see `app::PacketVerdict`).
+        if verdict.pass {
+            let tail = ctx.events.split_off(ev_start);
+            for e in tail {
+                match &e.kind {
+                    EventKind::Alert(a) => {
+                        ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
+                        if let Some(sc) = ctx.scanner.as_mut() {
+                            sc.withdraw_hit(a.rule_index);
+                        }
+                    }
+                    _ => ctx.events.push(e),
+                }
+            }
+            f.alerted = alerted_before;
+            if verdict.pass_flow {
+                f.app.rules.set_passed();
+            }
+        } else if verdict.drop_flow {
+            f.app.rules.set_dropped();
+        }
+        ctx.packet_dropped = verdict.drop && !verdict.pass;
         let classified = f.app.settle(&ctx.det, position);
         // Cost accounting.
         let t_end = cost::now();
@@ -1047,6 +1079,7 @@ impl Engine {
                 seq: events,
                 alerted,
                 ts_ns: end_ts,
+                verdict: PacketVerdict::default(),
             };
             if let Some(t) = tcp.as_deref_mut() {
                 let gaps_before = stats.reassembly.gaps;
@@ -1139,6 +1172,13 @@ impl Engine {
             state: f.state(),
             reason,
             alerted: f.alerted,
+            action: if f.app.rules.dropped() {
+                Some(crate::event::FlowAction::Drop)
+            } else if f.app.rules.passed() {
+                Some(crate::event::FlowAction::Pass)
+            } else {
+                None
+            },
             tcp: f.tcp.as_ref().map(|t| TcpSummary {
                 flags: t.flags[0] | t.flags[1],
                 flags_ts: t.flags[ts],
@@ -1635,5 +1675,75 @@ mod tests {
             most > 10_000,
             "without sweeps the table should keep most flows ({most})"
         );
+    }
+
+    /// A UDP datagram (no link header) from `10.0.0.src:sport` to `10.0.0.dst:dport` carrying `payload`.
+    fn datagram(src: u8, sport: u16, dst: u8, dport: u16, payload: &[u8]) -> Vec<u8> {
+        let mut b = packet(src, sport, dst, dport, None);
+        let total = (28 + payload.len()) as u16;
+        b[2..4].copy_from_slice(&total.to_be_bytes());
+        b[24..26].copy_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+        b.extend_from_slice(payload);
+        b
+    }
+
+    /// Rule actions as Suricata applies them: a packet rule's `drop` drops that packet and the flow goes on being
+    /// inspected, an IP-only rule's `drop` ends the flow's inspection (flow action `drop`), a `pass` withdraws the
+    /// alerts other rules raised on its packet (and only that packet, for a packet rule), and in IPS mode a drop
+    /// rule's alert is `blocked`.
+    #[test]
+    fn drop_and_pass_act_on_the_packet_or_the_flow() {
+        let rules = r#"drop udp any any -> any 9 (dsize:4; sid:1;)
+alert udp any any -> any 9 (content:"xy"; sid:2;)
+drop ip 10.0.0.7 any -> any any (sid:3;)
+pass udp any any -> any 53 (content:"pass"; sid:4;)
+alert udp any any -> any 53 (content:"a"; sid:5;)"#;
+        let (set, report) =
+            RuleSet::parse(rules, &flowbundle_rules::Vars::default()).expect("rules parse");
+        assert_eq!(report.loaded, 5, "{:?}", report.skipped_rules);
+        let cfg = EngineConfig {
+            ips: true,
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::new(cfg, None, Some(set));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        let mut dropped = Vec::new();
+        for (i, p) in [
+            datagram(1, 1000, 2, 9, b"abcd"),
+            datagram(1, 1000, 2, 9, b"xyz"),
+            datagram(7, 1000, 2, 80, b"q"),
+            datagram(7, 1000, 2, 80, b"r"),
+            datagram(1, 2000, 2, 53, b"pass a"),
+            datagram(1, 2000, 2, 53, b"a"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            feed(&mut e, &mut ctx, &mut pre, (i as u64 + 1) * S, p);
+            dropped.push(ctx.packet_dropped());
+        }
+        // The dsize drop drops its packet only; the IP-only drop its flow's packets from then on.
+        assert_eq!(dropped, [true, false, true, true, false, false]);
+        let events = e.finish([ctx]).events;
+        let alerts: Vec<(u32, bool)> = events
+            .iter()
+            .filter_map(|ev| match &ev.kind {
+                EventKind::Alert(a) => Some((a.signature_id, a.blocked)),
+                _ => None,
+            })
+            .collect();
+        // sid 2 still fires after the packet drop; sid 3 fires once (its flow is no longer inspected); sid 5's
+        // alert on the passed packet is withdrawn, not the one on the next packet.
+        assert_eq!(alerts, [(1, true), (2, false), (3, true), (5, false)]);
+        let actions: Vec<Option<&str>> = events
+            .iter()
+            .filter_map(|ev| match &ev.kind {
+                EventKind::Flow(r) => Some(r.action.map(|a| a.name())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(actions.iter().filter(|a| **a == Some("drop")).count(), 1);
+        assert!(actions.iter().all(|a| *a != Some("pass")));
     }
 }

@@ -7,12 +7,14 @@
 //!   `dest_ip`, `dest_port` (ports omitted for protocols without them), `proto` (`TCP`, `UDP`, `ICMP`,
 //!   `IPv6-ICMP`, ...);
 //! * `flow`: `app_proto` and `flow.{pkts_toserver, pkts_toclient, bytes_toserver, bytes_toclient, start, end, age,
-//!   state, reason, alerted}`, plus `tcp.{tcp_flags, tcp_flags_ts, tcp_flags_tc, syn, fin, rst, psh, ack, urg, ecn,
-//!   cwr, state}` for TCP. Addresses are the client's as source, as Suricata writes flow records;
+//!   state, reason, alerted, action}` (`action`: `drop` or `pass` when a rule decided the flow's fate), plus
+//!   `tcp.{tcp_flags, tcp_flags_ts, tcp_flags_tc, syn, fin, rst, psh, ack, urg, ecn, cwr, state}` for TCP. Addresses
+//!   are the client's as source, as Suricata writes flow records;
 //! * application events (`http`, `tls`, `dns`, `quic`, `ssh`, `ftp`, ...): the parser's object under its event
 //!   type; `tx_id` at the top level for HTTP; DNS answers are written server to client, everything else client to
 //!   server;
-//! * `alert`: `alert.{action: "allowed", gid, signature_id, rev, signature, category, severity}`, `direction`,
+//! * `alert`: `alert.{action, gid, signature_id, rev, signature, category, severity}` (`action` is `blocked` for a
+//!   drop or reject rule in IPS mode, else `allowed`), `direction`,
 //!   `app_proto` when known, and `flow.{pkts_*, bytes_*, start, src_ip, dest_ip, src_port, dest_port}`. Source and
 //!   destination are those of the data that matched, as Suricata writes them for alerts.
 //!
@@ -254,11 +256,15 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
     let age = r.end_ns / 1_000_000_000 - r.start_ns / 1_000_000_000;
     let _ = write!(
         buf,
-        ",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}}}",
+        ",\"age\":{age},\"state\":\"{}\",\"reason\":\"{}\",\"alerted\":{}",
         r.state.name(),
         r.reason.name(),
         r.alerted
     );
+    if let Some(action) = r.action {
+        let _ = write!(buf, ",\"action\":\"{}\"", action.name());
+    }
+    buf.push(b'}');
     if let Some(t) = &r.tcp {
         let _ = write!(
             buf,
@@ -331,8 +337,11 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     );
     let _ = write!(
         buf,
-        ",\"alert\":{{\"action\":\"allowed\",\"gid\":{},\"signature_id\":{},\"rev\":{},\"signature\":",
-        a.gid, a.signature_id, a.rev
+        ",\"alert\":{{\"action\":\"{}\",\"gid\":{},\"signature_id\":{},\"rev\":{},\"signature\":",
+        if a.blocked { "blocked" } else { "allowed" },
+        a.gid,
+        a.signature_id,
+        a.rev
     );
     put_str(buf, &a.signature);
     buf.extend_from_slice(b",\"category\":");
@@ -447,6 +456,7 @@ mod tests {
                 state: FlowState::Closed,
                 reason: EndReason::Timeout,
                 alerted: false,
+                action: None,
                 tcp: Some(TcpSummary {
                     flags: 0x1b,
                     flags_ts: 0x1b,

@@ -58,10 +58,17 @@ pub struct Args {
     interface: Option<String>,
 
     /// Inline IPS between two interfaces (AF_PACKET, root or CAP_NET_RAW): what comes in on one is sent out of the
-    /// other after inspection, except the packets of flows a `drop` rule dropped; the summary reports the
-    /// receive-to-send latency. Each flow's packets leave in the order they came. Stops as --interface does.
+    /// other after inspection, except what a `drop` rule dropped (a packet rule's match: that packet; an IP-only,
+    /// stream or application-layer match: the rest of the flow, as Suricata scopes rule actions); the summary
+    /// reports the receive-to-send latency. Each flow's packets leave in the order they came. Stops as
+    /// --interface does. Implies IPS mode (see --simulate-ips).
     #[arg(long, value_name = "IF1:IF2")]
     inline: Option<String>,
+
+    /// IPS mode on any input, as Suricata's option: alerts of `drop` and `reject` rules are reported `blocked`
+    /// (EVE `alert.action`). Drops and passes take effect in either mode (flow records carry `flow.action`).
+    #[arg(long)]
+    simulate_ips: bool,
 
     /// With --interface: how to capture: `afpacket` (TPACKET_V3 rings, Linux, the default) or `pcap` (libpcap, a
     /// build with `--features live`).
@@ -497,6 +504,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             ..defaults.sweep
         },
         rules_profile: args.rules_profile.is_some(),
+        ips: args.simulate_ips || args.inline.is_some(),
         ..defaults
     };
     if args.rules.is_empty() && args.content_hex.is_none() && !conf.rule_files.is_empty() {
