@@ -29,8 +29,11 @@
 //! 5. one pcap: `pcap:` from `test.yaml`, else the folder's single `*.pcap`/`*.pcapng`;
 //! 6. the rules, found as the runner finds them ([`rule_file`]): the folder's single `*.rules` file must load
 //!    completely ([`LoadOptions::strict`] semantics: any skipped rule excludes the test under the rules crate's skip
-//!    reason, e.g. `unsupported keyword: byte_test`); with `--simulate-ips` every rule must be an alert rule (a
-//!    drop changes the rest of the flow in ways not emulated); a folder without one runs with detection disabled;
+//!    reason, e.g. `unsupported keyword: byte_test`); a folder without one runs with detection disabled.
+//!    `--simulate-ips` runs the engine in IPS mode ([`EngineConfig::ips`]: drop and reject alerts are `blocked`;
+//!    drops and passes act on the packet or the flow as the rule's type says, in either mode); what IPS mode does
+//!    beyond rule actions (inline normalisation of overlapping segments, drops on stream errors) is not emulated and
+//!    shows as failures named in the fixture;
 //! 7. at least one check can be evaluated (see below).
 //!
 //! ## Checks
@@ -63,9 +66,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use flowbundle_ingest::CaptureReader;
-use flowbundle_inspect::rules::{
-    Action, LoadOptions, RuleSet, ThresholdConfig, ThresholdTable, Vars,
-};
+use flowbundle_inspect::rules::{LoadOptions, RuleSet, ThresholdConfig, ThresholdTable, Vars};
 use flowbundle_inspect::{AlertFilter, Engine, EngineConfig, Event, EventKind, Prestage};
 use serde_norway::Value;
 
@@ -304,6 +305,7 @@ impl Written {
                 source: "packet",
                 offset: 0,
                 target: Some(flowbundle_inspect::rules::AlertTarget::DestIp),
+                blocked: true,
                 pkts_toserver: 1,
                 pkts_toclient: 1,
                 bytes_toserver: 1,
@@ -325,6 +327,7 @@ impl Written {
                 state: FlowState::Established,
                 reason: EndReason::Timeout,
                 alerted: true,
+                action: Some(flowbundle_inspect::FlowAction::Drop),
                 tcp: (proto == 6).then_some(TcpSummary {
                     flags: 0xff,
                     flags_ts: 0xff,
@@ -656,16 +659,6 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
                     if report.loaded == 0 && report.skipped == 0 && report.errors.is_empty() {
                         block("no rules in test.rules".to_string(), String::new());
                     }
-                    // `--simulate-ips` changes what a drop rule does to the rest of its flow; with alert rules
-                    // only it changes no alert.
-                    if settings.simulate_ips
-                        && set.rules().iter().any(|r| r.action != Action::Alert)
-                    {
-                        block(
-                            "--simulate-ips with drop/reject rules".to_string(),
-                            String::new(),
-                        );
-                    }
                     rules = Some(set);
                 }
             }
@@ -794,6 +787,7 @@ fn run_engine(
     let cfg = EngineConfig {
         app_events: false,
         midstream: settings.midstream,
+        ips: settings.simulate_ips,
         ..EngineConfig::default()
     };
     // Thresholds, as the command line applies them: over the events in order.
