@@ -168,8 +168,10 @@ pub struct InlineReport {
     pub fail_open: u64,
     /// Packets the egress interface refused (e.g. larger than its MTU).
     pub send_errors: u64,
-    /// Reassembled datagrams and frames cut by the snaplen, inspected but not sent on.
+    /// Frames cut by the snaplen, inspected but not sent on (inline captures whole frames: none expected).
     pub not_forwardable: u64,
+    /// IP fragments sent on ahead of their datagram's inspection (every fragment but the one completing it).
+    pub fragments: u64,
     /// Receive-to-send latency of the forwarded packets: samples, p50, p99, max (ns).
     pub latency_samples: u64,
     pub latency_p50_ns: u64,

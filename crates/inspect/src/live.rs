@@ -239,7 +239,22 @@ impl<'a> LiveReader<'a> {
                     }
                 },
             };
-            if let Some(mut d) = self.stager.stage(slot, &rec, position) {
+            let staged = self.stager.stage(slot, &rec, position);
+            if let Some(inline) = self.inline {
+                match staged {
+                    // A fragment the defragmenter kept: it goes on now (see `Inline`).
+                    None => inline.pass_fragment(&rec),
+                    // The fragment that completed a datagram: the datagram is inspected, this frame forwarded.
+                    Some(d) => {
+                        if let Some(r) = self.stager.arena.record(d.id)
+                            && (r.link_type != rec.link_type || r.data.len() != rec.data.len())
+                        {
+                            inline.keep_original(d.id, rec.data);
+                        }
+                    }
+                }
+            }
+            if let Some(mut d) = staged {
                 if self.kernel_spreads {
                     d.rss = ring as u32;
                 }
@@ -393,9 +408,19 @@ impl LatencyHistogram {
 /// order they came (the schedulers keep a flow's packets in order; under `ph` the order guard does). The latency
 /// recorded is from the kernel's receive timestamp to the return of the send.
 ///
-/// A datagram the defragmenter reassembled is inspected whole but not forwarded (its fragments were absorbed, and
-/// the whole datagram may not fit the egress MTU), nor is a frame the snaplen cut: both counted in
-/// [`InlineReport::not_forwardable`].
+/// **IP fragments** are inspected as the datagram they make (the defragmenter reassembles before scheduling), but
+/// they leave as they came, as fragments: every fragment but the one that completes a datagram goes on as soon as
+/// the reader has handed it to the defragmenter ([`InlineReport::fragments`]), and the completing one waits for the
+/// datagram's inspection and goes on (its own frame, kept by the reader: [`Inline::keep_original`]) unless the
+/// datagram's flow is dropped, in which case the receiver cannot reassemble the datagram either. A fragment the
+/// defragmenter refuses (overlapping, too many) goes on too: this sensor judges datagrams, the receiver's stack
+/// judges fragments. Frames the snaplen cut cannot be sent whole: `--inline` captures whole frames (a snaplen above
+/// the largest frame), so none should be; any is counted in [`InlineReport::not_forwardable`].
+///
+/// **Fail-open** (`--queue-full forward`) sends a frame on at once when every packet buffer is in use, without
+/// inspection and ahead of any packet of its flow still queued for inspection: the one place this sensor may
+/// reorder a flow, chosen by the operator to keep the link up under overload, and counted
+/// ([`InlineReport::fail_open`]).
 pub struct Inline {
     senders: [flowbundle_ingest::PacketSender; 2],
     latency: LatencyHistogram,
@@ -404,6 +429,9 @@ pub struct Inline {
     fail_open: AtomicU64,
     send_errors: AtomicU64,
     not_forwardable: AtomicU64,
+    fragments: AtomicU64,
+    /// Per packet buffer, the frame that completed the datagram in it (taken when the datagram is forwarded).
+    originals: Box<[Mutex<Option<Vec<u8>>>]>,
 }
 
 pub use flowbundle_events::InlineReport;
@@ -415,8 +443,9 @@ fn now_ns() -> u64 {
 }
 
 impl Inline {
-    /// Opens the sending sockets of `sides` (in the order of [`LiveSource::inline`]).
-    pub fn open(sides: [&str; 2]) -> Result<Inline, flowbundle_ingest::Error> {
+    /// Opens the sending sockets of `sides` (in the order of [`LiveSource::inline`]), for a run of `buffers` packet
+    /// buffers.
+    pub fn open(sides: [&str; 2], buffers: usize) -> Result<Inline, flowbundle_ingest::Error> {
         Ok(Inline {
             senders: [
                 flowbundle_ingest::PacketSender::open(sides[0])?,
@@ -428,23 +457,19 @@ impl Inline {
             fail_open: AtomicU64::new(0),
             send_errors: AtomicU64::new(0),
             not_forwardable: AtomicU64::new(0),
+            fragments: AtomicU64::new(0),
+            originals: (0..buffers.max(1)).map(|_| Mutex::new(None)).collect(),
         })
     }
 
-    fn send(&self, rec: &flowbundle_ingest::PacketRecord<'_>) -> bool {
-        // A reassembled datagram, or a frame the snaplen cut: not the frame that came in, so not sent on.
-        if rec.link_type == flowbundle_ingest::LinkType::RAW
-            || rec.data.len() < rec.orig_len as usize
-        {
-            self.not_forwardable.fetch_add(1, Ordering::Relaxed);
-            return false;
-        }
-        let out = if rec.interface == 0 {
+    /// Sends `frame`, which came in on `interface`, out of the other side.
+    fn send_frame(&self, interface: u32, frame: &[u8]) -> bool {
+        let out = if interface == 0 {
             &self.senders[1]
         } else {
             &self.senders[0]
         };
-        match out.send(rec.data) {
+        match out.send(frame) {
             Ok(()) => true,
             Err(_) => {
                 self.send_errors.fetch_add(1, Ordering::Relaxed);
@@ -453,13 +478,51 @@ impl Inline {
         }
     }
 
-    /// After inspection: sends `rec` on unless its flow is `dropped`.
-    pub fn forward(&self, rec: &flowbundle_ingest::PacketRecord<'_>, dropped: bool) {
+    fn send(&self, rec: &flowbundle_ingest::PacketRecord<'_>) -> bool {
+        // A frame the snaplen cut: not the frame that came in, so not sent on.
+        if rec.data.len() < rec.orig_len as usize {
+            self.not_forwardable.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        self.send_frame(rec.interface, rec.data)
+    }
+
+    /// Reader: buffer `slot` holds a datagram `frame` completed; the frame is what goes on after its inspection.
+    pub fn keep_original(&self, slot: u32, frame: &[u8]) {
+        if let Some(m) = self.originals.get(slot as usize) {
+            let mut o = m.lock().unwrap_or_else(|e| e.into_inner());
+            let v = o.get_or_insert_with(Vec::new);
+            v.clear();
+            v.extend_from_slice(frame);
+        }
+    }
+
+    /// Reader: a fragment the defragmenter kept goes on now (see the type's documentation).
+    pub fn pass_fragment(&self, rec: &flowbundle_ingest::PacketRecord<'_>) {
+        if self.send(rec) {
+            self.fragments.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// After inspection of the packet in buffer `slot`: sends it on unless its flow is `dropped` (a reassembled
+    /// datagram: the frame that completed it).
+    pub fn forward(&self, slot: u32, rec: &flowbundle_ingest::PacketRecord<'_>, dropped: bool) {
+        let original = if rec.link_type == flowbundle_ingest::LinkType::RAW {
+            self.originals
+                .get(slot as usize)
+                .and_then(|m| m.lock().unwrap_or_else(|e| e.into_inner()).take())
+        } else {
+            None
+        };
         if dropped {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        if self.send(rec) {
+        let sent = match &original {
+            Some(frame) => self.send_frame(rec.interface, frame),
+            None => self.send(rec),
+        };
+        if sent {
             self.forwarded.fetch_add(1, Ordering::Relaxed);
             self.latency.record(now_ns().saturating_sub(rec.ts_ns));
         }
@@ -481,6 +544,7 @@ impl Inline {
             fail_open: self.fail_open.load(Ordering::Relaxed),
             send_errors: self.send_errors.load(Ordering::Relaxed),
             not_forwardable: self.not_forwardable.load(Ordering::Relaxed),
+            fragments: self.fragments.load(Ordering::Relaxed),
             latency_samples: l.count(),
             latency_p50_ns: l.quantile(0.5),
             latency_p99_ns: l.quantile(0.99),

@@ -63,9 +63,9 @@ pub type Tagged = (u64, Batch);
 /// Renders events as output lines (e.g. EVE JSON), on the worker that produced them.
 pub type Renderer = dyn Fn(&mut Vec<u8>, &[Event]) + Sync;
 
-/// Called on the worker with each packet once it has been inspected, and whether its flow is dropped (an inline
-/// sensor forwards it or not: [`crate::live::Inline::forward`]).
-pub type Forward<'f> = dyn Fn(&PacketRecord<'_>, bool) + Sync + 'f;
+/// Called on the worker with each packet once it has been inspected (its buffer, its record), and whether its flow
+/// is dropped (an inline sensor forwards it or not: [`crate::live::Inline::forward`]).
+pub type Forward<'f> = dyn Fn(u32, &PacketRecord<'_>, bool) + Sync + 'f;
 
 /// Size of each buffer a file is read into, its records kept in place (see the module documentation): eight 128 KiB
 /// reads, a few thousand packets.
@@ -656,7 +656,7 @@ impl PacketSource for ArenaSource<'_> {
         if let Some(forward) = self.forward
             && let Some(rec) = self.arena.record(id)
         {
-            forward(&rec, ctx.packet_dropped());
+            forward(id, &rec, ctx.packet_dropped());
         }
         if ctx.pending_events() > 0 {
             self.out.send(self.arena.seq(id).unwrap_or(u64::MAX), ctx);

@@ -89,6 +89,8 @@ pub struct CaptureCounters {
     pub queue_full: u64,
     /// Frames the capture cut to its snaplen.
     pub snaplen_cut: u64,
+    /// Frames whose VLAN tag the device had stripped and the reader put back.
+    pub vlan_restored: u64,
     /// Frames whose ring header was unreadable (skipped).
     pub malformed: u64,
 }
@@ -310,14 +312,15 @@ impl fmt::Display for Summary<'_> {
             writeln!(
                 f,
                 "  capture: {}; capture.kernel_packets {}, capture.kernel_drops {}, ring freezes {}; dropped with \
-                 every packet buffer in use {}; cut to the snaplen {}; unreadable ring frames {}",
+                 every packet buffer in use {}; cut to the snaplen {}; unreadable ring frames {}; VLAN tags restored {}",
                 c.method,
                 c.kernel_packets,
                 c.kernel_drops,
                 c.kernel_freeze_q,
                 c.queue_full,
                 c.snaplen_cut,
-                c.malformed
+                c.malformed,
+                c.vlan_restored
             )?;
         }
         if let Some(o) = &info.eve_output {
@@ -332,11 +335,13 @@ impl fmt::Display for Summary<'_> {
             let us = |ns: u64| ns as f64 / 1000.0;
             writeln!(
                 f,
-                "  inline: {} forwarded, {} dropped (dropped flows), {} forwarded uninspected with every buffer in \
-                 use (fail-open), {} refused by the egress, {} not forwardable (reassembled datagrams, frames cut by the snaplen); receive-to-send \
+                "  inline: {} forwarded, {} dropped (dropped flows), {} fragments forwarded ahead of their datagram, \
+                 {} forwarded uninspected with every buffer in use (fail-open, ahead of their flows' queued \
+                 packets), {} refused by the egress, {} not forwardable (cut by the snaplen); receive-to-send \
                  latency p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs ({} packets)",
                 i.forwarded,
                 i.dropped,
+                i.fragments,
                 i.fail_open,
                 i.send_errors,
                 i.not_forwardable,
