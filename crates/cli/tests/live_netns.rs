@@ -445,6 +445,42 @@ impl Line {
     }
 }
 
+impl Line {
+    /// Sends `payload` as one UDP datagram from the client to a server listening on `port` (fragmented by the
+    /// client's stack when it exceeds the MTU); what the server received.
+    fn send_udp(&self, nc: &Path, port: u16, payload: &str) -> String {
+        let mut server = self
+            .server
+            .exec(nc)
+            .args(["-u", "-l", SERVER_IP, &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting the server");
+        std::thread::sleep(Duration::from_millis(300));
+        let mut client = self
+            .client
+            .exec(nc)
+            .args(["-u", "-w", "1", SERVER_IP, &port.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting the client");
+        {
+            use std::io::Write;
+            let mut stdin = client.stdin.take().expect("client stdin");
+            let _ = stdin.write_all(payload.as_bytes());
+        }
+        let _ = client.wait();
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = server.kill();
+        let out = server.wait_with_output().expect("server output");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
 /// What went through the inline sensor: what the server received, whether the client completed, the sensor's
 /// summary and EVE events.
 struct Through {
@@ -793,4 +829,106 @@ fn sighup_reopens_the_eve_file_after_logrotate_renamed_it() {
     let all: Vec<Value> = before.into_iter().chain(after).collect();
     assert_eq!(observable(&all), observable(&events(&off_path)));
     assert!(summary.contains(" 1 reopens"), "{summary}");
+}
+
+/// A UDP datagram of 3,000 bytes crosses the inline sensor as the client's stack fragmented it (MTU 1,500): the
+/// receiver gets it whole, the sensor inspected the reassembled datagram (its content rule alerts) and sent the
+/// fragments on as they came; with a `drop` rule matching the datagram's content, the fragment that completes it is
+/// withheld and the receiver gets nothing.
+#[test]
+fn inline_sensor_forwards_fragments_and_a_drop_rule_stops_the_datagram() {
+    let Some(nc) = flowbundle_testsupport::tool("nc") else {
+        return;
+    };
+    if flowbundle_testsupport::tool("ethtool").is_none() {
+        return;
+    }
+    let payload: String = "fragmented ".repeat(270) + "secret tail\n";
+    for (action, sid) in [("alert", 9100011u64), ("drop", 9100012)] {
+        let Some(line) = made(Line::new()) else {
+            return;
+        };
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let rules = dir.path().join("inline.rules");
+        std::fs::write(
+            &rules,
+            format!("{action} udp any any -> any 7778 (msg:\"tail\"; content:\"secret tail\"; sid:{sid}; rev:1;)\n"),
+        )
+        .expect("writing rules");
+        let eve = dir.path().join("inline.json");
+        let (child, rx) = start_flowbundle(
+            &line.sensor,
+            &rules,
+            &eve,
+            &["--inline", "left0:right0", "--threads", "2"],
+        );
+        let received = line.send_udp(&nc, 7778, &payload);
+        let (summary, _) = stop_sensor(child, rx);
+        let alerted = events(&eve)
+            .iter()
+            .any(|e| e["alert"]["signature_id"] == sid);
+        assert!(
+            alerted,
+            "{action}: the reassembled datagram was not inspected:\n{summary}"
+        );
+        let inline = summary
+            .lines()
+            .find(|l| l.trim_start().starts_with("inline:"))
+            .unwrap_or_default()
+            .to_string();
+        assert!(!inline.contains(" 0 fragments forwarded"), "{inline}");
+        if action == "alert" {
+            assert_eq!(received, payload, "{inline}");
+        } else {
+            assert!(
+                received.is_empty(),
+                "the receiver got the dropped datagram: {inline}"
+            );
+            assert!(!inline.contains(" 0 dropped"), "{inline}");
+        }
+    }
+}
+
+/// A device that strips VLAN tags into the ring's metadata (a veth pair does): the sensor puts them back, so it
+/// counts the bytes of the capture's frames as the offline run does, and sees the same flows.
+#[test]
+fn vlan_tags_stripped_by_the_device_are_restored() {
+    let Some(capture) = flowbundle_testsupport::data("reassembly/VlanPackets.pcap") else {
+        return;
+    };
+    let Some(tcpreplay) = flowbundle_testsupport::tool("tcpreplay") else {
+        return;
+    };
+    let Some(ns) = netns() else { return };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let rules = dir.path().join("live.rules");
+    std::fs::write(&rules, RULES).expect("writing rules");
+    let (off_path, live_path) = (
+        dir.path().join("offline.json"),
+        dir.path().join("live.json"),
+    );
+    offline(&capture, &rules, &off_path);
+    let (child, rx) = start_sensor(&ns, &rules, &live_path, &["--threads", "2"]);
+    let replay = ns
+        .exec(&tcpreplay)
+        .args(["-q", "-i", REPLAY, "--pps", "2000"])
+        .arg(&capture)
+        .output()
+        .expect("running tcpreplay");
+    assert!(replay.status.success());
+    std::thread::sleep(Duration::from_millis(500));
+    let (summary, _) = stop_sensor(child, rx);
+    assert!(
+        !summary.contains("VLAN tags restored 0"),
+        "the device kept the tags in the frames: nothing was restored\n{summary}"
+    );
+    let (off, live) = (events(&off_path), events(&live_path));
+    let decoder = |evs: &[Value]| stats(evs)["stats"]["decoder"].clone();
+    assert_eq!(
+        decoder(&live)["bytes"],
+        decoder(&off)["bytes"],
+        "the tags' bytes"
+    );
+    assert!(decoder(&off)["pkts"].as_u64().is_some_and(|n| n > 0));
+    assert_eq!(observable(&live).0, observable(&off).0);
 }

@@ -987,9 +987,9 @@ fn inspect_inputs(
                 Some(_) => &render_eve,
                 None => &|_, _| {},
             };
-            let forward = |rec: &flowbundle_ingest::PacketRecord<'_>, dropped: bool| {
+            let forward = |slot: u32, rec: &flowbundle_ingest::PacketRecord<'_>, dropped: bool| {
                 if let Some(i) = inline {
-                    i.forward(rec, dropped)
+                    i.forward(slot, rec, dropped)
                 }
             };
             let board = StatsBoard::new(n);
@@ -1385,9 +1385,14 @@ fn note_capture(cap: &mut LiveSource, args: &Args, queue_full: u64, info: &mut R
         kernel_freeze_q: kernel.freeze_q_count,
         queue_full,
         snaplen_cut: ring.snaplen_cut,
+        vlan_restored: ring.vlan_restored,
         malformed: ring.malformed,
     });
 }
+
+/// What an inline ring keeps of a frame: more than the largest frame a device hands over (a 64 KiB offloaded
+/// segment plus its link and IP headers), so that every frame can be forwarded whole.
+const INLINE_SNAPLEN: u32 = 128 * 1024;
 
 /// Opens `--inline IF1:IF2`: a ring on each side (ignoring what this host sends) and a sending socket on each.
 fn open_inline(args: &Args, pair: &str) -> anyhow::Result<(LiveSource, Inline)> {
@@ -1402,20 +1407,25 @@ fn open_inline(args: &Args, pair: &str) -> anyhow::Result<(LiveSource, Inline)> 
             "--inline uses one AF_PACKET ring per interface: --capture pcap and --fanout do not apply"
         );
     }
+    if args.snaplen != 65_535 {
+        bail!("--inline forwards whole frames: --snaplen does not apply");
+    }
     let d = RingConfig::default();
     let cfg = RingConfig {
         block_size: args.block_size.unwrap_or(d.block_size),
         blocks: args.ring_blocks.unwrap_or(d.blocks),
         // A packet waits in the ring until its block is handed over: inline, the timeout is the latency floor.
         block_timeout_ms: args.block_timeout_ms.unwrap_or(1),
-        snaplen: args.snaplen,
+        // Whole frames, the largest a device hands over included (a 64 KiB offloaded segment and its headers).
+        snaplen: INLINE_SNAPLEN,
         promisc: !args.no_promisc,
         fanout: None,
         ignore_outgoing: true,
     };
     let source =
         LiveSource::inline([a, b], &cfg).with_context(|| format!("opening {pair} inline"))?;
-    let inline = Inline::open([a, b]).with_context(|| format!("opening {pair} inline"))?;
+    let inline = Inline::open([a, b], args.packet_buffers)
+        .with_context(|| format!("opening {pair} inline"))?;
     eprintln!(
         "capturing on {a} and {b}, inline (link type {}); SIGINT or SIGTERM to stop",
         source.link_type()
