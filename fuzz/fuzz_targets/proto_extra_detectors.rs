@@ -37,6 +37,8 @@ fuzz_target!(|data: &[u8]| {
         } else {
             &[]
         },
+        // The same bytes stand for the other direction's last datagram or stream start.
+        peer: prev,
     };
     let dets = flowbundle_protocols::registry::builtin_detectors();
     for det in &dets {

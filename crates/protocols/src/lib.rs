@@ -66,6 +66,10 @@ pub struct ProbeCtx<'a> {
     /// first one; lets a detector check continuity (RTP sequence numbers) without per-flow detector state.
     /// For TCP: empty (use `prefix`).
     pub prev: &'a [u8],
+    /// The other direction's last datagram (UDP, its first [`registry::PREV_CAP`] bytes) or saved stream start
+    /// (TCP, while the flow is undecided), empty when it has sent nothing yet: lets a detector match an answer to
+    /// its request (an echoed identifier) without per-flow detector state.
+    pub peer: &'a [u8],
 }
 
 impl ProbeCtx<'_> {

@@ -443,6 +443,7 @@ impl Classifier {
             Transport::Tcp => (data, &[]),
             Transport::Udp | Transport::Icmp | Transport::Other(_) => (data, &self.saved[d]),
         };
+        let peer: &[u8] = self.saved.get(1 - d).map_or(&[], Vec::as_slice);
         let ctx = ProbeCtx {
             transport: self.transport,
             client_port: self.client_port,
@@ -453,6 +454,7 @@ impl Classifier {
             prefix,
             data,
             prev,
+            peer,
         };
         // Detectors that cannot accept this first byte are out without a call (TCP: the stream's first byte,
         // checked once per direction; UDP: every datagram's).

@@ -153,6 +153,19 @@ pub(crate) fn reply_code(line: &[u8]) -> Option<u16> {
     Some(u16::from(d[0] - b'0') * 100 + u16::from(d[1] - b'0') * 10 + u16::from(d[2] - b'0'))
 }
 
+/// Whether `d` is a plausible DNS host name: 1 to 253 bytes of letters, digits, `-`, `_` and dots, with at least one
+/// dot, no empty label and no label longer than 63 bytes.
+pub(crate) fn is_host_name(d: &[u8]) -> bool {
+    !d.is_empty()
+        && d.len() <= 253
+        && d.contains(&b'.')
+        && d.split(|&b| b == b'.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

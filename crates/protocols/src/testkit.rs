@@ -29,6 +29,7 @@ pub(crate) fn ctx<'a>(
         prefix: data,
         data,
         prev,
+        peer: &[],
     }
 }
 

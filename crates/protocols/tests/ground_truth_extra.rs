@@ -81,6 +81,11 @@ fn classify(dets: &[Box<dyn Detector>], key: &Key, flow: &Flow, budget: usize) -
             } else {
                 &prev[di][..prev[di].len().min(flowbundle_protocols::registry::PREV_CAP)]
             },
+            peer: if tcp {
+                &prefix[1 - di]
+            } else {
+                &prev[1 - di][..prev[1 - di].len().min(flowbundle_protocols::registry::PREV_CAP)]
+            },
         };
         dir_count[di] += 1;
         let mut k = 0;

@@ -45,6 +45,7 @@ proptest! {
             prefix: if udp { &data } else { &prefix },
             data: &data,
             prev: if udp { &prev } else { &[] },
+            peer: &extra,
         };
         for d in extra_detectors() {
             if d.transports().contains(&transport) {
@@ -72,7 +73,7 @@ proptest! {
         let transport = if udp { Transport::Udp } else { Transport::Tcp };
         let ctx = ProbeCtx {
             transport, client_port: 40000, server_port: sport, dir: dir(to_server), payload_index: pidx,
-            dir_index: pidx / 2, prefix: &data, data: &data, prev: if udp { &data } else { &[] },
+            dir_index: pidx / 2, prefix: &data, data: &data, prev: if udp { &data } else { &[] }, peer: &data,
         };
         for d in extra_detectors() {
             if d.transports().contains(&transport) {

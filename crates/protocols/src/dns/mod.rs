@@ -921,6 +921,7 @@ mod tests {
             prefix: data,
             data,
             prev: &[],
+            peer: &[],
         }
     }
 

@@ -385,6 +385,7 @@ mod tests {
             prefix: p,
             data: p,
             prev: &[],
+            peer: &[],
         })
     }
 
