@@ -162,7 +162,8 @@ pub(crate) fn is_host_name(d: &[u8]) -> bool {
         && d.split(|&b| b == b'.').all(|l| {
             !l.is_empty()
                 && l.len() <= 63
-                && l.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                && l.iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
 }
 

@@ -84,7 +84,9 @@ fn classify(dets: &[Box<dyn Detector>], key: &Key, flow: &Flow, budget: usize) -
             peer: if tcp {
                 &prefix[1 - di]
             } else {
-                &prev[1 - di][..prev[1 - di].len().min(flowbundle_protocols::registry::PREV_CAP)]
+                &prev[1 - di][..prev[1 - di]
+                    .len()
+                    .min(flowbundle_protocols::registry::PREV_CAP)]
             },
         };
         dir_count[di] += 1;
