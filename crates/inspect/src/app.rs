@@ -291,6 +291,7 @@ pub fn ip_protocol_name(proto: u8, v6: bool) -> Option<&'static str> {
         89 => "OSPF",
         103 => "IP_PIM",
         112 => "VRRP",
+        113 => "PGM",
         132 => "SCTP",
         0 if v6 => return None,
         _ => return None,

@@ -36,7 +36,7 @@ use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind, Evidence};
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_663;
+const AGREE_AT_LEAST: u64 = 3_704;
 /// Most DPI flows the engine may name as a protocol other than nDPI's.
 const WRONG_AT_MOST: u64 = 14;
 
@@ -95,6 +95,7 @@ fn supported() -> Vec<String> {
         (89, false),
         (103, false),
         (112, false),
+        (113, false),
         (132, false),
     ] {
         if let Some(n) = flowbundle_inspect::app::ip_protocol_name(p, v6) {
