@@ -292,15 +292,21 @@ impl FbqTable {
 
 /// The Last Flow Bundle policy. See the module documentation.
 pub struct LastFlowBundle {
-    table: FbqTable,
-    rq: ArrayQueue<u32>,
+    pub(crate) table: FbqTable,
+    /// The receive queue: the slot of each bundle's head while no worker holds the bundle.
+    pub(crate) rq: ArrayQueue<u32>,
     workers: usize,
 }
 
 impl LastFlowBundle {
     pub fn new(workers: usize, opts: &SchedOptions) -> Self {
+        Self::named("lfb", workers, opts)
+    }
+
+    /// An `lfb` table and receive queue for a policy built on them (`lfb-bounded`), which warns under its own name.
+    pub(crate) fn named(name: &str, workers: usize, opts: &SchedOptions) -> Self {
         let workers = workers.max(1);
-        warn_if_small("lfb", workers, opts.fbq_table);
+        warn_if_small(name, workers, opts.fbq_table);
         let table = FbqTable::new(workers, opts);
         let rq = ArrayQueue::new(table.rq_capacity());
         LastFlowBundle { table, rq, workers }
@@ -309,6 +315,22 @@ impl LastFlowBundle {
     /// The FBQ a packet maps to.
     pub fn fbq(&self, desc: &Desc) -> usize {
         self.table.fbq(desc)
+    }
+
+    /// `next`, calling `started` with a bundle's head when the worker takes it from the receive queue (not when it
+    /// resumes the bundle it holds).
+    #[inline]
+    pub(crate) fn next_noting(&self, w: WorkerId, started: impl FnOnce(&Desc)) -> Option<Desc> {
+        if w >= self.workers {
+            return None;
+        }
+        if let Some(d) = self.table.resume(w) {
+            return Some(d);
+        }
+        let s = self.rq.pop()?;
+        let d = self.table.start(w, s);
+        started(&d);
+        Some(d)
     }
 }
 
@@ -335,19 +357,16 @@ impl Scheduler for LastFlowBundle {
 
     #[inline]
     fn next(&self, w: WorkerId) -> Option<Desc> {
-        if w >= self.workers {
-            return None;
-        }
-        if let Some(d) = self.table.resume(w) {
-            return Some(d);
-        }
-        let s = self.rq.pop()?;
-        Some(self.table.start(w, s))
+        self.next_noting(w, |_| {})
     }
 
     #[inline]
     fn done(&self, w: WorkerId, _desc: Desc) {
         self.table.finish(w);
+    }
+
+    fn queues_opening_twice(&self) -> bool {
+        true
     }
 
     fn bundle(&self, desc: &Desc) -> u16 {

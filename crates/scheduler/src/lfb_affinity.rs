@@ -126,6 +126,10 @@ impl Scheduler for LfbAffinity {
         self.table.finish(w);
     }
 
+    fn queues_opening_twice(&self) -> bool {
+        true
+    }
+
     fn bundle(&self, desc: &Desc) -> u16 {
         desc.fid
     }

@@ -30,15 +30,14 @@
 //! A yielding worker goes straight back to `next`, so a yielded bundle is never stranded: at worst it waits until
 //! that worker (or any other) returns to the receive queue.
 
-use crate::lfb::{FbqTable, warn_if_small};
-use crate::sync::{ArrayQueue, AtomicU32, Ordering::Relaxed};
+use crate::lfb::LastFlowBundle;
+use crate::sync::{AtomicU32, Ordering::Relaxed};
 use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 
 /// LFB whose workers give up a bundle after a bounded run when other bundles wait. See the module documentation.
 pub struct LfbBounded {
-    table: FbqTable,
-    rq: ArrayQueue<u32>,
-    workers: usize,
+    /// `lfb`'s table and receive queue, whose `dispatch` and `next` this policy keeps.
+    lfb: LastFlowBundle,
     bound: u32,
     /// Packet number of the receive queue's entry taken last: the queue is FIFO and the dispatcher pushes in arrival
     /// order, so what waits there arrived after it.
@@ -47,21 +46,13 @@ pub struct LfbBounded {
 
 impl LfbBounded {
     pub fn new(workers: usize, opts: &SchedOptions) -> Self {
-        let workers = workers.max(1);
-        warn_if_small("lfb-bounded", workers, opts.fbq_table);
-        let table = FbqTable::new(workers, opts);
-        let rq = ArrayQueue::new(table.rq_capacity());
         LfbBounded {
-            table,
-            rq,
-            workers,
+            lfb: LastFlowBundle::named("lfb-bounded", workers, opts),
             bound: opts.lfb_bound.clamp(1, u32::MAX as usize) as u32,
             last_taken: AtomicU32::new(0),
         }
     }
-}
 
-impl LfbBounded {
     /// Whether older work waits: the receive queue's last taken entry arrived before `next` (the bundle's next
     /// packet), so the entries behind it may have too, and the queue holds more entries than workers (besides `w`)
     /// without a bundle. A snapshot: the idle count reads the other workers' relaxed bundle cells.
@@ -69,12 +60,12 @@ impl LfbBounded {
         if self.last_taken.load(Relaxed) >= next.id {
             return false;
         }
-        let queued = self.rq.len();
+        let queued = self.lfb.rq.len();
         if queued == 0 {
             return false;
         }
-        let idle = (0..self.workers)
-            .filter(|&v| v != w && self.table.busy(v) == 0)
+        let idle = (0..self.lfb.workers())
+            .filter(|&v| v != w && self.lfb.table.busy(v) == 0)
             .take(queued)
             .count();
         queued > idle
@@ -87,56 +78,46 @@ impl Scheduler for LfbBounded {
     }
 
     fn workers(&self) -> usize {
-        self.workers
+        self.lfb.workers()
     }
 
     #[inline]
     fn dispatch(&self, desc: Desc) -> Result<Placed, Desc> {
-        match self.table.enqueue(desc)? {
-            None => Ok(Placed::Joined),
-            Some((_, s)) => {
-                // Cannot fail: one RQ entry per FBQ at most (see `rq_capacity`).
-                let _ = self.rq.push(s);
-                Ok(Placed::Any)
-            }
-        }
+        self.lfb.dispatch(desc)
     }
 
     #[inline]
     fn next(&self, w: WorkerId) -> Option<Desc> {
-        if w >= self.workers {
-            return None;
-        }
-        if let Some(d) = self.table.resume(w) {
-            return Some(d);
-        }
-        let s = self.rq.pop()?;
-        let d = self.table.start(w, s);
-        self.last_taken.store(d.id, Relaxed);
-        Some(d)
+        self.lfb
+            .next_noting(w, |d| self.last_taken.store(d.id, Relaxed))
     }
 
     #[inline]
     fn done(&self, w: WorkerId, _desc: Desc) {
         if let Some(head) = self
+            .lfb
             .table
             .finish_bounded(w, self.bound, |next| self.work_waits(w, next))
         {
             // Cannot fail: the bundle has no other RQ entry (it was held until now).
-            let _ = self.rq.push(head);
+            let _ = self.lfb.rq.push(head);
         }
     }
 
+    fn queues_opening_twice(&self) -> bool {
+        true
+    }
+
     fn bundle(&self, desc: &Desc) -> u16 {
-        desc.fid
+        self.lfb.bundle(desc)
     }
 
     fn in_system(&self) -> usize {
-        self.table.in_system()
+        self.lfb.in_system()
     }
 
     fn stats(&self) -> SchedStats {
-        self.table.stats()
+        self.lfb.stats()
     }
 }
 

@@ -190,6 +190,13 @@ pub trait Scheduler: Send + Sync {
         }
     }
 
+    /// True when `dispatch` queues a packet that opens its bundle (anything placed but [`Placed::Joined`]) twice: in
+    /// the bundle's own queue and, as the bundle's head, in a queue workers take from (`lfb` and its variants). The
+    /// simulator charges the second enqueue; the default is one queue per packet.
+    fn queues_opening_twice(&self) -> bool {
+        false
+    }
+
     /// The engine's identification of `desc`'s connection reached a final result (a protocol, or no match) while
     /// worker `w` processed it; called between `next` and `done`. Only `l7aff` uses it.
     fn classified(&self, _w: WorkerId, _desc: &Desc) {}

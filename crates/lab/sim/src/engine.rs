@@ -539,7 +539,7 @@ pub fn simulate(
         params,
         cache: Hierarchy::new(&params.machine, cores, model.state_space),
         // The FBQ policies (`lfb` and its variants) enqueue an opening packet twice: its FBQ and a receive queue.
-        fbq: sched.name().starts_with("lfb"),
+        fbq: sched.queues_opening_twice(),
         now: 0,
         seq: 0,
         heap: BinaryHeap::with_capacity(cores + 2),
