@@ -74,50 +74,27 @@ pub struct Setting {
 
 const NS: u64 = 1_000_000_000;
 
+/// A flow timeout: whole seconds in the file, nanoseconds in [`EngineConfig::timeouts`].
+macro_rules! timeout {
+    ($key:literal, $field:ident) => {
+        Setting {
+            key: $key,
+            unit: Unit::Seconds,
+            get: |c| c.timeouts.$field / NS,
+            set: |c, v| c.timeouts.$field = v.saturating_mul(NS),
+        }
+    };
+}
+
 /// The engine settings the configuration file reads, under Suricata's keys.
 pub static SETTINGS: &[Setting] = &[
-    Setting {
-        key: "flow-timeouts.default.new",
-        unit: Unit::Seconds,
-        get: |c| c.timeouts.other_new_ns / NS,
-        set: |c, v| c.timeouts.other_new_ns = v.saturating_mul(NS),
-    },
-    Setting {
-        key: "flow-timeouts.default.established",
-        unit: Unit::Seconds,
-        get: |c| c.timeouts.other_established_ns / NS,
-        set: |c, v| c.timeouts.other_established_ns = v.saturating_mul(NS),
-    },
-    Setting {
-        key: "flow-timeouts.tcp.new",
-        unit: Unit::Seconds,
-        get: |c| c.timeouts.tcp_new_ns / NS,
-        set: |c, v| c.timeouts.tcp_new_ns = v.saturating_mul(NS),
-    },
-    Setting {
-        key: "flow-timeouts.tcp.established",
-        unit: Unit::Seconds,
-        get: |c| c.timeouts.tcp_established_ns / NS,
-        set: |c, v| c.timeouts.tcp_established_ns = v.saturating_mul(NS),
-    },
-    Setting {
-        key: "flow-timeouts.tcp.closed",
-        unit: Unit::Seconds,
-        get: |c| c.timeouts.tcp_closed_ns / NS,
-        set: |c, v| c.timeouts.tcp_closed_ns = v.saturating_mul(NS),
-    },
-    Setting {
-        key: "flow-timeouts.udp.new",
-        unit: Unit::Seconds,
-        get: |c| c.timeouts.udp_new_ns / NS,
-        set: |c, v| c.timeouts.udp_new_ns = v.saturating_mul(NS),
-    },
-    Setting {
-        key: "flow-timeouts.udp.established",
-        unit: Unit::Seconds,
-        get: |c| c.timeouts.udp_established_ns / NS,
-        set: |c, v| c.timeouts.udp_established_ns = v.saturating_mul(NS),
-    },
+    timeout!("flow-timeouts.default.new", other_new_ns),
+    timeout!("flow-timeouts.default.established", other_established_ns),
+    timeout!("flow-timeouts.tcp.new", tcp_new_ns),
+    timeout!("flow-timeouts.tcp.established", tcp_established_ns),
+    timeout!("flow-timeouts.tcp.closed", tcp_closed_ns),
+    timeout!("flow-timeouts.udp.new", udp_new_ns),
+    timeout!("flow-timeouts.udp.established", udp_established_ns),
     Setting {
         key: "stream.midstream",
         unit: Unit::Bool,
