@@ -48,6 +48,23 @@
 //! no result. On real payload it gained 3–7 % when the sample and the scanned payload were disjoint halves of the
 //! corpus (15 % when they were the same bytes), so the kernel does not depend on it.
 //!
+//! Where the time goes, and what was measured and not kept (one core, thread CPU time, `examples/kernel_speed.rs`
+//! on 1,500-byte packets of real payload with the 10k set; the figures of record are in `BENCHMARKS.md`):
+//! * the walk's working set: real payload touches 5,089 states and about 10,900 distinct 64-byte table lines
+//!   (~680 KiB; half the steps fall in the 143 most visited states, 99 % in 3,302). Byte classes cannot shrink the
+//!   rows (the 10k set uses all 256 byte values), and ordering the columns by byte frequency did not reduce the
+//!   lines touched (10,898 against 10,877);
+//! * the steps that carried the speed, each measured alone: rows of 272 entries instead of 256, 3.6 → 3.9–4.1
+//!   Gbit/s; OR-ed match flags instead of a `max` of the states, four walks 4.1 → 4.4–4.5 and eight walks
+//!   3.0 → 4.3–4.8 (the `max` chain had compiled to data-dependent branches, which is why eight walks were slower
+//!   than four); unchecked table loads over class blocks, 4.8–5.1;
+//! * `valgrind --tool=cachegrind --D1=49152,12,64 --LL=2097152,16,64` over the kernel on 1,024 packets twice
+//!   (3.07 M bytes): 1.72 M D1 read misses (0.56 per byte) and 64 k L2 misses before those steps, 1.20 M (0.39 per
+//!   byte) and 51 k after, at 9.3 instructions per byte (7.8 before: the class pre-pass). About 40 % of the steps
+//!   still miss L1 and wait some 16 cycles for L2, with eight chains in flight: that bounds the walk now;
+//! * not kept: 16 walks (4.9–5.0, within noise of eight and more sensitive to register allocation); branch-free
+//!   match accounting (3.7–4.3 against 4.1–4.5 with four walks); the prefiltered scan below (0.35× the kernel).
+//!
 //! # The CPU's prefilter ([`Dfa::scan_prefiltered`])
 //! Walking the table costs one dependent load per byte, and with 10,000 patterns the rows touched by real payload
 //! spill out of L1 and L2: the plain walk ran at 0.7–1.5 Gbit/s per core here. Most bytes cannot start an

@@ -128,7 +128,9 @@ pub fn dpi_batch(dfa: &Dfa, batch: &PacketBatch, out: &mut Vec<DpiResult>) {
         // Measured against four walks and the prefiltered scan (0.35x) in BENCHMARKS.md. The lanes advance
         // together only as far as the shortest packet of the group (the rest is walked one packet at a time), so
         // the chunk's packets are grouped by length first: with mixed sizes, neighbours in length order share most
-        // of their length. A stable sort of at most `CHUNK` indices, results written back in batch order.
+        // of their length (mixed 40-1,500-byte batch: 3.9 Gbit/s against 1.8 without grouping; equal sizes within
+        // noise). A stable sort of at most `CHUNK` indices, results written back in batch order. Not done:
+        // refilling a lane as its packet ends (as `md5lanes` does), which would remove the single-walk tails.
         let mut order = [0u16; CHUNK];
         let len = res.len().min(CHUNK);
         for (k, o) in order.iter_mut().enumerate().take(len) {
