@@ -20,6 +20,7 @@ fn live_only_options_need_an_interface() {
         &["--seconds", "1"],
         &["--no-promisc"],
         &["--snaplen", "96"],
+        &["--tpacket", "2"],
     ] {
         let mut args = vec!["inspect", "missing.pcap"];
         args.extend_from_slice(extra);
@@ -49,6 +50,31 @@ fn files_and_interface_exclude_each_other() {
     ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--scheduler does not apply"));
+}
+
+/// A TPACKET_V2 ring hands each frame over as it arrives: a block timeout means nothing to it, and asking for both
+/// is refused before any socket is opened; an unknown version is refused by name.
+#[test]
+fn a_block_timeout_with_a_frame_ring_is_refused() {
+    let out = flowbundle(&[
+        "inspect",
+        "-i",
+        "lo",
+        "--tpacket",
+        "2",
+        "--block-timeout-ms",
+        "5",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--block-timeout-ms applies to TPACKET_V3"),
+        "{err}"
+    );
+    let out = flowbundle(&["inspect", "-i", "lo", "--tpacket", "4"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("one of 2, 3"), "{err}");
 }
 
 #[cfg(not(feature = "live"))]

@@ -1,4 +1,16 @@
-//! # Live capture through AF_PACKET TPACKET_V3 rings (Linux, no native library)
+//! # Live capture through AF_PACKET rings (Linux, no native library)
+//!
+//! Two ring layouts, as Suricata's `af-packet` offers them (`tpacket-v3: yes|no`):
+//! * **TPACKET_V3, blocks** (the default for capture): described below; one wake-up per block, the most frames per
+//!   system call, but a frame waits in its block until the block is full or its retire timeout passes (1 ms at the
+//!   least), which is why Suricata's documentation says not to use it in IPS mode ("it causes severe latency").
+//! * **TPACKET_V2, frames** ([`TpacketVersion::V2`], the inline sensor's): a ring of fixed-size frame slots, each
+//!   with its own status word, handed over one by one as the kernel fills them, so a frame is readable the moment it
+//!   is written. A slot holds the interface's MTU (plus link header and the ring's header), not the largest
+//!   possible frame, so the ring holds many more frames in the same memory; a frame longer than its slot (an
+//!   offloaded segment) is cut in the ring and the kernel queues a whole copy on the socket (`PACKET_COPY_THRESH`,
+//!   status `TP_STATUS_COPY`), which the reader fetches with one `recv` into a buffer of its own: such frames still
+//!   arrive whole, in order, at the cost of a copy.
 //!
 //! The kernel copies each frame it receives on an interface into a ring of *blocks* shared with this process
 //! (`mmap` of the socket), several frames per block, and hands a whole block over when it is full or when its
@@ -24,7 +36,8 @@
 //! capture file would show it.
 //!
 //! Cost: the ring is `block_size × blocks` bytes of locked-in memory per socket (default 4 MiB × 16 = 64 MiB, as
-//! Suricata's defaults give for a busy link); polling costs one `poll(2)` per empty look, none while blocks wait.
+//! Suricata's defaults give for a busy link; with TPACKET_V2 and a 1,500-byte MTU that is 41,000 frame slots);
+//! polling costs one `poll(2)` per empty look, none while frames wait.
 //! Elsewhere than Linux [`AfPacketCapture::open`] returns [`Error::Live`] saying AF_PACKET needs Linux.
 
 use crate::{Error, LinkType, PacketRecord};
@@ -80,15 +93,56 @@ impl std::str::FromStr for FanoutMode {
     }
 }
 
-/// The shape of a TPACKET_V3 ring and how the socket is opened.
+/// The ring layout (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TpacketVersion {
+    /// Fixed-size frame slots, each handed over as soon as it is filled: no added latency (inline).
+    V2,
+    /// Blocks of frames, handed over when full or at their retire timeout: fewer wake-ups (capture).
+    V3,
+}
+
+impl TpacketVersion {
+    /// The command-line name (`2` or `3`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TpacketVersion::V2 => "2",
+            TpacketVersion::V3 => "3",
+        }
+    }
+}
+
+impl std::str::FromStr for TpacketVersion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s
+            .to_ascii_lowercase()
+            .trim_start_matches("tpacket_")
+            .trim_start_matches('v')
+        {
+            "2" => Ok(TpacketVersion::V2),
+            "3" => Ok(TpacketVersion::V3),
+            _ => Err(format!("unknown TPACKET version {s:?}; one of 2, 3")),
+        }
+    }
+}
+
+/// The shape of a ring and how the socket is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RingConfig {
+    /// The ring layout.
+    pub version: TpacketVersion,
     /// Bytes per block: a multiple of the page size, at least one frame of `snaplen` bytes.
     pub block_size: u32,
     /// Blocks in the ring.
     pub blocks: u32,
-    /// Milliseconds after which the kernel hands over a block that is not full (the latency bound of a quiet link).
+    /// Milliseconds after which the kernel hands over a block that is not full (the latency bound of a quiet link;
+    /// TPACKET_V3 only).
     pub block_timeout_ms: u32,
+    /// TPACKET_V2: bytes per frame slot (a multiple of 16, the ring's header included); `None`: the interface's MTU
+    /// plus room for a link header, two VLAN tags and the ring's header. Longer frames arrive whole through the
+    /// socket (see the module documentation).
+    pub frame_size: Option<u32>,
     /// Bytes kept per frame.
     pub snaplen: u32,
     /// Put the interface in promiscuous mode while the socket is open.
@@ -102,9 +156,11 @@ pub struct RingConfig {
 impl Default for RingConfig {
     fn default() -> Self {
         RingConfig {
+            version: TpacketVersion::V3,
             block_size: 4 << 20,
             blocks: 16,
             block_timeout_ms: 10,
+            frame_size: None,
             snaplen: 65_535,
             promisc: true,
             fanout: None,
@@ -143,6 +199,8 @@ pub struct RingCounters {
     pub malformed: u64,
     /// Frames whose VLAN tag the kernel had stripped and the reader put back.
     pub vlan_restored: u64,
+    /// TPACKET_V2: frames longer than their slot, fetched whole from the socket.
+    pub copied: u64,
 }
 
 impl std::ops::AddAssign for RingCounters {
@@ -151,7 +209,23 @@ impl std::ops::AddAssign for RingCounters {
         self.snaplen_cut += o.snaplen_cut;
         self.malformed += o.malformed;
         self.vlan_restored += o.vlan_restored;
+        self.copied += o.copied;
     }
+}
+
+/// The smallest TPACKET_V2 frame slot accepted: the ring's header (80 bytes before an Ethernet header) and a
+/// minimal frame.
+const MIN_FRAME_V2: u32 = 256;
+
+/// TPACKET_V2's frame slot for an interface of `mtu` bytes: room for the ring's header before the link header
+/// (80 bytes), an Ethernet header with two VLAN tags (22) and the MTU, aligned to 16; at most `snaplen` bytes of
+/// frame, within `block_size`.
+pub fn v2_frame_size(mtu: u32, snaplen: u32, block_size: u32) -> u32 {
+    let frame = mtu.saturating_add(22).min(snaplen);
+    frame
+        .saturating_add(80)
+        .next_multiple_of(16)
+        .clamp(MIN_FRAME_V2, block_size.max(MIN_FRAME_V2))
 }
 
 /// Checks a ring configuration without opening anything: the kernel's own rules (block size a multiple of the
@@ -173,14 +247,31 @@ pub fn check_ring(cfg: &RingConfig) -> Result<(), String> {
     if u64::from(cfg.block_size) * u64::from(cfg.blocks) > 1 << 34 {
         return Err("ring of more than 16 GiB (block size × blocks)".into());
     }
-    if cfg.snaplen == 0 || cfg.snaplen.saturating_add(128) > cfg.block_size {
-        return Err(format!(
-            "a block of {} bytes cannot hold one frame of snaplen {} (plus its 128-byte header)",
-            cfg.block_size, cfg.snaplen
-        ));
+    if cfg.snaplen == 0 {
+        return Err("snaplen must be at least 1 byte".into());
     }
-    if cfg.block_timeout_ms == 0 {
-        return Err("block timeout must be at least 1 ms".into());
+    match cfg.version {
+        TpacketVersion::V3 => {
+            if cfg.snaplen.saturating_add(128) > cfg.block_size {
+                return Err(format!(
+                    "a block of {} bytes cannot hold one frame of snaplen {} (plus its 128-byte header)",
+                    cfg.block_size, cfg.snaplen
+                ));
+            }
+            if cfg.block_timeout_ms == 0 {
+                return Err("block timeout must be at least 1 ms".into());
+            }
+        }
+        TpacketVersion::V2 => {
+            if let Some(f) = cfg.frame_size
+                && (f < MIN_FRAME_V2 || !f.is_multiple_of(16) || f > cfg.block_size)
+            {
+                return Err(format!(
+                    "frame size must be a multiple of 16 from {MIN_FRAME_V2} to the block size ({}), not {f}",
+                    cfg.block_size
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -253,6 +344,38 @@ mod imp {
         Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
     }
 
+    // Offsets in a TPACKET_V2 frame header (`struct tpacket2_hdr`), which starts its frame slot.
+    const V2_STATUS: usize = 0;
+    const V2_LEN: usize = 4;
+    const V2_SNAPLEN: usize = 8;
+    const V2_MAC: usize = 12;
+    const V2_SEC: usize = 16;
+    const V2_NSEC: usize = 20;
+    const V2_VLAN_TCI: usize = 24;
+    const V2_VLAN_TPID: usize = 26;
+    const V2_HEADER: usize = 32;
+
+    /// The TPACKET_V2 frame in slot `slot`, or `None` when its header or the bytes it points at do not lie inside
+    /// the slot (never a panic, whatever the bytes). `next` is 0: V2 frames are not chained.
+    pub(super) fn frame_v2(slot: &[u8]) -> Option<Frame> {
+        let h = slot.get(..V2_HEADER)?;
+        let snaplen = u32_at(h, V2_SNAPLEN)?;
+        let start = usize::from(u16_at(h, V2_MAC)?);
+        let end = start.checked_add(snaplen as usize)?;
+        (start >= V2_HEADER && end <= slot.len()).then_some(())?;
+        Some(Frame {
+            next: 0,
+            sec: u32_at(h, V2_SEC)?,
+            nsec: u32_at(h, V2_NSEC)?,
+            snaplen,
+            len: u32_at(h, V2_LEN)?,
+            status: u32_at(h, V2_STATUS)?,
+            tci: u32::from(u16_at(h, V2_VLAN_TCI)?),
+            tpid: u16_at(h, V2_VLAN_TPID)?,
+            data: start..end,
+        })
+    }
+
     /// The frames of the block being read: where the next one starts and how many are left.
     #[derive(Clone, Copy, Debug)]
     struct Cursor {
@@ -261,17 +384,36 @@ mod imp {
         left: u32,
     }
 
-    /// Block `b` of the ring at `map` of `block_size`-byte blocks, borrowed for a lifetime the caller chooses.
-    ///
-    /// # Safety
-    /// `b` is below the ring's block count, the mapping outlives `'a`, and this process owns the block (its status
-    /// read as `TP_STATUS_USER`) for all of `'a`.
-    unsafe fn block_at<'a>(map: *mut u8, block_size: usize, b: usize) -> &'a [u8] {
-        // SAFETY: the caller's promise.
-        unsafe { std::slice::from_raw_parts(map.add(b * block_size), block_size) }
+    /// Where the reader stands in its ring.
+    #[derive(Debug)]
+    enum Layout {
+        /// TPACKET_V3: the next block to look at when no block is being read, and the block being read.
+        Blocks {
+            next_block: usize,
+            cursor: Option<Cursor>,
+        },
+        /// TPACKET_V2: `count` slots of `frame_size` bytes, `per_block` to a block; the next slot to read, and the
+        /// slot the last record borrowed (given back to the kernel at the next call).
+        Frames {
+            frame_size: usize,
+            per_block: usize,
+            count: usize,
+            next: usize,
+            held: Option<usize>,
+        },
     }
 
-    /// A TPACKET_V3 capture on one interface. See the module documentation.
+    /// `len` bytes at `offset` of the ring at `map`, borrowed for a lifetime the caller chooses.
+    ///
+    /// # Safety
+    /// `offset + len` lies inside the mapping, the mapping outlives `'a`, and this process owns those bytes (their
+    /// block's or frame's status read as `TP_STATUS_USER`) for all of `'a`.
+    unsafe fn ring_bytes<'a>(map: *mut u8, offset: usize, len: usize) -> &'a [u8] {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(map.add(offset), len) }
+    }
+
+    /// A capture on one interface through a TPACKET_V3 or TPACKET_V2 ring. See the module documentation.
     pub struct AfPacketCapture {
         fd: OwnedFd,
         /// The ring: `blocks × block_size` bytes mapped from the socket.
@@ -279,15 +421,16 @@ mod imp {
         map_len: usize,
         block_size: usize,
         blocks: usize,
-        /// The next block to look at when no block is being read.
-        next_block: usize,
-        cursor: Option<Cursor>,
+        layout: Layout,
         iface: String,
         link_type: LinkType,
         stats: KernelStats,
         counters: RingCounters,
         /// A frame with its VLAN tag put back.
         scratch: Vec<u8>,
+        /// TPACKET_V2: a frame longer than its slot, fetched whole from the socket (snaplen bytes at most).
+        whole: Vec<u8>,
+        snaplen: usize,
     }
 
     // SAFETY: the mapping is owned by this value alone (no other handle to it exists in this process) and is only
@@ -300,6 +443,7 @@ mod imp {
                 .field("iface", &self.iface)
                 .field("blocks", &self.blocks)
                 .field("block_size", &self.block_size)
+                .field("layout", &self.layout)
                 .finish_non_exhaustive()
         }
     }
@@ -325,8 +469,11 @@ mod imp {
         if r == 0 { Ok(()) } else { Err(()) }
     }
 
+    /// A socket receive buffer large enough for the whole copies of a burst of offloaded segments (TPACKET_V2).
+    const COPY_RCVBUF: libc::c_int = 8 << 20;
+
     impl AfPacketCapture {
-        /// Opens a TPACKET_V3 ring on `iface` with `cfg`. Needs root or `CAP_NET_RAW`.
+        /// Opens a ring on `iface` with `cfg`. Needs root or `CAP_NET_RAW`.
         pub fn open(iface: &str, cfg: &RingConfig) -> Result<AfPacketCapture, Error> {
             check_ring(cfg).map_err(|message| Error::Live {
                 iface: iface.to_string(),
@@ -364,9 +511,16 @@ mod imp {
             let fd = unsafe { OwnedFd::from_raw_fd(raw) };
             let link_type = hardware_link_type(fd.as_raw_fd(), &name, iface)?;
             let s = fd.as_raw_fd();
-            let version = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
-            setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &version)
-                .map_err(|_| os_err(iface, "PACKET_VERSION TPACKET_V3"))?;
+            let version = match cfg.version {
+                TpacketVersion::V2 => libc::tpacket_versions::TPACKET_V2,
+                TpacketVersion::V3 => libc::tpacket_versions::TPACKET_V3,
+            } as libc::c_int;
+            setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &version).map_err(|_| {
+                os_err(
+                    iface,
+                    &format!("PACKET_VERSION TPACKET_V{}", cfg.version.name()),
+                )
+            })?;
             // The ring copies whole frames (up to its frame size): the snaplen is a one-instruction classic BPF
             // program, `ret #snaplen`, as libpcap attaches it.
             let mut ret_snaplen = [libc::sock_filter {
@@ -386,23 +540,71 @@ mod imp {
                 setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &one)
                     .map_err(|_| os_err(iface, "PACKET_IGNORE_OUTGOING"))?;
             }
-            // Frames are 16-byte aligned within a block; the frame size only matters to the kernel's sanity check.
-            let frame_size = (cfg.snaplen + 128).next_multiple_of(16).min(cfg.block_size);
-            let req = libc::tpacket_req3 {
-                tp_block_size: cfg.block_size,
-                tp_block_nr: cfg.blocks,
-                tp_frame_size: frame_size,
-                tp_frame_nr: (cfg.block_size / frame_size) * cfg.blocks,
-                tp_retire_blk_tov: cfg.block_timeout_ms,
-                tp_sizeof_priv: 0,
-                tp_feature_req_word: libc::TP_FT_REQ_FILL_RXHASH,
+            let layout = match cfg.version {
+                TpacketVersion::V3 => {
+                    // Frames are 16-byte aligned within a block; the frame size only matters to the kernel's
+                    // sanity check.
+                    let frame_size = (cfg.snaplen + 128).next_multiple_of(16).min(cfg.block_size);
+                    let req = libc::tpacket_req3 {
+                        tp_block_size: cfg.block_size,
+                        tp_block_nr: cfg.blocks,
+                        tp_frame_size: frame_size,
+                        tp_frame_nr: (cfg.block_size / frame_size) * cfg.blocks,
+                        tp_retire_blk_tov: cfg.block_timeout_ms,
+                        tp_sizeof_priv: 0,
+                        tp_feature_req_word: libc::TP_FT_REQ_FILL_RXHASH,
+                    };
+                    setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|_| {
+                        os_err(
+                            iface,
+                            "PACKET_RX_RING (ring too large for the memory limit?)",
+                        )
+                    })?;
+                    Layout::Blocks {
+                        next_block: 0,
+                        cursor: None,
+                    }
+                }
+                TpacketVersion::V2 => {
+                    let frame_size = match cfg.frame_size {
+                        Some(f) => f,
+                        None => v2_frame_size(
+                            interface_mtu(s, &name, iface)?,
+                            cfg.snaplen,
+                            cfg.block_size,
+                        ),
+                    };
+                    // A frame longer than its slot: the kernel queues a whole copy on the socket (any threshold
+                    // turns the copies on), given room in the receive buffer.
+                    let one: libc::c_int = 1;
+                    setsockopt(s, libc::SOL_PACKET, libc::PACKET_COPY_THRESH, &one)
+                        .map_err(|_| os_err(iface, "PACKET_COPY_THRESH"))?;
+                    if setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &COPY_RCVBUF).is_err()
+                    {
+                        let _ = setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUF, &COPY_RCVBUF);
+                    }
+                    let per_block = cfg.block_size / frame_size;
+                    let req = libc::tpacket_req {
+                        tp_block_size: cfg.block_size,
+                        tp_block_nr: cfg.blocks,
+                        tp_frame_size: frame_size,
+                        tp_frame_nr: per_block * cfg.blocks,
+                    };
+                    setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|_| {
+                        os_err(
+                            iface,
+                            "PACKET_RX_RING (ring too large for the memory limit?)",
+                        )
+                    })?;
+                    Layout::Frames {
+                        frame_size: frame_size as usize,
+                        per_block: per_block as usize,
+                        count: (per_block * cfg.blocks) as usize,
+                        next: 0,
+                        held: None,
+                    }
+                }
             };
-            setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|_| {
-                os_err(
-                    iface,
-                    "PACKET_RX_RING (ring too large for the memory limit?)",
-                )
-            })?;
             let map_len = cfg.block_size as usize * cfg.blocks as usize;
             // SAFETY: maps the ring the kernel just allocated for this socket; checked against MAP_FAILED below
             // and unmapped in `Drop`.
@@ -425,13 +627,14 @@ mod imp {
                 map_len,
                 block_size: cfg.block_size as usize,
                 blocks: cfg.blocks as usize,
-                next_block: 0,
-                cursor: None,
+                layout,
                 iface: iface.to_string(),
                 link_type,
                 stats: KernelStats::default(),
                 counters: RingCounters::default(),
                 scratch: Vec::new(),
+                whole: Vec::new(),
+                snaplen: cfg.snaplen as usize,
             };
             // SAFETY: an all-zero `sockaddr_ll` is a valid value of the plain C struct.
             let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -474,17 +677,14 @@ mod imp {
             Ok(cap)
         }
 
-        /// The status word of block `b`, shared with the kernel.
-        fn status(&self, b: usize) -> &AtomicU32 {
-            // SAFETY: `b < blocks`, so the word lies in the mapping; blocks start page-aligned, so the u32 at
-            // offset 8 is aligned; the kernel and this process both access it atomically (the kernel with its
-            // own barriers around `block_status`), and the mapping lives as long as `&self`.
-            unsafe {
-                &*self
-                    .map
-                    .add(b * self.block_size + BLOCK_STATUS)
-                    .cast::<AtomicU32>()
-            }
+        /// The status word at byte `offset` of the ring (a block's, V3, or a frame slot's, V2), shared with the
+        /// kernel.
+        fn status_at(&self, offset: usize) -> &AtomicU32 {
+            // SAFETY: the callers pass the offset of a block's status word (`b * block_size + 8`, `b < blocks`) or
+            // of a frame slot's (`slot_offset`, inside the mapping): 4 bytes inside the mapping, aligned (blocks
+            // start page-aligned, slots 16-aligned); the kernel and this process both access it atomically (the
+            // kernel with its own barriers around the status), and the mapping lives as long as `&self`.
+            unsafe { &*self.map.add(offset).cast::<AtomicU32>() }
         }
 
         /// Block `b`'s bytes. Only while this process owns it (status has `TP_STATUS_USER`).
@@ -492,121 +692,215 @@ mod imp {
             // SAFETY: `b < blocks`, so the range lies in the mapping. The caller only looks at a block whose
             // status it read as `TP_STATUS_USER` (with acquire ordering): the kernel does not write a block it has
             // handed over until this process writes `TP_STATUS_KERNEL` back, which it does only after the last
-            // borrow of these bytes (`release_block` takes `&mut self`).
-            unsafe { block_at(self.map, self.block_size, b) }
+            // borrow of these bytes (`ready` takes `&mut self`).
+            unsafe { ring_bytes(self.map, b * self.block_size, self.block_size) }
         }
 
-        fn release_block(&mut self, b: usize) {
-            self.status(b)
-                .store(libc::TP_STATUS_KERNEL, Ordering::Release);
+        /// Where frame slot `i` starts (TPACKET_V2: slots do not straddle blocks).
+        fn slot_offset(&self, i: usize, frame_size: usize, per_block: usize) -> usize {
+            (i / per_block) * self.block_size + (i % per_block) * frame_size
         }
 
-        /// Whether a frame can be read now without waiting. Gives back a block whose frames have all been read.
+        /// Gives back what the reader finished with, then says whether a frame can be read now without waiting.
         pub fn ready(&mut self) -> bool {
+            match self.layout {
+                Layout::Blocks { .. } => self.ready_block(),
+                Layout::Frames {
+                    frame_size,
+                    per_block,
+                    next,
+                    held,
+                    ..
+                } => {
+                    if let Some(h) = held {
+                        let at = self.slot_offset(h, frame_size, per_block);
+                        self.status_at(at)
+                            .store(libc::TP_STATUS_KERNEL, Ordering::Release);
+                        if let Layout::Frames { held, .. } = &mut self.layout {
+                            *held = None;
+                        }
+                    }
+                    let at = self.slot_offset(next, frame_size, per_block);
+                    self.status_at(at).load(Ordering::Acquire) & libc::TP_STATUS_USER != 0
+                }
+            }
+        }
+
+        /// TPACKET_V3: gives back a block whose frames have all been read; whether a frame is ready.
+        fn ready_block(&mut self) -> bool {
             loop {
-                if let Some(c) = self.cursor {
+                let Layout::Blocks { next_block, cursor } = self.layout else {
+                    return false;
+                };
+                if let Some(c) = cursor {
                     if c.left > 0 {
                         return true;
                     }
-                    self.release_block(c.block);
-                    self.cursor = None;
-                    self.next_block = (c.block + 1) % self.blocks;
+                    self.status_at(c.block * self.block_size + BLOCK_STATUS)
+                        .store(libc::TP_STATUS_KERNEL, Ordering::Release);
+                    self.layout = Layout::Blocks {
+                        next_block: (c.block + 1) % self.blocks,
+                        cursor: None,
+                    };
+                    continue;
                 }
-                let b = self.next_block;
-                if self.status(b).load(Ordering::Acquire) & libc::TP_STATUS_USER == 0 {
+                let b = next_block;
+                if self
+                    .status_at(b * self.block_size + BLOCK_STATUS)
+                    .load(Ordering::Acquire)
+                    & libc::TP_STATUS_USER
+                    == 0
+                {
                     return false;
                 }
                 let blk = self.block(b);
-                let (Some(n), Some(first)) =
-                    (u32_at(blk, BLOCK_NUM_PKTS), u32_at(blk, BLOCK_FIRST_PKT))
-                else {
-                    self.counters.malformed += 1;
-                    self.cursor = Some(Cursor {
+                let cursor = match (u32_at(blk, BLOCK_NUM_PKTS), u32_at(blk, BLOCK_FIRST_PKT)) {
+                    (Some(n), Some(first)) => Cursor {
                         block: b,
-                        offset: 0,
-                        left: 0,
-                    });
-                    continue;
+                        offset: first as usize,
+                        left: n,
+                    },
+                    _ => {
+                        self.counters.malformed += 1;
+                        Cursor {
+                            block: b,
+                            offset: 0,
+                            left: 0,
+                        }
+                    }
                 };
-                self.cursor = Some(Cursor {
-                    block: b,
-                    offset: first as usize,
-                    left: n,
-                });
+                self.layout = Layout::Blocks {
+                    next_block,
+                    cursor: Some(cursor),
+                };
             }
         }
 
         /// The next frame if one is ready, without waiting.
         pub fn try_next(&mut self) -> Option<PacketRecord<'_>> {
             while self.ready() {
-                let c = self.cursor?;
-                let Some(Frame {
-                    next,
-                    sec,
-                    nsec,
-                    snaplen,
-                    len,
-                    status,
-                    tci,
-                    tpid,
-                    data: range,
-                }) = frame_at(self.block(c.block), c.offset)
-                else {
-                    // A header outside the block: the rest of the block cannot be walked.
-                    self.counters.malformed += u64::from(c.left);
-                    self.cursor = Some(Cursor { left: 0, ..c });
-                    continue;
+                let (frame, base, whole) = match self.layout {
+                    Layout::Blocks { next_block, cursor } => {
+                        let c = cursor?;
+                        let Some(f) = frame_at(self.block(c.block), c.offset) else {
+                            // A header outside the block: the rest of the block cannot be walked.
+                            self.counters.malformed += u64::from(c.left);
+                            self.layout = Layout::Blocks {
+                                next_block,
+                                cursor: Some(Cursor { left: 0, ..c }),
+                            };
+                            continue;
+                        };
+                        self.layout = Layout::Blocks {
+                            next_block,
+                            cursor: Some(Cursor {
+                                block: c.block,
+                                offset: if f.next == 0 {
+                                    usize::MAX
+                                } else {
+                                    c.offset.saturating_add(f.next as usize)
+                                },
+                                left: if f.next == 0 { 0 } else { c.left - 1 },
+                            }),
+                        };
+                        (f, c.block * self.block_size, false)
+                    }
+                    Layout::Frames {
+                        frame_size,
+                        per_block,
+                        count,
+                        next,
+                        ..
+                    } => {
+                        let at = self.slot_offset(next, frame_size, per_block);
+                        if let Layout::Frames { next, held, .. } = &mut self.layout {
+                            *held = Some(*next);
+                            *next = (*next + 1) % count;
+                        }
+                        // SAFETY: slot `next` lies inside the mapping (`slot_offset` of an index below `count`) and
+                        // this process owns it (its status read as `TP_STATUS_USER`) until `ready` gives it back,
+                        // which needs `&mut self`, so after this borrow ends.
+                        let slot = unsafe { ring_bytes(self.map, at, frame_size) };
+                        let Some(f) = frame_v2(slot) else {
+                            self.counters.malformed += 1;
+                            // Its whole copy, if the kernel queued one, is discarded so the next one stays in step.
+                            if u32_at(slot, V2_STATUS).unwrap_or(0) & libc::TP_STATUS_COPY != 0 {
+                                self.fetch_whole();
+                            }
+                            continue;
+                        };
+                        let whole = f.status & libc::TP_STATUS_COPY != 0 && self.fetch_whole();
+                        (f, at, whole)
+                    }
                 };
-                self.cursor = Some(Cursor {
-                    block: c.block,
-                    offset: if next == 0 {
-                        usize::MAX
-                    } else {
-                        c.offset.saturating_add(next as usize)
-                    },
-                    left: if next == 0 { 0 } else { c.left - 1 },
-                });
                 self.counters.frames += 1;
-                if snaplen < len {
-                    self.counters.snaplen_cut += 1;
-                }
-                let ts_ns = u64::from(sec) * 1_000_000_000 + u64::from(nsec);
-                let mut orig_len = len.max(snaplen);
-                let restore_vlan = status & libc::TP_STATUS_VLAN_VALID != 0
-                    && self.link_type == LinkType::ETHERNET
-                    && range.len() >= 12;
-                let data = if restore_vlan {
-                    self.counters.vlan_restored += 1;
-                    let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 && tpid != 0 {
-                        tpid
-                    } else {
-                        0x8100
-                    };
-                    // SAFETY: as for `block`: this process owns block `c.block` (read as `TP_STATUS_USER`), and the
-                    // slice is dropped before this call returns (it is copied into the scratch buffer).
-                    let frame = unsafe { block_at(self.map, self.block_size, c.block) };
-                    let frame = frame.get(range).unwrap_or(&[]);
-                    self.scratch.clear();
-                    self.scratch
-                        .extend_from_slice(frame.get(..12).unwrap_or(&[]));
-                    self.scratch.extend_from_slice(&tpid.to_be_bytes());
-                    self.scratch.extend_from_slice(&(tci as u16).to_be_bytes());
-                    self.scratch
-                        .extend_from_slice(frame.get(12..).unwrap_or(&[]));
-                    orig_len = orig_len.saturating_add(4);
-                    &self.scratch[..]
-                } else {
-                    self.block(c.block).get(range).unwrap_or(&[])
-                };
-                return Some(PacketRecord {
-                    ts_ns,
-                    orig_len,
-                    interface: 0,
-                    link_type: self.link_type,
-                    data,
-                });
+                return Some(self.record(frame, base, whole));
             }
             None
+        }
+
+        /// TPACKET_V2: receives the whole copy of a frame longer than its slot into `whole`; false when none could
+        /// be read (the frame is then delivered as the ring cut it).
+        fn fetch_whole(&mut self) -> bool {
+            self.whole.resize(self.snaplen.max(1), 0);
+            // SAFETY: `whole` is valid for writing its length for the call's duration.
+            let n = unsafe {
+                libc::recv(
+                    self.fd.as_raw_fd(),
+                    self.whole.as_mut_ptr().cast(),
+                    self.whole.len(),
+                    libc::MSG_DONTWAIT | libc::MSG_TRUNC,
+                )
+            };
+            let Ok(n) = usize::try_from(n) else {
+                return false;
+            };
+            self.counters.copied += 1;
+            self.whole.truncate(n.min(self.whole.len()));
+            true
+        }
+
+        /// The record of `f`, whose offsets are from ring byte `base` (its bytes in the ring, or in `whole`).
+        fn record(&mut self, f: Frame, base: usize, whole: bool) -> PacketRecord<'_> {
+            let ts_ns = u64::from(f.sec) * 1_000_000_000 + u64::from(f.nsec);
+            let mut orig_len = f.len.max(f.snaplen);
+            // SAFETY: `base + f.data` lies in the mapping (checked against its block or slot by `frame_at` /
+            // `frame_v2`), and this process owns those bytes until the next call (see `try_next`).
+            let ring = unsafe { ring_bytes(self.map, base + f.data.start, f.data.len()) };
+            let data: &[u8] = if whole { &self.whole } else { ring };
+            if (data.len() as u64) < u64::from(orig_len) {
+                self.counters.snaplen_cut += 1;
+            }
+            let restore_vlan = f.status & libc::TP_STATUS_VLAN_VALID != 0
+                && self.link_type == LinkType::ETHERNET
+                && data.len() >= 12;
+            let data = if restore_vlan {
+                self.counters.vlan_restored += 1;
+                let tpid = if f.status & libc::TP_STATUS_VLAN_TPID_VALID != 0 && f.tpid != 0 {
+                    f.tpid
+                } else {
+                    0x8100
+                };
+                self.scratch.clear();
+                self.scratch
+                    .extend_from_slice(data.get(..12).unwrap_or(&[]));
+                self.scratch.extend_from_slice(&tpid.to_be_bytes());
+                self.scratch
+                    .extend_from_slice(&(f.tci as u16).to_be_bytes());
+                self.scratch
+                    .extend_from_slice(data.get(12..).unwrap_or(&[]));
+                orig_len = orig_len.saturating_add(4);
+                &self.scratch[..]
+            } else {
+                data
+            };
+            PacketRecord {
+                ts_ns,
+                orig_len,
+                interface: 0,
+                link_type: self.link_type,
+                data,
+            }
         }
 
         /// The next frame, or `Ok(None)` when none arrived within the wait (at most 100 ms), so the caller can look
@@ -778,12 +1072,8 @@ mod imp {
         }
     }
 
-    /// The link type of the interface's frames, from its hardware type (`SIOCGIFHWADDR`).
-    fn hardware_link_type(
-        fd: RawFd,
-        name: &std::ffi::CStr,
-        iface: &str,
-    ) -> Result<LinkType, Error> {
+    /// An `ifreq` naming `name`, or an error when the name does not fit.
+    fn ifreq_for(name: &std::ffi::CStr, iface: &str) -> Result<libc::ifreq, Error> {
         // SAFETY: an all-zero `ifreq` is a valid value of the plain C struct.
         let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
         let bytes = name.to_bytes();
@@ -796,6 +1086,29 @@ mod imp {
         for (d, &s) in req.ifr_name.iter_mut().zip(bytes) {
             *d = s as libc::c_char;
         }
+        Ok(req)
+    }
+
+    /// The interface's MTU (`SIOCGIFMTU`).
+    fn interface_mtu(fd: RawFd, name: &std::ffi::CStr, iface: &str) -> Result<u32, Error> {
+        let mut req = ifreq_for(name, iface)?;
+        // SAFETY: `req` is a valid `ifreq` with a NUL-terminated name; SIOCGIFMTU writes its `ifru_mtu`.
+        let r = unsafe { libc::ioctl(fd, libc::SIOCGIFMTU, &mut req) };
+        if r != 0 {
+            return Err(os_err(iface, "SIOCGIFMTU"));
+        }
+        // SAFETY: after SIOCGIFMTU succeeded the union holds `ifru_mtu`.
+        let mtu = unsafe { req.ifr_ifru.ifru_mtu };
+        Ok(u32::try_from(mtu).unwrap_or(0))
+    }
+
+    /// The link type of the interface's frames, from its hardware type (`SIOCGIFHWADDR`).
+    fn hardware_link_type(
+        fd: RawFd,
+        name: &std::ffi::CStr,
+        iface: &str,
+    ) -> Result<LinkType, Error> {
+        let mut req = ifreq_for(name, iface)?;
         // SAFETY: `req` is a valid `ifreq` with a NUL-terminated name; SIOCGIFHWADDR writes its `ifru_hwaddr`.
         let r = unsafe { libc::ioctl(fd, libc::SIOCGIFHWADDR, &mut req) };
         if r != 0 {
@@ -975,6 +1288,149 @@ mod tests {
         assert!(!s.contains('\n'), "{s}");
     }
 
+    /// The tests that capture on `lo` one at a time (each one's traffic would crowd the other's small rings).
+    #[cfg(target_os = "linux")]
+    static LO: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// A ring on `lo`, or `None` (said why) without capture rights.
+    #[cfg(target_os = "linux")]
+    fn ring_on_lo(cfg: &RingConfig) -> Option<AfPacketCapture> {
+        match AfPacketCapture::open("lo", cfg) {
+            Ok(c) => Some(c),
+            Err(e) if e.to_string().contains("not permitted") => {
+                flowbundle_testsupport::missing_tool(&format!(
+                    "AF_PACKET capture rights (root or CAP_NET_RAW): {e}"
+                ));
+                None
+            }
+            Err(e) => panic!("opening a ring on lo: {e}"),
+        }
+    }
+
+    /// Reads `cap` until a frame ending in `tail` comes (at most `tries` waits); its data and original length.
+    #[cfg(target_os = "linux")]
+    fn wait_for(cap: &mut AfPacketCapture, tail: &[u8], tries: usize) -> Option<(Vec<u8>, u32)> {
+        for _ in 0..tries {
+            match cap.next_packet().unwrap() {
+                Some(p) if p.data.ends_with(tail) => return Some((p.data.to_vec(), p.orig_len)),
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        None
+    }
+
+    /// TPACKET_V2 hands a lone frame over at once (a TPACKET_V3 block with a long retire timeout holds it back),
+    /// and a frame longer than its slot still arrives whole, fetched from the socket.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn v2_ring_hands_over_each_frame_at_once_and_long_frames_whole() {
+        use std::net::UdpSocket;
+        let v2 = RingConfig {
+            version: TpacketVersion::V2,
+            block_size: 1 << 16,
+            blocks: 4,
+            frame_size: Some(512),
+            snaplen: 4096,
+            promisc: false,
+            ..RingConfig::default()
+        };
+        // A block large enough that other traffic on `lo` does not fill it while the test looks.
+        let v3 = RingConfig {
+            version: TpacketVersion::V3,
+            block_size: 4 << 20,
+            blocks: 2,
+            block_timeout_ms: 60_000,
+            ..v2
+        };
+        let _lo = LO.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut frames) = ring_on_lo(&v2) else {
+            return;
+        };
+        let Some(mut blocks) = ring_on_lo(&v3) else {
+            return;
+        };
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let lone = b"flowbundle-v2-lone-frame";
+        tx.send_to(lone, rx.local_addr().unwrap()).unwrap();
+        let (data, orig) =
+            wait_for(&mut frames, lone, 10_000).expect("the V2 ring delivered the frame");
+        assert_eq!(
+            (data.len(), orig as usize),
+            (14 + 20 + 8 + lone.len(), data.len())
+        );
+        assert_eq!(
+            wait_for(&mut blocks, lone, 10_000),
+            None,
+            "a V3 block is handed over when full or at its timeout, not per frame"
+        );
+        // 2,000 bytes of payload in a 512-byte slot: cut in the ring, whole from the socket.
+        let mut long = vec![0u8; 2000];
+        long[1990..].copy_from_slice(b"-long-tail");
+        for _ in 0..3 {
+            tx.send_to(&long, rx.local_addr().unwrap()).unwrap();
+            tx.send_to(lone, rx.local_addr().unwrap()).unwrap();
+        }
+        for _ in 0..3 {
+            let (data, orig) =
+                wait_for(&mut frames, b"-long-tail", 10_000).expect("the long frame");
+            assert_eq!(data.len(), 14 + 20 + 8 + 2000);
+            assert_eq!(orig as usize, data.len());
+            assert!(data.ends_with(&long));
+            // The short frame after it is in step: copies and slots stay paired.
+            assert!(wait_for(&mut frames, lone, 10_000).is_some());
+        }
+        let c = frames.counters();
+        assert!(c.copied >= 3, "{c:?}");
+        assert_eq!((c.snaplen_cut, c.malformed), (0, 0), "{c:?}");
+        assert!(frames.kernel_stats().unwrap().packets >= 7);
+    }
+
+    #[test]
+    fn v2_frame_slots_hold_the_mtu_and_headers_within_the_block() {
+        assert_eq!(v2_frame_size(1500, 65_535, 4 << 20), 1616);
+        assert_eq!(v2_frame_size(9000, 65_535, 4 << 20), 9104);
+        // The snaplen bounds the slot; the block bounds it too; never below the minimum.
+        assert_eq!(v2_frame_size(1500, 100, 4 << 20), 192.max(MIN_FRAME_V2));
+        assert_eq!(v2_frame_size(65_536, 1 << 20, 8192), 8192);
+        assert_eq!(v2_frame_size(0, 0, 4096), MIN_FRAME_V2);
+        let v2 = |f| RingConfig {
+            version: TpacketVersion::V2,
+            frame_size: Some(f),
+            ..RingConfig::default()
+        };
+        assert_eq!(check_ring(&v2(2048)), Ok(()));
+        assert!(check_ring(&v2(2050)).unwrap_err().contains("frame size"));
+        assert!(check_ring(&v2(128)).unwrap_err().contains("frame size"));
+        assert!(check_ring(&v2(8 << 20)).unwrap_err().contains("frame size"));
+        // No block timeout in V2.
+        assert_eq!(
+            check_ring(&RingConfig {
+                block_timeout_ms: 0,
+                ..v2(2048)
+            }),
+            Ok(())
+        );
+        assert_eq!("v2".parse(), Ok(TpacketVersion::V2));
+        assert_eq!("TPACKET_V3".parse(), Ok(TpacketVersion::V3));
+        assert!("4".parse::<TpacketVersion>().is_err());
+    }
+
+    #[cfg(target_os = "linux")]
+    proptest::proptest! {
+        /// Whatever bytes a V2 slot holds, reading its header never panics, and a frame it gives lies in the slot.
+        #[test]
+        fn any_slot_bytes_give_a_v2_frame_inside_the_slot_or_none(
+            slot in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+        ) {
+            if let Some(f) = imp::frame_v2(&slot) {
+                proptest::prop_assert!(f.data.start >= 32 && f.data.end <= slot.len());
+                proptest::prop_assert_eq!(f.data.len(), f.snaplen as usize);
+            }
+        }
+    }
+
     /// Captures its own datagrams on the loopback through a small ring (needs root or CAP_NET_RAW; skipped with
     /// the reason otherwise), and reads the kernel's counters.
     #[cfg(target_os = "linux")]
@@ -989,6 +1445,7 @@ mod tests {
             promisc: false,
             ..RingConfig::default()
         };
+        let _lo = LO.lock().unwrap_or_else(|e| e.into_inner());
         let mut cap = match AfPacketCapture::open("lo", &cfg) {
             Ok(c) => c,
             Err(e) if e.to_string().contains("not permitted") => {

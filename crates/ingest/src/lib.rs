@@ -41,6 +41,7 @@ pub mod writer;
 
 pub use afpacket::{
     AfPacketCapture, FanoutMode, KernelStats, PacketSender, RingConfig, RingCounters,
+    TpacketVersion,
 };
 pub use arena::PacketArena;
 pub use error::Error;

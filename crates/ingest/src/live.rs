@@ -191,7 +191,7 @@ pub use imp::LiveCapture;
 /// How packets come off an interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaptureMethod {
-    /// AF_PACKET TPACKET_V3 rings ([`AfPacketCapture`]; Linux, the default build).
+    /// AF_PACKET rings, TPACKET_V3 or V2 ([`AfPacketCapture`]; Linux, the default build).
     AfPacket,
     /// libpcap ([`LiveCapture`]; the `live` feature, the portable fallback).
     Pcap,

@@ -93,6 +93,8 @@ pub struct CaptureCounters {
     pub vlan_restored: u64,
     /// Frames whose ring header was unreadable (skipped).
     pub malformed: u64,
+    /// Frames longer than their ring slot (TPACKET_V2), fetched whole from the socket.
+    pub whole_copies: u64,
 }
 
 /// The summary; `Display` renders it.
@@ -312,7 +314,8 @@ impl fmt::Display for Summary<'_> {
             writeln!(
                 f,
                 "  capture: {}; capture.kernel_packets {}, capture.kernel_drops {}, ring freezes {}; dropped with \
-                 every packet buffer in use {}; cut to the snaplen {}; unreadable ring frames {}; VLAN tags restored {}",
+                 every packet buffer in use {}; cut to the snaplen {}; unreadable ring frames {}; VLAN tags restored {}; \
+                 longer than their ring slot, fetched whole {}",
                 c.method,
                 c.kernel_packets,
                 c.kernel_drops,
@@ -320,7 +323,8 @@ impl fmt::Display for Summary<'_> {
                 c.queue_full,
                 c.snaplen_cut,
                 c.malformed,
-                c.vlan_restored
+                c.vlan_restored,
+                c.whole_copies
             )?;
         }
         if let Some(o) = &info.eve_output {

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use flowbundle_ingest::{CaptureMethod, CaptureReader, LiveSource, PacketArena, RingConfig};
+use flowbundle_ingest::{
+    CaptureMethod, CaptureReader, LiveSource, PacketArena, RingConfig, TpacketVersion,
+};
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::{RuleSet, ThresholdTable};
 use flowbundle_inspect::{
@@ -70,7 +72,7 @@ pub struct Args {
     #[arg(long)]
     simulate_ips: bool,
 
-    /// With --interface: how to capture: `afpacket` (TPACKET_V3 rings, Linux, the default) or `pcap` (libpcap, a
+    /// With --interface: how to capture: `afpacket` (AF_PACKET rings, Linux, the default) or `pcap` (libpcap, a
     /// build with `--features live`).
     #[arg(long, value_name = "METHOD", default_value = "afpacket")]
     capture: flowbundle_ingest::CaptureMethod,
@@ -83,9 +85,17 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     block_size: Option<u32>,
 
-    /// With --capture afpacket: milliseconds after which the kernel hands over a block that is not full.
+    /// With --capture afpacket and TPACKET_V3: milliseconds after which the kernel hands over a block that is not
+    /// full.
     #[arg(long, value_name = "MS")]
     block_timeout_ms: Option<u32>,
+
+    /// With --capture afpacket: the ring layout. `3`: TPACKET_V3 blocks, one wake-up per block, but a frame waits in
+    /// its block until the block is full or --block-timeout-ms passes (the default for --interface); `2`:
+    /// TPACKET_V2 frames, each handed over as soon as it arrives (the default for --inline: Suricata's documentation
+    /// advises against TPACKET_V3 in IPS mode for that latency).
+    #[arg(long, value_name = "2|3")]
+    tpacket: Option<flowbundle_ingest::TpacketVersion>,
 
     /// With --capture afpacket and --threads N: one ring per worker in a PACKET_FANOUT group and the kernel spreads
     /// the packets (`hash`: both directions of a flow to one worker, Suricata's `workers` mode; `cpu`, `qm`, `lb`);
@@ -539,7 +549,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             || args.fanout.is_some()
             || args.ring_blocks.is_some()
             || args.block_size.is_some()
-            || args.block_timeout_ms.is_some())
+            || args.block_timeout_ms.is_some()
+            || args.tpacket.is_some())
     {
         bail!(
             "--count, --seconds, --snaplen, --no-promisc, --fanout and the ring options apply to live capture \
@@ -1316,9 +1327,10 @@ fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSou
             if args.ring_blocks.is_some()
                 || args.block_size.is_some()
                 || args.block_timeout_ms.is_some()
+                || args.tpacket.is_some()
             {
                 bail!(
-                    "--ring-blocks, --block-size and --block-timeout-ms apply to --capture afpacket"
+                    "--ring-blocks, --block-size, --block-timeout-ms and --tpacket apply to --capture afpacket"
                 );
             }
             LiveSource::pcap(iface, args.snaplen, !args.no_promisc)
@@ -1326,9 +1338,11 @@ fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSou
         CaptureMethod::AfPacket => {
             let d = RingConfig::default();
             let cfg = RingConfig {
+                version: ring_version(args, d.version)?,
                 block_size: args.block_size.unwrap_or(d.block_size),
                 blocks: args.ring_blocks.unwrap_or(d.blocks),
                 block_timeout_ms: args.block_timeout_ms.unwrap_or(d.block_timeout_ms),
+                frame_size: None,
                 snaplen: args.snaplen,
                 promisc: !args.no_promisc,
                 // One group per process: a second sensor on the same interface gets its own copy.
@@ -1349,16 +1363,33 @@ fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSou
     Ok(source)
 }
 
+/// The ring layout of a live run: `--tpacket`, else `default` (TPACKET_V3 for capture, V2 inline). A block timeout
+/// means nothing to a TPACKET_V2 ring, so asking for both is refused.
+fn ring_version(args: &Args, default: TpacketVersion) -> anyhow::Result<TpacketVersion> {
+    let v = args.tpacket.unwrap_or(default);
+    if v == TpacketVersion::V2 && args.block_timeout_ms.is_some() {
+        bail!(
+            "--block-timeout-ms applies to TPACKET_V3 rings (--tpacket 3); a TPACKET_V2 ring hands each frame over as it arrives"
+        );
+    }
+    Ok(v)
+}
+
 fn capture_method(args: &Args, rings: usize) -> String {
+    let default = match args.inline {
+        Some(_) => TpacketVersion::V2,
+        None => TpacketVersion::V3,
+    };
+    let v = args.tpacket.unwrap_or(default).name();
     if args.inline.is_some() {
-        return "afpacket, one ring per side".into();
+        return format!("afpacket TPACKET_V{v}, one ring per side");
     }
     match (args.capture, args.fanout) {
         (CaptureMethod::Pcap, _) => "libpcap".into(),
         (CaptureMethod::AfPacket, Some(m)) => {
-            format!("afpacket, {rings} rings, fanout {}", m.name())
+            format!("afpacket TPACKET_V{v}, {rings} rings, fanout {}", m.name())
         }
-        (CaptureMethod::AfPacket, None) => "afpacket, 1 ring".into(),
+        (CaptureMethod::AfPacket, None) => format!("afpacket TPACKET_V{v}, 1 ring"),
     }
 }
 
@@ -1387,6 +1418,7 @@ fn note_capture(cap: &mut LiveSource, args: &Args, queue_full: u64, info: &mut R
         snaplen_cut: ring.snaplen_cut,
         vlan_restored: ring.vlan_restored,
         malformed: ring.malformed,
+        whole_copies: ring.copied,
     });
 }
 
@@ -1412,10 +1444,13 @@ fn open_inline(args: &Args, pair: &str) -> anyhow::Result<(LiveSource, Inline)> 
     }
     let d = RingConfig::default();
     let cfg = RingConfig {
+        // Each frame handed over as it arrives: a TPACKET_V3 block would hold it back (see `ring_version`).
+        version: ring_version(args, TpacketVersion::V2)?,
         block_size: args.block_size.unwrap_or(d.block_size),
         blocks: args.ring_blocks.unwrap_or(d.blocks),
-        // A packet waits in the ring until its block is handed over: inline, the timeout is the latency floor.
+        // With TPACKET_V3 a packet waits in the ring until its block is handed over: the timeout is the latency floor.
         block_timeout_ms: args.block_timeout_ms.unwrap_or(1),
+        frame_size: None,
         // Whole frames, the largest a device hands over included (a 64 KiB offloaded segment and its headers).
         snaplen: INLINE_SNAPLEN,
         promisc: !args.no_promisc,
