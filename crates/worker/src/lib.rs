@@ -42,20 +42,24 @@
 //!   and the report says why ([`Pinning`]).
 //!
 //! **Streaming** ([`run_stream`]): the same dispatch step and worker loop, fed by a reader thread that produces
-//! descriptors as it reads (a [`Feed`], e.g. packets copied into a bounded `flowbundle_ingest::PacketArena`), with a
+//! descriptors as it reads (a [`Feed`], e.g. packets in a bounded `flowbundle_ingest::PacketArena`), with a
 //! collector on the calling thread that drains output while the run goes on. Memory is bounded by the feed's buffers,
 //! not by the input's length; a full arena or a full policy queue slows the reader (backpressure), nothing is dropped.
+//! The feed may run a job on every worker at once ([`Crew::broadcast`]: a sweep of the workload's state by shard,
+//! the end of the input), and the workers do not time each packet (nothing reads it there).
 //!
 //! The workload runs with per-worker local state ([`Workload::Local`]), returned in the report so the harness can
 //! read what the engine measured inside a packet (its life-of-a-packet stage times). Workloads here: [`Null`] and
 //! [`Synthetic`] (a calibrated busy loop from a cost model or a per-packet cost array, optionally touching per-flow
 //! state lines so cache affinity matters); the inspection engine implements [`Workload`] in its own crate.
 
+mod crew;
 mod park;
 mod runtime;
 mod stream;
 mod workload;
 
+pub use crew::Crew;
 pub use flowbundle_types::{BundleToken, Outcome, Workload};
 pub use runtime::{
     DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, RELEASE_TICK_NS, Records,

@@ -6,6 +6,10 @@
 //! (`flowbundle_ingest::PacketArena`) waits for a free slot before producing the next descriptor, so a slow worker
 //! slows the reader and nothing is dropped. The scheduler's own queues are bounded too (a refusal makes the reader
 //! back off exactly as in the preloaded raw mode).
+//!
+//! The feed gets a [`Crew`] with each call: what it needs to hand every worker a job at once (a sweep of the
+//! workers' shared state, the end of the input), see [`crate::crew`]. Workers do not time their packets here
+//! ([`StreamConfig::timing`]): nothing reads it, and two clock reads per packet were a tenth of a worker's time.
 
 use std::sync::Barrier;
 use std::sync::atomic::Ordering::*;
@@ -15,20 +19,23 @@ use std::time::Duration;
 use flowbundle_scheduler::{Desc, Scheduler};
 use flowbundle_types::Workload;
 
+use crate::crew::{Crew, Jobs};
 use crate::runtime::{
     DispatchReport, RunReport, Shared, dispatch_raw, pin_to, plan_pinning, tighten_timer_slack,
     worker_loop,
 };
 
 /// Where a streaming run's descriptors come from: called on the reader thread until it answers `None` (end of input,
-/// or the caller asked to stop). It may block (waiting for a free packet buffer is the runtime's backpressure).
-pub trait Feed: Send {
-    fn next_desc(&mut self) -> Option<Desc>;
+/// or the caller asked to stop). It may block (waiting for a free packet buffer is the runtime's backpressure), and
+/// may hand the workers jobs through the [`Crew`] (whose state is `L`, the workload's
+/// [`Local`](Workload::Local)).
+pub trait Feed<L>: Send {
+    fn next_desc(&mut self, crew: &Crew<'_, L>) -> Option<Desc>;
 }
 
-impl<F: FnMut() -> Option<Desc> + Send> Feed for F {
-    fn next_desc(&mut self) -> Option<Desc> {
-        self()
+impl<L, F: FnMut(&Crew<'_, L>) -> Option<Desc> + Send> Feed<L> for F {
+    fn next_desc(&mut self, crew: &Crew<'_, L>) -> Option<Desc> {
+        self(crew)
     }
 }
 
@@ -39,6 +46,8 @@ pub struct StreamConfig {
     pub pin: bool,
     /// How often the collector runs on the calling thread while the run goes on.
     pub collect_every: Duration,
+    /// Workers time each packet (the reports' `busy_ns` and `idle_ns`); off by default (two clock reads a packet).
+    pub timing: bool,
 }
 
 impl Default for StreamConfig {
@@ -46,6 +55,7 @@ impl Default for StreamConfig {
         StreamConfig {
             pin: true,
             collect_every: Duration::from_millis(2),
+            timing: false,
         }
     }
 }
@@ -63,30 +73,34 @@ pub fn run_stream<W, F>(
 ) -> (RunReport<W::Local>, F)
 where
     W: Workload + ?Sized,
-    F: Feed,
+    F: Feed<W::Local>,
 {
     let workers = sched.workers().max(1);
-    let shared = Shared::new(workers, 0);
+    let mut shared = Shared::new(workers, 0);
+    shared.timed = cfg.timing;
+    let jobs = Jobs::new(workers);
     let pinning = plan_pinning(cfg.pin, workers);
     let barrier = Barrier::new(workers + 1);
     let (dispatch, results) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
-                let (shared, barrier, core) = (&shared, &barrier, pinning.core_of(w + 1));
+                let (shared, barrier, core, jobs) =
+                    (&shared, &barrier, pinning.core_of(w + 1), &jobs);
                 std::thread::Builder::new()
                     .name(format!("worker-{w}"))
                     .spawn_scoped(scope, move || {
-                        worker_loop(w, sched, workload, shared, barrier, core)
+                        worker_loop(w, sched, workload, shared, barrier, core, Some(jobs))
                     })
                     .expect("spawning a worker thread")
             })
             .collect();
         let threads: Vec<Thread> = handles.iter().map(|h| h.thread().clone()).collect();
-        let (shared_ref, barrier_ref, core) = (&shared, &barrier, pinning.core_of(0));
+        let (shared_ref, barrier_ref, core, jobs) = (&shared, &barrier, pinning.core_of(0), &jobs);
         let reader = std::thread::Builder::new()
             .name("reader".into())
             .spawn_scoped(scope, move || {
-                reader_loop(sched, feed, shared_ref, barrier_ref, &threads, core)
+                let crew = Crew::new(jobs, &shared_ref.sleepers, &threads);
+                reader_loop(sched, feed, shared_ref, barrier_ref, &threads, core, &crew)
             })
             .expect("spawning the reader thread");
         while !handles.iter().all(|h| h.is_finished()) {
@@ -122,20 +136,21 @@ where
     (report, feed)
 }
 
-fn reader_loop<F: Feed>(
+fn reader_loop<L, F: Feed<L>>(
     sched: &dyn Scheduler,
     mut feed: F,
     shared: &Shared,
     barrier: &Barrier,
     threads: &[Thread],
     core: Option<usize>,
+    crew: &Crew<'_, L>,
 ) -> (u64, DispatchReport, F) {
     pin_to(core);
     tighten_timer_slack();
     let mut report = DispatchReport::default();
     barrier.wait();
     let start = shared.now();
-    while let Some(d) = feed.next_desc() {
+    while let Some(d) = feed.next_desc(crew) {
         dispatch_raw(sched, d, shared, threads, &mut report);
     }
     report.end_ns = shared.now();

@@ -3,7 +3,9 @@
 
 use flowbundle_scheduler::check::ExclusivityChecker;
 use flowbundle_scheduler::{ALL, Desc, SchedOptions, build};
-use flowbundle_worker::{Cost, Mode, Null, RunConfig, Status, Synthetic, run};
+use flowbundle_worker::{
+    Cost, Crew, Mode, Null, RunConfig, Status, StreamConfig, Synthetic, run, run_stream,
+};
 use std::collections::HashMap;
 
 fn trace(n: u32, flows: u32) -> Vec<Desc> {
@@ -296,6 +298,8 @@ struct HookLocal {
     stopped: bool,
     packets_before_start: u64,
     packets: u64,
+    /// Jobs run ([`flowbundle_worker::Crew::broadcast`]): the worker number given and the packets processed by then.
+    jobs: Vec<(usize, u64)>,
 }
 
 impl flowbundle_worker::Workload for Hooked {
@@ -393,5 +397,52 @@ fn ph_with_late_claim_hands_off_after_prepare_and_loses_nothing() {
         if workers == 1 {
             assert_eq!(handoffs, 0);
         }
+    }
+}
+
+/// A streaming run's feed hands every worker a job three times: before the first packet (the workers have parked by
+/// then), in the middle, and after the last. Each worker runs each job once, with its own number and state, and
+/// every packet is processed once.
+#[test]
+fn a_broadcast_job_runs_once_on_every_worker() {
+    let descs = trace(2000, 40);
+    for policy in ["dh", "lfb", "ph"] {
+        let sched = build(policy, 3, &SchedOptions::default()).unwrap();
+        let mut next = 0usize;
+        let feed = |crew: &Crew<'_, HookLocal>| {
+            if next == 0 || next == 1000 || next == descs.len() {
+                if next == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                assert_eq!(crew.workers(), 3);
+                crew.broadcast(&|w, l: &mut HookLocal| l.jobs.push((w, l.packets)));
+            }
+            let d = descs.get(next).copied();
+            next += 1;
+            d
+        };
+        let (r, _) = run_stream(
+            sched.as_ref(),
+            &Hooked,
+            feed,
+            &mut |_| {},
+            &StreamConfig::default(),
+        );
+        assert_eq!(r.processed(), 2000, "{policy}");
+        for (w, l) in r.locals.iter().enumerate() {
+            assert_eq!(l.jobs.len(), 3, "{policy}: worker {w} ran {:?}", l.jobs);
+            assert!(l.jobs.iter().all(|&(jw, _)| jw == w), "{policy}");
+            assert_eq!(
+                l.jobs[0].1, 0,
+                "{policy}: the first job ran before any packet"
+            );
+        }
+        // The last job ran after the last packet was dispatched, so with all packets processed before the run
+        // ended, each worker's count at its last job is at most its total.
+        assert!(
+            r.locals
+                .iter()
+                .all(|l| l.jobs.windows(2).all(|p| p[0].1 <= p[1].1) && l.jobs[2].1 <= l.packets)
+        );
     }
 }
