@@ -172,6 +172,12 @@ impl WorkerCtx {
         n
     }
 
+    /// Counts a sweep run on every worker at once (each worker's share counts none; see
+    /// [`Engine::expire_shards`]).
+    pub(crate) fn add_sweep(&mut self) {
+        self.stats.flow_sweeps += 1;
+    }
+
     /// Events waiting to be taken.
     pub fn pending_events(&self) -> usize {
         self.events.len()
@@ -1245,13 +1251,49 @@ impl Engine {
     /// reader calls it when every packet it dispatched has been inspected and before it dispatches another).
     pub unsafe fn expire_all(&self, ctx: &mut WorkerCtx, now_ns: u64) -> usize {
         self.adopt(ctx);
+        // SAFETY: the caller's promise covers every shard.
+        let n = unsafe { self.expire_shards(ctx, now_ns, 0..BUNDLES, |_, _| {}) };
+        ctx.stats.flow_sweeps += 1;
+        n
+    }
+
+    /// The shards worker `w` of `workers` takes in a sweep or in the end-of-input flush run on every worker at once
+    /// ([`Engine::expire_shards`], [`Engine::end_shards`]): a contiguous share of the 65,536.
+    pub fn shard_share(w: usize, workers: usize) -> std::ops::Range<usize> {
+        let n = workers.max(1);
+        let w = w.min(n - 1);
+        BUNDLES * w / n..BUNDLES * (w + 1) / n
+    }
+
+    /// A sweep ([`Engine::expire_all`]) of `shards` only, as one worker's share of a sweep run on every worker: ends
+    /// each flow of those shards whose timeout has passed at `now_ns`, in the order of their deadlines, then flow ids,
+    /// and after each calls `each` with the context (the flow's events pending in it) and the flow's place in that
+    /// order, `(deadline, flow id)`, by which the shares of one sweep merge into the order of a sweep of every shard.
+    /// Returns how many flows it ended. The sweep counter is the caller's (one sweep, however many shares).
+    ///
+    /// # Safety
+    /// No other thread uses these shards during the call.
+    pub unsafe fn expire_shards(
+        &self,
+        ctx: &mut WorkerCtx,
+        now_ns: u64,
+        shards: std::ops::Range<usize>,
+        mut each: impl FnMut(&mut WorkerCtx, (u64, u64)),
+    ) -> usize {
+        self.adopt(ctx);
         let t = &self.cfg.timeouts;
         let mut expired: Vec<Flow> = Vec::new();
-        for (b, floor) in self.expiry_floor.iter().enumerate() {
+        for (b, floor) in self
+            .expiry_floor
+            .iter()
+            .enumerate()
+            .take(shards.end)
+            .skip(shards.start)
+        {
             if now_ns <= floor.load(Relaxed) {
                 continue;
             }
-            // SAFETY: the caller's promise: no other thread uses any shard now.
+            // SAFETY: the caller's promise: no other thread uses this shard now.
             let mut held = unsafe { BundleToken::assume_held(b as u16) };
             let mut shard = self.table.shard(&mut held);
             let mut earliest = u64::MAX;
@@ -1277,11 +1319,55 @@ impl Engine {
         expired.sort_unstable_by_key(|f| (deadline(f, t), f.id));
         let n = expired.len();
         for f in expired {
+            let key = (deadline(&f, t), f.id);
             self.table.remove_one();
             self.end_flow(ctx, f, EndReason::Timeout);
+            each(ctx, key);
         }
         self.absorb(ctx);
-        ctx.stats.flow_sweeps += 1;
+        n
+    }
+
+    /// The end of the input for `shards` only, as one worker's share of the flush run on every worker at once: ends
+    /// every flow of those shards as [`Engine::finish`] does (reason `timeout` when its timeout passed before
+    /// `end_ns`, the latest capture time inspected, else `shutdown`); the events are left in `ctx`. Returns how many
+    /// flows it ended.
+    ///
+    /// # Safety
+    /// No other thread uses these shards during the call.
+    pub unsafe fn end_shards(
+        &self,
+        ctx: &mut WorkerCtx,
+        end_ns: u64,
+        shards: std::ops::Range<usize>,
+    ) -> usize {
+        self.adopt(ctx);
+        let mut n = 0;
+        for b in shards {
+            // The global count says when every flow has been ended: small inputs skip most of the 65,536 shards.
+            if self.table.is_empty() {
+                break;
+            }
+            // SAFETY: the caller's promise: no other thread uses this shard now.
+            let mut held = unsafe { BundleToken::assume_held(b as u16) };
+            let flows: Vec<Flow> = self
+                .table
+                .shard(&mut held)
+                .drain()
+                .map(|(_, f)| f)
+                .collect();
+            for f in flows {
+                self.table.remove_one();
+                let reason = if f.expired_at(end_ns, &self.cfg.timeouts) {
+                    EndReason::Timeout
+                } else {
+                    EndReason::Shutdown
+                };
+                self.end_flow(ctx, f, reason);
+                n += 1;
+            }
+        }
+        self.absorb(ctx);
         n
     }
 
@@ -1322,27 +1408,8 @@ impl Engine {
             ctx.records.append(&mut c.records);
         }
         let end = ctx.max_ts;
-        for b in 0..self.table.shards() {
-            // The global count says when every flow has been ended: small inputs skip most of the 65,536 shards.
-            if self.table.is_empty() {
-                break;
-            }
-            let flows: Vec<Flow> = self
-                .table
-                .shard_mut(b as u16)
-                .drain()
-                .map(|(_, f)| f)
-                .collect();
-            for f in flows {
-                self.table.remove_one();
-                let reason = if f.expired_at(end, &self.cfg.timeouts) {
-                    EndReason::Timeout
-                } else {
-                    EndReason::Shutdown
-                };
-                self.end_flow(&mut ctx, f, reason);
-            }
-        }
+        // SAFETY: `&mut self` excludes every other user of the table.
+        unsafe { self.end_shards(&mut ctx, end, 0..BUNDLES) };
         self.absorb(&mut ctx);
         add_profile(&ctx);
         ctx.retire_scanner();

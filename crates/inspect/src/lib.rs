@@ -68,8 +68,8 @@ pub use live::{
     Signals, signals, stop_on_termination,
 };
 pub use stream::{
-    ArenaSource, Batch, BufferDecodes, EventMerge, Forward, Renderer, StatsBoard, StreamOrder,
-    StreamReader, SweepReport, Tagged,
+    ArenaSource, Batch, Broadcast, BufferDecodes, EventMerge, Forward, Piece, Renderer, Run,
+    StatsBoard, StreamOrder, StreamReader, SweepReport, Tagged,
 };
 pub use sweep::{SweepClock, SweepConfig};
 pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};

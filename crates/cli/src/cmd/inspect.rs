@@ -21,13 +21,13 @@ use flowbundle_ingest::{
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::{RuleSet, ThresholdTable};
 use flowbundle_inspect::{
-    AlertFilter, ArenaSource, Batch, BufferDecodes, Engine, EngineConfig, EngineStats, Event,
-    EventMerge, Inline, InspectWorkload, LiveReader, Prestage, Renderer, StatsBoard, StreamOrder,
-    StreamReader, WorkerCtx,
+    AlertFilter, ArenaSource, Broadcast, BufferDecodes, Engine, EngineConfig, EngineStats, Event,
+    EventMerge, Inline, InspectWorkload, LiveReader, Piece, Prestage, Renderer, StatsBoard,
+    StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{CaptureCounters, EveOptions, EveWriter, RunInfo, StatsRecord, Summary};
-use flowbundle_worker::{StreamConfig, run_stream};
+use flowbundle_worker::{Crew, StreamConfig, run_stream};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
 ///
@@ -366,15 +366,15 @@ impl Sink {
         Ok(())
     }
 
-    fn write_batch(&mut self, b: &Batch) -> anyhow::Result<()> {
-        match b {
+    fn write_piece(&mut self, p: Piece<'_>) -> anyhow::Result<()> {
+        match p {
             // Lines are rendered on the workers only when there is no filter to apply first.
-            Batch::Rendered(n, bytes) => {
+            Piece::Rendered(n, bytes) => {
                 if let Some(w) = &mut self.eve {
-                    w.write_rendered(bytes, *n).context("writing EVE output")?
+                    w.write_rendered(bytes, n).context("writing EVE output")?
                 }
             }
-            Batch::Events(evs) => self.write(evs)?,
+            Piece::Events(evs) => self.write(evs)?,
         }
         Ok(())
     }
@@ -1088,7 +1088,7 @@ fn inspect_inputs(
                     loaded_sets.push_back(l);
                 }
                 for a in reloads.take_applied() {
-                    if let Err(e) = merge.release(a.seq, |b| sink.write_batch(b)) {
+                    if let Err(e) = merge.release(a.seq, |p| sink.write_piece(p)) {
                         write_error = Some(e);
                         stop.store(true, Ordering::Relaxed);
                         return;
@@ -1101,9 +1101,9 @@ fn inspect_inputs(
                     }
                 }
                 let r = if last {
-                    merge.release_all(|b| sink.write_batch(b))
+                    merge.release_all(|p| sink.write_piece(p))
                 } else {
-                    merge.release(watermark, |b| sink.write_batch(b))
+                    merge.release(watermark, |p| sink.write_piece(p))
                 };
                 let r = r.and_then(|()| sink.maintain());
                 let ts = board.max_ts();
@@ -1126,7 +1126,14 @@ fn inspect_inputs(
             let (report, _) = run_stream(
                 sched.as_ref(),
                 &workload,
-                move || feed.next_desc(),
+                move |crew: &Crew<'_, WorkerCtx>| {
+                    let workers = crew.workers();
+                    // The reader's sweeps and end-of-input flush run on every worker, by shard.
+                    let broadcast = |job: &(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)| {
+                        crew.broadcast(&|w, ctx: &mut WorkerCtx| job(w, workers, ctx))
+                    };
+                    feed.next_desc(Some(&broadcast))
+                },
                 &mut collect,
                 &StreamConfig::default(),
             );
@@ -1475,9 +1482,9 @@ enum Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn next_desc(&mut self) -> Option<flowbundle_scheduler::Desc> {
+    fn next_desc(&mut self, crew: Option<&Broadcast<'_>>) -> Option<flowbundle_scheduler::Desc> {
         match self {
-            Reader::Files(r) => r.next_desc(),
+            Reader::Files(r) => r.next_desc(crew),
             Reader::Live(r) => r.next_desc(),
         }
     }
