@@ -11,16 +11,26 @@
 //!
 //! A `threshold.config` ([`flowbundle_rules::ThresholdConfig`]) applies here too: its thresholds replace or add to
 //! the rules' own, and its suppressions drop a rule's alerts (all of them, or those from or to given addresses).
+//! Its rate filters ([`flowbundle_rules::RateFilter`]) change a rule's action once it matched often enough: the
+//! alert is reported as allowed (`alert`), blocked (`drop`, `reject`, in IPS mode) or not at all (`pass`, `sdrop`);
+//! a drop or pass that acts on the whole flow (as the rule's scope says, see `flowbundle_rules::Rule::flow_scoped`)
+//! ends the flow's alerts here, and its flow record carries the action, as the engine does for a rule's own
+//! action (the engine does not see the change, so what it still inspects in that flow only shows in its
+//! counters).
 //!
 //! Cost: a hash-table lookup per alert of a thresholded rule, an address-set test per suppression of the alert's
 //! rule, nothing for other events; one table for the run, bounded ([`flowbundle_rules::ThresholdTable`]).
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use flowbundle_rules::{
-    RuleSet, Suppress, Threshold, ThresholdConfig, ThresholdStats, ThresholdTable,
+    Action, RateFilter, RateTable, RuleSet, Suppress, Threshold, ThresholdConfig, ThresholdStats,
+    ThresholdTable,
 };
 
 use crate::engine::Finished;
-use crate::event::{Event, EventKind};
+use crate::event::{Event, EventKind, FlowAction};
 
 /// Drops the alerts that rules' thresholds suppress (see the module documentation).
 #[derive(Debug)]
@@ -34,6 +44,16 @@ pub struct AlertFilter {
     /// Per rule index: alerts suppressed.
     suppressed: Vec<u64>,
     table: ThresholdTable,
+    /// Per rule index: its rate filter, whether a packet match of it acts on the flow, and its own action.
+    rate: Vec<Option<RateFilter>>,
+    flow_scoped: Vec<bool>,
+    actions: Vec<Action>,
+    rate_table: RateTable,
+    /// Flows a rate filter dropped or passed: their later alerts are not reported, their record carries the action.
+    /// An entry goes with the flow's record.
+    flows: HashMap<u64, FlowAction>,
+    /// IPS mode: a rate filter's `drop`/`reject` reports the alert as blocked.
+    ips: bool,
 }
 
 impl AlertFilter {
@@ -64,46 +84,138 @@ impl AlertFilter {
             .iter()
             .map(|r| config.suppressions_for(r.gid, r.sid))
             .collect();
-        let needed =
-            thresholds.iter().any(Option::is_some) || suppressions.iter().any(|s| !s.is_empty());
+        let rate: Vec<Option<RateFilter>> = rules
+            .rules()
+            .iter()
+            .map(|r| config.rate_filter_for(r.gid, r.sid))
+            .collect();
+        let needed = thresholds.iter().any(Option::is_some)
+            || suppressions.iter().any(|s| !s.is_empty())
+            || rate.iter().any(Option::is_some);
         needed.then(|| AlertFilter {
             sids: rules.rules().iter().map(|r| r.sid).collect(),
             suppressed: vec![0; thresholds.len()],
             thresholds,
             suppressions,
             table,
+            flow_scoped: rules.rules().iter().map(|r| r.flow_scoped()).collect(),
+            actions: rules.rules().iter().map(|r| r.action).collect(),
+            rate,
+            rate_table: RateTable::default(),
+            flows: HashMap::new(),
+            ips: false,
         })
     }
 
-    /// Whether `e` is kept: every event but the alerts a threshold suppresses. Call once per event, in output order.
-    pub fn keep(&mut self, e: &Event) -> bool {
-        let EventKind::Alert(a) = &e.kind else {
-            return true;
-        };
-        let i = a.rule_index as usize;
-        let sup = self.suppressions.get(i).map_or(&[][..], Vec::as_slice);
-        let t = self.thresholds.get(i).copied().flatten();
-        if sup.is_empty() && t.is_none() {
-            return true;
-        }
-        let (src, dst, _, _) = e.key.endpoints(e.dir);
-        let keep = if sup.iter().any(|s| s.applies(src, dst)) {
-            false
-        } else if let Some(t) = t {
-            self.table
-                .check(a.rule_index, &t, src, dst, e.flow_id, e.ts_ns)
-        } else {
-            true
-        };
-        if !keep && let Some(n) = self.suppressed.get_mut(i) {
-            *n += 1;
-        }
-        keep
+    /// IPS mode (the engine's `EngineConfig::ips`): a rate filter's `drop` or `reject` reports the alert blocked.
+    pub fn ips(mut self, on: bool) -> Self {
+        self.ips = on;
+        self
     }
 
-    /// Keeps the events of `events` that [`AlertFilter::keep`] keeps, in order.
+    /// Whether `e` is kept: every event but the alerts a threshold suppresses. Call once per event, in output order.
+    /// A rate filter may also change a kept event; [`AlertFilter::apply`] returns it as it is to be written.
+    pub fn keep(&mut self, e: &Event) -> bool {
+        self.apply(e).is_some()
+    }
+
+    /// The event as it is to be written, or `None` when it is not reported. Call once per event, in output order.
+    pub fn apply<'e>(&mut self, e: &'e Event) -> Option<Cow<'e, Event>> {
+        let a = match &e.kind {
+            EventKind::Alert(a) => a,
+            EventKind::Flow(r) => {
+                return match self.flows.remove(&e.flow_id) {
+                    Some(action) if r.action.is_none() => {
+                        let mut e = e.clone();
+                        if let EventKind::Flow(r) = &mut e.kind {
+                            r.action = Some(action);
+                        }
+                        Some(Cow::Owned(e))
+                    }
+                    _ => Some(Cow::Borrowed(e)),
+                };
+            }
+            EventKind::App(_) => return Some(Cow::Borrowed(e)),
+        };
+        let i = a.rule_index as usize;
+        let suppress = |f: &mut AlertFilter| {
+            if let Some(n) = f.suppressed.get_mut(i) {
+                *n += 1;
+            }
+            None
+        };
+        if self.flows.contains_key(&e.flow_id) {
+            return suppress(self);
+        }
+        let sup = self.suppressions.get(i).map_or(&[][..], Vec::as_slice);
+        let t = self.thresholds.get(i).copied().flatten();
+        let rf = self.rate.get(i).copied().flatten();
+        if sup.is_empty() && t.is_none() && rf.is_none() {
+            return Some(Cow::Borrowed(e));
+        }
+        let (src, dst, _, _) = e.key.endpoints(e.dir);
+        if sup.iter().any(|s| s.applies(src, dst)) {
+            return suppress(self);
+        }
+        if let Some(t) = t
+            && !self
+                .table
+                .check(a.rule_index, &t, src, dst, e.flow_id, e.ts_ns)
+        {
+            return suppress(self);
+        }
+        let Some(rf) = rf else {
+            return Some(Cow::Borrowed(e));
+        };
+        if !self
+            .rate_table
+            .check(a.rule_index, &rf, src, dst, e.flow_id, e.ts_ns)
+        {
+            return Some(Cow::Borrowed(e));
+        }
+        // The new action. A match on stream data or an application buffer acts on the flow; a packet match as
+        // the rule's type says.
+        let flow_scope = a.source != "packet" || self.flow_scoped.get(i).copied().unwrap_or(false);
+        let own = self.actions.get(i).copied().unwrap_or(Action::Alert);
+        let act = rf.new_action;
+        if flow_scope && (act.drops() || act.passes()) && own != act {
+            let fa = if act.passes() {
+                FlowAction::Pass
+            } else {
+                FlowAction::Drop
+            };
+            self.flows.insert(e.flow_id, fa);
+        }
+        if act.passes() || act == Action::Sdrop {
+            return suppress(self);
+        }
+        let blocked = self.ips && act.drops();
+        if blocked == a.blocked {
+            return Some(Cow::Borrowed(e));
+        }
+        let mut e = e.clone();
+        if let EventKind::Alert(a) = &mut e.kind {
+            a.blocked = blocked;
+        }
+        Some(Cow::Owned(e))
+    }
+
+    /// Keeps the events of `events` that [`AlertFilter::apply`] keeps, as it changes them, in order.
     pub fn retain(&mut self, events: &mut Vec<Event>) {
-        events.retain(|e| self.keep(e));
+        let all = std::mem::take(events);
+        for e in all {
+            let keep_as_is = match self.apply(&e) {
+                None => false,
+                Some(Cow::Borrowed(_)) => true,
+                Some(Cow::Owned(changed)) => {
+                    events.push(changed);
+                    false
+                }
+            };
+            if keep_as_is {
+                events.push(e);
+            }
+        }
     }
 
     /// Counters of the threshold table.

@@ -174,7 +174,9 @@ pub use scan::{
     Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,
     PacketCtx, ScanStats, Scanner, Transport,
 };
-pub use threshold::{Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track};
+pub use threshold::{
+    RateFilter, RateTable, Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track,
+};
 pub use threshold_config::{ConfigLineError, Suppress, SuppressTrack, ThresholdConfig};
 pub use transform::Transform;
 pub use vars::{Origin, Var, VarKind, Vars};

@@ -292,6 +292,193 @@ impl ThresholdTable {
     }
 }
 
+/// `rate_filter` (a `threshold.config` line): once a rule has matched more than `count` times within `seconds` (per
+/// key, as `track` says), its action becomes `new_action` for that match and for every match in the `timeout`
+/// seconds after it; then counting starts again. As Suricata's rate filter, it changes what a match does, never
+/// whether it is a match: with `alert` the alert is reported as allowed, with `drop` or `reject` as blocked (and
+/// the packet or flow is dropped), with `pass` not reported (and the packet or flow is passed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RateFilter {
+    pub track: Track,
+    pub count: u32,
+    pub seconds: u32,
+    pub new_action: crate::rule::Action,
+    pub timeout: u32,
+}
+
+impl RateFilter {
+    /// Parses the comma-separated options after `gen_id G, sig_id S`: `track`, `count`, `seconds`, `new_action`,
+    /// `timeout`, each once, all required.
+    pub fn parse(parts: &[&str]) -> Result<RateFilter, String> {
+        use crate::rule::Action;
+        let (mut track, mut count, mut seconds, mut new_action, mut timeout) =
+            (None, None, None, None, None);
+        for part in parts {
+            let (k, v) = part
+                .split_once(char::is_whitespace)
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .ok_or_else(|| format!("rate_filter: `{}` needs a value", short(part)))?;
+            let num = |max: u32| {
+                v.parse::<u32>()
+                    .ok()
+                    .filter(|n| *n <= max)
+                    .ok_or_else(|| format!("rate_filter: invalid {k} `{}`", short(v)))
+            };
+            let dup = match k {
+                "track" => track
+                    .replace(match v {
+                        "by_src" => Track::BySrc,
+                        "by_dst" => Track::ByDst,
+                        "by_both" => Track::ByBoth,
+                        "by_rule" => Track::ByRule,
+                        "by_flow" => Track::ByFlow,
+                        other => {
+                            return Err(format!("rate_filter: unknown track `{}`", short(other)));
+                        }
+                    })
+                    .is_some(),
+                "count" => count.replace(num(u32::MAX)?).is_some(),
+                "seconds" => seconds.replace(num(MAX_SECONDS)?).is_some(),
+                "timeout" => timeout.replace(num(MAX_SECONDS)?).is_some(),
+                "new_action" => new_action
+                    .replace(match v {
+                        "alert" => Action::Alert,
+                        "drop" => Action::Drop,
+                        "reject" => Action::Reject,
+                        "sdrop" => Action::Sdrop,
+                        "log" => Action::Log,
+                        "pass" => Action::Pass,
+                        other => {
+                            return Err(format!(
+                                "rate_filter: unknown new_action `{}`",
+                                short(other)
+                            ));
+                        }
+                    })
+                    .is_some(),
+                other => return Err(format!("rate_filter: unknown option `{}`", short(other))),
+            };
+            if dup {
+                return Err(format!("rate_filter: `{k}` given twice"));
+            }
+        }
+        let missing = |what: &str| format!("rate_filter: missing `{what}`");
+        Ok(RateFilter {
+            track: track.ok_or_else(|| missing("track"))?,
+            count: count.ok_or_else(|| missing("count"))?,
+            seconds: seconds.ok_or_else(|| missing("seconds"))?,
+            new_action: new_action.ok_or_else(|| missing("new_action"))?,
+            timeout: timeout.ok_or_else(|| missing("timeout"))?,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RateEntry {
+    /// Start of the counting window (capture time, ns).
+    window_ns: u64,
+    count: u32,
+    /// When the new action took effect, while it does.
+    active_ns: Option<u64>,
+}
+
+/// The state of every rate-filtered rule and key, bounded like [`ThresholdTable`]: when full, entries that neither
+/// count in a live window nor hold an active new action are dropped first; if none can be, the match is judged as
+/// the first of a new window without remembering it ([`ThresholdStats::table_full`]).
+#[derive(Debug)]
+pub struct RateTable {
+    entries: HashMap<(u32, Key), RateEntry>,
+    capacity: usize,
+    stats: ThresholdStats,
+}
+
+impl Default for RateTable {
+    fn default() -> Self {
+        RateTable::with_capacity(DEFAULT_CAPACITY)
+    }
+}
+
+impl RateTable {
+    pub fn with_capacity(capacity: usize) -> RateTable {
+        RateTable {
+            entries: HashMap::new(),
+            capacity: capacity.max(1),
+            stats: ThresholdStats::default(),
+        }
+    }
+
+    /// Counters so far (`suppressed` stays 0: a rate filter changes actions, not alerts).
+    pub fn stats(&self) -> ThresholdStats {
+        self.stats
+    }
+
+    /// Whether the new action of `rf` applies to this match of rule `rule` from `src` to `dst` in flow `flow_id` at
+    /// capture time `ts_ns`. Call in input order.
+    pub fn check(
+        &mut self,
+        rule: u32,
+        rf: &RateFilter,
+        src: IpAddr,
+        dst: IpAddr,
+        flow_id: u64,
+        ts_ns: u64,
+    ) -> bool {
+        const NS: u64 = 1_000_000_000;
+        let key = match rf.track {
+            Track::BySrc => Key::Addr(src),
+            Track::ByDst => Key::Addr(dst),
+            Track::ByBoth => Key::Pair(src.min(dst), src.max(dst)),
+            Track::ByRule => Key::Rule,
+            Track::ByFlow => Key::Flow(flow_id),
+        };
+        let window = u64::from(rf.seconds).saturating_mul(NS);
+        let timeout = u64::from(rf.timeout).saturating_mul(NS);
+        let k = (rule, key);
+        if !self.entries.contains_key(&k) {
+            if self.entries.len() >= self.capacity {
+                let before = self.entries.len();
+                self.entries.retain(|_, e| {
+                    ts_ns < e.window_ns.saturating_add(window)
+                        || e.active_ns
+                            .is_some_and(|a| ts_ns.saturating_sub(a) <= timeout)
+                });
+                self.stats.expired += (before - self.entries.len()) as u64;
+            }
+            let first = RateEntry {
+                window_ns: ts_ns,
+                count: 1,
+                active_ns: (rf.count == 0).then_some(ts_ns),
+            };
+            if self.entries.len() < self.capacity {
+                self.entries.insert(k, first);
+            } else {
+                self.stats.table_full += 1;
+            }
+            return first.active_ns.is_some();
+        }
+        let Some(e) = self.entries.get_mut(&k) else {
+            return false;
+        };
+        if let Some(since) = e.active_ns {
+            if ts_ns.saturating_sub(since) <= timeout {
+                return true;
+            }
+            e.active_ns = None;
+        }
+        if ts_ns.saturating_sub(e.window_ns) < window {
+            e.count = e.count.saturating_add(1);
+            if e.count > rf.count {
+                e.active_ns = Some(ts_ns);
+                return true;
+            }
+        } else {
+            e.window_ns = ts_ns;
+            e.count = 1;
+        }
+        false
+    }
+}
+
 /// Whether the first match of a window is reported.
 fn first_alerts(t: &Threshold) -> bool {
     match t.kind {
@@ -320,6 +507,64 @@ mod tests {
             .copied()
             .filter(|&s| tab.check(0, &th, ip("10.0.0.1"), ip("8.8.8.8"), 7, s * S))
             .collect()
+    }
+
+    /// A rate filter acts on the match after `count` in a window and on every match of the timeout after it, then
+    /// counts again; each key counts on its own.
+    #[test]
+    fn rate_filter_changes_the_action_after_count_for_timeout() {
+        let rf = RateFilter::parse(&[
+            "track by_src",
+            "count 2",
+            "seconds 10",
+            "new_action drop",
+            "timeout 5",
+        ])
+        .unwrap();
+        assert_eq!(rf.new_action, crate::rule::Action::Drop);
+        let mut tab = RateTable::default();
+        let (a, b) = (ip("10.0.0.1"), ip("10.0.0.2"));
+        let mut at = |src, s: u64| tab.check(0, &rf, src, b, 7, s * S);
+        // Two matches in the window pass unchanged, the third takes the new action, so does the timeout after it.
+        assert!(!at(a, 0) && !at(a, 1) && at(a, 2) && at(a, 6) && at(a, 7));
+        // Another source counts on its own.
+        assert!(!at(b, 7) && !at(b, 8));
+        // The timeout over (7 + 5 < 13), the window (from 0) long over: a new window starts.
+        assert!(!at(a, 13) && !at(a, 14) && at(a, 15));
+        for bad in [
+            &["track by_src", "count 2", "seconds 10", "new_action drop"][..],
+            &[
+                "track by_host",
+                "count 2",
+                "seconds 10",
+                "new_action drop",
+                "timeout 1",
+            ],
+            &[
+                "track by_src",
+                "count x",
+                "seconds 10",
+                "new_action drop",
+                "timeout 1",
+            ],
+            &[
+                "track by_src",
+                "count 2",
+                "seconds 10",
+                "new_action smile",
+                "timeout 1",
+            ],
+            &[
+                "track by_src",
+                "track by_dst",
+                "count 2",
+                "seconds 10",
+                "new_action drop",
+                "timeout 1",
+            ],
+        ] {
+            assert!(RateFilter::parse(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -11,13 +11,16 @@
 //!   source (destination, either) address is in ADDR, an address expression as rules write them (`10.0.0.0/8`,
 //!   `[a,b,!c]`, `$HOME_NET`). Suppressions combine with every threshold.
 //!
-//! `rate_filter` changes a rule's action, which this engine does not model: such a line is reported and ignored.
+//! * `rate_filter gen_id G, sig_id S, track T, count N, seconds S, new_action A, timeout T`: the rule's action
+//!   changes after N matches in S seconds, for T seconds ([`RateFilter`]); with `gen_id 0` or `sig_id 0` it
+//!   applies to every rule (of the generator) that has no line of its own.
+//!
 //! Every line that cannot be read is reported with its number and the reason, and the rest of the file still applies.
 
 use std::net::IpAddr;
 
 use crate::addr::{AddrSet, Resolver};
-use crate::threshold::{Threshold, ThresholdError};
+use crate::threshold::{RateFilter, Threshold, ThresholdError};
 use crate::vars::Vars;
 
 /// Which addresses a suppression looks at.
@@ -70,6 +73,7 @@ impl Selector {
 pub struct ThresholdConfig {
     thresholds: Vec<(Selector, Threshold)>,
     suppressions: Vec<(Selector, Suppress)>,
+    rate_filters: Vec<(Selector, RateFilter)>,
 }
 
 /// A line of a `threshold.config` that was not applied.
@@ -119,7 +123,7 @@ impl ThresholdConfig {
 
     /// Whether the file set nothing.
     pub fn is_empty(&self) -> bool {
-        self.thresholds.is_empty() && self.suppressions.is_empty()
+        self.thresholds.is_empty() && self.suppressions.is_empty() && self.rate_filters.is_empty()
     }
 
     fn add_line(&mut self, line: &str, vars: &Vars) -> Result<(), String> {
@@ -191,7 +195,16 @@ impl ThresholdConfig {
                 Ok(())
             }
             "rate_filter" => {
-                Err("rate_filter (a change of the rule's action) is not supported".into())
+                let (sel, rest) = selector(rest)?;
+                let rf = RateFilter::parse(&rest)?;
+                if self.rate_filters.iter().any(|(s, _)| *s == sel) {
+                    return Err(format!(
+                        "gen_id {}, sig_id {} already has a rate_filter",
+                        sel.gid, sel.sid
+                    ));
+                }
+                self.rate_filters.push((sel, rf));
+                Ok(())
             }
             other => Err(format!(
                 "expected threshold, event_filter, suppress or rate_filter, found `{}`",
@@ -216,6 +229,15 @@ impl ThresholdConfig {
                 .find(|(s, _)| s.selects(gid, sid))
                 .map(|(_, t)| *t)
         })
+    }
+
+    /// The rate filter of a rule with `gid`/`sid`: its own line, else the first global line that selects it.
+    pub fn rate_filter_for(&self, gid: u32, sid: u32) -> Option<RateFilter> {
+        self.rate_filters
+            .iter()
+            .find(|(s, _)| !s.is_global() && s.selects(gid, sid))
+            .or_else(|| self.rate_filters.iter().find(|(s, _)| s.selects(gid, sid)))
+            .map(|(_, r)| *r)
     }
 
     /// The suppressions that apply to a rule with `gid`/`sid`.
@@ -272,6 +294,7 @@ mod tests {
             suppress gen_id 1, sig_id 30, track by_either, ip $SUPPRESS\n\
             suppress gen_id 1, sig_id 31, track by_src, ip 192.0.2.0/24\n\
             rate_filter gen_id 1, sig_id 1, track by_rule, count 1, seconds 1, new_action drop, timeout 1\n\
+            rate_filter gen_id 1, sig_id 2, track by_rule, count 1, seconds 1, new_action explode, timeout 1\n\
             threshold gen_id 1, sig_id 11, type sometimes, track by_src, count 1, seconds 60\n\
             suppress gen_id 1, sig_id 32, track by_src\n\
             suppress gen_id 1, sig_id 33, track by_src, ip $NOPE\n\
@@ -279,7 +302,10 @@ mod tests {
             bogus\n";
         let (cfg, errs) = ThresholdConfig::parse(text, &vars);
         let lines: Vec<usize> = errs.iter().map(|e| e.line).collect();
-        assert_eq!(lines, [8, 9, 10, 11, 12, 13], "{errs:?}");
+        assert_eq!(lines, [9, 10, 11, 12, 13, 14], "{errs:?}");
+        let rf = cfg.rate_filter_for(1, 1).unwrap();
+        assert_eq!((rf.count, rf.timeout), (1, 1));
+        assert!(cfg.rate_filter_for(1, 2).is_none() && cfg.rate_filter_for(1, 3).is_none());
         // The rule's own line replaces its threshold; the global line applies to rules without one.
         let own = Threshold::parse("type threshold, track by_dst, count 9, seconds 9", false).ok();
         let t10 = cfg.threshold_for(1, 10, own).unwrap();

@@ -297,6 +297,8 @@ struct Sink {
     hangups_seen: u64,
     /// A live run flushes its EVE output every second, so readers of the file see lines as they come.
     last_flush: Instant,
+    /// IPS mode, for the filters of reloaded rule sets.
+    ips: bool,
 }
 
 impl Sink {
@@ -332,7 +334,8 @@ impl Sink {
         let filter = l
             .rules
             .as_deref()
-            .and_then(|r| AlertFilter::with_config(r, &l.threshold, ThresholdTable::default()));
+            .and_then(|r| AlertFilter::with_config(r, &l.threshold, ThresholdTable::default()))
+            .map(|f| f.ips(self.ips));
         if let Some(old) = std::mem::replace(&mut self.filter, filter) {
             self.retired_filters.push(old);
         }
@@ -354,11 +357,11 @@ impl Sink {
             (None, None) => {}
             (Some(f), eve) => {
                 for e in events {
-                    if f.keep(e)
+                    // A rate filter may change what is written (the alert's action, a flow's action).
+                    if let Some(e) = f.apply(e)
                         && let Some(w) = eve.as_mut()
                     {
-                        w.write_all(std::slice::from_ref(e))
-                            .context("writing EVE output")?;
+                        w.write(&e).context("writing EVE output")?;
                     }
                 }
             }
@@ -670,6 +673,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         signals,
         hangups_seen: 0,
         last_flush: Instant::now(),
+        ips: cfg.ips,
     };
     let mut costs = CostSink(match &args.cost_out {
         Some(p) => {
@@ -703,6 +707,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         // Thresholds count afresh with each input under --per-file, as its flows do.
         sink.filter = rules.as_deref().and_then(|r| {
             AlertFilter::with_config(r, &threshold_config, ThresholdTable::default())
+                .map(|f| f.ips(cfg.ips))
         });
         let mut engine = Engine::with_shared(cfg.clone(), signatures.clone(), rules.clone());
         let mut info = RunInfo {

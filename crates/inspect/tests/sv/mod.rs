@@ -793,7 +793,8 @@ fn run_engine(
     // Thresholds, as the command line applies them: over the events in order.
     let mut filter = rules
         .as_ref()
-        .and_then(|r| AlertFilter::with_config(r, thresholds, ThresholdTable::default()));
+        .and_then(|r| AlertFilter::with_config(r, thresholds, ThresholdTable::default()))
+        .map(|f| f.ips(settings.simulate_ips));
     let mut engine = Engine::new(cfg, None, rules);
     let mut pre = Prestage::new(engine.config());
     let mut ctx = engine.new_ctx();
