@@ -1168,6 +1168,39 @@ impl Settings {
         if key == "stream.inline" && matches!(value, "true" | "yes" | "1") {
             return Ok(());
         }
+        // Suricata's action order is pass, drop, reject, alert unless the configuration reorders it; the engine
+        // applies actions in that order (pass withdraws alerts, drop acts before alerting), so only a listing of
+        // that same order is honoured.
+        if let Some(i) = key.strip_prefix("action-order.") {
+            const SURICATA_DEFAULT: [&str; 4] = ["pass", "drop", "reject", "alert"];
+            let at = i
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| SURICATA_DEFAULT.get(i));
+            return match at {
+                Some(a) if *a == value => Ok(()),
+                _ => Err(format!(
+                    "{from} action-order other than pass, drop, reject, alert"
+                )),
+            };
+        }
+        // A reassembly depth of 0 is Suricata's "unlimited": the engine inspects every reassembled byte of a
+        // stream (it has no depth setting), so that value changes nothing; any other depth would.
+        if key == "stream.reassembly.depth" && value == "0" {
+            return Ok(());
+        }
+        // Detection ports of a parser the test enables: Suricata probes its traffic on those ports; the engine's
+        // detectors probe every flow's first bytes (ports are hints), so enabling changes nothing here, provided
+        // the engine identifies the protocol at all.
+        if let Some((proto, _)) = key
+            .strip_prefix("app-layer.protocols.")
+            .and_then(|k| k.split_once(".detection-ports."))
+            && flowbundle_types::AppProto::ALL
+                .iter()
+                .any(|p| p.suricata_name() == Some(proto))
+        {
+            return Ok(());
+        }
         if key == "stream.midstream" {
             self.midstream = matches!(value, "true" | "yes" | "1");
             return Ok(());
