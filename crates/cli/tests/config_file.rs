@@ -183,3 +183,30 @@ fn engine_settings_and_set_overrides() {
         "flowbundle: --set stream.midstream: expected yes or no"
     );
 }
+
+/// `--set outputs.eve-log.filename=PATH` without a configuration file sends EVE there, as the file's eve-log item
+/// would; `config dump` says where the value came from.
+#[test]
+fn set_names_the_eve_log_output_without_a_file() {
+    let Some(cap) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let eve = dir.path().join("by-set.json");
+    let set = format!("outputs.eve-log.filename={}", eve.display());
+    ok(&run(&[
+        os("inspect"),
+        cap.as_os_str(),
+        os("--set"),
+        os(&set),
+        os("--threads"),
+        os("1"),
+    ]));
+    let text = std::fs::read_to_string(&eve).unwrap();
+    assert!(text.contains("\"event_type\":\"flow\""), "{text}");
+    let dump = ok(&run(&[os("config"), os("dump"), os("--set"), os(&set)]));
+    assert!(
+        dump.contains(&format!("filename: \"{}\"  # --set", eve.display())),
+        "{dump}"
+    );
+}

@@ -35,7 +35,8 @@
 //! that the engine has no counterpart for are listed in [`ConfigFile::ignored`], as whole sections the engine
 //! does not read are. `--set KEY=VALUE` ([`ConfigFile::parse_with`]) sets any key of the file by its dotted path
 //! before it is read (`--set stream.midstream=false`, `--set vars.address-groups.HOME_NET=[10.0.0.0/8]`), as
-//! Suricata's own `--set` does.
+//! Suricata's own `--set` does; in the `outputs` list a part names an item by its key or position
+//! (`--set outputs.eve-log.filetype=redis`, `--set outputs.1.eve-log.filename=eve.json`).
 //!
 //! Variables start from Suricata's defaults ([`Vars::suricata_defaults`]); the file replaces those it names and adds
 //! others; `--var NAME=VALUE` ([`ConfigFile::set_var`]) then overrides either. Every value is compiled once after
@@ -150,28 +151,78 @@ fn show_unit(unit: Unit, v: u64) -> String {
     }
 }
 
-/// Sets `dotted` (`stream.reassembly.memcap`) to `value` in a YAML document, making the mappings on the way.
-fn set_path(doc: &mut Value, dotted: &str, value: Value) -> Result<(), String> {
-    let mut at = doc;
+/// Sections that Suricata's layout writes as a list of one-key items (`outputs:` then `- eve-log: {...}`).
+const LIST_SECTIONS: &[&str] = &["outputs"];
+
+/// Sets `dotted` (`stream.reassembly.memcap`) to `value` in a YAML document, making the mappings on the way. In a
+/// list (`outputs`), a part names an item by its key (`outputs.eve-log.filename`, the item added when missing) or by
+/// its position (`outputs.1.eve-log.filename`, as Suricata's `--set` does). Returns the path with positions left
+/// out (`outputs.eve-log.filename`), the one the reader names values by.
+fn set_path(doc: &mut Value, dotted: &str, value: Value) -> Result<String, String> {
     let parts: Vec<&str> = dotted.split('.').collect();
-    for (i, part) in parts.iter().enumerate() {
+    let mut named: Vec<&str> = Vec::new();
+    let mut at = doc;
+    let mut i = 0;
+    let mut value = Some(value);
+    while let Some(&part) = parts.get(i) {
         if part.is_empty() {
             return Err(format!("`{dotted}` has an empty part"));
         }
         if at.is_null() {
-            *at = Value::Mapping(Default::default());
+            *at = if i == 1 && LIST_SECTIONS.contains(&parts[0]) {
+                Value::Sequence(Vec::new())
+            } else {
+                Value::Mapping(Default::default())
+            };
         }
-        let Value::Mapping(m) = at else {
-            return Err(format!("`{}` is not a section", parts[..i].join(".")));
+        at = match at {
+            Value::Sequence(items) => {
+                let len = items.len();
+                let item = match part.parse::<usize>() {
+                    Ok(n) => {
+                        // A position: the item itself; its key comes next.
+                        i += 1;
+                        items.get_mut(n).ok_or_else(|| {
+                            format!(
+                                "`{}` has {len} items, none at position {n}",
+                                parts[..i - 1].join(".")
+                            )
+                        })?
+                    }
+                    Err(_) => {
+                        // A key: the item holding it (the key itself is taken as the item's mapping is walked).
+                        let found = items.iter().position(|it| it.get(part).is_some());
+                        let n = match found {
+                            Some(n) => n,
+                            None => {
+                                let mut m = serde_norway::Mapping::new();
+                                m.insert(Value::String(part.to_string()), Value::Null);
+                                items.push(Value::Mapping(m));
+                                len
+                            }
+                        };
+                        &mut items[n]
+                    }
+                };
+                if parts.get(i).is_none() {
+                    return Err(format!("`{dotted}` names a list item, not a key"));
+                }
+                item
+            }
+            Value::Mapping(m) => {
+                named.push(part);
+                let key = Value::String(part.to_string());
+                i += 1;
+                if i == parts.len() {
+                    m.insert(key, value.take().unwrap_or(Value::Null));
+                    return Ok(named.join("."));
+                }
+                m.entry(key).or_insert(Value::Null)
+            }
+            _ => return Err(format!("`{}` is not a section", parts[..i].join("."))),
         };
-        let key = Value::String((*part).to_string());
-        if i + 1 == parts.len() {
-            m.insert(key, value);
-            return Ok(());
-        }
-        at = m.entry(key).or_insert(Value::Null);
     }
-    Ok(())
+    Ok(named.join("."))
 }
 
 /// Largest configuration file read.
@@ -333,9 +384,9 @@ impl ConfigFile {
                     ))
                 })?;
             // As Suricata's --set: the value is text (`[10.0.0.0/8]` is an address group, not a YAML list).
-            set_path(&mut doc, key, Value::String(value.to_string()))
+            let named = set_path(&mut doc, key, Value::String(value.to_string()))
                 .map_err(|e| ConfigError(format!("--set {a}: {e}")))?;
-            set_keys.push(key.to_string());
+            set_keys.push(named);
         }
         // Where a value came from: `--set`, or the file's line of its last key part (after its section's line).
         let origin = |dotted: &str| -> String {
@@ -867,6 +918,81 @@ mod tests {
             .unwrap_err()
             .0;
         assert_eq!(e, "x.yaml:2: stream.midstream: expected yes or no");
+    }
+
+    /// `outputs` is a list in Suricata's layout: `--set outputs.eve-log.KEY` names the eve-log item by its key
+    /// (added when the file has none), `--set outputs.N.eve-log.KEY` by its position, and the values say `--set`.
+    #[test]
+    fn set_reaches_the_eve_log_output_by_name_or_position() {
+        let sets = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // No file: the item is made.
+        let c = ConfigFile::parse_with(
+            "",
+            "--set",
+            &sets(&[
+                "outputs.eve-log.filename=/tmp/e.sock",
+                "outputs.eve-log.filetype=unix_dgram",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.eve_log,
+            Some((PathBuf::from("/tmp/e.sock"), "--set".to_string()))
+        );
+        assert_eq!(
+            c.eve_settings,
+            vec![(
+                "filetype".to_string(),
+                "unix_dgram".to_string(),
+                "--set".to_string()
+            )]
+        );
+        // A file with a fast item before eve-log: by name and by position, over the file's values.
+        let file = "outputs:\n  - fast: {enabled: yes}\n  - eve-log:\n      enabled: yes\n      filename: a.json\n      \
+                    filetype: redis\n      redis:\n        port: 6379\n";
+        let c = ConfigFile::parse_with(
+            file,
+            "s.yaml",
+            &sets(&[
+                "outputs.1.eve-log.redis.port=6380",
+                "outputs.eve-log.redis.key=ev",
+            ]),
+        )
+        .unwrap();
+        let got: Vec<_> = c
+            .eve_settings
+            .iter()
+            .map(|(k, v, o)| format!("{k}={v} ({o})"))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "filetype=redis (s.yaml:6)",
+                "redis.port=6380 (--set)",
+                "redis.key=ev (--set)"
+            ]
+        );
+        assert_eq!(c.eve_log.map(|e| e.0), Some(PathBuf::from("a.json")));
+        // Turned off by --set.
+        let c =
+            ConfigFile::parse_with(file, "s.yaml", &sets(&["outputs.eve-log.enabled=no"])).unwrap();
+        assert_eq!(c.eve_log, None);
+        for (bad, want) in [
+            (
+                "outputs.5.eve-log.filename=x",
+                "`outputs` has 2 items, none at position 5",
+            ),
+            ("outputs.1=x", "names a list item, not a key"),
+            (
+                "outputs.eve-log.filename.x=1",
+                "`outputs.eve-log.filename` is not a section",
+            ),
+        ] {
+            let e = ConfigFile::parse_with(file, "s.yaml", &sets(&[bad]))
+                .unwrap_err()
+                .0;
+            assert!(e.contains(want), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -16,7 +16,8 @@ pub struct ConfigArgs {
     pub config: Option<PathBuf>,
 
     /// Set a key of the configuration by its dotted path, over the file (repeatable), as Suricata's --set: e.g.
-    /// --set stream.midstream=false --set flow-timeouts.tcp.established=3600.
+    /// --set stream.midstream=false --set flow-timeouts.tcp.established=3600. In the `outputs` list an item is named
+    /// by its key or its position: --set outputs.eve-log.filetype=redis or --set outputs.1.eve-log.redis.port=6380.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
 
