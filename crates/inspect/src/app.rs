@@ -486,6 +486,10 @@ impl EventSink for Emit<'_, '_> {
         self.out.push(dir, EventKind::App(Box::new(event)));
     }
 
+    fn application(&mut self, name: &'static str) {
+        self.application.get_or_insert(name);
+    }
+
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);

@@ -254,6 +254,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("tiktok.com", "TikTok"),
     ("tiktokcdn.com", "TikTok"),
     ("tiktokv.com", "TikTok"),
+    ("truphone.com", "TruPhone"),
     ("tumblr.com", "Tumblr"),
     ("tunnelbear.com", "TunnelBear"),
     ("twimg.com", "Twitter"),

@@ -283,6 +283,13 @@ pub trait EventSink {
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         let _ = (tx_id, buffer, data);
     }
+    /// The service a flow's content names (nDPI's application: `HTTP.OCSP` from an OCSP request's media type,
+    /// `DCERPC.PROFINET_IO` from a DCE/RPC interface), reported beside the master protocol. Content outranks a
+    /// host name: parsers call this before emitting the event that carries the host, and the first name a flow
+    /// gets stays. The default ignores it.
+    fn application(&mut self, name: &'static str) {
+        let _ = name;
+    }
 }
 
 impl EventSink for Vec<AppEvent> {

@@ -6,7 +6,66 @@
 //!   accounting for the rest of the datagram.
 
 use crate::scan::{be16, le16};
-use crate::{AppProto, Detector, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, EventSink, Limits, Parser, Probe, ProbeCtx, Transport};
+
+/// The PROFINET IO interfaces' UUIDs (IEC 61158-6-10: device, controller, supervisor, parameter server):
+/// `DEA0000n-6C97-11D1-8271-00A02442DF7D`, n = 1..=4; the first field, then the rest as it is on the wire.
+const PNIO_FIRST: std::ops::RangeInclusive<u32> = 0xdea0_0001..=0xdea0_0004;
+const PNIO_REST: [u8; 12] = [
+    0x6c, 0x97, 0x11, 0xd1, 0x82, 0x71, 0x00, 0xa0, 0x24, 0x42, 0xdf, 0x7d,
+];
+
+/// Whether the UUID at `d[at..at + 16]`, in the byte order `drep` gives, is a PROFINET IO interface.
+fn pnio_interface(d: &[u8], at: usize, drep: u8) -> bool {
+    let Some(u) = d.get(at..at + 16) else {
+        return false;
+    };
+    let little = drep & 0x10 != 0;
+    let first = u32::from_be_bytes([u[0], u[1], u[2], u[3]]);
+    let first = if little { first.swap_bytes() } else { first };
+    let (mid, hi) = if little {
+        ([u[5], u[4]], [u[7], u[6]])
+    } else {
+        ([u[4], u[5]], [u[6], u[7]])
+    };
+    PNIO_FIRST.contains(&first)
+        && mid == PNIO_REST[..2]
+        && hi == PNIO_REST[2..4]
+        && u[8..] == PNIO_REST[4..]
+}
+
+/// The service a PDU's interface names: a connectionless PDU's interface UUID (header offset 24), or the first
+/// presentation context's abstract syntax in a connection-oriented bind or alter-context (offset 32).
+fn service(transport: Transport, d: &[u8]) -> Option<&'static str> {
+    let drep = *d.get(4)?;
+    let pnio = match transport {
+        Transport::Udp => d.first() == Some(&4) && pnio_interface(d, 24, drep),
+        Transport::Tcp => {
+            d.first() == Some(&5)
+                && matches!(d.get(2), Some(11 | 14))
+                && pnio_interface(d, 32, drep)
+        }
+        _ => false,
+    };
+    pnio.then_some("PROFINET_IO")
+}
+
+/// Names the service of a DCE/RPC flow from its interface: PROFINET IO's are nDPI's `DCERPC.PROFINET_IO`.
+struct InterfaceParser {
+    transport: Transport,
+    named: bool,
+}
+
+impl Parser for InterfaceParser {
+    fn parse(&mut self, _dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if !self.named
+            && let Some(name) = service(self.transport, data)
+        {
+            self.named = true;
+            out.application(name);
+        }
+    }
+}
 
 /// Detector for DCERPC.
 pub struct DcerpcDetector;
@@ -52,12 +111,45 @@ impl Detector for DcerpcDetector {
         };
         if ok { Probe::Certain } else { Probe::NotForUs }
     }
+    fn parser(&self, transport: Transport, _limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(InterfaceParser {
+            transport,
+            named: false,
+        }))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Direction;
+
+    /// A connectionless request to the PROFINET IO device interface (little-endian), as a controller sends it.
+    #[test]
+    fn profinet_io_interface() {
+        let mut d = vec![4, 0, 0x20, 0, 0x10, 0, 0, 0];
+        d.extend_from_slice(&[0; 16]); // object UUID
+        d.extend_from_slice(&[0x01, 0x00, 0xa0, 0xde, 0x97, 0x6c, 0xd1, 0x11]);
+        d.extend_from_slice(&PNIO_REST[4..]);
+        d.extend_from_slice(&[0; 40]);
+        assert_eq!(service(Transport::Udp, &d), Some("PROFINET_IO"));
+        let mut big = d.clone();
+        big[4] = 0;
+        assert_eq!(
+            service(Transport::Udp, &big),
+            None,
+            "read in the wrong byte order"
+        );
+        big[24..32].copy_from_slice(&[0xde, 0xa0, 0x00, 0x01, 0x6c, 0x97, 0x11, 0xd1]);
+        assert_eq!(service(Transport::Udp, &big), Some("PROFINET_IO"));
+        let mut other = d.clone();
+        other[24] = 0x05; // DEA00005: not one of the four
+        assert_eq!(service(Transport::Udp, &other), None);
+        assert_eq!(
+            service(Transport::Tcp, &d),
+            None,
+            "a version 4 header on TCP"
+        );
+    }
 
     #[allow(non_upper_case_globals)]
     const Det: DcerpcDetector = DcerpcDetector;

@@ -51,6 +51,8 @@ pub(super) struct Head {
     /// `Authorization: Basic ...`: credentials in the clear.
     pub(super) basic_credentials: bool,
     pub(super) content_length: Option<u64>,
+    /// The service the header fields name (see [`service_from_header`]).
+    pub(super) service: Option<&'static str>,
     pub(super) chunked: bool,
     pub(super) encoding: Encoding,
     /// Byte range of the header lines (after the first line) inside the head buffer.
@@ -89,6 +91,9 @@ pub(super) fn parse_headers(block: &[u8], base: usize) -> Head {
         };
         let (name, value) = (trim_ws(&line[..colon]), trim_ws(&line[colon + 1..]));
         let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+        if h.service.is_none() {
+            h.service = service_from_header(name, value);
+        }
         if is(b"host") {
             h.host.get_or_insert_with(|| split_host(value));
         } else if is(b"user-agent") {
@@ -144,6 +149,58 @@ pub(super) fn parse_headers(block: &[u8], base: usize) -> Head {
         }
     }
     h
+}
+
+/// Whether `s` starts with `prefix`, ignoring ASCII case.
+fn starts_with_ci(s: &[u8], prefix: &[u8]) -> bool {
+    s.get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+}
+
+/// The service (nDPI's application name) one header field names by its published media type or header:
+/// `application/ocsp-request` and `-response` (RFC 6960, appendix C): `OCSP`; `application/ipp` (RFC 8010):
+/// `IPP`; `application/soap+xml` (SOAP 1.2) or a `SOAPAction` header (SOAP 1.1): `SOAP`; `application/dash+xml`
+/// (MPEG-DASH manifests, ISO/IEC 23009-1): `MpegDash`; a Gnutella download's `X-Gnutella-*` or `X-Queue` (PARQ)
+/// header: `Gnutella`.
+pub(super) fn service_from_header(name: &[u8], value: &[u8]) -> Option<&'static str> {
+    if name.eq_ignore_ascii_case(b"content-type") {
+        let media = value.split(|&b| b == b';').next().map(trim_ws)?;
+        let is = |m: &[u8]| media.eq_ignore_ascii_case(m);
+        if is(b"application/ocsp-request") || is(b"application/ocsp-response") {
+            Some("OCSP")
+        } else if is(b"application/ipp") {
+            Some("IPP")
+        } else if is(b"application/soap+xml") {
+            Some("SOAP")
+        } else if is(b"application/dash+xml") {
+            Some("MpegDash")
+        } else {
+            None
+        }
+    } else if name.eq_ignore_ascii_case(b"soapaction") {
+        Some("SOAP")
+    } else if starts_with_ci(name, b"x-gnutella-") || name.eq_ignore_ascii_case(b"x-queue") {
+        Some("Gnutella")
+    } else {
+        None
+    }
+}
+
+/// The service a request target names by its published form: a DASH manifest (`.mpd`) or media segment
+/// (`.m4s`): `MpegDash`; a Gnutella download by content hash (`/uri-res/N2R?urn:...`, the HUGE convention):
+/// `Gnutella`.
+pub(super) fn service_from_target(target: &[u8]) -> Option<&'static str> {
+    let path = target.split(|&b| b == b'?').next().unwrap_or(target);
+    let ends = |ext: &[u8]| {
+        path.len() > ext.len() && path[path.len() - ext.len()..].eq_ignore_ascii_case(ext)
+    };
+    if ends(b".mpd") || ends(b".m4s") {
+        Some("MpegDash")
+    } else if starts_with_ci(target, b"/uri-res/n2r?urn:") {
+        Some("Gnutella")
+    } else {
+        None
+    }
 }
 
 /// Splits a request line into (method, target, protocol); the protocol is empty for an HTTP/0.9-style line.

@@ -266,6 +266,7 @@ mod tests {
     struct Rec {
         events: Vec<HttpEvent>,
         buffers: Vec<(u64, HttpBuffer, Vec<u8>)>,
+        applications: Vec<&'static str>,
     }
 
     impl EventSink for Rec {
@@ -277,6 +278,83 @@ mod tests {
         fn http_buffer(&mut self, tx: u64, b: HttpBuffer, data: &[u8]) {
             self.buffers.push((tx, b, data.to_vec()));
         }
+        fn application(&mut self, name: &'static str) {
+            self.applications.push(name);
+        }
+    }
+
+    /// Services named by published media types, headers and request targets; ordinary pages name none.
+    #[test]
+    fn services_from_content() {
+        let named =
+            |conv: &[(Direction, Vec<u8>)]| run(conv, &Limits::default(), &[]).0.applications;
+        let req = |head: &str| (Direction::ToServer, head.as_bytes().to_vec());
+        let resp = |head: &str| (Direction::ToClient, head.as_bytes().to_vec());
+        assert_eq!(
+            named(&[req(
+                "POST / HTTP/1.1\r\nHost: ocsp.example.net\r\nContent-Type: application/ocsp-request\r\nContent-Length: 0\r\n\r\n"
+            )]),
+            ["OCSP"]
+        );
+        assert_eq!(
+            named(&[
+                req("GET /r/MFQw HTTP/1.1\r\nHost: ocsp.example.net\r\n\r\n"),
+                resp(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/ocsp-response\r\nContent-Length: 0\r\n\r\n"
+                ),
+            ]),
+            ["OCSP"]
+        );
+        assert_eq!(
+            named(&[req(
+                "POST /ipp/print HTTP/1.1\r\nHost: 10.0.0.5:631\r\nContent-Type: application/ipp\r\nContent-Length: 0\r\n\r\n"
+            )]),
+            ["IPP"]
+        );
+        assert_eq!(
+            named(&[req(
+                "POST /svc HTTP/1.1\r\nHost: h\r\nSOAPAction: \"urn:x\"\r\nContent-Length: 0\r\n\r\n"
+            )]),
+            ["SOAP"]
+        );
+        assert_eq!(
+            named(&[req(
+                "POST /svc HTTP/1.1\r\nHost: h\r\nContent-Type: application/soap+xml; charset=utf-8\r\nContent-Length: 0\r\n\r\n"
+            )]),
+            ["SOAP"]
+        );
+        assert_eq!(
+            named(&[req(
+                "GET /live/V2400/206598098.m4s HTTP/1.1\r\nHost: h\r\n\r\n"
+            )]),
+            ["MpegDash"]
+        );
+        assert_eq!(
+            named(&[req(
+                "GET /dash/manifest.MPD?t=1 HTTP/1.1\r\nHost: h\r\n\r\n"
+            )]),
+            ["MpegDash"]
+        );
+        assert_eq!(
+            named(&[req(
+                "GET /uri-res/N2R?urn:sha1:PLSTHIPQGSSZTS5FJUPAKUZWUGYQYPFB HTTP/1.1\r\nHost: 10.0.0.9:6346\r\n\r\n"
+            )]),
+            ["Gnutella"]
+        );
+        assert_eq!(
+            named(&[req(
+                "GET /get/1/a.mp3 HTTP/1.1\r\nHost: 10.0.0.9:6346\r\nX-Queue: 1.1\r\n\r\n"
+            )]),
+            ["Gnutella"]
+        );
+        assert!(
+            named(&[
+                req("GET /index.html HTTP/1.1\r\nHost: example.com\r\n\r\n"),
+                resp("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n"),
+            ])
+            .is_empty()
+        );
+        assert!(named(&[req("GET /m4s HTTP/1.1\r\nHost: h\r\n\r\n")]).is_empty());
     }
 
     impl Rec {

@@ -352,6 +352,9 @@ impl HttpParser {
             basic_credentials: h.basic_credentials,
             ..HttpEvent::default()
         };
+        if let Some(service) = h.service.or_else(|| service_from_target(uri)) {
+            out.application(service);
+        }
         out.http_buffer(id, HttpBuffer::RequestLine, line);
         out.http_buffer(id, HttpBuffer::RequestHead, head);
         out.http_buffer(id, HttpBuffer::Method, method);
@@ -517,6 +520,9 @@ impl HttpParser {
         };
         tx.ev.status = Some(status);
         tx.ev.http_content_type = h.content_type.clone();
+        if let Some(service) = h.service {
+            out.application(service);
+        }
         tx.ev.redirect = h.location.clone();
         let id = tx.ev.tx_id;
         let (head_req, connect) = (tx.head_request, tx.connect);

@@ -7,7 +7,53 @@
 //! `from=` or `xmlns=`, or one that starts with the stream's end tag.
 
 use crate::scan::{Lit, find, lit_ci};
-use crate::{AppProto, Detector, Probe, ProbeCtx};
+use crate::{AppProto, Detector, Direction, EventSink, Limits, Parser, Probe, ProbeCtx, Transport};
+
+/// The domain a client's stream header addresses (`<stream:stream ... to='example.com'`, RFC 6120 §4.7.2).
+fn stream_to(d: &[u8]) -> Option<&str> {
+    let open = find(d, b"<stream:stream")?;
+    let tag = &d[open..];
+    let tag = &tag[..tag.iter().position(|&b| b == b'>').unwrap_or(tag.len())];
+    let mut from = 0;
+    while let Some(at) = tag.get(from..).and_then(|t| find(t, b"to=")) {
+        let at = from + at;
+        from = at + 3;
+        if !matches!(
+            tag.get(at.wrapping_sub(1)),
+            Some(b' ' | b'\t' | b'\r' | b'\n' | b'\'' | b'"')
+        ) {
+            continue;
+        }
+        let quote = *tag.get(at + 3)?;
+        if quote != b'\'' && quote != b'"' {
+            return None;
+        }
+        let value = tag.get(at + 4..)?;
+        let end = value.iter().position(|&b| b == quote)?;
+        return std::str::from_utf8(&value[..end]).ok();
+    }
+    None
+}
+
+/// Names a stream's service from the domain its client addresses (`im.truphone.com`: `TruPhone`), through the
+/// host-suffix table of [`crate::application`].
+#[derive(Default)]
+struct StreamParser {
+    done: bool,
+}
+
+impl Parser for StreamParser {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if self.done || dir != Direction::ToServer {
+            return;
+        }
+        self.done = true;
+        let head = &data[..data.len().min(1024)];
+        if let Some(app) = stream_to(head).and_then(crate::application::application_for_host) {
+            out.application(app);
+        }
+    }
+}
 
 /// Detector for XMPP.
 pub struct JabberDetector;
@@ -61,13 +107,47 @@ impl Detector for JabberDetector {
             Probe::NotForUs
         }
     }
+    fn parser(&self, _transport: Transport, _limits: &Limits) -> Option<Box<dyn Parser>> {
+        Some(Box::new(StreamParser::default()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Direction;
-    use crate::Transport;
+
+    #[test]
+    fn stream_header_names_the_service_domain() {
+        let s = b"<stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0' to='im.truphone.com'>";
+        assert_eq!(stream_to(s), Some("im.truphone.com"));
+        let tight = b"<stream:stream version='1.0'to=\"im.truphone.com\">";
+        assert_eq!(stream_to(tight), Some("im.truphone.com"));
+        assert_eq!(
+            stream_to(b"<stream:stream xmlns='jabber:client' auto='x'>"),
+            None
+        );
+        assert_eq!(stream_to(b"<message to='a@b.c'>"), None);
+        struct Named(Vec<&'static str>);
+        impl EventSink for Named {
+            fn event(&mut self, _: crate::AppEvent) {}
+            fn application(&mut self, name: &'static str) {
+                self.0.push(name);
+            }
+        }
+        let mut named = Named(Vec::new());
+        let mut p = StreamParser::default();
+        p.parse(Direction::ToClient, tight, 0, &mut named);
+        p.parse(Direction::ToServer, s, 0, &mut named);
+        assert_eq!(named.0, ["TruPhone"]);
+        let mut named = Named(Vec::new());
+        StreamParser::default().parse(
+            Direction::ToServer,
+            b"<stream:stream to='cs-xmpp.lan'>",
+            0,
+            &mut named,
+        );
+        assert!(named.0.is_empty(), "a private server names no service");
+    }
     use crate::testkit::ctx_tcp;
 
     #[test]

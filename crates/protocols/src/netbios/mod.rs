@@ -7,7 +7,7 @@
 //! rejected from its first bytes.
 
 use crate::scan::{be16, be24};
-use crate::{AppProto, Detector, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, EventSink, Limits, Parser, Probe, ProbeCtx, Transport};
 
 /// Whether `d` starts with an encoded NetBIOS name (`0x20` + 32 chars `A`..=`P`), returning the bytes after it
 /// (the scope labels, then a zero byte, follow: skipped here up to the terminating zero).
@@ -128,6 +128,31 @@ fn session_request(d: &[u8]) -> Option<bool> {
     Some(encoded_name(names).and_then(encoded_name).is_some())
 }
 
+/// The SMB1 message a direct datagram carries as its user data (browser announcements and other mailslot
+/// messages are SMB `Transaction` requests, MS-BRWS §2.2): the bytes after the header and the two names.
+fn datagram_smb1(d: &[u8]) -> bool {
+    matches!(d.first(), Some(0x10..=0x12))
+        && d.get(14..)
+            .and_then(encoded_name)
+            .and_then(encoded_name)
+            .is_some_and(|user| user.starts_with(b"\xffSMB"))
+}
+
+/// Names the service of a datagram-service flow: SMB1 mailslot messages are nDPI's `NetBIOS.SMBv1`.
+#[derive(Default)]
+struct DatagramParser {
+    named: bool,
+}
+
+impl Parser for DatagramParser {
+    fn parse(&mut self, _dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        if !self.named && datagram_smb1(data) {
+            self.named = true;
+            out.application("SMBv1");
+        }
+    }
+}
+
 /// Detector for the three NetBIOS services.
 pub struct NetBiosDetector;
 
@@ -162,13 +187,60 @@ impl Detector for NetBiosDetector {
             },
         }
     }
+    fn parser(&self, transport: Transport, _limits: &Limits) -> Option<Box<dyn Parser>> {
+        (transport == Transport::Udp)
+            .then(|| Box::new(DatagramParser::default()) as Box<dyn Parser>)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Direction;
+    use crate::AppEvent;
     use crate::testkit::{ctx_tcp, ctx_udp};
+
+    /// Records the applications a parser names.
+    #[derive(Default)]
+    struct Named(Vec<&'static str>);
+
+    impl EventSink for Named {
+        fn event(&mut self, _: AppEvent) {}
+        fn application(&mut self, name: &'static str) {
+            self.0.push(name);
+        }
+    }
+
+    #[test]
+    fn mailslot_datagram_names_smb1() {
+        // A direct group datagram (type 0x11) from port 138: header, source and destination names, then the SMB1
+        // Transaction request of a browser announcement.
+        let mut d = hex("1102a1b2c0a80105008a");
+        let mut body = encode("HOST", 0x00);
+        body.extend(encode("WORKGROUP", 0x1d));
+        body.extend_from_slice(b"\xffSMB\x25\x00\x00\x00\x00");
+        body.extend_from_slice(&[0; 24]);
+        d.extend_from_slice(&(body.len() as u16 - 68).to_be_bytes());
+        d.extend_from_slice(&[0, 0]);
+        d.extend(body);
+        assert_eq!(
+            NetBiosDetector.probe(&ctx_udp(Direction::ToServer, &d, &[])),
+            Probe::Certain
+        );
+        let mut p = NetBiosDetector
+            .parser(Transport::Udp, &Limits::default())
+            .expect("a datagram parser");
+        let mut named = Named::default();
+        p.parse(Direction::ToServer, &d, 0, &mut named);
+        p.parse(Direction::ToServer, &d, 0, &mut named);
+        assert_eq!(named.0, ["SMBv1"], "named once");
+        let at = d.len() - 33;
+        assert_eq!(d[at], 0xff);
+        d[at] = 0xfe;
+        let mut named = Named::default();
+        let mut p = DatagramParser::default();
+        p.parse(Direction::ToServer, &d, 0, &mut named);
+        assert!(named.0.is_empty(), "SMB2 is not carried in datagrams");
+    }
 
     fn hex(s: &str) -> Vec<u8> {
         (0..s.len())
