@@ -15,20 +15,6 @@ use flowbundle_rules::prefilter::PatternSet;
 use flowbundle_rules::split::{scan_serial, scan_split};
 use std::time::Instant;
 
-fn hex_patterns(text: &str) -> Vec<(Vec<u8>, bool)> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && l.len() % 2 == 0)
-        .filter_map(|l| {
-            (0..l.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(l.get(i..i + 2)?, 16).ok())
-                .collect::<Option<Vec<u8>>>()
-        })
-        .map(|p| (p, false))
-        .collect()
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
@@ -74,7 +60,7 @@ fn main() {
         eprintln!("{} absent", hex.display());
         std::process::exit(1);
     };
-    let set = PatternSet::new(&hex_patterns(&text));
+    let set = PatternSet::new(&common::case_sensitive_hex_patterns(text.as_bytes()));
     let mut serial = Vec::new();
     scan_serial(&set, &data, &mut serial);
     let mut split = Vec::new();

@@ -2,24 +2,12 @@
 //! serial hits, element for element, and so the same alerts. The bytes are a shared capture file read whole (packet
 //! headers and payloads back to back: the set's patterns occur in them thousands of times).
 
+mod common;
+
 use flowbundle_rules::prefilter::PatternSet;
 use flowbundle_rules::split::{
     chunks, first_per_pattern, overlap, scan_serial, scan_split, scan_split_chunks,
 };
-
-fn hex_patterns(text: &str) -> Vec<(Vec<u8>, bool)> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && l.len() % 2 == 0)
-        .filter_map(|l| {
-            (0..l.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(l.get(i..i + 2)?, 16).ok())
-                .collect::<Option<Vec<u8>>>()
-        })
-        .map(|p| (p, false))
-        .collect()
-}
 
 #[test]
 fn the_10k_set_split_over_any_chunking_finds_the_serial_hits() {
@@ -29,7 +17,7 @@ fn the_10k_set_split_over_any_chunking_finds_the_serial_hits() {
     let Some(pcap) = flowbundle_testsupport::data("reassembly/example.pcap") else {
         return;
     };
-    let patterns = hex_patterns(&std::fs::read_to_string(&hex).unwrap());
+    let patterns = common::case_sensitive_hex_patterns(&std::fs::read(&hex).unwrap());
     assert_eq!(patterns.len(), 10_000);
     let set = PatternSet::new(&patterns);
     let data = std::fs::read(&pcap).unwrap();

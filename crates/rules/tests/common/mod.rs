@@ -6,6 +6,19 @@ pub mod prefilter;
 
 use flowbundle_testcapture::Segment;
 
+/// The patterns of a hex pattern file (`content-10k.hex`), read by the rules crate's one hex reader, each
+/// case-sensitive as a prefilter input; a malformed line panics naming it.
+pub fn case_sensitive_hex_patterns(text: &[u8]) -> Vec<(Vec<u8>, bool)> {
+    flowbundle_rules::text::hex_patterns(text)
+        .map(|(line, p)| {
+            (
+                p.unwrap_or_else(|e| panic!("hex pattern line {line}: {e}")),
+                false,
+            )
+        })
+        .collect()
+}
+
 /// Key of one direction of a TCP connection.
 pub type DirKey = (std::net::IpAddr, u16, std::net::IpAddr, u16);
 
