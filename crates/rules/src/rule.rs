@@ -157,6 +157,19 @@ pub enum FlowDir {
     ToClient,
 }
 
+impl FlowDir {
+    /// Whether data travelling `dir` may match.
+    #[inline]
+    pub fn admits(self, dir: flowbundle_types::Direction) -> bool {
+        use flowbundle_types::Direction;
+        match self {
+            FlowDir::Any => true,
+            FlowDir::ToServer => dir == Direction::ToServer,
+            FlowDir::ToClient => dir == Direction::ToClient,
+        }
+    }
+}
+
 /// Connection-state constraint from `flow`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FlowState {

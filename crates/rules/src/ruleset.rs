@@ -25,6 +25,7 @@ use crate::text::{Line, Lines};
 use crate::transform::Transform;
 use crate::vars::Vars;
 use crate::verify::Plan;
+use flowbundle_types::Direction;
 
 /// Largest rule file read by [`RuleSet::load_files`].
 pub const MAX_FILE_BYTES: u64 = 256 << 20;
@@ -338,12 +339,11 @@ pub struct RuleSet {
 /// The prefilter entries of one (buffer, chain of transforms) while a rule set is built.
 type TransformedEntries = (Buffer, Vec<Transform>, Vec<Entry>, Vec<Target>);
 
+/// Whether `rule` may match data travelling the direction whose [`Direction::index`] is `d`.
 fn dir_ok(rule: &Rule, d: usize) -> bool {
-    match rule.flow_dir {
-        FlowDir::Any => true,
-        FlowDir::ToServer => d == 0,
-        FlowDir::ToClient => d == 1,
-    }
+    Direction::BOTH
+        .get(d)
+        .is_some_and(|&dir| rule.flow_dir.admits(dir))
 }
 
 impl RuleSet {

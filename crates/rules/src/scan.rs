@@ -619,11 +619,8 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
             return false;
         }
     }
-    match rule.flow_dir {
-        FlowDir::Any => {}
-        FlowDir::ToServer if ctx.dir != Direction::ToServer => return false,
-        FlowDir::ToClient if ctx.dir != Direction::ToClient => return false,
-        _ => {}
+    if !rule.flow_dir.admits(ctx.dir) {
+        return false;
     }
     match rule.flow_state {
         FlowState::Any => {}

@@ -12,6 +12,9 @@ pub enum Direction {
 }
 
 impl Direction {
+    /// Both directions, in [`Direction::index`] order.
+    pub const BOTH: [Direction; 2] = [Direction::ToServer, Direction::ToClient];
+
     /// 0 for [`Direction::ToServer`], 1 for [`Direction::ToClient`]: an index into per-direction arrays.
     #[inline]
     pub fn index(self) -> usize {
@@ -47,7 +50,8 @@ mod tests {
 
     #[test]
     fn index_and_reverse_agree() {
-        for d in [Direction::ToServer, Direction::ToClient] {
+        for (i, d) in Direction::BOTH.into_iter().enumerate() {
+            assert_eq!(d.index(), i);
             assert_ne!(d.index(), d.reverse().index());
             assert_eq!(d.reverse().reverse(), d);
             assert_eq!(Direction::from_client(d == Direction::ToServer), d);
