@@ -272,17 +272,41 @@ pub enum BuildError {
     },
 }
 
-/// Every policy name [`build`] accepts, in the order the paper discusses them.
-pub const ALL: &[&str] = &[
-    "dh",
-    "ph",
-    "lfb",
-    "l7aff",
-    "flow",
-    "rss",
-    "lfb-affinity",
-    "lfb-bounded",
-];
+/// One row per policy: its command-line name (and any accepted spelling), the type `build` makes. The source of both
+/// [`ALL`] and `build`'s dispatch, so a policy `build` accepts cannot be missing from the list the tests iterate over.
+macro_rules! policies {
+    ($($name:literal $(| $alias:literal)* => $ty:ty),+ $(,)?) => {
+        /// Every policy name [`build`] accepts, in the order the paper discusses them.
+        pub const ALL: &[&str] = &[$($name),+];
+
+        /// The name in [`ALL`] of the policy `name` spells (any accepted spelling), `None` for an unknown one.
+        pub fn canonical(name: &str) -> Option<&'static str> {
+            match name {
+                $($name $(| $alias)* => Some($name),)+
+                _ => None,
+            }
+        }
+
+        /// The policy named `name` (any accepted spelling), its options already checked.
+        fn construct(name: &str, workers: usize, opts: &SchedOptions) -> Option<Box<dyn Scheduler>> {
+            Some(match name {
+                $($name $(| $alias)* => Box::new(<$ty>::new(workers, opts)),)+
+                _ => return None,
+            })
+        }
+    };
+}
+
+policies! {
+    "dh" => dh::DirectHash,
+    "ph" => ph::PacketHandoff,
+    "lfb" => lfb::LastFlowBundle,
+    "l7aff" => l7aff::L7Affinity,
+    "flow" => flow::FlowBased,
+    "rss" => rss::AdaptiveRss,
+    "lfb-affinity" | "lfb_affinity" => lfb_affinity::LfbAffinity,
+    "lfb-bounded" | "lfb_bounded" => lfb_bounded::LfbBounded,
+}
 
 /// Most workers a policy supports (worker ids are stored in 16 bits in the tables; 1,024 is far beyond any machine
 /// this lab runs on and keeps per-worker arrays small).
@@ -313,18 +337,7 @@ pub fn build(
         1,
         u64::MAX,
     )?;
-    let sched: Box<dyn Scheduler> = match name {
-        "dh" => Box::new(dh::DirectHash::new(workers, opts)),
-        "ph" => Box::new(ph::PacketHandoff::new(workers, opts)),
-        "lfb" => Box::new(lfb::LastFlowBundle::new(workers, opts)),
-        "l7aff" => Box::new(l7aff::L7Affinity::new(workers, opts)),
-        "flow" => Box::new(flow::FlowBased::new(workers, opts)),
-        "rss" => Box::new(rss::AdaptiveRss::new(workers, opts)),
-        "lfb-affinity" | "lfb_affinity" => Box::new(lfb_affinity::LfbAffinity::new(workers, opts)),
-        "lfb-bounded" | "lfb_bounded" => Box::new(lfb_bounded::LfbBounded::new(workers, opts)),
-        other => return Err(BuildError::Unknown(other.to_string())),
-    };
-    Ok(sched)
+    construct(name, workers, opts).ok_or_else(|| BuildError::Unknown(name.to_string()))
 }
 
 fn check_range(what: &'static str, got: u64, min: u64, max: u64) -> Result<(), BuildError> {
@@ -354,7 +367,20 @@ mod tests {
             let s = build(name, 4, &SchedOptions::default()).unwrap();
             assert_eq!(s.name(), *name);
             assert_eq!(s.workers(), 4);
+            assert_eq!(canonical(name), Some(*name));
+            let underscored = name.replace('-', "_");
+            if let Some(alias) = canonical(&underscored) {
+                assert_eq!(alias, *name);
+                assert_eq!(
+                    build(&underscored, 2, &SchedOptions::default())
+                        .unwrap()
+                        .name(),
+                    *name
+                );
+            }
         }
+        assert_eq!(canonical("lfb_bounded"), Some("lfb-bounded"));
+        assert_eq!(canonical("rr"), None);
         assert!(matches!(
             build("rr", 2, &SchedOptions::default()),
             Err(BuildError::Unknown(_))

@@ -65,14 +65,8 @@ const UNKNOWN: RGBColor = RGBColor(90, 90, 90);
 /// The colour of a scheduler in every plot (`bench`, `simulate`, measured or simulated): its position in
 /// `flowbundle_scheduler::ALL` picks it, so the table cannot drift from the list of policies.
 pub fn scheduler_colour(name: &str) -> RGBColor {
-    let name = if name == "lfb_affinity" {
-        "lfb-affinity"
-    } else {
-        name
-    };
-    flowbundle_scheduler::ALL
-        .iter()
-        .position(|s| *s == name)
+    flowbundle_scheduler::canonical(name)
+        .and_then(|name| flowbundle_scheduler::ALL.iter().position(|s| *s == name))
         .and_then(|i| PALETTE.get(i))
         .copied()
         .unwrap_or(UNKNOWN)
