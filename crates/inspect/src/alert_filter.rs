@@ -153,14 +153,19 @@ impl AlertFilter {
         if sup.is_empty() && t.is_none() && rf.is_none() {
             return Some(Cow::Borrowed(e));
         }
-        let (src, dst, _, _) = e.key.endpoints(e.dir);
+        let (src, dst, src_port, dst_port) = e.key.endpoints(e.dir);
         if sup.iter().any(|s| s.applies(src, dst)) {
             return suppress(self);
         }
         if let Some(t) = t
-            && !self
-                .table
-                .check(a.rule_index, &t, src, dst, e.flow_id, e.ts_ns)
+            && !self.table.check(
+                a.rule_index,
+                &t,
+                (src, src_port),
+                (dst, dst_port),
+                e.flow_id,
+                e.ts_ns,
+            )
         {
             return suppress(self);
         }

@@ -176,6 +176,7 @@ pub use scan::{
 };
 pub use threshold::{
     RateFilter, RateTable, Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track,
+    UniqueOn,
 };
 pub use threshold_config::{ConfigLineError, Suppress, SuppressTrack, ThresholdConfig};
 pub use transform::Transform;

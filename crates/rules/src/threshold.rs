@@ -4,7 +4,11 @@
 //! * `type limit, count N, seconds S`: the first N matches of each window of S seconds alert;
 //! * `type threshold`: every N-th match in a window alerts (the count restarts after each alert);
 //! * `type both`: the N-th match of a window alerts, once per window;
-//! * `detection_filter: track T, count N, seconds S`: every match after the N-th in a window alerts.
+//! * `detection_filter: track T, count N, seconds S`: every match after the N-th in a window alerts;
+//! * `detection_filter: ..., unique_on src_port|dst_port` (Suricata 9): as above, but a window counts the distinct
+//!   ports of its matches, not the matches: every match once more than N distinct ports were seen alerts. An entry
+//!   keeps the ports it saw until it has N + 1 of them (no more is needed to decide), so its memory is bounded by the
+//!   rule's count and the 65,536 ports.
 //!
 //! A window starts at the first match of its key and lasts S seconds of *capture time* (the alert's packet), so the
 //! outcome depends on the input alone. Matching itself is not affected (flowbits are still set): only whether the
@@ -49,6 +53,13 @@ pub enum Track {
     ByFlow,
 }
 
+/// What a `detection_filter` with `unique_on` counts: the distinct values of this port of its matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UniqueOn {
+    SrcPort,
+    DstPort,
+}
+
 /// A rule's `threshold` or `detection_filter`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Threshold {
@@ -56,11 +67,14 @@ pub struct Threshold {
     pub track: Track,
     pub count: u32,
     pub seconds: u32,
+    /// `detection_filter` only: count distinct ports rather than matches.
+    pub unique_on: Option<UniqueOn>,
 }
 
 impl Threshold {
     /// Parses the value of `threshold` (`detection_filter` when `filter`): comma-separated `type T`, `track T`,
-    /// `count N`, `seconds N` in any order, each once (`type` is not allowed for `detection_filter`).
+    /// `count N`, `seconds N` in any order, each once (`type` is not allowed for `detection_filter`, `unique_on
+    /// src_port|dst_port` only there).
     pub fn parse(value: &str, filter: bool) -> Result<Threshold, ThresholdError> {
         let keyword = if filter {
             "detection_filter"
@@ -68,7 +82,8 @@ impl Threshold {
             "threshold"
         };
         let bad = |m: String| ThresholdError::Invalid(format!("{keyword}: {m}"));
-        let (mut kind, mut track, mut count, mut seconds) = (None, None, None, None);
+        let (mut kind, mut track, mut count, mut seconds, mut unique_on) =
+            (None, None, None, None, None);
         for part in value.split(',') {
             let part = part.trim();
             let (k, v) = part
@@ -124,11 +139,13 @@ impl Threshold {
                         .ok_or_else(|| bad(format!("invalid seconds `{}`", short(v))))?;
                     seconds = Some(s);
                 }
-                // Suricata 8's `unique_on` (distinct ports) for detection_filter.
                 "unique_on" if filter => {
-                    return Err(ThresholdError::Unsupported(
-                        "detection_filter:unique_on".into(),
-                    ));
+                    once(unique_on.is_some())?;
+                    unique_on = Some(match v {
+                        "src_port" => UniqueOn::SrcPort,
+                        "dst_port" => UniqueOn::DstPort,
+                        other => return Err(bad(format!("unknown unique_on `{}`", short(other)))),
+                    });
                 }
                 other => return Err(bad(format!("unknown option `{}`", short(other)))),
             }
@@ -143,6 +160,7 @@ impl Threshold {
             track: track.ok_or_else(|| bad("missing `track`".into()))?,
             count: count.ok_or_else(|| bad("missing `count`".into()))?,
             seconds: seconds.ok_or_else(|| bad("missing `seconds`".into()))?,
+            unique_on,
         };
         if t.count == 0 && kind != ThresholdKind::DetectionFilter {
             return Err(bad("count must be 1 or more".into()));
@@ -173,11 +191,25 @@ enum Key {
     Flow(u64),
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Entry {
     /// End of the window (capture time, ns): matches before it count in it.
     until_ns: u64,
     count: u32,
+    /// With `unique_on`: the distinct ports seen in the window, at most the rule's count plus one (`count` is then
+    /// their number).
+    ports: Vec<u16>,
+}
+
+impl Entry {
+    /// A window opened at a match with `port` (the `unique_on` port, if any).
+    fn open(until_ns: u64, port: Option<u16>) -> Entry {
+        Entry {
+            until_ns,
+            count: 1,
+            ports: port.into_iter().collect(),
+        }
+    }
 }
 
 /// What [`ThresholdTable`] did.
@@ -220,17 +252,22 @@ impl ThresholdTable {
         self.stats
     }
 
-    /// Whether a match of rule `rule` (index in its rule set) with threshold `t`, from `src` to `dst` in flow
-    /// `flow_id` at capture time `ts_ns`, is reported. Call in input order.
+    /// Whether a match of rule `rule` (index in its rule set) with threshold `t`, from `src` to `dst` (address and
+    /// port; port 0 where the protocol has none) in flow `flow_id` at capture time `ts_ns`, is reported. Call in
+    /// input order.
     pub fn check(
         &mut self,
         rule: u32,
         t: &Threshold,
-        src: IpAddr,
-        dst: IpAddr,
+        (src, src_port): (IpAddr, u16),
+        (dst, dst_port): (IpAddr, u16),
         flow_id: u64,
         ts_ns: u64,
     ) -> bool {
+        let port = t.unique_on.map(|u| match u {
+            UniqueOn::SrcPort => src_port,
+            UniqueOn::DstPort => dst_port,
+        });
         let key = match t.track {
             Track::BySrc => Key::Addr(src),
             Track::ByDst => Key::Addr(dst),
@@ -243,7 +280,17 @@ impl ThresholdTable {
         let k = (rule, key);
         let alert = match self.entries.get_mut(&k) {
             Some(e) if ts_ns < e.until_ns => {
-                e.count = e.count.saturating_add(1);
+                match port {
+                    // Distinct ports: a port already seen adds nothing; once more than `count` were seen, the
+                    // rest need not be kept.
+                    Some(p) => {
+                        if e.ports.len() <= t.count as usize && !e.ports.contains(&p) {
+                            e.ports.push(p);
+                        }
+                        e.count = e.ports.len() as u32;
+                    }
+                    None => e.count = e.count.saturating_add(1),
+                }
                 match t.kind {
                     ThresholdKind::Limit => e.count <= t.count,
                     ThresholdKind::Threshold => {
@@ -259,10 +306,7 @@ impl ThresholdTable {
             }
             Some(e) => {
                 // The window has passed: this match opens a new one.
-                *e = Entry {
-                    until_ns: until,
-                    count: 1,
-                };
+                *e = Entry::open(until, port);
                 first_alerts(t)
             }
             None => {
@@ -272,13 +316,7 @@ impl ThresholdTable {
                     self.stats.expired += (before - self.entries.len()) as u64;
                 }
                 if self.entries.len() < self.capacity {
-                    self.entries.insert(
-                        k,
-                        Entry {
-                            until_ns: until,
-                            count: 1,
-                        },
-                    );
+                    self.entries.insert(k, Entry::open(until, port));
                 } else {
                     self.stats.table_full += 1;
                 }
@@ -505,7 +543,16 @@ mod tests {
         times
             .iter()
             .copied()
-            .filter(|&s| tab.check(0, &th, ip("10.0.0.1"), ip("8.8.8.8"), 7, s * S))
+            .filter(|&s| {
+                tab.check(
+                    0,
+                    &th,
+                    (ip("10.0.0.1"), 1024),
+                    (ip("8.8.8.8"), 53),
+                    7,
+                    s * S,
+                )
+            })
             .collect()
     }
 
@@ -576,7 +623,8 @@ mod tests {
                 kind: ThresholdKind::Limit,
                 track: Track::BySrc,
                 count: 1,
-                seconds: 60
+                seconds: 60,
+                unique_on: None,
             }
         );
         assert_eq!(
@@ -648,29 +696,68 @@ mod tests {
         );
     }
 
+    /// `unique_on`: a window counts the distinct ports of its matches; a repeated port adds nothing.
+    #[test]
+    fn detection_filter_unique_on_counts_distinct_ports() {
+        let th = Threshold::parse(
+            "track by_dst, count 1, seconds 60, unique_on dst_port",
+            true,
+        )
+        .unwrap();
+        assert_eq!(th.unique_on, Some(UniqueOn::DstPort));
+        let mut tab = ThresholdTable::default();
+        let (a, b) = (ip("3.3.3.3"), ip("1.1.1.1"));
+        let mut at = |dport: u16, s: u64| tab.check(0, &th, (a, 12345), (b, dport), 1, s * S);
+        // Port 80 twice is one distinct port; 81 makes two, more than 1: that match alerts, and every one after.
+        assert!(!at(80, 0) && !at(80, 1) && at(81, 2) && at(80, 3));
+        // A new window (60 s on) counts afresh.
+        assert!(!at(82, 70) && at(83, 71));
+        let th3 = Threshold::parse(
+            "track by_src, count 3, seconds 60, unique_on src_port",
+            true,
+        )
+        .unwrap();
+        let mut tab = ThresholdTable::default();
+        let mut at = |sport: u16| tab.check(0, &th3, (a, sport), (b, 80), 1, 0);
+        assert!(!at(1) && !at(1) && !at(2) && !at(3) && at(4) && at(1));
+        for bad in [
+            "track by_dst, count 1, seconds 60, unique_on dst_ip",
+            "track by_dst, count 1, seconds 60, unique_on dst_port, unique_on src_port",
+        ] {
+            assert!(Threshold::parse(bad, true).is_err(), "{bad}");
+        }
+        assert!(
+            Threshold::parse(
+                "type limit, track by_dst, count 1, seconds 60, unique_on dst_port",
+                false
+            )
+            .is_err()
+        );
+    }
+
     #[test]
     fn keys_are_separate_and_the_table_is_bounded() {
         let th = Threshold::parse("type limit, track by_dst, count 1, seconds 10", false).unwrap();
         let mut tab = ThresholdTable::with_capacity(2);
         let a = ip("10.0.0.1");
-        assert!(tab.check(0, &th, a, ip("1.1.1.1"), 1, 0));
-        assert!(tab.check(0, &th, a, ip("2.2.2.2"), 1, 0));
-        assert!(!tab.check(0, &th, a, ip("1.1.1.1"), 1, S));
+        assert!(tab.check(0, &th, (a, 0), (ip("1.1.1.1"), 0), 1, 0));
+        assert!(tab.check(0, &th, (a, 0), (ip("2.2.2.2"), 0), 1, 0));
+        assert!(!tab.check(0, &th, (a, 0), (ip("1.1.1.1"), 0), 1, S));
         // Another rule has its own count; the table is full of live windows: judged as a first match, not
         // remembered, counted.: judged as a first match, not remembered, counted.
-        assert!(tab.check(1, &th, a, ip("1.1.1.1"), 1, S));
-        assert!(tab.check(1, &th, a, ip("1.1.1.1"), 1, S));
+        assert!(tab.check(1, &th, (a, 0), (ip("1.1.1.1"), 0), 1, S));
+        assert!(tab.check(1, &th, (a, 0), (ip("1.1.1.1"), 0), 1, S));
         assert_eq!(tab.stats().table_full, 2);
         // Once the windows have passed, their entries make room.
-        assert!(tab.check(1, &th, a, ip("1.1.1.1"), 1, 20 * S));
-        assert!(!tab.check(1, &th, a, ip("1.1.1.1"), 1, 21 * S));
+        assert!(tab.check(1, &th, (a, 0), (ip("1.1.1.1"), 0), 1, 20 * S));
+        assert!(!tab.check(1, &th, (a, 0), (ip("1.1.1.1"), 0), 1, 21 * S));
         assert_eq!(tab.stats().expired, 2);
         assert_eq!(tab.stats().suppressed, 2);
         // by_both counts a pair either way round.
         let both =
             Threshold::parse("type limit, track by_both, count 1, seconds 10", false).unwrap();
         let mut tab = ThresholdTable::default();
-        assert!(tab.check(0, &both, a, ip("1.1.1.1"), 1, 0));
-        assert!(!tab.check(0, &both, ip("1.1.1.1"), a, 2, 0));
+        assert!(tab.check(0, &both, (a, 0), (ip("1.1.1.1"), 0), 1, 0));
+        assert!(!tab.check(0, &both, (ip("1.1.1.1"), 0), (a, 0), 2, 0));
     }
 }

@@ -520,7 +520,8 @@ fn threshold_keywords() {
             kind: ThresholdKind::Limit,
             track: Track::BySrc,
             count: 1,
-            seconds: 60
+            seconds: 60,
+            unique_on: None,
         })
     );
     let r = one(
