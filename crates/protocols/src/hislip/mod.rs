@@ -54,7 +54,7 @@ mod tests {
             Det.probe(&crate::testkit::ctx_tcp(Direction::ToServer, &m[..20])),
             Probe::NotForUs
         );
-        // Found by fuzz/proto_extra_detectors: a 64-bit length of all ones must not overflow.
+        // Found by fuzz/proto_detectors: a 64-bit length of all ones must not overflow.
         let mut huge = b"HS\x00\x01\x00\x00\x00\x00".to_vec();
         huge.extend_from_slice(&[0xff; 8]);
         assert_eq!(

@@ -1,6 +1,6 @@
-//! Arbitrary chunk sequences into the extra protocols' parsers that keep state across payloads (SSH version exchange,
-//! FTP control lines): no panic, no unbounded growth. Same entry points as `crates/protocols/tests/no_panic_extra.rs`
-//! (`registry::builtin_detectors()` and each detector's `parser`).
+//! Arbitrary chunk sequences into every built-in protocol's TCP parser (each keeps state across payloads: SSH's version
+//! exchange, FTP's control lines, ...): no panic, no unbounded growth. Same entry points as
+//! `crates/protocols/tests/no_panic_extra.rs` (`registry::builtin_detectors()` and each detector's `parser`).
 //!
 //! Input: a sequence of `[flags][len][len bytes]` records; bit 0 of `flags` is the direction, bit 1 asks for a
 //! reassembly gap after the chunk.
