@@ -36,14 +36,14 @@ use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind, Evidence};
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_712;
+const AGREE_AT_LEAST: u64 = 3_718;
 /// Most DPI flows the engine may name as a protocol other than nDPI's.
-const WRONG_AT_MOST: u64 = 11;
+const WRONG_AT_MOST: u64 = 7;
 
 /// Protocols with at least this many (undisputed) flows must agree on 80% of them.
 const FLOOR_FROM_FLOWS: u64 = 5;
 /// Fewest DPI flows with an nDPI application (`MASTER.APP`) on which the engine names the same application.
-const APP_AGREE_AT_LEAST: u64 = 777;
+const APP_AGREE_AT_LEAST: u64 = 779;
 
 struct Row {
     pcap: String,

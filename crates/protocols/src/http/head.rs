@@ -161,7 +161,7 @@ fn starts_with_ci(s: &[u8], prefix: &[u8]) -> bool {
 /// `application/ocsp-request` and `-response` (RFC 6960, appendix C): `OCSP`; `application/ipp` (RFC 8010):
 /// `IPP`; `application/soap+xml` (SOAP 1.2) or a `SOAPAction` header (SOAP 1.1): `SOAP`; `application/dash+xml`
 /// (MPEG-DASH manifests, ISO/IEC 23009-1): `MpegDash`; a Gnutella download's `X-Gnutella-*` or `X-Queue` (PARQ)
-/// header: `Gnutella`.
+/// header: `Gnutella`; the user agent of Nexon's patcher (`AspINet`): `MapleStory`.
 pub(super) fn service_from_header(name: &[u8], value: &[u8]) -> Option<&'static str> {
     if name.eq_ignore_ascii_case(b"content-type") {
         let media = value.split(|&b| b == b';').next().map(trim_ws)?;
@@ -177,6 +177,9 @@ pub(super) fn service_from_header(name: &[u8], value: &[u8]) -> Option<&'static 
         } else {
             None
         }
+    } else if name.eq_ignore_ascii_case(b"user-agent") {
+        // Nexon's game patcher names itself `AspINet`.
+        starts_with_ci(value, b"AspINet").then_some("MapleStory")
     } else if name.eq_ignore_ascii_case(b"soapaction") {
         Some("SOAP")
     } else if starts_with_ci(name, b"x-gnutella-") || name.eq_ignore_ascii_case(b"x-queue") {

@@ -355,6 +355,12 @@ mod tests {
             .is_empty()
         );
         assert!(named(&[req("GET /m4s HTTP/1.1\r\nHost: h\r\n\r\n")]).is_empty());
+        assert_eq!(
+            named(&[req(
+                "GET /maplestory/ HTTP/1.1\r\nHost: patch.example\r\nUser-Agent: AspINet\r\n\r\n"
+            )]),
+            ["MapleStory"]
+        );
     }
 
     impl Rec {

@@ -77,6 +77,48 @@ fn attributes_chain(body: &[u8]) -> bool {
     i == body.len()
 }
 
+/// Microsoft's ICE extension attribute MS-IMPLEMENTATION-VERSION ([MS-ICE2] §2.2.2.2), which Skype for
+/// Business and Teams clients put in their connectivity checks.
+const MS_IMPLEMENTATION_VERSION: u16 = 0x8070;
+
+/// Whether `d` is one STUN datagram whose attributes include MS-IMPLEMENTATION-VERSION: Microsoft's ICE, nDPI's
+/// `STUN.Skype_TeamsCall`.
+fn microsoft_ice(d: &[u8]) -> bool {
+    if !is_stun(d, true) || be32(d, 4) != Some(MAGIC_COOKIE) {
+        return false;
+    }
+    let body = &d[20..];
+    let mut i = 0;
+    while let (Some(ty), Some(len)) = (be16(body, i), be16(body, i + 2)) {
+        if ty == MS_IMPLEMENTATION_VERSION {
+            return true;
+        }
+        i += 4 + usize::from(len).div_ceil(4) * 4;
+    }
+    false
+}
+
+/// Names the calling service of a STUN flow from its attributes (Microsoft's ICE: `Skype_TeamsCall`).
+#[derive(Default)]
+struct AttributeParser {
+    named: bool,
+}
+
+impl crate::Parser for AttributeParser {
+    fn parse(
+        &mut self,
+        _dir: crate::Direction,
+        data: &[u8],
+        _ts_ns: u64,
+        out: &mut dyn crate::EventSink,
+    ) {
+        if !self.named && microsoft_ice(data) {
+            self.named = true;
+            out.application("Skype_TeamsCall");
+        }
+    }
+}
+
 /// A TURN ChannelData header: `(channel, length)`, when the datagram is consistent with it.
 fn channel_data(d: &[u8]) -> Option<(u16, u16)> {
     let ch = be16(d, 0)?;
@@ -93,6 +135,14 @@ pub struct StunDetector;
 impl Detector for StunDetector {
     fn proto(&self) -> AppProto {
         AppProto::Stun
+    }
+    fn parser(
+        &self,
+        transport: Transport,
+        _limits: &crate::Limits,
+    ) -> Option<Box<dyn crate::Parser>> {
+        (transport == Transport::Udp)
+            .then(|| Box::new(AttributeParser::default()) as Box<dyn crate::Parser>)
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         match ctx.transport {
@@ -132,6 +182,15 @@ impl Detector for StunDetector {
     }
 }
 
+/// Whether `d` starts with a DTLS record header (RFC 6347 §4.1: a content type of TLS's, a DTLS version, epoch and
+/// sequence number, and a length the datagram holds). On the 5-tuple ICE opened with STUN this is the DTLS that
+/// RFC 7983 demultiplexes there, even when its handshake body is one a stricter parser would not take.
+fn dtls_record(d: &[u8]) -> bool {
+    matches!(d.first(), Some(20..=25))
+        && matches!(be16(d, 1), Some(0xfeff | 0xfefd | 0xfefc))
+        && be16(d, 11).is_some_and(|len| len > 0 && 13 + usize::from(len) <= d.len())
+}
+
 /// ICE media: a flow that opened with STUN and then carries DTLS (`dtls: true`, nDPI's `DTLS`) or RTP/RTCP
 /// (`dtls: false`, nDPI's `SRTP`: media keyed through ICE is SRTP). Probed before [`StunDetector`] and
 /// [`crate::rtp::RtpDetector`].
@@ -155,8 +214,15 @@ impl Detector for IceMediaDetector {
         if ctx.payload_index == 0 {
             return Probe::NotForUs;
         }
+        // Connectivity checks that name their calling service (Microsoft's ICE) keep the flow STUN, as nDPI names
+        // such a flow after the service: `STUN.Skype_TeamsCall`, not the media behind it.
+        if microsoft_ice(ctx.prev) || microsoft_ice(ctx.peer) {
+            return Probe::NotForUs;
+        }
         match d.first() {
-            Some(20..=63) if self.dtls && crate::tls::probe_dtls(d) == Probe::Certain => {
+            Some(20..=63)
+                if self.dtls && (crate::tls::probe_dtls(d) == Probe::Certain || dtls_record(d)) =>
+            {
                 Probe::Certain
             }
             // RTP, or SRTCP (only its first 8 bytes are in clear, so the chain of lengths cannot be checked).
@@ -273,11 +339,45 @@ mod tests {
         c.payload_index = 2;
         assert_eq!(d.probe(&c), Probe::Certain);
         assert_eq!(s.probe(&c), Probe::NotForUs);
+        // A record whose handshake body a ClientHello parser would refuse is still DTLS by its record header.
+        let mut odd = vec![0x16, 0xfe, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x08];
+        odd.extend_from_slice(&[0xfe, 0xff, 0xff, 0xa4, 0, 0, 0, 0, 0, 0]);
+        let mut c = ctx_udp(Direction::ToServer, &odd, &stun);
+        c.payload_index = 1;
+        assert_eq!(d.probe(&c), Probe::Certain);
+        let mut short = odd.clone();
+        short[12] = 0x40;
+        let mut c = ctx_udp(Direction::ToServer, &short, &stun);
+        c.payload_index = 1;
+        assert_eq!(d.probe(&c), Probe::NotForUs, "a length past the datagram");
         let mut rtp = vec![0x80, 0x78, 0, 1, 0, 0, 0, 1, 0, 0, 0, 9];
         rtp.extend_from_slice(&[0; 20]);
         let mut c = ctx_udp(Direction::ToServer, &rtp, &stun);
         c.payload_index = 3;
         assert_eq!(s.probe(&c), Probe::Certain);
+        // Microsoft's connectivity checks keep the flow STUN, and name the service.
+        let mut ms = vec![0x01, 0x01, 0x00, 0x08];
+        ms.extend_from_slice(&MAGIC_COOKIE.to_be_bytes());
+        ms.extend_from_slice(&[0x42; 12]);
+        ms.extend_from_slice(&[0x80, 0x70, 0x00, 0x04, 0, 0, 0, 7]);
+        let mut c = ctx_udp(Direction::ToServer, &rtp, &ms);
+        c.payload_index = 1;
+        assert_eq!(s.probe(&c), Probe::NotForUs);
+        assert_eq!(StunDetector.probe(&c), Probe::Certain);
+        struct Named(Vec<&'static str>);
+        impl crate::EventSink for Named {
+            fn event(&mut self, _: crate::AppEvent) {}
+            fn application(&mut self, name: &'static str) {
+                self.0.push(name);
+            }
+        }
+        let mut named = Named(Vec::new());
+        use crate::Parser;
+        let mut p = AttributeParser::default();
+        p.parse(Direction::ToServer, &stun, 0, &mut named);
+        p.parse(Direction::ToServer, &ms, 0, &mut named);
+        p.parse(Direction::ToServer, &ms, 0, &mut named);
+        assert_eq!(named.0, ["Skype_TeamsCall"]);
         // A flow that did not open with STUN is not ICE media.
         assert_eq!(
             s.probe(&ctx_udp(Direction::ToServer, &rtp, &[])),
