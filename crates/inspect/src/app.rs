@@ -926,12 +926,15 @@ pub(crate) fn scan_packet(
     }
 }
 
-/// Settles pending stream candidates of the rules at the end of a flow.
+/// Settles pending stream candidates of the rules at the end of a flow. A dropped flow's candidates are settled too:
+/// they come from data inspected before the drop took effect (a rule that needed the end of the stream, on the same
+/// data as the drop rule, matches on that packet in Suricata, which inspects every rule before the verdict); a
+/// passed flow's are not (the pass withdrew that packet's alerts).
 pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, label: &AppLabel) {
     let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
         return;
     };
-    if flow_rules.stopped() {
+    if flow_rules.passed() {
         return;
     }
     let mut fired = Vec::new();

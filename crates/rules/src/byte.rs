@@ -213,8 +213,10 @@ impl ByteItem {
 
 /// Reads the number at the start of `field`: the value and how many bytes it took.
 fn read_number(field: &[u8], r: &ByteRead) -> Option<(u64, usize)> {
-    // `0` with `string`: the rest of the buffer, up to the longest number.
+    // `0` with `string`: the rest of the buffer, up to the longest number; without (byte_jump only): no bytes, the
+    // value 0 (also at the end of the buffer, as Suricata reads it).
     let n = match r.nbytes {
+        0 if r.string.is_none() => return Some((0, 0)),
         0 => field.len().min(23),
         n => usize::from(n),
     };
@@ -476,8 +478,10 @@ pub(crate) fn parse(
     if usize::from(read.nbytes) > max {
         return bad(format!("at most {max} bytes"));
     }
-    if read.nbytes == 0 && read.string.is_none() {
-        return bad("a byte count of 0 needs `string`".into());
+    // Suricata reads no bytes for a byte_jump of 0 (the value is 0: the jump is `post_offset` from the cursor);
+    // byte_test, byte_extract and byte_math need a number to read.
+    if read.nbytes == 0 && read.string.is_none() && !matches!(op, ByteOp::Jump { .. }) {
+        return bad("a byte count of 0 needs `string` (or byte_jump)".into());
     }
     if let Operand::Lit(o) = read.offset
         && (o.unsigned_abs() > 65535 || (o < 0 && !read.relative))
@@ -587,6 +591,21 @@ mod tests {
         assert_eq!(ok(&j, &[1, 0, 0, 0, 0, 0, 0], 0), Some(5));
         let j = item("byte_jump", "1,0,from_beginning");
         assert_eq!(ok(&j, &[2, 0, 0], 0), Some(2));
+        // A byte count of 0 reads nothing: the jump is the post_offset from the cursor (also from the end of the
+        // buffer); before the start lands on the start.
+        let z = item("byte_jump", "0,0,relative,post_offset -2");
+        assert_eq!(
+            z.eval(b"abcdef", 0, Some(3), &mut [0; MAX_VARS]),
+            Some(Some(1))
+        );
+        assert_eq!(
+            z.eval(b"abcdef", 0, Some(1), &mut [0; MAX_VARS]),
+            Some(Some(0))
+        );
+        assert_eq!(
+            z.eval(b"abcdef", 0, Some(6), &mut [0; MAX_VARS]),
+            Some(Some(4))
+        );
         let j = item("byte_jump", "1,0,from_end,post_offset -3");
         assert_eq!(ok(&j, &[0, 0, 0, 0], 0), Some(1));
         let j = item("byte_jump", "2,1,relative,string,dec");

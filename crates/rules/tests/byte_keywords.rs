@@ -194,3 +194,20 @@ alert tcp any any -> any any (uricontent:"this"; byte_extract:1,2,one,string,dec
     sids.sort();
     assert_eq!(sids, vec![1, 2]);
 }
+
+/// `byte_jump` with a byte count of 0 moves the cursor by `post_offset` alone, back from a match that ends inside or
+/// at the end of the payload, and a relative pcre reads on from there (Suricata's handling of a negative jump).
+#[test]
+fn byte_jump_of_zero_bytes_moves_back_by_post_offset() {
+    let rules_text = r#"alert udp any any -> any any (content:"|3a 01 e8 ed 0f|"; byte_jump:0,0,relative,post_offset -7; pcre:"/^\x7c\xe0\x3a\x01\xe8\xed\x0f\x54/R"; sid:1;)
+alert udp any any -> any any (content:"|01 e8 ed 0f 54|"; byte_jump:0,0,relative,post_offset -7; pcre:"/^\xe0\x3a\x01\xe8\xed\x0f\x54/R"; sid:3;)
+alert udp any any -> any any (content:"|01 e8 ed 0f 54|"; byte_jump:0,0,relative,post_offset -6; pcre:"/^\xe0/R"; sid:4;)"#;
+    let rs = load(rules_text);
+    let payload = b"NSLO\x0a\x95\x00\x20 padding \x7c\xe0\x3a\x01\xe8\xed\x0f\x54";
+    assert_eq!(datagram(&rs, payload), vec![1, 3]);
+    let tcp = load(&rules_text.replace("alert udp", "alert tcp"));
+    assert_eq!(testing::stream_sids(&tcp, payload, &[]), vec![1, 3]);
+    let real = b"\x4e\x53\x4c\x4f\x0a\x95\x00\x20\xb0\x00\x00\x00\x79\xb7\x06\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x19\x47\xd4\xd9\x8d\x14\xdb\x6b\xf1\x0b\x92\x17\xfb\x47\x67\xe2\x58\xb4\x2e\x14\x8a\x1d\x66\x7c\x96\xb4\x54\x28\x7c\xfb\xf5\xb1\x78\x01\x7d\x8b\x21\x0a\xc0\x20\x18\x85\xb7\xc1\xc2\x56\x76\x81\x55\xc7\xc2\x0e\xb3\x2b\x2c\x2d\xad\x2d\xd8\x2c\xde\xc1\x4b\x28\xd8\x0c\x06\x31\x09\x82\xc1\x1b\xf9\x2b\x46\xf1\x83\x8f\xc7\x83\xf7\x24\x45\x43\xe6\x3d\xd0\x93\x73\x2a\xad\xcd\x02\x5e\xa0\xac\x9f\xb1\xb3\x5d\xc1\x1d\x14\x33\x8e\x56\x31\xbd\x39\xf3\xdf\xdf\x49\x7c\xe0\x3a\x01\xe8\xed\x0f\x54";
+    assert_eq!(datagram(&rs, real), vec![1, 3]);
+    assert_eq!(testing::stream_sids(&tcp, real, &[]), vec![1, 3]);
+}

@@ -146,8 +146,8 @@ pub struct Args {
 
     /// Suricata's threshold.config: `threshold`/`event_filter` lines (replacing a rule's own threshold, or for
     /// rules without one with gen_id 0 or sig_id 0) and `suppress` lines (all of a rule's alerts, or those whose
-    /// source, destination or either address is in an address expression). `rate_filter` lines are reported and
-    /// ignored.
+    /// source, destination or either address is in an address expression), and `rate_filter` lines (a rule's action
+    /// becomes `new_action` after `count` matches in `seconds`, for `timeout` seconds).
     #[arg(long, value_name = "FILE")]
     threshold_file: Option<PathBuf>,
 
