@@ -67,8 +67,10 @@
 //! "signature group heads"): payload rules written for narrow port sets (`-> any 69`, `$HTTP_PORTS -> any`) whose
 //! fast pattern is short (`|00|`, `|00 02|`) get a prefilter table per port set, scanned only for packets to or from
 //! those ports, beside the table the other rules share; rules without content are filed by narrow address sets (ET's Tor, DROP, CI Army lists), else by
-//! transport and port; `http.method` and `http.stat_code` chains of rules that have a more specific buffer are not
-//! prefiltered at all but checked against the transaction's stored field when the rest of the rule matched. The
+//! transport and port; a rule with several application-layer groups puts only one of them into the prefilter (its
+//! *lead*: the group of its `fast_pattern` content, else of its longest content, `http.method` and `http.stat_code`
+//! last, as Suricata picks a rule's fast pattern) and checks the others only once the lead matched in a transaction,
+//! against the values of their buffers the flow kept (bounded: [`scan::MAX_STORED_BYTES`]) or as they arrive. The
 //! grouping only ever removes rules that could not match: `LoadOptions::rule_groups: false` turns it off, and a
 //! test holds both to the same alerts on the nDPI captures with ET Open and the community rules. Where the time
 //! goes is measured by the [`profile`] (`flowbundle inspect --rules-profile`).
@@ -83,7 +85,8 @@
 //! is evaluated 64 positions at a time with AVX2 where the CPU has it; on the 10k set over the shared captures the
 //! prefilter alone takes 0.9x the time of Hyperscan 5.4 on the same bytes (`scripts/bench-hyperscan`).
 //!
-//! Alerts: at most one per rule per datagram, per HTTP transaction, and per stream direction (for the flow's life).
+//! Alerts: at most one per rule per datagram, per HTTP transaction, and per stream direction (for the flow's life);
+//! the alerts one application-layer buffer completes go out in rule order.
 //! Flowbits are per flow; within one call, rules with flowbit conditions are evaluated after the others, so a bit
 //! set by the same data is seen (Suricata orders setters first). Across calls, order is the order of the calls.
 //!

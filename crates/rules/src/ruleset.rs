@@ -297,18 +297,72 @@ pub(crate) struct RuleInfo {
     /// group is matched on the stream or datagrams, the others per transaction; the rule matches a transaction
     /// once all have (see [`crate::scan`]).
     pub payload_bit: Option<u32>,
-    /// Groups on a short per-transaction field ([`DEFERRED_FIELDS`]) that are not in any prefilter table: they are
-    /// checked against the transaction's stored field when another group of the rule matches (or when the field
-    /// arrives after it), so that `http.method; content:"GET"` does not make every GET a candidate of every rule
-    /// that names it.
-    pub deferred: u32,
+    /// Groups checked only once the rule's *lead* group matched in a transaction (see [`lead_group`]): they are in
+    /// no prefilter table and no always-checked list. When the lead matches, each is checked against the values
+    /// of its buffer the transaction already carried (the flow keeps them, see [`RuleSet::stored`]); a value that
+    /// arrives later is checked as it arrives, for the transactions whose lead matched. So a rule is a candidate
+    /// only where its most specific content is, as in Suricata, which puts one fast pattern per rule in its
+    /// matcher: `http.header_names; content:!"Referer"` is no longer checked on every request, nor
+    /// `http.method; content:"GET"` on every GET, nor a back-referencing `pcre` on every `http.start`.
+    pub lazy: u32,
 }
 
-/// Short HTTP fields whose groups are checked lazily in rules that have other, more specific groups (see
-/// [`RuleInfo::deferred`]); each transaction's value is kept in the flow's state. Suricata makes the same choice
-/// when it picks one fast pattern per rule and avoids `http.method` and `http.stat_code` where the rule has
-/// another buffer.
+/// Short HTTP fields that lead a rule only when it has no other group with a content (Suricata ranks
+/// `http.method` below every other buffer when it picks a rule's fast pattern).
 pub(crate) const DEFERRED_FIELDS: [Buffer; 2] = [Buffer::HttpMethod, Buffer::HttpStatCode];
+
+/// Of a rule's application-layer groups (two or more), the one that goes into the prefilter; the others are checked
+/// lazily ([`RuleInfo::lazy`]). A payload group of the rule is matched on the stream or datagrams as before. As
+/// Suricata picks a rule's fast pattern: the group holding a content marked `fast_pattern`; else, among the groups
+/// with a positive content, not `http.method`/`http.stat_code` where another exists, the longest fast-pattern
+/// content, then the one with more distinct bytes. `None` when no application-layer group has a positive content
+/// (every group is then checked on every buffer of its kind, as before).
+fn lead_group(r: &Rule, infos: &[GroupInfo]) -> Option<usize> {
+    let fp = |gi: usize| -> Option<&Content> {
+        let g = r.groups.get(gi)?;
+        match g.items.get(infos.get(gi)?.fp?)? {
+            Item::Content(c) => Some(c),
+            _ => None,
+        }
+    };
+    let app = |i: usize| r.groups.get(i).is_some_and(|g| g.buffer.is_app());
+    let with_fp: Vec<usize> = (0..r.groups.len())
+        .filter(|&i| app(i) && fp(i).is_some())
+        .collect();
+    if let Some(&i) = with_fp
+        .iter()
+        .find(|&&i| fp(i).is_some_and(|c| c.fast_pattern))
+    {
+        return Some(i);
+    }
+    let minor = |i: usize| {
+        r.groups
+            .get(i)
+            .is_some_and(|g| DEFERRED_FIELDS.contains(&g.buffer))
+    };
+    let pool: Vec<usize> = if with_fp.iter().all(|&i| minor(i)) {
+        with_fp
+    } else {
+        with_fp.into_iter().filter(|&i| !minor(i)).collect()
+    };
+    let strength = |c: &Content| {
+        let mut seen = [false; 256];
+        c.bytes
+            .iter()
+            .filter(|&&b| !std::mem::replace(&mut seen[usize::from(b)], true))
+            .count()
+    };
+    pool.into_iter()
+        .map(|i| {
+            let c = fp(i);
+            (c.map_or(0, |c| c.bytes.len()), c.map_or(0, strength), i)
+        })
+        .fold(None, |best: Option<(usize, usize, usize)>, x| match best {
+            Some(b) if (b.0, b.1) >= (x.0, x.1) => Some(b),
+            _ => Some(x),
+        })
+        .map(|(_, _, i)| i)
+}
 
 /// A loaded, compiled rule set. Immutable and `Sync`: one per process, shared by every worker.
 #[derive(Debug)]
@@ -330,8 +384,9 @@ pub struct RuleSet {
     /// Flowbit names by id.
     pub(crate) flowbit_names: Vec<String>,
     pub(crate) pcre_count: u32,
-    /// Some rule checks a [`DEFERRED_FIELDS`] group lazily: the fields are kept per transaction.
-    pub(crate) defers_fields: bool,
+    /// Per buffer kind ([`Buffer::index`]): some rule checks a group on it lazily ([`RuleInfo::lazy`]), so its
+    /// values are kept per transaction in the flow's state.
+    pub(crate) stored: Vec<bool>,
     /// Names of the rule groups packets are routed to, indexed by group id (see [`crate::profile`]).
     pub(crate) group_names: Vec<String>,
 }
@@ -592,14 +647,14 @@ impl RuleSet {
             (0..Buffer::COUNT).map(|_| Default::default()).collect();
         let mut transformed: Vec<TransformedEntries> = Vec::new();
         let mut retain = 0u64;
-        let mut defers_fields = false;
+        let mut stored = vec![false; Buffer::COUNT];
         for (ri, r) in rules.iter().enumerate() {
             let mut ri_info = RuleInfo {
                 has_condition: r.flowbits.iter().any(rule::Flowbit::is_condition),
                 groups: Vec::with_capacity(r.groups.len()),
                 all_groups: 0,
                 payload_bit: None,
-                deferred: 0,
+                lazy: 0,
             };
             if r.groups.iter().any(|g| g.buffer.is_app()) {
                 ri_info.payload_bit = r
@@ -615,19 +670,22 @@ impl RuleSet {
                     }
                 }
             }
-            let defers = grouped
-                && ri_info.payload_bit.is_none()
+            let infos: Vec<GroupInfo> = r.groups.iter().map(|g| group_info(g, window)).collect();
+            let lead = if grouped
                 && r.groups.len() <= 32
-                && r.groups.iter().all(|g| g.buffer.is_app())
-                && r.groups
-                    .iter()
-                    .any(|g| !DEFERRED_FIELDS.contains(&g.buffer));
-            for (gi, g) in r.groups.iter().enumerate() {
-                let gi_info = group_info(g, window);
-                if defers && g.transforms.is_empty() && DEFERRED_FIELDS.contains(&g.buffer) {
-                    ri_info.deferred |= 1u32 << gi;
+                && r.groups.iter().filter(|g| g.buffer.is_app()).count() >= 2
+            {
+                lead_group(r, &infos)
+            } else {
+                None
+            };
+            for ((gi, g), gi_info) in r.groups.iter().enumerate().zip(infos) {
+                if g.buffer.is_app() && lead.is_some_and(|l| l != gi) {
+                    ri_info.lazy |= 1u32 << gi;
                     ri_info.all_groups |= 1u32 << gi;
-                    defers_fields = true;
+                    if let Some(s) = stored.get_mut(g.buffer.index()) {
+                        *s = true;
+                    }
                     ri_info.groups.push(gi_info);
                     continue;
                 }
@@ -769,7 +827,7 @@ impl RuleSet {
             retain,
             pcre_count,
             group_names,
-            defers_fields,
+            stored,
         }
     }
 }

@@ -35,6 +35,19 @@ pub const MAX_HTTP_PARTIAL: usize = 256;
 /// Transactions older than the newest by more than this lose their partial matches (HTTP pipelining depth).
 pub const HTTP_TX_WINDOW: u64 = 16;
 
+/// Most bytes of buffer values a flow keeps for lazily checked groups ([`crate::ruleset::RuleInfo::lazy`]); the
+/// oldest values go first (counted in [`ScanStats::stored_evicted`]).
+pub const MAX_STORED_BYTES: usize = 32 << 10;
+/// Longest buffer value kept for lazily checked groups; a longer one is checked only where it arrives after its
+/// rule's lead matched (counted in [`ScanStats::stored_too_long`]).
+pub const MAX_STORED_VALUE: usize = 16 << 10;
+/// Most buffer values a flow keeps for lazily checked groups.
+pub const MAX_STORED: usize = 256;
+
+/// Buffers after which nothing else of their transaction arrives: a lead group can never match after one, so its
+/// values are checked as they arrive and never kept (a response body is the largest value a flow would keep).
+const LAST_BUFFERS: [Buffer; 1] = [Buffer::HttpResponseBody];
+
 /// Inspects one derived HTTP buffer (inside [`RuleSet::scan_http`]).
 type ScanBuffer<'a> = dyn FnMut(&mut Scanner, &mut FlowMatchState, Buffer, &[u8]) + 'a;
 
@@ -58,6 +71,23 @@ pub struct PacketCtx<'a> {
     /// The header fields of the packet inspected, for header keywords (`ttl`, `flags`, ...); `None` for stream data
     /// and HTTP buffers, where no rule with header keywords applies.
     pub header: Option<crate::header::PacketHeader>,
+}
+
+impl PacketCtx<'_> {
+    /// The same flow seen in direction `dir`: sender and receiver swapped when `dir` is the other direction.
+    pub fn toward(&self, dir: Direction) -> Self {
+        if dir == self.dir {
+            return *self;
+        }
+        PacketCtx {
+            dir,
+            src: self.dst,
+            dst: self.src,
+            src_port: self.dst_port,
+            dst_port: self.src_port,
+            ..*self
+        }
+    }
 }
 
 impl Default for PacketCtx<'_> {
@@ -207,6 +237,11 @@ pub struct ScanStats {
     /// Stream hits of a pattern whose rules had all fired that could not make it quiet: the direction already held
     /// [`MAX_QUIET`] quiet patterns.
     pub quiet_full: u64,
+    /// Buffer values kept for lazily checked groups that were dropped for newer ones ([`MAX_STORED_BYTES`],
+    /// [`MAX_STORED`]): a rule whose lead matches after that misses them.
+    pub stored_evicted: u64,
+    /// Buffer values not kept for lazily checked groups because they are longer than [`MAX_STORED_VALUE`].
+    pub stored_too_long: u64,
 }
 
 impl std::ops::AddAssign for ScanStats {
@@ -229,6 +264,8 @@ impl std::ops::AddAssign for ScanStats {
         self.http_partial_dropped += o.http_partial_dropped;
         self.quiet_hits += o.quiet_hits;
         self.quiet_full += o.quiet_full;
+        self.stored_evicted += o.stored_evicted;
+        self.stored_too_long += o.stored_too_long;
     }
 }
 
@@ -246,8 +283,8 @@ pub struct Scanner {
     shits: Vec<(usize, u32, u32, u32)>,
     /// Port tables a packet meets ([`crate::group::PortTables::select`]).
     tabs: Vec<u32>,
-    /// Rules a deferred field completed ([`RuleSet::keep_field`]).
-    completed: Vec<u32>,
+    /// Rules a lazily checked buffer completed ([`RuleSet::complete_lazy`]), with the span of their match in it.
+    completed: Vec<(u32, (u64, u64))>,
     /// Rules without content a packet can meet ([`crate::group::AddrIndex::candidates`]).
     header: Vec<(u32, crate::group::Filed)>,
     /// Candidates of rules with flowbit conditions, held back to the end of the call.
@@ -260,6 +297,9 @@ pub struct Scanner {
     /// Scratch for transformed buffers (a chain alternates between the two).
     transform_a: Vec<u8>,
     transform_b: Vec<u8>,
+    /// Scratch for the transforms of lazily checked groups.
+    lazy_a: Vec<u8>,
+    lazy_b: Vec<u8>,
     stats: ScanStats,
     /// Rule profiling, when enabled ([`Scanner::enable_profile`]).
     profile: Option<Box<RulesProfile>>,
@@ -454,7 +494,11 @@ impl FlowMatchState {
             })
             .sum();
         d + self.http.as_ref().map_or(0, |h| {
-            std::mem::size_of::<HttpState>() + h.partial.capacity() * 24 + h.payload.capacity() * 4
+            std::mem::size_of::<HttpState>()
+                + h.partial.capacity() * 24
+                + h.payload.capacity() * 4
+                + h.stored.capacity() * std::mem::size_of::<Stored>()
+                + h.stored.iter().map(|v| v.bytes.capacity()).sum::<usize>()
         }) + self
             .bits
             .as_ref()
@@ -535,28 +579,75 @@ struct HttpState {
     newest_tx: u64,
     /// Rules mixing the payload with application-layer buffers whose payload group matched in this flow (sorted).
     payload: Vec<u32>,
-    /// The short fields of recent transactions that deferred groups are checked against (see
-    /// [`crate::ruleset::DEFERRED_FIELDS`]): (transaction, buffer, value), oldest first, at most two per
-    /// transaction of the pipelining window.
-    fields: Vec<(u64, Buffer, Vec<u8>)>,
+    /// The buffer values of recent transactions that lazily checked groups are checked against when their rule's
+    /// lead matches ([`crate::ruleset::RuleInfo::lazy`]), oldest first; see [`MAX_STORED_BYTES`].
+    stored: Vec<Stored>,
+    stored_bytes: usize,
+}
+
+/// One buffer value kept for lazily checked groups, with what their rule's header is checked against.
+#[derive(Debug)]
+struct Stored {
+    tx: u64,
+    buffer: Buffer,
+    dir: Direction,
+    established: bool,
+    bytes: Vec<u8>,
 }
 
 impl HttpState {
-    /// Keeps field `b` of transaction `tx` (the oldest kept field's storage is reused once the window is full).
-    fn keep_field(&mut self, tx: u64, b: Buffer, data: &[u8]) {
-        if let Some(f) = self.fields.iter_mut().find(|f| f.0 == tx && f.1 == b) {
-            f.2.clear();
-            f.2.extend_from_slice(data);
+    /// Keeps a value of `buffer` for transaction `tx` (travelling in `ctx.dir`), dropping values of transactions
+    /// beyond the pipelining window, then the oldest ones, to stay within the caps.
+    fn store(
+        &mut self,
+        tx: u64,
+        buffer: Buffer,
+        ctx: &PacketCtx<'_>,
+        data: &[u8],
+        stats: &mut ScanStats,
+    ) {
+        if data.len() > MAX_STORED_VALUE {
+            stats.stored_too_long += 1;
             return;
         }
-        let mut v = if self.fields.len() >= 2 * HTTP_TX_WINDOW as usize {
-            self.fields.remove(0).2
-        } else {
-            Vec::new()
-        };
-        v.clear();
-        v.extend_from_slice(data);
-        self.fields.push((tx, b, v));
+        let oldest = tx.saturating_sub(HTTP_TX_WINDOW);
+        let mut freed = 0;
+        self.stored.retain(|v| {
+            let keep = v.tx >= oldest;
+            if !keep {
+                freed += v.bytes.len();
+            }
+            keep
+        });
+        self.stored_bytes -= freed.min(self.stored_bytes);
+        let mut reuse = Vec::new();
+        while !self.stored.is_empty()
+            && (self.stored.len() >= MAX_STORED
+                || self.stored_bytes + data.len() > MAX_STORED_BYTES)
+        {
+            let v = self.stored.remove(0);
+            self.stored_bytes -= v.bytes.len().min(self.stored_bytes);
+            stats.stored_evicted += 1;
+            reuse = v.bytes;
+        }
+        reuse.clear();
+        reuse.extend_from_slice(data);
+        self.stored_bytes += data.len();
+        self.stored.push(Stored {
+            tx,
+            buffer,
+            dir: ctx.dir,
+            established: ctx.established,
+            bytes: reuse,
+        });
+    }
+
+    /// The groups of (tx, rule) that matched so far.
+    fn matched_groups(&self, tx: u64, rule: u32) -> u32 {
+        self.partial
+            .iter()
+            .find(|e| e.0 == tx && e.1 == rule)
+            .map_or(0, |e| e.2)
     }
 }
 
@@ -1422,8 +1513,9 @@ impl RuleSet {
             let all = info.map_or(0, |i| i.all_groups);
             let mut bit = 1u32.checked_shl(u32::from(t.group)).unwrap_or(0);
             let st = state.get_or_insert_with(Box::default);
-            if let Some(i) = info.filter(|i| i.deferred != 0) {
-                bit |= self.deferred_bits(sc, t.rule, i.deferred, &st.fields, tx_id);
+            if let Some(i) = info.filter(|i| i.lazy != 0) {
+                let todo = i.lazy & !st.matched_groups(tx_id, t.rule);
+                bit |= self.lazy_bits(sc, ctx, bits, t.rule, todo, &st.stored, tx_id);
             }
             // A mixed rule's payload group counts for every transaction once it matched in the flow.
             if let Some(pbit) = info.and_then(|i| i.payload_bit)
@@ -1454,16 +1546,6 @@ impl RuleSet {
     ) {
         sc.fit(self);
         sc.stats.http_bytes += data.len() as u64;
-        if self.defers_fields {
-            let field = match kind {
-                HttpBuffer::Method => Some(Buffer::HttpMethod),
-                HttpBuffer::StatusCode => Some(Buffer::HttpStatCode),
-                _ => None,
-            };
-            if let Some(b) = field {
-                self.keep_field(sc, flow, ctx, tx_id, b, data, sink);
-            }
-        }
         let wants = |b: Buffer| self.inspects(b);
         let mut norm = std::mem::take(&mut sc.norm);
         let mut cookie = std::mem::take(&mut sc.cookie);
@@ -1638,6 +1720,22 @@ impl RuleSet {
         bytes: &[u8],
         sink: &mut impl AlertSink,
     ) {
+        // The alerts of one buffer go out in rule order, whichever way the matcher reached them (a table's
+        // candidates, a transformed table, a lazily checked group completing a rule): the order never depends on
+        // how the rules were grouped. Held here; an alert is rare, so the vector rarely allocates.
+        let mut held: Vec<(u32, Direction, AlertSource, u64, u64)> = Vec::new();
+        let outer = sink;
+        let sink = &mut |a: &Alert<'_>| held.push((a.rule_index, a.dir, a.source, a.offset, a.len));
+        let stores = self.stored.get(buffer.index()).copied().unwrap_or(false);
+        if stores && !LAST_BUFFERS.contains(&buffer) {
+            flow.http.get_or_insert_with(Box::default).store(
+                tx_id,
+                buffer,
+                ctx,
+                bytes,
+                &mut sc.stats,
+            );
+        }
         if let Some(table) = self.http.get(buffer.index()).filter(|t| !t.is_empty()) {
             self.scan_app_table(sc, flow, ctx, tx_id, buffer, table, bytes, sink);
         }
@@ -1653,17 +1751,69 @@ impl RuleSet {
             sc.transform_a = a;
             sc.transform_b = b;
         }
+        if stores {
+            self.complete_lazy(sc, flow, ctx, tx_id, buffer, bytes, sink);
+        }
+        held.sort_by_key(|a| a.0);
+        for &(rule_index, dir, source, offset, len) in &held {
+            if let Some(rule) = self.rules.get(rule_index as usize) {
+                outer.alert(&Alert {
+                    rule,
+                    rule_index,
+                    dir,
+                    source,
+                    offset,
+                    len,
+                });
+            }
+        }
     }
 
-    /// The deferred groups (`mask`) of rule `r` that match the stored fields of transaction `tx`, as group bits.
-    fn deferred_bits(
+    /// Whether group `t` matches `bytes` (a value of its buffer): the group's transforms applied, then its chain
+    /// verified over the whole value. The span of the match.
+    fn group_matches(&self, sc: &mut Scanner, t: Target, bytes: &[u8]) -> Option<(u64, u64)> {
+        let (_, g, info) = self.rule_group(t)?;
+        let mut a = std::mem::take(&mut sc.lazy_a);
+        let mut b = std::mem::take(&mut sc.lazy_b);
+        let value = if g.transforms.is_empty() {
+            bytes
+        } else {
+            crate::transform::apply_chain(&g.transforms, bytes, &mut a, &mut b)
+        };
+        let hay = Hay {
+            bytes: value,
+            lo: 0,
+            hi: value.len(),
+            base: 0,
+            real_end: true,
+        };
+        let Scanner { pcre, stats, .. } = &mut *sc;
+        let r = verify::check(g, &info.plan, &hay, None, pcre, &mut stats.verify);
+        sc.lazy_a = a;
+        sc.lazy_b = b;
+        r
+    }
+
+    /// The lazily checked groups (`mask`) of rule `r` that match a kept value of their buffer in transaction
+    /// `tx`, as group bits: checked as their own candidates would have been when the value arrived (the rule's
+    /// header against that value's direction, its flowbits now).
+    #[allow(clippy::too_many_arguments)]
+    fn lazy_bits(
         &self,
         sc: &mut Scanner,
+        ctx: &PacketCtx<'_>,
+        bits: &Option<Box<Bits>>,
         r: u32,
         mask: u32,
-        fields: &[(u64, Buffer, Vec<u8>)],
+        stored: &[Stored],
         tx: u64,
     ) -> u32 {
+        let Some(rule) = self.rules.get(r as usize) else {
+            return 0;
+        };
+        if mask == 0 || !flowbits_ok(rule, bits) {
+            return 0;
+        }
         let mut out = 0;
         let mut m = mask;
         while m != 0 {
@@ -1673,94 +1823,100 @@ impl RuleSet {
                 rule: r,
                 group: gi as u8,
             };
-            let Some((_, g, info)) = self.rule_group(t) else {
+            let Some(g) = rule.groups.get(gi as usize) else {
                 continue;
             };
-            let Some((_, _, bytes)) = fields.iter().find(|f| f.0 == tx && f.1 == g.buffer) else {
-                continue;
-            };
-            let hay = Hay {
-                bytes,
-                lo: 0,
-                hi: bytes.len(),
-                base: 0,
-                real_end: true,
-            };
-            let Scanner { pcre, stats, .. } = &mut *sc;
-            if verify::check(g, &info.plan, &hay, None, pcre, &mut stats.verify).is_some() {
-                out |= 1 << gi;
+            for v in stored.iter().filter(|v| v.tx == tx && v.buffer == g.buffer) {
+                let vctx = PacketCtx {
+                    established: v.established,
+                    ..ctx.toward(v.dir)
+                };
+                if applies(rule, &vctx) && self.group_matches(sc, t, &v.bytes).is_some() {
+                    out |= 1 << gi;
+                    break;
+                }
             }
         }
         out
     }
 
-    /// A deferred field ([`crate::ruleset::DEFERRED_FIELDS`]) of transaction `tx` arrived: keep it, and complete
-    /// the rules whose other groups already matched in that transaction (a field that comes after them, as
-    /// `http.method` after `http.start`).
+    /// A value of `buffer` arrived in transaction `tx` (and was kept): the rules whose lead already matched in that
+    /// transaction check their lazily checked groups on this buffer against it, and alert once complete.
     #[allow(clippy::too_many_arguments)]
-    fn keep_field(
+    fn complete_lazy(
         &self,
         sc: &mut Scanner,
         flow: &mut FlowMatchState,
         ctx: &PacketCtx<'_>,
         tx: u64,
-        b: Buffer,
+        buffer: Buffer,
         data: &[u8],
         sink: &mut impl AlertSink,
     ) {
         let FlowMatchState { bits, http, .. } = flow;
-        let st = http.get_or_insert_with(Box::default);
-        st.keep_field(tx, b, data);
+        let Some(st) = http.as_deref_mut() else {
+            return;
+        };
         let HttpState {
-            partial, fields, ..
-        } = &mut **st;
+            partial, payload, ..
+        } = st;
         let mut done = std::mem::take(&mut sc.completed);
         done.clear();
+        let d = ctx.dir.index();
         for e in partial.iter_mut() {
-            let Some(info) = self.info.get(e.1 as usize) else {
+            if e.0 != tx || e.3 {
+                continue;
+            }
+            let (Some(info), Some(rule)) =
+                (self.info.get(e.1 as usize), self.rules.get(e.1 as usize))
+            else {
                 continue;
             };
-            if e.0 != tx || e.3 || info.deferred == 0 || e.2 & info.all_groups == info.all_groups {
+            let mut todo = 0u32;
+            let mut m = info.lazy & !e.2;
+            while m != 0 {
+                let gi = m.trailing_zeros();
+                m &= m - 1;
+                if rule
+                    .groups
+                    .get(gi as usize)
+                    .is_some_and(|g| g.buffer == buffer)
+                {
+                    todo |= 1 << gi;
+                }
+            }
+            if todo == 0 {
                 continue;
             }
-            let Some(rule) = self.rules.get(e.1 as usize) else {
-                continue;
-            };
-            if !applies(rule, ctx) || !flowbits_ok(rule, bits) {
-                continue;
-            }
-            e.2 |= self.deferred_bits(sc, e.1, info.deferred, fields, tx);
-            if e.2 & info.all_groups == info.all_groups {
-                e.3 = true;
-                done.push(e.1);
-            }
-        }
-        for &r in &done {
-            // The span of the match in this field, as the field's own candidate would have reported it.
-            let span = self
-                .rules
-                .get(r as usize)
-                .and_then(|rule| rule.groups.iter().position(|g| g.buffer == b))
-                .and_then(|gi| {
-                    let (_, g, info) = self.rule_group(Target {
-                        rule: r,
+            let t0 = sc.prof_now();
+            if applies(rule, ctx) && flowbits_ok(rule, bits) {
+                let mut span = None;
+                while todo != 0 {
+                    let gi = todo.trailing_zeros();
+                    todo &= todo - 1;
+                    let t = Target {
+                        rule: e.1,
                         group: gi as u8,
-                    })?;
-                    let hay = Hay {
-                        bytes: data,
-                        lo: 0,
-                        hi: data.len(),
-                        base: 0,
-                        real_end: true,
                     };
-                    let Scanner { pcre, stats, .. } = &mut *sc;
-                    verify::check(g, &info.plan, &hay, None, pcre, &mut stats.verify)
-                })
-                .unwrap_or((0, data.len() as u64));
-            let source = AlertSource::Http {
-                tx_id: tx,
-                buffer: b,
-            };
+                    if let Some(s) = self.group_matches(sc, t, data) {
+                        e.2 |= 1 << gi;
+                        span = Some(s);
+                    }
+                }
+                // A mixed rule's payload group counts once it matched in the flow.
+                let pbit = info
+                    .payload_bit
+                    .filter(|_| payload.binary_search(&e.1).is_ok())
+                    .unwrap_or(0);
+                if (e.2 | pbit) & info.all_groups == info.all_groups {
+                    e.3 = true;
+                    done.push((e.1, span.unwrap_or((0, data.len() as u64))));
+                }
+            }
+            sc.prof_check(t0, e.1, Point::App(buffer), None, d);
+        }
+        for &(r, span) in &done {
+            let source = AlertSource::Http { tx_id: tx, buffer };
             self.matched(sc, bits, r, ctx.dir, source, span, sink);
         }
         sc.completed = done;
@@ -1770,6 +1926,7 @@ impl RuleSet {
     pub(crate) fn inspects(&self, buffer: Buffer) -> bool {
         self.http.get(buffer.index()).is_some_and(|t| !t.is_empty())
             || self.transformed.iter().any(|v| v.0 == buffer)
+            || self.stored.get(buffer.index()).copied().unwrap_or(false)
     }
 
     /// One application-layer buffer (as handed over, or transformed) against one prefilter table.
