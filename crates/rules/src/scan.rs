@@ -275,6 +275,10 @@ pub struct Scanner {
     hits: Vec<u64>,
     stamp: Vec<u32>,
     generation: u32,
+    /// Per rule: `generation << 1 | verdict` of its header and `flow` against the current packet ([`applies`]),
+    /// so that a rule found through many fast-pattern occurrences (a run of zero bytes) is judged once per packet
+    /// and those that cannot match never become candidates.
+    verdict: Vec<u64>,
     pcre: PcreCaches,
     hitbuf: Vec<(u32, usize)>,
     /// Packet candidates: (end of the occurrence or `usize::MAX` for always-checked, pattern rank, target, table).
@@ -318,6 +322,9 @@ impl Scanner {
         if self.hits.len() != rules.rules.len() {
             self.hits.resize(rules.rules.len(), 0);
             self.stamp.resize(rules.rules.len(), 0);
+        }
+        if self.verdict.len() != rules.rules.len() {
+            self.verdict.resize(rules.rules.len(), 0);
         }
     }
 
@@ -404,6 +411,7 @@ impl Scanner {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.verdict.iter_mut().for_each(|s| *s = 0);
             self.generation = 1;
         }
         self.generation
@@ -1372,6 +1380,26 @@ impl RuleSet {
         let mut cands = std::mem::take(&mut sc.cands);
         cands.clear();
         let mut tabs = std::mem::take(&mut sc.tabs);
+        let mut verdict = std::mem::take(&mut sc.verdict);
+        let generation = u64::from(sc.generation);
+        // A target whose rule's header or `flow` rules out this packet is dropped here: `applies` depends on the
+        // packet alone, so the candidate would have been rejected wherever it stood in the order.
+        let mut ruled_out = 0u64;
+        let mut keep = |t: &Target| {
+            let Some(v) = verdict.get_mut(t.rule as usize) else {
+                return true;
+            };
+            if *v >> 1 != generation {
+                let ok = self
+                    .rules
+                    .get(t.rule as usize)
+                    .is_some_and(|r| applies(r, ctx));
+                *v = generation << 1 | u64::from(ok);
+            }
+            let ok = *v & 1 == 1;
+            ruled_out += u64::from(!ok);
+            ok
+        };
         if let Some(ports) = ports {
             sc.stats.packet_bytes += payload.len() as u64;
             ports.select(ctx, &mut tabs);
@@ -1386,10 +1414,18 @@ impl RuleSet {
                     table.patterns.scan_buffer(payload, |pid, end| {
                         n += 1;
                         let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
-                        cands.extend(table.targets(pid).iter().map(|&t| (end, r, t, ti)));
+                        for t in table.targets(pid) {
+                            if keep(t) {
+                                cands.push((end, r, *t, ti));
+                            }
+                        }
                     })
                 });
-                cands.extend(table.always.iter().map(|&t| (usize::MAX, 0, t, ti)));
+                for t in &table.always {
+                    if keep(t) {
+                        cands.push((usize::MAX, 0, *t, ti));
+                    }
+                }
                 sc.prof_scanned(t0, point, Some(ports.base + ti), d, payload.len());
                 sc.stats.prefilter_hits += n;
             }
@@ -1397,6 +1433,8 @@ impl RuleSet {
                 cands.sort_unstable_by_key(|&(end, r, t, _)| (end, r, t.rule, t.group));
             }
         }
+        sc.verdict = verdict;
+        sc.stats.candidates += ruled_out;
         // Whether the first pass left candidates with flowbit conditions: if not, the second pass skips the hits.
         let mut deferred = false;
         let mut header = std::mem::take(&mut sc.header);
