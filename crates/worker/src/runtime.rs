@@ -703,7 +703,7 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
     let mut pending: Option<Desc> = None;
     let mut seen_job = 0u64;
     barrier.wait();
-    let _leave = jobs.map(LeaveGuard);
+    let _leave = jobs.map(|j| LeaveGuard(j, w));
     workload.on_start(&mut local);
     let t0 = now();
     idle_since.get_or_insert(t0);
