@@ -43,7 +43,7 @@ const WRONG_AT_MOST: u64 = 7;
 /// Protocols with at least this many (undisputed) flows must agree on 80% of them.
 const FLOOR_FROM_FLOWS: u64 = 5;
 /// Fewest DPI flows with an nDPI application (`MASTER.APP`) on which the engine names the same application.
-const APP_AGREE_AT_LEAST: u64 = 779;
+const APP_AGREE_AT_LEAST: u64 = 786;
 
 struct Row {
     pcap: String,

@@ -13,7 +13,9 @@
 //! matching suffix wins, so a specific service (`maps.googleapis.com`: `GoogleMaps`) is named before its company's
 //! catch-all (`googleapis.com`: `GoogleServices`). Matching ignores ASCII case and one trailing dot.
 //!
-//! To add a service, add its domains to the table (kept sorted by suffix: a unit test checks it).
+//! To add a service, add its domains to the table (kept sorted by suffix: a unit test checks it). A service that
+//! shares a content-delivery domain with others and is told apart only by its hosts' first label
+//! (`igcdn-photos-*.akamaihd.net`) goes in [`HOST_LABEL_PREFIXES`], consulted when no suffix matches.
 
 /// `(domain suffix, application)`, sorted by suffix (lowercase).
 pub const HOST_SUFFIXES: &[(&str, &str)] = &[
@@ -298,9 +300,37 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("zoom.us", "Zoom"),
 ];
 
-/// The application `host` belongs to, from [`HOST_SUFFIXES`]; `None` when no entry matches. No allocation.
+/// Services whose hosts live under a shared content-delivery domain and are told apart by the first label's
+/// prefix: `(label prefix, domain, application)`. Instagram's media hosts on Akamai are
+/// `igcdn-photos-<shard>.akamaihd.net` and `igcdn-videos-<shard>.akamaihd.net`.
+pub const HOST_LABEL_PREFIXES: &[(&str, &str, &str)] = &[
+    ("igcdn-photos-", "akamaihd.net", "Instagram"),
+    ("igcdn-videos-", "akamaihd.net", "Instagram"),
+];
+
+/// The application `host` belongs to, from [`HOST_SUFFIXES`], then [`HOST_LABEL_PREFIXES`]; `None` when no entry
+/// matches. No allocation.
 pub fn application_for_host(host: &str) -> Option<&'static str> {
     let host = host.strip_suffix('.').unwrap_or(host).as_bytes();
+    by_suffix(host).or_else(|| by_label_prefix(host))
+}
+
+/// The [`HOST_LABEL_PREFIXES`] entry whose prefix starts `host`'s first label and whose domain is the rest.
+fn by_label_prefix(host: &[u8]) -> Option<&'static str> {
+    let dot = host.iter().position(|&b| b == b'.')?;
+    let (label, domain) = (&host[..dot], &host[dot + 1..]);
+    HOST_LABEL_PREFIXES
+        .iter()
+        .find(|(prefix, d, _)| {
+            label.len() > prefix.len()
+                && label[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+                && domain.eq_ignore_ascii_case(d.as_bytes())
+        })
+        .map(|e| e.2)
+}
+
+/// The [`HOST_SUFFIXES`] entry with the longest suffix of `host` at a label boundary.
+fn by_suffix(host: &[u8]) -> Option<&'static str> {
     // Candidate suffixes, longest first: the whole host, then after each dot.
     let mut start = 0usize;
     loop {
@@ -323,6 +353,22 @@ fn cmp_ci(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_prefixes_under_a_shared_domain() {
+        assert_eq!(
+            application_for_host("igcdn-photos-g-a.akamaihd.net"),
+            Some("Instagram")
+        );
+        assert_eq!(
+            application_for_host("IGCDN-VIDEOS-A-1.akamaihd.net."),
+            Some("Instagram")
+        );
+        assert_eq!(application_for_host("other-a.akamaihd.net"), None);
+        assert_eq!(application_for_host("igcdn-photos-a.example.net"), None);
+        assert_eq!(application_for_host("igcdn-photos-.akamaihd.net"), None);
+        assert_eq!(application_for_host("x.igcdn-photos-a.akamaihd.net"), None);
+    }
 
     #[test]
     fn the_table_is_sorted_lowercase_and_unique() {
