@@ -15,10 +15,12 @@
 //! | what a flow's traffic says about its security (nDPI's flow risks) | [`FlowRisk`], [`RiskSet`] | parsers' events, the engine | flow records, EVE, summary |
 //! | where an identification stands | [`Verdict`] | detectors, signatures | the engine |
 //! | what a worker runs per packet | [`Workload`], [`Outcome`], [`BundleToken`], [`PolicyShape`] | the engine, the lab's workloads | the runtime |
+//! | a packet's work cut into stages, and the execution model | [`StagedWorkload`], [`Exec`] | the engine; the CLI | the staged runtime; the simulator |
 
 mod app_proto;
 mod bundle;
 mod direction;
+mod exec;
 mod http;
 mod packet;
 mod risk;
@@ -29,9 +31,10 @@ mod workload;
 pub use app_proto::AppProto;
 pub use bundle::{BundleToken, PolicyShape};
 pub use direction::Direction;
+pub use exec::Exec;
 pub use http::HttpBuffer;
 pub use packet::{BUNDLES, Desc, WorkerId};
 pub use risk::{FlowRisk, RiskSet};
 pub use transport::Transport;
 pub use verdict::Verdict;
-pub use workload::{Outcome, Workload};
+pub use workload::{Outcome, StagedWorkload, Workload};

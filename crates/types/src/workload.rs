@@ -42,3 +42,34 @@ pub trait Workload: Sync {
     fn on_start(&self, _local: &mut Self::Local) {}
     fn on_stop(&self, _local: &mut Self::Local) {}
 }
+
+/// A packet's work cut into stages, each run by a group of workers of its own: the execution models beyond
+/// run-to-completion (a software pipeline, MultiLayer Processing). The runtime gives every group its own instance of
+/// the policy; a worker that finishes stage `s` of a packet hands it to the group of the next stage the packet
+/// needs (through that group's policy) *before* it releases the packet's bundle in its own group, so every group
+/// sees a bundle's packets in the order the first one did, and `process_stage` runs, like
+/// [`Workload::process`], only while the worker holds the bundle in its group: state of a stage sharded by bundle
+/// is touched by one worker of that stage's group at a time.
+pub trait StagedWorkload: Sync {
+    /// Per-worker state (each worker belongs to one stage's group).
+    type Local: Send;
+
+    /// How many stages; stage 0 is where the runtime dispatches packets.
+    fn stages(&self) -> usize;
+
+    /// Fresh local state for worker `w` of stage `stage`'s group.
+    fn local(&self, stage: usize, w: WorkerId) -> Self::Local;
+
+    /// Runs stage `stage` of `desc`; `held` is the packet's bundle, held by this worker in that stage's group.
+    /// Returns what to tell the group's policy and the next stage the packet needs (above `stage`), or `None` when
+    /// its work is done. A group receives a bundle's packets in order only if they took the same stages before it:
+    /// a packet may leave early (skip every later stage), but must not skip a stage that an earlier packet of its
+    /// bundle is still in on its way to a stage both need.
+    fn process_stage(
+        &self,
+        stage: usize,
+        local: &mut Self::Local,
+        desc: Desc,
+        held: &mut BundleToken,
+    ) -> (Outcome, Option<usize>);
+}
