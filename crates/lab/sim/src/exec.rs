@@ -57,34 +57,8 @@ use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// How a packet's processing is laid out over the cores.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Exec {
-    /// Run-to-completion: every core runs every layer of the packets it takes.
-    Rtc,
-    /// Software pipeline: decode | flow and reassembly | detection, every packet through every stage.
-    Pipeline,
-    /// MultiLayer Processing: a core group per state layer, visited as a packet needs them.
-    Multilayer,
-}
-
-impl Exec {
-    /// Every model, in the thesis' order.
-    pub const ALL: [Exec; 3] = [Exec::Rtc, Exec::Pipeline, Exec::Multilayer];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Exec::Rtc => "rtc",
-            Exec::Pipeline => "pipeline",
-            Exec::Multilayer => "multilayer",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Exec> {
-        Exec::ALL.into_iter().find(|e| e.name() == s)
-    }
-}
+/// The execution model (the vocabulary type the runtime's `--exec` shares).
+pub use flowbundle_types::Exec;
 
 /// Which packets a layer processes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,6 +100,18 @@ pub struct ExecParams {
     pub hop_lines: u32,
     /// Packets each group's policy may hold: the bounded queue in front of the group.
     pub queue: usize,
+    /// The base cost model's cycles already include run-to-completion's instruction fetch stalls. True for every
+    /// cost model here: the PAM model was set against measured cycles per packet (ANCS'10 Table 1), and a measured
+    /// engine's cycles include its I-cache misses. Adding the modelled code stalls on top would charge
+    /// run-to-completion twice; so each packet's base is scaled down by run-to-completion's code stall share on one
+    /// core ([`code_base_scale`]), and each model then pays the code stalls its own layout causes. False: the base
+    /// is pure compute, every model's stalls come on top.
+    #[serde(default = "yes")]
+    pub code_in_base: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for ExecParams {
@@ -134,9 +120,26 @@ impl Default for ExecParams {
     }
 }
 
+/// The engine's layers as measured with callgrind (`scripts/exec-layers`: instructions per visit and code lines of
+/// each layer, one profile per packet of the single-threaded `flowbundle inspect`; see [`crate::layers`]).
+pub const MEASURED_LAYERS: &str = include_str!("../data/engine-layers.json");
+
 impl ExecParams {
     /// flowbundle's engine cut along its state (ARCHITECTURE.md): decode (`packet`), the connection table and
-    /// counters (`flow`), TCP reassembly (`stream`), protocol identification (`app`) and rule matching (`detect`).
+    /// counters (`flow`), TCP reassembly (`stream`), protocol identification (`app`) and rule matching (`detect`),
+    /// with each layer's cost share, code footprint and code lines per visit as measured on this engine
+    /// ([`MEASURED_LAYERS`], [`crate::layers`]) over the estimates of [`ExecParams::thesis`], which keep the state
+    /// shares (not measured). Falls back to the estimates should the measured file not apply (a unit test checks
+    /// it does).
+    pub fn engine() -> Self {
+        let base = ExecParams::thesis();
+        crate::layers::LayerMeasures::from_json(MEASURED_LAYERS)
+            .map_err(|e| e.to_string())
+            .and_then(|m| m.apply(&base))
+            .unwrap_or(base)
+    }
+
+    /// The same layers with the Verdú thesis' figures for Snort-MT instead of measurements of this engine.
     ///
     /// Sources and estimates:
     /// * cost shares: decode 0.2 (the PAM model's `prepare_share`: Snort's decode is about 2 K of 8–12 K instructions,
@@ -149,7 +152,7 @@ impl ExecParams {
     ///   model executes 512 distinct lines (32 KB) per packet, split by cost share, out of a footprint three times that
     ///   (96 KB: the paths of other protocols, rule groups and states), so that run-to-completion's footprint is three
     ///   L1i's and one layer's fits one. Estimates, not measurements: `--exec-code-scale` scales them.
-    pub fn engine() -> Self {
+    pub fn thesis() -> Self {
         let layer = |name: &str, visits, cost: f64, state: f64, payload| {
             let touch = (512.0 * cost).round() as u32;
             Layer {
@@ -173,6 +176,7 @@ impl ExecParams {
             pipeline_stages: vec![1, 3, 1],
             hop_lines: 2,
             queue: 1024,
+            code_in_base: true,
         }
     }
 
@@ -258,12 +262,19 @@ pub struct GroupInfo {
     pub refusals: u64,
 }
 
+fn one() -> f64 {
+    1.0
+}
+
 /// One simulated run of an execution model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExecRun {
     pub exec: Exec,
     pub scheduler: String,
     pub cores: usize,
+    /// The factor every packet's base cost was multiplied by ([`ExecConfig::base_scale`]).
+    #[serde(default = "one")]
+    pub base_scale: f64,
     pub packets: u64,
     pub elapsed_cycles: u64,
     pub pps: f64,
@@ -639,6 +650,9 @@ pub struct ExecConfig<'a> {
     pub cores: usize,
     /// The policy's options (its `capacity` is replaced by [`ExecParams::queue`], its late claim turned off).
     pub sched: SchedOptions,
+    /// Multiplies every packet's base cost: [`code_base_scale`]'s answer when the base includes
+    /// run-to-completion's code stalls ([`ExecParams::code_in_base`]), else 1.
+    pub base_scale: f64,
 }
 
 /// Simulate `cfg.exec` on `cfg.cores` cores with policy `cfg.scheduler` in every group (raw mode).
@@ -652,6 +666,12 @@ pub fn simulate_exec(
     let (exec, scheduler, cores, sched) = (cfg.exec, cfg.scheduler, cfg.cores, &cfg.sched);
     if cores == 0 || cores > MAX_CORES {
         return Err(SimError::Cores(cores));
+    }
+    if !(cfg.base_scale.is_finite() && (0.0..=1.0).contains(&cfg.base_scale)) {
+        return Err(SimError::Params(format!(
+            "base scale {} not in 0..=1",
+            cfg.base_scale
+        )));
     }
     exec_params.validate().map_err(SimError::Params)?;
     let n = input.len();
@@ -677,7 +697,7 @@ pub fn simulate_exec(
         if total <= 0.0 {
             continue;
         }
-        let base = f64::from(base);
+        let base = f64::from(base) * cfg.base_scale;
         for (k, (l, cycles)) in layers.iter().zip(layer_cycles.iter_mut()).enumerate() {
             if visits(l, input, i) {
                 let c = base * l.cost_share / total;
@@ -792,6 +812,7 @@ pub fn simulate_exec(
         exec,
         scheduler: scheduler.to_string(),
         cores,
+        base_scale: cfg.base_scale,
         packets: n as u64,
         elapsed_cycles: elapsed,
         pps: n as f64 / (elapsed as f64 / (params.machine.clock_ghz * 1e9)),
@@ -811,6 +832,36 @@ pub fn simulate_exec(
         reordered: run.reordered,
         completed_out_of_order: run.completed_out_of_order,
     })
+}
+
+/// The factor that takes run-to-completion's instruction fetch stalls on one core out of the base cost (see
+/// [`ExecParams::code_in_base`]): one core running every layer, as the cost model's measurements did, with the base
+/// unscaled; the answer is `1 - stall / base` over the trace (1 when the model has no code, never below 0.05).
+pub fn code_base_scale(
+    input: &SimInput,
+    model: &Model,
+    params: &Params,
+    exec_params: &ExecParams,
+    scheduler: &str,
+    sched: &SchedOptions,
+) -> Result<f64, SimError> {
+    if !exec_params.code_in_base || exec_params.layers.iter().all(|l| l.code_touch == 0) {
+        return Ok(1.0);
+    }
+    let cfg = ExecConfig {
+        exec: Exec::Rtc,
+        scheduler,
+        cores: 1,
+        sched: sched.clone(),
+        base_scale: 1.0,
+    };
+    let r = simulate_exec(input, model, params, exec_params, &cfg)?;
+    let base =
+        model.base.iter().map(|&b| f64::from(b)).sum::<f64>() / model.base.len().max(1) as f64;
+    if base <= 0.0 {
+        return Ok(1.0);
+    }
+    Ok((1.0 - r.code_stall_per_packet / base).clamp(0.05, 1.0))
 }
 
 /// A sweep of execution models over core counts on one trace with one policy.
@@ -883,6 +934,11 @@ pub fn sweep_exec(
 ) -> Result<ExecReport, SimError> {
     let model = Model::new(input, params)?;
     let mut runs = Vec::new();
+    let mut scales = std::collections::HashMap::new();
+    for s in &sweep.schedulers {
+        let k = code_base_scale(input, &model, params, exec_params, s, &sweep.sched)?;
+        scales.insert(s.clone(), k);
+    }
     for &exec in &sweep.models {
         for s in &sweep.schedulers {
             for &cores in &sweep.cores {
@@ -891,6 +947,7 @@ pub fn sweep_exec(
                     scheduler: s,
                     cores,
                     sched: sweep.sched.clone(),
+                    base_scale: scales.get(s).copied().unwrap_or(1.0),
                 };
                 let r = simulate_exec(input, &model, params, exec_params, &cfg)?;
                 progress(&r);
@@ -902,4 +959,22 @@ pub fn sweep_exec(
         trace: input.info.name.clone(),
         runs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_measured_layers_apply_to_the_model() {
+        let m = crate::layers::LayerMeasures::from_json(MEASURED_LAYERS).unwrap();
+        let p = m.apply(&ExecParams::thesis()).unwrap();
+        assert_eq!(ExecParams::engine(), p);
+        assert_ne!(p, ExecParams::thesis());
+        let shares: f64 = p.layers.iter().map(|l| l.cost_share).sum();
+        assert!((shares - 1.0).abs() < 1e-9);
+        for l in &p.layers {
+            assert!(l.code_touch > 0 && l.code_touch <= l.code_lines, "{l:?}");
+        }
+    }
 }

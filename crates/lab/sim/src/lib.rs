@@ -45,6 +45,7 @@ pub mod engine;
 pub mod exec;
 pub mod findings;
 pub mod input;
+pub mod layers;
 pub mod params;
 pub mod profiles;
 pub mod report;

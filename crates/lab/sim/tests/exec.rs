@@ -22,6 +22,7 @@ fn run(
         scheduler,
         cores,
         sched: SchedOptions::default(),
+        base_scale: 1.0,
     };
     simulate_exec(input, model, params, ep, &cfg).unwrap()
 }
