@@ -137,6 +137,12 @@ pub struct Args {
     #[arg(long, default_value_t = 1.0)]
     exec_code_scale: f64,
 
+    /// With --exec: the layers' cost shares and code footprints from this measurement (the JSON
+    /// `scripts/exec-layers` writes) instead of the one built in (balanced, snort3-community.rules); `thesis` for the
+    /// Verdú thesis' estimates for Snort-MT.
+    #[arg(long, value_name = "FILE|thesis")]
+    exec_layers: Option<PathBuf>,
+
     /// With --exec: packets each group's policy may hold (the bounded queue in front of a group).
     #[arg(long, default_value_t = flowbundle_sim::exec::ExecParams::engine().queue)]
     exec_queue: usize,
@@ -399,6 +405,11 @@ fn inputs(args: &Args) -> Vec<&std::path::Path> {
         .chain(&args.cost_file)
         .chain(&args.calibrate)
         .chain(&args.overlay)
+        .chain(
+            args.exec_layers
+                .iter()
+                .filter(|p| p.as_os_str() != "thesis"),
+        )
         .map(PathBuf::as_path)
         .collect()
 }
@@ -593,7 +604,18 @@ fn run_exec(
     if !(args.exec_code_scale.is_finite() && (0.0..=16.0).contains(&args.exec_code_scale)) {
         bail!("--exec-code-scale must be between 0 and 16");
     }
-    let mut ep = ExecParams::engine();
+    let mut ep = match &args.exec_layers {
+        None => ExecParams::engine(),
+        Some(p) if p.as_os_str() == "thesis" => ExecParams::thesis(),
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let m = flowbundle_sim::layers::LayerMeasures::from_json(&text)
+                .with_context(|| format!("parsing {}", p.display()))?;
+            m.apply(&ExecParams::thesis())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
+        }
+    };
     ep.scale_code(args.exec_code_scale);
     ep.queue = args.exec_queue;
     ep.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
