@@ -180,9 +180,27 @@ pub enum FlowState {
     NotEstablished,
 }
 
-/// The buffer a content chain inspects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Buffer {
+/// Declares `Buffer` and derives its count and list from the one list of variants, so a new buffer cannot be left
+/// out of `Buffer::ALL` (per-buffer arrays, the profile and the keyword table's check all walk it).
+macro_rules! buffers {
+    ($($(#[$doc:meta])* $variant:ident,)*) => {
+        /// The buffer a content chain inspects.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Buffer {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Buffer {
+            /// Number of buffer kinds (array sizes).
+            pub const COUNT: usize = [$(Buffer::$variant),*].len();
+
+            /// Every buffer kind, in index order.
+            pub const ALL: [Buffer; Buffer::COUNT] = [$(Buffer::$variant),*];
+        }
+    };
+}
+
+buffers! {
     /// The payload: reassembled stream data for TCP, the datagram for anything else.
     Payload,
     HttpMethod,
@@ -271,57 +289,6 @@ pub enum Side {
 }
 
 impl Buffer {
-    /// Number of buffer kinds (array sizes).
-    pub const COUNT: usize = 44;
-
-    /// Every buffer kind, in index order.
-    pub const ALL: [Buffer; Buffer::COUNT] = [
-        Buffer::Payload,
-        Buffer::HttpMethod,
-        Buffer::HttpUri,
-        Buffer::HttpRawUri,
-        Buffer::HttpHost,
-        Buffer::HttpRawHost,
-        Buffer::HttpUserAgent,
-        Buffer::HttpCookie,
-        Buffer::HttpRequestHeader,
-        Buffer::HttpRequestRawHeader,
-        Buffer::HttpRequestBody,
-        Buffer::HttpStatCode,
-        Buffer::HttpResponseHeader,
-        Buffer::HttpResponseRawHeader,
-        Buffer::HttpResponseBody,
-        Buffer::HttpRequestLine,
-        Buffer::HttpResponseLine,
-        Buffer::HttpProtocol,
-        Buffer::HttpStatMsg,
-        Buffer::HttpStart,
-        Buffer::HttpHeaderNames,
-        Buffer::HttpContentType,
-        Buffer::HttpContentLen,
-        Buffer::HttpConnection,
-        Buffer::HttpAccept,
-        Buffer::HttpAcceptEnc,
-        Buffer::HttpAcceptLang,
-        Buffer::HttpReferer,
-        Buffer::HttpLocation,
-        Buffer::HttpServer,
-        Buffer::DnsQuery,
-        Buffer::TlsSni,
-        Buffer::TlsCertSubject,
-        Buffer::TlsCertIssuer,
-        Buffer::TlsCertSerial,
-        Buffer::TlsCertFingerprint,
-        Buffer::TlsCerts,
-        Buffer::Ja3Hash,
-        Buffer::Ja3String,
-        Buffer::Ja3sHash,
-        Buffer::Ja3sString,
-        Buffer::Ja4Hash,
-        Buffer::SshProto,
-        Buffer::SshSoftware,
-    ];
-
     /// Index into per-buffer arrays.
     pub fn index(self) -> usize {
         self as usize
