@@ -40,6 +40,9 @@ pub(super) struct Side {
     pub(super) inflate: Option<Inflate>,
 }
 
+/// Body buffer capacity a side keeps between messages (see [`Side::release_body`]).
+const RETAINED_BODY_CAPACITY: usize = 4096;
+
 impl Side {
     pub(super) fn new() -> Self {
         Side {
@@ -95,6 +98,15 @@ impl Side {
                 stats.bytes_cut += (chunk.len() - take) as u64;
             }
         }
+    }
+
+    /// The message is delivered: forget its body, keeping at most [`RETAINED_BODY_CAPACITY`] of the buffer for the
+    /// next one. A delivered body of up to the cap (100 KiB) would otherwise stay allocated for as long as its flow is
+    /// tracked, and an idle flow waiting for its timeout held it for nothing.
+    pub(super) fn release_body(&mut self) {
+        self.body.clear();
+        self.body.shrink_to(RETAINED_BODY_CAPACITY);
+        self.body_len = 0;
     }
 
     /// The body ended: flush the inflater (if any) into `body`.
@@ -418,8 +430,7 @@ impl HttpParser {
                 out.http_buffer(tx.ev.tx_id, HttpBuffer::RequestBody, &self.req.body);
             }
         }
-        self.req.body.clear();
-        self.req.body_len = 0;
+        self.req.release_body();
         self.req.state = State::Head;
     }
 
@@ -596,8 +607,7 @@ impl HttpParser {
             }
             out.event(AppEvent::Http(tx.ev));
         }
-        self.resp.body.clear();
-        self.resp.body_len = 0;
+        self.resp.release_body();
         self.resp.state = State::Head;
     }
 }
