@@ -1692,6 +1692,8 @@ mod tests {
                 sweep: crate::SweepConfig {
                     every_ns: 10 * S,
                     min_packets: 64,
+                    gap_ns: 0,
+                    min_packets_after_gap: 0,
                 },
                 ..EngineConfig::default()
             };

@@ -11,7 +11,9 @@
 //! [`SweepClock`] decides when: after a packet whose capture time is at least [`SweepConfig::every_ns`] past the
 //! previous sweep, and only once [`SweepConfig::min_packets`] packets have been read since (a sweep reads every
 //! shard's expiry floor, 512 KiB, and in the streaming runtime waits for the packets in flight, so it must not run
-//! per packet however sparse the capture). A sweep ([`Engine::expire_all`](crate::Engine::expire_all)) ends every
+//! per packet however sparse the capture); after a jump in capture time past the longest flow timeout
+//! ([`SweepConfig::gap_ns`]) [`SweepConfig::min_packets_after_gap`] packets are enough, since every flow seen before
+//! the jump has timed out (copies of a trace one after another, captures of different days merged). A sweep ([`Engine::expire_all`](crate::Engine::expire_all)) ends every
 //! flow, in every shard, whose timeout has passed at the latest capture time read, in the order of their deadlines
 //! (then flow ids), whatever the shard layout.
 //!
@@ -31,6 +33,13 @@ pub struct SweepConfig {
     pub every_ns: u64,
     /// Fewest packets read between two sweeps. Default 16,384.
     pub min_packets: u64,
+    /// A jump in capture time of at least this much since the last sweep (the longest flow timeout, 600 s, by
+    /// default; 0: never) makes a sweep due after only [`Self::min_packets_after_gap`] packets: every flow seen before
+    /// the jump has timed out, and a sparse stretch of input (captures of days merged, copies of a trace one after
+    /// another) would otherwise keep them all tracked until `min_packets` more packets came.
+    pub gap_ns: u64,
+    /// Fewest packets read between two sweeps when capture time jumped by [`Self::gap_ns`]. Default 1,024.
+    pub min_packets_after_gap: u64,
 }
 
 impl Default for SweepConfig {
@@ -38,6 +47,8 @@ impl Default for SweepConfig {
         SweepConfig {
             every_ns: 10_000_000_000,
             min_packets: 16_384,
+            gap_ns: 600_000_000_000,
+            min_packets_after_gap: 1_024,
         }
     }
 }
@@ -72,10 +83,12 @@ impl SweepClock {
         self.now_ns = self.now_ns.max(ts_ns);
         self.since += 1;
         let last = *self.last_sweep_ns.get_or_insert(self.now_ns);
-        if self.cfg.every_ns == 0
-            || self.since < self.cfg.min_packets
-            || self.now_ns.saturating_sub(last) < self.cfg.every_ns
-        {
+        let elapsed = self.now_ns.saturating_sub(last);
+        let enough_packets = self.since >= self.cfg.min_packets
+            || (self.cfg.gap_ns != 0
+                && elapsed >= self.cfg.gap_ns
+                && self.since >= self.cfg.min_packets_after_gap);
+        if self.cfg.every_ns == 0 || elapsed < self.cfg.every_ns || !enough_packets {
             return None;
         }
         self.last_sweep_ns = Some(self.now_ns);
@@ -101,6 +114,8 @@ mod tests {
         let mut c = SweepClock::new(SweepConfig {
             every_ns: 10 * S,
             min_packets: 3,
+            gap_ns: 0,
+            min_packets_after_gap: 0,
         });
         assert_eq!(c.packet(100 * S), None, "first packet starts the clock");
         assert_eq!(c.packet(200 * S), None, "time passed, too few packets");
@@ -127,7 +142,36 @@ mod tests {
         let mut c = SweepClock::new(SweepConfig {
             every_ns: 0,
             min_packets: 0,
+            gap_ns: 0,
+            min_packets_after_gap: 0,
         });
         assert!((0..100).all(|i| c.packet(i * 1000 * S).is_none()));
+    }
+
+    #[test]
+    fn a_jump_past_the_longest_timeout_needs_fewer_packets() {
+        let mut c = SweepClock::new(SweepConfig {
+            every_ns: 10 * S,
+            min_packets: 100,
+            gap_ns: 600 * S,
+            min_packets_after_gap: 3,
+        });
+        assert_eq!(c.packet(0), None, "first packet starts the clock");
+        assert_eq!(c.packet(20 * S), None, "10 s passed, but 2 of 100 packets");
+        assert_eq!(c.packet(30 * S), None, "3 packets, but no jump");
+        assert_eq!(
+            c.packet(3_600 * S),
+            Some(3_600 * S),
+            "an hour later: due after 3 packets"
+        );
+        assert_eq!(c.packet(3_601 * S), None);
+        assert_eq!(c.packet(3_602 * S), None);
+        assert_eq!(
+            c.packet(3_603 * S),
+            None,
+            "3 packets, 3 s: no jump, and 3 < 100"
+        );
+        assert_eq!(c.packet(7_200 * S), Some(7_200 * S), "another jump");
+        assert_eq!(c.sweeps(), 2);
     }
 }
