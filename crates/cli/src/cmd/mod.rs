@@ -119,19 +119,20 @@ pub fn warn_short_synth(name: &str, cfg: &flowbundle_trace::synth::SynthConfig) 
     }
 }
 
-/// The `--scheduler` list of `bench` and `simulate`: `all` means every policy; any other name must be a known one
-/// (`lfb_affinity` is accepted as a spelling of `lfb-affinity`).
+/// The `--scheduler` list of `bench` and `simulate`: `all` means every policy; any other name must be a known one,
+/// in any spelling the scheduler crate accepts (`lfb_affinity`, `lfb_bounded`), and is reported by its canonical name.
 pub fn scheduler_list(names: &[String]) -> anyhow::Result<Vec<String>> {
     let all = flowbundle_scheduler::ALL;
     if names.iter().any(|s| s == "all") {
         return Ok(all.iter().map(|s| s.to_string()).collect());
     }
-    for s in names {
-        if !all.contains(&s.as_str()) && s != "lfb_affinity" {
-            anyhow::bail!("unknown scheduler `{s}` (known: {})", all.join(", "));
-        }
-    }
-    Ok(names.to_vec())
+    names
+        .iter()
+        .map(|s| match flowbundle_scheduler::canonical(s) {
+            Some(name) => Ok(name.to_string()),
+            None => anyhow::bail!("unknown scheduler `{s}` (known: {})", all.join(", ")),
+        })
+        .collect()
 }
 
 /// Refuse an output path that names one of the inputs (the same file, however spelled); see
@@ -235,5 +236,28 @@ impl std::io::Write for Output {
             Output::File(f) => f.flush(),
             Output::Eve(e) => e.flush(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scheduler_list;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scheduler_list_takes_every_spelling_and_names_each_policy_canonically() {
+        let got = scheduler_list(&names(&["lfb_bounded", "dh", "lfb_affinity"])).unwrap();
+        assert_eq!(got, names(&["lfb-bounded", "dh", "lfb-affinity"]));
+        assert_eq!(
+            scheduler_list(&names(&["all"])).unwrap().len(),
+            flowbundle_scheduler::ALL.len()
+        );
+        let err = scheduler_list(&names(&["lfb", "fastest"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown scheduler `fastest`"), "{err}");
     }
 }
