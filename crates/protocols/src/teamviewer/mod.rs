@@ -27,12 +27,9 @@ impl Detector for TeamViewerDetector {
             return Probe::NotForUs;
         }
         let p = ctx.prefix;
-        if !p.starts_with(&MAGIC) {
-            return if p == [MAGIC[0]] {
-                Probe::Unsure
-            } else {
-                Probe::NotForUs
-            };
+        match Probe::magic(p, &MAGIC) {
+            Probe::Certain => {}
+            short_or_other => return short_or_other,
         }
         let Some(len) = le16(p, 3) else {
             return Probe::Unsure;

@@ -30,12 +30,9 @@ impl Detector for XiaomiDetector {
             return Probe::NotForUs;
         }
         let p = ctx.prefix;
-        if !p.starts_with(&MAGIC) {
-            return if p == [MAGIC[0]] {
-                Probe::Unsure
-            } else {
-                Probe::NotForUs
-            };
+        match Probe::magic(p, &MAGIC) {
+            Probe::Certain => {}
+            short_or_other => return short_or_other,
         }
         // The version is a small number (5 in today's clients).
         if p.get(2).is_some_and(|&v| v != 0) {
