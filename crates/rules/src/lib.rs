@@ -170,7 +170,8 @@ pub use classify::Classifications;
 pub use header::{HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
 pub use profile::{PointCost, RuleCost, RulesProfile};
 pub use rule::{
-    Action, AlertTarget, Buffer, Content, FlowDir, FlowState, Group, Item, Proto, Rule, Side,
+    Action, ActionOrder, AlertTarget, Buffer, Content, FlowDir, FlowState, Group, Item, Proto,
+    Rule, Side,
 };
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule, rule_files};
 pub use scan::{

@@ -81,6 +81,78 @@ impl Action {
     }
 }
 
+/// Suricata's `action-order`: the order in which the actions of the rules that matched one packet are applied.
+/// Suricata sorts its rules by action first, so a packet's matches are applied in this order, and a `pass` withdraws
+/// the matches that come after it (their alerts and their drops) while those before it keep theirs. The default,
+/// `pass, drop, reject, alert`, makes a `pass` withdraw everything else; `drop, pass, reject, alert` lets a drop
+/// alert and act even where a pass also matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActionOrder {
+    /// The rank of `pass`, `drop`, `reject` and `alert`, in that order (0 is applied first).
+    ranks: [u8; 4],
+}
+
+impl Default for ActionOrder {
+    fn default() -> Self {
+        ActionOrder {
+            ranks: [0, 1, 2, 3],
+        }
+    }
+}
+
+impl ActionOrder {
+    /// The four names as Suricata's configuration lists them (`pass`, `drop`, `reject`, `alert`), each exactly once.
+    pub fn parse<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<ActionOrder, String> {
+        let mut ranks = [u8::MAX; 4];
+        let mut n = 0u8;
+        for name in names {
+            let slot = match name.trim() {
+                "pass" => 0,
+                "drop" => 1,
+                "reject" => 2,
+                "alert" => 3,
+                other => {
+                    return Err(format!(
+                        "action-order: unknown action `{other}` (expected pass, drop, reject and alert)"
+                    ));
+                }
+            };
+            if ranks[slot] != u8::MAX || n > 3 {
+                return Err(format!("action-order: `{}` listed twice", name.trim()));
+            }
+            ranks[slot] = n;
+            n += 1;
+        }
+        if n != 4 {
+            return Err(
+                "action-order: expected pass, drop, reject and alert, each once".to_string(),
+            );
+        }
+        Ok(ActionOrder { ranks })
+    }
+
+    /// Where a rule's matches are applied among a packet's (lower first): `sdrop` ranks as `drop`, `log` as
+    /// `alert`.
+    pub fn rank(&self, action: Action) -> u8 {
+        let slot = match action {
+            Action::Pass => 0,
+            Action::Drop | Action::Sdrop => 1,
+            Action::Reject => 2,
+            Action::Alert | Action::Log => 3,
+        };
+        self.ranks[slot]
+    }
+
+    /// The actions in the order they are applied, as the configuration lists them.
+    pub fn names(&self) -> [&'static str; 4] {
+        let mut out = [""; 4];
+        for (name, &r) in ["pass", "drop", "reject", "alert"].iter().zip(&self.ranks) {
+            out[usize::from(r)] = name;
+        }
+        out
+    }
+}
+
 /// `target`: which side of the alerting packet the rule says is attacked (EVE `alert.source` and `alert.target`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AlertTarget {
@@ -643,6 +715,9 @@ pub struct Rule {
     pub flowbits: Vec<Flowbit>,
     /// `noalert` (or `flowbits:noalert`): the rule sets flowbits but never alerts.
     pub noalert: bool,
+    /// `alert`: the rule alerts even where its action does not imply alerting (`pass ...; alert;`, Suricata's
+    /// "alert then pass").
+    pub alert: bool,
     /// `target`: EVE then names the alert's source and target.
     pub target: Option<AlertTarget>,
     /// `threshold` or `detection_filter`: which matches are reported ([`crate::threshold`]).
@@ -802,6 +877,7 @@ pub(crate) struct Builder {
     file_data: bool,
     flowbits: Vec<Flowbit>,
     noalert: bool,
+    alert: bool,
     target: Option<AlertTarget>,
     /// Names of the rule's byte variables (`byte_extract`, `byte_math`), by id.
     byte_vars: Vec<String>,
@@ -901,6 +977,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         file_data: false,
         flowbits: Vec::new(),
         noalert: false,
+        alert: false,
         target: None,
         byte_vars: Vec::new(),
         threshold: None,
@@ -1266,6 +1343,12 @@ impl Builder {
 
     pub(crate) fn set_noalert(&mut self) -> Step<()> {
         self.noalert = true;
+        Ok(())
+    }
+
+    /// `alert`: alert even where the action does not (a `pass` rule).
+    pub(crate) fn set_alert(&mut self) -> Step<()> {
+        self.alert = true;
         Ok(())
     }
 
@@ -1868,6 +1951,7 @@ impl Builder {
             services: self.services,
             flowbits: self.flowbits,
             noalert: self.noalert,
+            alert: self.alert,
             target: self.target,
             threshold: self.threshold,
             header: self.header,
@@ -1969,4 +2053,29 @@ fn validate_group(g: &Group, tcp_only: bool) -> Step<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Action, ActionOrder};
+
+    #[test]
+    fn action_order_ranks_as_listed() {
+        let d = ActionOrder::default();
+        assert_eq!(d.names(), ["pass", "drop", "reject", "alert"]);
+        assert!(d.rank(Action::Pass) < d.rank(Action::Drop));
+        let o = ActionOrder::parse(["drop", "pass", "reject", "alert"]).unwrap();
+        assert!(o.rank(Action::Drop) < o.rank(Action::Pass));
+        assert_eq!(o.rank(Action::Sdrop), o.rank(Action::Drop));
+        assert_eq!(o.rank(Action::Log), o.rank(Action::Alert));
+        assert_eq!(o.names(), ["drop", "pass", "reject", "alert"]);
+    }
+
+    #[test]
+    fn action_order_refuses_unknown_missing_and_repeated_actions() {
+        assert!(ActionOrder::parse(["pass", "drop", "reject"]).is_err());
+        assert!(ActionOrder::parse(["pass", "drop", "reject", "drop"]).is_err());
+        assert!(ActionOrder::parse(["pass", "drop", "reject", "alert", "alert"]).is_err());
+        assert!(ActionOrder::parse(["pass", "drop", "reject", "log"]).is_err());
+    }
 }

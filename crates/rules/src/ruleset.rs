@@ -1009,6 +1009,7 @@ impl Rule {
             services: Vec::new(),
             flowbits: Vec::new(),
             noalert: false,
+            alert: false,
             target: None,
             threshold: None,
             header: Vec::new(),

@@ -118,6 +118,9 @@ pub enum AlertSource {
 }
 
 /// One alert, borrowing the rule's static fields.
+///
+/// A match of a `noalert` rule whose action drops (`drop ...; noalert;`) is reported too, so that its drop applies;
+/// a caller writing alerts leaves it out (`alert.rule.noalert`).
 #[derive(Clone, Copy, Debug)]
 pub struct Alert<'r> {
     pub rule: &'r Rule,
@@ -932,10 +935,14 @@ impl RuleSet {
         if let Some(p) = sc.profile.as_deref_mut() {
             p.matched(rule_index);
         }
-        if rule.noalert {
+        // A `noalert` rule raises no alert, but a dropping one still acts: its match is reported so that the caller
+        // applies the drop (and writes no alert for it, see `Alert`).
+        if rule.noalert && !rule.action.drops() {
             return;
         }
-        sc.stats.alerts += 1;
+        if !rule.noalert {
+            sc.stats.alerts += 1;
+        }
         let alert = Alert {
             rule,
             rule_index,
