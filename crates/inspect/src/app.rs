@@ -371,16 +371,40 @@ pub(crate) struct Out<'a> {
 }
 
 /// What the rules that matched a packet decided beyond alerting: collected while the packet is inspected and applied
-/// when it is done (`Engine::on_packet`), as Suricata applies actions after running every rule on a packet. A
-/// `pass` wins over the rest (its default action order puts it first): the packet's alerts are withdrawn and no drop
-/// applies; with flow scope the flow is passed. Otherwise a flow-scoped drop drops the flow (nothing more of it is
-/// inspected) and a packet-scoped drop the packet alone (see `flowbundle_rules::Rule::flow_scoped`).
+/// when it is done (`Engine::on_packet`), as Suricata applies actions after running every rule on a packet, in the
+/// configured action order ([`crate::EngineConfig::action_order`]; each field holds the earliest rank that asked for
+/// it). A `pass` withdraws what comes after it in that order: the alerts of later-ranked rules, and their drops; with
+/// flow scope the flow is passed. In the default order (pass first) that is every alert and drop of the packet. A
+/// flow-scoped drop ranked before any pass drops the flow (nothing more of it is inspected), a packet-scoped drop the
+/// packet alone (see `flowbundle_rules::Rule::flow_scoped`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PacketVerdict {
-    pub pass: bool,
+    pub pass: Option<u8>,
     pub pass_flow: bool,
-    pub drop: bool,
-    pub drop_flow: bool,
+    pub drop: Option<u8>,
+    pub drop_flow: Option<u8>,
+}
+
+impl PacketVerdict {
+    fn earliest(slot: &mut Option<u8>, rank: u8) {
+        *slot = Some(slot.map_or(rank, |r| r.min(rank)));
+    }
+
+    /// Whether what a rule of `rank` did on this packet stands (no pass ranked before it matched; a pass rule's own
+    /// alert, `pass ...; alert;`, stands).
+    pub fn stands(&self, rank: u8) -> bool {
+        self.pass.is_none_or(|p| rank <= p)
+    }
+
+    /// Whether the packet is dropped: a drop ranked before any pass matched.
+    pub fn dropped(&self) -> bool {
+        self.drop.is_some_and(|d| self.stands(d))
+    }
+
+    /// Whether the flow is dropped: a flow-scoped drop ranked before any pass matched.
+    pub fn flow_dropped(&self) -> bool {
+        self.drop_flow.is_some_and(|d| self.stands(d))
+    }
 }
 
 impl Out<'_> {
@@ -669,9 +693,22 @@ pub(crate) fn emit_owned(
     };
     // A match on stream data or an application buffer acts on the flow; one on a packet as the rule's type says.
     let flow_scope = !matches!(a.source, AlertSourceOwned::Packet) || rule.flow_scoped();
+    let rank = out.det.action_rank(rule.action);
     if rule.action.passes() {
-        out.verdict.pass = true;
+        PacketVerdict::earliest(&mut out.verdict.pass, rank);
         out.verdict.pass_flow |= flow_scope;
+        if !rule.alert || rule.noalert {
+            return;
+        }
+    }
+    if rule.noalert {
+        // A dropping `noalert` rule: its drop applies, no alert is written.
+        if rule.action.drops() {
+            PacketVerdict::earliest(&mut out.verdict.drop, rank);
+            if flow_scope {
+                PacketVerdict::earliest(&mut out.verdict.drop_flow, rank);
+            }
+        }
         return;
     }
     let alert = Alert {
@@ -688,8 +725,10 @@ pub(crate) fn emit_owned(
     };
     out.alert(&alert, dir, label);
     if rule.action.drops() {
-        out.verdict.drop = true;
-        out.verdict.drop_flow |= flow_scope;
+        PacketVerdict::earliest(&mut out.verdict.drop, rank);
+        if flow_scope {
+            PacketVerdict::earliest(&mut out.verdict.drop_flow, rank);
+        }
     }
 }
 

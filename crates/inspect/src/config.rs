@@ -112,6 +112,9 @@ pub struct EngineConfig {
     /// reports its packet as blocked (EVE `alert.action: blocked`). Drops take effect either way (a dropped flow is
     /// not inspected further, as Suricata's flow action `drop` in IDS mode too); off by default.
     pub ips: bool,
+    /// Suricata's `action-order`: in which order the actions of a packet's matching rules apply, so which of them a
+    /// `pass` withdraws (see [`flowbundle_rules::ActionOrder`]). Default `pass, drop, reject, alert`.
+    pub action_order: flowbundle_rules::ActionOrder,
 }
 
 impl Default for EngineConfig {
@@ -139,6 +142,7 @@ impl Default for EngineConfig {
             hash_seed: 0x5eed,
             rules_profile: false,
             ips: false,
+            action_order: flowbundle_rules::ActionOrder::default(),
         }
     }
 }

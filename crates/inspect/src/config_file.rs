@@ -28,6 +28,7 @@
 //! stream:
 //!   midstream: true
 //!   reassembly: {memcap: 64mb}
+//! action-order: [drop, pass, reject, alert]        # Suricata's default: pass, drop, reject, alert
 //! ```
 //!
 //! Every engine setting read is one row of [`SETTINGS`] (its key, unit, and how it reads and writes
@@ -245,6 +246,8 @@ pub struct ConfigFile {
     /// The enabled `eve-log` output's `filetype` and `redis:` settings (`filetype`, `redis.server`, `redis.port`,
     /// `redis.mode`, `redis.key`), as written, each with where it was set; the sink reads them.
     pub eve_settings: Vec<(String, String, String)>,
+    /// `action-order` ([`EngineConfig::action_order`]) and where it was set.
+    pub action_order: Option<(flowbundle_rules::ActionOrder, String)>,
     /// Sections and keys of the file that are not read (in file order).
     pub ignored: Vec<String>,
 }
@@ -258,6 +261,7 @@ impl Default for ConfigFile {
             rule_files_origin: None,
             eve_log: None,
             eve_settings: Vec::new(),
+            action_order: None,
             ignored: Vec::new(),
         }
     }
@@ -430,6 +434,24 @@ impl ConfigFile {
             match key.as_str() {
                 "vars" => {}
                 "default-rule-path" | "default-log-dir" => continue,
+                "action-order" => {
+                    let line = line_of(text, "action-order", 0);
+                    let names = match v {
+                        Value::Sequence(s) => s.iter().map(text_of).collect::<Vec<_>>(),
+                        _ => {
+                            return Err(at(
+                                line,
+                                "action-order: expected a list such as [pass, drop, reject, alert]"
+                                    .into(),
+                            ));
+                        }
+                    };
+                    let order =
+                        flowbundle_rules::ActionOrder::parse(names.iter().map(String::as_str))
+                            .map_err(|e| at(line, e))?;
+                    cfg.action_order = Some((order, origin("action-order")));
+                    continue;
+                }
                 "rule-files" => {
                     let files = match v {
                         Value::Sequence(s) => s.iter().map(text_of).collect::<Vec<_>>(),
@@ -609,6 +631,9 @@ impl ConfigFile {
                 (s.set)(engine, v);
             }
         }
+        if let Some((order, _)) = &self.action_order {
+            engine.action_order = *order;
+        }
     }
 
     /// Applies `--var NAME=VALUE`: the variable keeps its kind (a new one is a port group when its name ends in
@@ -707,6 +732,14 @@ impl ConfigFile {
                 show_unit(setting.unit, (setting.get)(&engine))
             ));
         }
+        let (order, from) = self.action_order.as_ref().map_or(
+            (flowbundle_rules::ActionOrder::default(), "default"),
+            |(o, f)| (*o, f.as_str()),
+        );
+        s.push_str(&format!(
+            "action-order: [{}]  # {from}\n",
+            order.names().join(", ")
+        ));
         s.push_str("vars:\n");
         for kind in [VarKind::Address, VarKind::Port] {
             s.push_str(&format!("  {}:\n", kind.section()));
@@ -765,6 +798,35 @@ mod tests {
                 .contains("    HOME_NET: \"[10.1.0.0/16]\"  # site.yaml:6\n")
         );
         assert!(ConfigFile::parse("", "empty.yaml").unwrap() == ConfigFile::default());
+    }
+
+    #[test]
+    fn action_order_is_read_applied_dumped_and_checked() {
+        let c = ConfigFile::parse(
+            "action-order:\n  - drop\n  - pass\n  - reject\n  - alert\n",
+            "s.yaml",
+        )
+        .unwrap();
+        let mut e = EngineConfig::default();
+        c.apply(&mut e);
+        assert_eq!(e.action_order.names(), ["drop", "pass", "reject", "alert"]);
+        assert!(
+            c.dump()
+                .contains("action-order: [drop, pass, reject, alert]  # s.yaml:1\n")
+        );
+        let back = ConfigFile::parse(&c.dump(), "dump").unwrap();
+        assert_eq!(back.action_order.map(|(o, _)| o), Some(e.action_order));
+        assert!(
+            ConfigFile::default()
+                .dump()
+                .contains("action-order: [pass, drop, reject, alert]  # default\n")
+        );
+        let bad = ConfigFile::parse("action-order: [pass, drop, alert]\n", "s.yaml").unwrap_err();
+        assert!(
+            bad.to_string().starts_with("s.yaml:1: action-order:"),
+            "{bad}"
+        );
+        assert!(ConfigFile::parse("action-order: pass\n", "s.yaml").is_err());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use flowbundle_protocols::{AppProto, Registry};
-use flowbundle_rules::RuleSet;
+use flowbundle_rules::{Action, ActionOrder, RuleSet};
 use flowbundle_signatures::{SigId, SignatureSet};
 
 use crate::config::EngineConfig;
@@ -34,6 +34,8 @@ pub struct Detection {
     pub(crate) sig_epoch: u64,
     /// IPS mode ([`EngineConfig::ips`]).
     ips: bool,
+    /// [`EngineConfig::action_order`].
+    action_order: ActionOrder,
 }
 
 impl Detection {
@@ -72,12 +74,18 @@ impl Detection {
             app_events: cfg.app_events,
             sig_epoch: 0,
             ips: cfg.ips,
+            action_order: cfg.action_order,
         }
     }
 
     /// IPS mode: drop and reject rules block what they match ([`EngineConfig::ips`]).
     pub fn ips(&self) -> bool {
         self.ips
+    }
+
+    /// Where a rule's matches apply among a packet's ([`EngineConfig::action_order`]).
+    pub fn action_rank(&self, action: Action) -> u8 {
+        self.action_order.rank(action)
     }
 
     pub fn registry(&self) -> &Registry {

@@ -224,8 +224,8 @@ impl WorkerCtx {
         let mut hits = Vec::new();
         sc.add_hit_counts(&mut hits);
         for (r, n) in rules.rules().iter().zip(hits) {
-            // `noalert` and `pass` rules raise no alert: their matches are not alerts per rule.
-            if n == 0 || r.noalert || r.action.passes() {
+            // `noalert` rules and `pass` rules without `alert` raise no alert: their matches are not alerts per rule.
+            if n == 0 || r.noalert || (r.action.passes() && !r.alert) {
                 continue;
             }
             match self.retired_hits.iter_mut().find(|(sid, _)| *sid == r.sid) {
@@ -860,8 +860,14 @@ impl Engine {
                     )
                 };
                 let pickup = t.midstream && before == crate::event::TcpState::None && est(t.state);
+                // The ACK that completes the handshake carrying data (its own ACK was lost, or never sent) is
+                // established for that data, as Suricata tags it since 7.0.7.
+                let completes_with_data = before == crate::event::TcpState::SynRecv
+                    && est(t.state)
+                    && !d.payload.is_empty();
                 let meta = FlowMeta {
-                    established: (est(before) || pickup) && (self.cfg.midstream || !t.midstream),
+                    established: (est(before) || pickup || completes_with_data)
+                        && (self.cfg.midstream || !t.midstream),
                     ..meta
                 };
                 let mut out = Out {
@@ -981,27 +987,8 @@ impl Engine {
             _ => {}
         }
         // The rules' actions on this packet (see `app::PacketVerdict`).
-        if verdict.pass {
-            let tail = ctx.events.split_off(ev_start);
-            for e in tail {
-                match &e.kind {
-                    EventKind::Alert(a) => {
-                        ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
-                        if let Some(sc) = ctx.scanner.as_mut() {
-                            sc.withdraw_hit(a.rule_index);
-                        }
-                    }
-                    _ => ctx.events.push(e),
-                }
-            }
-            f.alerted = alerted_before;
-            if verdict.pass_flow {
-                f.app.rules.set_passed();
-            }
-        } else if verdict.drop_flow {
-            f.app.rules.set_dropped();
-        }
-        ctx.packet_dropped = verdict.drop && !verdict.pass;
+        apply_verdict(ctx, f, ev_start, alerted_before, verdict);
+        ctx.packet_dropped = verdict.dropped();
         let classified = f.app.settle(&ctx.det, position);
         // Cost accounting.
         let t_end = cost::now();
@@ -1060,6 +1047,9 @@ impl Engine {
             pcap_cnt: None,
             icmp: None,
         };
+        let ev_start = ctx.events.len();
+        let alerted_before = f.alerted;
+        let verdict;
         {
             let Flow {
                 tcp,
@@ -1136,7 +1126,10 @@ impl Engine {
                 stats.parsers += fa.stats();
             }
             app::finish_rules(&mut out, &mut app.rules, &app.label);
+            verdict = out.verdict;
         }
+        // What the rules matched on the flow's last data decides as a packet's matches do.
+        apply_verdict(ctx, &mut f, ev_start, alerted_before, verdict);
         let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
         let _ = f.app.settle(&ctx.det, position);
         if f.app.label != AppLabel::Proto(AppProto::FtpData)
@@ -1439,6 +1432,46 @@ impl Engine {
             peak_reassembly_bytes: self.memcap.peak(),
             expectations: self.expect.counters(),
         }
+    }
+}
+
+/// Applies the rules' actions on one packet (or the flow's close-time flush): see `app::PacketVerdict`. The alerts
+/// the packet raised (`ctx.events[ev_start..]`) that a `pass` ranked before them withdraws are taken back (with
+/// their counts); a flow-scoped drop ranked before any pass drops the flow, else a flow-scoped pass passes it.
+fn apply_verdict(
+    ctx: &mut WorkerCtx,
+    f: &mut Flow,
+    ev_start: usize,
+    alerted_before: bool,
+    verdict: PacketVerdict,
+) {
+    if verdict.pass.is_some() {
+        let tail = ctx.events.split_off(ev_start.min(ctx.events.len()));
+        let mut kept_alert = false;
+        for e in tail {
+            if let EventKind::Alert(a) = &e.kind {
+                let rank = ctx
+                    .det
+                    .rules()
+                    .and_then(|r| r.rules().get(a.rule_index as usize))
+                    .map_or(u8::MAX, |r| ctx.det.action_rank(r.action));
+                if !verdict.stands(rank) {
+                    ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
+                    if let Some(sc) = ctx.scanner.as_mut() {
+                        sc.withdraw_hit(a.rule_index);
+                    }
+                    continue;
+                }
+                kept_alert = true;
+            }
+            ctx.events.push(e);
+        }
+        f.alerted = alerted_before || kept_alert;
+    }
+    if verdict.flow_dropped() {
+        f.app.rules.set_dropped();
+    } else if verdict.pass.is_some() && verdict.pass_flow {
+        f.app.rules.set_passed();
     }
 }
 
