@@ -594,6 +594,14 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
             Err(e) => block("suricata.yaml unreadable".to_string(), e),
         }
     }
+    if !settings.action_order.is_empty() {
+        match flowbundle_inspect::rules::ActionOrder::parse(
+            settings.action_order.iter().map(String::as_str),
+        ) {
+            Ok(o) => settings.action_order_parsed = o,
+            Err(e) => block("action-order unreadable".to_string(), e),
+        }
+    }
 
     // The pcap.
     let pcap = match y.get("pcap") {
@@ -788,6 +796,7 @@ fn run_engine(
         app_events: false,
         midstream: settings.midstream,
         ips: settings.simulate_ips,
+        action_order: settings.action_order_parsed,
         ..EngineConfig::default()
     };
     // Thresholds, as the command line applies them: over the events in order.
@@ -1055,6 +1064,10 @@ pub struct Settings {
     pub threshold_file: Option<String>,
     /// `--simulate-ips`.
     pub simulate_ips: bool,
+    /// `action-order` items, in order (empty: Suricata's default).
+    pub action_order: Vec<String>,
+    /// The action order the engine runs with.
+    pub action_order_parsed: flowbundle_inspect::rules::ActionOrder,
 }
 
 impl Default for Settings {
@@ -1064,6 +1077,8 @@ impl Default for Settings {
             midstream: false,
             threshold_file: None,
             simulate_ips: false,
+            action_order: Vec::new(),
+            action_order_parsed: Default::default(),
         }
     }
 }
@@ -1168,21 +1183,11 @@ impl Settings {
         if key == "stream.inline" && matches!(value, "true" | "yes" | "1") {
             return Ok(());
         }
-        // Suricata's action order is pass, drop, reject, alert unless the configuration reorders it; the engine
-        // applies actions in that order (pass withdraws alerts, drop acts before alerting), so only a listing of
-        // that same order is honoured.
-        if let Some(i) = key.strip_prefix("action-order.") {
-            const SURICATA_DEFAULT: [&str; 4] = ["pass", "drop", "reject", "alert"];
-            let at = i
-                .parse::<usize>()
-                .ok()
-                .and_then(|i| SURICATA_DEFAULT.get(i));
-            return match at {
-                Some(a) if *a == value => Ok(()),
-                _ => Err(format!(
-                    "{from} action-order other than pass, drop, reject, alert"
-                )),
-            };
+        // Suricata's action order (`action-order: [drop, pass, reject, alert]`): the items in list order; the
+        // engine applies it (`EngineConfig::action_order`), checked once every item is read.
+        if key.starts_with("action-order.") {
+            self.action_order.push(value.to_string());
+            return Ok(());
         }
         // A reassembly depth of 0 is Suricata's "unlimited": the engine inspects every reassembled byte of a
         // stream (it has no depth setting), so that value changes nothing; any other depth would.
@@ -1198,6 +1203,18 @@ impl Settings {
             && flowbundle_types::AppProto::ALL
                 .iter()
                 .any(|p| p.suricata_name() == Some(proto))
+        {
+            return Ok(());
+        }
+        // Which prefilter engine Suricata builds (`mpm`, `auto`) changes how fast rules are matched, never which
+        // match: the engine's prefilter is its own either way.
+        if key == "detect.prefilter.default" {
+            return Ok(());
+        }
+        // Tunnelled flows keyed without their tunnel depth: how the engine keys inner flows (Suricata's default,
+        // `true`, keeps one flow per depth, which the engine does not).
+        if key == "decoder.recursion-level.use-for-tracking"
+            && matches!(value, "false" | "no" | "0")
         {
             return Ok(());
         }
