@@ -147,6 +147,16 @@ pub struct Args {
     #[arg(long, default_value_t = flowbundle_sim::exec::ExecParams::engine().queue)]
     exec_queue: usize,
 
+    /// With --exec: cut detection into its stateless content scan (measured share of detection's cost) and the
+    /// rest; a connection backlogged by --exec-split-backlog packets has its scans spread over the cores and
+    /// taken back in order (under rtc: only that connection's packets leave their core).
+    #[arg(long)]
+    exec_split: bool,
+
+    /// With --exec-split: packets of one connection inside a group that make it backlogged (0: never spread).
+    #[arg(long, default_value_t = flowbundle_sim::exec::SplitScan::measured().backlog)]
+    exec_split_backlog: usize,
+
     /// Write the report as JSON (the bench schema flowbundle-bench/1, plus a `sim` section) to this file, or to
     /// standard output with `-` (the text report then goes to standard error).
     #[arg(long, value_name = "OUT")]
@@ -618,6 +628,15 @@ fn run_exec(
     };
     ep.scale_code(args.exec_code_scale);
     ep.queue = args.exec_queue;
+    if args.exec_split {
+        let split = flowbundle_sim::exec::SplitScan {
+            backlog: args.exec_split_backlog,
+            ..flowbundle_sim::exec::SplitScan::measured()
+        };
+        ep = ep
+            .split_scan(&split)
+            .map_err(|e| anyhow::anyhow!("--exec-split: {e}"))?;
+    }
     ep.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
     let models: Vec<Exec> = args.exec.iter().filter_map(|s| Exec::parse(s)).collect();
     let sweep = ExecSweep {

@@ -4,9 +4,12 @@
 //! `cargo run --release -p flowbundle-sim --example exec_models -- [PACKETS] [SCHEDULERS] [CORES] [PROFILES] [CODE_SCALE]`
 //! e.g. `-- 100000 lfb 1,2,4,8,12,14,16,24,32,48,64 dominant,many,balanced 1`. The same sweep through the CLI:
 //! `flowbundle simulate --synth balanced --exec rtc,pipeline,multilayer --scheduler lfb --cores 1-64 --findings`.
+//! A sixth argument `split` cuts detection into its stateless content scan and the rest
+//! ([`ExecParams::split_scan`] with [`SplitScan::measured`]; `split:B` with a backlog of B packets); the CLI's
+//! `--exec-split`.
 
 use flowbundle_scheduler::SchedOptions;
-use flowbundle_sim::exec::{Exec, ExecParams, ExecSweep, sweep_exec};
+use flowbundle_sim::exec::{Exec, ExecParams, ExecSweep, SplitScan, sweep_exec};
 use flowbundle_sim::params::Params;
 use flowbundle_sim::{findings, profiles};
 
@@ -30,6 +33,19 @@ fn main() {
     let params = Params::default();
     let mut ep = ExecParams::engine();
     ep.scale_code(code_scale);
+    if let Some(split) = args.get(6).filter(|s| s.starts_with("split")) {
+        let mut sp = SplitScan::measured();
+        if let Some(b) = split.strip_prefix("split:").and_then(|b| b.parse().ok()) {
+            sp.backlog = b;
+        }
+        ep = match ep.split_scan(&sp) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("split: {e}");
+                return;
+            }
+        };
+    }
     for name in &names {
         let input = match profiles::profile(name, packets, 1) {
             Ok(i) => i,

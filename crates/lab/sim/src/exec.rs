@@ -40,12 +40,35 @@
 //! core (the layer's share of the trace's cost, computed from the model before the run). With fewer cores than
 //! groups, neighbouring layers share a group (and its code) until the groups fit.
 //!
+//! ## Beyond one core per connection: the split scan
+//!
+//! Every model above keeps a connection's packets in each layer on one core at a time, so the layer a connection
+//! spends most in caps the run at that connection's serial rate (detection is 84% of a payload packet's
+//! instructions on this engine, `crate::layers`). [`ExecParams::split_scan`] cuts detection where the engine's own
+//! state allows it: the content scan (the prefilter's pass over the bytes, 55% of detection's instructions,
+//! [`SCAN_MEASURE`]) keeps no per-connection state but the last (longest pattern − 1) bytes of the stream, which
+//! `flowbundle_rules::split` already exploits on real threads; the rest (candidate verification, PCRE, flowbits,
+//! the alert order) keeps the connection's detection state. The scan becomes a *stateless* layer
+//! ([`Layer::stateless`]): its group gives a packet of a backlogged connection (at least
+//! [`ExecParams::split_backlog`] of its packets inside the group) a key of its own, so the policy may run it on any
+//! core, at the price of rescanning the overlap ([`Layer::overlap_bytes`], charged at the scan's mean cycles per
+//! byte); the group after it takes each connection's packets back in order through a reorder buffer (the core that
+//! finishes the oldest packet releases it and every finished one after it). Under the pipeline the scan is a stage
+//! of its own; under MultiLayer Processing a layer group like the others; under run-to-completion every core runs
+//! every layer of a packet, except that a packet of a backlogged connection (or of one with staged packets still
+//! on their way) stops before the scan, whose group spreads it, and its verification follows in a third group in
+//! the connection's order; every core serves the three groups, the later first. A mouse never leaves its core; an
+//! elephant's work is spread over three. What it costs is what the runtime would pay: a hop per group, the
+//! overlap, the lines read from another core's cache.
+//!
 //! ## What it leaves out
 //!
 //! Raw mode only (as fast as the dispatcher goes); no hyper-threading (the thesis' streams); `ph`'s late claim (the
 //! groups claim in `next`); migration as thread-context transfer (the thesis' 65-cycle hardware migration): a hop
-//! here is a software queue, as this project's runtime would do it. The layer shares and code footprints are
-//! estimates from the thesis (sources on [`ExecParams::engine`]), not measurements of flowbundle's engine.
+//! here is a software queue, as this project's runtime would do it. The layers' cost shares and code footprints are
+//! measured on this engine ([`ExecParams::engine`]); their state shares are the thesis' estimates. The reorder buffer
+//! after a stateless group is unbounded (its high-water mark is reported), and the staged groups' queues under
+//! run-to-completion never refuse (a refusal would block a core that also serves them).
 
 use crate::cache::{CoreCounters, Hierarchy, STREAM_BASE};
 use crate::engine::{Model, SimError};
@@ -55,7 +78,7 @@ use flowbundle_lab_core::prep::NO_FLOW;
 use flowbundle_scheduler::{Desc, SchedOptions, Scheduler, build};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The execution model (the vocabulary type the runtime's `--exec` shares).
 pub use flowbundle_types::Exec;
@@ -85,6 +108,16 @@ pub struct Layer {
     pub code_touch: u32,
     /// The layer reads the packet's payload (its lines are streamed through this layer's core).
     pub reads_payload: bool,
+    /// The layer keeps no state of a connection between its packets but the last [`Layer::overlap_bytes`] of its
+    /// stream (detection's content scan, a pure function of the bytes: Verdú §4.2's stateless workload). A group of
+    /// such layers spreads a backlogged connection's packets over its cores, and the group after it takes them back
+    /// in the connection's order ([`ExecParams::split_backlog`]).
+    #[serde(default)]
+    pub stateless: bool,
+    /// Bytes of the preceding TCP segment a visit rescans when it cannot continue the previous visit's scan state
+    /// (its connection's packets are spread): the longest pattern − 1 (`flowbundle_rules::split::overlap`).
+    #[serde(default)]
+    pub overlap_bytes: u32,
 }
 
 /// The execution models' parameters.
@@ -108,6 +141,11 @@ pub struct ExecParams {
     /// is pure compute, every model's stalls come on top.
     #[serde(default = "yes")]
     pub code_in_base: bool,
+    /// A connection with this many packets inside a stateless group ([`Layer::stateless`]) when its next packet
+    /// arrives is backlogged: that packet goes to any core of the group (it rescans the overlap), and the group after
+    /// it takes the connection's packets back in order. 0: never spread.
+    #[serde(default)]
+    pub split_backlog: usize,
 }
 
 fn yes() -> bool {
@@ -163,6 +201,8 @@ impl ExecParams {
                 code_lines: 3 * touch,
                 code_touch: touch,
                 reads_payload: payload,
+                stateless: false,
+                overlap_bytes: 0,
             }
         };
         ExecParams {
@@ -177,7 +217,63 @@ impl ExecParams {
             hop_lines: 2,
             queue: 1024,
             code_in_base: true,
+            split_backlog: 0,
         }
+    }
+
+    /// The same engine with detection cut in two ([`SplitScan`]): `scan`, the content scan, a stateless layer
+    /// ([`Layer::stateless`]) of `split.scan_share` of detection's cost and code, then `detect`, the rest (candidate
+    /// verification, flowbits, thresholds, the alert order), which keeps the connection's detection state. The
+    /// pipeline gets a stage for each (decode | flow, stream, app | scan | detect). An error when there is no layer
+    /// named `detect` or the split is out of range.
+    pub fn split_scan(&self, split: &SplitScan) -> Result<ExecParams, String> {
+        split.validate()?;
+        let k = self
+            .layers
+            .iter()
+            .position(|l| l.name == "detect")
+            .ok_or("no detect layer to split")?;
+        let mut p = self.clone();
+        let det = p.layers[k].clone();
+        let s = split.scan_share;
+        let part = |x: u32, f: f64| ((f64::from(x) * f).round() as u32).max(1);
+        let scan = Layer {
+            name: "scan".into(),
+            cost_share: det.cost_share * s,
+            state_share: 0.0,
+            code_lines: part(det.code_lines, split.scan_code_share),
+            code_touch: part(det.code_touch, split.scan_code_share),
+            stateless: true,
+            overlap_bytes: split.overlap_bytes,
+            ..det.clone()
+        };
+        let rest = Layer {
+            cost_share: det.cost_share * (1.0 - s),
+            code_lines: part(det.code_lines, 1.0 - split.scan_code_share),
+            code_touch: part(det.code_touch, 1.0 - split.scan_code_share),
+            // Verification reads the candidates' bytes, not the whole payload again.
+            reads_payload: false,
+            ..det
+        };
+        p.layers[k] = rest;
+        p.layers.insert(k, scan);
+        // The pipeline stage that held detect holds the scan, and detect gets the next stage.
+        let mut at = 0;
+        let mut stages = Vec::with_capacity(p.pipeline_stages.len() + 1);
+        for &n in &self.pipeline_stages {
+            if (at..at + n).contains(&k) {
+                // Layers `at..=k` (those before detect in its stage, and the scan), then detect and the rest.
+                stages.push(k - at + 1);
+                stages.push(at + n - k);
+            } else {
+                stages.push(n);
+            }
+            at += n;
+        }
+        p.pipeline_stages = stages;
+        p.split_backlog = split.backlog;
+        p.validate()?;
+        Ok(p)
     }
 
     /// Multiply every layer's code footprint and executed lines (0: no instruction model).
@@ -240,6 +336,73 @@ impl ExecParams {
     }
 }
 
+/// Detection cut into a stateless content scan and the stateful rest ([`ExecParams::split_scan`]): what lets one
+/// connection's rule matching run on several cores at once (`flowbundle_rules::split` does it for one stream's
+/// content matching on real threads: chunks with an overlap, hits merged in stream order).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SplitScan {
+    /// Share of detection's instructions spent in the content scan (the prefilter's pass over the payload).
+    pub scan_share: f64,
+    /// Share of detection's code (footprint and lines per visit) in the scan.
+    pub scan_code_share: f64,
+    /// Bytes a spread packet rescans before its own ([`Layer::overlap_bytes`]).
+    pub overlap_bytes: u32,
+    /// [`ExecParams::split_backlog`].
+    pub backlog: usize,
+}
+
+impl SplitScan {
+    /// Measured on this engine: see [`SCAN_MEASURE`]. The overlap is the prefilter's cap (a pattern is matched on
+    /// at most its last 255 bytes, so no set needs more than 254: `flowbundle_rules::split`), the most a chunk ever
+    /// rescans. The backlog is `lfb-bounded`'s default bound (16 packets, `SchedOptions::lfb_bound`): a connection
+    /// with as many packets waiting as that policy lets one worker run in one stint is the one to split.
+    pub fn measured() -> Self {
+        SplitScan {
+            scan_share: SCAN_MEASURE.scan_instructions / SCAN_MEASURE.detect_instructions,
+            scan_code_share: SCAN_MEASURE.scan_code_lines / SCAN_MEASURE.detect_code_lines,
+            overlap_bytes: 254,
+            backlog: SchedOptions::default().lfb_bound,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        let share = |x: f64| x.is_finite() && (0.0..=1.0).contains(&x);
+        if !share(self.scan_share) || !share(self.scan_code_share) {
+            return Err("scan shares must be between 0 and 1".into());
+        }
+        if self.overlap_bytes > 1 << 16 {
+            return Err("overlap above 64 KiB".into());
+        }
+        Ok(())
+    }
+}
+
+/// Detection's content scan against the whole detection layer, in instructions and code lines, on this engine.
+pub struct ScanMeasure {
+    pub source: &'static str,
+    pub detect_instructions: f64,
+    pub scan_instructions: f64,
+    pub detect_code_lines: f64,
+    pub scan_code_lines: f64,
+}
+
+/// Measured with callgrind on the release `flowbundle inspect --threads 1` (main @ 19ef60e) over
+/// `trace synth --profile balanced --packets 3000 --seed 1` with `snort3-community.rules`, collecting only inside
+/// `Engine::process_serial` (`--toggle-collect`, so rule loading is left out): detection is the inclusive count of
+/// the rules crate's entry points the engine calls (`scan_stream` 18.58 M, `scan_packet` 17.04 M, `scan_http`
+/// 8.44 M, the rest 0.03 M); the content scan is the prefilter's (`PatternSet::loop_long` and what it calls,
+/// 23.14 M, and prefilter code inlined into its callers, 1.00 M). The rest of detection (candidate verification,
+/// PCRE, `applies`, flowbits, the alert order) keeps per-connection state or reads it. Code: distinct 64-byte lines
+/// executed by the prefilter's functions against those of every function of the rules crate (`--dump-instr=yes`).
+/// Commands: BENCHMARKS.md, "Execution models".
+pub const SCAN_MEASURE: ScanMeasure = ScanMeasure {
+    source: "callgrind, flowbundle inspect --threads 1 on balanced (3,000 packets) with snort3-community.rules",
+    detect_instructions: 44.09e6,
+    scan_instructions: 24.14e6,
+    detect_code_lines: 1012.0,
+    scan_code_lines: 255.0,
+};
+
 /// Whether packet `i` visits layer `l`.
 fn visits(l: &Layer, input: &SimInput, i: usize) -> bool {
     match l.visits {
@@ -254,6 +417,9 @@ fn visits(l: &Layer, input: &SimInput, i: usize) -> bool {
 pub struct GroupInfo {
     pub layers: Vec<String>,
     pub cores: usize,
+    /// Its cores serve other groups too (run-to-completion with a split scan).
+    #[serde(default)]
+    pub shared: bool,
     /// Packets processed, and cycles its cores were busy (processing, blocked on the next queue excluded).
     pub packets: u64,
     pub busy_cycles: u64,
@@ -304,6 +470,15 @@ pub struct ExecRun {
     /// ahead of it, which is still being matched: no layer sees its packets out of order, but an inline verdict
     /// would be issued out of order.
     pub completed_out_of_order: u64,
+    /// Share of the packets a stateless group spread over its cores (their connection was backlogged there), the
+    /// overlap rescans' cycles per packet, and the most packets ever waiting, done, for an older packet of their
+    /// connection to leave the stateless group (the reorder buffer's high-water mark). 0 without a stateless layer.
+    #[serde(default)]
+    pub spread_share: f64,
+    #[serde(default)]
+    pub overlap_per_packet: f64,
+    #[serde(default)]
+    pub parked_max: u64,
 }
 
 /// The per-packet facts of a run that the layers add to [`Model`].
@@ -357,6 +532,8 @@ enum Worker {
     Busy(Desc),
     /// Finished in its group; waiting for a place in group `.1`'s queue.
     Blocked(Desc, usize),
+    /// Releasing packet `.0`, already finished in its stateless group, into group `.1` in its connection's order.
+    Releasing(u32, usize),
     /// Placed its packet in the next group; paying the dispatch cost.
     Sending,
 }
@@ -377,8 +554,13 @@ struct Run<'a> {
     exec_params: &'a ExecParams,
     plan: &'a Plan,
     groups: Vec<Group>,
-    /// Per core: its group and its worker index in that group's policy.
-    core_group: Vec<(usize, usize)>,
+    /// Per core: the groups it serves, each with its worker index in that group's policy, first served first (one
+    /// group, except under run-to-completion with a split scan, where every core serves all three).
+    serve: Vec<Vec<(usize, usize)>>,
+    /// Per core: the group and worker index of the packet it holds.
+    cur: Vec<(usize, usize)>,
+    /// Run-to-completion with a split scan ([`Staging`]).
+    staging: Option<Staging>,
     workers: Vec<Worker>,
     started: Vec<u64>,
     blocked_since: Vec<u64>,
@@ -401,6 +583,44 @@ struct Run<'a> {
     flow_finished: Vec<u32>,
     reordered: u64,
     completed_out_of_order: u64,
+    /// Per group: whether it runs only stateless layers (it may spread a connection's packets).
+    order_free: Vec<bool>,
+    /// Per order-free group and flow (empty for other groups): packets inside, spread packets inside, and the ids
+    /// that entered, in order, not yet released to the next group; whether a core is releasing the flow.
+    inside_flow: Vec<Vec<u32>>,
+    spread_inside: Vec<Vec<u32>>,
+    fifo: Vec<Vec<VecDeque<u32>>>,
+    releasing: Vec<Vec<bool>>,
+    /// Per packet: [`SPREAD`], [`OVERLAP`], [`SCANNED`].
+    flags: Vec<u8>,
+    /// Per core: the (group, flow) it is releasing in order.
+    rel: Vec<Option<(usize, u32)>>,
+    /// Cycles a stateless layer spends per payload byte (for the overlap rescans).
+    per_byte: Vec<f64>,
+    spread: u64,
+    overlap_cycles: u64,
+    parked: u64,
+    parked_max: u64,
+}
+
+/// The packet went to its stateless group under a key of its own (any core).
+const SPREAD: u8 = 1;
+/// It rescans the overlap before its payload (an earlier packet of its connection was spread and may still run).
+const OVERLAP: u8 = 2;
+/// Done in its stateless group, waiting to be released in its connection's order.
+const SCANNED: u8 = 4;
+/// Under run-to-completion with a split scan: the packet's scan and what follows it leave its core.
+const STAGED: u8 = 8;
+
+/// Run-to-completion with a split scan: group 0 runs every layer of a packet, except that a packet of a backlogged
+/// connection stops before the scan, which group 1 (the stateless scan) spreads over every core, and group 2 (the
+/// rest of detection) runs in the connection's order. Every core serves all three groups, the later first.
+struct Staging {
+    /// The scan layer's index: a staged packet runs the layers before it in group 0.
+    scan: usize,
+    /// Per flow: packets inside group 0, and staged packets not yet finished.
+    inside: Vec<u32>,
+    staged: Vec<u32>,
 }
 
 impl Run<'_> {
@@ -412,6 +632,11 @@ impl Run<'_> {
     /// The first group at or after `from` that packet `i` visits: every group under run-to-completion and the
     /// pipeline, the groups with a layer it needs under MultiLayer Processing.
     fn next_group(&self, i: usize, from: usize) -> Option<usize> {
+        if self.staging.is_some() && from == 1 && self.flags.get(i).is_none_or(|&f| f & STAGED == 0)
+        {
+            // Run to completion: done in group 0.
+            return None;
+        }
         (from..self.groups.len()).find(|&g| {
             self.every_group
                 || self.groups[g]
@@ -434,9 +659,10 @@ impl Run<'_> {
             self.schedule(self.now, DISPATCHER);
             return;
         };
+        let (d, flags) = self.desc_for(g, d.id);
         match self.groups[g].sched.dispatch(d) {
             Ok(_) => {
-                self.groups[g].inside += 1;
+                self.enter(g, d.id, flags);
                 self.next_pkt += 1;
                 self.schedule(
                     self.now + u64::from(self.params.overheads.dispatch),
@@ -454,10 +680,20 @@ impl Run<'_> {
 
     /// Core `c` asks its group's policy for a packet; true when it got one.
     fn take(&mut self, c: usize) -> bool {
-        let (g, w) = self.core_group[c];
-        let Some(d) = self.groups[g].sched.next(w) else {
+        let mut got = None;
+        for k in 0..self.serve[c].len() {
+            let (g, w) = self.serve[c][k];
+            if self.groups[g].inside > self.groups[g].held
+                && let Some(d) = self.groups[g].sched.next(w)
+            {
+                got = Some((g, w, d));
+                break;
+            }
+        }
+        let Some((g, w, d)) = got else {
             return false;
         };
+        self.cur[c] = (g, w);
         // The groups claim in `next` (no late claim): this always holds the bundle.
         let _ = self.groups[g].sched.claim(w, &d);
         self.groups[g].held += 1;
@@ -475,7 +711,9 @@ impl Run<'_> {
         }
         let line0 = self.model.state.get(i).copied().unwrap_or(0);
         let flow = self.input.flows.get(i).copied().unwrap_or(NO_FLOW);
-        if let Some(last) = self.flow_started[g].get_mut(flow as usize) {
+        if self.order_free[g] {
+            // A stateless group may run a connection's packets in any order: the next group's check stands.
+        } else if let Some(last) = self.flow_started[g].get_mut(flow as usize) {
             if *last > d.id + 1 {
                 self.reordered += 1;
             } else {
@@ -487,7 +725,26 @@ impl Run<'_> {
             .payload_len
             .get(i)
             .map_or(0, |&p| (p as usize).div_ceil(LINE));
-        for l in self.groups[g].layers.clone() {
+        let mut layers = self.groups[g].layers.clone();
+        if g == 0
+            && let Some(st) = &mut self.staging
+        {
+            // Stage the packet when its connection is backlogged in group 0, or still has staged packets on their
+            // way (its detection must follow theirs).
+            let f = flow as usize;
+            let scans = visits(&self.exec_params.layers[st.scan], self.input, i);
+            if scans
+                && let Some(&inside) = st.inside.get(f)
+                && (inside as usize >= self.exec_params.split_backlog || st.staged[f] > 0)
+            {
+                st.staged[f] += 1;
+                if let Some(x) = self.flags.get_mut(i) {
+                    *x |= STAGED;
+                }
+                layers = layers.start..st.scan;
+            }
+        }
+        for l in layers {
             let cyc = self.plan.layer_cycles[l][i];
             let layer = &self.exec_params.layers[l];
             if !visits(layer, self.input, i) {
@@ -511,6 +768,15 @@ impl Run<'_> {
                 }
             }
             let mut stream = self.plan.scratch[l] as usize;
+            if layer.stateless
+                && self.flags.get(i).is_some_and(|&f| f & OVERLAP != 0)
+                && self.input.proto.get(i) == Some(&6)
+            {
+                let over = (f64::from(layer.overlap_bytes) * self.per_byte[l]) as u64;
+                t += over;
+                self.overlap_cycles += over;
+                stream += (layer.overlap_bytes as usize).div_ceil(LINE);
+            }
             if layer.reads_payload {
                 stream += payload_lines;
             } else if l == 0 {
@@ -528,7 +794,19 @@ impl Run<'_> {
     }
 
     fn finish(&mut self, c: usize, d: Desc, g: usize) {
-        let (_, w) = self.core_group[c];
+        let (_, w) = self.cur[c];
+        if g == 0
+            && let Some(st) = &mut self.staging
+            && let Some(n) = st.inside.get_mut(
+                self.input
+                    .flows
+                    .get(d.id as usize)
+                    .copied()
+                    .unwrap_or(NO_FLOW) as usize,
+            )
+        {
+            *n -= 1;
+        }
         let grp = &mut self.groups[g];
         grp.sched.done(w, d);
         grp.inside -= 1;
@@ -536,7 +814,7 @@ impl Run<'_> {
         grp.info.packets += 1;
         // A place freed in group g: a blocked sender into g (or the dispatcher, for the first group) may go on.
         for k in 0..self.workers.len() {
-            if let Worker::Blocked(_, to) = self.workers[k]
+            if let Worker::Blocked(_, to) | Worker::Releasing(_, to) = self.workers[k]
                 && to == g
             {
                 self.schedule(self.now, k as u32);
@@ -549,12 +827,16 @@ impl Run<'_> {
     }
 
     fn worker(&mut self, c: usize) {
-        let (g, _) = self.core_group[c];
+        let (g, _) = self.cur[c];
         match self.workers[c] {
             Worker::Idle => {}
             Worker::Busy(d) => {
                 self.groups[g].info.busy_cycles += self.now - self.started[c];
                 let i = d.id as usize;
+                if self.order_free[g] {
+                    self.leave_stateless(c, g, d);
+                    return;
+                }
                 match self.next_group(i, g + 1) {
                     Some(h) => {
                         self.workers[c] = Worker::Blocked(d, h);
@@ -568,23 +850,28 @@ impl Run<'_> {
                     }
                 }
             }
-            Worker::Blocked(..) => self.place(c),
+            Worker::Blocked(..) | Worker::Releasing(..) => self.place(c),
             Worker::Sending => self.after(c),
         }
     }
 
     /// A blocked core tries to place its packet in the next group.
     fn place(&mut self, c: usize) {
-        let Worker::Blocked(d, h) = self.workers[c] else {
-            return;
+        let (held, id, h) = match self.workers[c] {
+            Worker::Blocked(d, h) => (Some(d), d.id, h),
+            Worker::Releasing(id, h) => (None, id, h),
+            _ => return,
         };
-        let (g, _) = self.core_group[c];
+        let (g, _) = self.cur[c];
+        let (d, flags) = self.desc_for(h, id);
         match self.groups[h].sched.dispatch(d) {
             Ok(_) => {
-                self.groups[h].inside += 1;
+                self.enter(h, id, flags);
                 self.hops += 1;
                 self.groups[g].info.blocked_cycles += self.now - self.blocked_since[c];
-                self.finish(c, d, g);
+                if let Some(d) = held {
+                    self.finish(c, d, g);
+                }
                 self.workers[c] = Worker::Sending;
                 let at = self.now + u64::from(self.params.overheads.dispatch);
                 self.schedule(at, c as u32);
@@ -593,16 +880,155 @@ impl Run<'_> {
         }
     }
 
-    /// Core `c` is free: take the next packet of its group, or go idle.
+    /// Core `c` is free: go on releasing its connection, or take the next packet of its group, or go idle.
     fn after(&mut self, c: usize) {
+        if self.rel[c].is_some() {
+            self.release_next(c);
+            return;
+        }
         self.workers[c] = Worker::Idle;
         let _ = self.take(c);
+    }
+
+    /// The descriptor packet `id` enters group `h` with, and its flags: its own, unless `h` is stateless and its
+    /// connection is backlogged there (then a key of its own, so the policy may give it to any core).
+    fn desc_for(&self, h: usize, id: u32) -> (Desc, u8) {
+        let i = id as usize;
+        let d = self.input.descs[i];
+        let backlog = self.exec_params.split_backlog;
+        if !self.order_free[h] || backlog == 0 {
+            return (d, 0);
+        }
+        let f = self.input.flows.get(i).copied().unwrap_or(NO_FLOW);
+        let Some(&n) = self.inside_flow[h].get(f as usize) else {
+            return (d, 0);
+        };
+        let mut flags = 0;
+        let mut d = d;
+        if n as usize >= backlog {
+            flags |= SPREAD;
+            // A key of its own: a multiplicative hash of the packet number (the policies key on fid, conn or rss).
+            let k = id.wrapping_mul(0x9E37_79B1) ^ 0x5bd1_e995;
+            d.fid = (k >> 16) as u16;
+            d.conn = k;
+            d.rss = k;
+        }
+        if flags & SPREAD != 0 || self.spread_inside[h][f as usize] > 0 {
+            flags |= OVERLAP;
+        }
+        (d, flags)
+    }
+
+    /// Packet `id` was placed in group `h` with `flags`.
+    fn enter(&mut self, h: usize, id: u32, flags: u8) {
+        self.groups[h].inside += 1;
+        if h == 0
+            && let Some(st) = &mut self.staging
+            && let Some(n) = st.inside.get_mut(
+                self.input
+                    .flows
+                    .get(id as usize)
+                    .copied()
+                    .unwrap_or(NO_FLOW) as usize,
+            )
+        {
+            *n += 1;
+        }
+        if !self.order_free[h] {
+            return;
+        }
+        let i = id as usize;
+        if let Some(fl) = self.flags.get_mut(i) {
+            *fl = (*fl & STAGED) | flags;
+        }
+        self.spread += u64::from(flags & SPREAD);
+        let f = self.input.flows.get(i).copied().unwrap_or(NO_FLOW) as usize;
+        if let Some(n) = self.inside_flow[h].get_mut(f) {
+            *n += 1;
+            self.spread_inside[h][f] += u32::from(flags & SPREAD);
+            self.fifo[h][f].push_back(id);
+        }
+    }
+
+    /// Core `c` finished packet `d` in stateless group `g`: it leaves the group; the connection's packets that are
+    /// done there go on to their next group in order, released by the core that finished the oldest of them.
+    fn leave_stateless(&mut self, c: usize, g: usize, d: Desc) {
+        self.finish(c, d, g);
+        let i = d.id as usize;
+        let f = self.input.flows.get(i).copied().unwrap_or(NO_FLOW) as usize;
+        if self.inside_flow[g].get(f).is_none() {
+            self.forward(c, g, d.id);
+            return;
+        }
+        self.inside_flow[g][f] -= 1;
+        let fl = self.flags.get(i).copied().unwrap_or(0);
+        self.spread_inside[g][f] -= u32::from(fl & SPREAD);
+        if let Some(x) = self.flags.get_mut(i) {
+            *x |= SCANNED;
+        }
+        self.parked += 1;
+        self.parked_max = self.parked_max.max(self.parked);
+        if !self.releasing[g][f] {
+            self.releasing[g][f] = true;
+            self.rel[c] = Some((g, f as u32));
+        }
+        self.after(c);
+    }
+
+    /// Core `c` releases the next packet of the connection it is releasing, if that one is done; else it stops.
+    fn release_next(&mut self, c: usize) {
+        let Some((g, f)) = self.rel[c] else {
+            return;
+        };
+        let f = f as usize;
+        let head = self.fifo[g][f].front().copied();
+        match head {
+            Some(id)
+                if self
+                    .flags
+                    .get(id as usize)
+                    .is_some_and(|&x| x & SCANNED != 0) =>
+            {
+                self.fifo[g][f].pop_front();
+                self.parked -= 1;
+                self.forward(c, g, id);
+            }
+            _ => {
+                self.releasing[g][f] = false;
+                self.rel[c] = None;
+                self.workers[c] = Worker::Idle;
+                let _ = self.take(c);
+            }
+        }
+    }
+
+    /// Packet `id`, done in stateless group `g`, goes on from core `c` to its next group, or leaves the system.
+    fn forward(&mut self, c: usize, g: usize, id: u32) {
+        match self.next_group(id as usize, g + 1) {
+            Some(h) => {
+                self.workers[c] = Worker::Releasing(id, h);
+                self.blocked_since[c] = self.now;
+                self.place(c);
+            }
+            None => {
+                self.complete(self.input.descs[id as usize]);
+                self.after(c);
+            }
+        }
     }
 
     fn complete(&mut self, d: Desc) {
         self.completed += 1;
         self.last_end = self.now;
         let i = d.id as usize;
+        if let Some(st) = &mut self.staging
+            && self.flags.get(i).is_some_and(|&x| x & STAGED != 0)
+            && let Some(n) = st
+                .staged
+                .get_mut(self.input.flows.get(i).copied().unwrap_or(NO_FLOW) as usize)
+        {
+            *n -= 1;
+        }
         if let Some(&f) = self.input.flows.get(i)
             && f != NO_FLOW
             && let Some(last) = self.flow_finished.get_mut(f as usize)
@@ -620,8 +1046,10 @@ impl Run<'_> {
             if !matches!(self.workers[c], Worker::Idle) {
                 continue;
             }
-            let (g, _) = self.core_group[c];
-            if self.groups[g].inside > self.groups[g].held {
+            if self.serve[c]
+                .iter()
+                .any(|&(g, _)| self.groups[g].inside > self.groups[g].held)
+            {
                 self.take(c);
             }
         }
@@ -725,31 +1153,70 @@ pub fn simulate_exec(
         .iter()
         .map(|l| (params.work.stream_lines as f64 * l.cost_share / share_sum).round() as u32)
         .collect();
-    let ranges = merge(exec_params.groups(exec), &layer_w, cores);
-    let weights: Vec<f64> = ranges
-        .iter()
-        .map(|r| layer_w[r.clone()].iter().sum())
-        .collect();
-    let per = allocate(&weights, cores);
+    // Run-to-completion with a split scan: a stateless layer with a stateful one after it, and spreading on.
+    let staged_scan = (exec == Exec::Rtc && exec_params.split_backlog > 0)
+        .then(|| layers.iter().position(|l| l.stateless))
+        .flatten()
+        .filter(|&k| k > 0 && k + 1 < layers.len());
+    let (ranges, per, shared) = match staged_scan {
+        Some(k) => (
+            vec![0..layers.len(), k..k + 1, k + 1..layers.len()],
+            vec![cores; 3],
+            true,
+        ),
+        None => {
+            let ranges = merge(exec_params.groups(exec), &layer_w, cores);
+            let weights: Vec<f64> = ranges
+                .iter()
+                .map(|r| layer_w[r.clone()].iter().sum())
+                .collect();
+            let per = allocate(&weights, cores);
+            (ranges, per, false)
+        }
+    };
     let mut groups = Vec::with_capacity(ranges.len());
-    let mut core_group = Vec::with_capacity(cores);
+    let mut serve: Vec<Vec<(usize, usize)>> = vec![Vec::new(); cores];
     let opts = SchedOptions {
         capacity: exec_params.queue,
         ph_late_claim: false,
         ..sched.clone()
     };
+    let mut next_core = 0;
     for (g, (r, &k)) in ranges.iter().zip(&per).enumerate() {
-        for w in 0..k {
-            core_group.push((g, w));
+        if shared {
+            // Every core serves every group, the later groups first (they drain what group 0 staged).
+            for (w, s) in serve.iter_mut().enumerate() {
+                s.insert(0, (g, w));
+            }
+        } else {
+            for w in 0..k {
+                serve[next_core].push((g, w));
+                next_core += 1;
+            }
         }
+        // The staged groups' queues take what group 0 hands them without refusal: a refusal would block a core
+        // that also serves them.
+        let capacity = if shared && g > 0 {
+            exec_params.queue.max(n)
+        } else {
+            exec_params.queue
+        };
         groups.push(Group {
-            sched: build(scheduler, k, &opts)?,
+            sched: build(
+                scheduler,
+                k,
+                &SchedOptions {
+                    capacity,
+                    ..opts.clone()
+                },
+            )?,
             layers: r.clone(),
             inside: 0,
             held: 0,
             info: GroupInfo {
                 layers: r.clone().map(|l| layers[l].name.clone()).collect(),
                 cores: k,
+                shared,
                 packets: 0,
                 busy_cycles: 0,
                 blocked_cycles: 0,
@@ -757,6 +1224,26 @@ pub fn simulate_exec(
             },
         });
     }
+    // A stateless layer's cycles per payload byte over the trace: what rescanning the overlap costs. Conservative:
+    // the mean over its visits includes each visit's fixed cost, which a rescan does not pay again.
+    let per_byte: Vec<f64> = (0..layers.len())
+        .map(|l| {
+            let (mut cyc, mut bytes) = (0f64, 0f64);
+            for (i, &c) in layer_cycles[l].iter().enumerate() {
+                if c > 0 {
+                    cyc += f64::from(c);
+                    bytes += f64::from(input.payload_len.get(i).copied().unwrap_or(0));
+                }
+            }
+            if bytes > 0.0 { cyc / bytes } else { 0.0 }
+        })
+        .collect();
+    let order_free: Vec<bool> = ranges
+        .iter()
+        .map(|r| layers[r.clone()].iter().all(|l| l.stateless))
+        .collect();
+    let per_flow = |free: bool, n: usize| if free { n } else { 0 };
+    let flows = input.flow_count as usize;
     let plan = Plan {
         layer_cycles,
         state,
@@ -770,12 +1257,21 @@ pub fn simulate_exec(
         exec_params,
         plan: &plan,
         groups,
-        core_group,
+        cur: serve
+            .iter()
+            .map(|s| s.last().copied().unwrap_or((0, 0)))
+            .collect(),
+        serve,
+        staging: staged_scan.map(|scan| Staging {
+            scan,
+            inside: vec![0; input.flow_count as usize],
+            staged: vec![0; input.flow_count as usize],
+        }),
         workers: vec![Worker::Idle; cores],
         started: vec![0; cores],
         blocked_since: vec![0; cores],
         cache: Hierarchy::new(&params.machine, cores, model.state_space),
-        every_group: exec != Exec::Multilayer,
+        every_group: exec != Exec::Multilayer && staged_scan.is_none(),
         last_core: vec![0; n],
         now: 0,
         seq: 0,
@@ -790,6 +1286,34 @@ pub fn simulate_exec(
         flow_finished: vec![0; input.flow_count as usize],
         reordered: 0,
         completed_out_of_order: 0,
+        inside_flow: order_free
+            .iter()
+            .map(|&f| vec![0; per_flow(f, flows)])
+            .collect(),
+        spread_inside: order_free
+            .iter()
+            .map(|&f| vec![0; per_flow(f, flows)])
+            .collect(),
+        fifo: order_free
+            .iter()
+            .map(|&f| vec![VecDeque::new(); per_flow(f, flows)])
+            .collect(),
+        releasing: order_free
+            .iter()
+            .map(|&f| vec![false; per_flow(f, flows)])
+            .collect(),
+        flags: if order_free.contains(&true) || staged_scan.is_some() {
+            vec![0; n]
+        } else {
+            Vec::new()
+        },
+        order_free,
+        rel: vec![None; cores],
+        per_byte,
+        spread: 0,
+        overlap_cycles: 0,
+        parked: 0,
+        parked_max: 0,
     };
     run.run();
     if run.completed != n as u64 {
@@ -831,6 +1355,9 @@ pub fn simulate_exec(
         blocked_share: blocked as f64 / (elapsed as f64 * cores as f64),
         reordered: run.reordered,
         completed_out_of_order: run.completed_out_of_order,
+        spread_share: run.spread as f64 / pk,
+        overlap_per_packet: run.overlap_cycles as f64 / pk,
+        parked_max: run.parked_max,
     })
 }
 
@@ -855,7 +1382,12 @@ pub fn code_base_scale(
         sched: sched.clone(),
         base_scale: 1.0,
     };
-    let r = simulate_exec(input, model, params, exec_params, &cfg)?;
+    // Plain run-to-completion: nothing staged or spread.
+    let plain = ExecParams {
+        split_backlog: 0,
+        ..exec_params.clone()
+    };
+    let r = simulate_exec(input, model, params, &plain, &cfg)?;
     let base =
         model.base.iter().map(|&b| f64::from(b)).sum::<f64>() / model.base.len().max(1) as f64;
     if base <= 0.0 {
@@ -885,17 +1417,20 @@ impl ExecReport {
     /// One line per run: throughput, I- and D-cache miss rates, contention, and the groups' cores.
     pub fn table(&self) -> String {
         let mut s = String::from(
-            "| model | policy | cores | Mpps | I$ miss | D$ miss | code stall/pkt | hops/pkt | refusals/kpkt | blocked | reordered | finished out of order | groups (cores) |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            "| model | policy | cores | Mpps | I$ miss | D$ miss | code stall/pkt | hops/pkt | refusals/kpkt | blocked | spread (overlap cycles/pkt, reorder buffer max) | reordered | finished out of order | groups (cores) |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         );
         for r in &self.runs {
             let groups: Vec<String> = r
                 .groups
                 .iter()
-                .map(|g| format!("{} ({})", g.layers.join("+"), g.cores))
+                .map(|g| {
+                    let shared = if g.shared { " shared" } else { "" };
+                    format!("{} ({}{shared})", g.layers.join("+"), g.cores)
+                })
                 .collect();
             s.push_str(&format!(
-                "| {} | {} | {} | {:.3} | {:.1}% | {:.1}% | {:.0} | {:.2} | {:.1} | {:.1}% | {} | {} | {} |\n",
+                "| {} | {} | {} | {:.3} | {:.1}% | {:.1}% | {:.0} | {:.2} | {:.1} | {:.1}% | {:.1}% ({:.0}, {}) | {} | {} | {} |\n",
                 r.exec.name(),
                 r.scheduler,
                 r.cores,
@@ -906,6 +1441,9 @@ impl ExecReport {
                 r.hops_per_packet,
                 r.refusals_per_kpkt,
                 r.blocked_share * 100.0,
+                r.spread_share * 100.0,
+                r.overlap_per_packet,
+                r.parked_max,
                 r.reordered,
                 r.completed_out_of_order,
                 groups.join(", ")

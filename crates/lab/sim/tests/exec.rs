@@ -4,7 +4,7 @@
 
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::engine::{Mode, Model, RunConfig, simulate};
-use flowbundle_sim::exec::{Exec, ExecConfig, ExecParams, ExecRun, simulate_exec};
+use flowbundle_sim::exec::{Exec, ExecConfig, ExecParams, ExecRun, SplitScan, simulate_exec};
 use flowbundle_sim::params::Params;
 use flowbundle_sim::{SimInput, profiles};
 
@@ -130,4 +130,105 @@ fn the_instruction_footprint_costs_run_to_completion_more_than_multilayer() {
     );
     assert!(ml.icache_miss_rate < rtc.icache_miss_rate);
     assert!(ml.code_stall_per_packet < rtc.code_stall_per_packet);
+}
+
+/// Detection cut into its stateless content scan and the rest (`ExecParams::split_scan`): the scan's share plus the
+/// rest's equals detection's, the pipeline gets a stage for each, and only the scan is stateless.
+#[test]
+fn the_split_scan_divides_detection_and_nothing_else() {
+    let ep = ExecParams::engine();
+    let split = SplitScan::measured();
+    assert!(
+        split.scan_share > 0.3 && split.scan_share < 0.8,
+        "{split:?}"
+    );
+    let sp = ep.split_scan(&split).unwrap();
+    let names: Vec<&str> = sp.layers.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["packet", "flow", "stream", "app", "scan", "detect"]);
+    let det = ep.layers.iter().find(|l| l.name == "detect").unwrap();
+    let (scan, rest) = (&sp.layers[4], &sp.layers[5]);
+    assert!((scan.cost_share + rest.cost_share - det.cost_share).abs() < 1e-12);
+    assert!(scan.stateless && !rest.stateless && scan.state_share == 0.0);
+    assert_eq!(rest.state_share, det.state_share);
+    assert!(sp.layers[..4].iter().all(|l| !l.stateless));
+    assert_eq!(sp.pipeline_stages, vec![1, 3, 1, 1]);
+    assert_eq!(sp.split_backlog, split.backlog);
+    assert!(ExecParams::thesis().split_scan(&split).is_ok());
+    let mut no_detect = ep.clone();
+    no_detect.layers[4].name = "rules".into();
+    assert!(no_detect.split_scan(&split).is_err());
+    assert!(
+        ep.split_scan(&SplitScan {
+            scan_share: 1.5,
+            ..split
+        })
+        .is_err()
+    );
+}
+
+/// With the split scan, every model still processes every packet once, and every stateful layer still sees each
+/// connection's packets in order (`reordered` counts a stateful group starting a packet before an earlier one of its
+/// connection): the scan group may run a connection's packets on several cores at once, and the detection group
+/// takes them back in order. A connection that is backlogged is spread (the dominant trace's 55% connection always
+/// is), and under run-to-completion every core serves the three groups.
+#[test]
+fn split_scan_spreads_a_backlogged_connection_and_keeps_every_stateful_layer_in_order() {
+    let params = Params::default();
+    for (profile, packets) in [("balanced", 6_000), ("dominant", 4_000)] {
+        let input = profiles::profile(profile, packets, 3).unwrap();
+        let model = Model::new(&input, &params).unwrap();
+        let ep = ExecParams::engine()
+            .split_scan(&SplitScan {
+                backlog: 4,
+                ..SplitScan::measured()
+            })
+            .unwrap();
+        for exec in Exec::ALL {
+            for sched in ["lfb", "dh", "lfb-bounded"] {
+                for cores in [1, 2, 3, 7, 16] {
+                    let r = run(&input, &model, &params, &ep, exec, sched, cores);
+                    let what = format!("{profile} {} {sched} {cores}", exec.name());
+                    assert_eq!(r.packets, input.len() as u64, "{what}");
+                    assert_eq!(r.reordered, 0, "{what}: a stateful layer saw a reordering");
+                    if exec == Exec::Rtc && cores > 1 {
+                        assert_eq!(r.groups.len(), 3, "{what}");
+                        assert!(r.groups.iter().all(|g| g.shared && g.cores == cores));
+                    }
+                    if profile == "dominant" && sched != "dh" && cores >= 7 {
+                        assert!(
+                            r.spread_share > 0.0 && r.overlap_per_packet > 0.0,
+                            "{what}: nothing spread"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Splitting the scan of the dominant connection is what lifts run-to-completion off that connection's serial rate:
+/// at 16 cores the staged run is well above the plain one, and without a backlog to split (`split_backlog` 0) the
+/// split layers alone do not do it (they change only the code layout the instruction cache sees).
+#[test]
+fn staging_the_dominant_connection_lifts_run_to_completion() {
+    let input = profiles::profile("dominant", 8_000, 1).unwrap();
+    let params = Params::default();
+    let model = Model::new(&input, &params).unwrap();
+    let plain = ExecParams::engine();
+    let split = plain.split_scan(&SplitScan::measured()).unwrap();
+    let off = ExecParams {
+        split_backlog: 0,
+        ..split.clone()
+    };
+    let at16 = |ep: &ExecParams| run(&input, &model, &params, ep, Exec::Rtc, "lfb", 16);
+    let (p, s, o) = (at16(&plain), at16(&split), at16(&off));
+    println!(
+        "rtc 16 cores: plain {:.3}, split {:.3}, split layers without staging {:.3} Mpps",
+        p.pps / 1e6,
+        s.pps / 1e6,
+        o.pps / 1e6
+    );
+    assert!(s.pps > 1.5 * p.pps && s.pps > 1.5 * o.pps);
+    assert!(o.pps < 1.2 * p.pps);
+    assert_eq!(o.hops_per_packet, 0.0);
 }

@@ -159,6 +159,69 @@ mod exec_models {
         println!("balanced: [{}] {}: {}", f.holds, f.name, f.detail);
     }
 
+    /// Beyond one core per connection (`ExecParams::split_scan`: detection's stateless content scan spread over
+    /// the cores for a backlogged connection, its verification taken back in order): on `balanced` at 14 cores
+    /// run-to-completion that stages only such a connection passes 1.3× the run-to-completion engine's `lfb`
+    /// (`engine::simulate`, the 6.2 Mpps plateau the largest connection sets; BENCHMARKS.md, "Simulator") and
+    /// 1.2× this model's own plain run-to-completion (whose plateau the instruction-cache model moves), with every
+    /// stateful layer still seeing each connection in order.
+    #[test]
+    fn balanced_split_scan_lifts_the_per_connection_ceiling_at_14_cores() {
+        use flowbundle_sim::engine::{Mode, Model, RunConfig, simulate};
+        use flowbundle_sim::exec::SplitScan;
+        let input = profiles::profile("balanced", super::PACKETS, 1).unwrap();
+        let params = Params::default();
+        let model = Model::new(&input, &params).unwrap();
+        let engine = simulate(
+            &input,
+            &model,
+            &params,
+            &RunConfig {
+                scheduler: "lfb",
+                cores: 14,
+                sched: SchedOptions::default(),
+                mode: Mode::Raw,
+                max_outstanding: 4096,
+                records: false,
+            },
+        )
+        .unwrap()
+        .pps();
+        let sweep = ExecSweep {
+            models: Exec::ALL.to_vec(),
+            schedulers: vec!["lfb".into()],
+            cores: vec![14],
+            sched: SchedOptions::default(),
+        };
+        let plain =
+            sweep_exec(&input, &params, &ExecParams::engine(), &sweep, &mut |_| {}).unwrap();
+        let ep = ExecParams::engine()
+            .split_scan(&SplitScan::measured())
+            .unwrap();
+        let split = sweep_exec(&input, &params, &ep, &sweep, &mut |_| {}).unwrap();
+        println!("balanced, split scan:\n{}", split.table());
+        let staged = split.run(Exec::Rtc, "lfb", 14).unwrap();
+        let rtc = plain.run(Exec::Rtc, "lfb", 14).unwrap();
+        println!(
+            "14 cores: engine lfb {:.3} Mpps, exec rtc {:.3}, rtc with the split scan {:.3} ({:.2}x the engine, {:.2}x exec rtc)",
+            engine / 1e6,
+            rtc.pps / 1e6,
+            staged.pps / 1e6,
+            staged.pps / engine,
+            staged.pps / rtc.pps
+        );
+        for r in &split.runs {
+            assert_eq!(
+                r.reordered,
+                0,
+                "{}: a stateful layer reordered",
+                r.exec.name()
+            );
+        }
+        assert!(staged.pps >= 1.3 * engine);
+        assert!(staged.pps >= 1.2 * rtc.pps);
+    }
+
     #[test]
     fn many_run_to_completion_scales_and_staging_only_costs() {
         let r = run("many");
