@@ -32,7 +32,7 @@ use crate::{
     Fid, FlowHasher, FlowHashes, FlowKey, decode, decode_bytes,
 };
 use flowbundle_ingest::{LinkType, PacketRecord, Trace, TraceBuilder};
-use flowbundle_types::Desc;
+use flowbundle_types::{Desc, DescHashes};
 use hashbrown::HashMap;
 use std::path::PathBuf;
 
@@ -173,6 +173,8 @@ pub struct Prestage {
     decode: DecodeOptions,
     defrag: Defragmenter,
     hasher: FlowHasher,
+    /// The hashes computed ([`Prestage::computing`]); all three unless told.
+    hashes: DescHashes,
     stats: PrestageStats,
 }
 
@@ -184,6 +186,15 @@ impl Default for Prestage {
 
 /// The hashes of a decoded packet and what they were computed from.
 pub fn key_and_hashes(hasher: &FlowHasher, d: &Decoded<'_>) -> (FlowHashes, Keyed) {
+    key_and_hashes_only(hasher, d, DescHashes::ALL)
+}
+
+/// [`key_and_hashes`], computing only the hashes `which` names (the others 0; see [`FlowHasher::hashes_only`]).
+pub fn key_and_hashes_only(
+    hasher: &FlowHasher,
+    d: &Decoded<'_>,
+    which: DescHashes,
+) -> (FlowHashes, Keyed) {
     if !d.outcome.is_decoded() {
         // Still give IP packets their FID hash so they land with their hosts' other packets.
         return match Fid::from_decoded(d) {
@@ -198,7 +209,7 @@ pub fn key_and_hashes(hasher: &FlowHasher, d: &Decoded<'_>) -> (FlowHashes, Keye
         };
     }
     match FlowKey::from_decoded(d) {
-        Some((k, _)) => (hasher.hashes(&k), Keyed::Flow(k)),
+        Some((k, _)) => (hasher.hashes_only(&k, which), Keyed::Flow(k)),
         None => (FlowHashes::default(), Keyed::None),
     }
 }
@@ -229,8 +240,16 @@ impl Prestage {
             decode: opts.decode,
             defrag: Defragmenter::new(opts.defrag),
             hasher: FlowHasher::new(opts.seed),
+            hashes: DescHashes::ALL,
             stats: PrestageStats::default(),
         }
+    }
+
+    /// Computes only the hashes `which` names for each descriptor, the others 0: the ones the scheduler that will
+    /// dispatch them reads (`Scheduler::hashes_read`).
+    pub fn computing(mut self, which: DescHashes) -> Self {
+        self.hashes = which;
+        self
     }
 
     /// Counters so far (defragmenter counters included).
@@ -291,7 +310,7 @@ impl Prestage {
         match self.defrag.push(&d, rec.ts_ns) {
             DefragOutcome::NotFragment => {
                 self.stats.dispatched += 1;
-                let (hashes, keyed) = key_and_hashes(&self.hasher, &d);
+                let (hashes, keyed) = key_and_hashes_only(&self.hasher, &d, self.hashes);
                 Some((
                     Dispatch {
                         hashes,
@@ -311,7 +330,7 @@ impl Prestage {
                 self.stats.dispatched += 1;
                 let dd = decode_bytes(LinkType::RAW, b, &self.decode);
                 self.stats.reassembled_decode.record(&dd);
-                let (hashes, keyed) = key_and_hashes(&self.hasher, &dd);
+                let (hashes, keyed) = key_and_hashes_only(&self.hasher, &dd, self.hashes);
                 Some((
                     Dispatch {
                         hashes,

@@ -16,7 +16,7 @@
 //! Cost: a modulo and one push into a lock-free ring.
 
 use crate::util::{Counter, Occupancy, RunQueues};
-use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
+use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 
 /// The Direct Hash policy. See the module documentation.
 pub struct DirectHash {
@@ -81,6 +81,10 @@ impl Scheduler for DirectHash {
 
     fn bundle(&self, desc: &Desc) -> u16 {
         desc.fid
+    }
+
+    fn hashes_read(&self) -> DescHashes {
+        DescHashes::FID
     }
 
     fn in_system(&self) -> usize {

@@ -44,7 +44,7 @@
 use crate::slots::Slots;
 use crate::sync::{ArrayQueue, AtomicU16, AtomicU32, Ordering::*};
 use crate::util::{Counter, NIL, Occupancy, per_worker, sum};
-use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
+use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 use crossbeam::utils::CachePadded;
 
 /// Worker id stored in 16-bit cells for "nobody yet".
@@ -371,6 +371,10 @@ impl Scheduler for LastFlowBundle {
 
     fn bundle(&self, desc: &Desc) -> u16 {
         desc.fid
+    }
+
+    fn hashes_read(&self) -> DescHashes {
+        DescHashes::FID
     }
 
     fn in_system(&self) -> usize {

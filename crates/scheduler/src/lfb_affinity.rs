@@ -22,7 +22,7 @@
 use crate::lfb::{FbqTable, warn_if_small};
 use crate::sync::ArrayQueue;
 use crate::util::{Counter, per_worker};
-use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
+use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 use crossbeam::utils::CachePadded;
 
 /// The LFB-affinity policy. See the module documentation.
@@ -132,6 +132,10 @@ impl Scheduler for LfbAffinity {
 
     fn bundle(&self, desc: &Desc) -> u16 {
         desc.fid
+    }
+
+    fn hashes_read(&self) -> DescHashes {
+        DescHashes::FID
     }
 
     fn in_system(&self) -> usize {

@@ -32,7 +32,7 @@
 
 use crate::lfb::LastFlowBundle;
 use crate::sync::{AtomicU32, Ordering::Relaxed};
-use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
+use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 
 /// LFB whose workers give up a bundle after a bounded run when other bundles wait. See the module documentation.
 pub struct LfbBounded {
@@ -110,6 +110,10 @@ impl Scheduler for LfbBounded {
 
     fn bundle(&self, desc: &Desc) -> u16 {
         self.lfb.bundle(desc)
+    }
+
+    fn hashes_read(&self) -> DescHashes {
+        self.lfb.hashes_read()
     }
 
     fn in_system(&self) -> usize {

@@ -89,7 +89,7 @@ mod slots;
 mod sync;
 mod util;
 
-pub use flowbundle_types::{BUNDLES, Desc, PolicyShape, WorkerId};
+pub use flowbundle_types::{BUNDLES, Desc, DescHashes, PolicyShape, WorkerId};
 
 /// Who may take a packet that `dispatch` accepted: the runtime wakes a parked worker accordingly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,6 +203,13 @@ pub trait Scheduler: Send + Sync {
 
     /// The ownership bundle of a packet, `< BUNDLES` (see the crate documentation).
     fn bundle(&self, desc: &Desc) -> u16;
+
+    /// Which of a descriptor's hashes this policy reads (in `dispatch`, `bundle` and anywhere else): a pre-stage
+    /// computes only those. The default, all three, is right for any policy; a policy that names fewer must never
+    /// read the others (they are 0).
+    fn hashes_read(&self) -> DescHashes {
+        DescHashes::ALL
+    }
 
     /// Packets accepted by `dispatch` and not yet released by `done` (queued or being processed).
     fn in_system(&self) -> usize;

@@ -20,7 +20,7 @@
 //! * **Bounded:** each run queue holds `capacity / N`; a full one hands the packet back.
 
 use crate::util::{Counter, Occupancy, RunQueues};
-use crate::{Desc, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
+use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::*};
 
 /// Indirection table size (as in Microsoft's RSS specification and most NICs).
@@ -168,6 +168,10 @@ impl Scheduler for AdaptiveRss {
 
     fn bundle(&self, desc: &Desc) -> u16 {
         desc.rss as u16
+    }
+
+    fn hashes_read(&self) -> DescHashes {
+        DescHashes::RSS
     }
 
     fn in_system(&self) -> usize {

@@ -33,7 +33,7 @@ pub use bundle::{BundleToken, PolicyShape};
 pub use direction::Direction;
 pub use exec::Exec;
 pub use http::HttpBuffer;
-pub use packet::{BUNDLES, Desc, WorkerId};
+pub use packet::{BUNDLES, Desc, DescHashes, WorkerId};
 pub use risk::{FlowRisk, RiskSet};
 pub use transport::Transport;
 pub use verdict::Verdict;

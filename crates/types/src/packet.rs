@@ -27,6 +27,42 @@ pub struct Desc {
     pub len: u16,
 }
 
+/// Which of a [`Desc`]'s hashes a policy reads (a scheduler's `hashes_read`): a pre-stage that knows its policy
+/// computes only those and leaves the others 0. Policies that do not say read all three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DescHashes {
+    pub conn: bool,
+    pub rss: bool,
+    pub fid: bool,
+}
+
+impl DescHashes {
+    /// All three hashes.
+    pub const ALL: DescHashes = DescHashes {
+        conn: true,
+        rss: true,
+        fid: true,
+    };
+    /// The FID's CRC-16 alone (`dh`, `lfb` and its variants).
+    pub const FID: DescHashes = DescHashes {
+        conn: false,
+        rss: false,
+        fid: true,
+    };
+    /// The Toeplitz hash alone (`rss`).
+    pub const RSS: DescHashes = DescHashes {
+        conn: false,
+        rss: true,
+        fid: false,
+    };
+}
+
+impl Default for DescHashes {
+    fn default() -> Self {
+        DescHashes::ALL
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

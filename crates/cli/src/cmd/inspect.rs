@@ -1034,9 +1034,11 @@ fn inspect_inputs(
                 ),
                 None => None,
             };
+            // The reader computes only the hashes the policy reads.
+            let prestage = || Prestage::new(engine.config()).computing(sched.hashes_read());
             let mut reader = match live {
                 Some(cap) => {
-                    let mut r = LiveReader::new(&arena, Prestage::new(engine.config()), cap, &stop)
+                    let mut r = LiveReader::new(&arena, prestage(), cap, &stop)
                         .with_decodes(&decodes)
                         .with_sweeps(engine, tx.clone(), sweep_render)
                         .with_reloads(engine, &reloads)
@@ -1055,12 +1057,11 @@ fn inspect_inputs(
                     Reader::Live(Box::new(r))
                 }
                 None => {
-                    let mut r =
-                        StreamReader::new(&arena, Prestage::new(engine.config()), files.to_vec())
-                            .stop_when(&stop)
-                            .with_decodes(&decodes)
-                            .with_sweeps(engine, tx.clone(), sweep_render)
-                            .numbered_from(first_packet);
+                    let mut r = StreamReader::new(&arena, prestage(), files.to_vec())
+                        .stop_when(&stop)
+                        .with_decodes(&decodes)
+                        .with_sweeps(engine, tx.clone(), sweep_render)
+                        .numbered_from(first_packet);
                     if !keeps_order {
                         r = r.with_order(&order);
                     }
