@@ -514,6 +514,10 @@ impl EventSink for Emit<'_, '_> {
         self.application.get_or_insert(name);
     }
 
+    fn dcerpc(&mut self, call: &flowbundle_protocols::dcerpc::DcerpcCall<'_>) {
+        self.dcerpc_call(call);
+    }
+
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);
@@ -531,6 +535,34 @@ impl EventSink for Emit<'_, '_> {
 }
 
 impl Emit<'_, '_> {
+    /// Hands the rules one side of a DCE/RPC call: its call header (interface, opnum) and stub, in one transaction.
+    fn dcerpc_call(&mut self, call: &flowbundle_protocols::dcerpc::DcerpcCall<'_>) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        let header = flowbundle_rules::dcerpc::call_header(
+            call.iface.map(|i| (i.uuid, i.version)),
+            call.opnum,
+            call.first_frag,
+        );
+        self.scan_buffer(
+            AppProto::Dcerpc,
+            call.to_server,
+            |rules, sc, flow, ctx, sink| {
+                rules.scan_dcerpc(
+                    sc,
+                    flow,
+                    ctx,
+                    call.tx_id,
+                    &header,
+                    call.stub,
+                    call.little_endian,
+                    &mut { sink },
+                )
+            },
+        );
+    }
+
     /// Hands the rules' application-layer buffers that an event carries (`dns.query`, `tls.sni`, JA3/JA3S/JA4,
     /// `ssh.proto`/`ssh.software`) to the rules engine, each in the direction its field travelled.
     fn event_buffers(&mut self, event: &AppEvent) {

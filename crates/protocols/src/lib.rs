@@ -290,6 +290,12 @@ pub trait EventSink {
     fn application(&mut self, name: &'static str) {
         let _ = name;
     }
+    /// One side of a DCE/RPC call over TCP, complete (its last fragment arrived): the request's or response's stub
+    /// with the call's interface and operation number ([`dcerpc::DcerpcCall`]). The default ignores it; the engine
+    /// forwards it to the rules engine (`dcerpc.iface`, `dcerpc.opnum`, `dcerpc.stub_data`).
+    fn dcerpc(&mut self, call: &dcerpc::DcerpcCall<'_>) {
+        let _ = call;
+    }
 }
 
 impl EventSink for Vec<AppEvent> {

@@ -16,8 +16,9 @@
 //!
 //! Variables (`byte_extract`/`byte_math` results) can be the value of `byte_test`, the offset of any byte keyword,
 //! the `rvalue` of `byte_math`, and a content's `distance` or `within` (read as a 32-bit signed number, as Suricata
-//! does). Not supported (the rule is skipped, with the option named): `dce`, a variable as `nbytes`, and variables
-//! as `offset`, `depth` or `isdataat`.
+//! does). `dce` reads raw bytes in the byte order of the DCE/RPC PDU the buffer came from (its data representation;
+//! big endian on any other buffer). Not supported (the rule is skipped, with the option named): a variable as
+//! `nbytes`, and variables as `offset`, `depth` or `isdataat`.
 
 /// Most variables in one rule.
 pub const MAX_VARS: usize = 8;
@@ -46,6 +47,8 @@ pub struct ByteRead {
     pub offset: Operand,
     pub relative: bool,
     pub little: bool,
+    /// `dce`: the byte order of the DCE/RPC PDU the buffer came from, decides (`little` is ignored).
+    pub dce: bool,
     /// `string` with its base (10, 16 or 8).
     pub string: Option<u32>,
     pub bitmask: Option<u64>,
@@ -124,7 +127,28 @@ impl ByteItem {
         cursor: Option<usize>,
         vars: &mut [u64; MAX_VARS],
     ) -> Option<Option<usize>> {
-        let r = &self.read;
+        self.eval_in(buf, origin, cursor, vars, false)
+    }
+
+    /// [`ByteItem::eval`] on a buffer whose DCE/RPC byte order (for `dce`) is little endian when `dce_little`.
+    pub fn eval_in(
+        &self,
+        buf: &[u8],
+        origin: i64,
+        cursor: Option<usize>,
+        vars: &mut [u64; MAX_VARS],
+        dce_little: bool,
+    ) -> Option<Option<usize>> {
+        let dce_read;
+        let r = if self.read.dce {
+            dce_read = ByteRead {
+                little: dce_little,
+                ..self.read.clone()
+            };
+            &dce_read
+        } else {
+            &self.read
+        };
         let base = match cursor {
             Some(c) if r.relative => c as i64,
             _ => origin,
@@ -289,6 +313,7 @@ pub(crate) fn parse(
         offset: Operand::Lit(0),
         relative: false,
         little: false,
+        dce: false,
         string: None,
         bitmask: None,
     };
@@ -434,7 +459,7 @@ pub(crate) fn parse(
                     .ok_or_else(|| Err(format!("{name}: invalid bitmask `{}`", trunc(m))))?;
                 read.bitmask = Some(m);
             }
-            ("dce", None, _) => return Err(Ok(format!("{name}:dce"))),
+            ("dce", None, _) => read.dce = true,
             (
                 "multiplier",
                 Some(m),
@@ -675,10 +700,15 @@ mod tests {
                 other => panic!("{name}:{v} gave {other:?}"),
             }
         }
-        assert!(matches!(
-            parse("byte_test", "2,=,1,0,dce", &mut var),
-            Err(Ok(_))
-        ));
+        let dce = parse("byte_test", "2,=,0x3700,0,dce", &mut var).unwrap();
+        assert_eq!(
+            dce.eval_in(&[0, 0x37], 0, None, &mut [0; MAX_VARS], true),
+            Some(None)
+        );
+        assert_eq!(
+            dce.eval_in(&[0, 0x37], 0, None, &mut [0; MAX_VARS], false),
+            None
+        );
         assert!(matches!(parse("byte_jump", "n,0", &mut var), Err(Ok(_))));
     }
 }

@@ -199,6 +199,12 @@ pub static KEYWORDS: &[Keyword] = &[
     }),
     parse("ssl_state", &[], Payload, |b, n, v, _| b.tls_record(n, v)),
     parse("ssl_version", &[], Payload, |b, n, v, _| b.tls_record(n, v)),
+    parse("dcerpc.iface", &["dce_iface"], Payload, |b, n, v, _| {
+        b.dcerpc(n, v)
+    }),
+    parse("dcerpc.opnum", &["dce_opnum"], Payload, |b, n, v, _| {
+        b.dcerpc(n, v)
+    }),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.
@@ -374,6 +380,11 @@ pub static KEYWORDS: &[Keyword] = &[
         &["ssh_software", "ssh.softwareversion"],
         Buffer::SshSoftware,
     ),
+    sticky(
+        "dcerpc.stub_data",
+        &["dce_stub_data"],
+        Buffer::DcerpcStubData,
+    ),
     // Snort's `http_*` keywords.
     modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
     modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),
@@ -432,8 +443,10 @@ mod tests {
                     .iter()
                     .find(|k| matches!(k.handler, Handler::Sticky(PBuf::Fixed(x)) if x == *b))
                     .or_else(|| {
-                        // The sided HTTP buffers are named by `http.header`, `http.header.raw`, `file.data`.
+                        // The sided HTTP buffers are named by `http.header`, `http.header.raw`, `file.data`;
+                        // the DCE/RPC call header by the conditions that read it.
                         let sided = [
+                            (Buffer::DcerpcHeader, "dcerpc.iface"),
                             (Buffer::HttpRequestHeader, "http.header"),
                             (Buffer::HttpResponseHeader, "http.header"),
                             (Buffer::HttpRequestRawHeader, "http.header.raw"),

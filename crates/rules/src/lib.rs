@@ -143,6 +143,7 @@ pub mod addr;
 pub mod base64;
 pub mod byte;
 pub mod classify;
+pub mod dcerpc;
 mod gate;
 pub mod group;
 pub mod header;

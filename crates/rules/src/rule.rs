@@ -349,6 +349,11 @@ buffers! {
     SshProto,
     /// `ssh.software`: the software version of the banner (`OpenSSH_8.2p1`).
     SshSoftware,
+    /// A DCE/RPC call's interface, version, operation number and first-fragment flag, as the conditions
+    /// `dcerpc.iface` and `dcerpc.opnum` read them ([`crate::dcerpc::call_header`]); of the request or the response.
+    DcerpcHeader,
+    /// `dcerpc.stub_data`: a DCE/RPC request's or response's stub, its fragments joined.
+    DcerpcStubData,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -386,7 +391,8 @@ impl Buffer {
             | TlsCertFingerprint
             | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
-            | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware => Side::Either,
+            | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
+            | DcerpcHeader | DcerpcStubData => Side::Either,
             _ => Side::Request,
         }
     }
@@ -420,6 +426,7 @@ impl Buffer {
             TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
             | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash => Some("tls"),
             SshProto | SshSoftware => Some("ssh"),
+            DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             _ => Some("http"),
         }
     }
@@ -472,6 +479,8 @@ impl Buffer {
             Ja4Hash => "ja4.hash",
             SshProto => "ssh.proto",
             SshSoftware => "ssh.software",
+            DcerpcHeader => "dcerpc.iface",
+            DcerpcStubData => "dcerpc.stub_data",
         }
     }
 }
@@ -614,6 +623,8 @@ pub enum Item {
     Base64(Box<Base64>),
     /// `ssl_state` / `ssl_version` on the TLS records that begin the payload ([`crate::tls_record`]).
     Tls(crate::tls_record::TlsCond),
+    /// `dcerpc.iface` / `dcerpc.opnum` on a DCE/RPC call header ([`crate::dcerpc`]).
+    Dce(crate::dcerpc::DceCond),
 }
 
 /// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
@@ -646,7 +657,7 @@ impl Item {
             Item::Len { .. } => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
-            Item::Tls(_) => false,
+            Item::Tls(_) | Item::Dce(_) => false,
         }
     }
 
@@ -655,7 +666,11 @@ impl Item {
         match self {
             Item::Content(c) => c.negated,
             Item::Pcre(p, _) => p.negated,
-            Item::DataAt { .. } | Item::Len { .. } | Item::Base64(_) | Item::Tls(_) => true,
+            Item::DataAt { .. }
+            | Item::Len { .. }
+            | Item::Base64(_)
+            | Item::Tls(_)
+            | Item::Dce(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -1597,6 +1612,19 @@ impl Builder {
         };
         let c = TlsCond::parse(field, v.unwrap_or("")).map_err(|e| err(format!("{n}: {e}")))?;
         self.push_item(PBuf::Fixed(Buffer::Payload), Item::Tls(c))
+    }
+
+    /// `dcerpc.iface` / `dcerpc.opnum`: a condition on the DCE/RPC call header, whatever the sticky buffer.
+    pub(crate) fn dcerpc(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        use crate::dcerpc::DceCond;
+        let v = v.unwrap_or("");
+        let c = if n.ends_with("iface") {
+            DceCond::parse_iface(v)
+        } else {
+            DceCond::parse_opnum(v)
+        }
+        .map_err(|e| err(format!("{n}: {e}")))?;
+        self.push_item(PBuf::Fixed(Buffer::DcerpcHeader), Item::Dce(c))
     }
 
     /// `base64_decode:[bytes N][, offset N][, relative]`: see [`Base64`].

@@ -872,7 +872,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         Item::Content(c) => !c.negated && !c.endswith,
         Item::Pcre(p, _) => !p.negated && !p.end_sensitive,
         Item::DataAt { negated, .. } => !negated,
-        Item::Len { .. } | Item::Byte(_) | Item::Base64(_) | Item::Tls(_) => false,
+        Item::Len { .. } | Item::Byte(_) | Item::Base64(_) | Item::Tls(_) | Item::Dce(_) => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
     let mut abs_end: Option<u64> = Some(0);
@@ -896,7 +896,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
                 n, relative: true, ..
             } => cursor_max.map(|c| c + u64::from(*n)),
             // The length of the whole buffer is no position; nor are the records at its start.
-            Item::Len { .. } | Item::Tls(_) => Some(0),
+            Item::Len { .. } | Item::Tls(_) | Item::Dce(_) => Some(0),
             // A number read at a position that may come from another number; a decode of unknown length.
             Item::Byte(_) | Item::Base64(_) => None,
         };

@@ -310,6 +310,8 @@ pub struct Scanner {
     stats: ScanStats,
     /// Rule profiling, when enabled ([`Scanner::enable_profile`]).
     profile: Option<Box<RulesProfile>>,
+    /// The buffers being scanned come from a little-endian DCE/RPC PDU ([`RuleSet::scan_dcerpc`]).
+    dce_little: bool,
 }
 
 impl Scanner {
@@ -1199,6 +1201,7 @@ impl RuleSet {
             hi: (hi - clo) as usize,
             base: clo,
             real_end: false,
+            dce_little: false,
         };
         // Pinned to the occurrence (still in the bytes at hand unless the window was clipped).
         let pin = gi
@@ -1541,6 +1544,7 @@ impl RuleSet {
                     hi: buf.len(),
                     base: 0,
                     real_end: true,
+                    dce_little: sc.dce_little,
                 };
                 let Scanner { pcre, stats, .. } = &mut *sc;
                 match verify::check(g, &gi.plan, &hay, None, pcre, &mut stats.verify) {
@@ -1706,6 +1710,27 @@ impl RuleSet {
         sc.cookie = cookie;
     }
 
+    /// Inspects one side of a DCE/RPC call (a request, or its response) of transaction `tx_id`: the call header
+    /// ([`crate::dcerpc::call_header`]: what `dcerpc.iface` and `dcerpc.opnum` read), then the stub
+    /// (`dcerpc.stub_data`), whose byte order (for `byte_test ... dce`) is little endian when `little_endian`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_dcerpc(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx_id: u64,
+        header: &[u8],
+        stub: &[u8],
+        little_endian: bool,
+        sink: &mut impl AlertSink,
+    ) {
+        sc.dce_little = little_endian;
+        self.scan_app(sc, flow, ctx, tx_id, Buffer::DcerpcHeader, header, sink);
+        self.scan_app(sc, flow, ctx, tx_id, Buffer::DcerpcStubData, stub, sink);
+        sc.dce_little = false;
+    }
+
     /// Inspects a multi-buffer (`tls.certs`: each certificate of a chain) of transaction `tx_id`: each part is
     /// inspected on its own, and a rule alerts once for the transaction however many parts match (its hit count and
     /// flowbit actions count each matching part).
@@ -1831,6 +1856,7 @@ impl RuleSet {
             hi: value.len(),
             base: 0,
             real_end: true,
+            dce_little: sc.dce_little,
         };
         let Scanner { pcre, stats, .. } = &mut *sc;
         let r = verify::check(g, &info.plan, &hay, None, pcre, &mut stats.verify);

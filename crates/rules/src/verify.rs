@@ -26,6 +26,8 @@ pub(crate) struct Hay<'a> {
     pub base: u64,
     /// `hi` is the real end of the buffer (`endswith` may match there).
     pub real_end: bool,
+    /// The buffer came from a little-endian DCE/RPC PDU (byte keywords with `dce` read so).
+    pub dce_little: bool,
 }
 
 /// Per-group facts computed once at load.
@@ -311,7 +313,13 @@ impl Verifier<'_, '_> {
                 }
                 let bytes = h.bytes.get(..h.hi)?;
                 let saved = self.vars;
-                let moved = b.eval(bytes, -(h.base as i64), cursor, &mut self.vars)?;
+                let moved = b.eval_in(
+                    bytes,
+                    -(h.base as i64),
+                    cursor,
+                    &mut self.vars,
+                    h.dce_little,
+                )?;
                 let r = self.step(i + 1, moved.or(cursor), span);
                 if r.is_none() {
                     self.vars = saved;
@@ -347,6 +355,7 @@ impl Verifier<'_, '_> {
                         hi: decoded.len(),
                         base: 0,
                         real_end: true,
+                        dce_little: h.dce_little,
                     };
                     let mut sub = Verifier {
                         g: &b.data,
@@ -364,6 +373,14 @@ impl Verifier<'_, '_> {
                 };
                 DECODED.with(|d| *d.borrow_mut() = decoded);
                 if matched {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
+            Item::Dce(c) => {
+                let h = self.hay;
+                if h.base == 0 && c.matches(h.bytes.get(..h.hi)?) {
                     self.step(i + 1, cursor, span)
                 } else {
                     None

@@ -300,7 +300,7 @@ fn pcre_keyword() {
 #[test]
 fn skips_name_the_first_unsupported_keyword() {
     let rep = report(
-        r#"alert tcp any any -> any any (content:"a"; detection_filter:track by_src,count 5,seconds 60; dce_iface:abc; sid:1;)
+        r#"alert tcp any any -> any any (content:"a"; detection_filter:track by_src,count 5,seconds 60; tag:session; sid:1;)
 alert tcp any any -> any any (content:"a"; lua:check.lua; sid:2;)
 rewrite tcp any any -> any any (content:"a"; sid:3;)
 alert ftp-bounce any any -> any any (sid:4;)
@@ -326,8 +326,8 @@ alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
             ("endswith on a tcp stream", 1),
             ("file_data on smb: no file parser", 1),
             ("flow:only_frag", 1),
-            ("keyword dce_iface", 1),
             ("keyword lua", 1),
+            ("keyword tag", 1),
             ("protocol ftp-bounce", 1),
             ("unknown classtype no-such-class", 1),
         ]
@@ -387,12 +387,12 @@ fn strict_mode_fails_with_file_and_line() {
     let err = RuleSet::parse_with(
         &[(
             "my.rules",
-            b"\nalert tcp any any -> any any (content:\"a\"; byte_jump:4,0,dce; sid:1;)\n",
+            b"\nalert tcp any any -> any any (content:\"a\"; tag:session; sid:1;)\n",
         )],
         &opts,
     )
     .unwrap_err();
-    assert_eq!(err.to_string(), "my.rules:2: unsupported: byte_jump:dce");
+    assert_eq!(err.to_string(), "my.rules:2: unsupported: keyword tag");
 }
 
 #[test]

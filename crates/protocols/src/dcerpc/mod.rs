@@ -4,6 +4,13 @@
 //!   ASCII, IEEE) and a fragment length that equals the bytes that arrived.
 //! * UDP: version 4, PDU type 0..=10, the same data representation, and the 80-byte header's fragment length
 //!   accounting for the rest of the datagram.
+//!
+//! On TCP the parser also follows the calls ([`pdu`]): each request's and response's stub, with the interface its
+//! context was bound to and its operation number, goes to the rules through [`EventSink::dcerpc`].
+
+pub mod pdu;
+
+pub use pdu::{DcerpcCall, Interface};
 
 use crate::scan::{be16, le16};
 use crate::{AppProto, Detector, Direction, EventSink, Limits, Parser, Probe, ProbeCtx, Transport};
@@ -54,16 +61,36 @@ fn service(transport: Transport, d: &[u8]) -> Option<&'static str> {
 struct InterfaceParser {
     transport: Transport,
     named: bool,
+    /// The calls of a connection-oriented (TCP) flow.
+    co: Option<Box<pdu::CoState>>,
 }
 
 impl Parser for InterfaceParser {
-    fn parse(&mut self, _dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         if !self.named
             && let Some(name) = service(self.transport, data)
         {
             self.named = true;
             out.application(name);
         }
+        if let Some(co) = self.co.as_deref_mut() {
+            co.feed(dir == Direction::ToServer, data, &mut |call| out.dcerpc(call));
+        }
+    }
+
+    fn gap(&mut self, dir: Direction, _len: u64) {
+        if let Some(co) = self.co.as_deref_mut() {
+            co.gap(dir == Direction::ToServer);
+        }
+    }
+
+    fn stats(&self) -> crate::ParserStats {
+        let mut s = crate::ParserStats::default();
+        if let Some(co) = self.co.as_deref() {
+            s.bytes_cut = co.cut_bytes;
+            s.malformed = co.malformed;
+        }
+        s
     }
 }
 
@@ -115,6 +142,7 @@ impl Detector for DcerpcDetector {
         Some(Box::new(InterfaceParser {
             transport,
             named: false,
+            co: (transport == Transport::Tcp).then(Box::default),
         }))
     }
 }
