@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_protocols::AppEvent;
+pub use flowbundle_protocols::application::ApplicationEvidence;
 use flowbundle_types::{AppProto, RiskSet};
 
 /// A flow's application label.
@@ -189,9 +190,12 @@ pub struct TcpSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowRecord {
     pub app: AppLabel,
-    /// The service behind the flow, named from a host name it carried (nDPI's `APP` in `MASTER.APP`: `Google`,
-    /// `NetFlix`, ...); see [`flowbundle_protocols::application`].
+    /// The service behind the flow (nDPI's `APP` in `MASTER.APP`: `Google`, `NetFlix`, ...), named from its content,
+    /// a host name it carried, its TLS certificate, or at the weakest the owner of the server's address; see
+    /// [`flowbundle_protocols::application`].
     pub application: Option<&'static str>,
+    /// What named the application (`None` when nothing did).
+    pub application_evidence: Option<ApplicationEvidence>,
     /// How the label was decided (`None` when nothing did).
     pub evidence: Option<Evidence>,
     /// The flow's risks, as nDPI names them (see [`flowbundle_protocols::risk`]).

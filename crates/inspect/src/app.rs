@@ -23,7 +23,9 @@
 use std::net::IpAddr;
 
 use flowbundle_decode::{Decoded, FlowKey, KeySide, L4};
-use flowbundle_protocols::application::application_for_host;
+use flowbundle_protocols::application::{
+    ApplicationEvidence, application_for_certificate, application_for_host, ip_owner,
+};
 use flowbundle_protocols::risk::{FlowRisk, RiskSet, event_risks, executable_magic};
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
 use flowbundle_rules::{
@@ -44,9 +46,9 @@ pub(crate) struct AppState {
     pub sig: Option<ConnState>,
     pub rules: FlowMatchState,
     pub label: AppLabel,
-    /// The application named from the first host name a parser reported (SNI, HTTP `Host`, DNS question), see
-    /// [`flowbundle_protocols::application`].
-    pub application: Option<&'static str>,
+    /// The application beside the master protocol (nDPI's `APP` in `MASTER.APP`) and what named it, see
+    /// [`Application`].
+    pub application: Application,
     /// The risks the flow's application events showed (see [`flowbundle_protocols::risk`]).
     pub risks: RiskSet,
     pub evidence: Option<Evidence>,
@@ -107,7 +109,7 @@ impl AppState {
             sig,
             rules: FlowMatchState::default(),
             label,
-            application: None,
+            application: Application::default(),
             risks: RiskSet::EMPTY,
             evidence,
             decided_at: (!matches!(transport, Transport::Tcp | Transport::Udp)
@@ -463,7 +465,7 @@ pub(crate) struct Emit<'o, 'a> {
     pub out: &'o mut Out<'a>,
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
-    pub application: &'o mut Option<&'static str>,
+    pub application: &'o mut Application,
     /// The flow's risks so far: each event's are added as it passes.
     pub risks: &'o mut RiskSet,
 }
@@ -477,6 +479,73 @@ fn event_host(event: &AppEvent) -> Option<&str> {
         AppEvent::Http(h) => h.hostname.as_deref(),
         AppEvent::Dns(d) => d.rrname.as_deref(),
         _ => None,
+    }
+}
+
+/// A flow's application (nDPI's `APP` in `MASTER.APP`: `TLS.Google`) and what named it. The first name the payload
+/// gives stays (content, then host names, then the TLS certificate, in the order the parsers report them); when
+/// the flow ends without one, [`Application::conclude`] asks weaker evidence: a service's registered port, then
+/// the organisation that holds the server's address, the latter only if the flow carried no host name at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Application {
+    pub name: Option<&'static str>,
+    pub evidence: Option<ApplicationEvidence>,
+    /// The flow carried a host name (SNI, `Host`, DNS question), whether or not it names a listed service.
+    pub host_seen: bool,
+}
+
+impl Application {
+    /// Names the application unless something named it already.
+    fn name_once(&mut self, name: &'static str, evidence: ApplicationEvidence) {
+        if self.name.is_none() {
+            self.name = Some(name);
+            self.evidence = Some(evidence);
+        }
+    }
+
+    /// What an application event says: its host name, else (TLS) the server certificate's names.
+    fn learn_from(&mut self, event: &AppEvent) {
+        let host = event_host(event);
+        self.host_seen |= host.is_some();
+        if self.name.is_some() {
+            return;
+        }
+        if let Some(a) = host.and_then(application_for_host) {
+            self.name_once(a, ApplicationEvidence::HostName);
+        } else if let AppEvent::Tls(t) = event {
+            let names = t.cert_check.as_ref().map_or(&[][..], |c| &c.names[..]);
+            if let Some(a) = application_for_certificate(t.subject.as_deref(), names) {
+                self.name_once(a, ApplicationEvidence::Certificate);
+            }
+        }
+    }
+
+    /// When the flow ends unnamed, with master protocol `label`: DNS over TLS or QUIC on its registered port 853
+    /// (RFC 7858, RFC 9250), else, for a flow that carried no host name, the owner of the server's address (then
+    /// the client's, for a flow whose first packet was the server's) by [`ip_owner`]. A flow without a master
+    /// protocol gets no application: an address names who runs a server, not what the flow is.
+    /// Only a label the payload decided (a detector or a signature, not a port guess) gets an application here.
+    pub(crate) fn conclude(
+        &mut self,
+        label: &AppLabel,
+        evidence: Option<Evidence>,
+        server_port: u16,
+        (server, client): (IpAddr, IpAddr),
+    ) {
+        let AppLabel::Proto(proto) = *label else {
+            return;
+        };
+        if self.name.is_some() || !matches!(evidence, Some(Evidence::Parser | Evidence::Signature))
+        {
+            return;
+        }
+        if server_port == 853 && matches!(proto, AppProto::Tls | AppProto::Quic) {
+            self.name_once("DoH_DoT", ApplicationEvidence::Port);
+        } else if !self.host_seen
+            && let Some(o) = ip_owner::owner(server).or_else(|| ip_owner::owner(client))
+        {
+            self.name_once(o.application_for(proto), ApplicationEvidence::IpOwner);
+        }
     }
 }
 
@@ -494,9 +563,7 @@ impl EventSink for Emit<'_, '_> {
                 ts_ns: self.out.ts_ns,
             });
         }
-        if self.application.is_none() {
-            *self.application = event_host(&event).and_then(application_for_host);
-        }
+        self.application.learn_from(&event);
         *self.risks |= event_risks(&event, self.out.ts_ns);
         self.out.produced.app_events += 1;
         if !self.out.det.app_events() {
@@ -511,7 +578,8 @@ impl EventSink for Emit<'_, '_> {
     }
 
     fn application(&mut self, name: &'static str) {
-        self.application.get_or_insert(name);
+        self.application
+            .name_once(name, ApplicationEvidence::Content);
     }
 
     fn dcerpc(&mut self, call: &flowbundle_protocols::dcerpc::DcerpcCall<'_>) {
@@ -771,7 +839,7 @@ pub(crate) struct StreamCx<'o, 'a> {
     pub sig: &'o mut Option<ConnState>,
     pub rules: &'o mut FlowMatchState,
     pub label: &'o AppLabel,
-    pub application: &'o mut Option<&'static str>,
+    pub application: &'o mut Application,
     pub risks: &'o mut RiskSet,
     /// Some payload reached the signatures during this packet.
     pub fed_sig: bool,

@@ -1148,7 +1148,10 @@ impl Engine {
         f.app
             .conclude(&ctx.det, f.transport, cport, sport, position);
         let (ts, tc) = (f.client.index(), f.client.flip().index());
-        let (_, server, _, _) = f.key.endpoints(f.client);
+        let (client, server, _, _) = f.key.endpoints(f.client);
+        f.app
+            .application
+            .conclude(&f.app.label, f.app.evidence, sport, (server, client));
         let risks = app::flow_risks(
             &f.app,
             &ctx.det,
@@ -1158,7 +1161,8 @@ impl Engine {
         );
         let rec = FlowRecord {
             app: f.app.label.clone(),
-            application: f.app.application,
+            application: f.app.application.name,
+            application_evidence: f.app.application.evidence,
             evidence: f.app.evidence,
             risks,
             decided_at: f.app.decided_at,

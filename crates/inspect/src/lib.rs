@@ -59,8 +59,8 @@ pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
-    AlertEvent, AppLabel, EndReason, Event, EventKind, Evidence, FlowAction, FlowRecord, FlowState,
-    TcpState, TcpSummary, sort_events,
+    AlertEvent, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence, FlowAction,
+    FlowRecord, FlowState, TcpState, TcpSummary, sort_events,
 };
 pub use flowbundle_decode::prestage::{self, Prepared, Prestage, PrestageStats, Staged};
 pub use live::{

@@ -17,6 +17,66 @@
 //! shares a content-delivery domain with others and is told apart only by its hosts' first label
 //! (`igcdn-photos-*.akamaihd.net`) goes in [`HOST_LABEL_PREFIXES`], consulted when no suffix matches.
 
+pub mod ip_owner;
+
+/// What named a flow's application, strongest first. Stronger evidence is never replaced by weaker: the first
+/// name a flow gets from its payload stays, and the address owner is asked only when the payload named nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplicationEvidence {
+    /// The content itself names the service (an OCSP request's media type, a DCE/RPC interface, STUN attributes).
+    Content,
+    /// A host name the flow carried: TLS or QUIC SNI, HTTP `Host`, a DNS question ([`HOST_SUFFIXES`]).
+    HostName,
+    /// The names of the server's TLS certificate, for a flow whose client sent no SNI
+    /// ([`application_for_certificate`]).
+    Certificate,
+    /// The service's registered port, on a flow whose protocol the payload confirmed (TLS on 853 is DNS over TLS).
+    Port,
+    /// Only the organisation that holds the server's address ([`ip_owner`]): the weakest evidence.
+    IpOwner,
+}
+
+impl ApplicationEvidence {
+    /// The name written in EVE and the summary.
+    pub fn name(self) -> &'static str {
+        match self {
+            ApplicationEvidence::Content => "content",
+            ApplicationEvidence::HostName => "host_name",
+            ApplicationEvidence::Certificate => "certificate",
+            ApplicationEvidence::Port => "port",
+            ApplicationEvidence::IpOwner => "ip_owner",
+        }
+    }
+}
+
+/// The application a server certificate names: its subject's common name if listed, else the first listed of
+/// `names` (its subjectAltName DNS names). A wildcard's `*.` is dropped (`*.waze.com` names `waze.com`'s service).
+/// Asked for TLS flows whose client sent no SNI, or one that names no listed service, since TLS 1.2 servers send
+/// their certificate in the clear (nDPI names `TLS.Waze` from `*.waze.com` the same way).
+pub fn application_for_certificate(
+    subject: Option<&str>,
+    names: &[String],
+) -> Option<&'static str> {
+    let unwild = |n: &str| -> Option<&'static str> {
+        application_for_host(n.strip_prefix("*.").unwrap_or(n))
+    };
+    subject
+        .and_then(common_name)
+        .and_then(unwild)
+        .or_else(|| names.iter().find_map(|n| unwild(n)))
+}
+
+/// The last `CN=` value of a distinguished name written as `C=US, O=Example, CN=www.example.com`.
+fn common_name(dn: &str) -> Option<&str> {
+    let at = dn.rfind("CN=")?;
+    if at > 0 && !dn[..at].ends_with(", ") {
+        return None;
+    }
+    let v = &dn[at + 3..];
+    Some(v.split(", ").next().unwrap_or(v)).filter(|v| !v.is_empty())
+}
+
 /// `(domain suffix, application)`, sorted by suffix (lowercase).
 pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("1kxun.com", "1kxun"),
@@ -25,6 +85,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("abuse.ch", "Cybersec"),
     ("accuweather.com", "AccuWeather"),
     ("activision.com", "Activision"),
+    ("addlive.io", "SnapchatCall"),
     ("adobeconnect.com", "AdobeConnect"),
     ("alexa.amazon.com", "AmazonAlexa"),
     ("alibaba.com", "Alibaba"),
@@ -46,6 +107,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("android.clients.google.com", "PlayStore"),
     ("android.com", "Google"),
     ("app-measurement.com", "Google"),
+    ("appcenter.ms", "Microsoft"),
     ("apple-dns.net", "Apple"),
     ("apple.com", "Apple"),
     ("apple.news", "Apple"),
@@ -142,6 +204,9 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("kakao.com", "KakaoTalk"),
     ("kakaocdn.net", "KakaoTalk"),
     ("last.fm", "LastFM"),
+    ("like.video", "Likee"),
+    ("likee.video", "Likee"),
+    ("likeevideo.com", "Likee"),
     ("line-apps.com", "Line"),
     ("line-scdn.net", "Line"),
     ("line.me", "Line"),
@@ -165,6 +230,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("microsoftonline.com", "Microsoft"),
     ("mmg-fna.whatsapp.net", "WhatsAppFiles"),
     ("mmg.whatsapp.net", "WhatsAppFiles"),
+    ("mmstat.com", "Alibaba"),
     ("mozilla.com", "Mozilla"),
     ("mozilla.net", "Mozilla"),
     ("mozilla.org", "Mozilla"),
@@ -173,6 +239,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("msedge.net", "Microsoft"),
     ("msn.com", "MSN"),
     ("mtalk.google.com", "GoogleServices"),
+    ("mullvad.net", "Mullvad"),
     ("mumble.info", "Mumble"),
     ("music.yandex.kz", "YandexMusic"),
     ("music.yandex.ru", "YandexMusic"),
@@ -201,6 +268,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("office365.com", "Microsoft"),
     ("onedrive.com", "Microsoft"),
     ("onedrive.live.com", "MS_OneDrive"),
+    ("origin-a.akamaihd.net", "ElectronicArts"),
     ("outlook.com", "Outlook"),
     ("pandora.com", "Pandora"),
     ("pastebin.com", "Pastebin"),
@@ -224,6 +292,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("redditmedia.com", "Reddit"),
     ("redditstatic.com", "Reddit"),
     ("roblox.com", "Roblox"),
+    ("scdn.co", "Spotify"),
     ("scorecardresearch.com", "ADS_Analytic_Track"),
     ("signal.org", "Signal"),
     ("simplednscrypt.org", "DNScrypt"),
@@ -240,6 +309,7 @@ pub const HOST_SUFFIXES: &[(&str, &str)] = &[
     ("softether-network.net", "Softether"),
     ("soundcloud.com", "SoundCloud"),
     ("spotify.com", "Spotify"),
+    ("spotifycdn.com", "Spotify"),
     ("ssl-images-amazon.com", "Amazon"),
     ("steamcommunity.com", "Steam"),
     ("steampowered.com", "Steam"),
@@ -353,6 +423,40 @@ fn cmp_ci(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn certificates_name_by_common_name_then_alternative_names() {
+        let san = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            application_for_certificate(
+                Some("C=US, ST=California, L=Mountain View, O=Google Inc, CN=*.waze.com"),
+                &san(&["*.waze.com"])
+            ),
+            Some("Waze")
+        );
+        // The subject names no listed service: the first alternative name that does.
+        assert_eq!(
+            application_for_certificate(
+                Some("O=Example, CN=edge.example.net"),
+                &san(&["www.webex.com.au", "www.webex.com"])
+            ),
+            Some("Webex")
+        );
+        assert_eq!(
+            application_for_certificate(None, &san(&["*.facebook.com", "*.fbcdn.net"])),
+            Some("Facebook")
+        );
+        assert_eq!(
+            application_for_certificate(Some("CN=localhost"), &san(&["localhost"])),
+            None
+        );
+        // `CN=` inside another attribute's value is not the common name.
+        assert_eq!(
+            application_for_certificate(Some("O=XCN=google.com"), &[]),
+            None
+        );
+        assert_eq!(application_for_certificate(Some("CN="), &[]), None);
+    }
 
     #[test]
     fn label_prefixes_under_a_shared_domain() {

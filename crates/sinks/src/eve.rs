@@ -25,8 +25,8 @@
 //!
 //! With [`EveOptions::extra`], flow records also carry a `flowbundle` object Suricata does not write (outside its
 //! schema): the label in nDPI's spelling (`app`), how it was decided (`evidence`: `parser`, `signature`, `port`,
-//! `expectation`, `ip_protocol`), the service named from a host name the flow carried (`application`, nDPI's `APP`
-//! in `MASTER.APP`, when known), the packet position at which it was (`decided_at`), the reassembly gaps of the
+//! `expectation`, `ip_protocol`), the service behind the flow (`application`, nDPI's `APP` in `MASTER.APP`, when
+//! known) and what named it (`application_evidence`: `content`, `host_name`, `certificate`, `port`, `ip_owner`), the packet position at which it was (`decided_at`), the reassembly gaps of the
 //! connection, and the flow's risks (`risks`: nDPI's risk names, e.g. `NDPI_TLS_SELFSIGNED_CERTIFICATE`; left out
 //! when there are none; Suricata's `flow` schema has no such field).
 //!
@@ -283,6 +283,9 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
         buf.extend_from_slice(b",\"application\":");
         put_str(buf, a);
     }
+    if let Some(ev) = r.application_evidence {
+        let _ = write!(buf, ",\"application_evidence\":\"{}\"", ev.name());
+    }
     if let Some(ev) = r.evidence {
         let _ = write!(buf, ",\"evidence\":\"{}\"", ev.name());
     }
@@ -442,6 +445,7 @@ mod tests {
             kind: EventKind::Flow(Box::new(FlowRecord {
                 app: AppLabel::Proto(AppProto::Http),
                 application: Some("Google"),
+                application_evidence: Some(flowbundle_events::ApplicationEvidence::HostName),
                 evidence: Some(flowbundle_events::Evidence::Parser),
                 risks: [FlowRisk::HttpSuspiciousUserAgent, FlowRisk::NumericIpHost]
                     .into_iter()
@@ -480,7 +484,7 @@ mod tests {
              \"end\":\"2009-11-13T17:33:35.239416+0000\",\"age\":1,\"state\":\"closed\",\"reason\":\"timeout\",\
              \"alerted\":false},\"tcp\":{\"tcp_flags\":\"1b\",\"tcp_flags_ts\":\"1b\",\"tcp_flags_tc\":\"1b\",\
              \"syn\":true,\"fin\":true,\"psh\":true,\"ack\":true,\"state\":\"closed\"},\
-             \"flowbundle\":{\"app\":\"HTTP\",\"application\":\"Google\",\"evidence\":\"parser\",\"decided_at\":4,\"tcp_gaps\":0,\
+             \"flowbundle\":{\"app\":\"HTTP\",\"application\":\"Google\",\"application_evidence\":\"host_name\",\"evidence\":\"parser\",\"decided_at\":4,\"tcp_gaps\":0,\
              \"risks\":[\"NDPI_HTTP_SUSPICIOUS_USER_AGENT\",\"NDPI_NUMERIC_IP_HOST\"]}}"
         );
         let v: serde_json::Value = serde_json::from_str(&s).unwrap();

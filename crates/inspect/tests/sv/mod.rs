@@ -315,6 +315,7 @@ impl Written {
             let flow = FlowRecord {
                 app: AppLabel::Unknown,
                 application: None,
+                application_evidence: None,
                 evidence: None,
                 risks: Default::default(),
                 decided_at: None,
