@@ -32,18 +32,20 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use flowbundle_decode::FlowKey;
-use flowbundle_inspect::{AppLabel, Engine, EngineConfig, EventKind, Evidence};
+use flowbundle_inspect::{
+    AppLabel, ApplicationEvidence, Engine, EngineConfig, EventKind, Evidence,
+};
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_718;
+const AGREE_AT_LEAST: u64 = 3_735;
 /// Most DPI flows the engine may name as a protocol other than nDPI's.
 const WRONG_AT_MOST: u64 = 7;
 
 /// Protocols with at least this many (undisputed) flows must agree on 80% of them.
 const FLOOR_FROM_FLOWS: u64 = 5;
 /// Fewest DPI flows with an nDPI application (`MASTER.APP`) on which the engine names the same application.
-const APP_AGREE_AT_LEAST: u64 = 786;
+const APP_AGREE_AT_LEAST: u64 = 906;
 
 struct Row {
     pcap: String,
@@ -62,6 +64,7 @@ struct Said {
     label: AppLabel,
     evidence: Option<Evidence>,
     application: Option<&'static str>,
+    application_evidence: Option<ApplicationEvidence>,
     /// The first host name the flow's events carried (for the verbose listing).
     host: Option<String>,
 }
@@ -69,12 +72,15 @@ struct Said {
 impl Said {
     /// Whether the engine names nDPI's master protocol. nDPI stacks names: for `NetBIOS.SMBv23` (SMB in NetBIOS
     /// sessions) the engine's `SMBv23` names the inner protocol; for a service nDPI gives as a single name
-    /// (`ApplePush`, TLS to Apple's push servers) the engine names it as the application of its TLS flow.
+    /// (`ApplePush`, TLS to Apple's push servers) the engine names it as the application of its TLS flow. An
+    /// application named only from the server's address owner never counts here: an address is no evidence of a
+    /// protocol.
     fn names(&self, r: &Row) -> bool {
         let name = self.label.name();
         name == r.master
             || (!r.app.is_empty() && name == r.app)
-            || self.application == Some(&*r.master)
+            || (self.application == Some(&*r.master)
+                && self.application_evidence != Some(ApplicationEvidence::IpOwner))
     }
 }
 
@@ -153,6 +159,8 @@ fn agreement_with_ndpi() {
     let mut tally: BTreeMap<String, Tally> = BTreeMap::new();
     // Application level: flows where nDPI named an application; `got` keys what the engine missed.
     let mut apps = Tally::default();
+    // Agreeing applications by what named them.
+    let mut app_by_evidence: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut packets = 0u64;
     for (pcap, rows) in &by_pcap {
         let path: PathBuf = dir.join("pcap").join(pcap);
@@ -187,6 +195,7 @@ fn agreement_with_ndpi() {
                     label: r.app.clone(),
                     evidence: r.evidence,
                     application: r.application,
+                    application_evidence: r.application_evidence,
                     host: hosts.get(&e.key).cloned(),
                 };
                 labels.entry(e.key).or_insert_with(said);
@@ -218,6 +227,12 @@ fn agreement_with_ndpi() {
                 if named {
                     row[4] += 1;
                 }
+                if named {
+                    let ev = said
+                        .and_then(|s| s.application_evidence)
+                        .map_or("label", ApplicationEvidence::name);
+                    *app_by_evidence.entry(ev).or_default() += 1;
+                }
                 match said.and_then(|s| s.application) {
                     _ if named => apps.agree += 1,
                     Some(other) => {
@@ -231,11 +246,12 @@ fn agreement_with_ndpi() {
                 }
                 if verbose && !named {
                     eprintln!(
-                        "{pcap}: {} nDPI app {}.{} engine app {:?} host {:?}",
+                        "{pcap}: {} nDPI app {}.{} engine app {:?} ({:?}) host {:?}",
                         r.key,
                         r.master,
                         r.app,
                         said.and_then(|s| s.application),
+                        said.and_then(|s| s.application_evidence),
                         said.and_then(|s| s.host.as_deref())
                     );
                 }
@@ -361,6 +377,14 @@ fn agreement_with_ndpi() {
         pct(apps.agree, apps.flows),
         apps.wrong,
         apps.unknown
+    );
+    println!(
+        "  agreeing applications by evidence: {}",
+        app_by_evidence
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     for (name, [f, a, w, af, aa, n]) in [("development", split[0]), ("held out", split[1])] {
         println!(
