@@ -153,6 +153,11 @@ pub struct Args {
     #[arg(long)]
     exec_split: bool,
 
+    /// With --exec: give the pipeline's and multilayer's core groups their cores by the cost model's estimate of each
+    /// layer's cycles instead of by the busy cycles each group took in a first run of the same trace.
+    #[arg(long)]
+    exec_static_groups: bool,
+
     /// With --exec-split: packets of one connection inside a group that make it backlogged (0: never spread).
     #[arg(long, default_value_t = flowbundle_sim::exec::SplitScan::measured().backlog)]
     exec_split_backlog: usize,
@@ -644,6 +649,7 @@ fn run_exec(
         schedulers: schedulers.clone(),
         cores,
         sched,
+        measured_allocation: !args.exec_static_groups,
     };
     let started = std::time::Instant::now();
     let report = sweep_exec(input, params, &ep, &sweep, &mut |r| {

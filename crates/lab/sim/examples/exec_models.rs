@@ -6,7 +6,8 @@
 //! `flowbundle simulate --synth balanced --exec rtc,pipeline,multilayer --scheduler lfb --cores 1-64 --findings`.
 //! A sixth argument `split` cuts detection into its stateless content scan and the rest
 //! ([`ExecParams::split_scan`] with [`SplitScan::measured`]; `split:B` with a backlog of B packets); the CLI's
-//! `--exec-split`.
+//! `--exec-split` (`-` for none). A seventh, `static` or `measured` (default), says how the staged models' groups get
+//! their cores (`ExecSweep::measured_allocation`).
 
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::exec::{Exec, ExecParams, ExecSweep, SplitScan, sweep_exec};
@@ -30,6 +31,9 @@ fn main() {
         .collect();
     let names = list(4, "dominant,many,balanced");
     let code_scale: f64 = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    // Seventh argument: `static` gives the groups their cores by the cost model's estimate, `measured` (the
+    // default) by the busy cycles of a first run (`ExecSweep::measured_allocation`).
+    let measured = args.get(7).is_none_or(|a| a != "static");
     let params = Params::default();
     let mut ep = ExecParams::engine();
     ep.scale_code(code_scale);
@@ -60,6 +64,7 @@ fn main() {
             schedulers: schedulers.clone(),
             cores: cores.clone(),
             sched: SchedOptions::default(),
+            measured_allocation: measured,
         };
         let report = match sweep_exec(&input, &params, &ep, &sweep, &mut |_| {}) {
             Ok(r) => r,
@@ -77,7 +82,12 @@ fn main() {
             report.runs.len(),
             started.elapsed().as_secs_f64()
         );
-        println!("{}", report.table());
+        if std::env::var_os("EXEC_MODELS_FULL").is_some() {
+            println!("{}", report.table());
+        }
+        for s in &schedulers {
+            println!("`{s}` in every group:\n\n{}", report.by_cores(s));
+        }
         for s in &schedulers {
             for f in [
                 findings::exec_ordering(&report, s, 12),

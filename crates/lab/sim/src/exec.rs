@@ -43,7 +43,7 @@
 //! ## Beyond one core per connection: the split scan
 //!
 //! Every model above keeps a connection's packets in each layer on one core at a time, so the layer a connection
-//! spends most in caps the run at that connection's serial rate (detection is 84% of a payload packet's
+//! spends most in caps the run at that connection's serial rate (detection is 71% of a payload packet's
 //! instructions on this engine, `crate::layers`). [`ExecParams::split_scan`] cuts detection where the engine's own
 //! state allows it: the content scan (the prefilter's pass over the bytes, 55% of detection's instructions,
 //! [`SCAN_MEASURE`]) keeps no per-connection state but the last (longest pattern − 1) bytes of the stream, which
@@ -1081,6 +1081,10 @@ pub struct ExecConfig<'a> {
     /// Multiplies every packet's base cost: [`code_base_scale`]'s answer when the base includes
     /// run-to-completion's code stalls ([`ExecParams::code_in_base`]), else 1.
     pub base_scale: f64,
+    /// Expected cycles of each group (after neighbouring layers merged), replacing the cost model's estimate when
+    /// cores are given to groups: [`measured_weights`] from a first run. `None`, or a length that does not match the
+    /// groups: the estimate.
+    pub group_weights: Option<Vec<f64>>,
 }
 
 /// Simulate `cfg.exec` on `cfg.cores` cores with policy `cfg.scheduler` in every group (raw mode).
@@ -1166,10 +1170,17 @@ pub fn simulate_exec(
         ),
         None => {
             let ranges = merge(exec_params.groups(exec), &layer_w, cores);
-            let weights: Vec<f64> = ranges
-                .iter()
-                .map(|r| layer_w[r.clone()].iter().sum())
-                .collect();
+            let weights: Vec<f64> = match &cfg.group_weights {
+                Some(w)
+                    if w.len() == ranges.len() && w.iter().all(|x| x.is_finite() && *x >= 0.0) =>
+                {
+                    w.clone()
+                }
+                _ => ranges
+                    .iter()
+                    .map(|r| layer_w[r.clone()].iter().sum())
+                    .collect(),
+            };
             let per = allocate(&weights, cores);
             (ranges, per, false)
         }
@@ -1381,6 +1392,7 @@ pub fn code_base_scale(
         cores: 1,
         sched: sched.clone(),
         base_scale: 1.0,
+        group_weights: None,
     };
     // Plain run-to-completion: nothing staged or spread.
     let plain = ExecParams {
@@ -1453,6 +1465,60 @@ impl ExecReport {
     }
 }
 
+impl ExecReport {
+    /// One line per core count for `scheduler`: each model's throughput, the best over run-to-completion, I- and
+    /// D-cache miss rates, hops per packet and blocked share per model, and the multilayer groups (what
+    /// BENCHMARKS.md, "Execution models", records).
+    pub fn by_cores(&self, scheduler: &str) -> String {
+        let mut cores: Vec<usize> = self
+            .runs
+            .iter()
+            .filter(|r| r.scheduler == scheduler)
+            .map(|r| r.cores)
+            .collect();
+        cores.sort_unstable();
+        cores.dedup();
+        let mut s = String::from(
+            "| cores | rtc Mpps | pipeline Mpps | multilayer Mpps | best / rtc | I$ miss rtc / pipeline / multilayer | D$ miss rtc / pipeline / multilayer | hops/pkt rtc / pipeline / multilayer | blocked pipeline / multilayer | multilayer groups (cores) |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n",
+        );
+        let f = |r: Option<&ExecRun>, g: &dyn Fn(&ExecRun) -> String| r.map_or("-".into(), g);
+        for n in cores {
+            let [rtc, pipe, ml] =
+                [Exec::Rtc, Exec::Pipeline, Exec::Multilayer].map(|e| self.run(e, scheduler, n));
+            let pps = |r: Option<&ExecRun>| f(r, &|r| format!("{:.3}", r.pps / 1e6));
+            let best = [pipe, ml, rtc]
+                .iter()
+                .flatten()
+                .map(|r| r.pps)
+                .fold(0.0, f64::max);
+            let ratio = rtc.map_or("-".into(), |r| format!("{:.2}", best / r.pps));
+            let three = |g: &dyn Fn(&ExecRun) -> String| {
+                format!("{} / {} / {}", f(rtc, g), f(pipe, g), f(ml, g))
+            };
+            s.push_str(&format!(
+                "| {n} | {} | {} | {} | {ratio} | {} | {} | {} | {} / {} | {} |\n",
+                pps(rtc),
+                pps(pipe),
+                pps(ml),
+                three(&|r| format!("{:.1}%", r.icache_miss_rate * 100.0)),
+                three(&|r| format!("{:.1}%", r.dcache_miss_rate * 100.0)),
+                three(&|r| format!("{:.2}", r.hops_per_packet)),
+                f(pipe, &|r| format!("{:.1}%", r.blocked_share * 100.0)),
+                f(ml, &|r| format!("{:.1}%", r.blocked_share * 100.0)),
+                f(ml, &|r| {
+                    r.groups
+                        .iter()
+                        .map(|g| format!("{} ({})", g.layers.join("+"), g.cores))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }),
+            ));
+        }
+        s
+    }
+}
+
 /// What a sweep of execution models covers.
 #[derive(Clone, Debug, Default)]
 pub struct ExecSweep {
@@ -1460,6 +1526,17 @@ pub struct ExecSweep {
     pub schedulers: Vec<String>,
     pub cores: Vec<usize>,
     pub sched: SchedOptions,
+    /// Give the staged models' groups their cores by the busy cycles each group took in a first run of the same
+    /// trace ([`measured_weights`]), as a runtime would size its groups after a warm-up, instead of by the cost
+    /// model's estimate (which sees neither the stalls nor the per-visit overheads of a light layer). Each such
+    /// run costs two simulations.
+    pub measured_allocation: bool,
+}
+
+/// The busy cycles of each group of `run` (its processing, waits for the next queue left out): the weights
+/// [`ExecConfig::group_weights`] takes.
+pub fn measured_weights(run: &ExecRun) -> Vec<f64> {
+    run.groups.iter().map(|g| g.busy_cycles as f64).collect()
 }
 
 /// Every (model, policy, core count) of `sweep`, the model built once.
@@ -1480,14 +1557,20 @@ pub fn sweep_exec(
     for &exec in &sweep.models {
         for s in &sweep.schedulers {
             for &cores in &sweep.cores {
-                let cfg = ExecConfig {
+                let mut cfg = ExecConfig {
                     exec,
                     scheduler: s,
                     cores,
                     sched: sweep.sched.clone(),
                     base_scale: scales.get(s).copied().unwrap_or(1.0),
+                    group_weights: None,
                 };
-                let r = simulate_exec(input, &model, params, exec_params, &cfg)?;
+                let mut r = simulate_exec(input, &model, params, exec_params, &cfg)?;
+                if sweep.measured_allocation && r.groups.len() > 1 && !r.groups[0].shared {
+                    // Size the groups by what each took in that run, and run again.
+                    cfg.group_weights = Some(measured_weights(&r));
+                    r = simulate_exec(input, &model, params, exec_params, &cfg)?;
+                }
                 progress(&r);
                 runs.push(r);
             }

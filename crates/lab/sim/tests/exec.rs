@@ -23,6 +23,7 @@ fn run(
         cores,
         sched: SchedOptions::default(),
         base_scale: 1.0,
+        group_weights: None,
     };
     simulate_exec(input, model, params, ep, &cfg).unwrap()
 }

@@ -77,14 +77,15 @@ fn dominant_lfb_highest_and_plateaus_once_one_core_has_the_dominant_connection()
 }
 
 /// The execution models (`flowbundle_sim::exec`) at 12, 14 and 16 simulated cores under `lfb`, the same default
-/// parameters for every trace. What the Verdú thesis found (§6.4): throughput multilayer > pipeline >
-/// run-to-completion at scale, and multilayer with the lowest I-cache miss rate. The model reproduces the I-cache
-/// result on all three traces and the throughput ordering on `dominant`, where one connection carries 55% of the
-/// packets and run-to-completion is stuck at that connection's serial rate; on `balanced` (largest connection 8%)
-/// the staged models pass run-to-completion's plateau from 14 cores but not in the thesis' order at every core count
-/// (their static core groups leave one group short of cores at 12); on `many` (no connection above 0.4%)
-/// run-to-completion scales linearly and the hops of the staged models only cost. BENCHMARKS.md ("Execution
-/// models") has the numbers to 64 cores; this test pins what they show.
+/// parameters for every trace (the layers measured on this engine, groups sized by a first run). What the Verdú
+/// thesis found (§6.4): throughput multilayer > pipeline > run-to-completion at scale, and multilayer with the
+/// lowest I-cache miss rate. The model reproduces the I-cache result on all three traces and the throughput ordering
+/// on `dominant`, where one connection carries 55% of the packets and run-to-completion is stuck at that
+/// connection's serial rate; on `balanced` (largest connection 8%) the staged models pass run-to-completion's plateau
+/// only from 16 cores, once the decode group has two cores (one core's decode and hand-off cap them below the
+/// plateau at 12 and 14); on `many` (no connection above 0.4%) run-to-completion scales linearly and staging gains
+/// at most a few percent where the groups happen to divide the cores well. BENCHMARKS.md ("Execution models") has
+/// the numbers to 64 cores; this test pins what they show.
 mod exec_models {
     use flowbundle_scheduler::SchedOptions;
     use flowbundle_sim::exec::{Exec, ExecParams, ExecReport, ExecSweep, sweep_exec};
@@ -101,6 +102,7 @@ mod exec_models {
             schedulers: vec!["lfb".into()],
             cores: CORES.to_vec(),
             sched: SchedOptions::default(),
+            measured_allocation: true,
         };
         let r = sweep_exec(
             &input,
@@ -140,7 +142,7 @@ mod exec_models {
     }
 
     #[test]
-    fn balanced_staged_models_pass_the_run_to_completion_plateau_from_14_cores() {
+    fn balanced_staged_models_pass_the_run_to_completion_plateau_once_decode_has_two_cores() {
         let r = run("balanced");
         icache_lowest("balanced", &r);
         let rtc: Vec<f64> = CORES.iter().map(|&n| pps(&r, Exec::Rtc, n)).collect();
@@ -148,15 +150,22 @@ mod exec_models {
             rtc[2] <= 1.01 * rtc[0],
             "run-to-completion is on its plateau: {rtc:?}"
         );
-        for n in [14, 16] {
-            let best = pps(&r, Exec::Multilayer, n).max(pps(&r, Exec::Pipeline, n));
-            assert!(
-                best > 1.05 * pps(&r, Exec::Rtc, n),
-                "{n} cores: best staged {best} vs rtc"
-            );
+        // At 12 and 14 cores the decode group has one core, whose rate caps both staged models near the plateau;
+        // from 16 cores it has two, and the staged models pass run-to-completion by half again.
+        for n in [12, 14] {
+            let ml = r.run(Exec::Multilayer, "lfb", n).unwrap();
+            assert_eq!(ml.groups[0].layers, ["packet"]);
+            assert_eq!(ml.groups[0].cores, 1, "{n} cores");
         }
+        let best16 = pps(&r, Exec::Multilayer, 16).max(pps(&r, Exec::Pipeline, 16));
+        assert!(
+            best16 > 1.5 * rtc[2],
+            "16 cores: best staged {best16} vs rtc {}",
+            rtc[2]
+        );
         let f = findings::exec_ordering(&r, "lfb", 12);
         println!("balanced: [{}] {}: {}", f.holds, f.name, f.detail);
+        assert!(!f.holds);
     }
 
     /// Beyond one core per connection (`ExecParams::split_scan`: detection's stateless content scan spread over
@@ -192,6 +201,7 @@ mod exec_models {
             schedulers: vec!["lfb".into()],
             cores: vec![14],
             sched: SchedOptions::default(),
+            measured_allocation: true,
         };
         let plain =
             sweep_exec(&input, &params, &ExecParams::engine(), &sweep, &mut |_| {}).unwrap();
@@ -223,14 +233,19 @@ mod exec_models {
     }
 
     #[test]
-    fn many_run_to_completion_scales_and_staging_only_costs() {
+    fn many_run_to_completion_scales_and_staging_gains_nothing() {
         let r = run("many");
         icache_lowest("many", &r);
         for n in CORES {
             let rtc = pps(&r, Exec::Rtc, n);
             for e in [Exec::Pipeline, Exec::Multilayer] {
-                assert!(pps(&r, e, n) < rtc, "{n} cores: {} above rtc", e.name());
+                assert!(
+                    pps(&r, e, n) < 1.1 * rtc,
+                    "{n} cores: {} above rtc",
+                    e.name()
+                );
             }
         }
+        assert!(!findings::exec_ordering(&r, "lfb", 12).holds);
     }
 }
