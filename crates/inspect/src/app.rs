@@ -586,6 +586,27 @@ impl EventSink for Emit<'_, '_> {
         self.dcerpc_call(call);
     }
 
+    fn krb5_message(&mut self, tx_id: u64, to_server: bool, msg_type: u8) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        self.scan_buffer(
+            AppProto::Kerberos,
+            to_server,
+            |rules, sc, flow, ctx, sink| {
+                rules.scan_app(
+                    sc,
+                    flow,
+                    ctx,
+                    tx_id,
+                    flowbundle_rules::Buffer::Krb5MsgType,
+                    &[msg_type],
+                    &mut { sink },
+                )
+            },
+        );
+    }
+
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);

@@ -296,6 +296,12 @@ pub trait EventSink {
     fn dcerpc(&mut self, call: &dcerpc::DcerpcCall<'_>) {
         let _ = call;
     }
+    /// One Kerberos message of transaction `tx_id` (one per message, numbered per flow): its type, the application
+    /// tag number (10 AS-REQ, 11 AS-REP, 12 TGS-REQ, 13 TGS-REP, 14 AP-REQ, 15 AP-REP, 30 KRB-ERROR), for the rules'
+    /// `krb5_msg_type`. The default ignores it.
+    fn krb5_message(&mut self, tx_id: u64, to_server: bool, msg_type: u8) {
+        let _ = (tx_id, to_server, msg_type);
+    }
 }
 
 impl EventSink for Vec<AppEvent> {

@@ -205,6 +205,12 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("dcerpc.opnum", &["dce_opnum"], Payload, |b, n, v, _| {
         b.dcerpc(n, v)
     }),
+    parse(
+        "krb5_msg_type",
+        &["krb5.msg_type"],
+        Payload,
+        |b, _, v, _| b.krb5_msg_type(v),
+    ),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.
@@ -447,6 +453,7 @@ mod tests {
                         // the DCE/RPC call header by the conditions that read it.
                         let sided = [
                             (Buffer::DcerpcHeader, "dcerpc.iface"),
+                            (Buffer::Krb5MsgType, "krb5_msg_type"),
                             (Buffer::HttpRequestHeader, "http.header"),
                             (Buffer::HttpResponseHeader, "http.header"),
                             (Buffer::HttpRequestRawHeader, "http.header.raw"),

@@ -354,6 +354,8 @@ buffers! {
     DcerpcHeader,
     /// `dcerpc.stub_data`: a DCE/RPC request's or response's stub, its fragments joined.
     DcerpcStubData,
+    /// A Kerberos message's type (one byte: its application tag number), as `krb5_msg_type` reads it.
+    Krb5MsgType,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -392,7 +394,7 @@ impl Buffer {
             | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
-            | DcerpcHeader | DcerpcStubData => Side::Either,
+            | DcerpcHeader | DcerpcStubData | Krb5MsgType => Side::Either,
             _ => Side::Request,
         }
     }
@@ -427,6 +429,7 @@ impl Buffer {
             | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash => Some("tls"),
             SshProto | SshSoftware => Some("ssh"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
+            Krb5MsgType => Some("krb5"),
             _ => Some("http"),
         }
     }
@@ -481,6 +484,7 @@ impl Buffer {
             SshSoftware => "ssh.software",
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
+            Krb5MsgType => "krb5_msg_type",
         }
     }
 }
@@ -1627,6 +1631,40 @@ impl Builder {
         self.push_item(PBuf::Fixed(Buffer::DcerpcHeader), Item::Dce(c))
     }
 
+    /// `krb5_msg_type:[!|<|>|<=|>=]<type>`: the Kerberos message's type, a number or its name (`AS_REQ`, `AS_REP`,
+    /// `TGS_REQ`, `TGS_REP`, `AP_REQ`, `AP_REP`, `KRB_ERROR`, with or without `KRB_`), read as a one-byte test of
+    /// the message type the parser hands over ([`Buffer::Krb5MsgType`]).
+    pub(crate) fn krb5_msg_type(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        let (op, rest) = ["<=", ">=", "!", "<", ">", "="]
+            .iter()
+            .find_map(|op| v.strip_prefix(op).map(|r| (*op, r.trim())))
+            .unwrap_or(("=", v));
+        let name = rest.strip_prefix("KRB_").unwrap_or(rest);
+        let n: u8 = match name.to_ascii_uppercase().as_str() {
+            "AS_REQ" => 10,
+            "AS_REP" => 11,
+            "TGS_REQ" => 12,
+            "TGS_REP" => 13,
+            "AP_REQ" => 14,
+            "AP_REP" => 15,
+            "ERROR" => 30,
+            other => other.parse().map_err(|_| {
+                err(format!(
+                    "krb5_msg_type: invalid message type `{}`",
+                    trunc(rest)
+                ))
+            })?,
+        };
+        let test = match op {
+            "!" => format!("1,!=,{n},0"),
+            op => format!("1,{op},{n},0"),
+        };
+        let item = byte::parse("byte_test", &test, &mut |_, _| Err(String::new()))
+            .map_err(|_| err(format!("krb5_msg_type: invalid value `{}`", trunc(v))))?;
+        self.push_item(PBuf::Fixed(Buffer::Krb5MsgType), Item::Byte(Box::new(item)))
+    }
+
     /// `base64_decode:[bytes N][, offset N][, relative]`: see [`Base64`].
     pub(crate) fn base64_decode(&mut self, v: Option<&str>) -> Step<()> {
         if self.sticky == PBuf::Base64Data {
@@ -2097,6 +2135,21 @@ mod tests {
         assert_eq!(o.rank(Action::Sdrop), o.rank(Action::Drop));
         assert_eq!(o.rank(Action::Log), o.rank(Action::Alert));
         assert_eq!(o.names(), ["drop", "pass", "reject", "alert"]);
+    }
+
+    #[test]
+    fn krb5_msg_type_reads_numbers_names_and_operators() {
+        let text = "alert krb5 any any -> any any (krb5_msg_type:!AS_REQ; sid:1;)\n\
+                    alert krb5 any any -> any any (krb5_msg_type:KRB_ERROR; sid:2;)\n\
+                    alert krb5 any any -> any any (krb5_msg_type:>=12; sid:3;)\n\
+                    alert krb5 any any -> any any (krb5_msg_type:SOMETHING; sid:4;)\n";
+        let (set, report) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        assert_eq!(set.len(), 3);
+        assert_eq!(report.errors.len(), 1);
+        for r in set.rules() {
+            assert_eq!(r.groups.len(), 1);
+            assert_eq!(r.groups[0].buffer, super::Buffer::Krb5MsgType);
+        }
     }
 
     #[test]

@@ -586,7 +586,18 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
             Ok(v) => {
                 let mut flat = Vec::new();
                 flatten("", &v, &mut flat);
+                // An X-Forwarded-For block that is switched off changes nothing, whatever else it sets.
+                let xff_off: Vec<String> = flat
+                    .iter()
+                    .filter(|(k, v)| {
+                        k.ends_with(".xff.enabled") && matches!(v.as_str(), "no" | "false" | "0")
+                    })
+                    .map(|(k, _)| k.trim_end_matches("enabled").to_string())
+                    .collect();
                 for (k, val) in flat {
+                    if xff_off.iter().any(|p| k.starts_with(p.as_str())) {
+                        continue;
+                    }
                     if let Err(why) = settings.apply(&k, &val, "suricata.yaml") {
                         block(why, format!("{k}: {val}"));
                     }
