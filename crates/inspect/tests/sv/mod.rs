@@ -1218,6 +1218,11 @@ impl Settings {
         {
             return Ok(());
         }
+        // An exception policy set to `ignore` (`exception-policy`, `stream.midstream-policy`,
+        // `app-layer.error-policy`, ...): the engine has no exception policies, it always goes on as `ignore` says.
+        if (key == "exception-policy" || key.ends_with("-policy")) && value == "ignore" {
+            return Ok(());
+        }
         // Which prefilter engine Suricata builds (`mpm`, `auto`) changes how fast rules are matched, never which
         // match: the engine's prefilter is its own either way.
         if key == "detect.prefilter.default" {
