@@ -34,6 +34,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use flowbundle_ingest::{LinkType, PacketRecord};
+use flowbundle_types::{DecodeEvent, DecodeEvents};
 
 use crate::outcome::{Layer, Malformed, Outcome, Unsupported};
 use crate::wire::{
@@ -269,6 +270,10 @@ pub struct Decoded<'a> {
     pub payload: &'a [u8],
     /// The IP datagram was longer than the captured bytes.
     pub payload_truncated: bool,
+    /// The anomalies found on the way, as Suricata's decoder events name them (see [`DecodeEvent`]). Most come
+    /// with an outcome other than `Decoded`; some (an atomic fragment header, an unknown option, a duplicated
+    /// TCP option) are noted on a packet that decodes.
+    pub events: DecodeEvents,
 }
 
 impl<'a> Decoded<'a> {
@@ -292,6 +297,7 @@ impl<'a> Decoded<'a> {
             payload_offset: 0,
             payload: &[],
             payload_truncated: false,
+            events: DecodeEvents::EMPTY,
         }
     }
 
@@ -340,6 +346,9 @@ pub fn decode_bytes<'a>(link_type: LinkType, data: &'a [u8], opts: &DecodeOption
     };
     if let Err(o) = s.link(&mut d) {
         d.outcome = o;
+        if o == Outcome::Unsupported(Unsupported::TooDeep) {
+            d.events.set(DecodeEvent::TooManyLayers);
+        }
     }
     d
 }
@@ -380,13 +389,17 @@ impl<'a> State<'a, '_> {
             LinkType::IPV4 => self.ipv4(d, 0),
             LinkType::IPV6 => self.ipv6(d, 0),
             LinkType::LINUX_SLL => {
-                let h = sll::Header::new_checked(self.data)
-                    .map_err(|_| Outcome::Truncated(Layer::Link))?;
+                let h = sll::Header::new_checked(self.data).map_err(|_| {
+                    d.events.set(DecodeEvent::SllPktTooSmall);
+                    Outcome::Truncated(Layer::Link)
+                })?;
                 self.ethertype(d, sll::HEADER_LEN, h.protocol())
             }
             LinkType::LINUX_SLL2 => {
-                let h = sll2::Header::new_checked(self.data)
-                    .map_err(|_| Outcome::Truncated(Layer::Link))?;
+                let h = sll2::Header::new_checked(self.data).map_err(|_| {
+                    d.events.set(DecodeEvent::SllPktTooSmall);
+                    Outcome::Truncated(Layer::Link)
+                })?;
                 self.ethertype(d, sll2::HEADER_LEN, h.protocol())
             }
             LinkType::C_HDLC => self.chdlc(d),
@@ -431,11 +444,15 @@ impl<'a> State<'a, '_> {
                 } else {
                     null::Header::new_checked_loop(self.data)
                 }
-                .map_err(|_| Outcome::Truncated(Layer::Link))?;
+                .map_err(|_| {
+                    d.events.set(DecodeEvent::LtnullPktTooSmall);
+                    Outcome::Truncated(Layer::Link)
+                })?;
                 match h.family() {
                     null::Family::Ipv4 => self.ipv4(d, null::HEADER_LEN),
                     null::Family::Ipv6 => self.ipv6(d, null::HEADER_LEN),
                     null::Family::Other(_) => {
+                        d.events.set(DecodeEvent::LtnullUnsupportedType);
                         Err(Outcome::Unsupported(Unsupported::LoopbackFamily))
                     }
                 }
@@ -452,8 +469,10 @@ impl<'a> State<'a, '_> {
     }
 
     fn ethernet(&mut self, d: &mut Decoded<'a>, off: usize) -> Step {
-        let f = ethernet::Frame::new_checked(self.at(off))
-            .map_err(|_| Outcome::Truncated(Layer::Link))?;
+        let f = ethernet::Frame::new_checked(self.at(off)).map_err(|_| {
+            d.events.set(DecodeEvent::EthernetPktTooSmall);
+            Outcome::Truncated(Layer::Link)
+        })?;
         self.ethertype(d, off + ethernet::HEADER_LEN, f.ethertype())
     }
 
@@ -465,14 +484,19 @@ impl<'a> State<'a, '_> {
                 ethertype::IPV6 => return self.ipv6(d, off),
                 t if vlan::is_tpid(t) => {
                     self.deeper()?;
-                    let tag = vlan::Tag::new_checked(self.at(off))
-                        .map_err(|_| Outcome::Truncated(Layer::Vlan))?;
+                    let tag = vlan::Tag::new_checked(self.at(off)).map_err(|_| {
+                        d.events.set(DecodeEvent::VlanHeaderTooSmall);
+                        Outcome::Truncated(Layer::Vlan)
+                    })?;
                     let vid = tag.vid();
                     if d.vlan_outer.is_none() {
                         d.vlan_outer = Some(vid);
                     }
                     d.vlan_inner = Some(vid);
                     d.vlan_count = d.vlan_count.saturating_add(1);
+                    if d.vlan_count > MAX_VLAN_LAYERS {
+                        d.events.set(DecodeEvent::VlanTooManyLayers);
+                    }
                     et = tag.ethertype();
                     off += vlan::HEADER_LEN;
                 }
@@ -554,12 +578,10 @@ impl<'a> State<'a, '_> {
 
     fn ipv4(&mut self, d: &mut Decoded<'a>, off: usize) -> Step {
         let buf = self.at(off);
-        let p = ipv4::Packet::new_checked(buf).map_err(|e| match e {
-            Error::Truncated => Outcome::Truncated(Layer::Ipv4),
-            Error::Malformed if buf.first().is_some_and(|b| b >> 4 != 4) => {
-                Outcome::Malformed(Malformed::IpVersion)
-            }
-            Error::Malformed => Outcome::Malformed(Malformed::Ipv4Header),
+        let p = ipv4::Packet::new_checked(buf).map_err(|e| {
+            let (event, outcome) = ipv4_error(buf, e);
+            d.events.set(event);
+            outcome
         })?;
         if self.opts.verify_ipv4_checksum && !p.verify_checksum() {
             return Err(Outcome::Malformed(Malformed::Ipv4Checksum));
@@ -587,6 +609,12 @@ impl<'a> State<'a, '_> {
             frag_header_at: 0,
         });
         d.payload_truncated = total > buf.len();
+        if d.payload_truncated {
+            d.events.set(DecodeEvent::Ipv4TruncPkt);
+        }
+        if p.protocol() == ip_proto::ICMPV6 {
+            d.events.set(DecodeEvent::Ipv4Icmpv6);
+        }
         d.l3_offset = off as u32;
         d.l3_end = end as u32;
         d.l4 = L4::None;
@@ -599,8 +627,14 @@ impl<'a> State<'a, '_> {
     fn ipv6(&mut self, d: &mut Decoded<'a>, off: usize) -> Step {
         let buf = self.at(off);
         let p = ipv6::Packet::new_checked(buf).map_err(|e| match e {
-            Error::Truncated => Outcome::Truncated(Layer::Ipv6),
-            Error::Malformed => Outcome::Malformed(Malformed::IpVersion),
+            Error::Truncated => {
+                d.events.set(DecodeEvent::Ipv6PktTooSmall);
+                Outcome::Truncated(Layer::Ipv6)
+            }
+            Error::Malformed => {
+                d.events.set(DecodeEvent::Ipv6WrongIpVersion);
+                Outcome::Malformed(Malformed::IpVersion)
+            }
         })?;
         let total = ipv6::HEADER_LEN + p.effective_payload_len();
         let end = off + total.min(buf.len());
@@ -626,24 +660,38 @@ impl<'a> State<'a, '_> {
             frag_header_at: 0,
         };
         d.payload_truncated = total > buf.len();
+        if d.payload_truncated {
+            d.events.set(DecodeEvent::Ipv6TruncPkt);
+        }
         d.l3_offset = off as u32;
         d.l3_end = end as u32;
         d.l4 = L4::None;
         // Record what we know before walking the chain, so a broken chain still leaves the addresses.
         d.ip = Some(ip);
-        let chain =
-            ipv6::walk_extensions(p.next_header(), p.payload(), self.opts.max_ipv6_extensions)
-                .map_err(trunc_or(Layer::Ipv6Ext, Malformed::Ipv6Extensions))?;
+        let chain = ipv6::walk_extensions_noting(
+            p.next_header(),
+            p.payload(),
+            self.opts.max_ipv6_extensions,
+            &mut d.events,
+        )
+        .map_err(trunc_or(Layer::Ipv6Ext, Malformed::Ipv6Extensions))?;
         ip.ext_headers = chain.count;
         ip.header_len = (ipv6::HEADER_LEN + chain.transport_offset) as u16;
         ip.proto = chain.transport.unwrap_or(ip_proto::IPV6_NONXT);
-        if let Some(f) = chain.fragment {
+        // An atomic fragment (offset 0, no more fragments: `ipv6.exthdr_useless_fh`) is no fragment: RFC 6946 has
+        // it processed as a whole packet, as Suricata does.
+        if let Some(f) = chain.fragment.filter(|f| f.offset != 0 || f.more) {
             ip.id = f.ident;
             ip.frag_offset = f.offset;
             ip.more_fragments = f.more;
             ip.fragmented = true;
             ip.frag_announced_at = f.announced_at as u16;
             ip.frag_header_at = (ipv6::HEADER_LEN + f.position) as u16;
+        }
+        match ip.proto {
+            ip_proto::ICMP => d.events.set(DecodeEvent::Ipv6Icmpv4),
+            pr if !known_after_ipv6(pr) => d.events.set(DecodeEvent::Ipv6UnknownNextHeader),
+            _ => {}
         }
         d.ip = Some(ip);
         let l4_off = off + ipv6::HEADER_LEN + chain.transport_offset;
@@ -682,8 +730,16 @@ impl<'a> State<'a, '_> {
         d.l4_offset = off as u32;
         match proto {
             ip_proto::TCP => {
-                let t =
-                    tcp::Packet::new_checked(seg).map_err(trunc_or(Layer::Tcp, Malformed::Tcp))?;
+                let t = tcp::Packet::new_checked(seg).map_err(|e| {
+                    d.events.set(match e {
+                        Error::Truncated if seg.len() < tcp::MIN_HEADER_LEN => {
+                            DecodeEvent::TcpPktTooSmall
+                        }
+                        Error::Truncated => DecodeEvent::TcpHlenTooSmall,
+                        Error::Malformed => DecodeEvent::TcpInvalidOptlen,
+                    });
+                    trunc_or(Layer::Tcp, Malformed::Tcp)(e)
+                })?;
                 let hl = t.header_len();
                 d.l4 = L4::Tcp(Tcp {
                     src_port: t.src_port(),
@@ -695,13 +751,33 @@ impl<'a> State<'a, '_> {
                     header_len: hl as u8,
                     options_raw: seg.get(tcp::MIN_HEADER_LEN..hl).unwrap_or(&[]),
                 });
+                if hl > tcp::MIN_HEADER_LEN {
+                    tcp_option_events(
+                        seg.get(tcp::MIN_HEADER_LEN..hl).unwrap_or(&[]),
+                        &mut d.events,
+                    );
+                }
                 self.set_payload(d, off + hl, seg.get(hl..));
                 Ok(())
             }
             ip_proto::UDP => {
-                let u =
-                    udp::Packet::new_checked(seg).map_err(trunc_or(Layer::Udp, Malformed::Udp))?;
+                let u = udp::Packet::new_checked(seg).map_err(|e| {
+                    d.events.set(match e {
+                        Error::Truncated => DecodeEvent::UdpHlenTooSmall,
+                        Error::Malformed => DecodeEvent::UdpLenInvalid,
+                    });
+                    trunc_or(Layer::Udp, Malformed::Udp)(e)
+                })?;
                 let (sp, dp) = (u.src_port(), u.dst_port());
+                // The length field against the datagram, unless the capture cut it (then the IP layer said so).
+                let ulen = usize::from(u.len());
+                if ulen != 0 && !d.payload_truncated {
+                    if ulen > seg.len() {
+                        d.events.set(DecodeEvent::UdpPktTooSmall);
+                    } else if ulen != seg.len() {
+                        d.events.set(DecodeEvent::UdpHlenInvalid);
+                    }
+                }
                 d.l4 = L4::Udp(Udp {
                     src_port: sp,
                     dst_port: dp,
@@ -719,8 +795,10 @@ impl<'a> State<'a, '_> {
                 Ok(())
             }
             ip_proto::ICMP if !v6 => {
-                let i =
-                    icmp::Packet::new_checked(seg).map_err(|_| Outcome::Truncated(Layer::Icmp))?;
+                let i = icmp::Packet::new_checked(seg).map_err(|_| {
+                    d.events.set(DecodeEvent::Icmpv4PktTooSmall);
+                    Outcome::Truncated(Layer::Icmp)
+                })?;
                 d.l4 = L4::Icmp(Icmp {
                     msg_type: i.msg_type(),
                     code: i.code(),
@@ -730,8 +808,10 @@ impl<'a> State<'a, '_> {
                 Ok(())
             }
             ip_proto::ICMPV6 if v6 => {
-                let i = icmpv6::Packet::new_checked(seg)
-                    .map_err(|_| Outcome::Truncated(Layer::Icmpv6))?;
+                let i = icmpv6::Packet::new_checked(seg).map_err(|_| {
+                    d.events.set(DecodeEvent::Icmpv6PktTooSmall);
+                    Outcome::Truncated(Layer::Icmpv6)
+                })?;
                 d.l4 = L4::Icmpv6(Icmp {
                     msg_type: i.msg_type(),
                     code: i.code(),
@@ -753,6 +833,27 @@ impl<'a> State<'a, '_> {
             }
             ip_proto::GRE if self.opts.decap_tunnels => self.gre(d, off, seg),
             ip_proto::IPV4 | ip_proto::IPV6 if self.opts.decap_tunnels => {
+                if v6 {
+                    // Suricata's IPv4-in-IPv6 and IPv6-in-IPv6 checks, before the inner header is read.
+                    let (small, wrong, min, version) = if proto == ip_proto::IPV4 {
+                        let e = (
+                            DecodeEvent::Ipv6Ipv4InIpv6TooSmall,
+                            DecodeEvent::Ipv6Ipv4InIpv6WrongVersion,
+                        );
+                        (e.0, e.1, ipv4::MIN_HEADER_LEN, 4)
+                    } else {
+                        let e = (
+                            DecodeEvent::Ipv6Ipv6InIpv6TooSmall,
+                            DecodeEvent::Ipv6Ipv6InIpv6WrongVersion,
+                        );
+                        (e.0, e.1, ipv6::HEADER_LEN, 6)
+                    };
+                    if seg.len() < min {
+                        d.events.set(small);
+                    } else if seg[0] >> 4 != version {
+                        d.events.set(wrong);
+                    }
+                }
                 self.enter_tunnel(d, TunnelSet::IP_IN_IP)?;
                 if proto == ip_proto::IPV4 {
                     self.ipv4(d, off)
@@ -832,7 +933,13 @@ impl<'a> State<'a, '_> {
     }
 
     fn gre(&mut self, d: &mut Decoded<'a>, off: usize, seg: &'a [u8]) -> Step {
-        let g = gre::Header::new_checked(seg).map_err(trunc_or(Layer::Gre, Malformed::Gre))?;
+        let g = gre::Header::new_checked(seg).map_err(|e| {
+            d.events.set(match e {
+                Error::Truncated => DecodeEvent::GrePktTooSmall,
+                Error::Malformed => DecodeEvent::GreWrongVersion,
+            });
+            trunc_or(Layer::Gre, Malformed::Gre)(e)
+        })?;
         let inner = off + g.header_len();
         let proto = g.protocol();
         match proto {
@@ -885,6 +992,116 @@ impl<'a> State<'a, '_> {
         d.l4 = L4::Other;
         self.set_payload(d, off, Some(seg));
         Ok(())
+    }
+}
+
+/// VLAN tags Suricata decodes before `vlan.too_many_layers`.
+const MAX_VLAN_LAYERS: u8 = 3;
+
+/// The event and outcome of an IPv4 header that does not parse.
+#[cold]
+fn ipv4_error(buf: &[u8], e: Error) -> (DecodeEvent, Outcome) {
+    let Some(&first) = buf.first() else {
+        return (
+            DecodeEvent::Ipv4PktTooSmall,
+            Outcome::Truncated(Layer::Ipv4),
+        );
+    };
+    if first >> 4 != 4 {
+        return (
+            DecodeEvent::Ipv4WrongIpVersion,
+            Outcome::Malformed(Malformed::IpVersion),
+        );
+    }
+    let hl = usize::from(first & 0x0f) * 4;
+    match e {
+        _ if buf.len() < ipv4::MIN_HEADER_LEN => (
+            DecodeEvent::Ipv4PktTooSmall,
+            Outcome::Truncated(Layer::Ipv4),
+        ),
+        _ if hl < ipv4::MIN_HEADER_LEN => (
+            DecodeEvent::Ipv4HlenTooSmall,
+            Outcome::Malformed(Malformed::Ipv4Header),
+        ),
+        Error::Truncated => (DecodeEvent::Ipv4TruncPkt, Outcome::Truncated(Layer::Ipv4)),
+        Error::Malformed => (
+            DecodeEvent::Ipv4IplenSmallerThanHlen,
+            Outcome::Malformed(Malformed::Ipv4Header),
+        ),
+    }
+}
+
+/// Whether Suricata's IPv6 decoder knows the protocol after the extension headers (else
+/// `ipv6.unknown_next_header`).
+fn known_after_ipv6(proto: u8) -> bool {
+    matches!(
+        proto,
+        ip_proto::TCP
+            | ip_proto::UDP
+            | ip_proto::ICMPV6
+            | ip_proto::ICMP
+            | ip_proto::SCTP
+            | ip_proto::GRE
+            | ip_proto::IPV4
+            | ip_proto::IPV6
+            | ip_proto::ESP
+            | ip_proto::AH
+            | ip_proto::IPV6_NONXT
+            | ip_proto::MOBILITY
+            | ip_proto::HIP
+            | ip_proto::SHIM6
+            | 253
+            | 254
+    )
+}
+
+/// The TCP option anomalies Suricata's decoder reports: an option whose length byte is below 2 or runs past the
+/// options, or is wrong for its kind (`tcp.opt_invalid_len`), and a kind seen twice (`tcp.opt_duplicate`). An empty
+/// SACK option (length 2) is allowed. Only called for headers with options; walks at most 40 bytes.
+fn tcp_option_events(opts: &[u8], events: &mut DecodeEvents) {
+    // Kinds checked for duplicates: MSS, window scale, SACK permitted, SACK, timestamps, MD5, TCP-AO, fast open.
+    const TRACKED: [u8; 8] = [2, 3, 4, 5, 8, 19, 29, 34];
+    let mut seen = 0u8;
+    let mut i = 0usize;
+    while i < opts.len() {
+        let kind = opts[i];
+        match kind {
+            0 => return,
+            1 => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let Some(&len) = opts.get(i + 1) else {
+            events.set(DecodeEvent::TcpOptInvalidLen);
+            return;
+        };
+        let l = usize::from(len);
+        if l < 2 || i + l > opts.len() {
+            events.set(DecodeEvent::TcpOptInvalidLen);
+            return;
+        }
+        let ok = match kind {
+            2 => l == 4,
+            3 => l == 3,
+            4 => l == 2,
+            5 => l == 2 || ((10..=34).contains(&l) && (l - 2) % 8 == 0),
+            8 => l == 10,
+            19 => l == 18,
+            29 => l >= 4,
+            34 => l == 2 || (6..=18).contains(&l),
+            _ => true,
+        };
+        if !ok {
+            events.set(DecodeEvent::TcpOptInvalidLen);
+        } else if let Some(bit) = TRACKED.iter().position(|&k| k == kind) {
+            if seen & (1 << bit) != 0 {
+                events.set(DecodeEvent::TcpOptDuplicate);
+            }
+            seen |= 1 << bit;
+        }
+        i += l;
     }
 }
 
@@ -1261,6 +1478,238 @@ mod tests {
         assert_eq!(
             decode_bytes(LinkType(147), ip, &o).outcome,
             Outcome::Unsupported(Unsupported::LinkType)
+        );
+    }
+
+    /// An IPv6 packet (raw) from `src`/`dst` ::1/::2 with `next` as its Next Header and `payload` after the header.
+    fn ipv6_raw(next: u8, payload: &[u8]) -> Vec<u8> {
+        let mut p = vec![0x60, 0, 0, 0];
+        p.extend_from_slice(&(payload.len() as u16).to_be_bytes());
+        p.extend_from_slice(&[next, 64]);
+        p.extend_from_slice(&[0; 15]);
+        p.push(1);
+        p.extend_from_slice(&[0; 15]);
+        p.push(2);
+        p.extend_from_slice(payload);
+        p
+    }
+
+    fn events_of(b: &[u8]) -> Vec<&'static str> {
+        let d = decode_bytes(LinkType::RAW, b, &DecodeOptions::default());
+        d.events.iter().map(|e| e.name()).collect()
+    }
+
+    /// A minimal ICMPv6 echo request.
+    const ECHO6: [u8; 8] = [128, 0, 0, 0, 0, 1, 0, 1];
+
+    #[test]
+    fn clean_packets_carry_no_events() {
+        for h in [ETH_TCP_FIRST_FRAG, VLAN_ICMP, SLL2_TCP, SIX_IN_FOUR] {
+            let (b, o) = run(h, true);
+            let lt = if h == SLL2_TCP {
+                LinkType::LINUX_SLL2
+            } else {
+                LinkType::ETHERNET
+            };
+            assert!(decode_bytes(lt, &b, &o).events.is_empty(), "{h}");
+        }
+        assert!(events_of(&ipv6_raw(58, &ECHO6)).is_empty());
+    }
+
+    #[test]
+    fn atomic_fragment_is_a_whole_packet_with_a_useless_fragment_header() {
+        // Fragment header: next 58, reserved 0, offset 0 and M=0, id 7; then the echo request.
+        let mut fh = vec![58, 0, 0, 0, 0, 0, 0, 7];
+        fh.extend_from_slice(&ECHO6);
+        let b = ipv6_raw(44, &fh);
+        let d = decode_bytes(LinkType::RAW, &b, &DecodeOptions::default());
+        assert!(!d.ip.unwrap().is_fragment());
+        assert!(matches!(d.l4, L4::Icmpv6(_)));
+        assert_eq!(events_of(&b), ["ipv6.exthdr_useless_fh"]);
+        // A second fragment header after the atomic one is stepped over; a reserved byte is noted.
+        let mut two = vec![44, 1, 0, 0, 0, 0, 0, 7, 58, 0, 0, 0, 0, 0, 0, 8];
+        two.extend_from_slice(&ECHO6);
+        assert_eq!(
+            events_of(&ipv6_raw(44, &two)),
+            [
+                "ipv6.exthdr_dupl_fh",
+                "ipv6.exthdr_useless_fh",
+                "ipv6.fh_non_zero_reserved_field"
+            ]
+        );
+        // An atomic fragment header with nothing after it: the transport cannot start.
+        let e = events_of(&ipv6_raw(44, &[6, 0, 0, 0, 0, 0, 0, 7]));
+        assert!(e.contains(&"ipv6.trunc_exthdr") && e.contains(&"tcp.pkt_too_small"));
+    }
+
+    #[test]
+    fn ipv6_options_and_routing_events() {
+        // Destination options: an unknown option type 0x1e (len 2), then PadN of length 0 filling the 8 bytes.
+        let mut dst = vec![58, 0, 0x1e, 2, 0, 0, 1, 0];
+        dst.extend_from_slice(&ECHO6);
+        assert_eq!(
+            events_of(&ipv6_raw(60, &dst)),
+            ["ipv6.dstopts_unknown_opt", "ipv6.zero_len_padn"]
+        );
+        // Hop-by-hop of padding only (PadN 4), then a routing header of type 0.
+        let mut hop = vec![43, 0, 1, 4, 0, 0, 0, 0, 58, 0, 0, 0, 0, 0, 0, 0];
+        hop.extend_from_slice(&ECHO6);
+        assert_eq!(
+            events_of(&ipv6_raw(0, &hop)),
+            ["ipv6.hopopts_only_padding", "ipv6.rh_type_0"]
+        );
+        // An option whose length runs past the header.
+        let mut bad = vec![58, 0, 0x05, 9, 0, 0, 0, 0];
+        bad.extend_from_slice(&ECHO6);
+        assert_eq!(
+            events_of(&ipv6_raw(60, &bad)),
+            ["ipv6.exthdr_invalid_optlen"]
+        );
+        // Data after No Next Header; ICMPv4 in IPv6; a header cut short.
+        assert_eq!(
+            events_of(&ipv6_raw(59, &[1, 2])),
+            ["ipv6.data_after_none_header"]
+        );
+        assert_eq!(
+            events_of(&ipv6_raw(1, &[8, 0, 0, 0, 0, 0, 0, 0])),
+            ["ipv6.icmpv4"]
+        );
+        assert_eq!(events_of(&ipv6_raw(60, &[58, 0, 1])), ["ipv6.trunc_exthdr"]);
+        assert_eq!(
+            events_of(&ipv6_raw(200, &[0; 8])),
+            ["ipv6.unknown_next_header"]
+        );
+    }
+
+    #[test]
+    fn transport_header_events() {
+        // IPv4 TCP with a 24-byte header carrying MSS twice is impossible in 4 bytes; use 28: MSS, MSS.
+        let tcp_with = |opts: &[u8]| -> Vec<u8> {
+            let hl = 20 + opts.len();
+            let total = 20 + hl;
+            let mut p = vec![
+                0x45,
+                0,
+                0,
+                total as u8,
+                0,
+                0,
+                0,
+                0,
+                64,
+                6,
+                0,
+                0,
+                10,
+                0,
+                0,
+                1,
+                10,
+                0,
+                0,
+                2,
+            ];
+            p.extend_from_slice(&[
+                0,
+                80,
+                0,
+                81,
+                0,
+                0,
+                0,
+                1,
+                0,
+                0,
+                0,
+                0,
+                ((hl / 4) as u8) << 4,
+                0x02,
+            ]);
+            p.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0]);
+            p.extend_from_slice(opts);
+            p
+        };
+        assert_eq!(
+            events_of(&tcp_with(&[2, 4, 5, 0xb4, 2, 4, 5, 0xb4])),
+            ["tcp.opt_duplicate"]
+        );
+        assert_eq!(events_of(&tcp_with(&[3, 4, 7, 0])), ["tcp.opt_invalid_len"]);
+        // An empty SACK (length 2) is allowed.
+        assert!(events_of(&tcp_with(&[5, 2, 1, 1])).is_empty());
+        assert_eq!(
+            events_of(&tcp_with(&[8, 12, 0, 0])),
+            ["tcp.opt_invalid_len"]
+        );
+        // A TCP header shorter than 20 bytes; a data offset below 5.
+        let mut short = tcp_with(&[]);
+        short.truncate(30);
+        short[3] = 30;
+        assert_eq!(events_of(&short), ["tcp.pkt_too_small"]);
+        let mut low = tcp_with(&[]);
+        low[32] = 0x40;
+        assert_eq!(events_of(&low), ["tcp.invalid_optlen"]);
+        // UDP: length field past the datagram, and a datagram under 8 bytes.
+        let udp = |len: u16, body: usize| -> Vec<u8> {
+            let total = 20 + 8 + body;
+            let mut p = vec![
+                0x45,
+                0,
+                0,
+                total as u8,
+                0,
+                0,
+                0,
+                0,
+                64,
+                17,
+                0,
+                0,
+                10,
+                0,
+                0,
+                1,
+                10,
+                0,
+                0,
+                2,
+            ];
+            p.extend_from_slice(&[0, 53, 0, 53]);
+            p.extend_from_slice(&len.to_be_bytes());
+            p.extend_from_slice(&[0, 0]);
+            p.extend(std::iter::repeat_n(0u8, body));
+            p
+        };
+        assert!(events_of(&udp(12, 4)).is_empty());
+        assert_eq!(events_of(&udp(20, 4)), ["udp.pkt_too_small"]);
+        assert_eq!(events_of(&udp(10, 4)), ["udp.hlen_invalid"]);
+        let mut tiny = udp(8, 0);
+        tiny.truncate(24);
+        tiny[3] = 24;
+        assert_eq!(events_of(&tiny), ["udp.hlen_too_small"]);
+    }
+
+    #[test]
+    fn ipv4_header_events() {
+        let mut p = vec![
+            0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        p.extend_from_slice(&[0, 53, 0, 53, 0, 8, 0, 0]);
+        assert!(events_of(&p).is_empty());
+        let mut hl = p.clone();
+        hl[0] = 0x44;
+        assert_eq!(events_of(&hl), ["ipv4.hlen_too_small"]);
+        let mut iplen = p.clone();
+        iplen[3] = 16;
+        assert_eq!(events_of(&iplen), ["ipv4.iplen_smaller_than_hlen"]);
+        let mut trunc = p.clone();
+        trunc[3] = 60;
+        assert_eq!(events_of(&trunc), ["ipv4.trunc_pkt"]);
+        assert_eq!(events_of(&p[..12]), ["ipv4.pkt_too_small"]);
+        let v6 = ipv6_raw(58, &ECHO6);
+        let d = decode_bytes(LinkType::IPV4, &v6, &DecodeOptions::default());
+        assert_eq!(
+            d.events.iter().map(|e| e.name()).collect::<Vec<_>>(),
+            ["ipv4.wrong_ip_version"]
         );
     }
 }

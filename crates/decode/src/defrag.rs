@@ -43,6 +43,7 @@
 
 use std::collections::VecDeque;
 
+use flowbundle_types::{DecodeEvent, DecodeEvents};
 use hashbrown::HashMap;
 
 use crate::decode::Decoded;
@@ -254,6 +255,19 @@ impl Defragmenter {
 
     /// Offers one decoded packet captured at `ts_ns`. Expires old datagrams first.
     pub fn push(&mut self, d: &Decoded<'_>, ts_ns: u64) -> DefragOutcome<'_> {
+        self.push_noting(d, ts_ns, &mut DecodeEvents::default())
+    }
+
+    /// [`push`](Self::push), noting in `events` what Suricata's defragmenter reports on the fragment: an overlap
+    /// with data already held (`ipv4.frag_overlap`, `ipv6.frag_overlap`), a datagram that would exceed 65,535 bytes
+    /// (`*.frag_pkt_too_large`), an IPv6 fragment with more to come whose length is not a multiple of 8
+    /// (`ipv6.frag_invalid_length`).
+    pub fn push_noting(
+        &mut self,
+        d: &Decoded<'_>,
+        ts_ns: u64,
+        events: &mut DecodeEvents,
+    ) -> DefragOutcome<'_> {
         self.expire(ts_ns);
         let Some(ip) = d.ip else {
             return DefragOutcome::NotFragment;
@@ -281,6 +295,9 @@ impl Defragmenter {
         let len = frag.len() as u32;
         let more = ip.more_fragments;
         if more && (len == 0 || !len.is_multiple_of(8)) {
+            if v6 {
+                events.set(DecodeEvent::Ipv6FragInvalidLength);
+            }
             self.stats.drop_bad_length += 1;
             return DefragOutcome::Dropped(DefragDrop::BadLength);
         }
@@ -290,6 +307,11 @@ impl Defragmenter {
             // Drop what we hold of this datagram too: it can never complete.
             let key = key_of(&ip);
             self.remove_key(&key);
+            events.set(if v6 {
+                DecodeEvent::Ipv6FragPktTooLarge
+            } else {
+                DecodeEvent::Ipv4FragPktTooLarge
+            });
             self.stats.drop_too_large += 1;
             return DefragOutcome::Dropped(DefragDrop::TooLarge);
         }
@@ -309,6 +331,14 @@ impl Defragmenter {
                 dg.end.is_some_and(|e| e != end) || beyond
             };
             if conflict {
+                // Suricata reports the overlap before it weighs the ends.
+                if overlap(&dg.ranges, &dg.data, offset, frag).0 {
+                    events.set(if v6 {
+                        DecodeEvent::Ipv6FragOverlap
+                    } else {
+                        DecodeEvent::Ipv4FragOverlap
+                    });
+                }
                 self.drop_slot(slot);
                 self.stats.drop_conflicting_end += 1;
                 return DefragOutcome::Dropped(DefragDrop::ConflictingEnd);
@@ -344,6 +374,11 @@ impl Defragmenter {
         let (overlapped, differs) = overlap(&dg.ranges, &dg.data, offset, frag);
         if overlapped {
             self.stats.overlaps += 1;
+            events.set(if v6 {
+                DecodeEvent::Ipv6FragOverlap
+            } else {
+                DecodeEvent::Ipv4FragOverlap
+            });
         }
         if differs {
             self.stats.inconsistent_overlaps += 1;

@@ -32,5 +32,7 @@ pub use defrag::{
     DefragConfig, DefragDrop, DefragOutcome, DefragStats, Defragmenter, OverlapPolicy,
 };
 pub use flow::{Fid, FlowKey, FragmentPorts, FragmentPortsStats, KeySide};
+/// The decoder's anomalies (Suricata's decoder events), defined with the shared vocabulary.
+pub use flowbundle_types::{DecodeEvent, DecodeEvents};
 pub use hash::{FlowHasher, FlowHashes};
 pub use outcome::{DecodeStats, Layer, LayerCounts, Malformed, Outcome, Unsupported};

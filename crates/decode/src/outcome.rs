@@ -4,6 +4,7 @@
 //! [`DecodeStats`] is a handful of fixed arrays: recording a packet is one array increment, with no allocation and
 //! no hashing, and per-thread stats merge by addition.
 
+use flowbundle_types::{DecodeEvent, DecodeEvents};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 macro_rules! reasons {
@@ -170,6 +171,8 @@ pub struct DecodeStats {
     pub tunnelled: u64,
     /// Decoded packets by (innermost) network and transport layer: what Suricata's `decoder` stats count.
     pub layers: LayerCounts,
+    /// Packets per decoder event ([`DecodeEvent`], indexed by its number): Suricata's `decoder.event.*`.
+    pub events: [u64; DecodeEvent::COUNT],
 }
 
 /// Decoded packets by layer (innermost IP header and its transport), Suricata's `decoder.ipv4`, `decoder.tcp`, ...
@@ -225,6 +228,7 @@ impl Default for DecodeStats {
             fragments: 0,
             tunnelled: 0,
             layers: LayerCounts::default(),
+            events: [0; DecodeEvent::COUNT],
         }
     }
 }
@@ -262,6 +266,22 @@ impl DecodeStats {
             self.tunnelled += u64::from(d.tunnels > 0);
             self.layers.record(d);
         }
+        self.record_events(d.events);
+    }
+
+    /// Counts each event of one packet.
+    #[inline]
+    pub fn record_events(&mut self, events: DecodeEvents) {
+        if !events.is_empty() {
+            for e in events.iter() {
+                self.events[e as usize] += 1;
+            }
+        }
+    }
+
+    /// The packets that had event `e`.
+    pub fn event_count(&self, e: DecodeEvent) -> u64 {
+        self.events[e as usize]
     }
 
     /// Adds another set of counters.
@@ -280,6 +300,9 @@ impl DecodeStats {
         self.fragments += other.fragments;
         self.tunnelled += other.tunnelled;
         self.layers.merge(&other.layers);
+        for (a, b) in self.events.iter_mut().zip(other.events) {
+            *a += b;
+        }
     }
 
     /// Packets counted.
@@ -347,7 +370,7 @@ impl<R: Copy + 'static> Serialize for NonZero<'_, R> {
 
 impl Serialize for DecodeStats {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(8))?;
+        let mut m = s.serialize_map(None)?;
         m.serialize_entry("packets", &self.packets())?;
         m.serialize_entry("decoded", &self.decoded)?;
         m.serialize_entry(
@@ -377,6 +400,16 @@ impl Serialize for DecodeStats {
         m.serialize_entry("payload_truncated", &self.payload_truncated)?;
         m.serialize_entry("fragments", &self.fragments)?;
         m.serialize_entry("tunnelled", &self.tunnelled)?;
+        if self.events.iter().any(|&c| c > 0) {
+            m.serialize_entry(
+                "events",
+                &NonZero {
+                    all: DecodeEvent::ALL,
+                    counts: &self.events,
+                    name: DecodeEvent::name,
+                },
+            )?;
+        }
         m.end()
     }
 }

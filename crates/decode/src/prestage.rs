@@ -32,7 +32,7 @@ use crate::{
     Fid, FlowHasher, FlowHashes, FlowKey, decode, decode_bytes,
 };
 use flowbundle_ingest::{LinkType, PacketRecord, Trace, TraceBuilder};
-use flowbundle_types::{Desc, DescHashes};
+use flowbundle_types::{DecodeEvents, Desc, DescHashes};
 use hashbrown::HashMap;
 use std::path::PathBuf;
 
@@ -273,9 +273,22 @@ impl Prestage {
 
     /// One decoded packet through the defragmenter.
     pub fn stage_decoded<'s>(&'s mut self, d: &Decoded<'_>, ts_ns: u64) -> Staged<'s> {
+        self.stage_decoded_noting(d, ts_ns, &mut DecodeEvents::default())
+    }
+
+    /// [`stage_decoded`](Self::stage_decoded), noting in `events` the defragmenter's events on the packet (see
+    /// [`Defragmenter::push_noting`]); they are counted with the packet's own in the decode stats.
+    pub fn stage_decoded_noting<'s>(
+        &'s mut self,
+        d: &Decoded<'_>,
+        ts_ns: u64,
+        events: &mut DecodeEvents,
+    ) -> Staged<'s> {
         self.stats.packets += 1;
         self.stats.decode.record(d);
-        match self.defrag.push(d, ts_ns) {
+        let out = self.defrag.push_noting(d, ts_ns, events);
+        self.stats.decode.record_events(*events);
+        match out {
             DefragOutcome::NotFragment => {
                 self.stats.dispatched += 1;
                 Staged::Whole
@@ -307,7 +320,10 @@ impl Prestage {
         let d = decode(rec, &self.decode);
         self.stats.packets += 1;
         self.stats.decode.record(&d);
-        match self.defrag.push(&d, rec.ts_ns) {
+        let mut events = DecodeEvents::default();
+        let out = self.defrag.push_noting(&d, rec.ts_ns, &mut events);
+        self.stats.decode.record_events(events);
+        match out {
             DefragOutcome::NotFragment => {
                 self.stats.dispatched += 1;
                 let (hashes, keyed) = key_and_hashes_only(&self.hasher, &d, self.hashes);

@@ -46,6 +46,32 @@ pub struct StatsRecord<'a> {
     pub workers: &'a [EngineStats],
 }
 
+/// Suricata's `decoder.event.*` counters that are not zero, nested as its names are dotted (`ipv6.frag_overlap`
+/// under `ipv6`).
+fn decoder_events(d: &flowbundle_decode::DecodeStats) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for &e in flowbundle_decode::DecodeEvent::ALL {
+        let n = d.event_count(e);
+        if n == 0 {
+            continue;
+        }
+        match e.name().split_once('.') {
+            Some((group, name)) => {
+                let g = out
+                    .entry(group.to_string())
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                if let Value::Object(g) = g {
+                    g.insert(name.to_string(), json!(n));
+                }
+            }
+            None => {
+                out.insert(e.name().to_string(), json!(n));
+            }
+        }
+    }
+    out
+}
+
 /// The sections a worker's own counters fill.
 fn engine_sections(s: &EngineStats) -> serde_json::Map<String, Value> {
     let d = &s.decode;
@@ -69,6 +95,12 @@ fn engine_sections(s: &EngineStats) -> serde_json::Map<String, Value> {
             "avg_pkt_size": s.bytes.checked_div(s.packets).unwrap_or(0),
         }),
     );
+    if let Some(Value::Object(dec)) = m.get_mut("decoder") {
+        let events = decoder_events(d);
+        if !events.is_empty() {
+            dec.insert("event".into(), Value::Object(events));
+        }
+    }
     let ended = s.flows_timeout + s.flows_shutdown + s.flows_forced + s.flows_tcp_reuse;
     m.insert(
         "flow".into(),

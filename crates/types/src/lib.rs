@@ -11,6 +11,7 @@
 //! | which way data travels in a connection | [`Direction`] | the engine (from the client side) | parsers, rules, events |
 //! | transport of a packet or flow | [`Transport`] | the engine | parsers, rules, events |
 //! | an application protocol | [`AppProto`] (one generated table) | identification | rules, cost records, sinks |
+//! | a decoder anomaly (Suricata's `decode-event`) | [`DecodeEvent`], [`DecodeEvents`] | the decoder, the defragmenter | rules, stats |
 //! | an HTTP buffer handed to detection | [`HttpBuffer`] | the HTTP parser | rules |
 //! | what a flow's traffic says about its security (nDPI's flow risks) | [`FlowRisk`], [`RiskSet`] | parsers' events, the engine | flow records, EVE, summary |
 //! | where an identification stands | [`Verdict`] | detectors, signatures | the engine |
@@ -19,6 +20,7 @@
 
 mod app_proto;
 mod bundle;
+mod decode_event;
 mod direction;
 mod exec;
 mod http;
@@ -30,6 +32,7 @@ mod workload;
 
 pub use app_proto::AppProto;
 pub use bundle::{BundleToken, PolicyShape};
+pub use decode_event::{DecodeEvent, DecodeEvents};
 pub use direction::Direction;
 pub use exec::Exec;
 pub use http::HttpBuffer;

@@ -12,6 +12,8 @@
 
 use std::net::Ipv6Addr;
 
+use flowbundle_types::{DecodeEvent, DecodeEvents};
+
 use super::{Error, Result, be16, be32, byte, ip_proto, put16};
 
 pub const HEADER_LEN: usize = 40;
@@ -170,9 +172,23 @@ pub struct Chain {
 }
 
 /// Walks the extension headers of an IPv6 payload starting with Next Header `first`, at most `max` of them.
-/// Truncated when a header runs past `payload`, Malformed when the chain is longer than `max` or a fragment header
-/// appears twice.
+/// Truncated when a header runs past `payload`, Malformed when the chain is longer than `max`. A second fragment
+/// header after an atomic one (offset 0, no more fragments) is stepped over, as Suricata does.
 pub fn walk_extensions(first: u8, payload: &[u8], max: u8) -> Result<Chain> {
+    walk_extensions_noting(first, payload, max, &mut DecodeEvents::default())
+}
+
+/// [`walk_extensions`], noting the anomalies of the chain in `events` as Suricata's IPv6 decoder names them:
+/// duplicated headers (a second fragment, routing, hop-by-hop, AH or ESP header, a third destination options
+/// header), routing type 0, a non-zero reserved field in a fragment or AH header, hop-by-hop and destination
+/// options of unknown types, options that run past their header, PadN of length 0, options headers holding only
+/// padding, data after No Next Header, and a truncated header (`ipv6.trunc_exthdr`, with `Err(Truncated)`).
+pub fn walk_extensions_noting(
+    first: u8,
+    payload: &[u8],
+    max: u8,
+    events: &mut DecodeEvents,
+) -> Result<Chain> {
     let mut nh = first;
     let mut off = 0usize;
     let mut announced_at = 6usize;
@@ -182,25 +198,46 @@ pub fn walk_extensions(first: u8, payload: &[u8], max: u8) -> Result<Chain> {
         count: 0,
         fragment: None,
     };
+    // Headers seen so far, for the duplicate events.
+    let (mut hh, mut rh, mut ah, mut dh) = (false, false, false, 0u8);
     loop {
         if !is_extension(nh) {
-            chain.transport = if nh == ip_proto::IPV6_NONXT {
-                None
+            if nh == ip_proto::IPV6_NONXT {
+                chain.transport = None;
+                if payload.len() > off {
+                    events.set(DecodeEvent::Ipv6DataAfterNoneHeader);
+                }
             } else {
-                Some(nh)
-            };
+                chain.transport = Some(nh);
+                // After extension headers, fewer than 2 bytes cannot start any header.
+                if chain.count > 0 && payload.len() < off + 2 {
+                    events.set(DecodeEvent::Ipv6TruncExthdr);
+                }
+            }
             chain.transport_offset = off;
             return Ok(chain);
         }
         if chain.count >= max {
             return Err(Error::Malformed);
         }
-        let h = payload.get(off..off + 8).ok_or(Error::Truncated)?;
+        let Some(h) = payload.get(off..off + 8) else {
+            events.set(DecodeEvent::Ipv6TruncExthdr);
+            return Err(Error::Truncated);
+        };
         let next = h[0];
         let len = match nh {
             ip_proto::IPV6_FRAG => {
+                if h[1] != 0 {
+                    events.set(DecodeEvent::Ipv6FhNonZeroReservedField);
+                }
                 if chain.fragment.is_some() {
-                    return Err(Error::Malformed);
+                    // Only after an atomic fragment header (a real one ends the walk): stepped over.
+                    events.set(DecodeEvent::Ipv6ExthdrDuplFh);
+                    chain.count += 1;
+                    announced_at = super::ipv6::HEADER_LEN + off;
+                    off += 8;
+                    nh = next;
+                    continue;
                 }
                 let fo = be16(h, 2);
                 let f = FragmentHeader {
@@ -218,18 +255,112 @@ pub fn walk_extensions(first: u8, payload: &[u8], max: u8) -> Result<Chain> {
                     chain.transport_offset = off + 8;
                     return Ok(chain);
                 }
+                if !f.more {
+                    events.set(DecodeEvent::Ipv6ExthdrUselessFh);
+                }
                 8
             }
-            ip_proto::AH => (usize::from(h[1]) + 2) * 4,
+            ip_proto::AH => {
+                if ah {
+                    events.set(DecodeEvent::Ipv6ExthdrDuplAh);
+                }
+                ah = true;
+                if h[2] != 0 || h[3] != 0 {
+                    events.set(DecodeEvent::Ipv6ExthdrAhResNotNull);
+                }
+                (usize::from(h[1]) + 2) * 4
+            }
             _ => (usize::from(h[1]) + 1) * 8,
         };
-        if off + len > payload.len() {
+        let Some(hdr) = payload.get(off..off + len) else {
+            events.set(DecodeEvent::Ipv6TruncExthdr);
             return Err(Error::Truncated);
+        };
+        match nh {
+            ip_proto::HOPOPT => {
+                if hh {
+                    events.set(DecodeEvent::Ipv6ExthdrDuplHh);
+                }
+                hh = true;
+                options(
+                    &hdr[2..],
+                    events,
+                    DecodeEvent::Ipv6HopoptsUnknownOpt,
+                    DecodeEvent::Ipv6HopoptsOnlyPadding,
+                );
+            }
+            ip_proto::IPV6_OPTS => {
+                if dh >= 2 {
+                    events.set(DecodeEvent::Ipv6ExthdrDuplDh);
+                }
+                dh = dh.saturating_add(1);
+                options(
+                    &hdr[2..],
+                    events,
+                    DecodeEvent::Ipv6DstoptsUnknownOpt,
+                    DecodeEvent::Ipv6DstoptsOnlyPadding,
+                );
+            }
+            ip_proto::IPV6_ROUTE => {
+                if rh {
+                    events.set(DecodeEvent::Ipv6ExthdrDuplRh);
+                }
+                rh = true;
+                if hdr[2] == 0 {
+                    events.set(DecodeEvent::Ipv6RhType0);
+                }
+            }
+            _ => {}
         }
         chain.count += 1;
         announced_at = super::ipv6::HEADER_LEN + off;
         off += len;
         nh = next;
+    }
+}
+
+/// Option types of hop-by-hop and destination options headers the decoder knows: Pad1, PadN, router alert, the
+/// jumbo payload and home address options.
+const KNOWN_OPTIONS: [u8; 5] = [0x00, 0x01, 0x05, 0xc2, 0xc9];
+
+/// Walks the TLV options of a hop-by-hop or destination options header (after its two leading bytes).
+fn options(
+    opts: &[u8],
+    events: &mut DecodeEvents,
+    unknown: DecodeEvent,
+    only_padding: DecodeEvent,
+) {
+    let mut i = 0usize;
+    let mut padding_only = true;
+    while i < opts.len() {
+        let t = opts[i];
+        if t == 0 {
+            i += 1;
+            continue;
+        }
+        let Some(&l) = opts.get(i + 1) else {
+            events.set(DecodeEvent::Ipv6ExthdrInvalidOptlen);
+            return;
+        };
+        let l = usize::from(l);
+        if i + 2 + l > opts.len() {
+            events.set(DecodeEvent::Ipv6ExthdrInvalidOptlen);
+            return;
+        }
+        if t == 1 {
+            if l == 0 {
+                events.set(DecodeEvent::Ipv6ZeroLenPadn);
+            }
+        } else {
+            padding_only = false;
+            if !KNOWN_OPTIONS.contains(&t) {
+                events.set(unknown);
+            }
+        }
+        i += 2 + l;
+    }
+    if padding_only {
+        events.set(only_padding);
     }
 }
 
