@@ -12,6 +12,8 @@
 //! returns a one-line reason for a malformed value. Not yet: `stream_size` (it needs the TCP session's sequence
 //! numbers), which still skips its rules by name.
 
+use flowbundle_types::{DecodeEvent, DecodeEvents};
+
 /// The header fields of the packet being inspected.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PacketHeader {
@@ -30,6 +32,12 @@ pub struct PacketHeader {
     pub more_fragments: bool,
     pub tcp: Option<TcpHeader>,
     pub icmp: Option<IcmpHeader>,
+    /// The decoder's anomalies on the packet, for `decode-event`.
+    pub events: DecodeEvents,
+    /// The packet belongs to no flow (a fragment, a packet whose transport header did not decode, a frame without
+    /// IP): rules with `flow`, `flowbits` or `app-layer-protocol` conditions, which need one, do not match it, as in
+    /// Suricata.
+    pub flowless: bool,
 }
 
 /// TCP header fields.
@@ -184,6 +192,8 @@ pub enum HeaderTest {
     Icode(Num),
     IcmpId(u16),
     IcmpSeq(u16),
+    /// `decode-event:<name>`: the decoder (or the defragmenter) noted this anomaly on the packet.
+    DecodeEvent(DecodeEvent),
 }
 
 /// Fragbits as bits of one byte.
@@ -352,9 +362,59 @@ impl HeaderTest {
                 .icmp
                 .and_then(|i| i.id_seq(h.ipv6))
                 .is_some_and(|(_, x)| x == seq),
+            HeaderTest::DecodeEvent(e) => h.events.contains(e),
+        }
+    }
+
+    /// `decode-event:<name>`: `Ok(Some)` for an event the decoder raises, `Ok(None)` for another of Suricata's
+    /// decoder events (a group it names, `ppp.wrong_type`, which this decoder does not report), `Err` for a value
+    /// that is no decoder event at all.
+    pub fn decode_event(v: &str) -> Result<Option<HeaderTest>, String> {
+        let name = v.trim();
+        if let Some(e) = DecodeEvent::from_name(name) {
+            return Ok(Some(HeaderTest::DecodeEvent(e)));
+        }
+        let group = name.split_once('.').map_or(name, |(g, _)| g);
+        if SURICATA_EVENT_GROUPS.contains(&group.to_ascii_lowercase().as_str()) {
+            Ok(None)
+        } else {
+            Err(format!("decode-event: unknown event `{}`", short(name)))
         }
     }
 }
+
+/// The groups of Suricata's decoder events (the part of the name before the dot; `too_many_layers` has none).
+const SURICATA_EVENT_GROUPS: &[&str] = &[
+    "ipv4",
+    "ipv6",
+    "icmpv4",
+    "icmpv6",
+    "tcp",
+    "udp",
+    "sll",
+    "sll2",
+    "ethernet",
+    "ppp",
+    "pppoe",
+    "gre",
+    "vlan",
+    "ieee8021ah",
+    "vntag",
+    "ipraw",
+    "ltnull",
+    "mpls",
+    "erspan",
+    "vxlan",
+    "nsh",
+    "geneve",
+    "chdlc",
+    "dce",
+    "esp",
+    "arp",
+    "nflog",
+    "too_many_layers",
+    "decoder",
+];
 
 /// Splits a modifier (`+ * !`, before or after the letters) from `flags`/`fragbits` letters.
 fn bits_and_mode(s: &str) -> Result<(BitsMode, &str), String> {
@@ -465,6 +525,24 @@ mod tests {
             }),
             ..PacketHeader::default()
         }
+    }
+
+    #[test]
+    fn decode_event_names() {
+        let t = HeaderTest::decode_event(" ipv6.frag_overlap ")
+            .unwrap()
+            .unwrap();
+        let mut h = PacketHeader::default();
+        assert!(!t.matches(&h));
+        h.events.set(DecodeEvent::Ipv6FragOverlap);
+        assert!(t.matches(&h));
+        // Another of Suricata's events: no test (the rule is skipped, named); not an event at all: an error.
+        assert_eq!(HeaderTest::decode_event("ppp.wrong_type"), Ok(None));
+        assert_eq!(
+            HeaderTest::decode_event("too_many_layers").map(|t| t.is_some()),
+            Ok(true)
+        );
+        assert!(HeaderTest::decode_event("bogus_event").is_err());
     }
 
     /// The examples of Suricata's "Header Keywords" documentation.

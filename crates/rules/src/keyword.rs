@@ -182,6 +182,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("icode", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icmp_id", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icmp_seq", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("decode-event", &[], Header, |b, _, v, _| b.decode_event(v)),
     // Payload.
     parse("content", &[], Payload, |b, n, v, _| b.content(n, v)),
     parse("uricontent", &[], Payload, |b, n, v, _| b.content(n, v)),

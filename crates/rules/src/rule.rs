@@ -1389,6 +1389,22 @@ impl Builder {
         Ok(())
     }
 
+    /// `decode-event:<name>`: a decoder anomaly on the packet ([`HeaderTest::decode_event`]).
+    pub(crate) fn decode_event(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.ok_or_else(|| err("decode-event needs a value"))?;
+        let t = HeaderTest::decode_event(v).map_err(err)?.ok_or_else(|| {
+            skip(format!(
+                "decode-event {}: not raised by the decoder",
+                v.trim().chars().take(48).collect::<String>()
+            ))
+        })?;
+        if self.header.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} header keywords")));
+        }
+        self.header.push(t);
+        Ok(())
+    }
+
     /// A packet header keyword (`ttl`, `flags`, `itype`, ...: [`crate::header`]).
     pub(crate) fn header_test(&mut self, name: &str, v: Option<&str>) -> Step<()> {
         let t = HeaderTest::parse(name, v)

@@ -739,6 +739,14 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     {
         return false;
     }
+    if ctx.header.is_some_and(|h| h.flowless)
+        && (rule.flow_dir != FlowDir::Any
+            || rule.flow_state != FlowState::Any
+            || !rule.flowbits.is_empty()
+            || !rule.app_layer.is_empty())
+    {
+        return false;
+    }
     let fwd = rule.src.contains(ctx.src)
         && rule.src_ports.contains(ctx.src_port)
         && rule.dst.contains(ctx.dst)

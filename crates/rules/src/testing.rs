@@ -88,6 +88,7 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
                 code: b(9),
                 rest: word(10),
             }),
+            ..Default::default()
         };
         let ctx = PacketCtx {
             transport,
