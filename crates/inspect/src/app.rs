@@ -973,7 +973,14 @@ pub(crate) fn on_datagram(
 /// an IP header. Read from the decoded fields, plus the two bytes the decoder does not keep (IPv4 type of service
 /// and reserved flag, IPv6 traffic class) from the packet's own bytes.
 pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
-    let ip = d.ip.as_ref()?;
+    let Some(ip) = d.ip.as_ref() else {
+        // A frame without an IP header still carries its decoder events (`ethernet.pkt_too_small`).
+        return (!d.events.is_empty()).then(|| PacketHeader {
+            events: d.events,
+            flowless: true,
+            ..PacketHeader::default()
+        });
+    };
     let l3 = d.data.get(d.l3_offset as usize..).unwrap_or(&[]);
     let (tos, reserved_bit) = if ip.is_v4() {
         (
@@ -1015,7 +1022,103 @@ pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
         more_fragments: ip.more_fragments,
         tcp,
         icmp,
+        events: d.events,
+        flowless: false,
     })
+}
+
+/// The packet rules on a packet no flow tracks (a fragment, an IP packet whose transport header did not decode, a
+/// frame without IP that carries decoder events), as Suricata inspects such packets without a flow: the rules see
+/// its header fields and decoder events (plus `extra`, the defragmenter's), its payload, and no flow state (rules
+/// with `flow`, `flowbits` or `app-layer-protocol` conditions do not match). Its alerts are events with flow id 0
+/// and the packet's own addresses; a `pass` withdraws them; a `drop` drops the packet. Returns whether a drop
+/// matched.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_flowless(
+    det: &Detection,
+    scanner: &mut Option<Scanner>,
+    events: &mut Vec<Event>,
+    produced: &mut Produced,
+    num: u64,
+    ts_ns: u64,
+    d: &Decoded<'_>,
+    extra: flowbundle_decode::DecodeEvents,
+) -> bool {
+    if det.rules().is_none() {
+        return false;
+    }
+    let d = Decoded {
+        events: d.events.union(extra),
+        ..*d
+    };
+    let Some(mut header) = packet_header(&d) else {
+        return false;
+    };
+    header.flowless = true;
+    let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+    let (src, dst, proto) = d.ip.map_or((unspecified, unspecified, 0), |ip| {
+        (ip.src, ip.dst, ip.proto)
+    });
+    let (sp, dp) = d.ports().unwrap_or((0, 0));
+    let (key, side) = FlowKey::new(src, sp, dst, dp, proto);
+    let icmp = match d.l4 {
+        L4::Icmp(i) | L4::Icmpv6(i) => Some((i.msg_type, i.code)),
+        _ => None,
+    };
+    let meta = FlowMeta {
+        id: 0,
+        key,
+        client: side,
+        start_ns: ts_ns,
+        pkts: [0; 2],
+        bytes: [0; 2],
+        established: false,
+        transport: Transport::from_ip_proto(proto),
+        pcap_cnt: Some(num + 1),
+        icmp,
+    };
+    let mut seq = 0u32;
+    let mut alerted = false;
+    let start = events.len();
+    let alerts_before = produced.alerts;
+    let mut out = Out {
+        det,
+        events,
+        scanner: scanner.as_mut(),
+        produced,
+        meta: &meta,
+        seq: &mut seq,
+        alerted: &mut alerted,
+        ts_ns,
+        verdict: PacketVerdict::default(),
+    };
+    let mut state = FlowMatchState::default();
+    scan_packet(
+        &mut out,
+        &mut state,
+        &AppLabel::Unknown,
+        false,
+        side,
+        d.payload,
+        Some(header),
+    );
+    let verdict = out.verdict;
+    if verdict.pass {
+        // The packet's alerts are withdrawn, as for a packet of a flow.
+        for e in events.split_off(start) {
+            match &e.kind {
+                EventKind::Alert(a) => {
+                    if let Some(sc) = scanner.as_mut() {
+                        sc.withdraw_hit(a.rule_index);
+                    }
+                }
+                _ => events.push(e),
+            }
+        }
+        produced.alerts = alerts_before;
+        return false;
+    }
+    verdict.drop
 }
 
 /// The label content rules see for data inspected now. A flow's label is settled after each packet

@@ -36,7 +36,7 @@ use std::sync::atomic::{
     Ordering::{Acquire, Relaxed, Release},
 };
 
-use flowbundle_decode::{Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
+use flowbundle_decode::{DecodeEvents, Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::AppProto;
 use flowbundle_rules::{RuleSet, Scanner};
@@ -577,6 +577,7 @@ impl Engine {
         {
             if ip.is_fragment() {
                 ctx.stats.fragments_unreassembled += 1;
+                self.inspect_flowless(ctx, num, ts_ns, d, DecodeEvents::default());
             } else if let Some((key, dir)) = FlowKey::from_decoded(d) {
                 let bundle = held.bundle();
                 let mut shard = self.table.shard(held);
@@ -590,6 +591,9 @@ impl Engine {
             }
         } else if d.outcome.is_decoded() {
             ctx.stats.not_ip += 1;
+        } else if d.ip.is_some() || !d.events.is_empty() {
+            // Headers that did not decode: no flow, but the packet rules (decoder events) see it.
+            self.inspect_flowless(ctx, num, ts_ns, d, DecodeEvents::default());
         }
         // No flow: count the cost, nothing else.
         let cycles = cost::now().wrapping_sub(tm.t0);
@@ -618,6 +622,30 @@ impl Engine {
         }
     }
 
+    /// The packet rules on a packet no flow tracks ([`app::scan_flowless`]); `extra` adds the defragmenter's events.
+    fn inspect_flowless(
+        &self,
+        ctx: &mut WorkerCtx,
+        num: u64,
+        ts_ns: u64,
+        d: &Decoded<'_>,
+        extra: DecodeEvents,
+    ) {
+        let det = Arc::clone(&ctx.det);
+        let dropped = app::scan_flowless(
+            &det,
+            &mut ctx.scanner,
+            &mut ctx.events,
+            &mut ctx.produced,
+            num,
+            ts_ns,
+            d,
+            extra,
+        );
+        ctx.packet_dropped |= dropped;
+        self.absorb(ctx);
+    }
+
     /// The single-threaded path: one packet through defragmentation ([`Prestage`]) and inspection, decoding it once.
     /// `&mut self` is the exclusivity. Returns whether a flow got its final identification.
     pub fn process_serial(
@@ -630,7 +658,8 @@ impl Engine {
         let t0 = cost::now();
         let on = ctx.sample();
         let d = decode(rec, &self.cfg.decode);
-        match pre.stage_decoded(&d, rec.ts_ns) {
+        let mut frag_events = DecodeEvents::default();
+        match pre.stage_decoded_noting(&d, rec.ts_ns, &mut frag_events) {
             Staged::Whole => {
                 let tm = Timing {
                     t0,
@@ -641,8 +670,21 @@ impl Engine {
                 let mut held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
                 self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm)
             }
-            Staged::Absorbed => false,
+            Staged::Absorbed => {
+                // A fragment held or dropped by the defragmenter is still a packet: Suricata runs its packet rules
+                // (`decode-event:ipv6.frag_overlap`) on it, without a flow. Its events are counted here, where the
+                // engine counts the packets it inspects.
+                self.adopt(ctx);
+                ctx.packet_dropped = false;
+                ctx.stats.decode.record_events(d.events.union(frag_events));
+                self.inspect_flowless(ctx, num, rec.ts_ns, &d, frag_events);
+                false
+            }
             Staged::Reassembled(datagram) => {
+                // The fragment that completed the datagram is inspected as a packet first (see `Absorbed`).
+                self.adopt(ctx);
+                ctx.stats.decode.record_events(d.events.union(frag_events));
+                self.inspect_flowless(ctx, num, rec.ts_ns, &d, frag_events);
                 let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
                 let dd = decode_bytes(LinkType::RAW, datagram, &self.cfg.decode);
                 let tm = Timing {
