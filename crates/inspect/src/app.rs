@@ -1080,7 +1080,6 @@ pub(crate) fn scan_flowless(
     let mut seq = 0u32;
     let mut alerted = false;
     let start = events.len();
-    let alerts_before = produced.alerts;
     let mut out = Out {
         det,
         events,
@@ -1103,22 +1102,26 @@ pub(crate) fn scan_flowless(
         Some(header),
     );
     let verdict = out.verdict;
-    if verdict.pass {
-        // The packet's alerts are withdrawn, as for a packet of a flow.
+    if verdict.pass.is_some() {
+        // A pass withdraws the packet's alerts ranked after it, as for a packet of a flow.
         for e in events.split_off(start) {
-            match &e.kind {
-                EventKind::Alert(a) => {
+            if let EventKind::Alert(a) = &e.kind {
+                let rank = det
+                    .rules()
+                    .and_then(|r| r.rules().get(a.rule_index as usize))
+                    .map_or(u8::MAX, |r| det.action_rank(r.action));
+                if !verdict.stands(rank) {
+                    produced.alerts = produced.alerts.saturating_sub(1);
                     if let Some(sc) = scanner.as_mut() {
                         sc.withdraw_hit(a.rule_index);
                     }
+                    continue;
                 }
-                _ => events.push(e),
             }
+            events.push(e);
         }
-        produced.alerts = alerts_before;
-        return false;
     }
-    verdict.drop
+    verdict.dropped()
 }
 
 /// The label content rules see for data inspected now. A flow's label is settled after each packet
