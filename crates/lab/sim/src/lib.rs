@@ -19,7 +19,8 @@
 //!   threads and reports the fit error.
 //! * [`exec`]: the execution models of the Verdú thesis (software pipeline, MultiLayer Processing) beside
 //!   run-to-completion: core groups running the same policies, bounded queues between them, and per-layer code
-//!   footprints through a per-core L1i.
+//!   footprints through a per-core L1i; the layers measured on this engine ([`layers`]); and the split scan, which
+//!   spreads a backlogged connection's content scan over the cores and stages its detection.
 //! * [`findings`]: the ANCS'10 paper's qualitative results, and the thesis' on the execution models, as checks on a
 //!   sweep.
 //!

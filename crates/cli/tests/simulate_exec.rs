@@ -1,0 +1,66 @@
+//! `simulate --exec` runs the execution models on a generated trace and prints one row per model; `--exec-split`
+//! cuts detection into its stateless scan and the rest (a `scan` group under the pipeline and multilayer, three
+//! shared groups under run-to-completion); a bad combination is a one-line error.
+
+use std::process::{Command, Output};
+
+fn flowbundle(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn simulate(extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec![
+        "simulate",
+        "--synth",
+        "balanced",
+        "--synth-packets",
+        "3000",
+        "--scheduler",
+        "lfb",
+        "--cores",
+        "6",
+        "--exec",
+        "rtc,pipeline,multilayer",
+    ];
+    args.extend_from_slice(extra);
+    let run = flowbundle(&args);
+    (
+        run.status.success(),
+        String::from_utf8_lossy(&run.stdout).into_owned(),
+        String::from_utf8_lossy(&run.stderr).into_owned(),
+    )
+}
+
+fn row<'a>(out: &'a str, model: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(&format!("| {model} | lfb | 6 |")))
+        .unwrap_or_else(|| panic!("no {model} row in:\n{out}"))
+}
+
+#[test]
+fn every_model_gets_a_row_and_the_split_adds_a_scan_group() {
+    let (ok, out, err) = simulate(&[]);
+    assert!(ok, "{err}");
+    for m in ["rtc", "pipeline", "multilayer"] {
+        assert!(!row(&out, m).contains("scan"), "{m} without the split");
+    }
+    let (ok, out, err) = simulate(&["--exec-split"]);
+    assert!(ok, "{err}");
+    assert!(row(&out, "pipeline").contains("scan ("));
+    assert!(row(&out, "multilayer").contains("scan ("));
+    assert!(
+        row(&out, "rtc").contains("scan (6 shared)"),
+        "{}",
+        row(&out, "rtc")
+    );
+}
+
+#[test]
+fn the_split_needs_the_exec_models_raw_mode() {
+    let (ok, _, err) = simulate(&["--exec-split", "--mode", "scaled"]);
+    assert!(!ok);
+    assert!(err.contains("raw mode"), "{err}");
+}
