@@ -38,7 +38,7 @@ use flowbundle_inspect::{
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_735;
+const AGREE_AT_LEAST: u64 = 3_734;
 /// Most DPI flows the engine may name as a protocol other than nDPI's.
 const WRONG_AT_MOST: u64 = 7;
 

@@ -13,6 +13,9 @@
 //! * every key is well formed (field number not 0, wire type 0, 1, 2 or 5) and every value fits;
 //! * every complete `LEN` value is text (UTF-8 without control characters other than white space) or itself a
 //!   whole message, checked to a nesting depth of 4: arbitrary binary bytes are what a random payload would show;
+//! * the payload is not all printable text: keys of the first fields of a message are control bytes (`08`, `0a`,
+//!   `10`, `12`, ...), while a line of a text protocol (an FTP reply continuing with `" files larger..."`) can read
+//!   as a few fields of high numbers and text values;
 //! * the payload ends exactly at a field's end, or inside its last field (a message split across TCP segments, or
 //!   followed by bytes of the next), as long as what is there of it is well formed;
 //! * certain from four complete fields in one payload, or from two in each of three payloads of a direction (the
@@ -63,6 +66,12 @@ fn is_text(d: &[u8]) -> bool {
         s.chars()
             .all(|c| !c.is_control() || matches!(c, '\t' | '\r' | '\n'))
     })
+}
+
+/// Printable ASCII and white space only: a line of a text protocol.
+fn is_printable(d: &[u8]) -> bool {
+    d.iter()
+        .all(|&b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n'))
 }
 
 /// A `LEN` value as a field holds it: text or a nested message (whole, or up to the end of `d` when `partial`).
@@ -155,8 +164,10 @@ impl Detector for ProtobufDetector {
         FIRST
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
+        // The wire format first: most payloads fail on their first keys, before a scan of the whole for text.
         match read(ctx.data, 0) {
             None => Probe::NotForUs,
+            Some(_) if is_printable(ctx.data) => Probe::NotForUs,
             Some(f) if f.complete >= 4 || (f.complete >= 2 && ctx.dir_index >= 2) => Probe::Certain,
             Some(f) if f.complete == 0 && !f.truncated => Probe::NotForUs,
             Some(_) => Probe::Unsure,
@@ -281,6 +292,10 @@ mod tests {
         bin.extend(key(2, 0));
         bin.push(1);
         assert_eq!(probe_tcp(&bin), Probe::NotForUs);
+        // Text reads as fields of high numbers with text values, but is text: an FTP reply's continuation line.
+        let line = b" files larger then 250MB will be deleted after 5 days !!!\r\n";
+        assert!(read(line, 0).is_some());
+        assert_eq!(probe_tcp(line), Probe::NotForUs);
         // Text protocols fail on their first bytes.
         assert_eq!(probe_tcp(b"GET / HTTP/1.1\r\n\r\n"), Probe::NotForUs);
         assert_eq!(probe_tcp(b"SSH-2.0-OpenSSH_9.6\r\n"), Probe::NotForUs);
