@@ -74,7 +74,9 @@ impl Parser for InterfaceParser {
             out.application(name);
         }
         if let Some(co) = self.co.as_deref_mut() {
-            co.feed(dir == Direction::ToServer, data, &mut |call| out.dcerpc(call));
+            co.feed(dir == Direction::ToServer, data, &mut |call| {
+                out.dcerpc(call)
+            });
         }
     }
 

@@ -244,13 +244,22 @@ impl CoState {
             (BIND | ALTER_CONTEXT, true) if flags & FIRST_FRAG != 0 => self.offer(p, little),
             (BIND_ACK | ALTER_CONTEXT_RESP, false) => self.answer(p, little),
             (REQUEST, true) => {
-                let (Some(ctx_id), Some(opnum)) = (u16_at(p, 20, little), u16_at(p, 22, little)) else {
+                let (Some(ctx_id), Some(opnum)) = (u16_at(p, 20, little), u16_at(p, 22, little))
+                else {
                     self.malformed += 1;
                     return;
                 };
                 let start = if flags & OBJECT_UUID != 0 { 40 } else { 24 };
                 let stub = p.get(start..body_end.max(start)).unwrap_or(&[]);
-                self.fragment(true, call_id, Some((ctx_id, opnum)), flags, little, stub, out);
+                self.fragment(
+                    true,
+                    call_id,
+                    Some((ctx_id, opnum)),
+                    flags,
+                    little,
+                    stub,
+                    out,
+                );
             }
             (RESPONSE, false) => {
                 let stub = p.get(24..body_end.max(24)).unwrap_or(&[]);
@@ -270,7 +279,8 @@ impl CoState {
                 self.malformed += 1;
                 return;
             };
-            let (Some(uuid), Some(version)) = (uuid_at(p, at + 4, little), u16_at(p, at + 20, little))
+            let (Some(uuid), Some(version)) =
+                (uuid_at(p, at + 4, little), u16_at(p, at + 20, little))
             else {
                 self.malformed += 1;
                 return;
@@ -352,11 +362,7 @@ impl CoState {
         }
         call.open[si] = false;
         let ctx_id = call.ctx_id;
-        let iface = self
-            .contexts
-            .iter()
-            .find(|c| c.0 == ctx_id)
-            .map(|c| c.1);
+        let iface = self.contexts.iter().find(|c| c.0 == ctx_id).map(|c| c.1);
         let call = &self.calls[ci];
         out(&DcerpcCall {
             tx_id: call.tx_id,
@@ -381,7 +387,8 @@ mod tests {
     use super::*;
 
     const SVCCTL: [u8; 16] = [
-        0x36, 0x7a, 0xbb, 0x81, 0x98, 0x44, 0x35, 0xf1, 0xad, 0x32, 0x98, 0xf0, 0x38, 0x00, 0x10, 0x03,
+        0x36, 0x7a, 0xbb, 0x81, 0x98, 0x44, 0x35, 0xf1, 0xad, 0x32, 0x98, 0xf0, 0x38, 0x00, 0x10,
+        0x03,
     ];
 
     fn header(ptype: u8, flags: u8, len: usize, call_id: u32) -> Vec<u8> {
@@ -448,7 +455,14 @@ mod tests {
 
     fn run(st: &mut CoState, to_server: bool, d: &[u8], seen: &mut Seen) {
         st.feed(to_server, d, &mut |c| {
-            seen.push((c.tx_id, c.to_server, c.iface, c.opnum, c.first_frag, c.stub.to_vec()))
+            seen.push((
+                c.tx_id,
+                c.to_server,
+                c.iface,
+                c.opnum,
+                c.first_frag,
+                c.stub.to_vec(),
+            ))
         });
     }
 
