@@ -36,3 +36,79 @@ fn one_http_stream() {
     );
     assert_eq!(e.table().len(), 0);
 }
+
+/// The application beside the master protocol and what named it, on real captures: a TLS certificate where the
+/// client sent no SNI (Waze's `*.waze.com`), the owner of a STUN relay's address (Meta's, for a WhatsApp call), and
+/// no address owner for a flow whose host name names no listed service (HTTP to an AWS address with the host
+/// `setting.rayjump.com`: another tenant of the cloud, not Amazon).
+#[test]
+fn applications_by_evidence() {
+    use flowbundle_inspect::ApplicationEvidence;
+    use std::net::IpAddr;
+
+    let flows = |name: &str| {
+        let p = flowbundle_testsupport::data(&format!("ndpi/pcap/{name}"))?;
+        let mut e = engine();
+        let f = run_serial(&mut e, &[p]);
+        Some(
+            f.events
+                .iter()
+                .filter_map(|ev| match &ev.kind {
+                    EventKind::Flow(r) => {
+                        let (a, b, _, _) = ev.key.endpoints(flowbundle_decode::KeySide::Forward);
+                        Some(([a, b], (**r).clone()))
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+        )
+    };
+    let to = |s: &str| -> IpAddr { s.parse().unwrap() };
+
+    let Some(waze) = flows("waze.pcap") else {
+        return;
+    };
+    let cert: Vec<_> = waze
+        .iter()
+        .filter(|(ips, _)| ips.contains(&to("176.34.103.105")))
+        .collect();
+    assert!(!cert.is_empty());
+    for (_, r) in &cert {
+        assert_eq!(r.app, AppLabel::Proto(AppProto::Tls));
+        assert_eq!(
+            (r.application, r.application_evidence),
+            (Some("Waze"), Some(ApplicationEvidence::Certificate))
+        );
+    }
+
+    let Some(call) = flows("stun_wa_call.pcapng") else {
+        return;
+    };
+    let relay: Vec<_> = call
+        .iter()
+        .filter(|(ips, r)| {
+            ips.contains(&to("157.240.195.48")) && r.app == AppLabel::Proto(AppProto::Stun)
+        })
+        .collect();
+    assert!(!relay.is_empty());
+    for (_, r) in &relay {
+        assert_eq!(
+            (r.application, r.application_evidence),
+            (Some("WhatsAppCall"), Some(ApplicationEvidence::IpOwner))
+        );
+    }
+
+    let Some(kxun) = flows("1kxun.pcap") else {
+        return;
+    };
+    let tenant: Vec<_> = kxun
+        .iter()
+        .filter(|(ips, r)| {
+            ips.contains(&to("18.64.103.30")) && r.app == AppLabel::Proto(AppProto::Http)
+        })
+        .collect();
+    assert!(!tenant.is_empty());
+    for (_, r) in &tenant {
+        assert_eq!((r.application, r.application_evidence), (None, None));
+    }
+}
