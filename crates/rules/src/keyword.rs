@@ -455,6 +455,8 @@ mod tests {
                         let sided = [
                             (Buffer::DcerpcHeader, "dcerpc.iface"),
                             (Buffer::Krb5MsgType, "krb5_msg_type"),
+                            (Buffer::HttpHeader, "http.header"),
+                            (Buffer::HttpRawHeader, "http.header.raw"),
                             (Buffer::HttpRequestHeader, "http.header"),
                             (Buffer::HttpResponseHeader, "http.header"),
                             (Buffer::HttpRequestRawHeader, "http.header.raw"),

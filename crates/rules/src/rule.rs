@@ -356,6 +356,12 @@ buffers! {
     DcerpcStubData,
     /// A Kerberos message's type (one byte: its application tag number), as `krb5_msg_type` reads it.
     Krb5MsgType,
+    /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
+    /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
+    /// [`Buffer::HttpResponseHeader`] each.
+    HttpHeader,
+    /// `http.header.raw` likewise: the request's and the response's header blocks as sent.
+    HttpRawHeader,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -394,7 +400,9 @@ impl Buffer {
             | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
-            | DcerpcHeader | DcerpcStubData | Krb5MsgType => Side::Either,
+            | DcerpcHeader | DcerpcStubData | Krb5MsgType | HttpHeader | HttpRawHeader => {
+                Side::Either
+            }
             _ => Side::Request,
         }
     }
@@ -452,6 +460,8 @@ impl Buffer {
             HttpStatCode => "http.stat_code",
             HttpResponseHeader => "http.header (response)",
             HttpResponseRawHeader => "http.header.raw (response)",
+            HttpHeader => "http.header (either side)",
+            HttpRawHeader => "http.header.raw (either side)",
             HttpResponseBody => "http.response_body",
             HttpRequestLine => "http.request_line",
             HttpResponseLine => "http.response_line",
@@ -1845,12 +1855,19 @@ impl Builder {
                     )
                 };
                 // Otherwise the buffers decide; `file_data` alone means the response body (Snort's meaning,
-                // and what Suricata inspects for a server's file), `http.header` alone the request.
+                // and what Suricata inspects for a server's file).
                 fixed(Side::Response)
                     || (!fixed(Side::Request)
                         && self.items.iter().any(|(b, _)| *b == PBuf::FileData))
             }
         };
+        // `http.header` (raw or not) with nothing that picks a side: Suricata inspects the request's and the
+        // response's headers.
+        let either_side = self.flow_dir == FlowDir::Any
+            && !self.items.iter().any(|(b, _)| {
+                *b == PBuf::FileData
+                    || matches!(b, PBuf::Fixed(x) if x.is_http() && x.side() != Side::Either)
+            });
         let mut groups: Vec<Group> = Vec::new();
         // Where the last `base64_decode` went (group, item): the `base64_data` items after it go inside it.
         let mut base64_at: Option<(usize, usize)> = None;
@@ -1874,6 +1891,8 @@ impl Builder {
             let is_base64 = matches!(item, Item::Base64(_));
             let buffer = match pb {
                 PBuf::Fixed(b) => b,
+                PBuf::Header if either_side => Buffer::HttpHeader,
+                PBuf::RawHeader if either_side => Buffer::HttpRawHeader,
                 PBuf::Header if response_side => Buffer::HttpResponseHeader,
                 PBuf::Header => Buffer::HttpRequestHeader,
                 PBuf::RawHeader if response_side => Buffer::HttpResponseRawHeader,
@@ -2166,6 +2185,21 @@ mod tests {
             assert_eq!(r.groups.len(), 1);
             assert_eq!(r.groups[0].buffer, super::Buffer::Krb5MsgType);
         }
+    }
+
+    #[test]
+    fn http_header_without_a_side_inspects_both() {
+        use super::Buffer as B;
+        let text = "alert http any any -> any any (http.header; content:\"Server: \"; sid:1;)\n\
+                    alert http any any -> any any (flow:to_server; http.header; content:\"a\"; sid:2;)\n\
+                    alert http any any -> any any (http.stat_code; content:\"200\"; http.header; content:\"a\"; sid:3;)\n\
+                    alert http any any -> any any (http.header.raw; content:\"a\"; sid:4;)\n";
+        let (set, _) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let last = |i: usize| set.rules()[i].groups.last().map(|g| g.buffer);
+        assert_eq!(last(0), Some(B::HttpHeader));
+        assert_eq!(last(1), Some(B::HttpRequestHeader));
+        assert_eq!(last(2), Some(B::HttpResponseHeader));
+        assert_eq!(last(3), Some(B::HttpRawHeader));
     }
 
     #[test]

@@ -1658,9 +1658,14 @@ impl RuleSet {
             HttpBuffer::UserAgent => scan(sc, flow, Buffer::HttpUserAgent, data),
             HttpBuffer::RequestHeaders => {
                 scan(sc, flow, Buffer::HttpRequestRawHeader, data);
-                if wants(Buffer::HttpRequestHeader) || wants(Buffer::HttpCookie) {
+                scan(sc, flow, Buffer::HttpRawHeader, data);
+                if wants(Buffer::HttpRequestHeader)
+                    || wants(Buffer::HttpCookie)
+                    || wants(Buffer::HttpHeader)
+                {
                     crate::http::split_headers(data, b"cookie", &mut norm, &mut cookie);
                     scan(sc, flow, Buffer::HttpRequestHeader, &norm);
+                    scan(sc, flow, Buffer::HttpHeader, &norm);
                     if !cookie.is_empty() {
                         scan(sc, flow, Buffer::HttpCookie, &cookie);
                     }
@@ -1691,9 +1696,14 @@ impl RuleSet {
             HttpBuffer::StatusCode => scan(sc, flow, Buffer::HttpStatCode, data),
             HttpBuffer::ResponseHeaders => {
                 scan(sc, flow, Buffer::HttpResponseRawHeader, data);
-                if wants(Buffer::HttpResponseHeader) || wants(Buffer::HttpCookie) {
+                scan(sc, flow, Buffer::HttpRawHeader, data);
+                if wants(Buffer::HttpResponseHeader)
+                    || wants(Buffer::HttpCookie)
+                    || wants(Buffer::HttpHeader)
+                {
                     crate::http::split_headers(data, b"set-cookie", &mut norm, &mut cookie);
                     scan(sc, flow, Buffer::HttpResponseHeader, &norm);
+                    scan(sc, flow, Buffer::HttpHeader, &norm);
                     if !cookie.is_empty() {
                         scan(sc, flow, Buffer::HttpCookie, &cookie);
                     }
