@@ -793,6 +793,22 @@ fn pd_first(dirs: &mut [Option<Box<DirState>>; 2], d: usize, r: u32, payload: &[
     }
 }
 
+/// Whether a rule tests only the TLS state (`ssl_state`, `ssl_version`: one payload group of such conditions). Such
+/// a rule is about the flow's TLS session, which Suricata inspects as one transaction per direction: it alerts once
+/// per flow direction, not on every packet that carries a TLS record.
+fn tls_state_only(rule: &Rule) -> bool {
+    matches!(rule.groups.as_slice(), [g] if g.buffer == Buffer::Payload
+        && !g.items.is_empty()
+        && g.items.iter().all(|i| matches!(i, Item::Tls(_))))
+}
+
+/// Whether rule `r` already fired in direction `d` ([`pd_first`] records it).
+fn fired_in(dirs: &[Option<Box<DirState>>; 2], d: usize, r: u32) -> bool {
+    dirs.get(d)
+        .and_then(|s| s.as_deref())
+        .is_some_and(|st| st.fired.binary_search(&r).is_ok())
+}
+
 /// Length of the content a group's fast pattern belongs to.
 fn fp_content_len(g: &Group, gi: &GroupInfo) -> u64 {
     match gi.fp.and_then(|i| g.items.get(i)) {
@@ -1464,13 +1480,21 @@ impl RuleSet {
                     let cond = self.has_condition(t.rule);
                     deferred |= cond;
                     if cond == second {
+                        // A rule of TLS state conditions alone matches once per flow direction.
+                        let once = self.rules.get(t.rule as usize).is_some_and(tls_state_only);
+                        if once && fired_in(dirs, d, t.rule) {
+                            continue;
+                        }
                         let c = Cand {
                             t,
                             hit_end: (end != usize::MAX).then_some(end),
                             source: AlertSource::Packet,
                         };
                         let t0 = sc.prof_now();
-                        self.buffer_candidate(sc, ctx, c, payload, bits, None, sink);
+                        let hit = self.buffer_candidate(sc, ctx, c, payload, bits, None, sink);
+                        if once && hit {
+                            pd_first(dirs, d, t.rule, payload);
+                        }
                         sc.prof_check(t0, t.rule, point, Some(ports.base + ti), d);
                     }
                 }

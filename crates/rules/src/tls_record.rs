@@ -12,9 +12,10 @@
 //! A list (`client_hello,server_hello` or `client_hello|server_hello`) matches when any entry does; `!name` matches
 //! when that state or version is absent (a version test needs a record: without one, `!tls1.0` does not match).
 //!
-//! Where this differs from Suricata: Suricata reads the flow's TLS state, so a rule with only these keywords alerts
-//! once per transaction and direction (suricata-verify `ssl_version_negated`: 12 alerts over 6 flows); here it
-//! alerts on each packet whose records show the state or version.
+//! Suricata reads the flow's TLS state, so a rule with only these keywords alerts once per transaction and
+//! direction (suricata-verify `ssl_version_negated`: 12 alerts over 6 flows); here such a rule alerts on the first
+//! packet of each flow direction whose records show the state or version, and not again in that direction (the
+//! scanner remembers it as fired there). A rule that also has content still matches per packet.
 
 /// Handshake states, as bits.
 pub const CLIENT_HELLO: u8 = 1;

@@ -397,6 +397,21 @@ alert tcp any any -> any any (ssl_state:!client_hello; ssl_version:tls1.2; sid:3
     );
     // None of them inspects the stream.
     assert!(stream(&rs, &[&sh]).is_empty());
+    // A rule of state conditions alone (sid 3) alerts once per flow direction, as a TLS transaction would; the
+    // rule with content (sid 2) on every packet that matches.
+    let mut flow = FlowMatchState::default();
+    let mut sc = rs.scanner();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    for dir in [
+        Direction::ToClient,
+        Direction::ToClient,
+        Direction::ToServer,
+    ] {
+        rs.scan_packet(&mut sc, &mut flow, &ctx(dir), &sh, &mut out);
+    }
+    let mut sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    sids.sort();
+    assert_eq!(sids, vec![2, 2, 2, 3, 3]);
 }
 
 #[test]
