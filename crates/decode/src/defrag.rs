@@ -725,4 +725,57 @@ mod tests {
         assert_eq!(overlap(&ranges, &data, 4, &[2u8; 4]), (true, true));
         assert_eq!(overlap(&ranges, &data, 8, &[2u8; 4]), (false, false));
     }
+
+    /// An IPv6 fragment (raw IP) of datagram 7 at byte `offset` carrying `data`.
+    fn v6_frag(offset: u16, more: bool, data: &[u8]) -> Vec<u8> {
+        let mut p = vec![0x60, 0, 0, 0];
+        p.extend_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+        p.extend_from_slice(&[44, 64]);
+        p.extend_from_slice(&[0; 15]);
+        p.push(1);
+        p.extend_from_slice(&[0; 15]);
+        p.push(2);
+        p.extend_from_slice(&[58, 0]);
+        p.extend_from_slice(&(offset | u16::from(more)).to_be_bytes());
+        p.extend_from_slice(&[0, 0, 0, 7]);
+        p.extend_from_slice(data);
+        p
+    }
+
+    fn push_events(df: &mut Defragmenter, pkt: &[u8]) -> Vec<&'static str> {
+        let d = crate::decode_bytes(
+            flowbundle_ingest::LinkType::RAW,
+            pkt,
+            &crate::DecodeOptions::default(),
+        );
+        let mut ev = DecodeEvents::default();
+        let _ = df.push_noting(&d, 1, &mut ev);
+        ev.iter().map(|e| e.name()).collect()
+    }
+
+    #[test]
+    fn fragment_events_as_suricata_names_them() {
+        let mut df = Defragmenter::new(DefragConfig::default());
+        assert!(push_events(&mut df, &v6_frag(0, true, &[1; 16])).is_empty());
+        // Overlapping the first fragment's bytes.
+        assert_eq!(
+            push_events(&mut df, &v6_frag(8, true, &[2; 16])),
+            ["ipv6.frag_overlap"]
+        );
+        // A last fragment that starts inside held data, ending before it: overlap noted before the ends conflict.
+        assert_eq!(
+            push_events(&mut df, &v6_frag(8, false, &[3; 1])),
+            ["ipv6.frag_overlap"]
+        );
+        // More fragments to come with a length that is no multiple of 8.
+        assert_eq!(
+            push_events(&mut df, &v6_frag(64, true, &[4; 12])),
+            ["ipv6.frag_invalid_length"]
+        );
+        // Beyond 65,535 bytes.
+        assert_eq!(
+            push_events(&mut df, &v6_frag(65_528, true, &[5; 16])),
+            ["ipv6.frag_pkt_too_large"]
+        );
+    }
 }
