@@ -262,6 +262,7 @@ impl Defragmenter {
     /// with data already held (`ipv4.frag_overlap`, `ipv6.frag_overlap`), a datagram that would exceed 65,535 bytes
     /// (`*.frag_pkt_too_large`), an IPv6 fragment with more to come whose length is not a multiple of 8
     /// (`ipv6.frag_invalid_length`).
+    #[inline]
     pub fn push_noting(
         &mut self,
         d: &Decoded<'_>,

@@ -167,8 +167,8 @@ impl DecodeEvent {
             .find(|e| e.name().eq_ignore_ascii_case(name))
     }
 
-    fn bit(self) -> u128 {
-        1u128 << (self as u8)
+    fn bit(self) -> u64 {
+        1u64 << (self as u8)
     }
 }
 
@@ -178,12 +178,13 @@ impl core::fmt::Display for DecodeEvent {
     }
 }
 
-// The set is one `u128`.
-const _: () = assert!(DecodeEvent::COUNT <= 128);
+// The set is one `u64` (8 bytes in every decoded packet; a `u128` would align `Decoded` to 16 and cost copies):
+// widen it to two words when the list outgrows it.
+const _: () = assert!(DecodeEvent::COUNT <= 64);
 
-/// A set of [`DecodeEvent`]s: one bit each. `Copy`, 16 bytes, no allocation.
+/// A set of [`DecodeEvent`]s: one bit each. `Copy`, 8 bytes, no allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct DecodeEvents(u128);
+pub struct DecodeEvents(u64);
 
 impl DecodeEvents {
     pub const EMPTY: DecodeEvents = DecodeEvents(0);
