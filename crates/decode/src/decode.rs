@@ -17,6 +17,13 @@
 //! payload: the IPv4 total length / IPv6 payload length bound everything above L3. A datagram longer than what
 //! was captured is still `Decoded`, with `payload_truncated` set.
 //!
+//! ## Anomalies
+//! Besides its outcome, a packet carries the anomalies met on the way as Suricata's decoder events name them
+//! ([`Decoded::events`], one bit each: `ipv6.exthdr_useless_fh`, `tcp.opt_duplicate`, ...), for the rules'
+//! `decode-event` keyword and the `decoder.event.*` counters; the defragmenter adds its own
+//! ([`crate::Defragmenter::push_noting`]). An IPv6 atomic fragment (offset 0, no more fragments) is decoded as a whole
+//! packet, as RFC 6946 and Suricata have it.
+//!
 //! ## Tunnels
 //! With [`DecodeOptions::decap_tunnels`], GRE (IPv4, IPv6, transparent Ethernet, ERSPAN II/III, PPTP's PPP), IP-in-IP
 //! (4in4, 6in4, 4in6, 6in6), VXLAN, GTP-U G-PDUs and CAPWAP data (IP in 802.11 data frames, or 802.3 frames) are

@@ -40,7 +40,7 @@
 //! to_lowercase to_uppercase strip_whitespace compress_whitespace url_decode to_md5 xor from_base64 pcrexform` (see
 //! [`transform`]); `flow`
 //! (direction, established state, `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto fragbits
-//! flags window seq ack itype icode icmp_id icmp_seq`); `threshold` and `detection_filter` ([`threshold`], applied
+//! flags window seq ack itype icode icmp_id icmp_seq`, and `decode-event` on the decoder's anomalies); `threshold` and `detection_filter` ([`threshold`], applied
 //! by the engine where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset noalert`, names
 //! joined by `|` or `&`) and `noalert`; `app-layer-protocol`; sticky buffers ([`Buffer`]): HTTP in full
 //! (`http.uri`, `http.uri.raw`, `http.method`, `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`,
