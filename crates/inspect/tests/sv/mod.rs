@@ -25,7 +25,11 @@
 //!    Suricata's inline stream mode does) and `threshold-file` are honoured, and everything else
 //!    (`--set stream.reassembly.depth`, app-layer settings, `--engine-analysis`, ...) excludes the test, named;
 //!    like suricata-verify's runner, a folder whose name contains `ips` runs with `--simulate-ips`;
-//! 4. the folder's `suricata.yaml` (the override config): the same rule, per dotted key;
+//! 4. the folder's `suricata.yaml` (the override config): the same rule, per dotted key. Honoured besides: the
+//!    `action-order` list ([`EngineConfig::action_order`]), `detect.prefilter.default` (which prefilter Suricata
+//!    builds, never which rules match), `decoder.recursion-level.use-for-tracking: false` (how the engine keys
+//!    tunnelled flows anyway), an exception policy set to `ignore` (the engine's only behaviour) and an
+//!    X-Forwarded-For block that is switched off;
 //! 5. one pcap: `pcap:` from `test.yaml`, else the folder's single `*.pcap`/`*.pcapng`;
 //! 6. the rules, found as the runner finds them ([`rule_file`]): the folder's single `*.rules` file must load
 //!    completely ([`LoadOptions::strict`] semantics: any skipped rule excludes the test under the rules crate's skip
