@@ -56,14 +56,16 @@
 mod crew;
 mod park;
 mod runtime;
+mod staged;
 mod stream;
 mod workload;
 
 pub use crew::Crew;
-pub use flowbundle_types::{BundleToken, Outcome, Workload};
+pub use flowbundle_types::{BundleToken, Outcome, StagedWorkload, Workload};
 pub use runtime::{
     DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, RELEASE_TICK_NS, Records,
     RunConfig, RunError, RunReport, Status, WorkerReport, run,
 };
+pub use staged::{GroupReport, StagedReport, run_stream_staged};
 pub use stream::{Feed, StreamConfig, run_stream};
 pub use workload::{Cost, Null, Synthetic, spin_rate};

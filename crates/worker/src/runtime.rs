@@ -259,6 +259,14 @@ impl Shared {
         self.base.elapsed().as_nanos() as u64
     }
 
+    /// Worker `w` finished a packet (what the dispatcher's back-off waits for).
+    #[inline]
+    pub(crate) fn completed_one(&self, w: usize) {
+        if let Some(c) = self.completed.get(w) {
+            c.fetch_add(1, Release);
+        }
+    }
+
     fn outstanding(&self, dispatched: u64) -> u64 {
         let done: u64 = self.completed.iter().map(|c| c.load(Acquire)).sum();
         dispatched.saturating_sub(done)
@@ -679,8 +687,8 @@ impl Backoff {
 }
 
 /// Spins before yielding, and yields before parking, when a worker finds nothing.
-const IDLE_SPINS: u32 = 64;
-const IDLE_YIELDS: u32 = 4;
+pub(crate) const IDLE_SPINS: u32 = 64;
+pub(crate) const IDLE_YIELDS: u32 = 4;
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn worker_loop<W: Workload + ?Sized>(

@@ -1,0 +1,367 @@
+//! The staged streaming run: a packet's work cut into stages ([`StagedWorkload`]), each run by a group of workers
+//! of its own under its own instance of the policy, for the execution models beyond run-to-completion (a software
+//! pipeline, MultiLayer Processing).
+//!
+//! The reader dispatches into stage 0's group, as [`run_stream`](crate::run_stream) does. A worker of group `g`
+//! takes a packet from its group's policy (`next`), runs stage `g` on it holding its bundle in that group, and, when
+//! the packet needs a later stage `h`, dispatches it into group `h`'s policy *before* calling `done` in its own:
+//! a bundle's next packet cannot start stage `g` before this one is queued in group `h`, so each group receives a
+//! bundle's packets in the first group's order, and the policy (one that keeps flow order) keeps it. A full queue in
+//! group `h` makes the worker back off (yield, then sleep from 5 µs), holding its packet and bundle, exactly as the
+//! reader backs off when group 0 is full: that wait is the model's contention, counted per group. Groups only hand
+//! packets forward, so the waits cannot form a cycle.
+//!
+//! A group ends when everything upstream has ended (the reader for group 0; the reader and every worker of the
+//! groups before it for the others) and its policy has nothing left for its workers: no packet can reach it any
+//! more (see `run` for why a policy with nothing for a worker has nothing for it later).
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
+use std::thread::Thread;
+use std::time::Duration;
+
+use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
+use flowbundle_types::{BundleToken, Outcome, StagedWorkload};
+
+use crate::runtime::{
+    DispatchReport, IDLE_SPINS, IDLE_YIELDS, Pinning, Shared, WorkerReport, dispatch_raw, pin_to,
+    plan_pinning, tighten_timer_slack,
+};
+use crate::stream::StreamConfig;
+
+/// One group's side of a staged run.
+#[derive(Clone, Debug, Default)]
+pub struct GroupReport {
+    /// The group's workers' reports, in worker order (their cores, when pinned).
+    pub workers: Vec<WorkerReport>,
+    /// Packets handed to this group by the groups before it (not counting the reader's).
+    pub received: u64,
+    /// Refusals met handing packets to this group (its queue was full), and the time workers of earlier groups spent
+    /// waiting for a place, ns.
+    pub refused: u64,
+    pub blocked_ns: u64,
+    /// The group's policy's counters.
+    pub sched: flowbundle_scheduler::SchedStats,
+}
+
+/// Everything a staged run measured.
+#[derive(Debug)]
+pub struct StagedReport<L> {
+    /// From the start to the last worker's last packet.
+    pub elapsed_ns: u64,
+    pub dispatcher: DispatchReport,
+    pub groups: Vec<GroupReport>,
+    /// Each group's workers' local states, group by group.
+    pub locals: Vec<Vec<L>>,
+    /// Packets dispatched but never processed by stage 0's group: 0 unless a policy breaks its contract.
+    pub lost: u64,
+    pub pinning: Pinning,
+}
+
+/// Per group: its shared state, policy and threads.
+struct Group<'a> {
+    sched: &'a dyn Scheduler,
+    shared: Shared,
+    /// Threads (the reader, the earlier groups' workers) that can still hand packets to this group.
+    upstream: AtomicUsize,
+    received: AtomicU64,
+    refused: AtomicU64,
+    blocked_ns: AtomicU64,
+}
+
+/// Runs the descriptors `feed` produces through the stages of `workload`, stage `s` on `scheds[s].workers()`
+/// workers of its own (see the module documentation). The calling thread runs `collect` as in
+/// [`run_stream`](crate::run_stream). Every policy must keep flow order and claim in `next` (the staged models rely
+/// on a group receiving a bundle's packets in order); `scheds` has one policy per stage.
+pub fn run_stream_staged<W, F>(
+    scheds: &[&dyn Scheduler],
+    workload: &W,
+    feed: F,
+    collect: &mut dyn FnMut(bool),
+    cfg: &StreamConfig,
+) -> (StagedReport<W::Local>, F)
+where
+    W: StagedWorkload + ?Sized,
+    F: FnMut() -> Option<Desc> + Send,
+{
+    assert_eq!(
+        scheds.len(),
+        workload.stages(),
+        "one policy per stage of the workload"
+    );
+    let sizes: Vec<usize> = scheds.iter().map(|s| s.workers().max(1)).collect();
+    let total: usize = sizes.iter().sum();
+    let groups: Vec<Group<'_>> = scheds
+        .iter()
+        .enumerate()
+        .map(|(g, &sched)| Group {
+            sched,
+            shared: Shared::new(sizes[g], 0),
+            upstream: AtomicUsize::new(1 + sizes[..g].iter().sum::<usize>()),
+            received: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            blocked_ns: AtomicU64::new(0),
+        })
+        .collect();
+    let pinning = plan_pinning(cfg.pin, total);
+    let barrier = Barrier::new(total + 1);
+    // Worker `k` of all groups together (pinning order): group g's worker w is `offset[g] + w`.
+    let offset: Vec<usize> = sizes
+        .iter()
+        .scan(0, |at, &n| {
+            let o = *at;
+            *at += n;
+            Some(o)
+        })
+        .collect();
+    // The workers' threads, known once they are spawned: set before the start barrier lets anyone read them.
+    let threads_cell: std::sync::OnceLock<Vec<Vec<Thread>>> = std::sync::OnceLock::new();
+    let (dispatch, results) = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(sizes.len());
+        let threads_ref = &threads_cell;
+        let groups_ref = &groups;
+        for (g, &n) in sizes.iter().enumerate() {
+            let hs: Vec<_> = (0..n)
+                .map(|w| {
+                    let barrier = &barrier;
+                    let core = pinning.core_of(offset[g] + w + 1);
+                    std::thread::Builder::new()
+                        .name(format!("stage{g}-worker-{w}"))
+                        .spawn_scoped(scope, move || {
+                            staged_worker(g, w, groups_ref, workload, threads_ref, barrier, core)
+                        })
+                        .expect("spawning a worker thread")
+                })
+                .collect();
+            handles.push(hs);
+        }
+        let threads: Vec<Vec<Thread>> = handles
+            .iter()
+            .map(|hs| hs.iter().map(|h| h.thread().clone()).collect())
+            .collect();
+        let _ = threads_cell.set(threads);
+        let (barrier_ref, core) = (&barrier, pinning.core_of(0));
+        let reader = std::thread::Builder::new()
+            .name("reader".into())
+            .spawn_scoped(scope, move || {
+                reader_loop(groups_ref, feed, barrier_ref, threads_ref, core)
+            })
+            .expect("spawning the reader thread");
+        while !handles.iter().flatten().all(|h| h.is_finished()) {
+            collect(false);
+            std::thread::park_timeout(cfg.collect_every);
+        }
+        let dispatch = reader
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let results: Vec<Vec<(WorkerReport, W::Local)>> = handles
+            .into_iter()
+            .map(|hs| {
+                hs.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+            .collect();
+        (dispatch, results)
+    });
+    collect(true);
+    let (start_ns, disp, feed) = dispatch;
+    let mut last = disp.end_ns;
+    let mut reports = Vec::with_capacity(groups.len());
+    let mut locals = Vec::with_capacity(groups.len());
+    let mut first_group_processed = 0;
+    for (g, (res, group)) in results.into_iter().zip(&groups).enumerate() {
+        let mut workers = Vec::new();
+        let mut ls = Vec::new();
+        for (w, (r, l)) in res.into_iter().enumerate() {
+            last = last.max(r.last_end_ns);
+            workers.push(WorkerReport {
+                core: pinning.core_of(offset[g] + w + 1),
+                ..r
+            });
+            ls.push(l);
+        }
+        if g == 0 {
+            first_group_processed = workers.iter().map(|w| w.packets).sum();
+        }
+        reports.push(GroupReport {
+            workers,
+            received: group.received.load(Relaxed),
+            refused: group.refused.load(Relaxed),
+            blocked_ns: group.blocked_ns.load(Relaxed),
+            sched: group.sched.stats(),
+        });
+        locals.push(ls);
+    }
+    let report = StagedReport {
+        elapsed_ns: last.saturating_sub(start_ns),
+        lost: disp.dispatched.saturating_sub(first_group_processed),
+        dispatcher: disp,
+        groups: reports,
+        locals,
+        pinning,
+    };
+    (report, feed)
+}
+
+/// Marks one upstream thread of every group after `g` (the reader counts as upstream of all) as gone, waking a
+/// group's workers when its last upstream thread leaves.
+fn leave_upstream(groups: &[Group<'_>], from: usize, threads: &[Vec<Thread>]) {
+    for (h, grp) in groups.iter().enumerate().skip(from) {
+        if grp.upstream.fetch_sub(1, AcqRel) == 1 {
+            grp.shared.finished.store(true, Release);
+            if let Some(t) = threads.get(h) {
+                grp.shared.sleepers.wake_all(t);
+            }
+        }
+    }
+}
+
+fn reader_loop<F: FnMut() -> Option<Desc> + Send>(
+    groups: &[Group<'_>],
+    mut feed: F,
+    barrier: &Barrier,
+    threads: &std::sync::OnceLock<Vec<Vec<Thread>>>,
+    core: Option<usize>,
+) -> (u64, DispatchReport, F) {
+    pin_to(core);
+    tighten_timer_slack();
+    let mut report = DispatchReport::default();
+    barrier.wait();
+    let threads = threads.get().map_or(&[][..], Vec::as_slice);
+    let g0 = &groups[0];
+    let t0 = threads.first().map_or(&[][..], Vec::as_slice);
+    let start = g0.shared.now();
+    while let Some(d) = feed() {
+        dispatch_raw(g0.sched, d, &g0.shared, t0, &mut report);
+    }
+    report.end_ns = g0.shared.now();
+    leave_upstream(groups, 0, threads);
+    (start, report, feed)
+}
+
+/// Now, on the run's one clock (group 0's base instant), ns.
+fn clock(groups: &[Group<'_>]) -> u64 {
+    groups[0].shared.now()
+}
+
+/// Hands `d` to group `h`, backing off while its policy refuses (see the module documentation).
+fn hand_over(groups: &[Group<'_>], h: usize, d: Desc, threads: &[Vec<Thread>]) {
+    let grp = &groups[h];
+    let t = threads.get(h).map_or(&[][..], Vec::as_slice);
+    let mut tries = 0u32;
+    let mut since = None;
+    loop {
+        match grp.sched.dispatch(d) {
+            Ok(p) => {
+                grp.shared.sleepers.wake(p, t);
+                grp.received.fetch_add(1, Relaxed);
+                if let Some(s) = since {
+                    grp.blocked_ns
+                        .fetch_add(clock(groups).saturating_sub(s), Relaxed);
+                }
+                return;
+            }
+            Err(_) => {
+                grp.refused.fetch_add(1, Relaxed);
+                since.get_or_insert_with(|| clock(groups));
+                grp.shared.sleepers.wake_all_if_any(t);
+                tries += 1;
+                if tries <= 3 {
+                    std::thread::yield_now();
+                } else {
+                    let us = 5u64 << (tries - 4).min(6);
+                    std::thread::sleep(Duration::from_micros(us));
+                }
+            }
+        }
+    }
+}
+
+fn staged_worker<W: StagedWorkload + ?Sized>(
+    g: usize,
+    w: WorkerId,
+    groups: &[Group<'_>],
+    workload: &W,
+    threads: &std::sync::OnceLock<Vec<Vec<Thread>>>,
+    barrier: &Barrier,
+    core: Option<usize>,
+) -> (WorkerReport, W::Local) {
+    pin_to(core);
+    let grp = &groups[g];
+    let sched = grp.sched;
+    let shared = &grp.shared;
+    let mut local = workload.local(g, w);
+    let mut report = WorkerReport::default();
+    let mut idle = 0u32;
+    let mut pending: Option<Desc> = None;
+    barrier.wait();
+    let threads = threads.get().map_or(&[][..], Vec::as_slice);
+    let mut idle_since = Some(clock(groups));
+    loop {
+        let finished = shared.finished.load(Acquire);
+        if let Some(d) = pending.take().or_else(|| sched.next(w)) {
+            let start = clock(groups);
+            if let Some(t) = idle_since.take() {
+                report.idle_ns += start.saturating_sub(t);
+            }
+            // Staged groups claim in `next` (the caller's promise): the claim holds.
+            let _ = sched.claim(w, &d);
+            let (outcome, next) = {
+                // SAFETY: between `next` (the claim) and `done`, the group's policy gives this worker the packet's
+                // bundle alone in this group; the token is gone before `done`.
+                let mut held = unsafe { BundleToken::assume_held(sched.bundle(&d)) };
+                workload.process_stage(g, &mut local, d, &mut held)
+            };
+            if outcome == Outcome::Classified {
+                sched.classified(w, &d);
+            }
+            let end = clock(groups);
+            if let Some(h) = next.filter(|&h| h > g && h < groups.len()) {
+                hand_over(groups, h, d, threads);
+            }
+            sched.done(w, d);
+            shared.completed_one(w);
+            report.packets += 1;
+            report.busy_ns += end - start;
+            report.last_end_ns = clock(groups);
+            idle = 0;
+            continue;
+        }
+        if finished {
+            break;
+        }
+        if idle_since.is_none() {
+            idle_since = Some(clock(groups));
+        }
+        idle += 1;
+        if idle <= IDLE_SPINS {
+            std::hint::spin_loop();
+        } else if idle <= IDLE_SPINS + IDLE_YIELDS {
+            std::thread::yield_now();
+        } else {
+            shared.sleepers.announce(w);
+            if shared.finished.load(Acquire) {
+                shared.sleepers.withdraw(w);
+                continue;
+            }
+            match sched.next(w) {
+                Some(d) => {
+                    shared.sleepers.withdraw(w);
+                    pending = Some(d);
+                }
+                None => {
+                    shared.sleepers.park(w);
+                    report.parks += 1;
+                    idle = IDLE_SPINS;
+                }
+            }
+        }
+    }
+    if let Some(since) = idle_since {
+        report.idle_ns += clock(groups).saturating_sub(since);
+    }
+    // This worker hands nothing to the later groups any more.
+    leave_upstream(groups, g + 1, threads);
+    (report, local)
+}
