@@ -1,7 +1,8 @@
 //! `flowbundle inspect --threads 2` (the streaming runtime) against `--threads 1` (the single-threaded loop) on real
-//! captures with content rules and L7-filter signatures, under every scheduler: the EVE output must be the same
-//! lines after sorting, and each flow's events must come in the same order without sorting (packet order).
-//! Skips when the shared captures are absent (fails under `FLOWBUNDLE_REQUIRE_DATA=1`).
+//! captures with content rules and L7-filter signatures, under every scheduler and every execution model
+//! (`--exec rtc|pipeline|multilayer`): the EVE output must be the same lines after sorting, and each flow's events
+//! must come in the same order without sorting (packet order). Skips when the shared captures are absent (fails
+//! under `FLOWBUNDLE_REQUIRE_DATA=1`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -39,20 +40,25 @@ fn eve(inputs: &[PathBuf], rules: &PathBuf, sigs: &PathBuf, extra: &[&str]) -> V
         .collect()
 }
 
-#[test]
-fn streaming_parallel_output_equals_the_single_threaded_output_under_every_scheduler() {
-    let Some(rules) = flowbundle_testsupport::data("rules/snort3-community.rules") else {
-        return;
-    };
-    let Some(sigs) = flowbundle_testsupport::data("l7-protocols") else {
-        return;
-    };
+/// The inputs and the single-threaded run's output, or `None` (skipped) when the shared data is absent.
+struct Serial {
+    inputs: Vec<PathBuf>,
+    rules: PathBuf,
+    sigs: PathBuf,
+    sorted: Vec<String>,
+    flows: std::collections::HashMap<String, Vec<String>>,
+    lines: usize,
+}
+
+fn serial() -> Option<Serial> {
+    let rules = flowbundle_testsupport::data("rules/snort3-community.rules")?;
+    let sigs = flowbundle_testsupport::data("l7-protocols")?;
     let inputs: Vec<PathBuf> = CAPTURES
         .iter()
         .filter_map(|c| flowbundle_testsupport::data(c))
         .collect();
     if inputs.len() != CAPTURES.len() {
-        return;
+        return None;
     }
     let serial = eve(&inputs, &rules, &sigs, &["--threads", "1"]);
     assert!(
@@ -66,16 +72,53 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
             .any(|l| l.contains("\"event_type\":\"alert\"")),
         "the rules raise no alert on these captures: the comparison would not cover alerts"
     );
-    let mut sorted_serial = serial.clone();
-    sorted_serial.sort();
-    let serial_flows = flowbundle_testsupport::eve_lines_by_flow(&serial);
+    let mut sorted = serial.clone();
+    sorted.sort();
+    let flows = flowbundle_testsupport::eve_lines_by_flow(&serial)
+        .into_iter()
+        .map(|(id, evs)| (id, evs.into_iter().map(str::to_owned).collect()))
+        .collect();
+    Some(Serial {
+        flows,
+        lines: serial.len(),
+        inputs,
+        rules,
+        sigs,
+        sorted,
+    })
+}
+
+/// A parallel run with `extra` arguments gives the single-threaded output: the same lines, each flow's in order.
+fn same_as_serial(s: &Serial, extra: &[&str]) {
+    let par = eve(&s.inputs, &s.rules, &s.sigs, extra);
+    let mut sorted = par.clone();
+    sorted.sort();
+    assert!(
+        sorted == s.sorted,
+        "{extra:?}: {} lines against {} single-threaded, first difference: {:?}",
+        par.len(),
+        s.lines,
+        sorted.iter().zip(&s.sorted).find(|(a, b)| a != b)
+    );
+    let flows = flowbundle_testsupport::eve_lines_by_flow(&par);
+    for (id, evs) in &s.flows {
+        assert!(
+            flows.get(id).is_some_and(|p| p.iter().eq(evs.iter())),
+            "{extra:?}: flow {id}'s events in another order"
+        );
+    }
+}
+
+#[test]
+fn streaming_parallel_output_equals_the_single_threaded_output_under_every_scheduler() {
+    let Some(s) = serial() else {
+        return;
+    };
     for &sched in flowbundle_scheduler::ALL {
         // Few packet buffers: the reader waits for the workers, and the watermark moves often.
         for buffers in ["4096", "512", "8"] {
-            let par = eve(
-                &inputs,
-                &rules,
-                &sigs,
+            same_as_serial(
+                &s,
                 &[
                     "--threads",
                     "2",
@@ -85,23 +128,86 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
                     buffers,
                 ],
             );
-            let mut sorted = par.clone();
-            sorted.sort();
-            assert!(
-                sorted == sorted_serial,
-                "{sched} ({buffers} buffers): {} lines against {} single-threaded, first difference: {:?}",
-                par.len(),
-                serial.len(),
-                sorted.iter().zip(&sorted_serial).find(|(a, b)| a != b)
-            );
-            let flows = flowbundle_testsupport::eve_lines_by_flow(&par);
-            for (id, evs) in &serial_flows {
-                assert_eq!(
-                    flows.get(id),
-                    Some(evs),
-                    "{sched} ({buffers} buffers): flow {id}'s events in another order"
-                );
-            }
         }
+    }
+}
+
+/// The software pipeline and MultiLayer Processing (a flow group handing packets to a detection group) under every
+/// policy that keeps flow order, with one or two workers per group and few or many packet buffers; run-to-completion
+/// named explicitly too.
+#[test]
+fn every_execution_model_gives_the_single_threaded_output() {
+    let Some(s) = serial() else {
+        return;
+    };
+    same_as_serial(&s, &["--threads", "2", "--exec", "rtc"]);
+    for exec in ["pipeline", "multilayer"] {
+        for &sched in flowbundle_scheduler::ALL {
+            if sched == "ph" {
+                continue;
+            }
+            same_as_serial(
+                &s,
+                &[
+                    "--threads",
+                    "2",
+                    "--exec",
+                    exec,
+                    "--scheduler",
+                    sched,
+                    "--packet-buffers",
+                    "8",
+                ],
+            );
+        }
+        for (threads, detect) in [("3", "2"), ("4", "2")] {
+            same_as_serial(
+                &s,
+                &[
+                    "--threads",
+                    threads,
+                    "--detect-workers",
+                    detect,
+                    "--exec",
+                    exec,
+                    "--packet-buffers",
+                    "512",
+                ],
+            );
+        }
+    }
+}
+
+#[test]
+fn staged_models_refuse_what_they_cannot_do() {
+    for (args, says) in [
+        (
+            &["--exec", "pipeline", "--scheduler", "ph", "--threads", "2"][..],
+            "keeps each flow's packets in order",
+        ),
+        (
+            &[
+                "--exec",
+                "multilayer",
+                "--threads",
+                "2",
+                "--detect-workers",
+                "2",
+            ][..],
+            "--detect-workers must leave",
+        ),
+        (
+            &["--exec", "rtc", "--threads", "2", "--detect-workers", "1"][..],
+            "--detect-workers applies",
+        ),
+    ] {
+        let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+            .args(["inspect", "/nonexistent.pcap"])
+            .args(args)
+            .output()
+            .expect("running flowbundle inspect");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{args:?} ran");
+        assert!(err.contains(says), "{args:?}: {err}");
     }
 }

@@ -37,6 +37,7 @@ use flowbundle_types::{Direction, HttpBuffer, Transport};
 use crate::detect::{Announced, Detection, Produced};
 use crate::event::{AlertEvent, AppLabel, Event, EventKind, Evidence};
 use crate::reassembly::StreamSink;
+use crate::staged::{BufferKind, Call, Data, Script};
 
 /// A flow's application-layer state.
 pub(crate) struct AppState {
@@ -325,7 +326,7 @@ impl FlowMeta {
     }
 
     /// The key side that sends data in direction `dir`.
-    fn side(&self, dir: Direction) -> KeySide {
+    pub(crate) fn side(&self, dir: Direction) -> KeySide {
         match dir {
             Direction::ToServer => self.client,
             Direction::ToClient => self.client.flip(),
@@ -333,7 +334,7 @@ impl FlowMeta {
     }
 
     /// The rules' view of data going in key direction `dir`.
-    fn packet_ctx<'a>(&self, dir: KeySide, app: Option<&'a str>) -> PacketCtx<'a> {
+    pub(crate) fn packet_ctx<'a>(&self, dir: KeySide, app: Option<&'a str>) -> PacketCtx<'a> {
         let (src, dst, sp, dp) = self.key.endpoints(dir);
         PacketCtx {
             dir: self.direction(dir),
@@ -370,6 +371,9 @@ pub(crate) struct Out<'a> {
     pub ts_ns: u64,
     /// What `drop` and `pass` rules decided about this packet, applied by the engine once the packet is done.
     pub verdict: PacketVerdict,
+    /// In the flow stage of a staged execution model: the packet's script, where events and rules calls are
+    /// recorded for the detection stage instead of going to `events` and running now (see [`crate::staged`]).
+    pub defer: Option<&'a mut Script>,
 }
 
 /// What the rules that matched a packet decided beyond alerting: collected while the packet is inspected and applied
@@ -407,12 +411,27 @@ impl PacketVerdict {
     pub fn flow_dropped(&self) -> bool {
         self.drop_flow.is_some_and(|d| self.stands(d))
     }
+
+    /// Adds what another call on the same packet decided, as if its rules had matched through the same [`Out`] (the
+    /// detection stage runs a packet's calls one by one, `crate::staged`).
+    pub fn merge(&mut self, other: PacketVerdict) {
+        for (slot, rank) in [
+            (&mut self.pass, other.pass),
+            (&mut self.drop, other.drop),
+            (&mut self.drop_flow, other.drop_flow),
+        ] {
+            if let Some(r) = rank {
+                Self::earliest(slot, r);
+            }
+        }
+        self.pass_flow |= other.pass_flow;
+    }
 }
 
 impl Out<'_> {
     fn push(&mut self, dir: KeySide, kind: EventKind) {
         let m = self.meta;
-        self.events.push(Event {
+        let ev = Event {
             ts_ns: self.ts_ns,
             flow_id: m.id,
             pcap_cnt: m.pcap_cnt,
@@ -421,8 +440,24 @@ impl Out<'_> {
             client: m.client,
             dir,
             kind,
-        });
+        };
+        match self.defer.as_deref_mut() {
+            Some(script) => script.event(ev),
+            None => self.events.push(ev),
+        }
         *self.seq = self.seq.wrapping_add(1);
+    }
+
+    /// One call into the rules with the flow's matcher state: run now, or recorded for the detection stage in the
+    /// flow stage of a staged execution model (see [`crate::staged`]). Nothing without rules.
+    pub(crate) fn detect(&mut self, flow_rules: &mut FlowMatchState, call: Call<'_>) {
+        if self.det.rules().is_none() {
+            return;
+        }
+        match self.defer.as_deref_mut() {
+            Some(script) => script.record(self.meta, self.ts_ns, &call),
+            None => crate::staged::run(self, flow_rules, &call),
+        }
     }
 
     fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel) {
@@ -593,17 +628,9 @@ impl EventSink for Emit<'_, '_> {
         self.scan_buffer(
             AppProto::Kerberos,
             to_server,
-            |rules, sc, flow, ctx, sink| {
-                rules.scan_app(
-                    sc,
-                    flow,
-                    ctx,
-                    tx_id,
-                    flowbundle_rules::Buffer::Krb5MsgType,
-                    &[msg_type],
-                    &mut { sink },
-                )
-            },
+            tx_id,
+            BufferKind::App(flowbundle_rules::Buffer::Krb5MsgType),
+            Data::One(&[msg_type]),
         );
     }
 
@@ -616,9 +643,9 @@ impl EventSink for Emit<'_, '_> {
         self.scan_buffer(
             AppProto::Http,
             buffer.is_request(),
-            |rules, sc, flow, ctx, sink| {
-                rules.scan_http(sc, flow, ctx, tx_id, buffer, data, &mut { sink })
-            },
+            tx_id,
+            BufferKind::Http(buffer),
+            Data::One(data),
         );
     }
 }
@@ -637,18 +664,11 @@ impl Emit<'_, '_> {
         self.scan_buffer(
             AppProto::Dcerpc,
             call.to_server,
-            |rules, sc, flow, ctx, sink| {
-                rules.scan_dcerpc(
-                    sc,
-                    flow,
-                    ctx,
-                    call.tx_id,
-                    &header,
-                    call.stub,
-                    call.little_endian,
-                    &mut { sink },
-                )
+            call.tx_id,
+            BufferKind::Dcerpc {
+                little_endian: call.little_endian,
             },
+            Data::Two(&header, call.stub),
         );
     }
 
@@ -660,9 +680,7 @@ impl Emit<'_, '_> {
         }
         use flowbundle_rules::Buffer as B;
         let mut each = |tx: u64, proto: AppProto, to_server: bool, b: B, data: &[u8]| {
-            self.scan_buffer(proto, to_server, |rules, sc, flow, ctx, sink| {
-                rules.scan_app(sc, flow, ctx, tx, b, data, &mut { sink })
-            });
+            self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(data));
         };
         match event {
             AppEvent::Dns(d) if d.kind == "query" => {
@@ -696,10 +714,13 @@ impl Emit<'_, '_> {
                     }
                 }
                 if !t.certificates.is_empty() {
-                    self.scan_buffer(AppProto::Tls, false, |rules, sc, flow, ctx, sink| {
-                        let parts = t.certificates.iter().map(Vec::as_slice);
-                        rules.scan_app_each(sc, flow, ctx, 0, B::TlsCerts, parts, &mut { sink })
-                    });
+                    self.scan_buffer(
+                        AppProto::Tls,
+                        false,
+                        0,
+                        BufferKind::AppEach(B::TlsCerts),
+                        Data::Parts(&t.certificates),
+                    );
                 }
             }
             AppEvent::Ssh(s) => {
@@ -726,29 +747,16 @@ impl Emit<'_, '_> {
         }
     }
 
-    /// Runs one rules call for a buffer of the flow's application protocol (`proto` stands in for the flow's label
-    /// while it is not settled yet) in the direction given by `to_server`, and emits its alerts.
+    /// One rules call for a buffer of the flow's application protocol (`proto` stands in for the flow's label
+    /// while it is not settled yet) in the direction given by `to_server`.
     fn scan_buffer(
         &mut self,
         proto: AppProto,
         to_server: bool,
-        call: impl FnOnce(
-            &flowbundle_rules::RuleSet,
-            &mut flowbundle_rules::Scanner,
-            &mut FlowMatchState,
-            &flowbundle_rules::PacketCtx<'_>,
-            &mut dyn FnMut(&Alert<'_>),
-        ),
+        tx: u64,
+        kind: BufferKind,
+        data: Data<'_>,
     ) {
-        let Some(rules) = self.out.det.rules() else {
-            return;
-        };
-        let Some(sc) = self.out.scanner.as_deref_mut() else {
-            return;
-        };
-        if self.rules.stopped() {
-            return;
-        }
         let m = *self.out.meta;
         let dir = m.side(Direction::from_client(to_server));
         let fallback = AppLabel::Proto(proto);
@@ -757,16 +765,16 @@ impl Emit<'_, '_> {
         } else {
             &fallback
         };
-        let ctx = m.packet_ctx(dir, Some(label.eve_name()));
-        // Alerts are copied out of the callback (it cannot reach the event list while the scanner is borrowed);
-        // the vector allocates only when a rule fires.
-        let mut fired = Vec::new();
-        call(rules, sc, self.rules, &ctx, &mut |a: &Alert<'_>| {
-            fired.push(owned(a))
-        });
-        for a in fired {
-            emit_owned(self.out, rules, &a, dir, label);
-        }
+        self.out.detect(
+            self.rules,
+            Call::Buffer {
+                dir,
+                label,
+                tx,
+                kind,
+                data,
+            },
+        );
     }
 }
 
@@ -778,7 +786,7 @@ pub(crate) struct OwnedAlert {
     source: AlertSourceOwned,
     offset: u64,
     len: u64,
-    dir: Direction,
+    pub(crate) dir: Direction,
 }
 
 #[derive(Clone, Copy)]
@@ -892,22 +900,20 @@ impl StreamSink for StreamCx<'_, '_> {
             set.feed(st, bytes);
             self.fed_sig = true;
         }
-        if let (Some(rules), Some(sc), false) = (
-            self.out.det.rules(),
-            self.out.scanner.as_deref_mut(),
-            self.rules.stopped(),
-        ) {
+        if self.out.det.rules().is_some() {
             let now = identified_now(self.label, self.fa.as_ref());
             let label = now.as_ref().unwrap_or(self.label);
             let failed = gave_up(label, self.fa.as_ref(), self.sig.as_ref());
-            let ctx = m.packet_ctx(dir, rules_app(label, failed));
-            let mut fired = Vec::new();
-            rules.scan_stream(sc, self.rules, &ctx, bytes, offset, &mut |a: &Alert<'_>| {
-                fired.push(owned(a))
-            });
-            for a in fired {
-                emit_owned(self.out, rules, &a, dir, label);
-            }
+            self.out.detect(
+                self.rules,
+                Call::Stream {
+                    dir,
+                    offset,
+                    bytes,
+                    label,
+                    failed,
+                },
+            );
         }
         if self.timing {
             self.detect_cycles += crate::cost::now().wrapping_sub(t0);
@@ -1090,6 +1096,9 @@ pub(crate) fn scan_flowless(
         alerted: &mut alerted,
         ts_ns,
         verdict: PacketVerdict::default(),
+        // Run now, also in a staged model's flow stage: no flow state for the detection stage to keep (the engine
+        // moves the alerts into the packet's script).
+        defer: None,
     };
     let mut state = FlowMatchState::default();
     scan_packet(
@@ -1152,7 +1161,7 @@ pub(crate) fn gave_up(label: &AppLabel, fa: Option<&FlowApp>, sig: Option<&ConnS
 /// The `app_proto` content rules see: the label once known; `"failed"` once identification has given up, so that
 /// `app-layer-protocol:failed` matches as in Suricata (whose `ALPROTO_FAILED` is distinct from "not known yet");
 /// `None` while identification may still succeed, when no `app-layer-protocol` condition holds.
-fn rules_app(label: &AppLabel, failed: bool) -> Option<&str> {
+pub(crate) fn rules_app(label: &AppLabel, failed: bool) -> Option<&str> {
     if label.is_known() {
         Some(label.eve_name())
     } else if failed {
@@ -1172,24 +1181,16 @@ pub(crate) fn scan_packet(
     payload: &[u8],
     header: Option<PacketHeader>,
 ) {
-    let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
-        return;
-    };
-    if flow_rules.stopped() {
-        return;
-    }
-    let m = *out.meta;
-    let ctx = PacketCtx {
-        header,
-        ..m.packet_ctx(dir, rules_app(label, failed))
-    };
-    let mut fired = Vec::new();
-    rules.scan_packet(sc, flow_rules, &ctx, payload, &mut |a: &Alert<'_>| {
-        fired.push(owned(a))
-    });
-    for a in fired {
-        emit_owned(out, rules, &a, dir, label);
-    }
+    out.detect(
+        flow_rules,
+        Call::Packet {
+            dir,
+            payload,
+            header,
+            label,
+            failed,
+        },
+    );
 }
 
 /// Settles pending stream candidates of the rules at the end of a flow. A dropped flow's candidates are settled too:
@@ -1197,19 +1198,7 @@ pub(crate) fn scan_packet(
 /// data as the drop rule, matches on that packet in Suricata, which inspects every rule before the verdict); a
 /// passed flow's are not (the pass withdrew that packet's alerts).
 pub(crate) fn finish_rules(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, label: &AppLabel) {
-    let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
-        return;
-    };
-    if flow_rules.passed() {
-        return;
-    }
-    let mut fired = Vec::new();
-    rules.finish_flow(sc, flow_rules, &mut |a: &Alert<'_>| fired.push(owned(a)));
-    let m = *out.meta;
-    for a in fired {
-        let dir = m.side(a.dir);
-        emit_owned(out, rules, &a, dir, label);
-    }
+    out.detect(flow_rules, Call::Finish { label });
 }
 
 #[cfg(test)]

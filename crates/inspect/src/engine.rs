@@ -39,7 +39,7 @@ use std::sync::atomic::{
 use flowbundle_decode::{DecodeEvents, Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::AppProto;
-use flowbundle_rules::{RuleSet, Scanner};
+use flowbundle_rules::{FlowMatchState, RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
 use flowbundle_types::{BUNDLES, BundleToken, Transport};
 
@@ -52,6 +52,7 @@ use crate::expect::Expectations;
 use crate::flow::{Flow, pick_client};
 use crate::prestage::{Prestage, Staged};
 use crate::reassembly::{self, ReassemblyMemcap, Segment};
+use crate::staged::{DetectTable, Script};
 use crate::table::{FlowTable, ShardMap};
 
 // The engine's counters and result belong to the events vocabulary, where the sinks read them.
@@ -123,9 +124,12 @@ pub struct WorkerCtx {
     /// The detection context this worker inspects with, and its epoch (see "Reloading" in the module
     /// documentation).
     pub(crate) det: Arc<Detection>,
-    det_epoch: u64,
+    pub(crate) det_epoch: u64,
     /// Alerts per signature id counted by the scanners of earlier epochs (a reload retires the scanner).
     retired_hits: Vec<(u32, u64)>,
+    /// In the flow stage of a staged execution model: the script of the packet being inspected, where events and
+    /// rules calls go instead (see [`crate::staged`]).
+    pub(crate) defer: Option<Script>,
     sample_every: u32,
     sample_left: u32,
     /// The flow of the packet inspected last is dropped (a `drop`, `reject` or `sdrop` rule matched on it).
@@ -235,6 +239,19 @@ impl WorkerCtx {
         }
     }
 
+    /// Makes this context a flow-stage context of a staged execution model (see [`crate::staged`]): the rules calls
+    /// and events of the packets it inspects from now on are recorded in `script` for the detection stage
+    /// ([`Engine::detect_stage`]) instead of running and going to the event list. Take the script back with
+    /// [`WorkerCtx::take_script`].
+    pub fn record_for_detection(&mut self, script: Script) {
+        self.defer = Some(script);
+    }
+
+    /// The script this context records into, if any; the context runs every stage at once again afterwards.
+    pub fn take_script(&mut self) -> Option<Script> {
+        self.defer.take()
+    }
+
     #[inline]
     fn sample(&mut self) -> bool {
         if self.sample_every == 0 {
@@ -296,6 +313,8 @@ pub struct Engine {
     expiry_floor: Box<[AtomicU64]>,
     memcap: ReassemblyMemcap,
     expect: Expectations,
+    /// The detection stage's per-flow state when detection runs as a stage of its own ([`Engine::staged`]).
+    detect_table: Option<DetectTable>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -339,6 +358,54 @@ impl Engine {
             expect: Expectations::new(cfg.max_expectations, cfg.expectation_ttl_ns),
             cfg,
             det,
+            detect_table: None,
+        }
+    }
+
+    /// The engine with detection as a stage of its own, for the software pipeline and MultiLayer Processing (see
+    /// [`crate::staged`]): workers whose context records ([`WorkerCtx::record_for_detection`]) leave each packet's
+    /// rules calls and events in a [`Script`], and [`Engine::detect_stage`] runs it with the detection state this
+    /// engine keeps apart from the connection table. Contexts that do not record run every stage at once, as
+    /// usual, on the connection table's own matcher state: one engine must use one or the other throughout.
+    pub fn staged(mut self) -> Self {
+        self.detect_table = Some(DetectTable::default());
+        self
+    }
+
+    /// Whether detection runs as a stage of its own ([`Engine::staged`]).
+    pub fn is_staged(&self) -> bool {
+        self.detect_table.is_some()
+    }
+
+    /// The detection stage of one packet of bundle `held`: runs the script its flow stage left (see
+    /// [`crate::staged`]), appending the packet's events (its own, the alerts, flow records) to the context. Without
+    /// staged detection the script is dropped.
+    pub fn detect_stage(&self, ctx: &mut WorkerCtx, held: &mut BundleToken, script: &mut Script) {
+        ctx.packet_dropped = false;
+        let Some(table) = &self.detect_table else {
+            script.clear();
+            return;
+        };
+        self.adopt(ctx);
+        ctx.packet_dropped = crate::staged::run_script(table, ctx, held, script);
+        self.absorb(ctx);
+    }
+
+    /// Ends flows through `end` with a script when detection is staged, then runs the script at once.
+    ///
+    /// # Safety
+    /// No other thread uses the shards of the flows `end` ends (their steps run on those shards of the detection
+    /// table): a sweep's or the end of input's share of the shards, or every bundle held.
+    unsafe fn ending_all(&self, ctx: &mut WorkerCtx, end: impl FnOnce(&Self, &mut WorkerCtx)) {
+        let Some(table) = &self.detect_table else {
+            end(self, ctx);
+            return;
+        };
+        let outer = ctx.defer.replace(Script::default());
+        end(self, ctx);
+        if let Some(mut script) = std::mem::replace(&mut ctx.defer, outer) {
+            // SAFETY: the caller's promise.
+            unsafe { crate::staged::run_script_all(table, ctx, &mut script) };
         }
     }
 
@@ -468,6 +535,7 @@ impl Engine {
             det_epoch,
             retired_hits: Vec::new(),
             produced: Produced::default(),
+            defer: None,
             cost: CostSummary::new(),
             records: Vec::new(),
             max_ts: 0,
@@ -569,6 +637,9 @@ impl Engine {
         self.adopt(ctx);
         ctx.stats.packets += 1;
         ctx.packet_dropped = false;
+        if let Some(script) = ctx.defer.as_mut() {
+            script.bundle = held.bundle();
+        }
         ctx.stats.bytes += u64::from(wire_len);
         ctx.stats.decode.record(d);
         ctx.max_ts = ctx.max_ts.max(ts_ns);
@@ -632,6 +703,7 @@ impl Engine {
         extra: DecodeEvents,
     ) {
         let det = Arc::clone(&ctx.det);
+        let start = ctx.events.len();
         let dropped = app::scan_flowless(
             &det,
             &mut ctx.scanner,
@@ -642,6 +714,13 @@ impl Engine {
             d,
             extra,
         );
+        // In the flow stage of a staged model the packet rules run here (a flowless packet has no matcher state for
+        // the detection stage to own), and its alerts travel in the packet's script, as its other events do.
+        if let Some(script) = ctx.defer.as_mut() {
+            for ev in ctx.events.drain(start..) {
+                script.pass(ev);
+            }
+        }
         ctx.packet_dropped |= dropped;
         self.absorb(ctx);
     }
@@ -865,6 +944,9 @@ impl Engine {
         let ev_start = ctx.events.len();
         let alerted_before = f.alerted;
         let mut verdict = PacketVerdict::default();
+        if let Some(script) = ctx.defer.as_mut() {
+            script.packet_start(f.id);
+        }
         let Flow {
             tcp,
             app,
@@ -879,6 +961,7 @@ impl Engine {
             scanner,
             produced,
             det,
+            defer,
             ..
         } = ctx;
         let det: &Detection = det;
@@ -922,6 +1005,7 @@ impl Engine {
                     alerted,
                     ts_ns,
                     verdict: PacketVerdict::default(),
+                    defer: defer.as_mut(),
                 };
                 let gaps_before = stats.reassembly.gaps;
                 let AppState {
@@ -1003,6 +1087,7 @@ impl Engine {
                     alerted,
                     ts_ns,
                     verdict: PacketVerdict::default(),
+                    defer: defer.as_mut(),
                 };
                 let t1 = if tm.on { cost::now() } else { 0 };
                 if tr == Transport::Udp {
@@ -1029,8 +1114,18 @@ impl Engine {
             _ => {}
         }
         // The rules' actions on this packet (see `app::PacketVerdict`).
-        apply_verdict(ctx, f, ev_start, alerted_before, verdict);
+        apply_verdict(
+            ctx,
+            (&mut f.alerted, alerted_before),
+            &mut f.app.rules,
+            ev_start,
+            verdict,
+        );
         ctx.packet_dropped = verdict.dropped();
+        if let Some(script) = ctx.defer.as_mut() {
+            // The detection stage applies the packet's verdict here (see `crate::staged`).
+            script.packet_end(f.id, true);
+        }
         let classified = f.app.settle(&ctx.det, position);
         // Cost accounting.
         let t_end = cost::now();
@@ -1091,6 +1186,11 @@ impl Engine {
         };
         let ev_start = ctx.events.len();
         let alerted_before = f.alerted;
+        if let Some(script) = ctx.defer.as_mut() {
+            // The calls of the close-time flush begin: the detection stage collects their verdict (see
+            // `crate::staged`).
+            script.packet_start(f.id);
+        }
         let verdict;
         {
             let Flow {
@@ -1106,6 +1206,7 @@ impl Engine {
                 scanner,
                 produced,
                 det,
+                defer,
                 ..
             } = ctx;
             let mut out = Out {
@@ -1118,6 +1219,7 @@ impl Engine {
                 alerted,
                 ts_ns: end_ts,
                 verdict: PacketVerdict::default(),
+                defer: defer.as_mut(),
             };
             if let Some(t) = tcp.as_deref_mut() {
                 let gaps_before = stats.reassembly.gaps;
@@ -1171,7 +1273,17 @@ impl Engine {
             verdict = out.verdict;
         }
         // What the rules matched on the flow's last data decides as a packet's matches do.
-        apply_verdict(ctx, &mut f, ev_start, alerted_before, verdict);
+        apply_verdict(
+            ctx,
+            (&mut f.alerted, alerted_before),
+            &mut f.app.rules,
+            ev_start,
+            verdict,
+        );
+        if let Some(script) = ctx.defer.as_mut() {
+            // The detection stage applies the flush's verdict here (see `crate::staged`).
+            script.packet_end(f.id, false);
+        }
         let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
         let _ = f.app.settle(&ctx.det, position);
         if f.app.label != AppLabel::Proto(AppProto::FtpData)
@@ -1217,13 +1329,7 @@ impl Engine {
             state: f.state(),
             reason,
             alerted: f.alerted,
-            action: if f.app.rules.dropped() {
-                Some(crate::event::FlowAction::Drop)
-            } else if f.app.rules.passed() {
-                Some(crate::event::FlowAction::Pass)
-            } else {
-                None
-            },
+            action: flow_action(&f.app.rules),
             tcp: f.tcp.as_ref().map(|t| TcpSummary {
                 flags: t.flags[0] | t.flags[1],
                 flags_ts: t.flags[ts],
@@ -1266,7 +1372,7 @@ impl Engine {
             packets: f.packets(),
             bytes: f.bytes[0] + f.bytes[1],
         });
-        ctx.events.push(Event {
+        let ev = Event {
             ts_ns: end_ts,
             flow_id: f.id,
             pcap_cnt: None,
@@ -1275,7 +1381,12 @@ impl Engine {
             client: f.client,
             dir: f.client,
             kind: EventKind::Flow(Box::new(rec)),
-        });
+        };
+        match ctx.defer.as_mut() {
+            // The detection stage numbers it and sets `alerted` (see `crate::staged`).
+            Some(script) => script.event(ev),
+            None => ctx.events.push(ev),
+        }
         if let Some(t) = f.tcp.as_deref_mut() {
             t.reasm.discard(&self.memcap);
         }
@@ -1321,7 +1432,7 @@ impl Engine {
     ) -> usize {
         self.adopt(ctx);
         let t = &self.cfg.timeouts;
-        let mut expired: Vec<Flow> = Vec::new();
+        let mut expired: Vec<(u16, Flow)> = Vec::new();
         for (b, floor) in self
             .expiry_floor
             .iter()
@@ -1345,7 +1456,7 @@ impl Engine {
                         }
                         gone
                     })
-                    .map(|(_, f)| f),
+                    .map(|(_, f)| (b as u16, f)),
             );
             floor.store(earliest, Relaxed);
             // A shard's table keeps its capacity, and its flows are stored in it (about 600 bytes a slot): over a
@@ -1355,12 +1466,21 @@ impl Engine {
                 shard.shrink_to_fit();
             }
         }
-        expired.sort_unstable_by_key(|f| (deadline(f, t), f.id));
+        expired.sort_unstable_by_key(|(_, f)| (deadline(f, t), f.id));
         let n = expired.len();
-        for f in expired {
+        for (b, f) in expired {
             let key = (deadline(&f, t), f.id);
-            self.table.remove_one();
-            self.end_flow(ctx, f, EndReason::Timeout);
+            // SAFETY: the caller's promise: no other thread uses this flow's shard (staged detection's script for
+            // it touches that shard of the detection table only).
+            unsafe {
+                self.ending_all(ctx, |e, ctx| {
+                    if let Some(script) = ctx.defer.as_mut() {
+                        script.bundle = b;
+                    }
+                    e.table.remove_one();
+                    e.end_flow(ctx, f, EndReason::Timeout);
+                })
+            };
             each(ctx, key);
         }
         self.absorb(ctx);
@@ -1395,16 +1515,24 @@ impl Engine {
                 .drain()
                 .map(|(_, f)| f)
                 .collect();
-            for f in flows {
-                self.table.remove_one();
-                let reason = if f.expired_at(end_ns, &self.cfg.timeouts) {
-                    EndReason::Timeout
-                } else {
-                    EndReason::Shutdown
-                };
-                self.end_flow(ctx, f, reason);
-                n += 1;
-            }
+            n += flows.len();
+            // SAFETY: as above; staged detection's script for these flows touches this shard of its table only.
+            unsafe {
+                self.ending_all(ctx, |e, ctx| {
+                    if let Some(script) = ctx.defer.as_mut() {
+                        script.bundle = b as u16;
+                    }
+                    for f in flows {
+                        e.table.remove_one();
+                        let reason = if f.expired_at(end_ns, &e.cfg.timeouts) {
+                            EndReason::Timeout
+                        } else {
+                            EndReason::Shutdown
+                        };
+                        e.end_flow(ctx, f, reason);
+                    }
+                })
+            };
         }
         self.absorb(ctx);
         n
@@ -1481,14 +1609,28 @@ impl Engine {
     }
 }
 
+/// What the rules decided for a whole flow (its record's `action`), from its matcher state: the flow's own under
+/// run-to-completion, the detection stage's under a staged model (`crate::staged`).
+pub(crate) fn flow_action(rules: &FlowMatchState) -> Option<crate::event::FlowAction> {
+    if rules.dropped() {
+        Some(crate::event::FlowAction::Drop)
+    } else if rules.passed() {
+        Some(crate::event::FlowAction::Pass)
+    } else {
+        None
+    }
+}
+
 /// Applies the rules' actions on one packet (or the flow's close-time flush): see `app::PacketVerdict`. The alerts
 /// the packet raised (`ctx.events[ev_start..]`) that a `pass` ranked before them withdraws are taken back (with
 /// their counts); a flow-scoped drop ranked before any pass drops the flow, else a flow-scoped pass passes it.
-fn apply_verdict(
+/// `alerted` is the flow's flag (with its value before the packet) and `rules` its matcher state: the flow's own
+/// under run-to-completion, the detection stage's under a staged model (`crate::staged`).
+pub(crate) fn apply_verdict(
     ctx: &mut WorkerCtx,
-    f: &mut Flow,
+    (alerted, alerted_before): (&mut bool, bool),
+    rules: &mut FlowMatchState,
     ev_start: usize,
-    alerted_before: bool,
     verdict: PacketVerdict,
 ) {
     if verdict.pass.is_some() {
@@ -1512,12 +1654,12 @@ fn apply_verdict(
             }
             ctx.events.push(e);
         }
-        f.alerted = alerted_before || kept_alert;
+        *alerted = alerted_before || kept_alert;
     }
     if verdict.flow_dropped() {
-        f.app.rules.set_dropped();
+        rules.set_dropped();
     } else if verdict.pass.is_some() && verdict.pass_flow {
-        f.app.rules.set_passed();
+        rules.set_passed();
     }
 }
 

@@ -45,6 +45,7 @@ pub mod expect;
 pub mod flow;
 pub mod live;
 pub mod reassembly;
+pub mod staged;
 pub mod stream;
 pub mod sweep;
 pub mod table;
@@ -67,6 +68,7 @@ pub use live::{
     Applied, Inline, InlineReport, LatencyHistogram, LiveReader, OnFull, ReloadSets, Reloads,
     Signals, signals, stop_on_termination,
 };
+pub use staged::{DetectVisits, Script, Scripts, StagedInspect};
 pub use stream::{
     ArenaSource, Batch, Broadcast, BufferDecodes, EventMerge, Forward, Piece, Renderer, Run,
     StatsBoard, StreamOrder, StreamReader, SweepReport, Tagged,

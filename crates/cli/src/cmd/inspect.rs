@@ -21,13 +21,13 @@ use flowbundle_ingest::{
 use flowbundle_inspect::cost::{CostRecord, CostWriter};
 use flowbundle_inspect::rules::{RuleSet, ThresholdTable};
 use flowbundle_inspect::{
-    AlertFilter, ArenaSource, Broadcast, BufferDecodes, Engine, EngineConfig, EngineStats, Event,
-    EventMerge, Inline, InspectWorkload, LiveReader, Piece, Prestage, Renderer, StatsBoard,
-    StreamOrder, StreamReader, WorkerCtx,
+    AlertFilter, ArenaSource, Broadcast, BufferDecodes, DetectVisits, Engine, EngineConfig,
+    EngineStats, Event, EventMerge, Inline, InspectWorkload, LiveReader, Piece, Prestage, Renderer,
+    Scripts, StagedInspect, StatsBoard, StreamOrder, StreamReader, WorkerCtx,
 };
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{CaptureCounters, EveOptions, EveWriter, RunInfo, StatsRecord, Summary};
-use flowbundle_worker::{Crew, StreamConfig, run_stream};
+use flowbundle_worker::{Crew, StreamConfig, run_stream, run_stream_staged};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
 ///
@@ -196,6 +196,19 @@ pub struct Args {
     /// Default: lfb.
     #[arg(long)]
     scheduler: Option<String>,
+
+    /// Execution model of the streaming runtime (--threads 2 or more): `rtc` (run-to-completion: each worker does
+    /// all of a packet's work), `pipeline` (a flow group — connection table, reassembly, identification — hands every
+    /// packet to a detection group that runs the rules, each group under its own --scheduler), `multilayer` (the same
+    /// groups, each owning its state layer; a packet visits the detection group only when its flow stage left rules
+    /// work or events for it). The output is the same under every model. Default: rtc.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(flowbundle_types::Exec::ALL.map(flowbundle_types::Exec::name)))]
+    exec: Option<String>,
+
+    /// With --exec pipeline or multilayer: workers of the detection group; the others run the flow stage.
+    /// Default: half of --threads.
+    #[arg(long, value_name = "N")]
+    detect_workers: Option<usize>,
 
     /// Write one cost record per packet (its cycles and stage times): binary, or CSV if the name ends in .csv.
     #[arg(long, value_name = "FILE")]
@@ -572,6 +585,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
         false => None,
     };
+    let exec = staged_exec(&args, threads)?;
     // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
     // says so at once.
     let mut live = match &args.interface {
@@ -686,6 +700,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.scheduler.is_some() {
         eprintln!("warning: --scheduler has no effect on a single-threaded run (--threads 1)");
     }
+
     if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
         eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
     }
@@ -710,6 +725,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 .map(|f| f.ips(cfg.ips))
         });
         let mut engine = Engine::with_shared(cfg.clone(), signatures.clone(), rules.clone());
+        if exec.is_some() {
+            engine = engine.staged();
+        }
         let mut info = RunInfo {
             inputs: if args.per_file {
                 files.iter().map(|p| p.display().to_string()).collect()
@@ -723,6 +741,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             &args,
             files,
             threads,
+            exec,
             first_packet,
             &mut engine,
             live.as_mut(),
@@ -864,6 +883,7 @@ fn inspect_inputs(
     args: &Args,
     files: &[PathBuf],
     threads: usize,
+    exec: Option<StagedExec>,
     first_packet: u64,
     engine: &mut Engine,
     mut live: Option<&mut LiveSource>,
@@ -976,12 +996,20 @@ fn inspect_inputs(
             } else {
                 args.scheduler.as_deref().unwrap_or("lfb")
             };
-            let sched = flowbundle_scheduler::build(scheduler, n, &sched_opts)
+            // Staged models: the flow group gets the workers the detection group does not.
+            let flow_workers = exec.map_or(n, |e| n - e.detect_workers);
+            let sched = flowbundle_scheduler::build(scheduler, flow_workers, &sched_opts)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             info.threads = Some((
                 n,
                 if kernel_spreads {
                     format!("kernel fanout {}", args.fanout.map_or("?", |m| m.name()))
+                } else if let Some(e) = exec {
+                    format!(
+                        "{} execution: {flow_workers} flow + {} detection workers, {scheduler}",
+                        e.model.name(),
+                        e.detect_workers
+                    )
                 } else {
                     scheduler.to_string()
                 },
@@ -1071,7 +1099,6 @@ fn inspect_inputs(
             if !keeps_order {
                 source = source.with_order(&order);
             }
-            let workload = InspectWorkload::new(engine, sched.shape(), &source);
             let progress = Progress::new();
             let mut write_error: Option<anyhow::Error> = None;
             let mut collect = |last: bool| {
@@ -1129,36 +1156,60 @@ fn inspect_inputs(
                 }
             };
             let feed = &mut reader;
-            let (report, _) = run_stream(
-                sched.as_ref(),
-                &workload,
-                move |crew: &Crew<'_, WorkerCtx>| {
-                    let workers = crew.workers();
-                    // The reader's sweeps and end-of-input flush run on every worker, by shard.
-                    let broadcast = |job: &(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)| {
-                        crew.broadcast(&|w, ctx: &mut WorkerCtx| job(w, workers, ctx))
-                    };
-                    feed.next_desc(Some(&broadcast))
-                },
-                &mut collect,
-                &StreamConfig::default(),
-            );
+            let (lost, locals) = match exec {
+                None => {
+                    let workload = InspectWorkload::new(engine, sched.shape(), &source);
+                    let (report, _) = run_stream(
+                        sched.as_ref(),
+                        &workload,
+                        move |crew: &Crew<'_, WorkerCtx>| {
+                            let workers = crew.workers();
+                            // The reader's sweeps and end-of-input flush run on every worker, by shard.
+                            let broadcast =
+                                |job: &(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)| {
+                                    crew.broadcast(&|w, ctx: &mut WorkerCtx| job(w, workers, ctx))
+                                };
+                            feed.next_desc(Some(&broadcast))
+                        },
+                        &mut collect,
+                        &StreamConfig::default(),
+                    );
+                    (report.lost, report.locals)
+                }
+                Some(e) => {
+                    let detect =
+                        flowbundle_scheduler::build(scheduler, e.detect_workers, &sched_opts)
+                            .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let scripts = Scripts::new(arena.slots());
+                    let workload =
+                        StagedInspect::new(engine, &source, &scripts, e.visits(), flow_workers);
+                    // The staged groups have no crew: the reader sweeps alone, and the end of input is flushed
+                    // after the run.
+                    let (report, _) = run_stream_staged(
+                        &[sched.as_ref(), detect.as_ref()],
+                        &workload,
+                        move || feed.next_desc(None),
+                        &mut collect,
+                        &StreamConfig::default(),
+                    );
+                    (report.lost, report.locals.into_iter().flatten().collect())
+                }
+            };
             if let Some(e) = write_error {
                 return Err(e);
             }
             // Every packet read must have been inspected (its buffer freed), else its events were never written.
             let oldest = arena.oldest_in_flight();
-            if oldest < arena.filled() || report.lost > 0 {
+            if oldest < arena.filled() || lost > 0 {
                 bail!(
                     "the {} scheduler left packets uninspected: packet {oldest} of {} is still held ({} lost by the \
                      policy)",
                     scheduler,
                     arena.filled(),
-                    report.lost
+                    lost
                 );
             }
-            worker_stats.extend(report.locals.iter().map(|c| c.stats().clone()));
-            drop(workload);
+            worker_stats.extend(locals.iter().map(|c| c.stats().clone()));
             let mut swept = None;
             pre = match reader {
                 Reader::Files(mut reader) => {
@@ -1187,7 +1238,7 @@ fn inspect_inputs(
                     reader.into_prestage()
                 }
             };
-            engine.finish(report.locals.into_iter().chain(swept))
+            engine.finish(locals.into_iter().chain(swept))
         }
     };
     Ok((finished, pre))
@@ -1529,4 +1580,82 @@ impl Progress {
             }
         }
     }
+}
+
+/// A staged execution model chosen with `--exec` (pipeline or multilayer) and the size of its detection group.
+#[derive(Clone, Copy, Debug)]
+struct StagedExec {
+    model: flowbundle_types::Exec,
+    detect_workers: usize,
+}
+
+impl StagedExec {
+    /// Which packets the detection group sees under this model.
+    fn visits(self) -> DetectVisits {
+        match self.model {
+            flowbundle_types::Exec::Multilayer => DetectVisits::Needed,
+            _ => DetectVisits::Every,
+        }
+    }
+}
+
+/// `--exec` checked against the rest of the command line: `None` for run-to-completion (the default, and what one
+/// worker runs whatever the model: with fewer workers than groups the groups merge, as the simulator merges them).
+fn staged_exec(args: &Args, threads: usize) -> anyhow::Result<Option<StagedExec>> {
+    use flowbundle_types::Exec;
+    let model = match args.exec.as_deref().and_then(Exec::parse) {
+        None | Some(Exec::Rtc) => {
+            if args.detect_workers.is_some() {
+                bail!("--detect-workers applies to --exec pipeline and --exec multilayer");
+            }
+            return Ok(None);
+        }
+        Some(m) => m,
+    };
+    if threads < 2 {
+        eprintln!(
+            "warning: --exec {} needs a worker per group: one worker runs every stage (run-to-completion)",
+            model.name()
+        );
+        return Ok(None);
+    }
+    if args.inline.is_some() {
+        bail!(
+            "--exec {} does not run inline: a packet's verdict is known only after its detection stage, and a flow's \
+             packets must leave in order",
+            model.name()
+        );
+    }
+    if args.fanout.is_some() {
+        bail!(
+            "--exec {} runs the groups under --scheduler; --fanout gives each worker its own ring",
+            model.name()
+        );
+    }
+    let scheduler = args.scheduler.as_deref().unwrap_or("lfb");
+    let opts = SchedOptions {
+        ph_late_claim: false,
+        ..SchedOptions::default()
+    };
+    let shape = flowbundle_scheduler::build(scheduler, 2, &opts)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .shape();
+    if !shape.keeps_flow_order {
+        bail!(
+            "--exec {} needs a scheduler that keeps each flow's packets in order (every policy but ph): the \
+             detection group must receive a flow's packets in the order the flow group inspected them",
+            model.name()
+        );
+    }
+    let detect_workers = args.detect_workers.unwrap_or(threads / 2);
+    if detect_workers == 0 || detect_workers >= threads {
+        bail!(
+            "--detect-workers must leave at least one worker to each group (1 to {})",
+            threads - 1
+        );
+    }
+    Ok(Some(StagedExec {
+        model,
+        detect_workers,
+    }))
 }

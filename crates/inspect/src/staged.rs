@@ -1,0 +1,803 @@
+//! # Detection as a stage of its own: the software pipeline and MultiLayer Processing
+//!
+//! Under run-to-completion one worker does all of a packet's work, so one connection's packets run serially on one
+//! core and the largest connection caps the run (BENCHMARKS.md, "Execution models"). The execution models of the
+//! Verdú thesis cut a packet's processing between groups of cores. This module cuts the engine where its state
+//! splits cleanly: the **flow stage** (connection table, TCP reassembly, identification and parsers: everything that
+//! decides what the rules must see) and the **detection stage** (the content rules and each flow's matcher state).
+//! While the detection stage matches packet *n* of a connection, the flow stage can already reassemble packet
+//! *n + 1*: one connection's work is no longer bounded by one core, only each stage's share of it.
+//!
+//! ## What crosses between the stages: a script per packet
+//!
+//! Every place the app layer calls the rules ([`Call`]: stream data, a packet's payload and header, an application
+//! buffer, the end of a flow) goes through [`crate::app::Out::detect`]. Run to completion, the call runs at once.
+//! In the flow stage it is *recorded* instead, in the packet's [`Script`], with everything the call reads copied:
+//! the bytes (reassembled stream data, a buffer, the payload), the flow's label and whether identification gave up,
+//! and the flow's metadata at that moment (packet counts, `established`). The events the flow stage produces (flow
+//! records, application events) are recorded in the same script, in production order. The detection stage runs the
+//! script in order: an event passes through, a call runs with the flow's matcher state and emits its alerts where
+//! the call was made. A packet's output is therefore, event for event, what run-to-completion produces; the
+//! streaming runtime then merges packets in input order as for any policy.
+//!
+//! ## State: which stage owns what
+//!
+//! * The flow stage owns the connection table (sharded by bundle, as always).
+//! * The detection stage owns a second table, [`DetectTable`], sharded by the same bundles: per flow (by flow id)
+//!   its [`FlowMatchState`] (pending candidates, flowbits, the drop flag), whether it alerted, and its event counter
+//!   (every event of a flow passes the detection stage, which numbers them as run-to-completion does; the numbers
+//!   order a flow's events when the engine sorts them). A flow's entry ends with its flow record, which takes its
+//!   `alerted` flag from here.
+//! * Nothing flows back: no flow-stage decision reads detection state. The one exception would be an inline
+//!   sensor's verdict (a dropped flow is not forwarded), so the staged models do not run inline.
+//!
+//! ## Order and exclusivity
+//!
+//! Each stage's group of workers runs the same policy, and a flow-stage worker hands a packet to the detection
+//! group (the policy's `dispatch`) before it releases the packet's bundle in its own group (`done`): a bundle's
+//! packets enter the detection group in the order they left the flow group, and the policy keeps that order there.
+//! A detection worker holding bundle `b` is the only thread in shard `b` of the detection table (the policy's
+//! exclusivity, proved by the [`BundleToken`]); sweeps and the end of input, which hold every bundle, run the flows'
+//! end scripts at once.
+//!
+//! ## What it costs
+//!
+//! A copy of the bytes each rules call reads (about one packet's payload), a label clone per call, an event moved
+//! twice. Scripts live per packet buffer of the streaming runtime and keep their capacity, so steady state allocates
+//! nothing beyond what run-to-completion does (events, alert vectors).
+
+use std::cell::UnsafeCell;
+use std::ops::Range;
+
+use flowbundle_decode::KeySide;
+use flowbundle_rules::{Alert, Buffer, FlowMatchState, PacketCtx, PacketHeader};
+use flowbundle_types::{BUNDLES, BundleToken, HttpBuffer};
+use hashbrown::HashMap;
+
+use crate::app::{FlowMeta, Out, PacketVerdict, emit_owned, owned, rules_app};
+use crate::engine::{apply_verdict, flow_action};
+use crate::event::{AppLabel, Event, EventKind};
+
+/// Bytes a buffer call reads: one slice, or several parts (a TLS certificate chain).
+#[derive(Clone, Copy)]
+pub(crate) enum Data<'d> {
+    One(&'d [u8]),
+    /// Two slices (a DCE/RPC call's header and stub).
+    Two(&'d [u8], &'d [u8]),
+    Parts(&'d [Vec<u8>]),
+    /// Parts recorded in a script: ranges of its byte store.
+    Ranges(&'d [u8], &'d [Range<usize>]),
+}
+
+impl<'d> Data<'d> {
+    fn each(self, mut f: impl FnMut(&'d [u8])) {
+        match self {
+            Data::One(b) => f(b),
+            Data::Two(a, b) => {
+                f(a);
+                f(b);
+            }
+            Data::Parts(ps) => ps.iter().for_each(|p| f(p)),
+            Data::Ranges(bytes, rs) => rs
+                .iter()
+                .for_each(|r| f(bytes.get(r.clone()).unwrap_or(&[]))),
+        }
+    }
+}
+
+/// Which rules entry point an application buffer goes to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum BufferKind {
+    /// An HTTP buffer of a transaction (`scan_http`).
+    Http(HttpBuffer),
+    /// Another protocol's field (`scan_app`), or a list of them inspected part by part (`scan_app_each`).
+    App(Buffer),
+    AppEach(Buffer),
+    /// A DCE/RPC call's header and stub, in two parts (`scan_dcerpc`).
+    Dcerpc {
+        little_endian: bool,
+    },
+}
+
+/// One call into the rules, with what it reads borrowed. See the module documentation.
+pub(crate) enum Call<'d> {
+    /// In-order stream data of direction `dir` at stream `offset` (`scan_stream`).
+    Stream {
+        dir: KeySide,
+        offset: u64,
+        bytes: &'d [u8],
+        label: &'d AppLabel,
+        failed: bool,
+    },
+    /// A packet's payload and header (`scan_packet`).
+    Packet {
+        dir: KeySide,
+        payload: &'d [u8],
+        header: Option<PacketHeader>,
+        label: &'d AppLabel,
+        failed: bool,
+    },
+    /// An application buffer of transaction `tx`, travelling in direction `dir`.
+    Buffer {
+        dir: KeySide,
+        label: &'d AppLabel,
+        tx: u64,
+        kind: BufferKind,
+        data: Data<'d>,
+    },
+    /// The flow ends: pending candidates are settled (`finish_flow`).
+    Finish { label: &'d AppLabel },
+}
+
+/// Runs `call` now with the worker's scanner and the flow's matcher state, emitting its alerts through `out`. The one
+/// implementation of each call: run-to-completion calls it from [`Out::detect`], the detection stage from a script.
+pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Call<'_>) {
+    let (Some(rules), Some(sc)) = (out.det.rules(), out.scanner.as_deref_mut()) else {
+        return;
+    };
+    // A dropped flow's pending candidates are still settled at its end (see `app::finish_rules`); a passed flow's
+    // are not, and nothing else runs on a flow the rules stopped.
+    let stopped = match call {
+        Call::Finish { .. } => flow_rules.passed(),
+        _ => flow_rules.stopped(),
+    };
+    if stopped {
+        return;
+    }
+    let m = *out.meta;
+    // Alerts are copied out of the callback (it cannot reach the event list while the scanner is borrowed); the
+    // vector allocates only when a rule fires.
+    let mut fired = Vec::new();
+    let (dir, label) = match *call {
+        Call::Stream {
+            dir,
+            offset,
+            bytes,
+            label,
+            failed,
+        } => {
+            let ctx = m.packet_ctx(dir, rules_app(label, failed));
+            rules.scan_stream(sc, flow_rules, &ctx, bytes, offset, &mut |a: &Alert<'_>| {
+                fired.push(owned(a))
+            });
+            (Some(dir), label)
+        }
+        Call::Packet {
+            dir,
+            payload,
+            header,
+            label,
+            failed,
+        } => {
+            let ctx = PacketCtx {
+                header,
+                ..m.packet_ctx(dir, rules_app(label, failed))
+            };
+            rules.scan_packet(sc, flow_rules, &ctx, payload, &mut |a: &Alert<'_>| {
+                fired.push(owned(a))
+            });
+            (Some(dir), label)
+        }
+        Call::Buffer {
+            dir,
+            label,
+            tx,
+            kind,
+            data,
+        } => {
+            let ctx = m.packet_ctx(dir, Some(label.eve_name()));
+            let mut sink = |a: &Alert<'_>| fired.push(owned(a));
+            match kind {
+                BufferKind::Http(b) => {
+                    let mut one: &[u8] = &[];
+                    data.each(|d| one = d);
+                    rules.scan_http(sc, flow_rules, &ctx, tx, b, one, &mut sink);
+                }
+                BufferKind::App(b) => {
+                    let mut one: &[u8] = &[];
+                    data.each(|d| one = d);
+                    rules.scan_app(sc, flow_rules, &ctx, tx, b, one, &mut sink);
+                }
+                BufferKind::Dcerpc { little_endian } => {
+                    let mut parts: [&[u8]; 2] = [&[], &[]];
+                    let mut k = 0;
+                    data.each(|d| {
+                        if let Some(p) = parts.get_mut(k) {
+                            *p = d;
+                        }
+                        k += 1;
+                    });
+                    let [header, stub] = parts;
+                    rules.scan_dcerpc(
+                        sc,
+                        flow_rules,
+                        &ctx,
+                        tx,
+                        header,
+                        stub,
+                        little_endian,
+                        &mut sink,
+                    );
+                }
+                BufferKind::AppEach(b) => {
+                    let mut parts: Vec<&[u8]> = Vec::new();
+                    data.each(|d| parts.push(d));
+                    rules.scan_app_each(sc, flow_rules, &ctx, tx, b, parts, &mut sink);
+                }
+            }
+            (Some(dir), label)
+        }
+        Call::Finish { label } => {
+            rules.finish_flow(sc, flow_rules, &mut |a: &Alert<'_>| fired.push(owned(a)));
+            (None, label)
+        }
+    };
+    for a in fired {
+        let d = dir.unwrap_or_else(|| m.side(a.dir));
+        emit_owned(out, rules, &a, d, label);
+    }
+}
+
+/// A recorded call: what [`Call`] borrows, owned (bytes as ranges of the script's store).
+enum Recorded {
+    Stream {
+        dir: KeySide,
+        offset: u64,
+        bytes: Range<usize>,
+        label: AppLabel,
+        failed: bool,
+    },
+    Packet {
+        dir: KeySide,
+        payload: Range<usize>,
+        header: Option<PacketHeader>,
+        label: AppLabel,
+        failed: bool,
+    },
+    Buffer {
+        dir: KeySide,
+        label: AppLabel,
+        tx: u64,
+        kind: BufferKind,
+        /// Ranges of the script's part list.
+        parts: Range<usize>,
+    },
+    Finish {
+        label: AppLabel,
+    },
+}
+
+/// One step of a script.
+enum Op {
+    /// An event the flow stage produced.
+    Event(Event),
+    /// A rules call, with the flow's metadata and the capture time at the call.
+    Call {
+        meta: FlowMeta,
+        ts_ns: u64,
+        call: Recorded,
+    },
+    /// A flow's record: the flow's detection state ends here.
+    End(Event),
+    /// An event of no flow the detection stage keeps state for (a flowless packet's alert): passed on as it is.
+    Pass(Event),
+    /// The calls of the packet being inspected (or of a flow's close-time flush) begin, and end: their rules'
+    /// actions (a `pass`, a drop) apply at the end, to the flow with this id (`engine::apply_verdict`), as
+    /// run-to-completion applies them. The flag says whether the calls were a packet's own (its drop drops the
+    /// packet) or a close-time flush's.
+    PacketStart(u64),
+    PacketEnd(u64, bool),
+}
+
+/// What the flow stage left for the detection stage for one packet (or for the flows a sweep ended), in
+/// production order. See the module documentation.
+#[derive(Default)]
+pub struct Script {
+    /// Each step with the bundle of its flow.
+    ops: Vec<(u16, Op)>,
+    bytes: Vec<u8>,
+    parts: Vec<Range<usize>>,
+    /// The bundle of the flows being recorded now (set by the engine before it inspects a packet or ends a shard's
+    /// flows).
+    pub(crate) bundle: u16,
+}
+
+impl Script {
+    /// Nothing recorded: the packet needs no detection stage.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Steps recorded.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Forgets everything recorded, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.ops.clear();
+        self.bytes.clear();
+        self.parts.clear();
+    }
+
+    fn keep(&mut self, b: &[u8]) -> Range<usize> {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(b);
+        at..self.bytes.len()
+    }
+
+    pub(crate) fn packet_start(&mut self, flow_id: u64) {
+        self.ops.push((self.bundle, Op::PacketStart(flow_id)));
+    }
+
+    pub(crate) fn packet_end(&mut self, flow_id: u64, own: bool) {
+        self.ops.push((self.bundle, Op::PacketEnd(flow_id, own)));
+    }
+
+    pub(crate) fn event(&mut self, ev: Event) {
+        let op = if matches!(ev.kind, EventKind::Flow(_)) {
+            Op::End(ev)
+        } else {
+            Op::Event(ev)
+        };
+        self.ops.push((self.bundle, op));
+    }
+
+    pub(crate) fn pass(&mut self, ev: Event) {
+        self.ops.push((self.bundle, Op::Pass(ev)));
+    }
+
+    pub(crate) fn record(&mut self, meta: &FlowMeta, ts_ns: u64, call: &Call<'_>) {
+        let call = match *call {
+            Call::Stream {
+                dir,
+                offset,
+                bytes,
+                label,
+                failed,
+            } => Recorded::Stream {
+                dir,
+                offset,
+                bytes: self.keep(bytes),
+                label: label.clone(),
+                failed,
+            },
+            Call::Packet {
+                dir,
+                payload,
+                header,
+                label,
+                failed,
+            } => Recorded::Packet {
+                dir,
+                payload: self.keep(payload),
+                header,
+                label: label.clone(),
+                failed,
+            },
+            Call::Buffer {
+                dir,
+                label,
+                tx,
+                kind,
+                data,
+            } => {
+                let first = self.parts.len();
+                data.each(|d| {
+                    let r = self.keep(d);
+                    self.parts.push(r);
+                });
+                Recorded::Buffer {
+                    dir,
+                    label: label.clone(),
+                    tx,
+                    kind,
+                    parts: first..self.parts.len(),
+                }
+            }
+            Call::Finish { label } => Recorded::Finish {
+                label: label.clone(),
+            },
+        };
+        self.ops.push((
+            self.bundle,
+            Op::Call {
+                meta: *meta,
+                ts_ns,
+                call,
+            },
+        ));
+    }
+}
+
+/// A flow's detection state (see the module documentation).
+#[derive(Default)]
+struct DetectFlow {
+    rules: FlowMatchState,
+    alerted: bool,
+    /// The flow's next event number.
+    seq: u32,
+    /// The rule set's epoch the matcher state belongs to: a reload restarts it, keeping a drop (as the flow's own
+    /// state does under run-to-completion, `AppState::adopt`).
+    epoch: u32,
+}
+
+type DetectShard = HashMap<u64, DetectFlow, foldhash::fast::FixedState>;
+
+/// The detection stage's per-flow state, sharded by bundle like the connection table (see the module
+/// documentation).
+pub struct DetectTable {
+    shards: Box<[UnsafeCell<DetectShard>]>,
+}
+
+// SAFETY: a shard is reached only through `shard`, whose `BundleToken` proves the calling thread holds that bundle
+// alone in the detection group (the policy's exclusivity), or through `shard_mut` with `&mut self`.
+unsafe impl Sync for DetectTable {}
+
+impl std::fmt::Debug for DetectTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetectTable").finish_non_exhaustive()
+    }
+}
+
+impl Default for DetectTable {
+    fn default() -> Self {
+        let hasher = foldhash::fast::FixedState::with_seed(0xde7ec7);
+        DetectTable {
+            shards: (0..BUNDLES)
+                .map(|_| UnsafeCell::new(HashMap::with_hasher(hasher.clone())))
+                .collect(),
+        }
+    }
+}
+
+impl DetectTable {
+    /// The shard of the bundle `held` proves the calling thread holds.
+    #[allow(clippy::mut_from_ref)]
+    fn shard<'t>(&'t self, held: &'t mut BundleToken) -> &'t mut DetectShard {
+        // SAFETY: the token's holder has this bundle to itself while the token lives, and the returned borrow
+        // cannot outlive the borrow of the token.
+        unsafe { &mut *self.shards[usize::from(held.bundle())].get() }
+    }
+
+    /// Flows with detection state (tests: every ended flow's entry is gone).
+    pub fn flows(&mut self) -> usize {
+        self.shards.iter_mut().map(|s| s.get_mut().len()).sum()
+    }
+}
+
+/// A packet whose calls are being run: where its events begin, its flow's `alerted` flag before it, and what its
+/// rules decided so far.
+struct Open {
+    flow: u64,
+    ev_start: usize,
+    alerted_before: bool,
+    verdict: PacketVerdict,
+}
+
+/// Runs one step against its flow's shard, keeping `open` (the packet being run) up to date; returns whether the
+/// packet is dropped when the step ends one.
+fn step(
+    ctx: &mut crate::engine::WorkerCtx,
+    op: Op,
+    bytes: &[u8],
+    parts: &[Range<usize>],
+    shard: &mut DetectShard,
+    open: &mut Option<Open>,
+) -> bool {
+    match op {
+        Op::PacketStart(flow) => {
+            let st = shard.entry(flow).or_default();
+            *open = Some(Open {
+                flow,
+                ev_start: ctx.events.len(),
+                alerted_before: st.alerted,
+                verdict: PacketVerdict::default(),
+            });
+            false
+        }
+        Op::PacketEnd(flow, own) => {
+            let Some(o) = open.take().filter(|o| o.flow == flow) else {
+                return false;
+            };
+            let st = shard.entry(flow).or_default();
+            apply_verdict(
+                ctx,
+                (&mut st.alerted, o.alerted_before),
+                &mut st.rules,
+                o.ev_start,
+                o.verdict,
+            );
+            // As run-to-completion: a packet is dropped by its own drop or by its flow's.
+            own && (o.verdict.dropped() || st.rules.dropped())
+        }
+        Op::Event(mut ev) => {
+            let st = shard.entry(ev.flow_id).or_default();
+            ev.seq = st.seq;
+            st.seq = st.seq.wrapping_add(1);
+            ctx.events.push(ev);
+            false
+        }
+        Op::Pass(ev) => {
+            ctx.events.push(ev);
+            false
+        }
+        Op::End(mut ev) => {
+            let st = shard.remove(&ev.flow_id).unwrap_or_default();
+            ev.seq = st.seq;
+            // The flow stage's record knows neither: the detection stage alone keeps the rules' state.
+            if let EventKind::Flow(rec) = &mut ev.kind {
+                rec.alerted = st.alerted;
+                rec.action = flow_action(&st.rules);
+            }
+            ctx.events.push(ev);
+            false
+        }
+        Op::Call { meta, ts_ns, call } => {
+            let st = shard.entry(meta.id).or_default();
+            let crate::engine::WorkerCtx {
+                events,
+                scanner,
+                produced,
+                det,
+                det_epoch,
+                ..
+            } = ctx;
+            if st.epoch != *det_epoch as u32 {
+                let dropped = st.rules.dropped();
+                st.rules = FlowMatchState::default();
+                if dropped {
+                    st.rules.set_dropped();
+                }
+                st.epoch = *det_epoch as u32;
+            }
+            let mut out = Out {
+                det,
+                events,
+                scanner: scanner.as_mut(),
+                produced,
+                meta: &meta,
+                seq: &mut st.seq,
+                alerted: &mut st.alerted,
+                ts_ns,
+                verdict: PacketVerdict::default(),
+                defer: None,
+            };
+            let at = |r: &Range<usize>| bytes.get(r.clone()).unwrap_or(&[]);
+            let call = match &call {
+                Recorded::Stream {
+                    dir,
+                    offset,
+                    bytes: b,
+                    label,
+                    failed,
+                } => Call::Stream {
+                    dir: *dir,
+                    offset: *offset,
+                    bytes: at(b),
+                    label,
+                    failed: *failed,
+                },
+                Recorded::Packet {
+                    dir,
+                    payload,
+                    header,
+                    label,
+                    failed,
+                } => Call::Packet {
+                    dir: *dir,
+                    payload: at(payload),
+                    header: *header,
+                    label,
+                    failed: *failed,
+                },
+                Recorded::Buffer {
+                    dir,
+                    label,
+                    tx,
+                    kind,
+                    parts: p,
+                } => Call::Buffer {
+                    dir: *dir,
+                    label,
+                    tx: *tx,
+                    kind: *kind,
+                    data: Data::Ranges(bytes, parts.get(p.clone()).unwrap_or(&[])),
+                },
+                Recorded::Finish { label } => Call::Finish { label },
+            };
+            run(&mut out, &mut st.rules, &call);
+            // A call of the packet (or close-time flush) being run counts in its verdict.
+            if let Some(o) = open.as_mut().filter(|o| o.flow == meta.id) {
+                o.verdict.merge(out.verdict);
+            }
+            false
+        }
+    }
+}
+
+/// Runs a packet's script in the detection stage, holding bundle `held` (steps of another bundle, a broken
+/// contract, are dropped); returns whether the packet's flow is dropped.
+pub(crate) fn run_script(
+    table: &DetectTable,
+    ctx: &mut crate::engine::WorkerCtx,
+    held: &mut BundleToken,
+    script: &mut Script,
+) -> bool {
+    let bundle = held.bundle();
+    let shard = table.shard(held);
+    let Script {
+        ops, bytes, parts, ..
+    } = script;
+    let mut dropped = false;
+    let mut open = None;
+    for (b, op) in ops.drain(..) {
+        debug_assert_eq!(b, bundle, "a script step of another bundle");
+        if b == bundle {
+            dropped |= step(ctx, op, bytes, parts, shard, &mut open);
+        }
+    }
+    bytes.clear();
+    parts.clear();
+    dropped
+}
+
+/// Runs a script of steps of any bundles (the ends of flows a sweep or the end of input recorded).
+///
+/// # Safety
+/// The calling thread holds every bundle: no worker runs (a sweep, the end of input).
+pub(crate) unsafe fn run_script_all(
+    table: &DetectTable,
+    ctx: &mut crate::engine::WorkerCtx,
+    script: &mut Script,
+) {
+    let Script {
+        ops, bytes, parts, ..
+    } = script;
+    let mut open = None;
+    for (b, op) in ops.drain(..) {
+        // SAFETY: the caller's promise: no other thread touches any shard; the borrow ends with the step.
+        let mut held = unsafe { BundleToken::assume_held(b) };
+        step(ctx, op, bytes, parts, table.shard(&mut held), &mut open);
+    }
+    bytes.clear();
+    parts.clear();
+}
+
+/// Per packet buffer of a streaming run's arena, the script its flow stage left (see [`crate::stream`]): written by
+/// the flow-stage worker that holds the packet, read by the detection-stage worker it hands the packet to, in that
+/// order (the hand-over through the policy's queue orders them).
+pub struct Scripts {
+    slots: Box<[UnsafeCell<Script>]>,
+}
+
+// SAFETY: a slot is touched only by the worker holding its packet's descriptor (see `get`).
+unsafe impl Sync for Scripts {}
+
+impl Scripts {
+    /// Scripts for an arena of `slots` buffers.
+    pub fn new(slots: usize) -> Self {
+        Scripts {
+            slots: (0..slots)
+                .map(|_| UnsafeCell::new(Script::default()))
+                .collect(),
+        }
+    }
+
+    /// The script of buffer `slot`.
+    ///
+    /// # Safety
+    /// The calling thread holds buffer `slot`'s descriptor (it was handed to it and not passed on or freed), and no
+    /// other borrow of this slot is alive.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get(&self, slot: u32) -> Option<&mut Script> {
+        let cell = self.slots.get(slot as usize)?;
+        // SAFETY: the caller's promise.
+        Some(unsafe { &mut *cell.get() })
+    }
+}
+
+/// Which packets the detection stage sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DetectVisits {
+    /// Every packet passes every stage (the software pipeline).
+    Every,
+    /// Only packets whose flow stage left something for it: a rules call or an event (MultiLayer Processing: a packet
+    /// visits the layers its processing needs).
+    Needed,
+}
+
+/// The engine as a two-stage workload for the staged streaming runtime (`flowbundle_worker::run_stream_staged`):
+/// stage 0, the flow stage, inspects a packet with a recording context and leaves its script in the packet buffer's
+/// slot of `scripts`; stage 1, the detection stage, runs the script ([`crate::Engine::detect_stage`]) and hands the
+/// packet's events to the source (which sends them to the collector and frees the buffer). A packet that skips the
+/// detection stage is handed back to the source by the flow stage. The engine must be [`crate::Engine::staged`],
+/// the policies of both groups must keep flow order, and `scripts` must have a slot per descriptor id of `source`.
+pub struct StagedInspect<'a> {
+    engine: &'a crate::Engine,
+    source: &'a dyn crate::PacketSource,
+    scripts: &'a Scripts,
+    visits: DetectVisits,
+    flow_workers: usize,
+}
+
+impl<'a> StagedInspect<'a> {
+    /// The stages over `source`; `flow_workers` is the flow stage's group size (the detection stage's workers are
+    /// numbered after them, [`crate::WorkerCtx::worker`], so per-worker boards see every worker once).
+    pub fn new(
+        engine: &'a crate::Engine,
+        source: &'a dyn crate::PacketSource,
+        scripts: &'a Scripts,
+        visits: DetectVisits,
+        flow_workers: usize,
+    ) -> Self {
+        StagedInspect {
+            engine,
+            source,
+            scripts,
+            visits,
+            flow_workers,
+        }
+    }
+}
+
+impl flowbundle_types::StagedWorkload for StagedInspect<'_> {
+    type Local = crate::WorkerCtx;
+
+    fn stages(&self) -> usize {
+        2
+    }
+
+    fn local(&self, stage: usize, w: flowbundle_types::WorkerId) -> crate::WorkerCtx {
+        let mut ctx = self.engine.new_ctx();
+        // Detection-stage workers are numbered after the flow stage's (each group numbers its own from 0).
+        ctx.set_worker(if stage == 0 { w } else { self.flow_workers + w });
+        ctx
+    }
+
+    fn process_stage(
+        &self,
+        stage: usize,
+        ctx: &mut crate::WorkerCtx,
+        desc: flowbundle_types::Desc,
+        held: &mut BundleToken,
+    ) -> (flowbundle_types::Outcome, Option<usize>) {
+        use flowbundle_types::Outcome;
+        let id = desc.id;
+        // SAFETY: this worker holds the descriptor (the runtime handed it over and it is not passed on yet).
+        let Some(script) = (unsafe { self.scripts.get(id) }) else {
+            return (Outcome::Processed, None);
+        };
+        if stage == 0 {
+            let Some(rec) = self.source.record(id) else {
+                return (Outcome::Processed, None);
+            };
+            let num = self.source.packet_number(id);
+            script.clear();
+            // The slot's script (its capacity kept) goes into the context while the packet is inspected, and back.
+            ctx.record_for_detection(std::mem::take(script));
+            let classified = match self.source.decoded(id) {
+                Some(d) => self
+                    .engine
+                    .process_decoded(ctx, held, num, rec.ts_ns, rec.orig_len, &d),
+                None => self.engine.process(ctx, held, num, &rec),
+            };
+            *script = ctx.take_script().unwrap_or_default();
+            let outcome = if classified {
+                Outcome::Classified
+            } else {
+                Outcome::Processed
+            };
+            if self.visits == DetectVisits::Every || !script.is_empty() {
+                return (outcome, Some(1));
+            }
+            // SAFETY: no record of `id` is used after this; this is the packet's one hand-back.
+            unsafe { self.source.consumed(id, ctx) };
+            return (outcome, None);
+        }
+        self.engine.detect_stage(ctx, held, script);
+        // SAFETY: as above: the detection stage is the packet's last.
+        unsafe { self.source.consumed(id, ctx) };
+        (Outcome::Processed, None)
+    }
+}
