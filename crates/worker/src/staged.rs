@@ -9,14 +9,18 @@
 //! bundle's packets in the first group's order, and the policy (one that keeps flow order) keeps it. A full queue in
 //! group `h` makes the worker back off (yield, then sleep from 5 µs), holding its packet and bundle, exactly as the
 //! reader backs off when group 0 is full: that wait is the model's contention, counted per group. Groups only hand
-//! packets forward, so the waits cannot form a cycle.
+//! packets forward, so the waits cannot form a cycle. Several workers hand packets to one group, and a policy's
+//! `dispatch` is made for one dispatcher thread: each group's hand-overs take turns under a lock of their own (see
+//! `hand_over`). A bundle's order holds across groups that each receive from the group just before them; a packet
+//! that skips a group may overtake an earlier packet of its bundle still in the skipped group, so a workload that
+//! skips must not rely on that order (the engine's two stages have nothing to skip to).
 //!
 //! A group ends when everything upstream has ended (the reader for group 0; the reader and every worker of the
 //! groups before it for the others) and its policy has nothing left for its workers: no packet can reach it any
 //! more (see `run` for why a policy with nothing for a worker has nothing for it later).
 
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Barrier, Mutex};
 use std::thread::Thread;
 use std::time::Duration;
 
@@ -53,7 +57,8 @@ pub struct StagedReport<L> {
     pub groups: Vec<GroupReport>,
     /// Each group's workers' local states, group by group.
     pub locals: Vec<Vec<L>>,
-    /// Packets dispatched but never processed by stage 0's group: 0 unless a policy breaks its contract.
+    /// Packets that entered a group (dispatched by the reader, or handed over) and that its workers never processed,
+    /// summed over the groups: 0 unless a policy breaks its contract.
     pub lost: u64,
     pub pinning: Pinning,
 }
@@ -62,6 +67,9 @@ pub struct StagedReport<L> {
 struct Group<'a> {
     sched: &'a dyn Scheduler,
     shared: Shared,
+    /// Serialises the hand-overs into this group when more than one thread makes them (see [`hand_over`]); `None`
+    /// when one thread does (the reader into the first group, the one worker of a one-worker group before it).
+    handoff: Option<Mutex<()>>,
     /// Threads (the reader, the earlier groups' workers) that can still hand packets to this group.
     upstream: AtomicUsize,
     received: AtomicU64,
@@ -97,6 +105,7 @@ where
         .map(|(g, &sched)| Group {
             sched,
             shared: Shared::new(sizes[g], 0),
+            handoff: (g > 0 && sizes[..g].iter().sum::<usize>() > 1).then(|| Mutex::new(())),
             upstream: AtomicUsize::new(1 + sizes[..g].iter().sum::<usize>()),
             received: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -169,7 +178,7 @@ where
     let mut last = disp.end_ns;
     let mut reports = Vec::with_capacity(groups.len());
     let mut locals = Vec::with_capacity(groups.len());
-    let mut first_group_processed = 0;
+    let mut lost = 0;
     for (g, (res, group)) in results.into_iter().zip(&groups).enumerate() {
         let mut workers = Vec::new();
         let mut ls = Vec::new();
@@ -181,9 +190,13 @@ where
             });
             ls.push(l);
         }
-        if g == 0 {
-            first_group_processed = workers.iter().map(|w| w.packets).sum();
-        }
+        let processed: u64 = workers.iter().map(|w| w.packets).sum();
+        let entered = if g == 0 {
+            disp.dispatched
+        } else {
+            group.received.load(Relaxed)
+        };
+        lost += entered.saturating_sub(processed);
         reports.push(GroupReport {
             workers,
             received: group.received.load(Relaxed),
@@ -195,7 +208,7 @@ where
     }
     let report = StagedReport {
         elapsed_ns: last.saturating_sub(start_ns),
-        lost: disp.dispatched.saturating_sub(first_group_processed),
+        lost,
         dispatcher: disp,
         groups: reports,
         locals,
@@ -246,13 +259,28 @@ fn clock(groups: &[Group<'_>]) -> u64 {
 }
 
 /// Hands `d` to group `h`, backing off while its policy refuses (see the module documentation).
+///
+/// A policy's `dispatch` has one caller in the contract (the dispatcher thread: `lfb`'s table raises a bundle's count
+/// from zero and links its tail without an atomic read-modify-write, other policies push to single-producer rings),
+/// but every worker of the earlier groups hands packets to group `h`. Two of them dispatching at once corrupted the
+/// policy's queues (a packet delivered twice, so that a slot's script was read while another packet rewrote it, or
+/// never delivered, so that the run waited for it for ever). The group's hand-over lock makes the dispatches one
+/// sequence, as if one dispatcher made them; the lock is held for one `dispatch` (bounded work, no waiting inside),
+/// never across a back-off, and a group with one upstream thread has none.
 fn hand_over(groups: &[Group<'_>], h: usize, d: Desc, threads: &[Vec<Thread>]) {
     let grp = &groups[h];
     let t = threads.get(h).map_or(&[][..], Vec::as_slice);
     let mut tries = 0u32;
     let mut since = None;
     loop {
-        match grp.sched.dispatch(d) {
+        let placed = {
+            let _one_at_a_time = grp
+                .handoff
+                .as_ref()
+                .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+            grp.sched.dispatch(d)
+        };
+        match placed {
             Ok(p) => {
                 grp.shared.sleepers.wake(p, t);
                 grp.received.fetch_add(1, Relaxed);

@@ -206,3 +206,72 @@ fn a_full_next_group_makes_workers_wait_and_loses_nothing() {
     assert_eq!((r.lost, r.groups[1].received), (0, 2_000));
     assert!(r.groups[1].refused > 0, "the tiny queue never refused");
 }
+
+/// Several workers hand packets to one group at once, and a policy's `dispatch` is made for one dispatcher thread
+/// (`lfb` raises a bundle's count from zero and links its queue's tail without a read-modify-write): the hand-overs
+/// must take turns. Four first-stage workers doing nothing but hand packets on to one second-stage worker, under
+/// each policy unwrapped (the exclusivity checker's own bookkeeping would space the calls out): every packet reaches
+/// the second stage once, each connection's in order.
+#[test]
+fn concurrent_hand_overs_into_one_group_lose_and_repeat_nothing() {
+    struct Pass {
+        count: Vec<AtomicU32>,
+        seen: Mutex<Vec<(u32, u32)>>,
+    }
+    impl StagedWorkload for Pass {
+        type Local = ();
+        fn stages(&self) -> usize {
+            2
+        }
+        fn local(&self, _stage: usize, _w: WorkerId) {}
+        fn process_stage(
+            &self,
+            stage: usize,
+            _local: &mut (),
+            desc: Desc,
+            _held: &mut BundleToken,
+        ) -> (Outcome, Option<usize>) {
+            if stage == 0 {
+                return (Outcome::Processed, Some(1));
+            }
+            self.count[desc.id as usize].fetch_add(1, Relaxed);
+            self.seen.lock().unwrap().push((desc.conn, desc.id));
+            (Outcome::Processed, None)
+        }
+    }
+    let n = 40_000u32;
+    let descs = trace(n, 5_000);
+    for name in ALL {
+        let opts = SchedOptions {
+            ph_late_claim: false,
+            ..SchedOptions::default()
+        };
+        let first = build(name, 4, &opts).unwrap();
+        if !first.shape().keeps_flow_order {
+            continue;
+        }
+        let last = build(name, 1, &opts).unwrap();
+        let work = Pass {
+            count: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            seen: Mutex::new(Vec::with_capacity(n as usize)),
+        };
+        let mut next = descs.clone().into_iter();
+        let (r, _) = run_stream_staged(
+            &[first.as_ref(), last.as_ref()],
+            &work,
+            move || next.next(),
+            &mut |_| {},
+            &StreamConfig {
+                pin: false,
+                ..StreamConfig::default()
+            },
+        );
+        let once = work.count.iter().filter(|c| c.load(Relaxed) == 1).count();
+        assert_eq!((once, r.lost), (n as usize, 0), "{name}");
+        assert_eq!(r.groups[1].received, u64::from(n), "{name}");
+        assert!(
+            in_order(&work.seen.lock().unwrap()),
+            "{name}: the second stage saw a connection out of order"
+        );
+    }
+}
