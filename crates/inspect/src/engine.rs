@@ -2026,4 +2026,93 @@ alert udp any any -> any 53 (content:"a"; sid:5;)"#;
         assert_eq!(actions.iter().filter(|a| **a == Some("drop")).count(), 1);
         assert!(actions.iter().all(|a| *a != Some("pass")));
     }
+
+    /// Detection as a stage of its own (the software pipeline and MultiLayer Processing, `crate::staged`) decides
+    /// what run-to-completion decides: the same alerts (a `pass` withdrawing the others of its packet, an IPS drop
+    /// `blocked`), the same dropped packets, and each flow record's `action` and `alerted`, which only the detection
+    /// stage's state knows. The flow stage's script runs at once here, on the packet's bundle.
+    #[test]
+    fn staged_detection_decides_what_run_to_completion_decides() {
+        let rules_text = r#"drop udp any any -> any 9 (dsize:4; sid:1;)
+alert udp any any -> any 9 (content:"xy"; sid:2;)
+drop ip 10.0.0.7 any -> any any (sid:3;)
+pass udp any any -> any 53 (content:"pass"; sid:4;)
+alert udp any any -> any 53 (content:"a"; sid:5;)
+pass ip 10.0.0.3 any -> any any (sid:6;)
+alert udp any any -> any 99 (content:"o"; sid:7;)"#;
+        let packets = [
+            datagram(1, 1000, 2, 9, b"abcd"),
+            datagram(1, 1000, 2, 9, b"xyz"),
+            datagram(7, 1000, 2, 80, b"q"),
+            datagram(7, 1000, 2, 80, b"r"),
+            datagram(1, 2000, 2, 53, b"pass a"),
+            datagram(1, 2000, 2, 53, b"a"),
+            datagram(3, 3000, 2, 99, b"ok"),
+            datagram(3, 3000, 2, 99, b"o"),
+        ];
+        let cfg = EngineConfig {
+            ips: true,
+            ..EngineConfig::default()
+        };
+        let run = |staged: bool| {
+            let mut e = Engine::with_shared(cfg.clone(), None, rules(rules_text));
+            if staged {
+                e = e.staged();
+            }
+            let mut ctx = e.new_ctx();
+            let mut detect = e.new_ctx();
+            let mut pre = Prestage::new(e.config());
+            let mut script = Script::default();
+            let mut dropped = Vec::new();
+            for (i, p) in packets.iter().enumerate() {
+                if staged {
+                    ctx.record_for_detection(std::mem::take(&mut script));
+                }
+                let rec = PacketRecord {
+                    ts_ns: (i as u64 + 1) * S,
+                    orig_len: p.len() as u32,
+                    interface: 0,
+                    link_type: LinkType::RAW,
+                    data: p,
+                };
+                // Numbered packets: a flow's id comes from its first packet's number, and the detection stage
+                // keys its state by flow id.
+                e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
+                if staged {
+                    script = ctx.take_script().expect("the flow stage recorded");
+                    assert!(
+                        !script.is_empty(),
+                        "packet {i} left the detection stage nothing"
+                    );
+                    let bundle = Engine::serial_bundle(&decode(&rec, &e.config().decode));
+                    // SAFETY: one thread, no other user of the engine.
+                    let mut held = unsafe { BundleToken::assume_held(bundle) };
+                    e.detect_stage(&mut detect, &mut held, &mut script);
+                    dropped.push(detect.packet_dropped());
+                } else {
+                    dropped.push(ctx.packet_dropped());
+                }
+            }
+            let mut events = e.finish([ctx, detect]).events;
+            sort_events(&mut events);
+            if staged {
+                assert_eq!(e.detect_table.as_mut().map(DetectTable::flows), Some(0));
+            }
+            (dropped, events)
+        };
+        let (rtc_dropped, rtc) = run(false);
+        let (staged_dropped, staged) = run(true);
+        assert_eq!(staged_dropped, rtc_dropped);
+        assert_eq!(
+            rtc.iter()
+                .filter(|ev| matches!(&ev.kind, EventKind::Flow(r) if r.action.is_some()))
+                .count(),
+            2,
+            "the IP-only drop's flow and the flow-scoped pass's"
+        );
+        assert_eq!(staged.len(), rtc.len());
+        for (s, r) in staged.iter().zip(&rtc) {
+            assert_eq!(s, r);
+        }
+    }
 }
