@@ -178,6 +178,61 @@ fn every_execution_model_gives_the_single_threaded_output() {
     }
 }
 
+/// The staged models on application buffers that reach the rules in several parts (a DCE/RPC call's header and
+/// stub: `dcerpc.iface`, `dcerpc.stub_data`) and on packets no flow tracks (decoder events: the packet rules run in
+/// the flow stage and their alerts travel in the packet's script): the single-threaded run's output.
+#[test]
+fn staged_models_match_dcerpc_calls_and_flowless_packets_as_the_single_threaded_run() {
+    for (test, pcap) in [
+        (
+            "dcerpc/dcerpc-dce-iface-01",
+            "20171220_smb_psexec_mimikatz_ticket_dump-s2.pcap",
+        ),
+        ("dcerpc/dcerpc-dce-stub-data-04", "input.pcap"),
+        ("decode-too-small", "test.pcap"),
+    ] {
+        let Some(dir) = flowbundle_testsupport::data(&format!("suricata-verify/{test}")) else {
+            return;
+        };
+        let run = |extra: &[&str]| {
+            let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+                .arg("inspect")
+                .arg(dir.join(pcap))
+                .arg("--rules")
+                .arg(dir.join("test.rules"))
+                .args(["-o", "-"])
+                .args(extra)
+                .output()
+                .expect("running flowbundle inspect");
+            assert!(
+                r.status.success(),
+                "{test} {extra:?}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            let mut lines: Vec<String> = String::from_utf8_lossy(&r.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            lines.sort();
+            lines
+        };
+        let serial = run(&["--threads", "1"]);
+        assert!(
+            serial
+                .iter()
+                .any(|l| l.contains("\"event_type\":\"alert\"")),
+            "{test}: no alert, nothing to compare"
+        );
+        for exec in ["pipeline", "multilayer"] {
+            assert_eq!(
+                run(&["--threads", "2", "--exec", exec]),
+                serial,
+                "{test} --exec {exec}"
+            );
+        }
+    }
+}
+
 #[test]
 fn staged_models_refuse_what_they_cannot_do() {
     for (args, says) in [
