@@ -1,7 +1,8 @@
 //! Model checks of the lock-free scheduler structures with loom: the slot arena, the FBQ table of `lfb`,
 //! `lfb-affinity` and `lfb-bounded` (a worker handing its bundle back to the receive queue), and the connection handoff of `ph`. Built only with `--cfg loom`; run them with `scripts/loom`.
 //!
-//! Each model is one dispatcher thread and two worker threads on a policy built small (a few packets, two or three
+//! Each model is one dispatcher thread (or, for a staged run's hand-over, two threads dispatching in turn under a
+//! lock) and two worker threads on a policy built small (a few packets, two or three
 //! bundles, an arena small enough to fill), explored by loom under every interleaving within a preemption bound
 //! (3; `LOOM_MAX_PREEMPTIONS` overrides it) and every value a weak-memory load may return. The workers
 //! touch per-bundle state the way the inspection engine touches its flow shards: through a cell with no lock, which
@@ -29,8 +30,11 @@
 use flowbundle_scheduler::{Desc, SchedOptions, SchedStats, Scheduler, WorkerId, build};
 use loom::cell::UnsafeCell;
 use loom::model::Builder;
-use loom::sync::Arc;
-use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use loom::sync::atomic::{
+    AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release},
+};
+use loom::sync::{Arc, Mutex};
 use loom::thread;
 
 /// One packet of the model: its id is its index in the trace, and every field differs between packets, so a
@@ -55,6 +59,11 @@ struct Model {
     steps: usize,
     /// `dispatch` attempts per packet before the dispatcher counts it refused.
     attempts: usize,
+    /// Threads that dispatch: 1, the runtime's dispatcher; more, the workers of a staged run's earlier group handing
+    /// packets to this group (`flowbundle_worker::run_stream_staged`): packet `i` is handed over by thread
+    /// `i % upstreams`, each `dispatch` under the group's hand-over lock, and only once the previous packet of its
+    /// bundle has been (the earlier group's own exclusivity orders a bundle's hand-overs).
+    upstreams: usize,
     /// Events that must happen in at least one explored execution.
     reaches: &'static [Event],
 }
@@ -147,34 +156,57 @@ impl Model {
     /// One execution; loom calls it once per schedule it explores.
     fn run_once(&self) -> SchedStats {
         let world = Arc::new(World::new(self));
-        let dispatcher = {
-            let world = world.clone();
-            let trace = self.trace.clone();
-            let attempts = self.attempts;
-            thread::spawn(move || {
-                let mut refused = Vec::new();
-                let mut refusals = 0;
-                for d in trace {
-                    let mut accepted = false;
-                    for _ in 0..attempts {
-                        match world.sched.dispatch(d) {
-                            Ok(_) => {
-                                accepted = true;
-                                break;
-                            }
-                            Err(back) => {
-                                assert_eq!(back, d, "a refused dispatch hands back another packet");
-                                refusals += 1;
+        let upstreams = self.upstreams.max(1);
+        // The staged hand-over's lock and, per packet, whether it has been handed over (or refused).
+        let lock = Arc::new(Mutex::new(()));
+        let handed: Arc<Vec<AtomicUsize>> =
+            Arc::new(self.trace.iter().map(|_| AtomicUsize::new(0)).collect());
+        let dispatchers: Vec<_> = (0..upstreams)
+            .map(|u| {
+                let world = world.clone();
+                let trace = self.trace.clone();
+                let attempts = self.attempts;
+                let (lock, handed) = (lock.clone(), handed.clone());
+                thread::spawn(move || {
+                    let mut refused = Vec::new();
+                    let mut refusals = 0;
+                    for (i, &d) in trace.iter().enumerate().filter(|(i, _)| i % upstreams == u) {
+                        if let Some(prev) = trace[..i].iter().rposition(|p| p.fid == d.fid) {
+                            while handed[prev].load(Acquire) == 0 {
+                                thread::yield_now();
                             }
                         }
+                        let mut accepted = false;
+                        for _ in 0..attempts {
+                            let placed = if upstreams > 1 {
+                                let _one_at_a_time = lock.lock().unwrap();
+                                world.sched.dispatch(d)
+                            } else {
+                                world.sched.dispatch(d)
+                            };
+                            match placed {
+                                Ok(_) => {
+                                    accepted = true;
+                                    break;
+                                }
+                                Err(back) => {
+                                    assert_eq!(
+                                        back, d,
+                                        "a refused dispatch hands back another packet"
+                                    );
+                                    refusals += 1;
+                                }
+                            }
+                        }
+                        if !accepted {
+                            refused.push(d.id);
+                        }
+                        handed[i].store(1, Release);
                     }
-                    if !accepted {
-                        refused.push(d.id);
-                    }
-                }
-                (refused, refusals)
+                    (refused, refusals)
+                })
             })
-        };
+            .collect();
         let workers: Vec<_> = (0..WORKERS)
             .map(|w| {
                 let world = world.clone();
@@ -186,7 +218,12 @@ impl Model {
                 })
             })
             .collect();
-        let (refused, refusals) = dispatcher.join().unwrap();
+        let (mut refused, mut refusals) = (Vec::new(), 0);
+        for h in dispatchers {
+            let (r, n) = h.join().unwrap();
+            refused.extend(r);
+            refusals += n;
+        }
         for h in workers {
             h.join().unwrap();
         }
@@ -364,6 +401,24 @@ fn lfb_one_bundle_is_held_by_one_worker_and_processed_in_order() {
         trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 1, 1), pkt(3, 1, 1)],
         steps: 3,
         attempts: 1,
+        upstreams: 1,
+        reaches: &[Event::Join, Event::Migration],
+    }
+    .check();
+}
+
+#[test]
+fn lfb_hand_overs_from_two_threads_take_turns_under_a_lock() {
+    // A staged run's hand-over: two workers of the earlier group dispatch into this group's `lfb` (a policy made for
+    // one dispatcher thread), one `dispatch` at a time under the group's lock; flow 1's second packet is handed
+    // over by the other thread once its first has been. Every packet once, flow order, one holder per bundle.
+    Model {
+        policy: "lfb",
+        opts: opts(4, 4),
+        trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2)],
+        steps: 2,
+        attempts: 1,
+        upstreams: 2,
         reaches: &[Event::Join, Event::Migration],
     }
     .check();
@@ -379,6 +434,7 @@ fn lfb_colliding_bundles_under_a_full_arena() {
         trace: vec![pkt(0, 1, 1), pkt(1, 3, 3), pkt(2, 2, 2), pkt(3, 1, 1)],
         steps: 2,
         attempts: 2,
+        upstreams: 1,
         reaches: &[Event::Full, Event::Join, Event::Collision],
     }
     .check();
@@ -393,6 +449,7 @@ fn lfb_a_single_slot_is_reused_safely() {
         trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1), pkt(3, 2, 2)],
         steps: 2,
         attempts: 2,
+        upstreams: 1,
         reaches: &[Event::Full],
     }
     .check();
@@ -411,6 +468,7 @@ fn lfb_affinity_returning_and_stolen_bundles() {
         trace: vec![pkt(0, 1, 1), pkt(1, 2, 2), pkt(2, 1, 1)],
         steps: 2,
         attempts: 1,
+        upstreams: 1,
         reaches: &[Event::AffinityHit, Event::Steal, Event::Migration],
     }
     .check();
@@ -430,6 +488,7 @@ fn lfb_bounded_a_yielded_bundle_is_taken_whole_by_one_worker_in_order() {
         trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2), pkt(3, 1, 1)],
         steps: 2,
         attempts: 1,
+        upstreams: 1,
         reaches: &[Event::Yield, Event::Join, Event::Migration],
     }
     .check();
@@ -444,6 +503,7 @@ fn ph_packets_of_an_owned_connection_are_handed_to_its_owner() {
         trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2), pkt(3, 1, 1)],
         steps: 3,
         attempts: 1,
+        upstreams: 1,
         reaches: &[Event::Handoff, Event::Full],
     }
     .check();
@@ -461,6 +521,7 @@ fn ph_late_claim_hands_off_after_the_decode() {
         trace: vec![pkt(0, 1, 1), pkt(1, 1, 1), pkt(2, 2, 2), pkt(3, 1, 1)],
         steps: 3,
         attempts: 2,
+        upstreams: 1,
         reaches: &[Event::Handoff, Event::Full],
     }
     .check();
