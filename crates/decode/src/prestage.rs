@@ -96,6 +96,17 @@ pub struct Dispatch<'s> {
     pub datagram: Option<&'s [u8]>,
 }
 
+/// What [`Prestage::stage_noting`] made of one record.
+#[derive(Debug)]
+pub struct Noted<'s, 'r> {
+    /// What to dispatch; `None` when the defragmenter absorbed the packet (held or dropped it).
+    pub dispatch: Option<Dispatch<'s>>,
+    /// The packet's own decoded view (for a fragment that completed a datagram: the fragment's).
+    pub decoded: Decoded<'r>,
+    /// The defragmenter's events on the packet (overlaps, oversize, ...).
+    pub events: DecodeEvents,
+}
+
 /// Counters of the pre-scheduling stage.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrestageStats {
@@ -317,24 +328,31 @@ impl Prestage {
         &'s mut self,
         rec: &PacketRecord<'r>,
     ) -> Option<(Dispatch<'s>, Option<Decoded<'r>>)> {
+        let s = self.stage_noting(rec);
+        let keep = s.dispatch.as_ref().is_some_and(|x| x.datagram.is_none());
+        let d = s.decoded;
+        s.dispatch.map(|x| (x, keep.then_some(d)))
+    }
+
+    /// [`stage_keeping`](Self::stage_keeping) for a consumer that inspects fragments as packets too (as the
+    /// single-threaded loop does): the packet's own decoded view whatever the defragmenter did with it, and the
+    /// defragmenter's events on it.
+    pub fn stage_noting<'s, 'r>(&'s mut self, rec: &PacketRecord<'r>) -> Noted<'s, 'r> {
         let d = decode(rec, &self.decode);
         self.stats.packets += 1;
         self.stats.decode.record(&d);
         let mut events = DecodeEvents::default();
         let out = self.defrag.push_noting(&d, rec.ts_ns, &mut events);
         self.stats.decode.record_events(events);
-        match out {
+        let dispatch = match out {
             DefragOutcome::NotFragment => {
                 self.stats.dispatched += 1;
                 let (hashes, keyed) = key_and_hashes_only(&self.hasher, &d, self.hashes);
-                Some((
-                    Dispatch {
-                        hashes,
-                        keyed,
-                        datagram: None,
-                    },
-                    Some(d),
-                ))
+                Some(Dispatch {
+                    hashes,
+                    keyed,
+                    datagram: None,
+                })
             }
             DefragOutcome::Held | DefragOutcome::Dropped(_) => {
                 self.stats.absorbed += 1;
@@ -347,16 +365,24 @@ impl Prestage {
                 let dd = decode_bytes(LinkType::RAW, b, &self.decode);
                 self.stats.reassembled_decode.record(&dd);
                 let (hashes, keyed) = key_and_hashes_only(&self.hasher, &dd, self.hashes);
-                Some((
-                    Dispatch {
-                        hashes,
-                        keyed,
-                        datagram: Some(b),
-                    },
-                    None,
-                ))
+                Some(Dispatch {
+                    hashes,
+                    keyed,
+                    datagram: Some(b),
+                })
             }
+        };
+        Noted {
+            dispatch,
+            decoded: d,
+            events,
         }
+    }
+
+    /// The hashes the stage computes for a decoded packet (for a fragment dispatched on its own, inspected without
+    /// a flow: its host pair's or its 3-tuple's).
+    pub fn hashes_of(&self, d: &Decoded<'_>) -> FlowHashes {
+        key_and_hashes_only(&self.hasher, d, self.hashes).0
     }
 
     /// The decode options the stage decodes with.

@@ -725,6 +725,24 @@ impl Engine {
         self.absorb(ctx);
     }
 
+    /// A fragment the defragmenter saw (held, dropped, or the one that completed a datagram) is still a packet:
+    /// Suricata runs its packet rules (`decode-event:ipv6.frag_overlap`, `alert ip ...`) on it, without a flow,
+    /// with `frag_events`, the defragmenter's events on it. Its events are counted here, where the engine counts
+    /// the packets it inspects. Every execution path calls this for each fragment, so they agree.
+    pub fn inspect_fragment(
+        &self,
+        ctx: &mut WorkerCtx,
+        num: u64,
+        ts_ns: u64,
+        d: &Decoded<'_>,
+        frag_events: DecodeEvents,
+    ) {
+        self.adopt(ctx);
+        ctx.packet_dropped = false;
+        ctx.stats.decode.record_events(d.events.union(frag_events));
+        self.inspect_flowless(ctx, num, ts_ns, d, frag_events);
+    }
+
     /// The single-threaded path: one packet through defragmentation ([`Prestage`]) and inspection, decoding it once.
     /// `&mut self` is the exclusivity. Returns whether a flow got its final identification.
     pub fn process_serial(
@@ -750,20 +768,12 @@ impl Engine {
                 self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm)
             }
             Staged::Absorbed => {
-                // A fragment held or dropped by the defragmenter is still a packet: Suricata runs its packet rules
-                // (`decode-event:ipv6.frag_overlap`) on it, without a flow. Its events are counted here, where the
-                // engine counts the packets it inspects.
-                self.adopt(ctx);
-                ctx.packet_dropped = false;
-                ctx.stats.decode.record_events(d.events.union(frag_events));
-                self.inspect_flowless(ctx, num, rec.ts_ns, &d, frag_events);
+                self.inspect_fragment(ctx, num, rec.ts_ns, &d, frag_events);
                 false
             }
             Staged::Reassembled(datagram) => {
-                // The fragment that completed the datagram is inspected as a packet first (see `Absorbed`).
-                self.adopt(ctx);
-                ctx.stats.decode.record_events(d.events.union(frag_events));
-                self.inspect_flowless(ctx, num, rec.ts_ns, &d, frag_events);
+                // The fragment that completed the datagram is inspected as a packet first.
+                self.inspect_fragment(ctx, num, rec.ts_ns, &d, frag_events);
                 let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
                 let dd = decode_bytes(LinkType::RAW, datagram, &self.cfg.decode);
                 let tm = Timing {

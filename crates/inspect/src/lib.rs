@@ -74,7 +74,7 @@ pub use stream::{
     StatsBoard, StreamOrder, StreamReader, SweepReport, Tagged,
 };
 pub use sweep::{SweepClock, SweepConfig};
-pub use workload::{InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
+pub use workload::{FragmentRole, InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};
 
 // The crates the engine is built on, for callers that configure them (the CLI loads signature sets through this).
 pub use flowbundle_protocols as protocols;

@@ -242,8 +242,10 @@ impl<'a> LiveReader<'a> {
             let staged = self.stager.stage(slot, &rec, position);
             if let Some(inline) = self.inline {
                 match staged {
-                    // A fragment the defragmenter kept: it goes on now (see `Inline`).
+                    // A fragment the defragmenter kept: it goes on now (see `Inline`); when dispatched, it is only
+                    // inspected.
                     None => inline.pass_fragment(&rec),
+                    Some(_) if self.stager.absorbed() => inline.pass_fragment(&rec),
                     // The fragment that completed a datagram: the datagram is inspected, this frame forwarded.
                     Some(d) => {
                         if let Some(r) = self.stager.arena.record(d.id)

@@ -12,7 +12,10 @@
 //!   the arena's oldest packet in flight is past every packet in it (so at most [`KEPT_RETIRED`] buffers wait for
 //!   their packets). Measured on the merged trace without rules, the copy into the arena was 12% of the parallel
 //!   run's CPU (its destination lines had just been read by the workers' cores); a reassembled datagram, made by
-//!   the defragmenter, is still copied into its slot.
+//!   the defragmenter, is still copied into its slot. Fragments are inspected as the single-threaded loop inspects
+//!   them ([`crate::Engine::inspect_fragment`]): one the defragmenter held or dropped is dispatched in its own
+//!   slot, to be inspected without a flow; the one that completed a datagram is kept beside it
+//!   ([`BufferDecodes`]) and inspected without a flow just before it, so the events come in the same order.
 //! * [`ArenaSource`]: the workers' side, a [`PacketSource`] over the arena. When a packet has been inspected it takes
 //!   the events the packet produced from the worker's context, sends them, tagged with the packet's sequence number
 //!   (its position among the packets dispatched), to the collector, and frees the buffer.
@@ -53,8 +56,9 @@ use hashbrown::HashMap;
 use crate::engine::{EngineStats, WorkerCtx};
 use crate::event::Event;
 use crate::sweep::SweepClock;
-use crate::workload::PacketSource;
-use flowbundle_decode::prestage::{Dispatch, Prestage};
+use crate::workload::{FragmentRole, PacketSource};
+use flowbundle_decode::prestage::{Dispatch, Keyed, Noted, Prestage};
+use flowbundle_decode::{DecodeEvents, DecodeOptions};
 
 /// What a packet produced: its events, or, with a renderer ([`ArenaSource::with_renderer`]), their output lines
 /// rendered on the worker (the line count and the bytes); or one worker's share of a sweep or of the end-of-input
@@ -638,6 +642,8 @@ pub(crate) struct Stager<'a> {
     /// With an order guard: each flow's last packet read (buffer, sequence number); pruned of packets no longer in
     /// a buffer when it grows past four entries per buffer, so it stays bounded by the arena.
     last: HashMap<FlowKey, (u32, u64), foldhash::fast::FixedState>,
+    /// Whether the last packet staged was a fragment the defragmenter absorbed, dispatched for inspection alone.
+    absorbed: bool,
 }
 
 impl<'a> Stager<'a> {
@@ -648,6 +654,7 @@ impl<'a> Stager<'a> {
             order: None,
             decodes: None,
             last: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1)),
+            absorbed: false,
         }
     }
 
@@ -659,8 +666,16 @@ impl<'a> Stager<'a> {
         self.decodes = Some(decodes);
     }
 
+    /// Whether the descriptor the last [`stage`](Self::stage) returned is a fragment the defragmenter absorbed
+    /// (held or dropped), dispatched only to be inspected without a flow (with decoded views kept, see
+    /// [`BufferDecodes`]).
+    pub(crate) fn absorbed(&self) -> bool {
+        self.absorbed
+    }
+
     /// Stages `rec`, the packet at input position `position`, in buffer `slot` (acquired by the calling thread,
-    /// the arena's only filler). `None` when the buffer went back unused (a fragment the defragmenter kept).
+    /// the arena's only filler). `None` when the buffer went back unused (a fragment the defragmenter kept, when no
+    /// decoded views are kept: with them it is dispatched, see [`absorbed`](Self::absorbed)).
     pub(crate) fn stage(
         &mut self,
         slot: u32,
@@ -704,22 +719,44 @@ impl<'a> Stager<'a> {
         } else {
             unsafe { arena.fill_record(slot, rec) }?
         };
-        let Some((
-            Dispatch {
-                hashes: h,
-                keyed,
-                datagram,
-            },
+        let opts = *self.prestage.decode_options();
+        let Noted {
+            dispatch,
             decoded,
-        )) = self.prestage.stage_keeping(&filled)
-        else {
-            // Absorbed by the defragmenter: the buffer goes back (its sequence number stays unused).
-            // SAFETY: nothing borrowed from the slot is used after this; it was filled once.
-            unsafe { arena.release(slot) };
-            return None;
-        };
-        let (len, decoded) = match (datagram, decoded) {
-            (Some(b), _) => {
+            events,
+        } = self.prestage.stage_noting(&filled);
+        self.absorbed = false;
+        let (h, keyed, len, decoded, role) = match dispatch {
+            None => {
+                if self.decodes.is_none() {
+                    // Absorbed by the defragmenter, and no worker to inspect the fragment with its view: the
+                    // buffer goes back (its sequence number stays unused).
+                    // SAFETY: nothing borrowed from the slot is used after this; it was filled once.
+                    unsafe { arena.release(slot) };
+                    return None;
+                }
+                // Held or dropped by the defragmenter: dispatched alone, to be inspected without a flow (as the
+                // single-threaded loop does), with no place in any flow's order.
+                self.absorbed = true;
+                let h = self.prestage.hashes_of(&decoded);
+                (
+                    h,
+                    Keyed::None,
+                    filled.orig_len,
+                    Some(decoded),
+                    Role::Absorbed(events),
+                )
+            }
+            Some(Dispatch {
+                hashes,
+                keyed,
+                datagram: Some(b),
+            }) => {
+                if let Some(decodes) = self.decodes {
+                    // The fragment is inspected first, from a copy: its bytes in the buffer are about to go.
+                    // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
+                    unsafe { decodes.keep_fragment(slot, &filled, &opts) };
+                }
                 let len = u32::try_from(b.len()).unwrap_or(u32::MAX);
                 let whole = PacketRecord {
                     ts_ns: rec.ts_ns,
@@ -732,19 +769,22 @@ impl<'a> Stager<'a> {
                 // buffer yet), decoded where they now are.
                 // SAFETY: as above; `filled` is not used after this.
                 seq = unsafe { arena.fill(slot, &whole) };
-                let opts = *self.prestage.decode_options();
                 let d = arena
                     .record(slot)
                     .map(|r| flowbundle_decode::decode(&r, &opts));
-                (len, d)
+                (hashes, keyed, len, d, Role::Completing(events))
             }
-            (None, d) => (filled.orig_len, d),
+            Some(Dispatch {
+                hashes,
+                keyed,
+                datagram: None,
+            }) => (hashes, keyed, filled.orig_len, Some(decoded), Role::Whole),
         };
         // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
         unsafe { self.arena.set_position(slot, position) };
         if let Some(decodes) = self.decodes {
             // SAFETY: this thread holds the filled buffer alone until it dispatches the descriptor.
-            unsafe { decodes.set(slot, decoded) };
+            unsafe { decodes.set(slot, decoded, role) };
         }
         if let Some(order) = self.order {
             let prev = keyed.flow().and_then(|k| {
@@ -845,8 +885,16 @@ impl PacketSource for ArenaSource<'_> {
         self.order
     }
 
+    fn fragment(&self, id: u32) -> Option<FragmentRole<'_>> {
+        // SAFETY: the descriptor's buffer is in use (this worker was handed it) until `consumed`.
+        self.decodes.and_then(|d| unsafe { d.fragment(id) })
+    }
+
     unsafe fn consumed(&self, id: u32, ctx: &mut WorkerCtx) {
+        // A fragment the defragmenter absorbed went on when it was read (see `crate::live::Inline`); the datagram
+        // it completes is forwarded as its frame.
         if let Some(forward) = self.forward
+            && !matches!(self.fragment(id), Some(FragmentRole::Absorbed(_)))
             && let Some(rec) = self.arena.record(id)
         {
             forward(id, &rec, ctx.packet_dropped());
@@ -926,8 +974,32 @@ impl StatsBoard {
 /// writes a buffer's view right after filling it and before dispatching its descriptor (the scheduler's queue
 /// orders that write before the worker's read), the worker reads it before it frees the buffer, and the reader
 /// writes the view again only after it got the buffer back.
+///
+/// With it, a fragment is dispatched too, as the single-threaded loop inspects it: one the defragmenter held or
+/// dropped in its own buffer, inspected without a flow; the one that completed a datagram kept here (its bytes
+/// copied into a per-buffer vector, reused, so no allocation once it is as long as the longest fragment) beside the
+/// datagram in the buffer, inspected without a flow before the datagram. See [`FragmentRole`].
 pub struct BufferDecodes {
-    views: Box<[UnsafeCell<Option<Decoded<'static>>>]>,
+    cells: Box<[UnsafeCell<Kept>]>,
+}
+
+/// What [`BufferDecodes`] keeps per buffer.
+#[derive(Default)]
+struct Kept {
+    view: Option<Decoded<'static>>,
+    role: Role,
+    /// The fragment that completed the datagram in the buffer (with `Role::Completing`): its bytes and its view of
+    /// them.
+    frag_bytes: Vec<u8>,
+    frag_view: Option<Decoded<'static>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+enum Role {
+    #[default]
+    Whole,
+    Absorbed(DecodeEvents),
+    Completing(DecodeEvents),
 }
 
 // SAFETY: a buffer's view is written by the reader while it holds the buffer alone and read by the one worker the
@@ -938,22 +1010,66 @@ impl BufferDecodes {
     /// Views for an arena of `slots` buffers.
     pub fn new(slots: usize) -> Self {
         BufferDecodes {
-            views: (0..slots).map(|_| UnsafeCell::new(None)).collect(),
+            cells: (0..slots)
+                .map(|_| UnsafeCell::new(Kept::default()))
+                .collect(),
         }
     }
 
-    /// Keeps `d`, a view of the bytes in buffer `slot` of the arena this belongs to.
+    /// Keeps `d`, a view of the bytes in buffer `slot` of the arena this belongs to, and what the packet was to the
+    /// defragmenter.
     ///
     /// # Safety
     /// The calling thread holds buffer `slot` alone (acquired and filled, descriptor not dispatched yet), and `d`
     /// borrows that buffer's bytes (or nothing).
-    unsafe fn set(&self, slot: u32, d: Option<Decoded<'_>>) {
-        if let Some(cell) = self.views.get(slot as usize) {
+    unsafe fn set(&self, slot: u32, d: Option<Decoded<'_>>, role: Role) {
+        if let Some(cell) = self.cells.get(slot as usize) {
             // SAFETY: the buffer's bytes outlive every read of the view (see the type's documentation), so erasing
             // the borrow's lifetime here is sound; the caller holds the slot alone.
             unsafe {
-                *cell.get() = d.map(|d| std::mem::transmute::<Decoded<'_>, Decoded<'static>>(d));
+                let k = &mut *cell.get();
+                k.view = d.map(|d| std::mem::transmute::<Decoded<'_>, Decoded<'static>>(d));
+                k.role = role;
             }
+        }
+    }
+
+    /// Keeps a copy of `frag`, the fragment that completed the datagram buffer `slot` is to hold, decoded with
+    /// `opts`; [`set`](Self::set) with `Role::Completing` then tells the worker to inspect it.
+    ///
+    /// # Safety
+    /// As for [`set`](Self::set).
+    unsafe fn keep_fragment(&self, slot: u32, frag: &PacketRecord<'_>, opts: &DecodeOptions) {
+        if let Some(cell) = self.cells.get(slot as usize) {
+            // SAFETY: the caller holds the slot alone, so no worker reads the cell; the view borrows the vector's
+            // heap bytes, which stay put until the next `keep_fragment` of this slot, which rewrites the view.
+            unsafe {
+                let k = &mut *cell.get();
+                k.frag_view = None;
+                k.frag_bytes.clear();
+                k.frag_bytes.extend_from_slice(frag.data);
+                let copy = PacketRecord {
+                    data: &k.frag_bytes,
+                    ..*frag
+                };
+                let d = flowbundle_decode::decode(&copy, opts);
+                k.frag_view = Some(std::mem::transmute::<Decoded<'_>, Decoded<'static>>(d));
+            }
+        }
+    }
+
+    /// What buffer `slot`'s packet was to the defragmenter, when it was a fragment.
+    ///
+    /// # Safety
+    /// As for [`get`](Self::get).
+    unsafe fn fragment(&self, slot: u32) -> Option<FragmentRole<'_>> {
+        let cell = self.cells.get(slot as usize)?;
+        // SAFETY: the caller holds the buffer; the reader does not write its cell until it is freed.
+        let k = unsafe { &*cell.get() };
+        match k.role {
+            Role::Whole => None,
+            Role::Absorbed(e) => Some(FragmentRole::Absorbed(e)),
+            Role::Completing(e) => k.frag_view.map(|f| FragmentRole::Completing(f, e)),
         }
     }
 
@@ -962,9 +1078,9 @@ impl BufferDecodes {
     /// # Safety
     /// The calling thread was handed buffer `slot`'s descriptor and has not freed the buffer yet.
     unsafe fn get(&self, slot: u32) -> Option<Decoded<'_>> {
-        let cell = self.views.get(slot as usize)?;
+        let cell = self.cells.get(slot as usize)?;
         // SAFETY: the caller holds the buffer; the reader does not write its view until it is freed.
-        unsafe { *cell.get() }
+        unsafe { (*cell.get()).view }
     }
 }
 

@@ -41,7 +41,7 @@ use std::cell::UnsafeCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
-use flowbundle_decode::Decoded;
+use flowbundle_decode::{DecodeEvents, Decoded};
 use flowbundle_ingest::{PacketRecord, Trace};
 use flowbundle_types::{BundleToken, Desc, Outcome, PolicyShape, WorkerId, Workload};
 
@@ -74,6 +74,18 @@ impl OrderGuard {
     }
 }
 
+/// What a dispatched packet was to the defragmenter ([`PacketSource::fragment`]). The single-threaded loop runs the
+/// packet rules on every fragment without a flow, with the defragmenter's events on it
+/// ([`crate::Engine::inspect_fragment`]); a streaming source dispatches fragments so that its workers do the same.
+#[derive(Debug, Clone, Copy)]
+pub enum FragmentRole<'a> {
+    /// The descriptor's packet is a fragment the defragmenter held or dropped: inspected without a flow, alone.
+    Absorbed(DecodeEvents),
+    /// The descriptor's packet is the datagram this fragment (decoded) completed: the fragment is inspected without
+    /// a flow first, then the datagram.
+    Completing(Decoded<'a>, DecodeEvents),
+}
+
 /// Where the workload finds the packet a descriptor stands for.
 ///
 /// Implemented for [`PreparedTrace`] (a trace and its [`Prepared`] from [`crate::Prestage::run`]); the bench
@@ -89,6 +101,11 @@ pub trait PacketSource: Sync {
     /// The packet's decoded view, when the source decoded it already (a streaming source whose reader decoded the
     /// packet in its buffer for the pre-scheduling stage): the engine then inspects it without decoding it again.
     fn decoded(&self, _id: u32) -> Option<Decoded<'_>> {
+        None
+    }
+    /// What the descriptor's packet was to the defragmenter, when the source dispatches fragments for inspection
+    /// without a flow as the single-threaded loop does (default: nothing, the packet is inspected as it is).
+    fn fragment(&self, _id: u32) -> Option<FragmentRole<'_>> {
         None
     }
     /// The number cost records give the packet (default: the descriptor id).
@@ -290,6 +307,21 @@ impl<'a> InspectWorkload<'a> {
         num: u64,
         rec: &PacketRecord<'_>,
     ) -> bool {
+        match self.source.fragment(id) {
+            None => {}
+            Some(FragmentRole::Absorbed(events)) => {
+                let d = self.source.decoded(id).unwrap_or_else(|| {
+                    flowbundle_decode::decode(rec, &self.engine.config().decode)
+                });
+                self.engine
+                    .inspect_fragment(ctx, num, rec.ts_ns, &d, events);
+                return false;
+            }
+            Some(FragmentRole::Completing(f, events)) => {
+                self.engine
+                    .inspect_fragment(ctx, num, rec.ts_ns, &f, events);
+            }
+        }
         match self.source.decoded(id) {
             Some(d) => self
                 .engine
@@ -374,6 +406,10 @@ impl Workload for InspectWorkload<'_> {
         let Some(cell) = self.slots.get(ctx.worker()).and_then(|s| s.cell_for(ctx)) else {
             return;
         };
+        if self.source.fragment(desc.id).is_some() {
+            // Inspected with the fragment's view and events (`process_record`), not a fresh decode.
+            return;
+        }
         let Some(rec) = self.source.record(desc.id) else {
             return;
         };
