@@ -426,4 +426,28 @@ fn streaming_parallel_alerts_on_fragments_equal_the_single_threaded_alerts_under
             );
         }
     }
+    // The staged execution models inspect fragments in their flow stage, the alerts travelling in the script.
+    for exec in ["pipeline", "multilayer"] {
+        for buffers in ["4096", "8"] {
+            let par = eve_sorted(
+                &capture,
+                &rules,
+                &[
+                    "--threads",
+                    "2",
+                    "--exec",
+                    exec,
+                    "--packet-buffers",
+                    buffers,
+                ],
+            );
+            assert!(
+                par == serial,
+                "--exec {exec} ({buffers} buffers): {} lines against {} single-threaded, first difference: {:?}",
+                par.len(),
+                serial.len(),
+                par.iter().zip(&serial).find(|(a, b)| a != b)
+            );
+        }
+    }
 }

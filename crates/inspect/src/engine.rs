@@ -729,9 +729,11 @@ impl Engine {
     /// Suricata runs its packet rules (`decode-event:ipv6.frag_overlap`, `alert ip ...`) on it, without a flow,
     /// with `frag_events`, the defragmenter's events on it. Its events are counted here, where the engine counts
     /// the packets it inspects. Every execution path calls this for each fragment, so they agree.
+    /// `held` is the bundle the packet was dispatched in (a staged run's detection stage runs its steps there).
     pub fn inspect_fragment(
         &self,
         ctx: &mut WorkerCtx,
+        held: &BundleToken,
         num: u64,
         ts_ns: u64,
         d: &Decoded<'_>,
@@ -739,6 +741,9 @@ impl Engine {
     ) {
         self.adopt(ctx);
         ctx.packet_dropped = false;
+        if let Some(script) = ctx.defer.as_mut() {
+            script.bundle = held.bundle();
+        }
         ctx.stats.decode.record_events(d.events.union(frag_events));
         self.inspect_flowless(ctx, num, ts_ns, d, frag_events);
     }
@@ -768,12 +773,16 @@ impl Engine {
                 self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm)
             }
             Staged::Absorbed => {
-                self.inspect_fragment(ctx, num, rec.ts_ns, &d, frag_events);
+                // SAFETY: `&mut self` excludes every other user of the table.
+                let held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
+                self.inspect_fragment(ctx, &held, num, rec.ts_ns, &d, frag_events);
                 false
             }
             Staged::Reassembled(datagram) => {
                 // The fragment that completed the datagram is inspected as a packet first.
-                self.inspect_fragment(ctx, num, rec.ts_ns, &d, frag_events);
+                // SAFETY: `&mut self` excludes every other user of the table.
+                let held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
+                self.inspect_fragment(ctx, &held, num, rec.ts_ns, &d, frag_events);
                 let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
                 let dd = decode_bytes(LinkType::RAW, datagram, &self.cfg.decode);
                 let tm = Timing {

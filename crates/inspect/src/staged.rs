@@ -776,12 +776,8 @@ impl flowbundle_types::StagedWorkload for StagedInspect<'_> {
             script.clear();
             // The slot's script (its capacity kept) goes into the context while the packet is inspected, and back.
             ctx.record_for_detection(std::mem::take(script));
-            let classified = match self.source.decoded(id) {
-                Some(d) => self
-                    .engine
-                    .process_decoded(ctx, held, num, rec.ts_ns, rec.orig_len, &d),
-                None => self.engine.process(ctx, held, num, &rec),
-            };
+            let classified =
+                crate::workload::inspect_record(self.engine, self.source, ctx, held, id, num, &rec);
             *script = ctx.take_script().unwrap_or_default();
             let outcome = if classified {
                 Outcome::Classified

@@ -86,6 +86,37 @@ pub enum FragmentRole<'a> {
     Completing(Decoded<'a>, DecodeEvents),
 }
 
+/// Inspects descriptor `id`'s packet `rec` (packet number `num`) from `source`: with the source's decoded view when
+/// it has one, and a fragment as the single-threaded loop inspects it ([`FragmentRole`]). Returns whether a flow got
+/// its final identification.
+pub(crate) fn inspect_record(
+    engine: &Engine,
+    source: &(impl PacketSource + ?Sized),
+    ctx: &mut WorkerCtx,
+    held: &mut BundleToken,
+    id: u32,
+    num: u64,
+    rec: &PacketRecord<'_>,
+) -> bool {
+    match source.fragment(id) {
+        None => {}
+        Some(FragmentRole::Absorbed(events)) => {
+            let d = source
+                .decoded(id)
+                .unwrap_or_else(|| flowbundle_decode::decode(rec, &engine.config().decode));
+            engine.inspect_fragment(ctx, held, num, rec.ts_ns, &d, events);
+            return false;
+        }
+        Some(FragmentRole::Completing(f, events)) => {
+            engine.inspect_fragment(ctx, held, num, rec.ts_ns, &f, events);
+        }
+    }
+    match source.decoded(id) {
+        Some(d) => engine.process_decoded(ctx, held, num, rec.ts_ns, rec.orig_len, &d),
+        None => engine.process(ctx, held, num, rec),
+    }
+}
+
 /// Where the workload finds the packet a descriptor stands for.
 ///
 /// Implemented for [`PreparedTrace`] (a trace and its [`Prepared`] from [`crate::Prestage::run`]); the bench
@@ -307,27 +338,7 @@ impl<'a> InspectWorkload<'a> {
         num: u64,
         rec: &PacketRecord<'_>,
     ) -> bool {
-        match self.source.fragment(id) {
-            None => {}
-            Some(FragmentRole::Absorbed(events)) => {
-                let d = self.source.decoded(id).unwrap_or_else(|| {
-                    flowbundle_decode::decode(rec, &self.engine.config().decode)
-                });
-                self.engine
-                    .inspect_fragment(ctx, num, rec.ts_ns, &d, events);
-                return false;
-            }
-            Some(FragmentRole::Completing(f, events)) => {
-                self.engine
-                    .inspect_fragment(ctx, num, rec.ts_ns, &f, events);
-            }
-        }
-        match self.source.decoded(id) {
-            Some(d) => self
-                .engine
-                .process_decoded(ctx, held, num, rec.ts_ns, rec.orig_len, &d),
-            None => self.engine.process(ctx, held, num, rec),
-        }
+        inspect_record(self.engine, self.source, ctx, held, id, num, rec)
     }
 
     /// Whether `prepare` decodes the packet before the policy's claim (the policy claims late: `ph` with
