@@ -690,6 +690,43 @@ impl Backoff {
 pub(crate) const IDLE_SPINS: u32 = 64;
 pub(crate) const IDLE_YIELDS: u32 = 4;
 
+/// One idle round of worker `w` that found no packet: spin first, then yield, then announce itself asleep and park
+/// (looking at its queue once more after announcing, so a packet dispatched meanwhile is not missed). Returns a
+/// packet found that last time; `idle` counts the rounds since the last packet (a wake-up looks again briefly
+/// before parking again), `parks` the parks.
+pub(crate) fn idle_round(
+    shared: &Shared,
+    sched: &dyn Scheduler,
+    w: usize,
+    idle: &mut u32,
+    parks: &mut u64,
+) -> Option<Desc> {
+    *idle += 1;
+    if *idle <= IDLE_SPINS {
+        spin_loop();
+    } else if *idle <= IDLE_SPINS + IDLE_YIELDS {
+        std::thread::yield_now();
+    } else {
+        shared.sleepers.announce(w);
+        if shared.finished.load(Acquire) {
+            shared.sleepers.withdraw(w);
+            return None;
+        }
+        match sched.next(w) {
+            Some(d) => {
+                shared.sleepers.withdraw(w);
+                return Some(d);
+            }
+            None => {
+                shared.sleepers.park(w);
+                *parks += 1;
+                *idle = IDLE_SPINS;
+            }
+        }
+    }
+    None
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn worker_loop<W: Workload + ?Sized>(
     w: WorkerId,
@@ -769,30 +806,7 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
         if idle_since.is_none() {
             idle_since = Some(now());
         }
-        idle += 1;
-        if idle <= IDLE_SPINS {
-            spin_loop();
-        } else if idle <= IDLE_SPINS + IDLE_YIELDS {
-            std::thread::yield_now();
-        } else {
-            shared.sleepers.announce(w);
-            if shared.finished.load(Acquire) {
-                shared.sleepers.withdraw(w);
-                continue;
-            }
-            match sched.next(w) {
-                Some(d) => {
-                    shared.sleepers.withdraw(w);
-                    pending = Some(d);
-                }
-                None => {
-                    shared.sleepers.park(w);
-                    report.parks += 1;
-                    // Woken: look again briefly before parking again.
-                    idle = IDLE_SPINS;
-                }
-            }
-        }
+        pending = idle_round(shared, sched, w, &mut idle, &mut report.parks);
     }
     let t = now();
     if let Some(since) = idle_since {

@@ -28,8 +28,8 @@ use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
 use flowbundle_types::{BundleToken, Outcome, StagedWorkload};
 
 use crate::runtime::{
-    DispatchReport, IDLE_SPINS, IDLE_YIELDS, Pinning, Shared, WorkerReport, dispatch_raw, pin_to,
-    plan_pinning, tighten_timer_slack,
+    DispatchReport, Pinning, Shared, WorkerReport, dispatch_raw, idle_round, pin_to, plan_pinning,
+    tighten_timer_slack,
 };
 use crate::stream::StreamConfig;
 
@@ -362,29 +362,7 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
         if idle_since.is_none() {
             idle_since = Some(clock(groups));
         }
-        idle += 1;
-        if idle <= IDLE_SPINS {
-            std::hint::spin_loop();
-        } else if idle <= IDLE_SPINS + IDLE_YIELDS {
-            std::thread::yield_now();
-        } else {
-            shared.sleepers.announce(w);
-            if shared.finished.load(Acquire) {
-                shared.sleepers.withdraw(w);
-                continue;
-            }
-            match sched.next(w) {
-                Some(d) => {
-                    shared.sleepers.withdraw(w);
-                    pending = Some(d);
-                }
-                None => {
-                    shared.sleepers.park(w);
-                    report.parks += 1;
-                    idle = IDLE_SPINS;
-                }
-            }
-        }
+        pending = idle_round(shared, sched, w, &mut idle, &mut report.parks);
     }
     if let Some(since) = idle_since {
         report.idle_ns += clock(groups).saturating_sub(since);
