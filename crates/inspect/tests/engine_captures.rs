@@ -112,3 +112,40 @@ fn applications_by_evidence() {
         assert_eq!((r.application, r.application_evidence), (None, None));
     }
 }
+
+/// CoAP off its ports (`coap_mqtt.pcap`: confirmable PUTs to UDP 17500, each acknowledged with the same message id
+/// and token) is named from the request and its answer and flagged as a known protocol on a non-standard port; on
+/// 5683 one message suffices (the IPv6 flows that go one way only).
+#[test]
+fn coap_off_its_ports_needs_an_answer() {
+    use flowbundle_protocols::risk::FlowRisk;
+
+    let Some(p) = flowbundle_testsupport::data("ndpi/pcap/coap_mqtt.pcap") else {
+        return;
+    };
+    let mut e = engine();
+    let f = run_serial(&mut e, &[p]);
+    let udp: Vec<_> = f
+        .events
+        .iter()
+        .filter_map(|ev| match &ev.kind {
+            EventKind::Flow(r) if ev.key.proto == 17 => Some((ev.key, r)),
+            _ => None,
+        })
+        .collect();
+    let on = |port: u16| {
+        udp.iter()
+            .filter(move |(k, _)| k.lo_port == port || k.hi_port == port)
+            .map(|(_, r)| r)
+    };
+    assert_eq!(on(17500).count(), 4);
+    for r in on(17500) {
+        assert_eq!(r.app, AppLabel::Proto(AppProto::Coap));
+        assert!(r.risks.contains(FlowRisk::KnownProtocolOnNonStandardPort));
+    }
+    assert_eq!(on(5683).count(), 8);
+    for r in on(5683) {
+        assert_eq!(r.app, AppLabel::Proto(AppProto::Coap));
+        assert!(!r.risks.contains(FlowRisk::KnownProtocolOnNonStandardPort));
+    }
+}

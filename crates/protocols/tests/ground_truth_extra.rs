@@ -6,7 +6,8 @@
 //! engine's classifier runs), and compares the answer with nDPI's master protocol on the rows nDPI classified by
 //! payload (confidence `DPI`). Prints recall per protocol and, as false positives, every other DPI flow one of
 //! these detectors claimed. Fails if a covered protocol with at least 5 flows falls below 80% or false positives
-//! exceed 1% of the flows. Flows whose label the capture's bytes contradict (`ndpi::DISPUTED_LABELS`) are left out.
+//! exceed 1% of the flows. A flow whose label is disputed (`ndpi::DISPUTES`: the capture's bytes and an outside
+//! source contradict it) is left out when the detectors name it what the dispute says it is.
 //!
 //! The flow rebuilding is `flowbundle_testcapture::flows` (no defragmentation, TCP segments in arrival order with
 //! retransmitted bytes trimmed); the engine's reassembler is the real one. Flows it cannot rebuild are reported
@@ -119,8 +120,8 @@ struct Row {
     /// The application part of `MASTER.APP` (empty when nDPI gave one name).
     app: String,
     confidence: String,
-    /// The label is one the capture's bytes contradict (`ndpi::DISPUTED_LABELS`): left out.
-    disputed: bool,
+    /// The dispute over nDPI's label (`ndpi::DISPUTES`), if there is one.
+    dispute: Option<&'static flowbundle_testsupport::ndpi::Dispute>,
 }
 
 /// Covered protocols with at least this many flows must agree on 80% of them.
@@ -137,7 +138,7 @@ fn read_rows(path: &Path) -> Vec<Row> {
             master: f.master().to_string(),
             app: f.app().to_string(),
             confidence: f.confidence.clone(),
-            disputed: f.label_disputed(),
+            dispute: f.dispute(),
             pcap: f.pcap,
         })
         .collect()
@@ -179,7 +180,7 @@ fn agreement_with_ndpi() {
     let mut other_flows = 0u32;
     for (pcap, rows) in &by_pcap {
         let flows = read_flows(&dir.join("pcap").join(pcap), MAX_PAYLOADS);
-        for r in rows.iter().filter(|r| !r.disputed) {
+        for r in rows.iter() {
             // nDPI stacks some protocols on a carrier (`NetBIOS.SMBv1`): naming either part agrees.
             let ours = covered.contains(&r.master.as_str());
             let key = Key::new(r.tcp, r.src, r.dst);
@@ -190,6 +191,9 @@ fn agreement_with_ndpi() {
                 continue;
             };
             let got = classify(&dets, &key, flow, 24);
+            if r.dispute.is_some_and(|d| d.actual == got.name()) {
+                continue;
+            }
             if ours {
                 let s = stats.entry(r.master.clone()).or_default();
                 s.0 += 1;

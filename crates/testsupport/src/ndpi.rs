@@ -3,14 +3,50 @@
 use std::net::IpAddr;
 use std::path::Path;
 
-/// Ground-truth labels the capture's own bytes contradict: `(capture, nDPI's master protocol, what the bytes are)`.
-/// The agreement tests count these flows as misses overall and leave them out of their per-protocol floors, since
-/// matching them would mean naming a protocol after its port against the payload.
-pub const DISPUTED_LABELS: &[(&str, &str, &str)] = &[(
-    "coap_mqtt.pcap",
-    "Dropbox",
-    "CoAP messages (version 1, confirmable PUT with JSON bodies) on UDP 17500, not LAN sync announcements",
-)];
+/// A ground-truth label that two things contradict: the capture's own bytes, as the engine reads them (it names
+/// the flows [`Dispute::actual`] from their payload), and a source outside the project.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispute {
+    /// The capture (under `ndpi/pcap`).
+    pub pcap: &'static str,
+    /// nDPI's master protocol on the disputed flows.
+    pub ndpi: &'static str,
+    /// What the flows are, as the engine names it. The dispute holds only for a flow the engine names so: a flow it
+    /// leaves unknown, or names otherwise, is counted against nDPI's label as usual.
+    pub actual: &'static str,
+    /// What the bytes show.
+    pub bytes: &'static str,
+    /// The outside source that says the same.
+    pub source: &'static str,
+}
+
+/// Every dispute. The agreement tests count a disputed flow the engine names [`Dispute::actual`] as neither
+/// agreement nor confident error, print it apart, and report the protocol's figures both raw and set aside.
+pub const DISPUTES: &[Dispute] = &[
+    Dispute {
+        pcap: "coap_mqtt.pcap",
+        ndpi: "Dropbox",
+        actual: "COAP",
+        bytes: "UDP 17500 both ways: CoAP version 1 confirmable PUTs (token, Uri-Path options, JSON body after the \
+                0xFF marker) each answered by an ACK 2.04 with the same message id and token (RFC 7252); no Dropbox \
+                LAN sync announcement (a JSON object with host_int and namespaces)",
+        source: "ntop/nDPI pull request 170 (2016-04-03): the capture's author says it holds only traffic between \
+                 4 CoAP and 4 MQTT clients on ports he chose (17500, 17501) and no Dropbox traffic; later nDPI \
+                 results still say Dropbox because its Dropbox dissector matches the string Bus17Cmd, this \
+                 capture's CoAP resource name, on UDP 17500",
+    },
+    Dispute {
+        pcap: "i3d.pcap",
+        ndpi: "i3D",
+        actual: "Discord",
+        bytes: "Discord voice: a 74-byte IP discovery request (type 1, length 70, SSRC) answered by type 2 with the \
+                same SSRC and the client's address as text, then RTP with payload type 0x78 and the same SSRC, \
+                and the 0x1337cafe keepalive",
+        source: "the IP discovery format Discord documents for voice connections (reproduced by voice libraries, \
+                 e.g. the discortp crate's IpDiscovery); nDPI's own IP column names the server Discord (58), and \
+                 its i3D dissector matches this capture's SSRC value (0x0003cfa8), so later results keep the label",
+    },
+];
 
 /// Whether capture `pcap` is in the held-out fifth of the ground truth: captures whose name's FNV-1a hash is 0 modulo
 /// 5. Detectors are written without looking at these captures (their flows are left out of the verbose listings),
@@ -74,11 +110,17 @@ impl GroundTruthFlow {
         self.proto_name.split('.').next().unwrap_or("")
     }
 
-    /// Whether the flow's label is in [`DISPUTED_LABELS`].
-    pub fn label_disputed(&self) -> bool {
-        DISPUTED_LABELS
+    /// The dispute over this flow's label, if [`DISPUTES`] has one.
+    pub fn dispute(&self) -> Option<&'static Dispute> {
+        DISPUTES
             .iter()
-            .any(|d| d.0 == self.pcap && d.1 == self.master())
+            .find(|d| d.pcap == self.pcap && d.ndpi == self.master())
+    }
+
+    /// Whether the flow's label is disputed and `named` (what an identifier named the flow) is what the dispute
+    /// says the flow is: only then is the flow set aside.
+    pub fn disputed_as(&self, named: &str) -> bool {
+        self.dispute().is_some_and(|d| d.actual == named)
     }
 
     /// The application (the part after the dot; empty when nDPI gave one name).
