@@ -556,7 +556,7 @@ impl Application {
     }
 
     /// When the flow ends unnamed, with master protocol `label`: DNS over TLS or QUIC on its registered port 853
-    /// (RFC 7858, RFC 9250), else, for a flow that carried no host name, the owner of the server's address (then
+    /// (RFC 7858, RFC 9250), TLS to Apple's push port 5223 on Apple's addresses (`ApplePush`), else, for a flow that carried no host name, the owner of the server's address (then
     /// the client's, for a flow whose first packet was the server's) by [`ip_owner`]. A flow without a master
     /// protocol gets no application: an address names who runs a server, not what the flow is.
     /// Only a label the payload decided (a detector or a signature, not a port guess) gets an application here.
@@ -576,6 +576,14 @@ impl Application {
         }
         if server_port == 853 && matches!(proto, AppProto::Tls | AppProto::Quic) {
             self.name_once("DoH_DoT", ApplicationEvidence::Port);
+        } else if server_port == 5223
+            && proto == AppProto::Tls
+            && ip_owner::owner(server).is_some_and(|o| o.name == "Apple")
+        {
+            // Apple's push service: devices keep a TLS connection to TCP 5223 of its 17.0.0.0/8 block (Apple's
+            // "If your Apple devices aren't getting Apple push notifications", HT203609), which is how nDPI names
+            // `ApplePush` for a connection whose handshake was not seen.
+            self.name_once("ApplePush", ApplicationEvidence::Port);
         } else if !self.host_seen
             && let Some(o) = ip_owner::owner(server).or_else(|| ip_owner::owner(client))
         {

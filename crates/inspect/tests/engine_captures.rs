@@ -38,7 +38,8 @@ fn one_http_stream() {
 }
 
 /// The application beside the master protocol and what named it, on real captures: a TLS certificate where the
-/// client sent no SNI (Waze's `*.waze.com`), the owner of a STUN relay's address (Meta's, for a WhatsApp call), and
+/// client sent no SNI (Waze's `*.waze.com`), the owner of a STUN relay's address (Meta's, for a WhatsApp call), a
+/// service's documented port on its operator's addresses (Apple's push service), and
 /// no address owner for a flow whose host name names no listed service (HTTP to an AWS address with the host
 /// `setting.rayjump.com`: another tenant of the cloud, not Amazon).
 #[test]
@@ -95,6 +96,24 @@ fn applications_by_evidence() {
         assert_eq!(
             (r.application, r.application_evidence),
             (Some("WhatsAppCall"), Some(ApplicationEvidence::IpOwner))
+        );
+    }
+
+    // TLS to Apple's push port on Apple's block, its handshake before the capture: `ApplePush` from the port its
+    // operator documents, not from the address alone.
+    let Some(voice) = flows("wa_voice.pcap") else {
+        return;
+    };
+    let push: Vec<_> = voice
+        .iter()
+        .filter(|(ips, _)| ips.contains(&to("17.242.60.84")))
+        .collect();
+    assert!(!push.is_empty());
+    for (_, r) in &push {
+        assert_eq!(r.app, AppLabel::Proto(AppProto::Tls));
+        assert_eq!(
+            (r.application, r.application_evidence),
+            (Some("ApplePush"), Some(ApplicationEvidence::Port))
         );
     }
 

@@ -45,11 +45,11 @@ use flowbundle_inspect::{
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_734;
+const AGREE_AT_LEAST: u64 = 3_736;
 /// Most DPI flows the engine may name as a protocol other than nDPI's, disputed flows set aside.
-const WRONG_AT_MOST: u64 = 3;
+const WRONG_AT_MOST: u64 = 1;
 /// Most DPI flows the engine may name as a protocol other than nDPI's, counted raw (disputed flows included).
-const WRONG_RAW_AT_MOST: u64 = 11;
+const WRONG_RAW_AT_MOST: u64 = 9;
 
 /// Protocols with at least this many flows (not counting the set-aside ones) must agree on 80% of them.
 const FLOOR_FROM_FLOWS: u64 = 5;

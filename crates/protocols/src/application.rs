@@ -31,7 +31,9 @@ pub enum ApplicationEvidence {
     /// The names of the server's TLS certificate, for a flow whose client sent no SNI
     /// ([`application_for_certificate`]).
     Certificate,
-    /// The service's registered port, on a flow whose protocol the payload confirmed (TLS on 853 is DNS over TLS).
+    /// The service's registered port, on a flow whose protocol the payload confirmed (TLS on 853 is DNS over TLS), or
+    /// the port a service's operator documents on its own addresses (TLS to 5223 of Apple's block is its push
+    /// service).
     Port,
     /// Only the organisation that holds the server's address ([`ip_owner`]): the weakest evidence.
     IpOwner,
