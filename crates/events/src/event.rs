@@ -280,7 +280,8 @@ pub struct Event {
     /// Capture time: of the packet that caused it, or the flow's last packet for flow records.
     pub ts_ns: u64,
     /// The flow's id (EVE `flow_id`): a permutation of the input position of the flow's first packet, so no two
-    /// flows of a run share one, below 2^52 so JSON readers keep it exact.
+    /// flows of a run share one, at most 2^52 so JSON readers keep it exact; [`NO_FLOW`] for an event of a packet no
+    /// flow tracks (an alert on a fragment, a packet whose transport header did not decode).
     pub flow_id: u64,
     /// 1-based position in the input of the packet that caused it (EVE `pcap_cnt`); `None` for what no single packet
     /// caused (flow records, events of the end-of-flow flush).
@@ -295,7 +296,16 @@ pub struct Event {
     pub kind: EventKind,
 }
 
+/// The [`Event::flow_id`] of an event about a packet no flow tracks: no flow's id is 0, and EVE writes no
+/// `flow_id` (nor an alert's `flow` object) for it, as Suricata does for packets without a flow.
+pub const NO_FLOW: u64 = 0;
+
 impl Event {
+    /// Whether the event belongs to a flow (see [`NO_FLOW`]).
+    pub fn has_flow(&self) -> bool {
+        self.flow_id != NO_FLOW
+    }
+
     /// The order events are written and compared in.
     pub fn sort_key(&self) -> (u64, u64, u32) {
         (self.ts_ns, self.flow_id, self.seq)

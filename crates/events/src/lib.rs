@@ -25,7 +25,7 @@ pub mod stats;
 
 pub use event::{
     AlertEvent, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence, FlowRecord,
-    FlowState, TcpState, TcpSummary, sort_events,
+    FlowState, NO_FLOW, TcpState, TcpSummary, sort_events,
 };
 pub use finished::Finished;
 pub use stats::{EngineStats, InlineReport, ProtoCount, ReassemblyStats};

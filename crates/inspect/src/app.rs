@@ -32,7 +32,7 @@ use flowbundle_rules::{
     Alert, AlertSource, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner, TcpHeader,
 };
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
-use flowbundle_types::{Direction, HttpBuffer, Transport};
+use flowbundle_types::{AppLayerEvents, Direction, HttpBuffer, Transport};
 
 use crate::detect::{Announced, Detection, Produced};
 use crate::event::{AlertEvent, AppLabel, Event, EventKind, Evidence};
@@ -642,6 +642,26 @@ impl EventSink for Emit<'_, '_> {
         );
     }
 
+    fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        let Some(proto) = events.iter().next().map(|e| e.proto()) else {
+            return;
+        };
+        let Some(buffer) = flowbundle_rules::Buffer::app_layer_events(proto) else {
+            return;
+        };
+        let flags = events.flags();
+        self.scan_buffer(
+            proto,
+            to_server,
+            tx_id,
+            BufferKind::App(buffer),
+            Data::One(&flags),
+        );
+    }
+
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);
@@ -1080,7 +1100,7 @@ pub(crate) fn scan_flowless(
         _ => None,
     };
     let meta = FlowMeta {
-        id: 0,
+        id: crate::event::NO_FLOW,
         key,
         client: side,
         start_ns: ts_ns,

@@ -800,7 +800,7 @@ impl Engine {
     /// The id of a flow whose first packet is packet `num` of the input: a bijection of the 52-bit space (seeded),
     /// so distinct first packets give distinct ids: no two flows of a run share one, even when the same capture is
     /// read twice or two flows share a key and a start time. The same packet numbering gives the same ids whatever
-    /// the thread count.
+    /// the thread count. Never `NO_FLOW` (0).
     fn flow_id(&self, num: u64) -> u64 {
         let mut x = (num ^ self.cfg.flow_id_seed) & FLOW_ID_MASK;
         // Odd multipliers are invertible modulo 2^52, and `x ^= x >> k` is invertible on 52 bits.
@@ -808,7 +808,12 @@ impl Engine {
         x ^= x >> 26;
         x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9) & FLOW_ID_MASK;
         x ^= x >> 23;
-        x
+        // 0 is `NO_FLOW`: the one position that maps there takes 2^52, outside the permutation's range.
+        if x == crate::event::NO_FLOW {
+            FLOW_ID_MASK + 1
+        } else {
+            x
+        }
     }
 
     /// Finds or creates the packet's flow and inspects the packet. `None` when the flow could not be tracked.

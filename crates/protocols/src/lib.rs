@@ -41,7 +41,9 @@ include!(concat!(env!("OUT_DIR"), "/protocols.rs"));
 #[cfg(test)]
 mod testkit;
 
-pub use flowbundle_types::{AppProto, Direction, HttpBuffer, Transport};
+pub use flowbundle_types::{
+    AppLayerEvent, AppLayerEvents, AppProto, Direction, HttpBuffer, Transport,
+};
 pub use registry::{Classifier, ClassifierConfig, FlowApp, Identified, Registry, Verdict};
 
 /// Everything a detector may look at for one payload.
@@ -301,6 +303,12 @@ pub trait EventSink {
     /// `krb5_msg_type`. The default ignores it.
     fn krb5_message(&mut self, tx_id: u64, to_server: bool, msg_type: u8) {
         let _ = (tx_id, to_server, msg_type);
+    }
+    /// The anomalies a parser found on transaction `tx_id` in one direction (Suricata's application-layer events,
+    /// [`flowbundle_types::AppLayerEvent`]), reported once per message that raised any, never empty. The default
+    /// ignores them; the engine hands them to the rules (`app-layer-event`).
+    fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
+        let _ = (tx_id, to_server, events);
     }
 }
 

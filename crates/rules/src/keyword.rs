@@ -183,6 +183,9 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("icmp_id", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icmp_seq", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("decode-event", &[], Header, |b, _, v, _| b.decode_event(v)),
+    parse("app-layer-event", &[], Flow, |b, _, v, _| {
+        b.app_layer_event(v)
+    }),
     // Payload.
     parse("content", &[], Payload, |b, n, v, _| b.content(n, v)),
     parse("uricontent", &[], Payload, |b, n, v, _| b.content(n, v)),
@@ -455,6 +458,7 @@ mod tests {
                         let sided = [
                             (Buffer::DcerpcHeader, "dcerpc.iface"),
                             (Buffer::Krb5MsgType, "krb5_msg_type"),
+                            (Buffer::DnsEvents, "app-layer-event"),
                             (Buffer::HttpHeader, "http.header"),
                             (Buffer::HttpRawHeader, "http.header.raw"),
                             (Buffer::HttpRequestHeader, "http.header"),

@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use memchr::memmem;
 
+use flowbundle_types::{AppLayerEvent, AppProto};
+
 use crate::addr::{AddrSet, ExprError, PortSet, Resolver};
 use crate::byte::{self, ByteItem};
 use crate::classify::Classifications;
@@ -356,6 +358,9 @@ buffers! {
     DcerpcStubData,
     /// A Kerberos message's type (one byte: its application tag number), as `krb5_msg_type` reads it.
     Krb5MsgType,
+    /// The DNS parser's anomalies on a message (one byte per [`AppLayerEvent`], 1 where it is set), as
+    /// `app-layer-event:dns.<name>` reads them.
+    DnsEvents,
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
     /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
     /// [`Buffer::HttpResponseHeader`] each.
@@ -400,10 +405,18 @@ impl Buffer {
             | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
-            | DcerpcHeader | DcerpcStubData | Krb5MsgType | HttpHeader | HttpRawHeader => {
-                Side::Either
-            }
+            | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | HttpHeader
+            | HttpRawHeader => Side::Either,
             _ => Side::Request,
+        }
+    }
+
+    /// The buffer that carries `proto`'s application-layer anomalies to the rules (`app-layer-event`), if its parser
+    /// raises any.
+    pub fn app_layer_events(proto: AppProto) -> Option<Buffer> {
+        match proto {
+            AppProto::Dns => Some(Buffer::DnsEvents),
+            _ => None,
         }
     }
 
@@ -432,7 +445,7 @@ impl Buffer {
         use Buffer::*;
         match self {
             Payload => None,
-            DnsQuery => Some("dns"),
+            DnsQuery | DnsEvents => Some("dns"),
             TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
             | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash => Some("tls"),
             SshProto | SshSoftware => Some("ssh"),
@@ -495,6 +508,7 @@ impl Buffer {
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
             Krb5MsgType => "krb5_msg_type",
+            DnsEvents => "app-layer-event (dns)",
         }
     }
 }
@@ -1689,6 +1703,33 @@ impl Builder {
         let item = byte::parse("byte_test", &test, &mut |_, _| Err(String::new()))
             .map_err(|_| err(format!("krb5_msg_type: invalid value `{}`", trunc(v))))?;
         self.push_item(PBuf::Fixed(Buffer::Krb5MsgType), Item::Byte(Box::new(item)))
+    }
+
+    /// `app-layer-event:<proto>.<event>`: the protocol's parser raised this anomaly on the transaction
+    /// ([`AppLayerEvent`]), read as a one-byte test of the event's flag in the protocol's event buffer
+    /// ([`Buffer::DnsEvents`]). Another of Suricata's events (one no parser here raises, a general `applayer_*`
+    /// event) skips the rule with its name.
+    pub(crate) fn app_layer_event(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        if v.is_empty() {
+            return Err(err("app-layer-event needs a value"));
+        }
+        let Some(e) = AppLayerEvent::from_name(v) else {
+            return Err(skip(format!(
+                "app-layer-event {}: not raised by the engine",
+                trunc(v)
+            )));
+        };
+        let Some(buffer) = Buffer::app_layer_events(e.proto()) else {
+            return Err(skip(format!(
+                "app-layer-event {}: not raised by the engine",
+                trunc(v)
+            )));
+        };
+        let test = format!("1,=,1,{}", e.index());
+        let item = byte::parse("byte_test", &test, &mut |_, _| Err(String::new()))
+            .map_err(|_| err(format!("app-layer-event: invalid value `{}`", trunc(v))))?;
+        self.push_item(PBuf::Fixed(buffer), Item::Byte(Box::new(item)))
     }
 
     /// `base64_decode:[bytes N][, offset N][, relative]`: see [`Base64`].

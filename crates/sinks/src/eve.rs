@@ -211,7 +211,9 @@ pub fn render(buf: &mut Vec<u8>, e: &Event) {
 pub fn render_with(buf: &mut Vec<u8>, e: &Event, opts: EveOptions) {
     buf.extend_from_slice(b"{\"timestamp\":");
     put_ts(buf, e.ts_ns);
-    let _ = write!(buf, ",\"flow_id\":{}", e.flow_id);
+    if e.has_flow() {
+        let _ = write!(buf, ",\"flow_id\":{}", e.flow_id);
+    }
     if let Some(n) = e.pcap_cnt {
         let _ = write!(buf, ",\"pcap_cnt\":{n}");
     }
@@ -357,6 +359,10 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     buf.push(b'}');
     if let Some(app) = &a.app {
         put_app_proto(buf, app);
+    }
+    // A packet no flow tracks has no flow to describe.
+    if !e.has_flow() {
+        return;
     }
     let _ = write!(
         buf,
@@ -531,5 +537,56 @@ mod tests {
             String::from_utf8(b).unwrap(),
             ",\"metadata\":{\"policy\":[\"balanced-ips drop\",\"security-ips drop\"],\"created_at\":[\"2010_07_30\"]}"
         );
+    }
+
+    /// An alert on a packet no flow tracks carries neither `flow_id` nor a `flow` object, as in Suricata; the same
+    /// alert on a flow's packet carries both.
+    #[test]
+    fn flowless_alerts_have_no_flow_id_and_no_flow() {
+        let (k, d) = key();
+        let alert = AlertEvent {
+            signature_id: 7,
+            gid: 1,
+            rev: 1,
+            signature: "frag".into(),
+            category: "".into(),
+            severity: 3,
+            rule_index: 0,
+            metadata: Vec::new().into(),
+            icmp: None,
+            app: None,
+            source: "packet",
+            offset: 0,
+            target: None,
+            blocked: false,
+            pkts_toserver: 0,
+            pkts_toclient: 0,
+            bytes_toserver: 0,
+            bytes_toclient: 0,
+            flow_start_ns: 0,
+        };
+        let mut e = Event {
+            ts_ns: 1_258_133_615_239_416_000,
+            flow_id: flowbundle_events::NO_FLOW,
+            pcap_cnt: Some(3),
+            seq: 0,
+            key: k,
+            client: d,
+            dir: d,
+            kind: EventKind::Alert(Box::new(alert)),
+        };
+        let line = |e: &Event| {
+            let mut b = Vec::new();
+            render(&mut b, e);
+            serde_json::from_slice::<serde_json::Value>(&b).expect("JSON")
+        };
+        let v = line(&e);
+        assert!(v.get("flow_id").is_none() && v.get("flow").is_none(), "{v}");
+        assert_eq!(v["alert"]["signature_id"], 7);
+        assert_eq!(v["pcap_cnt"], 3);
+        e.flow_id = 42;
+        let v = line(&e);
+        assert_eq!(v["flow_id"], 42);
+        assert_eq!(v["flow"]["src_ip"], "10.0.0.2");
     }
 }

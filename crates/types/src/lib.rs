@@ -18,6 +18,7 @@
 //! | what a worker runs per packet | [`Workload`], [`Outcome`], [`BundleToken`], [`PolicyShape`] | the engine, the lab's workloads | the runtime |
 //! | a packet's work cut into stages, and the execution model | [`StagedWorkload`], [`Exec`] | the engine; the CLI | the staged runtime; the simulator |
 
+mod app_layer_event;
 mod app_proto;
 mod bundle;
 mod decode_event;
@@ -30,6 +31,7 @@ mod transport;
 mod verdict;
 mod workload;
 
+pub use app_layer_event::{AppLayerEvent, AppLayerEvents};
 pub use app_proto::AppProto;
 pub use bundle::{BundleToken, PolicyShape};
 pub use decode_event::{DecodeEvent, DecodeEvents};

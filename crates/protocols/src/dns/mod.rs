@@ -16,8 +16,8 @@
 
 use crate::tls::Reader;
 use crate::{
-    AppEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats, Probe,
-    ProbeCtx, Transport,
+    AppEvent, AppLayerEvent, AppLayerEvents, AppProto, Detector, Direction, EventSink, Limits,
+    Parser, ParserStats, Probe, ProbeCtx, Transport,
 };
 
 /// Longest name (RFC 1035 §2.3.4); longer decoded names are cut and flagged.
@@ -481,6 +481,48 @@ fn dns_header_plausible(msg: &[u8]) -> bool {
     msg.len() >= 12 && matches!((flags >> 11) & 0xf, 0 | 1 | 2 | 4 | 5) && qd <= 64
 }
 
+/// Suricata's check of a header before it parses the message (and raises anomalies on it): the record counts fit
+/// the length (two bytes each at least), a message without records is the bare header, a query asks something.
+fn header_valid(msg: &[u8]) -> bool {
+    let mut r = Reader::new(msg);
+    let (Ok(_id), Ok(flags), Ok(qd), Ok(an), Ok(ns), Ok(ar)) =
+        (r.u16(), r.u16(), r.u16(), r.u16(), r.u16(), r.u16())
+    else {
+        return false;
+    };
+    let records = [qd, an, ns, ar].iter().map(|&n| usize::from(n)).sum::<usize>();
+    if 2 * records > msg.len() || (records == 0 && msg.len() > 12) {
+        return false;
+    }
+    flags & 0x8000 != 0 || qd > 0
+}
+
+/// For a message [`Message::parse`] rejected: whether its questions or answers fail to decode. Suricata calls only
+/// that malformed; a damaged authority section is logged as such and the message kept.
+fn questions_and_answers_fail(msg: &[u8], max_records: usize) -> bool {
+    let mut head = msg.to_vec();
+    if let Some(ns) = head.get_mut(8..10) {
+        ns.copy_from_slice(&[0, 0]);
+    }
+    Message::parse(&head, max_records).is_err()
+}
+
+/// The anomalies of a decoded message that belong to its own transaction: the reserved Z bit, an unassigned
+/// opcode (7 and above), a query travelling to the client.
+fn message_anomalies(m: &Message, to_server: bool) -> AppLayerEvents {
+    let mut e = AppLayerEvents::EMPTY;
+    if !to_server && !m.is_response() {
+        e.set(AppLayerEvent::DnsNotAResponse);
+    }
+    if m.flags & 0x0040 != 0 {
+        e.set(AppLayerEvent::DnsZFlagSet);
+    }
+    if m.opcode() >= 7 {
+        e.set(AppLayerEvent::DnsInvalidOpcode);
+    }
+    e
+}
+
 /// DNS-over-TCP framing check: a 2-byte length that fits what we have, then a DNS message. A prefix shorter than
 /// the header is undecided.
 fn probe_tcp(p: &[u8]) -> Probe {
@@ -600,6 +642,9 @@ pub struct DnsParser {
     dead: [bool; 2],
     next_tx: u64,
     pending: Vec<(u16, u64)>,
+    /// The transaction of the last message that made or joined one (where Suricata sets the anomalies of a message
+    /// that makes none).
+    latest_tx: Option<u64>,
     stats: ParserStats,
 }
 
@@ -615,18 +660,26 @@ impl DnsParser {
             dead: [false; 2],
             next_tx: 0,
             pending: Vec::new(),
+            latest_tx: None,
             stats: ParserStats::default(),
         }
     }
 
-    fn message(&mut self, msg: &[u8], out: &mut dyn EventSink) {
+    fn message(&mut self, dir: Direction, msg: &[u8], out: &mut dyn EventSink) {
+        let to_server = dir == Direction::ToServer;
         let m = match Message::parse(msg, self.max_records) {
             Ok(m) => m,
             Err(_) => {
                 self.stats.malformed += 1;
+                if header_valid(msg) && questions_and_answers_fail(msg, self.max_records) {
+                    self.latest_tx_event(to_server, AppLayerEvent::DnsMalformedData, out);
+                }
                 return;
             }
         };
+        if to_server && m.is_response() && header_valid(msg) {
+            self.latest_tx_event(to_server, AppLayerEvent::DnsNotARequest, out);
+        }
         let tx = if m.is_response() {
             match self.pending.iter().position(|&(id, _)| id == m.id) {
                 Some(i) => self.pending.swap_remove(i).1,
@@ -647,6 +700,22 @@ impl DnsParser {
         let udp_len = if self.tcp { 0 } else { msg.len() };
         for e in events(&m, tx) {
             out.event(AppEvent::Dns(DnsEvent { udp_len, ..e }));
+        }
+        // A response sent to the server makes no transaction in Suricata: its anomaly went to the latest one.
+        if !(to_server && m.is_response()) {
+            self.latest_tx = Some(tx);
+            let anomalies = message_anomalies(&m, to_server);
+            if header_valid(msg) && !anomalies.is_empty() {
+                out.app_layer_events(tx, to_server, anomalies);
+            }
+        }
+    }
+
+    /// An anomaly Suricata sets on the flow's most recent transaction (a message that made none of its own), if
+    /// there is one.
+    fn latest_tx_event(&mut self, to_server: bool, e: AppLayerEvent, out: &mut dyn EventSink) {
+        if let Some(tx) = self.latest_tx {
+            out.app_layer_events(tx, to_server, std::iter::once(e).collect());
         }
     }
 
@@ -689,7 +758,12 @@ impl DnsParser {
             data = &data[take..];
             if buf.len() == len + 2 {
                 let msg = std::mem::take(&mut self.buf[d]);
-                self.message(msg.get(2..).unwrap_or(&[]), out);
+                let dir = if d == 0 {
+                    Direction::ToServer
+                } else {
+                    Direction::ToClient
+                };
+                self.message(dir, msg.get(2..).unwrap_or(&[]), out);
                 self.buf[d] = msg;
                 self.buf[d].clear();
             }
@@ -702,7 +776,7 @@ impl Parser for DnsParser {
         if self.tcp {
             self.stream(dir.index(), data, out);
         } else {
-            self.message(data, out);
+            self.message(dir, data, out);
         }
     }
 
@@ -1033,5 +1107,68 @@ mod tests {
                 let _ = Message::parse(&a, 64).map(|m| events(&m, 0));
             }
         }
+    }
+
+    /// What a parser hands the rules: the anomalies of each message, with its transaction and direction.
+    #[derive(Default)]
+    struct Anomalies(Vec<(u64, bool, Vec<AppLayerEvent>)>);
+
+    impl EventSink for Anomalies {
+        fn event(&mut self, _: AppEvent) {}
+        fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
+            assert!(!events.is_empty());
+            self.0.push((tx_id, to_server, events.iter().collect()));
+        }
+    }
+
+    /// Suricata's DNS anomalies: the Z bit and an unassigned opcode on the message's own transaction, a query sent
+    /// to the client, and the anomalies of messages that make no transaction (a response sent to the server, a body
+    /// that does not decode) on the latest transaction; clean messages raise none.
+    #[test]
+    fn anomalies_follow_suricata() {
+        use AppLayerEvent as E;
+        let udp = |msgs: &[(Direction, Vec<u8>)]| {
+            let mut p = DnsParser::new(Transport::Udp, &Limits::default());
+            let mut out = Anomalies::default();
+            for (dir, m) in msgs {
+                p.parse(*dir, m, 0, &mut out);
+            }
+            out.0
+        };
+        let (ts, tc) = (Direction::ToServer, Direction::ToClient);
+        assert!(udp(&[(ts, query()), (tc, answer())]).is_empty());
+
+        let mut z = query();
+        z[3] |= 0x40;
+        let mut opcode9 = answer();
+        opcode9[2] = (opcode9[2] & 0x87) | (9 << 3);
+        assert_eq!(
+            udp(&[(ts, z), (tc, opcode9)]),
+            vec![(0, true, vec![E::DnsZFlagSet]), (0, false, vec![E::DnsInvalidOpcode])]
+        );
+
+        // A response travelling to the server before any transaction (nothing to set it on), a query travelling
+        // to the client (its own transaction, the third), then a response travelling to the server (on the latest).
+        assert_eq!(
+            udp(&[(ts, answer()), (ts, query()), (tc, query()), (ts, answer())]),
+            vec![(2, false, vec![E::DnsNotAResponse]), (2, true, vec![E::DnsNotARequest])]
+        );
+
+        // A body cut inside its question: malformed, on the latest transaction; nothing before there is one.
+        let mut cut = query();
+        cut.truncate(20);
+        assert_eq!(udp(&[(ts, cut.clone())]), vec![]);
+        assert_eq!(
+            udp(&[(ts, query()), (ts, cut.clone())]),
+            vec![(0, true, vec![E::DnsMalformedData])]
+        );
+        // A header whose counts cannot fit the message is not parsed at all (no anomaly).
+        let mut bogus = header(1, 0x0100, 40, 0, 0);
+        bogus.extend_from_slice(&[0; 20]);
+        assert_eq!(udp(&[(ts, query()), (ts, bogus)]), vec![]);
+        // A damaged authority section alone is not malformed data.
+        let mut auth = answer();
+        auth.truncate(auth.len() - 3);
+        assert_eq!(udp(&[(ts, query()), (tc, auth)]), vec![]);
     }
 }
