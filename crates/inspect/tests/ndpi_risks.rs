@@ -27,8 +27,9 @@ use flowbundle_protocols::risk::{FlowRisk, RiskSet};
 const PINS: &[(&str, u64, u64)] = &[
     ("NDPI_BINARY_APPLICATION_TRANSFER", 6, 0),
     // Engine only: includes the 4 CoAP flows on UDP 17500 that nDPI calls Dropbox on Dropbox's own port (a
-    // disputed label, `flowbundle_testsupport::ndpi::DISPUTES`).
-    ("NDPI_KNOWN_PROTOCOL_ON_NON_STANDARD_PORT", 158, 67),
+    // disputed label, `flowbundle_testsupport::ndpi::DISPUTES`), and SMPP between ports 9000 and 1770 (IANA's
+    // SMPP port is 2775; nDPI 4.2 gives SMPP no default port to compare with).
+    ("NDPI_KNOWN_PROTOCOL_ON_NON_STANDARD_PORT", 158, 68),
     ("NDPI_TLS_SELFSIGNED_CERTIFICATE", 6, 1),
     ("NDPI_TLS_OBSOLETE_VERSION", 85, 50),
     ("NDPI_TLS_WEAK_CIPHER", 97, 20),

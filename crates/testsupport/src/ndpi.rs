@@ -224,3 +224,109 @@ pub fn risk_labels(path: &Path) -> std::collections::HashMap<(bool, u32), Vec<St
     }
     out
 }
+
+/// One flow of an ndpiReader listing (`ndpiReader -i CAPTURE -v 2`): the flow lines of its detected and undetected
+/// sections, in the ground truth's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReaderFlow {
+    /// nDPI's transport name (`TCP`, `UDP`, ...).
+    pub l4: String,
+    pub src: IpAddr,
+    pub sport: u16,
+    pub dst: IpAddr,
+    pub dport: u16,
+    /// nDPI's `MASTER` or `MASTER.APP` name (`Unknown` for undetected flows).
+    pub proto_name: String,
+    /// How nDPI decided (`DPI` when from payload), empty when the line has no `[Confidence: ...]`.
+    pub confidence: String,
+}
+
+impl ReaderFlow {
+    /// The master protocol (the part of `MASTER.APP` before the dot).
+    pub fn master(&self) -> &str {
+        self.proto_name.split('.').next().unwrap_or("")
+    }
+    /// The application (the part after the dot; empty when nDPI gave one name).
+    pub fn app(&self) -> &str {
+        self.proto_name.split_once('.').map_or("", |(_, a)| a)
+    }
+}
+
+/// The flows of an ndpiReader listing: every line `\t<n>\t<L4> <src>:<port> <-> <dst>:<port> [...][proto: ID/NAME]...`
+/// (IPv6 addresses in brackets, `->` for flows seen one way). Lines that do not parse are skipped.
+pub fn reader_flows(listing: &str) -> Vec<ReaderFlow> {
+    fn endpoint(s: &str) -> Option<(IpAddr, u16)> {
+        let (addr, port) = match s.strip_prefix('[') {
+            Some(v6) => v6.split_once("]:")?,
+            None => s.rsplit_once(':')?,
+        };
+        Some((addr.parse().ok()?, port.parse().ok()?))
+    }
+    fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+        let at = line.find(name)? + name.len();
+        let rest = line.get(at..)?;
+        rest.get(..rest.find(']')?)
+    }
+    let mut out = Vec::new();
+    for line in listing.lines() {
+        let Some(rest) = line.strip_prefix('\t') else {
+            continue;
+        };
+        let Some((num, rest)) = rest.split_once('\t') else {
+            continue;
+        };
+        if num.parse::<u32>().is_err() {
+            continue;
+        }
+        let mut words = rest.split(' ');
+        let (Some(l4), Some(a), Some(arrow), Some(b)) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        if !matches!(arrow, "<->" | "->") {
+            continue;
+        }
+        let (Some((src, sport)), Some((dst, dport)), Some(proto)) =
+            (endpoint(a), endpoint(b), field(line, "[proto: "))
+        else {
+            continue;
+        };
+        let Some((_, name)) = proto.split_once('/') else {
+            continue;
+        };
+        out.push(ReaderFlow {
+            l4: l4.to_string(),
+            src,
+            sport,
+            dst,
+            dport,
+            proto_name: name.to_string(),
+            confidence: field(line, "[Confidence: ").unwrap_or("").to_string(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reader_flow_lines_parse() {
+        let listing = "Detected protocols:\n\
+            \t1\tTCP 172.29.9.146:38856 <-> 172.29.9.147:8009 [VLAN: 7][proto: 139/AJP][ClearText][Confidence: DPI][cat: Web/5]\n\
+            \t2\tUDP [bbbb::1]:46819 -> [bbbb::3]:5683 [proto: 7.178/HTTP.Amazon][Confidence: Match by port]\n\
+            \tnot a flow\n";
+        let f = reader_flows(listing);
+        assert_eq!(f.len(), 2);
+        assert_eq!(
+            (f[0].l4.as_str(), f[0].sport, f[0].dport),
+            ("TCP", 38856, 8009)
+        );
+        assert_eq!((f[0].master(), f[0].confidence.as_str()), ("AJP", "DPI"));
+        assert_eq!(f[1].src, "bbbb::1".parse::<IpAddr>().unwrap());
+        assert_eq!((f[1].master(), f[1].app()), ("HTTP", "Amazon"));
+        assert_eq!(f[1].confidence, "Match by port");
+    }
+}
