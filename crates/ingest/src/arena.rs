@@ -186,6 +186,8 @@ pub struct PacketArena {
     wait: Wait,
     /// Times `acquire` found no free slot.
     waits: AtomicU64,
+    /// Raised by [`close`](PacketArena::close): the consumers are gone, nothing will be released any more.
+    closed: AtomicBool,
 }
 
 // SAFETY: a slot's bytes are written only by the filler while the slot is free or just filled and not yet handed
@@ -238,7 +240,25 @@ impl PacketArena {
                 waiter: OnceLock::new(),
             },
             waits: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
         }
+    }
+
+    /// Closes the arena: the run that consumes its packets is being abandoned (a worker died), so no slot will be
+    /// freed any more. A filler waiting in [`acquire`](Self::acquire) is woken and gets `None`, as does every later
+    /// call, and whoever waits for the packets in flight to be released (see [`is_closed`](Self::is_closed)) must
+    /// stop waiting. Callable from any thread, more than once.
+    pub fn close(&self) {
+        self.closed.store(true, SeqCst);
+        #[cfg(not(loom))]
+        if let Some(t) = self.wait.waiter.get() {
+            t.unpark();
+        }
+    }
+
+    /// Whether [`close`](Self::close) was called: a wait for slots to be released would never end.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Acquire)
     }
 
     /// Number of slots.
@@ -270,11 +290,15 @@ impl PacketArena {
         Some(i as u32)
     }
 
-    /// A free slot's index, waiting (parked) until a consumer frees one if none is free. Meant for one thread (the
-    /// reader): the thread that calls it first is the one releases wake.
-    pub fn acquire(&self) -> u32 {
+    /// A free slot's index, waiting (parked) until a consumer frees one if none is free; `None` once the arena is
+    /// [closed](Self::close) (the wait would never end). Meant for one thread (the reader): the thread that calls
+    /// it first is the one releases wake.
+    pub fn acquire(&self) -> Option<u32> {
+        if self.is_closed() {
+            return None;
+        }
         if let Some(i) = self.try_acquire() {
-            return i;
+            return Some(i);
         }
         self.waits.fetch_add(1, Relaxed);
         #[cfg(not(loom))]
@@ -283,6 +307,9 @@ impl PacketArena {
             me.id() == std::thread::current().id()
         };
         loop {
+            if self.is_closed() {
+                return None;
+            }
             // Wait for the slot half the ring ahead (see the module documentation): by the time it is free, so are
             // most before it.
             let n = self.slots.len();
@@ -296,7 +323,7 @@ impl PacketArena {
                 // Every slot from the cursor to the awaited one, in order: the first free one.
                 if let Some(i) = (0..=n / 2).map(|k| (c + k) % n).find(|&i| self.is_free(i)) {
                     self.filler.cursor.store((i + 1) % n, Relaxed);
-                    return i as u32;
+                    return Some(i as u32);
                 }
                 continue;
             }
@@ -312,7 +339,7 @@ impl PacketArena {
             loom::thread::yield_now();
             self.wait.waiting.store(false, Relaxed);
             if let Some(i) = self.try_acquire() {
-                return i;
+                return Some(i);
             }
         }
     }
@@ -486,13 +513,13 @@ mod tests {
     #[test]
     fn slots_are_filled_read_released_and_reused() {
         let a = PacketArena::new(2);
-        let i = a.acquire();
+        let i = a.acquire().unwrap();
         // SAFETY: `i` was just acquired by this thread.
         let s = unsafe { a.fill(i, &rec(b"abc", 7)) };
         assert_eq!(s, 0);
         let r = a.record(i).unwrap();
         assert_eq!((r.data, r.ts_ns), (&b"abc"[..], 7));
-        let j = a.acquire();
+        let j = a.acquire().unwrap();
         // SAFETY: as above.
         unsafe { a.fill(j, &rec(b"de", 8)) };
         assert_eq!(a.oldest_in_flight(), 0);
@@ -503,14 +530,14 @@ mod tests {
         // SAFETY: as above.
         unsafe { a.release(j) };
         assert_eq!(a.oldest_in_flight(), 2);
-        let k = a.acquire();
+        let k = a.acquire().unwrap();
         assert!(k == i || k == j);
     }
 
     #[test]
     fn a_full_arena_waits_for_a_release() {
         let a = std::sync::Arc::new(PacketArena::new(1));
-        let i = a.acquire();
+        let i = a.acquire().unwrap();
         // SAFETY: acquired here.
         unsafe { a.fill(i, &rec(b"x", 1)) };
         let b = std::sync::Arc::clone(&a);
@@ -519,7 +546,7 @@ mod tests {
             // SAFETY: the main thread reads nothing from the slot any more.
             unsafe { b.release(i) };
         });
-        let j = a.acquire();
+        let j = a.acquire().unwrap();
         assert_eq!(j, i);
         assert!(a.waits() >= 1);
         t.join().unwrap();
@@ -570,7 +597,7 @@ mod tests {
         // finds the ring full) and gets a slot once they are freed, well before its park's timeout could add up.
         let a = std::sync::Arc::new(PacketArena::new(8));
         for k in 0..8 {
-            let i = a.acquire();
+            let i = a.acquire().unwrap();
             // SAFETY: acquired here.
             unsafe { a.fill(i, &rec(b"x", k)) };
         }
@@ -582,9 +609,28 @@ mod tests {
                 unsafe { b.release(i) };
             }
         });
-        let i = a.acquire();
+        let i = a.acquire().unwrap();
         assert!(a.seq(i).is_none());
         assert!(a.waits() >= 1);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn closing_the_arena_ends_a_wait_for_a_slot_nobody_will_free() {
+        // One slot, held by a consumer that died: the filler waits in `acquire` until another thread closes the
+        // arena, then gets `None`, as does every later call. Without the close this test would never end.
+        let a = std::sync::Arc::new(PacketArena::new(1));
+        let i = a.acquire().unwrap();
+        // SAFETY: acquired here.
+        unsafe { a.fill(i, &rec(b"x", 1)) };
+        let b = std::sync::Arc::clone(&a);
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            b.close();
+        });
+        assert_eq!(a.acquire(), None);
+        assert!(a.is_closed());
+        assert_eq!(a.acquire(), None);
         t.join().unwrap();
     }
 }
@@ -633,7 +679,7 @@ mod loom_model {
                 })
             };
             for k in 0..3u64 {
-                let i = arena.acquire();
+                let i = arena.acquire().unwrap();
                 // SAFETY: acquired by this thread, the only filler, and not handed on yet.
                 let seq = unsafe { arena.fill(i, &rec(&[k as u8], k)) };
                 tx.send((i, seq)).unwrap();

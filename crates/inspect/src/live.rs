@@ -176,7 +176,10 @@ impl<'a> LiveReader<'a> {
             && reloads.ready.load(Ordering::Acquire)
         {
             let t0 = Instant::now();
-            crate::stream::drain(self.stager.arena);
+            if !crate::stream::drain(self.stager.arena) {
+                // The run is being abandoned (the arena was closed): nothing to apply the sets to.
+                return;
+            }
             let drain_ns = t0.elapsed().as_nanos() as u64;
             // Every packet dispatched has been inspected, and the next is dispatched after the new sets are the
             // engine's: the workers adopt them at that packet (see `Engine::reload`).
@@ -225,7 +228,8 @@ impl<'a> LiveReader<'a> {
                 s.packet(rec.ts_ns);
             }
             let slot = match self.on_full {
-                OnFull::Wait => self.stager.arena.acquire(),
+                // `None`: the arena was closed, the run is being abandoned.
+                OnFull::Wait => self.stager.arena.acquire()?,
                 OnFull::Drop | OnFull::Forward => match self.stager.arena.try_acquire() {
                     Some(s) => s,
                     None => {

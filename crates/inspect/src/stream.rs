@@ -274,7 +274,10 @@ impl<'a> Sweeper<'a> {
             return;
         };
         let t0 = std::time::Instant::now();
-        drain(arena);
+        if !drain(arena) {
+            // The run is being abandoned: no sweep while workers may still hold shards.
+            return;
+        }
         let t1 = std::time::Instant::now();
         let seq = arena.filled();
         match crew {
@@ -313,7 +316,9 @@ impl<'a> Sweeper<'a> {
     /// finds the table empty), its events sorted by [`Event::sort_key`] and sent as a [`Run`] tagged after the last
     /// packet; the collector merges the runs into `finish`'s order.
     pub(crate) fn flush_on(&mut self, arena: &PacketArena, crew: &Broadcast<'_>) {
-        drain(arena);
+        if !drain(arena) {
+            return;
+        }
         let end = AtomicU64::new(self.ctx.max_ts());
         crew(&|_, _, ctx| {
             end.fetch_max(ctx.max_ts(), AcqRel);
@@ -348,10 +353,17 @@ impl<'a> Sweeper<'a> {
 }
 
 /// Waits until every packet filled into `arena` has been inspected and its buffer freed (a quiescent point: no
-/// worker holds a packet, so none is inside the engine). Yields, then sleeps 20 µs at a time.
-pub(crate) fn drain(arena: &PacketArena) {
+/// worker holds a packet, so none is inside the engine), or until the arena is closed (the run is being abandoned:
+/// its packets will never be freed, and the caller's next `acquire` answers `None`). Yields, then sleeps 20 µs at a
+/// time. Returns whether the arena drained: `false` (closed) means workers may still be inside the engine, so the
+/// caller must not touch their state.
+#[must_use]
+pub(crate) fn drain(arena: &PacketArena) -> bool {
     let mut spins = 0u32;
     while arena.oldest_in_flight() < arena.filled() {
+        if arena.is_closed() {
+            return false;
+        }
         spins += 1;
         if spins < 64 {
             std::thread::yield_now();
@@ -359,6 +371,7 @@ pub(crate) fn drain(arena: &PacketArena) {
             std::thread::sleep(std::time::Duration::from_micros(20));
         }
     }
+    true
 }
 
 /// Sends a context's pending events to the collector, rendered or whole. Shared by the workers' source and the
@@ -573,7 +586,8 @@ impl<'a> StreamReader<'a> {
             if let Some(w) = self.timeline.packet(rec.ts_ns) {
                 self.warnings.push(w);
             }
-            let slot = self.stager.arena.acquire();
+            // `None`: the arena was closed, the run is being abandoned.
+            let slot = self.stager.arena.acquire()?;
             // SAFETY: `rec`'s bytes stay unchanged until the slot is released (see above).
             if let Some(d) = unsafe { self.stager.stage_kept(slot, &rec, position) } {
                 return Some(d);
@@ -608,7 +622,10 @@ impl<'a> StreamReader<'a> {
         self.recycle_at = filled + RECYCLE_EVERY;
         let mut done = arena.oldest_in_flight();
         let mut spins = 0u32;
-        while k.retired() >= KEPT_RETIRED && k.oldest_retired().is_some_and(|t| t > done) {
+        while k.retired() >= KEPT_RETIRED
+            && k.oldest_retired().is_some_and(|t| t > done)
+            && !arena.is_closed()
+        {
             spins += 1;
             if spins < 64 {
                 std::thread::yield_now();

@@ -33,6 +33,10 @@
 //! * **End detection** replaces the paper's sentinel packets: after the last packet the dispatcher raises a flag and
 //!   wakes everyone; a worker leaves when the flag is up and the policy has nothing for it (no policy can give a
 //!   worker new work once dispatching has ended and it has none, see `run`).
+//! * **A thread that dies abandons the run** ([`Aborted`], see `abort`): a worker, the dispatcher or reader, or the
+//!   collector that panics raises the run's abort flag while it unwinds; every wait of the runtime looks at it, the
+//!   caller's hook ([`StreamConfig::on_abort`]) ends the feed's own waits, and the run returns which thread died and
+//!   why instead of waiting for ever for what the dead thread would have done.
 //! * **Prepare, claim, process.** A worker runs the workload's [`Workload::prepare`] (the decode) on the packet the
 //!   policy's `next` gave it, then asks the policy to `claim` it, and only then processes it. Every policy but `ph`
 //!   with late claim answers yes at once; late-claiming `ph` may hand the packet to the worker that owns its
@@ -53,6 +57,7 @@
 //! [`Synthetic`] (a calibrated busy loop from a cost model or a per-packet cost array, optionally touching per-flow
 //! state lines so cache affinity matters); the inspection engine implements [`Workload`] in its own crate.
 
+mod abort;
 mod crew;
 mod park;
 mod runtime;
@@ -60,6 +65,7 @@ mod staged;
 mod stream;
 mod workload;
 
+pub use abort::Aborted;
 pub use crew::Crew;
 pub use flowbundle_types::{BundleToken, Outcome, StagedWorkload, Workload};
 pub use runtime::{

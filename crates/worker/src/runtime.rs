@@ -1,5 +1,6 @@
 //! The run: barrier, dispatcher loop (raw or scaled), worker loops, records and report. See the crate documentation.
 
+use crate::abort::{Abort, OnUnwind};
 use crate::crew::{Jobs, LeaveGuard};
 use crate::park::Sleepers;
 use crossbeam::utils::CachePadded;
@@ -294,15 +295,22 @@ pub fn run<W: Workload + ?Sized>(
     let core_of = |i: usize| pinning.core_of(i);
     let clobber = cfg.clobber_bytes > 0;
     let barrier = Barrier::new(workers + 1 + usize::from(clobber));
+    // A thread that panics abandons the run (see `crate::abort`); the panic then goes on in the caller.
+    let abort = Abort::new(None);
 
     let (dispatch, results, clobber_passes) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
-                let (shared, barrier, core) = (&shared, &barrier, core_of(w + 1));
+                let (shared, barrier, core, abort) = (&shared, &barrier, core_of(w + 1), &abort);
                 std::thread::Builder::new()
                     .name(format!("worker-{w}"))
                     .spawn_scoped(scope, move || {
-                        worker_loop(w, sched, workload, shared, barrier, core, None)
+                        let name = format!("worker-{w}");
+                        let _on_unwind = OnUnwind {
+                            abort,
+                            thread: &name,
+                        };
+                        worker_loop(w, sched, workload, shared, barrier, core, None, abort)
                     })
                     .expect("spawning a worker thread")
             })
@@ -312,11 +320,24 @@ pub fn run<W: Workload + ?Sized>(
             let (shared, barrier, bytes) = (&shared, &barrier, cfg.clobber_bytes);
             scope.spawn(move || clobber_loop(bytes, shared, barrier))
         });
-        let (shared_ref, barrier_ref, core) = (&shared, &barrier, core_of(0));
+        let (shared_ref, barrier_ref, core, abort) = (&shared, &barrier, core_of(0), &abort);
         let disp = std::thread::Builder::new()
             .name("dispatcher".into())
             .spawn_scoped(scope, move || {
-                dispatcher_loop(sched, descs, cfg, shared_ref, barrier_ref, &threads, core)
+                let _on_unwind = OnUnwind {
+                    abort,
+                    thread: "dispatcher",
+                };
+                dispatcher_loop(
+                    sched,
+                    descs,
+                    cfg,
+                    shared_ref,
+                    barrier_ref,
+                    &threads,
+                    core,
+                    abort,
+                )
             })
             .expect("spawning the dispatcher thread");
         let dispatch = disp.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -457,6 +478,7 @@ pub(crate) fn tighten_timer_slack() {
 
 type DispatchResult = (u64, DispatchReport, Option<Records>);
 
+#[allow(clippy::too_many_arguments)]
 fn dispatcher_loop(
     sched: &dyn Scheduler,
     descs: &[Desc],
@@ -465,6 +487,7 @@ fn dispatcher_loop(
     barrier: &Barrier,
     threads: &[Thread],
     core: Option<usize>,
+    abort: &Abort<'_>,
 ) -> DispatchResult {
     pin_to(core);
     tighten_timer_slack();
@@ -483,7 +506,9 @@ fn dispatcher_loop(
         Mode::Raw => {
             for (i, d) in descs.iter().enumerate() {
                 let arrival = if rec { shared.now() } else { 0 };
-                dispatch_raw(sched, *d, shared, threads, &mut report);
+                if !dispatch_raw(sched, *d, shared, threads, &mut report, abort) {
+                    break;
+                }
                 if let Some(r) = records.as_mut() {
                     r.arrival_ns[i] = arrival;
                     r.enqueue_ns[i] = shared.now();
@@ -502,7 +527,7 @@ fn dispatcher_loop(
             };
             let slack = cfg.release_tick_ns.saturating_add(10_000);
             let mut i = 0;
-            while i < n {
+            while i < n && !abort.is_raised() {
                 let due = start.saturating_add(release_ns[i]);
                 let now = if cfg.release_tick_ns == 0 {
                     wait_until(shared, due, &mut report)
@@ -552,18 +577,23 @@ fn dispatcher_loop(
 }
 
 /// Raw mode's dispatch of one packet: offer it until the policy accepts it (backing off while its queues are full),
-/// then wake the worker that can take it.
+/// then wake the worker that can take it. Returns `false`, the packet not dispatched, when the run is abandoned
+/// meanwhile (a worker that died never drains its queue).
 pub(crate) fn dispatch_raw(
     sched: &dyn Scheduler,
     d: Desc,
     shared: &Shared,
     threads: &[Thread],
     report: &mut DispatchReport,
-) {
+    abort: &Abort<'_>,
+) -> bool {
     let placed = loop {
         match sched.dispatch(d) {
             Ok(p) => break p,
             Err(_) => {
+                if abort.is_raised() {
+                    return false;
+                }
                 report.full_waits += 1;
                 // Make sure whoever can drain the queues is awake, then get off the core until half of what is
                 // outstanding has been processed: retrying as soon as one slot frees would wake the dispatcher once
@@ -571,7 +601,10 @@ pub(crate) fn dispatch_raw(
                 shared.sleepers.wake_all_if_any(threads);
                 let target = shared.outstanding(report.dispatched) / 2;
                 let mut backoff = Backoff::default();
-                while shared.outstanding(report.dispatched) > target && !backoff.exhausted() {
+                while shared.outstanding(report.dispatched) > target
+                    && !backoff.exhausted()
+                    && !abort.is_raised()
+                {
                     report.sleeps += u64::from(backoff.wait());
                 }
             }
@@ -579,6 +612,7 @@ pub(crate) fn dispatch_raw(
     };
     shared.sleepers.wake(placed, threads);
     report.dispatched += 1;
+    true
 }
 
 /// Scaled mode's admission of one arrival: drop it when `max` packets are in the system or the policy refuses it,
@@ -736,6 +770,7 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
     barrier: &Barrier,
     core: Option<usize>,
     jobs: Option<&Jobs<W::Local>>,
+    abort: &Abort<'_>,
 ) -> (WorkerReport, W::Local) {
     pin_to(core);
     let mut local = workload.local(w);
@@ -753,6 +788,10 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
     let t0 = now();
     idle_since.get_or_insert(t0);
     loop {
+        if abort.is_raised() {
+            // Another thread died: the run is abandoned, with whatever is still queued.
+            break;
+        }
         if let Some(j) = jobs {
             j.run_pending(w, &mut seen_job, &mut local);
         }

@@ -19,6 +19,7 @@
 //! groups before it for the others) and its policy has nothing left for its workers: no packet can reach it any
 //! more (see `run` for why a policy with nothing for a worker has nothing for it later).
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::{Barrier, Mutex};
 use std::thread::Thread;
@@ -27,6 +28,7 @@ use std::time::Duration;
 use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
 use flowbundle_types::{BundleToken, Outcome, StagedWorkload};
 
+use crate::abort::{Abort, Aborted, OnUnwind};
 use crate::runtime::{
     DispatchReport, Pinning, Shared, WorkerReport, dispatch_raw, idle_round, pin_to, plan_pinning,
     tighten_timer_slack,
@@ -79,15 +81,16 @@ struct Group<'a> {
 
 /// Runs the descriptors `feed` produces through the stages of `workload`, stage `s` on `scheds[s].workers()`
 /// workers of its own (see the module documentation). The calling thread runs `collect` as in
-/// [`run_stream`](crate::run_stream). Every policy must keep flow order and claim in `next` (the staged models rely
-/// on a group receiving a bundle's packets in order); `scheds` has one policy per stage.
+/// [`run_stream`](crate::run_stream), and a thread that panics abandons the run as there ([`Aborted`]). Every policy
+/// must keep flow order and claim in `next` (the staged models rely on a group receiving a bundle's packets in
+/// order); `scheds` has one policy per stage.
 pub fn run_stream_staged<W, F>(
     scheds: &[&dyn Scheduler],
     workload: &W,
     feed: F,
     collect: &mut dyn FnMut(bool),
-    cfg: &StreamConfig,
-) -> (StagedReport<W::Local>, F)
+    cfg: &StreamConfig<'_>,
+) -> Result<(StagedReport<W::Local>, F), Aborted>
 where
     W: StagedWorkload + ?Sized,
     F: FnMut() -> Option<Desc> + Send,
@@ -125,19 +128,41 @@ where
         .collect();
     // The workers' threads, known once they are spawned: set before the start barrier lets anyone read them.
     let threads_cell: std::sync::OnceLock<Vec<Vec<Thread>>> = std::sync::OnceLock::new();
+    let abort = Abort::new(cfg.on_abort);
+    let names: Vec<Vec<String>> = sizes
+        .iter()
+        .enumerate()
+        .map(|(g, &n)| (0..n).map(|w| format!("stage{g}-worker-{w}")).collect())
+        .collect();
+    let mut panics = Vec::new();
     let (dispatch, results) = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(sizes.len());
         let threads_ref = &threads_cell;
         let groups_ref = &groups;
+        let abort_ref = &abort;
         for (g, &n) in sizes.iter().enumerate() {
             let hs: Vec<_> = (0..n)
                 .map(|w| {
                     let barrier = &barrier;
                     let core = pinning.core_of(offset[g] + w + 1);
+                    let name = &names[g][w];
                     std::thread::Builder::new()
-                        .name(format!("stage{g}-worker-{w}"))
+                        .name(name.clone())
                         .spawn_scoped(scope, move || {
-                            staged_worker(g, w, groups_ref, workload, threads_ref, barrier, core)
+                            let _on_unwind = OnUnwind {
+                                abort: abort_ref,
+                                thread: name,
+                            };
+                            staged_worker(
+                                g,
+                                w,
+                                groups_ref,
+                                workload,
+                                threads_ref,
+                                barrier,
+                                core,
+                                abort_ref,
+                            )
                         })
                         .expect("spawning a worker thread")
                 })
@@ -153,27 +178,45 @@ where
         let reader = std::thread::Builder::new()
             .name("reader".into())
             .spawn_scoped(scope, move || {
-                reader_loop(groups_ref, feed, barrier_ref, threads_ref, core)
+                let _on_unwind = OnUnwind {
+                    abort: abort_ref,
+                    thread: "reader",
+                };
+                reader_loop(groups_ref, feed, barrier_ref, threads_ref, core, abort_ref)
             })
             .expect("spawning the reader thread");
+        let mut collecting = true;
         while !handles.iter().flatten().all(|h| h.is_finished()) {
-            collect(false);
+            if collecting && let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(false))) {
+                abort.raise("collector");
+                panics.push(("collector".to_string(), p));
+                collecting = false;
+            }
             std::thread::park_timeout(cfg.collect_every);
         }
-        let dispatch = reader
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let dispatch = reader.join().map_err(|p| panics.push(("reader".into(), p)));
         let results: Vec<Vec<(WorkerReport, W::Local)>> = handles
             .into_iter()
-            .map(|hs| {
+            .zip(&names)
+            .map(|(hs, ns)| {
                 hs.into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .zip(ns)
+                    .filter_map(|(h, name)| {
+                        h.join().map_err(|p| panics.push((name.clone(), p))).ok()
+                    })
                     .collect()
             })
             .collect();
         (dispatch, results)
     });
-    collect(true);
+    let dispatch = match dispatch {
+        Ok(d) if !abort.is_raised() && panics.is_empty() => d,
+        _ => return Err(abort.report(panics)),
+    };
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(true))) {
+        abort.raise("collector");
+        return Err(abort.report(vec![("collector".into(), p)]));
+    }
     let (start_ns, disp, feed) = dispatch;
     let mut last = disp.end_ns;
     let mut reports = Vec::with_capacity(groups.len());
@@ -214,7 +257,7 @@ where
         locals,
         pinning,
     };
-    (report, feed)
+    Ok((report, feed))
 }
 
 /// Marks one upstream thread of every group after `g` (the reader counts as upstream of all) as gone, waking a
@@ -236,6 +279,7 @@ fn reader_loop<F: FnMut() -> Option<Desc> + Send>(
     barrier: &Barrier,
     threads: &std::sync::OnceLock<Vec<Vec<Thread>>>,
     core: Option<usize>,
+    abort: &Abort<'_>,
 ) -> (u64, DispatchReport, F) {
     pin_to(core);
     tighten_timer_slack();
@@ -245,8 +289,12 @@ fn reader_loop<F: FnMut() -> Option<Desc> + Send>(
     let g0 = &groups[0];
     let t0 = threads.first().map_or(&[][..], Vec::as_slice);
     let start = g0.shared.now();
-    while let Some(d) = feed() {
-        dispatch_raw(g0.sched, d, &g0.shared, t0, &mut report);
+    while !abort.is_raised()
+        && let Some(d) = feed()
+    {
+        if !dispatch_raw(g0.sched, d, &g0.shared, t0, &mut report, abort) {
+            break;
+        }
     }
     report.end_ns = g0.shared.now();
     leave_upstream(groups, 0, threads);
@@ -266,8 +314,15 @@ fn clock(groups: &[Group<'_>]) -> u64 {
 /// policy's queues (a packet delivered twice, so that a slot's script was read while another packet rewrote it, or
 /// never delivered, so that the run waited for it for ever). The group's hand-over lock makes the dispatches one
 /// sequence, as if one dispatcher made them; the lock is held for one `dispatch` (bounded work, no waiting inside),
-/// never across a back-off, and a group with one upstream thread has none.
-fn hand_over(groups: &[Group<'_>], h: usize, d: Desc, threads: &[Vec<Thread>]) {
+/// never across a back-off, and a group with one upstream thread has none. Returns `false`, the packet not handed
+/// over, when the run is abandoned meanwhile (a worker of group `h` that died never makes room).
+fn hand_over(
+    groups: &[Group<'_>],
+    h: usize,
+    d: Desc,
+    threads: &[Vec<Thread>],
+    abort: &Abort<'_>,
+) -> bool {
     let grp = &groups[h];
     let t = threads.get(h).map_or(&[][..], Vec::as_slice);
     let mut tries = 0u32;
@@ -288,9 +343,12 @@ fn hand_over(groups: &[Group<'_>], h: usize, d: Desc, threads: &[Vec<Thread>]) {
                     grp.blocked_ns
                         .fetch_add(clock(groups).saturating_sub(s), Relaxed);
                 }
-                return;
+                return true;
             }
             Err(_) => {
+                if abort.is_raised() {
+                    return false;
+                }
                 grp.refused.fetch_add(1, Relaxed);
                 since.get_or_insert_with(|| clock(groups));
                 grp.shared.sleepers.wake_all_if_any(t);
@@ -306,6 +364,7 @@ fn hand_over(groups: &[Group<'_>], h: usize, d: Desc, threads: &[Vec<Thread>]) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn staged_worker<W: StagedWorkload + ?Sized>(
     g: usize,
     w: WorkerId,
@@ -314,6 +373,7 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
     threads: &std::sync::OnceLock<Vec<Vec<Thread>>>,
     barrier: &Barrier,
     core: Option<usize>,
+    abort: &Abort<'_>,
 ) -> (WorkerReport, W::Local) {
     pin_to(core);
     let grp = &groups[g];
@@ -327,6 +387,10 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
     let threads = threads.get().map_or(&[][..], Vec::as_slice);
     let mut idle_since = Some(clock(groups));
     loop {
+        if abort.is_raised() {
+            // Another thread died: the run is abandoned, with whatever is still queued.
+            break;
+        }
         let finished = shared.finished.load(Acquire);
         if let Some(d) = pending.take().or_else(|| sched.next(w)) {
             let start = clock(groups);
@@ -345,8 +409,10 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
                 sched.classified(w, &d);
             }
             let end = clock(groups);
-            if let Some(h) = next.filter(|&h| h > g && h < groups.len()) {
-                hand_over(groups, h, d, threads);
+            if let Some(h) = next.filter(|&h| h > g && h < groups.len())
+                && !hand_over(groups, h, d, threads, abort)
+            {
+                break;
             }
             sched.done(w, d);
             shared.completed_one(w);

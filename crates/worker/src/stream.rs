@@ -11,6 +11,7 @@
 //! workers' shared state, the end of the input), see [`crate::crew`]. Workers do not time their packets here
 //! ([`StreamConfig::timing`]): nothing reads it, and two clock reads per packet were a tenth of a worker's time.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Barrier;
 use std::sync::atomic::Ordering::*;
 use std::thread::Thread;
@@ -19,6 +20,7 @@ use std::time::Duration;
 use flowbundle_scheduler::{Desc, Scheduler};
 use flowbundle_types::Workload;
 
+use crate::abort::{Abort, Aborted, OnUnwind};
 use crate::crew::{Crew, Jobs};
 use crate::runtime::{
     DispatchReport, RunReport, Shared, dispatch_raw, pin_to, plan_pinning, tighten_timer_slack,
@@ -40,22 +42,38 @@ impl<L, F: FnMut(&Crew<'_, L>) -> Option<Desc> + Send> Feed<L> for F {
 }
 
 /// Parameters of a streaming run.
-#[derive(Clone, Debug)]
-pub struct StreamConfig {
+#[derive(Clone)]
+pub struct StreamConfig<'a> {
     /// Pin the reader and each worker to its own core when there are enough cores.
     pub pin: bool,
     /// How often the collector runs on the calling thread while the run goes on.
     pub collect_every: Duration,
     /// Workers time each packet (the reports' `busy_ns` and `idle_ns`); off by default (two clock reads a packet).
     pub timing: bool,
+    /// Called once, on the thread that died, when a thread of the run panics and the run is abandoned (see
+    /// [`crate::abort`]): it must end every wait of the feed that only the workers could end (close the packet
+    /// arena the feed waits on), and make the feed answer `None` soon. The runtime's own waits end by themselves.
+    pub on_abort: Option<&'a (dyn Fn() + Sync)>,
 }
 
-impl Default for StreamConfig {
+impl std::fmt::Debug for StreamConfig<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamConfig")
+            .field("pin", &self.pin)
+            .field("collect_every", &self.collect_every)
+            .field("timing", &self.timing)
+            .field("on_abort", &self.on_abort.is_some())
+            .finish()
+    }
+}
+
+impl Default for StreamConfig<'_> {
     fn default() -> Self {
         StreamConfig {
             pin: true,
             collect_every: Duration::from_millis(2),
             timing: false,
+            on_abort: None,
         }
     }
 }
@@ -63,14 +81,16 @@ impl Default for StreamConfig {
 /// Runs the descriptors `feed` produces through `sched` with `workload` on `sched.workers()` worker threads, the feed
 /// on a reader thread. The calling thread runs `collect` every [`StreamConfig::collect_every`] while the run goes on,
 /// and once more after every worker has left (its argument says which call is the last). Returns the run's report
-/// (without per-packet records) and the feed.
+/// (without per-packet records) and the feed; or, when a thread of the run panicked (a worker, the reader, or
+/// `collect` on the calling thread), which one and why, once every other thread has left (see [`crate::abort`]: the
+/// run is abandoned within milliseconds, never left hanging).
 pub fn run_stream<W, F>(
     sched: &dyn Scheduler,
     workload: &W,
     feed: F,
     collect: &mut dyn FnMut(bool),
-    cfg: &StreamConfig,
-) -> (RunReport<W::Local>, F)
+    cfg: &StreamConfig<'_>,
+) -> Result<(RunReport<W::Local>, F), Aborted>
 where
     W: Workload + ?Sized,
     F: Feed<W::Local>,
@@ -81,43 +101,82 @@ where
     let jobs = Jobs::new(workers);
     let pinning = plan_pinning(cfg.pin, workers);
     let barrier = Barrier::new(workers + 1);
+    let abort = Abort::new(cfg.on_abort);
+    let names: Vec<String> = (0..workers).map(|w| format!("worker-{w}")).collect();
+    let mut panics = Vec::new();
     let (dispatch, results) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
-                let (shared, barrier, core, jobs) =
-                    (&shared, &barrier, pinning.core_of(w + 1), &jobs);
+                let (shared, barrier, core, jobs, abort, name) = (
+                    &shared,
+                    &barrier,
+                    pinning.core_of(w + 1),
+                    &jobs,
+                    &abort,
+                    &names[w],
+                );
                 std::thread::Builder::new()
-                    .name(format!("worker-{w}"))
+                    .name(name.clone())
                     .spawn_scoped(scope, move || {
-                        worker_loop(w, sched, workload, shared, barrier, core, Some(jobs))
+                        let _on_unwind = OnUnwind {
+                            abort,
+                            thread: name,
+                        };
+                        worker_loop(w, sched, workload, shared, barrier, core, Some(jobs), abort)
                     })
                     .expect("spawning a worker thread")
             })
             .collect();
         let threads: Vec<Thread> = handles.iter().map(|h| h.thread().clone()).collect();
-        let (shared_ref, barrier_ref, core, jobs) = (&shared, &barrier, pinning.core_of(0), &jobs);
+        let (shared_ref, barrier_ref, core, jobs, abort_ref) =
+            (&shared, &barrier, pinning.core_of(0), &jobs, &abort);
         let reader = std::thread::Builder::new()
             .name("reader".into())
             .spawn_scoped(scope, move || {
+                let _on_unwind = OnUnwind {
+                    abort: abort_ref,
+                    thread: "reader",
+                };
                 let crew = Crew::new(jobs, &shared_ref.sleepers, &threads);
-                reader_loop(sched, feed, shared_ref, barrier_ref, &threads, core, &crew)
+                reader_loop(
+                    sched,
+                    feed,
+                    shared_ref,
+                    barrier_ref,
+                    &threads,
+                    core,
+                    &crew,
+                    abort_ref,
+                )
             })
             .expect("spawning the reader thread");
+        let mut collecting = true;
         while !handles.iter().all(|h| h.is_finished()) {
-            collect(false);
+            if collecting && let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(false))) {
+                // The collector died: the run is abandoned as for any other thread, and nothing more is collected.
+                abort.raise("collector");
+                panics.push(("collector".to_string(), p));
+                collecting = false;
+            }
             std::thread::park_timeout(cfg.collect_every);
         }
-        let dispatch = reader
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let dispatch = reader.join().map_err(|p| panics.push(("reader".into(), p)));
         let results: Vec<_> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .zip(&names)
+            .filter_map(|(h, name)| h.join().map_err(|p| panics.push((name.clone(), p))).ok())
             .collect();
         shared.workers_done.store(true, Relaxed);
         (dispatch, results)
     });
-    collect(true);
+    let dispatch = match dispatch {
+        Ok(d) if !abort.is_raised() && panics.is_empty() => d,
+        _ => return Err(abort.report(panics)),
+    };
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(true))) {
+        abort.raise("collector");
+        return Err(abort.report(vec![("collector".into(), p)]));
+    }
     let (start_ns, disp, feed) = dispatch;
     let (reports, locals, processed, last) =
         crate::runtime::gather_workers(results, &pinning, start_ns, disp.end_ns);
@@ -133,9 +192,10 @@ where
         pinning,
         clobber_passes: 0,
     };
-    (report, feed)
+    Ok((report, feed))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn reader_loop<L, F: Feed<L>>(
     sched: &dyn Scheduler,
     mut feed: F,
@@ -144,14 +204,19 @@ fn reader_loop<L, F: Feed<L>>(
     threads: &[Thread],
     core: Option<usize>,
     crew: &Crew<'_, L>,
+    abort: &Abort<'_>,
 ) -> (u64, DispatchReport, F) {
     pin_to(core);
     tighten_timer_slack();
     let mut report = DispatchReport::default();
     barrier.wait();
     let start = shared.now();
-    while let Some(d) = feed.next_desc(crew) {
-        dispatch_raw(sched, d, shared, threads, &mut report);
+    while !abort.is_raised()
+        && let Some(d) = feed.next_desc(crew)
+    {
+        if !dispatch_raw(sched, d, shared, threads, &mut report, abort) {
+            break;
+        }
     }
     report.end_ns = shared.now();
     shared.finished.store(true, Release);

@@ -427,7 +427,8 @@ fn a_broadcast_job_runs_once_on_every_worker() {
             feed,
             &mut |_| {},
             &StreamConfig::default(),
-        );
+        )
+        .expect("no thread panics");
         assert_eq!(r.processed(), 2000, "{policy}");
         for (w, l) in r.locals.iter().enumerate() {
             assert_eq!(l.jobs.len(), 3, "{policy}: worker {w} ran {:?}", l.jobs);

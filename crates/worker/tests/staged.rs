@@ -122,7 +122,8 @@ fn every_stage_sees_each_packet_it_needs_once_and_in_flow_order() {
                 move || next.next(),
                 &mut |_| {},
                 &StreamConfig::default(),
-            );
+            )
+            .expect("no thread panics");
             assert_eq!(r.lost, 0, "{name} {sizes:?}");
             let n1 = descs.iter().filter(|d| needs_stage1(d)).count() as u32;
             let n2 = descs.iter().filter(|d| needs_stage2(d)).count() as u32;
@@ -201,7 +202,8 @@ fn a_full_next_group_makes_workers_wait_and_loses_nothing() {
         move || next.next(),
         &mut |_| {},
         &StreamConfig::default(),
-    );
+    )
+    .expect("no thread panics");
     assert_eq!(work.0.load(Relaxed), 2_000);
     assert_eq!((r.lost, r.groups[1].received), (0, 2_000));
     assert!(r.groups[1].refused > 0, "the tiny queue never refused");
@@ -265,7 +267,8 @@ fn concurrent_hand_overs_into_one_group_lose_and_repeat_nothing() {
                 pin: false,
                 ..StreamConfig::default()
             },
-        );
+        )
+        .expect("no thread panics");
         let once = work.count.iter().filter(|c| c.load(Relaxed) == 1).count();
         assert_eq!((once, r.lost), (n as usize, 0), "{name}");
         assert_eq!(r.groups[1].received, u64::from(n), "{name}");

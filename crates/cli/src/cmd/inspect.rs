@@ -1156,6 +1156,16 @@ fn inspect_inputs(
                 }
             };
             let feed = &mut reader;
+            // A thread of the run that dies abandons it (`flowbundle_worker::Aborted`): the reader's waits for packet
+            // buffers end when the arena closes, and it reads no further.
+            let abandon = || {
+                arena.close();
+                stop.store(true, Ordering::Relaxed);
+            };
+            let run_cfg = StreamConfig {
+                on_abort: Some(&abandon),
+                ..StreamConfig::default()
+            };
             let (lost, locals) = match exec {
                 None => {
                     let workload = InspectWorkload::new(engine, sched.shape(), &source);
@@ -1172,8 +1182,9 @@ fn inspect_inputs(
                             feed.next_desc(Some(&broadcast))
                         },
                         &mut collect,
-                        &StreamConfig::default(),
-                    );
+                        &run_cfg,
+                    )
+                    .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
                     (report.lost, report.locals)
                 }
                 Some(e) => {
@@ -1190,8 +1201,9 @@ fn inspect_inputs(
                         &workload,
                         move || feed.next_desc(None),
                         &mut collect,
-                        &StreamConfig::default(),
-                    );
+                        &run_cfg,
+                    )
+                    .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
                     (report.lost, report.locals.into_iter().flatten().collect())
                 }
             };

@@ -1,0 +1,116 @@
+//! Abandoning a run when one of its threads dies.
+//!
+//! A streaming run's threads wait for one another: the reader for a packet buffer a worker frees, or for a place in
+//! a policy's queue; the workers for packets, or for the reader's end; the calling thread (the collector) for the
+//! workers to leave. A thread that panics never does what the others wait for, so before this a worker that panicked
+//! hung the run (the reader waited for ever for the buffers it held). Now every thread of a run runs under an
+//! [`OnUnwind`] guard: a panic raises the run's [`Abort`] before the thread's stack unwinds further. Every wait of
+//! the runtime looks at the flag (the workers between two packets and at least every park timeout, the reader
+//! between two packets and in each back-off), and the caller's hook ([`StreamConfig::on_abort`]) ends the waits the
+//! feed makes (an arena closed: `flowbundle_ingest::PacketArena::close`). Each of those waits is bounded by a park
+//! or sleep of at most a few milliseconds, so the run ends within milliseconds, and the runtime reports which thread
+//! died and why ([`Aborted`]).
+//!
+//! [`StreamConfig::on_abort`]: crate::StreamConfig::on_abort
+
+use std::any::Any;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering::*};
+
+/// Why a run was abandoned: the thread that died first (`reader`, `worker-N`, `stageG-worker-N`, `collector`) and
+/// its panic message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{thread} panicked: {message}")]
+pub struct Aborted {
+    pub thread: String,
+    pub message: String,
+}
+
+/// The run's abort flag, who raised it first, and the caller's hook.
+pub(crate) struct Abort<'h> {
+    raised: AtomicBool,
+    first: Mutex<Option<String>>,
+    hook: Option<&'h (dyn Fn() + Sync)>,
+}
+
+impl<'h> Abort<'h> {
+    pub(crate) fn new(hook: Option<&'h (dyn Fn() + Sync)>) -> Self {
+        Abort {
+            raised: AtomicBool::new(false),
+            first: Mutex::new(None),
+            hook,
+        }
+    }
+
+    /// Whether the run is being abandoned.
+    #[inline]
+    pub(crate) fn is_raised(&self) -> bool {
+        self.raised.load(Relaxed)
+    }
+
+    /// Abandons the run because `thread` died: the first call notes the thread and calls the hook.
+    pub(crate) fn raise(&self, thread: &str) {
+        {
+            let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+            if first.is_none() {
+                *first = Some(thread.to_string());
+            }
+        }
+        if !self.raised.swap(true, SeqCst)
+            && let Some(h) = self.hook
+        {
+            h();
+        }
+    }
+
+    /// The thread that raised the flag first.
+    pub(crate) fn first(&self) -> Option<String> {
+        self.first.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The report of an abandoned run, from the panics of its threads (name and payload, in any order): the first
+    /// thread's, when it is among them.
+    pub(crate) fn report(&self, panics: Vec<(String, Box<dyn Any + Send>)>) -> Aborted {
+        let first = self.first();
+        let mut panics: Vec<(String, String)> = panics
+            .into_iter()
+            .map(|(t, p)| (t, panic_message(p.as_ref())))
+            .collect();
+        let at = first
+            .as_ref()
+            .and_then(|f| panics.iter().position(|(t, _)| t == f))
+            .unwrap_or(0);
+        match (panics.len() > at).then(|| panics.swap_remove(at)) {
+            Some((thread, message)) => Aborted { thread, message },
+            None => Aborted {
+                thread: first.unwrap_or_else(|| "a thread".into()),
+                message: "the run was abandoned".into(),
+            },
+        }
+    }
+}
+
+/// Raises `abort` for `thread` when dropped while the thread panics.
+pub(crate) struct OnUnwind<'a, 'h> {
+    pub(crate) abort: &'a Abort<'h>,
+    pub(crate) thread: &'a str,
+}
+
+impl Drop for OnUnwind<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.abort.raise(self.thread);
+        }
+    }
+}
+
+/// A panic's message: its payload when that is a string, else a placeholder.
+pub(crate) fn panic_message(p: &(dyn Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic without a message)".into()
+    }
+}

@@ -1,0 +1,320 @@
+//! A thread that dies abandons a streaming run instead of hanging it: a worker that panics on its Nth packet under
+//! every policy and thread count, in the run-to-completion and the staged runs; the reader; the collector. The feed
+//! waits for a free buffer from a bounded pool that only the workers refill, as the packet arena does: a dead worker
+//! never gives its buffers back, so the run ends only if the runtime abandons it and the abort hook closes the pool.
+//! Each run goes on a thread of its own and the test waits for it with a deadline, a harness against a hang (the
+//! deadline is far above any run's time; nothing here is timed).
+
+use flowbundle_scheduler::{ALL, Desc, SchedOptions, Scheduler, build};
+use flowbundle_types::{BundleToken, Outcome, StagedWorkload, WorkerId, Workload};
+use flowbundle_worker::{Aborted, Crew, StreamConfig, run_stream, run_stream_staged};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// Far above any run here (each lasts milliseconds), so only a hang reaches it.
+const HANG: Duration = Duration::from_secs(60);
+
+/// Runs `f` on a thread of its own and returns its result, failing the test if it has not returned within [`HANG`].
+fn within_deadline<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(HANG) {
+        Ok(v) => v,
+        Err(RecvTimeoutError::Timeout) => panic!("{what}: the run hangs"),
+        Err(RecvTimeoutError::Disconnected) => {
+            panic!("{what}: the run panicked instead of failing")
+        }
+    }
+}
+
+/// Buffers the feed takes one per packet and the workers give back once the packet is processed; a wait for one
+/// ends only with a give-back or [`close`](Pool::close).
+struct Pool {
+    free: Mutex<(usize, bool)>,
+    cv: Condvar,
+}
+
+impl Pool {
+    fn new(n: usize) -> Self {
+        Pool {
+            free: Mutex::new((n, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Takes a buffer, waiting for one; `false` once the pool is closed.
+    fn take(&self) -> bool {
+        let mut g = self.free.lock().unwrap();
+        loop {
+            if g.1 {
+                return false;
+            }
+            if g.0 > 0 {
+                g.0 -= 1;
+                return true;
+            }
+            g = self.cv.wait(g).unwrap();
+        }
+    }
+
+    fn give_back(&self) {
+        self.free.lock().unwrap().0 += 1;
+        self.cv.notify_all();
+    }
+
+    fn close(&self) {
+        self.free.lock().unwrap().1 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Packet `k` of an endless trace over 64 connections.
+fn desc(k: u64) -> Desc {
+    let h = ((k % 64) as u32).wrapping_mul(0x9e37_79b9);
+    Desc {
+        id: (k % (1 << 20)) as u32,
+        conn: h,
+        rss: h.rotate_left(9),
+        fid: (h >> 7) as u16,
+        len: 100,
+    }
+}
+
+/// A workload that panics on the `at`th packet processed (counting from 0, over all workers), and gives each other
+/// packet's buffer back.
+struct PanicAt<'a> {
+    at: u64,
+    seen: AtomicU64,
+    pool: &'a Pool,
+}
+
+impl<'a> PanicAt<'a> {
+    fn new(at: u64, pool: &'a Pool) -> Self {
+        PanicAt {
+            at,
+            seen: AtomicU64::new(0),
+            pool,
+        }
+    }
+
+    fn packet(&self) {
+        if self.seen.fetch_add(1, Relaxed) == self.at {
+            panic!("injected panic at packet {}", self.at);
+        }
+        self.pool.give_back();
+    }
+}
+
+impl Workload for PanicAt<'_> {
+    type Local = ();
+    fn local(&self, _w: WorkerId) {}
+    fn process(&self, _l: &mut (), _d: Desc, _held: &mut BundleToken) -> Outcome {
+        self.packet();
+        Outcome::Processed
+    }
+}
+
+/// Two stages; the packets' buffers go back after the second, which panics on its `at`th packet.
+impl StagedWorkload for PanicAt<'_> {
+    type Local = ();
+    fn stages(&self) -> usize {
+        2
+    }
+    fn local(&self, _stage: usize, _w: WorkerId) {}
+    fn process_stage(
+        &self,
+        stage: usize,
+        _l: &mut (),
+        _d: Desc,
+        _held: &mut BundleToken,
+    ) -> (Outcome, Option<usize>) {
+        if stage == 0 {
+            return (Outcome::Processed, Some(1));
+        }
+        self.packet();
+        (Outcome::Processed, None)
+    }
+}
+
+fn opts() -> SchedOptions {
+    SchedOptions {
+        // Small queues, so the reader also meets full queues that the dead worker never drains.
+        capacity: 16,
+        ph_late_claim: false,
+        ..SchedOptions::default()
+    }
+}
+
+/// A run of an endless feed through `policy` on `workers` workers whose workload panics at packet `at`, with 32
+/// buffers.
+fn worker_panics(policy: &'static str, workers: usize, at: u64) -> Result<u64, Aborted> {
+    let pool = Pool::new(32);
+    let sched = build(policy, workers, &opts()).unwrap();
+    let work = PanicAt::new(at, &pool);
+    let mut k = 0u64;
+    let feed = |_: &Crew<'_, ()>| {
+        if !pool.take() {
+            return None;
+        }
+        k += 1;
+        Some(desc(k))
+    };
+    let close = || pool.close();
+    let cfg = StreamConfig {
+        pin: false,
+        on_abort: Some(&close),
+        ..StreamConfig::default()
+    };
+    run_stream(sched.as_ref(), &work, feed, &mut |_| {}, &cfg).map(|(r, _)| r.processed())
+}
+
+#[test]
+fn a_worker_that_panics_abandons_the_run_under_every_policy() {
+    for policy in ALL {
+        for workers in [1, 2, 3] {
+            for at in [0, 5, 1000] {
+                let what = format!("{policy}, {workers} workers, panic at packet {at}");
+                let r = within_deadline(&what, move || worker_panics(policy, workers, at));
+                let e = r.expect_err(&what);
+                assert!(e.thread.starts_with("worker-"), "{what}: {e}");
+                assert_eq!(
+                    e.message,
+                    format!("injected panic at packet {at}"),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_worker_of_a_later_stage_that_panics_abandons_the_staged_run() {
+    for policy in ALL {
+        if !build(policy, 1, &opts()).unwrap().shape().keeps_flow_order {
+            continue;
+        }
+        for (first, second) in [(1, 1), (2, 1), (1, 2)] {
+            for at in [0, 500] {
+                let what = format!("{policy}, {first}+{second} workers, panic at packet {at}");
+                let r = within_deadline(&what, move || {
+                    let pool = Pool::new(32);
+                    let a = build(policy, first, &opts()).unwrap();
+                    let b = build(policy, second, &opts()).unwrap();
+                    let work = PanicAt::new(at, &pool);
+                    let mut k = 0u64;
+                    let feed = || {
+                        if !pool.take() {
+                            return None;
+                        }
+                        k += 1;
+                        Some(desc(k))
+                    };
+                    let close = || pool.close();
+                    let cfg = StreamConfig {
+                        pin: false,
+                        on_abort: Some(&close),
+                        ..StreamConfig::default()
+                    };
+                    let scheds: [&dyn Scheduler; 2] = [a.as_ref(), b.as_ref()];
+                    run_stream_staged(&scheds, &work, feed, &mut |_| {}, &cfg).map(|_| ())
+                });
+                let e = r.expect_err(&what);
+                assert!(e.thread.starts_with("stage1-worker-"), "{what}: {e}");
+                assert_eq!(
+                    e.message,
+                    format!("injected panic at packet {at}"),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_reader_that_panics_abandons_the_run() {
+    for policy in ["dh", "lfb", "ph"] {
+        let r = within_deadline(policy, move || {
+            let sched = build(policy, 2, &opts()).unwrap();
+            let mut k = 0u64;
+            let feed = |_: &Crew<'_, ()>| {
+                k += 1;
+                assert!(k < 300, "injected reader panic");
+                Some(desc(k))
+            };
+            run_stream(
+                sched.as_ref(),
+                &flowbundle_worker::Null,
+                feed,
+                &mut |_| {},
+                &StreamConfig {
+                    pin: false,
+                    ..StreamConfig::default()
+                },
+            )
+            .map(|_| ())
+        });
+        let e = r.expect_err(policy);
+        assert_eq!(e.thread, "reader", "{e}");
+        assert_eq!(e.message, "injected reader panic");
+    }
+}
+
+#[test]
+fn a_collector_that_panics_abandons_the_run() {
+    // The feed never ends by itself: only the abort (its hook closing the pool) ends the run.
+    let r = within_deadline("collector", || {
+        let pool = Pool::new(32);
+        let sched = build("lfb", 2, &opts()).unwrap();
+        let work = PanicAt::new(u64::MAX, &pool);
+        let feed = |_: &Crew<'_, ()>| pool.take().then(|| desc(1));
+        let close = || pool.close();
+        let calls = AtomicBool::new(false);
+        let mut collect = |_last: bool| {
+            if calls.swap(true, Relaxed) {
+                panic!("injected collector panic");
+            }
+        };
+        let cfg = StreamConfig {
+            pin: false,
+            on_abort: Some(&close),
+            ..StreamConfig::default()
+        };
+        run_stream(sched.as_ref(), &work, feed, &mut collect, &cfg).map(|_| ())
+    });
+    let e = r.expect_err("collector");
+    assert_eq!(e.thread, "collector", "{e}");
+    assert_eq!(e.message, "injected collector panic");
+}
+
+#[test]
+fn a_run_without_panics_still_ends_normally_with_the_hook_set() {
+    // The abort path costs a complete run nothing: every packet processed, the hook never called.
+    let r = within_deadline("normal", || {
+        let pool = Pool::new(32);
+        let sched = build("lfb", 2, &opts()).unwrap();
+        let work = PanicAt::new(u64::MAX, &pool);
+        let mut k = 0u64;
+        let feed = |_: &Crew<'_, ()>| {
+            if k == 10_000 || !pool.take() {
+                return None;
+            }
+            k += 1;
+            Some(desc(k))
+        };
+        let called = AtomicBool::new(false);
+        let hook = || called.store(true, Relaxed);
+        let cfg = StreamConfig {
+            pin: false,
+            on_abort: Some(&hook),
+            ..StreamConfig::default()
+        };
+        let n =
+            run_stream(sched.as_ref(), &work, feed, &mut |_| {}, &cfg).map(|(r, _)| r.processed());
+        (n, called.load(Relaxed))
+    });
+    assert_eq!(r, (Ok(10_000), false));
+}
