@@ -4,7 +4,7 @@
 //! Input: the first byte picks where the TCP stream is cut; the rest is one UDP datagram and the TCP stream.
 #![no_main]
 
-use flowbundle_protocols::dns::{DnsParser, Message, events, looks_like_dns};
+use flowbundle_protocols::dns::{DnsParser, Message, event, looks_like_dns};
 use flowbundle_protocols::{AppEvent, Direction, Limits, Parser, Transport};
 use libfuzzer_sys::fuzz_target;
 
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = looks_like_dns(msg);
     if let Ok(m) = Message::parse(msg, 64) {
-        let _ = events(&m, 0);
+        let _ = event(&m, 0);
     }
     let limits = Limits::default();
     let mut out: Vec<AppEvent> = Vec::new();

@@ -614,7 +614,7 @@ impl EventSink for Emit<'_, '_> {
         }
         // DNS answers travel from the server; everything else is logged in the flow's direction, as Suricata does.
         let dir = match &event {
-            AppEvent::Dns(d) if d.kind == "answer" => m.client.flip(),
+            AppEvent::Dns(d) if d.is_response() => m.client.flip(),
             _ => m.client,
         };
         self.out.push(dir, EventKind::App(Box::new(event)));
@@ -711,9 +711,15 @@ impl Emit<'_, '_> {
             self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(data));
         };
         match event {
-            AppEvent::Dns(d) if d.kind == "query" => {
-                if let Some(q) = &d.rrname {
-                    each(d.tx_id, AppProto::Dns, true, B::DnsQuery, q.as_bytes());
+            AppEvent::Dns(d) if !d.is_response() => {
+                for q in &d.queries {
+                    each(
+                        d.tx_id,
+                        AppProto::Dns,
+                        true,
+                        B::DnsQuery,
+                        q.rrname.as_bytes(),
+                    );
                 }
             }
             AppEvent::Tls(t) => {

@@ -1,6 +1,6 @@
 //! The suricata-verify suite through the engine: every test folder of `../shared/data/suricata-verify` is
 //! selected or excluded with a reason (see `sv/mod.rs` for the rules), the selected ones run through the engine with
-//! their rules, and their evaluable checks (`alert` and `flow` events, as the product's EVE writer writes them) are
+//! their rules, and their evaluable checks (`alert`, `flow` and `dns` events, as the product's EVE writer writes them) are
 //! compared. Prints the per-test table, the exclusions by first reason, and every blocking reason with the number of
 //! tests it blocks alone. `scripts/suricata-verify` prints the same table.
 //!
@@ -13,9 +13,9 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 397;
+const SELECTED_FLOOR: usize = 409;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 355;
+const PASS_FLOOR: usize = 367;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
 const ALERT_SELECTED_FLOOR: usize = 332;
 const ALERT_PASS_FLOOR: usize = 305;

@@ -408,7 +408,7 @@ mod eve_tests {
         assert_eq!(v["tls"]["ja3"]["hash"], "h");
 
         let dns = AppEvent::Dns(dns::DnsEvent {
-            kind: "query".into(),
+            kind: "request".into(),
             id: 7,
             rrname: Some("a.b".into()),
             ..dns::DnsEvent::default()
@@ -416,7 +416,7 @@ mod eve_tests {
         let v = serde_json::to_value(&dns).unwrap();
         assert_eq!(
             (v["dns"]["type"].as_str(), v["dns"]["id"].as_u64()),
-            (Some("query"), Some(7))
+            (Some("request"), Some(7))
         );
 
         let quic = AppEvent::Quic(quic::QuicEvent {

@@ -221,7 +221,7 @@ pub fn dns_risks(d: &DnsEvent) -> RiskSet {
     if d.udp_len > ETHERNET_UDP_PAYLOAD {
         r.insert(FlowRisk::DnsFragmented);
     }
-    if d.kind == "query"
+    if !d.is_response()
         && d.rrname
             .as_deref()
             .is_some_and(|n| n.split('.').any(|l| l.len() >= LONG_DNS_LABEL))
@@ -388,7 +388,7 @@ mod tests {
     #[test]
     fn dns_messages() {
         let q = |name: &str, len: usize| DnsEvent {
-            kind: "query".into(),
+            kind: "request".into(),
             rrname: Some(name.into()),
             udp_len: len,
             ..DnsEvent::default()

@@ -463,7 +463,7 @@ fn suricata_dns_nxdomain_soa_authority() {
     else {
         return;
     };
-    let a = ev.iter().find(|d| d.kind == "answer").expect("an answer");
+    let a = ev.iter().find(|d| d.is_response()).expect("an answer");
     assert_eq!(a.rcode.as_deref(), Some("NXDOMAIN"));
     let auth = a.authorities.first().expect("an authority record");
     assert_eq!(
@@ -484,8 +484,8 @@ fn dns_capture_queries_pair_with_answers() {
     let Some(ev) = dns_events("reassembly/DnsPackets.pcap") else {
         return;
     };
-    let queries = ev.iter().filter(|d| d.kind == "query").count();
-    let answers: Vec<_> = ev.iter().filter(|d| d.kind == "answer").collect();
+    let queries = ev.iter().filter(|d| !d.is_response()).count();
+    let answers: Vec<_> = ev.iter().filter(|d| d.is_response()).collect();
     eprintln!(
         "DnsPackets.pcap: {queries} queries, {} answers",
         answers.len()

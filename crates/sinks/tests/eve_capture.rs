@@ -1,6 +1,6 @@
 //! EVE JSON of real captures, parsed back: `flow`, `http`, `tls`, `dns` and `alert` events carry the field names
 //! Suricata writes (and that `shared/data/suricata-verify/*/test.yaml` files check: `alert.signature_id`,
-//! `http.hostname`, `tls.sni`, `dns.rrname`, `flow.pkts_toserver`, ...), with Suricata's timestamp format, and the
+//! `http.hostname`, `tls.sni`, `dns.queries`, `flow.pkts_toserver`, ...), with Suricata's timestamp format, and the
 //! `flow_id` of every event links it to a flow record. The captures go through the engine's single-threaded path,
 //! as `flowbundle inspect FILE... --rules FILE -o eve.json` runs them.
 
@@ -203,16 +203,16 @@ fn eve_of_real_captures_has_suricata_field_names() {
 
     let dns = of("dns");
     assert!(
-        dns.iter().any(|v| v["dns"]["type"] == "query"
-            && v["dns"]["rrname"].is_string()
-            && v["dns"]["rrtype"].is_string()
+        dns.iter().any(|v| v["dns"]["type"] == "request"
+            && v["dns"]["queries"][0]["rrname"].is_string()
+            && v["dns"]["queries"][0]["rrtype"].is_string()
             && v["dns"]["id"].is_u64()),
-        "a dns query with type, id, rrname, rrtype: {:?}",
+        "a dns request with type, id, queries (rrname, rrtype): {:?}",
         dns.first()
     );
     assert!(
         dns.iter()
-            .any(|v| v["dns"]["type"] == "answer" && v["dns"]["rcode"].is_string()),
+            .any(|v| v["dns"]["type"] == "response" && v["dns"]["rcode"].is_string()),
         "a dns answer with rcode: {:?}",
         dns.last()
     );

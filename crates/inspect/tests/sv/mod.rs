@@ -49,17 +49,18 @@
 //! `version`, `feature` on the filter) is evaluated like the test's; a check whose requirement is not met is not run,
 //! as in suricata-verify.
 //!
-//! A check is *evaluated* when its event type is one the engine writes in these runs ([`EVALUATED_TYPES`]: `alert`
-//! and `flow`) and every path it names is one the writer writes for that type ([`Written`], read off the writer
-//! itself); an alert check also needs rules. The others (`http`, `dns`, `stats` events, `shell` commands, fields
-//! such as `pkt_src` or `payload` that the writer does not write) are listed as *not evaluated*, with the reason
-//! (the table prints how many, by reason): counting lines without such a field would decide the check on something
-//! we do not produce. A selected test whose rules load and that has an evaluated alert check is an *alert test*
-//! (the narrower selection the target counts); the summary gives both.
+//! A check is *evaluated* when its event type is one the engine writes in these runs ([`EVALUATED_TYPES`]: `alert`,
+//! `flow` and `dns`, the last in Suricata 8's default layout; a test that configures its DNS logger otherwise, e.g.
+//! `version: 2`, has its `dns` checks not evaluated) and every path it names is one the writer writes for that type
+//! ([`Written`], read off the writer itself); an alert check also needs rules. The others (`http`, `stats` events,
+//! `shell` commands, fields such as `pkt_src` or `payload` that the writer does not write) are listed as *not
+//! evaluated*, with the reason (the table prints how many, by reason): counting lines without such a field would
+//! decide the check on something we do not produce. A selected test whose rules load and that has an evaluated alert
+//! check is an *alert test* (the narrower selection the target counts); the summary gives both.
 //!
 //! ## Running
 //! The pcap goes through the single-threaded engine path (streaming reader, prestage, engine, finish) with the rules
-//! loaded, application events off, and [`EngineConfig::midstream`] off unless the test sets `stream.midstream`
+//! loaded, application events on, and [`EngineConfig::midstream`] off unless the test sets `stream.midstream`
 //! (Suricata's default: a TCP connection picked up without its handshake is never `flow:established`). Alerts are
 //! the engine's `Alert` events, with the rules' thresholds applied over them in order as the command line applies
 //! them ([`AlertFilter`]).
@@ -272,12 +273,14 @@ pub struct Written {
     paths: BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
-/// Event types whose checks the harness evaluates: those the engine writes with every run's settings (application
-/// events are off, see [`run_engine`]).
-const EVALUATED_TYPES: &[&str] = &["alert", "flow"];
+/// Event types whose checks the harness evaluates: those the engine writes with every run's settings, in the layout
+/// Suricata 8 writes by default (`dns`: version 3; a test that configures its DNS logger otherwise has its `dns`
+/// checks not evaluated, see [`Settings::dns_logger`]). The other application events the engine writes (`http`,
+/// `tls`, ...) are not evaluated yet: their layouts have not been checked field by field against Suricata's.
+const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns"];
 
-/// Paths below which any key may be written (the rule's metadata keys).
-const OPEN_PATHS: &[&str] = &["alert.metadata"];
+/// Paths below which any key may be written (the rule's metadata keys; the DNS answers' record types).
+const OPEN_PATHS: &[&str] = &["alert.metadata", "dns.grouped"];
 
 impl Written {
     pub fn from_writer() -> Self {
@@ -343,10 +346,14 @@ impl Written {
                 icmp_toserver: icmp,
                 icmp_toclient: icmp,
             };
-            for kind in [
+            let mut kinds = vec![
                 EventKind::Alert(Box::new(alert)),
                 EventKind::Flow(Box::new(flow)),
-            ] {
+            ];
+            if proto == 6 {
+                kinds.push(EventKind::App(Box::new(sample_dns())));
+            }
+            for kind in kinds {
                 let e = Event {
                     ts_ns: 1,
                     flow_id: 1,
@@ -383,6 +390,45 @@ impl Written {
                 .any(|p| plain.starts_with(&format!("{p}.")));
         (!written).then(|| format!("check on field `{plain}`"))
     }
+}
+
+/// A DNS response event with every part the writer can write filled: flags, questions, answers with address,
+/// SOA and SRV data, authorities.
+fn sample_dns() -> flowbundle_protocols::AppEvent {
+    use flowbundle_protocols::dns::{DnsEvent, DnsQuery, DnsRecord, Soa, Srv};
+    let record = |rdata: bool, soa: bool, srv: bool| DnsRecord {
+        rrname: "a".into(),
+        rrtype: "A".into(),
+        ttl: 1,
+        rdata: rdata.then(|| "1.2.3.4".into()),
+        soa: soa.then(Soa::default),
+        srv: srv.then(Srv::default),
+    };
+    let records = vec![
+        record(true, false, false),
+        record(false, true, false),
+        record(false, false, true),
+    ];
+    flowbundle_protocols::AppEvent::Dns(DnsEvent {
+        tx_id: 1,
+        version: Some(3),
+        kind: "response".into(),
+        id: 1,
+        flags: 0xffff,
+        opcode: 0,
+        rrname: Some("a".into()),
+        rrname_truncated: true,
+        rrtype: Some("A".into()),
+        rcode: Some("NOERROR".into()),
+        queries: vec![DnsQuery {
+            rrname: "a".into(),
+            rrtype: "A".into(),
+            rrname_truncated: true,
+        }],
+        answers: records.clone(),
+        authorities: records,
+        udp_len: 0,
+    })
 }
 
 /// Every object key path of a JSON value (`alert`, `alert.signature_id`, ...), array elements under their array's
@@ -715,7 +761,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
     match y.get("checks") {
         Some(Value::Sequence(list)) => {
             for c in list {
-                match parse_check(c, detection) {
+                match parse_check(c, detection, settings.dns_logger.as_deref()) {
                     Ok(Some(ch)) => checks.push(ch),
                     Ok(None) => {}
                     Err(why) => not_run.push(why),
@@ -809,7 +855,7 @@ fn run_engine(
     settings: &Settings,
 ) -> Vec<Event> {
     let cfg = EngineConfig {
-        app_events: false,
+        app_events: true,
         midstream: settings.midstream,
         ips: settings.simulate_ips,
         action_order: settings.action_order_parsed,
@@ -858,7 +904,11 @@ fn run_engine(
 /// Parses one entry of `checks:`; `Ok(None)` when its own `requires` is not met (not run, as in suricata-verify),
 /// `Err` (the reason) when it cannot be evaluated. `detection`: whether the test has rules (without a rule file
 /// Suricata runs with detection disabled, and an alert check would be decided by nothing of ours).
-fn parse_check(c: &Value, detection: bool) -> Result<Option<Check>, String> {
+fn parse_check(
+    c: &Value,
+    detection: bool,
+    dns_logger: Option<&str>,
+) -> Result<Option<Check>, String> {
     let Some(f) = c.get("filter") else {
         let kind = c
             .as_mapping()
@@ -917,7 +967,9 @@ fn parse_check(c: &Value, detection: bool) -> Result<Option<Check>, String> {
                 .iter()
                 .map(|f| f.path().split('.').next().unwrap_or(""))
                 .collect();
-            match roots.iter().find(|r| EVALUATED_TYPES.contains(r)) {
+            // Alerts carry a transaction's application fields too (`dns` in an alert): only the envelope-like
+            // objects of alerts and flows name one type here.
+            match roots.iter().find(|r| ["alert", "flow"].contains(r)) {
                 Some(r) if roots.len() == 1 => r.to_string(),
                 _ => return Err("check without event_type".to_string()),
             }
@@ -925,6 +977,11 @@ fn parse_check(c: &Value, detection: bool) -> Result<Option<Check>, String> {
     };
     if !EVALUATED_TYPES.contains(&event_type.as_str()) {
         return Err(format!("check on event_type `{event_type}`"));
+    }
+    if event_type == "dns"
+        && let Some(opt) = dns_logger
+    {
+        return Err(format!("check on event_type `dns` (dns logger {opt})"));
     }
     let written = written();
     if event_type == "alert" && !detection {
@@ -1084,6 +1141,9 @@ pub struct Settings {
     pub action_order: Vec<String>,
     /// The action order the engine runs with.
     pub action_order_parsed: flowbundle_inspect::rules::ActionOrder,
+    /// A DNS logger option other than Suricata 8's defaults (`version: 2`, `types`, `formats`, `requests`, ...):
+    /// the writer writes the default layout only, so the test's `dns` checks are not evaluated.
+    pub dns_logger: Option<String>,
 }
 
 impl Default for Settings {
@@ -1095,6 +1155,7 @@ impl Default for Settings {
             simulate_ips: false,
             action_order: Vec::new(),
             action_order_parsed: Default::default(),
+            dns_logger: None,
         }
     }
 }
@@ -1168,6 +1229,12 @@ impl Settings {
         // X-Forwarded-For handling rewrites the addresses an alert reports: not emulated.
         if key.contains(".xff.") {
             return Err(format!("{from} {key}"));
+        }
+        if let Some(opt) = dns_logger_option(key)
+            && !(opt == "enabled" && matches!(value, "yes" | "true"))
+            && !(opt == "version" && value == "3")
+        {
+            self.dns_logger = Some(format!("{opt}: {value}"));
         }
         if BENIGN_PREFIXES
             .iter()
@@ -1245,6 +1312,15 @@ impl Settings {
         }
         Err(format!("{from} {key}"))
     }
+}
+
+/// The option of an EVE `dns` logger that a dotted configuration key sets
+/// (`outputs.0.eve-log.types.1.dns.version` → `version`), if it is one.
+fn dns_logger_option(key: &str) -> Option<&str> {
+    let rest = key.strip_prefix("outputs.")?;
+    let (_, rest) = rest.split_once(".eve-log.types.")?;
+    let (_, rest) = rest.split_once(".dns.")?;
+    Some(rest.split('.').next().unwrap_or(rest))
 }
 
 /// The per-test table and the summary: selected, passed, failures with their checks, exclusions by reason.

@@ -1,6 +1,7 @@
 //! DNS over UDP and TCP, and the two protocols that share its wire format: mDNS (RFC 6762, port 5353) and LLMNR
-//! (RFC 4795, port 5355). Detection, a message decoder with name decompression, and EVE `dns` events in Suricata's
-//! version-2 layout (`type` query/answer, `id`, `flags`, `rrname`, `rrtype`, `rcode`, `answers`, `authorities`).
+//! (RFC 4795, port 5355). Detection, a message decoder with name decompression, EVE `dns` events in Suricata 8's
+//! default layout (version 3: one event per message, `type` request/response, `id`, `flags`, `queries`, `rcode`,
+//! `answers`, `grouped`, `authorities`), and Suricata's DNS anomalies for the rules' `app-layer-event`.
 //!
 //! ## Detection
 //! nDPI only looks for DNS on its well-known ports (53, 5353, 5355), and so do we: a twelve-byte header is too
@@ -308,6 +309,7 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
         }
         2 | 5 | 12 => rec.rdata = name_at(0).ok(),
         15 if data.len() >= 3 => rec.rdata = name_at(2).ok(),
+        10 => rec.rdata = Some(text_from_bytes(data)),
         16 => {
             let mut t = Reader::new(data);
             let mut s = String::new();
@@ -346,101 +348,186 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
     Ok((rec, start + rdlen))
 }
 
-/// The EVE `dns` event (Suricata's version-2 layout).
+/// One question, as an entry of EVE's `queries`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DnsQuery {
+    pub rrname: String,
+    pub rrtype: String,
+    /// The name was cut at the decoder's limit.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rrname_truncated: bool,
+}
+
+/// The EVE `dns` event of one message, in Suricata 8's default layout (version 3): `type` request or response,
+/// the header (`id`, `flags`, the flag bits set, `opcode`, `rcode`), `queries`, and for records `answers`,
+/// `grouped` (the answers' data by record type) and `authorities`. Serialised by hand (see the `Serialize` impl):
+/// `grouped` is derived from the answers, and the fields kept for the engine (`rrname`, `udp_len`) are not written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DnsEvent {
-    /// Transaction number within the flow (EVE writes it as `dns.tx_id` for queries; kept for the sink).
+    /// Transaction number within the flow (EVE `dns.tx_id`).
     pub tx_id: u64,
-    /// The layout's version, `2`, on every event (Suricata 8's schema requires it).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The layout's version (3).
     pub version: Option<u8>,
-    /// `query` or `answer`.
-    #[serde(rename = "type")]
+    /// `request` or `response` (the QR bit).
     pub kind: String,
     pub id: u16,
-    /// Header flags as four hex digits (answers).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flags: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub qr: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub aa: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub tc: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub rd: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub ra: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub z: bool,
+    /// The header's flags word.
+    pub flags: u16,
     pub opcode: u16,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The first question's name and type (what identification, host names and the rules' risk checks read); every
+    /// question is in `queries`.
     pub rrname: Option<String>,
-    /// The name was cut at the decoder's limit. Not in Suricata's schema: not written.
-    #[serde(skip)]
     pub rrname_truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rrtype: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rcode: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<DnsQuery>,
     pub answers: Vec<DnsRecord>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authorities: Vec<DnsRecord>,
     /// Bytes of the message when it came as one UDP datagram (0 over TCP), for the flow risks on large and
     /// fragmented messages. Not in Suricata's schema: not written.
-    #[serde(skip)]
     pub udp_len: usize,
 }
 
-/// The events for one decoded message: one per question for a query (as Suricata logs queries), one for an
-/// answer.
-pub fn events(m: &Message, tx_id: u64) -> Vec<DnsEvent> {
-    let f = m.flags;
-    let base = DnsEvent {
-        version: Some(2),
-        tx_id,
-        id: m.id,
-        opcode: m.opcode(),
-        ..DnsEvent::default()
-    };
-    if !m.is_response() {
-        if m.questions.is_empty() {
-            return vec![DnsEvent {
-                kind: "query".into(),
-                ..base
-            }];
+impl DnsEvent {
+    /// Whether the message is a response (QR set).
+    pub fn is_response(&self) -> bool {
+        self.kind == "response"
+    }
+}
+
+impl serde::Serialize for DnsEvent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let f = self.flags;
+        let mut m = s.serialize_map(None)?;
+        if let Some(v) = self.version {
+            m.serialize_entry("version", &v)?;
         }
-        return m
+        m.serialize_entry("type", &self.kind)?;
+        m.serialize_entry("tx_id", &self.tx_id)?;
+        m.serialize_entry("id", &self.id)?;
+        m.serialize_entry("flags", &format!("{f:x}"))?;
+        for (bit, name) in [
+            (0x8000, "qr"),
+            (0x0400, "aa"),
+            (0x0200, "tc"),
+            (0x0100, "rd"),
+            (0x0080, "ra"),
+            (0x0040, "z"),
+        ] {
+            if f & bit != 0 {
+                m.serialize_entry(name, &true)?;
+            }
+        }
+        m.serialize_entry("opcode", &self.opcode)?;
+        if let Some(r) = &self.rcode {
+            m.serialize_entry("rcode", r)?;
+        }
+        if !self.queries.is_empty() {
+            m.serialize_entry("queries", &self.queries)?;
+        }
+        if !self.answers.is_empty() {
+            m.serialize_entry("answers", &self.answers)?;
+            m.serialize_entry("grouped", &Grouped(&self.answers))?;
+        }
+        if !self.authorities.is_empty() {
+            let list: Vec<Authority<'_>> = self.authorities.iter().map(Authority).collect();
+            m.serialize_entry("authorities", &list)?;
+        }
+        m.end()
+    }
+}
+
+/// An entry of EVE's `authorities`: a record as in `answers`, without the `srv` object, which the schema's authority
+/// entries do not have (an mDNS probe carries SRV records in its authority section).
+struct Authority<'a>(&'a DnsRecord);
+
+impl serde::Serialize for Authority<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("rrname", &r.rrname)?;
+        m.serialize_entry("rrtype", &r.rrtype)?;
+        m.serialize_entry("ttl", &r.ttl)?;
+        if let Some(d) = &r.rdata {
+            m.serialize_entry("rdata", d)?;
+        }
+        if let Some(soa) = &r.soa {
+            m.serialize_entry("soa", soa)?;
+        }
+        m.end()
+    }
+}
+
+/// EVE's `grouped`: the answers' data by record type, in order of first appearance (addresses, names and texts as
+/// strings; SOA, SRV as objects); types without decoded data are left out, as Suricata does.
+struct Grouped<'a>(&'a [DnsRecord]);
+
+impl serde::Serialize for Grouped<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        #[derive(serde::Serialize)]
+        #[serde(untagged)]
+        enum Data<'a> {
+            Text(&'a str),
+            Soa(&'a Soa),
+            Srv(&'a Srv),
+        }
+        let mut types: Vec<&str> = Vec::new();
+        for r in self.0 {
+            if (r.rdata.is_some() || r.soa.is_some() || r.srv.is_some()) && !types.contains(&r.rrtype.as_str()) {
+                types.push(&r.rrtype);
+            }
+        }
+        let mut m = s.serialize_map(Some(types.len()))?;
+        for t in types {
+            let list: Vec<Data<'_>> = self
+                .0
+                .iter()
+                .filter(|r| r.rrtype == t)
+                .filter_map(|r| {
+                    r.rdata
+                        .as_deref()
+                        .map(Data::Text)
+                        .or(r.soa.as_ref().map(Data::Soa))
+                        .or(r.srv.as_ref().map(Data::Srv))
+                })
+                .collect();
+            m.serialize_entry(t, &list)?;
+        }
+        m.end()
+    }
+}
+
+/// The event for one decoded message (Suricata 8 logs each message once); none for a message without a question,
+/// which Suricata does not log.
+pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
+    let q = m.questions.first()?;
+    Some(DnsEvent {
+        version: Some(3),
+        tx_id,
+        kind: if m.is_response() { "response" } else { "request" }.into(),
+        id: m.id,
+        flags: m.flags,
+        opcode: m.opcode(),
+        rrname: Some(q.name.text.clone()),
+        rrname_truncated: q.name.truncated,
+        rrtype: Some(rrtype_name(q.qtype)),
+        rcode: Some(rcode_name(m.rcode())),
+        queries: m
             .questions
             .iter()
-            .map(|q| DnsEvent {
-                kind: "query".into(),
-                rrname: Some(q.name.text.clone()),
+            .map(|q| DnsQuery {
+                rrname: q.name.text.clone(),
+                rrtype: rrtype_name(q.qtype),
                 rrname_truncated: q.name.truncated,
-                rrtype: Some(rrtype_name(q.qtype)),
-                ..base.clone()
             })
-            .collect();
-    }
-    let q = m.questions.first();
-    vec![DnsEvent {
-        kind: "answer".into(),
-        flags: Some(format!("{f:04x}")),
-        qr: true,
-        aa: f & 0x0400 != 0,
-        tc: f & 0x0200 != 0,
-        rd: f & 0x0100 != 0,
-        ra: f & 0x0080 != 0,
-        z: f & 0x0040 != 0,
-        rrname: q.map(|q| q.name.text.clone()),
-        rrname_truncated: q.is_some_and(|q| q.name.truncated),
-        rrtype: q.map(|q| rrtype_name(q.qtype)),
-        rcode: Some(rcode_name(m.rcode())),
+            .collect(),
         answers: m.answers.clone(),
         authorities: m.authorities.clone(),
-        ..base
-    }]
+        udp_len: 0,
+    })
 }
 
 /// Whether `msg` looks like a DNS message: a sane header and a first question (or, for a reply without one, a
@@ -479,6 +566,24 @@ fn dns_header_plausible(msg: &[u8]) -> bool {
         return false;
     };
     msg.len() >= 12 && matches!((flags >> 11) & 0xf, 0 | 1 | 2 | 4 | 5) && qd <= 64
+}
+
+/// Bytes as EVE text, as Suricata writes opaque record data: as they are when they are UTF-8, else with every byte
+/// outside ASCII written as `\xNN`.
+fn text_from_bytes(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_string(),
+        Err(_) => b
+            .iter()
+            .map(|&c| {
+                if c.is_ascii() {
+                    char::from(c).to_string()
+                } else {
+                    format!("\\x{c:02x}")
+                }
+            })
+            .collect(),
+    }
 }
 
 /// Suricata's check of a header before it parses the message (and raises anomalies on it): the record counts fit
@@ -640,6 +745,8 @@ pub struct DnsParser {
     /// TCP: per direction, bytes to skip (a message over the cap), and whether the direction gave up.
     skip: [u64; 2],
     dead: [bool; 2],
+    /// TCP: per direction, a gap lost the message being collected; data is dropped until it looks like DNS again.
+    gap: [bool; 2],
     next_tx: u64,
     pending: Vec<(u16, u64)>,
     /// The transaction of the last message that made or joined one (where Suricata sets the anomalies of a message
@@ -658,6 +765,7 @@ impl DnsParser {
             buf: [Vec::new(), Vec::new()],
             skip: [0; 2],
             dead: [false; 2],
+            gap: [false; 2],
             next_tx: 0,
             pending: Vec::new(),
             latest_tx: None,
@@ -698,7 +806,7 @@ impl DnsParser {
             tx
         };
         let udp_len = if self.tcp { 0 } else { msg.len() };
-        for e in events(&m, tx) {
+        if let Some(e) = event(&m, tx) {
             out.event(AppEvent::Dns(DnsEvent { udp_len, ..e }));
         }
         // A response sent to the server makes no transaction in Suricata: its anomaly went to the latest one.
@@ -720,6 +828,12 @@ impl DnsParser {
     }
 
     fn stream(&mut self, d: usize, mut data: &[u8], out: &mut dyn EventSink) {
+        if self.gap[d] {
+            if probe_tcp(data) == Probe::NotForUs {
+                return;
+            }
+            self.gap[d] = false;
+        }
         while !data.is_empty() {
             if self.dead[d] {
                 return;
@@ -780,10 +894,14 @@ impl Parser for DnsParser {
         }
     }
 
+    /// TCP: the message being collected is lost; the direction resumes at the next data that starts like a framed
+    /// DNS message, as Suricata's parser does after a gap.
     fn gap(&mut self, dir: Direction, _len: u64) {
-        if self.tcp && !self.dead[dir.index()] {
-            self.dead[dir.index()] = true;
-            self.stats.gave_up += 1;
+        let d = dir.index();
+        if self.tcp && !self.dead[d] {
+            self.buf[d].clear();
+            self.skip[d] = 0;
+            self.gap[d] = true;
         }
     }
 
@@ -887,22 +1005,30 @@ mod tests {
     #[test]
     fn decodes_query_and_answer() {
         let q = Message::parse(&query(), 64).unwrap();
-        let ev = events(&q, 0);
-        assert_eq!(ev.len(), 1);
-        assert_eq!((ev[0].kind.as_str(), ev[0].id), ("query", 0x1234));
+        let ev = event(&q, 0).unwrap();
+        assert_eq!((ev.kind.as_str(), ev.id), ("request", 0x1234));
         assert_eq!(
-            (ev[0].rrname.as_deref(), ev[0].rrtype.as_deref()),
+            (ev.rrname.as_deref(), ev.rrtype.as_deref()),
             (Some("www.example.com"), Some("A"))
         );
-        assert_eq!(ev[0].rcode, None);
+        let json = serde_json::to_value(&ev).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"version": 3, "type": "request", "tx_id": 0, "id": 0x1234, "flags": "100",
+                "rd": true, "opcode": 0, "rcode": "NOERROR",
+                "queries": [{"rrname": "www.example.com", "rrtype": "A"}]})
+        );
+        // A message without a question is not logged, as in Suricata.
+        let bare = Message::parse(&header(9, 0x8180, 0, 0, 0), 64).unwrap();
+        assert_eq!(event(&bare, 0), None);
 
         let a = Message::parse(&answer(), 64).unwrap();
-        let [e] = events(&a, 0).try_into().unwrap();
+        let e = event(&a, 0).unwrap();
         assert_eq!(
-            (e.kind.as_str(), e.version, e.flags.as_deref()),
-            ("answer", Some(2), Some("8180"))
+            (e.kind.as_str(), e.version, e.flags),
+            ("response", Some(3), 0x8180)
         );
-        assert!(e.qr && e.rd && e.ra && !e.aa);
+        assert!(e.is_response());
         assert_eq!(e.rcode.as_deref(), Some("NOERROR"));
         let got: Vec<_> = e
             .answers
@@ -944,12 +1070,20 @@ mod tests {
             ("ns1.example.com", "hostmaster.example.com", 2024, 86400)
         );
         let json = serde_json::to_value(&e).unwrap();
-        assert_eq!(json["type"], "answer");
+        assert_eq!(json["type"], "response");
+        assert_eq!(json["flags"], "8180");
+        assert_eq!((&json["qr"], &json["rd"], &json["ra"]), (&true.into(), &true.into(), &true.into()));
+        assert_eq!(json["queries"][0]["rrname"], "www.example.com");
         assert_eq!(json["answers"][1]["rdata"], "93.184.216.34");
         assert!(
-            json.get("aa").is_none(),
-            "false flags are omitted, as Suricata does"
+            json.get("aa").is_none() && json.get("rrname").is_none(),
+            "false flags are omitted, as Suricata does; the first question is in `queries` only"
         );
+        // `grouped`: the answers' data by type, in order of first appearance; SOA and SRV as objects.
+        assert_eq!(json["grouped"]["A"], serde_json::json!(["93.184.216.34"]));
+        assert_eq!(json["grouped"]["CNAME"][0], "edge.example.com");
+        assert_eq!(json["grouped"]["SRV"][0]["port"], 5060);
+        assert_eq!(json["authorities"][0]["soa"]["serial"], 2024);
     }
 
     #[test]
@@ -1090,7 +1224,7 @@ mod tests {
             #[test]
             fn arbitrary_bytes_never_panic(a in proptest::collection::vec(any::<u8>(), 0..600), cut in 0usize..600) {
                 let _ = looks_like_dns(&a);
-                let _ = Message::parse(&a, 64).map(|m| events(&m, 0));
+                let _ = Message::parse(&a, 64).map(|m| event(&m, 0));
                 for t in [Transport::Udp, Transport::Tcp] {
                     let mut p = DnsParser::new(t, &Limits::default());
                     let cut = cut.min(a.len());
@@ -1104,7 +1238,7 @@ mod tests {
                 let mut a = answer();
                 let n = a.len();
                 a[pos % n] = byte;
-                let _ = Message::parse(&a, 64).map(|m| events(&m, 0));
+                let _ = Message::parse(&a, 64).map(|m| event(&m, 0));
             }
         }
     }
@@ -1170,5 +1304,38 @@ mod tests {
         let mut auth = answer();
         auth.truncate(auth.len() - 3);
         assert_eq!(udp(&[(ts, query()), (tc, auth)]), vec![]);
+    }
+
+    /// NULL record data is written as text, bytes outside ASCII as `\xNN` (Suricata's layout).
+    #[test]
+    fn null_record_data_as_text() {
+        assert_eq!(text_from_bytes(b"plain"), "plain");
+        assert_eq!(text_from_bytes(b"VACKD\x03\xc5\xe9\x01"), "VACKD\u{3}\\xc5\\xe9\u{1}");
+        let mut m = header(1, 0x8180, 1, 1, 0);
+        m.extend_from_slice(&name("x.example"));
+        m.extend_from_slice(&[0, 10, 0, 1]);
+        m.extend_from_slice(&rr(&[0xc0, 12], 10, 0, b"ab\xff"));
+        let e = event(&Message::parse(&m, 64).unwrap(), 0).unwrap();
+        assert_eq!(e.answers[0].rdata.as_deref(), Some("ab\\xff"));
+    }
+
+    /// Over TCP a gap loses the message it cut; the direction resumes with the next message that starts cleanly.
+    #[test]
+    fn tcp_resumes_after_a_gap() {
+        let framed = |m: Vec<u8>| {
+            let mut v = (m.len() as u16).to_be_bytes().to_vec();
+            v.extend_from_slice(&m);
+            v
+        };
+        let q = framed(query());
+        let mut p = DnsParser::new(Transport::Tcp, &Limits::default());
+        let mut out = Vec::new();
+        p.parse(Direction::ToServer, &q[..10], 0, &mut out);
+        p.gap(Direction::ToServer, 100);
+        // The rest of the cut message does not frame as DNS: dropped.
+        p.parse(Direction::ToServer, &q[10..], 0, &mut out);
+        assert!(out.is_empty());
+        p.parse(Direction::ToServer, &q, 0, &mut out);
+        assert_eq!(out.len(), 1);
     }
 }
