@@ -1223,6 +1223,32 @@ pub(crate) fn scan_packet(
             header,
             label,
             failed,
+            unstreamed: false,
+        },
+    );
+}
+
+/// The rules' pass over a TCP packet whose payload the stream does not take (see
+/// [`flowbundle_rules::RuleSet::scan_unstreamed_packet`] and `Engine::on_packet`): the packet rules, and the stream
+/// rules on this payload as a chunk of its own.
+pub(crate) fn scan_unstreamed(
+    out: &mut Out<'_>,
+    flow_rules: &mut FlowMatchState,
+    label: &AppLabel,
+    failed: bool,
+    dir: KeySide,
+    payload: &[u8],
+    header: Option<PacketHeader>,
+) {
+    out.detect(
+        flow_rules,
+        Call::Packet {
+            dir,
+            payload,
+            header,
+            label,
+            failed,
+            unstreamed: true,
         },
     );
 }

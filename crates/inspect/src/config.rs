@@ -96,10 +96,11 @@ pub struct EngineConfig {
     /// Default 300 s.
     pub expectation_ttl_ns: u64,
     pub cost: CostConfig,
-    /// Whether a TCP connection picked up mid-stream (no handshake seen) counts as established for content rules'
-    /// `flow:established` (Suricata's `stream.midstream`). Default on, the engine's behaviour for flow records;
-    /// Suricata's own default is off, which the suricata-verify harness sets unless a test asks for
-    /// `stream.midstream: true`. Reassembly and identification pick such connections up either way.
+    /// Whether a TCP connection picked up mid-stream (no handshake seen) is tracked as a stream (Suricata's
+    /// `stream.midstream`): counted as established for `flow:established`, reassembled and identified. Off, as in
+    /// Suricata, its payload stays out of any stream: no parser sees it and the rules match each packet's payload on
+    /// its own. Default on, the engine's behaviour for flow records; Suricata's own default is off, which the
+    /// suricata-verify harness sets unless a test asks for `stream.midstream: true`.
     pub midstream: bool,
     /// Seed of the flow ids (a seeded permutation of the position of each flow's first packet in the input).
     pub flow_id_seed: u64,

@@ -1060,12 +1060,16 @@ impl Engine {
                     stats: &mut rstats,
                     sink: &mut sink,
                 };
+                // Data the stream does not take goes to neither reassembly nor the parsers; the rules inspect it
+                // as a packet below. The segment's flags still move the reassembler's state.
+                let unstreamed =
+                    !d.payload.is_empty() && outside_stream(before, t, &th, self.cfg.midstream);
                 t.reasm.segment(
                     dir,
                     &Segment {
                         seq: th.seq,
                         flags: th.flags,
-                        payload: d.payload,
+                        payload: if unstreamed { &[] } else { d.payload },
                         ts_ns,
                     },
                     &mut rcx,
@@ -1089,7 +1093,27 @@ impl Engine {
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
                     let hdr = app::packet_header(d);
-                    app::scan_packet(&mut out, &mut app.rules, label, failed, dir, d.payload, hdr);
+                    if unstreamed {
+                        app::scan_unstreamed(
+                            &mut out,
+                            &mut app.rules,
+                            label,
+                            failed,
+                            dir,
+                            d.payload,
+                            hdr,
+                        );
+                    } else {
+                        app::scan_packet(
+                            &mut out,
+                            &mut app.rules,
+                            label,
+                            failed,
+                            dir,
+                            d.payload,
+                            hdr,
+                        );
+                    }
                     if tm.on {
                         detect += cost::now().wrapping_sub(t1);
                     }
@@ -1687,6 +1711,48 @@ pub(crate) fn apply_verdict(
     }
 }
 
+/// Whether a TCP packet's payload stays out of the connection's stream, as Suricata's stream engine keeps it out
+/// (with `state` the connection's state before the packet, `t` after it): the connection is not tracked (picked up
+/// without its handshake while mid-stream pickups are off: `midstream_ok` false; or no packet with SYN or ACK has
+/// started it); data on a SYN without the TCP Fast Open option (RFC 7413), which only a Fast Open SYN may carry into
+/// the stream; data sent while the handshake is still waiting for the server's SYN-ACK. Such payload reaches no
+/// parser; the rules inspect it as a packet ([`flowbundle_rules::RuleSet::scan_unstreamed_packet`]).
+fn outside_stream(
+    state: crate::event::TcpState,
+    t: &crate::flow::TcpConn,
+    th: &flowbundle_decode::Tcp<'_>,
+    midstream_ok: bool,
+) -> bool {
+    use crate::event::TcpState;
+    use flowbundle_decode::wire::tcp::flags;
+    let untracked = (t.midstream && !midstream_ok) || t.state == TcpState::None;
+    let syn_data = th.has(flags::SYN) && !has_fast_open(th.options_raw);
+    let before_synack = !th.has(flags::SYN) && state == TcpState::SynSent;
+    untracked || syn_data || before_synack
+}
+
+/// Whether TCP option bytes carry the Fast Open option: kind 34 (RFC 7413), or the experimental kind 254 with
+/// Fast Open's magic 0xF989 (RFC 6994), which stacks sent before the kind was assigned (and Linux still can) use.
+fn has_fast_open(mut opts: &[u8]) -> bool {
+    while let Some((&kind, rest)) = opts.split_first() {
+        match kind {
+            0 => return false,
+            1 => opts = rest,
+            _ => {
+                let len = usize::from(rest.first().copied().unwrap_or(0));
+                if len < 2 || len > opts.len() {
+                    return false;
+                }
+                if kind == 34 || (kind == 254 && opts.get(2..4) == Some(&[0xf9, 0x89][..])) {
+                    return true;
+                }
+                opts = opts.get(len..).unwrap_or(&[]);
+            }
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1818,6 +1884,101 @@ mod tests {
         assert!(flows.iter().all(|f| f.pkts_toserver == 2));
         assert_eq!(fin.rule_hits, [(2, 1), (1, 1), (3, 1)]);
         assert_eq!(fin.stats.alerts, 3);
+    }
+
+    /// A TCP segment (IPv4, no link header) with `flags` carrying `payload`.
+    fn segment(
+        src: u8,
+        sport: u16,
+        dst: u8,
+        dport: u16,
+        seq: u32,
+        flags: u8,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        let mut b = packet(src, sport, dst, dport, Some((seq, 0, flags)));
+        let total = (40 + payload.len()) as u16;
+        b[2..4].copy_from_slice(&total.to_be_bytes());
+        b.extend_from_slice(payload);
+        b
+    }
+
+    /// The alerts of `packets` (in order, one second apart) with `rules`, mid-stream pickups allowed or not.
+    fn tcp_alerts(rules_text: &str, midstream: bool, packets: &[Vec<u8>]) -> Vec<u32> {
+        let cfg = EngineConfig {
+            midstream,
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::with_shared(cfg, None, rules(rules_text));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        for (i, p) in packets.iter().enumerate() {
+            feed(&mut e, &mut ctx, &mut pre, (i as u64 + 1) * S, p);
+        }
+        alerts(&e.finish([ctx]).events)
+    }
+
+    /// Data the stream does not take is matched packet by packet, as Suricata inspects packets it did not add to a
+    /// stream: data on SYNs without Fast Open and data before the server's SYN-ACK (each packet once: two
+    /// alerts here), and every packet of a connection picked up without its handshake while pickups are off (a
+    /// pattern split over two packets is then in none). With a handshake, or a pickup allowed, the bytes are one
+    /// stream.
+    #[test]
+    fn data_outside_the_stream_is_matched_per_packet() {
+        let r = "alert tcp any any -> any any (content:\"Hi all\"; sid:1;)";
+        const SYN: u8 = 0x02;
+        const ACK: u8 = 0x10;
+        const PSH_ACK: u8 = 0x18;
+        let syn_data = [
+            segment(1, 40000, 2, 80, 0, SYN, b"Hi all!\r\n"),
+            segment(2, 80, 1, 40000, 0, SYN, b"wo!\r\n"),
+            segment(1, 40000, 2, 80, 0, PSH_ACK, b"Hi all!\r\n"),
+        ];
+        assert_eq!(tcp_alerts(r, false, &syn_data), [1, 1]);
+        let pickup = [
+            segment(1, 40000, 2, 80, 100, PSH_ACK, b"Hi "),
+            segment(1, 40000, 2, 80, 103, PSH_ACK, b"all!"),
+        ];
+        assert_eq!(
+            tcp_alerts(r, false, &pickup),
+            [0u32; 0],
+            "no packet holds it"
+        );
+        assert_eq!(tcp_alerts(r, true, &pickup), [1], "the stream does");
+        let handshake = [
+            segment(1, 40000, 2, 80, 99, SYN, b""),
+            segment(2, 80, 1, 40000, 499, SYN | ACK, b""),
+            segment(1, 40000, 2, 80, 100, ACK, b""),
+            segment(1, 40000, 2, 80, 100, PSH_ACK, b"Hi "),
+            segment(1, 40000, 2, 80, 103, PSH_ACK, b"all!"),
+        ];
+        assert_eq!(tcp_alerts(r, false, &handshake), [1]);
+    }
+
+    /// Fast Open's option, in its assigned kind (34) and its experimental form (254 with magic 0xF989, as in a
+    /// captured Linux SYN: MSS, SACK-permitted, timestamps, NOP, window scale, then the option).
+    #[test]
+    fn fast_open_option_is_found_in_both_forms() {
+        let linux = [
+            0x02, 0x04, 0x05, 0xb4, 0x04, 0x02, 0x08, 0x0a, 0x00, 0xd9, 0x68, 0xa3, 0, 0, 0, 0,
+            0x01, 0x03, 0x03, 0x07, 0xfe, 0x04, 0xf9, 0x89,
+        ];
+        assert!(has_fast_open(&linux));
+        assert!(has_fast_open(&[0x01, 0x01, 34, 10, 1, 2, 3, 4, 5, 6, 7, 8]));
+        assert!(!has_fast_open(&linux[..20]), "without the last option");
+        assert!(
+            !has_fast_open(&[0xfe, 0x04, 0x12, 0x34]),
+            "another experiment"
+        );
+        assert!(
+            !has_fast_open(&[0x02, 0x00, 34, 2]),
+            "a zero length stops the walk"
+        );
+        assert!(
+            !has_fast_open(&[0x08, 0x40, 34, 2]),
+            "a length past the end stops the walk"
+        );
+        assert!(!has_fast_open(&[0x00, 34, 2]), "after End of List");
     }
 
     /// The shard's expiry floor skips shards only when nothing in them can have expired: a sweep still ends every

@@ -109,13 +109,15 @@ pub(crate) enum Call<'d> {
         label: &'d AppLabel,
         failed: bool,
     },
-    /// A packet's payload and header (`scan_packet`).
+    /// A packet's payload and header (`scan_packet`; `scan_unstreamed_packet` for a TCP payload kept out of the
+    /// stream, see `app::scan_unstreamed`).
     Packet {
         dir: KeySide,
         payload: &'d [u8],
         header: Option<PacketHeader>,
         label: &'d AppLabel,
         failed: bool,
+        unstreamed: bool,
     },
     /// An application buffer of transaction `tx`, travelling in direction `dir`.
     Buffer {
@@ -168,14 +170,18 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             header,
             label,
             failed,
+            unstreamed,
         } => {
             let ctx = PacketCtx {
                 header,
                 ..m.packet_ctx(dir, rules_app(label, failed))
             };
-            rules.scan_packet(sc, flow_rules, &ctx, payload, &mut |a: &Alert<'_>| {
-                fired.push(owned(a))
-            });
+            let mut sink = |a: &Alert<'_>| fired.push(owned(a));
+            if unstreamed {
+                rules.scan_unstreamed_packet(sc, flow_rules, &ctx, payload, &mut sink);
+            } else {
+                rules.scan_packet(sc, flow_rules, &ctx, payload, &mut sink);
+            }
             (Some(dir), label)
         }
         Call::Buffer {
@@ -253,6 +259,7 @@ enum Recorded {
         header: Option<PacketHeader>,
         label: AppLabel,
         failed: bool,
+        unstreamed: bool,
     },
     Buffer {
         dir: KeySide,
@@ -368,12 +375,14 @@ impl Script {
                 header,
                 label,
                 failed,
+                unstreamed,
             } => Recorded::Packet {
                 dir,
                 payload: self.keep(payload),
                 header,
                 label: label.clone(),
                 failed,
+                unstreamed,
             },
             Call::Buffer {
                 dir,
@@ -584,12 +593,14 @@ fn step(
                     header,
                     label,
                     failed,
+                    unstreamed,
                 } => Call::Packet {
                     dir: *dir,
                     payload: at(payload),
                     header: *header,
                     label,
                     failed: *failed,
+                    unstreamed: *unstreamed,
                 },
                 Recorded::Buffer {
                     dir,

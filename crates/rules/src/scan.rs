@@ -46,6 +46,9 @@ pub const MAX_STORED: usize = 256;
 
 /// Buffers after which nothing else of their transaction arrives: a lead group can never match after one, so its
 /// values are checked as they arrive and never kept (a response body is the largest value a flow would keep).
+/// Marks a table index of the stream rules' tables among a packet's candidates ([`RuleSet::scan_unstreamed_packet`]).
+const STREAM_SET: u32 = 1 << 31;
+
 const LAST_BUFFERS: [Buffer; 1] = [Buffer::HttpResponseBody];
 
 /// Inspects one derived HTTP buffer (inside [`RuleSet::scan_http`]).
@@ -1398,6 +1401,43 @@ impl RuleSet {
         payload: &[u8],
         sink: &mut impl AlertSink,
     ) {
+        self.scan_packet_with(sc, flow, ctx, payload, false, sink);
+    }
+
+    /// Inspects a TCP packet whose payload is not part of any stream (Suricata keeps such data out of stream
+    /// reassembly: a connection picked up without its handshake while mid-stream pickups are off, data on a SYN
+    /// without the Fast Open option, data sent before the handshake could complete): as [`RuleSet::scan_packet`],
+    /// and besides, the stream rules inspect the payload as a chunk of its own, as Suricata inspects a packet that
+    /// was not added to a stream. Each such packet is its own buffer: a rule alerts at most once per packet, and
+    /// positions (`depth`, `offset`) count from the packet's first byte. Rules that ask for the stream alone
+    /// (`flow:only_stream`) do not match.
+    pub fn scan_unstreamed_packet(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        payload: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
+        self.scan_packet_with(
+            sc,
+            flow,
+            ctx,
+            payload,
+            ctx.transport == Transport::Tcp,
+            sink,
+        );
+    }
+
+    fn scan_packet_with(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        payload: &[u8],
+        unstreamed: bool,
+        sink: &mut impl AlertSink,
+    ) {
         sc.fit(self);
         let d = ctx.dir.index();
         sc.next_generation();
@@ -1407,7 +1447,21 @@ impl RuleSet {
         } else {
             (&self.packet, Point::Datagram)
         };
-        let ports = tables.get(d).filter(|t| !t.is_empty());
+        // The table sets this packet meets: its own, then (unstreamed TCP data) the stream rules' tables, whose
+        // table indices carry [`STREAM_SET`].
+        let own = tables.get(d).filter(|t| !t.is_empty());
+        let streamed = unstreamed
+            .then(|| self.stream.get(d))
+            .flatten()
+            .filter(|t| !t.is_empty());
+        let set_of = |ti: u32| -> Option<(&crate::group::PortTables, Point, u32)> {
+            if ti & STREAM_SET != 0 {
+                streamed.map(|p| (p, Point::Stream, ti & !STREAM_SET))
+            } else {
+                own.map(|p| (p, point, ti))
+            }
+        };
+        let any_tables = own.is_some() || streamed.is_some();
         // Candidates of every table the packet meets (the shared one and its port groups), in one order that does
         // not depend on how the tables were split: by the end of the fast-pattern occurrence, the pattern's rank,
         // then rule and group; the always-checked ones last, in rule order.
@@ -1434,8 +1488,13 @@ impl RuleSet {
             ruled_out += u64::from(!ok);
             ok
         };
-        if let Some(ports) = ports {
+        if any_tables {
             sc.stats.packet_bytes += payload.len() as u64;
+        }
+        for (ports, set, point) in [(own, 0, point), (streamed, STREAM_SET, Point::Stream)] {
+            let Some(ports) = ports else {
+                continue;
+            };
             ports.select(ctx, &mut tabs);
             for &ti in &tabs {
                 let Some((table, rank)) = ports.get(ti) else {
@@ -1450,22 +1509,22 @@ impl RuleSet {
                         let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
                         for t in table.targets(pid) {
                             if keep(t) {
-                                cands.push((end, r, *t, ti));
+                                cands.push((end, r, *t, ti | set));
                             }
                         }
                     })
                 });
                 for t in &table.always {
                     if keep(t) {
-                        cands.push((usize::MAX, 0, *t, ti));
+                        cands.push((usize::MAX, 0, *t, ti | set));
                     }
                 }
                 sc.prof_scanned(t0, point, Some(ports.base + ti), d, payload.len());
                 sc.stats.prefilter_hits += n;
             }
-            if cands.len() > 1 {
-                cands.sort_unstable_by_key(|&(end, r, t, _)| (end, r, t.rule, t.group));
-            }
+        }
+        if any_tables && cands.len() > 1 {
+            cands.sort_unstable_by_key(|&(end, r, t, _)| (end, r, t.rule, t.group));
         }
         sc.verdict = verdict;
         sc.stats.candidates += ruled_out;
@@ -1473,16 +1532,26 @@ impl RuleSet {
         let mut deferred = false;
         let mut header = std::mem::take(&mut sc.header);
         for second in [false, true] {
-            if let Some(ports) = ports
-                && (!second || deferred)
-            {
+            if any_tables && (!second || deferred) {
                 for &(end, _, t, ti) in &cands {
+                    let Some((ports, point, ti)) = set_of(ti) else {
+                        continue;
+                    };
                     let cond = self.has_condition(t.rule);
                     deferred |= cond;
                     if cond == second {
                         // A rule of TLS state conditions alone matches once per flow direction.
                         let once = self.rules.get(t.rule as usize).is_some_and(tls_state_only);
                         if once && fired_in(dirs, d, t.rule) {
+                            continue;
+                        }
+                        // A rule that asks for the stream alone never matches data outside one.
+                        if point == Point::Stream
+                            && self
+                                .rules
+                                .get(t.rule as usize)
+                                .is_some_and(|r| r.stream_only)
+                        {
                             continue;
                         }
                         let c = Cand {

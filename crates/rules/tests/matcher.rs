@@ -878,3 +878,47 @@ drop ip any any -> any any (flowbits:set,x; sid:12;)"#,
     flow.set_passed();
     assert!(flow.passed() && flow.stopped() && !flow.dropped());
 }
+
+#[test]
+fn unstreamed_tcp_payload_meets_the_stream_rules_per_packet() {
+    let rs = load(
+        r#"alert tcp any any -> any any (content:"Hi all"; depth:6; sid:1;)
+alert tcp any any -> any any (content:"Hi all"; flow:only_stream; sid:2;)
+alert tcp any any -> any any (content:"Hi all"; dsize:>5; sid:3;)
+alert tcp any any -> any any (flags:S; sid:4;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let c = PacketCtx {
+        transport: Transport::Tcp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    let sids = |out: &Vec<AlertRecord>| {
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    // A streamed TCP packet meets the packet-only rules alone: the stream rules see its bytes in the stream.
+    let mut out = Vec::new();
+    rs.scan_packet(&mut sc, &mut flow, &c, b"Hi all!\r\n", &mut out);
+    assert_eq!(sids(&out), vec![3]);
+    // Outside any stream, the stream rules inspect each packet on its own (positions count from its first byte),
+    // alerting once per packet; a rule for the stream alone does not match.
+    let mut out = Vec::new();
+    for _ in 0..2 {
+        rs.scan_unstreamed_packet(&mut sc, &mut flow, &c, b"Hi all!\r\n", &mut out);
+    }
+    rs.scan_unstreamed_packet(&mut sc, &mut flow, &c, b"xHi all!\r\n", &mut out);
+    assert_eq!(sids(&out), vec![1, 1, 3, 3, 3]);
+    // A datagram is unaffected: `scan_unstreamed_packet` on UDP is `scan_packet`.
+    let u = PacketCtx {
+        transport: Transport::Udp,
+        ..c
+    };
+    let mut out = Vec::new();
+    rs.scan_unstreamed_packet(&mut sc, &mut flow, &u, b"Hi all!\r\n", &mut out);
+    let mut direct = Vec::new();
+    rs.scan_packet(&mut sc, &mut flow, &u, b"Hi all!\r\n", &mut direct);
+    assert_eq!(sids(&out), sids(&direct));
+}
