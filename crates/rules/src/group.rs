@@ -158,6 +158,7 @@ fn transports(proto: Proto) -> &'static [usize] {
         Proto::Tcp => &[0],
         Proto::Udp => &[1],
         Proto::Icmp => &[2],
+        Proto::IpProto(_) => &[3],
         Proto::Ip | Proto::App(_) => &[0, 1, 2, 3],
     }
 }

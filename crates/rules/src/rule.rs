@@ -173,6 +173,8 @@ pub enum Proto {
     Udp,
     /// `icmp`: ICMP and ICMPv6.
     Icmp,
+    /// A transport the engine tracks by IP protocol number alone (`sctp`: 132): packets of that protocol.
+    IpProto(u8),
     /// An application protocol (`http`, `dns`, `tls`, ...): the flow's detected protocol must be this one, named as
     /// Suricata's EVE `app_proto` names it.
     App(&'static str),
@@ -1127,6 +1129,7 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
         }
         "udp" => Proto::Udp,
         "icmp" | "icmpv4" | "icmpv6" => Proto::Icmp,
+        "sctp" => Proto::IpProto(132),
         p => match APP_PROTOS.iter().find(|(n, _)| *n == p) {
             Some(&(_, canon)) => Proto::App(canon),
             None => {
@@ -2006,6 +2009,7 @@ impl Builder {
             if matches!(h.proto, Proto::App(p) if p != app)
                 || (app != "dns" && matches!(h.proto, Proto::Udp | Proto::Icmp))
                 || (app == "dns" && h.proto == Proto::Icmp)
+                || matches!(h.proto, Proto::IpProto(_))
             {
                 return Err(skip(format!("{app} buffer on a non-{app} protocol")));
             }
@@ -2026,7 +2030,8 @@ impl Builder {
             if !self.header.is_empty() || self.dsize {
                 return Err(skip("flow:only_stream with a packet keyword"));
             }
-            if groups.is_empty() || matches!(h.proto, Proto::Udp | Proto::Icmp) {
+            if groups.is_empty() || matches!(h.proto, Proto::Udp | Proto::Icmp | Proto::IpProto(_))
+            {
                 // Suricata's stream pseudo-packets: nothing else here is "stream only".
                 return Err(skip("flow:only_stream without tcp payload"));
             }

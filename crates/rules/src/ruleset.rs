@@ -708,7 +708,11 @@ impl RuleSet {
                     let on_other = !r.stream_only
                         && matches!(
                             r.proto,
-                            Proto::Ip | Proto::Udp | Proto::Icmp | Proto::App(_)
+                            Proto::Ip
+                                | Proto::Udp
+                                | Proto::Icmp
+                                | Proto::IpProto(_)
+                                | Proto::App(_)
                         );
                     for d in 0..2 {
                         if !dir_ok(r, d) {

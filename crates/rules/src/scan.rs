@@ -712,6 +712,7 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
         Proto::Tcp => ctx.transport == Transport::Tcp,
         Proto::Udp => ctx.transport == Transport::Udp,
         Proto::Icmp => ctx.transport == Transport::Icmp,
+        Proto::IpProto(n) => ctx.transport == Transport::Other(n),
         Proto::App(name) => ctx.app_proto.is_some_and(|a| a.eq_ignore_ascii_case(name)),
     };
     if !proto_ok {

@@ -922,3 +922,30 @@ alert tcp any any -> any any (flags:S; sid:4;)"#,
     rs.scan_packet(&mut sc, &mut flow, &u, b"Hi all!\r\n", &mut direct);
     assert_eq!(sids(&out), sids(&direct));
 }
+
+#[test]
+fn sctp_rules_match_sctp_packets_only() {
+    let rs = load(
+        r#"alert sctp any 7 -> any 7 (sid:1;)
+alert sctp any any -> any any (content:"echo"; sid:2;)"#,
+    );
+    let mut sc = rs.scanner();
+    let run = |sc: &mut flowbundle_rules::Scanner, transport, port| {
+        let c = PacketCtx {
+            transport,
+            src_port: port,
+            dst_port: port,
+            app_proto: None,
+            ..ctx(Direction::ToServer)
+        };
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_packet(sc, &mut FlowMatchState::default(), &c, b"echo", &mut out);
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(run(&mut sc, Transport::Other(132), 7), vec![1, 2]);
+    assert_eq!(run(&mut sc, Transport::Other(132), 8), vec![2]);
+    assert_eq!(run(&mut sc, Transport::Udp, 7), Vec::<u32>::new());
+    assert_eq!(run(&mut sc, Transport::Other(47), 7), Vec::<u32>::new());
+}
