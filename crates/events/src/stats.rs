@@ -50,6 +50,9 @@ pub struct EngineStats {
     /// Application events produced (written or not), and alerts.
     pub app_events: u64,
     pub alerts: u64,
+    /// Alerts a packet raised beyond the per-packet limit (Suricata's `packet-alert-max`), withdrawn (Suricata's
+    /// `detect.alert_queue_overflow`).
+    pub alert_queue_overflow: u64,
     pub rules: ScanStats,
     /// Flows per label, and how they were labelled.
     pub protocols: BTreeMap<String, ProtoCount>,
@@ -85,6 +88,7 @@ impl EngineStats {
         self.parsers += o.parsers;
         self.app_events += o.app_events;
         self.alerts += o.alerts;
+        self.alert_queue_overflow += o.alert_queue_overflow;
         self.rules += o.rules;
         for (k, v) in &o.protocols {
             let e = self.protocols.entry(k.clone()).or_default();

@@ -97,10 +97,12 @@ pub struct EngineConfig {
     pub expectation_ttl_ns: u64,
     pub cost: CostConfig,
     /// Whether a TCP connection picked up mid-stream (no handshake seen) is tracked as a stream (Suricata's
-    /// `stream.midstream`): counted as established for `flow:established`, reassembled and identified. Off, as in
-    /// Suricata, its payload stays out of any stream: no parser sees it and the rules match each packet's payload on
-    /// its own. Default on, the engine's behaviour for flow records; Suricata's own default is off, which the
-    /// suricata-verify harness sets unless a test asks for `stream.midstream: true`.
+    /// `stream.midstream`): counted as established for `flow:established`, reassembled and identified, and with it
+    /// whatever else the engine sees (one-sided captures, data before the handshake completes). Off, TCP is tracked
+    /// as strictly as Suricata does: payload outside a connection started by a handshake (a mid-stream pickup, data
+    /// on a SYN without Fast Open, data before the SYN-ACK) stays out of any stream, no parser sees it and the rules
+    /// match each such packet's payload on its own. Default on, the engine's behaviour for flow records; Suricata's
+    /// own default is off, which the suricata-verify harness sets unless a test asks for `stream.midstream: true`.
     pub midstream: bool,
     /// Seed of the flow ids (a seeded permutation of the position of each flow's first packet in the input).
     pub flow_id_seed: u64,
@@ -116,7 +118,15 @@ pub struct EngineConfig {
     /// Suricata's `action-order`: in which order the actions of a packet's matching rules apply, so which of them a
     /// `pass` withdraws (see [`flowbundle_rules::ActionOrder`]). Default `pass, drop, reject, alert`.
     pub action_order: flowbundle_rules::ActionOrder,
+    /// Suricata's `packet-alert-max`: the most alerts one packet reports (default 15, Suricata's; 0 reads as the
+    /// default, as in Suricata). Beyond it the packet keeps the alerts of the rules that come first in Suricata's
+    /// rule order (action order, then `priority`, then rule file order); the others are dropped and counted
+    /// (`EngineStats::alert_queue_overflow`), while their actions (`drop`, `pass`) still apply.
+    pub packet_alert_max: usize,
 }
+
+/// Suricata's default `packet-alert-max`.
+pub const DEFAULT_PACKET_ALERT_MAX: usize = 15;
 
 impl Default for EngineConfig {
     fn default() -> Self {
@@ -144,6 +154,7 @@ impl Default for EngineConfig {
             rules_profile: false,
             ips: false,
             action_order: flowbundle_rules::ActionOrder::default(),
+            packet_alert_max: DEFAULT_PACKET_ALERT_MAX,
         }
     }
 }

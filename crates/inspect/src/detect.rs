@@ -36,6 +36,8 @@ pub struct Detection {
     ips: bool,
     /// [`EngineConfig::action_order`].
     action_order: ActionOrder,
+    /// [`EngineConfig::packet_alert_max`], 0 read as the default.
+    packet_alert_max: usize,
 }
 
 impl Detection {
@@ -75,6 +77,10 @@ impl Detection {
             sig_epoch: 0,
             ips: cfg.ips,
             action_order: cfg.action_order,
+            packet_alert_max: match cfg.packet_alert_max {
+                0 => crate::config::DEFAULT_PACKET_ALERT_MAX,
+                n => n,
+            },
         }
     }
 
@@ -86,6 +92,11 @@ impl Detection {
     /// Where a rule's matches apply among a packet's ([`EngineConfig::action_order`]).
     pub fn action_rank(&self, action: Action) -> u8 {
         self.action_order.rank(action)
+    }
+
+    /// The most alerts one packet reports ([`EngineConfig::packet_alert_max`]).
+    pub fn packet_alert_max(&self) -> usize {
+        self.packet_alert_max
     }
 
     pub fn registry(&self) -> &Registry {

@@ -1704,6 +1704,7 @@ pub(crate) fn apply_verdict(
         }
         *alerted = alerted_before || kept_alert;
     }
+    cap_alerts(ctx, alerted, alerted_before, ev_start);
     if verdict.flow_dropped() {
         rules.set_dropped();
     } else if verdict.pass.is_some() && verdict.pass_flow {
@@ -1711,12 +1712,66 @@ pub(crate) fn apply_verdict(
     }
 }
 
-/// Whether a TCP packet's payload stays out of the connection's stream, as Suricata's stream engine keeps it out
-/// (with `state` the connection's state before the packet, `t` after it): the connection is not tracked (picked up
-/// without its handshake while mid-stream pickups are off: `midstream_ok` false; or no packet with SYN or ACK has
-/// started it); data on a SYN without the TCP Fast Open option (RFC 7413), which only a Fast Open SYN may carry into
-/// the stream; data sent while the handshake is still waiting for the server's SYN-ACK. Such payload reaches no
-/// parser; the rules inspect it as a packet ([`flowbundle_rules::RuleSet::scan_unstreamed_packet`]).
+/// Keeps at most [`Detection::packet_alert_max`] of the alerts a packet raised (the events from `ev_start`), as
+/// Suricata's per-packet alert queue does: those of the rules first in Suricata's rule order (action order, then
+/// `priority`, then file order) stay, in the order they were raised; the others are withdrawn and counted as
+/// `alert_queue_overflow`. Only alerts are limited: what the rules decided (drops, passes) stands.
+fn cap_alerts(ctx: &mut WorkerCtx, alerted: &mut bool, alerted_before: bool, ev_start: usize) {
+    let max = ctx.det.packet_alert_max();
+    let start = ev_start.min(ctx.events.len());
+    let raised = ctx.events[start..]
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Alert(_)))
+        .count();
+    if raised <= max {
+        return;
+    }
+    let order = |a: &crate::event::AlertEvent| {
+        let rank = ctx
+            .det
+            .rules()
+            .and_then(|r| r.rules().get(a.rule_index as usize))
+            .map_or(u8::MAX, |r| ctx.det.action_rank(r.action));
+        (rank, a.severity, a.rule_index)
+    };
+    let mut keys: Vec<_> = ctx.events[start..]
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Alert(a) => Some(order(a)),
+            _ => None,
+        })
+        .collect();
+    keys.sort_unstable();
+    let Some(&last_kept) = keys.get(max.saturating_sub(1)) else {
+        return;
+    };
+    let tail = ctx.events.split_off(start);
+    let mut kept = 0usize;
+    for e in tail {
+        if let EventKind::Alert(a) = &e.kind {
+            if max == 0 || order(a) > last_kept || kept == max {
+                ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
+                ctx.stats.alert_queue_overflow += 1;
+                if let Some(sc) = ctx.scanner.as_mut() {
+                    sc.withdraw_hit(a.rule_index);
+                }
+                continue;
+            }
+            kept += 1;
+        }
+        ctx.events.push(e);
+    }
+    *alerted = alerted_before || kept > 0;
+}
+
+/// Whether a TCP packet's payload stays out of the connection's stream (with `state` the connection's state before
+/// the packet, `t` after it). With mid-stream pickups allowed (`midstream_ok`, the engine's default) the engine
+/// tracks whatever it sees, one-sided captures and reordered handshakes included, and nothing stays out. Without
+/// them it tracks connections as strictly as Suricata's stream engine, which keeps out: every packet of a
+/// connection not started by a handshake (picked up mid-stream, or nothing with SYN or ACK seen yet); data on a SYN
+/// without the TCP Fast Open option (RFC 7413: only a Fast Open SYN carries data into the stream); data sent while
+/// the handshake still waits for the server's SYN-ACK. Such payload reaches no parser; the rules inspect it as a
+/// packet ([`flowbundle_rules::RuleSet::scan_unstreamed_packet`]).
 fn outside_stream(
     state: crate::event::TcpState,
     t: &crate::flow::TcpConn,
@@ -1725,7 +1780,10 @@ fn outside_stream(
 ) -> bool {
     use crate::event::TcpState;
     use flowbundle_decode::wire::tcp::flags;
-    let untracked = (t.midstream && !midstream_ok) || t.state == TcpState::None;
+    if midstream_ok {
+        return false;
+    }
+    let untracked = t.midstream || t.state == TcpState::None;
     let syn_data = th.has(flags::SYN) && !has_fast_open(th.options_raw);
     let before_synack = !th.has(flags::SYN) && state == TcpState::SynSent;
     untracked || syn_data || before_synack
@@ -1918,11 +1976,11 @@ mod tests {
         alerts(&e.finish([ctx]).events)
     }
 
-    /// Data the stream does not take is matched packet by packet, as Suricata inspects packets it did not add to a
-    /// stream: data on SYNs without Fast Open and data before the server's SYN-ACK (each packet once: two
-    /// alerts here), and every packet of a connection picked up without its handshake while pickups are off (a
-    /// pattern split over two packets is then in none). With a handshake, or a pickup allowed, the bytes are one
-    /// stream.
+    /// With mid-stream pickups off (Suricata's strict tracking), data the stream does not take is matched packet by
+    /// packet, as Suricata inspects packets it did not add to a stream: data on SYNs without Fast Open and data
+    /// before the server's SYN-ACK (each packet once: two alerts here), and every packet of a connection picked up
+    /// without its handshake (a pattern split over two packets is then in none). With a handshake, or pickups
+    /// allowed (the engine's default, which tracks whatever it sees), the bytes are one stream.
     #[test]
     fn data_outside_the_stream_is_matched_per_packet() {
         let r = "alert tcp any any -> any any (content:\"Hi all\"; sid:1;)";
@@ -1935,6 +1993,11 @@ mod tests {
             segment(1, 40000, 2, 80, 0, PSH_ACK, b"Hi all!\r\n"),
         ];
         assert_eq!(tcp_alerts(r, false, &syn_data), [1, 1]);
+        assert_eq!(
+            tcp_alerts(r, true, &syn_data),
+            [1],
+            "one stream when tracking is permissive"
+        );
         let pickup = [
             segment(1, 40000, 2, 80, 100, PSH_ACK, b"Hi "),
             segment(1, 40000, 2, 80, 103, PSH_ACK, b"all!"),
@@ -1953,6 +2016,55 @@ mod tests {
             segment(1, 40000, 2, 80, 103, PSH_ACK, b"all!"),
         ];
         assert_eq!(tcp_alerts(r, false, &handshake), [1]);
+    }
+
+    /// `packet-alert-max`: a packet reports its limit of alerts, those of the rules first in Suricata's order
+    /// (action order, then priority, then file order); the others are counted as overflow, and a drop whose alert
+    /// was withdrawn still drops.
+    #[test]
+    fn a_packet_keeps_its_first_alerts_in_rule_order() {
+        let text = "alert udp any any -> any any (msg:\"a\"; sid:1;)\n\
+                    alert udp any any -> any any (msg:\"b\"; sid:2;)\n\
+                    alert udp any any -> any any (msg:\"c\"; priority:1; sid:3;)\n\
+                    drop udp any any -> any 99 (msg:\"d\"; sid:4;)";
+        let run = |max: usize, dport: u16| {
+            let cfg = EngineConfig {
+                packet_alert_max: max,
+                action_order: flowbundle_rules::ActionOrder::parse([
+                    "alert", "drop", "pass", "reject",
+                ])
+                .unwrap(),
+                ..EngineConfig::default()
+            };
+            let mut e = Engine::with_shared(cfg, None, rules(text));
+            let mut ctx = e.new_ctx();
+            let mut pre = Prestage::new(e.config());
+            feed(
+                &mut e,
+                &mut ctx,
+                &mut pre,
+                S,
+                &datagram(1, 5000, 2, dport, b"x"),
+            );
+            let dropped = ctx.packet_dropped();
+            let fin = e.finish([ctx]);
+            (
+                alerts(&fin.events),
+                fin.stats.alert_queue_overflow,
+                fin.stats.alerts,
+                dropped,
+            )
+        };
+        assert_eq!(
+            run(0, 53),
+            (vec![1, 2, 3], 0, 3, false),
+            "0 reads as the default, 15"
+        );
+        assert_eq!(run(2, 53), (vec![1, 3], 1, 2, false));
+        assert_eq!(run(1, 53), (vec![3], 2, 1, false), "priority 1 comes first");
+        let (kept, overflow, _, dropped) = run(2, 99);
+        assert_eq!((kept, overflow), (vec![1, 3], 2));
+        assert!(dropped, "the drop acts though its alert was withdrawn");
     }
 
     /// Fast Open's option, in its assigned kind (34) and its experimental form (254 with magic 0xF989, as in a

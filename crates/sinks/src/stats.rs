@@ -124,7 +124,10 @@ fn engine_sections(s: &EngineStats) -> serde_json::Map<String, Value> {
             "overlap_diff_data": r.overlap_differs,
         }),
     );
-    m.insert("detect".into(), json!({ "alert": s.alerts }));
+    m.insert(
+        "detect".into(),
+        json!({ "alert": s.alerts, "alert_queue_overflow": s.alert_queue_overflow }),
+    );
     if !s.app_layer_flows.is_empty() {
         let flows: serde_json::Map<String, Value> = s
             .app_layer_flows

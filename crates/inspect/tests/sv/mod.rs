@@ -26,7 +26,8 @@
 //!    (`--set stream.reassembly.depth`, app-layer settings, `--engine-analysis`, ...) excludes the test, named;
 //!    like suricata-verify's runner, a folder whose name contains `ips` runs with `--simulate-ips`;
 //! 4. the folder's `suricata.yaml` (the override config): the same rule, per dotted key. Honoured besides: the
-//!    `action-order` list ([`EngineConfig::action_order`]), `detect.prefilter.default` (which prefilter Suricata
+//!    `action-order` list ([`EngineConfig::action_order`]), `packet-alert-max`
+//!    ([`EngineConfig::packet_alert_max`]), `detect.prefilter.default` (which prefilter Suricata
 //!    builds, never which rules match), `decoder.recursion-level.use-for-tracking: false` (how the engine keys
 //!    tunnelled flows anyway), an exception policy set to `ignore` (the engine's only behaviour) and an
 //!    X-Forwarded-For block that is switched off;
@@ -859,6 +860,7 @@ fn run_engine(
         midstream: settings.midstream,
         ips: settings.simulate_ips,
         action_order: settings.action_order_parsed,
+        packet_alert_max: settings.packet_alert_max,
         ..EngineConfig::default()
     };
     // Thresholds, as the command line applies them: over the events in order.
@@ -1144,6 +1146,8 @@ pub struct Settings {
     /// A DNS logger option other than Suricata 8's defaults (`version: 2`, `types`, `formats`, `requests`, ...):
     /// the writer writes the default layout only, so the test's `dns` checks are not evaluated.
     pub dns_logger: Option<String>,
+    /// `packet-alert-max` (0: Suricata's default).
+    pub packet_alert_max: usize,
 }
 
 impl Default for Settings {
@@ -1156,6 +1160,7 @@ impl Default for Settings {
             action_order: Vec::new(),
             action_order_parsed: Default::default(),
             dns_logger: None,
+            packet_alert_max: 0,
         }
     }
 }
@@ -1305,6 +1310,16 @@ impl Settings {
             && matches!(value, "false" | "no" | "0")
         {
             return Ok(());
+        }
+        // The most alerts a packet reports: the engine keeps the same ones (`EngineConfig::packet_alert_max`).
+        if key == "packet-alert-max" {
+            return match value.trim().parse() {
+                Ok(n) => {
+                    self.packet_alert_max = n;
+                    Ok(())
+                }
+                Err(_) => Err(format!("{from} {key} unreadable")),
+            };
         }
         if key == "stream.midstream" {
             self.midstream = matches!(value, "true" | "yes" | "1");
