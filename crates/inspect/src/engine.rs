@@ -1705,9 +1705,11 @@ pub(crate) fn apply_verdict(
         *alerted = alerted_before || kept_alert;
     }
     cap_alerts(ctx, alerted, alerted_before, ev_start);
+    // A pass ranked after a drop that matched the same packet does not act: the drop decided the packet, and the
+    // flow goes on being inspected (Suricata applies the first deciding action of a packet's sorted matches).
     if verdict.flow_dropped() {
         rules.set_dropped();
-    } else if verdict.pass.is_some() && verdict.pass_flow {
+    } else if verdict.pass.is_some() && verdict.pass_flow && !verdict.dropped() {
         rules.set_passed();
     }
 }
@@ -2065,6 +2067,37 @@ mod tests {
         let (kept, overflow, _, dropped) = run(2, 99);
         assert_eq!((kept, overflow), (vec![1, 3], 2));
         assert!(dropped, "the drop acts though its alert was withdrawn");
+    }
+
+    /// With `drop` ranked before `pass`, a packet both match is dropped and the flow-scoped pass does not act: the
+    /// next packet is inspected again (its drop alerts again), and the pass still withdraws the alerts ranked after
+    /// it.
+    #[test]
+    fn a_pass_ranked_after_a_matching_drop_leaves_the_flow_inspected() {
+        let text = "pass udp any any -> any any (msg:\"p\"; sid:1;)\n\
+                    drop udp any any -> any any (msg:\"d\"; content:\"x\"; sid:2;)\n\
+                    alert udp any any -> any any (msg:\"a\"; content:\"x\"; sid:3;)";
+        let cfg = EngineConfig {
+            action_order: flowbundle_rules::ActionOrder::parse(["drop", "pass", "reject", "alert"])
+                .unwrap(),
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::with_shared(cfg, None, rules(text));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        let mut dropped = Vec::new();
+        for i in 0..2 {
+            feed(
+                &mut e,
+                &mut ctx,
+                &mut pre,
+                S + i,
+                &datagram(1, 5000, 2, 53, b"x"),
+            );
+            dropped.push(ctx.packet_dropped());
+        }
+        assert_eq!(dropped, [true, true]);
+        assert_eq!(alerts(&e.finish([ctx]).events), [2, 2]);
     }
 
     /// Fast Open's option, in its assigned kind (34) and its experimental form (254 with magic 0xF989, as in a
