@@ -346,6 +346,7 @@ impl FlowMeta {
             established: self.established,
             app_proto: app,
             header: None,
+            repeat_in_dir: self.pkts.get(dir.index()).is_some_and(|&n| n > 1),
         }
     }
 

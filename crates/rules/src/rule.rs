@@ -801,6 +801,18 @@ impl Rule {
             _ => self.flow_dir == FlowDir::Any,
         }
     }
+
+    /// Whether this is an IP-only rule as Suricata classifies them: addresses alone decide (any ports, no content,
+    /// header keyword, `flow` or application protocol; `flowbits` only to set bits). Suricata checks those on the
+    /// first packet of each direction of a flow only, so such a rule alerts at most once per flow direction.
+    pub fn ip_only(&self) -> bool {
+        self.flow_scoped()
+            && !matches!(self.proto, Proto::App(_))
+            && self.app_layer.is_empty()
+            && self.src_ports.is_any()
+            && self.dst_ports.is_any()
+            && self.flowbits.iter().all(|f| matches!(f, Flowbit::Set(_)))
+    }
 }
 
 /// Outcome of reading one rule.

@@ -305,6 +305,8 @@ pub(crate) struct RuleInfo {
     /// matcher: `http.header_names; content:!"Referer"` is no longer checked on every request, nor
     /// `http.method; content:"GET"` on every GET, nor a back-referencing `pcre` on every `http.start`.
     pub lazy: u32,
+    /// [`Rule::ip_only`].
+    pub ip_only: bool,
 }
 
 /// Short HTTP fields that lead a rule only when it has no other group with a content (Suricata ranks
@@ -655,6 +657,7 @@ impl RuleSet {
                 all_groups: 0,
                 payload_bit: None,
                 lazy: 0,
+                ip_only: r.ip_only(),
             };
             if r.groups.iter().any(|g| g.buffer.is_app()) {
                 ri_info.payload_bit = r

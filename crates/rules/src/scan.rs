@@ -74,6 +74,10 @@ pub struct PacketCtx<'a> {
     /// The header fields of the packet inspected, for header keywords (`ttl`, `flags`, ...); `None` for stream data
     /// and HTTP buffers, where no rule with header keywords applies.
     pub header: Option<crate::header::PacketHeader>,
+    /// An earlier packet of this flow went the same direction. IP-only rules ([`crate::Rule::ip_only`]) are checked
+    /// on the first packet of each direction of a flow only, as Suricata checks them; `false` (the default) for a
+    /// packet no flow tracks, which they check every time.
+    pub repeat_in_dir: bool,
 }
 
 impl PacketCtx<'_> {
@@ -105,6 +109,7 @@ impl Default for PacketCtx<'_> {
             established: true,
             app_proto: None,
             header: None,
+            repeat_in_dir: false,
         }
     }
 }
@@ -1578,6 +1583,9 @@ impl RuleSet {
                         continue;
                     }
                     let t0 = sc.prof_now();
+                    if ctx.repeat_in_dir && self.info.get(r as usize).is_some_and(|i| i.ip_only) {
+                        continue;
+                    }
                     if let Some(rule) = self.rules.get(r as usize)
                         && applies(rule, ctx)
                         && flowbits_ok(rule, bits)

@@ -949,3 +949,40 @@ alert sctp any any -> any any (content:"echo"; sid:2;)"#,
     assert_eq!(run(&mut sc, Transport::Udp, 7), Vec::<u32>::new());
     assert_eq!(run(&mut sc, Transport::Other(47), 7), Vec::<u32>::new());
 }
+
+#[test]
+fn ip_only_rules_are_checked_on_the_first_packet_of_each_direction() {
+    let rs = load(
+        r#"alert tcp any any -> any any (sid:1;)
+alert tcp any any -> any 80 (sid:2;)
+alert tcp any any -> any any (flags:S; sid:3;)
+alert tcp any any -> any any (flowbits:set,seen; sid:4;)
+alert tcp any any -> any any (flowbits:isset,seen; sid:5;)"#,
+    );
+    for r in rs.rules() {
+        assert_eq!(r.ip_only(), matches!(r.sid, 1 | 4), "sid {}", r.sid);
+    }
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let header = flowbundle_rules::PacketHeader {
+        tcp: Some(flowbundle_rules::TcpHeader {
+            flags: 0x02,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    for repeat in [false, true, true] {
+        let c = PacketCtx {
+            transport: Transport::Tcp,
+            header: Some(header),
+            repeat_in_dir: repeat,
+            ..ctx(Direction::ToServer)
+        };
+        rs.scan_packet(&mut sc, &mut flow, &c, b"", &mut out);
+    }
+    let mut sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    sids.sort();
+    // The IP-only rules (1, 4) once; the port rule, the header rule and the flowbit reader on every packet.
+    assert_eq!(sids, vec![1, 2, 2, 2, 3, 3, 3, 4, 5, 5, 5]);
+}
