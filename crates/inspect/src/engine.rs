@@ -991,6 +991,9 @@ impl Engine {
         let det: &Detection = det;
         let tr = *transport;
         match (tr, d.l4) {
+            // In IPS mode the packets of a dropped flow are dropped before stream tracking sees them, as Suricata
+            // drops them: the flow keeps the TCP state it had when it was dropped, and is counted, not inspected.
+            _ if self.cfg.ips && app.rules.dropped() => {}
             (Transport::Tcp, L4::Tcp(th)) => {
                 let Some(t) = tcp.as_deref_mut() else {
                     return false;
@@ -1772,7 +1775,8 @@ fn cap_alerts(ctx: &mut WorkerCtx, alerted: &mut bool, alerted_before: bool, ev_
 /// them it tracks connections as strictly as Suricata's stream engine, which keeps out: every packet of a
 /// connection not started by a handshake (picked up mid-stream, or nothing with SYN or ACK seen yet); data on a SYN
 /// without the TCP Fast Open option (RFC 7413: only a Fast Open SYN carries data into the stream); data sent while
-/// the handshake still waits for the server's SYN-ACK. Such payload reaches no parser; the rules inspect it as a
+/// the handshake still waits for the server's SYN-ACK; data on a RST. Such payload reaches no parser; the rules
+/// inspect it as a
 /// packet ([`flowbundle_rules::RuleSet::scan_unstreamed_packet`]).
 fn outside_stream(
     state: crate::event::TcpState,
@@ -1788,7 +1792,9 @@ fn outside_stream(
     let untracked = t.midstream || t.state == TcpState::None;
     let syn_data = th.has(flags::SYN) && !has_fast_open(th.options_raw);
     let before_synack = !th.has(flags::SYN) && state == TcpState::SynSent;
-    untracked || syn_data || before_synack
+    // A RST's payload (an error text some stacks send with it) is not stream data: the peer discards it.
+    let rst_data = th.has(flags::RST);
+    untracked || syn_data || before_synack || rst_data
 }
 
 /// Whether TCP option bytes carry the Fast Open option: kind 34 (RFC 7413), or the experimental kind 254 with
@@ -2018,6 +2024,57 @@ mod tests {
             segment(1, 40000, 2, 80, 103, PSH_ACK, b"all!"),
         ];
         assert_eq!(tcp_alerts(r, false, &handshake), [1]);
+        // A RST's payload joins no stream when tracking is strict.
+        let joined = "alert tcp any any -> any any (content:\"in!Access\"; sid:2;)";
+        let rst = [
+            segment(1, 40000, 2, 80, 99, SYN, b""),
+            segment(2, 80, 1, 40000, 499, SYN | ACK, b""),
+            segment(1, 40000, 2, 80, 100, ACK, b""),
+            segment(1, 40000, 2, 80, 100, PSH_ACK, b"Let me in!"),
+            segment(1, 40000, 2, 80, 110, 0x04, b"Access Denied"),
+        ];
+        assert_eq!(tcp_alerts(joined, false, &rst), [0u32; 0]);
+        assert_eq!(tcp_alerts(joined, true, &rst), [2]);
+    }
+
+    /// In IPS mode a dropped flow's later packets are dropped before TCP tracking: the flow record keeps the state
+    /// of the SYN the drop matched, and counts the packets.
+    #[test]
+    fn ips_drops_a_dropped_flows_packets_before_tracking() {
+        let cfg = EngineConfig {
+            ips: true,
+            ..EngineConfig::default()
+        };
+        let mut e =
+            Engine::with_shared(cfg, None, rules("drop ip 10.0.0.1 any -> any any (sid:1;)"));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        for (i, p) in [
+            segment(1, 40000, 2, 80, 99, 0x02, b""),
+            segment(2, 80, 1, 40000, 499, 0x12, b""),
+            segment(1, 40000, 2, 80, 100, 0x10, b""),
+        ]
+        .iter()
+        .enumerate()
+        {
+            feed(&mut e, &mut ctx, &mut pre, (i as u64 + 1) * S, p);
+            assert!(ctx.packet_dropped());
+        }
+        let fin = e.finish([ctx]);
+        let flow = fin
+            .events
+            .iter()
+            .find_map(|e| match &e.kind {
+                EventKind::Flow(f) => Some(f),
+                _ => None,
+            })
+            .expect("a flow record");
+        assert_eq!(
+            flow.tcp.as_ref().map(|t| t.state),
+            Some(crate::event::TcpState::SynSent)
+        );
+        assert_eq!(flow.pkts_toserver + flow.pkts_toclient, 3);
+        assert_eq!(alerts(&fin.events), [1]);
     }
 
     /// `packet-alert-max`: a packet reports its limit of alerts, those of the rules first in Suricata's order
@@ -2070,8 +2127,9 @@ mod tests {
     }
 
     /// With `drop` ranked before `pass`, a packet both match is dropped and the flow-scoped pass does not act: the
-    /// next packet is inspected again (its drop alerts again), and the pass still withdraws the alerts ranked after
-    /// it.
+    /// next packet is inspected again (its drop alerts again). The pass withdraws the alerts ranked after it on the
+    /// packet it matched, the first: an IP-only rule, it is not checked on the second packet of the same direction,
+    /// whose alert stands.
     #[test]
     fn a_pass_ranked_after_a_matching_drop_leaves_the_flow_inspected() {
         let text = "pass udp any any -> any any (msg:\"p\"; sid:1;)\n\
@@ -2097,7 +2155,7 @@ mod tests {
             dropped.push(ctx.packet_dropped());
         }
         assert_eq!(dropped, [true, true]);
-        assert_eq!(alerts(&e.finish([ctx]).events), [2, 2]);
+        assert_eq!(alerts(&e.finish([ctx]).events), [2, 2, 3]);
     }
 
     /// Fast Open's option, in its assigned kind (34) and its experimental form (254 with magic 0xF989, as in a
