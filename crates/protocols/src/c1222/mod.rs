@@ -3,7 +3,8 @@
 //! Each message is an ACSE association PDU in BER: the tag `60` (application 0, constructed), its length (short or
 //! long form) covering the rest of the message, then context-specific constructed elements `A1`-`BE` (called and
 //! calling AP titles and invocation ids, authentication, user information). A PDU whose length matches the
-//! datagram (UDP) or the message (TCP) and whose first element is one of those is certain.
+//! datagram (UDP) or fits the stream (TCP), and whose elements are all of those and chain exactly to its end, is
+//! certain.
 
 use crate::{AppProto, ByteSet, Detector, Probe, ProbeCtx, Transport};
 
@@ -18,6 +19,25 @@ fn ber_length(d: &[u8]) -> Option<(usize, usize)> {
         0x82 => Some((usize::from(u16::from_be_bytes([*d.get(2)?, *d.get(3)?])), 4)),
         _ => None,
     }
+}
+
+/// Whether `body` is a sequence of the association's elements (context-specific constructed tags `A1`-`BE`, each
+/// with a BER length) that ends exactly at its end.
+fn elements_chain(mut body: &[u8]) -> bool {
+    while !body.is_empty() {
+        let Some((len, head)) = body
+            .first()
+            .filter(|t| (0xa1..=0xbe).contains(*t))
+            .and_then(|_| ber_length(body))
+        else {
+            return false;
+        };
+        let Some(rest) = body.get(head + len..) else {
+            return false;
+        };
+        body = rest;
+    }
+    true
 }
 
 impl Detector for C1222Detector {
@@ -45,8 +65,11 @@ impl Detector for C1222Detector {
         }
         let total = head + len;
         match total.cmp(&d.len()) {
-            std::cmp::Ordering::Equal => Probe::Certain,
-            std::cmp::Ordering::Less if stream => Probe::Certain,
+            std::cmp::Ordering::Equal | std::cmp::Ordering::Less
+                if (total == d.len() || stream) && elements_chain(&d[head..total]) =>
+            {
+                Probe::Certain
+            }
             std::cmp::Ordering::Greater if stream && total <= 65536 => Probe::Unsure,
             _ => Probe::NotForUs,
         }
@@ -84,5 +107,14 @@ mod tests {
             Probe::NotForUs,
             "a universal SEQUENCE is no ACSE element"
         );
+        // The second element's length runs past the PDU, or a byte is left over after the last element.
+        let mut long = m.clone();
+        long[10] = 0x05;
+        assert_eq!(udp(&long), Probe::NotForUs);
+        assert_eq!(tcp(&long), Probe::NotForUs);
+        let mut spare = m.clone();
+        spare[1] += 1;
+        spare.push(0);
+        assert_eq!(udp(&spare), Probe::NotForUs);
     }
 }
