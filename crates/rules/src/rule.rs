@@ -363,6 +363,8 @@ buffers! {
     /// The DNS parser's anomalies on a message (one byte per [`AppLayerEvent`], 1 where it is set), as
     /// `app-layer-event:dns.<name>` reads them.
     DnsEvents,
+    /// The FTP parser's anomalies on a control line, as `app-layer-event:ftp.<name>` reads them.
+    FtpEvents,
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
     /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
     /// [`Buffer::HttpResponseHeader`] each.
@@ -407,7 +409,7 @@ impl Buffer {
             | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
-            | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | HttpHeader
+            | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpHeader
             | HttpRawHeader => Side::Either,
             _ => Side::Request,
         }
@@ -418,6 +420,7 @@ impl Buffer {
     pub fn app_layer_events(proto: AppProto) -> Option<Buffer> {
         match proto {
             AppProto::Dns => Some(Buffer::DnsEvents),
+            AppProto::Ftp => Some(Buffer::FtpEvents),
             _ => None,
         }
     }
@@ -453,6 +456,7 @@ impl Buffer {
             SshProto | SshSoftware => Some("ssh"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
+            FtpEvents => Some("ftp"),
             _ => Some("http"),
         }
     }
@@ -511,6 +515,7 @@ impl Buffer {
             DcerpcStubData => "dcerpc.stub_data",
             Krb5MsgType => "krb5_msg_type",
             DnsEvents => "app-layer-event (dns)",
+            FtpEvents => "app-layer-event (ftp)",
         }
     }
 }
@@ -1722,7 +1727,7 @@ impl Builder {
 
     /// `app-layer-event:<proto>.<event>`: the protocol's parser raised this anomaly on the transaction
     /// ([`AppLayerEvent`]), read as a one-byte test of the event's flag in the protocol's event buffer
-    /// ([`Buffer::DnsEvents`]). Another of Suricata's events (one no parser here raises, a general `applayer_*`
+    /// ([`Buffer::DnsEvents`], [`Buffer::FtpEvents`]). Another of Suricata's events (one no parser here raises, a general `applayer_*`
     /// event) skips the rule with its name.
     pub(crate) fn app_layer_event(&mut self, v: Option<&str>) -> Step<()> {
         let v = v.unwrap_or("").trim();

@@ -100,3 +100,24 @@ fn events_no_parser_raises_skip_their_rule_by_name() {
             > 0
     );
 }
+
+#[test]
+fn each_protocol_has_its_event_buffer() {
+    let text = "alert ftp any any -> any any (flow:to_server; app-layer-event:ftp.request_command_too_long; sid:1;)\n\
+                alert dns any any -> any any (app-layer-event:dns.z_flag_set; sid:2;)\n";
+    let (rs, _) = load(text, true).expect("both load");
+    let buffers: Vec<Buffer> = rs.rules().iter().map(|r| r.groups[0].buffer).collect();
+    assert_eq!(buffers, vec![Buffer::FtpEvents, Buffer::DnsEvents]);
+    assert_eq!(
+        Buffer::app_layer_events(AppProto::Ftp),
+        Some(Buffer::FtpEvents)
+    );
+    assert_eq!(Buffer::app_layer_events(AppProto::Tls), None);
+    // An ftp event on a dns rule is a buffer of another protocol.
+    let (rs, report) = load(
+        "alert dns any any -> any any (app-layer-event:ftp.request_command_too_long; sid:1;)\n",
+        false,
+    )
+    .expect("reads");
+    assert_eq!((rs.len(), report.skipped), (0, 1));
+}

@@ -48,6 +48,10 @@ app_layer_events! {
     DnsZFlagSet = (Dns, "z_flag_set"),
     /// DNS: an opcode above 6 (unassigned).
     DnsInvalidOpcode = (Dns, "invalid_opcode"),
+    /// FTP: a command line longer than Suricata's default `max-line-length` (4096 bytes).
+    FtpRequestCommandTooLong = (Ftp, "request_command_too_long"),
+    /// FTP: a reply line longer than 4096 bytes.
+    FtpResponseCommandTooLong = (Ftp, "response_command_too_long"),
 }
 
 impl AppLayerEvent {

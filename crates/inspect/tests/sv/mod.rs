@@ -969,10 +969,11 @@ fn parse_check(
                 .iter()
                 .map(|f| f.path().split('.').next().unwrap_or(""))
                 .collect();
-            // Alerts carry a transaction's application fields too (`dns` in an alert): only the envelope-like
-            // objects of alerts and flows name one type here.
-            match roots.iter().find(|r| ["alert", "flow"].contains(r)) {
-                Some(r) if roots.len() == 1 => r.to_string(),
+            // Alerts carry a transaction's application fields too (`dns` in an alert): an application object names
+            // its event type only in a run without rules, where no alert can carry it.
+            match roots.iter().next() {
+                Some(r) if roots.len() == 1 && ["alert", "flow"].contains(r) => r.to_string(),
+                Some(r) if roots.len() == 1 && *r == "dns" && !detection => r.to_string(),
                 _ => return Err("check without event_type".to_string()),
             }
         }

@@ -12,17 +12,23 @@
 //!
 //! **Cost and bounds.** Lines are buffered up to [`MAX_LINE`] bytes per direction (longer lines are skipped and
 //! counted); after a successful `AUTH TLS` (`234`) the control channel is encrypted and the parser stops.
+//!
+//! **Anomalies.** A line longer than Suricata's default `max-line-length` ([`SURICATA_MAX_LINE`]) raises
+//! `ftp.request_command_too_long` (a command) or `ftp.response_command_too_long` (a reply) for the rules'
+//! `app-layer-event`, each on its own transaction number.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::scan::{first_line, parse_u32, reply_code, starts_ci};
 use crate::{
-    AppEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats, Probe,
-    ProbeCtx, Transport,
+    AppEvent, AppLayerEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats,
+    Probe, ProbeCtx, Transport,
 };
 
 /// Longest control line kept; FTP lines are short (RFC 959 has no limit, servers use 512 or so).
 pub const MAX_LINE: usize = 512;
+/// Suricata's default FTP `max-line-length`: a longer line (its end of line not counted) is an anomaly.
+pub const SURICATA_MAX_LINE: usize = 4096;
 
 /// Which endpoint listens for the data connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -242,6 +248,8 @@ pub fn parse_epsv_reply(text: &[u8]) -> Option<u16> {
 struct LineBuf {
     buf: Vec<u8>,
     skipping: bool,
+    /// Bytes of the line being read so far, kept or skipped.
+    len: usize,
 }
 
 /// Streaming FTP control parser: line-buffers both directions and emits an [`FtpEvent`] per data connection
@@ -251,6 +259,8 @@ pub struct FtpParser {
     lines: [LineBuf; 2],
     encrypted: bool,
     auth_pending: bool,
+    /// Transaction numbers given to anomalies.
+    next_tx: u64,
     stats: ParserStats,
 }
 
@@ -341,6 +351,7 @@ impl Parser for FtpParser {
             let (chunk, rest) = data.split_at(take);
             data = rest;
             let lb = &mut self.lines[dir.index()];
+            lb.len += chunk.len();
             if !lb.skipping {
                 let room = MAX_LINE.saturating_sub(lb.buf.len());
                 if chunk.len() > room {
@@ -356,8 +367,19 @@ impl Parser for FtpParser {
             if nl.is_none() {
                 break;
             }
+            let len = std::mem::take(&mut lb.len);
             if lb.skipping {
                 lb.skipping = false;
+                // The line without its end of line: `\n` or `\r\n`.
+                let eol = if chunk.ends_with(b"\r\n") { 2 } else { 1 };
+                if len.saturating_sub(eol) > SURICATA_MAX_LINE {
+                    let (to_server, e) = match dir {
+                        Direction::ToServer => (true, AppLayerEvent::FtpRequestCommandTooLong),
+                        Direction::ToClient => (false, AppLayerEvent::FtpResponseCommandTooLong),
+                    };
+                    out.app_layer_events(self.next_tx, to_server, std::iter::once(e).collect());
+                    self.next_tx += 1;
+                }
                 continue;
             }
             let line = std::mem::take(&mut lb.buf);
@@ -374,6 +396,8 @@ impl Parser for FtpParser {
         let lb = &mut self.lines[dir.index()];
         lb.buf.clear();
         lb.skipping = true;
+        // What the gap held is unknown: the line's length is no longer measured.
+        lb.len = 0;
     }
     fn stats(&self) -> ParserStats {
         self.stats
@@ -530,5 +554,45 @@ mod tests {
         );
         assert_eq!(ev.len(), 1);
         assert!(p.stats().bytes_cut > 0);
+    }
+
+    /// Lines longer than Suricata's 4096 bytes raise the direction's anomaly once each, whatever the segmenting;
+    /// long lines up to the limit raise nothing.
+    #[test]
+    fn too_long_lines_raise_anomalies() {
+        #[derive(Default)]
+        struct Anomalies(Vec<(u64, bool, Vec<AppLayerEvent>)>);
+        impl EventSink for Anomalies {
+            fn event(&mut self, _: AppEvent) {}
+            fn app_layer_events(&mut self, tx: u64, to_server: bool, e: crate::AppLayerEvents) {
+                self.0.push((tx, to_server, e.iter().collect()));
+            }
+        }
+        let line = |n: usize| {
+            let mut l = b"RETR ".to_vec();
+            l.resize(n, b'a');
+            l.extend_from_slice(b"\r\n");
+            l
+        };
+        let mut p = FtpParser::default();
+        let mut out = Anomalies::default();
+        p.parse(Direction::ToServer, &line(SURICATA_MAX_LINE), 0, &mut out);
+        assert!(out.0.is_empty());
+        let long = line(SURICATA_MAX_LINE + 1);
+        for piece in long.chunks(700) {
+            p.parse(Direction::ToServer, piece, 0, &mut out);
+        }
+        p.parse(Direction::ToServer, b"RETR index.html\r\n", 0, &mut out);
+        let mut reply = b"227 ".to_vec();
+        reply.resize(5000, b'x');
+        reply.push(b'\n');
+        p.parse(Direction::ToClient, &reply, 0, &mut out);
+        assert_eq!(
+            out.0,
+            vec![
+                (0, true, vec![AppLayerEvent::FtpRequestCommandTooLong]),
+                (1, false, vec![AppLayerEvent::FtpResponseCommandTooLong]),
+            ]
+        );
     }
 }
