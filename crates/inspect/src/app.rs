@@ -594,6 +594,28 @@ impl Application {
 }
 
 impl EventSink for Emit<'_, '_> {
+    /// The client side of a TLS handshake, as its ClientHello completes: `tls.sni`, `ja3.hash`/`ja3.string` and
+    /// `ja4.hash` go to the rules now, in the client's direction.
+    fn tls_client_hello(&mut self, t: &flowbundle_protocols::tls::TlsEvent) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        use flowbundle_rules::Buffer as B;
+        let mut each = |b: B, data: &[u8]| {
+            self.scan_buffer(AppProto::Tls, true, 0, BufferKind::App(b), Data::One(data));
+        };
+        if let Some(sni) = &t.sni {
+            each(B::TlsSni, sni.as_bytes());
+        }
+        if let Some(j) = &t.ja3 {
+            each(B::Ja3Hash, j.hash.as_bytes());
+            each(B::Ja3String, j.string.as_bytes());
+        }
+        if let Some(j) = &t.ja4 {
+            each(B::Ja4Hash, j.as_bytes());
+        }
+    }
+
     fn event(&mut self, event: AppEvent) {
         self.event_buffers(&event);
         let m = *self.out.meta;
@@ -723,17 +745,8 @@ impl Emit<'_, '_> {
                     );
                 }
             }
+            // The client's buffers went to the rules with the ClientHello (`tls_client_hello`); the server's go now.
             AppEvent::Tls(t) => {
-                if let Some(sni) = &t.sni {
-                    each(0, AppProto::Tls, true, B::TlsSni, sni.as_bytes());
-                }
-                if let Some(j) = &t.ja3 {
-                    each(0, AppProto::Tls, true, B::Ja3Hash, j.hash.as_bytes());
-                    each(0, AppProto::Tls, true, B::Ja3String, j.string.as_bytes());
-                }
-                if let Some(j) = &t.ja4 {
-                    each(0, AppProto::Tls, true, B::Ja4Hash, j.as_bytes());
-                }
                 if let Some(j) = &t.ja3s {
                     each(0, AppProto::Tls, false, B::Ja3sHash, j.hash.as_bytes());
                     each(0, AppProto::Tls, false, B::Ja3sString, j.string.as_bytes());

@@ -310,6 +310,13 @@ pub trait EventSink {
     fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
         let _ = (tx_id, to_server, events);
     }
+    /// A TLS (or DTLS) ClientHello, parsed as it arrives: the event's client-side fields (`sni`, `ja3`, `ja4`),
+    /// before the server answers, so that the client's buffers (`tls.sni`, `ja3.hash`, ...) are inspected on the
+    /// packet that completed the ClientHello, as Suricata inspects them. The handshake's event
+    /// ([`EventSink::event`]) follows later with the same client fields. The default ignores it.
+    fn tls_client_hello(&mut self, hello: &tls::TlsEvent) {
+        let _ = hello;
+    }
 }
 
 impl EventSink for Vec<AppEvent> {

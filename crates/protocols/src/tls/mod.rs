@@ -377,6 +377,43 @@ mod tests {
         assert_eq!(run(&conv, &all).0, whole);
     }
 
+    /// The ClientHello's fields are announced as it completes, before the server answers; the event follows with
+    /// the same client fields once the server's hello arrives.
+    #[test]
+    fn client_hello_is_announced_before_the_server_answers() {
+        #[derive(Default)]
+        struct Seen {
+            hellos: Vec<TlsEvent>,
+            events: Vec<AppEvent>,
+        }
+        impl EventSink for Seen {
+            fn event(&mut self, event: AppEvent) {
+                self.events.push(event);
+            }
+            fn tls_client_hello(&mut self, hello: &TlsEvent) {
+                self.hellos.push(hello.clone());
+            }
+        }
+        let conv = tls13_conversation();
+        let mut p = TlsParser::new(&Limits::default(), false);
+        let mut seen = Seen::default();
+        p.parse(Direction::ToServer, &conv[0].1, 0, &mut seen);
+        assert!(seen.events.is_empty(), "no event before the server's hello");
+        let [hello] = seen.hellos.as_slice() else {
+            panic!("{:?}", seen.hellos)
+        };
+        let hello = hello.clone();
+        assert_eq!(hello.sni.as_deref(), Some("example.com"));
+        assert!(hello.ja3.is_some() && hello.ja4.is_some() && hello.ja3s.is_none());
+        p.parse(Direction::ToClient, &conv[1].1, 0, &mut seen);
+        p.finish(&mut seen);
+        let [AppEvent::Tls(t)] = seen.events.as_slice() else {
+            panic!("{:?}", seen.events)
+        };
+        assert_eq!((&t.sni, &t.ja3, &t.ja4), (&hello.sni, &hello.ja3, &hello.ja4));
+        assert_eq!(seen.hellos.len(), 1, "announced once");
+    }
+
     #[test]
     fn several_handshake_messages_in_one_record() {
         // TLS 1.2: ServerHello, Certificate (skipped by length), ServerHelloDone in one record.

@@ -126,7 +126,11 @@ impl TlsParser {
                 HsMsg::ClientHello(b) => {
                     if self.client.is_none() {
                         match parse_client_hello(&b, self.dtls) {
-                            Ok(ch) => self.client = Some(ch),
+                            Ok(ch) => {
+                                let proto = if self.dtls { 'd' } else { 't' };
+                                out.tls_client_hello(&tls_event(Some(&ch), None, proto));
+                                self.client = Some(ch);
+                            }
                             Err(_) => self.stats.malformed += 1,
                         }
                     }
