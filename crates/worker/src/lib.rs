@@ -72,6 +72,6 @@ pub use runtime::{
     DispatchReport, MAX_OUTSTANDING, MAX_RUN_NS, Mode, Pinning, RELEASE_TICK_NS, Records,
     RunConfig, RunError, RunReport, Status, WorkerReport, run,
 };
-pub use staged::{GroupReport, StagedReport, run_stream_staged};
+pub use staged::{GroupReport, HAND_OVER_BATCH, StagedReport, run_stream_staged};
 pub use stream::{Feed, StreamConfig, run_stream};
 pub use workload::{Cost, Null, Synthetic, spin_rate};

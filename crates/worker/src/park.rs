@@ -99,3 +99,51 @@ impl Sleepers {
         }
     }
 }
+
+/// The placements of a batch of packets not yet acted on: who to wake once the batch is placed
+/// ([`Sleepers::wake_noted`]). Kept by the worker that hands batches over, its capacity reused.
+#[derive(Default)]
+pub(crate) struct Wakes {
+    /// Packets any idle worker may take.
+    any: usize,
+    /// Workers packets were placed for (repeats allowed).
+    workers: Vec<WorkerId>,
+}
+
+impl Wakes {
+    pub(crate) fn note(&mut self, placed: Placed) {
+        match placed {
+            Placed::Joined => {}
+            Placed::Worker(w) => self.workers.push(w),
+            Placed::Any => self.any += 1,
+        }
+    }
+}
+
+impl Sleepers {
+    /// After a batch was placed: wake the workers it was placed for and as many sleepers as it has packets for any
+    /// worker, with one fence for the whole batch (nothing more when nobody sleeps); forgets the batch.
+    pub(crate) fn wake_noted(&self, wakes: &mut Wakes, threads: &[Thread]) {
+        if wakes.any == 0 && wakes.workers.is_empty() {
+            return;
+        }
+        fence(SeqCst);
+        if self.count.load(Relaxed) != 0 {
+            for &w in &wakes.workers {
+                self.wake_one(w, threads);
+            }
+            let mut any = wakes.any;
+            for w in 0..self.sleeping.len() {
+                if any == 0 {
+                    break;
+                }
+                if self.sleeping[w].load(Relaxed) {
+                    self.wake_one(w, threads);
+                    any -= 1;
+                }
+            }
+        }
+        wakes.any = 0;
+        wakes.workers.clear();
+    }
+}

@@ -11,7 +11,20 @@
 //! reader backs off when group 0 is full: that wait is the model's contention, counted per group. Groups only hand
 //! packets forward, so the waits cannot form a cycle. Several workers hand packets to one group, and a policy's
 //! `dispatch` is made for one dispatcher thread: each group's hand-overs take turns under a lock of their own (see
-//! `hand_over`). A bundle's order holds across groups that each receive from the group just before them; a packet
+//! `hand_over`).
+//!
+//! A group with one upstream worker receives its packets in **batches** ([`HAND_OVER_BATCH`]): that worker keeps the
+//! packets it finished in an outbox and hands them over together (the policy's `dispatch` for each, then one wake-up
+//! for the batch) when the outbox is full, when it finds nothing more to do, and before it leaves; it calls `done`
+//! in its own group at once. One worker's outbox is first in, first out, so the receiving group still sees each
+//! bundle's packets in order. With several upstream workers a packet waiting in one worker's outbox could be
+//! overtaken by the bundle's next packet, finished by another worker and handed over first, so those groups receive
+//! packet by packet, before `done`. Per packet, a hand-over is a dispatch, a fence and, when the receiving worker had
+//! gone to sleep, a futex wake; batched, the fence and the wake are paid once per batch, and a receiver that sleeps
+//! is woken for a batch rather than for each packet (`scripts/exec-handoff` measures what a hand-off costs in all:
+//! `BENCHMARKS.md`, "Real runs of the execution models").
+//!
+//! A bundle's order holds across groups that each receive from the group just before them; a packet
 //! that skips a group may overtake an earlier packet of its bundle still in the skipped group, so a workload that
 //! skips must not rely on that order (the engine's two stages have nothing to skip to).
 //!
@@ -29,11 +42,18 @@ use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
 use flowbundle_types::{BundleToken, Outcome, StagedWorkload};
 
 use crate::abort::{Abort, Aborted, OnUnwind};
+use crate::park::Wakes;
 use crate::runtime::{
     DispatchReport, Pinning, Shared, WorkerReport, dispatch_raw, idle_round, pin_to, plan_pinning,
     tighten_timer_slack,
 };
 use crate::stream::StreamConfig;
+
+/// Most packets a worker keeps in its outbox before handing them to a group it alone feeds (see the module
+/// documentation): large enough that a sleeping receiver is woken once per many packets, small enough that the
+/// receiver never waits long for work the sender has finished (a batch is also handed over whenever the sender
+/// runs out of work).
+pub const HAND_OVER_BATCH: usize = 32;
 
 /// One group's side of a staged run.
 #[derive(Clone, Debug, Default)]
@@ -107,7 +127,12 @@ where
         .enumerate()
         .map(|(g, &sched)| Group {
             sched,
-            shared: Shared::new(sizes[g], 0),
+            shared: {
+                let mut shared = Shared::new(sizes[g], 0);
+                // As in `run_stream`: nothing reads per-packet times unless asked.
+                shared.timed = cfg.timing;
+                shared
+            },
             handoff: (g > 0 && sizes[..g].iter().sum::<usize>() > 1).then(|| Mutex::new(())),
             upstream: AtomicUsize::new(1 + sizes[..g].iter().sum::<usize>()),
             received: AtomicU64::new(0),
@@ -306,7 +331,8 @@ fn clock(groups: &[Group<'_>]) -> u64 {
     groups[0].shared.now()
 }
 
-/// Hands `d` to group `h`, backing off while its policy refuses (see the module documentation).
+/// Hands `descs` to group `h` in order, backing off while its policy refuses (see the module documentation), and
+/// wakes the workers they were placed for once for the whole batch.
 ///
 /// A policy's `dispatch` has one caller in the contract (the dispatcher thread: `lfb`'s table raises a bundle's count
 /// from zero and links its tail without an atomic read-modify-write, other policies push to single-producer rings),
@@ -314,20 +340,22 @@ fn clock(groups: &[Group<'_>]) -> u64 {
 /// policy's queues (a packet delivered twice, so that a slot's script was read while another packet rewrote it, or
 /// never delivered, so that the run waited for it for ever). The group's hand-over lock makes the dispatches one
 /// sequence, as if one dispatcher made them; the lock is held for one `dispatch` (bounded work, no waiting inside),
-/// never across a back-off, and a group with one upstream thread has none. Returns `false`, the packet not handed
+/// never across a back-off, and a group with one upstream thread has none. Returns `false`, the rest not handed
 /// over, when the run is abandoned meanwhile (a worker of group `h` that died never makes room).
 fn hand_over(
     groups: &[Group<'_>],
     h: usize,
-    d: Desc,
+    descs: &[Desc],
     threads: &[Vec<Thread>],
+    wakes: &mut Wakes,
     abort: &Abort<'_>,
 ) -> bool {
     let grp = &groups[h];
     let t = threads.get(h).map_or(&[][..], Vec::as_slice);
     let mut tries = 0u32;
     let mut since = None;
-    loop {
+    let mut at = 0;
+    while let Some(&d) = descs.get(at) {
         let placed = {
             let _one_at_a_time = grp
                 .handoff
@@ -337,13 +365,8 @@ fn hand_over(
         };
         match placed {
             Ok(p) => {
-                grp.shared.sleepers.wake(p, t);
-                grp.received.fetch_add(1, Relaxed);
-                if let Some(s) = since {
-                    grp.blocked_ns
-                        .fetch_add(clock(groups).saturating_sub(s), Relaxed);
-                }
-                return true;
+                wakes.note(p);
+                at += 1;
             }
             Err(_) => {
                 if abort.is_raised() {
@@ -351,6 +374,8 @@ fn hand_over(
                 }
                 grp.refused.fetch_add(1, Relaxed);
                 since.get_or_insert_with(|| clock(groups));
+                // Whoever can drain the group must be awake: the packets placed so far, and any sleeper.
+                grp.shared.sleepers.wake_noted(wakes, t);
                 grp.shared.sleepers.wake_all_if_any(t);
                 tries += 1;
                 if tries <= 3 {
@@ -361,6 +386,38 @@ fn hand_over(
                 }
             }
         }
+    }
+    grp.shared.sleepers.wake_noted(wakes, t);
+    grp.received.fetch_add(descs.len() as u64, Relaxed);
+    if let Some(s) = since {
+        grp.blocked_ns
+            .fetch_add(clock(groups).saturating_sub(s), Relaxed);
+    }
+    true
+}
+
+/// A worker's packets finished in its group and not yet handed to the next (see the module documentation).
+struct Outbox {
+    /// The group they go to, and the packets, in the order they were finished.
+    to: usize,
+    descs: Vec<Desc>,
+    wakes: Wakes,
+}
+
+impl Outbox {
+    /// Hands everything kept to its group; `false` when the run was abandoned meanwhile.
+    fn flush(&mut self, groups: &[Group<'_>], threads: &[Vec<Thread>], abort: &Abort<'_>) -> bool {
+        let handed = self.descs.is_empty()
+            || hand_over(
+                groups,
+                self.to,
+                &self.descs,
+                threads,
+                &mut self.wakes,
+                abort,
+            );
+        self.descs.clear();
+        handed
     }
 }
 
@@ -383,9 +440,16 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
     let mut report = WorkerReport::default();
     let mut idle = 0u32;
     let mut pending: Option<Desc> = None;
+    let mut outbox = Outbox {
+        to: g + 1,
+        descs: Vec::with_capacity(HAND_OVER_BATCH),
+        wakes: Wakes::default(),
+    };
+    let timed = shared.timed;
+    let now = || if timed { clock(groups) } else { 0 };
     barrier.wait();
     let threads = threads.get().map_or(&[][..], Vec::as_slice);
-    let mut idle_since = Some(clock(groups));
+    let mut idle_since = Some(now());
     loop {
         if abort.is_raised() {
             // Another thread died: the run is abandoned, with whatever is still queued.
@@ -393,7 +457,7 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
         }
         let finished = shared.finished.load(Acquire);
         if let Some(d) = pending.take().or_else(|| sched.next(w)) {
-            let start = clock(groups);
+            let start = now();
             if let Some(t) = idle_since.take() {
                 report.idle_ns += start.saturating_sub(t);
             }
@@ -408,30 +472,52 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
             if outcome == Outcome::Classified {
                 sched.classified(w, &d);
             }
-            let end = clock(groups);
-            if let Some(h) = next.filter(|&h| h > g && h < groups.len())
-                && !hand_over(groups, h, d, threads, abort)
-            {
-                break;
+            let end = now();
+            if let Some(h) = next.filter(|&h| h > g && h < groups.len()) {
+                let handed = if groups[h].handoff.is_some() {
+                    // Several workers feed group `h`: this packet goes before `done` (see the module docs).
+                    hand_over(groups, h, &[d], threads, &mut outbox.wakes, abort)
+                } else {
+                    let mut handed = true;
+                    if outbox.to != h {
+                        handed = outbox.flush(groups, threads, abort);
+                        outbox.to = h;
+                    }
+                    outbox.descs.push(d);
+                    if outbox.descs.len() >= HAND_OVER_BATCH {
+                        handed &= outbox.flush(groups, threads, abort);
+                    }
+                    handed
+                };
+                if !handed {
+                    break;
+                }
             }
             sched.done(w, d);
             shared.completed_one(w);
             report.packets += 1;
             report.busy_ns += end - start;
-            report.last_end_ns = clock(groups);
+            report.last_end_ns = end;
             idle = 0;
             continue;
+        }
+        // Nothing more to do now: what this worker finished goes on before it waits (or leaves).
+        if !outbox.flush(groups, threads, abort) {
+            break;
         }
         if finished {
             break;
         }
         if idle_since.is_none() {
-            idle_since = Some(clock(groups));
+            idle_since = Some(now());
         }
         pending = idle_round(shared, sched, w, &mut idle, &mut report.parks);
     }
     if let Some(since) = idle_since {
-        report.idle_ns += clock(groups).saturating_sub(since);
+        report.idle_ns += now().saturating_sub(since);
+    }
+    if !abort.is_raised() {
+        outbox.flush(groups, threads, abort);
     }
     // This worker hands nothing to the later groups any more.
     leave_upstream(groups, g + 1, threads);

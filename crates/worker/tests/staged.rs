@@ -108,7 +108,9 @@ fn every_stage_sees_each_packet_it_needs_once_and_in_flow_order() {
         if !probe.shape().keeps_flow_order {
             continue;
         }
-        for sizes in [[1, 1, 1], [2, 1, 3]] {
+        // [1, 1, 1] and [1, 2, 1]: one worker feeds the second group, in batches (to one worker, to two); [2, 1, 3]:
+        // several workers feed each later group, packet by packet.
+        for sizes in [[1, 1, 1], [1, 2, 1], [2, 1, 3]] {
             let groups: Vec<ExclusivityChecker> = sizes
                 .iter()
                 .map(|&k| ExclusivityChecker::new(build(name, k, &opts).unwrap()))
