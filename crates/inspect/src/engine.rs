@@ -378,16 +378,23 @@ impl Engine {
     }
 
     /// The detection stage of one packet of bundle `held`: runs the script its flow stage left (see
-    /// [`crate::staged`]), appending the packet's events (its own, the alerts, flow records) to the context. Without
+    /// [`crate::staged`]), appending the packet's events (its own, the alerts, flow records) to the context; `packet` is
+    /// the packet's bytes as the flow stage saw them ([`Script::packet_is`], empty if it did not say). Without
     /// staged detection the script is dropped.
-    pub fn detect_stage(&self, ctx: &mut WorkerCtx, held: &mut BundleToken, script: &mut Script) {
+    pub fn detect_stage(
+        &self,
+        ctx: &mut WorkerCtx,
+        held: &mut BundleToken,
+        script: &mut Script,
+        packet: &[u8],
+    ) {
         ctx.packet_dropped = false;
         let Some(table) = &self.detect_table else {
             script.clear();
             return;
         };
         self.adopt(ctx);
-        ctx.packet_dropped = crate::staged::run_script(table, ctx, held, script);
+        ctx.packet_dropped = crate::staged::run_script(table, ctx, held, script, packet);
         self.absorb(ctx);
     }
 
@@ -2454,6 +2461,8 @@ alert udp any any -> any 99 (content:"o"; sid:7;)"#;
             let mut dropped = Vec::new();
             for (i, p) in packets.iter().enumerate() {
                 if staged {
+                    // The payloads the rules read are slices of the packet: recorded as ranges of it, not copied.
+                    script.packet_is(p);
                     ctx.record_for_detection(std::mem::take(&mut script));
                 }
                 let rec = PacketRecord {
@@ -2475,7 +2484,7 @@ alert udp any any -> any 99 (content:"o"; sid:7;)"#;
                     let bundle = Engine::serial_bundle(&decode(&rec, &e.config().decode));
                     // SAFETY: one thread, no other user of the engine.
                     let mut held = unsafe { BundleToken::assume_held(bundle) };
-                    e.detect_stage(&mut detect, &mut held, &mut script);
+                    e.detect_stage(&mut detect, &mut held, &mut script, p);
                     dropped.push(detect.packet_dropped());
                 } else {
                     dropped.push(ctx.packet_dropped());

@@ -42,9 +42,14 @@
 //!
 //! ## What it costs
 //!
-//! A copy of the bytes each rules call reads (about one packet's payload), a label clone per call, an event moved
-//! twice. Scripts live per packet buffer of the streaming runtime and keep their capacity, so steady state allocates
-//! nothing beyond what run-to-completion does (events, alert vectors).
+//! A label clone per call, an event moved twice, and a copy of the bytes a call reads only when they are not the
+//! packet's own: in-order stream data and payloads are slices of the packet, which stays in its arena slot until
+//! the detection stage has run, so the script keeps their place in the packet ([`Script::packet_is`]) and copies
+//! only reassembled, buffered or decoded bytes. The detection stage looks a flow's state up once per run of its
+//! steps, not per step, and reads the steps where they lie. Scripts live per packet buffer of the streaming runtime
+//! and keep their capacity, so steady state allocates nothing beyond what run-to-completion does (events, alert
+//! vectors). What a hand-off costs in all, measured: `scripts/exec-handoff` (BENCHMARKS.md, "Real runs of the
+//! execution models").
 
 use std::cell::UnsafeCell;
 use std::ops::Range;
@@ -65,8 +70,8 @@ pub(crate) enum Data<'d> {
     /// Two slices (a DCE/RPC call's header and stub).
     Two(&'d [u8], &'d [u8]),
     Parts(&'d [Vec<u8>]),
-    /// Parts recorded in a script: ranges of its byte store.
-    Ranges(&'d [u8], &'d [Range<usize>]),
+    /// Parts recorded in a script: ranges of its byte store or of the packet.
+    Held(Store<'d>, &'d [Held]),
 }
 
 impl<'d> Data<'d> {
@@ -78,9 +83,7 @@ impl<'d> Data<'d> {
                 f(b);
             }
             Data::Parts(ps) => ps.iter().for_each(|p| f(p)),
-            Data::Ranges(bytes, rs) => rs
-                .iter()
-                .for_each(|r| f(bytes.get(r.clone()).unwrap_or(&[]))),
+            Data::Held(store, hs) => hs.iter().for_each(|h| f(store.get(h))),
         }
     }
 }
@@ -244,18 +247,44 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
     }
 }
 
-/// A recorded call: what [`Call`] borrows, owned (bytes as ranges of the script's store).
+/// Where recorded bytes are: copied into the script's store, or still in the packet's own buffer (in-order stream
+/// data and payloads are slices of the packet, which stays in its arena slot until the detection stage is done
+/// with it: no copy).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Held {
+    Kept(Range<usize>),
+    Packet(Range<usize>),
+}
+
+/// What a script's [`Held`] ranges point into: its byte store and the packet's bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct Store<'d> {
+    kept: &'d [u8],
+    packet: &'d [u8],
+}
+
+impl<'d> Store<'d> {
+    fn get(&self, h: &Held) -> &'d [u8] {
+        match h {
+            Held::Kept(r) => self.kept.get(r.clone()),
+            Held::Packet(r) => self.packet.get(r.clone()),
+        }
+        .unwrap_or(&[])
+    }
+}
+
+/// A recorded call: what [`Call`] borrows, owned (bytes as ranges of the script's store or of the packet).
 enum Recorded {
     Stream {
         dir: KeySide,
         offset: u64,
-        bytes: Range<usize>,
+        bytes: Held,
         label: AppLabel,
         failed: bool,
     },
     Packet {
         dir: KeySide,
-        payload: Range<usize>,
+        payload: Held,
         header: Option<PacketHeader>,
         label: AppLabel,
         failed: bool,
@@ -303,7 +332,10 @@ pub struct Script {
     /// Each step with the bundle of its flow.
     ops: Vec<(u16, Op)>,
     bytes: Vec<u8>,
-    parts: Vec<Range<usize>>,
+    parts: Vec<Held>,
+    /// The address and length of the packet's bytes while it is inspected (0, 0: none): bytes inside them are
+    /// recorded as a range of the packet instead of copied (see [`Held`]). An address, never dereferenced.
+    packet: (usize, usize),
     /// The bundle of the flows being recorded now (set by the engine before it inspects a packet or ends a shard's
     /// flows).
     pub(crate) bundle: u16,
@@ -325,12 +357,24 @@ impl Script {
         self.ops.clear();
         self.bytes.clear();
         self.parts.clear();
+        self.packet = (0, 0);
     }
 
-    fn keep(&mut self, b: &[u8]) -> Range<usize> {
+    /// The bytes of the packet about to be inspected: recorded slices of them are kept as ranges of the packet, which
+    /// the detection stage must then pass to [`crate::Engine::detect_stage`].
+    pub fn packet_is(&mut self, data: &[u8]) {
+        self.packet = (data.as_ptr() as usize, data.len());
+    }
+
+    fn keep(&mut self, b: &[u8]) -> Held {
+        let (base, len) = self.packet;
+        let at = (b.as_ptr() as usize).wrapping_sub(base);
+        if base != 0 && at <= len && b.len() <= len - at {
+            return Held::Packet(at..at + b.len());
+        }
         let at = self.bytes.len();
         self.bytes.extend_from_slice(b);
-        at..self.bytes.len()
+        Held::Kept(at..self.bytes.len())
     }
 
     pub(crate) fn packet_start(&mut self, flow_id: u64) {
@@ -338,6 +382,13 @@ impl Script {
     }
 
     pub(crate) fn packet_end(&mut self, flow_id: u64, own: bool) {
+        // A packet that made no rules call and produced no event leaves nothing to do (its verdict is empty): its
+        // start goes, so that a model that visits only the stages a packet needs skips detection for it.
+        if matches!(self.ops.last(), Some((b, Op::PacketStart(f))) if *b == self.bundle && *f == flow_id)
+        {
+            self.ops.pop();
+            return;
+        }
         self.ops.push((self.bundle, Op::PacketEnd(flow_id, own)));
     }
 
@@ -484,19 +535,143 @@ struct Open {
     verdict: PacketVerdict,
 }
 
-/// Runs one step against its flow's shard, keeping `open` (the packet being run) up to date; returns whether the
-/// packet is dropped when the step ends one.
+/// The flow whose detection state a step reads or writes (none for an event passed on as it is).
+fn flow_of(op: &Op) -> Option<u64> {
+    match op {
+        Op::PacketStart(f) | Op::PacketEnd(f, _) => Some(*f),
+        Op::Event(ev) | Op::End(ev) => Some(ev.flow_id),
+        Op::Call { meta, .. } => Some(meta.id),
+        Op::Pass(_) => None,
+    }
+}
+
+/// The detection table's shards a script may touch.
+trait Shards {
+    /// Bundle `b`'s shard, or `None` when the caller does not hold it.
+    fn get(&mut self, b: u16) -> Option<&mut DetectShard>;
+}
+
+/// The one shard of the bundle a detection worker holds.
+struct Held1<'t> {
+    bundle: u16,
+    shard: &'t mut DetectShard,
+}
+
+impl Shards for Held1<'_> {
+    fn get(&mut self, b: u16) -> Option<&mut DetectShard> {
+        debug_assert_eq!(b, self.bundle, "a script step of another bundle");
+        (b == self.bundle).then_some(&mut *self.shard)
+    }
+}
+
+/// Every shard, for a caller that holds every bundle (see [`run_script_all`]).
+struct Every<'t>(&'t DetectTable);
+
+impl Shards for Every<'_> {
+    fn get(&mut self, b: u16) -> Option<&mut DetectShard> {
+        // SAFETY: `Every` is made only by `run_script_all`, whose caller holds every bundle; the borrow ends before
+        // the next `get`.
+        let mut held = unsafe { BundleToken::assume_held(b) };
+        let shard: *mut DetectShard = self.0.shard(&mut held);
+        // SAFETY: as above: no other thread touches the shard, and `&mut self` keeps this the only borrow of it.
+        Some(unsafe { &mut *shard })
+    }
+}
+
+/// Runs a script's steps in order. A flow's state is taken out of its shard at the first of a run of its steps
+/// and put back after the last (a packet's steps are mostly of its one flow): one look-up per run, not per step.
+/// Steps of a bundle the caller does not hold (a broken contract) are dropped. Returns whether a packet's own end
+/// dropped it.
+fn run_ops(
+    ctx: &mut crate::engine::WorkerCtx,
+    ops: &mut Vec<(u16, Op)>,
+    store: Store<'_>,
+    parts: &[Held],
+    shards: &mut impl Shards,
+) -> bool {
+    fn put_back(cur: &mut Option<(u16, u64, DetectFlow)>, shards: &mut impl Shards) {
+        if let Some((b, flow, st)) = cur.take()
+            && let Some(shard) = shards.get(b)
+        {
+            shard.insert(flow, st);
+        }
+    }
+    let mut dropped = false;
+    let mut open = None;
+    let mut cur: Option<(u16, u64, DetectFlow)> = None;
+    for (b, op) in ops.iter_mut() {
+        let b = *b;
+        let Some(flow) = flow_of(op) else {
+            ctx.events.extend(take_event(op));
+            continue;
+        };
+        let current = matches!(&cur, Some((cb, cf, _)) if *cb == b && *cf == flow);
+        if !current {
+            put_back(&mut cur, shards);
+        }
+        if matches!(op, Op::End(_)) {
+            // The flow's state ends with its record.
+            let st = match cur.take() {
+                Some((_, _, st)) => Some(st),
+                None => shards.get(b).map(|s| s.remove(&flow).unwrap_or_default()),
+            };
+            if let (Some(st), Some(ev)) = (st, take_event(op)) {
+                end_flow(ctx, ev, st);
+            }
+            continue;
+        }
+        if !current {
+            let Some(shard) = shards.get(b) else {
+                continue;
+            };
+            cur = Some((b, flow, shard.remove(&flow).unwrap_or_default()));
+        }
+        if let Some((_, _, st)) = cur.as_mut() {
+            dropped |= step(ctx, op, store, parts, st, &mut open);
+        }
+    }
+    put_back(&mut cur, shards);
+    ops.clear();
+    dropped
+}
+
+/// Moves the event out of an event step (leaving a step that does nothing in its place).
+fn take_event(op: &mut Op) -> Option<Event> {
+    match std::mem::replace(op, Op::PacketStart(0)) {
+        Op::Event(ev) | Op::End(ev) | Op::Pass(ev) => Some(ev),
+        other => {
+            *op = other;
+            None
+        }
+    }
+}
+
+/// A flow's record leaves the detection stage with its detection state (`st`, removed from its shard).
+fn end_flow(ctx: &mut crate::engine::WorkerCtx, mut ev: Event, st: DetectFlow) {
+    ev.seq = st.seq;
+    // The flow stage's record knows neither: the detection stage alone keeps the rules' state.
+    if let EventKind::Flow(rec) = &mut ev.kind {
+        rec.alerted = st.alerted;
+        rec.action = flow_action(&st.rules);
+    }
+    ctx.events.push(ev);
+}
+
+/// Runs one step of a flow with its detection state `st`, keeping `open` (the packet being run) up to date; returns
+/// whether the packet is dropped when the step ends one. A flow's end and events passed on are [`run_ops`]'.
+///
+/// Steps are read where they lie in the script (an event is moved out, a call is read in place): a step is a few
+/// hundred bytes, and moving each one twice per packet showed in the instruction counts.
 fn step(
     ctx: &mut crate::engine::WorkerCtx,
-    op: Op,
-    bytes: &[u8],
-    parts: &[Range<usize>],
-    shard: &mut DetectShard,
+    op: &mut Op,
+    store: Store<'_>,
+    parts: &[Held],
+    st: &mut DetectFlow,
     open: &mut Option<Open>,
 ) -> bool {
     match op {
-        Op::PacketStart(flow) => {
-            let st = shard.entry(flow).or_default();
+        &mut Op::PacketStart(flow) => {
             *open = Some(Open {
                 flow,
                 ev_start: ctx.events.len(),
@@ -505,11 +680,10 @@ fn step(
             });
             false
         }
-        Op::PacketEnd(flow, own) => {
+        &mut Op::PacketEnd(flow, own) => {
             let Some(o) = open.take().filter(|o| o.flow == flow) else {
                 return false;
             };
-            let st = shard.entry(flow).or_default();
             apply_verdict(
                 ctx,
                 (&mut st.alerted, o.alerted_before),
@@ -520,30 +694,22 @@ fn step(
             // As run-to-completion: a packet is dropped by its own drop or by its flow's.
             own && (o.verdict.dropped() || st.rules.dropped())
         }
-        Op::Event(mut ev) => {
-            let st = shard.entry(ev.flow_id).or_default();
-            ev.seq = st.seq;
-            st.seq = st.seq.wrapping_add(1);
-            ctx.events.push(ev);
-            false
-        }
-        Op::Pass(ev) => {
-            ctx.events.push(ev);
-            false
-        }
-        Op::End(mut ev) => {
-            let st = shard.remove(&ev.flow_id).unwrap_or_default();
-            ev.seq = st.seq;
-            // The flow stage's record knows neither: the detection stage alone keeps the rules' state.
-            if let EventKind::Flow(rec) = &mut ev.kind {
-                rec.alerted = st.alerted;
-                rec.action = flow_action(&st.rules);
+        Op::Event(_) => {
+            if let Some(mut ev) = take_event(op) {
+                ev.seq = st.seq;
+                st.seq = st.seq.wrapping_add(1);
+                ctx.events.push(ev);
             }
-            ctx.events.push(ev);
+            false
+        }
+        // Not given to a flow's steps (`run_ops` handles them).
+        Op::Pass(_) | Op::End(_) => {
+            debug_assert!(false, "a flow's end or a passed event run as a flow's step");
+            ctx.events.extend(take_event(op));
             false
         }
         Op::Call { meta, ts_ns, call } => {
-            let st = shard.entry(meta.id).or_default();
+            let (meta, ts_ns) = (*meta, *ts_ns);
             let crate::engine::WorkerCtx {
                 events,
                 scanner,
@@ -572,8 +738,8 @@ fn step(
                 verdict: PacketVerdict::default(),
                 defer: None,
             };
-            let at = |r: &Range<usize>| bytes.get(r.clone()).unwrap_or(&[]);
-            let call = match &call {
+            let at = |h: &Held| store.get(h);
+            let call = match call {
                 Recorded::Stream {
                     dir,
                     offset,
@@ -613,7 +779,7 @@ fn step(
                     label,
                     tx: *tx,
                     kind: *kind,
-                    data: Data::Ranges(bytes, parts.get(p.clone()).unwrap_or(&[])),
+                    data: Data::Held(store, parts.get(p.clone()).unwrap_or(&[])),
                 },
                 Recorded::Finish { label } => Call::Finish { label },
             };
@@ -628,28 +794,29 @@ fn step(
 }
 
 /// Runs a packet's script in the detection stage, holding bundle `held` (steps of another bundle, a broken
-/// contract, are dropped); returns whether the packet's flow is dropped.
+/// contract, are dropped); `packet` is the packet's bytes, as the flow stage saw them ([`Script::packet_is`]).
+/// Returns whether the packet's flow is dropped.
 pub(crate) fn run_script(
     table: &DetectTable,
     ctx: &mut crate::engine::WorkerCtx,
     held: &mut BundleToken,
     script: &mut Script,
+    packet: &[u8],
 ) -> bool {
     let bundle = held.bundle();
-    let shard = table.shard(held);
+    let mut shards = Held1 {
+        bundle,
+        shard: table.shard(held),
+    };
     let Script {
         ops, bytes, parts, ..
     } = script;
-    let mut dropped = false;
-    let mut open = None;
-    for (b, op) in ops.drain(..) {
-        debug_assert_eq!(b, bundle, "a script step of another bundle");
-        if b == bundle {
-            dropped |= step(ctx, op, bytes, parts, shard, &mut open);
-        }
-    }
-    bytes.clear();
-    parts.clear();
+    let store = Store {
+        kept: bytes,
+        packet,
+    };
+    let dropped = run_ops(ctx, ops, store, parts, &mut shards);
+    script.clear();
     dropped
 }
 
@@ -665,14 +832,12 @@ pub(crate) unsafe fn run_script_all(
     let Script {
         ops, bytes, parts, ..
     } = script;
-    let mut open = None;
-    for (b, op) in ops.drain(..) {
-        // SAFETY: the caller's promise: no other thread touches any shard; the borrow ends with the step.
-        let mut held = unsafe { BundleToken::assume_held(b) };
-        step(ctx, op, bytes, parts, table.shard(&mut held), &mut open);
-    }
-    bytes.clear();
-    parts.clear();
+    let store = Store {
+        kept: bytes,
+        packet: &[],
+    };
+    run_ops(ctx, ops, store, parts, &mut Every(table));
+    script.clear();
 }
 
 /// Per packet buffer of a streaming run's arena, the script its flow stage left (see [`crate::stream`]): written by
@@ -785,6 +950,7 @@ impl flowbundle_types::StagedWorkload for StagedInspect<'_> {
             };
             let num = self.source.packet_number(id);
             script.clear();
+            script.packet_is(rec.data);
             // The slot's script (its capacity kept) goes into the context while the packet is inspected, and back.
             ctx.record_for_detection(std::mem::take(script));
             let classified =
@@ -802,9 +968,55 @@ impl flowbundle_types::StagedWorkload for StagedInspect<'_> {
             unsafe { self.source.consumed(id, ctx) };
             return (outcome, None);
         }
-        self.engine.detect_stage(ctx, held, script);
+        let packet = self.source.record(id).map_or(&[][..], |r| r.data);
+        self.engine.detect_stage(ctx, held, script, packet);
         // SAFETY: as above: the detection stage is the packet's last.
         unsafe { self.source.consumed(id, ctx) };
         (Outcome::Processed, None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes inside the packet are recorded as a range of it and read back from the packet; anything else (a
+    /// reassembled or decompressed buffer) is copied; without a packet everything is copied.
+    #[test]
+    fn bytes_of_the_packet_are_referenced_and_others_copied() {
+        let packet = b"GET /index.html HTTP/1.1\r\n".to_vec();
+        let other = b"elsewhere".to_vec();
+        let mut script = Script::default();
+        script.packet_is(&packet);
+        let a = script.keep(&packet[4..15]);
+        let b = script.keep(&other);
+        let c = script.keep(&packet[..]);
+        let d = script.keep(&packet[packet.len()..]);
+        assert_eq!(a, Held::Packet(4..15));
+        assert_eq!(b, Held::Kept(0..other.len()));
+        assert_eq!(c, Held::Packet(0..packet.len()));
+        assert_eq!(d, Held::Packet(packet.len()..packet.len()));
+        let store = Store {
+            kept: &script.bytes,
+            packet: &packet,
+        };
+        assert_eq!(store.get(&a), b"/index.html");
+        assert_eq!(store.get(&b), b"elsewhere");
+        assert_eq!(store.get(&c), &packet[..]);
+        // A slice that starts inside the packet's buffer but runs past its end is copied, not cut.
+        let wide = [packet.clone(), other.clone()].concat();
+        script.clear();
+        script.packet_is(&wide[..packet.len()]);
+        assert_eq!(
+            script.keep(&wide[4..]),
+            Held::Kept(0..wide.len() - 4),
+            "bytes beyond the packet"
+        );
+        script.clear();
+        assert_eq!(
+            script.keep(&packet[1..3]),
+            Held::Kept(0..2),
+            "no packet given"
+        );
     }
 }
