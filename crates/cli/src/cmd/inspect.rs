@@ -1204,6 +1204,19 @@ fn inspect_inputs(
                         &run_cfg,
                     )
                     .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
+                    // What crossed between the groups, for the summary (`scripts/exec-handoff` reads it).
+                    if let (Some((_, line)), Some(g)) =
+                        (info.threads.as_mut(), report.groups.get(1))
+                    {
+                        let at = line.rfind(", ").unwrap_or(line.len());
+                        line.insert_str(
+                            at,
+                            &format!(
+                                ", {} packets handed over ({} refusals)",
+                                g.received, g.refused
+                            ),
+                        );
+                    }
                     (report.lost, report.locals.into_iter().flatten().collect())
                 }
             };
