@@ -476,7 +476,9 @@ impl serde::Serialize for Grouped<'_> {
         }
         let mut types: Vec<&str> = Vec::new();
         for r in self.0 {
-            if (r.rdata.is_some() || r.soa.is_some() || r.srv.is_some()) && !types.contains(&r.rrtype.as_str()) {
+            if (r.rdata.is_some() || r.soa.is_some() || r.srv.is_some())
+                && !types.contains(&r.rrtype.as_str())
+            {
                 types.push(&r.rrtype);
             }
         }
@@ -507,7 +509,12 @@ pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
     Some(DnsEvent {
         version: Some(3),
         tx_id,
-        kind: if m.is_response() { "response" } else { "request" }.into(),
+        kind: if m.is_response() {
+            "response"
+        } else {
+            "request"
+        }
+        .into(),
         id: m.id,
         flags: m.flags,
         opcode: m.opcode(),
@@ -595,7 +602,10 @@ fn header_valid(msg: &[u8]) -> bool {
     else {
         return false;
     };
-    let records = [qd, an, ns, ar].iter().map(|&n| usize::from(n)).sum::<usize>();
+    let records = [qd, an, ns, ar]
+        .iter()
+        .map(|&n| usize::from(n))
+        .sum::<usize>();
     if 2 * records > msg.len() || (records == 0 && msg.len() > 12) {
         return false;
     }
@@ -1072,7 +1082,10 @@ mod tests {
         let json = serde_json::to_value(&e).unwrap();
         assert_eq!(json["type"], "response");
         assert_eq!(json["flags"], "8180");
-        assert_eq!((&json["qr"], &json["rd"], &json["ra"]), (&true.into(), &true.into(), &true.into()));
+        assert_eq!(
+            (&json["qr"], &json["rd"], &json["ra"]),
+            (&true.into(), &true.into(), &true.into())
+        );
         assert_eq!(json["queries"][0]["rrname"], "www.example.com");
         assert_eq!(json["answers"][1]["rdata"], "93.184.216.34");
         assert!(
@@ -1278,14 +1291,20 @@ mod tests {
         opcode9[2] = (opcode9[2] & 0x87) | (9 << 3);
         assert_eq!(
             udp(&[(ts, z), (tc, opcode9)]),
-            vec![(0, true, vec![E::DnsZFlagSet]), (0, false, vec![E::DnsInvalidOpcode])]
+            vec![
+                (0, true, vec![E::DnsZFlagSet]),
+                (0, false, vec![E::DnsInvalidOpcode])
+            ]
         );
 
         // A response travelling to the server before any transaction (nothing to set it on), a query travelling
         // to the client (its own transaction, the third), then a response travelling to the server (on the latest).
         assert_eq!(
             udp(&[(ts, answer()), (ts, query()), (tc, query()), (ts, answer())]),
-            vec![(2, false, vec![E::DnsNotAResponse]), (2, true, vec![E::DnsNotARequest])]
+            vec![
+                (2, false, vec![E::DnsNotAResponse]),
+                (2, true, vec![E::DnsNotARequest])
+            ]
         );
 
         // A body cut inside its question: malformed, on the latest transaction; nothing before there is one.
@@ -1310,7 +1329,10 @@ mod tests {
     #[test]
     fn null_record_data_as_text() {
         assert_eq!(text_from_bytes(b"plain"), "plain");
-        assert_eq!(text_from_bytes(b"VACKD\x03\xc5\xe9\x01"), "VACKD\u{3}\\xc5\\xe9\u{1}");
+        assert_eq!(
+            text_from_bytes(b"VACKD\x03\xc5\xe9\x01"),
+            "VACKD\u{3}\\xc5\\xe9\u{1}"
+        );
         let mut m = header(1, 0x8180, 1, 1, 0);
         m.extend_from_slice(&name("x.example"));
         m.extend_from_slice(&[0, 10, 0, 1]);

@@ -410,7 +410,10 @@ mod tests {
         let [AppEvent::Tls(t)] = seen.events.as_slice() else {
             panic!("{:?}", seen.events)
         };
-        assert_eq!((&t.sni, &t.ja3, &t.ja4), (&hello.sni, &hello.ja3, &hello.ja4));
+        assert_eq!(
+            (&t.sni, &t.ja3, &t.ja4),
+            (&hello.sni, &hello.ja3, &hello.ja4)
+        );
         assert_eq!(seen.hellos.len(), 1, "announced once");
     }
 
