@@ -64,3 +64,37 @@ fn the_split_needs_the_exec_models_raw_mode() {
     assert!(!ok);
     assert!(err.contains("raw mode"), "{err}");
 }
+
+/// `--exec-handoff none` charges a hop the policy's overheads instead of the measured hand-off, so the staged models
+/// go faster and run-to-completion (which hops nowhere) does not move; a file that is not a hand-off measurement is
+/// a one-line error naming it.
+#[test]
+fn the_measured_hand_off_can_be_replaced_and_a_bad_file_is_refused() {
+    let mpps = |out: &str, m: &str| -> f64 {
+        row(out, m)
+            .split('|')
+            .nth(4)
+            .and_then(|c| c.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no Mpps in {}", row(out, m)))
+    };
+    let (ok, measured, err) = simulate(&[]);
+    assert!(ok, "{err}");
+    let (ok, none, err) = simulate(&["--exec-handoff", "none"]);
+    assert!(ok, "{err}");
+    assert_eq!(mpps(&measured, "rtc"), mpps(&none, "rtc"));
+    for m in ["pipeline", "multilayer"] {
+        assert!(mpps(&measured, m) < mpps(&none, m), "{m}");
+    }
+    let dir = std::env::temp_dir().join(format!("fb-handoff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("handoff.json");
+    std::fs::write(&bad, "{\"source\": \"x\", \"send_instructions\": -1}").unwrap();
+    let (ok, _, err) = simulate(&["--exec-handoff", bad.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(!ok);
+    let last = err.trim().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("flowbundle: ") && last.contains("handoff.json"),
+        "{err}"
+    );
+}

@@ -143,6 +143,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE|thesis")]
     exec_layers: Option<PathBuf>,
 
+    /// With --exec: what moving a packet from one group to the next costs, from this measurement (the JSON
+    /// `scripts/measure-handoff` writes) instead of the one built in; `none` for the policy's overheads and two lines
+    /// per hop (what the simulator charged before the hand-off was measured).
+    #[arg(long, value_name = "FILE|none")]
+    exec_handoff: Option<PathBuf>,
+
     /// With --exec: packets each group's policy may hold (the bounded queue in front of a group).
     #[arg(long, default_value_t = flowbundle_sim::exec::ExecParams::engine().queue)]
     exec_queue: usize,
@@ -425,6 +431,7 @@ fn inputs(args: &Args) -> Vec<&std::path::Path> {
                 .iter()
                 .filter(|p| p.as_os_str() != "thesis"),
         )
+        .chain(args.exec_handoff.iter().filter(|p| p.as_os_str() != "none"))
         .map(PathBuf::as_path)
         .collect()
 }
@@ -627,10 +634,20 @@ fn run_exec(
                 std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
             let m = flowbundle_sim::layers::LayerMeasures::from_json(&text)
                 .with_context(|| format!("parsing {}", p.display()))?;
-            m.apply(&ExecParams::thesis())
+            m.apply(&ExecParams::engine())
                 .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
         }
     };
+    match &args.exec_handoff {
+        None => {}
+        Some(p) if p.as_os_str() == "none" => ep.handoff = flowbundle_sim::handoff::Handoff::none(),
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            ep.handoff = flowbundle_sim::handoff::Handoff::from_json(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        }
+    }
     ep.scale_code(args.exec_code_scale);
     ep.queue = args.exec_queue;
     if args.exec_split {

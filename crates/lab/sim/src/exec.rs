@@ -25,9 +25,15 @@
 //! run-to-completion a core cycles through every layer's code, under MultiLayer Processing through one layer's,
 //! which is the thesis' I-cache argument (§6.4.1.1), reproduced by the cache model rather than assumed.
 //!
-//! Moving a packet to the next group costs what the runtime would pay: the sending worker's `dispatch` into the next
-//! group's policy, the receiving worker's `next`/`done` overhead, and [`ExecParams::hop_lines`] lines (the descriptor
-//! and decoded headers) read from the sending core's cache. A full queue blocks the sender, which keeps its packet
+//! Moving a packet into a group that reads the payload (detection, the scan) crosses the boundary the runtime's
+//! staged models cut, and costs what the runtime pays there, as measured on it ([`crate::handoff`],
+//! [`ExecParams::handoff`]): the sending worker's instructions (recording the packet's script, copying what the rules
+//! will read, the next group's lock and `dispatch`), the receiving worker's (`next`/`claim`/`done` in its group, the
+//! script's replay), at the engine's measured cycles per instruction; and the lines the receiver reads from the
+//! sender's core through the cache model (the record, and the copied payload), each a coherence transfer at the
+//! machine's latency. The other hops (between the layers before detection, which the runtime does not cut) and every
+//! hop without a measurement ([`Handoff::none`]) cost the policy's overheads (`dispatch`, `worker`) and the record's
+//! lines. A full queue blocks the sender, which keeps its packet
 //! (and its bundle in its own group, so per-flow order holds) until the next group frees a place: that wait, the
 //! refusals and the hops are the *contention* measures per model.
 //!
@@ -46,7 +52,7 @@
 //! spends most in caps the run at that connection's serial rate (detection is 71% of a payload packet's
 //! instructions on this engine, `crate::layers`). [`ExecParams::split_scan`] cuts detection where the engine's own
 //! state allows it: the content scan (the prefilter's pass over the bytes, 55% of detection's instructions,
-//! [`SCAN_MEASURE`]) keeps no per-connection state but the last (longest pattern − 1) bytes of the stream, which
+//! [`SplitScan::measured`]) keeps no per-connection state but the last (longest pattern − 1) bytes of the stream, which
 //! `flowbundle_rules::split` already exploits on real threads; the rest (candidate verification, PCRE, flowbits,
 //! the alert order) keeps the connection's detection state. The scan becomes a *stateless* layer
 //! ([`Layer::stateless`]): its group gives a packet of a backlogged connection (at least
@@ -67,11 +73,14 @@
 //! groups claim in `next`); migration as thread-context transfer (the thesis' 65-cycle hardware migration): a hop
 //! here is a software queue, as this project's runtime would do it. The layers' cost shares and code footprints are
 //! measured on this engine ([`ExecParams::engine`]); their state shares are the thesis' estimates. The reorder buffer
-//! after a stateless group is unbounded (its high-water mark is reported), and the staged groups' queues under
-//! run-to-completion never refuse (a refusal would block a core that also serves them).
+//! after a stateless group is bounded ([`ExecParams::reorder_cap`]: while full, nothing more is spread, each such
+//! packet counted in [`ExecRun::reorder_overflow`]; its high-water mark is reported), and the staged groups' queues
+//! under run-to-completion never refuse (a refusal would block a core that also serves them). A hop's wake-up of a
+//! parked worker is charged only for its user-space instructions (the kernel's side is not measured).
 
 use crate::cache::{CoreCounters, Hierarchy, STREAM_BASE};
 use crate::engine::{Model, SimError};
+use crate::handoff::Handoff;
 use crate::input::SimInput;
 use crate::params::{LINE, MAX_CORES, Params};
 use flowbundle_lab_core::prep::NO_FLOW;
@@ -127,10 +136,12 @@ pub struct ExecParams {
     pub layers: Vec<Layer>,
     /// Layers per software-pipeline stage, in order (they sum to the number of layers).
     pub pipeline_stages: Vec<usize>,
-    /// Lines a group reads from the previous group's core when a packet moves: the descriptor's line and the decoded
-    /// view's (offsets into the packet buffer, which the next layer reads anyway: ARCHITECTURE.md, "one decode per
-    /// packet", measured the hand-over of a decoded view at a few cache lines). Default 2.
-    pub hop_lines: u32,
+    /// What moving a packet to the next group costs: the sender's and the receiver's instructions, and the lines
+    /// the receiver reads from the sender's core (the record, and the script's copy of the payload where the next
+    /// group reads it), measured on the real runtime ([`Handoff::measured`]); [`Handoff::none`] charges the
+    /// policy's overheads and two lines instead.
+    #[serde(default)]
+    pub handoff: Handoff,
     /// Packets each group's policy may hold: the bounded queue in front of the group.
     pub queue: usize,
     /// The base cost model's cycles already include run-to-completion's instruction fetch stalls. True for every
@@ -146,10 +157,20 @@ pub struct ExecParams {
     /// it takes the connection's packets back in order. 0: never spread.
     #[serde(default)]
     pub split_backlog: usize,
+    /// Packets a stateless group's reorder buffer may hold (done, waiting for an older packet of their connection):
+    /// while it holds this many, the group spreads no more packets (each refusal counted in
+    /// [`ExecRun::reorder_overflow`]), so it holds at most this plus the packets inside the group.
+    #[serde(default = "default_reorder_cap")]
+    pub reorder_cap: usize,
 }
 
 fn yes() -> bool {
     true
+}
+
+/// A group's queue: the reorder buffer holds at most as many packets as the queue in front of the group.
+fn default_reorder_cap() -> usize {
+    1024
 }
 
 impl Default for ExecParams {
@@ -170,7 +191,10 @@ impl ExecParams {
     /// shares (not measured). Falls back to the estimates should the measured file not apply (a unit test checks
     /// it does).
     pub fn engine() -> Self {
-        let base = ExecParams::thesis();
+        let base = ExecParams {
+            handoff: Handoff::measured(),
+            ..ExecParams::thesis()
+        };
         crate::layers::LayerMeasures::from_json(MEASURED_LAYERS)
             .map_err(|e| e.to_string())
             .and_then(|m| m.apply(&base))
@@ -214,10 +238,11 @@ impl ExecParams {
                 layer("detect", Visits::Payload, 0.3, 3.0, true),
             ],
             pipeline_stages: vec![1, 3, 1],
-            hop_lines: 2,
+            handoff: Handoff::none(),
             queue: 1024,
             code_in_base: true,
             split_backlog: 0,
+            reorder_cap: default_reorder_cap(),
         }
     }
 
@@ -309,10 +334,10 @@ impl ExecParams {
         if self.layers.iter().map(|l| l.cost_share).sum::<f64>() <= 0.0 {
             return Err("the layers' cost shares sum to zero".into());
         }
-        if self.queue == 0 || self.hop_lines > 256 {
-            return Err("queue ≥ 1 packet and hop lines ≤ 256".into());
+        if self.queue == 0 || self.reorder_cap == 0 {
+            return Err("queue and reorder buffer ≥ 1 packet".into());
         }
-        Ok(())
+        self.handoff.validate()
     }
 
     /// The layers of each group of `exec` before core allocation (consecutive index ranges).
@@ -352,14 +377,19 @@ pub struct SplitScan {
 }
 
 impl SplitScan {
-    /// Measured on this engine: see [`SCAN_MEASURE`]. The overlap is the prefilter's cap (a pattern is matched on
-    /// at most its last 255 bytes, so no set needs more than 254: `flowbundle_rules::split`), the most a chunk ever
-    /// rescans. The backlog is `lfb-bounded`'s default bound (16 packets, `SchedOptions::lfb_bound`): a connection
-    /// with as many packets waiting as that policy lets one worker run in one stint is the one to split.
+    /// Measured on this engine: the scan's share of the detect layer's instructions per visit and of its code
+    /// footprint, from the same callgrind run as the layers ([`MEASURED_LAYERS`], `scripts/exec-layers`: the
+    /// prefilter's code, `crates/rules/src/prefilter.rs` with what it calls and what is inlined from it, against
+    /// the rules crate's). The overlap is the prefilter's cap (a pattern is matched on at most its last 255 bytes,
+    /// so no set needs more than 254: `flowbundle_rules::split`), the most a chunk ever rescans. The backlog is
+    /// `lfb-bounded`'s default bound (16 packets, `SchedOptions::lfb_bound`): a connection with as many packets
+    /// waiting as that policy lets one worker run in one stint is the one to split.
     pub fn measured() -> Self {
+        let m = crate::layers::LayerMeasures::from_json(MEASURED_LAYERS).ok();
+        let (share, code) = m.as_ref().map_or((0.0, 0.0), |m| m.scan_shares());
         SplitScan {
-            scan_share: SCAN_MEASURE.scan_instructions / SCAN_MEASURE.detect_instructions,
-            scan_code_share: SCAN_MEASURE.scan_code_lines / SCAN_MEASURE.detect_code_lines,
+            scan_share: share,
+            scan_code_share: code,
             overlap_bytes: 254,
             backlog: SchedOptions::default().lfb_bound,
         }
@@ -376,32 +406,6 @@ impl SplitScan {
         Ok(())
     }
 }
-
-/// Detection's content scan against the whole detection layer, in instructions and code lines, on this engine.
-pub struct ScanMeasure {
-    pub source: &'static str,
-    pub detect_instructions: f64,
-    pub scan_instructions: f64,
-    pub detect_code_lines: f64,
-    pub scan_code_lines: f64,
-}
-
-/// Measured with callgrind on the release `flowbundle inspect --threads 1` (main @ 19ef60e) over
-/// `trace synth --profile balanced --packets 3000 --seed 1` with `snort3-community.rules`, collecting only inside
-/// `Engine::process_serial` (`--toggle-collect`, so rule loading is left out): detection is the inclusive count of
-/// the rules crate's entry points the engine calls (`scan_stream` 18.58 M, `scan_packet` 17.04 M, `scan_http`
-/// 8.44 M, the rest 0.03 M); the content scan is the prefilter's (`PatternSet::loop_long` and what it calls,
-/// 23.14 M, and prefilter code inlined into its callers, 1.00 M). The rest of detection (candidate verification,
-/// PCRE, `applies`, flowbits, the alert order) keeps per-connection state or reads it. Code: distinct 64-byte lines
-/// executed by the prefilter's functions against those of every function of the rules crate (`--dump-instr=yes`).
-/// Commands: BENCHMARKS.md, "Execution models".
-pub const SCAN_MEASURE: ScanMeasure = ScanMeasure {
-    source: "callgrind, flowbundle inspect --threads 1 on balanced (3,000 packets) with snort3-community.rules",
-    detect_instructions: 44.09e6,
-    scan_instructions: 24.14e6,
-    detect_code_lines: 1012.0,
-    scan_code_lines: 255.0,
-};
 
 /// Whether packet `i` visits layer `l`.
 fn visits(l: &Layer, input: &SimInput, i: usize) -> bool {
@@ -479,6 +483,13 @@ pub struct ExecRun {
     pub overlap_per_packet: f64,
     #[serde(default)]
     pub parked_max: u64,
+    /// Packets of a backlogged connection left unspread because the reorder buffer held
+    /// [`ExecParams::reorder_cap`] packets.
+    #[serde(default)]
+    pub reorder_overflow: u64,
+    /// Lines a hop moved from the sender's core, per packet (the record and the script's copied bytes).
+    #[serde(default)]
+    pub hop_lines_per_packet: f64,
 }
 
 /// The per-packet facts of a run that the layers add to [`Model`].
@@ -585,6 +596,8 @@ struct Run<'a> {
     completed_out_of_order: u64,
     /// Per group: whether it runs only stateless layers (it may spread a connection's packets).
     order_free: Vec<bool>,
+    /// Per group: whether a layer of it reads the payload (a hop into it carries the packet's script).
+    reads_payload: Vec<bool>,
     /// Per order-free group and flow (empty for other groups): packets inside, spread packets inside, and the ids
     /// that entered, in order, not yet released to the next group; whether a core is releasing the flow.
     inside_flow: Vec<Vec<u32>>,
@@ -601,6 +614,10 @@ struct Run<'a> {
     overlap_cycles: u64,
     parked: u64,
     parked_max: u64,
+    /// Packets not spread because the reorder buffer was full.
+    reorder_overflow: u64,
+    /// Lines moved from a sender's core by hops.
+    hop_lines: u64,
 }
 
 /// The packet went to its stateless group under a key of its own (any core).
@@ -611,6 +628,8 @@ const OVERLAP: u8 = 2;
 const SCANNED: u8 = 4;
 /// Under run-to-completion with a split scan: the packet's scan and what follows it leave its core.
 const STAGED: u8 = 8;
+/// Its connection was backlogged, but the reorder buffer was full: not spread (never stored in `flags`).
+const DENIED: u8 = 16;
 
 /// Run-to-completion with a split scan: group 0 runs every layer of a packet, except that a packet of a backlogged
 /// connection stops before the scan, which group 1 (the stateless scan) spreads over every core, and group 2 (the
@@ -698,16 +717,23 @@ impl Run<'_> {
         let _ = self.groups[g].sched.claim(w, &d);
         self.groups[g].held += 1;
         let i = d.id as usize;
-        let mut t = u64::from(self.params.overheads.worker);
-        if let Some(&prev) = self.last_core.get(i)
-            && prev > 0
-            && usize::from(prev - 1) != c
-        {
-            t += self.cache.transfer(
-                c,
-                usize::from(prev - 1),
-                self.exec_params.hop_lines as usize,
-            );
+        let prev = self.last_core.get(i).copied().unwrap_or(0);
+        let handoff = &self.exec_params.handoff;
+        // A packet that comes from another group into one that reads the payload crosses what the runtime's staged
+        // models cut (a script with the rules' bytes): its receiver pays the measured hand-off (which includes this
+        // group's `next`/`done`); any other packet the policy's overhead. Then the lines the sender wrote, read from
+        // its core.
+        let scripted = prev > 0 && handoff.is_measured() && self.reads_payload[g];
+        let mut t = if scripted {
+            u64::from(handoff.receive_cycles())
+        } else {
+            u64::from(self.params.overheads.worker)
+        };
+        if prev > 0 && usize::from(prev - 1) != c {
+            let payload = self.input.payload_len.get(i).copied().unwrap_or(0);
+            let lines = handoff.lines(payload, self.reads_payload[g]);
+            t += self.cache.transfer(c, usize::from(prev - 1), lines);
+            self.hop_lines += lines as u64;
         }
         let line0 = self.model.state.get(i).copied().unwrap_or(0);
         let flow = self.input.flows.get(i).copied().unwrap_or(NO_FLOW);
@@ -873,8 +899,13 @@ impl Run<'_> {
                     self.finish(c, d, g);
                 }
                 self.workers[c] = Worker::Sending;
-                let at = self.now + u64::from(self.params.overheads.dispatch);
-                self.schedule(at, c as u32);
+                let handoff = &self.exec_params.handoff;
+                let send = if handoff.is_measured() && self.reads_payload[h] {
+                    handoff.send_cycles()
+                } else {
+                    self.params.overheads.dispatch
+                };
+                self.schedule(self.now + u64::from(send), c as u32);
             }
             Err(_) => self.groups[g].info.refusals += 1,
         }
@@ -905,7 +936,10 @@ impl Run<'_> {
         };
         let mut flags = 0;
         let mut d = d;
-        if n as usize >= backlog {
+        if n as usize >= backlog && self.parked as usize >= self.exec_params.reorder_cap {
+            // The reorder buffer is full: the packet stays with its connection's order (counted on entry).
+            flags |= DENIED;
+        } else if n as usize >= backlog {
             flags |= SPREAD;
             // A key of its own: a multiplicative hash of the packet number (the policies key on fid, conn or rss).
             let k = id.wrapping_mul(0x9E37_79B1) ^ 0x5bd1_e995;
@@ -938,6 +972,8 @@ impl Run<'_> {
             return;
         }
         let i = id as usize;
+        self.reorder_overflow += u64::from(flags & DENIED != 0);
+        let flags = flags & !DENIED;
         if let Some(fl) = self.flags.get_mut(i) {
             *fl = (*fl & STAGED) | flags;
         }
@@ -1115,8 +1151,9 @@ pub fn simulate_exec(
     let layers = &exec_params.layers;
     // What a visit costs besides the layer's cycles, for the core allocation: the worker's overhead and the hop's
     // lines from a core of the same socket.
+    let handoff = &exec_params.handoff;
     let hop_cost = f64::from(params.overheads.worker)
-        + f64::from(exec_params.hop_lines) * f64::from(params.machine.lat.xfer_socket);
+        + handoff.record_lines * f64::from(params.machine.lat.xfer_socket);
     // Per-packet layer cycles: the base cost split by share over the layers the packet visits.
     let mut layer_cycles = vec![vec![0u32; n]; layers.len()];
     let mut layer_w = vec![0f64; layers.len()];
@@ -1318,6 +1355,10 @@ pub fn simulate_exec(
         } else {
             Vec::new()
         },
+        reads_payload: ranges
+            .iter()
+            .map(|r| layers[r.clone()].iter().any(|l| l.reads_payload))
+            .collect(),
         order_free,
         rel: vec![None; cores],
         per_byte,
@@ -1325,6 +1366,8 @@ pub fn simulate_exec(
         overlap_cycles: 0,
         parked: 0,
         parked_max: 0,
+        reorder_overflow: 0,
+        hop_lines: 0,
     };
     run.run();
     if run.completed != n as u64 {
@@ -1369,6 +1412,8 @@ pub fn simulate_exec(
         spread_share: run.spread as f64 / pk,
         overlap_per_packet: run.overlap_cycles as f64 / pk,
         parked_max: run.parked_max,
+        reorder_overflow: run.reorder_overflow,
+        hop_lines_per_packet: run.hop_lines as f64 / pk,
     })
 }
 
@@ -1429,8 +1474,8 @@ impl ExecReport {
     /// One line per run: throughput, I- and D-cache miss rates, contention, and the groups' cores.
     pub fn table(&self) -> String {
         let mut s = String::from(
-            "| model | policy | cores | Mpps | I$ miss | D$ miss | code stall/pkt | hops/pkt | refusals/kpkt | blocked | spread (overlap cycles/pkt, reorder buffer max) | reordered | finished out of order | groups (cores) |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            "| model | policy | cores | Mpps | I$ miss | D$ miss | code stall/pkt | hops/pkt | refusals/kpkt | blocked | spread (overlap cycles/pkt, reorder buffer max, not spread: buffer full) | hop lines/pkt | reordered | finished out of order | groups (cores) |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         );
         for r in &self.runs {
             let groups: Vec<String> = r
@@ -1442,7 +1487,7 @@ impl ExecReport {
                 })
                 .collect();
             s.push_str(&format!(
-                "| {} | {} | {} | {:.3} | {:.1}% | {:.1}% | {:.0} | {:.2} | {:.1} | {:.1}% | {:.1}% ({:.0}, {}) | {} | {} | {} |\n",
+                "| {} | {} | {} | {:.3} | {:.1}% | {:.1}% | {:.0} | {:.2} | {:.1} | {:.1}% | {:.1}% ({:.0}, {}, {}) | {:.1} | {} | {} | {} |\n",
                 r.exec.name(),
                 r.scheduler,
                 r.cores,
@@ -1456,6 +1501,8 @@ impl ExecReport {
                 r.spread_share * 100.0,
                 r.overlap_per_packet,
                 r.parked_max,
+                r.reorder_overflow,
+                r.hop_lines_per_packet,
                 r.reordered,
                 r.completed_out_of_order,
                 groups.join(", ")
@@ -1589,8 +1636,19 @@ mod tests {
     #[test]
     fn the_measured_layers_apply_to_the_model() {
         let m = crate::layers::LayerMeasures::from_json(MEASURED_LAYERS).unwrap();
-        let p = m.apply(&ExecParams::thesis()).unwrap();
+        let p = m
+            .apply(&ExecParams {
+                handoff: Handoff::measured(),
+                ..ExecParams::thesis()
+            })
+            .unwrap();
         assert_eq!(ExecParams::engine(), p);
+        assert!(p.handoff.is_measured());
+        let split = SplitScan::measured();
+        assert!(
+            split.scan_share > 0.0 && split.scan_code_share > 0.0,
+            "the layers' file measures the scan: {split:?}"
+        );
         assert_ne!(p, ExecParams::thesis());
         let shares: f64 = p.layers.iter().map(|l| l.cost_share).sum();
         assert!((shares - 1.0).abs() < 1e-9);

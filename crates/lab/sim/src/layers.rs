@@ -42,21 +42,29 @@ pub enum Part {
     Read,
     /// Output: EVE rendering and the summary (`crates/sinks`, `crates/cli`, the alert filter).
     Output,
+    /// Detection's content scan (`crates/rules/src/prefilter.rs`: the prefilter's pass over the bytes), a part of
+    /// the detect layer measured apart for the split scan ([`ScanMeasures`]).
+    Scan,
     /// Code outside the workspace or shared by every stage (the vocabulary types, events): its caller's.
     External,
     /// External code whose callers could not be traced (program start-up, thread entry points).
     Unattributed,
 }
 
-/// Parts a cost can end in (everything but [`Part::External`]), in a fixed order.
-const PARTS: usize = LAYERS.len() + 3;
+/// Parts a cost can end in (everything but [`Part::External`]), in a fixed order, [`Part::Unattributed`] last.
+const PARTS: usize = LAYERS.len() + 4;
+
+/// The index of [`Part::Scan`], and of the detect layer it is part of.
+const SCAN: usize = LAYERS.len() + 2;
+const DETECT: usize = LAYERS.len() - 1;
 
 fn part_index(p: Part) -> Option<usize> {
     match p {
         Part::Layer(l) => Some(usize::from(l)),
         Part::Read => Some(LAYERS.len()),
         Part::Output => Some(LAYERS.len() + 1),
-        Part::Unattributed => Some(LAYERS.len() + 2),
+        Part::Scan => Some(SCAN),
+        Part::Unattributed => Some(LAYERS.len() + 3),
         Part::External => None,
     }
 }
@@ -91,6 +99,7 @@ pub fn classify(file: &str) -> Part {
             _ => Part::External,
         },
         "protocols" | "signatures" => Part::Layer(3),
+        "rules" if module == "prefilter.rs" || module == "gate.rs" => Part::Scan,
         "rules" => Part::Layer(4),
         "sinks" | "cli" => Part::Output,
         _ => Part::External,
@@ -114,8 +123,14 @@ pub fn classify_fn(name: &str) -> Part {
         None => return Part::External,
     };
     let module = path.split("::").next().unwrap_or("");
-    let file = if krate == "inspect" {
-        format!("crates/inspect/src/{module}.rs")
+    if krate == "rules" && name.contains("{{closure}}") {
+        // A closure of the rules crate runs for whoever calls it (the prefilter calls the scanner's hit collectors):
+        // its caller's part, as external code.
+        return Part::External;
+    }
+    let file = if krate == "inspect" || (krate == "rules" && matches!(module, "prefilter" | "gate"))
+    {
+        format!("crates/{krate}/src/{module}.rs")
     } else {
         format!("crates/{krate}/src/lib.rs")
     };
@@ -132,6 +147,8 @@ struct Call {
     site: Part,
     callee: u32,
     inclusive: u64,
+    /// Times the call was made.
+    count: u64,
 }
 
 /// One callgrind profile, reduced: per instruction its address, function, part and count; the calls.
@@ -140,6 +157,24 @@ pub struct Dump {
     /// (address, function, part, instructions executed).
     pub instrs: Vec<(u64, u32, Part, u64)>,
     calls: Vec<Call>,
+}
+
+impl Dump {
+    /// Every instruction of the profile (its threads' total when it is one thread's).
+    pub fn total(&self) -> u64 {
+        self.instrs.iter().map(|&(_, _, _, n)| n).sum()
+    }
+
+    /// Calls into functions whose name `pick` accepts, from functions it does not (so a function's calls to itself,
+    /// or from one picked function to another, are not counted twice): the number of calls and their inclusive
+    /// instructions.
+    pub fn calls_into(&self, names: &Names, pick: &dyn Fn(&str) -> bool) -> (u64, u64) {
+        let picked = |f: u32| names.names.get(f as usize).is_some_and(|n| pick(n));
+        self.calls
+            .iter()
+            .filter(|c| picked(c.callee) && !picked(c.caller))
+            .fold((0, 0), |(k, n), c| (k + c.count, n + c.inclusive))
+    }
 }
 
 /// Function names shared by every dump of a run (ids in [`Dump::instrs`]).
@@ -227,6 +262,7 @@ pub fn parse(text: &str, names: &mut Names) -> Result<Dump, ParseError> {
     let mut fn_parts: HashMap<u32, Part> = HashMap::new();
     let mut callee: Option<u32> = None;
     let mut pending_call = false;
+    let mut pending_count = 0u64;
     let mut last = [0u64; 2];
     for (n, line) in text.lines().enumerate() {
         let line = line.trim_end();
@@ -250,7 +286,12 @@ pub fn parse(text: &str, names: &mut Names) -> Result<Dump, ParseError> {
             }
             let cost = toks.next().map_or(Some(0), |t| t.parse::<u64>().ok());
             let cost = cost.ok_or_else(|| ParseError::Line(n + 1, "bad cost".into()))?;
-            let part = if file_part == Part::External {
+            // The scan's functions keep what is inlined into them (the hit collectors the scanner passes in); a rules
+            // closure is its caller's, wherever its code was written.
+            let part = if fn_part == Part::Scan
+                || file_part == Part::External
+                || (fn_part == Part::External && file_part == Part::Layer(4))
+            {
                 fn_part
             } else {
                 file_part
@@ -263,6 +304,7 @@ pub fn parse(text: &str, names: &mut Names) -> Result<Dump, ParseError> {
                         site: part,
                         callee: c,
                         inclusive: cost,
+                        count: pending_count,
                     });
                 }
             } else {
@@ -299,6 +341,11 @@ pub fn parse(text: &str, names: &mut Names) -> Result<Dump, ParseError> {
             }
             "calls" => {
                 pending_call = true;
+                pending_count = value
+                    .split_ascii_whitespace()
+                    .next()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(0);
                 // The target position of the call ("calls=N target"): absolute, does not move the site's positions.
             }
             "jump" | "jcnd" | "jfi" | "jfn" | "ob" | "cob" | "version" | "creator" | "pid"
@@ -429,6 +476,17 @@ pub struct LayerMeasure {
     pub lines_per_visit: f64,
 }
 
+/// Detection's content scan within the detect layer ([`Part::Scan`]), per visit of the detect layer: what
+/// [`crate::exec::SplitScan::measured`] cuts off as the stateless scan.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScanMeasures {
+    /// The scan's instructions per detect visit (included in the detect layer's).
+    pub instructions_per_visit: f64,
+    /// The scan's distinct code lines over the run (included in the detect layer's footprint), and per visit.
+    pub code_lines: u64,
+    pub lines_per_visit: f64,
+}
+
 /// Every layer's measures, and what reading and output cost beside them.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LayerMeasures {
@@ -440,6 +498,9 @@ pub struct LayerMeasures {
     pub read_per_packet: f64,
     pub output_per_packet: f64,
     pub unattributed_per_packet: f64,
+    /// The content scan's part of the detect layer (absent from measurements made before it was measured apart).
+    #[serde(default)]
+    pub scan: Option<ScanMeasures>,
 }
 
 /// A measured packet's class: its IP protocol and payload length (the facts [`crate::exec::Visits`] reads).
@@ -465,15 +526,33 @@ impl LayerMeasures {
         let mut visit_count = vec![0u64; n];
         let mut footprint: Vec<std::collections::HashSet<u64>> = vec![Default::default(); n];
         let (mut read, mut output, mut unattributed, mut packets) = (0.0, 0.0, 0.0, 0u64);
+        let visited = |l: usize, class: PacketClass| match visits
+            .get(l)
+            .copied()
+            .unwrap_or(crate::exec::Visits::All)
+        {
+            crate::exec::Visits::All => true,
+            crate::exec::Visits::Tcp => class.proto == 6,
+            crate::exec::Visits::Payload => class.payload > 0,
+        };
+        let (mut scan_instr, mut scan_lines) = (0.0, 0u64);
+        let mut scan_footprint = std::collections::HashSet::new();
         for (class, d) in dumps {
             packets += 1;
-            let (instr, lines) = profile.split(&d);
+            let (mut instr, mut lines) = profile.split(&d);
+            // The scan is part of the detect layer: measured apart, then folded into it.
+            scan_footprint.extend(lines[SCAN].iter().copied());
+            if visited(DETECT, class) {
+                scan_instr += instr[SCAN];
+                scan_lines += lines[SCAN].len() as u64;
+            }
+            instr[DETECT] += instr[SCAN];
+            let scan = std::mem::take(&mut lines[SCAN]);
+            lines[DETECT].extend(scan);
+            lines[DETECT].sort_unstable();
+            lines[DETECT].dedup();
             for l in 0..n {
-                let visited = match visits.get(l).copied().unwrap_or(crate::exec::Visits::All) {
-                    crate::exec::Visits::All => true,
-                    crate::exec::Visits::Tcp => class.proto == 6,
-                    crate::exec::Visits::Payload => class.payload > 0,
-                };
+                let visited = visited(l, class);
                 footprint[l].extend(lines[l].iter().copied());
                 if visited {
                     visit_count[l] += 1;
@@ -485,7 +564,7 @@ impl LayerMeasures {
             }
             read += instr[n];
             output += instr[n + 1];
-            unattributed += instr[n + 2];
+            unattributed += instr[PARTS - 1];
         }
         let per = |x: f64, k: u64| if k == 0 { 0.0 } else { x / k as f64 };
         LayerMeasures {
@@ -504,6 +583,11 @@ impl LayerMeasures {
             read_per_packet: per(read, packets),
             output_per_packet: per(output, packets),
             unattributed_per_packet: per(unattributed, packets),
+            scan: Some(ScanMeasures {
+                instructions_per_visit: per(scan_instr, visit_count[DETECT]),
+                code_lines: scan_footprint.len() as u64,
+                lines_per_visit: per(scan_lines as f64, visit_count[DETECT]),
+            }),
         }
     }
 
@@ -530,6 +614,26 @@ impl LayerMeasures {
         }
         p.validate()?;
         Ok(p)
+    }
+
+    /// The content scan's share of the detect layer: of its instructions per visit, and of its code footprint.
+    /// (0, 0) when the measurement has no scan or no detect layer.
+    pub fn scan_shares(&self) -> (f64, f64) {
+        let (Some(scan), Some(det)) = (&self.scan, self.layers.iter().find(|l| l.name == "detect"))
+        else {
+            return (0.0, 0.0);
+        };
+        let ratio = |a: f64, b: f64| {
+            if b > 0.0 {
+                (a / b).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        };
+        (
+            ratio(scan.instructions_per_visit, det.instructions_per_visit),
+            ratio(scan.code_lines as f64, det.code_lines as f64),
+        )
     }
 
     pub fn to_json(&self) -> String {
@@ -561,6 +665,17 @@ impl LayerMeasures {
                 l.lines_per_visit * 64.0 / 1024.0,
             ));
         }
+        if let Some(scan) = &self.scan {
+            let (share, code) = self.scan_shares();
+            s.push_str(&format!(
+                "\nof which the content scan (prefilter): {:.0} instructions / detect visit ({:.1}% of detection), {} code lines ({:.1}%), {:.0} lines / visit\n",
+                scan.instructions_per_visit,
+                share * 100.0,
+                scan.code_lines,
+                code * 100.0,
+                scan.lines_per_visit
+            ));
+        }
         s.push_str(&format!(
             "\n{} packets; per packet besides the layers: reading {:.0}, output {:.0}, unattributed {:.0} instructions\n",
             self.packets, self.read_per_packet, self.output_per_packet, self.unattributed_per_packet
@@ -579,7 +694,13 @@ mod tests {
         assert_eq!(classify("crates/inspect/src/reassembly.rs"), Part::Layer(2));
         assert_eq!(classify("crates/inspect/src/engine.rs"), Part::Layer(1));
         assert_eq!(classify("crates/protocols/src/http/mod.rs"), Part::Layer(3));
-        assert_eq!(classify("crates/rules/src/prefilter.rs"), Part::Layer(4));
+        assert_eq!(classify("crates/rules/src/prefilter.rs"), Part::Scan);
+        assert_eq!(classify("crates/rules/src/scan.rs"), Part::Layer(4));
+        assert_eq!(classify("crates/rules/src/gate.rs"), Part::Scan);
+        assert_eq!(
+            classify_fn("flowbundle_rules::scan::Scanner::scan_packet::{{closure}}"),
+            Part::External
+        );
         assert_eq!(classify("crates/ingest/src/pcap.rs"), Part::Read);
         assert_eq!(classify("crates/sinks/src/eve.rs"), Part::Output);
         assert_eq!(classify("crates/inspect/src/event.rs"), Part::External);
@@ -593,6 +714,10 @@ mod tests {
         );
         assert_eq!(
             classify_fn("flowbundle_rules::prefilter::PatternSet::loop_mixed"),
+            Part::Scan
+        );
+        assert_eq!(
+            classify_fn("flowbundle_rules::scan::Scanner::scan_stream"),
             Part::Layer(4)
         );
         assert_eq!(
@@ -668,6 +793,7 @@ fn=(2)
             site,
             callee,
             inclusive,
+            count: 1,
         };
         let d = Dump {
             instrs: vec![(0, 3, Part::External, 10), (64, 4, Part::External, 10)],

@@ -45,6 +45,7 @@ pub mod calibrate;
 pub mod engine;
 pub mod exec;
 pub mod findings;
+pub mod handoff;
 pub mod input;
 pub mod layers;
 pub mod params;

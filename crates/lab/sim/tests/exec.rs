@@ -233,3 +233,77 @@ fn staging_the_dominant_connection_lifts_run_to_completion() {
     assert!(o.pps < 1.2 * p.pps);
     assert_eq!(o.hops_per_packet, 0.0);
 }
+
+/// The reorder buffer after the stateless scan is bounded: with room for only a few packets the scan group spreads
+/// nothing more while it is full (each such packet counted), so the buffer never holds more than its bound plus the
+/// packets inside the group, every packet is still processed once and in order; with the default bound the same run
+/// spreads more.
+#[test]
+fn a_full_reorder_buffer_stops_spreading_and_counts_what_it_kept_in_order() {
+    let input = profiles::profile("dominant", 4_000, 3).unwrap();
+    let params = Params::default();
+    let model = Model::new(&input, &params).unwrap();
+    let split = ExecParams::engine()
+        .split_scan(&SplitScan {
+            backlog: 4,
+            ..SplitScan::measured()
+        })
+        .unwrap();
+    for exec in [Exec::Rtc, Exec::Multilayer] {
+        let open = run(&input, &model, &params, &split, exec, "lfb", 16);
+        let tight_ep = ExecParams {
+            reorder_cap: 4,
+            ..split.clone()
+        };
+        let tight = run(&input, &model, &params, &tight_ep, exec, "lfb", 16);
+        let what = exec.name();
+        assert_eq!(tight.packets, input.len() as u64, "{what}");
+        assert_eq!(tight.reordered, 0, "{what}");
+        assert!(open.parked_max > 4, "{what}: {}", open.parked_max);
+        assert_eq!(open.reorder_overflow, 0, "{what}");
+        assert!(tight.reorder_overflow > 0, "{what}: nothing refused");
+        assert!(
+            tight.parked_max as usize <= 4 + split.queue,
+            "{what}: {} parked",
+            tight.parked_max
+        );
+        assert!(tight.spread_share < open.spread_share, "{what}");
+    }
+}
+
+/// The measured hand-off is charged where the runtime cuts (a hop into the group that reads the payload): with it
+/// the staged models are slower than without it (`Handoff::none`, the policy's overheads), run-to-completion is
+/// not (it hops nowhere), and the hop moves the packet's copied payload besides its record.
+#[test]
+fn the_measured_hand_off_costs_the_staged_models_and_not_run_to_completion() {
+    use flowbundle_sim::handoff::Handoff;
+    let input = profiles::profile("balanced", 6_000, 3).unwrap();
+    let params = Params::default();
+    let model = Model::new(&input, &params).unwrap();
+    let measured = ExecParams::engine();
+    assert!(measured.handoff.is_measured());
+    let none = ExecParams {
+        handoff: Handoff::none(),
+        ..measured.clone()
+    };
+    for exec in Exec::ALL {
+        let with = run(&input, &model, &params, &measured, exec, "lfb", 4);
+        let without = run(&input, &model, &params, &none, exec, "lfb", 4);
+        let what = exec.name();
+        if exec == Exec::Rtc {
+            assert_eq!(with.pps, without.pps, "{what}");
+            assert_eq!(with.hop_lines_per_packet, 0.0);
+        } else {
+            assert!(
+                with.pps < without.pps,
+                "{what}: {} vs {}",
+                with.pps,
+                without.pps
+            );
+            assert!(
+                with.hop_lines_per_packet > without.hop_lines_per_packet,
+                "{what}: the copied payload moves"
+            );
+        }
+    }
+}
