@@ -77,15 +77,17 @@ fn dominant_lfb_highest_and_plateaus_once_one_core_has_the_dominant_connection()
 }
 
 /// The execution models (`flowbundle_sim::exec`) at 12, 14 and 16 simulated cores under `lfb`, the same default
-/// parameters for every trace (the layers measured on this engine, groups sized by a first run). What the Verdú
-/// thesis found (§6.4): throughput multilayer > pipeline > run-to-completion at scale, and multilayer with the
-/// lowest I-cache miss rate. The model reproduces the I-cache result on all three traces and the throughput ordering
-/// on `dominant`, where one connection carries 55% of the packets and run-to-completion is stuck at that
-/// connection's serial rate; on `balanced` (largest connection 8%) the staged models pass run-to-completion's plateau
-/// only from 16 cores, once the decode group has two cores (one core's decode and hand-off cap them below the
-/// plateau at 12 and 14); on `many` (no connection above 0.4%) run-to-completion scales linearly and staging gains
-/// at most a few percent where the groups happen to divide the cores well. BENCHMARKS.md ("Execution models") has
-/// the numbers to 64 cores; this test pins what they show.
+/// parameters for every trace (the layers measured on this engine, groups sized by a first run, and the hand-off
+/// into detection as measured on the real runtime: `flowbundle_sim::handoff`). What the Verdú thesis found (§6.4):
+/// throughput multilayer > pipeline > run-to-completion at scale, and multilayer with the lowest I-cache miss rate.
+/// With the measured hand-off the throughput ordering is reproduced on none of the traces: every packet that reaches
+/// detection pays the script's recording and replay and its copied payload's transfer, and a large connection's
+/// detection stays serial in its group, so on `dominant` the pipeline falls below run-to-completion (multilayer,
+/// whose acknowledgements skip detection, passes it where its groups are sized well), on `balanced` both staged
+/// models stay below run-to-completion's plateau, and on `many` run-to-completion scales and staging only costs. The
+/// I-cache argument holds in its strong form (run-to-completion misses several times as often as either staged
+/// model, whose cores each run a layer's code); which staged model misses least varies by trace and core count.
+/// BENCHMARKS.md ("Execution models") has the numbers to 64 cores; this test pins what they show.
 mod exec_models {
     use flowbundle_scheduler::SchedOptions;
     use flowbundle_sim::exec::{Exec, ExecParams, ExecReport, ExecSweep, sweep_exec};
@@ -126,56 +128,74 @@ mod exec_models {
         r.run(e, "lfb", n).unwrap().pps
     }
 
-    fn icache_lowest(profile: &str, r: &ExecReport) {
+    /// Run-to-completion's cores cycle through every layer's code and miss the L1i several times as often as the
+    /// staged models' cores, each running one group's code; the thesis' finer claim (multilayer lowest) is printed.
+    fn icache(profile: &str, r: &ExecReport) {
         let f = findings::exec_icache_lowest(r, "lfb", 12);
         println!("{profile}: [{}] {}: {}", f.holds, f.name, f.detail);
-        assert!(f.holds, "{profile}: {}", f.detail);
+        for n in CORES {
+            let miss = |e| r.run(e, "lfb", n).unwrap().icache_miss_rate;
+            let staged = miss(Exec::Pipeline).max(miss(Exec::Multilayer));
+            assert!(
+                miss(Exec::Rtc) > 5.0 * staged,
+                "{profile}, {n} cores: rtc {} vs staged {staged}",
+                miss(Exec::Rtc)
+            );
+        }
     }
 
+    fn ordering(profile: &str, r: &ExecReport) {
+        let f = findings::exec_ordering(r, "lfb", 12);
+        println!("{profile}: [{}] {}: {}", f.holds, f.name, f.detail);
+        assert!(!f.holds, "{profile}: the ordering now holds: {}", f.detail);
+    }
+
+    /// On `dominant` a staged model whose groups leave the 55% connection's detection one core, with the hand-off
+    /// on top of each of its packets, fills that group's queue and blocks every group before it: at each core count
+    /// one of the two staged models falls below run-to-completion (which model depends on how the first run sized
+    /// the groups), so the ordering fails; where the groups are sized well a staged model still passes
+    /// run-to-completion's stall on that connection by half again.
     #[test]
-    fn dominant_reproduces_the_thesis_ordering_and_the_icache_result() {
+    fn dominant_a_staged_model_falls_below_run_to_completion_at_every_core_count() {
         let r = run("dominant");
-        let f = findings::exec_ordering(&r, "lfb", 12);
-        println!("dominant: [{}] {}: {}", f.holds, f.name, f.detail);
-        assert!(f.holds, "{}", f.detail);
-        icache_lowest("dominant", &r);
+        ordering("dominant", &r);
+        icache("dominant", &r);
+        let mut best = 0.0f64;
+        for n in CORES {
+            let rtc = pps(&r, Exec::Rtc, n);
+            let (p, m) = (pps(&r, Exec::Pipeline, n), pps(&r, Exec::Multilayer, n));
+            assert!(p.min(m) < rtc, "{n} cores: both staged models above rtc");
+            best = best.max(p.max(m) / rtc);
+        }
+        assert!(best > 1.5, "the best staged model at best {best:.2}x rtc");
     }
 
     #[test]
-    fn balanced_staged_models_pass_the_run_to_completion_plateau_once_decode_has_two_cores() {
+    fn balanced_staged_models_stay_below_the_run_to_completion_plateau() {
         let r = run("balanced");
-        icache_lowest("balanced", &r);
+        ordering("balanced", &r);
+        icache("balanced", &r);
         let rtc: Vec<f64> = CORES.iter().map(|&n| pps(&r, Exec::Rtc, n)).collect();
         assert!(
-            rtc[2] <= 1.01 * rtc[0],
+            rtc[2] <= 1.01 * rtc[1],
             "run-to-completion is on its plateau: {rtc:?}"
         );
-        // At 12 and 14 cores the decode group has one core, whose rate caps both staged models near the plateau;
-        // from 16 cores it has two, and the staged models pass run-to-completion by half again.
-        for n in [12, 14] {
-            let ml = r.run(Exec::Multilayer, "lfb", n).unwrap();
-            assert_eq!(ml.groups[0].layers, ["packet"]);
-            assert_eq!(ml.groups[0].cores, 1, "{n} cores");
+        for (k, &n) in CORES.iter().enumerate() {
+            for e in [Exec::Pipeline, Exec::Multilayer] {
+                assert!(pps(&r, e, n) < rtc[k], "{n} cores: {} above rtc", e.name());
+            }
         }
-        let best16 = pps(&r, Exec::Multilayer, 16).max(pps(&r, Exec::Pipeline, 16));
-        assert!(
-            best16 > 1.5 * rtc[2],
-            "16 cores: best staged {best16} vs rtc {}",
-            rtc[2]
-        );
-        let f = findings::exec_ordering(&r, "lfb", 12);
-        println!("balanced: [{}] {}: {}", f.holds, f.name, f.detail);
-        assert!(!f.holds);
     }
 
     /// Beyond one core per connection (`ExecParams::split_scan`: detection's stateless content scan spread over
-    /// the cores for a backlogged connection, its verification taken back in order): on `balanced` at 14 cores
-    /// run-to-completion that stages only such a connection passes 1.3× the run-to-completion engine's `lfb`
-    /// (`engine::simulate`, the 6.2 Mpps plateau the largest connection sets; BENCHMARKS.md, "Simulator") and
-    /// 1.2× this model's own plain run-to-completion (whose plateau the instruction-cache model moves), with every
-    /// stateful layer still seeing each connection in order.
+    /// the cores for a backlogged connection, its verification taken back in order). With the hand-off charged at
+    /// its measured cost, staging the 8% connection of `balanced` costs more than spreading its scans gains: at 14
+    /// cores run-to-completion that stages it stays below 1.3× the run-to-completion engine's `lfb`
+    /// (`engine::simulate`, the 6.2 Mpps plateau the largest connection sets; BENCHMARKS.md, "Simulator") and below
+    /// this model's own plain run-to-completion, with every stateful layer still seeing each connection in order. (On
+    /// `dominant`, whose elephant carries 55% of the packets, the split still lifts run-to-completion: `tests/exec.rs`.)
     #[test]
-    fn balanced_split_scan_lifts_the_per_connection_ceiling_at_14_cores() {
+    fn balanced_split_scan_does_not_lift_the_ceiling_at_14_cores_once_the_hand_off_is_charged() {
         use flowbundle_sim::engine::{Mode, Model, RunConfig, simulate};
         use flowbundle_sim::exec::SplitScan;
         let input = profiles::profile("balanced", super::PACKETS, 1).unwrap();
@@ -228,14 +248,19 @@ mod exec_models {
                 r.exec.name()
             );
         }
-        assert!(staged.pps >= 1.3 * engine);
-        assert!(staged.pps >= 1.2 * rtc.pps);
+        assert!(staged.pps < 1.3 * engine);
+        assert!(staged.pps < rtc.pps);
+        let best = split.runs.iter().map(|r| r.pps).fold(0.0, f64::max);
+        assert!(
+            best < 1.3 * engine,
+            "a staged model with the split reaches 1.3x"
+        );
     }
 
     #[test]
     fn many_run_to_completion_scales_and_staging_gains_nothing() {
         let r = run("many");
-        icache_lowest("many", &r);
+        icache("many", &r);
         for n in CORES {
             let rtc = pps(&r, Exec::Rtc, n);
             for e in [Exec::Pipeline, Exec::Multilayer] {
@@ -246,6 +271,6 @@ mod exec_models {
                 );
             }
         }
-        assert!(!findings::exec_ordering(&r, "lfb", 12).holds);
+        ordering("many", &r);
     }
 }
