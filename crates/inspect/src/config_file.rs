@@ -29,6 +29,7 @@
 //!   midstream: true
 //!   reassembly: {memcap: 64mb}
 //! action-order: [drop, pass, reject, alert]        # Suricata's default: pass, drop, reject, alert
+//! packet-alert-max: 15                             # the most alerts one packet reports
 //! ```
 //!
 //! Every engine setting read is one row of [`SETTINGS`] (its key, unit, and how it reads and writes
@@ -63,6 +64,8 @@ pub enum Unit {
     Bytes,
     /// `yes`/`no`, `true`/`false`.
     Bool,
+    /// A plain count.
+    Count,
 }
 
 /// One engine setting of the configuration file: its key in `suricata.yaml`, and how it reads and writes the
@@ -109,16 +112,23 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| c.reassembly_memcap as u64,
         set: |c, v| c.reassembly_memcap = usize::try_from(v).unwrap_or(usize::MAX),
     },
+    Setting {
+        key: "packet-alert-max",
+        unit: Unit::Count,
+        get: |c| c.packet_alert_max as u64,
+        set: |c, v| c.packet_alert_max = usize::try_from(v).unwrap_or(usize::MAX),
+    },
 ];
 
 /// The sections whose keys are matched against [`SETTINGS`] (their other keys are listed as not read).
-const SETTING_SECTIONS: [&str; 2] = ["flow-timeouts", "stream"];
+/// `packet-alert-max` is a top-level key of its own.
+const SETTING_SECTIONS: [&str; 3] = ["flow-timeouts", "stream", "packet-alert-max"];
 
 /// A value of `unit` written as YAML gives it: a number, `64mb`, `yes`.
 fn parse_unit(unit: Unit, v: &str) -> Option<u64> {
     let v = v.trim();
     match unit {
-        Unit::Seconds => v.parse().ok(),
+        Unit::Seconds | Unit::Count => v.parse().ok(),
         Unit::Bool => match v.to_ascii_lowercase().as_str() {
             "yes" | "true" | "on" | "1" => Some(1),
             "no" | "false" | "off" | "0" => Some(0),
@@ -143,7 +153,7 @@ fn parse_unit(unit: Unit, v: &str) -> Option<u64> {
 /// A value of `unit` as the dump writes it.
 fn show_unit(unit: Unit, v: u64) -> String {
     match unit {
-        Unit::Seconds => v.to_string(),
+        Unit::Seconds | Unit::Count => v.to_string(),
         Unit::Bool => (if v != 0 { "true" } else { "false" }).to_string(),
         Unit::Bytes if v > 0 && v.is_multiple_of(1 << 30) => format!("{}gb", v >> 30),
         Unit::Bytes if v > 0 && v.is_multiple_of(1 << 20) => format!("{}mb", v >> 20),
@@ -609,6 +619,7 @@ impl ConfigFile {
                         Unit::Seconds => "a whole number of seconds",
                         Unit::Bytes => "a size such as 64mb",
                         Unit::Bool => "yes or no",
+                        Unit::Count => "a whole number",
                     };
                     let line = where_.rsplit_once(':').and_then(|(_, l)| l.parse().ok());
                     if where_ == "--set" {
@@ -980,6 +991,24 @@ mod tests {
             .unwrap_err()
             .0;
         assert_eq!(e, "x.yaml:2: stream.midstream: expected yes or no");
+    }
+
+    /// `packet-alert-max`, a top-level key: read from the file or `--set`, dumped with its origin, checked.
+    #[test]
+    fn packet_alert_max_is_read_and_dumped() {
+        let c = ConfigFile::parse("packet-alert-max: 3\n", "a.yaml").unwrap();
+        let mut e = EngineConfig::default();
+        assert_eq!(e.packet_alert_max, crate::config::DEFAULT_PACKET_ALERT_MAX);
+        c.apply(&mut e);
+        assert_eq!(e.packet_alert_max, 3);
+        let d = c.dump();
+        assert!(d.contains("packet-alert-max: 3  # a.yaml:1\n"), "{d}");
+        let d0 = ConfigFile::parse("", "b.yaml").unwrap().dump();
+        assert!(d0.contains("packet-alert-max: 15  # default\n"), "{d0}");
+        let err = ConfigFile::parse("packet-alert-max: many\n", "x.yaml")
+            .unwrap_err()
+            .0;
+        assert_eq!(err, "x.yaml:1: packet-alert-max: expected a whole number");
     }
 
     /// `outputs` is a list in Suricata's layout: `--set outputs.eve-log.KEY` names the eve-log item by its key
