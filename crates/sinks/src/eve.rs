@@ -66,11 +66,14 @@ fn has_ports(p: u8) -> bool {
     matches!(p, 6 | 17 | 132)
 }
 
-/// What the EVE lines carry beyond Suricata's schema.
+/// How the EVE lines are written: what they carry beyond Suricata's schema, and Suricata's `eve-log` options.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EveOptions {
     /// Flow records carry the `flowbundle` object (label in nDPI's spelling, evidence, decision position, gaps).
     pub extra: bool,
+    /// IPv6 addresses in their compressed form (`fe80::20c:29ff:fef3:cf38`, Suricata's `eve-log.ipv6-compress:
+    /// yes`); by default they are written in full, eight groups of four hex digits, as Suricata writes them.
+    pub ipv6_compress: bool,
 }
 
 /// Writes events as EVE JSON lines.
@@ -86,8 +89,22 @@ fn put_str(buf: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *buf, s);
 }
 
-fn put_ip(buf: &mut Vec<u8>, ip: IpAddr) {
-    let _ = write!(buf, "\"{ip}\"");
+fn put_ip(buf: &mut Vec<u8>, ip: IpAddr, compress: bool) {
+    match ip {
+        IpAddr::V6(v6) if !compress => {
+            buf.push(b'"');
+            for (i, g) in v6.segments().iter().enumerate() {
+                if i > 0 {
+                    buf.push(b':');
+                }
+                let _ = write!(buf, "{g:04x}");
+            }
+            buf.push(b'"');
+        }
+        _ => {
+            let _ = write!(buf, "\"{ip}\"");
+        }
+    }
 }
 
 fn put_ts(buf: &mut Vec<u8>, ts: u64) {
@@ -97,15 +114,15 @@ fn put_ts(buf: &mut Vec<u8>, ts: u64) {
 }
 
 /// `"src_ip":..,"src_port":..,"dest_ip":..,"dest_port":..` for data going in key direction `dir`.
-fn put_endpoints(buf: &mut Vec<u8>, key: &FlowKey, dir: KeySide, prefix: &str) {
+fn put_endpoints(buf: &mut Vec<u8>, key: &FlowKey, dir: KeySide, prefix: &str, opts: EveOptions) {
     let (src, dst, sp, dp) = key.endpoints(dir);
     let _ = write!(buf, "\"{prefix}src_ip\":");
-    put_ip(buf, src);
+    put_ip(buf, src, opts.ipv6_compress);
     if has_ports(key.proto) {
         let _ = write!(buf, ",\"{prefix}src_port\":{sp}");
     }
     let _ = write!(buf, ",\"{prefix}dest_ip\":");
-    put_ip(buf, dst);
+    put_ip(buf, dst, opts.ipv6_compress);
     if has_ports(key.proto) {
         let _ = write!(buf, ",\"{prefix}dest_port\":{dp}");
     }
@@ -220,8 +237,8 @@ pub fn render_with(buf: &mut Vec<u8>, e: &Event, opts: EveOptions) {
     let _ = write!(buf, ",\"event_type\":\"{}\",", e.kind.event_type());
     match &e.kind {
         EventKind::Flow(r) => render_flow(buf, e, r, opts),
-        EventKind::App(a) => render_app(buf, e, a),
-        EventKind::Alert(a) => render_alert(buf, e, a),
+        EventKind::App(a) => render_app(buf, e, a, opts),
+        EventKind::Alert(a) => render_alert(buf, e, a, opts),
     }
     buf.push(b'}');
 }
@@ -242,7 +259,7 @@ fn put_app_proto(buf: &mut Vec<u8>, app: &AppLabel) {
 }
 
 fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
-    put_endpoints(buf, &e.key, e.client, "");
+    put_endpoints(buf, &e.key, e.client, "", opts);
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
     put_icmp(buf, r.icmp_toserver, "");
     put_icmp(buf, r.icmp_toclient, "response_");
@@ -310,8 +327,8 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
     buf.push(b'}');
 }
 
-fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent) {
-    put_endpoints(buf, &e.key, e.dir, "");
+fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent, opts: EveOptions) {
+    put_endpoints(buf, &e.key, e.dir, "", opts);
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
     if let AppEvent::Http(h) = a {
         let _ = write!(buf, ",\"tx_id\":{}", h.tx_id);
@@ -327,8 +344,8 @@ fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent) {
     }
 }
 
-fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
-    put_endpoints(buf, &e.key, e.dir, "");
+fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) {
+    put_endpoints(buf, &e.key, e.dir, "", opts);
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
     put_icmp(buf, a.icmp, "");
     let _ = write!(
@@ -354,7 +371,7 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     let _ = write!(buf, ",\"severity\":{}", a.severity);
     put_metadata(buf, &a.metadata);
     if let Some(t) = a.target {
-        put_source_target(buf, &e.key, e.dir, t);
+        put_source_target(buf, &e.key, e.dir, t, opts);
     }
     buf.push(b'}');
     if let Some(app) = &a.app {
@@ -371,13 +388,19 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent) {
     );
     put_ts(buf, a.flow_start_ns);
     buf.push(b',');
-    put_endpoints(buf, &e.key, e.client, "");
+    put_endpoints(buf, &e.key, e.client, "", opts);
     buf.push(b'}');
 }
 
 /// `,"source":{"ip":..,"port":..},"target":{..}`: the alerting packet's endpoints, the one the rule's `target`
 /// names as the target (ports on TCP and UDP only), as Suricata writes them.
-fn put_source_target(buf: &mut Vec<u8>, key: &FlowKey, dir: KeySide, t: AlertTarget) {
+fn put_source_target(
+    buf: &mut Vec<u8>,
+    key: &FlowKey,
+    dir: KeySide,
+    t: AlertTarget,
+    opts: EveOptions,
+) {
     let (src, dst, sp, dp) = key.endpoints(dir);
     let (source, target) = match t {
         AlertTarget::DestIp => ((src, sp), (dst, dp)),
@@ -385,7 +408,7 @@ fn put_source_target(buf: &mut Vec<u8>, key: &FlowKey, dir: KeySide, t: AlertTar
     };
     for (name, (ip, port)) in [("source", source), ("target", target)] {
         let _ = write!(buf, ",\"{name}\":{{\"ip\":");
-        put_ip(buf, ip);
+        put_ip(buf, ip, opts.ipv6_compress);
         if has_ports(key.proto) {
             let _ = write!(buf, ",\"port\":{port}");
         }
@@ -479,7 +502,14 @@ mod tests {
             })),
         };
         let mut b = Vec::new();
-        render_with(&mut b, &e, EveOptions { extra: true });
+        render_with(
+            &mut b,
+            &e,
+            EveOptions {
+                extra: true,
+                ..EveOptions::default()
+            },
+        );
         let s = String::from_utf8(b).unwrap();
         assert_eq!(
             s,
@@ -509,13 +539,13 @@ mod tests {
     fn alert_source_and_target_follow_the_rule() {
         let (k, d) = key();
         let mut b = Vec::new();
-        put_source_target(&mut b, &k, d, AlertTarget::DestIp);
+        put_source_target(&mut b, &k, d, AlertTarget::DestIp, EveOptions::default());
         assert_eq!(
             String::from_utf8(b).unwrap(),
             ",\"source\":{\"ip\":\"10.0.0.2\",\"port\":40000},\"target\":{\"ip\":\"10.0.0.1\",\"port\":80}"
         );
         let mut b = Vec::new();
-        put_source_target(&mut b, &k, d, AlertTarget::SrcIp);
+        put_source_target(&mut b, &k, d, AlertTarget::SrcIp, EveOptions::default());
         assert_eq!(
             String::from_utf8(b).unwrap(),
             ",\"source\":{\"ip\":\"10.0.0.1\",\"port\":80},\"target\":{\"ip\":\"10.0.0.2\",\"port\":40000}"
@@ -588,5 +618,30 @@ mod tests {
         let v = line(&e);
         assert_eq!(v["flow_id"], 42);
         assert_eq!(v["flow"]["src_ip"], "10.0.0.2");
+    }
+
+    /// IPv6 addresses are written in full by default, as Suricata writes them, and compressed on request; IPv4 is
+    /// the same either way.
+    #[test]
+    fn ipv6_addresses_full_unless_compressed() {
+        let ip = |s: &str, compress: bool| {
+            let mut b = Vec::new();
+            put_ip(&mut b, s.parse().unwrap(), compress);
+            String::from_utf8(b).unwrap()
+        };
+        assert_eq!(
+            ip("fe80::20c:29ff:fef3:cf38", false),
+            "\"fe80:0000:0000:0000:020c:29ff:fef3:cf38\""
+        );
+        assert_eq!(
+            ip("fe80::20c:29ff:fef3:cf38", true),
+            "\"fe80::20c:29ff:fef3:cf38\""
+        );
+        assert_eq!(
+            ip("::1", false),
+            "\"0000:0000:0000:0000:0000:0000:0000:0001\""
+        );
+        assert_eq!(ip("10.0.0.1", false), "\"10.0.0.1\"");
+        assert_eq!(ip("10.0.0.1", true), "\"10.0.0.1\"");
     }
 }

@@ -650,6 +650,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let eve_opts = EveOptions {
         extra: args.eve_extra,
+        ..EveOptions::default()
     };
     // Every file this run reads: no output may be one of them.
     let inputs: Vec<&std::path::Path> = args
@@ -1023,6 +1024,7 @@ fn inspect_inputs(
             // thresholds, events come here whole: the filter must see them in order before anything is written.
             let eve_opts = EveOptions {
                 extra: args.eve_extra,
+                ..EveOptions::default()
             };
             let render_eve = move |buf: &mut Vec<u8>, events: &[Event]| {
                 flowbundle_sinks::eve::render_lines_with(buf, events, eve_opts)

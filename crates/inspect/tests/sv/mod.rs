@@ -795,11 +795,15 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         }
     }
     // The EVE lines, as the product writes them.
+    let eve = flowbundle_sinks::eve::EveOptions {
+        ipv6_compress: settings.ipv6_compress,
+        ..Default::default()
+    };
     let lines: Vec<serde_json::Value> = events
         .iter()
         .filter_map(|e| {
             let mut buf = Vec::new();
-            flowbundle_sinks::render(&mut buf, e);
+            flowbundle_sinks::eve::render_with(&mut buf, e, eve);
             serde_json::from_slice(&buf).ok()
         })
         .collect();
@@ -1147,6 +1151,8 @@ pub struct Settings {
     /// A DNS logger option other than Suricata 8's defaults (`version: 2`, `types`, `formats`, `requests`, ...):
     /// the writer writes the default layout only, so the test's `dns` checks are not evaluated.
     pub dns_logger: Option<String>,
+    /// `eve-log.ipv6-compress: yes`: IPv6 addresses written compressed.
+    pub ipv6_compress: bool,
     /// `packet-alert-max` (0: Suricata's default).
     pub packet_alert_max: usize,
 }
@@ -1161,6 +1167,7 @@ impl Default for Settings {
             action_order: Vec::new(),
             action_order_parsed: Default::default(),
             dns_logger: None,
+            ipv6_compress: false,
             packet_alert_max: 0,
         }
     }
@@ -1241,6 +1248,9 @@ impl Settings {
             && !(opt == "version" && value == "3")
         {
             self.dns_logger = Some(format!("{opt}: {value}"));
+        }
+        if key.starts_with("outputs.") && key.ends_with(".eve-log.ipv6-compress") {
+            self.ipv6_compress = matches!(value, "yes" | "true" | "1");
         }
         if BENIGN_PREFIXES
             .iter()
