@@ -70,7 +70,7 @@ pub use live::{
 };
 pub use staged::{DetectVisits, Script, Scripts, StagedInspect};
 pub use stream::{
-    ArenaSource, Batch, Broadcast, BufferDecodes, EventMerge, Forward, Piece, Renderer, Run,
+    ArenaSource, Batch, Broadcast, BufferDecodes, EventMerge, Forward, Help, Piece, Renderer, Run,
     StatsBoard, StreamOrder, StreamReader, SweepReport, Tagged,
 };
 pub use sweep::{SweepClock, SweepConfig};

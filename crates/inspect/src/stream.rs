@@ -181,6 +181,12 @@ pub type Renderer = dyn Fn(&mut Vec<u8>, &[Event]) + Sync;
 /// which this crate does not know; the binary wires the two).
 pub type Broadcast<'b> = dyn Fn(&(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)) + 'b;
 
+/// Inspects one packet that only the calling thread, the reader, can: `true` if it did, `false` when there is none. A
+/// reader that is also a worker of the run (the runtime's `Crew::help`) is given one, and calls it until it answers
+/// `false` before it waits for the workers to free anything (a packet buffer, the packets in flight), since the
+/// packets the policy holds for it would otherwise never be freed. A reader that is not a worker gets none.
+pub type Help<'h> = dyn Fn() -> bool + 'h;
+
 /// Called on the worker with each packet once it has been inspected (its buffer, its record), and whether its flow
 /// is dropped (an inline sensor forwards it or not: [`crate::live::Inline::forward`]).
 pub type Forward<'f> = dyn Fn(u32, &PacketRecord<'_>, bool) + Sync + 'f;
@@ -264,17 +270,22 @@ impl<'a> Sweeper<'a> {
     /// Runs the sweep due, if any: waits until every packet dispatched to `arena` has been inspected, then sweeps.
     /// Called by the arena's one filler, between two packets.
     pub(crate) fn run_due(&mut self, arena: &PacketArena) {
-        self.run_due_on(arena, None);
+        self.run_due_on(arena, None, None);
     }
 
     /// [`run_due`](Self::run_due), the sweep split over the workers by shard when `crew` is given (see
     /// [`StreamReader::with_sweeps`]).
-    pub(crate) fn run_due_on(&mut self, arena: &PacketArena, crew: Option<&Broadcast<'_>>) {
+    pub(crate) fn run_due_on(
+        &mut self,
+        arena: &PacketArena,
+        crew: Option<&Broadcast<'_>>,
+        help: Option<&Help<'_>>,
+    ) {
         let Some(now) = self.due.take() else {
             return;
         };
         let t0 = std::time::Instant::now();
-        if !drain(arena) {
+        if !drain_helping(arena, help) {
             // The run is being abandoned: no sweep while workers may still hold shards.
             return;
         }
@@ -315,8 +326,13 @@ impl<'a> Sweeper<'a> {
     /// been inspected, then every worker ends the flows of its share as [`crate::Engine::finish`] would (which then
     /// finds the table empty), its events sorted by [`Event::sort_key`] and sent as a [`Run`] tagged after the last
     /// packet; the collector merges the runs into `finish`'s order.
-    pub(crate) fn flush_on(&mut self, arena: &PacketArena, crew: &Broadcast<'_>) {
-        if !drain(arena) {
+    pub(crate) fn flush_on(
+        &mut self,
+        arena: &PacketArena,
+        crew: &Broadcast<'_>,
+        help: Option<&Help<'_>>,
+    ) {
+        if !drain_helping(arena, help) {
             return;
         }
         let end = AtomicU64::new(self.ctx.max_ts());
@@ -359,10 +375,19 @@ impl<'a> Sweeper<'a> {
 /// caller must not touch their state.
 #[must_use]
 pub(crate) fn drain(arena: &PacketArena) -> bool {
+    drain_helping(arena, None)
+}
+
+/// [`drain`], the calling thread inspecting the packets that only it can (see [`Help`]) before it waits.
+#[must_use]
+fn drain_helping(arena: &PacketArena, help: Option<&Help<'_>>) -> bool {
     let mut spins = 0u32;
     while arena.oldest_in_flight() < arena.filled() {
         if arena.is_closed() {
             return false;
+        }
+        if help.is_some_and(|h| h()) {
+            continue;
         }
         spins += 1;
         if spins < 64 {
@@ -468,9 +493,9 @@ impl<'a> StreamReader<'a> {
 
     /// Runs the sweep due, if any: waits until every packet dispatched has been inspected, then sweeps (on every
     /// worker, with `crew`).
-    fn sweep_if_due(&mut self, crew: Option<&Broadcast<'_>>) {
+    fn sweep_if_due(&mut self, crew: Option<&Broadcast<'_>>, help: Option<&Help<'_>>) {
         if let Some(s) = self.sweeper.as_mut() {
-            s.run_due_on(self.stager.arena, crew);
+            s.run_due_on(self.stager.arena, crew, help);
         }
     }
 
@@ -517,9 +542,13 @@ impl<'a> StreamReader<'a> {
 
     /// The next descriptor to dispatch, or `None` at the end of the last input. With `crew`, sweeps and the
     /// end-of-input flush run on every worker (see [`with_sweeps`](Self::with_sweeps)).
-    pub fn next_desc(&mut self, crew: Option<&Broadcast<'_>>) -> Option<Desc> {
+    pub fn next_desc(
+        &mut self,
+        crew: Option<&Broadcast<'_>>,
+        help: Option<&Help<'_>>,
+    ) -> Option<Desc> {
         loop {
-            self.sweep_if_due(crew);
+            self.sweep_if_due(crew, help);
             if self
                 .stop
                 .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
@@ -533,7 +562,7 @@ impl<'a> StreamReader<'a> {
                         && !self.flushed
                     {
                         self.flushed = true;
-                        s.flush_on(self.stager.arena, crew);
+                        s.flush_on(self.stager.arena, crew, help);
                     }
                     return None;
                 };
@@ -553,7 +582,7 @@ impl<'a> StreamReader<'a> {
                     }
                 }
             }
-            self.recycle_kept();
+            self.recycle_kept(help);
             let (r, path) = self.reader.as_mut()?;
             let rec = match r.next_packet() {
                 Ok(Some(rec)) => rec,
@@ -587,7 +616,7 @@ impl<'a> StreamReader<'a> {
                 self.warnings.push(w);
             }
             // `None`: the arena was closed, the run is being abandoned.
-            let slot = self.stager.arena.acquire()?;
+            let slot = acquire_helping(self.stager.arena, help)?;
             // SAFETY: `rec`'s bytes stay unchanged until the slot is released (see above).
             if let Some(d) = unsafe { self.stager.stage_kept(slot, &rec, position) } {
                 return Some(d);
@@ -609,7 +638,7 @@ impl<'a> StreamReader<'a> {
     /// Tells the capture reader the number the next packet will take and recycles the buffers every packet of which
     /// has been inspected: every [`RECYCLE_EVERY`] packets, and at once (waiting for the oldest) when
     /// [`KEPT_RETIRED`] buffers wait.
-    fn recycle_kept(&mut self) {
+    fn recycle_kept(&mut self, help: Option<&Help<'_>>) {
         let arena = self.stager.arena;
         let Some(k) = self.reader.as_mut().and_then(|(r, _)| r.kept_buffers()) else {
             return;
@@ -626,6 +655,10 @@ impl<'a> StreamReader<'a> {
             && k.oldest_retired().is_some_and(|t| t > done)
             && !arena.is_closed()
         {
+            if help.is_some_and(|h| h()) {
+                done = arena.oldest_in_flight();
+                continue;
+            }
             spins += 1;
             if spins < 64 {
                 std::thread::yield_now();
@@ -636,6 +669,25 @@ impl<'a> StreamReader<'a> {
         }
         k.recycle(done);
     }
+}
+
+/// A free buffer of `arena` ([`PacketArena::acquire`]), the calling thread inspecting the packets that only it can
+/// (see [`Help`]) before it waits for one.
+fn acquire_helping(arena: &PacketArena, help: Option<&Help<'_>>) -> Option<u32> {
+    if let Some(h) = help {
+        loop {
+            if arena.is_closed() {
+                return None;
+            }
+            if let Some(i) = arena.try_acquire() {
+                return Some(i);
+            }
+            if !h() {
+                break;
+            }
+        }
+    }
+    arena.acquire()
 }
 
 /// Ends a record's borrow of the reader that returned it.

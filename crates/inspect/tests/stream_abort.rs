@@ -89,7 +89,8 @@ fn inspect(files: Vec<PathBuf>, policy: &str, workers: usize, at: u64) -> Result
         let broadcast = |job: &(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)| {
             crew.broadcast(&|w, ctx: &mut WorkerCtx| job(w, n, ctx))
         };
-        reader.next_desc(Some(&broadcast))
+        let help = || crew.help();
+        reader.next_desc(Some(&broadcast), Some(&help))
     };
     run_stream(sched.as_ref(), &work, feed, &mut |_| {}, &cfg).map(|(r, _)| r.processed())
 }

@@ -184,11 +184,23 @@ impl<L> Drop for LeaveGuard<'_, L> {
     }
 }
 
-/// The reader's handle on the workers of a streaming run: how many there are, and [`broadcast`](Self::broadcast).
+/// The share of the work of a reader that is also worker 0 (see [`StreamConfig::reader_works`]).
+///
+/// [`StreamConfig::reader_works`]: crate::StreamConfig::reader_works
+pub(crate) trait OwnShare {
+    /// Processes one packet the policy has for worker 0; `false` when it has none.
+    fn help(&self) -> bool;
+    /// Runs the job posted last as worker 0.
+    fn run_job(&self);
+}
+
+/// The reader's handle on the workers of a streaming run: how many there are, [`broadcast`](Self::broadcast), and,
+/// when the reader is itself a worker, [`help`](Self::help).
 pub struct Crew<'s, L> {
     jobs: &'s Jobs<L>,
     sleepers: &'s Sleepers,
     threads: &'s [std::thread::Thread],
+    own: Option<&'s dyn OwnShare>,
 }
 
 impl<'s, L> Crew<'s, L> {
@@ -196,24 +208,40 @@ impl<'s, L> Crew<'s, L> {
         jobs: &'s Jobs<L>,
         sleepers: &'s Sleepers,
         threads: &'s [std::thread::Thread],
+        own: Option<&'s dyn OwnShare>,
     ) -> Self {
         Crew {
             jobs,
             sleepers,
             threads,
+            own,
         }
     }
 
-    /// Workers of the run.
+    /// Workers of the run (the reader included when it is one).
     pub fn workers(&self) -> usize {
         self.jobs.workers()
     }
 
+    /// When the reader is also worker 0 ([`StreamConfig::reader_works`]): processes one packet the policy has for
+    /// it and returns `true`, or returns `false` when it has none (and always when the reader is not a worker).
+    /// A feed must call it until it answers `false` before it waits for anything the workers release (a packet
+    /// buffer, the packets in flight to drain): what the policy holds for worker 0 only the reader can process.
+    ///
+    /// [`StreamConfig::reader_works`]: crate::StreamConfig::reader_works
+    pub fn help(&self) -> bool {
+        self.own.is_some_and(|o| o.help())
+    }
+
     /// Runs `job` once on every worker, with its worker number and its own state, between two of its packets, and
-    /// returns when all have run it. Meant for the thread that feeds the run (one job at a time).
+    /// returns when all have run it. Meant for the thread that feeds the run (one job at a time); a reader that is
+    /// worker 0 runs it too.
     pub fn broadcast<F: Fn(WorkerId, &mut L) + Sync>(&self, job: &F) {
         let g = self.jobs.post(job);
         self.sleepers.wake_all(self.threads);
+        if let Some(o) = self.own {
+            o.run_job();
+        }
         self.jobs.finish(g);
     }
 }

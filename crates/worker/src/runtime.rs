@@ -506,7 +506,7 @@ fn dispatcher_loop(
         Mode::Raw => {
             for (i, d) in descs.iter().enumerate() {
                 let arrival = if rec { shared.now() } else { 0 };
-                if !dispatch_raw(sched, *d, shared, threads, &mut report, abort) {
+                if !dispatch_raw(sched, *d, shared, threads, &mut report, abort, None) {
                     break;
                 }
                 if let Some(r) = records.as_mut() {
@@ -578,7 +578,9 @@ fn dispatcher_loop(
 
 /// Raw mode's dispatch of one packet: offer it until the policy accepts it (backing off while its queues are full),
 /// then wake the worker that can take it. Returns `false`, the packet not dispatched, when the run is abandoned
-/// meanwhile (a worker that died never drains its queue).
+/// meanwhile (a worker that died never drains its queue). A dispatcher that is also a worker (`help`: processes one
+/// packet of its own share, `false` when it has none) works instead of backing off while it can: the full queue may
+/// be its own.
 pub(crate) fn dispatch_raw(
     sched: &dyn Scheduler,
     d: Desc,
@@ -586,6 +588,7 @@ pub(crate) fn dispatch_raw(
     threads: &[Thread],
     report: &mut DispatchReport,
     abort: &Abort<'_>,
+    help: Option<&dyn Fn() -> bool>,
 ) -> bool {
     let placed = loop {
         match sched.dispatch(d) {
@@ -593,6 +596,9 @@ pub(crate) fn dispatch_raw(
             Err(_) => {
                 if abort.is_raised() {
                     return false;
+                }
+                if help.is_some_and(|h| h()) {
+                    continue;
                 }
                 report.full_waits += 1;
                 // Make sure whoever can drain the queues is awake, then get off the core until half of what is
@@ -801,41 +807,16 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
             if let Some(t) = idle_since.take() {
                 report.idle_ns += start.saturating_sub(t);
             }
-            workload.prepare(&mut local, d);
-            if !sched.claim(w, &d) {
-                // Handed off (`ph`, late claim): another worker owns the connection and will process the packet.
-                let end = now();
-                report.handoffs += 1;
-                report.busy_ns += end - start;
-                idle = 0;
-                continue;
-            }
-            let classified = {
-                // SAFETY: between a successful `claim` (for most policies, `next` itself) and `done`, the
-                // scheduler's exclusivity contract gives this worker the packet's bundle alone; the token is gone
-                // before `done`.
-                let mut held = unsafe { BundleToken::assume_held(sched.bundle(&d)) };
-                workload.process(&mut local, d, &mut held) == Outcome::Classified
-            };
-            if classified {
-                sched.classified(w, &d);
-            }
-            let end = now();
-            sched.done(w, d);
-            shared.completed[w].fetch_add(1, Release);
-            report.packets += 1;
-            report.busy_ns += end - start;
-            report.last_end_ns = end;
-            if rec {
-                let i = d.id as usize;
-                if let (Some(s), Some(e), Some(k)) =
-                    (shared.start.get(i), shared.end.get(i), shared.worker.get(i))
-                {
-                    s.store(start, Relaxed);
-                    e.store(end, Relaxed);
-                    k.store(w as u16, Relaxed);
-                }
-            }
+            handle_packet(
+                w,
+                d,
+                sched,
+                workload,
+                shared,
+                &mut local,
+                &mut report,
+                start,
+            );
             idle = 0;
             continue;
         }
@@ -853,6 +834,58 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
     }
     workload.on_stop(&mut local);
     (report, local)
+}
+
+/// Worker `w`'s handling of packet `d`, which the policy's `next` gave it at `start` (0 when untimed): prepare, claim,
+/// process, done; counted in `report`, and in the per-packet records when the run keeps them.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn handle_packet<W: Workload + ?Sized>(
+    w: WorkerId,
+    d: Desc,
+    sched: &dyn Scheduler,
+    workload: &W,
+    shared: &Shared,
+    local: &mut W::Local,
+    report: &mut WorkerReport,
+    start: u64,
+) {
+    let rec = !shared.start.is_empty();
+    let timed = shared.timed || rec;
+    let now = || if timed { shared.now() } else { 0 };
+    workload.prepare(local, d);
+    if !sched.claim(w, &d) {
+        // Handed off (`ph`, late claim): another worker owns the connection and will process the packet.
+        let end = now();
+        report.handoffs += 1;
+        report.busy_ns += end - start;
+        return;
+    }
+    let classified = {
+        // SAFETY: between a successful `claim` (for most policies, `next` itself) and `done`, the scheduler's
+        // exclusivity contract gives this worker the packet's bundle alone; the token is gone before `done`.
+        let mut held = unsafe { BundleToken::assume_held(sched.bundle(&d)) };
+        workload.process(local, d, &mut held) == Outcome::Classified
+    };
+    if classified {
+        sched.classified(w, &d);
+    }
+    let end = now();
+    sched.done(w, d);
+    shared.completed_one(w);
+    report.packets += 1;
+    report.busy_ns += end - start;
+    report.last_end_ns = end;
+    if rec {
+        let i = d.id as usize;
+        if let (Some(s), Some(e), Some(k)) =
+            (shared.start.get(i), shared.end.get(i), shared.worker.get(i))
+        {
+            s.store(start, Relaxed);
+            e.store(end, Relaxed);
+            k.store(w as u16, Relaxed);
+        }
+    }
 }
 
 fn clobber_loop(bytes: usize, shared: &Shared, barrier: &Barrier) -> u64 {

@@ -317,7 +317,7 @@ fn reader_loop<F: FnMut() -> Option<Desc> + Send>(
     while !abort.is_raised()
         && let Some(d) = feed()
     {
-        if !dispatch_raw(g0.sched, d, &g0.shared, t0, &mut report, abort) {
+        if !dispatch_raw(g0.sched, d, &g0.shared, t0, &mut report, abort, None) {
             break;
         }
     }

@@ -21,11 +21,12 @@ use flowbundle_scheduler::{Desc, Scheduler};
 use flowbundle_types::Workload;
 
 use crate::abort::{Abort, Aborted, OnUnwind};
-use crate::crew::{Crew, Jobs};
+use crate::crew::{Crew, Jobs, OwnShare};
 use crate::runtime::{
-    DispatchReport, RunReport, Shared, dispatch_raw, pin_to, plan_pinning, tighten_timer_slack,
-    worker_loop,
+    DispatchReport, RunReport, Shared, WorkerReport, dispatch_raw, handle_packet, pin_to,
+    plan_pinning, tighten_timer_slack, worker_loop,
 };
+use std::cell::RefCell;
 
 /// Where a streaming run's descriptors come from: called on the reader thread until it answers `None` (end of input,
 /// or the caller asked to stop). It may block (waiting for a free packet buffer is the runtime's backpressure), and
@@ -54,6 +55,12 @@ pub struct StreamConfig<'a> {
     /// [`crate::abort`]): it must end every wait of the feed that only the workers could end (close the packet
     /// arena the feed waits on), and make the feed answer `None` soon. The runtime's own waits end by themselves.
     pub on_abort: Option<&'a (dyn Fn() + Sync)>,
+    /// The reader is also worker 0: one thread fewer than the policy's workers plus a reader. It dispatches as
+    /// usual, and inspects its own share when it would otherwise wait: when the policy refuses a packet, and
+    /// whenever the feed would wait for the workers (the feed must call [`Crew::help`] then, see there); after the
+    /// last packet it works as any worker. On a machine with as many cores as workers, the reader then does not hold
+    /// a core of its own for the time it waits, and the threads do not outnumber the cores.
+    pub reader_works: bool,
 }
 
 impl std::fmt::Debug for StreamConfig<'_> {
@@ -63,6 +70,7 @@ impl std::fmt::Debug for StreamConfig<'_> {
             .field("collect_every", &self.collect_every)
             .field("timing", &self.timing)
             .field("on_abort", &self.on_abort.is_some())
+            .field("reader_works", &self.reader_works)
             .finish()
     }
 }
@@ -74,6 +82,7 @@ impl Default for StreamConfig<'_> {
             collect_every: Duration::from_millis(2),
             timing: false,
             on_abort: None,
+            reader_works: false,
         }
     }
 }
@@ -99,18 +108,20 @@ where
     let mut shared = Shared::new(workers, 0);
     shared.timed = cfg.timing;
     let jobs = Jobs::new(workers);
-    let pinning = plan_pinning(cfg.pin, workers);
-    let barrier = Barrier::new(workers + 1);
+    // Worker threads: all the policy's workers, or all but worker 0 when the reader is it.
+    let first = usize::from(cfg.reader_works);
+    let pinning = plan_pinning(cfg.pin, workers - first);
+    let barrier = Barrier::new(workers - first + 1);
     let abort = Abort::new(cfg.on_abort);
     let names: Vec<String> = (0..workers).map(|w| format!("worker-{w}")).collect();
     let mut panics = Vec::new();
     let (dispatch, results) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
+        let handles: Vec<_> = (first..workers)
             .map(|w| {
                 let (shared, barrier, core, jobs, abort, name) = (
                     &shared,
                     &barrier,
-                    pinning.core_of(w + 1),
+                    pinning.core_of(w + 1 - first),
                     &jobs,
                     &abort,
                     &names[w],
@@ -127,7 +138,12 @@ where
                     .expect("spawning a worker thread")
             })
             .collect();
-        let threads: Vec<Thread> = handles.iter().map(|h| h.thread().clone()).collect();
+        // By worker number; a reader that is worker 0 never parks as one, the calling thread stands in for it.
+        let threads: Vec<Thread> = (first > 0)
+            .then(std::thread::current)
+            .into_iter()
+            .chain(handles.iter().map(|h| h.thread().clone()))
+            .collect();
         let (shared_ref, barrier_ref, core, jobs, abort_ref) =
             (&shared, &barrier, pinning.core_of(0), &jobs, &abort);
         let reader = std::thread::Builder::new()
@@ -137,8 +153,20 @@ where
                     abort: abort_ref,
                     thread: "reader",
                 };
-                let crew = Crew::new(jobs, &shared_ref.sleepers, &threads);
-                reader_loop(
+                let own = (first > 0).then(|| ReaderShare {
+                    sched,
+                    workload,
+                    shared: shared_ref,
+                    jobs,
+                    state: RefCell::new((workload.local(0), WorkerReport::default(), 0)),
+                });
+                let crew = Crew::new(
+                    jobs,
+                    &shared_ref.sleepers,
+                    &threads,
+                    own.as_ref().map(|o| o as &dyn OwnShare),
+                );
+                let r = reader_loop(
                     sched,
                     feed,
                     shared_ref,
@@ -147,11 +175,19 @@ where
                     core,
                     &crew,
                     abort_ref,
+                    own.as_ref(),
+                );
+                (
+                    r,
+                    own.map(|o| {
+                        let (local, report, _) = o.state.into_inner();
+                        (report, local)
+                    }),
                 )
             })
             .expect("spawning the reader thread");
         let mut collecting = true;
-        while !handles.iter().all(|h| h.is_finished()) {
+        while !(reader.is_finished() && handles.iter().all(|h| h.is_finished())) {
             if collecting && let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(false))) {
                 // The collector died: the run is abandoned as for any other thread, and nothing more is collected.
                 abort.raise("collector");
@@ -160,11 +196,23 @@ where
             }
             std::thread::park_timeout(cfg.collect_every);
         }
-        let dispatch = reader.join().map_err(|p| panics.push(("reader".into(), p)));
-        let results: Vec<_> = handles
+        let (dispatch, own) = match reader.join() {
+            Ok((d, own)) => (Ok(d), own),
+            Err(p) => {
+                panics.push(("reader".into(), p));
+                (Err(()), None)
+            }
+        };
+        let results: Vec<_> = own
             .into_iter()
-            .zip(&names)
-            .filter_map(|(h, name)| h.join().map_err(|p| panics.push((name.clone(), p))).ok())
+            .chain(
+                handles
+                    .into_iter()
+                    .zip(&names[first..])
+                    .filter_map(|(h, name)| {
+                        h.join().map_err(|p| panics.push((name.clone(), p))).ok()
+                    }),
+            )
             .collect();
         shared.workers_done.store(true, Relaxed);
         (dispatch, results)
@@ -178,8 +226,14 @@ where
         return Err(abort.report(vec![("collector".into(), p)]));
     }
     let (start_ns, disp, feed) = dispatch;
-    let (reports, locals, processed, last) =
+    let (mut reports, locals, processed, last) =
         crate::runtime::gather_workers(results, &pinning, start_ns, disp.end_ns);
+    if first > 0 {
+        // Worker 0 ran on the reader's core, worker w on the w-th worker thread's.
+        for (w, r) in reports.iter_mut().enumerate() {
+            r.core = pinning.core_of(w);
+        }
+    }
     let report = RunReport {
         start_ns,
         elapsed_ns: last.saturating_sub(start_ns),
@@ -196,30 +250,82 @@ where
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reader_loop<L, F: Feed<L>>(
+fn reader_loop<W: Workload + ?Sized, F: Feed<W::Local>>(
     sched: &dyn Scheduler,
     mut feed: F,
     shared: &Shared,
     barrier: &Barrier,
     threads: &[Thread],
     core: Option<usize>,
-    crew: &Crew<'_, L>,
+    crew: &Crew<'_, W::Local>,
     abort: &Abort<'_>,
+    own: Option<&ReaderShare<'_, W>>,
 ) -> (u64, DispatchReport, F) {
     pin_to(core);
     tighten_timer_slack();
     let mut report = DispatchReport::default();
     barrier.wait();
     let start = shared.now();
+    if let Some(o) = own {
+        let mut st = o.state.borrow_mut();
+        o.workload.on_start(&mut st.0);
+    }
+    let help = || crew.help();
+    let help: Option<&dyn Fn() -> bool> = own.map(|_| &help as &dyn Fn() -> bool);
     while !abort.is_raised()
         && let Some(d) = feed.next_desc(crew)
     {
-        if !dispatch_raw(sched, d, shared, threads, &mut report, abort) {
+        if !dispatch_raw(sched, d, shared, threads, &mut report, abort, help) {
             break;
         }
     }
     report.end_ns = shared.now();
     shared.finished.store(true, Release);
     shared.sleepers.wake_all(threads);
+    if let Some(o) = own {
+        // What is left of worker 0's share: once dispatching has ended, a worker with nothing gets nothing more
+        // (see `crate::run`).
+        while !abort.is_raised() && o.help() {}
+        let mut st = o.state.borrow_mut();
+        o.workload.on_stop(&mut st.0);
+    }
     (start, report, feed)
+}
+
+/// Worker 0's state and work on a reader that is worker 0 ([`StreamConfig::reader_works`]).
+struct ReaderShare<'a, W: Workload + ?Sized> {
+    sched: &'a dyn Scheduler,
+    workload: &'a W,
+    shared: &'a Shared,
+    jobs: &'a Jobs<W::Local>,
+    /// Its local state, report, and the generation of the last job it ran. Only the reader thread touches it, and
+    /// never re-entrantly: a packet's processing neither helps nor broadcasts.
+    state: RefCell<(W::Local, WorkerReport, u64)>,
+}
+
+impl<W: Workload + ?Sized> OwnShare for ReaderShare<'_, W> {
+    fn help(&self) -> bool {
+        let Some(d) = self.sched.next(0) else {
+            return false;
+        };
+        let mut st = self.state.borrow_mut();
+        let (local, report, _) = &mut *st;
+        handle_packet(
+            0,
+            d,
+            self.sched,
+            self.workload,
+            self.shared,
+            local,
+            report,
+            0,
+        );
+        true
+    }
+
+    fn run_job(&self) {
+        let mut st = self.state.borrow_mut();
+        let (local, _, seen) = &mut *st;
+        self.jobs.run_pending(0, seen, local);
+    }
 }

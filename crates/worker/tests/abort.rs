@@ -61,6 +61,31 @@ impl Pool {
         }
     }
 
+    /// Takes a buffer without waiting; `None` once the pool is closed.
+    fn try_take(&self) -> Option<bool> {
+        let mut g = self.free.lock().unwrap();
+        if g.1 {
+            return None;
+        }
+        let got = g.0 > 0;
+        if got {
+            g.0 -= 1;
+        }
+        Some(got)
+    }
+
+    /// Takes a buffer for a reader that may be worker 0: it inspects its share before it waits ([`Crew::help`]).
+    fn take_helping<L>(&self, crew: &Crew<'_, L>) -> bool {
+        loop {
+            match self.try_take() {
+                None => return false,
+                Some(true) => return true,
+                Some(false) if crew.help() => {}
+                Some(false) => return self.take(),
+            }
+        }
+    }
+
     fn give_back(&self) {
         self.free.lock().unwrap().0 += 1;
         self.cv.notify_all();
@@ -150,14 +175,19 @@ fn opts() -> SchedOptions {
 }
 
 /// A run of an endless feed through `policy` on `workers` workers whose workload panics at packet `at`, with 32
-/// buffers.
-fn worker_panics(policy: &'static str, workers: usize, at: u64) -> Result<u64, Aborted> {
+/// buffers; the reader is worker 0 when `reader_works`.
+fn worker_panics(
+    policy: &'static str,
+    workers: usize,
+    at: u64,
+    reader_works: bool,
+) -> Result<u64, Aborted> {
     let pool = Pool::new(32);
     let sched = build(policy, workers, &opts()).unwrap();
     let work = PanicAt::new(at, &pool);
     let mut k = 0u64;
-    let feed = |_: &Crew<'_, ()>| {
-        if !pool.take() {
+    let feed = |crew: &Crew<'_, ()>| {
+        if !pool.take_helping(crew) {
             return None;
         }
         k += 1;
@@ -167,6 +197,7 @@ fn worker_panics(policy: &'static str, workers: usize, at: u64) -> Result<u64, A
     let cfg = StreamConfig {
         pin: false,
         on_abort: Some(&close),
+        reader_works,
         ..StreamConfig::default()
     };
     run_stream(sched.as_ref(), &work, feed, &mut |_| {}, &cfg).map(|(r, _)| r.processed())
@@ -177,15 +208,25 @@ fn a_worker_that_panics_abandons_the_run_under_every_policy() {
     for policy in ALL {
         for workers in [1, 2, 3] {
             for at in [0, 5, 1000] {
-                let what = format!("{policy}, {workers} workers, panic at packet {at}");
-                let r = within_deadline(&what, move || worker_panics(policy, workers, at));
-                let e = r.expect_err(&what);
-                assert!(e.thread.starts_with("worker-"), "{what}: {e}");
-                assert_eq!(
-                    e.message,
-                    format!("injected panic at packet {at}"),
-                    "{what}"
-                );
+                for reader_works in [false, true] {
+                    let what = format!(
+                        "{policy}, {workers} workers, panic at packet {at}, reader works: {reader_works}"
+                    );
+                    let r = within_deadline(&what, move || {
+                        worker_panics(policy, workers, at, reader_works)
+                    });
+                    let e = r.expect_err(&what);
+                    // A reader that is worker 0 dies as the reader when the packet is its own.
+                    assert!(
+                        e.thread.starts_with("worker-") || (reader_works && e.thread == "reader"),
+                        "{what}: {e}"
+                    );
+                    assert_eq!(
+                        e.message,
+                        format!("injected panic at packet {at}"),
+                        "{what}"
+                    );
+                }
             }
         }
     }

@@ -2,7 +2,7 @@
 //! consistent, per-flow order from the records, scaled-mode drops counted, idle workers parking. No timing asserted.
 
 use flowbundle_scheduler::check::ExclusivityChecker;
-use flowbundle_scheduler::{ALL, Desc, SchedOptions, build};
+use flowbundle_scheduler::{ALL, Desc, SchedOptions, Scheduler, build};
 use flowbundle_worker::{
     Cost, Crew, Mode, Null, RunConfig, Status, StreamConfig, Synthetic, run, run_stream,
 };
@@ -445,5 +445,107 @@ fn a_broadcast_job_runs_once_on_every_worker() {
                 .iter()
                 .all(|l| l.jobs.windows(2).all(|p| p[0].1 <= p[1].1) && l.jobs[2].1 <= l.packets)
         );
+    }
+}
+
+/// A streaming run whose reader is worker 0 (`StreamConfig::reader_works`), under every policy and 1 to 3 workers:
+/// every packet processed exactly once (under the exclusivity checker), each connection's packets in arrival order
+/// where the policy keeps flow order, none lost. The feed takes a buffer per packet from a bounded pool that the
+/// packets give back once processed, and inspects its share before it waits (`Crew::help`), as the inspection's
+/// reader does: without that, the packets held for worker 0 would never give their buffers back.
+#[test]
+fn a_reader_that_is_worker_0_processes_its_share_and_loses_nothing() {
+    use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::*};
+    struct Counted {
+        count: Vec<AtomicU32>,
+        free: AtomicUsize,
+        seen: std::sync::Mutex<Vec<(u32, u32)>>,
+    }
+    impl flowbundle_worker::Workload for Counted {
+        type Local = u64;
+        fn local(&self, _w: usize) -> u64 {
+            0
+        }
+        fn process(
+            &self,
+            l: &mut u64,
+            d: Desc,
+            _held: &mut flowbundle_worker::BundleToken,
+        ) -> flowbundle_worker::Outcome {
+            self.count[d.id as usize].fetch_add(1, Relaxed);
+            self.seen.lock().unwrap().push((d.conn, d.id));
+            *l += 1;
+            self.free.fetch_add(1, Release);
+            flowbundle_worker::Outcome::Processed
+        }
+    }
+    let n = 20_000usize;
+    let descs = trace(n as u32, 300);
+    for policy in ALL {
+        let opts = SchedOptions {
+            capacity: 32,
+            ph_late_claim: false,
+            ..SchedOptions::default()
+        };
+        for workers in [1, 2, 3] {
+            let sched = ExclusivityChecker::new(build(policy, workers, &opts).unwrap());
+            let keeps_order = sched.shape().keeps_flow_order;
+            let work = Counted {
+                count: (0..n).map(|_| AtomicU32::new(0)).collect(),
+                free: AtomicUsize::new(64),
+                seen: std::sync::Mutex::new(Vec::new()),
+            };
+            let mut next = 0usize;
+            let feed = |crew: &Crew<'_, u64>| {
+                let d = *descs.get(next)?;
+                // A buffer: inspect worker 0's share while none is free, else let the others free one.
+                loop {
+                    let f = work.free.load(Acquire);
+                    if f > 0 {
+                        if work
+                            .free
+                            .compare_exchange(f, f - 1, AcqRel, Acquire)
+                            .is_ok()
+                        {
+                            break;
+                        }
+                        continue;
+                    }
+                    if !crew.help() {
+                        std::thread::yield_now();
+                    }
+                }
+                next += 1;
+                Some(d)
+            };
+            let (r, _) = run_stream(
+                &sched,
+                &work,
+                feed,
+                &mut |_| {},
+                &StreamConfig {
+                    pin: false,
+                    reader_works: true,
+                    ..StreamConfig::default()
+                },
+            )
+            .expect("no thread panics");
+            let check = sched.finish();
+            let what = format!("{policy}, {workers} workers");
+            assert_eq!((r.processed(), r.lost), (n as u64, 0), "{what}");
+            assert_eq!(check.processed, n as u64, "{what}");
+            assert!(work.count.iter().all(|c| c.load(Relaxed) == 1), "{what}");
+            assert_eq!(r.locals.len(), workers, "{what}");
+            assert_eq!(r.locals.iter().sum::<u64>(), n as u64, "{what}");
+            if keeps_order {
+                let mut last = HashMap::new();
+                let seen = work.seen.lock().unwrap();
+                assert!(
+                    seen.iter()
+                        .all(|&(c, id)| last.insert(c, id).is_none_or(|p| p < id)),
+                    "{what}: a connection's packets out of order"
+                );
+            }
+        }
     }
 }

@@ -240,6 +240,13 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_PACKET_BUFFERS)]
     packet_buffers: usize,
 
+    /// With --threads N ≥ 2 reading files: a reader thread of its own besides the N workers (N + 1 threads). By
+    /// default the reader is one of the N workers: it reads and dispatches, and inspects its share whenever it would
+    /// otherwise wait for the others (for a free packet buffer or a place in a queue), so N threads use N cores. Live
+    /// capture always has a reader of its own (it must not stop reading to inspect).
+    #[arg(long)]
+    dedicated_reader: bool,
+
     /// With an EVE output: end it with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
     /// flow, tcp and detect counters of the whole run, the summary's own counters).
     #[arg(long)]
@@ -705,6 +712,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
         eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
     }
+    if threads == 1 && args.dedicated_reader {
+        eprintln!(
+            "warning: --dedicated-reader has no effect on a single-threaded run (--threads 1)"
+        );
+    }
     if args.summary && args.output.is_none() {
         eprintln!("warning: --summary has no effect without -o: the summary is printed anyway");
     }
@@ -1157,6 +1169,7 @@ fn inspect_inputs(
                     stop.store(true, Ordering::Relaxed);
                 }
             };
+            let reads_files = matches!(reader, Reader::Files(_));
             let feed = &mut reader;
             // A thread of the run that dies abandons it (`flowbundle_worker::Aborted`): the reader's waits for packet
             // buffers end when the arena closes, and it reads no further.
@@ -1166,6 +1179,10 @@ fn inspect_inputs(
             };
             let run_cfg = StreamConfig {
                 on_abort: Some(&abandon),
+                // Reading files, the reader is worker 0 (see `StreamConfig::reader_works`): `--threads N` runs N
+                // threads, and the reader inspects instead of waiting for the workers. A live reader must not stop
+                // reading to inspect (the ring would overflow), and does not help.
+                reader_works: reads_files && !args.dedicated_reader,
                 ..StreamConfig::default()
             };
             let (lost, locals) = match exec {
@@ -1181,7 +1198,9 @@ fn inspect_inputs(
                                 |job: &(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)| {
                                     crew.broadcast(&|w, ctx: &mut WorkerCtx| job(w, workers, ctx))
                                 };
-                            feed.next_desc(Some(&broadcast))
+                            // A reader that is worker 0 inspects its share when it would wait.
+                            let help = || crew.help();
+                            feed.next_desc(Some(&broadcast), Some(&help))
                         },
                         &mut collect,
                         &run_cfg,
@@ -1201,7 +1220,7 @@ fn inspect_inputs(
                     let (report, _) = run_stream_staged(
                         &[sched.as_ref(), detect.as_ref()],
                         &workload,
-                        move || feed.next_desc(None),
+                        move || feed.next_desc(None, None),
                         &mut collect,
                         &run_cfg,
                     )
@@ -1566,9 +1585,13 @@ enum Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn next_desc(&mut self, crew: Option<&Broadcast<'_>>) -> Option<flowbundle_scheduler::Desc> {
+    fn next_desc(
+        &mut self,
+        crew: Option<&Broadcast<'_>>,
+        help: Option<&flowbundle_inspect::Help<'_>>,
+    ) -> Option<flowbundle_scheduler::Desc> {
         match self {
-            Reader::Files(r) => r.next_desc(crew),
+            Reader::Files(r) => r.next_desc(crew, help),
             Reader::Live(r) => r.next_desc(),
         }
     }
