@@ -980,6 +980,20 @@ impl flowbundle_types::StagedWorkload for StagedInspect<'_> {
 mod tests {
     use super::*;
 
+    /// A packet that made no rules call and produced no event leaves an empty script (a model visiting only the
+    /// stages a packet needs skips detection for it); a start followed by another flow's end stays.
+    #[test]
+    fn a_packet_without_calls_leaves_nothing_for_detection() {
+        let mut script = Script::default();
+        script.bundle = 3;
+        script.packet_start(7);
+        script.packet_end(7, true);
+        assert!(script.is_empty());
+        script.packet_start(7);
+        script.packet_end(8, false);
+        assert_eq!(script.len(), 2, "the end of another flow's packet is kept");
+    }
+
     /// Bytes inside the packet are recorded as a range of it and read back from the packet; anything else (a
     /// reassembled or decompressed buffer) is copied; without a packet everything is copied.
     #[test]
