@@ -984,8 +984,10 @@ mod tests {
     /// stages a packet needs skips detection for it); a start followed by another flow's end stays.
     #[test]
     fn a_packet_without_calls_leaves_nothing_for_detection() {
-        let mut script = Script::default();
-        script.bundle = 3;
+        let mut script = Script {
+            bundle: 3,
+            ..Script::default()
+        };
         script.packet_start(7);
         script.packet_end(7, true);
         assert!(script.is_empty());
