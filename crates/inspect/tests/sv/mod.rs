@@ -394,21 +394,23 @@ impl Written {
 }
 
 /// A DNS response event with every part the writer can write filled: flags, questions, answers with address,
-/// SOA and SRV data, authorities.
+/// SOA, SRV and SSHFP data, authorities.
 fn sample_dns() -> flowbundle_protocols::AppEvent {
-    use flowbundle_protocols::dns::{DnsEvent, DnsQuery, DnsRecord, Soa, Srv};
-    let record = |rdata: bool, soa: bool, srv: bool| DnsRecord {
+    use flowbundle_protocols::dns::{DnsEvent, DnsQuery, DnsRecord, Soa, Srv, Sshfp};
+    let record = |rdata: bool, soa: bool, srv: bool, sshfp: bool| DnsRecord {
         rrname: "a".into(),
         rrtype: "A".into(),
         ttl: 1,
         rdata: rdata.then(|| "1.2.3.4".into()),
         soa: soa.then(Soa::default),
         srv: srv.then(Srv::default),
+        sshfp: sshfp.then(Sshfp::default),
     };
     let records = vec![
-        record(true, false, false),
-        record(false, true, false),
-        record(false, false, true),
+        record(true, false, false, false),
+        record(false, true, false, false),
+        record(false, false, true, false),
+        record(false, false, false, true),
     ];
     flowbundle_protocols::AppEvent::Dns(DnsEvent {
         tx_id: 1,

@@ -195,6 +195,18 @@ pub struct DnsRecord {
     pub soa: Option<Soa>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub srv: Option<Srv>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sshfp: Option<Sshfp>,
+}
+
+/// SSHFP record data (RFC 4255), as EVE's `sshfp` object: the key's algorithm, the fingerprint's type, and the
+/// fingerprint as lowercase hex bytes joined by `:`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Sshfp {
+    pub algo: u8,
+    #[serde(rename = "type")]
+    pub fp_type: u8,
+    pub fingerprint: String,
 }
 
 /// A question.
@@ -317,6 +329,14 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
                 s.push_str(&String::from_utf8_lossy(part));
             }
             rec.rdata = Some(s);
+        }
+        44 if data.len() >= 2 => {
+            let hex: Vec<String> = data[2..].iter().map(|b| format!("{b:02x}")).collect();
+            rec.sshfp = Some(Sshfp {
+                algo: data[0],
+                fp_type: data[1],
+                fingerprint: hex.join(":"),
+            });
         }
         33 if data.len() >= 7 => {
             let mut t = Reader::new(data);
@@ -461,7 +481,7 @@ impl serde::Serialize for Authority<'_> {
 }
 
 /// EVE's `grouped`: the answers' data by record type, in order of first appearance (addresses, names and texts as
-/// strings; SOA, SRV as objects); types without decoded data are left out, as Suricata does.
+/// strings; SOA, SRV, SSHFP as objects); types without decoded data are left out, as Suricata does.
 struct Grouped<'a>(&'a [DnsRecord]);
 
 impl serde::Serialize for Grouped<'_> {
@@ -473,10 +493,11 @@ impl serde::Serialize for Grouped<'_> {
             Text(&'a str),
             Soa(&'a Soa),
             Srv(&'a Srv),
+            Sshfp(&'a Sshfp),
         }
         let mut types: Vec<&str> = Vec::new();
         for r in self.0 {
-            if (r.rdata.is_some() || r.soa.is_some() || r.srv.is_some())
+            if (r.rdata.is_some() || r.soa.is_some() || r.srv.is_some() || r.sshfp.is_some())
                 && !types.contains(&r.rrtype.as_str())
             {
                 types.push(&r.rrtype);
@@ -494,6 +515,7 @@ impl serde::Serialize for Grouped<'_> {
                         .map(Data::Text)
                         .or(r.soa.as_ref().map(Data::Soa))
                         .or(r.srv.as_ref().map(Data::Srv))
+                        .or(r.sshfp.as_ref().map(Data::Sshfp))
                 })
                 .collect();
             m.serialize_entry(t, &list)?;
@@ -1359,5 +1381,19 @@ mod tests {
         assert!(out.is_empty());
         p.parse(Direction::ToServer, &q, 0, &mut out);
         assert_eq!(out.len(), 1);
+    }
+
+    /// SSHFP data: algorithm, fingerprint type and the fingerprint as `:`-joined hex, in `answers` and `grouped`.
+    #[test]
+    fn sshfp_record() {
+        let mut m = header(1, 0x8180, 1, 1, 0);
+        m.extend_from_slice(&name("host.example"));
+        m.extend_from_slice(&[0, 44, 0, 1]);
+        m.extend_from_slice(&rr(&[0xc0, 12], 44, 60, &[1, 1, 0x19, 0x8c, 0x34]));
+        let e = event(&Message::parse(&m, 64).unwrap(), 0).unwrap();
+        let json = serde_json::to_value(&e).unwrap();
+        let want = serde_json::json!({"algo": 1, "type": 1, "fingerprint": "19:8c:34"});
+        assert_eq!(json["answers"][0]["sshfp"], want);
+        assert_eq!(json["grouped"]["SSHFP"][0], want);
     }
 }
