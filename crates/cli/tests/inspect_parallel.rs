@@ -129,6 +129,21 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
                 ],
             );
         }
+        // The reader as one of the two workers, inspecting its share when it would wait.
+        for buffers in ["512", "8"] {
+            same_as_serial(
+                &s,
+                &[
+                    "--threads",
+                    "2",
+                    "--scheduler",
+                    sched,
+                    "--packet-buffers",
+                    buffers,
+                    "--reader-inspects",
+                ],
+            );
+        }
     }
 }
 
