@@ -80,14 +80,12 @@ fn dominant_lfb_highest_and_plateaus_once_one_core_has_the_dominant_connection()
 /// parameters for every trace (the layers measured on this engine, groups sized by a first run, and the hand-off
 /// into detection as measured on the real runtime: `flowbundle_sim::handoff`). What the Verdú thesis found (§6.4):
 /// throughput multilayer > pipeline > run-to-completion at scale, and multilayer with the lowest I-cache miss rate.
-/// With the measured hand-off the throughput ordering is reproduced on none of the traces: every packet that reaches
-/// detection pays the script's recording and replay and its copied payload's transfer, and a large connection's
-/// detection stays serial in its group, so on `dominant` the pipeline falls below run-to-completion (multilayer,
-/// whose acknowledgements skip detection, passes it where its groups are sized well), on `balanced` both staged
-/// models stay below run-to-completion's plateau, and on `many` run-to-completion scales and staging only costs. The
-/// I-cache argument holds in its strong form (run-to-completion misses several times as often as either staged
-/// model, whose cores each run a layer's code); which staged model misses least varies by trace and core count.
-/// BENCHMARKS.md ("Execution models") has the numbers to 64 cores; this test pins what they show.
+/// The model reproduces the I-cache result on all three traces (run-to-completion's cores run every layer's code and
+/// miss several times as often) and the throughput ordering on `dominant`, where one connection carries 55% of the
+/// packets and run-to-completion is stuck at that connection's serial rate; on `balanced` (largest connection 8%)
+/// and `many` (none above 0.4%) it does not hold: the staged models stay near or below run-to-completion, the
+/// hand-off of every packet into detection costing what staging would gain. BENCHMARKS.md ("Execution models") has
+/// the numbers; this test pins what they show.
 mod exec_models {
     use flowbundle_scheduler::SchedOptions;
     use flowbundle_sim::exec::{Exec, ExecParams, ExecReport, ExecSweep, sweep_exec};
@@ -144,58 +142,41 @@ mod exec_models {
         }
     }
 
-    fn ordering(profile: &str, r: &ExecReport) {
+    fn ordering(profile: &str, r: &ExecReport, holds: bool) {
         let f = findings::exec_ordering(r, "lfb", 12);
         println!("{profile}: [{}] {}: {}", f.holds, f.name, f.detail);
-        assert!(!f.holds, "{profile}: the ordering now holds: {}", f.detail);
+        assert_eq!(f.holds, holds, "{profile}: {}", f.detail);
     }
 
-    /// On `dominant` a staged model whose groups leave the 55% connection's detection one core, with the hand-off
-    /// on top of each of its packets, fills that group's queue and blocks every group before it: at each core count
-    /// one of the two staged models falls below run-to-completion (which model depends on how the first run sized
-    /// the groups), so the ordering fails; where the groups are sized well a staged model still passes
-    /// run-to-completion's stall on that connection by half again.
     #[test]
-    fn dominant_a_staged_model_falls_below_run_to_completion_at_every_core_count() {
+    fn dominant_reproduces_the_thesis_ordering_and_the_icache_result() {
         let r = run("dominant");
-        ordering("dominant", &r);
+        ordering("dominant", &r, true);
         icache("dominant", &r);
-        let mut best = 0.0f64;
-        for n in CORES {
-            let rtc = pps(&r, Exec::Rtc, n);
-            let (p, m) = (pps(&r, Exec::Pipeline, n), pps(&r, Exec::Multilayer, n));
-            assert!(p.min(m) < rtc, "{n} cores: both staged models above rtc");
-            best = best.max(p.max(m) / rtc);
-        }
-        assert!(best > 1.5, "the best staged model at best {best:.2}x rtc");
+        let f = findings::exec_icache_lowest(&r, "lfb", 12);
+        assert!(f.holds, "{}", f.detail);
     }
 
     #[test]
-    fn balanced_staged_models_stay_below_the_run_to_completion_plateau() {
+    fn balanced_run_to_completion_plateaus_and_the_ordering_does_not_hold() {
         let r = run("balanced");
-        ordering("balanced", &r);
+        ordering("balanced", &r, false);
         icache("balanced", &r);
         let rtc: Vec<f64> = CORES.iter().map(|&n| pps(&r, Exec::Rtc, n)).collect();
         assert!(
             rtc[2] <= 1.01 * rtc[1],
             "run-to-completion is on its plateau: {rtc:?}"
         );
-        for (k, &n) in CORES.iter().enumerate() {
-            for e in [Exec::Pipeline, Exec::Multilayer] {
-                assert!(pps(&r, e, n) < rtc[k], "{n} cores: {} above rtc", e.name());
-            }
-        }
     }
 
     /// Beyond one core per connection (`ExecParams::split_scan`: detection's stateless content scan spread over
-    /// the cores for a backlogged connection, its verification taken back in order). With the hand-off charged at
-    /// its measured cost, staging the 8% connection of `balanced` costs more than spreading its scans gains: at 14
-    /// cores run-to-completion that stages it stays below 1.3× the run-to-completion engine's `lfb`
-    /// (`engine::simulate`, the 6.2 Mpps plateau the largest connection sets; BENCHMARKS.md, "Simulator") and below
-    /// this model's own plain run-to-completion, with every stateful layer still seeing each connection in order. (On
-    /// `dominant`, whose elephant carries 55% of the packets, the split still lifts run-to-completion: `tests/exec.rs`.)
+    /// the cores for a backlogged connection, its verification taken back in order): on `balanced` at 14 cores,
+    /// with the hand-off charged as measured, run-to-completion that stages only such a connection passes 1.3× the
+    /// run-to-completion engine's `lfb` (`engine::simulate`, the 6.2 Mpps plateau the largest connection sets;
+    /// BENCHMARKS.md, "Simulator") and this model's own plain run-to-completion (whose plateau the instruction-cache
+    /// model moves), with every stateful layer still seeing each connection in order.
     #[test]
-    fn balanced_split_scan_does_not_lift_the_ceiling_at_14_cores_once_the_hand_off_is_charged() {
+    fn balanced_split_scan_lifts_the_per_connection_ceiling_at_14_cores() {
         use flowbundle_sim::engine::{Mode, Model, RunConfig, simulate};
         use flowbundle_sim::exec::SplitScan;
         let input = profiles::profile("balanced", super::PACKETS, 1).unwrap();
@@ -248,13 +229,8 @@ mod exec_models {
                 r.exec.name()
             );
         }
-        assert!(staged.pps < 1.3 * engine);
-        assert!(staged.pps < rtc.pps);
-        let best = split.runs.iter().map(|r| r.pps).fold(0.0, f64::max);
-        assert!(
-            best < 1.3 * engine,
-            "a staged model with the split reaches 1.3x"
-        );
+        assert!(staged.pps >= 1.3 * engine);
+        assert!(staged.pps > 1.05 * rtc.pps);
     }
 
     #[test]
@@ -271,6 +247,6 @@ mod exec_models {
                 );
             }
         }
-        ordering("many", &r);
+        ordering("many", &r, false);
     }
 }
