@@ -11,11 +11,20 @@
 //! or sleep of at most a few milliseconds, so the run ends within milliseconds, and the runtime reports which thread
 //! died and why ([`Aborted`]).
 //!
+//! The run's threads set up (a worker builds its engine state, [`Workload::local`]) before they meet at the run's
+//! [`Start`]. A `std::sync::Barrier` there could not be abandoned: a thread that panicked while setting up never
+//! arrived, and the others waited for it for ever. [`Start::wait`] looks at the flag while it waits, so a thread that
+//! dies before the start abandons the run like one that dies later.
+//!
+//! [`Workload::local`]: flowbundle_types::Workload::local
+//!
 //! [`StreamConfig::on_abort`]: crate::StreamConfig::on_abort
 
 use std::any::Any;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::sync::{Condvar, Mutex};
+
+use crate::park::PARK_TIMEOUT;
 
 /// Why a run was abandoned: the thread that died first (`reader`, `worker-N`, `stageG-worker-N`, `collector`) and
 /// its panic message.
@@ -86,6 +95,50 @@ impl<'h> Abort<'h> {
                 thread: first.unwrap_or_else(|| "a thread".into()),
                 message: "the run was abandoned".into(),
             },
+        }
+    }
+}
+
+/// The rendezvous that starts a run: no thread goes on before every thread of the run has arrived, unless the run
+/// is abandoned meanwhile (see the module documentation).
+pub(crate) struct Start {
+    parties: usize,
+    arrived: Mutex<usize>,
+    all_in: Condvar,
+}
+
+impl Start {
+    /// A start for `parties` threads.
+    pub(crate) fn new(parties: usize) -> Self {
+        Start {
+            parties,
+            arrived: Mutex::new(0),
+            all_in: Condvar::new(),
+        }
+    }
+
+    /// Arrives and waits for the others: `true` once all have arrived, `false` when the run is abandoned first (the
+    /// thread then leaves without running). The flag is looked at at least every [`PARK_TIMEOUT`], as in every other
+    /// wait of the run.
+    pub(crate) fn wait(&self, abort: &Abort<'_>) -> bool {
+        let mut arrived = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        *arrived += 1;
+        if *arrived >= self.parties {
+            self.all_in.notify_all();
+            return true;
+        }
+        loop {
+            if *arrived >= self.parties {
+                return true;
+            }
+            if abort.is_raised() {
+                return false;
+            }
+            arrived = self
+                .all_in
+                .wait_timeout(arrived, PARK_TIMEOUT)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 }

@@ -1,13 +1,12 @@
 //! The run: barrier, dispatcher loop (raw or scaled), worker loops, records and report. See the crate documentation.
 
-use crate::abort::{Abort, OnUnwind};
+use crate::abort::{Abort, OnUnwind, Start};
 use crate::crew::{Jobs, LeaveGuard};
 use crate::park::Sleepers;
 use crossbeam::utils::CachePadded;
 use flowbundle_scheduler::{Desc, SchedStats, Scheduler, WorkerId};
 use flowbundle_types::{BundleToken, Outcome, Workload};
 use std::hint::spin_loop;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::*};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -294,7 +293,7 @@ pub fn run<W: Workload + ?Sized>(
     let pinning = plan_pinning(cfg.pin, workers);
     let core_of = |i: usize| pinning.core_of(i);
     let clobber = cfg.clobber_bytes > 0;
-    let barrier = Barrier::new(workers + 1 + usize::from(clobber));
+    let barrier = Start::new(workers + 1 + usize::from(clobber));
     // A thread that panics abandons the run (see `crate::abort`); the panic then goes on in the caller.
     let abort = Abort::new(None);
 
@@ -317,8 +316,8 @@ pub fn run<W: Workload + ?Sized>(
             .collect();
         let threads: Vec<Thread> = handles.iter().map(|h| h.thread().clone()).collect();
         let clob = clobber.then(|| {
-            let (shared, barrier, bytes) = (&shared, &barrier, cfg.clobber_bytes);
-            scope.spawn(move || clobber_loop(bytes, shared, barrier))
+            let (shared, barrier, bytes, abort) = (&shared, &barrier, cfg.clobber_bytes, &abort);
+            scope.spawn(move || clobber_loop(bytes, shared, barrier, abort))
         });
         let (shared_ref, barrier_ref, core, abort) = (&shared, &barrier, core_of(0), &abort);
         let disp = std::thread::Builder::new()
@@ -484,7 +483,7 @@ fn dispatcher_loop(
     descs: &[Desc],
     cfg: &RunConfig<'_>,
     shared: &Shared,
-    barrier: &Barrier,
+    barrier: &Start,
     threads: &[Thread],
     core: Option<usize>,
     abort: &Abort<'_>,
@@ -500,7 +499,10 @@ fn dispatcher_loop(
         ..Records::default()
     });
     let mut report = DispatchReport::default();
-    barrier.wait();
+    if !barrier.wait(abort) {
+        // A thread died before the start: the run is abandoned before it began.
+        return (0, report, records);
+    }
     let start = shared.now();
     match cfg.mode {
         Mode::Raw => {
@@ -773,7 +775,7 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
     sched: &dyn Scheduler,
     workload: &W,
     shared: &Shared,
-    barrier: &Barrier,
+    barrier: &Start,
     core: Option<usize>,
     jobs: Option<&Jobs<W::Local>>,
     abort: &Abort<'_>,
@@ -788,7 +790,13 @@ pub(crate) fn worker_loop<W: Workload + ?Sized>(
     let mut idle_since: Option<u64> = None;
     let mut pending: Option<Desc> = None;
     let mut seen_job = 0u64;
-    barrier.wait();
+    if !barrier.wait(abort) {
+        // A thread died before the start: this worker leaves without running.
+        if let Some(j) = jobs {
+            j.leave(w);
+        }
+        return (report, local);
+    }
     let _leave = jobs.map(|j| LeaveGuard(j, w));
     workload.on_start(&mut local);
     let t0 = now();
@@ -888,12 +896,15 @@ pub(crate) fn handle_packet<W: Workload + ?Sized>(
     }
 }
 
-fn clobber_loop(bytes: usize, shared: &Shared, barrier: &Barrier) -> u64 {
+fn clobber_loop(bytes: usize, shared: &Shared, barrier: &Start, abort: &Abort<'_>) -> u64 {
     let buf: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
-    barrier.wait();
+    if !barrier.wait(abort) {
+        return 0;
+    }
     let mut passes = 0;
     let mut sum = 0u64;
-    while !shared.workers_done.load(Relaxed) {
+    // An abandoned run never says its workers are done (its caller unwinds): the flag ends the loop then.
+    while !shared.workers_done.load(Relaxed) && !abort.is_raised() {
         for i in (0..buf.len()).step_by(64) {
             sum = sum.wrapping_add(u64::from(std::hint::black_box(buf[i])));
         }

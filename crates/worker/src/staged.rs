@@ -33,15 +33,15 @@
 //! more (see `run` for why a policy with nothing for a worker has nothing for it later).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
-use std::sync::{Barrier, Mutex};
 use std::thread::Thread;
 use std::time::Duration;
 
 use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
 use flowbundle_types::{BundleToken, Outcome, StagedWorkload};
 
-use crate::abort::{Abort, Aborted, OnUnwind};
+use crate::abort::{Abort, Aborted, OnUnwind, Start};
 use crate::park::Wakes;
 use crate::runtime::{
     DispatchReport, Pinning, Shared, WorkerReport, dispatch_raw, idle_round, pin_to, plan_pinning,
@@ -141,7 +141,7 @@ where
         })
         .collect();
     let pinning = plan_pinning(cfg.pin, total);
-    let barrier = Barrier::new(total + 1);
+    let barrier = Start::new(total + 1);
     // Worker `k` of all groups together (pinning order): group g's worker w is `offset[g] + w`.
     let offset: Vec<usize> = sizes
         .iter()
@@ -301,7 +301,7 @@ fn leave_upstream(groups: &[Group<'_>], from: usize, threads: &[Vec<Thread>]) {
 fn reader_loop<F: FnMut() -> Option<Desc> + Send>(
     groups: &[Group<'_>],
     mut feed: F,
-    barrier: &Barrier,
+    barrier: &Start,
     threads: &std::sync::OnceLock<Vec<Vec<Thread>>>,
     core: Option<usize>,
     abort: &Abort<'_>,
@@ -309,7 +309,10 @@ fn reader_loop<F: FnMut() -> Option<Desc> + Send>(
     pin_to(core);
     tighten_timer_slack();
     let mut report = DispatchReport::default();
-    barrier.wait();
+    if !barrier.wait(abort) {
+        // A thread died before the start: the run is abandoned before it began.
+        return (0, report, feed);
+    }
     let threads = threads.get().map_or(&[][..], Vec::as_slice);
     let g0 = &groups[0];
     let t0 = threads.first().map_or(&[][..], Vec::as_slice);
@@ -428,7 +431,7 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
     groups: &[Group<'_>],
     workload: &W,
     threads: &std::sync::OnceLock<Vec<Vec<Thread>>>,
-    barrier: &Barrier,
+    barrier: &Start,
     core: Option<usize>,
     abort: &Abort<'_>,
 ) -> (WorkerReport, W::Local) {
@@ -447,7 +450,10 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
     };
     let timed = shared.timed;
     let now = || if timed { clock(groups) } else { 0 };
-    barrier.wait();
+    if !barrier.wait(abort) {
+        // A thread died before the start: this worker leaves without running (and hands nothing on).
+        return (report, local);
+    }
     let threads = threads.get().map_or(&[][..], Vec::as_slice);
     let mut idle_since = Some(now());
     loop {

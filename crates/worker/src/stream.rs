@@ -12,7 +12,6 @@
 //! ([`StreamConfig::timing`]): nothing reads it, and two clock reads per packet were a tenth of a worker's time.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Barrier;
 use std::sync::atomic::Ordering::*;
 use std::thread::Thread;
 use std::time::Duration;
@@ -20,7 +19,7 @@ use std::time::Duration;
 use flowbundle_scheduler::{Desc, Scheduler};
 use flowbundle_types::Workload;
 
-use crate::abort::{Abort, Aborted, OnUnwind};
+use crate::abort::{Abort, Aborted, OnUnwind, Start};
 use crate::crew::{Crew, Jobs, OwnShare};
 use crate::runtime::{
     DispatchReport, RunReport, Shared, WorkerReport, dispatch_raw, handle_packet, pin_to,
@@ -111,7 +110,7 @@ where
     // Worker threads: all the policy's workers, or all but worker 0 when the reader is it.
     let first = usize::from(cfg.reader_works);
     let pinning = plan_pinning(cfg.pin, workers - first);
-    let barrier = Barrier::new(workers - first + 1);
+    let barrier = Start::new(workers - first + 1);
     let abort = Abort::new(cfg.on_abort);
     let names: Vec<String> = (0..workers).map(|w| format!("worker-{w}")).collect();
     let mut panics = Vec::new();
@@ -254,7 +253,7 @@ fn reader_loop<W: Workload + ?Sized, F: Feed<W::Local>>(
     sched: &dyn Scheduler,
     mut feed: F,
     shared: &Shared,
-    barrier: &Barrier,
+    barrier: &Start,
     threads: &[Thread],
     core: Option<usize>,
     crew: &Crew<'_, W::Local>,
@@ -264,7 +263,10 @@ fn reader_loop<W: Workload + ?Sized, F: Feed<W::Local>>(
     pin_to(core);
     tighten_timer_slack();
     let mut report = DispatchReport::default();
-    barrier.wait();
+    if !barrier.wait(abort) {
+        // A thread died before the start: the run is abandoned before it began.
+        return (0, report, feed);
+    }
     let start = shared.now();
     if let Some(o) = own {
         let mut st = o.state.borrow_mut();

@@ -1,5 +1,6 @@
 //! A thread that dies abandons a streaming run instead of hanging it: a worker that panics on its Nth packet under
-//! every policy and thread count, in the run-to-completion and the staged runs; the reader; the collector. The feed
+//! every policy and thread count, in the run-to-completion and the staged runs; a worker whose setup panics before
+//! the run's start (and the preloaded run's answer to it, the panic passed on); the reader; the collector. The feed
 //! waits for a free buffer from a bounded pool that only the workers refill, as the packet arena does: a dead worker
 //! never gives its buffers back, so the run ends only if the runtime abandons it and the abort hook closes the pool.
 //! Each run goes on a thread of its own and the test waits for it with a deadline, a harness against a hang (the
@@ -7,7 +8,10 @@
 
 use flowbundle_scheduler::{ALL, Desc, SchedOptions, Scheduler, build};
 use flowbundle_types::{BundleToken, Outcome, StagedWorkload, WorkerId, Workload};
-use flowbundle_worker::{Aborted, Crew, StreamConfig, run_stream, run_stream_staged};
+use flowbundle_worker::{
+    Aborted, Crew, RunConfig, StreamConfig, run, run_stream, run_stream_staged,
+};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Condvar, Mutex};
@@ -358,4 +362,190 @@ fn a_run_without_panics_still_ends_normally_with_the_hook_set() {
         (n, called.load(Relaxed))
     });
     assert_eq!(r, (Ok(10_000), false));
+}
+
+/// A workload whose per-worker setup panics on one worker (`victim`: the stage, for a staged run, and the worker),
+/// before the run's start.
+struct PanicInLocal {
+    victim: (usize, WorkerId),
+}
+
+impl PanicInLocal {
+    fn setup(&self, stage: usize, w: WorkerId) {
+        if (stage, w) == self.victim {
+            panic!("injected panic in the setup of stage {stage}, worker {w}");
+        }
+    }
+}
+
+impl Workload for PanicInLocal {
+    type Local = ();
+    fn local(&self, w: WorkerId) {
+        self.setup(0, w);
+    }
+    fn process(&self, _l: &mut (), _d: Desc, _held: &mut BundleToken) -> Outcome {
+        Outcome::Processed
+    }
+}
+
+impl StagedWorkload for PanicInLocal {
+    type Local = ();
+    fn stages(&self) -> usize {
+        2
+    }
+    fn local(&self, stage: usize, w: WorkerId) {
+        self.setup(stage, w);
+    }
+    fn process_stage(
+        &self,
+        stage: usize,
+        _l: &mut (),
+        _d: Desc,
+        _held: &mut BundleToken,
+    ) -> (Outcome, Option<usize>) {
+        (Outcome::Processed, (stage == 0).then_some(1))
+    }
+}
+
+/// A feed of 10 000 packets: a run that wrongly goes on after a setup panic ends, and fails its test.
+fn short_feed() -> impl FnMut() -> Option<Desc> + Send {
+    let mut k = 0u64;
+    move || {
+        k += 1;
+        (k <= 10_000).then(|| desc(k))
+    }
+}
+
+#[test]
+fn a_worker_whose_setup_panics_abandons_the_run_under_every_policy() {
+    for policy in ALL {
+        for workers in [1, 2, 3] {
+            for victim in 0..workers {
+                for reader_works in [false, true] {
+                    let what = format!(
+                        "{policy}, {workers} workers, worker {victim}'s setup panics, reader works: {reader_works}"
+                    );
+                    let r = within_deadline(&what, move || {
+                        let sched = build(policy, workers, &opts()).unwrap();
+                        let work = PanicInLocal {
+                            victim: (0, victim),
+                        };
+                        let mut next = short_feed();
+                        let feed = move |_: &Crew<'_, ()>| next();
+                        let cfg = StreamConfig {
+                            pin: false,
+                            reader_works,
+                            ..StreamConfig::default()
+                        };
+                        run_stream(sched.as_ref(), &work, feed, &mut |_| {}, &cfg).map(|_| ())
+                    });
+                    let e = r.expect_err(&what);
+                    // A reader that is worker 0 sets worker 0 up on its own thread.
+                    let thread = if reader_works && victim == 0 {
+                        "reader".to_string()
+                    } else {
+                        format!("worker-{victim}")
+                    };
+                    assert_eq!(e.thread, thread, "{what}: {e}");
+                    assert_eq!(
+                        e.message,
+                        format!("injected panic in the setup of stage 0, worker {victim}"),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_worker_whose_setup_panics_abandons_the_staged_run() {
+    for policy in ALL {
+        if !build(policy, 1, &opts()).unwrap().shape().keeps_flow_order {
+            continue;
+        }
+        for (first, second) in [(1, 1), (2, 1), (1, 2)] {
+            let victims = (0..first)
+                .map(|w| (0, w))
+                .chain((0..second).map(|w| (1, w)));
+            for (stage, victim) in victims {
+                let what = format!(
+                    "{policy}, {first}+{second} workers, stage {stage} worker {victim}'s setup panics"
+                );
+                let r = within_deadline(&what, move || {
+                    let a = build(policy, first, &opts()).unwrap();
+                    let b = build(policy, second, &opts()).unwrap();
+                    let work = PanicInLocal {
+                        victim: (stage, victim),
+                    };
+                    let cfg = StreamConfig {
+                        pin: false,
+                        ..StreamConfig::default()
+                    };
+                    let scheds: [&dyn Scheduler; 2] = [a.as_ref(), b.as_ref()];
+                    run_stream_staged(&scheds, &work, short_feed(), &mut |_| {}, &cfg).map(|_| ())
+                });
+                let e = r.expect_err(&what);
+                assert_eq!(
+                    e.thread,
+                    format!("stage{stage}-worker-{victim}"),
+                    "{what}: {e}"
+                );
+                assert_eq!(
+                    e.message,
+                    format!("injected panic in the setup of stage {stage}, worker {victim}"),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_worker_whose_setup_panics_fails_the_preloaded_run() {
+    // The preloaded run (the bench harness) passes the panic on to its caller instead of hanging at the start, with
+    // and without the cache clobber thread.
+    for policy in ALL {
+        for workers in [1, 2, 3] {
+            for clobber_bytes in [0, 1 << 16] {
+                let what = format!("{policy}, {workers} workers, clobber {clobber_bytes}");
+                let message = within_deadline(&what, move || {
+                    let sched = build(policy, workers, &opts()).unwrap();
+                    let work = PanicInLocal {
+                        victim: (0, workers - 1),
+                    };
+                    let descs: Vec<Desc> = (0..1000u32)
+                        .map(|i| Desc {
+                            id: i,
+                            ..desc(u64::from(i))
+                        })
+                        .collect();
+                    let cfg = RunConfig {
+                        pin: false,
+                        clobber_bytes,
+                        ..RunConfig::default()
+                    };
+                    let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        run(sched.as_ref(), &work, &descs, &cfg).map(|_| ())
+                    }));
+                    r.map_err(|p| {
+                        p.downcast_ref::<String>()
+                            .cloned()
+                            .unwrap_or_else(|| "(another payload)".into())
+                    })
+                });
+                let Err(message) = message else {
+                    panic!("{what}: the run did not fail");
+                };
+                assert_eq!(
+                    message,
+                    format!(
+                        "injected panic in the setup of stage 0, worker {}",
+                        workers - 1
+                    ),
+                    "{what}"
+                );
+            }
+        }
+    }
 }
