@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use memchr::memmem;
 
-use flowbundle_types::{AppLayerEvent, AppProto};
+use flowbundle_types::{AppLayerEvent, AppProto, EventKind};
 
 use crate::addr::{AddrSet, ExprError, PortSet, Resolver};
 use crate::byte::{self, ByteItem};

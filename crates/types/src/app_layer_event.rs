@@ -8,7 +8,7 @@
 //! Only the events a parser raises are listed: a rule naming another of Suricata's application-layer events is
 //! skipped with its name rather than loaded to never fire.
 
-use crate::AppProto;
+use crate::{AppProto, EventKind, EventSet};
 
 macro_rules! app_layer_events {
     ($($(#[$m:meta])* $v:ident = ($p:ident, $s:literal),)+) => {
@@ -74,15 +74,6 @@ impl AppLayerEvent {
                     .is_some_and(|p| p.eq_ignore_ascii_case(proto))
         })
     }
-
-    /// Position in [`AppLayerEvent::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    fn bit(self) -> u64 {
-        1u64 << (self as u8)
-    }
 }
 
 impl core::fmt::Display for AppLayerEvent {
@@ -93,32 +84,18 @@ impl core::fmt::Display for AppLayerEvent {
 
 const _: () = assert!(AppLayerEvent::COUNT <= 64);
 
-/// A set of [`AppLayerEvent`]s: one bit each. `Copy`, 8 bytes, no allocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct AppLayerEvents(u64);
-
-impl AppLayerEvents {
-    pub const EMPTY: AppLayerEvents = AppLayerEvents(0);
-
+impl EventKind for AppLayerEvent {
+    const ALL: &'static [AppLayerEvent] = AppLayerEvent::ALL;
     #[inline]
-    pub fn set(&mut self, e: AppLayerEvent) {
-        self.0 |= e.bit();
+    fn index(self) -> usize {
+        self as usize
     }
-    #[inline]
-    pub fn contains(self, e: AppLayerEvent) -> bool {
-        self.0 & e.bit() != 0
-    }
-    #[inline]
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-    pub fn iter(self) -> impl Iterator<Item = AppLayerEvent> {
-        AppLayerEvent::ALL
-            .iter()
-            .copied()
-            .filter(move |e| self.contains(*e))
-    }
+}
 
+/// A set of [`AppLayerEvent`]s (see [`EventSet`]).
+pub type AppLayerEvents = EventSet<AppLayerEvent>;
+
+impl EventSet<AppLayerEvent> {
     /// The set as the rules inspect it: one byte per event of [`AppLayerEvent::ALL`], 1 where the event is set (the
     /// `app-layer-event` keyword tests the byte at the event's index).
     pub fn flags(self) -> [u8; AppLayerEvent::COUNT] {
@@ -127,16 +104,6 @@ impl AppLayerEvents {
             out[i] = u8::from(self.contains(*e));
         }
         out
-    }
-}
-
-impl FromIterator<AppLayerEvent> for AppLayerEvents {
-    fn from_iter<I: IntoIterator<Item = AppLayerEvent>>(iter: I) -> Self {
-        let mut s = AppLayerEvents::EMPTY;
-        for e in iter {
-            s.set(e);
-        }
-        s
     }
 }
 

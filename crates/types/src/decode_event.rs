@@ -8,6 +8,8 @@
 //! Only the events the decoder detects are listed: a rule naming another Suricata decoder event is skipped with its
 //! name rather than loaded to never fire.
 
+use crate::{EventKind, EventSet};
+
 macro_rules! decode_events {
     ($($(#[$m:meta])* $v:ident = $s:literal,)+) => {
         /// One decoder anomaly. See the module documentation.
@@ -166,10 +168,6 @@ impl DecodeEvent {
             .copied()
             .find(|e| e.name().eq_ignore_ascii_case(name))
     }
-
-    fn bit(self) -> u64 {
-        1u64 << (self as u8)
-    }
 }
 
 impl core::fmt::Display for DecodeEvent {
@@ -178,52 +176,18 @@ impl core::fmt::Display for DecodeEvent {
     }
 }
 
-// The set is one `u64` (8 bytes in every decoded packet; a `u128` would align `Decoded` to 16 and cost copies):
-// widen it to two words when the list outgrows it.
 const _: () = assert!(DecodeEvent::COUNT <= 64);
 
-/// A set of [`DecodeEvent`]s: one bit each. `Copy`, 8 bytes, no allocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct DecodeEvents(u64);
-
-impl DecodeEvents {
-    pub const EMPTY: DecodeEvents = DecodeEvents(0);
-
+impl EventKind for DecodeEvent {
+    const ALL: &'static [DecodeEvent] = DecodeEvent::ALL;
     #[inline]
-    pub fn set(&mut self, e: DecodeEvent) {
-        self.0 |= e.bit();
-    }
-    #[inline]
-    pub fn contains(self, e: DecodeEvent) -> bool {
-        self.0 & e.bit() != 0
-    }
-    #[inline]
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-    /// Every event of `other` added.
-    #[inline]
-    pub fn union(self, other: DecodeEvents) -> DecodeEvents {
-        DecodeEvents(self.0 | other.0)
-    }
-    /// The events set, in declaration order.
-    pub fn iter(self) -> impl Iterator<Item = DecodeEvent> {
-        DecodeEvent::ALL
-            .iter()
-            .copied()
-            .filter(move |e| self.contains(*e))
+    fn index(self) -> usize {
+        self as usize
     }
 }
 
-impl FromIterator<DecodeEvent> for DecodeEvents {
-    fn from_iter<I: IntoIterator<Item = DecodeEvent>>(iter: I) -> Self {
-        let mut s = DecodeEvents::EMPTY;
-        for e in iter {
-            s.set(e);
-        }
-        s
-    }
-}
+/// A set of [`DecodeEvent`]s (see [`EventSet`]).
+pub type DecodeEvents = EventSet<DecodeEvent>;
 
 #[cfg(test)]
 mod tests {
