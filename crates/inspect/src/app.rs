@@ -1020,7 +1020,7 @@ pub(crate) fn on_datagram(
     let now = identified_now(label, fa.as_ref());
     let label = now.as_ref().unwrap_or(label);
     let failed = gave_up(label, fa.as_ref(), sig.as_ref());
-    scan_packet(out, flow_rules, label, failed, dir, payload, header);
+    scan_packet(out, flow_rules, label, failed, dir, payload, header, false);
 }
 
 /// The header fields header keywords (`ttl`, `flags`, `itype`, ...) test, from a decoded packet; `None` without
@@ -1157,6 +1157,7 @@ pub(crate) fn scan_flowless(
         side,
         d.payload,
         Some(header),
+        false,
     );
     let verdict = out.verdict;
     if verdict.pass.is_some() {
@@ -1219,7 +1220,10 @@ pub(crate) fn rules_app(label: &AppLabel, failed: bool) -> Option<&str> {
     }
 }
 
-/// The rules' per-packet pass (payload rules for non-TCP, header-only rules for every packet).
+/// The rules' per-packet pass (payload rules for non-TCP, header-only rules for every packet). `unstreamed`: a TCP
+/// packet whose payload the stream does not take (see [`flowbundle_rules::RuleSet::scan_unstreamed_packet`] and
+/// `Engine::on_packet`), so the stream rules also see this payload as a chunk of its own.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_packet(
     out: &mut Out<'_>,
     flow_rules: &mut FlowMatchState,
@@ -1228,6 +1232,7 @@ pub(crate) fn scan_packet(
     dir: KeySide,
     payload: &[u8],
     header: Option<PacketHeader>,
+    unstreamed: bool,
 ) {
     out.detect(
         flow_rules,
@@ -1237,32 +1242,7 @@ pub(crate) fn scan_packet(
             header,
             label,
             failed,
-            unstreamed: false,
-        },
-    );
-}
-
-/// The rules' pass over a TCP packet whose payload the stream does not take (see
-/// [`flowbundle_rules::RuleSet::scan_unstreamed_packet`] and `Engine::on_packet`): the packet rules, and the stream
-/// rules on this payload as a chunk of its own.
-pub(crate) fn scan_unstreamed(
-    out: &mut Out<'_>,
-    flow_rules: &mut FlowMatchState,
-    label: &AppLabel,
-    failed: bool,
-    dir: KeySide,
-    payload: &[u8],
-    header: Option<PacketHeader>,
-) {
-    out.detect(
-        flow_rules,
-        Call::Packet {
-            dir,
-            payload,
-            header,
-            label,
-            failed,
-            unstreamed: true,
+            unstreamed,
         },
     );
 }

@@ -1103,27 +1103,16 @@ impl Engine {
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
                     let hdr = app::packet_header(d);
-                    if unstreamed {
-                        app::scan_unstreamed(
-                            &mut out,
-                            &mut app.rules,
-                            label,
-                            failed,
-                            dir,
-                            d.payload,
-                            hdr,
-                        );
-                    } else {
-                        app::scan_packet(
-                            &mut out,
-                            &mut app.rules,
-                            label,
-                            failed,
-                            dir,
-                            d.payload,
-                            hdr,
-                        );
-                    }
+                    app::scan_packet(
+                        &mut out,
+                        &mut app.rules,
+                        label,
+                        failed,
+                        dir,
+                        d.payload,
+                        hdr,
+                        unstreamed,
+                    );
                     if tm.on {
                         detect += cost::now().wrapping_sub(t1);
                     }
@@ -1160,6 +1149,7 @@ impl Engine {
                         dir,
                         d.payload,
                         hdr,
+                        false,
                     );
                 }
                 if tm.on {

@@ -113,7 +113,7 @@ pub(crate) enum Call<'d> {
         failed: bool,
     },
     /// A packet's payload and header (`scan_packet`; `scan_unstreamed_packet` for a TCP payload kept out of the
-    /// stream, see `app::scan_unstreamed`).
+    /// stream, see `app::scan_packet`).
     Packet {
         dir: KeySide,
         payload: &'d [u8],
