@@ -711,6 +711,78 @@ mod tests {
         assert!(r.buffer(0, HttpBuffer::StatusCode).is_none());
     }
 
+    /// A request line goes to detection as soon as it is complete, before the headers end (as libhtp hands it to
+    /// Suricata), and the complete head does not hand it over again, also when the close completes the head.
+    #[test]
+    fn request_line_goes_ahead_of_an_incomplete_head() {
+        let mut p = HttpParser::new(&Limits::default());
+        let mut r = Rec::default();
+        p.parse(Direction::ToServer, b"GET /index.html HT", 0, &mut r);
+        assert!(r.buffers.is_empty(), "no line end yet");
+        p.parse(Direction::ToServer, b"TP/1.0\r\nHost: a\r\n", 0, &mut r);
+        let kinds = |r: &Rec| r.buffers.iter().map(|b| b.1).collect::<Vec<_>>();
+        assert_eq!(
+            kinds(&r),
+            [HttpBuffer::RequestLine, HttpBuffer::Method, HttpBuffer::Uri]
+        );
+        assert_eq!(
+            r.buffer(0, HttpBuffer::RequestLine),
+            Some(b"GET /index.html HTTP/1.0".as_slice())
+        );
+        p.parse(Direction::ToServer, b"User-Agent: x\r\n", 0, &mut r);
+        assert_eq!(r.buffers.len(), 3, "the line is handed over once");
+        p.parse(Direction::ToServer, b"\r\n", 0, &mut r);
+        assert_eq!(
+            kinds(&r),
+            [
+                HttpBuffer::RequestLine,
+                HttpBuffer::Method,
+                HttpBuffer::Uri,
+                HttpBuffer::RequestHead,
+                HttpBuffer::Host,
+                HttpBuffer::UserAgent,
+                HttpBuffer::RequestHeaders
+            ]
+        );
+        // The next request on the connection gets its own line, under its own transaction.
+        p.parse(Direction::ToServer, b"POST /b HTTP/1.1\r\n", 0, &mut r);
+        assert_eq!(r.buffer(1, HttpBuffer::Method), Some(b"POST".as_slice()));
+        // The close completes the head: its other buffers come, the line does not come twice.
+        p.finish(&mut r);
+        let tx1: Vec<_> = r.buffers.iter().filter(|b| b.0 == 1).map(|b| b.1).collect();
+        assert_eq!(
+            tx1,
+            [
+                HttpBuffer::RequestLine,
+                HttpBuffer::Method,
+                HttpBuffer::Uri,
+                HttpBuffer::RequestHead,
+                HttpBuffer::RequestHeaders
+            ]
+        );
+        assert_eq!(r.events.len(), 2);
+        // A gap that cuts the head after its line went ahead still leaves the transaction, logged at the end.
+        let mut p = HttpParser::new(&Limits::default());
+        let mut r = Rec::default();
+        p.parse(Direction::ToServer, b"GET /g HTTP/1.1\r\nHost: h\r\n", 0, &mut r);
+        p.gap(Direction::ToServer, 100);
+        p.parse(Direction::ToServer, b"ignored after the gap\r\n\r\n", 0, &mut r);
+        p.finish(&mut r);
+        assert_eq!(r.events.len(), 1);
+        assert_eq!(r.events[0].url.as_deref(), Some("/g"));
+        assert_eq!(
+            r.buffers.iter().filter(|b| b.1 == HttpBuffer::Uri).count(),
+            1
+        );
+        // A line that is not a request line is not handed over.
+        let (r, _) = run(
+            &[(Direction::ToServer, b"\x85\x00junk line\r\nmore".to_vec())],
+            &Limits::default(),
+            &[],
+        );
+        assert!(r.buffer(0, HttpBuffer::Method).is_none());
+    }
+
     #[test]
     fn every_single_split_point_gives_the_same_result() {
         let conv = conversation();

@@ -138,6 +138,9 @@ pub struct HttpParser {
     /// picked up from its responses, whose first sender the engine took for the client).
     pub(super) oriented: bool,
     pub(super) swapped: bool,
+    /// The transaction whose request line was handed to detection before its head was complete (see
+    /// [`HttpParser::early_request_line`]), so the head does not hand it over twice.
+    pub(super) line_sent: Option<u64>,
 }
 
 impl HttpParser {
@@ -152,6 +155,7 @@ impl HttpParser {
             stats: ParserStats::default(),
             oriented: false,
             swapped: false,
+            line_sent: None,
         }
     }
 
@@ -231,9 +235,10 @@ impl HttpParser {
                         &mut self.stats,
                         data,
                     ) else {
-                        // No blank line yet; a complete HTTP/0.9 request line is all there will be.
-                        if self.req.state == State::Head {
-                            self.simple_request(out);
+                        // No blank line yet; a complete HTTP/0.9 request line is all there will be. Otherwise a
+                        // complete request line goes to detection now, before its headers.
+                        if self.req.state == State::Head && !self.simple_request(out) {
+                            self.early_request_line(out);
                         }
                         return;
                     };
@@ -313,6 +318,28 @@ impl HttpParser {
         true
     }
 
+    /// A request whose line is complete but whose head is not: hands the request line, method and target to
+    /// detection now, as libhtp does (its request-line callback runs before the headers arrive), so rules on
+    /// `http.method`, `http.uri` or `http.request_line` match on the packet that completes the line. The head,
+    /// once complete, hands over the rest without repeating these.
+    pub(super) fn early_request_line(&mut self, out: &mut dyn EventSink) {
+        if self.line_sent.is_some() {
+            return;
+        }
+        let Some(nl) = memchr::memchr(b'\n', &self.req.head) else {
+            return;
+        };
+        let line = trim_cr(&self.req.head[..nl]);
+        let Some((method, uri, _)) = request_line_parts(line) else {
+            return;
+        };
+        let id = self.next_tx;
+        out.http_buffer(id, HttpBuffer::RequestLine, line);
+        out.http_buffer(id, HttpBuffer::Method, method);
+        out.http_buffer(id, HttpBuffer::Uri, uri);
+        self.line_sent = Some(id);
+    }
+
     pub(super) fn push_tx(&mut self, tx: Tx, out: &mut dyn EventSink) {
         if self.txs.len() >= MAX_PENDING_TX
             && let Some(old) = self.txs.pop_front()
@@ -333,16 +360,12 @@ impl HttpParser {
     }
 
     pub(super) fn request_head_in(&mut self, head: &[u8], out: &mut dyn EventSink) -> bool {
+        let line_sent = self.line_sent.take();
         let nl = memchr::memchr(b'\n', head).unwrap_or(head.len());
         let line = trim_cr(&head[..nl]);
-        let Some((method, uri, proto)) = split_request_line(line) else {
+        let Some((method, uri, proto)) = request_line_parts(line) else {
             return false;
         };
-        if !method.iter().all(|&b| is_token_byte(b))
-            || !(proto.starts_with(b"HTTP/") || proto.is_empty())
-        {
-            return false;
-        }
         let block_start = (nl + 1).min(head.len());
         let h = parse_headers(&head[block_start..], block_start);
         let id = self.next_tx;
@@ -367,10 +390,14 @@ impl HttpParser {
         if let Some(service) = h.service.or_else(|| service_from_target(uri)) {
             out.application(service);
         }
-        out.http_buffer(id, HttpBuffer::RequestLine, line);
+        // The same order as when the line went ahead of the head, so the buffers' order does not depend on where the
+        // request was cut.
+        if line_sent != Some(id) {
+            out.http_buffer(id, HttpBuffer::RequestLine, line);
+            out.http_buffer(id, HttpBuffer::Method, method);
+            out.http_buffer(id, HttpBuffer::Uri, uri);
+        }
         out.http_buffer(id, HttpBuffer::RequestHead, head);
-        out.http_buffer(id, HttpBuffer::Method, method);
-        out.http_buffer(id, HttpBuffer::Uri, uri);
         if let Some((host, _)) = &h.host {
             out.http_buffer(id, HttpBuffer::Host, host.as_bytes());
         }
@@ -612,6 +639,14 @@ impl HttpParser {
     }
 }
 
+/// A request line's method, target and protocol, when it is one: a token method and an `HTTP/` protocol (or none,
+/// HTTP/0.9).
+fn request_line_parts(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let (method, uri, proto) = split_request_line(line)?;
+    (method.iter().all(|&b| is_token_byte(b)) && (proto.starts_with(b"HTTP/") || proto.is_empty()))
+        .then_some((method, uri, proto))
+}
+
 impl Parser for HttpParser {
     fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         if !self.oriented {
@@ -656,8 +691,14 @@ impl Parser for HttpParser {
     }
 
     fn finish(&mut self, out: &mut dyn EventSink) {
-        // A request head cut by the close: parse what arrived (a request line at least).
-        if self.req.state == State::Head
+        // A request head cut by the close, or by a gap after its request line went to detection (its transaction
+        // exists, as in libhtp): parse what arrived (a request line at least).
+        let cut = match self.req.state {
+            State::Head => true,
+            State::Dead => self.line_sent.is_some(),
+            _ => false,
+        };
+        if cut
             && memchr::memchr(b'\n', &self.req.head).is_some()
             && !self.req.head.is_empty()
         {
