@@ -42,7 +42,8 @@
 //! (direction, established state, `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto fragbits
 //! flags window seq ack itype icode icmp_id icmp_seq`, and `decode-event` on the decoder's anomalies); `threshold` and `detection_filter` ([`threshold`], applied
 //! by the engine where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset noalert`, names
-//! joined by `|` or `&`) and `noalert`; `app-layer-protocol`; sticky buffers ([`Buffer`]): HTTP in full
+//! joined by `|` or `&`) and `noalert`; `flowint` (`= + - == != < <= > >= isset notset`, per-flow integers beside the
+//! flowbits); `app-layer-protocol`; sticky buffers ([`Buffer`]): HTTP in full
 //! (`http.uri`, `http.uri.raw`, `http.method`, `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`,
 //! `http.header`, `http.header.raw`, `http.request_line`, `http.response_line`, `http.start`, `http.protocol`,
 //! `http.stat_code`, `http.stat_msg`, `http.header_names`, `http.content_type`, `http.content_len`,

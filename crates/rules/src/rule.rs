@@ -563,14 +563,68 @@ pub enum Flowbit {
         ids: Vec<u32>,
         all: bool,
     },
+    /// `flowint`: a condition on, or an action upon, one of the flow's integers. Flow integers live beside the
+    /// flowbits in the flow's matcher state and follow the same order (conditions before the match, actions after
+    /// it), so they are one more kind of flow variable operation.
+    Int(Flowint),
 }
 
 impl Flowbit {
     /// Whether this is a condition (checked before matching) rather than an action (done after).
     pub fn is_condition(&self) -> bool {
-        matches!(self, Flowbit::IsSet { .. } | Flowbit::IsNotSet { .. })
+        match self {
+            Flowbit::IsSet { .. } | Flowbit::IsNotSet { .. } => true,
+            Flowbit::Int(i) => i.op.is_condition(),
+            Flowbit::Set(_) | Flowbit::Unset(_) | Flowbit::Toggle(_) => false,
+        }
     }
 }
+
+/// One `flowint:name,op[,value]` operation, as Suricata defines it: a per-flow unsigned 32-bit integer named
+/// `name` (names numbered at load, apart from flowbits'), set (`=`), added to (`+`: an unset integer starts at the
+/// value), subtracted from (`-`: only once set) after a match, or compared (`==`, `!=`, `<`, `<=`, `>`, `>=`: false
+/// while unset), or tested (`isset`, `notset`) before it. Arithmetic wraps as Suricata's `uint32_t` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flowint {
+    pub id: u32,
+    pub op: FlowintOp,
+    pub value: FlowintValue,
+}
+
+/// What a [`Flowint`] does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowintOp {
+    Set,
+    Add,
+    Sub,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    IsSet,
+    NotSet,
+}
+
+impl FlowintOp {
+    /// Whether the operation is checked before the match (a comparison or a test) rather than applied after it.
+    pub fn is_condition(self) -> bool {
+        !matches!(self, FlowintOp::Set | FlowintOp::Add | FlowintOp::Sub)
+    }
+}
+
+/// The right-hand side of a [`Flowint`]: a constant, another flow integer (0 while that one is unset, as in
+/// Suricata), or none (`isset`, `notset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowintValue {
+    None,
+    Const(u32),
+    Var(u32),
+}
+
+/// Most distinct flowint names in a rule set.
+pub const MAX_FLOWINTS: usize = 1024;
 
 /// Most distinct flowbit names in a rule set.
 pub const MAX_FLOWBITS: usize = 4096;
@@ -788,10 +842,7 @@ impl Rule {
     /// packet rules (header keywords, `dsize`, `tcp-pkt`, flowbit conditions, content on the packet) act on the
     /// packet alone, so a `drop` rule on `dsize:0` drops those packets and leaves the flow alone.
     pub fn flow_scoped(&self) -> bool {
-        let conditions = self
-            .flowbits
-            .iter()
-            .any(|f| matches!(f, Flowbit::IsSet { .. } | Flowbit::IsNotSet { .. }));
+        let conditions = self.flowbits.iter().any(Flowbit::is_condition);
         if !self.groups.is_empty()
             || !self.header.is_empty()
             || self.tcp_inspect == TcpInspect::Packet
@@ -864,6 +915,8 @@ pub(crate) struct Ctx<'a, 'v> {
     pub next_pcre_id: &'a mut u32,
     /// Flowbit name → id, shared by the whole load.
     pub flowbit_ids: &'a mut std::collections::HashMap<String, u32>,
+    /// Flowint name → id, shared by the whole load.
+    pub flowint_ids: &'a mut std::collections::HashMap<String, u32>,
     /// Bytes of compiled pcre programs so far in this load.
     pub pcre_memory: &'a mut usize,
 }
@@ -1621,6 +1674,59 @@ impl Builder {
             "isnotset" => self.flowbits.push(Flowbit::IsNotSet { ids, all }),
             other => return Err(skip(format!("flowbits:{}", trunc(other)))),
         }
+        Ok(())
+    }
+
+    /// `flowint:name,op[,value]` (see [`Flowint`]).
+    pub(crate) fn flowint(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let raw = v.ok_or_else(|| err("flowint needs a value"))?.trim();
+        let mut parts = raw.splitn(3, ',').map(str::trim);
+        let name = parts.next().unwrap_or("");
+        let op = parts.next().unwrap_or("");
+        let value = parts.next().filter(|v| !v.is_empty());
+        let valid_name = |n: &str| {
+            n.starts_with(|c: char| c.is_ascii_alphabetic())
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/'))
+        };
+        if !valid_name(name) {
+            return Err(err(format!("flowint: invalid name `{}`", trunc(name))));
+        }
+        let op = match op {
+            "=" => FlowintOp::Set,
+            "+" => FlowintOp::Add,
+            "-" => FlowintOp::Sub,
+            "==" => FlowintOp::Eq,
+            "!=" => FlowintOp::Ne,
+            "<" => FlowintOp::Lt,
+            "<=" => FlowintOp::Le,
+            ">" => FlowintOp::Gt,
+            ">=" => FlowintOp::Ge,
+            "isset" => FlowintOp::IsSet,
+            "notset" | "isnotset" => FlowintOp::NotSet,
+            other => return Err(err(format!("flowint: unknown operator `{}`", trunc(other)))),
+        };
+        let mut id_of = |n: &str| -> Step<u32> {
+            let next = ctx.flowint_ids.len() as u32;
+            if ctx.flowint_ids.len() >= MAX_FLOWINTS && !ctx.flowint_ids.contains_key(n) {
+                return Err(err(format!("more than {MAX_FLOWINTS} flowint names")));
+            }
+            Ok(*ctx.flowint_ids.entry(n.to_string()).or_insert(next))
+        };
+        let value = match (op, value) {
+            (FlowintOp::IsSet | FlowintOp::NotSet, _) => FlowintValue::None,
+            (_, None) => return Err(err("flowint: the operator needs a value")),
+            (_, Some(v)) if v.starts_with(|c: char| c.is_ascii_digit()) => {
+                let n: u32 = v
+                    .parse()
+                    .map_err(|_| err(format!("flowint: invalid value `{}`", trunc(v))))?;
+                FlowintValue::Const(n)
+            }
+            (_, Some(v)) if valid_name(v) => FlowintValue::Var(id_of(v)?),
+            (_, Some(v)) => return Err(err(format!("flowint: invalid value `{}`", trunc(v)))),
+        };
+        let id = id_of(name)?;
+        self.flowbits.push(Flowbit::Int(Flowint { id, op, value }));
         Ok(())
     }
 

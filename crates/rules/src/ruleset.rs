@@ -457,6 +457,7 @@ impl RuleSet {
         let mut resolver = Resolver::new(&opts.vars);
         let mut next_pcre = 0u32;
         let mut flowbit_ids: HashMap<String, u32> = HashMap::new();
+        let mut flowint_ids: HashMap<String, u32> = HashMap::new();
         let mut pcre_memory = 0usize;
         let mut rules: Vec<Rule> = Vec::new();
         let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
@@ -477,6 +478,7 @@ impl RuleSet {
                             classes: &opts.classifications,
                             next_pcre_id: &mut next_pcre,
                             flowbit_ids: &mut flowbit_ids,
+                            flowint_ids: &mut flowint_ids,
                             pcre_memory: &mut pcre_memory,
                         };
                         (line, rule::parse_rule(&text, line, file, &mut ctx))

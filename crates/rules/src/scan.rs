@@ -15,7 +15,9 @@ pub use flowbundle_types::{Direction, HttpBuffer, Transport};
 
 use crate::prefilter::ScanState;
 use crate::profile::{Point, RulesProfile};
-use crate::rule::{Buffer, FlowDir, FlowState, Flowbit, Group, Item, Proto, Rule};
+use crate::rule::{
+    Buffer, FlowDir, FlowState, Flowbit, Flowint, FlowintOp, FlowintValue, Group, Item, Proto, Rule,
+};
 use crate::ruleset::{GroupInfo, RuleSet, Table, Target};
 use crate::verify::{self, Hay, PcreCaches, VerifyStats};
 
@@ -457,6 +459,8 @@ pub struct FlowMatchState {
 #[derive(Debug, Default)]
 struct Bits {
     words: Vec<u64>,
+    /// The flow's integers (`flowint`) that are set, as (name id, value); a flow sets few.
+    ints: Vec<(u32, u32)>,
     /// A `drop`/`reject`/`sdrop` rule matched: the flow is dropped (Suricata's flow action `drop`).
     dropped: bool,
     /// A `pass` rule matched with flow scope: nothing more of the flow is inspected (Suricata's flow action `pass`).
@@ -2188,8 +2192,63 @@ fn flowbits_ok(rule: &Rule, bits: &Option<Box<Bits>>) -> bool {
         Flowbit::IsSet { ids, all: false } => ids.iter().any(|&i| is(i)),
         Flowbit::IsNotSet { ids, all: true } => ids.iter().all(|&i| !is(i)),
         Flowbit::IsNotSet { ids, all: false } => ids.iter().any(|&i| !is(i)),
+        Flowbit::Int(fi) if fi.op.is_condition() => flowint_holds(fi, bits),
         _ => true,
     })
+}
+
+/// The value of flow integer `id`, if set.
+fn flowint_get(bits: &Option<Box<Bits>>, id: u32) -> Option<u32> {
+    bits.as_ref()?
+        .ints
+        .iter()
+        .find(|&&(i, _)| i == id)
+        .map(|&(_, v)| v)
+}
+
+/// The right-hand side of a flowint operation: another integer reads as 0 while unset (Suricata's rule).
+fn flowint_value(fi: &Flowint, bits: &Option<Box<Bits>>) -> u32 {
+    match fi.value {
+        FlowintValue::Const(v) => v,
+        FlowintValue::Var(id) => flowint_get(bits, id).unwrap_or(0),
+        FlowintValue::None => 0,
+    }
+}
+
+/// Whether a flowint condition holds: a comparison is false while the integer is unset.
+fn flowint_holds(fi: &Flowint, bits: &Option<Box<Bits>>) -> bool {
+    let cur = flowint_get(bits, fi.id);
+    let rhs = flowint_value(fi, bits);
+    match (fi.op, cur) {
+        (FlowintOp::IsSet, c) => c.is_some(),
+        (FlowintOp::NotSet, c) => c.is_none(),
+        (_, None) => false,
+        (FlowintOp::Eq, Some(c)) => c == rhs,
+        (FlowintOp::Ne, Some(c)) => c != rhs,
+        (FlowintOp::Lt, Some(c)) => c < rhs,
+        (FlowintOp::Le, Some(c)) => c <= rhs,
+        (FlowintOp::Gt, Some(c)) => c > rhs,
+        (FlowintOp::Ge, Some(c)) => c >= rhs,
+        (FlowintOp::Set | FlowintOp::Add | FlowintOp::Sub, Some(_)) => true,
+    }
+}
+
+/// Applies a matched rule's flowint action: `=` sets, `+` adds (an unset integer starts at the value), `-`
+/// subtracts from a set integer only; arithmetic wraps.
+fn apply_flowint(fi: &Flowint, bits: &mut Option<Box<Bits>>) {
+    let rhs = flowint_value(fi, bits);
+    let cur = flowint_get(bits, fi.id);
+    let new = match (fi.op, cur) {
+        (FlowintOp::Set, _) => rhs,
+        (FlowintOp::Add, c) => c.unwrap_or(0).wrapping_add(rhs),
+        (FlowintOp::Sub, Some(c)) => c.wrapping_sub(rhs),
+        _ => return,
+    };
+    let b = bits.get_or_insert_with(Box::default);
+    match b.ints.iter_mut().find(|(i, _)| *i == fi.id) {
+        Some(slot) => slot.1 = new,
+        None => b.ints.push((fi.id, new)),
+    }
 }
 
 /// Applies a matched rule's flowbit actions (the flow's bit set is allocated on the first `set`).
@@ -2199,6 +2258,10 @@ fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize) {
             Flowbit::Set(i) => (*i, 0),
             Flowbit::Unset(i) => (*i, 1),
             Flowbit::Toggle(i) => (*i, 2),
+            Flowbit::Int(fi) => {
+                apply_flowint(fi, bits);
+                continue;
+            }
             _ => continue,
         };
         if bits.is_none() && op == 1 {

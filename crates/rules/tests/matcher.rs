@@ -986,3 +986,83 @@ alert tcp any any -> any any (flowbits:isset,seen; sid:5;)"#,
     // The IP-only rules (1, 4) once; the port rule, the header rule and the flowbit reader on every packet.
     assert_eq!(sids, vec![1, 2, 2, 2, 3, 3, 3, 4, 5, 5, 5]);
 }
+
+/// `flowint` as Suricata defines it: per-flow integers set, added to and subtracted from after a match, compared and
+/// tested before it; setters go before readers within one packet; an unset integer fails comparisons, `+` starts
+/// it at the value and `-` leaves it unset; another integer on the right reads as 0 while unset.
+#[test]
+fn flowint_counts_per_flow() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"req"; flowint:reqs,+,1; noalert; sid:1;)
+alert udp any any -> any any (content:"req"; flowint:reqs,>=,3; sid:2;)
+alert udp any any -> any any (content:"req"; flowint:reqs,==,1; sid:3;)
+alert udp any any -> any any (content:"req"; flowint:never,isset; sid:4;)
+alert udp any any -> any any (content:"req"; flowint:never,notset; flowint:gone,-,5; sid:5;)
+alert udp any any -> any any (content:"req"; flowint:gone,isset; sid:6;)
+alert udp any any -> any any (content:"limit"; flowint:cap,=,2; noalert; sid:7;)
+alert udp any any -> any any (content:"req"; flowint:reqs,>,cap; sid:8;)
+alert udp any any -> any any (content:"req"; flowint:reqs,!=,unset_var; flowint:reqs,<=,4; sid:9;)
+alert udp any any -> any any (content:"reset"; flowint:reqs,=,0; noalert; sid:10;)"#,
+    );
+    let mut sc = rs.scanner();
+    let c = PacketCtx {
+        transport: Transport::Udp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    let mut flow = FlowMatchState::default();
+    let mut send = |flow: &mut FlowMatchState, payload: &[u8]| {
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_packet(&mut sc, flow, &c, payload, &mut out);
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    // No cap yet: `reqs > cap` compares with 0.
+    assert_eq!(send(&mut flow, b"req"), vec![3, 5, 8, 9]);
+    assert_eq!(send(&mut flow, b"limit"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, b"req"), vec![5, 9]);
+    assert_eq!(send(&mut flow, b"req"), vec![2, 5, 8, 9]);
+    assert_eq!(send(&mut flow, b"req"), vec![2, 5, 8, 9]);
+    assert_eq!(send(&mut flow, b"req"), vec![2, 5, 8]);
+    assert_eq!(send(&mut flow, b"reset"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, b"req"), vec![3, 5, 9]);
+    // Another flow starts from nothing.
+    let mut other = FlowMatchState::default();
+    assert_eq!(send(&mut other, b"req"), vec![3, 5, 8, 9]);
+}
+
+#[test]
+fn flowint_syntax() {
+    let opts = LoadOptions {
+        strict: true,
+        vars: Vars::suricata_defaults(),
+        ..LoadOptions::default()
+    };
+    let loads = |opt: &str| {
+        let text = format!("alert udp any any -> any any (content:\"x\"; {opt} sid:1;)");
+        RuleSet::parse_with(&[("t", text.as_bytes())], &opts).is_ok()
+    };
+    for ok in [
+        "flowint:a,=,1;",
+        "flowint: a.b/c_d , + , 4294967295 ;",
+        "flowint:a,-,other;",
+        "flowint:a,isset;",
+        "flowint:a,notset;",
+        "flowint:a,isnotset;",
+        "flowint:a,<=,b;",
+    ] {
+        assert!(loads(ok), "{ok}");
+    }
+    for bad in [
+        "flowint:1a,=,1;",
+        "flowint:a,+;",
+        "flowint:a,**,1;",
+        "flowint:a,=,4294967296;",
+        "flowint:a,=,-1;",
+        "flowint:;",
+        "flowint;",
+    ] {
+        assert!(!loads(bad), "{bad}");
+    }
+}
