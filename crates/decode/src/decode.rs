@@ -68,6 +68,14 @@ pub struct DecodeOptions {
     pub vxlan_port: u16,
     /// UDP port (source or destination) recognised as GTP-U. Default 2152.
     pub gtpu_port: u16,
+    /// Put the tunnel depth in the flow key ([`Decoded::key_depth`]), as Suricata's
+    /// `decoder.recursion-level.use-for-tracking` (default on): the same inner 5-tuple at two tunnel depths is two
+    /// flows. Off, flows are keyed by their innermost headers alone.
+    pub tunnel_depth_in_key: bool,
+    /// ICMPv4 errors as Suricata files them: a destination unreachable that quotes a TCP or UDP packet is keyed by
+    /// the quoted packet's flow ([`crate::quoted_flow`]), and no ICMPv4 error starts a flow of its own (the engine
+    /// inspects it without one). Off by default: each ICMP error is a flow of its own, as nDPI counts them.
+    pub icmp_errors_in_quoted_flow: bool,
 }
 
 impl Default for DecodeOptions {
@@ -79,6 +87,8 @@ impl Default for DecodeOptions {
             verify_ipv4_checksum: false,
             vxlan_port: vxlan::PORT,
             gtpu_port: gtpu::PORT,
+            tunnel_depth_in_key: true,
+            icmp_errors_in_quoted_flow: false,
         }
     }
 }
@@ -262,6 +272,11 @@ pub struct Decoded<'a> {
     /// Tunnels decapsulated and their kinds.
     pub tunnels: u8,
     pub tunnel_kinds: TunnelSet,
+    /// The tunnel depth the packet's flow key carries: `tunnels` with [`DecodeOptions::tunnel_depth_in_key`],
+    /// else 0.
+    pub key_depth: u8,
+    /// Decoded with [`DecodeOptions::icmp_errors_in_quoted_flow`].
+    pub icmp_errors_in_quoted_flow: bool,
     /// L3 facts, when an IP header was read.
     pub ip: Option<Ip>,
     pub l4: L4<'a>,
@@ -296,6 +311,8 @@ impl<'a> Decoded<'a> {
             pppoe_session: None,
             tunnels: 0,
             tunnel_kinds: TunnelSet(0),
+            key_depth: 0,
+            icmp_errors_in_quoted_flow: false,
             ip: None,
             l4: L4::None,
             l3_offset: 0,
@@ -357,6 +374,10 @@ pub fn decode_bytes<'a>(link_type: LinkType, data: &'a [u8], opts: &DecodeOption
             d.events.set(DecodeEvent::TooManyLayers);
         }
     }
+    if opts.tunnel_depth_in_key {
+        d.key_depth = d.tunnels;
+    }
+    d.icmp_errors_in_quoted_flow = opts.icmp_errors_in_quoted_flow;
     d
 }
 

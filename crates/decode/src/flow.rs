@@ -12,7 +12,22 @@
 //!   ([`crate::defrag`]) handles every order and is what the dispatcher uses.
 //!
 //! Addresses are stored as 16 bytes (IPv4 in the first 4, the rest zero) with a family flag, so a key is a
-//! fixed 38-byte value that compares and hashes without branching on the family.
+//! fixed 43-byte value that compares and hashes without branching on the family.
+//!
+//! ## Beyond the 5-tuple, as Suricata keys flows
+//! * **ICMP**: an endpoint of an ICMP flow is (address, message type it sends): an echo request from A to B and its
+//!   reply from B to A are one flow (A sends type 8, B type 0), while an echo request from B to A starts another
+//!   (Suricata pairs ICMP packets by type and counterpart type, `CmpFlowICMPPacket`). Types without a counterpart
+//!   (router advertisements, ...) give the other endpoint type 0, as Suricata leaves it. ICMPv4 errors filed as
+//!   flows of their own (see below) are keyed by their address pair alone.
+//! * **Tunnel depth**: [`Decoded::key_depth`], the tunnel layers the packet crossed (Suricata's recursion level,
+//!   `decoder.recursion-level.use-for-tracking`, on by default): the same inner 5-tuple at two depths is two flows.
+//! * **ICMPv4 errors**, with [`DecodeOptions::icmp_errors_in_quoted_flow`](crate::DecodeOptions): a destination
+//!   unreachable that quotes a TCP or UDP packet belongs to the quoted packet's flow (its key is that flow's,
+//!   [`quoted_flow`]), and ICMPv4 error messages never start a flow of their own in the engine
+//!   ([`is_icmpv4_error`]), as in Suricata. Off (the default), an error is a flow of its own, as nDPI counts it:
+//!   the choice has to be made before scheduling, since it decides which flow, and so which bundle, the packet
+//!   belongs to.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -60,8 +75,9 @@ fn ip_of(b: &[u8; 16], v6: bool) -> IpAddr {
     }
 }
 
-/// The canonical bidirectional 5-tuple. Protocols without ports (ICMP, GRE, ESP, ...) have ports 0, so all such
-/// packets between two hosts form one flow per protocol.
+/// The canonical bidirectional 5-tuple, with the ICMP message types and the tunnel depth (see the module
+/// documentation). Protocols without ports (ICMP, GRE, ESP, ...) have ports 0, so all such packets between two
+/// hosts form one flow per protocol (per pair of ICMP types for ICMP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FlowKey {
     pub lo_addr: [u8; 16],
@@ -70,6 +86,95 @@ pub struct FlowKey {
     pub hi_port: u16,
     pub proto: u8,
     pub v6: bool,
+    /// ICMP flows: the message type the `lo` endpoint sends (0 on other protocols).
+    pub lo_icmp: u8,
+    /// ICMP flows: the message type the `hi` endpoint sends (0 on other protocols).
+    pub hi_icmp: u8,
+    /// Tunnel layers the flow's packets crossed ([`Decoded::key_depth`]).
+    pub depth: u8,
+}
+
+/// The type that answers ICMPv4 message type `t` (echo, timestamp, information, address mask), as Suricata pairs
+/// them; 0 for types without one.
+pub fn icmpv4_counterpart(t: u8) -> u8 {
+    match t {
+        8 => 0,
+        0 => 8,
+        13 => 14,
+        14 => 13,
+        15 => 16,
+        16 => 15,
+        17 => 18,
+        18 => 17,
+        _ => 0,
+    }
+}
+
+/// The type that answers ICMPv6 message type `t` (echo, neighbour and router discovery, MLD, node information,
+/// home agent discovery, mobile prefix), as Suricata pairs them; 0 for types without one.
+pub fn icmpv6_counterpart(t: u8) -> u8 {
+    match t {
+        128 => 129,
+        129 => 128,
+        130 => 131,
+        131 => 130,
+        133 => 134,
+        134 => 133,
+        135 => 136,
+        136 => 135,
+        139 => 140,
+        140 => 139,
+        144 => 145,
+        145 => 144,
+        146 => 147,
+        147 => 146,
+        _ => 0,
+    }
+}
+
+/// ICMPv4 error messages (destination unreachable, source quench, redirect, time exceeded, parameter problem):
+/// they report on another packet, and Suricata never starts a flow for one (`ICMPV4_IS_ERROR_MSG`).
+pub fn is_icmpv4_error(d: &Decoded<'_>) -> bool {
+    matches!(d.l4, L4::Icmp(i) if matches!(i.msg_type, 3 | 4 | 5 | 11 | 12))
+        && d.ip.is_some_and(|ip| !ip.src.is_ipv6())
+}
+
+/// The flow an ICMPv4 destination unreachable belongs to when decoded with
+/// [`DecodeOptions::icmp_errors_in_quoted_flow`](crate::DecodeOptions): the key of the TCP or UDP packet it quotes
+/// (the quoted IPv4 header, then a whole UDP header or the first 20 bytes of the TCP header, as Suricata requires
+/// before it files the message under that flow). `None` for any other packet, and without the option.
+pub fn quoted_flow(d: &Decoded<'_>) -> Option<FlowKey> {
+    if !d.icmp_errors_in_quoted_flow {
+        return None;
+    }
+    let L4::Icmp(i) = d.l4 else { return None };
+    if i.msg_type != crate::wire::icmp::DEST_UNREACHABLE || i.code > 15 {
+        return None;
+    }
+    let q = d.payload;
+    let ihl = usize::from(*q.first()? & 0x0f) * 4;
+    if *q.first()? >> 4 != 4 || ihl < 20 {
+        return None;
+    }
+    let proto = *q.get(9)?;
+    let need = match proto {
+        6 => 20,
+        17 => 8,
+        _ => return None,
+    };
+    let l4 = q.get(ihl..ihl + need)?;
+    let addr = |at: usize| -> Option<IpAddr> {
+        let b: [u8; 4] = q.get(at..at + 4)?.try_into().ok()?;
+        Some(IpAddr::V4(Ipv4Addr::from(b)))
+    };
+    let port = |at: usize| u16::from_be_bytes([l4[at], l4[at + 1]]);
+    let (key, _) = FlowKey::build(
+        (addr(12)?, port(0), 0),
+        (addr(16)?, port(2), 0),
+        proto,
+        d.key_depth,
+    );
+    Some(key)
 }
 
 impl FlowKey {
@@ -77,44 +182,96 @@ impl FlowKey {
     /// conversation give the same key. (Mixing families is a caller error; the key then uses IPv6 layout.)
     #[inline]
     pub fn new(src: IpAddr, sport: u16, dst: IpAddr, dport: u16, proto: u8) -> (FlowKey, KeySide) {
-        let (s, sv6) = addr16(src);
-        let (d, dv6) = addr16(dst);
+        FlowKey::build((src, sport, 0), (dst, dport, 0), proto, 0)
+    }
+
+    /// The key of a packet from `src` to `dst`, each given as (address, port, ICMP type it sends), at tunnel depth
+    /// `depth`, and the packet's direction.
+    #[inline]
+    pub fn build(
+        src: (IpAddr, u16, u8),
+        dst: (IpAddr, u16, u8),
+        proto: u8,
+        depth: u8,
+    ) -> (FlowKey, KeySide) {
+        let (s, sv6) = addr16(src.0);
+        let (d, dv6) = addr16(dst.0);
         let v6 = sv6 || dv6;
         // Compare endpoints as integers: a big-endian u128 orders exactly like the bytes, without a memcmp call.
-        if (u128::from_be_bytes(s), sport) <= (u128::from_be_bytes(d), dport) {
-            (
-                FlowKey {
-                    lo_addr: s,
-                    hi_addr: d,
-                    lo_port: sport,
-                    hi_port: dport,
-                    proto,
-                    v6,
-                },
-                KeySide::Forward,
-            )
+        let forward =
+            (u128::from_be_bytes(s), src.1, src.2) <= (u128::from_be_bytes(d), dst.1, dst.2);
+        let ((lo, lo_port, lo_icmp), (hi, hi_port, hi_icmp), side) = if forward {
+            ((s, src.1, src.2), (d, dst.1, dst.2), KeySide::Forward)
         } else {
-            (
-                FlowKey {
-                    lo_addr: d,
-                    hi_addr: s,
-                    lo_port: dport,
-                    hi_port: sport,
-                    proto,
-                    v6,
-                },
-                KeySide::Reverse,
-            )
-        }
+            ((d, dst.1, dst.2), (s, src.1, src.2), KeySide::Reverse)
+        };
+        (
+            FlowKey {
+                lo_addr: lo,
+                hi_addr: hi,
+                lo_port,
+                hi_port,
+                proto,
+                v6,
+                lo_icmp,
+                hi_icmp,
+                depth,
+            },
+            side,
+        )
     }
 
     /// The key of a decoded packet: `None` without an IP header. Ports come from TCP, UDP or SCTP; a non-first
-    /// fragment has none (ports 0): use [`FlowKey::from_decoded_with`] or defragment first.
+    /// fragment has none (ports 0): use [`FlowKey::from_decoded_with`] or defragment first. An ICMP message gets
+    /// its type pair and an ICMPv4 destination unreachable the flow it quotes ([`quoted_flow`]; the side is then
+    /// that of the quoted packet's sender, which the message goes back to: the engine decides the direction
+    /// against the flow it finds).
     #[inline]
     pub fn from_decoded(d: &Decoded<'_>) -> Option<(FlowKey, KeySide)> {
         let ip = d.ip?;
         let (sp, dp) = d.ports().unwrap_or((0, 0));
-        Some(FlowKey::new(ip.src, sp, ip.dst, dp, ip.proto))
+        let (st, dt) = match d.l4 {
+            L4::Tcp(_) | L4::Udp(_) | L4::Sctp(_) => (0, 0),
+            L4::Icmp(i) if !ip.src.is_ipv6() => {
+                if let Some(k) = quoted_flow(d) {
+                    let towards_lo = addr16(ip.dst).0 == k.lo_addr;
+                    return Some((
+                        k,
+                        if towards_lo {
+                            KeySide::Reverse
+                        } else {
+                            KeySide::Forward
+                        },
+                    ));
+                }
+                if is_icmpv4_error(d) {
+                    // An error filed as a flow of its own (Suricata files none): one per address pair, as nDPI
+                    // counts them, whichever side reports.
+                    (0, 0)
+                } else {
+                    (i.msg_type, icmpv4_counterpart(i.msg_type))
+                }
+            }
+            L4::Icmpv6(i) => (i.msg_type, icmpv6_counterpart(i.msg_type)),
+            _ => (0, 0),
+        };
+        Some(FlowKey::build(
+            (ip.src, sp, st),
+            (ip.dst, dp, dt),
+            ip.proto,
+            d.key_depth,
+        ))
+    }
+
+    /// The same key without the ICMP types and the tunnel depth: the plain canonical 5-tuple, as tools that key
+    /// flows by their addresses, ports and protocol alone (nDPI, the ground truth of its captures) name it.
+    pub fn five_tuple(&self) -> FlowKey {
+        FlowKey {
+            lo_icmp: 0,
+            hi_icmp: 0,
+            depth: 0,
+            ..*self
+        }
     }
 
     /// Like [`FlowKey::from_decoded`], but non-first fragments get their ports from `cache` (which first fragments
@@ -125,11 +282,15 @@ impl FlowKey {
         ts_ns: u64,
     ) -> Option<(FlowKey, KeySide)> {
         let ip = d.ip?;
-        let (sp, dp) = match cache.observe(d, ts_ns) {
-            Some(p) => p,
-            None => d.ports().unwrap_or((0, 0)),
-        };
-        Some(FlowKey::new(ip.src, sp, ip.dst, dp, ip.proto))
+        match cache.observe(d, ts_ns) {
+            Some((sp, dp)) => Some(FlowKey::build(
+                (ip.src, sp, 0),
+                (ip.dst, dp, 0),
+                ip.proto,
+                d.key_depth,
+            )),
+            None => FlowKey::from_decoded(d),
+        }
     }
 
     pub fn lo_ip(&self) -> IpAddr {
@@ -356,5 +517,103 @@ impl FragmentPorts {
         }
         self.stats.misses += 1;
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::hex;
+    use crate::{DecodeOptions, decode_bytes};
+    use flowbundle_ingest::LinkType;
+
+    /// An IPv4 packet (no link header) from `10.0.0.src` to `10.0.0.dst` with protocol `proto` and `l4` after it.
+    fn ipv4(src: u8, dst: u8, proto: u8, l4: &[u8]) -> Vec<u8> {
+        let mut b = vec![0x45, 0];
+        b.extend_from_slice(&(20 + l4.len() as u16).to_be_bytes());
+        b.extend_from_slice(&[0, 1, 0x40, 0, 64, proto, 0, 0, 10, 0, 0, src, 10, 0, 0, dst]);
+        b.extend_from_slice(l4);
+        b
+    }
+
+    fn key(b: &[u8], opts: &DecodeOptions) -> (FlowKey, KeySide) {
+        FlowKey::from_decoded(&decode_bytes(LinkType::RAW, b, opts)).expect("an IP packet")
+    }
+
+    #[test]
+    fn an_icmp_echo_flow_is_keyed_by_the_requests_direction() {
+        let o = DecodeOptions::default();
+        let echo = |src, dst, t| ipv4(src, dst, 1, &[t, 0, 0, 0, 0, 7, 0, 1]);
+        let (request, rd) = key(&echo(1, 2, 8), &o);
+        let (reply, pd) = key(&echo(2, 1, 0), &o);
+        assert_eq!(request, reply, "a request and its reply are one flow");
+        assert_ne!(rd, pd);
+        // A request from the other host starts another flow, and so does its reply.
+        let (other, _) = key(&echo(2, 1, 8), &o);
+        assert_ne!(other, request);
+        assert_eq!(key(&echo(1, 2, 0), &o).0, other);
+        // Types without a counterpart pair with type 0 on the other side.
+        let (advert, _) = key(&echo(1, 2, 9), &o);
+        assert_eq!((advert.lo_icmp, advert.hi_icmp), (9, 0));
+        assert_eq!(request.five_tuple(), advert.five_tuple());
+    }
+
+    #[test]
+    fn the_tunnel_depth_is_part_of_the_key_unless_switched_off() {
+        // The same ICMP echo request bare and inside IPv4-in-IPv4.
+        let inner = ipv4(1, 2, 1, &[8, 0, 0, 0, 0, 7, 0, 1]);
+        let outer = ipv4(8, 9, 4, &inner);
+        let on = DecodeOptions {
+            decap_tunnels: true,
+            ..DecodeOptions::default()
+        };
+        let (bare, _) = key(&inner, &on);
+        let (tunnelled, _) = key(&outer, &on);
+        assert_eq!((bare.depth, tunnelled.depth), (0, 1));
+        assert_ne!(bare, tunnelled);
+        assert_eq!(
+            bare,
+            FlowKey {
+                depth: 0,
+                ..tunnelled
+            }
+        );
+        let off = DecodeOptions {
+            tunnel_depth_in_key: false,
+            ..on
+        };
+        assert_eq!(key(&outer, &off).0, bare);
+    }
+
+    #[test]
+    fn a_destination_unreachable_belongs_to_the_flow_it_quotes() {
+        let o = DecodeOptions {
+            icmp_errors_in_quoted_flow: true,
+            ..DecodeOptions::default()
+        };
+        // A UDP datagram 10.0.0.1:5000 -> 10.0.0.2:53, and a router's port unreachable about it to 10.0.0.1.
+        let udp = ipv4(1, 2, 17, &hex("1388 0035 0008 0000"));
+        let (flow, _) = key(&udp, &o);
+        let mut icmp = vec![3, 3, 0, 0, 0, 0, 0, 0];
+        icmp.extend_from_slice(&udp);
+        let unreachable = ipv4(7, 1, 1, &icmp);
+        let d = decode_bytes(LinkType::RAW, &unreachable, &o);
+        assert!(is_icmpv4_error(&d));
+        assert_eq!(quoted_flow(&d), Some(flow));
+        // It travels back to the quoted packet's sender, the key's `lo` side here.
+        assert_eq!(FlowKey::from_decoded(&d), Some((flow, KeySide::Reverse)));
+        // A quote cut inside the UDP header, or another error type, names no flow.
+        let cut = ipv4(7, 1, 1, &icmp[..icmp.len() - 2]);
+        assert_eq!(quoted_flow(&decode_bytes(LinkType::RAW, &cut, &o)), None);
+        icmp[0] = 11;
+        let exceeded = ipv4(7, 1, 1, &icmp);
+        let exceeded = decode_bytes(LinkType::RAW, &exceeded, &o);
+        assert!(is_icmpv4_error(&exceeded));
+        assert_eq!(quoted_flow(&exceeded), None);
+        // Without the option the message is keyed as its own flow, by its address pair (either side reporting).
+        let own = decode_bytes(LinkType::RAW, &unreachable, &DecodeOptions::default());
+        assert_eq!(quoted_flow(&own), None);
+        let (k, _) = FlowKey::from_decoded(&own).expect("keyed");
+        assert_eq!((k.proto, k.lo_icmp, k.hi_icmp), (1, 0, 0));
     }
 }

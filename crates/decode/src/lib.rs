@@ -31,7 +31,9 @@ pub use decode::{
 pub use defrag::{
     DefragConfig, DefragDrop, DefragOutcome, DefragStats, Defragmenter, OverlapPolicy,
 };
-pub use flow::{Fid, FlowKey, FragmentPorts, FragmentPortsStats, KeySide};
+pub use flow::{
+    Fid, FlowKey, FragmentPorts, FragmentPortsStats, KeySide, is_icmpv4_error, quoted_flow,
+};
 /// The decoder's anomalies (Suricata's decoder events), defined with the shared vocabulary.
 pub use flowbundle_types::{DecodeEvent, DecodeEvents};
 pub use hash::{FlowHasher, FlowHashes};

@@ -30,6 +30,8 @@
 //!   reassembly: {memcap: 64mb}
 //! action-order: [drop, pass, reject, alert]        # Suricata's default: pass, drop, reject, alert
 //! packet-alert-max: 15                             # the most alerts one packet reports
+//! decoder:
+//!   recursion-level: {use-for-tracking: true}      # the tunnel depth is part of the flow key
 //! ```
 //!
 //! Every engine setting read is one row of [`SETTINGS`] (its key, unit, and how it reads and writes
@@ -113,6 +115,12 @@ pub static SETTINGS: &[Setting] = &[
         set: |c, v| c.reassembly_memcap = usize::try_from(v).unwrap_or(usize::MAX),
     },
     Setting {
+        key: "decoder.recursion-level.use-for-tracking",
+        unit: Unit::Bool,
+        get: |c| u64::from(c.decode.tunnel_depth_in_key),
+        set: |c, v| c.decode.tunnel_depth_in_key = v != 0,
+    },
+    Setting {
         key: "packet-alert-max",
         unit: Unit::Count,
         get: |c| c.packet_alert_max as u64,
@@ -122,7 +130,7 @@ pub static SETTINGS: &[Setting] = &[
 
 /// The sections whose keys are matched against [`SETTINGS`] (their other keys are listed as not read).
 /// `packet-alert-max` is a top-level key of its own.
-const SETTING_SECTIONS: [&str; 3] = ["flow-timeouts", "stream", "packet-alert-max"];
+const SETTING_SECTIONS: [&str; 4] = ["flow-timeouts", "stream", "packet-alert-max", "decoder"];
 
 /// A value of `unit` written as YAML gives it: a number, `64mb`, `yes`.
 fn parse_unit(unit: Unit, v: &str) -> Option<u64> {
@@ -879,6 +887,20 @@ mod tests {
         // The value is not a valid address, but it reads back as written.
         let e = back.unwrap_err().0;
         assert!(e.starts_with("dump.yaml:") && e.contains("ODD"), "{e}");
+    }
+
+    #[test]
+    fn tunnel_depth_in_the_flow_key_is_read_under_suricatas_key() {
+        let mut e = EngineConfig::default();
+        assert!(e.decode.tunnel_depth_in_key);
+        let c = ConfigFile::parse(
+            "decoder:\n  recursion-level:\n    use-for-tracking: false\n",
+            "d.yaml",
+        )
+        .unwrap();
+        c.apply(&mut e);
+        assert!(!e.decode.tunnel_depth_in_key);
+        assert!(c.dump().contains("use-for-tracking: false"));
     }
 
     #[test]

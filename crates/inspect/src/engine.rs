@@ -556,8 +556,13 @@ impl Engine {
 
     /// The bundle the single-threaded path files a packet's flow under (any function of the flow works when one
     /// thread does everything; this is `dh`'s and `lfb`'s: the CRC-16 of the flow identifier).
+    /// An ICMPv4 error goes with the flow it quotes ([`flowbundle_decode::quoted_flow`]), as the prestage's hashes
+    /// send it there in a parallel run.
     pub fn serial_bundle(d: &Decoded<'_>) -> u16 {
-        flowbundle_decode::Fid::from_decoded(d).map_or(0, |f| f.crc16())
+        match flowbundle_decode::quoted_flow(d) {
+            Some(k) => k.fid().crc16(),
+            None => flowbundle_decode::Fid::from_decoded(d).map_or(0, |f| f.crc16()),
+        }
     }
 
     /// Inspects one packet of bundle `held` (the packet's flow lives in that bundle's shard of the table). `num`
@@ -656,6 +661,15 @@ impl Engine {
             if ip.is_fragment() {
                 ctx.stats.fragments_unreassembled += 1;
                 self.inspect_flowless(ctx, num, ts_ns, d, DecodeEvents::default());
+            } else if d.icmp_errors_in_quoted_flow && flowbundle_decode::is_icmpv4_error(d) {
+                // Filed as Suricata files ICMPv4 errors (`DecodeOptions::icmp_errors_in_quoted_flow`): one never
+                // starts a flow. A destination unreachable that quotes a tracked flow's packet is counted and
+                // inspected in that flow (its key is the quoted one, so it was dispatched to that flow's bundle);
+                // any other is inspected without a flow.
+                if let Some(c) = self.on_icmp_error(ctx, held, num, ts_ns, wire_len, d, tm) {
+                    return c;
+                }
+                self.inspect_flowless(ctx, num, ts_ns, d, DecodeEvents::default());
             } else if let Some((key, dir)) = FlowKey::from_decoded(d) {
                 let bundle = held.bundle();
                 let mut shard = self.table.shard(held);
@@ -687,6 +701,42 @@ impl Engine {
             });
         }
         false
+    }
+
+    /// An ICMPv4 destination unreachable in the flow it quotes: `None` when it quotes none that is tracked (and
+    /// live). Its direction is Suricata's: to the server when the client sent it, to the client otherwise (a
+    /// router's or the server's message about the client's packet).
+    #[allow(clippy::too_many_arguments)]
+    fn on_icmp_error(
+        &self,
+        ctx: &mut WorkerCtx,
+        held: &mut BundleToken,
+        num: u64,
+        ts_ns: u64,
+        wire_len: u32,
+        d: &Decoded<'_>,
+        tm: Timing,
+    ) -> Option<bool> {
+        let key = flowbundle_decode::quoted_flow(d)?;
+        let src = d.ip?.src;
+        let bundle = held.bundle();
+        let mut shard = self.table.shard(held);
+        let f = shard.get_mut(&key)?;
+        if f.expired_at(ts_ns, &self.cfg.timeouts) {
+            return None;
+        }
+        let (client_addr, _, _, _) = f.key.endpoints(f.client);
+        let dir = if src == client_addr {
+            f.client
+        } else {
+            f.client.flip()
+        };
+        let c = self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm);
+        ctx.packet_dropped |= f.app.rules.dropped();
+        self.note_deadline(bundle, f);
+        drop(shard);
+        self.absorb(ctx);
+        Some(c)
     }
 
     /// Folds what the app layer produced during a packet into this engine's state: its counters into the worker's
@@ -954,7 +1004,7 @@ impl Engine {
             L4::Icmp(i) | L4::Icmpv6(i) => Some((i.msg_type, i.code)),
             _ => None,
         };
-        if icmp.is_some() && f.icmp[dir.index()].is_none() {
+        if icmp.is_some() && f.transport == Transport::Icmp && f.icmp[dir.index()].is_none() {
             f.icmp[dir.index()] = icmp;
         }
         let meta = FlowMeta {
@@ -1001,6 +1051,53 @@ impl Engine {
             // In IPS mode the packets of a dropped flow are dropped before stream tracking sees them, as Suricata
             // drops them: the flow keeps the TCP state it had when it was dropped, and is counted, not inspected.
             _ if self.cfg.ips && app.rules.dropped() => {}
+            // An ICMP error counted in the TCP or UDP flow it quotes: the packet rules see it (an `icmp` rule
+            // matches it), the stream and the parsers do not.
+            (Transport::Tcp | Transport::Udp, L4::Icmp(_)) => {
+                // The rules see the message as it is (its own addresses and protocol, so `icmp` rules match it and
+                // `tcp` rules do not), in its flow's state and direction.
+                let (own, side) = match d.ip {
+                    Some(ip) => FlowKey::new(ip.src, 0, ip.dst, 0, ip.proto),
+                    None => (meta.key, dir),
+                };
+                let meta = FlowMeta {
+                    key: own,
+                    client: if to_server { side } else { side.flip() },
+                    transport: Transport::Icmp,
+                    established: false,
+                    ..meta
+                };
+                let dir = side;
+                let mut out = Out {
+                    det,
+                    events: ev_list,
+                    scanner: scanner.as_mut(),
+                    produced,
+                    meta: &meta,
+                    seq: events,
+                    alerted,
+                    ts_ns,
+                    verdict: PacketVerdict::default(),
+                    defer: defer.as_mut(),
+                };
+                if det.rules().is_some() {
+                    let t1 = if tm.on { cost::now() } else { 0 };
+                    app::scan_packet(
+                        &mut out,
+                        &mut app.rules,
+                        &app.label,
+                        false,
+                        dir,
+                        d.payload,
+                        app::packet_header(d),
+                        false,
+                    );
+                    if tm.on {
+                        detect = cost::now().wrapping_sub(t1);
+                    }
+                }
+                verdict = out.verdict;
+            }
             (Transport::Tcp, L4::Tcp(th)) => {
                 let Some(t) = tcp.as_deref_mut() else {
                     return false;
@@ -2285,6 +2382,72 @@ mod tests {
         // At 200 s A (last packet 110 s) is past its 30 s; B (200 s) is not.
         assert_eq!(e.expire_serial(&mut ctx, 200 * S), 1);
         assert_eq!(e.table().len(), 1);
+    }
+
+    /// An IPv4 ICMP message (no link header) from `10.0.0.src` to `10.0.0.dst`: type, code, 4 zero bytes, `body`.
+    fn icmp(src: u8, dst: u8, t: u8, code: u8, body: &[u8]) -> Vec<u8> {
+        let mut b = vec![0x45, 0];
+        b.extend_from_slice(&(28 + body.len() as u16).to_be_bytes());
+        b.extend_from_slice(&[0, 1, 0x40, 0, 64, 1, 0, 0, 10, 0, 0, src, 10, 0, 0, dst]);
+        b.extend_from_slice(&[t, code, 0, 0, 0, 0, 0, 0]);
+        b.extend_from_slice(body);
+        b
+    }
+
+    /// With `icmp_errors_in_quoted_flow`, as Suricata files ICMPv4 errors.
+    #[test]
+    fn icmp_errors_count_in_the_flow_they_quote_and_echo_flows_follow_the_request() {
+        let mut cfg = EngineConfig::default();
+        cfg.decode.icmp_errors_in_quoted_flow = true;
+        let mut e = Engine::with_shared(
+            cfg,
+            None,
+            rules("alert icmp any any -> any any (itype:3; sid:1;)"),
+        );
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        let query = datagram(1, 5000, 2, 53, b"q");
+        let packets = [
+            query.clone(),
+            // A router's port unreachable about the query, to its sender: the query's flow, to the client.
+            icmp(7, 1, 3, 3, &query),
+            // The same about a datagram no flow tracks, and a time exceeded: no flow of their own.
+            icmp(7, 1, 3, 3, &datagram(1, 5001, 2, 53, b"q")),
+            icmp(7, 1, 11, 0, &query),
+            // An echo request from each side, each answered: two flows.
+            icmp(1, 2, 8, 0, b"ping"),
+            icmp(2, 1, 0, 0, b"ping"),
+            icmp(2, 1, 8, 0, b"ping"),
+            icmp(1, 2, 0, 0, b"ping"),
+        ];
+        for (i, p) in packets.iter().enumerate() {
+            feed(&mut e, &mut ctx, &mut pre, (i as u64 + 1) * S, p);
+        }
+        let fin = e.finish([ctx]);
+        let flows: Vec<&FlowRecord> = fin
+            .events
+            .iter()
+            .filter_map(|ev| match &ev.kind {
+                EventKind::Flow(r) => Some(&**r),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(flows.len(), 3, "{flows:#?}");
+        let udp = flows
+            .iter()
+            .find(|r| r.tcp.is_none() && r.icmp_toserver.is_none())
+            .expect("the UDP flow");
+        assert_eq!((udp.pkts_toserver, udp.pkts_toclient), (1, 1));
+        assert!(udp.alerted, "the rules see the unreachable in its flow");
+        for r in flows.iter().filter(|r| r.icmp_toserver.is_some()) {
+            assert_eq!((r.pkts_toserver, r.pkts_toclient), (1, 1));
+            assert_eq!(
+                (r.icmp_toserver, r.icmp_toclient),
+                (Some((8, 0)), Some((0, 0)))
+            );
+        }
+        // Both unreachables alert (the untracked one without a flow).
+        assert_eq!(alerts(&fin.events), vec![1, 1]);
     }
 
     /// One-packet UDP flows between ever new host pairs, one a second for 20,000 s: almost every flow lands in a

@@ -207,13 +207,15 @@ fn agreement_with_ndpi() {
                     application_evidence: r.application_evidence,
                     host: hosts.get(&e.key).cloned(),
                 };
-                labels.entry(e.key).or_insert_with(said);
+                // The ground truth names flows by their 5-tuple (no ICMP types, no tunnel depth).
+                let key = e.key.five_tuple();
+                labels.entry(key).or_insert_with(said);
                 // nDPI keys SCTP flows by addresses only (ports 0): also file them that way.
-                if e.key.proto == 132 {
+                if key.proto == 132 {
                     let k = FlowKey {
                         lo_port: 0,
                         hi_port: 0,
-                        ..e.key
+                        ..key
                     };
                     labels.entry(k).or_insert_with(said);
                 }

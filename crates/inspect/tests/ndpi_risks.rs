@@ -81,7 +81,7 @@ fn risks_agree_with_ndpi() {
         let mut risks: HashMap<FlowKey, RiskSet> = HashMap::new();
         for e in &fin.events {
             if let EventKind::Flow(r) = &e.kind {
-                risks.entry(e.key).or_insert(r.risks);
+                risks.entry(e.key.five_tuple()).or_insert(r.risks);
             }
         }
         for row in rows {

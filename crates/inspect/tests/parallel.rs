@@ -30,9 +30,15 @@ fn captures() -> Vec<std::path::PathBuf> {
 }
 
 /// `late`: `ph` claims after the workload's `prepare` (the engine's decode), as PAM does.
-fn parallel(path: &std::path::Path, policy: &str, threads: usize, late: bool) -> (Finished, u64) {
+fn parallel(
+    path: &std::path::Path,
+    cfg: &EngineConfig,
+    policy: &str,
+    threads: usize,
+    late: bool,
+) -> (Finished, u64) {
     let trace = Trace::load(path).expect("load capture");
-    let mut engine = Engine::new(EngineConfig::default(), None, None);
+    let mut engine = Engine::new(cfg.clone(), None, None);
     let mut pre = Prestage::new(engine.config());
     let prepared = pre.run(&trace);
     let opts = SchedOptions {
@@ -68,8 +74,31 @@ fn every_policy_and_thread_count_gives_the_serial_output() {
     if files.is_empty() {
         return;
     }
-    for path in &files {
-        let mut e = Engine::new(EngineConfig::default(), None, None);
+    same_as_serial(&files, &EngineConfig::default());
+}
+
+/// ICMPv4 errors filed as Suricata files them, under the flow they quote: the prestage keys them by the quoted flow,
+/// so every policy sends them to that flow's bundle (captures with port unreachables about UDP and TCP flows).
+#[test]
+fn icmp_errors_in_their_quoted_flows_give_the_serial_output() {
+    let files: Vec<_> = [
+        "ndpi/pcap/stun_signal.pcapng",
+        "suricata-verify/bug-3616-smtp/input.pcap",
+    ]
+    .iter()
+    .filter_map(|r| flowbundle_testsupport::data(r))
+    .collect();
+    if files.is_empty() {
+        return;
+    }
+    let mut cfg = EngineConfig::default();
+    cfg.decode.icmp_errors_in_quoted_flow = true;
+    same_as_serial(&files, &cfg);
+}
+
+fn same_as_serial(files: &[std::path::PathBuf], cfg: &EngineConfig) {
+    for path in files {
+        let mut e = Engine::new(cfg.clone(), None, None);
         let serial = run_serial(&mut e, std::slice::from_ref(path));
         let flows = serial
             .events
@@ -83,7 +112,7 @@ fn every_policy_and_thread_count_gives_the_serial_output() {
             .chain(std::iter::once(("ph", true)));
         for (policy, late) in runs {
             for threads in 1..=4 {
-                let (par, deferred) = parallel(path, policy, threads, late);
+                let (par, deferred) = parallel(path, cfg, policy, threads, late);
                 assert_eq!(deferred, 0, "nothing left deferred in raw mode");
                 let late = if late { " (late claim)" } else { "" };
                 let name = format!("{} {policy}{late}/{threads}", path.display());

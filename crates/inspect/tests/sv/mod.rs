@@ -28,8 +28,8 @@
 //! 4. the folder's `suricata.yaml` (the override config): the same rule, per dotted key. Honoured besides: the
 //!    `action-order` list ([`EngineConfig::action_order`]), `packet-alert-max`
 //!    ([`EngineConfig::packet_alert_max`]), `detect.prefilter.default` (which prefilter Suricata
-//!    builds, never which rules match), `decoder.recursion-level.use-for-tracking: false` (how the engine keys
-//!    tunnelled flows anyway), an exception policy set to `ignore` (the engine's only behaviour) and an
+//!    builds, never which rules match), `decoder.recursion-level.use-for-tracking`
+//!    ([`flowbundle_decode::DecodeOptions::tunnel_depth_in_key`]), an exception policy set to `ignore` (the engine's only behaviour) and an
 //!    X-Forwarded-For block that is switched off;
 //! 5. one pcap: `pcap:` from `test.yaml`, else the folder's single `*.pcap`/`*.pcapng`;
 //! 6. the rules, found as the runner finds them ([`rule_file`]): the folder's single `*.rules` file must load
@@ -62,7 +62,8 @@
 //! ## Running
 //! The pcap goes through the single-threaded engine path (streaming reader, prestage, engine, finish) with the rules
 //! loaded, application events on, and [`EngineConfig::midstream`] off unless the test sets `stream.midstream`
-//! (Suricata's default: a TCP connection picked up without its handshake is never `flow:established`). Alerts are
+//! (Suricata's default: a TCP connection picked up without its handshake is never `flow:established`). ICMPv4 errors are
+//! filed as Suricata files them ([`flowbundle_decode::DecodeOptions::icmp_errors_in_quoted_flow`]). Alerts are
 //! the engine's `Alert` events, with the rules' thresholds applied over them in order as the command line applies
 //! them ([`AlertFilter`]).
 
@@ -869,6 +870,15 @@ fn run_engine(
         packet_alert_max: settings.packet_alert_max,
         ..EngineConfig::default()
     };
+    let cfg = EngineConfig {
+        decode: flowbundle_decode::DecodeOptions {
+            tunnel_depth_in_key: settings.tunnel_depth_in_key,
+            // Suricata files an ICMPv4 error under the flow it quotes and never starts a flow for one.
+            icmp_errors_in_quoted_flow: true,
+            ..cfg.decode
+        },
+        ..cfg
+    };
     // Thresholds, as the command line applies them: over the events in order.
     let mut filter = rules
         .as_ref()
@@ -1157,6 +1167,8 @@ pub struct Settings {
     pub ipv6_compress: bool,
     /// `packet-alert-max` (0: Suricata's default).
     pub packet_alert_max: usize,
+    /// `decoder.recursion-level.use-for-tracking` (default on): the tunnel depth is part of the flow key.
+    pub tunnel_depth_in_key: bool,
 }
 
 impl Default for Settings {
@@ -1171,6 +1183,7 @@ impl Default for Settings {
             dns_logger: None,
             ipv6_compress: false,
             packet_alert_max: 0,
+            tunnel_depth_in_key: true,
         }
     }
 }
@@ -1317,11 +1330,9 @@ impl Settings {
         if key == "detect.prefilter.default" {
             return Ok(());
         }
-        // Tunnelled flows keyed without their tunnel depth: how the engine keys inner flows (Suricata's default,
-        // `true`, keeps one flow per depth, which the engine does not).
-        if key == "decoder.recursion-level.use-for-tracking"
-            && matches!(value, "false" | "no" | "0")
-        {
+        // Whether the tunnel depth is part of the flow key (`DecodeOptions::tunnel_depth_in_key`).
+        if key == "decoder.recursion-level.use-for-tracking" {
+            self.tunnel_depth_in_key = !matches!(value, "false" | "no" | "0");
             return Ok(());
         }
         // The most alerts a packet reports: the engine keeps the same ones (`EngineConfig::packet_alert_max`).
