@@ -37,6 +37,7 @@ enum Cli {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     logging::init();
+    quiet_run_panics();
     let result = match cli {
         Cli::Demo(a) => cmd::demo::run(a),
         Cli::Trace(c) => cmd::trace::run(c),
@@ -56,6 +57,22 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// A thread of a streaming run that panics abandons the run, which ends with one line naming the thread and the
+/// panic's message (`flowbundle: inspection abandoned: worker-1 panicked: ...`): the default hook's own message and
+/// backtrace hint before it are left out then, unless `RUST_BACKTRACE` is set (the hook's full report, backtrace
+/// included). Every other panic is reported by the default hook as before.
+fn quiet_run_panics() {
+    if std::env::var_os("RUST_BACKTRACE").is_some() {
+        return;
+    }
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !flowbundle_worker::panic_reported_by_run() {
+            default(info);
+        }
+    }));
 }
 
 /// Whether the error comes from writing to a pipe whose reader has closed it.

@@ -143,6 +143,38 @@ impl Start {
     }
 }
 
+std::thread_local! {
+    /// The calling thread belongs to a run that reports its panic as [`Aborted`] (see [`panic_reported_by_run`]).
+    static REPORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on the calling thread now is one that the runtime reports itself, in the [`Aborted`] its run
+/// returns (the thread's name and the panic's message): a thread of a streaming or staged run (worker, reader), or
+/// the collector while the run calls it. A binary's panic hook may then leave the report to the run, so that the user
+/// reads one line instead of the default hook's message and backtrace hint before it. Panics in the preloaded run
+/// ([`run`](crate::run)) go on in the caller, which reports them, so they are not counted here.
+pub fn panic_reported_by_run() -> bool {
+    REPORTED.with(std::cell::Cell::get)
+}
+
+/// Marks the calling thread as one whose panics the run reports (a thread of a streaming or staged run, for its
+/// whole life).
+pub(crate) fn reported_by_run() {
+    REPORTED.with(|r| r.set(true));
+}
+
+/// Calls `f` (the collector) with the calling thread's panics reported by the run meanwhile.
+pub(crate) fn reporting<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            REPORTED.with(|r| r.set(self.0));
+        }
+    }
+    let _restore = Restore(REPORTED.with(|r| r.replace(true)));
+    f()
+}
+
 /// Raises `abort` for `thread` when dropped while the thread panics.
 pub(crate) struct OnUnwind<'a, 'h> {
     pub(crate) abort: &'a Abort<'h>,

@@ -65,7 +65,7 @@ mod staged;
 mod stream;
 mod workload;
 
-pub use abort::Aborted;
+pub use abort::{Aborted, panic_reported_by_run};
 pub use crew::Crew;
 pub use flowbundle_types::{BundleToken, Outcome, StagedWorkload, Workload};
 pub use runtime::{

@@ -41,7 +41,7 @@ use std::time::Duration;
 use flowbundle_scheduler::{Desc, Scheduler, WorkerId};
 use flowbundle_types::{BundleToken, Outcome, StagedWorkload};
 
-use crate::abort::{Abort, Aborted, OnUnwind, Start};
+use crate::abort::{Abort, Aborted, OnUnwind, Start, reporting};
 use crate::park::Wakes;
 use crate::runtime::{
     DispatchReport, Pinning, Shared, WorkerReport, dispatch_raw, idle_round, pin_to, plan_pinning,
@@ -174,6 +174,7 @@ where
                     std::thread::Builder::new()
                         .name(name.clone())
                         .spawn_scoped(scope, move || {
+                            crate::abort::reported_by_run();
                             let _on_unwind = OnUnwind {
                                 abort: abort_ref,
                                 thread: name,
@@ -203,6 +204,7 @@ where
         let reader = std::thread::Builder::new()
             .name("reader".into())
             .spawn_scoped(scope, move || {
+                crate::abort::reported_by_run();
                 let _on_unwind = OnUnwind {
                     abort: abort_ref,
                     thread: "reader",
@@ -212,7 +214,9 @@ where
             .expect("spawning the reader thread");
         let mut collecting = true;
         while !handles.iter().flatten().all(|h| h.is_finished()) {
-            if collecting && let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(false))) {
+            if collecting
+                && let Err(p) = catch_unwind(AssertUnwindSafe(|| reporting(|| collect(false))))
+            {
                 abort.raise("collector");
                 panics.push(("collector".to_string(), p));
                 collecting = false;
@@ -238,7 +242,7 @@ where
         Ok(d) if !abort.is_raised() && panics.is_empty() => d,
         _ => return Err(abort.report(panics)),
     };
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(true))) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| reporting(|| collect(true)))) {
         abort.raise("collector");
         return Err(abort.report(vec![("collector".into(), p)]));
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use flowbundle_scheduler::{Desc, Scheduler};
 use flowbundle_types::Workload;
 
-use crate::abort::{Abort, Aborted, OnUnwind, Start};
+use crate::abort::{Abort, Aborted, OnUnwind, Start, reporting};
 use crate::crew::{Crew, Jobs, OwnShare};
 use crate::runtime::{
     DispatchReport, RunReport, Shared, WorkerReport, dispatch_raw, handle_packet, pin_to,
@@ -128,6 +128,7 @@ where
                 std::thread::Builder::new()
                     .name(name.clone())
                     .spawn_scoped(scope, move || {
+                        crate::abort::reported_by_run();
                         let _on_unwind = OnUnwind {
                             abort,
                             thread: name,
@@ -148,6 +149,7 @@ where
         let reader = std::thread::Builder::new()
             .name("reader".into())
             .spawn_scoped(scope, move || {
+                crate::abort::reported_by_run();
                 let _on_unwind = OnUnwind {
                     abort: abort_ref,
                     thread: "reader",
@@ -187,7 +189,9 @@ where
             .expect("spawning the reader thread");
         let mut collecting = true;
         while !(reader.is_finished() && handles.iter().all(|h| h.is_finished())) {
-            if collecting && let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(false))) {
+            if collecting
+                && let Err(p) = catch_unwind(AssertUnwindSafe(|| reporting(|| collect(false))))
+            {
                 // The collector died: the run is abandoned as for any other thread, and nothing more is collected.
                 abort.raise("collector");
                 panics.push(("collector".to_string(), p));
@@ -220,7 +224,7 @@ where
         Ok(d) if !abort.is_raised() && panics.is_empty() => d,
         _ => return Err(abort.report(panics)),
     };
-    if let Err(p) = catch_unwind(AssertUnwindSafe(|| collect(true))) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| reporting(|| collect(true)))) {
         abort.raise("collector");
         return Err(abort.report(vec![("collector".into(), p)]));
     }
