@@ -26,7 +26,7 @@
 //!
 //! ## Tunnels
 //! With [`DecodeOptions::decap_tunnels`], GRE (IPv4, IPv6, transparent Ethernet, ERSPAN II/III, PPTP's PPP), IP-in-IP
-//! (4in4, 6in4, 4in6, 6in6), VXLAN, GTP-U G-PDUs and CAPWAP data (IP in 802.11 data frames, or 802.3 frames) are
+//! (4in4, 6in4, 4in6, 6in6), VXLAN, Geneve, GTP-U G-PDUs and CAPWAP data (IP in 802.11 data frames, or 802.3 frames) are
 //! decapsulated and the L3/L4 fields describe the *innermost*
 //! packet; `tunnels` counts the layers crossed and `tunnel_kinds` names them. A UDP datagram on a tunnel port that
 //! does not parse as that tunnel stays a plain UDP datagram. If the inner packet is cut or malformed, the outcome
@@ -45,14 +45,14 @@ use flowbundle_types::{DecodeEvent, DecodeEvents};
 
 use crate::outcome::{Layer, Malformed, Outcome, Unsupported};
 use crate::wire::{
-    self, Error, capwap, chdlc, ethernet, ethertype, gre, gtpu, icmp, icmpv6, ip_proto, ipv4, ipv6,
-    mpls, nsh, null, ppp, pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
+    self, Error, capwap, chdlc, ethernet, ethertype, geneve, gre, gtpu, icmp, icmpv6, ip_proto,
+    ipv4, ipv6, mpls, nsh, null, ppp, pppoe, sctp, sll, sll2, tcp, udp, vlan, vxlan,
 };
 
 /// What the decoder does beyond the default path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeOptions {
-    /// Decapsulate GRE, IP-in-IP, VXLAN, GTP-U and CAPWAP data (802.11 or 802.3 frames on UDP 5247) to the
+    /// Decapsulate GRE, IP-in-IP, VXLAN, Geneve, GTP-U and CAPWAP data (802.11 or 802.3 frames on UDP 5247) to the
     /// inner packet. Off by default: the scheduling lab studies
     /// flows as the wire shows them.
     pub decap_tunnels: bool,
@@ -68,6 +68,8 @@ pub struct DecodeOptions {
     pub vxlan_port: u16,
     /// UDP port (source or destination) recognised as GTP-U. Default 2152.
     pub gtpu_port: u16,
+    /// UDP port (source or destination) recognised as Geneve. Default 6081.
+    pub geneve_port: u16,
     /// Put the tunnel depth in the flow key ([`Decoded::key_depth`]), as Suricata's
     /// `decoder.recursion-level.use-for-tracking` (default on): the same inner 5-tuple at two tunnel depths is two
     /// flows. Off, flows are keyed by their innermost headers alone.
@@ -87,6 +89,7 @@ impl Default for DecodeOptions {
             verify_ipv4_checksum: false,
             vxlan_port: vxlan::PORT,
             gtpu_port: gtpu::PORT,
+            geneve_port: geneve::PORT,
             tunnel_depth_in_key: true,
             icmp_errors_in_quoted_flow: false,
         }
@@ -104,6 +107,7 @@ impl TunnelSet {
     pub const GTPU: u8 = 8;
     pub const ERSPAN: u8 = 16;
     pub const CAPWAP: u8 = 32;
+    pub const GENEVE: u8 = 64;
     pub fn contains(self, kind: u8) -> bool {
         self.0 & kind != 0
     }
@@ -275,6 +279,9 @@ pub struct Decoded<'a> {
     /// The tunnel depth the packet's flow key carries: `tunnels` with [`DecodeOptions::tunnel_depth_in_key`],
     /// else 0.
     pub key_depth: u8,
+    /// With tunnels: the length of the innermost tunnel's inner packet, from its first header to the end of the
+    /// enclosing datagram (the length Suricata gives the tunnelled packet, and counts in its flow); 0 without.
+    pub tunnel_len: u32,
     /// Decoded with [`DecodeOptions::icmp_errors_in_quoted_flow`].
     pub icmp_errors_in_quoted_flow: bool,
     /// L3 facts, when an IP header was read.
@@ -312,6 +319,7 @@ impl<'a> Decoded<'a> {
             tunnels: 0,
             tunnel_kinds: TunnelSet(0),
             key_depth: 0,
+            tunnel_len: 0,
             icmp_errors_in_quoted_flow: false,
             ip: None,
             l4: L4::None,
@@ -884,7 +892,7 @@ impl<'a> State<'a, '_> {
                         d.events.set(wrong);
                     }
                 }
-                self.enter_tunnel(d, TunnelSet::IP_IN_IP)?;
+                self.enter_tunnel(d, TunnelSet::IP_IN_IP, off)?;
                 if proto == ip_proto::IPV4 {
                     self.ipv4(d, off)
                 } else {
@@ -905,10 +913,12 @@ impl<'a> State<'a, '_> {
         d.payload = p.unwrap_or(&[]);
     }
 
-    fn enter_tunnel(&mut self, d: &mut Decoded<'a>, kind: u8) -> Step {
+    /// Crosses into a tunnel whose inner packet starts at `start` and ends where the enclosing IP datagram does.
+    fn enter_tunnel(&mut self, d: &mut Decoded<'a>, kind: u8, start: usize) -> Step {
         self.deeper()?;
         d.tunnels = d.tunnels.saturating_add(1);
         d.tunnel_kinds.0 |= kind;
+        d.tunnel_len = d.l3_end.saturating_sub(start as u32);
         // The inner packet starts afresh: no payload or L4 until it is decoded.
         d.l4 = L4::None;
         d.payload = &[];
@@ -926,7 +936,7 @@ impl<'a> State<'a, '_> {
     ) -> Step {
         if dp == self.opts.vxlan_port {
             if vxlan::Header::new_checked(payload).is_ok() {
-                self.enter_tunnel(d, TunnelSet::VXLAN)?;
+                self.enter_tunnel(d, TunnelSet::VXLAN, off + vxlan::HEADER_LEN)?;
                 return self.ethernet(d, off + vxlan::HEADER_LEN);
             }
         } else if (sp == capwap::DATA_PORT || dp == capwap::DATA_PORT)
@@ -936,12 +946,27 @@ impl<'a> State<'a, '_> {
             // UDP flow rather than turning the datagram into an unsupported EtherType.
             match c.inner() {
                 capwap::Inner::Ethernet(at) => {
-                    self.enter_tunnel(d, TunnelSet::CAPWAP)?;
+                    self.enter_tunnel(d, TunnelSet::CAPWAP, off + at)?;
                     return self.ethernet(d, off + at);
                 }
                 capwap::Inner::EtherType(et @ (ethertype::IPV4 | ethertype::IPV6), at) => {
-                    self.enter_tunnel(d, TunnelSet::CAPWAP)?;
+                    self.enter_tunnel(d, TunnelSet::CAPWAP, off + at)?;
                     return self.ethertype(d, off + at, et);
+                }
+                _ => {}
+            }
+        } else if (sp == self.opts.geneve_port || dp == self.opts.geneve_port)
+            && let Ok(g) = geneve::Header::new_checked(payload)
+        {
+            let at = off + g.header_len();
+            match g.protocol() {
+                ethertype::TEB => {
+                    self.enter_tunnel(d, TunnelSet::GENEVE, at)?;
+                    return self.ethernet(d, at);
+                }
+                et @ (ethertype::IPV4 | ethertype::IPV6) => {
+                    self.enter_tunnel(d, TunnelSet::GENEVE, at)?;
+                    return self.ethertype(d, at, et);
                 }
                 _ => {}
             }
@@ -951,7 +976,7 @@ impl<'a> State<'a, '_> {
             let version = g.payload().first().map(|b| b >> 4);
             if g.message_type() == gtpu::G_PDU && matches!(version, Some(4 | 6)) {
                 let at = off + g.header_len();
-                self.enter_tunnel(d, TunnelSet::GTPU)?;
+                self.enter_tunnel(d, TunnelSet::GTPU, at)?;
                 return if version == Some(4) {
                     self.ipv4(d, at)
                 } else {
@@ -974,7 +999,7 @@ impl<'a> State<'a, '_> {
         let proto = g.protocol();
         match proto {
             ethertype::IPV4 | ethertype::IPV6 => {
-                self.enter_tunnel(d, TunnelSet::GRE)?;
+                self.enter_tunnel(d, TunnelSet::GRE, inner)?;
                 if proto == ethertype::IPV4 {
                     self.ipv4(d, inner)
                 } else {
@@ -982,7 +1007,7 @@ impl<'a> State<'a, '_> {
                 }
             }
             ethertype::TEB => {
-                self.enter_tunnel(d, TunnelSet::GRE)?;
+                self.enter_tunnel(d, TunnelSet::GRE, inner)?;
                 self.ethernet(d, inner)
             }
             ethertype::ERSPAN2 | ethertype::ERSPAN3 => {
@@ -992,7 +1017,7 @@ impl<'a> State<'a, '_> {
                     Some(Ok(n)) => n,
                     _ => return Err(Outcome::Truncated(Layer::Erspan)),
                 };
-                self.enter_tunnel(d, TunnelSet::GRE | TunnelSet::ERSPAN)?;
+                self.enter_tunnel(d, TunnelSet::GRE | TunnelSet::ERSPAN, inner + n)?;
                 self.ethernet(d, inner + n)
             }
             ethertype::PPP => {
@@ -1002,11 +1027,11 @@ impl<'a> State<'a, '_> {
                 let at = inner + f.header_len();
                 match f.protocol() {
                     ppp::proto::IPV4 => {
-                        self.enter_tunnel(d, TunnelSet::GRE)?;
+                        self.enter_tunnel(d, TunnelSet::GRE, at)?;
                         self.ipv4(d, at)
                     }
                     ppp::proto::IPV6 => {
-                        self.enter_tunnel(d, TunnelSet::GRE)?;
+                        self.enter_tunnel(d, TunnelSet::GRE, at)?;
                         self.ipv6(d, at)
                     }
                     _ => self.gre_opaque(d, off, seg),
@@ -1175,6 +1200,11 @@ mod tests {
      000030ff005c12808fb86008b852003411402607fc204052039e490aea4d17fee09cfd00976abc67193e000000000000\
      0007bfe0643a00343748806e1597c35ac22f32b5ab35f3f8171e4e61ee025025e03ece7388f973f214ffdbb74b976c6d\
      a896cf2e4ac4";
+
+    /// suricata-verify geneve-decoder/input.pcap frame 3: IPv4 UDP to 6081, Geneve (VNI 123, no options,
+    /// transparent Ethernet), inner Ethernet, IPv4 ICMP echo request 10.0.0.1 → 10.0.0.2 (98 bytes from the inner
+    /// Ethernet header on).
+    const GENEVE_ICMP: &str = "080027f21d8c080027ae4d620800450000869ba940004011ad55c0a8380bc0a8380c8b5717c1007200000000655800007b004a7f013ba271ba092b6ef8be080045000054f3ef4000400132b70a0000010a000002080051450d8a00014d9d7c570000000002680e0000000000101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f3031323334353637";
 
     /// malformed/gso-ipv4-vxlan-ipv4.pcap frame 1, first 120 bytes (a GSO super-packet): IPv4 UDP 4789, VXLAN 5001, inner Ethernet, IPv4, TCP.
     const VXLAN_PREFIX: &str = "b8cef6048b14d4aff7dae173080045001bb430e800003d1115070a19840b0a19840debb912b51ba037fc080000000013\
@@ -1384,6 +1414,32 @@ mod tests {
                 .parse::<IpAddr>()
                 .unwrap()
         );
+    }
+
+    #[test]
+    fn geneve_to_inner_icmp() {
+        let (b, o) = run(GENEVE_ICMP, true);
+        let d = decode_bytes(LinkType::ETHERNET, &b, &o);
+        assert_eq!(d.outcome, Outcome::Decoded);
+        assert!(d.tunnel_kinds.contains(TunnelSet::GENEVE));
+        assert_eq!((d.tunnels, d.key_depth, d.tunnel_len), (1, 1, 98));
+        let ip = d.ip.unwrap();
+        assert_eq!((ip.src, ip.dst), (v4("10.0.0.1"), v4("10.0.0.2")));
+        assert!(matches!(d.l4, L4::Icmp(i) if i.msg_type == 8));
+        // Without decapsulation, or on another port, it is a UDP datagram.
+        let (_, plain) = run(GENEVE_ICMP, false);
+        assert!(matches!(
+            decode_bytes(LinkType::ETHERNET, &b, &plain).l4,
+            L4::Udp(_)
+        ));
+        let other = DecodeOptions {
+            geneve_port: 6082,
+            ..o
+        };
+        assert!(matches!(
+            decode_bytes(LinkType::ETHERNET, &b, &other).l4,
+            L4::Udp(_)
+        ));
     }
 
     #[test]

@@ -673,8 +673,15 @@ impl Engine {
             } else if let Some((key, dir)) = FlowKey::from_decoded(d) {
                 let bundle = held.bundle();
                 let mut shard = self.table.shard(held);
+                // A tunnelled packet counts in its flow with the inner packet's length, as Suricata counts the
+                // packet it makes of a tunnel's payload.
+                let flow_len = if d.tunnels > 0 {
+                    d.tunnel_len
+                } else {
+                    wire_len
+                };
                 let tracked = self.on_flow_packet(
-                    ctx, &mut shard, bundle, num, key, dir, ts_ns, wire_len, d, tm,
+                    ctx, &mut shard, bundle, num, key, dir, ts_ns, flow_len, d, tm,
                 );
                 self.absorb(ctx);
                 if let Some(c) = tracked {

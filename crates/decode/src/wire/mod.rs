@@ -19,6 +19,7 @@ pub mod capwap;
 pub mod chdlc;
 pub mod checksum;
 pub mod ethernet;
+pub mod geneve;
 pub mod gre;
 pub mod gtpu;
 pub mod icmp;
