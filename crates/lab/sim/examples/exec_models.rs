@@ -7,11 +7,16 @@
 //! A sixth argument `split` cuts detection into its stateless content scan and the rest
 //! ([`ExecParams::split_scan`] with [`SplitScan::measured`]; `split:B` with a backlog of B packets); the CLI's
 //! `--exec-split` (`-` for none). A seventh, `static` or `measured` (default), says how the staged models' groups get
-//! their cores (`ExecSweep::measured_allocation`).
+//! their cores (`ExecSweep::measured_allocation`). An eighth, `dedicated` (default) or `runtime`, where the
+//! runtime's reader and collector run (`flowbundle_sim::threads::Host`: `dedicated`, every worker a core of its own
+//! and a free dispatcher, the ANCS'10 model the findings are stated in; `runtime`, `inspect --threads N` on N cores:
+//! the reader and the collector, measured on this engine, on the workers' cores, and one worker the
+//! single-threaded loop; `runtime:M`, the same on M cores).
 
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::exec::{Exec, ExecParams, ExecSweep, SplitScan, sweep_exec};
 use flowbundle_sim::params::Params;
+use flowbundle_sim::threads::Host;
 use flowbundle_sim::{findings, profiles};
 
 fn main() {
@@ -34,6 +39,22 @@ fn main() {
     // Seventh argument: `static` gives the groups their cores by the cost model's estimate, `measured` (the
     // default) by the busy cycles of a first run (`ExecSweep::measured_allocation`).
     let measured = args.get(7).is_none_or(|a| a != "static");
+    let host = match args.get(8).map(String::as_str) {
+        None | Some("dedicated") => Host::Dedicated,
+        Some("runtime") => Host::Runtime,
+        Some(h)
+            if h.strip_prefix("runtime:")
+                .is_some_and(|m| m.parse::<usize>().is_ok()) =>
+        {
+            Host::RuntimeOn {
+                cores: h[8..].parse().unwrap_or(0),
+            }
+        }
+        Some(h) => {
+            eprintln!("host: dedicated or runtime, not {h}");
+            return;
+        }
+    };
     let params = Params::default();
     let mut ep = ExecParams::engine();
     ep.scale_code(code_scale);
@@ -65,6 +86,7 @@ fn main() {
             cores: cores.clone(),
             sched: SchedOptions::default(),
             measured_allocation: measured,
+            host,
         };
         let report = match sweep_exec(&input, &params, &ep, &sweep, &mut |_| {}) {
             Ok(r) => r,

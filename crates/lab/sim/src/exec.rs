@@ -37,6 +37,19 @@
 //! (and its bundle in its own group, so per-flow order holds) until the next group frees a place: that wait, the
 //! refusals and the hops are the *contention* measures per model.
 //!
+//! ## The runtime's own threads
+//!
+//! The workers are not the only threads of the real runtime: `flowbundle inspect --threads N` runs a reader (read,
+//! decode to the flow key, defragment, dispatch) and a collector (events merged in order and written) beside them,
+//! on as many cores as workers by default, and `--threads 1` runs none of this but the single-threaded loop. With
+//! [`ExecConfig::host`] at [`Host::Runtime`] (the default) and the threads measured ([`ExecParams::threads`],
+//! [`crate::threads`]), the simulation does what the runtime does: one worker pays the loop's measured cycles per
+//! packet on top of the engine's; with N ≥ 2 the dispatcher is the reader, serial at its measured cycles per packet,
+//! and each packet's reader and collector cycles run on the workers' cores (an idle core runs them at once, else the
+//! core owing the least takes them from its processing, as the OS time-shares a core), unless the machine has cores
+//! to spare ([`Host::RuntimeOn`]); a worker pays the runtime's measured per-packet cycles in place of the policy's
+//! overhead. [`Host::Dedicated`] keeps the ANCS'10 model: a core per worker and a dispatcher that costs nobody.
+//!
 //! ## Groups and cores
 //!
 //! Each group runs its own instance of the chosen policy over its cores (so `lfb` balances bundles within a group,
@@ -76,13 +89,15 @@
 //! after a stateless group is bounded ([`ExecParams::reorder_cap`]: while full, nothing more is spread, each such
 //! packet counted in [`ExecRun::reorder_overflow`]; its high-water mark is reported), and the staged groups' queues
 //! under run-to-completion never refuse (a refusal would block a core that also serves them). A hop's wake-up of a
-//! parked worker is charged only for its user-space instructions (the kernel's side is not measured).
+//! parked worker is charged only for its user-space instructions (the kernel's side is not measured), and so are the
+//! runtime's threads (no context switches); idle workers' spinning costs nobody a cycle.
 
 use crate::cache::{CoreCounters, Hierarchy, STREAM_BASE};
 use crate::engine::{Model, SimError};
 use crate::handoff::Handoff;
 use crate::input::SimInput;
 use crate::params::{LINE, MAX_CORES, Params};
+use crate::threads::{Host, RuntimeThreads};
 use flowbundle_lab_core::prep::NO_FLOW;
 use flowbundle_scheduler::{Desc, SchedOptions, Scheduler, build};
 use serde::{Deserialize, Serialize};
@@ -142,6 +157,11 @@ pub struct ExecParams {
     /// policy's overheads and two lines instead.
     #[serde(default)]
     pub handoff: Handoff,
+    /// What the runtime's reader and collector threads cost per packet, and the single-threaded loop, measured on
+    /// the real runtime ([`RuntimeThreads::measured`]); charged where [`ExecConfig::host`] runs the runtime's
+    /// threads. [`RuntimeThreads::none`]: no reader or collector, a free dispatcher, whatever the host.
+    #[serde(default)]
+    pub threads: RuntimeThreads,
     /// Packets each group's policy may hold: the bounded queue in front of the group.
     pub queue: usize,
     /// The base cost model's cycles already include run-to-completion's instruction fetch stalls. True for every
@@ -193,6 +213,7 @@ impl ExecParams {
     pub fn engine() -> Self {
         let base = ExecParams {
             handoff: Handoff::measured(),
+            threads: RuntimeThreads::measured(),
             ..ExecParams::thesis()
         };
         crate::layers::LayerMeasures::from_json(MEASURED_LAYERS)
@@ -239,6 +260,7 @@ impl ExecParams {
             ],
             pipeline_stages: vec![1, 3, 1],
             handoff: Handoff::none(),
+            threads: RuntimeThreads::none(),
             queue: 1024,
             code_in_base: true,
             split_backlog: 0,
@@ -337,7 +359,8 @@ impl ExecParams {
         if self.queue == 0 || self.reorder_cap == 0 {
             return Err("queue and reorder buffer ≥ 1 packet".into());
         }
-        self.handoff.validate()
+        self.handoff.validate()?;
+        self.threads.validate()
     }
 
     /// The layers of each group of `exec` before core allocation (consecutive index ranges).
@@ -490,6 +513,20 @@ pub struct ExecRun {
     /// Lines a hop moved from the sender's core, per packet (the record and the script's copied bytes).
     #[serde(default)]
     pub hop_lines_per_packet: f64,
+    /// The machine's cores ([`ExecConfig::host`]): `cores` workers, and the reader and collector where the runtime's
+    /// threads are modelled. 0 in reports written before the threads were.
+    #[serde(default)]
+    pub machine_cores: usize,
+    /// Which threads ran: `dedicated` (workers only, a free dispatcher), `single loop` (`--threads 1`), `runtime`
+    /// (a reader and a collector besides the workers).
+    #[serde(default)]
+    pub threads: String,
+    /// The reader's and the collector's cycles per packet that ran on the workers' cores (0 when they had cores of
+    /// their own or were not modelled), and the reader's cycles per packet dispatched (its serial rate).
+    #[serde(default)]
+    pub aux_on_workers_per_packet: f64,
+    #[serde(default)]
+    pub reader_cycles_per_packet: f64,
 }
 
 /// The per-packet facts of a run that the layers add to [`Model`].
@@ -547,6 +584,8 @@ enum Worker {
     Releasing(u32, usize),
     /// Placed its packet in the next group; paying the dispatch cost.
     Sending,
+    /// Running the reader's or the collector's work (the runtime's threads on the workers' cores).
+    Aux,
 }
 
 struct Group {
@@ -618,6 +657,18 @@ struct Run<'a> {
     reorder_overflow: u64,
     /// Lines moved from a sender's core by hops.
     hop_lines: u64,
+    /// The dispatcher's cycles per packet: the reader's where the runtime's threads are modelled, else the
+    /// policy's `dispatch` overhead.
+    dispatch_every: u64,
+    /// What a worker pays on taking a packet from the dispatcher beyond its layers: the policy's `worker` overhead,
+    /// the runtime's measured worker cycles (negative: fewer than the single-threaded engine's), or the
+    /// single-threaded loop's.
+    first_take: i64,
+    /// The reader's and the collector's cycles per packet when they run on the workers' cores.
+    steal: Option<(u64, u64)>,
+    /// Per core: cycles of the reader's or the collector's work it owes (taken from its next processing).
+    debt: Vec<u64>,
+    aux_cycles: u64,
 }
 
 /// The packet went to its stateless group under a key of its own (any core).
@@ -683,10 +734,10 @@ impl Run<'_> {
             Ok(_) => {
                 self.enter(g, d.id, flags);
                 self.next_pkt += 1;
-                self.schedule(
-                    self.now + u64::from(self.params.overheads.dispatch),
-                    DISPATCHER,
-                );
+                self.schedule(self.now + self.dispatch_every, DISPATCHER);
+                if let Some((reader, _)) = self.steal {
+                    self.place_aux(reader);
+                }
             }
             Err(_) => {
                 // The dispatcher outrunning the first group is raw mode's back-pressure, not contention between
@@ -724,8 +775,14 @@ impl Run<'_> {
         // group's `next`/`done`); any other packet the policy's overhead. Then the lines the sender wrote, read from
         // its core.
         let scripted = prev > 0 && handoff.is_measured() && self.reads_payload[g];
+        // A packet straight from the dispatcher: what the runtime's worker (or the single-threaded loop) pays
+        // beyond the engine's own work; negative when the reader did part of it (the decode): a credit.
+        let mut credit = 0u64;
         let mut t = if scripted {
             u64::from(handoff.receive_cycles())
+        } else if prev == 0 {
+            credit = self.first_take.min(0).unsigned_abs();
+            self.first_take.max(0) as u64
         } else {
             u64::from(self.params.overheads.worker)
         };
@@ -813,9 +870,45 @@ impl Run<'_> {
         if let Some(p) = self.last_core.get_mut(i) {
             *p = c as u8 + 1;
         }
+        let t = t.saturating_sub(credit);
+        // The reader's or the collector's work this core owes runs first (not counted busy for the group).
+        let owed = std::mem::take(&mut self.debt[c]);
         self.workers[c] = Worker::Busy(d);
-        self.started[c] = self.now;
-        self.schedule(self.now + t, c as u32);
+        self.started[c] = self.now + owed;
+        self.schedule(self.now + owed + t, c as u32);
+        true
+    }
+
+    /// `cycles` of the reader's or the collector's work, on the workers' cores: an idle core runs it at once; else
+    /// the core owing the least takes it from its current or next processing (the OS time-shares the cores).
+    fn place_aux(&mut self, cycles: u64) {
+        if cycles == 0 {
+            return;
+        }
+        self.aux_cycles += cycles;
+        if let Some(c) = (0..self.workers.len())
+            .find(|&c| matches!(self.workers[c], Worker::Idle) && self.rel[c].is_none())
+        {
+            self.workers[c] = Worker::Aux;
+            self.schedule(self.now + cycles, c as u32);
+            return;
+        }
+        let c = (0..self.debt.len())
+            .min_by_key(|&c| self.debt[c])
+            .unwrap_or(0);
+        self.debt[c] += cycles;
+    }
+
+    /// Core `c`'s event fired while it owes the reader or the collector: it pays first, and the event comes again.
+    fn pay_debt(&mut self, c: usize) -> bool {
+        let owed = std::mem::take(&mut self.debt[c]);
+        if owed == 0 {
+            return false;
+        }
+        if matches!(self.workers[c], Worker::Busy(_)) {
+            self.started[c] += owed;
+        }
+        self.schedule(self.now + owed, c as u32);
         true
     }
 
@@ -854,8 +947,19 @@ impl Run<'_> {
 
     fn worker(&mut self, c: usize) {
         let (g, _) = self.cur[c];
+        if matches!(
+            self.workers[c],
+            Worker::Busy(_) | Worker::Sending | Worker::Aux
+        ) && self.pay_debt(c)
+        {
+            return;
+        }
         match self.workers[c] {
             Worker::Idle => {}
+            Worker::Aux => {
+                self.workers[c] = Worker::Idle;
+                self.after(c);
+            }
             Worker::Busy(d) => {
                 self.groups[g].info.busy_cycles += self.now - self.started[c];
                 let i = d.id as usize;
@@ -1056,6 +1160,9 @@ impl Run<'_> {
     fn complete(&mut self, d: Desc) {
         self.completed += 1;
         self.last_end = self.now;
+        if let Some((_, collector)) = self.steal {
+            self.place_aux(collector);
+        }
         let i = d.id as usize;
         if let Some(st) = &mut self.staging
             && self.flags.get(i).is_some_and(|&x| x & STAGED != 0)
@@ -1121,6 +1228,9 @@ pub struct ExecConfig<'a> {
     /// cores are given to groups: [`measured_weights`] from a first run. `None`, or a length that does not match the
     /// groups: the estimate.
     pub group_weights: Option<Vec<f64>>,
+    /// Where the runtime's reader and collector run ([`Host`]; `cores` is the workers). Without a measurement of
+    /// those threads ([`ExecParams::threads`]) every host is [`Host::Dedicated`].
+    pub host: Host,
 }
 
 /// Simulate `cfg.exec` on `cfg.cores` cores with policy `cfg.scheduler` in every group (raw mode).
@@ -1135,6 +1245,41 @@ pub fn simulate_exec(
     if cores == 0 || cores > MAX_CORES {
         return Err(SimError::Cores(cores));
     }
+    let threads = &exec_params.threads;
+    let runtime = cfg.host.is_runtime() && threads.is_measured();
+    let machine_cores = cfg.host.cores(cores);
+    if runtime && machine_cores < cores {
+        return Err(SimError::Params(format!(
+            "{cores} workers on {machine_cores} cores: the machine needs a core per worker"
+        )));
+    }
+    // The runtime's threads: one worker is the single-threaded loop (no reader, no collector, no policy: the loop's
+    // own cycles per packet); more run a reader, serial at its cycles per packet, and a collector, on the cores the
+    // workers leave them (none: on the workers' cores; one: both on it; two: one each).
+    let over = &params.overheads;
+    let (dispatch_every, first_take, steal, threads_name) = if !runtime {
+        (
+            u64::from(over.dispatch),
+            i64::from(over.worker),
+            None,
+            "dedicated",
+        )
+    } else if cores == 1 {
+        (
+            u64::from(over.dispatch),
+            threads.loop_cycles() as i64,
+            None,
+            "single loop",
+        )
+    } else {
+        let (r, c) = (threads.reader_cycles(), threads.collector_cycles());
+        let (every, steal) = match machine_cores - cores {
+            0 => (r, Some((r, c))),
+            1 => (r + c, None),
+            _ => (r.max(c), None),
+        };
+        (every.max(1), threads.worker_cycles(), steal, "runtime")
+    };
     if !(cfg.base_scale.is_finite() && (0.0..=1.0).contains(&cfg.base_scale)) {
         return Err(SimError::Params(format!(
             "base scale {} not in 0..=1",
@@ -1368,6 +1513,11 @@ pub fn simulate_exec(
         parked_max: 0,
         reorder_overflow: 0,
         hop_lines: 0,
+        dispatch_every,
+        first_take,
+        steal,
+        debt: vec![0; cores],
+        aux_cycles: 0,
     };
     run.run();
     if run.completed != n as u64 {
@@ -1414,6 +1564,14 @@ pub fn simulate_exec(
         parked_max: run.parked_max,
         reorder_overflow: run.reorder_overflow,
         hop_lines_per_packet: run.hop_lines as f64 / pk,
+        machine_cores,
+        threads: threads_name.into(),
+        aux_on_workers_per_packet: run.aux_cycles as f64 / pk,
+        reader_cycles_per_packet: if threads_name == "runtime" {
+            threads.reader_cycles() as f64
+        } else {
+            0.0
+        },
     })
 }
 
@@ -1438,6 +1596,7 @@ pub fn code_base_scale(
         sched: sched.clone(),
         base_scale: 1.0,
         group_weights: None,
+        host: Host::Dedicated,
     };
     // Plain run-to-completion: nothing staged or spread.
     let plain = ExecParams {
@@ -1578,6 +1737,8 @@ pub struct ExecSweep {
     /// model's estimate (which sees neither the stalls nor the per-visit overheads of a light layer). Each such
     /// run costs two simulations.
     pub measured_allocation: bool,
+    /// Where the runtime's reader and collector run ([`ExecConfig::host`]).
+    pub host: Host,
 }
 
 /// The busy cycles of each group of `run` (its processing, waits for the next queue left out): the weights
@@ -1611,6 +1772,7 @@ pub fn sweep_exec(
                     sched: sweep.sched.clone(),
                     base_scale: scales.get(s).copied().unwrap_or(1.0),
                     group_weights: None,
+                    host: sweep.host,
                 };
                 let mut r = simulate_exec(input, &model, params, exec_params, &cfg)?;
                 if sweep.measured_allocation && r.groups.len() > 1 && !r.groups[0].shared {
@@ -1639,11 +1801,13 @@ mod tests {
         let p = m
             .apply(&ExecParams {
                 handoff: Handoff::measured(),
+                threads: RuntimeThreads::measured(),
                 ..ExecParams::thesis()
             })
             .unwrap();
         assert_eq!(ExecParams::engine(), p);
         assert!(p.handoff.is_measured());
+        assert!(p.threads.is_measured());
         let split = SplitScan::measured();
         assert!(
             split.scan_share > 0.0 && split.scan_code_share > 0.0,

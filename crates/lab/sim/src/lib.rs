@@ -21,6 +21,9 @@
 //!   run-to-completion: core groups running the same policies, bounded queues between them, and per-layer code
 //!   footprints through a per-core L1i; the layers measured on this engine ([`layers`]); and the split scan, which
 //!   spreads a backlogged connection's content scan over the cores and stages its detection.
+//! * [`handoff`] and [`threads`]: what the real runtime pays beyond the engine, measured on it with callgrind: a
+//!   packet's hand-off between stage groups, and the reader and collector threads that share the workers' cores
+//!   (and the single-threaded loop that `--threads 1` runs instead).
 //! * [`findings`]: the ANCS'10 paper's qualitative results, and the thesis' on the execution models, as checks on a
 //!   sweep.
 //!
@@ -51,6 +54,7 @@ pub mod layers;
 pub mod params;
 pub mod profiles;
 pub mod report;
+pub mod threads;
 
 pub use engine::{Mode, Model, RunConfig, SimError, SimRun, simulate};
 pub use input::SimInput;

@@ -6,6 +6,7 @@ use flowbundle_scheduler::SchedOptions;
 use flowbundle_sim::engine::{Mode, Model, RunConfig, simulate};
 use flowbundle_sim::exec::{Exec, ExecConfig, ExecParams, ExecRun, SplitScan, simulate_exec};
 use flowbundle_sim::params::Params;
+use flowbundle_sim::threads::Host;
 use flowbundle_sim::{SimInput, profiles};
 
 fn run(
@@ -24,6 +25,7 @@ fn run(
         sched: SchedOptions::default(),
         base_scale: 1.0,
         group_weights: None,
+        host: Host::Dedicated,
     };
     simulate_exec(input, model, params, ep, &cfg).unwrap()
 }
@@ -306,4 +308,123 @@ fn the_measured_hand_off_costs_the_staged_models_and_not_run_to_completion() {
             );
         }
     }
+}
+
+/// The runtime's own threads (`flowbundle_sim::threads`): one worker is the single-threaded loop (the engine's cost
+/// and the loop's, nothing else); with two workers on two cores the reader's and the collector's work takes its
+/// cycles from the workers' cores (every cycle of it charged once, the run slower than with a free dispatcher); with
+/// two cores more they run beside the workers, and the reader, serial, bounds the rate it dispatches at.
+#[test]
+fn the_reader_and_the_collector_share_the_workers_cores_unless_the_machine_has_more() {
+    use flowbundle_sim::threads::RuntimeThreads;
+    let input = profiles::profile("balanced", 6_000, 3).unwrap();
+    let params = Params::default();
+    let model = Model::new(&input, &params).unwrap();
+    let threads = RuntimeThreads {
+        source: "test".into(),
+        reader_instructions: 2_000.0,
+        collector_instructions: 1_000.0,
+        worker_instructions: -500.0,
+        loop_instructions: 1_500.0,
+        cycles_per_instruction: 0.5,
+    };
+    let ep = ExecParams {
+        threads: threads.clone(),
+        ..ExecParams::engine()
+    };
+    let on = |host: Host, exec: Exec, cores: usize| {
+        let cfg = ExecConfig {
+            exec,
+            scheduler: "lfb",
+            cores,
+            sched: SchedOptions::default(),
+            base_scale: 1.0,
+            group_weights: None,
+            host,
+        };
+        simulate_exec(&input, &model, &params, &ep, &cfg).unwrap()
+    };
+    let clock = params.machine.clock_ghz * 1e9;
+    // One worker: the single-threaded loop, its cycles per packet on top of the engine's, no reader, no collector.
+    let free1 = on(Host::Dedicated, Exec::Rtc, 1);
+    let loop1 = on(Host::Runtime, Exec::Rtc, 1);
+    assert_eq!(loop1.threads, "single loop");
+    assert_eq!(loop1.aux_on_workers_per_packet, 0.0);
+    let per = |r: &ExecRun| r.elapsed_cycles as f64 / r.packets as f64;
+    let extra = per(&loop1) - per(&free1);
+    let expect = threads.loop_cycles() as f64 - f64::from(params.overheads.worker);
+    assert!(
+        (extra - expect).abs() < 0.02 * per(&free1),
+        "single loop: {extra:.0} cycles more per packet, expected {expect:.0}"
+    );
+    for exec in Exec::ALL {
+        let what = exec.name();
+        let free = on(Host::Dedicated, exec, 2);
+        let shared = on(Host::Runtime, exec, 2);
+        let spare = on(Host::RuntimeOn { cores: 4 }, exec, 2);
+        for r in [&free, &shared, &spare] {
+            assert_eq!(r.packets, input.len() as u64, "{what}");
+            assert_eq!(r.reordered, 0, "{what}");
+        }
+        assert_eq!(
+            (free.threads.as_str(), free.machine_cores),
+            ("dedicated", 2)
+        );
+        assert_eq!(
+            (shared.threads.as_str(), shared.machine_cores),
+            ("runtime", 2)
+        );
+        assert_eq!(spare.machine_cores, 4);
+        // Every packet's reader and collector work ran on the workers' cores, and only there.
+        let aux = (threads.reader_cycles() + threads.collector_cycles()) as f64;
+        assert!(
+            (shared.aux_on_workers_per_packet - aux).abs() < 1e-6,
+            "{what}: {} vs {aux}",
+            shared.aux_on_workers_per_packet
+        );
+        assert_eq!(spare.aux_on_workers_per_packet, 0.0, "{what}");
+        assert!(
+            shared.pps < spare.pps,
+            "{what}: {} vs {}",
+            shared.pps,
+            spare.pps
+        );
+        // The two cores did at most two cores' worth of work.
+        let busy: u64 = shared.groups.iter().map(|g| g.busy_cycles).sum();
+        let work = busy as f64 + shared.aux_on_workers_per_packet * shared.packets as f64;
+        assert!(work <= 2.0 * shared.elapsed_cycles as f64 * 1.001, "{what}");
+        // The reader is serial: it never dispatches faster than one packet per its cycles.
+        assert!(
+            spare.pps <= clock / threads.reader_cycles() as f64 * 1.001,
+            "{what}"
+        );
+    }
+    // Without a measurement of the threads the runtime host is the dedicated one.
+    let none = ExecParams {
+        threads: RuntimeThreads::none(),
+        ..ep.clone()
+    };
+    let cfg = |host| ExecConfig {
+        exec: Exec::Pipeline,
+        scheduler: "lfb",
+        cores: 3,
+        sched: SchedOptions::default(),
+        base_scale: 1.0,
+        group_weights: None,
+        host,
+    };
+    let a = simulate_exec(&input, &model, &params, &none, &cfg(Host::Runtime)).unwrap();
+    let b = simulate_exec(&input, &model, &params, &none, &cfg(Host::Dedicated)).unwrap();
+    assert_eq!(a.pps, b.pps);
+    // Fewer cores than workers is refused.
+    assert!(
+        simulate_exec(
+            &input,
+            &model,
+            &params,
+            &ep,
+            &cfg(Host::RuntimeOn { cores: 2 })
+        )
+        .is_err()
+    );
 }
