@@ -98,3 +98,37 @@ fn the_measured_hand_off_can_be_replaced_and_a_bad_file_is_refused() {
         "{err}"
     );
 }
+
+/// The runtime's reader and collector (`--exec-machine-cores`): on as many cores as workers their measured work
+/// takes cycles from the workers, so every model is slower than with a free dispatcher (a modelled cost, as here,
+/// leaves them out by default); fewer cores than workers, or a file that is not a threads measurement, is a one-line
+/// error.
+#[test]
+fn the_reader_and_collector_share_the_cores_when_asked_and_bad_inputs_are_refused() {
+    let mpps = |out: &str, m: &str| -> f64 {
+        row(out, m)
+            .split('|')
+            .nth(4)
+            .and_then(|c| c.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no Mpps in {}", row(out, m)))
+    };
+    let (ok, free, err) = simulate(&[]);
+    assert!(ok, "{err}");
+    let (ok, shared, err) = simulate(&["--exec-machine-cores", "6"]);
+    assert!(ok, "{err}");
+    for m in ["rtc", "pipeline", "multilayer"] {
+        assert!(mpps(&shared, m) < mpps(&free, m), "{m}: {free}\n{shared}");
+    }
+    let (ok, _, err) = simulate(&["--exec-machine-cores", "5"]);
+    assert!(!ok);
+    assert!(err.contains("needs a core per worker"), "{err}");
+    let dir = std::env::temp_dir().join(format!("fb-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("threads.json");
+    std::fs::write(&bad, "{\"source\": 1}").unwrap();
+    let (ok, _, err) = simulate(&["--exec-threads", bad.to_str().unwrap()]);
+    assert!(!ok);
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(last.contains("threads.json"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

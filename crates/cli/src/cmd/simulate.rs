@@ -149,6 +149,20 @@ pub struct Args {
     #[arg(long, value_name = "FILE|none")]
     exec_handoff: Option<PathBuf>,
 
+    /// With --exec: what the runtime's reader and collector threads and the single-threaded loop cost per packet,
+    /// from this measurement (the JSON `scripts/measure-threads` writes) instead of the one built in; `none` for
+    /// workers alone, each on a core of its own, and a free dispatcher (what the simulator did before). The threads
+    /// are measured against this engine's own per-packet cost: they are charged with --cost-file (or when this
+    /// option names a file, or --exec-machine-cores is given), not on top of a modelled cost.
+    #[arg(long, value_name = "FILE|none")]
+    exec_threads: Option<PathBuf>,
+
+    /// With --exec: the machine's cores, when not one per worker (`--cores` counts workers): with as many cores as
+    /// workers (the default, what `inspect --threads N` does) the reader and the collector take their CPU from the
+    /// workers' cores; one more core runs both; two more, one each.
+    #[arg(long, value_name = "N")]
+    exec_machine_cores: Option<usize>,
+
     /// With --exec: packets each group's policy may hold (the bounded queue in front of a group).
     #[arg(long, default_value_t = flowbundle_sim::exec::ExecParams::engine().queue)]
     exec_queue: usize,
@@ -432,6 +446,7 @@ fn inputs(args: &Args) -> Vec<&std::path::Path> {
                 .filter(|p| p.as_os_str() != "thesis"),
         )
         .chain(args.exec_handoff.iter().filter(|p| p.as_os_str() != "none"))
+        .chain(args.exec_threads.iter().filter(|p| p.as_os_str() != "none"))
         .map(PathBuf::as_path)
         .collect()
 }
@@ -648,6 +663,28 @@ fn run_exec(
                 .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
         }
     }
+    match &args.exec_threads {
+        None => {}
+        Some(p) if p.as_os_str() == "none" => {
+            ep.threads = flowbundle_sim::threads::RuntimeThreads::none()
+        }
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            ep.threads = flowbundle_sim::threads::RuntimeThreads::from_json(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        }
+    }
+    let engine_costs = args.cost_file.is_some()
+        || args
+            .exec_threads
+            .as_ref()
+            .is_some_and(|p| p.as_os_str() != "none");
+    let host = match args.exec_machine_cores {
+        Some(n) => flowbundle_sim::threads::Host::RuntimeOn { cores: n },
+        None if engine_costs => flowbundle_sim::threads::Host::Runtime,
+        None => flowbundle_sim::threads::Host::Dedicated,
+    };
     ep.scale_code(args.exec_code_scale);
     ep.queue = args.exec_queue;
     if args.exec_split {
@@ -667,6 +704,7 @@ fn run_exec(
         cores,
         sched,
         measured_allocation: !args.exec_static_groups,
+        host,
     };
     let started = std::time::Instant::now();
     let report = sweep_exec(input, params, &ep, &sweep, &mut |r| {
