@@ -158,7 +158,8 @@ fn stats_record_validates_and_totals_agree_across_runtimes() {
 
 /// `--stats-interval SECS` (capture time): `stats` records while the run goes on, each with counters no smaller than
 /// the one before, ending with the final record, whose figures are the summary's; the single-threaded loop and two
-/// workers alike. The input is one capture four times over, an hour apart, so a 30-minute interval falls due at the
+/// workers alike, under run-to-completion and the staged execution models (whose flow-stage workers publish the
+/// packet counters). The input is one capture four times over, an hour apart, so a 30-minute interval falls due at the
 /// start of each later copy.
 #[test]
 fn periodic_stats_records_grow_up_to_the_final_one() {
@@ -186,6 +187,15 @@ fn periodic_stats_records_grow_up_to_the_final_one() {
     for threads in [
         &["--threads", "1"][..],
         &["--threads", "2", "--scheduler", "lfb"],
+        &["--threads", "2", "--scheduler", "lfb", "--exec", "pipeline"],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "lfb",
+            "--exec",
+            "multilayer",
+        ],
     ] {
         let mut args = vec!["--stats-interval", "1800", "--summary"];
         args.extend_from_slice(threads);

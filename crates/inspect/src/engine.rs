@@ -135,6 +135,9 @@ pub struct WorkerCtx {
     /// The flow of the packet inspected last is dropped (a `drop`, `reject` or `sdrop` rule matched on it).
     packet_dropped: bool,
     slot: usize,
+    /// Packets this context finished with, in whichever stage (see [`crate::stream::StatsBoard`]): what a worker's
+    /// publication schedule counts, the same for a run-to-completion worker and for either stage of a staged model.
+    pub(crate) handled: u64,
     /// Unique among every context ever made (never 0; see [`WorkerCtx::uid`]).
     uid: u64,
 }
@@ -549,6 +552,7 @@ impl Engine {
             sample_every: self.cfg.cost.stage_sample_every,
             sample_left: 0,
             packet_dropped: false,
+            handled: 0,
             slot: 0,
             uid: NEXT_CTX_UID.fetch_add(1, Relaxed),
         }

@@ -962,6 +962,7 @@ impl flowbundle_types::StagedWorkload for StagedInspect<'_> {
                 Outcome::Processed
             };
             if self.visits == DetectVisits::Every || !script.is_empty() {
+                self.source.passed_on(ctx);
                 return (outcome, Some(1));
             }
             // SAFETY: no record of `id` is used after this; this is the packet's one hand-back.

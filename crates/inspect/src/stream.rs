@@ -916,6 +916,20 @@ impl<'a> ArenaSource<'a> {
         self
     }
 
+    /// Counts a packet the worker of `ctx` is done with (inspected to the end, or its stage done and the packet
+    /// passed on) and publishes the worker's counters every [`StatsBoard::EVERY`] of them: the same schedule for a
+    /// run-to-completion worker and for either stage's workers of a staged model. (Counting the context's inspected
+    /// packets instead published a detection-stage worker's counters after every packet, since it inspects none,
+    /// and a flow-stage worker's never, since it consumes none.)
+    fn count_for_board(&self, ctx: &mut WorkerCtx) {
+        if let Some(b) = self.board {
+            ctx.handled += 1;
+            if ctx.handled.is_multiple_of(StatsBoard::EVERY) {
+                b.publish(ctx);
+            }
+        }
+    }
+
     /// Renders each packet's events on the worker (serialising output in parallel; the events are dropped where
     /// they were made) and sends the rendered lines instead.
     pub fn with_renderer(mut self, render: &'a Renderer) -> Self {
@@ -973,11 +987,11 @@ impl PacketSource for ArenaSource<'_> {
         }
         // SAFETY: the caller's promise: no record of `id` is used after this, once per inspection.
         unsafe { self.arena.release(id) };
-        if let Some(b) = self.board
-            && ctx.stats().packets.is_multiple_of(StatsBoard::EVERY)
-        {
-            b.publish(ctx);
-        }
+        self.count_for_board(ctx);
+    }
+
+    fn passed_on(&self, ctx: &mut WorkerCtx) {
+        self.count_for_board(ctx);
     }
 }
 

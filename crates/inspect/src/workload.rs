@@ -151,6 +151,11 @@ pub trait PacketSource: Sync {
     /// The caller uses no record of `id` borrowed from this source afterwards (the buffer may be reused at once),
     /// and calls this once per inspection of the descriptor.
     unsafe fn consumed(&self, _id: u32, _ctx: &mut WorkerCtx) {}
+    /// Called once a worker has done its stage of a descriptor's packet and handed the packet to a later stage's
+    /// worker (a staged execution model's flow stage), with the worker's context: the packet is not consumed here,
+    /// but the worker is done with it, which a source that publishes each worker's counters counts as
+    /// [`consumed`](Self::consumed) does (default: nothing).
+    fn passed_on(&self, _ctx: &mut WorkerCtx) {}
     /// A streaming source's per-flow order guard (descriptor ids are its buffers), used instead of
     /// [`prev_in_flow`](Self::prev_in_flow) when the policy does not keep flow order.
     fn stream_order(&self) -> Option<&StreamOrder> {
