@@ -175,7 +175,9 @@ fn every_execution_model_gives_the_single_threaded_output() {
                 ],
             );
         }
-        for (threads, detect) in [("3", "2"), ("4", "2")] {
+        // One flow worker feeding two detection workers; two feeding one (placed packet by packet, woken per batch);
+        // two feeding two.
+        for (threads, detect) in [("3", "2"), ("3", "1"), ("4", "2")] {
             same_as_serial(
                 &s,
                 &[

@@ -11,17 +11,19 @@
 //! reader backs off when group 0 is full: that wait is the model's contention, counted per group. Groups only hand
 //! packets forward, so the waits cannot form a cycle. Several workers hand packets to one group, and a policy's
 //! `dispatch` is made for one dispatcher thread: each group's hand-overs take turns under a lock of their own (see
-//! `hand_over`).
+//! `place`).
 //!
 //! A group with one upstream worker receives its packets in **batches** ([`HAND_OVER_BATCH`]): that worker keeps the
 //! packets it finished in an outbox and hands them over together (the policy's `dispatch` for each, then one wake-up
 //! for the batch) when the outbox is full, when it finds nothing more to do, and before it leaves; it calls `done`
 //! in its own group at once. One worker's outbox is first in, first out, so the receiving group still sees each
 //! bundle's packets in order. With several upstream workers a packet waiting in one worker's outbox could be
-//! overtaken by the bundle's next packet, finished by another worker and handed over first, so those groups receive
-//! packet by packet, before `done`. Per packet, a hand-over is a dispatch, a fence and, when the receiving worker had
-//! gone to sleep, a futex wake; batched, the fence and the wake are paid once per batch, and a receiver that sleeps
-//! is woken for a batch rather than for each packet (`scripts/exec-handoff` measures what a hand-off costs in all:
+//! overtaken by the bundle's next packet, finished by another worker and handed over first, so into those groups
+//! each packet is *placed* (the policy's `dispatch`, under the group's lock) before `done`, and only the wake-up and
+//! the count wait for the batch: the worker wakes the receiving group once per [`HAND_OVER_BATCH`] packets placed,
+//! and whenever it runs out of work or leaves. Per packet, a hand-over is a dispatch, a fence and, when the
+//! receiving worker had gone to sleep, a futex wake; batched, the fence and the wake are paid once per batch, and a
+//! receiver that sleeps is woken for a batch rather than for each packet (`scripts/exec-handoff` measures what a hand-off costs in all:
 //! `BENCHMARKS.md`, "Real runs of the execution models").
 //!
 //! A bundle's order holds across groups that each receive from the group just before them; a packet
@@ -89,7 +91,7 @@ pub struct StagedReport<L> {
 struct Group<'a> {
     sched: &'a dyn Scheduler,
     shared: Shared,
-    /// Serialises the hand-overs into this group when more than one thread makes them (see [`hand_over`]); `None`
+    /// Serialises the hand-overs into this group when more than one thread makes them (see [`place`]); `None`
     /// when one thread does (the reader into the first group, the one worker of a one-worker group before it).
     handoff: Option<Mutex<()>>,
     /// Threads (the reader, the earlier groups' workers) that can still hand packets to this group.
@@ -338,8 +340,8 @@ fn clock(groups: &[Group<'_>]) -> u64 {
     groups[0].shared.now()
 }
 
-/// Hands `descs` to group `h` in order, backing off while its policy refuses (see the module documentation), and
-/// wakes the workers they were placed for once for the whole batch.
+/// Places `d` in group `h`'s policy, backing off while it refuses (see the module documentation), and notes whom to
+/// wake in `wakes`; the wake-ups and the group's counters wait for [`settle`], once per batch.
 ///
 /// A policy's `dispatch` has one caller in the contract (the dispatcher thread: `lfb`'s table raises a bundle's count
 /// from zero and links its tail without an atomic read-modify-write, other policies push to single-producer rings),
@@ -347,12 +349,12 @@ fn clock(groups: &[Group<'_>]) -> u64 {
 /// policy's queues (a packet delivered twice, so that a slot's script was read while another packet rewrote it, or
 /// never delivered, so that the run waited for it for ever). The group's hand-over lock makes the dispatches one
 /// sequence, as if one dispatcher made them; the lock is held for one `dispatch` (bounded work, no waiting inside),
-/// never across a back-off, and a group with one upstream thread has none. Returns `false`, the rest not handed
-/// over, when the run is abandoned meanwhile (a worker of group `h` that died never makes room).
-fn hand_over(
+/// never across a back-off, and a group with one upstream thread has none. Returns `false`, the packet not placed,
+/// when the run is abandoned meanwhile (a worker of group `h` that died never makes room).
+fn place(
     groups: &[Group<'_>],
     h: usize,
-    descs: &[Desc],
+    d: Desc,
     threads: &[Vec<Thread>],
     wakes: &mut Wakes,
     abort: &Abort<'_>,
@@ -361,8 +363,7 @@ fn hand_over(
     let t = threads.get(h).map_or(&[][..], Vec::as_slice);
     let mut tries = 0u32;
     let mut since = None;
-    let mut at = 0;
-    while let Some(&d) = descs.get(at) {
+    loop {
         let placed = {
             let _one_at_a_time = grp
                 .handoff
@@ -373,7 +374,7 @@ fn hand_over(
         match placed {
             Ok(p) => {
                 wakes.note(p);
-                at += 1;
+                break;
             }
             Err(_) => {
                 if abort.is_raised() {
@@ -394,8 +395,6 @@ fn hand_over(
             }
         }
     }
-    grp.shared.sleepers.wake_noted(wakes, t);
-    grp.received.fetch_add(descs.len() as u64, Relaxed);
     if let Some(s) = since {
         grp.blocked_ns
             .fetch_add(clock(groups).saturating_sub(s), Relaxed);
@@ -403,27 +402,94 @@ fn hand_over(
     true
 }
 
-/// A worker's packets finished in its group and not yet handed to the next (see the module documentation).
+/// After `n` packets were placed in group `h` ([`place`]): wakes the workers they were placed for once for them all,
+/// and counts them.
+fn settle(groups: &[Group<'_>], h: usize, n: usize, threads: &[Vec<Thread>], wakes: &mut Wakes) {
+    // The last group's workers hand nothing on: their outbox names a group that does not exist, and stays empty.
+    let Some(grp) = groups.get(h) else {
+        return;
+    };
+    let t = threads.get(h).map_or(&[][..], Vec::as_slice);
+    grp.shared.sleepers.wake_noted(wakes, t);
+    if n > 0 {
+        grp.received.fetch_add(n as u64, Relaxed);
+    }
+}
+
+/// A worker's packets finished in its group and not yet handed to the next, or handed over and not yet announced
+/// (see the module documentation).
 struct Outbox {
-    /// The group they go to, and the packets, in the order they were finished.
+    /// The group they go to.
     to: usize,
+    /// Packets not yet placed, in the order they were finished (a group this worker alone feeds).
     descs: Vec<Desc>,
+    /// Packets placed already (a group several workers feed: each is placed before its `done`) whose wake-ups and
+    /// count wait for the batch.
+    placed: usize,
     wakes: Wakes,
 }
 
 impl Outbox {
-    /// Hands everything kept to its group; `false` when the run was abandoned meanwhile.
+    /// Hands everything kept to its group and wakes its workers once for the batch; `false` when the run was
+    /// abandoned meanwhile.
     fn flush(&mut self, groups: &[Group<'_>], threads: &[Vec<Thread>], abort: &Abort<'_>) -> bool {
-        let handed = self.descs.is_empty()
-            || hand_over(
-                groups,
-                self.to,
-                &self.descs,
-                threads,
-                &mut self.wakes,
-                abort,
-            );
+        let mut handed = true;
+        for &d in &self.descs {
+            if !place(groups, self.to, d, threads, &mut self.wakes, abort) {
+                handed = false;
+                break;
+            }
+            self.placed += 1;
+        }
+        settle(groups, self.to, self.placed, threads, &mut self.wakes);
         self.descs.clear();
+        self.placed = 0;
+        handed
+    }
+
+    /// Places `d` in group `h` at once (several workers feed it: before this worker's `done`, to keep each bundle's
+    /// order), leaving the wake-up for the batch; `false` when the run was abandoned meanwhile.
+    fn place_now(
+        &mut self,
+        groups: &[Group<'_>],
+        h: usize,
+        d: Desc,
+        threads: &[Vec<Thread>],
+        abort: &Abort<'_>,
+    ) -> bool {
+        let mut handed = true;
+        if self.to != h {
+            handed = self.flush(groups, threads, abort);
+            self.to = h;
+        }
+        if !place(groups, h, d, threads, &mut self.wakes, abort) {
+            return false;
+        }
+        self.placed += 1;
+        if self.placed >= HAND_OVER_BATCH {
+            handed &= self.flush(groups, threads, abort);
+        }
+        handed
+    }
+
+    /// Keeps `d` for group `h` (which this worker alone feeds), handing the batch over when it is full.
+    fn keep(
+        &mut self,
+        groups: &[Group<'_>],
+        h: usize,
+        d: Desc,
+        threads: &[Vec<Thread>],
+        abort: &Abort<'_>,
+    ) -> bool {
+        let mut handed = true;
+        if self.to != h {
+            handed = self.flush(groups, threads, abort);
+            self.to = h;
+        }
+        self.descs.push(d);
+        if self.descs.len() >= HAND_OVER_BATCH {
+            handed &= self.flush(groups, threads, abort);
+        }
         handed
     }
 }
@@ -450,6 +516,7 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
     let mut outbox = Outbox {
         to: g + 1,
         descs: Vec::with_capacity(HAND_OVER_BATCH),
+        placed: 0,
         wakes: Wakes::default(),
     };
     let timed = shared.timed;
@@ -485,19 +552,10 @@ fn staged_worker<W: StagedWorkload + ?Sized>(
             let end = now();
             if let Some(h) = next.filter(|&h| h > g && h < groups.len()) {
                 let handed = if groups[h].handoff.is_some() {
-                    // Several workers feed group `h`: this packet goes before `done` (see the module docs).
-                    hand_over(groups, h, &[d], threads, &mut outbox.wakes, abort)
+                    // Several workers feed group `h`: this packet is placed before `done` (see the module docs).
+                    outbox.place_now(groups, h, d, threads, abort)
                 } else {
-                    let mut handed = true;
-                    if outbox.to != h {
-                        handed = outbox.flush(groups, threads, abort);
-                        outbox.to = h;
-                    }
-                    outbox.descs.push(d);
-                    if outbox.descs.len() >= HAND_OVER_BATCH {
-                        handed &= outbox.flush(groups, threads, abort);
-                    }
-                    handed
+                    outbox.keep(groups, h, d, threads, abort)
                 };
                 if !handed {
                     break;

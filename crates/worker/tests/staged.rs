@@ -109,7 +109,7 @@ fn every_stage_sees_each_packet_it_needs_once_and_in_flow_order() {
             continue;
         }
         // [1, 1, 1] and [1, 2, 1]: one worker feeds the second group, in batches (to one worker, to two); [2, 1, 3]:
-        // several workers feed each later group, packet by packet.
+        // several workers feed each later group (each packet placed before its `done`, woken per batch).
         for sizes in [[1, 1, 1], [1, 2, 1], [2, 1, 3]] {
             let groups: Vec<ExclusivityChecker> = sizes
                 .iter()
