@@ -1233,8 +1233,10 @@ fn inspect_inputs(
                         line.insert_str(
                             at,
                             &format!(
-                                ", {} packets handed over ({} refusals)",
-                                g.received, g.refused
+                                ", {} packets handed over ({} refusals, {} parks of the receiving workers)",
+                                g.received,
+                                g.refused,
+                                g.workers.iter().map(|w| w.parks).sum::<u64>()
                             ),
                         );
                     }
