@@ -956,9 +956,20 @@ impl Engine {
             Transport::Tcp | Transport::Udp => Some(transport),
             Transport::Icmp | Transport::Other(_) => None,
         };
-        let client = pick_client(&key, dir, tcp_flags, |p| {
+        let mut client = pick_client(&key, dir, tcp_flags, |p| {
             p < 1024 || t.is_some_and(|t| ctx.det.registry().port_guess(t, 0, p).is_some())
         });
+        // A UDP flow picked up from its server's answer (a DNS response): the receiver is the client.
+        if transport == Transport::Udp && client == dir {
+            let (_, _, sport, dport) = key.endpoints(dir);
+            if ctx
+                .det
+                .registry()
+                .first_datagram_answers(sport, dport, d.payload)
+            {
+                client = dir.flip();
+            }
+        }
         if transport == Transport::Tcp && tcp_flags.is_some_and(|f| f & 0x02 == 0) {
             ctx.stats.tcp_midstream += 1;
         }
@@ -2229,6 +2240,41 @@ mod tests {
         let (kept, overflow, _, dropped) = run(2, 99);
         assert_eq!((kept, overflow), (vec![1, 3], 2));
         assert!(dropped, "the drop acts though its alert was withdrawn");
+    }
+
+    /// A UDP flow whose first datagram is a DNS response from port 53 is turned around, as Suricata's probe does:
+    /// its client is the response's receiver. A flow opened by a query keeps its first sender as the client.
+    #[test]
+    fn a_flow_picked_up_from_a_dns_response_has_the_asker_as_client() {
+        let mut msg = vec![0x12, 0x34, 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0];
+        msg.extend_from_slice(b"\x01a\x07example\x00\x00\x01\x00\x01");
+        let mut query = msg.clone();
+        query[2] = 0x01;
+        let clients = |first: &[u8]| {
+            let mut e = Engine::with_shared(EngineConfig::default(), None, None);
+            let mut ctx = e.new_ctx();
+            let mut pre = Prestage::new(e.config());
+            feed(&mut e, &mut ctx, &mut pre, S, first);
+            e.finish([ctx])
+                .events
+                .iter()
+                .filter_map(|ev| match &ev.kind {
+                    EventKind::Flow(r) => {
+                        let (src, _, sport, _) = ev.key.endpoints(ev.client);
+                        Some((src.to_string(), sport, r.app.name().to_string()))
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            clients(&datagram(2, 53, 1, 40000, &msg)),
+            [("10.0.0.1".to_string(), 40000, "DNS".to_string())]
+        );
+        assert_eq!(
+            clients(&datagram(1, 40000, 2, 53, &query)),
+            [("10.0.0.1".to_string(), 40000, "DNS".to_string())]
+        );
     }
 
     /// With `drop` ranked before `pass`, a packet both match is dropped and the flow-scoped pass does not act: the

@@ -6,7 +6,10 @@
 //! A TCP connection picked up mid-stream (its handshake not captured) is oriented by ports: a side whose port is a
 //! service port (below 1024, or in the protocol registry's port table) while the other's is not is the server;
 //! otherwise the side with the lower port is the server (ephemeral ports are allocated high), and with equal ports
-//! the first sender is the client. UDP and other protocols follow Suricata: the first sender is the client.
+//! the first sender is the client. UDP and other protocols follow Suricata: the first sender is the client, unless
+//! the first datagram is its protocol's answer from the server (a DNS response from port 53, see
+//! `Registry::first_datagram_answers`), whose receiver is then the client, as Suricata's probe turns such a flow
+//! around.
 //!
 //! ## Timeouts
 //! A flow ends when its next packet comes later than its timeout after its previous one (compared with the flow's

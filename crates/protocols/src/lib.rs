@@ -179,6 +179,22 @@ pub trait Detector: Send + Sync {
     fn first_bytes(&self) -> ByteSet {
         ByteSet::ALL
     }
+    /// Whether this detector has the first say on its protocol's default ports (Suricata's probing by port): on a
+    /// flow that uses one of them, while this detector is still unsure of a payload, another protocol's certainty
+    /// waits until this detector rules itself out or the flow's probing ends. For protocols that only run on their
+    /// ports and whose traffic may open with something else (a junk datagram before DNS queries). Such a detector
+    /// must rank before the detectors it holds back (it is asked first). Default: no.
+    fn port_first(&self) -> bool {
+        false
+    }
+    /// Whether `ctx`, the first payload of a UDP flow, is an answer of this protocol sent by its server (so the
+    /// flow's client is the datagram's receiver, not its sender, as Suricata's probes turn a flow around that was
+    /// picked up from a DNS response). `ctx.client_port` is the sender's port. Asked only of the protocol that owns
+    /// the sender's port. Default: no.
+    fn answers_first(&self, ctx: &ProbeCtx<'_>) -> bool {
+        let _ = ctx;
+        false
+    }
     /// A parser for the rest of an identified flow, if the protocol has one.
     fn parser(&self, transport: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
         let _ = (transport, limits);

@@ -277,6 +277,53 @@ impl Registry {
         own.peek().is_some() && own.all(|&(_, port)| port != client_port && port != server_port)
     }
 
+    /// Whether the first datagram of a UDP flow, `data` sent from `src_port` to `dst_port`, is its server's answer
+    /// ([`Detector::answers_first`] of the protocol that owns `src_port`): the flow's client is then the receiver.
+    /// One port lookup for most flows.
+    pub fn first_datagram_answers(&self, src_port: u16, dst_port: u16, data: &[u8]) -> bool {
+        let table = &self.ports[tindex(Transport::Udp)];
+        let Some(owner) = table
+            .binary_search_by_key(&src_port, |&(q, _)| q)
+            .ok()
+            .and_then(|i| table.get(i))
+            .map(|e| e.1)
+        else {
+            return false;
+        };
+        let ctx = ProbeCtx {
+            transport: Transport::Udp,
+            client_port: src_port,
+            server_port: dst_port,
+            dir: Direction::ToServer,
+            payload_index: 0,
+            dir_index: 0,
+            prefix: data,
+            data,
+            prev: &[],
+            peer: &[],
+        };
+        self.detectors
+            .iter()
+            .filter(|d| d.proto() == owner && d.transports().contains(&Transport::Udp))
+            .any(|d| d.answers_first(&ctx))
+    }
+
+    /// Whether `port` is one of `proto`'s default ports on `transport`.
+    pub fn owns_port(&self, proto: AppProto, transport: Transport, port: u16) -> bool {
+        self.own_ports[tindex(transport)]
+            .binary_search(&(proto, port))
+            .is_ok()
+    }
+
+    /// Whether detector `i` has the first say on this flow ([`Detector::port_first`] and a port of its protocol).
+    fn first_say(&self, i: usize, c: &Classifier) -> bool {
+        self.detectors.get(i).is_some_and(|d| {
+            d.port_first()
+                && (self.owns_port(d.proto(), c.transport, c.server_port)
+                    || self.owns_port(d.proto(), c.transport, c.client_port))
+        })
+    }
+
     /// The detectors in probing order.
     pub fn detectors(&self) -> &[Box<dyn Detector>] {
         &self.detectors
@@ -367,6 +414,9 @@ pub struct Classifier {
     lost: [u64; 2],
     /// TCP: a gap was reported in this direction, so `saved` is no longer the stream's start.
     broken: [bool; 2],
+    /// A detector that was certain while a detector with the first say on the flow's port was still unsure: its
+    /// index and the payload that decided. It wins once no such detector is left, or when probing ends.
+    deferred: Option<(u16, Identified)>,
 }
 
 impl Classifier {
@@ -391,6 +441,7 @@ impl Classifier {
             saved: [Vec::new(), Vec::new()],
             lost: [0; 2],
             broken: [false; 2],
+            deferred: None,
         }
     }
 
@@ -466,6 +517,9 @@ impl Classifier {
         }
         let mut running = self.running;
         let mut winner = None;
+        // Detectors with the first say on this flow's port that were unsure of this payload (asked before any
+        // detector they hold back, by rank).
+        let mut first_say_unsure = false;
         for i in self.running.iter() {
             let Some(det) = reg.detectors.get(i) else {
                 running.remove(i);
@@ -473,10 +527,19 @@ impl Classifier {
             };
             match det.probe(&ctx) {
                 Probe::Certain => {
+                    if first_say_unsure && !reg.first_say(i, self) {
+                        let held = Identified {
+                            proto: det.proto(),
+                            evidence: Evidence::Parser,
+                            at_payload: self.total,
+                        };
+                        self.deferred.get_or_insert((i as u16, held));
+                        continue;
+                    }
                     winner = Some(i);
                     break;
                 }
-                Probe::Unsure => {}
+                Probe::Unsure => first_say_unsure |= reg.first_say(i, self),
                 Probe::NotForUs => running.remove(i),
             }
         }
@@ -485,6 +548,11 @@ impl Classifier {
         self.dir_count[d] += 1;
         self.total = self.total.saturating_add(1);
         if let Some(i) = winner.and_then(|i| reg.detectors.get(i).map(|det| (i, det))) {
+            // A detector that was held back and is certain again decided when it was first certain.
+            let at = match self.deferred.take() {
+                Some((j, held)) if usize::from(j) == i.0 => held.at_payload,
+                _ => at,
+            };
             self.verdict = Verdict::Matched(Identified {
                 proto: i.1.proto(),
                 evidence: Evidence::Parser,
@@ -493,10 +561,11 @@ impl Classifier {
             self.winner = u16::try_from(i.0).ok();
             return self.verdict;
         }
+        if self.deferred.is_some() && !self.running.iter().any(|i| reg.first_say(i, self)) {
+            return self.end_probing();
+        }
         if self.running.is_empty() || self.budget_spent(cfg.max_payloads_per_dir) {
-            self.verdict = Verdict::NoMatch;
-            self.saved = [Vec::new(), Vec::new()];
-            return self.verdict;
+            return self.end_probing();
         }
         // Still pending: remember what the next probe needs.
         match self.transport {
@@ -512,6 +581,19 @@ impl Classifier {
                 self.saved[d].extend_from_slice(&data[..data.len().min(PREV_CAP)]);
             }
         }
+        self.verdict
+    }
+
+    /// Probing ends: the detector that was held back wins (see [`Detector::port_first`]), else there is no match.
+    fn end_probing(&mut self) -> Verdict {
+        self.verdict = match self.deferred.take() {
+            Some((i, held)) => {
+                self.winner = Some(i);
+                Verdict::Matched(held)
+            }
+            None => Verdict::NoMatch,
+        };
+        self.saved = [Vec::new(), Vec::new()];
         self.verdict
     }
 
@@ -547,8 +629,7 @@ impl Classifier {
     /// The flow ended (or the engine stops probing it): a pending verdict becomes `Unknown`.
     pub fn give_up(&mut self) -> Verdict {
         if self.verdict == Verdict::Pending {
-            self.verdict = Verdict::NoMatch;
-            self.saved = [Vec::new(), Vec::new()];
+            return self.end_probing();
         }
         self.verdict
     }
@@ -947,6 +1028,95 @@ mod tests {
             Some(AppProto::Mdns)
         );
         assert_eq!(r.port_guess_unrefuted(&c), None);
+    }
+
+    /// An SNMP v1 GetRequest (community `public`, sysDescr.0).
+    const SNMP_GET: &[u8] = &[
+        0x30, 0x26, 0x02, 0x01, 0x00, 0x04, 0x06, b'p', b'u', b'b', b'l', b'i', b'c', 0xa0, 0x19,
+        0x02, 0x01, 0x26, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00, 0x30, 0x0e, 0x30, 0x0c, 0x06, 0x08,
+        0x2b, 0x06, 0x01, 0x02, 0x01, 0x01, 0x01, 0x00, 0x05, 0x00,
+    ];
+
+    /// A DNS query for `a.example`, type A.
+    fn dns_query() -> Vec<u8> {
+        let mut q = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+        q.extend_from_slice(b"\x01a\x07example\x00");
+        q.extend_from_slice(&[0, 1, 0, 1]);
+        q
+    }
+
+    #[test]
+    fn the_dns_port_skips_a_junk_datagram_before_queries() {
+        let r = Registry::builtin();
+        // Elsewhere the SNMP message is SNMP at once.
+        let mut c = Classifier::new(&r, Transport::Udp, 40000, 161);
+        assert_eq!(
+            c.feed(&r, Direction::ToServer, SNMP_GET)
+                .matched()
+                .map(|i| i.proto),
+            Some(AppProto::Snmp)
+        );
+        // On port 53 DNS has the first say: the junk waits, the query that follows names the flow.
+        let mut c = Classifier::new(&r, Transport::Udp, 40000, 53);
+        assert_eq!(c.feed(&r, Direction::ToServer, SNMP_GET), Verdict::Pending);
+        let v = c.feed(&r, Direction::ToServer, &dns_query());
+        assert_eq!(
+            v.matched().map(|i| (i.proto, i.at_payload)),
+            Some((AppProto::Dns, 1))
+        );
+    }
+
+    #[test]
+    fn a_protocol_held_back_on_the_dns_port_wins_when_dns_never_comes() {
+        let r = Registry::builtin();
+        // This message's first bytes also read as a sane DNS header (opcode 0, four questions), so DNS waits for
+        // as long as the budget lasts; then SNMP, as decided on the first payload.
+        let mut c = Classifier::new(&r, Transport::Udp, 40000, 53);
+        let budget = r.config().max_payloads_per_dir;
+        for _ in 1..budget {
+            assert_eq!(c.feed(&r, Direction::ToServer, SNMP_GET), Verdict::Pending);
+        }
+        let v = c.feed(&r, Direction::ToServer, SNMP_GET);
+        assert_eq!(
+            v.matched().map(|i| (i.proto, i.at_payload)),
+            Some((AppProto::Snmp, 0))
+        );
+        // An SNMPv3 discovery request (user `admin`), which DNS rules out after three junk datagrams (its "question
+        // count" is 816): SNMP once DNS is out, as decided on the first payload.
+        let v3: &[u8] = &[
+            0x30, 0x40, 0x02, 0x01, 0x03, 0x30, 0x0f, 0x02, 0x03, 0x00, 0x91, 0xc8, 0x02, 0x02,
+            0x05, 0xdc, 0x04, 0x01, 0x04, 0x02, 0x01, 0x03, 0x04, 0x15, 0x30, 0x13, 0x04, 0x00,
+            0x02, 0x01, 0x00, 0x02, 0x01, 0x00, 0x04, 0x05, b'a', b'd', b'm', b'i', b'n', 0x04,
+            0x00, 0x04, 0x00, 0x30, 0x13, 0x04, 0x00, 0x04, 0x00, 0xa0, 0x0d, 0x02, 0x03, 0x00,
+            0x91, 0xc8, 0x02, 0x01, 0x00, 0x02, 0x01, 0x00, 0x30, 0x00,
+        ];
+        let mut c = Classifier::new(&r, Transport::Udp, 40000, 53);
+        for _ in 0..3 {
+            assert_eq!(c.feed(&r, Direction::ToServer, v3), Verdict::Pending);
+        }
+        assert_eq!(
+            c.feed(&r, Direction::ToServer, v3)
+                .matched()
+                .map(|i| (i.proto, i.at_payload)),
+            Some((AppProto::Snmp, 0))
+        );
+        // A flow that ends while DNS is still unsure goes to the held-back protocol too.
+        let mut c = Classifier::new(&r, Transport::Udp, 40000, 53);
+        c.feed(&r, Direction::ToServer, SNMP_GET);
+        assert_eq!(c.give_up().matched().map(|i| i.proto), Some(AppProto::Snmp));
+    }
+
+    #[test]
+    fn a_flow_picked_up_from_a_dns_response_is_turned_around() {
+        let r = Registry::builtin();
+        let mut resp = dns_query();
+        resp[2] |= 0x80; // QR: a response
+        assert!(r.first_datagram_answers(53, 40000, &resp));
+        // A query, a response towards port 53, junk from port 53, or a response from another port: as sent.
+        assert!(!r.first_datagram_answers(53, 40000, &dns_query()));
+        assert!(!r.first_datagram_answers(40000, 53, &resp));
+        assert!(!r.first_datagram_answers(53, 40000, SNMP_GET));
+        assert!(!r.first_datagram_answers(40001, 40000, &resp));
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub const MAX_NAME: usize = 255;
 const MAX_HOPS: usize = 32;
 /// Questions decoded per message.
 const MAX_QUESTIONS: usize = 16;
+/// Character strings of one TXT record logged (each one an answer entry, as Suricata logs them).
+const MAX_TXT_STRINGS: usize = 16;
 
 /// Resource record types, as Suricata names them.
 pub fn rrtype_name(t: u16) -> String {
@@ -274,7 +276,7 @@ impl Message {
         }
         for (count, section) in [(an, 0), (ns, 1)] {
             for i in 0..count {
-                let (rec, next) = read_record(msg, pos)?;
+                let (rec, next, more_txt) = read_record(msg, pos)?;
                 pos = next;
                 let list = if section == 0 {
                     &mut m.answers
@@ -282,7 +284,16 @@ impl Message {
                     &mut m.authorities
                 };
                 if usize::from(i) < max_records {
+                    // A TXT record's further strings: one entry each, as Suricata logs them.
+                    let more: Vec<DnsRecord> = more_txt
+                        .into_iter()
+                        .map(|t| DnsRecord {
+                            rdata: Some(t),
+                            ..rec.clone()
+                        })
+                        .collect();
                     list.push(rec);
+                    list.extend(more);
                 } else {
                     m.skipped_records += 1;
                 }
@@ -292,7 +303,9 @@ impl Message {
     }
 }
 
-fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
+/// One resource record at `pos`: the record, the position after it, and, for a TXT record of several character
+/// strings, the strings after the first (the record's `rdata` holds the first).
+fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize, Vec<String>), DnsError> {
     let (name, next) = read_name(msg, pos)?;
     let mut r = Reader::new(msg.get(next..).ok_or(DnsError::Truncated)?);
     let ty = r.u16()?;
@@ -308,6 +321,7 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
         ..DnsRecord::default()
     };
     let name_at = |off: usize| read_name(msg, start + off).map(|(n, _)| n.text);
+    let mut more_txt = Vec::new();
     match ty {
         1 if data.len() == 4 => {
             rec.rdata = Some(format!("{}.{}.{}.{}", data[0], data[1], data[2], data[3]))
@@ -324,11 +338,16 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
         10 => rec.rdata = Some(text_from_bytes(data)),
         16 => {
             let mut t = Reader::new(data);
-            let mut s = String::new();
+            let mut parts = Vec::new();
             while let Ok(part) = t.vec8() {
-                s.push_str(&String::from_utf8_lossy(part));
+                if parts.len() == MAX_TXT_STRINGS {
+                    break;
+                }
+                parts.push(String::from_utf8_lossy(part).into_owned());
             }
-            rec.rdata = Some(s);
+            let mut parts = parts.into_iter();
+            rec.rdata = Some(parts.next().unwrap_or_default());
+            more_txt = parts.collect();
         }
         44 if data.len() >= 2 => {
             let hex: Vec<String> = data[2..].iter().map(|b| format!("{b:02x}")).collect();
@@ -365,7 +384,7 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize), DnsError> {
         }
         _ => {}
     }
-    Ok((rec, start + rdlen))
+    Ok((rec, start + rdlen, more_txt))
 }
 
 /// One question, as an entry of EVE's `queries`.
@@ -571,8 +590,13 @@ pub fn looks_like_dns(msg: &[u8]) -> bool {
         return false;
     }
     let opcode = (flags >> 11) & 0xf;
-    if !matches!(opcode, 0 | 1 | 2 | 4 | 5) || qd > 64 {
+    if qd > 64 {
         return false;
+    }
+    if !opcode_assigned(opcode) {
+        // An unassigned opcode is still DNS to Suricata, which parses the message and raises
+        // `dns.invalid_opcode`: accept it when the whole message decodes, a far stronger sign than a sane header.
+        return qd > 0 && Message::parse(msg, MAX_QUESTIONS).is_ok();
     }
     let qr = flags & 0x8000 != 0;
     if !qr && qd == 0 && opcode == 0 && an == 0 {
@@ -594,7 +618,12 @@ fn dns_header_plausible(msg: &[u8]) -> bool {
     let (Ok(_id), Ok(flags), Ok(qd)) = (r.u16(), r.u16(), r.u16()) else {
         return false;
     };
-    msg.len() >= 12 && matches!((flags >> 11) & 0xf, 0 | 1 | 2 | 4 | 5) && qd <= 64
+    msg.len() >= 12 && opcode_assigned((flags >> 11) & 0xf) && qd <= 64
+}
+
+/// The opcodes in use (RFC 6895: QUERY, IQUERY, STATUS, NOTIFY, UPDATE); 3 and 6 to 15 are unassigned.
+fn opcode_assigned(opcode: u16) -> bool {
+    matches!(opcode, 0 | 1 | 2 | 4 | 5)
 }
 
 /// Bytes as EVE text, as Suricata writes opaque record data: as they are when they are UTF-8, else with every byte
@@ -693,7 +722,12 @@ fn probe_tcp(p: &[u8]) -> Probe {
     }
 }
 
-fn probe_on_ports(ctx: &ProbeCtx<'_>, port: u16, tcp: bool) -> Probe {
+/// Datagrams per direction that DNS on its own port lets pass as junk before it rules itself out.
+const JUNK_DATAGRAMS: u32 = 3;
+
+/// DNS's probe on `port`. `unicast`: DNS proper (port 53), which also runs over TCP and skips junk datagrams as
+/// Suricata's DNS probe does; mDNS and LLMNR do neither.
+fn probe_on_ports(ctx: &ProbeCtx<'_>, port: u16, unicast: bool) -> Probe {
     if !ctx.either_port_is(port) {
         return Probe::NotForUs;
     }
@@ -706,11 +740,15 @@ fn probe_on_ports(ctx: &ProbeCtx<'_>, port: u16, tcp: bool) -> Probe {
                 // A sound header with a damaged body: a corrupt or truncated DNS datagram on the DNS port. Wait
                 // for the next one rather than ruling DNS out.
                 Probe::Unsure
+            } else if unicast && ctx.dir_index < JUNK_DATAGRAMS {
+                // Junk on port 53 (a probe, a client that sent garbage first): Suricata's DNS probe skips it and
+                // names the flow from the next datagrams; DNS keeps its first say on the port meanwhile.
+                Probe::Unsure
             } else {
                 Probe::NotForUs
             }
         }
-        Transport::Tcp if tcp => probe_tcp(ctx.prefix),
+        Transport::Tcp if unicast => probe_tcp(ctx.prefix),
         Transport::Tcp => Probe::NotForUs,
     }
 }
@@ -725,6 +763,16 @@ impl Detector for DnsDetector {
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         probe_on_ports(ctx, 53, true)
+    }
+    fn port_first(&self) -> bool {
+        true
+    }
+    fn answers_first(&self, ctx: &ProbeCtx<'_>) -> bool {
+        // A response sent from the DNS port: its receiver asked.
+        ctx.transport == Transport::Udp
+            && ctx.client_port == 53
+            && ctx.data.get(2).is_some_and(|&b| b & 0x80 != 0)
+            && looks_like_dns(ctx.data)
     }
     fn parser(&self, t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
         Some(Box::new(DnsParser::new(t, limits)))
@@ -763,9 +811,6 @@ impl Detector for LlmnrDetector {
     }
 }
 
-/// Most query ids remembered to give an answer its query's `tx_id`.
-const MAX_PENDING: usize = 32;
-
 /// The DNS parser of one flow (UDP datagrams or TCP stream with 2-byte framing).
 #[derive(Debug)]
 pub struct DnsParser {
@@ -780,7 +825,6 @@ pub struct DnsParser {
     /// TCP: per direction, a gap lost the message being collected; data is dropped until it looks like DNS again.
     gap: [bool; 2],
     next_tx: u64,
-    pending: Vec<(u16, u64)>,
     /// The transaction of the last message that made or joined one (where Suricata sets the anomalies of a message
     /// that makes none).
     latest_tx: Option<u64>,
@@ -799,7 +843,6 @@ impl DnsParser {
             dead: [false; 2],
             gap: [false; 2],
             next_tx: 0,
-            pending: Vec::new(),
             latest_tx: None,
             stats: ParserStats::default(),
         }
@@ -820,22 +863,13 @@ impl DnsParser {
         if to_server && m.is_response() && header_valid(msg) {
             self.latest_tx_event(to_server, AppLayerEvent::DnsNotARequest, out);
         }
-        let tx = if m.is_response() {
-            match self.pending.iter().position(|&(id, _)| id == m.id) {
-                Some(i) => self.pending.swap_remove(i).1,
-                None => {
-                    self.next_tx += 1;
-                    self.next_tx - 1
-                }
-            }
+        // Suricata 8 makes each message its own transaction (a response does not join its query's), numbered in
+        // the order the messages come, except a response sent to the server, which makes none.
+        let tx = if to_server && m.is_response() {
+            self.next_tx
         } else {
-            let tx = self.next_tx;
             self.next_tx += 1;
-            if self.pending.len() >= MAX_PENDING {
-                self.pending.remove(0);
-            }
-            self.pending.push((m.id, tx));
-            tx
+            self.next_tx - 1
         };
         let udp_len = if self.tcp { 0 } else { msg.len() };
         if let Some(e) = event(&m, tx) {
@@ -962,9 +996,26 @@ mod tests {
         };
         assert_eq!(probe(&q), Probe::Certain);
         assert_eq!(probe(&damaged), Probe::Unsure);
+        // An unassigned opcode: DNS when the whole message decodes (Suricata parses it and raises
+        // `dns.invalid_opcode`), not a reason to wait when it does not.
         let mut bad_opcode = q.clone();
         bad_opcode[2] = 0x68; // opcode 13
-        assert_eq!(probe(&bad_opcode), Probe::NotForUs);
+        assert_eq!(probe(&bad_opcode), Probe::Certain);
+        let mut opcode9 = q.clone();
+        opcode9[2] = 0x48;
+        assert_eq!(probe(&opcode9), Probe::Certain);
+        // A damaged body with an unassigned opcode is junk: skipped on the DNS port for a few datagrams, then out.
+        let mut bad_opcode_damaged = damaged.clone();
+        bad_opcode_damaged[2] = 0x68;
+        assert_eq!(probe(&bad_opcode_damaged), Probe::Unsure);
+        let mut c = ctx_udp(Direction::ToServer, &bad_opcode_damaged, &[]);
+        c.server_port = 53;
+        c.dir_index = JUNK_DATAGRAMS;
+        assert_eq!(DnsDetector.probe(&c), Probe::NotForUs);
+        // mDNS skips nothing.
+        c.server_port = 5353;
+        c.dir_index = 0;
+        assert_eq!(MdnsDetector.probe(&c), Probe::NotForUs);
     }
 
     fn name(n: &str) -> Vec<u8> {
@@ -1076,13 +1127,15 @@ mod tests {
                     "AAAA",
                     "2001:0db8:0000:0000:0000:0000:0000:0001".to_string()
                 ),
-                ("TXT", "helloworld".to_string()),
+                // One entry per character string of the TXT record, as Suricata 8 logs them.
+                ("TXT", "hello".to_string()),
+                ("TXT", "world".to_string()),
                 ("MX", "mail.example.com".to_string()),
                 ("SRV", String::new()),
             ]
         );
         assert!(e.answers.iter().all(|r| r.rrname == "www.example.com"));
-        let srv = e.answers[5].srv.as_ref().unwrap();
+        let srv = e.answers[6].srv.as_ref().unwrap();
         assert_eq!(
             (srv.priority, srv.weight, srv.port, srv.name.as_str()),
             (1, 2, 5060, "sip.example.com")
@@ -1187,10 +1240,14 @@ mod tests {
             LlmnrDetector.probe(&ctx(Transport::Udp, 5000, 5355, &q)),
             Probe::Certain
         );
+        // Junk on port 53 is skipped for a few datagrams (Suricata's DNS probe waits for the next), then DNS is out.
         assert_eq!(
             DnsDetector.probe(&ctx(Transport::Udp, 5000, 53, b"GET / HTTP/1.1\r\n")),
-            Probe::NotForUs
+            Probe::Unsure
         );
+        let mut late = ctx(Transport::Udp, 5000, 53, b"GET / HTTP/1.1\r\n");
+        late.dir_index = JUNK_DATAGRAMS;
+        assert_eq!(DnsDetector.probe(&late), Probe::NotForUs);
         let mut tcp = (q.len() as u16).to_be_bytes().to_vec();
         tcp.extend_from_slice(&q);
         assert_eq!(
@@ -1208,7 +1265,7 @@ mod tests {
     }
 
     #[test]
-    fn tcp_framing_any_split_and_tx_pairing() {
+    fn tcp_framing_any_split_and_one_transaction_per_message() {
         let mut c = Vec::new();
         for m in [query(), query()] {
             c.extend_from_slice(&(m.len() as u16).to_be_bytes());
@@ -1247,8 +1304,9 @@ mod tests {
                 }
             })
             .collect();
-        // Both queries carry id 0x1234; the answer pairs with the first one still pending.
-        assert_eq!(txs, vec![0, 1, 0]);
+        // Suricata 8: every message is a transaction of its own, numbered in order (the answer does not join the
+        // query with its id).
+        assert_eq!(txs, vec![0, 1, 2]);
     }
 
     mod prop {
@@ -1315,17 +1373,18 @@ mod tests {
             udp(&[(ts, z), (tc, opcode9)]),
             vec![
                 (0, true, vec![E::DnsZFlagSet]),
-                (0, false, vec![E::DnsInvalidOpcode])
+                (1, false, vec![E::DnsInvalidOpcode])
             ]
         );
 
-        // A response travelling to the server before any transaction (nothing to set it on), a query travelling
-        // to the client (its own transaction, the third), then a response travelling to the server (on the latest).
+        // A response travelling to the server before any transaction (nothing to set it on, and no transaction of
+        // its own), a query travelling to the client (its own transaction, the second), then a response travelling
+        // to the server (on the latest).
         assert_eq!(
             udp(&[(ts, answer()), (ts, query()), (tc, query()), (ts, answer())]),
             vec![
-                (2, false, vec![E::DnsNotAResponse]),
-                (2, true, vec![E::DnsNotARequest])
+                (1, false, vec![E::DnsNotAResponse]),
+                (1, true, vec![E::DnsNotARequest])
             ]
         );
 
