@@ -25,6 +25,9 @@ use crate::{
     Probe, ProbeCtx, Transport,
 };
 
+/// FTP's control port (its registration record's).
+const FTP_PORT: u16 = 21;
+
 /// Longest control line kept; FTP lines are short (RFC 959 has no limit, servers use 512 or so).
 pub const MAX_LINE: usize = 512;
 /// Suricata's default FTP `max-line-length`: a longer line (its end of line not counted) is an anomaly.
@@ -106,6 +109,30 @@ const CLIENT_CMDS: &[&[u8]] = &[
     b"EPSV",
 ];
 
+/// RFC 959's command verbs (and the common extensions of RFC 2389, 2428, 3659): on FTP's own port a client line
+/// that opens with one of them is an FTP command even where the greeting is missing or shared with another protocol
+/// (`QUIT` is also SMTP's and POP3's; a server that closes before greeting leaves only the client's line).
+const RFC959_VERBS: &[&[u8]] = &[
+    b"USER", b"PASS", b"ACCT", b"CWD", b"CDUP", b"SMNT", b"QUIT", b"REIN", b"PORT", b"PASV", b"TYPE", b"STRU",
+    b"MODE", b"RETR", b"STOR", b"STOU", b"APPE", b"ALLO", b"REST", b"RNFR", b"RNTO", b"ABOR", b"DELE", b"RMD",
+    b"MKD", b"PWD", b"LIST", b"NLST", b"SITE", b"SYST", b"STAT", b"HELP", b"NOOP", b"FEAT", b"OPTS", b"EPRT",
+    b"EPSV", b"MDTM", b"SIZE", b"MLST", b"MLSD",
+];
+
+/// Whether `p` opens with a complete FTP command line: a verb of [`RFC959_VERBS`], then the end of the line or a
+/// space and printable arguments, ended by CRLF or LF.
+fn ftp_command_line(p: &[u8]) -> bool {
+    let Some(line) = first_line(p) else {
+        return false;
+    };
+    RFC959_VERBS.iter().any(|v| {
+        starts_ci(line, v)
+            && line
+                .get(v.len()..)
+                .is_some_and(|rest| rest.is_empty() || (rest[0] == b' ' && crate::scan::printable(rest)))
+    })
+}
+
 /// Detector for the FTP control connection: plain (`FTP_CONTROL`) or upgraded with `AUTH TLS` (`FTPS`).
 pub struct FtpDetector {
     /// Recognise the `AUTH TLS` / `AUTH SSL` flavour (nDPI's `FTPS`) instead of plain FTP.
@@ -146,6 +173,17 @@ impl Detector for FtpDetector {
                 // The client speaks after the greeting, which this probe no longer sees; its first command must
                 // be one of FTP's and the line must be text.
                 let p = ctx.prefix;
+                if !self.tls && ctx.server_port == FTP_PORT {
+                    if ftp_command_line(p) {
+                        return Probe::Certain;
+                    }
+                    if first_line(p).is_none()
+                        && p.len() < 8
+                        && p.iter().all(|b| b.is_ascii_alphabetic() || *b == b' ')
+                    {
+                        return Probe::Unsure;
+                    }
+                }
                 if ctx.payload_index == ctx.dir_index {
                     // The client spoke before any greeting: not an FTP client (IRC's `USER` is the classic case).
                     return Probe::NotForUs;
@@ -420,6 +458,28 @@ mod tests {
         let mut c = ctx_tcp(Direction::ToServer, d);
         c.payload_index = 1;
         c
+    }
+
+    #[test]
+    fn a_command_line_on_the_ftp_port_is_ftp_without_a_greeting() {
+        let on_21 = |d: &'static [u8]| {
+            let mut c = ctx_tcp(Direction::ToServer, d);
+            c.server_port = 21;
+            c
+        };
+        // The server closed before greeting: the client's QUIT alone, on port 21.
+        assert_eq!(FTP.probe(&on_21(b"QUIT\r\n")), Probe::Certain);
+        assert_eq!(FTP.probe(&on_21(b"USER anonymous\r\n")), Probe::Certain);
+        // Not a command, not a whole line, binary arguments, or another port: the old rules.
+        assert_eq!(FTP.probe(&on_21(b"QUITE\r\n")), Probe::NotForUs);
+        assert_eq!(FTP.probe(&on_21(b"QUIT")), Probe::Unsure);
+        assert_eq!(FTP.probe(&on_21(b"STOR \x01\x02\r\n")), Probe::NotForUs);
+        assert_eq!(
+            FTP.probe(&ctx_tcp(Direction::ToServer, b"QUIT\r\n")),
+            Probe::NotForUs
+        );
+        // The FTPS detector still needs AUTH TLS.
+        assert_eq!(FTPS.probe(&on_21(b"QUIT\r\n")), Probe::NotForUs);
     }
 
     #[test]
