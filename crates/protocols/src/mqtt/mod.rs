@@ -2,11 +2,13 @@
 //!
 //! A client opens with CONNECT: fixed header `0x10`, a variable-length "remaining length" (1..=4 bytes, 7 bits
 //! each), then the protocol name as a length-prefixed string (`MQTT` with level 4/5, or `MQIsdp` with level 3)
-//! and the connect flags (bit 0 reserved, must be 0). That is certain from the first payload. Captures that start
-//! after the CONNECT are recognised from a CONNACK (`0x20 0x02`/`0x20 0x03` for v5 with properties) followed,
-//! Captures that start after the CONNECT (a long-lived session) are recognised when a direction's stream prefix is
-//! a chain of at least two well-formed control packets (valid type/flags pairs, lengths that end exactly at the
-//! end of what arrived), e.g. PINGREQ then PUBACK.
+//! and the connect flags (bit 0 reserved, must be 0). That is certain from the first payload.
+//!
+//! Captures that start after the CONNECT (a long-lived session, or a pickup mid-stream) are recognised when a
+//! direction's stream prefix is a chain of at least two well-formed control packets (valid type/flags pairs,
+//! lengths that end exactly at the end of what arrived), e.g. PINGREQ then PUBACK, or when both directions together
+//! show two: the broker's CONNACK, then the client's first PUBLISH, whose end may lie beyond what arrived (a large
+//! message split over segments) once its topic name has arrived whole.
 
 use crate::{AppProto, Detector, Probe, ProbeCtx};
 
@@ -82,7 +84,15 @@ impl Detector for MqttDetector {
             Some(0x10) => connect(p),
             None => Probe::Unsure,
             Some(_) => match chain(p) {
-                Some(n) if n >= 2 => Probe::Certain,
+                Some(c) if !c.partial && c.complete >= 2 => Probe::Certain,
+                // Picked up mid-stream from either side: this direction's packets together with the other
+                // direction's (a CONNACK, then the client's first PUBLISH).
+                Some(c)
+                    if c.evidence() >= 1
+                        && c.evidence() + chain(ctx.peer).map_or(0, |p| p.evidence()) >= 2 =>
+                {
+                    Probe::Certain
+                }
                 Some(_) if ctx.dir_index < 3 => Probe::Unsure,
                 _ => Probe::NotForUs,
             },
@@ -90,10 +100,30 @@ impl Detector for MqttDetector {
     }
 }
 
-/// Counts the MQTT control packets that `d` consists of exactly, or `None` if it is not such a chain.
-fn chain(d: &[u8]) -> Option<usize> {
+/// How a stream prefix reads as MQTT control packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Chain {
+    /// Well-formed packets that end within the prefix.
+    complete: usize,
+    /// The prefix ends inside one more packet whose start is well-formed.
+    partial: bool,
+    /// That unfinished packet is a PUBLISH whose whole topic name arrived and checks out (evidence as good as a
+    /// complete packet: a random stream almost never has a short UTF-8 topic at the right offset).
+    partial_publish: bool,
+}
+
+impl Chain {
+    /// Packets that count as evidence.
+    fn evidence(&self) -> usize {
+        self.complete + usize::from(self.partial_publish)
+    }
+}
+
+/// Reads `d` as a chain of MQTT control packets, or `None` if it is not one. The last packet may be unfinished
+/// (a segment boundary or the prefix cap cuts it), provided what arrived of it is well-formed.
+fn chain(d: &[u8]) -> Option<Chain> {
     let mut i = 0;
-    let mut n = 0;
+    let mut c = Chain::default();
     while i < d.len() {
         let b0 = *d.get(i)?;
         let (ty, flags) = (b0 >> 4, b0 & 0x0f);
@@ -107,19 +137,47 @@ fn chain(d: &[u8]) -> Option<usize> {
         if !flags_ok {
             return None;
         }
-        let (len, used) = remaining_length(d.get(i + 1..)?)?;
+        let rest = d.get(i + 1..)?;
+        let Some((len, used)) = remaining_length(rest) else {
+            // Unfinished when every length byte that arrived says "more follows" (at most 3 of them).
+            if rest.len() < 4 && rest.iter().all(|&b| b & 0x80 != 0) {
+                c.partial = true;
+                return Some(c);
+            }
+            return None;
+        };
+        let whole = d.get(i + 1 + used..i + 1 + used + len);
         if ty == 3 {
             // PUBLISH: a topic name (2-byte length, UTF-8 without NUL) must fit in the packet. This is what tells
             // a PUBLISH from a BER SEQUENCE (LDAP's `0x30 len 0x02 ...`).
             let var = d.get(i + 1 + used..)?;
-            let tlen = usize::from(crate::scan::be16(var, 0)?);
-            let topic = var.get(2..2 + tlen)?;
-            if tlen == 0
-                || tlen + 2 > len
-                || topic.contains(&0)
-                || std::str::from_utf8(topic).is_err()
-            {
-                return None;
+            match crate::scan::be16(var, 0).map(usize::from) {
+                Some(tlen) => match var.get(2..2 + tlen) {
+                    Some(topic) => {
+                        if tlen == 0
+                            || tlen + 2 > len
+                            || topic.contains(&0)
+                            || std::str::from_utf8(topic).is_err()
+                        {
+                            return None;
+                        }
+                        if whole.is_none() {
+                            c.partial = true;
+                            c.partial_publish = true;
+                            return Some(c);
+                        }
+                    }
+                    None if whole.is_none() && tlen > 0 && tlen + 2 <= len => {
+                        c.partial = true;
+                        return Some(c);
+                    }
+                    None => return None,
+                },
+                None if whole.is_none() => {
+                    c.partial = true;
+                    return Some(c);
+                }
+                None => return None,
             }
         }
         // Packets without a payload have fixed remaining lengths.
@@ -132,10 +190,14 @@ fn chain(d: &[u8]) -> Option<usize> {
         if !len_ok {
             return None;
         }
+        if whole.is_none() {
+            c.partial = true;
+            return Some(c);
+        }
         i += 1 + used + len;
-        n += 1;
+        c.complete += 1;
     }
-    (i == d.len()).then_some(n)
+    Some(c)
 }
 
 #[cfg(test)]
@@ -191,5 +253,40 @@ mod tests {
             Probe::Unsure
         );
         assert_eq!(remaining_length(&[0xc1, 0x02]), Some((321, 2)));
+    }
+
+    #[test]
+    fn a_pickup_after_the_connect_is_found_from_both_directions() {
+        // The broker's v5 CONNACK with properties, split after its first byte, then the client's PUBLISH of a
+        // 35,767-byte message whose first segment carries the topic.
+        let connack = {
+            let mut v = vec![0x20, 0x0c, 0x00, 0x00, 0x09, 0x22, 0x00, 0x0a, 0x12, 0x00, 0x03];
+            v.extend_from_slice(b"abc");
+            v
+        };
+        assert_eq!(
+            MqttDetector.probe(&ctx_tcp(Direction::ToClient, &connack[..1])),
+            Probe::Unsure
+        );
+        assert_eq!(
+            MqttDetector.probe(&ctx_tcp(Direction::ToClient, &connack)),
+            Probe::Unsure
+        );
+        let mut publish = vec![0x30, 0xb7, 0x97, 0x02, 0x00, 0x06];
+        publish.extend_from_slice(b"topicX");
+        publish.extend_from_slice(&[0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]);
+        let mut c = ctx_tcp(Direction::ToServer, &publish);
+        assert_eq!(MqttDetector.probe(&c), Probe::Unsure, "alone");
+        c.peer = &connack;
+        assert_eq!(MqttDetector.probe(&c), Probe::Certain, "with the CONNACK");
+        // A topic that is not text, or a first byte that is no PUBLISH, is not evidence.
+        let mut bad = publish.clone();
+        bad[7] = 0x00;
+        let mut c = ctx_tcp(Direction::ToServer, &bad);
+        c.peer = &connack;
+        assert_eq!(MqttDetector.probe(&c), Probe::NotForUs);
+        let mut c = ctx_tcp(Direction::ToServer, b"\x16\x03\x01\x02\x00\x01\x00");
+        c.peer = &connack;
+        assert_eq!(MqttDetector.probe(&c), Probe::NotForUs);
     }
 }
