@@ -713,6 +713,14 @@ impl HttpState {
     }
 }
 
+/// Whether a rule header naming application protocol `rule` applies to a flow whose `app_proto` is `flow`: the
+/// same name, or, as Suricata compares them (`AppProtoEquals`), a `dcerpc` rule on an `smb` flow, since DCE/RPC
+/// travels over SMB named pipes.
+pub(crate) fn app_proto_admits(rule: &str, flow: &str) -> bool {
+    rule.eq_ignore_ascii_case(flow)
+        || (rule.eq_ignore_ascii_case("dcerpc") && flow.eq_ignore_ascii_case("smb"))
+}
+
 /// Rule header and `flow` against the packet context.
 #[inline]
 fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
@@ -722,7 +730,7 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
         Proto::Udp => ctx.transport == Transport::Udp,
         Proto::Icmp => ctx.transport == Transport::Icmp,
         Proto::IpProto(n) => ctx.transport == Transport::Other(n),
-        Proto::App(name) => ctx.app_proto.is_some_and(|a| a.eq_ignore_ascii_case(name)),
+        Proto::App(name) => ctx.app_proto.is_some_and(|a| app_proto_admits(name, a)),
     };
     if !proto_ok {
         return false;
@@ -2296,5 +2304,20 @@ fn fire(sc: &mut Scanner, fired: &mut Vec<u32>, rule: u32) {
         } else {
             sc.stats.fired_overflow += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod app_proto_tests {
+    use super::app_proto_admits;
+
+    #[test]
+    fn a_dcerpc_rule_also_applies_to_smb_flows() {
+        assert!(app_proto_admits("dcerpc", "dcerpc"));
+        assert!(app_proto_admits("dcerpc", "smb"));
+        assert!(app_proto_admits("HTTP", "http"));
+        assert!(!app_proto_admits("smb", "dcerpc"));
+        assert!(!app_proto_admits("dcerpc", "failed"));
+        assert!(!app_proto_admits("tls", "http"));
     }
 }
