@@ -256,9 +256,10 @@ fn generate(records: &[(PathBuf, Record)]) -> String {
     );
     let _ = write!(
         w,
-        "    /// The EVE `app_proto` value Suricata uses where Suricata knows the protocol (lowercase), else nDPI's\n    \
-         /// name; `failed` for [`AppProto::Unknown`].\n    pub fn eve_name(self) -> &'static str {{\n        match self {{\n            AppProto::Unknown => \"failed\",\n{}        }}\n    }}\n\n",
-        arms(&|r| q(r.suricata.as_deref().unwrap_or(&r.ndpi)))
+        "    /// The EVE `app_proto` value, as Suricata writes it: its lowercase name where Suricata parses the protocol,\n    \
+         /// `failed` where it does not (Suricata tried and found nothing) and for [`AppProto::Unknown`]. The engine's\n    \
+         /// finer name is [`AppProto::name`] (EVE's `flowbundle.app` with `--eve-extra`).\n    pub fn eve_name(self) -> &'static str {{\n        match self {{\n            AppProto::Unknown => \"failed\",\n{}        }}\n    }}\n\n",
+        arms(&|r| q(r.suricata.as_deref().unwrap_or("failed")))
     );
     let _ = write!(
         w,

@@ -38,13 +38,14 @@ impl AppLabel {
         }
     }
 
-    /// The EVE `app_proto` value: Suricata's lowercase name where it has one, `failed` when nothing identified the
-    /// flow, else the name.
+    /// The EVE `app_proto` value, as Suricata would write it: Suricata's lowercase name where Suricata parses the
+    /// protocol; `failed` when nothing identified the flow, and for protocols and L7-filter signatures Suricata
+    /// has no parser for (its own detection fails there); the IP protocol's name for flows without ports. The
+    /// engine's finer name is [`AppLabel::name`].
     pub fn eve_name(&self) -> &str {
         match self {
-            AppLabel::Unknown => "failed",
+            AppLabel::Unknown | AppLabel::Signature(_) => "failed",
             AppLabel::Proto(p) => p.eve_name(),
-            AppLabel::Signature(s) => s,
             AppLabel::Ip(s) => s,
         }
     }

@@ -6,7 +6,10 @@
 //! * the envelope: `timestamp` (UTC, microseconds, `+0000`), `flow_id`, `event_type`, `src_ip`, `src_port`,
 //!   `dest_ip`, `dest_port` (ports omitted for protocols without them), `proto` (`TCP`, `UDP`, `ICMP`,
 //!   `IPv6-ICMP`, ...);
-//! * `flow`: `app_proto` and `flow.{pkts_toserver, pkts_toclient, bytes_toserver, bytes_toclient, start, end, age,
+//! * `flow`: `app_proto` (as Suricata writes it: its name for a protocol identified from the flow's data where
+//!   Suricata parses that protocol, `failed` otherwise, including protocols Suricata has no parser for and labels
+//!   guessed from a port alone; the engine's own, finer name is `flowbundle.app` with [`EveOptions::extra`]) and
+//!   `flow.{pkts_toserver, pkts_toclient, bytes_toserver, bytes_toclient, start, end, age,
 //!   state, reason, alerted, action}` (`action`: `drop` or `pass` when a rule decided the flow's fate), plus
 //!   `tcp.{tcp_flags, tcp_flags_ts, tcp_flags_tc, syn, fin, rst, psh, ack, urg, ecn, cwr, state}` for TCP. Addresses
 //!   are the client's as source, as Suricata writes flow records;
@@ -37,7 +40,7 @@ use std::net::IpAddr;
 
 use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_events::{
-    AlertEvent, AlertTarget, AppEvent, AppLabel, Event, EventKind, FlowRecord,
+    AlertEvent, AlertTarget, AppEvent, AppLabel, Event, EventKind, Evidence, FlowRecord,
 };
 
 use crate::time::write_timestamp;
@@ -263,7 +266,13 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
     put_icmp(buf, r.icmp_toserver, "");
     put_icmp(buf, r.icmp_toclient, "response_");
-    put_app_proto(buf, &r.app);
+    // Suricata names a protocol only from the flow's data: a label guessed from a port alone is not its `app_proto`
+    // (the guess stays in the summary and in `flowbundle.app`).
+    if r.evidence == Some(Evidence::Port) {
+        put_app_proto(buf, &AppLabel::Unknown);
+    } else {
+        put_app_proto(buf, &r.app);
+    }
     let _ = write!(
         buf,
         ",\"flow\":{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":",
@@ -531,6 +540,79 @@ mod tests {
         let plain = String::from_utf8(b).unwrap();
         let (without, _) = s.split_once(",\"flowbundle\"").unwrap();
         assert_eq!(plain, format!("{without}}}"));
+    }
+
+    /// `app_proto` is Suricata's value: `failed` for a protocol Suricata has no parser for and for a label guessed
+    /// from a port alone; the engine's name stays in `flowbundle.app`.
+    #[test]
+    fn app_proto_is_what_suricata_writes() {
+        let (k, d) = key();
+        let line = |app: AppLabel, evidence: Evidence| {
+            let e = Event {
+                ts_ns: 1_000_000_000,
+                flow_id: 1,
+                pcap_cnt: None,
+                seq: 0,
+                key: k,
+                client: d,
+                dir: d,
+                kind: EventKind::Flow(Box::new(FlowRecord {
+                    app,
+                    application: None,
+                    application_evidence: None,
+                    evidence: Some(evidence),
+                    risks: Default::default(),
+                    decided_at: Some(0),
+                    pkts_toserver: 1,
+                    pkts_toclient: 1,
+                    bytes_toserver: 60,
+                    bytes_toclient: 60,
+                    start_ns: 1_000_000_000,
+                    end_ns: 1_000_000_000,
+                    state: FlowState::Closed,
+                    reason: EndReason::Timeout,
+                    alerted: false,
+                    action: None,
+                    tcp: None,
+                    icmp_toserver: None,
+                    icmp_toclient: None,
+                })),
+            };
+            let mut b = Vec::new();
+            render_with(
+                &mut b,
+                &e,
+                EveOptions {
+                    extra: true,
+                    ..EveOptions::default()
+                },
+            );
+            let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+            (
+                v["app_proto"].as_str().unwrap_or("").to_string(),
+                v["flowbundle"]["app"].as_str().unwrap_or("").to_string(),
+            )
+        };
+        let proto = |p| AppLabel::Proto(p);
+        assert_eq!(
+            line(proto(AppProto::Smb), Evidence::Parser),
+            ("smb".into(), "SMBv23".into())
+        );
+        assert_eq!(
+            line(proto(AppProto::Smb), Evidence::Port),
+            ("failed".into(), "SMBv23".into())
+        );
+        assert_eq!(
+            line(proto(AppProto::NetBios), Evidence::Parser),
+            ("failed".into(), "NetBIOS".into())
+        );
+        assert_eq!(
+            line(
+                AppLabel::Signature("bittorrent".into()),
+                Evidence::Signature
+            ),
+            ("failed".into(), "bittorrent".into())
+        );
     }
 
     /// `target:dest_ip` names the packet's destination as the target, `target:src_ip` its source, with ports on

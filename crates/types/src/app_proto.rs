@@ -80,7 +80,14 @@ mod tests {
         assert_eq!(AppProto::Dcerpc.eve_name(), "dcerpc");
         assert_eq!(AppProto::Postgres.eve_name(), "pgsql");
         assert_eq!(AppProto::EthernetIp.eve_name(), "enip");
-        assert_eq!(AppProto::Zabbix.eve_name(), "Zabbix");
+        // Protocols Suricata does not parse: Suricata's value, `failed` (the engine's name stays `name()`).
+        assert_eq!(AppProto::Zabbix.eve_name(), "failed");
+        assert_eq!(AppProto::NetBios.eve_name(), "failed");
+        assert_eq!(AppProto::NetBios.name(), "NetBIOS");
+        // Implicit TLS on the mail ports is TLS to Suricata; mDNS and VNC have parsers of their own.
+        assert_eq!(AppProto::Smtps.eve_name(), "tls");
+        assert_eq!(AppProto::Mdns.eve_name(), "mdns");
+        assert_eq!(AppProto::Vnc.eve_name(), "rfb");
     }
 
     #[test]
