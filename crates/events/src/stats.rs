@@ -56,10 +56,10 @@ pub struct EngineStats {
     pub rules: ScanStats,
     /// Flows per label, and how they were labelled.
     pub protocols: BTreeMap<String, ProtoCount>,
-    /// Flows ended, per Suricata `app_layer.flow` counter name (the protocol's EVE name where Suricata has the
-    /// protocol, split by transport where Suricata splits it: `dns_udp`, `dns_tcp`, ...; `failed_tcp` and
-    /// `failed_udp` for flows nothing identified). Protocols Suricata does not know are counted in
-    /// [`EngineStats::protocols`] only.
+    /// Flows ended, per Suricata `app_layer.flow` counter name (the flow's EVE `app_proto`, split by transport
+    /// where Suricata splits it: `dns_udp`, `dns_tcp`, ...; `failed_tcp` and `failed_udp` for flows nothing
+    /// identified, protocols Suricata has no parser for, signature names and port guesses, as in EVE). The
+    /// engine's own names are in [`EngineStats::protocols`].
     pub app_layer_flows: BTreeMap<&'static str, u64>,
     pub by_evidence: BTreeMap<&'static str, u64>,
     /// Flows per risk (nDPI's risk names).

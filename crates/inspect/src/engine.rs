@@ -47,7 +47,9 @@ use crate::app::{self, AppState, FlowMeta, Out, PacketVerdict, StreamCx};
 use crate::config::EngineConfig;
 use crate::cost::{self, CostRecord, CostSummary, TopConn};
 use crate::detect::{Detection, Produced};
-use crate::event::{AppLabel, EndReason, Event, EventKind, FlowRecord, TcpSummary, sort_events};
+use crate::event::{
+    AppLabel, EndReason, Event, EventKind, Evidence, FlowRecord, TcpSummary, sort_events,
+};
 use crate::expect::Expectations;
 use crate::flow::{Flow, pick_client};
 use crate::prestage::{Prestage, Staged};
@@ -65,24 +67,26 @@ fn deadline(f: &Flow, t: &crate::config::Timeouts) -> u64 {
     f.last_ns.saturating_add(f.timeout_ns(t))
 }
 
-/// The name of Suricata's `app_layer.flow.<name>` counter for a flow labelled `app` over `transport`: the
-/// protocol's EVE name where Suricata has the protocol (lowercase, see `AppProto::eve_name`), with `_tcp` / `_udp`
-/// for the protocols Suricata counts per transport; `failed_tcp` / `failed_udp` for unidentified TCP and UDP flows;
-/// `None` for the rest (protocols Suricata does not know, signatures, other IP protocols).
-fn suricata_flow_counter(app: &AppLabel, transport: Transport) -> Option<&'static str> {
+/// The name of Suricata's `app_layer.flow.<name>` counter for a flow labelled `app` (decided by `evidence`) over
+/// `transport`: the flow's EVE `app_proto` (see `AppLabel::eve_name`), with `_tcp` / `_udp` for the protocols
+/// Suricata counts per transport, so `failed_tcp` / `failed_udp` for what Suricata's detection fails on
+/// (unidentified flows, protocols Suricata has no parser for, signature names, port guesses); `None` for flows of
+/// other IP protocols.
+fn suricata_flow_counter(
+    app: &AppLabel,
+    evidence: Option<Evidence>,
+    transport: Transport,
+) -> Option<&'static str> {
     let tcp = match transport {
         Transport::Tcp => true,
         Transport::Udp => false,
         Transport::Icmp | Transport::Other(_) => return None,
     };
     let name = match app {
-        AppLabel::Unknown => "failed",
-        AppLabel::Proto(p) => p.eve_name(),
-        AppLabel::Signature(_) | AppLabel::Ip(_) => return None,
+        AppLabel::Proto(p) if evidence != Some(Evidence::Port) => p.eve_name(),
+        AppLabel::Unknown | AppLabel::Proto(_) | AppLabel::Signature(_) => "failed",
+        AppLabel::Ip(_) => return None,
     };
-    if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        return None;
-    }
     // Suricata's counters for the protocols it parses over both transports.
     Some(match (name, tcp) {
         ("failed", true) => "failed_tcp",
@@ -1525,7 +1529,11 @@ impl Engine {
         *s.by_evidence
             .entry(rec.evidence.map_or("none", |e| e.name()))
             .or_default() += 1;
-        if let Some(name) = suricata_flow_counter(&rec.app, Transport::from_ip_proto(f.key.proto)) {
+        if let Some(name) = suricata_flow_counter(
+            &rec.app,
+            rec.evidence,
+            Transport::from_ip_proto(f.key.proto),
+        ) {
             *s.app_layer_flows.entry(name).or_default() += 1;
         }
         for r in rec.risks.iter() {
@@ -2240,6 +2248,39 @@ mod tests {
         let (kept, overflow, _, dropped) = run(2, 99);
         assert_eq!((kept, overflow), (vec![1, 3], 2));
         assert!(dropped, "the drop acts though its alert was withdrawn");
+    }
+
+    /// Suricata's `app_layer.flow` counters follow EVE's `app_proto`: what Suricata parses under its name, the rest
+    /// (no parser in Suricata, a signature name, a port guess) as `failed`.
+    #[test]
+    fn app_layer_flow_counters_follow_eve() {
+        let p = |p| AppLabel::Proto(p);
+        let (tcp, udp) = (Transport::Tcp, Transport::Udp);
+        let parser = Some(Evidence::Parser);
+        assert_eq!(
+            suricata_flow_counter(&p(AppProto::Dns), parser, udp),
+            Some("dns_udp")
+        );
+        assert_eq!(
+            suricata_flow_counter(&p(AppProto::Smb), parser, tcp),
+            Some("smb")
+        );
+        assert_eq!(
+            suricata_flow_counter(&p(AppProto::Smb), Some(Evidence::Port), tcp),
+            Some("failed_tcp")
+        );
+        assert_eq!(
+            suricata_flow_counter(&p(AppProto::NetBios), parser, udp),
+            Some("failed_udp")
+        );
+        assert_eq!(
+            suricata_flow_counter(&AppLabel::Signature("x".into()), None, tcp),
+            Some("failed_tcp")
+        );
+        assert_eq!(
+            suricata_flow_counter(&AppLabel::Ip("ICMP"), None, Transport::Icmp),
+            None
+        );
     }
 
     /// A UDP flow whose first datagram is a DNS response from port 53 is turned around, as Suricata's probe does:

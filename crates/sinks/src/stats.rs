@@ -16,7 +16,7 @@
 //! | `flow` | `total`, `tcp`, `udp`, `icmpv4`, `icmpv6`, `memcap` (flows not tracked: table full), `tcp_reuse`, `active` | the engine |
 //! | `tcp` | `sessions`, `midstream_pickups`, `reassembly_gap`, `overlap_diff_data` | the engine and its reassembler |
 //! | `detect` | `alert`; `engines` (Suricata's: `id` 0, `last_reload`, `rules_loaded`, `rules_failed`, `rules_skipped` of the rule set in use) with rules | the engine, the rule loads |
-//! | `app_layer` | `flow.<proto>`: flows ended per application protocol, under Suricata's counter names (`http`, `tls`, `dns_udp`, `failed_tcp`, ...; protocols Suricata does not know are left out) | the engine |
+//! | `app_layer` | `flow.<proto>`: flows ended per application protocol, under Suricata's counter names (`http`, `tls`, `dns_udp`, `failed_tcp`, ...; as in EVE's `app_proto`, protocols Suricata has no parser for count as `failed`) | the engine |
 //! | `threads` | per worker (`W#01`, ...), the sections above that a worker counts, as it left the run | each worker's own counters |
 //!
 //! `threads` is Suricata's per-thread form (`eve-log: types: - stats: threads: yes`), off by default as in Suricata;
