@@ -450,12 +450,14 @@ impl Collector {
     }
 }
 
-/// The packet's flow: [`FlowKey::from_decoded_with`] (later fragments take their first fragment's ports), and
+/// The packet's flow: the 5-tuple of [`FlowKey::from_decoded_with`] (later fragments take their first fragment's ports), and
 /// one more rule: a TCP, UDP or SCTP header cut short by the snap length, or with a bad length field, has no
 /// decoded ports, yet its first four bytes (inside the IP datagram) still name them. Keying such a packet on ports 0
 /// would make a phantom connection of every damaged packet; nDPI and tshark read the ports too.
 fn flow_key(d: &Decoded<'_>, ip: &Ip, ports: &mut FragmentPorts, ts: u64) -> Option<FlowKey> {
-    let (key, _) = FlowKey::from_decoded_with(d, ports, ts)?;
+    // The canonical 5-tuple alone (not the engine's ICMP type pairs or tunnel depth): the flows the reference tools
+    // count.
+    let key = FlowKey::from_decoded_with(d, ports, ts)?.0.five_tuple();
     let cut = matches!(
         d.outcome,
         Outcome::Truncated(Layer::Tcp | Layer::Udp | Layer::Sctp)
