@@ -171,6 +171,9 @@ pub struct Registry {
     own_ports: [Vec<(AppProto, u16)>; TRANSPORTS],
     config: ClassifierConfig,
     limits: Limits,
+    /// Detection ports set by configuration ([`Registry::with_detection_ports`]): (port, protocol), sorted by port,
+    /// per transport.
+    configured: [Vec<(u16, AppProto)>; TRANSPORTS],
 }
 
 impl std::fmt::Debug for Registry {
@@ -254,7 +257,52 @@ impl Registry {
             own_ports,
             config,
             limits,
+            configured: Default::default(),
         }
+    }
+
+    /// Adds detection ports from the configuration (Suricata's `app-layer.protocols.<name>.detection-ports`):
+    /// `(protocol, transport, port)`. A flow on a configured port is probed for that protocol as on its well-known
+    /// port, and the configuration outranks the registration records: the detectors of other protocols whose own
+    /// port it is are not asked (a DNS port set to 5353 is DNS, not mDNS), and the port guess names the configured
+    /// protocol. A later entry for the same port and transport replaces an earlier one.
+    pub fn with_detection_ports(mut self, ports: &[(AppProto, Transport, u16)]) -> Self {
+        for &(proto, t, port) in ports {
+            let ti = tindex(t);
+            self.configured[ti].retain(|&(q, _)| q != port);
+            self.configured[ti].push((port, proto));
+            self.ports[ti].retain(|&(q, _)| q != port);
+            self.ports[ti].push((port, proto));
+            self.own_ports[ti].push((proto, port));
+        }
+        for t in 0..TRANSPORTS {
+            self.configured[t].sort_by_key(|&(p, _)| p);
+            self.ports[t].sort_by_key(|&(p, _)| p);
+            self.own_ports[t].sort_unstable();
+            self.own_ports[t].dedup();
+        }
+        self
+    }
+
+    /// The protocol the configuration assigns to a flow's ports (the server's first), with the side it was found
+    /// on (`true`: the server's port).
+    fn configured_for(
+        &self,
+        transport: Transport,
+        client_port: u16,
+        server_port: u16,
+    ) -> Option<(AppProto, bool)> {
+        let table = &self.configured[tindex(transport)];
+        let find = |p: u16| {
+            table
+                .binary_search_by_key(&p, |&(q, _)| q)
+                .ok()
+                .and_then(|i| table.get(i))
+                .map(|e| e.1)
+        };
+        find(server_port)
+            .map(|p| (p, true))
+            .or_else(|| find(client_port).map(|p| (p, false)))
     }
 
     /// Whether `proto` runs off its default ports (nDPI's "known protocol on a non-standard port"): `proto` has
@@ -308,7 +356,14 @@ impl Registry {
             .any(|d| d.answers_first(&ctx))
     }
 
-    /// Whether `port` is one of `proto`'s default ports on `transport`.
+    /// Whether `port` is one of `proto`'s ports in its registration record (configuration aside).
+    fn registered_port(&self, proto: AppProto, transport: Transport, port: u16) -> bool {
+        matches!(transport, Transport::Tcp | Transport::Udp)
+            && proto.default_ports(transport).contains(&port)
+    }
+
+    /// Whether `port` is one of `proto`'s default ports on `transport` (its registration record's, and the ports
+    /// the configuration adds).
     pub fn owns_port(&self, proto: AppProto, transport: Transport, port: u16) -> bool {
         self.own_ports[tindex(transport)]
             .binary_search(&(proto, port))
@@ -417,12 +472,37 @@ pub struct Classifier {
     /// A detector that was certain while a detector with the first say on the flow's port was still unsure: its
     /// index and the payload that decided. It wins once no such detector is left, or when probing ends.
     deferred: Option<(u16, Identified)>,
+    /// The protocol whose detection port (set by configuration) the flow uses, and the port its detectors are
+    /// shown instead (the protocol's own well-known port, on the side the configured port was found).
+    configured: Option<(AppProto, u16, bool)>,
 }
 
 impl Classifier {
     /// A classifier for a new flow. `client_port` is the initiator's port.
     pub fn new(reg: &Registry, transport: Transport, client_port: u16, server_port: u16) -> Self {
-        let running = reg.by_transport[tindex(transport)];
+        let mut running = reg.by_transport[tindex(transport)];
+        // A configured detection port: the configured protocol is probed as on its own port, and the protocols
+        // whose registered port it is are not asked.
+        let configured =
+            reg.configured_for(transport, client_port, server_port)
+                .map(|(proto, server_side)| {
+                    let port = if server_side {
+                        server_port
+                    } else {
+                        client_port
+                    };
+                    for (i, d) in reg.detectors.iter().enumerate() {
+                        if d.proto() != proto && reg.registered_port(d.proto(), transport, port) {
+                            running.remove(i);
+                        }
+                    }
+                    let own = proto
+                        .default_ports(transport)
+                        .first()
+                        .copied()
+                        .unwrap_or(port);
+                    (proto, own, server_side)
+                });
         let verdict = if running.is_empty() {
             Verdict::NoMatch
         } else {
@@ -442,6 +522,7 @@ impl Classifier {
             lost: [0; 2],
             broken: [false; 2],
             deferred: None,
+            configured,
         }
     }
 
@@ -507,6 +588,16 @@ impl Classifier {
             prev,
             peer,
         };
+        // What the configured protocol's detectors see: the flow on that protocol's own port.
+        let configured_ctx = self.configured.map(|(proto, own, server_side)| {
+            let mut c = ctx;
+            if server_side {
+                c.server_port = own;
+            } else {
+                c.client_port = own;
+            }
+            (proto, c)
+        });
         // Detectors that cannot accept this first byte are out without a call (TCP: the stream's first byte,
         // checked once per direction; UDP: every datagram's).
         if (first_in_dir || self.transport == Transport::Udp)
@@ -525,7 +616,11 @@ impl Classifier {
                 running.remove(i);
                 continue;
             };
-            match det.probe(&ctx) {
+            let probe_ctx = match &configured_ctx {
+                Some((proto, c)) if det.proto() == *proto => c,
+                _ => &ctx,
+            };
+            match det.probe(probe_ctx) {
                 Probe::Certain => {
                     if first_say_unsure && !reg.first_say(i, self) {
                         let held = Identified {
@@ -1104,6 +1199,44 @@ mod tests {
         let mut c = Classifier::new(&r, Transport::Udp, 40000, 53);
         c.feed(&r, Direction::ToServer, SNMP_GET);
         assert_eq!(c.give_up().matched().map(|i| i.proto), Some(AppProto::Snmp));
+    }
+
+    #[test]
+    fn a_configured_detection_port_outranks_the_registered_one() {
+        let q = dns_query();
+        let name = |r: &Registry, t: Transport, sport: u16, dport: u16, data: &[u8]| {
+            let mut c = Classifier::new(r, t, sport, dport);
+            c.feed(r, Direction::ToServer, data)
+                .matched()
+                .map(|i| i.proto)
+        };
+        let plain = Registry::builtin();
+        assert_eq!(
+            name(&plain, Transport::Udp, 40000, 5353, &q),
+            Some(AppProto::Mdns)
+        );
+        assert_eq!(name(&plain, Transport::Udp, 40000, 1053, &q), None);
+        let r = Registry::builtin().with_detection_ports(&[
+            (AppProto::Dns, Transport::Udp, 5353),
+            (AppProto::Dns, Transport::Tcp, 1053),
+        ]);
+        assert_eq!(
+            name(&r, Transport::Udp, 40000, 5353, &q),
+            Some(AppProto::Dns)
+        );
+        assert_eq!(
+            r.port_guess(Transport::Udp, 40000, 5353),
+            Some(AppProto::Dns)
+        );
+        let mut framed = (q.len() as u16).to_be_bytes().to_vec();
+        framed.extend_from_slice(&q);
+        assert_eq!(
+            name(&r, Transport::Tcp, 40000, 1053, &framed),
+            Some(AppProto::Dns)
+        );
+        // Only where configured: port 1053 is set for DNS over TCP, not over UDP.
+        assert_eq!(name(&r, Transport::Udp, 40000, 1053, &q), None);
+        assert!(!r.off_default_ports(AppProto::Dns, Transport::Udp, 40000, 5353));
     }
 
     #[test]
