@@ -123,6 +123,14 @@ pub struct EngineConfig {
     /// rule order (action order, then `priority`, then rule file order); the others are dropped and counted
     /// (`EngineStats::alert_queue_overflow`), while their actions (`drop`, `pass`) still apply.
     pub packet_alert_max: usize,
+    /// Detection ports set by configuration (Suricata's `app-layer.protocols.<name>.detection-ports`): a flow on one
+    /// of them is probed for its protocol as on the protocol's well-known port, ahead of the protocols whose
+    /// registered port it is (see `flowbundle_protocols::Registry::with_detection_ports`). Default none.
+    pub detection_ports: Vec<(
+        flowbundle_protocols::AppProto,
+        flowbundle_types::Transport,
+        u16,
+    )>,
 }
 
 /// Suricata's default `packet-alert-max`.
@@ -155,6 +163,7 @@ impl Default for EngineConfig {
             ips: false,
             action_order: flowbundle_rules::ActionOrder::default(),
             packet_alert_max: DEFAULT_PACKET_ALERT_MAX,
+            detection_ports: Vec::new(),
         }
     }
 }

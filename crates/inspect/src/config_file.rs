@@ -32,6 +32,10 @@
 //! packet-alert-max: 15                             # the most alerts one packet reports
 //! decoder:
 //!   recursion-level: {use-for-tracking: true}      # the tunnel depth is part of the flow key
+//! app-layer:
+//!   protocols:
+//!     dns:                                         # dns.tcp / dns.udp: one transport only
+//!       detection-ports: {dp: 5353}                # DNS is probed on 5353 too, ahead of mDNS
 //! ```
 //!
 //! Every engine setting read is one row of [`SETTINGS`] (its key, unit, and how it reads and writes
@@ -46,7 +50,7 @@
 //! others; `--var NAME=VALUE` ([`ConfigFile::set_var`]) then overrides either. Every value is compiled once after
 //! loading ([`Vars::check`]), so a bad address, an undefined variable or a cycle is reported with the file and line
 //! of the variable (`site.yaml:7: HOME_NET: invalid address ...`) before any rule is read. Other top-level sections
-//! of a `suricata.yaml` (`outputs`, `app-layer`, ...) are not read; they are listed in [`ConfigFile::ignored`] so
+//! of a `suricata.yaml` (`outputs` beyond `eve-log`, `app-layer` beyond detection ports, ...) are not read; they are listed in [`ConfigFile::ignored`] so
 //! the command can say so. [`ConfigFile::dump`] writes the effective configuration in the same layout, each value
 //! with where it came from; reading the dump back gives the same variables.
 
@@ -266,8 +270,61 @@ pub struct ConfigFile {
     pub eve_settings: Vec<(String, String, String)>,
     /// `action-order` ([`EngineConfig::action_order`]) and where it was set.
     pub action_order: Option<(flowbundle_rules::ActionOrder, String)>,
+    /// `app-layer.protocols.<name>.detection-ports` ([`EngineConfig::detection_ports`]): each dotted key with its
+    /// value, the ports it sets and where it was set.
+    pub detection_ports: Vec<(String, String, Vec<DetectionPort>, String)>,
     /// Sections and keys of the file that are not read (in file order).
     pub ignored: Vec<String>,
+}
+
+/// One configured detection port: the protocol, the transport and the port ([`EngineConfig::detection_ports`]).
+pub type DetectionPort = (flowbundle_types::AppProto, flowbundle_types::Transport, u16);
+
+/// The detection ports set by the configuration key `key` (dotted) with `value`, as Suricata reads
+/// `app-layer.protocols.<name>.detection-ports.dp` (both transports the protocol runs on) and
+/// `app-layer.protocols.<name>.tcp.detection-ports.dp` / `.udp.` (one): `None` when `key` is not such a key of a
+/// protocol the engine has under Suricata's name; the ports of `dp` and `sp` alike (a flow's port on either side
+/// counts), written as one port or a list (`"53, 5353"`, `[53,5353]`).
+pub fn detection_ports_setting(
+    key: &str,
+    value: &str,
+) -> Option<Result<Vec<DetectionPort>, String>> {
+    use flowbundle_types::{AppProto, Transport};
+    let (proto, rest) = key
+        .strip_prefix("app-layer.protocols.")?
+        .split_once(".detection-ports")?;
+    let (name, transport) = match proto.split_once('.') {
+        Some((n, t)) => (n, Some(t)),
+        None => (proto, None),
+    };
+    let p = *AppProto::ALL
+        .iter()
+        .find(|p| p.suricata_name() == Some(name))?;
+    let transports: Vec<Transport> = match transport {
+        Some("tcp") => vec![Transport::Tcp],
+        Some("udp") => vec![Transport::Udp],
+        Some(_) => return None,
+        None => p.transports().to_vec(),
+    };
+    if !matches!(rest, ".dp" | ".sp") {
+        return None;
+    }
+    let mut out = Vec::new();
+    for port in value
+        .trim()
+        .trim_matches(|c| c == '[' || c == ']' || c == '"')
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        let Ok(port) = port.parse::<u16>() else {
+            return Some(Err(format!(
+                "{key}: expected ports such as 53 or \"53, 5353\", not `{port}`"
+            )));
+        };
+        out.extend(transports.iter().map(|&t| (p, t, port)));
+    }
+    Some(Ok(out))
 }
 
 impl Default for ConfigFile {
@@ -280,6 +337,7 @@ impl Default for ConfigFile {
             eve_log: None,
             eve_settings: Vec::new(),
             action_order: None,
+            detection_ports: Vec::new(),
             ignored: Vec::new(),
         }
     }
@@ -530,6 +588,39 @@ impl ConfigFile {
                     }
                     continue;
                 }
+                "app-layer" => {
+                    // Detection ports are read; the section's other keys are listed as not read.
+                    let mut stack: Vec<(String, &Value)> = vec![(key.clone(), v)];
+                    while let Some((dotted, v)) = stack.pop() {
+                        if let Value::Mapping(m) = v {
+                            for (k, sub) in m.iter().collect::<Vec<_>>().into_iter().rev() {
+                                stack.push((
+                                    format!("{dotted}.{}", scalar(k).unwrap_or_default()),
+                                    sub,
+                                ));
+                            }
+                            continue;
+                        }
+                        let value = scalar(v).unwrap_or_default();
+                        match detection_ports_setting(&dotted, &value) {
+                            Some(Ok(ports)) => {
+                                let from = origin(&dotted);
+                                cfg.detection_ports.push((dotted, value, ports, from));
+                            }
+                            Some(Err(e)) => {
+                                let from = origin(&dotted);
+                                let line = from.rsplit_once(':').and_then(|(_, l)| l.parse().ok());
+                                return Err(if from == "--set" {
+                                    ConfigError(format!("--set {e}"))
+                                } else {
+                                    at(line, e)
+                                });
+                            }
+                            None => cfg.ignored.push(dotted),
+                        }
+                    }
+                    continue;
+                }
                 _ => {
                     cfg.ignored.push(key);
                     continue;
@@ -645,6 +736,9 @@ impl ConfigFile {
 
     /// Writes the settings given into `engine`.
     pub fn apply(&self, engine: &mut EngineConfig) {
+        for (_, _, ports, _) in &self.detection_ports {
+            engine.detection_ports.extend_from_slice(ports);
+        }
         for &(i, v, _) in &self.settings {
             if let Some(s) = SETTINGS.get(i) {
                 (s.set)(engine, v);
@@ -759,6 +853,29 @@ impl ConfigFile {
             "action-order: [{}]  # {from}\n",
             order.names().join(", ")
         ));
+        // Detection ports, nested by their dotted keys as written.
+        if !self.detection_ports.is_empty() {
+            let mut open: Vec<&str> = Vec::new();
+            for (key, value, _, from) in &self.detection_ports {
+                let parts: Vec<&str> = key.split('.').collect();
+                let (leaf, sections) = parts.split_last().unwrap_or((&"", &[]));
+                let common = open
+                    .iter()
+                    .zip(sections)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                open.truncate(common);
+                for (depth, sec) in sections.iter().enumerate().skip(common) {
+                    s.push_str(&format!("{}{sec}:\n", "  ".repeat(depth)));
+                    open.push(sec);
+                }
+                s.push_str(&format!(
+                    "{}{leaf}: {}  # {from}\n",
+                    "  ".repeat(sections.len()),
+                    quoted(value)
+                ));
+            }
+        }
         s.push_str("vars:\n");
         for kind in [VarKind::Address, VarKind::Port] {
             s.push_str(&format!("  {}:\n", kind.section()));
@@ -1016,6 +1133,67 @@ mod tests {
     }
 
     /// `packet-alert-max`, a top-level key: read from the file or `--set`, dumped with its origin, checked.
+    #[test]
+    fn detection_ports_are_read_applied_and_dumped() {
+        use flowbundle_types::{AppProto, Transport};
+        let text = "app-layer:\n  protocols:\n    dns:\n      tcp:\n        detection-ports:\n          dp: 1053\n      \
+                    enabled: yes\n";
+        let c = ConfigFile::parse_with(
+            text,
+            "s.yaml",
+            &["app-layer.protocols.dns.detection-ports.dp=5353".into()],
+        )
+        .unwrap();
+        let mut e = EngineConfig::default();
+        c.apply(&mut e);
+        assert_eq!(
+            e.detection_ports,
+            [
+                (AppProto::Dns, Transport::Tcp, 1053),
+                (AppProto::Dns, Transport::Udp, 5353),
+                (AppProto::Dns, Transport::Tcp, 5353),
+            ]
+        );
+        assert_eq!(c.ignored, ["app-layer.protocols.dns.enabled"]);
+        let dump = c.dump();
+        assert!(
+            dump.contains("        detection-ports:\n          dp: \"1053\"  # s.yaml:6\n"),
+            "{dump}"
+        );
+        assert!(
+            dump.contains("      detection-ports:\n        dp: \"5353\"  # --set\n"),
+            "{dump}"
+        );
+        // The dump reads back to the same ports.
+        let again = ConfigFile::parse(&dump, "dump").unwrap();
+        let mut e2 = EngineConfig::default();
+        again.apply(&mut e2);
+        assert_eq!(e2.detection_ports, e.detection_ports);
+        // Lists, unknown protocols, and a port that is not one.
+        assert_eq!(
+            detection_ports_setting("app-layer.protocols.rfb.detection-ports.dp", "[5900, 5901]"),
+            Some(Ok(vec![
+                (AppProto::Vnc, Transport::Tcp, 5900),
+                (AppProto::Vnc, Transport::Tcp, 5901)
+            ]))
+        );
+        assert_eq!(
+            detection_ports_setting("app-layer.protocols.nosuch.detection-ports.dp", "1"),
+            None
+        );
+        let e = ConfigFile::parse_with(
+            "",
+            "x",
+            &["app-layer.protocols.dns.detection-ports.dp=any".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("--set app-layer.protocols.dns.detection-ports.dp: expected ports"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn packet_alert_max_is_read_and_dumped() {
         let c = ConfigFile::parse("packet-alert-max: 3\n", "a.yaml").unwrap();

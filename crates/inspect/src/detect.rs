@@ -51,7 +51,8 @@ impl Detection {
             flowbundle_protocols::registry::builtin_detectors(),
             cfg.classifier,
             cfg.limits,
-        );
+        )
+        .with_detection_ports(&cfg.detection_ports);
         let sig_labels = signatures
             .as_ref()
             .map(|set| {

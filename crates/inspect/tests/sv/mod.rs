@@ -868,6 +868,7 @@ fn run_engine(
         ips: settings.simulate_ips,
         action_order: settings.action_order_parsed,
         packet_alert_max: settings.packet_alert_max,
+        detection_ports: settings.detection_ports.clone(),
         ..EngineConfig::default()
     };
     let cfg = EngineConfig {
@@ -1169,6 +1170,8 @@ pub struct Settings {
     pub packet_alert_max: usize,
     /// `decoder.recursion-level.use-for-tracking` (default on): the tunnel depth is part of the flow key.
     pub tunnel_depth_in_key: bool,
+    /// `app-layer.protocols.<name>.detection-ports` ([`EngineConfig::detection_ports`]).
+    pub detection_ports: Vec<flowbundle_inspect::config_file::DetectionPort>,
 }
 
 impl Default for Settings {
@@ -1184,6 +1187,7 @@ impl Default for Settings {
             ipv6_compress: false,
             packet_alert_max: 0,
             tunnel_depth_in_key: true,
+            detection_ports: Vec::new(),
         }
     }
 }
@@ -1308,16 +1312,12 @@ impl Settings {
         if key == "stream.reassembly.depth" && value == "0" {
             return Ok(());
         }
-        // Detection ports of a parser the test enables: Suricata probes its traffic on those ports; the engine's
-        // detectors probe every flow's first bytes (ports are hints), so enabling changes nothing here, provided
-        // the engine identifies the protocol at all.
-        if let Some((proto, _)) = key
-            .strip_prefix("app-layer.protocols.")
-            .and_then(|k| k.split_once(".detection-ports."))
-            && flowbundle_types::AppProto::ALL
-                .iter()
-                .any(|p| p.suricata_name() == Some(proto))
-        {
+        // Detection ports of a parser: Suricata probes its traffic on those ports, and so does the engine
+        // (`EngineConfig::detection_ports`, read as the configuration file reads them: the port counts as the
+        // protocol's own, ahead of the protocol that registered it).
+        if let Some(ports) = flowbundle_inspect::config_file::detection_ports_setting(key, value) {
+            let ports = ports.map_err(|e| format!("{from} {e}"))?;
+            self.detection_ports.extend(ports);
             return Ok(());
         }
         // An exception policy set to `ignore` (`exception-policy`, `stream.midstream-policy`,
