@@ -12,7 +12,7 @@
 //!   ([`crate::defrag`]) handles every order and is what the dispatcher uses.
 //!
 //! Addresses are stored as 16 bytes (IPv4 in the first 4, the rest zero) with a family flag, so a key is a
-//! fixed 43-byte value that compares and hashes without branching on the family.
+//! fixed 41-byte value that compares and hashes without branching on the family.
 //!
 //! ## Beyond the 5-tuple, as Suricata keys flows
 //! * **ICMP**: an endpoint of an ICMP flow is (address, message type it sends): an echo request from A to B and its

@@ -1,6 +1,6 @@
 //! The keyed hash for connection tables and connection-granular scheduling.
 //!
-//! **Choice: foldhash** (`foldhash::fast`), the hasher hashbrown uses by default. It hashes a 38-byte key in a few
+//! **Choice: foldhash** (`foldhash::fast`), the hasher hashbrown uses by default. It hashes a 41-byte key in a few
 //! nanoseconds (folded 64×64→128-bit multiplies over 16-byte chunks), passes SMHasher's quality tests, and is
 //! seeded, so an attacker who cannot learn the seed cannot precompute colliding 5-tuples (the "minimal DoS
 //! resistance" the crate documents; SipHash would be stronger and ~4× slower). The hash is symmetric because its
