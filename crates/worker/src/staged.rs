@@ -351,6 +351,7 @@ fn clock(groups: &[Group<'_>]) -> u64 {
 /// sequence, as if one dispatcher made them; the lock is held for one `dispatch` (bounded work, no waiting inside),
 /// never across a back-off, and a group with one upstream thread has none. Returns `false`, the packet not placed,
 /// when the run is abandoned meanwhile (a worker of group `h` that died never makes room).
+#[inline]
 fn place(
     groups: &[Group<'_>],
     h: usize,
@@ -433,6 +434,10 @@ impl Outbox {
     /// Hands everything kept to its group and wakes its workers once for the batch; `false` when the run was
     /// abandoned meanwhile.
     fn flush(&mut self, groups: &[Group<'_>], threads: &[Vec<Thread>], abort: &Abort<'_>) -> bool {
+        if self.descs.is_empty() && self.placed == 0 {
+            // Nothing kept, nothing placed unannounced (a worker that ran out of work finds this most times).
+            return true;
+        }
         let mut handed = true;
         for &d in &self.descs {
             if !place(groups, self.to, d, threads, &mut self.wakes, abort) {
@@ -449,6 +454,7 @@ impl Outbox {
 
     /// Places `d` in group `h` at once (several workers feed it: before this worker's `done`, to keep each bundle's
     /// order), leaving the wake-up for the batch; `false` when the run was abandoned meanwhile.
+    #[inline]
     fn place_now(
         &mut self,
         groups: &[Group<'_>],
@@ -473,6 +479,7 @@ impl Outbox {
     }
 
     /// Keeps `d` for group `h` (which this worker alone feeds), handing the batch over when it is full.
+    #[inline]
     fn keep(
         &mut self,
         groups: &[Group<'_>],
