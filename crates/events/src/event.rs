@@ -11,7 +11,7 @@ use std::sync::Arc;
 use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_protocols::AppEvent;
 pub use flowbundle_protocols::application::ApplicationEvidence;
-use flowbundle_types::{AppProto, RiskSet};
+use flowbundle_types::{AppLayerEvent, AppProto, RiskSet};
 
 /// A flow's application label.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -262,6 +262,17 @@ pub enum EventKind {
     /// An application event from a protocol parser, with the flow's label at that time.
     App(Box<AppEvent>),
     Alert(Box<AlertEvent>),
+    /// An anomaly as Suricata's EVE `anomaly` output reports it.
+    Anomaly(Box<Anomaly>),
+}
+
+/// What an EVE `anomaly` record reports. Suricata writes three kinds (`decode`, `stream`, `applayer`), each enabled
+/// by the `anomaly` output's `types` (by default `applayer` only); the engine writes the application-layer kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anomaly {
+    /// A protocol parser found `event` wrong in transaction `tx_id` (Suricata's `type: applayer`,
+    /// `layer: proto_parser`).
+    AppLayer { event: AppLayerEvent, tx_id: u64 },
 }
 
 impl EventKind {
@@ -271,6 +282,7 @@ impl EventKind {
             EventKind::Flow(_) => "flow",
             EventKind::App(a) => a.event_type(),
             EventKind::Alert(_) => "alert",
+            EventKind::Anomaly(_) => "anomaly",
         }
     }
 }

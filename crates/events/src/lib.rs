@@ -24,8 +24,8 @@ pub mod finished;
 pub mod stats;
 
 pub use event::{
-    AlertEvent, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence, FlowRecord,
-    FlowState, NO_FLOW, TcpState, TcpSummary, sort_events,
+    AlertEvent, Anomaly, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence,
+    FlowRecord, FlowState, NO_FLOW, TcpState, TcpSummary, sort_events,
 };
 pub use finished::Finished;
 pub use stats::{EngineStats, InlineReport, ProtoCount, ReassemblyStats};

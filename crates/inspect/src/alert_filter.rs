@@ -135,7 +135,7 @@ impl AlertFilter {
                     _ => Some(Cow::Borrowed(e)),
                 };
             }
-            EventKind::App(_) => return Some(Cow::Borrowed(e)),
+            EventKind::App(_) | EventKind::Anomaly(_) => return Some(Cow::Borrowed(e)),
         };
         let i = a.rule_index as usize;
         let suppress = |f: &mut AlertFilter| {

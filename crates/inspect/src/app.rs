@@ -35,7 +35,7 @@ use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{AppLayerEvents, Direction, HttpBuffer, Transport};
 
 use crate::detect::{Announced, Detection, Produced};
-use crate::event::{AlertEvent, AppLabel, Event, EventKind, Evidence};
+use crate::event::{AlertEvent, Anomaly, AppLabel, Event, EventKind, Evidence};
 use crate::reassembly::StreamSink;
 use crate::staged::{BufferKind, Call, Data, Script};
 
@@ -665,7 +665,19 @@ impl EventSink for Emit<'_, '_> {
         );
     }
 
+    /// A parser's anomalies of one message: an EVE `anomaly` record each (Suricata's `applayer` kind, on by
+    /// default), in the direction the message travelled, then the rules' `app-layer-event` buffer.
     fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
+        if self.out.det.app_events() {
+            let client = self.out.meta.client;
+            let dir = if to_server { client } else { client.flip() };
+            for event in events.iter() {
+                self.out.push(
+                    dir,
+                    EventKind::Anomaly(Box::new(Anomaly::AppLayer { event, tx_id })),
+                );
+            }
+        }
         if self.out.det.rules().is_none() {
             return;
         }

@@ -2763,4 +2763,41 @@ alert udp any any -> any 99 (content:"o"; sid:7;)"#;
             assert_eq!(s, r);
         }
     }
+
+    /// A parser's anomaly becomes an EVE `anomaly` event of its flow (Suricata's `applayer` kind, written by
+    /// default), on the message's transaction and in its direction: a DNS query with the reserved Z bit set.
+    #[test]
+    fn parser_anomalies_are_anomaly_events() {
+        let mut query = vec![0x12, 0x34, 0x01, 0x40, 0, 1, 0, 0, 0, 0, 0, 0];
+        query.extend_from_slice(b"\x01a\x07example\x00\x00\x01\x00\x01");
+        let mut e = Engine::with_shared(EngineConfig::default(), None, None);
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        feed(
+            &mut e,
+            &mut ctx,
+            &mut pre,
+            S,
+            &datagram(1, 5000, 2, 53, &query),
+        );
+        let fin = e.finish([ctx]);
+        let anomalies: Vec<(&crate::event::Anomaly, bool)> = fin
+            .events
+            .iter()
+            .filter_map(|ev| match &ev.kind {
+                EventKind::Anomaly(a) => Some((&**a, ev.to_server())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            anomalies,
+            [(
+                &crate::event::Anomaly::AppLayer {
+                    event: flowbundle_types::AppLayerEvent::DnsZFlagSet,
+                    tx_id: 0
+                },
+                true
+            )]
+        );
+    }
 }

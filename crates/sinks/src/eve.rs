@@ -40,7 +40,7 @@ use std::net::IpAddr;
 
 use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_events::{
-    AlertEvent, AlertTarget, AppEvent, AppLabel, Event, EventKind, Evidence, FlowRecord,
+    AlertEvent, AlertTarget, Anomaly, AppEvent, AppLabel, Event, EventKind, Evidence, FlowRecord,
 };
 
 use crate::time::write_timestamp;
@@ -242,8 +242,26 @@ pub fn render_with(buf: &mut Vec<u8>, e: &Event, opts: EveOptions) {
         EventKind::Flow(r) => render_flow(buf, e, r, opts),
         EventKind::App(a) => render_app(buf, e, a, opts),
         EventKind::Alert(a) => render_alert(buf, e, a, opts),
+        EventKind::Anomaly(a) => render_anomaly(buf, e, a, opts),
     }
     buf.push(b'}');
+}
+
+/// An `anomaly` record as Suricata writes it: the packet's endpoints, the transaction, then what went wrong
+/// (`"anomaly":{"app_proto":"dns","type":"applayer","event":"z_flag_set","layer":"proto_parser"}`).
+fn render_anomaly(buf: &mut Vec<u8>, e: &Event, a: &Anomaly, opts: EveOptions) {
+    put_endpoints(buf, &e.key, e.dir, "", opts);
+    let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
+    match *a {
+        Anomaly::AppLayer { event, tx_id } => {
+            let proto = event.proto();
+            let _ = write!(buf, ",\"tx_id\":{tx_id},\"anomaly\":{{\"app_proto\":");
+            put_str(buf, proto.suricata_name().unwrap_or(proto.name()));
+            buf.extend_from_slice(b",\"type\":\"applayer\",\"event\":");
+            put_str(buf, event.event());
+            buf.extend_from_slice(b",\"layer\":\"proto_parser\"}");
+        }
+    }
 }
 
 /// `"icmp_type":..,"icmp_code":..` (with `prefix`, e.g. `response_`).
@@ -700,6 +718,41 @@ mod tests {
         let v = line(&e);
         assert_eq!(v["flow_id"], 42);
         assert_eq!(v["flow"]["src_ip"], "10.0.0.2");
+    }
+
+    /// An application-layer anomaly is written as Suricata writes it: the transaction at the top level, then the
+    /// protocol (Suricata's name), the kind, the event and the layer.
+    #[test]
+    fn applayer_anomaly_as_suricata_writes_it() {
+        let (k, d) = key();
+        let e = Event {
+            ts_ns: 1_258_133_615_239_416_000,
+            flow_id: 9,
+            pcap_cnt: Some(4),
+            seq: 0,
+            key: k,
+            client: d,
+            dir: d,
+            kind: EventKind::Anomaly(Box::new(Anomaly::AppLayer {
+                event: flowbundle_types::AppLayerEvent::FtpRequestCommandTooLong,
+                tx_id: 3,
+            })),
+        };
+        let mut b = Vec::new();
+        render(&mut b, &e);
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+        assert_eq!(v["event_type"], "anomaly");
+        assert_eq!(v["tx_id"], 3);
+        assert_eq!(v["proto"], "TCP");
+        assert_eq!(
+            v["anomaly"],
+            serde_json::json!({
+                "app_proto": "ftp",
+                "type": "applayer",
+                "event": "request_command_too_long",
+                "layer": "proto_parser"
+            })
+        );
     }
 
     /// IPv6 addresses are written in full by default, as Suricata writes them, and compressed on request; IPv4 is

@@ -277,9 +277,10 @@ pub struct Written {
 
 /// Event types whose checks the harness evaluates: those the engine writes with every run's settings, in the layout
 /// Suricata 8 writes by default (`dns`: version 3; a test that configures its DNS logger otherwise has its `dns`
-/// checks not evaluated, see [`Settings::dns_logger`]). The other application events the engine writes (`http`,
+/// checks not evaluated, see [`Settings::dns_logger`]; `anomaly`: the application-layer kind, the one Suricata writes by
+/// default, see [`anomaly_unevaluable`]). The other application events the engine writes (`http`,
 /// `tls`, ...) are not evaluated yet: their layouts have not been checked field by field against Suricata's.
-const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns"];
+const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly"];
 
 /// Paths below which any key may be written (the rule's metadata keys; the DNS answers' record types).
 const OPEN_PATHS: &[&str] = &["alert.metadata", "dns.grouped"];
@@ -354,6 +355,12 @@ impl Written {
             ];
             if proto == 6 {
                 kinds.push(EventKind::App(Box::new(sample_dns())));
+                kinds.push(EventKind::Anomaly(Box::new(
+                    flowbundle_inspect::event::Anomaly::AppLayer {
+                        event: flowbundle_types::AppLayerEvent::DnsZFlagSet,
+                        tx_id: 1,
+                    },
+                )));
             }
             for kind in kinds {
                 let e = Event {
@@ -765,7 +772,12 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
     match y.get("checks") {
         Some(Value::Sequence(list)) => {
             for c in list {
-                match parse_check(c, detection, settings.dns_logger.as_deref()) {
+                match parse_check(
+                    c,
+                    detection,
+                    settings.dns_logger.as_deref(),
+                    settings.anomaly_output.as_deref(),
+                ) {
                     Ok(Some(ch)) => checks.push(ch),
                     Ok(None) => {}
                     Err(why) => not_run.push(why),
@@ -920,6 +932,57 @@ fn run_engine(
     events
 }
 
+/// Why a check on `anomaly` events cannot be evaluated, if it cannot: the engine writes the application-layer
+/// anomalies its parsers raise (Suricata's default `anomaly` output, `types: applayer` only), so a check on another
+/// kind (`decode`, `stream`), on another layer (`proto_detect`), on an event no parser here raises, on anomalies of
+/// any protocol, or under an anomaly output configured otherwise, would be decided by records the engine never
+/// writes.
+fn anomaly_unevaluable(fields: &[FieldMatch], anomaly_output: Option<&str>) -> Option<String> {
+    use flowbundle_types::AppLayerEvent;
+    if let Some(cfg) = anomaly_output {
+        return Some(format!(
+            "check on event_type `anomaly` (anomaly output {cfg})"
+        ));
+    }
+    // Without an event or protocol named, the check counts every protocol's anomalies, also those of parsers
+    // that raise none here: decided by what the engine does not parse, it is not evaluated.
+    let named = fields.iter().any(|f| {
+        matches!(f, FieldMatch::Value(p, _)
+            if ["anomaly.event", "anomaly.app_proto"].contains(&plain_path(p).as_str()))
+    });
+    if !named {
+        return Some("check on anomalies of any protocol".to_string());
+    }
+    for f in fields {
+        let FieldMatch::Value(path, want) = f else {
+            continue;
+        };
+        let v = want
+            .as_str()
+            .map_or_else(|| want.to_string(), str::to_string);
+        let raised = |e: &AppLayerEvent| e.event() == v;
+        let proto_raises = |e: &AppLayerEvent| e.proto().suricata_name() == Some(v.as_str());
+        match plain_path(path).as_str() {
+            "anomaly.type" if v != "applayer" => {
+                return Some(format!("check on anomaly type `{v}`"));
+            }
+            "anomaly.layer" if v != "proto_parser" => {
+                return Some(format!("check on anomaly layer `{v}`"));
+            }
+            "anomaly.event" if !AppLayerEvent::ALL.iter().any(raised) => {
+                return Some(format!(
+                    "check on anomaly event `{v}` (not raised by the engine)"
+                ));
+            }
+            "anomaly.app_proto" if !AppLayerEvent::ALL.iter().any(proto_raises) => {
+                return Some(format!("check on `{v}` anomalies (its parser raises none)"));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Parses one entry of `checks:`; `Ok(None)` when its own `requires` is not met (not run, as in suricata-verify),
 /// `Err` (the reason) when it cannot be evaluated. `detection`: whether the test has rules (without a rule file
 /// Suricata runs with detection disabled, and an alert check would be decided by nothing of ours).
@@ -927,6 +990,7 @@ fn parse_check(
     c: &Value,
     detection: bool,
     dns_logger: Option<&str>,
+    anomaly_output: Option<&str>,
 ) -> Result<Option<Check>, String> {
     let Some(f) = c.get("filter") else {
         let kind = c
@@ -1002,6 +1066,11 @@ fn parse_check(
         && let Some(opt) = dns_logger
     {
         return Err(format!("check on event_type `dns` (dns logger {opt})"));
+    }
+    if event_type == "anomaly"
+        && let Some(why) = anomaly_unevaluable(&fields, anomaly_output)
+    {
+        return Err(why);
     }
     let written = written();
     if event_type == "alert" && !detection {
@@ -1166,6 +1235,10 @@ pub struct Settings {
     pub dns_logger: Option<String>,
     /// `eve-log.ipv6-compress: yes`: IPv6 addresses written compressed.
     pub ipv6_compress: bool,
+    /// An `anomaly` output other than Suricata's default (enabled, `applayer` only): `decode` or `stream` anomalies
+    /// on, or the output off. The engine writes the default's records only, so the test's `anomaly` checks are not
+    /// evaluated.
+    pub anomaly_output: Option<String>,
     /// `packet-alert-max` (0: Suricata's default).
     pub packet_alert_max: usize,
     /// `decoder.recursion-level.use-for-tracking` (default on): the tunnel depth is part of the flow key.
@@ -1185,6 +1258,7 @@ impl Default for Settings {
             action_order_parsed: Default::default(),
             dns_logger: None,
             ipv6_compress: false,
+            anomaly_output: None,
             packet_alert_max: 0,
             tunnel_depth_in_key: true,
             detection_ports: Vec::new(),
@@ -1267,6 +1341,17 @@ impl Settings {
             && !(opt == "version" && value == "3")
         {
             self.dns_logger = Some(format!("{opt}: {value}"));
+        }
+        if let Some(opt) = anomaly_output_option(key) {
+            let on = matches!(value, "yes" | "true" | "1");
+            let default = match opt {
+                "enabled" | "types.applayer" => on,
+                "types.decode" | "types.stream" => !on,
+                _ => true,
+            };
+            if !default {
+                self.anomaly_output = Some(format!("{opt}: {value}"));
+            }
         }
         if key.starts_with("outputs.") && key.ends_with(".eve-log.ipv6-compress") {
             self.ipv6_compress = matches!(value, "yes" | "true" | "1");
@@ -1351,6 +1436,15 @@ impl Settings {
         }
         Err(format!("{from} {key}"))
     }
+}
+
+/// The option of an EVE `anomaly` logger that a dotted configuration key sets
+/// (`outputs.0.eve-log.types.2.anomaly.types.decode` → `types.decode`), if it is one.
+fn anomaly_output_option(key: &str) -> Option<&str> {
+    let rest = key.strip_prefix("outputs.")?;
+    let (_, rest) = rest.split_once(".eve-log.types.")?;
+    let (_, rest) = rest.split_once(".anomaly.")?;
+    Some(rest)
 }
 
 /// The option of an EVE `dns` logger that a dotted configuration key sets
