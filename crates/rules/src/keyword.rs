@@ -461,6 +461,7 @@ mod tests {
                             (Buffer::Krb5MsgType, "krb5_msg_type"),
                             (Buffer::DnsEvents, "app-layer-event"),
                             (Buffer::FtpEvents, "app-layer-event"),
+                            (Buffer::HttpEvents, "app-layer-event"),
                             (Buffer::HttpHeader, "http.header"),
                             (Buffer::HttpRawHeader, "http.header.raw"),
                             (Buffer::HttpRequestHeader, "http.header"),

@@ -365,6 +365,8 @@ buffers! {
     DnsEvents,
     /// The FTP parser's anomalies on a control line, as `app-layer-event:ftp.<name>` reads them.
     FtpEvents,
+    /// The HTTP parser's anomalies on a transaction, as `app-layer-event:http.<name>` reads them.
+    HttpEvents,
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
     /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
     /// [`Buffer::HttpResponseHeader`] each.
@@ -409,8 +411,8 @@ impl Buffer {
             | TlsCerts => Side::Response,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
-            | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpHeader
-            | HttpRawHeader => Side::Either,
+            | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpEvents
+            | HttpHeader | HttpRawHeader => Side::Either,
             _ => Side::Request,
         }
     }
@@ -421,6 +423,7 @@ impl Buffer {
         match proto {
             AppProto::Dns => Some(Buffer::DnsEvents),
             AppProto::Ftp => Some(Buffer::FtpEvents),
+            AppProto::Http => Some(Buffer::HttpEvents),
             _ => None,
         }
     }
@@ -516,6 +519,7 @@ impl Buffer {
             Krb5MsgType => "krb5_msg_type",
             DnsEvents => "app-layer-event (dns)",
             FtpEvents => "app-layer-event (ftp)",
+            HttpEvents => "app-layer-event (http)",
         }
     }
 }
@@ -1833,7 +1837,7 @@ impl Builder {
 
     /// `app-layer-event:<proto>.<event>`: the protocol's parser raised this anomaly on the transaction
     /// ([`AppLayerEvent`]), read as a one-byte test of the event's flag in the protocol's event buffer
-    /// ([`Buffer::DnsEvents`], [`Buffer::FtpEvents`]). Another of Suricata's events (one no parser here raises, a general `applayer_*`
+    /// ([`Buffer::DnsEvents`], [`Buffer::FtpEvents`], [`Buffer::HttpEvents`]). Another of Suricata's events (one no parser here raises, a general `applayer_*`
     /// event) skips the rule with its name.
     pub(crate) fn app_layer_event(&mut self, v: Option<&str>) -> Step<()> {
         let v = v.unwrap_or("").trim();

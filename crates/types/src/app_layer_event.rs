@@ -28,7 +28,8 @@ macro_rules! app_layer_events {
                 match self { $(AppLayerEvent::$v => AppProto::$p,)+ }
             }
 
-            /// Suricata's name of the event within its protocol (`z_flag_set`), as EVE `anomaly.event` writes it.
+            /// Suricata's name of the event within its protocol (`z_flag_set`), as EVE `anomaly.event` writes it
+            /// (HTTP's in capitals, as libhtp names them: `REQUEST_LINE_MISSING_PROTOCOL`).
             pub fn event(self) -> &'static str {
                 match self { $(AppLayerEvent::$v => $s,)+ }
             }
@@ -52,15 +53,18 @@ app_layer_events! {
     FtpRequestCommandTooLong = (Ftp, "request_command_too_long"),
     /// FTP: a reply line longer than 4096 bytes.
     FtpResponseCommandTooLong = (Ftp, "response_command_too_long"),
+    /// HTTP: a request line without a protocol (`GET /`) that is not an HTTP/0.9 request (header lines follow).
+    HttpRequestLineMissingProtocol = (Http, "REQUEST_LINE_MISSING_PROTOCOL"),
 }
 
 impl AppLayerEvent {
-    /// The keyword's spelling, `<proto>.<event>` with Suricata's protocol name (`dns.z_flag_set`).
+    /// The keyword's spelling, `<proto>.<event>` with Suricata's protocol name, in lower case
+    /// (`dns.z_flag_set`, `http.request_line_missing_protocol`).
     pub fn name(self) -> String {
         format!(
             "{}.{}",
             self.proto().suricata_name().unwrap_or(self.proto().name()),
-            self.event()
+            self.event().to_ascii_lowercase()
         )
     }
 

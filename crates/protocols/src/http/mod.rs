@@ -35,7 +35,7 @@
 //! packet once the buffers have grown.
 
 use crate::{
-    AppEvent, AppProto, ByteSet, Detector, Direction, EventSink, HttpBuffer, Limits, Parser,
+    AppEvent, AppLayerEvent, AppProto, ByteSet, Detector, Direction, EventSink, HttpBuffer, Limits, Parser,
     ParserStats, Probe, ProbeCtx, Transport,
 };
 
@@ -267,6 +267,7 @@ mod tests {
         events: Vec<HttpEvent>,
         buffers: Vec<(u64, HttpBuffer, Vec<u8>)>,
         applications: Vec<&'static str>,
+        anomalies: Vec<(u64, crate::AppLayerEvents)>,
     }
 
     impl EventSink for Rec {
@@ -280,6 +281,10 @@ mod tests {
         }
         fn application(&mut self, name: &'static str) {
             self.applications.push(name);
+        }
+        fn app_layer_events(&mut self, tx: u64, to_server: bool, events: crate::AppLayerEvents) {
+            assert!(to_server);
+            self.anomalies.push((tx, events));
         }
     }
 
@@ -781,6 +786,29 @@ mod tests {
             &[],
         );
         assert!(r.buffer(0, HttpBuffer::Method).is_none());
+    }
+
+    /// A request line without a protocol followed by header lines is a request missing its protocol, as libhtp
+    /// reports it (`REQUEST_LINE_MISSING_PROTOCOL`), its headers parsed; an HTTP/0.9 request raises nothing.
+    #[test]
+    fn request_line_missing_protocol() {
+        let req = |s: &str| vec![(Direction::ToServer, s.as_bytes().to_vec())];
+        let (r, _) = run(
+            &req("GET /\nFakeHeader\nHost: localhost\nUser-Agent: myscript\n\n"),
+            &Limits::default(),
+            &[],
+        );
+        let missing: crate::AppLayerEvents =
+            std::iter::once(AppLayerEvent::HttpRequestLineMissingProtocol).collect();
+        assert_eq!(r.anomalies, [(0, missing)]);
+        assert_eq!(r.events[0].http_user_agent.as_deref(), Some("myscript"));
+        let (r, _) = run(&req("GET / \n \n \n\n"), &Limits::default(), &[]);
+        assert_eq!(r.anomalies, [(0, missing)]);
+        for clean in ["GET /\r\n\r\n", "GET /a\r\n", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"] {
+            let (r, _) = run(&req(clean), &Limits::default(), &[]);
+            assert!(r.anomalies.is_empty(), "{clean:?}");
+            assert_eq!(r.events.len(), 1, "{clean:?}");
+        }
     }
 
     #[test]

@@ -397,6 +397,13 @@ impl HttpParser {
             out.http_buffer(id, HttpBuffer::Method, method);
             out.http_buffer(id, HttpBuffer::Uri, uri);
         }
+        let block = head.get(block_start..).unwrap_or(&[]);
+        if proto.is_empty() && block.iter().any(|&b| b != b'\r' && b != b'\n') {
+            // Header lines after a request line without a protocol: not HTTP/0.9, a request missing its
+            // protocol, as libhtp reports it.
+            let events = std::iter::once(AppLayerEvent::HttpRequestLineMissingProtocol).collect();
+            out.app_layer_events(id, true, events);
+        }
         out.http_buffer(id, HttpBuffer::RequestHead, head);
         if let Some((host, _)) = &h.host {
             out.http_buffer(id, HttpBuffer::Host, host.as_bytes());
