@@ -163,6 +163,9 @@ fn main() {
         copied_per_payload_byte: copied,
         cycles_per_instruction: cpi,
         batch: 1,
+        // Measured apart (`scripts/measure-handoff --wake-only` adds them).
+        wakeups_per_packet: 0.0,
+        wake_ns: 0.0,
     };
     if let Err(e) = h.validate() {
         fail(&e);

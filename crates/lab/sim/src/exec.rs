@@ -1005,7 +1005,7 @@ impl Run<'_> {
                 self.workers[c] = Worker::Sending;
                 let handoff = &self.exec_params.handoff;
                 let send = if handoff.is_measured() && self.reads_payload[h] {
-                    handoff.send_cycles()
+                    handoff.send_cycles(self.params.machine.clock_ghz)
                 } else {
                     self.params.overheads.dispatch
                 };

@@ -22,8 +22,10 @@
 //! latency. The file the script writes is `crates/lab/sim/data/handoff.json` ([`MEASURED_HANDOFF`]); `flowbundle
 //! simulate --exec-handoff FILE` reads another.
 //!
-//! What the measurement leaves out, and the model with it: the kernel's side of a wake-up (the futex system call and
-//! the sleeper's scheduling latency are not user-space instructions), and idle spinning (waiting, not work: on
+//! Waking a parked receiver is measured apart (`scripts/measure-handoff --wake-only`: parks of the detection worker
+//! per packet handed over, and the waker's cost of one futex wake, [`Handoff::wakeups_per_packet`],
+//! [`Handoff::wake_ns`]) and charged to the sender. What the measurement leaves out, and the model with it: the
+//! sleeper's scheduling latency (the woken thread's wait to run), and idle spinning (waiting, not work: on
 //! dedicated cores it costs nobody anything; on an oversubscribed host it does, which is a property of the host).
 
 use serde::{Deserialize, Serialize};
@@ -47,6 +49,13 @@ pub struct Handoff {
     /// already per packet (a batch's cost divided by its packets); this only documents what was measured.
     #[serde(default = "one")]
     pub batch: u32,
+    /// Wake-ups of a parked worker of the receiving group per packet handed over, and what one costs the waker
+    /// (the futex wake of a parked thread), measured by `scripts/measure-handoff --wake-only` (parks of the
+    /// detection worker in native runs; the `wake_cost` example of `flowbundle-worker`). 0 when not measured.
+    #[serde(default)]
+    pub wakeups_per_packet: f64,
+    #[serde(default)]
+    pub wake_ns: f64,
 }
 
 fn one() -> u32 {
@@ -74,6 +83,8 @@ impl Handoff {
             copied_per_payload_byte: 0.0,
             cycles_per_instruction: 0.0,
             batch: 1,
+            wakeups_per_packet: 0.0,
+            wake_ns: 0.0,
         }
     }
 
@@ -83,9 +94,12 @@ impl Handoff {
             && (self.send_instructions > 0.0 || self.receive_instructions > 0.0)
     }
 
-    /// The sender's cycles per packet handed over.
-    pub fn send_cycles(&self) -> u32 {
-        (self.send_instructions * self.cycles_per_instruction).round() as u32
+    /// The sender's cycles per packet handed over at `clock_ghz`: its instructions, and its share of the wake-ups
+    /// of parked receivers.
+    pub fn send_cycles(&self, clock_ghz: f64) -> u32 {
+        (self.send_instructions * self.cycles_per_instruction
+            + self.wakeups_per_packet * self.wake_ns * clock_ghz)
+            .round() as u32
     }
 
     /// The receiver's cycles per packet handed over.
@@ -113,6 +127,9 @@ impl Handoff {
             return Err(
                 "hand-off lines: 0 to 256 record lines, 0 to 16 copied bytes per byte".into(),
             );
+        }
+        if !ok(self.wakeups_per_packet, 1e3) || !ok(self.wake_ns, 1e9) {
+            return Err("wake-ups per packet 0 to 1000, a wake-up 0 to 1 s".into());
         }
         if !ok(self.cycles_per_instruction, 100.0) || self.batch == 0 {
             return Err("cycles per instruction 0 to 100, batch at least 1".into());
@@ -159,6 +176,24 @@ mod tests {
         assert_eq!(h.lines(1460, false), 2);
         assert_eq!(h.lines(1460, true), 2 + 23);
         assert_eq!(h.lines(0, true), 2);
+    }
+
+    #[test]
+    fn the_sender_pays_its_share_of_the_wake_ups() {
+        let h = Handoff {
+            send_instructions: 1000.0,
+            cycles_per_instruction: 0.5,
+            ..Handoff::none()
+        };
+        assert_eq!(h.send_cycles(2.0), 500);
+        let woken = Handoff {
+            wakeups_per_packet: 0.5,
+            wake_ns: 1000.0,
+            ..h
+        };
+        assert_eq!(woken.send_cycles(2.0), 500 + 1000);
+        let m = Handoff::measured();
+        assert!(m.wakeups_per_packet >= 0.0 && m.wake_ns >= 0.0, "{m:?}");
     }
 
     #[test]
