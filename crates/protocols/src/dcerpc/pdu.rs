@@ -143,6 +143,12 @@ fn header_ok(d: &[u8]) -> Option<usize> {
     (len >= HEADER).then_some(len)
 }
 
+/// Whether `d` starts with a connection-oriented DCE/RPC PDU header (what a named pipe's first bytes are when it
+/// carries DCE/RPC).
+pub fn starts_pdu(d: &[u8]) -> bool {
+    header_ok(d).is_some()
+}
+
 impl CoState {
     /// In-order bytes of one direction (`to_server`); complete calls go to `out`.
     pub fn feed(&mut self, to_server: bool, data: &[u8], out: &mut dyn FnMut(&DcerpcCall<'_>)) {
