@@ -45,7 +45,7 @@ use flowbundle_inspect::{
 use flowbundle_protocols::{AppEvent, AppProto};
 
 /// Fewest DPI flows on which the engine must name nDPI's master protocol.
-const AGREE_AT_LEAST: u64 = 3_739;
+const AGREE_AT_LEAST: u64 = 3_745;
 /// Most DPI flows the engine may name as a protocol other than nDPI's, disputed flows set aside.
 const WRONG_AT_MOST: u64 = 1;
 /// Most DPI flows the engine may name as a protocol other than nDPI's, counted raw (disputed flows included).
