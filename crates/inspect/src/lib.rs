@@ -70,8 +70,8 @@ pub use live::{
 };
 pub use staged::{DetectVisits, Script, Scripts, StagedInspect};
 pub use stream::{
-    ArenaSource, Batch, Broadcast, BufferDecodes, EventMerge, Forward, Help, Piece, Renderer, Run,
-    StatsBoard, StreamOrder, StreamReader, SweepReport, Tagged,
+    ArenaSource, Batch, Broadcast, BufferDecodes, EventMerge, EventSender, Forward, Help, Piece,
+    Renderer, Run, StatsBoard, StreamOrder, StreamReader, SweepReport, Tagged,
 };
 pub use sweep::{SweepClock, SweepConfig};
 pub use workload::{FragmentRole, InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};

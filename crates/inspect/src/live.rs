@@ -40,7 +40,7 @@ use flowbundle_ingest::{LiveSource, PacketArena};
 use flowbundle_types::Desc;
 
 use crate::Prestage;
-use crate::stream::{BufferDecodes, Renderer, Stager, StreamOrder, SweepReport, Sweeper, Tagged};
+use crate::stream::{BufferDecodes, Renderer, Stager, StreamOrder, SweepReport, Sweeper};
 
 /// What the reader does with a frame when every packet buffer is in use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +148,7 @@ impl<'a> LiveReader<'a> {
     pub fn with_sweeps(
         mut self,
         engine: &'a crate::Engine,
-        events: std::sync::mpsc::Sender<Tagged>,
+        events: crate::stream::EventSender,
         render: Option<&'a Renderer>,
     ) -> Self {
         self.sweeper = Some(Sweeper::new(engine, events, render));

@@ -248,7 +248,7 @@ pub(crate) struct Sweeper<'a> {
 impl<'a> Sweeper<'a> {
     pub(crate) fn new(
         engine: &'a crate::Engine,
-        events: Sender<Tagged>,
+        events: EventSender,
         render: Option<&'a Renderer>,
     ) -> Self {
         Sweeper {
@@ -402,7 +402,7 @@ fn drain_helping(arena: &PacketArena, help: Option<&Help<'_>>) -> bool {
 /// Sends a context's pending events to the collector, rendered or whole. Shared by the workers' source and the
 /// reader's sweeps.
 struct Emitter<'a> {
-    events: Sender<Tagged>,
+    events: EventSender,
     render: Option<&'a Renderer>,
 }
 
@@ -428,14 +428,13 @@ impl Emitter<'_> {
                 Batch::Events(evs)
             }
         };
-        // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
-        let _ = self.events.send((seq, batch));
+        self.events.send(seq, batch);
     }
 
     /// Sends a worker's share of a sweep or flush tagged `seq` (nothing when it has no segment).
     fn send_run(&self, seq: u64, run: Run) {
         if !run.segs.is_empty() {
-            let _ = self.events.send((seq, Batch::Run(run)));
+            self.events.send(seq, Batch::Run(run));
         }
     }
 }
@@ -478,7 +477,7 @@ impl<'a> StreamReader<'a> {
     pub fn with_sweeps(
         mut self,
         engine: &'a crate::Engine,
-        events: Sender<Tagged>,
+        events: EventSender,
         render: Option<&'a Renderer>,
     ) -> Self {
         self.sweeper = Some(Sweeper::new(engine, events, render));
@@ -888,7 +887,7 @@ pub struct ArenaSource<'a> {
 
 impl<'a> ArenaSource<'a> {
     /// A source over `arena` that sends each packet's events to `events` (see [`EventMerge::new`]).
-    pub fn new(arena: &'a PacketArena, events: Sender<Tagged>) -> Self {
+    pub fn new(arena: &'a PacketArena, events: EventSender) -> Self {
         ArenaSource {
             arena,
             out: Emitter {
@@ -1167,9 +1166,91 @@ impl BufferDecodes {
     }
 }
 
+/// Bytes of output the workers have sent and the collector not yet received past which a sender wakes the collector
+/// (see [`EventSender`]).
+pub const BACKLOG_WAKE: usize = 1 << 20;
+
+/// Bytes of output sent and not yet received past which a sender waits for the collector (see [`EventSender`]).
+pub const BACKLOG_MAX: usize = 4 << 20;
+
+/// Longest one send waits for the collector to take the backlog below [`BACKLOG_MAX`] (a collector that does not run
+/// for that long while woken is starved or gone: the sender goes on, so a run is never held up by it for ever).
+const BACKLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// The workers' end of the collector's channel ([`EventMerge::new`]), with the output in it bounded.
+///
+/// The collector takes what the workers sent every couple of milliseconds, when the machine gives its thread a core.
+/// On a loaded machine it may get none for tens of milliseconds while the workers go on, and everything they sent
+/// meanwhile waited in the channel: peak memory then depended on the longest such stall, which grows with the
+/// input's length (measured: `--threads 2` peak RSS on ten times the merged trace 4–10 MiB above the trace's own,
+/// varying from run to run, and a 20 ms collector tick raised it further while 0.5 ms lowered it, see
+/// `BENCHMARKS.md`). So each send counts the bytes it puts in the channel: past [`BACKLOG_WAKE`] it wakes the
+/// collector, past [`BACKLOG_MAX`] it waits (yields, then sleeps) until the collector has taken the backlog below
+/// that, for at most [`BACKLOG_WAIT`] a send. What the collector holds back behind its watermark is not counted:
+/// the packet arena bounds that.
+#[derive(Clone)]
+pub struct EventSender {
+    tx: Sender<Tagged>,
+    backlog: std::sync::Arc<Backlog>,
+}
+
+/// Output bytes in the channel, and the collector to wake.
+struct Backlog {
+    bytes: std::sync::atomic::AtomicUsize,
+    collector: std::thread::Thread,
+}
+
+impl EventSender {
+    /// Sends `batch` tagged `seq`, waking or waiting for the collector when the backlog is large (see the type's
+    /// documentation).
+    pub fn send(&self, seq: u64, batch: Batch) {
+        let size = batch.bytes();
+        let before = self.backlog.bytes.fetch_add(size, Relaxed);
+        if self.tx.send((seq, batch)).is_err() {
+            // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
+            self.backlog.bytes.fetch_sub(size, Relaxed);
+            return;
+        }
+        let now = before + size;
+        if now < BACKLOG_WAKE {
+            return;
+        }
+        if before < BACKLOG_WAKE || now >= BACKLOG_MAX {
+            self.backlog.collector.unpark();
+        }
+        if now < BACKLOG_MAX {
+            return;
+        }
+        let since = std::time::Instant::now();
+        let mut spins = 0u32;
+        while self.backlog.bytes.load(Relaxed) >= BACKLOG_MAX && since.elapsed() < BACKLOG_WAIT {
+            spins += 1;
+            if spins < 16 {
+                std::thread::yield_now();
+            } else {
+                self.backlog.collector.unpark();
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
+    }
+}
+
+impl Batch {
+    /// The heap bytes it holds, about (whole events by their own size).
+    fn bytes(&self) -> usize {
+        let events = |n: usize| n * std::mem::size_of::<Event>();
+        match self {
+            Batch::Events(evs) => events(evs.len()),
+            Batch::Rendered(_, b) => b.capacity(),
+            Batch::Run(r) => r.bytes.capacity() + events(r.events.len()),
+        }
+    }
+}
+
 /// The collector's side of a streaming run. See the module documentation.
 pub struct EventMerge {
     rx: Receiver<Tagged>,
+    backlog: std::sync::Arc<Backlog>,
     held: BTreeMap<u64, Vec<Batch>>,
     /// The most packets' outputs held back at once.
     pub peak_held: usize,
@@ -1177,13 +1258,22 @@ pub struct EventMerge {
 }
 
 impl EventMerge {
-    /// A merge and the sender workers tag their events into.
-    pub fn new() -> (Sender<Tagged>, EventMerge) {
+    /// A merge and the sender workers tag their events into. Call it on the thread that will collect (call
+    /// [`release`](Self::release)): the senders wake that thread when their output piles up.
+    pub fn new() -> (EventSender, EventMerge) {
         let (tx, rx) = channel();
+        let backlog = std::sync::Arc::new(Backlog {
+            bytes: std::sync::atomic::AtomicUsize::new(0),
+            collector: std::thread::current(),
+        });
         (
-            tx,
+            EventSender {
+                tx,
+                backlog: backlog.clone(),
+            },
             EventMerge {
                 rx,
+                backlog,
                 held: BTreeMap::new(),
                 peak_held: 0,
                 held_now: 0,
@@ -1199,10 +1289,13 @@ impl EventMerge {
         watermark: u64,
         mut out: impl FnMut(Piece<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        let mut taken = 0;
         for (seq, b) in self.rx.try_iter() {
+            taken += b.bytes();
             self.held_now += 1;
             self.held.entry(seq).or_default().push(b);
         }
+        self.backlog.bytes.fetch_sub(taken, Relaxed);
         self.peak_held = self.peak_held.max(self.held_now);
         let later = self.held.split_off(&watermark);
         let ready = std::mem::replace(&mut self.held, later);
@@ -1398,14 +1491,55 @@ mod tests {
         r
     }
 
+    /// The output sent and not yet received is counted: a sender past the bound waits for the collector, which it
+    /// wakes, and goes on once the collector has taken the backlog; a sender whose collector never comes goes on
+    /// after a bounded wait (no hang); after the collector's release nothing is counted any more.
+    #[test]
+    fn the_output_waiting_for_the_collector_is_bounded() {
+        let (tx, mut m) = EventMerge::new();
+        let big = || Batch::Rendered(1, vec![b'x'; BACKLOG_MAX / 2 + 1]);
+        // Nobody collects: the second send is past the bound, waits its bounded time, and returns.
+        tx.send(1, big());
+        tx.send(2, big());
+        assert!(tx.backlog.bytes.load(Relaxed) > BACKLOG_MAX);
+        let mut n = 0;
+        m.release(3, |_| {
+            n += 1;
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!((n, tx.backlog.bytes.load(Relaxed)), (2, 0));
+        // A sender on another thread past the bound, the collector (this thread, which the sender wakes) taking what
+        // comes: every batch arrives, and the count ends at 0.
+        let sender = {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for seq in 0..8 {
+                    tx.send(seq, big());
+                }
+            })
+        };
+        let mut got = 0;
+        while got < 8 {
+            m.release(u64::MAX, |_| {
+                got += 1;
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            std::thread::park_timeout(std::time::Duration::from_millis(2));
+        }
+        sender.join().unwrap();
+        assert_eq!(tx.backlog.bytes.load(Relaxed), 0);
+    }
+
     #[test]
     fn the_shares_of_a_sweep_merge_by_key_and_keep_their_place_among_the_packets() {
         // Packet 5's output, then the two shares of the sweep before packet 6, then packet 6's; released in one go.
         let (tx, mut m) = EventMerge::new();
-        tx.send((5, Batch::Rendered(1, b"p5\n".to_vec()))).unwrap();
-        tx.send((6, Batch::Run(run(&[1, 4, 9])))).unwrap();
-        tx.send((6, Batch::Run(run(&[2, 3, 10, 11])))).unwrap();
-        tx.send((6, Batch::Rendered(1, b"p6\n".to_vec()))).unwrap();
+        tx.send(5, Batch::Rendered(1, b"p5\n".to_vec()));
+        tx.send(6, Batch::Run(run(&[1, 4, 9])));
+        tx.send(6, Batch::Run(run(&[2, 3, 10, 11])));
+        tx.send(6, Batch::Rendered(1, b"p6\n".to_vec()));
         let mut out = Vec::new();
         let mut lines = 0;
         m.release(6, |p| {
