@@ -32,6 +32,8 @@
 //! packet-alert-max: 15                             # the most alerts one packet reports
 //! decoder:
 //!   recursion-level: {use-for-tracking: true}      # the tunnel depth is part of the flow key
+//!   icmp-errors-in-quoted-flow: false              # flowbundle's own key: true files an ICMPv4 error under the
+//!                                                  # flow it quotes, as Suricata does (off: a flow of its own, as nDPI)
 //! app-layer:
 //!   protocols:
 //!     dns:                                         # dns.tcp / dns.udp: one transport only
@@ -123,6 +125,12 @@ pub static SETTINGS: &[Setting] = &[
         unit: Unit::Bool,
         get: |c| u64::from(c.decode.tunnel_depth_in_key),
         set: |c, v| c.decode.tunnel_depth_in_key = v != 0,
+    },
+    Setting {
+        key: "decoder.icmp-errors-in-quoted-flow",
+        unit: Unit::Bool,
+        get: |c| u64::from(c.decode.icmp_errors_in_quoted_flow),
+        set: |c, v| c.decode.icmp_errors_in_quoted_flow = v != 0,
     },
     Setting {
         key: "packet-alert-max",
@@ -1018,6 +1026,21 @@ mod tests {
         c.apply(&mut e);
         assert!(!e.decode.tunnel_depth_in_key);
         assert!(c.dump().contains("use-for-tracking: false"));
+    }
+
+    #[test]
+    fn icmp_errors_in_the_quoted_flow_is_a_setting_off_by_default() {
+        let mut e = EngineConfig::default();
+        assert!(!e.decode.icmp_errors_in_quoted_flow);
+        let c =
+            ConfigFile::parse("decoder:\n  icmp-errors-in-quoted-flow: yes\n", "d.yaml").unwrap();
+        c.apply(&mut e);
+        assert!(e.decode.icmp_errors_in_quoted_flow);
+        assert!(
+            c.dump().contains("icmp-errors-in-quoted-flow: true"),
+            "{}",
+            c.dump()
+        );
     }
 
     #[test]
