@@ -113,10 +113,10 @@ const CLIENT_CMDS: &[&[u8]] = &[
 /// that opens with one of them is an FTP command even where the greeting is missing or shared with another protocol
 /// (`QUIT` is also SMTP's and POP3's; a server that closes before greeting leaves only the client's line).
 const RFC959_VERBS: &[&[u8]] = &[
-    b"USER", b"PASS", b"ACCT", b"CWD", b"CDUP", b"SMNT", b"QUIT", b"REIN", b"PORT", b"PASV", b"TYPE", b"STRU",
-    b"MODE", b"RETR", b"STOR", b"STOU", b"APPE", b"ALLO", b"REST", b"RNFR", b"RNTO", b"ABOR", b"DELE", b"RMD",
-    b"MKD", b"PWD", b"LIST", b"NLST", b"SITE", b"SYST", b"STAT", b"HELP", b"NOOP", b"FEAT", b"OPTS", b"EPRT",
-    b"EPSV", b"MDTM", b"SIZE", b"MLST", b"MLSD",
+    b"USER", b"PASS", b"ACCT", b"CWD", b"CDUP", b"SMNT", b"QUIT", b"REIN", b"PORT", b"PASV",
+    b"TYPE", b"STRU", b"MODE", b"RETR", b"STOR", b"STOU", b"APPE", b"ALLO", b"REST", b"RNFR",
+    b"RNTO", b"ABOR", b"DELE", b"RMD", b"MKD", b"PWD", b"LIST", b"NLST", b"SITE", b"SYST", b"STAT",
+    b"HELP", b"NOOP", b"FEAT", b"OPTS", b"EPRT", b"EPSV", b"MDTM", b"SIZE", b"MLST", b"MLSD",
 ];
 
 /// Whether `p` opens with a complete FTP command line: a verb of [`RFC959_VERBS`], then the end of the line or a
@@ -127,9 +127,9 @@ fn ftp_command_line(p: &[u8]) -> bool {
     };
     RFC959_VERBS.iter().any(|v| {
         starts_ci(line, v)
-            && line
-                .get(v.len()..)
-                .is_some_and(|rest| rest.is_empty() || (rest[0] == b' ' && crate::scan::printable(rest)))
+            && line.get(v.len()..).is_some_and(|rest| {
+                rest.is_empty() || (rest[0] == b' ' && crate::scan::printable(rest))
+            })
     })
 }
 

@@ -35,8 +35,8 @@
 //! packet once the buffers have grown.
 
 use crate::{
-    AppEvent, AppLayerEvent, AppProto, ByteSet, Detector, Direction, EventSink, HttpBuffer, Limits, Parser,
-    ParserStats, Probe, ProbeCtx, Transport,
+    AppEvent, AppLayerEvent, AppProto, ByteSet, Detector, Direction, EventSink, HttpBuffer, Limits,
+    Parser, ParserStats, Probe, ProbeCtx, Transport,
 };
 
 mod body;
@@ -769,9 +769,19 @@ mod tests {
         // A gap that cuts the head after its line went ahead still leaves the transaction, logged at the end.
         let mut p = HttpParser::new(&Limits::default());
         let mut r = Rec::default();
-        p.parse(Direction::ToServer, b"GET /g HTTP/1.1\r\nHost: h\r\n", 0, &mut r);
+        p.parse(
+            Direction::ToServer,
+            b"GET /g HTTP/1.1\r\nHost: h\r\n",
+            0,
+            &mut r,
+        );
         p.gap(Direction::ToServer, 100);
-        p.parse(Direction::ToServer, b"ignored after the gap\r\n\r\n", 0, &mut r);
+        p.parse(
+            Direction::ToServer,
+            b"ignored after the gap\r\n\r\n",
+            0,
+            &mut r,
+        );
         p.finish(&mut r);
         assert_eq!(r.events.len(), 1);
         assert_eq!(r.events[0].url.as_deref(), Some("/g"));
@@ -804,7 +814,11 @@ mod tests {
         assert_eq!(r.events[0].http_user_agent.as_deref(), Some("myscript"));
         let (r, _) = run(&req("GET / \n \n \n\n"), &Limits::default(), &[]);
         assert_eq!(r.anomalies, [(0, missing)]);
-        for clean in ["GET /\r\n\r\n", "GET /a\r\n", "GET / HTTP/1.1\r\nHost: a\r\n\r\n"] {
+        for clean in [
+            "GET /\r\n\r\n",
+            "GET /a\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+        ] {
             let (r, _) = run(&req(clean), &Limits::default(), &[]);
             assert!(r.anomalies.is_empty(), "{clean:?}");
             assert_eq!(r.events.len(), 1, "{clean:?}");

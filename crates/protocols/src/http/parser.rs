@@ -705,10 +705,7 @@ impl Parser for HttpParser {
             State::Dead => self.line_sent.is_some(),
             _ => false,
         };
-        if cut
-            && memchr::memchr(b'\n', &self.req.head).is_some()
-            && !self.req.head.is_empty()
-        {
+        if cut && memchr::memchr(b'\n', &self.req.head).is_some() && !self.req.head.is_empty() {
             let end = self.req.head.len();
             if !self.request_head(end, out) {
                 self.stats.malformed += 1;

@@ -260,7 +260,9 @@ mod tests {
         // The broker's v5 CONNACK with properties, split after its first byte, then the client's PUBLISH of a
         // 35,767-byte message whose first segment carries the topic.
         let connack = {
-            let mut v = vec![0x20, 0x0c, 0x00, 0x00, 0x09, 0x22, 0x00, 0x0a, 0x12, 0x00, 0x03];
+            let mut v = vec![
+                0x20, 0x0c, 0x00, 0x00, 0x09, 0x22, 0x00, 0x0a, 0x12, 0x00, 0x03,
+            ];
             v.extend_from_slice(b"abc");
             v
         };

@@ -31,7 +31,9 @@ const SMB2_IOCTL: u16 = 0x0b;
 const FSCTL_PIPE_TRANSCEIVE: u32 = 0x0011_c017;
 
 fn le16(d: &[u8], at: usize) -> Option<usize> {
-    Some(usize::from(u16::from_le_bytes(d.get(at..at + 2)?.try_into().ok()?)))
+    Some(usize::from(u16::from_le_bytes(
+        d.get(at..at + 2)?.try_into().ok()?,
+    )))
 }
 
 fn le32(d: &[u8], at: usize) -> Option<usize> {
@@ -84,7 +86,8 @@ impl SmbParser {
             if let Some(pipe) = pipe_bytes(m)
                 && crate::dcerpc::pdu::starts_pdu(pipe)
             {
-                self.dcerpc.feed(to_server, pipe, &mut |call| out.dcerpc(call));
+                self.dcerpc
+                    .feed(to_server, pipe, &mut |call| out.dcerpc(call));
             }
             match le32(m, 20) {
                 Some(next) if next >= 64 => at += next,
@@ -296,7 +299,8 @@ mod tests {
     impl EventSink for Calls {
         fn event(&mut self, _e: crate::AppEvent) {}
         fn dcerpc(&mut self, call: &crate::dcerpc::DcerpcCall<'_>) {
-            self.0.push((call.to_server, call.opnum, call.stub.to_vec()));
+            self.0
+                .push((call.to_server, call.opnum, call.stub.to_vec()));
         }
     }
 
@@ -327,8 +331,16 @@ mod tests {
         bad[4 + 64 + 2] = 0xff;
         assert_eq!(pipe_bytes(&bad[4..]), None);
         // SMB1 flows get no parser; SMB2/3 flows do.
-        assert!(SmbDetector { v1: true }.parser(Transport::Tcp, &Limits::default()).is_none());
-        assert!(SmbDetector { v1: false }.parser(Transport::Tcp, &Limits::default()).is_some());
+        assert!(
+            SmbDetector { v1: true }
+                .parser(Transport::Tcp, &Limits::default())
+                .is_none()
+        );
+        assert!(
+            SmbDetector { v1: false }
+                .parser(Transport::Tcp, &Limits::default())
+                .is_some()
+        );
     }
 
     #[test]
