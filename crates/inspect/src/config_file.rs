@@ -144,6 +144,33 @@ pub static SETTINGS: &[Setting] = &[
 /// `packet-alert-max` is a top-level key of its own.
 const SETTING_SECTIONS: [&str; 4] = ["flow-timeouts", "stream", "packet-alert-max", "decoder"];
 
+/// Writes `key: value  # from` under its dotted key's sections, opening only the sections `open` (the sections
+/// written for the previous key, updated here) does not already hold, so consecutive keys share their sections.
+fn write_nested<'k>(
+    s: &mut String,
+    open: &mut Vec<&'k str>,
+    key: &'k str,
+    value: &str,
+    from: &str,
+) {
+    let parts: Vec<&str> = key.split('.').collect();
+    let (leaf, sections) = parts.split_last().unwrap_or((&"", &[]));
+    let common = open
+        .iter()
+        .zip(sections)
+        .take_while(|(a, b)| a == b)
+        .count();
+    open.truncate(common);
+    for (depth, sec) in sections.iter().enumerate().skip(common) {
+        s.push_str(&format!("{}{sec}:\n", "  ".repeat(depth)));
+        open.push(sec);
+    }
+    s.push_str(&format!(
+        "{}{leaf}: {value}  # {from}\n",
+        "  ".repeat(sections.len())
+    ));
+}
+
 /// A value of `unit` written as YAML gives it: a number, `64mb`, `yes`.
 fn parse_unit(unit: Unit, v: &str) -> Option<u64> {
     let v = v.trim();
@@ -830,28 +857,13 @@ impl ConfigFile {
         self.apply(&mut engine);
         let mut open: Vec<&str> = Vec::new();
         for (i, setting) in SETTINGS.iter().enumerate() {
-            let parts: Vec<&str> = setting.key.split('.').collect();
-            let (leaf, sections) = parts.split_last().unwrap_or((&"", &[]));
-            let common = open
-                .iter()
-                .zip(sections)
-                .take_while(|(a, b)| a == b)
-                .count();
-            open.truncate(common);
-            for (depth, sec) in sections.iter().enumerate().skip(common) {
-                s.push_str(&format!("{}{sec}:\n", "  ".repeat(depth)));
-                open.push(sec);
-            }
             let from = self
                 .settings
                 .iter()
                 .find(|x| x.0 == i)
                 .map_or("default", |x| x.2.as_str());
-            s.push_str(&format!(
-                "{}{leaf}: {}  # {from}\n",
-                "  ".repeat(sections.len()),
-                show_unit(setting.unit, (setting.get)(&engine))
-            ));
+            let value = show_unit(setting.unit, (setting.get)(&engine));
+            write_nested(&mut s, &mut open, setting.key, &value, from);
         }
         let (order, from) = self.action_order.as_ref().map_or(
             (flowbundle_rules::ActionOrder::default(), "default"),
@@ -865,23 +877,7 @@ impl ConfigFile {
         if !self.detection_ports.is_empty() {
             let mut open: Vec<&str> = Vec::new();
             for (key, value, _, from) in &self.detection_ports {
-                let parts: Vec<&str> = key.split('.').collect();
-                let (leaf, sections) = parts.split_last().unwrap_or((&"", &[]));
-                let common = open
-                    .iter()
-                    .zip(sections)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                open.truncate(common);
-                for (depth, sec) in sections.iter().enumerate().skip(common) {
-                    s.push_str(&format!("{}{sec}:\n", "  ".repeat(depth)));
-                    open.push(sec);
-                }
-                s.push_str(&format!(
-                    "{}{leaf}: {}  # {from}\n",
-                    "  ".repeat(sections.len()),
-                    quoted(value)
-                ));
+                write_nested(&mut s, &mut open, key, &quoted(value), from);
             }
         }
         s.push_str("vars:\n");
