@@ -769,6 +769,8 @@ pub(crate) fn idle_round(
     None
 }
 
+// Never inlined: profiles (scripts/measure-threads) find the worker threads by this function's name.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn worker_loop<W: Workload + ?Sized>(
     w: WorkerId,

@@ -252,6 +252,8 @@ where
     Ok((report, feed))
 }
 
+// Never inlined: profiles (scripts/measure-threads) find the reader thread by this function's name.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn reader_loop<W: Workload + ?Sized, F: Feed<W::Local>>(
     sched: &dyn Scheduler,
