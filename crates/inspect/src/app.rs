@@ -317,6 +317,8 @@ pub(crate) struct FlowMeta {
     pub pcap_cnt: Option<u64>,
     /// ICMP type and code of the packet being handled, on ICMP flows.
     pub icmp: Option<(u8, u8)>,
+    /// The TCP session's sizes after the packet being handled, for `stream_size`.
+    pub stream_size: Option<flowbundle_rules::StreamSizes>,
 }
 
 impl FlowMeta {
@@ -346,6 +348,7 @@ impl FlowMeta {
             established: self.established,
             app_proto: app,
             header: None,
+            stream_size: self.stream_size,
             repeat_in_dir: self.pkts.get(dir.index()).is_some_and(|&n| n > 1),
         }
     }
@@ -1142,6 +1145,7 @@ pub(crate) fn scan_flowless(
         transport: Transport::from_ip_proto(proto),
         pcap_cnt: Some(num + 1),
         icmp,
+        stream_size: None,
     };
     let mut seq = 0u32;
     let mut alerted = false;
@@ -1380,6 +1384,31 @@ mod tests {
         // Not established at all (the rule asks for a state the flow never had): no alert.
         let never = r#"alert http any any -> any any (flow:not_established,from_server; content:"ng1nx"; http_header; sid:2;)"#;
         assert!(alerts(&p, never, false).is_empty());
+    }
+
+    /// `stream_size` on suricata-verify's `smb-eicar-file` capture: the client's packet carrying `EICAR` (relative
+    /// sequence 818, 136 bytes, acknowledging 1008) is inspected when the client has used 1 + 953 sequence numbers
+    /// (SYN and data) and the server 1 + 1007, so exactly these sizes match, on the stream's content match.
+    #[test]
+    fn stream_size_counts_each_side_from_its_initial_sequence_number() {
+        let Some(p) = sv_pcap(
+            "stream_size_counts_each_side_from_its_initial_sequence_number",
+            "smb-eicar-file/input.pcap",
+        ) else {
+            return;
+        };
+        let rules = "alert tcp any any -> any any (flow:to_server; stream_size:server,=,1008; content:\"EICAR\"; sid:1;)\n\
+                     alert tcp any any -> any any (flow:to_server; stream_size:server,=,1007; content:\"EICAR\"; sid:2;)\n\
+                     alert tcp any any -> any any (flow:to_server; stream_size:client,=,954; content:\"EICAR\"; sid:3;)\n\
+                     alert tcp any any -> any any (flow:to_server; stream_size:client,>,954; content:\"EICAR\"; sid:4;)\n\
+                     alert tcp any any -> any any (flow:to_server; stream_size:both,<,1009; content:\"EICAR\"; sid:5;)\n\
+                     alert tcp any any -> any any (flow:to_server; stream_size:both,<,1000; content:\"EICAR\"; sid:6;)\n\
+                     alert tcp any any -> any any (flow:to_server; stream_size:either,<,1000; content:\"EICAR\"; sid:7;)\n\
+                     alert tcp any any -> any any (flow:to_server; stream_size:server,!=,1008; content:\"EICAR\"; sid:8;)\n\
+                     alert udp any any -> any any (stream_size:either,>=,0; sid:9;)";
+        let mut got = alerts(&p, rules, false);
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 3, 5, 7]);
     }
 
     /// One-way traffic to a group address is an announcement, not a risk.

@@ -1044,6 +1044,7 @@ impl Engine {
             transport: f.transport,
             pcap_cnt: Some(num + 1),
             icmp,
+            stream_size: None,
         };
         let mut detect = 0u64;
         // Where this packet's events begin, and whether the flow had alerted before it (a `pass` withdraws the
@@ -1130,6 +1131,7 @@ impl Engine {
                 };
                 let before = t.state;
                 t.on_flags(dir, to_server, th.flags);
+                t.on_seq(dir, th.seq, th.ack, d.payload.len(), th.flags);
                 // `flow:established` as Suricata marks packets: from the flow's state before the packet, so the
                 // handshake's last ACK is not yet established (and a RST or last FIN still is); a mid-stream pickup
                 // is established from its first packet, when such pickups count at all (`midstream`).
@@ -1150,6 +1152,7 @@ impl Engine {
                 let meta = FlowMeta {
                     established: (est(before) || pickup || completes_with_data)
                         && (self.cfg.midstream || !t.midstream),
+                    stream_size: Some(t.stream_sizes(meta.client)),
                     ..meta
                 };
                 let mut out = Out {
@@ -1354,6 +1357,7 @@ impl Engine {
             transport: f.transport,
             pcap_cnt: None,
             icmp: None,
+            stream_size: f.tcp.as_deref().map(|t| t.stream_sizes(f.client)),
         };
         let ev_start = ctx.events.len();
         let alerted_before = f.alerted;

@@ -23,6 +23,8 @@ use crate::app::AppState;
 use crate::config::Timeouts;
 use crate::event::{FlowState, TcpState};
 use crate::reassembly::Reassembler;
+use flowbundle_rules::StreamSizes;
+use flowbundle_rules::stream_size::SeqSpan;
 use flowbundle_types::Transport;
 
 /// TCP state of a connection.
@@ -36,6 +38,8 @@ pub(crate) struct TcpConn {
     pub gaps: u32,
     /// Established by a mid-stream pickup (an ACK with no handshake seen), not by a handshake.
     pub midstream: bool,
+    /// Sequence space used per key direction, for `stream_size`.
+    pub spans: [SeqSpan; 2],
 }
 
 impl TcpConn {
@@ -47,6 +51,33 @@ impl TcpConn {
             reasm: Reassembler::new(),
             gaps: 0,
             midstream: false,
+            spans: [SeqSpan::default(); 2],
+        }
+    }
+
+    /// A segment sent from key side `dir` moves that side's sequence span (and fixes the peer's from its
+    /// acknowledgement when the peer was not seen yet), as Suricata's session tracks `isn` and `next_seq`.
+    pub(crate) fn on_seq(&mut self, dir: KeySide, seq: u32, ack: u32, len: usize, f: u16) {
+        let (syn, fin, rst) = (
+            f & flags::SYN != 0,
+            f & flags::FIN != 0,
+            f & flags::RST != 0,
+        );
+        if rst {
+            return;
+        }
+        let len = u32::try_from(len).unwrap_or(u32::MAX);
+        self.spans[dir.index()].on_segment(seq, len, syn, fin);
+        if f & flags::ACK != 0 {
+            self.spans[dir.flip().index()].on_peer_ack(ack);
+        }
+    }
+
+    /// The sizes `stream_size` compares, with `client` the flow's client side.
+    pub(crate) fn stream_sizes(&self, client: KeySide) -> StreamSizes {
+        StreamSizes {
+            client: self.spans[client.index()].size(),
+            server: self.spans[client.flip().index()].size(),
         }
     }
 

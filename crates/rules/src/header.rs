@@ -9,8 +9,8 @@
 //!
 //! Supported: `ttl`, `tos` (IPv4), `id` (IPv4), `ip_proto`, `fragbits`, `flags` or `tcp.flags` (with `+ * !`
 //! modifiers and an ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`. Each parser
-//! returns a one-line reason for a malformed value. Not yet: `stream_size` (it needs the TCP session's sequence
-//! numbers), which still skips its rules by name.
+//! returns a one-line reason for a malformed value. `stream_size` is a condition on the TCP session rather than on
+//! one packet's header: see [`crate::stream_size`].
 
 use flowbundle_types::{DecodeEvent, DecodeEvents};
 

@@ -26,6 +26,7 @@ use crate::classify::Classifications;
 use crate::header::HeaderTest;
 use crate::keyword::{self, Handler};
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
+use crate::stream_size::StreamSize;
 use crate::text::{self, Opt};
 use crate::threshold::{Threshold, ThresholdError};
 use crate::transform::Transform;
@@ -832,6 +833,8 @@ pub struct Rule {
     pub threshold: Option<Threshold>,
     /// Header keywords (`ttl`, `flags`, `itype`, ...): all must pass on the packet ([`crate::header`]).
     pub header: Vec<HeaderTest>,
+    /// `stream_size` tests: all must pass on the TCP session when the rule is checked ([`crate::stream_size`]).
+    pub stream_size: Vec<StreamSize>,
     /// `flow:only_stream`: payload is matched on the reassembled stream only, never on datagrams.
     pub stream_only: bool,
     /// Content chains by buffer. Empty for a rule that checks only its header and flow.
@@ -1002,6 +1005,7 @@ pub(crate) struct Builder {
     byte_vars: Vec<String>,
     threshold: Option<Threshold>,
     header: Vec<HeaderTest>,
+    stream_size: Vec<StreamSize>,
     /// `flow:no_stream`: packets only.
     no_stream: bool,
     /// `flow:only_stream`.
@@ -1101,6 +1105,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         byte_vars: Vec::new(),
         threshold: None,
         header: Vec::new(),
+        stream_size: Vec::new(),
         no_stream: false,
         only_stream: false,
         metadata: Vec::new(),
@@ -1503,6 +1508,16 @@ impl Builder {
             return Err(err(format!("more than {MAX_ITEMS} header keywords")));
         }
         self.header.push(t);
+        Ok(())
+    }
+
+    /// `stream_size:<side>,<op>,<bytes>` ([`crate::stream_size`]).
+    pub(crate) fn stream_size(&mut self, v: Option<&str>) -> Step<()> {
+        let t = StreamSize::parse(v.unwrap_or("")).map_err(err)?;
+        if self.stream_size.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} stream_size keywords")));
+        }
+        self.stream_size.push(t);
         Ok(())
     }
 
@@ -2229,6 +2244,7 @@ impl Builder {
             target: self.target,
             threshold: self.threshold,
             header: self.header,
+            stream_size: self.stream_size,
             stream_only: self.only_stream,
             groups,
         })

@@ -1022,6 +1022,7 @@ impl Rule {
             target: None,
             threshold: None,
             header: Vec::new(),
+            stream_size: Vec::new(),
             stream_only: false,
             groups: vec![Group {
                 transforms: Vec::new(),

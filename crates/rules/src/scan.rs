@@ -76,6 +76,9 @@ pub struct PacketCtx<'a> {
     /// The header fields of the packet inspected, for header keywords (`ttl`, `flags`, ...); `None` for stream data
     /// and HTTP buffers, where no rule with header keywords applies.
     pub header: Option<crate::header::PacketHeader>,
+    /// The TCP session's sizes when this data is inspected, for `stream_size` ([`crate::stream_size`]); `None`
+    /// outside TCP or before the engine knows them.
+    pub stream_size: Option<crate::stream_size::StreamSizes>,
     /// An earlier packet of this flow went the same direction. IP-only rules ([`crate::Rule::ip_only`]) are checked
     /// on the first packet of each direction of a flow only, as Suricata checks them; `false` (the default) for a
     /// packet no flow tracks, which they check every time.
@@ -111,6 +114,7 @@ impl Default for PacketCtx<'_> {
             established: true,
             app_proto: None,
             header: None,
+            stream_size: None,
             repeat_in_dir: false,
         }
     }
@@ -757,6 +761,13 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
         && !ctx
             .header
             .is_some_and(|h| rule.header.iter().all(|t| t.matches(&h)))
+    {
+        return false;
+    }
+    if !rule.stream_size.is_empty()
+        && !ctx
+            .stream_size
+            .is_some_and(|s| rule.stream_size.iter().all(|t| t.matches(s)))
     {
         return false;
     }

@@ -93,6 +93,11 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
         let ctx = PacketCtx {
             transport,
             header: Some(header),
+            // The session's sizes for `stream_size`, from the data too.
+            stream_size: (transport == Transport::Tcp).then(|| crate::StreamSizes {
+                client: word(19),
+                server: word(23),
+            }),
             ..PacketCtx::default()
         };
         rs.scan_packet(
