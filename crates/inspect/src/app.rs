@@ -617,6 +617,9 @@ impl EventSink for Emit<'_, '_> {
         if let Some(j) = &t.ja4 {
             each(B::Ja4Hash, j.as_bytes());
         }
+        if t.client_version != 0 {
+            each(B::TlsVersion, &tls_version_bytes(t.client_version));
+        }
     }
 
     fn event(&mut self, event: AppEvent) {
@@ -762,6 +765,10 @@ impl Emit<'_, '_> {
             }
             // The client's buffers went to the rules with the ClientHello (`tls_client_hello`); the server's go now.
             AppEvent::Tls(t) => {
+                if t.server_version != 0 {
+                    let v = tls_version_bytes(t.server_version);
+                    each(0, AppProto::Tls, false, B::TlsVersion, &v);
+                }
                 if let Some(j) = &t.ja3s {
                     each(0, AppProto::Tls, false, B::Ja3sHash, j.hash.as_bytes());
                     each(0, AppProto::Tls, false, B::Ja3sString, j.string.as_bytes());
@@ -989,6 +996,15 @@ impl StreamSink for StreamCx<'_, '_> {
             fa.on_gap(pdir, len);
         }
     }
+}
+
+/// A TLS side's version as `tls.version` reads it ([`flowbundle_rules::Buffer::TlsVersion`]): as recorded, then
+/// with a TLS 1.3 draft version (`7f xx`) read as TLS 1.3.
+fn tls_version_bytes(v: u16) -> [u8; 4] {
+    let norm = if v >> 8 == 0x7f { 0x0304 } else { v };
+    let [a, b] = v.to_be_bytes();
+    let [c, d] = norm.to_be_bytes();
+    [a, b, c, d]
 }
 
 /// One UDP datagram (or other non-TCP payload) in key direction `dir`.
@@ -1409,6 +1425,30 @@ mod tests {
         let mut got = alerts(&p, rules, false);
         got.sort_unstable();
         assert_eq!(got, vec![1, 3, 5, 7]);
+    }
+
+    /// `tls.version` on suricata-verify's `ja4-tls-quic` capture (a TLS 1.3 handshake over TCP): to the server it
+    /// reads the ClientHello's version (0x0303, "1.2"), to the client the ServerHello's negotiated one (0x0304 from
+    /// `supported_versions`, "1.3"); a content after it stays on the payload.
+    #[test]
+    fn tls_version_reads_each_sides_recorded_version() {
+        let Some(p) = sv_pcap(
+            "tls_version_reads_each_sides_recorded_version",
+            "ja4-tls-quic/input.pcap",
+        ) else {
+            return;
+        };
+        let rules = "alert tls any any -> any any (flow:to_server; tls.version:1.2; sid:1;)\n\
+                     alert tls any any -> any any (flow:to_client; tls.version:1.3; sid:2;)\n\
+                     alert tls any any -> any any (flow:to_client; tls.version:1.2; sid:3;)\n\
+                     alert tls any any -> any any (flow:to_server; tls.version:1.3; sid:4;)\n\
+                     alert tls any any -> any any (flow:to_client; tls.version:0x0304; sid:5;)\n\
+                     alert tls any any -> any any (flow:to_server; tls.version:\"1.2\"; content:\"|16 03|\"; sid:6;)\n\
+                     alert tls any any -> any any (flow:to_server; tls.version:1.2; content:\"not in the hello\"; sid:7;)";
+        let mut got = alerts(&p, rules, false);
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got, vec![1, 2, 5, 6]);
     }
 
     /// One-way traffic to a group address is an announcement, not a risk.

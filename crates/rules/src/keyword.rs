@@ -217,6 +217,7 @@ pub static KEYWORDS: &[Keyword] = &[
         Payload,
         |b, _, v, _| b.krb5_msg_type(v),
     ),
+    parse("tls.version", &[], Payload, |b, _, v, _| b.tls_version(v)),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.
@@ -460,6 +461,7 @@ mod tests {
                         let sided = [
                             (Buffer::DcerpcHeader, "dcerpc.iface"),
                             (Buffer::Krb5MsgType, "krb5_msg_type"),
+                            (Buffer::TlsVersion, "tls.version"),
                             (Buffer::DnsEvents, "app-layer-event"),
                             (Buffer::FtpEvents, "app-layer-event"),
                             (Buffer::HttpEvents, "app-layer-event"),

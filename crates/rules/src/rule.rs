@@ -350,6 +350,10 @@ buffers! {
     Ja3sString,
     /// `ja4.hash`: the ClientHello's JA4 fingerprint.
     Ja4Hash,
+    /// The TLS version a side recorded, as `tls.version` reads it: two bytes big-endian as recorded (the
+    /// ClientHello's version to the server, the ServerHello's negotiated one to the client), then two bytes with a
+    /// TLS 1.3 draft version (`7f xx`) read as 1.3 (`03 04`).
+    TlsVersion,
     /// `ssh.proto`: the protocol version of the banner (`2.0`), of the client or the server.
     SshProto,
     /// `ssh.software`: the software version of the banner (`OpenSSH_8.2p1`).
@@ -413,7 +417,7 @@ impl Buffer {
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
             | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpEvents
-            | HttpHeader | HttpRawHeader => Side::Either,
+            | TlsVersion | HttpHeader | HttpRawHeader => Side::Either,
             _ => Side::Request,
         }
     }
@@ -456,7 +460,9 @@ impl Buffer {
             Payload => None,
             DnsQuery | DnsEvents => Some("dns"),
             TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
-            | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash => Some("tls"),
+            | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion => {
+                Some("tls")
+            }
             SshProto | SshSoftware => Some("ssh"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
@@ -517,6 +523,7 @@ impl Buffer {
             SshSoftware => "ssh.software",
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
+            TlsVersion => "tls.version",
             Krb5MsgType => "krb5_msg_type",
             DnsEvents => "app-layer-event (dns)",
             FtpEvents => "app-layer-event (ftp)",
@@ -1877,6 +1884,34 @@ impl Builder {
         self.push_item(PBuf::Fixed(buffer), Item::Byte(Box::new(item)))
     }
 
+    /// `tls.version:<1.0|1.1|1.2|1.3|0xNNNN>` (optionally quoted): the version the TLS side of the packet's direction
+    /// recorded ([`Buffer::TlsVersion`]), as Suricata matches it: `1.0` to `1.3` are 0x0301 to 0x0304 and also
+    /// match a TLS 1.3 draft version; a hex value is compared as recorded.
+    pub(crate) fn tls_version(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        let inner = v
+            .strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .unwrap_or(v);
+        let (version, at) = match inner {
+            "1.0" => (0x0301, 2),
+            "1.1" => (0x0302, 2),
+            "1.2" => (0x0303, 2),
+            "1.3" => (0x0304, 2),
+            h => match h.strip_prefix("0x").or_else(|| h.strip_prefix("0X")) {
+                Some(x) if (1..=4).contains(&x.len()) => match u16::from_str_radix(x, 16) {
+                    Ok(n) if x.bytes().all(|c| c.is_ascii_hexdigit()) => (n, 0),
+                    _ => return Err(err(format!("tls.version: invalid version `{}`", trunc(v)))),
+                },
+                _ => return Err(err(format!("tls.version: invalid version `{}`", trunc(v)))),
+            },
+        };
+        let test = format!("2,=,{version},{at}");
+        let item = byte::parse("byte_test", &test, &mut |_, _| Err(String::new()))
+            .map_err(|_| err(format!("tls.version: invalid version `{}`", trunc(v))))?;
+        self.push_item(PBuf::Fixed(Buffer::TlsVersion), Item::Byte(Box::new(item)))
+    }
+
     /// `base64_decode:[bytes N][, offset N][, relative]`: see [`Base64`].
     pub(crate) fn base64_decode(&mut self, v: Option<&str>) -> Step<()> {
         if self.sticky == PBuf::Base64Data {
@@ -2359,6 +2394,54 @@ mod tests {
         assert_eq!(o.rank(Action::Sdrop), o.rank(Action::Drop));
         assert_eq!(o.rank(Action::Log), o.rank(Action::Alert));
         assert_eq!(o.names(), ["drop", "pass", "reject", "alert"]);
+    }
+
+    #[test]
+    fn tls_version_reads_names_quotes_and_hex() {
+        use super::Buffer;
+        let text = "alert tls any any -> any any (tls.version:1.2; sid:1;)\n\
+                    alert tls any any -> any any (tls.version:\"1.3\"; content:\"x\"; sid:2;)\n\
+                    alert tls any any -> any any (tls.version:0x7f12; sid:3;)\n\
+                    alert tls any any -> any any (tls.version:1.4; sid:4;)\n\
+                    alert tls any any -> any any (tls.version:0x12345; sid:5;)\n\
+                    alert tls any any -> any any (tls.version:; sid:6;)\n";
+        let (set, report) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        assert_eq!(set.len(), 3);
+        assert_eq!(report.errors.len(), 3, "{:?}", report.errors);
+        let r = |sid| set.rules().iter().find(|r| r.sid == sid).unwrap();
+        assert_eq!(r(1).groups[0].buffer, Buffer::TlsVersion);
+        // The content after `tls.version` stays on the payload: the keyword is not a sticky buffer.
+        let bufs: Vec<Buffer> = r(2).groups.iter().map(|g| g.buffer).collect();
+        assert!(
+            bufs.contains(&Buffer::Payload) && bufs.contains(&Buffer::TlsVersion),
+            "{bufs:?}"
+        );
+        // A name compares the version with drafts read as 1.3 (bytes 2..4), hex the version as recorded (0..2).
+        let mut sc = set.scanner();
+        let mut flow = crate::FlowMatchState::default();
+        let ctx = crate::PacketCtx {
+            app_proto: Some("tls"),
+            ..crate::PacketCtx::default()
+        };
+        let mut hits = |data: &[u8]| {
+            let mut out: Vec<crate::AlertRecord> = Vec::new();
+            set.scan_app(
+                &mut sc,
+                &mut flow,
+                &ctx,
+                0,
+                Buffer::TlsVersion,
+                data,
+                &mut out,
+            );
+            flow = crate::FlowMatchState::default();
+            let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+            s.sort_unstable();
+            s
+        };
+        assert_eq!(hits(&[3, 3, 3, 3]), vec![1]);
+        assert_eq!(hits(&[0x7f, 0x12, 3, 4]), vec![3]);
+        assert!(hits(&[3, 2, 3, 2]).is_empty());
     }
 
     #[test]

@@ -84,6 +84,14 @@ pub struct TlsEvent {
     /// field.
     #[serde(skip)]
     pub cert_check: Option<Box<CertCheck>>,
+    /// The version the client's side recorded, as a number: its ClientHello's `legacy_version` (0x0303 from a TLS
+    /// 1.3 client too), 0 without one. The rules' `tls.version` to the server; not an EVE field.
+    #[serde(skip)]
+    pub client_version: u16,
+    /// The version the server's side recorded: the ServerHello's negotiated one (its `supported_versions` choice
+    /// for TLS 1.3), 0 without one. The rules' `tls.version` to the client; not an EVE field.
+    #[serde(skip)]
+    pub server_version: u16,
 }
 
 /// The facts of a server certificate that the flow risks judge.

@@ -454,6 +454,8 @@ pub fn tls_event(
             version: version_name(s.version()).into(),
             cipher: s.cipher,
         }),
+        client_version: client.map_or(0, |c| c.legacy_version),
+        server_version: server.map_or(0, ServerHello::version),
         ..TlsEvent::default()
     }
 }

@@ -359,6 +359,8 @@ mod tests {
         };
         assert_eq!(t.sni.as_deref(), Some("example.com"));
         assert_eq!(t.version, "TLS 1.3");
+        // What `tls.version` reads: the client's legacy version, the server's negotiated one.
+        assert_eq!((t.client_version, t.server_version), (0x0303, 0x0304));
         assert_eq!(t.client_alpns, vec!["alpn".to_string()]);
         assert_eq!(t.server_handshake.as_ref().map(|s| s.cipher), Some(0x1301));
         assert_eq!(
@@ -405,6 +407,7 @@ mod tests {
         let hello = hello.clone();
         assert_eq!(hello.sni.as_deref(), Some("example.com"));
         assert!(hello.ja3.is_some() && hello.ja4.is_some() && hello.ja3s.is_none());
+        assert_eq!((hello.client_version, hello.server_version), (0x0303, 0));
         p.parse(Direction::ToClient, &conv[1].1, 0, &mut seen);
         p.finish(&mut seen);
         let [AppEvent::Tls(t)] = seen.events.as_slice() else {
