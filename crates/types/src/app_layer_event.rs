@@ -55,6 +55,9 @@ app_layer_events! {
     FtpResponseCommandTooLong = (Ftp, "response_command_too_long"),
     /// HTTP: a request line without a protocol (`GET /`) that is not an HTTP/0.9 request (header lines follow).
     HttpRequestLineMissingProtocol = (Http, "REQUEST_LINE_MISSING_PROTOCOL"),
+    /// HTTP: a request's `Transfer-Encoding` that does not say `chunked`, or says it in a request older than
+    /// HTTP/1.1 (or without a readable protocol), as libhtp flags it.
+    HttpInvalidTransferEncodingValueInRequest = (Http, "INVALID_TRANSFER_ENCODING_VALUE_IN_REQUEST"),
 }
 
 impl AppLayerEvent {

@@ -54,6 +54,10 @@ pub(super) struct Head {
     /// The service the header fields name (see [`service_from_header`]).
     pub(super) service: Option<&'static str>,
     pub(super) chunked: bool,
+    /// A `Transfer-Encoding` field was present, and whether one of its values contains `chunked` anywhere
+    /// (case-insensitive, NUL bytes ignored), as libhtp judges a request's transfer coding.
+    pub(super) te_present: bool,
+    pub(super) te_mentions_chunked: bool,
     pub(super) encoding: Encoding,
     /// Byte range of the header lines (after the first line) inside the head buffer.
     pub(super) headers: std::ops::Range<usize>,
@@ -76,6 +80,17 @@ impl Encoding {
             Encoding::Deflate => "deflate",
         }
     }
+}
+
+/// Whether `value` contains `chunked` anywhere, ignoring case and NUL bytes (libhtp's test of a transfer coding).
+fn mentions_chunked(value: &[u8]) -> bool {
+    const WORD: &[u8] = b"chunked";
+    let bytes: Vec<u8> = value
+        .iter()
+        .filter(|&&b| b != 0)
+        .map(u8::to_ascii_lowercase)
+        .collect();
+    bytes.windows(WORD.len()).any(|w| w == WORD)
 }
 
 /// Parses the header lines of a head block (everything after the first line).
@@ -117,6 +132,8 @@ pub(super) fn parse_headers(block: &[u8], base: usize) -> Head {
                     .and_then(|v| v.trim().parse().ok());
             }
         } else if is(b"transfer-encoding") {
+            h.te_present = true;
+            h.te_mentions_chunked |= mentions_chunked(value);
             h.chunked |= value
                 .split(|&b| b == b',')
                 .any(|t| trim_ws(t).eq_ignore_ascii_case(b"chunked"));

@@ -825,6 +825,31 @@ mod tests {
         }
     }
 
+    /// A request's `Transfer-Encoding` that does not mention `chunked`, or chunked before HTTP/1.1, raises
+    /// `INVALID_TRANSFER_ENCODING_VALUE_IN_REQUEST` as libhtp flags it; `chunked` in an HTTP/1.1 request does not.
+    #[test]
+    fn invalid_transfer_encoding_in_request() {
+        let req = |s: &str| vec![(Direction::ToServer, s.as_bytes().to_vec())];
+        let invalid: crate::AppLayerEvents =
+            std::iter::once(AppLayerEvent::HttpInvalidTransferEncodingValueInRequest).collect();
+        for bad in [
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\nContent-Length: 0\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunk\r\nContent-Length: 0\r\n\r\n",
+            "POST / HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        ] {
+            let (r, _) = run(&req(bad), &Limits::default(), &[]);
+            assert_eq!(r.anomalies, [(0, invalid)], "{bad:?}");
+        }
+        for good in [
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n0\r\n\r\n",
+            "POST / HTTP/1.0\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+        ] {
+            let (r, _) = run(&req(good), &Limits::default(), &[]);
+            assert!(r.anomalies.is_empty(), "{good:?}");
+        }
+    }
+
     #[test]
     fn every_single_split_point_gives_the_same_result() {
         let conv = conversation();

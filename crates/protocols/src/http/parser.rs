@@ -398,10 +398,17 @@ impl HttpParser {
             out.http_buffer(id, HttpBuffer::Uri, uri);
         }
         let block = head.get(block_start..).unwrap_or(&[]);
+        let mut events = crate::AppLayerEvents::default();
         if proto.is_empty() && block.iter().any(|&b| b != b'\r' && b != b'\n') {
             // Header lines after a request line without a protocol: not HTTP/0.9, a request missing its
             // protocol, as libhtp reports it.
-            let events = std::iter::once(AppLayerEvent::HttpRequestLineMissingProtocol).collect();
+            events.set(AppLayerEvent::HttpRequestLineMissingProtocol);
+        }
+        if h.te_present && (!h.te_mentions_chunked || !at_least_http_1_1(proto)) {
+            // libhtp: a transfer coding that is not chunked, or chunked before HTTP/1.1 (a smuggling attempt).
+            events.set(AppLayerEvent::HttpInvalidTransferEncodingValueInRequest);
+        }
+        if !events.is_empty() {
             out.app_layer_events(id, true, events);
         }
         out.http_buffer(id, HttpBuffer::RequestHead, head);
@@ -644,6 +651,13 @@ impl HttpParser {
         self.resp.release_body();
         self.resp.state = State::Head;
     }
+}
+
+/// Whether a request line's protocol is HTTP/1.1, the one version libhtp reads as allowing chunked transfer coding
+/// (`HTTP/1.0`, `HTTP/0.9`, a missing or unreadable protocol are older or invalid to it).
+fn at_least_http_1_1(proto: &[u8]) -> bool {
+    let p = trim_ws(proto);
+    p.len() == 8 && p[..5].eq_ignore_ascii_case(b"HTTP/") && &p[5..] == b"1.1"
 }
 
 /// A request line's method, target and protocol, when it is one: a token method and an `HTTP/` protocol (or none,
