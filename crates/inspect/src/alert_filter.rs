@@ -18,7 +18,14 @@
 //! action (the engine does not see the change, so what it still inspects in that flow only shows in its
 //! counters).
 //!
-//! Cost: a hash-table lookup per alert of a thresholded rule, an address-set test per suppression of the alert's
+//! A rule's `xbits` ([`flowbundle_rules::xbits`]) are applied here for the same reason: bits kept per host or
+//! address pair cross flows. The engine matches such a rule as if its xbit conditions held and reports every match
+//! (a `noalert` rule's too, as an event that is never written); here, in input order, the conditions are checked
+//! against the table and, when they hold, the actions applied; an alert whose conditions fail is dropped and
+//! corrects the totals as a threshold's does. What the rule's match did inside the worker (its flowbits, a drop or
+//! pass verdict) is not undone when its xbit conditions fail here.
+//!
+//! Cost: a hash-table lookup per alert of a thresholded rule or per xbit of a rule's match, an address-set test per suppression of the alert's
 //! rule, nothing for other events; one table for the run, bounded ([`flowbundle_rules::ThresholdTable`]).
 
 use std::borrow::Cow;
@@ -26,7 +33,7 @@ use std::collections::HashMap;
 
 use flowbundle_rules::{
     Action, RateFilter, RateTable, RuleSet, Suppress, Threshold, ThresholdConfig, ThresholdStats,
-    ThresholdTable,
+    ThresholdTable, Xbit, XbitStats, XbitTable,
 };
 
 use crate::engine::Finished;
@@ -54,6 +61,10 @@ pub struct AlertFilter {
     flows: HashMap<u64, FlowAction>,
     /// IPS mode: a rate filter's `drop`/`reject` reports the alert as blocked.
     ips: bool,
+    /// Per rule index: its xbits, and whether it is `noalert` (its events only carry its xbits).
+    xbits: Vec<Vec<Xbit>>,
+    noalert: Vec<bool>,
+    xbit_table: XbitTable,
 }
 
 impl AlertFilter {
@@ -89,9 +100,11 @@ impl AlertFilter {
             .iter()
             .map(|r| config.rate_filter_for(r.gid, r.sid))
             .collect();
+        let xbits: Vec<Vec<Xbit>> = rules.rules().iter().map(|r| r.xbits.clone()).collect();
         let needed = thresholds.iter().any(Option::is_some)
             || suppressions.iter().any(|s| !s.is_empty())
-            || rate.iter().any(Option::is_some);
+            || rate.iter().any(Option::is_some)
+            || xbits.iter().any(|x| !x.is_empty());
         needed.then(|| AlertFilter {
             sids: rules.rules().iter().map(|r| r.sid).collect(),
             suppressed: vec![0; thresholds.len()],
@@ -104,6 +117,9 @@ impl AlertFilter {
             rate_table: RateTable::default(),
             flows: HashMap::new(),
             ips: false,
+            noalert: rules.rules().iter().map(|r| r.noalert).collect(),
+            xbits,
+            xbit_table: XbitTable::default(),
         })
     }
 
@@ -144,8 +160,19 @@ impl AlertFilter {
             }
             None
         };
+        let silent = self.noalert.get(i).copied().unwrap_or(false);
         if self.flows.contains_key(&e.flow_id) {
-            return suppress(self);
+            return if silent { None } else { suppress(self) };
+        }
+        if let Some(xb) = self.xbits.get(i).filter(|x| !x.is_empty()) {
+            let (src, dst, _, _) = e.key.endpoints(e.dir);
+            if !self.xbit_table.conditions_hold(xb, src, dst, e.ts_ns) {
+                return if silent { None } else { suppress(self) };
+            }
+            self.xbit_table.apply(xb, src, dst, e.ts_ns);
+        }
+        if silent {
+            return None;
         }
         let sup = self.suppressions.get(i).map_or(&[][..], Vec::as_slice);
         let t = self.thresholds.get(i).copied().flatten();
@@ -226,6 +253,11 @@ impl AlertFilter {
     /// Counters of the threshold table.
     pub fn stats(&self) -> ThresholdStats {
         self.table.stats()
+    }
+
+    /// Counters of the xbits table.
+    pub fn xbit_stats(&self) -> XbitStats {
+        self.xbit_table.stats()
     }
 
     /// Takes the suppressed alerts out of the engine's totals (alerts, alerts per rule), so the summary counts what

@@ -467,6 +467,12 @@ impl Out<'_> {
     fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel) {
         *self.alerted = true;
         self.produced.alerts += 1;
+        self.alert_event(a, dir, label);
+    }
+
+    /// The alert's event; alone (without counting it or marking the flow alerted), the event of a `noalert` rule's
+    /// match that only carries its xbits (see [`emit_owned`]).
+    fn alert_event(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel) {
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
         let ev = AlertEvent {
@@ -880,6 +886,21 @@ pub(crate) fn owned(a: &Alert<'_>) -> OwnedAlert {
     }
 }
 
+fn to_alert<'r>(rule: &'r flowbundle_rules::Rule, a: &OwnedAlert) -> Alert<'r> {
+    Alert {
+        rule,
+        rule_index: a.rule_index,
+        dir: a.dir,
+        source: match a.source {
+            AlertSourceOwned::Stream => AlertSource::Stream,
+            AlertSourceOwned::Packet => AlertSource::Packet,
+            AlertSourceOwned::Http(tx_id, buffer) => AlertSource::Http { tx_id, buffer },
+        },
+        offset: a.offset,
+        len: a.len,
+    }
+}
+
 pub(crate) fn emit_owned(
     out: &mut Out<'_>,
     rules: &flowbundle_rules::RuleSet,
@@ -901,6 +922,11 @@ pub(crate) fn emit_owned(
         }
     }
     if rule.noalert {
+        // A `noalert` rule with xbits: its match goes on, silent, to where alerts meet in input order, which applies
+        // its xbits and drops it (`crate::alert_filter`); it neither counts as an alert nor marks the flow alerted.
+        if !rule.xbits.is_empty() {
+            out.alert_event(&to_alert(rule, a), dir, label);
+        }
         // A dropping `noalert` rule: its drop applies, no alert is written.
         if rule.action.drops() {
             PacketVerdict::earliest(&mut out.verdict.drop, rank);
@@ -910,19 +936,7 @@ pub(crate) fn emit_owned(
         }
         return;
     }
-    let alert = Alert {
-        rule,
-        rule_index: a.rule_index,
-        dir: a.dir,
-        source: match a.source {
-            AlertSourceOwned::Stream => AlertSource::Stream,
-            AlertSourceOwned::Packet => AlertSource::Packet,
-            AlertSourceOwned::Http(tx_id, buffer) => AlertSource::Http { tx_id, buffer },
-        },
-        offset: a.offset,
-        len: a.len,
-    };
-    out.alert(&alert, dir, label);
+    out.alert(&to_alert(rule, a), dir, label);
     if rule.action.drops() {
         PacketVerdict::earliest(&mut out.verdict.drop, rank);
         if flow_scope {
@@ -1196,12 +1210,15 @@ pub(crate) fn scan_flowless(
         // A pass withdraws the packet's alerts ranked after it, as for a packet of a flow.
         for e in events.split_off(start) {
             if let EventKind::Alert(a) = &e.kind {
-                let rank = det
+                let rule = det
                     .rules()
-                    .and_then(|r| r.rules().get(a.rule_index as usize))
-                    .map_or(u8::MAX, |r| det.action_rank(r.action));
+                    .and_then(|r| r.rules().get(a.rule_index as usize));
+                let rank = rule.map_or(u8::MAX, |r| det.action_rank(r.action));
                 if !verdict.stands(rank) {
-                    produced.alerts = produced.alerts.saturating_sub(1);
+                    // A `noalert` rule's event (it carries xbits) was never counted as an alert.
+                    if !rule.is_some_and(|r| r.noalert) {
+                        produced.alerts = produced.alerts.saturating_sub(1);
+                    }
                     if let Some(sc) = scanner.as_mut() {
                         sc.withdraw_hit(a.rule_index);
                     }

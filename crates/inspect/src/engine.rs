@@ -1817,13 +1817,16 @@ pub(crate) fn apply_verdict(
         let mut kept_alert = false;
         for e in tail {
             if let EventKind::Alert(a) = &e.kind {
-                let rank = ctx
+                let rule = ctx
                     .det
                     .rules()
-                    .and_then(|r| r.rules().get(a.rule_index as usize))
-                    .map_or(u8::MAX, |r| ctx.det.action_rank(r.action));
+                    .and_then(|r| r.rules().get(a.rule_index as usize));
+                let rank = rule.map_or(u8::MAX, |r| ctx.det.action_rank(r.action));
                 if !verdict.stands(rank) {
-                    ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
+                    // A `noalert` rule's event (it carries xbits) was never counted as an alert.
+                    if !rule.is_some_and(|r| r.noalert) {
+                        ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
+                    }
                     if let Some(sc) = ctx.scanner.as_mut() {
                         sc.withdraw_hit(a.rule_index);
                     }
@@ -1852,9 +1855,16 @@ pub(crate) fn apply_verdict(
 fn cap_alerts(ctx: &mut WorkerCtx, alerted: &mut bool, alerted_before: bool, ev_start: usize) {
     let max = ctx.det.packet_alert_max();
     let start = ev_start.min(ctx.events.len());
+    // A `noalert` rule's event (it carries xbits, see `crate::alert_filter`) is not an alert: not limited here.
+    let silent = |a: &crate::event::AlertEvent| {
+        ctx.det
+            .rules()
+            .and_then(|r| r.rules().get(a.rule_index as usize))
+            .is_some_and(|r| r.noalert)
+    };
     let raised = ctx.events[start..]
         .iter()
-        .filter(|e| matches!(e.kind, EventKind::Alert(_)))
+        .filter(|e| matches!(&e.kind, EventKind::Alert(a) if !silent(a)))
         .count();
     if raised <= max {
         return;
@@ -1870,7 +1880,7 @@ fn cap_alerts(ctx: &mut WorkerCtx, alerted: &mut bool, alerted_before: bool, ev_
     let mut keys: Vec<_> = ctx.events[start..]
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Alert(a) => Some(order(a)),
+            EventKind::Alert(a) if !silent(a) => Some(order(a)),
             _ => None,
         })
         .collect();
@@ -1881,7 +1891,9 @@ fn cap_alerts(ctx: &mut WorkerCtx, alerted: &mut bool, alerted_before: bool, ev_
     let tail = ctx.events.split_off(start);
     let mut kept = 0usize;
     for e in tail {
-        if let EventKind::Alert(a) = &e.kind {
+        if let EventKind::Alert(a) = &e.kind
+            && !silent(a)
+        {
             if max == 0 || order(a) > last_kept || kept == max {
                 ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
                 ctx.stats.alert_queue_overflow += 1;

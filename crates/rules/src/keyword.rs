@@ -157,6 +157,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("flow", &[], Flow, |b, _, v, _| b.flow(v)),
     parse("flowbits", &[], Flow, |b, _, v, ctx| b.flowbits(v, ctx)),
     parse("flowint", &[], Flow, |b, _, v, ctx| b.flowint(v, ctx)),
+    parse("xbits", &[], Flow, |b, _, v, ctx| b.xbits(v, ctx)),
     parse("noalert", &[], Flow, |b, _, _, _| b.set_noalert()),
     parse("alert", &[], Flow, |b, _, _, _| b.set_alert()),
     parse("app-layer-protocol", &[], Flow, |b, _, v, _| {

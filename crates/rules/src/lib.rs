@@ -42,7 +42,9 @@
 //! (direction, established state, `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto fragbits
 //! flags window seq ack itype icode icmp_id icmp_seq`, and `decode-event` on the decoder's anomalies); `threshold` and `detection_filter` ([`threshold`], applied
 //! by the engine where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset noalert`, names
-//! joined by `|` or `&`) and `noalert`; `flowint` (`= + - == != < <= > >= isset notset`, per-flow integers beside the
+//! joined by `|` or `&`) and `noalert`; `xbits` (`set unset toggle isset isnotset noalert`, `track ip_src ip_dst
+//! ip_pair`, `expire`: bits per host or address pair across flows, see [`xbits`], applied by the engine where
+//! alerts meet in input order); `flowint` (`= + - == != < <= > >= isset notset`, per-flow integers beside the
 //! flowbits); `stream_size` on the TCP session's sequence numbers ([`stream_size`]); `tls.version` on the version
 //! each TLS side recorded ([`Buffer::TlsVersion`]); `app-layer-protocol`; sticky
 //! buffers ([`Buffer`]): HTTP in full
@@ -62,7 +64,7 @@
 //! target in EVE. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
 //! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,927 of 4,004 rules (98.1%) (the
-//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,766 of 24,827 (`tests/parse.rs`).
+//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,796 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
@@ -169,6 +171,7 @@ pub mod tls_record;
 pub mod transform;
 pub mod vars;
 pub mod verify;
+pub mod xbits;
 
 pub use addr::{AddrSet, PortSet};
 pub use classify::Classifications;
@@ -191,3 +194,4 @@ pub use threshold::{
 pub use threshold_config::{ConfigLineError, Suppress, SuppressTrack, ThresholdConfig};
 pub use transform::Transform;
 pub use vars::{Origin, Var, VarKind, Vars};
+pub use xbits::{Xbit, XbitOp, XbitStats, XbitTable, XbitTrack};

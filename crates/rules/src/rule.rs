@@ -30,6 +30,7 @@ use crate::stream_size::StreamSize;
 use crate::text::{self, Opt};
 use crate::threshold::{Threshold, ThresholdError};
 use crate::transform::Transform;
+use crate::xbits::{Xbit, XbitError, XbitSpec};
 
 /// Largest offset, depth, distance or within accepted (Suricata keeps them in 16 bits; 1 MiB is generous).
 pub const MAX_POSITION: i64 = 1 << 20;
@@ -637,6 +638,8 @@ pub enum FlowintValue {
 
 /// Most distinct flowint names in a rule set.
 pub const MAX_FLOWINTS: usize = 1024;
+/// Most distinct xbit names in one load (both name spaces together).
+pub const MAX_XBITS: usize = 4096;
 
 /// Most distinct flowbit names in a rule set.
 pub const MAX_FLOWBITS: usize = 4096;
@@ -829,7 +832,10 @@ pub struct Rule {
     pub services: Vec<String>,
     /// `flowbits` conditions and actions, in rule order.
     pub flowbits: Vec<Flowbit>,
-    /// `noalert` (or `flowbits:noalert`): the rule sets flowbits but never alerts.
+    /// `xbits` conditions and actions, in rule order ([`crate::xbits`]: applied by the engine where alerts meet in
+    /// input order, like thresholds).
+    pub xbits: Vec<Xbit>,
+    /// `noalert` (or `flowbits:noalert`, `xbits:noalert`): the rule sets flowbits or xbits but never alerts.
     pub noalert: bool,
     /// `alert`: the rule alerts even where its action does not imply alerting (`pass ...; alert;`, Suricata's
     /// "alert then pass").
@@ -856,7 +862,8 @@ impl Rule {
     /// packet rules (header keywords, `dsize`, `tcp-pkt`, flowbit conditions, content on the packet) act on the
     /// packet alone, so a `drop` rule on `dsize:0` drops those packets and leaves the flow alone.
     pub fn flow_scoped(&self) -> bool {
-        let conditions = self.flowbits.iter().any(Flowbit::is_condition);
+        let conditions = self.flowbits.iter().any(Flowbit::is_condition)
+            || self.xbits.iter().any(|x| x.op.is_condition());
         if !self.groups.is_empty()
             || !self.header.is_empty()
             || self.tcp_inspect == TcpInspect::Packet
@@ -931,6 +938,8 @@ pub(crate) struct Ctx<'a, 'v> {
     pub flowbit_ids: &'a mut std::collections::HashMap<String, u32>,
     /// Flowint name → id, shared by the whole load.
     pub flowint_ids: &'a mut std::collections::HashMap<String, u32>,
+    /// Xbit (name space, name) → id, shared by the whole load (host bits and pair bits are two name spaces).
+    pub xbit_ids: &'a mut std::collections::HashMap<(bool, String), u32>,
     /// Bytes of compiled pcre programs so far in this load.
     pub pcre_memory: &'a mut usize,
 }
@@ -1005,6 +1014,7 @@ pub(crate) struct Builder {
     /// A `file_data` buffer was used.
     file_data: bool,
     flowbits: Vec<Flowbit>,
+    xbits: Vec<Xbit>,
     noalert: bool,
     alert: bool,
     target: Option<AlertTarget>,
@@ -1106,6 +1116,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         app_layer: Vec::new(),
         file_data: false,
         flowbits: Vec::new(),
+        xbits: Vec::new(),
         noalert: false,
         alert: false,
         target: None,
@@ -1703,6 +1714,38 @@ impl Builder {
         Ok(())
     }
 
+    /// `xbits:cmd,name,track T[,expire N]` or `xbits:noalert` (see [`crate::xbits`]).
+    pub(crate) fn xbits(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let raw = v.ok_or_else(|| err("xbits needs a value"))?.trim();
+        let (op, name, track, expire) = match XbitSpec::parse(raw) {
+            Ok(XbitSpec::NoAlert) => {
+                self.noalert = true;
+                return Ok(());
+            }
+            Ok(XbitSpec::Bit {
+                op,
+                name,
+                track,
+                expire,
+            }) => (op, name, track, expire),
+            Err(XbitError::Invalid(m)) => return Err(err(m)),
+            Err(XbitError::Unsupported(m)) => return Err(skip(m)),
+        };
+        let key = (track.is_host(), name);
+        let next = ctx.xbit_ids.len() as u32;
+        if ctx.xbit_ids.len() >= MAX_XBITS && !ctx.xbit_ids.contains_key(&key) {
+            return Err(err(format!("more than {MAX_XBITS} xbit names")));
+        }
+        let id = *ctx.xbit_ids.entry(key).or_insert(next);
+        self.xbits.push(Xbit {
+            op,
+            id,
+            track,
+            expire,
+        });
+        Ok(())
+    }
+
     /// `flowint:name,op[,value]` (see [`Flowint`]).
     pub(crate) fn flowint(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
         let raw = v.ok_or_else(|| err("flowint needs a value"))?.trim();
@@ -2274,6 +2317,7 @@ impl Builder {
             metadata: self.metadata.into(),
             services: self.services,
             flowbits: self.flowbits,
+            xbits: self.xbits,
             noalert: self.noalert,
             alert: self.alert,
             target: self.target,

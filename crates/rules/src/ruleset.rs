@@ -458,6 +458,7 @@ impl RuleSet {
         let mut next_pcre = 0u32;
         let mut flowbit_ids: HashMap<String, u32> = HashMap::new();
         let mut flowint_ids: HashMap<String, u32> = HashMap::new();
+        let mut xbit_ids: HashMap<(bool, String), u32> = HashMap::new();
         let mut pcre_memory = 0usize;
         let mut rules: Vec<Rule> = Vec::new();
         let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
@@ -479,6 +480,7 @@ impl RuleSet {
                             next_pcre_id: &mut next_pcre,
                             flowbit_ids: &mut flowbit_ids,
                             flowint_ids: &mut flowint_ids,
+                            xbit_ids: &mut xbit_ids,
                             pcre_memory: &mut pcre_memory,
                         };
                         (line, rule::parse_rule(&text, line, file, &mut ctx))
@@ -654,7 +656,8 @@ impl RuleSet {
         let mut stored = vec![false; Buffer::COUNT];
         for (ri, r) in rules.iter().enumerate() {
             let mut ri_info = RuleInfo {
-                has_condition: r.flowbits.iter().any(rule::Flowbit::is_condition),
+                has_condition: r.flowbits.iter().any(rule::Flowbit::is_condition)
+                    || r.xbits.iter().any(|x| x.op.is_condition()),
                 groups: Vec::with_capacity(r.groups.len()),
                 all_groups: 0,
                 payload_bit: None,
@@ -1017,6 +1020,7 @@ impl Rule {
             metadata: std::sync::Arc::from([]),
             services: Vec::new(),
             flowbits: Vec::new(),
+            xbits: Vec::new(),
             noalert: false,
             alert: false,
             target: None,

@@ -133,8 +133,8 @@ pub enum AlertSource {
 
 /// One alert, borrowing the rule's static fields.
 ///
-/// A match of a `noalert` rule whose action drops (`drop ...; noalert;`) is reported too, so that its drop applies;
-/// a caller writing alerts leaves it out (`alert.rule.noalert`).
+/// A match of a `noalert` rule whose action drops (`drop ...; noalert;`) or that has `xbits` is reported too, so
+/// that its drop and its xbits apply; a caller writing alerts leaves it out (`alert.rule.noalert`).
 #[derive(Clone, Copy, Debug)]
 pub struct Alert<'r> {
     pub rule: &'r Rule,
@@ -994,8 +994,9 @@ impl RuleSet {
             p.matched(rule_index);
         }
         // A `noalert` rule raises no alert, but a dropping one still acts: its match is reported so that the caller
-        // applies the drop (and writes no alert for it, see `Alert`).
-        if rule.noalert && !rule.action.drops() {
+        // applies the drop (and writes no alert for it, see `Alert`); so is one with xbits, whose conditions and
+        // actions the caller applies where alerts meet in input order (`crate::xbits`).
+        if rule.noalert && !rule.action.drops() && rule.xbits.is_empty() {
             return;
         }
         if !rule.noalert {

@@ -785,6 +785,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                     st.table_full
                 );
             }
+            let xb = f.xbit_stats();
+            if xb.table_full > 0 {
+                eprintln!("warning: xbits table full: {} bits not set", xb.table_full);
+            }
         }
         costs.write(&std::mem::take(&mut finished.cost_records))?;
         let prestage = pre.stats();

@@ -1,0 +1,123 @@
+//! Rule keywords whose state crosses flows, through `flowbundle inspect` on the shared captures: `xbits` (bits per
+//! host or address pair). They load, fire where their state says, stay silent where it does not, and give the same
+//! alerts with one worker or two.
+
+use flowbundle_testsupport::data;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `inspect` with `extra` arguments then `-- inputs`, EVE to standard output: the EVE lines.
+fn eve(inputs: &[PathBuf], extra: &[&str]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .args(["inspect", "-o", "-"])
+        .args(extra)
+        .arg("--")
+        .args(inputs)
+        .output()
+        .expect("running flowbundle");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "inspect {extra:?}: {err}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn alerts_of(lines: &[String], sid: u32) -> Vec<&String> {
+    let needle = format!("\"signature_id\":{sid},");
+    lines
+        .iter()
+        .filter(|l| l.contains("\"event_type\":\"alert\"") && l.contains(&needle))
+        .collect()
+}
+
+fn field<'l>(line: &'l str, name: &str) -> &'l str {
+    let key = format!("\"{name}\":\"");
+    let at = line.find(&key).expect("the field is there") + key.len();
+    let len = line[at..].find('"').expect("a closed string");
+    &line[at..at + len]
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writing a test file");
+    p
+}
+
+/// A SYN sets a bit on its sender (silently, `noalert`), read back on the SYN-ACK as the destination's bit: every
+/// answered handshake fires, the same bit read as the SYN-ACK's source never does; `isnotset` then `set` on one
+/// rule fires once per host; a pair bit holds either way round.
+#[test]
+fn xbits_cross_flows_by_host_and_pair() {
+    let (Some(a), Some(b)) = (
+        data("reassembly/example2.pcap"),
+        data("ndpi/pcap/bt-http.pcapng"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = write(
+        dir.path(),
+        "x.rules",
+        "alert tcp any any -> any any (msg:\"syn\"; flags:S; sid:1;)\n\
+         alert tcp any any -> any any (msg:\"syn-ack\"; flags:SA; sid:2;)\n\
+         alert tcp any any -> any any (msg:\"client\"; flags:S; xbits:set,client,track ip_src,expire 3600; noalert; sid:10;)\n\
+         alert tcp any any -> any any (msg:\"answer to a client\"; flags:SA; xbits:isset,client,track ip_dst; sid:11;)\n\
+         alert tcp any any -> any any (msg:\"server as client\"; flags:SA; xbits:isset,client,track ip_src; sid:12;)\n\
+         alert tcp any any -> any any (msg:\"first syn of a host\"; flags:S; xbits:isnotset,seen,track ip_src; xbits:set,seen,track ip_src,expire 3600; sid:13;)\n\
+         alert tcp any any -> any any (msg:\"pair\"; flags:S; xbits:set,pair,track ip_pair,expire 3600; xbits:noalert; sid:14;)\n\
+         alert tcp any any -> any any (msg:\"answer in pair\"; flags:SA; xbits:isset,pair,track ip_pair; sid:15;)\n",
+    );
+    let r = rules.to_string_lossy().into_owned();
+    let caps = [a, b];
+    let serial = eve(&caps, &["--threads", "1", "--rules", &r]);
+    let syn_acks = alerts_of(&serial, 2).len();
+    assert!(syn_acks > 10, "{syn_acks}");
+    assert!(alerts_of(&serial, 10).is_empty() && alerts_of(&serial, 14).is_empty());
+    // Every SYN-ACK whose destination sent a SYN before.
+    let clients: BTreeSet<&str> = alerts_of(&serial, 1)
+        .iter()
+        .map(|l| field(l, "src_ip"))
+        .collect();
+    let answered = alerts_of(&serial, 11);
+    assert!(!answered.is_empty());
+    assert!(answered.len() <= syn_acks);
+    assert!(
+        answered
+            .iter()
+            .all(|l| clients.contains(field(l, "dest_ip")))
+    );
+    assert_eq!(alerts_of(&serial, 15).len(), answered.len());
+    // Servers never sent a SYN in these captures.
+    let servers_as_clients = alerts_of(&serial, 12);
+    assert!(
+        servers_as_clients
+            .iter()
+            .all(|l| clients.contains(field(l, "src_ip"))),
+        "{servers_as_clients:?}"
+    );
+    // Once per host.
+    let firsts: Vec<&str> = alerts_of(&serial, 13)
+        .iter()
+        .map(|l| field(l, "src_ip"))
+        .collect();
+    assert_eq!(firsts.len(), clients.len(), "{firsts:?}");
+    assert_eq!(firsts.iter().collect::<BTreeSet<_>>().len(), clients.len());
+    for sched in ["lfb", "rss"] {
+        let par = eve(
+            &caps,
+            &["--threads", "2", "--scheduler", sched, "--rules", &r],
+        );
+        let alerts = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .filter(|l| l.contains("\"event_type\":\"alert\""))
+                .cloned()
+                .collect()
+        };
+        assert!(
+            alerts(&par) == alerts(&serial),
+            "--threads 2 --scheduler {sched} differs"
+        );
+    }
+}
