@@ -754,6 +754,7 @@ impl Emit<'_, '_> {
             return;
         }
         use flowbundle_rules::Buffer as B;
+        let m = *self.out.meta;
         let mut each = |tx: u64, proto: AppProto, to_server: bool, b: B, data: &[u8]| {
             self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(data));
         };
@@ -768,6 +769,14 @@ impl Emit<'_, '_> {
                         q.rrname.as_bytes(),
                     );
                 }
+            }
+            // `ftpbounce`: an active-mode command whose address is not the client's. Each command is its own
+            // transaction, numbered by the flow's packet count (the parser numbers only its anomalies).
+            AppEvent::Ftp(f) if f.listener == flowbundle_protocols::ftp::Listener::Client => {
+                let (client, _) = m.client_server_ips();
+                let bounce = f.expected_ip.is_some_and(|ip| !same_host(ip, client));
+                let tx = m.pkts[0] + m.pkts[1];
+                each(tx, AppProto::Ftp, true, B::FtpBounce, &[u8::from(bounce)]);
             }
             // The client's buffers went to the rules with the ClientHello (`tls_client_hello`); the server's go now.
             AppEvent::Tls(t) => {
@@ -1010,6 +1019,11 @@ impl StreamSink for StreamCx<'_, '_> {
             fa.on_gap(pdir, len);
         }
     }
+}
+
+/// Whether two addresses name the same host (an IPv4 address and its IPv4-mapped IPv6 form do).
+fn same_host(a: IpAddr, b: IpAddr) -> bool {
+    a.to_canonical() == b.to_canonical()
 }
 
 /// A TLS side's version as `tls.version` reads it ([`flowbundle_rules::Buffer::TlsVersion`]): as recorded, then

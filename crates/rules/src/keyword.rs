@@ -219,6 +219,7 @@ pub static KEYWORDS: &[Keyword] = &[
         |b, _, v, _| b.krb5_msg_type(v),
     ),
     parse("tls.version", &[], Payload, |b, _, v, _| b.tls_version(v)),
+    parse("ftpbounce", &[], Payload, |b, _, v, _| b.ftpbounce(v)),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.
@@ -463,6 +464,7 @@ mod tests {
                             (Buffer::DcerpcHeader, "dcerpc.iface"),
                             (Buffer::Krb5MsgType, "krb5_msg_type"),
                             (Buffer::TlsVersion, "tls.version"),
+                            (Buffer::FtpBounce, "ftpbounce"),
                             (Buffer::DnsEvents, "app-layer-event"),
                             (Buffer::FtpEvents, "app-layer-event"),
                             (Buffer::HttpEvents, "app-layer-event"),

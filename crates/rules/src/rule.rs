@@ -371,6 +371,9 @@ buffers! {
     DnsEvents,
     /// The FTP parser's anomalies on a control line, as `app-layer-event:ftp.<name>` reads them.
     FtpEvents,
+    /// An FTP `PORT` or `EPRT` command's verdict for `ftpbounce`: one byte, 1 when the address it announces is not
+    /// the client's own (the server would connect to a third host), else 0.
+    FtpBounce,
     /// The HTTP parser's anomalies on a transaction, as `app-layer-event:http.<name>` reads them.
     HttpEvents,
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
@@ -467,7 +470,7 @@ impl Buffer {
             SshProto | SshSoftware => Some("ssh"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
-            FtpEvents => Some("ftp"),
+            FtpEvents | FtpBounce => Some("ftp"),
             _ => Some("http"),
         }
     }
@@ -524,6 +527,7 @@ impl Buffer {
             SshSoftware => "ssh.software",
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
+            FtpBounce => "ftpbounce",
             TlsVersion => "tls.version",
             Krb5MsgType => "krb5_msg_type",
             DnsEvents => "app-layer-event (dns)",
@@ -1927,6 +1931,17 @@ impl Builder {
         self.push_item(PBuf::Fixed(buffer), Item::Byte(Box::new(item)))
     }
 
+    /// `ftpbounce`: an FTP `PORT` (or `EPRT`) command announcing an address that is not the client's
+    /// ([`Buffer::FtpBounce`]), Suricata's FTP bounce check on the request.
+    pub(crate) fn ftpbounce(&mut self, v: Option<&str>) -> Step<()> {
+        if v.is_some_and(|v| !v.trim().is_empty()) {
+            return Err(err("ftpbounce takes no value"));
+        }
+        let item = byte::parse("byte_test", "1,=,1,0", &mut |_, _| Err(String::new()))
+            .map_err(|_| err("ftpbounce: invalid test"))?;
+        self.push_item(PBuf::Fixed(Buffer::FtpBounce), Item::Byte(Box::new(item)))
+    }
+
     /// `tls.version:<1.0|1.1|1.2|1.3|0xNNNN>` (optionally quoted): the version the TLS side of the packet's direction
     /// recorded ([`Buffer::TlsVersion`]), as Suricata matches it: `1.0` to `1.3` are 0x0301 to 0x0304 and also
     /// match a TLS 1.3 draft version; a hex value is compared as recorded.
@@ -2438,6 +2453,46 @@ mod tests {
         assert_eq!(o.rank(Action::Sdrop), o.rank(Action::Drop));
         assert_eq!(o.rank(Action::Log), o.rank(Action::Alert));
         assert_eq!(o.names(), ["drop", "pass", "reject", "alert"]);
+    }
+
+    #[test]
+    fn ftpbounce_tests_the_active_command_verdict() {
+        use super::Buffer;
+        let text = "alert tcp any any -> any 21 (flow:to_server; content:\"PORT\"; nocase; ftpbounce; sid:1;)\n\
+                    alert tcp any any -> any any (ftpbounce:1; sid:2;)\n";
+        let (set, report) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        assert_eq!(
+            (set.len(), report.errors.len()),
+            (1, 1),
+            "{:?}",
+            report.errors
+        );
+        let bufs: Vec<Buffer> = set.rules()[0].groups.iter().map(|g| g.buffer).collect();
+        assert!(
+            bufs.contains(&Buffer::FtpBounce) && bufs.contains(&Buffer::Payload),
+            "{bufs:?}"
+        );
+        let lone = "alert tcp any any -> any any (ftpbounce; sid:3;)";
+        let (set, _) = crate::RuleSet::parse(lone, &crate::Vars::suricata_defaults()).unwrap();
+        let mut sc = set.scanner();
+        let ctx = crate::PacketCtx {
+            app_proto: Some("ftp"),
+            ..crate::PacketCtx::default()
+        };
+        for (verdict, want) in [(0u8, 0usize), (1, 1)] {
+            let mut flow = crate::FlowMatchState::default();
+            let mut out: Vec<crate::AlertRecord> = Vec::new();
+            set.scan_app(
+                &mut sc,
+                &mut flow,
+                &ctx,
+                7,
+                Buffer::FtpBounce,
+                &[verdict],
+                &mut out,
+            );
+            assert_eq!(out.len(), want);
+        }
     }
 
     #[test]
