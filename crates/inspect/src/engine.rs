@@ -829,42 +829,83 @@ impl Engine {
         num: u64,
         rec: &PacketRecord<'_>,
     ) -> bool {
+        let mut latest = 0;
+        // SAFETY: `&mut self` excludes every other user of the table, so every bundle is this caller's.
+        unsafe { self.process_owned(ctx, pre, num, rec, |_| true, &mut latest) }.unwrap_or(false)
+    }
+
+    /// [`Engine::process_serial`] on one of several threads that each read the whole input, each with its own
+    /// [`Prestage`] that sees every packet (so every thread defragments alike), and inspect only the packets filed
+    /// under a bundle `owns` accepts ([`Engine::serial_bundle`] of the packet, or of the datagram a fragment
+    /// completes; a fragment the defragmenter held or dropped goes with its own). `None` for a packet another thread
+    /// inspects. `latest` is raised to the capture time of every packet the single-threaded loop counts in its
+    /// latest time (whole packets and completed datagrams, whoever inspects them), so each thread knows the
+    /// single-threaded run's end of input without asking the others.
+    ///
+    /// # Safety
+    /// No other thread uses the shards of the bundles `owns` accepts while this runs (each thread owns a disjoint set
+    /// of bundles, and only its owner ever inspects a packet of one).
+    pub unsafe fn process_owned(
+        &self,
+        ctx: &mut WorkerCtx,
+        pre: &mut Prestage,
+        num: u64,
+        rec: &PacketRecord<'_>,
+        owns: impl Fn(u16) -> bool,
+        latest: &mut u64,
+    ) -> Option<bool> {
         let t0 = cost::now();
         let on = ctx.sample();
         let d = decode(rec, &self.cfg.decode);
         let mut frag_events = DecodeEvents::default();
         match pre.stage_decoded_noting(&d, rec.ts_ns, &mut frag_events) {
             Staged::Whole => {
+                *latest = (*latest).max(rec.ts_ns);
+                let bundle = Self::serial_bundle(&d);
+                if !owns(bundle) {
+                    return None;
+                }
                 let tm = Timing {
                     t0,
                     t_decoded: if on { cost::now() } else { 0 },
                     on,
                 };
-                // SAFETY: `&mut self` excludes every other user of the table.
-                let mut held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
-                self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm)
+                // SAFETY: the caller's promise: this thread alone uses the shards of the bundles it owns.
+                let mut held = unsafe { BundleToken::assume_held(bundle) };
+                Some(self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm))
             }
             Staged::Absorbed => {
-                // SAFETY: `&mut self` excludes every other user of the table.
-                let held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
+                let bundle = Self::serial_bundle(&d);
+                if !owns(bundle) {
+                    return None;
+                }
+                // SAFETY: as above.
+                let held = unsafe { BundleToken::assume_held(bundle) };
                 self.inspect_fragment(ctx, &held, num, rec.ts_ns, &d, frag_events);
-                false
+                Some(false)
             }
             Staged::Reassembled(datagram) => {
-                // The fragment that completed the datagram is inspected as a packet first.
-                // SAFETY: `&mut self` excludes every other user of the table.
-                let held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
-                self.inspect_fragment(ctx, &held, num, rec.ts_ns, &d, frag_events);
+                *latest = (*latest).max(rec.ts_ns);
                 let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
                 let dd = decode_bytes(LinkType::RAW, datagram, &self.cfg.decode);
+                let bundle = Self::serial_bundle(&dd);
+                if !owns(bundle) {
+                    return None;
+                }
+                // The fragment that completed the datagram is inspected as a packet first, without a flow, by the
+                // datagram's owner (so its events come just before the datagram's); it is filed under its own
+                // bundle as the single-threaded loop files it (only a staged run's detection stage reads that).
+                // SAFETY: the fragment's bundle is only named, not used: a flowless inspection touches no shard.
+                let frag_held = unsafe { BundleToken::assume_held(Self::serial_bundle(&d)) };
+                self.inspect_fragment(ctx, &frag_held, num, rec.ts_ns, &d, frag_events);
                 let tm = Timing {
                     t0,
                     t_decoded: if on { cost::now() } else { 0 },
                     on,
                 };
-                // SAFETY: `&mut self` excludes every other user of the table.
-                let mut held = unsafe { BundleToken::assume_held(Self::serial_bundle(&dd)) };
-                self.process_timed(ctx, &mut held, num, rec.ts_ns, len, &dd, tm)
+                // SAFETY: as above.
+                let mut held = unsafe { BundleToken::assume_held(bundle) };
+                Some(self.process_timed(ctx, &mut held, num, rec.ts_ns, len, &dd, tm))
             }
         }
     }
@@ -1594,6 +1635,18 @@ impl Engine {
         BUNDLES * w / n..BUNDLES * (w + 1) / n
     }
 
+    /// The bundles worker `w` of `workers` owns when each worker reads the whole input and inspects its own share
+    /// ([`Engine::process_owned`]): the bundle modulo the workers, `dh`'s placement (a bundle is the CRC-16 of the
+    /// flow identifier, and `dh` sends it to worker CRC-16 mod N).
+    pub fn owns_bundle(w: usize, workers: usize, bundle: u16) -> bool {
+        usize::from(bundle) % workers.max(1) == w
+    }
+
+    /// The shards of the bundles worker `w` of `workers` owns ([`Engine::owns_bundle`]), for its sweeps.
+    pub fn owned_shards(w: usize, workers: usize) -> impl Iterator<Item = usize> + Clone {
+        (w..BUNDLES).step_by(workers.max(1))
+    }
+
     /// A sweep ([`Engine::expire_all`]) of `shards` only, as one worker's share of a sweep run on every worker: ends
     /// each flow of those shards whose timeout has passed at `now_ns`, in the order of their deadlines, then flow ids,
     /// and after each calls `each` with the context (the flow's events pending in it) and the flow's place in that
@@ -1606,19 +1659,16 @@ impl Engine {
         &self,
         ctx: &mut WorkerCtx,
         now_ns: u64,
-        shards: std::ops::Range<usize>,
+        shards: impl IntoIterator<Item = usize>,
         mut each: impl FnMut(&mut WorkerCtx, (u64, u64)),
     ) -> usize {
         self.adopt(ctx);
         let t = &self.cfg.timeouts;
         let mut expired: Vec<(u16, Flow)> = Vec::new();
-        for (b, floor) in self
-            .expiry_floor
-            .iter()
-            .enumerate()
-            .take(shards.end)
-            .skip(shards.start)
-        {
+        for b in shards {
+            let Some(floor) = self.expiry_floor.get(b) else {
+                break;
+            };
             if now_ns <= floor.load(Relaxed) {
                 continue;
             }
@@ -1677,13 +1727,13 @@ impl Engine {
         &self,
         ctx: &mut WorkerCtx,
         end_ns: u64,
-        shards: std::ops::Range<usize>,
+        shards: impl IntoIterator<Item = usize>,
     ) -> usize {
         self.adopt(ctx);
         let mut n = 0;
         for b in shards {
             // The global count says when every flow has been ended: small inputs skip most of the 65,536 shards.
-            if self.table.is_empty() {
+            if self.table.is_empty() || b >= BUNDLES {
                 break;
             }
             // SAFETY: the caller's promise: no other thread uses this shard now.

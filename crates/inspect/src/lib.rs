@@ -40,6 +40,7 @@ pub mod app;
 pub mod config;
 pub mod config_file;
 pub mod detect;
+pub mod each;
 pub mod engine;
 pub mod expect;
 pub mod flow;
@@ -58,6 +59,7 @@ pub use alert_filter::AlertFilter;
 pub use config::{CostConfig, EngineConfig, Timeouts};
 pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;
+pub use each::{EachReads, EachWorker};
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
     AlertEvent, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence, FlowAction,

@@ -93,7 +93,12 @@ pub struct Run {
 impl Run {
     /// Ends a segment with key `key` holding what `ctx` has pending (nothing when it has nothing, or the renderer
     /// wrote nothing).
-    fn segment(&mut self, key: (u64, u64, u64), ctx: &mut WorkerCtx, render: Option<&Renderer>) {
+    pub(crate) fn segment(
+        &mut self,
+        key: (u64, u64, u64),
+        ctx: &mut WorkerCtx,
+        render: Option<&Renderer>,
+    ) {
         if ctx.pending_events() == 0 {
             return;
         }
@@ -114,7 +119,7 @@ impl Run {
     }
 
     /// Ends a segment with key `key` holding event `e` alone.
-    fn event(&mut self, key: (u64, u64, u64), e: Event, render: Option<&Renderer>) {
+    pub(crate) fn event(&mut self, key: (u64, u64, u64), e: Event, render: Option<&Renderer>) {
         let lines = self.segs.last().map_or(0, |s| s.2);
         match render {
             Some(r) => {
@@ -401,14 +406,14 @@ fn drain_helping(arena: &PacketArena, help: Option<&Help<'_>>) -> bool {
 
 /// Sends a context's pending events to the collector, rendered or whole. Shared by the workers' source and the
 /// reader's sweeps.
-struct Emitter<'a> {
-    events: EventSender,
-    render: Option<&'a Renderer>,
+pub(crate) struct Emitter<'a> {
+    pub(crate) events: EventSender,
+    pub(crate) render: Option<&'a Renderer>,
 }
 
 impl Emitter<'_> {
     /// Sends `ctx`'s pending events tagged `seq`; nothing when there are none (or the renderer wrote nothing).
-    fn send(&self, seq: u64, ctx: &mut WorkerCtx) {
+    pub(crate) fn send(&self, seq: u64, ctx: &mut WorkerCtx) {
         if ctx.pending_events() == 0 {
             return;
         }
@@ -432,7 +437,7 @@ impl Emitter<'_> {
     }
 
     /// Sends a worker's share of a sweep or flush tagged `seq` (nothing when it has no segment).
-    fn send_run(&self, seq: u64, run: Run) {
+    pub(crate) fn send_run(&self, seq: u64, run: Run) {
         if !run.segs.is_empty() {
             self.events.send(seq, Batch::Run(run));
         }
@@ -1019,7 +1024,7 @@ impl StatsBoard {
         }
     }
 
-    fn publish(&self, ctx: &WorkerCtx) {
+    pub(crate) fn publish(&self, ctx: &WorkerCtx) {
         let w = ctx.worker();
         if let (Some(slot), Some(ts)) = (self.slots.get(w), self.max_ts.get(w)) {
             slot.lock()

@@ -52,6 +52,10 @@
 //! The feed may run a job on every worker at once ([`Crew::broadcast`]: a sweep of the workload's state by shard,
 //! the end of the input), and the workers do not time each packet (nothing reads it there).
 //!
+//! **Every worker reads** ([`run_each`]): for a policy that places packets by a fixed function of their flow, no
+//! dispatcher at all: each worker runs the caller's loop over the whole input and keeps its own share, while the
+//! calling thread collects; the runtime brings the threads, their names, the collector's tick and the abort handling.
+//!
 //! The workload runs with per-worker local state ([`Workload::Local`]), returned in the report so the harness can
 //! read what the engine measured inside a packet (its life-of-a-packet stage times). Workloads here: [`Null`] and
 //! [`Synthetic`] (a calibrated busy loop from a cost model or a per-packet cost array, optionally touching per-flow
@@ -73,5 +77,5 @@ pub use runtime::{
     RunConfig, RunError, RunReport, Status, WorkerReport, run,
 };
 pub use staged::{GroupReport, HAND_OVER_BATCH, StagedReport, run_stream_staged};
-pub use stream::{Feed, StreamConfig, run_stream};
+pub use stream::{Feed, StreamConfig, run_each, run_stream};
 pub use workload::{Cost, Null, Synthetic, spin_rate};

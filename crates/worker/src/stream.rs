@@ -337,3 +337,73 @@ impl<W: Workload + ?Sized> OwnShare for ReaderShare<'_, W> {
         self.jobs.run_pending(0, seen, local);
     }
 }
+
+/// Runs `work` on `workers` threads at once (named `worker-0`, ...; `work` gets the worker number), while the calling
+/// thread runs `collect` every [`StreamConfig::collect_every`], and once more after every worker has left (its
+/// argument says which call is the last), as in [`run_stream`]. Returns each worker's result by worker number; or,
+/// when a thread panicked (a worker, or `collect`), which one and why, once every other thread has left: the run's
+/// [`StreamConfig::on_abort`] hook must then make the other workers' `work` return soon (they share nothing with
+/// the runtime that it could end for them).
+///
+/// What it is for: a policy that places every packet by a fixed function of its flow (`dh`) needs no dispatcher when
+/// each worker can read the input itself. Each worker then reads every packet, keeps its own share, and nothing
+/// crosses between cores but the output: no reader thread (on two cores, three busy threads time-share them), no
+/// hand-over of a packet's bytes and decoded view to another core's cache, no wake-ups. Reading and decoding a
+/// packet to its flow key is a few percent of inspecting it, which each worker pays for the packets it skips.
+pub fn run_each<R: Send>(
+    workers: usize,
+    work: &(dyn Fn(usize) -> R + Sync),
+    collect: &mut dyn FnMut(bool),
+    cfg: &StreamConfig<'_>,
+) -> Result<Vec<R>, Aborted> {
+    let workers = workers.max(1);
+    // Pinned as the workers of `run_stream` are, the collector standing for the reader: with as many workers as
+    // cores the threads float (the collector wakes on any core).
+    let pinning = plan_pinning(cfg.pin, workers);
+    let abort = Abort::new(cfg.on_abort);
+    let names: Vec<String> = (0..workers).map(|w| format!("worker-{w}")).collect();
+    let mut panics = Vec::new();
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (abort, name, core) = (&abort, &names[w], pinning.core_of(w + 1));
+                std::thread::Builder::new()
+                    .name(name.clone())
+                    .spawn_scoped(scope, move || {
+                        crate::abort::reported_by_run();
+                        let _on_unwind = OnUnwind {
+                            abort,
+                            thread: name,
+                        };
+                        pin_to(core);
+                        work(w)
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        let mut collecting = true;
+        while !handles.iter().all(|h| h.is_finished()) {
+            if collecting
+                && let Err(p) = catch_unwind(AssertUnwindSafe(|| reporting(|| collect(false))))
+            {
+                abort.raise("collector");
+                panics.push(("collector".to_string(), p));
+                collecting = false;
+            }
+            std::thread::park_timeout(cfg.collect_every);
+        }
+        handles
+            .into_iter()
+            .zip(&names)
+            .filter_map(|(h, name)| h.join().map_err(|p| panics.push((name.clone(), p))).ok())
+            .collect::<Vec<R>>()
+    });
+    if abort.is_raised() || !panics.is_empty() {
+        return Err(abort.report(panics));
+    }
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| reporting(|| collect(true)))) {
+        abort.raise("collector");
+        return Err(abort.report(vec![("collector".into(), p)]));
+    }
+    Ok(results)
+}
