@@ -145,6 +145,24 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
             );
         }
     }
+    // No reader: every worker reads the input and inspects its share of `dh`'s placement; a small window (eight
+    // packets' worth of buffers: 64 packets) makes the faster worker wait for the slower one often.
+    for threads in ["2", "3"] {
+        for buffers in ["512", "8"] {
+            same_as_serial(
+                &s,
+                &[
+                    "--threads",
+                    threads,
+                    "--scheduler",
+                    "dh",
+                    "--packet-buffers",
+                    buffers,
+                    "--workers-read",
+                ],
+            );
+        }
+    }
 }
 
 /// The software pipeline and MultiLayer Processing (a flow group handing packets to a detection group) under every
@@ -442,6 +460,21 @@ fn streaming_parallel_alerts_on_fragments_equal_the_single_threaded_alerts_under
                 par.iter().zip(&serial).find(|(a, b)| a != b)
             );
         }
+    }
+    // Every worker reading the input, each defragmenting every datagram and inspecting its own.
+    for threads in ["2", "3"] {
+        let par = eve_sorted(
+            &capture,
+            &rules,
+            &["--threads", threads, "--scheduler", "dh", "--workers-read"],
+        );
+        assert!(
+            par == serial,
+            "dh --workers-read on {threads} threads: {} lines against {} single-threaded, first difference: {:?}",
+            par.len(),
+            serial.len(),
+            par.iter().zip(&serial).find(|(a, b)| a != b)
+        );
     }
     // The staged execution models inspect fragments in their flow stage, the alerts travelling in the script.
     for exec in ["pipeline", "multilayer"] {

@@ -248,6 +248,13 @@ pub struct Args {
     #[arg(long)]
     reader_inspects: bool,
 
+    /// With --threads N ≥ 2 --scheduler dh reading files: no reader thread; every worker reads the input itself and
+    /// inspects only the packets `dh` places on it (the flow's CRC-16 modulo N), skipping the rest, so nothing but
+    /// the output crosses between cores. A worker waits when it is eight times --packet-buffers packets ahead of the
+    /// slowest (what bounds the output held back for ordering).
+    #[arg(long)]
+    workers_read: bool,
+
     /// With an EVE output: end it with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
     /// flow, tcp and detect counters of the whole run, the summary's own counters).
     #[arg(long)]
@@ -713,6 +720,28 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
         eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
     }
+    if args.workers_read {
+        if args.reader_inspects {
+            bail!(
+                "--workers-read and --reader-inspects exclude each other: with --workers-read there is no reader"
+            );
+        }
+        if args.exec.is_some() || args.interface.is_some() || args.inline.is_some() {
+            bail!(
+                "--workers-read reads files, run to completion (no --exec, no --interface or --inline)"
+            );
+        }
+        if threads > 1 && args.scheduler.as_deref() != Some("dh") {
+            bail!(
+                "--workers-read needs --scheduler dh (a policy that places each packet by a fixed function of its flow; \
+                 {} decides as the run goes)",
+                args.scheduler.as_deref().unwrap_or("lfb, the default,")
+            );
+        }
+    }
+    if threads == 1 && args.workers_read {
+        eprintln!("warning: --workers-read has no effect on a single-threaded run (--threads 1)");
+    }
     if threads == 1 && args.reader_inspects {
         eprintln!(
             "warning: --reader-inspects has no effect on a single-threaded run (--threads 1)"
@@ -993,6 +1022,19 @@ fn inspect_inputs(
             sink.write(&events)?;
             worker_stats.push(ctx.stats().clone());
             engine.finish([ctx])
+        }
+        n if args.workers_read && live.is_none() && inline.is_none() && exec.is_none() => {
+            inspect_each(
+                args,
+                files,
+                n,
+                first_packet,
+                engine,
+                sink,
+                info,
+                worker_stats,
+                &mut pre,
+            )?
         }
         n => {
             // The decode-before-claim of `ph`'s late claim keeps a decoded view of a packet across a handoff; the
@@ -1294,6 +1336,120 @@ fn inspect_inputs(
         }
     };
     Ok((finished, pre))
+}
+
+/// `--workers-read`: every worker reads the files and inspects its own share of `dh`'s placement
+/// (`flowbundle_inspect::each`), the calling thread collecting their output in input order.
+#[allow(clippy::too_many_arguments)]
+fn inspect_each(
+    args: &Args,
+    files: &[PathBuf],
+    n: usize,
+    first_packet: u64,
+    engine: &mut Engine,
+    sink: &mut Sink,
+    info: &mut RunInfo,
+    worker_stats: &mut Vec<flowbundle_inspect::EngineStats>,
+    pre: &mut Prestage,
+) -> anyhow::Result<flowbundle_inspect::Finished> {
+    info.threads = Some((n, "dh, every worker reading the input".to_string()));
+    let (tx, mut merge) = EventMerge::new();
+    let eve_opts = EveOptions {
+        extra: args.eve_extra,
+        ..EveOptions::default()
+    };
+    let render_eve = move |buf: &mut Vec<u8>, events: &[Event]| {
+        flowbundle_sinks::eve::render_lines_with(buf, events, eve_opts)
+    };
+    let render: &Renderer = match sink.eve {
+        Some(_) => &render_eve,
+        None => &|_, _| {},
+    };
+    // With thresholds, events come here whole: the filter must see them in order before anything is written.
+    let render_on_workers = sink.filter.is_none();
+    let stop = AtomicBool::new(false);
+    let board = StatsBoard::new(n);
+    let mut periodic = PeriodicStats::new(args);
+    let window = (args.packet_buffers as u64).saturating_mul(8);
+    let results = {
+        let mut each = flowbundle_inspect::EachReads::new(
+            engine,
+            files,
+            n,
+            tx,
+            render_on_workers.then_some(render),
+            &stop,
+            window,
+        )
+        .numbered_from(first_packet);
+        if periodic.is_some() {
+            each = each.with_stats_board(&board);
+        }
+        let each = &each;
+        let progress = Progress::new();
+        let mut write_error: Option<anyhow::Error> = None;
+        let mut collect = |last: bool| {
+            progress.show(each.packets_read(), engine, last);
+            // The watermark first, then the channel (see `flowbundle_inspect::each`).
+            let watermark = each.watermark();
+            if write_error.is_some() {
+                return;
+            }
+            let r = if last {
+                merge.release_all(|p| sink.write_piece(p))
+            } else {
+                merge.release(watermark, |p| sink.write_piece(p))
+            };
+            let r = r.and_then(|()| sink.maintain());
+            let ts = board.max_ts();
+            let r = r.and_then(|()| match periodic.as_mut() {
+                Some(p) if !last && ts > 0 => {
+                    if p.due(ts) {
+                        p.write(sink, &board.total(), each.packets_read())
+                    } else {
+                        Ok(())
+                    }
+                }
+                _ => Ok(()),
+            });
+            if let Err(e) = r {
+                write_error = Some(e);
+                stop.store(true, Ordering::Relaxed);
+            }
+        };
+        // A worker that dies abandons the run: the others stop reading.
+        let abandon = || stop.store(true, Ordering::Relaxed);
+        let run_cfg = StreamConfig {
+            on_abort: Some(&abandon),
+            ..StreamConfig::default()
+        };
+        let results =
+            flowbundle_worker::run_each(n, &|w| each.run_worker(w), &mut collect, &run_cfg)
+                .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        results
+    };
+    let mut ctxs = Vec::with_capacity(results.len());
+    for (w, r) in results.into_iter().enumerate() {
+        if w == 0 {
+            // Every worker read the same: the first one's reading stands for the run's.
+            for e in r.errors.iter().chain(&r.warnings) {
+                eprintln!("{e}");
+            }
+            info.input_errors += r.errors.len() as u64;
+            for (path, stats) in &r.inputs_read {
+                note_read_end(path, stats, info);
+            }
+            info.packets_read = r.packets_read;
+            info.capture_span = r.capture_span;
+            *pre = r.prestage;
+        }
+        worker_stats.push(r.ctx.stats().clone());
+        ctxs.push(r.ctx);
+    }
+    Ok(engine.finish(ctxs))
 }
 
 /// At the end of one input: warn of a record cut by the end of the file and of impossible original lengths (read
