@@ -220,6 +220,7 @@ pub static KEYWORDS: &[Keyword] = &[
     ),
     parse("tls.version", &[], Payload, |b, _, v, _| b.tls_version(v)),
     parse("ftpbounce", &[], Payload, |b, _, v, _| b.ftpbounce(v)),
+    parse("asn1", &[], Payload, |b, _, v, _| b.asn1(v)),
     info("prefilter"),
     info("rawbytes"),
     // Content modifiers.

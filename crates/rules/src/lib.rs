@@ -46,7 +46,8 @@
 //! ip_pair`, `expire`: bits per host or address pair across flows, see [`xbits`], applied by the engine where
 //! alerts meet in input order); `flowint` (`= + - == != < <= > >= isset notset`, per-flow integers beside the
 //! flowbits); `stream_size` on the TCP session's sequence numbers ([`stream_size`]); `tls.version` on the version
-//! each TLS side recorded ([`Buffer::TlsVersion`]); `app-layer-protocol`; sticky
+//! each TLS side recorded ([`Buffer::TlsVersion`]); `ftpbounce`; `asn1` (a bounded BER walk, [`asn1`]);
+//! `app-layer-protocol`; sticky
 //! buffers ([`Buffer`]): HTTP in full
 //! (`http.uri`, `http.uri.raw`, `http.method`, `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`,
 //! `http.header`, `http.header.raw`, `http.request_line`, `http.response_line`, `http.start`, `http.protocol`,
@@ -64,7 +65,7 @@
 //! target in EVE. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
 //! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,927 of 4,004 rules (98.1%) (the
-//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,797 of 24,827 (`tests/parse.rs`).
+//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,801 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
@@ -145,6 +146,7 @@
 //! candidates and the fired rules. All caps have counters in [`ScanStats`].
 
 pub mod addr;
+pub mod asn1;
 pub mod base64;
 pub mod byte;
 pub mod classify;

@@ -733,6 +733,8 @@ pub enum Item {
     Tls(crate::tls_record::TlsCond),
     /// `dcerpc.iface` / `dcerpc.opnum` on a DCE/RPC call header ([`crate::dcerpc`]).
     Dce(crate::dcerpc::DceCond),
+    /// `asn1`: BER objects from the buffer start, an offset or the previous match ([`crate::asn1`]).
+    Asn1(Box<crate::asn1::Asn1>),
 }
 
 /// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
@@ -766,6 +768,7 @@ impl Item {
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
             Item::Tls(_) | Item::Dce(_) => false,
+            Item::Asn1(a) => a.absolute_offset.is_none(),
         }
     }
 
@@ -778,7 +781,8 @@ impl Item {
             | Item::Len { .. }
             | Item::Base64(_)
             | Item::Tls(_)
-            | Item::Dce(_) => true,
+            | Item::Dce(_)
+            | Item::Asn1(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -1942,6 +1946,13 @@ impl Builder {
         self.push_item(PBuf::Fixed(Buffer::FtpBounce), Item::Byte(Box::new(item)))
     }
 
+    /// `asn1:<options>` on the current buffer ([`crate::asn1`]).
+    pub(crate) fn asn1(&mut self, v: Option<&str>) -> Step<()> {
+        let a = crate::asn1::Asn1::parse(v.unwrap_or("")).map_err(err)?;
+        let buf = self.relative_buf(a.absolute_offset.is_none());
+        self.push_item(buf, Item::Asn1(Box::new(a)))
+    }
+
     /// `tls.version:<1.0|1.1|1.2|1.3|0xNNNN>` (optionally quoted): the version the TLS side of the packet's direction
     /// recorded ([`Buffer::TlsVersion`]), as Suricata matches it: `1.0` to `1.3` are 0x0301 to 0x0304 and also
     /// match a TLS 1.3 draft version; a hex value is compared as recorded.
@@ -2418,6 +2429,7 @@ pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
         Item::Len { .. } => Some("buffer length on a tcp stream"),
         Item::DataAt { negated: true, .. } => Some("isdataat:! on a tcp stream"),
         Item::Tls(_) => Some("ssl_state or ssl_version on a tcp stream"),
+        Item::Asn1(_) => Some("asn1 on a tcp stream"),
         // A stream has no end while it is inspected.
         Item::Content(c) if c.endswith => Some("endswith on a tcp stream"),
         _ => None,
@@ -2453,6 +2465,58 @@ mod tests {
         assert_eq!(o.rank(Action::Sdrop), o.rank(Action::Drop));
         assert_eq!(o.rank(Action::Log), o.rank(Action::Alert));
         assert_eq!(o.names(), ["drop", "pass", "reject", "alert"]);
+    }
+
+    /// `asn1` after a content, relative to it, and from an absolute offset, on TCP packets (a stream has no end
+    /// to decode to, so the rule inspects packets).
+    #[test]
+    fn asn1_decodes_from_the_match_or_an_offset() {
+        let text = "alert tcp any any -> any any (content:\"NEG\"; asn1:bitstring_overflow, relative_offset 1; sid:1;)\n\
+                    alert tcp any any -> any any (content:\"NEG\"; asn1:oversize_length 100, absolute_offset 0; sid:2;)\n\
+                    alert tcp any any -> any any (content:\"NEG\"; asn1:oversize_length 2; sid:3;)\n\
+                    alert tcp any any -> any any (asn1:print; sid:4;)\n";
+        let (set, report) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        assert_eq!(
+            (set.len(), report.errors.len()),
+            (3, 1),
+            "{:?}",
+            report.errors
+        );
+        assert!(
+            set.rules()
+                .iter()
+                .all(|r| r.tcp_inspect == super::TcpInspect::Packet)
+        );
+        let run = |payload: &[u8]| {
+            let mut sc = set.scanner();
+            let mut out: Vec<crate::AlertRecord> = Vec::new();
+            let ctx = crate::PacketCtx {
+                header: Some(crate::PacketHeader {
+                    ip_proto: 6,
+                    tcp: Some(crate::TcpHeader::default()),
+                    ..crate::PacketHeader::default()
+                }),
+                ..crate::PacketCtx::default()
+            };
+            set.scan_packet(
+                &mut sc,
+                &mut crate::FlowMatchState::default(),
+                &ctx,
+                payload,
+                &mut out,
+            );
+            let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+            s.sort_unstable();
+            s
+        };
+        // "NEG", one skipped byte, then a BIT STRING claiming 9 unused bits where its one other byte holds 8 (from
+        // right after the match, `00 03` is a 3-byte object: above 2 for sid 3).
+        assert_eq!(run(b"NEG\x00\x03\x02\x09\xff"), vec![1, 3]);
+        assert_eq!(run(b"NEG\x00\x03\x02\x08\xff"), vec![3]);
+        // From the start: "NEG" reads as an application tag 14 (`N`) of length 0x45 (`E`), below 100; after the
+        // match, a 3-byte OCTET STRING is above 2.
+        assert_eq!(run(b"NEG\x04\x03abc"), vec![3]);
+        assert_eq!(run(b"N\x81\xffNEG"), vec![2]);
     }
 
     #[test]

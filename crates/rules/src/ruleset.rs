@@ -884,7 +884,12 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         Item::Content(c) => !c.negated && !c.endswith,
         Item::Pcre(p, _) => !p.negated && !p.end_sensitive,
         Item::DataAt { negated, .. } => !negated,
-        Item::Len { .. } | Item::Byte(_) | Item::Base64(_) | Item::Tls(_) | Item::Dce(_) => false,
+        Item::Len { .. }
+        | Item::Byte(_)
+        | Item::Base64(_)
+        | Item::Tls(_)
+        | Item::Dce(_)
+        | Item::Asn1(_) => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
     let mut abs_end: Option<u64> = Some(0);
@@ -910,7 +915,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
             // The length of the whole buffer is no position; nor are the records at its start.
             Item::Len { .. } | Item::Tls(_) | Item::Dce(_) => Some(0),
             // A number read at a position that may come from another number; a decode of unknown length.
-            Item::Byte(_) | Item::Base64(_) => None,
+            Item::Byte(_) | Item::Base64(_) | Item::Asn1(_) => None,
         };
         abs_end = match (abs_end, end) {
             (Some(a), Some(e)) => Some(a.max(e)),

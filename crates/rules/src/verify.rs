@@ -378,6 +378,29 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::Asn1(a) => {
+                let h = self.hay;
+                if !self.spend() {
+                    return None;
+                }
+                // Where decoding starts: the buffer start (index `-base`) plus `absolute_offset`, or the cursor
+                // (the buffer start without one) plus `relative_offset`.
+                let from = match a.absolute_offset {
+                    Some(o) => -(h.base as i64) + i64::from(o),
+                    None => {
+                        cursor.map_or(-(h.base as i64), |c| c as i64)
+                            + i64::from(a.relative_offset.unwrap_or(0))
+                    }
+                };
+                let from = usize::try_from(from)
+                    .ok()
+                    .filter(|&f| f >= h.lo && f < h.hi)?;
+                if a.matches(h.bytes.get(from..h.hi)?) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Dce(c) => {
                 let h = self.hay;
                 if h.base == 0 && c.matches(h.bytes.get(..h.hi)?) {
