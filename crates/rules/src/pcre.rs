@@ -444,9 +444,47 @@ fn translate(expr: &str, backtracking: bool) -> Result<String, PcreError> {
                 '1'..='9' if !in_class && !backtracking => {
                     return Err(unsupported("backreference"));
                 }
-                '1'..='9' | 'g' | 'k' | 'K' if !in_class && backtracking => {
+                'g' if !in_class && backtracking => {
+                    // PCRE's `\gN`, `\g{N}` and `\g{name}`: the backtracking engine's `\N` (grouped, so a digit
+                    // after it is not read as part of the number) and `\k<name>`. A relative `\g{-N}` is refused.
+                    let braced = at(i) == Some('{');
+                    let start = i + usize::from(braced);
+                    let mut end = start;
+                    while at(end).is_some_and(|c| {
+                        c.is_ascii_digit() || (braced && (c.is_ascii_alphabetic() || c == '_'))
+                    }) {
+                        end += 1;
+                    }
+                    let name: String = chars.get(start..end).unwrap_or(&[]).iter().collect();
+                    if name.is_empty() || (braced && at(end) != Some('}')) {
+                        return Err(unsupported("escape \\g"));
+                    }
+                    if name.bytes().all(|b| b.is_ascii_digit()) {
+                        out.push_str(&format!("(?:\\{name})"));
+                    } else if braced {
+                        out.push_str(&format!("\\k<{name}>"));
+                    } else {
+                        return Err(unsupported("escape \\g"));
+                    }
+                    i = end + usize::from(braced);
+                }
+                '1'..='9' | 'k' | 'K' if !in_class && backtracking => {
                     out.push('\\');
                     out.push(n);
+                }
+                'x' if at(i) != Some('{') => {
+                    // PCRE reads up to two hex digits after `\x` (none: a NUL byte); the regex engines want two.
+                    let mut v = 0u32;
+                    for _ in 0..2 {
+                        match at(i).and_then(|c| c.to_digit(16)) {
+                            Some(d) => {
+                                v = v * 16 + d;
+                                i += 1;
+                            }
+                            None => break,
+                        }
+                    }
+                    out.push_str(&format!("\\x{v:02X}"));
                 }
                 'Q' => {
                     // \Q...\E: everything up to \E (or the end) is literal.
@@ -729,6 +767,22 @@ mod tests {
             p.search(&mut p.create_cache(), &hay, 0..hay.len(), false),
             Err(LimitExceeded)
         );
+    }
+
+    #[test]
+    fn g_references_and_short_hex_escapes() {
+        let m = |pat: &str, hay: &[u8]| m(&Pcre::parse(pat).unwrap(), hay).is_some();
+        // `\g{1}`, `\g1`, `\g{name}` are back-references (ET sid 2021178 uses `\g{1}` before `\x30`).
+        assert!(m(r#""/(ab)\g{1}\x30/""#, b"xabab0"));
+        assert!(!m(r#""/(ab)\g{1}\x30/""#, b"xabac0"));
+        assert!(m(r#""/(a)\g1/""#, b"aa"));
+        assert!(m(r#""/(?P<v>b+)-\g{v}/""#, b"bb-bb"));
+        assert!(Pcre::parse(r#""/(a)\g{-1}/""#).is_err());
+        // PCRE's `\x` takes one or two hex digits (ET sid 2025916: `[\x22\x2]`), none being NUL.
+        assert!(m(r#""/[\x22\x2]/""#, b"\x02") && m(r#""/[\x22\x2]/""#, b"\""));
+        assert!(!m(r#""/[\x22\x2]/""#, b"2"));
+        assert!(m(r#""/a\xq/""#, b"a\x00q"));
+        assert!(m(r#""/\x{41}\x4/""#, b"A\x04"));
     }
 
     #[test]
