@@ -262,6 +262,8 @@ pub struct Limits {
     pub dns_max_records: usize,
     /// Bytes of QUIC CRYPTO data reassembled from Initial packets to find the ClientHello.
     pub quic_crypto_cap: usize,
+    /// Bytes of each mail attachment kept for `file.data` (Suricata's SMTP `content-limit`, 100000).
+    pub smtp_file_cap: usize,
 }
 
 impl Default for Limits {
@@ -275,6 +277,7 @@ impl Default for Limits {
             dns_tcp_cap: 65_537,
             dns_max_records: 64,
             quic_crypto_cap: 16 * 1024,
+            smtp_file_cap: 100_000,
         }
     }
 }
@@ -333,12 +336,52 @@ pub trait EventSink {
     fn tls_client_hello(&mut self, hello: &tls::TlsEvent) {
         let _ = hello;
     }
+    /// A file the flow carried (a mail attachment), complete: the rules' `file.data` inspects it. The default
+    /// ignores it.
+    fn file(&mut self, file: &FileData<'_>) {
+        let _ = file;
+    }
+}
+
+/// A file a parser extracted (a mail attachment), handed over once when it ends, as the rules' `file.data`
+/// inspects it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileData<'a> {
+    /// The protocol that carried it (its parser's), which selects the rules' buffer.
+    pub proto: AppProto,
+    /// The transaction (per flow, 0-based) it belongs to.
+    pub tx_id: u64,
+    /// Whether it travelled to the server.
+    pub to_server: bool,
+    /// Its name as the protocol gave it (a MIME part's `filename`).
+    pub name: &'a [u8],
+    /// Its first bytes, decoded, up to the parser's inspection cap.
+    pub data: &'a [u8],
+    /// Its whole size (bytes past the cap were counted, not kept).
+    pub size: u64,
 }
 
 impl EventSink for Vec<AppEvent> {
     fn event(&mut self, event: AppEvent) {
         self.push(event);
     }
+}
+
+/// Suricata's EVE `fileinfo` fields of a file that ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FileInfo {
+    /// The name as the protocol gave it (lossy UTF-8).
+    pub filename: String,
+    /// Whether bytes of it were lost to a capture gap.
+    pub gaps: bool,
+    /// `CLOSED` (ended normally) or `TRUNCATED` (the flow ended first).
+    pub state: &'static str,
+    /// Files are never stored.
+    pub stored: bool,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The transaction it belongs to.
+    pub tx_id: u64,
 }
 
 /// An application-layer event. Serialises as `{"<event_type>": {...}}` with Suricata's EVE field names inside, so a
@@ -359,6 +402,11 @@ pub enum AppEvent {
     Ssh(ssh::SshEvent),
     /// An FTP data connection announced on the control connection (EVE `ftp`, plus the expected endpoint).
     Ftp(ftp::FtpEvent),
+    /// A mail transaction: the SMTP envelope (EVE `smtp`) and the message's MIME fields (EVE `email`, written
+    /// beside it).
+    Smtp(mail::smtp::SmtpEvent),
+    /// A file a parser carried, when it ended (EVE `fileinfo`).
+    Fileinfo(FileInfo),
     /// Free-form metadata for protocols without a dedicated event type: (key, value) pairs.
     Meta {
         proto: AppProto,
@@ -376,6 +424,8 @@ impl AppEvent {
             AppEvent::Dns(_) => "dns",
             AppEvent::Ssh(_) => "ssh",
             AppEvent::Ftp(_) => "ftp",
+            AppEvent::Smtp(_) => "smtp",
+            AppEvent::Fileinfo(_) => "fileinfo",
             AppEvent::Meta { .. } => "meta",
         }
     }

@@ -11,8 +11,11 @@
 //! Cost: a detector reads the first line of the greeting and walks the client's (short) command lines in the
 //! stream prefix; nothing is kept between packets.
 
+pub mod mime;
+pub mod smtp;
+
 use crate::scan::{Lit, lines, lit_ci, printable, reply_code, starts_ci};
-use crate::{AppProto, Detector, Direction, Probe, ProbeCtx, Transport};
+use crate::{AppProto, Detector, Direction, Limits, Parser, Probe, ProbeCtx, Transport};
 
 /// Which mail protocol a [`MailDetector`] recognises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,6 +202,16 @@ impl Detector for MailDetector {
             (Mail::Imap, false) => AppProto::Imap,
             (Mail::Imap, true) => AppProto::Imaps,
         }
+    }
+    fn parser(&self, transport: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
+        // Only plain SMTP carries files that are parsed (Suricata has no file parser for POP3 and IMAP); after
+        // `STARTTLS` the mail is encrypted.
+        (self.mail == Mail::Smtp && !self.tls && transport == Transport::Tcp).then(|| {
+            Box::new(smtp::SmtpParser::new(smtp::SmtpLimits {
+                file_cap: limits.smtp_file_cap,
+                ..smtp::SmtpLimits::default()
+            })) as Box<dyn Parser>
+        })
     }
     fn probe(&self, ctx: &ProbeCtx<'_>) -> Probe {
         if self.tls

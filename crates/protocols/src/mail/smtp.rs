@@ -1,0 +1,789 @@
+//! The SMTP parser (RFC 5321): the client's commands, the message after `DATA` (dot-unstuffed, up to the lone
+//! `.`) or in `BDAT` chunks (RFC 3030), decoded by the MIME decoder ([`super::mime`]); attachments go to the rules'
+//! `file.data` ([`EventSink::file`]) and to EVE `fileinfo`, each transaction to EVE `smtp` with its `email` fields,
+//! as Suricata's SMTP parser does.
+//!
+//! **Transactions.** One per mail: it starts with `MAIL FROM` (or the first `RCPT TO`, `DATA`, `BDAT`), ends with
+//! the end of its message (or `RSET`, or the flow's end) and is numbered per flow from 0. `HELO`/`EHLO` belong to
+//! the session, as in Suricata.
+//!
+//! **The server's side** is read only for what changes the client's: a `DATA` the server refused (not `354`)
+//! before any message line came leaves data mode (Suricata's `data_command_rejected`); a `220` to `STARTTLS` ends
+//! the parse (the rest is TLS).
+//!
+//! **Bounds.** A client line is buffered up to [`MAX_LINE`] bytes; a longer message line goes to the MIME decoder
+//! in pieces, a longer command is cut (counted). A file keeps its first [`SmtpLimits::file_cap`] bytes for the
+//! rules (Suricata's `content-limit`), the rest is counted in its size; at most [`MAX_RCPT`] recipients and
+//! [`MAX_LIST`] entries of each `email` list are kept.
+
+use super::mime::{MimeAnomalies, MimeConfig, MimeParser, MimeSink};
+use crate::scan::starts_ci;
+use crate::{AppEvent, AppProto, Direction, EventSink, FileData, FileInfo, Parser, ParserStats};
+
+/// Longest client line buffered before it is handed on in pieces (a message line) or cut (a command).
+pub const MAX_LINE: usize = 4096;
+/// Recipients kept per transaction.
+pub const MAX_RCPT: usize = 64;
+/// Entries kept per `email` list (`to`, `cc`, `received`, `attachment`).
+pub const MAX_LIST: usize = 64;
+/// Longest envelope or header field kept in an event.
+const MAX_FIELD: usize = 1024;
+
+/// The SMTP parser's caps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SmtpLimits {
+    /// Bytes of each file kept for the rules (Suricata's `smtp.inspected-tracker.content-limit`, 100000).
+    pub file_cap: usize,
+    pub mime: MimeConfig,
+}
+
+impl Default for SmtpLimits {
+    fn default() -> Self {
+        SmtpLimits {
+            file_cap: 100_000,
+            mime: MimeConfig::default(),
+        }
+    }
+}
+
+/// Suricata's EVE `smtp` record: the envelope, and the message's `email` fields beside it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SmtpEvent {
+    #[serde(skip)]
+    pub tx_id: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub helo: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mail_from: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rcpt_to: Vec<String>,
+    /// The message's fields (`email`), when a message was sent.
+    #[serde(skip)]
+    pub email: Option<EmailInfo>,
+}
+
+/// Suricata's EVE `email` object: the message's main headers and its attachments' names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmailInfo {
+    /// `PARSE_DONE` when the message ended, `PARSE_ERROR` when the flow ended inside it.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub to: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cc: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub x_mailer: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub received: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attachment: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Command,
+    /// After `DATA`: message lines up to the lone `.`.
+    Data,
+    /// In a `BDAT` chunk: `left` more bytes of message, the last chunk when `last`.
+    Bdat {
+        left: u64,
+        last: bool,
+    },
+    /// After `STARTTLS` was accepted: nothing more is readable.
+    Tls,
+}
+
+/// The file being received.
+#[derive(Debug, Default)]
+struct OpenFile {
+    name: Vec<u8>,
+    data: Vec<u8>,
+    size: u64,
+}
+
+/// One mail transaction.
+#[derive(Debug, Default)]
+struct Tx {
+    started: bool,
+    mail_from: Option<String>,
+    rcpt_to: Vec<String>,
+    mime: Option<Box<MimeParser>>,
+    email: Option<EmailInfo>,
+    file: Option<OpenFile>,
+}
+
+/// The SMTP parser of one flow. See the module documentation.
+pub struct SmtpParser {
+    limits: SmtpLimits,
+    mode: Mode,
+    /// The client's partial line.
+    line: Vec<u8>,
+    /// The partial message line of a `BDAT` chunk.
+    bdat_line: Vec<u8>,
+    /// The current client line was already handed on in part (it is longer than [`MAX_LINE`]).
+    continuing: bool,
+    /// The server's current line: its first bytes (the reply code) and its length.
+    srv_head: [u8; 4],
+    srv_len: usize,
+    /// A `DATA` waits for its reply; message lines seen since.
+    data_reply_pending: bool,
+    data_lines: u64,
+    starttls_pending: bool,
+    helo: Option<String>,
+    tx: Tx,
+    tx_id: u64,
+    anomalies: MimeAnomalies,
+    stats: ParserStats,
+}
+
+impl SmtpParser {
+    pub fn new(limits: SmtpLimits) -> Self {
+        SmtpParser {
+            limits,
+            mode: Mode::Command,
+            line: Vec::new(),
+            bdat_line: Vec::new(),
+            continuing: false,
+            srv_head: [0; 4],
+            srv_len: 0,
+            data_reply_pending: false,
+            data_lines: 0,
+            starttls_pending: false,
+            helo: None,
+            tx: Tx::default(),
+            tx_id: 0,
+            anomalies: MimeAnomalies::default(),
+            stats: ParserStats::default(),
+        }
+    }
+
+    /// The MIME anomalies raised on the flow so far.
+    pub fn anomalies(&self) -> MimeAnomalies {
+        self.anomalies
+    }
+
+    fn client(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
+        while !data.is_empty() {
+            if self.mode == Mode::Tls {
+                return;
+            }
+            if let Mode::Bdat { left, last } = self.mode {
+                let take = usize::try_from(left).unwrap_or(usize::MAX).min(data.len());
+                let (chunk, rest) = data.split_at(take);
+                self.message_bytes(chunk, out);
+                data = rest;
+                let left = left - take as u64;
+                self.mode = Mode::Bdat { left, last };
+                if left == 0 {
+                    self.mode = Mode::Command;
+                    if last {
+                        self.end_bdat(out);
+                    }
+                }
+                continue;
+            }
+            match data.iter().position(|&b| b == b'\n') {
+                Some(p) => {
+                    let (head, rest) = data.split_at(p + 1);
+                    data = rest;
+                    let mut line = std::mem::take(&mut self.line);
+                    let room = MAX_LINE.saturating_sub(line.len());
+                    let body = &head[..head.len() - 1];
+                    if body.len() > room && self.mode == Mode::Data {
+                        line.extend_from_slice(&body[..room]);
+                        self.client_piece(&line, false, out);
+                        line.clear();
+                        let mut rest = &body[room..];
+                        while rest.len() > MAX_LINE {
+                            self.client_piece(&rest[..MAX_LINE], false, out);
+                            rest = &rest[MAX_LINE..];
+                        }
+                        line.extend_from_slice(rest);
+                    } else {
+                        if body.len() > room {
+                            self.stats.bytes_cut += (body.len() - room) as u64;
+                        }
+                        line.extend_from_slice(&body[..body.len().min(room)]);
+                    }
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    self.client_piece(&line, true, out);
+                    line.clear();
+                    self.line = line;
+                }
+                None => {
+                    let room = MAX_LINE.saturating_sub(self.line.len());
+                    if data.len() > room {
+                        if self.mode == Mode::Data {
+                            let mut line = std::mem::take(&mut self.line);
+                            line.extend_from_slice(&data[..room]);
+                            // Keep a trailing CR for the next piece: it may end the line.
+                            let keep_cr = line.last() == Some(&b'\r');
+                            if keep_cr {
+                                line.pop();
+                            }
+                            self.client_piece(&line, false, out);
+                            line.clear();
+                            if keep_cr {
+                                line.push(b'\r');
+                            }
+                            self.line = line;
+                            data = &data[room..];
+                            continue;
+                        }
+                        self.stats.bytes_cut += (data.len() - room) as u64;
+                    }
+                    self.line.extend_from_slice(&data[..data.len().min(room)]);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A client line (`eol`) or a piece of a longer one.
+    fn client_piece(&mut self, line: &[u8], eol: bool, out: &mut dyn EventSink) {
+        let start = !self.continuing;
+        self.continuing = !eol;
+        match self.mode {
+            Mode::Data => {
+                if start && eol && line == b"." {
+                    self.data_reply_pending = false;
+                    self.mode = Mode::Command;
+                    self.end_message(true, out);
+                    return;
+                }
+                self.data_lines += 1;
+                let line = if start {
+                    line.strip_prefix(b".").unwrap_or(line)
+                } else {
+                    line
+                };
+                self.mime_line(line, eol, out);
+            }
+            Mode::Command if start => self.command(line, out),
+            _ => {}
+        }
+    }
+
+    /// Raw message bytes of a `BDAT` chunk: split into lines for the MIME decoder (no dot-unstuffing); a line may
+    /// go on in the next chunk.
+    fn message_bytes(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
+        while !data.is_empty() {
+            let mut line = std::mem::take(&mut self.bdat_line);
+            let room = MAX_LINE.saturating_sub(line.len());
+            match data.iter().position(|&b| b == b'\n') {
+                Some(p) if p <= room => {
+                    line.extend_from_slice(&data[..p]);
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    self.mime_line(&line, true, out);
+                    line.clear();
+                    data = &data[p + 1..];
+                }
+                _ if data.len() > room => {
+                    line.extend_from_slice(&data[..room]);
+                    self.mime_line(&line, false, out);
+                    line.clear();
+                    data = &data[room..];
+                }
+                _ => {
+                    line.extend_from_slice(data);
+                    data = &[];
+                }
+            }
+            self.bdat_line = line;
+        }
+    }
+
+    /// The last `BDAT` chunk ended: its partial last line, then the message.
+    fn end_bdat(&mut self, out: &mut dyn EventSink) {
+        let line = std::mem::take(&mut self.bdat_line);
+        if !line.is_empty() {
+            self.mime_line(&line, true, out);
+        }
+        self.end_message(true, out);
+    }
+
+    fn mime_line(&mut self, line: &[u8], eol: bool, out: &mut dyn EventSink) {
+        self.tx.started = true;
+        let limits = self.limits;
+        let mime = self
+            .tx
+            .mime
+            .get_or_insert_with(|| Box::new(MimeParser::new(limits.mime)));
+        let email = self.tx.email.get_or_insert_with(EmailInfo::default);
+        let mut sink = TxSink {
+            email,
+            file: &mut self.tx.file,
+            out,
+            tx_id: self.tx_id,
+            cap: limits.file_cap,
+            stats: &mut self.stats,
+        };
+        mime.line(line, eol, &mut sink);
+    }
+
+    fn command(&mut self, line: &[u8], out: &mut dyn EventSink) {
+        let arg = |n: usize| -> String { field(trim(line.get(n..).unwrap_or_default())) };
+        if starts_ci(line, b"HELO") || starts_ci(line, b"EHLO") {
+            self.helo = Some(arg(4));
+        } else if starts_ci(line, b"MAIL FROM:") {
+            if self.tx.started {
+                self.end_tx(out);
+            }
+            self.tx.started = true;
+            self.tx.mail_from = Some(address(line.get(10..).unwrap_or_default()));
+        } else if starts_ci(line, b"RCPT TO:") {
+            self.tx.started = true;
+            if self.tx.rcpt_to.len() < MAX_RCPT {
+                self.tx
+                    .rcpt_to
+                    .push(address(line.get(8..).unwrap_or_default()));
+            }
+        } else if line.eq_ignore_ascii_case(b"DATA") {
+            self.tx.started = true;
+            self.mode = Mode::Data;
+            self.data_reply_pending = true;
+            self.data_lines = 0;
+        } else if starts_ci(line, b"BDAT ") {
+            let mut words = line[5..].split(|&b| b == b' ').filter(|w| !w.is_empty());
+            let size = words
+                .next()
+                .and_then(|w| std::str::from_utf8(w).ok())
+                .and_then(|w| w.parse::<u64>().ok());
+            let last = words
+                .next()
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"LAST"));
+            match size {
+                Some(left) => {
+                    self.tx.started = true;
+                    if left > 0 {
+                        self.mode = Mode::Bdat { left, last };
+                    } else if last {
+                        self.end_bdat(out);
+                    }
+                }
+                None => self.stats.malformed += 1,
+            }
+        } else if line.eq_ignore_ascii_case(b"RSET") {
+            if self.tx.started {
+                self.end_tx(out);
+            }
+        } else if line.eq_ignore_ascii_case(b"STARTTLS") {
+            self.starttls_pending = true;
+        }
+    }
+
+    /// The server's bytes: reply lines, of which only the code and the end of a reply matter.
+    fn server(&mut self, data: &[u8]) {
+        for &b in data {
+            if b == b'\n' {
+                let head_buf = self.srv_head;
+                let head = &head_buf[..self.srv_len.min(4)];
+                // `250-...` continues a reply; `250 ...` (or a bare code) ends it.
+                let last = head.len() < 4 || head[3] != b'-';
+                if last && head.len() >= 3 && head[..3].iter().all(u8::is_ascii_digit) {
+                    self.reply(&head[..3]);
+                }
+                self.srv_len = 0;
+            } else {
+                if let Some(slot) = self.srv_head.get_mut(self.srv_len) {
+                    *slot = b;
+                }
+                self.srv_len = self.srv_len.saturating_add(1);
+            }
+        }
+    }
+
+    fn reply(&mut self, code: &[u8]) {
+        if self.starttls_pending {
+            self.starttls_pending = false;
+            if code == b"220" {
+                self.mode = Mode::Tls;
+                return;
+            }
+        }
+        if self.data_reply_pending {
+            self.data_reply_pending = false;
+            if code != b"354" && self.mode == Mode::Data && self.data_lines == 0 {
+                // The server refused the message: the client goes on with commands.
+                self.mode = Mode::Command;
+            }
+        }
+    }
+
+    /// The message ended (`ended`: normally; else the flow ended inside it).
+    fn end_message(&mut self, ended: bool, out: &mut dyn EventSink) {
+        if let Some(mut mime) = self.tx.mime.take() {
+            let email = self.tx.email.get_or_insert_with(EmailInfo::default);
+            let mut sink = TxSink {
+                email,
+                file: &mut self.tx.file,
+                out,
+                tx_id: self.tx_id,
+                cap: self.limits.file_cap,
+                stats: &mut self.stats,
+            };
+            mime.end(&mut sink);
+            let a = mime.anomalies();
+            self.anomalies |= a;
+            if !a.is_empty() {
+                self.stats.malformed += 1;
+            }
+        }
+        let email = self.tx.email.get_or_insert_with(EmailInfo::default);
+        email.status = if ended { "PARSE_DONE" } else { "PARSE_ERROR" };
+        self.end_tx(out);
+    }
+
+    /// The transaction ends: its EVE record, and the next one starts.
+    fn end_tx(&mut self, out: &mut dyn EventSink) {
+        let tx = std::mem::take(&mut self.tx);
+        out.event(AppEvent::Smtp(SmtpEvent {
+            tx_id: self.tx_id,
+            helo: self.helo.clone(),
+            mail_from: tx.mail_from,
+            rcpt_to: tx.rcpt_to,
+            email: tx.email,
+        }));
+        self.tx_id += 1;
+        self.mode = match self.mode {
+            Mode::Tls => Mode::Tls,
+            _ => Mode::Command,
+        };
+    }
+}
+
+impl Parser for SmtpParser {
+    fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
+        match dir {
+            Direction::ToServer => self.client(data, out),
+            Direction::ToClient => self.server(data),
+        }
+    }
+
+    fn gap(&mut self, dir: Direction, _len: u64) {
+        if dir == Direction::ToServer && self.mode != Mode::Tls {
+            // Lines cannot be trusted across a hole: stop reading the client.
+            self.stats.gave_up += 1;
+            self.mode = Mode::Tls;
+        }
+    }
+
+    fn finish(&mut self, out: &mut dyn EventSink) {
+        // A partial last line still belongs to the message.
+        if matches!(self.mode, Mode::Data | Mode::Bdat { .. }) {
+            let mut line = std::mem::take(&mut self.line);
+            line.append(&mut self.bdat_line);
+            if !line.is_empty() {
+                self.mime_line(&line, true, out);
+            }
+            self.end_message(false, out);
+        } else if self.tx.started {
+            self.end_tx(out);
+        }
+    }
+
+    fn stats(&self) -> ParserStats {
+        self.stats
+    }
+}
+
+/// The MIME decoder's sink for one transaction: top headers into `email`, files kept up to the cap and handed
+/// over when they end.
+struct TxSink<'a> {
+    email: &'a mut EmailInfo,
+    file: &'a mut Option<OpenFile>,
+    out: &'a mut dyn EventSink,
+    tx_id: u64,
+    cap: usize,
+    stats: &'a mut ParserStats,
+}
+
+impl MimeSink for TxSink<'_> {
+    fn header(&mut self, top: bool, name: &[u8], value: &[u8]) {
+        if !top {
+            return;
+        }
+        let e = &mut *self.email;
+        let one = |slot: &mut Option<String>| {
+            if slot.is_none() {
+                *slot = Some(field(trim(value)));
+            }
+        };
+        let list = |l: &mut Vec<String>, split: bool| {
+            if split {
+                for a in value.split(|&b| b == b',') {
+                    let a = trim(a);
+                    if !a.is_empty() && l.len() < MAX_LIST {
+                        l.push(field(a));
+                    }
+                }
+            } else if l.len() < MAX_LIST {
+                l.push(field(trim(value)));
+            }
+        };
+        match name.to_ascii_lowercase().as_slice() {
+            b"from" => one(&mut e.from),
+            b"subject" => one(&mut e.subject),
+            b"date" => one(&mut e.date),
+            b"message-id" => one(&mut e.message_id),
+            b"x-mailer" => one(&mut e.x_mailer),
+            b"to" => list(&mut e.to, true),
+            b"cc" => list(&mut e.cc, true),
+            b"received" => list(&mut e.received, false),
+            _ => {}
+        }
+    }
+
+    fn file_open(&mut self, name: &[u8]) {
+        if self.email.attachment.len() < MAX_LIST {
+            self.email.attachment.push(field(name));
+        }
+        *self.file = Some(OpenFile {
+            name: name.to_vec(),
+            data: Vec::new(),
+            size: 0,
+        });
+    }
+
+    fn file_data(&mut self, data: &[u8]) {
+        if let Some(f) = self.file.as_mut() {
+            f.size += data.len() as u64;
+            let room = self.cap.saturating_sub(f.data.len());
+            if data.len() > room {
+                self.stats.bytes_cut += (data.len() - room) as u64;
+            }
+            f.data.extend_from_slice(&data[..data.len().min(room)]);
+        }
+    }
+
+    fn file_close(&mut self) {
+        let Some(f) = self.file.take() else { return };
+        self.out.file(&FileData {
+            proto: AppProto::Smtp,
+            tx_id: self.tx_id,
+            to_server: true,
+            name: &f.name,
+            data: &f.data,
+            size: f.size,
+        });
+        self.out.event(AppEvent::Fileinfo(FileInfo {
+            filename: field(&f.name),
+            gaps: false,
+            state: "CLOSED",
+            stored: false,
+            size: f.size,
+            tx_id: self.tx_id,
+        }));
+    }
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let a = s
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    let b = s
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(a, |p| p + 1);
+    s.get(a..b).unwrap_or_default()
+}
+
+/// A field for an event: lossy UTF-8, at most [`MAX_FIELD`] bytes.
+fn field(s: &[u8]) -> String {
+    String::from_utf8_lossy(&s[..s.len().min(MAX_FIELD)]).into_owned()
+}
+
+/// The address of `MAIL FROM:` / `RCPT TO:` (`<a@b>`, without the ESMTP parameters after it).
+fn address(arg: &[u8]) -> String {
+    let arg = trim(arg);
+    if arg.first() == Some(&b'<')
+        && let Some(end) = arg.iter().position(|&b| b == b'>')
+    {
+        return field(&arg[..=end]);
+    }
+    let end = arg.iter().position(|&b| b == b' ').unwrap_or(arg.len());
+    field(&arg[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Out {
+        events: Vec<AppEvent>,
+        files: Vec<(u64, Vec<u8>, Vec<u8>, u64)>,
+    }
+
+    impl EventSink for Out {
+        fn event(&mut self, event: AppEvent) {
+            self.events.push(event);
+        }
+        fn file(&mut self, f: &FileData<'_>) {
+            assert_eq!(f.proto, AppProto::Smtp);
+            self.files
+                .push((f.tx_id, f.name.to_vec(), f.data.to_vec(), f.size));
+        }
+    }
+
+    const SERVER: &[&[u8]] = &[
+        b"220 mx.example.com ESMTP\r\n",
+        b"250-mx.example.com\r\n250 PIPELINING\r\n",
+        b"250 OK\r\n",
+        b"250 OK\r\n",
+        b"354 go ahead\r\n",
+    ];
+
+    fn session(message: &[u8]) -> Vec<u8> {
+        let mut c = Vec::new();
+        c.extend_from_slice(b"EHLO client.example.org\r\nMAIL FROM:<a@example.org> SIZE=10\r\nRCPT TO:<b@example.com>\r\nDATA\r\n");
+        c.extend_from_slice(message);
+        c.extend_from_slice(b".\r\nQUIT\r\n");
+        c
+    }
+
+    const MESSAGE: &[u8] = b"From: A <a@example.org>\r\nTo: b@example.com\r\nSubject: hi\r\n\
+Content-Type: multipart/mixed; boundary=XX\r\n\r\n--XX\r\nContent-Type: text/plain\r\n\r\n\
+..dot-stuffed body\r\n--XX\r\nContent-Disposition: attachment; filename=\"e.txt\"\r\n\
+Content-Transfer-Encoding: base64\r\n\r\nLi5kb3QK\r\n--XX--\r\n";
+
+    fn run(client: &[u8], seg: usize) -> Out {
+        let mut p = SmtpParser::new(SmtpLimits::default());
+        let mut o = Out::default();
+        for s in SERVER {
+            p.parse(Direction::ToClient, s, 0, &mut o);
+        }
+        for c in client.chunks(seg) {
+            p.parse(Direction::ToServer, c, 0, &mut o);
+        }
+        p.finish(&mut o);
+        o
+    }
+
+    #[test]
+    fn a_mail_with_an_attachment() {
+        let o = run(&session(MESSAGE), usize::MAX);
+        assert_eq!(
+            o.files,
+            vec![(0, b"e.txt".to_vec(), b"..dot\n".to_vec(), 6)]
+        );
+        let smtp: Vec<&SmtpEvent> = o
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                AppEvent::Smtp(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(smtp.len(), 1, "QUIT starts no transaction");
+        let s = smtp[0];
+        assert_eq!(s.helo.as_deref(), Some("client.example.org"));
+        assert_eq!(s.mail_from.as_deref(), Some("<a@example.org>"));
+        assert_eq!(s.rcpt_to, vec!["<b@example.com>"]);
+        let e = s.email.as_ref().unwrap();
+        assert_eq!(e.status, "PARSE_DONE");
+        assert_eq!(e.from.as_deref(), Some("A <a@example.org>"));
+        assert_eq!(e.to, vec!["b@example.com"]);
+        assert_eq!(e.attachment, vec!["e.txt"]);
+        assert!(
+            o.events.iter().any(
+                |e| matches!(e, AppEvent::Fileinfo(f) if f.filename == "e.txt" && f.size == 6)
+            )
+        );
+    }
+
+    #[test]
+    fn segments_do_not_change_the_files() {
+        let whole = run(&session(MESSAGE), usize::MAX).files;
+        for seg in [1, 2, 3, 7, 64] {
+            assert_eq!(
+                run(&session(MESSAGE), seg).files,
+                whole,
+                "segments of {seg}"
+            );
+        }
+    }
+
+    #[test]
+    fn bdat_chunks_and_rejected_data() {
+        let msg = b"Content-Disposition: attachment; filename=b.bin\r\n\r\npayload\r\n";
+        let (a, b) = msg.split_at(20);
+        let mut c = Vec::new();
+        c.extend_from_slice(b"EHLO x\r\nMAIL FROM:<a@x>\r\nRCPT TO:<b@y>\r\n");
+        c.extend_from_slice(format!("BDAT {}\r\n", a.len()).as_bytes());
+        c.extend_from_slice(a);
+        c.extend_from_slice(format!("BDAT {} LAST\r\n", b.len()).as_bytes());
+        c.extend_from_slice(b);
+        let o = run(&c, 5);
+        assert_eq!(
+            o.files,
+            vec![(0, b"b.bin".to_vec(), b"payload\r\n".to_vec(), 9)]
+        );
+
+        // A DATA refused by the server: the next command is a command again.
+        let mut p = SmtpParser::new(SmtpLimits::default());
+        let mut o = Out::default();
+        p.parse(
+            Direction::ToServer,
+            b"MAIL FROM:<a@x>\r\nDATA\r\n",
+            0,
+            &mut o,
+        );
+        p.parse(Direction::ToClient, b"554 no\r\n", 0, &mut o);
+        p.parse(
+            Direction::ToServer,
+            b"RSET\r\nMAIL FROM:<c@x>\r\n",
+            0,
+            &mut o,
+        );
+        p.finish(&mut o);
+        let froms: Vec<_> = o
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                AppEvent::Smtp(s) => s.mail_from.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(froms, vec!["<a@x>", "<c@x>"]);
+    }
+
+    #[test]
+    fn starttls_ends_the_parse_and_long_lines_stay_bounded() {
+        let mut p = SmtpParser::new(SmtpLimits::default());
+        let mut o = Out::default();
+        p.parse(Direction::ToServer, b"STARTTLS\r\n", 0, &mut o);
+        p.parse(Direction::ToClient, b"220 go\r\n", 0, &mut o);
+        p.parse(Direction::ToServer, b"MAIL FROM:<a@x>\r\n", 0, &mut o);
+        p.finish(&mut o);
+        assert!(o.events.is_empty());
+
+        // One endless line in a message: bounded buffer, the file still gets its bytes.
+        let mut msg = b"Content-Disposition: attachment; filename=l\r\n\r\n".to_vec();
+        msg.extend(std::iter::repeat_n(b'z', 300_000));
+        msg.extend_from_slice(b"\r\n");
+        let mut p = SmtpParser::new(SmtpLimits::default());
+        let mut o = Out::default();
+        for c in session(&msg).chunks(1000) {
+            p.parse(Direction::ToServer, c, 0, &mut o);
+            assert!(p.line.capacity() <= 2 * MAX_LINE);
+        }
+        assert_eq!(o.files.len(), 1);
+        assert_eq!(o.files[0].3, 300_002, "the line and its break");
+        assert_eq!(o.files[0].2.len(), 100_000);
+        assert!(p.anomalies().contains(MimeAnomalies::LONG_LINE));
+    }
+}
