@@ -709,6 +709,24 @@ impl EventSink for Emit<'_, '_> {
         );
     }
 
+    /// A file the flow carried: `file.data` of its protocol (a mail attachment: SMTP's).
+    fn file(&mut self, file: &flowbundle_protocols::FileData<'_>) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        let buffer = match file.proto {
+            AppProto::Smtp => flowbundle_rules::Buffer::SmtpFileData,
+            _ => return,
+        };
+        self.scan_buffer(
+            file.proto,
+            file.to_server,
+            file.tx_id,
+            BufferKind::App(buffer),
+            Data::One(file.data),
+        );
+    }
+
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);

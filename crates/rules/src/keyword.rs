@@ -475,6 +475,7 @@ mod tests {
                             (Buffer::HttpResponseHeader, "http.header"),
                             (Buffer::HttpRequestRawHeader, "http.header.raw"),
                             (Buffer::HttpResponseRawHeader, "http.header.raw"),
+                            (Buffer::SmtpFileData, "file.data"),
                         ];
                         sided
                             .iter()

@@ -376,6 +376,8 @@ buffers! {
     FtpBounce,
     /// The HTTP parser's anomalies on a transaction, as `app-layer-event:http.<name>` reads them.
     HttpEvents,
+    /// `file.data` on SMTP: a mail attachment, decoded (base64, quoted-printable), up to the parser's cap.
+    SmtpFileData,
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
     /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
     /// [`Buffer::HttpResponseHeader`] each.
@@ -418,6 +420,7 @@ impl Buffer {
             | TlsCertSerial
             | TlsCertFingerprint
             | TlsCerts => Side::Response,
+            SmtpFileData => Side::Request,
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
             | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpEvents
@@ -471,6 +474,7 @@ impl Buffer {
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
             FtpEvents | FtpBounce => Some("ftp"),
+            SmtpFileData => Some("smtp"),
             _ => Some("http"),
         }
     }
@@ -533,6 +537,7 @@ impl Buffer {
             DnsEvents => "app-layer-event (dns)",
             FtpEvents => "app-layer-event (ftp)",
             HttpEvents => "app-layer-event (http)",
+            SmtpFileData => "file.data (smtp)",
         }
     }
 }
@@ -1019,8 +1024,6 @@ pub(crate) struct Builder {
     /// `dsize` was used: the rule inspects packets only.
     dsize: bool,
     app_layer: Vec<(bool, &'static str)>,
-    /// A `file_data` buffer was used.
-    file_data: bool,
     flowbits: Vec<Flowbit>,
     xbits: Vec<Xbit>,
     noalert: bool,
@@ -1122,7 +1125,6 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         services: Vec::new(),
         dsize: false,
         app_layer: Vec::new(),
-        file_data: false,
         flowbits: Vec::new(),
         xbits: Vec::new(),
         noalert: false,
@@ -1315,7 +1317,6 @@ impl Builder {
                 if let Some(v) = v {
                     return Err(skip(format!("{n}:{}", trunc(v))));
                 }
-                self.file_data |= buf == PBuf::FileData;
                 self.sticky = buf;
                 self.transforms.clear();
                 Ok(())
@@ -2158,6 +2159,16 @@ impl Builder {
                 *b == PBuf::FileData
                     || matches!(b, PBuf::Fixed(x) if x.is_http() && x.side() != Side::Either)
             });
+        // Which protocol's files `file_data` inspects: the header's protocol, else the rule's `service` list
+        // (Snort 3). HTTP bodies unless the rule names only other protocols; of those, SMTP attachments are parsed.
+        let file_proto: Option<&str> = match h.proto {
+            Proto::App(p) => Some(p),
+            _ if self.services.is_empty() || self.services.iter().any(|s| s == "http") => {
+                Some("http")
+            }
+            _ if self.services.iter().any(|s| s == "smtp") => Some("smtp"),
+            _ => None,
+        };
         let mut groups: Vec<Group> = Vec::new();
         // Where the last `base64_decode` went (group, item): the `base64_data` items after it go inside it.
         let mut base64_at: Option<(usize, usize)> = None;
@@ -2187,19 +2198,20 @@ impl Builder {
                 PBuf::Header => Buffer::HttpRequestHeader,
                 PBuf::RawHeader if response_side => Buffer::HttpResponseRawHeader,
                 PBuf::RawHeader => Buffer::HttpRequestRawHeader,
+                PBuf::FileData if file_proto == Some("smtp") => Buffer::SmtpFileData,
                 PBuf::FileData if response_side => Buffer::HttpResponseBody,
                 PBuf::FileData => Buffer::HttpRequestBody,
                 // Handled above.
                 PBuf::Base64Data => continue,
             };
-            if pb == PBuf::FileData
-                && !self.services.is_empty()
-                && !self.services.iter().any(|s| s == "http")
-            {
-                // Only the HTTP parser hands over bodies; SMTP, FTP-data, SMB, IMAP and POP3 files are not parsed.
+            if pb == PBuf::FileData && !matches!(file_proto, Some("http" | "smtp")) {
+                // HTTP bodies and SMTP attachments are parsed; FTP-data, SMB, IMAP and POP3 files are not.
                 return Err(skip(format!(
                     "file_data on {}: no file parser",
-                    self.services.join(",")
+                    match h.proto {
+                        Proto::App(p) => p.to_string(),
+                        _ => self.services.join(","),
+                    }
                 )));
             }
             let gi = match groups
@@ -2245,12 +2257,6 @@ impl Builder {
                 .find(|g| g.buffer.app_proto().is_some_and(|p| p != app))
             {
                 return Err(skip(format!("{} with {app} buffers", g.buffer.name())));
-            }
-            if self.file_data
-                && let Proto::App(p) = h.proto
-                && p != "http"
-            {
-                return Err(skip(format!("file_data on {p}: no file parser")));
             }
             if matches!(h.proto, Proto::App(p) if p != app)
                 || (app != "dns" && matches!(h.proto, Proto::Udp | Proto::Icmp))

@@ -266,3 +266,51 @@ alert http any any -> any any (flow:to_server; http.uri; content:"/gate.php"; pk
     );
     assert!(out.is_empty());
 }
+
+#[test]
+fn file_data_on_smtp_inspects_the_attachments() {
+    // Suricata's `file.data` on SMTP: the decoded attachment, to the server. ET Open writes `alert smtp`, Snort 3's
+    // community rules `alert tcp ... service:smtp`.
+    let rs = load(
+        r#"alert smtp any any -> any any (msg:"file_data smtp"; flow:to_server; file_data; content:"if was"; sid:1;)
+alert tcp any any -> any 25 (msg:"snort"; flow:to_server; file_data; content:"PK|03 04|"; depth:4; service:smtp; sid:2;)
+alert http any any -> any any (file_data; content:"if was"; sid:3;)
+alert tcp any any -> any any (file_data; content:"if was"; sid:4;)"#,
+    );
+    let groups: Vec<Buffer> = rs
+        .rules()
+        .iter()
+        .flat_map(|r| r.groups.iter().map(|g| g.buffer))
+        .collect();
+    assert_eq!(
+        groups,
+        vec![
+            Buffer::SmtpFileData,
+            Buffer::SmtpFileData,
+            Buffer::HttpResponseBody,
+            Buffer::HttpResponseBody
+        ]
+    );
+    let mut c = ctx(TS, Transport::Tcp, "smtp");
+    c.dst_port = 25;
+    let sids = |data: &[u8]| {
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_app(
+            &mut sc,
+            &mut flow,
+            &c,
+            0,
+            Buffer::SmtpFileData,
+            data,
+            &mut out,
+        );
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(sids(b"if was! My of"), vec![1]);
+    assert_eq!(sids(b"PK\x03\x04 if was"), vec![1, 2]);
+    assert_eq!(sids(b"nothing"), Vec::<u32>::new());
+}

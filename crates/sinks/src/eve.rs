@@ -360,6 +360,24 @@ fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent, opts: EveOptions) {
     if let AppEvent::Http(h) = a {
         let _ = write!(buf, ",\"tx_id\":{}", h.tx_id);
     }
+    if let AppEvent::Smtp(s) = a {
+        // Suricata's `smtp` record: the envelope, and the message's `email` object beside it.
+        let _ = write!(buf, ",\"tx_id\":{},\"smtp\":", s.tx_id);
+        let start = buf.len();
+        if serde_json::to_writer(&mut *buf, s).is_err() {
+            buf.truncate(start);
+            buf.extend_from_slice(b"{}");
+        }
+        if let Some(email) = &s.email {
+            buf.extend_from_slice(b",\"email\":");
+            let start = buf.len();
+            if serde_json::to_writer(&mut *buf, email).is_err() {
+                buf.truncate(start);
+                buf.extend_from_slice(b"{}");
+            }
+        }
+        return;
+    }
     // The event serialises as {"<event_type>":{...}}: splice its inside into this object.
     let start = buf.len();
     if serde_json::to_writer(&mut *buf, a).is_ok() && buf.len() >= start + 2 {
