@@ -192,27 +192,9 @@ impl SmtpParser {
             }
             match data.iter().position(|&b| b == b'\n') {
                 Some(p) => {
-                    let (head, rest) = data.split_at(p + 1);
-                    data = rest;
+                    self.push_line_bytes(&data[..p], out);
+                    data = &data[p + 1..];
                     let mut line = std::mem::take(&mut self.line);
-                    let room = MAX_LINE.saturating_sub(line.len());
-                    let body = &head[..head.len() - 1];
-                    if body.len() > room && self.mode == Mode::Data {
-                        line.extend_from_slice(&body[..room]);
-                        self.client_piece(&line, false, out);
-                        line.clear();
-                        let mut rest = &body[room..];
-                        while rest.len() > MAX_LINE {
-                            self.client_piece(&rest[..MAX_LINE], false, out);
-                            rest = &rest[MAX_LINE..];
-                        }
-                        line.extend_from_slice(rest);
-                    } else {
-                        if body.len() > room {
-                            self.stats.bytes_cut += (body.len() - room) as u64;
-                        }
-                        line.extend_from_slice(&body[..body.len().min(room)]);
-                    }
                     if line.last() == Some(&b'\r') {
                         line.pop();
                     }
@@ -221,31 +203,41 @@ impl SmtpParser {
                     self.line = line;
                 }
                 None => {
-                    let room = MAX_LINE.saturating_sub(self.line.len());
-                    if data.len() > room {
-                        if self.mode == Mode::Data {
-                            let mut line = std::mem::take(&mut self.line);
-                            line.extend_from_slice(&data[..room]);
-                            // Keep a trailing CR for the next piece: it may end the line.
-                            let keep_cr = line.last() == Some(&b'\r');
-                            if keep_cr {
-                                line.pop();
-                            }
-                            self.client_piece(&line, false, out);
-                            line.clear();
-                            if keep_cr {
-                                line.push(b'\r');
-                            }
-                            self.line = line;
-                            data = &data[room..];
-                            continue;
-                        }
-                        self.stats.bytes_cut += (data.len() - room) as u64;
-                    }
-                    self.line.extend_from_slice(&data[..data.len().min(room)]);
+                    self.push_line_bytes(data, out);
                     return;
                 }
             }
+        }
+    }
+
+    /// Bytes of the current client line (no line break among them). A message line longer than [`MAX_LINE`] is
+    /// handed on in pieces of [`MAX_LINE`] bytes, each as soon as the byte after it arrives (a trailing CR waits
+    /// for the next piece: it may end the line), so the pieces do not depend on how the line was segmented; a
+    /// longer command is cut.
+    fn push_line_bytes(&mut self, mut seg: &[u8], out: &mut dyn EventSink) {
+        loop {
+            let room = MAX_LINE.saturating_sub(self.line.len());
+            if seg.len() <= room {
+                self.line.extend_from_slice(seg);
+                return;
+            }
+            self.line.extend_from_slice(&seg[..room]);
+            seg = &seg[room..];
+            if self.mode != Mode::Data {
+                self.stats.bytes_cut += seg.len() as u64;
+                return;
+            }
+            let mut line = std::mem::take(&mut self.line);
+            let keep_cr = line.last() == Some(&b'\r');
+            if keep_cr {
+                line.pop();
+            }
+            self.client_piece(&line, false, out);
+            line.clear();
+            if keep_cr {
+                line.push(b'\r');
+            }
+            self.line = line;
         }
     }
 
@@ -714,6 +706,27 @@ Content-Transfer-Encoding: base64\r\n\r\nLi5kb3QK\r\n--XX--\r\n";
                 whole,
                 "segments of {seg}"
             );
+        }
+    }
+
+    #[test]
+    fn long_lines_give_the_same_pieces_whatever_the_segments() {
+        // Lines past the line buffer, one with its CR right at the buffer's end, in a plain and a QP attachment.
+        let mut msg = b"Content-Type: multipart/mixed; boundary=B\r\n\r\n--B\r\nContent-Disposition: attachment; filename=p\r\n\r\n".to_vec();
+        msg.extend(std::iter::repeat_n(b'p', MAX_LINE - 1));
+        msg.extend_from_slice(b"\r\n");
+        msg.extend(std::iter::repeat_n(b'q', 3 * MAX_LINE + 5));
+        msg.extend_from_slice(b"\r\n--B\r\nContent-Disposition: attachment; filename=q\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n");
+        for _ in 0..2000 {
+            msg.extend_from_slice(b"x=41");
+        }
+        msg.extend_from_slice(b"\r\n--B--\r\n");
+        let whole = run(&session(&msg), usize::MAX).files;
+        assert_eq!(whole.len(), 2);
+        assert_eq!(whole[0].3, (MAX_LINE - 1 + 2 + 3 * MAX_LINE + 5) as u64);
+        assert_eq!(whole[1].2, b"xA".repeat(2000));
+        for seg in [1, 3, MAX_LINE - 1, MAX_LINE, MAX_LINE + 1, 1460] {
+            assert_eq!(run(&session(&msg), seg).files, whole, "segments of {seg}");
         }
     }
 
