@@ -458,9 +458,7 @@ fn flowbits_keyword() {
 
 /// ET Open's skipped rules per reason (the first unsupported keyword or keyword option of each rule). When the
 /// supported subset grows these move: update them with the change that moved them.
-const ET_OPEN_SKIPS: &[(&str, usize)] = &[
-    ("keyword tag", 7),
-];
+const ET_OPEN_SKIPS: &[(&str, usize)] = &[("keyword tag", 7)];
 
 /// ET Open, the rule set most Suricata users run, reads without an error (its options end at an unescaped `;` as in
 /// Suricata, so a `"` inside a pcre, sid 2029732: `pcre:"/^["']?post/Ri";`, is part of the expression), and the
