@@ -198,6 +198,7 @@ fn main() {
         worker_instructions: workers - engine_pp,
         loop_instructions: looped.max(0.0),
         cycles_per_instruction: cpi,
+        cpu: None,
     };
     if let Err(e) = t.validate() {
         fail(&e);

@@ -1257,6 +1257,15 @@ pub fn simulate_exec(
     // own cycles per packet); more run a reader, serial at its cycles per packet, and a collector, on the cores the
     // workers leave them (none: on the workers' cores; one: both on it; two: one each).
     let over = &params.overheads;
+    // The single-threaded loop's mean cycles per packet (the engine's as measured, its code stalls included, and the
+    // loop's own), which the threads' measured shares are of.
+    let loop_per_packet = if model.base.is_empty() {
+        0.0
+    } else {
+        model.base.iter().map(|&b| f64::from(b)).sum::<f64>() / model.base.len() as f64
+            + threads.loop_cycles() as f64
+    };
+    let tc = threads.cycles_for(loop_per_packet);
     let (dispatch_every, first_take, steal, threads_name) = if !runtime {
         (
             u64::from(over.dispatch),
@@ -1267,18 +1276,18 @@ pub fn simulate_exec(
     } else if cores == 1 {
         (
             u64::from(over.dispatch),
-            threads.loop_cycles() as i64,
+            tc.looped as i64,
             None,
             "single loop",
         )
     } else {
-        let (r, c) = (threads.reader_cycles(), threads.collector_cycles());
+        let (r, c) = (tc.reader, tc.collector);
         let (every, steal) = match machine_cores - cores {
             0 => (r, Some((r, c))),
             1 => (r + c, None),
             _ => (r.max(c), None),
         };
-        (every.max(1), threads.worker_cycles(), steal, "runtime")
+        (every.max(1), tc.worker, steal, "runtime")
     };
     if !(cfg.base_scale.is_finite() && (0.0..=1.0).contains(&cfg.base_scale)) {
         return Err(SimError::Params(format!(
@@ -1287,6 +1296,25 @@ pub fn simulate_exec(
         )));
     }
     exec_params.validate().map_err(SimError::Params)?;
+    // The hand-off measured natively (its time on a CPU, kernel and cycles per instruction included) replaces its
+    // instruction counts where the runtime's threads are modelled: both sides scaled so that a hop costs the
+    // measured share of the loop's cycles, in the counts' proportion between sender and receiver.
+    let rescaled;
+    let exec_params = match tc.handoff {
+        Some(hop) if runtime && cores >= 2 && exec_params.handoff.is_measured() => {
+            let h = &exec_params.handoff;
+            let counted = (h.send_instructions + h.receive_instructions) * h.cycles_per_instruction;
+            let mut p = exec_params.clone();
+            if counted > 0.0 {
+                let k = hop as f64 / counted;
+                p.handoff.send_instructions *= k;
+                p.handoff.receive_instructions *= k;
+            }
+            rescaled = p;
+            &rescaled
+        }
+        _ => exec_params,
+    };
     let n = input.len();
     if model.base.len() != n {
         return Err(SimError::Input(
@@ -1568,7 +1596,7 @@ pub fn simulate_exec(
         threads: threads_name.into(),
         aux_on_workers_per_packet: run.aux_cycles as f64 / pk,
         reader_cycles_per_packet: if threads_name == "runtime" {
-            threads.reader_cycles() as f64
+            tc.reader as f64
         } else {
             0.0
         },

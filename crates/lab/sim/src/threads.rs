@@ -27,10 +27,20 @@
 //! counts become cycles at the engine's measured cycles per instruction ([`RuntimeThreads::cycles_per_instruction`],
 //! CPU time of the single-threaded run over its instructions at the host's clock, as for the hand-off).
 //!
-//! What the measurement leaves out: the kernel's side (reads, futex wake-ups and the scheduler's context switches
-//! are not user-space instructions), idle spinning (waiting, not work), and any difference between the reader's
-//! cycles per instruction and the engine's (the reader copies packet bytes: memory-bound work may run at another
-//! rate than the engine's mean).
+//! What the instruction counts leave out: the kernel's side (reads, futex wake-ups and parks, the scheduler's
+//! context switches are not user-space instructions), idle spinning (waiting, not work), and any difference between
+//! a thread's cycles per instruction and the engine's (the reader copies packet bytes and the workers read them from
+//! the reader's core: memory-bound work runs at another rate than the engine's mean). Measured, that is most of
+//! what the threads cost: `scripts/measure-sched` reads every thread's time on a CPU (`/proc/PID/task/TID/schedstat`,
+//! user and kernel time together) through native runs of `inspect --threads 1` and `--threads 2 --exec rtc`, and
+//! per packet of the processing phase (load 4–6) the reader took 1.6–2.7× and the collector 7–9× what their
+//! instructions at the engine's rate say (parks, wake-ups and its 2 ms polling are kernel time and cache misses,
+//! not instructions), and a hand-off 1.2× its instructions on `dominant` (see BENCHMARKS.md, "Where the runtime's
+//! threads spend their time"). With that measurement ([`ThreadsCpu`], the
+//! optional `cpu` block of the file) the simulator charges the reader and the collector their measured time on a CPU
+//! per packet and the workers the loop's cost plus the measured difference, each as a share of the single-threaded
+//! loop's time measured in the same runs ([`RuntimeThreads::cycles_for`]); without it, the instruction counts at the
+//! engine's cycles per instruction, as before.
 
 use serde::{Deserialize, Serialize};
 
@@ -50,6 +60,67 @@ pub struct RuntimeThreads {
     pub loop_instructions: f64,
     /// Cycles per instruction of the engine on the measuring host, to turn the counts into cycles.
     pub cycles_per_instruction: f64,
+    /// The threads' time on a CPU per packet, measured on native runs (`scripts/measure-sched`); when present it
+    /// replaces the instruction counts for the reader, the collector and the workers beyond the loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<ThreadsCpu>,
+}
+
+/// Each thread's time on a CPU (user and kernel, `/proc/PID/task/TID/schedstat`) per packet of the processing
+/// phase, measured on native runs of the same trace by `scripts/measure-sched`: the single-threaded loop
+/// (`--threads 1`, start-up left out) and the reader, the collector and both workers of `--threads 2 --exec rtc`
+/// (medians of alternated runs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadsCpu {
+    /// What measured it: the command, the trace, the load.
+    pub source: String,
+    /// The single-threaded loop's nanoseconds on a CPU per packet.
+    pub loop_ns: f64,
+    /// The reader's nanoseconds on a CPU per packet (its reads, decode, dispatch, waits in the kernel).
+    pub reader_ns: f64,
+    /// The collector's (the calling thread's, start-up left out) nanoseconds on a CPU per packet.
+    pub collector_ns: f64,
+    /// Both workers' nanoseconds on a CPU per packet, together.
+    pub workers_ns: f64,
+    /// The staged models' workers' nanoseconds on a CPU per packet handed from the flow group to the detection
+    /// group beyond run-to-completion's workers' (`--threads 2 --exec pipeline|multilayer` against `--exec rtc`,
+    /// the median of both models); 0: not measured (the hand-off's instruction counts stand).
+    #[serde(default)]
+    pub handoff_ns: f64,
+}
+
+impl ThreadsCpu {
+    fn validate(&self) -> Result<(), String> {
+        let ok = |x: f64| x.is_finite() && (0.0..=1e9).contains(&x);
+        if [
+            self.loop_ns,
+            self.reader_ns,
+            self.collector_ns,
+            self.workers_ns,
+            self.handoff_ns,
+        ]
+        .into_iter()
+        .all(ok)
+        {
+            Ok(())
+        } else {
+            Err("thread CPU nanoseconds per packet must be within 0 to 10^9".into())
+        }
+    }
+}
+
+/// What the runtime's threads cost per packet, in cycles of the simulated machine ([`RuntimeThreads::cycles_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadCycles {
+    pub reader: u64,
+    pub collector: u64,
+    /// A worker's cycles per packet beyond the engine's (negative: fewer than the single-threaded engine's).
+    pub worker: i64,
+    /// The single-threaded loop's cycles per packet beyond the engine's.
+    pub looped: u64,
+    /// One hand-off between the staged models' groups, sender and receiver together, when measured natively
+    /// ([`ThreadsCpu::handoff_ns`]); `None`: the hand-off's own instruction counts.
+    pub handoff: Option<u64>,
 }
 
 /// The threads measured on this engine by `scripts/measure-threads` (see the module documentation).
@@ -72,6 +143,7 @@ impl RuntimeThreads {
             worker_instructions: 0.0,
             loop_instructions: 0.0,
             cycles_per_instruction: 0.0,
+            cpu: None,
         }
     }
 
@@ -104,7 +176,43 @@ impl RuntimeThreads {
         self.cycles(self.loop_instructions).round() as u64
     }
 
+    /// Every thread's cycles per packet, given the simulated single-threaded loop's mean cycles per packet
+    /// (`loop_per_packet`: the engine's cost plus [`RuntimeThreads::loop_cycles`]). With the native measurement
+    /// ([`ThreadsCpu`]) each thread costs its measured share of the loop's time on a CPU, measured in the same
+    /// alternated runs (a ratio, so the host's speed and load at the measurement cancel): the reader
+    /// `reader_ns / loop_ns` of the loop's cycles, the collector likewise, and a worker the loop's cycles beyond the
+    /// engine plus `(workers_ns − loop_ns) / loop_ns` of the loop's cycles (so one worker stays the loop, and two
+    /// cost together what they were measured to cost more, or less). Without it, every instruction count at the
+    /// engine's cycles per instruction.
+    pub fn cycles_for(&self, loop_per_packet: f64) -> ThreadCycles {
+        let looped = self.loop_cycles();
+        match &self.cpu {
+            Some(cpu)
+                if cpu.loop_ns > 0.0 && loop_per_packet.is_finite() && loop_per_packet > 0.0 =>
+            {
+                let share = |ns: f64| (ns / cpu.loop_ns * loop_per_packet).round();
+                ThreadCycles {
+                    reader: share(cpu.reader_ns) as u64,
+                    collector: share(cpu.collector_ns) as u64,
+                    worker: looped as i64 + share(cpu.workers_ns - cpu.loop_ns) as i64,
+                    looped,
+                    handoff: (cpu.handoff_ns > 0.0).then(|| share(cpu.handoff_ns) as u64),
+                }
+            }
+            _ => ThreadCycles {
+                reader: self.reader_cycles(),
+                collector: self.collector_cycles(),
+                worker: self.worker_cycles(),
+                looped,
+                handoff: None,
+            },
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(cpu) = &self.cpu {
+            cpu.validate()?;
+        }
         let ok = |x: f64| x.is_finite() && (0.0..=1e7).contains(&x);
         if !ok(self.reader_instructions)
             || !ok(self.collector_instructions)
@@ -200,6 +308,59 @@ mod tests {
             ..RuntimeThreads::none()
         };
         assert!(RuntimeThreads::from_json(&negative.to_json()).is_err());
+    }
+
+    #[test]
+    fn the_native_measurement_charges_each_thread_its_share_of_the_loop() {
+        let counted = RuntimeThreads::from_json(MEASURED_THREADS).unwrap();
+        let counted = RuntimeThreads {
+            cpu: None,
+            ..counted
+        };
+        let plain = counted.cycles_for(10_000.0);
+        assert_eq!(plain.reader, counted.reader_cycles());
+        assert_eq!(plain.collector, counted.collector_cycles());
+        assert_eq!(plain.worker, counted.worker_cycles());
+        assert_eq!(plain.handoff, None);
+        let measured = RuntimeThreads {
+            cpu: Some(ThreadsCpu {
+                source: "test".into(),
+                loop_ns: 2_000.0,
+                reader_ns: 500.0,
+                collector_ns: 200.0,
+                workers_ns: 1_800.0,
+                handoff_ns: 400.0,
+            }),
+            ..counted.clone()
+        };
+        let c = measured.cycles_for(10_000.0);
+        assert_eq!((c.reader, c.collector), (2_500, 1_000));
+        assert_eq!(c.worker, counted.loop_cycles() as i64 - 1_000);
+        assert_eq!(c.looped, counted.loop_cycles());
+        assert_eq!(c.handoff, Some(2_000));
+        // Not measured, or no loop to take a share of: the counts.
+        let no_hop = RuntimeThreads {
+            cpu: measured.cpu.clone().map(|x| ThreadsCpu {
+                handoff_ns: 0.0,
+                ..x
+            }),
+            ..counted.clone()
+        };
+        assert_eq!(no_hop.cycles_for(10_000.0).handoff, None);
+        assert_eq!(measured.cycles_for(0.0), plain);
+        // It survives the file, and garbage in it is refused.
+        assert_eq!(
+            RuntimeThreads::from_json(&measured.to_json()).unwrap(),
+            measured
+        );
+        let nan = RuntimeThreads {
+            cpu: measured.cpu.clone().map(|x| ThreadsCpu {
+                reader_ns: f64::NAN,
+                ..x
+            }),
+            ..counted
+        };
+        assert!(RuntimeThreads::from_json(&nan.to_json()).is_err());
     }
 
     #[test]

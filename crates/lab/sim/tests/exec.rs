@@ -327,6 +327,7 @@ fn the_reader_and_the_collector_share_the_workers_cores_unless_the_machine_has_m
         worker_instructions: -500.0,
         loop_instructions: 1_500.0,
         cycles_per_instruction: 0.5,
+        cpu: None,
     };
     let ep = ExecParams {
         threads: threads.clone(),
@@ -427,4 +428,100 @@ fn the_reader_and_the_collector_share_the_workers_cores_unless_the_machine_has_m
         )
         .is_err()
     );
+}
+
+#[test]
+fn the_threads_measured_time_on_a_cpu_replaces_their_instruction_counts() {
+    use flowbundle_sim::threads::{RuntimeThreads, ThreadsCpu};
+    let input = profiles::profile("dominant", 6_000, 3).unwrap();
+    let params = Params::default();
+    let model = Model::new(&input, &params).unwrap();
+    let counted = RuntimeThreads {
+        source: "test".into(),
+        reader_instructions: 1_600.0,
+        collector_instructions: 100.0,
+        worker_instructions: 1_200.0,
+        loop_instructions: 1_600.0,
+        cycles_per_instruction: 0.5,
+        cpu: None,
+    };
+    // Measured natively: the reader a quarter of the loop's time per packet, the collector a tenth, both workers
+    // 5% less than the loop (the reader decodes for them), a hand-off 30% of a loop's packet.
+    let cpu = ThreadsCpu {
+        source: "test".into(),
+        loop_ns: 2_000.0,
+        reader_ns: 500.0,
+        collector_ns: 200.0,
+        workers_ns: 1_900.0,
+        handoff_ns: 600.0,
+    };
+    let measured = RuntimeThreads {
+        cpu: Some(cpu),
+        ..counted.clone()
+    };
+    let on = |threads: &RuntimeThreads, exec: Exec, cores: usize| {
+        let ep = ExecParams {
+            threads: threads.clone(),
+            ..ExecParams::engine()
+        };
+        let cfg = ExecConfig {
+            exec,
+            scheduler: "lfb",
+            cores,
+            sched: SchedOptions::default(),
+            base_scale: 1.0,
+            group_weights: None,
+            host: Host::Runtime,
+        };
+        simulate_exec(&input, &model, &params, &ep, &cfg).unwrap()
+    };
+    // One worker is the single-threaded loop either way: the measurement is a share of it.
+    assert_eq!(
+        on(&counted, Exec::Rtc, 1).elapsed_cycles,
+        on(&measured, Exec::Rtc, 1).elapsed_cycles
+    );
+    let loop_per_packet = model.base.iter().map(|&b| f64::from(b)).sum::<f64>()
+        / model.base.len() as f64
+        + counted.loop_cycles() as f64;
+    let rtc = on(&measured, Exec::Rtc, 2);
+    let expect_reader = (0.25 * loop_per_packet).round();
+    let expect_aux = expect_reader + (0.1 * loop_per_packet).round();
+    assert_eq!(rtc.reader_cycles_per_packet, expect_reader);
+    assert!(
+        (rtc.aux_on_workers_per_packet - expect_aux).abs() < 1e-6,
+        "{} vs {expect_aux}",
+        rtc.aux_on_workers_per_packet
+    );
+    let before = on(&counted, Exec::Rtc, 2);
+    assert_eq!(
+        before.aux_on_workers_per_packet,
+        (counted.reader_cycles() + counted.collector_cycles()) as f64
+    );
+    // The measured threads cost more than their instructions said: the two workers' cores are slower for it.
+    assert!(rtc.pps < before.pps, "{} vs {}", rtc.pps, before.pps);
+    let work = |r: &ExecRun| {
+        r.groups.iter().map(|g| g.busy_cycles).sum::<u64>() as f64
+            + r.aux_on_workers_per_packet * r.packets as f64
+    };
+    assert!(work(&rtc) <= 2.0 * rtc.elapsed_cycles as f64 * 1.001);
+    // The hand-off's measured time: a costlier hop slows the staged models and leaves run-to-completion alone.
+    let cheap = RuntimeThreads {
+        cpu: measured.cpu.clone().map(|c| ThreadsCpu {
+            handoff_ns: 20.0,
+            ..c
+        }),
+        ..counted.clone()
+    };
+    for exec in [Exec::Pipeline, Exec::Multilayer] {
+        let (dear, light) = (on(&measured, exec, 2), on(&cheap, exec, 2));
+        assert_eq!(dear.packets, input.len() as u64);
+        assert!(
+            work(&dear) > work(&light),
+            "{}: {} vs {}",
+            exec.name(),
+            work(&dear),
+            work(&light)
+        );
+    }
+    assert_eq!(on(&cheap, Exec::Rtc, 2).pps, rtc.pps);
 }
