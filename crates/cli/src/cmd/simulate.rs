@@ -150,10 +150,12 @@ pub struct Args {
     exec_handoff: Option<PathBuf>,
 
     /// With --exec: what the runtime's reader and collector threads and the single-threaded loop cost per packet,
-    /// from this measurement (the JSON `scripts/measure-threads` writes) instead of the one built in; `none` for
-    /// workers alone, each on a core of its own, and a free dispatcher (what the simulator did before). The threads
-    /// are measured against this engine's own per-packet cost: they are charged with --cost-file (or when this
-    /// option names a file, or --exec-machine-cores is given), not on top of a modelled cost.
+    /// from this measurement (the JSON `scripts/measure-threads` writes, with the threads' time on a CPU that
+    /// `scripts/measure-sched --threads-json` adds, which then replaces their instruction counts) instead of the one
+    /// built in; `none` for workers alone, each on a core of its own, and a free dispatcher (what the simulator did
+    /// before). The threads are measured against this engine's own per-packet cost: they are charged with
+    /// --cost-file (or when this option names a file, or --exec-machine-cores is given), not on top of a modelled
+    /// cost.
     #[arg(long, value_name = "FILE|none")]
     exec_threads: Option<PathBuf>,
 

@@ -35,8 +35,9 @@
 //! user and kernel time together) through native runs of `inspect --threads 1` and `--threads 2 --exec rtc`, and
 //! per packet of the processing phase (load 4–6) the reader took 1.6–2.7× and the collector 7–9× what their
 //! instructions at the engine's rate say (parks, wake-ups and its 2 ms polling are kernel time and cache misses,
-//! not instructions), and a hand-off 1.2× its instructions on `dominant` (see BENCHMARKS.md, "Where the runtime's
-//! threads spend their time"). With that measurement ([`ThreadsCpu`], the
+//! not instructions), and a hand-off 1.2× (`dominant`) to 3.5× (`balanced`) its instructions (see BENCHMARKS.md,
+//! "Where the runtime's threads spend their time"). Time on a CPU depends on the host's load more than instruction
+//! counts do (other processes evict the caches): the file says the load it was measured at. With that measurement ([`ThreadsCpu`], the
 //! optional `cpu` block of the file) the simulator charges the reader and the collector their measured time on a CPU
 //! per packet and the workers the loop's cost plus the measured difference, each as a share of the single-threaded
 //! loop's time measured in the same runs ([`RuntimeThreads::cycles_for`]); without it, the instruction counts at the
