@@ -145,10 +145,10 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
             );
         }
     }
-    // No reader: every worker reads the input and inspects its share of `dh`'s placement; a small window (eight
-    // packets' worth of buffers: 64 packets) makes the faster worker wait for the slower one often.
+    // No reader: every worker reads the input and inspects its share of `dh`'s placement; a small window (one
+    // packet buffer's worth: 64 packets) makes the faster worker wait for the slower one often.
     for threads in ["2", "3"] {
-        for buffers in ["512", "8"] {
+        for buffers in ["512", "1"] {
             same_as_serial(
                 &s,
                 &[
