@@ -872,13 +872,14 @@ impl Rule {
     /// the flow) applies its action to the whole flow, as Suricata decides it from the rule's type: IP-only rules
     /// (addresses and ports only, no `flow`), protocol-detection-only rules (`app-layer-protocol` alone) and
     /// application-protocol rules without other keywords (`alert http any any -> any any (...)`) act on the flow;
-    /// packet rules (header keywords, `dsize`, `tcp-pkt`, flowbit conditions, content on the packet) act on the
-    /// packet alone, so a `drop` rule on `dsize:0` drops those packets and leaves the flow alone.
+    /// packet rules (header keywords, `stream_size`, `dsize`, `tcp-pkt`, flowbit conditions, content on the packet)
+    /// act on the packet alone, so a `drop` rule on `dsize:0` drops those packets and leaves the flow alone.
     pub fn flow_scoped(&self) -> bool {
         let conditions = self.flowbits.iter().any(Flowbit::is_condition)
             || self.xbits.iter().any(|x| x.op.is_condition());
         if !self.groups.is_empty()
             || !self.header.is_empty()
+            || !self.stream_size.is_empty()
             || self.tcp_inspect == TcpInspect::Packet
             || conditions
             || self.flow_state != FlowState::Any
@@ -2523,6 +2524,42 @@ mod tests {
         // match, a 3-byte OCTET STRING is above 2.
         assert_eq!(run(b"NEG\x04\x03abc"), vec![3]);
         assert_eq!(run(b"N\x81\xffNEG"), vec![2]);
+    }
+
+    /// A rule whose only condition is `stream_size` is a packet rule (checked on every packet, as Suricata's packet
+    /// match list makes it), not an IP-only rule checked on a direction's first packet.
+    #[test]
+    fn stream_size_alone_makes_a_packet_rule() {
+        let text = "alert tcp any any -> any any (stream_size:server,>,100; sid:1;)";
+        let (set, _) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let r = &set.rules()[0];
+        assert!(!r.flow_scoped() && !r.ip_only());
+        let run = |server: u32, repeat: bool| {
+            let mut sc = set.scanner();
+            let mut out: Vec<crate::AlertRecord> = Vec::new();
+            let ctx = crate::PacketCtx {
+                header: Some(crate::PacketHeader {
+                    ip_proto: 6,
+                    tcp: Some(crate::TcpHeader::default()),
+                    ..crate::PacketHeader::default()
+                }),
+                stream_size: Some(crate::StreamSizes { client: 1, server }),
+                repeat_in_dir: repeat,
+                ..crate::PacketCtx::default()
+            };
+            set.scan_packet(
+                &mut sc,
+                &mut crate::FlowMatchState::default(),
+                &ctx,
+                b"",
+                &mut out,
+            );
+            out.len()
+        };
+        assert_eq!(
+            (run(100, false), run(101, false), run(101, true)),
+            (0, 1, 1)
+        );
     }
 
     #[test]
