@@ -165,6 +165,53 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
     }
 }
 
+#[test]
+fn a_narrow_reorder_window_changes_nothing_in_the_output_under_every_scheduler() {
+    // The reader waits for the oldest packet in flight whenever it is the window ahead of it: one packet (each read
+    // once every earlier one is done) and a few, with the reader apart and as worker 0, and a staged model.
+    let Some(s) = serial() else {
+        return;
+    };
+    for &sched in flowbundle_scheduler::ALL {
+        for window in ["1", "5"] {
+            same_as_serial(
+                &s,
+                &[
+                    "--threads",
+                    "2",
+                    "--scheduler",
+                    sched,
+                    "--reorder-window",
+                    window,
+                ],
+            );
+        }
+        same_as_serial(
+            &s,
+            &[
+                "--threads",
+                "2",
+                "--scheduler",
+                sched,
+                "--reorder-window",
+                "3",
+                "--reader-inspects",
+            ],
+        );
+    }
+    same_as_serial(
+        &s,
+        &[
+            "--threads",
+            "2",
+            "--exec",
+            "pipeline",
+            "--reorder-window",
+            "2",
+        ],
+    );
+}
+
 /// The software pipeline and MultiLayer Processing (a flow group handing packets to a detection group) under every
 /// policy that keeps flow order, with one or two workers per group and few or many packet buffers; run-to-completion
 /// named explicitly too.

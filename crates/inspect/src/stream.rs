@@ -23,7 +23,8 @@
 //!   packet still in the arena ([`PacketArena::oldest_in_flight`]): every packet before it has been inspected and its
 //!   events sent. The output is then exactly the single-threaded run's order (a packet's events in the order the
 //!   engine produced them, packets in input order), so within a flow events come in packet order and across flows in
-//!   capture order; what the collector holds back is bounded by the arena's size (the window).
+//!   capture order; what the collector holds back is bounded by the reader's window
+//!   ([`StreamReader::with_window`]): the reader reads at most that many packets ahead of the oldest in flight.
 //!
 //! * [`StatsBoard`]: each worker's counters, published every few hundred packets, for `stats` records written
 //!   while the run goes on.
@@ -200,6 +201,22 @@ pub type Forward<'f> = dyn Fn(u32, &PacketRecord<'_>, bool) + Sync + 'f;
 /// reads, a few thousand packets.
 const KEPT_BUFFER: usize = 1 << 20;
 
+/// Default of [`StreamReader::with_window`]: the most packets the reader reads ahead of the oldest packet still in
+/// flight.
+///
+/// The packet arena bounds how many packets are in flight, not how far apart they are: under a policy that sends new
+/// flows to whichever worker is free (`lfb`), a worker stuck on one packet (a heavy one, or a thread the machine
+/// took off its core) holds the oldest packet while the other workers and the reader go on. Everything behind that
+/// packet waits for it: the output of every later packet, held by the collector until the oldest is done (output
+/// leaves in input order), and the capture buffers the later packets were read into (1 MiB each, kept until every
+/// packet in them is done). Measured on ten times the merged nDPI trace under `lfb` on a loaded 2-core machine, the
+/// span reached 18,700 packets and nine capture buffers, where the trace itself had reached 4,200 and four: the
+/// longer the input, the longer the longest stall it meets, and peak memory grew with the input's length. With the
+/// window, what waits behind the oldest packet is bounded by configuration: at most this many packets' output and
+/// the capture buffers holding this many packets. The default is 8 times the default packet buffers (`lfb` and `dh`
+/// on two workers spanned about 600–1,400 packets when neither stalled), so a run that does not stall never waits.
+pub const DEFAULT_WINDOW: u64 = 4096;
+
 /// Most buffers left behind whose packets may still be in flight: the reader waits for the oldest when it would
 /// leave more (a worker stuck on one old packet while the others go on). With the arena's few hundred slots the
 /// packets in flight rarely span more than two.
@@ -232,6 +249,12 @@ pub struct StreamReader<'a> {
     recycle_at: u64,
     /// The end-of-input flush ran on the workers.
     flushed: bool,
+    /// The most packets from the oldest still in flight to the newest read ([`with_window`](Self::with_window)).
+    window: u64,
+    /// The arena's fill count up to which the window is known to have room (no look at the slots before it).
+    window_at: u64,
+    /// Times the reader waited for the oldest packet in flight because the window was full.
+    pub window_waits: u64,
 }
 
 /// The reader's idle-flow sweeps (see [`crate::sweep`]): when its clock says a sweep is due, the reader waits for
@@ -471,7 +494,18 @@ impl<'a> StreamReader<'a> {
             kept: None,
             recycle_at: 0,
             flushed: false,
+            window: DEFAULT_WINDOW,
+            window_at: 0,
+            window_waits: 0,
         }
+    }
+
+    /// Reads at most `packets` ahead of the oldest packet still in flight (at least 1; default [`DEFAULT_WINDOW`]):
+    /// when the newest packet read is that far ahead, the reader waits for the oldest to be inspected. See
+    /// [`DEFAULT_WINDOW`] for what it bounds.
+    pub fn with_window(mut self, packets: u64) -> Self {
+        self.window = packets.max(1);
+        self
     }
 
     /// Sweeps idle flows out of `engine`'s table in capture time, at the positions the single-threaded loop does
@@ -619,13 +653,52 @@ impl<'a> StreamReader<'a> {
             if let Some(w) = self.timeline.packet(rec.ts_ns) {
                 self.warnings.push(w);
             }
-            // `None`: the arena was closed, the run is being abandoned.
+            // `None` (here and below): the arena was closed, the run is being abandoned.
+            self.keep_window(help)?;
             let slot = acquire_helping(self.stager.arena, help)?;
             // SAFETY: `rec`'s bytes stay unchanged until the slot is released (see above).
             if let Some(d) = unsafe { self.stager.stage_kept(slot, &rec, position) } {
                 return Some(d);
             }
         }
+    }
+
+    /// Waits until the packets in flight span less than the window (see [`with_window`](Self::with_window)): when
+    /// the newest packet read is `window` ahead of the oldest in flight, until the oldest has moved a quarter of the
+    /// window on (so a reader at the limit looks at the slots once per quarter window, not once per packet). The
+    /// oldest packet in flight never waits for the reader (it has no earlier packet of its flow in flight, and every
+    /// policy hands a worker its queue's packets in order), so the wait ends; a reader that is also a worker
+    /// inspects its own share meanwhile. `None` when the arena was closed.
+    fn keep_window(&mut self, help: Option<&Help<'_>>) -> Option<()> {
+        let arena = self.stager.arena;
+        let filled = arena.filled();
+        if filled < self.window_at {
+            return Some(());
+        }
+        let mut oldest = arena.oldest_in_flight();
+        if filled - oldest.min(filled) >= self.window {
+            self.window_waits += 1;
+            let target = filled + self.window / 4 + 1 - self.window;
+            let mut spins = 0u32;
+            while oldest < target {
+                if arena.is_closed() {
+                    return None;
+                }
+                if help.is_some_and(|h| h()) {
+                    oldest = arena.oldest_in_flight();
+                    continue;
+                }
+                spins += 1;
+                if spins < 64 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                }
+                oldest = arena.oldest_in_flight();
+            }
+        }
+        self.window_at = oldest + self.window;
+        Some(())
     }
 
     /// Ends the current input, keeping the buffers its packets in flight may still point into.
@@ -1173,10 +1246,10 @@ impl BufferDecodes {
 
 /// Bytes of output the workers have sent and the collector not yet received past which a sender wakes the collector
 /// (see [`EventSender`]).
-pub const BACKLOG_WAKE: usize = 1 << 20;
+pub const BACKLOG_WAKE: usize = 256 << 10;
 
 /// Bytes of output sent and not yet received past which a sender waits for the collector (see [`EventSender`]).
-pub const BACKLOG_MAX: usize = 4 << 20;
+pub const BACKLOG_MAX: usize = 1 << 20;
 
 /// Longest one send waits for the collector to take the backlog below [`BACKLOG_MAX`] (a collector that does not run
 /// for that long while woken is starved or gone: the sender goes on, so a run is never held up by it for ever).
@@ -1192,7 +1265,10 @@ const BACKLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 /// `BENCHMARKS.md`). So each send counts the bytes it puts in the channel: past [`BACKLOG_WAKE`] it wakes the
 /// collector, past [`BACKLOG_MAX`] it waits (yields, then sleeps) until the collector has taken the backlog below
 /// that, for at most [`BACKLOG_WAIT`] a send. What the collector holds back behind its watermark is not counted:
-/// the packet arena bounds that.
+/// the reader's window bounds that ([`StreamReader::with_window`]). The bounds were 1 MiB and 4 MiB: on ten times
+/// the merged nDPI trace on a loaded machine the output waiting in the channel still peaked 1–2.5 MiB above the
+/// trace's own peak (2.9–4.5 MiB against 1.7–3.1), and at 256 KiB and 1 MiB the peaks on both fell to the
+/// 1.7–2.2 MiB that a sweep's own output (one batch per worker) takes.
 #[derive(Clone)]
 pub struct EventSender {
     tx: Sender<Tagged>,

@@ -233,12 +233,20 @@ pub struct Args {
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     flow_sweep: f64,
 
-    /// With --threads N ≥ 2: packet buffers between the reader and the workers (the bound on packets in flight and
-    /// on how far event output lags behind; memory is about this many times the largest packet). The default keeps
+    /// With --threads N ≥ 2: packet buffers between the reader and the workers (the bound on packets in flight;
+    /// memory is about this many times the largest packet; how far event output lags behind is --reorder-window's). The default keeps
     /// the buffers within a core's L2 cache (512 × 2 KiB): with 4,096 the reader's copy into them missed the cache
     /// for most packets and the run took about 1.5× the CPU.
     #[arg(long, default_value_t = DEFAULT_PACKET_BUFFERS)]
     packet_buffers: usize,
+
+    /// With --threads N ≥ 2 reading files: the most packets the reader reads ahead of the oldest packet still being
+    /// inspected; at the limit it waits for that packet. EVE output leaves in input order, so everything read after
+    /// the oldest packet in flight (its events, and the capture buffers the packets were read into) waits for it:
+    /// the window bounds that memory whatever the input's length, and a worker that lags behind slows the reader
+    /// instead of the run growing. Never drops a packet. Live capture does not wait (its ring would overflow).
+    #[arg(long, value_name = "PACKETS", default_value_t = flowbundle_inspect::stream::DEFAULT_WINDOW)]
+    reorder_window: u64,
 
     /// With --threads N ≥ 2 reading files: the reader is one of the N workers (N threads instead of N workers and a
     /// reader thread). It reads and dispatches, and inspects its share whenever it would otherwise wait for the
@@ -512,6 +520,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         bail!("standard input (`-`) can be read only once");
     }
+    if args.reorder_window == 0 {
+        bail!("--reorder-window must be at least 1");
+    }
     if args.packet_buffers == 0 {
         bail!("--packet-buffers must be at least 1");
     }
@@ -716,6 +727,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
 
     if threads == 1 && args.scheduler.is_some() {
         eprintln!("warning: --scheduler has no effect on a single-threaded run (--threads 1)");
+    }
+
+    if threads == 1 && args.reorder_window != flowbundle_inspect::stream::DEFAULT_WINDOW {
+        eprintln!("warning: --reorder-window has no effect on a single-threaded run (--threads 1)");
     }
 
     if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
@@ -1151,6 +1166,7 @@ fn inspect_inputs(
                         .stop_when(&stop)
                         .with_decodes(&decodes)
                         .with_sweeps(engine, tx.clone(), sweep_render)
+                        .with_window(args.reorder_window)
                         .numbered_from(first_packet);
                     if !keeps_order {
                         r = r.with_order(&order);
