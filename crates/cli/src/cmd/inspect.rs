@@ -234,9 +234,9 @@ pub struct Args {
     flow_sweep: f64,
 
     /// With --threads N ≥ 2: packet buffers between the reader and the workers (the bound on packets in flight;
-    /// memory is about this many times the largest packet; how far event output lags behind is --reorder-window's). The default keeps
-    /// the buffers within a core's L2 cache (512 × 2 KiB): with 4,096 the reader's copy into them missed the cache
-    /// for most packets and the run took about 1.5× the CPU.
+    /// memory is about this many times the largest packet; how far event output lags behind is --reorder-window's).
+    /// The default keeps the buffers within a core's L2 cache (512 × 2 KiB): with 4,096 the reader's copy into them
+    /// missed the cache for most packets and the run took about 1.5× the CPU.
     #[arg(long, default_value_t = DEFAULT_PACKET_BUFFERS)]
     packet_buffers: usize,
 
