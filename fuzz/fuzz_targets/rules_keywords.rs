@@ -1,6 +1,8 @@
 //! Arbitrary values for every rule keyword: the first byte picks a keyword of the keyword table, the rest is its
 //! value, placed after a content in a sticky buffer of each kind. Each rule loads, is skipped with a reason, or is an
-//! error with its line; nothing panics. Rules that load run over the value's bytes on every entry point.
+//! error with its line; nothing panics. Rules that load run over the value's bytes on every entry point, and the
+//! `xbits` of those that have them are checked and applied on a small table (addresses and times from the bytes),
+//! which stays within its capacity.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -29,6 +31,18 @@ fuzz_target!(|data: &[u8]| {
         Ok(rules) => {
             if let Err(e) = flowbundle_rules::testing::match_checked(&rules, rest, &[rest.len() / 2]) {
                 panic!("{e}");
+            }
+            let mut table = flowbundle_rules::XbitTable::with_capacity(4);
+            for (i, r) in rules.rules().iter().enumerate() {
+                for (j, b) in rest.iter().enumerate().take(16) {
+                    let src = std::net::IpAddr::from([10, 0, 0, b & 7]);
+                    let dst = std::net::IpAddr::from([10, 0, 0, (b >> 3) & 7]);
+                    let now = (i as u64 * 16 + j as u64) * u64::from(*b) * 100_000_000;
+                    if table.conditions_hold(&r.xbits, src, dst, now) {
+                        table.apply(&r.xbits, src, dst, now);
+                    }
+                    assert!(table.len() <= 4);
+                }
             }
         }
         Err(e) => panic!("{e}"),

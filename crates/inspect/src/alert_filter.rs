@@ -61,9 +61,10 @@ pub struct AlertFilter {
     flows: HashMap<u64, FlowAction>,
     /// IPS mode: a rate filter's `drop`/`reject` reports the alert as blocked.
     ips: bool,
-    /// Per rule index: its xbits, and whether it is `noalert` (its events only carry its xbits).
+    /// Per rule index: its xbits, and whether it does not alert (`noalert`, `pass` without `alert`: its events
+    /// only carry its xbits).
     xbits: Vec<Vec<Xbit>>,
-    noalert: Vec<bool>,
+    silent: Vec<bool>,
     xbit_table: XbitTable,
 }
 
@@ -117,7 +118,7 @@ impl AlertFilter {
             rate_table: RateTable::default(),
             flows: HashMap::new(),
             ips: false,
-            noalert: rules.rules().iter().map(|r| r.noalert).collect(),
+            silent: rules.rules().iter().map(|r| !r.alerts()).collect(),
             xbits,
             xbit_table: XbitTable::default(),
         })
@@ -160,7 +161,7 @@ impl AlertFilter {
             }
             None
         };
-        let silent = self.noalert.get(i).copied().unwrap_or(false);
+        let silent = self.silent.get(i).copied().unwrap_or(false);
         if self.flows.contains_key(&e.flow_id) {
             return if silent { None } else { suppress(self) };
         }

@@ -945,6 +945,10 @@ pub(crate) fn emit_owned(
         PacketVerdict::earliest(&mut out.verdict.pass, rank);
         out.verdict.pass_flow |= flow_scope;
         if !rule.alert || rule.noalert {
+            // Its xbits still apply where alerts meet in input order, from a silent event (see below).
+            if !rule.xbits.is_empty() {
+                out.alert_event(&to_alert(rule, a), dir, label);
+            }
             return;
         }
     }
@@ -1247,8 +1251,8 @@ pub(crate) fn scan_flowless(
                     .and_then(|r| r.rules().get(a.rule_index as usize));
                 let rank = rule.map_or(u8::MAX, |r| det.action_rank(r.action));
                 if !verdict.stands(rank) {
-                    // A `noalert` rule's event (it carries xbits) was never counted as an alert.
-                    if !rule.is_some_and(|r| r.noalert) {
+                    // The silent event of a rule that does not alert (it carries xbits) was never counted.
+                    if rule.is_none_or(|r| r.alerts()) {
                         produced.alerts = produced.alerts.saturating_sub(1);
                     }
                     if let Some(sc) = scanner.as_mut() {

@@ -1873,8 +1873,8 @@ pub(crate) fn apply_verdict(
                     .and_then(|r| r.rules().get(a.rule_index as usize));
                 let rank = rule.map_or(u8::MAX, |r| ctx.det.action_rank(r.action));
                 if !verdict.stands(rank) {
-                    // A `noalert` rule's event (it carries xbits) was never counted as an alert.
-                    if !rule.is_some_and(|r| r.noalert) {
+                    // The silent event of a rule that does not alert (it carries xbits) was never counted.
+                    if rule.is_none_or(|r| r.alerts()) {
                         ctx.produced.alerts = ctx.produced.alerts.saturating_sub(1);
                     }
                     if let Some(sc) = ctx.scanner.as_mut() {
@@ -1905,12 +1905,13 @@ pub(crate) fn apply_verdict(
 fn cap_alerts(ctx: &mut WorkerCtx, alerted: &mut bool, alerted_before: bool, ev_start: usize) {
     let max = ctx.det.packet_alert_max();
     let start = ev_start.min(ctx.events.len());
-    // A `noalert` rule's event (it carries xbits, see `crate::alert_filter`) is not an alert: not limited here.
+    // The silent event of a rule that does not alert (it carries xbits, see `crate::alert_filter`) is not an
+    // alert: not limited here.
     let silent = |a: &crate::event::AlertEvent| {
         ctx.det
             .rules()
             .and_then(|r| r.rules().get(a.rule_index as usize))
-            .is_some_and(|r| r.noalert)
+            .is_some_and(|r| !r.alerts())
     };
     let raised = ctx.events[start..]
         .iter()

@@ -818,6 +818,8 @@ pub struct Rule {
     pub dst_ports: PortSet,
     /// `<>`: the header matches in either direction.
     pub bidirectional: bool,
+    /// `ipv4` or `ipv6` as the header's protocol: only packets of that IP version (4 or 6).
+    pub ip_version: Option<u8>,
     /// How TCP payload is inspected (stream or per packet).
     pub tcp_inspect: TcpInspect,
     /// `app-layer-protocol` (each one a condition, all must hold): the flow's application protocol in the packet's
@@ -891,6 +893,12 @@ impl Rule {
             _ if !self.app_layer.is_empty() => true,
             _ => self.flow_dir == FlowDir::Any,
         }
+    }
+
+    /// Whether its matches are alerts: not for a `noalert` rule, nor for a `pass` rule without `alert`. (A match of
+    /// such a rule with `xbits` still reaches the engine's output stage, silently, so its xbits apply there.)
+    pub fn alerts(&self) -> bool {
+        !(self.noalert || (self.action.passes() && !self.alert))
     }
 
     /// Whether this is an IP-only rule as Suricata classifies them: addresses alone decide (any ports, no content,
@@ -1179,6 +1187,7 @@ struct Header {
     dst: AddrSet,
     dst_ports: PortSet,
     bidirectional: bool,
+    ip_version: Option<u8>,
 }
 
 /// Splits the header at whitespace outside brackets (address lists may contain spaces).
@@ -1228,8 +1237,18 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
         }
     };
     let mut tcp_inspect = TcpInspect::Stream;
+    let mut ip_version = None;
     let proto = match proto.to_ascii_lowercase().as_str() {
         "ip" | "pkthdr" => Proto::Ip,
+        // Suricata's `ipv4`/`ip4` and `ipv6`/`ip6`: every packet of that IP version.
+        "ipv4" | "ip4" => {
+            ip_version = Some(4);
+            Proto::Ip
+        }
+        "ipv6" | "ip6" => {
+            ip_version = Some(6);
+            Proto::Ip
+        }
         "tcp" | "tcp-stream" => Proto::Tcp,
         "tcp-pkt" => {
             tcp_inspect = TcpInspect::Packet;
@@ -1287,6 +1306,7 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
         dst: addr(r, dst)?,
         dst_ports: port(r, dp)?,
         bidirectional,
+        ip_version,
     })
 }
 
@@ -2336,6 +2356,7 @@ impl Builder {
             dst: h.dst,
             dst_ports: h.dst_ports,
             bidirectional: h.bidirectional,
+            ip_version: h.ip_version,
             tcp_inspect,
             app_layer: self.app_layer,
             flow_dir: self.flow_dir,

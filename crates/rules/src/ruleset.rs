@@ -1011,6 +1011,7 @@ impl Rule {
             dst: crate::addr::AddrSet::any(),
             dst_ports: crate::addr::PortSet::any(),
             bidirectional: false,
+            ip_version: None,
             tcp_inspect: rule::TcpInspect::Stream,
             app_layer: Vec::new(),
             flow_dir: FlowDir::Any,

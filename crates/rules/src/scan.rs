@@ -739,6 +739,11 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     if !proto_ok {
         return false;
     }
+    if let Some(v) = rule.ip_version
+        && (v == 4) != ctx.src.is_ipv4()
+    {
+        return false;
+    }
     for &(negated, name) in &rule.app_layer {
         // Suricata's DetectAppLayerProtocolPacketMatch: no match at all while the protocol is unknown.
         let Some(a) = ctx.app_proto else {

@@ -456,6 +456,65 @@ fn flowbits_keyword() {
     assert_eq!(rep.errors[0].line, 5);
 }
 
+/// `xbits` as rule options: host bits (`ip_src`, `ip_dst`) share one name space, pair bits have their own, `noalert`
+/// marks the rule, `track tx` is skipped by name and malformed values are errors with their line.
+#[test]
+fn xbits_keyword() {
+    use flowbundle_rules::{Xbit, XbitOp, XbitTrack};
+    let (rs, rep) = RuleSet::parse(
+        "alert tcp any any -> any any (xbits:set,a,track ip_src,expire 60; xbits:isset,a,track ip_dst; sid:1;)\n\
+         alert tcp any any -> any any (xbits:toggle,a,track ip_pair; xbits:noalert; sid:2;)\n\
+         alert tcp any any -> any any (xbits:set,a,track tx; sid:3;)\n\
+         alert tcp any any -> any any (xbits:set,a,track ip_src,expire 0; sid:4;)\n\
+         alert tcp any any -> any any (xbits:isnotset,b,track ip_src; xbits:unset,a,track ip_dst; sid:5;)\n",
+        &Vars::new(),
+    )
+    .unwrap();
+    let x = |op, id, track, expire| Xbit {
+        op,
+        id,
+        track,
+        expire,
+    };
+    let r = &rs.rules()[0];
+    assert_eq!(
+        r.xbits,
+        vec![
+            x(XbitOp::Set, 0, XbitTrack::IpSrc, 60),
+            x(XbitOp::IsSet, 0, XbitTrack::IpDst, 30)
+        ]
+    );
+    assert!(!r.noalert && !r.flow_scoped());
+    let r = &rs.rules()[1];
+    assert_eq!(r.xbits, vec![x(XbitOp::Toggle, 1, XbitTrack::IpPair, 30)]);
+    assert!(r.noalert);
+    assert_eq!(
+        rs.rules()[2].xbits,
+        vec![
+            x(XbitOp::IsNotSet, 2, XbitTrack::IpSrc, 30),
+            x(XbitOp::Unset, 0, XbitTrack::IpDst, 30)
+        ]
+    );
+    assert_eq!(
+        rep.skip_reasons.keys().collect::<Vec<_>>(),
+        vec!["xbits:track tx"]
+    );
+    assert_eq!(rep.errors.len(), 1);
+    assert_eq!(rep.errors[0].line, 4);
+}
+
+/// `ipv4`/`ip4` and `ipv6`/`ip6` as the header's protocol: every packet of that IP version.
+#[test]
+fn ip_version_protocols() {
+    for (p, v) in [("ipv4", 4), ("ip4", 4), ("ipv6", 6), ("ip6", 6)] {
+        let r = one(&format!(
+            "alert {p} any any -> any any (content:\"a\"; sid:1;)"
+        ));
+        assert_eq!((r.proto, r.ip_version), (Proto::Ip, Some(v)));
+    }
+    assert_eq!(one("alert ip any any -> any any (sid:1;)").ip_version, None);
+}
+
 /// ET Open's skipped rules per reason (the first unsupported keyword or keyword option of each rule). When the
 /// supported subset grows these move: update them with the change that moved them.
 const ET_OPEN_SKIPS: &[(&str, usize)] = &[("keyword tag", 7)];

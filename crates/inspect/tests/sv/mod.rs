@@ -1410,6 +1410,14 @@ impl Settings {
         if (key == "exception-policy" || key.ends_with("-policy")) && value == "ignore" {
             return Ok(());
         }
+        // The bucket counts of Suricata's flow, host and IP-pair hash tables change where entries collide, never
+        // what they hold: the engine's tables (flows, xbits) compare whole addresses, so any size is the same here.
+        if matches!(
+            key,
+            "flow.hash-size" | "host.hash-size" | "ippair.hash-size"
+        ) {
+            return Ok(());
+        }
         // Which prefilter engine Suricata builds (`mpm`, `auto`) changes how fast rules are matched, never which
         // match: the engine's prefilter is its own either way.
         if key == "detect.prefilter.default" {
