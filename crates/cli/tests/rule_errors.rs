@@ -87,7 +87,8 @@ fn errors_are_shown_with_file_and_line_and_the_report_lists_every_skipped_sid() 
         .and_then(|s| s.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no skipped count: {err}"));
-    assert!(skipped > 50, "{err}");
+    // The community set keeps a handful of named skips (SIP variables, DCE/RPC over SMB, tag, ...).
+    assert!(skipped >= 10, "{err}");
     let csv = std::fs::read_to_string(&report).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("file,line,sid,outcome,reason"));
