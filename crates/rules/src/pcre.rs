@@ -296,7 +296,8 @@ impl Pcre {
                 .configure(
                     meta::Regex::config()
                         .nfa_size_limit(Some(NFA_SIZE_LIMIT))
-                        .hybrid_cache_capacity(DFA_CACHE),
+                        .hybrid_cache_capacity(DFA_CACHE)
+                        .utf8_empty(BYTES_UTF8_EMPTY),
                 )
                 .build(&translated)
                 .map_err(|e| {
@@ -321,7 +322,8 @@ impl Pcre {
             .configure(
                 meta::Regex::config()
                     .nfa_size_limit(Some(NFA_SIZE_LIMIT))
-                    .hybrid_cache_capacity(DFA_CACHE),
+                    .hybrid_cache_capacity(DFA_CACHE)
+                    .utf8_empty(BYTES_UTF8_EMPTY),
             )
             .build(&translated)
             .map_err(|e| {
@@ -387,6 +389,12 @@ impl Pcre {
         }
     }
 }
+
+/// Empty matches may fall anywhere in the bytes, not only on UTF-8 boundaries: PCRE runs over packet bytes, and with
+/// regex-automata's default (`utf8_empty` on) over a haystack that is not UTF-8, its forward and reverse searches
+/// disagree and it panics ("reverse search must match if forward search does": `.x|.|` on `/\x9c\x8c`, found by
+/// the `rules_keywords` fuzz target).
+const BYTES_UTF8_EMPTY: bool = false;
 
 /// Keeps the first line of a regex-syntax error and drops the pattern echo.
 fn short_syntax_error(e: &str) -> String {
@@ -674,6 +682,23 @@ fn translate(expr: &str, backtracking: bool) -> Result<String, PcreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An expression that can match empty, searched over bytes that are not UTF-8 from inside a span, neither
+    /// panics nor misses (regex-automata's UTF-8 empty-match handling disagreed between its forward and reverse
+    /// searches here).
+    #[test]
+    fn empty_alternatives_over_bytes_that_are_not_utf8() {
+        let p = Pcre::parse(r#""/.x|.|/""#).unwrap();
+        let hay = b"/\x9c\x8c";
+        for s in 0..=hay.len() {
+            for e in s..=hay.len() {
+                assert!(
+                    p.find(&mut p.create_cache(), hay, s..e, false).is_some(),
+                    "{s}..{e}"
+                );
+            }
+        }
+    }
 
     fn m(p: &Pcre, hay: &[u8]) -> Option<(usize, usize)> {
         let mut c = p.create_cache();
