@@ -347,7 +347,7 @@ impl MimeParser {
             }
             return;
         };
-        let name = trim(&line[..colon]);
+        let name = <[u8]>::trim_ascii(&line[..colon]);
         if name.len() > MAX_HEADER_NAME {
             self.anomalies |= MimeAnomalies::LONG_HEADER_NAME;
         }
@@ -406,7 +406,7 @@ impl MimeParser {
                 self.set_filename(n, true);
             }
         } else if name.eq_ignore_ascii_case(b"content-transfer-encoding") {
-            let v = trim(&value);
+            let v = <[u8]>::trim_ascii(&value);
             self.part.encoding = Some(if v.eq_ignore_ascii_case(b"base64") {
                 Encoding::Base64
             } else if v.eq_ignore_ascii_case(b"quoted-printable") {
@@ -638,18 +638,6 @@ fn hex(c: u8) -> Option<u8> {
     }
 }
 
-fn trim(s: &[u8]) -> &[u8] {
-    let a = s
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(s.len());
-    let b = s
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(a, |p| p + 1);
-    s.get(a..b).unwrap_or_default()
-}
-
 fn starts_ci(s: &[u8], p: &[u8]) -> bool {
     s.len() >= p.len() && s[..p.len()].eq_ignore_ascii_case(p)
 }
@@ -657,8 +645,8 @@ fn starts_ci(s: &[u8], p: &[u8]) -> bool {
 /// A header value's first token (`multipart/mixed`) and its parameters.
 fn split_params(v: &[u8]) -> (&[u8], &[u8]) {
     match v.iter().position(|&c| c == b';') {
-        Some(p) => (trim(&v[..p]), &v[p + 1..]),
-        None => (trim(v), &[]),
+        Some(p) => (<[u8]>::trim_ascii(&v[..p]), &v[p + 1..]),
+        None => (<[u8]>::trim_ascii(v), &[]),
     }
 }
 
@@ -679,7 +667,7 @@ fn param(v: &[u8], name: &[u8]) -> Option<Vec<u8>> {
             };
             continue;
         };
-        let key = trim(&rest_trim[..eq]);
+        let key = <[u8]>::trim_ascii(&rest_trim[..eq]);
         let after = trim_start(&rest_trim[eq + 1..]);
         let (value, next) = if after.first() == Some(&b'"') {
             let mut out = Vec::new();
@@ -706,8 +694,8 @@ fn param(v: &[u8], name: &[u8]) -> Option<Vec<u8>> {
             (out, next)
         } else {
             match after.iter().position(|&c| c == b';') {
-                Some(p) => (trim(&after[..p]).to_vec(), &after[p + 1..]),
-                None => (trim(after).to_vec(), &[][..]),
+                Some(p) => (<[u8]>::trim_ascii(&after[..p]).to_vec(), &after[p + 1..]),
+                None => (<[u8]>::trim_ascii(after).to_vec(), &[][..]),
             }
         };
         rest = next;

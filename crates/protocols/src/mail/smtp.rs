@@ -326,7 +326,8 @@ impl SmtpParser {
     }
 
     fn command(&mut self, line: &[u8], out: &mut dyn EventSink) {
-        let arg = |n: usize| -> String { field(trim(line.get(n..).unwrap_or_default())) };
+        let arg =
+            |n: usize| -> String { field(<[u8]>::trim_ascii(line.get(n..).unwrap_or_default())) };
         if starts_ci(line, b"HELO") || starts_ci(line, b"EHLO") {
             self.helo = Some(arg(4));
         } else if starts_ci(line, b"MAIL FROM:") {
@@ -510,19 +511,19 @@ impl MimeSink for TxSink<'_> {
         let e = &mut *self.email;
         let one = |slot: &mut Option<String>| {
             if slot.is_none() {
-                *slot = Some(field(trim(value)));
+                *slot = Some(field(<[u8]>::trim_ascii(value)));
             }
         };
         let list = |l: &mut Vec<String>, split: bool| {
             if split {
                 for a in value.split(|&b| b == b',') {
-                    let a = trim(a);
+                    let a = <[u8]>::trim_ascii(a);
                     if !a.is_empty() && l.len() < MAX_LIST {
                         l.push(field(a));
                     }
                 }
             } else if l.len() < MAX_LIST {
-                l.push(field(trim(value)));
+                l.push(field(<[u8]>::trim_ascii(value)));
             }
         };
         match name.to_ascii_lowercase().as_slice() {
@@ -581,18 +582,6 @@ impl MimeSink for TxSink<'_> {
     }
 }
 
-fn trim(s: &[u8]) -> &[u8] {
-    let a = s
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(s.len());
-    let b = s
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(a, |p| p + 1);
-    s.get(a..b).unwrap_or_default()
-}
-
 /// A field for an event: lossy UTF-8, at most [`MAX_FIELD`] bytes.
 fn field(s: &[u8]) -> String {
     String::from_utf8_lossy(&s[..s.len().min(MAX_FIELD)]).into_owned()
@@ -600,7 +589,7 @@ fn field(s: &[u8]) -> String {
 
 /// The address of `MAIL FROM:` / `RCPT TO:` (`<a@b>`, without the ESMTP parameters after it).
 fn address(arg: &[u8]) -> String {
-    let arg = trim(arg);
+    let arg = <[u8]>::trim_ascii(arg);
     if arg.first() == Some(&b'<')
         && let Some(end) = arg.iter().position(|&b| b == b'>')
     {
