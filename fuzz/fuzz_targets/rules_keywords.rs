@@ -2,7 +2,8 @@
 //! value, placed after a content in a sticky buffer of each kind. Each rule loads, is skipped with a reason, or is an
 //! error with its line; nothing panics. Rules that load run over the value's bytes on every entry point, and the
 //! `xbits` of those that have them are checked and applied on a small table (addresses and times from the bytes),
-//! which stays within its capacity.
+//! which stays within its capacity; so are the `tag`s (host tags on a small host table, session tags on a flow's
+//! list, packets counted towards both).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -33,6 +34,8 @@ fuzz_target!(|data: &[u8]| {
                 panic!("{e}");
             }
             let mut table = flowbundle_rules::XbitTable::with_capacity(4);
+            let mut hosts = flowbundle_rules::HostTags::with_capacity(4);
+            let mut session = flowbundle_rules::TagList::default();
             for (i, r) in rules.rules().iter().enumerate() {
                 for (j, b) in rest.iter().enumerate().take(16) {
                     let src = std::net::IpAddr::from([10, 0, 0, b & 7]);
@@ -42,6 +45,25 @@ fuzz_target!(|data: &[u8]| {
                         table.apply(&r.xbits, src, dst, now);
                     }
                     assert!(table.len() <= 4);
+                    let secs = now / 1_000_000_000;
+                    for t in &r.tags {
+                        match t.scope {
+                            flowbundle_rules::tag::TagScope::Session => {
+                                session.add(1, r.sid, t, secs);
+                            }
+                            flowbundle_rules::tag::TagScope::Host(side) => {
+                                let host = match side {
+                                    flowbundle_rules::tag::HostSide::Src => src,
+                                    flowbundle_rules::tag::HostSide::Dst => dst,
+                                };
+                                hosts.add(host, 1, r.sid, t, secs);
+                            }
+                        }
+                    }
+                    hosts.on_packet(src, dst, secs, u32::from(*b));
+                    session.on_packet(secs, u32::from(*b));
+                    assert!(hosts.hosts() <= 4);
+                    assert!(session.len() <= flowbundle_rules::tag::MAX_TAGS);
                 }
             }
         }

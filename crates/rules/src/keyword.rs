@@ -158,6 +158,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("flowbits", &[], Flow, |b, _, v, ctx| b.flowbits(v, ctx)),
     parse("flowint", &[], Flow, |b, _, v, ctx| b.flowint(v, ctx)),
     parse("xbits", &[], Flow, |b, _, v, ctx| b.xbits(v, ctx)),
+    parse("tag", &[], Flow, |b, _, v, _| b.tag(v)),
     parse("noalert", &[], Flow, |b, _, _, _| b.set_noalert()),
     parse("alert", &[], Flow, |b, _, _, _| b.set_alert()),
     parse("app-layer-protocol", &[], Flow, |b, _, v, _| {

@@ -65,7 +65,7 @@
 //! target in EVE. Anything else skips the rule,
 //! counted under a reason naming the first unsupported keyword ([`LoadReport::skip_reasons`]); malformed rules are
 //! errors with file and line ([`LoadReport::errors`]). The Snort 3 community set loads 3,927 of 4,004 rules (98.1%) (the
-//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,820 of 24,827 (`tests/parse.rs`).
+//! pinned reasons for the rest are in `tests/community.rs`), ET Open 24,827 of 24,827 (`tests/parse.rs`).
 //!
 //! ## Matching
 //! Each rule's content chains are grouped by buffer; each group has a fast pattern (its `fast_pattern` content, or
@@ -164,6 +164,7 @@ pub mod ruleset;
 pub mod scan;
 pub mod split;
 pub mod stream_size;
+pub mod tag;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod text;
@@ -189,6 +190,7 @@ pub use scan::{
     PacketCtx, ScanStats, Scanner, Transport,
 };
 pub use stream_size::{StreamSize, StreamSizes};
+pub use tag::{HostTagStats, HostTags, Tag, TagList};
 pub use threshold::{
     RateFilter, RateTable, Threshold, ThresholdKind, ThresholdStats, ThresholdTable, Track,
     UniqueOn,

@@ -27,6 +27,7 @@ use crate::header::HeaderTest;
 use crate::keyword::{self, Handler};
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::stream_size::StreamSize;
+use crate::tag::Tag;
 use crate::text::{self, Opt};
 use crate::threshold::{Threshold, ThresholdError};
 use crate::transform::Transform;
@@ -850,6 +851,8 @@ pub struct Rule {
     /// `xbits` conditions and actions, in rule order ([`crate::xbits`]: applied by the engine where alerts meet in
     /// input order, like thresholds).
     pub xbits: Vec<Xbit>,
+    /// `tag` options, in rule order ([`crate::tag`]: each alert of the rule tags the packets that follow).
+    pub tags: Vec<Tag>,
     /// `noalert` (or `flowbits:noalert`, `xbits:noalert`): the rule sets flowbits or xbits but never alerts.
     pub noalert: bool,
     /// `alert`: the rule alerts even where its action does not imply alerting (`pass ...; alert;`, Suricata's
@@ -1035,6 +1038,7 @@ pub(crate) struct Builder {
     app_layer: Vec<(bool, &'static str)>,
     flowbits: Vec<Flowbit>,
     xbits: Vec<Xbit>,
+    tags: Vec<Tag>,
     noalert: bool,
     alert: bool,
     target: Option<AlertTarget>,
@@ -1136,6 +1140,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         app_layer: Vec::new(),
         flowbits: Vec::new(),
         xbits: Vec::new(),
+        tags: Vec::new(),
         noalert: false,
         alert: false,
         target: None,
@@ -1310,7 +1315,7 @@ fn parse_header(h: &str, ctx: &mut Ctx<'_, '_>) -> Step<Header> {
     })
 }
 
-fn trunc(s: &str) -> String {
+pub(crate) fn trunc(s: &str) -> String {
     s.chars().take(48).collect()
 }
 
@@ -1773,6 +1778,13 @@ impl Builder {
             track,
             expire,
         });
+        Ok(())
+    }
+
+    /// `tag:session|host[,count,metric[,src|dst]]` (see [`crate::tag`]).
+    pub(crate) fn tag(&mut self, v: Option<&str>) -> Step<()> {
+        let t = Tag::parse(v.unwrap_or("").trim()).map_err(err)?;
+        self.tags.push(t);
         Ok(())
     }
 
@@ -2372,6 +2384,7 @@ impl Builder {
             services: self.services,
             flowbits: self.flowbits,
             xbits: self.xbits,
+            tags: self.tags,
             noalert: self.noalert,
             alert: self.alert,
             target: self.target,

@@ -1027,6 +1027,7 @@ impl Rule {
             services: Vec::new(),
             flowbits: Vec::new(),
             xbits: Vec::new(),
+            tags: Vec::new(),
             noalert: false,
             alert: false,
             target: None,
