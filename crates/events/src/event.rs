@@ -264,6 +264,26 @@ pub enum EventKind {
     Alert(Box<AlertEvent>),
     /// An anomaly as Suricata's EVE `anomaly` output reports it.
     Anomaly(Box<Anomaly>),
+    /// A packet a rule's `tag` covers (EVE `packet`), written when tagged packets are logged (Suricata's
+    /// `types.alert.tagged-packets`).
+    Packet(Box<TaggedPacket>),
+}
+
+/// A packet that follows an alert of a rule with `tag` (see `flowbundle_rules::tag`): EVE writes it whole, as
+/// captured, in an `event_type: packet` record. Its flow's session tags are decided where the flow is inspected;
+/// host tags cross flows, so while a rule set has host tags the engine reports every packet of a flow as a candidate
+/// (`session` false when only a host tag could cover it) and the host tags are decided where events meet in input
+/// order (`flowbundle_inspect`'s alert filter), which drops the candidates no tag covers before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaggedPacket {
+    /// The packet as captured, from its link-layer header (a reassembled IP datagram: from its IP header).
+    pub data: Box<[u8]>,
+    /// The link type `data` starts with (pcap's numbers: 1 Ethernet, 101 raw IP, ...).
+    pub linktype: u32,
+    /// Its length on the wire (what a `bytes` tag counts).
+    pub wire_len: u32,
+    /// Its flow's session tags cover it.
+    pub session: bool,
 }
 
 /// What an EVE `anomaly` record reports. Suricata writes three kinds (`decode`, `stream`, `applayer`), each enabled
@@ -283,6 +303,7 @@ impl EventKind {
             EventKind::App(a) => a.event_type(),
             EventKind::Alert(_) => "alert",
             EventKind::Anomaly(_) => "anomaly",
+            EventKind::Packet(_) => "packet",
         }
     }
 }

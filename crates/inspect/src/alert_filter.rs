@@ -25,15 +25,24 @@
 //! corrects the totals as a threshold's does. What the rule's match did inside the worker (its flowbits, a drop or
 //! pass verdict) is not undone when its xbit conditions fail here.
 //!
+//! A rule's host `tag`s ([`flowbundle_rules::tag`]) are applied here too: a host's tag covers its packets in every
+//! flow. An alert of such a rule that is reported installs its tags on the host the tag names (the alerting packet's
+//! source or destination) in a bounded table ([`flowbundle_rules::HostTags`]); while the rule set has host tags the
+//! engine reports every packet of a flow as a candidate `packet` event (marked when its own flow's session tags
+//! cover it), and here each candidate counts towards the tags of both its hosts and is kept when a session or host
+//! tag covers it, dropped otherwise. Without host tags the engine reports only the packets its session tags cover,
+//! and they pass.
+//!
 //! Cost: a hash-table lookup per alert of a thresholded rule or per xbit of a rule's match, an address-set test per suppression of the alert's
 //! rule, nothing for other events; one table for the run, bounded ([`flowbundle_rules::ThresholdTable`]).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use flowbundle_rules::tag::{HostSide, TagScope};
 use flowbundle_rules::{
-    Action, RateFilter, RateTable, RuleSet, Suppress, Threshold, ThresholdConfig, ThresholdStats,
-    ThresholdTable, Xbit, XbitStats, XbitTable,
+    Action, HostTagStats, HostTags, RateFilter, RateTable, RuleSet, Suppress, Tag, Threshold,
+    ThresholdConfig, ThresholdStats, ThresholdTable, Xbit, XbitStats, XbitTable,
 };
 
 use crate::engine::Finished;
@@ -66,6 +75,9 @@ pub struct AlertFilter {
     xbits: Vec<Vec<Xbit>>,
     silent: Vec<bool>,
     xbit_table: XbitTable,
+    /// Per rule index: its host tags (empty for every rule when the rule set has none).
+    host_tags: Vec<Vec<Tag>>,
+    hosts: HostTags,
 }
 
 impl AlertFilter {
@@ -102,10 +114,22 @@ impl AlertFilter {
             .map(|r| config.rate_filter_for(r.gid, r.sid))
             .collect();
         let xbits: Vec<Vec<Xbit>> = rules.rules().iter().map(|r| r.xbits.clone()).collect();
+        let host_tags: Vec<Vec<Tag>> = rules
+            .rules()
+            .iter()
+            .map(|r| {
+                r.tags
+                    .iter()
+                    .filter(|t| matches!(t.scope, TagScope::Host(_)))
+                    .copied()
+                    .collect()
+            })
+            .collect();
         let needed = thresholds.iter().any(Option::is_some)
             || suppressions.iter().any(|s| !s.is_empty())
             || rate.iter().any(Option::is_some)
-            || xbits.iter().any(|x| !x.is_empty());
+            || xbits.iter().any(|x| !x.is_empty())
+            || host_tags.iter().any(|t| !t.is_empty());
         needed.then(|| AlertFilter {
             sids: rules.rules().iter().map(|r| r.sid).collect(),
             suppressed: vec![0; thresholds.len()],
@@ -121,6 +145,8 @@ impl AlertFilter {
             silent: rules.rules().iter().map(|r| !r.alerts()).collect(),
             xbits,
             xbit_table: XbitTable::default(),
+            host_tags,
+            hosts: HostTags::default(),
         })
     }
 
@@ -138,6 +164,38 @@ impl AlertFilter {
 
     /// The event as it is to be written, or `None` when it is not reported. Call once per event, in output order.
     pub fn apply<'e>(&mut self, e: &'e Event) -> Option<Cow<'e, Event>> {
+        if let EventKind::Packet(p) = &e.kind {
+            // A tagged packet, or a candidate for the host tags (see the module documentation).
+            let (src, dst, _, _) = e.key.endpoints(e.dir);
+            let host = self
+                .hosts
+                .on_packet(src, dst, e.ts_ns / 1_000_000_000, p.wire_len);
+            return (p.session || host).then_some(Cow::Borrowed(e));
+        }
+        let kept = self.decide(e);
+        // A reported alert installs its rule's host tags.
+        if kept.is_some()
+            && let EventKind::Alert(a) = &e.kind
+            && let Some(tags) = self
+                .host_tags
+                .get(a.rule_index as usize)
+                .filter(|t| !t.is_empty())
+        {
+            let (src, dst, _, _) = e.key.endpoints(e.dir);
+            let sid = self.sids.get(a.rule_index as usize).copied().unwrap_or(0);
+            for t in tags {
+                let host = match t.scope {
+                    TagScope::Host(HostSide::Src) => src,
+                    _ => dst,
+                };
+                self.hosts.add(host, a.gid, sid, t, e.ts_ns / 1_000_000_000);
+            }
+        }
+        kept
+    }
+
+    /// [`AlertFilter::apply`] for every event but a tagged packet.
+    fn decide<'e>(&mut self, e: &'e Event) -> Option<Cow<'e, Event>> {
         let a = match &e.kind {
             EventKind::Alert(a) => a,
             EventKind::Flow(r) => {
@@ -152,7 +210,9 @@ impl AlertFilter {
                     _ => Some(Cow::Borrowed(e)),
                 };
             }
-            EventKind::App(_) | EventKind::Anomaly(_) => return Some(Cow::Borrowed(e)),
+            EventKind::App(_) | EventKind::Anomaly(_) | EventKind::Packet(_) => {
+                return Some(Cow::Borrowed(e));
+            }
         };
         let i = a.rule_index as usize;
         let suppress = |f: &mut AlertFilter| {
@@ -254,6 +314,11 @@ impl AlertFilter {
     /// Counters of the threshold table.
     pub fn stats(&self) -> ThresholdStats {
         self.table.stats()
+    }
+
+    /// Counters of the host tag table.
+    pub fn host_tag_stats(&self) -> HostTagStats {
+        self.hosts.stats()
     }
 
     /// Counters of the xbits table.

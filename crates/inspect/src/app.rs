@@ -1521,3 +1521,83 @@ mod tests {
         }
     }
 }
+
+/// What tagging one packet needs of it (see [`tag_packet`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PacketNote<'p> {
+    pub flow_id: u64,
+    /// EVE `pcap_cnt`.
+    pub pcap_cnt: Option<u64>,
+    pub ts_ns: u64,
+    pub key: FlowKey,
+    pub client: KeySide,
+    pub dir: KeySide,
+    pub wire_len: u32,
+    pub linktype: u32,
+    /// The packet as captured.
+    pub data: &'p [u8],
+}
+
+/// A rule's `tag` on one packet of a flow (`flowbundle_rules::tag`), once the packet's alerts are final
+/// (`engine::apply_verdict` has run; `ctx.events[ev_start..]` holds them): the session tags of the rules that alerted
+/// are installed in the flow's matcher state `rules`, the packet counts towards the flow's tags, and a packet they
+/// cover becomes a `packet` event after the packet's other events (numbered from `seq`, the flow's event counter).
+/// While the rule set has host tags every packet becomes such an event, marked with whether a session tag covers it,
+/// and the alert filter decides the host tags where events meet in input order (see
+/// [`crate::event::TaggedPacket`]). Both execution paths call this at the same point, run to completion from
+/// `Engine::on_packet` and the staged models from their detection stage, so the records are the same.
+pub(crate) fn tag_packet(
+    ctx: &mut crate::engine::WorkerCtx,
+    rules: &mut FlowMatchState,
+    seq: &mut u32,
+    ev_start: usize,
+    note: &PacketNote<'_>,
+) {
+    let det = &ctx.det;
+    if !det.tagging() {
+        return;
+    }
+    let ts_s = note.ts_ns / 1_000_000_000;
+    if det.session_tags()
+        && let Some(set) = det.rules()
+    {
+        let start = ev_start.min(ctx.events.len());
+        for e in &ctx.events[start..] {
+            let EventKind::Alert(a) = &e.kind else {
+                continue;
+            };
+            let Some(r) = set.rules().get(a.rule_index as usize) else {
+                continue;
+            };
+            // Tags are set by alerts only: never by the silent match of a rule that does not alert.
+            if e.flow_id != note.flow_id || !r.alerts() {
+                continue;
+            }
+            for t in &r.tags {
+                if t.scope == flowbundle_rules::tag::TagScope::Session {
+                    rules.tags_mut().add(r.gid, r.sid, t, ts_s);
+                }
+            }
+        }
+    }
+    let session = rules.has_tags() && rules.tags_mut().on_packet(ts_s, note.wire_len);
+    if !session && !det.host_tags() {
+        return;
+    }
+    ctx.events.push(Event {
+        ts_ns: note.ts_ns,
+        flow_id: note.flow_id,
+        pcap_cnt: note.pcap_cnt,
+        seq: *seq,
+        key: note.key,
+        client: note.client,
+        dir: note.dir,
+        kind: EventKind::Packet(Box::new(crate::event::TaggedPacket {
+            data: note.data.into(),
+            linktype: note.linktype,
+            wire_len: note.wire_len,
+            session,
+        })),
+    });
+    *seq = seq.wrapping_add(1);
+}

@@ -123,6 +123,10 @@ pub struct EngineConfig {
     /// rule order (action order, then `priority`, then rule file order); the others are dropped and counted
     /// (`EngineStats::alert_queue_overflow`), while their actions (`drop`, `pass`) still apply.
     pub packet_alert_max: usize,
+    /// Log the packets a rule's `tag` covers (Suricata's EVE `types.alert.tagged-packets`): each becomes an
+    /// `event_type: packet` event (see `flowbundle_rules::tag`). Off by default, as Suricata's alert output has it
+    /// when the option is not given; off, `tag` costs nothing.
+    pub tagged_packets: bool,
     /// Detection ports set by configuration (Suricata's `app-layer.protocols.<name>.detection-ports`): a flow on one
     /// of them is probed for its protocol as on the protocol's well-known port, ahead of the protocols whose
     /// registered port it is (see `flowbundle_protocols::Registry::with_detection_ports`). Default none.
@@ -163,6 +167,7 @@ impl Default for EngineConfig {
             ips: false,
             action_order: flowbundle_rules::ActionOrder::default(),
             packet_alert_max: DEFAULT_PACKET_ALERT_MAX,
+            tagged_packets: false,
             detection_ports: Vec::new(),
         }
     }

@@ -303,6 +303,9 @@ pub struct ConfigFile {
     /// The enabled `eve-log` output's `filetype` and `redis:` settings (`filetype`, `redis.server`, `redis.port`,
     /// `redis.mode`, `redis.key`), as written, each with where it was set; the sink reads them.
     pub eve_settings: Vec<(String, String, String)>,
+    /// The enabled `eve-log` output's `types: [alert: {tagged-packets: ...}]` ([`EngineConfig::tagged_packets`]) and
+    /// where it was set.
+    pub tagged_packets: Option<(bool, String)>,
     /// `action-order` ([`EngineConfig::action_order`]) and where it was set.
     pub action_order: Option<(flowbundle_rules::ActionOrder, String)>,
     /// `app-layer.protocols.<name>.detection-ports` ([`EngineConfig::detection_ports`]): each dotted key with its
@@ -371,6 +374,7 @@ impl Default for ConfigFile {
             rule_files_origin: None,
             eve_log: None,
             eve_settings: Vec::new(),
+            tagged_packets: None,
             action_order: None,
             detection_ports: Vec::new(),
             ignored: Vec::new(),
@@ -602,6 +606,27 @@ impl ConfigFile {
                                 origin("outputs.eve-log.filename"),
                             ));
                         }
+                        // `types:` lists the records written; the `alert` item's `tagged-packets` says whether
+                        // packets a rule's `tag` covers are written too.
+                        let tagged = eve
+                            .get("types")
+                            .and_then(Value::as_sequence)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|t| t.get("alert")?.get("tagged-packets").and_then(scalar))
+                            .next_back();
+                        if let Some(t) = tagged.filter(|_| enabled) {
+                            let on = parse_unit(Unit::Bool, &t).ok_or_else(|| {
+                                at(
+                                    line_of(text, "tagged-packets", 0),
+                                    "outputs.eve-log.types.alert.tagged-packets: expected yes or no".into(),
+                                )
+                            })?;
+                            cfg.tagged_packets = Some((
+                                on == 1,
+                                origin("outputs.eve-log.types.alert.tagged-packets"),
+                            ));
+                        }
                         if enabled {
                             let redis = eve.get("redis");
                             for (key, value) in [
@@ -782,6 +807,9 @@ impl ConfigFile {
         if let Some((order, _)) = &self.action_order {
             engine.action_order = *order;
         }
+        if let Some((on, _)) = &self.tagged_packets {
+            engine.tagged_packets = *on;
+        }
     }
 
     /// Applies `--var NAME=VALUE`: the variable keeps its kind (a new one is a port group when its name ends in
@@ -836,8 +864,14 @@ impl ConfigFile {
                 "outputs:\n  - eve-log:\n      enabled: yes\n      filename: {}  # {from}\n",
                 quoted(&f.display().to_string())
             ));
-        } else if !self.eve_settings.is_empty() {
+        } else if !self.eve_settings.is_empty() || self.tagged_packets.is_some() {
             s.push_str("outputs:\n  - eve-log:\n      enabled: yes\n");
+        }
+        if let Some((on, from)) = &self.tagged_packets {
+            s.push_str(&format!(
+                "      types:\n        - alert:\n            tagged-packets: {}  # {from}\n",
+                if *on { "yes" } else { "no" }
+            ));
         }
         let mut redis_open = false;
         for (key, value, from) in &self.eve_settings {
@@ -1053,6 +1087,36 @@ mod tests {
         assert_eq!(
             c.check().unwrap_err().0,
             "--var: HOME_NET: undefined variable $LAN"
+        );
+    }
+
+    #[test]
+    fn tagged_packets_are_read_from_the_alert_output_and_dumped() {
+        let text = "outputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - alert:\n            \
+                    tagged-packets: yes\n        - dns\n";
+        let c = ConfigFile::parse(text, "s.yaml").unwrap();
+        assert_eq!(c.tagged_packets.as_ref().map(|t| t.0), Some(true));
+        let mut e = EngineConfig::default();
+        assert!(
+            !e.tagged_packets,
+            "off unless the configuration turns it on"
+        );
+        c.apply(&mut e);
+        assert!(e.tagged_packets);
+        // The dump reads back the same.
+        let again = ConfigFile::parse(&c.dump(), "dump").unwrap();
+        assert_eq!(again.tagged_packets.map(|t| t.0), Some(true));
+        // A disabled output logs nothing; a value that is not yes or no is an error with its line.
+        let off = text.replace("enabled: yes", "enabled: no");
+        assert_eq!(
+            ConfigFile::parse(&off, "s.yaml").unwrap().tagged_packets,
+            None
+        );
+        let bad = text.replace("tagged-packets: yes", "tagged-packets: maybe");
+        let e = ConfigFile::parse(&bad, "s.yaml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.yaml:6: ") && e.contains("tagged-packets"),
+            "{e}"
         );
     }
 

@@ -38,6 +38,10 @@ pub struct Detection {
     action_order: ActionOrder,
     /// [`EngineConfig::packet_alert_max`], 0 read as the default.
     packet_alert_max: usize,
+    /// Tagged packets are logged ([`EngineConfig::tagged_packets`]) and the rule set has session tags, host tags
+    /// (see [`crate::app::tag_packet`]).
+    session_tags: bool,
+    host_tags: bool,
 }
 
 impl Detection {
@@ -69,7 +73,17 @@ impl Detection {
                     .collect()
             })
             .unwrap_or_default();
+        let tags = |scope: fn(&flowbundle_rules::Tag) -> bool| {
+            cfg.tagged_packets
+                && rules
+                    .as_ref()
+                    .is_some_and(|r| r.rules().iter().any(|r| r.tags.iter().any(scope)))
+        };
+        let session_tags = tags(|t| t.scope == flowbundle_rules::tag::TagScope::Session);
+        let host_tags = tags(|t| t.scope != flowbundle_rules::tag::TagScope::Session);
         Detection {
+            session_tags,
+            host_tags,
             registry,
             signatures,
             sig_labels,
@@ -93,6 +107,23 @@ impl Detection {
     /// Where a rule's matches apply among a packet's ([`EngineConfig::action_order`]).
     pub fn action_rank(&self, action: Action) -> u8 {
         self.action_order.rank(action)
+    }
+
+    /// Packets a rule's `tag` covers are reported (see [`crate::app::tag_packet`]): tagged packets are logged and
+    /// some rule has a tag.
+    pub fn tagging(&self) -> bool {
+        self.session_tags || self.host_tags
+    }
+
+    /// Tagged packets are logged and some rule has a session tag.
+    pub fn session_tags(&self) -> bool {
+        self.session_tags
+    }
+
+    /// Tagged packets are logged and some rule has a host tag: every packet of a flow is reported as a candidate
+    /// for the alert filter, which keeps those a host tag covers.
+    pub fn host_tags(&self) -> bool {
+        self.host_tags
     }
 
     /// The most alerts one packet reports ([`EngineConfig::packet_alert_max`]).

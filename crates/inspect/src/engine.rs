@@ -1337,6 +1337,24 @@ impl Engine {
             verdict,
         );
         ctx.packet_dropped = verdict.dropped();
+        if ctx.det.tagging() {
+            // The rules' `tag`s on this packet, once its alerts are final (`app::tag_packet`).
+            let note = app::PacketNote {
+                flow_id: f.id,
+                pcap_cnt: Some(num + 1),
+                ts_ns,
+                key: f.key,
+                client: f.client,
+                dir,
+                wire_len,
+                linktype: d.link_type.0,
+                data: d.data,
+            };
+            match ctx.defer.as_mut() {
+                Some(script) => script.note(&note),
+                None => app::tag_packet(ctx, &mut f.app.rules, &mut f.events, ev_start, &note),
+            }
+        }
         if let Some(script) = ctx.defer.as_mut() {
             // The detection stage applies the packet's verdict here (see `crate::staged`).
             script.packet_end(f.id, true);

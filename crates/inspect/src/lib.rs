@@ -63,7 +63,7 @@ pub use each::{EachReads, EachWorker};
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
     AlertEvent, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence, FlowAction,
-    FlowRecord, FlowState, TcpState, TcpSummary, sort_events,
+    FlowRecord, FlowState, TaggedPacket, TcpState, TcpSummary, sort_events,
 };
 pub use flowbundle_decode::prestage::{self, Prepared, Prestage, PrestageStats, Staged};
 pub use live::{

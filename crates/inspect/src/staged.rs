@@ -323,6 +323,22 @@ enum Op {
     /// packet) or a close-time flush's.
     PacketStart(u64),
     PacketEnd(u64, bool),
+    /// What tagging the packet needs (`app::tag_packet`), recorded while rules have tags and tagged packets are
+    /// logged; the detection stage tags the packet at its end.
+    Note(Box<Noted>),
+}
+
+/// A packet's [`crate::app::PacketNote`], its bytes held in the script.
+struct Noted {
+    flow_id: u64,
+    pcap_cnt: Option<u64>,
+    ts_ns: u64,
+    key: flowbundle_decode::FlowKey,
+    client: KeySide,
+    dir: KeySide,
+    wire_len: u32,
+    linktype: u32,
+    data: Held,
 }
 
 /// What the flow stage left for the detection stage for one packet (or for the flows a sweep ended), in
@@ -390,6 +406,23 @@ impl Script {
             return;
         }
         self.ops.push((self.bundle, Op::PacketEnd(flow_id, own)));
+    }
+
+    /// Records what tagging the packet needs (see [`Op::Note`]).
+    pub(crate) fn note(&mut self, n: &crate::app::PacketNote<'_>) {
+        let data = self.keep(n.data);
+        let noted = Noted {
+            flow_id: n.flow_id,
+            pcap_cnt: n.pcap_cnt,
+            ts_ns: n.ts_ns,
+            key: n.key,
+            client: n.client,
+            dir: n.dir,
+            wire_len: n.wire_len,
+            linktype: n.linktype,
+            data,
+        };
+        self.ops.push((self.bundle, Op::Note(Box::new(noted))));
     }
 
     pub(crate) fn event(&mut self, ev: Event) {
@@ -533,12 +566,15 @@ struct Open {
     ev_start: usize,
     alerted_before: bool,
     verdict: PacketVerdict,
+    /// What tagging the packet needs, when it was recorded.
+    note: Option<Box<Noted>>,
 }
 
 /// The flow whose detection state a step reads or writes (none for an event passed on as it is).
 fn flow_of(op: &Op) -> Option<u64> {
     match op {
         Op::PacketStart(f) | Op::PacketEnd(f, _) => Some(*f),
+        Op::Note(n) => Some(n.flow_id),
         Op::Event(ev) | Op::End(ev) => Some(ev.flow_id),
         Op::Call { meta, .. } => Some(meta.id),
         Op::Pass(_) => None,
@@ -677,6 +713,7 @@ fn step(
                 ev_start: ctx.events.len(),
                 alerted_before: st.alerted,
                 verdict: PacketVerdict::default(),
+                note: None,
             });
             false
         }
@@ -691,8 +728,31 @@ fn step(
                 o.ev_start,
                 o.verdict,
             );
+            if let Some(n) = o.note.filter(|_| own) {
+                let note = crate::app::PacketNote {
+                    flow_id: n.flow_id,
+                    pcap_cnt: n.pcap_cnt,
+                    ts_ns: n.ts_ns,
+                    key: n.key,
+                    client: n.client,
+                    dir: n.dir,
+                    wire_len: n.wire_len,
+                    linktype: n.linktype,
+                    data: store.get(&n.data),
+                };
+                crate::app::tag_packet(ctx, &mut st.rules, &mut st.seq, o.ev_start, &note);
+            }
             // As run-to-completion: a packet is dropped by its own drop or by its flow's.
             own && (o.verdict.dropped() || st.rules.dropped())
+        }
+        Op::Note(_) => {
+            if let Some(o) = open.as_mut()
+                && let Op::Note(n) = std::mem::replace(op, Op::PacketStart(0))
+                && o.flow == n.flow_id
+            {
+                o.note = Some(n);
+            }
+            false
         }
         Op::Event(_) => {
             if let Some(mut ev) = take_event(op) {

@@ -469,6 +469,8 @@ struct Bits {
     dropped: bool,
     /// A `pass` rule matched with flow scope: nothing more of the flow is inspected (Suricata's flow action `pass`).
     passed: bool,
+    /// The flow's session tags ([`crate::tag`]), installed by its alerts.
+    tags: crate::tag::TagList,
 }
 
 impl FlowMatchState {
@@ -478,6 +480,17 @@ impl FlowMatchState {
     /// The caller (the engine) stops scanning the flow once this is set.
     pub fn set_dropped(&mut self) {
         self.bits.get_or_insert_with(Box::default).dropped = true;
+    }
+
+    /// The flow's session tags ([`crate::tag`]), for the engine to install its alerts' tags in and count its packets
+    /// towards.
+    pub fn tags_mut(&mut self) -> &mut crate::tag::TagList {
+        &mut self.bits.get_or_insert_with(Box::default).tags
+    }
+
+    /// Whether the flow has a session tag running.
+    pub fn has_tags(&self) -> bool {
+        self.bits.as_ref().is_some_and(|b| !b.tags.is_empty())
     }
 
     /// Whether a dropping rule matched on this flow ([`FlowMatchState::set_dropped`]).

@@ -279,8 +279,10 @@ pub struct Written {
 /// Suricata 8 writes by default (`dns`: version 3; a test that configures its DNS logger otherwise has its `dns`
 /// checks not evaluated, see [`Settings::dns_logger`]; `anomaly`: the application-layer kind, the one Suricata writes by
 /// default, see [`anomaly_unevaluable`]). The other application events the engine writes (`http`,
-/// `tls`, ...) are not evaluated yet: their layouts have not been checked field by field against Suricata's.
-const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly"];
+/// `tls`, ...) are not evaluated yet: their layouts have not been checked field by field against Suricata's. `packet`:
+/// the packets a rule's `tag` covers, written when the test's alert output logs tagged packets, as Suricata writes
+/// them then ([`Settings::tagged_packets`]; without the option neither writes any).
+const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet"];
 
 /// Paths below which any key may be written (the rule's metadata keys; the DNS answers' record types).
 const OPEN_PATHS: &[&str] = &["alert.metadata", "dns.grouped"];
@@ -355,6 +357,14 @@ impl Written {
             ];
             if proto == 6 {
                 kinds.push(EventKind::App(Box::new(sample_dns())));
+                kinds.push(EventKind::Packet(Box::new(
+                    flowbundle_inspect::TaggedPacket {
+                        data: vec![0; 60].into(),
+                        linktype: 1,
+                        wire_len: 60,
+                        session: true,
+                    },
+                )));
                 kinds.push(EventKind::Anomaly(Box::new(
                     flowbundle_inspect::event::Anomaly::AppLayer {
                         event: flowbundle_types::AppLayerEvent::DnsZFlagSet,
@@ -880,6 +890,7 @@ fn run_engine(
         ips: settings.simulate_ips,
         action_order: settings.action_order_parsed,
         packet_alert_max: settings.packet_alert_max,
+        tagged_packets: settings.tagged_packets,
         detection_ports: settings.detection_ports.clone(),
         ..EngineConfig::default()
     };
@@ -1241,6 +1252,9 @@ pub struct Settings {
     pub anomaly_output: Option<String>,
     /// `packet-alert-max` (0: Suricata's default).
     pub packet_alert_max: usize,
+    /// The alert output's `tagged-packets` (`outputs.N.eve-log.types.N.alert.tagged-packets`): the packets a rule's
+    /// `tag` covers are logged ([`EngineConfig::tagged_packets`]).
+    pub tagged_packets: bool,
     /// `decoder.recursion-level.use-for-tracking` (default on): the tunnel depth is part of the flow key.
     pub tunnel_depth_in_key: bool,
     /// `app-layer.protocols.<name>.detection-ports` ([`EngineConfig::detection_ports`]).
@@ -1260,6 +1274,7 @@ impl Default for Settings {
             ipv6_compress: false,
             anomaly_output: None,
             packet_alert_max: 0,
+            tagged_packets: false,
             tunnel_depth_in_key: true,
             detection_ports: Vec::new(),
         }
@@ -1352,6 +1367,9 @@ impl Settings {
             if !default {
                 self.anomaly_output = Some(format!("{opt}: {value}"));
             }
+        }
+        if key.starts_with("outputs.") && key.ends_with(".alert.tagged-packets") {
+            self.tagged_packets = matches!(value, "yes" | "true" | "1");
         }
         if key.starts_with("outputs.") && key.ends_with(".eve-log.ipv6-compress") {
             self.ipv6_compress = matches!(value, "yes" | "true" | "1");
