@@ -2885,4 +2885,82 @@ alert udp any any -> any 99 (content:"o"; sid:7;)"#;
             )]
         );
     }
+
+    /// `tag` on datagrams, tagged packets logged: a session tag covers its flow's next packets (the alerting one
+    /// counted, not reported), a host tag the host's packets in any flow, installed only by an alert that is
+    /// reported (a threshold's suppressed match renews nothing), decided where events meet in input order.
+    #[test]
+    fn tags_report_the_packets_after_an_alert_in_the_flow_or_to_the_host() {
+        let text = r#"alert udp any any -> any 9 (content:"go"; tag:session,2,packets; sid:1;)
+alert udp any any -> any 7 (content:"h"; threshold:type limit,track by_src,count 1,seconds 60; tag:host,3,packets,src; sid:2;)"#;
+        let set = rules(text);
+        let run = |tagged_packets: bool| {
+            let cfg = EngineConfig {
+                tagged_packets,
+                ..EngineConfig::default()
+            };
+            let mut e = Engine::with_shared(cfg, None, set.clone());
+            let mut ctx = e.new_ctx();
+            let mut pre = Prestage::new(e.config());
+            for (i, p) in [
+                datagram(1, 1000, 2, 9, b"go"),
+                datagram(2, 9, 1, 1000, b"x"),
+                datagram(1, 1000, 2, 9, b"y"),
+                datagram(3, 5, 4, 7, b"h"),
+                datagram(3, 6, 5, 80, b"z"),
+                datagram(4, 7, 3, 5, b"q"),
+                datagram(3, 5, 4, 7, b"h"),
+                datagram(3, 6, 5, 80, b"z"),
+            ]
+            .iter()
+            .enumerate()
+            {
+                feed(&mut e, &mut ctx, &mut pre, (i as u64 + 1) * S, p);
+            }
+            let rules = e.rules().expect("rules");
+            let mut events = e.finish([ctx]).events;
+            crate::AlertFilter::new(&rules)
+                .expect("host tags and a threshold need the filter")
+                .retain(&mut events);
+            events
+        };
+        let packets = |events: &[Event]| -> Vec<(u64, bool)> {
+            events
+                .iter()
+                .filter_map(|ev| match &ev.kind {
+                    EventKind::Packet(p) => Some((ev.ts_ns / S, p.session)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let events = run(true);
+        let alerts: Vec<u64> = events
+            .iter()
+            .filter(|ev| matches!(ev.kind, EventKind::Alert(_)))
+            .map(|ev| ev.ts_ns / S)
+            .collect();
+        assert_eq!(
+            alerts,
+            [1, 4],
+            "the second sid 2 match is over its threshold"
+        );
+        // Packets by their time (packet n at n seconds). 2: the session tag's second packet; 3 goes beyond it. 5, 6: the host's second and third packets, in
+        // other flows and either way; 7 would be its fourth (the suppressed match renewed nothing).
+        assert_eq!(packets(&events), [(2, true), (5, false), (6, false)]);
+        let p = events
+            .iter()
+            .find_map(|ev| match &ev.kind {
+                EventKind::Packet(p) => Some(p),
+                _ => None,
+            })
+            .expect("a tagged packet");
+        assert_eq!(
+            &p.data[..],
+            &datagram(2, 9, 1, 1000, b"x")[..],
+            "the packet as captured"
+        );
+        assert_eq!(p.wire_len as usize, p.data.len());
+        // Without `tagged-packets` the engine reports none.
+        assert!(packets(&run(false)).is_empty());
+    }
 }

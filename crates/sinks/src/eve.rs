@@ -21,6 +21,9 @@
 //!   `app_proto` when known, and `flow.{pkts_*, bytes_*, start, src_ip, dest_ip, src_port, dest_port}`. Source and
 //!   destination are those of the data that matched, as Suricata writes them for alerts.
 //!
+//! * `packet`: a packet a rule's `tag` covers (written when tagged packets are logged): the packet's own endpoints,
+//!   `packet` (the frame as captured, base64) and `packet_info.{linktype, linktype_name}`.
+//!
 //! Every line validates against Suricata's own schema (`etc/schema.json`, which refuses keys it does not know).
 //! `pcap_cnt` (the 1-based position of the packet in the input) is on the events one packet caused; ICMP flows carry
 //! `icmp_type`/`icmp_code` (and `response_icmp_type`/`response_icmp_code`) and no `app_proto`, as Suricata writes
