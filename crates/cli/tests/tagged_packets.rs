@@ -42,6 +42,9 @@ const SESSION_RULE: &str =
 const HOST_RULE: &str =
     "alert tcp any any -> any any (msg:\"syn-ack\"; flags:SA; tag:host,100,packets,dst; sid:2;)\n";
 
+/// A host tag set by fragments, which no flow tracks: the host's packets without a flow are tagged too.
+const FRAGMENT_RULE: &str = "alert ip any any -> any any (msg:\"more fragments\"; fragbits:M; tag:host,10,packets,dst; sid:3;)\n";
+
 fn inputs() -> Option<Vec<PathBuf>> {
     Some(vec![
         data("reassembly/example2.pcap")?,
@@ -182,15 +185,24 @@ fn session_and_host_tags_write_the_packets_that_follow_as_suricata_does() {
 
 /// Session tags live in each flow's matcher state (on the worker, or on the detection stage of a staged model),
 /// host tags where events meet in input order: the records are the same with one worker or several, under every
-/// scheduler and execution model.
+/// scheduler and execution model, fragments (packets without a flow) included.
 #[test]
 fn tagged_packets_are_the_same_at_any_thread_count_scheduler_and_execution_model() {
-    let Some(inputs) = inputs() else {
+    let (Some(mut inputs), Some(frags), Some(frag_req)) = (
+        inputs(),
+        data("reassembly/ip4_fragments.pcap"),
+        data("reassembly/frag_http_req.pcap"),
+    ) else {
         return;
     };
+    inputs.extend([frags, frag_req]);
     let dir = tempfile::tempdir().unwrap();
     let cfg = write(dir.path(), "suricata.yaml", TAGGED);
-    let rules = write(dir.path(), "t.rules", &format!("{SESSION_RULE}{HOST_RULE}"));
+    let rules = write(
+        dir.path(),
+        "t.rules",
+        &format!("{SESSION_RULE}{HOST_RULE}{FRAGMENT_RULE}"),
+    );
     let base = ["--config", cfg.as_str(), "--rules", rules.as_str()];
     let run = |extra: &[&str]| {
         let mut args = base.to_vec();
@@ -205,6 +217,11 @@ fn tagged_packets_are_the_same_at_any_thread_count_scheduler_and_execution_model
         .filter(|l| l.contains("\"event_type\":\"packet\""))
         .count();
     assert!(tagged > 100, "{tagged}");
+    let flowless = serial
+        .iter()
+        .filter(|l| l.contains("\"event_type\":\"packet\"") && !l.contains("\"flow_id\""))
+        .count();
+    assert!(flowless > 10, "fragments tagged by their host: {flowless}");
     let mut cases: Vec<Vec<&str>> = Vec::new();
     for &sched in flowbundle_scheduler::ALL {
         cases.push(vec![

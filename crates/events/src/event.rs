@@ -271,7 +271,7 @@ pub enum EventKind {
 
 /// A packet that follows an alert of a rule with `tag` (see `flowbundle_rules::tag`): EVE writes it whole, as
 /// captured, in an `event_type: packet` record. Its flow's session tags are decided where the flow is inspected;
-/// host tags cross flows, so while a rule set has host tags the engine reports every packet of a flow as a candidate
+/// host tags cross flows, so while a rule set has host tags the engine reports every IP packet as a candidate
 /// (`session` false when only a host tag could cover it) and the host tags are decided where events meet in input
 /// order (`flowbundle_inspect`'s alert filter), which drops the candidates no tag covers before anything is written.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,7 +28,7 @@
 //! A rule's host `tag`s ([`flowbundle_rules::tag`]) are applied here too: a host's tag covers its packets in every
 //! flow. An alert of such a rule that is reported installs its tags on the host the tag names (the alerting packet's
 //! source or destination) in a bounded table ([`flowbundle_rules::HostTags`]); while the rule set has host tags the
-//! engine reports every packet of a flow as a candidate `packet` event (marked when its own flow's session tags
+//! engine reports every IP packet (of a flow or not) as a candidate `packet` event (marked when its own flow's session tags
 //! cover it), and here each candidate counts towards the tags of both its hosts and is kept when a session or host
 //! tag covers it, dropped otherwise. Without host tags the engine reports only the packets its session tags cover,
 //! and they pass.

@@ -1264,6 +1264,25 @@ pub(crate) fn scan_flowless(
             events.push(e);
         }
     }
+    // A host tag covers the host's packets that no flow tracks too (as Suricata tags every packet): while the rule
+    // set has host tags, the packet is a candidate for the alert filter (see `tag_packet`).
+    if det.host_tags() && d.ip.is_some() {
+        events.push(Event {
+            ts_ns,
+            flow_id: crate::event::NO_FLOW,
+            pcap_cnt: Some(num + 1),
+            seq,
+            key,
+            client: side,
+            dir: side,
+            kind: EventKind::Packet(Box::new(crate::event::TaggedPacket {
+                data: d.data.into(),
+                linktype: d.link_type.0,
+                wire_len: u32::try_from(d.data.len()).unwrap_or(u32::MAX),
+                session: false,
+            })),
+        });
+    }
     verdict.dropped()
 }
 

@@ -120,7 +120,7 @@ impl Detection {
         self.session_tags
     }
 
-    /// Tagged packets are logged and some rule has a host tag: every packet of a flow is reported as a candidate
+    /// Tagged packets are logged and some rule has a host tag: every IP packet is reported as a candidate
     /// for the alert filter, which keeps those a host tag covers.
     pub fn host_tags(&self) -> bool {
         self.host_tags

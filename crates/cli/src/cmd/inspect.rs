@@ -834,6 +834,13 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             if xb.table_full > 0 {
                 eprintln!("warning: xbits table full: {} bits not set", xb.table_full);
             }
+            let tags = f.host_tag_stats();
+            if tags.dropped > 0 {
+                eprintln!(
+                    "warning: host tag table full: {} host tags not set",
+                    tags.dropped
+                );
+            }
         }
         costs.write(&std::mem::take(&mut finished.cost_records))?;
         let prestage = pre.stats();
