@@ -1092,6 +1092,9 @@ impl Engine {
         // packet's alerts).
         let ev_start = ctx.events.len();
         let alerted_before = f.alerted;
+        // A flow a rule dropped or passed is not inspected any more, so its packets are not tagged either (Suricata
+        // runs no detection on them).
+        let inspected = !(f.app.rules.dropped() || f.app.rules.passed());
         let mut verdict = PacketVerdict::default();
         if let Some(script) = ctx.defer.as_mut() {
             script.packet_start(f.id);
@@ -1337,7 +1340,7 @@ impl Engine {
             verdict,
         );
         ctx.packet_dropped = verdict.dropped();
-        if ctx.det.tagging() {
+        if ctx.det.tagging() && inspected {
             // The rules' `tag`s on this packet, once its alerts are final (`app::tag_packet`).
             let note = app::PacketNote {
                 flow_id: f.id,
@@ -2764,16 +2767,18 @@ alert udp any any -> any 53 (content:"a"; sid:5;)"#;
     /// stage's state knows. The flow stage's script runs at once here, on the packet's bundle.
     #[test]
     fn staged_detection_decides_what_run_to_completion_decides() {
+        // Tags too: the packets after sid 2's alert are tagged, those of the flows dropped or passed are not.
         let rules_text = r#"drop udp any any -> any 9 (dsize:4; sid:1;)
-alert udp any any -> any 9 (content:"xy"; sid:2;)
-drop ip 10.0.0.7 any -> any any (sid:3;)
+alert udp any any -> any 9 (content:"xy"; tag:session,3,packets; sid:2;)
+drop ip 10.0.0.7 any -> any any (tag:session; sid:3;)
 pass udp any any -> any 53 (content:"pass"; sid:4;)
-alert udp any any -> any 53 (content:"a"; sid:5;)
+alert udp any any -> any 53 (content:"a"; tag:session; sid:5;)
 pass ip 10.0.0.3 any -> any any (sid:6;)
-alert udp any any -> any 99 (content:"o"; sid:7;)"#;
+alert udp any any -> any 99 (content:"o"; tag:host,5,packets; sid:7;)"#;
         let packets = [
             datagram(1, 1000, 2, 9, b"abcd"),
             datagram(1, 1000, 2, 9, b"xyz"),
+            datagram(2, 9, 1, 1000, b"tagged"),
             datagram(7, 1000, 2, 80, b"q"),
             datagram(7, 1000, 2, 80, b"r"),
             datagram(1, 2000, 2, 53, b"pass a"),
@@ -2783,6 +2788,7 @@ alert udp any any -> any 99 (content:"o"; sid:7;)"#;
         ];
         let cfg = EngineConfig {
             ips: true,
+            tagged_packets: true,
             ..EngineConfig::default()
         };
         let run = |staged: bool| {
@@ -2843,6 +2849,12 @@ alert udp any any -> any 99 (content:"o"; sid:7;)"#;
             2,
             "the IP-only drop's flow and the flow-scoped pass's"
         );
+        let tagged: Vec<u64> = rtc
+            .iter()
+            .filter(|ev| matches!(&ev.kind, EventKind::Packet(p) if p.session))
+            .map(|ev| ev.ts_ns / S)
+            .collect();
+        assert_eq!(tagged, [3], "the packet after sid 2's alert");
         assert_eq!(staged.len(), rtc.len());
         for (s, r) in staged.iter().zip(&rtc) {
             assert_eq!(s, r);
@@ -2892,7 +2904,9 @@ alert udp any any -> any 99 (content:"o"; sid:7;)"#;
     #[test]
     fn tags_report_the_packets_after_an_alert_in_the_flow_or_to_the_host() {
         let text = r#"alert udp any any -> any 9 (content:"go"; tag:session,2,packets; sid:1;)
-alert udp any any -> any 7 (content:"h"; threshold:type limit,track by_src,count 1,seconds 60; tag:host,3,packets,src; sid:2;)"#;
+alert udp any any -> any 7 (content:"h"; threshold:type limit,track by_src,count 1,seconds 60; tag:host,3,packets,src; sid:2;)
+alert udp any any -> any 11 (content:"t"; tag:session,5,packets; sid:3;)
+drop ip 10.0.0.9 any -> any any (sid:4;)"#;
         let set = rules(text);
         let run = |tagged_packets: bool| {
             let cfg = EngineConfig {
@@ -2911,6 +2925,9 @@ alert udp any any -> any 7 (content:"h"; threshold:type limit,track by_src,count
                 datagram(4, 7, 3, 5, b"q"),
                 datagram(3, 5, 4, 7, b"h"),
                 datagram(3, 6, 5, 80, b"z"),
+                datagram(8, 1, 9, 11, b"t"),
+                datagram(9, 11, 8, 1, b"x"),
+                datagram(8, 1, 9, 11, b"y"),
             ]
             .iter()
             .enumerate()
@@ -2941,12 +2958,17 @@ alert udp any any -> any 7 (content:"h"; threshold:type limit,track by_src,count
             .collect();
         assert_eq!(
             alerts,
-            [1, 4],
+            [1, 4, 9, 10],
             "the second sid 2 match is over its threshold"
         );
-        // Packets by their time (packet n at n seconds). 2: the session tag's second packet; 3 goes beyond it. 5, 6: the host's second and third packets, in
-        // other flows and either way; 7 would be its fourth (the suppressed match renewed nothing).
-        assert_eq!(packets(&events), [(2, true), (5, false), (6, false)]);
+        // Packets by their time (packet n at n seconds). 2: the session tag's second packet; 3 goes beyond it. 5, 6:
+        // the host's second and third packets, in other flows and either way; 7 would be its fourth (the suppressed
+        // match renewed nothing). 10: inspected (its drop rule matched on it), while 11 comes after its flow was
+        // dropped: not inspected, not tagged.
+        assert_eq!(
+            packets(&events),
+            [(2, true), (5, false), (6, false), (10, true)]
+        );
         let p = events
             .iter()
             .find_map(|ev| match &ev.kind {

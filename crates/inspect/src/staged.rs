@@ -568,6 +568,9 @@ struct Open {
     verdict: PacketVerdict,
     /// What tagging the packet needs, when it was recorded.
     note: Option<Box<Noted>>,
+    /// The flow was still inspected when the packet came (no rule had dropped or passed it): only then is the packet
+    /// tagged, as run to completion decides.
+    inspected: bool,
 }
 
 /// The flow whose detection state a step reads or writes (none for an event passed on as it is).
@@ -714,6 +717,7 @@ fn step(
                 alerted_before: st.alerted,
                 verdict: PacketVerdict::default(),
                 note: None,
+                inspected: !(st.rules.dropped() || st.rules.passed()),
             });
             false
         }
@@ -728,7 +732,7 @@ fn step(
                 o.ev_start,
                 o.verdict,
             );
-            if let Some(n) = o.note.filter(|_| own) {
+            if let Some(n) = o.note.filter(|_| own && o.inspected) {
                 let note = crate::app::PacketNote {
                     flow_id: n.flow_id,
                     pcap_cnt: n.pcap_cnt,
