@@ -11,7 +11,10 @@
 //!   packet passes every stage, in order, through a bounded queue between stages;
 //! * **MultiLayer Processing** (`multilayer`, §6.2): a core group per state layer (packet, flow, stream, application,
 //!   detection); a packet visits only the groups its processing needs, in order (a UDP packet skips reassembly, a
-//!   packet without payload skips identification and detection).
+//!   packet without payload skips identification and detection; but where the runtime's threads are modelled
+//!   ([`Host::Runtime`]) the simulation follows the runtime's code, which calls the rules for every packet and
+//!   hands every packet to detection: there a packet without payload visits those groups too, for the hop and the
+//!   layer's code alone, [`Visits::Rules`]).
 //!
 //! ## What a packet costs where
 //!
@@ -116,6 +119,12 @@ pub enum Visits {
     Tcp,
     /// Packets with L4 payload (identification, detection).
     Payload,
+    /// Every packet, as this engine's detection with rules loaded: it calls the rules for each packet (header-only
+    /// rules match packets without payload), so the runtime's staged models hand every packet to the detection
+    /// group (`flowbundle inspect --exec multilayer` skips only packets that made no rules call); but the layer's
+    /// share of a packet's cost is the payload's: a packet without payload takes none of it ([`costs`]) and pays
+    /// the hop and the layer's code.
+    Rules,
 }
 
 /// A processing layer: the code bound to one category of state (Verdú §6.2.2.1).
@@ -433,9 +442,18 @@ impl SplitScan {
 /// Whether packet `i` visits layer `l`.
 fn visits(l: &Layer, input: &SimInput, i: usize) -> bool {
     match l.visits {
-        Visits::All => true,
+        Visits::All | Visits::Rules => true,
         Visits::Tcp => input.proto.get(i) == Some(&6),
         Visits::Payload => input.payload_len.get(i).is_some_and(|&p| p > 0),
+    }
+}
+
+/// Whether packet `i` takes a share of its cost in layer `l` (what it visits, except [`Visits::Rules`] for a packet
+/// without payload).
+fn costs(l: &Layer, input: &SimInput, i: usize) -> bool {
+    match l.visits {
+        Visits::Rules => input.payload_len.get(i).is_some_and(|&p| p > 0),
+        _ => visits(l, input, i),
     }
 }
 
@@ -527,6 +545,16 @@ pub struct ExecRun {
     pub aux_on_workers_per_packet: f64,
     #[serde(default)]
     pub reader_cycles_per_packet: f64,
+    /// The runtime's fixed time for such a run, in cycles ([`crate::threads::ThreadsCpu::loop_fixed_ns`] and the
+    /// others, measured as the processing time of a run of one packet): what the real run spends in its processing
+    /// time whatever its packets. Not in [`ExecRun::elapsed_cycles`] nor [`ExecRun::pps`] (the packets' rate); 0
+    /// when not measured or not the runtime's threads.
+    #[serde(default)]
+    pub fixed_cycles: u64,
+    /// Packets per second over the elapsed cycles plus the fixed time: the rate `flowbundle inspect --summary`
+    /// reports for such a run (its processing time holds the fixed time), what calibration compares.
+    #[serde(default)]
+    pub run_pps: f64,
 }
 
 /// The per-packet facts of a run that the layers add to [`Model`].
@@ -554,14 +582,26 @@ fn allocate(weights: &[f64], cores: usize) -> Vec<usize> {
 }
 
 /// Merge neighbouring groups (smallest combined weight first) until there are at most `cores`.
+///
+/// The boundary in front of a layer that reads the payload (detection) merges last: it is the one cut the runtime's
+/// staged models make (a flow group hands each packet's script to a detection group), so with two cores both
+/// staged models run what `flowbundle inspect --threads 2 --exec pipeline|multilayer` runs.
 fn merge(
     mut groups: Vec<std::ops::Range<usize>>,
     layer_w: &[f64],
     cores: usize,
+    layers: &[Layer],
 ) -> Vec<std::ops::Range<usize>> {
     let w = |r: &std::ops::Range<usize>| layer_w[r.clone()].iter().sum::<f64>();
     while groups.len() > cores.max(1) {
+        let cut = |a: usize| {
+            layers
+                .get(groups[a + 1].start)
+                .is_some_and(|l| l.reads_payload)
+        };
+        let inner = (0..groups.len() - 1).any(|a| !cut(a));
         let k = (0..groups.len() - 1)
+            .filter(|&a| !inner || !cut(a))
             .min_by(|&a, &b| {
                 (w(&groups[a]) + w(&groups[a + 1])).total_cmp(&(w(&groups[b]) + w(&groups[b + 1])))
             })
@@ -830,7 +870,8 @@ impl Run<'_> {
         for l in layers {
             let cyc = self.plan.layer_cycles[l][i];
             let layer = &self.exec_params.layers[l];
-            if !visits(layer, self.input, i) {
+            // A packet that only passes through (no payload for a [`Visits::Rules`] layer) pays the hop alone.
+            if !costs(layer, self.input, i) {
                 continue;
             }
             t += u64::from(cyc);
@@ -1266,6 +1307,12 @@ pub fn simulate_exec(
             + threads.loop_cycles() as f64
     };
     let tc = threads.cycles_for(loop_per_packet);
+    // The runtime's fixed time for this many workers, staged or not (nothing without the runtime's threads).
+    let fixed = if runtime {
+        tc.fixed.of(cores, exec != Exec::Rtc)
+    } else {
+        0
+    };
     let (dispatch_every, first_take, steal, threads_name) = if !runtime {
         (
             u64::from(over.dispatch),
@@ -1296,6 +1343,27 @@ pub fn simulate_exec(
         )));
     }
     exec_params.validate().map_err(SimError::Params)?;
+    // The runtime's code: with rules loaded the engine calls them for every packet (header-only rules), so its
+    // staged models hand every packet to detection, and identification runs on the flow workers for every packet:
+    // a layer the thesis' model visits with payload only is visited by every packet, costing only with payload
+    // ([`Visits::Rules`]). Without the runtime's threads (the thesis' and ANCS'10's dedicated cores), a packet
+    // without payload skips them.
+    let every_packet;
+    let exec_params = if runtime
+        && exec_params
+            .layers
+            .iter()
+            .any(|l| l.visits == Visits::Payload)
+    {
+        let mut p = exec_params.clone();
+        for l in p.layers.iter_mut().filter(|l| l.visits == Visits::Payload) {
+            l.visits = Visits::Rules;
+        }
+        every_packet = p;
+        &every_packet
+    } else {
+        exec_params
+    };
     // The hand-off measured natively (its time on a CPU, kernel and cycles per instruction included) replaces its
     // instruction counts where the runtime's threads are modelled: both sides scaled so that a hop costs the
     // measured share of the loop's cycles, in the counts' proportion between sender and receiver.
@@ -1333,7 +1401,7 @@ pub fn simulate_exec(
     for (i, &base) in model.base.iter().enumerate() {
         let total: f64 = layers
             .iter()
-            .filter(|l| visits(l, input, i))
+            .filter(|l| costs(l, input, i))
             .map(|l| l.cost_share)
             .sum();
         if total <= 0.0 {
@@ -1342,7 +1410,11 @@ pub fn simulate_exec(
         let base = f64::from(base) * cfg.base_scale;
         for (k, (l, cycles)) in layers.iter().zip(layer_cycles.iter_mut()).enumerate() {
             if visits(l, input, i) {
-                let c = base * l.cost_share / total;
+                let c = if costs(l, input, i) {
+                    base * l.cost_share / total
+                } else {
+                    0.0
+                };
                 cycles[i] = c as u32;
                 layer_w[k] += c + hop_cost;
             }
@@ -1379,7 +1451,7 @@ pub fn simulate_exec(
             true,
         ),
         None => {
-            let ranges = merge(exec_params.groups(exec), &layer_w, cores);
+            let ranges = merge(exec_params.groups(exec), &layer_w, cores, layers);
             let weights: Vec<f64> = match &cfg.group_weights {
                 Some(w)
                     if w.len() == ranges.len() && w.iter().all(|x| x.is_finite() && *x >= 0.0) =>
@@ -1600,6 +1672,8 @@ pub fn simulate_exec(
         } else {
             0.0
         },
+        fixed_cycles: fixed,
+        run_pps: n as f64 / ((elapsed + fixed) as f64 / (params.machine.clock_ghz * 1e9)),
     })
 }
 

@@ -533,7 +533,9 @@ impl LayerMeasures {
         {
             crate::exec::Visits::All => true,
             crate::exec::Visits::Tcp => class.proto == 6,
-            crate::exec::Visits::Payload => class.payload > 0,
+            // A layer's instructions per visit are its payload packets' where it runs for every packet but costs
+            // only with payload (`Visits::Rules`).
+            crate::exec::Visits::Payload | crate::exec::Visits::Rules => class.payload > 0,
         };
         let (mut scan_instr, mut scan_lines) = (0.0, 0u64);
         let mut scan_footprint = std::collections::HashSet::new();

@@ -42,6 +42,14 @@
 //! per packet and the workers the loop's cost plus the measured difference, each as a share of the single-threaded
 //! loop's time measured in the same runs ([`RuntimeThreads::cycles_for`]); without it, the instruction counts at the
 //! engine's cycles per instruction, as before.
+//!
+//! A real run's processing time (what `inspect --summary` reports, and calibration compares) also holds a **fixed
+//! time** no packet's cost does: measured as the processing time of a run of the trace's first packet alone, about
+//! 22 ms single-threaded and 24–25 ms with two workers on the measuring host (tables and threads set up and torn
+//! down, the output written), a tenth of a 100,000-packet run of the cheapest profile. The `cpu` block carries it
+//! per configuration ([`ThreadsCpu::loop_fixed_ns`], [`ThreadsCpu::runtime_fixed_ns`],
+//! [`ThreadsCpu::staged_fixed_ns`]); the simulator reports it beside the run ([`crate::exec::ExecRun::fixed_cycles`],
+//! `run_pps`), never in the packets' rate.
 
 use serde::{Deserialize, Serialize};
 
@@ -88,6 +96,17 @@ pub struct ThreadsCpu {
     /// the median of both models); 0: not measured (the hand-off's instruction counts stand).
     #[serde(default)]
     pub handoff_ns: f64,
+    /// The run's fixed time: the summary's processing time of a run of the trace's first packet alone, in ns, for
+    /// the single-threaded loop (`--threads 1`), the runtime's run-to-completion (`--threads 2 --exec rtc`) and its
+    /// staged models (`--exec pipeline|multilayer`, the median of both): what a run spends inside its processing
+    /// time whatever its packets (tables and threads set up and torn down, the last output written), which no
+    /// packet's cost holds. 0: not measured (nothing added).
+    #[serde(default)]
+    pub loop_fixed_ns: f64,
+    #[serde(default)]
+    pub runtime_fixed_ns: f64,
+    #[serde(default)]
+    pub staged_fixed_ns: f64,
 }
 
 impl ThreadsCpu {
@@ -99,6 +118,9 @@ impl ThreadsCpu {
             self.collector_ns,
             self.workers_ns,
             self.handoff_ns,
+            self.loop_fixed_ns,
+            self.runtime_fixed_ns,
+            self.staged_fixed_ns,
         ]
         .into_iter()
         .all(ok)
@@ -122,6 +144,29 @@ pub struct ThreadCycles {
     /// One hand-off between the staged models' groups, sender and receiver together, when measured natively
     /// ([`ThreadsCpu::handoff_ns`]); `None`: the hand-off's own instruction counts.
     pub handoff: Option<u64>,
+    /// The run's fixed time ([`ThreadsCpu::loop_fixed_ns`] and the others), in cycles: one worker (the loop), two
+    /// or more under run-to-completion, two or more staged. 0 when not measured.
+    pub fixed: FixedCycles,
+}
+
+/// A run's fixed time in cycles by configuration ([`ThreadCycles::fixed`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FixedCycles {
+    pub looped: u64,
+    pub runtime: u64,
+    pub staged: u64,
+}
+
+impl FixedCycles {
+    /// The fixed time of a run of `workers` workers, staged or not. More than two workers were not measured: the
+    /// two-worker figure stands for them (threads set up and joined cost little beside the tables and the output).
+    pub fn of(&self, workers: usize, staged: bool) -> u64 {
+        match (workers, staged) {
+            (0 | 1, _) => self.looped,
+            (_, false) => self.runtime,
+            (_, true) => self.staged,
+        }
+    }
 }
 
 /// The threads measured on this engine by `scripts/measure-threads` (see the module documentation).
@@ -198,6 +243,11 @@ impl RuntimeThreads {
                     worker: looped as i64 + share(cpu.workers_ns - cpu.loop_ns) as i64,
                     looped,
                     handoff: (cpu.handoff_ns > 0.0).then(|| share(cpu.handoff_ns) as u64),
+                    fixed: FixedCycles {
+                        looped: share(cpu.loop_fixed_ns) as u64,
+                        runtime: share(cpu.runtime_fixed_ns) as u64,
+                        staged: share(cpu.staged_fixed_ns) as u64,
+                    },
                 }
             }
             _ => ThreadCycles {
@@ -206,6 +256,7 @@ impl RuntimeThreads {
                 worker: self.worker_cycles(),
                 looped,
                 handoff: None,
+                fixed: FixedCycles::default(),
             },
         }
     }
@@ -331,6 +382,9 @@ mod tests {
                 collector_ns: 200.0,
                 workers_ns: 1_800.0,
                 handoff_ns: 400.0,
+                loop_fixed_ns: 20_000_000.0,
+                runtime_fixed_ns: 24_000_000.0,
+                staged_fixed_ns: 26_000_000.0,
             }),
             ..counted.clone()
         };
@@ -339,6 +393,17 @@ mod tests {
         assert_eq!(c.worker, counted.loop_cycles() as i64 - 1_000);
         assert_eq!(c.looped, counted.loop_cycles());
         assert_eq!(c.handoff, Some(2_000));
+        // The fixed times, as shares of the loop's too: 10,000 loop packets' worth of cycles per 20 ms.
+        assert_eq!(
+            (
+                c.fixed.of(1, false),
+                c.fixed.of(2, false),
+                c.fixed.of(2, true)
+            ),
+            (100_000_000, 120_000_000, 130_000_000)
+        );
+        assert_eq!(c.fixed.of(14, true), c.fixed.of(2, true));
+        assert_eq!(plain.fixed, FixedCycles::default());
         // Not measured, or no loop to take a share of: the counts.
         let no_hop = RuntimeThreads {
             cpu: measured.cpu.clone().map(|x| ThreadsCpu {

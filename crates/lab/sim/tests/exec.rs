@@ -454,6 +454,9 @@ fn the_threads_measured_time_on_a_cpu_replaces_their_instruction_counts() {
         collector_ns: 200.0,
         workers_ns: 1_900.0,
         handoff_ns: 600.0,
+        loop_fixed_ns: 0.0,
+        runtime_fixed_ns: 0.0,
+        staged_fixed_ns: 0.0,
     };
     let measured = RuntimeThreads {
         cpu: Some(cpu),
@@ -524,4 +527,103 @@ fn the_threads_measured_time_on_a_cpu_replaces_their_instruction_counts() {
         );
     }
     assert_eq!(on(&cheap, Exec::Rtc, 2).pps, rtc.pps);
+    // Not measured: no fixed time, and the run's rate is the packets' rate.
+    assert_eq!((rtc.fixed_cycles, rtc.run_pps), (0, rtc.pps));
+    // The runtime's fixed times (a run of one packet's processing time): added to the run's time as shares of the
+    // loop's, by configuration, never to the packets' rate.
+    let fixed = RuntimeThreads {
+        cpu: measured.cpu.clone().map(|c| ThreadsCpu {
+            loop_fixed_ns: 2_000_000.0,
+            runtime_fixed_ns: 2_400_000.0,
+            staged_fixed_ns: 2_600_000.0,
+            ..c
+        }),
+        ..counted.clone()
+    };
+    for (exec, cores, ns) in [
+        (Exec::Rtc, 1, 2_000_000.0),
+        (Exec::Multilayer, 1, 2_000_000.0),
+        (Exec::Rtc, 2, 2_400_000.0),
+        (Exec::Pipeline, 2, 2_600_000.0),
+        (Exec::Multilayer, 2, 2_600_000.0),
+    ] {
+        let (with, without) = (on(&fixed, exec, cores), on(&measured, exec, cores));
+        assert_eq!(with.elapsed_cycles, without.elapsed_cycles);
+        assert_eq!(with.pps, without.pps);
+        assert_eq!(
+            with.fixed_cycles,
+            (ns / 2_000.0 * loop_per_packet).round() as u64
+        );
+        let run_s =
+            (with.elapsed_cycles + with.fixed_cycles) as f64 / (params.machine.clock_ghz * 1e9);
+        assert!((with.run_pps - with.packets as f64 / run_s).abs() < 1e-6 * with.run_pps);
+        assert!(with.run_pps < with.pps);
+    }
+    // Without the runtime's threads (a dedicated dispatcher) there is no runtime to set up.
+    let dedicated = ExecParams {
+        threads: fixed,
+        ..ExecParams::engine()
+    };
+    let cfg = ExecConfig {
+        exec: Exec::Rtc,
+        scheduler: "lfb",
+        cores: 2,
+        sched: SchedOptions::default(),
+        base_scale: 1.0,
+        group_weights: None,
+        host: Host::Dedicated,
+    };
+    assert_eq!(
+        simulate_exec(&input, &model, &params, &dedicated, &cfg)
+            .unwrap()
+            .fixed_cycles,
+        0
+    );
+}
+
+/// Where the runtime's threads are modelled the simulation follows the runtime's code: the engine calls the rules
+/// for every packet, so both staged models hand every packet to detection, and with two workers both cut where the
+/// runtime cuts (a flow group, then detection): MultiLayer Processing runs what the pipeline runs, as
+/// `flowbundle inspect --threads 2 --exec multilayer` does. On dedicated cores (the thesis' model) a packet without
+/// payload still skips identification and detection.
+#[test]
+fn with_the_runtimes_threads_every_packet_reaches_detection_as_in_the_runtime() {
+    let input = profiles::profile("dominant", 6_000, 3).unwrap();
+    let params = Params::default();
+    let model = Model::new(&input, &params).unwrap();
+    let ep = ExecParams::engine();
+    assert!(ep.threads.is_measured());
+    let on = |host: Host, exec: Exec| {
+        let cfg = ExecConfig {
+            exec,
+            scheduler: "lfb",
+            cores: 2,
+            sched: SchedOptions::default(),
+            base_scale: 1.0,
+            group_weights: None,
+            host,
+        };
+        simulate_exec(&input, &model, &params, &ep, &cfg).unwrap()
+    };
+    let layers = |r: &ExecRun| {
+        r.groups
+            .iter()
+            .map(|g| g.layers.clone())
+            .collect::<Vec<_>>()
+    };
+    let (pipe, multi) = (
+        on(Host::Runtime, Exec::Pipeline),
+        on(Host::Runtime, Exec::Multilayer),
+    );
+    assert_eq!(layers(&multi), layers(&pipe));
+    assert_eq!(layers(&multi).last().unwrap(), &vec!["detect".to_string()]);
+    assert_eq!((pipe.hops_per_packet, multi.hops_per_packet), (1.0, 1.0));
+    assert_eq!(multi.groups[1].packets, input.len() as u64);
+    assert_eq!(multi.reordered, 0);
+    // Dedicated cores: the thesis' model, where a packet without payload skips detection.
+    let thesis = on(Host::Dedicated, Exec::Multilayer);
+    let with_payload = input.payload_len.iter().filter(|&&p| p > 0).count() as u64;
+    assert!(with_payload < input.len() as u64);
+    assert_eq!(thesis.groups.last().unwrap().packets, with_payload);
+    assert!(thesis.hops_per_packet < 1.0);
 }
