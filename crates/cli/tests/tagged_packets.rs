@@ -269,3 +269,40 @@ fn tagged_packets_are_the_same_at_any_thread_count_scheduler_and_execution_model
         );
     }
 }
+
+/// An ICMP error filed under the flow it quotes (`decoder.icmp-errors-in-quoted-flow`, as Suricata files them) is
+/// tagged with that flow's session tags and its own host's, and written with its own addresses and protocol, as
+/// Suricata writes the packet: suricata-verify's `eve-tag-01` capture and rule, whose DNS lookup is followed by
+/// ICMP errors from a router.
+#[test]
+fn an_icmp_error_in_a_tagged_flow_is_written_with_its_own_addresses() {
+    let Some(pcap) = data("suricata-verify/bug-3616-smtp/input.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "suricata.yaml",
+        &format!("{TAGGED}decoder:\n  icmp-errors-in-quoted-flow: true\n"),
+    );
+    let rules = write(
+        dir.path(),
+        "t.rules",
+        "alert dns any any -> any any (dns.query; content:\"mail\"; tag:host,100,packets,src; tag:session; sid:1;)\n",
+    );
+    let events = parse(&eve(&[pcap], &["--config", &cfg, "--rules", &rules]));
+    assert_eq!(of_type(&events, "alert").len(), 1);
+    // Suricata writes 58 tagged packets here (the test's own check).
+    let packets = of_type(&events, "packet");
+    assert_eq!(packets.len(), 58);
+    let icmp: Vec<_> = packets.iter().filter(|p| p["proto"] == "ICMP").collect();
+    assert!(!icmp.is_empty());
+    for p in icmp {
+        assert!(p["flow_id"].is_u64(), "counted in the flow it quotes: {p}");
+        assert!(p.get("src_port").is_none(), "{p}");
+        assert_ne!(
+            p["src_ip"], "10.10.1.1",
+            "the router's address, not the quoted flow's: {p}"
+        );
+    }
+}

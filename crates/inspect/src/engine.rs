@@ -1341,14 +1341,21 @@ impl Engine {
         );
         ctx.packet_dropped = verdict.dropped();
         if ctx.det.tagging() && inspected {
-            // The rules' `tag`s on this packet, once its alerts are final (`app::tag_packet`).
+            // The rules' `tag`s on this packet, once its alerts are final (`app::tag_packet`). An ICMP error counted
+            // in the flow it quotes is written, and counts towards host tags, with its own addresses.
+            let (key, side) = match (f.transport, d.l4, d.ip) {
+                (Transport::Tcp | Transport::Udp, L4::Icmp(_), Some(ip)) => {
+                    FlowKey::new(ip.src, 0, ip.dst, 0, ip.proto)
+                }
+                _ => (f.key, dir),
+            };
             let note = app::PacketNote {
                 flow_id: f.id,
                 pcap_cnt: Some(num + 1),
                 ts_ns,
-                key: f.key,
-                client: f.client,
-                dir,
+                key,
+                client: if dir == f.client { side } else { side.flip() },
+                dir: side,
                 wire_len,
                 linktype: d.link_type.0,
                 data: d.data,
