@@ -1,6 +1,6 @@
 //! Rule keywords whose state crosses flows, through `flowbundle inspect` on the shared captures: `xbits` (bits per
-//! host or address pair). They load, fire where their state says, stay silent where it does not, and give the same
-//! alerts with one worker or two.
+//! host or address pair) and `dataset` (sets of values that rules add to and look up). They load, fire where their
+//! state says, stay silent where it does not, and give the same alerts with one worker or two.
 
 use flowbundle_testsupport::data;
 use std::collections::BTreeSet;
@@ -119,5 +119,76 @@ fn xbits_cross_flows_by_host_and_pair() {
             alerts(&par) == alerts(&serial),
             "--threads 2 --scheduler {sched} differs"
         );
+    }
+}
+
+/// A DNS rule adds each query name to a set the first time it is seen (alerting then only) and saves the set; an
+/// HTTP rule looks the host up in it: the set is written by one flow and read by another, so the alerts depend on
+/// the order of the input, which the parallel runs keep. A loaded, never-written set is looked up in the workers.
+#[test]
+fn datasets_cross_flows_in_input_order() {
+    let (Some(a), Some(b)) = (
+        data("reassembly/example2.pcap"),
+        data("ndpi/pcap/bt-http.pcapng"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A blocklist with one host of the capture, base64 as Suricata writes string sets.
+    write(
+        dir.path(),
+        "bl.lst",
+        "c3RhdGljLmJiY2kuY28udWs=\nbm90LWluLXRoZS1jYXB0dXJl\n",
+    );
+    let rules = write(
+        dir.path(),
+        "d.rules",
+        "alert dns any any -> any any (msg:\"query\"; dns.query; bsize:>0; sid:1;)\n\
+         alert dns any any -> any any (msg:\"new name\"; dns.query; dataset:set,seen,type string,state seen.lst; sid:2;)\n\
+         alert http any any -> any any (msg:\"host queried before\"; http.host; dataset:isset,seen; sid:3;)\n\
+         alert http any any -> any any (msg:\"host\"; http.host; bsize:>0; sid:4;)\n\
+         alert http any any -> any any (msg:\"listed\"; http.host; dataset:isset,bl,type string,load bl.lst; sid:5;)\n\
+         alert http any any -> any any (msg:\"not listed\"; http.host; dataset:isnotset,bl; sid:6;)\n",
+    );
+    let r = rules.to_string_lossy().into_owned();
+    let caps = [a, b];
+    let run = |name: &str, extra: &[&str]| -> (Vec<String>, String) {
+        let data_dir = dir.path().join(name);
+        std::fs::create_dir_all(&data_dir).unwrap();
+        let set = format!("default-data-dir={}", data_dir.display());
+        let mut args = vec!["--rules", &r, "--set", &set];
+        args.extend_from_slice(extra);
+        let lines = eve(&caps, &args);
+        let saved = std::fs::read_to_string(data_dir.join("seen.lst")).expect("the set is saved");
+        (lines, saved)
+    };
+    let (serial, saved) = run("serial", &["--threads", "1"]);
+    let queries = alerts_of(&serial, 1).len();
+    let new_names = alerts_of(&serial, 2).len();
+    assert!(
+        new_names > 10 && new_names < queries,
+        "{new_names} of {queries}"
+    );
+    // One saved value per first sighting, each the base64 of a name.
+    assert_eq!(saved.lines().count(), new_names);
+    let hosts = alerts_of(&serial, 4).len();
+    let known = alerts_of(&serial, 3).len();
+    assert!(known > 0 && known <= hosts, "{known} of {hosts}");
+    let (listed, unlisted) = (alerts_of(&serial, 5).len(), alerts_of(&serial, 6).len());
+    assert!(listed > 0, "no listed host");
+    assert_eq!(listed + unlisted, hosts);
+    for sched in ["lfb", "rss"] {
+        let (par, par_saved) = run(sched, &["--threads", "2", "--scheduler", sched]);
+        let alerts = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .filter(|l| l.contains("\"event_type\":\"alert\""))
+                .cloned()
+                .collect()
+        };
+        assert!(
+            alerts(&par) == alerts(&serial),
+            "--threads 2 --scheduler {sched} differs"
+        );
+        assert_eq!(par_saved, saved, "--scheduler {sched}: another saved set");
     }
 }

@@ -253,6 +253,9 @@ pub struct AlertEvent {
     pub bytes_toserver: u64,
     pub bytes_toclient: u64,
     pub flow_start_ns: u64,
+    /// The buffer values the rule's dataset operations on written sets saw, for the alert filter to apply in input
+    /// order ([`flowbundle_rules::dataset`]); `None` for other rules. Never written out.
+    pub dataset_values: Option<flowbundle_rules::dataset::Captured>,
 }
 
 /// What an [`Event`] is.

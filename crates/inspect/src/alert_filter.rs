@@ -33,12 +33,19 @@
 //! tag covers it, dropped otherwise. Without host tags the engine reports only the packets its session tags cover,
 //! and they pass.
 //!
+//! A rule's `dataset` operations on sets that some rule writes ([`flowbundle_rules::dataset`]) are applied here for
+//! the same reason: a value `set` by one flow is `isset` in another. The engine matched such a rule as if they held
+//! and the alert carries the buffer value each one saw; here they run in rule order against the run's sets, and the
+//! alert is dropped (correcting the totals) when one fails. [`AlertFilter::save_datasets`] writes the sets with a
+//! `save` or `state` file at the end of the run.
+//!
 //! Cost: a hash-table lookup per alert of a thresholded rule or per xbit of a rule's match, an address-set test per suppression of the alert's
 //! rule, nothing for other events; one table for the run, bounded ([`flowbundle_rules::ThresholdTable`]).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use flowbundle_rules::dataset::{DatasetState, SetOp};
 use flowbundle_rules::tag::{HostSide, TagScope};
 use flowbundle_rules::{
     Action, HostTagStats, HostTags, RateFilter, RateTable, RuleSet, Suppress, Tag, Threshold,
@@ -78,6 +85,9 @@ pub struct AlertFilter {
     /// Per rule index: its host tags (empty for every rule when the rule set has none).
     host_tags: Vec<Vec<Tag>>,
     hosts: HostTags,
+    /// Per rule index: its deferred dataset operations `(op id, set, op)`, in rule order; and the run's sets.
+    datasets: Vec<Vec<(u32, u32, SetOp)>>,
+    dataset_state: DatasetState,
 }
 
 impl AlertFilter {
@@ -125,11 +135,22 @@ impl AlertFilter {
                     .collect()
             })
             .collect();
+        let datasets: Vec<Vec<(u32, u32, SetOp)>> = rules
+            .rules()
+            .iter()
+            .map(|r| {
+                r.deferred_datasets()
+                    .map(|d| (d.op_id, d.set, d.op))
+                    .collect()
+            })
+            .collect();
         let needed = thresholds.iter().any(Option::is_some)
             || suppressions.iter().any(|s| !s.is_empty())
             || rate.iter().any(Option::is_some)
             || xbits.iter().any(|x| !x.is_empty())
-            || host_tags.iter().any(|t| !t.is_empty());
+            || host_tags.iter().any(|t| !t.is_empty())
+            || datasets.iter().any(|d| !d.is_empty())
+            || !rules.datasets().saves().is_empty();
         needed.then(|| AlertFilter {
             sids: rules.rules().iter().map(|r| r.sid).collect(),
             suppressed: vec![0; thresholds.len()],
@@ -147,6 +168,8 @@ impl AlertFilter {
             xbit_table: XbitTable::default(),
             host_tags,
             hosts: HostTags::default(),
+            datasets,
+            dataset_state: DatasetState::new(rules.datasets()),
         })
     }
 
@@ -225,11 +248,20 @@ impl AlertFilter {
         if self.flows.contains_key(&e.flow_id) {
             return if silent { None } else { suppress(self) };
         }
-        if let Some(xb) = self.xbits.get(i).filter(|x| !x.is_empty()) {
-            let (src, dst, _, _) = e.key.endpoints(e.dir);
-            if !self.xbit_table.conditions_hold(xb, src, dst, e.ts_ns) {
-                return if silent { None } else { suppress(self) };
-            }
+        let (src, dst, _, _) = e.key.endpoints(e.dir);
+        let xb = self.xbits.get(i).filter(|x| !x.is_empty());
+        if let Some(xb) = xb
+            && !self.xbit_table.conditions_hold(xb, src, dst, e.ts_ns)
+        {
+            return if silent { None } else { suppress(self) };
+        }
+        // Dataset operations are part of the match (they run inline in Suricata); the xbit actions follow it.
+        if let Some(ops) = self.datasets.get(i).filter(|d| !d.is_empty())
+            && !self.dataset_state.apply(ops, a.dataset_values.as_ref())
+        {
+            return if silent { None } else { suppress(self) };
+        }
+        if let Some(xb) = xb {
             self.xbit_table.apply(xb, src, dst, e.ts_ns);
         }
         if silent {
@@ -324,6 +356,16 @@ impl AlertFilter {
     /// Counters of the xbits table.
     pub fn xbit_stats(&self) -> XbitStats {
         self.xbit_table.stats()
+    }
+
+    /// The run's dataset sets ([`flowbundle_rules::dataset`]): their counters.
+    pub fn datasets(&self) -> &DatasetState {
+        &self.dataset_state
+    }
+
+    /// Writes the sets with a `save` or `state` file (call once, at the end of the run). One line on error.
+    pub fn save_datasets(&self) -> Result<(), String> {
+        self.dataset_state.save()
     }
 
     /// Takes the suppressed alerts out of the engine's totals (alerts, alerts per rule), so the summary counts what

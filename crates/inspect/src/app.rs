@@ -28,6 +28,7 @@ use flowbundle_protocols::application::{
 };
 use flowbundle_protocols::risk::{FlowRisk, RiskSet, event_risks, executable_magic};
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
+use flowbundle_rules::dataset::Captured;
 use flowbundle_rules::{
     Alert, AlertSource, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner, TcpHeader,
 };
@@ -464,15 +465,21 @@ impl Out<'_> {
         }
     }
 
-    fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel) {
+    fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel, datasets: Option<Captured>) {
         *self.alerted = true;
         self.produced.alerts += 1;
-        self.alert_event(a, dir, label);
+        self.alert_event(a, dir, label, datasets);
     }
 
     /// The alert's event; alone (without counting it or marking the flow alerted), the event of a `noalert` rule's
     /// match that only carries its xbits (see [`emit_owned`]).
-    fn alert_event(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel) {
+    fn alert_event(
+        &mut self,
+        a: &Alert<'_>,
+        dir: KeySide,
+        label: &AppLabel,
+        dataset_values: Option<Captured>,
+    ) {
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
         let ev = AlertEvent {
@@ -499,6 +506,7 @@ impl Out<'_> {
             bytes_toserver: m.bytes[ts],
             bytes_toclient: m.bytes[tc],
             flow_start_ns: m.start_ns,
+            dataset_values,
         };
         self.push(dir, EventKind::Alert(Box::new(ev)));
     }
@@ -882,14 +890,16 @@ impl Emit<'_, '_> {
 }
 
 /// An alert copied out of the rules' callback (the callback cannot reach the event list while the scanner is
-/// borrowed).
-#[derive(Clone, Copy)]
+/// borrowed), with the values its deferred dataset operations saw (taken in the callback, before anything else is
+/// verified).
+#[derive(Clone)]
 pub(crate) struct OwnedAlert {
     rule_index: u32,
     source: AlertSourceOwned,
     offset: u64,
     len: u64,
     pub(crate) dir: Direction,
+    datasets: Option<Captured>,
 }
 
 #[derive(Clone, Copy)]
@@ -910,6 +920,7 @@ pub(crate) fn owned(a: &Alert<'_>) -> OwnedAlert {
         offset: a.offset,
         len: a.len,
         dir: a.dir,
+        datasets: flowbundle_rules::dataset::take_captured(a.rule),
     }
 }
 
@@ -945,9 +956,10 @@ pub(crate) fn emit_owned(
         PacketVerdict::earliest(&mut out.verdict.pass, rank);
         out.verdict.pass_flow |= flow_scope;
         if !rule.alert || rule.noalert {
-            // Its xbits still apply where alerts meet in input order, from a silent event (see below).
-            if !rule.xbits.is_empty() {
-                out.alert_event(&to_alert(rule, a), dir, label);
+            // Its xbits and dataset operations still apply where alerts meet in input order, from a silent event
+            // (see below).
+            if rule.applies_in_order() {
+                out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone());
             }
             return;
         }
@@ -955,8 +967,8 @@ pub(crate) fn emit_owned(
     if rule.noalert {
         // A `noalert` rule with xbits: its match goes on, silent, to where alerts meet in input order, which applies
         // its xbits and drops it (`crate::alert_filter`); it neither counts as an alert nor marks the flow alerted.
-        if !rule.xbits.is_empty() {
-            out.alert_event(&to_alert(rule, a), dir, label);
+        if rule.applies_in_order() {
+            out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone());
         }
         // A dropping `noalert` rule: its drop applies, no alert is written.
         if rule.action.drops() {
@@ -967,7 +979,7 @@ pub(crate) fn emit_owned(
         }
         return;
     }
-    out.alert(&to_alert(rule, a), dir, label);
+    out.alert(&to_alert(rule, a), dir, label, a.datasets.clone());
     if rule.action.drops() {
         PacketVerdict::earliest(&mut out.verdict.drop, rank);
         if flow_scope {

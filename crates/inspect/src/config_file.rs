@@ -38,6 +38,11 @@
 //!   protocols:
 //!     dns:                                         # dns.tcp / dns.udp: one transport only
 //!       detection-ports: {dp: 5353}                # DNS is probed on 5353 too, ahead of mDNS
+//! default-data-dir: /var/lib/flowbundle            # where dataset save/state files go (default: .)
+//! datasets:                                        # sets for the dataset and datarep keywords
+//!   defaults: {memcap: 100mb, hashsize: 2048}
+//!   rules: {allow-write: yes, allow-absolute-filenames: no}
+//!   ua-seen: {type: string, state: ua-seen.lst}    # files relative to default-data-dir
 //! ```
 //!
 //! Every engine setting read is one row of [`SETTINGS`] (its key, unit, and how it reads and writes
@@ -313,6 +318,9 @@ pub struct ConfigFile {
     pub detection_ports: Vec<(String, String, Vec<DetectionPort>, String)>,
     /// Sections and keys of the file that are not read (in file order).
     pub ignored: Vec<String>,
+    /// The `datasets:` section's sets, and its policy with `default-data-dir` ([`flowbundle_rules::dataset`]).
+    pub datasets: Vec<(String, flowbundle_rules::dataset::SetDef)>,
+    pub dataset_policy: flowbundle_rules::dataset::Policy,
 }
 
 /// One configured detection port: the protocol, the transport and the port ([`EngineConfig::detection_ports`]).
@@ -378,8 +386,116 @@ impl Default for ConfigFile {
             action_order: None,
             detection_ports: Vec::new(),
             ignored: Vec::new(),
+            datasets: Vec::new(),
+            dataset_policy: flowbundle_rules::dataset::Policy::default(),
         }
     }
+}
+
+/// Reads the `datasets:` section (Suricata's layout): `defaults` (`memcap`, `hashsize`), `rules` (`allow-write`,
+/// `allow-absolute-filenames`), and one mapping per set (`type`, `load`, `save`, `state`, `memcap`, `hashsize`;
+/// relative files under the data directory). `enabled` is accepted (sets are always available); `limits` and
+/// anything else are errors naming the key. `fail(dotted, message)` makes the error.
+fn read_datasets(
+    v: &Value,
+    policy: &mut flowbundle_rules::dataset::Policy,
+    sets: &mut Vec<(String, flowbundle_rules::dataset::SetDef)>,
+    fail: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    use flowbundle_rules::dataset::{SetDef, SetType, parse_size};
+    let Value::Mapping(m) = v else {
+        return match v {
+            Value::Null => Ok(()),
+            _ => Err(fail("datasets", "datasets: expected a mapping".into())),
+        };
+    };
+    let size = |dotted: &str, v: &Value| -> Result<u64, ConfigError> {
+        scalar(v)
+            .and_then(|s| parse_size(&s))
+            .ok_or_else(|| fail(dotted, format!("{dotted}: invalid size")))
+    };
+    let flag = |dotted: &str, v: &Value| -> Result<bool, ConfigError> {
+        scalar(v)
+            .and_then(|s| parse_unit(Unit::Bool, &s))
+            .map(|b| b == 1)
+            .ok_or_else(|| fail(dotted, format!("{dotted}: expected yes or no")))
+    };
+    for (k, sub) in m {
+        let key = scalar(k).unwrap_or_default();
+        let dotted = format!("datasets.{key}");
+        let entries: Vec<(String, &Value)> = match sub {
+            Value::Mapping(sm) => sm
+                .iter()
+                .map(|(k, v)| (scalar(k).unwrap_or_default(), v))
+                .collect(),
+            _ if key == "enabled" => {
+                flag(&dotted, sub)?;
+                continue;
+            }
+            _ => return Err(fail(&dotted, format!("{dotted}: expected a mapping"))),
+        };
+        match key.as_str() {
+            "defaults" => {
+                for (k, v) in entries {
+                    let d = format!("{dotted}.{k}");
+                    match k.as_str() {
+                        "memcap" => policy.default_memcap = size(&d, v)?,
+                        "hashsize" => {
+                            policy.default_hashsize = Some(
+                                u32::try_from(size(&d, v)?)
+                                    .map_err(|_| fail(&d, format!("{d}: too large")))?,
+                            )
+                        }
+                        _ => return Err(fail(&d, format!("{d}: unknown key"))),
+                    }
+                }
+            }
+            "rules" => {
+                for (k, v) in entries {
+                    let d = format!("{dotted}.{k}");
+                    match k.as_str() {
+                        "allow-write" => policy.allow_write = flag(&d, v)?,
+                        "allow-absolute-filenames" => policy.allow_absolute = flag(&d, v)?,
+                        _ => return Err(fail(&d, format!("{d}: unknown key"))),
+                    }
+                }
+            }
+            name => {
+                let mut def = SetDef::default();
+                for (k, v) in entries {
+                    let d = format!("{dotted}.{k}");
+                    let text = scalar(v).unwrap_or_default();
+                    match k.as_str() {
+                        "type" => {
+                            def.kind =
+                                Some(SetType::parse(&text).ok_or_else(|| {
+                                    fail(&d, format!("{d}: unknown type `{text}`"))
+                                })?)
+                        }
+                        "load" => def.load = Some(PathBuf::from(text)),
+                        "save" => def.save = Some(PathBuf::from(text)),
+                        "state" => {
+                            def.load = Some(PathBuf::from(&text));
+                            def.save = Some(PathBuf::from(text));
+                        }
+                        "memcap" => def.memcap = Some(size(&d, v)?),
+                        "hashsize" => {
+                            def.hashsize = Some(
+                                u32::try_from(size(&d, v)?)
+                                    .map_err(|_| fail(&d, format!("{d}: too large")))?,
+                            )
+                        }
+                        _ => return Err(fail(&d, format!("{d}: unknown key"))),
+                    }
+                }
+                if def.kind.is_none() {
+                    return Err(fail(&dotted, format!("{dotted}: `type` needed")));
+                }
+                sets.push((name.to_string(), def));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A configuration error, one line, `file:line: what` where the line is known.
@@ -549,6 +665,21 @@ impl ConfigFile {
             match key.as_str() {
                 "vars" => {}
                 "default-rule-path" | "default-log-dir" => continue,
+                "default-data-dir" => {
+                    cfg.dataset_policy.data_dir = PathBuf::from(text_of(v));
+                    continue;
+                }
+                "datasets" => {
+                    let fail = |dotted: &str, m: String| {
+                        let from = origin(dotted);
+                        if from == "--set" {
+                            return ConfigError(format!("--set {m}"));
+                        }
+                        at(from.rsplit_once(':').and_then(|(_, l)| l.parse().ok()), m)
+                    };
+                    read_datasets(v, &mut cfg.dataset_policy, &mut cfg.datasets, &fail)?;
+                    continue;
+                }
                 "action-order" => {
                     let line = line_of(text, "action-order", 0);
                     let names = match v {
@@ -1418,6 +1549,42 @@ mod tests {
                 .unwrap_err()
                 .0;
             assert!(e.starts_with(want), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_datasets_section_is_read_with_its_errors_placed() {
+        let c = ConfigFile::parse(
+            "default-data-dir: /srv/data\ndatasets:\n  defaults:\n    memcap: 10mb\n  rules:\n    allow-write: no\n  ua-seen:\n    type: string\n    state: ua.lst\n",
+            "x.yaml",
+        )
+        .unwrap();
+        assert_eq!(c.dataset_policy.data_dir, PathBuf::from("/srv/data"));
+        assert_eq!(c.dataset_policy.default_memcap, 10 << 20);
+        assert!(!c.dataset_policy.allow_write);
+        assert_eq!(c.datasets.len(), 1);
+        assert_eq!(c.datasets[0].0, "ua-seen");
+        assert_eq!(c.datasets[0].1.save.as_deref(), Some(Path::new("ua.lst")));
+        for (text, want) in [
+            (
+                "datasets:\n  a:\n    type: blob\n",
+                "x.yaml:3: datasets.a.type: unknown type `blob`",
+            ),
+            (
+                "datasets:\n  a:\n    load: f\n",
+                "x.yaml:2: datasets.a: `type` needed",
+            ),
+            (
+                "datasets:\n  defaults:\n    memcap: lots\n",
+                "x.yaml:3: datasets.defaults.memcap: invalid size",
+            ),
+            (
+                "datasets:\n  a: 3\n",
+                "x.yaml:2: datasets.a: expected a mapping",
+            ),
+        ] {
+            let e = ConfigFile::parse(text, "x.yaml").unwrap_err().to_string();
+            assert_eq!(e, want, "{text:?}");
         }
     }
 }

@@ -159,6 +159,8 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("flowint", &[], Flow, |b, _, v, ctx| b.flowint(v, ctx)),
     parse("xbits", &[], Flow, |b, _, v, ctx| b.xbits(v, ctx)),
     parse("tag", &[], Flow, |b, _, v, _| b.tag(v)),
+    parse("dataset", &[], Payload, |b, n, v, ctx| b.dataset(n, v, ctx)),
+    parse("datarep", &[], Payload, |b, n, v, ctx| b.dataset(n, v, ctx)),
     parse("noalert", &[], Flow, |b, _, _, _| b.set_noalert()),
     parse("alert", &[], Flow, |b, _, _, _| b.set_alert()),
     parse("app-layer-protocol", &[], Flow, |b, _, v, _| {

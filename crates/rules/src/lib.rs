@@ -47,7 +47,8 @@
 //! alerts meet in input order); `flowint` (`= + - == != < <= > >= isset notset`, per-flow integers beside the
 //! flowbits); `stream_size` on the TCP session's sequence numbers ([`stream_size`]); `tls.version` on the version
 //! each TLS side recorded ([`Buffer::TlsVersion`]); `ftpbounce`; `asn1` (a bounded BER walk, [`asn1`]);
-//! `app-layer-protocol`; sticky
+//! `app-layer-protocol`; `dataset` and `datarep` on sticky buffers (sets loaded from files or built by rules,
+//! see [`dataset`]: lookups run in the workers, changes where alerts meet in input order); sticky
 //! buffers ([`Buffer`]): HTTP in full
 //! (`http.uri`, `http.uri.raw`, `http.method`, `http.host`, `http.host.raw`, `http.user_agent`, `http.cookie`,
 //! `http.header`, `http.header.raw`, `http.request_line`, `http.response_line`, `http.start`, `http.protocol`,
@@ -150,6 +151,7 @@ pub mod asn1;
 pub mod base64;
 pub mod byte;
 pub mod classify;
+pub mod dataset;
 pub mod dcerpc;
 mod gate;
 pub mod group;

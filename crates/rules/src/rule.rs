@@ -741,6 +741,8 @@ pub enum Item {
     Dce(crate::dcerpc::DceCond),
     /// `asn1`: BER objects from the buffer start, an offset or the previous match ([`crate::asn1`]).
     Asn1(Box<crate::asn1::Asn1>),
+    /// `dataset` / `datarep`: the whole buffer against a set ([`crate::dataset`]).
+    Dataset(Box<crate::dataset::DatasetItem>),
 }
 
 /// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
@@ -773,7 +775,7 @@ impl Item {
             Item::Len { .. } => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
-            Item::Tls(_) | Item::Dce(_) => false,
+            Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) => false,
             Item::Asn1(a) => a.absolute_offset.is_none(),
         }
     }
@@ -788,7 +790,8 @@ impl Item {
             | Item::Base64(_)
             | Item::Tls(_)
             | Item::Dce(_)
-            | Item::Asn1(_) => true,
+            | Item::Asn1(_)
+            | Item::Dataset(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -904,6 +907,27 @@ impl Rule {
         !(self.noalert || (self.action.passes() && !self.alert))
     }
 
+    /// The rule's `dataset`/`datarep` operations, in rule order.
+    pub fn datasets(&self) -> impl Iterator<Item = &crate::dataset::DatasetItem> {
+        self.groups.iter().flat_map(|g| {
+            g.items.iter().filter_map(|it| match it {
+                Item::Dataset(d) => Some(&**d),
+                _ => None,
+            })
+        })
+    }
+
+    /// Whether its matches must reach where alerts meet in input order even when it does not alert: it has `xbits`
+    /// or dataset operations on written sets, which apply there.
+    pub fn applies_in_order(&self) -> bool {
+        !self.xbits.is_empty() || self.deferred_datasets().next().is_some()
+    }
+
+    /// The operations that run where alerts meet in input order (on sets some rule writes), in rule order.
+    pub fn deferred_datasets(&self) -> impl Iterator<Item = &crate::dataset::DatasetItem> {
+        self.datasets().filter(|d| d.inline.is_none())
+    }
+
     /// Whether this is an IP-only rule as Suricata classifies them: addresses alone decide (any ports, no content,
     /// header keyword, `flow` or application protocol; `flowbits` only to set bits). Suricata checks those on the
     /// first packet of each direction of a flow only, so such a rule alerts at most once per flow direction.
@@ -967,6 +991,11 @@ pub(crate) struct Ctx<'a, 'v> {
     pub xbit_ids: &'a mut std::collections::HashMap<(bool, String), u32>,
     /// Bytes of compiled pcre programs so far in this load.
     pub pcre_memory: &'a mut usize,
+    /// The sets `dataset` and `datarep` name, shared by the whole load, and the next operation id.
+    pub datasets: &'a mut crate::dataset::Datasets,
+    pub next_dataset_op: &'a mut u32,
+    /// The directory of the rule's file (`load` paths are relative to it), when it came from one.
+    pub rule_dir: Option<&'a std::path::Path>,
 }
 
 pub(crate) type Step<T> = Result<T, Parsed>;
@@ -1788,6 +1817,40 @@ impl Builder {
         Ok(())
     }
 
+    /// `dataset:...` and `datarep:...` (see [`crate::dataset`]): an item on the current sticky buffer.
+    pub(crate) fn dataset(&mut self, n: &str, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        use crate::dataset::{DatasetItem, KeywordSpec, SpecError};
+        let raw = v.ok_or_else(|| err(format!("{n} needs a value")))?;
+        let spec = if n == "datarep" {
+            KeywordSpec::parse_datarep(raw)
+        } else {
+            KeywordSpec::parse_dataset(raw)
+        };
+        let spec = match spec {
+            Ok(s) => s,
+            Err(SpecError::Invalid(m)) => return Err(err(m)),
+            Err(SpecError::Unsupported(m)) => return Err(skip(m)),
+        };
+        if matches!(self.sticky, PBuf::Fixed(Buffer::Payload)) {
+            return Err(err(format!("{n}: only supported on sticky buffers")));
+        }
+        let set = ctx
+            .datasets
+            .resolve(&spec, ctx.rule_dir)
+            .map_err(|m| err(format!("{n}: {m}")))?;
+        let op_id = *ctx.next_dataset_op;
+        *ctx.next_dataset_op = op_id.saturating_add(1);
+        self.push_item(
+            self.sticky,
+            Item::Dataset(Box::new(DatasetItem {
+                set,
+                op: spec.op,
+                op_id,
+                inline: None,
+            })),
+        )
+    }
+
     /// `flowint:name,op[,value]` (see [`Flowint`]).
     pub(crate) fn flowint(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
         let raw = v.ok_or_else(|| err("flowint needs a value"))?.trim();
@@ -2471,6 +2534,7 @@ pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
         Item::DataAt { negated: true, .. } => Some("isdataat:! on a tcp stream"),
         Item::Tls(_) => Some("ssl_state or ssl_version on a tcp stream"),
         Item::Asn1(_) => Some("asn1 on a tcp stream"),
+        Item::Dataset(_) => Some("dataset on a tcp stream"),
         // A stream has no end while it is inspected.
         Item::Content(c) if c.endswith => Some("endswith on a tcp stream"),
         _ => None,

@@ -78,6 +78,9 @@ pub struct LoadOptions {
     /// every rule of a kind is checked on every packet of that kind, the reference the grouped matcher is tested
     /// against (same alerts).
     pub rule_groups: bool,
+    /// The sets `dataset` and `datarep` start from: those the configuration's `datasets:` section defines, and the
+    /// policy for rules' files ([`crate::dataset`]).
+    pub datasets: crate::dataset::Datasets,
 }
 
 impl Default for LoadOptions {
@@ -88,6 +91,7 @@ impl Default for LoadOptions {
             strict: false,
             stream_window: DEFAULT_STREAM_WINDOW,
             rule_groups: true,
+            datasets: crate::dataset::Datasets::default(),
         }
     }
 }
@@ -391,6 +395,8 @@ pub struct RuleSet {
     pub(crate) stored: Vec<bool>,
     /// Names of the rule groups packets are routed to, indexed by group id (see [`crate::profile`]).
     pub(crate) group_names: Vec<String>,
+    /// The sets of `dataset` and `datarep`, as loaded.
+    pub(crate) datasets: crate::dataset::Datasets,
 }
 
 /// The prefilter entries of one (buffer, chain of transforms) while a rule set is built.
@@ -460,6 +466,8 @@ impl RuleSet {
         let mut flowint_ids: HashMap<String, u32> = HashMap::new();
         let mut xbit_ids: HashMap<(bool, String), u32> = HashMap::new();
         let mut pcre_memory = 0usize;
+        let mut datasets = opts.datasets.clone();
+        let mut next_dataset_op = 0u32;
         let mut rules: Vec<Rule> = Vec::new();
         let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();
         // Variables the loaded rules use (the resolver collects them per rule).
@@ -482,6 +490,11 @@ impl RuleSet {
                             flowint_ids: &mut flowint_ids,
                             xbit_ids: &mut xbit_ids,
                             pcre_memory: &mut pcre_memory,
+                            datasets: &mut datasets,
+                            next_dataset_op: &mut next_dataset_op,
+                            rule_dir: (*name != "<text>")
+                                .then(|| Path::new(*name).parent())
+                                .flatten(),
                         };
                         (line, rule::parse_rule(&text, line, file, &mut ctx))
                     }
@@ -532,7 +545,9 @@ impl RuleSet {
             }
         }
         report.vars_defaulted = opts.vars.at_default(vars_used.iter().map(String::as_str));
+        crate::dataset::settle(&mut rules, &mut datasets);
         let mut set = RuleSet::compile(rules, next_pcre, opts.stream_window, opts.rule_groups);
+        set.datasets = datasets;
         let mut names: Vec<(u32, String)> = flowbit_ids.into_iter().map(|(n, i)| (i, n)).collect();
         names.sort();
         set.flowbit_names = names.into_iter().map(|(_, n)| n).collect();
@@ -605,6 +620,12 @@ impl RuleSet {
     /// Whether no rule loaded.
     pub fn is_empty(&self) -> bool {
         self.rules.is_empty()
+    }
+
+    /// The sets of `dataset` and `datarep` as loaded (their run-time state starts from these, see
+    /// [`crate::dataset::DatasetState`]).
+    pub fn datasets(&self) -> &crate::dataset::Datasets {
+        &self.datasets
     }
 
     /// Flowbit names, indexed by the ids in [`rule::Flowbit`].
@@ -840,6 +861,7 @@ impl RuleSet {
             pcre_count,
             group_names,
             stored,
+            datasets: crate::dataset::Datasets::default(),
         }
     }
 }
@@ -889,7 +911,8 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         | Item::Base64(_)
         | Item::Tls(_)
         | Item::Dce(_)
-        | Item::Asn1(_) => false,
+        | Item::Asn1(_)
+        | Item::Dataset(_) => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
     let mut abs_end: Option<u64> = Some(0);
@@ -913,7 +936,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
                 n, relative: true, ..
             } => cursor_max.map(|c| c + u64::from(*n)),
             // The length of the whole buffer is no position; nor are the records at its start.
-            Item::Len { .. } | Item::Tls(_) | Item::Dce(_) => Some(0),
+            Item::Len { .. } | Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) => Some(0),
             // A number read at a position that may come from another number; a decode of unknown length.
             Item::Byte(_) | Item::Base64(_) | Item::Asn1(_) => None,
         };

@@ -1014,7 +1014,7 @@ impl RuleSet {
         // A `noalert` rule raises no alert, but a dropping one still acts: its match is reported so that the caller
         // applies the drop (and writes no alert for it, see `Alert`); so is one with xbits, whose conditions and
         // actions the caller applies where alerts meet in input order (`crate::xbits`).
-        if rule.noalert && !rule.action.drops() && rule.xbits.is_empty() {
+        if rule.noalert && !rule.action.drops() && !rule.applies_in_order() {
             return;
         }
         if !rule.noalert {

@@ -401,6 +401,26 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::Dataset(d) => {
+                // The whole buffer: an application buffer is checked as one hay from its start.
+                let h = self.hay;
+                if h.base != 0 || !h.real_end {
+                    return None;
+                }
+                let value = h.bytes.get(h.lo..h.hi)?;
+                let ok = match &d.inline {
+                    Some(t) => t.check(d.op, value),
+                    None => {
+                        crate::dataset::capture(d.op_id, value);
+                        !value.is_empty()
+                    }
+                };
+                if ok {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Dce(c) => {
                 let h = self.hay;
                 if h.base == 0 && c.matches(h.bytes.get(..h.hi)?) {

@@ -773,6 +773,7 @@ mod tests {
             bytes_toserver: 0,
             bytes_toclient: 0,
             flow_start_ns: 0,
+            dataset_values: None,
         };
         let mut e = Event {
             ts_ns: 1_258_133_615_239_416_000,

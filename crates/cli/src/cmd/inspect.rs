@@ -841,6 +841,17 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                     tags.dropped
                 );
             }
+            for (name, st) in f.datasets().stats() {
+                if st.memcap_full > 0 {
+                    eprintln!(
+                        "warning: dataset {name} memcap reached: {} values not set",
+                        st.memcap_full
+                    );
+                }
+            }
+            if let Err(e) = f.save_datasets() {
+                eprintln!("warning: {e}");
+            }
         }
         costs.write(&std::mem::take(&mut finished.cost_records))?;
         let prestage = pre.stats();

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
+use flowbundle_inspect::rules::dataset::{Datasets, Policy, SetDef};
 use flowbundle_inspect::rules::{LoadOptions, RuleSet, ThresholdConfig, Vars};
 use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
 use flowbundle_inspect::{ConfigFile, Signals};
@@ -31,6 +32,8 @@ pub struct DetectionSources {
     pub classification: Option<PathBuf>,
     pub threshold: Option<PathBuf>,
     pub vars: Vars,
+    /// The configuration's `datasets:` sets and policy.
+    pub datasets: (Vec<(String, SetDef)>, Policy),
     /// `--rules-report`: rewritten by each load.
     pub rules_report: Option<PathBuf>,
     /// Every file the run reads (no report may overwrite one).
@@ -76,6 +79,7 @@ impl DetectionSources {
             classification,
             threshold,
             vars: conf.vars.clone(),
+            datasets: (conf.datasets.clone(), conf.dataset_policy.clone()),
             rules_report: None,
             inputs: Vec::new(),
         }
@@ -129,8 +133,14 @@ impl DetectionSources {
             None => {
                 let mut opts = LoadOptions {
                     vars: self.vars.clone(),
+                    datasets: Datasets::new(self.datasets.1.clone()),
                     ..LoadOptions::default()
                 };
+                for (name, def) in &self.datasets.0 {
+                    opts.datasets
+                        .define(name, def.clone())
+                        .map_err(|e| anyhow::anyhow!("datasets.{name}: {e}"))?;
+                }
                 if let Some(path) = &self.classification {
                     let text = std::fs::read_to_string(path)
                         .with_context(|| format!("cannot read {}", path.display()))?;

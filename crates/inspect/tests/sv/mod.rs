@@ -323,6 +323,7 @@ impl Written {
                 bytes_toserver: 1,
                 bytes_toclient: 1,
                 flow_start_ns: 1,
+                dataset_values: None,
             };
             let flow = FlowRecord {
                 app: AppLabel::Unknown,
@@ -724,6 +725,16 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         );
     }
 
+    // The run's data directory (`save` and `state` files), empty.
+    let out_dir = std::env::temp_dir().join(format!(
+        "flowbundle-sv-{}-{}",
+        std::process::id(),
+        name.replace('/', "-")
+    ));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    if let Err(e) = std::fs::create_dir_all(&out_dir) {
+        block("data directory not created".to_string(), e.to_string());
+    }
     // The rules, found as suricata-verify finds them (see [`rule_file`]).
     let mut rules = None;
     let rules_file = rule_file(dir);
@@ -733,10 +744,14 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         // No rule file: Suricata runs with detection disabled; the test is selected on its other checks.
         Ok(None) => {}
         Ok(Some(rules_path)) => {
-            let opts = LoadOptions {
+            let mut opts = LoadOptions {
                 vars: settings.vars.clone(),
                 ..LoadOptions::default()
             };
+            match dataset_options(&settings, &out_dir) {
+                Ok(d) => opts.datasets = d,
+                Err(e) => block("datasets configuration unreadable".to_string(), e),
+            }
             match RuleSet::load_files_with(&[&rules_path], &opts) {
                 Err(e) => block("rules file unreadable".to_string(), e.to_string()),
                 Ok((set, report)) => {
@@ -779,9 +794,17 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
     // not produce) are listed as not evaluated. A test with no evaluable check is excluded.
     let mut checks = Vec::new();
     let mut not_run = Vec::new();
+    let mut compares: Vec<(String, PathBuf)> = Vec::new();
     match y.get("checks") {
         Some(Value::Sequence(list)) => {
             for c in list {
+                if let Some(fc) = c.get("file-compare") {
+                    match file_compare(fc, dir, &settings) {
+                        Ok(pair) => compares.push(pair),
+                        Err(why) => not_run.push(why),
+                    }
+                    continue;
+                }
                 match parse_check(
                     c,
                     detection,
@@ -793,7 +816,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
                     Err(why) => not_run.push(why),
                 }
             }
-            if checks.is_empty() {
+            if checks.is_empty() && compares.is_empty() {
                 let why = not_run
                     .first()
                     .cloned()
@@ -812,7 +835,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         r.blockers = blockers.into_iter().map(|(r, _)| r).collect();
         return r;
     };
-    let events = run_engine(&pcap, rules, &thresholds, &settings);
+    let (events, saved) = run_engine(&pcap, rules, &thresholds, &settings);
     let mut alerts = BTreeMap::new();
     for e in &events {
         if let EventKind::Alert(a) = &e.kind {
@@ -862,6 +885,28 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
             ));
         }
     }
+    if let Err(e) = saved {
+        failed.push(format!("datasets not saved: {e}"));
+    }
+    for (file, expected) in &compares {
+        let lines = |p: &Path| -> Option<Vec<String>> {
+            let t = std::fs::read_to_string(p).ok()?;
+            let mut v: Vec<String> = t.lines().map(str::to_string).collect();
+            v.sort();
+            Some(v)
+        };
+        let got = lines(&out_dir.join(file));
+        let want = lines(expected);
+        if got.is_none() || got != want {
+            failed.push(format!(
+                "file-compare {file}: want {:?}, got {:?}",
+                want.unwrap_or_default(),
+                got
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let checks_run = checks.len() + compares.len();
     TestResult {
         name,
         verdict: if failed.is_empty() {
@@ -870,7 +915,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
             Verdict::Fail(failed)
         },
         alerts,
-        checks_run: checks.len(),
+        checks_run,
         alert_checks: checks.iter().filter(|c| c.event_type == "alert").count(),
         not_run,
         blockers: Vec::new(),
@@ -883,7 +928,7 @@ fn run_engine(
     rules: Option<RuleSet>,
     thresholds: &ThresholdConfig,
     settings: &Settings,
-) -> Vec<Event> {
+) -> (Vec<Event>, Result<(), String>) {
     let cfg = EngineConfig {
         app_events: true,
         midstream: settings.midstream,
@@ -919,8 +964,10 @@ fn run_engine(
         }
     }
     let mut events = engine.finish([ctx]).events;
+    let mut saved = Ok(());
     if let Some(f) = filter.as_mut() {
         f.retain(&mut events);
+        saved = f.save_datasets();
     }
     // `SV_TRACE=1 scripts/suricata-verify NAME` lists every alert with its time, flow, direction and source: how a
     // count that differs from Suricata's is traced back to packets.
@@ -940,7 +987,42 @@ fn run_engine(
             }
         }
     }
-    events
+    (events, saved)
+}
+
+/// The dataset registry a test's rules start from: its `datasets.*` settings read as the product's configuration
+/// reads them, with `out_dir` as the data directory.
+fn dataset_options(
+    settings: &Settings,
+    out_dir: &Path,
+) -> Result<flowbundle_inspect::rules::dataset::Datasets, String> {
+    let conf = flowbundle_inspect::ConfigFile::parse_with("", "suricata.yaml", &settings.datasets)
+        .map_err(|e| e.to_string())?;
+    let mut policy = conf.dataset_policy.clone();
+    policy.data_dir = out_dir.to_path_buf();
+    let mut d = flowbundle_inspect::rules::dataset::Datasets::new(policy);
+    for (name, def) in conf.datasets {
+        d.define(&name, def)?;
+    }
+    Ok(d)
+}
+
+/// A `file-compare` check: the file the run writes into its data directory and the expected one. Only files of a
+/// run with `--data-dir` (dataset `save`/`state` files) can be compared. The lines are compared as a set: Suricata
+/// writes a set's values in its hash table's order, which is not part of the format.
+fn file_compare(fc: &Value, dir: &Path, settings: &Settings) -> Result<(String, PathBuf), String> {
+    if fc
+        .get("requires")
+        .is_some_and(|r| requirements_met(r).is_err())
+    {
+        return Err("file-compare for another version".to_string());
+    }
+    let file = fc.get("filename").map(scalar_string).unwrap_or_default();
+    let expected = fc.get("expected").map(scalar_string).unwrap_or_default();
+    if !settings.data_dir || file.is_empty() || expected.is_empty() || file.contains('/') {
+        return Err(format!("check type `file-compare` on `{file}`"));
+    }
+    Ok((file, dir.join(expected)))
 }
 
 /// Why a check on `anomaly` events cannot be evaluated, if it cannot: the engine writes the application-layer
@@ -1259,6 +1341,10 @@ pub struct Settings {
     pub tunnel_depth_in_key: bool,
     /// `app-layer.protocols.<name>.detection-ports` ([`EngineConfig::detection_ports`]).
     pub detection_ports: Vec<flowbundle_inspect::config_file::DetectionPort>,
+    /// `datasets.*` keys (`KEY=VALUE`), read as the product's configuration reads them.
+    pub datasets: Vec<String>,
+    /// `--data-dir=${OUTPUT_DIR}`: the run's `save`/`state` files are checked by `file-compare`.
+    pub data_dir: bool,
 }
 
 impl Default for Settings {
@@ -1277,6 +1363,8 @@ impl Default for Settings {
             tagged_packets: false,
             tunnel_depth_in_key: true,
             detection_ports: Vec::new(),
+            datasets: Vec::new(),
+            data_dir: false,
         }
     }
 }
@@ -1328,6 +1416,8 @@ impl Settings {
                     continue;
                 }
                 "-v" | "-vv" | "-vvv" | "-vvvv" | "--no-random" => {}
+                // Where `save` and `state` files go: each test runs with a data directory of its own.
+                "--data-dir=${OUTPUT_DIR}" => self.data_dir = true,
                 "--simulate-ips" => self.simulate_ips = true,
                 _ if w.starts_with("-vvv") => {}
                 _ if w.starts_with("--runmode") => {
@@ -1397,6 +1487,16 @@ impl Settings {
         if key == "threshold-file" {
             self.threshold_file = Some(value.trim_matches('"').to_string());
             return Ok(());
+        }
+        // The `datasets:` section: read as `flowbundle inspect --config` reads it (sets are always enabled).
+        if let Some(rest) = key.strip_prefix("datasets.") {
+            if rest == "enabled" && matches!(value, "yes" | "true" | "1") {
+                return Ok(());
+            }
+            if rest.starts_with("defaults.") || rest.starts_with("rules.") || rest.contains('.') {
+                self.datasets.push(format!("{key}={value}"));
+                return Ok(());
+            }
         }
         // Suricata's inline stream mode inspects and parses a direction's data when it arrives; the engine always
         // does (its IDS-mode difference, inspection when the other side acknowledges, is named in the fixture
