@@ -690,6 +690,28 @@ impl LayerMeasures {
 mod tests {
     use super::*;
 
+    /// The layers `scripts/bench-exec` falls back to, measured with the 10k set on each profile, read and apply; a
+    /// profile's packets split their work their own way (dominant's HTTP elephant needs little identification).
+    #[test]
+    fn the_layers_measured_per_profile_read_and_apply() {
+        let read = |text: &str| {
+            let m = LayerMeasures::from_json(text).unwrap();
+            m.apply(&crate::exec::ExecParams::engine()).unwrap();
+            let per = |name: &str| {
+                m.layers
+                    .iter()
+                    .find(|l| l.name == name)
+                    .unwrap()
+                    .instructions_per_visit
+            };
+            (per("app"), per("detect"))
+        };
+        let dominant = read(include_str!("../data/layers-10k-dominant.json"));
+        let balanced = read(include_str!("../data/layers-10k-balanced.json"));
+        assert!(dominant.0 < 0.5 * balanced.0, "{dominant:?} {balanced:?}");
+        assert!(dominant.1 > 2.0 * dominant.0, "{dominant:?}");
+    }
+
     #[test]
     fn files_fall_in_their_layers() {
         assert_eq!(classify("/work/x/crates/decode/src/tcp.rs"), Part::Layer(0));
