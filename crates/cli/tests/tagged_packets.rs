@@ -45,6 +45,10 @@ const HOST_RULE: &str =
 /// A host tag set by fragments, which no flow tracks: the host's packets without a flow are tagged too.
 const FRAGMENT_RULE: &str = "alert ip any any -> any any (msg:\"more fragments\"; fragbits:M; tag:host,10,packets,dst; sid:3;)\n";
 
+/// A session tag of a rule with a threshold: decided where alerts meet in input order, set only by the alerts the
+/// threshold lets through.
+const LIMITED_RULE: &str = "alert tcp any any -> any any (msg:\"syn, twice per host\"; flags:S; threshold:type limit,track by_src,count 2,seconds 3600; tag:session,4,packets; sid:4;)\n";
+
 fn inputs() -> Option<Vec<PathBuf>> {
     Some(vec![
         data("reassembly/example2.pcap")?,
@@ -185,7 +189,7 @@ fn session_and_host_tags_write_the_packets_that_follow_as_suricata_does() {
 
 /// Session tags live in each flow's matcher state (on the worker, or on the detection stage of a staged model),
 /// host tags where events meet in input order: the records are the same with one worker or several, under every
-/// scheduler and execution model, fragments (packets without a flow) included.
+/// scheduler and execution model, fragments (packets without a flow) and a thresholded rule's tags included.
 #[test]
 fn tagged_packets_are_the_same_at_any_thread_count_scheduler_and_execution_model() {
     let (Some(mut inputs), Some(frags), Some(frag_req)) = (
@@ -201,7 +205,7 @@ fn tagged_packets_are_the_same_at_any_thread_count_scheduler_and_execution_model
     let rules = write(
         dir.path(),
         "t.rules",
-        &format!("{SESSION_RULE}{HOST_RULE}{FRAGMENT_RULE}"),
+        &format!("{SESSION_RULE}{HOST_RULE}{FRAGMENT_RULE}{LIMITED_RULE}"),
     );
     let base = ["--config", cfg.as_str(), "--rules", rules.as_str()];
     let run = |extra: &[&str]| {

@@ -31,7 +31,9 @@
 //! engine reports every IP packet (of a flow or not) as a candidate `packet` event (marked when its own flow's session tags
 //! cover it), and here each candidate counts towards the tags of both its hosts and is kept when a session or host
 //! tag covers it, dropped otherwise. Without host tags the engine reports only the packets its session tags cover,
-//! and they pass.
+//! and they pass. The session tags of a rule whose alerts this filter may drop (`flowbundle_rules::tag::filtered`)
+//! are decided here the same way, per flow: installed by the rule's reported alerts only, counted over the flow's
+//! candidates (which the engine reports from that rule's first match on), and gone with the flow's record.
 //!
 //! A rule's `dataset` operations on sets that some rule writes ([`flowbundle_rules::dataset`]) are applied here for
 //! the same reason: a value `set` by one flow is `isset` in another. The engine matched such a rule as if they held
@@ -48,8 +50,8 @@ use std::collections::HashMap;
 use flowbundle_rules::dataset::{DatasetState, SetOp};
 use flowbundle_rules::tag::{HostSide, TagScope};
 use flowbundle_rules::{
-    Action, HostTagStats, HostTags, RateFilter, RateTable, RuleSet, Suppress, Tag, Threshold,
-    ThresholdConfig, ThresholdStats, ThresholdTable, Xbit, XbitStats, XbitTable,
+    Action, HostTagStats, HostTags, RateFilter, RateTable, RuleSet, Suppress, Tag, TagList,
+    Threshold, ThresholdConfig, ThresholdStats, ThresholdTable, Xbit, XbitStats, XbitTable,
 };
 
 use crate::engine::Finished;
@@ -88,6 +90,10 @@ pub struct AlertFilter {
     /// Per rule index: its deferred dataset operations `(op id, set, op)`, in rule order; and the run's sets.
     datasets: Vec<Vec<(u32, u32, SetOp)>>,
     dataset_state: DatasetState,
+    /// Per rule index: its session tags when its alerts may be dropped here (`flowbundle_rules::tag::filtered`), and
+    /// those tags per flow, installed by the alerts reported (an entry goes with the flow's record).
+    deferred_tags: Vec<Vec<Tag>>,
+    flow_tags: HashMap<u64, TagList>,
 }
 
 impl AlertFilter {
@@ -144,13 +150,26 @@ impl AlertFilter {
                     .collect()
             })
             .collect();
+        let deferred_tags: Vec<Vec<Tag>> = rules
+            .rules()
+            .iter()
+            .map(|r| {
+                let session = r.tags.iter().filter(|t| t.scope == TagScope::Session);
+                if flowbundle_rules::tag::filtered(r) {
+                    session.copied().collect()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
         let needed = thresholds.iter().any(Option::is_some)
             || suppressions.iter().any(|s| !s.is_empty())
             || rate.iter().any(Option::is_some)
             || xbits.iter().any(|x| !x.is_empty())
             || host_tags.iter().any(|t| !t.is_empty())
             || datasets.iter().any(|d| !d.is_empty())
-            || !rules.datasets().saves().is_empty();
+            || !rules.datasets().saves().is_empty()
+            || deferred_tags.iter().any(|t| !t.is_empty());
         needed.then(|| AlertFilter {
             sids: rules.rules().iter().map(|r| r.sid).collect(),
             suppressed: vec![0; thresholds.len()],
@@ -170,6 +189,8 @@ impl AlertFilter {
             hosts: HostTags::default(),
             datasets,
             dataset_state: DatasetState::new(rules.datasets()),
+            deferred_tags,
+            flow_tags: HashMap::new(),
         })
     }
 
@@ -190,12 +211,33 @@ impl AlertFilter {
         if let EventKind::Packet(p) = &e.kind {
             // A tagged packet, or a candidate for the host tags (see the module documentation).
             let (src, dst, _, _) = e.key.endpoints(e.dir);
-            let host = self
-                .hosts
-                .on_packet(src, dst, e.ts_ns / 1_000_000_000, p.wire_len);
-            return (p.session || host).then_some(Cow::Borrowed(e));
+            let ts_s = e.ts_ns / 1_000_000_000;
+            let host = self.hosts.on_packet(src, dst, ts_s, p.wire_len);
+            let deferred = self
+                .flow_tags
+                .get_mut(&e.flow_id)
+                .is_some_and(|l| l.on_packet(ts_s, p.wire_len));
+            return (p.session || host || deferred).then_some(Cow::Borrowed(e));
+        }
+        if matches!(e.kind, EventKind::Flow(_)) {
+            self.flow_tags.remove(&e.flow_id);
         }
         let kept = self.decide(e);
+        // A reported alert installs its rule's session tags decided here.
+        if kept.is_some()
+            && e.has_flow()
+            && let EventKind::Alert(a) = &e.kind
+            && let Some(tags) = self
+                .deferred_tags
+                .get(a.rule_index as usize)
+                .filter(|t| !t.is_empty())
+        {
+            let sid = self.sids.get(a.rule_index as usize).copied().unwrap_or(0);
+            let list = self.flow_tags.entry(e.flow_id).or_default();
+            for t in tags {
+                list.add(a.gid, sid, t, e.ts_ns / 1_000_000_000);
+            }
+        }
         // A reported alert installs its rule's host tags.
         if kept.is_some()
             && let EventKind::Alert(a) = &e.kind

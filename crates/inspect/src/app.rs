@@ -1604,15 +1604,25 @@ pub(crate) fn tag_packet(
             if e.flow_id != note.flow_id || !r.alerts() {
                 continue;
             }
-            for t in &r.tags {
-                if t.scope == flowbundle_rules::tag::TagScope::Session {
-                    rules.tags_mut().add(r.gid, r.sid, t, ts_s);
+            let session = r
+                .tags
+                .iter()
+                .filter(|t| t.scope == flowbundle_rules::tag::TagScope::Session);
+            // A rule whose alert may yet be dropped (a threshold, an xbits condition) has its tags decided where
+            // alerts meet in input order; the flow's packets go there as candidates from now on.
+            if flowbundle_rules::tag::filtered(r) {
+                if session.count() > 0 {
+                    rules.tags_mut().defer();
                 }
+                continue;
+            }
+            for t in session {
+                rules.tags_mut().add(r.gid, r.sid, t, ts_s);
             }
         }
     }
     let session = rules.has_tags() && rules.tags_mut().on_packet(ts_s, note.wire_len);
-    if !session && !det.host_tags() {
+    if !session && !det.host_tags() && !rules.tags_deferred() {
         return;
     }
     ctx.events.push(Event {

@@ -2913,7 +2913,8 @@ alert udp any any -> any 99 (content:"o"; tag:host,5,packets; sid:7;)"#;
         let text = r#"alert udp any any -> any 9 (content:"go"; tag:session,2,packets; sid:1;)
 alert udp any any -> any 7 (content:"h"; threshold:type limit,track by_src,count 1,seconds 60; tag:host,3,packets,src; sid:2;)
 alert udp any any -> any 11 (content:"t"; tag:session,5,packets; sid:3;)
-drop ip 10.0.0.9 any -> any any (sid:4;)"#;
+drop ip 10.0.0.9 any -> any any (sid:4;)
+alert udp any any -> any 12 (content:"s"; threshold:type limit,track by_src,count 1,seconds 60; tag:session,2,packets; sid:5;)"#;
         let set = rules(text);
         let run = |tagged_packets: bool| {
             let cfg = EngineConfig {
@@ -2935,6 +2936,10 @@ drop ip 10.0.0.9 any -> any any (sid:4;)"#;
                 datagram(8, 1, 9, 11, b"t"),
                 datagram(9, 11, 8, 1, b"x"),
                 datagram(8, 1, 9, 11, b"y"),
+                datagram(20, 1, 21, 12, b"s"),
+                datagram(21, 12, 20, 1, b"r"),
+                datagram(20, 2, 21, 12, b"s"),
+                datagram(21, 12, 20, 2, b"r"),
             ]
             .iter()
             .enumerate()
@@ -2965,16 +2970,17 @@ drop ip 10.0.0.9 any -> any any (sid:4;)"#;
             .collect();
         assert_eq!(
             alerts,
-            [1, 4, 9, 10],
+            [1, 4, 9, 10, 12],
             "the second sid 2 match is over its threshold"
         );
         // Packets by their time (packet n at n seconds). 2: the session tag's second packet; 3 goes beyond it. 5, 6:
         // the host's second and third packets, in other flows and either way; 7 would be its fourth (the suppressed
         // match renewed nothing). 10: inspected (its drop rule matched on it), while 11 comes after its flow was
-        // dropped: not inspected, not tagged.
+        // dropped: not inspected, not tagged. 13: after sid 5's reported alert, its tag decided where alerts meet
+        // (the rule has a threshold); 15: after its suppressed one, so not tagged.
         assert_eq!(
             packets(&events),
-            [(2, true), (5, false), (6, false), (10, true)]
+            [(2, true), (5, false), (6, false), (10, true), (13, false)]
         );
         let p = events
             .iter()

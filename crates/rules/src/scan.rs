@@ -493,6 +493,11 @@ impl FlowMatchState {
         self.bits.as_ref().is_some_and(|b| !b.tags.is_empty())
     }
 
+    /// Whether a session tag of the flow is decided where alerts meet ([`crate::tag::filtered`]).
+    pub fn tags_deferred(&self) -> bool {
+        self.bits.as_ref().is_some_and(|b| b.tags.deferred())
+    }
+
     /// Whether a dropping rule matched on this flow ([`FlowMatchState::set_dropped`]).
     pub fn dropped(&self) -> bool {
         self.bits.as_ref().is_some_and(|b| b.dropped)

@@ -18,7 +18,9 @@
 //! * a packet tagged by several tags is logged once.
 //!
 //! A session tag lives in its flow's matcher state ([`TagList`] inside [`crate::FlowMatchState`]): the worker that
-//! inspects the flow's packets updates it, so its records do not depend on the thread count. Host tags cross flows:
+//! inspects the flow's packets updates it, so its records do not depend on the thread count. The session tags of a
+//! rule whose alerts may be dropped after it matched ([`filtered`]: a threshold, an xbits or dataset condition) are decided
+//! where alerts meet in input order instead, where it is known whether the alert that sets them is reported. Host tags cross flows:
 //! the engine applies them where its events meet in input order, as it applies `xbits` and thresholds, in a
 //! bounded [`HostTags`] table (a tag for a new host when the table is full is dropped and counted).
 
@@ -181,10 +183,22 @@ impl Entry {
     }
 }
 
-/// The tags of one flow or one host (see the module documentation). Empty costs one word.
+/// The tags of one flow or one host (see the module documentation).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TagList {
     entries: Vec<Entry>,
+    /// An alert of a rule whose alerts may not be reported ([`filtered`]) matched in this flow: its tags are decided
+    /// where alerts meet in input order, so the flow's packets go there as candidates.
+    deferred: bool,
+}
+
+/// Whether a rule's alerts may be dropped after its match (a threshold, an xbits condition, a dataset operation on a
+/// set some rule writes: decided where alerts meet in input order), so its session tags are decided there too, where
+/// it is known whether the alert that sets them is reported.
+pub fn filtered(rule: &crate::Rule) -> bool {
+    rule.threshold.is_some()
+        || rule.xbits.iter().any(|x| x.op.is_condition())
+        || rule.deferred_datasets().next().is_some()
 }
 
 /// What [`TagList::add`] did.
@@ -206,6 +220,16 @@ impl TagList {
     /// Tags running.
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Marks the flow as having a tag decided where alerts meet (see [`filtered`]).
+    pub fn defer(&mut self) {
+        self.deferred = true;
+    }
+
+    /// Whether a tag of the flow is decided where alerts meet.
+    pub fn deferred(&self) -> bool {
+        self.deferred
     }
 
     /// Installs the tag of rule `(gid, sid)` at capture time `ts_s` (seconds), or renews it when it runs.
