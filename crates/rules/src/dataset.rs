@@ -1002,6 +1002,21 @@ pub struct DatasetItem {
     /// The set's values when no rule writes it: the operation runs in the worker. `None`: it runs where alerts
     /// meet in input order, on the captured value.
     pub inline: Option<Arc<Table>>,
+    /// The set's type (filled with `inline`).
+    pub kind: SetType,
+}
+
+impl DatasetItem {
+    /// Whether a deferred operation can still match `data`: what the set holds decides later, but a value that can
+    /// never be a member (empty, or of the wrong length for the type) already decides `set`, `unset`, `isset` and
+    /// `datarep` (no match) and `isnotset` (a match unless empty), as [`Table::apply`] would.
+    pub(crate) fn may_match(&self, data: &[u8]) -> bool {
+        let mut scratch = [0u8; 16];
+        match self.kind.key(data, &mut scratch) {
+            Some(_) => true,
+            None => self.op == SetOp::IsNotSet && !data.is_empty(),
+        }
+    }
 }
 
 /// After a load: marks the sets some loaded rule writes, and gives the operations on the other sets their table,
@@ -1014,6 +1029,9 @@ pub(crate) fn settle(rules: &mut [crate::Rule], sets: &mut Datasets) {
             }
         }
     }
+    let kinds: Vec<SetType> = (0..sets.len() as u32)
+        .map(|id| sets.table(id).map_or(SetType::String, |t| t.kind))
+        .collect();
     let shared: Vec<Option<Arc<Table>>> = (0..sets.len() as u32)
         .map(|id| {
             (!sets.written(id))
@@ -1022,10 +1040,15 @@ pub(crate) fn settle(rules: &mut [crate::Rule], sets: &mut Datasets) {
         })
         .collect();
     for r in rules.iter_mut() {
-        for g in r.groups.iter_mut() {
+        let addr = r.addr_groups.iter_mut().map(|(g, _)| g);
+        for g in r.groups.iter_mut().chain(addr) {
             for it in g.items.iter_mut() {
                 if let crate::rule::Item::Dataset(d) = it {
                     d.inline = shared.get(d.set as usize).cloned().flatten();
+                    d.kind = kinds
+                        .get(d.set as usize)
+                        .copied()
+                        .unwrap_or(SetType::String);
                 }
             }
         }
@@ -1506,6 +1529,45 @@ mod tests {
         let good = run(b"good.com");
         assert_eq!(good.iter().map(|o| o.0).collect::<Vec<_>>(), vec![3, 4]);
         assert!(run(b"meh.com").iter().all(|o| o.0 != 2));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn ip_src_and_ip_dst_are_the_packets_addresses() {
+        let dir = scratch_dir("ip");
+        std::fs::write(dir.join("ips.lst"), "::ffff:192.0.2.7\n2001:db8::9\n").unwrap();
+        let text = "alert ip any any -> any any (ip.dst; dataset:isset,ips,type ip,load ips.lst; sid:1;)\n\
+                    alert ip any any -> any any (ip.src; content:\"|0a 00 00 01|\"; bsize:4; sid:2;)\n\
+                    alert ip any any -> any any (ip.src; dataset:set,srcs,type ipv4; sid:3;)\n";
+        let rules_path = dir.join("t.rules");
+        std::fs::write(&rules_path, text).unwrap();
+        let (set, report) =
+            crate::RuleSet::load_files_with(&[&rules_path], &crate::LoadOptions::default())
+                .unwrap();
+        assert_eq!(set.len(), 3, "{:?}", report.errors);
+        assert!(set.rules().iter().all(|r| !r.ip_only() && !r.flow_scoped()));
+        let mut sc = set.scanner();
+        let mut run = |src: &str, dst: &str| {
+            let ctx = crate::PacketCtx {
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                ..crate::PacketCtx::default()
+            };
+            let mut out: Vec<crate::AlertRecord> = Vec::new();
+            set.scan_packet(
+                &mut sc,
+                &mut crate::FlowMatchState::default(),
+                &ctx,
+                b"",
+                &mut out,
+            );
+            let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+            s.sort_unstable();
+            s
+        };
+        assert_eq!(run("10.0.0.1", "192.0.2.7"), vec![1, 2, 3]);
+        assert_eq!(run("10.0.0.2", "192.0.2.8"), vec![3]);
+        assert_eq!(run("2001:db8::1", "2001:db8::9"), vec![1]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

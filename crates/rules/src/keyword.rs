@@ -261,6 +261,8 @@ pub static KEYWORDS: &[Keyword] = &[
     }),
     parse("url_decode", &[], Transform, |b, n, v, _| b.transform(n, v)),
     parse("to_md5", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("to_sha1", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("to_sha256", &[], Transform, |b, n, v, _| b.transform(n, v)),
     parse("xor", &[], Transform, |b, n, v, _| b.transform(n, v)),
     parse("from_base64", &[], Transform, |b, n, v, _| {
         b.transform(n, v)
@@ -363,6 +365,8 @@ pub static KEYWORDS: &[Keyword] = &[
         Buffer::DnsQuery,
     ),
     sticky("tls.sni", &["tls_sni"], Buffer::TlsSni),
+    sticky("ip.src", &[], Buffer::IpSrc),
+    sticky("ip.dst", &[], Buffer::IpDst),
     sticky(
         "tls.cert_subject",
         &["tls_cert_subject"],

@@ -385,6 +385,11 @@ buffers! {
     HttpHeader,
     /// `http.header.raw` likewise: the request's and the response's header blocks as sent.
     HttpRawHeader,
+    /// `ip.src`: the packet's source address, 4 bytes (IPv4) or 16 (IPv6); checked with the rule's header
+    /// ([`Rule::addr_groups`]).
+    IpSrc,
+    /// `ip.dst`: the packet's destination address, likewise.
+    IpDst,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -474,6 +479,7 @@ impl Buffer {
             SshProto | SshSoftware => Some("ssh"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
+            IpSrc | IpDst => None,
             FtpEvents | FtpBounce => Some("ftp"),
             SmtpFileData => Some("smtp"),
             _ => Some("http"),
@@ -500,6 +506,8 @@ impl Buffer {
             HttpResponseRawHeader => "http.header.raw (response)",
             HttpHeader => "http.header (either side)",
             HttpRawHeader => "http.header.raw (either side)",
+            IpSrc => "ip.src",
+            IpDst => "ip.dst",
             HttpResponseBody => "http.response_body",
             HttpRequestLine => "http.request_line",
             HttpResponseLine => "http.response_line",
@@ -873,6 +881,9 @@ pub struct Rule {
     pub stream_only: bool,
     /// Content chains by buffer. Empty for a rule that checks only its header and flow.
     pub groups: Vec<Group>,
+    /// The chains on `ip.src` and `ip.dst` (the packet's addresses), checked with the header on every packet the
+    /// rule meets, with their verification plans.
+    pub(crate) addr_groups: Vec<(Group, crate::verify::Plan)>,
 }
 
 impl Rule {
@@ -886,6 +897,7 @@ impl Rule {
         let conditions = self.flowbits.iter().any(Flowbit::is_condition)
             || self.xbits.iter().any(|x| x.op.is_condition());
         if !self.groups.is_empty()
+            || !self.addr_groups.is_empty()
             || !self.header.is_empty()
             || !self.stream_size.is_empty()
             || self.tcp_inspect == TcpInspect::Packet
@@ -909,12 +921,15 @@ impl Rule {
 
     /// The rule's `dataset`/`datarep` operations, in rule order.
     pub fn datasets(&self) -> impl Iterator<Item = &crate::dataset::DatasetItem> {
-        self.groups.iter().flat_map(|g| {
-            g.items.iter().filter_map(|it| match it {
-                Item::Dataset(d) => Some(&**d),
-                _ => None,
+        self.groups
+            .iter()
+            .chain(self.addr_groups.iter().map(|(g, _)| g))
+            .flat_map(|g| {
+                g.items.iter().filter_map(|it| match it {
+                    Item::Dataset(d) => Some(&**d),
+                    _ => None,
+                })
             })
-        })
     }
 
     /// Whether its matches must reach where alerts meet in input order even when it does not alert: it has `xbits`
@@ -1847,6 +1862,7 @@ impl Builder {
                 op: spec.op,
                 op_id,
                 inline: None,
+                kind: crate::dataset::SetType::String,
             })),
         )
     }
@@ -2345,6 +2361,17 @@ impl Builder {
                 }
             }
         }
+        // `ip.src` / `ip.dst` inspect the packet's addresses: checked with the header, per packet.
+        let (addr_groups, groups): (Vec<Group>, Vec<Group>) = groups
+            .into_iter()
+            .partition(|g| matches!(g.buffer, Buffer::IpSrc | Buffer::IpDst));
+        let addr_groups: Vec<(Group, crate::verify::Plan)> = addr_groups
+            .into_iter()
+            .map(|g| {
+                let plan = crate::verify::Plan::new(&g);
+                (g, plan)
+            })
+            .collect();
         let app = groups.iter().find_map(|g| g.buffer.app_proto());
         let has_http = app.is_some();
         if let Some(app) = app {
@@ -2456,6 +2483,7 @@ impl Builder {
             stream_size: self.stream_size,
             stream_only: self.only_stream,
             groups,
+            addr_groups,
         })
     }
 }

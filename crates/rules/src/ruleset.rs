@@ -1058,6 +1058,7 @@ impl Rule {
             header: Vec::new(),
             stream_size: Vec::new(),
             stream_only: false,
+            addr_groups: Vec::new(),
             groups: vec![Group {
                 transforms: Vec::new(),
                 buffer: Buffer::Payload,

@@ -802,6 +802,9 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     {
         return false;
     }
+    if !rule.addr_groups.is_empty() && !crate::verify::addresses_match(rule, ctx) {
+        return false;
+    }
     let fwd = rule.src.contains(ctx.src)
         && rule.src_ports.contains(ctx.src_port)
         && rule.dst.contains(ctx.dst)

@@ -22,6 +22,10 @@ pub enum Transform {
     UrlDecode,
     /// `to_md5`: the 16-byte MD5 digest of the buffer.
     ToMd5,
+    /// `to_sha1`: the 20-byte SHA-1 digest of the buffer.
+    ToSha1,
+    /// `to_sha256`: the 32-byte SHA-256 digest of the buffer.
+    ToSha256,
     /// `xor`: the buffer XORed with a key, repeated (see [`Xor`]).
     Xor(Xor),
     /// `from_base64`: the buffer base64-decoded (see [`FromBase64`]).
@@ -286,6 +290,8 @@ impl Transform {
             "compress_whitespace" => Transform::CompressWhitespace,
             "url_decode" => Transform::UrlDecode,
             "to_md5" => Transform::ToMd5,
+            "to_sha1" => Transform::ToSha1,
+            "to_sha256" => Transform::ToSha256,
             _ => return None,
         })
     }
@@ -334,6 +340,8 @@ impl Transform {
                 }
             }
             Transform::ToMd5 => out.extend_from_slice(&Md5::digest(input)),
+            Transform::ToSha1 => out.extend_from_slice(&sha1::Sha1::digest(input)),
+            Transform::ToSha256 => out.extend_from_slice(&sha2::Sha256::digest(input)),
             Transform::Xor(x) => x.apply(input, out),
             Transform::FromBase64(f) => f.apply(input, out),
             Transform::PcreXform(p) => p.apply(input, out),
@@ -384,6 +392,15 @@ mod tests {
         assert_eq!(run(&[StripWhitespace], b" a b\t\r\nc "), b"abc");
         assert_eq!(run(&[CompressWhitespace], b"a  \t b\r\n\r\nc"), b"a b c");
         assert_eq!(run(&[UrlDecode], b"a%20b+c%2"), b"a b c%2");
+        let hex = |v: Vec<u8>| v.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        assert_eq!(
+            hex(run(&[ToSha1], b"abc")),
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        );
+        assert_eq!(
+            hex(run(&[ToSha256], b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert_eq!(
             run(&[ToMd5], b""),
             [

@@ -128,6 +128,45 @@ pub(crate) fn check(
 }
 
 thread_local! {
+    /// Pcre caches for the `ip.src` / `ip.dst` chains, which are checked with the header, outside a scanner.
+    static ADDR_CACHES: std::cell::RefCell<PcreCaches> = std::cell::RefCell::new(PcreCaches::default());
+}
+
+/// Whether the rule's `ip.src` / `ip.dst` chains match the packet's addresses (4 bytes for IPv4, 16 for IPv6).
+pub(crate) fn addresses_match(rule: &crate::Rule, ctx: &crate::PacketCtx<'_>) -> bool {
+    rule.addr_groups.iter().all(|(g, plan)| {
+        let a = if g.buffer == crate::Buffer::IpSrc {
+            ctx.src
+        } else {
+            ctx.dst
+        };
+        let (b4, b16);
+        let bytes: &[u8] = match a {
+            std::net::IpAddr::V4(v) => {
+                b4 = v.octets();
+                &b4
+            }
+            std::net::IpAddr::V6(v) => {
+                b16 = v.octets();
+                &b16
+            }
+        };
+        let hay = Hay {
+            bytes,
+            lo: 0,
+            hi: bytes.len(),
+            base: 0,
+            real_end: true,
+            dce_little: false,
+        };
+        ADDR_CACHES.with(|c| {
+            let mut stats = VerifyStats::default();
+            check(g, plan, &hay, None, &mut c.borrow_mut(), &mut stats).is_some()
+        })
+    })
+}
+
+thread_local! {
     /// Scratch for `base64_decode` output, kept per thread so that verification does not allocate per check.
     static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -412,7 +451,7 @@ impl Verifier<'_, '_> {
                     Some(t) => t.check(d.op, value),
                     None => {
                         crate::dataset::capture(d.op_id, value);
-                        !value.is_empty()
+                        d.may_match(value)
                     }
                 };
                 if ok {
