@@ -177,8 +177,14 @@ fn datasets_cross_flows_in_input_order() {
     let (listed, unlisted) = (alerts_of(&serial, 5).len(), alerts_of(&serial, 6).len());
     assert!(listed > 0, "no listed host");
     assert_eq!(listed + unlisted, hosts);
-    for sched in ["lfb", "rss"] {
-        let (par, par_saved) = run(sched, &["--threads", "2", "--scheduler", sched]);
+    for (name, extra) in [
+        ("lfb", &["--threads", "2", "--scheduler", "lfb"][..]),
+        ("rss", &["--threads", "2", "--scheduler", "rss"]),
+        ("pipeline", &["--threads", "2", "--exec", "pipeline"]),
+        ("multilayer", &["--threads", "3", "--exec", "multilayer"]),
+    ] {
+        let sched = name;
+        let (par, par_saved) = run(name, extra);
         let alerts = |v: &[String]| -> Vec<String> {
             v.iter()
                 .filter(|l| l.contains("\"event_type\":\"alert\""))
@@ -187,8 +193,8 @@ fn datasets_cross_flows_in_input_order() {
         };
         assert!(
             alerts(&par) == alerts(&serial),
-            "--threads 2 --scheduler {sched} differs"
+            "{sched}: other alerts than the serial run"
         );
-        assert_eq!(par_saved, saved, "--scheduler {sched}: another saved set");
+        assert_eq!(par_saved, saved, "{sched}: another saved set");
     }
 }
