@@ -849,6 +849,12 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                     );
                 }
             }
+            let uncaptured = f.datasets().uncaptured;
+            if uncaptured > 0 {
+                eprintln!(
+                    "warning: {uncaptured} alerts dropped: a dataset operation's buffer value was not captured"
+                );
+            }
             if let Err(e) = f.save_datasets() {
                 eprintln!("warning: {e}");
             }
