@@ -16,6 +16,9 @@ const CAPTURES: &[&str] = &[
     "ndpi/pcap/bt-http.pcapng",
 ];
 
+/// The policies `--workers-read` runs under (a placement every worker computes from the input alone).
+const WORKERS_READ: &[&str] = &["dh", "rss", "lfb"];
+
 /// Runs `inspect` over the captures with the rules and signatures and the extra arguments; the EVE lines.
 fn eve(inputs: &[PathBuf], rules: &PathBuf, sigs: &PathBuf, extra: &[&str]) -> Vec<String> {
     let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
@@ -126,6 +129,8 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
                     sched,
                     "--packet-buffers",
                     buffers,
+                    // With a reader thread (every worker reads the input by default under dh).
+                    "--workers-read=false",
                 ],
             );
         }
@@ -145,22 +150,25 @@ fn streaming_parallel_output_equals_the_single_threaded_output_under_every_sched
             );
         }
     }
-    // No reader: every worker reads the input and inspects its share of `dh`'s placement; a small window (one
-    // packet buffer's worth: 64 packets) makes the faster worker wait for the slower one often.
-    for threads in ["2", "3"] {
-        for buffers in ["512", "1"] {
-            same_as_serial(
-                &s,
-                &[
-                    "--threads",
-                    threads,
-                    "--scheduler",
-                    "dh",
-                    "--packet-buffers",
-                    buffers,
-                    "--workers-read",
-                ],
-            );
+    // No reader: every worker reads the input and inspects its share of the placement (dh's fixed one; rss's and
+    // lfb's tables, rebalanced at the sweeps); a small window (one packet buffer's worth: 64 packets) makes the
+    // faster worker wait for the slower one often.
+    for sched in WORKERS_READ {
+        for threads in ["2", "3"] {
+            for buffers in ["512", "1"] {
+                same_as_serial(
+                    &s,
+                    &[
+                        "--threads",
+                        threads,
+                        "--scheduler",
+                        sched,
+                        "--packet-buffers",
+                        buffers,
+                        "--workers-read",
+                    ],
+                );
+            }
         }
     }
 }
@@ -183,6 +191,7 @@ fn a_narrow_reorder_window_changes_nothing_in_the_output_under_every_scheduler()
                     sched,
                     "--reorder-window",
                     window,
+                    "--workers-read=false",
                 ],
             );
         }
@@ -497,6 +506,7 @@ fn streaming_parallel_alerts_on_fragments_equal_the_single_threaded_alerts_under
                     sched,
                     "--packet-buffers",
                     buffers,
+                    "--workers-read=false",
                 ],
             );
             assert!(
@@ -509,19 +519,21 @@ fn streaming_parallel_alerts_on_fragments_equal_the_single_threaded_alerts_under
         }
     }
     // Every worker reading the input, each defragmenting every datagram and inspecting its own.
-    for threads in ["2", "3"] {
-        let par = eve_sorted(
-            &capture,
-            &rules,
-            &["--threads", threads, "--scheduler", "dh", "--workers-read"],
-        );
-        assert!(
-            par == serial,
-            "dh --workers-read on {threads} threads: {} lines against {} single-threaded, first difference: {:?}",
-            par.len(),
-            serial.len(),
-            par.iter().zip(&serial).find(|(a, b)| a != b)
-        );
+    for sched in WORKERS_READ {
+        for threads in ["2", "3"] {
+            let par = eve_sorted(
+                &capture,
+                &rules,
+                &["--threads", threads, "--scheduler", sched, "--workers-read"],
+            );
+            assert!(
+                par == serial,
+                "{sched} --workers-read on {threads} threads: {} lines against {} single-threaded, first difference: {:?}",
+                par.len(),
+                serial.len(),
+                par.iter().zip(&serial).find(|(a, b)| a != b)
+            );
+        }
     }
     // The staged execution models inspect fragments in their flow stage, the alerts travelling in the script.
     for exec in ["pipeline", "multilayer"] {
@@ -547,4 +559,70 @@ fn streaming_parallel_alerts_on_fragments_equal_the_single_threaded_alerts_under
             );
         }
     }
+}
+
+/// The `workers:` line of `inspect CAPTURE --summary` with `args`.
+fn workers_line(capture: &std::path::Path, args: &[&str]) -> String {
+    let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .arg(capture)
+        .args(["--summary"])
+        .args(args)
+        .output()
+        .expect("running flowbundle inspect");
+    assert!(
+        r.status.success(),
+        "inspect {args:?} failed: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    String::from_utf8_lossy(&r.stdout)
+        .lines()
+        .find(|l| l.trim_start().starts_with("workers:"))
+        .unwrap_or_else(|| panic!("{args:?}: no workers line"))
+        .to_owned()
+}
+
+#[test]
+fn files_under_dh_are_read_by_every_worker_unless_told_otherwise() {
+    let Some(capture) = flowbundle_testsupport::data("ndpi/pcap/dns.pcap") else {
+        return;
+    };
+    let reading = "every worker reading the input";
+    let dh = workers_line(&capture, &["--threads", "2", "--scheduler", "dh"]);
+    assert!(dh.contains(reading) && dh.contains("dh"), "{dh}");
+    let reader = workers_line(
+        &capture,
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "dh",
+            "--workers-read=false",
+        ],
+    );
+    assert!(!reader.contains(reading), "{reader}");
+    let lfb = workers_line(&capture, &["--threads", "2", "--scheduler", "lfb"]);
+    assert!(!lfb.contains(reading), "{lfb}");
+    let lfb_each = workers_line(
+        &capture,
+        &["--threads", "2", "--scheduler", "lfb", "--workers-read"],
+    );
+    assert!(
+        lfb_each.contains(reading) && lfb_each.contains("buckets moved at the sweeps"),
+        "{lfb_each}"
+    );
+    // A policy that decides as the run goes cannot be computed by every worker alike.
+    let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .arg(&capture)
+        .args(["--threads", "2", "--scheduler", "ph", "--workers-read"])
+        .output()
+        .expect("running flowbundle inspect");
+    assert!(!r.status.success());
+    assert!(
+        String::from_utf8_lossy(&r.stderr)
+            .contains("--workers-read needs --scheduler dh, rss or lfb"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
 }

@@ -1,8 +1,9 @@
 //! # Every worker reads the input: a streaming run without a dispatcher
 //!
-//! Under a policy that places each packet by a fixed function of its flow (`dh`: the CRC-16 of the flow identifier
-//! modulo the workers, [`Engine::owns_bundle`]), a worker needs nobody to tell it which packets are its own: it can
-//! read the whole input itself, run every packet through its own pre-scheduling stage (decode, defragment), and
+//! Under a placement every worker can compute alike from the input alone ([`Placement`]: `dh`'s fixed function of
+//! the flow, the CRC-16 of the flow identifier modulo the workers, [`Engine::owns_bundle`]; or an indirection table
+//! that every worker rebalances identically at the sweeps), a worker needs nobody to tell it which packets are its
+//! own: it can read the whole input itself, run every packet through its own pre-scheduling stage (decode, defragment), and
 //! inspect only those filed under its bundles ([`Engine::process_owned`]), skipping the rest. That is the
 //! single-threaded loop with a filter, on each worker. Nothing crosses between cores but the output: no reader
 //! thread (on two cores the reader and two workers are three busy threads time-sharing them), no packet bytes or
@@ -18,11 +19,20 @@
 //! merges the reader's broadcast sweeps. The end of the input likewise: each worker ends its own flows at the
 //! single-threaded run's end time, which each knows from the packets it read.
 //!
+//! A rebalanced table ([`Placement::Balanced`]) moves buckets of bundles between workers only at a sweep, once every
+//! worker has inspected every packet before it and swept its share, and before any inspects a packet after it: the
+//! quiescent point at which a bundle may change hands (its shard with it). Every worker counts the packets of each
+//! bucket as it reads (its own and those it skips alike), so at the sweep all hold the same counts and compute the
+//! same new table, with nothing exchanged: the placement depends on the input alone, never on timing.
+//!
 //! Memory stays bounded whatever the input's length: a worker that is more than [`EachReads::window`] packets ahead
 //! of the slowest waits, so the output the collector holds back covers at most that many packets.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+
+use flowbundle_types::BUNDLES;
 
 use flowbundle_ingest::{CaptureReader, ReadStats, Timeline};
 
@@ -37,6 +47,148 @@ const PUBLISH_EVERY: u64 = 64;
 /// A position published on its own cache line (each worker writes its own, the collector and the other workers read).
 #[repr(align(128))]
 struct Position(AtomicU64);
+
+/// How the workers of an [`EachReads`] run share the bundles: a function of the input alone, which every worker
+/// computes alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// `dh`: bundle modulo the workers ([`Engine::owns_bundle`]), for the whole run.
+    Fixed,
+    /// An indirection table of `buckets` buckets (bundle modulo `buckets`, rounded up to a power of two), which starts round-robin (bucket `k` on
+    /// worker `k` modulo the workers) and is rebalanced at every sweep from the packets each bucket received since
+    /// the previous one: while the most and the least loaded worker differ, the bucket of the most loaded whose count
+    /// is closest to half the gap (a move that strictly lowers the larger load) moves to the least loaded, at most
+    /// `moves` buckets a sweep. `buckets` is at most the bundles (65,536).
+    Balanced { buckets: usize, moves: usize },
+}
+
+impl Placement {
+    /// The placement for a policy's name under `--workers-read`: `dh` keeps its fixed function; `rss` its
+    /// 128-bucket indirection table, rebalanced at the sweeps; `lfb` a finer one (1,024 buckets, more moves), as it
+    /// balances bundles rather than hash buckets. `None` for a policy that cannot be computed from the input alone.
+    pub fn for_policy(name: &str) -> Option<Placement> {
+        match name {
+            "dh" => Some(Placement::Fixed),
+            "rss" => Some(Placement::Balanced {
+                buckets: 128,
+                moves: 8,
+            }),
+            "lfb" => Some(Placement::Balanced {
+                buckets: 1024,
+                moves: 64,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// One worker's copy of the placement: identical on every worker at every packet (see the module documentation).
+struct Owners {
+    placement: Placement,
+    workers: usize,
+    /// The worker this copy belongs to, and the shards of the bundles it owns now (kept with the table).
+    me: usize,
+    mine: Vec<usize>,
+    /// Bucket → worker (empty under [`Placement::Fixed`]).
+    owner: Vec<u16>,
+    /// Packets of each bucket since the last rebalancing (every packet read, whoever inspects it).
+    counts: Vec<Cell<u32>>,
+}
+
+impl Owners {
+    /// Worker `me`'s copy.
+    fn new(placement: Placement, workers: usize, me: usize) -> Self {
+        let buckets = match placement {
+            Placement::Fixed => 0,
+            // A power of two: a bundle's bucket is its low bits.
+            Placement::Balanced { buckets, .. } => buckets.clamp(1, BUNDLES).next_power_of_two(),
+        };
+        let mut o = Owners {
+            placement,
+            workers,
+            me,
+            mine: Vec::new(),
+            owner: (0..buckets).map(|k| (k % workers) as u16).collect(),
+            counts: (0..buckets).map(|_| Cell::new(0)).collect(),
+        };
+        o.mine = o.shards_of(me);
+        o
+    }
+
+    /// The worker that inspects `bundle`'s packets; under a table, also counts the packet in its bucket (called once
+    /// per packet read, on every worker alike).
+    #[inline]
+    fn place(&self, bundle: u16) -> usize {
+        match self.placement {
+            Placement::Fixed => usize::from(bundle) % self.workers,
+            Placement::Balanced { .. } => {
+                let k = usize::from(bundle) & (self.owner.len() - 1);
+                let c = &self.counts[k];
+                c.set(c.get().saturating_add(1));
+                usize::from(self.owner[k])
+            }
+        }
+    }
+
+    /// The shards of the bundles this worker owns now, for its sweeps.
+    fn shards(&self) -> &[usize] {
+        &self.mine
+    }
+
+    /// The shards of the bundles worker `w` owns now.
+    fn shards_of(&self, w: usize) -> Vec<usize> {
+        match self.placement {
+            Placement::Fixed => Engine::owned_shards(w, self.workers).collect(),
+            Placement::Balanced { .. } => {
+                let mask = self.owner.len() - 1;
+                (0..BUNDLES)
+                    .filter(|&b| usize::from(self.owner[b & mask]) == w)
+                    .collect()
+            }
+        }
+    }
+
+    /// Rebalances the table from the counts since the last call and restarts them; returns the buckets moved. Only
+    /// at a quiescent point (see the module documentation); every worker computes the same.
+    fn rebalance(&mut self) -> usize {
+        let Placement::Balanced { moves, .. } = self.placement else {
+            return 0;
+        };
+        let mut loads = vec![0u64; self.workers];
+        for (k, c) in self.counts.iter().enumerate() {
+            loads[usize::from(self.owner[k])] += u64::from(c.get());
+        }
+        let mut moved = 0;
+        while moved < moves {
+            // Ties go to the lowest worker number, so that every worker picks the same.
+            let hi = (0..self.workers).max_by_key(|&w| (loads[w], std::cmp::Reverse(w)));
+            let lo = (0..self.workers).min_by_key(|&w| (loads[w], w));
+            let (Some(hi), Some(lo)) = (hi, lo) else {
+                break;
+            };
+            let gap = loads[hi] - loads[lo];
+            // A bucket whose count c is in (0, gap) lowers the larger of the two loads: the closest to gap / 2
+            // evens them best (ties: the lowest bucket).
+            let best = (0..self.owner.len())
+                .filter(|&k| usize::from(self.owner[k]) == hi)
+                .map(|k| (k, u64::from(self.counts[k].get())))
+                .filter(|&(_, c)| c > 0 && c < gap)
+                .min_by_key(|&(k, c)| ((2 * c).abs_diff(gap), k));
+            let Some((k, c)) = best else { break };
+            self.owner[k] = lo as u16;
+            loads[hi] -= c;
+            loads[lo] += c;
+            moved += 1;
+        }
+        for c in self.counts.iter() {
+            c.set(0);
+        }
+        if moved > 0 {
+            self.mine = self.shards_of(self.me);
+        }
+        moved
+    }
+}
 
 /// A streaming run in which every worker reads the input (see the module documentation).
 pub struct EachReads<'a> {
@@ -53,6 +205,7 @@ pub struct EachReads<'a> {
     /// Per worker: the sweeps it has done its share of.
     swept: Box<[Position]>,
     window: u64,
+    placement: Placement,
 }
 
 /// What one worker of an [`EachReads`] run leaves: its context (its counters belong in [`Engine::finish`]), its
@@ -64,12 +217,14 @@ pub struct EachWorker {
     pub packets_read: u64,
     /// One line per input that could not be opened or read to its end.
     pub errors: Vec<String>,
-    /// One line per input that starts before the previous one ended.
+    /// One line per input that starts before the previous one ended (worker 0's only).
     pub warnings: Vec<String>,
     /// Each input read, with its reader's counters.
     pub inputs_read: Vec<(PathBuf, ReadStats)>,
-    /// The earliest and latest capture times read.
+    /// The earliest and latest capture times read (worker 0's only).
     pub capture_span: Option<(u64, u64)>,
+    /// Buckets of bundles that changed workers at the sweeps ([`Placement::Balanced`]; the same on every worker).
+    pub moved: u64,
 }
 
 impl<'a> EachReads<'a> {
@@ -98,7 +253,14 @@ impl<'a> EachReads<'a> {
             done: (0..workers).map(|_| Position(AtomicU64::new(0))).collect(),
             swept: (0..workers).map(|_| Position(AtomicU64::new(0))).collect(),
             window: window.max(PUBLISH_EVERY),
+            placement: Placement::Fixed,
         }
+    }
+
+    /// Shares the bundles among the workers by `placement` instead of `dh`'s fixed function.
+    pub fn placed_by(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
     }
 
     /// Numbers the packets read from `n` on instead of 0 (the engine's packet numbers: EVE `pcap_cnt`, flow ids).
@@ -166,12 +328,13 @@ impl<'a> EachReads<'a> {
             warnings: Vec::new(),
             inputs_read: Vec::new(),
             capture_span: None,
+            moved: 0,
         };
         // The single-threaded run's latest capture time (its end of input), which every worker learns alike.
         let mut latest = 0u64;
         let mut i = 0u64;
         let mut sweeps = 0u64;
-        let owns = |b: u16| Engine::owns_bundle(w, n, b);
+        let mut owners = Owners::new(self.placement, n, w);
         'inputs: for path in self.files {
             let mut reader = match CaptureReader::open(path) {
                 Ok(r) => r,
@@ -196,14 +359,26 @@ impl<'a> EachReads<'a> {
                         break;
                     }
                 };
-                if let Some(warning) = timeline.packet(rec.ts_ns) {
+                // Worker 0 alone follows the time line (the warnings and the span are the run's, and it reads
+                // what every worker reads).
+                if w == 0
+                    && let Some(warning) = timeline.packet(rec.ts_ns)
+                {
                     report.warnings.push(warning);
                 }
                 let num = self.first_position + i;
                 // SAFETY: this worker alone inspects packets of the bundles it owns (`owns` partitions them among the
                 // workers), so it alone uses their shards.
                 let mine = unsafe {
-                    engine.process_owned(&mut ctx, &mut pre, num, &rec, owns, &mut latest)
+                    let owners = &owners;
+                    engine.process_owned(
+                        &mut ctx,
+                        &mut pre,
+                        num,
+                        &rec,
+                        |b| owners.place(b) == w,
+                        &mut latest,
+                    )
                 };
                 if mine.is_some() {
                     self.out.send(2 * i + 1, &mut ctx);
@@ -229,7 +404,7 @@ impl<'a> EachReads<'a> {
                         engine.expire_shards(
                             &mut ctx,
                             now,
-                            Engine::owned_shards(w, n),
+                            owners.shards().iter().copied(),
                             |ctx, (d, id)| run.segment((d, id, 0), ctx, render),
                         )
                     };
@@ -243,6 +418,10 @@ impl<'a> EachReads<'a> {
                     if !self.wait_until(|| self.swept.iter().all(|s| s.0.load(Acquire) >= sweeps)) {
                         break 'inputs;
                     }
+                    // Every worker is here: each has inspected every packet up to this one and swept its share,
+                    // none has inspected one after it. Buckets change hands now (their shards with them; the
+                    // stores above and the loads of the wait order the old owner's use before the new one's).
+                    report.moved += owners.rebalance() as u64;
                 }
                 i += 1;
                 if i.is_multiple_of(PUBLISH_EVERY) {
@@ -257,7 +436,7 @@ impl<'a> EachReads<'a> {
         // flight): the flows ended look up what every packet announced.
         if self.wait_until(|| self.slowest() >= i) {
             // SAFETY: as above; its own shards only.
-            unsafe { engine.end_shards(&mut ctx, latest, Engine::owned_shards(w, n)) };
+            unsafe { engine.end_shards(&mut ctx, latest, owners.shards().iter().copied()) };
             let mut evs = Vec::new();
             ctx.take_events(&mut evs);
             crate::event::sort_events(&mut evs);
@@ -297,5 +476,83 @@ impl<'a> EachReads<'a> {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loads(o: &Owners, counts: &[u32]) -> Vec<u64> {
+        let mut l = vec![0u64; o.workers];
+        for (k, &c) in counts.iter().enumerate() {
+            l[usize::from(o.owner[k])] += u64::from(c);
+        }
+        l
+    }
+
+    #[test]
+    fn a_rebalanced_table_evens_the_loads_and_is_the_same_on_every_worker() {
+        let placement = Placement::Balanced {
+            buckets: 16,
+            moves: 8,
+        };
+        // Worker 0 starts with the even buckets: all the load.
+        let counts: Vec<u32> = (0..16)
+            .map(|k| if k % 2 == 0 { 10 + k } else { 0 })
+            .collect();
+        let mut a = Owners::new(placement, 2, 0);
+        let mut b = Owners::new(placement, 2, 1);
+        for o in [&a, &b] {
+            for (k, &c) in counts.iter().enumerate() {
+                for _ in 0..c {
+                    o.place(k as u16);
+                }
+            }
+        }
+        let before = loads(&a, &counts);
+        assert_eq!(before[1], 0);
+        let moved = a.rebalance();
+        assert_eq!(moved, b.rebalance());
+        assert_eq!(a.owner, b.owner, "every worker computes the same table");
+        assert!(moved > 0);
+        let after = loads(&a, &counts);
+        assert_eq!(after.iter().sum::<u64>(), before.iter().sum::<u64>());
+        let gap = after[0].abs_diff(after[1]);
+        assert!(
+            gap < before[0] / 4,
+            "loads {after:?} after moving {moved} buckets"
+        );
+        // The counts restart: a second rebalancing without packets moves nothing.
+        assert_eq!(a.rebalance(), 0);
+        // Every bundle has one owner, and the shards list it under that one.
+        let (s0, s1) = (a.shards(), b.shards());
+        assert_eq!(s0.len() + s1.len(), BUNDLES);
+        assert!(s0.iter().all(|&b| a.owner[b % 16] == 0));
+        assert!(s1.iter().all(|&b| a.owner[b % 16] == 1));
+    }
+
+    #[test]
+    fn the_fixed_placement_is_dh_and_never_moves() {
+        let mut o = Owners::new(Placement::Fixed, 3, 1);
+        for b in [0u16, 1, 2, 3, 65535] {
+            assert!(Engine::owns_bundle(o.place(b), 3, b));
+        }
+        assert_eq!(o.rebalance(), 0);
+        assert_eq!(o.shards(), Engine::owned_shards(1, 3).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_table_never_names_a_worker_that_does_not_exist() {
+        for workers in 1..6 {
+            let mut o = Owners::new(Placement::for_policy("rss").unwrap(), workers, 0);
+            for b in 0..4096u16 {
+                for _ in 0..(b % 7) {
+                    o.place(b);
+                }
+            }
+            o.rebalance();
+            assert!(o.owner.iter().all(|&w| usize::from(w) < workers));
+        }
     }
 }

@@ -59,7 +59,7 @@ pub use alert_filter::AlertFilter;
 pub use config::{CostConfig, EngineConfig, Timeouts};
 pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;
-pub use each::{EachReads, EachWorker};
+pub use each::{EachReads, EachWorker, Placement};
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
     AlertEvent, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence, FlowAction,

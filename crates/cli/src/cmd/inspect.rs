@@ -256,13 +256,17 @@ pub struct Args {
     #[arg(long)]
     reader_inspects: bool,
 
-    /// With --threads N ≥ 2 --scheduler dh reading files: no reader thread; every worker reads the input itself and
-    /// inspects only the packets `dh` places on it (the flow's CRC-16 modulo N), skipping the rest, so nothing but
-    /// the output crosses between cores. A worker waits when it is 64 times --packet-buffers packets ahead of the
+    /// With --threads N ≥ 2 reading files: no reader thread; every worker reads the input itself and inspects only
+    /// the packets placed on it, skipping the rest, so nothing but the output crosses between cores. The placement
+    /// is one every worker computes alike from the input: under `dh` the flow's CRC-16 modulo N; under `rss` and
+    /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
+    /// each sweep of idle flows, from the packets each bucket had since the last. The default for files under `dh`
+    /// (measured faster than a reader thread on 2 cores, the output the same); `--workers-read=false` keeps the
+    /// reader. A worker waits when it is 64 times --packet-buffers packets ahead of the
     /// slowest (what bounds the output held back for ordering; 32,768 packets by default, about two sweep periods:
     /// measured, 4,096 made the workers wait for each other through local imbalances and took 8–10% longer).
-    #[arg(long)]
-    workers_read: bool,
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
+    workers_read: Option<bool>,
 
     /// With an EVE output: end it with Suricata's `stats` record (event_type "stats": capture, decoder, defrag,
     /// flow, tcp and detect counters of the whole run, the summary's own counters).
@@ -736,7 +740,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
         eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
     }
-    if args.workers_read {
+    if args.workers_read == Some(true) {
         if args.reader_inspects {
             bail!(
                 "--workers-read and --reader-inspects exclude each other: with --workers-read there is no reader"
@@ -747,17 +751,34 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 "--workers-read reads files, run to completion (no --exec, no --interface or --inline)"
             );
         }
-        if threads > 1 && args.scheduler.as_deref() != Some("dh") {
+        let policy = args.scheduler.as_deref().unwrap_or("lfb");
+        if threads > 1
+            && flowbundle_scheduler::canonical(policy)
+                .and_then(flowbundle_inspect::Placement::for_policy)
+                .is_none()
+        {
             bail!(
-                "--workers-read needs --scheduler dh (a policy that places each packet by a fixed function of its flow; \
-                 {} decides as the run goes)",
-                args.scheduler.as_deref().unwrap_or("lfb, the default,")
+                "--workers-read needs --scheduler dh, rss or lfb (a placement every worker can compute from the input \
+                 alone; {policy} decides as the run goes)"
             );
         }
     }
-    if threads == 1 && args.workers_read {
+    if threads == 1 && args.workers_read.is_some() {
         eprintln!("warning: --workers-read has no effect on a single-threaded run (--threads 1)");
     }
+    // The default: every worker reads when reading files under `dh` with nothing that needs a reader.
+    args.workers_read = Some(
+        args.workers_read.unwrap_or(
+            args.scheduler
+                .as_deref()
+                .and_then(flowbundle_scheduler::canonical)
+                == Some("dh")
+                && !args.reader_inspects
+                && args.exec.is_none()
+                && args.interface.is_none()
+                && args.inline.is_none(),
+        ),
+    );
     if threads == 1 && args.reader_inspects {
         eprintln!(
             "warning: --reader-inspects has no effect on a single-threaded run (--threads 1)"
@@ -1063,7 +1084,11 @@ fn inspect_inputs(
             worker_stats.push(ctx.stats().clone());
             engine.finish([ctx])
         }
-        n if args.workers_read && live.is_none() && inline.is_none() && exec.is_none() => {
+        n if args.workers_read == Some(true)
+            && live.is_none()
+            && inline.is_none()
+            && exec.is_none() =>
+        {
             inspect_each(
                 args,
                 files,
@@ -1393,7 +1418,11 @@ fn inspect_each(
     worker_stats: &mut Vec<flowbundle_inspect::EngineStats>,
     pre: &mut Prestage,
 ) -> anyhow::Result<flowbundle_inspect::Finished> {
-    info.threads = Some((n, "dh, every worker reading the input".to_string()));
+    let policy =
+        flowbundle_scheduler::canonical(args.scheduler.as_deref().unwrap_or("lfb")).unwrap_or("dh");
+    let placement = flowbundle_inspect::Placement::for_policy(policy)
+        .unwrap_or(flowbundle_inspect::Placement::Fixed);
+    info.threads = Some((n, format!("every worker reading the input, {policy}")));
     let (tx, mut merge) = EventMerge::new();
     let eve_opts = EveOptions {
         extra: args.eve_extra,
@@ -1422,7 +1451,8 @@ fn inspect_each(
             &stop,
             window,
         )
-        .numbered_from(first_packet);
+        .numbered_from(first_packet)
+        .placed_by(placement);
         if periodic.is_some() {
             each = each.with_stats_board(&board);
         }
@@ -1485,6 +1515,12 @@ fn inspect_each(
             }
             info.packets_read = r.packets_read;
             info.capture_span = r.capture_span;
+            if let (Some((_, line)), flowbundle_inspect::Placement::Balanced { .. }) =
+                (info.threads.as_mut(), placement)
+            {
+                let at = line.rfind(", ").unwrap_or(line.len());
+                line.insert_str(at, &format!(", {} buckets moved at the sweeps", r.moved));
+            }
             *pre = r.prestage;
         }
         worker_stats.push(r.ctx.stats().clone());
