@@ -52,7 +52,7 @@
 //! The feed may run a job on every worker at once ([`Crew::broadcast`]: a sweep of the workload's state by shard,
 //! the end of the input), and the workers do not time each packet (nothing reads it there).
 //!
-//! **Every worker reads** ([`run_each`]): for a policy that places packets by a fixed function of their flow, no
+//! **Every worker reads** ([`run_each`]): for a placement every worker computes alike from the input, no
 //! dispatcher at all: each worker runs the caller's loop over the whole input and keeps its own share, while the
 //! calling thread collects; the runtime brings the threads, their names, the collector's tick and the abort handling.
 //!
