@@ -611,6 +611,35 @@ fn files_under_dh_are_read_by_every_worker_unless_told_otherwise() {
         lfb_each.contains(reading) && lfb_each.contains("buckets moved at the sweeps"),
         "{lfb_each}"
     );
+    // Standard input can be read only once: the reader reads it, and --workers-read is refused.
+    let stdin = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+            .args([
+                "inspect",
+                "-",
+                "--summary",
+                "--threads",
+                "2",
+                "--scheduler",
+                "dh",
+            ])
+            .args(extra)
+            .stdin(std::fs::File::open(&capture).unwrap())
+            .output()
+            .expect("running flowbundle inspect")
+    };
+    let r = stdin(&[]);
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(out.contains("workers:") && !out.contains(reading), "{out}");
+    let r = stdin(&["--workers-read"]);
+    assert!(!r.status.success());
+    assert!(
+        String::from_utf8_lossy(&r.stderr)
+            .contains("standard input and pipes can be read only once"),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
     // A policy that decides as the run goes cannot be computed by every worker alike.
     let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
         .arg("inspect")

@@ -740,7 +740,18 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
         eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
     }
+    // Every worker reading the inputs reads each once per worker: only regular files can be (not standard input,
+    // nor a pipe).
+    let rereadable = args
+        .files
+        .iter()
+        .all(|f| std::fs::metadata(f).is_ok_and(|m| m.is_file()));
     if args.workers_read == Some(true) {
+        if threads > 1 && !rereadable {
+            bail!(
+                "--workers-read reads every input once per worker: standard input and pipes can be read only once"
+            );
+        }
         if args.reader_inspects {
             bail!(
                 "--workers-read and --reader-inspects exclude each other: with --workers-read there is no reader"
@@ -776,7 +787,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 && !args.reader_inspects
                 && args.exec.is_none()
                 && args.interface.is_none()
-                && args.inline.is_none(),
+                && args.inline.is_none()
+                && rereadable,
         ),
     );
     if threads == 1 && args.reader_inspects {
