@@ -26,6 +26,7 @@ use flowbundle_decode::{Decoded, FlowKey, KeySide, L4};
 use flowbundle_protocols::application::{
     ApplicationEvidence, application_for_certificate, application_for_host, ip_owner,
 };
+use flowbundle_protocols::ftp::data::FtpDataFile;
 use flowbundle_protocols::risk::{FlowRisk, RiskSet, event_risks, executable_magic};
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
 use flowbundle_rules::dataset::Captured;
@@ -60,6 +61,9 @@ pub(crate) struct AppState {
     /// The detection epoch whose signatures and rules the matcher states (`sig`, `rules`) belong to (see the
     /// engine's "Reloading"), truncated.
     epoch: u32,
+    /// On an FTP data connection found announced at its first packet: the file it carries (see
+    /// [`crate::expect`]'s "Files").
+    pub ftp_file: Option<Box<FtpDataFile>>,
 }
 
 impl AppState {
@@ -119,6 +123,7 @@ impl AppState {
             .then_some(1),
             done,
             epoch: epoch as u32,
+            ftp_file: None,
         }
     }
 
@@ -655,9 +660,11 @@ impl EventSink for Emit<'_, '_> {
         if !self.out.det.app_events() {
             return;
         }
-        // DNS answers travel from the server; everything else is logged in the flow's direction, as Suricata does.
+        // DNS answers travel from the server, files the way they went; everything else is logged in the flow's
+        // direction, as Suricata does.
         let dir = match &event {
             AppEvent::Dns(d) if d.is_response() => m.client.flip(),
+            AppEvent::Fileinfo(f) if f.to_client => m.client.flip(),
             _ => m.client,
         };
         self.out.push(dir, EventKind::App(Box::new(event)));
@@ -724,6 +731,7 @@ impl EventSink for Emit<'_, '_> {
         }
         let buffer = match file.proto {
             AppProto::Smtp => flowbundle_rules::Buffer::SmtpFileData,
+            AppProto::FtpData => flowbundle_rules::Buffer::FtpDataFileData,
             _ => return,
         };
         self.scan_buffer(
@@ -733,6 +741,24 @@ impl EventSink for Emit<'_, '_> {
             BufferKind::App(buffer),
             Data::One(file.data),
         );
+    }
+
+    /// A transfer command names the file of the data connection announced last (see [`crate::expect`]).
+    fn ftp_transfer(&mut self, t: &flowbundle_protocols::ftp::FtpTransfer<'_>) {
+        let (c, s) = self.out.meta.client_server_ips();
+        let (peer, (listener, port)) = t.channel.data_endpoint(c, s);
+        self.out.produced.named.push((
+            Announced {
+                listener,
+                port,
+                peer,
+                ts_ns: self.out.ts_ns,
+            },
+            flowbundle_protocols::ftp::data::Transfer {
+                command: t.command,
+                filename: t.filename.into(),
+            },
+        ));
     }
 
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
@@ -997,6 +1023,8 @@ pub(crate) struct StreamCx<'o, 'a> {
     pub label: &'o AppLabel,
     pub application: &'o mut Application,
     pub risks: &'o mut RiskSet,
+    /// The file of an FTP data connection, fed its in-order bytes.
+    pub ftp_file: &'o mut Option<Box<FtpDataFile>>,
     /// Some payload reached the signatures during this packet.
     pub fed_sig: bool,
     /// Cycles spent in detection during this packet (only measured when `timing`).
@@ -1011,6 +1039,9 @@ impl StreamSink for StreamCx<'_, '_> {
         let pdir = m.direction(dir);
         self.out.ts_ns = ts_ns;
         let eng = self.out.det;
+        if let Some(file) = self.ftp_file.as_deref_mut() {
+            file.data(pdir, bytes);
+        }
         if let Some(fa) = self.fa.as_mut() {
             let mut emit = Emit {
                 out: self.out,
@@ -1049,6 +1080,9 @@ impl StreamSink for StreamCx<'_, '_> {
 
     fn gap(&mut self, dir: KeySide, _offset: u64, len: u64) {
         let pdir = self.out.meta.direction(dir);
+        if let Some(file) = self.ftp_file.as_deref_mut() {
+            file.gap(pdir, len);
+        }
         if let Some(fa) = self.fa.as_mut() {
             fa.on_gap(pdir, len);
         }

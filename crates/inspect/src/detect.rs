@@ -184,4 +184,6 @@ pub(crate) struct Produced {
     pub alerts: u64,
     pub app_events: u64,
     pub announced: Vec<Announced>,
+    /// Files named by FTP transfer commands, each for the announced connection it goes over.
+    pub named: Vec<(Announced, flowbundle_protocols::ftp::data::Transfer)>,
 }

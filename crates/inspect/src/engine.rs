@@ -39,6 +39,7 @@ use std::sync::atomic::{
 use flowbundle_decode::{DecodeEvents, Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::AppProto;
+use flowbundle_protocols::ftp::data::FtpDataFile;
 use flowbundle_rules::{FlowMatchState, RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
 use flowbundle_types::{BUNDLES, BundleToken, Transport};
@@ -763,6 +764,9 @@ impl Engine {
         for a in p.announced.drain(..) {
             self.expect.add(a.listener, a.port, a.peer, a.ts_ns);
         }
+        for (a, file) in p.named.drain(..) {
+            self.expect.name_file(a.listener, a.port, a.peer, file);
+        }
     }
 
     /// The packet rules on a packet no flow tracks ([`app::scan_flowless`]); `extra` adds the defragmenter's events.
@@ -1024,6 +1028,11 @@ impl Engine {
             let (a, b, ap, bp) = key.endpoints(KeySide::Forward);
             if self.expect.lookup(a, ap, b, bp, ts_ns) {
                 flow.app.set_ftp_data(1);
+                if transport == Transport::Tcp {
+                    flow.app.ftp_file = Some(Box::new(FtpDataFile::new(
+                        self.cfg.limits.ftp_data_file_cap,
+                    )));
+                }
             }
         }
         ctx.stats.flows_created += 1;
@@ -1219,6 +1228,7 @@ impl Engine {
                     label,
                     application,
                     risks,
+                    ftp_file,
                     ..
                 } = app;
                 let mut rstats = std::mem::take(&mut stats.reassembly);
@@ -1230,6 +1240,7 @@ impl Engine {
                     label,
                     application,
                     risks,
+                    ftp_file,
                     fed_sig: false,
                     timing: tm.on,
                     detect_cycles: 0,
@@ -1476,6 +1487,7 @@ impl Engine {
                         label,
                         application,
                         risks,
+                        ftp_file,
                         ..
                     } = app;
                     let mut sink = StreamCx {
@@ -1486,6 +1498,7 @@ impl Engine {
                         label,
                         application,
                         risks,
+                        ftp_file,
                         fed_sig: false,
                         timing: false,
                         detect_cycles: 0,
@@ -1502,6 +1515,25 @@ impl Engine {
                 t.gaps += (stats.reassembly.gaps - gaps_before) as u32;
             }
             out.ts_ns = end_ts;
+            if let Some(file) = app.ftp_file.take() {
+                // The data connection's file, named by the transfer command the control connection sent for it.
+                let (a, b, ap, bp) = meta.key.endpoints(KeySide::Forward);
+                let transfer = self.expect.file((a, ap), (b, bp), meta.start_ns);
+                let closed = file.direction().is_some_and(|d| {
+                    let side = meta.side(d).index();
+                    tcp.as_deref().is_some_and(|t| {
+                        u16::from(t.flags[side]) & flowbundle_decode::wire::tcp::flags::FIN != 0
+                    })
+                });
+                let mut emit = app::Emit {
+                    out: &mut out,
+                    rules: &mut app.rules,
+                    label: &app.label,
+                    application: &mut app.application,
+                    risks: &mut app.risks,
+                };
+                file.finish(transfer.as_ref(), closed, &mut emit);
+            }
             if let Some(fa) = app.fa.as_mut() {
                 let mut emit = app::Emit {
                     out: &mut out,

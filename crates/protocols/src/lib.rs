@@ -264,6 +264,9 @@ pub struct Limits {
     pub quic_crypto_cap: usize,
     /// Bytes of each mail attachment kept for `file.data` (Suricata's SMTP `content-limit`, 100000).
     pub smtp_file_cap: usize,
+    /// Bytes of each FTP data connection's file kept for `file.data` (Suricata inspects files up to its stream
+    /// reassembly depth, 1 MiB by default).
+    pub ftp_data_file_cap: usize,
 }
 
 impl Default for Limits {
@@ -278,6 +281,7 @@ impl Default for Limits {
             dns_max_records: 64,
             quic_crypto_cap: 16 * 1024,
             smtp_file_cap: 100_000,
+            ftp_data_file_cap: 1024 * 1024,
         }
     }
 }
@@ -341,9 +345,15 @@ pub trait EventSink {
     fn file(&mut self, file: &FileData<'_>) {
         let _ = file;
     }
+    /// A file transfer command on an FTP control connection (`STOR`, `RETR`, `APPE`, `STOU`) with the data
+    /// connection it goes over (the one announced last): the engine names the data connection's file with it. The
+    /// default ignores it.
+    fn ftp_transfer(&mut self, transfer: &ftp::FtpTransfer<'_>) {
+        let _ = transfer;
+    }
 }
 
-/// A file a parser extracted (a mail attachment), handed over once when it ends, as the rules' `file.data`
+/// A file a parser extracted (a mail attachment, an FTP data connection's file), handed over once when it ends, as the rules' `file.data`
 /// inspects it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileData<'a> {
@@ -382,6 +392,10 @@ pub struct FileInfo {
     pub size: u64,
     /// The transaction it belongs to.
     pub tx_id: u64,
+    /// It travelled to the client (an FTP download); the record is written in the direction the file travelled.
+    /// Not a field of Suricata's.
+    #[serde(skip)]
+    pub to_client: bool,
 }
 
 /// An application-layer event. Serialises as `{"<event_type>": {...}}` with Suricata's EVE field names inside, so a
@@ -402,6 +416,8 @@ pub enum AppEvent {
     Ssh(ssh::SshEvent),
     /// An FTP data connection announced on the control connection (EVE `ftp`, plus the expected endpoint).
     Ftp(ftp::FtpEvent),
+    /// An FTP data connection that carried a file (EVE `ftp_data`: the command and the file name).
+    FtpData(ftp::data::FtpDataEvent),
     /// A mail transaction: the SMTP envelope (EVE `smtp`) and the message's MIME fields (EVE `email`, written
     /// beside it).
     Smtp(mail::smtp::SmtpEvent),
@@ -424,6 +440,7 @@ impl AppEvent {
             AppEvent::Dns(_) => "dns",
             AppEvent::Ssh(_) => "ssh",
             AppEvent::Ftp(_) => "ftp",
+            AppEvent::FtpData(_) => "ftp_data",
             AppEvent::Smtp(_) => "smtp",
             AppEvent::Fileinfo(_) => "fileinfo",
             AppEvent::Meta { .. } => "meta",

@@ -483,6 +483,7 @@ mod tests {
                             (Buffer::HttpRequestRawHeader, "http.header.raw"),
                             (Buffer::HttpResponseRawHeader, "http.header.raw"),
                             (Buffer::SmtpFileData, "file.data"),
+                            (Buffer::FtpDataFileData, "file.data"),
                         ];
                         sided
                             .iter()

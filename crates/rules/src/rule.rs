@@ -379,6 +379,9 @@ buffers! {
     HttpEvents,
     /// `file.data` on SMTP: a mail attachment, decoded (base64, quoted-printable), up to the parser's cap.
     SmtpFileData,
+    /// `file.data` on FTP data connections: the file a data connection carried, up to the parser's cap, in
+    /// whichever direction it travelled (`STOR` to the server, `RETR` to the client, active or passive).
+    FtpDataFileData,
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
     /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
     /// [`Buffer::HttpResponseHeader`] each.
@@ -430,7 +433,7 @@ impl Buffer {
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
             | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpEvents
-            | TlsVersion | HttpHeader | HttpRawHeader => Side::Either,
+            | TlsVersion | HttpHeader | HttpRawHeader | FtpDataFileData => Side::Either,
             _ => Side::Request,
         }
     }
@@ -482,6 +485,7 @@ impl Buffer {
             IpSrc | IpDst => None,
             FtpEvents | FtpBounce => Some("ftp"),
             SmtpFileData => Some("smtp"),
+            FtpDataFileData => Some("ftp-data"),
             _ => Some("http"),
         }
     }
@@ -547,6 +551,7 @@ impl Buffer {
             FtpEvents => "app-layer-event (ftp)",
             HttpEvents => "app-layer-event (http)",
             SmtpFileData => "file.data (smtp)",
+            FtpDataFileData => "file.data (ftp-data)",
         }
     }
 }
@@ -2272,13 +2277,15 @@ impl Builder {
                     || matches!(b, PBuf::Fixed(x) if x.is_http() && x.side() != Side::Either)
             });
         // Which protocol's files `file_data` inspects: the header's protocol, else the rule's `service` list
-        // (Snort 3). HTTP bodies unless the rule names only other protocols; of those, SMTP attachments are parsed.
+        // (Snort 3). HTTP bodies unless the rule names only other protocols; of those, SMTP attachments and FTP
+        // data connections' files are parsed (Snort 3's `service:ftp` inspects its files on the data connections).
         let file_proto: Option<&str> = match h.proto {
             Proto::App(p) => Some(p),
             _ if self.services.is_empty() || self.services.iter().any(|s| s == "http") => {
                 Some("http")
             }
             _ if self.services.iter().any(|s| s == "smtp") => Some("smtp"),
+            _ if self.services.iter().any(|s| s == "ftp-data" || s == "ftp") => Some("ftp-data"),
             _ => None,
         };
         let mut groups: Vec<Group> = Vec::new();
@@ -2311,13 +2318,15 @@ impl Builder {
                 PBuf::RawHeader if response_side => Buffer::HttpResponseRawHeader,
                 PBuf::RawHeader => Buffer::HttpRequestRawHeader,
                 PBuf::FileData if file_proto == Some("smtp") => Buffer::SmtpFileData,
+                PBuf::FileData if file_proto == Some("ftp-data") => Buffer::FtpDataFileData,
                 PBuf::FileData if response_side => Buffer::HttpResponseBody,
                 PBuf::FileData => Buffer::HttpRequestBody,
                 // Handled above.
                 PBuf::Base64Data => continue,
             };
-            if pb == PBuf::FileData && !matches!(file_proto, Some("http" | "smtp")) {
-                // HTTP bodies and SMTP attachments are parsed; FTP-data, SMB, IMAP and POP3 files are not.
+            if pb == PBuf::FileData && !matches!(file_proto, Some("http" | "smtp" | "ftp-data")) {
+                // HTTP bodies, SMTP attachments and FTP data connections' files are parsed; SMB, IMAP and POP3
+                // files are not (Suricata parses none on IMAP and POP3 either).
                 return Err(skip(format!(
                     "file_data on {}: no file parser",
                     match h.proto {

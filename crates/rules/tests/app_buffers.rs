@@ -314,3 +314,67 @@ alert tcp any any -> any any (file_data; content:"if was"; sid:4;)"#,
     assert_eq!(sids(b"PK\x03\x04 if was"), vec![1, 2]);
     assert_eq!(sids(b"nothing"), Vec::<u32>::new());
 }
+
+#[test]
+fn file_data_on_ftp_data_inspects_the_transferred_file_either_way() {
+    // `alert ftp-data` (Suricata) and Snort 3's `service:ftp-data` / `service:ftp` on `alert tcp`: the data
+    // connection's file, to the server (STOR) or to the client (RETR).
+    let rs = load(
+        r#"alert ftp-data any any -> any any (msg:"stor"; flow:to_server; file.data; content:"MZ"; depth:2; sid:1;)
+alert tcp $EXTERNAL_NET any -> $HOME_NET any (msg:"snort"; flow:to_client,established; file_data; content:"|EF BB BF 50 4B 03 04|",depth 7; service:ftp-data,imap,pop3; sid:2;)
+alert tcp any any -> any any (msg:"ftp"; flow:to_server; file_data; content:"Passwords"; service:ftp; sid:3;)
+alert ftp-data any any -> any any (msg:"any dir"; file.data; content:"MZ"; depth:2; sid:4;)"#,
+    );
+    for r in rs.rules() {
+        assert!(
+            r.groups.iter().all(|g| g.buffer == Buffer::FtpDataFileData),
+            "sid {}",
+            r.sid
+        );
+    }
+    let sids = |dir: Direction, data: &[u8]| {
+        let mut c = ctx(dir, Transport::Tcp, "ftp-data");
+        c.established = true;
+        // An outside server sends the file to a client at home (to_client), or the client uploads it.
+        let (home, outside) = ("10.0.0.1".parse().unwrap(), "203.0.113.5".parse().unwrap());
+        (c.src, c.dst) = match dir {
+            Direction::ToClient => (outside, home),
+            Direction::ToServer => (home, outside),
+        };
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_app(
+            &mut sc,
+            &mut flow,
+            &c,
+            0,
+            Buffer::FtpDataFileData,
+            data,
+            &mut out,
+        );
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(sids(TS, b"MZ\x90\x00Passwords"), vec![1, 3, 4]);
+    assert_eq!(sids(Direction::ToClient, b"MZ\x90\x00"), vec![4]);
+    assert_eq!(
+        sids(Direction::ToClient, b"\xEF\xBB\xBFPK\x03\x04..."),
+        vec![2]
+    );
+    // Another protocol's flow: nothing.
+    let mut c = ctx(TS, Transport::Tcp, "http");
+    c.dst_port = 80;
+    let mut out: Vec<AlertRecord> = Vec::new();
+    rs.scan_app(
+        &mut rs.scanner(),
+        &mut FlowMatchState::default(),
+        &c,
+        0,
+        Buffer::FtpDataFileData,
+        b"MZ",
+        &mut out,
+    );
+    assert!(out.is_empty());
+}

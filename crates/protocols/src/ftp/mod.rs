@@ -10,6 +10,10 @@
 //! `mode`, ...) plus [`FtpEvent::expected_ip`], the listener's address. `EPSV` replies carry no address: the listener
 //! is then the server's own address. [`FtpEvent::data_endpoint`] resolves it against the control connection.
 //!
+//! **Transfers.** A `STOR` / `RETR` / `APPE` / `STOU` command after an announcement yields an [`FtpTransfer`]
+//! ([`EventSink::ftp_transfer`]): the command, its file name and the data connection announced last, which is the
+//! one the file goes over ([`data`] handles that connection's file).
+//!
 //! **Cost and bounds.** Lines are buffered up to [`MAX_LINE`] bytes per direction (longer lines are skipped and
 //! counted); after a successful `AUTH TLS` (`234`) the control channel is encrypted and the parser stops.
 //!
@@ -18,6 +22,8 @@
 //! `app-layer-event`, each on its own transaction number.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+pub mod data;
 
 use crate::scan::{first_line, parse_u32, reply_code, starts_ci};
 use crate::{
@@ -81,18 +87,50 @@ impl FtpEvent {
     /// The data connection's destination `(ip, port)` and the address it will come from, given the control
     /// connection's client and server addresses. The source port is never known in advance.
     pub fn data_endpoint(&self, client_ip: IpAddr, server_ip: IpAddr) -> (IpAddr, (IpAddr, u16)) {
-        match self.listener {
-            Listener::Server => (
-                client_ip,
-                (self.expected_ip.unwrap_or(server_ip), self.dynamic_port),
-            ),
-            Listener::Client => (
-                server_ip,
-                (self.expected_ip.unwrap_or(client_ip), self.dynamic_port),
-            ),
+        self.announced().data_endpoint(client_ip, server_ip)
+    }
+
+    fn announced(&self) -> DataChannel {
+        DataChannel {
+            listener: self.listener,
+            expected_ip: self.expected_ip,
+            port: self.dynamic_port,
         }
     }
 }
+
+/// A data connection as announced: who listens, at which address (`None`: the server's own) and port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataChannel {
+    pub listener: Listener,
+    pub expected_ip: Option<IpAddr>,
+    pub port: u16,
+}
+
+impl DataChannel {
+    /// The data connection's destination `(ip, port)` and the address it will come from, given the control
+    /// connection's client and server addresses.
+    pub fn data_endpoint(&self, client_ip: IpAddr, server_ip: IpAddr) -> (IpAddr, (IpAddr, u16)) {
+        match self.listener {
+            Listener::Server => (client_ip, (self.expected_ip.unwrap_or(server_ip), self.port)),
+            Listener::Client => (server_ip, (self.expected_ip.unwrap_or(client_ip), self.port)),
+        }
+    }
+}
+
+/// A file transfer command and the data connection it goes over (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FtpTransfer<'a> {
+    /// `STOR`, `RETR`, `APPE` or `STOU`.
+    pub command: &'static str,
+    /// The command's argument, trimmed (the file name; empty for `STOU`).
+    pub filename: &'a [u8],
+    /// The data connection announced last on this control connection.
+    pub channel: DataChannel,
+}
+
+/// The commands that move a file over the data connection, as Suricata's `ftp_data.command` names them.
+const TRANSFER_COMMANDS: &[&str] = &["STOR", "RETR", "APPE", "STOU"];
 
 /// Client commands that only FTP sends first (after the greeting).
 const CLIENT_CMDS: &[&[u8]] = &[
@@ -299,6 +337,8 @@ pub struct FtpParser {
     auth_pending: bool,
     /// Transaction numbers given to anomalies.
     next_tx: u64,
+    /// The data connection announced last: the one a transfer command's file goes over.
+    channel: Option<DataChannel>,
     stats: ParserStats,
 }
 
@@ -312,13 +352,24 @@ impl FtpParser {
                 };
                 if cmd.eq_ignore_ascii_case(b"PORT") {
                     match parse_host_port(arg) {
-                        Some((ip, port)) => out.event(active("PORT", arg, IpAddr::V4(ip), port)),
+                        Some((ip, port)) => self.announce(active("PORT", arg, IpAddr::V4(ip), port), out),
                         None => self.stats.malformed += 1,
                     }
                 } else if cmd.eq_ignore_ascii_case(b"EPRT") {
                     match parse_eprt(arg) {
-                        Some((ip, port)) => out.event(active("EPRT", arg, ip, port)),
+                        Some((ip, port)) => self.announce(active("EPRT", arg, ip, port), out),
                         None => self.stats.malformed += 1,
+                    }
+                } else if let Some(command) = TRANSFER_COMMANDS
+                    .iter()
+                    .find(|c| cmd.eq_ignore_ascii_case(c.as_bytes()))
+                {
+                    if let Some(channel) = self.channel {
+                        out.ftp_transfer(&FtpTransfer {
+                            command,
+                            filename: arg,
+                            channel,
+                        });
                     }
                 } else if cmd.eq_ignore_ascii_case(b"AUTH") {
                     self.auth_pending = true;
@@ -329,13 +380,14 @@ impl FtpParser {
                 let text = line.get(4..).unwrap_or(&[]);
                 match code {
                     227 => match find_227(text) {
-                        Some((ip, port)) => {
-                            out.event(passive("PASV", text, Some(IpAddr::V4(ip)), port, code))
-                        }
+                        Some((ip, port)) => self.announce(
+                            passive("PASV", text, Some(IpAddr::V4(ip)), port, code),
+                            out,
+                        ),
                         None => self.stats.malformed += 1,
                     },
                     229 => match parse_epsv_reply(text) {
-                        Some(port) => out.event(passive("EPSV", text, None, port, code)),
+                        Some(port) => self.announce(passive("EPSV", text, None, port, code), out),
                         None => self.stats.malformed += 1,
                     },
                     234 if self.auth_pending => self.encrypted = true,
@@ -346,12 +398,20 @@ impl FtpParser {
     }
 }
 
+impl FtpParser {
+    /// Reports an announcement and remembers it for the transfer commands after it.
+    fn announce(&mut self, event: FtpEvent, out: &mut dyn EventSink) {
+        self.channel = Some(event.announced());
+        out.event(AppEvent::Ftp(event));
+    }
+}
+
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn active(command: &'static str, arg: &[u8], ip: IpAddr, port: u16) -> AppEvent {
-    AppEvent::Ftp(FtpEvent {
+fn active(command: &'static str, arg: &[u8], ip: IpAddr, port: u16) -> FtpEvent {
+    FtpEvent {
         command,
         command_data: lossy(arg),
         completion_code: None,
@@ -359,7 +419,7 @@ fn active(command: &'static str, arg: &[u8], ip: IpAddr, port: u16) -> AppEvent 
         mode: "active",
         listener: Listener::Client,
         expected_ip: Some(ip),
-    })
+    }
 }
 
 fn passive(
@@ -368,8 +428,8 @@ fn passive(
     ip: Option<IpAddr>,
     port: u16,
     code: u16,
-) -> AppEvent {
-    AppEvent::Ftp(FtpEvent {
+) -> FtpEvent {
+    FtpEvent {
         command,
         command_data: lossy(text),
         completion_code: Some(code),
@@ -377,7 +437,7 @@ fn passive(
         mode: "passive",
         listener: Listener::Server,
         expected_ip: ip,
-    })
+    }
 }
 
 impl Parser for FtpParser {
@@ -553,6 +613,52 @@ mod tests {
         let client: IpAddr = "192.168.1.212".parse().unwrap();
         let server: IpAddr = "90.130.70.73".parse().unwrap();
         assert_eq!(e.data_endpoint(client, server), (client, (server, 25685)));
+    }
+
+    #[test]
+    fn transfer_commands_name_the_last_announced_channel() {
+        #[derive(Default)]
+        struct Out(Vec<(&'static str, Vec<u8>, DataChannel)>);
+        impl EventSink for Out {
+            fn event(&mut self, _: AppEvent) {}
+            fn ftp_transfer(&mut self, t: &FtpTransfer<'_>) {
+                self.0.push((t.command, t.filename.to_vec(), t.channel));
+            }
+        }
+        let mut p = FtpParser::default();
+        let mut out = Out::default();
+        for (dir, d) in [
+            (Direction::ToClient, BANNER),
+            // Before any announcement a transfer has no channel: nothing reported.
+            (Direction::ToServer, b"RETR early.txt\r\n".as_slice()),
+            (Direction::ToServer, b"PASV\r\n"),
+            (Direction::ToClient, PASV_REPLY),
+            (Direction::ToServer, b"retr  docs/report.pdf \r\n"),
+            (Direction::ToServer, b"PORT 10,0,0,2,4,1\r\n"),
+            (Direction::ToServer, b"STOR up load.bin\r\n"),
+            (Direction::ToServer, b"STOU\r\n"),
+            (Direction::ToServer, b"LIST\r\n"),
+        ] {
+            p.parse(dir, d, 0, &mut out);
+        }
+        let passive = DataChannel {
+            listener: Listener::Server,
+            expected_ip: Some("90.130.70.73".parse().unwrap()),
+            port: 25685,
+        };
+        let active = DataChannel {
+            listener: Listener::Client,
+            expected_ip: Some("10.0.0.2".parse().unwrap()),
+            port: 1025,
+        };
+        assert_eq!(
+            out.0,
+            vec![
+                ("RETR", b"docs/report.pdf".to_vec(), passive),
+                ("STOR", b"up load.bin".to_vec(), active),
+                ("STOU", b"".to_vec(), active),
+            ]
+        );
     }
 
     #[test]

@@ -578,6 +578,7 @@ impl MimeSink for TxSink<'_> {
             stored: false,
             size: f.size,
             tx_id: self.tx_id,
+            to_client: false,
         }));
     }
 }

@@ -1,0 +1,212 @@
+//! FTP data connections (Suricata's `ftp-data`): the file one carries, handed to the rules' `file.data` and to EVE
+//! (`ftp_data` with the command and file name, `fileinfo` for the file) when the connection ends.
+//!
+//! **What names the file.** The control connection's `STOR` / `RETR` / `APPE` / `STOU` command, which the FTP
+//! parser reports as an [`FtpTransfer`] together with the data connection it announced last; the engine keeps it
+//! on the data connection's expectation and gives it here when the data connection ends. A data connection whose
+//! command was never seen (a listing, `LIST`/`NLST`, or a command lost to a gap) still has its file: Suricata then
+//! writes no `command`/`filename` either.
+//!
+//! **Direction.** A transfer sends bytes one way: the file is what the first side to send data sent. Bytes the
+//! other side sends are counted ([`FtpDataFile::ignored`]), not inspected (Suricata checks the direction against
+//! the command and ignores the other side too).
+//!
+//! **Bounds.** The first [`Limits::ftp_data_file_cap`](crate::Limits) bytes are kept for `file.data` (Suricata's
+//! stream depth for files); the size counts every byte. A gap in the sending direction marks the file `gaps`.
+
+use crate::{AppEvent, AppProto, Direction, EventSink, FileData, FileInfo};
+
+/// Suricata's EVE `ftp_data` record: the command that moved the file and its name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FtpDataEvent {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<&'static str>,
+}
+
+/// What the control connection said about the file a data connection carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// `STOR`, `RETR`, `APPE` or `STOU`.
+    pub command: &'static str,
+    /// The command's argument, as sent (`STOU` has none).
+    pub filename: Box<[u8]>,
+}
+
+/// One data connection's file while it is transferred.
+#[derive(Clone, Debug)]
+pub struct FtpDataFile {
+    cap: usize,
+    /// The direction the file travels: the first to send data.
+    dir: Option<Direction>,
+    data: Vec<u8>,
+    size: u64,
+    gaps: bool,
+    ignored: u64,
+}
+
+impl FtpDataFile {
+    /// A file whose first `cap` bytes are kept.
+    pub fn new(cap: usize) -> Self {
+        FtpDataFile {
+            cap,
+            dir: None,
+            data: Vec::new(),
+            size: 0,
+            gaps: false,
+            ignored: 0,
+        }
+    }
+
+    /// In-order bytes of the data connection in direction `dir`.
+    pub fn data(&mut self, dir: Direction, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        if *self.dir.get_or_insert(dir) != dir {
+            self.ignored += bytes.len() as u64;
+            return;
+        }
+        self.size += bytes.len() as u64;
+        let room = self.cap.saturating_sub(self.data.len());
+        self.data
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// `len` bytes in direction `dir` were lost (a capture gap).
+    pub fn gap(&mut self, dir: Direction, len: u64) {
+        if self.dir.is_none_or(|d| d == dir) {
+            self.dir = Some(dir);
+            self.gaps = true;
+            self.size += len;
+        }
+    }
+
+    /// The direction the file travels, once a side sent something.
+    pub fn direction(&self) -> Option<Direction> {
+        self.dir
+    }
+
+    /// Bytes the side that does not send the file sent.
+    pub fn ignored(&self) -> u64 {
+        self.ignored
+    }
+
+    /// The bytes kept so far (the file's first bytes, up to the cap).
+    pub fn kept(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The data connection ended: hands the file to `out` (its `file.data`, then EVE `ftp_data` and `fileinfo`),
+    /// named by `transfer` when the control connection said what it was. `closed`: the sending side ended the
+    /// connection normally (a FIN), so the file is whole (`CLOSED`), else it was cut (`TRUNCATED`). A data
+    /// connection that carried nothing hands over nothing.
+    pub fn finish(self, transfer: Option<&Transfer>, closed: bool, out: &mut dyn EventSink) {
+        let Some(dir) = self.dir else { return };
+        let name: &[u8] = transfer.map_or(&[], |t| &t.filename);
+        out.file(&FileData {
+            proto: AppProto::FtpData,
+            tx_id: 0,
+            to_server: dir == Direction::ToServer,
+            name,
+            data: &self.data,
+            size: self.size,
+        });
+        let filename = String::from_utf8_lossy(name).into_owned();
+        out.event(AppEvent::FtpData(FtpDataEvent {
+            filename: transfer.map(|_| filename.clone()),
+            command: transfer.map(|t| t.command),
+        }));
+        out.event(AppEvent::Fileinfo(FileInfo {
+            filename,
+            gaps: self.gaps,
+            state: if closed && !self.gaps {
+                "CLOSED"
+            } else {
+                "TRUNCATED"
+            },
+            stored: false,
+            size: self.size,
+            tx_id: 0,
+            to_client: dir == Direction::ToClient,
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Out {
+        events: Vec<AppEvent>,
+        files: Vec<(bool, Vec<u8>, Vec<u8>, u64)>,
+    }
+
+    impl EventSink for Out {
+        fn event(&mut self, event: AppEvent) {
+            self.events.push(event);
+        }
+        fn file(&mut self, f: &FileData<'_>) {
+            assert_eq!(f.proto, AppProto::FtpData);
+            self.files
+                .push((f.to_server, f.name.to_vec(), f.data.to_vec(), f.size));
+        }
+    }
+
+    fn retr() -> Transfer {
+        Transfer {
+            command: "RETR",
+            filename: b"report.pdf".to_vec().into_boxed_slice(),
+        }
+    }
+
+    #[test]
+    fn the_first_sender_carries_the_file_cut_at_the_cap() {
+        let mut f = FtpDataFile::new(4);
+        f.data(Direction::ToClient, b"%PD");
+        f.data(Direction::ToServer, b"ack");
+        f.data(Direction::ToClient, b"F-1.4");
+        assert_eq!(f.kept(), b"%PDF");
+        assert_eq!(f.ignored(), 3);
+        let mut out = Out::default();
+        f.finish(Some(&retr()), true, &mut out);
+        assert_eq!(
+            out.files,
+            vec![(false, b"report.pdf".to_vec(), b"%PDF".to_vec(), 8)]
+        );
+        let v: Vec<_> = out
+            .events
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect();
+        assert_eq!(
+            v[0],
+            serde_json::json!({"ftp_data": {"filename": "report.pdf", "command": "RETR"}})
+        );
+        assert_eq!(v[1]["fileinfo"]["state"], "CLOSED");
+        assert_eq!(v[1]["fileinfo"]["size"], 8);
+        assert_eq!(v[1]["fileinfo"]["filename"], "report.pdf");
+    }
+
+    #[test]
+    fn unnamed_empty_and_cut_files() {
+        // Nothing sent: nothing handed over.
+        let mut out = Out::default();
+        FtpDataFile::new(10).finish(Some(&retr()), true, &mut out);
+        assert!(out.files.is_empty() && out.events.is_empty());
+        // No command seen: the file is still inspected, the record has no command or name.
+        let mut f = FtpDataFile::new(10);
+        f.data(Direction::ToServer, b"MZ\x90\x00");
+        f.gap(Direction::ToServer, 100);
+        f.gap(Direction::ToClient, 5);
+        f.finish(None, true, &mut out);
+        assert_eq!(out.files[0].3, 104);
+        let v = serde_json::to_value(&out.events[0]).unwrap();
+        assert_eq!(v, serde_json::json!({"ftp_data": {}}));
+        let v = serde_json::to_value(&out.events[1]).unwrap();
+        assert_eq!(v["fileinfo"]["gaps"], true);
+        assert_eq!(v["fileinfo"]["state"], "TRUNCATED");
+    }
+}
