@@ -151,7 +151,7 @@ fn ftp_data_files_are_the_same_in_parallel() {
         v
     };
     let serial = key(inspect(&pcap, RULES, &["--threads", "1"]));
-    for sched in ["dh", "lfb"] {
+    for sched in ["dh", "lfb", "l7aff"] {
         let par = key(inspect(
             &pcap,
             RULES,

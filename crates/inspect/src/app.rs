@@ -61,9 +61,59 @@ pub(crate) struct AppState {
     /// The detection epoch whose signatures and rules the matcher states (`sig`, `rules`) belong to (see the
     /// engine's "Reloading"), truncated.
     epoch: u32,
-    /// On an FTP data connection found announced at its first packet: the file it carries (see
-    /// [`crate::expect`]'s "Files").
-    pub ftp_file: Option<Box<FtpDataFile>>,
+    /// The file the flow carries if it is an FTP data connection (see [`FtpDataCandidate`]).
+    pub ftp_file: FtpDataCandidate,
+}
+
+/// A TCP flow's bytes, kept in case the flow is an FTP data connection, whose file is inspected when it ends.
+///
+/// Whether a flow is one is known for certain only at its end (see [`crate::expect`]: in a parallel run the
+/// announcement may reach the table after the data connection's first packet), so what is kept must not depend
+/// on that answer: every TCP flow keeps its first bytes ([`flowbundle_protocols::Limits::ftp_data_file_cap`])
+/// until a detector recognises a protocol in its payload, which depends on the flow's own bytes alone. At its end
+/// a flow labelled `FTP_DATA` hands its file over; any other flow drops it. The cost is a copy of each
+/// unidentified flow's first bytes; a flow with no payload allocates nothing.
+#[derive(Debug)]
+pub(crate) struct FtpDataCandidate {
+    /// Still a candidate: TCP, and no detector recognised a protocol yet.
+    open: bool,
+    file: Option<Box<FtpDataFile>>,
+}
+
+impl FtpDataCandidate {
+    fn new(tcp: bool) -> Self {
+        FtpDataCandidate {
+            open: tcp,
+            file: None,
+        }
+    }
+
+    /// In-order bytes in direction `dir`, after the classifier `fa` saw them.
+    fn data(&mut self, fa: Option<&FlowApp>, cap: usize, dir: Direction, bytes: &[u8]) {
+        if !self.open || bytes.is_empty() {
+            return;
+        }
+        if fa.is_some_and(|fa| matches!(fa.verdict(), Verdict::Matched(_))) {
+            self.open = false;
+            self.file = None;
+            return;
+        }
+        self.file
+            .get_or_insert_with(|| Box::new(FtpDataFile::new(cap)))
+            .data(dir, bytes);
+    }
+
+    fn gap(&mut self, dir: Direction, len: u64) {
+        if let Some(f) = self.file.as_deref_mut().filter(|_| self.open) {
+            f.gap(dir, len);
+        }
+    }
+
+    /// The flow ends: what it kept, if it is still a candidate.
+    pub(crate) fn take(&mut self) -> Option<Box<FtpDataFile>> {
+        let open = std::mem::replace(&mut self.open, false);
+        self.file.take().filter(|_| open)
+    }
 }
 
 impl AppState {
@@ -123,7 +173,7 @@ impl AppState {
             .then_some(1),
             done,
             epoch: epoch as u32,
-            ftp_file: None,
+            ftp_file: FtpDataCandidate::new(transport == Transport::Tcp),
         }
     }
 
@@ -1024,7 +1074,7 @@ pub(crate) struct StreamCx<'o, 'a> {
     pub application: &'o mut Application,
     pub risks: &'o mut RiskSet,
     /// The file of an FTP data connection, fed its in-order bytes.
-    pub ftp_file: &'o mut Option<Box<FtpDataFile>>,
+    pub ftp_file: &'o mut FtpDataCandidate,
     /// Some payload reached the signatures during this packet.
     pub fed_sig: bool,
     /// Cycles spent in detection during this packet (only measured when `timing`).
@@ -1039,9 +1089,6 @@ impl StreamSink for StreamCx<'_, '_> {
         let pdir = m.direction(dir);
         self.out.ts_ns = ts_ns;
         let eng = self.out.det;
-        if let Some(file) = self.ftp_file.as_deref_mut() {
-            file.data(pdir, bytes);
-        }
         if let Some(fa) = self.fa.as_mut() {
             let mut emit = Emit {
                 out: self.out,
@@ -1052,6 +1099,8 @@ impl StreamSink for StreamCx<'_, '_> {
             };
             fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
         }
+        let cap = eng.registry().limits().ftp_data_file_cap;
+        self.ftp_file.data(self.fa.as_ref(), cap, pdir, bytes);
         if let (Some(st), Some(set)) = (self.sig.as_mut(), self.out.det.signatures())
             && !st.verdict().is_final()
         {
@@ -1080,9 +1129,7 @@ impl StreamSink for StreamCx<'_, '_> {
 
     fn gap(&mut self, dir: KeySide, _offset: u64, len: u64) {
         let pdir = self.out.meta.direction(dir);
-        if let Some(file) = self.ftp_file.as_deref_mut() {
-            file.gap(pdir, len);
-        }
+        self.ftp_file.gap(pdir, len);
         if let Some(fa) = self.fa.as_mut() {
             fa.on_gap(pdir, len);
         }

@@ -39,7 +39,6 @@ use std::sync::atomic::{
 use flowbundle_decode::{DecodeEvents, Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::AppProto;
-use flowbundle_protocols::ftp::data::FtpDataFile;
 use flowbundle_rules::{FlowMatchState, RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
 use flowbundle_types::{BUNDLES, BundleToken, Transport};
@@ -1028,11 +1027,6 @@ impl Engine {
             let (a, b, ap, bp) = key.endpoints(KeySide::Forward);
             if self.expect.lookup(a, ap, b, bp, ts_ns) {
                 flow.app.set_ftp_data(1);
-                if transport == Transport::Tcp {
-                    flow.app.ftp_file = Some(Box::new(FtpDataFile::new(
-                        self.cfg.limits.ftp_data_file_cap,
-                    )));
-                }
             }
         }
         ctx.stats.flows_created += 1;
@@ -1515,9 +1509,18 @@ impl Engine {
                 t.gaps += (stats.reassembly.gaps - gaps_before) as u32;
             }
             out.ts_ns = end_ts;
-            if let Some(file) = app.ftp_file.take() {
+            let (a, b, ap, bp) = meta.key.endpoints(KeySide::Forward);
+            if app.label != AppLabel::Proto(AppProto::FtpData)
+                && matches!(meta.transport, Transport::Tcp | Transport::Udp)
+                && self.expect.lookup(a, ap, b, bp, meta.start_ns)
+            {
+                // Announced before the flow's first packet (capture time): decided there, whichever lookup saw it.
+                app.set_ftp_data(1);
+            }
+            if let Some(file) = app.ftp_file.take()
+                && app.label == AppLabel::Proto(AppProto::FtpData)
+            {
                 // The data connection's file, named by the transfer command the control connection sent for it.
-                let (a, b, ap, bp) = meta.key.endpoints(KeySide::Forward);
                 let transfer = self.expect.file((a, ap), (b, bp), meta.start_ns);
                 let closed = file.direction().is_some_and(|d| {
                     let side = meta.side(d).index();
@@ -1562,15 +1565,6 @@ impl Engine {
         }
         let position = u32::try_from(f.packets()).unwrap_or(u32::MAX);
         let _ = f.app.settle(&ctx.det, position);
-        if f.app.label != AppLabel::Proto(AppProto::FtpData)
-            && matches!(f.transport, Transport::Tcp | Transport::Udp)
-        {
-            let (a, b, ap, bp) = f.key.endpoints(KeySide::Forward);
-            if self.expect.lookup(a, ap, b, bp, f.start_ns) {
-                // Announced before the flow's first packet (capture time): decided there, whichever lookup saw it.
-                f.app.set_ftp_data(1);
-            }
-        }
         let (cport, sport) = match f.client {
             KeySide::Forward => (f.key.lo_port, f.key.hi_port),
             KeySide::Reverse => (f.key.hi_port, f.key.lo_port),

@@ -264,8 +264,9 @@ pub struct Limits {
     pub quic_crypto_cap: usize,
     /// Bytes of each mail attachment kept for `file.data` (Suricata's SMTP `content-limit`, 100000).
     pub smtp_file_cap: usize,
-    /// Bytes of each FTP data connection's file kept for `file.data` (Suricata inspects files up to its stream
-    /// reassembly depth, 1 MiB by default).
+    /// Bytes of each FTP data connection's file kept for `file.data` (as `smtp_file_cap` and the HTTP body caps;
+    /// Suricata inspects such files as they stream, up to its reassembly depth). Every TCP flow whose payload no
+    /// detector recognised keeps this much until it ends, since it may turn out to be a data connection.
     pub ftp_data_file_cap: usize,
 }
 
@@ -281,7 +282,7 @@ impl Default for Limits {
             dns_max_records: 64,
             quic_crypto_cap: 16 * 1024,
             smtp_file_cap: 100_000,
-            ftp_data_file_cap: 1024 * 1024,
+            ftp_data_file_cap: 100 * 1024,
         }
     }
 }
