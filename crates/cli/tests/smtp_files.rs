@@ -112,3 +112,43 @@ fn snort_service_smtp_rule_fires_on_a_quoted_name_attachment() {
         "\"Gurpartap Singh\" <gurpartap@patriots.in>"
     );
 }
+
+#[test]
+fn mime_anomalies_are_app_layer_events_as_suricata_raises_them() {
+    let (Some(root), Some(schema)) = (
+        flowbundle_testsupport::data("suricata-verify"),
+        flowbundle_testsupport::data("suricata-eve/schema.json"),
+    ) else {
+        return;
+    };
+    let schema = flowbundle_testsupport::json_schema::Schema::load(&schema).unwrap();
+    // suricata-verify's `smtp-long-DATA-line`: one message with a line past 998 bytes and a base64 line past 76;
+    // Suricata logs one `anomaly` record of each.
+    let events = inspect(
+        &root.join("smtp-long-DATA-line/input.pcap"),
+        r#"alert smtp any any -> any any (msg:"long line"; flow:established,to_server; app-layer-event:smtp.mime_long_line; sid:1;)
+alert smtp any any -> any any (msg:"long encoded line"; app-layer-event:smtp.mime_long_enc_line; sid:2;)
+alert smtp any any -> any any (msg:"no bad quoted-printable here"; app-layer-event:smtp.mime_invalid_qp; sid:3;)
+"#,
+    );
+    for e in &events {
+        let errors = schema.errors(e);
+        assert!(errors.is_empty(), "{errors:?}: {e}");
+    }
+    let mut anomalies: Vec<&str> = of_type(&events, "anomaly")
+        .iter()
+        .map(|a| {
+            assert_eq!(a["anomaly"]["app_proto"], "smtp");
+            assert_eq!(a["anomaly"]["type"], "applayer");
+            a["anomaly"]["event"].as_str().unwrap()
+        })
+        .collect();
+    anomalies.sort();
+    assert_eq!(anomalies, ["MIME_LONG_ENC_LINE", "MIME_LONG_LINE"]);
+    let mut sids: Vec<u64> = of_type(&events, "alert")
+        .iter()
+        .map(|a| a["alert"]["signature_id"].as_u64().unwrap())
+        .collect();
+    sids.sort();
+    assert_eq!(sids, vec![1, 2]);
+}

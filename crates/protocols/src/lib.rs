@@ -453,6 +453,35 @@ impl AppEvent {
 mod eve_tests {
     use super::*;
 
+    /// Every protocol registration's `eve_event` is an event type some [`AppEvent`] is written as.
+    #[test]
+    fn registrations_name_event_types_the_parsers_write() {
+        let written: Vec<&str> = [
+            AppEvent::Http(http::HttpEvent::default()),
+            AppEvent::Tls(tls::TlsEvent::default()),
+            AppEvent::Quic(quic::QuicEvent::default()),
+            AppEvent::Dns(dns::DnsEvent::default()),
+            AppEvent::FtpData(ftp::data::FtpDataEvent::default()),
+            AppEvent::Smtp(mail::smtp::SmtpEvent::default()),
+            AppEvent::Fileinfo(FileInfo::default()),
+        ]
+        .iter()
+        .map(AppEvent::event_type)
+        // `ftp` and `ssh` events have no empty value: their names as `event_type` spells them.
+        .chain(["ftp", "ssh"])
+        .collect();
+        let mut named = 0;
+        for p in AppProto::ALL {
+            if let Some(t) = p.eve_event_type() {
+                assert!(written.contains(&t), "{p:?} names EVE event type {t:?}");
+                named += 1;
+            }
+        }
+        assert!(named >= 8, "{named}");
+        assert_eq!(AppProto::Smtp.eve_event_type(), Some("smtp"));
+        assert_eq!(AppProto::FtpData.eve_event_type(), Some("ftp_data"));
+    }
+
     /// Events serialise as `{"<event_type>": {...}}` with Suricata's field names inside.
     #[test]
     fn events_carry_suricata_field_names() {

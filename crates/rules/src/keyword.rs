@@ -476,6 +476,7 @@ mod tests {
                             (Buffer::DnsEvents, "app-layer-event"),
                             (Buffer::FtpEvents, "app-layer-event"),
                             (Buffer::HttpEvents, "app-layer-event"),
+                            (Buffer::SmtpEvents, "app-layer-event"),
                             (Buffer::HttpHeader, "http.header"),
                             (Buffer::HttpRawHeader, "http.header.raw"),
                             (Buffer::HttpRequestHeader, "http.header"),

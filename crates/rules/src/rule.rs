@@ -377,6 +377,9 @@ buffers! {
     FtpBounce,
     /// The HTTP parser's anomalies on a transaction, as `app-layer-event:http.<name>` reads them.
     HttpEvents,
+    /// The SMTP parser's anomalies on a mail transaction (its MIME decoder's), as `app-layer-event:smtp.<name>`
+    /// reads them.
+    SmtpEvents,
     /// `file.data` on SMTP: a mail attachment, decoded (base64, quoted-printable), up to the parser's cap.
     SmtpFileData,
     /// `file.data` on FTP data connections: the file a data connection carried, up to the parser's cap, in
@@ -433,7 +436,9 @@ impl Buffer {
             Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
             | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
             | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpEvents
-            | TlsVersion | HttpHeader | HttpRawHeader | FtpDataFileData => Side::Either,
+            | SmtpEvents | TlsVersion | HttpHeader | HttpRawHeader | FtpDataFileData => {
+                Side::Either
+            }
             _ => Side::Request,
         }
     }
@@ -445,6 +450,7 @@ impl Buffer {
             AppProto::Dns => Some(Buffer::DnsEvents),
             AppProto::Ftp => Some(Buffer::FtpEvents),
             AppProto::Http => Some(Buffer::HttpEvents),
+            AppProto::Smtp => Some(Buffer::SmtpEvents),
             _ => None,
         }
     }
@@ -484,7 +490,7 @@ impl Buffer {
             Krb5MsgType => Some("krb5"),
             IpSrc | IpDst => None,
             FtpEvents | FtpBounce => Some("ftp"),
-            SmtpFileData => Some("smtp"),
+            SmtpFileData | SmtpEvents => Some("smtp"),
             FtpDataFileData => Some("ftp-data"),
             _ => Some("http"),
         }
@@ -550,6 +556,7 @@ impl Buffer {
             DnsEvents => "app-layer-event (dns)",
             FtpEvents => "app-layer-event (ftp)",
             HttpEvents => "app-layer-event (http)",
+            SmtpEvents => "app-layer-event (smtp)",
             SmtpFileData => "file.data (smtp)",
             FtpDataFileData => "file.data (ftp-data)",
         }

@@ -58,6 +58,25 @@ app_layer_events! {
     /// HTTP: a request's `Transfer-Encoding` that does not say `chunked`, or says it in a request older than
     /// HTTP/1.1 (or without a readable protocol), as libhtp flags it.
     HttpInvalidTransferEncodingValueInRequest = (Http, "INVALID_TRANSFER_ENCODING_VALUE_IN_REQUEST"),
+    /// SMTP (MIME): a message line longer than 998 bytes (RFC 5322's limit).
+    SmtpMimeLongLine = (Smtp, "MIME_LONG_LINE"),
+    /// SMTP (MIME): a base64 line longer than 76 bytes (RFC 2045's limit).
+    SmtpMimeLongEncLine = (Smtp, "MIME_LONG_ENC_LINE"),
+    /// SMTP (MIME): a header name longer than the decoder keeps.
+    SmtpMimeLongHeaderName = (Smtp, "MIME_LONG_HEADER_NAME"),
+    /// SMTP (MIME): a header value longer than the configured depth (the rest was cut).
+    SmtpMimeLongHeaderValue = (Smtp, "MIME_LONG_HEADER_VALUE"),
+    /// SMTP (MIME): a multipart boundary longer than the decoder keeps.
+    SmtpMimeLongBoundary = (Smtp, "MIME_LONG_BOUNDARY"),
+    /// SMTP (MIME): an attachment's file name longer than the decoder keeps (cut).
+    SmtpMimeLongFilename = (Smtp, "MIME_LONG_FILENAME"),
+    /// SMTP (MIME): bytes outside the base64 alphabet in a base64 part (skipped).
+    SmtpMimeInvalidBase64 = (Smtp, "MIME_INVALID_BASE64"),
+    /// SMTP (MIME): a `=` not followed by two hex digits or the end of the line in a quoted-printable part.
+    SmtpMimeInvalidQp = (Smtp, "MIME_INVALID_QP"),
+    /// SMTP (MIME): a header line without a colon, a multipart without a boundary, nesting too deep, or a message
+    /// that ended inside a multipart.
+    SmtpMimeMalformedMsg = (Smtp, "MIME_MALFORMED_MSG"),
 }
 
 impl AppLayerEvent {

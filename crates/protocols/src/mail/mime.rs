@@ -10,10 +10,12 @@
 //! name [`MAX_FILENAME`], and at most [`MAX_NESTING`] boundaries are open at once. A line longer than the caller's
 //! line buffer arrives in pieces ([`MimeParser::line`] with `eol == false`); decoding carries across pieces (a
 //! base64 quantum, a quoted-printable escape). What a cap cut is raised as one of Suricata's `smtp.mime_*`
-//! anomalies ([`MimeAnomalies`]), never silently.
+//! anomalies (application-layer events, [`AppLayerEvent`]'s `SmtpMime*`), never silently.
 //!
 //! **Streaming.** The decoder's state is per line, so a message split over any number of segments gives the same
 //! calls as the message in one piece (the SMTP layer splits lines the same way whatever the segments).
+
+use crate::{AppLayerEvent, AppLayerEvents};
 
 /// Longest header name kept (RFC 2822 says 76 characters with the colon; Suricata's `MAX_HEADER_NAME`).
 pub const MAX_HEADER_NAME: usize = 75;
@@ -46,66 +48,6 @@ impl Default for MimeConfig {
             decode_base64: true,
             decode_quoted_printable: true,
         }
-    }
-}
-
-macro_rules! anomalies {
-    ($($(#[$m:meta])* $c:ident = $bit:literal, $name:literal;)+) => {
-        /// Suricata's MIME anomalies (`smtp.mime_*` application-layer events), as a bit set.
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-        pub struct MimeAnomalies(pub u16);
-
-        impl MimeAnomalies {
-            $($(#[$m])* pub const $c: MimeAnomalies = MimeAnomalies(1 << $bit);)+
-            /// Every anomaly with its Suricata event name.
-            pub const ALL: &'static [(MimeAnomalies, &'static str)] = &[$((MimeAnomalies::$c, $name),)+];
-        }
-    };
-}
-
-anomalies! {
-    /// A line longer than 998 bytes.
-    LONG_LINE = 0, "mime_long_line";
-    /// A base64 line longer than 76 bytes.
-    LONG_ENC_LINE = 1, "mime_long_enc_line";
-    /// A header name longer than [`MAX_HEADER_NAME`].
-    LONG_HEADER_NAME = 2, "mime_long_header_name";
-    /// A header value longer than the configured depth (the rest was cut).
-    LONG_HEADER_VALUE = 3, "mime_long_header_value";
-    /// A boundary longer than [`MAX_BOUNDARY`].
-    LONG_BOUNDARY = 4, "mime_long_boundary";
-    /// A file name longer than [`MAX_FILENAME`] (cut).
-    LONG_FILENAME = 5, "mime_long_filename";
-    /// Bytes outside the base64 alphabet in a base64 part (skipped).
-    INVALID_BASE64 = 6, "mime_invalid_base64";
-    /// A `=` not followed by two hex digits or the end of the line in a quoted-printable part (kept as sent).
-    INVALID_QP = 7, "mime_invalid_qp";
-    /// A header line without a colon, a multipart without a boundary, nesting past [`MAX_NESTING`], or a message
-    /// that ended inside a multipart.
-    MALFORMED_MSG = 8, "mime_malformed_msg";
-}
-
-impl MimeAnomalies {
-    pub fn contains(self, o: MimeAnomalies) -> bool {
-        self.0 & o.0 == o.0
-    }
-
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// The names of the anomalies set.
-    pub fn names(self) -> impl Iterator<Item = &'static str> {
-        MimeAnomalies::ALL
-            .iter()
-            .filter(move |(a, _)| self.contains(*a))
-            .map(|(_, n)| *n)
-    }
-}
-
-impl std::ops::BitOrAssign for MimeAnomalies {
-    fn bitor_assign(&mut self, o: Self) {
-        self.0 |= o.0;
     }
 }
 
@@ -184,7 +126,7 @@ pub struct MimeParser {
     qp_len: usize,
     /// Decoded bytes of one line, reused.
     scratch: Vec<u8>,
-    anomalies: MimeAnomalies,
+    anomalies: AppLayerEvents,
     /// Files opened so far.
     files: u32,
 }
@@ -210,13 +152,13 @@ impl MimeParser {
             qp: [0; 2],
             qp_len: 0,
             scratch: Vec::new(),
-            anomalies: MimeAnomalies::default(),
+            anomalies: AppLayerEvents::EMPTY,
             files: 0,
         }
     }
 
     /// The anomalies raised so far.
-    pub fn anomalies(&self) -> MimeAnomalies {
+    pub fn anomalies(&self) -> AppLayerEvents {
         self.anomalies
     }
 
@@ -236,7 +178,7 @@ impl MimeParser {
         }
         self.line_len = self.line_len.saturating_add(line.len());
         if self.line_len > MAX_LINE_LEN {
-            self.anomalies |= MimeAnomalies::LONG_LINE;
+            self.anomalies.set(AppLayerEvent::SmtpMimeLongLine);
         }
         // A boundary line: only at the start of a line (a part may also end before its headers did).
         if start
@@ -269,7 +211,7 @@ impl MimeParser {
         }
         if !self.boundaries.is_empty() {
             // The closing boundary never came.
-            self.anomalies |= MimeAnomalies::MALFORMED_MSG;
+            self.anomalies.set(AppLayerEvent::SmtpMimeMalformedMsg);
         }
         self.close_file(sink);
         self.state = State::Skip;
@@ -340,7 +282,7 @@ impl MimeParser {
         self.flush_header(sink);
         let Some(colon) = line.iter().position(|&b| b == b':') else {
             // No header: a body that begins without the empty line.
-            self.anomalies |= MimeAnomalies::MALFORMED_MSG;
+            self.anomalies.set(AppLayerEvent::SmtpMimeMalformedMsg);
             self.end_headers(sink);
             if self.state == State::Body {
                 self.body_line(line, true, true, sink);
@@ -349,7 +291,7 @@ impl MimeParser {
         };
         let name = <[u8]>::trim_ascii(&line[..colon]);
         if name.len() > MAX_HEADER_NAME {
-            self.anomalies |= MimeAnomalies::LONG_HEADER_NAME;
+            self.anomalies.set(AppLayerEvent::SmtpMimeLongHeaderName);
         }
         self.hdr_name.clear();
         self.hdr_name
@@ -370,7 +312,7 @@ impl MimeParser {
             .header_value_depth
             .saturating_sub(self.hdr_value.len());
         if data.len() > room {
-            self.anomalies |= MimeAnomalies::LONG_HEADER_VALUE;
+            self.anomalies.set(AppLayerEvent::SmtpMimeLongHeaderValue);
         }
         self.hdr_value
             .extend_from_slice(&data[..data.len().min(room)]);
@@ -390,7 +332,7 @@ impl MimeParser {
                 self.part.multipart = true;
                 match param(&value, b"boundary") {
                     Some(b) if b.len() > MAX_BOUNDARY => {
-                        self.anomalies |= MimeAnomalies::LONG_BOUNDARY;
+                        self.anomalies.set(AppLayerEvent::SmtpMimeLongBoundary);
                     }
                     Some(b) if !b.is_empty() => self.part.boundary = Some(b),
                     _ => {}
@@ -428,7 +370,7 @@ impl MimeParser {
             return;
         }
         if n.len() > MAX_FILENAME {
-            self.anomalies |= MimeAnomalies::LONG_FILENAME;
+            self.anomalies.set(AppLayerEvent::SmtpMimeLongFilename);
             n.truncate(MAX_FILENAME);
         }
         self.part.filename = Some(n);
@@ -445,7 +387,7 @@ impl MimeParser {
                     self.state = State::Skip;
                     return;
                 }
-                _ => self.anomalies |= MimeAnomalies::MALFORMED_MSG,
+                _ => self.anomalies.set(AppLayerEvent::SmtpMimeMalformedMsg),
             }
         }
         self.state = State::Body;
@@ -468,7 +410,7 @@ impl MimeParser {
 
     fn body_line(&mut self, line: &[u8], start: bool, eol: bool, sink: &mut dyn MimeSink) {
         if self.encoding == Encoding::Base64 && self.line_len > MAX_ENC_LINE_LEN {
-            self.anomalies |= MimeAnomalies::LONG_ENC_LINE;
+            self.anomalies.set(AppLayerEvent::SmtpMimeLongEncLine);
         }
         if !self.file_open {
             return;
@@ -512,7 +454,7 @@ impl MimeParser {
                 }
                 b' ' | b'\t' | b'\r' | b'\n' => continue,
                 _ => {
-                    self.anomalies |= MimeAnomalies::INVALID_BASE64;
+                    self.anomalies.set(AppLayerEvent::SmtpMimeInvalidBase64);
                     continue;
                 }
             };
@@ -534,7 +476,7 @@ impl MimeParser {
         match self.b64_len {
             2 => out.push(a << 2 | b >> 4),
             3 => out.extend_from_slice(&[a << 2 | b >> 4, b << 4 | c >> 2]),
-            1 => self.anomalies |= MimeAnomalies::INVALID_BASE64,
+            1 => self.anomalies.set(AppLayerEvent::SmtpMimeInvalidBase64),
             _ => {}
         }
         self.b64_len = 0;
@@ -592,7 +534,7 @@ impl MimeParser {
                     i += 3;
                 }
                 _ => {
-                    self.anomalies |= MimeAnomalies::INVALID_QP;
+                    self.anomalies.set(AppLayerEvent::SmtpMimeInvalidQp);
                     out.push(b'=');
                     i += 1;
                 }
@@ -811,7 +753,7 @@ mod tests {
     }
 
     /// Feeds `msg` line by line, every line cut into pieces of at most `piece` bytes.
-    fn decode(msg: &[u8], piece: usize) -> (Files, MimeAnomalies) {
+    fn decode(msg: &[u8], piece: usize) -> (Files, AppLayerEvents) {
         let mut p = MimeParser::new(MimeConfig::default());
         let mut f = Files::default();
         let msg = msg.strip_suffix(b"\n").unwrap_or(msg);
@@ -965,12 +907,12 @@ epilogue\r\n";
         msg.extend_from_slice(b"\r\n");
         let (f, a) = decode(&msg, 1000);
         for want in [
-            MimeAnomalies::LONG_LINE,
-            MimeAnomalies::LONG_HEADER_VALUE,
-            MimeAnomalies::LONG_HEADER_NAME,
-            MimeAnomalies::INVALID_BASE64,
-            MimeAnomalies::LONG_ENC_LINE,
-            MimeAnomalies::MALFORMED_MSG,
+            AppLayerEvent::SmtpMimeLongLine,
+            AppLayerEvent::SmtpMimeLongHeaderValue,
+            AppLayerEvent::SmtpMimeLongHeaderName,
+            AppLayerEvent::SmtpMimeInvalidBase64,
+            AppLayerEvent::SmtpMimeLongEncLine,
+            AppLayerEvent::SmtpMimeMalformedMsg,
         ] {
             assert!(a.contains(want), "{want:?} not raised: {a:?}");
         }
@@ -988,7 +930,7 @@ epilogue\r\n";
         }
         deep.extend_from_slice(b"Content-Disposition: attachment; filename=z\r\n\r\nzz\r\n");
         let (f, a) = decode(&deep, usize::MAX);
-        assert!(a.contains(MimeAnomalies::MALFORMED_MSG));
+        assert!(a.contains(AppLayerEvent::SmtpMimeMalformedMsg));
         assert!(
             f.files.is_empty(),
             "the attachment sits past the nesting cap"

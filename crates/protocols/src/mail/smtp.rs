@@ -16,9 +16,11 @@
 //! rules (Suricata's `content-limit`), the rest is counted in its size; at most [`MAX_RCPT`] recipients and
 //! [`MAX_LIST`] entries of each `email` list are kept.
 
-use super::mime::{MimeAnomalies, MimeConfig, MimeParser, MimeSink};
+use super::mime::{MimeConfig, MimeParser, MimeSink};
 use crate::scan::starts_ci;
-use crate::{AppEvent, AppProto, Direction, EventSink, FileData, FileInfo, Parser, ParserStats};
+use crate::{
+    AppEvent, AppLayerEvents, AppProto, Direction, EventSink, FileData, FileInfo, Parser, ParserStats,
+};
 
 /// Longest client line buffered before it is handed on in pieces (a message line) or cut (a command).
 pub const MAX_LINE: usize = 4096;
@@ -140,7 +142,7 @@ pub struct SmtpParser {
     helo: Option<String>,
     tx: Tx,
     tx_id: u64,
-    anomalies: MimeAnomalies,
+    anomalies: AppLayerEvents,
     stats: ParserStats,
 }
 
@@ -160,13 +162,13 @@ impl SmtpParser {
             helo: None,
             tx: Tx::default(),
             tx_id: 0,
-            anomalies: MimeAnomalies::default(),
+            anomalies: AppLayerEvents::EMPTY,
             stats: ParserStats::default(),
         }
     }
 
     /// The MIME anomalies raised on the flow so far.
-    pub fn anomalies(&self) -> MimeAnomalies {
+    pub fn anomalies(&self) -> AppLayerEvents {
         self.anomalies
     }
 
@@ -429,9 +431,11 @@ impl SmtpParser {
             };
             mime.end(&mut sink);
             let a = mime.anomalies();
-            self.anomalies |= a;
+            self.anomalies = self.anomalies.union(a);
             if !a.is_empty() {
                 self.stats.malformed += 1;
+                // Suricata's `smtp.mime_*` events, on the message's transaction (to the server).
+                out.app_layer_events(self.tx_id, true, a);
             }
         }
         let email = self.tx.email.get_or_insert_with(EmailInfo::default);
@@ -603,16 +607,21 @@ fn address(arg: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::AppLayerEvent;
 
     #[derive(Default)]
     struct Out {
         events: Vec<AppEvent>,
         files: Vec<(u64, Vec<u8>, Vec<u8>, u64)>,
+        raised: Vec<(u64, bool, AppLayerEvents)>,
     }
 
     impl EventSink for Out {
         fn event(&mut self, event: AppEvent) {
             self.events.push(event);
+        }
+        fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
+            self.raised.push((tx_id, to_server, events));
         }
         fn file(&mut self, f: &FileData<'_>) {
             assert_eq!(f.proto, AppProto::Smtp);
@@ -787,6 +796,15 @@ Content-Transfer-Encoding: base64\r\n\r\nLi5kb3QK\r\n--XX--\r\n";
         assert_eq!(o.files.len(), 1);
         assert_eq!(o.files[0].3, 300_002, "the line and its break");
         assert_eq!(o.files[0].2.len(), 100_000);
-        assert!(p.anomalies().contains(MimeAnomalies::LONG_LINE));
+        assert!(p.anomalies().contains(AppLayerEvent::SmtpMimeLongLine));
+        // Raised once, on the message's transaction, when the message ends.
+        assert_eq!(
+            o.raised,
+            vec![(
+                0,
+                true,
+                std::iter::once(AppLayerEvent::SmtpMimeLongLine).collect()
+            )]
+        );
     }
 }
