@@ -70,8 +70,7 @@ impl FtpDataFile {
         }
         self.size += bytes.len() as u64;
         let room = self.cap.saturating_sub(self.data.len());
-        self.data
-            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.data.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
 
     /// `len` bytes in direction `dir` were lost (a capture gap).

@@ -112,8 +112,14 @@ impl DataChannel {
     /// connection's client and server addresses.
     pub fn data_endpoint(&self, client_ip: IpAddr, server_ip: IpAddr) -> (IpAddr, (IpAddr, u16)) {
         match self.listener {
-            Listener::Server => (client_ip, (self.expected_ip.unwrap_or(server_ip), self.port)),
-            Listener::Client => (server_ip, (self.expected_ip.unwrap_or(client_ip), self.port)),
+            Listener::Server => (
+                client_ip,
+                (self.expected_ip.unwrap_or(server_ip), self.port),
+            ),
+            Listener::Client => (
+                server_ip,
+                (self.expected_ip.unwrap_or(client_ip), self.port),
+            ),
         }
     }
 }
@@ -352,7 +358,9 @@ impl FtpParser {
                 };
                 if cmd.eq_ignore_ascii_case(b"PORT") {
                     match parse_host_port(arg) {
-                        Some((ip, port)) => self.announce(active("PORT", arg, IpAddr::V4(ip), port), out),
+                        Some((ip, port)) => {
+                            self.announce(active("PORT", arg, IpAddr::V4(ip), port), out)
+                        }
                         None => self.stats.malformed += 1,
                     }
                 } else if cmd.eq_ignore_ascii_case(b"EPRT") {
@@ -380,10 +388,8 @@ impl FtpParser {
                 let text = line.get(4..).unwrap_or(&[]);
                 match code {
                     227 => match find_227(text) {
-                        Some((ip, port)) => self.announce(
-                            passive("PASV", text, Some(IpAddr::V4(ip)), port, code),
-                            out,
-                        ),
+                        Some((ip, port)) => self
+                            .announce(passive("PASV", text, Some(IpAddr::V4(ip)), port, code), out),
                         None => self.stats.malformed += 1,
                     },
                     229 => match parse_epsv_reply(text) {

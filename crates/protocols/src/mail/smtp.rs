@@ -19,7 +19,8 @@
 use super::mime::{MimeConfig, MimeParser, MimeSink};
 use crate::scan::starts_ci;
 use crate::{
-    AppEvent, AppLayerEvents, AppProto, Direction, EventSink, FileData, FileInfo, Parser, ParserStats,
+    AppEvent, AppLayerEvents, AppProto, Direction, EventSink, FileData, FileInfo, Parser,
+    ParserStats,
 };
 
 /// Longest client line buffered before it is handed on in pieces (a message line) or cut (a command).
