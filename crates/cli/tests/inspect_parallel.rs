@@ -583,7 +583,7 @@ fn workers_line(capture: &std::path::Path, args: &[&str]) -> String {
 }
 
 #[test]
-fn files_under_dh_are_read_by_every_worker_unless_told_otherwise() {
+fn files_go_to_dh_read_by_every_worker_unless_told_otherwise() {
     let Some(capture) = flowbundle_testsupport::data("ndpi/pcap/dns.pcap") else {
         return;
     };
@@ -603,6 +603,17 @@ fn files_under_dh_are_read_by_every_worker_unless_told_otherwise() {
     assert!(!reader.contains(reading), "{reader}");
     let lfb = workers_line(&capture, &["--threads", "2", "--scheduler", "lfb"]);
     assert!(!lfb.contains(reading), "{lfb}");
+    // Without --scheduler, files go to dh with every worker reading; what needs a reader thread keeps lfb.
+    let default = workers_line(&capture, &["--threads", "2"]);
+    assert!(
+        default.contains(reading) && default.contains("dh"),
+        "{default}"
+    );
+    let default_reader = workers_line(&capture, &["--threads", "2", "--workers-read=false"]);
+    assert!(
+        !default_reader.contains(reading) && default_reader.contains("lfb"),
+        "{default_reader}"
+    );
     let lfb_each = workers_line(
         &capture,
         &["--threads", "2", "--scheduler", "lfb", "--workers-read"],

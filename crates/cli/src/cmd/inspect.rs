@@ -187,13 +187,14 @@ pub struct Args {
     #[arg(long)]
     summary: bool,
 
-    /// Worker threads of the streaming runtime (plus a reader thread); 1 runs the single-threaded loop, 0 uses every
-    /// core. Default: the machine's cores.
+    /// Worker threads of the streaming runtime (plus a reader thread where one dispatches: see --scheduler); 1 runs
+    /// the single-threaded loop, 0 uses every core. Default: the machine's cores.
     #[arg(long)]
     threads: Option<usize>,
 
     /// Scheduler of the streaming runtime (--threads 2 or more); an unknown name lists the known ones.
-    /// Default: lfb.
+    /// Default: dh with every worker reading (see --workers-read) for capture files; lfb where a reader thread
+    /// dispatches (live capture, standard input or a pipe, --exec, --reader-inspects, --workers-read=false).
     #[arg(long)]
     scheduler: Option<String>,
 
@@ -260,9 +261,9 @@ pub struct Args {
     /// the packets placed on it, skipping the rest, so nothing but the output crosses between cores. The placement
     /// is one every worker computes alike from the input: under `dh` the flow's CRC-16 modulo N; under `rss` and
     /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
-    /// each sweep of idle flows, from the packets each bucket had since the last. The default for files under `dh`
-    /// (measured faster than a reader thread on 2 cores, the output the same); `--workers-read=false` keeps the
-    /// reader. A worker waits when it is 64 times --packet-buffers packets ahead of the
+    /// each sweep of idle flows, from the packets each bucket had since the last. The default for files under `dh`,
+    /// which is the default scheduler for files (measured faster than a reader thread on 2 and 16 cores, the output
+    /// the same); `--workers-read=false` keeps the reader (and lfb as the default scheduler). A worker waits when it is 64 times --packet-buffers packets ahead of the
     /// slowest (what bounds the output held back for ordering; 32,768 packets by default, about two sweep periods:
     /// measured, 4,096 made the workers wait for each other through local imbalances and took 8–10% longer).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
@@ -776,6 +777,23 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     }
     if threads == 1 && args.workers_read.is_some() {
         eprintln!("warning: --workers-read has no effect on a single-threaded run (--threads 1)");
+    }
+    // The default scheduler for files: dh with every worker reading. Measured with `scripts/bench-inspect-parallel`
+    // (2 cores) and `scripts/bench-inspect-scaling` (16 cores; BENCHMARKS.md, "1 to 16 workers on a 16-core
+    // machine"): 1.33x the single-threaded loop at 2 threads without rules against lfb's 1.17x, and 1.89x at 16
+    // workers where lfb with its reader thread fell to 0.62x (the reader dispatching for every worker is the
+    // bottleneck from 4 workers on). Whatever needs a reader thread (live capture, standard input or a pipe, --exec,
+    // --reader-inspects, --workers-read=false) keeps lfb.
+    if args.scheduler.is_none()
+        && threads > 1
+        && args.workers_read != Some(false)
+        && !args.reader_inspects
+        && args.exec.is_none()
+        && args.interface.is_none()
+        && args.inline.is_none()
+        && rereadable
+    {
+        args.scheduler = Some("dh".to_string());
     }
     // The default: every worker reads when reading files under `dh` with nothing that needs a reader.
     args.workers_read = Some(
