@@ -1634,9 +1634,10 @@ mod tests {
     }
 }
 
-/// What tagging one packet needs of it (see [`tag_packet`]).
+/// What tagging one packet needs of it (see [`tag_packet`]). `D` is how the packet's bytes are held: borrowed while
+/// the packet is at hand, a handle into the staged script's store while it waits for the detection stage.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct PacketNote<'p> {
+pub(crate) struct PacketNote<D> {
     pub flow_id: u64,
     /// EVE `pcap_cnt`.
     pub pcap_cnt: Option<u64>,
@@ -1647,7 +1648,24 @@ pub(crate) struct PacketNote<'p> {
     pub wire_len: u32,
     pub linktype: u32,
     /// The packet as captured.
-    pub data: &'p [u8],
+    pub data: D,
+}
+
+impl<D> PacketNote<D> {
+    /// The same note with its bytes held another way.
+    pub fn with_data<E>(self, data: E) -> PacketNote<E> {
+        PacketNote {
+            flow_id: self.flow_id,
+            pcap_cnt: self.pcap_cnt,
+            ts_ns: self.ts_ns,
+            key: self.key,
+            client: self.client,
+            dir: self.dir,
+            wire_len: self.wire_len,
+            linktype: self.linktype,
+            data,
+        }
+    }
 }
 
 /// A rule's `tag` on one packet of a flow (`flowbundle_rules::tag`), once the packet's alerts are final
@@ -1663,7 +1681,7 @@ pub(crate) fn tag_packet(
     rules: &mut FlowMatchState,
     seq: &mut u32,
     ev_start: usize,
-    note: &PacketNote<'_>,
+    note: &PacketNote<&[u8]>,
 ) {
     let det = &ctx.det;
     if !det.tagging() {

@@ -329,17 +329,7 @@ enum Op {
 }
 
 /// A packet's [`crate::app::PacketNote`], its bytes held in the script.
-struct Noted {
-    flow_id: u64,
-    pcap_cnt: Option<u64>,
-    ts_ns: u64,
-    key: flowbundle_decode::FlowKey,
-    client: KeySide,
-    dir: KeySide,
-    wire_len: u32,
-    linktype: u32,
-    data: Held,
-}
+type Noted = crate::app::PacketNote<Held>;
 
 /// What the flow stage left for the detection stage for one packet (or for the flows a sweep ended), in
 /// production order. See the module documentation.
@@ -409,20 +399,10 @@ impl Script {
     }
 
     /// Records what tagging the packet needs (see [`Op::Note`]).
-    pub(crate) fn note(&mut self, n: &crate::app::PacketNote<'_>) {
+    pub(crate) fn note(&mut self, n: &crate::app::PacketNote<&[u8]>) {
         let data = self.keep(n.data);
-        let noted = Noted {
-            flow_id: n.flow_id,
-            pcap_cnt: n.pcap_cnt,
-            ts_ns: n.ts_ns,
-            key: n.key,
-            client: n.client,
-            dir: n.dir,
-            wire_len: n.wire_len,
-            linktype: n.linktype,
-            data,
-        };
-        self.ops.push((self.bundle, Op::Note(Box::new(noted))));
+        self.ops
+            .push((self.bundle, Op::Note(Box::new(n.with_data(data)))));
     }
 
     pub(crate) fn event(&mut self, ev: Event) {
@@ -733,17 +713,8 @@ fn step(
                 o.verdict,
             );
             if let Some(n) = o.note.filter(|_| own && o.inspected) {
-                let note = crate::app::PacketNote {
-                    flow_id: n.flow_id,
-                    pcap_cnt: n.pcap_cnt,
-                    ts_ns: n.ts_ns,
-                    key: n.key,
-                    client: n.client,
-                    dir: n.dir,
-                    wire_len: n.wire_len,
-                    linktype: n.linktype,
-                    data: store.get(&n.data),
-                };
+                let data = store.get(&n.data);
+                let note = n.with_data(data);
                 crate::app::tag_packet(ctx, &mut st.rules, &mut st.seq, o.ev_start, &note);
             }
             // As run-to-completion: a packet is dropped by its own drop or by its flow's.
