@@ -861,16 +861,19 @@ impl Emit<'_, '_> {
             self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(data));
         };
         match event {
-            AppEvent::Dns(d) if !d.is_response() => {
-                for q in &d.queries {
-                    each(
-                        d.tx_id,
-                        AppProto::Dns,
-                        true,
-                        B::DnsQuery,
-                        q.rrname.as_bytes(),
-                    );
+            AppEvent::Dns(d) => {
+                if !d.is_response() {
+                    for q in &d.queries {
+                        each(
+                            d.tx_id,
+                            AppProto::Dns,
+                            true,
+                            B::DnsQuery,
+                            q.rrname.as_bytes(),
+                        );
+                    }
                 }
+                self.dns_buffers(d);
             }
             // `ftpbounce`: an active-mode command whose address is not the client's. Each command is its own
             // transaction, numbered by the flow's packet count (the parser numbers only its anomalies).
@@ -931,6 +934,116 @@ impl Emit<'_, '_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A DNS message's other buffers, in the direction it travelled: the names of each section (`dns.queries.rrname`,
+    /// `dns.answers.rrname`, `dns.authorities.rrname`, `dns.additionals.rrname`, one part per name), a response's
+    /// `dns.response.rrname`, and the header's `dns.opcode` and `dns.rcode` and the questions' `dns.rrtype`; on a
+    /// multicast DNS flow the `mdns.*` name lists instead. A list is built only when some rule inspects it.
+    fn dns_buffers(&mut self, d: &flowbundle_protocols::dns::DnsEvent) {
+        use flowbundle_rules::Buffer as B;
+        let Some(rules) = self.out.det.rules() else {
+            return;
+        };
+        let (proto, [queries, answers, authorities, additionals, response]) = if d.mdns {
+            (
+                AppProto::Mdns,
+                [
+                    B::MdnsQueriesRrname,
+                    B::MdnsAnswersRrname,
+                    B::MdnsAuthoritiesRrname,
+                    B::MdnsAdditionalsRrname,
+                    B::MdnsResponseRrname,
+                ],
+            )
+        } else {
+            (
+                AppProto::Dns,
+                [
+                    B::DnsQueriesRrname,
+                    B::DnsAnswersRrname,
+                    B::DnsAuthoritiesRrname,
+                    B::DnsAdditionalsRrname,
+                    B::DnsResponseRrname,
+                ],
+            )
+        };
+        let (to_server, tx) = (d.to_server, d.tx_id);
+        let names = |records: &[flowbundle_protocols::dns::DnsRecord]| -> Vec<Vec<u8>> {
+            records
+                .iter()
+                .map(|r| r.rrname.as_bytes().to_vec())
+                .collect()
+        };
+        let lists = [
+            (
+                queries,
+                d.queries
+                    .iter()
+                    .map(|q| q.rrname.as_bytes().to_vec())
+                    .collect(),
+            ),
+            (answers, names(&d.answers)),
+            (authorities, names(&d.authorities)),
+            (additionals, names(&d.additionals)),
+        ];
+        for (b, parts) in lists {
+            if !parts.is_empty() && rules.inspects(b) {
+                self.scan_buffer(
+                    proto,
+                    to_server,
+                    tx,
+                    BufferKind::AppEach(b),
+                    Data::Parts(&parts),
+                );
+            }
+        }
+        if d.is_response() && rules.inspects(response) {
+            let mut parts: Vec<Vec<u8>> = d
+                .queries
+                .iter()
+                .map(|q| q.rrname.as_bytes().to_vec())
+                .collect();
+            for r in d.answers.iter().chain(&d.authorities).chain(&d.additionals) {
+                parts.push(r.rrname.as_bytes().to_vec());
+                let data = match r.rrtype.as_str() {
+                    "CNAME" | "PTR" | "MX" | "NS" => r.rdata.as_deref(),
+                    "SOA" => r.soa.as_ref().map(|s| s.mname.as_str()),
+                    _ => None,
+                };
+                parts.extend(data.map(|n| n.as_bytes().to_vec()));
+            }
+            self.scan_buffer(
+                proto,
+                to_server,
+                tx,
+                BufferKind::AppEach(response),
+                Data::Parts(&parts),
+            );
+        }
+        if d.mdns {
+            return;
+        }
+        let [hi, lo] = d.flags.to_be_bytes();
+        for (b, v) in [(B::DnsOpcode, (hi >> 3) & 0xf), (B::DnsRcode, lo & 0xf)] {
+            if rules.inspects(b) {
+                self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(&[v]));
+            }
+        }
+        if !d.queries.is_empty() && rules.inspects(B::DnsRrtype) {
+            let types: Vec<Vec<u8>> = d
+                .queries
+                .iter()
+                .map(|q| q.qtype.to_be_bytes().to_vec())
+                .collect();
+            self.scan_buffer(
+                proto,
+                to_server,
+                tx,
+                BufferKind::AppEach(B::DnsRrtype),
+                Data::Parts(&types),
+            );
         }
     }
 
@@ -1614,6 +1727,196 @@ mod tests {
         got.sort_unstable();
         got.dedup();
         assert_eq!(got, vec![1, 2, 5, 6]);
+    }
+
+    /// A UDP datagram (IPv4, no link header) from `src:sport` to `dst:dport` carrying `payload`; checksums zero
+    /// (the engine does not verify them).
+    fn udp(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
+        let mut b = vec![0x45, 0];
+        b.extend_from_slice(&(28 + payload.len() as u16).to_be_bytes());
+        b.extend_from_slice(&[0, 1, 0x40, 0, 64, 17, 0, 0]);
+        b.extend_from_slice(&src);
+        b.extend_from_slice(&dst);
+        b.extend_from_slice(&sport.to_be_bytes());
+        b.extend_from_slice(&dport.to_be_bytes());
+        b.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(payload);
+        b
+    }
+
+    /// Crafted packets (raw IPv4, one per second) through the serial engine with `rules`; each alert's signature id
+    /// and whether it went to the server.
+    fn alerts_on(packets: &[Vec<u8>], rules: &str) -> Vec<(u32, bool)> {
+        use flowbundle_ingest::{LinkType, PacketRecord};
+        let (set, report) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+        assert_eq!(
+            (report.skipped, report.errors.len()),
+            (0, 0),
+            "{:?} {:?}",
+            report.skipped_rules,
+            report.errors
+        );
+        let cfg = EngineConfig {
+            app_events: false,
+            ..EngineConfig::default()
+        };
+        let mut engine = Engine::new(cfg, None, Some(set));
+        let mut pre = Prestage::new(engine.config());
+        let mut ctx = engine.new_ctx();
+        for (i, data) in packets.iter().enumerate() {
+            let rec = PacketRecord {
+                ts_ns: (i as u64 + 1) * 1_000_000_000,
+                orig_len: data.len() as u32,
+                interface: 0,
+                link_type: LinkType::RAW,
+                data,
+            };
+            engine.process_serial(&mut ctx, &mut pre, i as u64, &rec);
+        }
+        let mut out: Vec<(u32, bool)> = engine
+            .finish([ctx])
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Alert(a) => Some((a.signature_id, e.dir == e.client)),
+                _ => None,
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// A DNS name in wire form.
+    fn dns_name(name: &str) -> Vec<u8> {
+        let mut b = Vec::new();
+        for label in name.split('.').filter(|l| !l.is_empty()) {
+            b.push(label.len() as u8);
+            b.extend_from_slice(label.as_bytes());
+        }
+        b.push(0);
+        b
+    }
+
+    /// A DNS message: header `flags`, one question, then the answer, authority and additional records, each
+    /// `(name, type, rdata)`.
+    fn dns_message(
+        flags: u16,
+        question: (&str, u16),
+        sections: [&[(&str, u16, Vec<u8>)]; 3],
+    ) -> Vec<u8> {
+        let mut b = vec![0x12, 0x34];
+        b.extend_from_slice(&flags.to_be_bytes());
+        b.extend_from_slice(&1u16.to_be_bytes());
+        for s in sections {
+            b.extend_from_slice(&(s.len() as u16).to_be_bytes());
+        }
+        b.extend_from_slice(&dns_name(question.0));
+        b.extend_from_slice(&question.1.to_be_bytes());
+        b.extend_from_slice(&1u16.to_be_bytes());
+        for s in sections {
+            for (name, ty, rdata) in s {
+                b.extend_from_slice(&dns_name(name));
+                b.extend_from_slice(&ty.to_be_bytes());
+                b.extend_from_slice(&[0, 1, 0, 0, 0, 60]);
+                b.extend_from_slice(&(rdata.len() as u16).to_be_bytes());
+                b.extend_from_slice(rdata);
+            }
+        }
+        b
+    }
+
+    /// The DNS keywords on a crafted exchange: a request for `www.example.com` (opcode 0, an EDNS `OPT` record in
+    /// its additional section) and its NXDOMAIN-coded response with a CNAME answer, an SOA authority and an A
+    /// additional. Header keywords read each message in its own direction, the name lists each section of either
+    /// direction, `dns.response.rrname` every name and name-valued data of the response; contents of one rule must
+    /// match within one name (multi-buffer), and `!` holds when a name lacks the content.
+    #[test]
+    fn dns_keywords_read_the_header_and_each_section_of_either_direction() {
+        let (c, s) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        let opt: &[(&str, u16, Vec<u8>)] = &[("", 41, Vec::new())];
+        let request = dns_message(0x0100, ("www.example.com", 1), [&[], &[], opt]);
+        let mut soa = dns_name("ns1.example.org");
+        soa.extend(dns_name("admin.example.org"));
+        soa.extend([0u8; 20]);
+        let response = dns_message(
+            0x8183,
+            ("www.example.com", 1),
+            [
+                &[("www.example.com", 5, dns_name("cdn.example.net"))],
+                &[("example.org", 6, soa)],
+                &[("ns1.example.org", 1, vec![192, 0, 2, 1])],
+            ],
+        );
+        let packets = [
+            udp(c, 40000, s, 53, &request),
+            udp(s, 53, c, 40000, &response),
+        ];
+        let rules = r#"alert dns any any -> any any (dns.opcode:0; flow:to_server; sid:1;)
+alert dns any any -> any any (dns.opcode:!0; sid:2;)
+alert dns any any -> any any (dns.rcode:nxdomain; flow:to_client; sid:3;)
+alert dns any any -> any any (dns.rcode:3; flow:to_server; sid:4;)
+alert dns any any -> any any (dns.rrtype:1; sid:5;)
+alert dns any any -> any any (dns.rrtype:28; sid:6;)
+alert dns any any -> any any (dns.queries.rrname; content:"www.example.com"; bsize:15; flow:to_client; sid:7;)
+alert dns any any -> any any (dns.answers.rrname; content:"www.example"; sid:8;)
+alert dns any any -> any any (dns.response.rrname; content:"cdn.example.net"; sid:9;)
+alert dns any any -> any any (dns.response.rrname; content:"ns1.example.org"; sid:10;)
+alert dns any any -> any any (dns.additionals.rrname; content:"ns1"; flow:to_server; sid:11;)
+alert dns any any -> any any (dns.additionals.rrname; content:"ns1"; flow:to_client; sid:12;)
+alert dns any any -> any any (dns.authorities.rrname; content:"example.org"; startswith; sid:13;)
+alert dns any any -> any any (dns.response.rrname; content:"cdn"; content:"org"; sid:14;)
+alert dns any any -> any any (dns.queries.rrname; content:!"example"; sid:15;)
+alert dns any any -> any any (dns.answers.rrname; content:!"nomatch"; sid:16;)
+alert dns any any -> any any (dns.query; content:"www.example.com"; sid:17;)
+alert mdns any any -> any any (mdns.queries.rrname; content:"www"; sid:18;)"#;
+        assert_eq!(
+            alerts_on(&packets, rules),
+            [
+                (1, true),
+                (3, false),
+                (5, false),
+                (5, true),
+                (7, false),
+                (8, false),
+                (9, false),
+                (10, false),
+                (12, false),
+                (13, false),
+                (16, false),
+                (17, true),
+            ]
+        );
+    }
+
+    /// The `mdns.*` buffers on a multicast DNS flow (port 5353 to 224.0.0.251): a query and a response, both sent
+    /// to the group, so both travel the flow's first direction. The `dns.*` buffers stay silent there, and the
+    /// `mdns.*` ones on a unicast DNS flow.
+    #[test]
+    fn mdns_buffers_read_multicast_dns_flows_only() {
+        let (host, group) = ([192, 168, 1, 20], [224, 0, 0, 251]);
+        let query = dns_message(0, ("_apple-mobdev._tcp.local", 12), [&[], &[], &[]]);
+        let answer: &[(&str, u16, Vec<u8>)] = &[(
+            "_apple-mobdev._tcp.local",
+            12,
+            dns_name("John's Mac._apple-mobdev._tcp.local"),
+        )];
+        let response = dns_message(0x8400, ("_apple-mobdev._tcp.local", 12), [answer, &[], &[]]);
+        let packets = [
+            udp(host, 5353, group, 5353, &query),
+            udp(host, 5353, group, 5353, &response),
+            udp([10, 0, 0, 1], 40000, [10, 0, 0, 2], 53, &query),
+        ];
+        let rules = r#"alert mdns any any -> any any (mdns.queries.rrname; content:"_apple"; sid:1;)
+alert mdns any any -> any any (mdns.answers.rrname; content:"_apple"; sid:2;)
+alert ip any any -> any any (mdns.response.rrname; content:"John's Mac"; sid:3;)
+alert dns any any -> any any (dns.queries.rrname; content:"_apple"; sid:4;)
+alert udp any any -> any any (mdns.authorities.rrname; content:"_apple"; sid:5;)"#;
+        assert_eq!(
+            alerts_on(&packets, rules),
+            // Both mDNS messages ask the question: two transactions, one alert each.
+            [(1, true), (1, true), (2, true), (3, true), (4, true)]
+        );
     }
 
     /// One-way traffic to a group address is an announcement, not a risk.

@@ -83,10 +83,12 @@ pub enum Num {
     Ge(u64),
     /// Strictly between.
     Between(u64, u64),
+    /// Not strictly between (`!N-M`): at most `N` or at least `M`.
+    Outside(u64, u64),
 }
 
 impl Num {
-    /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `!N`, `=N`, `N-M`, `N<>M`, with values at most `max`.
+    /// Parses `N`, `<N`, `>N`, `<=N`, `>=N`, `!N`, `=N`, `N-M`, `N<>M`, `!N-M`, with values at most `max`.
     pub fn parse(v: &str, max: u64) -> Result<Num, String> {
         let v = v.trim();
         let n = |t: &str| -> Result<u64, String> {
@@ -110,7 +112,13 @@ impl Num {
         } else if let Some(x) = v.strip_prefix('>') {
             Num::Gt(n(x)?)
         } else if let Some(x) = v.strip_prefix('!') {
-            Num::Ne(n(x)?)
+            match x.split_once("<>").or_else(|| x.split_once('-')) {
+                Some((a, b)) => match Num::parse(&format!("{a}-{b}"), max)? {
+                    Num::Between(a, b) => Num::Outside(a, b),
+                    _ => return Err(format!("invalid range `{}`", short(v))),
+                },
+                None => Num::Ne(n(x)?),
+            }
         } else if let Some(x) = v.strip_prefix('=') {
             Num::Eq(n(x)?)
         } else if let Some((a, b)) = v.split_once("<>").or_else(|| v.split_once('-')) {
@@ -135,6 +143,7 @@ impl Num {
             Num::Le(a) => x <= a,
             Num::Ge(a) => x >= a,
             Num::Between(a, b) => a < x && x < b,
+            Num::Outside(a, b) => x <= a || x >= b,
         }
     }
 }

@@ -23,7 +23,7 @@ use flowbundle_types::{AppLayerEvent, AppProto, EventKind};
 use crate::addr::{AddrSet, ExprError, PortSet, Resolver};
 use crate::byte::{self, ByteItem};
 use crate::classify::Classifications;
-use crate::header::HeaderTest;
+use crate::header::{HeaderTest, Num};
 use crate::keyword::{self, Handler};
 use crate::pcre::{Pcre, PcreBuffer, PcreError};
 use crate::stream_size::StreamSize;
@@ -190,6 +190,7 @@ const APP_PROTOS: &[(&str, &str)] = &[
     ("tls", "tls"),
     ("ssl", "tls"),
     ("dns", "dns"),
+    ("mdns", "mdns"),
     ("ssh", "ssh"),
     ("ftp", "ftp"),
     ("ftp-data", "ftp-data"),
@@ -213,6 +214,42 @@ const APP_PROTOS: &[(&str, &str)] = &[
     ("tftp", "tftp"),
     ("telnet", "telnet"),
 ];
+
+/// `dns.rcode`'s value with the response codes it names (`nxdomain`, case-insensitive; RFC 1035 and RFC 2136's
+/// 0 to 10, as Suricata's enumeration) written as their numbers; anything else is left for the number parser.
+fn rcode_numbers(v: &str) -> String {
+    const NAMES: [&str; 11] = [
+        "noerror", "formerr", "servfail", "nxdomain", "notimp", "refused", "yxdomain", "yxrrset",
+        "nxrrset", "notauth", "notzone",
+    ];
+    let mut out = String::with_capacity(v.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(word.as_str()))
+        {
+            Some(i) => out.push_str(&i.to_string()),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in v.chars() {
+        if c.is_ascii_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Whether buffers of application protocol `app` may be inspected on a `udp` rule (the protocol runs over UDP).
+fn udp_app(app: &str) -> bool {
+    matches!(app, "dns" | "mdns" | "quic")
+}
 
 /// How a rule that applies to TCP inspects its payload.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -396,6 +433,36 @@ buffers! {
     IpSrc,
     /// `ip.dst`: the packet's destination address, likewise.
     IpDst,
+    /// `dns.queries.rrname`: each question's name, dotted, of a request or a response (one buffer each; a rule
+    /// matches when one does).
+    DnsQueriesRrname,
+    /// `dns.answers.rrname`: each answer record's name, of a request or a response.
+    DnsAnswersRrname,
+    /// `dns.authorities.rrname`: each authority record's name.
+    DnsAuthoritiesRrname,
+    /// `dns.additionals.rrname`: each additional record's name (an EDNS `OPT` record's is empty).
+    DnsAdditionalsRrname,
+    /// `dns.response.rrname`: every name of a response, one buffer each: the questions', then each record's name
+    /// followed by its data where that is a name (CNAME, PTR, MX, NS; SOA's primary server), answers, authorities
+    /// and additionals in turn.
+    DnsResponseRrname,
+    /// A DNS message's opcode, one byte, as `dns.opcode` reads it.
+    DnsOpcode,
+    /// A DNS message's response code, one byte, as `dns.rcode` reads it.
+    DnsRcode,
+    /// Each question's type, two bytes big-endian, one buffer each, as `dns.rrtype` reads them.
+    DnsRrtype,
+    /// `mdns.queries.rrname`: as [`Buffer::DnsQueriesRrname`] on multicast DNS flows.
+    MdnsQueriesRrname,
+    /// `mdns.answers.rrname`.
+    MdnsAnswersRrname,
+    /// `mdns.authorities.rrname`.
+    MdnsAuthoritiesRrname,
+    /// `mdns.additionals.rrname`.
+    MdnsAdditionalsRrname,
+    /// `mdns.response.rrname`: as [`Buffer::DnsResponseRrname`], of an mDNS response whichever way it travels
+    /// (responses go to the multicast group, the way the flow's first packet went).
+    MdnsResponseRrname,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -431,14 +498,42 @@ impl Buffer {
             | TlsCertIssuer
             | TlsCertSerial
             | TlsCertFingerprint
-            | TlsCerts => Side::Response,
+            | TlsCerts
+            | DnsResponseRrname => Side::Response,
             SmtpFileData => Side::Request,
-            Payload | HttpProtocol | HttpStart | HttpHeaderNames | HttpContentType
-            | HttpContentLen | HttpConnection | HttpCookie | SshProto | SshSoftware
-            | DcerpcHeader | DcerpcStubData | Krb5MsgType | DnsEvents | FtpEvents | HttpEvents
-            | SmtpEvents | TlsVersion | HttpHeader | HttpRawHeader | FtpDataFileData => {
-                Side::Either
-            }
+            Payload
+            | HttpProtocol
+            | HttpStart
+            | HttpHeaderNames
+            | HttpContentType
+            | HttpContentLen
+            | HttpConnection
+            | HttpCookie
+            | SshProto
+            | SshSoftware
+            | DcerpcHeader
+            | DcerpcStubData
+            | Krb5MsgType
+            | DnsEvents
+            | FtpEvents
+            | HttpEvents
+            | SmtpEvents
+            | TlsVersion
+            | HttpHeader
+            | HttpRawHeader
+            | FtpDataFileData
+            | DnsQueriesRrname
+            | DnsAnswersRrname
+            | DnsAuthoritiesRrname
+            | DnsAdditionalsRrname
+            | DnsOpcode
+            | DnsRcode
+            | DnsRrtype
+            | MdnsQueriesRrname
+            | MdnsAnswersRrname
+            | MdnsAuthoritiesRrname
+            | MdnsAdditionalsRrname
+            | MdnsResponseRrname => Side::Either,
             _ => Side::Request,
         }
     }
@@ -480,7 +575,15 @@ impl Buffer {
         use Buffer::*;
         match self {
             Payload => None,
-            DnsQuery | DnsEvents => Some("dns"),
+            DnsQuery | DnsEvents | DnsQueriesRrname | DnsAnswersRrname | DnsAuthoritiesRrname
+            | DnsAdditionalsRrname | DnsResponseRrname | DnsOpcode | DnsRcode | DnsRrtype => {
+                Some("dns")
+            }
+            MdnsQueriesRrname
+            | MdnsAnswersRrname
+            | MdnsAuthoritiesRrname
+            | MdnsAdditionalsRrname
+            | MdnsResponseRrname => Some("mdns"),
             TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
             | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion => {
                 Some("tls")
@@ -559,6 +662,19 @@ impl Buffer {
             SmtpEvents => "app-layer-event (smtp)",
             SmtpFileData => "file.data (smtp)",
             FtpDataFileData => "file.data (ftp-data)",
+            DnsQueriesRrname => "dns.queries.rrname",
+            DnsAnswersRrname => "dns.answers.rrname",
+            DnsAuthoritiesRrname => "dns.authorities.rrname",
+            DnsAdditionalsRrname => "dns.additionals.rrname",
+            DnsResponseRrname => "dns.response.rrname",
+            DnsOpcode => "dns.opcode",
+            DnsRcode => "dns.rcode",
+            DnsRrtype => "dns.rrtype",
+            MdnsQueriesRrname => "mdns.queries.rrname",
+            MdnsAnswersRrname => "mdns.answers.rrname",
+            MdnsAuthoritiesRrname => "mdns.authorities.rrname",
+            MdnsAdditionalsRrname => "mdns.additionals.rrname",
+            MdnsResponseRrname => "mdns.response.rrname",
         }
     }
 }
@@ -763,6 +879,14 @@ pub enum Item {
     Asn1(Box<crate::asn1::Asn1>),
     /// `dataset` / `datarep`: the whole buffer against a set ([`crate::dataset`]).
     Dataset(Box<crate::dataset::DatasetItem>),
+    /// An integer keyword of an application field (`dns.opcode`, `tls.cert_chain_len`, ...): the unsigned
+    /// big-endian number of `width` bytes at `at` in the buffer the parser handed over, tested in Suricata's integer
+    /// syntax. A buffer too short for it does not match.
+    Num {
+        at: u8,
+        width: u8,
+        test: Num,
+    },
 }
 
 /// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
@@ -795,7 +919,7 @@ impl Item {
             Item::Len { .. } => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
-            Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) => false,
+            Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) | Item::Num { .. } => false,
             Item::Asn1(a) => a.absolute_offset.is_none(),
         }
     }
@@ -811,7 +935,8 @@ impl Item {
             | Item::Tls(_)
             | Item::Dce(_)
             | Item::Asn1(_)
-            | Item::Dataset(_) => true,
+            | Item::Dataset(_)
+            | Item::Num { .. } => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -2033,6 +2158,27 @@ impl Builder {
         self.push_item(PBuf::Fixed(Buffer::Krb5MsgType), Item::Byte(Box::new(item)))
     }
 
+    /// An integer keyword of an application field, in Suricata's integer syntax (`N`, `!N`, `<N`, `>=N`, `N-M`
+    /// exclusive, `!N-M`, ...): `dns.opcode` and `dns.rcode` (one byte each; `dns.rcode` also by name: `noerror`,
+    /// `nxdomain`, ...), `dns.rrtype` (each question's type; a rule matches when one does), `tls.cert_chain_len`
+    /// (the server's certificates). See [`Item::Num`].
+    pub(crate) fn app_number(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        let (buf, width, max) = match n {
+            "dns.opcode" => (Buffer::DnsOpcode, 1, u64::from(u8::MAX)),
+            "dns.rcode" => (Buffer::DnsRcode, 1, u64::from(u8::MAX)),
+            "dns.rrtype" => (Buffer::DnsRrtype, 2, u64::from(u16::MAX)),
+            _ => return Err(err(format!("{n}: not an integer keyword"))),
+        };
+        let text = if n == "dns.rcode" {
+            rcode_numbers(v)
+        } else {
+            v.to_string()
+        };
+        let test = Num::parse(&text, max).map_err(|e| err(format!("{n}: {e}")))?;
+        self.push_item(PBuf::Fixed(buf), Item::Num { at: 0, width, test })
+    }
+
     /// `app-layer-event:<proto>.<event>`: the protocol's parser raised this anomaly on the transaction
     /// ([`AppLayerEvent`]), read as a one-byte test of the event's flag in the protocol's event buffer
     /// ([`Buffer::DnsEvents`], [`Buffer::FtpEvents`], [`Buffer::HttpEvents`]). Another of Suricata's events (one no parser here raises, a general `applayer_*`
@@ -2398,8 +2544,8 @@ impl Builder {
                 return Err(skip(format!("{} with {app} buffers", g.buffer.name())));
             }
             if matches!(h.proto, Proto::App(p) if p != app)
-                || (app != "dns" && matches!(h.proto, Proto::Udp | Proto::Icmp))
-                || (app == "dns" && h.proto == Proto::Icmp)
+                || (!udp_app(app) && matches!(h.proto, Proto::Udp | Proto::Icmp))
+                || (udp_app(app) && h.proto == Proto::Icmp)
                 || matches!(h.proto, Proto::IpProto(_))
             {
                 return Err(skip(format!("{app} buffer on a non-{app} protocol")));
@@ -2702,6 +2848,53 @@ mod tests {
             (run(100, false), run(101, false), run(101, true)),
             (0, 1, 1)
         );
+    }
+
+    /// The DNS integer keywords in Suricata's integer syntax (with `!N-M` and `dns.rcode`'s names), each a test of
+    /// its one-field buffer; bad values are errors naming the keyword, at their line.
+    #[test]
+    fn dns_integer_keywords_parse_suricatas_syntax() {
+        use super::{Buffer, Item, Num};
+        let text = "alert dns any any -> any any (dns.opcode:!7-15; sid:1;)\n\
+                    alert dns any any -> any any (dns.rcode:!NXDomain; sid:2;)\n\
+                    alert dns any any -> any any (dns.rrtype:>=28; sid:3;)\n\
+                    alert dns any any -> any any (dns.opcode:query; sid:4;)\n\
+                    alert dns any any -> any any (dns.rrtype:65536; sid:5;)\n\
+                    alert dns any any -> any any (dns.rcode:; sid:6;)\n\
+                    alert dns any any -> any any (dns.opcode:5-5; sid:7;)\n";
+        let (set, report) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let tests: Vec<(Buffer, Num)> = set
+            .rules()
+            .iter()
+            .map(|r| match r.groups.as_slice() {
+                [g] => match g.items.as_slice() {
+                    [Item::Num { test, .. }] => (g.buffer, *test),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            tests,
+            [
+                (Buffer::DnsOpcode, Num::Outside(7, 15)),
+                (Buffer::DnsRcode, Num::Ne(3)),
+                (Buffer::DnsRrtype, Num::Ge(28)),
+            ]
+        );
+        let lines: Vec<(usize, bool)> = report
+            .errors
+            .iter()
+            .map(|e| (e.line, e.message.contains("dns.")))
+            .collect();
+        assert_eq!(
+            lines,
+            [(4, true), (5, true), (6, true), (7, true)],
+            "{:?}",
+            report.errors
+        );
+        assert!(Num::Outside(7, 15).test(7) && Num::Outside(7, 15).test(15));
+        assert!(!Num::Outside(7, 15).test(8));
     }
 
     #[test]

@@ -912,7 +912,8 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         | Item::Tls(_)
         | Item::Dce(_)
         | Item::Asn1(_)
-        | Item::Dataset(_) => false,
+        | Item::Dataset(_)
+        | Item::Num { .. } => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
     let mut abs_end: Option<u64> = Some(0);
@@ -936,7 +937,11 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
                 n, relative: true, ..
             } => cursor_max.map(|c| c + u64::from(*n)),
             // The length of the whole buffer is no position; nor are the records at its start.
-            Item::Len { .. } | Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) => Some(0),
+            Item::Len { .. }
+            | Item::Tls(_)
+            | Item::Dce(_)
+            | Item::Dataset(_)
+            | Item::Num { .. } => Some(0),
             // A number read at a position that may come from another number; a decode of unknown length.
             Item::Byte(_) | Item::Base64(_) | Item::Asn1(_) => None,
         };

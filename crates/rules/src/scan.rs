@@ -2163,8 +2163,9 @@ impl RuleSet {
         sc.completed = done;
     }
 
-    /// Whether any rule inspects `buffer` (plain or transformed).
-    pub(crate) fn inspects(&self, buffer: Buffer) -> bool {
+    /// Whether any rule inspects `buffer` (plain or transformed): a parser's buffers that cost work to build (a
+    /// DNS message's names, one part each) are built only then.
+    pub fn inspects(&self, buffer: Buffer) -> bool {
         self.http.get(buffer.index()).is_some_and(|t| !t.is_empty())
             || self.transformed.iter().any(|v| v.0 == buffer)
             || self.stored.get(buffer.index()).copied().unwrap_or(false)

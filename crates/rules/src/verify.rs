@@ -460,6 +460,21 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::Num { at, width, test } => {
+                // A field the parser handed over: read from the buffer's start.
+                let h = self.hay;
+                if h.base != 0 {
+                    return None;
+                }
+                let at = usize::from(*at);
+                let field = h.bytes.get(..h.hi)?.get(at..at + usize::from(*width))?;
+                let x = field.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
+                if test.test(x) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Dce(c) => {
                 let h = self.hay;
                 if h.base == 0 && c.matches(h.bytes.get(..h.hi)?) {

@@ -445,10 +445,14 @@ fn sample_dns() -> flowbundle_protocols::AppEvent {
         queries: vec![DnsQuery {
             rrname: "a".into(),
             rrtype: "A".into(),
+            qtype: 1,
             rrname_truncated: true,
         }],
         answers: records.clone(),
         authorities: records,
+        additionals: Vec::new(),
+        to_server: false,
+        mdns: false,
         udp_len: 0,
     })
 }

@@ -227,7 +227,11 @@ pub struct Message {
     pub questions: Vec<Question>,
     pub answers: Vec<DnsRecord>,
     pub authorities: Vec<DnsRecord>,
-    /// Records present but not decoded (over the per-section cap, or the additional section).
+    /// The additional section's records that decode (an EDNS `OPT` record among them, with an empty name), read
+    /// leniently: the first record that does not decode ends the section without failing the message, since
+    /// Suricata keeps a message whose additional section is damaged.
+    pub additionals: Vec<DnsRecord>,
+    /// Records present but not decoded (over the per-section cap).
     pub skipped_records: u32,
 }
 
@@ -253,7 +257,7 @@ impl Message {
         let qd = r.u16()?;
         let an = r.u16()?;
         let ns = r.u16()?;
-        let _ar = r.u16()?;
+        let ar = r.u16()?;
         let mut m = Message {
             id,
             flags,
@@ -297,6 +301,17 @@ impl Message {
                 } else {
                     m.skipped_records += 1;
                 }
+            }
+        }
+        for i in 0..ar {
+            let Ok((rec, next, _)) = read_record(msg, pos) else {
+                break;
+            };
+            pos = next;
+            if usize::from(i) < max_records {
+                m.additionals.push(rec);
+            } else {
+                m.skipped_records += 1;
             }
         }
         Ok(m)
@@ -392,6 +407,9 @@ fn read_record(msg: &[u8], pos: usize) -> Result<(DnsRecord, usize, Vec<String>)
 pub struct DnsQuery {
     pub rrname: String,
     pub rrtype: String,
+    /// The question's type as a number (what `dns.rrtype` compares); not an EVE field.
+    #[serde(skip)]
+    pub qtype: u16,
     /// The name was cut at the decoder's limit.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rrname_truncated: bool,
@@ -422,6 +440,14 @@ pub struct DnsEvent {
     pub queries: Vec<DnsQuery>,
     pub answers: Vec<DnsRecord>,
     pub authorities: Vec<DnsRecord>,
+    /// The additional section's records ([`Message::additionals`]), for the rules' `dns.additionals.rrname`; not
+    /// written (Suricata 8's default EVE layout has no additionals).
+    pub additionals: Vec<DnsRecord>,
+    /// The message travelled to the server (the flow's responder), whatever its QR bit says: an mDNS response goes
+    /// the way its sender's first packet went. Not an EVE field.
+    pub to_server: bool,
+    /// The message came on a multicast DNS flow (the `mdns.*` rule buffers rather than `dns.*`). Not an EVE field.
+    pub mdns: bool,
     /// Bytes of the message when it came as one UDP datagram (0 over TCP), for the flow risks on large and
     /// fragmented messages. Not in Suricata's schema: not written.
     pub udp_len: usize,
@@ -569,11 +595,15 @@ pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
             .map(|q| DnsQuery {
                 rrname: q.name.text.clone(),
                 rrtype: rrtype_name(q.qtype),
+                qtype: q.qtype,
                 rrname_truncated: q.name.truncated,
             })
             .collect(),
         answers: m.answers.clone(),
         authorities: m.authorities.clone(),
+        additionals: m.additionals.clone(),
+        to_server: !m.is_response(),
+        mdns: false,
         udp_len: 0,
     })
 }
@@ -791,7 +821,10 @@ impl Detector for MdnsDetector {
         probe_on_ports(ctx, 5353, false)
     }
     fn parser(&self, t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
-        Some(Box::new(DnsParser::new(t, limits)))
+        Some(Box::new(DnsParser {
+            mdns: true,
+            ..DnsParser::new(t, limits)
+        }))
     }
 }
 
@@ -828,6 +861,8 @@ pub struct DnsParser {
     /// The transaction of the last message that made or joined one (where Suricata sets the anomalies of a message
     /// that makes none).
     latest_tx: Option<u64>,
+    /// The flow is multicast DNS (its events say so, for the rules' `mdns.*` buffers).
+    mdns: bool,
     stats: ParserStats,
 }
 
@@ -844,6 +879,7 @@ impl DnsParser {
             gap: [false; 2],
             next_tx: 0,
             latest_tx: None,
+            mdns: false,
             stats: ParserStats::default(),
         }
     }
@@ -873,7 +909,12 @@ impl DnsParser {
         };
         let udp_len = if self.tcp { 0 } else { msg.len() };
         if let Some(e) = event(&m, tx) {
-            out.event(AppEvent::Dns(DnsEvent { udp_len, ..e }));
+            out.event(AppEvent::Dns(DnsEvent {
+                udp_len,
+                to_server,
+                mdns: self.mdns,
+                ..e
+            }));
         }
         // A response sent to the server makes no transaction in Suricata: its anomaly went to the latest one.
         if !(to_server && m.is_response()) {
