@@ -10,7 +10,11 @@ use flowbundle_protocols::{AppEvent, Direction, Limits, Transport};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits::default();
+    // HASSH on: the SSH parser reads the binary packets after the banners too.
+    let limits = Limits {
+        ssh_hassh: true,
+        ..Limits::default()
+    };
     let dets = flowbundle_protocols::registry::builtin_detectors();
     for det in &dets {
         let Some(mut parser) = det.parser(Transport::Tcp, &limits) else {

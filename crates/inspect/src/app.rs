@@ -930,6 +930,15 @@ impl Emit<'_, '_> {
                             B::SshSoftware,
                             sw.software_version.as_bytes(),
                         );
+                        if let Some(h) = &sw.hassh {
+                            let (hash, string) = if to_server {
+                                (B::SshHassh, B::SshHasshString)
+                            } else {
+                                (B::SshHasshServer, B::SshHasshServerString)
+                            };
+                            each(0, AppProto::Ssh, to_server, hash, h.hash.as_bytes());
+                            each(0, AppProto::Ssh, to_server, string, h.string.as_bytes());
+                        }
                     }
                 }
             }

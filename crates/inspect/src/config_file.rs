@@ -138,6 +138,12 @@ pub static SETTINGS: &[Setting] = &[
         set: |c, v| c.decode.icmp_errors_in_quoted_flow = v != 0,
     },
     Setting {
+        key: "app-layer.protocols.ssh.hassh",
+        unit: Unit::Bool,
+        get: |c| u64::from(c.limits.ssh_hassh),
+        set: |c, v| c.limits.ssh_hassh = v != 0,
+    },
+    Setting {
         key: "packet-alert-max",
         unit: Unit::Count,
         get: |c| c.packet_alert_max as u64,
@@ -792,6 +798,10 @@ impl ConfigFile {
                             }
                             continue;
                         }
+                        if SETTINGS.iter().any(|s| s.key == dotted) {
+                            cfg.read_settings(&dotted, v, &origin, &at)?;
+                            continue;
+                        }
                         let value = scalar(v).unwrap_or_default();
                         match detection_ports_setting(&dotted, &value) {
                             Some(Ok(ports)) => {
@@ -1020,16 +1030,24 @@ impl ConfigFile {
         // The engine settings, nested by their dotted keys, each with its value (given or default) and origin.
         let mut engine = EngineConfig::default();
         self.apply(&mut engine);
+        // The `app-layer` section's settings are written with its detection ports below (one section).
+        let app_layer = |key: &str| key.starts_with("app-layer.");
+        let write_settings = |s: &mut String, open: &mut Vec<&str>, app: bool| {
+            for (i, setting) in SETTINGS.iter().enumerate() {
+                if app_layer(setting.key) != app {
+                    continue;
+                }
+                let from = self
+                    .settings
+                    .iter()
+                    .find(|x| x.0 == i)
+                    .map_or("default", |x| x.2.as_str());
+                let value = show_unit(setting.unit, (setting.get)(&engine));
+                write_nested(s, open, setting.key, &value, from);
+            }
+        };
         let mut open: Vec<&str> = Vec::new();
-        for (i, setting) in SETTINGS.iter().enumerate() {
-            let from = self
-                .settings
-                .iter()
-                .find(|x| x.0 == i)
-                .map_or("default", |x| x.2.as_str());
-            let value = show_unit(setting.unit, (setting.get)(&engine));
-            write_nested(&mut s, &mut open, setting.key, &value, from);
-        }
+        write_settings(&mut s, &mut open, false);
         let (order, from) = self.action_order.as_ref().map_or(
             (flowbundle_rules::ActionOrder::default(), "default"),
             |(o, f)| (*o, f.as_str()),
@@ -1038,12 +1056,11 @@ impl ConfigFile {
             "action-order: [{}]  # {from}\n",
             order.names().join(", ")
         ));
-        // Detection ports, nested by their dotted keys as written.
-        if !self.detection_ports.is_empty() {
-            let mut open: Vec<&str> = Vec::new();
-            for (key, value, _, from) in &self.detection_ports {
-                write_nested(&mut s, &mut open, key, &quoted(value), from);
-            }
+        // The `app-layer` settings, then the detection ports, nested by their dotted keys as written.
+        let mut open: Vec<&str> = Vec::new();
+        write_settings(&mut s, &mut open, true);
+        for (key, value, _, from) in &self.detection_ports {
+            write_nested(&mut s, &mut open, key, &quoted(value), from);
         }
         s.push_str("vars:\n");
         for kind in [VarKind::Address, VarKind::Port] {

@@ -51,10 +51,26 @@ impl Detection {
         signatures: Option<Arc<SignatureSet>>,
         rules: Option<Arc<RuleSet>>,
     ) -> Self {
+        // HASSH is computed when the configuration asks for it or a rule reads it, as Suricata's keywords enable it.
+        let mut limits = cfg.limits;
+        limits.ssh_hassh |= rules.as_ref().is_some_and(|r| {
+            use flowbundle_rules::Buffer as B;
+            r.rules().iter().any(|r| {
+                r.groups.iter().any(|g| {
+                    matches!(
+                        g.buffer,
+                        B::SshHassh
+                            | B::SshHasshString
+                            | B::SshHasshServer
+                            | B::SshHasshServerString
+                    )
+                })
+            })
+        });
         let registry = Registry::new(
             flowbundle_protocols::registry::builtin_detectors(),
             cfg.classifier,
-            cfg.limits,
+            limits,
         )
         .with_detection_ports(&cfg.detection_ports);
         let sig_labels = signatures

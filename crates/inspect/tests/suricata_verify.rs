@@ -13,12 +13,12 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 456;
+const SELECTED_FLOOR: usize = 458;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 443;
+const PASS_FLOOR: usize = 445;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
-const ALERT_SELECTED_FLOOR: usize = 366;
-const ALERT_PASS_FLOOR: usize = 357;
+const ALERT_SELECTED_FLOOR: usize = 368;
+const ALERT_PASS_FLOOR: usize = 359;
 /// The target pass rate, in percent.
 const TARGET_PERCENT: usize = 95;
 

@@ -268,6 +268,10 @@ pub struct Limits {
     /// Suricata inspects such files as they stream, up to its reassembly depth). Every TCP flow whose payload no
     /// detector recognised keeps this much until it ends, since it may turn out to be a data connection.
     pub ftp_data_file_cap: usize,
+    /// Read SSH KEXINITs and compute HASSH (EVE `ssh.client.hassh`/`ssh.server.hassh`, the rules' `ssh.hassh*`):
+    /// Suricata's `app-layer.protocols.ssh.hassh`, off by default; the engine turns it on when a rule reads a
+    /// hassh buffer, as Suricata's keywords do.
+    pub ssh_hassh: bool,
 }
 
 impl Default for Limits {
@@ -283,6 +287,7 @@ impl Default for Limits {
             quic_crypto_cap: 16 * 1024,
             smtp_file_cap: 100_000,
             ftp_data_file_cap: 100 * 1024,
+            ssh_hassh: false,
         }
     }
 }

@@ -399,6 +399,23 @@ pub static KEYWORDS: &[Keyword] = &[
         &["ssh_software", "ssh.softwareversion"],
         Buffer::SshSoftware,
     ),
+    // SSH HASSH (the KEXINITs' algorithm lists); the legacy names are Suricata 6's.
+    sticky("ssh.hassh", &["hassh"], Buffer::SshHassh),
+    sticky(
+        "ssh.hassh.string",
+        &["hassh.string"],
+        Buffer::SshHasshString,
+    ),
+    sticky(
+        "ssh.hassh.server",
+        &["hassh.server"],
+        Buffer::SshHasshServer,
+    ),
+    sticky(
+        "ssh.hassh.server.string",
+        &["hassh.server.string"],
+        Buffer::SshHasshServerString,
+    ),
     sticky(
         "dcerpc.stub_data",
         &["dce_stub_data"],

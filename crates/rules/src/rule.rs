@@ -397,6 +397,14 @@ buffers! {
     SshProto,
     /// `ssh.software`: the software version of the banner (`OpenSSH_8.2p1`).
     SshSoftware,
+    /// `ssh.hassh`: MD5 of the client's KEXINIT algorithm string, 32 lower-case hex digits.
+    SshHassh,
+    /// `ssh.hassh.string`: the client's `kex;encryption;mac;compression` lists.
+    SshHasshString,
+    /// `ssh.hassh.server`: MD5 of the server's KEXINIT algorithm string.
+    SshHasshServer,
+    /// `ssh.hassh.server.string`: the server's `kex;encryption;mac;compression` lists.
+    SshHasshServerString,
     /// A DCE/RPC call's interface, version, operation number and first-fragment flag, as the conditions
     /// `dcerpc.iface` and `dcerpc.opnum` read them ([`crate::dcerpc::call_header`]); of the request or the response.
     DcerpcHeader,
@@ -499,7 +507,9 @@ impl Buffer {
             | TlsCertSerial
             | TlsCertFingerprint
             | TlsCerts
-            | DnsResponseRrname => Side::Response,
+            | DnsResponseRrname
+            | SshHasshServer
+            | SshHasshServerString => Side::Response,
             SmtpFileData => Side::Request,
             Payload
             | HttpProtocol
@@ -588,7 +598,8 @@ impl Buffer {
             | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion => {
                 Some("tls")
             }
-            SshProto | SshSoftware => Some("ssh"),
+            SshProto | SshSoftware | SshHassh | SshHasshString | SshHasshServer
+            | SshHasshServerString => Some("ssh"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
             IpSrc | IpDst => None,
@@ -651,6 +662,10 @@ impl Buffer {
             Ja4Hash => "ja4.hash",
             SshProto => "ssh.proto",
             SshSoftware => "ssh.software",
+            SshHassh => "ssh.hassh",
+            SshHasshString => "ssh.hassh.string",
+            SshHasshServer => "ssh.hassh.server",
+            SshHasshServerString => "ssh.hassh.server.string",
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
             FtpBounce => "ftpbounce",
