@@ -177,6 +177,17 @@ pub fn quoted_flow(d: &Decoded<'_>) -> Option<FlowKey> {
     Some(key)
 }
 
+/// The bundle a decoded packet's flow is filed under: the CRC-16 of its [`Fid`] (`dh`'s and `lfb`'s bundle), of the
+/// flow it quotes for an ICMPv4 error filed there ([`quoted_flow`]), 0 for a packet without IP addresses. The one
+/// definition the engine's single-threaded loop, its workers and [`crate::keyonly`] agree on.
+#[inline]
+pub fn bundle_of(d: &Decoded<'_>) -> u16 {
+    match quoted_flow(d) {
+        Some(k) => k.fid().crc16(),
+        None => Fid::from_decoded(d).map_or(0, |f| f.crc16()),
+    }
+}
+
 impl FlowKey {
     /// The key of a packet from `src:sport` to `dst:dport`, and the packet's direction. Both directions of a
     /// conversation give the same key. (Mixing families is a caller error; the key then uses IPv6 layout.)

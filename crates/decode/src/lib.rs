@@ -9,6 +9,8 @@
 //! * [`flow`]: the canonical bidirectional [`FlowKey`], the ANCS'10 [`Fid`], and ports for fragments;
 //! * [`hash`]: CRC-16 of the FID, Toeplitz (any key, and symmetric RSS), a keyed hash, and [`FlowHasher`], which
 //!   computes the three hashes a scheduler descriptor carries;
+//! * [`keyonly`]: a packet's bundle from its link and IP headers alone, where they settle it (a worker passing
+//!   over another's packets);
 //! * [`defrag`]: IPv4/IPv6 defragmentation with bounded memory, run before scheduling;
 //! * [`prestage`]: the one pre-scheduling stage (decode, defragment, key, hash into a scheduler descriptor) that
 //!   the engine, the bench and the schedulers' tests share.
@@ -20,6 +22,7 @@ pub mod decode;
 pub mod defrag;
 pub mod flow;
 pub mod hash;
+pub mod keyonly;
 pub mod outcome;
 pub mod prestage;
 pub mod wire;
@@ -32,7 +35,8 @@ pub use defrag::{
     DefragConfig, DefragDrop, DefragOutcome, DefragStats, Defragmenter, OverlapPolicy,
 };
 pub use flow::{
-    Fid, FlowKey, FragmentPorts, FragmentPortsStats, KeySide, is_icmpv4_error, quoted_flow,
+    Fid, FlowKey, FragmentPorts, FragmentPortsStats, KeySide, bundle_of, is_icmpv4_error,
+    quoted_flow,
 };
 /// The decoder's anomalies (Suricata's decoder events), defined with the shared vocabulary.
 pub use flowbundle_types::{DecodeEvent, DecodeEvents};

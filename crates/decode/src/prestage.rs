@@ -112,6 +112,8 @@ pub struct Noted<'s, 'r> {
 pub struct PrestageStats {
     /// Packets offered, and descriptors produced.
     pub packets: u64,
+    /// Packets passed over unstaged ([`Prestage::pass`]): not in `packets` nor `decode`.
+    pub passed: u64,
     pub dispatched: u64,
     /// Fragments absorbed (held or dropped), and datagrams reassembled from them.
     pub absorbed: u64,
@@ -280,6 +282,16 @@ impl Prestage {
     /// The hasher (for callers that build descriptors themselves).
     pub fn hasher(&self) -> &FlowHasher {
         &self.hasher
+    }
+
+    /// A packet passed over without being staged, which [`crate::keyonly::plain_fid`] found to be no fragment (a
+    /// worker skipping another's packet): the defragmenter's clock advances as staging it would have (datagrams older
+    /// than the timeout expire on any packet's time), and it is counted in [`PrestageStats::passed`] instead of
+    /// `packets` and `decode`.
+    #[inline]
+    pub fn pass(&mut self, ts_ns: u64) {
+        self.stats.passed += 1;
+        self.defrag.expire(ts_ns);
     }
 
     /// One decoded packet through the defragmenter.

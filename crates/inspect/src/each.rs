@@ -8,7 +8,9 @@
 //! single-threaded loop with a filter, on each worker. Nothing crosses between cores but the output: no reader
 //! thread (on two cores the reader and two workers are three busy threads time-sharing them), no packet bytes or
 //! decoded view read on one core and inspected on another, no queue, no wake-ups. What it costs: each worker reads
-//! and decodes the packets it skips (a few percent of inspecting them), and defragments every datagram.
+//! the packets it skips and keys them from their link and IP headers alone
+//! ([`flowbundle_decode::keyonly::plain_fid`], without decoding or staging them; fragments, tunnels and odd
+//! packets are decoded in full, as the single-threaded loop decodes them), and defragments every datagram.
 //!
 //! Output in input order, as the other streaming runs: each inspected packet's output is sent tagged with its
 //! position, each worker's share of a sweep tagged between the packet it follows and the next one, and the

@@ -567,10 +567,7 @@ impl Engine {
     /// An ICMPv4 error goes with the flow it quotes ([`flowbundle_decode::quoted_flow`]), as the prestage's hashes
     /// send it there in a parallel run.
     pub fn serial_bundle(d: &Decoded<'_>) -> u16 {
-        match flowbundle_decode::quoted_flow(d) {
-            Some(k) => k.fid().crc16(),
-            None => flowbundle_decode::Fid::from_decoded(d).map_or(0, |f| f.crc16()),
-        }
+        flowbundle_decode::bundle_of(d)
     }
 
     /// Inspects one packet of bundle `held` (the packet's flow lives in that bundle's shard of the table). `num`
@@ -834,7 +831,7 @@ impl Engine {
     ) -> bool {
         let mut latest = 0;
         // SAFETY: `&mut self` excludes every other user of the table, so every bundle is this caller's.
-        unsafe { self.process_owned(ctx, pre, num, rec, |_| true, &mut latest) }.unwrap_or(false)
+        unsafe { self.process_staged(ctx, pre, num, rec, |_| true, &mut latest) }.unwrap_or(false)
     }
 
     /// [`Engine::process_serial`] on one of several threads that each read the whole input, each with its own
@@ -848,7 +845,59 @@ impl Engine {
     /// # Safety
     /// No other thread uses the shards of the bundles `owns` accepts while this runs (each thread owns a disjoint set
     /// of bundles, and only its owner ever inspects a packet of one).
+    ///
+    /// `owns` is asked once per packet. A packet whose link and IP headers settle its bundle
+    /// ([`flowbundle_decode::keyonly::plain_fid`]: no fragment, no tunnel, no quoted ICMP error) is keyed from them
+    /// alone, and passed over without being decoded or staged when another thread owns it ([`Prestage::pass`]); the
+    /// others go through decoding and the defragmenter first, as in the single-threaded loop.
     pub unsafe fn process_owned(
+        &self,
+        ctx: &mut WorkerCtx,
+        pre: &mut Prestage,
+        num: u64,
+        rec: &PacketRecord<'_>,
+        owns: impl Fn(u16) -> bool,
+        latest: &mut u64,
+    ) -> Option<bool> {
+        let Some(fid) =
+            flowbundle_decode::keyonly::plain_fid(rec.link_type, rec.data, &self.cfg.decode)
+        else {
+            // SAFETY: the caller's promise.
+            return unsafe { self.process_staged(ctx, pre, num, rec, owns, latest) };
+        };
+        // No fragment: a whole packet, which the single-threaded loop counts in its latest time.
+        *latest = (*latest).max(rec.ts_ns);
+        let bundle = fid.crc16();
+        if !owns(bundle) {
+            pre.pass(rec.ts_ns);
+            return None;
+        }
+        let t0 = cost::now();
+        let on = ctx.sample();
+        let d = decode(rec, &self.cfg.decode);
+        let staged = pre.stage_decoded(&d, rec.ts_ns);
+        debug_assert_eq!(staged, Staged::Whole, "key-only decoding passed a fragment");
+        debug_assert_eq!(
+            Self::serial_bundle(&d),
+            bundle,
+            "key-only decoding and decoding disagree on the bundle"
+        );
+        let tm = Timing {
+            t0,
+            t_decoded: if on { cost::now() } else { 0 },
+            on,
+        };
+        // SAFETY: the caller's promise: this thread alone uses the shards of the bundles it owns.
+        let mut held = unsafe { BundleToken::assume_held(bundle) };
+        Some(self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm))
+    }
+
+    /// [`Engine::process_owned`] through decoding and the defragmenter for every packet (the single-threaded loop,
+    /// and the packets whose headers alone do not settle their bundle).
+    ///
+    /// # Safety
+    /// As [`Engine::process_owned`].
+    unsafe fn process_staged(
         &self,
         ctx: &mut WorkerCtx,
         pre: &mut Prestage,
