@@ -689,6 +689,7 @@ impl EventSink for Emit<'_, '_> {
         if t.client_version != 0 {
             each(B::TlsVersion, &tls_version_bytes(t.client_version));
         }
+        self.tls_side_buffers(true, t.client_random.as_deref(), &t.client_alpns);
     }
 
     fn event(&mut self, event: AppEvent) {
@@ -912,6 +913,7 @@ impl Emit<'_, '_> {
                         Data::Parts(&t.certificates),
                     );
                 }
+                self.tls_server_buffers(t);
             }
             AppEvent::Ssh(s) => {
                 for (to_server, side) in [(true, &s.client), (false, &s.server)] {
@@ -1052,6 +1054,86 @@ impl Emit<'_, '_> {
                 tx,
                 BufferKind::AppEach(B::DnsRrtype),
                 Data::Parts(&types),
+            );
+        }
+    }
+
+    /// One TLS side's hello buffers: `tls.random` and its two parts, and `tls.alpn` (each protocol the side
+    /// named), in the side's direction.
+    fn tls_side_buffers(&mut self, to_server: bool, random: Option<&[u8; 32]>, alpns: &[String]) {
+        use flowbundle_rules::Buffer as B;
+        let Some(rules) = self.out.det.rules() else {
+            return;
+        };
+        if let Some(r) = random {
+            for (b, part) in [
+                (B::TlsRandom, &r[..]),
+                (B::TlsRandomTime, &r[..4]),
+                (B::TlsRandomBytes, &r[4..]),
+            ] {
+                if rules.inspects(b) {
+                    let data = Data::One(part);
+                    self.scan_buffer(AppProto::Tls, to_server, 0, BufferKind::App(b), data);
+                }
+            }
+        }
+        if !alpns.is_empty() && rules.inspects(B::TlsAlpn) {
+            let parts: Vec<Vec<u8>> = alpns.iter().map(|a| a.as_bytes().to_vec()).collect();
+            let data = Data::Parts(&parts);
+            self.scan_buffer(
+                AppProto::Tls,
+                to_server,
+                0,
+                BufferKind::AppEach(B::TlsAlpn),
+                data,
+            );
+        }
+    }
+
+    /// The server side's other TLS buffers, to the client: its hello's (see [`Self::tls_side_buffers`]), the
+    /// certificate's `tls.subjectaltname` entries, the chain's length (`tls.cert_chain_len`) and the leaf's validity
+    /// for the date keywords, expired or valid as of this packet's time (Suricata compares the flow's last time).
+    fn tls_server_buffers(&mut self, t: &flowbundle_protocols::tls::TlsEvent) {
+        use flowbundle_rules::Buffer as B;
+        self.tls_side_buffers(false, t.server_random.as_deref(), &t.server_alpns);
+        let Some(rules) = self.out.det.rules() else {
+            return;
+        };
+        let sans = t.cert_check.as_ref().map_or(&[][..], |c| &c.sans[..]);
+        if !sans.is_empty() && rules.inspects(B::TlsSubjectAltName) {
+            let parts: Vec<Vec<u8>> = sans.iter().map(|n| n.as_bytes().to_vec()).collect();
+            let data = Data::Parts(&parts);
+            let kind = BufferKind::AppEach(B::TlsSubjectAltName);
+            self.scan_buffer(AppProto::Tls, false, 0, kind, data);
+        }
+        if !t.certificates.is_empty() && rules.inspects(B::TlsCertChainLen) {
+            let n = u32::try_from(t.certificates.len()).unwrap_or(u32::MAX);
+            let data = Data::One(&n.to_be_bytes());
+            self.scan_buffer(
+                AppProto::Tls,
+                false,
+                0,
+                BufferKind::App(B::TlsCertChainLen),
+                data,
+            );
+        }
+        if let Some(c) = &t.cert_check
+            && rules.inspects(B::TlsCertValidity)
+        {
+            let now = i64::try_from(self.out.ts_ns / 1_000_000_000).unwrap_or(i64::MAX);
+            let number = flowbundle_rules::rule::cert_date_number;
+            let mut v = [0u8; 18];
+            v[..8].copy_from_slice(&number(c.not_before).to_be_bytes());
+            v[8..16].copy_from_slice(&number(c.not_after).to_be_bytes());
+            v[16] = u8::from(now > c.not_after);
+            v[17] = u8::from(now <= c.not_after);
+            let data = Data::One(&v);
+            self.scan_buffer(
+                AppProto::Tls,
+                false,
+                0,
+                BufferKind::App(B::TlsCertValidity),
+                data,
             );
         }
     }
@@ -1736,6 +1818,46 @@ mod tests {
         got.sort_unstable();
         got.dedup();
         assert_eq!(got, vec![1, 2, 5, 6]);
+    }
+
+    /// The TLS keywords on suricata-verify's `tls-alpn-log-detect-02` capture (TLS 1.2 to an iCloud server,
+    /// 2024-06-01): the client offers ALPN `h2` and `http/1.1`, the server picks `http/1.1` and sends two
+    /// certificates, the leaf valid from 2023-10-23 11:42:34 to 2024-11-21 11:42:33 with 16 DNS names
+    /// (`p127-contacts.icloud.com` to `p142-...`). Each keyword matches the side it describes, a multi-buffer
+    /// rule's contents one entry at a time, and `!` holds where the certificate lacks the value.
+    #[test]
+    fn tls_keywords_read_the_hellos_and_the_certificate() {
+        let Some(p) = sv_pcap(
+            "tls_keywords_read_the_hellos_and_the_certificate",
+            "tls-alpn-log-detect-02/input.pcap",
+        ) else {
+            return;
+        };
+        let rules = r#"alert tls any any -> any any (tls.sni; content:"icloud"; tls.alpn; content:"http/1.1"; sid:1;)
+alert tls any any -> any any (tls.subjectaltname; content:"p142-contacts.icloud.com"; tls.alpn; content:"http/1.1"; sid:2;)
+alert tls any any -> any any (tls.alpn; content:"h2"; flow:to_client; sid:3;)
+alert tls any any -> any any (tls.alpn; content:"h2"; flow:to_server; sid:4;)
+alert tls any any -> any any (tls.alpn; content:"h2"; content:"http"; sid:5;)
+alert tls any any -> any any (tls.subject:"CN=p127-contacts.icloud.com"; sid:6;)
+alert tls any any -> any any (tls.subject:!"CN=p127-contacts"; sid:7;)
+alert tls any any -> any any (tls.issuerdn:"CN=Apple IST CA 2 - G1"; sid:8;)
+alert tls any any -> any any (tls.fingerprint:"30:83:82:c5:9d:c2:3b:b4:a9:a6:1a:f2:29:3d:ea:2d:84:1a:19:2e"; sid:9;)
+alert tls any any -> any any (tls.fingerprint:!"30:83:82:C5"; sid:10;)
+alert tls any any -> any any (tls.cert_chain_len:2; sid:11;)
+alert tls any any -> any any (tls.cert_chain_len:>2; sid:12;)
+alert tls any any -> any any (tls_cert_notbefore:2023-10-23T11:42:34; sid:13;)
+alert tls any any -> any any (tls_cert_notafter:2024-01<>2024-12-01; sid:14;)
+alert tls any any -> any any (tls_cert_notafter:<2024-11-21 11:42; sid:15;)
+alert tls any any -> any any (tls_cert_valid; sid:16;)
+alert tls any any -> any any (tls_cert_expired; sid:17;)
+alert tls any any -> any any (flow:to_server; tls.random; content:"|78 94 75 75|"; startswith; bsize:32; sid:18;)
+alert tls any any -> any any (flow:to_client; tls.random_time; content:"|7c 76 f7 a1|"; bsize:4; sid:19;)
+alert tls any any -> any any (tls.random_bytes; content:"|7c 76 f7 a1|"; sid:20;)
+alert tls any any -> any any (tls.random_bytes; bsize:28; flow:to_server; tls.store; sid:21;)
+alert tls any any -> any any (tls.subjectaltname; content:"p127"; content:"p142"; sid:22;)"#;
+        let mut got = alerts(&p, rules, false);
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 2, 4, 6, 8, 9, 10, 11, 13, 14, 16, 18, 19, 21]);
     }
 
     /// A UDP datagram (IPv4, no link header) from `src:sport` to `dst:dport` carrying `payload`; checksums zero

@@ -268,6 +268,7 @@ mod tests {
                 not_before: 1_600_000_000,
                 not_after: 1_700_000_000,
                 names: vec!["*.example.com".into()],
+                sans: Vec::new(),
             })),
             ..TlsEvent::default()
         };
@@ -316,6 +317,7 @@ mod tests {
                 not_before: 0,
                 not_after: i64::MAX,
                 names: vec!["www.example.com".into()],
+                sans: Vec::new(),
             })),
             ..TlsEvent::default()
         };

@@ -443,6 +443,39 @@ pub static KEYWORDS: &[Keyword] = &[
         Buffer::MdnsAdditionalsRrname,
     ),
     sticky("mdns.response.rrname", &[], Buffer::MdnsResponseRrname),
+    // TLS.
+    sticky("tls.subjectaltname", &[], Buffer::TlsSubjectAltName),
+    sticky("tls.alpn", &[], Buffer::TlsAlpn),
+    sticky("tls.random", &[], Buffer::TlsRandom),
+    sticky("tls.random_time", &[], Buffer::TlsRandomTime),
+    sticky("tls.random_bytes", &[], Buffer::TlsRandomBytes),
+    parse("tls.cert_chain_len", &[], Payload, |b, n, v, _| {
+        b.app_number(n, v)
+    }),
+    parse("tls.subject", &[], Payload, |b, n, v, _| {
+        b.tls_legacy_string(n, v)
+    }),
+    parse("tls.issuerdn", &[], Payload, |b, n, v, _| {
+        b.tls_legacy_string(n, v)
+    }),
+    parse("tls.fingerprint", &[], Payload, |b, n, v, _| {
+        b.tls_legacy_string(n, v)
+    }),
+    parse("tls_cert_notbefore", &[], Payload, |b, n, v, _| {
+        b.tls_validity(n, v)
+    }),
+    parse("tls_cert_notafter", &[], Payload, |b, n, v, _| {
+        b.tls_validity(n, v)
+    }),
+    parse("tls_cert_expired", &[], Payload, |b, n, v, _| {
+        b.tls_validity(n, v)
+    }),
+    parse("tls_cert_valid", &[], Payload, |b, n, v, _| {
+        b.tls_validity(n, v)
+    }),
+    // Suricata writes the certificate chain to disk after a match; the engine stores no files, so the rule alerts
+    // as in Suricata, without the copy (nothing the rule matches depends on the keyword).
+    info("tls.store"),
     // Snort's `http_*` keywords.
     modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
     modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),
@@ -512,6 +545,8 @@ mod tests {
                             (Buffer::DnsOpcode, "dns.opcode"),
                             (Buffer::DnsRcode, "dns.rcode"),
                             (Buffer::DnsRrtype, "dns.rrtype"),
+                            (Buffer::TlsCertValidity, "tls_cert_notbefore"),
+                            (Buffer::TlsCertChainLen, "tls.cert_chain_len"),
                             (Buffer::FtpEvents, "app-layer-event"),
                             (Buffer::HttpEvents, "app-layer-event"),
                             (Buffer::SmtpEvents, "app-layer-event"),

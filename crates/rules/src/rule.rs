@@ -215,6 +215,69 @@ const APP_PROTOS: &[(&str, &str)] = &[
     ("telnet", "telnet"),
 ];
 
+/// A date of `tls_cert_notbefore` / `tls_cert_notafter` as seconds since the epoch (see
+/// [`Builder::tls_validity`]).
+fn cert_date(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    let invalid = || format!("invalid date `{}`", trunc(s));
+    if s.is_empty() {
+        return Err("missing date".into());
+    }
+    if s.bytes().all(|b| b.is_ascii_digit()) {
+        return s.parse().map_err(|_| invalid());
+    }
+    let (date, time) = match s.split_once(['T', ' ']) {
+        Some((d, t)) => (d, Some(t.trim())),
+        None => (s, None),
+    };
+    let num = |t: &str, lo: i64, hi: i64| -> Result<i64, String> {
+        match t.parse::<i64>() {
+            Ok(n) if t.bytes().all(|b| b.is_ascii_digit()) && (lo..=hi).contains(&n) => Ok(n),
+            _ => Err(invalid()),
+        }
+    };
+    let mut d = date.split('-');
+    let (Some(y), Some(m)) = (d.next(), d.next()) else {
+        return Err(invalid());
+    };
+    let (y, m) = (num(y, 0, 9999)?, num(m, 1, 12)?);
+    let day = match d.next() {
+        Some(x) => num(x, 1, 31)?,
+        None if time.is_none() => 1,
+        None => return Err(invalid()),
+    };
+    if d.next().is_some() {
+        return Err(invalid());
+    }
+    let mut secs = 0;
+    if let Some(t) = time {
+        let mut parts = t.split(':');
+        for (unit, hi) in [(3600, 23), (60, 59), (1, 60)] {
+            match parts.next() {
+                Some(p) => secs += unit * num(p, 0, hi)?,
+                None if unit != 3600 => break,
+                None => return Err(invalid()),
+            }
+        }
+        if parts.next().is_some() {
+            return Err(invalid());
+        }
+    }
+    // Days from 1970-01-01 in the proleptic Gregorian calendar (the civil-from-days inverse of H. Hinnant).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Ok((era * 146_097 + doe - 719_468) * 86_400 + secs)
+}
+
+/// A certificate date as [`Buffer::TlsCertValidity`] holds it: the seconds offset by 2^63, so that comparing the
+/// unsigned numbers compares the dates (before 1970 included).
+pub fn cert_date_number(secs: i64) -> u64 {
+    (secs as u64) ^ (1 << 63)
+}
+
 /// `dns.rcode`'s value with the response codes it names (`nxdomain`, case-insensitive; RFC 1035 and RFC 2136's
 /// 0 to 10, as Suricata's enumeration) written as their numbers; anything else is left for the number parser.
 fn rcode_numbers(v: &str) -> String {
@@ -471,6 +534,23 @@ buffers! {
     /// `mdns.response.rrname`: as [`Buffer::DnsResponseRrname`], of an mDNS response whichever way it travels
     /// (responses go to the multicast group, the way the flow's first packet went).
     MdnsResponseRrname,
+    /// `tls.subjectaltname`: each subjectAltName entry of the server certificate, one buffer each.
+    TlsSubjectAltName,
+    /// `tls.alpn`: each ALPN protocol a side offered (the client's to the server, the server's choice to the
+    /// client), one buffer each.
+    TlsAlpn,
+    /// `tls.random`: a hello's 32 random bytes (the ClientHello's to the server, the ServerHello's to the client).
+    TlsRandom,
+    /// `tls.random_time`: the first 4 of them.
+    TlsRandomTime,
+    /// `tls.random_bytes`: the other 28.
+    TlsRandomBytes,
+    /// The server certificate's validity as the date keywords read it: `notBefore` and `notAfter` as 8-byte
+    /// big-endian numbers (seconds since the epoch, offset by 2^63 so that the unsigned order is the signed one:
+    /// [`cert_date_number`]), then one byte each for expired and valid at the packet's time.
+    TlsCertValidity,
+    /// The number of certificates the server sent, 4 bytes big-endian, as `tls.cert_chain_len` reads it.
+    TlsCertChainLen,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -509,7 +589,10 @@ impl Buffer {
             | TlsCerts
             | DnsResponseRrname
             | SshHasshServer
-            | SshHasshServerString => Side::Response,
+            | SshHasshServerString
+            | TlsSubjectAltName
+            | TlsCertValidity
+            | TlsCertChainLen => Side::Response,
             SmtpFileData => Side::Request,
             Payload
             | HttpProtocol
@@ -543,7 +626,11 @@ impl Buffer {
             | MdnsAnswersRrname
             | MdnsAuthoritiesRrname
             | MdnsAdditionalsRrname
-            | MdnsResponseRrname => Side::Either,
+            | MdnsResponseRrname
+            | TlsAlpn
+            | TlsRandom
+            | TlsRandomTime
+            | TlsRandomBytes => Side::Either,
             _ => Side::Request,
         }
     }
@@ -595,9 +682,9 @@ impl Buffer {
             | MdnsAdditionalsRrname
             | MdnsResponseRrname => Some("mdns"),
             TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
-            | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion => {
-                Some("tls")
-            }
+            | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion
+            | TlsSubjectAltName | TlsAlpn | TlsRandom | TlsRandomTime | TlsRandomBytes
+            | TlsCertValidity | TlsCertChainLen => Some("tls"),
             SshProto | SshSoftware | SshHassh | SshHasshString | SshHasshServer
             | SshHasshServerString => Some("ssh"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
@@ -690,6 +777,15 @@ impl Buffer {
             MdnsAuthoritiesRrname => "mdns.authorities.rrname",
             MdnsAdditionalsRrname => "mdns.additionals.rrname",
             MdnsResponseRrname => "mdns.response.rrname",
+            TlsSubjectAltName => "tls.subjectaltname",
+            TlsAlpn => "tls.alpn",
+            TlsRandom => "tls.random",
+            TlsRandomTime => "tls.random_time",
+            TlsRandomBytes => "tls.random_bytes",
+            TlsCertValidity => {
+                "tls_cert_notbefore, tls_cert_notafter, tls_cert_expired, tls_cert_valid"
+            }
+            TlsCertChainLen => "tls.cert_chain_len",
         }
     }
 }
@@ -2183,6 +2279,7 @@ impl Builder {
             "dns.opcode" => (Buffer::DnsOpcode, 1, u64::from(u8::MAX)),
             "dns.rcode" => (Buffer::DnsRcode, 1, u64::from(u8::MAX)),
             "dns.rrtype" => (Buffer::DnsRrtype, 2, u64::from(u16::MAX)),
+            "tls.cert_chain_len" => (Buffer::TlsCertChainLen, 4, u64::from(u32::MAX)),
             _ => return Err(err(format!("{n}: not an integer keyword"))),
         };
         let text = if n == "dns.rcode" {
@@ -2192,6 +2289,80 @@ impl Builder {
         };
         let test = Num::parse(&text, max).map_err(|e| err(format!("{n}: {e}")))?;
         self.push_item(PBuf::Fixed(buf), Item::Num { at: 0, width, test })
+    }
+
+    /// `tls.subject`, `tls.issuerdn`, `tls.fingerprint`: Suricata's legacy string keywords, a case-sensitive
+    /// search for the value (quoted or not, `!` to negate) in the server certificate's subject, issuer or SHA-1
+    /// fingerprint (lowercase hex joined by `:`); no modifier applies to it. Read as a content on that buffer, so
+    /// neither the value nor its negation matches a flow without the certificate, as in Suricata.
+    pub(crate) fn tls_legacy_string(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let raw = v.map(str::trim).unwrap_or("");
+        let (negated, rest) = match raw.strip_prefix('!') {
+            Some(r) => (true, r.trim_start()),
+            None => (false, raw),
+        };
+        let inner = match rest.strip_prefix('"') {
+            Some(r) => r
+                .strip_suffix('"')
+                .ok_or_else(|| err(format!("{n}: unterminated quoted string")))?,
+            None => rest,
+        };
+        let value = text::unescape_text(inner);
+        if value.is_empty() {
+            return Err(err(format!("{n} needs a value")));
+        }
+        let buf = match n {
+            "tls.subject" => Buffer::TlsCertSubject,
+            "tls.issuerdn" => Buffer::TlsCertIssuer,
+            _ => Buffer::TlsCertFingerprint,
+        };
+        if self.items.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
+        }
+        let c = Content::new(value.into_bytes(), negated);
+        self.item_transforms.push(Vec::new());
+        self.items
+            .push((PBuf::Fixed(buf), Item::Content(Box::new(c))));
+        // Modifiers after it do not apply to it (Suricata: "can't use nocase, or other modifiers").
+        self.last_content = None;
+        Ok(())
+    }
+
+    /// `tls_cert_notbefore` / `tls_cert_notafter` (`[<|>]DATE` or `DATE<>DATE`, Suricata's comparisons: `<` and
+    /// `>` include the date, the range both ends) and `tls_cert_expired` / `tls_cert_valid` (no value: `notAfter`
+    /// before the packet's time, or not), on [`Buffer::TlsCertValidity`]. A date is seconds since the epoch when
+    /// it is all digits, else `YYYY-MM`, `YYYY-MM-DD`, then optionally ` HH` or `THH`, `:MM`, `:SS`, in UTC.
+    pub(crate) fn tls_validity(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let v = v.map(str::trim).unwrap_or("");
+        let item = |at: u8, width: u8, test: Num| Item::Num { at, width, test };
+        let buf = PBuf::Fixed(Buffer::TlsCertValidity);
+        if matches!(n, "tls_cert_expired" | "tls_cert_valid") {
+            if !v.is_empty() {
+                return Err(err(format!("{n} takes no value")));
+            }
+            let at = if n == "tls_cert_expired" { 16 } else { 17 };
+            return self.push_item(buf, item(at, 1, Num::Eq(1)));
+        }
+        let at = if n == "tls_cert_notbefore" { 0 } else { 8 };
+        let bad = |why: &str| err(format!("{n}: {why}"));
+        let date = |s: &str| cert_date(s).map(cert_date_number).map_err(|e| bad(&e));
+        let tests = if let Some((a, b)) = v.split_once("<>") {
+            let (a, b) = (date(a)?, date(b)?);
+            if b <= a {
+                return Err(bad("the range's second date is not after its first"));
+            }
+            vec![Num::Ge(a), Num::Le(b)]
+        } else if let Some(x) = v.strip_prefix('<') {
+            vec![Num::Le(date(x)?)]
+        } else if let Some(x) = v.strip_prefix('>') {
+            vec![Num::Ge(date(x)?)]
+        } else {
+            vec![Num::Eq(date(v)?)]
+        };
+        for t in tests {
+            self.push_item(buf, item(at, 8, t))?;
+        }
+        Ok(())
     }
 
     /// `app-layer-event:<proto>.<event>`: the protocol's parser raised this anomaly on the transaction
@@ -2910,6 +3081,55 @@ mod tests {
         );
         assert!(Num::Outside(7, 15).test(7) && Num::Outside(7, 15).test(15));
         assert!(!Num::Outside(7, 15).test(8));
+    }
+
+    /// The certificate dates of `tls_cert_notbefore` / `tls_cert_notafter`: digits are epoch seconds, dates are
+    /// UTC, and their numbers keep the order of the dates on both sides of 1970.
+    #[test]
+    fn certificate_dates_in_suricatas_formats() {
+        use super::{cert_date, cert_date_number};
+        assert_eq!(cert_date("2015"), Ok(2015));
+        assert_eq!(cert_date(" 1970-01 "), Ok(0));
+        assert_eq!(cert_date("2000-02-29"), Ok(951_782_400));
+        assert_eq!(cert_date("2024-11-21 11:42:33"), Ok(1_732_189_353));
+        assert_eq!(cert_date("2024-11-21T11:42:33"), Ok(1_732_189_353));
+        assert_eq!(cert_date("2024-11-21T11"), Ok(1_732_186_800));
+        assert_eq!(cert_date("1969-12-31T23:00"), Ok(-3600));
+        for bad in [
+            "",
+            "2015-13",
+            "2015-01-32",
+            "10:30",
+            "2015-01-01T25",
+            "2015-01-01T1:2:3:4",
+            "x",
+        ] {
+            assert!(cert_date(bad).is_err(), "{bad}");
+        }
+        assert!(cert_date_number(-3600) < cert_date_number(0));
+        assert!(cert_date_number(0) < cert_date_number(1));
+    }
+
+    /// Bad values of the TLS keywords are errors at their line naming the keyword.
+    #[test]
+    fn tls_keyword_values_are_checked() {
+        let text = "alert tls any any -> any any (tls_cert_notbefore:>2015<>2016; sid:1;)\n\
+                    alert tls any any -> any any (tls_cert_notafter:2016<>2015; sid:2;)\n\
+                    alert tls any any -> any any (tls_cert_expired:1; sid:3;)\n\
+                    alert tls any any -> any any (tls.subject:\"\"; sid:4;)\n\
+                    alert tls any any -> any any (tls.issuerdn:!; sid:5;)\n\
+                    alert tls any any -> any any (tls.cert_chain_len:many; sid:6;)\n\
+                    alert tls any any -> any any (tls_cert_notafter:2024-02-30T10:61; sid:7;)\n\
+                    alert tls any any -> any any (tls_cert_notafter:>2015-06; tls_cert_valid; tls.fingerprint:!\"ab:cd\"; tls.store; sid:8;)\n";
+        let (set, report) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let lines: Vec<usize> = report.errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [1, 2, 3, 4, 5, 6, 7], "{:?}", report.errors);
+        assert!(
+            report.errors.iter().all(|e| e.message.contains("tls")),
+            "{:?}",
+            report.errors
+        );
+        assert_eq!(set.len(), 1);
     }
 
     #[test]

@@ -32,6 +32,23 @@ pub(super) fn cert_names(cert: &x509_parser::certificate::X509Certificate<'_>) -
     names
 }
 
+/// The certificate's subjectAltName entries as text, in order (see [`super::TlsEvent::sans`]).
+pub(super) fn cert_sans(cert: &x509_parser::certificate::X509Certificate<'_>) -> Vec<String> {
+    use x509_parser::extensions::GeneralName;
+    let Ok(Some(san)) = cert.subject_alternative_name() else {
+        return Vec::new();
+    };
+    san.value
+        .general_names
+        .iter()
+        .map(|n| match n {
+            GeneralName::DNSName(d) | GeneralName::URI(d) => (*d).to_string(),
+            GeneralName::IPAddress(b) => format!("{b:?}"),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
 /// Bytes as hex pairs joined by `:`.
 pub(super) fn hex_colons(bytes: &[u8], upper: bool) -> String {
     let mut out = String::with_capacity(bytes.len() * 3);

@@ -92,6 +92,12 @@ pub struct TlsEvent {
     /// for TLS 1.3), 0 without one. The rules' `tls.version` to the client; not an EVE field.
     #[serde(skip)]
     pub server_version: u16,
+    /// The ClientHello's and the ServerHello's 32 random bytes (the rules' `tls.random`, `tls.random_time`,
+    /// `tls.random_bytes`); not EVE fields.
+    #[serde(skip)]
+    pub client_random: Option<Box<[u8; 32]>>,
+    #[serde(skip)]
+    pub server_random: Option<Box<[u8; 32]>>,
 }
 
 /// The facts of a server certificate that the flow risks judge.
@@ -103,6 +109,9 @@ pub struct CertCheck {
     /// The names the certificate is valid for: its subjectAltName DNS names and IP addresses, else its subject's
     /// common names; lowercase.
     pub names: Vec<String>,
+    /// The subjectAltName entries, each as Suricata's `tls.subjectaltname` reads it: a DNS name or URI as written,
+    /// an IP address as the list of its bytes (`[192, 0, 2, 1]`), another kind as x509-parser writes it.
+    pub sans: Vec<String>,
 }
 
 impl TlsEvent {
@@ -121,6 +130,7 @@ impl TlsEvent {
                     not_before: v.not_before.timestamp(),
                     not_after: v.not_after.timestamp(),
                     names: cert_names(&cert),
+                    sans: cert_sans(&cert),
                 }));
             }
         }

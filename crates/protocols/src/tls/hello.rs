@@ -41,6 +41,8 @@ pub enum HelloError {
 pub struct ClientHello {
     /// `legacy_version` (0x0303 for TLS 1.3 too).
     pub legacy_version: u16,
+    /// The 32 random bytes (the rules' `tls.random` to the server).
+    pub random: [u8; 32],
     pub ciphers: Vec<u16>,
     /// Extension types in order of appearance (GREASE included; JA3/JA4 filter it).
     pub extensions: Vec<u16>,
@@ -60,6 +62,8 @@ pub struct ClientHello {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServerHello {
     pub legacy_version: u16,
+    /// The 32 random bytes (the rules' `tls.random` to the client).
+    pub random: [u8; 32],
     pub cipher: u16,
     pub extensions: Vec<u16>,
     /// The `supported_versions` selection (TLS 1.3), if present.
@@ -166,7 +170,7 @@ pub fn parse_client_hello(body: &[u8], dtls: bool) -> Result<ClientHello, HelloE
         legacy_version: r.u16()?,
         ..ClientHello::default()
     };
-    r.take(32)?; // random
+    ch.random.copy_from_slice(r.take(32)?);
     r.vec8()?; // session id
     if dtls {
         r.vec8()?; // cookie
@@ -226,7 +230,7 @@ pub fn parse_server_hello(body: &[u8]) -> Result<ServerHello, HelloError> {
         legacy_version: r.u16()?,
         ..ServerHello::default()
     };
-    r.take(32)?;
+    sh.random.copy_from_slice(r.take(32)?);
     r.vec8()?;
     sh.cipher = r.u16()?;
     r.u8()?; // compression
@@ -456,6 +460,8 @@ pub fn tls_event(
         }),
         client_version: client.map_or(0, |c| c.legacy_version),
         server_version: server.map_or(0, ServerHello::version),
+        client_random: client.map(|c| Box::new(c.random)),
+        server_random: server.map(|s| Box::new(s.random)),
         ..TlsEvent::default()
     }
 }
