@@ -794,6 +794,35 @@ impl EventSink for Emit<'_, '_> {
         );
     }
 
+    /// An SMB field: its rules buffer, in the SMB transaction it belongs to.
+    fn smb_buffer(
+        &mut self,
+        tx_id: u64,
+        to_server: bool,
+        field: flowbundle_protocols::smb::SmbField,
+        data: &[u8],
+    ) {
+        use flowbundle_protocols::smb::SmbField as F;
+        use flowbundle_rules::Buffer as B;
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        let buffer = match field {
+            F::Share => B::SmbShare,
+            F::NamedPipe => B::SmbNamedPipe,
+            F::NtlmsspUser => B::SmbNtlmsspUser,
+            F::NtlmsspDomain => B::SmbNtlmsspDomain,
+            F::Version => B::SmbVersion,
+        };
+        self.scan_buffer(
+            AppProto::Smb,
+            to_server,
+            tx_id,
+            BufferKind::App(buffer),
+            Data::One(data),
+        );
+    }
+
     /// A transfer command names the file of the data connection announced last (see [`crate::expect`]).
     fn ftp_transfer(&mut self, t: &flowbundle_protocols::ftp::FtpTransfer<'_>) {
         let (c, s) = self.out.meta.client_server_ips();

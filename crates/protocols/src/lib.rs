@@ -232,6 +232,9 @@ pub struct ParserStats {
     pub malformed: u64,
     /// Times the parser gave up on a direction (after a gap or garbage) and stopped parsing it.
     pub gave_up: u64,
+    /// Per-flow parser state dropped at a cap (pending SMB requests, open SMB files) or file bytes that arrived out
+    /// of order (an SMB write at an offset other than the file's next byte): counted, not inspected.
+    pub state_cut: u64,
 }
 
 impl std::ops::AddAssign for ParserStats {
@@ -240,6 +243,7 @@ impl std::ops::AddAssign for ParserStats {
         self.decompress_cut += o.decompress_cut;
         self.malformed += o.malformed;
         self.gave_up += o.gave_up;
+        self.state_cut += o.state_cut;
     }
 }
 
@@ -350,6 +354,11 @@ pub trait EventSink {
     /// ignores it.
     fn file(&mut self, file: &FileData<'_>) {
         let _ = file;
+    }
+    /// One SMB field for the rules (`smb.share`, `smb.named_pipe`, `smb.ntlmssp_user`, `smb.ntlmssp_domain`,
+    /// `smb.version`) of transaction `tx_id` in the direction it is inspected. The default ignores it.
+    fn smb_buffer(&mut self, tx_id: u64, to_server: bool, field: smb::SmbField, data: &[u8]) {
+        let _ = (tx_id, to_server, field, data);
     }
     /// A file transfer command on an FTP control connection (`STOR`, `RETR`, `APPE`, `STOU`) with the data
     /// connection it goes over (the one announced last): the engine names the data connection's file with it. The

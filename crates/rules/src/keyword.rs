@@ -416,6 +416,12 @@ pub static KEYWORDS: &[Keyword] = &[
         &["hassh.server.string"],
         Buffer::SshHasshServerString,
     ),
+    // SMB: TREE_CONNECT paths, SESSION_SETUP's NTLMSSP user and domain, the transaction's version.
+    sticky("smb.share", &["smb_share"], Buffer::SmbShare),
+    sticky("smb.named_pipe", &["smb_named_pipe"], Buffer::SmbNamedPipe),
+    sticky("smb.ntlmssp_user", &[], Buffer::SmbNtlmsspUser),
+    sticky("smb.ntlmssp_domain", &[], Buffer::SmbNtlmsspDomain),
+    parse("smb.version", &[], Payload, |b, n, v, _| b.app_number(n, v)),
     sticky(
         "dcerpc.stub_data",
         &["dce_stub_data"],
@@ -543,6 +549,7 @@ mod tests {
                             (Buffer::FtpBounce, "ftpbounce"),
                             (Buffer::DnsEvents, "app-layer-event"),
                             (Buffer::DnsOpcode, "dns.opcode"),
+                            (Buffer::SmbVersion, "smb.version"),
                             (Buffer::DnsRcode, "dns.rcode"),
                             (Buffer::DnsRrtype, "dns.rrtype"),
                             (Buffer::TlsCertValidity, "tls_cert_notbefore"),

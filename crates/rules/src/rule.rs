@@ -468,6 +468,16 @@ buffers! {
     SshHasshServer,
     /// `ssh.hassh.server.string`: the server's `kex;encryption;mac;compression` lists.
     SshHasshServerString,
+    /// `smb.share`: a TREE_CONNECT's path to a share that is not a pipe share (`\\host\share`).
+    SmbShare,
+    /// `smb.named_pipe`: a TREE_CONNECT's path to a pipe share (`\\host\IPC$`).
+    SmbNamedPipe,
+    /// `smb.ntlmssp_user`: the user of a SESSION_SETUP's NTLMSSP AUTHENTICATE.
+    SmbNtlmsspUser,
+    /// `smb.ntlmssp_domain`: its domain.
+    SmbNtlmsspDomain,
+    /// The version of an SMB message's transaction, one byte (1 or 2), as `smb.version` reads it.
+    SmbVersion,
     /// A DCE/RPC call's interface, version, operation number and first-fragment flag, as the conditions
     /// `dcerpc.iface` and `dcerpc.opnum` read them ([`crate::dcerpc::call_header`]); of the request or the response.
     DcerpcHeader,
@@ -620,6 +630,7 @@ impl Buffer {
             | DnsAuthoritiesRrname
             | DnsAdditionalsRrname
             | DnsOpcode
+            | SmbVersion
             | DnsRcode
             | DnsRrtype
             | MdnsQueriesRrname
@@ -687,6 +698,7 @@ impl Buffer {
             | TlsCertValidity | TlsCertChainLen => Some("tls"),
             SshProto | SshSoftware | SshHassh | SshHasshString | SshHasshServer
             | SshHasshServerString => Some("ssh"),
+            SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain | SmbVersion => Some("smb"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
             IpSrc | IpDst => None,
@@ -753,6 +765,11 @@ impl Buffer {
             SshHasshString => "ssh.hassh.string",
             SshHasshServer => "ssh.hassh.server",
             SshHasshServerString => "ssh.hassh.server.string",
+            SmbShare => "smb.share",
+            SmbNamedPipe => "smb.named_pipe",
+            SmbNtlmsspUser => "smb.ntlmssp_user",
+            SmbNtlmsspDomain => "smb.ntlmssp_domain",
+            SmbVersion => "smb.version",
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
             FtpBounce => "ftpbounce",
@@ -2280,6 +2297,7 @@ impl Builder {
             "dns.rcode" => (Buffer::DnsRcode, 1, u64::from(u8::MAX)),
             "dns.rrtype" => (Buffer::DnsRrtype, 2, u64::from(u16::MAX)),
             "tls.cert_chain_len" => (Buffer::TlsCertChainLen, 4, u64::from(u32::MAX)),
+            "smb.version" => (Buffer::SmbVersion, 1, 2),
             _ => return Err(err(format!("{n}: not an integer keyword"))),
         };
         let text = if n == "dns.rcode" {

@@ -377,8 +377,8 @@ impl fmt::Display for Summary<'_> {
         let p = &s.parsers;
         writeln!(
             f,
-            "  parsers: {} events; {} bytes cut by caps, {} decompression bytes cut, {} malformed, {} gave up",
-            s.app_events, p.bytes_cut, p.decompress_cut, p.malformed, p.gave_up
+            "  parsers: {} events; {} bytes cut by caps, {} decompression bytes cut, {} malformed, {} gave up, {} state entries cut",
+            s.app_events, p.bytes_cut, p.decompress_cut, p.malformed, p.gave_up, p.state_cut
         )?;
         let (added, replaced, matched) = fin.expectations;
         if added > 0 {

@@ -12,6 +12,21 @@
 //! DCE/RPC call parser, so the rules' `dce_iface`, `dce_opnum` and `dce_stub_data` see DCE/RPC over SMB as Suricata's
 //! SMB parser hands it over. Each NBSS message is collected up to [`MAX_MESSAGE`] bytes (longer ones are skipped and
 //! counted).
+//!
+//! **Rule fields.** Both families are parsed for the rules' SMB keywords (Suricata's `smb.share`, `smb.named_pipe`,
+//! `smb.ntlmssp_user`, `smb.ntlmssp_domain`, `smb.version`), handed over with [`EventSink::smb_buffer`]:
+//! - a transaction is an SMB2 message id (request and response share it) or, for SMB1, the request's PID and MID;
+//!   every message hands its transaction's version (1 or 2) to `smb.version`. The SMB2 NEGOTIATE response that
+//!   answers an SMB1 NEGOTIATE (a client offering both) belongs to that SMB1 transaction and reads as version 1,
+//!   as Suricata's documentation describes;
+//! - TREE_CONNECT: the share path of the request (UTF-16 in SMB2, as the flags say in SMB1) is `smb.named_pipe`
+//!   when the share is a pipe share (SMB2: the response's share type 2; SMB1: the request's service `IPC`) and
+//!   `smb.share` otherwise, inspected to the server; SMB2 requests wait for their response in a table of at most
+//!   [`MAX_PENDING`] entries (more are dropped and counted in [`ParserStats::state_cut`]);
+//! - SESSION_SETUP: the NTLMSSP AUTHENTICATE message (found in the security blob, SPNEGO-wrapped or not) gives
+//!   the user and the domain (UTF-16 or OEM as its flags say).
+
+use std::collections::HashMap;
 
 use crate::dcerpc::pdu::CoState;
 use crate::scan::be24;
@@ -22,6 +37,35 @@ use crate::{
 
 /// Longest NBSS message collected for the pipe parser (a READ of a pipe is a few KiB; file data beyond is skipped).
 pub const MAX_MESSAGE: usize = 64 * 1024;
+
+/// SMB2 requests waiting for their response (TREE_CONNECT), per flow.
+pub const MAX_PENDING: usize = 256;
+
+/// A field of an SMB message the rules inspect ([`EventSink::smb_buffer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmbField {
+    /// `smb.share`: a TREE_CONNECT's path to a share that is not a pipe share (`\\host\share`).
+    Share,
+    /// `smb.named_pipe`: a TREE_CONNECT's path to a pipe share (`\\host\IPC$`).
+    NamedPipe,
+    /// `smb.ntlmssp_user`: the user name of a SESSION_SETUP's NTLMSSP AUTHENTICATE.
+    NtlmsspUser,
+    /// `smb.ntlmssp_domain`: its domain name.
+    NtlmsspDomain,
+    /// `smb.version`: one byte, 1 or 2, the version of the message's transaction.
+    Version,
+}
+
+const SMB2_NEGOTIATE: u16 = 0x00;
+const SMB2_SESSION_SETUP: u16 = 0x01;
+const SMB2_TREE_CONNECT: u16 = 0x03;
+const SMB1_NEGOTIATE: u8 = 0x72;
+const SMB1_SESSION_SETUP_ANDX: u8 = 0x73;
+const SMB1_TREE_CONNECT_ANDX: u8 = 0x75;
+/// STATUS_PENDING: an interim response; the final one follows.
+const STATUS_PENDING: usize = 0x0000_0103;
+/// Transactions of SMB1 messages are numbered apart from SMB2 message ids.
+const SMB1_TX: u64 = 1 << 62;
 
 /// SMB2 commands that carry pipe bytes.
 const SMB2_READ: u16 = 0x08;
@@ -64,9 +108,54 @@ fn pipe_bytes(msg: &[u8]) -> Option<&[u8]> {
     msg.get(off..off.checked_add(len)?)
 }
 
+/// A string of `len` bytes at `off` of `msg`: UTF-16LE when `unicode`, else bytes as they are (OEM, read as
+/// Latin-1 would mangle nothing a rule can name in ASCII). Lossy UTF-8 either way, trailing NULs dropped.
+fn smb_string(d: &[u8], unicode: bool) -> Vec<u8> {
+    let s = if unicode {
+        let units: Vec<u16> = d
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        String::from_utf16_lossy(&units).into_bytes()
+    } else {
+        d.to_vec()
+    };
+    let end = s.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    s[..end].to_vec()
+}
+
+/// The user and domain of an NTLMSSP AUTHENTICATE message found in `blob` (SPNEGO-wrapped or bare): the first
+/// `NTLMSSP\0` signature followed by message type 3. `None` when there is none or its fields run past the end.
+pub fn ntlmssp_auth(blob: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let at = memchr::memmem::find(blob, b"NTLMSSP\0")?;
+    let m = &blob[at..];
+    if le32(m, 8)? != 3 {
+        return None;
+    }
+    let flags = le32(m, 60).unwrap_or(0);
+    let unicode = flags & 1 != 0;
+    let field = |at: usize| -> Option<Vec<u8>> {
+        let len = le16(m, at)?;
+        let off = le32(m, at + 4)?;
+        Some(smb_string(m.get(off..off.checked_add(len)?)?, unicode))
+    };
+    Some((field(36)?, field(28)?))
+}
+
+/// A request waiting for its response.
+#[derive(Debug)]
+enum Pending {
+    /// TREE_CONNECT: the share path asked for.
+    TreeConnect(Vec<u8>),
+}
+
 /// The SMB parser of one flow: NBSS framing per direction, SMB2 messages' pipe bytes to the DCE/RPC call parser.
 #[derive(Debug, Default)]
 pub struct SmbParser {
+    /// SMB2 requests by message id, waiting for their response (at most [`MAX_PENDING`]).
+    pending: HashMap<u64, Pending>,
+    /// The transaction of the last SMB1 NEGOTIATE request, which an SMB2 NEGOTIATE response may answer.
+    smb1_negotiate: Option<u64>,
     /// Per direction: the NBSS message being collected (its 4-byte header included).
     buf: [Vec<u8>; 2],
     /// Per direction: bytes of a message over [`MAX_MESSAGE`] still to skip.
@@ -79,20 +168,183 @@ pub struct SmbParser {
 
 impl SmbParser {
     fn message(&mut self, to_server: bool, msg: &[u8], out: &mut dyn EventSink) {
+        if msg.get(..4) == Some(b"\xffSMB") {
+            self.smb1(to_server, msg, out);
+            return;
+        }
         // Compounded SMB2 messages follow each other at their NextCommand offsets.
         let mut at = 0usize;
         for _ in 0..64 {
             let Some(m) = msg.get(at..) else { break };
+            if m.get(..4) != Some(b"\xfeSMB") {
+                break;
+            }
             if let Some(pipe) = pipe_bytes(m)
                 && crate::dcerpc::pdu::starts_pdu(pipe)
             {
                 self.dcerpc
                     .feed(to_server, pipe, &mut |call| out.dcerpc(call));
             }
+            // The NextCommand offset bounds this message's fields.
+            let end = match le32(m, 20) {
+                Some(next) if next >= 64 => next.min(m.len()),
+                _ => m.len(),
+            };
+            self.smb2(to_server, &m[..end], out);
             match le32(m, 20) {
                 Some(next) if next >= 64 => at += next,
                 _ => break,
             }
+        }
+    }
+
+    /// Keeps a request until its response, within [`MAX_PENDING`] (beyond, counted and dropped).
+    fn expect(&mut self, tx: u64, pending: Pending) {
+        if self.pending.len() >= MAX_PENDING && !self.pending.contains_key(&tx) {
+            self.stats.state_cut += 1;
+            return;
+        }
+        self.pending.insert(tx, pending);
+    }
+
+    /// A TREE_CONNECT answered: its path is `smb.named_pipe` (a pipe share) or `smb.share`, inspected in its
+    /// transaction once the response said what the share is: a pipe path to the server only, a share path in both
+    /// directions (Suricata's alerts per transaction and direction on suricata-verify: one per pipe tree connect
+    /// in `smb-named-pipe-ascii` and `smb2-named-pipe-unicode`, two per share in `smb-filename`; inferred from
+    /// those counts, not from Suricata's source).
+    fn tree_connected(&mut self, tx: u64, path: Vec<u8>, pipe: bool, out: &mut dyn EventSink) {
+        if pipe {
+            out.smb_buffer(tx, true, SmbField::NamedPipe, &path);
+        } else {
+            out.smb_buffer(tx, true, SmbField::Share, &path);
+            out.smb_buffer(tx, false, SmbField::Share, &path);
+        }
+    }
+
+    /// The rule fields of one SMB2 message (`m` starts at its header).
+    fn smb2(&mut self, to_server: bool, m: &[u8], out: &mut dyn EventSink) {
+        const BODY: usize = 64;
+        let (Some(command), Some(flags), Some(status)) = (le16(m, 12), le32(m, 16), le32(m, 8))
+        else {
+            self.stats.malformed += 1;
+            return;
+        };
+        let command = command as u16;
+        let response = flags & 1 != 0;
+        let Some(id) = m
+            .get(24..32)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        else {
+            self.stats.malformed += 1;
+            return;
+        };
+        if response && command == SMB2_NEGOTIATE && id == 0 {
+            // The answer to a client's SMB1 NEGOTIATE: that SMB1 transaction's.
+            if let Some(tx) = self.smb1_negotiate.take() {
+                out.smb_buffer(tx, false, SmbField::Version, &[1]);
+                return;
+            }
+        }
+        // An interim response (the final one follows) adds nothing to its transaction.
+        if response && status == STATUS_PENDING {
+            return;
+        }
+        out.smb_buffer(id, to_server, SmbField::Version, &[2]);
+        match (command, response) {
+            (SMB2_TREE_CONNECT, false) => {
+                let path = (|| {
+                    let off = le16(m, BODY + 4)?;
+                    let len = le16(m, BODY + 6)?;
+                    m.get(off..off.checked_add(len)?)
+                })();
+                let Some(path) = path else {
+                    self.stats.malformed += 1;
+                    return;
+                };
+                self.expect(id, Pending::TreeConnect(smb_string(path, true)));
+            }
+            (SMB2_TREE_CONNECT, true) => {
+                let Some(Pending::TreeConnect(path)) = self.pending.remove(&id) else {
+                    return;
+                };
+                self.tree_connected(id, path, m.get(BODY + 2) == Some(&2), out);
+            }
+            (SMB2_SESSION_SETUP, false) => {
+                let blob = (|| {
+                    let off = le16(m, BODY + 12)?;
+                    let len = le16(m, BODY + 14)?;
+                    m.get(off..off.checked_add(len)?)
+                })();
+                if let Some((user, domain)) = blob.and_then(ntlmssp_auth) {
+                    out.smb_buffer(id, true, SmbField::NtlmsspUser, &user);
+                    out.smb_buffer(id, true, SmbField::NtlmsspDomain, &domain);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The rule fields of one SMB1 message (`m` starts at its header): version, TREE_CONNECT_ANDX, and the
+    /// NTLMSSP AUTHENTICATE of SESSION_SETUP_ANDX. AndX chains are not followed past the first command.
+    fn smb1(&mut self, to_server: bool, m: &[u8], out: &mut dyn EventSink) {
+        let (Some(&command), Some(&flags), Some(flags2), Some(pid), Some(mid)) =
+            (m.get(4), m.get(9), le16(m, 10), le16(m, 26), le16(m, 30))
+        else {
+            self.stats.malformed += 1;
+            return;
+        };
+        let tx = SMB1_TX | ((pid as u64) << 16) | mid as u64;
+        let response = flags & 0x80 != 0;
+        out.smb_buffer(tx, to_server, SmbField::Version, &[1]);
+        if response {
+            if command == SMB1_TREE_CONNECT_ANDX
+                && let Some(Pending::TreeConnect(path)) = self.pending.remove(&tx)
+            {
+                // The response's service says what the share is (`IPC` for a pipe share; the request's is
+                // usually `?????`, any).
+                let bytes = 33 + 2 * usize::from(m.get(32).copied().unwrap_or(0)) + 2;
+                let service = m.get(bytes.min(m.len())..).unwrap_or(&[]);
+                let service = &service[..memchr::memchr(0, service).unwrap_or(service.len())];
+                self.tree_connected(tx, path, service == b"IPC", out);
+            }
+            return;
+        }
+        let unicode = flags2 & 0x8000 != 0;
+        let words = 33usize;
+        let word_count = usize::from(m.get(32).copied().unwrap_or(0));
+        let bytes = words + 2 * word_count + 2;
+        match command {
+            SMB1_NEGOTIATE => self.smb1_negotiate = Some(tx),
+            SMB1_TREE_CONNECT_ANDX if word_count == 4 => {
+                let Some(pw_len) = le16(m, words + 6) else {
+                    self.stats.malformed += 1;
+                    return;
+                };
+                let mut at = bytes + pw_len;
+                if unicode && at % 2 == 1 {
+                    at += 1;
+                }
+                let Some(rest) = m.get(at..) else {
+                    self.stats.malformed += 1;
+                    return;
+                };
+                let path_len = if unicode {
+                    rest.chunks_exact(2)
+                        .position(|c| c == [0, 0])
+                        .map_or(rest.len() & !1, |i| i * 2)
+                } else {
+                    memchr::memchr(0, rest).unwrap_or(rest.len())
+                };
+                let path = smb_string(&rest[..path_len], unicode);
+                self.expect(tx, Pending::TreeConnect(path));
+            }
+            SMB1_SESSION_SETUP_ANDX => {
+                if let Some((user, domain)) = m.get(bytes.min(m.len())..).and_then(ntlmssp_auth) {
+                    out.smb_buffer(tx, true, SmbField::NtlmsspUser, &user);
+                    out.smb_buffer(tx, true, SmbField::NtlmsspDomain, &domain);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -227,8 +479,8 @@ impl Detector for SmbDetector {
         }
     }
     fn parser(&self, transport: Transport, _limits: &Limits) -> Option<Box<dyn Parser>> {
-        (transport == Transport::Tcp && !self.v1)
-            .then(|| Box::new(SmbParser::default()) as Box<dyn Parser>)
+        // One parser for both families: a flow that opens with SMB1 often goes on in SMB2.
+        (transport == Transport::Tcp).then(|| Box::new(SmbParser::default()) as Box<dyn Parser>)
     }
 }
 
@@ -330,11 +582,11 @@ mod tests {
         let mut bad = write_request(&dce(0, 7, 1, b"job"));
         bad[4 + 64 + 2] = 0xff;
         assert_eq!(pipe_bytes(&bad[4..]), None);
-        // SMB1 flows get no parser; SMB2/3 flows do.
+        // SMB1 flows get the parser as SMB2/3 flows do (they often go on in SMB2).
         assert!(
             SmbDetector { v1: true }
                 .parser(Transport::Tcp, &Limits::default())
-                .is_none()
+                .is_some()
         );
         assert!(
             SmbDetector { v1: false }
@@ -378,5 +630,244 @@ mod tests {
             v2.probe(&ctx_tcp(Direction::ToServer, b"\x00\x00\x00\x01\xfeSMB")),
             Probe::NotForUs
         );
+    }
+
+    /// Every SMB field handed to the rules: (tx, to_server, field, data).
+    #[derive(Default)]
+    struct Fields(Vec<(u64, bool, SmbField, Vec<u8>)>);
+
+    impl EventSink for Fields {
+        fn event(&mut self, _e: crate::AppEvent) {}
+        fn smb_buffer(&mut self, tx: u64, to_server: bool, field: SmbField, data: &[u8]) {
+            if field != SmbField::Version {
+                self.0.push((tx, to_server, field, data.to_vec()));
+            }
+        }
+    }
+
+    /// An SMB2 message as [`smb2`] builds it, with its message id.
+    fn smb2_id(command: u16, response: bool, id: u64, body: &[u8]) -> Vec<u8> {
+        let mut m = smb2(command, response, body);
+        m[4 + 24..4 + 32].copy_from_slice(&id.to_le_bytes());
+        m
+    }
+
+    fn utf16(s: &str) -> Vec<u8> {
+        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+    }
+
+    fn tree_connect_request(id: u64, path: &str) -> Vec<u8> {
+        let p = utf16(path);
+        let mut b = 9u16.to_le_bytes().to_vec();
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&(64u16 + 8).to_le_bytes());
+        b.extend_from_slice(&(p.len() as u16).to_le_bytes());
+        b.extend_from_slice(&p);
+        smb2_id(SMB2_TREE_CONNECT, false, id, &b)
+    }
+
+    fn tree_connect_response(id: u64, share_type: u8) -> Vec<u8> {
+        let mut b = 16u16.to_le_bytes().to_vec();
+        b.push(share_type);
+        b.resize(16, 0);
+        smb2_id(SMB2_TREE_CONNECT, true, id, &b)
+    }
+
+    /// An NTLMSSP AUTHENTICATE message, Unicode or OEM, with this domain and user.
+    fn ntlmssp_authenticate(domain: &str, user: &str, unicode: bool) -> Vec<u8> {
+        let enc = |s: &str| {
+            if unicode {
+                utf16(s)
+            } else {
+                s.as_bytes().to_vec()
+            }
+        };
+        let (d, u, w) = (enc(domain), enc(user), enc("HOST"));
+        let mut m = b"NTLMSSP\0".to_vec();
+        m.extend_from_slice(&3u32.to_le_bytes());
+        let mut payload = Vec::new();
+        let mut field = |m: &mut Vec<u8>, v: &[u8]| {
+            let off = 64 + payload.len();
+            m.extend_from_slice(&(v.len() as u16).to_le_bytes());
+            m.extend_from_slice(&(v.len() as u16).to_le_bytes());
+            m.extend_from_slice(&(off as u32).to_le_bytes());
+            payload.extend_from_slice(v);
+        };
+        field(&mut m, b""); // LM response
+        field(&mut m, b""); // NT response
+        field(&mut m, &d);
+        field(&mut m, &u);
+        field(&mut m, &w);
+        field(&mut m, b""); // session key
+        m.extend_from_slice(&u32::from(unicode).to_le_bytes()); // flags: NEGOTIATE_UNICODE
+        m.resize(64, 0);
+        m.extend_from_slice(&payload);
+        m
+    }
+
+    fn session_setup_request(id: u64, blob: &[u8]) -> Vec<u8> {
+        let mut b = 25u16.to_le_bytes().to_vec();
+        b.resize(12, 0);
+        b.extend_from_slice(&(64u16 + 24).to_le_bytes());
+        b.extend_from_slice(&(blob.len() as u16).to_le_bytes());
+        b.resize(24, 0);
+        b.extend_from_slice(blob);
+        smb2_id(SMB2_SESSION_SETUP, false, id, &b)
+    }
+
+    /// TREE_CONNECT: the path goes to `smb.named_pipe` or `smb.share` as the response's share type says, matched
+    /// by message id whatever the order of the answers; an unanswered request hands nothing over.
+    #[test]
+    fn tree_connect_paths_by_share_type() {
+        let mut p = SmbParser::default();
+        let mut out = Fields::default();
+        let reqs = [
+            tree_connect_request(4, "\\\\srv\\IPC$"),
+            tree_connect_request(5, "\\\\srv\\data"),
+            tree_connect_request(6, "\\\\srv\\never"),
+        ]
+        .concat();
+        p.parse(Direction::ToServer, &reqs, 0, &mut out);
+        let resps = [tree_connect_response(5, 1), tree_connect_response(4, 2)].concat();
+        for chunk in resps.chunks(7) {
+            p.parse(Direction::ToClient, chunk, 0, &mut out);
+        }
+        assert_eq!(
+            out.0,
+            vec![
+                (5, true, SmbField::Share, b"\\\\srv\\data".to_vec()),
+                (5, false, SmbField::Share, b"\\\\srv\\data".to_vec()),
+                (4, true, SmbField::NamedPipe, b"\\\\srv\\IPC$".to_vec()),
+            ]
+        );
+    }
+
+    /// Requests waiting for an answer are capped per flow; more are counted, not kept.
+    #[test]
+    fn pending_requests_are_capped_and_counted() {
+        let mut p = SmbParser::default();
+        let mut out = Fields::default();
+        for id in 0..(MAX_PENDING as u64 + 10) {
+            p.parse(
+                Direction::ToServer,
+                &tree_connect_request(id, "\\\\s\\x"),
+                0,
+                &mut out,
+            );
+        }
+        assert_eq!(p.pending.len(), MAX_PENDING);
+        assert_eq!(p.stats().state_cut, 10);
+    }
+
+    /// SESSION_SETUP: the NTLMSSP AUTHENTICATE's user and domain, Unicode or OEM, wrapped in SPNEGO bytes or bare;
+    /// a NEGOTIATE (type 1) or a field running past the end gives nothing.
+    #[test]
+    fn ntlmssp_user_and_domain() {
+        for unicode in [true, false] {
+            let auth = ntlmssp_authenticate("CONTOSO", "Administrator", unicode);
+            let spnego = [&[0xa1, 0x82, 0x01, 0x00, 0x30][..], &auth].concat();
+            let mut p = SmbParser::default();
+            let mut out = Fields::default();
+            p.parse(
+                Direction::ToServer,
+                &session_setup_request(2, &spnego),
+                0,
+                &mut out,
+            );
+            assert_eq!(
+                out.0,
+                vec![
+                    (2, true, SmbField::NtlmsspUser, b"Administrator".to_vec()),
+                    (2, true, SmbField::NtlmsspDomain, b"CONTOSO".to_vec()),
+                ]
+            );
+        }
+        let mut negotiate = ntlmssp_authenticate("D", "U", true);
+        negotiate[8] = 1;
+        assert_eq!(ntlmssp_auth(&negotiate), None);
+        let mut past = ntlmssp_authenticate("D", "U", true);
+        past[36 + 4] = 0xf0;
+        assert_eq!(ntlmssp_auth(&past), None);
+    }
+
+    /// SMB1 TREE_CONNECT_ANDX: Unicode path after the password and its pad; the response's service (`IPC`) makes
+    /// it a pipe; SMB1 transactions are numbered apart from SMB2 message ids. Every message gives its version.
+    #[test]
+    fn smb1_tree_connect_and_versions() {
+        fn smb1(command: u8, reply: bool, mid: u16, words: &[u8], bytes: &[u8]) -> Vec<u8> {
+            let mut h = b"\xffSMB".to_vec();
+            h.push(command);
+            h.extend_from_slice(&[0; 4]);
+            h.push(if reply { 0x98 } else { 0x18 });
+            h.extend_from_slice(&0xc807u16.to_le_bytes()); // flags2: Unicode
+            h.resize(26, 0);
+            h.extend_from_slice(&7u16.to_le_bytes()); // PID
+            h.extend_from_slice(&[0, 0]); // UID
+            h.extend_from_slice(&mid.to_le_bytes());
+            h.push((words.len() / 2) as u8);
+            h.extend_from_slice(words);
+            h.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+            h.extend_from_slice(bytes);
+            let mut m = vec![0];
+            m.extend_from_slice(&(h.len() as u32).to_be_bytes()[1..]);
+            m.extend_from_slice(&h);
+            m
+        }
+        // Words: AndX (4), flags, password length 1; bytes: password, pad to even, path, service.
+        let words = [0xff, 0, 0, 0, 0, 0, 1, 0];
+        let bytes = [&[0u8][..], &utf16("\\\\h\\IPC$"), &[0, 0], b"?????\0"].concat();
+        let req = smb1(SMB1_TREE_CONNECT_ANDX, false, 9, &words, &bytes);
+        let resp = smb1(
+            SMB1_TREE_CONNECT_ANDX,
+            true,
+            9,
+            &[0xff, 0, 0, 0, 0, 0],
+            b"IPC\0",
+        );
+        struct All(Vec<(u64, bool, SmbField, Vec<u8>)>);
+        impl EventSink for All {
+            fn event(&mut self, _e: crate::AppEvent) {}
+            fn smb_buffer(&mut self, tx: u64, to_server: bool, field: SmbField, data: &[u8]) {
+                self.0.push((tx, to_server, field, data.to_vec()));
+            }
+        }
+        let mut out = All(Vec::new());
+        let mut p = SmbParser::default();
+        p.parse(Direction::ToServer, &req, 0, &mut out);
+        p.parse(Direction::ToClient, &resp, 0, &mut out);
+        let tx = SMB1_TX | (7 << 16) | 9;
+        assert_eq!(
+            out.0,
+            vec![
+                (tx, true, SmbField::Version, vec![1]),
+                (tx, false, SmbField::Version, vec![1]),
+                (tx, true, SmbField::NamedPipe, b"\\\\h\\IPC$".to_vec()),
+            ]
+        );
+        // An SMB2 NEGOTIATE response to an SMB1 NEGOTIATE belongs to that SMB1 transaction (version 1).
+        let mut out = All(Vec::new());
+        let mut p = SmbParser::default();
+        p.parse(
+            Direction::ToServer,
+            &smb1(SMB1_NEGOTIATE, false, 1, &[], b"\x02SMB 2.002\0"),
+            0,
+            &mut out,
+        );
+        p.parse(
+            Direction::ToClient,
+            &smb2_id(SMB2_NEGOTIATE, true, 0, &[0; 8]),
+            0,
+            &mut out,
+        );
+        p.parse(
+            Direction::ToServer,
+            &smb2_id(SMB2_NEGOTIATE, false, 1, &[0; 8]),
+            0,
+            &mut out,
+        );
+        let versions: Vec<(u64, bool, u8)> =
+            out.0.iter().map(|(t, d, _, v)| (*t, *d, v[0])).collect();
+        let v1 = SMB1_TX | (7 << 16) | 1;
+        assert_eq!(versions, vec![(v1, true, 1), (v1, false, 1), (1, true, 2)]);
     }
 }
