@@ -138,6 +138,12 @@ pub struct SmtpParser {
     srv_len: usize,
     /// A `DATA` waits for its reply; message lines seen since.
     data_reply_pending: bool,
+    /// Replies the server owes (commands and ended messages not yet answered), and of them, those due before the
+    /// reply to a pending `DATA` (a pipelining client sends `MAIL`, `RCPT` and `DATA` at once: RFC 2920).
+    outstanding: u32,
+    replies_before_data: u32,
+    /// The server's greeting came (it answers no command).
+    greeted: bool,
     data_lines: u64,
     starttls_pending: bool,
     helo: Option<String>,
@@ -158,6 +164,9 @@ impl SmtpParser {
             srv_head: [0; 4],
             srv_len: 0,
             data_reply_pending: false,
+            outstanding: 0,
+            replies_before_data: 0,
+            greeted: false,
             data_lines: 0,
             starttls_pending: false,
             helo: None,
@@ -252,6 +261,8 @@ impl SmtpParser {
             Mode::Data => {
                 if start && eol && line == b"." {
                     self.data_reply_pending = false;
+                    // The message's own reply.
+                    self.outstanding = self.outstanding.saturating_add(1);
                     self.mode = Mode::Command;
                     self.end_message(true, out);
                     return;
@@ -331,6 +342,8 @@ impl SmtpParser {
     fn command(&mut self, line: &[u8], out: &mut dyn EventSink) {
         let arg =
             |n: usize| -> String { field(<[u8]>::trim_ascii(line.get(n..).unwrap_or_default())) };
+        let before = self.outstanding;
+        self.outstanding = self.outstanding.saturating_add(1);
         if starts_ci(line, b"HELO") || starts_ci(line, b"EHLO") {
             self.helo = Some(arg(4));
         } else if starts_ci(line, b"MAIL FROM:") {
@@ -350,6 +363,7 @@ impl SmtpParser {
             self.tx.started = true;
             self.mode = Mode::Data;
             self.data_reply_pending = true;
+            self.replies_before_data = before;
             self.data_lines = 0;
         } else if starts_ci(line, b"BDAT ") {
             let mut words = line[5..].split(|&b| b == b' ').filter(|w| !w.is_empty());
@@ -402,6 +416,20 @@ impl SmtpParser {
     }
 
     fn reply(&mut self, code: &[u8]) {
+        if !self.greeted {
+            self.greeted = true;
+            // The greeting comes before any command (a reply while commands wait answers the first of them: the
+            // greeting was not seen).
+            if self.outstanding == 0 {
+                return;
+            }
+        }
+        self.outstanding = self.outstanding.saturating_sub(1);
+        if self.data_reply_pending && self.replies_before_data > 0 {
+            // A reply to a command pipelined before `DATA`.
+            self.replies_before_data -= 1;
+            return;
+        }
         if self.starttls_pending {
             self.starttls_pending = false;
             if code == b"220" {
@@ -521,7 +549,7 @@ impl MimeSink for TxSink<'_> {
         };
         let list = |l: &mut Vec<String>, split: bool| {
             if split {
-                for a in value.split(|&b| b == b',') {
+                for a in addresses(value) {
                     let a = <[u8]>::trim_ascii(a);
                     if !a.is_empty() && l.len() < MAX_LIST {
                         l.push(field(a));
@@ -586,6 +614,29 @@ impl MimeSink for TxSink<'_> {
             to_client: false,
         }));
     }
+}
+
+/// The addresses of an address-list header (`To`, `Cc`): split at the commas outside double quotes (a display
+/// name may hold a comma: `"Doe, Jane" <jane@example.org>`), a backslash escaping the next character in quotes.
+fn addresses(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    let mut quoted = false;
+    let mut escaped = false;
+    let mut cuts = Vec::new();
+    for (i, &b) in value.iter().enumerate() {
+        if escaped {
+            escaped = false;
+        } else if quoted && b == b'\\' {
+            escaped = true;
+        } else if b == b'"' {
+            quoted = !quoted;
+        } else if b == b',' && !quoted {
+            cuts.push(start..i);
+            start = i + 1;
+        }
+    }
+    cuts.push(start..value.len());
+    cuts.into_iter().map(move |r| &value[r])
 }
 
 /// A field for an event: lossy UTF-8, at most [`MAX_FIELD`] bytes.
@@ -663,6 +714,23 @@ Content-Transfer-Encoding: base64\r\n\r\nLi5kb3QK\r\n--XX--\r\n";
         }
         p.finish(&mut o);
         o
+    }
+
+    #[test]
+    fn address_lists_split_at_commas_outside_quotes() {
+        let split = |v: &[u8]| -> Vec<Vec<u8>> { addresses(v).map(<[u8]>::to_vec).collect() };
+        assert_eq!(
+            split(br#""jam,abrakadabra.ch" <m@a.ch>, b@c.d"#),
+            vec![
+                br#""jam,abrakadabra.ch" <m@a.ch>"#.to_vec(),
+                b" b@c.d".to_vec()
+            ]
+        );
+        assert_eq!(
+            split(br#""a\",b" <x@y>,z"#),
+            vec![br#""a\",b" <x@y>"#.to_vec(), b"z".to_vec()]
+        );
+        assert_eq!(split(b""), vec![Vec::<u8>::new()]);
     }
 
     #[test]
@@ -746,16 +814,18 @@ Content-Transfer-Encoding: base64\r\n\r\nLi5kb3QK\r\n--XX--\r\n";
             vec![(0, b"b.bin".to_vec(), b"payload\r\n".to_vec(), 9)]
         );
 
-        // A DATA refused by the server: the next command is a command again.
+        // A DATA refused by the server (pipelined after MAIL FROM, whose reply comes first): the next command is a
+        // command again.
         let mut p = SmtpParser::new(SmtpLimits::default());
         let mut o = Out::default();
+        p.parse(Direction::ToClient, b"220 mx\r\n", 0, &mut o);
         p.parse(
             Direction::ToServer,
             b"MAIL FROM:<a@x>\r\nDATA\r\n",
             0,
             &mut o,
         );
-        p.parse(Direction::ToClient, b"554 no\r\n", 0, &mut o);
+        p.parse(Direction::ToClient, b"250 ok\r\n554 no\r\n", 0, &mut o);
         p.parse(
             Direction::ToServer,
             b"RSET\r\nMAIL FROM:<c@x>\r\n",
@@ -772,6 +842,48 @@ Content-Transfer-Encoding: base64\r\n\r\nLi5kb3QK\r\n--XX--\r\n";
             })
             .collect();
         assert_eq!(froms, vec!["<a@x>", "<c@x>"]);
+    }
+
+    /// RFC 2920 pipelining: `MAIL`, `RCPT` and `DATA` in one segment; the replies to `MAIL` and `RCPT` come before
+    /// the `354` and do not end data mode.
+    #[test]
+    fn pipelined_commands_reply_before_data() {
+        let mut p = SmtpParser::new(SmtpLimits::default());
+        let mut o = Out::default();
+        p.parse(Direction::ToClient, b"220 mx ESMTP\r\n", 0, &mut o);
+        p.parse(Direction::ToServer, b"EHLO c\r\n", 0, &mut o);
+        p.parse(
+            Direction::ToClient,
+            b"250-mx\r\n250 PIPELINING\r\n",
+            0,
+            &mut o,
+        );
+        p.parse(
+            Direction::ToServer,
+            b"MAIL FROM:<a@x>\r\nRCPT TO:<b@y>\r\nDATA\r\n",
+            0,
+            &mut o,
+        );
+        p.parse(Direction::ToClient, b"250 sender ok\r\n", 0, &mut o);
+        p.parse(Direction::ToClient, b"250 rcpt ok\r\n354 go\r\n", 0, &mut o);
+        p.parse(
+            Direction::ToServer,
+            b"Subject: piped\r\nMessage-ID: <m@x>\r\n\r\nbody\r\n.\r\nQUIT\r\n",
+            0,
+            &mut o,
+        );
+        p.finish(&mut o);
+        let e = o
+            .events
+            .iter()
+            .find_map(|e| match e {
+                AppEvent::Smtp(s) => s.email.clone(),
+                _ => None,
+            })
+            .expect("the mail's transaction");
+        assert_eq!(e.subject.as_deref(), Some("piped"));
+        assert_eq!(e.message_id.as_deref(), Some("<m@x>"));
+        assert_eq!(e.status, "PARSE_DONE");
     }
 
     #[test]
