@@ -944,6 +944,45 @@ impl Emit<'_, '_> {
                 }
                 self.tls_server_buffers(t);
             }
+            // A mail transaction: its envelope and its message's headers, all to the server.
+            AppEvent::Smtp(s) => {
+                let tx = s.tx_id;
+                let mut one = |b: B, v: &Option<String>| {
+                    if let Some(v) = v {
+                        each(tx, AppProto::Smtp, true, b, v.as_bytes());
+                    }
+                };
+                one(B::SmtpHelo, &s.helo);
+                one(B::SmtpMailFrom, &s.mail_from);
+                if let Some(e) = &s.email {
+                    one(B::EmailFrom, &e.from);
+                    one(B::EmailSubject, &e.subject);
+                    one(B::EmailDate, &e.date);
+                    one(B::EmailMessageId, &e.message_id);
+                    one(B::EmailXMailer, &e.x_mailer);
+                }
+                let lists =
+                    [(B::SmtpRcptTo, &s.rcpt_to)]
+                        .into_iter()
+                        .chain(s.email.iter().flat_map(|e| {
+                            [
+                                (B::EmailTo, &e.to),
+                                (B::EmailCc, &e.cc),
+                                (B::EmailReceived, &e.received),
+                            ]
+                        }));
+                for (b, list) in lists {
+                    if !list.is_empty() {
+                        self.scan_buffer(
+                            AppProto::Smtp,
+                            true,
+                            tx,
+                            BufferKind::AppEach(b),
+                            Data::Strs(list),
+                        );
+                    }
+                }
+            }
             AppEvent::Ssh(s) => {
                 for (to_server, side) in [(true, &s.client), (false, &s.server)] {
                     if let Some(sw) = side {

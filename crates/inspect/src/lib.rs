@@ -44,6 +44,8 @@ pub mod each;
 pub mod engine;
 pub mod expect;
 pub mod flow;
+#[cfg(test)]
+mod keyword_tests;
 pub mod live;
 pub mod reassembly;
 pub mod staged;

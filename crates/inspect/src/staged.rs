@@ -70,6 +70,8 @@ pub(crate) enum Data<'d> {
     /// Two slices (a DCE/RPC call's header and stub).
     Two(&'d [u8], &'d [u8]),
     Parts(&'d [Vec<u8>]),
+    /// Text fields of an event (the SMTP envelope's recipients, an e-mail's `To` addresses), one part each.
+    Strs(&'d [String]),
     /// Parts recorded in a script: ranges of its byte store or of the packet.
     Held(Store<'d>, &'d [Held]),
 }
@@ -83,6 +85,7 @@ impl<'d> Data<'d> {
                 f(b);
             }
             Data::Parts(ps) => ps.iter().for_each(|p| f(p)),
+            Data::Strs(ps) => ps.iter().for_each(|p| f(p.as_bytes())),
             Data::Held(store, hs) => hs.iter().for_each(|h| f(store.get(h))),
         }
     }

@@ -482,6 +482,18 @@ pub static KEYWORDS: &[Keyword] = &[
     // Suricata writes the certificate chain to disk after a match; the engine stores no files, so the rule alerts
     // as in Suricata, without the copy (nothing the rule matches depends on the keyword).
     info("tls.store"),
+    // SMTP envelope and the message's headers (Suricata 8's `smtp.*` and `email.*`).
+    sticky("smtp.helo", &[], Buffer::SmtpHelo),
+    sticky("smtp.mail_from", &[], Buffer::SmtpMailFrom),
+    sticky("smtp.rcpt_to", &[], Buffer::SmtpRcptTo),
+    sticky("email.from", &[], Buffer::EmailFrom),
+    sticky("email.subject", &[], Buffer::EmailSubject),
+    sticky("email.to", &[], Buffer::EmailTo),
+    sticky("email.cc", &[], Buffer::EmailCc),
+    sticky("email.date", &[], Buffer::EmailDate),
+    sticky("email.message_id", &[], Buffer::EmailMessageId),
+    sticky("email.x_mailer", &[], Buffer::EmailXMailer),
+    sticky("email.received", &[], Buffer::EmailReceived),
     // Snort's `http_*` keywords.
     modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
     modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),

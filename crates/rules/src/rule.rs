@@ -500,6 +500,28 @@ buffers! {
     SmtpEvents,
     /// `file.data` on SMTP: a mail attachment, decoded (base64, quoted-printable), up to the parser's cap.
     SmtpFileData,
+    /// `smtp.helo`: the argument of the session's `HELO`/`EHLO`, on each mail transaction.
+    SmtpHelo,
+    /// `smtp.mail_from`: the `MAIL FROM` address as sent (`<a@example.org>`, without ESMTP parameters).
+    SmtpMailFrom,
+    /// `smtp.rcpt_to`: each `RCPT TO` address, one buffer each (a multi-buffer).
+    SmtpRcptTo,
+    /// `email.from`: the message's `From` header value.
+    EmailFrom,
+    /// `email.subject`: the message's `Subject` header value.
+    EmailSubject,
+    /// `email.to`: each address of the `To` header (split at commas outside quotes), one buffer each.
+    EmailTo,
+    /// `email.cc`: each address of the `Cc` header, one buffer each.
+    EmailCc,
+    /// `email.date`: the `Date` header value.
+    EmailDate,
+    /// `email.message_id`: the `Message-Id` header value.
+    EmailMessageId,
+    /// `email.x_mailer`: the `X-Mailer` header value.
+    EmailXMailer,
+    /// `email.received`: each `Received` header value, one buffer each.
+    EmailReceived,
     /// `file.data` on FTP data connections: the file a data connection carried, up to the parser's cap, in
     /// whichever direction it travelled (`STOR` to the server, `RETR` to the client, active or passive).
     FtpDataFileData,
@@ -703,7 +725,9 @@ impl Buffer {
             Krb5MsgType => Some("krb5"),
             IpSrc | IpDst => None,
             FtpEvents | FtpBounce => Some("ftp"),
-            SmtpFileData | SmtpEvents => Some("smtp"),
+            SmtpFileData | SmtpEvents | SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom
+            | EmailSubject | EmailTo | EmailCc | EmailDate | EmailMessageId | EmailXMailer
+            | EmailReceived => Some("smtp"),
             FtpDataFileData => Some("ftp-data"),
             _ => Some("http"),
         }
@@ -780,6 +804,17 @@ impl Buffer {
             HttpEvents => "app-layer-event (http)",
             SmtpEvents => "app-layer-event (smtp)",
             SmtpFileData => "file.data (smtp)",
+            SmtpHelo => "smtp.helo",
+            SmtpMailFrom => "smtp.mail_from",
+            SmtpRcptTo => "smtp.rcpt_to",
+            EmailFrom => "email.from",
+            EmailSubject => "email.subject",
+            EmailTo => "email.to",
+            EmailCc => "email.cc",
+            EmailDate => "email.date",
+            EmailMessageId => "email.message_id",
+            EmailXMailer => "email.x_mailer",
+            EmailReceived => "email.received",
             FtpDataFileData => "file.data (ftp-data)",
             DnsQueriesRrname => "dns.queries.rrname",
             DnsAnswersRrname => "dns.answers.rrname",

@@ -1,0 +1,190 @@
+//! Rule keywords of the application-layer parsers through the engine: crafted conversations (IPv4 without a link
+//! header, checksums zero) go through the serial path with a rule set, and the test reads which rules alerted.
+
+use std::sync::Arc;
+
+use flowbundle_ingest::{LinkType, PacketRecord};
+use flowbundle_rules::{RuleSet, Vars};
+
+use crate::{Engine, EngineConfig, EventKind, Prestage};
+
+const SYN: u8 = 0x02;
+const ACK: u8 = 0x10;
+const PSH_ACK: u8 = 0x18;
+const SYN_ACK: u8 = 0x12;
+const FIN_ACK: u8 = 0x11;
+
+/// An IPv4 TCP segment between the client `10.0.0.1:40000` and the server `10.0.0.2:port`, in the direction
+/// `from_client` says.
+fn segment(from_client: bool, port: u16, seq: u32, ack: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+    let ((src, sport), (dst, dport)) = if from_client {
+        ((1, 40000u16), (2, port))
+    } else {
+        ((2, port), (1, 40000))
+    };
+    let total = (40 + payload.len()) as u16;
+    let mut b = vec![0x45, 0];
+    b.extend_from_slice(&total.to_be_bytes());
+    b.extend_from_slice(&[0, 1, 0x40, 0, 64, 6, 0, 0]);
+    b.extend_from_slice(&[10, 0, 0, src, 10, 0, 0, dst]);
+    b.extend_from_slice(&sport.to_be_bytes());
+    b.extend_from_slice(&dport.to_be_bytes());
+    b.extend_from_slice(&seq.to_be_bytes());
+    b.extend_from_slice(&ack.to_be_bytes());
+    b.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    b.extend_from_slice(payload);
+    b
+}
+
+/// A whole TCP connection from `10.0.0.1:40000` to `10.0.0.2:port`: the handshake, each `(from_client, bytes)`
+/// in order (each acknowledged by the other side), then both FINs.
+pub(crate) fn conversation(port: u16, turns: &[(bool, &[u8])]) -> Vec<Vec<u8>> {
+    let (mut c, mut s) = (1000u32, 5000u32);
+    let mut out = vec![
+        segment(true, port, c, 0, SYN, b""),
+        segment(false, port, s, c + 1, SYN_ACK, b""),
+    ];
+    c += 1;
+    s += 1;
+    out.push(segment(true, port, c, s, ACK, b""));
+    for &(from_client, data) in turns {
+        let n = data.len() as u32;
+        if from_client {
+            out.push(segment(true, port, c, s, PSH_ACK, data));
+            c += n;
+            out.push(segment(false, port, s, c, ACK, b""));
+        } else {
+            out.push(segment(false, port, s, c, PSH_ACK, data));
+            s += n;
+            out.push(segment(true, port, c, s, ACK, b""));
+        }
+    }
+    out.push(segment(true, port, c, s, FIN_ACK, b""));
+    out.push(segment(false, port, s, c + 1, FIN_ACK, b""));
+    out.push(segment(true, port, c + 1, s + 1, ACK, b""));
+    out
+}
+
+/// The signature ids of the alerts `rules` raise on `packets` (one second apart), sorted; every rule must load.
+pub(crate) fn sids(rules: &str, packets: &[Vec<u8>]) -> Vec<u32> {
+    let (set, report) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+    assert_eq!(report.skipped, 0, "{:?}", report.skipped_rules);
+    let mut e = Engine::with_shared(EngineConfig::default(), None, Some(Arc::new(set)));
+    let mut ctx = e.new_ctx();
+    let mut pre = Prestage::new(e.config());
+    for (i, p) in packets.iter().enumerate() {
+        let rec = PacketRecord {
+            ts_ns: (i as u64 + 1) * 1_000_000_000,
+            orig_len: p.len() as u32,
+            interface: 0,
+            link_type: LinkType::RAW,
+            data: p,
+        };
+        e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
+    }
+    let mut v: Vec<u32> = e
+        .finish([ctx])
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Alert(a) => Some(a.signature_id),
+            _ => None,
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// One SMTP session: a mail with two recipients, a quoted display name holding a comma in `Cc`, two `Received`
+/// headers.
+fn smtp_session() -> Vec<Vec<u8>> {
+    let message: &[u8] = b"Received: from a.example (a.example [10.0.0.9]) by mx1.example\r\n\
+Received: from mx1.example by mx2.example\r\n\
+From: Alice <alice@example.org>\r\n\
+To: bob@example.com, carol@example.com\r\n\
+Cc: \"Doe, Jane\" <jane@example.net>\r\n\
+Subject: quarterly report\r\n\
+Date: Fri, 21 Apr 2023 05:10:36 +0000\r\n\
+Message-ID: <id-42@example.org>\r\n\
+X-Mailer: TestMailer 1.0\r\n\
+\r\n\
+Hello.\r\n.\r\n";
+    conversation(
+        25,
+        &[
+            (false, b"220 mx.example.com ESMTP\r\n"),
+            (true, b"EHLO client.example.org\r\n"),
+            (false, b"250 mx.example.com\r\n"),
+            (true, b"MAIL FROM:<alice@example.org> SIZE=100\r\n"),
+            (false, b"250 OK\r\n"),
+            (true, b"RCPT TO:<bob@example.com>\r\n"),
+            (false, b"250 OK\r\n"),
+            (true, b"RCPT TO:<carol@example.com>\r\n"),
+            (false, b"250 OK\r\n"),
+            (true, b"DATA\r\n"),
+            (false, b"354 go ahead\r\n"),
+            (true, message),
+            (false, b"250 queued\r\n"),
+            (true, b"QUIT\r\n"),
+            (false, b"221 bye\r\n"),
+        ],
+    )
+}
+
+#[test]
+fn smtp_envelope_buffers_match_the_session_and_its_mail() {
+    let rules = r#"alert smtp any any -> any any (smtp.helo; content:"client.example.org"; bsize:18; sid:1;)
+alert smtp any any -> any any (smtp.helo; content:"other.example"; sid:2;)
+alert smtp any any -> any any (smtp.mail_from; content:"<alice@example.org>"; startswith; endswith; sid:3;)
+alert smtp any any -> any any (smtp.mail_from; content:"SIZE"; sid:4;)
+alert smtp any any -> any any (smtp.rcpt_to; content:"<carol@example.com>"; startswith; endswith; sid:5;)
+alert smtp any any -> any any (smtp.rcpt_to; content:"bob"; content:"carol"; distance:0; sid:6;)
+alert smtp any any -> any any (smtp.helo; content:"client"; smtp.mail_from; content:"alice"; sid:7;)
+alert smtp any any -> any any (smtp.rcpt_to; content:!"bob"; sid:8;)
+"#;
+    // 6: the recipients are separate buffers, so "bob" and "carol" are never in one. 8: carol's buffer lacks "bob".
+    assert_eq!(sids(rules, &smtp_session()), vec![1, 3, 5, 7, 8]);
+}
+
+#[test]
+fn email_header_buffers_match_the_messages_fields() {
+    let rules = r#"alert smtp any any -> any any (email.from; content:"Alice <alice@example.org>"; bsize:25; sid:1;)
+alert smtp any any -> any any (email.subject; content:"quarterly"; startswith; sid:2;)
+alert smtp any any -> any any (email.subject; content:"annual"; sid:3;)
+alert smtp any any -> any any (email.to; content:"carol@example.com"; startswith; endswith; sid:4;)
+alert smtp any any -> any any (email.to; content:"bob@example.com, carol"; sid:5;)
+alert smtp any any -> any any (email.cc; content:"\"Doe, Jane\" <jane@example.net>"; startswith; endswith; sid:6;)
+alert smtp any any -> any any (email.date; content:"Fri, 21 Apr 2023 05:10:36 +0000"; bsize:31; sid:7;)
+alert smtp any any -> any any (email.message_id; content:"<id-42@example.org>"; startswith; endswith; sid:8;)
+alert smtp any any -> any any (email.x_mailer; content:"TestMailer"; sid:9;)
+alert smtp any any -> any any (email.received; content:"by mx2.example"; endswith; sid:10;)
+alert smtp any any -> any any (email.received; content:"a.example"; content:"mx2"; distance:0; sid:11;)
+alert smtp any any -> any any (email.subject; content:!"quarterly"; sid:12;)
+alert smtp any any -> any any (email.x_mailer; content:"testmailer"; nocase; email.from; content:"alice"; sid:13;)
+"#;
+    // 5: the addresses of `To` are one buffer each; 11: two `Received` headers, two buffers; 12: negated.
+    assert_eq!(
+        sids(rules, &smtp_session()),
+        vec![1, 2, 4, 6, 7, 8, 9, 10, 13]
+    );
+}
+
+#[test]
+fn smtp_keywords_are_sticky_buffers_of_smtp_in_the_keyword_table() {
+    for name in [
+        "smtp.helo",
+        "smtp.mail_from",
+        "smtp.rcpt_to",
+        "email.from",
+        "email.subject",
+        "email.to",
+        "email.cc",
+        "email.date",
+        "email.message_id",
+        "email.x_mailer",
+        "email.received",
+    ] {
+        let k = flowbundle_rules::keyword::lookup(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(k.buffer(), Some(name));
+    }
+}
