@@ -841,6 +841,26 @@ impl EventSink for Emit<'_, '_> {
         ));
     }
 
+    /// An HTTP/2 stream's buffer: inspected as the flow's HTTP/2 whatever its label (a connection upgraded from
+    /// HTTP/1.1 is labelled HTTP), so `alert http2` rules see it and `alert http1` rules do not.
+    fn http2_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+        if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
+            self.risks.insert(FlowRisk::BinaryApplicationTransfer);
+        }
+        let m = *self.out.meta;
+        let dir = m.side(Direction::from_client(buffer.is_request()));
+        self.out.detect(
+            self.rules,
+            Call::Buffer {
+                dir,
+                label: &AppLabel::Proto(AppProto::Http2),
+                tx: tx_id,
+                kind: BufferKind::Http(buffer),
+                data: Data::One(data),
+            },
+        );
+    }
+
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);

@@ -266,3 +266,47 @@ alert tls any any -> any any (tls.cert_serial; content:"56"; sid:4;)"#,
         assert_eq!(got.get(&4), None);
     }
 }
+
+/// HTTP/2 with prior knowledge (suricata-verify's `http2-authority-mismatch` capture: a GET with `:authority`
+/// example.com and a `host` header foo.com, answered 403 with an HTML body): the stream fills HTTP/1's buffers,
+/// `alert http` and `alert http2` rules see them, `alert http1` rules do not, and `file.data` is the DATA frames'
+/// body. Each buffer has a negative control.
+#[test]
+fn http2_streams_fill_the_http_buffers() {
+    let Some(p) = flowbundle_testsupport::data(
+        "suricata-verify/http2-authority-mismatch/authority_and_host_2.pcap",
+    ) else {
+        return;
+    };
+    let got = alerts(
+        &p,
+        r#"alert http2 any any -> any any (http.method; content:"GET"; bsize:3; sid:1;)
+alert http any any -> any any (http.host; content:"example.com"; bsize:11; sid:2;)
+alert http1 any any -> any any (http.method; content:"GET"; sid:3;)
+alert http2 any any -> any any (http.stat_code; content:"403"; sid:4;)
+alert http2 any any -> any any (file.data; content:"403 Forbidden"; sid:5;)
+alert http2 any any -> any any (http.user_agent; content:"Scapy HTTP/2"; startswith; sid:6;)
+alert http2 any any -> any any (flow:to_server; http.header; content:"accept-language: fr-FR|0d 0a|"; sid:7;)
+alert http2 any any -> any any (http.uri; content:"/"; bsize:1; sid:8;)
+alert http2 any any -> any any (http.uri; content:"/admin"; sid:9;)
+alert http2 any any -> any any (http.response_body; content:"cloudflare"; sid:10;)
+alert http2 any any -> any any (http.stat_code; content:"200"; sid:11;)
+alert http2 any any -> any any (http.request_line; content:"GET / HTTP/2"; bsize:12; sid:12;)
+alert http any any -> any any (http.header_names; content:"|0d 0a|accept-encoding|0d 0a|"; sid:13;)"#,
+    );
+    assert_eq!(
+        got,
+        BTreeMap::from([
+            (1, 1),
+            (2, 1),
+            (4, 1),
+            (5, 1),
+            (6, 1),
+            (7, 1),
+            (8, 1),
+            (10, 1),
+            (12, 1),
+            (13, 1)
+        ])
+    );
+}

@@ -350,6 +350,16 @@ pub trait EventSink {
     fn tls_client_hello(&mut self, hello: &tls::TlsEvent) {
         let _ = hello;
     }
+    /// One buffer of an HTTP/2 transaction (a stream), as [`EventSink::http_buffer`] gives HTTP/1's: the same
+    /// buffers, fed from the stream's decoded header fields and bodies. The default hands it to `http_buffer`;
+    /// the engine inspects it as the flow's HTTP/2.
+    fn http2_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+        self.http_buffer(tx_id, buffer, data);
+    }
+    /// One HTTP/2 frame's fields, as it is parsed (`http2.frametype`, `http2.window`, ...). The default ignores it.
+    fn http2_frame(&mut self, frame: &http2::Http2Frame<'_>) {
+        let _ = frame;
+    }
     /// A file the flow carried (a mail attachment), complete: the rules' `file.data` inspects it. The default
     /// ignores it.
     fn file(&mut self, file: &FileData<'_>) {

@@ -183,10 +183,20 @@ pub enum Proto {
     App(&'static str),
 }
 
+/// `http1` and `http2` as `http`: their rules take HTTP buffers (Suricata's `http` header means either version), and
+/// the HTTP/2 parser fills HTTP/1's buffers.
+pub(crate) fn http_family(p: &str) -> &str {
+    match p {
+        "http1" | "http2" => "http",
+        p => p,
+    }
+}
+
 /// Application protocols a header may name, by EVE `app_proto` name, with their aliases.
 const APP_PROTOS: &[(&str, &str)] = &[
     ("http", "http"),
-    ("http1", "http"),
+    ("http1", "http1"),
+    ("http2", "http2"),
     ("tls", "tls"),
     ("ssl", "tls"),
     ("dns", "dns"),
@@ -2672,7 +2682,7 @@ impl Builder {
         // (Snort 3). HTTP bodies unless the rule names only other protocols; of those, SMTP attachments and FTP
         // data connections' files are parsed (Snort 3's `service:ftp` inspects its files on the data connections).
         let file_proto: Option<&str> = match h.proto {
-            Proto::App(p) => Some(p),
+            Proto::App(p) => Some(http_family(p)),
             _ if self.services.is_empty() || self.services.iter().any(|s| s == "http") => {
                 Some("http")
             }
@@ -2776,13 +2786,14 @@ impl Builder {
         let app = groups.iter().find_map(|g| g.buffer.app_proto());
         let has_http = app.is_some();
         if let Some(app) = app {
-            if let Some(g) = groups
-                .iter()
-                .find(|g| g.buffer.app_proto().is_some_and(|p| p != app))
-            {
+            if let Some(g) = groups.iter().find(|g| {
+                g.buffer
+                    .app_proto()
+                    .is_some_and(|p| http_family(p) != http_family(app))
+            }) {
                 return Err(skip(format!("{} with {app} buffers", g.buffer.name())));
             }
-            if matches!(h.proto, Proto::App(p) if p != app)
+            if matches!(h.proto, Proto::App(p) if http_family(p) != http_family(app))
                 || (!udp_app(app) && matches!(h.proto, Proto::Udp | Proto::Icmp))
                 || (udp_app(app) && h.proto == Proto::Icmp)
                 || matches!(h.proto, Proto::IpProto(_))

@@ -737,10 +737,13 @@ impl HttpState {
 
 /// Whether a rule header naming application protocol `rule` applies to a flow whose `app_proto` is `flow`: the
 /// same name, or, as Suricata compares them (`AppProtoEquals`), a `dcerpc` rule on an `smb` flow, since DCE/RPC
-/// travels over SMB named pipes.
+/// travels over SMB named pipes; an `http` rule on an `http2` flow (Suricata's `http` means either version,
+/// `http1` the first only).
 pub(crate) fn app_proto_admits(rule: &str, flow: &str) -> bool {
     rule.eq_ignore_ascii_case(flow)
         || (rule.eq_ignore_ascii_case("dcerpc") && flow.eq_ignore_ascii_case("smb"))
+        || (rule.eq_ignore_ascii_case("http") && flow.eq_ignore_ascii_case("http2"))
+        || (rule.eq_ignore_ascii_case("http1") && flow.eq_ignore_ascii_case("http"))
 }
 
 /// Rule header and `flow` against the packet context.
@@ -2355,6 +2358,10 @@ mod app_proto_tests {
         assert!(app_proto_admits("dcerpc", "dcerpc"));
         assert!(app_proto_admits("dcerpc", "smb"));
         assert!(app_proto_admits("HTTP", "http"));
+        assert!(app_proto_admits("http", "http2"));
+        assert!(app_proto_admits("http1", "http"));
+        assert!(!app_proto_admits("http1", "http2"));
+        assert!(!app_proto_admits("http2", "http"));
         assert!(!app_proto_admits("smb", "dcerpc"));
         assert!(!app_proto_admits("dcerpc", "failed"));
         assert!(!app_proto_admits("tls", "http"));

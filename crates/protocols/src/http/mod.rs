@@ -44,7 +44,7 @@ mod event;
 mod head;
 mod parser;
 
-pub use event::HttpEvent;
+pub use event::{HeaderField, Http2Info, Http2Setting, Http2Side, HttpEvent};
 pub use parser::HttpParser;
 
 use body::*;
@@ -548,6 +548,73 @@ mod tests {
             Some(b"moved".as_slice())
         );
         assert_eq!(r.buffer(1, HttpBuffer::StatusCode), Some(b"302".as_slice()));
+    }
+
+    /// `Upgrade: h2c` answered `101 Switching Protocols`: the HTTP/1.1 request is a transaction, stream 1 repeats
+    /// it as the first HTTP/2 transaction (its response comes in HTTP/2 frames in the same segment as the 101), and
+    /// later streams follow.
+    #[test]
+    fn h2c_upgrade_hands_the_connection_to_http2() {
+        use crate::http2::frame::*;
+        use crate::http2::testutil::{Rec as H2Rec, block, frame};
+        let req = b"GET /robots.txt HTTP/1.1\r\nHost: nghttp2.org\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nUser-Agent: curl/7.61.0\r\n\r\n";
+        let mut resp =
+            b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+                .to_vec();
+        resp.extend(frame(SETTINGS, 0, 0, &[]));
+        resp.extend(frame(
+            HEADERS,
+            END_HEADERS,
+            1,
+            &block(&[(":status", "200"), ("server", "nghttpx")]),
+        ));
+        resp.extend(frame(DATA, END_STREAM, 1, b"User-agent: *"));
+        let mut client = crate::http2::PREFACE.to_vec();
+        client.extend(frame(SETTINGS, 0, 0, &[]));
+        client.extend(frame(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            3,
+            &block(&[
+                (":method", "GET"),
+                (":path", "/humans.txt"),
+                (":authority", "nghttp2.org"),
+            ]),
+        ));
+        for cut in [usize::MAX, 30, 7] {
+            let mut p = HttpParser::new(&Limits::default());
+            let mut r = H2Rec::default();
+            p.parse(Direction::ToServer, req, 0, &mut r);
+            for piece in resp.chunks(cut) {
+                p.parse(Direction::ToClient, piece, 0, &mut r);
+            }
+            for piece in client.chunks(cut) {
+                p.parse(Direction::ToServer, piece, 0, &mut r);
+            }
+            p.finish(&mut r);
+            assert_eq!(p.stats(), ParserStats::default());
+            assert_eq!(r.buffer(0, HttpBuffer::Uri), Some(&b"/robots.txt"[..]));
+            // Stream 1: the upgrade request again, with its HTTP/2 response.
+            assert_eq!(r.buffer(1, HttpBuffer::Uri), Some(&b"/robots.txt"[..]));
+            assert_eq!(r.buffer(1, HttpBuffer::Host), Some(&b"nghttp2.org"[..]));
+            assert_eq!(
+                r.buffer(1, HttpBuffer::UserAgent),
+                Some(&b"curl/7.61.0"[..])
+            );
+            assert_eq!(r.buffer(1, HttpBuffer::StatusCode), Some(&b"200"[..]));
+            assert_eq!(
+                r.buffer(1, HttpBuffer::ResponseBody),
+                Some(&b"User-agent: *"[..])
+            );
+            // Stream 3 after the client's SETTINGS (transaction 2).
+            assert_eq!(r.buffer(4, HttpBuffer::Uri), Some(&b"/humans.txt"[..]));
+            let protocols: Vec<_> = r.events.iter().map(|e| e.protocol.as_deref()).collect();
+            assert_eq!(
+                protocols,
+                [Some("HTTP/1.1"), Some("HTTP/2"), Some("HTTP/2")],
+                "cut {cut}"
+            );
+        }
     }
 
     /// `curl "127.0.0.1:8000/uri afterspace"`: the request of suricata-verify `http-uri-spaces` (input.pcap).

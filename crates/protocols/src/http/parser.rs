@@ -141,6 +141,8 @@ pub struct HttpParser {
     /// The transaction whose request line was handed to detection before its head was complete (see
     /// [`HttpParser::early_request_line`]), so the head does not hand it over twice.
     pub(super) line_sent: Option<u64>,
+    /// The HTTP/2 parser the connection was handed to after `Upgrade: h2c` and `101 Switching Protocols`.
+    pub(super) h2: Option<Box<crate::http2::Http2Parser>>,
 }
 
 impl HttpParser {
@@ -156,6 +158,7 @@ impl HttpParser {
             oriented: false,
             swapped: false,
             line_sent: None,
+            h2: None,
         }
     }
 
@@ -226,7 +229,13 @@ impl HttpParser {
     pub(super) fn parse_request(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
         while !data.is_empty() {
             match self.req.state {
-                State::Dead | State::Tunnel => return,
+                State::Tunnel => {
+                    if let Some(h2) = self.h2.as_mut() {
+                        h2.parse(Direction::ToServer, data, 0, out);
+                    }
+                    return;
+                }
+                State::Dead => return,
                 State::Head => {
                     // HTTP/0.9: "GET /path\r\n" with no version ends at the first line.
                     let Some((end, rest)) = Self::collect_head(
@@ -478,7 +487,13 @@ impl HttpParser {
     pub(super) fn parse_response(&mut self, mut data: &[u8], out: &mut dyn EventSink) {
         while !data.is_empty() {
             match self.resp.state {
-                State::Dead | State::Tunnel => return,
+                State::Tunnel => {
+                    if let Some(h2) = self.h2.as_mut() {
+                        h2.parse(Direction::ToClient, data, 0, out);
+                    }
+                    return;
+                }
+                State::Dead => return,
                 State::Head => {
                     // HTTP/0.9 response: no status line, the body runs to the end of the connection.
                     if self.resp.head.is_empty() && self.txs.front().is_some_and(|t| t.simple) {
@@ -587,7 +602,18 @@ impl HttpParser {
             head.get(h.headers.clone()).unwrap_or(&[]),
         );
         if status == 101 || (connect && (200..300).contains(&status)) {
-            // The connection now carries something else.
+            // The connection now carries something else: HTTP/2 after `Upgrade: h2c`.
+            if status == 101 && upgrades_to_h2c(head.get(h.headers.clone()).unwrap_or(&[])) {
+                let request = self.txs.front().map(upgrade_request).unwrap_or_default();
+                let first_tx = self.next_tx;
+                self.next_tx += 1;
+                self.h2 = Some(Box::new(crate::http2::Http2Parser::upgraded(
+                    &self.limits,
+                    first_tx,
+                    request,
+                    out,
+                )));
+            }
             self.resp.body_len = 0;
             self.response_done(out);
             self.resp.state = State::Tunnel;
@@ -741,9 +767,41 @@ impl Parser for HttpParser {
         while let Some(tx) = self.txs.pop_front() {
             out.event(AppEvent::Http(tx.ev));
         }
+        if let Some(h2) = self.h2.as_mut() {
+            h2.finish(out);
+        }
     }
 
     fn stats(&self) -> ParserStats {
-        self.stats
+        let mut s = self.stats;
+        if let Some(h2) = &self.h2 {
+            s += h2.stats();
+        }
+        s
     }
+}
+
+/// Whether a 101 response's header lines switch to cleartext HTTP/2 (`Upgrade: h2c`).
+fn upgrades_to_h2c(headers: &[u8]) -> bool {
+    headers.split(|&b| b == b'\n').any(|raw| {
+        let line = trim_cr(raw);
+        line.iter().position(|&b| b == b':').is_some_and(|c| {
+            trim_ws(&line[..c]).eq_ignore_ascii_case(b"upgrade")
+                && trim_ws(&line[c + 1..]).eq_ignore_ascii_case(b"h2c")
+        })
+    })
+}
+
+/// The upgrade request as HTTP/2 header fields (stream 1's request): method, target, host and user agent.
+fn upgrade_request(tx: &Tx) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let e = &tx.ev;
+    [
+        (&b":method"[..], e.http_method.as_deref()),
+        (b":path", e.url.as_deref()),
+        (b":authority", e.hostname.as_deref()),
+        (b"user-agent", e.http_user_agent.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(n, v)| Some((n.to_vec(), v?.as_bytes().to_vec())))
+    .collect()
 }
