@@ -291,7 +291,7 @@ alert http2 any any -> any any (http.uri; content:"/"; bsize:1; sid:8;)
 alert http2 any any -> any any (http.uri; content:"/admin"; sid:9;)
 alert http2 any any -> any any (http.response_body; content:"cloudflare"; sid:10;)
 alert http2 any any -> any any (http.stat_code; content:"200"; sid:11;)
-alert http2 any any -> any any (http.request_line; content:"GET / HTTP/2"; bsize:12; sid:12;)
+alert http2 any any -> any any (http.request_line; content:"GET / HTTP/2|0d 0a|"; bsize:14; sid:12;)
 alert http any any -> any any (http.header_names; content:"|0d 0a|accept-encoding|0d 0a|"; sid:13;)"#,
     );
     assert_eq!(

@@ -193,7 +193,11 @@ pub fn header_names(block: &[u8], out: &mut Vec<u8>) {
 
 /// `http.protocol` of a request line (its last word, `HTTP/1.1`); `None` for an HTTP/0.9 line without one.
 pub fn request_protocol(line: &[u8]) -> Option<&[u8]> {
-    let mut words = line.split(|&b| b == b' ').filter(|w| !w.is_empty());
+    // HTTP/2's request line ends in CRLF (Suricata builds it so); HTTP/1's comes without its line end.
+    let mut words = line
+        .trim_ascii_end()
+        .split(|&b| b == b' ')
+        .filter(|w| !w.is_empty());
     let (_method, _target) = (words.next()?, words.next()?);
     words.next_back().filter(|w| w.starts_with(b"HTTP/"))
 }

@@ -770,7 +770,7 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
         let Some(a) = ctx.app_proto else {
             return false;
         };
-        if a.eq_ignore_ascii_case(name) == negated {
+        if app_proto_admits(name, a) == negated {
             return false;
         }
     }

@@ -792,14 +792,15 @@ fn upgrades_to_h2c(headers: &[u8]) -> bool {
     })
 }
 
-/// The upgrade request as HTTP/2 header fields (stream 1's request): method, target, host and user agent.
+/// The upgrade request as HTTP/2 header fields (stream 1's request): method, target and host, the fields
+/// Suricata carries over to stream 1 (its other header fields stay the HTTP/1 transaction's: suricata-verify's
+/// `http2-keywords2` sees `http.user_agent` once on such a connection).
 fn upgrade_request(tx: &Tx) -> Vec<(Vec<u8>, Vec<u8>)> {
     let e = &tx.ev;
     [
         (&b":method"[..], e.http_method.as_deref()),
         (b":path", e.url.as_deref()),
         (b":authority", e.hostname.as_deref()),
-        (b"user-agent", e.http_user_agent.as_deref()),
     ]
     .into_iter()
     .filter_map(|(n, v)| Some((n.to_vec(), v?.as_bytes().to_vec())))

@@ -531,7 +531,7 @@ impl Http2Parser {
     }
 
     /// The request's buffers, as HTTP/1's parser gives them: method, target, host, user agent, a request line
-    /// `METHOD PATH HTTP/2`, and the header lines (pseudo-headers left out) as `name: value\r\n`.
+    /// `METHOD PATH HTTP/2\r\n` (with its line end, as Suricata builds it), and the header lines (pseudo-headers left out) as `name: value\r\n`.
     fn request_buffers(&mut self, i: usize, out: &mut dyn EventSink) {
         let s = &mut self.streams[i];
         s.req.headers_done = true;
@@ -556,13 +556,13 @@ impl Http2Parser {
         line.extend_from_slice(method.unwrap_or_default());
         line.push(b' ');
         line.extend_from_slice(path.unwrap_or_default());
-        line.extend_from_slice(b" HTTP/2");
+        line.extend_from_slice(b" HTTP/2\r\n");
         out.http2_buffer(tx, HttpBuffer::RequestLine, line);
         header_lines(&h.headers, line);
         out.http2_buffer(tx, HttpBuffer::RequestHeaders, line);
     }
 
-    /// The response's buffers: status code, a status line `HTTP/2 STATUS`, the header lines.
+    /// The response's buffers: status code, a status line `HTTP/2 STATUS\r\n`, the header lines.
     fn response_buffers(&mut self, i: usize, out: &mut dyn EventSink) {
         let s = &mut self.streams[i];
         s.resp.headers_done = true;
@@ -576,6 +576,7 @@ impl Http2Parser {
         line.clear();
         line.extend_from_slice(b"HTTP/2 ");
         line.extend_from_slice(status.unwrap_or_default());
+        line.extend_from_slice(b"\r\n");
         out.http2_buffer(tx, HttpBuffer::ResponseLine, line);
         header_lines(&h.headers, line);
         out.http2_buffer(tx, HttpBuffer::ResponseHeaders, line);
@@ -936,7 +937,7 @@ pub(crate) mod tests {
         assert_eq!(r.buffer(t1, HttpBuffer::UserAgent), Some(&b"curl/8.0"[..]));
         assert_eq!(
             r.buffer(t1, HttpBuffer::RequestLine),
-            Some(&b"GET /index.html?q=1 HTTP/2"[..])
+            Some(&b"GET /index.html?q=1 HTTP/2\r\n"[..])
         );
         assert_eq!(
             r.buffer(t1, HttpBuffer::RequestHeaders),
@@ -945,7 +946,7 @@ pub(crate) mod tests {
         assert_eq!(r.buffer(t1, HttpBuffer::StatusCode), Some(&b"200"[..]));
         assert_eq!(
             r.buffer(t1, HttpBuffer::ResponseLine),
-            Some(&b"HTTP/2 200"[..])
+            Some(&b"HTTP/2 200\r\n"[..])
         );
         assert_eq!(r.buffer(t1, HttpBuffer::ResponseBody), Some(&b"<p>hi"[..]));
         assert_eq!(r.buffer(t3, HttpBuffer::Method), Some(&b"POST"[..]));
