@@ -18,8 +18,9 @@
 //! has published ([`EachReads::watermark`]). Sweeps need no quiescent point: the single-threaded loop's sweep
 //! positions depend only on the input ([`crate::SweepClock`]), which every worker reads whole, so each sweeps its
 //! own shards ([`Engine::owned_shards`]) when it reaches one, and the collector merges the shares by key as it
-//! merges the reader's broadcast sweeps. The end of the input likewise: each worker ends its own flows at the
-//! single-threaded run's end time, which each knows from the packets it read.
+//! merges the reader's broadcast sweeps, as their bounded messages come ([`crate::Share`]). The end of the input
+//! likewise: each worker ends its own flows at the single-threaded run's end time, which each knows from the packets
+//! it read.
 //!
 //! A rebalanced table ([`Placement::Balanced`]) moves buckets of bundles between workers only at a sweep, once every
 //! worker has inspected every packet before it and swept its share, and before any inspects a packet after it: the
@@ -39,7 +40,7 @@ use flowbundle_types::BUNDLES;
 use flowbundle_ingest::{CaptureReader, ReadStats, Timeline};
 
 use crate::engine::{Engine, WorkerCtx};
-use crate::stream::{Emitter, EventSender, Renderer, Run, StatsBoard};
+use crate::stream::{Emitter, EventSender, Renderer, ShareOut, StatsBoard, send_flush};
 use crate::sweep::SweepClock;
 use flowbundle_decode::prestage::Prestage;
 
@@ -307,8 +308,11 @@ impl<'a> EachReads<'a> {
 
     /// The collector's watermark: every output tagged below it has been sent. Read it before draining the channel
     /// (as the arena's watermark, see [`crate::stream`]). Packet `i`'s output is tagged `2i + 1`, the sweep after it
-    /// `2i + 2`; a worker that has published `k` has sent every packet's output below `k`, but maybe not yet its
-    /// share of the sweep after packet `k - 1` (it publishes `k` before that sweep, to say it got there).
+    /// `2i + 2`, the end of the input after `n` packets `2n` (after the sweep after the last packet, if any); a
+    /// worker that has published `k` has sent every packet's output below `k`, but maybe not yet its share of the
+    /// sweep after packet `k - 1` (it publishes `k` before that sweep, to say it got there). So while the workers
+    /// sweep, the sweep's tag is the watermark, and the collector writes the shares as their messages come (see
+    /// [`crate::Share`]).
     pub fn watermark(&self) -> u64 {
         self.slowest().saturating_mul(2)
     }
@@ -399,18 +403,17 @@ impl<'a> EachReads<'a> {
                     if !self.wait_until(|| self.slowest() > i) {
                         break 'inputs;
                     }
-                    let mut run = Run::default();
-                    let render = self.out.render;
+                    let mut share = ShareOut::new(&self.out, 2 * i + 2, sweeps, w, n);
                     // SAFETY: as above; its own shards only.
                     unsafe {
                         engine.expire_shards(
                             &mut ctx,
                             now,
                             owners.shards().iter().copied(),
-                            |ctx, (d, id)| run.segment((d, id, 0), ctx, render),
+                            |ctx, (d, id)| share.segment((d, id, 0), ctx),
                         )
                     };
-                    self.out.send_run(2 * i + 2, run);
+                    share.finish();
                     if w == 0 {
                         // One sweep, however many shares: counted once.
                         ctx.add_sweep();
@@ -439,15 +442,9 @@ impl<'a> EachReads<'a> {
         if self.wait_until(|| self.slowest() >= i) {
             // SAFETY: as above; its own shards only.
             unsafe { engine.end_shards(&mut ctx, latest, owners.shards().iter().copied()) };
-            let mut evs = Vec::new();
-            ctx.take_events(&mut evs);
-            crate::event::sort_events(&mut evs);
-            let mut run = Run::default();
-            for e in evs {
-                let (ts, id, seq) = e.sort_key();
-                run.event((ts, id, u64::from(seq)), e, self.out.render);
-            }
-            self.out.send_run(2 * i + 2, run);
+            // Tagged as a sweep after the last packet would be, at the watermark every worker has now published
+            // (so the collector writes it out as it comes), after any such sweep (group numbers are sweep counts).
+            send_flush(ShareOut::new(&self.out, 2 * i, u64::MAX, w, n), &mut ctx);
         }
         self.done[w].0.store(u64::MAX, Release);
         report.ctx = ctx;

@@ -75,7 +75,8 @@ pub use live::{
 pub use staged::{DetectVisits, Script, Scripts, StagedInspect};
 pub use stream::{
     ArenaSource, Batch, Broadcast, BufferDecodes, EventMerge, EventSender, Forward, Help, Piece,
-    Renderer, Run, StatsBoard, StreamOrder, StreamReader, SweepReport, Tagged,
+    Renderer, Run, SHARE_CHUNK, SHARE_IN_FLIGHT, Share, StatsBoard, StreamOrder, StreamReader,
+    SweepReport, Tagged,
 };
 pub use sweep::{SweepClock, SweepConfig};
 pub use workload::{FragmentRole, InspectWorkload, PacketSource, PreparedTrace, prev_in_flow};

@@ -33,9 +33,11 @@
 //! the single-threaded loop sweeps at, it waits for the arena to drain and sweeps, and what the sweep ended is sent
 //! tagged with the next packet's sequence number. Given the runtime's broadcast ([`Broadcast`], with each
 //! [`StreamReader::next_desc`]) the sweep runs on every worker at once, each on its share of the shards
-//! ([`crate::Engine::expire_shards`]), each share's flows rendered there and sent as a [`Run`] keyed by deadline
-//! and flow id, which the collector merges into the order of one sweep of every shard. The end of the input is done
-//! the same way ([`crate::Engine::end_shards`], runs keyed by [`Event::sort_key`], [`crate::Engine::finish`]'s order).
+//! ([`crate::Engine::expire_shards`]), each share's flows rendered there and sent keyed by deadline and flow id, in
+//! messages of bounded size as the share is made ([`Share`]), which the collector merges into the order of one sweep
+//! of every shard as they come. The end of the input is done the same way ([`crate::Engine::end_shards`], keyed by
+//! [`Event::sort_key`], [`crate::Engine::finish`]'s order). A sweep after a gap in capture time ends every flow at
+//! once: in messages, what it holds at a time is bounded by configuration, not by the flows it ends.
 //! Why: the sweeps were an eighth of the single-threaded run's time on the merged nDPI trace (flows ended, and
 //! their records rendered), which the reader did alone while the workers waited; done by one thread they bounded the
 //! speed-up of two workers to about 1.6 whatever else the runtime did.
@@ -46,7 +48,7 @@
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use flowbundle_decode::{Decoded, FlowKey};
@@ -62,13 +64,13 @@ use flowbundle_decode::prestage::{Dispatch, Keyed, Noted, Prestage};
 use flowbundle_decode::{DecodeEvents, DecodeOptions};
 
 /// What a packet produced: its events, or, with a renderer ([`ArenaSource::with_renderer`]), their output lines
-/// rendered on the worker (the line count and the bytes); or one worker's share of a sweep or of the end-of-input
-/// flush run on every worker ([`Run`]).
+/// rendered on the worker (the line count and the bytes); or one message of a worker's share of a sweep or of the
+/// end-of-input flush ([`Share`]).
 #[derive(Debug)]
 pub enum Batch {
     Events(Vec<Event>),
     Rendered(u64, Vec<u8>),
-    Run(Run),
+    Share(Share),
 }
 
 /// Output as the collector hands it on: events, or rendered lines (their count and bytes).
@@ -78,11 +80,11 @@ pub enum Piece<'a> {
     Rendered(u64, &'a [u8]),
 }
 
-/// One worker's share of a sweep or of the end-of-input flush run on every worker at once (see
-/// [`StreamReader::with_sweeps`]): its output in segments, each with the key that places it in the output of the
+/// Part of one worker's share of a sweep or of the end-of-input flush run on every worker at once (see
+/// [`StreamReader::with_sweeps`]): output in segments, each with the key that places it in the output of the
 /// whole (a sweep: one flow's events, by deadline then flow id; the flush: one event, by [`Event::sort_key`]),
 /// sorted by it. The collector merges the shares of one sweep by these keys, which gives the output of one thread
-/// sweeping every shard.
+/// sweeping every shard. A share is sent in several runs when it is large (see [`Share`]).
 #[derive(Debug, Default)]
 pub struct Run {
     /// Per segment: its key, where it ends in `events` or `bytes`, and, rendered, the lines up to its end.
@@ -154,25 +156,132 @@ impl Run {
     fn key(&self, i: usize) -> Option<(u64, u64, u64)> {
         self.segs.get(i).map(|s| s.0)
     }
+
+    /// The output it holds, in bytes (whole events by their own size).
+    fn size(&self) -> usize {
+        self.bytes.len() + self.events.len() * std::mem::size_of::<Event>()
+    }
 }
 
-/// Hands `out` the segments of `runs` merged by key.
-fn merge_runs<E>(runs: &[&Run], out: &mut impl FnMut(Piece<'_>) -> Result<(), E>) -> Result<(), E> {
-    let mut at = vec![0usize; runs.len()];
-    loop {
-        // Few runs (one per worker): a scan for the smallest head is cheaper than a heap.
-        let next = runs
-            .iter()
-            .enumerate()
-            .filter_map(|(r, run)| run.key(at[r]).map(|k| (k, r)))
-            .min();
-        let Some((_, r)) = next else {
-            return Ok(());
-        };
-        if let Some(p) = runs[r].piece(at[r]) {
-            out(p)?;
+/// Output bytes (rendered lines, or whole events by their own size) past which a worker sends what it has of its
+/// share of a sweep or flush and goes on with an empty [`Run`] (the default of [`EventMerge::with_share_chunk`]).
+///
+/// Why: a sweep after a long gap in capture time ends every flow at once, and the end of the input ends every flow
+/// left; sent as one batch per worker, that output (2.2 MB a worker on the merged nDPI trace's 4,450 flows) was the
+/// largest thing the process held, and the longer input met more such sweeps. In messages of this size, with at
+/// most [`SHARE_IN_FLIGHT`] of a share's not yet written out, what a share holds at once is bounded by
+/// configuration, not by the number of flows it ends.
+pub const SHARE_CHUNK: usize = 64 << 10;
+
+/// Most messages of one share sent and not yet written out by the collector: a worker with that many waits (see
+/// [`Share`]). Two, so that a worker fills its next message while the collector writes the one before.
+pub const SHARE_IN_FLIGHT: usize = 2;
+
+/// Longest a worker waits for the collector to write out one of its share's messages (a collector that does not for
+/// that long is starved or gone, or a worker died before it sent its share's end: the sender goes on, so a run is
+/// never held up by it for ever, and only one message more is out each time).
+const SHARE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// One message of a worker's share of a sweep or of the end-of-input flush (see [`StreamReader::with_sweeps`] and
+/// [`crate::EachReads`]).
+///
+/// A worker sends its share as it makes it, a message each time it holds [`SHARE_CHUNK`] bytes of output, and waits
+/// while [`SHARE_IN_FLIGHT`] of its messages are out (sent, and not yet written by the collector); its last message
+/// says so, even when it holds nothing, so that the collector knows the share is complete. Every message of one share
+/// is in key order after the one before. The collector merges the shares of one sweep or flush (a *group*: every
+/// worker's share of it) as their messages come: it writes the segment with the smallest key as soon as each
+/// worker of the group has a segment waiting or has sent its last message, and drops a message once it has written
+/// all of it, which lets its worker send the next. The output is the same as when each share came whole.
+#[derive(Debug)]
+pub struct Share {
+    /// Which sweep or flush this is among those tagged with the same sequence number (written in this order).
+    group: u64,
+    worker: u32,
+    workers: u32,
+    last: bool,
+    run: Run,
+    _credit: Credit,
+}
+
+/// Counts a message of a share as out until it is dropped (written by the collector, or discarded).
+#[derive(Debug)]
+struct Credit(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for Credit {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Release);
+    }
+}
+
+/// A worker's share of one sweep or flush, sent to the collector while it is made (see [`Share`]).
+pub(crate) struct ShareOut<'o, 'a> {
+    out: &'o Emitter<'a>,
+    seq: u64,
+    group: u64,
+    worker: u32,
+    workers: u32,
+    run: Run,
+    /// Messages of this share out (sent and not yet dropped by the collector).
+    out_now: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<'o, 'a> ShareOut<'o, 'a> {
+    /// Worker `worker`'s share, of `workers`, of sweep or flush `group`, tagged `seq`.
+    pub(crate) fn new(
+        out: &'o Emitter<'a>,
+        seq: u64,
+        group: u64,
+        worker: usize,
+        workers: usize,
+    ) -> Self {
+        ShareOut {
+            out,
+            seq,
+            group,
+            worker: u32::try_from(worker).unwrap_or(u32::MAX),
+            workers: u32::try_from(workers.max(1)).unwrap_or(u32::MAX),
+            run: Run::default(),
+            out_now: Default::default(),
         }
-        at[r] += 1;
+    }
+
+    /// Ends a segment with key `key` holding what `ctx` has pending (see [`Run::segment`]); sends what the share
+    /// holds once it is a message's worth.
+    pub(crate) fn segment(&mut self, key: (u64, u64, u64), ctx: &mut WorkerCtx) {
+        self.run.segment(key, ctx, self.out.render);
+        self.send_if_full();
+    }
+
+    /// Ends a segment with key `key` holding event `e` alone (see [`Run::event`]).
+    pub(crate) fn event(&mut self, key: (u64, u64, u64), e: Event) {
+        self.run.event(key, e, self.out.render);
+        self.send_if_full();
+    }
+
+    fn send_if_full(&mut self) {
+        if self.run.size() >= self.out.events.backlog.share_chunk {
+            self.send(false);
+        }
+    }
+
+    /// Sends what the share holds, once fewer than [`SHARE_IN_FLIGHT`] of its messages are out.
+    fn send(&mut self, last: bool) {
+        self.out.events.wait_for_share(&self.out_now);
+        self.out_now.fetch_add(1, AcqRel);
+        let share = Share {
+            group: self.group,
+            worker: self.worker,
+            workers: self.workers,
+            last,
+            run: std::mem::take(&mut self.run),
+            _credit: Credit(self.out_now.clone()),
+        };
+        self.out.events.send(self.seq, Batch::Share(share));
+    }
+
+    /// Sends the share's last message (what it still holds, maybe nothing).
+    pub(crate) fn finish(mut self) {
+        self.send(true);
     }
 }
 
@@ -268,6 +377,8 @@ pub(crate) struct Sweeper<'a> {
     /// Capture time of the sweep due before the next packet is read.
     due: Option<u64>,
     out: Emitter<'a>,
+    /// Sweeps and flushes sent so far (each one's group number, see [`Share`]).
+    groups: u64,
     /// Time spent waiting for the arena to drain, and sweeping.
     drain_ns: u64,
     sweep_ns: u64,
@@ -285,6 +396,7 @@ impl<'a> Sweeper<'a> {
             clock: SweepClock::new(engine.config().sweep),
             due: None,
             out: Emitter { events, render },
+            groups: 0,
             drain_ns: 0,
             sweep_ns: 0,
         }
@@ -319,33 +431,43 @@ impl<'a> Sweeper<'a> {
         }
         let t1 = std::time::Instant::now();
         let seq = arena.filled();
+        let group = self.groups;
+        self.groups += 1;
         match crew {
             Some(crew) => {
                 let (engine, out) = (self.engine, &self.out);
                 crew(&|w, n, ctx| {
-                    let mut run = Run::default();
+                    let mut share = ShareOut::new(out, seq, group, w, n);
                     // SAFETY: as below, and each worker sweeps its own share of the shards.
                     unsafe {
                         engine.expire_shards(
                             ctx,
                             now,
                             crate::Engine::shard_share(w, n),
-                            |ctx, (d, id)| run.segment((d, id, 0), ctx, out.render),
+                            |ctx, (d, id)| share.segment((d, id, 0), ctx),
                         )
                     };
-                    out.send_run(seq, run);
+                    share.finish();
                 });
-                self.ctx.add_sweep();
             }
             // SAFETY: every buffer is free, so every packet dispatched has been inspected and no worker holds a
             // shard (a worker frees a packet's buffer after the engine returned, see `ArenaSource::consumed`); the
             // freeing's release store and `oldest_in_flight`'s acquire loads order the workers' shard writes before
             // this sweep; the next packet is dispatched only after it (the caller is the arena's one filler).
             None => {
-                unsafe { self.engine.expire_all(&mut self.ctx, now) };
-                self.out.send(seq, &mut self.ctx);
+                let mut share = ShareOut::new(&self.out, seq, group, 0, 1);
+                unsafe {
+                    self.engine.expire_shards(
+                        &mut self.ctx,
+                        now,
+                        0..flowbundle_types::BUNDLES,
+                        |ctx, (d, id)| share.segment((d, id, 0), ctx),
+                    )
+                };
+                share.finish();
             }
         }
+        self.ctx.add_sweep();
         self.drain_ns += (t1 - t0).as_nanos() as u64;
         self.sweep_ns += t1.elapsed().as_nanos() as u64;
     }
@@ -369,19 +491,13 @@ impl<'a> Sweeper<'a> {
         });
         let end = end.load(Acquire);
         let (engine, out, seq) = (self.engine, &self.out, arena.filled());
+        let group = self.groups;
+        self.groups += 1;
         crew(&|w, n, ctx| {
             // SAFETY: every packet dispatched has been inspected (see `run_due_on`) and no other is dispatched; each
             // worker ends its own share of the shards.
             unsafe { engine.end_shards(ctx, end, crate::Engine::shard_share(w, n)) };
-            let mut evs = Vec::new();
-            ctx.take_events(&mut evs);
-            crate::event::sort_events(&mut evs);
-            let mut run = Run::default();
-            for e in evs {
-                let (ts, id, seq) = e.sort_key();
-                run.event((ts, id, u64::from(seq)), e, out.render);
-            }
-            out.send_run(seq, run);
+            send_flush(ShareOut::new(out, seq, group, w, n), ctx);
         });
     }
 
@@ -394,6 +510,19 @@ impl<'a> Sweeper<'a> {
         };
         (self.ctx, r)
     }
+}
+
+/// Sends the events the end of the input left in `ctx` as `share`, sorted by [`Event::sort_key`] (the order of
+/// [`crate::Engine::finish`]), each its own segment.
+pub(crate) fn send_flush(mut share: ShareOut<'_, '_>, ctx: &mut WorkerCtx) {
+    let mut evs = Vec::new();
+    ctx.take_events(&mut evs);
+    crate::event::sort_events(&mut evs);
+    for e in evs {
+        let (ts, id, seq) = e.sort_key();
+        share.event((ts, id, u64::from(seq)), e);
+    }
+    share.finish();
 }
 
 /// Waits until every packet filled into `arena` has been inspected and its buffer freed (a quiescent point: no
@@ -457,13 +586,6 @@ impl Emitter<'_> {
             }
         };
         self.events.send(seq, batch);
-    }
-
-    /// Sends a worker's share of a sweep or flush tagged `seq` (nothing when it has no segment).
-    pub(crate) fn send_run(&self, seq: u64, run: Run) {
-        if !run.segs.is_empty() {
-            self.events.send(seq, Batch::Run(run));
-        }
     }
 }
 
@@ -1275,10 +1397,17 @@ pub struct EventSender {
     backlog: std::sync::Arc<Backlog>,
 }
 
-/// Output bytes in the channel, and the collector to wake.
+/// Output bytes in the channel, and the collector to wake; the size of a share's messages, and whether the
+/// collector still writes them out.
 struct Backlog {
     bytes: std::sync::atomic::AtomicUsize,
     collector: std::thread::Thread,
+    share_chunk: usize,
+    /// The collector writes nothing more (the output failed, the run is being abandoned, or it is gone): a share's
+    /// sender does not wait for it.
+    closed: AtomicBool,
+    /// Waits for a share's message to be written that ran out of time ([`SHARE_WAIT`]).
+    share_waits_timed_out: AtomicU64,
 }
 
 impl EventSender {
@@ -1314,6 +1443,36 @@ impl EventSender {
             }
         }
     }
+
+    /// Waits while `out_now` of a share's messages are out and the collector may still write them (see [`Share`]),
+    /// waking the collector, for at most [`SHARE_WAIT`].
+    fn wait_for_share(&self, out_now: &std::sync::atomic::AtomicUsize) {
+        if out_now.load(Acquire) < SHARE_IN_FLIGHT {
+            return;
+        }
+        self.backlog.collector.unpark();
+        let since = std::time::Instant::now();
+        let mut spins = 0u32;
+        while out_now.load(Acquire) >= SHARE_IN_FLIGHT && !self.backlog.closed.load(Relaxed) {
+            if since.elapsed() >= SHARE_WAIT {
+                self.backlog.share_waits_timed_out.fetch_add(1, Relaxed);
+                return;
+            }
+            spins += 1;
+            if spins < 16 {
+                std::thread::yield_now();
+            } else {
+                self.backlog.collector.unpark();
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
+    }
+
+    /// Tells the senders that the collector writes nothing more (the run is being abandoned): a share's messages
+    /// no longer wait for it.
+    pub fn close(&self) {
+        self.backlog.closed.store(true, Relaxed);
+    }
 }
 
 impl Batch {
@@ -1323,7 +1482,7 @@ impl Batch {
         match self {
             Batch::Events(evs) => events(evs.len()),
             Batch::Rendered(_, b) => b.capacity(),
-            Batch::Run(r) => r.bytes.capacity() + events(r.events.len()),
+            Batch::Share(s) => s.run.bytes.capacity() + events(s.run.events.len()),
         }
     }
 }
@@ -1332,20 +1491,116 @@ impl Batch {
 pub struct EventMerge {
     rx: Receiver<Tagged>,
     backlog: std::sync::Arc<Backlog>,
-    held: BTreeMap<u64, Vec<Batch>>,
-    /// The most packets' outputs held back at once.
+    held: BTreeMap<u64, Held>,
+    /// The most packets' outputs and share messages held back at once.
     pub peak_held: usize,
     held_now: usize,
+    /// Messages of shares of sweeps and flushes received ([`Share`]), the output bytes of the largest, and the most
+    /// output bytes of share messages held at once.
+    pub share_messages: u64,
+    pub largest_share_message: usize,
+    pub peak_share_bytes: usize,
+    share_bytes: usize,
+}
+
+/// What the collector holds with one sequence number: the shares of the sweeps and flushes tagged with it, by group
+/// number, and the packets' output, in the order it came. A sweep or flush tagged `s` is sent before any packet
+/// output tagged `s` (the packet after a sweep is dispatched or inspected only once every share of it was sent), so
+/// the groups are written first.
+#[derive(Default)]
+struct Held {
+    groups: BTreeMap<u64, Group>,
+    plain: Vec<Batch>,
+}
+
+/// The shares of one sweep or flush, as their messages come (see [`Share`]).
+#[derive(Default)]
+struct Group {
+    /// Per worker: its messages received and not yet written out, the index of the next segment to write in the
+    /// first, and whether its last message came.
+    queues: Vec<std::collections::VecDeque<Share>>,
+    at: Vec<usize>,
+    ended: Vec<bool>,
+}
+
+impl Group {
+    /// Takes in a message; `false` when it held nothing (dropped at once).
+    fn add(&mut self, s: Share) -> bool {
+        let n = (s.workers as usize).max(s.worker as usize + 1);
+        if self.queues.len() < n {
+            self.queues.resize_with(n, Default::default);
+            self.at.resize(n, 0);
+            self.ended.resize(n, false);
+        }
+        let w = s.worker as usize;
+        if s.last {
+            self.ended[w] = true;
+        }
+        if s.run.segs.is_empty() {
+            return false;
+        }
+        self.queues[w].push_back(s);
+        true
+    }
+
+    /// Writes the segments that can be: while every worker has one waiting or has sent its last message (or,
+    /// `complete`, every message is in), the one with the smallest key. Returns whether the group is done (every
+    /// message in and written); `held` (messages and output bytes held) loses each message dropped once written.
+    fn write<E>(
+        &mut self,
+        complete: bool,
+        out: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
+        held: &mut (usize, usize),
+    ) -> Result<bool, E> {
+        loop {
+            // Few workers: a scan for the smallest head is cheaper than a heap.
+            let mut best: Option<((u64, u64, u64), usize)> = None;
+            for (w, q) in self.queues.iter().enumerate() {
+                match q.front().and_then(|s| s.run.key(self.at[w])) {
+                    Some(k) if best.is_none_or(|(b, _)| k < b) => best = Some((k, w)),
+                    Some(_) => {}
+                    None if !complete && !self.ended[w] => return Ok(false),
+                    None => {}
+                }
+            }
+            let Some((_, w)) = best else {
+                return Ok(true);
+            };
+            let Some(s) = self.queues[w].front() else {
+                return Ok(true);
+            };
+            if let Some(p) = s.run.piece(self.at[w]) {
+                out(p)?;
+            }
+            self.at[w] += 1;
+            if self.at[w] >= s.run.segs.len() {
+                self.at[w] = 0;
+                if let Some(s) = self.queues[w].pop_front() {
+                    held.0 = held.0.saturating_sub(1);
+                    held.1 = held.1.saturating_sub(s.run.size());
+                }
+            }
+        }
+    }
 }
 
 impl EventMerge {
     /// A merge and the sender workers tag their events into. Call it on the thread that will collect (call
     /// [`release`](Self::release)): the senders wake that thread when their output piles up.
     pub fn new() -> (EventSender, EventMerge) {
+        Self::with_share_chunk(SHARE_CHUNK)
+    }
+
+    /// [`new`](Self::new), the shares of sweeps and flushes sent in messages of about `bytes` of output each (see
+    /// [`SHARE_CHUNK`]; at least one segment a message).
+    pub fn with_share_chunk(bytes: usize) -> (EventSender, EventMerge) {
         let (tx, rx) = channel();
         let backlog = std::sync::Arc::new(Backlog {
             bytes: std::sync::atomic::AtomicUsize::new(0),
             collector: std::thread::current(),
+            share_chunk: bytes.max(1),
+            closed: AtomicBool::new(false),
+            share_waits_timed_out: AtomicU64::new(0),
         });
         (
             EventSender {
@@ -1358,33 +1613,52 @@ impl EventMerge {
                 held: BTreeMap::new(),
                 peak_held: 0,
                 held_now: 0,
+                share_messages: 0,
+                largest_share_message: 0,
+                peak_share_bytes: 0,
+                share_bytes: 0,
             },
         )
     }
 
+    /// Takes in what the workers sent.
+    fn receive(&mut self) {
+        let mut taken = 0;
+        for (seq, b) in self.rx.try_iter() {
+            taken += b.bytes();
+            let h = self.held.entry(seq).or_default();
+            match b {
+                Batch::Share(s) => {
+                    let size = s.run.size();
+                    self.share_messages += 1;
+                    self.largest_share_message = self.largest_share_message.max(size);
+                    if h.groups.entry(s.group).or_default().add(s) {
+                        self.held_now += 1;
+                        self.share_bytes += size;
+                    }
+                }
+                b => {
+                    self.held_now += 1;
+                    h.plain.push(b);
+                }
+            }
+        }
+        self.backlog.bytes.fetch_sub(taken, Relaxed);
+        self.peak_held = self.peak_held.max(self.held_now);
+        self.peak_share_bytes = self.peak_share_bytes.max(self.share_bytes);
+    }
+
     /// Receives what the workers sent and hands `out` the output of every packet before `watermark`, in sequence
-    /// order (the shares of one sweep or flush merged by key). `watermark` must have been read before this call (see
-    /// the module documentation).
+    /// order (the shares of one sweep or flush merged by key), and, of the sweeps and flushes tagged `watermark`, what
+    /// can be written before the rest of their shares comes (see [`Share`]). `watermark` must have been read before
+    /// this call (see the module documentation).
     pub fn release<E>(
         &mut self,
         watermark: u64,
         mut out: impl FnMut(Piece<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut taken = 0;
-        for (seq, b) in self.rx.try_iter() {
-            taken += b.bytes();
-            self.held_now += 1;
-            self.held.entry(seq).or_default().push(b);
-        }
-        self.backlog.bytes.fetch_sub(taken, Relaxed);
-        self.peak_held = self.peak_held.max(self.held_now);
-        let later = self.held.split_off(&watermark);
-        let ready = std::mem::replace(&mut self.held, later);
-        for bs in ready.values() {
-            self.held_now -= bs.len();
-            write_batches(bs, &mut out)?;
-        }
-        Ok(())
+        self.receive();
+        self.write(Some(watermark), &mut out)
     }
 
     /// Everything still held, in sequence order (after the run, when every packet has been inspected).
@@ -1392,38 +1666,83 @@ impl EventMerge {
         &mut self,
         mut out: impl FnMut(Piece<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.release(u64::MAX, &mut out)?;
-        for bs in std::mem::take(&mut self.held).values() {
-            write_batches(bs, &mut out)?;
-        }
+        self.receive();
+        self.write(None, &mut out)
+    }
+
+    /// Times a worker stopped waiting for the collector to write one of its share's messages because the wait ran
+    /// out of time (see [`Share`]): each let one message more out than the bound.
+    pub fn share_waits_timed_out(&self) -> u64 {
+        self.backlog.share_waits_timed_out.load(Relaxed)
+    }
+
+    /// Drops everything held and everything sent until now, and tells the senders not to wait for the collector any
+    /// more (the output failed: nothing more will be written).
+    pub fn discard(&mut self) {
+        self.backlog.closed.store(true, Relaxed);
+        self.receive();
+        self.held.clear();
         self.held_now = 0;
+        self.share_bytes = 0;
+    }
+
+    /// Writes what is held up to `watermark` (everything with `None`), see [`release`](Self::release).
+    fn write<E>(
+        &mut self,
+        watermark: Option<u64>,
+        out: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut held = (self.held_now, self.share_bytes);
+        let r = self.write_held(watermark, out, &mut held);
+        (self.held_now, self.share_bytes) = held;
+        r
+    }
+
+    fn write_held<E>(
+        &mut self,
+        watermark: Option<u64>,
+        out: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
+        held: &mut (usize, usize),
+    ) -> Result<(), E> {
+        while let Some(mut e) = self.held.first_entry() {
+            let seq = *e.key();
+            if watermark.is_some_and(|w| seq > w) {
+                break;
+            }
+            // Below the watermark every output tagged `seq` has been sent; at it, only sweeps and flushes may have
+            // been (the packet tagged with it is not done yet), and they are written as their shares come.
+            let complete = watermark.is_none_or(|w| seq < w);
+            let h = e.get_mut();
+            while let Some(mut g) = h.groups.first_entry() {
+                if !g.get_mut().write(complete, out, held)? {
+                    break;
+                }
+                g.remove();
+            }
+            if !complete || !h.groups.is_empty() {
+                if h.groups.is_empty() && h.plain.is_empty() {
+                    e.remove();
+                }
+                break;
+            }
+            for b in &h.plain {
+                match b {
+                    Batch::Events(evs) => out(Piece::Events(evs))?,
+                    Batch::Rendered(n, bytes) => out(Piece::Rendered(*n, bytes))?,
+                    Batch::Share(_) => {}
+                }
+            }
+            let plain = e.remove().plain.len();
+            held.0 = held.0.saturating_sub(plain);
+        }
         Ok(())
     }
 }
 
-/// Hands `out` the batches tagged with one sequence number, in the order they came, each group of consecutive
-/// [`Run`]s (the shares of one sweep or flush) merged by key.
-fn write_batches<E>(
-    bs: &[Batch],
-    out: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
-) -> Result<(), E> {
-    let mut runs: Vec<&Run> = Vec::new();
-    for b in bs {
-        if let Batch::Run(r) = b {
-            runs.push(r);
-            continue;
-        }
-        if !runs.is_empty() {
-            merge_runs(&runs, out)?;
-            runs.clear();
-        }
-        match b {
-            Batch::Events(evs) => out(Piece::Events(evs))?,
-            Batch::Rendered(n, bytes) => out(Piece::Rendered(*n, bytes))?,
-            Batch::Run(_) => {}
-        }
+impl Drop for EventMerge {
+    fn drop(&mut self) {
+        self.backlog.closed.store(true, Relaxed);
     }
-    merge_runs(&runs, out)
 }
 
 /// No predecessor / no successor.
@@ -1572,6 +1891,41 @@ mod tests {
         r
     }
 
+    /// A message of worker `worker`'s share (of 2) of group `group`, one line per key, counted in `out`.
+    fn share(
+        group: u64,
+        worker: u32,
+        last: bool,
+        keys: &[u64],
+        out: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) -> Batch {
+        out.fetch_add(1, AcqRel);
+        Batch::Share(Share {
+            group,
+            worker,
+            workers: 2,
+            last,
+            run: run(keys),
+            _credit: Credit(out.clone()),
+        })
+    }
+
+    /// What `m` writes up to `watermark` (everything with `None`), as text.
+    fn written(m: &mut EventMerge, watermark: Option<u64>) -> String {
+        let mut out = Vec::new();
+        let mut take = |p: Piece<'_>| {
+            if let Piece::Rendered(_, b) = p {
+                out.extend_from_slice(b);
+            }
+            Ok::<(), ()>(())
+        };
+        match watermark {
+            Some(w) => m.release(w, &mut take).unwrap(),
+            None => m.release_all(&mut take).unwrap(),
+        }
+        String::from_utf8(out).unwrap()
+    }
+
     /// The output sent and not yet received is counted: a sender past the bound waits for the collector, which it
     /// wakes, and goes on once the collector has taken the backlog; a sender whose collector never comes goes on
     /// after a bounded wait (no hang); after the collector's release nothing is counted any more.
@@ -1615,35 +1969,127 @@ mod tests {
 
     #[test]
     fn the_shares_of_a_sweep_merge_by_key_and_keep_their_place_among_the_packets() {
-        // Packet 5's output, then the two shares of the sweep before packet 6, then packet 6's; released in one go.
+        // Packet 5's output, then the two shares of the sweep before packet 6 (one message each), then packet 6's.
         let (tx, mut m) = EventMerge::new();
+        let out = std::sync::Arc::default();
         tx.send(5, Batch::Rendered(1, b"p5\n".to_vec()));
-        tx.send(6, Batch::Run(run(&[1, 4, 9])));
-        tx.send(6, Batch::Run(run(&[2, 3, 10, 11])));
+        tx.send(6, share(0, 0, true, &[1, 4, 9], &out));
+        tx.send(6, share(0, 1, true, &[2, 3, 10, 11], &out));
         tx.send(6, Batch::Rendered(1, b"p6\n".to_vec()));
-        let mut out = Vec::new();
-        let mut lines = 0;
-        m.release(6, |p| {
-            if let Piece::Rendered(n, b) = p {
-                out.extend_from_slice(b);
-                lines += n;
-            }
-            Ok::<(), ()>(())
-        })
-        .unwrap();
-        assert_eq!(out, b"p5\n", "only what is before the watermark");
-        m.release_all(|p| {
-            if let Piece::Rendered(n, b) = p {
-                out.extend_from_slice(b);
-                lines += n;
-            }
-            Ok::<(), ()>(())
-        })
-        .unwrap();
+        // At the watermark 6 the sweep tagged 6 is complete and written; packet 6's output is not yet.
+        assert_eq!(written(&mut m, Some(6)), "p5\n1\n2\n3\n4\n9\n10\n11\n");
+        assert_eq!(written(&mut m, None), "p6\n");
+        assert_eq!(out.load(Acquire), 0, "every message dropped once written");
+    }
+
+    /// A share in several messages: the collector writes a segment only once every worker has one waiting or has
+    /// sent its last message, so the output is that of whole shares, and it drops each message it has written (the
+    /// sender may then send another) while the rest of the shares is still to come.
+    #[test]
+    fn shares_in_several_messages_are_written_as_they_come_in_key_order() {
+        let (tx, mut m) = EventMerge::new();
+        let (w0, w1) = (std::sync::Arc::default(), std::sync::Arc::default());
+        tx.send(5, Batch::Rendered(1, b"p5\n".to_vec()));
+        tx.send(6, share(0, 0, false, &[1, 4], &w0));
+        // Worker 1 may still send a key below 1: only what is before the sweep.
+        assert_eq!(written(&mut m, Some(6)), "p5\n");
+        tx.send(6, share(0, 1, false, &[2, 3], &w1));
+        // 4 waits for worker 1's next message.
+        assert_eq!(written(&mut m, Some(6)), "1\n2\n3\n");
         assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "p5\n1\n2\n3\n4\n9\n10\n11\np6\n"
+            w1.load(Acquire),
+            0,
+            "worker 1's message is written and dropped"
         );
-        assert_eq!(lines, 9);
+        assert_eq!(w0.load(Acquire), 1, "worker 0's is not written to its end");
+        tx.send(6, share(0, 1, true, &[10], &w1));
+        assert_eq!(written(&mut m, Some(6)), "4\n");
+        // A second group tagged 6 (the end of the input after the sweep) comes after the first, whatever the order
+        // its messages come in.
+        tx.send(6, share(1, 1, true, &[0], &w1));
+        tx.send(6, share(0, 0, true, &[], &w0));
+        tx.send(6, share(1, 0, true, &[], &w0));
+        assert_eq!(written(&mut m, Some(6)), "10\n0\n");
+        tx.send(6, Batch::Rendered(1, b"p6\n".to_vec()));
+        assert_eq!(written(&mut m, Some(6)), "");
+        assert_eq!(written(&mut m, Some(7)), "p6\n");
+        assert_eq!((w0.load(Acquire), w1.load(Acquire)), (0, 0));
+        assert_eq!(m.share_messages, 6);
+    }
+
+    /// An event to render in a test: its time and flow id are its line.
+    fn ev(ts: u64, id: u64) -> Event {
+        let (key, side) = FlowKey::new(
+            std::net::IpAddr::from([10, 0, 0, 1]),
+            1,
+            std::net::IpAddr::from([10, 0, 0, 2]),
+            2,
+            17,
+        );
+        Event {
+            ts_ns: ts,
+            flow_id: id,
+            pcap_cnt: None,
+            seq: 0,
+            key,
+            client: side,
+            dir: side,
+            kind: crate::event::EventKind::Packet(Box::new(crate::event::TaggedPacket {
+                data: Box::new([]),
+                linktype: 1,
+                wire_len: 0,
+                session: true,
+            })),
+        }
+    }
+
+    /// Workers sending large shares in small messages: each waits while two of its messages are out, the collector
+    /// writes as they come, and the output is the shares merged by key. What the collector holds at once is a few
+    /// messages, not the shares (a wait that ran out of time, on a starved collector, lets one more out).
+    #[test]
+    fn a_large_share_goes_out_in_bounded_messages_and_merges_whole() {
+        let render = |buf: &mut Vec<u8>, evs: &[Event]| {
+            for e in evs {
+                buf.extend_from_slice(format!("{:06} {}\n", e.ts_ns, e.flow_id).as_bytes());
+            }
+        };
+        let render: &Renderer = &render;
+        // Two lines a message (each is 9 or 10 bytes).
+        let (tx, mut m) = EventMerge::with_share_chunk(16);
+        let want: String = (0..1000u64)
+            .map(|ts| format!("{ts:06} {}\n", ts % 2))
+            .collect();
+        std::thread::scope(|scope| {
+            for w in 0..2u64 {
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    let out = Emitter {
+                        events: tx,
+                        render: Some(render),
+                    };
+                    let mut share = ShareOut::new(&out, 6, 0, w as usize, 2);
+                    for i in 0..500u64 {
+                        let ts = 2 * i + w;
+                        share.event((ts, w, 0), ev(ts, w));
+                    }
+                    share.finish();
+                });
+            }
+            let mut text = String::new();
+            let since = std::time::Instant::now();
+            while text.len() < want.len() && since.elapsed() < std::time::Duration::from_secs(60) {
+                text.push_str(&written(&mut m, Some(6)));
+                std::thread::park_timeout(std::time::Duration::from_millis(1));
+            }
+            assert!(text == want, "{} bytes against {}", text.len(), want.len());
+        });
+        // 1,000 lines in messages of two: about 500, and never more than a few of them held (each at most 20 bytes).
+        assert!(m.share_messages >= 500, "{} messages", m.share_messages);
+        let most = (2 * SHARE_IN_FLIGHT + m.share_waits_timed_out() as usize) * 20;
+        assert!(
+            m.peak_share_bytes <= most,
+            "the collector held {} bytes of shares at once (bound {most})",
+            m.peak_share_bytes
+        );
     }
 }

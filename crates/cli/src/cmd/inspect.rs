@@ -1266,6 +1266,8 @@ fn inspect_inputs(
                 // The watermark first, then the channel (see `flowbundle_inspect::stream`).
                 let watermark = arena.oldest_in_flight();
                 if write_error.is_some() {
+                    // Nothing more is written: what the workers send is dropped, and they do not wait for it.
+                    merge.discard();
                     return;
                 }
                 // Rule reloads: loaded on the reloader's thread, applied by the reader between two packets with none
@@ -1319,6 +1321,7 @@ fn inspect_inputs(
             let abandon = || {
                 arena.close();
                 stop.store(true, Ordering::Relaxed);
+                tx.close();
             };
             let run_cfg = StreamConfig {
                 on_abort: Some(&abandon),
@@ -1472,6 +1475,7 @@ fn inspect_each(
     let mut periodic = PeriodicStats::new(args);
     let window = (args.packet_buffers as u64).saturating_mul(64);
     let results = {
+        let closer = tx.clone();
         let mut each = flowbundle_inspect::EachReads::new(
             engine,
             files,
@@ -1494,6 +1498,8 @@ fn inspect_each(
             // The watermark first, then the channel (see `flowbundle_inspect::each`).
             let watermark = each.watermark();
             if write_error.is_some() {
+                // Nothing more is written: what the workers send is dropped, and they do not wait for it.
+                merge.discard();
                 return;
             }
             let r = if last {
@@ -1518,8 +1524,11 @@ fn inspect_each(
                 stop.store(true, Ordering::Relaxed);
             }
         };
-        // A worker that dies abandons the run: the others stop reading.
-        let abandon = || stop.store(true, Ordering::Relaxed);
+        // A worker that dies abandons the run: the others stop reading, and do not wait for the collector.
+        let abandon = || {
+            stop.store(true, Ordering::Relaxed);
+            closer.close();
+        };
         let run_cfg = StreamConfig {
             on_abort: Some(&abandon),
             ..StreamConfig::default()
