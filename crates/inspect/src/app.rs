@@ -783,6 +783,7 @@ impl EventSink for Emit<'_, '_> {
         let buffer = match file.proto {
             AppProto::Smtp => flowbundle_rules::Buffer::SmtpFileData,
             AppProto::FtpData => flowbundle_rules::Buffer::FtpDataFileData,
+            AppProto::Smb | AppProto::Smbv1 => flowbundle_rules::Buffer::SmbFileData,
             _ => return,
         };
         self.scan_buffer(

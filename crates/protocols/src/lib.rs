@@ -276,6 +276,8 @@ pub struct Limits {
     /// Suricata's `app-layer.protocols.ssh.hassh`, off by default; the engine turns it on when a rule reads a
     /// hassh buffer, as Suricata's keywords do.
     pub ssh_hassh: bool,
+    /// Bytes of each file read or written over SMB kept for `file.data` (as `ftp_data_file_cap`).
+    pub smb_file_cap: usize,
 }
 
 impl Default for Limits {
@@ -292,6 +294,7 @@ impl Default for Limits {
             smtp_file_cap: 100_000,
             ftp_data_file_cap: 100 * 1024,
             ssh_hassh: false,
+            smb_file_cap: 100 * 1024,
         }
     }
 }

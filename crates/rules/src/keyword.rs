@@ -577,6 +577,7 @@ mod tests {
                             (Buffer::HttpResponseRawHeader, "http.header.raw"),
                             (Buffer::SmtpFileData, "file.data"),
                             (Buffer::FtpDataFileData, "file.data"),
+                            (Buffer::SmbFileData, "file.data"),
                         ];
                         sided
                             .iter()

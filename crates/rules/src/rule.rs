@@ -488,6 +488,9 @@ buffers! {
     SmbNtlmsspDomain,
     /// The version of an SMB message's transaction, one byte (1 or 2), as `smb.version` reads it.
     SmbVersion,
+    /// `file.data` on SMB: a file read or written over SMB2 (its READ/WRITE data in offset order, from the start),
+    /// up to the parser's cap, in the direction it travelled.
+    SmbFileData,
     /// A DCE/RPC call's interface, version, operation number and first-fragment flag, as the conditions
     /// `dcerpc.iface` and `dcerpc.opnum` read them ([`crate::dcerpc::call_header`]); of the request or the response.
     DcerpcHeader,
@@ -663,6 +666,7 @@ impl Buffer {
             | DnsAdditionalsRrname
             | DnsOpcode
             | SmbVersion
+            | SmbFileData
             | DnsRcode
             | DnsRrtype
             | MdnsQueriesRrname
@@ -730,7 +734,8 @@ impl Buffer {
             | TlsCertValidity | TlsCertChainLen => Some("tls"),
             SshProto | SshSoftware | SshHassh | SshHasshString | SshHasshServer
             | SshHasshServerString => Some("ssh"),
-            SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain | SmbVersion => Some("smb"),
+            SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain | SmbVersion
+            | SmbFileData => Some("smb"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
             IpSrc | IpDst => None,
@@ -804,6 +809,7 @@ impl Buffer {
             SmbNtlmsspUser => "smb.ntlmssp_user",
             SmbNtlmsspDomain => "smb.ntlmssp_domain",
             SmbVersion => "smb.version",
+            SmbFileData => "file.data (smb)",
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
             FtpBounce => "ftpbounce",
@@ -2721,13 +2727,16 @@ impl Builder {
                 PBuf::RawHeader => Buffer::HttpRequestRawHeader,
                 PBuf::FileData if file_proto == Some("smtp") => Buffer::SmtpFileData,
                 PBuf::FileData if file_proto == Some("ftp-data") => Buffer::FtpDataFileData,
+                PBuf::FileData if file_proto == Some("smb") => Buffer::SmbFileData,
                 PBuf::FileData if response_side => Buffer::HttpResponseBody,
                 PBuf::FileData => Buffer::HttpRequestBody,
                 // Handled above.
                 PBuf::Base64Data => continue,
             };
-            if pb == PBuf::FileData && !matches!(file_proto, Some("http" | "smtp" | "ftp-data")) {
-                // HTTP bodies, SMTP attachments and FTP data connections' files are parsed; SMB, IMAP and POP3
+            if pb == PBuf::FileData
+                && !matches!(file_proto, Some("http" | "smtp" | "ftp-data" | "smb"))
+            {
+                // HTTP bodies, SMTP attachments, FTP data connections' and SMB2 files are parsed; IMAP and POP3
                 // files are not (Suricata parses none on IMAP and POP3 either).
                 return Err(skip(format!(
                     "file_data on {}: no file parser",

@@ -309,7 +309,7 @@ alert tcp any any -> any any (content:"a"; classtype:no-such-class; sid:6;)
 alert tcp any any -> any any (content:"a"; depth:x_var; sid:7;)
 alert tcp any any -> any any (flow:only_stream; content:"a"; endswith; sid:8;)
 alert tls any any => any any (content:"a"; sid:9;)
-alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
+alert imap any any -> any any (file_data; content:"a"; sid:10;)"#,
     );
     assert_eq!(rep.loaded, 0);
     let reasons: Vec<(&str, usize)> = rep
@@ -324,7 +324,7 @@ alert smb any any -> any any (file_data; content:"a"; sid:10;)"#,
             ("depth from a variable", 1),
             ("direction =>", 1),
             ("endswith on a tcp stream", 1),
-            ("file_data on smb: no file parser", 1),
+            ("file_data on imap: no file parser", 1),
             ("flow:only_frag", 1),
             ("keyword bypass", 1),
             ("keyword lua", 1),

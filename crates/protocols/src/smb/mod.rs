@@ -59,11 +59,19 @@ pub enum SmbField {
 const SMB2_NEGOTIATE: u16 = 0x00;
 const SMB2_SESSION_SETUP: u16 = 0x01;
 const SMB2_TREE_CONNECT: u16 = 0x03;
+const SMB2_CREATE: u16 = 0x05;
+const SMB2_CLOSE: u16 = 0x06;
 const SMB1_NEGOTIATE: u8 = 0x72;
 const SMB1_SESSION_SETUP_ANDX: u8 = 0x73;
 const SMB1_TREE_CONNECT_ANDX: u8 = 0x75;
+const SMB1_NT_CREATE_ANDX: u8 = 0xa2;
+const SMB1_WRITE_ANDX: u8 = 0x2f;
+const SMB1_READ_ANDX: u8 = 0x2e;
+const SMB1_CLOSE: u8 = 0x04;
 /// STATUS_PENDING: an interim response; the final one follows.
 const STATUS_PENDING: usize = 0x0000_0103;
+/// SMB1 tree ids among the pipe trees, apart from SMB2's.
+const SMB1_TREE: u32 = 1 << 31;
 /// Transactions of SMB1 messages are numbered apart from SMB2 message ids.
 const SMB1_TX: u64 = 1 << 62;
 
@@ -82,6 +90,22 @@ fn le16(d: &[u8], at: usize) -> Option<usize> {
 
 fn le32(d: &[u8], at: usize) -> Option<usize> {
     usize::try_from(u32::from_le_bytes(d.get(at..at + 4)?.try_into().ok()?)).ok()
+}
+
+fn le64(d: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(d.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The file key of an SMB1 FID (apart from SMB2 FileIds, whose volatile half is never all ones).
+fn smb1_file(fid: usize) -> [u8; 16] {
+    let mut k = [0xff; 16];
+    k[..2].copy_from_slice(&(fid as u16).to_le_bytes());
+    k
+}
+
+/// An SMB2 FileId (persistent and volatile halves) at `at`.
+fn file_id(d: &[u8], at: usize) -> Option<[u8; 16]> {
+    d.get(at..at + 16)?.try_into().ok()
 }
 
 /// The pipe bytes one SMB2 message carries (`msg` starts at its `\xfeSMB` header), if any: the WRITE request's
@@ -147,6 +171,94 @@ pub fn ntlmssp_auth(blob: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
 enum Pending {
     /// TREE_CONNECT: the share path asked for.
     TreeConnect(Vec<u8>),
+    /// CREATE of a file (not on a pipe share): its name.
+    Create(Vec<u8>),
+    /// READ of an open file at this offset.
+    Read { file: [u8; 16], offset: u64 },
+}
+
+/// Files open at once per flow; more CREATEs are counted in [`ParserStats::state_cut`] and not followed.
+pub const MAX_FILES: usize = 64;
+
+/// A file read or written over SMB2: its name (the CREATE's), its first bytes in offset order up to the cap.
+#[derive(Debug)]
+struct SmbFile {
+    name: Vec<u8>,
+    /// The CREATE's message id.
+    tx: u64,
+    /// The direction its data travels (WRITE: to the server; READ: to the client), from its first data.
+    to_server: Option<bool>,
+    data: Vec<u8>,
+    /// The offset the next in-order byte has.
+    next: u64,
+    /// Its size: the end of the furthest data seen.
+    size: u64,
+    /// Bytes were missed (out of order, beyond a truncated message): `data` stops at the first hole.
+    gaps: bool,
+}
+
+impl SmbFile {
+    /// `declared` bytes at `offset` travelling `to_server`, of which `avail` arrived (fewer when the message was
+    /// cut at [`MAX_MESSAGE`]). Returns whether the data was out of order (counted by the caller).
+    fn add(
+        &mut self,
+        to_server: bool,
+        offset: u64,
+        declared: u64,
+        avail: &[u8],
+        cap: usize,
+    ) -> bool {
+        if *self.to_server.get_or_insert(to_server) != to_server {
+            // Read and written in one open: the first direction's file is followed.
+            return true;
+        }
+        let end = offset.saturating_add(declared);
+        self.size = self.size.max(end);
+        if offset != self.next {
+            if end > self.next {
+                self.gaps = true;
+                self.next = end;
+            }
+            return true;
+        }
+        self.next = end;
+        if !self.gaps && self.data.len() < cap {
+            let n = avail.len().min(cap - self.data.len());
+            self.data.extend_from_slice(&avail[..n]);
+            if (avail.len() as u64) < declared && self.data.len() < cap {
+                self.gaps = true;
+            }
+        }
+        false
+    }
+
+    /// Hands the file over (its `file.data`, then EVE `fileinfo`) if it carried any data.
+    fn finish(self, closed: bool, out: &mut dyn EventSink) {
+        let Some(to_server) = self.to_server else {
+            return;
+        };
+        out.file(&crate::FileData {
+            proto: AppProto::Smb,
+            tx_id: self.tx,
+            to_server,
+            name: &self.name,
+            data: &self.data,
+            size: self.size,
+        });
+        out.event(crate::AppEvent::Fileinfo(crate::FileInfo {
+            filename: String::from_utf8_lossy(&self.name).into_owned(),
+            gaps: self.gaps,
+            state: if closed && !self.gaps {
+                "CLOSED"
+            } else {
+                "TRUNCATED"
+            },
+            stored: false,
+            size: self.size,
+            tx_id: self.tx,
+            to_client: !to_server,
+        }));
+    }
 }
 
 /// The SMB parser of one flow: NBSS framing per direction, SMB2 messages' pipe bytes to the DCE/RPC call parser.
@@ -154,6 +266,12 @@ enum Pending {
 pub struct SmbParser {
     /// SMB2 requests by message id, waiting for their response (at most [`MAX_PENDING`]).
     pending: HashMap<u64, Pending>,
+    /// Files opened over SMB2 (not pipes), by FileId (at most [`MAX_FILES`]).
+    files: HashMap<[u8; 16], SmbFile>,
+    /// Tree ids of pipe shares (their CREATEs open pipes, not files), at most [`MAX_PENDING`].
+    pipe_trees: Vec<u32>,
+    /// Bytes kept per file ([`Limits::smb_file_cap`]).
+    file_cap: usize,
     /// The transaction of the last SMB1 NEGOTIATE request, which an SMB2 NEGOTIATE response may answer.
     smb1_negotiate: Option<u64>,
     /// Per direction: the NBSS message being collected (its 4-byte header included).
@@ -198,6 +316,70 @@ impl SmbParser {
         }
     }
 
+    /// The file fields of an SMB1 response: NT_CREATE_ANDX's FID, READ_ANDX's data.
+    fn smb1_response(&mut self, tx: u64, command: u8, m: &[u8], out: &mut dyn EventSink) {
+        let words = 33usize;
+        let status = le32(m, 5).unwrap_or(0);
+        match command {
+            SMB1_NT_CREATE_ANDX => {
+                let Some(Pending::Create(name)) = self.pending.remove(&tx) else {
+                    return;
+                };
+                let Some(fid) = le16(m, words + 5) else {
+                    return;
+                };
+                if status != 0 {
+                    return;
+                }
+                self.open(smb1_file(fid), name, tx, out);
+            }
+            SMB1_READ_ANDX => {
+                let Some(Pending::Read { file, offset }) = self.pending.remove(&tx) else {
+                    return;
+                };
+                let (Some(len), Some(doff), Some(len_hi)) = (
+                    le16(m, words + 10),
+                    le16(m, words + 12),
+                    le16(m, words + 14),
+                ) else {
+                    return;
+                };
+                if status != 0 {
+                    return;
+                }
+                let len = (len_hi << 16) | len;
+                if let Some(f) = self.files.get_mut(&file) {
+                    let avail = m.get(doff..).unwrap_or(&[]);
+                    let avail = &avail[..avail.len().min(len)];
+                    if f.add(false, offset, len as u64, avail, self.file_cap) {
+                        self.stats.state_cut += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A file opened: followed from now on, within [`MAX_FILES`] (beyond, counted and not followed).
+    fn open(&mut self, file: [u8; 16], name: Vec<u8>, tx: u64, out: &mut dyn EventSink) {
+        if self.files.len() >= MAX_FILES && !self.files.contains_key(&file) {
+            self.stats.state_cut += 1;
+            return;
+        }
+        let f = SmbFile {
+            name,
+            tx,
+            to_server: None,
+            data: Vec::new(),
+            next: 0,
+            size: 0,
+            gaps: false,
+        };
+        if let Some(old) = self.files.insert(file, f) {
+            old.finish(false, out);
+        }
+    }
+
     /// Keeps a request until its response, within [`MAX_PENDING`] (beyond, counted and dropped).
     fn expect(&mut self, tx: u64, pending: Pending) {
         if self.pending.len() >= MAX_PENDING && !self.pending.contains_key(&tx) {
@@ -207,18 +389,15 @@ impl SmbParser {
         self.pending.insert(tx, pending);
     }
 
-    /// A TREE_CONNECT answered: its path is `smb.named_pipe` (a pipe share) or `smb.share`, inspected in its
-    /// transaction once the response said what the share is: a pipe path to the server only, a share path in both
-    /// directions (Suricata's alerts per transaction and direction on suricata-verify: one per pipe tree connect
-    /// in `smb-named-pipe-ascii` and `smb2-named-pipe-unicode`, two per share in `smb-filename`; inferred from
-    /// those counts, not from Suricata's source).
+    /// A TREE_CONNECT answered: its path is `smb.named_pipe` (a pipe share) or `smb.share`, inspected once in its
+    /// transaction, to the server (the request's side), once the response said what the share is.
     fn tree_connected(&mut self, tx: u64, path: Vec<u8>, pipe: bool, out: &mut dyn EventSink) {
-        if pipe {
-            out.smb_buffer(tx, true, SmbField::NamedPipe, &path);
+        let field = if pipe {
+            SmbField::NamedPipe
         } else {
-            out.smb_buffer(tx, true, SmbField::Share, &path);
-            out.smb_buffer(tx, false, SmbField::Share, &path);
-        }
+            SmbField::Share
+        };
+        out.smb_buffer(tx, true, field, &path);
     }
 
     /// The rule fields of one SMB2 message (`m` starts at its header).
@@ -267,7 +446,87 @@ impl SmbParser {
                 let Some(Pending::TreeConnect(path)) = self.pending.remove(&id) else {
                     return;
                 };
+                let pipe = m.get(BODY + 2) == Some(&2);
+                if pipe
+                    && status == 0
+                    && let Some(tree) = le32(m, 36)
+                    && self.pipe_trees.len() < MAX_PENDING
+                {
+                    self.pipe_trees.push(tree as u32);
+                }
                 self.tree_connected(id, path, m.get(BODY + 2) == Some(&2), out);
+            }
+            (SMB2_CREATE, false) => {
+                let on_pipe = le32(m, 36).is_some_and(|t| self.pipe_trees.contains(&(t as u32)));
+                let name = (|| {
+                    let off = le16(m, BODY + 44)?;
+                    let len = le16(m, BODY + 46)?;
+                    m.get(off..off.checked_add(len)?)
+                })();
+                if !on_pipe && let Some(name) = name {
+                    self.expect(id, Pending::Create(smb_string(name, true)));
+                }
+            }
+            (SMB2_CREATE, true) => {
+                let Some(Pending::Create(name)) = self.pending.remove(&id) else {
+                    return;
+                };
+                let Some(file) = file_id(m, BODY + 64) else {
+                    return;
+                };
+                if status != 0 {
+                    return;
+                }
+                self.open(file, name, id, out);
+            }
+            (SMB2_WRITE, false) => {
+                let (Some(file), Some(offset), Some(len), Some(doff)) = (
+                    file_id(m, BODY + 16),
+                    le64(m, BODY + 8),
+                    le32(m, BODY + 4),
+                    le16(m, BODY + 2),
+                ) else {
+                    return;
+                };
+                if let Some(f) = self.files.get_mut(&file) {
+                    let avail = m.get(doff..).unwrap_or(&[]);
+                    let avail = &avail[..avail.len().min(len)];
+                    if f.add(true, offset, len as u64, avail, self.file_cap) {
+                        self.stats.state_cut += 1;
+                    }
+                }
+            }
+            (SMB2_READ, false) => {
+                if let (Some(file), Some(offset)) = (file_id(m, BODY + 16), le64(m, BODY + 8))
+                    && self.files.contains_key(&file)
+                {
+                    self.expect(id, Pending::Read { file, offset });
+                }
+            }
+            (SMB2_READ, true) => {
+                let Some(Pending::Read { file, offset }) = self.pending.remove(&id) else {
+                    return;
+                };
+                let (Some(&doff), Some(len)) = (m.get(BODY + 2), le32(m, BODY + 4)) else {
+                    return;
+                };
+                if status != 0 {
+                    return;
+                }
+                if let Some(f) = self.files.get_mut(&file) {
+                    let avail = m.get(usize::from(doff)..).unwrap_or(&[]);
+                    let avail = &avail[..avail.len().min(len)];
+                    if f.add(false, offset, len as u64, avail, self.file_cap) {
+                        self.stats.state_cut += 1;
+                    }
+                }
+            }
+            (SMB2_CLOSE, false) => {
+                if let Some(file) = file_id(m, BODY + 8)
+                    && let Some(f) = self.files.remove(&file)
+                {
+                    f.finish(true, out);
+                }
             }
             (SMB2_SESSION_SETUP, false) => {
                 let blob = (|| {
@@ -305,8 +564,15 @@ impl SmbParser {
                 let bytes = 33 + 2 * usize::from(m.get(32).copied().unwrap_or(0)) + 2;
                 let service = m.get(bytes.min(m.len())..).unwrap_or(&[]);
                 let service = &service[..memchr::memchr(0, service).unwrap_or(service.len())];
+                if service == b"IPC"
+                    && let Some(tid) = le16(m, 24)
+                    && self.pipe_trees.len() < MAX_PENDING
+                {
+                    self.pipe_trees.push(SMB1_TREE | tid as u32);
+                }
                 self.tree_connected(tx, path, service == b"IPC", out);
             }
+            self.smb1_response(tx, command, m, out);
             return;
         }
         let unicode = flags2 & 0x8000 != 0;
@@ -337,6 +603,68 @@ impl SmbParser {
                 };
                 let path = smb_string(&rest[..path_len], unicode);
                 self.expect(tx, Pending::TreeConnect(path));
+            }
+            SMB1_NT_CREATE_ANDX if word_count == 24 => {
+                let on_pipe =
+                    le16(m, 24).is_some_and(|t| self.pipe_trees.contains(&(SMB1_TREE | t as u32)));
+                let Some(name_len) = le16(m, words + 5) else {
+                    return;
+                };
+                let mut at = bytes;
+                if unicode && at % 2 == 1 {
+                    at += 1;
+                }
+                if !on_pipe && let Some(name) = m.get(at..at.saturating_add(name_len).min(m.len()))
+                {
+                    self.expect(tx, Pending::Create(smb_string(name, unicode)));
+                }
+            }
+            SMB1_WRITE_ANDX if word_count == 12 || word_count == 14 => {
+                let (Some(fid), Some(lo), Some(len_hi), Some(len), Some(doff)) = (
+                    le16(m, words + 4),
+                    le32(m, words + 6),
+                    le16(m, words + 18),
+                    le16(m, words + 20),
+                    le16(m, words + 22),
+                ) else {
+                    return;
+                };
+                let hi = if word_count == 14 {
+                    le32(m, words + 24).unwrap_or(0)
+                } else {
+                    0
+                };
+                let offset = ((hi as u64) << 32) | lo as u64;
+                let len = (len_hi << 16) | len;
+                if let Some(f) = self.files.get_mut(&smb1_file(fid)) {
+                    let avail = m.get(doff..).unwrap_or(&[]);
+                    let avail = &avail[..avail.len().min(len)];
+                    if f.add(true, offset, len as u64, avail, self.file_cap) {
+                        self.stats.state_cut += 1;
+                    }
+                }
+            }
+            SMB1_READ_ANDX if word_count == 10 || word_count == 12 => {
+                let (Some(fid), Some(lo)) = (le16(m, words + 4), le32(m, words + 6)) else {
+                    return;
+                };
+                let hi = if word_count == 12 {
+                    le32(m, words + 20).unwrap_or(0)
+                } else {
+                    0
+                };
+                let file = smb1_file(fid);
+                if self.files.contains_key(&file) {
+                    let offset = ((hi as u64) << 32) | lo as u64;
+                    self.expect(tx, Pending::Read { file, offset });
+                }
+            }
+            SMB1_CLOSE if word_count == 3 => {
+                if let Some(fid) = le16(m, words)
+                    && let Some(f) = self.files.remove(&smb1_file(fid))
+                {
+                    f.finish(true, out);
+                }
             }
             SMB1_SESSION_SETUP_ANDX => {
                 if let Some((user, domain)) = m.get(bytes.min(m.len())..).and_then(ntlmssp_auth) {
@@ -378,23 +706,24 @@ impl Parser for SmbParser {
                     self.stats.gave_up += 1;
                     return;
                 }
-                let len = be24(buf, 1).unwrap_or(0) as usize;
-                if len > MAX_MESSAGE {
-                    self.skip[d] = len;
-                    self.stats.bytes_cut += len as u64;
-                    buf.clear();
-                }
                 continue;
             }
+            // A message over the cap is read up to it (its header and first data: a long WRITE's or READ's
+            // first bytes still reach the file), the rest skipped and counted.
             let len = be24(buf, 1).unwrap_or(0) as usize;
-            let take = (len + 4 - buf.len()).min(data.len());
+            let want = len.min(MAX_MESSAGE);
+            let take = (want + 4 - buf.len()).min(data.len());
             buf.extend_from_slice(&data[..take]);
             data = &data[take..];
-            if buf.len() == len + 4 {
+            if buf.len() == want + 4 {
                 let msg = std::mem::take(&mut self.buf[d]);
                 self.message(to_server, msg.get(4..).unwrap_or(&[]), out);
                 self.buf[d] = msg;
                 self.buf[d].clear();
+                if len > want {
+                    self.skip[d] = len - want;
+                    self.stats.bytes_cut += (len - want) as u64;
+                }
             }
         }
     }
@@ -405,6 +734,15 @@ impl Parser for SmbParser {
         self.dead[d] = true;
         self.buf[d].clear();
         self.dcerpc.gap(dir == Direction::ToServer);
+    }
+
+    fn finish(&mut self, out: &mut dyn EventSink) {
+        // Files still open when the flow ends: handed over as they are (TRUNCATED).
+        let mut open: Vec<([u8; 16], SmbFile)> = self.files.drain().collect();
+        open.sort_by_key(|(_, f)| f.tx);
+        for (_, f) in open {
+            f.finish(false, out);
+        }
     }
 
     fn stats(&self) -> ParserStats {
@@ -478,9 +816,14 @@ impl Detector for SmbDetector {
             _ => Probe::NotForUs,
         }
     }
-    fn parser(&self, transport: Transport, _limits: &Limits) -> Option<Box<dyn Parser>> {
+    fn parser(&self, transport: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
         // One parser for both families: a flow that opens with SMB1 often goes on in SMB2.
-        (transport == Transport::Tcp).then(|| Box::new(SmbParser::default()) as Box<dyn Parser>)
+        (transport == Transport::Tcp).then(|| {
+            Box::new(SmbParser {
+                file_cap: limits.smb_file_cap,
+                ..SmbParser::default()
+            }) as Box<dyn Parser>
+        })
     }
 }
 
@@ -736,7 +1079,6 @@ mod tests {
             out.0,
             vec![
                 (5, true, SmbField::Share, b"\\\\srv\\data".to_vec()),
-                (5, false, SmbField::Share, b"\\\\srv\\data".to_vec()),
                 (4, true, SmbField::NamedPipe, b"\\\\srv\\IPC$".to_vec()),
             ]
         );
@@ -869,5 +1211,163 @@ mod tests {
             out.0.iter().map(|(t, d, _, v)| (*t, *d, v[0])).collect();
         let v1 = SMB1_TX | (7 << 16) | 1;
         assert_eq!(versions, vec![(v1, true, 1), (v1, false, 1), (1, true, 2)]);
+    }
+
+    /// Files handed over: (name, to_server, data, size), and the fileinfo states.
+    #[derive(Default)]
+    struct Files(
+        Vec<(Vec<u8>, bool, Vec<u8>, u64)>,
+        Vec<(&'static str, bool)>,
+    );
+
+    impl EventSink for Files {
+        fn event(&mut self, e: crate::AppEvent) {
+            if let crate::AppEvent::Fileinfo(f) = e {
+                self.1.push((f.state, f.gaps));
+            }
+        }
+        fn file(&mut self, f: &crate::FileData<'_>) {
+            self.0
+                .push((f.name.to_vec(), f.to_server, f.data.to_vec(), f.size));
+        }
+    }
+
+    fn create_request(id: u64, tree: u32, name: &str) -> Vec<u8> {
+        let n = utf16(name);
+        let mut b = 57u16.to_le_bytes().to_vec();
+        b.resize(44, 0);
+        b.extend_from_slice(&(64u16 + 56).to_le_bytes());
+        b.extend_from_slice(&(n.len() as u16).to_le_bytes());
+        b.resize(56, 0);
+        b.extend_from_slice(&n);
+        let mut m = smb2_id(SMB2_CREATE, false, id, &b);
+        m[4 + 36..4 + 40].copy_from_slice(&tree.to_le_bytes());
+        m
+    }
+
+    fn create_response(id: u64, file: u8) -> Vec<u8> {
+        let mut b = 89u16.to_le_bytes().to_vec();
+        b.resize(64, 0);
+        b.extend_from_slice(&[file; 16]);
+        b.resize(88, 0);
+        smb2_id(SMB2_CREATE, true, id, &b)
+    }
+
+    fn write_at(id: u64, file: u8, offset: u64, data: &[u8]) -> Vec<u8> {
+        let mut b = 49u16.to_le_bytes().to_vec();
+        b.extend_from_slice(&(64u16 + 48).to_le_bytes());
+        b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        b.extend_from_slice(&offset.to_le_bytes());
+        b.extend_from_slice(&[file; 16]);
+        b.resize(48, 0);
+        b.extend_from_slice(data);
+        smb2_id(SMB2_WRITE, false, id, &b)
+    }
+
+    fn close(id: u64, file: u8) -> Vec<u8> {
+        let mut b = 24u16.to_le_bytes().to_vec();
+        b.resize(8, 0);
+        b.extend_from_slice(&[file; 16]);
+        smb2_id(SMB2_CLOSE, false, id, &b)
+    }
+
+    /// WRITEs in offset order make the file (named by its CREATE), handed over at CLOSE; a write out of order is
+    /// counted and leaves the file TRUNCATED with a gap; a file still open at the flow's end is handed over
+    /// TRUNCATED; files on a pipe share are not followed.
+    #[test]
+    fn files_from_writes_in_offset_order() {
+        let mut p = SmbParser {
+            file_cap: 8,
+            ..SmbParser::default()
+        };
+        let mut out = Files::default();
+        let to_server = [
+            create_request(10, 1, "dir\\a.pdf"),
+            create_request(11, 1, "b.bin"),
+        ]
+        .concat();
+        p.parse(Direction::ToServer, &to_server, 0, &mut out);
+        let resps = [create_response(10, 0xa1), create_response(11, 0xb1)].concat();
+        p.parse(Direction::ToClient, &resps, 0, &mut out);
+        let writes = [
+            write_at(12, 0xa1, 0, b"%PDF-"),
+            write_at(13, 0xa1, 5, b"1.5 and more"),
+            write_at(14, 0xb1, 4, b"late"),
+            write_at(15, 0xb1, 0, b"early"),
+            close(16, 0xa1),
+        ]
+        .concat();
+        for chunk in writes.chunks(13) {
+            p.parse(Direction::ToServer, chunk, 0, &mut out);
+        }
+        p.finish(&mut out);
+        assert_eq!(
+            out.0,
+            vec![
+                (b"dir\\a.pdf".to_vec(), true, b"%PDF-1.5".to_vec(), 17),
+                (b"b.bin".to_vec(), true, Vec::new(), 8),
+            ]
+        );
+        assert_eq!(out.1, vec![("CLOSED", false), ("TRUNCATED", true)]);
+        assert_eq!(p.stats().state_cut, 2);
+        // A pipe share's CREATE opens a pipe: its writes make no file.
+        let mut p = SmbParser::default();
+        let mut out = Files::default();
+        let mut resp = tree_connect_response(1, 2);
+        resp[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
+        p.parse(
+            Direction::ToServer,
+            &tree_connect_request(1, "\\\\h\\IPC$"),
+            0,
+            &mut out,
+        );
+        p.parse(Direction::ToClient, &resp, 0, &mut out);
+        p.parse(
+            Direction::ToServer,
+            &create_request(2, 7, "srvsvc"),
+            0,
+            &mut out,
+        );
+        p.parse(Direction::ToClient, &create_response(2, 0xc1), 0, &mut out);
+        p.parse(
+            Direction::ToServer,
+            &write_at(3, 0xc1, 0, b"x"),
+            0,
+            &mut out,
+        );
+        p.finish(&mut out);
+        assert!(out.0.is_empty());
+    }
+
+    /// A WRITE longer than [`MAX_MESSAGE`] still gives its first bytes to the file; the rest is skipped and
+    /// counted, and the file notes the bytes it missed once it is not full.
+    #[test]
+    fn long_writes_keep_their_first_bytes() {
+        let mut p = SmbParser {
+            file_cap: MAX_MESSAGE * 2,
+            ..SmbParser::default()
+        };
+        let mut out = Files::default();
+        p.parse(
+            Direction::ToServer,
+            &create_request(1, 1, "big"),
+            0,
+            &mut out,
+        );
+        p.parse(Direction::ToClient, &create_response(1, 0xd1), 0, &mut out);
+        let data = vec![b'z'; MAX_MESSAGE + 1000];
+        p.parse(
+            Direction::ToServer,
+            &write_at(2, 0xd1, 0, &data),
+            0,
+            &mut out,
+        );
+        p.parse(Direction::ToServer, &close(3, 0xd1), 0, &mut out);
+        assert_eq!(out.0.len(), 1);
+        let (_, _, kept, size) = &out.0[0];
+        assert_eq!(*size, data.len() as u64);
+        assert_eq!(kept.len(), MAX_MESSAGE - 64 - 48);
+        assert_eq!(out.1, vec![("TRUNCATED", true)]);
+        assert!(p.stats().bytes_cut > 0);
     }
 }
