@@ -1541,6 +1541,12 @@ pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
         reserved_bit,
         dont_fragment: ip.dont_fragment,
         more_fragments: ip.more_fragments,
+        frag_offset: if ip.is_v4() {
+            ip.frag_offset / 8
+        } else {
+            ip.frag_offset
+        },
+        same_ip: ip.src == ip.dst,
         tcp,
         icmp,
         events: d.events,

@@ -188,3 +188,22 @@ fn smtp_keywords_are_sticky_buffers_of_smtp_in_the_keyword_table() {
         assert_eq!(k.buffer(), Some(name));
     }
 }
+
+/// `sameip`: a packet whose source and destination address are equal (a LAND attack's SYN) matches; the others of
+/// the flow do not.
+#[test]
+fn sameip_matches_a_packet_to_its_own_address() {
+    let mut land = segment(true, 139, 7, 0, SYN, b"");
+    land[16..20].copy_from_slice(&[10, 0, 0, 1]);
+    let rules = "alert tcp any any -> any any (sameip; sid:1;)\n\
+                 alert tcp any any -> any any (sameip; flags:S; sid:2;)\n\
+                 alert tcp any any -> any any (sameip; flags:A; sid:3;)";
+    assert_eq!(sids(rules, &[land]), vec![1, 2]);
+    assert_eq!(
+        sids(
+            rules,
+            &conversation(80, &[(true, b"GET / HTTP/1.0\r\n\r\n")])
+        ),
+        Vec::<u32>::new()
+    );
+}

@@ -30,6 +30,11 @@ pub struct PacketHeader {
     pub reserved_bit: bool,
     pub dont_fragment: bool,
     pub more_fragments: bool,
+    /// The fragment offset as `fragoffset` reads it: IPv4's field (8-byte units), IPv6's fragment header offset
+    /// field as Suricata reads it (the 16 bits with the flag bits masked off, i.e. in bytes); 0 for no fragment.
+    pub frag_offset: u16,
+    /// Source and destination address are the same (`sameip`).
+    pub same_ip: bool,
     pub tcp: Option<TcpHeader>,
     pub icmp: Option<IcmpHeader>,
     /// The decoder's anomalies on the packet, for `decode-event`.
@@ -203,6 +208,10 @@ pub enum HeaderTest {
     IcmpSeq(u16),
     /// `decode-event:<name>`: the decoder (or the defragmenter) noted this anomaly on the packet.
     DecodeEvent(DecodeEvent),
+    /// `fragoffset:[!|<|>]N`: the fragment offset ([`PacketHeader::frag_offset`]).
+    FragOffset(Num),
+    /// `sameip`: source and destination address are equal.
+    SameIp,
 }
 
 /// Fragbits as bits of one byte.
@@ -248,6 +257,12 @@ impl HeaderTest {
     pub fn parse(name: &str, v: Option<&str>) -> Result<Option<HeaderTest>, String> {
         // Suricata 8's name for `flags`.
         let name = if name == "tcp.flags" { "flags" } else { name };
+        if name == "sameip" {
+            return match v.map(str::trim).filter(|v| !v.is_empty()) {
+                None => Ok(Some(HeaderTest::SameIp)),
+                Some(v) => Err(format!("sameip takes no value, not `{}`", short(v))),
+            };
+        }
         let known = matches!(
             name,
             "ttl"
@@ -263,6 +278,7 @@ impl HeaderTest {
                 | "icode"
                 | "icmp_id"
                 | "icmp_seq"
+                | "fragoffset"
         );
         if !known {
             return Ok(None);
@@ -294,6 +310,13 @@ impl HeaderTest {
         };
         Ok(Some(match name {
             "ttl" => HeaderTest::Ttl(Num::parse(v, 255).map_err(bad)?),
+            "fragoffset" => match Num::parse(v, 65_535).map_err(bad)? {
+                // Suricata's forms: `N`, `!N`, `<N`, `>N`.
+                n @ (Num::Eq(_) | Num::Ne(_) | Num::Lt(_) | Num::Gt(_)) => {
+                    HeaderTest::FragOffset(n)
+                }
+                _ => return Err(bad(format!("expects [!|<|>]N, not `{}`", short(v)))),
+            },
             "itype" => HeaderTest::Itype(Num::parse(v, 255).map_err(bad)?),
             "icode" => HeaderTest::Icode(Num::parse(v, 255).map_err(bad)?),
             "tos" => {
@@ -372,6 +395,8 @@ impl HeaderTest {
                 .and_then(|i| i.id_seq(h.ipv6))
                 .is_some_and(|(_, x)| x == seq),
             HeaderTest::DecodeEvent(e) => h.events.contains(e),
+            HeaderTest::FragOffset(n) => n.test(u64::from(h.frag_offset)),
+            HeaderTest::SameIp => h.same_ip,
         }
     }
 
@@ -552,6 +577,26 @@ mod tests {
             Ok(true)
         );
         assert!(HeaderTest::decode_event("bogus_event").is_err());
+    }
+
+    #[test]
+    fn fragoffset_and_sameip() {
+        let mut h = PacketHeader {
+            frag_offset: 185,
+            ..PacketHeader::default()
+        };
+        assert!(t("fragoffset", "185").matches(&h) && !t("fragoffset", "!185").matches(&h));
+        assert!(t("fragoffset", ">0").matches(&h) && !t("fragoffset", "<185").matches(&h));
+        h.frag_offset = 0;
+        assert!(t("fragoffset", "!185").matches(&h) && t("fragoffset", "0").matches(&h));
+        for bad in ["", "1-5", ">=3", "x", "70000"] {
+            assert!(HeaderTest::parse("fragoffset", Some(bad)).is_err(), "{bad}");
+        }
+        let same = HeaderTest::parse("sameip", None).unwrap().unwrap();
+        assert!(!same.matches(&h));
+        h.same_ip = true;
+        assert!(same.matches(&h));
+        assert!(HeaderTest::parse("sameip", Some("1")).is_err());
     }
 
     /// The examples of Suricata's "Header Keywords" documentation.

@@ -187,6 +187,8 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("icode", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icmp_id", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icmp_seq", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("fragoffset", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("sameip", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("stream_size", &[], Flow, |b, _, v, _| b.stream_size(v)),
     parse("decode-event", &[], Header, |b, _, v, _| b.decode_event(v)),
     parse("app-layer-event", &[], Flow, |b, _, v, _| {
