@@ -730,6 +730,16 @@ impl EventSink for Emit<'_, '_> {
         self.dcerpc_call(call);
     }
 
+    /// The server's QUIC version: `quic.version` to the client, a transaction of its own (the client's hello is
+    /// transaction 0), as Suricata makes one of each side's Initial.
+    fn quic_server_version(&mut self, version: u32) {
+        let b = flowbundle_rules::Buffer::QuicVersion;
+        if self.out.det.rules().is_some_and(|r| r.inspects(b)) {
+            let data = Data::One(&version.to_be_bytes());
+            self.scan_buffer(AppProto::Quic, false, 1, BufferKind::App(b), data);
+        }
+    }
+
     fn krb5_message(&mut self, tx_id: u64, to_server: bool, msg_type: u8) {
         if self.out.det.rules().is_none() {
             return;
@@ -1004,6 +1014,7 @@ impl Emit<'_, '_> {
                     }
                 }
             }
+            AppEvent::Quic(q) => self.quic_buffers(q),
             AppEvent::Ssh(s) => {
                 for (to_server, side) in [(true, &s.client), (false, &s.server)] {
                     if let Some(sw) = side {
@@ -1224,6 +1235,36 @@ impl Emit<'_, '_> {
                 BufferKind::App(B::TlsCertValidity),
                 data,
             );
+        }
+    }
+
+    /// A QUIC client hello's buffers, to the server (the parser reads the client's Initial packets only):
+    /// `quic.version` (the long header's 4 bytes), `quic.sni`, `quic.ua`, and the hello's `ja3.hash`, `ja3.string`
+    /// and `ja4.hash`, which Suricata 8 inspects on QUIC flows as on TLS ones.
+    fn quic_buffers(&mut self, q: &flowbundle_protocols::quic::QuicEvent) {
+        use flowbundle_rules::Buffer as B;
+        let Some(rules) = self.out.det.rules() else {
+            return;
+        };
+        let version = q.wire_version.to_be_bytes();
+        let ja3 = q.ja3.as_ref();
+        let fields: [(B, Option<&[u8]>); 6] = [
+            (
+                B::QuicVersion,
+                Some(&version[..]).filter(|_| q.wire_version != 0),
+            ),
+            (B::QuicSni, q.sni.as_deref().map(str::as_bytes)),
+            (B::QuicUa, q.ua.as_deref().map(str::as_bytes)),
+            (B::Ja3Hash, ja3.map(|j| j.hash.as_bytes())),
+            (B::Ja3String, ja3.map(|j| j.string.as_bytes())),
+            (B::Ja4Hash, q.ja4.as_deref().map(str::as_bytes)),
+        ];
+        for (b, data) in fields {
+            if let Some(d) = data
+                && rules.inspects(b)
+            {
+                self.scan_buffer(AppProto::Quic, true, 0, BufferKind::App(b), Data::One(d));
+            }
         }
     }
 
@@ -1953,6 +1994,42 @@ alert tls any any -> any any (tls.subjectaltname; content:"p127"; content:"p142"
         let mut got = alerts(&p, rules, false);
         got.sort_unstable();
         assert_eq!(got, vec![1, 2, 4, 6, 8, 9, 10, 11, 13, 14, 16, 18, 19, 21]);
+    }
+
+    /// The QUIC keywords on suricata-verify's `quic-ietf` capture (QUIC v1 to `msquic.net`) and `quic-alerts`
+    /// (Google QUIC Q046, cleartext CHLO): `quic.version` reads each side's long header (the client's hello and the
+    /// server's first packet: one alert each), `quic.sni` and `quic.ua` the client hello, and `ja3.*` / `ja4.hash`
+    /// apply to QUIC flows as Suricata 8 applies them, while an `alert tls` rule stays off them.
+    #[test]
+    fn quic_keywords_read_the_client_hello_and_both_versions() {
+        let (Some(ietf), Some(gquic)) = (
+            sv_pcap(
+                "quic_keywords_read_the_client_hello_and_both_versions",
+                "quic-ietf/input.pcap",
+            ),
+            sv_pcap(
+                "quic_keywords_read_the_client_hello_and_both_versions",
+                "quic-alerts/input.pcap",
+            ),
+        ) else {
+            return;
+        };
+        let rules = r#"alert quic any any -> any any (quic.sni; content:"msquic.net"; sid:1;)
+alert quic any any -> any any (quic.version; content:"|00 00 00 01|"; bsize:4; sid:2;)
+alert quic any any -> any any (ja4.hash; content:"q"; startswith; bsize:36; sid:3;)
+alert tls any any -> any any (ja4.hash; content:"q"; startswith; sid:4;)
+alert udp any any -> any any (ja3.hash; bsize:32; sid:5;)
+alert quic any any -> any any (quic.ua; bsize:>0; sid:6;)
+alert quic any any -> any any (quic.version; content:"Q046"; sid:7;)
+alert ip any any -> any any (quic.sni; content:"google.com"; endswith; quic.version; content:"Q0"; sid:8;)
+alert quic any any -> any any (ja4.hash; content:"q"; quic.version; content:"|00 00 00 01|"; sid:9;)"#;
+        let mut got = alerts(&ietf, rules, false);
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 2, 2, 3, 5, 9]);
+        let mut got = alerts(&gquic, rules, false);
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got, vec![6, 7, 8]);
     }
 
     /// A UDP datagram (IPv4, no link header) from `src:sport` to `dst:dport` carrying `payload`; checksums zero

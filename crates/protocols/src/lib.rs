@@ -363,6 +363,11 @@ pub trait EventSink {
     fn http2_frame(&mut self, frame: &http2::Http2Frame<'_>) {
         let _ = frame;
     }
+    /// The version of the first QUIC long-header packet the server sent (the client's comes with the QUIC event):
+    /// the rules' `quic.version` to the client. The default ignores it.
+    fn quic_server_version(&mut self, version: u32) {
+        let _ = version;
+    }
     /// A file the flow carried (a mail attachment), complete: the rules' `file.data` inspects it. The default
     /// ignores it.
     fn file(&mut self, file: &FileData<'_>) {

@@ -496,6 +496,10 @@ pub static KEYWORDS: &[Keyword] = &[
     sticky("email.message_id", &[], Buffer::EmailMessageId),
     sticky("email.x_mailer", &[], Buffer::EmailXMailer),
     sticky("email.received", &[], Buffer::EmailReceived),
+    // QUIC (and `ja3.hash`, `ja3.string`, `ja4.hash` above, which Suricata inspects on QUIC flows too).
+    sticky("quic.version", &[], Buffer::QuicVersion),
+    sticky("quic.sni", &[], Buffer::QuicSni),
+    sticky("quic.ua", &[], Buffer::QuicUa),
     // Snort's `http_*` keywords.
     modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
     modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),

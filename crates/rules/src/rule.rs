@@ -596,6 +596,12 @@ buffers! {
     TlsCertValidity,
     /// The number of certificates the server sent, 4 bytes big-endian, as `tls.cert_chain_len` reads it.
     TlsCertChainLen,
+    /// `quic.version`: the version of a QUIC long header, its 4 bytes as sent (`|00 00 00 01|`, `Q046`).
+    QuicVersion,
+    /// `quic.sni`: the server name of a QUIC client hello (IETF QUIC's TLS ClientHello, gQUIC's CHLO `SNI`).
+    QuicSni,
+    /// `quic.ua`: the user agent of a gQUIC CHLO (`UAID`).
+    QuicUa,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -677,7 +683,8 @@ impl Buffer {
             | TlsAlpn
             | TlsRandom
             | TlsRandomTime
-            | TlsRandomBytes => Side::Either,
+            | TlsRandomBytes
+            | QuicVersion => Side::Either,
             _ => Side::Request,
         }
     }
@@ -692,6 +699,12 @@ impl Buffer {
             AppProto::Smtp => Some(Buffer::SmtpEvents),
             _ => None,
         }
+    }
+
+    /// Whether the buffer is also one of QUIC's: the client hello's JA3 and JA4 (Suricata 8 inspects `ja3.hash`,
+    /// `ja3.string` and `ja4.hash` on TLS and QUIC flows alike).
+    pub fn also_quic(self) -> bool {
+        matches!(self, Buffer::Ja3Hash | Buffer::Ja3String | Buffer::Ja4Hash)
     }
 
     /// Whether the buffer belongs to the response only.
@@ -732,6 +745,7 @@ impl Buffer {
             | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion
             | TlsSubjectAltName | TlsAlpn | TlsRandom | TlsRandomTime | TlsRandomBytes
             | TlsCertValidity | TlsCertChainLen => Some("tls"),
+            QuicVersion | QuicSni | QuicUa => Some("quic"),
             SshProto | SshSoftware | SshHassh | SshHasshString | SshHasshServer
             | SshHasshServerString => Some("ssh"),
             SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain | SmbVersion
@@ -854,6 +868,9 @@ impl Buffer {
                 "tls_cert_notbefore, tls_cert_notafter, tls_cert_expired, tls_cert_valid"
             }
             TlsCertChainLen => "tls.cert_chain_len",
+            QuicVersion => "quic.version",
+            QuicSni => "quic.sni",
+            QuicUa => "quic.ua",
         }
     }
 }
@@ -2792,13 +2809,26 @@ impl Builder {
                 (g, plan)
             })
             .collect();
-        let app = groups.iter().find_map(|g| g.buffer.app_proto());
+        // The rule's application protocol: its buffers' (a JA3/JA4 buffer belongs to TLS and QUIC alike, so a
+        // rule with only those takes the header's `quic` when it names it, TLS otherwise).
+        let app = groups
+            .iter()
+            .filter(|g| !g.buffer.also_quic())
+            .find_map(|g| g.buffer.app_proto())
+            .or_else(|| {
+                let any = groups.iter().find_map(|g| g.buffer.app_proto());
+                match h.proto {
+                    Proto::App("quic") | Proto::Udp if any.is_some() => Some("quic"),
+                    _ => any,
+                }
+            });
         let has_http = app.is_some();
         if let Some(app) = app {
             if let Some(g) = groups.iter().find(|g| {
                 g.buffer
                     .app_proto()
                     .is_some_and(|p| http_family(p) != http_family(app))
+                    && !(app == "quic" && g.buffer.also_quic())
             }) {
                 return Err(skip(format!("{} with {app} buffers", g.buffer.name())));
             }
@@ -3203,6 +3233,23 @@ mod tests {
             report.errors
         );
         assert_eq!(set.len(), 1);
+    }
+
+    /// JA3 and JA4 buffers belong to TLS and QUIC: with a QUIC buffer or a `quic`/`udp` header the rule is a QUIC
+    /// rule, with a TLS buffer a TLS one; other mixes skip with a reason.
+    #[test]
+    fn ja3_and_ja4_rules_may_be_quic_rules() {
+        let text = "alert quic any any -> any any (ja4.hash; content:\"q13\"; sid:1;)\n\
+                    alert ip any any -> any any (ja4.hash; content:\"q\"; quic.version; content:\"|00|\"; sid:2;)\n\
+                    alert udp any any -> any any (ja3.hash; content:\"a\"; sid:3;)\n\
+                    alert tls any any -> any any (ja3.string; content:\"771\"; sid:4;)\n\
+                    alert tls any any -> any any (quic.sni; content:\"a\"; sid:5;)\n\
+                    alert quic any any -> any any (ja4.hash; content:\"q\"; tls.sni; content:\"a\"; sid:6;)\n\
+                    alert udp any any -> any any (quic.ua; content:\"Chrome\"; sid:7;)\n";
+        let (set, report) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let sids: Vec<u32> = set.rules().iter().map(|r| r.sid).collect();
+        assert_eq!(sids, [1, 2, 3, 4, 7], "{:?}", report.skipped_rules);
+        assert_eq!(report.skipped, 2);
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub struct QuicExtension {
 pub struct QuicEvent {
     /// Version as Suricata writes it (`1`, `6b3343cf`, `ff00001d`, `Q050`).
     pub version: String,
+    /// The version as the long header carries it (the rules' `quic.version`: its 4 bytes); not an EVE field.
+    #[serde(skip)]
+    pub wire_version: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sni: Option<String>,
     /// gQUIC user agent (CHLO `UAID`).
@@ -88,6 +91,7 @@ pub(super) fn event_from_hello(version: u32, ch: &ClientHello) -> QuicEvent {
         .collect();
     QuicEvent {
         version: version_string(version),
+        wire_version: version,
         sni: ch.sni.clone(),
         ua: None,
         alpn: ch.alpn.clone(),

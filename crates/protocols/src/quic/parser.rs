@@ -57,6 +57,8 @@ pub struct QuicParser {
     /// Google QUIC framing (CRYPTO is frame type 0x08).
     pub(super) google: bool,
     pub(super) plain: Vec<u8>,
+    /// The server's version was reported ([`EventSink::quic_server_version`]).
+    pub(super) server_version_seen: bool,
     pub(super) stats: ParserStats,
 }
 
@@ -72,6 +74,7 @@ impl QuicParser {
             version: None,
             google: false,
             plain: Vec::new(),
+            server_version_seen: false,
             stats: ParserStats::default(),
         }
     }
@@ -156,6 +159,7 @@ impl QuicParser {
             self.emit(
                 QuicEvent {
                     version: version_string(v),
+                    wire_version: v,
                     sni,
                     ua,
                     ..QuicEvent::default()
@@ -234,6 +238,7 @@ impl QuicParser {
                     self.emit(
                         QuicEvent {
                             version: version_string(v),
+                            wire_version: v,
                             sni,
                             ua,
                             ..QuicEvent::default()
@@ -271,7 +276,21 @@ impl QuicParser {
 
 impl Parser for QuicParser {
     fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
-        if self.done || dir != Direction::ToServer {
+        if dir == Direction::ToClient {
+            // The server's first long header (its Initial): the version it answers with, for the rules.
+            if !self.server_version_seen
+                && data.first().is_some_and(|&b| b & 0x80 != 0)
+                && let Some(v) = data.get(1..5)
+            {
+                let v = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+                if v != 0 {
+                    self.server_version_seen = true;
+                    out.quic_server_version(v);
+                }
+            }
+            return;
+        }
+        if self.done {
             return;
         }
         self.client_datagram(data, out);
@@ -285,6 +304,7 @@ impl Parser for QuicParser {
             self.emit(
                 QuicEvent {
                     version: version_string(v),
+                    wire_version: v,
                     ..QuicEvent::default()
                 },
                 out,
