@@ -872,6 +872,74 @@ impl EventSink for Emit<'_, '_> {
         );
     }
 
+    /// One HTTP/2 frame's fields for the `http2.*` keywords, in the frame's direction, as the flow's HTTP/2.
+    fn http2_frame(&mut self, f: &flowbundle_protocols::http2::Http2Frame<'_>) {
+        let Some(rules) = self.out.det.rules() else {
+            return;
+        };
+        use flowbundle_rules::Buffer as B;
+        let mut ones: [(B, Option<Vec<u8>>); 5] = [
+            (B::Http2FrameType, Some(vec![f.ty])),
+            (
+                B::Http2ErrorCode,
+                f.error_code.map(|c| c.to_be_bytes().to_vec()),
+            ),
+            (B::Http2Priority, f.priority.map(|p| vec![p])),
+            (B::Http2Window, f.window.map(|w| w.to_be_bytes().to_vec())),
+            (
+                B::Http2SizeUpdate,
+                f.size_update
+                    .map(|u| u32::try_from(u).unwrap_or(u32::MAX).to_be_bytes().to_vec()),
+            ),
+        ];
+        for (b, v) in &mut ones {
+            if !rules.inspects(*b) {
+                *v = None;
+            }
+        }
+        let settings: Vec<Vec<u8>> = if rules.inspects(B::Http2Settings) {
+            f.settings.chunks_exact(6).map(<[u8]>::to_vec).collect()
+        } else {
+            Vec::new()
+        };
+        let names: Vec<Vec<u8>> = if rules.inspects(B::Http2HeaderName) {
+            f.headers.iter().map(|(n, _)| n.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        let m = *self.out.meta;
+        let dir = m.side(Direction::from_client(f.to_server));
+        let label = AppLabel::Proto(AppProto::Http2);
+        for (b, v) in &ones {
+            if let Some(v) = v {
+                self.out.detect(
+                    self.rules,
+                    Call::Buffer {
+                        dir,
+                        label: &label,
+                        tx: f.tx_id,
+                        kind: BufferKind::App(*b),
+                        data: Data::One(v),
+                    },
+                );
+            }
+        }
+        for (b, parts) in [(B::Http2Settings, &settings), (B::Http2HeaderName, &names)] {
+            if !parts.is_empty() {
+                self.out.detect(
+                    self.rules,
+                    Call::Buffer {
+                        dir,
+                        label: &label,
+                        tx: f.tx_id,
+                        kind: BufferKind::AppEach(b),
+                        data: Data::Parts(parts),
+                    },
+                );
+            }
+        }
+    }
+
     fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);

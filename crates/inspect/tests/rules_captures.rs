@@ -310,3 +310,36 @@ alert http any any -> any any (http.header_names; content:"|0d 0a|accept-encodin
         ])
     );
 }
+
+/// The `http2.*` keywords on the same capture: the client's SETTINGS (ENABLE_PUSH 0, INITIAL_WINDOW_SIZE 65535, ...),
+/// the WINDOW_UPDATE frames, the frame types, and the header names of both sides. Each has a negative control.
+#[test]
+fn http2_frame_keywords() {
+    let Some(p) = flowbundle_testsupport::data(
+        "suricata-verify/http2-authority-mismatch/authority_and_host_2.pcap",
+    ) else {
+        return;
+    };
+    let got = alerts(
+        &p,
+        r#"alert http2 any any -> any any (flow:to_server; http2.frametype:HEADERS; sid:1;)
+alert http2 any any -> any any (http2.frametype:PUSH_PROMISE; sid:2;)
+alert http2 any any -> any any (flow:to_client; http2.settings:SETTINGS_MAX_CONCURRENT_STREAMS>50; sid:3;)
+alert http2 any any -> any any (http2.settings:SETTINGS_MAX_CONCURRENT_STREAMS>1000; sid:4;)
+alert http2 any any -> any any (http2.window:>1000; sid:5;)
+alert http2 any any -> any any (http2.window:1; sid:6;)
+alert http2 any any -> any any (flow:to_client; http2.header_name; content:"cf-ray"; sid:7;)
+alert http2 any any -> any any (http2.header_name; content:"x-nothing"; sid:8;)
+alert http2 any any -> any any (http2.errorcode:CANCEL; sid:9;)"#,
+    );
+    assert!(
+        got.contains_key(&1)
+            && got.contains_key(&3)
+            && got.contains_key(&5)
+            && got.contains_key(&7),
+        "{got:?}"
+    );
+    for sid in [2, 4, 6, 8, 9] {
+        assert!(!got.contains_key(&sid), "sid {sid}: {got:?}");
+    }
+}

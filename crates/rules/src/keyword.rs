@@ -500,6 +500,26 @@ pub static KEYWORDS: &[Keyword] = &[
     sticky("quic.version", &[], Buffer::QuicVersion),
     sticky("quic.sni", &[], Buffer::QuicSni),
     sticky("quic.ua", &[], Buffer::QuicUa),
+    // HTTP/2 (the `http.*` buffers above are filled from HTTP/2 streams too).
+    parse("http2.frametype", &[], Payload, |b, n, v, _| {
+        b.app_number(n, v)
+    }),
+    parse("http2.errorcode", &[], Payload, |b, n, v, _| {
+        b.app_number(n, v)
+    }),
+    parse("http2.priority", &[], Payload, |b, n, v, _| {
+        b.app_number(n, v)
+    }),
+    parse("http2.window", &[], Payload, |b, n, v, _| {
+        b.app_number(n, v)
+    }),
+    parse("http2.size_update", &[], Payload, |b, n, v, _| {
+        b.app_number(n, v)
+    }),
+    parse("http2.settings", &[], Payload, |b, _, v, _| {
+        b.http2_settings(v)
+    }),
+    sticky("http2.header_name", &[], Buffer::Http2HeaderName),
     // Snort's `http_*` keywords.
     modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
     modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),
@@ -563,6 +583,12 @@ mod tests {
                         let sided = [
                             (Buffer::DcerpcHeader, "dcerpc.iface"),
                             (Buffer::Krb5MsgType, "krb5_msg_type"),
+                            (Buffer::Http2FrameType, "http2.frametype"),
+                            (Buffer::Http2ErrorCode, "http2.errorcode"),
+                            (Buffer::Http2Priority, "http2.priority"),
+                            (Buffer::Http2Window, "http2.window"),
+                            (Buffer::Http2SizeUpdate, "http2.size_update"),
+                            (Buffer::Http2Settings, "http2.settings"),
                             (Buffer::TlsVersion, "tls.version"),
                             (Buffer::FtpBounce, "ftpbounce"),
                             (Buffer::DnsEvents, "app-layer-event"),

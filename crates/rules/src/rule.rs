@@ -602,6 +602,21 @@ buffers! {
     QuicSni,
     /// `quic.ua`: the user agent of a gQUIC CHLO (`UAID`).
     QuicUa,
+    /// An HTTP/2 frame's type, one byte, per frame of the transaction (`http2.frametype`).
+    Http2FrameType,
+    /// A RST_STREAM or GOAWAY frame's error code, 4 bytes big-endian (`http2.errorcode`).
+    Http2ErrorCode,
+    /// The priority weight of a PRIORITY frame or a HEADERS frame with priority, one byte (`http2.priority`).
+    Http2Priority,
+    /// A WINDOW_UPDATE frame's increment, 4 bytes big-endian (`http2.window`).
+    Http2Window,
+    /// A header block's dynamic table size update, 4 bytes big-endian (`http2.size_update`).
+    Http2SizeUpdate,
+    /// One SETTINGS entry: identifier (2 bytes) and value (4 bytes), big-endian, one part per entry
+    /// (`http2.settings`).
+    Http2Settings,
+    /// `http2.header_name`: each header field's name of the transaction's header blocks, one part per field.
+    Http2HeaderName,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -673,6 +688,13 @@ impl Buffer {
             | DnsOpcode
             | SmbVersion
             | SmbFileData
+            | Http2FrameType
+            | Http2ErrorCode
+            | Http2Priority
+            | Http2Window
+            | Http2SizeUpdate
+            | Http2Settings
+            | Http2HeaderName
             | DnsRcode
             | DnsRrtype
             | MdnsQueriesRrname
@@ -750,6 +772,8 @@ impl Buffer {
             | SshHasshServerString => Some("ssh"),
             SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain | SmbVersion
             | SmbFileData => Some("smb"),
+            Http2FrameType | Http2ErrorCode | Http2Priority | Http2Window | Http2SizeUpdate
+            | Http2Settings | Http2HeaderName => Some("http2"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
             IpSrc | IpDst => None,
@@ -871,6 +895,13 @@ impl Buffer {
             QuicVersion => "quic.version",
             QuicSni => "quic.sni",
             QuicUa => "quic.ua",
+            Http2FrameType => "http2.frametype",
+            Http2ErrorCode => "http2.errorcode",
+            Http2Priority => "http2.priority",
+            Http2Window => "http2.window",
+            Http2SizeUpdate => "http2.size_update",
+            Http2Settings => "http2.settings",
+            Http2HeaderName => "http2.header_name",
         }
     }
 }
@@ -2366,7 +2397,24 @@ impl Builder {
             "dns.rrtype" => (Buffer::DnsRrtype, 2, u64::from(u16::MAX)),
             "tls.cert_chain_len" => (Buffer::TlsCertChainLen, 4, u64::from(u32::MAX)),
             "smb.version" => (Buffer::SmbVersion, 1, 2),
+            "http2.frametype" => (Buffer::Http2FrameType, 1, u64::from(u8::MAX)),
+            "http2.errorcode" => (Buffer::Http2ErrorCode, 4, u64::from(u32::MAX)),
+            "http2.priority" => (Buffer::Http2Priority, 1, u64::from(u8::MAX)),
+            "http2.window" => (Buffer::Http2Window, 4, u64::from(u32::MAX)),
+            "http2.size_update" => (Buffer::Http2SizeUpdate, 4, u64::from(u32::MAX)),
             _ => return Err(err(format!("{n}: not an integer keyword"))),
+        };
+        // Frame types and error codes by name (`GOAWAY`, `NO_ERROR`), as Suricata accepts them.
+        let named = |f: fn(&str) -> Option<u32>| -> Step<String> {
+            f(v).map(|x| x.to_string())
+                .ok_or_else(|| err(format!("{n}: unknown name `{}`", trunc(v))))
+        };
+        let v: &str = &match n {
+            "http2.frametype" => {
+                named(|x| flowbundle_types::http2::frame_type_from_name(x).map(u32::from))?
+            }
+            "http2.errorcode" => named(flowbundle_types::http2::error_code_from_name)?,
+            _ => v.to_string(),
         };
         let text = if n == "dns.rcode" {
             rcode_numbers(v)
@@ -2375,6 +2423,48 @@ impl Builder {
         };
         let test = Num::parse(&text, max).map_err(|e| err(format!("{n}: {e}")))?;
         self.push_item(PBuf::Fixed(buf), Item::Num { at: 0, width, test })
+    }
+
+    /// `http2.settings:NAME[OP VALUE]`: a SETTINGS entry with that identifier (by name, `SETTINGS_HEADER_TABLE_SIZE`,
+    /// or number) and, when given, a value the integer test admits (`>1000`, `=0`, `10-20`), on
+    /// [`Buffer::Http2Settings`] (one part per entry: identifier, 2 bytes, then value, 4 bytes).
+    pub(crate) fn http2_settings(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        let cut = v.find(['<', '>', '=', '!', ' ']).unwrap_or(v.len());
+        let (name, test) = (v[..cut].trim(), v[cut..].trim());
+        let id = flowbundle_types::http2::setting_from_name(name)
+            .ok_or_else(|| err(format!("http2.settings: unknown setting `{}`", trunc(name))))?;
+        let id_test = Num::parse(&id.to_string(), u64::from(u16::MAX))
+            .map_err(|e| err(format!("http2.settings: {e}")))?;
+        let test = test.strip_prefix('=').map(str::trim).unwrap_or(test);
+        let value_test = if test.is_empty() {
+            None
+        } else {
+            Some(
+                Num::parse(test, u64::from(u32::MAX))
+                    .map_err(|e| err(format!("http2.settings: {e}")))?,
+            )
+        };
+        let b = PBuf::Fixed(Buffer::Http2Settings);
+        self.push_item(
+            b,
+            Item::Num {
+                at: 0,
+                width: 2,
+                test: id_test,
+            },
+        )?;
+        if let Some(test) = value_test {
+            self.push_item(
+                b,
+                Item::Num {
+                    at: 2,
+                    width: 4,
+                    test,
+                },
+            )?;
+        }
+        Ok(())
     }
 
     /// `tls.subject`, `tls.issuerdn`, `tls.fingerprint`: Suricata's legacy string keywords, a case-sensitive

@@ -26,6 +26,7 @@ mod direction;
 mod event_set;
 mod exec;
 mod http;
+pub mod http2;
 mod packet;
 mod risk;
 mod transport;

@@ -56,6 +56,9 @@ pub struct Http2Frame<'a> {
     pub settings: &'a [u8],
     /// The last dynamic table size update of a header block that ended in this frame.
     pub size_update: Option<u64>,
+    /// The header fields (name, value) decoded so far on this frame's side of the stream, when a header block
+    /// ended in this frame (`http2.header_name`); empty otherwise.
+    pub headers: &'a [(Vec<u8>, Vec<u8>)],
 }
 
 /// Detector for nDPI's `Http2`.

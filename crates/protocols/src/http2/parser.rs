@@ -261,6 +261,7 @@ impl Http2Parser {
             window: None,
             settings: &[],
             size_update: None,
+            headers: &[],
         };
         let needs_stream = matches!(
             h.ty,
@@ -335,7 +336,7 @@ impl Http2Parser {
                 };
                 if h.flags & frame::END_HEADERS != 0 {
                     rec.size_update = self.header_block(dir, &block, frag, out);
-                    out.http2_frame(&rec);
+                    self.block_frame(dir, &block, &mut rec, out);
                     self.after_block(dir, &block, out);
                 } else {
                     self.block_append(&mut block, frag);
@@ -355,7 +356,7 @@ impl Http2Parser {
                 if h.flags & frame::END_HEADERS != 0 {
                     let data = std::mem::take(&mut block.data);
                     rec.size_update = self.header_block(dir, &block, &data, out);
-                    out.http2_frame(&rec);
+                    self.block_frame(dir, &block, &mut rec, out);
                     self.after_block(dir, &block, out);
                 } else {
                     out.http2_frame(&rec);
@@ -418,6 +419,33 @@ impl Http2Parser {
             // PING and unknown types (RFC 9113 section 5.5: ignored).
             _ => out.http2_frame(&rec),
         }
+    }
+
+    /// Hands over the frame that ended a header block, with the fields decoded on its side of the stream.
+    fn block_frame(
+        &mut self,
+        dir: Direction,
+        block: &Block,
+        rec: &mut Http2Frame<'_>,
+        out: &mut dyn EventSink,
+    ) {
+        let (id, to_server) = if block.promised != 0 {
+            (block.promised, true)
+        } else {
+            (block.stream, dir == Direction::ToServer)
+        };
+        let headers = self.streams.iter().find(|s| s.id == id).map(|s| {
+            if to_server {
+                &s.req.headers
+            } else {
+                &s.resp.headers
+            }
+        });
+        let rec = Http2Frame {
+            headers: headers.map_or(&[][..], |h| &h[..]),
+            ..*rec
+        };
+        out.http2_frame(&rec);
     }
 
     fn block_append(&mut self, block: &mut Block, frag: &[u8]) {
