@@ -52,7 +52,18 @@ fn control(lines: &[u8], stride: usize) -> Out {
 }
 
 fn data(bytes: &[u8], stride: usize, transfer: Option<&Transfer>) -> Out {
-    let mut f = FtpDataFile::new(CAP);
+    // Every hash on, so the file record's hashing runs under the fuzzer too.
+    let limits = flowbundle_protocols::Limits {
+        ftp_data_file_cap: CAP,
+        file_hashes: flowbundle_protocols::file::FileHashes {
+            md5: true,
+            sha1: true,
+            sha256: true,
+        },
+        file_magic: true,
+        ..flowbundle_protocols::Limits::default()
+    };
+    let mut f = FtpDataFile::new(&limits);
     for (i, c) in bytes.chunks(stride.max(1)).enumerate() {
         // The first chunk's direction carries the file; the rest of the first half too, then a reply.
         let dir = if i > 0 && c.first().is_some_and(|b| b & 1 == 1) {

@@ -89,7 +89,13 @@ impl FtpDataCandidate {
     }
 
     /// In-order bytes in direction `dir`, after the classifier `fa` saw them.
-    fn data(&mut self, fa: Option<&FlowApp>, cap: usize, dir: Direction, bytes: &[u8]) {
+    fn data(
+        &mut self,
+        fa: Option<&FlowApp>,
+        limits: &flowbundle_protocols::Limits,
+        dir: Direction,
+        bytes: &[u8],
+    ) {
         if !self.open || bytes.is_empty() {
             return;
         }
@@ -99,7 +105,7 @@ impl FtpDataCandidate {
             return;
         }
         self.file
-            .get_or_insert_with(|| Box::new(FtpDataFile::new(cap)))
+            .get_or_insert_with(|| Box::new(FtpDataFile::new(limits)))
             .data(dir, bytes);
     }
 
@@ -785,24 +791,44 @@ impl EventSink for Emit<'_, '_> {
         );
     }
 
-    /// A file the flow carried: `file.data` of its protocol (a mail attachment: SMTP's).
+    /// A file the flow carried, of any carrier: its name (`file.name`), type (`file.magic`), state, size and hashes
+    /// (`filesize`, the hash lists), then its bytes (`file.data` of its protocol; an HTTP body went to the rules as
+    /// the transaction's body already), all in the transaction it belongs to and the direction it travelled.
     fn file(&mut self, file: &flowbundle_protocols::FileData<'_>) {
         if self.out.det.rules().is_none() {
             return;
         }
-        let buffer = match file.proto {
-            AppProto::Smtp => flowbundle_rules::Buffer::SmtpFileData,
-            AppProto::FtpData => flowbundle_rules::Buffer::FtpDataFileData,
-            AppProto::Smb | AppProto::Smbv1 => flowbundle_rules::Buffer::SmbFileData,
-            _ => return,
+        use flowbundle_rules::Buffer as B;
+        let mut each = |b: B, data: &[u8]| {
+            self.scan_buffer(
+                file.proto,
+                file.to_server,
+                file.tx_id,
+                BufferKind::App(b),
+                Data::One(data),
+            );
         };
-        self.scan_buffer(
-            file.proto,
-            file.to_server,
-            file.tx_id,
-            BufferKind::App(buffer),
-            Data::One(file.data),
+        if !file.name.is_empty() {
+            each(B::FileName, file.name);
+        }
+        if let Some(m) = file.magic {
+            each(B::FileMagic, m.as_bytes());
+        }
+        let d = &file.digests;
+        let meta = flowbundle_rules::file::meta(
+            file.complete,
+            file.size,
+            d.md5.as_ref(),
+            d.sha1.as_ref(),
+            d.sha256.as_ref(),
         );
+        each(B::FileMeta, &meta);
+        match file.proto {
+            AppProto::Smtp => each(B::SmtpFileData, file.data),
+            AppProto::FtpData => each(B::FtpDataFileData, file.data),
+            AppProto::Smb | AppProto::Smbv1 => each(B::SmbFileData, file.data),
+            _ => {}
+        }
     }
 
     /// An SMB field: its rules buffer, in the SMB transaction it belongs to.
@@ -957,6 +983,25 @@ impl EventSink for Emit<'_, '_> {
 }
 
 impl Emit<'_, '_> {
+    /// The transfer command (`RETR`, `STOR`, ...) of an FTP data connection's file, for `ftpdata_command`: a
+    /// property of the connection's one transaction, so handed over in both directions (Suricata inspects it on
+    /// either side: an active-mode upload travels to the data connection's initiator, and `flow:to_server` rules
+    /// still see its `STOR`). Handed over before the file.
+    pub(crate) fn ftp_data_command(&mut self, command: &str) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        for to_server in [true, false] {
+            self.scan_buffer(
+                AppProto::FtpData,
+                to_server,
+                0,
+                BufferKind::App(flowbundle_rules::Buffer::FtpDataCommand),
+                Data::One(command.as_bytes()),
+            );
+        }
+    }
+
     /// Hands the rules one side of a DCE/RPC call: its call header (interface, opnum) and stub, in one transaction.
     fn dcerpc_call(&mut self, call: &flowbundle_protocols::dcerpc::DcerpcCall<'_>) {
         if self.out.det.rules().is_none() {
@@ -1501,8 +1546,8 @@ impl StreamSink for StreamCx<'_, '_> {
             };
             fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
         }
-        let cap = eng.registry().limits().ftp_data_file_cap;
-        self.ftp_file.data(self.fa.as_ref(), cap, pdir, bytes);
+        self.ftp_file
+            .data(self.fa.as_ref(), eng.registry().limits(), pdir, bytes);
         if let (Some(st), Some(set)) = (self.sig.as_mut(), self.out.det.signatures())
             && !st.verdict().is_final()
         {

@@ -67,6 +67,18 @@ impl Detection {
                 })
             })
         });
+        // Every file carrier computes what the rules' file keywords read: the hashes the lists test, the magic
+        // they inspect (EVE `fileinfo` then carries them too).
+        if let Some(n) = rules.as_deref().map(RuleSet::file_needs) {
+            limits.file_hashes = limits
+                .file_hashes
+                .union(flowbundle_protocols::file::FileHashes {
+                    md5: n.md5,
+                    sha1: n.sha1,
+                    sha256: n.sha256,
+                });
+            limits.file_magic |= n.magic;
+        }
         let registry = Registry::new(
             flowbundle_protocols::registry::builtin_detectors(),
             cfg.classifier,

@@ -1584,6 +1584,11 @@ impl Engine {
                     application: &mut app.application,
                     risks: &mut app.risks,
                 };
+                if let Some(t) = &transfer
+                    && file.direction().is_some()
+                {
+                    emit.ftp_data_command(t.command);
+                }
                 file.finish(transfer.as_ref(), closed, &mut emit);
             }
             if let Some(fa) = app.fa.as_mut() {
@@ -3086,5 +3091,96 @@ alert udp any any -> any 12 (content:"s"; threshold:type limit,track by_src,coun
         assert_eq!(p.wire_len as usize, p.data.len());
         // Without `tagged-packets` the engine reports none.
         assert!(packets(&run(false)).is_empty());
+    }
+
+    /// A 300,000-byte download through the engine: the file keywords see the whole file (its size, its hashes
+    /// streamed past the 100 KiB inspection cap, its name from the URI, its magic), `file.data` only its first
+    /// bytes, and EVE `fileinfo` carries the hashes the rules asked for.
+    #[test]
+    fn file_keywords_see_a_whole_http_download() {
+        let mut body: Vec<u8> = (0..300_000usize).map(|i| (i % 251) as u8).collect();
+        body[..2].copy_from_slice(b"MZ");
+        body[0x3c..0x40].copy_from_slice(&0x80u32.to_le_bytes());
+        body[0x80..0x84].copy_from_slice(b"PE\0\0");
+        body[0x80 + 22..0x80 + 24].copy_from_slice(&0x102u16.to_le_bytes());
+        body[0x80 + 24..0x80 + 26].copy_from_slice(&0x10bu16.to_le_bytes());
+        body[250_000..250_008].copy_from_slice(b"TAILMARK");
+        let dir =
+            std::env::temp_dir().join(format!("flowbundle-engine-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("md5.list"), "ffdfe16249a30f2e2d3f783bebaef063\n").unwrap();
+        std::fs::write(dir.join("other.list"), "00000000000000000000000000000000\n").unwrap();
+        let text = "alert http any any -> any any (filemd5:md5.list; sid:1;)\n\
+             alert http any any -> any any (filemd5:!other.list; sid:2;)\n\
+             alert http any any -> any any (filemd5:other.list; sid:3;)\n\
+             alert http any any -> any any (filesize:>200000; fileext:\"exe\"; sid:4;)\n\
+             alert http any any -> any any (filesize:<200000; sid:5;)\n\
+             alert http any any -> any any (filemagic:\"PE32 executable\"; file.name; content:\"/dl/setup.exe\"; startswith; endswith; sid:6;)\n\
+             alert http any any -> any any (file.data; content:\"TAILMARK\"; sid:7;)\n\
+             alert http any any -> any any (filename:!\"setup\"; sid:8;)\n";
+        let rules_path = dir.join("files.rules");
+        let name = rules_path.to_string_lossy().into_owned();
+        let (set, report) = RuleSet::parse_with(
+            &[(name.as_str(), text.as_bytes())],
+            &flowbundle_rules::LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(report.loaded, 8, "{report:?}");
+        let cfg = EngineConfig {
+            app_events: true,
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::with_shared(cfg, None, Some(Arc::new(set)));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        const SYN: u8 = 0x02;
+        const ACK: u8 = 0x10;
+        const PSH_ACK: u8 = 0x18;
+        const FIN_ACK: u8 = 0x11;
+        let req = b"GET /dl/setup.exe?v=2 HTTP/1.1\r\nHost: example.com\r\n\r\n";
+        let mut resp =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        resp.extend_from_slice(&body);
+        let mut pkts = vec![
+            segment(1, 40000, 2, 80, 99, SYN, b""),
+            segment(2, 80, 1, 40000, 499, SYN | ACK, b""),
+            segment(1, 40000, 2, 80, 100, ACK, b""),
+            segment(1, 40000, 2, 80, 100, PSH_ACK, req),
+        ];
+        let mut seq = 500u32;
+        for c in resp.chunks(1400) {
+            pkts.push(segment(2, 80, 1, 40000, seq, PSH_ACK, c));
+            seq += c.len() as u32;
+        }
+        pkts.push(segment(2, 80, 1, 40000, seq, FIN_ACK, b""));
+        for (i, p) in pkts.iter().enumerate() {
+            feed(&mut e, &mut ctx, &mut pre, (i as u64 + 1) * S, p);
+        }
+        let fin = e.finish([ctx]);
+        let mut sids = alerts(&fin.events);
+        sids.sort();
+        assert_eq!(sids, [1, 2, 4, 6]);
+        let info: Vec<&flowbundle_protocols::FileInfo> = fin
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::App(a) => match &**a {
+                    flowbundle_protocols::AppEvent::Fileinfo(f) => Some(f),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        assert_eq!(info.len(), 1);
+        assert_eq!(info[0].filename, "/dl/setup.exe");
+        assert_eq!(info[0].size, 300_000);
+        assert_eq!(info[0].state, "CLOSED");
+        assert_eq!(
+            info[0].md5.as_deref(),
+            Some("ffdfe16249a30f2e2d3f783bebaef063")
+        );
+        assert_eq!(info[0].sha256, None, "only the hashes the rules use");
+        assert_eq!(info[0].magic, Some("PE32 executable, for MS Windows"));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

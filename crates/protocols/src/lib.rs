@@ -28,6 +28,7 @@
 //!
 //! Names follow nDPI (`HTTP`, `TLS`, `QUIC`, `DNS`, `SSH`, ...), so results compare with nDPI's ground truth.
 
+pub mod file;
 pub mod registry;
 pub mod risk;
 
@@ -278,6 +279,12 @@ pub struct Limits {
     pub ssh_hassh: bool,
     /// Bytes of each file read or written over SMB kept for `file.data` (as `ftp_data_file_cap`).
     pub smb_file_cap: usize,
+    /// Hashes computed over each file every carrier hands over ([`file::FileRecord`]): the ones the rules use
+    /// (`filemd5`, `filesha1`, `filesha256`) and the ones the configuration forces for EVE (`force-hash`).
+    pub file_hashes: file::FileHashes,
+    /// Whether EVE `fileinfo` records carry `magic` (a rule uses `file.magic`, or the configuration's
+    /// `force-magic`); the rules see it either way.
+    pub file_magic: bool,
 }
 
 impl Default for Limits {
@@ -295,6 +302,8 @@ impl Default for Limits {
             ftp_data_file_cap: 100 * 1024,
             ssh_hassh: false,
             smb_file_cap: 100 * 1024,
+            file_hashes: file::FileHashes::default(),
+            file_magic: false,
         }
     }
 }
@@ -368,8 +377,8 @@ pub trait EventSink {
     fn quic_server_version(&mut self, version: u32) {
         let _ = version;
     }
-    /// A file the flow carried (a mail attachment), complete: the rules' `file.data` inspects it. The default
-    /// ignores it.
+    /// A file the flow carried, ended ([`file::FileRecord::close`]): the rules' file keywords inspect it. The
+    /// default ignores it.
     fn file(&mut self, file: &FileData<'_>) {
         let _ = file;
     }
@@ -386,8 +395,9 @@ pub trait EventSink {
     }
 }
 
-/// A file a parser extracted (a mail attachment, an FTP data connection's file), handed over once when it ends, as the rules' `file.data`
-/// inspects it.
+/// A file a parser carried (an HTTP body, a mail attachment, an FTP data connection's file), handed over once when
+/// it ends, as the rules inspect it (`file.data`, `file.name`, `file.magic`, `filesize`, the hash lists). Carriers
+/// build it through [`file::FileRecord`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileData<'a> {
     /// The protocol that carried it (its parser's), which selects the rules' buffer.
@@ -396,12 +406,20 @@ pub struct FileData<'a> {
     pub tx_id: u64,
     /// Whether it travelled to the server.
     pub to_server: bool,
-    /// Its name as the protocol gave it (a MIME part's `filename`).
+    /// Its name as the protocol gave it (a MIME part's `filename`, an HTTP URI's path, an FTP command's argument).
     pub name: &'a [u8],
     /// Its first bytes, decoded, up to the parser's inspection cap.
     pub data: &'a [u8],
-    /// Its whole size (bytes past the cap were counted, not kept).
+    /// Its whole size (bytes past the cap were counted, not kept; gaps counted too).
     pub size: u64,
+    /// It ended as its protocol says a file ends, with no gap (Suricata's `CLOSED`).
+    pub complete: bool,
+    /// Bytes of it were lost to a capture gap.
+    pub gaps: bool,
+    /// Its type, read from its first bytes ([`file::magic::describe`]).
+    pub magic: Option<&'static str>,
+    /// The hashes asked for ([`Limits::file_hashes`]) over the whole file, when every byte of it was seen.
+    pub digests: file::Digests,
 }
 
 impl EventSink for Vec<AppEvent> {
@@ -415,11 +433,21 @@ impl EventSink for Vec<AppEvent> {
 pub struct FileInfo {
     /// The name as the protocol gave it (lossy UTF-8).
     pub filename: String,
+    /// Its type ([`file::magic::describe`]), when [`Limits::file_magic`] asks for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub magic: Option<&'static str>,
     /// Whether bytes of it were lost to a capture gap.
     pub gaps: bool,
     /// `CLOSED` (ended normally) or `TRUNCATED` (the flow ended first).
     pub state: &'static str,
-    /// Files are never stored.
+    /// Hashes of the whole file, lower-case hex, those [`Limits::file_hashes`] asks for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub md5: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha1: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Files are not stored (`filestore` is accepted and stores nothing).
     pub stored: bool,
     /// Its size in bytes.
     pub size: u64,

@@ -520,6 +520,26 @@ pub static KEYWORDS: &[Keyword] = &[
         b.http2_settings(v)
     }),
     sticky("http2.header_name", &[], Buffer::Http2HeaderName),
+    // Files, on every carrier (HTTP, SMTP, FTP data, SMB, ...).
+    sticky("file.name", &[], Buffer::FileName),
+    sticky("file.magic", &[], Buffer::FileMagic),
+    parse("filename", &[], Payload, |b, n, v, _| b.file_legacy(n, v)),
+    parse("fileext", &[], Payload, |b, n, v, _| b.file_legacy(n, v)),
+    parse("filemagic", &[], Payload, |b, n, v, _| b.file_legacy(n, v)),
+    parse("filesize", &[], Payload, |b, _, v, _| b.filesize(v)),
+    parse("filemd5", &[], Payload, |b, n, v, ctx| {
+        b.filehash(n, v, ctx)
+    }),
+    parse("filesha1", &[], Payload, |b, n, v, ctx| {
+        b.filehash(n, v, ctx)
+    }),
+    parse("filesha256", &[], Payload, |b, n, v, ctx| {
+        b.filehash(n, v, ctx)
+    }),
+    parse("filestore", &[], Flow, |b, _, v, _| b.filestore(v)),
+    parse("ftpdata_command", &[], Payload, |b, _, v, _| {
+        b.ftpdata_command(v)
+    }),
     // Snort's `http_*` keywords.
     modifier("http_uri", PBuf::Fixed(Buffer::HttpUri)),
     modifier("http_raw_uri", PBuf::Fixed(Buffer::HttpRawUri)),
@@ -610,6 +630,8 @@ mod tests {
                             (Buffer::SmtpFileData, "file.data"),
                             (Buffer::FtpDataFileData, "file.data"),
                             (Buffer::SmbFileData, "file.data"),
+                            (Buffer::FileMeta, "filesize"),
+                            (Buffer::FtpDataCommand, "ftpdata_command"),
                         ];
                         sided
                             .iter()

@@ -154,6 +154,7 @@ pub mod byte;
 pub mod classify;
 pub mod dataset;
 pub mod dcerpc;
+pub mod file;
 mod gate;
 pub mod group;
 pub mod header;

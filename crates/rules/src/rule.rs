@@ -544,6 +544,15 @@ buffers! {
     HttpHeader,
     /// `http.header.raw` likewise: the request's and the response's header blocks as sent.
     HttpRawHeader,
+    /// `file.name`: the name of a file any parser carried (an HTTP URI's path or `Content-Disposition` name, a mail
+    /// attachment's, an FTP command's argument, an SMB file's), in the direction the file travelled.
+    FileName,
+    /// `file.magic`: a file's type as the built-in magic table describes it (`PE32 executable, for MS Windows`).
+    FileMagic,
+    /// A file's state, size and digests, as `filesize` and the hash lists read them ([`crate::file::meta`]).
+    FileMeta,
+    /// The transfer command of an FTP data connection's file (`RETR`, `STOR`), as `ftpdata_command` reads it.
+    FtpDataCommand,
     /// `ip.src`: the packet's source address, 4 bytes (IPv4) or 16 (IPv6); checked with the rule's header
     /// ([`Rule::addr_groups`]).
     IpSrc,
@@ -706,7 +715,11 @@ impl Buffer {
             | TlsRandom
             | TlsRandomTime
             | TlsRandomBytes
-            | QuicVersion => Side::Either,
+            | QuicVersion
+            | FileName
+            | FileMagic
+            | FileMeta
+            | FtpDataCommand => Side::Either,
             _ => Side::Request,
         }
     }
@@ -776,12 +789,13 @@ impl Buffer {
             | Http2Settings | Http2HeaderName => Some("http2"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
             Krb5MsgType => Some("krb5"),
-            IpSrc | IpDst => None,
+            // Files of any carrier: the rule's header names the protocol, if it names one.
+            IpSrc | IpDst | FileName | FileMagic | FileMeta => None,
             FtpEvents | FtpBounce => Some("ftp"),
             SmtpFileData | SmtpEvents | SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom
             | EmailSubject | EmailTo | EmailCc | EmailDate | EmailMessageId | EmailXMailer
             | EmailReceived => Some("smtp"),
-            FtpDataFileData => Some("ftp-data"),
+            FtpDataFileData | FtpDataCommand => Some("ftp-data"),
             _ => Some("http"),
         }
     }
@@ -902,6 +916,10 @@ impl Buffer {
             Http2SizeUpdate => "http2.size_update",
             Http2Settings => "http2.settings",
             Http2HeaderName => "http2.header_name",
+            FileName => "file.name",
+            FileMagic => "file.magic",
+            FileMeta => "filesize (file state, size and hashes)",
+            FtpDataCommand => "ftpdata_command",
         }
     }
 }
@@ -1114,6 +1132,8 @@ pub enum Item {
         width: u8,
         test: Num,
     },
+    /// `filesize`, `filemd5`, `filesha1`, `filesha256` on a file's meta buffer ([`crate::file`]).
+    File(Box<crate::file::FileCond>),
 }
 
 /// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
@@ -1146,7 +1166,9 @@ impl Item {
             Item::Len { .. } => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
-            Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) | Item::Num { .. } => false,
+            Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) | Item::Num { .. } | Item::File(_) => {
+                false
+            }
             Item::Asn1(a) => a.absolute_offset.is_none(),
         }
     }
@@ -1163,7 +1185,8 @@ impl Item {
             | Item::Dce(_)
             | Item::Asn1(_)
             | Item::Dataset(_)
-            | Item::Num { .. } => true,
+            | Item::Num { .. }
+            | Item::File(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -2579,6 +2602,128 @@ impl Builder {
         self.push_item(PBuf::Fixed(Buffer::FtpBounce), Item::Byte(Box::new(item)))
     }
 
+    /// `filename:[!]"name"`, `fileext:[!]"ext"`, `filemagic:[!]"text"`: Suricata's legacy file keywords, a
+    /// case-insensitive content on `file.name` (`fileext`: the name ends in `.ext`) or `file.magic`. The sticky
+    /// buffer is left as it was.
+    pub(crate) fn file_legacy(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let v = v.ok_or_else(|| err(format!("{n} needs a value")))?;
+        let (negated, inner, rest) = text::quoted(v).map_err(|e| err(format!("{n}: {e}")))?;
+        if !rest.trim().is_empty() {
+            return Err(err(format!("{n}: text after the closing quote")));
+        }
+        let mut bytes = text::content_bytes(inner).map_err(|e| err(format!("{n}: {e}")))?;
+        if bytes.is_empty() {
+            return Err(err(format!("{n}: empty value")));
+        }
+        let buffer = match n {
+            "filemagic" => Buffer::FileMagic,
+            _ => Buffer::FileName,
+        };
+        if n == "fileext" {
+            bytes.insert(0, b'.');
+        }
+        let mut c = Content::new(bytes, negated);
+        c.nocase = true;
+        c.endswith = n == "fileext";
+        self.push_item(PBuf::Fixed(buffer), Item::Content(Box::new(c)))
+    }
+
+    /// `filesize:<test>` ([`crate::file::SizeTest`]).
+    pub(crate) fn filesize(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.ok_or_else(|| err("filesize needs a value"))?;
+        let t = crate::file::SizeTest::parse(v).map_err(|e| err(format!("filesize: {e}")))?;
+        self.push_item(
+            PBuf::Fixed(Buffer::FileMeta),
+            Item::File(Box::new(crate::file::FileCond::Size(t))),
+        )
+    }
+
+    /// `filemd5:[!]<list>`, `filesha1:`, `filesha256:`: the file's hash in (or, negated, not in) a list file,
+    /// read relative to the rule file's directory ([`crate::file::HashList`]).
+    pub(crate) fn filehash(&mut self, n: &str, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        use crate::file::{FileCond, HashAlgo, HashList};
+        let algo = match n {
+            "filemd5" => HashAlgo::Md5,
+            "filesha1" => HashAlgo::Sha1,
+            _ => HashAlgo::Sha256,
+        };
+        let v = v
+            .ok_or_else(|| err(format!("{n} needs a list file")))?
+            .trim();
+        let (negated, name) = match v.strip_prefix('!') {
+            Some(r) => (true, r.trim()),
+            None => (false, v),
+        };
+        let name = name.trim_matches('"');
+        if name.is_empty() {
+            return Err(err(format!("{n} needs a list file")));
+        }
+        let path = std::path::Path::new(name);
+        let path = match ctx.rule_dir {
+            Some(d) if path.is_relative() => d.join(path),
+            _ => path.to_path_buf(),
+        };
+        let list = HashList::load(algo, &path).map_err(err)?;
+        self.push_item(
+            PBuf::Fixed(Buffer::FileMeta),
+            Item::File(Box::new(FileCond::Hash {
+                list: Arc::new(list),
+                negated,
+            })),
+        )
+    }
+
+    /// `filestore[:<direction>[,<scope>]]`: Suricata stores the matching transaction's files. The engine stores
+    /// no files: the option is checked and changes nothing that matches (EVE `fileinfo.stored` stays false).
+    pub(crate) fn filestore(&mut self, v: Option<&str>) -> Step<()> {
+        let Some(v) = v.map(str::trim).filter(|v| !v.is_empty()) else {
+            return Ok(());
+        };
+        let mut parts = v.split(',').map(str::trim);
+        let dir = parts.next().unwrap_or("");
+        if !matches!(
+            dir,
+            "request" | "response" | "to_server" | "to_client" | "both"
+        ) {
+            return Err(err(format!(
+                "filestore: invalid direction `{}`",
+                trunc(dir)
+            )));
+        }
+        if let Some(scope) = parts.next()
+            && !matches!(scope, "file" | "tx" | "ssn" | "flow")
+        {
+            return Err(err(format!("filestore: invalid scope `{}`", trunc(scope))));
+        }
+        if parts.next().is_some() {
+            return Err(err("filestore: more than a direction and a scope"));
+        }
+        Ok(())
+    }
+
+    /// `ftpdata_command:retr|stor`: the command that moved an FTP data connection's file.
+    pub(crate) fn ftpdata_command(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        let cmd: &[u8] = match v.to_ascii_lowercase().as_str() {
+            "retr" => b"RETR",
+            "stor" => b"STOR",
+            _ => {
+                return Err(err(format!(
+                    "ftpdata_command: expected retr or stor, got `{}`",
+                    trunc(v)
+                )));
+            }
+        };
+        let mut c = Content::new(cmd.to_vec(), false);
+        c.nocase = true;
+        c.endswith = true;
+        c.depth = Some(4);
+        self.push_item(
+            PBuf::Fixed(Buffer::FtpDataCommand),
+            Item::Content(Box::new(c)),
+        )
+    }
+
     /// `asn1:<options>` on the current buffer ([`crate::asn1`]).
     pub(crate) fn asn1(&mut self, v: Option<&str>) -> Step<()> {
         let a = crate::asn1::Asn1::parse(v.unwrap_or("")).map_err(err)?;
@@ -3104,6 +3249,7 @@ pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
         Item::Tls(_) => Some("ssl_state or ssl_version on a tcp stream"),
         Item::Asn1(_) => Some("asn1 on a tcp stream"),
         Item::Dataset(_) => Some("dataset on a tcp stream"),
+        Item::File(_) => Some("file condition on a tcp stream"),
         // A stream has no end while it is inspected.
         Item::Content(c) if c.endswith => Some("endswith on a tcp stream"),
         _ => None,

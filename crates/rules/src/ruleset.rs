@@ -599,6 +599,28 @@ impl RuleSet {
         &self.rules
     }
 
+    /// What the engine must compute for each file the parsers carry so that the file keywords of these rules can
+    /// be answered: the hashes the hash lists test, and whether some rule reads `file.magic`.
+    pub fn file_needs(&self) -> crate::file::FileNeeds {
+        let mut n = crate::file::FileNeeds::default();
+        for g in self.rules.iter().flat_map(|r| &r.groups) {
+            if g.buffer == Buffer::FileMagic {
+                n.magic = true;
+            }
+            for it in &g.items {
+                if let Item::File(c) = it {
+                    match c.hash() {
+                        Some(crate::file::HashAlgo::Md5) => n.md5 = true,
+                        Some(crate::file::HashAlgo::Sha1) => n.sha1 = true,
+                        Some(crate::file::HashAlgo::Sha256) => n.sha256 = true,
+                        None => {}
+                    }
+                }
+            }
+        }
+        n
+    }
+
     /// The first content of each rule that begins with one, with its `nocase` flag, in load order: for a set
     /// loaded by [`RuleSet::from_content_hex`], the file's patterns. Benches, tests and examples build a bare
     /// prefilter or an aho-corasick automaton from them.
@@ -913,7 +935,8 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         | Item::Dce(_)
         | Item::Asn1(_)
         | Item::Dataset(_)
-        | Item::Num { .. } => false,
+        | Item::Num { .. }
+        | Item::File(_) => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
     let mut abs_end: Option<u64> = Some(0);
@@ -941,7 +964,8 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
             | Item::Tls(_)
             | Item::Dce(_)
             | Item::Dataset(_)
-            | Item::Num { .. } => Some(0),
+            | Item::Num { .. }
+            | Item::File(_) => Some(0),
             // A number read at a position that may come from another number; a decode of unknown length.
             Item::Byte(_) | Item::Base64(_) | Item::Asn1(_) => None,
         };

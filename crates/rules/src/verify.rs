@@ -475,6 +475,14 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::File(c) => {
+                let h = self.hay;
+                if h.base == 0 && c.matches(h.bytes.get(..h.hi)?) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Dce(c) => {
                 let h = self.hay;
                 if h.base == 0 && c.matches(h.bytes.get(..h.hi)?) {

@@ -14,7 +14,8 @@
 //! **Bounds.** The first [`Limits::ftp_data_file_cap`](crate::Limits) bytes are kept for `file.data` (Suricata's
 //! stream depth for files); the size counts every byte. A gap in the sending direction marks the file `gaps`.
 
-use crate::{AppEvent, AppProto, Direction, EventSink, FileData, FileInfo};
+use crate::file::{FileEnd, FileRecord};
+use crate::{AppEvent, AppProto, Direction, EventSink, Limits};
 
 /// Suricata's EVE `ftp_data` record: the command that moved the file and its name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -37,24 +38,19 @@ pub struct Transfer {
 /// One data connection's file while it is transferred.
 #[derive(Clone, Debug)]
 pub struct FtpDataFile {
-    cap: usize,
     /// The direction the file travels: the first to send data.
     dir: Option<Direction>,
-    data: Vec<u8>,
-    size: u64,
-    gaps: bool,
+    file: FileRecord,
     ignored: u64,
 }
 
 impl FtpDataFile {
-    /// A file whose first `cap` bytes are kept.
-    pub fn new(cap: usize) -> Self {
+    /// A file whose first [`Limits::ftp_data_file_cap`] bytes are kept, hashed as `limits` asks. Its name comes
+    /// with the transfer command when it ends.
+    pub fn new(limits: &Limits) -> Self {
         FtpDataFile {
-            cap,
             dir: None,
-            data: Vec::new(),
-            size: 0,
-            gaps: false,
+            file: FileRecord::new(b"", limits.ftp_data_file_cap, limits.file_options()),
             ignored: 0,
         }
     }
@@ -68,17 +64,14 @@ impl FtpDataFile {
             self.ignored += bytes.len() as u64;
             return;
         }
-        self.size += bytes.len() as u64;
-        let room = self.cap.saturating_sub(self.data.len());
-        self.data.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        self.file.data(bytes);
     }
 
     /// `len` bytes in direction `dir` were lost (a capture gap).
     pub fn gap(&mut self, dir: Direction, len: u64) {
         if self.dir.is_none_or(|d| d == dir) {
             self.dir = Some(dir);
-            self.gaps = true;
-            self.size += len;
+            self.file.gap(len);
         }
     }
 
@@ -94,48 +87,40 @@ impl FtpDataFile {
 
     /// The bytes kept so far (the file's first bytes, up to the cap).
     pub fn kept(&self) -> &[u8] {
-        &self.data
+        self.file.kept()
     }
 
-    /// The data connection ended: hands the file to `out` (its `file.data`, then EVE `ftp_data` and `fileinfo`),
+    /// The data connection ended: hands the file to `out` (EVE `ftp_data`, then the file to the rules and EVE
+    /// `fileinfo`),
     /// named by `transfer` when the control connection said what it was. `closed`: the sending side ended the
     /// connection normally (a FIN), so the file is whole (`CLOSED`), else it was cut (`TRUNCATED`). A data
     /// connection that carried nothing hands over nothing.
     pub fn finish(self, transfer: Option<&Transfer>, closed: bool, out: &mut dyn EventSink) {
         let Some(dir) = self.dir else { return };
-        let name: &[u8] = transfer.map_or(&[], |t| &t.filename);
-        out.file(&FileData {
-            proto: AppProto::FtpData,
-            tx_id: 0,
-            to_server: dir == Direction::ToServer,
-            name,
-            data: &self.data,
-            size: self.size,
-        });
-        let filename = String::from_utf8_lossy(name).into_owned();
+        let mut file = self.file;
+        if let Some(t) = transfer {
+            file.set_name(&t.filename);
+        }
         out.event(AppEvent::FtpData(FtpDataEvent {
-            filename: transfer.map(|_| filename.clone()),
+            filename: transfer.map(|_| String::from_utf8_lossy(file.name()).into_owned()),
             command: transfer.map(|t| t.command),
         }));
-        out.event(AppEvent::Fileinfo(FileInfo {
-            filename,
-            gaps: self.gaps,
-            state: if closed && !self.gaps {
-                "CLOSED"
-            } else {
-                "TRUNCATED"
+        file.close(
+            FileEnd {
+                proto: AppProto::FtpData,
+                tx_id: 0,
+                to_server: dir == Direction::ToServer,
+                complete: closed,
             },
-            stored: false,
-            size: self.size,
-            tx_id: 0,
-            to_client: dir == Direction::ToClient,
-        }));
+            out,
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FileData;
 
     #[derive(Default)]
     struct Out {
@@ -154,6 +139,13 @@ mod tests {
         }
     }
 
+    fn limits(cap: usize) -> Limits {
+        Limits {
+            ftp_data_file_cap: cap,
+            ..Limits::default()
+        }
+    }
+
     fn retr() -> Transfer {
         Transfer {
             command: "RETR",
@@ -163,7 +155,7 @@ mod tests {
 
     #[test]
     fn the_first_sender_carries_the_file_cut_at_the_cap() {
-        let mut f = FtpDataFile::new(4);
+        let mut f = FtpDataFile::new(&limits(4));
         f.data(Direction::ToClient, b"%PD");
         f.data(Direction::ToServer, b"ack");
         f.data(Direction::ToClient, b"F-1.4");
@@ -193,10 +185,10 @@ mod tests {
     fn unnamed_empty_and_cut_files() {
         // Nothing sent: nothing handed over.
         let mut out = Out::default();
-        FtpDataFile::new(10).finish(Some(&retr()), true, &mut out);
+        FtpDataFile::new(&limits(10)).finish(Some(&retr()), true, &mut out);
         assert!(out.files.is_empty() && out.events.is_empty());
         // No command seen: the file is still inspected, the record has no command or name.
-        let mut f = FtpDataFile::new(10);
+        let mut f = FtpDataFile::new(&limits(10));
         f.data(Direction::ToServer, b"MZ\x90\x00");
         f.gap(Direction::ToServer, 100);
         f.gap(Direction::ToClient, 5);

@@ -48,6 +48,10 @@ pub(super) struct Head {
     pub(super) referer: Option<String>,
     pub(super) xff: Option<String>,
     pub(super) location: Option<String>,
+    /// The `filename` parameter of `Content-Disposition` (names the file a body carries).
+    pub(super) disposition_filename: Option<Vec<u8>>,
+    /// `Content-Type: multipart/...` (a form whose parts are the files, not the body).
+    pub(super) multipart: bool,
     /// `Authorization: Basic ...`: credentials in the clear.
     pub(super) basic_credentials: bool,
     pub(super) content_length: Option<u64>,
@@ -115,6 +119,11 @@ pub(super) fn parse_headers(block: &[u8], base: usize) -> Head {
             h.user_agent.get_or_insert_with(|| lossy(value));
         } else if is(b"content-type") {
             h.content_type.get_or_insert_with(|| lossy(value));
+            h.multipart |= starts_with_ci(value, b"multipart/");
+        } else if is(b"content-disposition") {
+            if h.disposition_filename.is_none() {
+                h.disposition_filename = disposition_filename(value);
+            }
         } else if is(b"referer") {
             h.referer.get_or_insert_with(|| lossy(value));
         } else if is(b"x-forwarded-for") {
@@ -166,6 +175,31 @@ pub(super) fn parse_headers(block: &[u8], base: usize) -> Head {
         }
     }
     h
+}
+
+/// The `filename` parameter of a `Content-Disposition` value (`attachment; filename="a b.exe"`), unquoted, as
+/// Suricata reads it (the first `filename=` parameter; RFC 6266's `filename*=` is not decoded).
+pub(super) fn disposition_filename(value: &[u8]) -> Option<Vec<u8>> {
+    let mut rest = value;
+    while !rest.is_empty() {
+        let end = rest.iter().position(|&b| b == b';').unwrap_or(rest.len());
+        let param = trim_ws(&rest[..end]);
+        if let Some(eq) = param.iter().position(|&b| b == b'=')
+            && trim_ws(&param[..eq]).eq_ignore_ascii_case(b"filename")
+        {
+            let v = trim_ws(&param[eq + 1..]);
+            if v.first() == Some(&b'"') {
+                // A quoted name may hold `;`: it ends at the next quote of the whole value.
+                let start = (v.as_ptr() as usize - value.as_ptr() as usize) + 1;
+                let inner = value.get(start..).unwrap_or_default();
+                let close = inner.iter().position(|&b| b == b'"').unwrap_or(inner.len());
+                return Some(inner[..close].to_vec()).filter(|n| !n.is_empty());
+            }
+            return Some(v.to_vec()).filter(|n| !n.is_empty());
+        }
+        rest = rest.get(end + 1..).unwrap_or(&[]);
+    }
+    None
 }
 
 /// Whether `s` starts with `prefix`, ignoring ASCII case.

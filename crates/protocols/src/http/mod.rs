@@ -268,13 +268,41 @@ mod tests {
         buffers: Vec<(u64, HttpBuffer, Vec<u8>)>,
         applications: Vec<&'static str>,
         anomalies: Vec<(u64, crate::AppLayerEvents)>,
+        files: Vec<RecFile>,
+        fileinfo: Vec<crate::FileInfo>,
+    }
+
+    /// A file as the rules get it.
+    #[derive(Debug, PartialEq)]
+    struct RecFile {
+        tx: u64,
+        to_server: bool,
+        name: Vec<u8>,
+        data: Vec<u8>,
+        size: u64,
+        complete: bool,
+        digests: crate::file::Digests,
     }
 
     impl EventSink for Rec {
         fn event(&mut self, e: AppEvent) {
-            if let AppEvent::Http(h) = e {
-                self.events.push(h);
+            match e {
+                AppEvent::Http(h) => self.events.push(h),
+                AppEvent::Fileinfo(f) => self.fileinfo.push(f),
+                _ => {}
             }
+        }
+        fn file(&mut self, f: &crate::FileData<'_>) {
+            assert_eq!(f.proto, AppProto::Http);
+            self.files.push(RecFile {
+                tx: f.tx_id,
+                to_server: f.to_server,
+                name: f.name.to_vec(),
+                data: f.data.to_vec(),
+                size: f.size,
+                complete: f.complete,
+                digests: f.digests,
+            });
         }
         fn http_buffer(&mut self, tx: u64, b: HttpBuffer, data: &[u8]) {
             self.buffers.push((tx, b, data.to_vec()));
@@ -285,6 +313,113 @@ mod tests {
         fn app_layer_events(&mut self, tx: u64, to_server: bool, events: crate::AppLayerEvents) {
             assert!(to_server);
             self.anomalies.push((tx, events));
+        }
+    }
+
+    fn sha256(data: &[u8]) -> [u8; 32] {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(data).into()
+    }
+
+    fn hashing() -> Limits {
+        Limits {
+            http_response_body_cap: 64,
+            http_request_body_cap: 64,
+            file_hashes: crate::file::FileHashes {
+                sha256: true,
+                ..Default::default()
+            },
+            ..Limits::default()
+        }
+    }
+
+    /// A response body is a file named by the request URI's path, or by `Content-Disposition`; it is hashed over
+    /// every byte (past the inspection cap) at any split, chunked or not.
+    #[test]
+    fn response_bodies_are_files_named_by_the_uri_or_the_disposition() {
+        let body: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 256) as u8).collect();
+        let mut plain = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".to_vec();
+        plain.extend_from_slice(&body);
+        let mut named = b"HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"in; voice.pdf\"\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        named.extend_from_slice(&chunked(&body, 77));
+        let conv = vec![
+            (
+                Direction::ToServer,
+                b"GET /a/expl/2008.mp4?x=1 HTTP/1.1\r\nHost: h\r\n\r\nGET /dl HTTP/1.1\r\nHost: h\r\n\r\n"
+                    .to_vec(),
+            ),
+            (Direction::ToClient, [plain, named].concat()),
+        ];
+        for cuts in [&[][..], &[1, 50, 51, 700][..]] {
+            let (r, _) = run(&conv, &hashing(), cuts);
+            assert_eq!(r.files.len(), 2, "{cuts:?}");
+            let (a, b) = (&r.files[0], &r.files[1]);
+            assert_eq!(
+                (a.tx, a.to_server, a.name.as_slice()),
+                (0, false, b"/a/expl/2008.mp4".as_slice())
+            );
+            assert_eq!((b.tx, b.name.as_slice()), (1, b"in; voice.pdf".as_slice()));
+            for f in [a, b] {
+                assert_eq!(f.size, 1000);
+                assert!(f.complete);
+                assert_eq!(f.data.as_slice(), &body[..64]);
+                assert_eq!(f.digests.sha256, Some(sha256(&body)));
+            }
+            assert_eq!(r.fileinfo[0].state, "CLOSED");
+            assert_eq!(r.fileinfo[1].filename, "in; voice.pdf");
+        }
+    }
+
+    /// A POST or PUT body is a file named by the URI's path; a multipart form and a GET are not; a body the close
+    /// cuts is a truncated file without hashes; a compressed body decoded whole is hashed as decoded, one whose
+    /// decoding stopped at the cap is not hashed.
+    #[test]
+    fn request_files_and_cut_or_compressed_bodies() {
+        let conv = vec![
+            (
+                Direction::ToServer,
+                b"POST /up/load.php?id=3 HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloPOST /form HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 3\r\n\r\nabcPUT /f.bin HTTP/1.1\r\nContent-Length: 10\r\n\r\nshort".to_vec(),
+            ),
+        ];
+        let (r, _) = run(&conv, &hashing(), &[]);
+        assert_eq!(r.files.len(), 2);
+        let (a, b) = (&r.files[0], &r.files[1]);
+        assert_eq!(
+            (a.tx, a.to_server, a.name.as_slice(), a.size),
+            (0, true, b"/up/load.php".as_slice(), 5)
+        );
+        assert!(a.complete && a.digests.sha256 == Some(sha256(b"hello")));
+        assert_eq!(
+            (b.tx, b.name.as_slice(), b.size),
+            (2, b"/f.bin".as_slice(), 5)
+        );
+        assert!(!b.complete && b.digests.sha256.is_none());
+        assert_eq!(r.fileinfo[1].state, "TRUNCATED");
+        // Compressed: whole, then cut at the decoding cap.
+        for (len, hashed) in [(60usize, true), (200, false)] {
+            let page: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let z = gzip(&page);
+            let mut resp = format!(
+                "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+                z.len()
+            )
+            .into_bytes();
+            resp.extend_from_slice(&z);
+            let conv = vec![
+                (
+                    Direction::ToServer,
+                    b"GET /p.html HTTP/1.1\r\n\r\n".to_vec(),
+                ),
+                (Direction::ToClient, resp),
+            ];
+            let (r, _) = run(&conv, &hashing(), &[]);
+            let f = &r.files[0];
+            assert_eq!(f.digests.sha256.is_some(), hashed, "{len}");
+            assert_eq!(f.complete, hashed, "{len}");
+            if hashed {
+                assert_eq!(f.digests.sha256, Some(sha256(&page)));
+                assert_eq!(f.size, len as u64);
+            }
         }
     }
 

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use super::*;
+use crate::file::{FileEnd, FileRecord};
 
 /// One transaction: the request (if seen) and, once parsed, the response.
 #[derive(Debug, Default)]
@@ -38,6 +39,11 @@ pub(super) struct Side {
     pub(super) body: Vec<u8>,
     pub(super) body_len: u64,
     pub(super) inflate: Option<Inflate>,
+    /// The file the body carries (Suricata's HTTP files: response bodies, and the bodies of `POST` and `PUT`
+    /// requests that are not multipart forms), counted and hashed over every byte; its inspected bytes are `body`.
+    pub(super) file: Option<FileRecord>,
+    /// The body ended before its framing said it would (the flow ended inside it, or the framing broke).
+    pub(super) cut: bool,
 }
 
 /// Body buffer capacity a side keeps between messages (see [`Side::release_body`]).
@@ -52,6 +58,8 @@ impl Side {
             body: Vec::new(),
             body_len: 0,
             inflate: None,
+            file: None,
+            cut: false,
         }
     }
 }
@@ -63,6 +71,8 @@ impl Side {
         self.body.clear();
         self.body_len = 0;
         self.inflate = None;
+        self.file = None;
+        self.cut = false;
         if !decompress || cap == 0 {
             return false;
         }
@@ -92,6 +102,9 @@ impl Side {
                 }
             }
             None => {
+                if let Some(f) = &mut self.file {
+                    f.count(chunk);
+                }
                 let room = cap.saturating_sub(self.body.len());
                 let take = room.min(chunk.len());
                 self.body.extend_from_slice(&chunk[..take]);
@@ -118,7 +131,28 @@ impl Side {
                 stats.malformed += 1;
             }
             stats.decompress_cut += w.cut;
+            // The file is what was decoded: whole only when decoding neither failed nor stopped at the cap.
+            if let Some(f) = &mut self.file {
+                f.count(&w.buf);
+                if err || w.cut > 0 || w.full() {
+                    f.unhashable();
+                    self.cut = true;
+                }
+            }
             self.body = w.buf;
+        }
+    }
+
+    /// The body ended: hands its file (if it carries one) to `out`, with the decoded body as the bytes inspected.
+    pub(super) fn close_file(&mut self, tx_id: u64, to_server: bool, out: &mut dyn EventSink) {
+        if let Some(f) = self.file.take() {
+            let end = FileEnd {
+                proto: AppProto::Http,
+                tx_id,
+                to_server,
+                complete: !self.cut,
+            };
+            f.close_with(end, &self.body, out);
         }
     }
 }
@@ -448,6 +482,15 @@ impl HttpParser {
             self.limits.http_request_body_cap,
             self.limits.http_decompress,
         );
+        // Suricata's request files: the body of a `POST` or `PUT` that is not a multipart form, named by the URI's
+        // path (a multipart form's parts are not split into files here).
+        if (method == b"POST" || method == b"PUT") && !h.multipart {
+            self.req.file = Some(FileRecord::new(
+                uri_path(uri),
+                0,
+                self.limits.file_options(),
+            ));
+        }
         // RFC 9112 §6.3: a request body is chunked or has a Content-Length; otherwise there is none.
         self.req.state = if h.chunked {
             State::Body(Framing::Chunked(Chunk::Size {
@@ -476,6 +519,9 @@ impl HttpParser {
         {
             tx.request_done = true;
             tx.ev.request_body_length = self.req.body_len;
+            if self.req.body_len > 0 {
+                self.req.close_file(tx.ev.tx_id, true, out);
+            }
             if !self.req.body.is_empty() {
                 out.http_buffer(tx.ev.tx_id, HttpBuffer::RequestBody, &self.req.body);
             }
@@ -528,6 +574,7 @@ impl HttpParser {
                 State::Body(mut f) => match frame_step(&mut f, data) {
                     Step::Bad => {
                         self.stats.malformed += 1;
+                        self.resp.cut = true;
                         self.response_done(out);
                         self.resp.state = State::Dead;
                         return;
@@ -642,7 +689,20 @@ impl HttpParser {
                 self.resp.body_len = 0;
                 self.response_done(out);
             }
-            Some(f) => self.start_body(f, h.encoding),
+            Some(f) => {
+                self.start_body(f, h.encoding);
+                // Suricata's response files: named by `Content-Disposition`'s `filename`, else by the request
+                // URI's path; a response whose request was not seen has no name and no file.
+                let name = h.disposition_filename.or_else(|| {
+                    self.txs
+                        .front()
+                        .and_then(|t| t.ev.url.as_deref())
+                        .map(|u| uri_path(u.as_bytes()).to_vec())
+                });
+                if let Some(name) = name {
+                    self.resp.file = Some(FileRecord::new(&name, 0, self.limits.file_options()));
+                }
+            }
         }
         true
     }
@@ -669,6 +729,9 @@ impl HttpParser {
         self.resp.finish_inflate(&mut self.stats);
         if let Some(mut tx) = self.txs.pop_front() {
             tx.ev.length = self.resp.body_len;
+            if self.resp.body_len > 0 {
+                self.resp.close_file(tx.ev.tx_id, false, out);
+            }
             if !self.resp.body.is_empty() {
                 out.http_buffer(tx.ev.tx_id, HttpBuffer::ResponseBody, &self.resp.body);
             }
@@ -677,6 +740,15 @@ impl HttpParser {
         self.resp.release_body();
         self.resp.state = State::Head;
     }
+}
+
+/// The path of a request target, without its query and fragment (what Suricata names an HTTP file by).
+fn uri_path(uri: &[u8]) -> &[u8] {
+    let end = uri
+        .iter()
+        .position(|&b| b == b'?' || b == b'#')
+        .unwrap_or(uri.len());
+    &uri[..end]
 }
 
 /// Whether a request line's protocol is HTTP/1.1, the one version libhtp reads as allowing chunked transfer coding
@@ -717,6 +789,9 @@ impl Parser for HttpParser {
             State::Body(Framing::Length(rem)) if *rem > len => {
                 *rem -= len;
                 side.body_len += len;
+                if let Some(f) = &mut side.file {
+                    f.gap(len);
+                }
                 self.stats.bytes_cut += len;
                 if let Some(inf) = side.inflate.as_mut() {
                     inf.stop(); // the compressed stream cannot continue across lost bytes
@@ -724,6 +799,9 @@ impl Parser for HttpParser {
             }
             State::Body(Framing::UntilClose) => {
                 side.body_len += len;
+                if let Some(f) = &mut side.file {
+                    f.gap(len);
+                }
                 self.stats.bytes_cut += len;
                 if let Some(inf) = side.inflate.as_mut() {
                     inf.stop();
@@ -758,10 +836,13 @@ impl Parser for HttpParser {
                 self.stats.malformed += 1;
             }
         }
-        if matches!(self.resp.state, State::Body(_)) {
+        // A body the close cut short carries a truncated file; one delimited by the close ended as it should.
+        if let State::Body(f) = self.resp.state {
+            self.resp.cut |= f != Framing::UntilClose;
             self.response_done(out);
         }
         if matches!(self.req.state, State::Body(_)) {
+            self.req.cut = true;
             self.request_body_done(out);
         }
         while let Some(tx) = self.txs.pop_front() {

@@ -6,9 +6,7 @@ use super::hpack::{Decoder, Field};
 use super::{Http2Frame, PREFACE};
 use crate::http::HttpEvent;
 use crate::http::{HeaderField, Http2Info, Http2Setting, Http2Side};
-use crate::{
-    AppEvent, AppProto, Direction, EventSink, FileData, HttpBuffer, Limits, Parser, ParserStats,
-};
+use crate::{AppEvent, AppProto, Direction, EventSink, HttpBuffer, Limits, Parser, ParserStats};
 
 /// Largest frame payload buffered. Peers may raise `SETTINGS_MAX_FRAME_SIZE` up to 16 MiB; a frame above this is
 /// skipped (DATA's bytes counted as cut) and counted as an anomaly.
@@ -109,6 +107,8 @@ struct Stream {
 pub struct Http2Parser {
     header_cap: usize,
     body_caps: [usize; 2],
+    /// Hashes and magic of each stream's files.
+    files: crate::file::FileOptions,
     sides: [Side; 2],
     streams: Vec<Stream>,
     next_tx: u64,
@@ -131,6 +131,7 @@ impl Http2Parser {
         Http2Parser {
             header_cap: limits.http_header_cap,
             body_caps: [limits.http_request_body_cap, limits.http_response_body_cap],
+            files: limits.file_options(),
             sides: [Side::new(client), Side::new(Phase::Frames)],
             streams: Vec::new(),
             next_tx: first_tx,
@@ -633,14 +634,17 @@ impl Http2Parser {
                 },
                 &body,
             );
-            out.file(&FileData {
+            // The body kept is the file's first bytes: hashed when it is the whole body, else only counted.
+            let mut file = crate::file::FileRecord::new(&path, 0, self.files);
+            file.count(&body);
+            file.skipped(size.saturating_sub(body.len() as u64));
+            let end = crate::file::FileEnd {
                 proto: AppProto::Http2,
                 tx_id: tx,
                 to_server,
-                name: &path,
-                data: &body,
-                size,
-            });
+                complete: true,
+            };
+            file.close_with(end, &body, out);
         }
         let s = &self.streams[i];
         if s.req.ended && s.resp.ended {
@@ -825,7 +829,7 @@ pub(crate) mod tests {
                 f.size_update,
             ));
         }
-        fn file(&mut self, f: &FileData<'_>) {
+        fn file(&mut self, f: &crate::FileData<'_>) {
             assert_eq!(f.proto, AppProto::Http2);
             self.files.push((
                 f.tx_id,

@@ -209,6 +209,7 @@ impl Detector for MailDetector {
         (self.mail == Mail::Smtp && !self.tls && transport == Transport::Tcp).then(|| {
             Box::new(smtp::SmtpParser::new(smtp::SmtpLimits {
                 file_cap: limits.smtp_file_cap,
+                files: limits.file_options(),
                 ..smtp::SmtpLimits::default()
             })) as Box<dyn Parser>
         })

@@ -17,11 +17,9 @@
 //! [`MAX_LIST`] entries of each `email` list are kept.
 
 use super::mime::{MimeConfig, MimeParser, MimeSink};
+use crate::file::{FileEnd, FileOptions, FileRecord};
 use crate::scan::starts_ci;
-use crate::{
-    AppEvent, AppLayerEvents, AppProto, Direction, EventSink, FileData, FileInfo, Parser,
-    ParserStats,
-};
+use crate::{AppEvent, AppLayerEvents, AppProto, Direction, EventSink, Parser, ParserStats};
 
 /// Longest client line buffered before it is handed on in pieces (a message line) or cut (a command).
 pub const MAX_LINE: usize = 4096;
@@ -37,6 +35,8 @@ const MAX_FIELD: usize = 1024;
 pub struct SmtpLimits {
     /// Bytes of each file kept for the rules (Suricata's `smtp.inspected-tracker.content-limit`, 100000).
     pub file_cap: usize,
+    /// Hashes and magic of each file.
+    pub files: FileOptions,
     pub mime: MimeConfig,
 }
 
@@ -44,6 +44,7 @@ impl Default for SmtpLimits {
     fn default() -> Self {
         SmtpLimits {
             file_cap: 100_000,
+            files: FileOptions::default(),
             mime: MimeConfig::default(),
         }
     }
@@ -104,14 +105,6 @@ enum Mode {
     Tls,
 }
 
-/// The file being received.
-#[derive(Debug, Default)]
-struct OpenFile {
-    name: Vec<u8>,
-    data: Vec<u8>,
-    size: u64,
-}
-
 /// One mail transaction.
 #[derive(Debug, Default)]
 struct Tx {
@@ -120,7 +113,7 @@ struct Tx {
     rcpt_to: Vec<String>,
     mime: Option<Box<MimeParser>>,
     email: Option<EmailInfo>,
-    file: Option<OpenFile>,
+    file: Option<FileRecord>,
 }
 
 /// The SMTP parser of one flow. See the module documentation.
@@ -334,6 +327,7 @@ impl SmtpParser {
             out,
             tx_id: self.tx_id,
             cap: limits.file_cap,
+            files: limits.files,
             stats: &mut self.stats,
         };
         mime.line(line, eol, &mut sink);
@@ -456,6 +450,7 @@ impl SmtpParser {
                 out,
                 tx_id: self.tx_id,
                 cap: self.limits.file_cap,
+                files: self.limits.files,
                 stats: &mut self.stats,
             };
             mime.end(&mut sink);
@@ -529,7 +524,8 @@ impl Parser for SmtpParser {
 /// over when they end.
 struct TxSink<'a> {
     email: &'a mut EmailInfo,
-    file: &'a mut Option<OpenFile>,
+    file: &'a mut Option<FileRecord>,
+    files: FileOptions,
     out: &'a mut dyn EventSink,
     tx_id: u64,
     cap: usize,
@@ -576,43 +572,30 @@ impl MimeSink for TxSink<'_> {
         if self.email.attachment.len() < MAX_LIST {
             self.email.attachment.push(field(name));
         }
-        *self.file = Some(OpenFile {
-            name: name.to_vec(),
-            data: Vec::new(),
-            size: 0,
-        });
+        *self.file = Some(FileRecord::new(name, self.cap, self.files));
     }
 
     fn file_data(&mut self, data: &[u8]) {
         if let Some(f) = self.file.as_mut() {
-            f.size += data.len() as u64;
-            let room = self.cap.saturating_sub(f.data.len());
+            let room = self.cap.saturating_sub(f.kept().len());
             if data.len() > room {
                 self.stats.bytes_cut += (data.len() - room) as u64;
             }
-            f.data.extend_from_slice(&data[..data.len().min(room)]);
+            f.data(data);
         }
     }
 
     fn file_close(&mut self) {
         let Some(f) = self.file.take() else { return };
-        self.out.file(&FileData {
-            proto: AppProto::Smtp,
-            tx_id: self.tx_id,
-            to_server: true,
-            name: &f.name,
-            data: &f.data,
-            size: f.size,
-        });
-        self.out.event(AppEvent::Fileinfo(FileInfo {
-            filename: field(&f.name),
-            gaps: false,
-            state: "CLOSED",
-            stored: false,
-            size: f.size,
-            tx_id: self.tx_id,
-            to_client: false,
-        }));
+        f.close(
+            FileEnd {
+                proto: AppProto::Smtp,
+                tx_id: self.tx_id,
+                to_server: true,
+                complete: true,
+            },
+            self.out,
+        );
     }
 }
 
@@ -659,7 +642,7 @@ fn address(arg: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::AppLayerEvent;
+    use crate::{AppLayerEvent, FileData};
 
     #[derive(Default)]
     struct Out {

@@ -233,31 +233,24 @@ impl SmbFile {
     }
 
     /// Hands the file over (its `file.data`, then EVE `fileinfo`) if it carried any data.
-    fn finish(self, closed: bool, out: &mut dyn EventSink) {
+    fn finish(self, closed: bool, opts: crate::file::FileOptions, out: &mut dyn EventSink) {
         let Some(to_server) = self.to_server else {
             return;
         };
-        out.file(&crate::FileData {
+        // The shared file record: hashed only when the bytes kept are the whole file, in order.
+        let mut file = crate::file::FileRecord::new(&self.name, 0, opts);
+        file.count(&self.data);
+        file.skipped(self.size.saturating_sub(self.data.len() as u64));
+        if self.gaps {
+            file.gap(0);
+        }
+        let end = crate::file::FileEnd {
             proto: AppProto::Smb,
             tx_id: self.tx,
             to_server,
-            name: &self.name,
-            data: &self.data,
-            size: self.size,
-        });
-        out.event(crate::AppEvent::Fileinfo(crate::FileInfo {
-            filename: String::from_utf8_lossy(&self.name).into_owned(),
-            gaps: self.gaps,
-            state: if closed && !self.gaps {
-                "CLOSED"
-            } else {
-                "TRUNCATED"
-            },
-            stored: false,
-            size: self.size,
-            tx_id: self.tx,
-            to_client: !to_server,
-        }));
+            complete: closed,
+        };
+        file.close_with(end, &self.data, out);
     }
 }
 
@@ -272,6 +265,8 @@ pub struct SmbParser {
     pipe_trees: Vec<u32>,
     /// Bytes kept per file ([`Limits::smb_file_cap`]).
     file_cap: usize,
+    /// Hashes and magic of each file ([`Limits::file_options`]).
+    file_opts: crate::file::FileOptions,
     /// The transaction of the last SMB1 NEGOTIATE request, which an SMB2 NEGOTIATE response may answer.
     smb1_negotiate: Option<u64>,
     /// Per direction: the NBSS message being collected (its 4-byte header included).
@@ -376,7 +371,7 @@ impl SmbParser {
             gaps: false,
         };
         if let Some(old) = self.files.insert(file, f) {
-            old.finish(false, out);
+            old.finish(false, self.file_opts, out);
         }
     }
 
@@ -525,7 +520,7 @@ impl SmbParser {
                 if let Some(file) = file_id(m, BODY + 8)
                     && let Some(f) = self.files.remove(&file)
                 {
-                    f.finish(true, out);
+                    f.finish(true, self.file_opts, out);
                 }
             }
             (SMB2_SESSION_SETUP, false) => {
@@ -663,7 +658,7 @@ impl SmbParser {
                 if let Some(fid) = le16(m, words)
                     && let Some(f) = self.files.remove(&smb1_file(fid))
                 {
-                    f.finish(true, out);
+                    f.finish(true, self.file_opts, out);
                 }
             }
             SMB1_SESSION_SETUP_ANDX => {
@@ -741,7 +736,7 @@ impl Parser for SmbParser {
         let mut open: Vec<([u8; 16], SmbFile)> = self.files.drain().collect();
         open.sort_by_key(|(_, f)| f.tx);
         for (_, f) in open {
-            f.finish(false, out);
+            f.finish(false, self.file_opts, out);
         }
     }
 
@@ -821,6 +816,7 @@ impl Detector for SmbDetector {
         (transport == Transport::Tcp).then(|| {
             Box::new(SmbParser {
                 file_cap: limits.smb_file_cap,
+                file_opts: limits.file_options(),
                 ..SmbParser::default()
             }) as Box<dyn Parser>
         })
