@@ -86,7 +86,10 @@ fuzz_target!(|input: &[u8]| {
     let (lines, bytes) = rest.split_at(at);
     let whole = control(lines, usize::MAX);
     let parts = control(lines, usize::from(*stride) + 1);
-    assert_eq!(whole.transfers, parts.transfers, "segments changed the transfers");
+    assert_eq!(
+        whole.transfers, parts.transfers,
+        "segments changed the transfers"
+    );
     for (cmd, name) in &whole.transfers {
         assert!(["STOR", "RETR", "APPE", "STOU"].contains(cmd));
         assert!(name.len() <= flowbundle_protocols::ftp::MAX_LINE);

@@ -15,7 +15,8 @@ struct Files(Vec<(u64, Vec<u8>, Vec<u8>, u64)>);
 impl EventSink for Files {
     fn event(&mut self, _event: AppEvent) {}
     fn file(&mut self, f: &FileData<'_>) {
-        self.0.push((f.tx_id, f.name.to_vec(), f.data.to_vec(), f.size));
+        self.0
+            .push((f.tx_id, f.name.to_vec(), f.data.to_vec(), f.size));
     }
 }
 

@@ -30,7 +30,9 @@ fuzz_target!(|data: &[u8]| {
     }
     match flowbundle_rules::testing::parse_checked(text.as_bytes()) {
         Ok(rules) => {
-            if let Err(e) = flowbundle_rules::testing::match_checked(&rules, rest, &[rest.len() / 2]) {
+            if let Err(e) =
+                flowbundle_rules::testing::match_checked(&rules, rest, &[rest.len() / 2])
+            {
                 panic!("{e}");
             }
             let mut table = flowbundle_rules::XbitTable::with_capacity(4);

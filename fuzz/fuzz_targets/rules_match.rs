@@ -26,7 +26,9 @@ alert tcp any any -> any any (content:"aaaa"; content:"aaaa"; distance:0; within
 
 fuzz_target!(|data: &[u8]| {
     static SET: OnceLock<RuleSet> = OnceLock::new();
-    let rules = SET.get_or_init(|| flowbundle_rules::testing::parse_checked(RULES.as_bytes()).expect("fixed rules"));
+    let rules = SET.get_or_init(|| {
+        flowbundle_rules::testing::parse_checked(RULES.as_bytes()).expect("fixed rules")
+    });
     let (head, body) = data.split_at(data.len().min(8));
     let cuts: Vec<usize> = head.iter().map(|&b| usize::from(b)).collect();
     if let Err(e) = flowbundle_rules::testing::match_checked(rules, body, &cuts) {

@@ -8,7 +8,11 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     match flowbundle_rules::testing::parse_checked(data) {
         Ok(rules) => {
-            if let Err(e) = flowbundle_rules::testing::match_checked(&rules, data, &[data.len() / 3, data.len() / 2]) {
+            if let Err(e) = flowbundle_rules::testing::match_checked(
+                &rules,
+                data,
+                &[data.len() / 3, data.len() / 2],
+            ) {
                 panic!("{e}");
             }
         }
