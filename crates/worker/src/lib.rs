@@ -62,7 +62,6 @@
 //! state lines so cache affinity matters); the inspection engine implements [`Workload`] in its own crate.
 
 mod abort;
-mod arena;
 mod crew;
 mod park;
 mod runtime;
@@ -71,7 +70,6 @@ mod stream;
 mod workload;
 
 pub use abort::{Aborted, panic_reported_by_run};
-pub use arena::one_allocator_arena;
 pub use crew::Crew;
 pub use flowbundle_types::{BundleToken, Outcome, StagedWorkload, Workload};
 pub use runtime::{

@@ -518,9 +518,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    // The run's threads share one allocator arena: with one each, peak RSS grew with the input's length (see
-    // `flowbundle_worker::one_allocator_arena`).
-    flowbundle_worker::one_allocator_arena();
     // `-r FILE` first, then the positional files.
     let mut files = std::mem::take(&mut args.read);
     files.append(&mut args.files);
