@@ -39,16 +39,18 @@ fuzz_target!(|data: &[u8]| {
         }
         parser.finish(&mut out);
         // Line-based parsers give at most one event per line; files (SMB's, framed by length) are bounded by
-        // the messages that open them, so they are left out of this count. HTTP/2 is framed by length too: at most
-        // one transaction per stream, and a stream needs a frame of at least its 9-byte header.
+        // the messages that open them, so they are left out of this count. The parsers framed by length give at
+        // most one event per frame: HTTP/2 one transaction per stream, a stream needing a frame of at least its
+        // 9-byte header; DNS over TCP (and mDNS, LLMNR) one per message, at least a 2-byte length and a 12-byte
+        // header.
         let events = out
             .iter()
             .filter(|e| !matches!(e, AppEvent::Fileinfo(_)))
             .count();
-        let bound = if det.proto() == AppProto::Http2 {
-            data.len() / 9
-        } else {
-            data.iter().filter(|&&b| b == b'\n').count()
+        let bound = match det.proto() {
+            AppProto::Http2 => data.len() / 9,
+            AppProto::Dns | AppProto::Mdns | AppProto::Llmnr => data.len() / 14,
+            _ => data.iter().filter(|&&b| b == b'\n').count(),
         };
         assert!(events <= bound + 1, "more events than lines or frames");
     }
