@@ -1291,8 +1291,7 @@ impl Emit<'_, '_> {
             }
         }
         if !alpns.is_empty() && rules.inspects(B::TlsAlpn) {
-            let parts: Vec<Vec<u8>> = alpns.iter().map(|a| a.as_bytes().to_vec()).collect();
-            let data = Data::Parts(&parts);
+            let data = Data::Strs(alpns);
             self.scan_buffer(
                 AppProto::Tls,
                 to_server,
@@ -1314,8 +1313,7 @@ impl Emit<'_, '_> {
         };
         let sans = t.cert_check.as_ref().map_or(&[][..], |c| &c.sans[..]);
         if !sans.is_empty() && rules.inspects(B::TlsSubjectAltName) {
-            let parts: Vec<Vec<u8>> = sans.iter().map(|n| n.as_bytes().to_vec()).collect();
-            let data = Data::Parts(&parts);
+            let data = Data::Strs(sans);
             let kind = BufferKind::AppEach(B::TlsSubjectAltName);
             self.scan_buffer(AppProto::Tls, false, 0, kind, data);
         }
