@@ -270,6 +270,16 @@ pub static KEYWORDS: &[Keyword] = &[
         b.transform(n, v)
     }),
     parse("pcrexform", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("header_lowercase", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
+    parse("strip_pseudo_headers", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
+    parse("gunzip", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("zlib_deflate", &[], Transform, |b, n, v, _| {
+        b.transform(n, v)
+    }),
     // Sticky buffers.
     sticky("pkt_data", &["raw_data"], Buffer::Payload),
     kw(

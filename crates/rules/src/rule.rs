@@ -1820,6 +1820,13 @@ impl Builder {
             Transform::Xor(crate::transform::Xor::parse(v).map_err(err)?)
         } else if n == "from_base64" {
             Transform::FromBase64(crate::transform::FromBase64::parse(v).map_err(err)?)
+        } else if n == "gunzip" || n == "zlib_deflate" {
+            let f = crate::transform::Inflate::parse(n, v).map_err(err)?;
+            if n == "gunzip" {
+                Transform::Gunzip(f)
+            } else {
+                Transform::ZlibDeflate(f)
+            }
         } else if n == "pcrexform" {
             Transform::PcreXform(
                 crate::transform::PcreXform::parse(v)

@@ -5,6 +5,8 @@
 
 use md5::{Digest, Md5};
 
+// `gunzip` and `zlib_deflate` decode with flate2 (pure Rust, the workspace's inflater).
+
 /// One transform (Suricata 8 names).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Transform {
@@ -33,6 +35,88 @@ pub enum Transform {
     /// `pcrexform:"expr"`: the buffer becomes what the expression's last participating capture group (or, without
     /// groups, the whole match) matched at the first match; without a match the buffer is left as it is.
     PcreXform(PcreXform),
+    /// `header_lowercase`: header lines `name: value` with each name (up to its first `:`) in lower case, the
+    /// values as they are (for `http.request_header`-style buffers written differently by HTTP/1 and HTTP/2).
+    HeaderLowercase,
+    /// `strip_pseudo_headers`: every line (up to and with its `\n`) that begins with `:` removed (HTTP/2's
+    /// `:method`, `:path`, ... in a header buffer).
+    StripPseudoHeaders,
+    /// `gunzip[:max-size=N]`: the buffer gzip-decompressed (see [`Inflate`]).
+    Gunzip(Inflate),
+    /// `zlib_deflate[:max-size=N]`: the buffer zlib-decompressed (RFC 1950; see [`Inflate`]).
+    ZlibDeflate(Inflate),
+}
+
+/// The options of `gunzip` and `zlib_deflate`: at most `max_size` bytes of output (Suricata's default 1024; a
+/// number, or one with a unit `kb`/`kib`, `mb`/`mib`, `gb`/`gib`, powers of 1024), at most [`MAX_INFLATE`] here. A
+/// buffer that is not a stream of the format gives an empty buffer; one cut short gives what it decompressed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Inflate {
+    pub max_size: u32,
+}
+
+/// Most bytes `gunzip` and `zlib_deflate` write (the rule's `max-size` above it is refused): what one buffer's
+/// transform may cost in memory and time, whatever the compressed input claims.
+pub const MAX_INFLATE: u32 = 16 << 20;
+
+impl Inflate {
+    /// Parses the value of `gunzip` or `zlib_deflate` (`name`; none: the default size).
+    pub fn parse(name: &str, value: Option<&str>) -> Result<Inflate, String> {
+        let mut max = None;
+        for part in value.into_iter().flat_map(|v| v.split(',')) {
+            let (k, v) = part
+                .trim()
+                .split_once('=')
+                .ok_or_else(|| format!("{name}: `{}` is not key=value", part.trim()))?;
+            if k.trim() != "max-size" {
+                return Err(format!("{name}: unknown option `{}`", k.trim()));
+            }
+            if max.is_some() {
+                return Err(format!("{name}: max-size given twice"));
+            }
+            let v = v.trim();
+            let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+            let unit: u64 = match v[digits..].to_ascii_lowercase().as_str() {
+                "" => 1,
+                "kb" | "kib" => 1 << 10,
+                "mb" | "mib" => 1 << 20,
+                "gb" | "gib" => 1 << 30,
+                _ => return Err(format!("{name}: invalid max-size `{v}`")),
+            };
+            let n = v[..digits]
+                .parse::<u64>()
+                .ok()
+                .and_then(|n| n.checked_mul(unit))
+                .ok_or_else(|| format!("{name}: invalid max-size `{v}`"))?;
+            if n == 0 {
+                return Err(format!(
+                    "{name}: max-size 0 would always give an empty buffer"
+                ));
+            }
+            if n > u64::from(MAX_INFLATE) {
+                return Err(format!("{name}: max-size above {MAX_INFLATE} bytes"));
+            }
+            max = Some(n as u32);
+        }
+        Ok(Inflate {
+            max_size: max.unwrap_or(1024),
+        })
+    }
+
+    /// Decompresses `input` with `decoder` into `out`, at most `max_size` bytes. A stream that is not of the
+    /// format gives nothing; one cut short or corrupted later keeps what it decompressed to.
+    fn apply(self, mut decoder: impl std::io::Read, out: &mut Vec<u8>) {
+        let max = self.max_size as usize;
+        let mut chunk = [0u8; 4096];
+        while out.len() < max {
+            let want = (max - out.len()).min(chunk.len());
+            match decoder.read(&mut chunk[..want]) {
+                Ok(0) => break,
+                Ok(n) => out.extend_from_slice(&chunk[..n]),
+                Err(_) => break,
+            }
+        }
+    }
 }
 
 /// `from_base64: [bytes N][, offset N][, mode rfc4648|rfc2045|strict]`: decodes up to `bytes` characters (all when
@@ -292,6 +376,8 @@ impl Transform {
             "to_md5" => Transform::ToMd5,
             "to_sha1" => Transform::ToSha1,
             "to_sha256" => Transform::ToSha256,
+            "header_lowercase" => Transform::HeaderLowercase,
+            "strip_pseudo_headers" => Transform::StripPseudoHeaders,
             _ => return None,
         })
     }
@@ -345,6 +431,26 @@ impl Transform {
             Transform::Xor(x) => x.apply(input, out),
             Transform::FromBase64(f) => f.apply(input, out),
             Transform::PcreXform(p) => p.apply(input, out),
+            Transform::HeaderLowercase => {
+                let mut in_value = false;
+                for &b in input {
+                    out.push(if in_value { b } else { b.to_ascii_lowercase() });
+                    match b {
+                        b':' => in_value = true,
+                        b'\n' => in_value = false,
+                        _ => {}
+                    }
+                }
+            }
+            Transform::StripPseudoHeaders => {
+                for line in input.split_inclusive(|&b| b == b'\n') {
+                    if line.first() != Some(&b':') {
+                        out.extend_from_slice(line);
+                    }
+                }
+            }
+            Transform::Gunzip(f) => f.apply(flate2::bufread::GzDecoder::new(input), out),
+            Transform::ZlibDeflate(f) => f.apply(flate2::bufread::ZlibDecoder::new(input), out),
         }
     }
 }
@@ -412,6 +518,90 @@ mod tests {
         assert_eq!(run(&[], b"x"), b"x");
         assert_eq!(Transform::from_name("dotprefix"), Some(DotPrefix));
         assert_eq!(Transform::from_name("nope"), None);
+    }
+
+    /// `header_lowercase` lowers the names only, up to each line's first `:`; `strip_pseudo_headers` drops the
+    /// lines that begin with `:` (the last one without its line end too), as Suricata's own tests of them show.
+    #[test]
+    fn header_transforms() {
+        use Transform::*;
+        assert_eq!(
+            run(&[HeaderLowercase], b"Header1: Value1\nHEADER2:Va:LUE2\nX"),
+            b"header1: Value1\nheader2:Va:LUE2\nx"
+        );
+        assert_eq!(
+            run(
+                &[StripPseudoHeaders],
+                b"Header1: V1\n:method:get\nheader2:V2\n:scheme:https"
+            ),
+            b"Header1: V1\nheader2:V2\n"
+        );
+        assert_eq!(run(&[StripPseudoHeaders], b":method:get\nh:v"), b"h:v");
+        assert_eq!(run(&[StripPseudoHeaders], b":method:get"), b"");
+        assert_eq!(
+            Transform::from_name("header_lowercase"),
+            Some(HeaderLowercase)
+        );
+        assert_eq!(
+            Transform::from_name("strip_pseudo_headers"),
+            Some(StripPseudoHeaders)
+        );
+    }
+
+    /// `gunzip` and `zlib_deflate` on streams flate2 wrote: the whole text within `max-size`, its first `max-size`
+    /// bytes beyond it, an empty buffer for input of another format, and what a stream cut short decompressed to.
+    /// A small bomb (1 MiB of zeros) stops at the cap. The options parse as Suricata's do.
+    #[test]
+    fn decompressing_transforms() {
+        use flate2::Compression;
+        use std::io::Write;
+        let text = b"The quick brown fox jumps over the lazy dog. ".repeat(40);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), Compression::default());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        let mut zl = flate2::write::ZlibEncoder::new(Vec::new(), Compression::default());
+        zl.write_all(&text).unwrap();
+        let zl = zl.finish().unwrap();
+        let big = Inflate { max_size: 1 << 20 };
+        let small = Inflate { max_size: 100 };
+        assert_eq!(run(&[Transform::Gunzip(big)], &gz), text);
+        assert_eq!(run(&[Transform::ZlibDeflate(big)], &zl), text);
+        assert_eq!(run(&[Transform::Gunzip(small)], &gz), &text[..100]);
+        assert_eq!(run(&[Transform::ZlibDeflate(small)], &zl), &text[..100]);
+        assert_eq!(run(&[Transform::Gunzip(big)], &zl), b"");
+        assert_eq!(run(&[Transform::ZlibDeflate(big)], &gz), b"");
+        assert_eq!(run(&[Transform::Gunzip(big)], b"plain text"), b"");
+        let cut = run(&[Transform::Gunzip(big)], &gz[..gz.len() / 2]);
+        assert!(!cut.is_empty() && text.starts_with(&cut), "{}", cut.len());
+        let mut bomb = flate2::write::GzEncoder::new(Vec::new(), Compression::best());
+        bomb.write_all(&vec![0u8; 1 << 20]).unwrap();
+        let bomb = bomb.finish().unwrap();
+        assert_eq!(
+            run(
+                &[Transform::Gunzip(Inflate::parse("gunzip", None).unwrap())],
+                &bomb
+            )
+            .len(),
+            1024
+        );
+        assert_eq!(
+            Inflate::parse("gunzip", Some("max-size=1MiB")),
+            Ok(Inflate { max_size: 1 << 20 })
+        );
+        assert_eq!(
+            Inflate::parse("gunzip", Some(" max-size = 2kb ")),
+            Ok(Inflate { max_size: 2048 })
+        );
+        for bad in [
+            "keywithoutvalue",
+            "unknown=1",
+            "max-size=0",
+            "max-size=1,max-size=1",
+            "max-size=toto",
+            "max-size=1gb",
+        ] {
+            assert!(Inflate::parse("gunzip", Some(bad)).is_err(), "{bad}");
+        }
     }
 
     /// `from_base64` with the options of suricata-verify's `from_base64-01` on its URI, and the three modes on
