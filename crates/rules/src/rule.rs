@@ -736,6 +736,40 @@ impl Buffer {
         }
     }
 
+    /// Whether the buffer is one of Suricata's multi-instance buffers (a transaction has any number of values of
+    /// it: [multiple buffer matching](https://docs.suricata.io/en/latest/rules/multi-buffer-matching.html)):
+    /// each time a rule selects it starts an instance whose keywords must match within one value, and different
+    /// instances may match different values.
+    pub fn multi_instance(self) -> bool {
+        use Buffer::*;
+        matches!(
+            self,
+            DnsQuery
+                | DnsQueriesRrname
+                | DnsAnswersRrname
+                | DnsAuthoritiesRrname
+                | DnsAdditionalsRrname
+                | DnsResponseRrname
+                | MdnsQueriesRrname
+                | MdnsAnswersRrname
+                | MdnsAuthoritiesRrname
+                | MdnsAdditionalsRrname
+                | MdnsResponseRrname
+                | TlsCerts
+                | TlsSubjectAltName
+                | TlsAlpn
+                | SmtpRcptTo
+                | EmailTo
+                | EmailCc
+                | EmailReceived
+                | Http2HeaderName
+                | FileName
+                | FileMagic
+                | SmtpFileData
+                | SmbFileData
+        )
+    }
+
     /// Whether the buffer is also one of QUIC's: the client hello's JA3 and JA4 (Suricata 8 inspects `ja3.hash`,
     /// `ja3.string` and `ja4.hash` on TLS and QUIC flows alike).
     pub fn also_quic(self) -> bool {
@@ -1451,8 +1485,11 @@ pub(crate) struct Builder {
     /// Transforms given since the sticky buffer was selected.
     transforms: Vec<Transform>,
     items: Vec<(PBuf, Item)>,
-    /// The transforms of each item's buffer, parallel to `items`.
-    item_transforms: Vec<Vec<Transform>>,
+    /// The transforms of each item's buffer, and the sticky-buffer instance it belongs to (see
+    /// [`Buffer::multi_instance`]; 0 for an item not on the sticky buffer), parallel to `items`.
+    item_transforms: Vec<(Vec<Transform>, u32)>,
+    /// How many times a sticky buffer was selected so far: each selection is an instance of its own.
+    instances: u32,
     /// Index in `items` of the last content (modifiers apply to it).
     last_content: Option<usize>,
     sid: Option<u32>,
@@ -1557,6 +1594,7 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         transforms: Vec::new(),
         items: Vec::new(),
         item_transforms: Vec::new(),
+        instances: 0,
         last_content: None,
         sid: None,
         gid: 1,
@@ -1776,6 +1814,7 @@ impl Builder {
                 }
                 self.sticky = buf;
                 self.transforms.clear();
+                self.instances += 1;
                 Ok(())
             }
             Handler::HttpModifier(buf) => {
@@ -1789,6 +1828,7 @@ impl Builder {
                     Dialect::Snort3 => {
                         self.sticky = buf;
                         self.transforms.clear();
+                        self.instances += 1;
                     }
                     Dialect::Legacy => {
                         let idx = self
@@ -1797,6 +1837,10 @@ impl Builder {
                         if let Some(slot) = self.items.get_mut(idx) {
                             slot.0 = buf;
                         }
+                        // A content modifier adds to its buffer's one list, as Suricata's do.
+                        if let Some(t) = self.item_transforms.get_mut(idx) {
+                            t.1 = 0;
+                        }
                     }
                 }
                 Ok(())
@@ -1804,12 +1848,13 @@ impl Builder {
         }
     }
 
-    /// The transforms that apply to an item inspecting `buf`: the current ones when it is the sticky buffer.
-    fn transforms_for(&self, buf: PBuf) -> Vec<Transform> {
+    /// The transforms that apply to an item inspecting `buf`, and its instance: the current ones when it is the
+    /// sticky buffer.
+    fn transforms_for(&self, buf: PBuf) -> (Vec<Transform>, u32) {
         if buf == self.sticky {
-            self.transforms.clone()
+            (self.transforms.clone(), self.instances)
         } else {
-            Vec::new()
+            (Vec::new(), 0)
         }
     }
 
@@ -2526,7 +2571,7 @@ impl Builder {
             return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
         }
         let c = Content::new(value.into_bytes(), negated);
-        self.item_transforms.push(Vec::new());
+        self.item_transforms.push((Vec::new(), 0));
         self.items
             .push((PBuf::Fixed(buf), Item::Content(Box::new(c))));
         // Modifiers after it do not apply to it (Suricata: "can't use nocase, or other modifiers").
@@ -2956,9 +3001,13 @@ impl Builder {
             _ => None,
         };
         let mut groups: Vec<Group> = Vec::new();
+        // Each group's sticky-buffer instance (parallel to `groups`; 0 where instances merge).
+        let mut group_instances: Vec<u32> = Vec::new();
         // Where the last `base64_decode` went (group, item): the `base64_data` items after it go inside it.
         let mut base64_at: Option<(usize, usize)> = None;
-        for ((pb, mut item), transforms) in self.items.into_iter().zip(self.item_transforms) {
+        for ((pb, mut item), (transforms, instance)) in
+            self.items.into_iter().zip(self.item_transforms)
+        {
             if let Item::Content(c) = &mut item {
                 fold_var_position(c);
             }
@@ -3005,10 +3054,14 @@ impl Builder {
                     }
                 )));
             }
-            let gi = match groups
-                .iter()
-                .position(|g| g.buffer == buffer && g.transforms == transforms)
-            {
+            // Suricata's multiple buffer matching: each selection of a multi-instance sticky buffer is an instance
+            // of its own, which may match another value of the buffer than the other instances do (`dns.query;
+            // content:"a"; dns.query; content:"b";` matches a message asking for `a` and for `b`); selecting any
+            // other buffer again adds to its one list.
+            let instance = if buffer.multi_instance() { instance } else { 0 };
+            let gi = match groups.iter().zip(&group_instances).position(|(g, i)| {
+                g.buffer == buffer && g.transforms == transforms && *i == instance
+            }) {
                 Some(gi) => gi,
                 None => {
                     groups.push(Group {
@@ -3016,6 +3069,7 @@ impl Builder {
                         transforms,
                         items: Vec::new(),
                     });
+                    group_instances.push(instance);
                     groups.len() - 1
                 }
             };

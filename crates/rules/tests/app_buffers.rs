@@ -378,3 +378,50 @@ alert ftp-data any any -> any any (msg:"any dir"; file.data; content:"MZ"; depth
     );
     assert!(out.is_empty());
 }
+
+/// Suricata's multiple buffer matching (its documentation's example): each selection of a multi-instance buffer
+/// (`dns.query`, `dns.answers.rrname`, ...) is an instance of its own, so `dns.query; content:"example";
+/// dns.query; content:".com";` alerts on one transaction asking for `example.net` and `something.com`, in either
+/// order, while the contents of one selection must match within one name. A buffer with one value per
+/// transaction (`tls.sni`) selected twice is one list, its contents matching that value.
+#[test]
+fn multi_instance_buffers_match_each_selection_on_its_own_value() {
+    let rs = load(
+        r#"alert dns any any -> any any (dns.query; content:"example"; dns.query; content:".com"; sid:1;)
+alert dns any any -> any any (dns.query; content:"example"; content:".com"; sid:2;)
+alert dns any any -> any any (dns.answers.rrname; content:"a.example"; dns.answers.rrname; content:"b.example"; sid:3;)
+alert dns any any -> any any (dns.answers.rrname; content:"a.example"; content:"b.example"; sid:4;)
+alert tls any any -> any any (tls.sni; content:"www."; tls.sni; content:".org"; sid:5;)"#,
+    );
+    let q = |name: &'static [u8]| (Buffer::DnsQuery, TS, name);
+    assert_eq!(app(&rs, &[q(b"example.net"), q(b"something.com")]), [1]);
+    assert_eq!(app(&rs, &[q(b"something.com"), q(b"example.net")]), [1]);
+    assert_eq!(app(&rs, &[q(b"example.com")]), [1, 2]);
+    assert_eq!(app(&rs, &[q(b"example.net")]), Vec::<u32>::new());
+    let each = |names: &[&[u8]]| {
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        let c = PacketCtx {
+            src_port: 53,
+            ..ctx(TC, Transport::Udp, "dns")
+        };
+        let parts = names.iter().copied();
+        rs.scan_app_each(
+            &mut sc,
+            &mut flow,
+            &c,
+            0,
+            Buffer::DnsAnswersRrname,
+            parts,
+            &mut out,
+        );
+        out.iter().map(|a| a.sid).collect::<Vec<_>>()
+    };
+    assert_eq!(each(&[b"a.example", b"c.example", b"b.example"]), [3]);
+    assert_eq!(each(&[b"b.example", b"a.example"]), [3]);
+    assert_eq!(each(&[b"a.example"]), Vec::<u32>::new());
+    let sni = |name: &'static [u8]| (Buffer::TlsSni, TS, name);
+    assert_eq!(app(&rs, &[sni(b"www.example.org")]), [5]);
+    assert_eq!(app(&rs, &[sni(b"www.example.com")]), Vec::<u32>::new());
+}
