@@ -384,7 +384,7 @@ impl Http2Parser {
                 out.http2_frame(&rec);
                 let i = stream.unwrap_or_default();
                 self.half(i, to_server).error_code = Some(code);
-                // The stream is closed both ways.
+                // The stream is closed both ways (a body that had not ended is a truncated file).
                 self.emit(i, out);
             }
             frame::SETTINGS => {
@@ -614,46 +614,73 @@ impl Http2Parser {
     /// END_STREAM in one direction: its body goes out (`http.request_body`/`http.response_body`, and the file
     /// record `file.data` reads); a stream ended both ways completes.
     fn end_half(&mut self, i: usize, to_server: bool, out: &mut dyn EventSink) {
-        let s = &mut self.streams[i];
-        let tx = s.tx_id;
-        let path = s.req.header(b":path").unwrap_or_default().to_vec();
-        let half = if to_server { &mut s.req } else { &mut s.resp };
+        let half = if to_server {
+            &self.streams[i].req
+        } else {
+            &self.streams[i].resp
+        };
         if half.ended {
             return;
         }
-        half.ended = true;
-        if half.body_len > 0 {
-            let body = std::mem::take(&mut half.body);
-            let size = half.body_len;
-            out.http2_buffer(
-                tx,
-                if to_server {
-                    HttpBuffer::RequestBody
-                } else {
-                    HttpBuffer::ResponseBody
-                },
-                &body,
-            );
-            // The body kept is the file's first bytes: hashed when it is the whole body, else only counted.
-            let mut file = crate::file::FileRecord::new(&path, 0, self.files);
-            file.count(&body);
-            file.skipped(size.saturating_sub(body.len() as u64));
-            let end = crate::file::FileEnd {
-                proto: AppProto::Http2,
-                tx_id: tx,
-                to_server,
-                complete: true,
-            };
-            file.close_with(end, &body, out);
-        }
+        self.close_half(i, to_server, true, out);
         let s = &self.streams[i];
         if s.req.ended && s.resp.ended {
             self.emit(i, out);
         }
     }
 
-    /// Completes stream `i`: its EVE `http` event, and it leaves the table.
+    /// One direction of stream `i` is over: its body, if it had one, goes to the rules as the direction's body
+    /// buffer and as a file (`file.*`, EVE `fileinfo`), `CLOSED` when END_STREAM ended it (`complete`), else
+    /// `TRUNCATED` (the flow ended first), as Suricata logs a file whose stream never ended.
+    fn close_half(&mut self, i: usize, to_server: bool, complete: bool, out: &mut dyn EventSink) {
+        let s = &mut self.streams[i];
+        let tx = s.tx_id;
+        let path = s.req.header(b":path").unwrap_or_default().to_vec();
+        let half = if to_server { &mut s.req } else { &mut s.resp };
+        half.ended = true;
+        if half.body_len == 0 {
+            return;
+        }
+        let body = std::mem::take(&mut half.body);
+        let size = half.body_len;
+        out.http2_buffer(
+            tx,
+            if to_server {
+                HttpBuffer::RequestBody
+            } else {
+                HttpBuffer::ResponseBody
+            },
+            &body,
+        );
+        // The body kept is the file's first bytes: hashed when it is the whole body, else only counted.
+        let mut file = crate::file::FileRecord::new(&path, 0, self.files);
+        file.count(&body);
+        file.skipped(size.saturating_sub(body.len() as u64));
+        let end = crate::file::FileEnd {
+            proto: AppProto::Http2,
+            tx_id: tx,
+            to_server,
+            complete,
+        };
+        file.close_with(end, &body, out);
+    }
+
+    /// Stream `i` ends before END_STREAM ended each of its directions: what a direction that had not ended
+    /// carried is a truncated file.
+    fn close_open_halves(&mut self, i: usize, out: &mut dyn EventSink) {
+        for to_server in [true, false] {
+            let s = &self.streams[i];
+            let half = if to_server { &s.req } else { &s.resp };
+            if !half.ended {
+                self.close_half(i, to_server, false, out);
+            }
+        }
+    }
+
+    /// Completes stream `i`: what a direction that END_STREAM had not ended carried is a truncated file (a
+    /// reset, an eviction, the flow's end), then its EVE `http` event, and it leaves the table.
     fn emit(&mut self, i: usize, out: &mut dyn EventSink) {
+        self.close_open_halves(i, out);
         let s = self.streams.remove(i);
         out.event(AppEvent::Http(stream_event(&s)));
     }
@@ -753,26 +780,8 @@ impl Parser for Http2Parser {
     }
 
     fn finish(&mut self, out: &mut dyn EventSink) {
-        // Streams still open: what they have goes out (bodies of halves that did not end, then the events).
-        for i in (0..self.streams.len()).rev() {
-            for to_server in [true, false] {
-                let s = &mut self.streams[i];
-                let half = if to_server { &mut s.req } else { &mut s.resp };
-                if half.body_len > 0 && !half.ended {
-                    let body = std::mem::take(&mut half.body);
-                    let tx = s.tx_id;
-                    out.http2_buffer(
-                        tx,
-                        if to_server {
-                            HttpBuffer::RequestBody
-                        } else {
-                            HttpBuffer::ResponseBody
-                        },
-                        &body,
-                    );
-                }
-            }
-        }
+        // Streams still open: what they have goes out (bodies of halves that did not end, as truncated files,
+        // then the events).
         while !self.streams.is_empty() {
             self.emit(0, out);
         }
@@ -806,12 +815,16 @@ pub(crate) mod tests {
             Option<u64>,
         )>,
         pub files: Vec<(u64, bool, Vec<u8>, Vec<u8>, u64)>,
+        /// Each file's EVE `fileinfo` state, in the order of `files`.
+        pub file_states: Vec<&'static str>,
     }
 
     impl EventSink for Rec {
         fn event(&mut self, e: AppEvent) {
-            if let AppEvent::Http(h) = e {
-                self.events.push(h);
+            match e {
+                AppEvent::Http(h) => self.events.push(h),
+                AppEvent::Fileinfo(f) => self.file_states.push(f.state),
+                _ => {}
             }
         }
         fn http_buffer(&mut self, tx: u64, b: HttpBuffer, data: &[u8]) {
@@ -1034,6 +1047,40 @@ pub(crate) mod tests {
         assert_eq!(r.frames[13].3, Some(0));
         // The client advertised an 8 KiB table: the server's encoder may use it.
         assert_eq!(p.sides[1].hpack.limit_for_tests(), 8192);
+    }
+
+    /// A body whose stream never ended (the flow ended first) or that a RST_STREAM cut is a file as one that
+    /// ended is, with the `file.*` buffers, in state `TRUNCATED`: the request body of stream 1 (no END_STREAM on
+    /// its DATA) at the flow's end, the response body of stream 3 at its reset, stream 5's complete upload
+    /// `CLOSED`.
+    #[test]
+    fn bodies_cut_short_are_truncated_files() {
+        let mut c = PREFACE.to_vec();
+        let post = |path| block(&[(":method", "POST"), (":path", path)]);
+        c.extend(frame(HEADERS, END_HEADERS, 1, &post("/cut")));
+        c.extend(frame(DATA, 0, 1, b"partial"));
+        c.extend(frame(HEADERS, END_HEADERS | END_STREAM, 3, &post("/reset")));
+        c.extend(frame(HEADERS, END_HEADERS, 5, &post("/whole")));
+        c.extend(frame(DATA, END_STREAM, 5, b"done"));
+        let mut s = frame(HEADERS, END_HEADERS, 3, &block(&[(":status", "200")]));
+        s.extend(frame(DATA, 0, 3, b"half a page"));
+        s.extend(frame(RST_STREAM, 0, 3, &[0, 0, 0, 8]));
+        let (r, _) = run(&c, &s, usize::MAX);
+        assert_eq!(
+            r.files,
+            [
+                (2, true, b"/whole".to_vec(), b"done".to_vec(), 4),
+                (1, false, b"/reset".to_vec(), b"half a page".to_vec(), 11),
+                (0, true, b"/cut".to_vec(), b"partial".to_vec(), 7),
+            ]
+        );
+        assert_eq!(r.file_states, ["CLOSED", "TRUNCATED", "TRUNCATED"]);
+        assert_eq!(r.buffer(0, HttpBuffer::RequestBody), Some(&b"partial"[..]));
+        assert_eq!(
+            r.buffer(1, HttpBuffer::ResponseBody),
+            Some(&b"half a page"[..])
+        );
+        assert_eq!(r.events.len(), 3);
     }
 
     /// The same conversation cut at every byte gives the same result.
