@@ -329,6 +329,7 @@ impl SmtpParser {
             cap: limits.file_cap,
             files: limits.files,
             stats: &mut self.stats,
+            complete: true,
         };
         mime.line(line, eol, &mut sink);
     }
@@ -452,6 +453,9 @@ impl SmtpParser {
                 cap: self.limits.file_cap,
                 files: self.limits.files,
                 stats: &mut self.stats,
+                // A file still open when the message ends: closed if the message ended as SMTP ends one, else
+                // (the flow ended inside it) truncated.
+                complete: ended,
             };
             mime.end(&mut sink);
             let a = mime.anomalies();
@@ -530,6 +534,8 @@ struct TxSink<'a> {
     tx_id: u64,
     cap: usize,
     stats: &'a mut ParserStats,
+    /// A file closed now ended as its message says files end (EVE state `CLOSED`, else `TRUNCATED`).
+    complete: bool,
 }
 
 impl MimeSink for TxSink<'_> {
@@ -592,7 +598,7 @@ impl MimeSink for TxSink<'_> {
                 proto: AppProto::Smtp,
                 tx_id: self.tx_id,
                 to_server: true,
-                complete: true,
+                complete: self.complete,
             },
             self.out,
         );
@@ -648,11 +654,16 @@ mod tests {
     struct Out {
         events: Vec<AppEvent>,
         files: Vec<(u64, Vec<u8>, Vec<u8>, u64)>,
+        /// Each file's state as EVE `fileinfo` gives it, in the order of `files`.
+        states: Vec<&'static str>,
         raised: Vec<(u64, bool, AppLayerEvents)>,
     }
 
     impl EventSink for Out {
         fn event(&mut self, event: AppEvent) {
+            if let AppEvent::Fileinfo(f) = &event {
+                self.states.push(f.state);
+            }
             self.events.push(event);
         }
         fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
@@ -779,6 +790,31 @@ Content-Transfer-Encoding: base64\r\n\r\nLi5kb3QK\r\n--XX--\r\n";
         for seg in [1, 3, MAX_LINE - 1, MAX_LINE, MAX_LINE + 1, 1460] {
             assert_eq!(run(&session(&msg), seg).files, whole, "segments of {seg}");
         }
+    }
+
+    /// An attachment the capture cut (the flow ends inside the message, before its `.`) is `TRUNCATED`, as
+    /// Suricata logs it; the attachment its part closed before the cut, and one whose message ended, `CLOSED`.
+    #[test]
+    fn an_attachment_cut_by_the_capture_is_truncated() {
+        let message = b"Content-Type: multipart/mixed; boundary=XX\r\n\r\n--XX\r\n\
+Content-Disposition: attachment; filename=\"a.txt\"\r\n\r\nwhole\r\n--XX\r\n\
+Content-Disposition: attachment; filename=\"b.txt\"\r\n\r\nhalf of i";
+        let mut c = session(message);
+        c.truncate(c.len() - b".\r\nQUIT\r\n".len());
+        let o = run(&c, usize::MAX);
+        assert_eq!(
+            o.files,
+            vec![
+                (0, b"a.txt".to_vec(), b"whole".to_vec(), 5),
+                // The cut line is the message's last line (its line end given back by the decoder).
+                (0, b"b.txt".to_vec(), b"half of i\r\n".to_vec(), 11)
+            ]
+        );
+        assert_eq!(o.states, ["CLOSED", "TRUNCATED"]);
+        let mut whole = message.to_vec();
+        whole.extend_from_slice(b"t\r\n");
+        let o = run(&session(&whole), usize::MAX);
+        assert_eq!(o.states, ["CLOSED", "CLOSED"]);
     }
 
     #[test]
