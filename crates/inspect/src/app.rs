@@ -1036,7 +1036,8 @@ impl Emit<'_, '_> {
         };
         match event {
             AppEvent::Dns(d) => {
-                if !d.is_response() {
+                // `dns.query` is Suricata's `dns` app-layer buffer: an mDNS or LLMNR question is not one.
+                if !d.is_response() && d.flavour == flowbundle_protocols::dns::DnsFlavour::Dns {
                     for q in &d.queries {
                         each(
                             d.tx_id,
@@ -1164,14 +1165,18 @@ impl Emit<'_, '_> {
     /// A DNS message's other buffers, in the direction it travelled: the names of each section (`dns.queries.rrname`,
     /// `dns.answers.rrname`, `dns.authorities.rrname`, `dns.additionals.rrname`, one part per name), a response's
     /// `dns.response.rrname`, and the header's `dns.opcode` and `dns.rcode` and the questions' `dns.rrtype`; on a
-    /// multicast DNS flow the `mdns.*` name lists instead. A list is built only when some rule inspects it.
+    /// multicast DNS flow the `mdns.*` name lists instead, on an LLMNR flow none. A list is built only when some rule
+    /// inspects it.
     fn dns_buffers(&mut self, d: &flowbundle_protocols::dns::DnsEvent) {
         use flowbundle_rules::Buffer as B;
         let Some(rules) = self.out.det.rules() else {
             return;
         };
-        let (proto, [queries, answers, authorities, additionals, response]) = if d.mdns {
-            (
+        use flowbundle_protocols::dns::DnsFlavour;
+        let (proto, [queries, answers, authorities, additionals, response]) = match d.flavour {
+            // Suricata parses LLMNR as neither DNS nor mDNS: none of their buffers reads it.
+            DnsFlavour::Llmnr => return,
+            DnsFlavour::Mdns => (
                 AppProto::Mdns,
                 [
                     B::MdnsQueriesRrname,
@@ -1180,9 +1185,8 @@ impl Emit<'_, '_> {
                     B::MdnsAdditionalsRrname,
                     B::MdnsResponseRrname,
                 ],
-            )
-        } else {
-            (
+            ),
+            DnsFlavour::Dns => (
                 AppProto::Dns,
                 [
                     B::DnsQueriesRrname,
@@ -1191,7 +1195,7 @@ impl Emit<'_, '_> {
                     B::DnsAdditionalsRrname,
                     B::DnsResponseRrname,
                 ],
-            )
+            ),
         };
         let (to_server, tx) = (d.to_server, d.tx_id);
         let names = |records: &[flowbundle_protocols::dns::DnsRecord]| -> Vec<Vec<u8>> {
@@ -1246,7 +1250,7 @@ impl Emit<'_, '_> {
                 Data::Parts(&parts),
             );
         }
-        if d.mdns {
+        if d.flavour != DnsFlavour::Dns {
             return;
         }
         let [hi, lo] = d.flags.to_be_bytes();
@@ -2330,6 +2334,54 @@ alert udp any any -> any any (mdns.authorities.rrname; content:"_apple"; sid:5;)
             alerts_on(&packets, rules),
             // Both mDNS messages ask the question: two transactions, one alert each.
             [(1, true), (1, true), (2, true), (3, true), (4, true)]
+        );
+    }
+
+    /// `dns.query` and the other `dns.*` buffers read unicast DNS only, as Suricata's `dns` app-layer: an mDNS
+    /// question (port 5353) and an LLMNR question (port 5355) for the same name leave them silent, whether the
+    /// rule names `dns` or `udp`; the same question to port 53 makes each alert once.
+    #[test]
+    fn dns_buffers_read_unicast_dns_only() {
+        let query = dns_message(0x0100, ("wpad.example", 1), [&[], &[], &[]]);
+        let response = dns_message(
+            0x8180,
+            ("wpad.example", 1),
+            [&[("wpad.example", 1, vec![10, 0, 0, 9])], &[], &[]],
+        );
+        let (h, o) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        let rules = r#"alert dns any any -> any any (dns.query; content:"wpad"; sid:1;)
+alert udp any any -> any any (dns.query; content:"wpad"; sid:2;)
+alert udp any any -> any any (dns.queries.rrname; content:"wpad"; flow:to_server; sid:3;)
+alert udp any any -> any any (dns.answers.rrname; content:"wpad"; sid:4;)
+alert udp any any -> any any (dns.response.rrname; content:"wpad"; sid:5;)
+alert udp any any -> any any (dns.opcode:0; flow:to_server; sid:6;)
+alert udp any any -> any any (dns.rcode:0; flow:to_client; sid:7;)
+alert udp any any -> any any (dns.rrtype:1; flow:to_server; sid:8;)"#;
+        for port in [5353, 5355] {
+            let packets = [
+                udp(h, 40000, [224, 0, 0, 251], port, &query),
+                udp(o, port, h, 40000, &response),
+                udp(h, 40001, o, port, &query),
+                udp(o, port, h, 40001, &response),
+            ];
+            assert_eq!(alerts_on(&packets, rules), [], "port {port}");
+        }
+        let packets = [
+            udp(h, 40000, o, 53, &query),
+            udp(o, 53, h, 40000, &response),
+        ];
+        assert_eq!(
+            alerts_on(&packets, rules),
+            [
+                (1, true),
+                (2, true),
+                (3, true),
+                (4, false),
+                (5, false),
+                (6, true),
+                (7, false),
+                (8, true)
+            ]
         );
     }
 

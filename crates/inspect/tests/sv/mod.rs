@@ -452,7 +452,7 @@ fn sample_dns() -> flowbundle_protocols::AppEvent {
         authorities: records,
         additionals: Vec::new(),
         to_server: false,
-        mdns: false,
+        flavour: flowbundle_protocols::dns::DnsFlavour::Dns,
         udp_len: 0,
     })
 }

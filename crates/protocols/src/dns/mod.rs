@@ -446,11 +446,26 @@ pub struct DnsEvent {
     /// The message travelled to the server (the flow's responder), whatever its QR bit says: an mDNS response goes
     /// the way its sender's first packet went. Not an EVE field.
     pub to_server: bool,
-    /// The message came on a multicast DNS flow (the `mdns.*` rule buffers rather than `dns.*`). Not an EVE field.
-    pub mdns: bool,
+    /// Which of the DNS-format protocols the flow carries (the rules' `dns.*` or `mdns.*` buffers). Not an EVE
+    /// field.
+    pub flavour: DnsFlavour,
     /// Bytes of the message when it came as one UDP datagram (0 over TCP), for the flow risks on large and
     /// fragmented messages. Not in Suricata's schema: not written.
     pub udp_len: usize,
+}
+
+/// Which protocol in DNS's message format a flow carries: what decides the rule buffers its messages fill. Suricata
+/// parses unicast DNS as `dns` (the `dns.*` buffers) and multicast DNS as `mdns` (the `mdns.*` ones); LLMNR it
+/// does not parse as either, so no DNS rule buffer reads an LLMNR message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DnsFlavour {
+    /// DNS (port 53, or found by content).
+    #[default]
+    Dns,
+    /// Multicast DNS (port 5353).
+    Mdns,
+    /// Link-Local Multicast Name Resolution (port 5355).
+    Llmnr,
 }
 
 impl DnsEvent {
@@ -603,7 +618,7 @@ pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
         authorities: m.authorities.clone(),
         additionals: m.additionals.clone(),
         to_server: !m.is_response(),
-        mdns: false,
+        flavour: DnsFlavour::Dns,
         udp_len: 0,
     })
 }
@@ -822,7 +837,7 @@ impl Detector for MdnsDetector {
     }
     fn parser(&self, t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
         Some(Box::new(DnsParser {
-            mdns: true,
+            flavour: DnsFlavour::Mdns,
             ..DnsParser::new(t, limits)
         }))
     }
@@ -840,7 +855,10 @@ impl Detector for LlmnrDetector {
         probe_on_ports(ctx, 5355, false)
     }
     fn parser(&self, t: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
-        Some(Box::new(DnsParser::new(t, limits)))
+        Some(Box::new(DnsParser {
+            flavour: DnsFlavour::Llmnr,
+            ..DnsParser::new(t, limits)
+        }))
     }
 }
 
@@ -861,8 +879,9 @@ pub struct DnsParser {
     /// The transaction of the last message that made or joined one (where Suricata sets the anomalies of a message
     /// that makes none).
     latest_tx: Option<u64>,
-    /// The flow is multicast DNS (its events say so, for the rules' `mdns.*` buffers).
-    mdns: bool,
+    /// The flow's protocol, DNS, multicast DNS or LLMNR (its events say so, for the rules' `dns.*` and `mdns.*`
+    /// buffers).
+    flavour: DnsFlavour,
     stats: ParserStats,
 }
 
@@ -879,7 +898,7 @@ impl DnsParser {
             gap: [false; 2],
             next_tx: 0,
             latest_tx: None,
-            mdns: false,
+            flavour: DnsFlavour::Dns,
             stats: ParserStats::default(),
         }
     }
@@ -912,7 +931,7 @@ impl DnsParser {
             out.event(AppEvent::Dns(DnsEvent {
                 udp_len,
                 to_server,
-                mdns: self.mdns,
+                flavour: self.flavour,
                 ..e
             }));
         }
