@@ -47,9 +47,10 @@ pub enum Transform {
     ZlibDeflate(Inflate),
 }
 
-/// The options of `gunzip` and `zlib_deflate`: at most `max_size` bytes of output (Suricata's default 1024; a
-/// number, or one with a unit `kb`/`kib`, `mb`/`mib`, `gb`/`gib`, powers of 1024), at most [`MAX_INFLATE`] here. A
-/// buffer that is not a stream of the format gives an empty buffer; one cut short gives what it decompressed to.
+/// The options of `gunzip` and `zlib_deflate` (`max-size N` or `max-size=N`): at most `max_size` bytes of output
+/// (Suricata's default 1024; a number, or one with a unit `kb`/`kib`, `mb`/`mib`, `gb`/`gib`, powers of 1024), at
+/// most [`MAX_INFLATE`] here. A buffer that is not a stream of the format gives an empty buffer; one cut short
+/// gives what it decompressed to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Inflate {
     pub max_size: u32,
@@ -64,10 +65,11 @@ impl Inflate {
     pub fn parse(name: &str, value: Option<&str>) -> Result<Inflate, String> {
         let mut max = None;
         for part in value.into_iter().flat_map(|v| v.split(',')) {
+            // `max-size 8` (as Suricata 8's rules write it) or `max-size=8`.
             let (k, v) = part
                 .trim()
-                .split_once('=')
-                .ok_or_else(|| format!("{name}: `{}` is not key=value", part.trim()))?;
+                .split_once(|c: char| c == '=' || c.is_ascii_whitespace())
+                .ok_or_else(|| format!("{name}: `{}` needs a value", part.trim()))?;
             if k.trim() != "max-size" {
                 return Err(format!("{name}: unknown option `{}`", k.trim()));
             }
@@ -589,8 +591,12 @@ mod tests {
             Ok(Inflate { max_size: 1 << 20 })
         );
         assert_eq!(
-            Inflate::parse("gunzip", Some(" max-size = 2kb ")),
+            Inflate::parse("gunzip", Some(" max-size=2kb ")),
             Ok(Inflate { max_size: 2048 })
+        );
+        assert_eq!(
+            Inflate::parse("zlib_deflate", Some(" max-size 8")),
+            Ok(Inflate { max_size: 8 })
         );
         for bad in [
             "keywithoutvalue",
