@@ -163,7 +163,9 @@ fn header_lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
         if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
             return None;
         }
-        let colon = memchr::memchr(b':', line)?;
+        // An HTTP/2 pseudo-header's name begins with its colon (`:method: GET`).
+        let from = usize::from(line.first() == Some(&b':'));
+        let colon = from + memchr::memchr(b':', line.get(from..)?)?;
         let name = line.get(..colon)?.trim_ascii();
         let value = line.get(colon + 1..)?.trim_ascii();
         (!name.is_empty() && !name.contains(&b' ')).then_some((name, value))
@@ -224,6 +226,18 @@ mod tests {
         let mut v = Vec::new();
         normalize_uri(s.as_bytes(), &mut v);
         String::from_utf8_lossy(&v).into_owned()
+    }
+
+    /// HTTP/2's header block begins with its pseudo-headers (`:status: 200`): their names, colon included, are
+    /// names like the others (Suricata's `http.header_names` of an HTTP/2 response begins `\r\n:status`).
+    #[test]
+    fn pseudo_header_names() {
+        let block = b":status: 200\r\naccept-ranges: bytes\r\nServer:h2o\r\n";
+        let mut names = Vec::new();
+        header_names(block, &mut names);
+        assert_eq!(names, b"\r\n:status\r\naccept-ranges\r\nServer\r\n\r\n");
+        assert_eq!(header_value(block, b":status"), Some(&b"200"[..]));
+        assert_eq!(header_value(block, b"server"), Some(&b"h2o"[..]));
     }
 
     #[test]

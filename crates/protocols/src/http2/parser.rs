@@ -560,7 +560,8 @@ impl Http2Parser {
     }
 
     /// The request's buffers, as HTTP/1's parser gives them: method, target, host, user agent, a request line
-    /// `METHOD PATH HTTP/2\r\n` (with its line end, as Suricata builds it), and the header lines (pseudo-headers left out) as `name: value\r\n`.
+    /// `METHOD PATH HTTP/2\r\n` (with its line end, as Suricata builds it), and the header lines (pseudo-headers
+    /// first, as sent) as `name: value\r\n`.
     fn request_buffers(&mut self, i: usize, out: &mut dyn EventSink) {
         let s = &mut self.streams[i];
         s.req.headers_done = true;
@@ -686,10 +687,12 @@ impl Http2Parser {
     }
 }
 
-/// Header lines `name: value\r\n` of the regular (non-pseudo) fields, into `out` (cleared first).
+/// Header lines `name: value\r\n` of every field, pseudo-headers included (`:method: GET`), into `out` (cleared
+/// first), as Suricata builds HTTP/2's `http.header` (which `http.header_names` and the `strip_pseudo_headers`
+/// transform then read).
 fn header_lines(headers: &[(Vec<u8>, Vec<u8>)], out: &mut Vec<u8>) {
     out.clear();
-    for (n, v) in headers.iter().filter(|(n, _)| !n.starts_with(b":")) {
+    for (n, v) in headers {
         out.extend_from_slice(n);
         out.extend_from_slice(b": ");
         out.extend_from_slice(v);
@@ -986,7 +989,10 @@ pub(crate) mod tests {
         );
         assert_eq!(
             r.buffer(t1, HttpBuffer::RequestHeaders),
-            Some(&b"user-agent: curl/8.0\r\naccept: */*\r\n"[..])
+            Some(
+                &b":method: GET\r\n:path: /index.html?q=1\r\n:scheme: http\r\n:authority: example.com\r\n\
+user-agent: curl/8.0\r\naccept: */*\r\n"[..]
+            )
         );
         assert_eq!(r.buffer(t1, HttpBuffer::StatusCode), Some(&b"200"[..]));
         assert_eq!(
