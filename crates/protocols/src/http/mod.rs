@@ -370,6 +370,69 @@ mod tests {
         }
     }
 
+    /// A multipart/form-data POST's files are its parts with a file name, each named by it, decoded (a base64
+    /// part) and hashed, as Suricata's HTTP file extraction makes them: the text field is no file, the body no
+    /// file of its own; a form the close cuts inside its last file leaves that file `TRUNCATED`.
+    #[test]
+    fn multipart_form_parts_are_files() {
+        let form = b"--AaB03x\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nnot a file\r\n\
+--AaB03x\r\nContent-Disposition: form-data; name=\"f1\"; filename=\"titi.txt\"\r\nContent-Type: text/plain\r\n\r\n\
+Titi le minet\r\n--AaB03x\r\nContent-Disposition: form-data; name=\"f2\"; filename=\"toto.txt\"\r\n\
+Content-Transfer-Encoding: base64\r\n\r\nYmF0ZWF1\r\n--AaB03x--\r\n";
+        let request = |body: &[u8], len: usize| {
+            let mut r = format!(
+                "POST /upload.cgi HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=AaB03x\r\n\
+Content-Length: {len}\r\n\r\n"
+            )
+            .into_bytes();
+            r.extend_from_slice(body);
+            vec![(Direction::ToServer, r)]
+        };
+        let limits = Limits {
+            http_request_body_cap: 4096,
+            ..hashing()
+        };
+        let (r, _) = run(&request(form, form.len()), &limits, &[]);
+        let got: Vec<_> = r
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.tx,
+                    f.to_server,
+                    f.name.as_slice(),
+                    f.data.as_slice(),
+                    f.complete,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    0,
+                    true,
+                    b"titi.txt".as_slice(),
+                    b"Titi le minet".as_slice(),
+                    true
+                ),
+                (0, true, b"toto.txt".as_slice(), b"bateau".as_slice(), true)
+            ]
+        );
+        assert_eq!(r.files[1].digests.sha256, Some(sha256(b"bateau")));
+        let states: Vec<_> = r.fileinfo.iter().map(|f| f.state).collect();
+        assert_eq!(states, ["CLOSED", "CLOSED"]);
+        // Cut inside the second file's data.
+        let cut = form.len() - 20;
+        let (r, _) = run(&request(&form[..cut], form.len()), &limits, &[]);
+        let states: Vec<_> = r
+            .fileinfo
+            .iter()
+            .map(|f| (f.filename.as_str(), f.state))
+            .collect();
+        assert_eq!(states, [("titi.txt", "CLOSED"), ("toto.txt", "TRUNCATED")]);
+    }
+
     /// A POST or PUT body is a file named by the URI's path; a multipart form and a GET are not; a body the close
     /// cuts is a truncated file without hashes; a compressed body decoded whole is hashed as decoded, one whose
     /// decoding stopped at the cap is not hashed.

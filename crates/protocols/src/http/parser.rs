@@ -44,6 +44,9 @@ pub(super) struct Side {
     pub(super) file: Option<FileRecord>,
     /// The body ended before its framing said it would (the flow ended inside it, or the framing broke).
     pub(super) cut: bool,
+    /// A request's `Content-Type` when it is a multipart form (its parts with a file name are its files, read
+    /// from the kept body when it ends: see [`multipart_files`]).
+    pub(super) multipart: Option<String>,
 }
 
 /// Body buffer capacity a side keeps between messages (see [`Side::release_body`]).
@@ -60,6 +63,7 @@ impl Side {
             inflate: None,
             file: None,
             cut: false,
+            multipart: None,
         }
     }
 }
@@ -73,6 +77,7 @@ impl Side {
         self.inflate = None;
         self.file = None;
         self.cut = false;
+        self.multipart = None;
         if !decompress || cap == 0 {
             return false;
         }
@@ -153,6 +158,64 @@ impl Side {
                 complete: !self.cut,
             };
             f.close_with(end, &self.body, out);
+        }
+    }
+}
+
+/// The files of a multipart request body (`body`, as kept, `content_type` its `Content-Type`): the MIME decoder
+/// splits it at its boundary and hands each part that has a file name (`Content-Disposition: form-data;
+/// name="f"; filename="a.txt"`) to `files` as a file, decoded; the last part is cut (`TRUNCATED`) unless the body
+/// was `whole`. Bounded as the body is (the request body cap) and as the decoder is (see `mail::mime`).
+fn multipart_files(content_type: &str, body: &[u8], whole: bool, mut files: MultipartFiles<'_>) {
+    use crate::mail::mime::{MimeConfig, MimeParser};
+    let mut mime = MimeParser::new(MimeConfig::default());
+    let mut head = b"Content-Type: ".to_vec();
+    head.extend_from_slice(content_type.as_bytes());
+    mime.line(&head, true, &mut files);
+    mime.line(b"", true, &mut files);
+    let mut rest = body;
+    while !rest.is_empty() {
+        let (line, eol, next) = match memchr::memchr(b'\n', rest) {
+            Some(i) => (&rest[..i], true, &rest[i + 1..]),
+            None => (rest, false, &rest[rest.len()..]),
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        mime.line(line, eol || whole, &mut files);
+        rest = next;
+    }
+    files.complete = whole;
+    mime.end(&mut files);
+}
+
+/// Where [`multipart_files`] puts the parts: one file record at a time, closed into `out`.
+struct MultipartFiles<'a> {
+    tx_id: u64,
+    cap: usize,
+    opts: crate::file::FileOptions,
+    file: Option<FileRecord>,
+    /// A file closed now ended as its part did.
+    complete: bool,
+    out: &'a mut dyn EventSink,
+}
+
+impl crate::mail::mime::MimeSink for MultipartFiles<'_> {
+    fn file_open(&mut self, name: &[u8]) {
+        self.file = Some(FileRecord::new(name, self.cap, self.opts));
+    }
+    fn file_data(&mut self, data: &[u8]) {
+        if let Some(f) = &mut self.file {
+            f.data(data);
+        }
+    }
+    fn file_close(&mut self) {
+        if let Some(f) = self.file.take() {
+            let end = FileEnd {
+                proto: AppProto::Http,
+                tx_id: self.tx_id,
+                to_server: true,
+                complete: self.complete,
+            };
+            f.close(end, self.out);
         }
     }
 }
@@ -491,6 +554,11 @@ impl HttpParser {
                 self.limits.file_options(),
             ));
         }
+        // A multipart POST's files are its parts that carry a file name, as Suricata's HTTP file extraction makes
+        // them (read from the kept body when it ends).
+        if method == b"POST" && h.multipart {
+            self.req.multipart = h.content_type.clone();
+        }
         // RFC 9112 §6.3: a request body is chunked or has a Content-Length; otherwise there is none.
         self.req.state = if h.chunked {
             State::Body(Framing::Chunked(Chunk::Size {
@@ -521,6 +589,19 @@ impl HttpParser {
             tx.ev.request_body_length = self.req.body_len;
             if self.req.body_len > 0 {
                 self.req.close_file(tx.ev.tx_id, true, out);
+            }
+            if let Some(ct) = self.req.multipart.take() {
+                // The kept body is all of it unless the cap or the flow's end cut it: a part open there is cut.
+                let whole = !self.req.cut && self.req.body_len == self.req.body.len() as u64;
+                let files = MultipartFiles {
+                    tx_id: tx.ev.tx_id,
+                    cap: self.limits.http_request_body_cap,
+                    opts: self.limits.file_options(),
+                    file: None,
+                    complete: true,
+                    out: &mut *out,
+                };
+                multipart_files(&ct, &self.req.body, whole, files);
             }
             if !self.req.body.is_empty() {
                 out.http_buffer(tx.ev.tx_id, HttpBuffer::RequestBody, &self.req.body);
