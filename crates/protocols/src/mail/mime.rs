@@ -90,6 +90,8 @@ struct Part {
     /// `Content-Type: multipart/...; boundary=...`.
     boundary: Option<Vec<u8>>,
     multipart: bool,
+    /// `Content-Type: message/rfc822`: the body is an encapsulated message (its own headers, then its body).
+    rfc822: bool,
     filename: Option<Vec<u8>>,
     /// The file name came from `Content-Disposition` (outranks `Content-Type`'s `name`).
     filename_from_disposition: bool,
@@ -328,6 +330,7 @@ impl MimeParser {
         let value = std::mem::take(&mut self.hdr_value);
         if name.eq_ignore_ascii_case(b"content-type") {
             let (kind, _) = split_params(&value);
+            self.part.rfc822 = starts_ci(kind, b"message/rfc822");
             if starts_ci(kind, b"multipart/") {
                 self.part.multipart = true;
                 match param(&value, b"boundary") {
@@ -389,6 +392,14 @@ impl MimeParser {
                 }
                 _ => self.anomalies.set(AppLayerEvent::SmtpMimeMalformedMsg),
             }
+        }
+        if part.rfc822 {
+            // An encapsulated message: its headers come next, read as a part's (its own encoding, file name and
+            // parts; the outer part's transfer encoding and name do not carry over), as Suricata reads one. It
+            // opens no boundary, so nesting costs nothing.
+            self.state = State::Headers;
+            self.top = false;
+            return;
         }
         self.state = State::Body;
         self.encoding = match part.encoding.unwrap_or(Encoding::Plain) {
@@ -855,6 +866,39 @@ epilogue\r\n";
             let (f, _) = decode(msg.as_bytes(), piece);
             assert_eq!(f.files, whole.files, "pieces of {piece}");
         }
+    }
+
+    /// An encapsulated `message/rfc822` (suricata-verify's smtp-mime-encap-8649-combined, and the same inside a
+    /// multipart): its own headers are read, so its attachment is the file, decoded by its own transfer encoding
+    /// (plain here, whatever the outer part said); the outer part's name makes no file, and the inner headers are
+    /// not the message's.
+    #[test]
+    fn encapsulated_messages_are_parsed() {
+        let inner = b"From: attacker@evil.com\r\nSubject: Inner\r\nContent-Type: application/octet-stream\r\n\
+Content-Disposition: attachment; filename=\"malware.exe\"\r\n\r\nEICAR-MIME-BYPASS-TEST-PAYLOAD\r\n";
+        let mut msg = b"From: a@x\r\nSubject: Combined\r\nContent-Type: message/rfc822\r\n\
+Content-Transfer-Encoding: base64\r\nContent-Disposition: attachment; filename=\"innocent.txt\"\r\n\r\n"
+            .to_vec();
+        msg.extend_from_slice(inner);
+        let (f, _) = decode(&msg, usize::MAX);
+        assert_eq!(
+            f.files,
+            [(
+                b"malware.exe".to_vec(),
+                b"EICAR-MIME-BYPASS-TEST-PAYLOAD\r\n".to_vec(),
+                true
+            )]
+        );
+        let subjects: Vec<_> = f.top.iter().filter(|h| h.0 == "Subject").collect();
+        assert_eq!(subjects.len(), 1);
+        let mut msg = b"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\
+Content-Type: message/rfc822\r\n\r\n"
+            .to_vec();
+        msg.extend_from_slice(inner);
+        msg.extend_from_slice(b"--b--\r\n");
+        let (f, _) = decode(&msg, 30);
+        assert_eq!(f.files.len(), 1);
+        assert_eq!(f.files[0].1, b"EICAR-MIME-BYPASS-TEST-PAYLOAD");
     }
 
     #[test]
