@@ -65,12 +65,16 @@ use flowbundle_decode::{DecodeEvents, DecodeOptions};
 
 /// What a packet produced: its events, or, with a renderer ([`ArenaSource::with_renderer`]), their output lines
 /// rendered on the worker (the line count and the bytes); or one message of a worker's share of a sweep or of the
-/// end-of-input flush ([`Share`]).
+/// end-of-input flush ([`Share`], boxed: a few a sweep, and the packets' messages stay small in the channel).
+///
+/// A packet's events or lines travel in a buffer the collector hands back once it has written them out (see
+/// [`EventSender`]): a worker fills a spent one, so the output path allocates nothing per packet once the buffers
+/// in circulation cover what is in flight.
 #[derive(Debug)]
 pub enum Batch {
     Events(Vec<Event>),
     Rendered(u64, Vec<u8>),
-    Share(Share),
+    Share(Box<Share>),
 }
 
 /// Output as the collector hands it on: events, or rendered lines (their count and bytes).
@@ -276,7 +280,9 @@ impl<'o, 'a> ShareOut<'o, 'a> {
             run: std::mem::take(&mut self.run),
             _credit: Credit(self.out_now.clone()),
         };
-        self.out.events.send(self.seq, Batch::Share(share));
+        self.out
+            .events
+            .send(self.seq, Batch::Share(Box::new(share)));
     }
 
     /// Sends the share's last message (what it still holds, maybe nothing).
@@ -569,18 +575,22 @@ impl Emitter<'_> {
         if ctx.pending_events() == 0 {
             return;
         }
+        // A spent buffer when the collector has handed one back (see [`EventSender`]), a new one otherwise.
         let batch = match self.render {
             Some(render) => {
-                let mut bytes = Vec::new();
+                let mut bytes = self.events.backlog.spare_bytes.pop().unwrap_or_default();
                 let n = ctx.render_events(|evs| render(&mut bytes, evs));
                 if bytes.is_empty() {
                     // A renderer that writes nothing (output discarded): nothing to send.
+                    if bytes.capacity() > 0 {
+                        let _ = self.events.backlog.spare_bytes.push(bytes);
+                    }
                     return;
                 }
                 Batch::Rendered(n as u64, bytes)
             }
             None => {
-                let mut evs = Vec::with_capacity(ctx.pending_events());
+                let mut evs = self.events.backlog.spare_events.pop().unwrap_or_default();
                 ctx.take_events(&mut evs);
                 Batch::Events(evs)
             }
@@ -1377,6 +1387,21 @@ pub const BACKLOG_MAX: usize = 1 << 20;
 /// for that long while woken is starved or gone: the sender goes on, so a run is never held up by it for ever).
 const BACKLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
+/// Packets' messages the channel holds (see [`EventSender`]): a bounded array, allocated once (40 bytes a slot). A
+/// packet's output is a line or two of EVE (550 bytes at the median on the merged nDPI trace), so the channel holds
+/// about half of [`BACKLOG_MAX`]; a sender that finds it full waits for the collector as for the bytes.
+pub const CHANNEL_SLOTS: usize = 1024;
+
+/// Spent output buffers the collector keeps for the workers to fill again (see [`EventSender`]), each kind: more
+/// than the packets' outputs in flight when the collector keeps up (a few tens), so that the workers allocate none;
+/// a buffer handed back while the spares are full is freed.
+pub const SPARE_BUFFERS: usize = 256;
+
+/// Largest buffer kept for reuse, in bytes (a larger one, from a packet with a lot of output, is freed once written
+/// out; 99% of the merged nDPI trace's EVE lines are under 1,400 bytes): what the spares hold is at most
+/// [`SPARE_BUFFERS`] times this, 1 MiB, and in practice a few hundred KiB.
+pub const SPARE_CAPACITY: usize = 4 << 10;
+
 /// The workers' end of the collector's channel ([`EventMerge::new`]), with the output in it bounded.
 ///
 /// The collector takes what the workers sent every couple of milliseconds, when the machine gives its thread a core.
@@ -1391,9 +1416,20 @@ const BACKLOG_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 /// the merged nDPI trace on a loaded machine the output waiting in the channel still peaked 1–2.5 MiB above the
 /// trace's own peak (2.9–4.5 MiB against 1.7–3.1), and at 256 KiB and 1 MiB the peaks on both fell to the
 /// 1.7–2.2 MiB that a sweep's own output (one batch per worker) takes.
+///
+/// No allocation per packet: a packet's output is rendered into a spent buffer that the collector handed back after
+/// writing it out (a queue of at most [`SPARE_BUFFERS`] of them, up to [`SPARE_CAPACITY`] bytes each), and its
+/// message goes through a bounded array channel ([`CHANNEL_SLOTS`]) that allocates nothing per message. Why: a
+/// fresh buffer a packet, and the unbounded channel's blocks (one every 31 messages), were allocated on the workers
+/// and freed on the collector, and frees across threads are what spread the allocator's per-thread arenas' high-water
+/// marks (peak RSS grew with the input's length; see `BENCHMARKS.md`). A message that finds the array full for
+/// [`BACKLOG_WAIT`] (a collector starved or gone) goes through an unbounded channel beside it instead, as do the
+/// shares of sweeps (a few a sweep, and ordered among themselves in that one channel). The order between the two
+/// channels never matters: a packet's output is one message, with a sequence number of its own.
 #[derive(Clone)]
 pub struct EventSender {
-    tx: Sender<Tagged>,
+    tx: crossbeam::channel::Sender<Tagged>,
+    spill: Sender<Tagged>,
     backlog: std::sync::Arc<Backlog>,
 }
 
@@ -1408,6 +1444,31 @@ struct Backlog {
     closed: AtomicBool,
     /// Waits for a share's message to be written that ran out of time ([`SHARE_WAIT`]).
     share_waits_timed_out: AtomicU64,
+    /// Packets' messages that found the channel full for [`BACKLOG_WAIT`] and went through the unbounded one.
+    spilled: AtomicU64,
+    /// Spent buffers, handed back by the collector for the workers to fill again.
+    spare_bytes: crossbeam::queue::ArrayQueue<Vec<u8>>,
+    spare_events: crossbeam::queue::ArrayQueue<Vec<Event>>,
+}
+
+impl Backlog {
+    /// Keeps a batch's buffer, written out, for a worker to fill again (when it is not too large and the spares
+    /// are not full); drops the rest.
+    fn recycle(&self, b: Batch) {
+        match b {
+            Batch::Rendered(_, mut bytes) if bytes.capacity() <= SPARE_CAPACITY => {
+                bytes.clear();
+                let _ = self.spare_bytes.push(bytes);
+            }
+            Batch::Events(mut evs)
+                if evs.capacity() * std::mem::size_of::<Event>() <= SPARE_CAPACITY =>
+            {
+                evs.clear();
+                let _ = self.spare_events.push(evs);
+            }
+            _ => {}
+        }
+    }
 }
 
 impl EventSender {
@@ -1416,7 +1477,7 @@ impl EventSender {
     pub fn send(&self, seq: u64, batch: Batch) {
         let size = batch.bytes();
         let before = self.backlog.bytes.fetch_add(size, Relaxed);
-        if self.tx.send((seq, batch)).is_err() {
+        if !self.put((seq, batch)) {
             // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
             self.backlog.bytes.fetch_sub(size, Relaxed);
             return;
@@ -1442,6 +1503,32 @@ impl EventSender {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
         }
+    }
+
+    /// Puts a message in the channel (a share's, or one the array has no room for in [`BACKLOG_WAIT`], in the
+    /// unbounded one): `false` when the collector is gone.
+    fn put(&self, msg: Tagged) -> bool {
+        use crossbeam::channel::{SendTimeoutError, TrySendError};
+        let msg = if matches!(msg.1, Batch::Share(_)) {
+            msg
+        } else {
+            match self.tx.try_send(msg) {
+                Ok(()) => return true,
+                Err(TrySendError::Disconnected(_)) => return false,
+                Err(TrySendError::Full(msg)) => {
+                    self.backlog.collector.unpark();
+                    match self.tx.send_timeout(msg, BACKLOG_WAIT) {
+                        Ok(()) => return true,
+                        Err(SendTimeoutError::Disconnected(_)) => return false,
+                        Err(SendTimeoutError::Timeout(msg)) => {
+                            self.backlog.spilled.fetch_add(1, Relaxed);
+                            msg
+                        }
+                    }
+                }
+            }
+        };
+        self.spill.send(msg).is_ok()
     }
 
     /// Waits while `out_now` of a share's messages are out and the collector may still write them (see [`Share`]),
@@ -1489,7 +1576,8 @@ impl Batch {
 
 /// The collector's side of a streaming run. See the module documentation.
 pub struct EventMerge {
-    rx: Receiver<Tagged>,
+    rx: crossbeam::channel::Receiver<Tagged>,
+    spill: Receiver<Tagged>,
     backlog: std::sync::Arc<Backlog>,
     held: BTreeMap<u64, Held>,
     /// The most packets' outputs and share messages held back at once.
@@ -1504,13 +1592,32 @@ pub struct EventMerge {
 }
 
 /// What the collector holds with one sequence number: the shares of the sweeps and flushes tagged with it, by group
-/// number, and the packets' output, in the order it came. A sweep or flush tagged `s` is sent before any packet
-/// output tagged `s` (the packet after a sweep is dispatched or inspected only once every share of it was sent), so
-/// the groups are written first.
+/// number, and the packets' output, in the order it came (one batch, the packet's, kept in place: no allocation
+/// for it). A sweep or flush tagged `s` is sent before any packet output tagged `s` (the packet after a sweep is
+/// dispatched or inspected only once every share of it was sent), so the groups are written first.
 #[derive(Default)]
 struct Held {
     groups: BTreeMap<u64, Group>,
-    plain: Vec<Batch>,
+    first: Option<Batch>,
+    more: Vec<Batch>,
+}
+
+impl Held {
+    fn push(&mut self, b: Batch) {
+        if self.first.is_none() && self.more.is_empty() {
+            self.first = Some(b);
+        } else {
+            self.more.push(b);
+        }
+    }
+
+    fn plain(&self) -> impl Iterator<Item = &Batch> {
+        self.first.iter().chain(self.more.iter())
+    }
+
+    fn has_plain(&self) -> bool {
+        self.first.is_some() || !self.more.is_empty()
+    }
 }
 
 /// The shares of one sweep or flush, as their messages come (see [`Share`]).
@@ -1594,21 +1701,27 @@ impl EventMerge {
     /// [`new`](Self::new), the shares of sweeps and flushes sent in messages of about `bytes` of output each (see
     /// [`SHARE_CHUNK`]; at least one segment a message).
     pub fn with_share_chunk(bytes: usize) -> (EventSender, EventMerge) {
-        let (tx, rx) = channel();
+        let (tx, rx) = crossbeam::channel::bounded(CHANNEL_SLOTS);
+        let (spill_tx, spill) = channel();
         let backlog = std::sync::Arc::new(Backlog {
             bytes: std::sync::atomic::AtomicUsize::new(0),
             collector: std::thread::current(),
             share_chunk: bytes.max(1),
             closed: AtomicBool::new(false),
             share_waits_timed_out: AtomicU64::new(0),
+            spilled: AtomicU64::new(0),
+            spare_bytes: crossbeam::queue::ArrayQueue::new(SPARE_BUFFERS),
+            spare_events: crossbeam::queue::ArrayQueue::new(SPARE_BUFFERS),
         });
         (
             EventSender {
                 tx,
+                spill: spill_tx,
                 backlog: backlog.clone(),
             },
             EventMerge {
                 rx,
+                spill,
                 backlog,
                 held: BTreeMap::new(),
                 peak_held: 0,
@@ -1624,7 +1737,8 @@ impl EventMerge {
     /// Takes in what the workers sent.
     fn receive(&mut self) {
         let mut taken = 0;
-        for (seq, b) in self.rx.try_iter() {
+        // The order between the two channels does not matter (see `EventSender`).
+        for (seq, b) in self.rx.try_iter().chain(self.spill.try_iter()) {
             taken += b.bytes();
             let h = self.held.entry(seq).or_default();
             match b {
@@ -1632,14 +1746,14 @@ impl EventMerge {
                     let size = s.run.size();
                     self.share_messages += 1;
                     self.largest_share_message = self.largest_share_message.max(size);
-                    if h.groups.entry(s.group).or_default().add(s) {
+                    if h.groups.entry(s.group).or_default().add(*s) {
                         self.held_now += 1;
                         self.share_bytes += size;
                     }
                 }
                 b => {
                     self.held_now += 1;
-                    h.plain.push(b);
+                    h.push(b);
                 }
             }
         }
@@ -1674,6 +1788,12 @@ impl EventMerge {
     /// out of time (see [`Share`]): each let one message more out than the bound.
     pub fn share_waits_timed_out(&self) -> u64 {
         self.backlog.share_waits_timed_out.load(Relaxed)
+    }
+
+    /// Packets' messages that found the channel full for a bounded wait and went through the unbounded one (see
+    /// [`EventSender`]): each was allocated for.
+    pub fn spilled(&self) -> u64 {
+        self.backlog.spilled.load(Relaxed)
     }
 
     /// Drops everything held and everything sent until now, and tells the senders not to wait for the collector any
@@ -1720,20 +1840,23 @@ impl EventMerge {
                 g.remove();
             }
             if !complete || !h.groups.is_empty() {
-                if h.groups.is_empty() && h.plain.is_empty() {
+                if h.groups.is_empty() && !h.has_plain() {
                     e.remove();
                 }
                 break;
             }
-            for b in &h.plain {
+            for b in h.plain() {
                 match b {
                     Batch::Events(evs) => out(Piece::Events(evs))?,
                     Batch::Rendered(n, bytes) => out(Piece::Rendered(*n, bytes))?,
                     Batch::Share(_) => {}
                 }
             }
-            let plain = e.remove().plain.len();
-            held.0 = held.0.saturating_sub(plain);
+            let h = e.remove();
+            for b in h.first.into_iter().chain(h.more) {
+                held.0 = held.0.saturating_sub(1);
+                self.backlog.recycle(b);
+            }
         }
         Ok(())
     }
@@ -1900,14 +2023,14 @@ mod tests {
         out: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
     ) -> Batch {
         out.fetch_add(1, AcqRel);
-        Batch::Share(Share {
+        Batch::Share(Box::new(Share {
             group,
             worker,
             workers: 2,
             last,
             run: run(keys),
             _credit: Credit(out.clone()),
-        })
+        }))
     }
 
     /// What `m` writes up to `watermark` (everything with `None`), as text.
@@ -2018,7 +2141,7 @@ mod tests {
     }
 
     /// An event to render in a test: its time and flow id are its line.
-    fn ev(ts: u64, id: u64) -> Event {
+    pub(super) fn ev(ts: u64, id: u64) -> Event {
         let (key, side) = FlowKey::new(
             std::net::IpAddr::from([10, 0, 0, 1]),
             1,
@@ -2091,5 +2214,146 @@ mod tests {
             "the collector held {} bytes of shares at once (bound {most})",
             m.peak_share_bytes
         );
+    }
+}
+
+/// The workers' output path allocates nothing per packet once buffers circulate (see [`EventSender`]). A counting
+/// allocator for this crate's unit tests; it counts only on a thread that asked it to, so the other tests are not
+/// affected.
+#[cfg(test)]
+mod no_alloc {
+    use super::*;
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    struct Counting;
+
+    thread_local! {
+        /// Allocation calls on this thread while counting (`None`: not counting).
+        static ALLOCS: Cell<Option<u64>> = const { Cell::new(None) };
+    }
+
+    fn count() {
+        let _ = ALLOCS.try_with(|c| {
+            if let Some(n) = c.get() {
+                c.set(Some(n + 1));
+            }
+        });
+    }
+
+    // SAFETY: forwards to the system allocator unchanged; only counts calls.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count();
+            // SAFETY: same contract as the caller's.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            count();
+            // SAFETY: same contract as the caller's.
+            unsafe { System.alloc_zeroed(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: same contract as the caller's.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count();
+            // SAFETY: same contract as the caller's.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    /// Allocation calls `f` makes on this thread.
+    fn allocs_in(f: impl FnOnce()) -> u64 {
+        ALLOCS.with(|c| c.set(Some(0)));
+        f();
+        ALLOCS.with(|c| c.replace(None)).unwrap_or(0)
+    }
+
+    fn ev(ts: u64) -> Event {
+        super::tests::ev(ts, ts % 7)
+    }
+
+    /// One worker sends 20,000 packets' output (rendered, and whole), at most 64 packets ahead of what the
+    /// collector has written out (the reader's window bounds that in a run); the collector writes as it goes. The
+    /// sends allocate only while the first buffers are made (65 buffers, each allocated and grown once or twice):
+    /// none after the first thousand packets. (Before, every send allocated its buffer and grew it, and the channel
+    /// a block every 31 messages.)
+    #[test]
+    fn a_packets_output_is_sent_in_a_spent_buffer_without_allocating() {
+        let render = |buf: &mut Vec<u8>, evs: &[Event]| {
+            for _ in evs {
+                buf.extend_from_slice(b"{\"event_type\":\"flow\"}\n");
+            }
+        };
+        let render: &Renderer = &render;
+        for rendered in [true, false] {
+            let engine = crate::Engine::new(crate::EngineConfig::default(), None, None);
+            let (tx, mut m) = EventMerge::new();
+            let sent = AtomicU64::new(0);
+            let written = AtomicU64::new(0);
+            const N: u64 = 20_000;
+            let (early, late, lines) = std::thread::scope(|scope| {
+                let worker = scope.spawn(|| {
+                    let out = Emitter {
+                        events: tx,
+                        render: rendered.then_some(render),
+                    };
+                    let mut ctx = engine.new_ctx();
+                    let (mut early, mut late) = (0, 0);
+                    for seq in 0..N {
+                        while seq > written.load(Acquire) + 64 {
+                            std::thread::yield_now();
+                        }
+                        ctx.events.push(ev(seq));
+                        if seq % 3 == 0 {
+                            ctx.events.push(ev(seq));
+                        }
+                        let n = allocs_in(|| out.send(seq, &mut ctx));
+                        if seq < 1000 {
+                            early += n;
+                        } else {
+                            late += n;
+                        }
+                        sent.store(seq + 1, Release);
+                    }
+                    (early, late)
+                });
+                let mut lines = 0u64;
+                loop {
+                    // The watermark first, then the channel.
+                    let w = sent.load(Acquire);
+                    m.release(w, |p| {
+                        lines += match p {
+                            Piece::Rendered(n, _) => n,
+                            Piece::Events(evs) => evs.len() as u64,
+                        };
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap();
+                    written.store(w, Release);
+                    if w == N {
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+                let (early, late) = worker.join().unwrap();
+                (early, late, lines)
+            });
+            assert_eq!(lines, N + N.div_ceil(3), "every line written");
+            assert_eq!(m.spilled(), 0);
+            assert_eq!(
+                late, 0,
+                "rendered {rendered}: sends allocated {late} times after the first 1,000 packets"
+            );
+            assert!(
+                early <= 3 * 65,
+                "rendered {rendered}: the first 1,000 sends allocated {early} times"
+            );
+        }
     }
 }
