@@ -1199,18 +1199,12 @@ impl Emit<'_, '_> {
         };
         let (to_server, tx) = (d.to_server, d.tx_id);
         let names = |records: &[flowbundle_protocols::dns::DnsRecord]| -> Vec<Vec<u8>> {
-            records
-                .iter()
-                .map(|r| r.rrname.as_bytes().to_vec())
-                .collect()
+            records.iter().map(|r| name_bytes(&r.rrname)).collect()
         };
         let lists = [
             (
                 queries,
-                d.queries
-                    .iter()
-                    .map(|q| q.rrname.as_bytes().to_vec())
-                    .collect(),
+                d.queries.iter().map(|q| name_bytes(&q.rrname)).collect(),
             ),
             (answers, names(&d.answers)),
             (authorities, names(&d.authorities)),
@@ -1228,19 +1222,15 @@ impl Emit<'_, '_> {
             }
         }
         if d.is_response() && rules.inspects(response) {
-            let mut parts: Vec<Vec<u8>> = d
-                .queries
-                .iter()
-                .map(|q| q.rrname.as_bytes().to_vec())
-                .collect();
+            let mut parts: Vec<Vec<u8>> = d.queries.iter().map(|q| name_bytes(&q.rrname)).collect();
             for r in d.answers.iter().chain(&d.authorities).chain(&d.additionals) {
-                parts.push(r.rrname.as_bytes().to_vec());
+                parts.push(name_bytes(&r.rrname));
                 let data = match r.rrtype.as_str() {
                     "CNAME" | "PTR" | "MX" | "NS" => r.rdata.as_deref(),
                     "SOA" => r.soa.as_ref().map(|s| s.mname.as_str()),
                     _ => None,
                 };
-                parts.extend(data.map(|n| n.as_bytes().to_vec()));
+                parts.extend(data.map(name_bytes));
             }
             self.scan_buffer(
                 proto,
@@ -1590,6 +1580,31 @@ fn same_host(a: IpAddr, b: IpAddr) -> bool {
     a.to_canonical() == b.to_canonical()
 }
 
+/// A DNS name's bytes as on the wire, for the rule buffers: the parser writes a byte outside printable ASCII (and
+/// `\` itself) as `\xHH` in its text, which this undoes, so a rule's content matches the name's own bytes (UTF-8
+/// names included) as in Suricata.
+fn name_bytes(text: &str) -> Vec<u8> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        if c == b'\\'
+            && b.get(i + 1) == Some(&b'x')
+            && let Some(v) = b
+                .get(i + 2..i + 4)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
 /// A TLS side's version as `tls.version` reads it ([`flowbundle_rules::Buffer::TlsVersion`]): as recorded, then
 /// with a TLS 1.3 draft version (`7f xx`) read as TLS 1.3.
 fn tls_version_bytes(v: u16) -> [u8; 4] {
@@ -1677,6 +1692,7 @@ pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
             seq: t.seq,
             ack: t.ack,
             window: t.window,
+            mss: None,
         }),
         _ => None,
     };
@@ -1707,7 +1723,86 @@ pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
         icmp,
         events: d.events,
         flowless: false,
+        ..PacketHeader::default()
     })
+}
+
+/// [`packet_header`] with the optional fields the loaded rules read ([`flowbundle_rules::HeaderNeeds`]): VLAN ids,
+/// IPv4 options, the TCP MSS option, and the flow's counters after this packet (`meta`, at `ts_ns`). A field no
+/// loaded rule reads is left empty, so it costs nothing per packet.
+pub(crate) fn packet_header_with(
+    det: &Detection,
+    d: &Decoded<'_>,
+    meta: Option<&FlowMeta>,
+    ts_ns: u64,
+) -> Option<PacketHeader> {
+    let mut h = packet_header(d)?;
+    let Some(needs) = det.rules().map(|r| r.header_needs()).filter(|n| n.any()) else {
+        return Some(h);
+    };
+    fill_optional(&mut h, needs, d, meta, ts_ns);
+    Some(h)
+}
+
+/// Fills the optional header fields `needs` names.
+fn fill_optional(
+    h: &mut PacketHeader,
+    needs: flowbundle_rules::HeaderNeeds,
+    d: &Decoded<'_>,
+    meta: Option<&FlowMeta>,
+    ts_ns: u64,
+) {
+    if needs.vlan && d.vlan_count > 0 {
+        let (ids, n) = if d.link_type == flowbundle_ingest::LinkType::ETHERNET {
+            flowbundle_rules::header::vlan_ids_of(d.data)
+        } else {
+            ([0; 3], 0)
+        };
+        h.vlan = if n == d.vlan_count {
+            ids
+        } else {
+            // Tags the frame's first bytes do not show (another link type, a tag inside a tunnel): the decoder's
+            // outermost and innermost ids (a middle one of three is not kept).
+            let (outer, inner) = (d.vlan_outer.unwrap_or(0), d.vlan_inner.unwrap_or(0));
+            match d.vlan_count {
+                1 => [outer, 0, 0],
+                2 => [outer, inner, 0],
+                _ => [outer, 0, inner],
+            }
+        };
+        h.vlan_layers = d.vlan_count;
+    }
+    if needs.ip_opts
+        && let Some(ip) = d.ip.as_ref()
+        && ip.is_v4()
+        && ip.header_len > 20
+    {
+        let l3 = d.l3_offset as usize;
+        if let Some(opts) = d.data.get(l3 + 20..l3 + usize::from(ip.header_len)) {
+            h.ip_opts = flowbundle_rules::header::ip_opts_of(opts);
+        }
+    }
+    if needs.tcp_mss
+        && let (Some(t), L4::Tcp(th)) = (h.tcp.as_mut(), &d.l4)
+    {
+        t.mss = th.options().map_while(Result::ok).find_map(|o| match o {
+            flowbundle_decode::wire::tcp::TcpOption::Mss(m) => Some(m),
+            _ => None,
+        });
+    }
+    if needs.flow
+        && let Some(m) = meta
+        && !h.flowless
+    {
+        let (ts, tc) = (m.client.index(), m.client.flip().index());
+        let narrow = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
+        h.flow = flowbundle_rules::FlowCounters {
+            pkts: [narrow(m.pkts[ts]), narrow(m.pkts[tc])],
+            bytes: [m.bytes[ts], m.bytes[tc]],
+            age_secs: narrow((ts_ns / 1_000_000_000).saturating_sub(m.start_ns / 1_000_000_000)),
+            known: true,
+        };
+    }
 }
 
 /// The packet rules on a packet no flow tracks (a fragment, an IP packet whose transport header did not decode, a
@@ -1738,6 +1833,9 @@ pub(crate) fn scan_flowless(
         return false;
     };
     header.flowless = true;
+    if let Some(needs) = det.rules().map(|r| r.header_needs()).filter(|n| n.any()) {
+        fill_optional(&mut header, needs, &d, None, ts_ns);
+    }
     let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
     let (src, dst, proto) = d.ip.map_or((unspecified, unspecified, 0), |ip| {
         (ip.src, ip.dst, ip.proto)

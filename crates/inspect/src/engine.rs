@@ -1212,7 +1212,7 @@ impl Engine {
                         false,
                         dir,
                         d.payload,
-                        app::packet_header(d),
+                        app::packet_header_with(det, d, Some(&meta), ts_ns),
                         false,
                     );
                     if tm.on {
@@ -1326,7 +1326,7 @@ impl Engine {
                     let now = app::identified_now(&app.label, app.fa.as_ref());
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
-                    let hdr = app::packet_header(d);
+                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns);
                     app::scan_packet(
                         &mut out,
                         &mut app.rules,
@@ -1362,9 +1362,10 @@ impl Engine {
                 };
                 let t1 = if tm.on { cost::now() } else { 0 };
                 if tr == Transport::Udp {
-                    app::on_datagram(&mut out, app, dir, d.payload, app::packet_header(d));
+                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns);
+                    app::on_datagram(&mut out, app, dir, d.payload, hdr);
                 } else {
-                    let hdr = app::packet_header(d);
+                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns);
                     app::scan_packet(
                         &mut out,
                         &mut app.rules,

@@ -8,7 +8,10 @@
 //! range between them.
 //!
 //! Supported: `ttl`, `tos` (IPv4), `id` (IPv4), `ip_proto`, `fragbits`, `flags` or `tcp.flags` (with `+ * !`
-//! modifiers and an ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`. Each parser
+//! modifiers and an ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`, and Suricata's
+//! later ones: `ipopts`, `tcp.mss`, `icmpv6.mtu`, `vlan.id`, `vlan.layers`, and the flow counters `flow.age`,
+//! `flow.pkts`, `flow.bytes`. The fields only those read ([`HeaderNeeds`]) are filled by the engine only when a loaded
+//! rule uses them, so they cost nothing per packet otherwise. Each parser
 //! returns a one-line reason for a malformed value. `stream_size` is a condition on the TCP session rather than on
 //! one packet's header: see [`crate::stream_size`].
 
@@ -43,6 +46,167 @@ pub struct PacketHeader {
     /// IP): rules with `flow`, `flowbits` or `app-layer-protocol` conditions, which need one, do not match it, as in
     /// Suricata.
     pub flowless: bool,
+    /// VLAN ids, outermost first, and how many tags the packet crossed (`vlan.id`, `vlan.layers`). Filled only
+    /// when a loaded rule uses them ([`HeaderNeeds::vlan`]).
+    pub vlan: [u16; 3],
+    pub vlan_layers: u8,
+    /// IPv4 options present, one bit per option `ipopts` names ([`IP_OPTS`]). Filled only when a loaded rule uses
+    /// `ipopts` ([`HeaderNeeds::ip_opts`]).
+    pub ip_opts: u16,
+    /// The flow's counters after this packet (`flow.age`, `flow.pkts`, `flow.bytes`); not `known` without a flow,
+    /// or when no loaded rule uses them ([`HeaderNeeds::flow`]).
+    pub flow: FlowCounters,
+}
+
+/// A flow's counters as `flow.pkts`, `flow.bytes` and `flow.age` read them: this packet counted. Kept small (32
+/// bytes, no `Option` around it): the header is copied with every packet a rule inspects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowCounters {
+    /// Bytes (whole frames, as Suricata counts them) to the server and to the client.
+    pub bytes: [u64; 2],
+    /// Packets to the server and to the client (Suricata's counters are 32-bit; more saturate).
+    pub pkts: [u32; 2],
+    /// Seconds since the flow's first packet, as Suricata takes them: the difference of the two timestamps'
+    /// whole seconds.
+    pub age_secs: u32,
+    /// The packet has a flow and the counters were filled.
+    pub known: bool,
+}
+
+/// Which of the optional [`PacketHeader`] fields the loaded rules read: the engine fills only those, so a field no
+/// rule uses costs nothing per packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderNeeds {
+    pub vlan: bool,
+    pub ip_opts: bool,
+    pub tcp_mss: bool,
+    pub flow: bool,
+}
+
+impl HeaderNeeds {
+    /// What `tests` read.
+    pub fn of(tests: &[HeaderTest]) -> HeaderNeeds {
+        let mut n = HeaderNeeds::default();
+        for t in tests {
+            match t {
+                HeaderTest::VlanId { .. } | HeaderTest::VlanLayers(_) => n.vlan = true,
+                HeaderTest::IpOpts(_) => n.ip_opts = true,
+                HeaderTest::TcpMss(_) => n.tcp_mss = true,
+                HeaderTest::FlowAge(_)
+                | HeaderTest::FlowPkts { .. }
+                | HeaderTest::FlowBytes { .. } => n.flow = true,
+                _ => {}
+            }
+        }
+        n
+    }
+
+    /// Either's needs.
+    pub fn union(self, o: HeaderNeeds) -> HeaderNeeds {
+        HeaderNeeds {
+            vlan: self.vlan || o.vlan,
+            ip_opts: self.ip_opts || o.ip_opts,
+            tcp_mss: self.tcp_mss || o.tcp_mss,
+            flow: self.flow || o.flow,
+        }
+    }
+
+    /// Whether anything beyond the always-filled fields is needed.
+    pub fn any(self) -> bool {
+        self.vlan || self.ip_opts || self.tcp_mss || self.flow
+    }
+}
+
+/// The IPv4 options `ipopts` names: (name, option type, bit in [`PacketHeader::ip_opts`]); `any` is every bit.
+pub const IP_OPTS: &[(&str, u8, u16)] = &[
+    ("eol", 0, 1 << 0),
+    ("nop", 1, 1 << 1),
+    ("rr", 7, 1 << 2),
+    ("ts", 68, 1 << 3),
+    ("sec", 130, 1 << 4),
+    ("lsrr", 131, 1 << 5),
+    ("esec", 133, 1 << 6),
+    ("satid", 136, 1 << 7),
+    ("ssrr", 137, 1 << 8),
+];
+
+/// The options of an IPv4 header's option bytes (after the fixed 20 bytes), as [`IP_OPTS`] bits: walked up to
+/// End of List or the first option whose length does not fit.
+pub fn ip_opts_of(options: &[u8]) -> u16 {
+    let mut bits = 0;
+    let mut i = 0;
+    while let Some(&t) = options.get(i) {
+        if let Some(&(_, _, bit)) = IP_OPTS.iter().find(|(_, ty, _)| *ty == t) {
+            bits |= bit;
+        }
+        match t {
+            0 => break,
+            1 => i += 1,
+            _ => match options.get(i + 1) {
+                Some(&len) if len >= 2 && i + usize::from(len) <= options.len() => {
+                    i += usize::from(len);
+                }
+                _ => break,
+            },
+        }
+    }
+    bits
+}
+
+/// Up to three VLAN ids of an Ethernet frame, outermost first (802.1Q, 802.1ad and the legacy 0x9100 tags), and
+/// the number of tags: a bounded walk of the frame's first bytes.
+pub fn vlan_ids_of(frame: &[u8]) -> ([u16; 3], u8) {
+    let mut ids = [0u16; 3];
+    let mut n = 0u8;
+    let mut at = 12;
+    while let (Some(&a), Some(&b)) = (frame.get(at), frame.get(at + 1)) {
+        let ty = u16::from_be_bytes([a, b]);
+        if !matches!(ty, 0x8100 | 0x88a8 | 0x9100) {
+            break;
+        }
+        let (Some(&hi), Some(&lo)) = (frame.get(at + 2), frame.get(at + 3)) else {
+            break;
+        };
+        if let Some(slot) = ids.get_mut(usize::from(n)) {
+            *slot = u16::from_be_bytes([hi, lo]) & 0x0fff;
+        }
+        n = n.saturating_add(1);
+        at += 4;
+    }
+    (ids, n)
+}
+
+/// Which counter `flow.pkts` and `flow.bytes` compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FlowCountDir {
+    ToServer,
+    ToClient,
+    /// Either direction's count passes.
+    Either,
+    /// Both directions' counts pass.
+    Both,
+}
+
+impl FlowCountDir {
+    fn test(self, n: Num, c: [u64; 2]) -> bool {
+        match self {
+            FlowCountDir::ToServer => n.test(c[0]),
+            FlowCountDir::ToClient => n.test(c[1]),
+            FlowCountDir::Either => n.test(c[0]) || n.test(c[1]),
+            FlowCountDir::Both => n.test(c[0]) && n.test(c[1]),
+        }
+    }
+}
+
+/// Which VLAN layer `vlan.id` tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VlanLayer {
+    /// Any layer (the default).
+    Any,
+    /// Every layer.
+    All,
+    /// One layer: 0 to 2 from the outermost, -1 to -3 from the innermost.
+    Index(i8),
 }
 
 /// TCP header fields.
@@ -53,6 +217,9 @@ pub struct TcpHeader {
     pub seq: u32,
     pub ack: u32,
     pub window: u16,
+    /// The MSS option's value, when the header has one (`tcp.mss`). Filled only when a loaded rule uses `tcp.mss`
+    /// ([`HeaderNeeds::tcp_mss`]).
+    pub mss: Option<u16>,
 }
 
 /// ICMP or ICMPv6 header fields.
@@ -212,6 +379,31 @@ pub enum HeaderTest {
     FragOffset(Num),
     /// `sameip`: source and destination address are equal.
     SameIp,
+    /// `ipopts:<name>`: the IPv4 header carries this option ([`IP_OPTS`]; `any`: at least one).
+    IpOpts(u16),
+    /// `tcp.mss`: the MSS option's value; no match without the option.
+    TcpMss(Num),
+    /// `icmpv6.mtu`: the MTU of an ICMPv6 Packet Too Big message (code 0); no match on other messages.
+    Icmpv6Mtu(Num),
+    /// `vlan.id:[op]id[,layer]`.
+    VlanId {
+        n: Num,
+        layer: VlanLayer,
+    },
+    /// `vlan.layers`: how many VLAN tags the packet crossed.
+    VlanLayers(Num),
+    /// `flow.age`: seconds since the flow began ([`FlowCounters::age_secs`]).
+    FlowAge(Num),
+    /// `flow.pkts:<dir>,[op]N` (and `flow.pkts_toserver`, `flow.pkts_toclient`).
+    FlowPkts {
+        dir: FlowCountDir,
+        n: Num,
+    },
+    /// `flow.bytes:<dir>,[op]N` (and `flow.bytes_toserver`, `flow.bytes_toclient`).
+    FlowBytes {
+        dir: FlowCountDir,
+        n: Num,
+    },
 }
 
 /// Fragbits as bits of one byte.
@@ -256,12 +448,22 @@ impl HeaderTest {
     /// The test keyword `name` with value `v` describes, `Ok(None)` when `name` is not a header keyword.
     pub fn parse(name: &str, v: Option<&str>) -> Result<Option<HeaderTest>, String> {
         // Suricata 8's name for `flags`.
-        let name = if name == "tcp.flags" { "flags" } else { name };
+        // Suricata 8's names for `flags`, `window`, `seq` and `ack`.
+        let name = match name {
+            "tcp.flags" => "flags",
+            "tcp.window" => "window",
+            "tcp.seq" => "seq",
+            "tcp.ack" => "ack",
+            other => other,
+        };
         if name == "sameip" {
             return match v.map(str::trim).filter(|v| !v.is_empty()) {
                 None => Ok(Some(HeaderTest::SameIp)),
                 Some(v) => Err(format!("sameip takes no value, not `{}`", short(v))),
             };
+        }
+        if let Some(t) = Self::parse_newer(name, v)? {
+            return Ok(Some(t));
         }
         let known = matches!(
             name,
@@ -355,6 +557,121 @@ impl HeaderTest {
         }))
     }
 
+    /// The keywords Suricata added after Snort's set: `ipopts` (Snort's too), `tcp.mss`, `icmpv6.mtu`,
+    /// `vlan.id`, `vlan.layers`, `flow.age`, `flow.pkts`, `flow.bytes`; `Ok(None)` for another name.
+    fn parse_newer(name: &str, v: Option<&str>) -> Result<Option<HeaderTest>, String> {
+        let counted = |rest: &str| -> Option<FlowCountDir> {
+            match rest {
+                "" => None,
+                "_toserver" => Some(FlowCountDir::ToServer),
+                "_toclient" => Some(FlowCountDir::ToClient),
+                _ => None,
+            }
+        };
+        let family = [
+            "ipopts",
+            "tcp.mss",
+            "icmpv6.mtu",
+            "vlan.id",
+            "vlan.layers",
+            "flow.age",
+        ]
+        .contains(&name)
+            || name
+                .strip_prefix("flow.pkts")
+                .or_else(|| name.strip_prefix("flow.bytes"))
+                .is_some_and(|r| r.is_empty() || counted(r).is_some());
+        if !family {
+            return Ok(None);
+        }
+        let v = v
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("{name} needs a value"))?;
+        let bad = |m: String| format!("{name}: {m}");
+        let num = |t: &str, max: u64| Num::parse(t, max).map_err(bad);
+        Ok(Some(match name {
+            "ipopts" => {
+                let w = v.to_ascii_lowercase();
+                if w == "any" {
+                    HeaderTest::IpOpts(IP_OPTS.iter().fold(0, |a, (_, _, b)| a | b))
+                } else {
+                    match IP_OPTS.iter().find(|(n, _, _)| *n == w) {
+                        Some(&(_, _, bit)) => HeaderTest::IpOpts(bit),
+                        None => return Err(bad(format!("unknown option `{}`", short(v)))),
+                    }
+                }
+            }
+            "tcp.mss" => HeaderTest::TcpMss(num(v, 65_535)?),
+            "icmpv6.mtu" => HeaderTest::Icmpv6Mtu(num(v, u64::from(u32::MAX))?),
+            "vlan.layers" => HeaderTest::VlanLayers(num(v, 255)?),
+            "flow.age" => HeaderTest::FlowAge(num(v, u64::from(u32::MAX))?),
+            "vlan.id" => {
+                let (id, layer) = match v.split_once(',') {
+                    None => (v, VlanLayer::Any),
+                    Some((id, l)) => {
+                        let l = l.trim();
+                        let layer = match l {
+                            "any" => VlanLayer::Any,
+                            "all" => VlanLayer::All,
+                            _ => match l.parse::<i8>() {
+                                Ok(i) if (-3..=2).contains(&i) => VlanLayer::Index(i),
+                                _ => {
+                                    return Err(bad(format!(
+                                        "layer must be 0 to 2, -1 to -3, any or all, not `{}`",
+                                        short(l)
+                                    )));
+                                }
+                            },
+                        };
+                        (id, layer)
+                    }
+                };
+                HeaderTest::VlanId {
+                    n: num(id, 4095)?,
+                    layer,
+                }
+            }
+            _ => {
+                let bytes = name.starts_with("flow.bytes");
+                let max = if bytes { u64::MAX } else { u64::from(u32::MAX) };
+                let suffix = name
+                    .strip_prefix(if bytes { "flow.bytes" } else { "flow.pkts" })
+                    .unwrap_or("");
+                let (dir, n) = match counted(suffix) {
+                    Some(dir) => (dir, v),
+                    None => {
+                        let (d, n) = v.split_once(',').ok_or_else(|| {
+                            bad(format!(
+                                "expects <direction>,[op]<number>, not `{}`",
+                                short(v)
+                            ))
+                        })?;
+                        let dir = match d.trim() {
+                            "toserver" => FlowCountDir::ToServer,
+                            "toclient" => FlowCountDir::ToClient,
+                            "either" => FlowCountDir::Either,
+                            "both" => FlowCountDir::Both,
+                            other => {
+                                return Err(bad(format!(
+                                    "direction must be toserver, toclient, either or both, not `{}`",
+                                    short(other)
+                                )));
+                            }
+                        };
+                        (dir, n)
+                    }
+                };
+                let n = num(n, max)?;
+                if bytes {
+                    HeaderTest::FlowBytes { dir, n }
+                } else {
+                    HeaderTest::FlowPkts { dir, n }
+                }
+            }
+        }))
+    }
+
     /// Whether the packet passes the test. A test on a header the packet does not have fails (`flags` on UDP).
     #[inline]
     pub fn matches(&self, h: &PacketHeader) -> bool {
@@ -397,6 +714,43 @@ impl HeaderTest {
             HeaderTest::DecodeEvent(e) => h.events.contains(e),
             HeaderTest::FragOffset(n) => n.test(u64::from(h.frag_offset)),
             HeaderTest::SameIp => h.same_ip,
+            HeaderTest::IpOpts(bits) => !h.ipv6 && h.ip_opts & bits != 0,
+            HeaderTest::TcpMss(n) => h
+                .tcp
+                .and_then(|t| t.mss)
+                .is_some_and(|m| n.test(u64::from(m))),
+            HeaderTest::Icmpv6Mtu(n) => {
+                h.ipv6
+                    && h.ip_proto == 58
+                    && h.icmp.is_some_and(|i| {
+                        i.msg_type == 2 && i.code == 0 && n.test(u64::from(i.rest))
+                    })
+            }
+            HeaderTest::VlanLayers(n) => n.test(u64::from(h.vlan_layers)),
+            HeaderTest::VlanId { n, layer } => {
+                let count = usize::from(h.vlan_layers.min(3));
+                let ids = h.vlan.get(..count).unwrap_or(&[]);
+                match layer {
+                    VlanLayer::Any => ids.iter().any(|&id| n.test(u64::from(id))),
+                    VlanLayer::All => {
+                        !ids.is_empty() && ids.iter().all(|&id| n.test(u64::from(id)))
+                    }
+                    VlanLayer::Index(i) => {
+                        let at = if i >= 0 {
+                            usize::try_from(i).ok()
+                        } else {
+                            count.checked_sub(usize::from(i.unsigned_abs()))
+                        };
+                        at.and_then(|a| ids.get(a))
+                            .is_some_and(|&id| n.test(u64::from(id)))
+                    }
+                }
+            }
+            HeaderTest::FlowAge(n) => h.flow.known && n.test(u64::from(h.flow.age_secs)),
+            HeaderTest::FlowPkts { dir, n } => {
+                h.flow.known && dir.test(n, h.flow.pkts.map(u64::from))
+            }
+            HeaderTest::FlowBytes { dir, n } => h.flow.known && dir.test(n, h.flow.bytes),
         }
     }
 
@@ -544,6 +898,7 @@ mod tests {
                 seq: 7,
                 ack: 9,
                 window: 1024,
+                mss: None,
             }),
             ..PacketHeader::default()
         }
@@ -646,6 +1001,173 @@ mod tests {
         assert!(t("id", "77").matches(&df) && !t("id", "78").matches(&df));
         assert!(t("tos", "16").matches(&df) && t("tos", "x10").matches(&df));
         assert!(t("tos", "!8").matches(&df));
+    }
+
+    /// IPv4 header bytes with options (a real record-route plus NOP and EOL, as `ping -R` sends), and the
+    /// options `ipopts` finds in them.
+    #[test]
+    fn ipopts_on_header_bytes() {
+        // 45 + 40 bytes of options would be ihl 15; here ihl 8: 12 bytes of options.
+        let hdr: [u8; 32] = [
+            0x48, 0x00, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x01, 0x00, 0x00, 10, 0, 0, 1,
+            10, 0, 0, 2,
+            // NOP, RR (type 7, len 7, pointer 4, one address), EOL, padding.
+            0x01, 0x07, 0x07, 0x04, 10, 0, 0, 1, 0x00, 0x00, 0x00, 0x00,
+        ];
+        let bits = ip_opts_of(&hdr[20..]);
+        let mut h = PacketHeader {
+            ip_opts: bits,
+            ..PacketHeader::default()
+        };
+        for (name, want) in [
+            ("rr", true),
+            ("nop", true),
+            ("eol", true),
+            ("any", true),
+            ("lsrr", false),
+            ("ts", false),
+            ("ssrr", false),
+            ("satid", false),
+            ("sec", false),
+            ("esec", false),
+        ] {
+            assert_eq!(t("ipopts", name).matches(&h), want, "{name}");
+        }
+        // No options, or IPv6: nothing.
+        h.ip_opts = ip_opts_of(&[]);
+        assert!(!t("ipopts", "any").matches(&h));
+        // A length running past the header stops the walk; a zero length is not followed.
+        assert_eq!(ip_opts_of(&[0x83, 0x20, 0x01]), 1 << 5);
+        assert_eq!(ip_opts_of(&[0x07, 0x00, 0x44, 0x04]), 1 << 2);
+        assert!(HeaderTest::parse("ipopts", Some("bogus")).is_err());
+        assert!(t("ipopts", " SSRR ") == t("ipopts", "ssrr"));
+    }
+
+    #[test]
+    fn vlan_ids_and_layers() {
+        // Ethernet with 802.1ad 666, then 802.1Q 123, then IPv4.
+        let mut frame = vec![0u8; 12];
+        frame.extend_from_slice(&[
+            0x88, 0xa8, 0x02, 0x9a, 0x81, 0x00, 0x20, 0x7b, 0x08, 0x00, 0x45,
+        ]);
+        let (ids, n) = vlan_ids_of(&frame);
+        assert_eq!((ids, n), ([666, 123, 0], 2));
+        let h = PacketHeader {
+            vlan: ids,
+            vlan_layers: n,
+            ..PacketHeader::default()
+        };
+        assert!(t("vlan.id", "666").matches(&h) && t("vlan.id", "123").matches(&h));
+        assert!(t("vlan.id", "666,0").matches(&h) && t("vlan.id", "666,-2").matches(&h));
+        assert!(t("vlan.id", "123,1").matches(&h) && t("vlan.id", "123,-1").matches(&h));
+        assert!(!t("vlan.id", "123,0").matches(&h) && !t("vlan.id", "1,2").matches(&h));
+        assert!(!t("vlan.id", "666,-3").matches(&h));
+        assert!(t("vlan.id", ">100,all").matches(&h) && !t("vlan.id", ">200,all").matches(&h));
+        assert!(t("vlan.id", "<200,any").matches(&h));
+        assert!(t("vlan.layers", "2").matches(&h) && t("vlan.layers", ">1").matches(&h));
+        assert!(!t("vlan.layers", "!2").matches(&h));
+        let none = PacketHeader::default();
+        assert!(t("vlan.layers", "0").matches(&none) && !t("vlan.id", "0").matches(&none));
+        assert!(!t("vlan.id", "<4095,all").matches(&none));
+        for bad in ["4096", "1,3", "1,-4", "1,x", ""] {
+            assert!(HeaderTest::parse("vlan.id", Some(bad)).is_err(), "{bad}");
+        }
+        // A truncated tag ends the walk.
+        assert_eq!(vlan_ids_of(&frame[..15]).1, 0);
+    }
+
+    #[test]
+    fn tcp_mss_and_icmpv6_mtu() {
+        let mut syn = tcp(0x02);
+        assert!(!t("tcp.mss", "<536").matches(&syn), "no option, no match");
+        if let Some(th) = syn.tcp.as_mut() {
+            th.mss = Some(500);
+        }
+        assert!(t("tcp.mss", "<536").matches(&syn) && t("tcp.mss", "500").matches(&syn));
+        assert!(t("tcp.mss", "400-600").matches(&syn) && !t("tcp.mss", ">=536").matches(&syn));
+        assert!(!t("tcp.mss", "500").matches(&icmp(8, 0, 0)));
+        // ICMPv6 Packet Too Big (type 2, code 0) carries the MTU in the four bytes after the checksum.
+        let mut ptb = icmp(2, 0, 1280);
+        ptb.ipv6 = true;
+        ptb.ip_proto = 58;
+        assert!(t("icmpv6.mtu", "1280").matches(&ptb) && t("icmpv6.mtu", "<1500").matches(&ptb));
+        let mut echo = icmp(128, 0, 1280);
+        echo.ipv6 = true;
+        echo.ip_proto = 58;
+        assert!(!t("icmpv6.mtu", "1280").matches(&echo));
+        // ICMPv4 type 2 is no Packet Too Big.
+        assert!(!t("icmpv6.mtu", "1280").matches(&icmp(2, 0, 1280)));
+        assert!(HeaderTest::parse("tcp.mss", Some("70000")).is_err());
+        assert!(HeaderTest::parse("icmpv6.mtu", Some("x")).is_err());
+    }
+
+    #[test]
+    fn flow_counters() {
+        let mut h = PacketHeader::default();
+        let rules = [
+            ("flow.pkts", "toserver,10"),
+            ("flow.pkts", "toclient,=10"),
+            ("flow.pkts", "either,>=10"),
+            ("flow.pkts", "both,10"),
+            ("flow.pkts_toserver", "10"),
+            ("flow.bytes", "toserver,<3000"),
+            ("flow.bytes_toclient", ">8000"),
+            ("flow.age", ">20"),
+        ];
+        // No flow: nothing matches.
+        for (k, v) in rules {
+            assert!(!t(k, v).matches(&h), "{k}:{v}");
+        }
+        h.flow = FlowCounters {
+            pkts: [10, 10],
+            bytes: [2000, 9000],
+            age_secs: 21,
+            known: true,
+        };
+        for (k, v) in rules {
+            assert!(t(k, v).matches(&h), "{k}:{v}");
+        }
+        h.flow = FlowCounters {
+            pkts: [10, 3],
+            bytes: [4000, 100],
+            age_secs: 20,
+            known: true,
+        };
+        assert!(t("flow.pkts", "either,10").matches(&h) && !t("flow.pkts", "both,10").matches(&h));
+        assert!(!t("flow.pkts_toclient", "10").matches(&h));
+        assert!(!t("flow.age", ">20").matches(&h) && t("flow.age", "20").matches(&h));
+        assert!(t("flow.bytes", "either,>3000").matches(&h));
+        for (k, bad) in [
+            ("flow.pkts", "10"),
+            ("flow.pkts", "sideways,10"),
+            ("flow.pkts", "toserver,x"),
+            ("flow.pkts", "toserver,5000000000"),
+            ("flow.pkts_toserver", "toserver,1"),
+            ("flow.age", ""),
+        ] {
+            let e = HeaderTest::parse(k, Some(bad)).unwrap_err();
+            assert!(e.starts_with(k) && !e.contains('\n'), "{k}:{bad}: {e}");
+        }
+        // 64-bit byte counts.
+        assert!(HeaderTest::parse("flow.bytes", Some("toserver,>5000000000")).is_ok());
+        assert_eq!(HeaderTest::parse("flow.packets", Some("1")), Ok(None));
+    }
+
+    #[test]
+    fn needs_follow_the_tests() {
+        let tests = [t("ttl", "3"), t("flow.age", "1"), t("vlan.layers", "1")];
+        let n = HeaderNeeds::of(&tests);
+        assert!(n.flow && n.vlan && !n.ip_opts && !n.tcp_mss && n.any());
+        assert!(!HeaderNeeds::of(&[t("ttl", "3"), t("flags", "S")]).any());
+        assert!(HeaderNeeds::of(&[t("tcp.mss", "1")]).tcp_mss);
+        assert!(HeaderNeeds::of(&[t("ipopts", "rr")]).ip_opts);
+    }
+
+    #[test]
+    fn suricata_8_tcp_names() {
+        let syn = tcp(0x02);
+        assert!(t("tcp.window", "1024").matches(&syn) && t("tcp.seq", "7").matches(&syn));
+        assert!(t("tcp.ack", "9").matches(&syn));
     }
 
     #[test]

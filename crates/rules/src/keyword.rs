@@ -153,6 +153,8 @@ pub static KEYWORDS: &[Keyword] = &[
     info("reference"),
     parse("metadata", &[], Meta, |b, _, v, _| b.metadata(v)),
     parse("target", &[], Meta, |b, _, v, _| b.target(v)),
+    // Checked before the rest of the rule is parsed ([`crate::requires`]); a rule that gets this far meets it.
+    parse("requires", &[], Meta, |_, _, _, _| Ok(())),
     // Flow and state.
     parse("flow", &[], Flow, |b, _, v, _| b.flow(v)),
     parse("flowbits", &[], Flow, |b, _, v, ctx| b.flowbits(v, ctx)),
@@ -180,15 +182,42 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("tcp.flags", &["flags"], Header, |b, n, v, _| {
         b.header_test(n, v)
     }),
-    parse("window", &[], Header, |b, n, v, _| b.header_test(n, v)),
-    parse("seq", &[], Header, |b, n, v, _| b.header_test(n, v)),
-    parse("ack", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("tcp.window", &["window"], Header, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
+    parse("tcp.seq", &["seq"], Header, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
+    parse("tcp.ack", &["ack"], Header, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
     parse("itype", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icode", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icmp_id", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("icmp_seq", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("fragoffset", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("sameip", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("ipopts", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("tcp.mss", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("icmpv6.mtu", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("vlan.id", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("vlan.layers", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    // The flow's counters, checked on every packet as Suricata checks them.
+    parse("flow.age", &[], Flow, |b, n, v, _| b.header_test(n, v)),
+    parse("flow.pkts", &[], Flow, |b, n, v, _| b.header_test(n, v)),
+    parse("flow.pkts_toserver", &[], Flow, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
+    parse("flow.pkts_toclient", &[], Flow, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
+    parse("flow.bytes", &[], Flow, |b, n, v, _| b.header_test(n, v)),
+    parse("flow.bytes_toserver", &[], Flow, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
+    parse("flow.bytes_toclient", &[], Flow, |b, n, v, _| {
+        b.header_test(n, v)
+    }),
     parse("stream_size", &[], Flow, |b, _, v, _| b.stream_size(v)),
     parse("decode-event", &[], Header, |b, _, v, _| b.decode_event(v)),
     parse("app-layer-event", &[], Flow, |b, _, v, _| {

@@ -41,7 +41,10 @@
 //! header_lowercase strip_pseudo_headers gunzip zlib_deflate` (see
 //! [`transform`]); `flow`
 //! (direction, established state, `only_stream`, `no_stream`); header keywords on the packet ([`header`]: `ttl tos id ip_proto fragbits
-//! flags window seq ack itype icode icmp_id icmp_seq`, and `decode-event` on the decoder's anomalies); `threshold` and `detection_filter` ([`threshold`], applied
+//! flags window seq ack itype icode icmp_id icmp_seq ipopts tcp.mss icmpv6.mtu vlan.id vlan.layers`, the flow counters
+//! `flow.age flow.pkts flow.bytes`, and `decode-event` on the decoder's anomalies); `requires` (Suricata's version,
+//! features and keywords, honoured before the rest of the rule is read: a rule whose requirements are not met is
+//! skipped under a `requires ...` reason, see [`requires`]); `threshold` and `detection_filter` ([`threshold`], applied
 //! by the engine where alerts meet in input order); `flowbits` (`set unset toggle isset isnotset noalert`, names
 //! joined by `|` or `&`) and `noalert`; `xbits` (`set unset toggle isset isnotset noalert`, `track ip_src ip_dst
 //! ip_pair`, `expire`: bits per host or address pair across flows, see [`xbits`], applied by the engine where
@@ -164,6 +167,7 @@ pub mod keyword;
 pub mod pcre;
 pub mod prefilter;
 pub mod profile;
+pub mod requires;
 pub mod rule;
 pub mod ruleset;
 pub mod scan;
@@ -183,7 +187,7 @@ pub mod xbits;
 
 pub use addr::{AddrSet, PortSet};
 pub use classify::Classifications;
-pub use header::{HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
+pub use header::{FlowCounters, HeaderNeeds, HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
 pub use profile::{PointCost, RuleCost, RulesProfile};
 pub use rule::{
     Action, ActionOrder, AlertTarget, Buffer, Content, FlowDir, FlowState, Group, Item, Proto,

@@ -1432,6 +1432,8 @@ pub(crate) struct Ctx<'a, 'v> {
     pub next_dataset_op: &'a mut u32,
     /// The directory of the rule's file (`load` paths are relative to it), when it came from one.
     pub rule_dir: Option<&'a std::path::Path>,
+    /// What `requires` is compared with.
+    pub requires: &'a crate::requires::Requirements,
 }
 
 pub(crate) type Step<T> = Result<T, Parsed>;
@@ -1580,6 +1582,19 @@ fn parse_inner(text: &str, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> S
         .find(|o| o.name == "sid")
         .and_then(|o| o.value)
         .and_then(|v| v.trim().parse().ok());
+    // `requires` first: a rule for another version may have a header or keywords this parser does not know.
+    for o in opts.iter().filter(|o| o.name == "requires") {
+        match crate::requires::check(o.value.unwrap_or(""), ctx.requires) {
+            Ok(None) => {}
+            Ok(Some(unmet)) => {
+                return Err(Parsed::Skipped {
+                    sid: sid_hint,
+                    reason: unmet.to_string(),
+                });
+            }
+            Err(e) => return Err(err(e)),
+        }
+    }
     let with_sid = |p: Parsed| match p {
         Parsed::Skipped { reason, .. } => Parsed::Skipped {
             sid: sid_hint,

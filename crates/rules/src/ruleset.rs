@@ -81,6 +81,10 @@ pub struct LoadOptions {
     /// The sets `dataset` and `datarep` start from: those the configuration's `datasets:` section defines, and the
     /// policy for rules' files ([`crate::dataset`]).
     pub datasets: crate::dataset::Datasets,
+    /// What the rules' `requires` options are compared with ([`crate::requires`]): a rule whose requirements are not
+    /// met is skipped under a `requires ...` reason, also in strict mode (Suricata skips it too: see
+    /// [`LoadReport::unmet_requirements`]).
+    pub requires: crate::requires::Requirements,
 }
 
 impl Default for LoadOptions {
@@ -92,6 +96,7 @@ impl Default for LoadOptions {
             stream_window: DEFAULT_STREAM_WINDOW,
             rule_groups: true,
             datasets: crate::dataset::Datasets::default(),
+            requires: crate::requires::Requirements::default(),
         }
     }
 }
@@ -136,6 +141,9 @@ pub struct LoadReport {
     pub vars_defaulted: Vec<String>,
     /// Bytes of stream kept per flow and direction once it carries data (prefilter tail plus verification window).
     pub stream_retain: usize,
+    /// Skipped rules whose `requires` is not met ([`crate::requires`]), also counted in `skipped` under their
+    /// `requires ...` reasons: Suricata skips these rules too, so a strict load does not fail on them.
+    pub unmet_requirements: usize,
 }
 
 impl LoadReport {
@@ -397,6 +405,8 @@ pub struct RuleSet {
     pub(crate) group_names: Vec<String>,
     /// The sets of `dataset` and `datarep`, as loaded.
     pub(crate) datasets: crate::dataset::Datasets,
+    /// The optional packet header fields some loaded rule reads ([`crate::header::HeaderNeeds`]).
+    pub(crate) header_needs: crate::header::HeaderNeeds,
 }
 
 /// The prefilter entries of one (buffer, chain of transforms) while a rule set is built.
@@ -495,6 +505,7 @@ impl RuleSet {
                             rule_dir: (*name != "<text>")
                                 .then(|| Path::new(*name).parent())
                                 .flatten(),
+                            requires: &opts.requires,
                         };
                         (line, rule::parse_rule(&text, line, file, &mut ctx))
                     }
@@ -530,7 +541,9 @@ impl RuleSet {
                         }
                     },
                     Parsed::Skipped { sid, reason } => {
-                        if opts.strict {
+                        if crate::requires::is_unmet_reason(&reason) {
+                            report.unmet_requirements += 1;
+                        } else if opts.strict {
                             return Err(failed(format!("unsupported: {reason}")));
                         }
                         report.skip(file, line, sid, reason);
@@ -592,6 +605,12 @@ impl RuleSet {
         let set = RuleSet::compile(rules, 0, DEFAULT_STREAM_WINDOW, true);
         report.stream_retain = set.retain;
         Ok((set, report))
+    }
+
+    /// The optional packet header fields the loaded rules read: the engine fills only those
+    /// ([`crate::header::HeaderNeeds`]).
+    pub fn header_needs(&self) -> crate::header::HeaderNeeds {
+        self.header_needs
     }
 
     /// The loaded rules, in load order (alerts and hit counters use these indices).
@@ -869,7 +888,12 @@ impl RuleSet {
                 }
             }
         }
+        let header_needs = rules
+            .iter()
+            .map(|r| crate::header::HeaderNeeds::of(&r.header))
+            .fold(crate::header::HeaderNeeds::default(), |a, b| a.union(b));
         RuleSet {
+            header_needs,
             rules,
             info,
             stream,

@@ -82,12 +82,26 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
                 seq: word(9),
                 ack: word(13),
                 window: u16::from_be_bytes([b(17), b(18)]),
+                mss: (b(0) & 16 != 0).then(|| u16::from_be_bytes([b(19), b(20)])),
             }),
             icmp: (transport == Transport::Icmp).then(|| crate::header::IcmpHeader {
                 msg_type: b(8),
                 code: b(9),
                 rest: word(10),
             }),
+            ip_opts: u16::from_be_bytes([b(21), b(22)]),
+            vlan: [
+                u16::from_be_bytes([b(23), b(24)]) & 0x0fff,
+                u16::from_be_bytes([b(25), b(26)]) & 0x0fff,
+                u16::from_be_bytes([b(27), b(28)]) & 0x0fff,
+            ],
+            vlan_layers: b(29),
+            flow: crate::header::FlowCounters {
+                pkts: [u32::from(b(30)), u32::from(b(31))],
+                bytes: [u64::from(word(32)), u64::from(word(36))],
+                age_secs: u32::from(b(40)),
+                known: b(0) & 32 != 0,
+            },
             ..Default::default()
         };
         let ctx = PacketCtx {

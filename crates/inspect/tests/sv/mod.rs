@@ -34,7 +34,9 @@
 //! 5. one pcap: `pcap:` from `test.yaml`, else the folder's single `*.pcap`/`*.pcapng`;
 //! 6. the rules, found as the runner finds them ([`rule_file`]): the folder's single `*.rules` file must load
 //!    completely ([`LoadOptions::strict`] semantics: any skipped rule excludes the test under the rules crate's skip
-//!    reason, e.g. `unsupported keyword: byte_test`); a folder without one runs with detection disabled.
+//!    reason, e.g. `unsupported keyword: byte_test`), except rules whose `requires` is not met, which Suricata skips
+//!    too (their `requires: version` is compared with [`EMULATED`]); a folder without one runs with detection
+//!    disabled.
 //!    `--simulate-ips` runs the engine in IPS mode ([`EngineConfig::ips`]: drop and reject alerts are `blocked`;
 //!    drops and passes act on the packet or the flow as the rule's type says, in either mode); what IPS mode does
 //!    beyond rule actions (inline normalisation of overlapping segments, drops on stream errors) is not emulated and
@@ -53,7 +55,9 @@
 //! A check is *evaluated* when its event type is one the engine writes in these runs ([`EVALUATED_TYPES`]: `alert`,
 //! `flow` and `dns`, the last in Suricata 8's default layout; a test that configures its DNS logger otherwise, e.g.
 //! `version: 2`, has its `dns` checks not evaluated) and every path it names is one the writer writes for that type
-//! ([`Written`], read off the writer itself); an alert check also needs rules. The others (`http`, `stats` events,
+//! ([`Written`], read off the writer itself); an alert check also needs rules. `stats` checks are evaluated on the
+//! rule load's counters only ([`STATS_PATHS`], the product's `stats` record written from the load report). The
+//! others (`http`, the other `stats` counters,
 //! `shell` commands, fields such as `pkt_src` or `payload` that the writer does not write) are listed as *not
 //! evaluated*, with the reason (the table prints how many, by reason): counting lines without such a field would
 //! decide the check on something we do not produce. A selected test whose rules load and that has an evaluated alert
@@ -283,6 +287,15 @@ pub struct Written {
 /// the packets a rule's `tag` covers, written when the test's alert output logs tagged packets, as Suricata writes
 /// them then ([`Settings::tagged_packets`]; without the option neither writes any).
 const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet"];
+
+/// The `stats` fields evaluated: the rule load's counters of the one detection engine, which the product's `stats`
+/// record writes from the load report (`rules_skipped` counts every skipped rule; a selected test's are those whose
+/// `requires` is not met, the ones Suricata skips).
+const STATS_PATHS: &[&str] = &[
+    "stats.detect.engines[0].rules_loaded",
+    "stats.detect.engines[0].rules_failed",
+    "stats.detect.engines[0].rules_skipped",
+];
 
 /// Paths below which any key may be written (the rule's metadata keys; the DNS answers' record types).
 const OPEN_PATHS: &[&str] = &["alert.metadata", "dns.grouped"];
@@ -741,6 +754,8 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
     }
     // The rules, found as suricata-verify finds them (see [`rule_file`]).
     let mut rules = None;
+    // The load's counts, for the `stats` record's `detect.engines` (Suricata's `rules_loaded`, ...).
+    let mut load_counts: Option<flowbundle_sinks::RulesInfo> = None;
     let rules_file = rule_file(dir);
     let detection = matches!(rules_file, Ok(Some(_)));
     match rules_file {
@@ -750,6 +765,14 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         Ok(Some(rules_path)) => {
             let mut opts = LoadOptions {
                 vars: settings.vars.clone(),
+                // `requires: version ...` is compared with the version the suite's own requirements are.
+                requires: flowbundle_inspect::rules::requires::Requirements {
+                    version: flowbundle_inspect::rules::requires::Version::new(
+                        EMULATED.0 as u16,
+                        EMULATED.1 as u16,
+                        EMULATED.2 as u16,
+                    ),
+                },
                 ..LoadOptions::default()
             };
             match dataset_options(&settings, &out_dir) {
@@ -759,9 +782,18 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
             match RuleSet::load_files_with(&[&rules_path], &opts) {
                 Err(e) => block("rules file unreadable".to_string(), e.to_string()),
                 Ok((set, report)) => {
+                    // A rule whose `requires` is not met is skipped by Suricata too: not a blocker.
                     for reason in report.skip_reasons.keys() {
-                        block(format!("rule skipped: {reason}"), String::new());
+                        if !flowbundle_inspect::rules::requires::is_unmet_reason(reason) {
+                            block(format!("rule skipped: {reason}"), String::new());
+                        }
                     }
+                    load_counts = Some(flowbundle_sinks::RulesInfo {
+                        loaded: report.loaded,
+                        skipped: report.skipped,
+                        errors: report.errors_total,
+                        skip_reasons: Vec::new(),
+                    });
                     for e in &report.errors {
                         let short = e.message.split('`').next().unwrap_or("").trim().to_string();
                         block(format!("rule error: {short}"), e.message.clone());
@@ -839,7 +871,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         r.blockers = blockers.into_iter().map(|(r, _)| r).collect();
         return r;
     };
-    let (events, saved) = run_engine(&pcap, rules, &thresholds, &settings);
+    let (events, engine_stats, saved) = run_engine(&pcap, rules, &thresholds, &settings);
     let mut alerts = BTreeMap::new();
     for e in &events {
         if let EventKind::Alert(a) = &e.kind {
@@ -851,7 +883,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
         ipv6_compress: settings.ipv6_compress,
         ..Default::default()
     };
-    let lines: Vec<serde_json::Value> = events
+    let mut lines: Vec<serde_json::Value> = events
         .iter()
         .filter_map(|e| {
             let mut buf = Vec::new();
@@ -859,6 +891,23 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
             serde_json::from_slice(&buf).ok()
         })
         .collect();
+    // The `stats` record the product writes at the end of a run (`inspect` with an EVE output), with the rule load's
+    // counts; only its `detect.engines` counters are evaluated (see [`STATS_PATHS`]).
+    if let Some(ri) = load_counts {
+        let info = flowbundle_sinks::RunInfo {
+            rules: Some(ri),
+            ..Default::default()
+        };
+        let rec = flowbundle_sinks::StatsRecord {
+            now_ns: 0,
+            uptime: std::time::Duration::ZERO,
+            total: &engine_stats,
+            prestage: None,
+            info: &info,
+            workers: &[],
+        };
+        lines.push(flowbundle_sinks::stats_event(&rec));
+    }
     // `SV_EVE=1 scripts/suricata-verify NAME` prints the EVE lines the checks were run on.
     if std::env::var_os("SV_EVE").is_some() {
         for l in &lines {
@@ -932,7 +981,11 @@ fn run_engine(
     rules: Option<RuleSet>,
     thresholds: &ThresholdConfig,
     settings: &Settings,
-) -> (Vec<Event>, Result<(), String>) {
+) -> (
+    Vec<Event>,
+    flowbundle_inspect::EngineStats,
+    Result<(), String>,
+) {
     let cfg = EngineConfig {
         app_events: true,
         midstream: settings.midstream,
@@ -967,7 +1020,8 @@ fn run_engine(
             n += 1;
         }
     }
-    let mut events = engine.finish([ctx]).events;
+    let finished = engine.finish([ctx]);
+    let (mut events, stats) = (finished.events, finished.stats);
     let mut saved = Ok(());
     if let Some(f) = filter.as_mut() {
         f.retain(&mut events);
@@ -991,7 +1045,7 @@ fn run_engine(
             }
         }
     }
-    (events, saved)
+    (events, stats, saved)
 }
 
 /// The dataset registry a test's rules start from: its `datasets.*` settings read as the product's configuration
@@ -1156,7 +1210,20 @@ fn parse_check(
             }
         }
     };
-    if !EVALUATED_TYPES.contains(&event_type.as_str()) {
+    if event_type == "stats" {
+        // Only the rule load's counters: the other `stats` counters have not been compared with Suricata's.
+        if !detection {
+            return Err("check on event_type `stats` without rules".to_string());
+        }
+        for f in &fields {
+            let FieldMatch::Value(path, _) = f else {
+                return Err("check on event_type `stats`".to_string());
+            };
+            if !STATS_PATHS.contains(&path.as_str()) {
+                return Err(format!("check on field `{}`", plain_path(path)));
+            }
+        }
+    } else if !EVALUATED_TYPES.contains(&event_type.as_str()) {
         return Err(format!("check on event_type `{event_type}`"));
     }
     if event_type == "dns"
@@ -1173,7 +1240,7 @@ fn parse_check(
     if event_type == "alert" && !detection {
         return Err("alert check without rules (detection disabled)".to_string());
     }
-    for f in &fields {
+    for f in fields.iter().filter(|_| event_type != "stats") {
         if let Some(why) = written.unevaluable(&event_type, f.path()) {
             return Err(why);
         }
@@ -1538,6 +1605,11 @@ impl Settings {
             key,
             "flow.hash-size" | "host.hash-size" | "ippair.hash-size"
         ) {
+            return Ok(());
+        }
+        // Suricata 7's switch that loaded rules with unknown `requires` requirements: Suricata 8 no longer reads it
+        // (such a rule is skipped whatever it says), and neither does the rules crate.
+        if key == "ignore-unknown-requirements" {
             return Ok(());
         }
         // Which prefilter engine Suricata builds (`mpm`, `auto`) changes how fast rules are matched, never which
