@@ -588,7 +588,20 @@ impl serde::Serialize for Grouped<'_> {
 /// which Suricata does not log.
 pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
     let q = m.questions.first()?;
-    Some(DnsEvent {
+    Some(event_with(m, tx_id, Some(q)))
+}
+
+/// The event for one multicast DNS message: every message, a response of answers alone included (mDNS responses
+/// carry no question), as Suricata 8's mDNS logger writes them.
+pub fn mdns_event(m: &Message, tx_id: u64) -> DnsEvent {
+    DnsEvent {
+        flavour: DnsFlavour::Mdns,
+        ..event_with(m, tx_id, m.questions.first())
+    }
+}
+
+fn event_with(m: &Message, tx_id: u64, q: Option<&Question>) -> DnsEvent {
+    DnsEvent {
         version: Some(3),
         tx_id,
         kind: if m.is_response() {
@@ -600,9 +613,9 @@ pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
         id: m.id,
         flags: m.flags,
         opcode: m.opcode(),
-        rrname: Some(q.name.text.clone()),
-        rrname_truncated: q.name.truncated,
-        rrtype: Some(rrtype_name(q.qtype)),
+        rrname: q.map(|q| q.name.text.clone()),
+        rrname_truncated: q.is_some_and(|q| q.name.truncated),
+        rrtype: q.map(|q| rrtype_name(q.qtype)),
         rcode: Some(rcode_name(m.rcode())),
         queries: m
             .questions
@@ -620,7 +633,7 @@ pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
         to_server: !m.is_response(),
         flavour: DnsFlavour::Dns,
         udp_len: 0,
-    })
+    }
 }
 
 /// Whether `msg` looks like a DNS message: a sane header and a first question (or, for a reply without one, a
@@ -915,19 +928,27 @@ impl DnsParser {
                 return;
             }
         };
-        if to_server && m.is_response() && header_valid(msg) {
+        // Multicast DNS answers go to the group address, the flow's "server": every mDNS message is its own
+        // transaction, as in Suricata 8's mDNS parser.
+        let no_tx = to_server && m.is_response() && self.flavour != DnsFlavour::Mdns;
+        if no_tx && header_valid(msg) {
             self.latest_tx_event(to_server, AppLayerEvent::DnsNotARequest, out);
         }
         // Suricata 8 makes each message its own transaction (a response does not join its query's), numbered in
         // the order the messages come, except a response sent to the server, which makes none.
-        let tx = if to_server && m.is_response() {
+        let tx = if no_tx {
             self.next_tx
         } else {
             self.next_tx += 1;
             self.next_tx - 1
         };
         let udp_len = if self.tcp { 0 } else { msg.len() };
-        if let Some(e) = event(&m, tx) {
+        let ev = if self.flavour == DnsFlavour::Mdns {
+            Some(mdns_event(&m, tx))
+        } else {
+            event(&m, tx)
+        };
+        if let Some(e) = ev {
             out.event(AppEvent::Dns(DnsEvent {
                 udp_len,
                 to_server,
@@ -936,7 +957,7 @@ impl DnsParser {
             }));
         }
         // A response sent to the server makes no transaction in Suricata: its anomaly went to the latest one.
-        if !(to_server && m.is_response()) {
+        if !no_tx {
             self.latest_tx = Some(tx);
             let anomalies = message_anomalies(&m, to_server);
             if header_valid(msg) && !anomalies.is_empty() {
