@@ -2014,6 +2014,20 @@ mod tests {
 
     use crate::{Engine, EngineConfig, EventKind, Prestage};
 
+    /// The DNS parser's name text back to the name's bytes: `\xHH` escapes undone (UTF-8 names, a literal
+    /// backslash), everything else as written, a cut escape kept as text.
+    #[test]
+    fn dns_names_back_to_their_bytes() {
+        assert_eq!(
+            super::name_bytes("John\\xe2\\x80\\x99s iMac._tcp.local"),
+            "John\u{2019}s iMac._tcp.local".as_bytes()
+        );
+        assert_eq!(super::name_bytes("a\\x5cb"), b"a\\b");
+        assert_eq!(super::name_bytes("plain.example"), b"plain.example");
+        assert_eq!(super::name_bytes("cut\\x4"), b"cut\\x4");
+        assert_eq!(super::name_bytes("bad\\xzz"), b"bad\\xzz");
+    }
+
     /// A suricata-verify capture, or `None` (with a message; a failure under `FLOWBUNDLE_REQUIRE_DATA=1`) when the
     /// shared data is absent.
     fn sv_pcap(_test: &str, rel: &str) -> Option<PathBuf> {
