@@ -701,16 +701,6 @@ impl EventSink for Emit<'_, '_> {
     fn event(&mut self, event: AppEvent) {
         self.event_buffers(&event);
         let m = *self.out.meta;
-        if let AppEvent::Ftp(f) = &event {
-            let (c, s) = m.client_server_ips();
-            let (peer, (listener, port)) = f.data_endpoint(c, s);
-            self.out.produced.announced.push(Announced {
-                listener,
-                port,
-                peer,
-                ts_ns: self.out.ts_ns,
-            });
-        }
         self.application.learn_from(&event);
         *self.risks |= event_risks(&event, self.out.ts_ns);
         self.out.produced.app_events += 1;
@@ -878,6 +868,45 @@ impl EventSink for Emit<'_, '_> {
         ));
     }
 
+    /// An FTP command as it arrives: `ftp.command` and `ftp.command_data`, to the server, in the transaction it
+    /// opens.
+    fn ftp_command(&mut self, tx_id: u64, command: &[u8], data: &[u8]) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        use flowbundle_rules::Buffer as B;
+        for (b, v) in [(B::FtpCommand, command), (B::FtpCommandData, data)] {
+            self.scan_buffer(AppProto::Ftp, true, tx_id, BufferKind::App(b), Data::One(v));
+        }
+    }
+
+    /// A data connection announced: the expectation (see [`crate::expect`]), and for an active-mode command
+    /// (`PORT`, `EPRT`) `ftpbounce`'s verdict, 1 when the address it announces is not the client's, in the
+    /// command's transaction.
+    fn ftp_announce(&mut self, a: &flowbundle_protocols::ftp::FtpAnnouncement) {
+        let m = *self.out.meta;
+        let (c, s) = m.client_server_ips();
+        let (peer, (listener, port)) = a.data_endpoint(c, s);
+        self.out.produced.announced.push(Announced {
+            listener,
+            port,
+            peer,
+            ts_ns: self.out.ts_ns,
+        });
+        if a.channel.listener == flowbundle_protocols::ftp::Listener::Client
+            && self.out.det.rules().is_some()
+        {
+            let bounce = a.channel.expected_ip.is_some_and(|ip| !same_host(ip, c));
+            self.scan_buffer(
+                AppProto::Ftp,
+                true,
+                a.tx_id,
+                BufferKind::App(flowbundle_rules::Buffer::FtpBounce),
+                Data::One(&[u8::from(bounce)]),
+            );
+        }
+    }
+
     /// An HTTP/2 stream's buffer: inspected as the flow's HTTP/2 whatever its label (a connection upgraded from
     /// HTTP/1.1 is labelled HTTP), so `alert http2` rules see it and `alert http1` rules do not.
     fn http2_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
@@ -1030,7 +1059,6 @@ impl Emit<'_, '_> {
             return;
         }
         use flowbundle_rules::Buffer as B;
-        let m = *self.out.meta;
         let mut each = |tx: u64, proto: AppProto, to_server: bool, b: B, data: &[u8]| {
             self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(data));
         };
@@ -1050,13 +1078,91 @@ impl Emit<'_, '_> {
                 }
                 self.dns_buffers(d);
             }
-            // `ftpbounce`: an active-mode command whose address is not the client's. Each command is its own
-            // transaction, numbered by the flow's packet count (the parser numbers only its anomalies).
-            AppEvent::Ftp(f) if f.listener == flowbundle_protocols::ftp::Listener::Client => {
-                let (client, _) = m.client_server_ips();
-                let bounce = f.expected_ip.is_some_and(|ip| !same_host(ip, client));
-                let tx = m.pkts[0] + m.pkts[1];
-                each(tx, AppProto::Ftp, true, B::FtpBounce, &[u8::from(bounce)]);
+            // A Kerberos KDC message: the names' components (multi-buffers), the error code and the ticket's
+            // encryption type, in the message's direction. The names only of messages to the client (replies and
+            // errors), as Suricata registers `krb5.cname` and `krb5.sname`: a request's are logged, not inspected.
+            AppEvent::Krb5(k) => {
+                let m = &k.message;
+                let (tx, to_server) = (k.tx_id, k.to_server);
+                for (b, name) in [(B::Krb5Cname, &m.cname), (B::Krb5Sname, &m.sname)] {
+                    if let Some(p) = name
+                        .as_ref()
+                        .filter(|p| !to_server && !p.components.is_empty())
+                    {
+                        self.scan_buffer(
+                            AppProto::Kerberos,
+                            to_server,
+                            tx,
+                            BufferKind::AppEach(b),
+                            Data::Parts(&p.components),
+                        );
+                    }
+                }
+                let mut each = |b: B, data: &[u8]| {
+                    self.scan_buffer(
+                        AppProto::Kerberos,
+                        to_server,
+                        tx,
+                        BufferKind::App(b),
+                        Data::One(data),
+                    );
+                };
+                if let Some(c) = m.error_code {
+                    each(B::Krb5ErrCode, &(c as u32).to_be_bytes());
+                }
+                if let Some(e) = m.ticket_etype {
+                    let mut v = [0u8; 5];
+                    v[0] = u8::from(flowbundle_types::krb5::weak_encryption(e));
+                    v[1..].copy_from_slice(&(e as u32).to_be_bytes());
+                    each(B::Krb5TicketEncryption, &v);
+                }
+            }
+            // A finished FTP transaction: its replies and codes (one part per line) to the client; the announced
+            // port and mode both ways and whether the reply came to the client, for the commands Suricata knows
+            // (its keywords ignore the others and the greeting). The command and its argument went to the rules
+            // as they arrived (`ftp_command`).
+            AppEvent::Ftp(f) => {
+                let tx = f.tx_id;
+                for (b, parts) in [
+                    (B::FtpReply, &f.reply),
+                    (B::FtpCompletionCode, &f.completion_code),
+                ] {
+                    if !parts.is_empty() {
+                        self.scan_buffer(
+                            AppProto::Ftp,
+                            false,
+                            tx,
+                            BufferKind::AppEach(b),
+                            Data::Strs(parts),
+                        );
+                    }
+                }
+                if f.known_command {
+                    let port = f.dynamic_port.unwrap_or(0).to_be_bytes();
+                    let active = f
+                        .announced
+                        .map(|a| a.channel.listener == flowbundle_protocols::ftp::Listener::Client);
+                    let mut each = |to_server: bool, b: B, data: &[u8]| {
+                        self.scan_buffer(
+                            AppProto::Ftp,
+                            to_server,
+                            tx,
+                            BufferKind::App(b),
+                            Data::One(data),
+                        );
+                    };
+                    for to_server in [true, false] {
+                        each(to_server, B::FtpDynamicPort, &port);
+                        if let Some(active) = active {
+                            each(to_server, B::FtpMode, &[u8::from(active)]);
+                        }
+                    }
+                    each(
+                        false,
+                        B::FtpReplyReceived,
+                        &[u8::from(f.reply_received == "yes")],
+                    );
+                }
             }
             // The client's buffers went to the rules with the ClientHello (`tls_client_hello`); the server's go now.
             AppEvent::Tls(t) => {

@@ -207,3 +207,76 @@ fn sameip_matches_a_packet_to_its_own_address() {
         Vec::<u32>::new()
     );
 }
+
+/// An FTP session in passive mode whose last command is never answered: the `ftp.*` keywords per transaction.
+fn ftp_session() -> Vec<Vec<u8>> {
+    conversation(
+        21,
+        &[
+            (false, b"220 (vsFTPd 3.0.3)\r\n"),
+            (true, b"USER anonymous\r\n"),
+            (false, b"331 Please specify the password.\r\n"),
+            (true, b"PASS guest\r\n"),
+            (false, b"230-Welcome\r\n230 Login successful.\r\n"),
+            (true, b"PASV\r\n"),
+            (
+                false,
+                b"227 Entering Passive Mode (90,130,70,73,100,85).\r\n",
+            ),
+            (true, b"RETR docs/report.pdf\r\n"),
+            (
+                false,
+                b"150 Opening BINARY mode data connection.\r\n226 Transfer complete.\r\n",
+            ),
+            (true, b"STAT\r\n"),
+        ],
+    )
+}
+
+#[test]
+fn ftp_keywords_match_each_transaction() {
+    let rules = r#"alert ftp any any -> any any (ftp.command; content:"PASV"; sid:1;)
+alert ftp any any -> any any (ftp.command; content:"RETR"; ftp.command_data; content:"report.pdf"; endswith; sid:2;)
+alert ftp any any -> any any (ftp.command; content:"USER"; ftp.command_data; content:"guest"; sid:3;)
+alert ftp any any -> any any (ftp.reply; content:"Login successful."; bsize:17; sid:4;)
+alert ftp any any -> any any (ftp.reply; content:"Welcome"; content:"Login"; distance:0; sid:5;)
+alert ftp any any -> any any (ftp.completion_code; content:"150"; ftp.reply; content:"Transfer complete"; sid:6;)
+alert ftp any any -> any any (ftp.dynamic_port:25685; ftp.mode:passive; sid:7;)
+alert ftp any any -> any any (ftp.dynamic_port:>30000; sid:8;)
+alert ftp any any -> any any (ftp.mode:active; sid:9;)
+alert ftp any any -> any any (ftp.reply_received:no; ftp.command; content:"STAT"; sid:10;)
+alert ftp any any -> any any (ftp.reply_received:no; ftp.command; content:"RETR"; sid:11;)
+alert ftp any any -> any any (flow:to_server; ftp.dynamic_port:25685; sid:12;)
+alert ftp any any -> any any (ftp.completion_code; content:"220"; sid:13;)
+"#;
+    // 3: USER's argument is anonymous, PASS's guest (two transactions); 5: the two lines of the 230 reply are two
+    // buffers; 8: no transaction's port is above 30000 (25685; 0 for the others); 9: PASV is passive;
+    // 11: RETR was answered; 13: the greeting is a transaction of its own (its code is inspected).
+    assert_eq!(sids(rules, &ftp_session()), vec![1, 2, 4, 6, 7, 10, 12, 13]);
+}
+
+#[test]
+fn ftp_keyword_values_are_checked_as_suricata_checks_them() {
+    for bad in [
+        "ftp.mode: xactive",
+        "ftp.mode: suricata",
+        "ftp.reply_received: yes yes",
+        "ftp.reply_received: maybe",
+        "ftp.dynamic_port: 70000",
+    ] {
+        let rule = format!("alert ftp any any -> any any ({bad}; sid:1;)");
+        let loaded = RuleSet::parse(&rule, &Vars::default()).map_or(0, |(_, r)| r.loaded);
+        assert_eq!(loaded, 0, "{bad}");
+    }
+    for good in [
+        "ftp.mode:active",
+        "ftp.reply_received: on",
+        "ftp.reply_received: 0",
+        "ftp.dynamic_port: 59913-59915",
+        "ftp.dynamic_port: >=59926",
+    ] {
+        let rule = format!("alert ftp any any -> any any ({good}; sid:1;)");
+        let (_, report) = RuleSet::parse(&rule, &Vars::default()).expect(good);
+        assert_eq!(report.loaded, 1, "{good}");
+    }
+}

@@ -343,3 +343,124 @@ alert http2 any any -> any any (http2.errorcode:CANCEL; sid:9;)"#,
         assert!(!got.contains_key(&sid), "sid {sid}: {got:?}");
     }
 }
+
+/// suricata-verify's `bug-3519` capture: one FTP control connection (vsFTPd 2.3.5, active mode), which tshark reads
+/// as the greeting then USER, PASS, PORT 192,168,0,13,234,10, NLST (150, 226), PORT ...,234,22, RETR temp.txt
+/// (150, 226) and QUIT. Each rule's count is what those lines give, one alert per transaction; the EVE `ftp`
+/// events are the eight transactions, as Suricata's `output-eve-ftp` test counts them.
+#[test]
+fn ftp_keywords_on_a_real_control_connection() {
+    let Some(p) = flowbundle_testsupport::data("suricata-verify/bug-3519/input.pcap") else {
+        return;
+    };
+    let rules = r#"alert ftp any any -> any any (ftp.command; content:"PORT"; bsize:4; sid:1;)
+alert ftp any any -> any any (ftp.command; content:"RETR"; ftp.command_data; content:"temp.txt"; sid:2;)
+alert ftp any any -> any any (ftp.reply; content:"Transfer complete."; sid:3;)
+alert ftp any any -> any any (ftp.completion_code; content:"226"; bsize:3; sid:4;)
+alert ftp any any -> any any (ftp.reply; content:"Directory send OK."; ftp.completion_code; content:"150"; sid:5;)
+alert ftp any any -> any any (ftp.dynamic_port:59914; sid:6;)
+alert ftp any any -> any any (ftp.dynamic_port:59925-59927; ftp.command; content:"PORT"; sid:7;)
+alert ftp any any -> any any (ftp.mode:active; sid:8;)
+alert ftp any any -> any any (ftp.mode:passive; sid:9;)
+alert ftp any any -> any any (ftp.reply_received:yes; sid:10;)
+alert ftp any any -> any any (ftp.reply_received:no; sid:11;)
+alert ftp any any -> any any (ftp.command_data; content:"anonymous"; sid:12;)
+alert ftp any any -> any any (ftp.command; content:"USER"; ftp.reply; content:"Login successful"; sid:13;)
+"#;
+    let got = alerts(&p, rules);
+    // 4: NLST's and RETR's 226; 5: NLST's two replies, one per buffer; 6: the first PORT (234*256+10); 7: the
+    // second (234*256+22 = 59926); 10: the seven commands (not the greeting); 13: USER's reply is 331. 6 and 8
+    // count twice per transaction: Suricata registers `ftp.dynamic_port` and `ftp.mode` in both directions (its
+    // `ftp-mode-01` test counts four alerts for these two PORTs); 7 reads `ftp.command`, to the server only.
+    let want: BTreeMap<u32, u64> = [
+        (1, 2),
+        (2, 1),
+        (3, 1),
+        (4, 2),
+        (5, 1),
+        (6, 2),
+        (7, 1),
+        (8, 4),
+        (10, 7),
+        (12, 2),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, want);
+
+    let mut engine = Engine::new(EngineConfig::default(), None, None);
+    let f = common::run_serial(&mut engine, &[p]);
+    let ftp: Vec<&flowbundle_protocols::ftp::FtpEvent> = f
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::App(a) => match a.as_ref() {
+                flowbundle_protocols::AppEvent::Ftp(t) => Some(t),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let commands: Vec<Option<&str>> = ftp.iter().map(|t| t.command.as_deref()).collect();
+    assert_eq!(
+        commands,
+        [
+            None,
+            Some("USER"),
+            Some("PASS"),
+            Some("PORT"),
+            Some("NLST"),
+            Some("PORT"),
+            Some("RETR"),
+            Some("QUIT")
+        ]
+    );
+    assert_eq!(ftp[6].completion_code, ["150", "226"]);
+    assert_eq!(ftp[5].dynamic_port, Some(59926));
+}
+
+/// Kerberos over UDP (nDPI's `kerberos-login.pcap`: thirteen TGS exchanges) and TCP (`kerberos.pcap`: eight
+/// AS-REQs, three TGS exchanges, five KRB-ERRORs, four of them 25 and one 13). tshark's fields give the counts:
+/// the TGS-REPs' client names (`des` six times), server names (`cifs/...` four times), every ticket RC4
+/// (`kerberos.etype` 23 first), every reply's own part weak (DES or RC4); the errors' codes and server names.
+#[test]
+fn krb5_keywords_on_real_captures() {
+    let (Some(udp), Some(tcp)) = (
+        flowbundle_testsupport::data("ndpi/pcap/kerberos-login.pcap"),
+        flowbundle_testsupport::data("ndpi/pcap/kerberos.pcap"),
+    ) else {
+        return;
+    };
+    let rules = r#"alert krb5 any any -> any any (krb5.cname; content:"des"; bsize:3; sid:1;)
+alert krb5 any any -> any any (krb5.sname; content:"cifs"; bsize:4; sid:2;)
+alert krb5 any any -> any any (krb5.ticket_encryption: rc4-hmac; sid:3;)
+alert krb5 any any -> any any (krb5.ticket_encryption: weak; sid:4;)
+alert krb5 any any -> any any (krb5.ticket_encryption: !weak; sid:5;)
+alert krb5 any any -> any any (krb5.ticket_encryption: aes256-cts-hmac-sha1-96, 17; sid:6;)
+alert krb5 any any -> any any (app-layer-event:krb5.weak_encryption; sid:7;)
+alert krb5 any any -> any any (krb5_msg_type:13; sid:8;)
+alert krb5 any any -> any any (krb5_err_code:25; sid:9;)
+alert krb5 any any -> any any (krb5_err_code:13; sid:10;)
+alert krb5 any any -> any any (krb5.sname; content:"krbtgt"; sid:11;)
+alert krb5 any any -> any any (krb5_msg_type:10; sid:12;)
+alert krb5 any any -> any any (krb5.cname; content:"johnson-pc$"; sid:13;)
+"#;
+    let got = alerts(&udp, rules);
+    // 11: the TGS-REPs for krbtgt/DENYDC.COM (frames 8 and 20).
+    let want: BTreeMap<u32, u64> = [(1, 6), (2, 4), (3, 13), (4, 13), (7, 13), (8, 13), (11, 2)]
+        .into_iter()
+        .collect();
+    assert_eq!(got, want, "kerberos-login.pcap");
+    let got = alerts(&tcp, rules);
+    // 11: four errors and two TGS-REPs name krbtgt; 13: requests' names are not inspected (to the server), the
+    // replies' client is JOHNSON-PC$ in capitals.
+    // 10: the KRB-ERROR 13 (tcp.stream 14) is on a connection caught mid-stream (no handshake; the client's only
+    // segment starts inside a record, which tshark does not decode either): not inspected, as Suricata's default
+    // (`stream.midstream: false`) leaves it.
+    let want: BTreeMap<u32, u64> = [(8, 3), (9, 4), (11, 6), (12, 8)].into_iter().collect();
+    let mut got_tcp = got.clone();
+    for sid in [3, 4, 5, 6, 7] {
+        got_tcp.remove(&sid);
+    }
+    assert_eq!(got_tcp, want, "kerberos.pcap");
+}

@@ -393,6 +393,17 @@ pub trait EventSink {
     fn ftp_transfer(&mut self, transfer: &ftp::FtpTransfer<'_>) {
         let _ = transfer;
     }
+    /// An FTP client command as it arrives, transaction `tx_id`: its verb, upper-cased, and its argument, for the
+    /// rules' `ftp.command` and `ftp.command_data`. The transaction's event ([`ftp::FtpEvent`]) follows with its
+    /// replies. The default ignores it.
+    fn ftp_command(&mut self, tx_id: u64, command: &[u8], data: &[u8]) {
+        let _ = (tx_id, command, data);
+    }
+    /// A data connection announced on an FTP control connection (a `PORT`/`EPRT` command, a `227`/`229` reply), as
+    /// soon as it is read: the engine expects the data connection and tests `ftpbounce`. The default ignores it.
+    fn ftp_announce(&mut self, announcement: &ftp::FtpAnnouncement) {
+        let _ = announcement;
+    }
 }
 
 /// A file a parser carried (an HTTP body, a mail attachment, an FTP data connection's file), handed over once when
@@ -475,10 +486,12 @@ pub enum AppEvent {
     Dns(dns::DnsEvent),
     /// An SSH version exchange: client and server software (EVE `ssh`).
     Ssh(ssh::SshEvent),
-    /// An FTP data connection announced on the control connection (EVE `ftp`, plus the expected endpoint).
+    /// An FTP control connection's transaction: a command and its replies (EVE `ftp`).
     Ftp(ftp::FtpEvent),
     /// An FTP data connection that carried a file (EVE `ftp_data`: the command and the file name).
     FtpData(ftp::data::FtpDataEvent),
+    /// A Kerberos KDC message (EVE `krb5`).
+    Krb5(kerberos::Krb5Event),
     /// A mail transaction: the SMTP envelope (EVE `smtp`) and the message's MIME fields (EVE `email`, written
     /// beside it).
     Smtp(mail::smtp::SmtpEvent),
@@ -502,6 +515,7 @@ impl AppEvent {
             AppEvent::Ssh(_) => "ssh",
             AppEvent::Ftp(_) => "ftp",
             AppEvent::FtpData(_) => "ftp_data",
+            AppEvent::Krb5(_) => "krb5",
             AppEvent::Smtp(_) => "smtp",
             AppEvent::Fileinfo(_) => "fileinfo",
             AppEvent::Meta { .. } => "meta",
@@ -521,14 +535,16 @@ mod eve_tests {
             AppEvent::Tls(tls::TlsEvent::default()),
             AppEvent::Quic(quic::QuicEvent::default()),
             AppEvent::Dns(dns::DnsEvent::default()),
+            AppEvent::Ftp(ftp::FtpEvent::default()),
             AppEvent::FtpData(ftp::data::FtpDataEvent::default()),
+            AppEvent::Krb5(kerberos::Krb5Event::default()),
             AppEvent::Smtp(mail::smtp::SmtpEvent::default()),
             AppEvent::Fileinfo(FileInfo::default()),
         ]
         .iter()
         .map(AppEvent::event_type)
-        // `ftp` and `ssh` events have no empty value: their names as `event_type` spells them.
-        .chain(["ftp", "ssh"])
+        // `ssh` events have no empty value: its name as `event_type` spells it.
+        .chain(["ssh"])
         .collect();
         let mut named = 0;
         for p in AppProto::ALL {

@@ -310,7 +310,9 @@ fn ftp_pasv_predicts_the_data_connection() {
     let expected: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            flowbundle_protocols::AppEvent::Ftp(f) => Some(f.data_endpoint(client.0, server.0)),
+            flowbundle_protocols::AppEvent::Ftp(f) => {
+                f.announced.map(|a| a.data_endpoint(client.0, server.0))
+            }
             _ => None,
         })
         .collect();

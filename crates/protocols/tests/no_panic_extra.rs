@@ -116,9 +116,83 @@ proptest! {
         let mut p = flowbundle_protocols::ftp::FtpParser::default();
         let mut out: Vec<AppEvent> = Vec::new();
         p.parse(Direction::ToServer, cmd.as_bytes(), 0, &mut out);
+        // The transaction waits for its reply; the flow's end emits it unanswered.
+        prop_assert!(out.is_empty());
+        p.finish(&mut out);
         prop_assert_eq!(out.len(), 1);
         let AppEvent::Ftp(e) = &out[0] else { panic!("not an ftp event") };
-        prop_assert_eq!(e.dynamic_port, port);
-        prop_assert_eq!(e.expected_ip, Some(std::net::IpAddr::from([a, b, c, d])));
+        prop_assert_eq!(e.dynamic_port, Some(port));
+        prop_assert_eq!(e.reply_received, "no");
+        let ann = e.announced.expect("announced");
+        prop_assert_eq!(ann.channel.expected_ip, Some(std::net::IpAddr::from([a, b, c, d])));
+    }
+}
+
+/// kerberos-error.pcap's AS-REQ and KRB-ERROR (nDPI's test suite), as in the parser's unit tests.
+const KRB_AS_REQ: &str = "6a82011b30820117a103020105a20302010aa35830563048a103020102a241043f303da003020117a2360434b60e0b505f98104206f62503b8e0e7c82d842e6f01e5c7f0e1540d1ea4c7e89181e69691e0c41d775649bd7fa5ac4b1874a91915300aa10402020095a2020400a481b03081ada00703050000810000a11f301da003020101a11630141b04686f73741b0c6d75732d6e2d636a30373039a2111b0f4c494e55582e5348454c4c2e434f4da3243022a003020102a11b30191b066b72627467741b0f4c494e55582e5348454c4c2e434f4da511180f32303232303232333037343630335aa611180f32303232303330343037343630335aa706020447a1fa99a81a301802011702011202011102011402011302011002011902011a";
+const KRB_ERROR: &str = "7e643062a003020105a10302011ea411180f32303232303232323037343630345aa50502030ec26da603020134a9111b0f4c494e55582e5348454c4c2e434f4daa243022a003020102a11b30191b066b72627467741b0f4c494e55582e5348454c4c2e434f4d";
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn krb5_events(transport: Transport, chunks: &[(bool, &[u8])]) -> Vec<AppEvent> {
+    use flowbundle_protocols::Detector as _;
+    let mut p = flowbundle_protocols::kerberos::KerberosDetector
+        .parser(transport, &Limits::default())
+        .expect("a parser");
+    let mut out: Vec<AppEvent> = Vec::new();
+    for (to_server, d) in chunks {
+        p.parse(dir(*to_server), d, 0, &mut out);
+    }
+    p.finish(&mut out);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, .. ProptestConfig::default() })]
+
+    /// Kerberos: a real message with bytes changed, cut or extended never panics the reader or the parser; one
+    /// datagram gives at most one event.
+    #[test]
+    fn krb5_mutated_messages(
+        which: bool,
+        edits in proptest::collection::vec((any::<u16>(), any::<u8>()), 0..8),
+        cut in any::<u16>(),
+        tail in proptest::collection::vec(any::<u8>(), 0..16),
+    ) {
+        let mut m = unhex(if which { KRB_AS_REQ } else { KRB_ERROR });
+        for (at, b) in edits {
+            let i = usize::from(at) % m.len();
+            m[i] = b;
+        }
+        m.truncate(usize::from(cut) % (m.len() + 1));
+        m.extend_from_slice(&tail);
+        let _ = flowbundle_protocols::kerberos::message::parse(&m);
+        prop_assert!(krb5_events(Transport::Udp, &[(true, &m)]).len() <= 1);
+    }
+
+    /// Kerberos over TCP: the real messages as records, cut anywhere, give the events they give over UDP.
+    #[test]
+    fn krb5_tcp_records_equal_datagrams(cuts in proptest::collection::vec(any::<u16>(), 0..6)) {
+        let req = unhex(KRB_AS_REQ);
+        let err = unhex(KRB_ERROR);
+        let mut stream = Vec::new();
+        for m in [&req, &err, &req] {
+            stream.extend_from_slice(&(m.len() as u32).to_be_bytes());
+            stream.extend_from_slice(m);
+        }
+        let mut at: Vec<usize> = cuts.iter().map(|c| usize::from(*c) % stream.len()).collect();
+        at.push(0);
+        at.push(stream.len());
+        at.sort_unstable();
+        let chunks: Vec<(bool, &[u8])> = at.windows(2).map(|w| (true, &stream[w[0]..w[1]])).collect();
+        let tcp = krb5_events(Transport::Tcp, &chunks);
+        let udp = krb5_events(Transport::Udp, &[(true, &req), (true, &err), (true, &req)]);
+        prop_assert_eq!(tcp.len(), 3);
+        prop_assert_eq!(tcp, udp);
     }
 }

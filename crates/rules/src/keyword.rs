@@ -252,6 +252,18 @@ pub static KEYWORDS: &[Keyword] = &[
         Payload,
         |b, _, v, _| b.krb5_msg_type(v),
     ),
+    // Kerberos (Suricata 8): the reply's names, the error code, the ticket's encryption type.
+    sticky("krb5.cname", &["krb5_cname"], Buffer::Krb5Cname),
+    sticky("krb5.sname", &["krb5_sname"], Buffer::Krb5Sname),
+    parse(
+        "krb5_err_code",
+        &["krb5.err_code"],
+        Payload,
+        |b, _, v, _| b.app_number("krb5_err_code", v),
+    ),
+    parse("krb5.ticket_encryption", &[], Payload, |b, _, v, _| {
+        b.krb5_ticket_encryption(v)
+    }),
     parse("tls.version", &[], Payload, |b, _, v, _| b.tls_version(v)),
     parse("ftpbounce", &[], Payload, |b, _, v, _| b.ftpbounce(v)),
     parse("asn1", &[], Payload, |b, _, v, _| b.asn1(v)),
@@ -535,6 +547,19 @@ pub static KEYWORDS: &[Keyword] = &[
     sticky("email.message_id", &[], Buffer::EmailMessageId),
     sticky("email.x_mailer", &[], Buffer::EmailXMailer),
     sticky("email.received", &[], Buffer::EmailReceived),
+    // FTP transactions (Suricata 8's `ftp.*`): the command and its argument, the replies and their codes, the
+    // announced data port and mode, whether the reply came.
+    sticky("ftp.command", &[], Buffer::FtpCommand),
+    sticky("ftp.command_data", &[], Buffer::FtpCommandData),
+    sticky("ftp.reply", &[], Buffer::FtpReply),
+    sticky("ftp.completion_code", &[], Buffer::FtpCompletionCode),
+    parse("ftp.dynamic_port", &[], Payload, |b, n, v, _| {
+        b.app_number(n, v)
+    }),
+    parse("ftp.mode", &[], Payload, |b, n, v, _| b.ftp_flag(n, v)),
+    parse("ftp.reply_received", &[], Payload, |b, n, v, _| {
+        b.ftp_flag(n, v)
+    }),
     // QUIC (and `ja3.hash`, `ja3.string`, `ja4.hash` above, which Suricata inspects on QUIC flows too).
     sticky("quic.version", &[], Buffer::QuicVersion),
     sticky("quic.sni", &[], Buffer::QuicSni),
@@ -650,6 +675,9 @@ mod tests {
                             (Buffer::Http2Settings, "http2.settings"),
                             (Buffer::TlsVersion, "tls.version"),
                             (Buffer::FtpBounce, "ftpbounce"),
+                            (Buffer::FtpDynamicPort, "ftp.dynamic_port"),
+                            (Buffer::FtpMode, "ftp.mode"),
+                            (Buffer::FtpReplyReceived, "ftp.reply_received"),
                             (Buffer::DnsEvents, "app-layer-event"),
                             (Buffer::DnsOpcode, "dns.opcode"),
                             (Buffer::SmbVersion, "smb.version"),
@@ -660,6 +688,9 @@ mod tests {
                             (Buffer::FtpEvents, "app-layer-event"),
                             (Buffer::HttpEvents, "app-layer-event"),
                             (Buffer::SmtpEvents, "app-layer-event"),
+                            (Buffer::Krb5Events, "app-layer-event"),
+                            (Buffer::Krb5ErrCode, "krb5_err_code"),
+                            (Buffer::Krb5TicketEncryption, "krb5.ticket_encryption"),
                             (Buffer::HttpHeader, "http.header"),
                             (Buffer::HttpRawHeader, "http.header.raw"),
                             (Buffer::HttpRequestHeader, "http.header"),

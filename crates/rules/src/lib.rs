@@ -61,7 +61,9 @@
 //! `http.response_body`, `file_data`/`file.data`; `file.data` also on SMTP attachments and on the files of FTP
 //! data connections, `alert ftp-data` or Snort 3's `service:ftp-data`/`service:ftp`), `dns.query`, `tls.sni`, `tls.cert_subject`, `tls.cert_issuer`,
 //! `tls.cert_serial`, `tls.cert_fingerprint`, `tls.certs`, `ja3.hash`, `ja3.string`, `ja3s.hash`, `ja3s.string`,
-//! `ja4.hash`, `ssh.proto`, `ssh.software`, and `pkt_data`, with their legacy names (`dns_query`, `tls_sni`,
+//! `ja4.hash`, `ssh.proto`, `ssh.software`, FTP's transactions (`ftp.command`, `ftp.command_data`, `ftp.reply`,
+//! `ftp.completion_code`, with `ftp.dynamic_port`, `ftp.mode`, `ftp.reply_received`), Kerberos' (`krb5.cname`,
+//! `krb5.sname`, with `krb5_msg_type`, `krb5_err_code`, `krb5.ticket_encryption`), and `pkt_data`, with their legacy names (`dns_query`, `tls_sni`,
 //! `ja3_hash`, ...), and Snort's `http_uri`-style form, sticky (Snort 3) or content modifier (Snort 2 / Suricata
 //! legacy), see [`rule`]. `http.header` and `file_data` mean the request or the response side as the rule's `flow`
 //! (or its other buffers) say; alone, `file_data` is the response body and `http.header` the request headers. A rule

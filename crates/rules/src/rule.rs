@@ -498,6 +498,18 @@ buffers! {
     DcerpcStubData,
     /// A Kerberos message's type (one byte: its application tag number), as `krb5_msg_type` reads it.
     Krb5MsgType,
+    /// `krb5.cname`: each component of a KDC reply's (or error's) client name, one buffer each (a
+    /// multi-buffer), to the client only as Suricata registers it.
+    Krb5Cname,
+    /// `krb5.sname`: each component of the server name, one buffer each, to the client only.
+    Krb5Sname,
+    /// `krb5_err_code`: a KRB-ERROR's error code (four bytes, big-endian, the `Int32`'s bits).
+    Krb5ErrCode,
+    /// `krb5.ticket_encryption`: a reply's ticket's encryption type: one byte, 1 when weak, then the type (four
+    /// bytes, big-endian, the `Int32`'s bits).
+    Krb5TicketEncryption,
+    /// The Kerberos parser's anomalies on a message, as `app-layer-event:krb5.<name>` reads them.
+    Krb5Events,
     /// The DNS parser's anomalies on a message (one byte per [`AppLayerEvent`], 1 where it is set), as
     /// `app-layer-event:dns.<name>` reads them.
     DnsEvents,
@@ -506,6 +518,24 @@ buffers! {
     /// An FTP `PORT` or `EPRT` command's verdict for `ftpbounce`: one byte, 1 when the address it announces is not
     /// the client's own (the server would connect to a third host), else 0.
     FtpBounce,
+    /// `ftp.command`: an FTP transaction's command verb, upper-cased (`USER`, `RETR`), to the server.
+    FtpCommand,
+    /// `ftp.command_data`: the command's argument as sent (`anonymous`, `temp.txt`), to the server.
+    FtpCommandData,
+    /// `ftp.reply`: each reply line's text of the transaction, without its code, one buffer each (a
+    /// multi-buffer), to the client.
+    FtpReply,
+    /// `ftp.completion_code`: each reply line's code as text (`150`, `226`), one buffer each, to the client.
+    FtpCompletionCode,
+    /// `ftp.dynamic_port`: the data port the transaction announced (two bytes, big-endian; 0 when it announced
+    /// none), of a known command's transaction, either direction.
+    FtpDynamicPort,
+    /// `ftp.mode`: one byte, 1 for an active-mode announcement (`PORT`, `EPRT`), 0 for a passive one, of a
+    /// transaction that announced a port, either direction.
+    FtpMode,
+    /// `ftp.reply_received`: one byte, 1 when the transaction's final reply arrived, 0 when the flow ended first,
+    /// of a known command's transaction, to the client.
+    FtpReplyReceived,
     /// The HTTP parser's anomalies on a transaction, as `app-layer-event:http.<name>` reads them.
     HttpEvents,
     /// The SMTP parser's anomalies on a mail transaction (its MIME decoder's), as `app-layer-event:smtp.<name>`
@@ -667,7 +697,14 @@ impl Buffer {
             | SshHasshServerString
             | TlsSubjectAltName
             | TlsCertValidity
-            | TlsCertChainLen => Side::Response,
+            | TlsCertChainLen
+            | FtpReply
+            | FtpCompletionCode
+            | FtpReplyReceived
+            | Krb5Cname
+            | Krb5Sname
+            | Krb5ErrCode
+            | Krb5TicketEncryption => Side::Response,
             SmtpFileData => Side::Request,
             Payload
             | HttpProtocol
@@ -682,6 +719,7 @@ impl Buffer {
             | DcerpcHeader
             | DcerpcStubData
             | Krb5MsgType
+            | Krb5Events
             | DnsEvents
             | FtpEvents
             | HttpEvents
@@ -719,6 +757,8 @@ impl Buffer {
             | FileName
             | FileMagic
             | FileMeta
+            | FtpDynamicPort
+            | FtpMode
             | FtpDataCommand => Side::Either,
             _ => Side::Request,
         }
@@ -732,6 +772,7 @@ impl Buffer {
             AppProto::Ftp => Some(Buffer::FtpEvents),
             AppProto::Http => Some(Buffer::HttpEvents),
             AppProto::Smtp => Some(Buffer::SmtpEvents),
+            AppProto::Kerberos => Some(Buffer::Krb5Events),
             _ => None,
         }
     }
@@ -822,10 +863,12 @@ impl Buffer {
             Http2FrameType | Http2ErrorCode | Http2Priority | Http2Window | Http2SizeUpdate
             | Http2Settings | Http2HeaderName => Some("http2"),
             DcerpcHeader | DcerpcStubData => Some("dcerpc"),
-            Krb5MsgType => Some("krb5"),
+            Krb5MsgType | Krb5Cname | Krb5Sname | Krb5ErrCode | Krb5TicketEncryption
+            | Krb5Events => Some("krb5"),
             // Files of any carrier: the rule's header names the protocol, if it names one.
             IpSrc | IpDst | FileName | FileMagic | FileMeta => None,
-            FtpEvents | FtpBounce => Some("ftp"),
+            FtpEvents | FtpBounce | FtpCommand | FtpCommandData | FtpReply | FtpCompletionCode
+            | FtpDynamicPort | FtpMode | FtpReplyReceived => Some("ftp"),
             SmtpFileData | SmtpEvents | SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom
             | EmailSubject | EmailTo | EmailCc | EmailDate | EmailMessageId | EmailXMailer
             | EmailReceived => Some("smtp"),
@@ -899,8 +942,20 @@ impl Buffer {
             DcerpcHeader => "dcerpc.iface",
             DcerpcStubData => "dcerpc.stub_data",
             FtpBounce => "ftpbounce",
+            FtpCommand => "ftp.command",
+            FtpCommandData => "ftp.command_data",
+            FtpReply => "ftp.reply",
+            FtpCompletionCode => "ftp.completion_code",
+            FtpDynamicPort => "ftp.dynamic_port",
+            FtpMode => "ftp.mode",
+            FtpReplyReceived => "ftp.reply_received",
             TlsVersion => "tls.version",
             Krb5MsgType => "krb5_msg_type",
+            Krb5Cname => "krb5.cname",
+            Krb5Sname => "krb5.sname",
+            Krb5ErrCode => "krb5_err_code",
+            Krb5TicketEncryption => "krb5.ticket_encryption",
+            Krb5Events => "app-layer-event (krb5)",
             DnsEvents => "app-layer-event (dns)",
             FtpEvents => "app-layer-event (ftp)",
             HttpEvents => "app-layer-event (http)",
@@ -1166,6 +1221,13 @@ pub enum Item {
         width: u8,
         test: Num,
     },
+    /// A list of values one application field may take (`krb5.ticket_encryption: aes256-cts-hmac-sha1-96,23`): the
+    /// number read as [`Item::Num`] reads it equals one of them.
+    NumIn {
+        at: u8,
+        width: u8,
+        values: Box<[u64]>,
+    },
     /// `filesize`, `filemd5`, `filesha1`, `filesha256` on a file's meta buffer ([`crate::file`]).
     File(Box<crate::file::FileCond>),
 }
@@ -1200,9 +1262,12 @@ impl Item {
             Item::Len { .. } => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
-            Item::Tls(_) | Item::Dce(_) | Item::Dataset(_) | Item::Num { .. } | Item::File(_) => {
-                false
-            }
+            Item::Tls(_)
+            | Item::Dce(_)
+            | Item::Dataset(_)
+            | Item::Num { .. }
+            | Item::NumIn { .. }
+            | Item::File(_) => false,
             Item::Asn1(a) => a.absolute_offset.is_none(),
         }
     }
@@ -1220,6 +1285,7 @@ impl Item {
             | Item::Asn1(_)
             | Item::Dataset(_)
             | Item::Num { .. }
+            | Item::NumIn { .. }
             | Item::File(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
@@ -2492,6 +2558,8 @@ impl Builder {
             "http2.priority" => (Buffer::Http2Priority, 1, u64::from(u8::MAX)),
             "http2.window" => (Buffer::Http2Window, 4, u64::from(u32::MAX)),
             "http2.size_update" => (Buffer::Http2SizeUpdate, 4, u64::from(u32::MAX)),
+            "ftp.dynamic_port" => (Buffer::FtpDynamicPort, 2, u64::from(u16::MAX)),
+            "krb5_err_code" => (Buffer::Krb5ErrCode, 4, u64::from(u32::MAX)),
             _ => return Err(err(format!("{n}: not an integer keyword"))),
         };
         // Frame types and error codes by name (`GOAWAY`, `NO_ERROR`), as Suricata accepts them.
@@ -2513,6 +2581,76 @@ impl Builder {
         };
         let test = Num::parse(&text, max).map_err(|e| err(format!("{n}: {e}")))?;
         self.push_item(PBuf::Fixed(buf), Item::Num { at: 0, width, test })
+    }
+
+    /// `ftp.mode:active|passive` and `ftp.reply_received:yes|on|true|1|no|off|false|0`: a one-byte equality on
+    /// [`Buffer::FtpMode`] (1 active) or [`Buffer::FtpReplyReceived`] (1 received). Any other value (`xactive`,
+    /// `yes yes`) is an error, as in Suricata.
+    pub(crate) fn ftp_flag(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        let (buf, value) = match (n, v) {
+            ("ftp.mode", "active") => (Buffer::FtpMode, 1),
+            ("ftp.mode", "passive") => (Buffer::FtpMode, 0),
+            ("ftp.reply_received", "yes" | "on" | "true" | "1") => (Buffer::FtpReplyReceived, 1),
+            ("ftp.reply_received", "no" | "off" | "false" | "0") => (Buffer::FtpReplyReceived, 0),
+            _ => return Err(err(format!("{n}: invalid value `{}`", trunc(v)))),
+        };
+        let test = Num::parse(&value.to_string(), 1).map_err(|e| err(format!("{n}: {e}")))?;
+        self.push_item(
+            PBuf::Fixed(buf),
+            Item::Num {
+                at: 0,
+                width: 1,
+                test,
+            },
+        )
+    }
+
+    /// `krb5.ticket_encryption:[!]weak` or a list of encryption types by name or number
+    /// (`aes256-cts-hmac-sha1-96, 23`): a reply's ticket's encryption type is (not) weak, or is one of the list, on
+    /// [`Buffer::Krb5TicketEncryption`]. A message without a ticket never matches, as in Suricata.
+    pub(crate) fn krb5_ticket_encryption(&mut self, v: Option<&str>) -> Step<()> {
+        let v = v.unwrap_or("").trim();
+        let buf = PBuf::Fixed(Buffer::Krb5TicketEncryption);
+        let weak = match v {
+            "weak" => Some(1),
+            "!weak" => Some(0),
+            _ => None,
+        };
+        if let Some(w) = weak {
+            let test = Num::parse(&w.to_string(), 1)
+                .map_err(|e| err(format!("krb5.ticket_encryption: {e}")))?;
+            return self.push_item(
+                buf,
+                Item::Num {
+                    at: 0,
+                    width: 1,
+                    test,
+                },
+            );
+        }
+        let mut values = Vec::new();
+        for name in v.split([',', ' ']).filter(|s| !s.is_empty()) {
+            let e = flowbundle_types::krb5::etype_from_name(name).ok_or_else(|| {
+                err(format!(
+                    "krb5.ticket_encryption: unknown encryption type `{}`",
+                    trunc(name)
+                ))
+            })?;
+            // The type's bits, as the parser hands them over.
+            values.push(u64::from(e as u32));
+        }
+        if values.is_empty() {
+            return Err(err("krb5.ticket_encryption needs a value"));
+        }
+        self.push_item(
+            buf,
+            Item::NumIn {
+                at: 1,
+                width: 4,
+                values: values.into(),
+            },
+        )
     }
 
     /// `http2.settings:NAME[OP VALUE]`: a SETTINGS entry with that identifier (by name, `SETTINGS_HEADER_TABLE_SIZE`,

@@ -960,6 +960,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         | Item::Asn1(_)
         | Item::Dataset(_)
         | Item::Num { .. }
+        | Item::NumIn { .. }
         | Item::File(_) => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
@@ -989,6 +990,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
             | Item::Dce(_)
             | Item::Dataset(_)
             | Item::Num { .. }
+            | Item::NumIn { .. }
             | Item::File(_) => Some(0),
             // A number read at a position that may come from another number; a decode of unknown length.
             Item::Byte(_) | Item::Base64(_) | Item::Asn1(_) => None,

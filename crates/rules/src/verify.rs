@@ -475,6 +475,20 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::NumIn { at, width, values } => {
+                let h = self.hay;
+                if h.base != 0 {
+                    return None;
+                }
+                let at = usize::from(*at);
+                let field = h.bytes.get(..h.hi)?.get(at..at + usize::from(*width))?;
+                let x = field.iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
+                if values.contains(&x) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::File(c) => {
                 let h = self.hay;
                 if h.base == 0 && c.matches(h.bytes.get(..h.hi)?) {

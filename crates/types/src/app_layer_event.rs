@@ -53,6 +53,9 @@ app_layer_events! {
     FtpRequestCommandTooLong = (Ftp, "request_command_too_long"),
     /// FTP: a reply line longer than 4096 bytes.
     FtpResponseCommandTooLong = (Ftp, "response_command_too_long"),
+    /// Kerberos: a reply (AS-REP, TGS-REP) whose encryption type is weak or deprecated (anything but AES and
+    /// Camellia), as Suricata judges it.
+    Krb5WeakEncryption = (Kerberos, "weak_encryption"),
     /// HTTP: a request line without a protocol (`GET /`) that is not an HTTP/0.9 request (header lines follow).
     HttpRequestLineMissingProtocol = (Http, "REQUEST_LINE_MISSING_PROTOCOL"),
     /// HTTP: a request's `Transfer-Encoding` that does not say `chunked`, or says it in a request older than

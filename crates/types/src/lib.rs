@@ -27,6 +27,7 @@ mod event_set;
 mod exec;
 mod http;
 pub mod http2;
+pub mod krb5;
 mod packet;
 mod risk;
 mod transport;

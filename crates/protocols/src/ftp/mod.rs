@@ -1,25 +1,36 @@
-//! FTP control connections: identification, and the data-connection endpoints announced by `PASV` / `EPSV` replies
-//! and `PORT` / `EPRT` commands (RFC 959, RFC 2428), so the engine can label the data connection `FTP_DATA`.
+//! FTP control connections: identification, transactions (each command with the replies that answer it, as
+//! Suricata's EVE `ftp` event and its `ftp.*` keywords read them), and the data-connection endpoints announced by
+//! `PASV` / `EPSV` replies and `PORT` / `EPRT` commands (RFC 959, RFC 2428), so the engine can label the data
+//! connection `FTP_DATA`.
 //!
 //! **Identification.** A server greets with `220` (or `120`/`421`); SMTP greets the same way, so a banner alone is
 //! only certain when it names FTP and not SMTP. Otherwise the client's first command decides: `USER`, `AUTH TLS`,
 //! `FEAT`, `SYST`, ... are FTP, `EHLO`/`HELO` are not.
 //!
+//! **Transactions.** Each client command opens a transaction ([`EventSink::ftp_command`] hands its verb and
+//! argument to the rules at once); reply lines go to the oldest transaction still waiting, and its final line (a
+//! code and a space, not a `1xx` preliminary reply: `150` then `226` both answer one `RETR`) closes it: an
+//! [`FtpEvent`] with Suricata's fields (`command`, `command_data`, `completion_code`, `reply`, `dynamic_port`,
+//! `mode`, `reply_received`, the truncation flags). A reply no command asked for (the greeting) is a transaction of
+//! its own. Transactions still open when the flow ends are emitted with `reply_received: "no"`.
+//!
 //! **Expectations.** Each `227` / `229` reply (passive: the *server* listens) and each `PORT` / `EPRT` command
-//! (active: the *client* listens) yields an [`FtpEvent`] with Suricata's `ftp` fields (`command`, `dynamic_port`,
-//! `mode`, ...) plus [`FtpEvent::expected_ip`], the listener's address. `EPSV` replies carry no address: the listener
-//! is then the server's own address. [`FtpEvent::data_endpoint`] resolves it against the control connection.
+//! (active: the *client* listens) is reported at once as an [`FtpAnnouncement`] ([`EventSink::ftp_announce`]):
+//! who listens, the announced address (`None` for `EPSV`: the server's own) and the port.
+//! [`FtpAnnouncement::data_endpoint`] resolves it against the control connection.
 //!
 //! **Transfers.** A `STOR` / `RETR` / `APPE` / `STOU` command after an announcement yields an [`FtpTransfer`]
 //! ([`EventSink::ftp_transfer`]): the command, its file name and the data connection announced last, which is the
 //! one the file goes over ([`data`] handles that connection's file).
 //!
-//! **Cost and bounds.** Lines are buffered up to [`MAX_LINE`] bytes per direction (longer lines are skipped and
-//! counted); after a successful `AUTH TLS` (`234`) the control channel is encrypted and the parser stops.
+//! **Cost and bounds.** Lines are kept up to [`MAX_LINE`] bytes per direction (the rest of a longer line is
+//! counted and the transaction marked truncated); at most [`MAX_PENDING`] transactions wait for replies and
+//! [`MAX_REPLIES`] reply lines are kept each; after a successful `AUTH TLS` (`234`) the control channel is
+//! encrypted and the parser stops.
 //!
 //! **Anomalies.** A line longer than Suricata's default `max-line-length` ([`SURICATA_MAX_LINE`]) raises
 //! `ftp.request_command_too_long` (a command) or `ftp.response_command_too_long` (a reply) for the rules'
-//! `app-layer-event`, each on its own transaction number.
+//! `app-layer-event`, on the transaction the line belongs to.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -49,53 +60,69 @@ pub enum Listener {
     Client,
 }
 
-/// An announced data connection (Suricata's EVE `ftp` event for the command that announced it).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+/// One FTP transaction, as Suricata counts them and writes its EVE `ftp` event: a client command with the reply
+/// lines that answer it, or a reply no command asked for (the server's greeting). Emitted when its final reply
+/// arrives (a line with a code and a space, not a `1xx` preliminary reply), or with `reply_received: "no"` when the
+/// flow ends first (or too many commands wait for their replies, [`MAX_PENDING`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FtpEvent {
+    /// The transaction's number on its flow (0-based, greeting included), as the rules count them. Not written.
+    #[serde(skip)]
+    pub tx_id: u64,
+    /// The command verb, upper-cased (`USER`, `RETR`); absent for a reply without a command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The command's argument as sent, without the separating space (lossy UTF-8); empty when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_data: Option<String>,
+    /// The command line was longer than [`MAX_LINE`]: `command_data` holds its first bytes. Written only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub command_truncated: bool,
+    /// Each reply line's code, as strings (`["150", "226"]`); lines without a code (inside a multi-line reply)
+    /// have none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub completion_code: Vec<String>,
+    /// Each reply line's text, without its code and separator.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reply: Vec<String>,
+    /// The data connection's port a `PORT`/`EPRT` command or a `227`/`229` reply announced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamic_port: Option<u16>,
+    /// `active` for `PORT`/`EPRT` (written for those commands only, as Suricata writes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<&'static str>,
+    /// `yes` when the final reply arrived, `no` when the flow ended (or the transaction was dropped) before.
+    pub reply_received: &'static str,
+    /// Reply lines were cut ([`MAX_LINE`]) or dropped (more than [`MAX_REPLIES`]). Written only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reply_truncated: bool,
+    /// The data connection the transaction announced, if it announced one. Not written.
+    #[serde(skip)]
+    pub announced: Option<FtpAnnouncement>,
+    /// The command is one Suricata's FTP parser knows (`ftp.dynamic_port`, `ftp.mode` and `ftp.reply_received`
+    /// read only those transactions). Not written.
+    #[serde(skip)]
+    pub known_command: bool,
+}
+
+/// A data connection announced on the control connection: by a `PORT`/`EPRT` command (active: the client
+/// listens) or a `227`/`229` reply (passive: the server listens). Handed to [`EventSink::ftp_announce`] as soon as
+/// it is read, so the expectation exists before the data connection opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FtpAnnouncement {
+    /// The transaction that announced it.
+    pub tx_id: u64,
     /// `PASV`, `EPSV`, `PORT` or `EPRT`.
     pub command: &'static str,
-    /// The command's argument (`PORT`/`EPRT`) or the reply text (`PASV`/`EPSV`), as sent (lossy UTF-8).
-    pub command_data: String,
-    /// The reply code for passive replies (`227`, `229`); empty for active commands. EVE writes it as Suricata
-    /// does, a list of strings (`["227"]`).
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "code_list")]
-    pub completion_code: Option<u16>,
-    /// Port the data connection goes to.
-    pub dynamic_port: u16,
-    /// `passive` or `active`, as Suricata writes it.
-    pub mode: &'static str,
-    /// Who listens. For the expectation table; not in Suricata's schema, not written.
-    #[serde(skip)]
-    pub listener: Listener,
-    /// The listener's address as announced; `None` for `EPSV` (the server's own address). Not written, as
-    /// `listener`.
-    #[serde(skip)]
-    pub expected_ip: Option<IpAddr>,
+    /// Who listens, where and on which port.
+    pub channel: DataChannel,
 }
 
-/// A reply code as Suricata's `completion_code`: a list of the codes as strings.
-fn code_list<S: serde::Serializer>(code: &Option<u16>, s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq as _;
-    let mut seq = s.serialize_seq(Some(usize::from(code.is_some())))?;
-    if let Some(c) = code {
-        seq.serialize_element(&c.to_string())?;
-    }
-    seq.end()
-}
-
-impl FtpEvent {
+impl FtpAnnouncement {
     /// The data connection's destination `(ip, port)` and the address it will come from, given the control
     /// connection's client and server addresses. The source port is never known in advance.
     pub fn data_endpoint(&self, client_ip: IpAddr, server_ip: IpAddr) -> (IpAddr, (IpAddr, u16)) {
-        self.announced().data_endpoint(client_ip, server_ip)
-    }
-
-    fn announced(&self) -> DataChannel {
-        DataChannel {
-            listener: self.listener,
-            expected_ip: self.expected_ip,
-            port: self.dynamic_port,
-        }
+        self.channel.data_endpoint(client_ip, server_ip)
     }
 }
 
@@ -326,124 +353,254 @@ pub fn parse_epsv_reply(text: &[u8]) -> Option<u16> {
     (port != 0).then_some(port)
 }
 
+/// Most transactions waiting for their replies (commands sent ahead of the server's answers); beyond it the oldest
+/// is emitted without its reply and counted ([`ParserStats::state_cut`]).
+pub const MAX_PENDING: usize = 32;
+/// Most reply lines kept per transaction; further lines are counted ([`ParserStats::bytes_cut`]) and mark the
+/// reply truncated.
+pub const MAX_REPLIES: usize = 64;
+
+/// Commands beyond [`RFC959_VERBS`] that Suricata's FTP command table knows (security extensions of RFC 2228 and
+/// RFC 4217, RFC 1639's long addresses, the `X` forms of RFC 775, RFC 3659's and later additions). A transaction
+/// of an unknown command never matches `ftp.dynamic_port`, `ftp.mode` or `ftp.reply_received`, as in Suricata.
+const KNOWN_EXTRA: &[&[u8]] = &[
+    b"AUTH", b"ADAT", b"PBSZ", b"PROT", b"CCC", b"CONF", b"ENC", b"MIC", b"LANG", b"LPRT", b"LPSV",
+    b"CLNT", b"HOST", b"MFMT", b"MFCT", b"MFF", b"XCUP", b"XCWD", b"XMKD", b"XPWD", b"XRMD",
+    b"AVBL", b"CSID", b"DSIZ", b"RMDA", b"SPSV", b"THMB", b"EPSV", b"MODE",
+];
+
+fn known_command(verb: &[u8]) -> bool {
+    RFC959_VERBS
+        .iter()
+        .chain(KNOWN_EXTRA)
+        .any(|v| verb.eq_ignore_ascii_case(v))
+}
+
 #[derive(Default)]
 struct LineBuf {
+    /// The line's first [`MAX_LINE`] bytes.
     buf: Vec<u8>,
-    skipping: bool,
-    /// Bytes of the line being read so far, kept or skipped.
+    /// Bytes past [`MAX_LINE`] were dropped.
+    truncated: bool,
+    /// A gap hit the line: what it held is unknown, it is skipped.
+    lost: bool,
+    /// Bytes of the line read so far, kept or not.
     len: usize,
 }
 
-/// Streaming FTP control parser: line-buffers both directions and emits an [`FtpEvent`] per data connection
-/// announced.
+/// A transaction being built (see [`FtpEvent`]).
+struct Tx {
+    id: u64,
+    command: Option<String>,
+    command_data: Option<String>,
+    command_truncated: bool,
+    known: bool,
+    codes: Vec<String>,
+    replies: Vec<String>,
+    reply_truncated: bool,
+    announced: Option<FtpAnnouncement>,
+}
+
+impl Tx {
+    fn new(id: u64) -> Tx {
+        Tx {
+            id,
+            command: None,
+            command_data: None,
+            command_truncated: false,
+            known: false,
+            codes: Vec::new(),
+            replies: Vec::new(),
+            reply_truncated: false,
+            announced: None,
+        }
+    }
+
+    fn into_event(self, received: bool) -> FtpEvent {
+        let active = self
+            .announced
+            .is_some_and(|a| a.channel.listener == Listener::Client);
+        FtpEvent {
+            tx_id: self.id,
+            command: self.command,
+            command_data: self.command_data,
+            command_truncated: self.command_truncated,
+            completion_code: self.codes,
+            reply: self.replies,
+            dynamic_port: self.announced.map(|a| a.channel.port),
+            mode: active.then_some("active"),
+            reply_received: if received { "yes" } else { "no" },
+            reply_truncated: self.reply_truncated,
+            announced: self.announced,
+            known_command: self.known,
+        }
+    }
+}
+
+/// Streaming FTP control parser: line-buffers both directions, pairs each command with the reply lines that answer
+/// it (one [`FtpEvent`] per transaction) and reports each data connection announced ([`FtpAnnouncement`]).
 #[derive(Default)]
 pub struct FtpParser {
     lines: [LineBuf; 2],
     encrypted: bool,
     auth_pending: bool,
-    /// Transaction numbers given to anomalies.
+    /// The next transaction's number.
     next_tx: u64,
+    /// Transactions waiting for their final reply, oldest first (at most [`MAX_PENDING`]).
+    pending: std::collections::VecDeque<Tx>,
     /// The data connection announced last: the one a transfer command's file goes over.
     channel: Option<DataChannel>,
     stats: ParserStats,
 }
 
 impl FtpParser {
-    fn line(&mut self, dir: Direction, line: &[u8], out: &mut dyn EventSink) {
+    /// Handles one line without its end of line; returns the transaction it belongs to.
+    fn line(
+        &mut self,
+        dir: Direction,
+        line: &[u8],
+        truncated: bool,
+        out: &mut dyn EventSink,
+    ) -> u64 {
         match dir {
-            Direction::ToServer => {
-                let (cmd, arg) = match line.iter().position(|&b| b == b' ') {
-                    Some(p) => (&line[..p], line[p + 1..].trim_ascii()),
-                    None => (line, &[][..]),
-                };
-                if cmd.eq_ignore_ascii_case(b"PORT") {
-                    match parse_host_port(arg) {
-                        Some((ip, port)) => {
-                            self.announce(active("PORT", arg, IpAddr::V4(ip), port), out)
-                        }
-                        None => self.stats.malformed += 1,
-                    }
-                } else if cmd.eq_ignore_ascii_case(b"EPRT") {
-                    match parse_eprt(arg) {
-                        Some((ip, port)) => self.announce(active("EPRT", arg, ip, port), out),
-                        None => self.stats.malformed += 1,
-                    }
-                } else if let Some(command) = TRANSFER_COMMANDS
-                    .iter()
-                    .find(|c| cmd.eq_ignore_ascii_case(c.as_bytes()))
-                {
-                    if let Some(channel) = self.channel {
-                        out.ftp_transfer(&FtpTransfer {
-                            command,
-                            filename: arg,
-                            channel,
-                        });
-                    }
-                } else if cmd.eq_ignore_ascii_case(b"AUTH") {
-                    self.auth_pending = true;
-                }
-            }
-            Direction::ToClient => {
-                let Some(code) = reply_code(line) else { return };
-                let text = line.get(4..).unwrap_or(&[]);
-                match code {
-                    227 => match find_227(text) {
-                        Some((ip, port)) => self
-                            .announce(passive("PASV", text, Some(IpAddr::V4(ip)), port, code), out),
-                        None => self.stats.malformed += 1,
-                    },
-                    229 => match parse_epsv_reply(text) {
-                        Some(port) => self.announce(passive("EPSV", text, None, port, code), out),
-                        None => self.stats.malformed += 1,
-                    },
-                    234 if self.auth_pending => self.encrypted = true,
-                    _ => {}
-                }
-            }
+            Direction::ToServer => self.request(line, truncated, out),
+            Direction::ToClient => self.reply(line, truncated, out),
         }
     }
-}
 
-impl FtpParser {
+    fn request(&mut self, line: &[u8], truncated: bool, out: &mut dyn EventSink) -> u64 {
+        let (cmd, arg) = match line.iter().position(|&b| b == b' ') {
+            Some(p) => (&line[..p], line[p + 1..].trim_ascii()),
+            None => (line, &[][..]),
+        };
+        let id = self.next_tx;
+        self.next_tx += 1;
+        let verb = String::from_utf8_lossy(cmd).to_ascii_uppercase();
+        out.ftp_command(id, verb.as_bytes(), arg);
+        let mut tx = Tx::new(id);
+        tx.known = known_command(cmd);
+        tx.command_data = Some(lossy(arg));
+        tx.command_truncated = truncated;
+        let active = |command, ip, port| FtpAnnouncement {
+            tx_id: id,
+            command,
+            channel: DataChannel {
+                listener: Listener::Client,
+                expected_ip: Some(ip),
+                port,
+            },
+        };
+        if cmd.eq_ignore_ascii_case(b"PORT") {
+            match parse_host_port(arg) {
+                Some((ip, port)) => {
+                    tx.announced = Some(active("PORT", IpAddr::V4(ip), port));
+                }
+                None => self.stats.malformed += 1,
+            }
+        } else if cmd.eq_ignore_ascii_case(b"EPRT") {
+            match parse_eprt(arg) {
+                Some((ip, port)) => tx.announced = Some(active("EPRT", ip, port)),
+                None => self.stats.malformed += 1,
+            }
+        } else if let Some(command) = TRANSFER_COMMANDS
+            .iter()
+            .find(|c| cmd.eq_ignore_ascii_case(c.as_bytes()))
+        {
+            if let Some(channel) = self.channel {
+                out.ftp_transfer(&FtpTransfer {
+                    command,
+                    filename: arg,
+                    channel,
+                });
+            }
+        } else if cmd.eq_ignore_ascii_case(b"AUTH") {
+            self.auth_pending = true;
+        }
+        tx.command = Some(verb);
+        if let Some(a) = tx.announced {
+            self.announce(a, out);
+        }
+        self.pending.push_back(tx);
+        if self.pending.len() > MAX_PENDING
+            && let Some(old) = self.pending.pop_front()
+        {
+            self.stats.state_cut += 1;
+            out.event(AppEvent::Ftp(old.into_event(false)));
+        }
+        id
+    }
+
+    fn reply(&mut self, line: &[u8], truncated: bool, out: &mut dyn EventSink) -> u64 {
+        if self.pending.is_empty() {
+            // A reply no command asked for (the greeting): a transaction of its own.
+            self.pending.push_back(Tx::new(self.next_tx));
+            self.next_tx += 1;
+        }
+        let code = reply_code(line);
+        let text = if code.is_some() {
+            line.get(4..).unwrap_or(&[])
+        } else {
+            line
+        };
+        let Some(tx) = self.pending.front_mut() else {
+            return self.next_tx;
+        };
+        let id = tx.id;
+        let passive = |command, ip, port| FtpAnnouncement {
+            tx_id: id,
+            command,
+            channel: DataChannel {
+                listener: Listener::Server,
+                expected_ip: ip,
+                port,
+            },
+        };
+        let announced = match code {
+            Some(227) => {
+                find_227(text).map(|(ip, port)| passive("PASV", Some(IpAddr::V4(ip)), port))
+            }
+            Some(229) => parse_epsv_reply(text).map(|port| passive("EPSV", None, port)),
+            _ => None,
+        };
+        if matches!(code, Some(227 | 229)) && announced.is_none() {
+            self.stats.malformed += 1;
+        }
+        if tx.replies.len() < MAX_REPLIES {
+            if let Some(c) = code {
+                tx.codes.push(c.to_string());
+            }
+            tx.replies.push(lossy(text));
+            tx.reply_truncated |= truncated;
+        } else {
+            tx.reply_truncated = true;
+            self.stats.bytes_cut += line.len() as u64;
+        }
+        if announced.is_some() {
+            tx.announced = announced;
+        }
+        // The final line of a reply: a code and a space (not `-`, which opens a multi-line reply), not `1xx`.
+        let last = code.is_some_and(|c| c >= 200) && line.get(3) != Some(&b'-');
+        if let Some(a) = announced {
+            self.announce(a, out);
+        }
+        if last && let Some(done) = self.pending.pop_front() {
+            out.event(AppEvent::Ftp(done.into_event(true)));
+            if code == Some(234) && self.auth_pending {
+                self.encrypted = true;
+            }
+        }
+        id
+    }
+
     /// Reports an announcement and remembers it for the transfer commands after it.
-    fn announce(&mut self, event: FtpEvent, out: &mut dyn EventSink) {
-        self.channel = Some(event.announced());
-        out.event(AppEvent::Ftp(event));
+    fn announce(&mut self, a: FtpAnnouncement, out: &mut dyn EventSink) {
+        self.channel = Some(a.channel);
+        out.ftp_announce(&a);
     }
 }
 
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-fn active(command: &'static str, arg: &[u8], ip: IpAddr, port: u16) -> FtpEvent {
-    FtpEvent {
-        command,
-        command_data: lossy(arg),
-        completion_code: None,
-        dynamic_port: port,
-        mode: "active",
-        listener: Listener::Client,
-        expected_ip: Some(ip),
-    }
-}
-
-fn passive(
-    command: &'static str,
-    text: &[u8],
-    ip: Option<IpAddr>,
-    port: u16,
-    code: u16,
-) -> FtpEvent {
-    FtpEvent {
-        command,
-        command_data: lossy(text),
-        completion_code: Some(code),
-        dynamic_port: port,
-        mode: "passive",
-        listener: Listener::Server,
-        expected_ip: ip,
-    }
 }
 
 impl Parser for FtpParser {
@@ -456,40 +613,44 @@ impl Parser for FtpParser {
             data = rest;
             let lb = &mut self.lines[dir.index()];
             lb.len += chunk.len();
-            if !lb.skipping {
+            if lb.lost {
+                self.stats.bytes_cut += chunk.len() as u64;
+            } else {
                 let room = MAX_LINE.saturating_sub(lb.buf.len());
                 if chunk.len() > room {
-                    lb.skipping = true;
-                    lb.buf.clear();
-                    self.stats.bytes_cut += chunk.len() as u64;
+                    lb.buf.extend_from_slice(&chunk[..room]);
+                    lb.truncated = true;
+                    self.stats.bytes_cut += (chunk.len() - room) as u64;
                 } else {
                     lb.buf.extend_from_slice(chunk);
                 }
-            } else {
-                self.stats.bytes_cut += chunk.len() as u64;
             }
             if nl.is_none() {
                 break;
             }
             let len = std::mem::take(&mut lb.len);
-            if lb.skipping {
-                lb.skipping = false;
-                // The line without its end of line: `\n` or `\r\n`.
-                let eol = if chunk.ends_with(b"\r\n") { 2 } else { 1 };
-                if len.saturating_sub(eol) > SURICATA_MAX_LINE {
-                    let (to_server, e) = match dir {
-                        Direction::ToServer => (true, AppLayerEvent::FtpRequestCommandTooLong),
-                        Direction::ToClient => (false, AppLayerEvent::FtpResponseCommandTooLong),
-                    };
-                    out.app_layer_events(self.next_tx, to_server, std::iter::once(e).collect());
-                    self.next_tx += 1;
-                }
+            let truncated = std::mem::take(&mut lb.truncated);
+            if std::mem::take(&mut lb.lost) {
+                lb.buf.clear();
                 continue;
             }
+            // The line without its end of line: `\n` or `\r\n` (a cut line lost its end with its tail).
             let line = std::mem::take(&mut lb.buf);
-            let l = line.strip_suffix(b"\n").unwrap_or(&line);
-            let l = l.strip_suffix(b"\r").unwrap_or(l);
-            self.line(dir, l, out);
+            let l = if truncated {
+                &line[..]
+            } else {
+                let l = line.strip_suffix(b"\n").unwrap_or(&line);
+                l.strip_suffix(b"\r").unwrap_or(l)
+            };
+            let tx = self.line(dir, l, truncated, out);
+            let eol = if chunk.ends_with(b"\r\n") { 2 } else { 1 };
+            if truncated && len.saturating_sub(eol) > SURICATA_MAX_LINE {
+                let (to_server, e) = match dir {
+                    Direction::ToServer => (true, AppLayerEvent::FtpRequestCommandTooLong),
+                    Direction::ToClient => (false, AppLayerEvent::FtpResponseCommandTooLong),
+                };
+                out.app_layer_events(tx, to_server, std::iter::once(e).collect());
+            }
             // Give the allocation back for the next line.
             let lb = &mut self.lines[dir.index()];
             lb.buf = line;
@@ -499,9 +660,16 @@ impl Parser for FtpParser {
     fn gap(&mut self, dir: Direction, _len: u64) {
         let lb = &mut self.lines[dir.index()];
         lb.buf.clear();
-        lb.skipping = true;
+        lb.truncated = false;
+        lb.lost = true;
         // What the gap held is unknown: the line's length is no longer measured.
         lb.len = 0;
+    }
+    /// Transactions still waiting for their reply are emitted with `reply_received: "no"`.
+    fn finish(&mut self, out: &mut dyn EventSink) {
+        while let Some(tx) = self.pending.pop_front() {
+            out.event(AppEvent::Ftp(tx.into_event(false)));
+        }
     }
     fn stats(&self) -> ParserStats {
         self.stats
@@ -511,7 +679,7 @@ impl Parser for FtpParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{ctx_tcp, run_parser};
+    use crate::testkit::ctx_tcp;
 
     // From ftp.pcap (nDPI test suite): 192.168.1.212:50694 -> 90.130.70.73:21.
     const BANNER: &[u8] = b"220 (vsFTPd 3.0.3)\r\n";
@@ -594,31 +762,192 @@ mod tests {
         );
     }
 
+    /// What a parser hands over: events, announcements, commands for the rules.
+    #[derive(Default)]
+    struct Rec {
+        events: Vec<FtpEvent>,
+        announced: Vec<FtpAnnouncement>,
+        commands: Vec<(u64, Vec<u8>, Vec<u8>)>,
+    }
+    impl EventSink for Rec {
+        fn event(&mut self, e: AppEvent) {
+            if let AppEvent::Ftp(f) = e {
+                self.events.push(f);
+            }
+        }
+        fn ftp_command(&mut self, tx: u64, c: &[u8], d: &[u8]) {
+            self.commands.push((tx, c.to_vec(), d.to_vec()));
+        }
+        fn ftp_announce(&mut self, a: &FtpAnnouncement) {
+            self.announced.push(*a);
+        }
+    }
+
+    fn record(chunks: &[(Direction, &[u8])]) -> (FtpParser, Rec) {
+        let mut p = FtpParser::default();
+        let mut out = Rec::default();
+        for (dir, d) in chunks {
+            p.parse(*dir, d, 0, &mut out);
+        }
+        p.finish(&mut out);
+        (p, out)
+    }
+
     #[test]
     fn passive_reply_gives_expectation() {
-        let ev = run_parser(
-            &mut FtpParser::default(),
-            &[
-                (Direction::ToClient, BANNER),
-                (Direction::ToServer, b"PASV\r\n"),
-                (Direction::ToClient, &PASV_REPLY[..20]),
-                (Direction::ToClient, &PASV_REPLY[20..]),
-            ],
-        );
-        assert_eq!(ev.len(), 1);
-        let AppEvent::Ftp(e) = &ev[0] else {
-            panic!("not ftp")
-        };
-        assert_eq!(e.dynamic_port, 100 * 256 + 85);
+        let (_, out) = record(&[
+            (Direction::ToClient, BANNER),
+            (Direction::ToServer, b"PASV\r\n"),
+            (Direction::ToClient, &PASV_REPLY[..20]),
+            (Direction::ToClient, &PASV_REPLY[20..]),
+        ]);
+        assert_eq!(out.announced.len(), 1);
+        let a = out.announced[0];
+        assert_eq!((a.tx_id, a.command), (1, "PASV"));
         assert_eq!(
-            e.dynamic_port, 25685,
+            a.channel.port, 25685,
             "the FTP_DATA flow of ftp.pcap goes to port 25685"
         );
-        assert_eq!(e.listener, Listener::Server);
-        assert_eq!(e.expected_ip, Some("90.130.70.73".parse().unwrap()));
+        assert_eq!(a.channel.listener, Listener::Server);
+        assert_eq!(a.channel.expected_ip, Some("90.130.70.73".parse().unwrap()));
         let client: IpAddr = "192.168.1.212".parse().unwrap();
         let server: IpAddr = "90.130.70.73".parse().unwrap();
-        assert_eq!(e.data_endpoint(client, server), (client, (server, 25685)));
+        assert_eq!(a.data_endpoint(client, server), (client, (server, 25685)));
+        // The greeting and the PASV transaction; the latter carries the port, passive (no `mode` written).
+        assert_eq!(out.events.len(), 2);
+        let pasv = &out.events[1];
+        assert_eq!(pasv.command.as_deref(), Some("PASV"));
+        assert_eq!(pasv.dynamic_port, Some(25685));
+        assert_eq!(pasv.mode, None);
+        assert_eq!(pasv.completion_code, vec!["227"]);
+        assert_eq!(
+            pasv.reply,
+            vec!["Entering Passive Mode (90,130,70,73,100,85)."]
+        );
+    }
+
+    /// The control connection of suricata-verify's `bug-3519` capture (vsFTPd 2.3.5, active mode), line by line as
+    /// tshark shows it: eight transactions, the greeting's first, each command's replies with it (`150` and `226`
+    /// both answer `NLST` and `RETR`), as Suricata's EVE `ftp` events list them.
+    #[test]
+    fn transactions_pair_commands_with_their_replies() {
+        let c = Direction::ToServer;
+        let s = Direction::ToClient;
+        let (_, out) = record(&[
+            (s, b"220 (vsFTPd 2.3.5)\r\n"),
+            (c, b"USER anonymous\r\n"),
+            (s, b"331 Please specify the password.\r\n"),
+            (c, b"PASS anonymous\r\n"),
+            (s, b"230 Login successful.\r\n"),
+            (c, b"PORT 192,168,0,13,234,10\r\n"),
+            (s, b"200 PORT command successful. Consider using PASV.\r\n"),
+            (c, b"NLST\r\n"),
+            (s, b"150 Here comes the directory listing.\r\n"),
+            (s, b"226 Directory send OK.\r\n"),
+            (c, b"PORT 192,168,0,13,234,22\r\n"),
+            (s, b"200 PORT command successful. Consider using PASV.\r\n"),
+            (c, b"RETR temp.txt\r\n"),
+            (
+                s,
+                b"150 Opening BINARY mode data connection for temp.txt (1164 bytes).\r\n226 Transfer complete.\r\n",
+            ),
+            (c, b"QUIT\r\n"),
+            (s, b"221 Goodbye.\r\n"),
+        ]);
+        let cmds: Vec<Option<&str>> = out.events.iter().map(|e| e.command.as_deref()).collect();
+        assert_eq!(
+            cmds,
+            [
+                None,
+                Some("USER"),
+                Some("PASS"),
+                Some("PORT"),
+                Some("NLST"),
+                Some("PORT"),
+                Some("RETR"),
+                Some("QUIT")
+            ]
+        );
+        assert!(out.events.iter().all(|e| e.reply_received == "yes"));
+        assert_eq!(
+            out.events.iter().map(|e| e.tx_id).collect::<Vec<_>>(),
+            (0..8).collect::<Vec<_>>()
+        );
+        let pass = &out.events[2];
+        assert_eq!(pass.command_data.as_deref(), Some("anonymous"));
+        assert_eq!(
+            (pass.completion_code.clone(), pass.reply.clone()),
+            (
+                vec!["230".to_string()],
+                vec!["Login successful.".to_string()]
+            )
+        );
+        let retr = &out.events[6];
+        assert_eq!(retr.completion_code, ["150", "226"]);
+        assert_eq!(
+            retr.reply,
+            [
+                "Opening BINARY mode data connection for temp.txt (1164 bytes).",
+                "Transfer complete."
+            ]
+        );
+        let port = &out.events[3];
+        assert_eq!(
+            (port.dynamic_port, port.mode, port.known_command),
+            (Some(59914), Some("active"), true)
+        );
+        assert_eq!(out.events[5].dynamic_port, Some(59926));
+        assert_eq!(out.events[0].reply, ["(vsFTPd 2.3.5)"]);
+        assert!(!out.events[0].known_command);
+        // Commands go to the rules as they arrive, with the transaction they open.
+        assert_eq!(
+            out.commands[0],
+            (1, b"USER".to_vec(), b"anonymous".to_vec())
+        );
+        assert_eq!(out.commands[5], (6, b"RETR".to_vec(), b"temp.txt".to_vec()));
+        // Suricata's EVE layout: lists of strings, `reply_received`, nothing for the flags when unset.
+        let v = serde_json::to_value(retr).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"command": "RETR", "command_data": "temp.txt",
+                "completion_code": ["150", "226"],
+                "reply": ["Opening BINARY mode data connection for temp.txt (1164 bytes).", "Transfer complete."],
+                "reply_received": "yes"})
+        );
+        let v = serde_json::to_value(port).unwrap();
+        assert_eq!(v["dynamic_port"], 59914);
+        assert_eq!(v["mode"], "active");
+    }
+
+    /// A command the flow ends without answering is emitted at the end, `reply_received: "no"`; a multi-line
+    /// reply (`230-` ... `230 `) stays one transaction; pipelined commands take their replies in order; commands
+    /// beyond [`MAX_PENDING`] push out the oldest, counted.
+    #[test]
+    fn unanswered_multiline_and_pipelined() {
+        let c = Direction::ToServer;
+        let s = Direction::ToClient;
+        let (_, out) = record(&[
+            (c, b"USER a\r\nPASS b\r\n"),
+            (
+                s,
+                b"331 Password?\r\n230-Welcome\r\n to the server\r\n230 Done\r\n",
+            ),
+            (c, b"CWD /x\r\n"),
+        ]);
+        assert_eq!(out.events.len(), 3);
+        assert_eq!(out.events[1].completion_code, ["230", "230"]);
+        assert_eq!(out.events[1].reply, ["Welcome", " to the server", "Done"]);
+        assert_eq!(out.events[2].command.as_deref(), Some("CWD"));
+        assert_eq!(out.events[2].reply_received, "no");
+        let v = serde_json::to_value(&out.events[2]).unwrap();
+        assert_eq!(v["reply_received"], "no");
+        assert!(v.get("reply").is_none() && v.get("completion_code").is_none());
+
+        let many = b"NOOP\r\n".repeat(MAX_PENDING + 3);
+        let (p, out) = record(&[(c, &many)]);
+        assert_eq!(out.events.len(), MAX_PENDING + 3);
+        assert_eq!(p.stats().state_cut, 3);
+        assert!(out.events.iter().all(|e| e.reply_received == "no"));
     }
 
     #[test]
@@ -669,63 +998,99 @@ mod tests {
 
     #[test]
     fn active_and_extended_modes() {
-        let ev = run_parser(
-            &mut FtpParser::default(),
-            &[
-                (
-                    Direction::ToServer,
-                    b"PORT 192,168,1,2,7,138\r\nEPRT |2|2001:db8::1|5282|\r\n",
-                ),
-                (
-                    Direction::ToClient,
-                    b"229 Entering Extended Passive Mode (|||6446|)\r\n",
-                ),
-            ],
-        );
-        let ports: Vec<(u16, Listener, Option<IpAddr>)> = ev
+        let (_, out) = record(&[
+            (
+                Direction::ToServer,
+                b"PORT 192,168,1,2,7,138\r\nEPRT |2|2001:db8::1|5282|\r\nEPSV\r\n",
+            ),
+            (
+                Direction::ToClient,
+                b"200 ok\r\n200 ok\r\n229 Entering Extended Passive Mode (|||6446|)\r\n",
+            ),
+        ]);
+        let ports: Vec<(u64, &str, u16, Listener, Option<IpAddr>)> = out
+            .announced
             .iter()
-            .filter_map(|e| match e {
-                AppEvent::Ftp(f) => Some((f.dynamic_port, f.listener, f.expected_ip)),
-                _ => None,
+            .map(|a| {
+                (
+                    a.tx_id,
+                    a.command,
+                    a.channel.port,
+                    a.channel.listener,
+                    a.channel.expected_ip,
+                )
             })
             .collect();
         assert_eq!(
             ports,
             vec![
-                (1930, Listener::Client, Some("192.168.1.2".parse().unwrap())),
-                (5282, Listener::Client, Some("2001:db8::1".parse().unwrap())),
-                (6446, Listener::Server, None),
+                (
+                    0,
+                    "PORT",
+                    1930,
+                    Listener::Client,
+                    Some("192.168.1.2".parse().unwrap())
+                ),
+                (
+                    1,
+                    "EPRT",
+                    5282,
+                    Listener::Client,
+                    Some("2001:db8::1".parse().unwrap())
+                ),
+                (2, "EPSV", 6446, Listener::Server, None),
+            ]
+        );
+        let modes: Vec<(Option<u16>, Option<&str>)> = out
+            .events
+            .iter()
+            .map(|e| (e.dynamic_port, e.mode))
+            .collect();
+        assert_eq!(
+            modes,
+            [
+                (Some(1930), Some("active")),
+                (Some(5282), Some("active")),
+                (Some(6446), None)
             ]
         );
     }
 
     #[test]
     fn malformed_and_encrypted() {
-        let mut p = FtpParser::default();
-        let ev = run_parser(
-            &mut p,
-            &[
-                (Direction::ToServer, b"PORT 300,1,1,1,1,1\r\nAUTH TLS\r\n"),
-                (Direction::ToClient, b"234 Proceed\r\n227 (1,2,3,4,5,6)\r\n"),
-            ],
-        );
-        assert!(ev.is_empty());
+        let (p, out) = record(&[
+            (Direction::ToServer, b"PORT 300,1,1,1,1,1\r\nAUTH TLS\r\n"),
+            (
+                Direction::ToClient,
+                b"500 no\r\n234 Proceed\r\n227 (1,2,3,4,5,6)\r\n",
+            ),
+            (Direction::ToServer, b"USER hidden\r\n"),
+        ]);
+        assert!(out.announced.is_empty());
         assert_eq!(p.stats().malformed, 1);
+        // PORT and AUTH answered; nothing read after the upgrade.
+        assert_eq!(out.events.len(), 2);
+        assert_eq!(out.events[0].dynamic_port, None);
     }
 
     #[test]
     fn long_lines_are_cut_and_counted() {
-        let long = vec![b'A'; MAX_LINE * 3];
-        let mut p = FtpParser::default();
-        let ev = run_parser(
-            &mut p,
-            &[
-                (Direction::ToServer, &long),
-                (Direction::ToServer, b"\r\nPORT 1,2,3,4,0,21\r\n"),
-            ],
-        );
-        assert_eq!(ev.len(), 1);
+        let mut long = b"RETR ".to_vec();
+        long.resize(MAX_LINE * 3, b'A');
+        let (p, out) = record(&[
+            (Direction::ToServer, &long),
+            (Direction::ToServer, b"\r\nPORT 1,2,3,4,0,21\r\n"),
+        ]);
+        assert_eq!(out.announced.len(), 1);
         assert!(p.stats().bytes_cut > 0);
+        let cut = &out.events[0];
+        assert!(cut.command_truncated);
+        assert_eq!(cut.command.as_deref(), Some("RETR"));
+        assert_eq!(
+            cut.command_data.as_ref().map(String::len),
+            Some(MAX_LINE - 5)
+        );
+        assert!(!out.events[1].command_truncated);
     }
 
     /// Lines longer than Suricata's 4096 bytes raise the direction's anomaly once each, whatever the segmenting;
@@ -759,11 +1124,12 @@ mod tests {
         reply.resize(5000, b'x');
         reply.push(b'\n');
         p.parse(Direction::ToClient, &reply, 0, &mut out);
+        // The long command is transaction 1; the long reply answers the oldest waiting one, 0.
         assert_eq!(
             out.0,
             vec![
-                (0, true, vec![AppLayerEvent::FtpRequestCommandTooLong]),
-                (1, false, vec![AppLayerEvent::FtpResponseCommandTooLong]),
+                (1, true, vec![AppLayerEvent::FtpRequestCommandTooLong]),
+                (0, false, vec![AppLayerEvent::FtpResponseCommandTooLong]),
             ]
         );
     }
