@@ -590,6 +590,13 @@ fn files_go_to_dh_read_by_every_worker_unless_told_otherwise() {
     let reading = "every worker reading the input";
     let dh = workers_line(&capture, &["--threads", "2", "--scheduler", "dh"]);
     assert!(dh.contains(reading) && dh.contains("dh"), "{dh}");
+    // What each worker waited for the others, at the sweeps and a window ahead.
+    assert!(
+        dh.contains("waiting for the others")
+            && dh.contains(" ms at ")
+            && dh.contains("window ahead"),
+        "{dh}"
+    );
     let reader = workers_line(
         &capture,
         &[
@@ -600,7 +607,10 @@ fn files_go_to_dh_read_by_every_worker_unless_told_otherwise() {
             "--workers-read=false",
         ],
     );
-    assert!(!reader.contains(reading), "{reader}");
+    assert!(
+        !reader.contains(reading) && !reader.contains("waiting for the others"),
+        "{reader}"
+    );
     let lfb = workers_line(&capture, &["--threads", "2", "--scheduler", "lfb"]);
     assert!(!lfb.contains(reading), "{lfb}");
     // Without --scheduler, files go to dh with every worker reading; what needs a reader thread keeps lfb.

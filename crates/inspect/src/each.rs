@@ -228,6 +228,14 @@ pub struct EachWorker {
     pub capture_span: Option<(u64, u64)>,
     /// Buckets of bundles that changed workers at the sweeps ([`Placement::Balanced`]; the same on every worker).
     pub moved: u64,
+    /// Sweeps done (the same on every worker).
+    pub sweeps: u64,
+    /// Nanoseconds this worker waited for the others at the sweeps (both of each sweep's waits: until every worker
+    /// reached it, and until every share was swept) and at the end of the input: what the imbalance between the
+    /// workers' shares from one sweep to the next costs it.
+    pub waited_at_sweeps_ns: u64,
+    /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]).
+    pub waited_ahead_ns: u64,
 }
 
 impl<'a> EachReads<'a> {
@@ -335,6 +343,9 @@ impl<'a> EachReads<'a> {
             inputs_read: Vec::new(),
             capture_span: None,
             moved: 0,
+            sweeps: 0,
+            waited_at_sweeps_ns: 0,
+            waited_ahead_ns: 0,
         };
         // The single-threaded run's latest capture time (its end of input), which every worker learns alike.
         let mut latest = 0u64;
@@ -400,7 +411,7 @@ impl<'a> EachReads<'a> {
                     // every share is swept (the flows it ends look up what the packets before it announced, see
                     // `crate::expect`, and nothing after).
                     self.done[w].0.store(i + 1, Release);
-                    if !self.wait_until(|| self.slowest() > i) {
+                    if !self.timed_wait(&mut report.waited_at_sweeps_ns, || self.slowest() > i) {
                         break 'inputs;
                     }
                     let mut share = ShareOut::new(&self.out, 2 * i + 2, sweeps, w, n);
@@ -420,7 +431,9 @@ impl<'a> EachReads<'a> {
                     }
                     sweeps += 1;
                     self.swept[w].0.store(sweeps, Release);
-                    if !self.wait_until(|| self.swept.iter().all(|s| s.0.load(Acquire) >= sweeps)) {
+                    if !self.timed_wait(&mut report.waited_at_sweeps_ns, || {
+                        self.swept.iter().all(|s| s.0.load(Acquire) >= sweeps)
+                    }) {
                         break 'inputs;
                     }
                     // Every worker is here: each has inspected every packet up to this one and swept its share,
@@ -431,7 +444,9 @@ impl<'a> EachReads<'a> {
                 i += 1;
                 if i.is_multiple_of(PUBLISH_EVERY) {
                     self.done[w].0.store(i, Release);
-                    self.keep_within_window(i);
+                    self.timed_wait(&mut report.waited_ahead_ns, || {
+                        i <= self.slowest().saturating_add(self.window)
+                    });
                 }
             }
             report.inputs_read.push((path.clone(), *reader.stats()));
@@ -439,7 +454,7 @@ impl<'a> EachReads<'a> {
         self.done[w].0.store(i, Release);
         // The end of the input once every worker has read it all (as the reader's flush waits for the packets in
         // flight): the flows ended look up what every packet announced.
-        if self.wait_until(|| self.slowest() >= i) {
+        if self.timed_wait(&mut report.waited_at_sweeps_ns, || self.slowest() >= i) {
             // SAFETY: as above; its own shards only.
             unsafe { engine.end_shards(&mut ctx, latest, owners.shards().iter().copied()) };
             // Tagged as a sweep after the last packet would be, at the watermark every worker has now published
@@ -450,13 +465,21 @@ impl<'a> EachReads<'a> {
         report.ctx = ctx;
         report.prestage = pre;
         report.packets_read = i;
+        report.sweeps = sweeps;
         report.capture_span = timeline.span();
         report
     }
 
-    /// Waits while this worker, at `i` packets, is more than the window ahead of the slowest.
-    fn keep_within_window(&self, i: u64) {
-        self.wait_until(|| i <= self.slowest().saturating_add(self.window));
+    /// [`EachReads::wait_until`], adding the time waited to `waited` (nanoseconds) when `ready` does not hold at
+    /// once (the clock is read only then).
+    fn timed_wait(&self, waited: &mut u64, ready: impl Fn() -> bool) -> bool {
+        if ready() {
+            return true;
+        }
+        let t0 = std::time::Instant::now();
+        let r = self.wait_until(ready);
+        *waited += u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        r
     }
 
     /// Waits (yields, then sleeps) until `ready` holds: `true`, or `false` when reading stopped meanwhile. Only

@@ -1541,6 +1541,19 @@ fn inspect_each(
         }
         results
     };
+    // What the imbalance between the workers' shares cost: each worker's waits for the others (see the loop below
+    // for where it goes in the line).
+    let waits = {
+        let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
+        let sweeps = results.first().map_or(0, |r| r.sweeps);
+        let at_sweeps: Vec<String> = results.iter().map(|r| ms(r.waited_at_sweeps_ns)).collect();
+        let ahead: Vec<String> = results.iter().map(|r| ms(r.waited_ahead_ns)).collect();
+        format!(
+            ", waiting for the others {} ms at {sweeps} sweeps and the end, {} ms a window ahead",
+            at_sweeps.join(" / "),
+            ahead.join(" / ")
+        )
+    };
     let mut ctxs = Vec::with_capacity(results.len());
     for (w, r) in results.into_iter().enumerate() {
         if w == 0 {
@@ -1564,6 +1577,11 @@ fn inspect_each(
         }
         worker_stats.push(r.ctx.stats().clone());
         ctxs.push(r.ctx);
+    }
+    if let Some((_, line)) = info.threads.as_mut() {
+        // Before the policy's name, which the summary follows with "scheduler".
+        let at = line.rfind(", ").unwrap_or(line.len());
+        line.insert_str(at, &waits);
     }
     Ok(engine.finish(ctxs))
 }
