@@ -1625,10 +1625,18 @@ pub(crate) struct StreamCx<'o, 'a> {
     /// Cycles spent in detection during this packet (only measured when `timing`).
     pub timing: bool,
     pub detect_cycles: u64,
+    /// The packet's payload, and whether the last data handed on during this packet was exactly it (in order, in
+    /// one piece): the packet scan may then use what the stream scan of that data found
+    /// (`flowbundle_rules::RuleSet::scan_streamed_packet`).
+    pub payload: &'o [u8],
+    pub whole: bool,
 }
 
 impl StreamSink for StreamCx<'_, '_> {
     fn data(&mut self, dir: KeySide, offset: u64, bytes: &[u8], ts_ns: u64) {
+        self.whole = !bytes.is_empty()
+            && std::ptr::eq(bytes.as_ptr(), self.payload.as_ptr())
+            && bytes.len() == self.payload.len();
         let t0 = if self.timing { crate::cost::now() } else { 0 };
         let m = *self.out.meta;
         let pdir = m.direction(dir);
@@ -2090,6 +2098,25 @@ pub(crate) fn scan_packet(
     header: Option<PacketHeader>,
     unstreamed: bool,
 ) {
+    scan_packet_as(
+        out, flow_rules, label, failed, dir, payload, header, unstreamed, false,
+    );
+}
+
+/// [`scan_packet`] for a TCP packet whose payload, whole, was the last data the stream took during this packet
+/// (`whole`, see [`StreamCx::whole`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_packet_as(
+    out: &mut Out<'_>,
+    flow_rules: &mut FlowMatchState,
+    label: &AppLabel,
+    failed: bool,
+    dir: KeySide,
+    payload: &[u8],
+    header: Option<PacketHeader>,
+    unstreamed: bool,
+    whole: bool,
+) {
     out.detect(
         flow_rules,
         Call::Packet {
@@ -2099,6 +2126,7 @@ pub(crate) fn scan_packet(
             label,
             failed,
             unstreamed,
+            whole,
         },
     );
 }

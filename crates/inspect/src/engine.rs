@@ -1287,6 +1287,8 @@ impl Engine {
                     fed_sig: false,
                     timing: tm.on,
                     detect_cycles: 0,
+                    payload: d.payload,
+                    whole: false,
                 };
                 let mut rcx = reassembly::Ctx {
                     cfg: &self.cfg.reassembly,
@@ -1309,6 +1311,7 @@ impl Engine {
                     &mut rcx,
                 );
                 let fed = sink.fed_sig;
+                let whole = sink.whole && !unstreamed;
                 detect = sink.detect_cycles;
                 stats.reassembly = rstats;
                 t.gaps += (stats.reassembly.gaps - gaps_before) as u32;
@@ -1327,7 +1330,7 @@ impl Engine {
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
                     let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns);
-                    app::scan_packet(
+                    app::scan_packet_as(
                         &mut out,
                         &mut app.rules,
                         label,
@@ -1336,6 +1339,7 @@ impl Engine {
                         d.payload,
                         hdr,
                         unstreamed,
+                        whole,
                     );
                     if tm.on {
                         detect += cost::now().wrapping_sub(t1);
@@ -1546,6 +1550,8 @@ impl Engine {
                         fed_sig: false,
                         timing: false,
                         detect_cycles: 0,
+                        payload: &[],
+                        whole: false,
                     };
                     let mut rcx = reassembly::Ctx {
                         cfg: &self.cfg.reassembly,

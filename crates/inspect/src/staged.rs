@@ -124,6 +124,8 @@ pub(crate) enum Call<'d> {
         label: &'d AppLabel,
         failed: bool,
         unstreamed: bool,
+        /// The payload was, whole, the last stream data of this packet (`scan_streamed_packet`).
+        whole: bool,
     },
     /// An application buffer of transaction `tx`, travelling in direction `dir`.
     Buffer {
@@ -177,6 +179,7 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             label,
             failed,
             unstreamed,
+            whole,
         } => {
             let ctx = PacketCtx {
                 header,
@@ -185,6 +188,8 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             let mut sink = |a: &Alert<'_>| fired.push(owned(a));
             if unstreamed {
                 rules.scan_unstreamed_packet(sc, flow_rules, &ctx, payload, &mut sink);
+            } else if whole {
+                rules.scan_streamed_packet(sc, flow_rules, &ctx, payload, &mut sink);
             } else {
                 rules.scan_packet(sc, flow_rules, &ctx, payload, &mut sink);
             }
@@ -292,6 +297,7 @@ enum Recorded {
         label: AppLabel,
         failed: bool,
         unstreamed: bool,
+        whole: bool,
     },
     Buffer {
         dir: KeySide,
@@ -443,6 +449,7 @@ impl Script {
                 label,
                 failed,
                 unstreamed,
+                whole,
             } => Recorded::Packet {
                 dir,
                 payload: self.keep(payload),
@@ -450,6 +457,7 @@ impl Script {
                 label: label.clone(),
                 failed,
                 unstreamed,
+                whole,
             },
             Call::Buffer {
                 dir,
@@ -798,6 +806,7 @@ fn step(
                     label,
                     failed,
                     unstreamed,
+                    whole,
                 } => Call::Packet {
                     dir: *dir,
                     payload: at(payload),
@@ -805,6 +814,7 @@ fn step(
                     label,
                     failed: *failed,
                     unstreamed: *unstreamed,
+                    whole: *whole,
                 },
                 Recorded::Buffer {
                     dir,

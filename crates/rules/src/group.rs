@@ -509,6 +509,27 @@ impl PortTables {
             .map(|(i, t)| (self.name(i), t))
     }
 
+    /// Lets the patterns of `other`'s shared table ride along in this one's shared table, when both have patterns:
+    /// one pass over a TCP packet's payload then serves the stream rules and the single-packet rules (`dsize`,
+    /// `tcp-pkt`, header keywords), which otherwise scanned every TCP payload a second time. The stream scan hands
+    /// the riders' occurrences that lie wholly inside its chunk to the packet scan ([`crate::RuleSet`]'s
+    /// `scan_streamed_packet`), which uses them instead of scanning when the chunk was exactly the packet's payload.
+    pub fn carry_riders(&mut self, other: &PortTables) {
+        let (Some(mine), Some(theirs)) = (self.tables.first_mut(), other.tables.first()) else {
+            return;
+        };
+        if mine.patterns.is_empty() || theirs.patterns.is_empty() {
+            return;
+        }
+        let mut pats = mine.patterns.patterns();
+        let ridden = theirs.patterns.patterns();
+        mine.own = pats.len() as u32;
+        pats.extend(ridden);
+        let vector = mine.patterns.vector_gate();
+        mine.patterns = crate::prefilter::PatternSet::new(&pats);
+        mine.patterns.set_vector_gate(vector);
+    }
+
     /// Whether no table has a pattern.
     pub fn no_patterns(&self) -> bool {
         self.tables.iter().all(|t| t.patterns.is_empty())

@@ -94,7 +94,11 @@
 //! occurrence leads to the (rule, group) pairs that use it, whose header, `flow` and flowbit conditions are checked
 //! against the [`PacketCtx`] and the flow, and whose whole chain is then verified ([`verify`]). A rule whose only
 //! condition is its fast pattern (with offset/depth) is confirmed by the prefilter hit alone — the 10,000-pattern
-//! throughput set is entirely such rules. The prefilter is a hashed q-gram filter rather than aho-corasick: on the
+//! throughput set is entirely such rules. The TCP packet table shared by all ports rides in the stream's shared
+//! table (its patterns added under ids of their own, [`group::PortTables`]' `carry_riders`): a TCP payload taken
+//! in order in one piece is scanned once for both, and only occurrences wholly inside the payload count for the
+//! packet rules (ET Open on the merged nDPI trace: 1,408 M → 1,341 M instructions; `BENCHMARKS.md`).
+//! The prefilter is a hashed q-gram filter rather than aho-corasick: on the
 //! 10k set aho-corasick ran at a quarter of the speed (see [`prefilter`]); aho-corasick is the test oracle. Its gate
 //! is evaluated 64 positions at a time with AVX2 where the CPU has it; on the 10k set over the shared captures the
 //! prefilter alone takes 0.9x the time of Hyperscan 5.4 on the same bytes (`scripts/bench-hyperscan`).
@@ -108,7 +112,10 @@
 //! * once: [`RuleSet::load_files`] (or [`RuleSet::parse_with`] with [`LoadOptions`]); print [`LoadReport::summary`];
 //! * per worker: [`RuleSet::scanner`]; per flow: `FlowMatchState::default()`;
 //! * per TCP chunk leaving reassembly: [`RuleSet::scan_stream`] with the direction's stream offset;
-//! * per packet (every packet, TCP included): [`RuleSet::scan_packet`] with its payload;
+//! * per packet (every packet, TCP included): [`RuleSet::scan_packet`] with its payload; for a TCP packet whose
+//!   payload was, whole, the last chunk handed to `scan_stream` while processing it,
+//!   [`RuleSet::scan_streamed_packet`], which takes the single-packet rules' fast-pattern occurrences from that
+//!   stream scan instead of scanning the payload a second time;
 //! * per HTTP buffer the HTTP parser completes (`flowbundle_protocols::EventSink::http_buffer`):
 //!   [`RuleSet::scan_http`], mapping the parser's `HttpBuffer` to [`HttpBuffer`] one to one;
 //! * per field of a DNS, TLS or SSH event that a sticky buffer names: [`RuleSet::scan_app`];

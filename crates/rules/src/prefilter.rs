@@ -519,6 +519,16 @@ impl PatternSet {
         self.pattern(pid).len()
     }
 
+    /// The patterns as compiled (bytes, nocase), in id order: what [`PatternSet::new`] takes to build the same set.
+    pub fn patterns(&self) -> Vec<(Vec<u8>, bool)> {
+        (0..self.len() as u32)
+            .map(|pid| {
+                let nc = self.nocase.get(pid as usize).copied().unwrap_or(false);
+                (self.pattern(pid).to_vec(), nc)
+            })
+            .collect()
+    }
+
     /// Bytes of the tables and patterns.
     pub fn memory(&self) -> usize {
         self.bytes.len()

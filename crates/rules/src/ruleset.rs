@@ -204,6 +204,10 @@ pub(crate) struct Table {
     targets: Vec<Target>,
     /// Groups with no positive content: checked on every buffer.
     pub always: Vec<Target>,
+    /// Patterns `0..own` are this table's; pattern `own + i` is pattern `i` of another table that rides along in
+    /// this one's scan (the single-TCP-packet patterns in the stream's table, see
+    /// [`crate::group::PortTables::carry_riders`]). Riders have no targets here.
+    pub own: u32,
 }
 
 impl Table {
@@ -229,6 +233,7 @@ impl Table {
             starts.push(targets.len() as u32);
         }
         Table {
+            own: pats.len() as u32,
             patterns: PatternSet::new(&pats),
             starts,
             targets,
@@ -892,6 +897,14 @@ impl RuleSet {
             .iter()
             .map(|r| crate::header::HeaderNeeds::of(&r.header))
             .fold(crate::header::HeaderNeeds::default(), |a, b| a.union(b));
+        // The single-TCP-packet patterns ride in the stream's scan (after `retain` above: a rider never needs the
+        // tail, only occurrences wholly inside a packet count). Ungrouped, each keeps its own pass, which the
+        // grouping tests compare against.
+        if grouped {
+            for (s, t) in stream.iter_mut().zip(&tcp_packet) {
+                s.carry_riders(t);
+            }
+        }
         RuleSet {
             header_needs,
             rules,

@@ -259,6 +259,9 @@ pub struct ScanStats {
     pub stored_evicted: u64,
     /// Buffer values not kept for lazily checked groups because they are longer than [`MAX_STORED_VALUE`].
     pub stored_too_long: u64,
+    /// TCP packets whose single-packet rules took their fast-pattern occurrences from the stream scan of the same
+    /// payload instead of a second scan ([`RuleSet::scan_streamed_packet`]).
+    pub packets_ridden: u64,
 }
 
 impl std::ops::AddAssign for ScanStats {
@@ -283,6 +286,7 @@ impl std::ops::AddAssign for ScanStats {
         self.quiet_full += o.quiet_full;
         self.stored_evicted += o.stored_evicted;
         self.stored_too_long += o.stored_too_long;
+        self.packets_ridden += o.packets_ridden;
     }
 }
 
@@ -308,6 +312,11 @@ pub struct Scanner {
     completed: Vec<(u32, (u64, u64))>,
     /// Rules without content a packet can meet ([`crate::group::AddrIndex::candidates`]).
     header: Vec<(u32, crate::group::Filed)>,
+    /// Occurrences (pattern id in the single-TCP-packet shared table, end) of the patterns that rode along in the
+    /// last stream scan and lie wholly inside its chunk, and that chunk (address, length): the packet scan of the
+    /// packet whose payload was that chunk uses them instead of scanning it again ([`RuleSet::scan_streamed_packet`]).
+    rides: Vec<(u32, usize)>,
+    ride_at: Option<(usize, usize)>,
     /// Candidates of rules with flowbit conditions, held back to the end of the call.
     deferred: Vec<(Target, usize)>,
     /// Payload groups of mixed rules that matched during the call (rule, direction, span), settled at its end.
@@ -1060,6 +1069,8 @@ impl RuleSet {
         stream_offset: u64,
         sink: &mut impl AlertSink,
     ) {
+        // Whatever happens below, the riders' occurrences of an earlier chunk are no longer the last chunk's.
+        sc.ride_at = None;
         let d = ctx.dir.index();
         let Some(ports) = self.stream.get(d) else {
             return;
@@ -1120,18 +1131,29 @@ impl RuleSet {
         let quiet = st.quiet.get(..usize::from(st.nquiet)).unwrap_or(&[]);
         let mut quieted = 0u64;
         let t0 = sc.prof_now();
+        let mut rides = std::mem::take(&mut sc.rides);
+        rides.clear();
         if let Some((table, rank)) = ports.get(0) {
-            table
-                .patterns
-                .scan_quiet(&mut st.scan, &st.tail, data, quiet, |pid, end| {
-                    if quiet.contains(&pid) {
-                        quieted += 1;
-                    } else {
-                        let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
-                        hits.push((end, r, 0, pid))
+            let own = table.own;
+            let patterns = &table.patterns;
+            patterns.scan_quiet(&mut st.scan, &st.tail, data, quiet, |pid, end| {
+                if pid >= own {
+                    // A rider: only what a scan of this chunk alone would find (never quiet, never a stream hit).
+                    if end >= patterns.pattern_len(pid) {
+                        rides.push((pid - own, end));
                     }
-                });
+                } else if quiet.contains(&pid) {
+                    quieted += 1;
+                } else {
+                    let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
+                    hits.push((end, r, 0, pid))
+                }
+            });
+            if table.patterns.len() as u32 > own {
+                sc.ride_at = Some((data.as_ptr() as usize, data.len()));
+            }
         }
+        sc.rides = rides;
         sc.prof_scanned(t0, Point::Stream, Some(ports.base), d, data.len());
         // The port groups' tables: their quiet patterns are dropped as found (no run skipping).
         for (ti, scan) in st.groups.iter_mut() {
@@ -1460,7 +1482,7 @@ impl RuleSet {
         payload: &[u8],
         sink: &mut impl AlertSink,
     ) {
-        self.scan_packet_with(sc, flow, ctx, payload, false, sink);
+        self.scan_packet_with(sc, flow, ctx, payload, false, false, sink);
     }
 
     /// Inspects a TCP packet whose payload is not part of any stream (Suricata keeps such data out of stream
@@ -1484,10 +1506,29 @@ impl RuleSet {
             ctx,
             payload,
             ctx.transport == Transport::Tcp,
+            false,
             sink,
         );
     }
 
+    /// Inspects a TCP packet whose payload was, whole, the last chunk handed to [`RuleSet::scan_stream`] while
+    /// this packet was processed (in order, in one piece): as [`RuleSet::scan_packet`], but the single-packet rules'
+    /// shared table is not scanned again when the stream scan of that chunk already found its patterns (they ride
+    /// in the stream's table, see [`crate::group::PortTables::carry_riders`]). The caller vouches for "during this
+    /// packet"; the chunk is checked to be the payload itself (same address and length), else the payload is
+    /// scanned as by `scan_packet`. The alerts are the same either way.
+    pub fn scan_streamed_packet(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        payload: &[u8],
+        sink: &mut impl AlertSink,
+    ) {
+        self.scan_packet_with(sc, flow, ctx, payload, false, true, sink);
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn scan_packet_with(
         &self,
         sc: &mut Scanner,
@@ -1495,11 +1536,21 @@ impl RuleSet {
         ctx: &PacketCtx<'_>,
         payload: &[u8],
         unstreamed: bool,
+        whole: bool,
         sink: &mut impl AlertSink,
     ) {
         sc.fit(self);
         let d = ctx.dir.index();
         sc.next_generation();
+        // The riders' occurrences of the last stream chunk, when that chunk was this payload (see
+        // `scan_streamed_packet`); used once at most.
+        let ride_at = sc.ride_at.take();
+        let ridden = whole
+            && !payload.is_empty()
+            && ctx.transport == Transport::Tcp
+            && ride_at == Some((payload.as_ptr() as usize, payload.len()));
+        sc.stats.packets_ridden += u64::from(ridden);
+        let rides = std::mem::take(&mut sc.rides);
         let FlowMatchState { dirs, bits, http } = flow;
         let (tables, point) = if ctx.transport == Transport::Tcp {
             (&self.tcp_packet, Point::TcpPacket)
@@ -1561,18 +1612,23 @@ impl RuleSet {
                 };
                 let t0 = sc.prof_now();
                 let mut n = 0u64;
-                let scan = !table.patterns.is_empty();
-                scan.then(|| {
-                    table.patterns.scan_buffer(payload, |pid, end| {
-                        n += 1;
-                        let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
-                        for t in table.targets(pid) {
-                            if keep(t) {
-                                cands.push((end, r, *t, ti | set));
-                            }
+                let mut on_hit = |pid: u32, end: usize| {
+                    n += 1;
+                    let r = rank.get(pid as usize).copied().unwrap_or(u32::MAX);
+                    for t in table.targets(pid) {
+                        if keep(t) {
+                            cands.push((end, r, *t, ti | set));
                         }
-                    })
-                });
+                    }
+                };
+                if ridden && set == 0 && ti == 0 {
+                    // Found by the stream scan of this very payload.
+                    for &(pid, end) in &rides {
+                        on_hit(pid, end);
+                    }
+                } else if !table.patterns.is_empty() {
+                    table.patterns.scan_buffer(payload, on_hit);
+                }
                 for t in &table.always {
                     if keep(t) {
                         cands.push((usize::MAX, 0, *t, ti | set));
@@ -1656,6 +1712,7 @@ impl RuleSet {
         sc.cands = cands;
         sc.tabs = tabs;
         sc.header = header;
+        sc.rides = rides;
     }
 
     /// A candidate in a whole buffer (datagram or HTTP buffer): verify and alert.

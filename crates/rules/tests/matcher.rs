@@ -1066,3 +1066,106 @@ fn flowint_syntax() {
         assert!(!loads(bad), "{bad}");
     }
 }
+
+/// The single-packet rules' patterns ride in the stream's scan: a TCP packet whose payload was, whole, the last
+/// stream chunk takes their occurrences from that scan instead of scanning again. What alerts must not change:
+/// occurrences that straddle the chunk's start are not the packet's, a payload that is not the chunk (another
+/// slice, even with the same bytes) is scanned, and the ungrouped set (every table its own pass) agrees.
+#[test]
+fn packet_rules_riding_in_the_stream_scan_alert_as_a_packet_scan_does() {
+    let text = r#"alert tcp any any -> any any (content:"GET"; sid:1;)
+alert tcp-pkt any any -> any any (content:"abcd"; sid:2;)
+alert tcp any any -> any any (content:"wxyz"; dsize:<100; sid:3;)
+alert tcp-pkt any any -> any any (content:"|00 00 00 00 00 00 00 00 01|"; sid:4;)
+alert tcp-pkt any any -> any any (content:"qq"; sid:5;)"#;
+    let grouped = load(text);
+    let opts = LoadOptions {
+        strict: true,
+        vars: Vars::suricata_defaults(),
+        rule_groups: false,
+        ..LoadOptions::default()
+    };
+    let (plain, _) = RuleSet::parse_with(&[("t", text.as_bytes())], &opts).expect("rules load");
+    let mut zeros = vec![0u8; 300];
+    zeros.push(1);
+    zeros.extend_from_slice(b"abcd qq");
+    let chunks: Vec<Vec<u8>> = vec![
+        b"GET /abcd HTTP/1.1 wxyz".to_vec(),
+        b"xxab".to_vec(),
+        b"cd yyy wx".to_vec(),
+        b"yz qq q".to_vec(),
+        zeros,
+        b"abcdwxyzqq".to_vec(),
+    ];
+    // Each packet's payload is the chunk itself (riding), a copy of it (same bytes elsewhere: scanned), or, for
+    // the last, another payload than the chunk (scanned).
+    let run = |rs: &RuleSet, how: u8| -> (Vec<(usize, u32)>, u64) {
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let c = ctx(Direction::ToServer);
+        let mut off = 0u64;
+        let mut alerts = Vec::new();
+        for (i, ch) in chunks.iter().enumerate() {
+            let mut out: Vec<AlertRecord> = Vec::new();
+            rs.scan_stream(&mut sc, &mut flow, &c, ch, off, &mut out);
+            off += ch.len() as u64;
+            out.clear();
+            let copy = ch.clone();
+            let other = b"abcd".to_vec();
+            let payload: &[u8] = match how {
+                0 => ch,
+                1 => &copy,
+                _ if i == chunks.len() - 1 => &other,
+                _ => ch,
+            };
+            rs.scan_streamed_packet(&mut sc, &mut flow, &c, payload, &mut out);
+            alerts.extend(out.iter().map(|a| (i, a.sid)));
+        }
+        (alerts, sc.stats().packets_ridden)
+    };
+    // The oracle: each payload scanned on its own by the packet rules.
+    let oracle = |last_other: bool| -> Vec<(usize, u32)> {
+        let mut sc = plain.scanner();
+        let mut flow = FlowMatchState::default();
+        let c = ctx(Direction::ToServer);
+        let mut alerts = Vec::new();
+        for (i, ch) in chunks.iter().enumerate() {
+            let other = b"abcd".to_vec();
+            let payload: &[u8] = if last_other && i == chunks.len() - 1 {
+                &other
+            } else {
+                ch
+            };
+            let mut out: Vec<AlertRecord> = Vec::new();
+            plain.scan_packet(&mut sc, &mut flow, &c, payload, &mut out);
+            alerts.extend(out.iter().map(|a| (i, a.sid)));
+        }
+        alerts
+    };
+    assert_eq!(
+        oracle(false),
+        vec![
+            (0, 2),
+            (0, 3),
+            (3, 5),
+            (4, 4),
+            (4, 2),
+            (4, 5),
+            (5, 2),
+            (5, 3),
+            (5, 5)
+        ]
+    );
+    for how in 0..3 {
+        let want = oracle(how == 2);
+        // Grouped, the packets whose payload is the chunk itself ride (all six, or the first five when the last
+        // payload is another one); a copy never does, nor does the ungrouped set, which has no riders.
+        let ridden = [6, 0, 5][usize::from(how)];
+        assert_eq!(
+            run(&grouped, how),
+            (want.clone(), ridden),
+            "grouped, payload kind {how}"
+        );
+        assert_eq!(run(&plain, how), (want, 0), "ungrouped, payload kind {how}");
+    }
+}
