@@ -31,7 +31,8 @@ use flowbundle_protocols::risk::{FlowRisk, RiskSet, event_risks, executable_magi
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
 use flowbundle_rules::dataset::Captured;
 use flowbundle_rules::{
-    Alert, AlertSource, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner, TcpHeader,
+    Alert, AlertSource, Checksums, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner,
+    TcpHeader,
 };
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{AppLayerEvents, Direction, HttpBuffer, Transport};
@@ -962,6 +963,21 @@ impl EventSink for Emit<'_, '_> {
         } else {
             Vec::new()
         };
+        // `http.request_header` / `http.response_header` on HTTP/2: each field as `name: value`, pseudo-headers
+        // included, as Suricata builds them.
+        let each = if f.to_server {
+            B::HttpRequestHeaderLine
+        } else {
+            B::HttpResponseHeaderLine
+        };
+        let fields: Vec<Vec<u8>> = if rules.inspects(each) {
+            f.headers
+                .iter()
+                .map(|(n, v)| [n.as_slice(), b": ", v.as_slice()].concat())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let m = *self.out.meta;
         let dir = m.side(Direction::from_client(f.to_server));
         let label = AppLabel::Proto(AppProto::Http2);
@@ -979,7 +995,11 @@ impl EventSink for Emit<'_, '_> {
                 );
             }
         }
-        for (b, parts) in [(B::Http2Settings, &settings), (B::Http2HeaderName, &names)] {
+        for (b, parts) in [
+            (B::Http2Settings, &settings),
+            (B::Http2HeaderName, &names),
+            (each, &fields),
+        ] {
             if !parts.is_empty() {
                 self.out.detect(
                     self.rules,
@@ -1784,6 +1804,7 @@ pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
         return (!d.events.is_empty()).then(|| PacketHeader {
             events: d.events,
             flowless: true,
+            no_ip: true,
             ..PacketHeader::default()
         });
     };
@@ -1807,6 +1828,7 @@ pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
             ack: t.ack,
             window: t.window,
             mss: None,
+            wscale: None,
         }),
         _ => None,
     };
@@ -1842,7 +1864,7 @@ pub(crate) fn packet_header(d: &Decoded<'_>) -> Option<PacketHeader> {
 }
 
 /// [`packet_header`] with the optional fields the loaded rules read ([`flowbundle_rules::HeaderNeeds`]): VLAN ids,
-/// IPv4 options, the TCP MSS option, and the flow's counters after this packet (`meta`, at `ts_ns`). A field no
+/// IPv4 options, the TCP MSS and window scale options, the checksums' verdicts, and the flow's counters after this packet (`meta`, at `ts_ns`). A field no
 /// loaded rule reads is left empty, so it costs nothing per packet.
 pub(crate) fn packet_header_with(
     det: &Detection,
@@ -1917,6 +1939,48 @@ fn fill_optional(
             known: true,
         };
     }
+    if needs.tcp_wscale
+        && let (Some(t), L4::Tcp(th)) = (h.tcp.as_mut(), &d.l4)
+    {
+        t.wscale = th.options().map_while(Result::ok).find_map(|o| match o {
+            flowbundle_decode::wire::tcp::TcpOption::WindowScale(w) => Some(w),
+            _ => None,
+        });
+    }
+    if needs.checksums
+        && let Some(ip) = d.ip.as_ref()
+    {
+        h.csum = checksums(d, ip);
+    }
+}
+
+/// The verdicts of the packet's IPv4 header checksum and its transport checksum (TCP, UDP, ICMP, ICMPv6): the
+/// one's-complement sum over the covered bytes (with the pseudo-header for TCP, UDP and ICMPv6) folds to all ones.
+/// The transport's is left unknown for a fragment and for a datagram the capture cut short.
+fn checksums(d: &Decoded<'_>, ip: &flowbundle_decode::Ip) -> Checksums {
+    use flowbundle_decode::wire::checksum::{fold, pseudo_header, sum};
+    let l3 = d.l3_offset as usize;
+    let ipv4 = ip.is_v4().then(|| {
+        d.data
+            .get(l3..l3 + usize::from(ip.header_len))
+            .is_some_and(|h| fold(sum(h)) == 0xffff)
+    });
+    let seg = d.data.get(d.l4_offset as usize..d.l3_end as usize);
+    let l4 = match (&d.l4, seg) {
+        (_, None) => None,
+        _ if ip.fragmented || d.payload_truncated => None,
+        (L4::Tcp(_) | L4::Udp(_) | L4::Icmpv6(_), Some(seg)) => {
+            let udp_none =
+                matches!(d.l4, L4::Udp(_)) && ip.is_v4() && seg.get(6..8) == Some(&[0, 0]);
+            let len = u32::try_from(seg.len()).unwrap_or(u32::MAX);
+            Some(
+                udp_none || fold(pseudo_header(ip.src, ip.dst, ip.proto, len) + sum(seg)) == 0xffff,
+            )
+        }
+        (L4::Icmp(_), Some(seg)) => Some(fold(sum(seg)) == 0xffff),
+        _ => None,
+    };
+    Checksums { ipv4, l4 }
 }
 
 /// The packet rules on a packet no flow tracks (a fragment, an IP packet whose transport header did not decode, a
@@ -1943,7 +2007,7 @@ pub(crate) fn scan_flowless(
         events: d.events.union(extra),
         ..*d
     };
-    let Some(mut header) = packet_header(&d) else {
+    let Some(mut header) = packet_header_with(det, &d, None, ts_ns) else {
         return false;
     };
     header.flowless = true;
@@ -2533,7 +2597,10 @@ alert dns any any -> any any (dns.response.rrname; content:"cdn"; content:"org";
 alert dns any any -> any any (dns.queries.rrname; content:!"example"; sid:15;)
 alert dns any any -> any any (dns.answers.rrname; content:!"nomatch"; sid:16;)
 alert dns any any -> any any (dns.query; content:"www.example.com"; sid:17;)
-alert mdns any any -> any any (mdns.queries.rrname; content:"www"; sid:18;)"#;
+alert mdns any any -> any any (mdns.queries.rrname; content:"www"; sid:18;)
+alert dns any any -> any any (dns.query.name; content:"www.example.com"; bsize:15; sid:19;)
+alert dns any any -> any any (dns.answer.name; content:"www.example.com"; bsize:15; sid:20;)
+alert dns any any -> any any (dns.answer.name; content:"cdn"; sid:21;)"#;
         assert_eq!(
             alerts_on(&packets, rules),
             [
@@ -2549,6 +2616,9 @@ alert mdns any any -> any any (mdns.queries.rrname; content:"www"; sid:18;)"#;
                 (13, false),
                 (16, false),
                 (17, true),
+                (19, false),
+                (19, true),
+                (20, false),
             ]
         );
     }

@@ -280,3 +280,146 @@ fn ftp_keyword_values_are_checked_as_suricata_checks_them() {
         assert_eq!(report.loaded, 1, "{good}");
     }
 }
+/// `http.request_header` / `http.response_header`: one buffer per header as `Name: value` (no line end), a
+/// repeated header once with its values joined by `, `; a rule alerts once per transaction however many headers
+/// match; each side's keyword reads its side only.
+#[test]
+fn http_header_multi_buffers_hold_one_header_each() {
+    let packets = conversation(
+        80,
+        &[
+            (
+                true,
+                b"GET /ws HTTP/1.1\r\nHost: example.com\r\nKey: abc\r\nX-A: 1\r\nx-a: 2\r\n\r\n",
+            ),
+            (
+                false,
+                b"HTTP/1.1 200 OK\r\nServer: test\r\nContent-Length: 0\r\n\r\n",
+            ),
+        ],
+    );
+    let rules = r#"alert http any any -> any any (http.request_header; content:"Key|3a 20|abc"; startswith; bsize:8; sid:1;)
+alert http any any -> any any (http.request_header; content:"abc|0d 0a|"; sid:2;)
+alert http any any -> any any (http.request_header; content:"X-A|3a 20|1, 2"; bsize:9; sid:3;)
+alert http any any -> any any (http.request_header; content:"|3a 20|"; sid:4;)
+alert http any any -> any any (http.response_header; content:"Server|3a 20|test"; bsize:12; sid:5;)
+alert http any any -> any any (http.request_header; content:"Server"; sid:6;)
+alert http any any -> any any (http.method; content:"GET"; http.request_header; content:"Host|3a 20|example.com"; sid:7;)"#;
+    assert_eq!(sids(rules, &packets), vec![1, 3, 4, 5, 7]);
+}
+
+/// Sets the IPv4 header and TCP checksums of a raw IPv4 TCP packet to their right values.
+fn with_checksums(mut p: Vec<u8>) -> Vec<u8> {
+    use flowbundle_decode::wire::checksum::{checksum, finish, pseudo_header, sum};
+    let ihl = usize::from(p[0] & 0x0f) * 4;
+    p[10..12].fill(0);
+    let c = checksum(&p[..ihl]);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    let src = std::net::IpAddr::from([p[12], p[13], p[14], p[15]]);
+    let dst = std::net::IpAddr::from([p[16], p[17], p[18], p[19]]);
+    p[ihl + 16..ihl + 18].fill(0);
+    let len = (p.len() - ihl) as u32;
+    let c = finish(pseudo_header(src, dst, 6, len) + sum(&p[ihl..]));
+    p[ihl + 16..ihl + 18].copy_from_slice(&c.to_be_bytes());
+    p
+}
+
+/// The checksum keywords, `tcp.wscale` and `l3_proto` on real packets: a SYN with right checksums, one with both
+/// checksums zero (wrong), and a SYN with right checksums carrying the window scale option (shift 7).
+#[test]
+fn checksum_wscale_and_l3_proto_keywords_on_packets() {
+    let good = with_checksums(segment(true, 80, 1, 0, SYN, b""));
+    let bad = segment(true, 81, 1, 0, SYN, b"");
+    let mut opt = segment(true, 82, 1, 0, SYN, b"");
+    // Data offset 6 words: the window scale option (kind 3, length 3, shift 7) and an end-of-list byte.
+    opt[32] = 0x60;
+    opt.extend_from_slice(&[3, 3, 7, 0]);
+    opt[2..4].copy_from_slice(&44u16.to_be_bytes());
+    let opt = with_checksums(opt);
+    let rules = "alert tcp any any -> any any (tcpv4-csum:valid; sid:1;)\n\
+                 alert tcp any any -> any any (tcpv4-csum:invalid; sid:2;)\n\
+                 alert ip any any -> any any (ipv4-csum:valid; sid:3;)\n\
+                 alert ip any any -> any any (ipv4-csum:invalid; sid:4;)\n\
+                 alert tcp any any -> any any (tcpv6-csum:valid; sid:5;)\n\
+                 alert tcp any any -> any any (l3_proto:ipv4; flags:S; sid:6;)\n\
+                 alert tcp any any -> any any (tcp.wscale:7; sid:7;)\n\
+                 alert tcp any any -> any any (tcp.wscale:!7; sid:8;)\n\
+                 alert tcp any any -> any any (l3_proto:ipv6; sid:9;)\n\
+                 alert udp any any -> any any (udpv4-csum:invalid; sid:10;)";
+    assert_eq!(
+        sids(rules, &[good, bad, opt]),
+        vec![1, 1, 2, 3, 3, 4, 6, 6, 6, 7]
+    );
+}
+
+/// A malformed value is a load error naming the keyword; an unknown keyword value is not silently accepted.
+#[test]
+fn checksum_and_l3_proto_values_are_checked_at_load() {
+    for (rule, name) in [
+        (
+            "alert tcp any any -> any any (tcpv4-csum:maybe; sid:1;)",
+            "tcpv4-csum",
+        ),
+        (
+            "alert ip any any -> any any (l3_proto:ipx; sid:1;)",
+            "l3_proto",
+        ),
+        (
+            "alert tcp any any -> any any (tcp.wscale:300; sid:1;)",
+            "tcp.wscale",
+        ),
+    ] {
+        let (_, report) = RuleSet::parse(rule, &Vars::default()).expect("parses");
+        assert_eq!((report.loaded, report.errors_total), (0, 1), "{rule}");
+        assert!(
+            report.errors[0].message.contains(name),
+            "{:?}",
+            report.errors
+        );
+    }
+}
+
+/// `hostbits`: a bit set on the packet's source host (the default direction) is seen by a later packet of another
+/// flow from that host with `src`, not with `dst`; before it is set, nothing is.
+#[test]
+fn hostbits_set_on_one_flow_are_seen_on_another() {
+    let rules = "alert tcp any any -> any 80 (flags:S; hostbits:set,seen; hostbits:noalert; sid:1;)\n\
+                 alert tcp any any -> any 81 (flags:S; hostbits:isset,seen,src; sid:2;)\n\
+                 alert tcp any any -> any 81 (flags:S; hostbits:isset,seen,dst; sid:3;)\n\
+                 alert tcp any any -> any 81 (flags:S; hostbits:isnotset,seen,dst; sid:4;)";
+    let packets = [
+        segment(true, 81, 1, 0, SYN, b""),
+        segment(true, 80, 1, 0, SYN, b""),
+        segment(true, 81, 1, 0, SYN, b""),
+    ];
+    let (set, report) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+    assert_eq!((report.loaded, report.errors_total), (4, 0));
+    let set = Arc::new(set);
+    let mut e = Engine::with_shared(EngineConfig::default(), None, Some(set.clone()));
+    let mut ctx = e.new_ctx();
+    let mut pre = Prestage::new(e.config());
+    for (i, p) in packets.iter().enumerate() {
+        let rec = PacketRecord {
+            ts_ns: (i as u64 + 1) * 1_000_000_000,
+            orig_len: p.len() as u32,
+            interface: 0,
+            link_type: LinkType::RAW,
+            data: p,
+        };
+        e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
+    }
+    let mut events = e.finish([ctx]).events;
+    // Host bits cross flows: they are checked and set where alerts meet in input order.
+    crate::AlertFilter::new(&set)
+        .expect("the rules have hostbits")
+        .retain(&mut events);
+    let mut v: Vec<u32> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Alert(a) => Some(a.signature_id),
+            _ => None,
+        })
+        .collect();
+    v.sort_unstable();
+    assert_eq!(v, vec![2, 4, 4]);
+}

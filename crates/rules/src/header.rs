@@ -11,7 +11,9 @@
 //! modifiers and an ignore mask), `window`, `seq`, `ack`, `itype`, `icode`, `icmp_id`, `icmp_seq`, and Suricata's
 //! later ones: `ipopts`, `tcp.mss`, `icmpv6.mtu`, `vlan.id`, `vlan.layers`, and the flow counters `flow.age`,
 //! `flow.pkts`, `flow.bytes`. The fields only those read ([`HeaderNeeds`]) are filled by the engine only when a loaded
-//! rule uses them, so they cost nothing per packet otherwise. Each parser
+//! rule uses them, so they cost nothing per packet otherwise; so are the checksum tests `ipv4-csum`, `tcpv4-csum`,
+//! `tcpv6-csum`, `udpv4-csum`, `udpv6-csum`, `icmpv4-csum`, `icmpv6-csum` (`valid`/`invalid`) and `tcp.wscale`.
+//! `l3_proto` tests the IP version. Each parser
 //! returns a one-line reason for a malformed value. `stream_size` is a condition on the TCP session rather than on
 //! one packet's header: see [`crate::stream_size`].
 
@@ -56,6 +58,10 @@ pub struct PacketHeader {
     /// The flow's counters after this packet (`flow.age`, `flow.pkts`, `flow.bytes`); not `known` without a flow,
     /// or when no loaded rule uses them ([`HeaderNeeds::flow`]).
     pub flow: FlowCounters,
+    /// The frame has no IP header (only its decoder events are known): `l3_proto` matches neither family.
+    pub no_ip: bool,
+    /// The checksums' verdicts, computed only while a loaded rule tests one ([`HeaderNeeds::checksums`]).
+    pub csum: Checksums,
 }
 
 /// A flow's counters as `flow.pkts`, `flow.bytes` and `flow.age` read them: this packet counted. Kept small (32
@@ -81,6 +87,10 @@ pub struct HeaderNeeds {
     pub ip_opts: bool,
     pub tcp_mss: bool,
     pub flow: bool,
+    /// Some rule tests a checksum (`ipv4-csum`, `tcpv4-csum`, ...).
+    pub checksums: bool,
+    /// Some rule tests the TCP window scale option (`tcp.wscale`).
+    pub tcp_wscale: bool,
 }
 
 impl HeaderNeeds {
@@ -95,6 +105,8 @@ impl HeaderNeeds {
                 HeaderTest::FlowAge(_)
                 | HeaderTest::FlowPkts { .. }
                 | HeaderTest::FlowBytes { .. } => n.flow = true,
+                HeaderTest::Csum { .. } => n.checksums = true,
+                HeaderTest::TcpWscale(_) => n.tcp_wscale = true,
                 _ => {}
             }
         }
@@ -108,12 +120,14 @@ impl HeaderNeeds {
             ip_opts: self.ip_opts || o.ip_opts,
             tcp_mss: self.tcp_mss || o.tcp_mss,
             flow: self.flow || o.flow,
+            checksums: self.checksums || o.checksums,
+            tcp_wscale: self.tcp_wscale || o.tcp_wscale,
         }
     }
 
     /// Whether anything beyond the always-filled fields is needed.
     pub fn any(self) -> bool {
-        self.vlan || self.ip_opts || self.tcp_mss || self.flow
+        self.vlan || self.ip_opts || self.tcp_mss || self.flow || self.checksums || self.tcp_wscale
     }
 }
 
@@ -209,6 +223,17 @@ pub enum VlanLayer {
     Index(i8),
 }
 
+/// Whether the packet's checksums hold, for the `*-csum` keywords; `None` where not computed (no loaded rule
+/// tests one), not applicable (no such header) or not computable (a fragment, a datagram cut short by the capture).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checksums {
+    /// The IPv4 header checksum.
+    pub ipv4: Option<bool>,
+    /// The transport checksum (TCP, UDP, ICMP or ICMPv6, whichever the packet carries). A UDP-over-IPv4 checksum
+    /// of zero (none sent) counts as valid.
+    pub l4: Option<bool>,
+}
+
 /// TCP header fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpHeader {
@@ -220,6 +245,9 @@ pub struct TcpHeader {
     /// The MSS option's value, when the header has one (`tcp.mss`). Filled only when a loaded rule uses `tcp.mss`
     /// ([`HeaderNeeds::tcp_mss`]).
     pub mss: Option<u16>,
+    /// The window scale option's shift count, when the segment carries one and a loaded rule tests it
+    /// ([`HeaderNeeds::tcp_wscale`]).
+    pub wscale: Option<u8>,
 }
 
 /// ICMP or ICMPv6 header fields.
@@ -404,6 +432,46 @@ pub enum HeaderTest {
         dir: FlowCountDir,
         n: Num,
     },
+    /// `ipv4-csum`, `tcpv4-csum`, ...: the checksum `kind` names holds (`valid`) or not (`invalid`); a packet
+    /// without that header (another family, another transport) matches neither.
+    Csum {
+        kind: CsumKind,
+        valid: bool,
+    },
+    /// `tcp.wscale:<uint8>`: the window scale option's shift count; a segment without the option does not match.
+    TcpWscale(Num),
+    /// `l3_proto:ipv4|ip4|ipv6|ip6`: the packet's IP version.
+    L3Proto {
+        ipv6: bool,
+    },
+}
+
+/// The checksum a `*-csum` keyword checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CsumKind {
+    Ipv4,
+    Tcpv4,
+    Tcpv6,
+    Udpv4,
+    Udpv6,
+    Icmpv4,
+    Icmpv6,
+}
+
+impl CsumKind {
+    /// The kind a keyword names (`tcpv4-csum`, ...).
+    pub fn from_keyword(name: &str) -> Option<CsumKind> {
+        Some(match name {
+            "ipv4-csum" => CsumKind::Ipv4,
+            "tcpv4-csum" => CsumKind::Tcpv4,
+            "tcpv6-csum" => CsumKind::Tcpv6,
+            "udpv4-csum" => CsumKind::Udpv4,
+            "udpv6-csum" => CsumKind::Udpv6,
+            "icmpv4-csum" => CsumKind::Icmpv4,
+            "icmpv6-csum" => CsumKind::Icmpv6,
+            _ => return None,
+        })
+    }
 }
 
 /// Fragbits as bits of one byte.
@@ -456,6 +524,34 @@ impl HeaderTest {
             "tcp.ack" => "ack",
             other => other,
         };
+        let name = if name == "tcp.flags" { "flags" } else { name };
+        if let Some(kind) = CsumKind::from_keyword(name) {
+            // `valid` or `invalid`, quoted or not (Suricata strips the quotes).
+            let v = v.map(str::trim).unwrap_or("");
+            let bare = v
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .unwrap_or(v)
+                .trim();
+            return match bare {
+                "valid" => Ok(Some(HeaderTest::Csum { kind, valid: true })),
+                "invalid" => Ok(Some(HeaderTest::Csum { kind, valid: false })),
+                "" => Err(format!("{name} needs a value (valid or invalid)")),
+                _ => Err(format!(
+                    "{name}: expects valid or invalid, not `{}`",
+                    short(v)
+                )),
+            };
+        }
+        if name == "l3_proto" {
+            let v = v.map(str::trim).unwrap_or("");
+            return match v.to_ascii_lowercase().as_str() {
+                "ipv4" | "ip4" => Ok(Some(HeaderTest::L3Proto { ipv6: false })),
+                "ipv6" | "ip6" => Ok(Some(HeaderTest::L3Proto { ipv6: true })),
+                "" => Err("l3_proto needs a value (ipv4 or ipv6)".to_string()),
+                _ => Err(format!("l3_proto: invalid l3 proto `{}`", short(v))),
+            };
+        }
         if name == "sameip" {
             return match v.map(str::trim).filter(|v| !v.is_empty()) {
                 None => Ok(Some(HeaderTest::SameIp)),
@@ -481,6 +577,7 @@ impl HeaderTest {
                 | "icmp_id"
                 | "icmp_seq"
                 | "fragoffset"
+                | "tcp.wscale"
         );
         if !known {
             return Ok(None);
@@ -512,6 +609,7 @@ impl HeaderTest {
         };
         Ok(Some(match name {
             "ttl" => HeaderTest::Ttl(Num::parse(v, 255).map_err(bad)?),
+            "tcp.wscale" => HeaderTest::TcpWscale(Num::parse(v, 255).map_err(bad)?),
             "fragoffset" => match Num::parse(v, 65_535).map_err(bad)? {
                 // Suricata's forms: `N`, `!N`, `<N`, `>N`.
                 n @ (Num::Eq(_) | Num::Ne(_) | Num::Lt(_) | Num::Gt(_)) => {
@@ -751,6 +849,26 @@ impl HeaderTest {
                 h.flow.known && dir.test(n, h.flow.pkts.map(u64::from))
             }
             HeaderTest::FlowBytes { dir, n } => h.flow.known && dir.test(n, h.flow.bytes),
+            HeaderTest::Csum { kind, valid } => {
+                let (v6, present, verdict) = match kind {
+                    CsumKind::Ipv4 => (false, true, h.csum.ipv4),
+                    CsumKind::Tcpv4 | CsumKind::Tcpv6 => {
+                        (kind == CsumKind::Tcpv6, h.tcp.is_some(), h.csum.l4)
+                    }
+                    CsumKind::Udpv4 | CsumKind::Udpv6 => {
+                        (kind == CsumKind::Udpv6, h.ip_proto == 17, h.csum.l4)
+                    }
+                    CsumKind::Icmpv4 | CsumKind::Icmpv6 => {
+                        (kind == CsumKind::Icmpv6, h.icmp.is_some(), h.csum.l4)
+                    }
+                };
+                !h.no_ip && h.ipv6 == v6 && present && verdict == Some(valid)
+            }
+            HeaderTest::TcpWscale(n) => h
+                .tcp
+                .and_then(|t| t.wscale)
+                .is_some_and(|w| n.test(u64::from(w))),
+            HeaderTest::L3Proto { ipv6 } => !h.no_ip && h.ipv6 == ipv6,
         }
     }
 
@@ -770,6 +888,113 @@ impl HeaderTest {
         }
     }
 }
+
+/// `stream-event:<name>`: Suricata's TCP stream events (the name after `stream.`, its two long spellings
+/// accepted). `Ok(None)` for one of them (the engine raises no stream event, so such a rule is skipped with that
+/// reason), `Err` naming the value for anything else, as Suricata refuses an unknown event.
+pub fn stream_event(v: &str) -> Result<Option<HeaderTest>, String> {
+    let name = v.trim();
+    let canonical = match name.to_ascii_lowercase().as_str() {
+        "est_synack_resend_with_different_ack" => "est_synack_resend_with_diff_ack".to_string(),
+        "3whs_synack_resend_with_different_ack" => "3whs_synack_resend_with_diff_ack".to_string(),
+        other => other.to_string(),
+    };
+    if SURICATA_STREAM_EVENTS.contains(&canonical.as_str()) {
+        Ok(None)
+    } else {
+        Err(format!("stream-event: unknown event `{}`", short(name)))
+    }
+}
+
+/// `engine-event:<name>`: a decoder event as `decoder.<name>` (what `decode-event:<name>` reads) or a stream
+/// event as `stream.<name>` (what `stream-event:<name>` reads), case-insensitive; anything else is an error naming
+/// it.
+pub fn engine_event(v: &str) -> Result<Option<HeaderTest>, String> {
+    let name = v.trim();
+    let lower = name.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("decoder.") {
+        HeaderTest::decode_event(rest)
+            .map_err(|_| format!("engine-event: unknown event `{}`", short(name)))
+    } else if let Some(rest) = lower.strip_prefix("stream.") {
+        stream_event(rest).map_err(|_| format!("engine-event: unknown event `{}`", short(name)))
+    } else {
+        Err(format!("engine-event: unknown event `{}`", short(name)))
+    }
+}
+
+/// Suricata 8's stream events (`stream.<name>`), the names `stream-event` accepts.
+const SURICATA_STREAM_EVENTS: &[&str] = &[
+    "3whs_ack_data_inject",
+    "3whs_ack_in_wrong_dir",
+    "3whs_async_wrong_seq",
+    "3whs_right_seq_wrong_ack_evasion",
+    "3whs_syn_flood",
+    "3whs_syn_resend_diff_seq_on_syn_recv",
+    "3whs_syn_toclient_on_syn_recv",
+    "3whs_synack_flood",
+    "3whs_synack_in_wrong_direction",
+    "3whs_synack_resend_with_diff_ack",
+    "3whs_synack_resend_with_diff_seq",
+    "3whs_synack_tfo_data_ignored",
+    "3whs_synack_toserver_on_syn_recv",
+    "3whs_synack_with_wrong_ack",
+    "3whs_wrong_seq_wrong_ack",
+    "4whs_invalid_ack",
+    "4whs_synack_with_wrong_ack",
+    "4whs_synack_with_wrong_syn",
+    "4whs_wrong_seq",
+    "closewait_ack_out_of_window",
+    "closewait_fin_out_of_window",
+    "closewait_invalid_ack",
+    "closewait_pkt_before_last_ack",
+    "closing_ack_wrong_seq",
+    "closing_invalid_ack",
+    "est_invalid_ack",
+    "est_packet_out_of_window",
+    "est_pkt_before_last_ack",
+    "est_syn_resend",
+    "est_syn_resend_diff_seq",
+    "est_syn_toclient",
+    "est_synack_resend",
+    "est_synack_resend_with_diff_ack",
+    "est_synack_resend_with_diff_seq",
+    "est_synack_toserver",
+    "fin1_ack_wrong_seq",
+    "fin1_fin_wrong_seq",
+    "fin1_invalid_ack",
+    "fin2_ack_wrong_seq",
+    "fin2_fin_wrong_seq",
+    "fin2_invalid_ack",
+    "fin_but_no_session",
+    "fin_invalid_ack",
+    "fin_out_of_window",
+    "fin_syn",
+    "lastack_ack_wrong_seq",
+    "lastack_invalid_ack",
+    "pkt_bad_window_update",
+    "pkt_broken_ack",
+    "pkt_invalid_ack",
+    "pkt_invalid_timestamp",
+    "pkt_retransmission",
+    "pkt_spurious_retransmission",
+    "reassembly_depth_reached",
+    "reassembly_insert_invalid",
+    "reassembly_insert_limit",
+    "reassembly_insert_memcap",
+    "reassembly_memcap",
+    "reassembly_no_segment",
+    "reassembly_overlap_different_data",
+    "reassembly_segment_before_base_seq",
+    "reassembly_seq_gap",
+    "reassembly_urgent_oob_limit_reached",
+    "rst_but_no_session",
+    "rst_invalid_ack",
+    "shutdown_syn_resend",
+    "suspected_rst_inject",
+    "timewait_ack_wrong_seq",
+    "timewait_invalid_ack",
+    "wrong_thread",
+];
 
 /// The groups of Suricata's decoder events (the part of the name before the dot; `too_many_layers` has none).
 const SURICATA_EVENT_GROUPS: &[&str] = &[
@@ -899,9 +1124,85 @@ mod tests {
                 ack: 9,
                 window: 1024,
                 mss: None,
+                wscale: Some(7),
             }),
             ..PacketHeader::default()
         }
+    }
+
+    #[test]
+    fn stream_and_engine_event_names() {
+        // Suricata's stream events: known (not raised here), in either long spelling.
+        assert_eq!(stream_event("est_invalid_ack"), Ok(None));
+        assert_eq!(
+            stream_event(" 3whs_synack_resend_with_different_ack "),
+            Ok(None)
+        );
+        assert!(
+            stream_event("no_such_event")
+                .unwrap_err()
+                .contains("no_such_event")
+        );
+        assert_eq!(engine_event("stream.pkt_retransmission"), Ok(None));
+        assert_eq!(
+            engine_event("decoder.IPV6.frag_overlap"),
+            HeaderTest::decode_event("ipv6.frag_overlap")
+        );
+        assert!(engine_event("decoder.ipv6.frag_overlap").unwrap().is_some());
+        for bad in ["ipv6.frag_overlap", "stream.nope", "decoder.nope.x", ""] {
+            assert!(engine_event(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn checksum_wscale_and_l3_proto() {
+        let mut h = tcp(0x02);
+        h.csum = Checksums {
+            ipv4: Some(true),
+            l4: Some(false),
+        };
+        assert!(t("ipv4-csum", "valid").matches(&h));
+        assert!(!t("ipv4-csum", "invalid").matches(&h));
+        assert!(t("tcpv4-csum", "\"invalid\"").matches(&h));
+        assert!(!t("tcpv4-csum", "valid").matches(&h));
+        // Another family or transport matches neither verdict.
+        for k in [
+            "tcpv6-csum",
+            "udpv4-csum",
+            "icmpv4-csum",
+            "icmpv6-csum",
+            "udpv6-csum",
+        ] {
+            assert!(
+                !t(k, "valid").matches(&h) && !t(k, "invalid").matches(&h),
+                "{k}"
+            );
+        }
+        // Not computed: neither.
+        let plain = tcp(0x02);
+        assert!(!t("tcpv4-csum", "valid").matches(&plain));
+        assert!(!t("tcpv4-csum", "invalid").matches(&plain));
+        for bad in ["", "ok", "valid,invalid"] {
+            assert!(HeaderTest::parse("tcpv4-csum", Some(bad)).is_err(), "{bad}");
+        }
+        assert!(t("tcp.wscale", "7").matches(&h));
+        assert!(t("tcp.wscale", ">6").matches(&h));
+        assert!(!t("tcp.wscale", "<7").matches(&h));
+        assert!(!t("tcp.wscale", "7").matches(&icmp(8, 0, 0)));
+        assert!(HeaderTest::parse("tcp.wscale", Some("256")).is_err());
+        assert!(t("l3_proto", "ipv4").matches(&h) && t("l3_proto", "IP4").matches(&h));
+        assert!(!t("l3_proto", "ipv6").matches(&h));
+        h.ipv6 = true;
+        assert!(t("l3_proto", "ip6").matches(&h));
+        assert!(HeaderTest::parse("l3_proto", Some("ipx")).is_err());
+        let no_ip = PacketHeader {
+            no_ip: true,
+            ..PacketHeader::default()
+        };
+        assert!(!t("l3_proto", "ipv4").matches(&no_ip));
+        assert_eq!(HeaderNeeds::of(&[t("ttl", "1")]), HeaderNeeds::default());
+        let needs = HeaderNeeds::of(&[t("udpv6-csum", "valid"), t("tcp.wscale", "1")]);
+        assert!(needs.checksums && needs.tcp_wscale);
     }
 
     fn icmp(msg_type: u8, code: u8, rest: u32) -> PacketHeader {

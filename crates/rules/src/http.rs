@@ -193,6 +193,63 @@ pub fn header_names(block: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// At most this many distinct headers of a block become [`header_fields`] (libhtp's default header limit).
+pub const MAX_HEADER_FIELDS: usize = 1024;
+
+/// Suricata's `http.request_header` / `http.response_header` parts of an HTTP/1 header block: each header as
+/// `Name: value` (name as sent, value trimmed, no line end), as libhtp keeps them: a repeated name (ASCII
+/// case-insensitive) is one part, its values joined by `, `, under the name as first sent; a folded continuation
+/// line continues the value before it after one space. Lines without a colon, or whose name is empty or holds a
+/// space, are passed over; past [`MAX_HEADER_FIELDS`] distinct names the rest are dropped. Parts go into `out`
+/// (cleared first) end to end, `ends` gets where each ends.
+pub fn header_fields(block: &[u8], out: &mut Vec<u8>, ends: &mut Vec<usize>) {
+    // (name length, field) per distinct name; built apart because a repeated name grows an earlier field.
+    let mut fields: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut last: Option<usize> = None;
+    for line in block.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.first().is_some_and(|&c| c == b' ' || c == b'\t') {
+            let more = line.trim_ascii();
+            if let Some((_, f)) = last.and_then(|i| fields.get_mut(i))
+                && !more.is_empty()
+            {
+                f.push(b' ');
+                f.extend_from_slice(more);
+            }
+            continue;
+        }
+        last = None;
+        let Some(colon) = memchr::memchr(b':', line) else {
+            continue;
+        };
+        let (name, value) = (line[..colon].trim_ascii(), line[colon + 1..].trim_ascii());
+        if name.is_empty() || name.contains(&b' ') {
+            continue;
+        }
+        let seen = fields
+            .iter()
+            .position(|(n, f)| f.get(..*n).is_some_and(|x| x.eq_ignore_ascii_case(name)));
+        if let Some((i, (_, f))) = seen.and_then(|i| Some((i, fields.get_mut(i)?))) {
+            f.extend_from_slice(b", ");
+            f.extend_from_slice(value);
+            last = Some(i);
+        } else if fields.len() < MAX_HEADER_FIELDS {
+            let mut f = Vec::with_capacity(name.len() + 2 + value.len());
+            f.extend_from_slice(name);
+            f.extend_from_slice(b": ");
+            f.extend_from_slice(value);
+            fields.push((name.len(), f));
+            last = Some(fields.len() - 1);
+        }
+    }
+    out.clear();
+    ends.clear();
+    for (_, f) in &fields {
+        out.extend_from_slice(f);
+        ends.push(out.len());
+    }
+}
+
 /// `http.protocol` of a request line (its last word, `HTTP/1.1`); `None` for an HTTP/0.9 line without one.
 pub fn request_protocol(line: &[u8]) -> Option<&[u8]> {
     // HTTP/2's request line ends in CRLF (Suricata builds it so); HTTP/1's comes without its line end.
@@ -270,5 +327,24 @@ mod tests {
             "Host: a\r\nX-Long: one two\r\n"
         );
         assert_eq!(c, b"x=1; y=2");
+    }
+
+    #[test]
+    fn header_fields_as_libhtp_keeps_them() {
+        let (mut out, mut ends) = (Vec::new(), Vec::new());
+        header_fields(
+            b"Host: a\r\nX-Long: one\r\n two\r\nACCEPT: x\r\nbad line\r\nAccept:  y \r\n: empty\r\n\r\n",
+            &mut out,
+            &mut ends,
+        );
+        let mut parts = Vec::new();
+        let mut start = 0;
+        for &e in &ends {
+            parts.push(String::from_utf8_lossy(&out[start..e]).into_owned());
+            start = e;
+        }
+        assert_eq!(parts, ["Host: a", "X-Long: one two", "ACCEPT: x, y"]);
+        header_fields(b"", &mut out, &mut ends);
+        assert!(out.is_empty() && ends.is_empty());
     }
 }

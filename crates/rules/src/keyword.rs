@@ -160,6 +160,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("flowbits", &[], Flow, |b, _, v, ctx| b.flowbits(v, ctx)),
     parse("flowint", &[], Flow, |b, _, v, ctx| b.flowint(v, ctx)),
     parse("xbits", &[], Flow, |b, _, v, ctx| b.xbits(v, ctx)),
+    parse("hostbits", &[], Flow, |b, _, v, ctx| b.hostbits(v, ctx)),
     parse("tag", &[], Flow, |b, _, v, _| b.tag(v)),
     parse("dataset", &[], Payload, |b, n, v, ctx| b.dataset(n, v, ctx)),
     parse("datarep", &[], Payload, |b, n, v, ctx| b.dataset(n, v, ctx)),
@@ -218,8 +219,23 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("flow.bytes_toclient", &[], Flow, |b, n, v, _| {
         b.header_test(n, v)
     }),
+    parse("ipv4-csum", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("tcpv4-csum", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("tcpv6-csum", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("udpv4-csum", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("udpv6-csum", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("icmpv4-csum", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("icmpv6-csum", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("tcp.wscale", &[], Header, |b, n, v, _| b.header_test(n, v)),
+    parse("l3_proto", &[], Header, |b, n, v, _| b.header_test(n, v)),
     parse("stream_size", &[], Flow, |b, _, v, _| b.stream_size(v)),
     parse("decode-event", &[], Header, |b, _, v, _| b.decode_event(v)),
+    parse("stream-event", &[], Header, |b, n, v, _| {
+        b.engine_event(n, v)
+    }),
+    parse("engine-event", &[], Header, |b, n, v, _| {
+        b.engine_event(n, v)
+    }),
     parse("app-layer-event", &[], Flow, |b, _, v, _| {
         b.app_layer_event(v)
     }),
@@ -335,6 +351,8 @@ pub static KEYWORDS: &[Keyword] = &[
         StickyBuffer,
         Handler::Sticky(PBuf::FileData),
     ),
+    sticky("http.request_header", &[], Buffer::HttpRequestHeaderLine),
+    sticky("http.response_header", &[], Buffer::HttpResponseHeaderLine),
     sticky("http.uri", &[], Buffer::HttpUri),
     sticky("http.uri.raw", &[], Buffer::HttpRawUri),
     sticky("http.method", &[], Buffer::HttpMethod),
@@ -486,6 +504,9 @@ pub static KEYWORDS: &[Keyword] = &[
     sticky("dns.authorities.rrname", &[], Buffer::DnsAuthoritiesRrname),
     sticky("dns.additionals.rrname", &[], Buffer::DnsAdditionalsRrname),
     sticky("dns.response.rrname", &[], Buffer::DnsResponseRrname),
+    // Suricata 8's names for the questions' and the answers' names: the same lists, in both directions.
+    sticky("dns.query.name", &[], Buffer::DnsQueriesRrname),
+    sticky("dns.answer.name", &[], Buffer::DnsAnswersRrname),
     parse("dns.opcode", &[], Payload, |b, n, v, _| b.app_number(n, v)),
     parse("dns.rcode", &[], Payload, |b, n, v, _| b.app_number(n, v)),
     parse("dns.rrtype", &[], Payload, |b, n, v, _| b.app_number(n, v)),

@@ -196,7 +196,9 @@ pub mod xbits;
 
 pub use addr::{AddrSet, PortSet};
 pub use classify::Classifications;
-pub use header::{FlowCounters, HeaderNeeds, HeaderTest, IcmpHeader, PacketHeader, TcpHeader};
+pub use header::{
+    Checksums, CsumKind, FlowCounters, HeaderNeeds, HeaderTest, IcmpHeader, PacketHeader, TcpHeader,
+};
 pub use profile::{PointCost, RuleCost, RulesProfile};
 pub use rule::{
     Action, ActionOrder, AlertTarget, Buffer, Content, FlowDir, FlowState, Group, Item, Proto,

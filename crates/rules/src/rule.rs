@@ -656,6 +656,13 @@ buffers! {
     Http2Settings,
     /// `http2.header_name`: each header field's name of the transaction's header blocks, one part per field.
     Http2HeaderName,
+    /// `http.request_header`: each request header as `Name: value` (no line end), one part per header (a
+    /// multi-buffer). HTTP/1: as libhtp keeps them, a repeated name once with its values joined by `, ` and folded
+    /// lines joined by a space; HTTP/2: each field of the request's header blocks, pseudo-headers included
+    /// (`:authority: example.com`).
+    HttpRequestHeaderLine,
+    /// `http.response_header`: likewise, each response header.
+    HttpResponseHeaderLine,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -705,6 +712,7 @@ impl Buffer {
             | Krb5Sname
             | Krb5ErrCode
             | Krb5TicketEncryption => Side::Response,
+            HttpResponseHeaderLine => Side::Response,
             SmtpFileData => Side::Request,
             Payload
             | HttpProtocol
@@ -1005,6 +1013,8 @@ impl Buffer {
             Http2SizeUpdate => "http2.size_update",
             Http2Settings => "http2.settings",
             Http2HeaderName => "http2.header_name",
+            HttpRequestHeaderLine => "http.request_header",
+            HttpResponseHeaderLine => "http.response_header",
             FileName => "file.name",
             FileMagic => "file.magic",
             FileMeta => "filesize (file state, size and hashes)",
@@ -2128,6 +2138,29 @@ impl Builder {
         Ok(())
     }
 
+    /// `stream-event:<name>` and `engine-event:<name>` ([`crate::header::stream_event`],
+    /// [`crate::header::engine_event`]): an event the engine raises becomes a header test; one of Suricata's that it
+    /// does not raise skips the rule with that reason; an unknown name is an error.
+    pub(crate) fn engine_event(&mut self, n: &str, v: Option<&str>) -> Step<()> {
+        let v = v.ok_or_else(|| err(format!("{n} needs a value")))?;
+        let parsed = if n == "stream-event" {
+            crate::header::stream_event(v)
+        } else {
+            crate::header::engine_event(v)
+        };
+        let t = parsed.map_err(err)?.ok_or_else(|| {
+            skip(format!(
+                "{n} {}: not raised by the engine",
+                v.trim().chars().take(48).collect::<String>()
+            ))
+        })?;
+        if self.header.len() >= MAX_ITEMS {
+            return Err(err(format!("more than {MAX_ITEMS} header keywords")));
+        }
+        self.header.push(t);
+        Ok(())
+    }
+
     /// `stream_size:<side>,<op>,<bytes>` ([`crate::stream_size`]).
     pub(crate) fn stream_size(&mut self, v: Option<&str>) -> Step<()> {
         let t = StreamSize::parse(v.unwrap_or("")).map_err(err)?;
@@ -2316,7 +2349,18 @@ impl Builder {
     /// `xbits:cmd,name,track T[,expire N]` or `xbits:noalert` (see [`crate::xbits`]).
     pub(crate) fn xbits(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
         let raw = v.ok_or_else(|| err("xbits needs a value"))?.trim();
-        let (op, name, track, expire) = match XbitSpec::parse(raw) {
+        self.add_xbit(XbitSpec::parse(raw), ctx)
+    }
+
+    /// `hostbits:<cmd>,<name>[,src|dst]` or `hostbits:noalert` ([`XbitSpec::parse_hostbits`]): host bits, the
+    /// same store and name space as `xbits` with `track ip_src`/`ip_dst`.
+    pub(crate) fn hostbits(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let raw = v.ok_or_else(|| err("hostbits needs a value"))?.trim();
+        self.add_xbit(XbitSpec::parse_hostbits(raw), ctx)
+    }
+
+    fn add_xbit(&mut self, spec: Result<XbitSpec, XbitError>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let (op, name, track, expire) = match spec {
             Ok(XbitSpec::NoAlert) => {
                 self.noalert = true;
                 return Ok(());

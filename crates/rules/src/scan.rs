@@ -324,6 +324,9 @@ pub struct Scanner {
     scratch: Vec<u8>,
     norm: Vec<u8>,
     cookie: Vec<u8>,
+    /// `http.request_header` / `http.response_header` parts end to end, and where each ends.
+    fields: Vec<u8>,
+    field_ends: Vec<usize>,
     /// Scratch for transformed buffers (a chain alternates between the two).
     transform_a: Vec<u8>,
     transform_b: Vec<u8>,
@@ -1938,6 +1941,28 @@ impl RuleSet {
         }
         sc.norm = norm;
         sc.cookie = cookie;
+        // The one-header multi-buffers. HTTP/2's come from its header frames, pseudo-headers included
+        // (`http2_frame` in the inspect crate), not from this block, which leaves them out.
+        let each = match kind {
+            HttpBuffer::RequestHeaders => Buffer::HttpRequestHeaderLine,
+            HttpBuffer::ResponseHeaders => Buffer::HttpResponseHeaderLine,
+            _ => return,
+        };
+        if !wants(each) || ctx.app_proto == Some("http2") {
+            return;
+        }
+        let mut fields = std::mem::take(&mut sc.fields);
+        let mut ends = std::mem::take(&mut sc.field_ends);
+        crate::http::header_fields(data, &mut fields, &mut ends);
+        let mut start = 0;
+        let parts = ends.iter().map(|&e| {
+            let p = fields.get(start..e).unwrap_or_default();
+            start = e;
+            p
+        });
+        self.scan_app_each(sc, flow, ctx, tx_id, each, parts, sink);
+        sc.fields = fields;
+        sc.field_ends = ends;
     }
 
     /// Inspects one side of a DCE/RPC call (a request, or its response) of transaction `tx_id`: the call header

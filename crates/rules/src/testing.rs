@@ -83,6 +83,7 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
                 ack: word(13),
                 window: u16::from_be_bytes([b(17), b(18)]),
                 mss: (b(0) & 16 != 0).then(|| u16::from_be_bytes([b(19), b(20)])),
+                wscale: (b(41) & 32 != 0).then(|| b(42)),
             }),
             icmp: (transport == Transport::Icmp).then(|| crate::header::IcmpHeader {
                 msg_type: b(8),
@@ -101,6 +102,11 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
                 bytes: [u64::from(word(32)), u64::from(word(36))],
                 age_secs: u32::from(b(40)),
                 known: b(0) & 32 != 0,
+            },
+            no_ip: b(41) & 1 != 0,
+            csum: crate::header::Checksums {
+                ipv4: (b(41) & 2 != 0).then_some(b(41) & 4 != 0),
+                l4: (b(41) & 8 != 0).then_some(b(41) & 16 != 0),
             },
             ..Default::default()
         };

@@ -100,7 +100,55 @@ fn short(s: &str) -> String {
     s.chars().take(32).collect()
 }
 
+/// Lifetime of a bit `hostbits` sets, in seconds (Suricata's, fixed: `hostbits` takes no `expire`).
+pub const HOSTBITS_EXPIRE: u32 = 300;
+
 impl XbitSpec {
+    /// Parses the value of `hostbits`: `<set|unset|toggle|isset|isnotset>,<name>[,src|dst]` (the packet's source
+    /// host when no direction is given, as Suricata) or `noalert`. Suricata refuses `both`, which it never
+    /// implemented; so does this.
+    pub fn parse_hostbits(value: &str) -> Result<XbitSpec, XbitError> {
+        let bad = |m: String| XbitError::Invalid(format!("hostbits: {m}"));
+        let mut parts = value.split(',').map(str::trim);
+        let cmd = parts.next().unwrap_or("");
+        let op = match cmd {
+            "noalert" => {
+                return match parts.next() {
+                    None => Ok(XbitSpec::NoAlert),
+                    Some(_) => Err(bad("noalert takes no name".into())),
+                };
+            }
+            "set" => XbitOp::Set,
+            "unset" => XbitOp::Unset,
+            "toggle" => XbitOp::Toggle,
+            "isset" => XbitOp::IsSet,
+            "isnotset" => XbitOp::IsNotSet,
+            other => return Err(bad(format!("unknown command `{}`", short(other)))),
+        };
+        let name = parts.next().unwrap_or("");
+        if name.is_empty() {
+            return Err(bad(format!("{cmd} needs a name")));
+        }
+        if name.len() > MAX_NAME || name.contains(char::is_whitespace) {
+            return Err(bad(format!("invalid name `{}`", short(name))));
+        }
+        let track = match parts.next() {
+            None | Some("src") => XbitTrack::IpSrc,
+            Some("dst") => XbitTrack::IpDst,
+            Some("both") => return Err(bad("direction both is not implemented".into())),
+            Some(d) => return Err(bad(format!("unknown direction `{}`", short(d)))),
+        };
+        if let Some(extra) = parts.next() {
+            return Err(bad(format!("unexpected `{}`", short(extra))));
+        }
+        Ok(XbitSpec::Bit {
+            op,
+            name: name.to_string(),
+            track,
+            expire: HOSTBITS_EXPIRE,
+        })
+    }
+
     /// Parses the value of `xbits`.
     pub fn parse(value: &str) -> Result<XbitSpec, XbitError> {
         let bad = |m: String| XbitError::Invalid(format!("xbits: {m}"));
@@ -415,5 +463,43 @@ mod tests {
         // Updating a bit already held needs no room.
         t.apply(&set(100), h(3), h(9), 4 * S);
         assert_eq!(t.stats().table_full, 1);
+    }
+
+    #[test]
+    fn hostbits_values() {
+        let bit = |op, name: &str, track| XbitSpec::Bit {
+            op,
+            name: name.to_string(),
+            track,
+            expire: HOSTBITS_EXPIRE,
+        };
+        assert_eq!(
+            XbitSpec::parse_hostbits("set,abc"),
+            Ok(bit(XbitOp::Set, "abc", XbitTrack::IpSrc))
+        );
+        assert_eq!(
+            XbitSpec::parse_hostbits("isnotset, abc , dst "),
+            Ok(bit(XbitOp::IsNotSet, "abc", XbitTrack::IpDst))
+        );
+        assert_eq!(
+            XbitSpec::parse_hostbits("toggle,abc,src"),
+            Ok(bit(XbitOp::Toggle, "abc", XbitTrack::IpSrc))
+        );
+        assert_eq!(XbitSpec::parse_hostbits("noalert"), Ok(XbitSpec::NoAlert));
+        for bad in [
+            "",
+            "set",
+            "!isset,abc,dst",
+            "set,abc,both",
+            "set,abc,left",
+            "noalert,x",
+            "set,a b",
+            "set,abc,dst,60",
+        ] {
+            assert!(
+                matches!(XbitSpec::parse_hostbits(bad), Err(XbitError::Invalid(_))),
+                "{bad}"
+            );
+        }
     }
 }
