@@ -1574,13 +1574,6 @@ impl Batch {
     }
 }
 
-/// Least time between two trims of the allocator by the collector (see [`crate::sweep::trim_allocator`]): a trim
-/// after every sweep (85 on five copies of the merged nDPI trace) cost 0.35 ms each and, more, the page faults of
-/// memory given back and touched again (system time of `--threads 2 --scheduler lfb --workers-read` on fifty copies
-/// 0.84–1.31 s before, 1.71–1.93 s with a trim after every sweep); one at most every 100 ms keeps to ten a second
-/// whatever the sweeps.
-pub const TRIM_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
-
 /// The collector's side of a streaming run. See the module documentation.
 pub struct EventMerge {
     rx: crossbeam::channel::Receiver<Tagged>,
@@ -1596,11 +1589,6 @@ pub struct EventMerge {
     pub largest_share_message: usize,
     pub peak_share_bytes: usize,
     share_bytes: usize,
-    /// Trims of the allocator after sweeps and flushes written out whole ([`crate::sweep::trim_allocator`], at
-    /// most one every [`TRIM_EVERY`]).
-    pub trims: u64,
-    trim_due: bool,
-    last_trim: Option<std::time::Instant>,
 }
 
 /// What the collector holds with one sequence number: the shares of the sweeps and flushes tagged with it, by group
@@ -1742,9 +1730,6 @@ impl EventMerge {
                 largest_share_message: 0,
                 peak_share_bytes: 0,
                 share_bytes: 0,
-                trims: 0,
-                trim_due: false,
-                last_trim: None,
             },
         )
     }
@@ -1830,14 +1815,6 @@ impl EventMerge {
         let mut held = (self.held_now, self.share_bytes);
         let r = self.write_held(watermark, out, &mut held);
         (self.held_now, self.share_bytes) = held;
-        if self.trim_due && self.last_trim.is_none_or(|t| t.elapsed() >= TRIM_EVERY) {
-            // A sweep is over (every worker's share of it written out): what it freed goes back to the system, here
-            // on the collector, while the workers go on (see `trim_allocator`).
-            crate::sweep::trim_allocator();
-            self.trims += 1;
-            self.trim_due = false;
-            self.last_trim = Some(std::time::Instant::now());
-        }
         r
     }
 
@@ -1861,7 +1838,6 @@ impl EventMerge {
                     break;
                 }
                 g.remove();
-                self.trim_due = true;
             }
             if !complete || !h.groups.is_empty() {
                 if h.groups.is_empty() && !h.has_plain() {

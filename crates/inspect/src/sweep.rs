@@ -103,28 +103,6 @@ impl SweepClock {
     }
 }
 
-/// Gives the allocator's free memory back to the system, in every arena: called by the streaming runtime's collector
-/// once it has written out a sweep (every worker's share of it), so that what the sweep freed does not stay in the
-/// process; the workers and the reader go on meanwhile.
-///
-/// Why: glibc gives each thread that finds the allocator busy an arena of its own (the workers, the reader, the
-/// collector); memory freed into one arena serves only that arena, and an arena returns memory to the system only from
-/// its top. The process's resident size is then about the sum of each arena's high-water mark, reached at different
-/// moments, and under a policy that moves flows between workers (`lfb`) a longer input meets each one's worst: peak
-/// RSS grew 20–30% from 1× to 10× the merged nDPI trace while the heap itself grew 2% (see `BENCHMARKS.md`). One
-/// arena for the whole process bounded it but serialised every allocation (`--threads 2` 20–40% slower).
-/// `malloc_trim` releases the free pages of every arena (not only their tops), each under its own lock. A sweep comes
-/// at most every 16,384 packets ([`SweepConfig::min_packets`]; 1,024 after a gap in capture time): on five copies of
-/// the merged nDPI trace (420,070 packets) 85 trims took 29 ms in all, 0.35 ms each, at most 1 ms. Elsewhere (another C
-/// library, another system) it does nothing.
-pub fn trim_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` takes no pointer and may be called from any thread at any time.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
