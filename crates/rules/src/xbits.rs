@@ -103,6 +103,37 @@ fn short(s: &str) -> String {
 /// Lifetime of a bit `hostbits` sets, in seconds (Suricata's, fixed: `hostbits` takes no `expire`).
 pub const HOSTBITS_EXPIRE: u32 = 300;
 
+/// The command and bit name that begin an `xbits` or `hostbits` value (`<set|unset|toggle|isset|isnotset>,<name>`);
+/// `None` for `noalert`, which takes no name. `bad` words the keyword's errors.
+fn command_and_name<'v>(
+    parts: &mut impl Iterator<Item = &'v str>,
+    bad: &impl Fn(String) -> XbitError,
+) -> Result<Option<(XbitOp, &'v str)>, XbitError> {
+    let cmd = parts.next().unwrap_or("");
+    let op = match cmd {
+        "noalert" => {
+            return match parts.next() {
+                None => Ok(None),
+                Some(_) => Err(bad("noalert takes no name".into())),
+            };
+        }
+        "set" => XbitOp::Set,
+        "unset" => XbitOp::Unset,
+        "toggle" => XbitOp::Toggle,
+        "isset" => XbitOp::IsSet,
+        "isnotset" => XbitOp::IsNotSet,
+        other => return Err(bad(format!("unknown command `{}`", short(other)))),
+    };
+    let name = parts.next().unwrap_or("");
+    if name.is_empty() {
+        return Err(bad(format!("{cmd} needs a name")));
+    }
+    if name.len() > MAX_NAME || name.contains(char::is_whitespace) {
+        return Err(bad(format!("invalid name `{}`", short(name))));
+    }
+    Ok(Some((op, name)))
+}
+
 impl XbitSpec {
     /// Parses the value of `hostbits`: `<set|unset|toggle|isset|isnotset>,<name>[,src|dst]` (the packet's source
     /// host when no direction is given, as Suricata) or `noalert`. Suricata refuses `both`, which it never
@@ -110,28 +141,9 @@ impl XbitSpec {
     pub fn parse_hostbits(value: &str) -> Result<XbitSpec, XbitError> {
         let bad = |m: String| XbitError::Invalid(format!("hostbits: {m}"));
         let mut parts = value.split(',').map(str::trim);
-        let cmd = parts.next().unwrap_or("");
-        let op = match cmd {
-            "noalert" => {
-                return match parts.next() {
-                    None => Ok(XbitSpec::NoAlert),
-                    Some(_) => Err(bad("noalert takes no name".into())),
-                };
-            }
-            "set" => XbitOp::Set,
-            "unset" => XbitOp::Unset,
-            "toggle" => XbitOp::Toggle,
-            "isset" => XbitOp::IsSet,
-            "isnotset" => XbitOp::IsNotSet,
-            other => return Err(bad(format!("unknown command `{}`", short(other)))),
+        let Some((op, name)) = command_and_name(&mut parts, &bad)? else {
+            return Ok(XbitSpec::NoAlert);
         };
-        let name = parts.next().unwrap_or("");
-        if name.is_empty() {
-            return Err(bad(format!("{cmd} needs a name")));
-        }
-        if name.len() > MAX_NAME || name.contains(char::is_whitespace) {
-            return Err(bad(format!("invalid name `{}`", short(name))));
-        }
         let track = match parts.next() {
             None | Some("src") => XbitTrack::IpSrc,
             Some("dst") => XbitTrack::IpDst,
@@ -153,25 +165,9 @@ impl XbitSpec {
     pub fn parse(value: &str) -> Result<XbitSpec, XbitError> {
         let bad = |m: String| XbitError::Invalid(format!("xbits: {m}"));
         let mut parts = value.split(',').map(str::trim);
-        let cmd = parts.next().unwrap_or("");
-        let op = match cmd {
-            "noalert" => {
-                return match parts.next() {
-                    None => Ok(XbitSpec::NoAlert),
-                    Some(_) => Err(bad("noalert takes no name".into())),
-                };
-            }
-            "set" => XbitOp::Set,
-            "unset" => XbitOp::Unset,
-            "toggle" => XbitOp::Toggle,
-            "isset" => XbitOp::IsSet,
-            "isnotset" => XbitOp::IsNotSet,
-            other => return Err(bad(format!("unknown command `{}`", short(other)))),
+        let Some((op, name)) = command_and_name(&mut parts, &bad)? else {
+            return Ok(XbitSpec::NoAlert);
         };
-        let name = parts.next().unwrap_or("");
-        if name.is_empty() || name.len() > MAX_NAME || name.contains(char::is_whitespace) {
-            return Err(bad(format!("invalid name `{}`", short(name))));
-        }
         let (mut track, mut expire) = (None, None);
         for part in parts {
             let (k, v) = part
