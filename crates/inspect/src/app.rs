@@ -783,8 +783,8 @@ impl EventSink for Emit<'_, '_> {
     }
 
     /// A file the flow carried, of any carrier: its name (`file.name`), type (`file.magic`), state, size and hashes
-    /// (`filesize`, the hash lists), then its bytes (`file.data` of its protocol; an HTTP body went to the rules as
-    /// the transaction's body already), all in the transaction it belongs to and the direction it travelled.
+    /// (`filesize`, the hash lists), then its bytes (`file.data` of its protocol; an HTTP response body went to the
+    /// rules as the transaction's body already), all in the transaction it belongs to and the direction it travelled.
     fn file(&mut self, file: &flowbundle_protocols::FileData<'_>) {
         if self.out.det.rules().is_none() {
             return;
@@ -818,6 +818,12 @@ impl EventSink for Emit<'_, '_> {
             AppProto::Smtp => each(B::SmtpFileData, file.data),
             AppProto::FtpData => each(B::FtpDataFileData, file.data),
             AppProto::Smb | AppProto::Smbv1 => each(B::SmbFileData, file.data),
+            // A request's files (a POST or PUT body, a multipart form's file parts, an HTTP/2 request body); a
+            // response's file is its body, which the rules had as the transaction's body already.
+            AppProto::Http | AppProto::Http2 if file.to_server => {
+                each(B::HttpRequestFileData, file.data);
+                each(B::HttpFileData, file.data);
+            }
             _ => {}
         }
     }

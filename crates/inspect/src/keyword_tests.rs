@@ -308,6 +308,54 @@ alert http any any -> any any (http.method; content:"GET"; http.request_header; 
     assert_eq!(sids(rules, &packets), vec![1, 3, 4, 5, 7]);
 }
 
+/// `file.data` on HTTP as Suricata inspects it: to the server each file of the request (a multipart form's parts
+/// that carry a file name, a `PUT` body), one buffer each; to the client the response body; with no side named,
+/// both. A rule alerts once per transaction however many files match.
+#[test]
+fn http_file_data_reads_each_request_file_and_the_response_body() {
+    let form = "--XyZ\r\nContent-Disposition: form-data; name=\"a\"; filename=\"titi.txt\"\r\n\
+Content-Type: text/plain\r\n\r\nTiti a vu un gros minet.\r\n\
+--XyZ\r\nContent-Disposition: form-data; name=\"b\"; filename=\"toto.txt\"\r\n\r\n\
+toto est dans un bateau\r\n\
+--XyZ\r\nContent-Disposition: form-data; name=\"c\"\r\n\r\nplain field\r\n--XyZ--\r\n";
+    let post = format!(
+        "POST /upload HTTP/1.1\r\nHost: example.com\r\n\
+Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: {}\r\n\r\n{form}",
+        form.len()
+    );
+    let page = "<html>response page</html>";
+    let reply = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{page}",
+        page.len()
+    );
+    let put = "PUT /data.bin HTTP/1.1\r\nHost: example.com\r\nContent-Length: 8\r\n\r\nput body";
+    let done = "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n";
+    let packets = conversation(
+        80,
+        &[
+            (true, post.as_bytes()),
+            (false, reply.as_bytes()),
+            (true, put.as_bytes()),
+            (false, done.as_bytes()),
+        ],
+    );
+    let rules = r#"alert http any any -> any any (file.data; content:"Titi"; file.data; content:"bateau"; sid:1;)
+alert http any any -> any any (file.data; content:"bateau"; content:"minet"; sid:2;)
+alert http any any -> any any (flow:to_server; file.data; content:"form-data"; sid:3;)
+alert http any any -> any any (flow:to_client; file.data; content:"Titi"; sid:4;)
+alert http any any -> any any (file.data; content:"response page"; sid:5;)
+alert http any any -> any any (http.method; content:"POST"; file.data; content:"response page"; sid:6;)
+alert http any any -> any any (flow:to_server; file.data; content:"t"; sid:7;)
+alert http any any -> any any (http.request_body; content:"form-data"; sid:8;)
+alert http any any -> any any (flow:to_server; file.data; content:"plain field"; sid:9;)
+alert http any any -> any any (http.method; content:"PUT"; file.data; content:"put body"; bsize:8; sid:10;)
+alert http any any -> any any (file.data; content:"toto"; file.name; content:"toto.txt"; sid:11;)"#;
+    // 1: two files, one each; 2: no one file holds both; 3, 9: a form's framing and its fields without a file name
+    // are not files; 4: the response body is not the request's; 6: a request-side rule reads the request's files;
+    // 7: both files and the PUT body match, once per transaction (two).
+    assert_eq!(sids(rules, &packets), vec![1, 5, 7, 7, 8, 10, 11]);
+}
+
 /// Sets the IPv4 header and TCP checksums of a raw IPv4 TCP packet to their right values.
 fn with_checksums(mut p: Vec<u8>) -> Vec<u8> {
     use flowbundle_decode::wire::checksum::{checksum, finish, pseudo_header, sum};

@@ -721,6 +721,8 @@ mod tests {
                             (Buffer::SmtpFileData, "file.data"),
                             (Buffer::FtpDataFileData, "file.data"),
                             (Buffer::SmbFileData, "file.data"),
+                            (Buffer::HttpRequestFileData, "file.data"),
+                            (Buffer::HttpFileData, "file.data"),
                             (Buffer::FileMeta, "filesize"),
                             (Buffer::FtpDataCommand, "ftpdata_command"),
                         ];

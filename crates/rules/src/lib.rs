@@ -66,7 +66,9 @@
 //! `krb5.sname`, with `krb5_msg_type`, `krb5_err_code`, `krb5.ticket_encryption`), and `pkt_data`, with their legacy names (`dns_query`, `tls_sni`,
 //! `ja3_hash`, ...), and Snort's `http_uri`-style form, sticky (Snort 3) or content modifier (Snort 2 / Suricata
 //! legacy), see [`rule`]. `http.header` and `file_data` mean the request or the response side as the rule's `flow`
-//! (or its other buffers) say; alone, `file_data` is the response body and `http.header` the request headers. A rule
+//! (or its other buffers) say; to the server `file_data` is each file of the request (a `POST`/`PUT` body, a
+//! multipart form's file parts), to the client the response body; alone, `file_data` inspects both ways (each
+//! request file and each response body, one buffer each, as Suricata) and `http.header` both sides' headers. A rule
 //! may mix the payload with application-layer buffers: the payload part matches on the stream (or datagrams) of the
 //! flow, the rest per transaction, and the rule matches a transaction once both have. Options that never change what
 //! matches (`reference metadata prefilter rawbytes service`) are accepted; `target` names the alert's source and

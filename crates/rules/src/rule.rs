@@ -663,6 +663,14 @@ buffers! {
     HttpRequestHeaderLine,
     /// `http.response_header`: likewise, each response header.
     HttpResponseHeaderLine,
+    /// `file.data` on HTTP to the server: each file of a request, one buffer each (a multi-buffer): a `POST` or
+    /// `PUT` body that is not a multipart form, each part of a multipart form that carries a file name, an HTTP/2
+    /// request body; decoded, up to the parser's cap (Suricata inspects a request's files, not its body).
+    HttpRequestFileData,
+    /// `file.data` on HTTP of a rule that names neither direction nor a one-sided HTTP buffer: each file of a
+    /// request (as [`Buffer::HttpRequestFileData`]) and each response body (as [`Buffer::HttpResponseBody`]), one
+    /// buffer each, in the direction it travelled (Suricata inspects `file.data` both ways).
+    HttpFileData,
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -767,7 +775,8 @@ impl Buffer {
             | FileMeta
             | FtpDynamicPort
             | FtpMode
-            | FtpDataCommand => Side::Either,
+            | FtpDataCommand
+            | HttpFileData => Side::Either,
             _ => Side::Request,
         }
     }
@@ -816,6 +825,20 @@ impl Buffer {
                 | FileMagic
                 | SmtpFileData
                 | SmbFileData
+                | HttpRequestFileData
+                | HttpFileData
+        )
+    }
+
+    /// Whether the buffer is a `file.data` one: its values are the contents of a transaction's files, handed over
+    /// one by one as each file closes (a transaction may carry several: a mail's attachments, a form's uploads).
+    /// A rule on it alerts once per transaction however many files match, as Suricata's `file.data` inspection
+    /// ends with the transaction's first match (its `file.name`/`file.magic` inspection may match each file).
+    pub fn is_file_data(self) -> bool {
+        use Buffer::*;
+        matches!(
+            self,
+            HttpRequestFileData | HttpFileData | SmtpFileData | SmbFileData | FtpDataFileData
         )
     }
 
@@ -908,6 +931,8 @@ impl Buffer {
             IpSrc => "ip.src",
             IpDst => "ip.dst",
             HttpResponseBody => "http.response_body",
+            HttpRequestFileData => "file.data (http request)",
+            HttpFileData => "file.data (http)",
             HttpRequestLine => "http.request_line",
             HttpResponseLine => "http.response_line",
             HttpProtocol => "http.protocol",
@@ -3171,8 +3196,8 @@ impl Builder {
                         |(b, _)| matches!(b, PBuf::Fixed(x) if x.is_http() && x.side() == side),
                     )
                 };
-                // Otherwise the buffers decide; `file_data` alone means the response body (Snort's meaning,
-                // and what Suricata inspects for a server's file).
+                // Otherwise the buffers decide; `file_data` with `http.header` and nothing sided means the
+                // response (Snort's meaning); `file_data` alone goes both ways (`file_either` below).
                 fixed(Side::Response)
                     || (!fixed(Side::Request)
                         && self.items.iter().any(|(b, _)| *b == PBuf::FileData))
@@ -3183,6 +3208,13 @@ impl Builder {
         let either_side = self.flow_dir == FlowDir::Any
             && !self.items.iter().any(|(b, _)| {
                 *b == PBuf::FileData
+                    || matches!(b, PBuf::Fixed(x) if x.is_http() && x.side() != Side::Either)
+            });
+        // `file.data` on HTTP in a rule that picks no side (no direction, no one-sided HTTP buffer, no
+        // `http.header`): Suricata inspects it both ways, a request's files and a response's body.
+        let file_either = self.flow_dir == FlowDir::Any
+            && !self.items.iter().any(|(b, _)| {
+                matches!(b, PBuf::Header | PBuf::RawHeader)
                     || matches!(b, PBuf::Fixed(x) if x.is_http() && x.side() != Side::Either)
             });
         // Which protocol's files `file_data` inspects: the header's protocol, else the rule's `service` list
@@ -3233,8 +3265,9 @@ impl Builder {
                 PBuf::FileData if file_proto == Some("smtp") => Buffer::SmtpFileData,
                 PBuf::FileData if file_proto == Some("ftp-data") => Buffer::FtpDataFileData,
                 PBuf::FileData if file_proto == Some("smb") => Buffer::SmbFileData,
+                PBuf::FileData if file_either => Buffer::HttpFileData,
                 PBuf::FileData if response_side => Buffer::HttpResponseBody,
-                PBuf::FileData => Buffer::HttpRequestBody,
+                PBuf::FileData => Buffer::HttpRequestFileData,
                 // Handled above.
                 PBuf::Base64Data => continue,
             };

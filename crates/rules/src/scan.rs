@@ -1777,8 +1777,10 @@ impl RuleSet {
             }
         };
         sc.stamp(t.rule);
-        if let AlertSource::Http { tx_id, .. } = source
-            && rule.groups.len() > 1
+        // A rule of several groups alerts once its last group matched; one of `file.data` (whose transaction may
+        // carry several files, each handed over on its own as it closes) once per transaction.
+        if let AlertSource::Http { tx_id, buffer } = source
+            && (rule.groups.len() > 1 || buffer.is_file_data())
         {
             let Some(state) = partial else { return false };
             let info = self.info.get(t.rule as usize);
@@ -1937,7 +1939,12 @@ impl RuleSet {
                     ],
                 );
             }
-            HttpBuffer::ResponseBody => scan(sc, flow, Buffer::HttpResponseBody, data),
+            HttpBuffer::ResponseBody => {
+                scan(sc, flow, Buffer::HttpResponseBody, data);
+                // `file.data` both ways: the response body is the response's file (a request's files come from
+                // its file records, not from here).
+                scan(sc, flow, Buffer::HttpFileData, data);
+            }
         }
         sc.norm = norm;
         sc.cookie = cookie;

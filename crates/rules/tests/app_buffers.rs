@@ -287,8 +287,8 @@ alert tcp any any -> any any (file_data; content:"if was"; sid:4;)"#,
         vec![
             Buffer::SmtpFileData,
             Buffer::SmtpFileData,
-            Buffer::HttpResponseBody,
-            Buffer::HttpResponseBody
+            Buffer::HttpFileData,
+            Buffer::HttpFileData
         ]
     );
     let mut c = ctx(TS, Transport::Tcp, "smtp");

@@ -254,7 +254,19 @@ fn http_buffers_in_every_form() {
         buffers(
             r#"alert http any any -> any any (flow:to_server; file.data; content:"x"; sid:1;)"#
         ),
-        vec![Buffer::HttpRequestBody]
+        vec![Buffer::HttpRequestFileData]
+    );
+    // Alone, file.data reads both ways (a request's files, a response's body); beside a request buffer, the
+    // request's files.
+    assert_eq!(
+        buffers(r#"alert http any any -> any any (file.data; content:"x"; sid:1;)"#),
+        vec![Buffer::HttpFileData]
+    );
+    assert_eq!(
+        buffers(
+            r#"alert http any any -> any any (http.method; content:"PUT"; file.data; content:"x"; sid:1;)"#
+        ),
+        vec![Buffer::HttpMethod, Buffer::HttpRequestFileData]
     );
     assert_eq!(
         buffers(r#"alert tcp any any -> any any (uricontent:"/cgi-bin"; sid:1;)"#),
