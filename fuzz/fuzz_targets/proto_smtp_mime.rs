@@ -1,5 +1,6 @@
-//! Arbitrary mail messages through the SMTP parser and its MIME decoder: no panic, bounded files, and a message
-//! split into segments anywhere gives the same files as the message in one piece (the decoder's streaming promise).
+//! Arbitrary mail messages through the SMTP parser and its MIME decoder: no panic, bounded files and URL lists
+//! (`email.url`: no URL holds a byte that ends one), and a message split into segments anywhere gives the same
+//! files and URLs as the message in one piece (the decoder's streaming promise).
 //! Same entry points as the unit tests of `crates/protocols/src/mail/` (`SmtpParser`, `EventSink::file`).
 //!
 //! Input: `[stride][message bytes]`; the message is sent after `MAIL FROM`/`DATA` and ended by the lone dot.
@@ -10,10 +11,16 @@ use flowbundle_protocols::{AppEvent, Direction, EventSink, FileData, Parser};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Default)]
-struct Files(Vec<(u64, Vec<u8>, Vec<u8>, u64)>);
+struct Files(Vec<(u64, Vec<u8>, Vec<u8>, u64)>, Vec<String>);
 
 impl EventSink for Files {
-    fn event(&mut self, _event: AppEvent) {}
+    fn event(&mut self, event: AppEvent) {
+        if let AppEvent::Smtp(s) = event
+            && let Some(e) = s.email
+        {
+            self.1.extend(e.url);
+        }
+    }
     fn file(&mut self, f: &FileData<'_>) {
         self.0
             .push((f.tx_id, f.name.to_vec(), f.data.to_vec(), f.size));
@@ -47,6 +54,11 @@ fuzz_target!(|data: &[u8]| {
         assert!(kept.len() <= limits.file_cap && kept.len() as u64 <= *size);
         assert!(name.len() <= 4096);
     }
+    assert!(whole.1.len() <= flowbundle_protocols::mail::smtp::MAX_LIST);
+    for url in &whole.1 {
+        assert!(!url.contains([' ', '"', '\'', '<', '>', ']', '\t', '\r', '\n']), "{url:?}");
+    }
     let split = run(&session, usize::from(stride) + 1, limits);
     assert_eq!(whole.0, split.0, "segments changed the files");
+    assert_eq!(whole.1, split.1, "segments changed the URLs");
 });

@@ -1246,6 +1246,7 @@ impl Emit<'_, '_> {
                                 (B::EmailTo, &e.to),
                                 (B::EmailCc, &e.cc),
                                 (B::EmailReceived, &e.received),
+                                (B::EmailUrl, &e.url),
                             ]
                         }));
                 for (b, list) in lists {

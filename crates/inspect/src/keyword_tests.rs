@@ -108,7 +108,7 @@ Date: Fri, 21 Apr 2023 05:10:36 +0000\r\n\
 Message-ID: <id-42@example.org>\r\n\
 X-Mailer: TestMailer 1.0\r\n\
 \r\n\
-Hello.\r\n.\r\n";
+Hello, see http://www.example.com/report?q=1 and <http://files.example.net/a.zip>.\r\n.\r\n";
     conversation(
         25,
         &[
@@ -169,6 +169,20 @@ alert smtp any any -> any any (email.x_mailer; content:"testmailer"; nocase; ema
     );
 }
 
+/// `email.url`: each URL of the message's text, without its scheme, one buffer each.
+#[test]
+fn email_url_holds_each_url_of_the_message() {
+    let rules = r#"alert smtp any any -> any any (email.url; content:"www.example.com/report?q=1"; startswith; endswith; sid:1;)
+alert smtp any any -> any any (email.url; content:"files.example.net/a.zip"; bsize:23; sid:2;)
+alert smtp any any -> any any (email.url; content:"http://"; sid:3;)
+alert smtp any any -> any any (email.url; content:"report"; content:"a.zip"; distance:0; sid:4;)
+alert smtp any any -> any any (email.url; content:"report"; email.url; content:"a.zip"; sid:5;)
+alert smtp any any -> any any (email.url; content:".net"; email.subject; content:"quarterly"; sid:6;)
+"#;
+    // 3: the scheme is not kept; 4: two URLs, two buffers; 5: one instance each.
+    assert_eq!(sids(rules, &smtp_session()), vec![1, 2, 5, 6]);
+}
+
 #[test]
 fn smtp_keywords_are_sticky_buffers_of_smtp_in_the_keyword_table() {
     for name in [
@@ -183,6 +197,7 @@ fn smtp_keywords_are_sticky_buffers_of_smtp_in_the_keyword_table() {
         "email.message_id",
         "email.x_mailer",
         "email.received",
+        "email.url",
     ] {
         let k = flowbundle_rules::keyword::lookup(name).unwrap_or_else(|| panic!("{name}"));
         assert_eq!(k.buffer(), Some(name));

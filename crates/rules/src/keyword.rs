@@ -568,6 +568,7 @@ pub static KEYWORDS: &[Keyword] = &[
     sticky("email.message_id", &[], Buffer::EmailMessageId),
     sticky("email.x_mailer", &[], Buffer::EmailXMailer),
     sticky("email.received", &[], Buffer::EmailReceived),
+    sticky("email.url", &[], Buffer::EmailUrl),
     // FTP transactions (Suricata 8's `ftp.*`): the command and its argument, the replies and their codes, the
     // announced data port and mode, whether the reply came.
     sticky("ftp.command", &[], Buffer::FtpCommand),

@@ -565,6 +565,8 @@ buffers! {
     EmailXMailer,
     /// `email.received`: each `Received` header value, one buffer each.
     EmailReceived,
+    /// `email.url`: each URL of the message's text and attachments (without its `http://`), one buffer each.
+    EmailUrl,
     /// `file.data` on FTP data connections: the file a data connection carried, up to the parser's cap, in
     /// whichever direction it travelled (`STOR` to the server, `RETR` to the client, active or passive).
     FtpDataFileData,
@@ -820,6 +822,7 @@ impl Buffer {
                 | EmailTo
                 | EmailCc
                 | EmailReceived
+                | EmailUrl
                 | Http2HeaderName
                 | FileName
                 | FileMagic
@@ -902,7 +905,7 @@ impl Buffer {
             | FtpDynamicPort | FtpMode | FtpReplyReceived => Some("ftp"),
             SmtpFileData | SmtpEvents | SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom
             | EmailSubject | EmailTo | EmailCc | EmailDate | EmailMessageId | EmailXMailer
-            | EmailReceived => Some("smtp"),
+            | EmailReceived | EmailUrl => Some("smtp"),
             FtpDataFileData | FtpDataCommand => Some("ftp-data"),
             _ => Some("http"),
         }
@@ -1005,6 +1008,7 @@ impl Buffer {
             EmailMessageId => "email.message_id",
             EmailXMailer => "email.x_mailer",
             EmailReceived => "email.received",
+            EmailUrl => "email.url",
             FtpDataFileData => "file.data (ftp-data)",
             DnsQueriesRrname => "dns.queries.rrname",
             DnsAnswersRrname => "dns.answers.rrname",

@@ -168,7 +168,11 @@ impl Side {
 /// was `whole`. Bounded as the body is (the request body cap) and as the decoder is (see `mail::mime`).
 fn multipart_files(content_type: &str, body: &[u8], whole: bool, mut files: MultipartFiles<'_>) {
     use crate::mail::mime::{MimeConfig, MimeParser};
-    let mut mime = MimeParser::new(MimeConfig::default());
+    // A form's parts are files, not mail: no URLs are collected from them.
+    let mut mime = MimeParser::new(MimeConfig {
+        extract_urls: false,
+        ..MimeConfig::default()
+    });
     let mut head = b"Content-Type: ".to_vec();
     head.extend_from_slice(content_type.as_bytes());
     mime.line(&head, true, &mut files);

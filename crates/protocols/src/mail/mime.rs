@@ -12,6 +12,12 @@
 //! base64 quantum, a quoted-printable escape). What a cap cut is raised as one of Suricata's `smtp.mime_*`
 //! anomalies (application-layer events, [`AppLayerEvent`]'s `SmtpMime*`), never silently.
 //!
+//! **URLs.** As Suricata's decoder does with `extract-urls` on (its default), the URLs of the message are collected
+//! ([`MimeSink::url`], for `email.url`): each `http://` in the decoded text of a text part (`text/plain`,
+//! `text/html`, or no `Content-Type`) or of an attachment, up to the first blank, quote, `<`, `>`, `]` or line
+//! break, without its scheme (Suricata's default scheme list and `log-url-scheme: no`). A URL split between two
+//! encoded lines is found whole: the decoded text is searched a line at a time, at most [`MAX_URL_LINE`] bytes.
+//!
 //! **Streaming.** The decoder's state is per line, so a message split over any number of segments gives the same
 //! calls as the message in one piece (the SMTP layer splits lines the same way whatever the segments).
 
@@ -29,6 +35,12 @@ pub const MAX_NESTING: usize = 16;
 pub const MAX_LINE_LEN: usize = 998;
 /// Longest encoded line RFC 2045 allows (without CRLF): a longer base64 line raises `mime_long_enc_line`.
 pub const MAX_ENC_LINE_LEN: usize = 76;
+/// Most decoded bytes searched for URLs at once: a longer line is searched in pieces of this size (Suricata's
+/// `SMTP_MIME_MAX_DECODED_LINE_LENGTH`).
+pub const MAX_URL_LINE: usize = 8192;
+/// The URL schemes searched for (Suricata's default `extract-urls-schemes`), and the bytes that end a URL.
+const URL_SCHEMES: &[&[u8]] = &[b"http://"];
+const URL_END: &[u8] = b" \"'<>]\t\r\n";
 
 /// The MIME decoder's settings (Suricata's `app-layer.protocols.smtp.mime`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +51,8 @@ pub struct MimeConfig {
     pub decode_base64: bool,
     /// Decode `quoted-printable` parts (`decode-quoted-printable`).
     pub decode_quoted_printable: bool,
+    /// Collect the URLs of the text parts and attachments (`extract-urls`).
+    pub extract_urls: bool,
 }
 
 impl Default for MimeConfig {
@@ -47,6 +61,7 @@ impl Default for MimeConfig {
             header_value_depth: 2000,
             decode_base64: true,
             decode_quoted_printable: true,
+            extract_urls: true,
         }
     }
 }
@@ -64,6 +79,10 @@ pub trait MimeSink {
     fn file_data(&mut self, data: &[u8]);
     /// The open file ended (its part ended, or the message did).
     fn file_close(&mut self);
+    /// A URL of the message's text or attachments, without its scheme (see the module documentation).
+    fn url(&mut self, url: &[u8]) {
+        let _ = url;
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +114,9 @@ struct Part {
     filename: Option<Vec<u8>>,
     /// The file name came from `Content-Disposition` (outranks `Content-Type`'s `name`).
     filename_from_disposition: bool,
+    /// A `Content-Type` header was seen, and whether it named text (`text/plain`, `text/html`).
+    typed: bool,
+    text: bool,
 }
 
 /// The streaming decoder of one message. See the module documentation.
@@ -131,6 +153,9 @@ pub struct MimeParser {
     anomalies: AppLayerEvents,
     /// Files opened so far.
     files: u32,
+    /// The part's body is searched for URLs, and the decoded text not searched yet (at most [`MAX_URL_LINE`]).
+    url_part: bool,
+    url_text: Vec<u8>,
 }
 
 impl MimeParser {
@@ -156,6 +181,8 @@ impl MimeParser {
             scratch: Vec::new(),
             anomalies: AppLayerEvents::EMPTY,
             files: 0,
+            url_part: false,
+            url_text: Vec::new(),
         }
     }
 
@@ -205,6 +232,7 @@ impl MimeParser {
         }
         if self.state == State::Body {
             self.flush_decoder(sink);
+            self.flush_urls(sink);
             // The message's last line keeps its line break.
             if self.owe_crlf && self.file_open {
                 sink.file_data(b"\r\n");
@@ -242,6 +270,7 @@ impl MimeParser {
         }
         if self.state == State::Body {
             self.flush_decoder(sink);
+            self.flush_urls(sink);
         }
         self.close_file(sink);
         self.owe_crlf = false;
@@ -330,6 +359,8 @@ impl MimeParser {
         let value = std::mem::take(&mut self.hdr_value);
         if name.eq_ignore_ascii_case(b"content-type") {
             let (kind, _) = split_params(&value);
+            self.part.typed = true;
+            self.part.text = starts_ci(kind, b"text/plain") || starts_ci(kind, b"text/html");
             self.part.rfc822 = starts_ci(kind, b"message/rfc822");
             if starts_ci(kind, b"multipart/") {
                 self.part.multipart = true;
@@ -412,6 +443,9 @@ impl MimeParser {
         self.b64_len = 0;
         self.qp_len = 0;
         self.owe_crlf = false;
+        self.url_part =
+            self.cfg.extract_urls && (part.filename.is_some() || part.text || !part.typed);
+        self.url_text.clear();
         if let Some(name) = part.filename {
             self.files = self.files.saturating_add(1);
             self.file_open = true;
@@ -423,7 +457,7 @@ impl MimeParser {
         if self.encoding == Encoding::Base64 && self.line_len > MAX_ENC_LINE_LEN {
             self.anomalies.set(AppLayerEvent::SmtpMimeLongEncLine);
         }
-        if !self.file_open {
+        if !self.file_open && !self.url_part {
             return;
         }
         let mut out = std::mem::take(&mut self.scratch);
@@ -445,9 +479,39 @@ impl MimeParser {
             }
         }
         if !out.is_empty() {
-            sink.file_data(&out);
+            if self.file_open {
+                sink.file_data(&out);
+            }
+            self.search_urls(&out, sink);
         }
         self.scratch = out;
+    }
+
+    /// Decoded text of a URL-bearing part: searched a line at a time (the text up to its last line break; the rest
+    /// waits for more, up to [`MAX_URL_LINE`] bytes), so that a URL that two encoded lines split is found whole.
+    fn search_urls(&mut self, text: &[u8], sink: &mut dyn MimeSink) {
+        if !self.url_part {
+            return;
+        }
+        let mut rest = text;
+        while !rest.is_empty() {
+            let room = MAX_URL_LINE - self.url_text.len().min(MAX_URL_LINE);
+            let take = rest.len().min(room);
+            self.url_text.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.url_text.len() >= MAX_URL_LINE {
+                self.flush_urls(sink);
+            } else if let Some(end) = memchr::memrchr(b'\n', &self.url_text) {
+                extract_urls(&self.url_text[..=end], sink);
+                self.url_text.drain(..=end);
+            }
+        }
+    }
+
+    /// The part ended (or the search buffer is full): what text is left is searched.
+    fn flush_urls(&mut self, sink: &mut dyn MimeSink) {
+        extract_urls(&self.url_text, sink);
+        self.url_text.clear();
     }
 
     fn base64(&mut self, line: &[u8], out: &mut Vec<u8>) {
@@ -556,7 +620,7 @@ impl MimeParser {
 
     /// At the end of a part: what a decoder still holds.
     fn flush_decoder(&mut self, sink: &mut dyn MimeSink) {
-        if !self.file_open {
+        if !self.file_open && !self.url_part {
             return;
         }
         let mut out = std::mem::take(&mut self.scratch);
@@ -569,7 +633,10 @@ impl MimeParser {
             self.qp_len = 0;
         }
         if !out.is_empty() {
-            sink.file_data(&out);
+            if self.file_open {
+                sink.file_data(&out);
+            }
+            self.search_urls(&out, sink);
         }
         self.scratch = out;
     }
@@ -580,6 +647,32 @@ impl MimeParser {
             sink.file_close();
         }
     }
+}
+
+/// Hands each URL of `text` to `sink`: every occurrence of a scheme (any case), up to the first byte that ends a
+/// URL, without the scheme; an empty one (a scheme alone) too, as Suricata keeps it.
+fn extract_urls(text: &[u8], sink: &mut dyn MimeSink) {
+    for scheme in URL_SCHEMES {
+        let mut rest = text;
+        while let Some(at) = find_ci(rest, scheme) {
+            let url = &rest[at + scheme.len()..];
+            let len = url
+                .iter()
+                .position(|c| URL_END.contains(c))
+                .unwrap_or(url.len());
+            sink.url(&url[..len]);
+            rest = &url[len..];
+        }
+    }
+}
+
+/// The first position of `needle` in `hay`, ASCII case ignored.
+fn find_ci(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return None;
+    }
+    hay.windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 fn hex(c: u8) -> Option<u8> {
@@ -739,6 +832,7 @@ mod tests {
     struct Files {
         files: Vec<(Vec<u8>, Vec<u8>, bool)>,
         top: Vec<(String, String)>,
+        urls: Vec<String>,
     }
 
     impl MimeSink for Files {
@@ -760,6 +854,9 @@ mod tests {
         }
         fn file_close(&mut self) {
             self.files.last_mut().unwrap().2 = true;
+        }
+        fn url(&mut self, url: &[u8]) {
+            self.urls.push(String::from_utf8_lossy(url).into());
         }
     }
 
@@ -979,5 +1076,51 @@ Content-Type: message/rfc822\r\n\r\n"
             f.files.is_empty(),
             "the attachment sits past the nesting cap"
         );
+    }
+
+    /// `email.url`'s URLs, as Suricata collects them: from text parts (a part without `Content-Type` is text) and
+    /// attachments, decoded (a URL split between two base64 lines is found whole), without the scheme, up to the
+    /// first blank, quote, angle bracket, `]` or line break; not from a part of another type; in the order found.
+    #[test]
+    fn urls_come_from_decoded_text_parts_and_attachments() {
+        // `<div>see <a href="HTTP://b64.example/x?y=1">here</a></div>` and CRLF, cut inside the URL.
+        let html =
+            "PGRpdj5zZWUgPGEgaHJlZj0iSFRUUDovL2I2NC5leGFtcGxlL3g/eT0xIj5oZXJlPC9hPjwvZGl2Pg0K";
+        let (l1, l2) = html.split_at(32);
+        let msg = format!(
+            "Content-Type: multipart/mixed; boundary=\"b\"\r\n\r\n\
+--b\r\n\r\nplain http://first.example/a/ and http://second.example]\r\n\
+--b\r\nContent-Type: text/html\r\nContent-Transfer-Encoding: base64\r\n\r\n{l1}\r\n{l2}\r\n\
+--b\r\nContent-Type: image/png\r\n\r\nhttp://not-text.example/\r\n\
+--b\r\nContent-Type: text/plain\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n\
+http://qp.exa=\r\nmple/=41\r\n\
+--b\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\n\r\nfile 'http://file.example'\r\n\
+--b--\r\n"
+        );
+        for piece in [usize::MAX, 30] {
+            let (f, _) = decode(msg.as_bytes(), piece);
+            assert_eq!(
+                f.urls,
+                [
+                    "first.example/a/",
+                    "second.example",
+                    "b64.example/x?y=1",
+                    "qp.example/A",
+                    "file.example"
+                ],
+                "pieces of {piece}"
+            );
+        }
+        // Off, nothing is collected.
+        let mut p = MimeParser::new(MimeConfig {
+            extract_urls: false,
+            ..MimeConfig::default()
+        });
+        let mut f = Files::default();
+        for line in [&b"Subject: x"[..], b"", b"http://a.example/"] {
+            p.line(line, true, &mut f);
+        }
+        p.end(&mut f);
+        assert!(f.urls.is_empty());
     }
 }

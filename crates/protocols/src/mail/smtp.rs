@@ -25,7 +25,7 @@ use crate::{AppEvent, AppLayerEvents, AppProto, Direction, EventSink, Parser, Pa
 pub const MAX_LINE: usize = 4096;
 /// Recipients kept per transaction.
 pub const MAX_RCPT: usize = 64;
-/// Entries kept per `email` list (`to`, `cc`, `received`, `attachment`).
+/// Entries kept per `email` list (`to`, `cc`, `received`, `attachment`, `url`).
 pub const MAX_LIST: usize = 64;
 /// Longest envelope or header field kept in an event.
 const MAX_FIELD: usize = 1024;
@@ -89,6 +89,9 @@ pub struct EmailInfo {
     pub received: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attachment: Vec<String>,
+    /// The URLs of the message's text and attachments, without their scheme (`email.url`; see `mime`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub url: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -588,6 +591,12 @@ impl MimeSink for TxSink<'_> {
                 self.stats.bytes_cut += (data.len() - room) as u64;
             }
             f.data(data);
+        }
+    }
+
+    fn url(&mut self, url: &[u8]) {
+        if self.email.url.len() < MAX_LIST {
+            self.email.url.push(field(url));
         }
     }
 
