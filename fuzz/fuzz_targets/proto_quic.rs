@@ -34,5 +34,11 @@ fuzz_target!(|data: &[u8]| {
         rest = &tail[n..];
     }
     p.finish(&mut out);
-    assert!(out.len() <= 1, "one event per flow");
+    // One event per flow, but for cleartext gQUIC hellos, each an event up to a bound.
+    assert!(out.len() <= flowbundle_protocols::quic::MAX_CLEARTEXT_CHLOS as usize);
+    for e in &out {
+        if let AppEvent::Quic(q) = e {
+            assert!(q.cyu.len() <= 1 && q.cyu.iter().all(|c| c.hash.len() == 32));
+        }
+    }
 });

@@ -727,13 +727,14 @@ impl EventSink for Emit<'_, '_> {
         self.dcerpc_call(call);
     }
 
-    /// The server's QUIC version: `quic.version` to the client, a transaction of its own (the client's hello is
-    /// transaction 0), as Suricata makes one of each side's Initial.
-    fn quic_server_version(&mut self, version: u32) {
+    /// A QUIC packet's version apart from the client's hello (the server's Initial, a gQUIC Q046 packet):
+    /// `quic.version` in its direction, a transaction of its own (the client's hello is transaction 0), as Suricata
+    /// makes one of each packet it reads.
+    fn quic_version(&mut self, to_server: bool, version: u32) {
         let b = flowbundle_rules::Buffer::QuicVersion;
         if self.out.det.rules().is_some_and(|r| r.inspects(b)) {
             let data = Data::One(&version.to_be_bytes());
-            self.scan_buffer(AppProto::Quic, false, 1, BufferKind::App(b), data);
+            self.scan_buffer(AppProto::Quic, to_server, 1, BufferKind::App(b), data);
         }
     }
 
@@ -1497,7 +1498,13 @@ impl Emit<'_, '_> {
             (B::Ja3String, ja3.map(|j| j.string.as_bytes())),
             (B::Ja4Hash, q.ja4.as_deref().map(str::as_bytes)),
         ];
-        for (b, data) in fields {
+        let cyu = q.cyu.iter().flat_map(|c| {
+            [
+                (B::QuicCyuHash, Some(c.hash.as_bytes())),
+                (B::QuicCyuString, Some(c.string.as_bytes())),
+            ]
+        });
+        for (b, data) in fields.into_iter().chain(cyu) {
             if let Some(d) = data
                 && rules.inspects(b)
             {

@@ -13,12 +13,12 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 529;
+const SELECTED_FLOOR: usize = 530;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 513;
+const PASS_FLOOR: usize = 514;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
-const ALERT_SELECTED_FLOOR: usize = 433;
-const ALERT_PASS_FLOOR: usize = 421;
+const ALERT_SELECTED_FLOOR: usize = 434;
+const ALERT_PASS_FLOOR: usize = 422;
 /// The target pass rate, in percent.
 const TARGET_PERCENT: usize = 95;
 

@@ -372,10 +372,11 @@ pub trait EventSink {
     fn http2_frame(&mut self, frame: &http2::Http2Frame<'_>) {
         let _ = frame;
     }
-    /// The version of the first QUIC long-header packet the server sent (the client's comes with the QUIC event):
-    /// the rules' `quic.version` to the client. The default ignores it.
-    fn quic_server_version(&mut self, version: u32) {
-        let _ = version;
+    /// A QUIC packet's version that is a transaction of its own (the client's hello comes with the QUIC event):
+    /// the server's first long-header packet's, and with gQUIC Q046 every long-header packet's after the hello,
+    /// either way: the rules' `quic.version` in that direction. The default ignores it.
+    fn quic_version(&mut self, to_server: bool, version: u32) {
+        let _ = (to_server, version);
     }
     /// A file the flow carried, ended ([`file::FileRecord::close`]): the rules' file keywords inspect it. The
     /// default ignores it.

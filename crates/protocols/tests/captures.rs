@@ -82,6 +82,33 @@ fn suricata_quic_v1_sni_and_alpn() {
     assert_eq!(q.version, "1");
 }
 
+/// gQUIC Q046 in cleartext: each of the client's two hellos (the first rejected) is an event with its CYU, as
+/// suricata-verify's `quic-alerts` expects Suricata's EVE `quic.cyu` (hash and string).
+#[test]
+fn suricata_gquic_cyu_of_each_hello() {
+    let Some(ev) = quic_events("suricata-verify/quic-alerts/input.pcap") else {
+        return;
+    };
+    let cyu: Vec<(&str, &str)> = ev
+        .iter()
+        .flat_map(|q| q.cyu.iter().map(|c| (c.hash.as_str(), c.string.as_str())))
+        .collect();
+    assert_eq!(
+        cyu,
+        [
+            (
+                "910a5e3a4d51593bd59a44611544f209",
+                "46,PAD-SNI-VER-CCS-UAID-TCID-PDMD-SMHL-ICSL-NONP-MIDS-SCLS-CSCT-COPT-IRTT-CFCW-SFCW"
+            ),
+            (
+                "7b3ceb1adc974ad360cfa634e8d0a730",
+                "46,PAD-SNI-STK-SNO-VER-CCS-NONC-AEAD-UAID-SCID-TCID-PDMD-SMHL-ICSL-NONP-PUBS-MIDS-SCLS-KEXS-XLCT-CSCT-COPT-CCRT-IRTT-CFCW-SFCW"
+            )
+        ]
+    );
+    assert!(ev.iter().all(|q| q.version == "Q046"));
+}
+
 #[test]
 fn suricata_quic_v2() {
     let Some(ev) = quic_events("suricata-verify/quic-v2/input.pcap") else {

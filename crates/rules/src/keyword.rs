@@ -586,6 +586,8 @@ pub static KEYWORDS: &[Keyword] = &[
     sticky("quic.version", &[], Buffer::QuicVersion),
     sticky("quic.sni", &[], Buffer::QuicSni),
     sticky("quic.ua", &[], Buffer::QuicUa),
+    sticky("quic.cyu.hash", &[], Buffer::QuicCyuHash),
+    sticky("quic.cyu.string", &[], Buffer::QuicCyuString),
     // HTTP/2 (the `http.*` buffers above are filled from HTTP/2 streams too).
     parse("http2.frametype", &[], Payload, |b, n, v, _| {
         b.app_number(n, v)

@@ -643,6 +643,11 @@ buffers! {
     QuicSni,
     /// `quic.ua`: the user agent of a gQUIC CHLO (`UAID`).
     QuicUa,
+    /// `quic.cyu.hash`: the CYU fingerprint's MD5 of a cleartext gQUIC CHLO (Q043 to Q046), 32 lower-case hex
+    /// digits, one buffer per hello.
+    QuicCyuHash,
+    /// `quic.cyu.string`: the CYU fingerprint's string (`46,PAD-SNI-VER-...`).
+    QuicCyuString,
     /// An HTTP/2 frame's type, one byte, per frame of the transaction (`http2.frametype`).
     Http2FrameType,
     /// A RST_STREAM or GOAWAY frame's error code, 4 bytes big-endian (`http2.errorcode`).
@@ -823,6 +828,8 @@ impl Buffer {
                 | EmailCc
                 | EmailReceived
                 | EmailUrl
+                | QuicCyuHash
+                | QuicCyuString
                 | Http2HeaderName
                 | FileName
                 | FileMagic
@@ -889,7 +896,7 @@ impl Buffer {
             | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion
             | TlsSubjectAltName | TlsAlpn | TlsRandom | TlsRandomTime | TlsRandomBytes
             | TlsCertValidity | TlsCertChainLen => Some("tls"),
-            QuicVersion | QuicSni | QuicUa => Some("quic"),
+            QuicVersion | QuicSni | QuicUa | QuicCyuHash | QuicCyuString => Some("quic"),
             SshProto | SshSoftware | SshHassh | SshHasshString | SshHasshServer
             | SshHasshServerString => Some("ssh"),
             SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain | SmbVersion
@@ -1035,6 +1042,8 @@ impl Buffer {
             QuicVersion => "quic.version",
             QuicSni => "quic.sni",
             QuicUa => "quic.ua",
+            QuicCyuHash => "quic.cyu.hash",
+            QuicCyuString => "quic.cyu.string",
             Http2FrameType => "http2.frametype",
             Http2ErrorCode => "http2.errorcode",
             Http2Priority => "http2.priority",

@@ -1,6 +1,8 @@
 //! What the client's hello says: the TLS ClientHello carried in CRYPTO frames, or Google QUIC's `CHLO` tags, as
 //! the EVE `quic` event.
 
+use md5::Digest as _;
+
 use super::*;
 
 /// Extension names as Suricata logs them in `quic.extensions`.
@@ -62,6 +64,9 @@ pub struct QuicEvent {
     /// gQUIC user agent (CHLO `UAID`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ua: Option<String>,
+    /// gQUIC CYU fingerprint of the CHLO (`quic.cyu.hash`, `quic.cyu.string`), for the versions it is defined for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cyu: Vec<Cyu>,
     /// ALPN protocols the client offered. Not written on its own (Suricata's schema has no such key): EVE shows them
     /// as the `alpn` entry of `extensions`.
     #[serde(skip)]
@@ -94,6 +99,7 @@ pub(super) fn event_from_hello(version: u32, ch: &ClientHello) -> QuicEvent {
         wire_version: version,
         sni: ch.sni.clone(),
         ua: None,
+        cyu: Vec::new(),
         alpn: ch.alpn.clone(),
         ja3: Some(ch.ja3()),
         ja4: Some(ch.ja4('q')),
@@ -101,16 +107,61 @@ pub(super) fn event_from_hello(version: u32, ch: &ClientHello) -> QuicEvent {
     }
 }
 
-/// SNI and user agent from a gQUIC `CHLO` message found in `b`.
-pub fn parse_chlo(b: &[u8]) -> Option<(Option<String>, Option<String>)> {
+/// One entry of EVE's `quic.cyu`: the CYU fingerprint of a gQUIC client hello (Salesforce's, as Suricata computes
+/// it): `string` is the version's number and the CHLO's tags in the order sent (`46,PAD-SNI-VER-...`), `hash` its
+/// MD5 in lower-case hex.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Cyu {
+    pub hash: String,
+    pub string: String,
+}
+
+/// Most tags a CHLO may announce before it is not read as one.
+pub const MAX_CHLO_TAGS: usize = 128;
+
+/// What a gQUIC `CHLO` says: its server name, user agent and tags in the order sent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Chlo {
+    pub sni: Option<String>,
+    pub ua: Option<String>,
+    /// Each tag as sent (four bytes, `SNI\0`), at most [`MAX_CHLO_TAGS`].
+    pub tags: Vec<[u8; 4]>,
+}
+
+impl Chlo {
+    /// The CYU fingerprint for version `v` (its tag as the long header carries it): defined, as Suricata defines it,
+    /// for Q043 to Q046 only, whose number it writes (`43`, `44`, `44` for Q045 as Suricata does, `46`); each tag is
+    /// written up to its first NUL.
+    pub fn cyu(&self, v: u32) -> Option<Cyu> {
+        let number = match &v.to_be_bytes() {
+            b"Q043" => "43",
+            b"Q044" | b"Q045" => "44",
+            b"Q046" => "46",
+            _ => return None,
+        };
+        let mut string = format!("{number},");
+        for (i, t) in self.tags.iter().enumerate() {
+            if i > 0 {
+                string.push('-');
+            }
+            let name = t.split(|&c| c == 0).next().unwrap_or_default();
+            string.push_str(&String::from_utf8_lossy(name));
+        }
+        let hash = crate::file::hex(&md5::Md5::digest(string.as_bytes()));
+        Some(Cyu { hash, string })
+    }
+}
+
+/// The `CHLO` message found in `b` (gQUIC's client hello): its SNI, user agent and tags.
+pub fn parse_chlo(b: &[u8]) -> Option<Chlo> {
     let at = memchr::memmem::find(b, b"CHLO")?;
     let m = b.get(at..)?;
     let n = usize::from(u16::from_le_bytes([*m.get(4)?, *m.get(5)?]));
-    if n > 128 {
+    if n > MAX_CHLO_TAGS {
         return None;
     }
     let values = 8 + 8 * n;
-    let (mut sni, mut ua) = (None, None);
+    let mut chlo = Chlo::default();
     let mut prev = 0usize;
     for i in 0..n {
         let e = m.get(8 + 8 * i..16 + 8 * i)?;
@@ -119,12 +170,14 @@ pub fn parse_chlo(b: &[u8]) -> Option<(Option<String>, Option<String>)> {
             return None;
         }
         let v = m.get(values + prev..values + end);
-        match &e[..4] {
-            b"SNI\0" => sni = v.map(|v| String::from_utf8_lossy(v).into_owned()),
-            b"UAID" => ua = v.map(|v| String::from_utf8_lossy(v).into_owned()),
+        let tag = [e[0], e[1], e[2], e[3]];
+        match &tag {
+            b"SNI\0" => chlo.sni = v.map(|v| String::from_utf8_lossy(v).into_owned()),
+            b"UAID" => chlo.ua = v.map(|v| String::from_utf8_lossy(v).into_owned()),
             _ => {}
         }
+        chlo.tags.push(tag);
         prev = end;
     }
-    Some((sni, ua))
+    Some(chlo)
 }

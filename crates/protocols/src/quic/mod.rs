@@ -16,7 +16,9 @@
 //! frames are placed at their offsets in a reassembly buffer (capped at [`crate::Limits::quic_crypto_cap`]): they
 //! can arrive out of order within a packet and across packets (a post-quantum ClientHello spans two Initials).
 //! Once the ClientHello is contiguous it is parsed by [`crate::tls::parse_client_hello`]. gQUIC Q050 (encrypted
-//! Initials with a `CHLO` inside) and Q043/Q046 (cleartext `CHLO`) yield the SNI and user agent from the CHLO tags.
+//! Initials with a `CHLO` inside) and Q043/Q046 (cleartext `CHLO`) yield the SNI and user agent from the CHLO tags;
+//! a cleartext `CHLO` also its CYU fingerprint ([`Chlo::cyu`]), and each one the client sends (up to
+//! [`MAX_CLEARTEXT_CHLOS`]) is an event of its own, as Suricata makes a transaction of each.
 //!
 //! ## Layout
 //! This file holds the detector; `version.rs` the version families and salts, `packet.rs` the headers,
@@ -47,6 +49,9 @@ pub use version::*;
 
 /// Client Initial packets the parser tries to decrypt before giving up on a flow.
 pub const MAX_INITIALS: u32 = 8;
+/// Cleartext gQUIC client hellos (`CHLO`) read per flow, each an event of its own (the first is often rejected and
+/// sent again with the server's token).
+pub const MAX_CLEARTEXT_CHLOS: u32 = 4;
 
 /// Judges one datagram: an Initial with a known version, or a gQUIC public header with a version.
 pub fn probe_quic(d: &[u8]) -> Probe {
@@ -407,13 +412,47 @@ mod tests {
         d.extend_from_slice(&[0; 12]);
         d.extend_from_slice(&m);
         assert_eq!(probe_quic(&d), Probe::Certain);
-        let ev = run_parser(&[d]);
+        let ev = run_parser(&[d.clone()]);
         let [AppEvent::Quic(q)] = ev.as_slice() else {
             panic!("{ev:?}")
         };
         assert_eq!(q.version, "Q043");
         assert_eq!(q.sni.as_deref(), Some("www.google.com"));
         assert_eq!(q.ua.as_deref(), Some("Chrome/90"));
+        assert_eq!(
+            q.cyu,
+            [Cyu {
+                hash: "9f946d5dc2772006371ed3360664cb84".into(),
+                string: "43,SNI-UAID".into()
+            }]
+        );
+        // The client sends its hello again (after the server's rejection): another event, up to the bound.
+        let ev = run_parser(&vec![d.clone(); 6]);
+        assert_eq!(ev.len(), MAX_CLEARTEXT_CHLOS as usize);
+        // Q050 and later have no CYU.
+        let chlo = parse_chlo(&m).expect("chlo");
+        assert_eq!(chlo.cyu(u32::from_be_bytes(*b"Q050")), None);
+    }
+
+    /// The CYU of a published CHLO (Salesforce's gQUIC fingerprinting write-up, as Suricata's tests use it): the
+    /// version's number, the tags in order up to their NUL, and the MD5 of that.
+    #[test]
+    fn cyu_of_a_published_chlo() {
+        let tags = [
+            b"PAD\0", b"SNI\0", b"VER\0", b"CCS\0", b"PDMD", b"ICSL", b"MIDS", b"CFCW", b"SFCW",
+        ];
+        let chlo = Chlo {
+            tags: tags.iter().map(|t| **t).collect(),
+            ..Chlo::default()
+        };
+        let cyu = chlo
+            .cyu(u32::from_be_bytes(*b"Q043"))
+            .expect("Q043 has a CYU");
+        assert_eq!(cyu.string, "43,PAD-SNI-VER-CCS-PDMD-ICSL-MIDS-CFCW-SFCW");
+        assert_eq!(cyu.hash, "e030dea1f2eea44ac7db5fe4de792acd");
+        // Q045 is numbered 44, as Suricata numbers it.
+        let q45 = chlo.cyu(u32::from_be_bytes(*b"Q045")).expect("Q045");
+        assert!(q45.string.starts_with("44,"));
     }
 
     mod prop {

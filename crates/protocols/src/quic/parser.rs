@@ -57,8 +57,10 @@ pub struct QuicParser {
     /// Google QUIC framing (CRYPTO is frame type 0x08).
     pub(super) google: bool,
     pub(super) plain: Vec<u8>,
-    /// The server's version was reported ([`EventSink::quic_server_version`]).
+    /// The server's version was reported ([`EventSink::quic_version`]).
     pub(super) server_version_seen: bool,
+    /// Cleartext gQUIC `CHLO`s read (each is an event: a client sends another after the server's rejection).
+    pub(super) chlos: u32,
     pub(super) stats: ParserStats,
 }
 
@@ -75,6 +77,7 @@ impl QuicParser {
             google: false,
             plain: Vec::new(),
             server_version_seen: false,
+            chlos: 0,
             stats: ParserStats::default(),
         }
     }
@@ -155,13 +158,15 @@ impl QuicParser {
 
     pub(super) fn cleartext_chlo(&mut self, v: u32, d: &[u8], out: &mut dyn EventSink) {
         self.tried += 1;
-        if let Some((sni, ua)) = parse_chlo(d) {
+        if let Some(chlo) = parse_chlo(d) {
+            self.chlos += 1;
             self.emit(
                 QuicEvent {
                     version: version_string(v),
                     wire_version: v,
-                    sni,
-                    ua,
+                    cyu: chlo.cyu(v).into_iter().collect(),
+                    sni: chlo.sni,
+                    ua: chlo.ua,
                     ..QuicEvent::default()
                 },
                 out,
@@ -233,14 +238,14 @@ impl QuicParser {
                     .map(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]));
                 if let Some(last) = last
                     && c.len() >= 8 + 8 * n + last as usize
-                    && let Some((sni, ua)) = parse_chlo(c)
+                    && let Some(chlo) = parse_chlo(c)
                 {
                     self.emit(
                         QuicEvent {
                             version: version_string(v),
                             wire_version: v,
-                            sni,
-                            ua,
+                            sni: chlo.sni,
+                            ua: chlo.ua,
                             ..QuicEvent::default()
                         },
                         out,
@@ -277,20 +282,32 @@ impl QuicParser {
 impl Parser for QuicParser {
     fn parse(&mut self, dir: Direction, data: &[u8], _ts_ns: u64, out: &mut dyn EventSink) {
         if dir == Direction::ToClient {
-            // The server's first long header (its Initial): the version it answers with, for the rules.
-            if !self.server_version_seen
-                && data.first().is_some_and(|&b| b & 0x80 != 0)
+            // The server's first long header (its Initial): the version it answers with, for the rules; with gQUIC
+            // Q046 each long header is a transaction of its own (Suricata makes one of each packet it reads).
+            if data.first().is_some_and(|&b| b & 0x80 != 0)
                 && let Some(v) = data.get(1..5)
             {
                 let v = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
-                if v != 0 {
+                if v != 0 && (!self.server_version_seen || family(v) == Some(Family::GoogleLong)) {
                     self.server_version_seen = true;
-                    out.quic_server_version(v);
+                    out.quic_version(false, v);
                 }
             }
             return;
         }
         if self.done {
+            // After the hello, only another cleartext gQUIC CHLO is read (a client sends one again after the
+            // server's rejection), up to a bound; another gQUIC packet with a version (a Q046 long header) is a
+            // transaction of its own for the rules' `quic.version`, as it is in Suricata.
+            if let Some(v) = cleartext_gquic_version(data) {
+                let chlos = self.chlos;
+                if chlos > 0 && chlos < MAX_CLEARTEXT_CHLOS {
+                    self.cleartext_chlo(v, data, out);
+                }
+                if self.chlos == chlos && family(v) == Some(Family::GoogleLong) {
+                    out.quic_version(true, v);
+                }
+            }
             return;
         }
         self.client_datagram(data, out);
@@ -315,4 +332,27 @@ impl Parser for QuicParser {
     fn stats(&self) -> ParserStats {
         self.stats
     }
+}
+
+/// The version of a datagram of a gQUIC version whose client hello travels in cleartext: a legacy public header
+/// with the version flag (Q043), or a Q046 long header.
+fn cleartext_gquic_version(d: &[u8]) -> Option<u32> {
+    let &first = d.first()?;
+    let at = if first & 0x80 == 0 {
+        if first & 0x09 != 0x09 {
+            return None;
+        }
+        9
+    } else {
+        1
+    };
+    let b = d.get(at..at + 4)?;
+    let v = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    let fam = family(v)?;
+    let ok = if at == 9 {
+        fam == Family::GoogleLegacy
+    } else {
+        fam == Family::GoogleLong
+    };
+    ok.then_some(v)
 }
