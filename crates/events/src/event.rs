@@ -11,6 +11,7 @@ use std::sync::Arc;
 use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_protocols::AppEvent;
 pub use flowbundle_protocols::application::ApplicationEvidence;
+pub use flowbundle_protocols::ftp::FtpEvent;
 use flowbundle_types::{AppLayerEvent, AppProto, RiskSet};
 
 /// A flow's application label.
@@ -253,6 +254,9 @@ pub struct AlertEvent {
     pub bytes_toserver: u64,
     pub bytes_toclient: u64,
     pub flow_start_ns: u64,
+    /// The FTP transaction the alert is about, as it stood when the rule matched (EVE `ftp`, as Suricata writes an
+    /// alert's transaction beside it): an alert on an FTP buffer.
+    pub ftp: Option<Box<FtpEvent>>,
     /// The buffer values the rule's dataset operations on written sets saw, for the alert filter to apply in input
     /// order ([`flowbundle_rules::dataset`]); `None` for other rules. Never written out.
     pub dataset_values: Option<flowbundle_rules::dataset::Captured>,

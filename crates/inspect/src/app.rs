@@ -26,6 +26,7 @@ use flowbundle_decode::{Decoded, FlowKey, KeySide, L4};
 use flowbundle_protocols::application::{
     ApplicationEvidence, application_for_certificate, application_for_host, ip_owner,
 };
+use flowbundle_protocols::ftp::FtpEvent;
 use flowbundle_protocols::ftp::data::FtpDataFile;
 use flowbundle_protocols::risk::{FlowRisk, RiskSet, event_risks, executable_magic};
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
@@ -527,10 +528,17 @@ impl Out<'_> {
         }
     }
 
-    fn alert(&mut self, a: &Alert<'_>, dir: KeySide, label: &AppLabel, datasets: Option<Captured>) {
+    fn alert(
+        &mut self,
+        a: &Alert<'_>,
+        dir: KeySide,
+        label: &AppLabel,
+        datasets: Option<Captured>,
+        ftp: Option<&FtpEvent>,
+    ) {
         *self.alerted = true;
         self.produced.alerts += 1;
-        self.alert_event(a, dir, label, datasets);
+        self.alert_event(a, dir, label, datasets, ftp);
     }
 
     /// The alert's event; alone (without counting it or marking the flow alerted), the event of a `noalert` rule's
@@ -541,6 +549,7 @@ impl Out<'_> {
         dir: KeySide,
         label: &AppLabel,
         dataset_values: Option<Captured>,
+        ftp: Option<&FtpEvent>,
     ) {
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
@@ -568,6 +577,7 @@ impl Out<'_> {
             bytes_toserver: m.bytes[ts],
             bytes_toclient: m.bytes[tc],
             flow_start_ns: m.start_ns,
+            ftp: ftp.map(|f| Box::new(f.clone())),
             dataset_values,
         };
         self.push(dir, EventKind::Alert(Box::new(ev)));
@@ -583,6 +593,9 @@ pub(crate) struct Emit<'o, 'a> {
     pub application: &'o mut Application,
     /// The flow's risks so far: each event's are added as it passes.
     pub risks: &'o mut RiskSet,
+    /// The FTP command read last in this parser call, as its transaction stands: the alerts of that transaction's
+    /// anomalies (`app-layer-event:ftp.*`, raised right after its line) carry it.
+    pub ftp_tx: Option<FtpEvent>,
 }
 
 /// The host name an event carries that names the flow's application: the TLS or QUIC SNI, the HTTP `Host`, a DNS
@@ -774,12 +787,17 @@ impl EventSink for Emit<'_, '_> {
             return;
         };
         let flags = events.flags();
-        self.scan_buffer(
+        let ftp = self
+            .ftp_tx
+            .take()
+            .filter(|t| proto == AppProto::Ftp && t.tx_id == tx_id);
+        self.scan_tx_buffer(
             proto,
             to_server,
             tx_id,
             BufferKind::App(buffer),
             Data::One(&flags),
+            ftp.as_ref(),
         );
     }
 
@@ -883,9 +901,26 @@ impl EventSink for Emit<'_, '_> {
             return;
         }
         use flowbundle_rules::Buffer as B;
+        // The transaction as it stands (no reply yet), for the alerts' EVE `ftp`.
+        let tx = FtpEvent {
+            tx_id,
+            command: Some(String::from_utf8_lossy(command).into_owned()),
+            command_data: Some(String::from_utf8_lossy(data).into_owned()),
+            reply_received: "no",
+            ..FtpEvent::default()
+        };
         for (b, v) in [(B::FtpCommand, command), (B::FtpCommandData, data)] {
-            self.scan_buffer(AppProto::Ftp, true, tx_id, BufferKind::App(b), Data::One(v));
+            let data = Data::One(v);
+            self.scan_tx_buffer(
+                AppProto::Ftp,
+                true,
+                tx_id,
+                BufferKind::App(b),
+                data,
+                Some(&tx),
+            );
         }
+        self.ftp_tx = Some(tx);
     }
 
     /// A data connection announced: the expectation (see [`crate::expect`]), and for an active-mode command
@@ -931,6 +966,7 @@ impl EventSink for Emit<'_, '_> {
                 tx: tx_id,
                 kind: BufferKind::Http(buffer),
                 data: Data::One(data),
+                ftp: None,
             },
         );
     }
@@ -998,6 +1034,7 @@ impl EventSink for Emit<'_, '_> {
                         tx: f.tx_id,
                         kind: BufferKind::App(*b),
                         data: Data::One(v),
+                        ftp: None,
                     },
                 );
             }
@@ -1016,6 +1053,7 @@ impl EventSink for Emit<'_, '_> {
                         tx: f.tx_id,
                         kind: BufferKind::AppEach(b),
                         data: Data::Parts(parts),
+                        ftp: None,
                     },
                 );
             }
@@ -1155,12 +1193,13 @@ impl Emit<'_, '_> {
                     (B::FtpCompletionCode, &f.completion_code),
                 ] {
                     if !parts.is_empty() {
-                        self.scan_buffer(
+                        self.scan_tx_buffer(
                             AppProto::Ftp,
                             false,
                             tx,
                             BufferKind::AppEach(b),
                             Data::Strs(parts),
+                            Some(f),
                         );
                     }
                 }
@@ -1170,12 +1209,13 @@ impl Emit<'_, '_> {
                         .announced
                         .map(|a| a.channel.listener == flowbundle_protocols::ftp::Listener::Client);
                     let mut each = |to_server: bool, b: B, data: &[u8]| {
-                        self.scan_buffer(
+                        self.scan_tx_buffer(
                             AppProto::Ftp,
                             to_server,
                             tx,
                             BufferKind::App(b),
                             Data::One(data),
+                            Some(f),
                         );
                     };
                     for to_server in [true, false] {
@@ -1523,6 +1563,19 @@ impl Emit<'_, '_> {
         kind: BufferKind,
         data: Data<'_>,
     ) {
+        self.scan_tx_buffer(proto, to_server, tx, kind, data, None);
+    }
+
+    /// [`Self::scan_buffer`] for a buffer of an FTP transaction: its alerts carry the transaction (EVE `ftp`).
+    fn scan_tx_buffer(
+        &mut self,
+        proto: AppProto,
+        to_server: bool,
+        tx: u64,
+        kind: BufferKind,
+        data: Data<'_>,
+        ftp: Option<&flowbundle_protocols::ftp::FtpEvent>,
+    ) {
         let m = *self.out.meta;
         let dir = m.side(Direction::from_client(to_server));
         let fallback = AppLabel::Proto(proto);
@@ -1539,6 +1592,7 @@ impl Emit<'_, '_> {
                 tx,
                 kind,
                 data,
+                ftp,
             },
         );
     }
@@ -1600,6 +1654,7 @@ pub(crate) fn emit_owned(
     a: &OwnedAlert,
     dir: KeySide,
     label: &AppLabel,
+    ftp: Option<&FtpEvent>,
 ) {
     let Some(rule) = rules.rules().get(a.rule_index as usize) else {
         return;
@@ -1614,7 +1669,7 @@ pub(crate) fn emit_owned(
             // Its xbits and dataset operations still apply where alerts meet in input order, from a silent event
             // (see below).
             if rule.applies_in_order() {
-                out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone());
+                out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), ftp);
             }
             return;
         }
@@ -1623,7 +1678,7 @@ pub(crate) fn emit_owned(
         // A `noalert` rule with xbits: its match goes on, silent, to where alerts meet in input order, which applies
         // its xbits and drops it (`crate::alert_filter`); it neither counts as an alert nor marks the flow alerted.
         if rule.applies_in_order() {
-            out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone());
+            out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), ftp);
         }
         // A dropping `noalert` rule: its drop applies, no alert is written.
         if rule.action.drops() {
@@ -1634,7 +1689,7 @@ pub(crate) fn emit_owned(
         }
         return;
     }
-    out.alert(&to_alert(rule, a), dir, label, a.datasets.clone());
+    out.alert(&to_alert(rule, a), dir, label, a.datasets.clone(), ftp);
     if rule.action.drops() {
         PacketVerdict::earliest(&mut out.verdict.drop, rank);
         if flow_scope {
@@ -1683,6 +1738,7 @@ impl StreamSink for StreamCx<'_, '_> {
                 label: self.label,
                 application: self.application,
                 risks: self.risks,
+                ftp_tx: None,
             };
             fa.on_payload(eng.registry(), pdir, bytes, ts_ns, &mut emit);
         }
@@ -1789,6 +1845,7 @@ pub(crate) fn on_datagram(
             label,
             application,
             risks,
+            ftp_tx: None,
         };
         fa.on_payload(
             emit.out.det.registry(),

@@ -1590,6 +1590,7 @@ impl Engine {
                     label: &app.label,
                     application: &mut app.application,
                     risks: &mut app.risks,
+                    ftp_tx: None,
                 };
                 if let Some(t) = &transfer
                     && file.direction().is_some()
@@ -1605,6 +1606,7 @@ impl Engine {
                     label: &app.label,
                     application: &mut app.application,
                     risks: &mut app.risks,
+                    ftp_tx: None,
                 };
                 fa.finish(&mut emit);
                 stats.parsers += fa.stats();

@@ -248,6 +248,51 @@ fn ftp_session() -> Vec<Vec<u8>> {
     )
 }
 
+/// An alert on an FTP transaction's buffer carries the transaction as it stood when the rule matched (EVE `ftp`, as
+/// Suricata writes it beside the alert): the command alone when its command matched, with its replies when a reply
+/// did; an alert on the payload carries none.
+#[test]
+fn ftp_alerts_carry_their_transaction() {
+    let rules = r#"alert ftp any any -> any any (ftp.command; content:"RETR"; sid:1;)
+alert ftp any any -> any any (ftp.completion_code; content:"226"; sid:2;)
+alert tcp any any -> any 21 (content:"PASV"; sid:3;)"#;
+    let (set, _) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+    let mut e = Engine::with_shared(EngineConfig::default(), None, Some(Arc::new(set)));
+    let mut ctx = e.new_ctx();
+    let mut pre = Prestage::new(e.config());
+    for (i, p) in ftp_session().iter().enumerate() {
+        let rec = PacketRecord {
+            ts_ns: (i as u64 + 1) * 1_000_000_000,
+            orig_len: p.len() as u32,
+            interface: 0,
+            link_type: LinkType::RAW,
+            data: p,
+        };
+        e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
+    }
+    let mut ftp: Vec<(u32, Option<crate::event::FtpEvent>)> = e
+        .finish([ctx])
+        .events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Alert(a) => Some((a.signature_id, a.ftp.as_deref().cloned())),
+            _ => None,
+        })
+        .collect();
+    ftp.sort_by_key(|f| f.0);
+    let [(1, Some(cmd)), (2, Some(done)), (3, None)] = ftp.as_slice() else {
+        panic!("{ftp:?}")
+    };
+    assert_eq!(
+        (cmd.command.as_deref(), cmd.command_data.as_deref()),
+        (Some("RETR"), Some("docs/report.pdf"))
+    );
+    assert!(cmd.reply.is_empty() && cmd.reply_received == "no");
+    assert_eq!(done.command.as_deref(), Some("RETR"));
+    assert_eq!(done.completion_code, ["150", "226"]);
+    assert_eq!(done.reply_received, "yes");
+}
+
 #[test]
 fn ftp_keywords_match_each_transaction() {
     let rules = r#"alert ftp any any -> any any (ftp.command; content:"PASV"; sid:1;)

@@ -55,6 +55,7 @@ use std::cell::UnsafeCell;
 use std::ops::Range;
 
 use flowbundle_decode::KeySide;
+use flowbundle_protocols::ftp::FtpEvent;
 use flowbundle_rules::{Alert, Buffer, FlowMatchState, PacketCtx, PacketHeader};
 use flowbundle_types::{BUNDLES, BundleToken, HttpBuffer};
 use hashbrown::HashMap;
@@ -134,6 +135,8 @@ pub(crate) enum Call<'d> {
         tx: u64,
         kind: BufferKind,
         data: Data<'d>,
+        /// The FTP transaction the buffer belongs to, as it stands: its alerts carry it (EVE `ftp`).
+        ftp: Option<&'d FtpEvent>,
     },
     /// The flow ends: pending candidates are settled (`finish_flow`).
     Finish { label: &'d AppLabel },
@@ -201,6 +204,7 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             tx,
             kind,
             data,
+            ftp: _,
         } => {
             let ctx = m.packet_ctx(dir, Some(label.eve_name()));
             let mut sink = |a: &Alert<'_>| fired.push(owned(a));
@@ -249,9 +253,13 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             (None, label)
         }
     };
+    let ftp = match call {
+        Call::Buffer { ftp, .. } => *ftp,
+        _ => None,
+    };
     for a in fired {
         let d = dir.unwrap_or_else(|| m.side(a.dir));
-        emit_owned(out, rules, &a, d, label);
+        emit_owned(out, rules, &a, d, label, ftp);
     }
 }
 
@@ -306,6 +314,7 @@ enum Recorded {
         kind: BufferKind,
         /// Ranges of the script's part list.
         parts: Range<usize>,
+        ftp: Option<Box<FtpEvent>>,
     },
     Finish {
         label: AppLabel,
@@ -465,6 +474,7 @@ impl Script {
                 tx,
                 kind,
                 data,
+                ftp,
             } => {
                 let first = self.parts.len();
                 data.each(|d| {
@@ -477,6 +487,7 @@ impl Script {
                     tx,
                     kind,
                     parts: first..self.parts.len(),
+                    ftp: ftp.map(|f| Box::new(f.clone())),
                 }
             }
             Call::Finish { label } => Recorded::Finish {
@@ -822,12 +833,14 @@ fn step(
                     tx,
                     kind,
                     parts: p,
+                    ftp,
                 } => Call::Buffer {
                     dir: *dir,
                     label,
                     tx: *tx,
                     kind: *kind,
                     data: Data::Held(store, parts.get(p.clone()).unwrap_or(&[])),
+                    ftp: ftp.as_deref(),
                 },
                 Recorded::Finish { label } => Call::Finish { label },
             };

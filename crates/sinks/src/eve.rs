@@ -483,6 +483,15 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     if let Some(app) = &a.app {
         put_app_proto(buf, app);
     }
+    // The FTP transaction the alert is about, as Suricata writes an alert's transaction beside it.
+    if let Some(ftp) = &a.ftp {
+        buf.extend_from_slice(b",\"ftp\":");
+        let start = buf.len();
+        if serde_json::to_writer(&mut *buf, ftp).is_err() {
+            buf.truncate(start);
+            buf.extend_from_slice(b"{}");
+        }
+    }
     // A packet no flow tracks has no flow to describe.
     if !e.has_flow() {
         return;
@@ -773,6 +782,7 @@ mod tests {
             bytes_toserver: 0,
             bytes_toclient: 0,
             flow_start_ns: 0,
+            ftp: None,
             dataset_values: None,
         };
         let mut e = Event {
@@ -798,6 +808,20 @@ mod tests {
         let v = line(&e);
         assert_eq!(v["flow_id"], 42);
         assert_eq!(v["flow"]["src_ip"], "10.0.0.2");
+        assert!(v.get("ftp").is_none(), "no transaction, no ftp object");
+        // An alert on an FTP transaction: its `ftp` object beside the alert, as the `ftp` event writes it.
+        if let EventKind::Alert(a) = &mut e.kind {
+            a.ftp = Some(Box::new(flowbundle_events::event::FtpEvent {
+                command: Some("RETR".into()),
+                completion_code: vec!["150".into()],
+                reply_received: "no",
+                ..Default::default()
+            }));
+        }
+        let v = line(&e);
+        assert_eq!(v["ftp"]["command"], "RETR");
+        assert_eq!(v["ftp"]["completion_code"][0], "150");
+        assert_eq!(v["ftp"]["reply_received"], "no");
     }
 
     /// Whole packets are written in standard base64 with padding (RFC 4648's test vectors).

@@ -336,6 +336,19 @@ impl Written {
                 bytes_toserver: 1,
                 bytes_toclient: 1,
                 flow_start_ns: 1,
+                // An alert on an FTP transaction's buffer carries the transaction, every field filled.
+                ftp: Some(Box::new(flowbundle_inspect::event::FtpEvent {
+                    command: Some("RETR".into()),
+                    command_data: Some("a".into()),
+                    command_truncated: true,
+                    completion_code: vec!["150".into()],
+                    reply: vec!["ok".into()],
+                    dynamic_port: Some(1),
+                    mode: Some("active"),
+                    reply_received: "yes",
+                    reply_truncated: true,
+                    ..Default::default()
+                })),
                 dataset_values: None,
             };
             let flow = FlowRecord {
