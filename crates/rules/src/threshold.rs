@@ -4,6 +4,8 @@
 //! * `type limit, count N, seconds S`: the first N matches of each window of S seconds alert;
 //! * `type threshold`: every N-th match in a window alerts (the count restarts after each alert);
 //! * `type both`: the N-th match of a window alerts, once per window;
+//! * `type backoff, count N, multiplier M` (no window): the N-th match alerts, then the N·M-th, the N·M²-th, ...
+//!   (`count 1, multiplier 10`: the 1st, 10th, 100th, ...), as Suricata 7's backoff counts them;
 //! * `detection_filter: track T, count N, seconds S`: every match after the N-th in a window alerts;
 //! * `detection_filter: ..., unique_on src_port|dst_port` (Suricata 9): as above, but a window counts the distinct
 //!   ports of its matches, not the matches: every match once more than N distinct ports were seen alerts. An entry
@@ -34,6 +36,11 @@ pub enum ThresholdKind {
     Limit,
     Threshold,
     Both,
+    /// `type backoff`: alerts at the `count`-th match, then each time the count reaches the previous alert's
+    /// count times `multiplier`; no time window.
+    Backoff {
+        multiplier: u32,
+    },
     /// `detection_filter`.
     DetectionFilter,
 }
@@ -74,7 +81,7 @@ pub struct Threshold {
 impl Threshold {
     /// Parses the value of `threshold` (`detection_filter` when `filter`): comma-separated `type T`, `track T`,
     /// `count N`, `seconds N` in any order, each once (`type` is not allowed for `detection_filter`, `unique_on
-    /// src_port|dst_port` only there).
+    /// src_port|dst_port` only there); `type backoff` takes `multiplier N` (at least 1) instead of `seconds`.
     pub fn parse(value: &str, filter: bool) -> Result<Threshold, ThresholdError> {
         let keyword = if filter {
             "detection_filter"
@@ -84,6 +91,7 @@ impl Threshold {
         let bad = |m: String| ThresholdError::Invalid(format!("{keyword}: {m}"));
         let (mut kind, mut track, mut count, mut seconds, mut unique_on) =
             (None, None, None, None, None);
+        let mut multiplier: Option<u32> = None;
         for part in value.split(',') {
             let part = part.trim();
             let (k, v) = part
@@ -104,11 +112,7 @@ impl Threshold {
                         "limit" => ThresholdKind::Limit,
                         "threshold" => ThresholdKind::Threshold,
                         "both" => ThresholdKind::Both,
-                        "backoff" => {
-                            return Err(ThresholdError::Unsupported(
-                                "threshold:type backoff".into(),
-                            ));
-                        }
+                        "backoff" => ThresholdKind::Backoff { multiplier: 0 },
                         other => return Err(bad(format!("unknown type `{}`", short(other)))),
                     });
                 }
@@ -139,6 +143,15 @@ impl Threshold {
                         .ok_or_else(|| bad(format!("invalid seconds `{}`", short(v))))?;
                     seconds = Some(s);
                 }
+                "multiplier" if !filter => {
+                    once(multiplier.is_some())?;
+                    let m = v
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&m| m >= 1)
+                        .ok_or_else(|| bad(format!("invalid multiplier `{}`", short(v))))?;
+                    multiplier = Some(m);
+                }
                 "unique_on" if filter => {
                     once(unique_on.is_some())?;
                     unique_on = Some(match v {
@@ -155,11 +168,25 @@ impl Threshold {
         } else {
             kind.ok_or_else(|| bad("missing `type`".into()))?
         };
+        // Backoff counts without a window: `multiplier` replaces `seconds`.
+        let (kind, seconds) = match (kind, multiplier) {
+            (ThresholdKind::Backoff { .. }, Some(m)) if seconds.is_none() => {
+                (ThresholdKind::Backoff { multiplier: m }, 0)
+            }
+            (ThresholdKind::Backoff { .. }, None) => {
+                return Err(bad("missing `multiplier`".into()));
+            }
+            (ThresholdKind::Backoff { .. }, Some(_)) => {
+                return Err(bad("`seconds` with type backoff".into()));
+            }
+            (_, Some(_)) => return Err(bad("`multiplier` needs type backoff".into())),
+            (k, None) => (k, seconds.ok_or_else(|| bad("missing `seconds`".into()))?),
+        };
         let t = Threshold {
             kind,
             track: track.ok_or_else(|| bad("missing `track`".into()))?,
             count: count.ok_or_else(|| bad("missing `count`".into()))?,
-            seconds: seconds.ok_or_else(|| bad("missing `seconds`".into()))?,
+            seconds,
             unique_on,
         };
         if t.count == 0 && kind != ThresholdKind::DetectionFilter {
@@ -199,6 +226,8 @@ struct Entry {
     /// With `unique_on`: the distinct ports seen in the window, at most the rule's count plus one (`count` is then
     /// their number).
     ports: Vec<u16>,
+    /// `type backoff`: the count at which the next alert comes.
+    next: u64,
 }
 
 impl Entry {
@@ -208,6 +237,7 @@ impl Entry {
             until_ns,
             count: 1,
             ports: port.into_iter().collect(),
+            next: 0,
         }
     }
 }
@@ -276,7 +306,11 @@ impl ThresholdTable {
             Track::ByFlow => Key::Flow(flow_id),
         };
         let window = u64::from(t.seconds).saturating_mul(1_000_000_000);
-        let until = ts_ns.saturating_add(window);
+        let until = match t.kind {
+            // Backoff has no window: its entry lasts as long as the table keeps it.
+            ThresholdKind::Backoff { .. } => u64::MAX,
+            _ => ts_ns.saturating_add(window),
+        };
         let k = (rule, key);
         let alert = match self.entries.get_mut(&k) {
             Some(e) if ts_ns < e.until_ns => {
@@ -301,6 +335,13 @@ impl ThresholdTable {
                         hit
                     }
                     ThresholdKind::Both => e.count == t.count,
+                    ThresholdKind::Backoff { multiplier } => {
+                        let hit = u64::from(e.count) == e.next;
+                        if hit {
+                            e.next = e.next.saturating_mul(u64::from(multiplier));
+                        }
+                        hit
+                    }
                     ThresholdKind::DetectionFilter => e.count > t.count,
                 }
             }
@@ -316,7 +357,16 @@ impl ThresholdTable {
                     self.stats.expired += (before - self.entries.len()) as u64;
                 }
                 if self.entries.len() < self.capacity {
-                    self.entries.insert(k, Entry::open(until, port));
+                    let mut e = Entry::open(until, port);
+                    if let ThresholdKind::Backoff { multiplier } = t.kind {
+                        // The first match alerts with `count 1`; the next alert comes at `count` (times the
+                        // multiplier once the first has alerted).
+                        e.next = u64::from(t.count);
+                        if t.count == 1 {
+                            e.next = e.next.saturating_mul(u64::from(multiplier));
+                        }
+                    }
+                    self.entries.insert(k, e);
                 } else {
                     self.stats.table_full += 1;
                 }
@@ -521,7 +571,9 @@ impl RateTable {
 fn first_alerts(t: &Threshold) -> bool {
     match t.kind {
         ThresholdKind::Limit => true,
-        ThresholdKind::Threshold | ThresholdKind::Both => t.count <= 1,
+        ThresholdKind::Threshold | ThresholdKind::Both | ThresholdKind::Backoff { .. } => {
+            t.count <= 1
+        }
         ThresholdKind::DetectionFilter => t.count == 0,
     }
 }
@@ -660,10 +712,58 @@ mod tests {
             Threshold::parse("type limit, track by_src, count 1, seconds 1", true),
             Err(ThresholdError::Invalid(_))
         ));
-        assert!(matches!(
+        assert_eq!(
             Threshold::parse("type backoff, track by_flow, count 1, multiplier 10", false),
-            Err(ThresholdError::Unsupported(_))
-        ));
+            Ok(Threshold {
+                kind: ThresholdKind::Backoff { multiplier: 10 },
+                track: Track::ByFlow,
+                count: 1,
+                seconds: 0,
+                unique_on: None,
+            })
+        );
+        for bad in [
+            "type backoff, track by_flow, count 1",
+            "type backoff, track by_flow, count 1, multiplier 0",
+            "type backoff, track by_flow, count 1, multiplier 10, seconds 5",
+            "type limit, track by_flow, count 1, seconds 5, multiplier 10",
+        ] {
+            assert!(
+                matches!(
+                    Threshold::parse(bad, false),
+                    Err(ThresholdError::Invalid(_))
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    /// Backoff: with `count 1, multiplier 10` the 1st, 10th and 100th matches alert; with `count 3, multiplier 2`
+    /// the 3rd, 6th and 12th; per key, whatever time passes.
+    #[test]
+    fn backoff_alerts_at_count_times_powers_of_the_multiplier() {
+        let mut tab = ThresholdTable::default();
+        let a = (ip("10.0.0.1"), 1);
+        let b = (ip("10.0.0.2"), 2);
+        for (v, want) in [
+            (
+                "type backoff, track by_flow, count 1, multiplier 10",
+                vec![1, 10, 100],
+            ),
+            (
+                "type backoff, track by_flow, count 3, multiplier 2",
+                vec![3, 6, 12, 24, 48, 96],
+            ),
+        ] {
+            let t = Threshold::parse(v, false).unwrap();
+            let rule = want[1];
+            let got: Vec<u32> = (1..=120u32)
+                .filter(|n| tab.check(rule, &t, a, b, 7, u64::from(*n) * 1000 * S))
+                .collect();
+            assert_eq!(got, want, "{v}");
+            // Another flow counts on its own.
+            assert_eq!(tab.check(rule, &t, a, b, 8, 0), want[0] == 1);
+        }
     }
 
     /// The behaviours of Suricata's documentation ("Thresholding keywords"), match by match.
