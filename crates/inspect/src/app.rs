@@ -1719,6 +1719,9 @@ pub(crate) struct StreamCx<'o, 'a> {
     /// (`flowbundle_rules::RuleSet::scan_streamed_packet`).
     pub payload: &'o [u8],
     pub whole: bool,
+    /// The stream offset of the first gap handed on during this packet, per key direction (for the
+    /// `reassembly_seq_gap` stream event).
+    pub gap_at: [Option<u64>; 2],
 }
 
 impl StreamSink for StreamCx<'_, '_> {
@@ -1770,7 +1773,9 @@ impl StreamSink for StreamCx<'_, '_> {
         }
     }
 
-    fn gap(&mut self, dir: KeySide, _offset: u64, len: u64) {
+    fn gap(&mut self, dir: KeySide, offset: u64, len: u64) {
+        let first = &mut self.gap_at[dir.index()];
+        *first = Some(first.map_or(offset, |o| o.min(offset)));
         let pdir = self.out.meta.direction(dir);
         self.ftp_file.gap(pdir, len);
         if let Some(fa) = self.fa.as_mut() {

@@ -41,7 +41,7 @@ use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::AppProto;
 use flowbundle_rules::{FlowMatchState, RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
-use flowbundle_types::{BUNDLES, BundleToken, Transport};
+use flowbundle_types::{BUNDLES, BundleToken, StreamEvent, Transport};
 
 use crate::app::{self, AppState, FlowMeta, Out, PacketVerdict, StreamCx};
 use crate::config::EngineConfig;
@@ -1226,6 +1226,8 @@ impl Engine {
                     return false;
                 };
                 let before = t.state;
+                let mut stream_events =
+                    t.session_events(th.flags, d.payload.len(), self.cfg.midstream);
                 t.on_flags(dir, to_server, th.flags);
                 t.on_seq(dir, th.seq, th.ack, d.payload.len(), th.flags);
                 // `flow:established` as Suricata marks packets: from the flow's state before the packet, so the
@@ -1289,6 +1291,7 @@ impl Engine {
                     detect_cycles: 0,
                     payload: d.payload,
                     whole: false,
+                    gap_at: [None; 2],
                 };
                 let mut rcx = reassembly::Ctx {
                     cfg: &self.cfg.reassembly,
@@ -1312,9 +1315,20 @@ impl Engine {
                 );
                 let fed = sink.fed_sig;
                 let whole = sink.whole && !unstreamed;
+                let gap_at = sink.gap_at;
                 detect = sink.detect_cycles;
                 stats.reassembly = rstats;
                 t.gaps += (stats.reassembly.gaps - gaps_before) as u32;
+                // Suricata raises `reassembly_seq_gap` on the packet whose processing hands a gap on to the
+                // application layer, and only for a gap the receiver has acknowledged data past (capture loss);
+                // bytes missing before a RST or FIN that nobody acknowledged are no gap to it.
+                if stats.reassembly.gaps != gaps_before
+                    && [KeySide::Forward, KeySide::Reverse]
+                        .into_iter()
+                        .any(|side| gap_at[side.index()].is_some_and(|o| t.acked_past(side, o)))
+                {
+                    stream_events.set(StreamEvent::ReassemblySeqGap);
+                }
                 if !fed
                     && let (Some(st), Some(set)) = (app.sig.as_mut(), det.signatures())
                     && !st.verdict().is_final()
@@ -1329,7 +1343,10 @@ impl Engine {
                     let now = app::identified_now(&app.label, app.fa.as_ref());
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
-                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns);
+                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns).map(|mut h| {
+                        h.stream_events = stream_events;
+                        h
+                    });
                     app::scan_packet_as(
                         &mut out,
                         &mut app.rules,
@@ -1552,6 +1569,7 @@ impl Engine {
                         detect_cycles: 0,
                         payload: &[],
                         whole: false,
+                        gap_at: [None; 2],
                     };
                     let mut rcx = reassembly::Ctx {
                         cfg: &self.cfg.reassembly,
@@ -3191,5 +3209,132 @@ alert udp any any -> any 12 (content:"s"; threshold:type limit,track by_src,coun
         assert_eq!(info[0].sha256, None, "only the hashes the rules use");
         assert_eq!(info[0].magic, Some("PE32 executable, for MS Windows"));
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A TCP segment from `10.0.0.src:sport` to `10.0.0.dst:dport` with `seq`, `ack`, `flags` and `payload`.
+    fn seg(
+        src: u8,
+        sport: u16,
+        dst: u8,
+        dport: u16,
+        sa: (u32, u32),
+        fl: u8,
+        data: &[u8],
+    ) -> Vec<u8> {
+        let mut b = segment(src, sport, dst, dport, sa.0, fl, data);
+        b[28..32].copy_from_slice(&sa.1.to_be_bytes());
+        b
+    }
+
+    /// The alerts, as (signature, packet number), of `packets` with `rules`, mid-stream pickups allowed or not.
+    fn tcp_alerts_at(rules_text: &str, midstream: bool, packets: &[Vec<u8>]) -> Vec<(u32, u64)> {
+        let cfg = EngineConfig {
+            midstream,
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::with_shared(cfg, None, rules(rules_text));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        for (i, p) in packets.iter().enumerate() {
+            let rec = PacketRecord {
+                ts_ns: (i as u64 + 1) * S,
+                orig_len: p.len() as u32,
+                interface: 0,
+                link_type: LinkType::RAW,
+                data: p,
+            };
+            e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
+        }
+        e.finish([ctx])
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Alert(a) => Some((a.signature_id, e.pcap_cnt.unwrap_or(0))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const FIN: u8 = 0x01;
+    const SYN: u8 = 0x02;
+    const RST: u8 = 0x04;
+    const ACK: u8 = 0x10;
+
+    /// A RST on a connection that nothing opened is `rst_but_no_session`, on that packet, as often as it comes; a
+    /// RST that ends a connection opened by a SYN is not.
+    #[test]
+    fn stream_event_rst_but_no_session() {
+        let r = "alert tcp any any -> any any (stream-event:rst_but_no_session; sid:1;)";
+        let p = [
+            seg(1, 40000, 2, 80, (5, 0), RST, b""),
+            seg(1, 40000, 2, 80, (5, 0), RST | ACK, b""),
+            seg(3, 40001, 2, 80, (9, 0), SYN, b""),
+            seg(2, 80, 3, 40001, (100, 10), RST | ACK, b""),
+        ];
+        assert_eq!(tcp_alerts_at(r, false, &p), [(1, 1), (1, 2)]);
+        // A mid-stream ACK opens a session only where pickups are allowed.
+        let p = [
+            seg(1, 40000, 2, 80, (5, 7), ACK, b""),
+            seg(2, 80, 1, 40000, (7, 5), RST | ACK, b""),
+        ];
+        assert_eq!(tcp_alerts_at(r, false, &p), [(1, 2)]);
+        assert_eq!(tcp_alerts_at(r, true, &p), []);
+    }
+
+    /// A FIN on a connection that nothing opened is `fin_but_no_session`; where mid-stream pickups are allowed a FIN
+    /// carrying data opens the session instead (and a SYN with FIN is the FIN's event).
+    #[test]
+    fn stream_event_fin_but_no_session() {
+        let r = "alert tcp any any -> any any (stream-event:fin_but_no_session; sid:7;)";
+        let p = [
+            seg(1, 40000, 2, 80, (5, 7), FIN | ACK, b"bye"),
+            seg(1, 40000, 2, 80, (9, 7), FIN | ACK, b""),
+        ];
+        assert_eq!(tcp_alerts_at(r, false, &p), [(7, 1), (7, 2)]);
+        assert_eq!(tcp_alerts_at(r, true, &p), []);
+        let p = [
+            seg(1, 40000, 2, 80, (5, 0), SYN | FIN, b""),
+            seg(3, 40001, 2, 80, (9, 0), SYN, b""),
+            seg(3, 40001, 2, 80, (10, 0), FIN | ACK, b""),
+        ];
+        assert_eq!(tcp_alerts_at(r, true, &p), [(7, 1)]);
+        // The name in `engine-event` form is the same test.
+        let r = "alert tcp any any -> any any (engine-event:stream.fin_but_no_session; sid:8;)";
+        assert_eq!(
+            tcp_alerts_at(r, false, &[seg(1, 40000, 2, 80, (5, 7), FIN, b"")]),
+            [(8, 1)]
+        );
+    }
+
+    /// `reassembly_seq_gap` is raised on the packet whose processing gives a hole up (here the server's answer,
+    /// which tells that the request's missing bytes will not come), once; a stream without holes raises none.
+    #[test]
+    fn stream_event_reassembly_seq_gap() {
+        let r = "alert tcp any any -> any any (stream-event:reassembly_seq_gap; sid:3;)";
+        let hs = [
+            seg(1, 40000, 2, 80, (0, 0), SYN, b""),
+            seg(2, 80, 1, 40000, (0, 1), SYN | ACK, b""),
+            seg(1, 40000, 2, 80, (1, 1), ACK, b""),
+        ];
+        let mut p = hs.to_vec();
+        p.push(seg(1, 40000, 2, 80, (1, 1), ACK, b"GET "));
+        p.push(seg(1, 40000, 2, 80, (100, 1), ACK, b"more"));
+        p.push(seg(2, 80, 1, 40000, (1, 104), ACK, b"HTTP/1.1 200 OK\r\n"));
+        p.push(seg(1, 40000, 2, 80, (104, 18), ACK, b"again"));
+        assert_eq!(tcp_alerts_at(r, false, &p), [(3, 6)]);
+        let mut p = hs.to_vec();
+        p.push(seg(1, 40000, 2, 80, (1, 1), ACK, b"GET "));
+        p.push(seg(1, 40000, 2, 80, (5, 1), ACK, b"more"));
+        p.push(seg(2, 80, 1, 40000, (1, 9), ACK, b"HTTP/1.1 200 OK\r\n"));
+        assert_eq!(tcp_alerts_at(r, false, &p), []);
+        // A hole that a RST gives up before anyone acknowledged past it is no gap to Suricata: no event.
+        let mut p = hs.to_vec();
+        p.push(seg(1, 40000, 2, 80, (1, 1), ACK, b"GET "));
+        p.push(seg(1, 40000, 2, 80, (100, 1), ACK, b"more"));
+        p.push(seg(2, 80, 1, 40000, (1, 5), RST | ACK, b""));
+        assert_eq!(tcp_alerts_at(r, false, &p), []);
+        // Acknowledged past the hole first (a pure ACK gives nothing up), then the RST: the event is the RST's.
+        p.insert(5, seg(2, 80, 1, 40000, (1, 104), ACK, b""));
+        assert_eq!(tcp_alerts_at(r, false, &p), [(3, 7)]);
     }
 }

@@ -25,7 +25,7 @@ use crate::event::{FlowState, TcpState};
 use crate::reassembly::Reassembler;
 use flowbundle_rules::StreamSizes;
 use flowbundle_rules::stream_size::SeqSpan;
-use flowbundle_types::Transport;
+use flowbundle_types::{StreamEvent, StreamEvents, Transport};
 
 /// TCP state of a connection.
 #[derive(Debug)]
@@ -40,6 +40,11 @@ pub(crate) struct TcpConn {
     pub midstream: bool,
     /// Sequence space used per key direction, for `stream_size`.
     pub spans: [SeqSpan; 2],
+    /// A session exists in Suricata's sense: a packet opened one (a SYN; with mid-stream pickups allowed, also a
+    /// SYN-ACK, an ACK or a FIN with data). Until then a RST or FIN is a `*_but_no_session` stream event.
+    pub session: bool,
+    /// The highest acknowledgement number each key side sent (with an ACK flag), if any.
+    pub acks: [Option<u32>; 2],
 }
 
 impl TcpConn {
@@ -52,7 +57,43 @@ impl TcpConn {
             gaps: 0,
             midstream: false,
             spans: [SeqSpan::default(); 2],
+            session: false,
+            acks: [None; 2],
         }
+    }
+
+    /// The stream events of a packet with TCP flags `f` and `payload_len` bytes on a connection that has no session
+    /// yet, and whether it opens one, as Suricata's tracker decides on a packet without a session: a RST is
+    /// `rst_but_no_session`; a FIN is `fin_but_no_session` unless mid-stream pickups are allowed (`midstream`) and
+    /// it carries data; otherwise a SYN opens a session, and with `midstream` a SYN-ACK or an ACK does too. Checked in
+    /// that order (a SYN with RST or FIN is the RST's or FIN's event). Nothing once a session exists.
+    pub(crate) fn session_events(
+        &mut self,
+        f: u16,
+        payload_len: usize,
+        midstream: bool,
+    ) -> StreamEvents {
+        let mut ev = StreamEvents::EMPTY;
+        if self.session {
+            return ev;
+        }
+        let has = |b: u16| f & b != 0;
+        if has(flags::RST) {
+            ev.set(StreamEvent::RstButNoSession);
+        } else if has(flags::FIN) {
+            if !midstream || payload_len == 0 {
+                ev.set(StreamEvent::FinButNoSession);
+            } else {
+                self.session = true;
+            }
+        } else if has(flags::SYN) && has(flags::ACK) {
+            self.session = midstream;
+        } else if has(flags::SYN) {
+            self.session = true;
+        } else if has(flags::ACK) {
+            self.session = midstream;
+        }
+        ev
     }
 
     /// A segment sent from key side `dir` moves that side's sequence span (and fixes the peer's from its
@@ -63,6 +104,13 @@ impl TcpConn {
             f & flags::FIN != 0,
             f & flags::RST != 0,
         );
+        if f & flags::ACK != 0 {
+            let last = &mut self.acks[dir.index()];
+            // The highest in sequence space (a later segment may carry an older acknowledgement).
+            if last.is_none_or(|l| (ack.wrapping_sub(l) as i32) > 0) {
+                *last = Some(ack);
+            }
+        }
         if rst {
             return;
         }
@@ -70,6 +118,18 @@ impl TcpConn {
         self.spans[dir.index()].on_segment(seq, len, syn, fin);
         if f & flags::ACK != 0 {
             self.spans[dir.flip().index()].on_peer_ack(ack);
+        }
+    }
+
+    /// Whether the peer of key side `dir` acknowledged sequence space past stream offset `offset` of `dir` (the
+    /// receiver has what the capture is missing there).
+    pub(crate) fn acked_past(&self, dir: KeySide, offset: u64) -> bool {
+        match (
+            self.acks[dir.flip().index()],
+            self.reasm.seq_at(dir, offset),
+        ) {
+            (Some(ack), Some(seq)) => (ack.wrapping_sub(seq) as i32) > 0,
+            _ => false,
         }
     }
 

@@ -275,6 +275,13 @@ impl Reassembler {
         self.halves[dir.index()].next
     }
 
+    /// The sequence number of stream offset `offset` of direction `dir` (modulo 2^32), once its first segment
+    /// fixed the mapping.
+    pub fn seq_at(&self, dir: KeySide, offset: u64) -> Option<u32> {
+        let h = &self.halves[dir.index()];
+        h.seen.then(|| h.base.wrapping_add(offset as u32))
+    }
+
     /// Handles one segment of direction `dir`, captured in order with the connection's other packets.
     pub fn segment<S: StreamSink + ?Sized>(
         &mut self,

@@ -321,7 +321,9 @@ enum Recorded {
     },
 }
 
-/// One step of a script.
+/// One step of a script. Not boxed although a rules call is much larger than the other steps: the script's
+/// vector is reused from packet to packet, so a large step costs no allocation, and boxing would allocate per call.
+#[allow(clippy::large_enum_variant)]
 enum Op {
     /// An event the flow stage produced.
     Event(Event),

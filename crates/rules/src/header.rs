@@ -17,7 +17,7 @@
 //! returns a one-line reason for a malformed value. `stream_size` is a condition on the TCP session rather than on
 //! one packet's header: see [`crate::stream_size`].
 
-use flowbundle_types::{DecodeEvent, DecodeEvents};
+use flowbundle_types::{DecodeEvent, DecodeEvents, StreamEvent, StreamEvents};
 
 /// The header fields of the packet being inspected.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,6 +44,8 @@ pub struct PacketHeader {
     pub icmp: Option<IcmpHeader>,
     /// The decoder's anomalies on the packet, for `decode-event`.
     pub events: DecodeEvents,
+    /// The TCP stream anomalies this packet caused (connection tracking, reassembly), for `stream-event`.
+    pub stream_events: StreamEvents,
     /// The packet belongs to no flow (a fragment, a packet whose transport header did not decode, a frame without
     /// IP): rules with `flow`, `flowbits` or `app-layer-protocol` conditions, which need one, do not match it, as in
     /// Suricata.
@@ -403,6 +405,8 @@ pub enum HeaderTest {
     IcmpSeq(u16),
     /// `decode-event:<name>`: the decoder (or the defragmenter) noted this anomaly on the packet.
     DecodeEvent(DecodeEvent),
+    /// `stream-event:<name>`: the engine's connection tracking or reassembly noted this anomaly on the packet.
+    StreamEvent(StreamEvent),
     /// `fragoffset:[!|<|>]N`: the fragment offset ([`PacketHeader::frag_offset`]).
     FragOffset(Num),
     /// `sameip`: source and destination address are equal.
@@ -810,6 +814,7 @@ impl HeaderTest {
                 .and_then(|i| i.id_seq(h.ipv6))
                 .is_some_and(|(_, x)| x == seq),
             HeaderTest::DecodeEvent(e) => h.events.contains(e),
+            HeaderTest::StreamEvent(e) => h.stream_events.contains(e),
             HeaderTest::FragOffset(n) => n.test(u64::from(h.frag_offset)),
             HeaderTest::SameIp => h.same_ip,
             HeaderTest::IpOpts(bits) => !h.ipv6 && h.ip_opts & bits != 0,
@@ -890,10 +895,14 @@ impl HeaderTest {
 }
 
 /// `stream-event:<name>`: Suricata's TCP stream events (the name after `stream.`, its two long spellings
-/// accepted). `Ok(None)` for one of them (the engine raises no stream event, so such a rule is skipped with that
-/// reason), `Err` naming the value for anything else, as Suricata refuses an unknown event.
+/// accepted). `Ok(Some)` for an event the engine raises ([`StreamEvent`]), `Ok(None)` for another of Suricata's
+/// (such a rule is skipped with that reason rather than loaded to never fire), `Err` naming the value for anything
+/// else, as Suricata refuses an unknown event.
 pub fn stream_event(v: &str) -> Result<Option<HeaderTest>, String> {
     let name = v.trim();
+    if let Some(e) = StreamEvent::from_name(name) {
+        return Ok(Some(HeaderTest::StreamEvent(e)));
+    }
     let canonical = match name.to_ascii_lowercase().as_str() {
         "est_synack_resend_with_different_ack" => "est_synack_resend_with_diff_ack".to_string(),
         "3whs_synack_resend_with_different_ack" => "3whs_synack_resend_with_diff_ack".to_string(),
@@ -1132,7 +1141,17 @@ mod tests {
 
     #[test]
     fn stream_and_engine_event_names() {
-        // Suricata's stream events: known (not raised here), in either long spelling.
+        // Suricata's stream events: raised ones are tests, the others known (not raised here), in either long
+        // spelling.
+        let gap = stream_event("Reassembly_Seq_Gap").unwrap().unwrap();
+        let mut h = PacketHeader::default();
+        assert!(!gap.matches(&h));
+        h.stream_events.set(StreamEvent::ReassemblySeqGap);
+        assert!(gap.matches(&h));
+        assert_eq!(
+            engine_event("stream.reassembly_seq_gap"),
+            Ok(Some(HeaderTest::StreamEvent(StreamEvent::ReassemblySeqGap)))
+        );
         assert_eq!(stream_event("est_invalid_ack"), Ok(None));
         assert_eq!(
             stream_event(" 3whs_synack_resend_with_different_ack "),

@@ -12,6 +12,7 @@
 //! | transport of a packet or flow | [`Transport`] | the engine | parsers, rules, events |
 //! | an application protocol | [`AppProto`] (one generated table) | identification | rules, cost records, sinks |
 //! | a decoder anomaly (Suricata's `decode-event`) | [`DecodeEvent`], [`DecodeEvents`] | the decoder, the defragmenter | rules, stats |
+//! | a TCP stream anomaly (Suricata's `stream-event`) | [`StreamEvent`], [`StreamEvents`] | the engine's connection tracking and reassembly | rules |
 //! | an HTTP buffer handed to detection | [`HttpBuffer`] | the HTTP parser | rules |
 //! | what a flow's traffic says about its security (nDPI's flow risks) | [`FlowRisk`], [`RiskSet`] | parsers' events, the engine | flow records, EVE, summary |
 //! | where an identification stands | [`Verdict`] | detectors, signatures | the engine |
@@ -30,6 +31,7 @@ pub mod http2;
 pub mod krb5;
 mod packet;
 mod risk;
+mod stream_event;
 mod transport;
 mod verdict;
 mod workload;
@@ -44,6 +46,7 @@ pub use exec::Exec;
 pub use http::HttpBuffer;
 pub use packet::{BUNDLES, Desc, DescHashes, WorkerId};
 pub use risk::{FlowRisk, RiskSet};
+pub use stream_event::{StreamEvent, StreamEvents};
 pub use transport::Transport;
 pub use verdict::Verdict;
 pub use workload::{Outcome, StagedWorkload, Workload};
