@@ -1226,8 +1226,18 @@ impl Engine {
                     return false;
                 };
                 let before = t.state;
-                let mut stream_events =
-                    t.session_events(th.flags, d.payload.len(), self.cfg.midstream);
+                // Suricata's Fast Open handling looks at the option on SYNs only.
+                let tfo = th.has(flowbundle_decode::wire::tcp::flags::SYN)
+                    && has_fast_open(th.options_raw);
+                let mut stream_events = t.stream_events(
+                    dir,
+                    to_server,
+                    (th.seq, th.ack),
+                    th.flags,
+                    d.payload.len(),
+                    tfo,
+                    self.cfg.midstream,
+                );
                 t.on_flags(dir, to_server, th.flags);
                 t.on_seq(dir, th.seq, th.ack, d.payload.len(), th.flags);
                 // `flow:established` as Suricata marks packets: from the flow's state before the packet, so the
@@ -3336,5 +3346,170 @@ alert udp any any -> any 12 (content:"s"; threshold:type limit,track by_src,coun
         // Acknowledged past the hole first (a pure ACK gives nothing up), then the RST: the event is the RST's.
         p.insert(5, seg(2, 80, 1, 40000, (1, 104), ACK, b""));
         assert_eq!(tcp_alerts_at(r, false, &p), [(3, 7)]);
+    }
+
+    /// One rule per handshake event, sid = its position in this list plus one.
+    const HANDSHAKE_EVENTS: [&str; 16] = [
+        "3whs_synack_with_wrong_ack",
+        "3whs_synack_tfo_data_ignored",
+        "3whs_synack_in_wrong_direction",
+        "4whs_synack_with_wrong_ack",
+        "4whs_synack_with_wrong_syn",
+        "3whs_synack_toserver_on_syn_recv",
+        "3whs_synack_resend_with_different_ack",
+        "3whs_syn_toclient_on_syn_recv",
+        "3whs_syn_resend_diff_seq_on_syn_recv",
+        "est_synack_toserver",
+        "est_synack_resend_with_diff_ack",
+        "est_synack_resend_with_diff_seq",
+        "est_synack_resend",
+        "est_syn_toclient",
+        "est_syn_resend_diff_seq",
+        "est_syn_resend",
+    ];
+
+    /// The handshake events of `packets`, as (event name, packet number).
+    fn handshake_events(packets: &[Vec<u8>]) -> Vec<(&'static str, u64)> {
+        let rules: String = HANDSHAKE_EVENTS
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                format!(
+                    "alert tcp any any -> any any (stream-event:{e}; sid:{};)\n",
+                    i + 1
+                )
+            })
+            .collect();
+        tcp_alerts_at(rules.trim_end(), false, packets)
+            .into_iter()
+            .map(|(sid, n)| (HANDSHAKE_EVENTS[sid as usize - 1], n))
+            .collect()
+    }
+
+    const C: (u8, u16) = (1, 40000);
+    const SV: (u8, u16) = (2, 80);
+
+    /// A segment from `from` to `to` with (seq, ack) and flags.
+    fn hs(from: (u8, u16), to: (u8, u16), sa: (u32, u32), fl: u8) -> Vec<u8> {
+        seg(from.0, from.1, to.0, to.1, sa, fl, b"")
+    }
+
+    /// The SYN-ACK must acknowledge the SYN; with TCP Fast Open its data too, or the data was ignored.
+    #[test]
+    fn stream_events_of_the_syn_ack() {
+        let ok = [
+            hs(C, SV, (100, 0), SYN),
+            hs(SV, C, (500, 101), SYN | ACK),
+            hs(C, SV, (101, 501), ACK),
+        ];
+        assert_eq!(handshake_events(&ok), []);
+        let wrong = [
+            hs(C, SV, (100, 0), SYN),
+            hs(SV, C, (500, 7), SYN | ACK),
+            hs(SV, C, (500, 101), SYN | ACK),
+            hs(C, SV, (101, 501), ACK),
+        ];
+        assert_eq!(
+            handshake_events(&wrong),
+            [("3whs_synack_with_wrong_ack", 2)]
+        );
+        // A SYN carrying data and the Fast Open option (kind 34, then two NOPs): a SYN-ACK acknowledging only the
+        // SYN ignored the data.
+        let mut tfo = seg(C.0, C.1, SV.0, SV.1, (100, 0), SYN, b"");
+        tfo[32] = 0x60;
+        tfo.extend_from_slice(&[34, 2, 1, 1]);
+        tfo.extend_from_slice(b"hello");
+        let len = tfo.len() as u16;
+        tfo[2..4].copy_from_slice(&len.to_be_bytes());
+        let ignored = [tfo.clone(), hs(SV, C, (500, 101), SYN | ACK)];
+        assert_eq!(
+            handshake_events(&ignored),
+            [("3whs_synack_tfo_data_ignored", 2)]
+        );
+        let taken = [tfo, hs(SV, C, (500, 106), SYN | ACK)];
+        assert_eq!(handshake_events(&taken), []);
+        // A SYN-ACK from the client: in the wrong direction, unless the server sent a SYN (four-way handshake),
+        // where it must acknowledge the server's SYN and repeat the client's.
+        let wrong_dir = [hs(C, SV, (100, 0), SYN), hs(C, SV, (100, 1), SYN | ACK)];
+        assert_eq!(
+            handshake_events(&wrong_dir),
+            [("3whs_synack_in_wrong_direction", 2)]
+        );
+        let four = |sa| {
+            [
+                hs(C, SV, (100, 0), SYN),
+                hs(SV, C, (700, 0), SYN),
+                hs(C, SV, sa, SYN | ACK),
+            ]
+        };
+        assert_eq!(
+            handshake_events(&four((100, 5))),
+            [("4whs_synack_with_wrong_ack", 3)]
+        );
+        assert_eq!(
+            handshake_events(&four((9, 701))),
+            [("4whs_synack_with_wrong_syn", 3)]
+        );
+        assert_eq!(handshake_events(&four((100, 701))), []);
+    }
+
+    /// After the server's SYN-ACK: a SYN-ACK from the client, a SYN from the server, the client's SYN with another
+    /// sequence number, the server's SYN-ACK with another acknowledgement; a plain resend is no event.
+    #[test]
+    fn stream_events_after_the_syn_ack() {
+        let p = [
+            hs(C, SV, (100, 0), SYN),
+            hs(SV, C, (500, 101), SYN | ACK),
+            hs(C, SV, (100, 501), SYN | ACK),
+            hs(SV, C, (500, 0), SYN),
+            hs(C, SV, (300, 0), SYN),
+            hs(SV, C, (500, 9), SYN | ACK),
+            hs(C, SV, (100, 0), SYN),
+            hs(SV, C, (500, 101), SYN | ACK),
+        ];
+        assert_eq!(
+            handshake_events(&p),
+            [
+                ("3whs_synack_toserver_on_syn_recv", 3),
+                ("3whs_syn_toclient_on_syn_recv", 4),
+                ("3whs_syn_resend_diff_seq_on_syn_recv", 5),
+                ("3whs_synack_resend_with_different_ack", 6),
+            ]
+        );
+    }
+
+    /// On an established connection: SYNs and SYN-ACKs resent or in the wrong direction; the server's SYN-ACK
+    /// resent is no event until the server sent an ACK of its own (its final ACK may have been lost).
+    #[test]
+    fn stream_events_on_an_established_connection() {
+        let p = [
+            hs(C, SV, (100, 0), SYN),
+            hs(SV, C, (500, 101), SYN | ACK),
+            hs(C, SV, (101, 501), ACK),
+            hs(SV, C, (500, 101), SYN | ACK),
+            hs(C, SV, (100, 501), SYN | ACK),
+            hs(SV, C, (500, 0), SYN),
+            hs(C, SV, (100, 0), SYN),
+            hs(C, SV, (42, 0), SYN),
+            hs(SV, C, (501, 101), ACK),
+            hs(SV, C, (500, 101), SYN | ACK),
+            hs(SV, C, (500, 77), SYN | ACK),
+            hs(SV, C, (9, 101), SYN | ACK),
+        ];
+        assert_eq!(
+            handshake_events(&p),
+            [
+                ("est_synack_toserver", 5),
+                ("est_syn_toclient", 6),
+                ("est_syn_resend", 7),
+                ("est_syn_resend_diff_seq", 8),
+                ("est_synack_resend", 10),
+                ("est_synack_resend_with_diff_ack", 11),
+                ("est_synack_resend_with_diff_seq", 12),
+            ]
+        );
+        // A connection picked up mid-stream has no handshake to check.
+        let mid = [hs(C, SV, (101, 501), ACK), hs(SV, C, (500, 0), SYN)];
+        assert_eq!(handshake_events(&mid), []);
     }
 }

@@ -45,6 +45,38 @@ pub(crate) struct TcpConn {
     pub session: bool,
     /// The highest acknowledgement number each key side sent (with an ACK flag), if any.
     pub acks: [Option<u32>; 2],
+    /// The handshake as Suricata's tracker sees it, for its stream events.
+    pub hs: Handshake,
+}
+
+/// Where the handshake of a connection opened by a SYN stands, as far as Suricata's handshake stream events need
+/// it (see [`TcpConn::stream_events`]). `Off` for a connection picked up mid-stream and once the handshake took a
+/// turn not followed (the events are then not raised).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum HsState {
+    #[default]
+    Off,
+    SynSent,
+    SynRecv,
+    Established,
+}
+
+/// The handshake's numbers (see [`HsState`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Handshake {
+    pub state: HsState,
+    pub client_isn: u32,
+    pub server_isn: u32,
+    /// Bytes of data on the SYN (TCP Fast Open).
+    pub syn_len: u32,
+    /// The SYN carried the Fast Open option.
+    pub tfo: bool,
+    /// The server sent a SYN of its own while the client's was unanswered (a four-way handshake).
+    pub four_whs: bool,
+    /// The acknowledgement number of the accepted SYN-ACK.
+    pub synack_ack: u32,
+    /// The server sent an ACK on the established connection (Suricata's `3WHS_CONFIRMED`).
+    pub confirmed: bool,
 }
 
 impl TcpConn {
@@ -59,7 +91,142 @@ impl TcpConn {
             spans: [SeqSpan::default(); 2],
             session: false,
             acks: [None; 2],
+            hs: Handshake::default(),
         }
+    }
+
+    /// The stream events of one packet, checked before the packet moves the connection's state: the session
+    /// events ([`TcpConn::session_events`]) and the handshake events of Suricata's tracker for a connection opened
+    /// by a SYN. `dir`: the key side that sent the packet; `to_server`: it comes from the client; `tfo`: it carries the Fast Open option. Where
+    /// Suricata rejects the packet (its state does not move) the handshake stays where it was; where it would
+    /// follow a turn kept here as no state (a SYN resent with another sequence number, queued; a SYN-ACK resent with
+    /// another one; a completed four-way handshake; a FIN or RST; an ACK that does not complete the handshake
+    /// exactly), the handshake checks stop for the connection.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn stream_events(
+        &mut self,
+        dir: KeySide,
+        to_server: bool,
+        (seq, ack): (u32, u32),
+        f: u16,
+        payload_len: usize,
+        tfo: bool,
+        midstream: bool,
+    ) -> StreamEvents {
+        let had_session = self.session;
+        let mut ev = self.session_events(f, payload_len, midstream);
+        let has = |b: u16| f & b != 0;
+        if !had_session {
+            if self.session && has(flags::SYN) && !has(flags::ACK) {
+                self.hs = Handshake {
+                    state: HsState::SynSent,
+                    client_isn: seq,
+                    syn_len: u32::try_from(payload_len).unwrap_or(u32::MAX),
+                    tfo,
+                    ..Handshake::default()
+                };
+            }
+            return ev;
+        }
+        let hs = &mut self.hs;
+        let (syn, ackf) = (has(flags::SYN), has(flags::ACK));
+        let off = HsState::Off;
+        match hs.state {
+            HsState::Off => {}
+            _ if has(flags::RST) || has(flags::FIN) => hs.state = off,
+            HsState::SynSent => {
+                if syn && ackf && !to_server {
+                    // Without Fast Open the SYN-ACK acknowledges the SYN; with it, the SYN's data too (or, with
+                    // the data ignored, only the SYN).
+                    let fast_open = tfo || hs.tfo;
+                    let plain = hs.client_isn.wrapping_add(1);
+                    let full = if fast_open {
+                        plain.wrapping_add(hs.syn_len)
+                    } else {
+                        plain
+                    };
+                    if ack != full {
+                        if fast_open && ack == plain {
+                            ev.set(StreamEvent::ThreeWhsSynackTfoDataIgnored);
+                            hs.state = off;
+                        } else {
+                            ev.set(StreamEvent::ThreeWhsSynackWithWrongAck);
+                        }
+                        return ev;
+                    }
+                    hs.state = HsState::SynRecv;
+                    hs.server_isn = seq;
+                    hs.synack_ack = ack;
+                } else if syn && ackf {
+                    if !hs.four_whs {
+                        ev.set(StreamEvent::ThreeWhsSynackInWrongDirection);
+                    } else if ack != hs.server_isn.wrapping_add(1) {
+                        ev.set(StreamEvent::FourWhsSynackWithWrongAck);
+                    } else if seq != hs.client_isn {
+                        ev.set(StreamEvent::FourWhsSynackWithWrongSyn);
+                    } else {
+                        hs.state = off;
+                    }
+                } else if syn && !to_server {
+                    hs.four_whs = true;
+                    hs.server_isn = seq;
+                } else if syn && seq != hs.client_isn {
+                    hs.state = off;
+                }
+            }
+            HsState::SynRecv => {
+                if syn && ackf && to_server {
+                    ev.set(StreamEvent::ThreeWhsSynackToserverOnSynRecv);
+                } else if syn && ackf {
+                    if ack != hs.synack_ack {
+                        ev.set(StreamEvent::ThreeWhsSynackResendWithDiffAck);
+                    } else if seq != hs.server_isn {
+                        hs.state = off;
+                    }
+                } else if syn && !to_server {
+                    ev.set(StreamEvent::ThreeWhsSynToclientOnSynRecv);
+                } else if syn {
+                    if seq != hs.client_isn {
+                        ev.set(StreamEvent::ThreeWhsSynResendDiffSeqOnSynRecv);
+                    }
+                } else if ackf {
+                    hs.state = if to_server
+                        && seq == hs.synack_ack
+                        && ack == hs.server_isn.wrapping_add(1)
+                    {
+                        HsState::Established
+                    } else {
+                        off
+                    };
+                }
+            }
+            HsState::Established => {
+                if syn && ackf && to_server {
+                    ev.set(StreamEvent::EstSynackToserver);
+                } else if syn && ackf {
+                    // The server's last acknowledgement (the SYN-ACK's, or a later one).
+                    let last = self.acks[dir.index()].unwrap_or(hs.synack_ack);
+                    if ack != last {
+                        ev.set(StreamEvent::EstSynackResendWithDiffAck);
+                    } else if seq != hs.server_isn {
+                        ev.set(StreamEvent::EstSynackResendWithDiffSeq);
+                    } else if hs.confirmed {
+                        ev.set(StreamEvent::EstSynackResend);
+                    }
+                } else if syn && !to_server {
+                    ev.set(StreamEvent::EstSynToclient);
+                } else if syn {
+                    ev.set(if seq != hs.client_isn {
+                        StreamEvent::EstSynResendDiffSeq
+                    } else {
+                        StreamEvent::EstSynResend
+                    });
+                } else if ackf && !to_server {
+                    hs.confirmed = true;
+                }
+            }
+        }
+        ev
     }
 
     /// The stream events of a packet with TCP flags `f` and `payload_len` bytes on a connection that has no session

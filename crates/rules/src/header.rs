@@ -1155,8 +1155,11 @@ mod tests {
         assert_eq!(stream_event("est_invalid_ack"), Ok(None));
         assert_eq!(
             stream_event(" 3whs_synack_resend_with_different_ack "),
-            Ok(None)
+            Ok(Some(HeaderTest::StreamEvent(
+                StreamEvent::ThreeWhsSynackResendWithDiffAck
+            )))
         );
+        assert_eq!(stream_event("3whs_syn_flood"), Ok(None));
         assert!(
             stream_event("no_such_event")
                 .unwrap_err()

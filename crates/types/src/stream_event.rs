@@ -33,6 +33,39 @@ macro_rules! stream_events {
 }
 
 stream_events! {
+    /// The SYN-ACK answering the SYN does not acknowledge it (its acknowledgement is not the SYN's sequence number
+    /// plus one, or with TCP Fast Open not the end of the SYN's data either).
+    ThreeWhsSynackWithWrongAck = "3whs_synack_with_wrong_ack",
+    /// With TCP Fast Open the SYN-ACK acknowledges the SYN but not the data the SYN carried.
+    ThreeWhsSynackTfoDataIgnored = "3whs_synack_tfo_data_ignored",
+    /// A SYN-ACK from the client while the handshake waits for the server's (and the server sent no SYN of its own).
+    ThreeWhsSynackInWrongDirection = "3whs_synack_in_wrong_direction",
+    /// Four-way handshake (both sides sent a SYN): the client's SYN-ACK does not acknowledge the server's SYN.
+    FourWhsSynackWithWrongAck = "4whs_synack_with_wrong_ack",
+    /// Four-way handshake: the client's SYN-ACK does not carry the sequence number of its first SYN.
+    FourWhsSynackWithWrongSyn = "4whs_synack_with_wrong_syn",
+    /// A SYN-ACK from the client after the server's SYN-ACK.
+    ThreeWhsSynackToserverOnSynRecv = "3whs_synack_toserver_on_syn_recv",
+    /// The server's SYN-ACK resent with another acknowledgement number.
+    ThreeWhsSynackResendWithDiffAck = "3whs_synack_resend_with_diff_ack",
+    /// A SYN from the server after its SYN-ACK.
+    ThreeWhsSynToclientOnSynRecv = "3whs_syn_toclient_on_syn_recv",
+    /// The client's SYN resent with another sequence number after the server's SYN-ACK.
+    ThreeWhsSynResendDiffSeqOnSynRecv = "3whs_syn_resend_diff_seq_on_syn_recv",
+    /// A SYN-ACK from the client on an established connection.
+    EstSynackToserver = "est_synack_toserver",
+    /// The server's SYN-ACK resent on an established connection, acknowledging other data than the server last did.
+    EstSynackResendWithDiffAck = "est_synack_resend_with_diff_ack",
+    /// The server's SYN-ACK resent on an established connection with another sequence number.
+    EstSynackResendWithDiffSeq = "est_synack_resend_with_diff_seq",
+    /// The server's SYN-ACK resent after the server already sent on the established connection.
+    EstSynackResend = "est_synack_resend",
+    /// A SYN from the server on an established connection.
+    EstSynToclient = "est_syn_toclient",
+    /// The client's SYN resent with another sequence number on an established connection.
+    EstSynResendDiffSeq = "est_syn_resend_diff_seq",
+    /// The client's SYN resent on an established connection.
+    EstSynResend = "est_syn_resend",
     /// A RST on a connection without a session: nothing opened it (no SYN, or a mid-stream pickup that the
     /// configuration does not allow).
     RstButNoSession = "rst_but_no_session",
@@ -94,5 +127,9 @@ mod tests {
             Some(StreamEvent::ReassemblySeqGap)
         );
         assert_eq!(StreamEvent::from_name("no_such_event"), None);
+        assert_eq!(
+            StreamEvent::from_name("3whs_synack_resend_with_different_ack"),
+            Some(StreamEvent::ThreeWhsSynackResendWithDiffAck)
+        );
     }
 }
