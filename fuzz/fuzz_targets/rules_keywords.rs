@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let value = String::from_utf8_lossy(rest).replace(['\n', '\r'], " ");
     let mut text = String::new();
-    for prefix in ["", "http.uri; ", "dns.query; ", "tls.sni; "] {
+    for prefix in ["", "http.uri; ", "dns.query; ", "tls.sni; ", "tcp.hdr; "] {
         text.push_str(&format!(
             "alert ip any any -> any any ({prefix}content:\"a\"; {}:{value}; sid:1;)\n",
             k.name

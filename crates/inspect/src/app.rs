@@ -32,8 +32,8 @@ use flowbundle_protocols::risk::{FlowRisk, RiskSet, event_risks, executable_magi
 use flowbundle_protocols::{AppEvent, AppProto, EventSink, FlowApp, Identified, Verdict};
 use flowbundle_rules::dataset::Captured;
 use flowbundle_rules::{
-    Alert, AlertSource, Checksums, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, Scanner,
-    TcpHeader,
+    Alert, AlertSource, Checksums, FlowMatchState, IcmpHeader, PacketCtx, PacketHeader, RawHeaders,
+    Scanner, TcpHeader,
 };
 use flowbundle_signatures::{ConnState, Verdict as SigVerdict};
 use flowbundle_types::{AppLayerEvents, Direction, HttpBuffer, Transport};
@@ -414,6 +414,7 @@ impl FlowMeta {
             header: None,
             stream_size: self.stream_size,
             repeat_in_dir: self.pkts.get(dir.index()).is_some_and(|&n| n > 1),
+            raw: RawHeaders::default(),
         }
     }
 
@@ -1830,7 +1831,7 @@ pub(crate) fn on_datagram(
     app: &mut AppState,
     dir: KeySide,
     payload: &[u8],
-    header: Option<PacketHeader>,
+    header: PacketHeaders<'_>,
 ) {
     let m = *out.meta;
     let ts = out.ts_ns;
@@ -1869,6 +1870,53 @@ pub(crate) fn on_datagram(
     let label = now.as_ref().unwrap_or(label);
     let failed = gave_up(label, fa.as_ref(), sig.as_ref());
     scan_packet(out, flow_rules, label, failed, dir, payload, header, false);
+}
+
+/// What the rules read of a packet's headers: the fields header keywords test and the bytes header buffers
+/// inspect.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PacketHeaders<'d> {
+    pub fields: Option<PacketHeader>,
+    pub raw: RawHeaders<'d>,
+}
+
+/// [`packet_header_with`] and, where a loaded rule inspects a header buffer, the packet's headers as on the wire
+/// ([`raw_headers`]).
+pub(crate) fn packet_headers<'d>(
+    det: &Detection,
+    d: &Decoded<'d>,
+    meta: Option<&FlowMeta>,
+    ts_ns: u64,
+) -> PacketHeaders<'d> {
+    PacketHeaders {
+        fields: packet_header_with(det, d, meta, ts_ns),
+        raw: if det.rules().is_some_and(|r| r.header_needs().raw) {
+            raw_headers(d)
+        } else {
+            RawHeaders::default()
+        },
+    }
+}
+
+/// The packet's IP header (with options or extension headers) and transport header, borrowed from its bytes, for
+/// the header buffers; empty without an IP header, and the transport's for a non-first fragment.
+pub(crate) fn raw_headers<'d>(d: &Decoded<'d>) -> RawHeaders<'d> {
+    let Some(ip) = d.ip.as_ref() else {
+        return RawHeaders::default();
+    };
+    let (l3, l4, end) = (
+        d.l3_offset as usize,
+        d.l4_offset as usize,
+        d.l3_end as usize,
+    );
+    let ip_bytes = d.data.get(l3..l4).unwrap_or(&[]);
+    let segment = match d.l4 {
+        L4::Tcp(_) | L4::Udp(_) | L4::Icmp(_) | L4::Icmpv6(_) => {
+            d.data.get(l4..end.max(l4)).unwrap_or(&[])
+        }
+        _ => &[],
+    };
+    RawHeaders::new(ip_bytes, segment, ip.proto)
 }
 
 /// The header fields header keywords (`ttl`, `flags`, `itype`, ...) test, from a decoded packet; `None` without
@@ -2086,6 +2134,11 @@ pub(crate) fn scan_flowless(
     let Some(mut header) = packet_header_with(det, &d, None, ts_ns) else {
         return false;
     };
+    let raw = if det.rules().is_some_and(|r| r.header_needs().raw) {
+        raw_headers(&d)
+    } else {
+        RawHeaders::default()
+    };
     header.flowless = true;
     if let Some(needs) = det.rules().map(|r| r.header_needs()).filter(|n| n.any()) {
         fill_optional(&mut header, needs, &d, None, ts_ns);
@@ -2138,7 +2191,10 @@ pub(crate) fn scan_flowless(
         false,
         side,
         d.payload,
-        Some(header),
+        PacketHeaders {
+            fields: Some(header),
+            raw,
+        },
         false,
     );
     let verdict = out.verdict;
@@ -2235,7 +2291,7 @@ pub(crate) fn scan_packet(
     failed: bool,
     dir: KeySide,
     payload: &[u8],
-    header: Option<PacketHeader>,
+    header: PacketHeaders<'_>,
     unstreamed: bool,
 ) {
     scan_packet_as(
@@ -2253,7 +2309,7 @@ pub(crate) fn scan_packet_as(
     failed: bool,
     dir: KeySide,
     payload: &[u8],
-    header: Option<PacketHeader>,
+    header: PacketHeaders<'_>,
     unstreamed: bool,
     whole: bool,
 ) {

@@ -1212,7 +1212,7 @@ impl Engine {
                         false,
                         dir,
                         d.payload,
-                        app::packet_header_with(det, d, Some(&meta), ts_ns),
+                        app::packet_headers(det, d, Some(&meta), ts_ns),
                         false,
                     );
                     if tm.on {
@@ -1353,10 +1353,10 @@ impl Engine {
                     let now = app::identified_now(&app.label, app.fa.as_ref());
                     let label = now.as_ref().unwrap_or(&app.label);
                     let failed = app::gave_up(label, app.fa.as_ref(), app.sig.as_ref());
-                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns).map(|mut h| {
+                    let mut hdr = app::packet_headers(det, d, Some(&meta), ts_ns);
+                    if let Some(h) = hdr.fields.as_mut() {
                         h.stream_events = stream_events;
-                        h
-                    });
+                    }
                     app::scan_packet_as(
                         &mut out,
                         &mut app.rules,
@@ -1393,10 +1393,10 @@ impl Engine {
                 };
                 let t1 = if tm.on { cost::now() } else { 0 };
                 if tr == Transport::Udp {
-                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns);
+                    let hdr = app::packet_headers(det, d, Some(&meta), ts_ns);
                     app::on_datagram(&mut out, app, dir, d.payload, hdr);
                 } else {
-                    let hdr = app::packet_header_with(det, d, Some(&meta), ts_ns);
+                    let hdr = app::packet_headers(det, d, Some(&meta), ts_ns);
                     app::scan_packet(
                         &mut out,
                         &mut app.rules,

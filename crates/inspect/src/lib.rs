@@ -45,6 +45,8 @@ pub mod engine;
 pub mod expect;
 pub mod flow;
 #[cfg(test)]
+mod header_buffer_tests;
+#[cfg(test)]
 mod keyword_tests;
 pub mod live;
 pub mod reassembly;

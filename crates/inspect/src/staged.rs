@@ -56,11 +56,11 @@ use std::ops::Range;
 
 use flowbundle_decode::KeySide;
 use flowbundle_protocols::ftp::FtpEvent;
-use flowbundle_rules::{Alert, Buffer, FlowMatchState, PacketCtx, PacketHeader};
+use flowbundle_rules::{Alert, Buffer, FlowMatchState, PacketCtx, PacketHeader, RawHeaders};
 use flowbundle_types::{BUNDLES, BundleToken, HttpBuffer};
 use hashbrown::HashMap;
 
-use crate::app::{FlowMeta, Out, PacketVerdict, emit_owned, owned, rules_app};
+use crate::app::{FlowMeta, Out, PacketHeaders, PacketVerdict, emit_owned, owned, rules_app};
 use crate::engine::{apply_verdict, flow_action};
 use crate::event::{AppLabel, Event, EventKind};
 
@@ -121,7 +121,7 @@ pub(crate) enum Call<'d> {
     Packet {
         dir: KeySide,
         payload: &'d [u8],
-        header: Option<PacketHeader>,
+        header: PacketHeaders<'d>,
         label: &'d AppLabel,
         failed: bool,
         unstreamed: bool,
@@ -185,7 +185,8 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             whole,
         } => {
             let ctx = PacketCtx {
-                header,
+                header: header.fields,
+                raw: header.raw,
                 ..m.packet_ctx(dir, rules_app(label, failed))
             };
             let mut sink = |a: &Alert<'_>| fired.push(owned(a));
@@ -302,6 +303,10 @@ enum Recorded {
         dir: KeySide,
         payload: Held,
         header: Option<PacketHeader>,
+        /// Where the header buffers' bytes ([`RawHeaders`]) are, in 4 bytes (the step stays as small as it was, and
+        /// nothing is allocated): 0 for none, else the transport header's IP protocol in the top byte and, below,
+        /// `n` for the IP header at `parts[n - 1]` and the transport header at `parts[n]`.
+        raw: u32,
         label: AppLabel,
         failed: bool,
         unstreamed: bool,
@@ -464,7 +469,19 @@ impl Script {
             } => Recorded::Packet {
                 dir,
                 payload: self.keep(payload),
-                header,
+                header: header.fields,
+                // Only where a rule reads them (else the slices are empty).
+                raw: match u32::try_from(self.parts.len() + 1) {
+                    Ok(n) if n < 1 << 24 && header.raw != RawHeaders::default() => {
+                        let (ip, l4) = (self.keep(header.raw.ip), self.keep(header.raw.l4));
+                        self.parts.push(ip);
+                        self.parts.push(l4);
+                        n | u32::from(header.raw.l4_proto) << 24
+                    }
+                    // Only where a rule reads them (else the slices are empty); a script of 2^24 parts is beyond
+                    // any batch.
+                    _ => 0,
+                },
                 label: label.clone(),
                 failed,
                 unstreamed,
@@ -816,6 +833,7 @@ fn step(
                     dir,
                     payload,
                     header,
+                    raw,
                     label,
                     failed,
                     unstreamed,
@@ -823,7 +841,17 @@ fn step(
                 } => Call::Packet {
                     dir: *dir,
                     payload: at(payload),
-                    header: *header,
+                    header: PacketHeaders {
+                        fields: *header,
+                        raw: match ((*raw & 0x00ff_ffff) as usize).checked_sub(1) {
+                            Some(n) => RawHeaders {
+                                ip: parts.get(n).map_or(&[], |h| store.get(h)),
+                                l4: parts.get(n + 1).map_or(&[], |h| store.get(h)),
+                                l4_proto: (*raw >> 24) as u8,
+                            },
+                            None => RawHeaders::default(),
+                        },
+                    },
                     label,
                     failed: *failed,
                     unstreamed: *unstreamed,

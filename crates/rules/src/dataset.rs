@@ -1040,7 +1040,7 @@ pub(crate) fn settle(rules: &mut [crate::Rule], sets: &mut Datasets) {
         })
         .collect();
     for r in rules.iter_mut() {
-        let addr = r.addr_groups.iter_mut().map(|(g, _)| g);
+        let addr = r.packet_groups.iter_mut().map(|(g, _)| g);
         for g in r.groups.iter_mut().chain(addr) {
             for it in g.items.iter_mut() {
                 if let crate::rule::Item::Dataset(d) = it {

@@ -66,6 +66,90 @@ pub struct PacketHeader {
     pub csum: Checksums,
 }
 
+/// The packet's IP and transport headers as on the wire, for the header sticky buffers (`ipv4.hdr`, `ipv6.hdr`,
+/// `tcp.hdr`, `udp.hdr`, `icmpv4.hdr`, `icmpv6.hdr`): slices of the packet's own bytes, no copy. Empty (the
+/// default) for stream data and application buffers, and when no loaded rule uses a header buffer
+/// ([`HeaderNeeds::raw`]): a rule on a header buffer then does not match, as Suricata's does not on a packet without
+/// that header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawHeaders<'a> {
+    /// The IP header: IPv4's with its options, or IPv6's base header with its extension headers.
+    pub ip: &'a [u8],
+    /// The transport header as Suricata sizes it ([`RawHeaders::new`]); empty for a non-first fragment.
+    pub l4: &'a [u8],
+    /// The IP protocol of `l4` (6, 17, 1, 58; 0 when `l4` is empty).
+    pub l4_proto: u8,
+}
+
+/// IP protocol numbers of the transports with a header buffer.
+const TCP: u8 = 6;
+const UDP: u8 = 17;
+const ICMP: u8 = 1;
+const ICMPV6: u8 = 58;
+
+impl<'a> RawHeaders<'a> {
+    /// The headers of a packet whose IP header (with options or extension headers) is `ip` and whose transport
+    /// segment (from the transport header to the end of the datagram as captured) is `segment`, of IP protocol
+    /// `proto`. The transport header is cut as Suricata sizes it: TCP's data offset (20 to 60 bytes), UDP's 8 bytes,
+    /// ICMPv6's first 8, and ICMPv4's 8, plus the 12 timestamp bytes of a timestamp request or reply (types 13 and
+    /// 14) and the address entries of a router advertisement (type 9: entries times entry size in 32-bit words)
+    /// when the message holds them. A segment too short for its header leaves `l4` empty.
+    pub fn new(ip: &'a [u8], segment: &'a [u8], proto: u8) -> RawHeaders<'a> {
+        let len = match proto {
+            TCP => segment
+                .get(12)
+                .map(|b| usize::from(b >> 4) * 4)
+                .filter(|&n| n >= 20),
+            UDP | ICMPV6 => Some(8),
+            ICMP => Some(icmpv4_header_len(segment)),
+            _ => None,
+        };
+        let l4 = len.and_then(|n| segment.get(..n)).unwrap_or(&[]);
+        RawHeaders {
+            ip,
+            l4,
+            l4_proto: if l4.is_empty() { 0 } else { proto },
+        }
+    }
+
+    /// The bytes of header buffer `b`, if the packet has that header (`None` for any other buffer).
+    pub fn get(&self, b: crate::Buffer) -> Option<&'a [u8]> {
+        use crate::Buffer::*;
+        let version = self.ip.first().map(|v| v >> 4);
+        let l4 = |p: u8| (self.l4_proto == p).then_some(self.l4);
+        match b {
+            Ipv4Hdr => (version == Some(4)).then_some(self.ip),
+            Ipv6Hdr => (version == Some(6)).then_some(self.ip),
+            TcpHdr => l4(TCP),
+            UdpHdr => l4(UDP),
+            Icmpv4Hdr if version == Some(4) => l4(ICMP),
+            Icmpv6Hdr if version == Some(6) => l4(ICMPV6),
+            _ => None,
+        }
+    }
+}
+
+/// The ICMPv4 header's length as Suricata's decoder sets it (see [`RawHeaders::new`]); 8 when the message holds
+/// no more than that (a message shorter than 8 bytes has no header: then the slice is empty).
+fn icmpv4_header_len(seg: &[u8]) -> usize {
+    const BASE: usize = 8;
+    let extra = match seg.first() {
+        // Timestamp request and reply: originate, receive and transmit timestamps.
+        Some(13 | 14) => 12,
+        // Router advertisement: number of addresses times address entry size (32-bit words).
+        Some(9) => match (seg.get(4), seg.get(5)) {
+            (Some(&n), Some(&sz)) => usize::from(n) * usize::from(sz) * 4,
+            _ => 0,
+        },
+        _ => 0,
+    };
+    if seg.len() >= BASE + extra {
+        BASE + extra
+    } else {
+        BASE
+    }
+}
+
 /// A flow's counters as `flow.pkts`, `flow.bytes` and `flow.age` read them: this packet counted. Kept small (32
 /// bytes, no `Option` around it): the header is copied with every packet a rule inspects.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,6 +177,9 @@ pub struct HeaderNeeds {
     pub checksums: bool,
     /// Some rule tests the TCP window scale option (`tcp.wscale`).
     pub tcp_wscale: bool,
+    /// Some rule inspects a header buffer (`ipv4.hdr`, `tcp.hdr`, ...): the engine hands the packet's headers
+    /// ([`RawHeaders`]). Not part of [`HeaderNeeds::any`]: the bytes are slices of the packet, not header fields.
+    pub raw: bool,
 }
 
 impl HeaderNeeds {
@@ -124,6 +211,7 @@ impl HeaderNeeds {
             flow: self.flow || o.flow,
             checksums: self.checksums || o.checksums,
             tcp_wscale: self.tcp_wscale || o.tcp_wscale,
+            raw: self.raw || o.raw,
         }
     }
 

@@ -434,6 +434,13 @@ pub static KEYWORDS: &[Keyword] = &[
     sticky("tls.sni", &["tls_sni"], Buffer::TlsSni),
     sticky("ip.src", &[], Buffer::IpSrc),
     sticky("ip.dst", &[], Buffer::IpDst),
+    // The packet's headers as on the wire (checked per packet, with the rule's header).
+    sticky("ipv4.hdr", &[], Buffer::Ipv4Hdr),
+    sticky("ipv6.hdr", &[], Buffer::Ipv6Hdr),
+    sticky("tcp.hdr", &[], Buffer::TcpHdr),
+    sticky("udp.hdr", &[], Buffer::UdpHdr),
+    sticky("icmpv4.hdr", &[], Buffer::Icmpv4Hdr),
+    sticky("icmpv6.hdr", &[], Buffer::Icmpv6Hdr),
     sticky(
         "tls.cert_subject",
         &["tls_cert_subject"],

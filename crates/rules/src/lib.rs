@@ -199,7 +199,8 @@ pub mod xbits;
 pub use addr::{AddrSet, PortSet};
 pub use classify::Classifications;
 pub use header::{
-    Checksums, CsumKind, FlowCounters, HeaderNeeds, HeaderTest, IcmpHeader, PacketHeader, TcpHeader,
+    Checksums, CsumKind, FlowCounters, HeaderNeeds, HeaderTest, IcmpHeader, PacketHeader,
+    RawHeaders, TcpHeader,
 };
 pub use profile::{PointCost, RuleCost, RulesProfile};
 pub use rule::{

@@ -586,10 +586,25 @@ buffers! {
     /// The transfer command of an FTP data connection's file (`RETR`, `STOR`), as `ftpdata_command` reads it.
     FtpDataCommand,
     /// `ip.src`: the packet's source address, 4 bytes (IPv4) or 16 (IPv6); checked with the rule's header
-    /// ([`Rule::addr_groups`]).
+    /// ([`Rule::packet_groups`]).
     IpSrc,
     /// `ip.dst`: the packet's destination address, likewise.
     IpDst,
+    /// `ipv4.hdr`: the packet's IPv4 header as on the wire, options included (checked with the rule's header, as
+    /// `ip.src`; the other header buffers too). Absent on IPv6.
+    Ipv4Hdr,
+    /// `ipv6.hdr`: the IPv6 header and its extension headers, as on the wire (Suricata's base header plus
+    /// extension headers). Absent on IPv4.
+    Ipv6Hdr,
+    /// `tcp.hdr`: the TCP header with its options.
+    TcpHdr,
+    /// `udp.hdr`: the UDP header's 8 bytes.
+    UdpHdr,
+    /// `icmpv4.hdr`: the ICMPv4 header as Suricata sizes it: 8 bytes, plus the 12 timestamp bytes of a timestamp
+    /// request or reply and the address list of a router advertisement when the message holds them.
+    Icmpv4Hdr,
+    /// `icmpv6.hdr`: the ICMPv6 header's first 8 bytes.
+    Icmpv6Hdr,
     /// `dns.queries.rrname`: each question's name, dotted, of a request or a response (one buffer each; a rule
     /// matches when one does).
     DnsQueriesRrname,
@@ -783,7 +798,15 @@ impl Buffer {
             | FtpDynamicPort
             | FtpMode
             | FtpDataCommand
-            | HttpFileData => Side::Either,
+            | HttpFileData
+            | IpSrc
+            | IpDst
+            | Ipv4Hdr
+            | Ipv6Hdr
+            | TcpHdr
+            | UdpHdr
+            | Icmpv4Hdr
+            | Icmpv6Hdr => Side::Either,
             _ => Side::Request,
         }
     }
@@ -858,6 +881,22 @@ impl Buffer {
         matches!(self, Buffer::Ja3Hash | Buffer::Ja3String | Buffer::Ja4Hash)
     }
 
+    /// Whether the buffer is one of the packet's own (`ip.src`, `ip.dst`, the raw header buffers `ipv4.hdr`,
+    /// `tcp.hdr`, ...): checked with the rule's header on each packet the rule meets ([`Rule::packet_groups`]).
+    pub fn is_packet_field(self) -> bool {
+        use Buffer::*;
+        matches!(
+            self,
+            IpSrc | IpDst | Ipv4Hdr | Ipv6Hdr | TcpHdr | UdpHdr | Icmpv4Hdr | Icmpv6Hdr
+        )
+    }
+
+    /// Whether the buffer is one of the raw header buffers (`ipv4.hdr`, `ipv6.hdr`, `tcp.hdr`, `udp.hdr`,
+    /// `icmpv4.hdr`, `icmpv6.hdr`): bytes of the packet being inspected, which stream data does not have.
+    pub fn is_raw_header(self) -> bool {
+        self.is_packet_field() && !matches!(self, Buffer::IpSrc | Buffer::IpDst)
+    }
+
     /// Whether the buffer belongs to the response only.
     pub fn is_response(self) -> bool {
         self.side() == Side::Response
@@ -908,6 +947,7 @@ impl Buffer {
             | Krb5Events => Some("krb5"),
             // Files of any carrier: the rule's header names the protocol, if it names one.
             IpSrc | IpDst | FileName | FileMagic | FileMeta => None,
+            Ipv4Hdr | Ipv6Hdr | TcpHdr | UdpHdr | Icmpv4Hdr | Icmpv6Hdr => None,
             FtpEvents | FtpBounce | FtpCommand | FtpCommandData | FtpReply | FtpCompletionCode
             | FtpDynamicPort | FtpMode | FtpReplyReceived => Some("ftp"),
             SmtpFileData | SmtpEvents | SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom
@@ -940,6 +980,12 @@ impl Buffer {
             HttpRawHeader => "http.header.raw (either side)",
             IpSrc => "ip.src",
             IpDst => "ip.dst",
+            Ipv4Hdr => "ipv4.hdr",
+            Ipv6Hdr => "ipv6.hdr",
+            TcpHdr => "tcp.hdr",
+            UdpHdr => "udp.hdr",
+            Icmpv4Hdr => "icmpv4.hdr",
+            Icmpv6Hdr => "icmpv6.hdr",
             HttpResponseBody => "http.response_body",
             HttpRequestFileData => "file.data (http request)",
             HttpFileData => "file.data (http)",
@@ -1416,9 +1462,10 @@ pub struct Rule {
     pub stream_only: bool,
     /// Content chains by buffer. Empty for a rule that checks only its header and flow.
     pub groups: Vec<Group>,
-    /// The chains on `ip.src` and `ip.dst` (the packet's addresses), checked with the header on every packet the
-    /// rule meets, with their verification plans.
-    pub(crate) addr_groups: Vec<(Group, crate::verify::Plan)>,
+    /// The chains on the packet's own fields (`ip.src`, `ip.dst`: its addresses; `ipv4.hdr`, `tcp.hdr`, ...: its
+    /// headers as on the wire), checked with the header on every packet the rule meets, with their verification
+    /// plans.
+    pub(crate) packet_groups: Vec<(Group, crate::verify::Plan)>,
 }
 
 impl Rule {
@@ -1432,7 +1479,7 @@ impl Rule {
         let conditions = self.flowbits.iter().any(Flowbit::is_condition)
             || self.xbits.iter().any(|x| x.op.is_condition());
         if !self.groups.is_empty()
-            || !self.addr_groups.is_empty()
+            || !self.packet_groups.is_empty()
             || !self.header.is_empty()
             || !self.stream_size.is_empty()
             || self.tcp_inspect == TcpInspect::Packet
@@ -1458,7 +1505,7 @@ impl Rule {
     pub fn datasets(&self) -> impl Iterator<Item = &crate::dataset::DatasetItem> {
         self.groups
             .iter()
-            .chain(self.addr_groups.iter().map(|(g, _)| g))
+            .chain(self.packet_groups.iter().map(|(g, _)| g))
             .flat_map(|g| {
                 g.items.iter().filter_map(|it| match it {
                     Item::Dataset(d) => Some(&**d),
@@ -3337,11 +3384,16 @@ impl Builder {
                 }
             }
         }
-        // `ip.src` / `ip.dst` inspect the packet's addresses: checked with the header, per packet.
-        let (addr_groups, groups): (Vec<Group>, Vec<Group>) = groups
-            .into_iter()
-            .partition(|g| matches!(g.buffer, Buffer::IpSrc | Buffer::IpDst));
-        let addr_groups: Vec<(Group, crate::verify::Plan)> = addr_groups
+        // `ip.src` / `ip.dst` inspect the packet's addresses, the header buffers its headers: checked with the
+        // header, per packet.
+        let (packet_groups, groups): (Vec<Group>, Vec<Group>) =
+            groups.into_iter().partition(|g| g.buffer.is_packet_field());
+        let raw_headers = packet_groups.iter().any(|g| g.buffer.is_raw_header());
+        for g in &packet_groups {
+            header_buffer_proto(g.buffer, h.proto)?;
+            validate_group(g, false)?;
+        }
+        let packet_groups: Vec<(Group, crate::verify::Plan)> = packet_groups
             .into_iter()
             .map(|g| {
                 let plan = crate::verify::Plan::new(&g);
@@ -3391,8 +3443,11 @@ impl Builder {
         if !self.header.is_empty() && has_http {
             return Err(skip("header keyword with an http buffer"));
         }
+        if raw_headers && has_http {
+            return Err(skip("header buffer with an http buffer"));
+        }
         if self.only_stream {
-            if !self.header.is_empty() || self.dsize {
+            if !self.header.is_empty() || self.dsize || raw_headers {
                 return Err(skip("flow:only_stream with a packet keyword"));
             }
             if groups.is_empty() || matches!(h.proto, Proto::Udp | Proto::Icmp | Proto::IpProto(_))
@@ -3402,12 +3457,13 @@ impl Builder {
             }
         }
         // `dsize` makes a rule packet-only in Suricata: on TCP it then inspects each packet's payload. So do header
-        // keywords here (they test the packet) and `flow:no_stream`.
-        let mut tcp_inspect = if self.dsize || !self.header.is_empty() || self.no_stream {
-            TcpInspect::Packet
-        } else {
-            h.tcp_inspect
-        };
+        // keywords here (they test the packet), the header buffers (the packet's bytes) and `flow:no_stream`.
+        let mut tcp_inspect =
+            if self.dsize || !self.header.is_empty() || raw_headers || self.no_stream {
+                TcpInspect::Packet
+            } else {
+                h.tcp_inspect
+            };
         if has_http && tcp_inspect == TcpInspect::Packet {
             return Err(skip("http buffer on tcp-pkt"));
         }
@@ -3473,8 +3529,28 @@ impl Builder {
             stream_size: self.stream_size,
             stream_only: self.only_stream,
             groups,
-            addr_groups,
+            packet_groups,
         })
+    }
+}
+
+/// Whether a header buffer fits the rule's protocol, as Suricata's setup of each checks it: `tcp.hdr` needs a
+/// protocol that carries TCP, `udp.hdr` UDP, `icmpv4.hdr` and `icmpv6.hdr` ICMP (a rule that cannot carry them
+/// does not load); the IP header buffers fit any rule.
+fn header_buffer_proto(b: Buffer, proto: Proto) -> Step<()> {
+    let ok = match b {
+        Buffer::TcpHdr => matches!(proto, Proto::Ip | Proto::Tcp | Proto::App(_)),
+        Buffer::UdpHdr => matches!(proto, Proto::Ip | Proto::Udp | Proto::App(_)),
+        Buffer::Icmpv4Hdr | Buffer::Icmpv6Hdr => matches!(proto, Proto::Ip | Proto::Icmp),
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(err(format!(
+            "{} on a rule whose protocol cannot carry it",
+            b.name()
+        )))
     }
 }
 

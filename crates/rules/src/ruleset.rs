@@ -895,7 +895,13 @@ impl RuleSet {
         }
         let header_needs = rules
             .iter()
-            .map(|r| crate::header::HeaderNeeds::of(&r.header))
+            .map(|r| crate::header::HeaderNeeds {
+                raw: r
+                    .packet_groups
+                    .iter()
+                    .any(|(g, _)| g.buffer.is_raw_header()),
+                ..crate::header::HeaderNeeds::of(&r.header)
+            })
             .fold(crate::header::HeaderNeeds::default(), |a, b| a.union(b));
         // The single-TCP-packet patterns ride in the stream's scan (after `retain` above: a rider never needs the
         // tail, only occurrences wholly inside a packet count). Ungrouped, each keeps its own pass, which the
@@ -1126,7 +1132,7 @@ impl Rule {
             header: Vec::new(),
             stream_size: Vec::new(),
             stream_only: false,
-            addr_groups: Vec::new(),
+            packet_groups: Vec::new(),
             groups: vec![Group {
                 transforms: Vec::new(),
                 buffer: Buffer::Payload,

@@ -83,6 +83,9 @@ pub struct PacketCtx<'a> {
     /// on the first packet of each direction of a flow only, as Suricata checks them; `false` (the default) for a
     /// packet no flow tracks, which they check every time.
     pub repeat_in_dir: bool,
+    /// The packet's headers as on the wire, for the header buffers (`ipv4.hdr`, `tcp.hdr`, ...); empty for stream
+    /// data and application buffers, where a rule on them does not match.
+    pub raw: crate::header::RawHeaders<'a>,
 }
 
 impl PacketCtx<'_> {
@@ -116,6 +119,7 @@ impl Default for PacketCtx<'_> {
             header: None,
             stream_size: None,
             repeat_in_dir: false,
+            raw: crate::header::RawHeaders::default(),
         }
     }
 }
@@ -817,7 +821,7 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     {
         return false;
     }
-    if !rule.addr_groups.is_empty() && !crate::verify::addresses_match(rule, ctx) {
+    if !rule.packet_groups.is_empty() && !crate::verify::packet_fields_match(rule, ctx) {
         return false;
     }
     let fwd = rule.src.contains(ctx.src)

@@ -110,9 +110,19 @@ pub fn match_checked(rs: &RuleSet, data: &[u8], cuts: &[usize]) -> Result<(), St
             },
             ..Default::default()
         };
+        // The header buffers' bytes from the data too: its first half as the IP header, the rest as the transport
+        // segment (cut as the transport's header is).
+        let (ip, segment) = data.split_at(data.len() / 2);
+        let proto = match transport {
+            Transport::Tcp => 6,
+            Transport::Udp => 17,
+            _ if b(0) & 1 == 1 => 58,
+            _ => 1,
+        };
         let ctx = PacketCtx {
             transport,
             header: Some(header),
+            raw: crate::header::RawHeaders::new(ip, segment, proto),
             // The session's sizes for `stream_size`, from the data too.
             stream_size: (transport == Transport::Tcp).then(|| crate::StreamSizes {
                 client: word(19),

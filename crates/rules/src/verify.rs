@@ -128,28 +128,38 @@ pub(crate) fn check(
 }
 
 thread_local! {
-    /// Pcre caches for the `ip.src` / `ip.dst` chains, which are checked with the header, outside a scanner.
+    /// Pcre caches for the chains on the packet's own fields, which are checked with the header, outside a scanner.
     static ADDR_CACHES: std::cell::RefCell<PcreCaches> = std::cell::RefCell::new(PcreCaches::default());
 }
 
-/// Whether the rule's `ip.src` / `ip.dst` chains match the packet's addresses (4 bytes for IPv4, 16 for IPv6).
-pub(crate) fn addresses_match(rule: &crate::Rule, ctx: &crate::PacketCtx<'_>) -> bool {
-    rule.addr_groups.iter().all(|(g, plan)| {
-        let a = if g.buffer == crate::Buffer::IpSrc {
-            ctx.src
-        } else {
-            ctx.dst
-        };
+/// Whether the rule's chains on the packet's own fields match: `ip.src` / `ip.dst` on its addresses (4 bytes for
+/// IPv4, 16 for IPv6), the header buffers on its headers ([`crate::header::RawHeaders`]; a header the packet lacks
+/// fails its chain, negated contents included, as Suricata's inspection of a missing buffer does).
+pub(crate) fn packet_fields_match(rule: &crate::Rule, ctx: &crate::PacketCtx<'_>) -> bool {
+    rule.packet_groups.iter().all(|(g, plan)| {
         let (b4, b16);
-        let bytes: &[u8] = match a {
-            std::net::IpAddr::V4(v) => {
-                b4 = v.octets();
-                &b4
+        let bytes: &[u8] = match g.buffer {
+            crate::Buffer::IpSrc | crate::Buffer::IpDst => {
+                let a = if g.buffer == crate::Buffer::IpSrc {
+                    ctx.src
+                } else {
+                    ctx.dst
+                };
+                match a {
+                    std::net::IpAddr::V4(v) => {
+                        b4 = v.octets();
+                        &b4
+                    }
+                    std::net::IpAddr::V6(v) => {
+                        b16 = v.octets();
+                        &b16
+                    }
+                }
             }
-            std::net::IpAddr::V6(v) => {
-                b16 = v.octets();
-                &b16
-            }
+            b => match ctx.raw.get(b) {
+                Some(bytes) => bytes,
+                None => return false,
+            },
         };
         let hay = Hay {
             bytes,
