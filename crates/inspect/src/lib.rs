@@ -37,6 +37,8 @@
 
 pub mod alert_filter;
 pub mod app;
+#[cfg(test)]
+mod buffer_keyword_tests;
 pub mod config;
 pub mod config_file;
 pub mod detect;
@@ -44,8 +46,6 @@ pub mod each;
 pub mod engine;
 pub mod expect;
 pub mod flow;
-#[cfg(test)]
-mod header_buffer_tests;
 #[cfg(test)]
 mod keyword_tests;
 pub mod live;

@@ -13,13 +13,12 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 556;
+const SELECTED_FLOOR: usize = 557;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 539;
+const PASS_FLOOR: usize = 540;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
-const ALERT_SELECTED_FLOOR: usize = 460;
-const ALERT_PASS_FLOOR: usize = 447;
-const ALERT_PASS_FLOOR: usize = 439;
+const ALERT_SELECTED_FLOOR: usize = 461;
+const ALERT_PASS_FLOOR: usize = 448;
 /// The target pass rate, in percent.
 const TARGET_PERCENT: usize = 95;
 

@@ -169,6 +169,7 @@ pub mod byte;
 pub mod classify;
 pub mod dataset;
 pub mod dcerpc;
+pub mod entropy;
 pub mod file;
 mod gate;
 pub mod group;

@@ -1324,6 +1324,8 @@ pub enum Item {
     },
     /// `filesize`, `filemd5`, `filesha1`, `filesha256` on a file's meta buffer ([`crate::file`]).
     File(Box<crate::file::FileCond>),
+    /// `entropy`: the Shannon entropy of the whole buffer, or of part of it, compared ([`crate::entropy`]).
+    Entropy(Box<crate::entropy::Entropy>),
 }
 
 /// Most encoded bytes one `base64_decode` reads (Suricata limits `bytes` to 64 KiB).
@@ -1361,7 +1363,8 @@ impl Item {
             | Item::Dataset(_)
             | Item::Num { .. }
             | Item::NumIn { .. }
-            | Item::File(_) => false,
+            | Item::File(_)
+            | Item::Entropy(_) => false,
             Item::Asn1(a) => a.absolute_offset.is_none(),
         }
     }
@@ -1380,7 +1383,8 @@ impl Item {
             | Item::Dataset(_)
             | Item::Num { .. }
             | Item::NumIn { .. }
-            | Item::File(_) => true,
+            | Item::File(_)
+            | Item::Entropy(_) => true,
             // A jump or an extraction sets the cursor like a match; a test or a computation does not.
             Item::Byte(b) => !b.moves_cursor(),
         }
@@ -1606,7 +1610,7 @@ fn skip(reason: impl Into<String>) -> Parsed {
     }
 }
 
-fn err(msg: impl Into<String>) -> Parsed {
+pub(crate) fn err(msg: impl Into<String>) -> Parsed {
     Parsed::Error(msg.into())
 }
 
@@ -2342,6 +2346,12 @@ impl Builder {
             .ok_or_else(|| skip(format!("app-layer-protocol:{}", trunc(&name))))?;
         self.app_layer.push((neg, canon));
         Ok(())
+    }
+
+    /// `entropy: [bytes N,] [offset N,] value CMP` on the current buffer ([`crate::entropy`]).
+    pub(crate) fn entropy(&mut self, v: Option<&str>) -> Step<()> {
+        let e = crate::entropy::Entropy::parse(v.ok_or_else(|| err("entropy needs a value"))?)?;
+        self.push_item(self.sticky, Item::Entropy(Box::new(e)))
     }
 
     pub(crate) fn bsize(&mut self, n: &str, v: Option<&str>) -> Step<()> {
@@ -3630,6 +3640,7 @@ pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
         Item::Asn1(_) => Some("asn1 on a tcp stream"),
         Item::Dataset(_) => Some("dataset on a tcp stream"),
         Item::File(_) => Some("file condition on a tcp stream"),
+        Item::Entropy(_) => Some("entropy on a tcp stream"),
         // A stream has no end while it is inspected.
         Item::Content(c) if c.endswith => Some("endswith on a tcp stream"),
         _ => None,

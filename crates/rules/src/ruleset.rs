@@ -980,7 +980,8 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         | Item::Dataset(_)
         | Item::Num { .. }
         | Item::NumIn { .. }
-        | Item::File(_) => false,
+        | Item::File(_)
+        | Item::Entropy(_) => false,
     });
     // Absolute bound: every item's end is tied to the buffer start (offset+depth, or within a bounded cursor).
     let mut abs_end: Option<u64> = Some(0);
@@ -1010,7 +1011,8 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
             | Item::Dataset(_)
             | Item::Num { .. }
             | Item::NumIn { .. }
-            | Item::File(_) => Some(0),
+            | Item::File(_)
+            | Item::Entropy(_) => Some(0),
             // A number read at a position that may come from another number; a decode of unknown length.
             Item::Byte(_) | Item::Base64(_) | Item::Asn1(_) => None,
         };

@@ -527,6 +527,19 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::Entropy(e) => {
+                // The whole buffer, whatever the cursor (as Suricata computes it): an application buffer or a
+                // packet's payload, never a stream window (such a rule inspects packets).
+                let h = self.hay;
+                if h.base != 0 || !h.real_end {
+                    return None;
+                }
+                if e.matches(h.bytes.get(h.lo..h.hi)?) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Len { min, max } => {
                 let h = self.hay;
                 let len = (h.hi - h.lo) as u64;

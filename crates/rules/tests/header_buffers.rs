@@ -144,7 +144,7 @@ fn transport_header_buffers_load_only_where_the_protocol_carries_them() {
         vars: Vars::suricata_defaults(),
         ..LoadOptions::default()
     };
-    let err = RuleSet::parse_with(
+    let Err(err) = RuleSet::parse_with(
         &[(
             "bad.rules",
             b"alert tcp any any -> any any (tcp.hdr; content:\"a\"; sid:1;)\n\
@@ -152,9 +152,9 @@ fn transport_header_buffers_load_only_where_the_protocol_carries_them() {
                 .as_slice(),
         )],
         &opts,
-    )
-    .err()
-    .expect("strict load fails");
+    ) else {
+        panic!("strict load fails");
+    };
     assert!(err.to_string().contains("bad.rules:2"), "{err}");
 }
 

@@ -1,5 +1,6 @@
-//! The header sticky buffers (`ipv4.hdr`, `tcp.hdr`, `udp.hdr`, `icmpv4.hdr`, ...) through the engine: crafted IPv4
-//! packets go through the serial path with a rule set, and the test reads which rules alerted on which packets.
+//! Keywords on buffers through the engine: the header sticky buffers (`ipv4.hdr`, `tcp.hdr`, `udp.hdr`,
+//! `icmpv4.hdr`, ...) and `entropy`. Crafted IPv4 packets go through the serial path with a rule set, and the test
+//! reads which rules alerted on which packets.
 
 use crate::keyword_tests::{conversation, sids};
 
@@ -55,4 +56,44 @@ alert icmp any any -> any any (icmpv4.hdr; content:"ping"; sid:6;)
 alert udp any any -> any any (udp.hdr; content:"abcd"; sid:7;)
 "#;
     assert_eq!(sids(rules, &packets), vec![1, 2, 3, 4]);
+}
+
+/// `entropy` on an HTTP response body (`file.data`) and on datagrams: the Shannon entropy of the whole buffer (or of
+/// the part `offset` and `bytes` select), compared.
+#[test]
+fn entropy_compares_the_buffers_shannon_entropy() {
+    // 16 distinct bytes, each twice: exactly 4 bits per byte.
+    let body: Vec<u8> = (b'a'..=b'p').chain(b'a'..=b'p').collect();
+    let mut response = b"HTTP/1.1 200 OK\r\nContent-Length: 32\r\n\r\n".to_vec();
+    response.extend_from_slice(&body);
+    let packets = conversation(
+        80,
+        &[
+            (true, b"GET /e HTTP/1.1\r\nHost: x\r\n\r\n"),
+            (false, &response),
+        ],
+    );
+    let rules = r#"alert http any any -> any any (file.data; entropy: value 4; sid:1;)
+alert http any any -> any any (file.data; entropy: value > 4; sid:2;)
+alert http any any -> any any (file.data; entropy: value 3.9-4.1; sid:3;)
+alert http any any -> any any (file.data; entropy: value !3.9-4.1; sid:4;)
+alert http any any -> any any (file.data; entropy: bytes 8, value 3; sid:5;)
+alert http any any -> any any (file.data; content:"ijk"; entropy: offset 28, value 2; sid:6;)
+alert http any any -> any any (file.data; entropy: offset 33, value >= 0; sid:7;)
+"#;
+    assert_eq!(sids(rules, &packets), vec![1, 3, 5, 6]);
+    let mut noise = vec![0x9c, 0x40, 0, 53, 0, 0, 0, 0];
+    noise.extend((0..=255u8).rev());
+    let len = noise.len() as u16;
+    noise[4..6].copy_from_slice(&len.to_be_bytes());
+    let mut flat = vec![0x9c, 0x41, 0, 53, 0, 24, 0, 0];
+    flat.extend_from_slice(&[b'A'; 16]);
+    let rules = r#"alert udp any any -> any any (entropy: value >= 7.99; sid:1;)
+alert udp any any -> any any (entropy: value 0; sid:2;)
+alert udp any any -> any any (content:"AAAA"; entropy: bytes 4, offset 12, value < 0.5; sid:3;)
+"#;
+    assert_eq!(
+        sids(rules, &[ipv4(17, &noise), ipv4(17, &flat)]),
+        vec![1, 2, 3]
+    );
 }
