@@ -727,6 +727,7 @@ impl EventSink for Emit<'_, '_> {
         let dir = match &event {
             AppEvent::Dns(d) if d.is_response() => m.client.flip(),
             AppEvent::Fileinfo(f) if f.to_client => m.client.flip(),
+            AppEvent::Sip(s) if !s.to_server => m.client.flip(),
             _ => m.client,
         };
         self.out.push(dir, EventKind::App(Box::new(event)));
@@ -1304,6 +1305,7 @@ impl Emit<'_, '_> {
                 }
             }
             AppEvent::Quic(q) => self.quic_buffers(q),
+            AppEvent::Sip(s) => self.sip_buffers(s),
             AppEvent::Ssh(s) => {
                 for (to_server, side) in [(true, &s.client), (false, &s.server)] {
                     if let Some(sw) = side {
@@ -1334,6 +1336,104 @@ impl Emit<'_, '_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A SIP message's buffers, in the direction it travelled (each message is a transaction of its own): the
+    /// request or status line's parts, the header lists (one part per value), and its session description's
+    /// fields (the lists one part per entry). A list is built only when some rule inspects it.
+    fn sip_buffers(&mut self, s: &flowbundle_protocols::sip::SipEvent) {
+        use flowbundle_rules::Buffer as B;
+        let Some(rules) = self.out.det.rules() else {
+            return;
+        };
+        let (tx, to_server) = (s.tx_id, s.to_server);
+        let wanted: Vec<B> = SIP_BUFFERS
+            .iter()
+            .copied()
+            .filter(|&b| rules.inspects(b))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let h = &s.headers;
+        let sdp = s.sdp.as_ref();
+        let media = sdp.map_or(&[][..], |d| &d.media_descriptions[..]);
+        for b in wanted {
+            let one: Option<&str> = match b {
+                B::SipMethod => s.method.as_deref(),
+                B::SipUri => s.uri.as_deref(),
+                B::SipRequestLine => s.request_line.as_deref(),
+                B::SipStatCode => s.code.as_deref(),
+                B::SipStatMsg => s.reason.as_deref(),
+                B::SipResponseLine => s.response_line.as_deref(),
+                B::SipProtocol => Some(s.version.as_str()),
+                B::SdpOrigin => sdp.map(|d| d.origin.as_str()),
+                B::SdpSessionName => sdp.map(|d| d.session_name.as_str()),
+                B::SdpSessionInfo => sdp.and_then(|d| d.session_info.as_deref()),
+                B::SdpUri => sdp.and_then(|d| d.uri.as_deref()),
+                B::SdpEmail => sdp.and_then(|d| d.email.as_deref()),
+                B::SdpPhoneNumber => sdp.and_then(|d| d.phone_number.as_deref()),
+                B::SdpConnectionData => sdp.and_then(|d| d.connection_data.as_deref()),
+                B::SdpTimezone => sdp.and_then(|d| d.timezone.as_deref()),
+                B::SdpEncryptionKey => sdp.and_then(|d| d.encryption_key.as_deref()),
+                _ => None,
+            };
+            if let Some(v) = one.filter(|v| !v.is_empty()) {
+                let data = Data::One(v.as_bytes());
+                self.scan_buffer(AppProto::Sip, to_server, tx, BufferKind::App(b), data);
+                continue;
+            }
+            let list: Vec<&str> = match b {
+                B::SipFrom => h.from.iter().map(String::as_str).collect(),
+                B::SipTo => h.to.iter().map(String::as_str).collect(),
+                B::SipVia => h.via.iter().map(String::as_str).collect(),
+                B::SipUserAgent => h.user_agent.iter().map(String::as_str).collect(),
+                B::SipContentType => h.content_type.iter().map(String::as_str).collect(),
+                B::SipContentLength => h.content_length.iter().map(String::as_str).collect(),
+                B::SdpBandwidth => sdp.map_or(Vec::new(), |d| {
+                    d.bandwidths.iter().map(String::as_str).collect()
+                }),
+                B::SdpAttribute => sdp.map_or(Vec::new(), |d| {
+                    d.attributes.iter().map(String::as_str).collect()
+                }),
+                B::SdpTime => sdp.map_or(Vec::new(), |d| {
+                    d.time_descriptions
+                        .iter()
+                        .map(|t| t.time.as_str())
+                        .collect()
+                }),
+                B::SdpRepeatTime => sdp.map_or(Vec::new(), |d| {
+                    d.time_descriptions
+                        .iter()
+                        .filter_map(|t| t.repeat_time.as_deref())
+                        .collect()
+                }),
+                B::SdpMediaMedia => media.iter().map(|m| m.media.as_str()).collect(),
+                B::SdpMediaMediaInfo => media
+                    .iter()
+                    .filter_map(|m| m.media_info.as_deref())
+                    .collect(),
+                B::SdpMediaConnectionData => media
+                    .iter()
+                    .filter_map(|m| m.connection_data.as_deref())
+                    .collect(),
+                B::SdpMediaEncryptionKey => media
+                    .iter()
+                    .filter_map(|m| m.encryption_key.as_deref())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if !list.is_empty() {
+                let parts: Vec<&[u8]> = list.iter().map(|v| v.as_bytes()).collect();
+                self.scan_buffer(
+                    AppProto::Sip,
+                    to_server,
+                    tx,
+                    BufferKind::AppEach(b),
+                    Data::Slices(&parts),
+                );
+            }
         }
     }
 
@@ -1598,6 +1698,43 @@ impl Emit<'_, '_> {
         );
     }
 }
+
+/// The rules' buffers a SIP message feeds (see [`Emit::sip_buffers`]).
+const SIP_BUFFERS: &[flowbundle_rules::Buffer] = {
+    use flowbundle_rules::Buffer as B;
+    &[
+        B::SipMethod,
+        B::SipUri,
+        B::SipRequestLine,
+        B::SipStatCode,
+        B::SipStatMsg,
+        B::SipResponseLine,
+        B::SipProtocol,
+        B::SipFrom,
+        B::SipTo,
+        B::SipVia,
+        B::SipUserAgent,
+        B::SipContentType,
+        B::SipContentLength,
+        B::SdpOrigin,
+        B::SdpSessionName,
+        B::SdpSessionInfo,
+        B::SdpUri,
+        B::SdpEmail,
+        B::SdpPhoneNumber,
+        B::SdpConnectionData,
+        B::SdpBandwidth,
+        B::SdpTime,
+        B::SdpRepeatTime,
+        B::SdpTimezone,
+        B::SdpEncryptionKey,
+        B::SdpAttribute,
+        B::SdpMediaMedia,
+        B::SdpMediaMediaInfo,
+        B::SdpMediaConnectionData,
+        B::SdpMediaEncryptionKey,
+    ]
+};
 
 /// An alert copied out of the rules' callback (the callback cannot reach the event list while the scanner is
 /// borrowed), with the values its deferred dataset operations saw (taken in the callback, before anything else is

@@ -531,3 +531,172 @@ fn hostbits_set_on_one_flow_are_seen_on_another() {
     v.sort_unstable();
     assert_eq!(v, vec![2, 4, 4]);
 }
+
+/// An IPv4 UDP datagram from `10.0.0.1:5060` to `10.0.0.2:5060` (or back, `from_client` false).
+fn datagram(from_client: bool, payload: &[u8]) -> Vec<u8> {
+    let (src, dst) = if from_client { (1, 2) } else { (2, 1) };
+    let mut b = vec![0x45, 0];
+    b.extend_from_slice(&(28 + payload.len() as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 1, 0x40, 0, 64, 17, 0, 0]);
+    b.extend_from_slice(&[10, 0, 0, src, 10, 0, 0, dst]);
+    b.extend_from_slice(&5060u16.to_be_bytes());
+    b.extend_from_slice(&5060u16.to_be_bytes());
+    b.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(payload);
+    b
+}
+
+/// A SIP INVITE carrying a session description (suricata-verify's sip-sdp body), in compact and long header
+/// forms, and its `200 OK` with the same description.
+fn sip_call() -> Vec<Vec<u8>> {
+    let sdp: &[u8] = b"v=0\r\n\
+o=SIPPS 105015165 105015162 IN IP4 192.168.1.2\r\n\
+s=SIP call\r\n\
+i=Session Description Protocol\r\n\
+u=https://www.sdp.proto\r\n\
+e=j.doe@example.com (Jane Doe)\r\n\
+p=+1 617 555-6011 (Jane Doe)\r\n\
+c=IN IP4 192.168.1.2\r\n\
+b=AS:64\r\n\
+t=3034423619 3042462419\r\n\
+r=604800 3600 0 90000\r\n\
+z=2882844526 -1h 2898848070 0\r\n\
+k=prompt\r\n\
+a=sendrecv\r\n\
+m=audio 30000 RTP/AVP 0 8 97 2 3\r\n\
+i=media info\r\n\
+c=IN IP4 192.168.1.2\r\n\
+k=prompt\r\n\
+a=rtpmap:0 pcmu/8000\r\n";
+    let mut invite = format!(
+        "INVITE sip:bob@example.com SIP/2.0\r\n\
+v: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1\r\n\
+f: \"alice\" <sip:alice@example.org>;tag=1\r\n\
+t: <sip:bob@example.com>\r\n\
+To: <sip:robert@example.com>\r\n\
+User-Agent: TestPhone 1.0\r\n\
+c: application/sdp\r\n\
+l: {}\r\n\r\n",
+        sdp.len()
+    )
+    .into_bytes();
+    invite.extend_from_slice(sdp);
+    let mut ok = format!(
+        "SIP/2.0 200 OK\r\n\
+Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1\r\n\
+From: \"alice\" <sip:alice@example.org>;tag=1\r\n\
+To: <sip:bob@example.com>;tag=2\r\n\
+Content-Type: application/sdp\r\n\
+Content-Length: {}\r\n\r\n",
+        sdp.len()
+    )
+    .into_bytes();
+    ok.extend_from_slice(sdp);
+    vec![datagram(true, &invite), datagram(false, &ok)]
+}
+
+#[test]
+fn sip_line_buffers_read_requests_to_the_server_and_responses_to_the_client() {
+    let rules = r#"alert sip any any -> any any (sip.method; content:"INVITE"; bsize:6; sid:1;)
+alert sip any any -> any any (sip.uri; content:"sip:bob@example.com"; startswith; endswith; sid:2;)
+alert sip any any -> any any (sip.request_line; content:"INVITE sip:bob@example.com SIP/2.0"; bsize:34; sid:3;)
+alert sip any any -> any any (sip.stat_code; content:"200"; bsize:3; sid:4;)
+alert sip any any -> any any (sip.stat_msg; content:"OK"; bsize:2; sid:5;)
+alert sip any any -> any any (sip.response_line; content:"SIP/2.0 200 OK"; bsize:14; sid:6;)
+alert sip any any -> any any (flow:to_server; sip.protocol; content:"SIP/2.0"; bsize:7; sid:7;)
+alert sip any any -> any any (flow:to_client; sip.protocol; content:"SIP/2.0"; sid:8;)
+alert sip any any -> any any (sip.stat_code; content:"INVITE"; sid:10;)
+alert sip any any -> any any (sip.method; content:"OK"; sid:11;)
+"#;
+    assert_eq!(sids(rules, &sip_call()), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+}
+
+#[test]
+fn sip_header_buffers_expand_compact_names_and_hold_one_value_each() {
+    let rules = r#"alert sip any any -> any any (flow:to_server; sip.from; content:"alice"; sid:1;)
+alert sip any any -> any any (flow:to_server; sip.to; content:"<sip:robert@example.com>"; startswith; endswith; sid:2;)
+alert sip any any -> any any (flow:to_server; sip.to; content:"bob"; content:"robert"; distance:0; sid:3;)
+alert sip any any -> any any (flow:to_server; sip.via; content:"SIP/2.0/UDP"; startswith; sid:4;)
+alert sip any any -> any any (flow:to_server; sip.user_agent; content:"TestPhone"; sid:5;)
+alert sip any any -> any any (flow:to_client; sip.user_agent; content:"TestPhone"; sid:6;)
+alert sip any any -> any any (flow:to_server; sip.content_type; content:"application/sdp"; bsize:15; sid:7;)
+alert sip any any -> any any (flow:to_client; sip.content_length; content:"418"; bsize:3; sid:8;)
+alert sip any any -> any any (flow:to_client; sip.to; content:"tag=2"; endswith; sid:9;)
+alert sip any any -> any any (sip.to; content:!"bob"; sid:10;)
+"#;
+    // 3: the two `To` values are separate buffers; 6: the response has no User-Agent; 10: robert's lacks "bob".
+    assert_eq!(sids(rules, &sip_call()), vec![1, 2, 4, 5, 7, 8, 9, 10]);
+}
+
+#[test]
+fn sdp_buffers_read_the_session_description_of_either_direction() {
+    let rules = r#"alert sip any any -> any any (flow:to_server; sdp.origin; content:"SIPPS 105015165 105015162 IN IP4 192.168.1.2"; sdp.session_name; content:"SIP call"; sdp.session_info; content:"Session Description Protocol"; sid:1;)
+alert sip any any -> any any (flow:to_client; sdp.uri; content:"https://www.sdp.proto"; sdp.email; content:"j.doe@example.com (Jane Doe)"; sdp.phone_number; content:"+1 617 555-6011"; sid:2;)
+alert sip any any -> any any (sdp.connection_data; content:"IN IP4 192.168.1.2"; bsize:18; sdp.bandwidth; content:"AS:64"; sid:3;)
+alert sip any any -> any any (flow:to_server; sdp.time; content:"3034423619 3042462419"; sdp.repeat_time; content:"604800 3600 0 90000"; sdp.timezone; content:"-1h"; sid:4;)
+alert sip any any -> any any (flow:to_server; sdp.encryption_key; content:"prompt"; sdp.attribute; content:"sendrecv"; bsize:8; sid:5;)
+alert sip any any -> any any (flow:to_server; sdp.media.media; content:"audio 30000 RTP/AVP"; startswith; sdp.media.encryption_key; content:"prompt"; sdp.media.connection_data; content:"192.168.1.2"; sdp.media.media_info; content:"media info"; sid:6;)
+alert sip any any -> any any (sdp.attribute; content:"rtpmap"; sid:7;)
+alert sip any any -> any any (sdp.session_name; content:"other"; sid:8;)
+"#;
+    // 3: once per message (the request's and the response's descriptions); 7: the media's attributes are not the
+    // session's.
+    assert_eq!(sids(rules, &sip_call()), vec![1, 2, 3, 3, 4, 5, 6]);
+}
+
+#[test]
+fn sip_over_tcp_reads_messages_whatever_their_segments() {
+    let register: &[u8] = b"REGISTER sip:sip.cybercity.dk SIP/2.0\r\nFrom: <sip:a@b>\r\nContent-Length: 4\r\n\r\nbody\
+OPTIONS sip:sip.cybercity.dk SIP/2.0\r\nContent-Length: 0\r\n\r\n";
+    let reply: &[u8] = b"SIP/2.0 401 Unauthorized\r\nContent-Length: 0\r\n\r\n";
+    let (a, b) = register.split_at(30);
+    let packets = conversation(5060, &[(true, a), (true, b), (false, reply)]);
+    let rules = r#"alert sip any any -> any any (sip.method; content:"REGISTER"; sid:1;)
+alert sip any any -> any any (sip.method; content:"OPTIONS"; sid:2;)
+alert sip any any -> any any (sip.uri; content:"sip:sip.cybercity.dk"; bsize:20; sid:3;)
+alert sip any any -> any any (sip.stat_msg; content:"Unauthorized"; sid:4;)
+alert sip any any -> any any (sip.content_length; content:"4"; bsize:1; sid:5;)
+"#;
+    // 3: both requests' URIs, one alert per transaction.
+    assert_eq!(sids(rules, &packets), vec![1, 2, 3, 3, 4, 5]);
+}
+
+#[test]
+fn sip_keywords_are_sticky_buffers_of_sip_in_the_keyword_table() {
+    for name in [
+        "sip.method",
+        "sip.uri",
+        "sip.request_line",
+        "sip.stat_code",
+        "sip.stat_msg",
+        "sip.response_line",
+        "sip.protocol",
+        "sip.from",
+        "sip.to",
+        "sip.via",
+        "sip.user_agent",
+        "sip.content_type",
+        "sip.content_length",
+        "sdp.origin",
+        "sdp.session_name",
+        "sdp.session_info",
+        "sdp.uri",
+        "sdp.email",
+        "sdp.phone_number",
+        "sdp.connection_data",
+        "sdp.bandwidth",
+        "sdp.time",
+        "sdp.repeat_time",
+        "sdp.timezone",
+        "sdp.encryption_key",
+        "sdp.attribute",
+        "sdp.media.media",
+        "sdp.media.media_info",
+        "sdp.media.connection_data",
+        "sdp.media.encryption_key",
+    ] {
+        let k = flowbundle_rules::keyword::lookup(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(k.buffer(), Some(name));
+    }
+}

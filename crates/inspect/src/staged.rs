@@ -73,6 +73,8 @@ pub(crate) enum Data<'d> {
     Parts(&'d [Vec<u8>]),
     /// Text fields of an event (the SMTP envelope's recipients, an e-mail's `To` addresses), one part each.
     Strs(&'d [String]),
+    /// Borrowed parts (a SIP message's header values, its session description's lists), one part each.
+    Slices(&'d [&'d [u8]]),
     /// Parts recorded in a script: ranges of its byte store or of the packet.
     Held(Store<'d>, &'d [Held]),
 }
@@ -87,6 +89,7 @@ impl<'d> Data<'d> {
             }
             Data::Parts(ps) => ps.iter().for_each(|p| f(p)),
             Data::Strs(ps) => ps.iter().for_each(|p| f(p.as_bytes())),
+            Data::Slices(ps) => ps.iter().for_each(|p| f(p)),
             Data::Held(store, hs) => hs.iter().for_each(|h| f(store.get(h))),
         }
     }

@@ -493,6 +493,8 @@ pub enum AppEvent {
     FtpData(ftp::data::FtpDataEvent),
     /// A Kerberos KDC message (EVE `krb5`).
     Krb5(kerberos::Krb5Event),
+    /// A SIP message (EVE `sip`): its request or status line, its session description.
+    Sip(sip::SipEvent),
     /// A mail transaction: the SMTP envelope (EVE `smtp`) and the message's MIME fields (EVE `email`, written
     /// beside it).
     Smtp(mail::smtp::SmtpEvent),
@@ -517,6 +519,7 @@ impl AppEvent {
             AppEvent::Ftp(_) => "ftp",
             AppEvent::FtpData(_) => "ftp_data",
             AppEvent::Krb5(_) => "krb5",
+            AppEvent::Sip(_) => "sip",
             AppEvent::Smtp(_) => "smtp",
             AppEvent::Fileinfo(_) => "fileinfo",
             AppEvent::Meta { .. } => "meta",
@@ -540,6 +543,7 @@ mod eve_tests {
             AppEvent::FtpData(ftp::data::FtpDataEvent::default()),
             AppEvent::Krb5(kerberos::Krb5Event::default()),
             AppEvent::Smtp(mail::smtp::SmtpEvent::default()),
+            AppEvent::Sip(sip::SipEvent::default()),
             AppEvent::Fileinfo(FileInfo::default()),
         ]
         .iter()

@@ -63,7 +63,10 @@
 //! `tls.cert_serial`, `tls.cert_fingerprint`, `tls.certs`, `ja3.hash`, `ja3.string`, `ja3s.hash`, `ja3s.string`,
 //! `ja4.hash`, `ssh.proto`, `ssh.software`, FTP's transactions (`ftp.command`, `ftp.command_data`, `ftp.reply`,
 //! `ftp.completion_code`, with `ftp.dynamic_port`, `ftp.mode`, `ftp.reply_received`), Kerberos' (`krb5.cname`,
-//! `krb5.sname`, with `krb5_msg_type`, `krb5_err_code`, `krb5.ticket_encryption`), and `pkt_data`, with their legacy names (`dns_query`, `tls_sni`,
+//! `krb5.sname`, with `krb5_msg_type`, `krb5_err_code`, `krb5.ticket_encryption`), SIP's (`sip.method`, `sip.uri`,
+//! `sip.request_line`, `sip.stat_code`, `sip.stat_msg`, `sip.response_line`, `sip.protocol`, the header lists `sip.from`,
+//! `sip.to`, `sip.via`, `sip.user_agent`, `sip.content_type`, `sip.content_length`, and the body's session description
+//! `sdp.*`), and `pkt_data`, with their legacy names (`dns_query`, `tls_sni`,
 //! `ja3_hash`, ...), and Snort's `http_uri`-style form, sticky (Snort 3) or content modifier (Snort 2 / Suricata
 //! legacy), see [`rule`]. `http.header` and `file_data` mean the request or the response side as the rule's `flow`
 //! (or its other buffers) say; to the server `file_data` is each file of the request (a `POST`/`PUT` body, a

@@ -567,6 +567,66 @@ buffers! {
     EmailReceived,
     /// `email.url`: each URL of the message's text and attachments (without its `http://`), one buffer each.
     EmailUrl,
+    /// `sip.method`: a request's method (`INVITE`).
+    SipMethod,
+    /// `sip.uri`: a request's Request-URI as sent.
+    SipUri,
+    /// `sip.request_line`: a request's whole first line, without its line end.
+    SipRequestLine,
+    /// `sip.stat_code`: a response's status code (three digits).
+    SipStatCode,
+    /// `sip.stat_msg`: a response's reason phrase.
+    SipStatMsg,
+    /// `sip.response_line`: a response's whole first line, without its line end.
+    SipResponseLine,
+    /// `sip.protocol`: the version (`SIP/2.0`) of a request or status line.
+    SipProtocol,
+    /// `sip.from`: each `From` (or `f`) header value, one buffer each (a multi-buffer).
+    SipFrom,
+    /// `sip.to`: each `To` (or `t`) header value, one buffer each.
+    SipTo,
+    /// `sip.via`: each `Via` (or `v`) header value, one buffer each.
+    SipVia,
+    /// `sip.user_agent`: each `User-Agent` header value, one buffer each.
+    SipUserAgent,
+    /// `sip.content_type`: each `Content-Type` (or `c`) header value, one buffer each.
+    SipContentType,
+    /// `sip.content_length`: each `Content-Length` (or `l`) header value as sent, one buffer each.
+    SipContentLength,
+    /// `sdp.origin`: a SIP body's session description's `o=` value.
+    SdpOrigin,
+    /// `sdp.session_name`: the session description's `s=` value.
+    SdpSessionName,
+    /// `sdp.session_info`: the session's `i=` value.
+    SdpSessionInfo,
+    /// `sdp.uri`: the session's `u=` value.
+    SdpUri,
+    /// `sdp.email`: the session's `e=` value.
+    SdpEmail,
+    /// `sdp.phone_number`: the session's `p=` value.
+    SdpPhoneNumber,
+    /// `sdp.connection_data`: the session's `c=` value.
+    SdpConnectionData,
+    /// `sdp.bandwidth`: each of the session's `b=` values, one buffer each.
+    SdpBandwidth,
+    /// `sdp.time`: each time description's `t=` value, one buffer each.
+    SdpTime,
+    /// `sdp.repeat_time`: each time description's (first) `r=` value, one buffer each.
+    SdpRepeatTime,
+    /// `sdp.timezone`: the session's `z=` value.
+    SdpTimezone,
+    /// `sdp.encryption_key`: the session's `k=` value.
+    SdpEncryptionKey,
+    /// `sdp.attribute`: each of the session's `a=` values, one buffer each.
+    SdpAttribute,
+    /// `sdp.media.media`: each media description's `m=` value, one buffer each.
+    SdpMediaMedia,
+    /// `sdp.media.media_info`: each media description's `i=` value, one buffer each.
+    SdpMediaMediaInfo,
+    /// `sdp.media.connection_data`: each media description's `c=` value, one buffer each.
+    SdpMediaConnectionData,
+    /// `sdp.media.encryption_key`: each media description's `k=` value, one buffer each.
+    SdpMediaEncryptionKey,
     /// `file.data` on FTP data connections: the file a data connection carried, up to the parser's cap, in
     /// whichever direction it travelled (`STOR` to the server, `RETR` to the client, active or passive).
     FtpDataFileData,
@@ -741,7 +801,10 @@ impl Buffer {
             | Krb5Cname
             | Krb5Sname
             | Krb5ErrCode
-            | Krb5TicketEncryption => Side::Response,
+            | Krb5TicketEncryption
+            | SipStatCode
+            | SipStatMsg
+            | SipResponseLine => Side::Response,
             HttpResponseHeaderLine => Side::Response,
             SmtpFileData => Side::Request,
             Payload
@@ -807,6 +870,30 @@ impl Buffer {
             | UdpHdr
             | Icmpv4Hdr
             | Icmpv6Hdr => Side::Either,
+            SipProtocol
+            | SipFrom
+            | SipTo
+            | SipVia
+            | SipUserAgent
+            | SipContentType
+            | SipContentLength
+            | SdpOrigin
+            | SdpSessionName
+            | SdpSessionInfo
+            | SdpUri
+            | SdpEmail
+            | SdpPhoneNumber
+            | SdpConnectionData
+            | SdpBandwidth
+            | SdpTime
+            | SdpRepeatTime
+            | SdpTimezone
+            | SdpEncryptionKey
+            | SdpAttribute
+            | SdpMediaMedia
+            | SdpMediaMediaInfo
+            | SdpMediaConnectionData
+            | SdpMediaEncryptionKey => Side::Either,
             _ => Side::Request,
         }
     }
@@ -853,6 +940,20 @@ impl Buffer {
                 | EmailUrl
                 | QuicCyuHash
                 | QuicCyuString
+                | SipFrom
+                | SipTo
+                | SipVia
+                | SipUserAgent
+                | SipContentType
+                | SipContentLength
+                | SdpBandwidth
+                | SdpTime
+                | SdpRepeatTime
+                | SdpAttribute
+                | SdpMediaMedia
+                | SdpMediaMediaInfo
+                | SdpMediaConnectionData
+                | SdpMediaEncryptionKey
                 | Http2HeaderName
                 | FileName
                 | FileMagic
@@ -954,6 +1055,36 @@ impl Buffer {
             | EmailSubject | EmailTo | EmailCc | EmailDate | EmailMessageId | EmailXMailer
             | EmailReceived | EmailUrl => Some("smtp"),
             FtpDataFileData | FtpDataCommand => Some("ftp-data"),
+            SipMethod
+            | SipUri
+            | SipRequestLine
+            | SipStatCode
+            | SipStatMsg
+            | SipResponseLine
+            | SipProtocol
+            | SipFrom
+            | SipTo
+            | SipVia
+            | SipUserAgent
+            | SipContentType
+            | SipContentLength
+            | SdpOrigin
+            | SdpSessionName
+            | SdpSessionInfo
+            | SdpUri
+            | SdpEmail
+            | SdpPhoneNumber
+            | SdpConnectionData
+            | SdpBandwidth
+            | SdpTime
+            | SdpRepeatTime
+            | SdpTimezone
+            | SdpEncryptionKey
+            | SdpAttribute
+            | SdpMediaMedia
+            | SdpMediaMediaInfo
+            | SdpMediaConnectionData
+            | SdpMediaEncryptionKey => Some("sip"),
             _ => Some("http"),
         }
     }
@@ -1062,6 +1193,36 @@ impl Buffer {
             EmailXMailer => "email.x_mailer",
             EmailReceived => "email.received",
             EmailUrl => "email.url",
+            SipMethod => "sip.method",
+            SipUri => "sip.uri",
+            SipRequestLine => "sip.request_line",
+            SipStatCode => "sip.stat_code",
+            SipStatMsg => "sip.stat_msg",
+            SipResponseLine => "sip.response_line",
+            SipProtocol => "sip.protocol",
+            SipFrom => "sip.from",
+            SipTo => "sip.to",
+            SipVia => "sip.via",
+            SipUserAgent => "sip.user_agent",
+            SipContentType => "sip.content_type",
+            SipContentLength => "sip.content_length",
+            SdpOrigin => "sdp.origin",
+            SdpSessionName => "sdp.session_name",
+            SdpSessionInfo => "sdp.session_info",
+            SdpUri => "sdp.uri",
+            SdpEmail => "sdp.email",
+            SdpPhoneNumber => "sdp.phone_number",
+            SdpConnectionData => "sdp.connection_data",
+            SdpBandwidth => "sdp.bandwidth",
+            SdpTime => "sdp.time",
+            SdpRepeatTime => "sdp.repeat_time",
+            SdpTimezone => "sdp.timezone",
+            SdpEncryptionKey => "sdp.encryption_key",
+            SdpAttribute => "sdp.attribute",
+            SdpMediaMedia => "sdp.media.media",
+            SdpMediaMediaInfo => "sdp.media.media_info",
+            SdpMediaConnectionData => "sdp.media.connection_data",
+            SdpMediaEncryptionKey => "sdp.media.encryption_key",
             FtpDataFileData => "file.data (ftp-data)",
             DnsQueriesRrname => "dns.queries.rrname",
             DnsAnswersRrname => "dns.answers.rrname",

@@ -421,6 +421,9 @@ fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent, opts: EveOptions) {
     if let AppEvent::Http(h) = a {
         let _ = write!(buf, ",\"tx_id\":{}", h.tx_id);
     }
+    if let AppEvent::Sip(s) = a {
+        let _ = write!(buf, ",\"tx_id\":{}", s.tx_id);
+    }
     if let AppEvent::Smtp(s) = a {
         // Suricata's `smtp` record: the envelope, and the message's `email` object beside it.
         let _ = write!(buf, ",\"tx_id\":{},\"smtp\":", s.tx_id);
