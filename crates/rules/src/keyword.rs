@@ -307,6 +307,8 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("endswith", &[], ContentModifier, |b, n, _, _| b.endswith(n)),
     // Transforms of the current sticky buffer.
     parse("dotprefix", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("domain", &[], Transform, |b, n, v, _| b.transform(n, v)),
+    parse("tld", &[], Transform, |b, n, v, _| b.transform(n, v)),
     parse("to_lowercase", &[], Transform, |b, n, v, _| {
         b.transform(n, v)
     }),

@@ -36,7 +36,7 @@
 //! `pcre` (see [`pcre`]: a linear-time engine, and a bounded backtracking one for back-references and look-around);
 //! `isdataat` (absolute, relative, negated); `bsize`/`bufferlen`/`dsize`/`urilen`; `byte_test byte_jump byte_extract
 //! byte_math` with rule variables (see [`byte`]); `base64_decode` with `base64_data` ([`rule::Base64`]); `ssl_state`
-//! and `ssl_version` on the TLS records that begin a TCP packet ([`tls_record`]); the transforms `dotprefix
+//! and `ssl_version` on the TLS records that begin a TCP packet ([`tls_record`]); the transforms `dotprefix domain tld
 //! to_lowercase to_uppercase strip_whitespace compress_whitespace url_decode to_md5 to_sha1 to_sha256 xor from_base64 pcrexform
 //! header_lowercase strip_pseudo_headers gunzip zlib_deflate` (see
 //! [`transform`]); `flow`

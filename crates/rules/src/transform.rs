@@ -12,6 +12,12 @@ use md5::{Digest, Md5};
 pub enum Transform {
     /// `dotprefix`: a `.` before the buffer (so `.example.com` matches the domain and its subdomains only).
     DotPrefix,
+    /// `domain`: the registrable domain of the name in the buffer (its public suffix and one label before it:
+    /// `www.bbc.co.uk` gives `bbc.co.uk`), from the public suffix list as the `psl` crate embeds it (the crate and
+    /// the lookup Suricata uses); an empty buffer when the name has none (a suffix alone, an unknown name).
+    Domain,
+    /// `tld`: the public suffix of that registrable domain (`co.uk`); empty when the name has no registrable domain.
+    Tld,
     /// `to_lowercase`: ASCII letters to lower case.
     ToLowercase,
     /// `to_uppercase`: ASCII letters to upper case.
@@ -370,6 +376,8 @@ impl Transform {
     pub fn from_name(name: &str) -> Option<Transform> {
         Some(match name {
             "dotprefix" => Transform::DotPrefix,
+            "domain" => Transform::Domain,
+            "tld" => Transform::Tld,
             "to_lowercase" => Transform::ToLowercase,
             "to_uppercase" => Transform::ToUppercase,
             "strip_whitespace" => Transform::StripWhitespace,
@@ -391,6 +399,16 @@ impl Transform {
             Transform::DotPrefix => {
                 out.push(b'.');
                 out.extend_from_slice(input);
+            }
+            Transform::Domain => {
+                if let Some(d) = psl::domain(input) {
+                    out.extend_from_slice(d.as_bytes());
+                }
+            }
+            Transform::Tld => {
+                if let Some(d) = psl::domain(input) {
+                    out.extend_from_slice(d.suffix().as_bytes());
+                }
             }
             Transform::ToLowercase => out.extend(input.iter().map(u8::to_ascii_lowercase)),
             Transform::ToUppercase => out.extend(input.iter().map(u8::to_ascii_uppercase)),
@@ -519,6 +537,17 @@ mod tests {
         assert_eq!(run(&[ToLowercase, DotPrefix, ToUppercase], b"Ab"), b".AB");
         assert_eq!(run(&[], b"x"), b"x");
         assert_eq!(Transform::from_name("dotprefix"), Some(DotPrefix));
+        // `domain` and `tld`: the registrable domain and its public suffix, from the public suffix list.
+        assert_eq!(run(&[Domain], b"www.bbc.co.uk"), b"bbc.co.uk");
+        assert_eq!(run(&[Tld], b"www.bbc.co.uk"), b"co.uk");
+        assert_eq!(run(&[Domain], b"suricata.io"), b"suricata.io");
+        assert_eq!(run(&[Tld], b"a.b.suricata.io"), b"io");
+        // A suffix alone has no registrable domain: both are empty.
+        assert_eq!(run(&[Domain], b"co.uk"), b"");
+        assert_eq!(run(&[Tld], b"co.uk"), b"");
+        assert_eq!(run(&[Domain], b""), b"");
+        assert_eq!(Transform::from_name("domain"), Some(Domain));
+        assert_eq!(Transform::from_name("tld"), Some(Tld));
         assert_eq!(Transform::from_name("nope"), None);
     }
 
@@ -712,6 +741,21 @@ mod tests {
             "42",
         ] {
             assert!(Xor::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        /// `domain` and `tld` on any bytes: no panic, the domain is a tail of the name, the suffix a tail of the
+        /// domain (as the public suffix list cuts names at label boundaries).
+        #[test]
+        fn domain_and_tld_are_tails_of_any_name(name in proptest::collection::vec(
+            proptest::prop_oneof![proptest::strategy::Just(b'.'), proptest::num::u8::ANY, b'a'..=b'z'], 0..40)
+        ) {
+            let d = run(&[Transform::Domain], &name);
+            let t = run(&[Transform::Tld], &name);
+            proptest::prop_assert!(name.ends_with(&d));
+            proptest::prop_assert!(d.ends_with(&t));
+            proptest::prop_assert_eq!(d.is_empty(), t.is_empty());
         }
     }
 }
