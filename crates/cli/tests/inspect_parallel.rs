@@ -590,11 +590,13 @@ fn files_go_to_dh_read_by_every_worker_unless_told_otherwise() {
     let reading = "every worker reading the input";
     let dh = workers_line(&capture, &["--threads", "2", "--scheduler", "dh"]);
     assert!(dh.contains(reading) && dh.contains("dh"), "{dh}");
-    // What each worker waited for the others, at the sweeps and a window ahead.
+    // What each worker waited for the others, at the sweeps and a window ahead, and the sweeps it ended after
+    // going on.
     assert!(
         dh.contains("waiting for the others")
             && dh.contains(" ms at ")
-            && dh.contains("window ahead"),
+            && dh.contains("window ahead")
+            && dh.contains("sweeps ended after going on"),
         "{dh}"
     );
     let reader = workers_line(

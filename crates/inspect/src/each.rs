@@ -22,16 +22,30 @@
 //! likewise: each worker ends its own flows at the single-threaded run's end time, which each knows from the packets
 //! it read.
 //!
+//! A worker does not wait for the others at a sweep either. What a flow's end reads of the others' work is the FTP
+//! expectation table ([`crate::expect`]): the single-threaded run's sweep sees the announcements of every packet
+//! before it and none after. A worker that reaches a sweep before the others takes its timed-out flows out of its
+//! shards there (so no later packet finds them, as in the single-threaded run) and goes on with the packets after
+//! it; it ends them, and sends its share, once every worker has got past the sweep (its published count stays at
+//! the sweep until then, which holds the watermark there: the collector writes nothing after the sweep before the
+//! share). Their lookups are made "as of" the sweep's position, which the table answers whatever a worker ahead has
+//! applied since. The worker that gets there last ends its flows at once. Measured on the merged nDPI trace, the two
+//! waits of every sweep (until every worker got there, then until every share was swept) were 9-22% of each
+//! worker's time: the stretch of input between two sweeps is often one capture, one pair of addresses, so one
+//! worker does it while the other skips it, and both waited for the busier each time.
+//!
 //! A rebalanced table ([`Placement::Balanced`]) moves buckets of bundles between workers only at a sweep, once every
 //! worker has inspected every packet before it and swept its share, and before any inspects a packet after it: the
-//! quiescent point at which a bundle may change hands (its shard with it). Every worker counts the packets of each
+//! quiescent point at which a bundle may change hands (its shard with it). Its sweeps still wait for every worker. Every worker counts the packets of each
 //! bucket as it reads (its own and those it skips alike), so at the sweep all hold the same counts and compute the
 //! same new table, with nothing exchanged: the placement depends on the input alone, never on timing.
 //!
 //! Memory stays bounded whatever the input's length: a worker that is more than [`EachReads::window`] packets ahead
-//! of the slowest waits, so the output the collector holds back covers at most that many packets.
+//! of the slowest published count waits, so the output the collector holds back, and the flows of a worker's sweeps
+//! not yet ended, cover at most that many packets.
 
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
@@ -39,7 +53,7 @@ use flowbundle_types::BUNDLES;
 
 use flowbundle_ingest::{CaptureReader, ReadStats, Timeline};
 
-use crate::engine::{Engine, WorkerCtx};
+use crate::engine::{Engine, Expired, WorkerCtx, packet_at, sweep_at};
 use crate::stream::{Emitter, EventSender, Renderer, ShareOut, StatsBoard, send_flush};
 use crate::sweep::SweepClock;
 use flowbundle_decode::prestage::Prestage;
@@ -236,6 +250,18 @@ pub struct EachWorker {
     pub waited_at_sweeps_ns: u64,
     /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]).
     pub waited_ahead_ns: u64,
+    /// Sweeps whose flows this worker ended after it went on (another worker had not reached the sweep yet).
+    pub sweeps_ended_later: u64,
+}
+
+/// A sweep a worker made before every worker had got there (see the module documentation): the flows it took out of
+/// its shards, ended once every worker has inspected every packet before the sweep.
+struct Deferred {
+    /// The sweep follows the `i`-th packet read (from 0).
+    i: u64,
+    /// Its number among the sweeps (the group its share belongs to).
+    group: u64,
+    flows: Vec<Expired>,
 }
 
 impl<'a> EachReads<'a> {
@@ -253,6 +279,9 @@ impl<'a> EachReads<'a> {
         window: u64,
     ) -> Self {
         let workers = workers.max(1);
+        // Each worker applies the announcements of its own packets at its own pace: lookups see the table as of
+        // their own position.
+        engine.expectations().track_positions();
         EachReads {
             engine,
             files,
@@ -346,12 +375,16 @@ impl<'a> EachReads<'a> {
             sweeps: 0,
             waited_at_sweeps_ns: 0,
             waited_ahead_ns: 0,
+            sweeps_ended_later: 0,
         };
         // The single-threaded run's latest capture time (its end of input), which every worker learns alike.
         let mut latest = 0u64;
         let mut i = 0u64;
         let mut sweeps = 0u64;
         let mut owners = Owners::new(self.placement, n, w);
+        // This worker's sweeps made before every worker got there, oldest first (see the module documentation).
+        let mut deferred: VecDeque<Deferred> = VecDeque::new();
+        let base = self.first_position;
         'inputs: for path in self.files {
             let mut reader = match CaptureReader::open(path) {
                 Ok(r) => r,
@@ -407,54 +440,109 @@ impl<'a> EachReads<'a> {
                     }
                 }
                 if let Some(now) = clock.packet(rec.ts_ns) {
-                    // As in the reader's sweeps: every packet before the sweep inspected first, none after it until
-                    // every share is swept (the flows it ends look up what the packets before it announced, see
-                    // `crate::expect`, and nothing after).
-                    self.done[w].0.store(i + 1, Release);
-                    if !self.timed_wait(&mut report.waited_at_sweeps_ns, || self.slowest() > i) {
-                        break 'inputs;
-                    }
-                    let mut share = ShareOut::new(&self.out, 2 * i + 2, sweeps, w, n);
-                    // SAFETY: as above; its own shards only.
-                    unsafe {
-                        engine.expire_shards(
-                            &mut ctx,
-                            now,
-                            owners.shards().iter().copied(),
-                            |ctx, (d, id)| share.segment((d, id, 0), ctx),
-                        )
-                    };
-                    share.finish();
+                    let group = sweeps;
+                    sweeps += 1;
                     if w == 0 {
                         // One sweep, however many shares: counted once.
                         ctx.add_sweep();
                     }
-                    sweeps += 1;
-                    self.swept[w].0.store(sweeps, Release);
-                    if !self.timed_wait(&mut report.waited_at_sweeps_ns, || {
-                        self.swept.iter().all(|s| s.0.load(Acquire) >= sweeps)
-                    }) {
-                        break 'inputs;
+                    // Made at the sweep's position: its flows look up what every packet before it announced and
+                    // nothing after (see `crate::expect`).
+                    ctx.input_at = sweep_at(base + i);
+                    match self.placement {
+                        Placement::Fixed => {
+                            // Says it got here (its own packets before the sweep inspected), unless an earlier
+                            // sweep of its own still waits.
+                            self.settle(w, &mut ctx, &mut deferred, base, i + 1);
+                            ctx.input_at = sweep_at(base + i);
+                            if deferred.is_empty() && self.slowest() > i {
+                                // Every worker has inspected every packet before the sweep: its flows end now.
+                                let mut share = ShareOut::new(&self.out, 2 * i + 2, group, w, n);
+                                // SAFETY: as above; its own shards only.
+                                unsafe {
+                                    engine.expire_shards(
+                                        &mut ctx,
+                                        now,
+                                        owners.shards().iter().copied(),
+                                        |ctx, (d, id)| share.segment((d, id, 0), ctx),
+                                    )
+                                };
+                                share.finish();
+                            } else {
+                                // Some worker has not got here: the flows leave their shards now (no later packet
+                                // finds them) and end once every worker has.
+                                // SAFETY: as above; its own shards only, and `EachReads` runs no staged
+                                // detection.
+                                let flows = unsafe {
+                                    engine.take_expired(
+                                        &mut ctx,
+                                        now,
+                                        owners.shards().iter().copied(),
+                                    )
+                                };
+                                deferred.push_back(Deferred { i, group, flows });
+                                report.sweeps_ended_later += 1;
+                            }
+                        }
+                        Placement::Balanced { .. } => {
+                            // Buckets change hands at the sweep: every packet before it inspected first, none after
+                            // it until every share is swept.
+                            self.done[w].0.store(i + 1, Release);
+                            if !self
+                                .timed_wait(&mut report.waited_at_sweeps_ns, || self.slowest() > i)
+                            {
+                                break 'inputs;
+                            }
+                            let mut share = ShareOut::new(&self.out, 2 * i + 2, group, w, n);
+                            // SAFETY: as above; its own shards only.
+                            unsafe {
+                                engine.expire_shards(
+                                    &mut ctx,
+                                    now,
+                                    owners.shards().iter().copied(),
+                                    |ctx, (d, id)| share.segment((d, id, 0), ctx),
+                                )
+                            };
+                            share.finish();
+                            self.swept[w].0.store(sweeps, Release);
+                            if !self.timed_wait(&mut report.waited_at_sweeps_ns, || {
+                                self.swept.iter().all(|s| s.0.load(Acquire) >= sweeps)
+                            }) {
+                                break 'inputs;
+                            }
+                            // Every worker is here: each has inspected every packet up to this one and swept its
+                            // share, none has inspected one after it. Buckets change hands now (their shards with
+                            // them; the stores above and the loads of the wait order the old owner's use before the
+                            // new one's).
+                            report.moved += owners.rebalance() as u64;
+                        }
                     }
-                    // Every worker is here: each has inspected every packet up to this one and swept its share,
-                    // none has inspected one after it. Buckets change hands now (their shards with them; the
-                    // stores above and the loads of the wait order the old owner's use before the new one's).
-                    report.moved += owners.rebalance() as u64;
                 }
                 i += 1;
                 if i.is_multiple_of(PUBLISH_EVERY) {
-                    self.done[w].0.store(i, Release);
-                    self.timed_wait(&mut report.waited_ahead_ns, || {
-                        i <= self.slowest().saturating_add(self.window)
-                    });
+                    self.settle(w, &mut ctx, &mut deferred, base, i);
+                    let expect = engine.expectations();
+                    if !expect.is_empty() {
+                        // Every lookup still to come is at or after the slowest worker's position.
+                        expect.advance(base.saturating_add(self.slowest()).saturating_mul(2));
+                    }
+                    self.wait_settling(
+                        &mut report.waited_ahead_ns,
+                        (w, &mut ctx, &mut deferred, base, i),
+                        |_| i <= self.slowest().saturating_add(self.window),
+                    );
                 }
             }
             report.inputs_read.push((path.clone(), *reader.stats()));
         }
-        self.done[w].0.store(i, Release);
         // The end of the input once every worker has read it all (as the reader's flush waits for the packets in
-        // flight): the flows ended look up what every packet announced.
-        if self.timed_wait(&mut report.waited_at_sweeps_ns, || self.slowest() >= i) {
+        // flight), and its own later sweeps ended: the flows ended look up what every packet announced.
+        if self.wait_settling(
+            &mut report.waited_at_sweeps_ns,
+            (w, &mut ctx, &mut deferred, base, i),
+            |deferred| deferred.is_empty() && self.slowest() >= i,
+        ) {
+            ctx.input_at = packet_at(base + i);
             // SAFETY: as above; its own shards only.
             unsafe { engine.end_shards(&mut ctx, latest, owners.shards().iter().copied()) };
             // Tagged as a sweep after the last packet would be, at the watermark every worker has now published
@@ -468,6 +556,67 @@ impl<'a> EachReads<'a> {
         report.sweeps = sweeps;
         report.capture_span = timeline.span();
         report
+    }
+
+    /// Ends worker `w`'s deferred sweeps that every worker has now got past, oldest first, sending each share, and
+    /// publishes how far its output is sent: up to its oldest deferred sweep still waiting, or `read` packets when
+    /// none waits (`base` numbers the packets).
+    fn settle(
+        &self,
+        w: usize,
+        ctx: &mut WorkerCtx,
+        deferred: &mut VecDeque<Deferred>,
+        base: u64,
+        read: u64,
+    ) {
+        // The oldest deferred sweep keeps this worker's published count at the packet it follows, so the slowest
+        // count is past it when every other worker has got past it too.
+        while let Some(d) = deferred.front()
+            && self.slowest() > d.i
+        {
+            let Some(d) = deferred.pop_front() else { break };
+            ctx.input_at = sweep_at(base + d.i);
+            let mut share = ShareOut::new(&self.out, 2 * d.i + 2, d.group, w, self.workers);
+            self.engine.end_expired(ctx, d.flows, |ctx, (dl, id)| {
+                share.segment((dl, id, 0), ctx)
+            });
+            share.finish();
+        }
+        let published = deferred.front().map_or(read, |d| d.i + 1);
+        self.done[w].0.store(published, Release);
+    }
+
+    /// Waits until `ready` holds, as [`EachReads::timed_wait`], ending worker `w`'s deferred sweeps as the others
+    /// get past them ([`EachReads::settle`], with `(w, ctx, deferred, base, read)`) meanwhile.
+    fn wait_settling(
+        &self,
+        waited: &mut u64,
+        (w, ctx, deferred, base, read): (usize, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
+        ready: impl Fn(&VecDeque<Deferred>) -> bool,
+    ) -> bool {
+        self.settle(w, ctx, deferred, base, read);
+        if ready(deferred) {
+            return true;
+        }
+        let t0 = std::time::Instant::now();
+        let mut spins = 0u32;
+        let r = loop {
+            if self.stop.load(Relaxed) {
+                break false;
+            }
+            spins += 1;
+            if spins < 16 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+            self.settle(w, ctx, deferred, base, read);
+            if ready(deferred) {
+                break true;
+            }
+        };
+        *waited += u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        r
     }
 
     /// [`EachReads::wait_until`], adding the time waited to `waited` (nanoseconds) when `ready` does not hold at

@@ -111,6 +111,25 @@ fn suricata_flow_counter(
     })
 }
 
+/// A flow a sweep took out of its shard, to be ended later ([`Engine::take_expired`]).
+pub(crate) struct Expired {
+    deadline: u64,
+    id: u64,
+    bundle: u16,
+    flow: Flow,
+}
+
+/// The input position of packet `num` for the FTP expectation table ([`WorkerCtx::input_at`]).
+#[inline]
+pub(crate) fn packet_at(num: u64) -> u64 {
+    num.saturating_mul(2).saturating_add(1)
+}
+
+/// The input position of the sweep after packet `num` ([`WorkerCtx::input_at`]).
+pub(crate) fn sweep_at(num: u64) -> u64 {
+    num.saturating_mul(2).saturating_add(2)
+}
+
 /// Flow ids stay below 2^52 so that JSON readers that parse numbers as doubles keep them exact.
 const FLOW_ID_MASK: u64 = (1 << 52) - 1;
 
@@ -144,6 +163,10 @@ pub struct WorkerCtx {
     pub(crate) handled: u64,
     /// Unique among every context ever made (never 0; see [`WorkerCtx::uid`]).
     uid: u64,
+    /// Where in the input this context is, for the FTP expectation table's positions (see [`crate::expect`]):
+    /// `2n + 1` while inspecting packet `n`, `2n + 2` in the sweep after it (set by the runtime); what it changes
+    /// there is made at this position, and what it looks up sees the changes made before it.
+    pub(crate) input_at: u64,
 }
 
 /// Source of [`WorkerCtx::uid`]s.
@@ -559,6 +582,7 @@ impl Engine {
             handled: 0,
             slot: 0,
             uid: NEXT_CTX_UID.fetch_add(1, Relaxed),
+            input_at: u64::MAX,
         }
     }
 
@@ -652,6 +676,7 @@ impl Engine {
         tm: Timing,
     ) -> bool {
         self.adopt(ctx);
+        ctx.input_at = packet_at(num);
         ctx.stats.packets += 1;
         ctx.packet_dropped = false;
         if let Some(script) = ctx.defer.as_mut() {
@@ -758,10 +783,12 @@ impl Engine {
         ctx.stats.alerts += std::mem::take(&mut p.alerts);
         ctx.stats.app_events += std::mem::take(&mut p.app_events);
         for a in p.announced.drain(..) {
-            self.expect.add(a.listener, a.port, a.peer, a.ts_ns);
+            self.expect
+                .add(a.listener, a.port, a.peer, a.ts_ns, ctx.input_at);
         }
         for (a, file) in p.named.drain(..) {
-            self.expect.name_file(a.listener, a.port, a.peer, file);
+            self.expect
+                .name_file(a.listener, a.port, a.peer, file, ctx.input_at);
         }
     }
 
@@ -812,6 +839,7 @@ impl Engine {
         frag_events: DecodeEvents,
     ) {
         self.adopt(ctx);
+        ctx.input_at = packet_at(num);
         ctx.packet_dropped = false;
         if let Some(script) = ctx.defer.as_mut() {
             script.bundle = held.bundle();
@@ -1074,7 +1102,7 @@ impl Engine {
         let mut flow = Flow::new(self.flow_id(num), key, client, ts_ns, app);
         if matches!(transport, Transport::Tcp | Transport::Udp) {
             let (a, b, ap, bp) = key.endpoints(KeySide::Forward);
-            if self.expect.lookup(a, ap, b, bp, ts_ns) {
+            if self.expect.lookup(a, ap, b, bp, ts_ns, ctx.input_at) {
                 flow.app.set_ftp_data(1);
             }
         }
@@ -1522,6 +1550,7 @@ impl Engine {
             script.packet_start(f.id);
         }
         let verdict;
+        let input_at = ctx.input_at;
         {
             let Flow {
                 tcp,
@@ -1596,7 +1625,7 @@ impl Engine {
             let (a, b, ap, bp) = meta.key.endpoints(KeySide::Forward);
             if app.label != AppLabel::Proto(AppProto::FtpData)
                 && matches!(meta.transport, Transport::Tcp | Transport::Udp)
-                && self.expect.lookup(a, ap, b, bp, meta.start_ns)
+                && self.expect.lookup(a, ap, b, bp, meta.start_ns, input_at)
             {
                 // Announced before the flow's first packet (capture time): decided there, whichever lookup saw it.
                 app.set_ftp_data(1);
@@ -1605,7 +1634,7 @@ impl Engine {
                 && app.label == AppLabel::Proto(AppProto::FtpData)
             {
                 // The data connection's file, named by the transfer command the control connection sent for it.
-                let transfer = self.expect.file((a, ap), (b, bp), meta.start_ns);
+                let transfer = self.expect.file((a, ap), (b, bp), meta.start_ns, input_at);
                 let closed = file.direction().is_some_and(|d| {
                     let side = meta.side(d).index();
                     tcp.as_deref().is_some_and(|t| {
@@ -1808,6 +1837,83 @@ impl Engine {
         mut each: impl FnMut(&mut WorkerCtx, (u64, u64)),
     ) -> usize {
         self.adopt(ctx);
+        // SAFETY: the caller's promise.
+        let expired = unsafe { self.expired_in(now_ns, shards) };
+        let n = expired.len();
+        for (d, id, b, key) in expired {
+            // SAFETY: the caller's promise: no other thread uses this shard now.
+            let Some(f) = (unsafe { self.take_flow(b, &key) }) else {
+                continue;
+            };
+            // SAFETY: as above.
+            unsafe { self.end_timed_out(ctx, b, f) };
+            each(ctx, (d, id));
+        }
+        self.absorb(ctx);
+        n
+    }
+
+    /// The first half of [`Engine::expire_shards`]: takes each flow of `shards` whose timeout has passed at `now_ns`
+    /// out of its shard, in the order of their deadlines, then flow ids, to be ended later by
+    /// [`Engine::end_expired`], which may run while other threads use those shards (no later packet finds these
+    /// flows: one of their keys starts a new flow, as after the sweep of a single-threaded run). Used when every
+    /// worker reads the input and the flows' expectation lookups must wait for the others ([`crate::EachReads`]).
+    ///
+    /// # Safety
+    /// No other thread uses these shards during the call; no staged detection (its steps for a flow run on the
+    /// flow's shard of the detection table when the flow is ended).
+    pub(crate) unsafe fn take_expired(
+        &self,
+        ctx: &mut WorkerCtx,
+        now_ns: u64,
+        shards: impl IntoIterator<Item = usize>,
+    ) -> Vec<Expired> {
+        self.adopt(ctx);
+        // SAFETY: the caller's promise.
+        let keys = unsafe { self.expired_in(now_ns, shards) };
+        let mut taken = Vec::with_capacity(keys.len());
+        for (deadline, id, bundle, key) in keys {
+            // SAFETY: the caller's promise.
+            if let Some(flow) = unsafe { self.take_flow(bundle, &key) } {
+                taken.push(Expired {
+                    deadline,
+                    id,
+                    bundle,
+                    flow,
+                });
+            }
+        }
+        taken
+    }
+
+    /// The second half of [`Engine::expire_shards`]: ends the flows [`Engine::take_expired`] took, in its order,
+    /// calling `each` after each as `expire_shards` does. Returns how many.
+    pub(crate) fn end_expired(
+        &self,
+        ctx: &mut WorkerCtx,
+        flows: Vec<Expired>,
+        mut each: impl FnMut(&mut WorkerCtx, (u64, u64)),
+    ) -> usize {
+        self.adopt(ctx);
+        let n = flows.len();
+        for e in flows {
+            // SAFETY: `take_expired`'s promise: no staged detection, so ending the flow touches no shard.
+            unsafe { self.end_timed_out(ctx, e.bundle, e.flow) };
+            each(ctx, (e.deadline, e.id));
+        }
+        self.absorb(ctx);
+        n
+    }
+
+    /// The flows of `shards` whose timeout has passed at `now_ns`: `(deadline, flow id, shard, key)` in that order.
+    ///
+    /// # Safety
+    /// No other thread uses these shards during the call.
+    unsafe fn expired_in(
+        &self,
+        now_ns: u64,
+        shards: impl IntoIterator<Item = usize>,
+    ) -> Vec<(u64, u64, u16, FlowKey)> {
         let t = &self.cfg.timeouts;
         // What a flow ended here is found by: its place in the order, its shard and its key. The flows stay in their
         // shards until they are ended: collecting the flows themselves (a few hundred bytes each, in a vector grown by
@@ -1840,39 +1946,47 @@ impl Engine {
             }
         }
         expired.sort_unstable_by_key(|&(d, id, _, _)| (d, id));
-        let n = expired.len();
-        for (d, id, b, key) in expired {
-            // SAFETY: the caller's promise: no other thread uses this shard now.
-            let mut held = unsafe { BundleToken::assume_held(b) };
-            let f = {
-                let mut shard = self.table.shard(&mut held);
-                let f = shard.remove(&key);
-                // A shard's table keeps its capacity, and its flows are stored in it: over a long input every one of
-                // the 65,536 shards would keep the largest table it ever had, which grew the process with the
-                // input's length after the flows themselves were gone. An emptied shard gives it back. (Shrinking
-                // the tables that still hold flows, to what they need, was tried: the reallocations left the
-                // allocator's heap more fragmented, and peak RSS rose by about 2 MiB on the merged nDPI trace.)
-                if shard.is_empty() {
-                    shard.shrink_to_fit();
-                }
-                f
-            };
-            let Some(f) = f else { continue };
-            // SAFETY: the caller's promise: no other thread uses this flow's shard (staged detection's script for
-            // it touches that shard of the detection table only).
-            unsafe {
-                self.ending_all(ctx, |e, ctx| {
-                    if let Some(script) = ctx.defer.as_mut() {
-                        script.bundle = b;
-                    }
-                    e.table.remove_one();
-                    e.end_flow(ctx, f, EndReason::Timeout);
-                })
-            };
-            each(ctx, (d, id));
+        expired
+    }
+
+    /// Takes the flow with `key` out of shard `b`.
+    ///
+    /// # Safety
+    /// No other thread uses shard `b` during the call.
+    unsafe fn take_flow(&self, b: u16, key: &FlowKey) -> Option<Flow> {
+        // SAFETY: the caller's promise: no other thread uses this shard now.
+        let mut held = unsafe { BundleToken::assume_held(b) };
+        let mut shard = self.table.shard(&mut held);
+        let f = shard.remove(key);
+        // A shard's table keeps its capacity, and its flows are stored in it: over a long input every one of
+        // the 65,536 shards would keep the largest table it ever had, which grew the process with the
+        // input's length after the flows themselves were gone. An emptied shard gives it back. (Shrinking
+        // the tables that still hold flows, to what they need, was tried: the reallocations left the
+        // allocator's heap more fragmented, and peak RSS rose by about 2 MiB on the merged nDPI trace.)
+        if shard.is_empty() {
+            shard.shrink_to_fit();
         }
-        self.absorb(ctx);
-        n
+        if f.is_some() {
+            self.table.remove_one();
+        }
+        f
+    }
+
+    /// Ends flow `f`, taken out of shard `b`, by timeout.
+    ///
+    /// # Safety
+    /// No other thread uses shard `b` when detection is staged (its script for the flow touches that shard of the
+    /// detection table only).
+    unsafe fn end_timed_out(&self, ctx: &mut WorkerCtx, b: u16, f: Flow) {
+        // SAFETY: the caller's promise.
+        unsafe {
+            self.ending_all(ctx, |e, ctx| {
+                if let Some(script) = ctx.defer.as_mut() {
+                    script.bundle = b;
+                }
+                e.end_flow(ctx, f, EndReason::Timeout);
+            })
+        };
     }
 
     /// The end of the input for `shards` only, as one worker's share of the flush run on every worker at once: ends

@@ -1548,10 +1548,15 @@ fn inspect_each(
         let sweeps = results.first().map_or(0, |r| r.sweeps);
         let at_sweeps: Vec<String> = results.iter().map(|r| ms(r.waited_at_sweeps_ns)).collect();
         let ahead: Vec<String> = results.iter().map(|r| ms(r.waited_ahead_ns)).collect();
+        let later: Vec<String> = results
+            .iter()
+            .map(|r| r.sweeps_ended_later.to_string())
+            .collect();
         format!(
-            ", waiting for the others {} ms at {sweeps} sweeps and the end, {} ms a window ahead",
+            ", waiting for the others {} ms at {sweeps} sweeps and the end, {} ms a window ahead, sweeps ended after going on {}",
             at_sweeps.join(" / "),
-            ahead.join(" / ")
+            ahead.join(" / "),
+            later.join(" / ")
         )
     };
     let mut ctxs = Vec::with_capacity(results.len());
