@@ -859,8 +859,10 @@ impl<'a> State<'a, '_> {
                 Ok(())
             }
             ip_proto::SCTP => {
-                let s =
-                    sctp::Packet::new_checked(seg).map_err(|_| Outcome::Truncated(Layer::Sctp))?;
+                let s = sctp::Packet::new_checked(seg).map_err(|_| {
+                    d.events.set(DecodeEvent::SctpPktTooSmall);
+                    Outcome::Truncated(Layer::Sctp)
+                })?;
                 d.l4 = L4::Sctp(Sctp {
                     src_port: s.src_port(),
                     dst_port: s.dst_port(),
@@ -1773,6 +1775,15 @@ mod tests {
         tiny.truncate(24);
         tiny[3] = 24;
         assert_eq!(events_of(&tiny), ["udp.hlen_too_small"]);
+        // SCTP: its 12-byte common header, whole (no event) or cut to 8 bytes (`sctp.pkt_too_small`).
+        let sctp = |len: usize| -> Vec<u8> {
+            let mut p = vec![0x45, 0, 0, (20 + len) as u8, 0, 0, 0, 0, 64, 132, 0, 0];
+            p.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+            p.extend_from_slice(&[0x0b, 0x59, 0x0b, 0x59, 0, 0, 0, 1, 0, 0, 0, 0][..len]);
+            p
+        };
+        assert!(events_of(&sctp(12)).is_empty());
+        assert_eq!(events_of(&sctp(8)), ["sctp.pkt_too_small"]);
     }
 
     #[test]

@@ -158,6 +158,8 @@ decode_events! {
     GrePktTooSmall = "gre.pkt_too_small",
     /// GRE version other than 0 and 1.
     GreWrongVersion = "gre.wrong_version",
+    /// SCTP: fewer than 12 bytes (its common header).
+    SctpPktTooSmall = "sctp.pkt_too_small",
 }
 
 impl DecodeEvent {
