@@ -336,6 +336,13 @@ impl AddrIndex {
 /// the shared table and the tables of the sets holding its ports, so a rule written for TFTP's port 69 with the fast
 /// pattern `|00 02|` no longer makes a candidate of every NUL pair of every datagram. Splitting every port rule out
 /// cost more than it saved on ET Open (each table is another pass over the bytes).
+///
+/// Datagram tables are also split by application protocol: a rule whose header names one (`alert http`, `alert
+/// dns`) gets its protocol's table, which a datagram meets only when its flow's protocol is one the rule admits
+/// (the check `applies` makes of every candidate). ET Open's HTTP, SMTP and FTP rules with payload contents (`=`,
+/// `../`, `GET`, `MKD`) then no longer make the shared UDP table scan for one- to three-byte patterns that cannot
+/// lead to a match on a UDP flow. Streams and single TCP packets keep such rules in their shared table: there the
+/// protocol is the common case (most TCP flows have one), and its table would be a second pass over the bytes.
 #[derive(Debug)]
 pub(crate) struct PortTables {
     /// Table 0 is the shared one, then one per port set.
@@ -346,6 +353,8 @@ pub(crate) struct PortTables {
     /// Port → port-set tables (ids into `tables`).
     dst: IntervalIndex<u16>,
     src: IntervalIndex<u16>,
+    /// Application protocol named by a rule header → its table (datagram tables only, see above).
+    apps: Vec<(&'static str, u32)>,
     /// Names of the port sets' tables, for the rules profile (`dst port 69`, `src port 80,8080`, ...).
     names: Vec<String>,
     /// Rule-group id of table 0 in the rules profile ([`crate::RuleSet::group_name`]); table `i` is `base + i`.
@@ -353,29 +362,41 @@ pub(crate) struct PortTables {
 }
 
 impl PortTables {
-    /// Splits one table's entries and always-checked targets; `grouped` false keeps a single table.
+    /// Splits one table's entries and always-checked targets; `grouped` false keeps a single table. `by_app`:
+    /// rules naming an application protocol get that protocol's table (datagrams; see above).
     pub fn build(
         rules: &[Rule],
         entries: &[Entry],
         always: Vec<Target>,
         grouped: bool,
+        by_app: bool,
     ) -> PortTables {
-        let mut keys: HashMap<(bool, Vec<(u16, u16)>), usize> = HashMap::new();
+        let mut keys: HashMap<PartKey, usize> = HashMap::new();
         let mut parts: Vec<(Vec<Entry>, Vec<Target>)> = vec![Default::default()];
-        let mut sets: Vec<(bool, Vec<(u16, u16)>)> = vec![(false, Vec::new())];
-        let mut part_of = |t: Target, parts: &mut Vec<(Vec<Entry>, Vec<Target>)>| -> usize {
+        let mut sets: Vec<PartKey> = vec![PartKey::Shared];
+        let mut part_of = |t: Target,
+                           short: bool,
+                           parts: &mut Vec<(Vec<Entry>, Vec<Target>)>|
+         -> usize {
             let Some(rule) = rules.get(t.rule as usize).filter(|_| grouped) else {
                 return 0;
             };
-            let key = match filed(rule) {
-                Filed::ByDestinationPort => (true, rule.dst_ports.ranges().to_vec()),
-                Filed::BySourcePort => (false, rule.src_ports.ranges().to_vec()),
+            let key = match (rule.proto, filed(rule)) {
+                (Proto::App(name), _) if by_app => PartKey::App(name),
+                // A port table is one more scan for every packet of its ports: worth it only for the fast
+                // patterns that are found nearly everywhere (a NUL byte, `|00 02|`), not for the rest, which the
+                // shared table finds at no extra cost.
+                _ if !short => return 0,
+                (_, Filed::ByDestinationPort) => {
+                    PartKey::Port(true, rule.dst_ports.ranges().to_vec())
+                }
+                (_, Filed::BySourcePort) => PartKey::Port(false, rule.src_ports.ranges().to_vec()),
                 // Narrow addresses are rare among content rules: those share the table.
                 _ if !rule.bidirectional && narrow_ports(&rule.dst_ports) => {
-                    (true, rule.dst_ports.ranges().to_vec())
+                    PartKey::Port(true, rule.dst_ports.ranges().to_vec())
                 }
                 _ if !rule.bidirectional && narrow_ports(&rule.src_ports) => {
-                    (false, rule.src_ports.ranges().to_vec())
+                    PartKey::Port(false, rule.src_ports.ranges().to_vec())
                 }
                 _ => return 0,
             };
@@ -389,20 +410,13 @@ impl PortTables {
             })
         };
         for e in entries {
-            // A port table is one more scan for every packet of its ports: worth it only for the fast patterns
-            // that are found nearly everywhere (a NUL byte, `|00 02|`), not for the rest, which the shared
-            // table finds at no extra cost.
-            let p = if e.0.len() <= SPLIT_PATTERN {
-                part_of(e.2, &mut parts)
-            } else {
-                0
-            };
+            let p = part_of(e.2, e.0.len() <= SPLIT_PATTERN, &mut parts);
             if let Some(part) = parts.get_mut(p) {
                 part.0.push(e.clone());
             }
         }
         for t in always {
-            let p = part_of(t, &mut parts);
+            let p = part_of(t, true, &mut parts);
             if let Some(part) = parts.get_mut(p) {
                 part.1.push(t);
             }
@@ -432,16 +446,30 @@ impl PortTables {
             let v: Vec<(u32, &[(u16, u16)])> = sets
                 .iter()
                 .enumerate()
-                .skip(1)
-                .filter(|(_, (d, _))| *d == dst)
-                .map(|(i, (_, r))| (i as u32, r.as_slice()))
+                .filter_map(|(i, k)| match k {
+                    PartKey::Port(d, r) if *d == dst => Some((i as u32, r.as_slice())),
+                    _ => None,
+                })
                 .collect();
             IntervalIndex::build(&v)
         };
         let (dst, src) = (by(true), by(false));
+        let apps = sets
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| match k {
+                PartKey::App(name) => Some((*name, i as u32)),
+                _ => None,
+            })
+            .collect();
         let names = sets
             .iter()
-            .map(|(d, r)| {
+            .map(|k| {
+                let (d, r) = match k {
+                    PartKey::Shared => return "any port".to_string(),
+                    PartKey::App(name) => return format!("app {name}"),
+                    PartKey::Port(d, r) => (d, r),
+                };
                 let ports: Vec<String> = r
                     .iter()
                     .map(|&(lo, hi)| {
@@ -452,10 +480,10 @@ impl PortTables {
                         }
                     })
                     .collect();
-                match (r.is_empty(), d) {
-                    (true, _) => "any port".to_string(),
-                    (false, true) => format!("dst port {}", ports.join(",")),
-                    (false, false) => format!("src port {}", ports.join(",")),
+                if *d {
+                    format!("dst port {}", ports.join(","))
+                } else {
+                    format!("src port {}", ports.join(","))
                 }
             })
             .collect();
@@ -468,6 +496,7 @@ impl PortTables {
             ranks,
             dst,
             src,
+            apps,
             names,
             base: 0,
         }
@@ -478,12 +507,20 @@ impl PortTables {
         self.tables.iter().all(Table::is_empty)
     }
 
-    /// The tables a packet with ports `ctx` meets, as ids (the shared one first), into `out`.
+    /// The tables a packet with ports (and application protocol) `ctx` meets, as ids (the shared one first),
+    /// into `out`.
     pub fn select(&self, ctx: &PacketCtx<'_>, out: &mut Vec<u32>) {
         out.clear();
         out.push(0);
         out.extend_from_slice(self.dst.lookup(ctx.dst_port));
         out.extend_from_slice(self.src.lookup(ctx.src_port));
+        if let Some(flow) = ctx.app_proto {
+            for &(name, i) in &self.apps {
+                if crate::scan::app_proto_admits(name, flow) {
+                    out.push(i);
+                }
+            }
+        }
     }
 
     /// Table `i` and its pattern ranks.
@@ -548,6 +585,17 @@ impl PortTables {
     pub fn memory(&self) -> usize {
         self.tables.iter().map(|t| t.patterns.memory()).sum()
     }
+}
+
+/// What a table of a [`PortTables`] is for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum PartKey {
+    /// The shared table.
+    Shared,
+    /// A port set: destination ports (`true`) or source ports, as ranges.
+    Port(bool, Vec<(u16, u16)>),
+    /// The rules naming an application protocol in their header.
+    App(&'static str),
 }
 
 /// Most tables of one [`PortTables`] (the shared one included); port sets beyond it share the shared table. Stream

@@ -856,18 +856,18 @@ impl RuleSet {
         let [p0, p1] = packet;
         let [pa0, pa1] = packet_always;
         let stream = [
-            PortTables::build(&rules, &s0, sa0, grouped),
-            PortTables::build(&rules, &s1, sa1, grouped),
+            PortTables::build(&rules, &s0, sa0, grouped, false),
+            PortTables::build(&rules, &s1, sa1, grouped, false),
         ];
         let packet = [
-            PortTables::build(&rules, &p0, pa0, grouped),
-            PortTables::build(&rules, &p1, pa1, grouped),
+            PortTables::build(&rules, &p0, pa0, grouped, true),
+            PortTables::build(&rules, &p1, pa1, grouped, true),
         ];
         let [t0, t1] = tcp_packet;
         let [ta0, ta1] = tcp_packet_always;
         let tcp_packet = [
-            PortTables::build(&rules, &t0, ta0, grouped),
-            PortTables::build(&rules, &t1, ta1, grouped),
+            PortTables::build(&rules, &t0, ta0, grouped, false),
+            PortTables::build(&rules, &t1, ta1, grouped, false),
         ];
         let http: Vec<Table> = http.into_iter().map(|(e, a)| Table::build(&e, a)).collect();
         let transformed = transformed
