@@ -294,6 +294,27 @@ impl std::ops::AddAssign for ScanStats {
     }
 }
 
+/// What [`crate::group::AddrIndex::candidates`] reads of a packet, and the index it was read from (its address).
+type HeaderKey = (usize, IpAddr, IpAddr, u16, u16, Transport);
+
+/// One slot of [`Scanner`]'s cache of header-only candidates: the key and the rules looked up for it.
+type HeaderSlot = (Option<HeaderKey>, Vec<(u32, crate::group::Filed)>);
+
+/// Slots of [`Scanner`]'s cache of header-only candidates, per direction.
+const HEADER_SLOTS: usize = 64;
+
+/// The cache slot (within its direction's [`HEADER_SLOTS`]) of a packet's header fields.
+fn header_slot(ctx: &PacketCtx<'_>) -> usize {
+    let low = |a: IpAddr| match a {
+        IpAddr::V4(a) => u32::from(a),
+        IpAddr::V6(a) => a.to_bits() as u32,
+    };
+    let h = low(ctx.src)
+        ^ low(ctx.dst).rotate_left(16)
+        ^ (u32::from(ctx.src_port) << 16 | u32::from(ctx.dst_port));
+    (h.wrapping_mul(0x9E37_79B1) >> 26) as usize % HEADER_SLOTS
+}
+
 /// Per-worker matching context: scratch space, pcre caches, per-rule hit counters, statistics.
 #[derive(Debug, Default)]
 pub struct Scanner {
@@ -314,8 +335,12 @@ pub struct Scanner {
     tabs: Vec<u32>,
     /// Rules a lazily checked buffer completed ([`RuleSet::complete_lazy`]), with the span of their match in it.
     completed: Vec<(u32, (u64, u64))>,
-    /// Rules without content a packet can meet ([`crate::group::AddrIndex::candidates`]).
-    header: Vec<(u32, crate::group::Filed)>,
+    /// Rules without content a packet can meet ([`crate::group::AddrIndex::candidates`]), cached: each slot holds
+    /// the list looked up for one index and one set of header fields (addresses, ports, transport), and a packet
+    /// with the same ones (a later packet of the same flow and direction, mostly) reuses it instead of looking it
+    /// up again. The look-up is four interval searches and a merge, 38 M instructions per run with ET Open on the
+    /// merged nDPI trace; [`HEADER_SLOTS`] slots per direction, picked by a hash of the fields.
+    header: Vec<HeaderSlot>,
     /// Occurrences (pattern id in the single-TCP-packet shared table, end) of the patterns that rode along in the
     /// last stream scan and lie wholly inside its chunk, and that chunk (address, length): the packet scan of the
     /// packet whose payload was that chunk uses them instead of scanning it again ([`RuleSet::scan_streamed_packet`]).
@@ -1652,7 +1677,15 @@ impl RuleSet {
         sc.stats.candidates += ruled_out;
         // Whether the first pass left candidates with flowbit conditions: if not, the second pass skips the hits.
         let mut deferred = false;
-        let mut header = std::mem::take(&mut sc.header);
+        if sc.header.len() != 2 * HEADER_SLOTS {
+            sc.header = (0..2 * HEADER_SLOTS).map(|_| (None, Vec::new())).collect();
+        }
+        let slot = d.min(1) * HEADER_SLOTS + header_slot(ctx);
+        let (mut header_key, mut header) = sc
+            .header
+            .get_mut(slot)
+            .map(std::mem::take)
+            .unwrap_or_default();
         for second in [false, true] {
             if any_tables && (!second || deferred) {
                 for &(end, _, t, ti) in &cands {
@@ -1691,8 +1724,17 @@ impl RuleSet {
                 }
             }
             if let Some(index) = self.header_only.get(d).filter(|ix| !ix.is_empty()) {
-                if !second {
+                let key = (
+                    std::ptr::from_ref(index) as usize,
+                    ctx.src,
+                    ctx.dst,
+                    ctx.src_port,
+                    ctx.dst_port,
+                    ctx.transport,
+                );
+                if !second && header_key != Some(key) {
                     index.candidates(ctx, &mut header);
+                    header_key = Some(key);
                 }
                 for &(r, filed) in &header {
                     if self.has_condition(r) != second {
@@ -1718,7 +1760,9 @@ impl RuleSet {
         self.settle_mixed(sc, http, bits, sink);
         sc.cands = cands;
         sc.tabs = tabs;
-        sc.header = header;
+        if let Some(s) = sc.header.get_mut(slot) {
+            *s = (header_key, header);
+        }
         sc.rides = rides;
     }
 
