@@ -353,8 +353,9 @@ pub(crate) struct PortTables {
     /// Port → port-set tables (ids into `tables`).
     dst: IntervalIndex<u16>,
     src: IntervalIndex<u16>,
-    /// Application protocol named by a rule header → its table (datagram tables only, see above).
-    apps: Vec<(&'static str, u32)>,
+    /// A flow's application protocol → the tables of the rules it admits (the rules naming it, and those naming a
+    /// protocol that admits it, such as `http` for `http2`; datagram tables only, see above).
+    apps: Vec<(&'static str, Vec<u32>)>,
     /// Names of the port sets' tables, for the rules profile (`dst port 69`, `src port 80,8080`, ...).
     names: Vec<String>,
     /// Rule-group id of table 0 in the rules profile ([`crate::RuleSet::group_name`]); table `i` is `base + i`.
@@ -454,14 +455,20 @@ impl PortTables {
             IntervalIndex::build(&v)
         };
         let (dst, src) = (by(true), by(false));
-        let apps = sets
-            .iter()
-            .enumerate()
-            .filter_map(|(i, k)| match k {
-                PartKey::App(name) => Some((*name, i as u32)),
-                _ => None,
-            })
-            .collect();
+        let mut apps: Vec<(&'static str, Vec<u32>)> = Vec::new();
+        for (i, k) in sets.iter().enumerate() {
+            let PartKey::App(name) = k else { continue };
+            let aliases = crate::scan::APP_PROTO_ALIASES
+                .iter()
+                .filter(|(r, _)| name.eq_ignore_ascii_case(r))
+                .map(|&(_, f)| f);
+            for flow in std::iter::once(*name).chain(aliases) {
+                match apps.iter_mut().find(|(f, _)| f.eq_ignore_ascii_case(flow)) {
+                    Some((_, ids)) => ids.push(i as u32),
+                    None => apps.push((flow, vec![i as u32])),
+                }
+            }
+        }
         let names = sets
             .iter()
             .map(|k| {
@@ -514,12 +521,10 @@ impl PortTables {
         out.push(0);
         out.extend_from_slice(self.dst.lookup(ctx.dst_port));
         out.extend_from_slice(self.src.lookup(ctx.src_port));
-        if let Some(flow) = ctx.app_proto {
-            for &(name, i) in &self.apps {
-                if crate::scan::app_proto_admits(name, flow) {
-                    out.push(i);
-                }
-            }
+        if let Some(flow) = ctx.app_proto
+            && let Some((_, ids)) = self.apps.iter().find(|(f, _)| f.eq_ignore_ascii_case(flow))
+        {
+            out.extend_from_slice(ids);
         }
     }
 
@@ -639,6 +644,44 @@ fn filed(rule: &Rule) -> Filed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_datagram_meets_the_tables_of_the_protocols_its_flow_admits() {
+        let text = "alert http any any -> any any (content:\"=\"; sid:1;)\n\
+                    alert dcerpc any any -> any any (content:\"abcd\"; sid:2;)\n\
+                    alert dns any any -> any any (content:\"|01|\"; sid:3;)\n\
+                    alert udp any any -> any any (content:\"|02|\"; sid:4;)\n";
+        let (set, _) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let tables = &set.packet[0];
+        let app_tables: Vec<(usize, &str)> = (0..tables.len())
+            .filter_map(|i| Some((i, tables.name(i).strip_prefix("app ")?)))
+            .collect();
+        assert_eq!(app_tables.len(), 3, "{app_tables:?}");
+        let mut out = Vec::new();
+        for flow in [
+            None,
+            Some("http"),
+            Some("http2"),
+            Some("smb"),
+            Some("dcerpc"),
+            Some("DNS"),
+            Some("failed"),
+        ] {
+            let ctx = PacketCtx {
+                transport: Transport::Udp,
+                app_proto: flow,
+                ..PacketCtx::default()
+            };
+            tables.select(&ctx, &mut out);
+            let mut want: Vec<u32> = vec![0];
+            want.extend(app_tables.iter().filter_map(|&(i, name)| {
+                flow.is_some_and(|f| crate::scan::app_proto_admits(name, f))
+                    .then_some(i as u32)
+            }));
+            out.sort_unstable();
+            assert_eq!(out, want, "{flow:?}");
+        }
+    }
 
     #[test]
     fn pieces_list_the_rules_covering_them() {

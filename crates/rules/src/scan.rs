@@ -782,10 +782,14 @@ impl HttpState {
 /// `http1` the first only).
 pub(crate) fn app_proto_admits(rule: &str, flow: &str) -> bool {
     rule.eq_ignore_ascii_case(flow)
-        || (rule.eq_ignore_ascii_case("dcerpc") && flow.eq_ignore_ascii_case("smb"))
-        || (rule.eq_ignore_ascii_case("http") && flow.eq_ignore_ascii_case("http2"))
-        || (rule.eq_ignore_ascii_case("http1") && flow.eq_ignore_ascii_case("http"))
+        || APP_PROTO_ALIASES
+            .iter()
+            .any(|(r, f)| rule.eq_ignore_ascii_case(r) && flow.eq_ignore_ascii_case(f))
 }
+
+/// The (rule, flow) pairs of different application protocol names that [`app_proto_admits`] accepts.
+pub(crate) const APP_PROTO_ALIASES: [(&str, &str); 3] =
+    [("dcerpc", "smb"), ("http", "http2"), ("http1", "http")];
 
 /// Rule header and `flow` against the packet context.
 #[inline]
