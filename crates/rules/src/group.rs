@@ -364,13 +364,15 @@ pub(crate) struct PortTables {
 
 impl PortTables {
     /// Splits one table's entries and always-checked targets; `grouped` false keeps a single table. `by_app`:
-    /// rules naming an application protocol get that protocol's table (datagrams; see above).
+    /// rules naming an application protocol get that protocol's table (datagrams; see above). `bound`, for packet
+    /// tables: where a target's fast-pattern occurrence must end ([`Table::head`]).
     pub fn build(
         rules: &[Rule],
         entries: &[Entry],
         always: Vec<Target>,
         grouped: bool,
         by_app: bool,
+        bound: Option<&dyn Fn(Target) -> Option<u64>>,
     ) -> PortTables {
         let mut keys: HashMap<PartKey, usize> = HashMap::new();
         let mut parts: Vec<(Vec<Entry>, Vec<Target>)> = vec![Default::default()];
@@ -496,7 +498,13 @@ impl PortTables {
             .collect();
         let tables = parts
             .into_iter()
-            .map(|(e, a)| Table::build(&e, a))
+            .map(|(e, a)| {
+                let t = Table::build(&e, a);
+                match bound {
+                    Some(b) => t.with_head(&e, b),
+                    None => t,
+                }
+            })
             .collect();
         PortTables {
             tables,

@@ -208,6 +208,12 @@ pub(crate) struct Table {
     /// this one's scan (the single-TCP-packet patterns in the stream's table, see
     /// [`crate::group::PortTables::carry_riders`]). Riders have no targets here.
     pub own: u32,
+    /// For a packet table (datagrams, single TCP packets): when every pattern's occurrence must end within the first
+    /// `head` bytes of the payload for its rules to match (the fast-pattern content has an absolute `offset` and
+    /// `depth`, `startswith` included) and no rule is checked without one, only those bytes are scanned. Occurrences
+    /// further on are the ones [`GroupInfo::hit_ok`] turns down anyway. ET Open's port tables of NTP, SNMP and
+    /// ToDesk rules (`|00 02 2a|` at offset 1, `|00 00 00|` at the start) scanned every packet of their ports whole.
+    pub head: Option<usize>,
 }
 
 impl Table {
@@ -238,7 +244,26 @@ impl Table {
             starts,
             targets,
             always,
+            head: None,
         }
+    }
+
+    /// Sets [`Table::head`] from the bound of each entry's occurrence (`None`: unbounded), as given by `bound`.
+    pub(crate) fn with_head(
+        mut self,
+        entries: &[Entry],
+        bound: &dyn Fn(Target) -> Option<u64>,
+    ) -> Table {
+        self.head = if self.always.is_empty() && !entries.is_empty() {
+            entries
+                .iter()
+                .map(|e| bound(e.2))
+                .try_fold(0u64, |m, b| b.map(|b| m.max(b)))
+                .and_then(|h| usize::try_from(h).ok())
+        } else {
+            None
+        };
+        self
     }
 
     /// The (rule, group) pairs pattern `pid` triggers.
@@ -851,23 +876,41 @@ impl RuleSet {
             }
             info.push(ri_info);
         }
+        // Where a target's fast-pattern occurrence must end, counted from the buffer's start (see `Table::head`).
+        let bound = |t: Target| -> Option<u64> {
+            let g = rules
+                .get(t.rule as usize)?
+                .groups
+                .get(usize::from(t.group))?;
+            let fp = info
+                .get(t.rule as usize)?
+                .groups
+                .get(usize::from(t.group))?
+                .fp?;
+            match g.items.get(fp)? {
+                Item::Content(c) if !c.negated && !c.is_relative() => {
+                    Some(u64::from(c.offset.unwrap_or(0)) + u64::from(c.depth?))
+                }
+                _ => None,
+            }
+        };
         let [s0, s1] = stream;
         let [sa0, sa1] = stream_always;
         let [p0, p1] = packet;
         let [pa0, pa1] = packet_always;
         let stream = [
-            PortTables::build(&rules, &s0, sa0, grouped, false),
-            PortTables::build(&rules, &s1, sa1, grouped, false),
+            PortTables::build(&rules, &s0, sa0, grouped, false, None),
+            PortTables::build(&rules, &s1, sa1, grouped, false, None),
         ];
         let packet = [
-            PortTables::build(&rules, &p0, pa0, grouped, true),
-            PortTables::build(&rules, &p1, pa1, grouped, true),
+            PortTables::build(&rules, &p0, pa0, grouped, true, Some(&bound)),
+            PortTables::build(&rules, &p1, pa1, grouped, true, Some(&bound)),
         ];
         let [t0, t1] = tcp_packet;
         let [ta0, ta1] = tcp_packet_always;
         let tcp_packet = [
-            PortTables::build(&rules, &t0, ta0, grouped, false),
-            PortTables::build(&rules, &t1, ta1, grouped, false),
+            PortTables::build(&rules, &t0, ta0, grouped, false, Some(&bound)),
+            PortTables::build(&rules, &t1, ta1, grouped, false, Some(&bound)),
         ];
         let http: Vec<Table> = http.into_iter().map(|(e, a)| Table::build(&e, a)).collect();
         let transformed = transformed

@@ -1663,7 +1663,8 @@ impl RuleSet {
                         on_hit(pid, end);
                     }
                 } else if !table.patterns.is_empty() {
-                    table.patterns.scan_buffer(payload, on_hit);
+                    let bytes = table.head.and_then(|h| payload.get(..h)).unwrap_or(payload);
+                    table.patterns.scan_buffer(bytes, on_hit);
                 }
                 for t in &table.always {
                     if keep(t) {
