@@ -62,6 +62,7 @@
 //! state lines so cache affinity matters); the inspection engine implements [`Workload`] in its own crate.
 
 mod abort;
+mod allocator;
 mod crew;
 mod park;
 mod runtime;
@@ -70,6 +71,7 @@ mod stream;
 mod workload;
 
 pub use abort::{Aborted, panic_reported_by_run};
+pub use allocator::{MMAP_THRESHOLD, TRIM_THRESHOLD, fixed_mmap_threshold};
 pub use crew::Crew;
 pub use flowbundle_types::{BundleToken, Outcome, StagedWorkload, Workload};
 pub use runtime::{
