@@ -578,7 +578,8 @@ impl Emitter<'_> {
         // A spent buffer when the collector has handed one back (see [`EventSender`]), a new one otherwise.
         let batch = match self.render {
             Some(render) => {
-                let mut bytes = self.events.backlog.spare_bytes.pop().unwrap_or_default();
+                let mut bytes = (self.events.backlog.spare_bytes.pop())
+                    .unwrap_or_else(|| Vec::with_capacity(FRESH_BYTES));
                 let n = ctx.render_events(|evs| render(&mut bytes, evs));
                 if bytes.is_empty() {
                     // A renderer that writes nothing (output discarded): nothing to send.
@@ -590,7 +591,8 @@ impl Emitter<'_> {
                 Batch::Rendered(n as u64, bytes)
             }
             None => {
-                let mut evs = self.events.backlog.spare_events.pop().unwrap_or_default();
+                let mut evs = (self.events.backlog.spare_events.pop())
+                    .unwrap_or_else(|| Vec::with_capacity(FRESH_EVENTS));
                 ctx.take_events(&mut evs);
                 Batch::Events(evs)
             }
@@ -1401,6 +1403,14 @@ pub const SPARE_BUFFERS: usize = 256;
 /// out; 99% of the merged nDPI trace's EVE lines are under 1,400 bytes): what the spares hold is at most
 /// [`SPARE_BUFFERS`] times this, 1 MiB, and in practice a few hundred KiB.
 pub const SPARE_CAPACITY: usize = 4 << 10;
+
+/// Capacity a new output buffer starts with, in bytes: a line or two of EVE (550 bytes at the median on the merged
+/// nDPI trace), so that a buffer made for a packet with one short line does not grow again, reallocating, when it is
+/// reused for a packet with more.
+const FRESH_BYTES: usize = 1 << 10;
+
+/// Capacity a new list of a packet's events starts with (a packet gives one or two at most, nearly always).
+const FRESH_EVENTS: usize = 4;
 
 /// The workers' end of the collector's channel ([`EventMerge::new`]), with the output in it bounded.
 ///
@@ -2279,10 +2289,14 @@ mod no_alloc {
     }
 
     /// One worker sends 20,000 packets' output (rendered, and whole), at most 64 packets ahead of what the
-    /// collector has written out (the reader's window bounds that in a run); the collector writes as it goes. The
-    /// sends allocate only while the first buffers are made (65 buffers, each allocated and grown once or twice):
-    /// none after the first thousand packets. (Before, every send allocated its buffer and grew it, and the channel
-    /// a block every 31 messages.)
+    /// collector has written out (the reader's window bounds that in a run); the collector writes as it goes. A send
+    /// allocates only when no spent buffer is back: each buffer is allocated once, with room for a packet's usual
+    /// output, and never more than 65 exist (the 64 in flight and the one being filled), so the whole run allocates
+    /// at most 65 times, however many packets. When they are made depends on how far the collector falls behind,
+    /// which the machine's load decides (a collector descheduled late in the run lets the worker get further ahead
+    /// than it ever did before), so the bound is on the total, not on the first packets. (Before, every send
+    /// allocated its buffer and grew it, and the channel a block every 31 messages; and buffers that started empty
+    /// grew again when first reused for a packet with more output.)
     #[test]
     fn a_packets_output_is_sent_in_a_spent_buffer_without_allocating() {
         let render = |buf: &mut Vec<u8>, evs: &[Event]| {
@@ -2346,13 +2360,10 @@ mod no_alloc {
             });
             assert_eq!(lines, N + N.div_ceil(3), "every line written");
             assert_eq!(m.spilled(), 0);
-            assert_eq!(
-                late, 0,
-                "rendered {rendered}: sends allocated {late} times after the first 1,000 packets"
-            );
             assert!(
-                early <= 3 * 65,
-                "rendered {rendered}: the first 1,000 sends allocated {early} times"
+                early + late <= 65,
+                "rendered {rendered}: {N} sends allocated {} times ({early} in the first 1,000)",
+                early + late
             );
         }
     }
