@@ -37,6 +37,9 @@ fuzz_target!(|data: &[u8]| {
         }
         tcp.finish(&mut out);
         // The shortest message (`A a SIP/2\n\n`) is 11 bytes.
-        assert!(out.len() <= 2 * (msg.len() / 11 + 1), "one event per message");
+        assert!(
+            out.len() <= 2 * (msg.len() / 11 + 1),
+            "one event per message"
+        );
     }
 });

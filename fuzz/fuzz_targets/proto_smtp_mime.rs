@@ -56,7 +56,10 @@ fuzz_target!(|data: &[u8]| {
     }
     assert!(whole.1.len() <= flowbundle_protocols::mail::smtp::MAX_LIST);
     for url in &whole.1 {
-        assert!(!url.contains([' ', '"', '\'', '<', '>', ']', '\t', '\r', '\n']), "{url:?}");
+        assert!(
+            !url.contains([' ', '"', '\'', '<', '>', ']', '\t', '\r', '\n']),
+            "{url:?}"
+        );
     }
     let split = run(&session, usize::from(stride) + 1, limits);
     assert_eq!(whole.0, split.0, "segments changed the files");
