@@ -348,13 +348,14 @@ mod tests {
     }
 
     proptest! {
-        /// Encryption preserves length, changes something for non-empty payloads, and decrypts back.
+        /// Encryption preserves length, changes a payload of 8 bytes or more (a shorter one keeps its value with
+        /// probability 256^-len, 1 in 256 for one byte, so only the round trip is asserted there), and decrypts back.
         #[test]
         fn aes_round_trips(key in any::<[u8; 16]>(), seq in any::<u32>(), data in proptest::collection::vec(any::<u8>(), 0..100)) {
             let mut buf = data.clone();
             aes_encrypt_packet(&key, seq, &mut buf);
             prop_assert_eq!(buf.len(), data.len());
-            if !data.is_empty() { prop_assert_ne!(&buf, &data); }
+            if data.len() >= 8 { prop_assert_ne!(&buf, &data); }
             aes_decrypt_packet(&key, seq, &mut buf);
             prop_assert_eq!(buf, data);
         }
