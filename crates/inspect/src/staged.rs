@@ -161,6 +161,8 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
         return;
     }
     let m = *out.meta;
+    // Packet variables last for one packet ([`flowbundle_rules::flowvar`]).
+    sc.begin_packet(m.pcap_cnt);
     // Alerts are copied out of the callback (it cannot reach the event list while the scanner is borrowed); the
     // vector allocates only when a rule fires.
     let mut fired = Vec::new();

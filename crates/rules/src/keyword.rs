@@ -159,6 +159,13 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("flow", &[], Flow, |b, _, v, _| b.flow(v)),
     parse("flowbits", &[], Flow, |b, _, v, ctx| b.flowbits(v, ctx)),
     parse("flowint", &[], Flow, |b, _, v, ctx| b.flowint(v, ctx)),
+    // Flow and packet variables captured by `pcre` ([`crate::flowvar`]).
+    parse("flowvar", &[], Flow, |b, _, v, ctx| {
+        b.var_has(crate::flowvar::VarScope::Flow, v, ctx)
+    }),
+    parse("pktvar", &[], Flow, |b, _, v, ctx| {
+        b.var_has(crate::flowvar::VarScope::Packet, v, ctx)
+    }),
     parse("xbits", &[], Flow, |b, _, v, ctx| b.xbits(v, ctx)),
     parse("hostbits", &[], Flow, |b, _, v, ctx| b.hostbits(v, ctx)),
     parse("tag", &[], Flow, |b, _, v, _| b.tag(v)),

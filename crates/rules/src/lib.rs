@@ -174,6 +174,7 @@ pub mod dataset;
 pub mod dcerpc;
 pub mod entropy;
 pub mod file;
+pub mod flowvar;
 mod gate;
 pub mod group;
 pub mod header;

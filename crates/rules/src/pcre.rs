@@ -80,6 +80,9 @@ pub struct Pcre {
     pub end_sensitive: bool,
     /// The expression as written in the rule (for reports).
     pub source: String,
+    /// What a match captures into variables ([`crate::flowvar`]): named groups `flow_*`, `pkt_*`, `alert_*`, or
+    /// the list after the flags (`/…/flags, pkt:a, flow:b`); empty for most expressions.
+    pub captures: Vec<crate::flowvar::Capture>,
 }
 
 /// The engine an expression runs on.
@@ -162,6 +165,11 @@ impl Pcre {
             .rfind('/')
             .ok_or_else(|| PcreError::Invalid("pcre without closing `/`".into()))?;
         let (expr, flags) = (&body[..slash], &body[slash + 1..]);
+        // Suricata 8: the flags may be followed by the variables the groups are captured into.
+        let (flags, list) = match flags.split_once(',') {
+            Some((f, l)) => (f.trim_end(), Some(l)),
+            None => (flags, None),
+        };
         let mut cfg = syntax::Config::new().unicode(false).utf8(false).octal(true);
         let placeholder = meta::Regex::new("").map_err(|e| PcreError::Invalid(e.to_string()))?;
         let mut p = Pcre {
@@ -172,6 +180,7 @@ impl Pcre {
             buffer: None,
             end_sensitive: false,
             source: inner.clone(),
+            captures: Vec::new(),
         };
         let (mut i, mut m, mut s, mut x, mut g) = (false, false, false, false, false);
         for f in flags.chars() {
@@ -260,12 +269,15 @@ impl Pcre {
                             short_syntax_error(&e.to_string())
                         ))
                     })?;
+                let names: Vec<Option<String>> =
+                    re.capture_names().map(|n| n.map(str::to_string)).collect();
                 p.regex = Engine::Backtrack {
                     regex: Box::new(re),
                     placeholder,
                 };
                 // Look-ahead and back-references may depend on any later byte.
                 p.end_sensitive = true;
+                p.captures = captures(&names, list)?;
                 return Ok(p);
             }
             other => other?,
@@ -304,6 +316,14 @@ impl Pcre {
                     PcreError::Unsupported(format!("pcre: {}", short_syntax_error(&e.to_string())))
                 })?,
         );
+        if let Engine::Linear(r) = &p.regex {
+            let info = r.group_info();
+            let names: Vec<Option<String>> = info
+                .pattern_names(regex_automata::PatternID::ZERO)
+                .map(|n| n.map(str::to_string))
+                .collect();
+            p.captures = captures(&names, list)?;
+        }
         Ok(p)
     }
 
@@ -388,6 +408,101 @@ impl Pcre {
             }
         }
     }
+}
+
+impl Pcre {
+    /// Runs the expression anchored at `span.start` (where a search found its match) and hands each capture's
+    /// bytes to `f`. `caps` is the worker's reusable capture scratch for this expression (created on first use);
+    /// a backtracking expression returns its groups in a vector of `fancy-regex`'s own.
+    pub(crate) fn capture(
+        &self,
+        cache: &mut meta::Cache,
+        caps: &mut Option<regex_automata::util::captures::Captures>,
+        hay: &[u8],
+        span: std::ops::Range<usize>,
+        mut f: impl FnMut(&crate::flowvar::Capture, &[u8]),
+    ) {
+        if self.captures.is_empty() || span.start > span.end || span.end > hay.len() {
+            return;
+        }
+        match &self.regex {
+            Engine::Linear(r) => {
+                let caps = caps.get_or_insert_with(|| r.create_captures());
+                let input = Input::new(hay).span(span).anchored(Anchored::Yes);
+                r.search_captures_with(cache, &input, caps);
+                for c in &self.captures {
+                    if let Some(s) = caps.get_group(c.group) {
+                        f(c, hay.get(s.range()).unwrap_or(&[]));
+                    }
+                }
+            }
+            Engine::Backtrack { regex: r, .. } => {
+                let input = fancy_regex::RegexInput::new(hay).range(span).anchored(true);
+                if let Ok(Some(m)) = r.captures_input(input) {
+                    for c in &self.captures {
+                        if let Some(g) = m.get(c.group) {
+                            f(c, hay.get(g.start()..g.end()).unwrap_or(&[]));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The captures an expression names: its groups named `flow_*`, `pkt_*`, `alert_*` (by `names`, the group names by
+/// index), then the list after the flags, whose n-th entry names group n. Staging slots are numbered later, by the
+/// rule parser.
+fn captures(
+    names: &[Option<String>],
+    list: Option<&str>,
+) -> Result<Vec<crate::flowvar::Capture>, PcreError> {
+    use crate::flowvar::{
+        Capture, MAX_CAPTURES, check_name, named_group_scope, parse_capture_list,
+    };
+    let mut out = Vec::new();
+    for (group, name) in names.iter().enumerate() {
+        if let Some((scope, var)) = name.as_deref().and_then(named_group_scope) {
+            check_name(var).map_err(|e| PcreError::Invalid(format!("pcre: {e}")))?;
+            out.push(Capture {
+                group,
+                scope,
+                name: var.to_string(),
+                op: 0,
+            });
+        }
+    }
+    if let Some(list) = list {
+        let listed = parse_capture_list(list).map_err(PcreError::Invalid)?;
+        // `flow:key, flow:value` (and `pkt:`): a variable named by what the first group captured (Suricata 7's
+        // key/value captures), not built.
+        if listed.iter().any(|(_, n)| n == "key" || n == "value") {
+            return Err(PcreError::Unsupported(
+                "pcre: key/value capture (a variable named by the data)".into(),
+            ));
+        }
+        for (i, (scope, name)) in listed.into_iter().enumerate() {
+            let group = i + 1;
+            if group >= names.len() {
+                return Err(PcreError::Invalid(format!(
+                    "pcre: capture `{name}` names group {group}, the expression has {}",
+                    names.len().saturating_sub(1)
+                )));
+            }
+            out.push(Capture {
+                group,
+                scope,
+                name,
+                op: 0,
+            });
+        }
+    }
+    if out.len() > MAX_CAPTURES {
+        return Err(PcreError::Invalid(format!(
+            "pcre: more than {MAX_CAPTURES} captures"
+        )));
+    }
+    Ok(out)
 }
 
 /// Empty matches may fall anywhere in the bytes, not only on UTF-8 boundaries: PCRE runs over packet bytes, and with

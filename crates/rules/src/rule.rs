@@ -1315,6 +1315,20 @@ pub enum Flowbit {
     /// flowbits in the flow's matcher state and follow the same order (conditions before the match, actions after
     /// it), so they are one more kind of flow variable operation.
     Int(Flowint),
+    /// A `pcre` capture committed when the rule matches ([`crate::flowvar`]): the value staged in slot `op` goes
+    /// to variable `var` of `scope` (an action).
+    Capture {
+        op: u32,
+        scope: crate::flowvar::VarScope,
+        var: u32,
+    },
+    /// `flowvar:name,"content"` / `pktvar:name,"content"`: variable `var` is set and `content` occurs in its value
+    /// (a condition).
+    VarHas {
+        scope: crate::flowvar::VarScope,
+        var: u32,
+        content: Box<[u8]>,
+    },
 }
 
 impl Flowbit {
@@ -1323,7 +1337,10 @@ impl Flowbit {
         match self {
             Flowbit::IsSet { .. } | Flowbit::IsNotSet { .. } => true,
             Flowbit::Int(i) => i.op.is_condition(),
-            Flowbit::Set(_) | Flowbit::Unset(_) | Flowbit::Toggle(_) => false,
+            Flowbit::VarHas { .. } => true,
+            Flowbit::Set(_) | Flowbit::Unset(_) | Flowbit::Toggle(_) | Flowbit::Capture { .. } => {
+                false
+            }
         }
     }
 }
@@ -1370,6 +1387,9 @@ pub enum FlowintValue {
     Const(u32),
     Var(u32),
 }
+
+/// Most distinct flow and packet variable names in a rule set (both scopes together).
+pub const MAX_VAR_NAMES: usize = 1024;
 
 /// Most distinct flowint names in a rule set.
 pub const MAX_FLOWINTS: usize = 1024;
@@ -1749,6 +1769,9 @@ pub(crate) struct Ctx<'a, 'v> {
     pub flowbit_ids: &'a mut std::collections::HashMap<String, u32>,
     /// Flowint name → id, shared by the whole load.
     pub flowint_ids: &'a mut std::collections::HashMap<String, u32>,
+    /// Flow and packet variable (scope, name) → id, shared by the whole load, and the next capture staging slot.
+    pub var_ids: &'a mut std::collections::HashMap<(crate::flowvar::VarScope, String), u32>,
+    pub next_capture_op: &'a mut u32,
     /// Xbit (name space, name) → id, shared by the whole load (host bits and pair bits are two name spaces).
     pub xbit_ids: &'a mut std::collections::HashMap<(bool, String), u32>,
     /// Bytes of compiled pcre programs so far in this load.
@@ -1773,6 +1796,23 @@ fn skip(reason: impl Into<String>) -> Parsed {
 
 pub(crate) fn err(msg: impl Into<String>) -> Parsed {
     Parsed::Error(msg.into())
+}
+
+/// The id of flow or packet variable `name` (numbered per scope across the load, at most
+/// [`MAX_VAR_NAMES`] names).
+fn var_id(ctx: &mut Ctx<'_, '_>, scope: crate::flowvar::VarScope, name: &str) -> Step<u32> {
+    let key = (scope, name.to_string());
+    if let Some(&id) = ctx.var_ids.get(&key) {
+        return Ok(id);
+    }
+    if ctx.var_ids.len() >= MAX_VAR_NAMES {
+        return Err(err(format!(
+            "more than {MAX_VAR_NAMES} flow and packet variable names"
+        )));
+    }
+    let id = ctx.var_ids.keys().filter(|(s, _)| *s == scope).count() as u32;
+    ctx.var_ids.insert(key, id);
+    Ok(id)
 }
 
 fn num<T: std::str::FromStr>(name: &str, v: Option<&str>) -> Step<T> {
@@ -2687,6 +2727,44 @@ impl Builder {
         )
     }
 
+    /// `flowvar:name,"content"` / `pktvar:name,"content"` (see [`crate::flowvar`]).
+    pub(crate) fn var_has(
+        &mut self,
+        scope: crate::flowvar::VarScope,
+        v: Option<&str>,
+        ctx: &mut Ctx<'_, '_>,
+    ) -> Step<()> {
+        let kw = match scope {
+            crate::flowvar::VarScope::Packet => "pktvar",
+            _ => "flowvar",
+        };
+        let raw = v.ok_or_else(|| err(format!("{kw} needs a value")))?.trim();
+        let (name, content) = raw
+            .split_once(',')
+            .ok_or_else(|| err(format!("{kw}: expected NAME,\"CONTENT\"")))?;
+        let name = name.trim();
+        crate::flowvar::check_name(name).map_err(|e| err(format!("{kw}: {e}")))?;
+        let content = content.trim();
+        let inner = match text::quoted(content) {
+            Ok((false, inner, rest)) if rest.trim().is_empty() => inner,
+            Ok(_) => {
+                return Err(err(format!(
+                    "{kw}: the content takes no modifiers or negation"
+                )));
+            }
+            Err(_) if !content.contains('"') && !content.is_empty() => content,
+            Err(e) => return Err(err(format!("{kw}: {e}"))),
+        };
+        let content = text::content_bytes(inner).map_err(|e| err(format!("{kw}: {e}")))?;
+        let var = var_id(ctx, scope, name)?;
+        self.flowbits.push(Flowbit::VarHas {
+            scope,
+            var,
+            content: content.into_boxed_slice(),
+        });
+        Ok(())
+    }
+
     /// `flowint:name,op[,value]` (see [`Flowint`]).
     pub(crate) fn flowint(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
         let raw = v.ok_or_else(|| err("flowint needs a value"))?.trim();
@@ -3399,11 +3477,29 @@ impl Builder {
             PcreError::Unsupported(r) => skip(r),
             PcreError::Invalid(r) => err(r),
         })?;
+        let mut p = p;
         let mem = p.regex.memory_usage();
         if ctx.pcre_memory.saturating_add(mem) > MAX_PCRE_MEMORY {
             return Err(skip("pcre memory budget of the rule set exhausted"));
         }
+        if p.negated && !p.captures.is_empty() {
+            return Err(err("pcre: a negated expression captures nothing"));
+        }
         *ctx.pcre_memory += mem;
+        for c in &mut p.captures {
+            c.op = *ctx.next_capture_op;
+            *ctx.next_capture_op = ctx.next_capture_op.saturating_add(1);
+            if c.scope == crate::flowvar::VarScope::Alert {
+                // Only written in the alert's EVE record, which this engine does not extend: nothing to commit.
+                continue;
+            }
+            let var = var_id(ctx, c.scope, &c.name)?;
+            self.flowbits.push(Flowbit::Capture {
+                op: c.op,
+                scope: c.scope,
+                var,
+            });
+        }
         let buf = p
             .buffer
             .map(pcre_buffer)

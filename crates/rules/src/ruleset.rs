@@ -504,6 +504,8 @@ impl RuleSet {
         let mut next_pcre = 0u32;
         let mut flowbit_ids: HashMap<String, u32> = HashMap::new();
         let mut flowint_ids: HashMap<String, u32> = HashMap::new();
+        let mut var_ids: HashMap<(crate::flowvar::VarScope, String), u32> = HashMap::new();
+        let mut next_capture_op = 0u32;
         let mut xbit_ids: HashMap<(bool, String), u32> = HashMap::new();
         let mut pcre_memory = 0usize;
         let mut datasets = opts.datasets.clone();
@@ -528,6 +530,8 @@ impl RuleSet {
                             next_pcre_id: &mut next_pcre,
                             flowbit_ids: &mut flowbit_ids,
                             flowint_ids: &mut flowint_ids,
+                            var_ids: &mut var_ids,
+                            next_capture_op: &mut next_capture_op,
                             xbit_ids: &mut xbit_ids,
                             pcre_memory: &mut pcre_memory,
                             datasets: &mut datasets,

@@ -266,6 +266,8 @@ pub struct ScanStats {
     /// TCP packets whose single-packet rules took their fast-pattern occurrences from the stream scan of the same
     /// payload instead of a second scan ([`RuleSet::scan_streamed_packet`]).
     pub packets_ridden: u64,
+    /// Flow or packet variable values cut to their store's bound, or not stored ([`crate::flowvar`]).
+    pub vars_cut: u64,
 }
 
 impl std::ops::AddAssign for ScanStats {
@@ -291,6 +293,7 @@ impl std::ops::AddAssign for ScanStats {
         self.stored_evicted += o.stored_evicted;
         self.stored_too_long += o.stored_too_long;
         self.packets_ridden += o.packets_ridden;
+        self.vars_cut += o.vars_cut;
     }
 }
 
@@ -367,6 +370,8 @@ pub struct Scanner {
     profile: Option<Box<RulesProfile>>,
     /// The buffers being scanned come from a little-endian DCE/RPC PDU ([`RuleSet::scan_dcerpc`]).
     dce_little: bool,
+    /// The packet variables of the packet being inspected ([`crate::flowvar`]).
+    pktvars: crate::flowvar::PacketVars,
 }
 
 impl Scanner {
@@ -386,6 +391,13 @@ impl Scanner {
         if self.verdict.len() != rules.rules.len() {
             self.verdict.resize(rules.rules.len(), 0);
         }
+    }
+
+    /// The inspection of the packet at input position `packet` begins or goes on (`None`: an end-of-flow flush):
+    /// packet variables captured on another packet are forgotten. The engine calls it before each call into the
+    /// rules; without it, packet variables last until the next call that names a different packet.
+    pub fn begin_packet(&mut self, packet: Option<u64>) {
+        self.pktvars.begin(packet);
     }
 
     /// Alerts per rule, indexed like [`RuleSet::rules`].
@@ -512,6 +524,8 @@ struct Bits {
     passed: bool,
     /// The flow's session tags ([`crate::tag`]), installed by its alerts.
     tags: crate::tag::TagList,
+    /// The flow's variables captured by `pcre` ([`crate::flowvar`]).
+    vars: crate::flowvar::VarStore,
 }
 
 impl FlowMatchState {
@@ -587,10 +601,9 @@ impl FlowMatchState {
                 + h.payload.capacity() * 4
                 + h.stored.capacity() * std::mem::size_of::<Stored>()
                 + h.stored.iter().map(|v| v.bytes.capacity()).sum::<usize>()
-        }) + self
-            .bits
-            .as_ref()
-            .map_or(0, |b| std::mem::size_of::<Bits>() + b.words.capacity() * 8)
+        }) + self.bits.as_ref().map_or(0, |b| {
+            std::mem::size_of::<Bits>() + b.words.capacity() * 8 + b.vars.memory()
+        })
     }
 }
 
@@ -845,7 +858,10 @@ fn applies(rule: &Rule, ctx: &PacketCtx<'_>) -> bool {
     if ctx.header.is_some_and(|h| h.flowless)
         && (rule.flow_dir != FlowDir::Any
             || rule.flow_state != FlowState::Any
-            || !rule.flowbits.is_empty()
+            || rule
+                .flowbits
+                .iter()
+                .any(|f| !matches!(f, Flowbit::Capture { .. }))
             || !rule.app_layer.is_empty())
     {
         return false;
@@ -1059,7 +1075,7 @@ impl RuleSet {
             return;
         };
         if !rule.flowbits.is_empty() {
-            apply_flowbits(rule, bits, self.flowbit_names.len());
+            apply_flowbits(rule, bits, self.flowbit_names.len(), sc);
         }
         if let Some(h) = sc.hits.get_mut(rule_index as usize) {
             *h += 1;
@@ -1372,7 +1388,10 @@ impl RuleSet {
         let Some((rule, g, gi)) = self.rule_group(t) else {
             return;
         };
-        if fired.binary_search(&t.rule).is_ok() || !applies(rule, ctx) || !flowbits_ok(rule, bits) {
+        if fired.binary_search(&t.rule).is_ok()
+            || !applies(rule, ctx)
+            || !flowbits_ok(rule, bits, &sc.pktvars)
+        {
             return;
         }
         let he = view.chunk_start + end as u64;
@@ -1751,7 +1770,7 @@ impl RuleSet {
                     }
                     if let Some(rule) = self.rules.get(r as usize)
                         && applies(rule, ctx)
-                        && flowbits_ok(rule, bits)
+                        && flowbits_ok(rule, bits, &sc.pktvars)
                         && (!pd_only(rule) || pd_first(dirs, d, r, payload))
                         && sc.stamp(r)
                     {
@@ -1792,7 +1811,7 @@ impl RuleSet {
         let Some((rule, g, gi)) = self.rule_group(t) else {
             return false;
         };
-        if !applies(rule, ctx) || !flowbits_ok(rule, bits) {
+        if !applies(rule, ctx) || !flowbits_ok(rule, bits, &sc.pktvars) {
             return false;
         }
         let span = match hit_end {
@@ -2197,7 +2216,7 @@ impl RuleSet {
         let Some(rule) = self.rules.get(r as usize) else {
             return 0;
         };
-        if mask == 0 || !flowbits_ok(rule, bits) {
+        if mask == 0 || !flowbits_ok(rule, bits, &sc.pktvars) {
             return 0;
         }
         let mut out = 0;
@@ -2275,7 +2294,7 @@ impl RuleSet {
                 continue;
             }
             let t0 = sc.prof_now();
-            if applies(rule, ctx) && flowbits_ok(rule, bits) {
+            if applies(rule, ctx) && flowbits_ok(rule, bits, &sc.pktvars) {
                 let mut span = None;
                 while todo != 0 {
                     let gi = todo.trailing_zeros();
@@ -2373,7 +2392,11 @@ struct Cand {
 }
 
 /// Whether a rule's flowbit conditions hold.
-fn flowbits_ok(rule: &Rule, bits: &Option<Box<Bits>>) -> bool {
+fn flowbits_ok(
+    rule: &Rule,
+    bits: &Option<Box<Bits>>,
+    pktvars: &crate::flowvar::PacketVars,
+) -> bool {
     let is = |id: u32| {
         bits.as_ref()
             .and_then(|b| b.words.get(id as usize / 64))
@@ -2385,6 +2408,17 @@ fn flowbits_ok(rule: &Rule, bits: &Option<Box<Bits>>) -> bool {
         Flowbit::IsNotSet { ids, all: true } => ids.iter().all(|&i| !is(i)),
         Flowbit::IsNotSet { ids, all: false } => ids.iter().any(|&i| !is(i)),
         Flowbit::Int(fi) if fi.op.is_condition() => flowint_holds(fi, bits),
+        Flowbit::VarHas {
+            scope,
+            var,
+            content,
+        } => {
+            let value = match scope {
+                crate::flowvar::VarScope::Packet => pktvars.store.get(*var),
+                _ => bits.as_ref().and_then(|b| b.vars.get(*var)),
+            };
+            value.is_some_and(|v| crate::flowvar::contains(v, content))
+        }
         _ => true,
     })
 }
@@ -2444,9 +2478,22 @@ fn apply_flowint(fi: &Flowint, bits: &mut Option<Box<Bits>>) {
 }
 
 /// Applies a matched rule's flowbit actions (the flow's bit set is allocated on the first `set`).
-fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize) {
+fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize, sc: &mut Scanner) {
     for f in &rule.flowbits {
         let (id, op) = match f {
+            Flowbit::Capture { op, scope, var } => {
+                let Some(value) = sc.pcre.staged.take(*op) else {
+                    continue;
+                };
+                let stored = match scope {
+                    crate::flowvar::VarScope::Packet => sc.pktvars.store.set(*var, value),
+                    _ => bits.get_or_insert_with(Box::default).vars.set(*var, value),
+                };
+                if stored == crate::flowvar::Stored::Cut {
+                    sc.stats.vars_cut += 1;
+                }
+                continue;
+            }
             Flowbit::Set(i) => (*i, 0),
             Flowbit::Unset(i) => (*i, 1),
             Flowbit::Toggle(i) => (*i, 2),

@@ -61,6 +61,10 @@ impl Plan {
 #[derive(Debug, Default)]
 pub(crate) struct PcreCaches {
     caches: Vec<Option<regex_automata::meta::Cache>>,
+    /// Capture scratch of the expressions that capture into variables, by pcre id (created on first use).
+    caps: Vec<Option<regex_automata::util::captures::Captures>>,
+    /// What the capturing expressions captured on the paths that matched ([`crate::flowvar`]).
+    pub staged: crate::flowvar::Staged,
 }
 
 impl PcreCaches {
@@ -79,6 +83,26 @@ impl PcreCaches {
         // The slot exists after the resize above.
         let slot = &mut self.caches[i];
         slot.get_or_insert_with(|| p.create_cache())
+    }
+
+    /// Records what expression `id` captures at its match `span` of `hay` into the staging slots.
+    fn capture(
+        &mut self,
+        id: u32,
+        p: &crate::pcre::Pcre,
+        hay: &[u8],
+        span: std::ops::Range<usize>,
+    ) {
+        let i = id as usize;
+        self.get(id, p);
+        if self.caps.len() <= i {
+            self.caps.resize_with(i + 1, || None);
+        }
+        let (Some(Some(cache)), Some(caps)) = (self.caches.get_mut(i), self.caps.get_mut(i)) else {
+            return;
+        };
+        let staged = &mut self.staged;
+        p.capture(cache, caps, hay, span, |c, v| staged.record(c.op, v));
     }
 }
 
@@ -601,9 +625,14 @@ impl Verifier<'_, '_> {
                             None
                         });
                     let (s, e) = found?;
+                    let ms = s;
                     let (s, e) = (s + shift, e + shift);
                     let sp = Some(span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
                     if let Some(r) = self.step(i + 1, Some(e), sp) {
+                        if !p.captures.is_empty() {
+                            // The path that matched: what this expression captured on it is what the rule stores.
+                            self.caches.capture(*id, p, sub, ms..hi);
+                        }
                         return Some(r);
                     }
                     if !retry || p.anchored || s >= h.hi {

@@ -1032,6 +1032,117 @@ alert udp any any -> any any (content:"reset"; flowint:reqs,=,0; noalert; sid:10
     assert_eq!(send(&mut other, b"req"), vec![3, 5, 8, 9]);
 }
 
+/// Flow variables as Suricata defines them: a `pcre` capture (named group `flow_NAME` or a `flow:NAME` list entry)
+/// is stored in the flow when its rule matches, replacing the value; `flowvar:NAME,"content"` holds when the value
+/// contains the content. A capture of a rule that does not match as a whole is not stored. Setters go before readers
+/// within one packet (the readers have a condition).
+#[test]
+fn flowvars_capture_and_match_per_flow() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"user="; pcre:"/user=(?P<flow_user>[a-z]+)/"; noalert; sid:1;)
+alert udp any any -> any any (content:"cmd"; flowvar:user,"adm"; sid:2;)
+alert udp any any -> any any (content:"cmd"; flowvar:user,"|67 75|est"; sid:3;)
+alert udp any any -> any any (content:"agent="; pcre:"/agent=(\w+)\/(\d+)/, flow:agent, flow:version"; content:"yes"; noalert; sid:4;)
+alert udp any any -> any any (content:"cmd"; flowvar:version,"42"; sid:5;)
+alert udp any any -> any any (content:"cmd"; flowvar:agent,"curl"; sid:6;)"#,
+    );
+    let mut sc = rs.scanner();
+    let c = PacketCtx {
+        transport: Transport::Udp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    let mut flow = FlowMatchState::default();
+    let mut send = |flow: &mut FlowMatchState, payload: &[u8]| {
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_packet(&mut sc, flow, &c, payload, &mut out);
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(send(&mut flow, b"cmd"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, b"user=admin"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, b"cmd"), vec![2]);
+    // The same packet: the capture is stored before the readers run.
+    assert_eq!(send(&mut flow, b"user=guest cmd"), vec![3]);
+    // Rule 4 does not match as a whole (no "yes"): nothing is stored.
+    assert_eq!(send(&mut flow, b"agent=curl/42"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, b"cmd"), vec![3]);
+    assert_eq!(send(&mut flow, b"agent=curl/42 yes"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, b"cmd"), vec![3, 5, 6]);
+    // Another flow has none.
+    let mut other = FlowMatchState::default();
+    assert_eq!(send(&mut other, b"cmd"), Vec::<u32>::new());
+}
+
+/// Packet variables last for the packet they were captured on: a later rule on the same packet sees them, the next
+/// packet (a new input position, [`Scanner::begin_packet`]) starts without.
+#[test]
+fn pktvars_last_one_packet() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"uid="; pcre:"/uid=(\d+)/, pkt:uid"; noalert; sid:1;)
+alert udp any any -> any any (content:"x"; pktvar:uid,"7"; sid:2;)"#,
+    );
+    let mut sc = rs.scanner();
+    let c = PacketCtx {
+        transport: Transport::Udp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    let mut flow = FlowMatchState::default();
+    let mut send = |flow: &mut FlowMatchState, packet: u64, payload: &[u8]| {
+        sc.begin_packet(Some(packet));
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_packet(&mut sc, flow, &c, payload, &mut out);
+        out.iter().map(|a| a.sid).collect::<Vec<u32>>()
+    };
+    assert_eq!(send(&mut flow, 1, b"uid=7 x"), vec![2]);
+    assert_eq!(send(&mut flow, 1, b"x"), vec![2]);
+    assert_eq!(send(&mut flow, 2, b"x"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, 3, b"uid=1000 x"), Vec::<u32>::new());
+    assert_eq!(send(&mut flow, 4, b"uid=17 x"), vec![2]);
+}
+
+#[test]
+fn flowvar_syntax() {
+    let opts = LoadOptions {
+        strict: true,
+        vars: Vars::suricata_defaults(),
+        ..LoadOptions::default()
+    };
+    let loads = |opt: &str| {
+        let text = format!("alert udp any any -> any any (content:\"x\"; {opt} sid:1;)");
+        RuleSet::parse_with(&[("t", text.as_bytes())], &opts).map(|_| ())
+    };
+    for ok in [
+        r#"flowvar:a,"x";"#,
+        r#"flowvar: a , "|00 01|x" ;"#,
+        r#"pktvar:a_b.c,"x";"#,
+        r#"flowvar:a,x;"#,
+        r#"pcre:"/(?P<flow_a>x)/";"#,
+        r#"pcre:"/(?P<pkt_a>x)(?P<alert_b>y)(?P<other>z)/";"#,
+        r#"pcre:"/(x)(y)/i, flow:a, pkt:b";"#,
+        r#"pcre:"/(x)\1(?P<flow_a>y)/";"#,
+    ] {
+        assert!(loads(ok).is_ok(), "{ok}: {:?}", loads(ok).err());
+    }
+    for bad in [
+        r#"flowvar:a;"#,
+        r#"flowvar:,"x";"#,
+        r#"flowvar:a,!"x";"#,
+        r#"flowvar:a,"x",nocase;"#,
+        r#"pcre:"/(x)/, flow:a, flow:b";"#,
+        r#"pcre:"/(x)/, host:a";"#,
+        r#"pcre:!"/(?P<flow_a>x)/";"#,
+        r#"pcre:"/(a)(b)(c)(d)(e)(f)(g)(h)(i)/, flow:a,flow:b,flow:c,flow:d,flow:e,flow:f,flow:g,flow:h,flow:i";"#,
+    ] {
+        assert!(loads(bad).is_err(), "{bad}");
+    }
+    // Suricata 7's key/value captures are refused with their reason.
+    let err = loads(r#"pcre:"/(\w+)=(\w+)/, flow:key, flow:value";"#).unwrap_err();
+    assert!(err.to_string().contains("key/value"), "{err}");
+}
+
 #[test]
 fn flowint_syntax() {
     let opts = LoadOptions {
