@@ -12,7 +12,7 @@ use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_protocols::AppEvent;
 pub use flowbundle_protocols::application::ApplicationEvidence;
 pub use flowbundle_protocols::ftp::FtpEvent;
-use flowbundle_types::{AppLayerEvent, AppProto, RiskSet};
+use flowbundle_types::{AppLayerEvent, AppProto, DecodeEvent, RiskSet, StreamEvent};
 
 /// A flow's application label.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -294,12 +294,19 @@ pub struct TaggedPacket {
 }
 
 /// What an EVE `anomaly` record reports. Suricata writes three kinds (`decode`, `stream`, `applayer`), each enabled
-/// by the `anomaly` output's `types` (by default `applayer` only); the engine writes the application-layer kind.
+/// by the `anomaly` output's `types` (by default `applayer` only); the engine writes all three, each when its kind
+/// is enabled (`flowbundle_inspect::EngineConfig::anomaly`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Anomaly {
     /// A protocol parser found `event` wrong in transaction `tx_id` (Suricata's `type: applayer`,
     /// `layer: proto_parser`).
     AppLayer { event: AppLayerEvent, tx_id: u64 },
+    /// The decoder (or the defragmenter) found `event` wrong in the packet's headers (Suricata's `type: decode`,
+    /// `event: decoder.NAME`), one record per event of the packet.
+    Decode { event: DecodeEvent },
+    /// TCP tracking or reassembly found `event` wrong in the packet (Suricata's `type: stream`,
+    /// `event: stream.NAME`), one record per event of the packet.
+    Stream { event: StreamEvent },
 }
 
 impl EventKind {

@@ -498,6 +498,27 @@ impl PacketVerdict {
 }
 
 impl Out<'_> {
+    /// The EVE `anomaly` records of a packet travelling in direction `dir`: one per decoder event and one per
+    /// stream event, each when its kind is written ([`crate::EngineConfig::anomaly`]).
+    pub(crate) fn packet_anomalies(
+        &mut self,
+        dir: KeySide,
+        decode: flowbundle_decode::DecodeEvents,
+        stream: flowbundle_types::StreamEvents,
+    ) {
+        let kinds = self.det.anomaly();
+        if kinds.decode {
+            for event in decode.iter() {
+                self.push(dir, EventKind::Anomaly(Box::new(Anomaly::Decode { event })));
+            }
+        }
+        if kinds.stream {
+            for event in stream.iter() {
+                self.push(dir, EventKind::Anomaly(Box::new(Anomaly::Stream { event })));
+            }
+        }
+    }
+
     fn push(&mut self, dir: KeySide, kind: EventKind) {
         let m = self.meta;
         let ev = Event {
@@ -769,7 +790,7 @@ impl EventSink for Emit<'_, '_> {
     /// A parser's anomalies of one message: an EVE `anomaly` record each (Suricata's `applayer` kind, on by
     /// default), in the direction the message travelled, then the rules' `app-layer-event` buffer.
     fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
-        if self.out.det.app_events() {
+        if self.out.det.app_events() && self.out.det.anomaly().applayer {
             let client = self.out.meta.client;
             let dir = if to_server { client } else { client.flip() };
             for event in events.iter() {
@@ -2242,6 +2263,41 @@ fn checksums(d: &Decoded<'_>, ip: &flowbundle_decode::Ip) -> Checksums {
         _ => None,
     };
     Checksums { ipv4, l4 }
+}
+
+/// The EVE `anomaly` records of a packet no flow tracks: one per decoder event (`extra` adds the defragmenter's),
+/// when decoder anomalies are written, after the packet's alerts (numbered from `u32::MAX / 2` so they sort after
+/// them).
+pub(crate) fn flowless_anomalies(
+    det: &Detection,
+    events: &mut Vec<Event>,
+    num: u64,
+    ts_ns: u64,
+    d: &Decoded<'_>,
+    extra: flowbundle_decode::DecodeEvents,
+) {
+    let all = d.events.union(extra);
+    if !det.anomaly().decode || all.is_empty() {
+        return;
+    }
+    let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+    let (src, dst, proto) = d.ip.map_or((unspecified, unspecified, 0), |ip| {
+        (ip.src, ip.dst, ip.proto)
+    });
+    let (sp, dp) = d.ports().unwrap_or((0, 0));
+    let (key, side) = FlowKey::new(src, sp, dst, dp, proto);
+    for (i, event) in all.iter().enumerate() {
+        events.push(Event {
+            ts_ns,
+            flow_id: crate::event::NO_FLOW,
+            pcap_cnt: Some(num + 1),
+            seq: (u32::MAX / 2).saturating_add(i as u32),
+            key,
+            client: side,
+            dir: side,
+            kind: EventKind::Anomaly(Box::new(Anomaly::Decode { event })),
+        });
+    }
 }
 
 /// The packet rules on a packet no flow tracks (a fragment, an IP packet whose transport header did not decode, a

@@ -127,6 +127,10 @@ pub struct EngineConfig {
     /// `event_type: packet` event (see `flowbundle_rules::tag`). Off by default, as Suricata's alert output has it
     /// when the option is not given; off, `tag` costs nothing.
     pub tagged_packets: bool,
+    /// Which EVE `anomaly` records are written (Suricata's `outputs.eve-log.types: - anomaly: types:`): by default
+    /// the application layer's only, as Suricata's; decoder and stream anomalies when the configuration turns them
+    /// on.
+    pub anomaly: AnomalyTypes,
     /// Detection ports set by configuration (Suricata's `app-layer.protocols.<name>.detection-ports`): a flow on one
     /// of them is probed for its protocol as on the protocol's well-known port, ahead of the protocols whose
     /// registered port it is (see `flowbundle_protocols::Registry::with_detection_ports`). Default none.
@@ -135,6 +139,39 @@ pub struct EngineConfig {
         flowbundle_types::Transport,
         u16,
     )>,
+}
+
+/// The kinds of EVE `anomaly` records written, as Suricata's `anomaly` output names them in its `types:`
+/// (`decode`, `stream`, `applayer`). Suricata's default when the output is listed without `types:` is the
+/// application layer alone; so is this type's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnomalyTypes {
+    /// Decoder anomalies (`"type":"decode"`, one record per event of a packet, with or without a flow).
+    pub decode: bool,
+    /// TCP tracking and reassembly anomalies (`"type":"stream"`).
+    pub stream: bool,
+    /// Protocol parsers' anomalies (`"type":"applayer"`), written while application events are kept
+    /// ([`EngineConfig::app_events`]).
+    pub applayer: bool,
+}
+
+impl Default for AnomalyTypes {
+    fn default() -> Self {
+        AnomalyTypes {
+            decode: false,
+            stream: false,
+            applayer: true,
+        }
+    }
+}
+
+impl AnomalyTypes {
+    /// No anomaly record at all (the output disabled or not listed).
+    pub const NONE: AnomalyTypes = AnomalyTypes {
+        decode: false,
+        stream: false,
+        applayer: false,
+    };
 }
 
 /// Suricata's default `packet-alert-max`.
@@ -168,6 +205,7 @@ impl Default for EngineConfig {
             action_order: flowbundle_rules::ActionOrder::default(),
             packet_alert_max: DEFAULT_PACKET_ALERT_MAX,
             tagged_packets: false,
+            anomaly: AnomalyTypes::default(),
             detection_ports: Vec::new(),
         }
     }

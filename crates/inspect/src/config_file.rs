@@ -317,6 +317,10 @@ pub struct ConfigFile {
     /// The enabled `eve-log` output's `types: [alert: {tagged-packets: ...}]` ([`EngineConfig::tagged_packets`]) and
     /// where it was set.
     pub tagged_packets: Option<(bool, String)>,
+    /// The enabled `eve-log` output's `types: [anomaly: {enabled, types: {decode, stream, applayer}}]`
+    /// ([`EngineConfig::anomaly`]) and where it was set; `None` when the output lists no `anomaly` item (the
+    /// engine's default then stands: application-layer anomalies only, as Suricata's default configuration).
+    pub anomaly: Option<(crate::config::AnomalyTypes, String)>,
     /// `action-order` ([`EngineConfig::action_order`]) and where it was set.
     pub action_order: Option<(flowbundle_rules::ActionOrder, String)>,
     /// `app-layer.protocols.<name>.detection-ports` ([`EngineConfig::detection_ports`]): each dotted key with its
@@ -389,6 +393,7 @@ impl Default for ConfigFile {
             eve_log: None,
             eve_settings: Vec::new(),
             tagged_packets: None,
+            anomaly: None,
             action_order: None,
             detection_ports: Vec::new(),
             ignored: Vec::new(),
@@ -764,6 +769,47 @@ impl ConfigFile {
                                 origin("outputs.eve-log.types.alert.tagged-packets"),
                             ));
                         }
+                        // The `anomaly` item: which kinds of anomaly records are written (Suricata's defaults:
+                        // `applayer` on, `decode` and `stream` off; `enabled: no` writes none).
+                        let anomaly = eve
+                            .get("types")
+                            .and_then(Value::as_sequence)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|t| t.get("anomaly"))
+                            .next_back();
+                        if let Some(a) = anomaly.filter(|_| enabled) {
+                            let flag = |v: Option<&Value>, name: &str, default: bool| {
+                                match v.and_then(scalar) {
+                                    None => Ok(default),
+                                    Some(t) => parse_unit(Unit::Bool, &t).map(|n| n == 1).ok_or_else(|| {
+                                        at(
+                                            line_of(text, name, 0),
+                                            format!("outputs.eve-log.types.anomaly.{name}: expected yes or no"),
+                                        )
+                                    }),
+                                }
+                            };
+                            let types = a.get("types");
+                            let on = flag(a.get("enabled"), "enabled", true)?;
+                            let kinds = crate::config::AnomalyTypes {
+                                decode: flag(types.and_then(|t| t.get("decode")), "decode", false)?,
+                                stream: flag(types.and_then(|t| t.get("stream")), "stream", false)?,
+                                applayer: flag(
+                                    types.and_then(|t| t.get("applayer")),
+                                    "applayer",
+                                    true,
+                                )?,
+                            };
+                            cfg.anomaly = Some((
+                                if on {
+                                    kinds
+                                } else {
+                                    crate::config::AnomalyTypes::NONE
+                                },
+                                origin("outputs.eve-log.types.anomaly"),
+                            ));
+                        }
                         if enabled {
                             let redis = eve.get("redis");
                             for (key, value) in [
@@ -951,6 +997,9 @@ impl ConfigFile {
         if let Some((on, _)) = &self.tagged_packets {
             engine.tagged_packets = *on;
         }
+        if let Some((kinds, _)) = &self.anomaly {
+            engine.anomaly = *kinds;
+        }
     }
 
     /// Applies `--var NAME=VALUE`: the variable keeps its kind (a new one is a port group when its name ends in
@@ -1005,13 +1054,29 @@ impl ConfigFile {
                 "outputs:\n  - eve-log:\n      enabled: yes\n      filename: {}  # {from}\n",
                 quoted(&f.display().to_string())
             ));
-        } else if !self.eve_settings.is_empty() || self.tagged_packets.is_some() {
+        } else if !self.eve_settings.is_empty()
+            || self.tagged_packets.is_some()
+            || self.anomaly.is_some()
+        {
             s.push_str("outputs:\n  - eve-log:\n      enabled: yes\n");
         }
+        if self.tagged_packets.is_some() || self.anomaly.is_some() {
+            s.push_str("      types:\n");
+        }
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
         if let Some((on, from)) = &self.tagged_packets {
             s.push_str(&format!(
-                "      types:\n        - alert:\n            tagged-packets: {}  # {from}\n",
-                if *on { "yes" } else { "no" }
+                "        - alert:\n            tagged-packets: {}  # {from}\n",
+                yes_no(*on)
+            ));
+        }
+        if let Some((k, from)) = &self.anomaly {
+            s.push_str(&format!(
+                "        - anomaly:  # {from}\n            types:\n              decode: {}\n              \
+                 stream: {}\n              applayer: {}\n",
+                yes_no(k.decode),
+                yes_no(k.stream),
+                yes_no(k.applayer)
             ));
         }
         let mut redis_open = false;
@@ -1266,6 +1331,47 @@ mod tests {
             e.starts_with("s.yaml:6: ") && e.contains("tagged-packets"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn anomaly_kinds_are_read_from_the_anomaly_output_and_dumped() {
+        let text = "outputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - alert\n        - anomaly:\n            \
+                    enabled: yes\n            types:\n              decode: yes\n              stream: yes\n";
+        let c = ConfigFile::parse(text, "s.yaml").unwrap();
+        let want = crate::config::AnomalyTypes {
+            decode: true,
+            stream: true,
+            applayer: true,
+        };
+        assert_eq!(c.anomaly.as_ref().map(|a| a.0), Some(want));
+        let mut e = EngineConfig::default();
+        assert_eq!(
+            e.anomaly,
+            crate::config::AnomalyTypes {
+                decode: false,
+                stream: false,
+                applayer: true
+            },
+            "Suricata's default: application-layer anomalies only"
+        );
+        c.apply(&mut e);
+        assert_eq!(e.anomaly, want);
+        let again = ConfigFile::parse(&c.dump(), "dump").unwrap();
+        assert_eq!(again.anomaly.map(|a| a.0), Some(want));
+        // `enabled: no` writes none; an output without an `anomaly` item keeps the default.
+        let off = text.replace("            enabled: yes", "            enabled: no");
+        assert_eq!(
+            ConfigFile::parse(&off, "s.yaml")
+                .unwrap()
+                .anomaly
+                .map(|a| a.0),
+            Some(crate::config::AnomalyTypes::NONE)
+        );
+        let none = "outputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - alert\n";
+        assert_eq!(ConfigFile::parse(none, "s.yaml").unwrap().anomaly, None);
+        let bad = text.replace("decode: yes", "decode: maybe");
+        let e = ConfigFile::parse(&bad, "s.yaml").unwrap_err().to_string();
+        assert!(e.starts_with("s.yaml:9: ") && e.contains("decode"), "{e}");
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct Detection {
     rules: Option<Arc<RuleSet>>,
     /// Whether application events (HTTP, DNS, TLS records, ...) are kept as events.
     app_events: bool,
+    /// [`EngineConfig::anomaly`].
+    anomaly: crate::config::AnomalyTypes,
     /// The engine epoch that brought this signature set (a reload that keeps the set keeps its epoch, so flows keep
     /// their signature matching state: see the engine's "Reloading").
     pub(crate) sig_epoch: u64,
@@ -117,6 +119,7 @@ impl Detection {
             sig_labels,
             rules,
             app_events: cfg.app_events,
+            anomaly: cfg.anomaly,
             sig_epoch: 0,
             ips: cfg.ips,
             action_order: cfg.action_order,
@@ -184,6 +187,11 @@ impl Detection {
     /// Whether application events are kept.
     pub fn app_events(&self) -> bool {
         self.app_events
+    }
+
+    /// Which EVE `anomaly` records are written ([`EngineConfig::anomaly`]).
+    pub fn anomaly(&self) -> crate::config::AnomalyTypes {
+        self.anomaly
     }
 
     /// The label signature `id` gives a flow, and the built-in protocol of the same name if there is one.

@@ -41,7 +41,7 @@ use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::AppProto;
 use flowbundle_rules::{FlowMatchState, RuleSet, Scanner};
 use flowbundle_signatures::SignatureSet;
-use flowbundle_types::{BUNDLES, BundleToken, StreamEvent, Transport};
+use flowbundle_types::{BUNDLES, BundleToken, StreamEvent, StreamEvents, Transport};
 
 use crate::app::{self, AppState, FlowMeta, Out, PacketVerdict, StreamCx};
 use crate::config::EngineConfig;
@@ -803,6 +803,7 @@ impl Engine {
     ) {
         let det = Arc::clone(&ctx.det);
         let start = ctx.events.len();
+        app::flowless_anomalies(&det, &mut ctx.events, num, ts_ns, d, extra);
         let dropped = app::scan_flowless(
             &det,
             &mut ctx.scanner,
@@ -1198,6 +1199,22 @@ impl Engine {
         } = ctx;
         let det: &Detection = det;
         let tr = *transport;
+        if det.anomaly().decode && !d.events.is_empty() {
+            // The decoder's anomalies of the packet: EVE `anomaly` records of its flow.
+            Out {
+                det,
+                events: ev_list,
+                scanner: scanner.as_mut(),
+                produced,
+                meta: &meta,
+                seq: events,
+                alerted,
+                ts_ns,
+                verdict: PacketVerdict::default(),
+                defer: defer.as_mut(),
+            }
+            .packet_anomalies(dir, d.events, StreamEvents::EMPTY);
+        }
         match (tr, d.l4) {
             // In IPS mode the packets of a dropped flow are dropped before stream tracking sees them, as Suricata
             // drops them: the flow keeps the TCP state it had when it was dropped, and is counted, not inspected.
@@ -1367,6 +1384,7 @@ impl Engine {
                 {
                     stream_events.set(StreamEvent::ReassemblySeqGap);
                 }
+                out.packet_anomalies(dir, DecodeEvents::default(), stream_events);
                 if !fed
                     && let (Some(st), Some(set)) = (app.sig.as_mut(), det.signatures())
                     && !st.verdict().is_final()
@@ -3506,6 +3524,61 @@ alert udp any any -> any 12 (content:"s"; threshold:type limit,track by_src,coun
     /// A segment from `from` to `to` with (seq, ack) and flags.
     fn hs(from: (u8, u16), to: (u8, u16), sa: (u32, u32), fl: u8) -> Vec<u8> {
         seg(from.0, from.1, to.0, to.1, sa, fl, b"")
+    }
+
+    /// Decoder and stream anomalies become EVE `anomaly` events when their kinds are written (off by default, as in
+    /// Suricata): a SYN-ACK acknowledging the wrong number is a stream anomaly of its flow, a UDP datagram whose IPv4
+    /// length says more than was captured a decoder anomaly of its flow (the engine still tracks it).
+    #[test]
+    fn decode_and_stream_anomalies_are_events_when_configured() {
+        use crate::config::AnomalyTypes;
+        use crate::event::Anomaly;
+        let run = |anomaly: AnomalyTypes| {
+            let cfg = EngineConfig {
+                anomaly,
+                ..EngineConfig::default()
+            };
+            let mut e = Engine::new(cfg, None, None);
+            let mut pre = Prestage::new(e.config());
+            let mut ctx = e.new_ctx();
+            let mut trunc = datagram(1, 5000, 2, 53, b"abcd");
+            // The IPv4 total length says more than was captured.
+            trunc[2..4].copy_from_slice(&200u16.to_be_bytes());
+            let packets = [
+                hs(C, SV, (100, 0), SYN),
+                hs(SV, C, (500, 7), SYN | ACK),
+                trunc,
+            ];
+            for (i, p) in packets.iter().enumerate() {
+                feed(&mut e, &mut ctx, &mut pre, S + i as u64, p);
+            }
+            let fin = e.finish([ctx]);
+            fin.events
+                .iter()
+                .filter_map(|ev| match &ev.kind {
+                    EventKind::Anomaly(a) => Some((**a, ev.has_flow())),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(AnomalyTypes::default()), []);
+        let stream = Anomaly::Stream {
+            event: StreamEvent::ThreeWhsSynackWithWrongAck,
+        };
+        let decode = Anomaly::Decode {
+            event: flowbundle_types::DecodeEvent::Ipv4TruncPkt,
+        };
+        let all = AnomalyTypes {
+            decode: true,
+            stream: true,
+            applayer: true,
+        };
+        assert_eq!(run(all), [(stream, true), (decode, true)]);
+        let decode_only = AnomalyTypes {
+            stream: false,
+            ..all
+        };
+        assert_eq!(run(decode_only), [(decode, true)]);
     }
 
     /// The SYN-ACK must acknowledge the SYN; with TCP Fast Open its data too, or the data was ignored.

@@ -60,7 +60,7 @@ pub mod workload;
 pub use flowbundle_events::{cost, event};
 
 pub use alert_filter::AlertFilter;
-pub use config::{CostConfig, EngineConfig, Timeouts};
+pub use config::{AnomalyTypes, CostConfig, EngineConfig, Timeouts};
 pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;
 pub use each::{EachReads, EachWorker, Placement};

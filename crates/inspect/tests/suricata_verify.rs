@@ -13,9 +13,9 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 582;
+const SELECTED_FLOOR: usize = 585;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 565;
+const PASS_FLOOR: usize = 568;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
 const ALERT_SELECTED_FLOOR: usize = 486;
 const ALERT_PASS_FLOOR: usize = 473;

@@ -253,7 +253,9 @@ pub fn render_with(buf: &mut Vec<u8>, e: &Event, opts: EveOptions) {
 }
 
 /// An `anomaly` record as Suricata writes it: the packet's endpoints, the transaction, then what went wrong
-/// (`"anomaly":{"app_proto":"dns","type":"applayer","event":"z_flag_set","layer":"proto_parser"}`).
+/// (`"anomaly":{"app_proto":"dns","type":"applayer","event":"z_flag_set","layer":"proto_parser"}`); a decoder or
+/// stream anomaly names its event with its kind's prefix, as Suricata's event table does
+/// (`"anomaly":{"type":"decode","event":"decoder.ipv4.trunc_pkt"}`, `"type":"stream","event":"stream.…"`).
 fn render_anomaly(buf: &mut Vec<u8>, e: &Event, a: &Anomaly, opts: EveOptions) {
     put_endpoints(buf, &e.key, e.dir, "", opts);
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
@@ -265,6 +267,16 @@ fn render_anomaly(buf: &mut Vec<u8>, e: &Event, a: &Anomaly, opts: EveOptions) {
             buf.extend_from_slice(b",\"type\":\"applayer\",\"event\":");
             put_str(buf, event.event());
             buf.extend_from_slice(b",\"layer\":\"proto_parser\"}");
+        }
+        Anomaly::Decode { event } => {
+            buf.extend_from_slice(b",\"anomaly\":{\"type\":\"decode\",\"event\":\"decoder.");
+            buf.extend_from_slice(event.name().as_bytes());
+            buf.extend_from_slice(b"\"}");
+        }
+        Anomaly::Stream { event } => {
+            buf.extend_from_slice(b",\"anomaly\":{\"type\":\"stream\",\"event\":\"stream.");
+            buf.extend_from_slice(event.name().as_bytes());
+            buf.extend_from_slice(b"\"}");
         }
     }
 }
@@ -883,6 +895,52 @@ mod tests {
         assert_eq!(v["packet_info"]["linktype"], 1);
         assert_eq!(v["packet_info"]["linktype_name"], "EN10MB");
         assert!(v.get("alert").is_none() && v.get("flow").is_none());
+    }
+
+    /// Decoder and stream anomalies are written as Suricata writes them: the packet's endpoints, then the kind and
+    /// the event with its kind's prefix; no transaction, no layer.
+    #[test]
+    fn decode_and_stream_anomalies_as_suricata_writes_them() {
+        let (k, d) = key();
+        for (anomaly, kind, name) in [
+            (
+                Anomaly::Decode {
+                    event: flowbundle_types::DecodeEvent::Ipv4TruncPkt,
+                },
+                "decode",
+                "decoder.ipv4.trunc_pkt",
+            ),
+            (
+                Anomaly::Stream {
+                    event: flowbundle_types::StreamEvent::ReassemblySeqGap,
+                },
+                "stream",
+                "stream.reassembly_seq_gap",
+            ),
+        ] {
+            let e = Event {
+                ts_ns: 1_258_133_615_239_416_000,
+                flow_id: 9,
+                pcap_cnt: Some(4),
+                seq: 0,
+                key: k,
+                client: d,
+                dir: d,
+                kind: EventKind::Anomaly(Box::new(anomaly)),
+            };
+            let mut b = Vec::new();
+            render(&mut b, &e);
+            let v: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+            assert_eq!(v["event_type"], "anomaly");
+            assert_eq!(v["pcap_cnt"], 4);
+            assert_eq!(v["proto"], "TCP");
+            assert!(v.get("tx_id").is_none(), "{v}");
+            assert_eq!(
+                v["anomaly"],
+                serde_json::json!({"type": kind, "event": name}),
+                "{v}"
+            );
+        }
     }
 
     /// An application-layer anomaly is written as Suricata writes it: the transaction at the top level, then the

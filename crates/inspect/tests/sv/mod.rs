@@ -78,7 +78,9 @@ use std::path::{Path, PathBuf};
 
 use flowbundle_ingest::CaptureReader;
 use flowbundle_inspect::rules::{LoadOptions, RuleSet, ThresholdConfig, ThresholdTable, Vars};
-use flowbundle_inspect::{AlertFilter, Engine, EngineConfig, Event, EventKind, Prestage};
+use flowbundle_inspect::{
+    AlertFilter, AnomalyTypes, Engine, EngineConfig, Event, EventKind, Prestage,
+};
 use serde_norway::Value;
 
 /// The Suricata version whose behaviour the suite's version requirements are compared with: the newest the suite
@@ -858,7 +860,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
                     c,
                     detection,
                     settings.dns_logger.as_deref(),
-                    settings.anomaly_output.as_deref(),
+                    (settings.anomaly_output.as_deref(), settings.anomaly),
                 ) {
                     Ok(Some(ch)) => checks.push(ch),
                     Ok(None) => {}
@@ -1006,6 +1008,7 @@ fn run_engine(
         action_order: settings.action_order_parsed,
         packet_alert_max: settings.packet_alert_max,
         tagged_packets: settings.tagged_packets,
+        anomaly: settings.anomaly,
         detection_ports: settings.detection_ports.clone(),
         ..EngineConfig::default()
     };
@@ -1096,53 +1099,81 @@ fn file_compare(fc: &Value, dir: &Path, settings: &Settings) -> Result<(String, 
     Ok((file, dir.join(expected)))
 }
 
-/// Why a check on `anomaly` events cannot be evaluated, if it cannot: the engine writes the application-layer
-/// anomalies its parsers raise (Suricata's default `anomaly` output, `types: applayer` only), so a check on another
-/// kind (`decode`, `stream`), on another layer (`proto_detect`), on an event no parser here raises, on anomalies of
-/// any protocol, or under an anomaly output configured otherwise, would be decided by records the engine never
+/// Why a check on `anomaly` events cannot be evaluated, if it cannot. The engine writes the kinds of anomaly
+/// records the test's configuration turns on (`kinds`: Suricata's default is `applayer` only) for the events it
+/// raises: the parsers' application-layer events, the decoder's and TCP tracking's events. A check on an event
+/// the engine never raises, on every anomaly of a kind that is written (events the engine does not raise would
+/// count), on another layer (`proto_detect`), on anomalies of any protocol, or under an anomaly output option the
+/// engine does not follow (`anomaly_output`, e.g. `packethdr`), would be decided by records the engine never
 /// writes.
-fn anomaly_unevaluable(fields: &[FieldMatch], anomaly_output: Option<&str>) -> Option<String> {
-    use flowbundle_types::AppLayerEvent;
+fn anomaly_unevaluable(
+    fields: &[FieldMatch],
+    anomaly_output: Option<&str>,
+    kinds: AnomalyTypes,
+) -> Option<String> {
+    use flowbundle_types::{AppLayerEvent, DecodeEvent, StreamEvent};
     if let Some(cfg) = anomaly_output {
         return Some(format!(
             "check on event_type `anomaly` (anomaly output {cfg})"
         ));
     }
-    // Without an event or protocol named, the check counts every protocol's anomalies, also those of parsers
-    // that raise none here: decided by what the engine does not parse, it is not evaluated.
-    let named = fields.iter().any(|f| {
-        matches!(f, FieldMatch::Value(p, _)
-            if ["anomaly.event", "anomaly.app_proto"].contains(&plain_path(p).as_str()))
-    });
-    if !named {
+    let value = |want: &serde_json::Value| {
+        want.as_str()
+            .map_or_else(|| want.to_string(), str::to_string)
+    };
+    let field = |name: &str| {
+        fields.iter().find_map(|f| match f {
+            FieldMatch::Value(p, want) if plain_path(p) == name => Some(value(want)),
+            _ => None,
+        })
+    };
+    let kind = field("anomaly.type");
+    let event = field("anomaly.event");
+    let app_proto = field("anomaly.app_proto");
+    match kind.as_deref() {
+        None | Some("applayer") => {}
+        Some(k @ ("decode" | "stream")) => {
+            let on = if k == "decode" {
+                kinds.decode
+            } else {
+                kinds.stream
+            };
+            // Every anomaly of a kind that is written counts events the engine does not raise; of a kind that is
+            // not, the engine must write none, as Suricata.
+            if on && event.is_none() {
+                return Some(format!("check on every `{k}` anomaly"));
+            }
+        }
+        Some(k) => return Some(format!("check on anomaly type `{k}`")),
+    }
+    if kind.is_none() && event.is_none() && app_proto.is_none() {
         return Some("check on anomalies of any protocol".to_string());
     }
-    for f in fields {
-        let FieldMatch::Value(path, want) = f else {
-            continue;
+    if let Some(layer) = field("anomaly.layer")
+        && layer != "proto_parser"
+    {
+        return Some(format!("check on anomaly layer `{layer}`"));
+    }
+    if let Some(v) = event {
+        let raised = if let Some(n) = v.strip_prefix("decoder.") {
+            DecodeEvent::ALL.iter().any(|e| e.name() == n)
+        } else if let Some(n) = v.strip_prefix("stream.") {
+            StreamEvent::ALL.iter().any(|e| e.name() == n)
+        } else {
+            AppLayerEvent::ALL.iter().any(|e| e.event() == v)
         };
-        let v = want
-            .as_str()
-            .map_or_else(|| want.to_string(), str::to_string);
-        let raised = |e: &AppLayerEvent| e.event() == v;
-        let proto_raises = |e: &AppLayerEvent| e.proto().suricata_name() == Some(v.as_str());
-        match plain_path(path).as_str() {
-            "anomaly.type" if v != "applayer" => {
-                return Some(format!("check on anomaly type `{v}`"));
-            }
-            "anomaly.layer" if v != "proto_parser" => {
-                return Some(format!("check on anomaly layer `{v}`"));
-            }
-            "anomaly.event" if !AppLayerEvent::ALL.iter().any(raised) => {
-                return Some(format!(
-                    "check on anomaly event `{v}` (not raised by the engine)"
-                ));
-            }
-            "anomaly.app_proto" if !AppLayerEvent::ALL.iter().any(proto_raises) => {
-                return Some(format!("check on `{v}` anomalies (its parser raises none)"));
-            }
-            _ => {}
+        if !raised {
+            return Some(format!(
+                "check on anomaly event `{v}` (not raised by the engine)"
+            ));
         }
+    }
+    if let Some(v) = app_proto
+        && !AppLayerEvent::ALL
+            .iter()
+            .any(|e| e.proto().suricata_name() == Some(v.as_str()))
+    {
+        return Some(format!("check on `{v}` anomalies (its parser raises none)"));
     }
     None
 }
@@ -1154,7 +1185,7 @@ fn parse_check(
     c: &Value,
     detection: bool,
     dns_logger: Option<&str>,
-    anomaly_output: Option<&str>,
+    anomaly_output: (Option<&str>, AnomalyTypes),
 ) -> Result<Option<Check>, String> {
     let Some(f) = c.get("filter") else {
         let kind = c
@@ -1245,7 +1276,7 @@ fn parse_check(
         return Err(format!("check on event_type `dns` (dns logger {opt})"));
     }
     if event_type == "anomaly"
-        && let Some(why) = anomaly_unevaluable(&fields, anomaly_output)
+        && let Some(why) = anomaly_unevaluable(&fields, anomaly_output.0, anomaly_output.1)
     {
         return Err(why);
     }
@@ -1412,10 +1443,11 @@ pub struct Settings {
     pub dns_logger: Option<String>,
     /// `eve-log.ipv6-compress: yes`: IPv6 addresses written compressed.
     pub ipv6_compress: bool,
-    /// An `anomaly` output other than Suricata's default (enabled, `applayer` only): `decode` or `stream` anomalies
-    /// on, or the output off. The engine writes the default's records only, so the test's `anomaly` checks are not
-    /// evaluated.
+    /// An `anomaly` output option the engine does not follow (`packethdr: yes`: the packet in each record, or an
+    /// option it does not know): the test's `anomaly` checks are not evaluated.
     pub anomaly_output: Option<String>,
+    /// The kinds of anomaly records the test's `anomaly` output writes ([`EngineConfig::anomaly`]).
+    pub anomaly: AnomalyTypes,
     /// `packet-alert-max` (0: Suricata's default).
     pub packet_alert_max: usize,
     /// The alert output's `tagged-packets` (`outputs.N.eve-log.types.N.alert.tagged-packets`): the packets a rule's
@@ -1443,6 +1475,7 @@ impl Default for Settings {
             dns_logger: None,
             ipv6_compress: false,
             anomaly_output: None,
+            anomaly: AnomalyTypes::default(),
             packet_alert_max: 0,
             tagged_packets: false,
             tunnel_depth_in_key: true,
@@ -1533,13 +1566,17 @@ impl Settings {
         }
         if let Some(opt) = anomaly_output_option(key) {
             let on = matches!(value, "yes" | "true" | "1");
-            let default = match opt {
-                "enabled" | "types.applayer" => on,
-                "types.decode" | "types.stream" => !on,
-                _ => true,
-            };
-            if !default {
-                self.anomaly_output = Some(format!("{opt}: {value}"));
+            match opt {
+                "enabled" if !on => self.anomaly = AnomalyTypes::NONE,
+                "enabled" => {}
+                "types.decode" => self.anomaly.decode = on,
+                "types.stream" => self.anomaly.stream = on,
+                "types.applayer" => self.anomaly.applayer = on,
+                // `packethdr` (the packet in each record) and anything else: records the writer does not write.
+                _ if on || opt != "packethdr" => {
+                    self.anomaly_output = Some(format!("{opt}: {value}"));
+                }
+                _ => {}
             }
         }
         if key.starts_with("outputs.") && key.ends_with(".alert.tagged-packets") {
