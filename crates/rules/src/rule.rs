@@ -1388,6 +1388,25 @@ pub enum FlowintValue {
     Var(u32),
 }
 
+/// The buffers `absent` may name: the HTTP buffers made of one header field, whose absence the engine learns when
+/// the message's header ends ([`crate::RuleSet::scan_http`]). Buffers whose absence is known only when a
+/// transaction ends (bodies, `file.data`, lists of names) skip the rule with their reason.
+pub const ABSENT_BUFFERS: &[Buffer] = &[
+    Buffer::HttpUserAgent,
+    Buffer::HttpHost,
+    Buffer::HttpRawHost,
+    Buffer::HttpCookie,
+    Buffer::HttpContentType,
+    Buffer::HttpContentLen,
+    Buffer::HttpConnection,
+    Buffer::HttpAccept,
+    Buffer::HttpAcceptEnc,
+    Buffer::HttpAcceptLang,
+    Buffer::HttpReferer,
+    Buffer::HttpLocation,
+    Buffer::HttpServer,
+];
+
 /// Most distinct flow and packet variable names in a rule set (both scopes together).
 pub const MAX_VAR_NAMES: usize = 1024;
 
@@ -1471,6 +1490,13 @@ pub enum Item {
         relative: bool,
         negated: bool,
     },
+    /// `absent` (`or_else: false`): the buffer must be absent from the transaction; `absent: or_else` (`true`): absent,
+    /// or else the items after it match it. First item of its group; a group that starts with it is checked where
+    /// the engine learns that its buffer is absent (see [`ABSENT_BUFFERS`]) and passes there without reading
+    /// anything; on a present buffer the plain form fails and `or_else` lets the rest decide.
+    Absent {
+        or_else: bool,
+    },
     /// `bsize` / `bufferlen` / `dsize`: the buffer's length lies in `min..=max`.
     Len {
         min: u64,
@@ -1536,7 +1562,7 @@ impl Item {
             Item::Content(c) => c.is_relative(),
             Item::Pcre(p, _) => p.relative,
             Item::DataAt { relative, .. } => *relative,
-            Item::Len { .. } => false,
+            Item::Len { .. } | Item::Absent { .. } => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
             Item::Tls(_)
@@ -1557,6 +1583,7 @@ impl Item {
             Item::Pcre(p, _) => p.negated,
             Item::DataAt { .. }
             | Item::Len { .. }
+            | Item::Absent { .. }
             | Item::Base64(_)
             | Item::Tls(_)
             | Item::Dce(_)
@@ -2553,6 +2580,29 @@ impl Builder {
     pub(crate) fn entropy(&mut self, v: Option<&str>) -> Step<()> {
         let e = crate::entropy::Entropy::parse(v.ok_or_else(|| err("entropy needs a value"))?)?;
         self.push_item(self.sticky, Item::Entropy(Box::new(e)))
+    }
+
+    /// `absent` / `absent: or_else` on the current sticky buffer (see [`Item::Absent`]): right after the buffer is
+    /// named, on a buffer whose absence the engine learns ([`ABSENT_BUFFERS`]).
+    pub(crate) fn absent(&mut self, v: Option<&str>) -> Step<()> {
+        let or_else = match v.map(str::trim) {
+            None | Some("") => false,
+            Some("or_else") => true,
+            Some(o) => return Err(err(format!("absent: unknown option `{}`", trunc(o)))),
+        };
+        let PBuf::Fixed(buf) = self.sticky else {
+            return Err(skip(format!("absent on {}", self.sticky.name())));
+        };
+        if !ABSENT_BUFFERS.contains(&buf) {
+            return Err(skip(format!(
+                "absent on {} (the engine does not learn that it is absent)",
+                buf.name()
+            )));
+        }
+        if self.items.iter().any(|(b, _)| *b == self.sticky) {
+            return Err(err("absent must follow its sticky buffer directly"));
+        }
+        self.push_item(self.sticky, Item::Absent { or_else })
     }
 
     pub(crate) fn bsize(&mut self, n: &str, v: Option<&str>) -> Step<()> {
@@ -3892,6 +3942,7 @@ pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
     }
     g.items.iter().find_map(|it| match it {
         Item::Len { .. } => Some("buffer length on a tcp stream"),
+        Item::Absent { .. } => Some("absent on a tcp stream"),
         Item::DataAt { negated: true, .. } => Some("isdataat:! on a tcp stream"),
         Item::Tls(_) => Some("ssl_state or ssl_version on a tcp stream"),
         Item::Asn1(_) => Some("asn1 on a tcp stream"),

@@ -437,6 +437,9 @@ pub struct RuleSet {
     pub(crate) datasets: crate::dataset::Datasets,
     /// The optional packet header fields some loaded rule reads ([`crate::header::HeaderNeeds`]).
     pub(crate) header_needs: crate::header::HeaderNeeds,
+    /// The groups that start with `absent` ([`crate::rule::Item::Absent`]), with their buffer: checked where the
+    /// engine learns that the buffer is absent from a transaction.
+    pub(crate) absent: Vec<(Buffer, Target)>,
 }
 
 /// The prefilter entries of one (buffer, chain of transforms) while a rule set is built.
@@ -958,7 +961,23 @@ impl RuleSet {
                 s.carry_riders(t);
             }
         }
+        let absent = rules
+            .iter()
+            .enumerate()
+            .flat_map(|(ri, r)| {
+                r.groups.iter().enumerate().filter_map(move |(gi, g)| {
+                    matches!(g.items.first(), Some(Item::Absent { .. })).then_some((
+                        g.buffer,
+                        Target {
+                            rule: ri as u32,
+                            group: gi as u8,
+                        },
+                    ))
+                })
+            })
+            .collect();
         RuleSet {
+            absent,
             header_needs,
             rules,
             info,
@@ -1019,6 +1038,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         Item::Pcre(p, _) => !p.negated && !p.end_sensitive,
         Item::DataAt { negated, .. } => !negated,
         Item::Len { .. }
+        | Item::Absent { .. }
         | Item::Byte(_)
         | Item::Base64(_)
         | Item::Tls(_)
@@ -1053,6 +1073,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
             } => cursor_max.map(|c| c + u64::from(*n)),
             // The length of the whole buffer is no position; nor are the records at its start.
             Item::Len { .. }
+            | Item::Absent { .. }
             | Item::Tls(_)
             | Item::Dce(_)
             | Item::Dataset(_)

@@ -372,6 +372,8 @@ pub struct Scanner {
     dce_little: bool,
     /// The packet variables of the packet being inspected ([`crate::flowvar`]).
     pktvars: crate::flowvar::PacketVars,
+    /// The candidates being checked are `absent` groups whose buffer is absent ([`RuleSet::scan_http_absent`]).
+    absent_pass: bool,
 }
 
 impl Scanner {
@@ -1815,6 +1817,14 @@ impl RuleSet {
             return false;
         }
         let span = match hit_end {
+            // The buffer is absent: only a group that starts with `absent` matches, without reading anything.
+            _ if sc.absent_pass => {
+                if !matches!(g.items.first(), Some(Item::Absent { .. })) {
+                    return false;
+                }
+                sc.stamp(t.rule);
+                (0, 0)
+            }
             Some(he) if gi.fp_only => {
                 let he = he as u64;
                 let hs = he.saturating_sub(fp_content_len(g, gi));
@@ -2020,6 +2030,38 @@ impl RuleSet {
         }
         sc.norm = norm;
         sc.cookie = cookie;
+        // The header ended: the one-field buffers it lacks are absent from the transaction.
+        if !self.absent.is_empty() {
+            let fields: &[(Buffer, &[u8])] = match kind {
+                HttpBuffer::RequestHeaders => &[
+                    (Buffer::HttpUserAgent, b"user-agent"),
+                    (Buffer::HttpHost, b"host"),
+                    (Buffer::HttpRawHost, b"host"),
+                    (Buffer::HttpCookie, b"cookie"),
+                    (Buffer::HttpContentType, b"content-type"),
+                    (Buffer::HttpContentLen, b"content-length"),
+                    (Buffer::HttpConnection, b"connection"),
+                    (Buffer::HttpAccept, b"accept"),
+                    (Buffer::HttpAcceptEnc, b"accept-encoding"),
+                    (Buffer::HttpAcceptLang, b"accept-language"),
+                    (Buffer::HttpReferer, b"referer"),
+                ],
+                HttpBuffer::ResponseHeaders => &[
+                    (Buffer::HttpCookie, b"set-cookie"),
+                    (Buffer::HttpContentType, b"content-type"),
+                    (Buffer::HttpContentLen, b"content-length"),
+                    (Buffer::HttpConnection, b"connection"),
+                    (Buffer::HttpLocation, b"location"),
+                    (Buffer::HttpServer, b"server"),
+                ],
+                _ => &[],
+            };
+            for &(b, name) in fields {
+                if crate::http::header_value(data, name).is_none() {
+                    self.scan_http_absent(sc, flow, ctx, tx_id, b, sink);
+                }
+            }
+        }
         // The one-header multi-buffers. HTTP/2's come from its header frames, pseudo-headers included
         // (`http2_frame` in the inspect crate), not from this block, which leaves them out.
         let each = match kind {
@@ -2042,6 +2084,37 @@ impl RuleSet {
         self.scan_app_each(sc, flow, ctx, tx_id, each, parts, sink);
         sc.fields = fields;
         sc.field_ends = ends;
+    }
+
+    /// Buffer `buffer` is absent from transaction `tx_id` (the message's header ended without the field): the groups
+    /// that start with `absent` on it match (Suricata's `absent` and `absent: or_else`), as a matching buffer would.
+    fn scan_http_absent(
+        &self,
+        sc: &mut Scanner,
+        flow: &mut FlowMatchState,
+        ctx: &PacketCtx<'_>,
+        tx_id: u64,
+        buffer: Buffer,
+        sink: &mut impl AlertSink,
+    ) {
+        if !self.absent.iter().any(|(b, _)| *b == buffer) {
+            return;
+        }
+        sc.next_generation();
+        sc.absent_pass = true;
+        let source = AlertSource::Http { tx_id, buffer };
+        let FlowMatchState { bits, http, .. } = flow;
+        for &(b, t) in &self.absent {
+            if b == buffer {
+                let c = Cand {
+                    t,
+                    hit_end: None,
+                    source,
+                };
+                self.buffer_candidate(sc, ctx, c, &[], bits, Some(http), sink);
+            }
+        }
+        sc.absent_pass = false;
     }
 
     /// Inspects one side of a DCE/RPC call (a request, or its response) of transaction `tx_id`: the call header

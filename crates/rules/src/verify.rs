@@ -564,6 +564,15 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            // The buffer is present here: `absent` fails, `absent: or_else` lets the rest decide (the absent case is
+            // decided where the engine learns it, without a chain check).
+            Item::Absent { or_else } => {
+                if *or_else {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Len { min, max } => {
                 let h = self.hay;
                 let len = (h.hi - h.lo) as u64;

@@ -276,6 +276,90 @@ fn http(rs: &RuleSet, parts: &[(HttpBuffer, &[u8])]) -> Vec<u32> {
     s
 }
 
+/// `absent` as Suricata 8 defines it on a one-field HTTP buffer: the plain form matches a transaction whose header
+/// lacks the field and never one that has it; `absent: or_else` matches when the field is absent or else when the
+/// items after it match it. With another buffer the rule needs both, in one transaction.
+#[test]
+fn absent_buffers_match_where_the_header_lacks_them() {
+    let rs = load(
+        r#"alert http any any -> any any (flow:to_server; http.referer; absent; sid:1;)
+alert http any any -> any any (flow:to_server; http.referer; absent: or_else; content:!"example"; sid:2;)
+alert http any any -> any any (flow:to_server; http.referer; absent: or_else; content:"example"; sid:3;)
+alert http any any -> any any (flow:to_server; http.uri; bsize:1; content:"/"; http.user_agent; absent; sid:4;)
+alert http any any -> any any (flow:to_server; http.referer; content:!"example"; sid:5;)
+alert http any any -> any any (flow:to_client; http.server; absent; sid:6;)"#,
+    );
+    let no_referer: &[u8] = b"Host: a\r\nUser-Agent: curl\r\n\r\n";
+    let with = |r: &'static [u8]| -> Vec<(HttpBuffer, &'static [u8])> {
+        vec![
+            (HttpBuffer::Uri, b"/"),
+            (HttpBuffer::RequestHeaders, r),
+            (HttpBuffer::ResponseHeaders, b"Server: x\r\n\r\n"),
+        ]
+    };
+    assert_eq!(http(&rs, &with(no_referer)), vec![1, 2, 3]);
+    assert_eq!(
+        http(
+            &rs,
+            &with(b"Referer: http://example.com/\r\nUser-Agent: c\r\n\r\n")
+        ),
+        vec![3]
+    );
+    assert_eq!(
+        http(
+            &rs,
+            &with(b"Referer: http://other/\r\nUser-Agent: c\r\n\r\n")
+        ),
+        vec![2, 5]
+    );
+    // No user agent and a one-byte URI (either order); no server in the response.
+    assert_eq!(
+        http(
+            &rs,
+            &[
+                (HttpBuffer::RequestHeaders, b"Referer: x\r\n\r\n"),
+                (HttpBuffer::Uri, b"/"),
+                (HttpBuffer::ResponseHeaders, b"Date: y\r\n\r\n"),
+            ]
+        ),
+        vec![2, 4, 5, 6]
+    );
+    // Buffers whose absence the engine does not learn skip the rule with the reason; `absent` must come first.
+    let opts = LoadOptions {
+        vars: Vars::suricata_defaults(),
+        ..LoadOptions::default()
+    };
+    let (_, report) = RuleSet::parse_with(
+        &[(
+            "t",
+            b"alert http any any -> any any (http.request_body; absent; sid:1;)\n".as_slice(),
+        )],
+        &opts,
+    )
+    .unwrap();
+    assert!(
+        report
+            .skip_reasons
+            .keys()
+            .any(|r| r.contains("absent on http.request_body")),
+        "{report:?}"
+    );
+    let strict = LoadOptions {
+        strict: true,
+        ..opts
+    };
+    for bad in [
+        "http.referer; content:\"a\"; absent;",
+        "http.referer; absent: maybe;",
+    ] {
+        let text = format!("alert http any any -> any any ({bad} sid:1;)");
+        assert!(
+            RuleSet::parse_with(&[("t", text.as_bytes())], &strict).is_err(),
+            "{bad}"
+        );
+    }
+}
+
 #[test]
 fn http_buffers_sticky_legacy_and_snort3() {
     let rs = load(
