@@ -204,7 +204,7 @@ pub struct RunReport<L> {
     /// Each worker's workload state, by worker id.
     pub locals: Vec<L>,
     pub pinning: Pinning,
-    /// Cache clobber passes over its buffer (0 when off).
+    /// Cache clobber passes over its buffer (0 when off; at least 1 when on, however short the run).
     pub clobber_passes: u64,
 }
 
@@ -905,12 +905,17 @@ fn clobber_loop(bytes: usize, shared: &Shared, barrier: &Start, abort: &Abort<'_
     }
     let mut passes = 0;
     let mut sum = 0u64;
-    // An abandoned run never says its workers are done (its caller unwinds): the flag ends the loop then.
-    while !shared.workers_done.load(Relaxed) && !abort.is_raised() {
+    // At least one pass, then until the workers are done: a thread that the scheduler starts only after a short run
+    // ended still makes its pass, so the option's effect (and its count) does not depend on the machine's load. An
+    // abandoned run never says its workers are done (its caller unwinds): the abort flag ends the loop then.
+    loop {
         for i in (0..buf.len()).step_by(64) {
             sum = sum.wrapping_add(u64::from(std::hint::black_box(buf[i])));
         }
         passes += 1;
+        if shared.workers_done.load(Relaxed) || abort.is_raised() {
+            break;
+        }
     }
     std::hint::black_box(sum);
     passes
