@@ -542,7 +542,11 @@ mod tests {
         unsafe { a.fill(i, &rec(b"x", 1)) };
         let b = std::sync::Arc::clone(&a);
         let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(20));
+            // Released once the main thread waits for it (not after a delay, which a loaded machine may outlast
+            // before the main thread even asks).
+            while b.waits() == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             // SAFETY: the main thread reads nothing from the slot any more.
             unsafe { b.release(i) };
         });
@@ -593,8 +597,9 @@ mod tests {
 
     #[test]
     fn a_waiting_filler_is_woken_by_the_release_it_waits_for() {
-        // Eight slots filled; a consumer frees them one by one, oldest first, a little apart. The filler waits (it
-        // finds the ring full) and gets a slot once they are freed, well before its park's timeout could add up.
+        // Eight slots filled; once the filler waits (it finds the ring full), a consumer frees them one by one,
+        // oldest first, a little apart. The filler gets a slot once they are freed, well before its park's timeout
+        // could add up.
         let a = std::sync::Arc::new(PacketArena::new(8));
         for k in 0..8 {
             let i = a.acquire().unwrap();
@@ -603,6 +608,9 @@ mod tests {
         }
         let b = std::sync::Arc::clone(&a);
         let t = std::thread::spawn(move || {
+            while b.waits() == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             for i in 0..8 {
                 std::thread::sleep(Duration::from_millis(2));
                 // SAFETY: the filler reads nothing from these slots.
