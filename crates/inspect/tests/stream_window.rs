@@ -3,11 +3,13 @@
 //! every packet is still inspected (nothing dropped, no hang). Run over real captures as `flowbundle inspect
 //! --threads 2` runs them (a reader filling a bounded packet arena, sweeps and the end of input broadcast to the
 //! workers), under every policy, with the reader apart and as worker 0, and with a window of one packet (each packet
-//! read only once every earlier one is done). Each run goes on a thread of its own, with a deadline far above its
-//! time (a harness against a hang; nothing is timed).
+//! read only once every earlier one is done). The stuck worker holds its packet until the reader has shown what the
+//! test looks for (it waited for the window, or went far ahead without one), not for a fixed time, so a loaded
+//! machine that starves the reader changes nothing. Each run goes on a thread of its own, with a deadline far above
+//! its time (a harness against a hang; nothing is timed).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
@@ -21,6 +23,10 @@ use flowbundle_worker::{BundleToken, Crew, Outcome, StreamConfig, Workload, run_
 
 const HANG: Duration = Duration::from_secs(120);
 
+/// Longest a stuck worker holds its packet waiting for the reader to show what the test looks for (it always does
+/// within milliseconds when the reader behaves): past it the worker goes on, and the test's assertion fails.
+const HOLD_AT_MOST: Duration = Duration::from_secs(30);
+
 fn captures() -> Vec<PathBuf> {
     ["ndpi/pcap/1kxun.pcap", "ndpi/pcap/bittorrent.pcap"]
         .iter()
@@ -28,13 +34,50 @@ fn captures() -> Vec<PathBuf> {
         .collect()
 }
 
-/// The engine's workload, its `at`th packet (over all workers) held for `stall` before it is inspected: a worker
+/// What the stuck worker waits for before it inspects its packet.
+enum Until<'a> {
+    /// The reader waited for a packet in flight (its `help` was called) while the packet was held: with a window,
+    /// the wait for the window. A stuck packet that the reader itself inspects (as worker 0, inside such a wait) is
+    /// not held.
+    ReaderWaited {
+        stuck: &'a AtomicBool,
+        waited: &'a AtomicBool,
+        /// The reader's thread (set by its first call to the feed).
+        reader: &'a std::sync::OnceLock<std::thread::ThreadId>,
+    },
+    /// The reader went more than this many packets ahead of the held packet.
+    Ahead(&'a AtomicU64, u64),
+}
+
+/// The engine's workload, its `at`th packet (over all workers) held until `until` before it is inspected: a worker
 /// stuck on one packet while the others go on.
 struct StallAt<'a> {
     inner: InspectWorkload<'a>,
     at: u64,
-    stall: Duration,
+    until: Until<'a>,
     seen: AtomicU64,
+}
+
+impl StallAt<'_> {
+    fn hold(&self) {
+        let since = std::time::Instant::now();
+        let released = || match &self.until {
+            Until::ReaderWaited { waited, .. } => waited.load(SeqCst),
+            Until::Ahead(widest, n) => widest.load(Relaxed) > *n,
+        };
+        if let Until::ReaderWaited { stuck, reader, .. } = &self.until {
+            if reader.get() == Some(&std::thread::current().id()) {
+                return;
+            }
+            stuck.store(true, SeqCst);
+        }
+        while !released() && since.elapsed() < HOLD_AT_MOST {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        if let Until::ReaderWaited { stuck, .. } = &self.until {
+            stuck.store(false, SeqCst);
+        }
+    }
 }
 
 impl Workload for StallAt<'_> {
@@ -47,7 +90,7 @@ impl Workload for StallAt<'_> {
     }
     fn process(&self, ctx: &mut WorkerCtx, d: Desc, held: &mut BundleToken) -> Outcome {
         if self.seen.fetch_add(1, Relaxed) == self.at {
-            std::thread::sleep(self.stall);
+            self.hold();
         }
         self.inner.process(ctx, d, held)
     }
@@ -64,7 +107,8 @@ struct Ran {
 }
 
 /// `flowbundle inspect FILES --threads 2 --scheduler POLICY --reorder-window WINDOW`'s run (`--reader-inspects` with
-/// `reader_works`), with the 200th packet held for 50 ms.
+/// `reader_works`), with the 200th packet held until the reader waited for it (a window narrower than the input) or
+/// went more than 64 packets past it (no window).
 fn inspect(files: Vec<PathBuf>, policy: &str, window: u64, reader_works: bool) -> Ran {
     let engine = Engine::new(EngineConfig::default(), None, None);
     let opts = SchedOptions {
@@ -87,10 +131,22 @@ fn inspect(files: Vec<PathBuf>, policy: &str, window: u64, reader_works: bool) -
         source = source.with_order(&order);
         reader = reader.with_order(&order);
     }
+    let widest = AtomicU64::new(0);
+    let (stuck, waited) = (AtomicBool::new(false), AtomicBool::new(false));
+    let reader_thread = std::sync::OnceLock::new();
+    let until = if window < u64::MAX / 4 {
+        Until::ReaderWaited {
+            stuck: &stuck,
+            waited: &waited,
+            reader: &reader_thread,
+        }
+    } else {
+        Until::Ahead(&widest, 64)
+    };
     let work = StallAt {
         inner: InspectWorkload::new(&engine, sched.shape(), &source),
         at: 200,
-        stall: Duration::from_millis(50),
+        until,
         seen: AtomicU64::new(0),
     };
     let cfg = StreamConfig {
@@ -98,13 +154,19 @@ fn inspect(files: Vec<PathBuf>, policy: &str, window: u64, reader_works: bool) -
         reader_works,
         ..StreamConfig::default()
     };
-    let widest = AtomicU64::new(0);
     let feed = |crew: &Crew<'_, WorkerCtx>| {
+        reader_thread.get_or_init(|| std::thread::current().id());
         let n = crew.workers();
         let broadcast = |job: &(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)| {
             crew.broadcast(&|w, ctx: &mut WorkerCtx| job(w, n, ctx))
         };
-        let help = || crew.help();
+        // The reader asks for help only while it waits for packets in flight (the window, a buffer, a drain).
+        let help = || {
+            if stuck.load(SeqCst) {
+                waited.store(true, SeqCst);
+            }
+            crew.help()
+        };
         let d = reader.next_desc(Some(&broadcast), Some(&help));
         // The packet just read is in flight: the span from the oldest to it.
         widest.fetch_max(arena.filled() - arena.oldest_in_flight(), Relaxed);
