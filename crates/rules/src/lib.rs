@@ -184,6 +184,7 @@ pub mod pcre;
 pub mod prefilter;
 pub mod profile;
 pub mod requires;
+pub mod rpc;
 pub mod rule;
 pub mod ruleset;
 pub mod scan;

@@ -1497,6 +1497,8 @@ pub enum Item {
     Absent {
         or_else: bool,
     },
+    /// `rpc`: the packet's payload is an ONC RPC call to a program (see [`crate::rpc`]).
+    Rpc(crate::rpc::RpcTest),
     /// `bsize` / `bufferlen` / `dsize`: the buffer's length lies in `min..=max`.
     Len {
         min: u64,
@@ -1562,7 +1564,7 @@ impl Item {
             Item::Content(c) => c.is_relative(),
             Item::Pcre(p, _) => p.relative,
             Item::DataAt { relative, .. } => *relative,
-            Item::Len { .. } | Item::Absent { .. } => false,
+            Item::Len { .. } | Item::Absent { .. } | Item::Rpc(_) => false,
             Item::Byte(b) => b.read.relative,
             Item::Base64(b) => b.relative,
             Item::Tls(_)
@@ -1584,6 +1586,7 @@ impl Item {
             Item::DataAt { .. }
             | Item::Len { .. }
             | Item::Absent { .. }
+            | Item::Rpc(_)
             | Item::Base64(_)
             | Item::Tls(_)
             | Item::Dce(_)
@@ -2605,6 +2608,15 @@ impl Builder {
         self.push_item(self.sticky, Item::Absent { or_else })
     }
 
+    /// `rpc:PROGRAM,VERSION,PROCEDURE` on the packet's payload ([`crate::rpc`]): a packet keyword, as `dsize`.
+    pub(crate) fn rpc(&mut self, v: Option<&str>) -> Step<()> {
+        let t =
+            crate::rpc::RpcTest::parse(v.ok_or_else(|| err("rpc needs a value"))?).map_err(err)?;
+        self.push_item(PBuf::Fixed(Buffer::Payload), Item::Rpc(t))?;
+        self.dsize = true;
+        Ok(())
+    }
+
     pub(crate) fn bsize(&mut self, n: &str, v: Option<&str>) -> Step<()> {
         let (min, max) = length_range(n, v)?;
         self.push_item(self.sticky, Item::Len { min, max })
@@ -3561,8 +3573,18 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(self, h: Header, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> Step<Rule> {
+    fn finish(mut self, h: Header, line: usize, file: usize, ctx: &mut Ctx<'_, '_>) -> Step<Rule> {
         let sid = self.sid.ok_or_else(|| err("rule has no sid"))?;
+        // `rpc` reads the call after TCP's record mark, or at once over UDP: the rule's protocol says which.
+        for (_, it) in &mut self.items {
+            if let Item::Rpc(t) = it {
+                t.record_mark = match h.proto {
+                    Proto::Tcp => true,
+                    Proto::Udp => false,
+                    _ => return Err(skip("rpc on a rule for more than tcp or udp")),
+                };
+            }
+        }
         // Which side of an HTTP transaction the rule looks at decides what `http.header` and `file_data` mean.
         let response_side = match self.flow_dir {
             FlowDir::ToServer => false,
@@ -3943,6 +3965,7 @@ pub(crate) fn stream_obstacle(g: &Group) -> Option<&'static str> {
     g.items.iter().find_map(|it| match it {
         Item::Len { .. } => Some("buffer length on a tcp stream"),
         Item::Absent { .. } => Some("absent on a tcp stream"),
+        Item::Rpc(_) => Some("rpc on a tcp stream"),
         Item::DataAt { negated: true, .. } => Some("isdataat:! on a tcp stream"),
         Item::Tls(_) => Some("ssl_state or ssl_version on a tcp stream"),
         Item::Asn1(_) => Some("asn1 on a tcp stream"),

@@ -1039,6 +1039,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
         Item::DataAt { negated, .. } => !negated,
         Item::Len { .. }
         | Item::Absent { .. }
+        | Item::Rpc(_)
         | Item::Byte(_)
         | Item::Base64(_)
         | Item::Tls(_)
@@ -1074,6 +1075,7 @@ fn group_info(g: &Group, window: u64) -> GroupInfo {
             // The length of the whole buffer is no position; nor are the records at its start.
             Item::Len { .. }
             | Item::Absent { .. }
+            | Item::Rpc(_)
             | Item::Tls(_)
             | Item::Dce(_)
             | Item::Dataset(_)

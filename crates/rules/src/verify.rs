@@ -573,6 +573,15 @@ impl Verifier<'_, '_> {
                     None
                 }
             }
+            Item::Rpc(t) => {
+                // The packet's whole payload (an `rpc` rule inspects packets).
+                let h = self.hay;
+                if h.base == 0 && h.real_end && t.matches(h.bytes.get(h.lo..h.hi)?) {
+                    self.step(i + 1, cursor, span)
+                } else {
+                    None
+                }
+            }
             Item::Len { min, max } => {
                 let h = self.hay;
                 let len = (h.hi - h.lo) as u64;

@@ -360,6 +360,66 @@ alert http any any -> any any (flow:to_client; http.server; absent; sid:6;)"#,
     }
 }
 
+/// `rpc` on packets: an ONC RPC call to the program (version, procedure unless `*`), read at the payload's start
+/// over UDP and after the record mark over TCP, where the rule inspects each packet.
+#[test]
+fn rpc_calls_match_their_program_over_udp_and_tcp() {
+    let rs = load(
+        r#"alert udp any any -> any any (rpc:100000,2,*; sid:1;)
+alert udp any any -> any any (rpc:100000,3,*; sid:2;)
+alert tcp any any -> any any (rpc:100003,3,0; sid:3;)
+alert tcp any any -> any any (content:"|00 01 86 a3|"; rpc:100003,*,*; sid:4;)"#,
+    );
+    let call = |prog: u32, vers: u32, proc_: u32| {
+        let mut b = Vec::new();
+        for w in [7u32, 0, 2, prog, vers, proc_, 0, 0] {
+            b.extend_from_slice(&w.to_be_bytes());
+        }
+        b
+    };
+    let mut sc = rs.scanner();
+    let mut send = |transport: Transport, payload: &[u8]| {
+        let c = PacketCtx {
+            transport,
+            app_proto: None,
+            ..ctx(Direction::ToServer)
+        };
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        rs.scan_packet(&mut sc, &mut flow, &c, payload, &mut out);
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(send(Transport::Udp, &call(100000, 2, 4)), vec![1]);
+    assert_eq!(send(Transport::Udp, &call(100003, 3, 0)), Vec::<u32>::new());
+    let mut tcp = 0x8000_0020u32.to_be_bytes().to_vec();
+    tcp.extend_from_slice(&call(100003, 3, 0));
+    assert_eq!(send(Transport::Tcp, &tcp), vec![3, 4]);
+    // Without the record mark the TCP rules read the wrong words.
+    assert_eq!(send(Transport::Tcp, &call(100003, 3, 0)), Vec::<u32>::new());
+    // A rule for both transports cannot say where the call starts: skipped with the reason.
+    let opts = LoadOptions {
+        vars: Vars::suricata_defaults(),
+        ..LoadOptions::default()
+    };
+    let (_, report) = RuleSet::parse_with(
+        &[(
+            "t",
+            b"alert ip any any -> any any (rpc:1,*,*; sid:1;)\n".as_slice(),
+        )],
+        &opts,
+    )
+    .unwrap();
+    assert!(
+        report
+            .skip_reasons
+            .keys()
+            .any(|r| r.contains("rpc on a rule")),
+        "{report:?}"
+    );
+}
+
 #[test]
 fn http_buffers_sticky_legacy_and_snort3() {
     let rs = load(
