@@ -29,7 +29,9 @@
 //!   whatever the thread count; [`Reloads::take_applied`] says at which packet (its sequence number), so the
 //!   collector can switch what depends on the rule set (thresholds) at exactly that point of the event stream.
 //!
-//! [`signals`] turns SIGINT/SIGTERM into a stop flag and SIGHUP/SIGUSR2 into counters the caller polls.
+//! [`signals`] turns SIGINT/SIGTERM into a stop flag and SIGHUP/SIGUSR2 into counters the caller polls. A stop
+//! does not leave behind what the kernel already captured ([`Drain`]): the frames waiting in the ring from before the
+//! stop are still read and inspected, however far the sensor lagged behind its link.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -53,6 +55,37 @@ pub enum OnFull {
     Forward,
 }
 
+/// The end of a live capture at a stop (SIGINT/SIGTERM): the frames the kernel captured before the stop are still
+/// read, so what was on the link until the signal is inspected whether or not the sensor kept up with it (its ring
+/// holds what it has not read yet). The read ends at the first frame captured after the stop, or when the capture
+/// has nothing more within its wait (at most 100 ms, longer than a ring block's retire timeout: a block that was
+/// still filling at the stop is handed over meanwhile). Used by the reader thread and the single-threaded loop.
+#[derive(Debug, Default)]
+pub struct Drain {
+    /// Wall-clock time of the stop, nanoseconds since the epoch (the clock of the frames' timestamps).
+    at_ns: Option<u64>,
+}
+
+impl Drain {
+    /// Before each read: the first time `stop` is seen raised, notes the time.
+    pub fn note(&mut self, stop: &AtomicBool) {
+        if self.at_ns.is_none() && stop.load(Ordering::Relaxed) {
+            self.at_ns = Some(now_ns());
+        }
+    }
+
+    /// True once the stop was seen: a read that finds nothing ends the capture.
+    pub fn draining(&self) -> bool {
+        self.at_ns.is_some()
+    }
+
+    /// Whether a frame captured at `ts_ns` is still read: `false` for one captured after the stop (the capture ends
+    /// there, the frame not inspected).
+    pub fn keeps(&self, ts_ns: u64) -> bool {
+        self.at_ns.is_none_or(|at| ts_ns <= at)
+    }
+}
+
 /// The reader thread's side of a live run. See the module documentation.
 pub struct LiveReader<'a> {
     stager: Stager<'a>,
@@ -66,6 +99,7 @@ pub struct LiveReader<'a> {
     timeline: flowbundle_ingest::Timeline,
     sweeper: Option<Sweeper<'a>>,
     reloads: Option<(&'a crate::Engine, &'a Reloads)>,
+    drain: Drain,
     /// Frames taken from the capture (dropped ones included).
     pub packets_read: u64,
     /// Frames dropped because every packet buffer was in use ([`OnFull::Drop`]).
@@ -75,7 +109,8 @@ pub struct LiveReader<'a> {
 }
 
 impl<'a> LiveReader<'a> {
-    /// Reads `source` into `arena` through `prestage` until `stop` is raised.
+    /// Reads `source` into `arena` through `prestage` until `stop` is raised (and what was captured before it read,
+    /// see [`Drain`]).
     pub fn new(
         arena: &'a PacketArena,
         prestage: Prestage,
@@ -94,6 +129,7 @@ impl<'a> LiveReader<'a> {
             timeline: flowbundle_ingest::Timeline::default(),
             sweeper: None,
             reloads: None,
+            drain: Drain::default(),
             packets_read: 0,
             queue_full: 0,
             error: None,
@@ -206,20 +242,24 @@ impl<'a> LiveReader<'a> {
     pub fn next_desc(&mut self) -> Option<Desc> {
         loop {
             self.quiescent_work();
-            if self.stop.load(Ordering::Relaxed)
-                || self.packets_read >= self.limit
-                || self.deadline.is_some_and(|d| Instant::now() >= d)
+            self.drain.note(self.stop);
+            if self.packets_read >= self.limit || self.deadline.is_some_and(|d| Instant::now() >= d)
             {
                 return None;
             }
             let (ring, rec) = match self.source.next_packet() {
                 Ok(Some(p)) => p,
+                // Stopped, and nothing captured before the stop is left.
+                Ok(None) if self.drain.draining() => return None,
                 Ok(None) => continue,
                 Err(e) => {
                     self.error = Some(e.to_string());
                     return None;
                 }
             };
+            if !self.drain.keeps(rec.ts_ns) {
+                return None;
+            }
             let position = self.packets_read;
             self.packets_read += 1;
             // Live timestamps come from one clock; the timeline only keeps the span here.
@@ -687,6 +727,28 @@ mod tests {
             libc::raise(libc::SIGHUP);
         }
         assert_eq!((s.hangups() - h, s.usr2s() - u), (2, 1));
+    }
+
+    #[test]
+    fn a_stop_drains_what_was_captured_before_it_and_nothing_after() {
+        let stop = AtomicBool::new(false);
+        let mut d = Drain::default();
+        d.note(&stop);
+        assert!(!d.draining());
+        assert!(d.keeps(u64::MAX), "before the stop every frame is read");
+        stop.store(true, Ordering::SeqCst);
+        d.note(&stop);
+        assert!(d.draining());
+        let at = d.at_ns.expect("the stop's time noted");
+        assert!(at > 0);
+        assert!(
+            d.keeps(0) && d.keeps(at),
+            "captured before the stop: still read"
+        );
+        assert!(!d.keeps(at + 1), "captured after the stop: the read ends");
+        // The stop's time is noted once, at the first look after it.
+        d.note(&stop);
+        assert_eq!(d.at_ns, Some(at));
     }
 
     #[test]
