@@ -15,30 +15,62 @@ struct RedisServer {
     port: u16,
 }
 
+/// Far above any start of `redis-server`: only a server that never answers reaches it.
+const HANG: Duration = Duration::from_secs(120);
+
 impl RedisServer {
+    /// Starts a server on a port the kernel just gave out and took back. Another process may take that port
+    /// meanwhile (the server then exits, unable to bind it, or something else answers there): the answer is checked
+    /// to come from this server (its process id), and a server that exits is started again on another port.
     fn start(bin: &Path) -> RedisServer {
-        // A port the kernel just gave out and took back: free, as far as anything can be.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
-        let child = Command::new(bin)
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting redis-server");
-        let server = RedisServer { child, port };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while server.connection().is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not answer on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        for _ in 0..20 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .expect("a free port");
+            let child = Command::new(bin)
+                .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("starting redis-server");
+            let mut server = RedisServer { child, port };
+            let deadline = Instant::now() + HANG;
+            loop {
+                if server.answers_as_itself() {
+                    return server;
+                }
+                if server
+                    .child
+                    .try_wait()
+                    .expect("redis-server's status")
+                    .is_some()
+                {
+                    // It could not listen there (the port was taken): another port.
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "redis-server did not answer on {port}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
-        server
+        panic!("redis-server exited at start on twenty ports");
+    }
+
+    /// The server answering on the port is this one.
+    fn answers_as_itself(&self) -> bool {
+        let Some(mut con) = self.connection() else {
+            return false;
+        };
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query(&mut con)
+            .unwrap_or_default();
+        info.lines()
+            .any(|l| l.trim() == format!("process_id:{}", self.child.id()))
     }
 
     fn connection(&self) -> Option<redis::Connection> {
@@ -170,21 +202,26 @@ fn redis_list_and_channel_receive_every_line_in_order() {
         "LPUSH puts the last line first"
     );
 
-    // A channel: a subscriber sees every line.
+    // A channel: a subscriber sees every line. It reads until the test's own message, published once the run has
+    // ended (every PUBLISH of the run answered by then, so the server sends the end last), however long the run
+    // takes; the read timeout only guards against a hang.
+    const END: &str = "end of the run";
     let mut sub = server.connection().expect("redis connection");
     let (tx, rx) = std::sync::mpsc::channel();
-    let n = want.len();
     let reader = std::thread::spawn(move || {
         let mut ps = sub.as_pubsub();
         ps.subscribe("fb-channel").unwrap();
-        ps.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        ps.set_read_timeout(Some(HANG)).unwrap();
         tx.send(()).unwrap();
         let mut got = Vec::new();
-        while got.len() < n {
-            let Ok(msg) = ps.get_message() else { break };
-            got.push(msg.get_payload::<String>().unwrap());
+        loop {
+            let msg = ps.get_message().expect("a message before the end");
+            let line = msg.get_payload::<String>().unwrap();
+            if line == END {
+                return got;
+            }
+            got.push(line);
         }
-        got
     });
     rx.recv().unwrap();
     inspect(
@@ -202,6 +239,12 @@ fn redis_list_and_channel_receive_every_line_in_order() {
             "--eve-stats",
         ],
     );
+    let mut con = server.connection().expect("redis connection");
+    let _: i64 = redis::cmd("PUBLISH")
+        .arg("fb-channel")
+        .arg(END)
+        .query(&mut con)
+        .expect("PUBLISH");
     let got: Vec<String> = reader
         .join()
         .unwrap()
@@ -252,11 +295,12 @@ fn a_redis_that_is_down_costs_counted_losses_not_the_run() {
     let Some((capture, _dir)) = setup() else {
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap()
-        .to_string();
+    // A port nobody listens on for the whole run: the local end of a connection the test holds (a port that was
+    // free a moment ago could be taken meanwhile, by a server of another test among them).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let held = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let _accepted = listener.accept().unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
     let t = Instant::now();
     let said = inspect(
         &capture,
@@ -287,20 +331,20 @@ fn a_unix_datagram_socket_receives_one_line_per_datagram() {
     let want = file_lines(&capture, dir.path());
     let path = dir.path().join("eve.sock");
     let listener = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
-    listener
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let n = want.len();
+    // The reader takes datagrams until the test's own, sent once the run has ended (the socket keeps the order in
+    // which they were sent), however long the run takes; the read timeout only guards against a hang.
+    const END: &[u8] = b"end of the run";
+    listener.set_read_timeout(Some(HANG)).unwrap();
     let reader = std::thread::spawn(move || {
         let mut got = Vec::new();
         let mut buf = vec![0u8; 1 << 20];
-        while got.len() < n {
-            let Ok(k) = listener.recv(&mut buf) else {
-                break;
-            };
+        loop {
+            let k = listener.recv(&mut buf).expect("a datagram before the end");
+            if &buf[..k] == END {
+                return got;
+            }
             got.push(String::from_utf8_lossy(&buf[..k]).into_owned());
         }
-        got
     });
     inspect(
         &capture,
@@ -313,6 +357,8 @@ fn a_unix_datagram_socket_receives_one_line_per_datagram() {
             "--eve-stats",
         ],
     );
+    let end = std::os::unix::net::UnixDatagram::unbound().unwrap();
+    end.send_to(END, &path).unwrap();
     let got = reader.join().unwrap();
     assert!(
         got.iter()
