@@ -295,8 +295,8 @@ fn replay_matches_offline(extra: &[&str], pps: u32) {
         .arg(&capture)
         .output()
         .expect("running tcpreplay");
-    // The last block is handed over after its timeout (10 ms): give the sensor time to read it.
-    std::thread::sleep(Duration::from_millis(500));
+    // Stopped as soon as the replay has ended: the sensor still reads and inspects every frame captured before the
+    // stop (the block still filling at the stop included), however far it lags behind.
     let (summary, stderr) = stop_sensor(child, rx);
     assert!(
         replay.status.success(),
@@ -399,23 +399,66 @@ impl Line {
         })
     }
 
-    /// Sends `payload` from the client to a server listening on `port`; what the server received, and whether the
-    /// client's connection completed.
-    fn send(&self, nc: &Path, port: u16, payload: &str) -> (String, bool) {
-        let mut server = self
-            .server
-            .exec(nc)
+    /// Starts `nc -l` (TCP, or UDP with `udp`) on the server's `port` and waits until it listens (an event, not a
+    /// delay: a client started before would be refused).
+    fn listen(&self, nc: &Path, port: u16, udp: bool) -> Server {
+        let mut cmd = self.server.exec(nc);
+        if udp {
+            cmd.arg("-u");
+        }
+        let mut child = cmd
             .args(["-l", SERVER_IP, &port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("starting the server");
-        std::thread::sleep(Duration::from_millis(300));
+        let mut stdout = child.stdout.take().expect("server stdout");
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let reader = {
+            let received = std::sync::Arc::clone(&received);
+            std::thread::spawn(move || {
+                use std::io::Read;
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stdout.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    received.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            })
+        };
+        let listening = format!("sport = :{port}");
+        let deadline = Instant::now() + HANG;
+        loop {
+            let out = self
+                .server
+                .exec("ss")
+                .args(["-H", "-l", if udp { "-un" } else { "-tn" }, &listening])
+                .output()
+                .expect("running ss");
+            if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "nc did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server {
+            child,
+            reader,
+            received,
+        }
+    }
+
+    /// Sends `payload` from the client to `server` (listening on `port`) with `nc -N` and waits for the client to
+    /// end: whether its connection completed. The client ends once the server closed the connection (the server has
+    /// then received everything), or after `idle` seconds without traffic (what a connection the sensor stopped
+    /// does).
+    fn send(&self, nc: &Path, port: u16, payload: &str, idle: u32) -> bool {
         let mut client = self
             .client
             .exec(nc)
-            .args(["-N", "-w", "3", SERVER_IP, &port.to_string()])
+            .args(["-N", "-w", &idle.to_string(), SERVER_IP, &port.to_string()])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -426,39 +469,12 @@ impl Line {
             let mut stdin = client.stdin.take().expect("client stdin");
             let _ = stdin.write_all(payload.as_bytes());
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let client_ok = loop {
-            if let Some(s) = client.try_wait().expect("waiting for the client") {
-                break s.success();
-            }
-            if Instant::now() > deadline {
-                let _ = client.kill();
-                let _ = client.wait();
-                break false;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        std::thread::sleep(Duration::from_millis(300));
-        let _ = server.kill();
-        let out = server.wait_with_output().expect("server output");
-        (String::from_utf8_lossy(&out.stdout).into_owned(), client_ok)
+        client.wait().expect("waiting for the client").success()
     }
-}
 
-impl Line {
     /// Sends `payload` as one UDP datagram from the client to a server listening on `port` (fragmented by the
-    /// client's stack when it exceeds the MTU); what the server received.
-    fn send_udp(&self, nc: &Path, port: u16, payload: &str) -> String {
-        let mut server = self
-            .server
-            .exec(nc)
-            .args(["-u", "-l", SERVER_IP, &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting the server");
-        std::thread::sleep(Duration::from_millis(300));
+    /// client's stack when it exceeds the MTU); returns once the client has sent it and ended (one second idle).
+    fn send_udp(&self, nc: &Path, port: u16, payload: &str) {
         let mut client = self
             .client
             .exec(nc)
@@ -474,10 +490,41 @@ impl Line {
             let _ = stdin.write_all(payload.as_bytes());
         }
         let _ = client.wait();
-        std::thread::sleep(Duration::from_millis(500));
-        let _ = server.kill();
-        let out = server.wait_with_output().expect("server output");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// Far above any step of these tests: only a hang reaches it.
+const HANG: Duration = Duration::from_secs(60);
+
+/// An `nc -l` on the server, its output collected as it comes.
+struct Server {
+    child: Child,
+    reader: std::thread::JoinHandle<()>,
+    received: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl Server {
+    /// What the server received, once the sensor has stopped (it forwards nothing more): waits until `expected`
+    /// bytes came (what a sensor that forwarded everything delivers; 0 when nothing should pass), then ends the
+    /// server.
+    fn received(mut self, expected: usize) -> String {
+        let deadline = Instant::now() + HANG;
+        while self.received.lock().unwrap().len() < expected && Instant::now() < deadline {
+            if self
+                .child
+                .try_wait()
+                .expect("waiting for the server")
+                .is_some()
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = self.reader.join();
+        let got = self.received.lock().unwrap().clone();
+        String::from_utf8_lossy(&got).into_owned()
     }
 }
 
@@ -505,8 +552,11 @@ impl Through {
     }
 }
 
-/// Runs the inline sensor between the client and the server with `rules_text`, sends `payload` through it.
-fn through_inline_sensor(rules_text: &str, payload: &str) -> Option<Through> {
+/// Runs the inline sensor between the client and the server with `rules_text`, sends `payload` through it. With
+/// `passes`, the payload is expected through: the client ends when the server closes the connection (its idle
+/// timeout only a guard against a hang); else the client ends after three idle seconds. What the server received is
+/// read once the sensor has stopped (every frame captured before the stop forwarded or dropped by then).
+fn through_inline_sensor(rules_text: &str, payload: &str, passes: bool) -> Option<Through> {
     let nc = flowbundle_testsupport::tool("nc")?;
     flowbundle_testsupport::tool("ethtool")?;
     let line = made(Line::new())?;
@@ -520,8 +570,10 @@ fn through_inline_sensor(rules_text: &str, payload: &str) -> Option<Through> {
         &eve,
         &["--inline", "left0:right0", "--threads", "2"],
     );
-    let (received, client_ok) = line.send(&nc, 7777, payload);
+    let server = line.listen(&nc, 7777, false);
+    let client_ok = line.send(&nc, 7777, payload, if passes { 60 } else { 3 });
     let (summary, _) = stop_sensor(child, rx);
+    let received = server.received(if passes { payload.len() } else { 0 });
     Some(Through {
         received,
         client_ok,
@@ -533,7 +585,7 @@ fn through_inline_sensor(rules_text: &str, payload: &str) -> Option<Through> {
 #[test]
 fn inline_sensor_forwards_a_tcp_connection_and_reports_its_latency() {
     let rules = "alert tcp any any -> any 7777 (msg:\"greeting\"; content:\"hello\"; sid:9100001; rev:1;)\n";
-    let Some(t) = through_inline_sensor(rules, "hello through the sensor\n") else {
+    let Some(t) = through_inline_sensor(rules, "hello through the sensor\n", true) else {
         return;
     };
     assert_eq!(t.received, "hello through the sensor\n", "{}", t.summary);
@@ -555,7 +607,7 @@ fn inline_sensor_forwards_a_tcp_connection_and_reports_its_latency() {
 #[test]
 fn inline_sensor_drop_rule_keeps_the_payload_from_the_receiver() {
     let rules = "drop tcp any any -> any 7777 (msg:\"forbidden\"; content:\"forbidden\"; sid:9100002; rev:1;)\n";
-    let Some(t) = through_inline_sensor(rules, "this is forbidden\n") else {
+    let Some(t) = through_inline_sensor(rules, "this is forbidden\n", false) else {
         return;
     };
     assert!(
@@ -600,6 +652,21 @@ fn wait_for_line(rx: &std::sync::mpsc::Receiver<String>, prefix: &str) -> Vec<St
             }
             Err(_) => panic!("no line starting {prefix:?} within 30 s: {seen:?}"),
         }
+    }
+}
+
+/// Waits (at most [`HANG`]) until the EVE file at `path` holds an alert of `sid` (the sensor flushes its output
+/// at least once a second while it runs).
+fn wait_for_alert(path: &Path, sid: u64) {
+    let needle = format!("\"signature_id\":{sid},");
+    let deadline = Instant::now() + HANG;
+    while !std::fs::read_to_string(path).is_ok_and(|t| t.contains(&needle)) {
+        assert!(
+            Instant::now() < deadline,
+            "no alert of {sid} in {} within {HANG:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -673,17 +740,16 @@ fn rules_reload_mid_replay(extra: &[&str]) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("running tcpreplay");
-    std::thread::sleep(Duration::from_millis(1500));
+    // The reload once the old rule has alerted (the sensor has inspected a request), not after a delay that a
+    // lagging sensor may not have used.
+    wait_for_alert(&live_path, 9200001);
     std::fs::write(&rules, NEW_RULES).expect("rewriting rules");
-    // A frame waits in its ring block up to the block timeout (10 ms) before the sensor reads it: one captured
-    // just before the signal may be read, and inspected, after the reload.
-    let asked = eve_now(Duration::from_millis(200));
+    let asked = eve_now(Duration::ZERO);
     signal(&child, "HUP");
     let lines = wait_for_line(&rx, "rules: reloaded");
     let loaded = eve_now(Duration::ZERO);
     let replayed = replay.wait().expect("tcpreplay");
     assert!(replayed.success(), "tcpreplay failed");
-    std::thread::sleep(Duration::from_millis(500));
     let (summary, stderr) = stop_sensor(child, rx);
 
     let live = events(&live_path);
@@ -702,6 +768,15 @@ fn rules_reload_mid_replay(extra: &[&str]) {
         old_alerts.len(),
         new_alerts.len()
     );
+    // The reload applies at one packet of the capture (frames are read in the order, and with the timestamps, the
+    // kernel captured them): every old-rule alert is on a packet before every new-rule alert's, and none of the
+    // packets the old rule saw came after the reload was done.
+    let last_old = old_alerts.iter().map(|(_, ts)| ts).max();
+    let first_new = new_alerts.iter().map(|(_, ts)| ts).min();
+    assert!(
+        last_old <= first_new,
+        "{extra:?}: the old rule alerted at {last_old:?}, after the new one at {first_new:?}"
+    );
     for (tuple, ts) in &old_alerts {
         assert!(
             ts <= &loaded,
@@ -709,11 +784,7 @@ fn rules_reload_mid_replay(extra: &[&str]) {
         );
         assert!(off_old_alerts.iter().any(|(t, _)| t == tuple), "{tuple}");
     }
-    for (tuple, ts) in &new_alerts {
-        assert!(
-            ts >= &asked,
-            "{extra:?}: the new rule alerted at {ts}, before the reload ({asked})"
-        );
+    for (tuple, _) in &new_alerts {
         assert!(off_new_alerts.iter().any(|(t, _)| t == tuple), "{tuple}");
     }
     assert!(
@@ -809,12 +880,12 @@ fn sighup_reopens_the_eve_file_after_logrotate_renamed_it() {
         .stderr(Stdio::null())
         .spawn()
         .expect("running tcpreplay");
-    std::thread::sleep(Duration::from_millis(2000));
+    // Rotated once the file holds an alert (the sensor has written part of the replay's events), not after a delay.
+    wait_for_alert(&live_path, 9000001);
     std::fs::rename(&live_path, &rotated).expect("rotating the EVE file");
     signal(&child, "HUP");
     wait_for_line(&rx, "eve: reopened");
     assert!(replay.wait().expect("tcpreplay").success());
-    std::thread::sleep(Duration::from_millis(500));
     let (summary, _) = stop_sensor(child, rx);
     let (before, after) = (events(&rotated), events(&live_path));
     assert!(
@@ -862,8 +933,10 @@ fn inline_sensor_forwards_fragments_and_a_drop_rule_stops_the_datagram() {
             &eve,
             &["--inline", "left0:right0", "--threads", "2"],
         );
-        let received = line.send_udp(&nc, 7778, &payload);
+        let server = line.listen(&nc, 7778, true);
+        line.send_udp(&nc, 7778, &payload);
         let (summary, _) = stop_sensor(child, rx);
+        let received = server.received(if action == "alert" { payload.len() } else { 0 });
         let alerted = events(&eve)
             .iter()
             .any(|e| e["alert"]["signature_id"] == sid);
@@ -916,7 +989,6 @@ fn vlan_tags_stripped_by_the_device_are_restored() {
         .output()
         .expect("running tcpreplay");
     assert!(replay.status.success());
-    std::thread::sleep(Duration::from_millis(500));
     let (summary, _) = stop_sensor(child, rx);
     assert!(
         !summary.contains("VLAN tags restored 0"),

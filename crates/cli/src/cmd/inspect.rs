@@ -1622,8 +1622,9 @@ fn note_read_end(path: &std::path::Path, s: &flowbundle_ingest::ReadStats, info:
 /// and the engine, one at a time, as the file loop does, until SIGINT/SIGTERM, `--count` or `--seconds`. Returns the
 /// packets read.
 ///
-/// A signal only raises a flag: the loop notices it within the capture's wait (100 ms), so the flows still open
-/// are flushed and the summary is written as for a file.
+/// A signal only raises a flag: the loop notices it within the capture's wait (100 ms), reads what the kernel
+/// captured before it ([`flowbundle_inspect::live::Drain`]), and the flows still open are flushed and the summary is
+/// written as for a file.
 #[allow(clippy::too_many_arguments)]
 fn inspect_live(
     cap: &mut LiveSource,
@@ -1644,10 +1645,9 @@ fn inspect_live(
     let mut periodic = PeriodicStats::new(args);
     let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
     let mut num = 0u64;
-    while num < limit
-        && !stop.load(Ordering::Relaxed)
-        && deadline.is_none_or(|d| Instant::now() < d)
-    {
+    let mut drain = flowbundle_inspect::live::Drain::default();
+    while num < limit && deadline.is_none_or(|d| Instant::now() < d) {
+        drain.note(stop);
         // A reload loaded meanwhile applies from the next packet on: the events so far go out through the
         // thresholds of the set that made them.
         if let Some(l) = reloader
@@ -1668,6 +1668,8 @@ fn inspect_live(
         }
         let rec = match cap.next_packet() {
             Ok(Some((_, r))) => r,
+            // Stopped, and nothing captured before the stop is left.
+            Ok(None) if drain.draining() => break,
             Ok(None) => {
                 // A quiet link: what is pending goes out now.
                 ctx.take_events(&mut events);
@@ -1681,6 +1683,9 @@ fn inspect_live(
                 break;
             }
         };
+        if !drain.keeps(rec.ts_ns) {
+            break;
+        }
         engine.process_serial(ctx, pre, num, &rec);
         num += 1;
         if let Some(now) = sweeps.packet(rec.ts_ns) {
