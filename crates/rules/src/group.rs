@@ -353,6 +353,10 @@ pub(crate) struct PortTables {
     /// Port → port-set tables (ids into `tables`).
     dst: IntervalIndex<u16>,
     src: IntervalIndex<u16>,
+    /// The table every packet meets besides the shared one: short fast patterns whose occurrence must end within
+    /// the payload's first [`HEAD_SPLIT`] bytes, in rules filed under no port set (datagram tables only; see
+    /// [`Table::head`]).
+    head: Option<u32>,
     /// A flow's application protocol → the tables of the rules it admits (the rules naming it, and those naming a
     /// protocol that admits it, such as `http` for `http2`; datagram tables only, see above).
     apps: Vec<(&'static str, Vec<u32>)>,
@@ -400,6 +404,11 @@ impl PortTables {
                 }
                 _ if !rule.bidirectional && narrow_ports(&rule.src_ports) => {
                     PartKey::Port(false, rule.src_ports.ranges().to_vec())
+                }
+                // A short pattern that can only count near the payload's start (`depth:2`, `dsize:<20`) would
+                // keep the short-pattern gate on every byte of every datagram: its own table scans only the head.
+                _ if by_app && bound.and_then(|b| b(t)).is_some_and(|h| h <= HEAD_SPLIT) => {
+                    PartKey::Head
                 }
                 _ => return 0,
             };
@@ -457,6 +466,10 @@ impl PortTables {
             IntervalIndex::build(&v)
         };
         let (dst, src) = (by(true), by(false));
+        let head = sets
+            .iter()
+            .position(|k| *k == PartKey::Head)
+            .map(|i| i as u32);
         let mut apps: Vec<(&'static str, Vec<u32>)> = Vec::new();
         for (i, k) in sets.iter().enumerate() {
             let PartKey::App(name) = k else { continue };
@@ -477,6 +490,7 @@ impl PortTables {
                 let (d, r) = match k {
                     PartKey::Shared => return "any port".to_string(),
                     PartKey::App(name) => return format!("app {name}"),
+                    PartKey::Head => return "any port, payload start".to_string(),
                     PartKey::Port(d, r) => (d, r),
                 };
                 let ports: Vec<String> = r
@@ -511,6 +525,7 @@ impl PortTables {
             ranks,
             dst,
             src,
+            head,
             apps,
             names,
             base: 0,
@@ -527,6 +542,7 @@ impl PortTables {
     pub fn select(&self, ctx: &PacketCtx<'_>, out: &mut Vec<u32>) {
         out.clear();
         out.push(0);
+        out.extend(self.head);
         out.extend_from_slice(self.dst.lookup(ctx.dst_port));
         out.extend_from_slice(self.src.lookup(ctx.src_port));
         if let Some(flow) = ctx.app_proto
@@ -609,7 +625,15 @@ enum PartKey {
     Port(bool, Vec<(u16, u16)>),
     /// The rules naming an application protocol in their header.
     App(&'static str),
+    /// Short fast patterns bounded to the payload's start (see [`PortTables`]'s `head`).
+    Head,
 }
+
+/// Furthest end (bytes from the payload's start) of a short fast pattern's occurrence for its rule to go to the
+/// head table rather than the shared one: ET Open's eDonkey, eMule and KuGoo rules (`|e3 0d|` with `depth:2`,
+/// `|50 37|` with `dsize:<30`) put eight two-byte patterns in the shared UDP tables, which then ran both gates over
+/// every byte of every datagram.
+const HEAD_SPLIT: u64 = 64;
 
 /// Most tables of one [`PortTables`] (the shared one included); port sets beyond it share the shared table. Stream
 /// matching numbers a pattern by table and id in one `u32` ([`crate::scan`]'s quiet patterns), 8 bits of table.
@@ -689,6 +713,54 @@ mod tests {
             out.sort_unstable();
             assert_eq!(out, want, "{flow:?}");
         }
+    }
+
+    #[test]
+    fn short_patterns_bounded_to_the_payload_start_get_the_head_table() {
+        let text = "alert udp any 1024: -> any 1024: (dsize:<20; content:\"|e3 0d|\"; depth:2; sid:1;)\n\
+                    alert udp any 1024: -> any 1024: (dsize:<30; content:\"|64|\"; depth:1; content:\"|50 37|\"; distance:4; sid:2;)\n\
+                    alert udp any any -> any any (content:\"|50 37|\"; sid:3;)\n\
+                    alert udp any any -> any any (content:\"longer\"; depth:6; sid:4;)\n";
+        let (set, _) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let tables = &set.packet[0];
+        let names: Vec<&str> = (0..tables.len()).map(|i| tables.name(i)).collect();
+        assert_eq!(names, ["any port", "any port, payload start"]);
+        let (shared, _) = tables.get(0).unwrap();
+        let (head, _) = tables.get(1).unwrap();
+        // The unbounded short pattern (sid 3) and the long one stay shared; the bounded short ones go to the head
+        // table, which scans the first 29 bytes at most (`dsize:<30`).
+        assert_eq!(shared.patterns.short_patterns().len(), 1);
+        assert_eq!(head.patterns.len(), 2);
+        assert_eq!(head.head, Some(29));
+        let ctx = PacketCtx {
+            transport: Transport::Udp,
+            src_port: 2000,
+            dst_port: 3000,
+            ..PacketCtx::default()
+        };
+        let mut out = Vec::new();
+        tables.select(&ctx, &mut out);
+        assert_eq!(out, [0, 1]);
+        // The rules still match where they did, and only there.
+        let fired = |payload: &[u8]| -> Vec<u32> {
+            let mut sc = set.scanner();
+            let mut alerts: Vec<crate::AlertRecord> = Vec::new();
+            set.scan_packet(
+                &mut sc,
+                &mut crate::FlowMatchState::default(),
+                &ctx,
+                payload,
+                &mut alerts,
+            );
+            let mut sids: Vec<u32> = alerts.iter().map(|a| a.sid).collect();
+            sids.sort_unstable();
+            sids
+        };
+        assert_eq!(fired(b"\xe3\x0dabc"), [1]);
+        assert_eq!(fired(b"x\xe3\x0dabc"), [] as [u32; 0]);
+        assert_eq!(fired(b"\xe3\x0d0123456789012345678"), [] as [u32; 0]);
+        assert_eq!(fired(b"\x64abcd\x70xxxx\x50\x37"), [2, 3]);
+        assert_eq!(fired(b"longer and \x50\x37 after 30 bytes ....."), [3, 4]);
     }
 
     #[test]

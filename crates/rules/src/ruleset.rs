@@ -894,11 +894,24 @@ impl RuleSet {
                 .groups
                 .get(usize::from(t.group))?
                 .fp?;
-            match g.items.get(fp)? {
-                Item::Content(c) if !c.negated && !c.is_relative() => {
-                    Some(u64::from(c.offset.unwrap_or(0)) + u64::from(c.depth?))
-                }
+            let by_fp = match g.items.get(fp)? {
+                Item::Content(c) if !c.negated && !c.is_relative() => c
+                    .depth
+                    .map(|d| u64::from(c.offset.unwrap_or(0)) + u64::from(d)),
                 _ => None,
+            };
+            // A length condition on the buffer (`dsize`, `bsize`) bounds every occurrence in one it can match.
+            let by_len = g
+                .items
+                .iter()
+                .filter_map(|it| match it {
+                    Item::Len { max, .. } => Some(*max),
+                    _ => None,
+                })
+                .min();
+            match (by_fp, by_len) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
             }
         };
         let [s0, s1] = stream;
