@@ -20,8 +20,67 @@
 /// Multiplicative hash constant of the gate (the 32-bit golden ratio), shared with [`crate::prefilter`].
 pub(crate) const HASH_MUL: u32 = 0x9E37_79B1;
 
-/// Words of the gate bitmap: 2^19 bits (64 KiB).
-pub(crate) const GATE_WORDS: usize = 1 << 13;
+/// Bits of the largest gate bitmap: 2^19 (64 KiB), reached from 8,192 keys (the 10k content set). Every position
+/// of every scanned byte reads one random word of a gate, so a table's gate should stay in the first-level data
+/// cache (32 KiB here) beside the packet and the other tables: when every table had 2^19 bits, ET Open's gates took
+/// 60% of all first-level read misses of `flowbundle inspect` on the merged nDPI trace (see `BENCHMARKS.md`); its
+/// largest table now has 2^17 bits.
+const MAX_GATE_LOG2: u32 = 19;
+
+/// Bits of the smallest gate bitmap: 2^12 (512 bytes, eight cache lines).
+const MIN_GATE_LOG2: u32 = 12;
+
+/// Gate bits per key: with 64, about one position in 64 passes for a random window (fewer with fewer keys).
+const GATE_BITS_PER_KEY: usize = 64;
+
+/// Folds a 4-byte window for the gate: bit 5 of every byte cleared, so the case variants of a `nocase` key are
+/// one key (ET Open's tables are full of `nocase` contents, up to 16 variants each), at the price of also folding
+/// bytes that differ in bit 5 without being letters (the levels behind the gate compare exact keys).
+pub(crate) const GATE_FOLD: u32 = 0xDFDF_DFDF;
+
+/// The gate bitmap: one bit per value of the top bits of a folded key's hash; its size follows the number of keys
+/// (from [`MIN_GATE_LOG2`] to [`MAX_GATE_LOG2`] bits), so a small table's gate takes a few cache lines.
+#[derive(Clone, Debug)]
+pub(crate) struct Gate {
+    /// 2^(32 - shift) bits: `bits.len() == 1 << (26 - shift)` always (what the vector gather relies on).
+    bits: Box<[u64]>,
+    /// The hash is shifted right by this much to index a bit: `32 - log2(bits)`.
+    shift: u32,
+}
+
+impl Gate {
+    /// A gate passing every window whose folded 4-byte key is one of `keys` (unfolded keys are folded here).
+    pub(crate) fn build(keys: &[u32]) -> Gate {
+        let mut folded: Vec<u32> = keys.iter().map(|k| k & GATE_FOLD).collect();
+        folded.sort_unstable();
+        folded.dedup();
+        let log2 = (folded.len().saturating_mul(GATE_BITS_PER_KEY))
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(MIN_GATE_LOG2, MAX_GATE_LOG2);
+        let shift = 32 - log2;
+        let mut bits = vec![0u64; 1usize << (log2 - 6)].into_boxed_slice();
+        for k in folded {
+            let b = (k.wrapping_mul(HASH_MUL) >> shift) as usize;
+            if let Some(w) = bits.get_mut(b >> 6) {
+                *w |= 1u64 << (b & 63);
+            }
+        }
+        Gate { bits, shift }
+    }
+
+    /// The gate bit (0 or 1) of the 4-byte window `x`.
+    #[inline(always)]
+    pub(crate) fn bit(&self, x: u32) -> u64 {
+        let b = ((x & GATE_FOLD).wrapping_mul(HASH_MUL) >> self.shift) as usize;
+        self.bits.get(b >> 6).map_or(0, |w| (w >> (b & 63)) & 1)
+    }
+
+    /// Bytes of the bitmap.
+    pub(crate) fn memory(&self) -> usize {
+        self.bits.len() * 8
+    }
+}
 
 /// Bytes a 64-position block reads: the 4-byte window of its first position starts 3 bytes before it, and the last
 /// 16-byte vector load (for positions 56..64) reaches 13 bytes past position 56.
@@ -37,19 +96,12 @@ pub(crate) fn short_bit(bits: &[u64; SHORT_WORDS], x: u32) -> u64 {
     (bits[(k >> 6) as usize % SHORT_WORDS] >> (k & 63)) & 1
 }
 
-/// The gate bit (0 or 1) of the 4-byte key `x`: the top 19 bits of its hash index the bitmap.
-#[inline(always)]
-pub(crate) fn gate_bit(bits: &[u64; GATE_WORDS], x: u32) -> u64 {
-    let b = x.wrapping_mul(HASH_MUL) >> 13;
-    (bits[(b >> 6) as usize % GATE_WORDS] >> (b & 63)) & 1
-}
-
 /// Pass bits of the 64 positions whose windows end at `block[3..67]` (bit k: the window `block[k..k + 4]`).
-pub(crate) fn mask64_scalar(bits: &[u64; GATE_WORDS], block: &[u8; BLOCK_BYTES]) -> u64 {
+pub(crate) fn mask64_scalar(gate: &Gate, block: &[u8; BLOCK_BYTES]) -> u64 {
     let mut m = 0u64;
     for (k, w) in block.windows(4).take(64).enumerate() {
         if let &[a, b, c, d] = w {
-            m |= gate_bit(bits, u32::from_le_bytes([a, b, c, d])) << k;
+            m |= gate.bit(u32::from_le_bytes([a, b, c, d])) << k;
         }
     }
     m
@@ -58,7 +110,7 @@ pub(crate) fn mask64_scalar(bits: &[u64; GATE_WORDS], block: &[u8; BLOCK_BYTES])
 /// Pass bits of both gates for the 64 positions of `block` (see [`mask64_scalar`]): the hashed 4-byte gate (none
 /// without one) and the direct two-byte gate of the short patterns.
 pub(crate) fn mask64_pair_scalar(
-    bits: Option<&[u64; GATE_WORDS]>,
+    gate: Option<&Gate>,
     short: &[u64; SHORT_WORDS],
     block: &[u8; BLOCK_BYTES],
 ) -> (u64, u64) {
@@ -66,8 +118,8 @@ pub(crate) fn mask64_pair_scalar(
     for (k, w) in block.windows(4).take(64).enumerate() {
         if let &[a, b, c, d] = w {
             let x = u32::from_le_bytes([a, b, c, d]);
-            if let Some(bits) = bits {
-                m4 |= gate_bit(bits, x) << k;
+            if let Some(gate) = gate {
+                m4 |= gate.bit(x) << k;
             }
             m2 |= short_bit(short, x) << k;
         }
@@ -103,12 +155,12 @@ impl GateKind {
 
     /// Pass bits of one block (see [`mask64_scalar`]).
     #[inline(always)]
-    pub(crate) fn mask64(self, bits: &[u64; GATE_WORDS], block: &[u8; BLOCK_BYTES]) -> u64 {
+    pub(crate) fn mask64(self, gate: &Gate, block: &[u8; BLOCK_BYTES]) -> u64 {
         match self {
-            GateKind::Scalar => mask64_scalar(bits, block),
+            GateKind::Scalar => mask64_scalar(gate, block),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx2` is only constructed after `is_x86_feature_detected!("avx2")` returned true.
-            GateKind::Avx2 => unsafe { x86::mask64_avx2(bits, block) },
+            GateKind::Avx2 => unsafe { x86::mask64_avx2(gate, block) },
         }
     }
 
@@ -116,33 +168,35 @@ impl GateKind {
     #[inline(always)]
     pub(crate) fn mask64_pair(
         self,
-        bits: Option<&[u64; GATE_WORDS]>,
+        gate: Option<&Gate>,
         short: &[u64; SHORT_WORDS],
         block: &[u8; BLOCK_BYTES],
     ) -> (u64, u64) {
         match self {
-            GateKind::Scalar => mask64_pair_scalar(bits, short, block),
+            GateKind::Scalar => mask64_pair_scalar(gate, short, block),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx2` is only constructed after `is_x86_feature_detected!("avx2")` returned true.
-            GateKind::Avx2 => unsafe { x86::mask64_pair_avx2(bits, short, block) },
+            GateKind::Avx2 => unsafe { x86::mask64_pair_avx2(gate, short, block) },
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{BLOCK_BYTES, GATE_WORDS, HASH_MUL, SHORT_WORDS};
+    use super::{BLOCK_BYTES, GATE_FOLD, Gate, HASH_MUL, SHORT_WORDS};
     use std::arch::x86_64::*;
 
     /// AVX2 version of [`super::mask64_scalar`].
     ///
     /// # Safety
     /// The CPU must support AVX2. Memory safety does not depend on the input: every load reads 16 bytes at an
-    /// offset of at most 56 into the 72-byte block, and every gather index is a 19-bit hash shifted right by 5,
-    /// below the bitmap's 2^14 32-bit words.
+    /// offset of at most 56 into the 72-byte block, and every gather index is a (32 - shift)-bit hash shifted right
+    /// by 5, below the bitmap's 2^(27 - shift) 32-bit words ([`Gate`]'s invariant).
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn mask64_avx2(bits: &[u64; GATE_WORDS], block: &[u8; BLOCK_BYTES]) -> u64 {
-        let base = bits.as_ptr().cast::<i32>();
+    pub(super) unsafe fn mask64_avx2(gate: &Gate, block: &[u8; BLOCK_BYTES]) -> u64 {
+        let base = gate.bits.as_ptr().cast::<i32>();
+        let count = _mm_cvtsi32_si128(gate.shift as i32);
+        let fold = _mm256_set1_epi32(GATE_FOLD as i32);
         // Lane k of each 128-bit half takes bytes k..k+4 (low half) and k+4..k+8 (high half) of the 16 loaded.
         let shuf = _mm256_setr_epi8(
             0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7,
@@ -156,9 +210,9 @@ mod x86 {
             // SAFETY: step * 8 + 16 <= 72 = BLOCK_BYTES.
             let v = unsafe { _mm_loadu_si128(p.add(step * 8).cast::<__m128i>()) };
             let w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(v), shuf);
-            let h = _mm256_srli_epi32::<13>(_mm256_mullo_epi32(w, mul));
+            let h = _mm256_srl_epi32(_mm256_mullo_epi32(_mm256_and_si256(w, fold), mul), count);
             let word = _mm256_srli_epi32::<5>(h);
-            // SAFETY: `word` < 2^14, the bitmap holds 2^13 u64 = 2^14 i32 words.
+            // SAFETY: `word` < 2^(27 - shift), the bitmap holds 2^(26 - shift) u64 = 2^(27 - shift) i32 words.
             let g = unsafe { _mm256_i32gather_epi32::<4>(base, word) };
             // Bit (h & 31) of the word to the sign bit: shift left by 31 - (h & 31).
             let t = _mm256_sllv_epi32(g, _mm256_andnot_si256(h, low5));
@@ -175,11 +229,12 @@ mod x86 {
     /// short gate's gather index is a window's top 16 bits shifted right by 5, below the table's 2^11 32-bit words.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn mask64_pair_avx2(
-        bits: Option<&[u64; GATE_WORDS]>,
+        gate: Option<&Gate>,
         short: &[u64; SHORT_WORDS],
         block: &[u8; BLOCK_BYTES],
     ) -> (u64, u64) {
         let sbase = short.as_ptr().cast::<i32>();
+        let fold = _mm256_set1_epi32(GATE_FOLD as i32);
         let shuf = _mm256_setr_epi8(
             0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7,
             8, 9, 10,
@@ -192,11 +247,12 @@ mod x86 {
             // SAFETY: step * 8 + 16 <= 72 = BLOCK_BYTES.
             let v = unsafe { _mm_loadu_si128(p.add(step * 8).cast::<__m128i>()) };
             let w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(v), shuf);
-            if let Some(bits) = bits {
-                let base = bits.as_ptr().cast::<i32>();
-                let h = _mm256_srli_epi32::<13>(_mm256_mullo_epi32(w, mul));
+            if let Some(gate) = gate {
+                let base = gate.bits.as_ptr().cast::<i32>();
+                let count = _mm_cvtsi32_si128(gate.shift as i32);
+                let h = _mm256_srl_epi32(_mm256_mullo_epi32(_mm256_and_si256(w, fold), mul), count);
                 let word = _mm256_srli_epi32::<5>(h);
-                // SAFETY: `word` < 2^14, the bitmap holds 2^13 u64 = 2^14 i32 words.
+                // SAFETY: `word` < 2^(27 - shift), the bitmap holds 2^(26 - shift) u64 = 2^(27 - shift) i32 words.
                 let g = unsafe { _mm256_i32gather_epi32::<4>(base, word) };
                 let t = _mm256_sllv_epi32(g, _mm256_andnot_si256(h, low5));
                 m4 |= (_mm256_movemask_ps(_mm256_castsi256_ps(t)) as u32 as u64) << (step * 8);
@@ -216,13 +272,8 @@ mod x86 {
 mod tests {
     use super::*;
 
-    fn gate_from(keys: &[u32]) -> Box<[u64; GATE_WORDS]> {
-        let mut bits = Box::new([0u64; GATE_WORDS]);
-        for &k in keys {
-            let b = (k.wrapping_mul(HASH_MUL) >> 13) as usize;
-            bits[(b >> 6) % GATE_WORDS] |= 1u64 << (b & 63);
-        }
-        bits
+    fn gate_from(keys: &[u32]) -> Gate {
+        Gate::build(keys)
     }
 
     /// Every evaluator gives the scalar bits, on pseudo-random blocks and on blocks made of the keys themselves.
@@ -285,7 +336,7 @@ mod tests {
                     keys[(round + i / 4) % keys.len()].to_le_bytes()[i % 4]
                 };
             }
-            for g in [Some(&*bits), None] {
+            for g in [Some(&bits), None] {
                 let s = mask64_pair_scalar(g, &short, &block);
                 if g.is_some() {
                     assert_eq!(s.0, mask64_scalar(&bits, &block));

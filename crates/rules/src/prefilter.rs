@@ -19,8 +19,8 @@
 //! Patterns are split by length into levels keyed on their last bytes: 4..=7 bytes on the last 4, 8 or more on the
 //! last 8 (hashed, case-folded: hundreds of patterns end in `.com`, they must not share a bucket), 2..=3 on the last
 //! 2, 1 byte on itself. Every position passes two gates before any bucket is read: a bitmap over a hash of the last
-//! four bytes (2^19 bits whatever the set's size, about 64 bits per pattern with 10k patterns, so a few per cent
-//! of positions pass; 64 KiB, L2-resident) and, only if short patterns exist, a direct 65,536-bit table of the last
+//! four bytes, case-folded (64 bits per key from 2^12 to 2^19 bits, so a few per cent of positions pass; 64 KiB with
+//! 10k patterns, 16 KiB for ET Open's largest table; see [`crate::gate::Gate`]) and, only if short patterns exist, a direct 65,536-bit table of the last
 //! two bytes. A `nocase` pattern is entered under every case variant of its key bytes (at most 16), so the loop
 //! never folds case. Behind a gate, each bucket entry carries a *check word* (the pattern's last eight bytes,
 //! masked) that decides a pattern of up to eight bytes exactly with one 64-bit comparison, and a second one for
@@ -36,7 +36,7 @@
 //! (the same run without rules: 539 M).
 //!
 //! ## Cost
-//! Memory: the gate bitmap (64 KiB), the level bitmaps (≤ 128 KiB each), one `u32` per bucket, 40 bytes per
+//! Memory: the gate bitmap (512 bytes to 64 KiB), the level bitmaps (≤ 128 KiB each), one `u32` per bucket, 40 bytes per
 //! bucket entry, and the pattern bytes. Per chunk: a short
 //! prologue for the first three bytes (the 4-byte window straddles the previous chunk, taken from [`ScanState`]),
 //! then the loop above. Candidate verification touches the caller's tail only for occurrences that straddle.
@@ -82,7 +82,7 @@
 /// its fast pattern and lets the verifier check the whole content, so the per-flow tail stays bounded.
 pub const MAX_PATTERN: usize = 255;
 
-use crate::gate::{BLOCK_BYTES, GATE_WORDS, GateKind, HASH_MUL, SHORT_WORDS, gate_bit, short_bit};
+use crate::gate::{BLOCK_BYTES, Gate, GateKind, HASH_MUL, SHORT_WORDS, short_bit};
 
 /// Clears bit 5 of every byte: `a`..`z` and `A`..`Z` collapse (the 8-byte level's key only).
 const FOLD8: u64 = 0xDFDF_DFDF_DFDF_DFDF;
@@ -373,8 +373,8 @@ pub struct PatternSet {
     starts: Box<[u32]>,
     nocase: Box<[bool]>,
     max_len: usize,
-    /// Gate for every pattern of 4 bytes or more, keyed on the last 4: a clear bit skips the position.
-    gate: Option<Box<[u64; GATE_WORDS]>>,
+    /// Gate for every pattern of 4 bytes or more, keyed on the last 4 (case-folded): a clear bit skips the position.
+    gate: Option<Gate>,
     /// Gate for patterns of 1 to 3 bytes: a direct 65,536-bit table indexed by the last two bytes (every case
     /// variant of a `nocase` key is set).
     short_gate: Option<Box<[u64; SHORT_WORDS]>>,
@@ -456,14 +456,8 @@ impl PatternSet {
             starts: starts.into_boxed_slice(),
             nocase: nocase.into_boxed_slice(),
             max_len,
-            gate: (!kg.is_empty()).then(|| {
-                let mut bits = Box::new([0u64; GATE_WORDS]);
-                for &(key, _) in &kg {
-                    let b = (key.wrapping_mul(HASH_MUL) >> 13) as usize;
-                    bits[(b >> 6) % GATE_WORDS] |= 1u64 << (b & 63);
-                }
-                bits
-            }),
+            gate: (!kg.is_empty())
+                .then(|| Gate::build(&kg.iter().map(|k| k.0).collect::<Vec<_>>())),
             l8: Level::build(&k8, 16, 20),
             l4: Level::build(&k4, 16, 20),
             l2: Level::build(&k2, 8, 16),
@@ -539,7 +533,7 @@ impl PatternSet {
             + self.starts.len() * 4
             + self.nocase.len()
             + self.short_gate.as_ref().map_or(0, |t| t.len() * 8)
-            + self.gate.as_ref().map_or(0, |_| GATE_WORDS * 8)
+            + self.gate.as_ref().map_or(0, Gate::memory)
             + [&self.l8, &self.l4, &self.l2, &self.l1]
                 .iter()
                 .filter_map(|l| l.as_ref())
@@ -675,7 +669,7 @@ impl PatternSet {
         quiet: &[u32],
         on_hit: &mut impl FnMut(u32, usize),
     ) {
-        let gate = self.gate.as_deref();
+        let gate = self.gate.as_ref();
         let short = self.short_gate.as_deref();
         let mut memo = Memo::new(quiet);
         let mut j: usize = 7;
@@ -761,7 +755,7 @@ impl PatternSet {
                     self.short_candidates(x, j, tail, data, on_hit);
                 }
                 if let Some(g) = gate
-                    && gate_bit(g, x) != 0
+                    && g.bit(x) != 0
                 {
                     self.pass(j, data, tail, &mut memo, on_hit);
                 }
@@ -845,7 +839,7 @@ impl PatternSet {
                     self.short_candidates(g, k + 7, tail, data, on_hit);
                 }
                 if let Some(gate) = &self.gate
-                    && gate_bit(gate, g) != 0
+                    && gate.bit(g) != 0
                 {
                     self.long_candidates(k + 7, tail, data, on_hit, &mut Memo::new(&[]));
                 }
@@ -970,7 +964,7 @@ impl PatternSet {
         }
         if valid >= 4
             && let Some(gate) = &self.gate
-            && gate_bit(gate, g) != 0
+            && gate.bit(g) != 0
         {
             if let Some(l4) = &self.l4
                 && let Some(bucket) = l4.probe(g)
