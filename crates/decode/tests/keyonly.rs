@@ -3,7 +3,7 @@
 //! ([`bundle_of`]). On every packet of the nDPI captures, the reassembly captures and the malformed corpus, under
 //! each set of decoder options the engine can run with, and on random mutations of well-formed packets.
 
-use flowbundle_decode::keyonly::plain_fid;
+use flowbundle_decode::keyonly::{plain_bundle, plain_fid};
 use flowbundle_decode::{
     DecodeOptions, DefragConfig, DefragOutcome, Defragmenter, bundle_of, decode_bytes,
 };
@@ -31,9 +31,17 @@ fn option_sets() -> [DecodeOptions; 3] {
 
 /// Checks one packet under `opts`; returns whether key-only decoding answered.
 fn check(link: LinkType, data: &[u8], opts: &DecodeOptions, what: &dyn Fn() -> String) -> bool {
+    let bundle = plain_bundle(link, data, opts);
     let Some(fid) = plain_fid(link, data, opts) else {
+        assert_eq!(bundle, None, "{}: a bundle without a FID", what());
         return false;
     };
+    assert_eq!(
+        bundle,
+        Some(fid.crc16()),
+        "{}: the key-only bundle is not the FID's CRC-16",
+        what()
+    );
     let d = decode_bytes(link, data, opts);
     assert!(
         d.ip.is_some_and(|ip| !ip.is_fragment()),

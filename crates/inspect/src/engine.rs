@@ -876,7 +876,7 @@ impl Engine {
     /// of bundles, and only its owner ever inspects a packet of one).
     ///
     /// `owns` is asked once per packet. A packet whose link and IP headers settle its bundle
-    /// ([`flowbundle_decode::keyonly::plain_fid`]: no fragment, no tunnel, no quoted ICMP error) is keyed from them
+    /// ([`flowbundle_decode::keyonly::plain_bundle`]: no fragment, no tunnel, no quoted ICMP error) is keyed from them
     /// alone, and passed over without being decoded or staged when another thread owns it ([`Prestage::pass`]); the
     /// others go through decoding and the defragmenter first, as in the single-threaded loop.
     pub unsafe fn process_owned(
@@ -888,15 +888,47 @@ impl Engine {
         owns: impl Fn(u16) -> bool,
         latest: &mut u64,
     ) -> Option<bool> {
-        let Some(fid) =
-            flowbundle_decode::keyonly::plain_fid(rec.link_type, rec.data, &self.cfg.decode)
-        else {
+        let key = self.plain_bundle(rec);
+        // SAFETY: the caller's promise.
+        unsafe { self.process_keyed(ctx, pre, num, rec, key, owns, latest) }
+    }
+
+    /// The key-only bundle of `rec` ([`flowbundle_decode::keyonly::plain_bundle`] under this engine's decoding
+    /// options): `Some` where its link and IP headers settle it, and then the bundle [`Engine::process_owned`] files
+    /// the packet under.
+    #[inline]
+    pub fn plain_bundle(&self, rec: &PacketRecord<'_>) -> Option<u16> {
+        flowbundle_decode::keyonly::plain_bundle(rec.link_type, rec.data, &self.cfg.decode)
+    }
+
+    /// [`Engine::process_owned`] with the packet's key-only bundle already taken ([`Engine::plain_bundle`] of
+    /// `rec`), for a caller that needed it before: the same call, without keying the packet twice.
+    ///
+    /// # Safety
+    /// As [`Engine::process_owned`]; `key` is `self.plain_bundle(rec)`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub unsafe fn process_keyed(
+        &self,
+        ctx: &mut WorkerCtx,
+        pre: &mut Prestage,
+        num: u64,
+        rec: &PacketRecord<'_>,
+        key: Option<u16>,
+        owns: impl Fn(u16) -> bool,
+        latest: &mut u64,
+    ) -> Option<bool> {
+        debug_assert_eq!(
+            key,
+            self.plain_bundle(rec),
+            "the key-only bundle of another packet"
+        );
+        let Some(bundle) = key else {
             // SAFETY: the caller's promise.
             return unsafe { self.process_staged(ctx, pre, num, rec, owns, latest) };
         };
         // No fragment: a whole packet, which the single-threaded loop counts in its latest time.
         *latest = (*latest).max(rec.ts_ns);
-        let bundle = fid.crc16();
         if !owns(bundle) {
             pre.pass(rec.ts_ns);
             return None;
