@@ -9,7 +9,7 @@
 //! thread (on two cores the reader and two workers are three busy threads time-sharing them), no packet bytes or
 //! decoded view read on one core and inspected on another, no queue, no wake-ups. What it costs: each worker reads
 //! the packets it skips and keys them from their link and IP headers alone
-//! ([`flowbundle_decode::keyonly::plain_fid`], without decoding or staging them; fragments, tunnels and odd
+//! ([`flowbundle_decode::keyonly::plain_bundle`], without decoding or staging them; fragments, tunnels and odd
 //! packets are decoded in full, as the single-threaded loop decodes them), and defragments every datagram.
 //!
 //! Output in input order, as the other streaming runs: each inspected packet's output is sent tagged with its
@@ -36,11 +36,18 @@
 //! worker's time: the stretch of input between two sweeps is often one capture, one pair of addresses, so one
 //! worker does it while the other skips it, and both waited for the busier each time.
 //!
-//! A rebalanced table ([`Placement::Balanced`]) moves buckets of bundles between workers only at a sweep, once every
-//! worker has inspected every packet before it and swept its share, and before any inspects a packet after it: the
-//! quiescent point at which a bundle may change hands (its shard with it). Its sweeps still wait for every worker. Every worker counts the packets of each
-//! bucket as it reads (its own and those it skips alike), so at the sweep all hold the same counts and compute the
-//! same new table, with nothing exchanged: the placement depends on the input alone, never on timing.
+//! A rebalanced table ([`Placement::Balanced`]) moves buckets of bundles between workers only at a sweep. Every
+//! worker counts the packets of each bucket as it reads (its own and those it skips alike), so at the sweep all hold
+//! the same counts and compute the same new table, each when it gets there, with nothing exchanged: the placement
+//! depends on the input alone, never on timing. Its sweeps do not wait for every worker either. A bucket changes hands
+//! with its shards: the worker that had it has inspected every packet of it before the sweep, and taken the sweep's
+//! timed-out flows out of its shards, when it publishes that sweep (`swept`); the worker that takes it over inspects
+//! no packet of it after the sweep, and sweeps none of its shards, before then ([`EachReads::await_takeovers`]). That
+//! is a wait only where the new owner is ahead of the old one, at the bucket's first packet after the sweep (or at its
+//! next sweep); the stores and loads of `swept` order the old owner's use of the shards before the new one's. Every
+//! wait of a worker keeps ending its deferred sweeps and publishing its count, so none waits for one that waits for
+//! it: the worker behind every other waits for nobody (the ones it could wait for are ahead of it, and a takeover
+//! waits only for a worker behind).
 //!
 //! Memory stays bounded whatever the input's length: a worker that is more than [`EachReads::window`] packets ahead
 //! of the slowest published count waits, so the output the collector holds back, and the flows of a worker's sweeps
@@ -120,6 +127,13 @@ struct Owners {
     owner: Vec<u16>,
     /// Packets of each bucket since the last rebalancing (every packet read, whoever inspects it).
     counts: Vec<Cell<u32>>,
+    /// Per bucket this worker took over at a sweep which the worker that had it had not swept yet: that sweep's
+    /// number (from 1); 0 when there is nothing to wait for (see [`Owners::takeover_of`]).
+    takeover: Vec<u64>,
+    /// The buckets with a takeover still to wait for, with the worker that had each.
+    pending: Vec<(usize, usize)>,
+    /// The buckets a rebalancing moved, with the worker each had before it (room kept between sweeps).
+    moved: Vec<(usize, u16)>,
 }
 
 impl Owners {
@@ -138,6 +152,9 @@ impl Owners {
             mine: Vec::with_capacity(BUNDLES),
             owner: (0..buckets).map(|k| (k % workers) as u16).collect(),
             counts: (0..buckets).map(|_| Cell::new(0)).collect(),
+            takeover: vec![0; buckets],
+            pending: Vec::new(),
+            moved: Vec::new(),
         };
         o.list_shards();
         o
@@ -156,6 +173,43 @@ impl Owners {
                 usize::from(self.owner[k])
             }
         }
+    }
+
+    /// Whether a bucket this worker took over at a sweep still waits for the worker that had it.
+    #[inline]
+    fn has_takeovers(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The takeover `bundle`'s packets wait for, if any: `(the worker that had its bucket, the sweep it must have
+    /// swept)`. Only a bundle this worker owns now can have one.
+    fn takeover_of(&self, bundle: u16) -> Option<(usize, u64)> {
+        let k = usize::from(bundle) & self.owner.len().checked_sub(1)?;
+        let sweep = *self.takeover.get(k)?;
+        if sweep == 0 {
+            return None;
+        }
+        let from = self
+            .pending
+            .iter()
+            .find(|&&(b, _)| b == k)
+            .map(|&(_, f)| f)?;
+        Some((from, sweep))
+    }
+
+    /// Forgets the takeovers whose worker `done(from, sweep)` says is done with the bucket; returns whether none is
+    /// left.
+    fn clear_takeovers(&mut self, done: impl Fn(usize, u64) -> bool) -> bool {
+        let takeover = &mut self.takeover;
+        self.pending.retain(|&(k, from)| {
+            if done(from, takeover[k]) {
+                takeover[k] = 0;
+                false
+            } else {
+                true
+            }
+        });
+        self.pending.is_empty()
     }
 
     /// The shards of the bundles this worker owns now, for its sweeps.
@@ -186,9 +240,11 @@ impl Owners {
         }
     }
 
-    /// Rebalances the table from the counts since the last call and restarts them; returns the buckets moved. Only
-    /// at a quiescent point (see the module documentation); every worker computes the same.
-    fn rebalance(&mut self) -> usize {
+    /// Rebalances the table from the counts since the last call and restarts them; returns the buckets moved. Every
+    /// worker computes the same, at its sweep number `sweep` (from 1), once it has taken that sweep's timed-out flows
+    /// out of its shards (see the module documentation). A bucket that comes to this worker from one whose sweeps
+    /// (`swept`, the count it published) are not yet there becomes a takeover its packets and its sweeps wait for.
+    fn rebalance(&mut self, sweep: u64, swept: impl Fn(usize) -> u64) -> usize {
         let Placement::Balanced { moves, .. } = self.placement else {
             return 0;
         };
@@ -213,6 +269,9 @@ impl Owners {
                 .filter(|&(_, c)| c > 0 && c < gap)
                 .min_by_key(|&(k, c)| ((2 * c).abs_diff(gap), k));
             let Some((k, c)) = best else { break };
+            if !self.moved.iter().any(|&(b, _)| b == k) {
+                self.moved.push((k, hi as u16));
+            }
             self.owner[k] = lo as u16;
             loads[hi] -= c;
             loads[lo] += c;
@@ -220,6 +279,20 @@ impl Owners {
         }
         for c in self.counts.iter() {
             c.set(0);
+        }
+        // The buckets this worker gets from one not yet done with them (the worker that had each before the sweep:
+        // one that had it in between never touched it) become takeovers its packets and its sweeps wait for. None
+        // is left from an earlier sweep: this one waited for them before sweeping.
+        debug_assert!(
+            self.pending.is_empty(),
+            "a takeover left from an earlier sweep"
+        );
+        for (k, was) in self.moved.drain(..) {
+            let was = usize::from(was);
+            if usize::from(self.owner[k]) == self.me && was != self.me && swept(was) < sweep {
+                self.takeover[k] = sweep;
+                self.pending.push((k, was));
+            }
         }
         if moved > 0 {
             self.list_shards();
@@ -265,14 +338,22 @@ pub struct EachWorker {
     pub moved: u64,
     /// Sweeps done (the same on every worker).
     pub sweeps: u64,
-    /// Nanoseconds this worker waited for the others at the sweeps (both of each sweep's waits: until every worker
-    /// reached it, and until every share was swept) and at the end of the input: what the imbalance between the
-    /// workers' shares from one sweep to the next costs it.
+    /// Nanoseconds this worker waited for the others at the sweeps that end more than `DEFER_FLOWS_MAX` flows (after
+    /// a jump in capture time); no other sweep waits.
     pub waited_at_sweeps_ns: u64,
+    /// Nanoseconds this worker waited at the end of the input until every worker had read it all: what the imbalance
+    /// between the workers' whole shares costs.
+    pub waited_at_end_ns: u64,
+    /// Nanoseconds this worker waited for the workers that had the buckets of a rebalanced table it took over
+    /// ([`EachWorker::takeovers`]) to get to the sweep.
+    pub waited_for_takeovers_ns: u64,
     /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]).
     pub waited_ahead_ns: u64,
     /// Sweeps whose flows this worker ended after it went on (another worker had not reached the sweep yet).
     pub sweeps_ended_later: u64,
+    /// Buckets of a rebalanced table this worker took over from a worker that had not got to the sweep yet (whose
+    /// packets and sweeps then waited for it, where this worker got to them first).
+    pub takeovers: u64,
 }
 
 /// A sweep a worker made before every worker had got there (see the module documentation): the flows it took out of
@@ -395,8 +476,11 @@ impl<'a> EachReads<'a> {
             moved: 0,
             sweeps: 0,
             waited_at_sweeps_ns: 0,
+            waited_at_end_ns: 0,
+            waited_for_takeovers_ns: 0,
             waited_ahead_ns: 0,
             sweeps_ended_later: 0,
+            takeovers: 0,
         };
         // The single-threaded run's latest capture time (its end of input), which every worker learns alike.
         let mut latest = 0u64;
@@ -438,16 +522,33 @@ impl<'a> EachReads<'a> {
                     report.warnings.push(warning);
                 }
                 let num = self.first_position + i;
+                let key = engine.plain_bundle(&rec);
+                if owners.has_takeovers()
+                    && !self.await_takeovers(
+                        &mut owners,
+                        key,
+                        &mut report.waited_for_takeovers_ns,
+                        (w, &mut ctx, &mut deferred, base, i),
+                    )
+                {
+                    break 'inputs;
+                }
                 // SAFETY: this worker alone inspects packets of the bundles it owns (`owns` partitions them among the
-                // workers), so it alone uses their shards.
+                // workers, and a bucket taken over at a sweep is used only once the worker that had it is done with
+                // it, `await_takeovers`), so it alone uses their shards.
                 let mine = unsafe {
                     let owners = &owners;
-                    engine.process_owned(
+                    engine.process_keyed(
                         &mut ctx,
                         &mut pre,
                         num,
                         &rec,
-                        |b| owners.place(b) == w,
+                        key,
+                        |b| {
+                            let mine = owners.place(b) == w;
+                            debug_assert!(!mine || owners.takeover_of(b).is_none());
+                            mine
+                        },
                         &mut latest,
                     )
                 };
@@ -470,83 +571,65 @@ impl<'a> EachReads<'a> {
                     // Made at the sweep's position: its flows look up what every packet before it announced and
                     // nothing after (see `crate::expect`).
                     ctx.input_at = sweep_at(base + i);
-                    match self.placement {
-                        Placement::Fixed => {
-                            // Says it got here (its own packets before the sweep inspected), unless an earlier
-                            // sweep of its own still waits.
-                            self.settle(w, &mut ctx, &mut deferred, base, i + 1);
-                            ctx.input_at = sweep_at(base + i);
-                            if deferred.is_empty() && self.slowest() > i {
-                                // Every worker has inspected every packet before the sweep: its flows end now.
-                                let mut share = ShareOut::new(&self.out, 2 * i + 2, group, w, n);
-                                // SAFETY: as above; its own shards only.
-                                unsafe {
-                                    engine.expire_shards(
-                                        &mut ctx,
-                                        now,
-                                        owners.shards().iter().copied(),
-                                        |ctx, (d, id)| share.segment((d, id, 0), ctx),
-                                    )
-                                };
-                                share.finish();
-                            } else {
-                                // Some worker has not got here: the flows leave their shards now (no later packet
-                                // finds them) and end once every worker has.
-                                // SAFETY: as above; its own shards only, and `EachReads` runs no staged
-                                // detection.
-                                let flows = unsafe {
-                                    engine.take_expired(
-                                        &mut ctx,
-                                        now,
-                                        owners.shards().iter().copied(),
-                                    )
-                                };
-                                let many = flows.len() > DEFER_FLOWS_MAX;
-                                deferred.push_back(Deferred { i, group, flows });
-                                if !many {
-                                    report.sweeps_ended_later += 1;
-                                } else if !self.wait_settling(
-                                    &mut report.waited_at_sweeps_ns,
-                                    (w, &mut ctx, &mut deferred, base, i + 1),
-                                    |deferred| deferred.is_empty(),
-                                ) {
-                                    break 'inputs;
-                                }
-                            }
-                        }
-                        Placement::Balanced { .. } => {
-                            // Buckets change hands at the sweep: every packet before it inspected first, none after
-                            // it until every share is swept.
-                            self.done[w].0.store(i + 1, Release);
-                            if !self
-                                .timed_wait(&mut report.waited_at_sweeps_ns, || self.slowest() > i)
-                            {
-                                break 'inputs;
-                            }
-                            let mut share = ShareOut::new(&self.out, 2 * i + 2, group, w, n);
-                            // SAFETY: as above; its own shards only.
-                            unsafe {
-                                engine.expire_shards(
-                                    &mut ctx,
-                                    now,
-                                    owners.shards().iter().copied(),
-                                    |ctx, (d, id)| share.segment((d, id, 0), ctx),
-                                )
-                            };
-                            share.finish();
-                            self.swept[w].0.store(sweeps, Release);
-                            if !self.timed_wait(&mut report.waited_at_sweeps_ns, || {
-                                self.swept.iter().all(|s| s.0.load(Acquire) >= sweeps)
-                            }) {
-                                break 'inputs;
-                            }
-                            // Every worker is here: each has inspected every packet up to this one and swept its
-                            // share, none has inspected one after it. Buckets change hands now (their shards with
-                            // them; the stores above and the loads of the wait order the old owner's use before the
-                            // new one's).
-                            report.moved += owners.rebalance() as u64;
+                    // The buckets this worker took over at the previous sweep: the workers that had them must be
+                    // done with their shards before this one sweeps them.
+                    if owners.has_takeovers()
+                        && !self.await_takeovers(
+                            &mut owners,
+                            None,
+                            &mut report.waited_for_takeovers_ns,
+                            (w, &mut ctx, &mut deferred, base, i + 1),
+                        )
+                    {
+                        break 'inputs;
+                    }
+                    // Says it got here (its own packets before the sweep inspected), unless an earlier sweep of its
+                    // own still waits.
+                    self.settle(w, &mut ctx, &mut deferred, base, i + 1);
+                    ctx.input_at = sweep_at(base + i);
+                    let mut many = false;
+                    if deferred.is_empty() && self.slowest() > i {
+                        // Every worker has inspected every packet before the sweep: its flows end now.
+                        let mut share = ShareOut::new(&self.out, 2 * i + 2, group, w, n);
+                        // SAFETY: as above; its own shards only.
+                        unsafe {
+                            engine.expire_shards(
+                                &mut ctx,
+                                now,
+                                owners.shards().iter().copied(),
+                                |ctx, (d, id)| share.segment((d, id, 0), ctx),
+                            )
+                        };
+                        share.finish();
+                    } else {
+                        // Some worker has not got here: the flows leave their shards now (no later packet finds
+                        // them) and end once every worker has.
+                        // SAFETY: as above; its own shards only, and `EachReads` runs no staged detection.
+                        let flows = unsafe {
+                            engine.take_expired(&mut ctx, now, owners.shards().iter().copied())
+                        };
+                        many = flows.len() > DEFER_FLOWS_MAX;
+                        deferred.push_back(Deferred { i, group, flows });
+                        if !many {
+                            report.sweeps_ended_later += 1;
                         }
                     }
+                    // Its shards are swept (what is left of the sweep, ending the flows taken out, touches none): a
+                    // bucket that leaves it here may be taken over from now on. The stores and loads of `swept`
+                    // order its last use of the bucket's shards before the next owner's first.
+                    self.swept[w].0.store(sweeps, Release);
+                    if many
+                        && !self.wait_settling(
+                            &mut report.waited_at_sweeps_ns,
+                            (w, &mut ctx, &mut deferred, base, i + 1),
+                            |deferred| deferred.is_empty(),
+                        )
+                    {
+                        break 'inputs;
+                    }
+                    report.moved +=
+                        owners.rebalance(sweeps, |v| self.swept[v].0.load(Acquire)) as u64;
+                    report.takeovers += owners.pending.len() as u64;
                 }
                 i += 1;
                 if i.is_multiple_of(PUBLISH_EVERY) {
@@ -568,7 +651,7 @@ impl<'a> EachReads<'a> {
         // The end of the input once every worker has read it all (as the reader's flush waits for the packets in
         // flight), and its own later sweeps ended: the flows ended look up what every packet announced.
         if self.wait_settling(
-            &mut report.waited_at_sweeps_ns,
+            &mut report.waited_at_end_ns,
             (w, &mut ctx, &mut deferred, base, i),
             |deferred| deferred.is_empty() && self.slowest() >= i,
         ) {
@@ -586,6 +669,46 @@ impl<'a> EachReads<'a> {
         report.sweeps = sweeps;
         report.capture_span = timeline.span();
         report
+    }
+
+    /// Waits, as [`EachReads::wait_settling`] (with `(w, ctx, deferred, base, read)`), until the workers that had
+    /// the buckets this worker took over at its last sweep are done with them (have published that sweep): the one
+    /// of `bundle` when given (a packet keyed from its headers alone), every one otherwise (a packet whose bundle
+    /// only its decoding tells, or a sweep of this worker's shards). False when reading stopped meanwhile.
+    ///
+    /// No wait here lasts for ever: the worker it waits for is behind this one (it has not got to a sweep this one
+    /// is past), and a worker behind every other never waits on a takeover.
+    fn await_takeovers(
+        &self,
+        owners: &mut Owners,
+        bundle: Option<u16>,
+        waited: &mut u64,
+        settling: (usize, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
+    ) -> bool {
+        let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
+        if owners.clear_takeovers(swept) {
+            return true;
+        }
+        let target = bundle.map(|b| owners.takeover_of(b));
+        match target {
+            // Not a bucket taken over: nothing to wait for.
+            Some(None) => true,
+            Some(Some((from, sweep))) => {
+                let ok = self.wait_settling(waited, settling, |_| swept(from, sweep));
+                owners.clear_takeovers(swept);
+                ok
+            }
+            None => {
+                let ok = self.wait_settling(waited, settling, |_| {
+                    owners
+                        .pending
+                        .iter()
+                        .all(|&(k, from)| swept(from, owners.takeover[k]))
+                });
+                owners.clear_takeovers(swept);
+                ok
+            }
+        }
     }
 
     /// Ends worker `w`'s deferred sweeps that every worker has now got past, oldest first, sending each share, and
@@ -616,8 +739,11 @@ impl<'a> EachReads<'a> {
         self.done[w].0.store(published, Release);
     }
 
-    /// Waits until `ready` holds, as [`EachReads::timed_wait`], ending worker `w`'s deferred sweeps as the others
-    /// get past them ([`EachReads::settle`], with `(w, ctx, deferred, base, read)`) meanwhile.
+    /// Waits (yields, then sleeps) until `ready` holds, ending worker `w`'s deferred sweeps as the others get past
+    /// them ([`EachReads::settle`], with `(w, ctx, deferred, base, read)`) meanwhile, and adds the time waited to
+    /// `waited` (nanoseconds; the clock is read only when `ready` does not hold at once): `true`, or `false` when
+    /// reading stopped meanwhile. Every wait of a worker settles: a worker that waited without it could hold the
+    /// published count another waits on (see the module documentation).
     fn wait_settling(
         &self,
         waited: &mut u64,
@@ -647,36 +773,6 @@ impl<'a> EachReads<'a> {
         };
         *waited += u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
         r
-    }
-
-    /// [`EachReads::wait_until`], adding the time waited to `waited` (nanoseconds) when `ready` does not hold at
-    /// once (the clock is read only then).
-    fn timed_wait(&self, waited: &mut u64, ready: impl Fn() -> bool) -> bool {
-        if ready() {
-            return true;
-        }
-        let t0 = std::time::Instant::now();
-        let r = self.wait_until(ready);
-        *waited += u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        r
-    }
-
-    /// Waits (yields, then sleeps) until `ready` holds: `true`, or `false` when reading stopped meanwhile. Only
-    /// waits on the others' progress, and the slowest worker never waits for it, so no wait here lasts for ever.
-    fn wait_until(&self, ready: impl Fn() -> bool) -> bool {
-        let mut spins = 0u32;
-        while !ready() {
-            if self.stop.load(Relaxed) {
-                return false;
-            }
-            spins += 1;
-            if spins < 16 {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(std::time::Duration::from_micros(50));
-            }
-        }
-        true
     }
 }
 
@@ -715,9 +811,9 @@ mod tests {
         assert_eq!(before[1], 0);
         // The list of a worker's shards is remade where it was made (no allocation at a sweep).
         let list = a.mine.as_ptr();
-        let moved = a.rebalance();
+        let moved = a.rebalance(1, |_| u64::MAX);
         assert_eq!(a.mine.as_ptr(), list);
-        assert_eq!(moved, b.rebalance());
+        assert_eq!(moved, b.rebalance(1, |_| u64::MAX));
         assert_eq!(a.owner, b.owner, "every worker computes the same table");
         assert!(moved > 0);
         let after = loads(&a, &counts);
@@ -728,7 +824,7 @@ mod tests {
             "loads {after:?} after moving {moved} buckets"
         );
         // The counts restart: a second rebalancing without packets moves nothing.
-        assert_eq!(a.rebalance(), 0);
+        assert_eq!(a.rebalance(2, |_| u64::MAX), 0);
         // Every bundle has one owner, and the shards list it under that one.
         let (s0, s1) = (a.shards(), b.shards());
         assert_eq!(s0.len() + s1.len(), BUNDLES);
@@ -737,12 +833,67 @@ mod tests {
     }
 
     #[test]
+    fn a_bucket_taken_over_from_a_worker_behind_waits_for_its_sweep_and_only_its_own() {
+        let placement = Placement::Balanced {
+            buckets: 16,
+            moves: 8,
+        };
+        // Worker 0 starts with the even buckets and gets all the packets: worker 1 takes some over at sweep 3.
+        let mut a = Owners::new(placement, 2, 0);
+        let mut b = Owners::new(placement, 2, 1);
+        for o in [&a, &b] {
+            for k in (0..16u16).step_by(2) {
+                for _ in 0..(10 + k) {
+                    o.place(k);
+                }
+            }
+        }
+        // Worker 0 has published sweep 2 only: worker 1, ahead, waits for it at the buckets it took.
+        let moved = b.rebalance(3, |v| if v == 0 { 2 } else { 3 });
+        assert!(moved > 0);
+        assert_eq!(a.rebalance(3, |_| 3), moved, "worker 1 is there: no wait");
+        assert!(
+            !a.has_takeovers(),
+            "worker 0 gave buckets away and took none"
+        );
+        assert_eq!(b.pending.len(), moved);
+        let taken: Vec<usize> = (0..16).filter(|&k| b.owner[k] == 1 && k % 2 == 0).collect();
+        assert_eq!(taken.len(), moved);
+        for &k in &taken {
+            assert_eq!(b.takeover_of(k as u16), Some((0, 3)));
+            // The same bucket's other bundles too (a bundle's bucket is its low bits).
+            assert_eq!(b.takeover_of((k + 16 * 7) as u16), Some((0, 3)));
+        }
+        // Its own buckets from the start, and the ones worker 0 keeps, wait for nothing.
+        assert_eq!(b.takeover_of(1), None);
+        let kept = (0..16).find(|&k| b.owner[k] == 0).unwrap();
+        assert_eq!(b.takeover_of(kept as u16), None);
+        // Worker 0 not yet there: still waiting; once it published sweep 3, nothing is left.
+        assert!(!b.clear_takeovers(|_, sweep| sweep <= 2));
+        assert!(b.has_takeovers());
+        assert!(b.clear_takeovers(|_, sweep| sweep <= 3));
+        assert!(!b.has_takeovers());
+        assert_eq!(b.takeover_of(taken[0] as u16), None);
+        // Had worker 0 published the sweep, worker 1 would not have waited at all.
+        let mut c = Owners::new(placement, 2, 1);
+        for k in (0..16u16).step_by(2) {
+            for _ in 0..(10 + k) {
+                c.place(k);
+            }
+        }
+        assert_eq!(c.rebalance(3, |_| 3), moved);
+        assert!(!c.has_takeovers());
+        assert_eq!(c.owner, b.owner);
+    }
+
+    #[test]
     fn the_fixed_placement_is_dh_and_never_moves() {
         let mut o = Owners::new(Placement::Fixed, 3, 1);
         for b in [0u16, 1, 2, 3, 65535] {
             assert!(Engine::owns_bundle(o.place(b), 3, b));
         }
-        assert_eq!(o.rebalance(), 0);
+        assert_eq!(o.rebalance(1, |_| 0), 0);
+        assert!(!o.has_takeovers());
         assert_eq!(o.shards(), Engine::owned_shards(1, 3).collect::<Vec<_>>());
     }
 
@@ -755,7 +906,7 @@ mod tests {
                     o.place(b);
                 }
             }
-            o.rebalance();
+            o.rebalance(1, |_| u64::MAX);
             assert!(o.owner.iter().all(|&w| usize::from(w) < workers));
         }
     }

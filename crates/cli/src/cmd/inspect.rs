@@ -1553,17 +1553,25 @@ fn inspect_each(
     let waits = {
         let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
         let sweeps = results.first().map_or(0, |r| r.sweeps);
-        let at_sweeps: Vec<String> = results.iter().map(|r| ms(r.waited_at_sweeps_ns)).collect();
-        let ahead: Vec<String> = results.iter().map(|r| ms(r.waited_ahead_ns)).collect();
-        let later: Vec<String> = results
-            .iter()
-            .map(|r| r.sweeps_ended_later.to_string())
-            .collect();
+        let each = |f: &dyn Fn(&flowbundle_inspect::EachWorker) -> String| {
+            results.iter().map(f).collect::<Vec<String>>().join(" / ")
+        };
+        // Buckets taken over only where a table moves them.
+        let takeovers = if results.iter().any(|r| r.moved > 0) {
+            format!(
+                ", {} ms for buckets taken over ({})",
+                each(&|r| ms(r.waited_for_takeovers_ns)),
+                each(&|r| r.takeovers.to_string())
+            )
+        } else {
+            String::new()
+        };
         format!(
-            ", waiting for the others {} ms at {sweeps} sweeps and the end, {} ms a window ahead, sweeps ended after going on {}",
-            at_sweeps.join(" / "),
-            ahead.join(" / "),
-            later.join(" / ")
+            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead, sweeps ended after going on {}",
+            each(&|r| ms(r.waited_at_end_ns)),
+            each(&|r| ms(r.waited_at_sweeps_ns)),
+            each(&|r| ms(r.waited_ahead_ns)),
+            each(&|r| r.sweeps_ended_later.to_string())
         )
     };
     let mut ctxs = Vec::with_capacity(results.len());
