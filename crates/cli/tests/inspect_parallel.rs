@@ -270,17 +270,29 @@ fn every_execution_model_gives_the_single_threaded_output() {
 }
 
 /// The staged models on application buffers that reach the rules in several parts (a DCE/RPC call's header and
-/// stub: `dcerpc.iface`, `dcerpc.stub_data`) and on packets no flow tracks (decoder events: the packet rules run in
-/// the flow stage and their alerts travel in the packet's script): the single-threaded run's output.
+/// stub: `dcerpc.iface`, `dcerpc.stub_data`), on packets no flow tracks (decoder events: the packet rules run in
+/// the flow stage and their alerts travel in the packet's script), and on alerts that carry their transaction (a DNS
+/// message's buffers and anomalies, a SIP message's, the flow stage copying the transaction into the script): the
+/// single-threaded run's output.
 #[test]
 fn staged_models_match_dcerpc_calls_and_flowless_packets_as_the_single_threaded_run() {
-    for (test, pcap) in [
+    // The test folder, its capture and rules, and the object its alerts carry beside them (`""`: none asserted).
+    for (test, pcap, rules, carried) in [
         (
             "dcerpc/dcerpc-dce-iface-01",
             "20171220_smb_psexec_mimikatz_ticket_dump-s2.pcap",
+            "test.rules",
+            "",
         ),
-        ("dcerpc/dcerpc-dce-stub-data-04", "input.pcap"),
-        ("decode-too-small", "test.pcap"),
+        (
+            "dcerpc/dcerpc-dce-stub-data-04",
+            "input.pcap",
+            "test.rules",
+            "",
+        ),
+        ("decode-too-small", "test.pcap", "test.rules", ""),
+        ("dns/dns-z-bit", "input.pcap", "dns-events.rules", "dns"),
+        ("sip-sdp", "sdp.pcap", "test.rules", "sip"),
     ] {
         let Some(dir) = flowbundle_testsupport::data(&format!("suricata-verify/{test}")) else {
             return;
@@ -290,7 +302,7 @@ fn staged_models_match_dcerpc_calls_and_flowless_packets_as_the_single_threaded_
                 .arg("inspect")
                 .arg(dir.join(pcap))
                 .arg("--rules")
-                .arg(dir.join("test.rules"))
+                .arg(dir.join(rules))
                 .args(["-o", "-"])
                 .args(extra)
                 .output()
@@ -308,12 +320,18 @@ fn staged_models_match_dcerpc_calls_and_flowless_packets_as_the_single_threaded_
             lines
         };
         let serial = run(&["--threads", "1"]);
-        assert!(
-            serial
-                .iter()
-                .any(|l| l.contains("\"event_type\":\"alert\"")),
-            "{test}: no alert, nothing to compare"
-        );
+        let alerts: Vec<&String> = serial
+            .iter()
+            .filter(|l| l.contains("\"event_type\":\"alert\""))
+            .collect();
+        assert!(!alerts.is_empty(), "{test}: no alert, nothing to compare");
+        if !carried.is_empty() {
+            let key = format!("\"{carried}\":{{");
+            assert!(
+                alerts.iter().all(|l| l.contains(&key)),
+                "{test}: an alert without its transaction's `{carried}` object: {alerts:?}"
+            );
+        }
         for exec in ["pipeline", "multilayer"] {
             assert_eq!(
                 run(&["--threads", "2", "--exec", exec]),

@@ -224,7 +224,7 @@ pub struct FlowRecord {
 }
 
 /// An alert (EVE `event_type: alert`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlertEvent {
     pub signature_id: u32,
     pub gid: u32,
@@ -254,9 +254,11 @@ pub struct AlertEvent {
     pub bytes_toserver: u64,
     pub bytes_toclient: u64,
     pub flow_start_ns: u64,
-    /// The FTP transaction the alert is about, as it stood when the rule matched (EVE `ftp`, as Suricata writes an
-    /// alert's transaction beside it): an alert on an FTP buffer.
-    pub ftp: Option<Box<FtpEvent>>,
+    /// The application-layer transaction the alert is about, as it stood when the rule matched: EVE writes it
+    /// beside the alert under its event type (`dns`, `http`, `tls`, `ftp`, `sip`, `smtp` with its `email`, ...), as
+    /// Suricata writes an alert's transaction. `None` for a match on the payload or the stream, and on a buffer no
+    /// logged transaction carries. Built when an alert fires, never for a packet that raises none.
+    pub tx: Option<Box<AppEvent>>,
     /// The buffer values the rule's dataset operations on written sets saw, for the alert filter to apply in input
     /// order ([`flowbundle_rules::dataset`]); `None` for other rules. Never written out.
     pub dataset_values: Option<flowbundle_rules::dataset::Captured>,

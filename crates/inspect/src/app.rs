@@ -545,7 +545,7 @@ impl Out<'_> {
             return;
         }
         match self.defer.as_deref_mut() {
-            Some(script) => script.record(self.meta, self.ts_ns, &call),
+            Some(script) => script.record(self.meta, self.ts_ns, &call, self.det.rules()),
             None => crate::staged::run(self, flow_rules, &call),
         }
     }
@@ -556,11 +556,11 @@ impl Out<'_> {
         dir: KeySide,
         label: &AppLabel,
         datasets: Option<Captured>,
-        ftp: Option<&FtpEvent>,
+        tx: TxRef<'_>,
     ) {
         *self.alerted = true;
         self.produced.alerts += 1;
-        self.alert_event(a, dir, label, datasets, ftp);
+        self.alert_event(a, dir, label, datasets, tx);
     }
 
     /// The alert's event; alone (without counting it or marking the flow alerted), the event of a `noalert` rule's
@@ -571,7 +571,7 @@ impl Out<'_> {
         dir: KeySide,
         label: &AppLabel,
         dataset_values: Option<Captured>,
-        ftp: Option<&FtpEvent>,
+        tx: TxRef<'_>,
     ) {
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
@@ -599,7 +599,7 @@ impl Out<'_> {
             bytes_toserver: m.bytes[ts],
             bytes_toclient: m.bytes[tc],
             flow_start_ns: m.start_ns,
-            ftp: ftp.map(|f| Box::new(f.clone())),
+            tx: tx.event(),
             dataset_values,
         };
         self.push(dir, EventKind::Alert(Box::new(ev)));
@@ -615,9 +615,71 @@ pub(crate) struct Emit<'o, 'a> {
     pub application: &'o mut Application,
     /// The flow's risks so far: each event's are added as it passes.
     pub risks: &'o mut RiskSet,
-    /// The FTP command read last in this parser call, as its transaction stands: the alerts of that transaction's
-    /// anomalies (`app-layer-event:ftp.*`, raised right after its line) carry it.
-    pub ftp_tx: Option<FtpEvent>,
+    /// The FTP command read last in this parser call, as its transaction stands, while a rule inspects FTP's
+    /// anomalies: the alerts of that transaction's anomalies (`app-layer-event:ftp.*`, raised right after its line)
+    /// carry it.
+    pub ftp_tx: Option<AppEvent>,
+}
+
+/// The application-layer transaction a buffer belongs to, as it stands when the buffer goes to the rules: an alert
+/// on the buffer carries it (EVE writes it beside the alert under its event type, as Suricata writes an alert's
+/// transaction). Borrowed, so that nothing is built for a buffer no rule alerts on: it becomes an [`AppEvent`] only
+/// when a rule fires ([`TxRef::event`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) enum TxRef<'d> {
+    /// No logged transaction: the payload, the stream, a buffer of a protocol without a transaction log.
+    #[default]
+    None,
+    /// The transaction's own event: the buffers an event carries go to the rules as it passes.
+    Event(&'d AppEvent),
+    /// A TLS handshake at its ClientHello, before the server answers.
+    TlsHello(&'d flowbundle_protocols::tls::TlsEvent),
+    /// An FTP command as it arrived, before any reply.
+    FtpCommand {
+        tx_id: u64,
+        command: &'d [u8],
+        data: &'d [u8],
+    },
+}
+
+impl TxRef<'_> {
+    /// The transaction as its event, for an alert that fired on it.
+    pub(crate) fn event(self) -> Option<Box<AppEvent>> {
+        match self {
+            TxRef::None => None,
+            TxRef::Event(e) => Some(Box::new(e.clone())),
+            TxRef::TlsHello(t) => Some(Box::new(AppEvent::Tls(t.clone()))),
+            TxRef::FtpCommand {
+                tx_id,
+                command,
+                data,
+            } => Some(Box::new(AppEvent::Ftp(ftp_command_tx(
+                tx_id, command, data,
+            )))),
+        }
+    }
+
+    /// Whether `e` is this transaction's event, field for field (a staged script keeps one copy for the calls in a
+    /// row that carry the same transaction; comparing builds nothing). An FTP command's transaction, built only
+    /// for an alert, never compares equal.
+    pub(crate) fn is(self, e: &AppEvent) -> bool {
+        match (self, e) {
+            (TxRef::Event(t), e) => t == e,
+            (TxRef::TlsHello(t), AppEvent::Tls(e)) => t == e,
+            _ => false,
+        }
+    }
+}
+
+/// An FTP command's transaction as it stands when the command arrives: the command and its argument, no reply yet.
+fn ftp_command_tx(tx_id: u64, command: &[u8], data: &[u8]) -> FtpEvent {
+    FtpEvent {
+        tx_id,
+        command: Some(String::from_utf8_lossy(command).into_owned()),
+        command_data: Some(String::from_utf8_lossy(data).into_owned()),
+        reply_received: "no",
+        ..FtpEvent::default()
+    }
 }
 
 /// The host name an event carries that names the flow's application: the TLS or QUIC SNI, the HTTP `Host`, a DNS
@@ -711,12 +773,20 @@ impl EventSink for Emit<'_, '_> {
     /// The client side of a TLS handshake, as its ClientHello completes: `tls.sni`, `ja3.hash`/`ja3.string` and
     /// `ja4.hash` go to the rules now, in the client's direction.
     fn tls_client_hello(&mut self, t: &flowbundle_protocols::tls::TlsEvent) {
+        let tx_ref = TxRef::TlsHello(t);
         if self.out.det.rules().is_none() {
             return;
         }
         use flowbundle_rules::Buffer as B;
         let mut each = |b: B, data: &[u8]| {
-            self.scan_buffer(AppProto::Tls, true, 0, BufferKind::App(b), Data::One(data));
+            self.scan_tx_buffer(
+                AppProto::Tls,
+                true,
+                0,
+                BufferKind::App(b),
+                Data::One(data),
+                tx_ref,
+            );
         };
         if let Some(sni) = &t.sni {
             each(B::TlsSni, sni.as_bytes());
@@ -731,27 +801,12 @@ impl EventSink for Emit<'_, '_> {
         if t.client_version != 0 {
             each(B::TlsVersion, &tls_version_bytes(t.client_version));
         }
-        self.tls_side_buffers(true, t.client_random.as_deref(), &t.client_alpns);
+        self.tls_side_buffers(true, t.client_random.as_deref(), &t.client_alpns, tx_ref);
     }
 
     fn event(&mut self, event: AppEvent) {
         self.event_buffers(&event);
-        let m = *self.out.meta;
-        self.application.learn_from(&event);
-        *self.risks |= event_risks(&event, self.out.ts_ns);
-        self.out.produced.app_events += 1;
-        if !self.out.det.app_events() {
-            return;
-        }
-        // DNS answers travel from the server, files the way they went; everything else is logged in the flow's
-        // direction, as Suricata does.
-        let dir = match &event {
-            AppEvent::Dns(d) if d.is_response() => m.client.flip(),
-            AppEvent::Fileinfo(f) if f.to_client => m.client.flip(),
-            AppEvent::Sip(s) if !s.to_server => m.client.flip(),
-            _ => m.client,
-        };
-        self.out.push(dir, EventKind::App(Box::new(event)));
+        self.log_event(event);
     }
 
     fn application(&mut self, name: &'static str) {
@@ -790,38 +845,32 @@ impl EventSink for Emit<'_, '_> {
     /// A parser's anomalies of one message: an EVE `anomaly` record each (Suricata's `applayer` kind, on by
     /// default), in the direction the message travelled, then the rules' `app-layer-event` buffer.
     fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
-        if self.out.det.app_events() && self.out.det.anomaly().applayer {
-            let client = self.out.meta.client;
-            let dir = if to_server { client } else { client.flip() };
-            for event in events.iter() {
-                self.out.push(
-                    dir,
-                    EventKind::Anomaly(Box::new(Anomaly::AppLayer { event, tx_id })),
-                );
-            }
+        self.anomaly_records(tx_id, to_server, events);
+        let ftp = self.ftp_tx.take().filter(|t| {
+            matches!(t, AppEvent::Ftp(f) if f.tx_id == tx_id)
+                && events.iter().next().map(|e| e.proto()) == Some(AppProto::Ftp)
+        });
+        let tx = ftp.as_ref().map_or(TxRef::None, TxRef::Event);
+        self.anomaly_rules(tx_id, to_server, events, tx);
+    }
+
+    /// An event and its transaction's anomalies: the event's buffers and the anomalies' go to the rules while the
+    /// event is at hand (their alerts carry it), then the event's record and the anomalies' records are written.
+    fn event_with_anomalies(
+        &mut self,
+        event: AppEvent,
+        tx_id: u64,
+        to_server: bool,
+        anomalies: AppLayerEvents,
+    ) {
+        self.event_buffers(&event);
+        if !anomalies.is_empty() {
+            self.anomaly_rules(tx_id, to_server, anomalies, TxRef::Event(&event));
         }
-        if self.out.det.rules().is_none() {
-            return;
+        self.log_event(event);
+        if !anomalies.is_empty() {
+            self.anomaly_records(tx_id, to_server, anomalies);
         }
-        let Some(proto) = events.iter().next().map(|e| e.proto()) else {
-            return;
-        };
-        let Some(buffer) = flowbundle_rules::Buffer::app_layer_events(proto) else {
-            return;
-        };
-        let flags = events.flags();
-        let ftp = self
-            .ftp_tx
-            .take()
-            .filter(|t| proto == AppProto::Ftp && t.tx_id == tx_id);
-        self.scan_tx_buffer(
-            proto,
-            to_server,
-            tx_id,
-            BufferKind::App(buffer),
-            Data::One(&flags),
-            ftp.as_ref(),
-        );
     }
 
     /// A file the flow carried, of any carrier: its name (`file.name`), type (`file.magic`), state, size and hashes
@@ -924,26 +973,29 @@ impl EventSink for Emit<'_, '_> {
             return;
         }
         use flowbundle_rules::Buffer as B;
-        // The transaction as it stands (no reply yet), for the alerts' EVE `ftp`.
-        let tx = FtpEvent {
+        // The transaction as it stands (no reply yet), for the alerts' EVE `ftp`: built only for an alert.
+        let tx = TxRef::FtpCommand {
             tx_id,
-            command: Some(String::from_utf8_lossy(command).into_owned()),
-            command_data: Some(String::from_utf8_lossy(data).into_owned()),
-            reply_received: "no",
-            ..FtpEvent::default()
+            command,
+            data,
         };
         for (b, v) in [(B::FtpCommand, command), (B::FtpCommandData, data)] {
-            let data = Data::One(v);
             self.scan_tx_buffer(
                 AppProto::Ftp,
                 true,
                 tx_id,
                 BufferKind::App(b),
-                data,
-                Some(&tx),
+                Data::One(v),
+                tx,
             );
         }
-        self.ftp_tx = Some(tx);
+        // The command's anomalies follow its line: their alerts carry it too (kept only while a rule reads them).
+        let anomalies = self
+            .out
+            .det
+            .rules()
+            .is_some_and(|r| r.inspects(B::FtpEvents));
+        self.ftp_tx = anomalies.then(|| AppEvent::Ftp(ftp_command_tx(tx_id, command, data)));
     }
 
     /// A data connection announced: the expectation (see [`crate::expect`]), and for an active-mode command
@@ -989,7 +1041,7 @@ impl EventSink for Emit<'_, '_> {
                 tx: tx_id,
                 kind: BufferKind::Http(buffer),
                 data: Data::One(data),
-                ftp: None,
+                transaction: TxRef::None,
             },
         );
     }
@@ -1057,7 +1109,7 @@ impl EventSink for Emit<'_, '_> {
                         tx: f.tx_id,
                         kind: BufferKind::App(*b),
                         data: Data::One(v),
-                        ftp: None,
+                        transaction: TxRef::None,
                     },
                 );
             }
@@ -1076,7 +1128,7 @@ impl EventSink for Emit<'_, '_> {
                         tx: f.tx_id,
                         kind: BufferKind::AppEach(b),
                         data: Data::Parts(parts),
-                        ftp: None,
+                        transaction: TxRef::None,
                     },
                 );
             }
@@ -1140,15 +1192,86 @@ impl Emit<'_, '_> {
         );
     }
 
+    /// An application event passes: it names the flow's application and adds its risks, and is written (when
+    /// application events are logged).
+    fn log_event(&mut self, event: AppEvent) {
+        let m = *self.out.meta;
+        self.application.learn_from(&event);
+        *self.risks |= event_risks(&event, self.out.ts_ns);
+        self.out.produced.app_events += 1;
+        if !self.out.det.app_events() {
+            return;
+        }
+        // DNS answers travel from the server, files the way they went; everything else is logged in the flow's
+        // direction, as Suricata does.
+        let dir = match &event {
+            AppEvent::Dns(d) if d.is_response() => m.client.flip(),
+            AppEvent::Fileinfo(f) if f.to_client => m.client.flip(),
+            AppEvent::Sip(s) if !s.to_server => m.client.flip(),
+            _ => m.client,
+        };
+        self.out.push(dir, EventKind::App(Box::new(event)));
+    }
+
+    /// An EVE `anomaly` record for each of a message's anomalies, in the direction it travelled.
+    fn anomaly_records(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
+        if self.out.det.app_events() && self.out.det.anomaly().applayer {
+            let client = self.out.meta.client;
+            let dir = if to_server { client } else { client.flip() };
+            for event in events.iter() {
+                self.out.push(
+                    dir,
+                    EventKind::Anomaly(Box::new(Anomaly::AppLayer { event, tx_id })),
+                );
+            }
+        }
+    }
+
+    /// A message's anomalies to the rules (`app-layer-event`), in transaction `tx_id`: their alerts carry `tx`.
+    fn anomaly_rules(
+        &mut self,
+        tx_id: u64,
+        to_server: bool,
+        events: AppLayerEvents,
+        tx: TxRef<'_>,
+    ) {
+        if self.out.det.rules().is_none() {
+            return;
+        }
+        let Some(proto) = events.iter().next().map(|e| e.proto()) else {
+            return;
+        };
+        let Some(buffer) = flowbundle_rules::Buffer::app_layer_events(proto) else {
+            return;
+        };
+        let flags = events.flags();
+        self.scan_tx_buffer(
+            proto,
+            to_server,
+            tx_id,
+            BufferKind::App(buffer),
+            Data::One(&flags),
+            tx,
+        );
+    }
+
     /// Hands the rules' application-layer buffers that an event carries (`dns.query`, `tls.sni`, JA3/JA3S/JA4,
     /// `ssh.proto`/`ssh.software`) to the rules engine, each in the direction its field travelled.
     fn event_buffers(&mut self, event: &AppEvent) {
+        let tx_ref = TxRef::Event(event);
         if self.out.det.rules().is_none() {
             return;
         }
         use flowbundle_rules::Buffer as B;
         let mut each = |tx: u64, proto: AppProto, to_server: bool, b: B, data: &[u8]| {
-            self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(data));
+            self.scan_tx_buffer(
+                proto,
+                to_server,
+                tx,
+                BufferKind::App(b),
+                Data::One(data),
+                tx_ref,
+            );
         };
         match event {
             AppEvent::Dns(d) => {
@@ -1164,7 +1287,7 @@ impl Emit<'_, '_> {
                         );
                     }
                 }
-                self.dns_buffers(d);
+                self.dns_buffers(d, tx_ref);
             }
             // A Kerberos KDC message: the names' components (multi-buffers), the error code and the ticket's
             // encryption type, in the message's direction. The names only of messages to the client (replies and
@@ -1177,22 +1300,24 @@ impl Emit<'_, '_> {
                         .as_ref()
                         .filter(|p| !to_server && !p.components.is_empty())
                     {
-                        self.scan_buffer(
+                        self.scan_tx_buffer(
                             AppProto::Kerberos,
                             to_server,
                             tx,
                             BufferKind::AppEach(b),
                             Data::Parts(&p.components),
+                            tx_ref,
                         );
                     }
                 }
                 let mut each = |b: B, data: &[u8]| {
-                    self.scan_buffer(
+                    self.scan_tx_buffer(
                         AppProto::Kerberos,
                         to_server,
                         tx,
                         BufferKind::App(b),
                         Data::One(data),
+                        tx_ref,
                     );
                 };
                 if let Some(c) = m.error_code {
@@ -1222,7 +1347,7 @@ impl Emit<'_, '_> {
                             tx,
                             BufferKind::AppEach(b),
                             Data::Strs(parts),
-                            Some(f),
+                            tx_ref,
                         );
                     }
                 }
@@ -1238,7 +1363,7 @@ impl Emit<'_, '_> {
                             tx,
                             BufferKind::App(b),
                             Data::One(data),
-                            Some(f),
+                            tx_ref,
                         );
                     };
                     for to_server in [true, false] {
@@ -1275,15 +1400,16 @@ impl Emit<'_, '_> {
                     }
                 }
                 if !t.certificates.is_empty() {
-                    self.scan_buffer(
+                    self.scan_tx_buffer(
                         AppProto::Tls,
                         false,
                         0,
                         BufferKind::AppEach(B::TlsCerts),
                         Data::Parts(&t.certificates),
+                        tx_ref,
                     );
                 }
-                self.tls_server_buffers(t);
+                self.tls_server_buffers(t, tx_ref);
             }
             // A mail transaction: its envelope and its message's headers, all to the server.
             AppEvent::Smtp(s) => {
@@ -1315,18 +1441,19 @@ impl Emit<'_, '_> {
                         }));
                 for (b, list) in lists {
                     if !list.is_empty() {
-                        self.scan_buffer(
+                        self.scan_tx_buffer(
                             AppProto::Smtp,
                             true,
                             tx,
                             BufferKind::AppEach(b),
                             Data::Strs(list),
+                            tx_ref,
                         );
                     }
                 }
             }
-            AppEvent::Quic(q) => self.quic_buffers(q),
-            AppEvent::Sip(s) => self.sip_buffers(s),
+            AppEvent::Quic(q) => self.quic_buffers(q, tx_ref),
+            AppEvent::Sip(s) => self.sip_buffers(s, tx_ref),
             AppEvent::Ssh(s) => {
                 for (to_server, side) in [(true, &s.client), (false, &s.server)] {
                     if let Some(sw) = side {
@@ -1363,7 +1490,7 @@ impl Emit<'_, '_> {
     /// A SIP message's buffers, in the direction it travelled (each message is a transaction of its own): the
     /// request or status line's parts, the header lists (one part per value), and its session description's
     /// fields (the lists one part per entry). A list is built only when some rule inspects it.
-    fn sip_buffers(&mut self, s: &flowbundle_protocols::sip::SipEvent) {
+    fn sip_buffers(&mut self, s: &flowbundle_protocols::sip::SipEvent, tx_ref: TxRef<'_>) {
         use flowbundle_rules::Buffer as B;
         let Some(rules) = self.out.det.rules() else {
             return;
@@ -1402,7 +1529,14 @@ impl Emit<'_, '_> {
             };
             if let Some(v) = one.filter(|v| !v.is_empty()) {
                 let data = Data::One(v.as_bytes());
-                self.scan_buffer(AppProto::Sip, to_server, tx, BufferKind::App(b), data);
+                self.scan_tx_buffer(
+                    AppProto::Sip,
+                    to_server,
+                    tx,
+                    BufferKind::App(b),
+                    data,
+                    tx_ref,
+                );
                 continue;
             }
             let list: Vec<&str> = match b {
@@ -1447,12 +1581,13 @@ impl Emit<'_, '_> {
             };
             if !list.is_empty() {
                 let parts: Vec<&[u8]> = list.iter().map(|v| v.as_bytes()).collect();
-                self.scan_buffer(
+                self.scan_tx_buffer(
                     AppProto::Sip,
                     to_server,
                     tx,
                     BufferKind::AppEach(b),
                     Data::Slices(&parts),
+                    tx_ref,
                 );
             }
         }
@@ -1463,7 +1598,7 @@ impl Emit<'_, '_> {
     /// `dns.response.rrname`, and the header's `dns.opcode` and `dns.rcode` and the questions' `dns.rrtype`; on a
     /// multicast DNS flow the `mdns.*` name lists instead, on an LLMNR flow none. A list is built only when some rule
     /// inspects it.
-    fn dns_buffers(&mut self, d: &flowbundle_protocols::dns::DnsEvent) {
+    fn dns_buffers(&mut self, d: &flowbundle_protocols::dns::DnsEvent, tx_ref: TxRef<'_>) {
         use flowbundle_rules::Buffer as B;
         let Some(rules) = self.out.det.rules() else {
             return;
@@ -1508,12 +1643,13 @@ impl Emit<'_, '_> {
         ];
         for (b, parts) in lists {
             if !parts.is_empty() && rules.inspects(b) {
-                self.scan_buffer(
+                self.scan_tx_buffer(
                     proto,
                     to_server,
                     tx,
                     BufferKind::AppEach(b),
                     Data::Parts(&parts),
+                    tx_ref,
                 );
             }
         }
@@ -1528,12 +1664,13 @@ impl Emit<'_, '_> {
                 };
                 parts.extend(data.map(name_bytes));
             }
-            self.scan_buffer(
+            self.scan_tx_buffer(
                 proto,
                 to_server,
                 tx,
                 BufferKind::AppEach(response),
                 Data::Parts(&parts),
+                tx_ref,
             );
         }
         if d.flavour != DnsFlavour::Dns {
@@ -1542,7 +1679,14 @@ impl Emit<'_, '_> {
         let [hi, lo] = d.flags.to_be_bytes();
         for (b, v) in [(B::DnsOpcode, (hi >> 3) & 0xf), (B::DnsRcode, lo & 0xf)] {
             if rules.inspects(b) {
-                self.scan_buffer(proto, to_server, tx, BufferKind::App(b), Data::One(&[v]));
+                self.scan_tx_buffer(
+                    proto,
+                    to_server,
+                    tx,
+                    BufferKind::App(b),
+                    Data::One(&[v]),
+                    tx_ref,
+                );
             }
         }
         if !d.queries.is_empty() && rules.inspects(B::DnsRrtype) {
@@ -1551,19 +1695,26 @@ impl Emit<'_, '_> {
                 .iter()
                 .map(|q| q.qtype.to_be_bytes().to_vec())
                 .collect();
-            self.scan_buffer(
+            self.scan_tx_buffer(
                 proto,
                 to_server,
                 tx,
                 BufferKind::AppEach(B::DnsRrtype),
                 Data::Parts(&types),
+                tx_ref,
             );
         }
     }
 
     /// One TLS side's hello buffers: `tls.random` and its two parts, and `tls.alpn` (each protocol the side
     /// named), in the side's direction.
-    fn tls_side_buffers(&mut self, to_server: bool, random: Option<&[u8; 32]>, alpns: &[String]) {
+    fn tls_side_buffers(
+        &mut self,
+        to_server: bool,
+        random: Option<&[u8; 32]>,
+        alpns: &[String],
+        tx_ref: TxRef<'_>,
+    ) {
         use flowbundle_rules::Buffer as B;
         let Some(rules) = self.out.det.rules() else {
             return;
@@ -1576,18 +1727,26 @@ impl Emit<'_, '_> {
             ] {
                 if rules.inspects(b) {
                     let data = Data::One(part);
-                    self.scan_buffer(AppProto::Tls, to_server, 0, BufferKind::App(b), data);
+                    self.scan_tx_buffer(
+                        AppProto::Tls,
+                        to_server,
+                        0,
+                        BufferKind::App(b),
+                        data,
+                        tx_ref,
+                    );
                 }
             }
         }
         if !alpns.is_empty() && rules.inspects(B::TlsAlpn) {
             let data = Data::Strs(alpns);
-            self.scan_buffer(
+            self.scan_tx_buffer(
                 AppProto::Tls,
                 to_server,
                 0,
                 BufferKind::AppEach(B::TlsAlpn),
                 data,
+                tx_ref,
             );
         }
     }
@@ -1595,9 +1754,9 @@ impl Emit<'_, '_> {
     /// The server side's other TLS buffers, to the client: its hello's (see [`Self::tls_side_buffers`]), the
     /// certificate's `tls.subjectaltname` entries, the chain's length (`tls.cert_chain_len`) and the leaf's validity
     /// for the date keywords, expired or valid as of this packet's time (Suricata compares the flow's last time).
-    fn tls_server_buffers(&mut self, t: &flowbundle_protocols::tls::TlsEvent) {
+    fn tls_server_buffers(&mut self, t: &flowbundle_protocols::tls::TlsEvent, tx_ref: TxRef<'_>) {
         use flowbundle_rules::Buffer as B;
-        self.tls_side_buffers(false, t.server_random.as_deref(), &t.server_alpns);
+        self.tls_side_buffers(false, t.server_random.as_deref(), &t.server_alpns, tx_ref);
         let Some(rules) = self.out.det.rules() else {
             return;
         };
@@ -1605,17 +1764,18 @@ impl Emit<'_, '_> {
         if !sans.is_empty() && rules.inspects(B::TlsSubjectAltName) {
             let data = Data::Strs(sans);
             let kind = BufferKind::AppEach(B::TlsSubjectAltName);
-            self.scan_buffer(AppProto::Tls, false, 0, kind, data);
+            self.scan_tx_buffer(AppProto::Tls, false, 0, kind, data, tx_ref);
         }
         if !t.certificates.is_empty() && rules.inspects(B::TlsCertChainLen) {
             let n = u32::try_from(t.certificates.len()).unwrap_or(u32::MAX);
             let data = Data::One(&n.to_be_bytes());
-            self.scan_buffer(
+            self.scan_tx_buffer(
                 AppProto::Tls,
                 false,
                 0,
                 BufferKind::App(B::TlsCertChainLen),
                 data,
+                tx_ref,
             );
         }
         if let Some(c) = &t.cert_check
@@ -1629,12 +1789,13 @@ impl Emit<'_, '_> {
             v[16] = u8::from(now > c.not_after);
             v[17] = u8::from(now <= c.not_after);
             let data = Data::One(&v);
-            self.scan_buffer(
+            self.scan_tx_buffer(
                 AppProto::Tls,
                 false,
                 0,
                 BufferKind::App(B::TlsCertValidity),
                 data,
+                tx_ref,
             );
         }
     }
@@ -1642,7 +1803,7 @@ impl Emit<'_, '_> {
     /// A QUIC client hello's buffers, to the server (the parser reads the client's Initial packets only):
     /// `quic.version` (the long header's 4 bytes), `quic.sni`, `quic.ua`, and the hello's `ja3.hash`, `ja3.string`
     /// and `ja4.hash`, which Suricata 8 inspects on QUIC flows as on TLS ones.
-    fn quic_buffers(&mut self, q: &flowbundle_protocols::quic::QuicEvent) {
+    fn quic_buffers(&mut self, q: &flowbundle_protocols::quic::QuicEvent, tx_ref: TxRef<'_>) {
         use flowbundle_rules::Buffer as B;
         let Some(rules) = self.out.det.rules() else {
             return;
@@ -1670,7 +1831,14 @@ impl Emit<'_, '_> {
             if let Some(d) = data
                 && rules.inspects(b)
             {
-                self.scan_buffer(AppProto::Quic, true, 0, BufferKind::App(b), Data::One(d));
+                self.scan_tx_buffer(
+                    AppProto::Quic,
+                    true,
+                    0,
+                    BufferKind::App(b),
+                    Data::One(d),
+                    tx_ref,
+                );
             }
         }
     }
@@ -1685,10 +1853,10 @@ impl Emit<'_, '_> {
         kind: BufferKind,
         data: Data<'_>,
     ) {
-        self.scan_tx_buffer(proto, to_server, tx, kind, data, None);
+        self.scan_tx_buffer(proto, to_server, tx, kind, data, TxRef::None);
     }
 
-    /// [`Self::scan_buffer`] for a buffer of an FTP transaction: its alerts carry the transaction (EVE `ftp`).
+    /// [`Self::scan_buffer`] for a buffer of a logged transaction: its alerts carry the transaction.
     fn scan_tx_buffer(
         &mut self,
         proto: AppProto,
@@ -1696,7 +1864,7 @@ impl Emit<'_, '_> {
         tx: u64,
         kind: BufferKind,
         data: Data<'_>,
-        ftp: Option<&flowbundle_protocols::ftp::FtpEvent>,
+        transaction: TxRef<'_>,
     ) {
         let m = *self.out.meta;
         let dir = m.side(Direction::from_client(to_server));
@@ -1714,7 +1882,7 @@ impl Emit<'_, '_> {
                 tx,
                 kind,
                 data,
-                ftp,
+                transaction,
             },
         );
     }
@@ -1813,7 +1981,7 @@ pub(crate) fn emit_owned(
     a: &OwnedAlert,
     dir: KeySide,
     label: &AppLabel,
-    ftp: Option<&FtpEvent>,
+    tx: TxRef<'_>,
 ) {
     let Some(rule) = rules.rules().get(a.rule_index as usize) else {
         return;
@@ -1828,7 +1996,7 @@ pub(crate) fn emit_owned(
             // Its xbits and dataset operations still apply where alerts meet in input order, from a silent event
             // (see below).
             if rule.applies_in_order() {
-                out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), ftp);
+                out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
             }
             return;
         }
@@ -1837,7 +2005,7 @@ pub(crate) fn emit_owned(
         // A `noalert` rule with xbits: its match goes on, silent, to where alerts meet in input order, which applies
         // its xbits and drops it (`crate::alert_filter`); it neither counts as an alert nor marks the flow alerted.
         if rule.applies_in_order() {
-            out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), ftp);
+            out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
         }
         // A dropping `noalert` rule: its drop applies, no alert is written.
         if rule.action.drops() {
@@ -1848,7 +2016,7 @@ pub(crate) fn emit_owned(
         }
         return;
     }
-    out.alert(&to_alert(rule, a), dir, label, a.datasets.clone(), ftp);
+    out.alert(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
     if rule.action.drops() {
         PacketVerdict::earliest(&mut out.verdict.drop, rank);
         if flow_scope {

@@ -275,7 +275,13 @@ alert tcp any any -> any 21 (content:"PASV"; sid:3;)"#;
         .events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::Alert(a) => Some((a.signature_id, a.ftp.as_deref().cloned())),
+            EventKind::Alert(a) => Some((
+                a.signature_id,
+                a.tx.as_deref().and_then(|t| match t {
+                    flowbundle_protocols::AppEvent::Ftp(f) => Some(f.clone()),
+                    _ => None,
+                }),
+            )),
             _ => None,
         })
         .collect();

@@ -48,19 +48,23 @@
 //! only reassembled, buffered or decoded bytes. The detection stage looks a flow's state up once per run of its
 //! steps, not per step, and reads the steps where they lie. Scripts live per packet buffer of the streaming runtime
 //! and keep their capacity, so steady state allocates nothing beyond what run-to-completion does (events, alert
-//! vectors). What a hand-off costs in all, measured: `scripts/exec-handoff` (BENCHMARKS.md, "Real runs of the
+//! vectors), with one exception: a buffer that some rule inspects and that belongs to a logged transaction takes a
+//! copy of the transaction along (one for the calls in a row that carry the same one), which its alerts carry
+//! (run to completion builds it only when a rule fires). What a hand-off costs in all, measured: `scripts/exec-handoff` (BENCHMARKS.md, "Real runs of the
 //! execution models").
 
 use std::cell::UnsafeCell;
 use std::ops::Range;
 
 use flowbundle_decode::KeySide;
-use flowbundle_protocols::ftp::FtpEvent;
+use flowbundle_protocols::AppEvent;
 use flowbundle_rules::{Alert, Buffer, FlowMatchState, PacketCtx, PacketHeader, RawHeaders};
 use flowbundle_types::{BUNDLES, BundleToken, HttpBuffer};
 use hashbrown::HashMap;
 
-use crate::app::{FlowMeta, Out, PacketHeaders, PacketVerdict, emit_owned, owned, rules_app};
+use crate::app::{
+    FlowMeta, Out, PacketHeaders, PacketVerdict, TxRef, emit_owned, owned, rules_app,
+};
 use crate::engine::{apply_verdict, flow_action};
 use crate::event::{AppLabel, Event, EventKind};
 
@@ -138,8 +142,8 @@ pub(crate) enum Call<'d> {
         tx: u64,
         kind: BufferKind,
         data: Data<'d>,
-        /// The FTP transaction the buffer belongs to, as it stands: its alerts carry it (EVE `ftp`).
-        ftp: Option<&'d FtpEvent>,
+        /// The transaction the buffer belongs to, as it stands: its alerts carry it.
+        transaction: TxRef<'d>,
     },
     /// The flow ends: pending candidates are settled (`finish_flow`).
     Finish { label: &'d AppLabel },
@@ -210,7 +214,7 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             tx,
             kind,
             data,
-            ftp: _,
+            transaction: _,
         } => {
             let ctx = m.packet_ctx(dir, Some(label.eve_name()));
             let mut sink = |a: &Alert<'_>| fired.push(owned(a));
@@ -259,13 +263,13 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
             (None, label)
         }
     };
-    let ftp = match call {
-        Call::Buffer { ftp, .. } => *ftp,
-        _ => None,
+    let tx = match call {
+        Call::Buffer { transaction, .. } => *transaction,
+        _ => TxRef::None,
     };
     for a in fired {
         let d = dir.unwrap_or_else(|| m.side(a.dir));
-        emit_owned(out, rules, &a, d, label, ftp);
+        emit_owned(out, rules, &a, d, label, tx);
     }
 }
 
@@ -283,6 +287,7 @@ pub(crate) enum Held {
 pub(crate) struct Store<'d> {
     kept: &'d [u8],
     packet: &'d [u8],
+    txs: &'d [AppEvent],
 }
 
 impl<'d> Store<'d> {
@@ -324,7 +329,8 @@ enum Recorded {
         kind: BufferKind,
         /// Ranges of the script's part list.
         parts: Range<usize>,
-        ftp: Option<Box<FtpEvent>>,
+        /// The transaction the buffer belongs to: an index of the script's transactions.
+        transaction: Option<u32>,
     },
     Finish {
         label: AppLabel,
@@ -369,6 +375,9 @@ pub struct Script {
     ops: Vec<(u16, Op)>,
     bytes: Vec<u8>,
     parts: Vec<Held>,
+    /// The transactions of the buffers recorded (see [`crate::app::TxRef`]): one copy for the calls in a row that
+    /// carry the same one, made only for a buffer some rule inspects.
+    txs: Vec<AppEvent>,
     /// The address and length of the packet's bytes while it is inspected (0, 0: none): bytes inside them are
     /// recorded as a range of the packet instead of copied (see [`Held`]). An address, never dereferenced.
     packet: (usize, usize),
@@ -393,6 +402,7 @@ impl Script {
         self.ops.clear();
         self.bytes.clear();
         self.parts.clear();
+        self.txs.clear();
         self.packet = (0, 0);
     }
 
@@ -448,7 +458,27 @@ impl Script {
         self.ops.push((self.bundle, Op::Pass(ev)));
     }
 
-    pub(crate) fn record(&mut self, meta: &FlowMeta, ts_ns: u64, call: &Call<'_>) {
+    /// The index of `tx` among the script's transactions, copying it unless the last one copied is the same.
+    fn keep_tx(&mut self, tx: TxRef<'_>) -> Option<u32> {
+        if matches!(tx, TxRef::None) {
+            return None;
+        }
+        let last = self.txs.len().checked_sub(1);
+        if let Some(i) = last.filter(|&i| self.txs.get(i).is_some_and(|e| tx.is(e))) {
+            return u32::try_from(i).ok();
+        }
+        let at = u32::try_from(self.txs.len()).ok()?;
+        self.txs.push(*tx.event()?);
+        Some(at)
+    }
+
+    pub(crate) fn record(
+        &mut self,
+        meta: &FlowMeta,
+        ts_ns: u64,
+        call: &Call<'_>,
+        rules: Option<&flowbundle_rules::RuleSet>,
+    ) {
         let call = match *call {
             Call::Stream {
                 dir,
@@ -498,8 +528,20 @@ impl Script {
                 tx,
                 kind,
                 data,
-                ftp,
+                transaction,
             } => {
+                // Copied only where a rule may alert on the buffer (where none inspects it, nothing can fire).
+                let inspected = match kind {
+                    BufferKind::App(b) | BufferKind::AppEach(b) => {
+                        rules.is_some_and(|r| r.inspects(b))
+                    }
+                    BufferKind::Http(_) | BufferKind::Dcerpc { .. } => true,
+                };
+                let transaction = if inspected {
+                    self.keep_tx(transaction)
+                } else {
+                    None
+                };
                 let first = self.parts.len();
                 data.each(|d| {
                     let r = self.keep(d);
@@ -511,7 +553,7 @@ impl Script {
                     tx,
                     kind,
                     parts: first..self.parts.len(),
-                    ftp: ftp.map(|f| Box::new(f.clone())),
+                    transaction,
                 }
             }
             Call::Finish { label } => Recorded::Finish {
@@ -868,14 +910,16 @@ fn step(
                     tx,
                     kind,
                     parts: p,
-                    ftp,
+                    transaction,
                 } => Call::Buffer {
                     dir: *dir,
                     label,
                     tx: *tx,
                     kind: *kind,
                     data: Data::Held(store, parts.get(p.clone()).unwrap_or(&[])),
-                    ftp: ftp.as_deref(),
+                    transaction: transaction
+                        .and_then(|i| store.txs.get(i as usize))
+                        .map_or(TxRef::None, TxRef::Event),
                 },
                 Recorded::Finish { label } => Call::Finish { label },
             };
@@ -905,11 +949,16 @@ pub(crate) fn run_script(
         shard: table.shard(held),
     };
     let Script {
-        ops, bytes, parts, ..
+        ops,
+        bytes,
+        parts,
+        txs,
+        ..
     } = script;
     let store = Store {
         kept: bytes,
         packet,
+        txs,
     };
     let dropped = run_ops(ctx, ops, store, parts, &mut shards);
     script.clear();
@@ -926,11 +975,16 @@ pub(crate) unsafe fn run_script_all(
     script: &mut Script,
 ) {
     let Script {
-        ops, bytes, parts, ..
+        ops,
+        bytes,
+        parts,
+        txs,
+        ..
     } = script;
     let store = Store {
         kept: bytes,
         packet: &[],
+        txs,
     };
     run_ops(ctx, ops, store, parts, &mut Every(table));
     script.clear();
@@ -1112,6 +1166,7 @@ mod tests {
         let store = Store {
             kept: &script.bytes,
             packet: &packet,
+            txs: &[],
         };
         assert_eq!(store.get(&a), b"/index.html");
         assert_eq!(store.get(&b), b"elsewhere");

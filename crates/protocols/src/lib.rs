@@ -355,6 +355,21 @@ pub trait EventSink {
     fn app_layer_events(&mut self, tx_id: u64, to_server: bool, events: AppLayerEvents) {
         let _ = (tx_id, to_server, events);
     }
+    /// One application event (transaction `tx_id`) and the anomalies its parser found on it in the same message
+    /// (none: `AppLayerEvents::EMPTY`), together, so that the rules' `app-layer-event` alerts can carry the
+    /// transaction. The default reports the event, then the anomalies ([`EventSink::app_layer_events`]).
+    fn event_with_anomalies(
+        &mut self,
+        event: AppEvent,
+        tx_id: u64,
+        to_server: bool,
+        anomalies: AppLayerEvents,
+    ) {
+        self.event(event);
+        if !anomalies.is_empty() {
+            self.app_layer_events(tx_id, to_server, anomalies);
+        }
+    }
     /// A TLS (or DTLS) ClientHello, parsed as it arrives: the event's client-side fields (`sni`, `ja3`, `ja4`),
     /// before the server answers, so that the client's buffers (`tls.sni`, `ja3.hash`, ...) are inspected on the
     /// packet that completed the ClientHello, as Suricata inspects them. The handshake's event

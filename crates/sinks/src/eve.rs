@@ -437,8 +437,16 @@ fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent, opts: EveOptions) {
         let _ = write!(buf, ",\"tx_id\":{}", s.tx_id);
     }
     if let AppEvent::Smtp(s) = a {
-        // Suricata's `smtp` record: the envelope, and the message's `email` object beside it.
-        let _ = write!(buf, ",\"tx_id\":{},\"smtp\":", s.tx_id);
+        let _ = write!(buf, ",\"tx_id\":{}", s.tx_id);
+    }
+    put_app_object(buf, a);
+}
+
+/// `,"<event_type>":{...}`: an application event's object, as Suricata writes it in its own record and beside an
+/// alert on its transaction. A mail transaction writes its envelope (`smtp`) and its message (`email`) beside it.
+fn put_app_object(buf: &mut Vec<u8>, a: &AppEvent) {
+    if let AppEvent::Smtp(s) = a {
+        buf.extend_from_slice(b",\"smtp\":");
         let start = buf.len();
         if serde_json::to_writer(&mut *buf, s).is_err() {
             buf.truncate(start);
@@ -498,14 +506,9 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     if let Some(app) = &a.app {
         put_app_proto(buf, app);
     }
-    // The FTP transaction the alert is about, as Suricata writes an alert's transaction beside it.
-    if let Some(ftp) = &a.ftp {
-        buf.extend_from_slice(b",\"ftp\":");
-        let start = buf.len();
-        if serde_json::to_writer(&mut *buf, ftp).is_err() {
-            buf.truncate(start);
-            buf.extend_from_slice(b"{}");
-        }
+    // The transaction the alert is about, beside it as Suricata writes it.
+    if let Some(tx) = &a.tx {
+        put_app_object(buf, tx);
     }
     // A packet no flow tracks has no flow to describe.
     if !e.has_flow() {
@@ -797,7 +800,7 @@ mod tests {
             bytes_toserver: 0,
             bytes_toclient: 0,
             flow_start_ns: 0,
-            ftp: None,
+            tx: None,
             dataset_values: None,
         };
         let mut e = Event {
@@ -825,14 +828,26 @@ mod tests {
         assert_eq!(v["flow"]["src_ip"], "10.0.0.2");
         assert!(v.get("ftp").is_none(), "no transaction, no ftp object");
         // An alert on an FTP transaction: its `ftp` object beside the alert, as the `ftp` event writes it.
+        let ftp = flowbundle_events::event::FtpEvent {
+            command: Some("RETR".into()),
+            completion_code: vec!["150".into()],
+            reply_received: "no",
+            ..Default::default()
+        };
+        let tx = AppEvent::Ftp(ftp);
+        let mut record = Vec::new();
+        put_app_object(&mut record, &tx);
         if let EventKind::Alert(a) = &mut e.kind {
-            a.ftp = Some(Box::new(flowbundle_events::event::FtpEvent {
-                command: Some("RETR".into()),
-                completion_code: vec!["150".into()],
-                reply_received: "no",
-                ..Default::default()
-            }));
+            a.tx = Some(Box::new(tx));
         }
+        let mut b = Vec::new();
+        render(&mut b, &e);
+        let text = String::from_utf8(b).expect("UTF-8");
+        // The same object, byte for byte, as the transaction's own record writes.
+        assert!(
+            text.contains(std::str::from_utf8(&record).expect("UTF-8")),
+            "{text}"
+        );
         let v = line(&e);
         assert_eq!(v["ftp"]["command"], "RETR");
         assert_eq!(v["ftp"]["completion_code"][0], "150");

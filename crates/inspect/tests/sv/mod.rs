@@ -284,11 +284,13 @@ pub struct Written {
 /// Event types whose checks the harness evaluates: those the engine writes with every run's settings, in the layout
 /// Suricata 8 writes by default (`dns`: version 3; a test that configures its DNS logger otherwise has its `dns`
 /// checks not evaluated, see [`Settings::dns_logger`]; `anomaly`: the application-layer kind, the one Suricata writes by
-/// default, see [`anomaly_unevaluable`]). The other application events the engine writes (`http`,
-/// `tls`, ...) are not evaluated yet: their layouts have not been checked field by field against Suricata's. `packet`:
+/// default, see [`anomaly_unevaluable`]; `sip`: one record per message, as Suricata's SIP logger writes a
+/// transaction). The other application events the engine writes (`http`, `tls`, ...) are not evaluated yet: their
+/// layouts have not been checked field by field against Suricata's; so are their objects beside an alert (an
+/// alert's `dns`, `sip` and `ftp` are, [`sample_transactions`]). `packet`:
 /// the packets a rule's `tag` covers, written when the test's alert output logs tagged packets, as Suricata writes
 /// them then ([`Settings::tagged_packets`]; without the option neither writes any).
-const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet"];
+const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet", "sip"];
 
 /// The `stats` fields evaluated: the rule load's counters of the one detection engine, which the product's `stats`
 /// record writes from the load report (`rules_skipped` counts every skipped rule; a selected test's are those whose
@@ -338,19 +340,7 @@ impl Written {
                 bytes_toserver: 1,
                 bytes_toclient: 1,
                 flow_start_ns: 1,
-                // An alert on an FTP transaction's buffer carries the transaction, every field filled.
-                ftp: Some(Box::new(flowbundle_inspect::event::FtpEvent {
-                    command: Some("RETR".into()),
-                    command_data: Some("a".into()),
-                    command_truncated: true,
-                    completion_code: vec!["150".into()],
-                    reply: vec!["ok".into()],
-                    dynamic_port: Some(1),
-                    mode: Some("active"),
-                    reply_received: "yes",
-                    reply_truncated: true,
-                    ..Default::default()
-                })),
+                tx: None,
                 dataset_values: None,
             };
             let flow = FlowRecord {
@@ -380,12 +370,21 @@ impl Written {
                 icmp_toserver: icmp,
                 icmp_toclient: icmp,
             };
-            let mut kinds = vec![
-                EventKind::Alert(Box::new(alert)),
-                EventKind::Flow(Box::new(flow)),
-            ];
+            // An alert on a transaction's buffer carries the transaction, as its own record writes it: one sample
+            // alert per transaction kind whose layout is checked (every field filled).
+            let mut kinds: Vec<EventKind> = std::iter::once(None)
+                .chain(sample_transactions().into_iter().map(Some))
+                .map(|tx| {
+                    EventKind::Alert(Box::new(AlertEvent {
+                        tx: tx.map(Box::new),
+                        ..alert.clone()
+                    }))
+                })
+                .collect();
+            kinds.push(EventKind::Flow(Box::new(flow)));
             if proto == 6 {
                 kinds.push(EventKind::App(Box::new(sample_dns())));
+                kinds.push(EventKind::App(Box::new(sample_sip())));
                 kinds.push(EventKind::Packet(Box::new(
                     flowbundle_inspect::TaggedPacket {
                         data: vec![0; 60].into(),
@@ -438,6 +437,75 @@ impl Written {
                 .any(|p| plain.starts_with(&format!("{p}.")));
         (!written).then(|| format!("check on field `{plain}`"))
     }
+}
+
+/// The transactions an alert may carry whose layout has been checked against Suricata's, each with every part the
+/// writer can write filled: checks on their fields beside an alert are evaluated.
+fn sample_transactions() -> Vec<flowbundle_protocols::AppEvent> {
+    vec![
+        sample_dns(),
+        sample_sip(),
+        flowbundle_protocols::AppEvent::Ftp(flowbundle_inspect::event::FtpEvent {
+            command: Some("RETR".into()),
+            command_data: Some("a".into()),
+            command_truncated: true,
+            completion_code: vec!["150".into()],
+            reply: vec!["ok".into()],
+            dynamic_port: Some(1),
+            mode: Some("active"),
+            reply_received: "yes",
+            reply_truncated: true,
+            ..Default::default()
+        }),
+    ]
+}
+
+/// A SIP message with every part the writer can write filled: request and status line fields, a session
+/// description with its lists and a media description.
+fn sample_sip() -> flowbundle_protocols::AppEvent {
+    use flowbundle_protocols::sip::SipEvent;
+    use flowbundle_protocols::sip::sdp::{MediaDescription, SdpEvent, TimeDescription};
+    let some = |s: &str| Some(s.to_string());
+    let list = || vec!["a".to_string()];
+    flowbundle_protocols::AppEvent::Sip(SipEvent {
+        tx_id: 1,
+        to_server: true,
+        method: some("INVITE"),
+        uri: some("sip:a"),
+        version: "SIP/2.0".into(),
+        code: some("200"),
+        reason: some("OK"),
+        request_line: some("INVITE sip:a SIP/2.0"),
+        response_line: some("SIP/2.0 200 OK"),
+        sdp: Some(SdpEvent {
+            version: 0,
+            origin: "o".into(),
+            session_name: "s".into(),
+            session_info: some("i"),
+            uri: some("u"),
+            email: some("e"),
+            phone_number: some("p"),
+            connection_data: some("c"),
+            bandwidths: list(),
+            time_descriptions: vec![TimeDescription {
+                time: "t".into(),
+                repeat_time: some("r"),
+            }],
+            timezone: some("z"),
+            encryption_key: some("k"),
+            attributes: list(),
+            media_descriptions: vec![MediaDescription {
+                media: "m".into(),
+                media_info: some("i"),
+                bandwidths: list(),
+                connection_data: some("c"),
+                encryption_key: some("k"),
+                attributes: list(),
+            }],
+            ..SdpEvent::default()
+        }),
+        ..SipEvent::default()
+    })
 }
 
 /// A DNS response event with every part the writer can write filled: flags, questions, answers with address,

@@ -948,21 +948,27 @@ impl DnsParser {
         } else {
             event(&m, tx)
         };
-        if let Some(e) = ev {
-            out.event(AppEvent::Dns(DnsEvent {
-                udp_len,
-                to_server,
-                flavour: self.flavour,
-                ..e
-            }));
-        }
         // A response sent to the server makes no transaction in Suricata: its anomaly went to the latest one.
+        let anomalies = if no_tx || !header_valid(msg) {
+            AppLayerEvents::EMPTY
+        } else {
+            message_anomalies(&m, to_server)
+        };
         if !no_tx {
             self.latest_tx = Some(tx);
-            let anomalies = message_anomalies(&m, to_server);
-            if header_valid(msg) && !anomalies.is_empty() {
-                out.app_layer_events(tx, to_server, anomalies);
+        }
+        match ev {
+            Some(e) => {
+                let e = AppEvent::Dns(DnsEvent {
+                    udp_len,
+                    to_server,
+                    flavour: self.flavour,
+                    ..e
+                });
+                out.event_with_anomalies(e, tx, to_server, anomalies);
             }
+            None if !anomalies.is_empty() => out.app_layer_events(tx, to_server, anomalies),
+            None => {}
         }
     }
 

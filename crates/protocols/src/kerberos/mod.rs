@@ -24,8 +24,8 @@ pub mod message;
 use crate::scan::be32;
 use crate::snmp::ber_header;
 use crate::{
-    AppEvent, AppLayerEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, ParserStats,
-    Probe, ProbeCtx, Transport,
+    AppEvent, AppLayerEvent, AppLayerEvents, AppProto, Detector, Direction, EventSink, Limits,
+    Parser, ParserStats, Probe, ProbeCtx, Transport,
 };
 use flowbundle_types::krb5 as names;
 use message::{Krb5Message, Principal};
@@ -170,14 +170,13 @@ impl KerberosParser {
             return;
         }
         let weak = m.etype.is_some_and(names::weak_encryption);
-        out.event(AppEvent::Krb5(Krb5Event::new(tx, to_server, m, request)));
-        if weak {
-            out.app_layer_events(
-                tx,
-                to_server,
-                std::iter::once(AppLayerEvent::Krb5WeakEncryption).collect(),
-            );
-        }
+        let anomalies = if weak {
+            std::iter::once(AppLayerEvent::Krb5WeakEncryption).collect()
+        } else {
+            AppLayerEvents::EMPTY
+        };
+        let event = AppEvent::Krb5(Krb5Event::new(tx, to_server, m, request));
+        out.event_with_anomalies(event, tx, to_server, anomalies);
     }
 }
 
