@@ -369,10 +369,13 @@ pub enum FlowState {
     NotEstablished,
 }
 
-/// Declares `Buffer` and derives its count and list from the one list of variants, so a new buffer cannot be left
-/// out of `Buffer::ALL` (per-buffer arrays, the profile and the keyword table's check all walk it).
+/// Declares `Buffer` from one table, a row per buffer with its properties: the name rules know it by, the side of a
+/// transaction it belongs to, the application protocol whose parser hands it over, and whether a transaction has
+/// one value of it or any number. Its count, its list and every property are derived from the rows, so a new buffer
+/// cannot be left out of `Buffer::ALL` (per-buffer arrays, the profile and the keyword table's check all walk it) nor
+/// lack a property.
 macro_rules! buffers {
-    ($($(#[$doc:meta])* $variant:ident,)*) => {
+    ($($(#[$doc:meta])* $variant:ident => ($name:literal, $side:ident, $proto:tt, $inst:ident $(,)?),)*) => {
         /// The buffer a content chain inspects.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Buffer {
@@ -385,374 +388,418 @@ macro_rules! buffers {
 
             /// Every buffer kind, in index order.
             pub const ALL: [Buffer; Buffer::COUNT] = [$(Buffer::$variant),*];
+
+            /// Every buffer's properties, in index order.
+            const PROPS: [BufferProps; Buffer::COUNT] = [$(BufferProps {
+                name: $name,
+                side: Side::$side,
+                app_proto: buffer_proto!($proto),
+                multi_instance: matches!(Instances::$inst, Instances::Many),
+            }),*];
         }
     };
 }
 
+/// A buffer row's application protocol: `None` or its EVE `app_proto` name.
+macro_rules! buffer_proto {
+    (None) => {
+        None
+    };
+    ($p:literal) => {
+        Some($p)
+    };
+}
+
+/// How many values of a buffer a transaction has (a row of the buffer table says): one, or any number (Suricata's
+/// multi-instance buffers, see [`Buffer::multi_instance`]).
+enum Instances {
+    One,
+    Many,
+}
+
+/// What the buffer table says of a buffer ([`Buffer::props`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferProps {
+    /// Suricata's sticky-buffer keyword for it (or, for a buffer several keywords or sides share, a description).
+    pub name: &'static str,
+    /// The side of a transaction it belongs to.
+    pub side: Side,
+    /// The application protocol whose parser hands it over (EVE `app_proto` name); `None` for the payload, the
+    /// packet's own fields and the files of any carrier.
+    pub app_proto: Option<&'static str>,
+    /// A transaction has any number of values of it (see [`Buffer::multi_instance`]).
+    pub multi_instance: bool,
+}
+
 buffers! {
     /// The payload: reassembled stream data for TCP, the datagram for anything else.
-    Payload,
-    HttpMethod,
+    Payload => ("payload", Either, None, One),
+    HttpMethod => ("http.method", Request, "http", One),
     /// Normalised request URI (percent-decoding and dot segments resolved in the path).
-    HttpUri,
-    HttpRawUri,
+    HttpUri => ("http.uri", Request, "http", One),
+    HttpRawUri => ("http.uri.raw", Request, "http", One),
     /// Host header value, lowercased.
-    HttpHost,
-    HttpRawHost,
-    HttpUserAgent,
+    HttpHost => ("http.host", Request, "http", One),
+    HttpRawHost => ("http.host.raw", Request, "http", One),
+    HttpUserAgent => ("http.user_agent", Request, "http", One),
     /// `http.cookie`: the request's `Cookie` value(s), or the response's `Set-Cookie` value(s) (Suricata inspects
     /// both; Snort 3's `http_cookie` to the client is `Set-Cookie` too).
-    HttpCookie,
+    HttpCookie => ("http.cookie", Either, "http", One),
     /// Request header lines, `Name: value\r\n`, without `Cookie` (as Suricata's `http.header`).
-    HttpRequestHeader,
+    HttpRequestHeader => ("http.header (request)", Request, "http", One),
     /// Request header block as sent.
-    HttpRequestRawHeader,
-    HttpRequestBody,
-    HttpStatCode,
+    HttpRequestRawHeader => ("http.header.raw (request)", Request, "http", One),
+    HttpRequestBody => ("http.request_body", Request, "http", One),
+    HttpStatCode => ("http.stat_code", Response, "http", One),
     /// Response header lines without `Set-Cookie`.
-    HttpResponseHeader,
-    HttpResponseRawHeader,
+    HttpResponseHeader => ("http.header (response)", Response, "http", One),
+    HttpResponseRawHeader => ("http.header.raw (response)", Response, "http", One),
     /// De-chunked, decompressed response body.
-    HttpResponseBody,
+    HttpResponseBody => ("http.response_body", Response, "http", One),
     /// `http.request_line`: `GET /index.html HTTP/1.1`.
-    HttpRequestLine,
+    HttpRequestLine => ("http.request_line", Request, "http", One),
     /// `http.response_line`: `HTTP/1.1 200 OK`.
-    HttpResponseLine,
+    HttpResponseLine => ("http.response_line", Response, "http", One),
     /// `http.protocol`: `HTTP/1.1`, of the request or the response.
-    HttpProtocol,
+    HttpProtocol => ("http.protocol", Either, "http", One),
     /// `http.stat_msg`: the response's reason phrase (`OK`).
-    HttpStatMsg,
+    HttpStatMsg => ("http.stat_msg", Response, "http", One),
     /// `http.start`: the request or status line, the header lines and the empty line, as sent.
-    HttpStart,
+    HttpStart => ("http.start", Either, "http", One),
     /// `http.header_names`: `\r\n` before each header name, and `\r\n\r\n` at the end (request or response).
-    HttpHeaderNames,
+    HttpHeaderNames => ("http.header_names", Either, "http", One),
     /// `http.content_type`: the `Content-Type` value (request or response).
-    HttpContentType,
+    HttpContentType => ("http.content_type", Either, "http", One),
     /// `http.content_len`: the `Content-Length` value (request or response).
-    HttpContentLen,
+    HttpContentLen => ("http.content_len", Either, "http", One),
     /// `http.connection`: the `Connection` value (request or response).
-    HttpConnection,
-    HttpAccept,
-    HttpAcceptEnc,
-    HttpAcceptLang,
-    HttpReferer,
+    HttpConnection => ("http.connection", Either, "http", One),
+    HttpAccept => ("http.accept", Request, "http", One),
+    HttpAcceptEnc => ("http.accept_enc", Request, "http", One),
+    HttpAcceptLang => ("http.accept_lang", Request, "http", One),
+    HttpReferer => ("http.referer", Request, "http", One),
     /// `http.location`: the response's `Location` value.
-    HttpLocation,
+    HttpLocation => ("http.location", Response, "http", One),
     /// `http.server`: the response's `Server` value.
-    HttpServer,
+    HttpServer => ("http.server", Response, "http", One),
     /// `dns.query`: a query name, dotted (`www.example.com`).
-    DnsQuery,
+    DnsQuery => ("dns.query", Request, "dns", Many),
     /// `tls.sni`: the ClientHello's server name.
-    TlsSni,
+    TlsSni => ("tls.sni", Request, "tls", One),
     /// `tls.cert_subject`: the server certificate's subject (`C=US, O=Example, CN=www.example.com`).
-    TlsCertSubject,
+    TlsCertSubject => ("tls.cert_subject", Response, "tls", One),
     /// `tls.cert_issuer`: the server certificate's issuer.
-    TlsCertIssuer,
+    TlsCertIssuer => ("tls.cert_issuer", Response, "tls", One),
     /// `tls.cert_serial`: the server certificate's serial, upper-case hex bytes joined by `:`.
-    TlsCertSerial,
+    TlsCertSerial => ("tls.cert_serial", Response, "tls", One),
     /// `tls.cert_fingerprint`: SHA-1 of the server certificate, lower-case hex bytes joined by `:`.
-    TlsCertFingerprint,
+    TlsCertFingerprint => ("tls.cert_fingerprint", Response, "tls", One),
     /// `tls.certs`: each certificate of the server's chain (DER), one buffer each; a rule matches when one does.
-    TlsCerts,
+    TlsCerts => ("tls.certs", Response, "tls", Many),
     /// `ja3.hash`: MD5 of the ClientHello's JA3 string, 32 lowercase hex digits.
-    Ja3Hash,
-    Ja3String,
+    Ja3Hash => ("ja3.hash", Request, "tls", One),
+    Ja3String => ("ja3.string", Request, "tls", One),
     /// `ja3s.hash`: MD5 of the ServerHello's JA3S string.
-    Ja3sHash,
-    Ja3sString,
+    Ja3sHash => ("ja3s.hash", Response, "tls", One),
+    Ja3sString => ("ja3s.string", Response, "tls", One),
     /// `ja4.hash`: the ClientHello's JA4 fingerprint.
-    Ja4Hash,
+    Ja4Hash => ("ja4.hash", Request, "tls", One),
     /// The TLS version a side recorded, as `tls.version` reads it: two bytes big-endian as recorded (the
     /// ClientHello's version to the server, the ServerHello's negotiated one to the client), then two bytes with a
     /// TLS 1.3 draft version (`7f xx`) read as 1.3 (`03 04`).
-    TlsVersion,
+    TlsVersion => ("tls.version", Either, "tls", One),
     /// `ssh.proto`: the protocol version of the banner (`2.0`), of the client or the server.
-    SshProto,
+    SshProto => ("ssh.proto", Either, "ssh", One),
     /// `ssh.software`: the software version of the banner (`OpenSSH_8.2p1`).
-    SshSoftware,
+    SshSoftware => ("ssh.software", Either, "ssh", One),
     /// `ssh.hassh`: MD5 of the client's KEXINIT algorithm string, 32 lower-case hex digits.
-    SshHassh,
+    SshHassh => ("ssh.hassh", Request, "ssh", One),
     /// `ssh.hassh.string`: the client's `kex;encryption;mac;compression` lists.
-    SshHasshString,
+    SshHasshString => ("ssh.hassh.string", Request, "ssh", One),
     /// `ssh.hassh.server`: MD5 of the server's KEXINIT algorithm string.
-    SshHasshServer,
+    SshHasshServer => ("ssh.hassh.server", Response, "ssh", One),
     /// `ssh.hassh.server.string`: the server's `kex;encryption;mac;compression` lists.
-    SshHasshServerString,
+    SshHasshServerString => ("ssh.hassh.server.string", Response, "ssh", One),
     /// `smb.share`: a TREE_CONNECT's path to a share that is not a pipe share (`\\host\share`).
-    SmbShare,
+    SmbShare => ("smb.share", Request, "smb", One),
     /// `smb.named_pipe`: a TREE_CONNECT's path to a pipe share (`\\host\IPC$`).
-    SmbNamedPipe,
+    SmbNamedPipe => ("smb.named_pipe", Request, "smb", One),
     /// `smb.ntlmssp_user`: the user of a SESSION_SETUP's NTLMSSP AUTHENTICATE.
-    SmbNtlmsspUser,
+    SmbNtlmsspUser => ("smb.ntlmssp_user", Request, "smb", One),
     /// `smb.ntlmssp_domain`: its domain.
-    SmbNtlmsspDomain,
+    SmbNtlmsspDomain => ("smb.ntlmssp_domain", Request, "smb", One),
     /// The version of an SMB message's transaction, one byte (1 or 2), as `smb.version` reads it.
-    SmbVersion,
+    SmbVersion => ("smb.version", Either, "smb", One),
     /// `file.data` on SMB: a file read or written over SMB2 (its READ/WRITE data in offset order, from the start),
     /// up to the parser's cap, in the direction it travelled.
-    SmbFileData,
+    SmbFileData => ("file.data (smb)", Either, "smb", Many),
     /// A DCE/RPC call's interface, version, operation number and first-fragment flag, as the conditions
     /// `dcerpc.iface` and `dcerpc.opnum` read them ([`crate::dcerpc::call_header`]); of the request or the response.
-    DcerpcHeader,
+    DcerpcHeader => ("dcerpc.iface", Either, "dcerpc", One),
     /// `dcerpc.stub_data`: a DCE/RPC request's or response's stub, its fragments joined.
-    DcerpcStubData,
+    DcerpcStubData => ("dcerpc.stub_data", Either, "dcerpc", One),
     /// A Kerberos message's type (one byte: its application tag number), as `krb5_msg_type` reads it.
-    Krb5MsgType,
+    Krb5MsgType => ("krb5_msg_type", Either, "krb5", One),
     /// `krb5.cname`: each component of a KDC reply's (or error's) client name, one buffer each (a
     /// multi-buffer), to the client only as Suricata registers it.
-    Krb5Cname,
+    Krb5Cname => ("krb5.cname", Response, "krb5", One),
     /// `krb5.sname`: each component of the server name, one buffer each, to the client only.
-    Krb5Sname,
+    Krb5Sname => ("krb5.sname", Response, "krb5", One),
     /// `krb5_err_code`: a KRB-ERROR's error code (four bytes, big-endian, the `Int32`'s bits).
-    Krb5ErrCode,
+    Krb5ErrCode => ("krb5_err_code", Response, "krb5", One),
     /// `krb5.ticket_encryption`: a reply's ticket's encryption type: one byte, 1 when weak, then the type (four
     /// bytes, big-endian, the `Int32`'s bits).
-    Krb5TicketEncryption,
+    Krb5TicketEncryption => ("krb5.ticket_encryption", Response, "krb5", One),
     /// The Kerberos parser's anomalies on a message, as `app-layer-event:krb5.<name>` reads them.
-    Krb5Events,
+    Krb5Events => ("app-layer-event (krb5)", Either, "krb5", One),
     /// The DNS parser's anomalies on a message (one byte per [`AppLayerEvent`], 1 where it is set), as
     /// `app-layer-event:dns.<name>` reads them.
-    DnsEvents,
+    DnsEvents => ("app-layer-event (dns)", Either, "dns", One),
     /// The FTP parser's anomalies on a control line, as `app-layer-event:ftp.<name>` reads them.
-    FtpEvents,
+    FtpEvents => ("app-layer-event (ftp)", Either, "ftp", One),
     /// An FTP `PORT` or `EPRT` command's verdict for `ftpbounce`: one byte, 1 when the address it announces is not
     /// the client's own (the server would connect to a third host), else 0.
-    FtpBounce,
+    FtpBounce => ("ftpbounce", Request, "ftp", One),
     /// `ftp.command`: an FTP transaction's command verb, upper-cased (`USER`, `RETR`), to the server.
-    FtpCommand,
+    FtpCommand => ("ftp.command", Request, "ftp", One),
     /// `ftp.command_data`: the command's argument as sent (`anonymous`, `temp.txt`), to the server.
-    FtpCommandData,
+    FtpCommandData => ("ftp.command_data", Request, "ftp", One),
     /// `ftp.reply`: each reply line's text of the transaction, without its code, one buffer each (a
     /// multi-buffer), to the client.
-    FtpReply,
+    FtpReply => ("ftp.reply", Response, "ftp", One),
     /// `ftp.completion_code`: each reply line's code as text (`150`, `226`), one buffer each, to the client.
-    FtpCompletionCode,
+    FtpCompletionCode => ("ftp.completion_code", Response, "ftp", One),
     /// `ftp.dynamic_port`: the data port the transaction announced (two bytes, big-endian; 0 when it announced
     /// none), of a known command's transaction, either direction.
-    FtpDynamicPort,
+    FtpDynamicPort => ("ftp.dynamic_port", Either, "ftp", One),
     /// `ftp.mode`: one byte, 1 for an active-mode announcement (`PORT`, `EPRT`), 0 for a passive one, of a
     /// transaction that announced a port, either direction.
-    FtpMode,
+    FtpMode => ("ftp.mode", Either, "ftp", One),
     /// `ftp.reply_received`: one byte, 1 when the transaction's final reply arrived, 0 when the flow ended first,
     /// of a known command's transaction, to the client.
-    FtpReplyReceived,
+    FtpReplyReceived => ("ftp.reply_received", Response, "ftp", One),
     /// The HTTP parser's anomalies on a transaction, as `app-layer-event:http.<name>` reads them.
-    HttpEvents,
+    HttpEvents => ("app-layer-event (http)", Either, "http", One),
     /// The SMTP parser's anomalies on a mail transaction (its MIME decoder's), as `app-layer-event:smtp.<name>`
     /// reads them.
-    SmtpEvents,
+    SmtpEvents => ("app-layer-event (smtp)", Either, "smtp", One),
     /// `file.data` on SMTP: a mail attachment, decoded (base64, quoted-printable), up to the parser's cap.
-    SmtpFileData,
+    SmtpFileData => ("file.data (smtp)", Request, "smtp", Many),
     /// `smtp.helo`: the argument of the session's `HELO`/`EHLO`, on each mail transaction.
-    SmtpHelo,
+    SmtpHelo => ("smtp.helo", Request, "smtp", One),
     /// `smtp.mail_from`: the `MAIL FROM` address as sent (`<a@example.org>`, without ESMTP parameters).
-    SmtpMailFrom,
+    SmtpMailFrom => ("smtp.mail_from", Request, "smtp", One),
     /// `smtp.rcpt_to`: each `RCPT TO` address, one buffer each (a multi-buffer).
-    SmtpRcptTo,
+    SmtpRcptTo => ("smtp.rcpt_to", Request, "smtp", Many),
     /// `email.from`: the message's `From` header value.
-    EmailFrom,
+    EmailFrom => ("email.from", Request, "smtp", One),
     /// `email.subject`: the message's `Subject` header value.
-    EmailSubject,
+    EmailSubject => ("email.subject", Request, "smtp", One),
     /// `email.to`: each address of the `To` header (split at commas outside quotes), one buffer each.
-    EmailTo,
+    EmailTo => ("email.to", Request, "smtp", Many),
     /// `email.cc`: each address of the `Cc` header, one buffer each.
-    EmailCc,
+    EmailCc => ("email.cc", Request, "smtp", Many),
     /// `email.date`: the `Date` header value.
-    EmailDate,
+    EmailDate => ("email.date", Request, "smtp", One),
     /// `email.message_id`: the `Message-Id` header value.
-    EmailMessageId,
+    EmailMessageId => ("email.message_id", Request, "smtp", One),
     /// `email.x_mailer`: the `X-Mailer` header value.
-    EmailXMailer,
+    EmailXMailer => ("email.x_mailer", Request, "smtp", One),
     /// `email.received`: each `Received` header value, one buffer each.
-    EmailReceived,
+    EmailReceived => ("email.received", Request, "smtp", Many),
     /// `email.url`: each URL of the message's text and attachments (without its `http://`), one buffer each.
-    EmailUrl,
+    EmailUrl => ("email.url", Request, "smtp", Many),
     /// `sip.method`: a request's method (`INVITE`).
-    SipMethod,
+    SipMethod => ("sip.method", Request, "sip", One),
     /// `sip.uri`: a request's Request-URI as sent.
-    SipUri,
+    SipUri => ("sip.uri", Request, "sip", One),
     /// `sip.request_line`: a request's whole first line, without its line end.
-    SipRequestLine,
+    SipRequestLine => ("sip.request_line", Request, "sip", One),
     /// `sip.stat_code`: a response's status code (three digits).
-    SipStatCode,
+    SipStatCode => ("sip.stat_code", Response, "sip", One),
     /// `sip.stat_msg`: a response's reason phrase.
-    SipStatMsg,
+    SipStatMsg => ("sip.stat_msg", Response, "sip", One),
     /// `sip.response_line`: a response's whole first line, without its line end.
-    SipResponseLine,
+    SipResponseLine => ("sip.response_line", Response, "sip", One),
     /// `sip.protocol`: the version (`SIP/2.0`) of a request or status line.
-    SipProtocol,
+    SipProtocol => ("sip.protocol", Either, "sip", One),
     /// `sip.from`: each `From` (or `f`) header value, one buffer each (a multi-buffer).
-    SipFrom,
+    SipFrom => ("sip.from", Either, "sip", Many),
     /// `sip.to`: each `To` (or `t`) header value, one buffer each.
-    SipTo,
+    SipTo => ("sip.to", Either, "sip", Many),
     /// `sip.via`: each `Via` (or `v`) header value, one buffer each.
-    SipVia,
+    SipVia => ("sip.via", Either, "sip", Many),
     /// `sip.user_agent`: each `User-Agent` header value, one buffer each.
-    SipUserAgent,
+    SipUserAgent => ("sip.user_agent", Either, "sip", Many),
     /// `sip.content_type`: each `Content-Type` (or `c`) header value, one buffer each.
-    SipContentType,
+    SipContentType => ("sip.content_type", Either, "sip", Many),
     /// `sip.content_length`: each `Content-Length` (or `l`) header value as sent, one buffer each.
-    SipContentLength,
+    SipContentLength => ("sip.content_length", Either, "sip", Many),
     /// `sdp.origin`: a SIP body's session description's `o=` value.
-    SdpOrigin,
+    SdpOrigin => ("sdp.origin", Either, "sip", One),
     /// `sdp.session_name`: the session description's `s=` value.
-    SdpSessionName,
+    SdpSessionName => ("sdp.session_name", Either, "sip", One),
     /// `sdp.session_info`: the session's `i=` value.
-    SdpSessionInfo,
+    SdpSessionInfo => ("sdp.session_info", Either, "sip", One),
     /// `sdp.uri`: the session's `u=` value.
-    SdpUri,
+    SdpUri => ("sdp.uri", Either, "sip", One),
     /// `sdp.email`: the session's `e=` value.
-    SdpEmail,
+    SdpEmail => ("sdp.email", Either, "sip", One),
     /// `sdp.phone_number`: the session's `p=` value.
-    SdpPhoneNumber,
+    SdpPhoneNumber => ("sdp.phone_number", Either, "sip", One),
     /// `sdp.connection_data`: the session's `c=` value.
-    SdpConnectionData,
+    SdpConnectionData => ("sdp.connection_data", Either, "sip", One),
     /// `sdp.bandwidth`: each of the session's `b=` values, one buffer each.
-    SdpBandwidth,
+    SdpBandwidth => ("sdp.bandwidth", Either, "sip", Many),
     /// `sdp.time`: each time description's `t=` value, one buffer each.
-    SdpTime,
+    SdpTime => ("sdp.time", Either, "sip", Many),
     /// `sdp.repeat_time`: each time description's (first) `r=` value, one buffer each.
-    SdpRepeatTime,
+    SdpRepeatTime => ("sdp.repeat_time", Either, "sip", Many),
     /// `sdp.timezone`: the session's `z=` value.
-    SdpTimezone,
+    SdpTimezone => ("sdp.timezone", Either, "sip", One),
     /// `sdp.encryption_key`: the session's `k=` value.
-    SdpEncryptionKey,
+    SdpEncryptionKey => ("sdp.encryption_key", Either, "sip", One),
     /// `sdp.attribute`: each of the session's `a=` values, one buffer each.
-    SdpAttribute,
+    SdpAttribute => ("sdp.attribute", Either, "sip", Many),
     /// `sdp.media.media`: each media description's `m=` value, one buffer each.
-    SdpMediaMedia,
+    SdpMediaMedia => ("sdp.media.media", Either, "sip", Many),
     /// `sdp.media.media_info`: each media description's `i=` value, one buffer each.
-    SdpMediaMediaInfo,
+    SdpMediaMediaInfo => ("sdp.media.media_info", Either, "sip", Many),
     /// `sdp.media.connection_data`: each media description's `c=` value, one buffer each.
-    SdpMediaConnectionData,
+    SdpMediaConnectionData => ("sdp.media.connection_data", Either, "sip", Many),
     /// `sdp.media.encryption_key`: each media description's `k=` value, one buffer each.
-    SdpMediaEncryptionKey,
+    SdpMediaEncryptionKey => ("sdp.media.encryption_key", Either, "sip", Many),
     /// `file.data` on FTP data connections: the file a data connection carried, up to the parser's cap, in
     /// whichever direction it travelled (`STOR` to the server, `RETR` to the client, active or passive).
-    FtpDataFileData,
+    FtpDataFileData => ("file.data (ftp-data)", Either, "ftp-data", One),
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
     /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
     /// [`Buffer::HttpResponseHeader`] each.
-    HttpHeader,
+    HttpHeader => ("http.header (either side)", Either, "http", One),
     /// `http.header.raw` likewise: the request's and the response's header blocks as sent.
-    HttpRawHeader,
+    HttpRawHeader => ("http.header.raw (either side)", Either, "http", One),
     /// `file.name`: the name of a file any parser carried (an HTTP URI's path or `Content-Disposition` name, a mail
     /// attachment's, an FTP command's argument, an SMB file's), in the direction the file travelled.
-    FileName,
+    FileName => ("file.name", Either, None, Many),
     /// `file.magic`: a file's type as the built-in magic table describes it (`PE32 executable, for MS Windows`).
-    FileMagic,
+    FileMagic => ("file.magic", Either, None, Many),
     /// A file's state, size and digests, as `filesize` and the hash lists read them ([`crate::file::meta`]).
-    FileMeta,
+    FileMeta => ("filesize (file state, size and hashes)", Either, None, One),
     /// The transfer command of an FTP data connection's file (`RETR`, `STOR`), as `ftpdata_command` reads it.
-    FtpDataCommand,
+    FtpDataCommand => ("ftpdata_command", Either, "ftp-data", One),
     /// `ip.src`: the packet's source address, 4 bytes (IPv4) or 16 (IPv6); checked with the rule's header
     /// ([`Rule::packet_groups`]).
-    IpSrc,
+    IpSrc => ("ip.src", Either, None, One),
     /// `ip.dst`: the packet's destination address, likewise.
-    IpDst,
+    IpDst => ("ip.dst", Either, None, One),
     /// `ipv4.hdr`: the packet's IPv4 header as on the wire, options included (checked with the rule's header, as
     /// `ip.src`; the other header buffers too). Absent on IPv6.
-    Ipv4Hdr,
+    Ipv4Hdr => ("ipv4.hdr", Either, None, One),
     /// `ipv6.hdr`: the IPv6 header and its extension headers, as on the wire (Suricata's base header plus
     /// extension headers). Absent on IPv4.
-    Ipv6Hdr,
+    Ipv6Hdr => ("ipv6.hdr", Either, None, One),
     /// `tcp.hdr`: the TCP header with its options.
-    TcpHdr,
+    TcpHdr => ("tcp.hdr", Either, None, One),
     /// `udp.hdr`: the UDP header's 8 bytes.
-    UdpHdr,
+    UdpHdr => ("udp.hdr", Either, None, One),
     /// `icmpv4.hdr`: the ICMPv4 header as Suricata sizes it: 8 bytes, plus the 12 timestamp bytes of a timestamp
     /// request or reply and the address list of a router advertisement when the message holds them.
-    Icmpv4Hdr,
+    Icmpv4Hdr => ("icmpv4.hdr", Either, None, One),
     /// `icmpv6.hdr`: the ICMPv6 header's first 8 bytes.
-    Icmpv6Hdr,
+    Icmpv6Hdr => ("icmpv6.hdr", Either, None, One),
     /// `dns.queries.rrname`: each question's name, dotted, of a request or a response (one buffer each; a rule
     /// matches when one does).
-    DnsQueriesRrname,
+    DnsQueriesRrname => ("dns.queries.rrname", Either, "dns", Many),
     /// `dns.answers.rrname`: each answer record's name, of a request or a response.
-    DnsAnswersRrname,
+    DnsAnswersRrname => ("dns.answers.rrname", Either, "dns", Many),
     /// `dns.authorities.rrname`: each authority record's name.
-    DnsAuthoritiesRrname,
+    DnsAuthoritiesRrname => ("dns.authorities.rrname", Either, "dns", Many),
     /// `dns.additionals.rrname`: each additional record's name (an EDNS `OPT` record's is empty).
-    DnsAdditionalsRrname,
+    DnsAdditionalsRrname => ("dns.additionals.rrname", Either, "dns", Many),
     /// `dns.response.rrname`: every name of a response, one buffer each: the questions', then each record's name
     /// followed by its data where that is a name (CNAME, PTR, MX, NS; SOA's primary server), answers, authorities
     /// and additionals in turn.
-    DnsResponseRrname,
+    DnsResponseRrname => ("dns.response.rrname", Response, "dns", Many),
     /// A DNS message's opcode, one byte, as `dns.opcode` reads it.
-    DnsOpcode,
+    DnsOpcode => ("dns.opcode", Either, "dns", One),
     /// A DNS message's response code, one byte, as `dns.rcode` reads it.
-    DnsRcode,
+    DnsRcode => ("dns.rcode", Either, "dns", One),
     /// Each question's type, two bytes big-endian, one buffer each, as `dns.rrtype` reads them.
-    DnsRrtype,
+    DnsRrtype => ("dns.rrtype", Either, "dns", One),
     /// `mdns.queries.rrname`: as [`Buffer::DnsQueriesRrname`] on multicast DNS flows.
-    MdnsQueriesRrname,
+    MdnsQueriesRrname => ("mdns.queries.rrname", Either, "mdns", Many),
     /// `mdns.answers.rrname`.
-    MdnsAnswersRrname,
+    MdnsAnswersRrname => ("mdns.answers.rrname", Either, "mdns", Many),
     /// `mdns.authorities.rrname`.
-    MdnsAuthoritiesRrname,
+    MdnsAuthoritiesRrname => ("mdns.authorities.rrname", Either, "mdns", Many),
     /// `mdns.additionals.rrname`.
-    MdnsAdditionalsRrname,
+    MdnsAdditionalsRrname => ("mdns.additionals.rrname", Either, "mdns", Many),
     /// `mdns.response.rrname`: as [`Buffer::DnsResponseRrname`], of an mDNS response whichever way it travels
     /// (responses go to the multicast group, the way the flow's first packet went).
-    MdnsResponseRrname,
+    MdnsResponseRrname => ("mdns.response.rrname", Either, "mdns", Many),
     /// `tls.subjectaltname`: each subjectAltName entry of the server certificate, one buffer each.
-    TlsSubjectAltName,
+    TlsSubjectAltName => ("tls.subjectaltname", Response, "tls", Many),
     /// `tls.alpn`: each ALPN protocol a side offered (the client's to the server, the server's choice to the
     /// client), one buffer each.
-    TlsAlpn,
+    TlsAlpn => ("tls.alpn", Either, "tls", Many),
     /// `tls.random`: a hello's 32 random bytes (the ClientHello's to the server, the ServerHello's to the client).
-    TlsRandom,
+    TlsRandom => ("tls.random", Either, "tls", One),
     /// `tls.random_time`: the first 4 of them.
-    TlsRandomTime,
+    TlsRandomTime => ("tls.random_time", Either, "tls", One),
     /// `tls.random_bytes`: the other 28.
-    TlsRandomBytes,
+    TlsRandomBytes => ("tls.random_bytes", Either, "tls", One),
     /// The server certificate's validity as the date keywords read it: `notBefore` and `notAfter` as 8-byte
     /// big-endian numbers (seconds since the epoch, offset by 2^63 so that the unsigned order is the signed one:
     /// [`cert_date_number`]), then one byte each for expired and valid at the packet's time.
-    TlsCertValidity,
+    TlsCertValidity => (
+        "tls_cert_notbefore, tls_cert_notafter, tls_cert_expired, tls_cert_valid",
+        Response,
+        "tls",
+        One,
+    ),
     /// The number of certificates the server sent, 4 bytes big-endian, as `tls.cert_chain_len` reads it.
-    TlsCertChainLen,
+    TlsCertChainLen => ("tls.cert_chain_len", Response, "tls", One),
     /// `quic.version`: the version of a QUIC long header, its 4 bytes as sent (`|00 00 00 01|`, `Q046`).
-    QuicVersion,
+    QuicVersion => ("quic.version", Either, "quic", One),
     /// `quic.sni`: the server name of a QUIC client hello (IETF QUIC's TLS ClientHello, gQUIC's CHLO `SNI`).
-    QuicSni,
+    QuicSni => ("quic.sni", Request, "quic", One),
     /// `quic.ua`: the user agent of a gQUIC CHLO (`UAID`).
-    QuicUa,
+    QuicUa => ("quic.ua", Request, "quic", One),
     /// `quic.cyu.hash`: the CYU fingerprint's MD5 of a cleartext gQUIC CHLO (Q043 to Q046), 32 lower-case hex
     /// digits, one buffer per hello.
-    QuicCyuHash,
+    QuicCyuHash => ("quic.cyu.hash", Request, "quic", Many),
     /// `quic.cyu.string`: the CYU fingerprint's string (`46,PAD-SNI-VER-...`).
-    QuicCyuString,
+    QuicCyuString => ("quic.cyu.string", Request, "quic", Many),
     /// An HTTP/2 frame's type, one byte, per frame of the transaction (`http2.frametype`).
-    Http2FrameType,
+    Http2FrameType => ("http2.frametype", Either, "http2", One),
     /// A RST_STREAM or GOAWAY frame's error code, 4 bytes big-endian (`http2.errorcode`).
-    Http2ErrorCode,
+    Http2ErrorCode => ("http2.errorcode", Either, "http2", One),
     /// The priority weight of a PRIORITY frame or a HEADERS frame with priority, one byte (`http2.priority`).
-    Http2Priority,
+    Http2Priority => ("http2.priority", Either, "http2", One),
     /// A WINDOW_UPDATE frame's increment, 4 bytes big-endian (`http2.window`).
-    Http2Window,
+    Http2Window => ("http2.window", Either, "http2", One),
     /// A header block's dynamic table size update, 4 bytes big-endian (`http2.size_update`).
-    Http2SizeUpdate,
+    Http2SizeUpdate => ("http2.size_update", Either, "http2", One),
     /// One SETTINGS entry: identifier (2 bytes) and value (4 bytes), big-endian, one part per entry
     /// (`http2.settings`).
-    Http2Settings,
+    Http2Settings => ("http2.settings", Either, "http2", One),
     /// `http2.header_name`: each header field's name of the transaction's header blocks, one part per field.
-    Http2HeaderName,
+    Http2HeaderName => ("http2.header_name", Either, "http2", Many),
     /// `http.request_header`: each request header as `Name: value` (no line end), one part per header (a
     /// multi-buffer). HTTP/1: as libhtp keeps them, a repeated name once with its values joined by `, ` and folded
     /// lines joined by a space; HTTP/2: each field of the request's header blocks, pseudo-headers included
     /// (`:authority: example.com`).
-    HttpRequestHeaderLine,
+    HttpRequestHeaderLine => ("http.request_header", Request, "http", One),
     /// `http.response_header`: likewise, each response header.
-    HttpResponseHeaderLine,
+    HttpResponseHeaderLine => ("http.response_header", Response, "http", One),
     /// `file.data` on HTTP to the server: each file of a request, one buffer each (a multi-buffer): a `POST` or
     /// `PUT` body that is not a multipart form, each part of a multipart form that carries a file name, an HTTP/2
     /// request body; decoded, up to the parser's cap (Suricata inspects a request's files, not its body).
-    HttpRequestFileData,
+    HttpRequestFileData => ("file.data (http request)", Request, "http", Many),
     /// `file.data` on HTTP of a rule that names neither direction nor a one-sided HTTP buffer: each file of a
     /// request (as [`Buffer::HttpRequestFileData`]) and each response body (as [`Buffer::HttpResponseBody`]), one
     /// buffer each, in the direction it travelled (Suricata inspects `file.data` both ways).
-    HttpFileData,
+    HttpFileData => ("file.data (http)", Either, "http", Many),
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -770,132 +817,32 @@ impl Buffer {
         self as usize
     }
 
+    /// The buffer's row of the buffer table.
+    pub fn props(self) -> &'static BufferProps {
+        &Buffer::PROPS[self as usize]
+    }
+
     /// Which side of a transaction the buffer belongs to (the payload: either).
     pub fn side(self) -> Side {
-        use Buffer::*;
-        match self {
-            HttpStatCode
-            | HttpResponseHeader
-            | HttpResponseRawHeader
-            | HttpResponseBody
-            | HttpResponseLine
-            | HttpStatMsg
-            | HttpLocation
-            | HttpServer
-            | Ja3sHash
-            | Ja3sString
-            | TlsCertSubject
-            | TlsCertIssuer
-            | TlsCertSerial
-            | TlsCertFingerprint
-            | TlsCerts
-            | DnsResponseRrname
-            | SshHasshServer
-            | SshHasshServerString
-            | TlsSubjectAltName
-            | TlsCertValidity
-            | TlsCertChainLen
-            | FtpReply
-            | FtpCompletionCode
-            | FtpReplyReceived
-            | Krb5Cname
-            | Krb5Sname
-            | Krb5ErrCode
-            | Krb5TicketEncryption
-            | SipStatCode
-            | SipStatMsg
-            | SipResponseLine => Side::Response,
-            HttpResponseHeaderLine => Side::Response,
-            SmtpFileData => Side::Request,
-            Payload
-            | HttpProtocol
-            | HttpStart
-            | HttpHeaderNames
-            | HttpContentType
-            | HttpContentLen
-            | HttpConnection
-            | HttpCookie
-            | SshProto
-            | SshSoftware
-            | DcerpcHeader
-            | DcerpcStubData
-            | Krb5MsgType
-            | Krb5Events
-            | DnsEvents
-            | FtpEvents
-            | HttpEvents
-            | SmtpEvents
-            | TlsVersion
-            | HttpHeader
-            | HttpRawHeader
-            | FtpDataFileData
-            | DnsQueriesRrname
-            | DnsAnswersRrname
-            | DnsAuthoritiesRrname
-            | DnsAdditionalsRrname
-            | DnsOpcode
-            | SmbVersion
-            | SmbFileData
-            | Http2FrameType
-            | Http2ErrorCode
-            | Http2Priority
-            | Http2Window
-            | Http2SizeUpdate
-            | Http2Settings
-            | Http2HeaderName
-            | DnsRcode
-            | DnsRrtype
-            | MdnsQueriesRrname
-            | MdnsAnswersRrname
-            | MdnsAuthoritiesRrname
-            | MdnsAdditionalsRrname
-            | MdnsResponseRrname
-            | TlsAlpn
-            | TlsRandom
-            | TlsRandomTime
-            | TlsRandomBytes
-            | QuicVersion
-            | FileName
-            | FileMagic
-            | FileMeta
-            | FtpDynamicPort
-            | FtpMode
-            | FtpDataCommand
-            | HttpFileData
-            | IpSrc
-            | IpDst
-            | Ipv4Hdr
-            | Ipv6Hdr
-            | TcpHdr
-            | UdpHdr
-            | Icmpv4Hdr
-            | Icmpv6Hdr => Side::Either,
-            SipProtocol
-            | SipFrom
-            | SipTo
-            | SipVia
-            | SipUserAgent
-            | SipContentType
-            | SipContentLength
-            | SdpOrigin
-            | SdpSessionName
-            | SdpSessionInfo
-            | SdpUri
-            | SdpEmail
-            | SdpPhoneNumber
-            | SdpConnectionData
-            | SdpBandwidth
-            | SdpTime
-            | SdpRepeatTime
-            | SdpTimezone
-            | SdpEncryptionKey
-            | SdpAttribute
-            | SdpMediaMedia
-            | SdpMediaMediaInfo
-            | SdpMediaConnectionData
-            | SdpMediaEncryptionKey => Side::Either,
-            _ => Side::Request,
-        }
+        self.props().side
+    }
+
+    /// Whether the buffer is one of Suricata's multi-instance buffers (a transaction has any number of values of
+    /// it: [multiple buffer matching](https://docs.suricata.io/en/latest/rules/multi-buffer-matching.html)):
+    /// each time a rule selects it starts an instance whose keywords must match within one value, and different
+    /// instances may match different values.
+    pub fn multi_instance(self) -> bool {
+        self.props().multi_instance
+    }
+
+    /// The application protocol whose parser hands the buffer over (EVE `app_proto` name); `None` for the payload.
+    pub fn app_proto(self) -> Option<&'static str> {
+        self.props().app_proto
+    }
+
+    /// Suricata's sticky-buffer keyword for the buffer.
+    pub fn name(self) -> &'static str {
+        self.props().name
     }
 
     /// The buffer that carries `proto`'s application-layer anomalies to the rules (`app-layer-event`), if its parser
@@ -909,59 +856,6 @@ impl Buffer {
             AppProto::Kerberos => Some(Buffer::Krb5Events),
             _ => None,
         }
-    }
-
-    /// Whether the buffer is one of Suricata's multi-instance buffers (a transaction has any number of values of
-    /// it: [multiple buffer matching](https://docs.suricata.io/en/latest/rules/multi-buffer-matching.html)):
-    /// each time a rule selects it starts an instance whose keywords must match within one value, and different
-    /// instances may match different values.
-    pub fn multi_instance(self) -> bool {
-        use Buffer::*;
-        matches!(
-            self,
-            DnsQuery
-                | DnsQueriesRrname
-                | DnsAnswersRrname
-                | DnsAuthoritiesRrname
-                | DnsAdditionalsRrname
-                | DnsResponseRrname
-                | MdnsQueriesRrname
-                | MdnsAnswersRrname
-                | MdnsAuthoritiesRrname
-                | MdnsAdditionalsRrname
-                | MdnsResponseRrname
-                | TlsCerts
-                | TlsSubjectAltName
-                | TlsAlpn
-                | SmtpRcptTo
-                | EmailTo
-                | EmailCc
-                | EmailReceived
-                | EmailUrl
-                | QuicCyuHash
-                | QuicCyuString
-                | SipFrom
-                | SipTo
-                | SipVia
-                | SipUserAgent
-                | SipContentType
-                | SipContentLength
-                | SdpBandwidth
-                | SdpTime
-                | SdpRepeatTime
-                | SdpAttribute
-                | SdpMediaMedia
-                | SdpMediaMediaInfo
-                | SdpMediaConnectionData
-                | SdpMediaEncryptionKey
-                | Http2HeaderName
-                | FileName
-                | FileMagic
-                | SmtpFileData
-                | SmbFileData
-                | HttpRequestFileData
-                | HttpFileData
-        )
     }
 
     /// Whether the buffer is a `file.data` one: its values are the contents of a transaction's files, handed over
@@ -1016,255 +910,6 @@ impl Buffer {
     /// Whether this is an HTTP buffer.
     pub fn is_http(self) -> bool {
         self.app_proto() == Some("http")
-    }
-
-    /// The application protocol whose parser hands the buffer over (EVE `app_proto` name); `None` for the payload.
-    pub fn app_proto(self) -> Option<&'static str> {
-        use Buffer::*;
-        match self {
-            Payload => None,
-            DnsQuery | DnsEvents | DnsQueriesRrname | DnsAnswersRrname | DnsAuthoritiesRrname
-            | DnsAdditionalsRrname | DnsResponseRrname | DnsOpcode | DnsRcode | DnsRrtype => {
-                Some("dns")
-            }
-            MdnsQueriesRrname
-            | MdnsAnswersRrname
-            | MdnsAuthoritiesRrname
-            | MdnsAdditionalsRrname
-            | MdnsResponseRrname => Some("mdns"),
-            TlsSni | TlsCertSubject | TlsCertIssuer | TlsCertSerial | TlsCertFingerprint
-            | TlsCerts | Ja3Hash | Ja3String | Ja3sHash | Ja3sString | Ja4Hash | TlsVersion
-            | TlsSubjectAltName | TlsAlpn | TlsRandom | TlsRandomTime | TlsRandomBytes
-            | TlsCertValidity | TlsCertChainLen => Some("tls"),
-            QuicVersion | QuicSni | QuicUa | QuicCyuHash | QuicCyuString => Some("quic"),
-            SshProto | SshSoftware | SshHassh | SshHasshString | SshHasshServer
-            | SshHasshServerString => Some("ssh"),
-            SmbShare | SmbNamedPipe | SmbNtlmsspUser | SmbNtlmsspDomain | SmbVersion
-            | SmbFileData => Some("smb"),
-            Http2FrameType | Http2ErrorCode | Http2Priority | Http2Window | Http2SizeUpdate
-            | Http2Settings | Http2HeaderName => Some("http2"),
-            DcerpcHeader | DcerpcStubData => Some("dcerpc"),
-            Krb5MsgType | Krb5Cname | Krb5Sname | Krb5ErrCode | Krb5TicketEncryption
-            | Krb5Events => Some("krb5"),
-            // Files of any carrier: the rule's header names the protocol, if it names one.
-            IpSrc | IpDst | FileName | FileMagic | FileMeta => None,
-            Ipv4Hdr | Ipv6Hdr | TcpHdr | UdpHdr | Icmpv4Hdr | Icmpv6Hdr => None,
-            FtpEvents | FtpBounce | FtpCommand | FtpCommandData | FtpReply | FtpCompletionCode
-            | FtpDynamicPort | FtpMode | FtpReplyReceived => Some("ftp"),
-            SmtpFileData | SmtpEvents | SmtpHelo | SmtpMailFrom | SmtpRcptTo | EmailFrom
-            | EmailSubject | EmailTo | EmailCc | EmailDate | EmailMessageId | EmailXMailer
-            | EmailReceived | EmailUrl => Some("smtp"),
-            FtpDataFileData | FtpDataCommand => Some("ftp-data"),
-            SipMethod
-            | SipUri
-            | SipRequestLine
-            | SipStatCode
-            | SipStatMsg
-            | SipResponseLine
-            | SipProtocol
-            | SipFrom
-            | SipTo
-            | SipVia
-            | SipUserAgent
-            | SipContentType
-            | SipContentLength
-            | SdpOrigin
-            | SdpSessionName
-            | SdpSessionInfo
-            | SdpUri
-            | SdpEmail
-            | SdpPhoneNumber
-            | SdpConnectionData
-            | SdpBandwidth
-            | SdpTime
-            | SdpRepeatTime
-            | SdpTimezone
-            | SdpEncryptionKey
-            | SdpAttribute
-            | SdpMediaMedia
-            | SdpMediaMediaInfo
-            | SdpMediaConnectionData
-            | SdpMediaEncryptionKey => Some("sip"),
-            _ => Some("http"),
-        }
-    }
-
-    /// Suricata's sticky-buffer keyword for the buffer.
-    pub fn name(self) -> &'static str {
-        use Buffer::*;
-        match self {
-            Payload => "payload",
-            HttpMethod => "http.method",
-            HttpUri => "http.uri",
-            HttpRawUri => "http.uri.raw",
-            HttpHost => "http.host",
-            HttpRawHost => "http.host.raw",
-            HttpUserAgent => "http.user_agent",
-            HttpCookie => "http.cookie",
-            HttpRequestHeader => "http.header (request)",
-            HttpRequestRawHeader => "http.header.raw (request)",
-            HttpRequestBody => "http.request_body",
-            HttpStatCode => "http.stat_code",
-            HttpResponseHeader => "http.header (response)",
-            HttpResponseRawHeader => "http.header.raw (response)",
-            HttpHeader => "http.header (either side)",
-            HttpRawHeader => "http.header.raw (either side)",
-            IpSrc => "ip.src",
-            IpDst => "ip.dst",
-            Ipv4Hdr => "ipv4.hdr",
-            Ipv6Hdr => "ipv6.hdr",
-            TcpHdr => "tcp.hdr",
-            UdpHdr => "udp.hdr",
-            Icmpv4Hdr => "icmpv4.hdr",
-            Icmpv6Hdr => "icmpv6.hdr",
-            HttpResponseBody => "http.response_body",
-            HttpRequestFileData => "file.data (http request)",
-            HttpFileData => "file.data (http)",
-            HttpRequestLine => "http.request_line",
-            HttpResponseLine => "http.response_line",
-            HttpProtocol => "http.protocol",
-            HttpStatMsg => "http.stat_msg",
-            HttpStart => "http.start",
-            HttpHeaderNames => "http.header_names",
-            HttpContentType => "http.content_type",
-            HttpContentLen => "http.content_len",
-            HttpConnection => "http.connection",
-            HttpAccept => "http.accept",
-            HttpAcceptEnc => "http.accept_enc",
-            HttpAcceptLang => "http.accept_lang",
-            HttpReferer => "http.referer",
-            HttpLocation => "http.location",
-            HttpServer => "http.server",
-            DnsQuery => "dns.query",
-            TlsSni => "tls.sni",
-            TlsCertSubject => "tls.cert_subject",
-            TlsCertIssuer => "tls.cert_issuer",
-            TlsCertSerial => "tls.cert_serial",
-            TlsCertFingerprint => "tls.cert_fingerprint",
-            TlsCerts => "tls.certs",
-            Ja3Hash => "ja3.hash",
-            Ja3String => "ja3.string",
-            Ja3sHash => "ja3s.hash",
-            Ja3sString => "ja3s.string",
-            Ja4Hash => "ja4.hash",
-            SshProto => "ssh.proto",
-            SshSoftware => "ssh.software",
-            SshHassh => "ssh.hassh",
-            SshHasshString => "ssh.hassh.string",
-            SshHasshServer => "ssh.hassh.server",
-            SshHasshServerString => "ssh.hassh.server.string",
-            SmbShare => "smb.share",
-            SmbNamedPipe => "smb.named_pipe",
-            SmbNtlmsspUser => "smb.ntlmssp_user",
-            SmbNtlmsspDomain => "smb.ntlmssp_domain",
-            SmbVersion => "smb.version",
-            SmbFileData => "file.data (smb)",
-            DcerpcHeader => "dcerpc.iface",
-            DcerpcStubData => "dcerpc.stub_data",
-            FtpBounce => "ftpbounce",
-            FtpCommand => "ftp.command",
-            FtpCommandData => "ftp.command_data",
-            FtpReply => "ftp.reply",
-            FtpCompletionCode => "ftp.completion_code",
-            FtpDynamicPort => "ftp.dynamic_port",
-            FtpMode => "ftp.mode",
-            FtpReplyReceived => "ftp.reply_received",
-            TlsVersion => "tls.version",
-            Krb5MsgType => "krb5_msg_type",
-            Krb5Cname => "krb5.cname",
-            Krb5Sname => "krb5.sname",
-            Krb5ErrCode => "krb5_err_code",
-            Krb5TicketEncryption => "krb5.ticket_encryption",
-            Krb5Events => "app-layer-event (krb5)",
-            DnsEvents => "app-layer-event (dns)",
-            FtpEvents => "app-layer-event (ftp)",
-            HttpEvents => "app-layer-event (http)",
-            SmtpEvents => "app-layer-event (smtp)",
-            SmtpFileData => "file.data (smtp)",
-            SmtpHelo => "smtp.helo",
-            SmtpMailFrom => "smtp.mail_from",
-            SmtpRcptTo => "smtp.rcpt_to",
-            EmailFrom => "email.from",
-            EmailSubject => "email.subject",
-            EmailTo => "email.to",
-            EmailCc => "email.cc",
-            EmailDate => "email.date",
-            EmailMessageId => "email.message_id",
-            EmailXMailer => "email.x_mailer",
-            EmailReceived => "email.received",
-            EmailUrl => "email.url",
-            SipMethod => "sip.method",
-            SipUri => "sip.uri",
-            SipRequestLine => "sip.request_line",
-            SipStatCode => "sip.stat_code",
-            SipStatMsg => "sip.stat_msg",
-            SipResponseLine => "sip.response_line",
-            SipProtocol => "sip.protocol",
-            SipFrom => "sip.from",
-            SipTo => "sip.to",
-            SipVia => "sip.via",
-            SipUserAgent => "sip.user_agent",
-            SipContentType => "sip.content_type",
-            SipContentLength => "sip.content_length",
-            SdpOrigin => "sdp.origin",
-            SdpSessionName => "sdp.session_name",
-            SdpSessionInfo => "sdp.session_info",
-            SdpUri => "sdp.uri",
-            SdpEmail => "sdp.email",
-            SdpPhoneNumber => "sdp.phone_number",
-            SdpConnectionData => "sdp.connection_data",
-            SdpBandwidth => "sdp.bandwidth",
-            SdpTime => "sdp.time",
-            SdpRepeatTime => "sdp.repeat_time",
-            SdpTimezone => "sdp.timezone",
-            SdpEncryptionKey => "sdp.encryption_key",
-            SdpAttribute => "sdp.attribute",
-            SdpMediaMedia => "sdp.media.media",
-            SdpMediaMediaInfo => "sdp.media.media_info",
-            SdpMediaConnectionData => "sdp.media.connection_data",
-            SdpMediaEncryptionKey => "sdp.media.encryption_key",
-            FtpDataFileData => "file.data (ftp-data)",
-            DnsQueriesRrname => "dns.queries.rrname",
-            DnsAnswersRrname => "dns.answers.rrname",
-            DnsAuthoritiesRrname => "dns.authorities.rrname",
-            DnsAdditionalsRrname => "dns.additionals.rrname",
-            DnsResponseRrname => "dns.response.rrname",
-            DnsOpcode => "dns.opcode",
-            DnsRcode => "dns.rcode",
-            DnsRrtype => "dns.rrtype",
-            MdnsQueriesRrname => "mdns.queries.rrname",
-            MdnsAnswersRrname => "mdns.answers.rrname",
-            MdnsAuthoritiesRrname => "mdns.authorities.rrname",
-            MdnsAdditionalsRrname => "mdns.additionals.rrname",
-            MdnsResponseRrname => "mdns.response.rrname",
-            TlsSubjectAltName => "tls.subjectaltname",
-            TlsAlpn => "tls.alpn",
-            TlsRandom => "tls.random",
-            TlsRandomTime => "tls.random_time",
-            TlsRandomBytes => "tls.random_bytes",
-            TlsCertValidity => {
-                "tls_cert_notbefore, tls_cert_notafter, tls_cert_expired, tls_cert_valid"
-            }
-            TlsCertChainLen => "tls.cert_chain_len",
-            QuicVersion => "quic.version",
-            QuicSni => "quic.sni",
-            QuicUa => "quic.ua",
-            QuicCyuHash => "quic.cyu.hash",
-            QuicCyuString => "quic.cyu.string",
-            Http2FrameType => "http2.frametype",
-            Http2ErrorCode => "http2.errorcode",
-            Http2Priority => "http2.priority",
-            Http2Window => "http2.window",
-            Http2SizeUpdate => "http2.size_update",
-            Http2Settings => "http2.settings",
-            Http2HeaderName => "http2.header_name",
-            HttpRequestHeaderLine => "http.request_header",
-            HttpResponseHeaderLine => "http.response_header",
-            FileName => "file.name",
-            FileMagic => "file.magic",
-            FileMeta => "filesize (file state, size and hashes)",
-            FtpDataCommand => "ftpdata_command",
-        }
     }
 }
 
@@ -4334,5 +3979,82 @@ mod tests {
         assert!(ActionOrder::parse(["pass", "drop", "reject", "drop"]).is_err());
         assert!(ActionOrder::parse(["pass", "drop", "reject", "alert", "alert"]).is_err());
         assert!(ActionOrder::parse(["pass", "drop", "reject", "log"]).is_err());
+    }
+}
+
+#[cfg(test)]
+mod buffer_table {
+    use super::*;
+
+    /// Every buffer has its properties, and they agree with its name: the names are unique, each application
+    /// protocol is one the engine names in EVE, a buffer named after a protocol's keywords (`dns.`, `sip.`, `sdp.`,
+    /// `email.`, ...) belongs to that protocol, one named for a side (`request`, `response`) to that side, each
+    /// protocol's `app-layer-event` buffer to that protocol, and every multi-instance buffer to a protocol's
+    /// transactions or to the files of any carrier.
+    #[test]
+    fn every_buffer_has_its_properties_and_they_agree_with_its_name() {
+        let eve: Vec<&str> = AppProto::ALL.iter().map(|p| p.eve_name()).collect();
+        let mut names = std::collections::HashSet::new();
+        let prefixes = [
+            ("http.", "http"),
+            ("http2.", "http2"),
+            ("dns.", "dns"),
+            ("mdns.", "mdns"),
+            ("tls.", "tls"),
+            ("ja3", "tls"),
+            ("ja4", "tls"),
+            ("quic.", "quic"),
+            ("ssh.", "ssh"),
+            ("smb.", "smb"),
+            ("dcerpc.", "dcerpc"),
+            ("krb5", "krb5"),
+            ("ftp.", "ftp"),
+            ("ftpdata_", "ftp-data"),
+            ("smtp.", "smtp"),
+            ("email.", "smtp"),
+            ("sip.", "sip"),
+            ("sdp.", "sip"),
+        ];
+        for b in Buffer::ALL {
+            let p = b.props();
+            assert_eq!(*p, Buffer::PROPS[b.index()]);
+            assert!(!p.name.is_empty(), "{b:?} has no name");
+            assert!(names.insert(p.name), "{b:?}: name {} twice", p.name);
+            if let Some(proto) = p.app_proto {
+                assert!(
+                    eve.contains(&proto),
+                    "{b:?}: app_proto {proto} is no EVE name"
+                );
+            }
+            for (prefix, proto) in prefixes {
+                if p.name.starts_with(prefix) {
+                    assert_eq!(p.app_proto, Some(proto), "{b:?} ({})", p.name);
+                }
+            }
+            if p.name.contains("request") {
+                assert_eq!(p.side, Side::Request, "{b:?} ({})", p.name);
+            }
+            if p.name.contains("response_") || p.name.contains("(response)") {
+                assert_eq!(p.side, Side::Response, "{b:?} ({})", p.name);
+            }
+            if p.multi_instance {
+                assert!(
+                    p.app_proto.is_some() || p.name.starts_with("file."),
+                    "{b:?}: a multi-instance buffer of no transaction"
+                );
+            }
+        }
+        for proto in AppProto::ALL {
+            if let Some(b) = Buffer::app_layer_events(*proto) {
+                assert_eq!(b.app_proto(), Some(proto.eve_name()), "{proto:?}");
+            }
+        }
+        // The table is what the rest reads.
+        assert_eq!(
+            Buffer::DnsQuery.props().multi_instance,
+            Buffer::DnsQuery.multi_instance()
+        );
+        assert_eq!(Buffer::SipStatCode.side(), Side::Response);
+        assert_eq!(Buffer::EmailTo.app_proto(), Some("smtp"));
     }
 }
