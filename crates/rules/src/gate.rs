@@ -20,7 +20,7 @@
 /// Multiplicative hash constant of the gate (the 32-bit golden ratio), shared with [`crate::prefilter`].
 pub(crate) const HASH_MUL: u32 = 0x9E37_79B1;
 
-/// Bits of the largest gate bitmap: 2^19 (64 KiB), reached from 8,192 keys (the 10k content set). Every position
+/// Bits of the largest gate bitmap: 2^19 (64 KiB), reached above 4,096 keys (the 10k content set). Every position
 /// of every scanned byte reads one random word of a gate, so a table's gate should stay in the first-level data
 /// cache (32 KiB here) beside the packet and the other tables: when every table had 2^19 bits, ET Open's gates took
 /// 60% of all first-level read misses of `flowbundle inspect` on the merged nDPI trace (see `BENCHMARKS.md`); its
