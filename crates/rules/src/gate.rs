@@ -23,8 +23,8 @@ pub(crate) const HASH_MUL: u32 = 0x9E37_79B1;
 /// Bits of the largest gate bitmap: 2^19 (64 KiB), reached above 4,096 keys (the 10k content set). Every position
 /// of every scanned byte reads one random word of a gate, so a table's gate should stay in the first-level data
 /// cache (32 KiB here) beside the packet and the other tables: when every table had 2^19 bits, ET Open's gates took
-/// 60% of all first-level read misses of `flowbundle inspect` on the merged nDPI trace (see `BENCHMARKS.md`); its
-/// largest table now has 2^17 bits.
+/// 70% of all first-level read misses of `flowbundle inspect` on the merged nDPI trace (see `BENCHMARKS.md`); its
+/// stream tables now have 2^17 bits at most, its largest buffer tables (`http.uri`, `dns.query`) 2^18.
 const MAX_GATE_LOG2: u32 = 19;
 
 /// Bits of the smallest gate bitmap: 2^12 (512 bytes, eight cache lines).
