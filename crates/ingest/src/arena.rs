@@ -369,6 +369,21 @@ impl PacketArena {
         self.number(&slot.seq)
     }
 
+    /// Frees the copy slot `i` holds from an earlier [`fill`](Self::fill) (its buffer keeps the capacity of the
+    /// largest packet it held), so that the next `fill` allocates afresh. For a filler that copies only now and then
+    /// (a reader that keeps its records, [`fill_kept`](Self::fill_kept), copies only the datagrams it reassembles): a
+    /// buffer it keeps per slot would otherwise stay as large as the largest datagram that slot ever held, and the
+    /// longer the input, the more slots would hold one (up to every slot times a datagram's 64 KiB).
+    ///
+    /// # Safety
+    /// As for [`fill`](Self::fill): the calling thread acquired slot `i` and holds it alone.
+    pub unsafe fn shed_copy(&self, i: u32) {
+        if let Some(slot) = self.slots.get(i as usize) {
+            // SAFETY: the caller holds slot `i` alone.
+            unsafe { slot.bytes.get_mut() }.data = Vec::new();
+        }
+    }
+
     /// Gives a just-filled slot (its state `seq_of`) the next sequence number.
     fn number(&self, seq_of: &AtomicU64) -> u64 {
         let seq = self.filler.next_seq.load(Relaxed);

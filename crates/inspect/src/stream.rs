@@ -924,6 +924,12 @@ pub(crate) struct Stager<'a> {
     last: HashMap<FlowKey, (u32, u64), foldhash::fast::FixedState>,
     /// Whether the last packet staged was a fragment the defragmenter absorbed, dispatched for inspection alone.
     absorbed: bool,
+    /// By buffer: whether it holds copies made for a reassembled datagram (the datagram in the arena's buffer, the
+    /// fragment that completed it in [`BufferDecodes`]), which are freed when the buffer is next staged. Kept, each
+    /// copy would stay as large as the largest datagram its buffer ever held, and the longer the input, the more
+    /// buffers would hold one: on ten times the merged nDPI trace 258 of the 512 buffers did at the peak, 0.5 MB
+    /// that the trace itself did not reach (see `BENCHMARKS.md`).
+    copies: Vec<bool>,
 }
 
 impl<'a> Stager<'a> {
@@ -935,6 +941,7 @@ impl<'a> Stager<'a> {
             decodes: None,
             last: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(1)),
             absorbed: false,
+            copies: vec![false; arena.slots()],
         }
     }
 
@@ -992,6 +999,17 @@ impl<'a> Stager<'a> {
         // Into a slot first, then through the stage: the decoded view the stage makes then borrows the slot's
         // bytes, which the worker reads, so the worker need not decode the packet again.
         let arena = self.arena;
+        if let Some(c) = self.copies.get_mut(slot as usize)
+            && *c
+        {
+            *c = false;
+            // SAFETY: `slot` was acquired by this thread, which holds it alone (the caller's promise).
+            unsafe { arena.shed_copy(slot) };
+            if let Some(decodes) = self.decodes {
+                // SAFETY: as above.
+                unsafe { decodes.shed_fragment(slot) };
+            }
+        }
         // SAFETY: `slot` was acquired by this thread, the arena's only filler (the caller's promise); with `keep`,
         // the caller promised the bytes outlive the slot's use.
         let (mut seq, filled) = if keep {
@@ -1049,6 +1067,9 @@ impl<'a> Stager<'a> {
                 // buffer yet), decoded where they now are.
                 // SAFETY: as above; `filled` is not used after this.
                 seq = unsafe { arena.fill(slot, &whole) };
+                if let Some(c) = self.copies.get_mut(slot as usize) {
+                    *c = true;
+                }
                 let d = arena
                     .record(slot)
                     .map(|r| flowbundle_decode::decode(&r, &opts));
@@ -1271,7 +1292,7 @@ impl StatsBoard {
 ///
 /// With it, a fragment is dispatched too, as the single-threaded loop inspects it: one the defragmenter held or
 /// dropped in its own buffer, inspected without a flow; the one that completed a datagram kept here (its bytes
-/// copied into a per-buffer vector, reused, so no allocation once it is as long as the longest fragment) beside the
+/// copied into a per-buffer vector, freed when the buffer is next staged: a reassembled datagram is rare) beside the
 /// datagram in the buffer, inspected without a flow before the datagram. See [`FragmentRole`].
 pub struct BufferDecodes {
     cells: Box<[UnsafeCell<Kept>]>,
@@ -1348,6 +1369,22 @@ impl BufferDecodes {
                 };
                 let d = flowbundle_decode::decode(&copy, opts);
                 k.frag_view = Some(std::mem::transmute::<Decoded<'_>, Decoded<'static>>(d));
+            }
+        }
+    }
+
+    /// Frees the copy of a fragment kept for buffer `slot` ([`keep_fragment`](Self::keep_fragment)).
+    ///
+    /// # Safety
+    /// As for [`set`](Self::set).
+    unsafe fn shed_fragment(&self, slot: u32) {
+        if let Some(cell) = self.cells.get(slot as usize) {
+            // SAFETY: the caller holds the slot alone, so no worker reads the cell; the view goes before the bytes
+            // it borrows.
+            unsafe {
+                let k = &mut *cell.get();
+                k.frag_view = None;
+                k.frag_bytes = Vec::new();
             }
         }
     }
