@@ -148,6 +148,15 @@ impl OutputFile {
     }
 }
 
+/// Bytes from which a vectored write to an [`OutputFile`] goes to the file directly instead of through its buffer
+/// (256 KiB): a system call costs about what copying a few KiB does, so from 16 KiB on the copy costs more than the
+/// call it saves. (A buffered writer passes a write through itself only from its capacity on, and a vectored one
+/// only to a writer it knows takes vectored writes, which the temporary file cannot say on stable Rust.) What it is
+/// for: `inspect --threads N` hands the workers' rendered EVE to the output in batches of many packets' lines
+/// (measured with the 10k content set on five times the merged nDPI trace: 188 MB of EVE, of which the collector
+/// copied 153 MB into the buffer with a pass-through from 256 KiB on, its calls releasing less than that).
+pub const PASS_THROUGH: usize = 16 << 10;
+
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.sink {
@@ -163,6 +172,24 @@ impl Write for OutputFile {
         }
     }
 
+    /// Parts of [`PASS_THROUGH`] bytes or more in all go to the file in one vectored write, without being copied
+    /// into the buffer first (after what the buffer holds); fewer are buffered.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        fn through<W: Write>(w: &mut BufWriter<W>, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+            let total = bufs.iter().fold(0usize, |n, b| n.saturating_add(b.len()));
+            if total >= PASS_THROUGH {
+                w.flush()?;
+                w.get_mut().write_vectored(bufs)
+            } else {
+                w.write_vectored(bufs)
+            }
+        }
+        match &mut self.sink {
+            Target::Temporary(w) => through(w, bufs),
+            Target::Direct(w) => through(w, bufs),
+        }
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.sink {
             Target::Temporary(w) => w.flush(),
@@ -174,6 +201,37 @@ impl Write for OutputFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Vectored writes of [`PASS_THROUGH`] bytes or more go to the file past the buffer, after what the buffer
+    /// holds; smaller ones are buffered: either way the file holds every byte in the order written.
+    #[test]
+    fn vectored_writes_keep_the_order_whether_buffered_or_passed_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.json");
+        let mut f = OutputFile::create(&target).unwrap();
+        let big = vec![b'b'; PASS_THROUGH];
+        let mut want = Vec::new();
+        f.write_all(b"first\n").unwrap();
+        want.extend_from_slice(b"first\n");
+        for parts in [
+            vec![&b"s1\n"[..], &b"s2\n"[..]],
+            vec![&b"p1\n"[..], &big[..], &b"p2\n"[..]],
+        ] {
+            let mut slices: Vec<io::IoSlice<'_>> =
+                parts.iter().map(|p| io::IoSlice::new(p)).collect();
+            let mut bufs = &mut slices[..];
+            while !bufs.is_empty() {
+                let n = f.write_vectored(bufs).unwrap();
+                assert!(n > 0);
+                io::IoSlice::advance_slices(&mut bufs, n);
+            }
+            parts.iter().for_each(|p| want.extend_from_slice(p));
+        }
+        f.write_all(b"last\n").unwrap();
+        want.extend_from_slice(b"last\n");
+        f.commit().unwrap();
+        assert!(std::fs::read(&target).unwrap() == want);
+    }
 
     #[test]
     fn the_same_file_under_another_name_is_refused() {

@@ -133,6 +133,7 @@ fn write_into(text: &mut Vec<u8>) -> impl FnMut(Piece<'_>) -> Result<(), ()> + '
     |p| {
         match p {
             Piece::Rendered(_, b) => text.extend_from_slice(b),
+            Piece::RenderedParts(_, parts) => parts.iter().for_each(|b| text.extend_from_slice(b)),
             Piece::Events(evs) => line(text, evs),
         }
         Ok(())

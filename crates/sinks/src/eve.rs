@@ -189,6 +189,32 @@ impl<W: Write> EveWriter<W> {
         self.out.write_all(bytes)
     }
 
+    /// Writes `lines` lines rendered elsewhere as [`EveWriter::write_rendered`], in several parts one after another
+    /// (several packets' output), with vectored writes: a writer that passes large writes through (a buffered file)
+    /// writes them straight from the parts, without copying them into its buffer first.
+    pub fn write_rendered_parts(&mut self, parts: &[&[u8]], lines: u64) -> io::Result<()> {
+        self.lines += lines;
+        // As many parts as one vectored write takes (IOV_MAX on Linux): a writer passes a write through only when
+        // it is large, so the parts must not be cut into small writes.
+        let mut slices = [io::IoSlice::new(&[]); 1024];
+        for chunk in parts.chunks(slices.len()) {
+            for (slot, part) in slices.iter_mut().zip(chunk) {
+                *slot = io::IoSlice::new(part);
+            }
+            let mut bufs = &mut slices[..chunk.len()];
+            io::IoSlice::advance_slices(&mut bufs, 0);
+            while !bufs.is_empty() {
+                match self.out.write_vectored(bufs) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => io::IoSlice::advance_slices(&mut bufs, n),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Writes every event of a slice.
     pub fn write_all(&mut self, events: &[Event]) -> io::Result<()> {
         for e in events {
@@ -582,6 +608,45 @@ mod tests {
     use super::*;
     use flowbundle_events::{EndReason, FlowState, TcpState, TcpSummary};
     use flowbundle_types::{AppProto, FlowRisk};
+
+    /// A writer that takes at most 7 bytes a call, vectored or not: the parts still come out whole and in order.
+    struct Trickle(Vec<u8>);
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(7);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+            let mut left = 7;
+            for b in bufs {
+                let n = b.len().min(left);
+                self.0.extend_from_slice(&b[..n]);
+                left -= n;
+            }
+            Ok(7 - left)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn rendered_parts_are_written_whole_and_in_order_and_their_lines_counted() {
+        let lines: Vec<Vec<u8>> = (0..2500)
+            .map(|i| format!("{{\"n\":{i}}}\n").into_bytes())
+            .collect();
+        let mut parts: Vec<&[u8]> = lines.iter().map(|l| &l[..]).collect();
+        // Empty parts are skipped.
+        parts.insert(3, b"");
+        let mut w = EveWriter::new(Trickle(Vec::new()));
+        w.write_rendered_parts(&parts, 2500).unwrap();
+        assert_eq!(w.lines(), 2500);
+        assert!(w.into_inner().unwrap().0 == lines.concat());
+    }
 
     fn key() -> (FlowKey, KeySide) {
         FlowKey::new(

@@ -419,6 +419,12 @@ impl Sink {
                     w.write_rendered(bytes, n).context("writing EVE output")?
                 }
             }
+            Piece::RenderedParts(n, parts) => {
+                if let Some(w) = &mut self.eve {
+                    w.write_rendered_parts(parts, n)
+                        .context("writing EVE output")?
+                }
+            }
             Piece::Events(evs) => self.write(evs)?,
         }
         Ok(())

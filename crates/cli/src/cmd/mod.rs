@@ -230,6 +230,14 @@ impl std::io::Write for Output {
         }
     }
 
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(w) => w.write_vectored(bufs),
+            Output::File(f) => f.write_vectored(bufs),
+            Output::Eve(e) => e.write_vectored(bufs),
+        }
+    }
+
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             Output::Stdout(w) => w.flush(),
