@@ -13,14 +13,14 @@
 //! whichever worker gets to the sweep first, writes the same events.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+
+mod common;
+use common::{every_worker_reads, lines};
 
 use flowbundle_ingest::{CaptureReader, LinkType, PcapWriter, WriterOptions};
 use flowbundle_inspect::{
-    EachReads, Engine, EngineConfig, Event, EventMerge, Piece, Prestage, SweepClock, SweepConfig,
-    Timeouts,
+    Engine, EngineConfig, Event, Placement, Prestage, SweepClock, SweepConfig, Timeouts,
 };
-use flowbundle_worker::{StreamConfig, run_each};
 
 const S: u64 = 1_000_000_000;
 const MS: u64 = 1_000_000;
@@ -294,44 +294,6 @@ fn single_threaded(file: &Path) -> Vec<Event> {
     events
 }
 
-fn lines(events: &[Event]) -> Vec<String> {
-    events.iter().map(|e| format!("{e:?}")).collect()
-}
-
-/// `inspect FILE --threads N --scheduler dh`: every worker reads; the events in output order, and the sweeps each
-/// worker ended after going on.
-fn every_worker_reads(file: &Path, workers: usize) -> (Vec<String>, u64) {
-    let engine = Engine::new(config(), None, None);
-    let (tx, mut merge) = EventMerge::new();
-    let stop = AtomicBool::new(false);
-    let files = [file.to_path_buf()];
-    let each = EachReads::new(&engine, &files, workers, tx, None, &stop, 64);
-    let mut out = Vec::new();
-    let mut collect = |last: bool| {
-        let watermark = each.watermark();
-        let write = |p: Piece<'_>| {
-            if let Piece::Events(evs) = p {
-                out.extend(lines(evs));
-            }
-            Ok::<(), ()>(())
-        };
-        let r = if last {
-            merge.release_all(write)
-        } else {
-            merge.release(watermark, write)
-        };
-        r.expect("writing");
-    };
-    let cfg = StreamConfig {
-        pin: false,
-        ..StreamConfig::default()
-    };
-    let reports =
-        run_each(workers, &|w| each.run_worker(w), &mut collect, &cfg).expect("no thread dies");
-    let later = reports.iter().map(|r| r.sweeps_ended_later).sum();
-    (out, later)
-}
-
 #[test]
 fn an_ftp_data_connection_ended_by_a_sweep_on_another_worker_gives_the_serial_output() {
     let dir = std::env::temp_dir().join(format!("fb-ftp-sweeps-{}", std::process::id()));
@@ -368,7 +330,8 @@ fn an_ftp_data_connection_ended_by_a_sweep_on_another_worker_gives_the_serial_ou
     let mut later = 0;
     for workers in [2, 3] {
         for round in 0..10 {
-            let (out, l) = every_worker_reads(&file, workers);
+            let (out, reports) = every_worker_reads(config(), &file, workers, 64, Placement::Fixed);
+            let l: u64 = reports.iter().map(|r| r.sweeps_ended_later).sum();
             later += l;
             let mut sorted = out.clone();
             sorted.sort();

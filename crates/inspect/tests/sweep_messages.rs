@@ -9,6 +9,7 @@
 //! and the collector never holds more than a few of them at once.
 
 mod common;
+use common::udp_frame;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -27,35 +28,6 @@ const FLOWS: u32 = 3000;
 
 /// Output bytes a message of a share holds before it is sent.
 const CHUNK: usize = 2048;
-
-/// An Ethernet frame holding an IPv4 UDP packet from `src:sport` to `dst:dport` with `payload`.
-fn udp_frame(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0u8; 14];
-    f[0..6].copy_from_slice(&[0, 1, 2, 3, 4, 5]);
-    f[6..12].copy_from_slice(&[0, 1, 2, 3, 4, 6]);
-    f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&(28 + payload.len() as u16).to_be_bytes());
-    ip[8] = 64;
-    ip[9] = 17;
-    ip[12..16].copy_from_slice(&src);
-    ip[16..20].copy_from_slice(&dst);
-    let sum: u32 = ip
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    let sum = (sum & 0xffff) + (sum >> 16);
-    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&sport.to_be_bytes());
-    f.extend_from_slice(&dport.to_be_bytes());
-    f.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
-    f.extend_from_slice(&[0, 0]);
-    f.extend_from_slice(payload);
-    f
-}
 
 /// The capture: `FLOWS` UDP exchanges (a request and its answer) a millisecond apart, an hour's gap, `FLOWS` more.
 fn many_flows(path: &Path) {

@@ -8,42 +8,34 @@
 //! single-threaded run's (after sorting) every time.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+
+mod common;
+use common::{every_worker_reads, lines, udp_frame};
 
 use flowbundle_ingest::{CaptureReader, LinkType, PcapWriter, WriterOptions};
 use flowbundle_inspect::{
-    EachReads, Engine, EngineConfig, Event, EventMerge, Piece, Placement, Prestage, SweepClock,
-    SweepConfig, Timeouts,
+    Engine, EngineConfig, Placement, Prestage, SweepClock, SweepConfig, Timeouts,
 };
-use flowbundle_worker::{StreamConfig, run_each};
+
+/// What a run with every worker reading left: its events, sorted, the buckets moved at the sweeps (the
+/// same on every worker), and the takeovers that found the worker which had the bucket not there yet.
+fn run_tables(file: &Path, workers: usize, placement: Placement) -> (Vec<String>, u64, u64) {
+    let (mut out, reports) = every_worker_reads(config(), file, workers, 4096, placement);
+    let moved = reports[0].moved;
+    assert!(
+        reports.iter().all(|r| r.moved == moved),
+        "every worker moved the same buckets"
+    );
+    let takeovers = reports.iter().map(|r| r.takeovers).sum();
+    out.sort();
+    (out, moved, takeovers)
+}
 
 /// Clients, each with one UDP flow to the server.
 const FLOWS: u32 = 300;
 
 /// Stretches of capture time, 1.2 s each.
 const PHASES: u32 = 48;
-
-/// An Ethernet frame holding an IPv4 UDP packet from `src:sport` to `dst:dport` with `payload`.
-fn udp_frame(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0u8; 14];
-    f[0..6].copy_from_slice(&[0, 1, 2, 3, 4, 5]);
-    f[6..12].copy_from_slice(&[0, 1, 2, 3, 4, 6]);
-    f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&(28 + payload.len() as u16).to_be_bytes());
-    ip[8] = 64;
-    ip[9] = 17;
-    ip[12..16].copy_from_slice(&src);
-    ip[16..20].copy_from_slice(&dst);
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&sport.to_be_bytes());
-    f.extend_from_slice(&dport.to_be_bytes());
-    f.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
-    f.extend_from_slice(&[0, 0]);
-    f.extend_from_slice(payload);
-    f
-}
 
 /// The capture (see the module documentation): in each phase, each flow that is on (six phases on, six off, from
 /// its own start) sends one exchange, or nine when it is among the heavy ones of the moment (a quarter of the
@@ -102,10 +94,6 @@ fn config() -> EngineConfig {
     }
 }
 
-fn lines(events: &[Event]) -> Vec<String> {
-    events.iter().map(|e| format!("{e:?}")).collect()
-}
-
 /// `inspect FILE --threads 1`: the single-threaded loop's events, sorted, and its sweeps.
 fn single_threaded(file: &Path) -> (Vec<String>, u64) {
     let mut engine = Engine::new(config(), None, None);
@@ -127,50 +115,6 @@ fn single_threaded(file: &Path) -> (Vec<String>, u64) {
     let mut out = lines(&events);
     out.sort();
     (out, clock.sweeps())
-}
-
-/// What a run with every worker reading left: its events, sorted, the buckets moved at the sweeps (the
-/// same on every worker), and the takeovers that found the worker which had the bucket not there yet.
-fn every_worker_reads(
-    file: &Path,
-    workers: usize,
-    placement: Placement,
-) -> (Vec<String>, u64, u64) {
-    let engine = Engine::new(config(), None, None);
-    let (tx, mut merge) = EventMerge::new();
-    let stop = AtomicBool::new(false);
-    let files = [file.to_path_buf()];
-    let each = EachReads::new(&engine, &files, workers, tx, None, &stop, 4096).placed_by(placement);
-    let mut out = Vec::new();
-    let mut collect = |last: bool| {
-        let watermark = each.watermark();
-        let write = |p: Piece<'_>| {
-            if let Piece::Events(evs) = p {
-                out.extend(lines(evs));
-            }
-            Ok::<(), ()>(())
-        };
-        let r = if last {
-            merge.release_all(write)
-        } else {
-            merge.release(watermark, write)
-        };
-        r.expect("writing");
-    };
-    let cfg = StreamConfig {
-        pin: false,
-        ..StreamConfig::default()
-    };
-    let reports =
-        run_each(workers, &|w| each.run_worker(w), &mut collect, &cfg).expect("no thread dies");
-    let moved = reports[0].moved;
-    assert!(
-        reports.iter().all(|r| r.moved == moved),
-        "every worker moved the same buckets"
-    );
-    let takeovers = reports.iter().map(|r| r.takeovers).sum();
-    out.sort();
-    (out, moved, takeovers)
 }
 
 #[test]
@@ -196,7 +140,7 @@ fn buckets_taken_over_at_the_sweeps_without_waiting_give_the_serial_output() {
         let mut early = 0;
         for workers in [2, 3] {
             for round in 0..10 {
-                let (out, moved, takeovers) = every_worker_reads(&file, workers, placement);
+                let (out, moved, takeovers) = run_tables(&file, workers, placement);
                 early += takeovers;
                 assert!(moved > 0, "{name}: the table moved no bucket");
                 if out != serial {
