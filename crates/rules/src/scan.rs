@@ -957,6 +957,35 @@ impl StreamView<'_> {
     }
 }
 
+/// The one-field buffers of a request's header and the field each is: the first [`REQUEST_OWN_PATHS`] (user agent,
+/// host, cookie) are scanned from their own parts of the message, the rest from the header block; all of them are
+/// `absent` when the header ends without the field.
+const REQUEST_FIELDS: [(Buffer, &[u8]); 11] = [
+    (Buffer::HttpUserAgent, b"user-agent"),
+    (Buffer::HttpHost, b"host"),
+    (Buffer::HttpRawHost, b"host"),
+    (Buffer::HttpCookie, b"cookie"),
+    (Buffer::HttpContentType, b"content-type"),
+    (Buffer::HttpContentLen, b"content-length"),
+    (Buffer::HttpConnection, b"connection"),
+    (Buffer::HttpAccept, b"accept"),
+    (Buffer::HttpAcceptEnc, b"accept-encoding"),
+    (Buffer::HttpAcceptLang, b"accept-language"),
+    (Buffer::HttpReferer, b"referer"),
+];
+const REQUEST_OWN_PATHS: usize = 4;
+
+/// The same for a response's header: the cookie comes from its own path.
+const RESPONSE_FIELDS: [(Buffer, &[u8]); 6] = [
+    (Buffer::HttpCookie, b"set-cookie"),
+    (Buffer::HttpContentType, b"content-type"),
+    (Buffer::HttpContentLen, b"content-length"),
+    (Buffer::HttpConnection, b"connection"),
+    (Buffer::HttpLocation, b"location"),
+    (Buffer::HttpServer, b"server"),
+];
+const RESPONSE_OWN_PATHS: usize = 1;
+
 impl RuleSet {
     /// A [`Scanner`] for this rule set (one per worker thread).
     pub fn scanner(&self) -> Scanner {
@@ -1974,15 +2003,7 @@ impl RuleSet {
                     flow,
                     &mut scan,
                     &mut norm,
-                    &[
-                        (Buffer::HttpContentType, b"content-type"),
-                        (Buffer::HttpContentLen, b"content-length"),
-                        (Buffer::HttpConnection, b"connection"),
-                        (Buffer::HttpAccept, b"accept"),
-                        (Buffer::HttpAcceptEnc, b"accept-encoding"),
-                        (Buffer::HttpAcceptLang, b"accept-language"),
-                        (Buffer::HttpReferer, b"referer"),
-                    ],
+                    &REQUEST_FIELDS[REQUEST_OWN_PATHS..],
                 );
             }
             HttpBuffer::RequestBody => scan(sc, flow, Buffer::HttpRequestBody, data),
@@ -2012,13 +2033,7 @@ impl RuleSet {
                     flow,
                     &mut scan,
                     &mut norm,
-                    &[
-                        (Buffer::HttpContentType, b"content-type"),
-                        (Buffer::HttpContentLen, b"content-length"),
-                        (Buffer::HttpConnection, b"connection"),
-                        (Buffer::HttpLocation, b"location"),
-                        (Buffer::HttpServer, b"server"),
-                    ],
+                    &RESPONSE_FIELDS[RESPONSE_OWN_PATHS..],
                 );
             }
             HttpBuffer::ResponseBody => {
@@ -2033,27 +2048,8 @@ impl RuleSet {
         // The header ended: the one-field buffers it lacks are absent from the transaction.
         if !self.absent.is_empty() {
             let fields: &[(Buffer, &[u8])] = match kind {
-                HttpBuffer::RequestHeaders => &[
-                    (Buffer::HttpUserAgent, b"user-agent"),
-                    (Buffer::HttpHost, b"host"),
-                    (Buffer::HttpRawHost, b"host"),
-                    (Buffer::HttpCookie, b"cookie"),
-                    (Buffer::HttpContentType, b"content-type"),
-                    (Buffer::HttpContentLen, b"content-length"),
-                    (Buffer::HttpConnection, b"connection"),
-                    (Buffer::HttpAccept, b"accept"),
-                    (Buffer::HttpAcceptEnc, b"accept-encoding"),
-                    (Buffer::HttpAcceptLang, b"accept-language"),
-                    (Buffer::HttpReferer, b"referer"),
-                ],
-                HttpBuffer::ResponseHeaders => &[
-                    (Buffer::HttpCookie, b"set-cookie"),
-                    (Buffer::HttpContentType, b"content-type"),
-                    (Buffer::HttpContentLen, b"content-length"),
-                    (Buffer::HttpConnection, b"connection"),
-                    (Buffer::HttpLocation, b"location"),
-                    (Buffer::HttpServer, b"server"),
-                ],
+                HttpBuffer::RequestHeaders => &REQUEST_FIELDS,
+                HttpBuffer::ResponseHeaders => &RESPONSE_FIELDS,
                 _ => &[],
             };
             for &(b, name) in fields {
