@@ -109,3 +109,142 @@ fn an_impossible_original_length_is_read_as_the_captured_length() {
         .unwrap_or_else(|| panic!("no rate: {stdout}"));
     assert!(gbits < 100.0, "{gbits} Gbit/s from 64 KB of DNS");
 }
+
+/// A classic little-endian pcap (Ethernet) of `records` (captured length, bytes).
+fn pcap(records: &[(u32, &[u8])]) -> Vec<u8> {
+    let mut b = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    b.extend_from_slice(&[0; 8]);
+    b.extend_from_slice(&65535u32.to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    for (i, (caplen, data)) in records.iter().enumerate() {
+        b.extend_from_slice(&(1000 + i as u32).to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes());
+        b.extend_from_slice(&caplen.to_le_bytes());
+        b.extend_from_slice(&caplen.to_le_bytes());
+        b.extend_from_slice(data);
+    }
+    b
+}
+
+/// The ways `inspect` runs a file: the single-threaded loop, every worker reading (dh, rss) and a reader thread.
+const RUNS: [&[&str]; 4] = [
+    &["--threads", "1"],
+    &["--threads", "2", "--scheduler", "dh"],
+    &["--threads", "2", "--scheduler", "rss", "--workers-read"],
+    &[
+        "--threads",
+        "2",
+        "--scheduler",
+        "lfb",
+        "--workers-read=false",
+    ],
+];
+
+/// An input that is not a capture at all (empty, a header cut short, an unknown magic) fails the run before
+/// anything is inspected, with one line naming it, whatever the thread count: the parallel runs used to count it as
+/// an input error, inspect the other inputs and exit 0 (`--threads 2`), while the single-threaded loop stopped at
+/// it with status 1.
+#[test]
+fn an_input_that_is_not_a_capture_fails_the_run_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.pcap");
+    std::fs::write(&good, pcap(&[(60, &[0; 60])])).unwrap();
+    let header = pcap(&[]);
+    for (name, bytes) in [
+        ("empty.pcap", &[][..]),
+        ("short.pcap", &header[..10]),
+        (
+            "magic.pcap",
+            &[0xde, 0xad, 0xbe, 0xef, 0, 0, 0, 0, 0, 0, 0, 0][..],
+        ),
+    ] {
+        let bad = dir.path().join(name);
+        std::fs::write(&bad, bytes).unwrap();
+        for run in RUNS {
+            let mut args: Vec<&std::ffi::OsStr> = vec!["inspect".as_ref()];
+            args.extend(run.iter().map(std::ffi::OsStr::new));
+            args.extend([good.as_os_str(), bad.as_os_str()]);
+            let out = flowbundle(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{name} {run:?}: {err}");
+            assert!(
+                err.starts_with(&format!("flowbundle: cannot open {}", bad.display())),
+                "{name} {run:?}: {err}"
+            );
+            assert!(
+                out.stdout.is_empty(),
+                "{name} {run:?}: nothing is inspected"
+            );
+        }
+    }
+}
+
+/// A record whose length no capture holds ends the input there: the packets before it are inspected and written,
+/// the damage is named, and the run exits with a failure (it used to exit 0, the rest of the file silently
+/// unread); a capture merely cut short at its end stays a warning (see above).
+#[test]
+fn a_capture_damaged_in_the_middle_is_inspected_to_the_damage_and_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("huge.pcap");
+    let mut bytes = pcap(&[(60, &[0; 60]), (60, &[0; 60])]);
+    // A record header claiming a captured length of almost 4 GiB, then bytes that are never read.
+    bytes.extend_from_slice(&pcap(&[(0xffff_fff0, &[0; 64])])[24..]);
+    std::fs::write(&bad, &bytes).unwrap();
+    for run in RUNS {
+        let eve = dir.path().join("eve.json");
+        let mut args: Vec<&std::ffi::OsStr> = vec!["inspect".as_ref(), "--summary".as_ref()];
+        args.extend(run.iter().map(std::ffi::OsStr::new));
+        args.extend([bad.as_os_str(), "-o".as_ref(), eve.as_os_str()]);
+        let out = flowbundle(&args);
+        let (stdout, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(!out.status.success(), "{run:?}: {err}");
+        assert!(
+            err.contains("exceeds the sanity cap") && err.contains("stopping this input here"),
+            "{run:?}: {err}"
+        );
+        assert!(
+            err.trim_end().ends_with(
+                "flowbundle: 1 input could not be read to the end (named above); the output covers the packets \
+                 before the damage"
+            ),
+            "{run:?}: {err}"
+        );
+        assert!(stdout.contains(" 2 packets read"), "{run:?}: {stdout}");
+        assert!(stdout.contains("input errors 1"), "{run:?}: {stdout}");
+        assert!(eve.exists(), "{run:?}: the EVE output is written");
+    }
+}
+
+/// `trace stats` of a capture damaged in the middle writes its report of the packets before the damage (the JSON
+/// names the error) and fails, as `inspect` does; it used to exit 0 with a warning.
+#[test]
+fn trace_stats_of_a_capture_damaged_in_the_middle_reports_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("huge.pcap");
+    let mut bytes = pcap(&[(60, &[0; 60])]);
+    bytes.extend_from_slice(&pcap(&[(0xffff_fff0, &[0; 64])])[24..]);
+    std::fs::write(&bad, &bytes).unwrap();
+    let json = dir.path().join("stats.json");
+    let out = flowbundle(&[
+        "trace".as_ref(),
+        "stats".as_ref(),
+        "--no-progress".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+        bad.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.trim_end()
+            .ends_with("(the report covers the packets before)")
+            && err.contains("reading stopped early: captured length of 4294967280 bytes"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["packets"], 1, "{v}");
+    assert!(v["read"]["error"].is_string(), "{v}");
+}

@@ -688,9 +688,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         info.reloads = Some(r.info);
     }
 
-    // Every input must open before anything runs: a missing file is an error, not an empty input.
+    // Every input must open as a capture before anything runs: a missing file, an empty one or one that is not a
+    // capture is an error, not an empty input (the parallel runs would otherwise count it and go on, the serial one
+    // stop at it after inspecting the inputs before it). Reading the header costs one read per input.
     for f in args.files.iter().filter(|f| f.as_os_str() != "-") {
-        std::fs::File::open(f).with_context(|| format!("cannot open {}", f.display()))?;
+        CaptureReader::open(f).with_context(|| format!("cannot open {}", f.display()))?;
     }
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let eve_opts = EveOptions {
@@ -1003,6 +1005,16 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 out!("{text}");
             }
         }
+    }
+    // An input that could not be read to its end (a damaged record, a read error) lost what came after the damage:
+    // the output covers what was read, and the exit status says the run was not whole.
+    let input_errors: u64 = reports.iter().map(|r| r.2.input_errors).sum();
+    if input_errors > 0 {
+        bail!(
+            "{input_errors} input{} could not be read to the end (named above); the output covers the packets \
+             before the damage",
+            if input_errors == 1 { "" } else { "s" }
+        );
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 use flowbundle_inspect::{Engine, EngineConfig, Prestage, WorkerCtx};
 use flowbundle_trace::stats::{self, Collector, Progress, StatsConfig};
 
@@ -174,9 +174,6 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
         super::write_output(out, [&a.file], format!("{}\n", s.to_json()))?;
     }
     out!("{}", s.render_table());
-    if let Some(e) = &s.read.error {
-        eprintln!("warning: reading stopped early: {e}");
-    }
     if s.read.truncated_records > 0 {
         eprintln!(
             "warning: {}: the last record is cut by the end of the file (read up to there)",
@@ -188,6 +185,14 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
             "warning: {}: {} packets claim an impossible original length; counted at their captured length",
             a.file.display(),
             s.read.clamped_lengths
+        );
+    }
+    // A read error lost the rest of the file: the report stands for the packets before it, and the status says so
+    // (as `inspect`'s does).
+    if let Some(e) = &s.read.error {
+        bail!(
+            "trace stats {}: reading stopped early: {e} (the report covers the packets before)",
+            a.file.display()
         );
     }
     Ok(())
