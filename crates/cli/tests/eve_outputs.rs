@@ -371,3 +371,77 @@ fn a_unix_datagram_socket_receives_one_line_per_datagram() {
         want
     );
 }
+
+/// The waits of a socket or Redis output (`--eve-write-timeout`, `--eve-finish-timeout`, the eve-log output's
+/// `write-timeout` and `finish-timeout`): a bad value fails the run with one line naming the setting, wherever it was
+/// set; good values run. Needs no shared data: the capture is a pcap header with no packet.
+#[test]
+fn eve_output_waits_refuse_bad_values_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let capture = dir.path().join("empty.pcap");
+    let mut header = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    header.extend_from_slice(&[0; 8]);
+    header.extend_from_slice(&65535u32.to_le_bytes());
+    header.extend_from_slice(&1u32.to_le_bytes());
+    std::fs::write(&capture, &header).unwrap();
+    let sock = dir.path().join("eve.sock");
+    let _listener = std::os::unix::net::UnixDatagram::bind(&sock).unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+            .arg("inspect")
+            .arg(&capture)
+            .args(["--threads", "1", "--eve-filetype", "unix_dgram", "-o"])
+            .arg(&sock)
+            .args(extra)
+            .output()
+            .expect("running flowbundle inspect");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for bad in [
+        "--eve-write-timeout=0",
+        "--eve-write-timeout=soon",
+        "--eve-finish-timeout=-1",
+        "--eve-finish-timeout=nan",
+        "--eve-finish-timeout=86400",
+    ] {
+        let (ok, err) = run(&[bad]);
+        let flag = bad.split('=').next().unwrap();
+        assert!(!ok, "{bad} was taken: {err}");
+        assert_eq!(err.lines().count(), 1, "{bad}: {err}");
+        assert!(
+            err.starts_with(&format!("flowbundle: {flag}: ")),
+            "{bad}: {err}"
+        );
+    }
+    let conf = dir.path().join("suricata.yaml");
+    std::fs::write(
+        &conf,
+        "outputs:\n  - eve-log:\n      enabled: yes\n      write-timeout: 2\n      finish-timeout: soon\n",
+    )
+    .unwrap();
+    let (ok, err) = run(&["-c", conf.to_str().unwrap()]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("outputs.eve-log.finish-timeout: \"soon\" is not a number of seconds"),
+        "{err}"
+    );
+    // The command line wins over the file.
+    let (ok, err) = run(&["-c", conf.to_str().unwrap(), "--eve-finish-timeout", "0.5"]);
+    assert!(ok, "{err}");
+    let (ok, err) = run(&["--eve-write-timeout", "0.25", "--eve-finish-timeout", "1"]);
+    assert!(ok, "{err}");
+    // A regular file waits for nothing: the options are refused there rather than ignored.
+    let out = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .arg(&capture)
+        .args(["-o"])
+        .arg(dir.path().join("eve.json"))
+        .args(["--eve-write-timeout", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("apply to --eve-filetype unix_dgram"));
+}

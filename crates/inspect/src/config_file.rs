@@ -312,7 +312,8 @@ pub struct ConfigFile {
     /// `unix_*` filetypes), and where it was set.
     pub eve_log: Option<(PathBuf, String)>,
     /// The enabled `eve-log` output's `filetype` and `redis:` settings (`filetype`, `redis.server`, `redis.port`,
-    /// `redis.mode`, `redis.key`), as written, each with where it was set; the sink reads them.
+    /// `redis.mode`, `redis.key`) and flowbundle's own waits of a socket or Redis output (`write-timeout`,
+    /// `finish-timeout`), as written, each with where it was set; the sink reads them.
     pub eve_settings: Vec<(String, String, String)>,
     /// The enabled `eve-log` output's `types: [alert: {tagged-packets: ...}]` ([`EngineConfig::tagged_packets`]) and
     /// where it was set.
@@ -818,6 +819,9 @@ impl ConfigFile {
                                 ("redis.port", redis.and_then(|r| r.get("port"))),
                                 ("redis.mode", redis.and_then(|r| r.get("mode"))),
                                 ("redis.key", redis.and_then(|r| r.get("key"))),
+                                // flowbundle's own: how long a socket or Redis output waits (Suricata has none).
+                                ("write-timeout", eve.get("write-timeout")),
+                                ("finish-timeout", eve.get("finish-timeout")),
                             ] {
                                 if let Some(v) = value.and_then(scalar) {
                                     cfg.eve_settings.push((

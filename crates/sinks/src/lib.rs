@@ -15,7 +15,7 @@ pub mod summary;
 pub mod time;
 
 pub use eve::{EveOptions, EveWriter, render};
-pub use output::{EveOutput, FileType, OutputCounters, RedisMode, RedisTarget, Target};
+pub use output::{EveOutput, FileType, OutputCounters, RedisMode, RedisTarget, Target, Waits};
 pub use stats::{StatsRecord, render_stats, stats_event};
 pub use summary::{CaptureCounters, ReloadInfo, RulesInfo, RunInfo, Summary};
 pub use time::{timestamp, write_timestamp};

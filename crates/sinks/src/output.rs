@@ -18,7 +18,13 @@
 //! * the receiver gone or failing (no listener, connection refused or reset, Redis down, a timeout): the batch is
 //!   **lost** (`lost`), the error counted and said once on standard error; the thread tries again at most once a
 //!   second, dropping what comes meanwhile, and says when it is back (`reconnects`);
-//! * at the end of the run the queue is shipped for at most [`FINISH_WAIT`]; what is left then is lost, counted.
+//! * at the end of the run the queue is shipped for at most [`Waits::finish`] (default [`FINISH_WAIT`]); what is
+//!   left then is lost, counted.
+//!
+//! The waits ([`Waits`]: connect and write timeout, end-of-run wait) are configurable (`inspect --eve-write-timeout`,
+//! `--eve-finish-timeout`, or the eve-log output's `write-timeout` and `finish-timeout` keys): Suricata's `eve-log`
+//! has no such settings (its Redis client blocks, its sockets are written without a timeout), so the keys are
+//! flowbundle's own.
 //!
 //! Nothing here panics or blocks on the receiver; the counters ([`OutputCounters`]) go to the summary.
 //!
@@ -37,10 +43,52 @@ use std::time::{Duration, Instant};
 pub const QUEUE_LINES: usize = 65_536;
 /// Lines shipped in one batch.
 const BATCH: usize = 512;
-/// How long the end of a run waits for the queue to be shipped.
+/// How long the end of a run waits for the queue to be shipped, by default.
 pub const FINISH_WAIT: Duration = Duration::from_secs(5);
-/// Connect and write timeouts of a socket or Redis connection.
-const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// Connect and write timeouts of a socket or Redis connection, by default.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest wait [`Waits::parse_secs`] takes (an hour: a longer one is a typo, not a policy).
+pub const MAX_WAIT: Duration = Duration::from_secs(3600);
+
+/// How long a socket or Redis output waits for its receiver (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waits {
+    /// Connect, write (and Redis reply) timeout: a receiver that takes longer loses the batch, counted.
+    pub io: Duration,
+    /// How long the end of the run ships what is still queued before counting the rest as lost.
+    pub finish: Duration,
+}
+
+impl Default for Waits {
+    fn default() -> Self {
+        Waits {
+            io: IO_TIMEOUT,
+            finish: FINISH_WAIT,
+        }
+    }
+}
+
+impl Waits {
+    /// Reads a wait in seconds (`2`, `0.5`): a finite number above 0 and at most [`MAX_WAIT`]; the error says which
+    /// value was refused and why. `what` names the setting in the message.
+    pub fn parse_secs(what: &str, text: &str) -> Result<Duration, String> {
+        let t = text.trim();
+        let secs: f64 = t
+            .strip_suffix('s')
+            .unwrap_or(t)
+            .trim()
+            .parse()
+            .map_err(|_| format!("{what}: {text:?} is not a number of seconds (e.g. 2 or 0.5)"))?;
+        if !secs.is_finite() || secs <= 0.0 || secs > MAX_WAIT.as_secs_f64() {
+            return Err(format!(
+                "{what}: {text:?} is out of range (more than 0, at most {} seconds)",
+                MAX_WAIT.as_secs()
+            ));
+        }
+        // Below a microsecond a socket timeout rounds to zero, which the system reads as "wait forever".
+        Ok(Duration::from_secs_f64(secs).max(Duration::from_micros(1)))
+    }
+}
 /// Least time between two connection attempts.
 const RETRY: Duration = Duration::from_secs(1);
 
@@ -208,15 +256,20 @@ fn append(path: &Path) -> io::Result<File> {
 
 impl EveOutput {
     /// Opens `target`: a file is created or appended to (an error if it cannot be); a socket or Redis is connected
-    /// to by the shipping thread, which says on standard error when it cannot.
+    /// to by the shipping thread, which says on standard error when it cannot. The default [`Waits`].
     pub fn open(target: Target) -> io::Result<EveOutput> {
+        Self::open_with(target, Waits::default())
+    }
+
+    /// [`EveOutput::open`] with the given waits for a socket or Redis (a file does not wait).
+    pub fn open_with(target: Target, waits: Waits) -> io::Result<EveOutput> {
         let inner = match &target {
             Target::Regular(p) => Inner::File {
                 file: BufWriter::with_capacity(256 * 1024, append(p)?),
                 lines: 0,
                 reopens: 0,
             },
-            other => Inner::Shipper(Shipper::start(other.clone())),
+            other => Inner::Shipper(Shipper::start(other.clone(), waits)),
         };
         Ok(EveOutput { target, inner })
     }
@@ -253,7 +306,7 @@ impl EveOutput {
         c
     }
 
-    /// Flushes a file, or ships what is queued (for at most [`FINISH_WAIT`]), and returns the counters.
+    /// Flushes a file, or ships what is queued (for at most [`Waits::finish`]), and returns the counters.
     pub fn finish(mut self) -> io::Result<OutputCounters> {
         if let Inner::File { file, .. } = &mut self.inner {
             file.flush()?;
@@ -317,23 +370,25 @@ struct Shipper {
     /// Raised when the queue is to be shipped no longer (the end of the run waited long enough).
     give_up: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+    finish_wait: Duration,
 }
 
 impl Shipper {
-    fn start(target: Target) -> Shipper {
+    fn start(target: Target, waits: Waits) -> Shipper {
         let (tx, rx) = sync_channel(QUEUE_LINES);
         let counters = Arc::new(Counters::default());
         let give_up = Arc::new(AtomicBool::new(false));
         let (c, g) = (Arc::clone(&counters), Arc::clone(&give_up));
         let thread = std::thread::Builder::new()
             .name("eve-output".into())
-            .spawn(move || ship(target, rx, &c, &g))
+            .spawn(move || ship(target, waits.io, rx, &c, &g))
             .ok();
         Shipper {
             tx: thread.is_some().then_some(tx),
             counters,
             give_up,
             thread,
+            finish_wait: waits.finish,
         }
     }
 
@@ -373,7 +428,7 @@ impl Shipper {
         // Closing the queue ends the thread once it shipped (or lost) what is queued.
         self.tx = None;
         if let Some(t) = self.thread.take() {
-            let deadline = Instant::now() + FINISH_WAIT;
+            let deadline = Instant::now() + self.finish_wait;
             while !t.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -392,18 +447,18 @@ enum Conn {
     Redis(Box<redis::Connection>, RedisMode, String),
 }
 
-fn connect(target: &Target) -> Result<Conn, String> {
+fn connect(target: &Target, io_timeout: Duration) -> Result<Conn, String> {
     match target {
         Target::UnixDgram(p) => {
             let s = std::os::unix::net::UnixDatagram::unbound().map_err(|e| e.to_string())?;
             s.connect(p).map_err(|e| e.to_string())?;
-            s.set_write_timeout(Some(IO_TIMEOUT))
+            s.set_write_timeout(Some(io_timeout))
                 .map_err(|e| e.to_string())?;
             Ok(Conn::Dgram(s))
         }
         Target::UnixStream(p) => {
             let s = std::os::unix::net::UnixStream::connect(p).map_err(|e| e.to_string())?;
-            s.set_write_timeout(Some(IO_TIMEOUT))
+            s.set_write_timeout(Some(io_timeout))
                 .map_err(|e| e.to_string())?;
             Ok(Conn::Stream(s))
         }
@@ -411,11 +466,11 @@ fn connect(target: &Target) -> Result<Conn, String> {
             let addr = redis::ConnectionAddr::Tcp(r.server.clone(), r.port);
             let client = redis::Client::open(addr).map_err(|e| e.to_string())?;
             let con = client
-                .get_connection_with_timeout(IO_TIMEOUT)
+                .get_connection_with_timeout(io_timeout)
                 .map_err(|e| e.to_string())?;
-            con.set_write_timeout(Some(IO_TIMEOUT))
+            con.set_write_timeout(Some(io_timeout))
                 .map_err(|e| e.to_string())?;
-            con.set_read_timeout(Some(IO_TIMEOUT))
+            con.set_read_timeout(Some(io_timeout))
                 .map_err(|e| e.to_string())?;
             Ok(Conn::Redis(Box::new(con), r.mode, r.key.clone()))
         }
@@ -450,7 +505,13 @@ impl Conn {
 }
 
 /// The shipping thread (see the module documentation).
-fn ship(target: Target, rx: Receiver<Vec<u8>>, c: &Counters, give_up: &AtomicBool) {
+fn ship(
+    target: Target,
+    io_timeout: Duration,
+    rx: Receiver<Vec<u8>>,
+    c: &Counters,
+    give_up: &AtomicBool,
+) {
     let mut conn: Option<Conn> = None;
     let mut next_try = Instant::now();
     let mut ever_connected = false;
@@ -475,7 +536,7 @@ fn ship(target: Target, rx: Receiver<Vec<u8>>, c: &Counters, give_up: &AtomicBoo
             continue;
         }
         if conn.is_none() && Instant::now() >= next_try {
-            match connect(&target) {
+            match connect(&target, io_timeout) {
                 Ok(k) => {
                     if ever_connected {
                         c.reconnects.fetch_add(1, Relaxed);
@@ -542,6 +603,54 @@ mod tests {
                 .unwrap_err()
                 .contains("not supported")
         );
+    }
+
+    #[test]
+    fn waits_are_positive_seconds_up_to_an_hour_and_a_bad_one_says_why() {
+        assert_eq!(Waits::parse_secs("w", "2"), Ok(Duration::from_secs(2)));
+        assert_eq!(
+            Waits::parse_secs("w", " 0.5s "),
+            Ok(Duration::from_millis(500))
+        );
+        assert_eq!(Waits::parse_secs("w", "3600"), Ok(MAX_WAIT));
+        for bad in ["0", "-1", "nan", "inf", "3601", "1e400"] {
+            let e = Waits::parse_secs("--eve-write-timeout", bad).unwrap_err();
+            assert!(e.starts_with("--eve-write-timeout: "), "{e}");
+            assert!(e.contains("out of range"), "{bad}: {e}");
+        }
+        for bad in ["", "two", "2ms", "0x10"] {
+            let e = Waits::parse_secs("write-timeout", bad).unwrap_err();
+            assert!(e.contains("not a number of seconds"), "{bad}: {e}");
+        }
+        // Far below what a socket timeout can hold: the least one, not zero (which would mean "never").
+        assert_eq!(
+            Waits::parse_secs("w", "1e-12"),
+            Ok(Duration::from_micros(1))
+        );
+    }
+
+    #[test]
+    fn a_stream_receiver_that_never_reads_costs_the_configured_waits_and_counted_losses() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("eve.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        // Accepts and holds the connection without reading: the socket's buffer fills and every write then waits.
+        let holder = std::thread::spawn(move || listener.accept().map(|(s, _)| s));
+        let waits = Waits {
+            io: Duration::from_millis(20),
+            finish: Duration::from_millis(50),
+        };
+        let mut o = EveOutput::open_with(Target::UnixStream(path), waits).unwrap();
+        // 40 MB of lines: far more than a Unix socket's buffer holds, so some are lost whatever the timing.
+        let line = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(1000));
+        let n = 40_000u64;
+        for _ in 0..n {
+            o.write_all(line.as_bytes()).unwrap();
+        }
+        let c = o.finish().unwrap();
+        assert_eq!(c.written + c.lost + c.dropped, n, "{c:?}");
+        assert!(c.lost + c.dropped > 0, "{c:?}");
+        drop(holder.join().unwrap());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use flowbundle_inspect::ConfigFile;
-use flowbundle_sinks::{FileType, RedisMode, RedisTarget, Target};
+use flowbundle_sinks::{FileType, RedisMode, RedisTarget, Target, Waits};
 
 /// The EVE options of the command line.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -36,6 +36,17 @@ pub struct EveArgs {
     /// With --eve-filetype redis: the list or channel (default: the configuration's, else suricata).
     #[arg(long, value_name = "KEY")]
     pub redis_key: Option<String>,
+
+    /// With --eve-filetype unix_dgram, unix_stream or redis: seconds a connection, a write or a Redis reply may
+    /// take before the batch is lost (counted) and the output retries a second later (default: the eve-log
+    /// output's write-timeout, else 2).
+    #[arg(long, value_name = "SECS")]
+    pub eve_write_timeout: Option<String>,
+
+    /// With --eve-filetype unix_dgram, unix_stream or redis: seconds the end of the run ships the events still
+    /// queued before counting the rest as lost (default: the eve-log output's finish-timeout, else 5).
+    #[arg(long, value_name = "SECS")]
+    pub eve_finish_timeout: Option<String>,
 }
 
 fn setting<'a>(conf: &'a ConfigFile, key: &str) -> Option<(&'a str, &'a str)> {
@@ -47,6 +58,39 @@ fn setting<'a>(conf: &'a ConfigFile, key: &str) -> Option<(&'a str, &'a str)> {
 }
 
 impl EveArgs {
+    /// The waits of a socket or Redis output: each from the command line, else the configuration's eve-log key
+    /// (`write-timeout`, `finish-timeout`: flowbundle's own, Suricata's eve-log has none), else the default; a bad
+    /// value is an error naming where it was set.
+    pub fn waits(&self, conf: &ConfigFile) -> anyhow::Result<Waits> {
+        let d = Waits::default();
+        let one = |given: &Option<String>, flag: &str, key: &str, default| match (
+            given,
+            setting(conf, key),
+        ) {
+            (Some(v), _) => Waits::parse_secs(flag, v).map_err(anyhow::Error::msg),
+            (None, Some((v, from))) => {
+                Waits::parse_secs(&format!("{from}: outputs.eve-log.{key}"), v)
+                    .map_err(anyhow::Error::msg)
+            }
+            (None, None) => Ok(default),
+        };
+        let waits = Waits {
+            io: one(
+                &self.eve_write_timeout,
+                "--eve-write-timeout",
+                "write-timeout",
+                d.io,
+            )?,
+            finish: one(
+                &self.eve_finish_timeout,
+                "--eve-finish-timeout",
+                "finish-timeout",
+                d.finish,
+            )?,
+        };
+        Ok(waits)
+    }
+
     /// The filetype in force.
     pub fn filetype(&self, conf: &ConfigFile) -> anyhow::Result<FileType> {
         match (self.eve_filetype, setting(conf, "filetype")) {
@@ -75,6 +119,14 @@ impl EveArgs {
         if redis_given && filetype != FileType::Redis {
             bail!(
                 "--redis-server, --redis-port, --redis-mode and --redis-key apply to --eve-filetype redis"
+            );
+        }
+        if (self.eve_write_timeout.is_some() || self.eve_finish_timeout.is_some())
+            && filetype == FileType::Regular
+        {
+            bail!(
+                "--eve-write-timeout and --eve-finish-timeout apply to --eve-filetype unix_dgram, unix_stream and \
+                 redis (a regular file does not wait)"
             );
         }
         let path = |what: &str| -> anyhow::Result<PathBuf> {

@@ -710,6 +710,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         .map(PathBuf::as_path)
         .collect();
     let target = args.eve.target(&conf, args.output.as_deref(), live_run)?;
+    let waits = args.eve.waits(&conf)?;
     let eve_out = match (target, &args.output) {
         (Some(t), _) => {
             if let flowbundle_sinks::Target::Regular(p) = &t {
@@ -717,7 +718,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             }
             let what = t.to_string();
             Some(super::Output::Eve(
-                flowbundle_sinks::EveOutput::open(t)
+                flowbundle_sinks::EveOutput::open_with(t, waits)
                     .map_err(|e| anyhow::anyhow!("EVE output {what}: {e}"))?,
             ))
         }
