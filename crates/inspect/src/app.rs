@@ -1496,10 +1496,11 @@ impl Emit<'_, '_> {
             return;
         };
         let (tx, to_server) = (s.tx_id, s.to_server);
-        let wanted: Vec<B> = SIP_BUFFERS
-            .iter()
-            .copied()
-            .filter(|&b| rules.inspects(b))
+        // The buffer table's SIP rows (`sip.*`, `sdp.*`): a row added there is asked for here (and
+        // `every_sip_buffer_reads_its_field` fails until the match below fills it).
+        let wanted: Vec<B> = B::ALL
+            .into_iter()
+            .filter(|&b| b.app_proto() == Some("sip") && rules.inspects(b))
             .collect();
         if wanted.is_empty() {
             return;
@@ -1887,43 +1888,6 @@ impl Emit<'_, '_> {
         );
     }
 }
-
-/// The rules' buffers a SIP message feeds (see [`Emit::sip_buffers`]).
-const SIP_BUFFERS: &[flowbundle_rules::Buffer] = {
-    use flowbundle_rules::Buffer as B;
-    &[
-        B::SipMethod,
-        B::SipUri,
-        B::SipRequestLine,
-        B::SipStatCode,
-        B::SipStatMsg,
-        B::SipResponseLine,
-        B::SipProtocol,
-        B::SipFrom,
-        B::SipTo,
-        B::SipVia,
-        B::SipUserAgent,
-        B::SipContentType,
-        B::SipContentLength,
-        B::SdpOrigin,
-        B::SdpSessionName,
-        B::SdpSessionInfo,
-        B::SdpUri,
-        B::SdpEmail,
-        B::SdpPhoneNumber,
-        B::SdpConnectionData,
-        B::SdpBandwidth,
-        B::SdpTime,
-        B::SdpRepeatTime,
-        B::SdpTimezone,
-        B::SdpEncryptionKey,
-        B::SdpAttribute,
-        B::SdpMediaMedia,
-        B::SdpMediaMediaInfo,
-        B::SdpMediaConnectionData,
-        B::SdpMediaEncryptionKey,
-    ]
-};
 
 /// An alert copied out of the rules' callback (the callback cannot reach the event list while the scanner is
 /// borrowed), with the values its deferred dataset operations saw (taken in the callback, before anything else is

@@ -211,7 +211,7 @@ pub use header::{
 pub use profile::{PointCost, RuleCost, RulesProfile};
 pub use rule::{
     Action, ActionOrder, AlertTarget, Buffer, Content, FlowDir, FlowState, Group, Item, Proto,
-    Rule, Side,
+    Role, Rule, Side,
 };
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule, rule_files};
 pub use scan::{

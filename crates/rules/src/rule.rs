@@ -375,7 +375,7 @@ pub enum FlowState {
 /// cannot be left out of `Buffer::ALL` (per-buffer arrays, the profile and the keyword table's check all walk it) nor
 /// lack a property.
 macro_rules! buffers {
-    ($($(#[$doc:meta])* $variant:ident => ($name:literal, $side:ident, $proto:tt, $inst:ident $(,)?),)*) => {
+    ($($(#[$doc:meta])* $variant:ident => ($name:literal, $side:ident, $proto:tt, $inst:ident $(, $role:ident)? $(,)?),)*) => {
         /// The buffer a content chain inspects.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Buffer {
@@ -395,6 +395,7 @@ macro_rules! buffers {
                 side: Side::$side,
                 app_proto: buffer_proto!($proto),
                 multi_instance: matches!(Instances::$inst, Instances::Many),
+                role: buffer_role!($($role)?),
             }),*];
         }
     };
@@ -408,6 +409,38 @@ macro_rules! buffer_proto {
     ($p:literal) => {
         Some($p)
     };
+}
+
+/// A buffer row's role: [`Role::Field`] unless the row names another.
+macro_rules! buffer_role {
+    () => {
+        Role::Field
+    };
+    ($r:ident) => {
+        Role::$r
+    };
+}
+
+/// What a buffer is, beyond its side, protocol and instance count (the last column of a buffer table row; a row
+/// without one is a [`Role::Field`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A field of a transaction, or the payload.
+    Field,
+    /// A `file.data` buffer: the contents of a transaction's files, handed over one by one as each file closes
+    /// (see [`Buffer::is_file_data`]).
+    FileData,
+    /// A field of the client hello that TLS and QUIC share (Suricata 8 inspects `ja3.hash`, `ja3.string` and
+    /// `ja4.hash` on TLS and QUIC flows alike): its row names TLS, a rule may name QUIC.
+    AlsoQuic,
+    /// One of the packet's addresses (`ip.src`, `ip.dst`), checked with the rule's header on each packet.
+    Address,
+    /// One of the packet's raw headers (`ipv4.hdr`, `tcp.hdr`, ...), checked with the rule's header on each
+    /// packet: bytes of the packet being inspected, which stream data does not have.
+    RawHeader,
+    /// The row's protocol's application-layer anomalies, as `app-layer-event:<proto>.<name>` reads them (one per
+    /// protocol whose parser raises any: [`Buffer::app_layer_events`]).
+    Events,
 }
 
 /// How many values of a buffer a transaction has (a row of the buffer table says): one, or any number (Suricata's
@@ -429,6 +462,8 @@ pub struct BufferProps {
     pub app_proto: Option<&'static str>,
     /// A transaction has any number of values of it (see [`Buffer::multi_instance`]).
     pub multi_instance: bool,
+    /// What kind of buffer it is.
+    pub role: Role,
 }
 
 buffers! {
@@ -497,13 +532,13 @@ buffers! {
     /// `tls.certs`: each certificate of the server's chain (DER), one buffer each; a rule matches when one does.
     TlsCerts => ("tls.certs", Response, "tls", Many),
     /// `ja3.hash`: MD5 of the ClientHello's JA3 string, 32 lowercase hex digits.
-    Ja3Hash => ("ja3.hash", Request, "tls", One),
-    Ja3String => ("ja3.string", Request, "tls", One),
+    Ja3Hash => ("ja3.hash", Request, "tls", One, AlsoQuic),
+    Ja3String => ("ja3.string", Request, "tls", One, AlsoQuic),
     /// `ja3s.hash`: MD5 of the ServerHello's JA3S string.
     Ja3sHash => ("ja3s.hash", Response, "tls", One),
     Ja3sString => ("ja3s.string", Response, "tls", One),
     /// `ja4.hash`: the ClientHello's JA4 fingerprint.
-    Ja4Hash => ("ja4.hash", Request, "tls", One),
+    Ja4Hash => ("ja4.hash", Request, "tls", One, AlsoQuic),
     /// The TLS version a side recorded, as `tls.version` reads it: two bytes big-endian as recorded (the
     /// ClientHello's version to the server, the ServerHello's negotiated one to the client), then two bytes with a
     /// TLS 1.3 draft version (`7f xx`) read as 1.3 (`03 04`).
@@ -532,7 +567,7 @@ buffers! {
     SmbVersion => ("smb.version", Either, "smb", One),
     /// `file.data` on SMB: a file read or written over SMB2 (its READ/WRITE data in offset order, from the start),
     /// up to the parser's cap, in the direction it travelled.
-    SmbFileData => ("file.data (smb)", Either, "smb", Many),
+    SmbFileData => ("file.data (smb)", Either, "smb", Many, FileData),
     /// A DCE/RPC call's interface, version, operation number and first-fragment flag, as the conditions
     /// `dcerpc.iface` and `dcerpc.opnum` read them ([`crate::dcerpc::call_header`]); of the request or the response.
     DcerpcHeader => ("dcerpc.iface", Either, "dcerpc", One),
@@ -542,21 +577,21 @@ buffers! {
     Krb5MsgType => ("krb5_msg_type", Either, "krb5", One),
     /// `krb5.cname`: each component of a KDC reply's (or error's) client name, one buffer each (a
     /// multi-buffer), to the client only as Suricata registers it.
-    Krb5Cname => ("krb5.cname", Response, "krb5", One),
+    Krb5Cname => ("krb5.cname", Response, "krb5", Many),
     /// `krb5.sname`: each component of the server name, one buffer each, to the client only.
-    Krb5Sname => ("krb5.sname", Response, "krb5", One),
+    Krb5Sname => ("krb5.sname", Response, "krb5", Many),
     /// `krb5_err_code`: a KRB-ERROR's error code (four bytes, big-endian, the `Int32`'s bits).
     Krb5ErrCode => ("krb5_err_code", Response, "krb5", One),
     /// `krb5.ticket_encryption`: a reply's ticket's encryption type: one byte, 1 when weak, then the type (four
     /// bytes, big-endian, the `Int32`'s bits).
     Krb5TicketEncryption => ("krb5.ticket_encryption", Response, "krb5", One),
     /// The Kerberos parser's anomalies on a message, as `app-layer-event:krb5.<name>` reads them.
-    Krb5Events => ("app-layer-event (krb5)", Either, "krb5", One),
+    Krb5Events => ("app-layer-event (krb5)", Either, "krb5", One, Events),
     /// The DNS parser's anomalies on a message (one byte per [`AppLayerEvent`], 1 where it is set), as
     /// `app-layer-event:dns.<name>` reads them.
-    DnsEvents => ("app-layer-event (dns)", Either, "dns", One),
+    DnsEvents => ("app-layer-event (dns)", Either, "dns", One, Events),
     /// The FTP parser's anomalies on a control line, as `app-layer-event:ftp.<name>` reads them.
-    FtpEvents => ("app-layer-event (ftp)", Either, "ftp", One),
+    FtpEvents => ("app-layer-event (ftp)", Either, "ftp", One, Events),
     /// An FTP `PORT` or `EPRT` command's verdict for `ftpbounce`: one byte, 1 when the address it announces is not
     /// the client's own (the server would connect to a third host), else 0.
     FtpBounce => ("ftpbounce", Request, "ftp", One),
@@ -566,9 +601,9 @@ buffers! {
     FtpCommandData => ("ftp.command_data", Request, "ftp", One),
     /// `ftp.reply`: each reply line's text of the transaction, without its code, one buffer each (a
     /// multi-buffer), to the client.
-    FtpReply => ("ftp.reply", Response, "ftp", One),
+    FtpReply => ("ftp.reply", Response, "ftp", Many),
     /// `ftp.completion_code`: each reply line's code as text (`150`, `226`), one buffer each, to the client.
-    FtpCompletionCode => ("ftp.completion_code", Response, "ftp", One),
+    FtpCompletionCode => ("ftp.completion_code", Response, "ftp", Many),
     /// `ftp.dynamic_port`: the data port the transaction announced (two bytes, big-endian; 0 when it announced
     /// none), of a known command's transaction, either direction.
     FtpDynamicPort => ("ftp.dynamic_port", Either, "ftp", One),
@@ -579,12 +614,12 @@ buffers! {
     /// of a known command's transaction, to the client.
     FtpReplyReceived => ("ftp.reply_received", Response, "ftp", One),
     /// The HTTP parser's anomalies on a transaction, as `app-layer-event:http.<name>` reads them.
-    HttpEvents => ("app-layer-event (http)", Either, "http", One),
+    HttpEvents => ("app-layer-event (http)", Either, "http", One, Events),
     /// The SMTP parser's anomalies on a mail transaction (its MIME decoder's), as `app-layer-event:smtp.<name>`
     /// reads them.
-    SmtpEvents => ("app-layer-event (smtp)", Either, "smtp", One),
+    SmtpEvents => ("app-layer-event (smtp)", Either, "smtp", One, Events),
     /// `file.data` on SMTP: a mail attachment, decoded (base64, quoted-printable), up to the parser's cap.
-    SmtpFileData => ("file.data (smtp)", Request, "smtp", Many),
+    SmtpFileData => ("file.data (smtp)", Request, "smtp", Many, FileData),
     /// `smtp.helo`: the argument of the session's `HELO`/`EHLO`, on each mail transaction.
     SmtpHelo => ("smtp.helo", Request, "smtp", One),
     /// `smtp.mail_from`: the `MAIL FROM` address as sent (`<a@example.org>`, without ESMTP parameters).
@@ -671,7 +706,7 @@ buffers! {
     SdpMediaEncryptionKey => ("sdp.media.encryption_key", Either, "sip", Many),
     /// `file.data` on FTP data connections: the file a data connection carried, up to the parser's cap, in
     /// whichever direction it travelled (`STOR` to the server, `RETR` to the client, active or passive).
-    FtpDataFileData => ("file.data (ftp-data)", Either, "ftp-data", One),
+    FtpDataFileData => ("file.data (ftp-data)", Either, "ftp-data", One, FileData),
     /// `http.header` of a rule that names neither direction nor a one-sided HTTP buffer: the request's header lines
     /// and the response's (Suricata inspects both), as [`Buffer::HttpRequestHeader`] and
     /// [`Buffer::HttpResponseHeader`] each.
@@ -689,24 +724,24 @@ buffers! {
     FtpDataCommand => ("ftpdata_command", Either, "ftp-data", One),
     /// `ip.src`: the packet's source address, 4 bytes (IPv4) or 16 (IPv6); checked with the rule's header
     /// ([`Rule::packet_groups`]).
-    IpSrc => ("ip.src", Either, None, One),
+    IpSrc => ("ip.src", Either, None, One, Address),
     /// `ip.dst`: the packet's destination address, likewise.
-    IpDst => ("ip.dst", Either, None, One),
+    IpDst => ("ip.dst", Either, None, One, Address),
     /// `ipv4.hdr`: the packet's IPv4 header as on the wire, options included (checked with the rule's header, as
     /// `ip.src`; the other header buffers too). Absent on IPv6.
-    Ipv4Hdr => ("ipv4.hdr", Either, None, One),
+    Ipv4Hdr => ("ipv4.hdr", Either, None, One, RawHeader),
     /// `ipv6.hdr`: the IPv6 header and its extension headers, as on the wire (Suricata's base header plus
     /// extension headers). Absent on IPv4.
-    Ipv6Hdr => ("ipv6.hdr", Either, None, One),
+    Ipv6Hdr => ("ipv6.hdr", Either, None, One, RawHeader),
     /// `tcp.hdr`: the TCP header with its options.
-    TcpHdr => ("tcp.hdr", Either, None, One),
+    TcpHdr => ("tcp.hdr", Either, None, One, RawHeader),
     /// `udp.hdr`: the UDP header's 8 bytes.
-    UdpHdr => ("udp.hdr", Either, None, One),
+    UdpHdr => ("udp.hdr", Either, None, One, RawHeader),
     /// `icmpv4.hdr`: the ICMPv4 header as Suricata sizes it: 8 bytes, plus the 12 timestamp bytes of a timestamp
     /// request or reply and the address list of a router advertisement when the message holds them.
-    Icmpv4Hdr => ("icmpv4.hdr", Either, None, One),
+    Icmpv4Hdr => ("icmpv4.hdr", Either, None, One, RawHeader),
     /// `icmpv6.hdr`: the ICMPv6 header's first 8 bytes.
-    Icmpv6Hdr => ("icmpv6.hdr", Either, None, One),
+    Icmpv6Hdr => ("icmpv6.hdr", Either, None, One, RawHeader),
     /// `dns.queries.rrname`: each question's name, dotted, of a request or a response (one buffer each; a rule
     /// matches when one does).
     DnsQueriesRrname => ("dns.queries.rrname", Either, "dns", Many),
@@ -789,17 +824,17 @@ buffers! {
     /// multi-buffer). HTTP/1: as libhtp keeps them, a repeated name once with its values joined by `, ` and folded
     /// lines joined by a space; HTTP/2: each field of the request's header blocks, pseudo-headers included
     /// (`:authority: example.com`).
-    HttpRequestHeaderLine => ("http.request_header", Request, "http", One),
+    HttpRequestHeaderLine => ("http.request_header", Request, "http", Many),
     /// `http.response_header`: likewise, each response header.
-    HttpResponseHeaderLine => ("http.response_header", Response, "http", One),
+    HttpResponseHeaderLine => ("http.response_header", Response, "http", Many),
     /// `file.data` on HTTP to the server: each file of a request, one buffer each (a multi-buffer): a `POST` or
     /// `PUT` body that is not a multipart form, each part of a multipart form that carries a file name, an HTTP/2
     /// request body; decoded, up to the parser's cap (Suricata inspects a request's files, not its body).
-    HttpRequestFileData => ("file.data (http request)", Request, "http", Many),
+    HttpRequestFileData => ("file.data (http request)", Request, "http", Many, FileData),
     /// `file.data` on HTTP of a rule that names neither direction nor a one-sided HTTP buffer: each file of a
     /// request (as [`Buffer::HttpRequestFileData`]) and each response body (as [`Buffer::HttpResponseBody`]), one
     /// buffer each, in the direction it travelled (Suricata inspects `file.data` both ways).
-    HttpFileData => ("file.data (http)", Either, "http", Many),
+    HttpFileData => ("file.data (http)", Either, "http", Many, FileData),
 }
 
 /// Which side of a transaction a buffer belongs to.
@@ -845,51 +880,44 @@ impl Buffer {
         self.props().name
     }
 
+    /// What kind of buffer it is (see [`Role`]).
+    pub fn role(self) -> Role {
+        self.props().role
+    }
+
     /// The buffer that carries `proto`'s application-layer anomalies to the rules (`app-layer-event`), if its parser
-    /// raises any.
+    /// raises any: the table's [`Role::Events`] row of the protocol.
     pub fn app_layer_events(proto: AppProto) -> Option<Buffer> {
-        match proto {
-            AppProto::Dns => Some(Buffer::DnsEvents),
-            AppProto::Ftp => Some(Buffer::FtpEvents),
-            AppProto::Http => Some(Buffer::HttpEvents),
-            AppProto::Smtp => Some(Buffer::SmtpEvents),
-            AppProto::Kerberos => Some(Buffer::Krb5Events),
-            _ => None,
-        }
+        let name = proto.eve_name();
+        Buffer::ALL
+            .into_iter()
+            .find(|b| b.role() == Role::Events && b.app_proto() == Some(name))
     }
 
-    /// Whether the buffer is a `file.data` one: its values are the contents of a transaction's files, handed over
-    /// one by one as each file closes (a transaction may carry several: a mail's attachments, a form's uploads).
-    /// A rule on it alerts once per transaction however many files match, as Suricata's `file.data` inspection
-    /// ends with the transaction's first match (its `file.name`/`file.magic` inspection may match each file).
+    /// Whether the buffer is a `file.data` one ([`Role::FileData`]): its values are the contents of a transaction's
+    /// files, handed over one by one as each file closes (a transaction may carry several: a mail's attachments, a
+    /// form's uploads). A rule on it alerts once per transaction however many files match, as Suricata's
+    /// `file.data` inspection ends with the transaction's first match (its `file.name`/`file.magic` inspection may
+    /// match each file).
     pub fn is_file_data(self) -> bool {
-        use Buffer::*;
-        matches!(
-            self,
-            HttpRequestFileData | HttpFileData | SmtpFileData | SmbFileData | FtpDataFileData
-        )
+        self.role() == Role::FileData
     }
 
-    /// Whether the buffer is also one of QUIC's: the client hello's JA3 and JA4 (Suricata 8 inspects `ja3.hash`,
-    /// `ja3.string` and `ja4.hash` on TLS and QUIC flows alike).
+    /// Whether the buffer is also one of QUIC's ([`Role::AlsoQuic`]): the client hello's JA3 and JA4.
     pub fn also_quic(self) -> bool {
-        matches!(self, Buffer::Ja3Hash | Buffer::Ja3String | Buffer::Ja4Hash)
+        self.role() == Role::AlsoQuic
     }
 
     /// Whether the buffer is one of the packet's own (`ip.src`, `ip.dst`, the raw header buffers `ipv4.hdr`,
     /// `tcp.hdr`, ...): checked with the rule's header on each packet the rule meets ([`Rule::packet_groups`]).
     pub fn is_packet_field(self) -> bool {
-        use Buffer::*;
-        matches!(
-            self,
-            IpSrc | IpDst | Ipv4Hdr | Ipv6Hdr | TcpHdr | UdpHdr | Icmpv4Hdr | Icmpv6Hdr
-        )
+        matches!(self.role(), Role::Address | Role::RawHeader)
     }
 
-    /// Whether the buffer is one of the raw header buffers (`ipv4.hdr`, `ipv6.hdr`, `tcp.hdr`, `udp.hdr`,
-    /// `icmpv4.hdr`, `icmpv6.hdr`): bytes of the packet being inspected, which stream data does not have.
+    /// Whether the buffer is one of the raw header buffers ([`Role::RawHeader`]: `ipv4.hdr`, `ipv6.hdr`, `tcp.hdr`,
+    /// `udp.hdr`, `icmpv4.hdr`, `icmpv6.hdr`): bytes of the packet being inspected, which stream data does not have.
     pub fn is_raw_header(self) -> bool {
-        self.is_packet_field() && !matches!(self, Buffer::IpSrc | Buffer::IpDst)
+        self.role() == Role::RawHeader
     }
 
     /// Whether the buffer belongs to the response only.
@@ -4043,11 +4071,102 @@ mod buffer_table {
                     "{b:?}: a multi-instance buffer of no transaction"
                 );
             }
+            // The role column agrees with the name: `file.data` rows are the files' contents, `app-layer-event`
+            // rows their protocol's anomalies, `ip.` rows the packet's addresses, `.hdr` rows its raw headers, and
+            // the client hello's JA3/JA4 rows are QUIC's too.
+            let role = match p.name {
+                n if n.starts_with("file.data") => Role::FileData,
+                n if n.starts_with("app-layer-event (") => {
+                    assert_eq!(
+                        Some(
+                            n.trim_start_matches("app-layer-event (")
+                                .trim_end_matches(')')
+                        ),
+                        p.app_proto,
+                        "{b:?}"
+                    );
+                    Role::Events
+                }
+                n if n.starts_with("ip.") => Role::Address,
+                n if n.ends_with(".hdr") => Role::RawHeader,
+                n if (n.starts_with("ja3.") || n.starts_with("ja4."))
+                    && p.side == Side::Request =>
+                {
+                    Role::AlsoQuic
+                }
+                _ => Role::Field,
+            };
+            assert_eq!(p.role, role, "{b:?} ({})", p.name);
+            if matches!(role, Role::Address | Role::RawHeader) {
+                assert_eq!(p.app_proto, None, "{b:?}: a packet's own field");
+            }
+            assert_eq!(b.is_file_data(), role == Role::FileData);
+            assert_eq!(b.also_quic(), role == Role::AlsoQuic);
+            assert_eq!(b.is_raw_header(), role == Role::RawHeader);
+            assert_eq!(
+                b.is_packet_field(),
+                matches!(role, Role::Address | Role::RawHeader)
+            );
+            if role == Role::Events {
+                let proto = AppProto::ALL
+                    .iter()
+                    .find(|a| Some(a.eve_name()) == p.app_proto)
+                    .copied();
+                assert_eq!(proto.and_then(Buffer::app_layer_events), Some(b), "{b:?}");
+            }
         }
         for proto in AppProto::ALL {
             if let Some(b) = Buffer::app_layer_events(*proto) {
                 assert_eq!(b.app_proto(), Some(proto.eve_name()), "{proto:?}");
             }
+        }
+        // Each protocol whose parser raises an anomaly has the buffer that carries it to the rules.
+        for e in flowbundle_types::AppLayerEvent::ALL {
+            let b = Buffer::app_layer_events(e.proto());
+            assert!(
+                b.is_some_and(|b| b.role() == Role::Events),
+                "{e:?}: no app-layer-event buffer for {:?}",
+                e.proto()
+            );
+        }
+        // Suricata 8's multi-instance buffers (registered with `DetectAppLayerMultiRegister` or
+        // `DetectBufferTypeSupportsMultiInstance`, listed in its multiple buffer matching documentation) that the
+        // engine has: each is multi-instance here too.
+        for b in [
+            Buffer::DnsQuery,
+            Buffer::DnsQueriesRrname,
+            Buffer::DnsAnswersRrname,
+            Buffer::FileName,
+            Buffer::FileMagic,
+            Buffer::HttpFileData,
+            Buffer::HttpRequestFileData,
+            Buffer::SmtpFileData,
+            Buffer::SmbFileData,
+            Buffer::HttpRequestHeaderLine,
+            Buffer::HttpResponseHeaderLine,
+            Buffer::Http2HeaderName,
+            Buffer::Krb5Cname,
+            Buffer::Krb5Sname,
+            Buffer::FtpReply,
+            Buffer::FtpCompletionCode,
+            Buffer::QuicCyuHash,
+            Buffer::QuicCyuString,
+            Buffer::SipFrom,
+            Buffer::SipTo,
+            Buffer::SipVia,
+            Buffer::SipUserAgent,
+            Buffer::SipContentType,
+            Buffer::SipContentLength,
+            Buffer::SmtpRcptTo,
+            Buffer::TlsAlpn,
+            Buffer::TlsCerts,
+            Buffer::TlsSubjectAltName,
+        ] {
+            assert!(
+                b.multi_instance(),
+                "{b:?} ({}) is multi-instance in Suricata",
+                b.name()
+            );
         }
         // The table is what the rest reads.
         assert_eq!(

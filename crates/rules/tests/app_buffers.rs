@@ -425,3 +425,73 @@ alert tls any any -> any any (tls.sni; content:"www."; tls.sni; content:".org"; 
     assert_eq!(app(&rs, &[sni(b"www.example.org")]), [5]);
     assert_eq!(app(&rs, &[sni(b"www.example.com")]), Vec::<u32>::new());
 }
+
+/// The buffers Suricata 8 made multi-instance besides the DNS names (`krb5.cname`, `krb5.sname`, `ftp.reply`,
+/// `ftp.completion_code`, `http.request_header`, `http.response_header`): two selections of one may match two
+/// values of a transaction (a client name's two components, a reply's two lines, two header fields), while the
+/// contents of one selection match within one value.
+#[test]
+fn suricata_8_multi_instance_buffers_match_each_selection_on_its_own_value() {
+    let rs = load(
+        r#"alert krb5 any any -> any any (krb5.cname; content:"alice"; krb5.cname; content:"admin"; sid:1;)
+alert krb5 any any -> any any (krb5.cname; content:"alice"; content:"admin"; sid:2;)
+alert krb5 any any -> any any (krb5.sname; content:"krbtgt"; krb5.sname; content:"EXAMPLE.ORG"; sid:3;)
+alert ftp any any -> any any (ftp.reply; content:"Opening BINARY"; ftp.reply; content:"Transfer complete"; sid:4;)
+alert ftp any any -> any any (ftp.reply; content:"Opening BINARY"; content:"Transfer complete"; sid:5;)
+alert ftp any any -> any any (ftp.completion_code; content:"150"; ftp.completion_code; content:"226"; sid:6;)
+alert http any any -> any any (http.request_header; content:"Host: a.example"; http.request_header; content:"Accept: */*"; sid:7;)
+alert http any any -> any any (http.request_header; content:"Host: a.example"; content:"Accept"; sid:8;)
+alert http any any -> any any (http.response_header; content:"Server: x"; http.response_header; content:"Via: y"; sid:9;)"#,
+    );
+    let each = |b: Buffer, dir: Direction, parts: &[&[u8]]| {
+        let mut sc = rs.scanner();
+        let mut flow = FlowMatchState::default();
+        let mut out: Vec<AlertRecord> = Vec::new();
+        let c = ctx(dir, Transport::Tcp, b.app_proto().unwrap_or("failed"));
+        rs.scan_app_each(
+            &mut sc,
+            &mut flow,
+            &c,
+            0,
+            b,
+            parts.iter().copied(),
+            &mut out,
+        );
+        let mut s: Vec<u32> = out.iter().map(|a| a.sid).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(each(Buffer::Krb5Cname, TC, &[b"alice", b"admin"]), [1]);
+    assert_eq!(each(Buffer::Krb5Cname, TC, &[b"admin", b"alice"]), [1]);
+    assert_eq!(each(Buffer::Krb5Cname, TC, &[b"alice/admin"]), [1, 2]);
+    assert_eq!(each(Buffer::Krb5Cname, TC, &[b"alice"]), Vec::<u32>::new());
+    assert_eq!(
+        each(Buffer::Krb5Sname, TC, &[b"krbtgt", b"EXAMPLE.ORG"]),
+        [3]
+    );
+    let reply: [&[u8]; 2] = [
+        b"Opening BINARY mode data connection for temp.txt (1164 bytes).",
+        b"Transfer complete.",
+    ];
+    assert_eq!(each(Buffer::FtpReply, TC, &reply), [4]);
+    assert_eq!(each(Buffer::FtpReply, TC, &reply[..1]), Vec::<u32>::new());
+    assert_eq!(each(Buffer::FtpCompletionCode, TC, &[b"150", b"226"]), [6]);
+    assert_eq!(
+        each(Buffer::FtpCompletionCode, TC, &[b"226"]),
+        Vec::<u32>::new()
+    );
+    let request: [&[u8]; 3] = [b"Host: a.example", b"User-Agent: t", b"Accept: */*"];
+    assert_eq!(each(Buffer::HttpRequestHeaderLine, TS, &request), [7]);
+    assert_eq!(
+        each(Buffer::HttpRequestHeaderLine, TS, &request[..2]),
+        Vec::<u32>::new()
+    );
+    assert_eq!(
+        each(
+            Buffer::HttpResponseHeaderLine,
+            TC,
+            &[b"Via: y", b"Server: x"]
+        ),
+        [9]
+    );
+}
