@@ -2,8 +2,9 @@
 //! `decoder.event.*` counters and its EVE `anomaly` records name them.
 //!
 //! The decoder (and the defragmenter, for the fragment events) sets them on the packet it decodes; the rules'
-//! `decode-event:<name>` keyword tests them; the stats count them. One bit per event in a [`DecodeEvents`] set, so
-//! recording one costs an OR on the path where the anomaly was found and nothing on the clean path.
+//! `decode-event:<name>` keyword tests them; the stats count them. One bit per event in a [`DecodeEvents`] set (two
+//! words: the list outgrew 64), so recording one costs an OR on the path where the anomaly was found and nothing on
+//! the clean path.
 //!
 //! Only the events the decoder detects are listed: a rule naming another Suricata decoder event is skipped with its
 //! name rather than loaded to never fire.
@@ -152,8 +153,33 @@ decode_events! {
     UdpLenInvalid = "udp.len_invalid",
     /// ICMPv4: fewer than 8 bytes.
     Icmpv4PktTooSmall = "icmpv4.pkt_too_small",
+    /// ICMPv4 message of a type Suricata's decoder does not know (not echo, destination unreachable, source
+    /// quench, redirect, router advertisement, time exceeded, parameter problem, timestamp, information or address
+    /// mask request or reply; a router solicitation included, as Suricata decides).
+    Icmpv4UnknownType = "icmpv4.unknown_type",
+    /// ICMPv4 message of a known type with a code its type does not have (an echo's other than 0, a destination
+    /// unreachable's above 15, a redirect's above 3, a time exceeded's above 1, ...).
+    Icmpv4UnknownCode = "icmpv4.unknown_code",
+    /// ICMPv4 error quoting less than an IPv4 header, or a timestamp or router advertisement cut short.
+    Icmpv4Ipv4TruncPkt = "icmpv4.ipv4_trunc_pkt",
+    /// ICMPv4 error quoting a datagram whose version is not 4.
+    Icmpv4Ipv4UnknownVer = "icmpv4.ipv4_unknown_ver",
     /// ICMPv6: fewer than 8 bytes.
     Icmpv6PktTooSmall = "icmpv6.pkt_too_small",
+    /// ICMPv6 message of type 0 or 127 (neither assigned, unassigned nor experimental in Suricata's table).
+    Icmpv6UnknownType = "icmpv6.unknown_type",
+    /// ICMPv6 message of a known type with a code its type does not have.
+    Icmpv6UnknownCode = "icmpv6.unknown_code",
+    /// ICMPv6 error quoting less than an IPv6 header.
+    Icmpv6Ipv6TruncPkt = "icmpv6.ipv6_trunc_pkt",
+    /// ICMPv6 error quoting a packet whose version is not 6.
+    Icmpv6Ipv6UnknownVersion = "icmpv6.ipv6_unknown_version",
+    /// MLD query, report or done message whose hop limit is not 1.
+    Icmpv6MldMessageWithInvalidHl = "icmpv6.mld_message_with_invalid_hl",
+    /// ICMPv6 message of an unassigned type (5-99, 102-126, 160-199, 202-255).
+    Icmpv6UnassignedType = "icmpv6.unassigned_type",
+    /// ICMPv6 message of a type reserved for experimentation (100, 101, 200, 201).
+    Icmpv6ExperimentationType = "icmpv6.experimentation_type",
     /// GRE header cut short.
     GrePktTooSmall = "gre.pkt_too_small",
     /// GRE version other than 0 and 1.
@@ -178,7 +204,7 @@ impl core::fmt::Display for DecodeEvent {
     }
 }
 
-const _: () = assert!(DecodeEvent::COUNT <= 64);
+const _: () = assert!(DecodeEvent::COUNT <= 128);
 
 impl EventKind for DecodeEvent {
     const ALL: &'static [DecodeEvent] = DecodeEvent::ALL;
@@ -188,8 +214,8 @@ impl EventKind for DecodeEvent {
     }
 }
 
-/// A set of [`DecodeEvent`]s (see [`EventSet`]).
-pub type DecodeEvents = EventSet<DecodeEvent>;
+/// A set of [`DecodeEvent`]s (see [`EventSet`]), in two words.
+pub type DecodeEvents = EventSet<DecodeEvent, 2>;
 
 #[cfg(test)]
 mod tests {
@@ -219,7 +245,11 @@ mod tests {
         s.set(DecodeEvent::TcpOptDuplicate);
         s.set(DecodeEvent::EthernetPktTooSmall);
         let last = *DecodeEvent::ALL.last().unwrap();
+        // The list is longer than one word: its last event lives in the second.
+        assert!(last as usize >= 64);
+        assert!(!s.contains(last));
         s.set(last);
+        assert!(!s.contains(DecodeEvent::ALL[last as usize - 64]));
         assert!(s.contains(DecodeEvent::TcpOptDuplicate) && s.contains(last));
         assert!(!s.contains(DecodeEvent::Ipv6FragOverlap));
         let v: Vec<_> = s.iter().collect();
