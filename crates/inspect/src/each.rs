@@ -12,10 +12,13 @@
 //! ([`flowbundle_decode::keyonly::plain_bundle`], without decoding or staging them; fragments, tunnels and odd
 //! packets are decoded in full, as the single-threaded loop decodes them), and defragments every datagram.
 //!
-//! Output in input order, as the other streaming runs: each inspected packet's output is sent tagged with its
+//! Output in input order, as the other streaming runs: each inspected packet's output is tagged with its
 //! position, each worker's share of a sweep tagged between the packet it follows and the next one, and the
 //! collector ([`crate::EventMerge`]) releases everything below the *watermark*, the least position every worker
-//! has published ([`EachReads::watermark`]). Sweeps need no quiescent point: the single-threaded loop's sweep
+//! has published ([`EachReads::watermark`]). Rendered output goes in blocks of many packets' lines that the worker
+//! owns and gets back once they are written ([`crate::stream::BlockWriter`]); a worker's published position stops
+//! at the oldest packet whose output is still in its block, and it hands its block on before it waits for anything
+//! and at every sweep. Sweeps need no quiescent point: the single-threaded loop's sweep
 //! positions depend only on the input ([`crate::SweepClock`]), which every worker reads whole, so each sweeps its
 //! own shards ([`Engine::owned_shards`]) when it reaches one, and the collector merges the shares by key as it
 //! merges the reader's broadcast sweeps, as their bounded messages come ([`crate::Share`]). The end of the input
@@ -53,7 +56,7 @@
 //! of the slowest published count waits, so the output the collector holds back, and the flows of a worker's sweeps
 //! not yet ended, cover at most that many packets.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
@@ -63,7 +66,10 @@ use flowbundle_types::BUNDLES;
 use flowbundle_ingest::{CaptureReader, ReadStats, Timeline};
 
 use crate::engine::{Engine, Expired, WorkerCtx, packet_at, sweep_at};
-use crate::stream::{Emitter, EventSender, Renderer, ShareOut, StatsBoard, send_flush};
+use crate::stream::{
+    BLOCK_AGE, BLOCK_WAIT, BlockWriter, Emitter, EventSender, Renderer, ShareOut, StatsBoard,
+    send_flush,
+};
 use crate::sweep::SweepClock;
 use flowbundle_decode::prestage::Prestage;
 
@@ -349,11 +355,21 @@ pub struct EachWorker {
     pub waited_for_takeovers_ns: u64,
     /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]).
     pub waited_ahead_ns: u64,
+    /// Nanoseconds this worker waited for the collector to give one of its blocks of rendered output back (see
+    /// [`crate::stream::BlockWriter`]), and blocks it made beyond its share after such a wait ran out of time.
+    pub waited_for_output_ns: u64,
+    pub blocks_made_after_wait: u64,
     /// Sweeps whose flows this worker ended after it went on (another worker had not reached the sweep yet).
     pub sweeps_ended_later: u64,
     /// Buckets of a rebalanced table this worker took over from a worker that had not got to the sweep yet (whose
     /// packets and sweeps then waited for it, where this worker got to them first).
     pub takeovers: u64,
+}
+
+/// A worker's own: its number, and the blocks it renders its packets' output into (see [`BlockWriter`]).
+struct Mine {
+    w: usize,
+    ring: RefCell<BlockWriter>,
 }
 
 /// A sweep a worker made before every worker had got there (see the module documentation): the flows it took out of
@@ -479,6 +495,8 @@ impl<'a> EachReads<'a> {
             waited_at_end_ns: 0,
             waited_for_takeovers_ns: 0,
             waited_ahead_ns: 0,
+            waited_for_output_ns: 0,
+            blocks_made_after_wait: 0,
             sweeps_ended_later: 0,
             takeovers: 0,
         };
@@ -487,6 +505,10 @@ impl<'a> EachReads<'a> {
         let mut i = 0u64;
         let mut sweeps = 0u64;
         let mut owners = Owners::new(self.placement, n, w);
+        let me = Mine {
+            w,
+            ring: RefCell::new(BlockWriter::new(w)),
+        };
         // This worker's sweeps made before every worker got there, oldest first (see the module documentation).
         let mut deferred: VecDeque<Deferred> = VecDeque::new();
         let base = self.first_position;
@@ -528,10 +550,33 @@ impl<'a> EachReads<'a> {
                         &mut owners,
                         key,
                         &mut report.waited_for_takeovers_ns,
-                        (w, &mut ctx, &mut deferred, base, i),
+                        (&me, &mut ctx, &mut deferred, base, i),
                     )
                 {
                     break 'inputs;
+                }
+                // A block to render the packet's output into, before the packet (a wait settles, which may end
+                // sweeps with the context: it must hold no packet's events then).
+                if self.out.render.is_some() && !me.ring.borrow_mut().refill() {
+                    let t0 = std::time::Instant::now();
+                    let got = |_: &VecDeque<Deferred>| {
+                        let mut r = me.ring.borrow_mut();
+                        if !r.refill() {
+                            if t0.elapsed() >= BLOCK_WAIT {
+                                r.make_after_wait();
+                            } else {
+                                r.wake(&self.out.events);
+                            }
+                        }
+                        r.refill()
+                    };
+                    if !self.wait_settling(
+                        &mut report.waited_for_output_ns,
+                        (&me, &mut ctx, &mut deferred, base, i),
+                        got,
+                    ) {
+                        break 'inputs;
+                    }
                 }
                 // SAFETY: this worker alone inspects packets of the bundles it owns (`owns` partitions them among the
                 // workers, and a bucket taken over at a sweep is used only once the worker that had it is done with
@@ -553,7 +598,15 @@ impl<'a> EachReads<'a> {
                     )
                 };
                 if mine.is_some() {
-                    self.out.send(2 * i + 1, &mut ctx);
+                    match self.out.render {
+                        Some(render) => {
+                            let mut ring = me.ring.borrow_mut();
+                            if ring.add(2 * i + 1, i, &mut ctx, render) {
+                                ring.hand_on(&self.out.events);
+                            }
+                        }
+                        None => self.out.send(2 * i + 1, &mut ctx),
+                    }
                     if let Some(b) = self.board {
                         ctx.handled += 1;
                         if ctx.handled.is_multiple_of(StatsBoard::EVERY) {
@@ -578,14 +631,15 @@ impl<'a> EachReads<'a> {
                             &mut owners,
                             None,
                             &mut report.waited_for_takeovers_ns,
-                            (w, &mut ctx, &mut deferred, base, i + 1),
+                            (&me, &mut ctx, &mut deferred, base, i + 1),
                         )
                     {
                         break 'inputs;
                     }
-                    // Says it got here (its own packets before the sweep inspected), unless an earlier sweep of its
-                    // own still waits.
-                    self.settle(w, &mut ctx, &mut deferred, base, i + 1);
+                    // Says it got here (its own packets before the sweep inspected, their output handed on), unless
+                    // an earlier sweep of its own still waits.
+                    me.ring.borrow_mut().hand_on(&self.out.events);
+                    self.settle(&me, &mut ctx, &mut deferred, base, i + 1);
                     ctx.input_at = sweep_at(base + i);
                     let mut many = false;
                     if deferred.is_empty() && self.slowest() > i {
@@ -621,7 +675,7 @@ impl<'a> EachReads<'a> {
                     if many
                         && !self.wait_settling(
                             &mut report.waited_at_sweeps_ns,
-                            (w, &mut ctx, &mut deferred, base, i + 1),
+                            (&me, &mut ctx, &mut deferred, base, i + 1),
                             |deferred| deferred.is_empty(),
                         )
                     {
@@ -633,7 +687,7 @@ impl<'a> EachReads<'a> {
                 }
                 i += 1;
                 if i.is_multiple_of(PUBLISH_EVERY) {
-                    self.settle(w, &mut ctx, &mut deferred, base, i);
+                    self.settle(&me, &mut ctx, &mut deferred, base, i);
                     let expect = engine.expectations();
                     if !expect.is_empty() {
                         // Every lookup still to come is at or after the slowest worker's position.
@@ -641,7 +695,7 @@ impl<'a> EachReads<'a> {
                     }
                     self.wait_settling(
                         &mut report.waited_ahead_ns,
-                        (w, &mut ctx, &mut deferred, base, i),
+                        (&me, &mut ctx, &mut deferred, base, i),
                         |_| i <= self.slowest().saturating_add(self.window),
                     );
                 }
@@ -650,9 +704,10 @@ impl<'a> EachReads<'a> {
         }
         // The end of the input once every worker has read it all (as the reader's flush waits for the packets in
         // flight), and its own later sweeps ended: the flows ended look up what every packet announced.
+        me.ring.borrow_mut().hand_on(&self.out.events);
         if self.wait_settling(
             &mut report.waited_at_end_ns,
-            (w, &mut ctx, &mut deferred, base, i),
+            (&me, &mut ctx, &mut deferred, base, i),
             |deferred| deferred.is_empty() && self.slowest() >= i,
         ) {
             ctx.input_at = packet_at(base + i);
@@ -662,7 +717,9 @@ impl<'a> EachReads<'a> {
             // (so the collector writes it out as it comes), after any such sweep (group numbers are sweep counts).
             send_flush(ShareOut::new(&self.out, 2 * i, u64::MAX, w, n), &mut ctx);
         }
+        me.ring.borrow_mut().hand_on(&self.out.events);
         self.done[w].0.store(u64::MAX, Release);
+        report.blocks_made_after_wait = me.ring.borrow().made_after_wait;
         report.ctx = ctx;
         report.prestage = pre;
         report.packets_read = i;
@@ -671,7 +728,7 @@ impl<'a> EachReads<'a> {
         report
     }
 
-    /// Waits, as [`EachReads::wait_settling`] (with `(w, ctx, deferred, base, read)`), until the workers that had
+    /// Waits, as [`EachReads::wait_settling`] (with `(me, ctx, deferred, base, read)`), until the workers that had
     /// the buckets this worker took over at its last sweep are done with them (have published that sweep): the one
     /// of `bundle` when given (a packet keyed from its headers alone), every one otherwise (a packet whose bundle
     /// only its decoding tells, or a sweep of this worker's shards). False when reading stopped meanwhile.
@@ -683,7 +740,7 @@ impl<'a> EachReads<'a> {
         owners: &mut Owners,
         bundle: Option<u16>,
         waited: &mut u64,
-        settling: (usize, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
+        settling: (&Mine, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
     ) -> bool {
         let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
         if owners.clear_takeovers(swept) {
@@ -716,12 +773,13 @@ impl<'a> EachReads<'a> {
     /// none waits (`base` numbers the packets).
     fn settle(
         &self,
-        w: usize,
+        me: &Mine,
         ctx: &mut WorkerCtx,
         deferred: &mut VecDeque<Deferred>,
         base: u64,
         read: u64,
     ) {
+        let w = me.w;
         // The oldest deferred sweep keeps this worker's published count at the packet it follows, so the slowest
         // count is past it when every other worker has got past it too.
         while let Some(d) = deferred.front()
@@ -735,7 +793,19 @@ impl<'a> EachReads<'a> {
             });
             share.finish();
         }
-        let published = deferred.front().map_or(read, |d| d.i + 1);
+        // Its block is handed on when its oldest packet is far enough back; until then the count stops at that
+        // packet (the collector has none of the block's output yet).
+        let mut ring = me.ring.borrow_mut();
+        if ring
+            .pending_since()
+            .is_some_and(|at| read.saturating_sub(at) >= BLOCK_AGE)
+        {
+            ring.hand_on(&self.out.events);
+        }
+        let published = deferred
+            .front()
+            .map_or(read, |d| d.i + 1)
+            .min(ring.pending_since().unwrap_or(u64::MAX));
         self.done[w].0.store(published, Release);
     }
 
@@ -747,13 +817,15 @@ impl<'a> EachReads<'a> {
     fn wait_settling(
         &self,
         waited: &mut u64,
-        (w, ctx, deferred, base, read): (usize, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
+        (me, ctx, deferred, base, read): (&Mine, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
         ready: impl Fn(&VecDeque<Deferred>) -> bool,
     ) -> bool {
-        self.settle(w, ctx, deferred, base, read);
+        self.settle(me, ctx, deferred, base, read);
         if ready(deferred) {
             return true;
         }
+        // About to wait: the output in its block goes on first, so that nobody waits for it meanwhile.
+        me.ring.borrow_mut().hand_on(&self.out.events);
         let t0 = std::time::Instant::now();
         let mut spins = 0u32;
         let r = loop {
@@ -766,7 +838,7 @@ impl<'a> EachReads<'a> {
             } else {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
-            self.settle(w, ctx, deferred, base, read);
+            self.settle(me, ctx, deferred, base, read);
             if ready(deferred) {
                 break true;
             }

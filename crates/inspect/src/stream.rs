@@ -69,12 +69,15 @@ use flowbundle_decode::{DecodeEvents, DecodeOptions};
 ///
 /// A packet's events or lines travel in a buffer the collector hands back once it has written them out (see
 /// [`EventSender`]): a worker fills a spent one, so the output path allocates nothing per packet once the buffers
-/// in circulation cover what is in flight.
+/// in circulation cover what is in flight. Workers that read the input themselves ([`crate::EachReads`]) send
+/// their rendered lines in blocks of many packets instead ([`Block`]), which go back to the worker that made them.
 #[derive(Debug)]
 pub enum Batch {
     Events(Vec<Event>),
     Rendered(u64, Vec<u8>),
     Share(Box<Share>),
+    /// Many packets' rendered lines, one after another, from one worker's [`BlockWriter`].
+    Block(Block),
 }
 
 /// Output as the collector hands it on: events, or rendered lines (their count and bytes), or the rendered lines of
@@ -1538,22 +1541,27 @@ impl EventSender {
     /// Sends `batch` tagged `seq`, waking or waiting for the collector when the backlog is large (see the type's
     /// documentation).
     pub fn send(&self, seq: u64, batch: Batch) {
+        self.send_checked(seq, batch);
+    }
+
+    /// [`send`](Self::send): `false` when the collector is gone (the batch was dropped).
+    fn send_checked(&self, seq: u64, batch: Batch) -> bool {
         let size = batch.bytes();
         let before = self.backlog.bytes.fetch_add(size, Relaxed);
         if !self.put((seq, batch)) {
             // A closed channel means the collector is gone (the run is being abandoned): nothing to keep.
             self.backlog.bytes.fetch_sub(size, Relaxed);
-            return;
+            return false;
         }
         let now = before + size;
         if now < BACKLOG_WAKE {
-            return;
+            return true;
         }
         if before < BACKLOG_WAKE || now >= BACKLOG_MAX {
             self.backlog.collector.unpark();
         }
         if now < BACKLOG_MAX {
-            return;
+            return true;
         }
         let since = std::time::Instant::now();
         let mut spins = 0u32;
@@ -1566,6 +1574,7 @@ impl EventSender {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
         }
+        true
     }
 
     /// Puts a message in the channel (a share's, or one the array has no room for in [`BACKLOG_WAIT`], in the
@@ -1633,7 +1642,208 @@ impl Batch {
             Batch::Events(evs) => events(evs.len()),
             Batch::Rendered(_, b) => b.capacity(),
             Batch::Share(s) => s.run.bytes.capacity() + events(s.run.events.len()),
+            Batch::Block(b) => b.bytes.capacity(),
         }
+    }
+}
+
+/// Output bytes past which a worker hands its block of rendered output to the collector (see [`BlockWriter`]).
+pub const BLOCK_BYTES: usize = 64 << 10;
+
+/// Capacity a block is made with: [`BLOCK_BYTES`] and room for the packet that takes it past them, so that a block
+/// does not grow (a packet's lines are a few KiB at most, nearly always; one with more grows its block, on the worker
+/// that owns it).
+const BLOCK_CAPACITY: usize = BLOCK_BYTES + (16 << 10);
+
+/// Blocks a worker makes before it waits for the collector to give one back (see [`BlockWriter`]): what the
+/// collector holds of one worker's output at once is at most this many blocks, about 5 MiB. Made as they are
+/// needed: a worker whose output the collector writes as it comes uses a few. Enough for the workers to drift apart
+/// by several thousand packets of the 10k content set's output (about 450 bytes a packet read) before one waits
+/// for the other's output to be written.
+pub const BLOCKS_PER_WORKER: usize = 64;
+
+/// Longest a worker waits for the collector to give a block back before it makes one more (a collector that does not
+/// write for that long is starved or gone: the run is never held up by it for ever), as long as a send waits for room.
+pub const BLOCK_WAIT: std::time::Duration = BACKLOG_WAIT;
+
+/// Packets read past the first packet whose output a block holds after which the worker hands the block on however
+/// full it is (at its next publication of its position): the collector cannot write past a packet whose output is
+/// still in a block, so a worker with little output (no rules) hands its blocks on at least this often.
+pub const BLOCK_AGE: u64 = 1024;
+
+/// Many packets' rendered output (EVE lines) of one worker, one after another in memory that worker owns, handed to
+/// the collector whole and given back to the worker once written (see [`BlockWriter`]).
+#[derive(Debug)]
+pub struct Block {
+    bytes: Vec<u8>,
+    /// Per packet: its tag, where its lines end in `bytes`, and how many lines it has.
+    index: Vec<(u64, usize, u64)>,
+    /// The worker's queue of blocks given back.
+    home: std::sync::Arc<crossbeam::queue::ArrayQueue<Block>>,
+    worker: u32,
+}
+
+impl Block {
+    /// Gives the block back to the worker that made it, emptied (after its output was written, or dropped). A block
+    /// that finds its worker's queue full (a worker made more after waits that ran out of time) is freed here.
+    fn give_back(mut self) {
+        self.bytes.clear();
+        self.index.clear();
+        let home = self.home.clone();
+        let _ = home.push(self);
+    }
+
+    /// Where packet `i`'s lines start and end in `bytes`, and how many there are.
+    fn record(&self, i: usize) -> Option<(usize, usize, u64)> {
+        let &(_, end, lines) = self.index.get(i)?;
+        let start = i
+            .checked_sub(1)
+            .and_then(|j| self.index.get(j))
+            .map_or(0, |e| e.1);
+        Some((start, end, lines))
+    }
+}
+
+/// One worker's rendered output, written into blocks it owns and reuses: nothing allocated on one thread is freed or
+/// grown on another.
+///
+/// The worker renders each packet's lines at the end of its current block (with the packet's tag, where its lines
+/// end, and their count in the block's index), and hands the block to the collector when it holds
+/// [`BLOCK_BYTES`], when its oldest packet is [`BLOCK_AGE`] packets back, or when the worker is about to wait. The
+/// collector writes straight from the block (vectored writes, the runs of consecutive packets' lines of one block
+/// one part each) and gives the block back through the worker's own bounded queue (single producer, the collector;
+/// single consumer, the worker), emptied; the worker fills it again. A worker makes at most
+/// [`BLOCKS_PER_WORKER`] blocks, then waits for one to come back: a slow output slows the workers, and what the
+/// collector holds is bounded in bytes. A block is one message, where each packet's output was one (the 10k content
+/// set on five times the merged nDPI trace: 74,336 packets' messages, 188 MB of EVE in buffers allocated by one
+/// worker, grown by another and freed by the collector, against about 2,900 blocks).
+///
+/// The collector can write a packet's output only once it holds every output tagged before it: a worker publishes
+/// its position no further than the oldest packet whose output is still in its block ([`pending_since`]).
+///
+/// [`pending_since`]: BlockWriter::pending_since
+pub(crate) struct BlockWriter {
+    worker: u32,
+    current: Option<Block>,
+    home: std::sync::Arc<crossbeam::queue::ArrayQueue<Block>>,
+    /// Blocks made (at most [`BLOCKS_PER_WORKER`], more only after a wait ran out).
+    made: usize,
+    /// The caller's position of the oldest packet whose output the current block holds.
+    since: Option<u64>,
+    /// Blocks made after a wait for one ran out of time ([`BLOCK_WAIT`]).
+    pub(crate) made_after_wait: u64,
+}
+
+impl BlockWriter {
+    /// Worker `worker`'s writer (its number names its blocks to the collector).
+    pub(crate) fn new(worker: usize) -> Self {
+        BlockWriter {
+            worker: u32::try_from(worker).unwrap_or(u32::MAX),
+            current: None,
+            home: std::sync::Arc::new(crossbeam::queue::ArrayQueue::new(4 * BLOCKS_PER_WORKER)),
+            made: 0,
+            since: None,
+            made_after_wait: 0,
+        }
+    }
+
+    /// Whether a block is at hand to render into, taking one back or making one if need be (without waiting).
+    pub(crate) fn refill(&mut self) -> bool {
+        if self.current.is_some() {
+            return true;
+        }
+        if let Some(mut b) = self.home.pop() {
+            // A block a packet with a lot of output grew goes back to its size here, where it was made.
+            if b.bytes.capacity() > 4 * BLOCK_CAPACITY {
+                b.bytes = Vec::with_capacity(BLOCK_CAPACITY);
+            }
+            self.current = Some(b);
+            return true;
+        }
+        if self.made < BLOCKS_PER_WORKER {
+            self.make();
+            return true;
+        }
+        false
+    }
+
+    /// Wakes the collector (a worker waiting for a block).
+    pub(crate) fn wake(&self, events: &EventSender) {
+        events.backlog.collector.unpark();
+    }
+
+    /// Makes one block more, whatever the count (after a wait for one ran out of time).
+    pub(crate) fn make_after_wait(&mut self) {
+        if self.current.is_none() {
+            self.made_after_wait += 1;
+            self.make();
+        }
+    }
+
+    fn make(&mut self) {
+        self.made += 1;
+        self.current = Some(Block {
+            bytes: Vec::with_capacity(BLOCK_CAPACITY),
+            index: Vec::with_capacity(256),
+            home: self.home.clone(),
+            worker: self.worker,
+        });
+    }
+
+    /// Renders `ctx`'s pending events with `render` as the output of the packet tagged `seq`, at the caller's
+    /// position `at`: `true` when the block is then full (hand it on).
+    pub(crate) fn add(
+        &mut self,
+        seq: u64,
+        at: u64,
+        ctx: &mut WorkerCtx,
+        render: &Renderer,
+    ) -> bool {
+        if ctx.pending_events() == 0 {
+            return false;
+        }
+        if self.current.is_none() {
+            // The caller makes sure a block is at hand before the packet (see `refill`); never lose output.
+            self.make();
+        }
+        let Some(b) = self.current.as_mut() else {
+            return false;
+        };
+        let before = b.bytes.len();
+        let n = ctx.render_events(|evs| render(&mut b.bytes, evs));
+        if b.bytes.len() > before {
+            b.index.push((seq, b.bytes.len(), n as u64));
+            self.since.get_or_insert(at);
+        }
+        b.bytes.len() >= BLOCK_BYTES
+    }
+
+    /// The caller's position of the oldest packet whose output is in the current block, not yet handed on.
+    pub(crate) fn pending_since(&self) -> Option<u64> {
+        self.since
+    }
+
+    /// Hands the current block to the collector through `events` when it holds anything, and takes another if one
+    /// is at hand without waiting ([`refill`](Self::refill)). When the collector writes nothing more, the output is
+    /// dropped here and the block kept.
+    pub(crate) fn hand_on(&mut self, events: &EventSender) {
+        self.since = None;
+        let Some(b) = self.current.take_if(|b| !b.index.is_empty()) else {
+            return;
+        };
+        if events.backlog.closed.load(Relaxed) {
+            let mut b = b;
+            b.bytes.clear();
+            b.index.clear();
+            self.current = Some(b);
+            return;
+        }
+        let seq = b.index.first().map_or(0, |e| e.0);
+        if !events.send_checked(seq, Batch::Block(b)) {
+            // The collector is gone: the block was freed here, with its message.
+            self.made = self.made.saturating_sub(1);
+        }
+        self.refill();
     }
 }
 
@@ -1652,10 +1862,168 @@ pub struct EventMerge {
     pub largest_share_message: usize,
     pub peak_share_bytes: usize,
     share_bytes: usize,
-    /// Packets' rendered output taken out of `held`, in order, not yet handed on (see [`PARTS_BYTES`]), and its
-    /// bytes.
-    parts: Vec<Batch>,
-    parts_bytes: usize,
+    /// Packets' rendered output taken out of `held` and out of the workers' blocks, in order, not yet handed on
+    /// (see [`PARTS_BYTES`]).
+    gather: Gather,
+    /// The most workers' blocks held at once ([`BlockWriter`]).
+    pub peak_blocks: usize,
+    blocks_now: usize,
+}
+
+/// Rendered output gathered in order to be handed on in one piece ([`PARTS_BYTES`]), and the workers' blocks it comes
+/// from.
+struct Gather {
+    parts: Vec<Part>,
+    bytes: usize,
+    /// Per worker: its blocks received ([`BlockWriter`]).
+    streams: Vec<BlockStream>,
+}
+
+/// A part of the output gathered: a packet's own message, or consecutive packets' lines in one block.
+enum Part {
+    Batch(Batch),
+    Span {
+        stream: usize,
+        block: usize,
+        start: usize,
+        end: usize,
+        lines: u64,
+    },
+}
+
+/// One worker's blocks at the collector, oldest first, with the next packet's output to write: index `at` of
+/// `blocks`, record `rec` of it. The blocks before `at` are written (or gathered) and go back to the worker once
+/// the output gathered is handed on.
+#[derive(Default)]
+struct BlockStream {
+    blocks: std::collections::VecDeque<Block>,
+    at: usize,
+    rec: usize,
+}
+
+impl BlockStream {
+    /// The tag of the next packet's output to write.
+    fn head(&self) -> Option<u64> {
+        self.blocks.get(self.at)?.index.get(self.rec).map(|e| e.0)
+    }
+}
+
+impl Gather {
+    /// The worker whose next packet's output in its blocks has the smallest tag, with that tag. A worker's blocks
+    /// hold its packets' output in the order of their tags (each worker's packets come in input order).
+    fn next_block(&self) -> Option<(u64, usize)> {
+        let mut best: Option<(u64, usize)> = None;
+        for (w, s) in self.streams.iter().enumerate() {
+            if let Some(t) = s.head()
+                && best.is_none_or(|(b, _)| t < b)
+            {
+                best = Some((t, w));
+            }
+        }
+        best
+    }
+
+    /// Gathers the next packet's output of worker `w`'s blocks, joined to the part before when it follows it in the
+    /// same block.
+    fn take_block_record(&mut self, w: usize) {
+        let Some(s) = self.streams.get_mut(w) else {
+            return;
+        };
+        let block = s.at;
+        let Some((start, end, lines)) = s.blocks.get(block).and_then(|b| b.record(s.rec)) else {
+            return;
+        };
+        s.rec += 1;
+        if s.blocks.get(block).is_some_and(|b| s.rec >= b.index.len()) {
+            s.at += 1;
+            s.rec = 0;
+        }
+        self.bytes += end - start;
+        if let Some(Part::Span {
+            stream,
+            block: b,
+            end: e,
+            lines: l,
+            ..
+        }) = self.parts.last_mut()
+            && *stream == w
+            && *b == block
+            && *e == start
+        {
+            *e = end;
+            *l += lines;
+            return;
+        }
+        self.parts.push(Part::Span {
+            stream: w,
+            block,
+            start,
+            end,
+            lines,
+        });
+    }
+
+    fn full(&self) -> bool {
+        self.bytes >= PARTS_BYTES || self.parts.len() >= PARTS_MAX
+    }
+
+    /// Hands on the output gathered in one piece, keeps the packets' own buffers for reuse, and gives the blocks
+    /// written out back to their workers (returns how many).
+    fn hand<E>(
+        &mut self,
+        backlog: &Backlog,
+        out: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
+    ) -> (usize, Result<(), E>) {
+        let mut r = Ok(());
+        if !self.parts.is_empty() {
+            let mut lines = 0;
+            let mut bytes: [&[u8]; PARTS_MAX] = [&[]; PARTS_MAX];
+            let mut k = 0;
+            for p in self.parts.iter() {
+                let (n, b): (u64, &[u8]) = match p {
+                    Part::Batch(Batch::Rendered(n, b)) => (*n, b),
+                    &Part::Span {
+                        stream,
+                        block,
+                        start,
+                        end,
+                        lines,
+                    } => {
+                        let b = self
+                            .streams
+                            .get(stream)
+                            .and_then(|s| s.blocks.get(block))
+                            .and_then(|b| b.bytes.get(start..end));
+                        (lines, b.unwrap_or_default())
+                    }
+                    Part::Batch(_) => continue,
+                };
+                if let Some(slot) = bytes.get_mut(k) {
+                    lines += n;
+                    *slot = b;
+                    k += 1;
+                }
+            }
+            r = out(Piece::RenderedParts(lines, &bytes[..k]));
+            for p in self.parts.drain(..) {
+                if let Part::Batch(b) = p {
+                    backlog.recycle(b);
+                }
+            }
+        }
+        self.bytes = 0;
+        let mut given = 0;
+        for s in self.streams.iter_mut() {
+            for _ in 0..s.at {
+                if let Some(b) = s.blocks.pop_front() {
+                    b.give_back();
+                    given += 1;
+                }
+            }
+            s.at = 0;
+        }
+        (given, r)
+    }
 }
 
 /// What the collector holds with one sequence number: the shares of the sweeps and flushes tagged with it, by group
@@ -1793,8 +2161,13 @@ impl EventMerge {
                 largest_share_message: 0,
                 peak_share_bytes: 0,
                 share_bytes: 0,
-                parts: Vec::with_capacity(PARTS_MAX),
-                parts_bytes: 0,
+                gather: Gather {
+                    parts: Vec::with_capacity(PARTS_MAX),
+                    bytes: 0,
+                    streams: Vec::new(),
+                },
+                peak_blocks: 0,
+                blocks_now: 0,
             },
         )
     }
@@ -1805,12 +2178,24 @@ impl EventMerge {
         // The order between the two channels does not matter (see `EventSender`).
         for (seq, b) in self.rx.try_iter().chain(self.spill.try_iter()) {
             taken += b.bytes();
-            let h = self.held.entry(seq).or_default();
             match b {
+                Batch::Block(b) => {
+                    let w = b.worker as usize;
+                    let streams = &mut self.gather.streams;
+                    if streams.len() <= w {
+                        streams.resize_with(w + 1, Default::default);
+                    }
+                    if let Some(s) = streams.get_mut(w) {
+                        s.blocks.push_back(b);
+                        self.blocks_now += 1;
+                        self.peak_blocks = self.peak_blocks.max(self.blocks_now);
+                    }
+                }
                 Batch::Share(s) => {
                     let size = s.run.size();
                     self.share_messages += 1;
                     self.largest_share_message = self.largest_share_message.max(size);
+                    let h = self.held.entry(seq).or_default();
                     if h.groups.entry(s.group).or_default().add(*s) {
                         self.held_now += 1;
                         self.share_bytes += size;
@@ -1818,7 +2203,7 @@ impl EventMerge {
                 }
                 b => {
                     self.held_now += 1;
-                    h.push(b);
+                    self.held.entry(seq).or_default().push(b);
                 }
             }
         }
@@ -1869,6 +2254,18 @@ impl EventMerge {
         self.held.clear();
         self.held_now = 0;
         self.share_bytes = 0;
+        // The workers' blocks go back to them, their output dropped.
+        let g = &mut self.gather;
+        g.parts.clear();
+        g.bytes = 0;
+        for s in g.streams.iter_mut() {
+            s.at = 0;
+            s.rec = 0;
+            for b in s.blocks.drain(..) {
+                b.give_back();
+            }
+        }
+        self.blocks_now = 0;
     }
 
     /// Writes what is held up to `watermark` (everything with `None`), see [`release`](Self::release).
@@ -1882,20 +2279,40 @@ impl EventMerge {
         (self.held_now, self.share_bytes) = held;
         // What was gathered goes out now, whatever its size: the collector hands on everything below the watermark
         // at each call (after an error, it is dropped with the rest).
-        let r =
-            r.and_then(|()| hand_parts(&mut self.parts, &mut self.parts_bytes, &self.backlog, out));
-        self.parts.clear();
-        self.parts_bytes = 0;
-        r
+        let (given, r2) = self.gather.hand(&self.backlog, out);
+        self.blocks_now = self.blocks_now.saturating_sub(given);
+        r.and(r2)
     }
 
+    /// Writes the outputs held and the workers' blocks' in tag order, up to `watermark` (everything with `None`):
+    /// at each step the smaller of the next held output's tag and the next block output's (a held output first at
+    /// the same tag: a sweep tagged `s` comes before the packet tagged `s`).
     fn write_held<E>(
         &mut self,
         watermark: Option<u64>,
         out: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
         held: &mut (usize, usize),
     ) -> Result<(), E> {
-        while let Some(mut e) = self.held.first_entry() {
+        loop {
+            let first = self.held.first_key_value().map(|(k, _)| *k);
+            if let Some((tag, w)) = self.gather.next_block()
+                && first.is_none_or(|f| tag < f)
+            {
+                // A packet's output is complete below the watermark only (as the held packets' below).
+                if watermark.is_some_and(|m| tag >= m) {
+                    break;
+                }
+                self.gather.take_block_record(w);
+                if self.gather.full() {
+                    let (given, r) = self.gather.hand(&self.backlog, out);
+                    self.blocks_now = self.blocks_now.saturating_sub(given);
+                    r?;
+                }
+                continue;
+            }
+            let Some(mut e) = self.held.first_entry() else {
+                break;
+            };
             let seq = *e.key();
             if watermark.is_some_and(|w| seq > w) {
                 break;
@@ -1906,7 +2323,9 @@ impl EventMerge {
             let h = e.get_mut();
             if !h.groups.is_empty() {
                 // The packets' output gathered before goes first.
-                hand_parts(&mut self.parts, &mut self.parts_bytes, &self.backlog, out)?;
+                let (given, r) = self.gather.hand(&self.backlog, out);
+                self.blocks_now = self.blocks_now.saturating_sub(given);
+                r?;
             }
             while let Some(mut g) = h.groups.first_entry() {
                 if !g.get_mut().write(complete, out, held)? {
@@ -1925,52 +2344,27 @@ impl EventMerge {
                 held.0 = held.0.saturating_sub(1);
                 match b {
                     Batch::Rendered(_, ref bytes) => {
-                        self.parts_bytes += bytes.len();
-                        self.parts.push(b);
-                        if self.parts_bytes >= PARTS_BYTES || self.parts.len() >= PARTS_MAX {
-                            hand_parts(&mut self.parts, &mut self.parts_bytes, &self.backlog, out)?;
+                        self.gather.bytes += bytes.len();
+                        self.gather.parts.push(Part::Batch(b));
+                        if self.gather.full() {
+                            let (given, r) = self.gather.hand(&self.backlog, out);
+                            self.blocks_now = self.blocks_now.saturating_sub(given);
+                            r?;
                         }
                     }
                     Batch::Events(ref evs) => {
-                        hand_parts(&mut self.parts, &mut self.parts_bytes, &self.backlog, out)?;
+                        let (given, r) = self.gather.hand(&self.backlog, out);
+                        self.blocks_now = self.blocks_now.saturating_sub(given);
+                        r?;
                         out(Piece::Events(evs))?;
                         self.backlog.recycle(b);
                     }
-                    Batch::Share(_) => {}
+                    Batch::Share(_) | Batch::Block(_) => {}
                 }
             }
         }
         Ok(())
     }
-}
-
-/// Hands on the packets' rendered output gathered in `parts` (see [`PARTS_BYTES`]) in one piece, and keeps their
-/// buffers for reuse.
-fn hand_parts<E>(
-    parts: &mut Vec<Batch>,
-    parts_bytes: &mut usize,
-    backlog: &Backlog,
-    out: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
-) -> Result<(), E> {
-    if parts.is_empty() {
-        return Ok(());
-    }
-    let mut lines = 0;
-    let mut bytes: [&[u8]; PARTS_MAX] = [&[]; PARTS_MAX];
-    let mut k = 0;
-    for b in parts.iter() {
-        if let (Batch::Rendered(n, b), Some(slot)) = (b, bytes.get_mut(k)) {
-            lines += n;
-            *slot = b;
-            k += 1;
-        }
-    }
-    let r = out(Piece::RenderedParts(lines, &bytes[..k]));
-    for b in parts.drain(..) {
-        backlog.recycle(b);
-    }
-    *parts_bytes = 0;
-    r
 }
 
 impl Drop for EventMerge {
@@ -2142,6 +2536,82 @@ mod tests {
             run: run(keys),
             _credit: Credit(out.clone()),
         }))
+    }
+
+    /// Fills a block of `w` with one line per tag (as [`BlockWriter::add`] does with a packet's lines).
+    fn fill(w: &mut BlockWriter, tags: &[u64]) {
+        assert!(w.refill());
+        let b = w.current.as_mut().unwrap();
+        for &t in tags {
+            b.bytes.extend_from_slice(format!("{t}\n").as_bytes());
+            b.index.push((t, b.bytes.len(), 1));
+            w.since.get_or_insert(t);
+        }
+    }
+
+    /// Two workers' blocks, a packet's own message and a sweep's shares are written in tag order (the shares of a
+    /// sweep before the packet with the same tag), a block's consecutive packets in one part; a block goes back to
+    /// the worker that made it once all of it is written, and is filled again without a new one being made.
+    #[test]
+    fn blocks_are_written_in_tag_order_and_go_back_to_their_worker() {
+        let (tx, mut m) = EventMerge::new();
+        let (mut a, mut b) = (BlockWriter::new(0), BlockWriter::new(1));
+        fill(&mut a, &[1, 3, 4, 9]);
+        assert_eq!(a.pending_since(), Some(1));
+        a.hand_on(&tx);
+        assert_eq!(a.pending_since(), None);
+        fill(&mut b, &[2, 5, 6]);
+        b.hand_on(&tx);
+        tx.send(8, Batch::Rendered(1, b"8\n".to_vec()));
+        let out = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        tx.send(7, share(0, 0, true, &[70], &out));
+        tx.send(7, share(0, 1, true, &[71], &out));
+        fill(&mut b, &[7, 10]);
+        b.hand_on(&tx);
+        assert_eq!(written(&mut m, Some(5)), "1\n2\n3\n4\n");
+        assert!(
+            a.home.is_empty() && b.home.is_empty(),
+            "no block written to its end yet"
+        );
+        let mut parts = Vec::new();
+        m.release(11, |p| {
+            if let Piece::RenderedParts(_, ps) = p {
+                parts.extend(ps.iter().map(|b| String::from_utf8(b.to_vec()).unwrap()));
+            }
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(parts, ["5\n6\n", "7\n", "8\n", "9\n", "10\n"]);
+        assert_eq!((a.home.len(), b.home.len()), (1, 2));
+        assert_eq!(m.peak_blocks, 3);
+        let made = a.made;
+        a.current = None;
+        assert!(a.refill());
+        assert_eq!(a.made, made, "a block given back is filled again");
+        let c = a.current.as_ref().unwrap();
+        assert!(c.bytes.is_empty() && c.index.is_empty());
+    }
+
+    /// A worker makes at most [`BLOCKS_PER_WORKER`] blocks: then it has none until the collector writes one out
+    /// and gives it back. When the collector writes nothing more, its blocks go back and new output is dropped.
+    #[test]
+    fn a_worker_has_its_blocks_only_and_gets_them_back() {
+        let (tx, mut m) = EventMerge::new();
+        let mut a = BlockWriter::new(0);
+        for t in 0..BLOCKS_PER_WORKER as u64 {
+            fill(&mut a, &[t]);
+            a.hand_on(&tx);
+        }
+        assert!(!a.refill(), "every block is at the collector");
+        assert_eq!(written(&mut m, Some(1)), "0\n");
+        assert!(a.refill());
+        assert_eq!(a.made, BLOCKS_PER_WORKER);
+        m.discard();
+        assert_eq!(a.home.len(), BLOCKS_PER_WORKER - 1);
+        fill(&mut a, &[100]);
+        a.hand_on(&tx);
+        assert!(a.current.as_ref().is_some_and(|b| b.index.is_empty()));
+        assert_eq!(a.made, BLOCKS_PER_WORKER);
     }
 
     /// What `m` writes up to `watermark` (everything with `None`), as text.

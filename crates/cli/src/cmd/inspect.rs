@@ -1586,10 +1586,12 @@ fn inspect_each(
             String::new()
         };
         format!(
-            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead, sweeps ended after going on {}",
+            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead, {} ms for output blocks ({} made after a wait), sweeps ended after going on {}",
             each(&|r| ms(r.waited_at_end_ns)),
             each(&|r| ms(r.waited_at_sweeps_ns)),
             each(&|r| ms(r.waited_ahead_ns)),
+            each(&|r| ms(r.waited_for_output_ns)),
+            each(&|r| r.blocks_made_after_wait.to_string()),
             each(&|r| r.sweeps_ended_later.to_string())
         )
     };
