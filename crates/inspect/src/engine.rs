@@ -55,7 +55,7 @@ use crate::flow::{Flow, pick_client};
 use crate::prestage::{Prestage, Staged};
 use crate::reassembly::{self, ReassemblyMemcap, Segment};
 use crate::staged::{DetectTable, Script};
-use crate::table::{FlowTable, ShardMap};
+use crate::table::{FlowTable, ShardGuard};
 
 // The engine's counters and result belong to the events vocabulary, where the sinks read them.
 pub use flowbundle_events::{EngineStats, Finished, ProtoCount};
@@ -540,12 +540,10 @@ impl Engine {
         &self.table
     }
 
-    /// Flow slots the shards' tables have allocated, all shards together (each slot holds a flow in place, see
-    /// [`crate::table`]): what the table costs beyond the flows tracked now.
-    pub fn table_slots(&mut self) -> usize {
-        (0..self.table.shards())
-            .map(|b| self.table.shard_mut(b as u16).capacity())
-            .sum()
+    /// Entries the shards' tables have room for, all shards together, and the flow slots the flow store has
+    /// memory for (see [`crate::table`]): what the table costs beyond the flows tracked now.
+    pub fn table_slots(&mut self) -> (usize, usize) {
+        self.table.slots()
     }
 
     /// The reassembly memcap (bytes held now, peak, cap).
@@ -555,7 +553,8 @@ impl Engine {
 
     /// Bytes of one tracked flow before parser buffers: what the flow cap multiplies.
     pub fn flow_size() -> usize {
-        std::mem::size_of::<Flow>() + std::mem::size_of::<FlowKey>() + 8
+        // The flow in the store, and its table entry: key, slot and control byte.
+        std::mem::size_of::<Flow>() + std::mem::size_of::<FlowKey>() + 16 + 1
     }
 
     /// A fresh worker context.
@@ -1047,7 +1046,7 @@ impl Engine {
     fn on_flow_packet(
         &self,
         ctx: &mut WorkerCtx,
-        shard: &mut ShardMap,
+        shard: &mut ShardGuard<'_>,
         bundle: u16,
         num: u64,
         key: FlowKey,
@@ -1141,7 +1140,7 @@ impl Engine {
         }
         ctx.stats.flows_created += 1;
         ctx.stats.flows_by_layer.record(d);
-        let f = shard.entry(key).insert(flow).into_mut();
+        let f = shard.insert(key, flow);
         let c = self.on_packet(ctx, f, num, dir, ts_ns, wire_len, d, tm);
         ctx.packet_dropped |= f.app.rules.dropped();
         self.note_deadline(bundle, f);
@@ -2061,12 +2060,7 @@ impl Engine {
             }
             // SAFETY: the caller's promise: no other thread uses this shard now.
             let mut held = unsafe { BundleToken::assume_held(b as u16) };
-            let flows: Vec<Flow> = self
-                .table
-                .shard(&mut held)
-                .drain()
-                .map(|(_, f)| f)
-                .collect();
+            let flows: Vec<Flow> = self.table.shard(&mut held).drain();
             n += flows.len();
             // SAFETY: as above; staged detection's script for these flows touches this shard of its table only.
             unsafe {
@@ -2980,12 +2974,17 @@ mod tests {
             assert_eq!(f.stats.flows_ended(), 20_000, "every flow ends once");
             (most, ended_early, f.stats.flow_sweeps, slots)
         };
-        let (most, ended, sweeps, slots) = run(true);
+        let (most, ended, sweeps, (slots, stored)) = run(true);
         // Emptied shards give their tables back: what stays allocated follows the flows alive, not every shard the
         // input ever reached (20,000 here, 3 slots each at least).
         assert!(
             slots <= 8 * most,
-            "{slots} flow slots allocated for at most {most} flows"
+            "{slots} table entries allocated for at most {most} flows"
+        );
+        // The store reuses the slots of ended flows: it holds no more than the most flows alive at once.
+        assert!(
+            stored <= most.div_ceil(crate::table::STORE_BLOCK) * crate::table::STORE_BLOCK,
+            "{stored} flow slots in the store for at most {most} flows"
         );
         assert!(
             most <= 30 + 64 + 1,
