@@ -354,7 +354,14 @@ pub const DEFAULT_WINDOW: u64 = 4096;
 /// Most buffers left behind whose packets may still be in flight: the reader waits for the oldest when it would
 /// leave more (a worker stuck on one old packet while the others go on). With the arena's few hundred slots the
 /// packets in flight rarely span more than two.
-pub const KEPT_RETIRED: usize = 8;
+///
+/// This bounds the capture buffers in bytes where the window bounds them in packets: the reader holds at most this
+/// many plus the one it reads into (and one spare), 3 MiB. At 8, the window alone bounded them, and the bytes of
+/// 4,096 packets depend on where in the input a stall falls: under `lfb` with a reader thread the merged nDPI trace
+/// allocated 3–4 buffers and ten times it 4–5, each buffer 1 MiB more peak RSS (alternated runs in `BENCHMARKS.md`,
+/// *Peak RSS from 1× to 10×: flows in one store, capture buffers bounded in bytes*); at 2 both allocate 3. The
+/// reader waits on the byte bound only where 4,096 packets in flight average more than about 512 bytes.
+pub const KEPT_RETIRED: usize = 2;
 
 /// Packets read between two looks for buffers to recycle (a look reads every slot's sequence number).
 const RECYCLE_EVERY: u64 = 256;
