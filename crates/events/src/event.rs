@@ -295,6 +295,38 @@ pub struct TaggedPacket {
     pub session: bool,
 }
 
+/// The first bytes of a packet as an `anomaly` record carries them when the anomaly output's `packethdr` is on
+/// (Suricata writes up to 32 bytes of the packet as captured, with its link type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketHead {
+    /// The link type the bytes start with (pcap's numbers: 1 Ethernet, 101 raw IP, ...).
+    pub linktype: u32,
+    len: u8,
+    bytes: [u8; PacketHead::MAX],
+}
+
+impl PacketHead {
+    /// The most bytes kept, as Suricata's anomaly logger keeps them.
+    pub const MAX: usize = 32;
+
+    /// The first [`PacketHead::MAX`] bytes of `data` (all of it when shorter), of link type `linktype`.
+    pub fn new(linktype: u32, data: &[u8]) -> PacketHead {
+        let n = data.len().min(Self::MAX);
+        let mut bytes = [0u8; Self::MAX];
+        bytes[..n].copy_from_slice(&data[..n]);
+        PacketHead {
+            linktype,
+            len: n as u8,
+            bytes,
+        }
+    }
+
+    /// The bytes kept.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
 /// What an EVE `anomaly` record reports. Suricata writes three kinds (`decode`, `stream`, `applayer`), each enabled
 /// by the `anomaly` output's `types` (by default `applayer` only); the engine writes all three, each when its kind
 /// is enabled (`flowbundle_inspect::EngineConfig::anomaly`).
@@ -304,11 +336,18 @@ pub enum Anomaly {
     /// `layer: proto_parser`).
     AppLayer { event: AppLayerEvent, tx_id: u64 },
     /// The decoder (or the defragmenter) found `event` wrong in the packet's headers (Suricata's `type: decode`,
-    /// `event: decoder.NAME`), one record per event of the packet.
-    Decode { event: DecodeEvent },
+    /// `event: decoder.NAME`), one record per event of the packet; `packet`: its first bytes when the output's
+    /// `packethdr` is on.
+    Decode {
+        event: DecodeEvent,
+        packet: Option<PacketHead>,
+    },
     /// TCP tracking or reassembly found `event` wrong in the packet (Suricata's `type: stream`,
-    /// `event: stream.NAME`), one record per event of the packet.
-    Stream { event: StreamEvent },
+    /// `event: stream.NAME`), one record per event of the packet; `packet` as for [`Anomaly::Decode`].
+    Stream {
+        event: StreamEvent,
+        packet: Option<PacketHead>,
+    },
 }
 
 impl EventKind {

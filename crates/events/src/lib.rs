@@ -25,7 +25,7 @@ pub mod stats;
 
 pub use event::{
     AlertEvent, Anomaly, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence,
-    FlowRecord, FlowState, NO_FLOW, TaggedPacket, TcpState, TcpSummary, sort_events,
+    FlowRecord, FlowState, NO_FLOW, PacketHead, TaggedPacket, TcpState, TcpSummary, sort_events,
 };
 pub use finished::Finished;
 pub use stats::{EngineStats, InlineReport, ProtoCount, ReassemblyStats};

@@ -498,23 +498,32 @@ impl PacketVerdict {
 }
 
 impl Out<'_> {
-    /// The EVE `anomaly` records of a packet travelling in direction `dir`: one per decoder event and one per
-    /// stream event, each when its kind is written ([`crate::EngineConfig::anomaly`]).
+    /// The EVE `anomaly` records of packet `d` travelling in direction `dir`: one per decoder event and one per
+    /// stream event, each when its kind is written ([`crate::EngineConfig::anomaly`]), with the packet's head when
+    /// `packethdr` is on.
     pub(crate) fn packet_anomalies(
         &mut self,
         dir: KeySide,
+        d: &flowbundle_decode::Decoded<'_>,
         decode: flowbundle_decode::DecodeEvents,
         stream: flowbundle_types::StreamEvents,
     ) {
         let kinds = self.det.anomaly();
+        let packet = packet_head(kinds, d);
         if kinds.decode {
             for event in decode.iter() {
-                self.push(dir, EventKind::Anomaly(Box::new(Anomaly::Decode { event })));
+                self.push(
+                    dir,
+                    EventKind::Anomaly(Box::new(Anomaly::Decode { event, packet })),
+                );
             }
         }
         if kinds.stream {
             for event in stream.iter() {
-                self.push(dir, EventKind::Anomaly(Box::new(Anomaly::Stream { event })));
+                self.push(
+                    dir,
+                    EventKind::Anomaly(Box::new(Anomaly::Stream { event, packet })),
+                );
             }
         }
     }
@@ -2412,6 +2421,7 @@ pub(crate) fn flowless_anomalies(
     if !det.anomaly().decode || all.is_empty() {
         return;
     }
+    let packet = packet_head(det.anomaly(), d);
     let unspecified = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
     let (src, dst, proto) = d.ip.map_or((unspecified, unspecified, 0), |ip| {
         (ip.src, ip.dst, ip.proto)
@@ -2427,9 +2437,19 @@ pub(crate) fn flowless_anomalies(
             key,
             client: side,
             dir: side,
-            kind: EventKind::Anomaly(Box::new(Anomaly::Decode { event })),
+            kind: EventKind::Anomaly(Box::new(Anomaly::Decode { event, packet })),
         });
     }
+}
+
+/// Packet `d`'s head for its anomaly records, when they carry it ([`crate::config::AnomalyTypes::packet_head`]).
+fn packet_head(
+    kinds: crate::config::AnomalyTypes,
+    d: &flowbundle_decode::Decoded<'_>,
+) -> Option<flowbundle_events::PacketHead> {
+    kinds
+        .packet_head()
+        .then(|| flowbundle_events::PacketHead::new(d.link_type.0, d.data))
 }
 
 /// The packet rules on a packet no flow tracks (a fragment, an IP packet whose transport header did not decode, a

@@ -153,6 +153,9 @@ pub struct AnomalyTypes {
     /// Protocol parsers' anomalies (`"type":"applayer"`), written while application events are kept
     /// ([`EngineConfig::app_events`]).
     pub applayer: bool,
+    /// `packethdr`: decoder and stream records carry the packet's first 32 bytes and its link type (`packet`,
+    /// `packet_info`); as in Suricata, only while decoder records are written.
+    pub packethdr: bool,
 }
 
 impl Default for AnomalyTypes {
@@ -161,6 +164,7 @@ impl Default for AnomalyTypes {
             decode: false,
             stream: false,
             applayer: true,
+            packethdr: false,
         }
     }
 }
@@ -171,7 +175,14 @@ impl AnomalyTypes {
         decode: false,
         stream: false,
         applayer: false,
+        packethdr: false,
     };
+
+    /// Whether decoder and stream records carry the packet's head: `packethdr` with decoder records written
+    /// (Suricata ignores `packethdr` otherwise, with a warning).
+    pub fn packet_head(self) -> bool {
+        self.packethdr && self.decode
+    }
 }
 
 /// Suricata's default `packet-alert-max`.

@@ -794,6 +794,7 @@ impl ConfigFile {
                             let types = a.get("types");
                             let on = flag(a.get("enabled"), "enabled", true)?;
                             let kinds = crate::config::AnomalyTypes {
+                                packethdr: flag(a.get("packethdr"), "packethdr", false)?,
                                 decode: flag(types.and_then(|t| t.get("decode")), "decode", false)?,
                                 stream: flag(types.and_then(|t| t.get("stream")), "stream", false)?,
                                 applayer: flag(
@@ -1076,8 +1077,9 @@ impl ConfigFile {
         }
         if let Some((k, from)) = &self.anomaly {
             s.push_str(&format!(
-                "        - anomaly:  # {from}\n            types:\n              decode: {}\n              \
-                 stream: {}\n              applayer: {}\n",
+                "        - anomaly:  # {from}\n            packethdr: {}\n            types:\n              \
+                 decode: {}\n              stream: {}\n              applayer: {}\n",
+                yes_no(k.packethdr),
                 yes_no(k.decode),
                 yes_no(k.stream),
                 yes_no(k.applayer)
@@ -1340,12 +1342,13 @@ mod tests {
     #[test]
     fn anomaly_kinds_are_read_from_the_anomaly_output_and_dumped() {
         let text = "outputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - alert\n        - anomaly:\n            \
-                    enabled: yes\n            types:\n              decode: yes\n              stream: yes\n";
+                    enabled: yes\n            packethdr: yes\n            types:\n              decode: yes\n              stream: yes\n";
         let c = ConfigFile::parse(text, "s.yaml").unwrap();
         let want = crate::config::AnomalyTypes {
             decode: true,
             stream: true,
             applayer: true,
+            packethdr: true,
         };
         assert_eq!(c.anomaly.as_ref().map(|a| a.0), Some(want));
         let mut e = EngineConfig::default();
@@ -1354,7 +1357,8 @@ mod tests {
             crate::config::AnomalyTypes {
                 decode: false,
                 stream: false,
-                applayer: true
+                applayer: true,
+                packethdr: false,
             },
             "Suricata's default: application-layer anomalies only"
         );
@@ -1375,7 +1379,7 @@ mod tests {
         assert_eq!(ConfigFile::parse(none, "s.yaml").unwrap().anomaly, None);
         let bad = text.replace("decode: yes", "decode: maybe");
         let e = ConfigFile::parse(&bad, "s.yaml").unwrap_err().to_string();
-        assert!(e.starts_with("s.yaml:9: ") && e.contains("decode"), "{e}");
+        assert!(e.starts_with("s.yaml:10: ") && e.contains("decode"), "{e}");
     }
 
     #[test]

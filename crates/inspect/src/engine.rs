@@ -1244,7 +1244,7 @@ impl Engine {
                 verdict: PacketVerdict::default(),
                 defer: defer.as_mut(),
             }
-            .packet_anomalies(dir, d.events, StreamEvents::EMPTY);
+            .packet_anomalies(dir, d, d.events, StreamEvents::EMPTY);
         }
         match (tr, d.l4) {
             // In IPS mode the packets of a dropped flow are dropped before stream tracking sees them, as Suricata
@@ -1415,7 +1415,7 @@ impl Engine {
                 {
                     stream_events.set(StreamEvent::ReassemblySeqGap);
                 }
-                out.packet_anomalies(dir, DecodeEvents::default(), stream_events);
+                out.packet_anomalies(dir, d, DecodeEvents::default(), stream_events);
                 if !fed
                     && let (Some(st), Some(set)) = (app.sig.as_mut(), det.signatures())
                     && !st.verdict().is_final()
@@ -3595,14 +3595,17 @@ alert udp any any -> any 12 (content:"s"; threshold:type limit,track by_src,coun
         assert_eq!(run(AnomalyTypes::default()), []);
         let stream = Anomaly::Stream {
             event: StreamEvent::ThreeWhsSynackWithWrongAck,
+            packet: None,
         };
         let decode = Anomaly::Decode {
             event: flowbundle_types::DecodeEvent::Ipv4TruncPkt,
+            packet: None,
         };
         let all = AnomalyTypes {
             decode: true,
             stream: true,
             applayer: true,
+            packethdr: false,
         };
         assert_eq!(run(all), [(stream, true), (decode, true)]);
         let decode_only = AnomalyTypes {

@@ -13,9 +13,9 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 588;
+const SELECTED_FLOOR: usize = 589;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 571;
+const PASS_FLOOR: usize = 572;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
 const ALERT_SELECTED_FLOOR: usize = 490;
 const ALERT_PASS_FLOOR: usize = 477;

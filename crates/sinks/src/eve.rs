@@ -294,35 +294,44 @@ fn render_anomaly(buf: &mut Vec<u8>, e: &Event, a: &Anomaly, opts: EveOptions) {
             put_str(buf, event.event());
             buf.extend_from_slice(b",\"layer\":\"proto_parser\"}");
         }
-        Anomaly::Decode { event } => {
+        Anomaly::Decode { event, packet } => {
             buf.extend_from_slice(b",\"anomaly\":{\"type\":\"decode\",\"event\":\"decoder.");
             buf.extend_from_slice(event.name().as_bytes());
             buf.extend_from_slice(b"\"}");
+            if let Some(p) = packet {
+                put_packet(buf, p.bytes(), p.linktype);
+            }
         }
-        Anomaly::Stream { event } => {
+        Anomaly::Stream { event, packet } => {
             buf.extend_from_slice(b",\"anomaly\":{\"type\":\"stream\",\"event\":\"stream.");
             buf.extend_from_slice(event.name().as_bytes());
             buf.extend_from_slice(b"\"}");
+            if let Some(p) = packet {
+                put_packet(buf, p.bytes(), p.linktype);
+            }
         }
     }
+}
+
+/// A packet's bytes, base64, and its link type, as Suricata writes them after a record's own object
+/// (`,"packet":"AAEC...","packet_info":{"linktype":1,"linktype_name":"EN10MB"}`).
+fn put_packet(buf: &mut Vec<u8>, data: &[u8], linktype: u32) {
+    buf.extend_from_slice(b",\"packet\":\"");
+    put_base64(buf, data);
+    let _ = write!(
+        buf,
+        "\",\"packet_info\":{{\"linktype\":{},\"linktype_name\":\"{}\"}}",
+        linktype,
+        linktype_name(linktype)
+    );
 }
 
 /// A tagged packet as Suricata writes it: the packet's endpoints, then the packet itself, base64, and its link type
 /// (`"packet":"AAEC...","packet_info":{"linktype":1,"linktype_name":"EN10MB"}`).
 fn render_packet(buf: &mut Vec<u8>, e: &Event, p: &TaggedPacket, opts: EveOptions) {
     put_endpoints(buf, &e.key, e.dir, "", opts);
-    let _ = write!(
-        buf,
-        ",\"proto\":\"{}\",\"packet\":\"",
-        proto_name(e.key.proto)
-    );
-    put_base64(buf, &p.data);
-    let _ = write!(
-        buf,
-        "\",\"packet_info\":{{\"linktype\":{},\"linktype_name\":\"{}\"}}",
-        p.linktype,
-        linktype_name(p.linktype)
-    );
+    let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
+    put_packet(buf, &p.data, p.linktype);
 }
 
 /// A link type's name as Suricata writes it in `packet_info.linktype_name` (libpcap's `DLT_` names; `n/a` for one it
@@ -986,6 +995,7 @@ mod tests {
             (
                 Anomaly::Decode {
                     event: flowbundle_types::DecodeEvent::Ipv4TruncPkt,
+                    packet: None,
                 },
                 "decode",
                 "decoder.ipv4.trunc_pkt",
@@ -993,6 +1003,7 @@ mod tests {
             (
                 Anomaly::Stream {
                     event: flowbundle_types::StreamEvent::ReassemblySeqGap,
+                    packet: None,
                 },
                 "stream",
                 "stream.reassembly_seq_gap",
@@ -1020,6 +1031,53 @@ mod tests {
                 serde_json::json!({"type": kind, "event": name}),
                 "{v}"
             );
+            assert!(v.get("packet").is_none() && v.get("packet_info").is_none());
+        }
+    }
+
+    /// With the anomaly output's `packethdr`, a decoder or stream anomaly carries the packet's first 32 bytes
+    /// (base64) and its link type, as Suricata's `packet` and `packet_info`.
+    #[test]
+    fn anomalies_carry_the_packet_head_with_packethdr() {
+        let (k, d) = key();
+        let frame: Vec<u8> = (0u8..40).collect();
+        let head = flowbundle_events::PacketHead::new(1, &frame);
+        assert_eq!(head.bytes(), &frame[..32]);
+        assert_eq!(
+            flowbundle_events::PacketHead::new(101, &frame[..3]).bytes(),
+            &frame[..3]
+        );
+        for anomaly in [
+            Anomaly::Decode {
+                event: flowbundle_types::DecodeEvent::Icmpv4UnknownType,
+                packet: Some(head),
+            },
+            Anomaly::Stream {
+                event: flowbundle_types::StreamEvent::ReassemblySeqGap,
+                packet: Some(head),
+            },
+        ] {
+            let e = Event {
+                ts_ns: 1_258_133_615_239_416_000,
+                flow_id: 9,
+                pcap_cnt: Some(4),
+                seq: 0,
+                key: k,
+                client: d,
+                dir: d,
+                kind: EventKind::Anomaly(Box::new(anomaly)),
+            };
+            let mut b = Vec::new();
+            render(&mut b, &e);
+            let v: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+            assert_eq!(v["event_type"], "anomaly");
+            // Bytes 0 to 31, base64.
+            assert_eq!(
+                v["packet"], "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+                "{v}"
+            );
+            assert_eq!(v["packet_info"]["linktype"], 1);
+            assert_eq!(v["packet_info"]["linktype_name"], "EN10MB");
         }
     }
 

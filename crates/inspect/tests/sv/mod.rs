@@ -1172,8 +1172,7 @@ fn file_compare(fc: &Value, dir: &Path, settings: &Settings) -> Result<(String, 
 /// raises: the parsers' application-layer events, the decoder's and TCP tracking's events. A check on an event
 /// the engine never raises, on every anomaly of a kind that is written (events the engine does not raise would
 /// count), on another layer (`proto_detect`), on anomalies of any protocol, or under an anomaly output option the
-/// engine does not follow (`anomaly_output`, e.g. `packethdr`), would be decided by records the engine never
-/// writes.
+/// engine does not follow (`anomaly_output`), would be decided by records the engine never writes.
 fn anomaly_unevaluable(
     fields: &[FieldMatch],
     anomaly_output: Option<&str>,
@@ -1511,8 +1510,8 @@ pub struct Settings {
     pub dns_logger: Option<String>,
     /// `eve-log.ipv6-compress: yes`: IPv6 addresses written compressed.
     pub ipv6_compress: bool,
-    /// An `anomaly` output option the engine does not follow (`packethdr: yes`: the packet in each record, or an
-    /// option it does not know): the test's `anomaly` checks are not evaluated.
+    /// An `anomaly` output option the engine does not follow (one it does not know): the test's `anomaly` checks
+    /// are not evaluated.
     pub anomaly_output: Option<String>,
     /// The kinds of anomaly records the test's `anomaly` output writes ([`EngineConfig::anomaly`]).
     pub anomaly: AnomalyTypes,
@@ -1640,11 +1639,9 @@ impl Settings {
                 "types.decode" => self.anomaly.decode = on,
                 "types.stream" => self.anomaly.stream = on,
                 "types.applayer" => self.anomaly.applayer = on,
-                // `packethdr` (the packet in each record) and anything else: records the writer does not write.
-                _ if on || opt != "packethdr" => {
-                    self.anomaly_output = Some(format!("{opt}: {value}"));
-                }
-                _ => {}
+                "packethdr" => self.anomaly.packethdr = on,
+                // Anything else: records the writer does not write.
+                _ => self.anomaly_output = Some(format!("{opt}: {value}")),
             }
         }
         if key.starts_with("outputs.") && key.ends_with(".alert.tagged-packets") {
