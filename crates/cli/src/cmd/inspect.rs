@@ -261,7 +261,8 @@ pub struct Args {
     /// the packets placed on it, skipping the rest, so nothing but the output crosses between cores. The placement
     /// is one every worker computes alike from the input: under `dh` the flow's CRC-16 modulo N; under `rss` and
     /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
-    /// each sweep of idle flows, from the packets each bucket had since the last. The default for files under `dh`,
+    /// each sweep of idle flows, from the bytes each bucket had since the last, when the loads differ by more than
+    /// a tenth. The default for files under `dh`,
     /// which is the default scheduler for files (measured faster than a reader thread on 2 and 16 cores, the output
     /// the same); `--workers-read=false` keeps the reader (and lfb as the default scheduler). A worker waits when it is 64 times --packet-buffers packets ahead of the
     /// slowest (what bounds the output held back for ordering; 32,768 packets by default, about two sweep periods:
