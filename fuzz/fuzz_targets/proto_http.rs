@@ -19,8 +19,17 @@ impl EventSink for Sink {
     fn event(&mut self, _e: AppEvent) {
         self.events += 1;
     }
-    fn http_buffer(&mut self, _tx: u64, _b: HttpBuffer, data: &[u8]) {
+    fn http_buffer(
+        &mut self,
+        tx: flowbundle_protocols::http::HttpTx<'_>,
+        _b: HttpBuffer,
+        data: &[u8],
+    ) {
         self.max_buffer = self.max_buffer.max(data.len());
+        // The transaction as an alert on the buffer would carry it, and its comparison with itself.
+        let event = tx.event();
+        assert_eq!(event.tx_id, tx.tx_id());
+        assert!(!matches!(tx, flowbundle_protocols::http::HttpTx::Event(_)) || tx.is(&event));
     }
 }
 

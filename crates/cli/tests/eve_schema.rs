@@ -1,8 +1,9 @@
 //! Every EVE line `flowbundle inspect` writes validates against Suricata 8's own schema
 //! (`suricata-eve/schema.json`, which refuses keys it does not know), on every shared capture (nDPI's and
 //! PcapPlusPlus's) with the Snort 3 community rules loaded so that alerts appear. The output must also hold what
-//! Suricata writes there: alerts with `pcap_cnt` and the rules' `metadata`, ICMP flows with their type and code and
-//! no `app_proto`, `dns` events with their `version`.
+//! Suricata writes there: alerts with `pcap_cnt` and the rules' `metadata`, alerts on HTTP transactions with their
+//! `http` object and `tx_id`, ICMP flows with their type and code and no `app_proto`, `dns` events with their
+//! `version`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -64,6 +65,7 @@ fn every_eve_line_validates_against_suricatas_schema() {
     let mut failures: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut types: BTreeMap<String, usize> = BTreeMap::new();
     let (mut alerts_with_metadata, mut alerts_with_pcap_cnt, mut icmp_flows) = (0, 0, 0);
+    let mut alerts_with_http = 0;
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let ty = v["event_type"].as_str().unwrap().to_string();
@@ -76,6 +78,14 @@ fn every_eve_line_validates_against_suricatas_schema() {
         if ty == "alert" {
             alerts_with_metadata += usize::from(v["alert"]["metadata"].is_object());
             alerts_with_pcap_cnt += usize::from(v["pcap_cnt"].is_u64());
+            // An alert on an HTTP transaction carries it, and its number, as Suricata writes them.
+            if v["http"].is_object() {
+                assert!(
+                    v["tx_id"].is_u64(),
+                    "an alert with its transaction but no tx_id: {line}"
+                );
+                alerts_with_http += 1;
+            }
         }
         if ty == "flow" && v["proto"] == "ICMP" {
             assert!(
@@ -122,6 +132,7 @@ fn every_eve_line_validates_against_suricatas_schema() {
         "the community rules' metadata reaches alert.metadata"
     );
     assert!(icmp_flows > 0, "ICMP flows covered");
+    assert!(alerts_with_http > 0, "alerts on HTTP transactions covered");
 }
 
 /// The checker bites: the `flowbundle` object `--eve-extra` adds to flow records is outside the schema, and each such

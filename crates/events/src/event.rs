@@ -259,6 +259,9 @@ pub struct AlertEvent {
     /// Suricata writes an alert's transaction. `None` for a match on the payload or the stream, and on a buffer no
     /// logged transaction carries. Built when an alert fires, never for a packet that raises none.
     pub tx: Option<Box<AppEvent>>,
+    /// The application-layer transaction the rule matched in (EVE's top-level `tx_id`, as Suricata writes it for an
+    /// alert of a rule that inspected a transaction's buffer); `None` for a match on the payload or the stream.
+    pub tx_id: Option<u64>,
     /// The buffer values the rule's dataset operations on written sets saw, for the alert filter to apply in input
     /// order ([`flowbundle_rules::dataset`]); `None` for other rules. Never written out.
     pub dataset_values: Option<flowbundle_rules::dataset::Captured>,

@@ -609,6 +609,10 @@ impl Out<'_> {
             bytes_toclient: m.bytes[tc],
             flow_start_ns: m.start_ns,
             tx: tx.event(),
+            tx_id: match a.source {
+                AlertSource::Http { tx_id, .. } => Some(tx_id),
+                AlertSource::Stream | AlertSource::Packet => None,
+            },
             dataset_values,
         };
         self.push(dir, EventKind::Alert(Box::new(ev)));
@@ -643,6 +647,8 @@ pub(crate) enum TxRef<'d> {
     Event(&'d AppEvent),
     /// A TLS handshake at its ClientHello, before the server answers.
     TlsHello(&'d flowbundle_protocols::tls::TlsEvent),
+    /// An HTTP transaction as the parser holds it (HTTP/1's event, a request line, an HTTP/2 stream).
+    Http(flowbundle_protocols::http::HttpTx<'d>),
     /// An FTP command as it arrived, before any reply.
     FtpCommand {
         tx_id: u64,
@@ -658,6 +664,7 @@ impl TxRef<'_> {
             TxRef::None => None,
             TxRef::Event(e) => Some(Box::new(e.clone())),
             TxRef::TlsHello(t) => Some(Box::new(AppEvent::Tls(t.clone()))),
+            TxRef::Http(h) => Some(Box::new(AppEvent::Http(h.event()))),
             TxRef::FtpCommand {
                 tx_id,
                 command,
@@ -675,6 +682,7 @@ impl TxRef<'_> {
         match (self, e) {
             (TxRef::Event(t), e) => t == e,
             (TxRef::TlsHello(t), AppEvent::Tls(e)) => t == e,
+            (TxRef::Http(h), AppEvent::Http(e)) => h.is(e),
             _ => false,
         }
     }
@@ -1036,7 +1044,12 @@ impl EventSink for Emit<'_, '_> {
 
     /// An HTTP/2 stream's buffer: inspected as the flow's HTTP/2 whatever its label (a connection upgraded from
     /// HTTP/1.1 is labelled HTTP), so `alert http2` rules see it and `alert http1` rules do not.
-    fn http2_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+    fn http2_buffer(
+        &mut self,
+        tx: flowbundle_protocols::http::HttpTx<'_>,
+        buffer: HttpBuffer,
+        data: &[u8],
+    ) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);
         }
@@ -1047,10 +1060,10 @@ impl EventSink for Emit<'_, '_> {
             Call::Buffer {
                 dir,
                 label: &AppLabel::Proto(AppProto::Http2),
-                tx: tx_id,
+                tx: tx.tx_id(),
                 kind: BufferKind::Http(buffer),
                 data: Data::One(data),
-                transaction: TxRef::None,
+                transaction: TxRef::Http(tx),
             },
         );
     }
@@ -1144,18 +1157,24 @@ impl EventSink for Emit<'_, '_> {
         }
     }
 
-    fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
+    fn http_buffer(
+        &mut self,
+        tx: flowbundle_protocols::http::HttpTx<'_>,
+        buffer: HttpBuffer,
+        data: &[u8],
+    ) {
         if buffer == HttpBuffer::ResponseBody && executable_magic(data) {
             self.risks.insert(FlowRisk::BinaryApplicationTransfer);
         }
         // Only the HTTP parser hands over HTTP buffers, so the flow is HTTP even when the packet that identified it
         // is still being inspected (the label is settled after the packet): `alert http` rules must see it.
-        self.scan_buffer(
+        self.scan_tx_buffer(
             AppProto::Http,
             buffer.is_request(),
-            tx_id,
+            tx.tx_id(),
             BufferKind::Http(buffer),
             Data::One(data),
+            TxRef::Http(tx),
         );
     }
 }

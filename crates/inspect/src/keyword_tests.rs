@@ -715,3 +715,97 @@ fn every_sip_buffer_reads_its_field() {
     }
     assert!(missing.is_empty(), "no value for {missing:?}");
 }
+
+/// The alerts `rules` raise on `packets` (one second apart), in the order the engine reports them.
+fn alert_events(rules: &str, packets: &[Vec<u8>]) -> Vec<crate::AlertEvent> {
+    let (set, _) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+    let mut e = Engine::with_shared(EngineConfig::default(), None, Some(Arc::new(set)));
+    let mut ctx = e.new_ctx();
+    let mut pre = Prestage::new(e.config());
+    for (i, p) in packets.iter().enumerate() {
+        let rec = PacketRecord {
+            ts_ns: (i as u64 + 1) * 1_000_000_000,
+            orig_len: p.len() as u32,
+            interface: 0,
+            link_type: LinkType::RAW,
+            data: p,
+        };
+        e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
+    }
+    e.finish([ctx])
+        .events
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Alert(a) => Some(*a),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An alert on an HTTP transaction's buffer carries the transaction as it stood when the rule matched (EVE `http`
+/// beside the alert, and its `tx_id`, as Suricata writes them): the request line alone when the line arrived before
+/// the rest of the head, the whole request with its headers, the response's fields once the response came; an alert
+/// on the payload carries neither.
+#[test]
+fn http_alerts_carry_their_transaction() {
+    let rules = r#"alert http any any -> any any (http.method; content:"GET"; sid:1;)
+alert http any any -> any any (http.user_agent; content:"curl"; sid:2;)
+alert http any any -> any any (http.stat_code; content:"404"; sid:3;)
+alert tcp any any -> any 80 (content:"Accept"; sid:4;)
+alert http any any -> any any (http.uri; content:"/second"; sid:5;)"#;
+    let packets = conversation(
+        80,
+        &[
+            // The request line alone, then the rest of the head.
+            (true, b"GET /first HTTP/1.1\r\n"),
+            (true, b"Host: example.com\r\nUser-Agent: curl/8.0\r\nAccept: */*\r\n\r\n"),
+            (
+                false,
+                b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 3\r\n\r\nno\n",
+            ),
+            (true, b"GET /second HTTP/1.1\r\nHost: example.com\r\n\r\n"),
+        ],
+    );
+    let mut alerts = alert_events(rules, &packets);
+    alerts.sort_by_key(|a| (a.signature_id, a.tx_id));
+    let http = |a: &crate::AlertEvent| match a.tx.as_deref() {
+        Some(flowbundle_protocols::AppEvent::Http(h)) => Some(h.clone()),
+        _ => None,
+    };
+    let got: Vec<(u32, Option<u64>)> = alerts.iter().map(|a| (a.signature_id, a.tx_id)).collect();
+    assert_eq!(
+        got,
+        [
+            (1, Some(0)),
+            (1, Some(1)),
+            (2, Some(0)),
+            (3, Some(0)),
+            (4, None),
+            (5, Some(1))
+        ]
+    );
+    // sid 1 on the first request: its line was all the transaction had.
+    let line = http(&alerts[0]).expect("an http object");
+    assert_eq!(line.url.as_deref(), Some("/first"));
+    assert_eq!(line.http_method.as_deref(), Some("GET"));
+    assert_eq!(line.protocol.as_deref(), Some("HTTP/1.1"));
+    assert_eq!((line.hostname.as_deref(), line.status), (None, None));
+    // sid 2: the whole request, no response yet.
+    let request = http(&alerts[2]).expect("an http object");
+    assert_eq!(request.hostname.as_deref(), Some("example.com"));
+    assert_eq!(request.http_user_agent.as_deref(), Some("curl/8.0"));
+    assert_eq!(request.status, None);
+    // sid 3: the response's fields too, its media type without parameters.
+    let response = http(&alerts[3]).expect("an http object");
+    assert_eq!(response.status, Some(404));
+    assert_eq!(response.http_content_type.as_deref(), Some("text/html"));
+    assert_eq!(response.url.as_deref(), Some("/first"));
+    // sid 4 matched the payload: no transaction.
+    assert!(alerts[4].tx.is_none());
+    // sid 5 and the second sid 1: the second transaction.
+    assert_eq!(
+        http(&alerts[5]).and_then(|h| h.url).as_deref(),
+        Some("/second")
+    );
+    assert_eq!(http(&alerts[1]).map(|h| h.tx_id), Some(1));
+}

@@ -27,7 +27,12 @@ impl EventSink for Discard {
     fn event(&mut self, _e: AppEvent) {
         self.0 += 1;
     }
-    fn http_buffer(&mut self, _tx: u64, _b: HttpBuffer, data: &[u8]) {
+    fn http_buffer(
+        &mut self,
+        _tx: flowbundle_protocols::http::HttpTx<'_>,
+        _b: HttpBuffer,
+        data: &[u8],
+    ) {
         self.0 += data.len() as u64;
     }
 }

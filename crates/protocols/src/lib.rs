@@ -325,10 +325,11 @@ pub enum Evidence {
 pub trait EventSink {
     /// One application event (EVE `http`, `tls`, `dns`, ...).
     fn event(&mut self, event: AppEvent);
-    /// One HTTP buffer of transaction `tx_id` (0-based per flow), delivered once, as soon as it is complete. The
-    /// default ignores it; the engine forwards it to the rules engine.
-    fn http_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
-        let _ = (tx_id, buffer, data);
+    /// One HTTP buffer of transaction `tx` ([`http::HttpTx::tx_id`], 0-based per flow), delivered once, as soon as
+    /// it is complete, with the transaction as it stands. The default ignores it; the engine forwards it to the
+    /// rules engine (an alert on it carries the transaction).
+    fn http_buffer(&mut self, tx: http::HttpTx<'_>, buffer: HttpBuffer, data: &[u8]) {
+        let _ = (tx, buffer, data);
     }
     /// The service a flow's content names (nDPI's application: `HTTP.OCSP` from an OCSP request's media type,
     /// `DCERPC.PROFINET_IO` from a DCE/RPC interface), reported beside the master protocol. Content outranks a
@@ -380,8 +381,8 @@ pub trait EventSink {
     /// One buffer of an HTTP/2 transaction (a stream), as [`EventSink::http_buffer`] gives HTTP/1's: the same
     /// buffers, fed from the stream's decoded header fields and bodies. The default hands it to `http_buffer`;
     /// the engine inspects it as the flow's HTTP/2.
-    fn http2_buffer(&mut self, tx_id: u64, buffer: HttpBuffer, data: &[u8]) {
-        self.http_buffer(tx_id, buffer, data);
+    fn http2_buffer(&mut self, tx: http::HttpTx<'_>, buffer: HttpBuffer, data: &[u8]) {
+        self.http_buffer(tx, buffer, data);
     }
     /// One HTTP/2 frame's fields, as it is parsed (`http2.frametype`, `http2.window`, ...). The default ignores it.
     fn http2_frame(&mut self, frame: &http2::Http2Frame<'_>) {

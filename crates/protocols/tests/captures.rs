@@ -25,8 +25,13 @@ impl EventSink for Sink {
     fn event(&mut self, e: AppEvent) {
         self.events.push(e);
     }
-    fn http_buffer(&mut self, tx: u64, b: HttpBuffer, data: &[u8]) {
-        self.buffers.push((tx, b, data.to_vec()));
+    fn http_buffer(
+        &mut self,
+        tx: flowbundle_protocols::http::HttpTx<'_>,
+        b: HttpBuffer,
+        data: &[u8],
+    ) {
+        self.buffers.push((tx.tx_id(), b, data.to_vec()));
     }
 }
 

@@ -66,7 +66,12 @@ impl EventSink for CountSink {
     fn event(&mut self, e: AppEvent) {
         *self.events.entry(e.event_type()).or_default() += 1;
     }
-    fn http_buffer(&mut self, _tx: u64, _b: flowbundle_protocols::HttpBuffer, data: &[u8]) {
+    fn http_buffer(
+        &mut self,
+        _tx: flowbundle_protocols::http::HttpTx<'_>,
+        _b: flowbundle_protocols::HttpBuffer,
+        data: &[u8],
+    ) {
         self.http_buffer_bytes += data.len() as u64;
     }
 }

@@ -512,6 +512,11 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     put_endpoints(buf, &e.key, e.dir, "", opts);
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
     put_icmp(buf, a.icmp, "");
+    // The transaction the rule matched in, at the top level (Suricata's correlation key with the transaction's
+    // own record).
+    if let Some(id) = a.tx_id {
+        let _ = write!(buf, ",\"tx_id\":{id}");
+    }
     let _ = write!(
         buf,
         ",\"direction\":\"{}\"",
@@ -875,6 +880,7 @@ mod tests {
             bytes_toclient: 0,
             flow_start_ns: 0,
             tx: None,
+            tx_id: None,
             dataset_values: None,
         };
         let mut e = Event {
@@ -901,6 +907,7 @@ mod tests {
         assert_eq!(v["flow_id"], 42);
         assert_eq!(v["flow"]["src_ip"], "10.0.0.2");
         assert!(v.get("ftp").is_none(), "no transaction, no ftp object");
+        assert!(v.get("tx_id").is_none(), "no transaction, no tx_id");
         // An alert on an FTP transaction: its `ftp` object beside the alert, as the `ftp` event writes it.
         let ftp = flowbundle_events::event::FtpEvent {
             command: Some("RETR".into()),
@@ -913,6 +920,7 @@ mod tests {
         put_app_object(&mut record, &tx);
         if let EventKind::Alert(a) = &mut e.kind {
             a.tx = Some(Box::new(tx));
+            a.tx_id = Some(4);
         }
         let mut b = Vec::new();
         render(&mut b, &e);
@@ -926,6 +934,8 @@ mod tests {
         assert_eq!(v["ftp"]["command"], "RETR");
         assert_eq!(v["ftp"]["completion_code"][0], "150");
         assert_eq!(v["ftp"]["reply_received"], "no");
+        // The transaction's number at the top level, as Suricata writes it.
+        assert_eq!(v["tx_id"], 4);
     }
 
     /// Whole packets are written in standard base64 with padding (RFC 4648's test vectors).

@@ -341,6 +341,7 @@ impl Written {
                 bytes_toclient: 1,
                 flow_start_ns: 1,
                 tx: None,
+                tx_id: Some(1),
                 dataset_values: None,
             };
             let flow = FlowRecord {
@@ -445,6 +446,25 @@ fn sample_transactions() -> Vec<flowbundle_protocols::AppEvent> {
     vec![
         sample_dns(),
         sample_sip(),
+        // An HTTP/1 transaction: the fields of Suricata's `http` object beside an alert (its basic and extended
+        // fields, whatever the `http` logger's settings). HTTP/2's header lists and `http2` object are not
+        // sampled: their layout has not been checked against Suricata's.
+        flowbundle_protocols::AppEvent::Http(flowbundle_protocols::http::HttpEvent {
+            tx_id: 1,
+            hostname: Some("a".into()),
+            http_port: Some(8080),
+            url: Some("/".into()),
+            http_user_agent: Some("a".into()),
+            http_content_type: Some("text/html".into()),
+            http_refer: Some("a".into()),
+            xff: Some("a".into()),
+            http_method: Some("GET".into()),
+            protocol: Some("HTTP/1.1".into()),
+            status: Some(200),
+            redirect: Some("a".into()),
+            length: 1,
+            ..Default::default()
+        }),
         flowbundle_protocols::AppEvent::Ftp(flowbundle_inspect::event::FtpEvent {
             command: Some("RETR".into()),
             command_data: Some("a".into()),
@@ -974,6 +994,12 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
             serde_json::from_slice(&buf).ok()
         })
         .collect();
+    // `FLOWBUNDLE_SV_EVE=1`: print the lines the checks read, to see why one fails.
+    if std::env::var_os("FLOWBUNDLE_SV_EVE").is_some() {
+        for l in &lines {
+            eprintln!("{l}");
+        }
+    }
     // The `stats` record the product writes at the end of a run (`inspect` with an EVE output), with the rule load's
     // counts; only its `detect.engines` counters are evaluated (see [`STATS_PATHS`]).
     if let Some(ri) = load_counts {

@@ -91,7 +91,12 @@ mod classify {
         fn event(&mut self, e: AppEvent) {
             self.events.push(e);
         }
-        fn http_buffer(&mut self, _tx: u64, b: HttpBuffer, data: &[u8]) {
+        fn http_buffer(
+            &mut self,
+            _tx: flowbundle_protocols::http::HttpTx<'_>,
+            b: HttpBuffer,
+            data: &[u8],
+        ) {
             if b == HttpBuffer::ResponseBody {
                 self.bodies.push(data.to_vec());
             }

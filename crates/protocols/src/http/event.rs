@@ -102,3 +102,141 @@ pub struct Http2Setting {
     pub settings_id: String,
     pub settings_value: u32,
 }
+
+/// The HTTP transaction a buffer belongs to, as it stands when the parser hands the buffer over
+/// ([`crate::EventSink::http_buffer`]): an alert on the buffer carries it (EVE writes it beside the alert as its
+/// `http` object, as Suricata writes an alert's transaction). Borrowed, so that a buffer no rule alerts on costs
+/// nothing: [`HttpTx::event`] builds the event only for an alert.
+#[derive(Clone, Copy)]
+pub enum HttpTx<'a> {
+    /// The transaction's event as it stands (the request once its head is parsed, then the response's fields).
+    Event(&'a HttpEvent),
+    /// A request whose line arrived before the rest of its head (libhtp hands the line over first): its method,
+    /// target and protocol are all the transaction has.
+    RequestLine {
+        tx_id: u64,
+        method: &'a [u8],
+        uri: &'a [u8],
+        protocol: &'a [u8],
+    },
+    /// A transaction kept in another form (an HTTP/2 stream): `build` makes its event.
+    Built {
+        tx_id: u64,
+        build: &'a dyn Fn() -> HttpEvent,
+    },
+}
+
+impl std::fmt::Debug for HttpTx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpTx::Event(e) => f.debug_tuple("Event").field(e).finish(),
+            HttpTx::RequestLine { tx_id, .. } => {
+                f.debug_struct("RequestLine").field("tx_id", tx_id).finish()
+            }
+            HttpTx::Built { tx_id, .. } => f.debug_struct("Built").field("tx_id", tx_id).finish(),
+        }
+    }
+}
+
+impl HttpTx<'_> {
+    /// The transaction's number in its flow (0-based).
+    pub fn tx_id(&self) -> u64 {
+        match self {
+            HttpTx::Event(e) => e.tx_id,
+            HttpTx::RequestLine { tx_id, .. } | HttpTx::Built { tx_id, .. } => *tx_id,
+        }
+    }
+
+    /// The transaction as its event (built: for an alert that fired on it).
+    pub fn event(&self) -> HttpEvent {
+        match self {
+            HttpTx::Event(e) => (*e).clone(),
+            HttpTx::RequestLine {
+                tx_id,
+                method,
+                uri,
+                protocol,
+            } => request_line_event(*tx_id, method, uri, protocol),
+            HttpTx::Built { build, .. } => build(),
+        }
+    }
+
+    /// Whether `e` is this transaction's event, field for field, without building it (an HTTP/2 stream's never
+    /// compares equal: it is built to compare).
+    pub fn is(&self, e: &HttpEvent) -> bool {
+        match self {
+            HttpTx::Event(t) => *t == e,
+            HttpTx::RequestLine {
+                tx_id,
+                method,
+                uri,
+                protocol,
+            } => {
+                // Every field named, so that a field added to the event is compared here too.
+                let HttpEvent {
+                    tx_id: id,
+                    hostname,
+                    http_port,
+                    url,
+                    http_user_agent,
+                    http_content_type,
+                    http_refer,
+                    xff,
+                    http_method,
+                    protocol: proto,
+                    status,
+                    redirect,
+                    length,
+                    request_body_length,
+                    content_encoding,
+                    basic_credentials,
+                    http2,
+                    request_headers,
+                    response_headers,
+                } = e;
+                let text = |s: &Option<String>, b: &[u8]| match s {
+                    Some(s) => s.as_bytes() == b,
+                    None => b.is_empty(),
+                };
+                *id == *tx_id
+                    && url.as_deref().map(str::as_bytes) == Some(*uri)
+                    && http_method.as_deref().map(str::as_bytes) == Some(*method)
+                    && text(proto, protocol)
+                    && hostname.is_none()
+                    && http_port.is_none()
+                    && http_user_agent.is_none()
+                    && http_content_type.is_none()
+                    && http_refer.is_none()
+                    && xff.is_none()
+                    && status.is_none()
+                    && redirect.is_none()
+                    && *length == 0
+                    && *request_body_length == 0
+                    && content_encoding.is_none()
+                    && !basic_credentials
+                    && http2.is_none()
+                    && request_headers.is_empty()
+                    && response_headers.is_empty()
+            }
+            HttpTx::Built { .. } => false,
+        }
+    }
+}
+
+/// A request's transaction as its line makes it: method, target and protocol (none for HTTP/0.9), nothing else.
+/// Text is read as UTF-8 with invalid bytes replaced, as the parser reads it.
+pub(crate) fn request_line_event(
+    tx_id: u64,
+    method: &[u8],
+    uri: &[u8],
+    protocol: &[u8],
+) -> HttpEvent {
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    HttpEvent {
+        tx_id,
+        url: Some(text(uri)),
+        http_method: Some(text(method)),
+        protocol: (!protocol.is_empty()).then(|| text(protocol)),
+        ..HttpEvent::default()
+    }
+}

@@ -44,7 +44,7 @@ mod event;
 mod head;
 mod parser;
 
-pub use event::{HeaderField, Http2Info, Http2Setting, Http2Side, HttpEvent};
+pub use event::{HeaderField, Http2Info, Http2Setting, Http2Side, HttpEvent, HttpTx};
 pub use parser::HttpParser;
 
 use body::*;
@@ -304,8 +304,8 @@ mod tests {
                 digests: f.digests,
             });
         }
-        fn http_buffer(&mut self, tx: u64, b: HttpBuffer, data: &[u8]) {
-            self.buffers.push((tx, b, data.to_vec()));
+        fn http_buffer(&mut self, tx: HttpTx<'_>, b: HttpBuffer, data: &[u8]) {
+            self.buffers.push((tx.tx_id(), b, data.to_vec()));
         }
         fn application(&mut self, name: &'static str) {
             self.applications.push(name);

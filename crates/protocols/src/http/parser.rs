@@ -419,8 +419,8 @@ impl HttpParser {
             request_done: true,
             ..Tx::default()
         };
-        out.http_buffer(id, HttpBuffer::Method, b"GET");
-        out.http_buffer(id, HttpBuffer::Uri, uri);
+        out.http_buffer(HttpTx::Event(&tx.ev), HttpBuffer::Method, b"GET");
+        out.http_buffer(HttpTx::Event(&tx.ev), HttpBuffer::Uri, uri);
         self.push_tx(tx, out);
         // Everything after a simple request is not HTTP/1.x framing.
         self.req.state = State::Tunnel;
@@ -440,13 +440,20 @@ impl HttpParser {
             return;
         };
         let line = trim_cr(&self.req.head[..nl]);
-        let Some((method, uri, _)) = request_line_parts(line) else {
+        let Some((method, uri, protocol)) = request_line_parts(line) else {
             return;
         };
         let id = self.next_tx;
-        out.http_buffer(id, HttpBuffer::RequestLine, line);
-        out.http_buffer(id, HttpBuffer::Method, method);
-        out.http_buffer(id, HttpBuffer::Uri, uri);
+        // The transaction is its line for now, as libhtp's is when its request-line callback runs.
+        let tx = HttpTx::RequestLine {
+            tx_id: id,
+            method,
+            uri,
+            protocol,
+        };
+        out.http_buffer(tx, HttpBuffer::RequestLine, line);
+        out.http_buffer(tx, HttpBuffer::Method, method);
+        out.http_buffer(tx, HttpBuffer::Uri, uri);
         self.line_sent = Some(id);
     }
 
@@ -512,10 +519,11 @@ impl HttpParser {
         }
         // The same order as when the line went ahead of the head, so the buffers' order does not depend on where the
         // request was cut.
+        let tx = HttpTx::Event(&ev);
         if line_sent != Some(id) {
-            out.http_buffer(id, HttpBuffer::RequestLine, line);
-            out.http_buffer(id, HttpBuffer::Method, method);
-            out.http_buffer(id, HttpBuffer::Uri, uri);
+            out.http_buffer(tx, HttpBuffer::RequestLine, line);
+            out.http_buffer(tx, HttpBuffer::Method, method);
+            out.http_buffer(tx, HttpBuffer::Uri, uri);
         }
         let block = head.get(block_start..).unwrap_or(&[]);
         let mut events = crate::AppLayerEvents::default();
@@ -531,15 +539,15 @@ impl HttpParser {
         if !events.is_empty() {
             out.app_layer_events(id, true, events);
         }
-        out.http_buffer(id, HttpBuffer::RequestHead, head);
+        out.http_buffer(tx, HttpBuffer::RequestHead, head);
         if let Some((host, _)) = &h.host {
-            out.http_buffer(id, HttpBuffer::Host, host.as_bytes());
+            out.http_buffer(tx, HttpBuffer::Host, host.as_bytes());
         }
         if let Some(ua) = &h.user_agent {
-            out.http_buffer(id, HttpBuffer::UserAgent, ua.as_bytes());
+            out.http_buffer(tx, HttpBuffer::UserAgent, ua.as_bytes());
         }
         out.http_buffer(
-            id,
+            tx,
             HttpBuffer::RequestHeaders,
             head.get(h.headers.clone()).unwrap_or(&[]),
         );
@@ -618,7 +626,11 @@ impl HttpParser {
                 multipart_files(&ct, &self.req.body, whole, files);
             }
             if !self.req.body.is_empty() {
-                out.http_buffer(tx.ev.tx_id, HttpBuffer::RequestBody, &self.req.body);
+                out.http_buffer(
+                    HttpTx::Event(&tx.ev),
+                    HttpBuffer::RequestBody,
+                    &self.req.body,
+                );
             }
         }
         self.req.release_body();
@@ -728,18 +740,22 @@ impl HttpParser {
             return false;
         };
         tx.ev.status = Some(status);
-        tx.ev.http_content_type = h.content_type.clone();
+        // The media type without its parameters, as Suricata logs it (`text/html` of `text/html; charset=utf-8`).
+        tx.ev.http_content_type = h
+            .content_type
+            .as_deref()
+            .map(|c| c.split(';').next().unwrap_or(c).to_string());
         if let Some(service) = h.service {
             out.application(service);
         }
         tx.ev.redirect = h.location.clone();
-        let id = tx.ev.tx_id;
         let (head_req, connect) = (tx.head_request, tx.connect);
-        out.http_buffer(id, HttpBuffer::ResponseLine, line);
-        out.http_buffer(id, HttpBuffer::ResponseHead, head);
-        out.http_buffer(id, HttpBuffer::StatusCode, code);
+        let tx = HttpTx::Event(&tx.ev);
+        out.http_buffer(tx, HttpBuffer::ResponseLine, line);
+        out.http_buffer(tx, HttpBuffer::ResponseHead, head);
+        out.http_buffer(tx, HttpBuffer::StatusCode, code);
         out.http_buffer(
-            id,
+            tx,
             HttpBuffer::ResponseHeaders,
             head.get(h.headers.clone()).unwrap_or(&[]),
         );
@@ -828,7 +844,11 @@ impl HttpParser {
                 self.resp.close_file(tx.ev.tx_id, false, out);
             }
             if !self.resp.body.is_empty() {
-                out.http_buffer(tx.ev.tx_id, HttpBuffer::ResponseBody, &self.resp.body);
+                out.http_buffer(
+                    HttpTx::Event(&tx.ev),
+                    HttpBuffer::ResponseBody,
+                    &self.resp.body,
+                );
             }
             out.event(AppEvent::Http(tx.ev));
         }

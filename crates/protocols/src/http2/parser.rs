@@ -4,8 +4,8 @@
 use super::frame::{self, FrameHeader, HEADER_LEN};
 use super::hpack::{Decoder, Field};
 use super::{Http2Frame, PREFACE};
-use crate::http::HttpEvent;
 use crate::http::{HeaderField, Http2Info, Http2Setting, Http2Side};
+use crate::http::{HttpEvent, HttpTx};
 use crate::{AppEvent, AppProto, Direction, EventSink, HttpBuffer, Limits, Parser, ParserStats};
 
 /// Largest frame payload buffered. Peers may raise `SETTINGS_MAX_FRAME_SIZE` up to 16 MiB; a frame above this is
@@ -563,9 +563,14 @@ impl Http2Parser {
     /// `METHOD PATH HTTP/2\r\n` (with its line end, as Suricata builds it), and the header lines (pseudo-headers
     /// first, as sent) as `name: value\r\n`.
     fn request_buffers(&mut self, i: usize, out: &mut dyn EventSink) {
-        let s = &mut self.streams[i];
-        s.req.headers_done = true;
-        let tx = s.tx_id;
+        self.streams[i].req.headers_done = true;
+        let s = &self.streams[i];
+        // The stream's transaction as it stands, built only for an alert.
+        let build = || stream_event(s);
+        let tx = HttpTx::Built {
+            tx_id: s.tx_id,
+            build: &build,
+        };
         let h = &s.req;
         let method = h.header(b":method");
         let path = h.header(b":path");
@@ -594,9 +599,13 @@ impl Http2Parser {
 
     /// The response's buffers: status code, a status line `HTTP/2 STATUS\r\n`, the header lines.
     fn response_buffers(&mut self, i: usize, out: &mut dyn EventSink) {
-        let s = &mut self.streams[i];
-        s.resp.headers_done = true;
-        let tx = s.tx_id;
+        self.streams[i].resp.headers_done = true;
+        let s = &self.streams[i];
+        let build = || stream_event(s);
+        let tx = HttpTx::Built {
+            tx_id: s.tx_id,
+            build: &build,
+        };
         let h = &s.resp;
         let status = h.header(b":status");
         if let Some(st) = status {
@@ -635,7 +644,6 @@ impl Http2Parser {
     /// `TRUNCATED` (the flow ended first), as Suricata logs a file whose stream never ended.
     fn close_half(&mut self, i: usize, to_server: bool, complete: bool, out: &mut dyn EventSink) {
         let s = &mut self.streams[i];
-        let tx = s.tx_id;
         let path = s.req.header(b":path").unwrap_or_default().to_vec();
         let half = if to_server { &mut s.req } else { &mut s.resp };
         half.ended = true;
@@ -644,8 +652,14 @@ impl Http2Parser {
         }
         let body = std::mem::take(&mut half.body);
         let size = half.body_len;
+        let s = &self.streams[i];
+        let tx = s.tx_id;
+        let build = || stream_event(s);
         out.http2_buffer(
-            tx,
+            HttpTx::Built {
+                tx_id: tx,
+                build: &build,
+            },
             if to_server {
                 HttpBuffer::RequestBody
             } else {
@@ -830,8 +844,8 @@ pub(crate) mod tests {
                 _ => {}
             }
         }
-        fn http_buffer(&mut self, tx: u64, b: HttpBuffer, data: &[u8]) {
-            self.buffers.push((tx, b, data.to_vec()));
+        fn http_buffer(&mut self, tx: HttpTx<'_>, b: HttpBuffer, data: &[u8]) {
+            self.buffers.push((tx.tx_id(), b, data.to_vec()));
         }
         fn http2_frame(&mut self, f: &Http2Frame<'_>) {
             self.frames.push((
