@@ -1424,3 +1424,53 @@ alert tcp-pkt any any -> any any (content:"qq"; sid:5;)"#;
         assert_eq!(run(&plain, how), (want, 0), "ungrouped, payload kind {how}");
     }
 }
+
+/// What an alert's EVE record writes of the variables (Suricata 8's `alert.context` and top-level `metadata`): the
+/// rule's own `alert_*` captures, which no other alert carries; the flow's flowbits, integers and variables and the
+/// packet's variables as they stand after the match; nothing built for a flow without any.
+#[test]
+fn alerts_carry_their_variables() {
+    let rs = load(
+        r#"alert udp any any -> any any (content:"ua="; pcre:"/ua=(?P<alert_ua>[a-z]+)\/(?P<flow_ver>\d+)/"; flowbits:set,seen; flowint:n,+,1; sid:1;)
+alert udp any any -> any any (content:"uid="; pcre:"/uid=(\d+) (\w+)/, pkt:uid, alert:who"; sid:2;)
+alert udp any any -> any any (content:"plain"; sid:3;)"#,
+    );
+    let mut sc = rs.scanner();
+    let c = PacketCtx {
+        transport: Transport::Udp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    let mut flow = FlowMatchState::default();
+    let mut send = |flow: &mut FlowMatchState, packet: u64, payload: &[u8]| {
+        sc.begin_packet(Some(packet));
+        let mut out: Vec<(u32, Option<Box<flowbundle_rules::flowvar::AlertVars>>)> = Vec::new();
+        let mut sink =
+            |a: &flowbundle_rules::Alert<'_>| out.push((a.sid(), a.vars.and_then(|v| v.owned())));
+        rs.scan_packet(&mut sc, flow, &c, payload, &mut sink);
+        out.sort_by_key(|a| a.0);
+        out
+    };
+    // A flow with no variable: nothing is built.
+    assert_eq!(send(&mut flow, 1, b"plain"), vec![(3, None)]);
+    let got = send(&mut flow, 2, b"ua=curl/8");
+    let [(1, Some(v))] = got.as_slice() else {
+        panic!("{got:?}")
+    };
+    assert_eq!(v.context, [("ua".to_string(), b"curl".to_vec())]);
+    assert_eq!(v.flowvars, [("ver".to_string(), b"8".to_vec())]);
+    assert_eq!(v.flowbits, ["seen"]);
+    assert_eq!(v.flowints, [("n".to_string(), 1)]);
+    assert!(v.pktvars.is_empty());
+    // The next packet: the packet's variable and this rule's alert variable; the flow's stay; rule 1's alert
+    // variable is not rule 3's.
+    let got = send(&mut flow, 3, b"uid=7 root plain");
+    let [(2, Some(two)), (3, Some(three))] = got.as_slice() else {
+        panic!("{got:?}")
+    };
+    assert_eq!(two.context, [("who".to_string(), b"root".to_vec())]);
+    assert_eq!(two.pktvars, [("uid".to_string(), b"7".to_vec())]);
+    assert_eq!(two.flowbits, ["seen"]);
+    assert!(three.context.is_empty());
+    assert_eq!(three.flowvars, [("ver".to_string(), b"8".to_vec())]);
+}
