@@ -564,12 +564,12 @@ impl Out<'_> {
         a: &Alert<'_>,
         dir: KeySide,
         label: &AppLabel,
-        extras: AlertExtras,
+        datasets: Option<Captured>,
         tx: TxRef<'_>,
     ) {
         *self.alerted = true;
         self.produced.alerts += 1;
-        self.alert_event(a, dir, label, extras, tx);
+        self.alert_event(a, dir, label, datasets, tx);
     }
 
     /// The alert's event; alone (without counting it or marking the flow alerted), the event of a `noalert` rule's
@@ -579,13 +579,9 @@ impl Out<'_> {
         a: &Alert<'_>,
         dir: KeySide,
         label: &AppLabel,
-        extras: AlertExtras,
+        dataset_values: Option<Captured>,
         tx: TxRef<'_>,
     ) {
-        let AlertExtras {
-            datasets: dataset_values,
-            vars,
-        } = extras;
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
         let ev = AlertEvent {
@@ -617,7 +613,6 @@ impl Out<'_> {
                 AlertSource::Http { tx_id, .. } => Some(tx_id),
                 AlertSource::Stream | AlertSource::Packet => None,
             },
-            vars,
             dataset_values,
         };
         self.push(dir, EventKind::Alert(Box::new(ev)));
@@ -1933,24 +1928,6 @@ pub(crate) struct OwnedAlert {
     len: u64,
     pub(crate) dir: Direction,
     datasets: Option<Captured>,
-    /// The variables the alert's record writes, copied in the callback (the flow's and the packet's change as
-    /// later rules match).
-    vars: Option<Box<flowbundle_rules::flowvar::AlertVars>>,
-}
-
-/// What an alert's event carries beside the rule's match: its dataset values and its variables.
-pub(crate) struct AlertExtras {
-    datasets: Option<Captured>,
-    vars: Option<Box<flowbundle_rules::flowvar::AlertVars>>,
-}
-
-impl OwnedAlert {
-    fn extras(&self) -> AlertExtras {
-        AlertExtras {
-            datasets: self.datasets.clone(),
-            vars: self.vars.clone(),
-        }
-    }
 }
 
 #[derive(Clone, Copy)]
@@ -1972,12 +1949,6 @@ pub(crate) fn owned(a: &Alert<'_>) -> OwnedAlert {
         len: a.len,
         dir: a.dir,
         datasets: flowbundle_rules::dataset::take_captured(a.rule),
-        // Only an alert that is written needs them (a `noalert` match is reported for its drop or xbits).
-        vars: if a.rule.noalert {
-            None
-        } else {
-            a.vars.and_then(|v| v.owned())
-        },
     }
 }
 
@@ -1993,7 +1964,6 @@ fn to_alert<'r>(rule: &'r flowbundle_rules::Rule, a: &OwnedAlert) -> Alert<'r> {
         },
         offset: a.offset,
         len: a.len,
-        vars: None,
     }
 }
 
@@ -2018,7 +1988,7 @@ pub(crate) fn emit_owned(
             // Its xbits and dataset operations still apply where alerts meet in input order, from a silent event
             // (see below).
             if rule.applies_in_order() {
-                out.alert_event(&to_alert(rule, a), dir, label, a.extras(), tx);
+                out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
             }
             return;
         }
@@ -2027,7 +1997,7 @@ pub(crate) fn emit_owned(
         // A `noalert` rule with xbits: its match goes on, silent, to where alerts meet in input order, which applies
         // its xbits and drops it (`crate::alert_filter`); it neither counts as an alert nor marks the flow alerted.
         if rule.applies_in_order() {
-            out.alert_event(&to_alert(rule, a), dir, label, a.extras(), tx);
+            out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
         }
         // A dropping `noalert` rule: its drop applies, no alert is written.
         if rule.action.drops() {
@@ -2038,7 +2008,7 @@ pub(crate) fn emit_owned(
         }
         return;
     }
-    out.alert(&to_alert(rule, a), dir, label, a.extras(), tx);
+    out.alert(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
     if rule.action.drops() {
         PacketVerdict::earliest(&mut out.verdict.drop, rank);
         if flow_scope {

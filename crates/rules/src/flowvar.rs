@@ -15,13 +15,8 @@
 //!   (Suricata searches the value for the content; the content takes `|hex|` and escapes as `content` does).
 //! * A **packet variable** lives for the packet it was captured on: rules checked later on the same packet see it
 //!   (`pktvar:name,"content"`, the same test), the next packet starts with none.
-//! * An **alert variable** only adds a field to the alert's EVE record (`alert.context`, as Suricata 8 writes it);
-//!   it never changes what matches. It lives for the one match that captured it.
-//!
-//! An alert carries what its EVE record writes of these ([`AlertVarsRef`], borrowed from the flow's and the
-//! worker's state), copied ([`AlertVars`]) only when an alert is written: the alert's own variables
-//! (`alert.context`) and, as Suricata's EVE `metadata` option (on by default) writes them at the top level, the
-//! flow's flowbits, integers and variables and the packet's variables as they stand after the rule's match.
+//! * An **alert variable** only adds a field to the alert's EVE record (`alert.context`); it never changes what
+//!   matches. The engine accepts it and does not write it (the EVE alert record is not extended here).
 //!
 //! Flow variables and flow integers (`flowint`) are two name spaces, as in Suricata (a flowvar `n` and a flowint
 //! `n` are different variables); both live in the same per-flow state, allocated on the first one set, and end
@@ -51,15 +46,6 @@ impl VarScope {
             VarScope::Flow => "flow",
             VarScope::Packet => "pkt",
             VarScope::Alert => "alert",
-        }
-    }
-
-    /// The scope's index among the three (flow, packet, alert).
-    pub fn index(self) -> usize {
-        match self {
-            VarScope::Flow => 0,
-            VarScope::Packet => 1,
-            VarScope::Alert => 2,
         }
     }
 
@@ -230,20 +216,6 @@ impl VarStore {
         }
     }
 
-    /// The variables set, as (name id, value), in the order they were first set.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &[u8])> {
-        self.vars
-            .get(..self.used)
-            .unwrap_or(&[])
-            .iter()
-            .map(|(i, v)| (*i, v.as_slice()))
-    }
-
-    /// No variable is set.
-    pub fn is_empty(&self) -> bool {
-        self.used == 0
-    }
-
     /// Forgets every variable (the buffers stay for reuse).
     pub fn clear(&mut self) {
         self.used = 0;
@@ -279,81 +251,6 @@ impl PacketVars {
 /// Whether `needle` occurs in `hay` (the `flowvar` / `pktvar` test; an empty needle always does).
 pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || memchr::memmem::find(hay, needle).is_some()
-}
-
-/// A store with no variable (an alert whose rule captured none into the alert).
-pub(crate) static NO_VARS: VarStore = VarStore {
-    vars: Vec::new(),
-    used: 0,
-};
-
-/// The variables an alert's EVE record writes, borrowed at the match ([`crate::Alert::vars`]): nothing is copied
-/// until [`AlertVarsRef::owned`], which the engine calls only for an alert it writes.
-#[derive(Clone, Copy)]
-pub struct AlertVarsRef<'a> {
-    pub(crate) set: &'a crate::RuleSet,
-    pub(crate) bits: Option<&'a crate::scan::Bits>,
-    pub(crate) pkt: &'a VarStore,
-    pub(crate) alert: &'a VarStore,
-}
-
-impl std::fmt::Debug for AlertVarsRef<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AlertVarsRef").finish_non_exhaustive()
-    }
-}
-
-impl AlertVarsRef<'_> {
-    /// The variables as the alert's record writes them; `None` (nothing built) when there is none.
-    pub fn owned(self) -> Option<Box<AlertVars>> {
-        let bits = self.bits.filter(|b| b.has_vars());
-        if bits.is_none() && self.pkt.is_empty() && self.alert.is_empty() {
-            return None;
-        }
-        let set = self.set;
-        let named = |scope: VarScope, store: &VarStore| -> Vec<(String, Vec<u8>)> {
-            let names = set
-                .var_names
-                .get(scope.index())
-                .map_or(&[][..], Vec::as_slice);
-            store
-                .iter()
-                .filter_map(|(id, v)| Some((names.get(id as usize)?.clone(), v.to_vec())))
-                .collect()
-        };
-        let mut out = AlertVars {
-            context: named(VarScope::Alert, self.alert),
-            pktvars: named(VarScope::Packet, self.pkt),
-            ..AlertVars::default()
-        };
-        if let Some(b) = bits {
-            out.flowvars = named(VarScope::Flow, b.vars());
-            out.flowbits = b
-                .set_bits()
-                .filter_map(|id| set.flowbit_names.get(id as usize).cloned())
-                .collect();
-            out.flowints = b
-                .ints()
-                .filter_map(|(id, v)| Some((set.flowint_names.get(id as usize)?.clone(), v)))
-                .collect();
-        }
-        Some(Box::new(out))
-    }
-}
-
-/// What an alert's EVE record writes of the variables at its match (see the module docs), owned.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AlertVars {
-    /// The rule's own captures into the alert (`alert.context`), as (name, value).
-    pub context: Vec<(String, Vec<u8>)>,
-    /// The flow's flowbits that are set, by name (in the order their names were first met at load).
-    pub flowbits: Vec<String>,
-    /// The flow's integers that are set, as (name, value), in the order they were first set.
-    pub flowints: Vec<(String, u32)>,
-    /// The flow's variables, as (name, value), in the order they were first set.
-    pub flowvars: Vec<(String, Vec<u8>)>,
-    /// The packet's variables, as (name, value), in the order they were first set.
-    pub pktvars: Vec<(String, Vec<u8>)>,
 }
 
 #[cfg(test)]

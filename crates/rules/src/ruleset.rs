@@ -427,10 +427,6 @@ pub struct RuleSet {
     pub(crate) retain: usize,
     /// Flowbit names by id.
     pub(crate) flowbit_names: Vec<String>,
-    /// Flow integer names by id.
-    pub(crate) flowint_names: Vec<String>,
-    /// Variable names by id, per scope ([`crate::flowvar::VarScope::index`]).
-    pub(crate) var_names: [Vec<String>; 3],
     pub(crate) pcre_count: u32,
     /// Per buffer kind ([`Buffer::index`]): some rule checks a group on it lazily ([`RuleInfo::lazy`]), so its
     /// values are kept per transaction in the flow's state.
@@ -605,19 +601,6 @@ impl RuleSet {
         let mut names: Vec<(u32, String)> = flowbit_ids.into_iter().map(|(n, i)| (i, n)).collect();
         names.sort();
         set.flowbit_names = names.into_iter().map(|(_, n)| n).collect();
-        let mut ints: Vec<(u32, String)> = flowint_ids.into_iter().map(|(n, i)| (i, n)).collect();
-        ints.sort();
-        set.flowint_names = ints.into_iter().map(|(_, n)| n).collect();
-        let mut vars: Vec<((usize, u32), String)> = var_ids
-            .into_iter()
-            .map(|((scope, n), i)| ((scope.index(), i), n))
-            .collect();
-        vars.sort();
-        for ((scope, _), n) in vars {
-            if let Some(names) = set.var_names.get_mut(scope) {
-                names.push(n);
-            }
-        }
         report.stream_retain = set.retain;
         Ok((set, report))
     }
@@ -1015,8 +998,6 @@ impl RuleSet {
             packet,
             tcp_packet,
             flowbit_names: Vec::new(),
-            flowint_names: Vec::new(),
-            var_names: Default::default(),
             header_only,
             http,
             transformed,

@@ -149,9 +149,6 @@ pub struct Alert<'r> {
     /// First byte of the match (the earliest positive item) and its length up to the last positive item's end.
     pub offset: u64,
     pub len: u64,
-    /// The variables the alert's EVE record writes, as they stand after the match (`alert.context`, the top-level
-    /// `metadata`; see [`crate::flowvar`]); `None` where the caller rebuilt the alert without them.
-    pub vars: Option<crate::flowvar::AlertVarsRef<'r>>,
 }
 
 impl Alert<'_> {
@@ -375,8 +372,6 @@ pub struct Scanner {
     dce_little: bool,
     /// The packet variables of the packet being inspected ([`crate::flowvar`]).
     pktvars: crate::flowvar::PacketVars,
-    /// The alert variables of the match being committed ([`crate::flowvar`]): cleared before each.
-    alertvars: crate::flowvar::VarStore,
     /// The candidates being checked are `absent` groups whose buffer is absent ([`RuleSet::scan_http_absent`]).
     absent_pass: bool,
 }
@@ -521,7 +516,7 @@ pub struct FlowMatchState {
 
 /// A flow's flowbits, one bit per name, and whether a dropping rule matched.
 #[derive(Debug, Default)]
-pub(crate) struct Bits {
+struct Bits {
     words: Vec<u64>,
     /// The flow's integers (`flowint`) that are set, as (name id, value); a flow sets few.
     ints: Vec<(u32, u32)>,
@@ -533,32 +528,6 @@ pub(crate) struct Bits {
     tags: crate::tag::TagList,
     /// The flow's variables captured by `pcre` ([`crate::flowvar`]).
     vars: crate::flowvar::VarStore,
-}
-
-impl Bits {
-    /// Some flowbit, integer or variable is set (what an alert's record writes of the flow).
-    pub(crate) fn has_vars(&self) -> bool {
-        self.words.iter().any(|&w| w != 0) || !self.ints.is_empty() || !self.vars.is_empty()
-    }
-
-    /// The ids of the flowbits set, ascending.
-    pub(crate) fn set_bits(&self) -> impl Iterator<Item = u32> + '_ {
-        self.words.iter().enumerate().flat_map(|(i, &w)| {
-            (0..64u32)
-                .filter(move |b| w & (1u64 << b) != 0)
-                .map(move |b| i as u32 * 64 + b)
-        })
-    }
-
-    /// The flow's integers that are set, as (name id, value).
-    pub(crate) fn ints(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.ints.iter().copied()
-    }
-
-    /// The flow's variables.
-    pub(crate) fn vars(&self) -> &crate::flowvar::VarStore {
-        &self.vars
-    }
 }
 
 impl FlowMatchState {
@@ -1136,7 +1105,6 @@ impl RuleSet {
         let Some(rule) = self.rules.get(rule_index as usize) else {
             return;
         };
-        sc.alertvars.clear();
         if !rule.flowbits.is_empty() {
             apply_flowbits(rule, bits, self.flowbit_names.len(), sc);
         }
@@ -1162,12 +1130,6 @@ impl RuleSet {
             source,
             offset: span.0,
             len: span.1.saturating_sub(span.0),
-            vars: Some(crate::flowvar::AlertVarsRef {
-                set: self,
-                bits: bits.as_deref(),
-                pkt: &sc.pktvars.store,
-                alert: &sc.alertvars,
-            }),
         };
         sink.alert(&alert);
     }
@@ -2234,25 +2196,9 @@ impl RuleSet {
         // The alerts of one buffer go out in rule order, whichever way the matcher reached them (a table's
         // candidates, a transformed table, a lazily checked group completing a rule): the order never depends on
         // how the rules were grouped. Held here; an alert is rare, so the vector rarely allocates.
-        // An alert's own variables are its match's (copied only for a rule that captured some); the flow's and the
-        // packet's are read as they stand when the held alerts go out.
-        type Held = (
-            u32,
-            Direction,
-            AlertSource,
-            u64,
-            u64,
-            Option<crate::flowvar::VarStore>,
-        );
-        let mut held: Vec<Held> = Vec::new();
+        let mut held: Vec<(u32, Direction, AlertSource, u64, u64)> = Vec::new();
         let outer = sink;
-        let sink = &mut |a: &Alert<'_>| {
-            let own = a
-                .vars
-                .filter(|v| !v.alert.is_empty())
-                .map(|v| v.alert.clone());
-            held.push((a.rule_index, a.dir, a.source, a.offset, a.len, own));
-        };
+        let sink = &mut |a: &Alert<'_>| held.push((a.rule_index, a.dir, a.source, a.offset, a.len));
         let stores = self.stored.get(buffer.index()).copied().unwrap_or(false);
         if stores && !LAST_BUFFERS.contains(&buffer) {
             flow.http.get_or_insert_with(Box::default).store(
@@ -2282,21 +2228,15 @@ impl RuleSet {
             self.complete_lazy(sc, flow, ctx, tx_id, buffer, bytes, sink);
         }
         held.sort_by_key(|a| a.0);
-        for (rule_index, dir, source, offset, len, own) in &held {
-            if let Some(rule) = self.rules.get(*rule_index as usize) {
+        for &(rule_index, dir, source, offset, len) in &held {
+            if let Some(rule) = self.rules.get(rule_index as usize) {
                 outer.alert(&Alert {
                     rule,
-                    rule_index: *rule_index,
-                    dir: *dir,
-                    source: *source,
-                    offset: *offset,
-                    len: *len,
-                    vars: Some(crate::flowvar::AlertVarsRef {
-                        set: self,
-                        bits: flow.bits.as_deref(),
-                        pkt: &sc.pktvars.store,
-                        alert: own.as_ref().unwrap_or(&crate::flowvar::NO_VARS),
-                    }),
+                    rule_index,
+                    dir,
+                    source,
+                    offset,
+                    len,
                 });
             }
         }
@@ -2616,10 +2556,7 @@ fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize, sc: &
                 };
                 let stored = match scope {
                     crate::flowvar::VarScope::Packet => sc.pktvars.store.set(*var, value),
-                    crate::flowvar::VarScope::Alert => sc.alertvars.set(*var, value),
-                    crate::flowvar::VarScope::Flow => {
-                        bits.get_or_insert_with(Box::default).vars.set(*var, value)
-                    }
+                    _ => bits.get_or_insert_with(Box::default).vars.set(*var, value),
                 };
                 if stored == crate::flowvar::Stored::Cut {
                     sc.stats.vars_cut += 1;
