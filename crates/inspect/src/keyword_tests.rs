@@ -67,29 +67,9 @@ pub(crate) fn conversation(port: u16, turns: &[(bool, &[u8])]) -> Vec<Vec<u8>> {
 
 /// The signature ids of the alerts `rules` raise on `packets` (one second apart), sorted; every rule must load.
 pub(crate) fn sids(rules: &str, packets: &[Vec<u8>]) -> Vec<u32> {
-    let (set, report) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
-    assert_eq!(report.skipped, 0, "{:?}", report.skipped_rules);
-    let mut e = Engine::with_shared(EngineConfig::default(), None, Some(Arc::new(set)));
-    let mut ctx = e.new_ctx();
-    let mut pre = Prestage::new(e.config());
-    for (i, p) in packets.iter().enumerate() {
-        let rec = PacketRecord {
-            ts_ns: (i as u64 + 1) * 1_000_000_000,
-            orig_len: p.len() as u32,
-            interface: 0,
-            link_type: LinkType::RAW,
-            data: p,
-        };
-        e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
-    }
-    let mut v: Vec<u32> = e
-        .finish([ctx])
-        .events
+    let mut v: Vec<u32> = alert_events(rules, packets)
         .iter()
-        .filter_map(|e| match &e.kind {
-            EventKind::Alert(a) => Some(a.signature_id),
-            _ => None,
-        })
+        .map(|a| a.signature_id)
         .collect();
     v.sort_unstable();
     v
@@ -716,9 +696,11 @@ fn every_sip_buffer_reads_its_field() {
     assert!(missing.is_empty(), "no value for {missing:?}");
 }
 
-/// The alerts `rules` raise on `packets` (one second apart), in the order the engine reports them.
+/// The alerts `rules` raise on `packets` (one second apart), in the order the engine reports them; every rule must
+/// load.
 fn alert_events(rules: &str, packets: &[Vec<u8>]) -> Vec<crate::AlertEvent> {
-    let (set, _) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+    let (set, report) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
+    assert_eq!(report.skipped, 0, "{:?}", report.skipped_rules);
     let mut e = Engine::with_shared(EngineConfig::default(), None, Some(Arc::new(set)));
     let mut ctx = e.new_ctx();
     let mut pre = Prestage::new(e.config());
