@@ -248,7 +248,7 @@ impl fmt::Display for Summary<'_> {
                 f,
                 "  defrag: {} fragments, {} datagrams reassembled, {} overlaps ({} inconsistent), dropped: \
                  truncated {}, bad length {}, too large {}, conflicting end {}, inconsistent {}, too many {}, \
-                 memcap {}; timed out {}, evicted {}",
+                 memcap {}; timed out {}, evicted {}, {} incomplete at the end",
                 g.fragments,
                 g.reassembled,
                 g.overlaps,
@@ -261,7 +261,8 @@ impl fmt::Display for Summary<'_> {
                 g.drop_too_many_fragments,
                 g.drop_memcap,
                 g.timed_out,
-                g.evicted_capacity + g.evicted_memcap
+                g.evicted_capacity + g.evicted_memcap,
+                g.in_progress
             )?;
         }
         if s.fragments_unreassembled > 0 {
