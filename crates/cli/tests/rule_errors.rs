@@ -118,3 +118,80 @@ fn community_line_of(path: &std::path::Path, sid: u32) -> usize {
         .position(|l| l.contains(&format!(" sid:{sid};")))
         .unwrap()
 }
+
+/// A text input with a line past the bound (rules, `--content-hex`, threshold and classification files, the YAML
+/// configuration) fails the run in one line naming the file and the line, read no further than the bound: built
+/// here, a file whose third line is 100,000 bytes long.
+#[test]
+fn a_line_past_the_bound_fails_the_run_naming_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = dir.path().join("empty.pcap");
+    let mut pcap = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    pcap.extend_from_slice(&[0; 8]);
+    pcap.extend_from_slice(&65535u32.to_le_bytes());
+    pcap.extend_from_slice(&1u32.to_le_bytes());
+    std::fs::write(&cap, &pcap).unwrap();
+    let long = |name: &str, first: &str| {
+        let path = dir.path().join(name);
+        let mut text = format!("{first}\n# a comment\n").into_bytes();
+        text.extend(std::iter::repeat_n(b'a', 100_000));
+        text.push(b'\n');
+        std::fs::write(&path, &text).unwrap();
+        path
+    };
+    let good = dir.path().join("good.rules");
+    std::fs::write(
+        &good,
+        "alert ip any any -> any any (msg:\"x\"; content:\"x\"; sid:1;)\n",
+    )
+    .unwrap();
+    let rules = long(
+        "long.rules",
+        "alert ip any any -> any any (msg:\"x\"; content:\"x\"; sid:1;)",
+    );
+    let hex = long("long.hex", "4142");
+    let threshold = long("threshold.config", "suppress gen_id 1, sig_id 1");
+    let classification = long(
+        "classification.config",
+        "config classification: misc,Misc,3",
+    );
+    let config = long("flowbundle.yaml", "%YAML 1.1");
+    let cases: Vec<(Vec<&std::ffi::OsStr>, &std::path::Path)> = vec![
+        (vec!["--rules".as_ref(), rules.as_os_str()], &rules),
+        (vec!["--content-hex".as_ref(), hex.as_os_str()], &hex),
+        (
+            vec![
+                "--rules".as_ref(),
+                good.as_os_str(),
+                "--threshold-file".as_ref(),
+                threshold.as_os_str(),
+            ],
+            &threshold,
+        ),
+        (
+            vec![
+                "--rules".as_ref(),
+                good.as_os_str(),
+                "--classification-file".as_ref(),
+                classification.as_os_str(),
+            ],
+            &classification,
+        ),
+        (vec!["--config".as_ref(), config.as_os_str()], &config),
+    ];
+    for (args, path) in cases {
+        let mut all = vec![cap.as_os_str()];
+        all.extend(args);
+        let out = inspect(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {err}", path.display());
+        assert_eq!(err.lines().count(), 1, "{}: {err}", path.display());
+        assert!(
+            err.contains(&format!(
+                "{}:3: line longer than 65536 bytes",
+                path.display()
+            )),
+            "{err}"
+        );
+    }
+}

@@ -569,14 +569,12 @@ impl ConfigFile {
         match path {
             Some(p) => {
                 let name = p.display().to_string();
-                let io = |e: std::io::Error| ConfigError(format!("{name}: {e}"));
-                let len = std::fs::metadata(p).map_err(io)?.len();
-                if len > MAX_CONFIG_BYTES {
-                    return Err(ConfigError(format!(
-                        "{name}: larger than {MAX_CONFIG_BYTES} bytes"
-                    )));
-                }
-                let bytes = std::fs::read(p).map_err(io)?;
+                let bytes = flowbundle_rules::text::read_text_file(
+                    p,
+                    MAX_CONFIG_BYTES,
+                    flowbundle_rules::text::MAX_LINE_BYTES,
+                )
+                .map_err(|e| ConfigError(e.to_string()))?;
                 let text = String::from_utf8(bytes)
                     .map_err(|e| ConfigError(format!("{name}: not UTF-8 text ({e})")))?;
                 ConfigFile::parse_with(&text, &name, sets)

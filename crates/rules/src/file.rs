@@ -205,17 +205,8 @@ impl HashList {
     /// Loads the list at `path`.
     pub fn load(algo: HashAlgo, path: &std::path::Path) -> Result<HashList, String> {
         let shown = path.display().to_string();
-        let len = std::fs::metadata(path)
-            .map_err(|e| format!("{}: cannot read hash list {shown}: {e}", algo.keyword()))?
-            .len();
-        if len > MAX_LIST_BYTES {
-            return Err(format!(
-                "{}: hash list {shown} is larger than {MAX_LIST_BYTES} bytes",
-                algo.keyword()
-            ));
-        }
-        let text = std::fs::read(path)
-            .map_err(|e| format!("{}: cannot read hash list {shown}: {e}", algo.keyword()))?;
+        let text = crate::text::read_text_file(path, MAX_LIST_BYTES, crate::text::MAX_LINE_BYTES)
+            .map_err(|e| format!("{}: cannot read hash list: {e}", algo.keyword()))?;
         HashList::parse(algo, &shown, &String::from_utf8_lossy(&text))
     }
 

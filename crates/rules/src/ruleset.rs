@@ -61,6 +61,26 @@ pub enum Error {
         line: usize,
         message: String,
     },
+    /// A physical line longer than [`crate::text::MAX_LINE_BYTES`]: the file was read no further.
+    #[error("{path}:{line}: line longer than {limit} bytes")]
+    LineTooLong {
+        path: PathBuf,
+        line: usize,
+        limit: usize,
+    },
+}
+
+impl From<crate::text::ReadError> for Error {
+    fn from(e: crate::text::ReadError) -> Self {
+        use crate::text::ReadError;
+        match e {
+            ReadError::Io { path, source } => Error::Io { path, source },
+            ReadError::TooLarge { path, limit } => Error::TooLarge { path, limit },
+            ReadError::LineTooLong { path, line, limit } => {
+                Error::LineTooLong { path, line, limit }
+            }
+        }
+    }
 }
 
 /// How to load.
@@ -477,18 +497,9 @@ impl RuleSet {
         let mut texts = Vec::with_capacity(paths.len());
         for path in &paths {
             let path = path.as_path();
-            let io = |source| Error::Io {
-                path: path.to_path_buf(),
-                source,
-            };
-            let len = std::fs::metadata(path).map_err(io)?.len();
-            if len > MAX_FILE_BYTES {
-                return Err(Error::TooLarge {
-                    path: path.to_path_buf(),
-                    limit: MAX_FILE_BYTES,
-                });
-            }
-            texts.push((path.display().to_string(), std::fs::read(path).map_err(io)?));
+            let text =
+                crate::text::read_text_file(path, MAX_FILE_BYTES, crate::text::MAX_LINE_BYTES)?;
+            texts.push((path.display().to_string(), text));
         }
         let refs: Vec<(&str, &[u8])> = texts
             .iter()
@@ -609,18 +620,7 @@ impl RuleSet {
     /// rule per pattern, sid = line number, case-sensitive, no other condition: the throughput workload.
     pub fn from_content_hex(path: impl AsRef<Path>) -> Result<(RuleSet, LoadReport), Error> {
         let path = path.as_ref();
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let len = std::fs::metadata(path).map_err(io)?.len();
-        if len > MAX_FILE_BYTES {
-            return Err(Error::TooLarge {
-                path: path.to_path_buf(),
-                limit: MAX_FILE_BYTES,
-            });
-        }
-        let text = std::fs::read(path).map_err(io)?;
+        let text = crate::text::read_text_file(path, MAX_FILE_BYTES, crate::text::MAX_LINE_BYTES)?;
         let mut rules = Vec::new();
         let mut report = LoadReport {
             files: vec![path.display().to_string()],

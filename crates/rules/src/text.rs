@@ -350,6 +350,100 @@ pub fn hex_patterns(text: &[u8]) -> impl Iterator<Item = (usize, Result<Vec<u8>,
         })
 }
 
+/// Longest physical line of a text input that is read whole before it is parsed (rule files, `--content-hex`
+/// pattern files, `threshold.config`, `classification.config`, hash lists, the YAML configuration): the logical rule
+/// line's cap, [`MAX_RULE_LEN`]. Suricata's own rule line limit is 8 KiB.
+pub const MAX_LINE_BYTES: usize = MAX_RULE_LEN;
+
+/// A text input that could not be read whole within its bounds ([`read_text_file`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: larger than {limit} bytes")]
+    TooLarge {
+        path: std::path::PathBuf,
+        limit: u64,
+    },
+    /// A line went past `limit` bytes; nothing after the first `limit + 1` bytes of it was kept, and the reading
+    /// stopped there (at most one read buffer further).
+    #[error("{path}:{line}: line longer than {limit} bytes")]
+    LineTooLong {
+        path: std::path::PathBuf,
+        line: usize,
+        limit: usize,
+    },
+}
+
+/// Reads the text file at `path` whole, refusing it as soon as it goes past `max_bytes` bytes or one of its lines
+/// (`\n`-separated, the `\n` not counted) past `max_line` bytes: a hostile file (a 100 MB line, a device that never
+/// ends) costs at most the bounds and one 8 KiB read buffer, never its own length, and the error names the file and
+/// the line.
+pub fn read_text_file(
+    path: &std::path::Path,
+    max_bytes: u64,
+    max_line: usize,
+) -> Result<Vec<u8>, ReadError> {
+    let file = std::fs::File::open(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_text(file, path, max_bytes, max_line)
+}
+
+/// [`read_text_file`] over any reader, naming `path` in errors.
+pub fn read_text(
+    mut reader: impl std::io::Read,
+    path: &std::path::Path,
+    max_bytes: u64,
+    max_line: usize,
+) -> Result<Vec<u8>, ReadError> {
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let mut line = 1usize;
+    let mut line_len = 0usize;
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(ReadError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let got = &chunk[..n];
+        let mut pieces = got.split(|&b| b == b'\n').peekable();
+        while let Some(piece) = pieces.next() {
+            line_len = line_len.saturating_add(piece.len());
+            if line_len > max_line {
+                return Err(ReadError::LineTooLong {
+                    path: path.to_path_buf(),
+                    line,
+                    limit: max_line,
+                });
+            }
+            if pieces.peek().is_some() {
+                line += 1;
+                line_len = 0;
+            }
+        }
+        if out.len() as u64 + n as u64 > max_bytes {
+            return Err(ReadError::TooLarge {
+                path: path.to_path_buf(),
+                limit: max_bytes,
+            });
+        }
+        out.extend_from_slice(got);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,6 +549,54 @@ mod tests {
                 (7, Err("hex byte split by a space".to_string())),
                 (8, Err("invalid hex digit `|`".to_string())),
             ]
+        );
+    }
+
+    /// A line past the bound stops the reading there: the error names the file and the line, and the reader was
+    /// not read much further than the bound (a 100 MB line from a reader that never ends).
+    #[test]
+    fn a_line_past_the_bound_stops_the_reading() {
+        struct Endless {
+            served: u64,
+        }
+        impl std::io::Read for Endless {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                // One short line, then an endless one.
+                let head = b"alert ip any any -> any any (sid:1;)\n";
+                let n = buf.len().min(4096);
+                for (i, b) in buf[..n].iter_mut().enumerate() {
+                    let at = self.served as usize + i;
+                    *b = head.get(at).copied().unwrap_or(b'a');
+                }
+                self.served += n as u64;
+                Ok(n)
+            }
+        }
+        let mut r = Endless { served: 0 };
+        let path = std::path::Path::new("long.rules");
+        let err = read_text(&mut r, path, 100 << 20, 1000).unwrap_err();
+        assert_eq!(err.to_string(), "long.rules:2: line longer than 1000 bytes");
+        assert!(r.served <= 1000 + 2 * 8192, "{}", r.served);
+        // Within the bounds the text comes back whole, lines counted across reads.
+        let text: Vec<u8> = (0..5000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        assert_eq!(read_text(&text[..], path, 1 << 20, 20).unwrap(), text);
+        let err = read_text(&text[..], path, 1000, 20).unwrap_err();
+        assert_eq!(err.to_string(), "long.rules: larger than 1000 bytes");
+        let mut last_long = text.clone();
+        last_long.extend_from_slice(&[b'x'; 21]);
+        let err = read_text(&last_long[..], path, 1 << 20, 20).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "long.rules:5001: line longer than 20 bytes"
+        );
+        // Exactly at the bound is fine.
+        let mut at_bound = text.clone();
+        at_bound.extend_from_slice(&[b'x'; 20]);
+        assert_eq!(
+            read_text(&at_bound[..], path, 1 << 20, 20).unwrap(),
+            at_bound
         );
     }
 }

@@ -142,14 +142,12 @@ impl DetectionSources {
                         .map_err(|e| anyhow::anyhow!("datasets.{name}: {e}"))?;
                 }
                 if let Some(path) = &self.classification {
-                    let text = std::fs::read_to_string(path)
-                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    let text = read_config_text(path)?;
                     let errors = opts.classifications.parse_config(&text);
                     report_config_errors(path, errors.iter().map(|(l, m)| (*l, m.as_str())));
                 }
                 if let Some(path) = &self.threshold {
-                    let text = std::fs::read_to_string(path)
-                        .with_context(|| format!("cannot read {}", path.display()))?;
+                    let text = read_config_text(path)?;
                     let (tc, errors) = ThresholdConfig::parse(&text, &opts.vars);
                     report_config_errors(path, errors.iter().map(|e| (e.line, e.message.as_str())));
                     out.threshold = tc;
@@ -204,6 +202,17 @@ impl DetectionSources {
     }
 }
 
+/// Reads a `classification.config` or `threshold.config` whole, within the rule files' bounds (a line longer than
+/// [`flowbundle_inspect::rules::text::MAX_LINE_BYTES`] fails the load naming the file and line, read no further).
+fn read_config_text(path: &Path) -> anyhow::Result<String> {
+    let bytes = flowbundle_inspect::rules::text::read_text_file(
+        path,
+        flowbundle_inspect::rules::ruleset::MAX_FILE_BYTES,
+        flowbundle_inspect::rules::text::MAX_LINE_BYTES,
+    )?;
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
+}
+
 /// Hashes `path`: a file's name and bytes, a directory's entries in name order (four levels down at most, as a
 /// signature set's protocol folders are).
 fn hash_tree(path: &Path, h: &mut impl Hasher, depth: u32) {
@@ -225,8 +234,27 @@ fn hash_tree(path: &Path, h: &mut impl Hasher, depth: u32) {
         }
         return;
     }
-    match std::fs::read(path) {
-        Ok(bytes) => bytes.hash(h),
+    // Streamed, at most one byte past the largest file a load accepts (a device or a file that never ends is not
+    // read whole: the load that follows refuses it).
+    let read = std::fs::File::open(path).and_then(|f| {
+        let mut src =
+            std::io::Read::take(f, flowbundle_inspect::rules::ruleset::MAX_FILE_BYTES + 1);
+        let mut buf = [0u8; 8192];
+        let mut len = 0u64;
+        loop {
+            match std::io::Read::read(&mut src, &mut buf) {
+                Ok(0) => break Ok(len),
+                Ok(n) => {
+                    h.write(&buf[..n]);
+                    len += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        }
+    });
+    match read {
+        Ok(len) => len.hash(h),
         Err(e) => e.kind().hash(h),
     }
 }
