@@ -17,8 +17,11 @@
 //! collector ([`crate::EventMerge`]) releases everything below the *watermark*, the least position every worker
 //! has published ([`EachReads::watermark`]). Rendered output goes in blocks of many packets' lines that the worker
 //! owns and gets back once they are written ([`crate::stream::BlockWriter`]); a worker's published position stops
-//! at the oldest packet whose output is still in its block, and it hands its block on before it waits for anything
-//! and at every sweep. Sweeps need no quiescent point: the single-threaded loop's sweep
+//! at the oldest packet whose output is still in its block, and it hands its block on at every sweep and, when that
+//! packet holds the watermark back (no other worker published a count past it), [`BLOCK_AGE`] packets later or
+//! before it waits for anything. A worker with all its blocks out writes out what can be written itself (the
+//! collector's work, under the lock the collector takes: [`EachReads::with_helper`]) rather than wait for the
+//! collector's thread to be scheduled. Sweeps need no quiescent point: the single-threaded loop's sweep
 //! positions depend only on the input ([`crate::SweepClock`]), which every worker reads whole, so each sweeps its
 //! own shards ([`Engine::owned_shards`]) when it reaches one, and the collector merges the shares by key as it
 //! merges the reader's broadcast sweeps, as their bounded messages come ([`crate::Share`]). The end of the input
@@ -73,8 +76,7 @@ use flowbundle_ingest::{CaptureReader, ReadStats, Timeline};
 
 use crate::engine::{Engine, Expired, WorkerCtx, packet_at, sweep_at};
 use crate::stream::{
-    BLOCK_AGE, BLOCK_WAIT, BlockWriter, Emitter, EventSender, Renderer, ShareOut, StatsBoard,
-    send_flush,
+    BLOCK_AGE, BlockWriter, Emitter, EventSender, Renderer, ShareOut, StatsBoard, send_flush,
 };
 use crate::sweep::SweepClock;
 use flowbundle_decode::prestage::Prestage;
@@ -343,6 +345,9 @@ pub struct EachReads<'a> {
     swept: Box<[Position]>,
     window: u64,
     placement: Placement,
+    /// Writes out what the collector can write now, unless another thread is at it (`false` then); given the
+    /// watermark read just before (see [`EachReads::with_helper`]).
+    help: Option<&'a (dyn Fn(u64) -> bool + Sync)>,
 }
 
 /// What one worker of an [`EachReads`] run leaves: its context (its counters belong in [`Engine::finish`]), its
@@ -375,10 +380,12 @@ pub struct EachWorker {
     pub waited_for_takeovers_ns: u64,
     /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]).
     pub waited_ahead_ns: u64,
-    /// Nanoseconds this worker waited for the collector to give one of its blocks of rendered output back (see
-    /// [`crate::stream::BlockWriter`]), and blocks it made beyond its share after such a wait ran out of time.
+    /// Nanoseconds this worker waited for one of its blocks of rendered output to come back (see
+    /// [`crate::stream::BlockWriter`]), the blocks it made, and the times it wrote the output out itself instead
+    /// of waiting for the collector (see [`EachReads::with_helper`]).
     pub waited_for_output_ns: u64,
-    pub blocks_made_after_wait: u64,
+    pub blocks_made: u64,
+    pub output_written: u64,
     /// Sweeps whose flows this worker ended after it went on (another worker had not reached the sweep yet).
     pub sweeps_ended_later: u64,
     /// Buckets of a rebalanced table this worker took over from a worker that had not got to the sweep yet (whose
@@ -432,7 +439,16 @@ impl<'a> EachReads<'a> {
             swept: (0..workers).map(|_| Position(AtomicU64::new(0))).collect(),
             window: window.max(PUBLISH_EVERY),
             placement: Placement::Fixed,
+            help: None,
         }
+    }
+
+    /// A worker that finds none of its output blocks at hand writes out what can be written itself with `help`
+    /// (the collector's work, when no other thread is doing it: `help` returns `false` then), instead of waiting for
+    /// the collector's thread to be scheduled.
+    pub fn with_helper(mut self, help: &'a (dyn Fn(u64) -> bool + Sync)) -> Self {
+        self.help = Some(help);
+        self
     }
 
     /// Shares the bundles among the workers by `placement` instead of `dh`'s fixed function.
@@ -463,6 +479,17 @@ impl<'a> EachReads<'a> {
         self.done
             .iter()
             .map(|d| d.0.load(Acquire))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// The least packet count the workers but `w` have published (`u64::MAX` when there are none).
+    fn others_least(&self, w: usize) -> u64 {
+        self.done
+            .iter()
+            .enumerate()
+            .filter(|&(v, _)| v != w)
+            .map(|(_, d)| d.0.load(Acquire))
             .min()
             .unwrap_or(u64::MAX)
     }
@@ -516,7 +543,8 @@ impl<'a> EachReads<'a> {
             waited_for_takeovers_ns: 0,
             waited_ahead_ns: 0,
             waited_for_output_ns: 0,
-            blocks_made_after_wait: 0,
+            blocks_made: 0,
+            output_written: 0,
             sweeps_ended_later: 0,
             takeovers: 0,
         };
@@ -577,18 +605,27 @@ impl<'a> EachReads<'a> {
                 }
                 // A block to render the packet's output into, before the packet (a wait settles, which may end
                 // sweeps with the context: it must hold no packet's events then).
-                if self.out.render.is_some() && !me.ring.borrow_mut().refill() {
-                    let t0 = std::time::Instant::now();
+                if self.out.render.is_some()
+                    && !me.ring.borrow_mut().refill()
+                    && !self.write_out_then_refill(&me, &mut report.output_written)
+                {
+                    let written = Cell::new(0u64);
                     let got = |_: &VecDeque<Deferred>| {
                         let mut r = me.ring.borrow_mut();
-                        if !r.refill() {
-                            if t0.elapsed() >= BLOCK_WAIT {
-                                r.make_after_wait();
-                            } else {
-                                r.wake(&self.out.events);
-                            }
+                        if r.refill_upto_bound() {
+                            return true;
                         }
-                        r.refill()
+                        // Every block out: write out what can be written, when nobody else is at it.
+                        match self.help {
+                            Some(help) => {
+                                // The watermark first, then the channel (see `crate::stream`).
+                                if help(self.watermark()) {
+                                    written.set(written.get() + 1);
+                                }
+                            }
+                            None => r.wake(&self.out.events),
+                        }
+                        r.refill_upto_bound()
                     };
                     if !self.wait_settling(
                         &mut report.waited_for_output_ns,
@@ -597,6 +634,7 @@ impl<'a> EachReads<'a> {
                     ) {
                         break 'inputs;
                     }
+                    report.output_written += written.get();
                 }
                 // SAFETY: this worker alone inspects packets of the bundles it owns (`owns` partitions them among the
                 // workers, and a bucket taken over at a sweep is used only once the worker that had it is done with
@@ -659,7 +697,7 @@ impl<'a> EachReads<'a> {
                     // Says it got here (its own packets before the sweep inspected, their output handed on), unless
                     // an earlier sweep of its own still waits.
                     me.ring.borrow_mut().hand_on(&self.out.events);
-                    self.settle(&me, &mut ctx, &mut deferred, base, i + 1);
+                    self.settle(&me, &mut ctx, &mut deferred, base, i + 1, false);
                     ctx.input_at = sweep_at(base + i);
                     let mut many = false;
                     if deferred.is_empty() && self.slowest() > i {
@@ -707,7 +745,7 @@ impl<'a> EachReads<'a> {
                 }
                 i += 1;
                 if i.is_multiple_of(PUBLISH_EVERY) {
-                    self.settle(&me, &mut ctx, &mut deferred, base, i);
+                    self.settle(&me, &mut ctx, &mut deferred, base, i, false);
                     let expect = engine.expectations();
                     if !expect.is_empty() {
                         // Every lookup still to come is at or after the slowest worker's position.
@@ -739,13 +777,30 @@ impl<'a> EachReads<'a> {
         }
         me.ring.borrow_mut().hand_on(&self.out.events);
         self.done[w].0.store(u64::MAX, Release);
-        report.blocks_made_after_wait = me.ring.borrow().made_after_wait;
+        report.blocks_made = me.ring.borrow().made as u64;
         report.ctx = ctx;
         report.prestage = pre;
         report.packets_read = i;
         report.sweeps = sweeps;
         report.capture_span = timeline.span();
         report
+    }
+
+    /// With [`BLOCKS_BEFORE_HELPING`](crate::stream::BLOCKS_BEFORE_HELPING) blocks made and none back: writes out
+    /// what can be written (when no other thread is at it, counted in `written`) before making one more, up to the
+    /// bound: `true` when a block is then at hand.
+    fn write_out_then_refill(&self, me: &Mine, written: &mut u64) -> bool {
+        let mut r = me.ring.borrow_mut();
+        if let Some(help) = self.help {
+            // The watermark first, then the channel (see `crate::stream`).
+            if help(self.watermark()) {
+                *written += 1;
+            }
+            if r.refill() {
+                return true;
+            }
+        }
+        r.refill_upto_bound()
     }
 
     /// Waits, as [`EachReads::wait_settling`] (with `(me, ctx, deferred, base, read)`), until the workers that had
@@ -790,7 +845,9 @@ impl<'a> EachReads<'a> {
 
     /// Ends worker `w`'s deferred sweeps that every worker has now got past, oldest first, sending each share, and
     /// publishes how far its output is sent: up to its oldest deferred sweep still waiting, or `read` packets when
-    /// none waits (`base` numbers the packets).
+    /// none waits (`base` numbers the packets), and no further than the oldest packet whose output is still in its
+    /// block (`waiting`: the worker is about to wait or waiting, and hands its block on at once when it holds the
+    /// watermark back).
     fn settle(
         &self,
         me: &Mine,
@@ -798,6 +855,7 @@ impl<'a> EachReads<'a> {
         deferred: &mut VecDeque<Deferred>,
         base: u64,
         read: u64,
+        waiting: bool,
     ) {
         let w = me.w;
         // The oldest deferred sweep keeps this worker's published count at the packet it follows, so the slowest
@@ -813,13 +871,14 @@ impl<'a> EachReads<'a> {
             });
             share.finish();
         }
-        // Its block is handed on when its oldest packet is far enough back; until then the count stops at that
-        // packet (the collector has none of the block's output yet).
+        // Its block is handed on when its oldest packet is far enough back (at once when `waiting`) and holds the
+        // watermark back (no other worker has published a count past it; a tie hands on, so that workers waiting
+        // at the same count never hold it for each other); until then the count stops at that packet (the
+        // collector has none of the block's output yet).
         let mut ring = me.ring.borrow_mut();
-        if ring
-            .pending_since()
-            .is_some_and(|at| read.saturating_sub(at) >= BLOCK_AGE)
-        {
+        if ring.pending_since().is_some_and(|at| {
+            (waiting || read.saturating_sub(at) >= BLOCK_AGE) && at <= self.others_least(w)
+        }) {
             ring.hand_on(&self.out.events);
         }
         let published = deferred
@@ -840,12 +899,13 @@ impl<'a> EachReads<'a> {
         (me, ctx, deferred, base, read): (&Mine, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
         ready: impl Fn(&VecDeque<Deferred>) -> bool,
     ) -> bool {
-        self.settle(me, ctx, deferred, base, read);
+        self.settle(me, ctx, deferred, base, read, false);
         if ready(deferred) {
             return true;
         }
-        // About to wait: the output in its block goes on first, so that nobody waits for it meanwhile.
-        me.ring.borrow_mut().hand_on(&self.out.events);
+        // About to wait: the output in its block goes on first when it holds the watermark back, so that nobody
+        // waits for it meanwhile (and at every turn of the wait, as the others get past it).
+        self.settle(me, ctx, deferred, base, read, true);
         let t0 = std::time::Instant::now();
         let mut spins = 0u32;
         let r = loop {
@@ -858,7 +918,7 @@ impl<'a> EachReads<'a> {
             } else {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
-            self.settle(me, ctx, deferred, base, read);
+            self.settle(me, ctx, deferred, base, read, true);
             if ready(deferred) {
                 break true;
             }

@@ -1584,6 +1584,23 @@ impl EventSender {
         true
     }
 
+    /// Sends a block tagged `seq` (see [`BlockWriter`]): counted in the backlog, waking the collector past
+    /// [`BACKLOG_WAKE`], but never waiting for room (a worker's blocks are bounded by their count, and the worker
+    /// waits for one to come back before it renders more). `false` when the collector is gone.
+    fn send_unwaited(&self, seq: u64, batch: Batch) -> bool {
+        let size = batch.bytes();
+        let before = self.backlog.bytes.fetch_add(size, Relaxed);
+        if !self.put((seq, batch)) {
+            self.backlog.bytes.fetch_sub(size, Relaxed);
+            return false;
+        }
+        let now = before + size;
+        if (before < BACKLOG_WAKE && now >= BACKLOG_WAKE) || now >= BACKLOG_MAX {
+            self.backlog.collector.unpark();
+        }
+        true
+    }
+
     /// Puts a message in the channel (a share's, or one the array has no room for in [`BACKLOG_WAIT`], in the
     /// unbounded one): `false` when the collector is gone.
     fn put(&self, msg: Tagged) -> bool {
@@ -1662,20 +1679,29 @@ pub const BLOCK_BYTES: usize = 64 << 10;
 /// that owns it).
 const BLOCK_CAPACITY: usize = BLOCK_BYTES + (16 << 10);
 
-/// Blocks a worker makes before it waits for the collector to give one back (see [`BlockWriter`]): what the
-/// collector holds of one worker's output at once is at most this many blocks, about 5 MiB. Made as they are
-/// needed: a worker whose output the collector writes as it comes uses a few. Enough for the workers to drift apart
-/// by several thousand packets of the 10k content set's output (about 450 bytes a packet read) before one waits
-/// for the other's output to be written.
-pub const BLOCKS_PER_WORKER: usize = 64;
+/// Most blocks a worker makes (see [`BlockWriter`]): what its output takes at the collector and in its hands is at
+/// most this many blocks, 1.25 MiB, whatever the input's length and however long the collector's thread waits to
+/// be scheduled. A worker that has them all out waits for one to come back (writing the output out itself while it
+/// does, see [`BLOCKS_BEFORE_HELPING`]): a slow output slows the workers.
+///
+/// Why not more: blocks are never freed during a run, so a worker's blocks are its most ever out at once, and a
+/// longer input met a longer stall of the collector or a longer drift between the workers. With up to 64 (5 MiB)
+/// and one more after each 20 ms wait, peak RSS on ten times the merged nDPI trace grew 1.06-1.19 times that on the
+/// trace against 1.03-1.06 before the blocks (`BENCHMARKS.md`). A worker's blocks out beyond the watermark are what
+/// it is ahead of the slowest in output bytes: 1 MiB is about 4,000 packets read of the 10k content set's output
+/// (about 450 bytes a packet read, half on each of two workers) and the whole window of an input without rules.
+pub const BLOCKS_PER_WORKER: usize = 16;
 
-/// Longest a worker waits for the collector to give a block back before it makes one more (a collector that does not
-/// write for that long is starved or gone: the run is never held up by it for ever), as long as a send waits for room.
-pub const BLOCK_WAIT: std::time::Duration = BACKLOG_WAIT;
+/// Blocks a worker makes before, finding none back, it writes out what can be written itself (when no other thread
+/// is at it, [`crate::EachReads::with_helper`]) rather than make one more: blocks made beyond this many are for the
+/// output held for ordering (a worker ahead of the slowest), not for a collector that was not scheduled.
+pub const BLOCKS_BEFORE_HELPING: usize = 8;
 
 /// Packets read past the first packet whose output a block holds after which the worker hands the block on however
-/// full it is (at its next publication of its position): the collector cannot write past a packet whose output is
-/// still in a block, so a worker with little output (no rules) hands its blocks on at least this often.
+/// full it is (at its next publication of its position), when that packet holds the watermark back (no other worker
+/// has published a count past it): the collector cannot write past a packet whose output is still in a block, so a
+/// worker with little output (no rules) hands its blocks on at least this often. A worker ahead of the others keeps
+/// filling its block: handing it on would hold a block at the collector for little output.
 pub const BLOCK_AGE: u64 = 1024;
 
 /// Many packets' rendered output (EVE lines) of one worker, one after another in memory that worker owns, handed to
@@ -1716,12 +1742,17 @@ impl Block {
 ///
 /// The worker renders each packet's lines at the end of its current block (with the packet's tag, where its lines
 /// end, and their count in the block's index), and hands the block to the collector when it holds
-/// [`BLOCK_BYTES`], when its oldest packet is [`BLOCK_AGE`] packets back, or when the worker is about to wait. The
+/// [`BLOCK_BYTES`], at a sweep, and when its oldest packet is [`BLOCK_AGE`] packets back or the worker is about to
+/// wait, these two only while that packet holds the watermark back (see [`crate::EachReads`]). The
 /// collector writes straight from the block (vectored writes, the runs of consecutive packets' lines of one block
 /// one part each) and gives the block back through the worker's own bounded queue (single producer, the collector;
 /// single consumer, the worker), emptied; the worker fills it again. A worker makes at most
-/// [`BLOCKS_PER_WORKER`] blocks, then waits for one to come back: a slow output slows the workers, and what the
-/// collector holds is bounded in bytes. A block is one message, where each packet's output was one (the 10k content
+/// [`BLOCKS_PER_WORKER`] blocks, then waits for one to come back (no wait makes one more: a slow output slows the
+/// workers, and what the collector holds of a worker's output is bounded in bytes whatever the input's length).
+/// Past [`BLOCKS_BEFORE_HELPING`], a worker that finds none back first writes out what can be written itself, when
+/// no other thread is at it (the merge under a lock each tries: the classic combining of a shared structure), so
+/// that its output does not wait for the collector's thread to be scheduled on cores the workers keep busy; it
+/// makes one more only when that gives none back (its blocks hold output beyond the watermark). A block is one message, where each packet's output was one (the 10k content
 /// set on five times the merged nDPI trace: 74,336 packets' messages, 188 MB of EVE in buffers allocated by one
 /// worker, grown by another and freed by the collector, against about 2,900 blocks).
 ///
@@ -1733,12 +1764,10 @@ pub(crate) struct BlockWriter {
     worker: u32,
     current: Option<Block>,
     home: std::sync::Arc<crossbeam::queue::ArrayQueue<Block>>,
-    /// Blocks made (at most [`BLOCKS_PER_WORKER`], more only after a wait ran out).
-    made: usize,
+    /// Blocks made (at most [`BLOCKS_PER_WORKER`]).
+    pub(crate) made: usize,
     /// The caller's position of the oldest packet whose output the current block holds.
     since: Option<u64>,
-    /// Blocks made after a wait for one ran out of time ([`BLOCK_WAIT`]).
-    pub(crate) made_after_wait: u64,
 }
 
 impl BlockWriter {
@@ -1747,15 +1776,24 @@ impl BlockWriter {
         BlockWriter {
             worker: u32::try_from(worker).unwrap_or(u32::MAX),
             current: None,
-            home: std::sync::Arc::new(crossbeam::queue::ArrayQueue::new(4 * BLOCKS_PER_WORKER)),
+            home: std::sync::Arc::new(crossbeam::queue::ArrayQueue::new(BLOCKS_PER_WORKER)),
             made: 0,
             since: None,
-            made_after_wait: 0,
         }
     }
 
-    /// Whether a block is at hand to render into, taking one back or making one if need be (without waiting).
+    /// Whether a block is at hand to render into, taking one back or making one if fewer than
+    /// [`BLOCKS_BEFORE_HELPING`] were made (without waiting).
     pub(crate) fn refill(&mut self) -> bool {
+        self.refill_upto(BLOCKS_BEFORE_HELPING)
+    }
+
+    /// [`refill`](Self::refill), making one if fewer than [`BLOCKS_PER_WORKER`] were made.
+    pub(crate) fn refill_upto_bound(&mut self) -> bool {
+        self.refill_upto(BLOCKS_PER_WORKER)
+    }
+
+    fn refill_upto(&mut self, limit: usize) -> bool {
         if self.current.is_some() {
             return true;
         }
@@ -1767,7 +1805,7 @@ impl BlockWriter {
             self.current = Some(b);
             return true;
         }
-        if self.made < BLOCKS_PER_WORKER {
+        if self.made < limit {
             self.make();
             return true;
         }
@@ -1777,14 +1815,6 @@ impl BlockWriter {
     /// Wakes the collector (a worker waiting for a block).
     pub(crate) fn wake(&self, events: &EventSender) {
         events.backlog.collector.unpark();
-    }
-
-    /// Makes one block more, whatever the count (after a wait for one ran out of time).
-    pub(crate) fn make_after_wait(&mut self) {
-        if self.current.is_none() {
-            self.made_after_wait += 1;
-            self.make();
-        }
     }
 
     fn make(&mut self) {
@@ -1810,7 +1840,8 @@ impl BlockWriter {
             return false;
         }
         if self.current.is_none() {
-            // The caller makes sure a block is at hand before the packet (see `refill`); never lose output.
+            // The caller makes sure a block is at hand before the packet (see `refill`): not reached, but never
+            // lose output.
             self.make();
         }
         let Some(b) = self.current.as_mut() else {
@@ -1846,7 +1877,7 @@ impl BlockWriter {
             return;
         }
         let seq = b.index.first().map_or(0, |e| e.0);
-        if !events.send_checked(seq, Batch::Block(b)) {
+        if !events.send_unwaited(seq, Batch::Block(b)) {
             // The collector is gone: the block was freed here, with its message.
             self.made = self.made.saturating_sub(1);
         }
@@ -2547,7 +2578,7 @@ mod tests {
 
     /// Fills a block of `w` with one line per tag (as [`BlockWriter::add`] does with a packet's lines).
     fn fill(w: &mut BlockWriter, tags: &[u64]) {
-        assert!(w.refill());
+        assert!(w.refill_upto_bound());
         let b = w.current.as_mut().unwrap();
         for &t in tags {
             b.bytes.extend_from_slice(format!("{t}\n").as_bytes());
@@ -2599,8 +2630,9 @@ mod tests {
         assert!(c.bytes.is_empty() && c.index.is_empty());
     }
 
-    /// A worker makes at most [`BLOCKS_PER_WORKER`] blocks: then it has none until the collector writes one out
-    /// and gives it back. When the collector writes nothing more, its blocks go back and new output is dropped.
+    /// A worker makes blocks as it needs them, by itself up to [`BLOCKS_BEFORE_HELPING`] (past them a run writes
+    /// out what it can first), never more than [`BLOCKS_PER_WORKER`]: then it has none until the collector writes
+    /// one out (or drops them), and none is made after that.
     #[test]
     fn a_worker_has_its_blocks_only_and_gets_them_back() {
         let (tx, mut m) = EventMerge::new();
@@ -2608,8 +2640,17 @@ mod tests {
         for t in 0..BLOCKS_PER_WORKER as u64 {
             fill(&mut a, &[t]);
             a.hand_on(&tx);
+            // `hand_on` takes the next block at once while fewer than BLOCKS_BEFORE_HELPING were made.
+            assert_eq!(
+                a.current.is_some(),
+                (t as usize + 1) < BLOCKS_BEFORE_HELPING
+            );
         }
-        assert!(!a.refill(), "every block is at the collector");
+        assert_eq!(a.made, BLOCKS_PER_WORKER);
+        assert!(
+            !a.refill() && !a.refill_upto_bound(),
+            "every block is at the collector"
+        );
         assert_eq!(written(&mut m, Some(1)), "0\n");
         assert!(a.refill());
         assert_eq!(a.made, BLOCKS_PER_WORKER);
@@ -2621,7 +2662,6 @@ mod tests {
         assert_eq!(a.made, BLOCKS_PER_WORKER);
     }
 
-    /// What `m` writes up to `watermark` (everything with `None`), as text.
     fn written(m: &mut EventMerge, watermark: Option<u64>) -> String {
         let mut out = Vec::new();
         let mut take = |p: Piece<'_>| {

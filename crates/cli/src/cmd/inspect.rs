@@ -1464,6 +1464,13 @@ fn inspect_inputs(
     Ok((finished, pre))
 }
 
+/// What the collector of an `inspect_each` run holds: the merge, the sink, and the first write error.
+struct Collecting<'s> {
+    merge: EventMerge,
+    sink: &'s mut Sink,
+    write_error: Option<anyhow::Error>,
+}
+
 /// `--workers-read`: every worker reads the files and inspects its own share of `dh`'s placement
 /// (`flowbundle_inspect::each`), the calling thread collecting their output in input order.
 #[allow(clippy::too_many_arguments)]
@@ -1483,7 +1490,7 @@ fn inspect_each(
     let placement = flowbundle_inspect::Placement::for_policy(policy)
         .unwrap_or(flowbundle_inspect::Placement::Fixed);
     info.threads = Some((n, format!("every worker reading the input, {policy}")));
-    let (tx, mut merge) = EventMerge::new();
+    let (tx, merge) = EventMerge::new();
     let eve_opts = EveOptions {
         extra: args.eve_extra,
         ..EveOptions::default()
@@ -1501,6 +1508,31 @@ fn inspect_each(
     let board = StatsBoard::new(n);
     let mut periodic = PeriodicStats::new(args);
     let window = (args.packet_buffers as u64).saturating_mul(64);
+    // The collector's state, which a worker waiting for its output blocks may take to write out what can be
+    // written when no other thread is at it (`EachReads::with_helper`): the output never waits for the collector's
+    // own thread to be scheduled.
+    let collecting = std::sync::Mutex::new(Collecting {
+        merge,
+        sink: &mut *sink,
+        write_error: None,
+    });
+    let help = |watermark: u64| -> bool {
+        let Ok(mut c) = collecting.try_lock() else {
+            return false;
+        };
+        let Collecting {
+            merge,
+            sink,
+            write_error,
+        } = &mut *c;
+        if write_error.is_none()
+            && let Err(e) = merge.release(watermark, |p| sink.write_piece(p))
+        {
+            *write_error = Some(e);
+            stop.store(true, Ordering::Relaxed);
+        }
+        true
+    };
     let results = {
         let closer = tx.clone();
         let mut each = flowbundle_inspect::EachReads::new(
@@ -1513,15 +1545,21 @@ fn inspect_each(
             window,
         )
         .numbered_from(first_packet)
-        .placed_by(placement);
+        .placed_by(placement)
+        .with_helper(&help);
         if periodic.is_some() {
             each = each.with_stats_board(&board);
         }
         let each = &each;
         let progress = Progress::new();
-        let mut write_error: Option<anyhow::Error> = None;
         let mut collect = |last: bool| {
             progress.show(each.packets_read(), engine, last);
+            let mut c = collecting.lock().unwrap_or_else(|p| p.into_inner());
+            let Collecting {
+                merge,
+                sink,
+                write_error,
+            } = &mut *c;
             // The watermark first, then the channel (see `flowbundle_inspect::each`).
             let watermark = each.watermark();
             if write_error.is_some() {
@@ -1547,7 +1585,7 @@ fn inspect_each(
                 _ => Ok(()),
             });
             if let Err(e) = r {
-                write_error = Some(e);
+                *write_error = Some(e);
                 stop.store(true, Ordering::Relaxed);
             }
         };
@@ -1563,7 +1601,8 @@ fn inspect_each(
         let results =
             flowbundle_worker::run_each(n, &|w| each.run_worker(w), &mut collect, &run_cfg)
                 .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
-        if let Some(e) = write_error {
+        let c = collecting.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = c.write_error {
             return Err(e);
         }
         results
@@ -1587,12 +1626,13 @@ fn inspect_each(
             String::new()
         };
         format!(
-            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead, {} ms for output blocks ({} made after a wait), sweeps ended after going on {}",
+            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead, {} ms for output blocks ({} made, output written out by the workers {} times), sweeps ended after going on {}",
             each(&|r| ms(r.waited_at_end_ns)),
             each(&|r| ms(r.waited_at_sweeps_ns)),
             each(&|r| ms(r.waited_ahead_ns)),
             each(&|r| ms(r.waited_for_output_ns)),
-            each(&|r| r.blocks_made_after_wait.to_string()),
+            each(&|r| r.blocks_made.to_string()),
+            each(&|r| r.output_written.to_string()),
             each(&|r| r.sweeps_ended_later.to_string())
         )
     };
