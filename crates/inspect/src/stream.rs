@@ -1672,15 +1672,17 @@ impl Batch {
 }
 
 /// Output bytes past which a worker hands its block of rendered output to the collector (see [`BlockWriter`]).
-pub const BLOCK_BYTES: usize = 64 << 10;
+/// Measured on the loaded machine (three alternated rounds, `dh`, no rules, 16 blocks a worker): peak RSS on ten
+/// times the merged nDPI trace 1.087-1.094 times that on the trace with blocks of 32 KiB, 1.102-1.176 with 64 KiB.
+pub const BLOCK_BYTES: usize = 32 << 10;
 
 /// Capacity a block is made with: [`BLOCK_BYTES`] and room for the packet that takes it past them, so that a block
 /// does not grow (a packet's lines are a few KiB at most, nearly always; one with more grows its block, on the worker
 /// that owns it).
-const BLOCK_CAPACITY: usize = BLOCK_BYTES + (16 << 10);
+const BLOCK_CAPACITY: usize = BLOCK_BYTES + BLOCK_BYTES / 4;
 
 /// Most blocks a worker makes (see [`BlockWriter`]): what its output takes at the collector and in its hands is at
-/// most this many blocks, 1.25 MiB, whatever the input's length and however long the collector's thread waits to
+/// most this many blocks, 640 KiB, whatever the input's length and however long the collector's thread waits to
 /// be scheduled. A worker that has them all out waits for one to come back (writing the output out itself while it
 /// does, see [`BLOCKS_BEFORE_HELPING`]): a slow output slows the workers.
 ///
@@ -1688,8 +1690,8 @@ const BLOCK_CAPACITY: usize = BLOCK_BYTES + (16 << 10);
 /// longer input met a longer stall of the collector or a longer drift between the workers. With up to 64 (5 MiB)
 /// and one more after each 20 ms wait, peak RSS on ten times the merged nDPI trace grew 1.06-1.19 times that on the
 /// trace against 1.03-1.06 before the blocks (`BENCHMARKS.md`). A worker's blocks out beyond the watermark are what
-/// it is ahead of the slowest in output bytes: 1 MiB is about 4,000 packets read of the 10k content set's output
-/// (about 450 bytes a packet read, half on each of two workers) and the whole window of an input without rules.
+/// it is ahead of the slowest in output bytes: 512 KiB is about 2,000 packets read of the 10k content set's output
+/// (about 450 bytes a packet read, half on each of two workers), and most windows of an input without rules.
 pub const BLOCKS_PER_WORKER: usize = 16;
 
 /// Blocks a worker makes before, finding none back, it writes out what can be written itself (when no other thread
@@ -1754,7 +1756,7 @@ impl Block {
 /// that its output does not wait for the collector's thread to be scheduled on cores the workers keep busy; it
 /// makes one more only when that gives none back (its blocks hold output beyond the watermark). A block is one message, where each packet's output was one (the 10k content
 /// set on five times the merged nDPI trace: 74,336 packets' messages, 188 MB of EVE in buffers allocated by one
-/// worker, grown by another and freed by the collector, against about 2,900 blocks).
+/// worker, grown by another and freed by the collector, against about 2,900 blocks of 64 KiB).
 ///
 /// The collector can write a packet's output only once it holds every output tagged before it: a worker publishes
 /// its position no further than the oldest packet whose output is still in its block ([`pending_since`]).

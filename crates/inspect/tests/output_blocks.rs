@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
-use flowbundle_inspect::stream::BLOCKS_PER_WORKER;
+use flowbundle_inspect::stream::{BLOCK_BYTES, BLOCKS_PER_WORKER};
 use flowbundle_inspect::{EachReads, Engine, EngineConfig, Event, EventMerge, Piece, Renderer};
 use flowbundle_worker::{StreamConfig, run_each};
 
@@ -68,7 +68,7 @@ fn the_workers_write_their_output_out_when_the_collector_does_not() {
     let mut serial = Vec::new();
     line(&mut serial, &finished.events);
     assert!(
-        serial.len() > 4 * BLOCKS_PER_WORKER * (80 << 10),
+        serial.len() > 8 * BLOCKS_PER_WORKER * BLOCK_BYTES,
         "{} bytes of output: the capture does not fill the blocks",
         serial.len()
     );
