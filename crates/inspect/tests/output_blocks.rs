@@ -106,8 +106,9 @@ fn the_workers_write_their_output_out_when_the_collector_does_not() {
             };
             // A run that waited for ever would end here, with its output cut short.
             let (done, watchdog) = mpsc::channel::<()>();
+            let stop = &stop;
             std::thread::scope(|s| {
-                s.spawn(|| {
+                s.spawn(move || {
                     if watchdog.recv_timeout(Duration::from_secs(120)).is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
