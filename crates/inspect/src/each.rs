@@ -143,6 +143,8 @@ struct Owners {
     /// The worker this copy belongs to, and the shards of the bundles it owns now (kept with the table).
     me: usize,
     mine: Vec<usize>,
+    /// The buckets this worker owns now, in order (room for every bucket, made once; see `list_shards`).
+    own: Vec<usize>,
     /// Bucket → worker (empty under [`Placement::Fixed`]).
     owner: Vec<u16>,
     /// Bytes (captured) of each bucket's packets since the last rebalancing (every packet read, whoever inspects
@@ -171,6 +173,7 @@ impl Owners {
             me,
             // Room for every shard at once, made once: see `list_shards`.
             mine: Vec::with_capacity(BUNDLES),
+            own: Vec::with_capacity(buckets),
             owner: (0..buckets).map(|k| (k % workers) as u16).collect(),
             counts: (0..buckets).map(|_| Cell::new(0)).collect(),
             takeover: vec![0; buckets],
@@ -254,10 +257,19 @@ impl Owners {
         match self.placement {
             Placement::Fixed => self.mine.extend(Engine::owned_shards(me, workers)),
             Placement::Balanced { .. } => {
-                let mask = self.owner.len() - 1;
-                let owner = &self.owner;
-                self.mine
-                    .extend((0..BUNDLES).filter(|&b| usize::from(owner[b & mask]) == me));
+                // The bundles of bucket `k` are `k`, `k + B`, `k + 2B`, ... (`B` buckets, a power of two, at most the
+                // bundles): this worker's buckets, listed once in order and repeated at every multiple of `B`, are
+                // its shards in ascending order without a test per bundle. (Filtering the 65,536 bundles through the
+                // table cost about 25 instructions each, 1.6 M a list, remade at each sweep that moves buckets: 5% of
+                // the two workers' instructions under `lfb` on the merged nDPI trace, callgrind.)
+                let buckets = self.owner.len();
+                self.own.clear();
+                self.own
+                    .extend((0..buckets).filter(|&k| usize::from(self.owner[k]) == me));
+                let own = &self.own;
+                for base in (0..BUNDLES).step_by(buckets) {
+                    self.mine.extend(own.iter().map(|&k| base + k));
+                }
             }
         }
     }
@@ -982,6 +994,9 @@ mod tests {
         assert_eq!(s0.len() + s1.len(), BUNDLES);
         assert!(s0.iter().all(|&b| a.owner[b % 16] == 0));
         assert!(s1.iter().all(|&b| a.owner[b % 16] == 1));
+        // In ascending order, as the fixed placement's (the end of the input ends the flows shard by shard).
+        assert!(s0.windows(2).all(|p| p[0] < p[1]));
+        assert!(s1.windows(2).all(|p| p[0] < p[1]));
     }
 
     #[test]
