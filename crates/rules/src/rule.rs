@@ -371,11 +371,12 @@ pub enum FlowState {
 
 /// Declares `Buffer` from one table, a row per buffer with its properties: the name rules know it by, the side of a
 /// transaction it belongs to, the application protocol whose parser hands it over, and whether a transaction has
-/// one value of it or any number. Its count, its list and every property are derived from the rows, so a new buffer
+/// one value of it or any number; after a `;`, `Last` marks a buffer after which nothing else of its transaction
+/// reaches the rules. Its count, its list and every property are derived from the rows, so a new buffer
 /// cannot be left out of `Buffer::ALL` (per-buffer arrays, the profile and the keyword table's check all walk it) nor
 /// lack a property.
 macro_rules! buffers {
-    ($($(#[$doc:meta])* $variant:ident => ($name:literal, $side:ident, $proto:tt, $inst:ident $(, $role:ident)? $(,)?),)*) => {
+    ($($(#[$doc:meta])* $variant:ident => ($name:literal, $side:ident, $proto:tt, $inst:ident $(, $role:ident)? $(; $last:ident)? $(,)?),)*) => {
         /// The buffer a content chain inspects.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Buffer {
@@ -396,6 +397,7 @@ macro_rules! buffers {
                 app_proto: buffer_proto!($proto),
                 multi_instance: matches!(Instances::$inst, Instances::Many),
                 role: buffer_role!($($role)?),
+                ends_transaction: buffer_last!($($last)?),
             }),*];
         }
     };
@@ -418,6 +420,16 @@ macro_rules! buffer_role {
     };
     ($r:ident) => {
         Role::$r
+    };
+}
+
+/// A buffer row's `Last` mark: whether nothing of its transaction follows it.
+macro_rules! buffer_last {
+    () => {
+        false
+    };
+    (Last) => {
+        true
     };
 }
 
@@ -464,6 +476,8 @@ pub struct BufferProps {
     pub multi_instance: bool,
     /// What kind of buffer it is.
     pub role: Role,
+    /// Nothing else of its transaction reaches the rules after it (see [`Buffer::ends_transaction`]).
+    pub ends_transaction: bool,
 }
 
 buffers! {
@@ -489,8 +503,9 @@ buffers! {
     /// Response header lines without `Set-Cookie`.
     HttpResponseHeader => ("http.header (response)", Response, "http", One),
     HttpResponseRawHeader => ("http.header.raw (response)", Response, "http", One),
-    /// De-chunked, decompressed response body.
-    HttpResponseBody => ("http.response_body", Response, "http", One),
+    /// De-chunked, decompressed response body: the HTTP/1 and HTTP/2 parsers hand it over after everything else of
+    /// its transaction, its file (`file.name`, `file.magic`, `filesize`) included (their tests check it).
+    HttpResponseBody => ("http.response_body", Response, "http", One; Last),
     /// `http.request_line`: `GET /index.html HTTP/1.1`.
     HttpRequestLine => ("http.request_line", Request, "http", One),
     /// `http.response_line`: `HTTP/1.1 200 OK`.
@@ -883,6 +898,14 @@ impl Buffer {
     /// What kind of buffer it is (see [`Role`]).
     pub fn role(self) -> Role {
         self.props().role
+    }
+
+    /// Whether nothing else of a transaction reaches the rules after its value of this buffer (the table's `Last`
+    /// rows): a rule's lead group can then never match after it, so its values are checked as they arrive and never
+    /// kept for lazily checked groups ([`crate::ruleset::RuleInfo::lazy`]; a response body is the largest value a
+    /// flow would keep).
+    pub fn ends_transaction(self) -> bool {
+        self.props().ends_transaction
     }
 
     /// The buffer that carries `proto`'s application-layer anomalies to the rules (`app-layer-event`), if its parser

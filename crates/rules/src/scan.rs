@@ -46,15 +46,8 @@ pub const MAX_STORED_VALUE: usize = 16 << 10;
 /// Most buffer values a flow keeps for lazily checked groups.
 pub const MAX_STORED: usize = 256;
 
-/// Buffers after which nothing else of their transaction arrives: a lead group can never match after one, so its
-/// values are checked as they arrive and never kept (a response body is the largest value a flow would keep).
 /// Marks a table index of the stream rules' tables among a packet's candidates ([`RuleSet::scan_unstreamed_packet`]).
 const STREAM_SET: u32 = 1 << 31;
-
-const LAST_BUFFERS: [Buffer; 1] = [Buffer::HttpResponseBody];
-
-/// Inspects one derived HTTP buffer (inside [`RuleSet::scan_http`]).
-type ScanBuffer<'a> = dyn FnMut(&mut Scanner, &mut FlowMatchState, Buffer, &[u8]) + 'a;
 
 /// What a rule header and `flow` option are checked against.
 #[derive(Clone, Copy, Debug)]
@@ -1941,23 +1934,6 @@ impl RuleSet {
                 self.scan_http_buffer(sc, flow, ctx, tx_id, b, bytes, sink);
             }
         };
-        let header_buffers = |sc: &mut Scanner,
-                              flow: &mut FlowMatchState,
-                              scan: &mut ScanBuffer<'_>,
-                              names: &mut Vec<u8>,
-                              fields: &[(Buffer, &[u8])]| {
-            for &(b, name) in fields {
-                if wants(b)
-                    && let Some(v) = crate::http::header_value(data, name)
-                {
-                    scan(sc, flow, b, v);
-                }
-            }
-            if wants(Buffer::HttpHeaderNames) {
-                crate::http::header_names(data, names);
-                scan(sc, flow, Buffer::HttpHeaderNames, names);
-            }
-        };
         match kind {
             HttpBuffer::RequestLine => {
                 scan(sc, flow, Buffer::HttpRequestLine, data);
@@ -1984,27 +1960,45 @@ impl RuleSet {
                 }
             }
             HttpBuffer::UserAgent => scan(sc, flow, Buffer::HttpUserAgent, data),
-            HttpBuffer::RequestHeaders => {
-                scan(sc, flow, Buffer::HttpRequestRawHeader, data);
+            HttpBuffer::RequestHeaders | HttpBuffer::ResponseHeaders => {
+                // A header block, of either side: as sent, its lines without the cookie's (the cookie apart),
+                // the one-field buffers that come from the block and the header names.
+                let (raw, lines, cookie_name, fields) = if kind == HttpBuffer::RequestHeaders {
+                    (
+                        Buffer::HttpRequestRawHeader,
+                        Buffer::HttpRequestHeader,
+                        &b"cookie"[..],
+                        &REQUEST_FIELDS[REQUEST_OWN_PATHS..],
+                    )
+                } else {
+                    (
+                        Buffer::HttpResponseRawHeader,
+                        Buffer::HttpResponseHeader,
+                        &b"set-cookie"[..],
+                        &RESPONSE_FIELDS[RESPONSE_OWN_PATHS..],
+                    )
+                };
+                scan(sc, flow, raw, data);
                 scan(sc, flow, Buffer::HttpRawHeader, data);
-                if wants(Buffer::HttpRequestHeader)
-                    || wants(Buffer::HttpCookie)
-                    || wants(Buffer::HttpHeader)
-                {
-                    crate::http::split_headers(data, b"cookie", &mut norm, &mut cookie);
-                    scan(sc, flow, Buffer::HttpRequestHeader, &norm);
+                if wants(lines) || wants(Buffer::HttpCookie) || wants(Buffer::HttpHeader) {
+                    crate::http::split_headers(data, cookie_name, &mut norm, &mut cookie);
+                    scan(sc, flow, lines, &norm);
                     scan(sc, flow, Buffer::HttpHeader, &norm);
                     if !cookie.is_empty() {
                         scan(sc, flow, Buffer::HttpCookie, &cookie);
                     }
                 }
-                header_buffers(
-                    sc,
-                    flow,
-                    &mut scan,
-                    &mut norm,
-                    &REQUEST_FIELDS[REQUEST_OWN_PATHS..],
-                );
+                for &(b, name) in fields {
+                    if wants(b)
+                        && let Some(v) = crate::http::header_value(data, name)
+                    {
+                        scan(sc, flow, b, v);
+                    }
+                }
+                if wants(Buffer::HttpHeaderNames) {
+                    crate::http::header_names(data, &mut norm);
+                    scan(sc, flow, Buffer::HttpHeaderNames, &norm);
+                }
             }
             HttpBuffer::RequestBody => scan(sc, flow, Buffer::HttpRequestBody, data),
             HttpBuffer::ResponseLine => {
@@ -2014,28 +2008,6 @@ impl RuleSet {
                 scan(sc, flow, Buffer::HttpStatMsg, msg);
             }
             HttpBuffer::StatusCode => scan(sc, flow, Buffer::HttpStatCode, data),
-            HttpBuffer::ResponseHeaders => {
-                scan(sc, flow, Buffer::HttpResponseRawHeader, data);
-                scan(sc, flow, Buffer::HttpRawHeader, data);
-                if wants(Buffer::HttpResponseHeader)
-                    || wants(Buffer::HttpCookie)
-                    || wants(Buffer::HttpHeader)
-                {
-                    crate::http::split_headers(data, b"set-cookie", &mut norm, &mut cookie);
-                    scan(sc, flow, Buffer::HttpResponseHeader, &norm);
-                    scan(sc, flow, Buffer::HttpHeader, &norm);
-                    if !cookie.is_empty() {
-                        scan(sc, flow, Buffer::HttpCookie, &cookie);
-                    }
-                }
-                header_buffers(
-                    sc,
-                    flow,
-                    &mut scan,
-                    &mut norm,
-                    &RESPONSE_FIELDS[RESPONSE_OWN_PATHS..],
-                );
-            }
             HttpBuffer::ResponseBody => {
                 scan(sc, flow, Buffer::HttpResponseBody, data);
                 // `file.data` both ways: the response body is the response's file (a request's files come from
@@ -2200,7 +2172,7 @@ impl RuleSet {
         let outer = sink;
         let sink = &mut |a: &Alert<'_>| held.push((a.rule_index, a.dir, a.source, a.offset, a.len));
         let stores = self.stored.get(buffer.index()).copied().unwrap_or(false);
-        if stores && !LAST_BUFFERS.contains(&buffer) {
+        if stores && !buffer.ends_transaction() {
             flow.http.get_or_insert_with(Box::default).store(
                 tx_id,
                 buffer,

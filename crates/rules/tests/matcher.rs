@@ -1,8 +1,8 @@
 //! Matching behaviour per modifier, per buffer, across chunk boundaries.
 
 use flowbundle_rules::{
-    AlertRecord, Direction, FlowMatchState, HttpBuffer, LoadOptions, PacketCtx, RuleSet, Transport,
-    Vars,
+    AlertRecord, Buffer, Direction, FlowMatchState, HttpBuffer, LoadOptions, PacketCtx, RuleSet,
+    Transport, Vars,
 };
 
 fn load(text: &str) -> RuleSet {
@@ -1423,4 +1423,43 @@ alert tcp-pkt any any -> any any (content:"qq"; sid:5;)"#;
         );
         assert_eq!(run(&plain, how), (want, 0), "ungrouped, payload kind {how}");
     }
+}
+
+/// The parsers hand a response's file (`file.name`) to the rules before its body, which ends the transaction
+/// (`Buffer::ends_transaction`: the body is never kept for lazily checked groups). Either group may lead: a rule
+/// led by `file.name` checks the body as it arrives; one led by the body checks the kept file name.
+#[test]
+fn a_response_file_and_its_body_match_whichever_leads() {
+    let rs = load(
+        r#"alert http any any -> any any (flow:to_client; http.response_body; content:"MZ"; file.name; content:"setup-installer.exe"; sid:1;)
+alert http any any -> any any (flow:to_client; http.response_body; content:"This program cannot be run"; file.name; content:".exe"; sid:2;)"#,
+    );
+    let mut sc = rs.scanner();
+    let mut flow = FlowMatchState::default();
+    let mut out: Vec<AlertRecord> = Vec::new();
+    let c = ctx(Direction::ToClient);
+    let name = b"/download/setup-installer.exe";
+    rs.scan_app(&mut sc, &mut flow, &c, 0, Buffer::FileName, name, &mut out);
+    let body = b"MZ\x90\x00 This program cannot be run in DOS mode";
+    rs.scan_http(
+        &mut sc,
+        &mut flow,
+        &c,
+        0,
+        HttpBuffer::ResponseBody,
+        body,
+        &mut out,
+    );
+    let mut sids: Vec<u32> = out.iter().map(|a| a.sid).collect();
+    sids.sort();
+    assert_eq!(sids, vec![1, 2]);
+    let ends: Vec<Buffer> = Buffer::ALL
+        .into_iter()
+        .filter(|b| b.ends_transaction())
+        .collect();
+    assert_eq!(ends, [Buffer::HttpResponseBody]);
+    assert!(
+        ends.iter().all(|b| !b.multi_instance()),
+        "a buffer that comes many times ends nothing"
+    );
 }

@@ -270,6 +270,8 @@ mod tests {
         anomalies: Vec<(u64, crate::AppLayerEvents)>,
         files: Vec<RecFile>,
         fileinfo: Vec<crate::FileInfo>,
+        /// The transaction of each buffer and file, in the order they came.
+        order: Vec<(u64, Option<HttpBuffer>)>,
     }
 
     /// A file as the rules get it.
@@ -294,6 +296,7 @@ mod tests {
         }
         fn file(&mut self, f: &crate::FileData<'_>) {
             assert_eq!(f.proto, AppProto::Http);
+            self.order.push((f.tx_id, None));
             self.files.push(RecFile {
                 tx: f.tx_id,
                 to_server: f.to_server,
@@ -305,6 +308,7 @@ mod tests {
             });
         }
         fn http_buffer(&mut self, tx: HttpTx<'_>, b: HttpBuffer, data: &[u8]) {
+            self.order.push((tx.tx_id(), Some(b)));
             self.buffers.push((tx.tx_id(), b, data.to_vec()));
         }
         fn application(&mut self, name: &'static str) {
@@ -625,6 +629,23 @@ Content-Length: {len}\r\n\r\n"
             b"HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 5\r\n\r\nmoved",
         );
         vec![(Direction::ToServer, req), (Direction::ToClient, resp)]
+    }
+
+    /// A response's body is the last buffer or file of its transaction the parser hands over (its file before it),
+    /// as `flowbundle_rules::Buffer::ends_transaction` counts on, whatever the cuts.
+    #[test]
+    fn a_response_body_is_the_last_of_its_transaction() {
+        for cuts in [&[][..], &[1, 30, 90, 150][..]] {
+            let (r, _) = run(&conversation(), &Limits::default(), cuts);
+            let mut bodies = 0;
+            for (i, &(tx, b)) in r.order.iter().enumerate() {
+                if b == Some(HttpBuffer::ResponseBody) {
+                    bodies += 1;
+                    assert!(r.order[i + 1..].iter().all(|x| x.0 != tx), "{:?}", r.order);
+                }
+            }
+            assert_eq!(bodies, 2);
+        }
     }
 
     #[test]

@@ -654,6 +654,20 @@ impl Http2Parser {
         let size = half.body_len;
         let s = &self.streams[i];
         let tx = s.tx_id;
+        // The file first, then the body as the direction's buffer, as HTTP/1 hands them over: the body is the last
+        // thing of its transaction the rules get, so they need not keep it for a rule led by `file.name`
+        // (`flowbundle_rules::Buffer::ends_transaction`).
+        // The body kept is the file's first bytes: hashed when it is the whole body, else only counted.
+        let mut file = crate::file::FileRecord::new(&path, 0, self.files);
+        file.count(&body);
+        file.skipped(size.saturating_sub(body.len() as u64));
+        let end = crate::file::FileEnd {
+            proto: AppProto::Http2,
+            tx_id: tx,
+            to_server,
+            complete,
+        };
+        file.close_with(end, &body, out);
         let build = || stream_event(s);
         out.http2_buffer(
             HttpTx::Built {
@@ -667,17 +681,6 @@ impl Http2Parser {
             },
             &body,
         );
-        // The body kept is the file's first bytes: hashed when it is the whole body, else only counted.
-        let mut file = crate::file::FileRecord::new(&path, 0, self.files);
-        file.count(&body);
-        file.skipped(size.saturating_sub(body.len() as u64));
-        let end = crate::file::FileEnd {
-            proto: AppProto::Http2,
-            tx_id: tx,
-            to_server,
-            complete,
-        };
-        file.close_with(end, &body, out);
     }
 
     /// Stream `i` ends before END_STREAM ended each of its directions: what a direction that had not ended
@@ -834,6 +837,8 @@ pub(crate) mod tests {
         pub files: Vec<(u64, bool, Vec<u8>, Vec<u8>, u64)>,
         /// Each file's EVE `fileinfo` state, in the order of `files`.
         pub file_states: Vec<&'static str>,
+        /// The transaction of each buffer and file, in the order they came.
+        pub order: Vec<(u64, Option<HttpBuffer>)>,
     }
 
     impl EventSink for Rec {
@@ -845,6 +850,7 @@ pub(crate) mod tests {
             }
         }
         fn http_buffer(&mut self, tx: HttpTx<'_>, b: HttpBuffer, data: &[u8]) {
+            self.order.push((tx.tx_id(), Some(b)));
             self.buffers.push((tx.tx_id(), b, data.to_vec()));
         }
         fn http2_frame(&mut self, f: &Http2Frame<'_>) {
@@ -861,6 +867,7 @@ pub(crate) mod tests {
         }
         fn file(&mut self, f: &crate::FileData<'_>) {
             assert_eq!(f.proto, AppProto::Http2);
+            self.order.push((f.tx_id, None));
             self.files.push((
                 f.tx_id,
                 f.to_server,
@@ -983,6 +990,22 @@ pub(crate) mod tests {
         }
         p.finish(&mut r);
         (r, p)
+    }
+
+    /// A response's body is the last buffer or file of its transaction the parser hands over (its file before it),
+    /// as `flowbundle_rules::Buffer::ends_transaction` counts on.
+    #[test]
+    fn a_response_body_is_the_last_of_its_transaction() {
+        let (c, s) = conversation();
+        let (r, _) = run(&c, &s, 7);
+        let mut bodies = 0;
+        for (i, &(tx, b)) in r.order.iter().enumerate() {
+            if b == Some(HttpBuffer::ResponseBody) {
+                bodies += 1;
+                assert!(r.order[i + 1..].iter().all(|x| x.0 != tx), "{:?}", r.order);
+            }
+        }
+        assert_eq!(bodies, 1);
     }
 
     #[test]
