@@ -621,12 +621,21 @@ impl RuleSet {
     pub fn from_content_hex(path: impl AsRef<Path>) -> Result<(RuleSet, LoadReport), Error> {
         let path = path.as_ref();
         let text = crate::text::read_text_file(path, MAX_FILE_BYTES, crate::text::MAX_LINE_BYTES)?;
+        RuleSet::from_content_hex_bytes(&text, path)
+    }
+
+    /// [`RuleSet::from_content_hex`] on the file's bytes, read already (`path` names the file in errors and the
+    /// report): the reader the fuzz target `rules_content_hex` calls.
+    pub fn from_content_hex_bytes(
+        text: &[u8],
+        path: &Path,
+    ) -> Result<(RuleSet, LoadReport), Error> {
         let mut rules = Vec::new();
         let mut report = LoadReport {
             files: vec![path.display().to_string()],
             ..LoadReport::default()
         };
-        for (line, pattern) in crate::text::hex_patterns(&text) {
+        for (line, pattern) in crate::text::hex_patterns(text) {
             let bytes = pattern.map_err(|message| Error::ContentHex {
                 path: path.to_path_buf(),
                 line,
