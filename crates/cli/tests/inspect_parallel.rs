@@ -392,13 +392,9 @@ fn ipv4_frame(id: u16, off8: u16, mf: bool, payload: &[u8]) -> Vec<u8> {
     ip[9] = 17;
     ip[12..16].copy_from_slice(&[10, 0, 0, 1]);
     ip[16..20].copy_from_slice(&[10, 0, 0, 2]);
-    let sum: u32 = ip
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    let sum = (sum & 0xffff) + (sum >> 16);
-    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    flowbundle_decode::wire::ipv4::Packet::new_checked(&mut ip[..])
+        .expect("an IPv4 header")
+        .fill_checksum();
     f.extend_from_slice(&ip);
     f.extend_from_slice(payload);
     f

@@ -4,6 +4,7 @@
 //! neighbouring value does not hold. The shared captures are suricata-verify's; the last three keywords run on a
 //! capture written here (a crafted TCP conversation).
 
+use flowbundle_decode::wire;
 use flowbundle_testsupport::data;
 use std::path::Path;
 use std::process::Command;
@@ -152,14 +153,9 @@ fn tcp_frame(port: u16, to_server: bool, seq: u32, ack: u32, flags: u8, payload:
     tcp.extend_from_slice(&ack.to_be_bytes());
     tcp.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
     tcp.extend_from_slice(payload);
-    let mut pseudo = Vec::with_capacity(12 + tcp.len());
-    pseudo.extend_from_slice(&src);
-    pseudo.extend_from_slice(&dst);
-    pseudo.extend_from_slice(&[0, 6]);
-    pseudo.extend_from_slice(&(tcp.len() as u16).to_be_bytes());
-    pseudo.extend_from_slice(&tcp);
-    let sum = checksum(&pseudo);
-    tcp[16..18].copy_from_slice(&sum.to_be_bytes());
+    wire::tcp::Packet::new_checked(&mut tcp[..])
+        .expect("a TCP header")
+        .fill_checksum(src.into(), dst.into());
     let mut ip = [0u8; 20];
     ip[0] = 0x45;
     ip[2..4].copy_from_slice(&(20 + tcp.len() as u16).to_be_bytes());
@@ -168,22 +164,11 @@ fn tcp_frame(port: u16, to_server: bool, seq: u32, ack: u32, flags: u8, payload:
     ip[9] = 6;
     ip[12..16].copy_from_slice(&src);
     ip[16..20].copy_from_slice(&dst);
-    let sum = checksum(&ip);
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    wire::ipv4::Packet::new_checked(&mut ip[..])
+        .expect("an IPv4 header")
+        .fill_checksum();
     let mut f = vec![0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 6, 0x08, 0x00];
     f.extend_from_slice(&ip);
     f.extend_from_slice(&tcp);
     f
-}
-
-/// The Internet checksum of `data`.
-fn checksum(data: &[u8]) -> u16 {
-    let mut sum: u32 = data
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c.get(1).copied().unwrap_or(0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }

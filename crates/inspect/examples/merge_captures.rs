@@ -55,17 +55,6 @@ fn load(path: &PathBuf) -> Option<Input> {
     Some(Input { packets })
 }
 
-fn checksum(h: &[u8]) -> u16 {
-    let mut sum = 0u32;
-    for c in h.chunks(2) {
-        sum += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
 /// Moves a datagram into the address space of `salt`.
 fn remap(ip: &mut [u8], salt: u32) {
     let s = salt.to_be_bytes();
@@ -75,12 +64,8 @@ fn remap(ip: &mut [u8], salt: u32) {
                 ip[12 + i] ^= s[i];
                 ip[16 + i] ^= s[i];
             }
-            let hl = usize::from(ip[0] & 0x0f) * 4;
-            if hl >= 20 && ip.len() >= hl {
-                ip[10] = 0;
-                ip[11] = 0;
-                let c = checksum(&ip[..hl]);
-                ip[10..12].copy_from_slice(&c.to_be_bytes());
+            if let Ok(mut p) = flowbundle_decode::wire::ipv4::Packet::new_checked(&mut ip[..]) {
+                p.fill_checksum();
             }
         }
         6 if ip.len() >= 40 => {

@@ -171,15 +171,9 @@ fn tcp_packet(
     ]);
     buf.extend_from_slice(&src);
     buf.extend_from_slice(&dst);
-    let mut sum = 0u32;
-    for c in buf[..20].chunks(2) {
-        sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    let ck = !(sum as u16);
-    buf[10..12].copy_from_slice(&ck.to_be_bytes());
+    flowbundle_decode::wire::ipv4::Packet::new_checked(&mut buf[..20])
+        .expect("an IPv4 header")
+        .fill_checksum();
     buf.extend_from_slice(&sport.to_be_bytes());
     buf.extend_from_slice(&dport.to_be_bytes());
     buf.extend_from_slice(&seq.to_be_bytes());

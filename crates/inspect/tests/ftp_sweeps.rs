@@ -62,13 +62,9 @@ fn ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, l4: &[u8]) -> Vec<u8> {
     b.extend_from_slice(&[0, 1, 0x40, 0, 64, proto, 0, 0]);
     b.extend_from_slice(&src);
     b.extend_from_slice(&dst);
-    let sum: u32 = b
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    let sum = (sum & 0xffff) + (sum >> 16);
-    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
-    b[10..12].copy_from_slice(&sum.to_be_bytes());
+    flowbundle_decode::wire::ipv4::Packet::new_checked(&mut b[..])
+        .expect("an IPv4 header")
+        .fill_checksum();
     b.extend_from_slice(l4);
     b
 }

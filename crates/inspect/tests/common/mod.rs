@@ -93,13 +93,9 @@ pub fn udp_frame(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, payload: &[
     ip[9] = 17;
     ip[12..16].copy_from_slice(&src);
     ip[16..20].copy_from_slice(&dst);
-    let sum: u32 = ip
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    let sum = (sum & 0xffff) + (sum >> 16);
-    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    flowbundle_decode::wire::ipv4::Packet::new_checked(&mut ip[..])
+        .expect("an IPv4 header")
+        .fill_checksum();
     f.extend_from_slice(&ip);
     f.extend_from_slice(&sport.to_be_bytes());
     f.extend_from_slice(&dport.to_be_bytes());
