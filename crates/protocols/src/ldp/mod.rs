@@ -52,7 +52,12 @@ impl Detector for LdpDetector {
             Transport::Udp => pdu == d.len(),
             _ => pdu <= d.len(),
         };
-        if version == 1 && fits && message_type(ty) && usize::from(msg_len) + 4 <= pdu - 10 {
+        // The first message (its type and length fields, then the length's bytes) lies within the PDU, after the
+        // 10-byte header; a PDU length below 6 leaves no room for it.
+        let message_fits = pdu
+            .checked_sub(10)
+            .is_some_and(|room| usize::from(msg_len) + 4 <= room);
+        if version == 1 && fits && message_type(ty) && message_fits {
             Probe::Certain
         } else {
             Probe::NotForUs
@@ -77,6 +82,20 @@ mod tests {
         let pl = (p.len() - 4) as u16;
         p[2..4].copy_from_slice(&pl.to_be_bytes());
         p
+    }
+
+    /// A PDU length shorter than the header (found by the fuzz target `proto_classifier`: the subtraction
+    /// overflowed, a panic in debug builds and a certain verdict in release ones).
+    #[test]
+    fn a_pdu_shorter_than_its_header_is_not_ldp() {
+        let d = [
+            0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xab, 0xab, 0x01, 0x00, 0x01, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0xff, 0xff, 0x01, 0xff, 0xff,
+        ];
+        assert_eq!(
+            LdpDetector.probe(&ctx_tcp(Direction::ToServer, &d)),
+            Probe::NotForUs
+        );
     }
 
     #[test]
