@@ -551,7 +551,9 @@ impl Engine {
         &self.memcap
     }
 
-    /// Bytes of one tracked flow before parser buffers: what the flow cap multiplies.
+    /// Bytes of one tracked flow before its protocol state (parser, transactions, buffers, reassembly): what the
+    /// flow cap multiplies at least. An open HTTP flow measured several times this (see
+    /// [`crate::EngineConfig::max_flows`]).
     pub fn flow_size() -> usize {
         // The flow in the store, and its table entry: key, slot and control byte.
         std::mem::size_of::<Flow>() + std::mem::size_of::<FlowKey>() + 16 + 1

@@ -224,7 +224,9 @@ pub struct Args {
     #[arg(long)]
     no_app_events: bool,
 
-    /// Most flows tracked at once.
+    /// Most flows tracked at once, all workers together (default 262,144). A flow costs about 600 bytes before its
+    /// protocol state; measured, an open HTTP connection with pipelined requests held 3.7 KB, so the default cap
+    /// filled with such flows is about 1 GB: lower it to bound memory.
     #[arg(long)]
     max_flows: Option<usize>,
 

@@ -30,9 +30,12 @@
 //! inflates bodies, `parser.rs` is the per-flow state machine, `event.rs` the EVE `http` event.
 //!
 //! ## What it costs
-//! Per flow: two header buffers (grown to the largest head seen, at most the cap), the body buffers (at most their
-//! caps) and, per compressed response, one inflate state (~40 KiB, freed when the body ends). No allocation per
-//! packet once the buffers have grown.
+//! Per flow: the parser itself (616 bytes on 64-bit, its inflaters boxed and allocated only for a compressed
+//! body), its queue of open transactions (about 340 bytes each), two header buffers (grown to the largest head
+//! seen, at most the cap), the body buffers (at most their caps) and, per compressed response, one inflate state
+//! (~40 KiB, freed when the body ends). No allocation per packet once the buffers have grown. Measured with
+//! heaptrack, an open connection that sent three pipelined requests and got the head of the first response held
+//! 3.7 KB in all, engine included (see `flowbundle_inspect::Engine::flow_size`).
 
 use crate::{
     AppEvent, AppLayerEvent, AppProto, ByteSet, Detector, Direction, EventSink, HttpBuffer, Limits,
@@ -881,6 +884,14 @@ Content-Length: {len}\r\n\r\n"
         (0..s.len() / 2)
             .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
             .collect()
+    }
+
+    /// What every HTTP flow pays for its parser before any buffer grows: the inflaters are boxed, so a parser that
+    /// never sees a compressed body does not carry them (1,352 bytes with them inline, 616 without, on 64-bit).
+    #[test]
+    fn a_parser_carries_no_inflater_until_a_compressed_body() {
+        let size = std::mem::size_of::<HttpParser>();
+        assert!(size <= 700, "HttpParser is {size} bytes");
     }
 
     #[test]
