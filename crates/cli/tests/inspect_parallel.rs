@@ -692,3 +692,207 @@ fn files_go_to_dh_read_by_every_worker_unless_told_otherwise() {
         String::from_utf8_lossy(&r.stderr)
     );
 }
+
+/// Rules whose alerts the alert filter decides where events meet in input order: thresholds (one with a session
+/// tag the filter decides), xbits (a `noalert` setter, an `isset` reader), a host tag, and plain rules.
+const FILTERED_RULES: &str = "\
+alert udp any any -> any 53 (msg:\"dns query, twice per source\"; threshold:type limit,track by_src,count 2,seconds 3600; tag:session,3,packets; sid:9001;)
+alert tcp any any -> any any (msg:\"syn after three\"; flags:S; detection_filter:track by_src,count 3,seconds 3600; sid:9002;)
+alert tcp any any -> any any (msg:\"syn-ack suppressed\"; flags:SA; sid:9003;)
+alert http any any -> any any (msg:\"http get\"; http.method; content:\"GET\"; sid:9004;)
+alert tcp any any -> any any (msg:\"client\"; flags:S; xbits:set,client,track ip_src,expire 3600; noalert; sid:9005;)
+alert tcp any any -> any any (msg:\"answer to a client\"; flags:SA; xbits:isset,client,track ip_dst; sid:9006;)
+alert tcp any any -> any any (msg:\"syn-ack tags its client\"; flags:SA; tag:host,5,packets,dst; sid:9007;)
+alert http any any -> any any (msg:\"http host\"; http.host; content:\".\"; sid:9008;)
+";
+
+/// A suppression, and a rate filter that drops the flows of a rule once it matched three times.
+const FILTER_CONFIG: &str = "suppress gen_id 1, sig_id 9003\n\
+rate_filter gen_id 1, sig_id 9004, track by_rule, count 3, seconds 3600, new_action drop, timeout 3600\n";
+
+/// Tagged packets written.
+const TAGGED_PACKETS: &str = "outputs:\n  - eve-log:\n      enabled: yes\n      types:\n        - alert:\n            tagged-packets: yes\n        - flow\n        - dns\n        - http\n";
+
+/// `inspect` over the captures with `args`: the EVE output's bytes and the summary's rule lines (alert totals and
+/// alerts per rule, corrected by the filter).
+fn eve_and_rule_totals(
+    inputs: &[PathBuf],
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (Vec<u8>, String) {
+    let out = dir.join("eve.json");
+    let r = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .args(inputs)
+        .arg("-o")
+        .arg(&out)
+        .arg("--summary")
+        .args(args)
+        .output()
+        .expect("running flowbundle inspect");
+    assert!(
+        r.status.success(),
+        "inspect {args:?} failed: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let summary = String::from_utf8_lossy(&r.stdout);
+    let rules: String = summary
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("rules:"))
+        .take_while(|l| l.trim_start().starts_with("rules:") || l.starts_with("   "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        rules.contains("alerts"),
+        "{args:?}: no rules line in\n{summary}"
+    );
+    (std::fs::read(&out).expect("the EVE output"), rules)
+}
+
+/// With the alert filter, the workers render every event it keeps as it is and send it the others whole
+/// (`EventSender::whole_when`): the output of `--threads 2` and 3, every worker reading or a reader thread, under
+/// every scheduler, small packet buffers among them, is byte for byte the single-threaded run's, and so are the
+/// summary's alert totals, which the filter corrects. The filter drops alerts (thresholds, the suppression, xbits
+/// whose condition fails, `noalert`), drops packet records no tag covers, and rewrites flow records (the rate
+/// filter's action) and, in IPS mode, alerts (blocked).
+#[test]
+fn the_alert_filter_gives_the_single_threaded_output_byte_for_byte() {
+    let inputs: Vec<PathBuf> = CAPTURES
+        .iter()
+        .filter_map(|c| flowbundle_testsupport::data(c))
+        .collect();
+    if inputs.len() != CAPTURES.len() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let rules = path("filtered.rules", FILTERED_RULES);
+    let untagged: String = FILTERED_RULES
+        .lines()
+        .filter(|l| !l.contains("tag:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let untagged = path("untagged.rules", &untagged);
+    let config = path("threshold.config", FILTER_CONFIG);
+    let yaml = path("suricata.yaml", TAGGED_PACKETS);
+    let runs: &[&[&str]] = &[
+        &["--threads", "2"],
+        &["--threads", "3", "--packet-buffers", "1"],
+        &["--threads", "2", "--scheduler", "lfb", "--workers-read"],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "rss",
+            "--workers-read",
+            "--packet-buffers",
+            "1",
+        ],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "dh",
+            "--workers-read=false",
+            "--packet-buffers",
+            "8",
+        ],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "lfb",
+            "--workers-read=false",
+        ],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "rss",
+            "--workers-read=false",
+        ],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "ph",
+            "--workers-read=false",
+            "--packet-buffers",
+            "8",
+        ],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "lfb",
+            "--reader-inspects",
+            "--packet-buffers",
+            "8",
+        ],
+    ];
+    for (set, extra) in [
+        // Every alert, flow and packet record needed by the filter (a rate filter, tags).
+        (&rules, &["--threshold-file", &config][..]),
+        (&rules, &["--threshold-file", &config, "--simulate-ips"]),
+        // Only the alerts of the filtered rules (no rate filter, no tags).
+        (&untagged, &[]),
+    ] {
+        let mut args = vec!["--config", &yaml, "--rules", set];
+        args.extend_from_slice(extra);
+        let mut serial_args = args.clone();
+        serial_args.extend_from_slice(&["--threads", "1"]);
+        let (serial, totals) = eve_and_rule_totals(&inputs, dir.path(), &serial_args);
+        let text = String::from_utf8_lossy(&serial);
+        let alerts = |sid: u32| {
+            let needle = format!("\"signature_id\":{sid},");
+            text.lines()
+                .filter(|l| l.contains("\"event_type\":\"alert\"") && l.contains(&needle))
+                .count()
+        };
+        // What the filter did is in the output: thresholds let some through, the suppression, the unmet xbits
+        // and `noalert` none; the rate filter's action in flow records, blocked alerts in IPS mode.
+        assert!(
+            alerts(9001) > 0 && alerts(9002) > 0 && alerts(9006) > 0,
+            "{extra:?}"
+        );
+        assert_eq!(alerts(9003) + alerts(9005), 0, "{extra:?}");
+        assert!(
+            text.contains("\"event_type\":\"http\""),
+            "rendered records too"
+        );
+        if extra.contains(&"--threshold-file") {
+            assert!(text.contains("\"event_type\":\"packet\""), "tagged packets");
+            assert!(
+                text.lines()
+                    .any(|l| l.contains("\"event_type\":\"flow\"")
+                        && l.contains("\"action\":\"drop\"")),
+                "a flow record the rate filter rewrote"
+            );
+        }
+        assert_eq!(
+            extra.contains(&"--simulate-ips"),
+            text.contains("\"action\":\"blocked\""),
+            "{extra:?}"
+        );
+        for run in runs {
+            let mut par_args = args.clone();
+            par_args.extend_from_slice(run);
+            let (par, par_totals) = eve_and_rule_totals(&inputs, dir.path(), &par_args);
+            assert!(
+                par == serial,
+                "{par_args:?}: {} bytes against {} single-threaded, first line differing: {:?}",
+                par.len(),
+                serial.len(),
+                String::from_utf8_lossy(&par)
+                    .lines()
+                    .zip(text.lines())
+                    .find(|(a, b)| a != b)
+            );
+            assert_eq!(par_totals, totals, "{par_args:?}");
+        }
+    }
+}

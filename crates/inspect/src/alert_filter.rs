@@ -57,6 +57,51 @@ use flowbundle_rules::{
 use crate::engine::Finished;
 use crate::event::{Event, EventKind, FlowAction};
 
+/// Which events an [`AlertFilter`] must see, from its tables alone ([`AlertFilter::needs`]): every other event it
+/// keeps as it is without a look at its state, and leaves its state as it was. A parallel run's workers render
+/// every other event into EVE lines themselves, and hand the collector, which applies the filter in output order,
+/// the events of a packet (or of a flow a sweep ends) whole only when one of them is needed here.
+///
+/// Needed: the alerts of a rule with a threshold, a suppression, a rate filter, xbits, a dataset operation applied
+/// here, a host tag or a session tag decided here, and of a rule that does not alert (`noalert`: the filter drops
+/// them); every alert when some rule has a rate filter (its action on a flow ends the flow's alerts); flow records
+/// when rate filters or session tags decided here exist (a flow's action, the end of its tags); packet records when
+/// host tags or session tags decided here exist, and a packet record no session tag covers (the filter drops it).
+/// Application records and anomalies never.
+#[derive(Debug, Clone, Default)]
+pub struct FilterNeeds {
+    /// Per rule index: its alerts are needed.
+    alerts: Vec<bool>,
+    all_alerts: bool,
+    flows: bool,
+    packets: bool,
+}
+
+impl FilterNeeds {
+    /// Whether the filter must see `e`.
+    pub fn needs(&self, e: &Event) -> bool {
+        match &e.kind {
+            EventKind::Alert(a) => {
+                // A rule index the tables do not know (another rule set's): seen, to be safe.
+                self.all_alerts
+                    || self
+                        .alerts
+                        .get(a.rule_index as usize)
+                        .copied()
+                        .unwrap_or(true)
+            }
+            EventKind::Flow(_) => self.flows,
+            EventKind::Packet(p) => self.packets || !p.session,
+            EventKind::App(_) | EventKind::Anomaly(_) => false,
+        }
+    }
+
+    /// Whether the filter must see any of `events`.
+    pub fn any(&self, events: &[Event]) -> bool {
+        events.iter().any(|e| self.needs(e))
+    }
+}
+
 /// Drops the alerts that rules' thresholds suppress (see the module documentation).
 #[derive(Debug)]
 pub struct AlertFilter {
@@ -192,6 +237,34 @@ impl AlertFilter {
             deferred_tags,
             flow_tags: HashMap::new(),
         })
+    }
+
+    /// Which events [`AlertFilter::apply`] must see (see [`FilterNeeds`]): every other event it returns as it is,
+    /// its state untouched.
+    pub fn needs(&self) -> FilterNeeds {
+        let rate = self.rate.iter().any(Option::is_some);
+        let deferred = self.deferred_tags.iter().any(|t| !t.is_empty());
+        let rules = self.thresholds.len();
+        let alerts = (0..rules)
+            .map(|i| {
+                self.thresholds[i].is_some()
+                    || self.suppressions.get(i).is_some_and(|s| !s.is_empty())
+                    || self.rate.get(i).is_some_and(Option::is_some)
+                    || self.silent.get(i).copied().unwrap_or(true)
+                    || self.xbits.get(i).is_some_and(|x| !x.is_empty())
+                    || self.host_tags.get(i).is_some_and(|t| !t.is_empty())
+                    || self.datasets.get(i).is_some_and(|d| !d.is_empty())
+                    || self.deferred_tags.get(i).is_some_and(|t| !t.is_empty())
+            })
+            .collect();
+        FilterNeeds {
+            alerts,
+            // A rate filter's action on a flow ends the flow's later alerts, whatever their rule, and goes into its
+            // record.
+            all_alerts: rate,
+            flows: rate || deferred,
+            packets: deferred || self.host_tags.iter().any(|t| !t.is_empty()),
+        }
     }
 
     /// IPS mode (the engine's `EngineConfig::ips`): a rate filter's `drop` or `reject` reports the alert blocked.

@@ -671,7 +671,7 @@ impl<'a> EachReads<'a> {
                     match self.out.render {
                         Some(render) => {
                             let mut ring = me.ring.borrow_mut();
-                            if ring.add(2 * i + 1, i, &mut ctx, render) {
+                            if ring.add(2 * i + 1, i, &mut ctx, render, &self.out.events) {
                                 ring.hand_on(&self.out.events);
                             }
                         }

@@ -217,6 +217,11 @@ impl WorkerCtx {
         self.events.len()
     }
 
+    /// The events waiting to be taken, in order.
+    pub fn pending(&self) -> &[Event] {
+        &self.events
+    }
+
     /// Whether the packet inspected last belongs to a dropped flow (a dropping rule matched on it, on this packet or
     /// an earlier one): what an inline sensor must not forward.
     pub fn packet_dropped(&self) -> bool {
@@ -3199,6 +3204,96 @@ alert udp any any -> any 99 (content:"o"; tag:host,5,packets; sid:7;)"#;
                 true
             )]
         );
+    }
+
+    /// The events the alert filter says it needs ([`crate::FilterNeeds`]) are all it acts on: applied to those alone
+    /// in order, every other event kept as it is, it drops and rewrites the same events as applied to every event
+    /// (what lets the workers of a parallel run render every other event themselves). With thresholds, a
+    /// suppression, xbits, host tags and session tags decided by the filter, then with a rate filter too (IPS mode:
+    /// the alert it acts on is rewritten as blocked, the flow's later alerts dropped, its record given the action).
+    #[test]
+    fn the_filter_acts_on_the_events_it_says_it_needs_only() {
+        let text = r#"alert udp any any -> any 9 (content:"a"; threshold:type limit,track by_src,count 1,seconds 60; tag:session,2,packets; sid:1;)
+alert udp any any -> any 9 (content:"b"; sid:2;)
+alert udp any any -> any 7 (content:"c"; sid:3;)
+alert udp any any -> any 11 (content:"x"; xbits:set,seen,track ip_src,expire 60; noalert; sid:4;)
+alert udp any any -> any 11 (content:"y"; xbits:isset,seen,track ip_src; sid:5;)
+alert udp any any -> any 13 (content:"h"; tag:host,3,packets,src; sid:6;)
+alert udp any any -> any any (content:"z"; sid:7;)"#;
+        let set = rules(text).expect("rules");
+        let cfg = EngineConfig {
+            tagged_packets: true,
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::with_shared(cfg, None, Some(set.clone()));
+        let mut ctx = e.new_ctx();
+        let mut pre = Prestage::new(e.config());
+        let packets = [
+            datagram(1, 1000, 2, 9, b"az"),
+            datagram(2, 9, 1, 1000, b"z"),
+            datagram(1, 1000, 2, 9, b"a"),
+            datagram(1, 1000, 2, 9, b"bz"),
+            datagram(3, 1001, 2, 7, b"c"),
+            datagram(3, 1001, 2, 7, b"cz"),
+            datagram(3, 1001, 2, 7, b"cz"),
+            datagram(4, 1002, 2, 11, b"y"),
+            datagram(4, 1002, 2, 11, b"x"),
+            datagram(4, 1003, 2, 11, b"yz"),
+            datagram(5, 1004, 2, 13, b"h"),
+            datagram(6, 1005, 5, 80, b"z"),
+            datagram(5, 1006, 8, 80, b"q"),
+            datagram(9, 1007, 8, 80, b"z"),
+        ];
+        for (i, p) in packets.iter().enumerate() {
+            feed(&mut e, &mut ctx, &mut pre, (i as u64 + 1) * S, p);
+        }
+        let events = e.finish([ctx]).events;
+        let vars = flowbundle_rules::Vars::new();
+        for (config, rewrites) in [
+            ("suppress gen_id 1, sig_id 2\n", false),
+            (
+                "suppress gen_id 1, sig_id 2\n\
+                 rate_filter gen_id 1, sig_id 3, track by_rule, count 1, seconds 60, new_action drop, timeout 60\n",
+                true,
+            ),
+        ] {
+            let (config, errors) = flowbundle_rules::ThresholdConfig::parse(config, &vars);
+            assert!(errors.is_empty(), "{errors:?}");
+            let filter = || {
+                crate::AlertFilter::with_config(
+                    &set,
+                    &config,
+                    flowbundle_rules::ThresholdTable::default(),
+                )
+                .expect("the rules need the filter")
+                .ips(true)
+            };
+            let (mut every, mut needed_only) = (filter(), filter());
+            let needs = every.needs();
+            let (mut needed, mut dropped, mut rewritten) = (0, 0, 0);
+            for ev in &events {
+                let all = every.apply(ev).map(|c| format!("{:?}", &*c));
+                let part = if needs.needs(ev) {
+                    needed += 1;
+                    needed_only.apply(ev).map(|c| format!("{:?}", &*c))
+                } else {
+                    Some(format!("{ev:?}"))
+                };
+                assert_eq!(all, part, "{ev:?}");
+                match &all {
+                    None => dropped += 1,
+                    Some(s) if *s != format!("{ev:?}") => rewritten += 1,
+                    Some(_) => {}
+                }
+            }
+            assert!(
+                needed > 0 && needed < events.len(),
+                "{needed} of {}",
+                events.len()
+            );
+            assert!(dropped > 0, "the filter drops events");
+            assert_eq!(rewritten > 0, rewrites, "{rewritten} rewritten");
+        }
     }
 
     /// `tag` on datagrams, tagged packets logged: a session tag covers its flow's next packets (the alerting one

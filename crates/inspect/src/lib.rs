@@ -59,7 +59,7 @@ pub mod workload;
 // What the engine reports lives in the events vocabulary, where the sinks read it; these are its modules.
 pub use flowbundle_events::{cost, event};
 
-pub use alert_filter::AlertFilter;
+pub use alert_filter::{AlertFilter, FilterNeeds};
 pub use config::{AnomalyTypes, CostConfig, EngineConfig, Timeouts};
 pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;

@@ -416,7 +416,8 @@ impl Sink {
 
     fn write_piece(&mut self, p: Piece<'_>) -> anyhow::Result<()> {
         match p {
-            // Lines are rendered on the workers only when there is no filter to apply first.
+            // Lines rendered on the workers: with a filter, of events it keeps as they are
+            // (`EventSender::whole_when`).
             Piece::Rendered(n, bytes) => {
                 if let Some(w) = &mut self.eve {
                     w.write_rendered(bytes, n).context("writing EVE output")?
@@ -1200,11 +1201,17 @@ fn inspect_inputs(
             ));
             let arena = PacketArena::new(args.packet_buffers.max(1));
             let (tx, mut merge) = EventMerge::new();
+            // With thresholds, the events the filter must see come here whole (see `EventSender::whole_when`).
+            let tx = match &sink.filter {
+                Some(f) => tx.whole_when(f.needs()),
+                None => tx,
+            };
             let order = StreamOrder::new(arena.slots());
             let decodes = BufferDecodes::new(arena.slots());
             let keeps_order = sched.shape().keeps_flow_order;
             // EVE lines are rendered on the workers; without an output the events are dropped there. With
-            // thresholds, events come here whole: the filter must see them in order before anything is written.
+            // thresholds, the events the filter must see come here whole: it sees them in order before anything is
+            // written.
             let eve_opts = EveOptions {
                 extra: args.eve_extra,
                 ..EveOptions::default()
@@ -1230,9 +1237,9 @@ fn inspect_inputs(
             if periodic.is_some() {
                 source = source.with_stats_board(&board);
             }
-            // Events are rendered on the workers when nothing needs them whole first: thresholds, or a live run,
-            // whose rule reloads may bring thresholds (and whose inline workers forward sooner without rendering).
-            let render_on_workers = sink.filter.is_none() && live.is_none();
+            // Events are rendered on the workers, but for a live run, whose rule reloads may bring thresholds (and
+            // whose inline workers forward sooner without rendering).
+            let render_on_workers = live.is_none();
             if render_on_workers {
                 source = source.with_renderer(render);
             }
@@ -1493,6 +1500,11 @@ fn inspect_each(
         .unwrap_or(flowbundle_inspect::Placement::Fixed);
     info.threads = Some((n, format!("every worker reading the input, {policy}")));
     let (tx, merge) = EventMerge::new();
+    // With thresholds, the events the filter must see come here whole (see `EventSender::whole_when`).
+    let tx = match &sink.filter {
+        Some(f) => tx.whole_when(f.needs()),
+        None => tx,
+    };
     let eve_opts = EveOptions {
         extra: args.eve_extra,
         ..EveOptions::default()
@@ -1504,8 +1516,6 @@ fn inspect_each(
         Some(_) => &render_eve,
         None => &|_, _| {},
     };
-    // With thresholds, events come here whole: the filter must see them in order before anything is written.
-    let render_on_workers = sink.filter.is_none();
     let stop = AtomicBool::new(false);
     let board = StatsBoard::new(n);
     let mut periodic = PeriodicStats::new(args);
@@ -1537,18 +1547,11 @@ fn inspect_each(
     };
     let results = {
         let closer = tx.clone();
-        let mut each = flowbundle_inspect::EachReads::new(
-            engine,
-            files,
-            n,
-            tx,
-            render_on_workers.then_some(render),
-            &stop,
-            window,
-        )
-        .numbered_from(first_packet)
-        .placed_by(placement)
-        .with_helper(&help);
+        let mut each =
+            flowbundle_inspect::EachReads::new(engine, files, n, tx, Some(render), &stop, window)
+                .numbered_from(first_packet)
+                .placed_by(placement)
+                .with_helper(&help);
         if periodic.is_some() {
             each = each.with_stats_board(&board);
         }
