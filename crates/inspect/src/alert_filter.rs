@@ -41,6 +41,12 @@
 //! alert is dropped (correcting the totals) when one fails. [`AlertFilter::save_datasets`] writes the sets with a
 //! `save` or `state` file at the end of the run.
 //!
+//! In a parallel run the filter sees only the events it needs ([`FilterNeeds`], from its tables): the workers render
+//! every other event into EVE lines as they do without a filter, and send the collector, in place of a packet's
+//! (or a swept flow's) lines, its events whole when one of them is needed (`crate::stream::EventSender::whole_when`).
+//! The filter keeps every event it does not need as it is and leaves its state as it was, so applying it to the
+//! needed events alone, in output order, gives the same output and the same counts.
+//!
 //! Cost: a hash-table lookup per alert of a thresholded rule or per xbit of a rule's match, an address-set test per suppression of the alert's
 //! rule, nothing for other events; one table for the run, bounded ([`flowbundle_rules::ThresholdTable`]).
 
