@@ -104,6 +104,10 @@ pub const PARTS_BYTES: usize = 256 << 10;
 /// Most packets' messages gathered into one [`Piece::RenderedParts`] (a vectored write takes at most 1,024 parts).
 pub const PARTS_MAX: usize = 512;
 
+/// A segment of a [`Run`]: its key, where it ends in the run's `bytes` and in its `events` (one of the two holds it),
+/// and the rendered lines up to its end.
+type Segment = ((u64, u64, u64), usize, usize, u64);
+
 /// Part of one worker's share of a sweep or of the end-of-input flush run on every worker at once (see
 /// [`StreamReader::with_sweeps`]): output in segments, each with the key that places it in the output of the
 /// whole (a sweep: one flow's events, by deadline then flow id; the flush: one event, by [`Event::sort_key`]),
@@ -114,9 +118,7 @@ pub const PARTS_MAX: usize = 512;
 /// of them ([`EventSender::whole_when`]).
 #[derive(Debug, Default)]
 pub struct Run {
-    /// Per segment: its key, where it ends in `bytes` and in `events` (one of the two holds it), and the rendered
-    /// lines up to its end.
-    segs: Vec<((u64, u64, u64), usize, usize, u64)>,
+    segs: Vec<Segment>,
     events: Vec<Event>,
     bytes: Vec<u8>,
 }
