@@ -262,6 +262,10 @@ pub struct AlertEvent {
     /// The application-layer transaction the rule matched in (EVE's top-level `tx_id`, as Suricata writes it for an
     /// alert of a rule that inspected a transaction's buffer); `None` for a match on the payload or the stream.
     pub tx_id: Option<u64>,
+    /// The variables the record writes: the match's own captures (`alert.context`), and Suricata's top-level
+    /// `metadata` (the flow's flowbits, integers and variables and the packet's variables as they stand once every
+    /// rule has run on the packet, the same for every alert of the packet); `None` when there is none.
+    pub vars: Option<Box<crate::AlertVars>>,
     /// The buffer values the rule's dataset operations on written sets saw, for the alert filter to apply in input
     /// order ([`flowbundle_rules::dataset`]); `None` for other rules. Never written out.
     pub dataset_values: Option<flowbundle_rules::dataset::Captured>,

@@ -33,3 +33,4 @@ pub use stats::{EngineStats, InlineReport, ProtoCount, ReassemblyStats};
 pub use cost::{CostRecord, CostSummary, StageTimes, TopConn};
 pub use flowbundle_protocols::AppEvent;
 pub use flowbundle_rules::AlertTarget;
+pub use flowbundle_rules::flowvar::AlertVars;

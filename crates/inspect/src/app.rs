@@ -564,12 +564,12 @@ impl Out<'_> {
         a: &Alert<'_>,
         dir: KeySide,
         label: &AppLabel,
-        datasets: Option<Captured>,
+        extras: AlertExtras,
         tx: TxRef<'_>,
     ) {
         *self.alerted = true;
         self.produced.alerts += 1;
-        self.alert_event(a, dir, label, datasets, tx);
+        self.alert_event(a, dir, label, extras, tx);
     }
 
     /// The alert's event; alone (without counting it or marking the flow alerted), the event of a `noalert` rule's
@@ -579,9 +579,13 @@ impl Out<'_> {
         a: &Alert<'_>,
         dir: KeySide,
         label: &AppLabel,
-        dataset_values: Option<Captured>,
+        extras: AlertExtras,
         tx: TxRef<'_>,
     ) {
+        let AlertExtras {
+            datasets: dataset_values,
+            context,
+        } = extras;
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
         let ev = AlertEvent {
@@ -613,6 +617,14 @@ impl Out<'_> {
                 AlertSource::Http { tx_id, .. } => Some(tx_id),
                 AlertSource::Stream | AlertSource::Packet => None,
             },
+            // The alert's own captures; the flow's and the packet's variables are added once the packet is done
+            // (`engine::apply_verdict`).
+            vars: (!context.is_empty()).then(|| {
+                Box::new(flowbundle_rules::flowvar::AlertVars {
+                    context,
+                    ..Default::default()
+                })
+            }),
             dataset_values,
         };
         self.push(dir, EventKind::Alert(Box::new(ev)));
@@ -1928,6 +1940,24 @@ pub(crate) struct OwnedAlert {
     len: u64,
     pub(crate) dir: Direction,
     datasets: Option<Captured>,
+    /// The match's captures into its alert (`alert.context`), copied in the callback; empty (nothing allocated)
+    /// for a match that captured none or does not write an alert.
+    context: Vec<(String, Vec<u8>)>,
+}
+
+/// What an alert's event carries beside the rule's match: its dataset values and its own captures.
+pub(crate) struct AlertExtras {
+    datasets: Option<Captured>,
+    context: Vec<(String, Vec<u8>)>,
+}
+
+impl OwnedAlert {
+    fn extras(self) -> AlertExtras {
+        AlertExtras {
+            datasets: self.datasets,
+            context: self.context,
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1949,6 +1979,11 @@ pub(crate) fn owned(a: &Alert<'_>) -> OwnedAlert {
         len: a.len,
         dir: a.dir,
         datasets: flowbundle_rules::dataset::take_captured(a.rule),
+        // Only an alert that is written needs them (a `noalert` match is reported for its drop or xbits).
+        context: match a.context {
+            Some(c) if a.rule.alerts() => c.owned(),
+            _ => Vec::new(),
+        },
     }
 }
 
@@ -1964,13 +1999,14 @@ fn to_alert<'r>(rule: &'r flowbundle_rules::Rule, a: &OwnedAlert) -> Alert<'r> {
         },
         offset: a.offset,
         len: a.len,
+        context: None,
     }
 }
 
 pub(crate) fn emit_owned(
     out: &mut Out<'_>,
     rules: &flowbundle_rules::RuleSet,
-    a: &OwnedAlert,
+    a: OwnedAlert,
     dir: KeySide,
     label: &AppLabel,
     tx: TxRef<'_>,
@@ -1988,7 +2024,7 @@ pub(crate) fn emit_owned(
             // Its xbits and dataset operations still apply where alerts meet in input order, from a silent event
             // (see below).
             if rule.applies_in_order() {
-                out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
+                out.alert_event(&to_alert(rule, &a), dir, label, a.extras(), tx);
             }
             return;
         }
@@ -1997,7 +2033,7 @@ pub(crate) fn emit_owned(
         // A `noalert` rule with xbits: its match goes on, silent, to where alerts meet in input order, which applies
         // its xbits and drops it (`crate::alert_filter`); it neither counts as an alert nor marks the flow alerted.
         if rule.applies_in_order() {
-            out.alert_event(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
+            out.alert_event(&to_alert(rule, &a), dir, label, a.extras(), tx);
         }
         // A dropping `noalert` rule: its drop applies, no alert is written.
         if rule.action.drops() {
@@ -2008,11 +2044,62 @@ pub(crate) fn emit_owned(
         }
         return;
     }
-    out.alert(&to_alert(rule, a), dir, label, a.datasets.clone(), tx);
+    out.alert(&to_alert(rule, &a), dir, label, a.extras(), tx);
     if rule.action.drops() {
         PacketVerdict::earliest(&mut out.verdict.drop, rank);
         if flow_scope {
             PacketVerdict::earliest(&mut out.verdict.drop_flow, rank);
+        }
+    }
+}
+
+/// Adds the flow's and the packet's variables (EVE's top-level `metadata`: flowbits, flowints, flowvars, pktvars;
+/// see [`flowbundle_rules::RuleSet::packet_metadata`]) to the alerts among `events`, the events one packet (or a
+/// flow's close-time flush) raised, once its whole detection is done: packet, stream and application-layer
+/// inspections alike. As Suricata's loggers read them after every rule has run on the packet, every alert of the
+/// packet writes the same, whatever order its rules ran in. `flow` is the flow's matcher state (`None` for a
+/// packet without a flow). Nothing is read or built for a packet that raised no alert, nor for the silent event of
+/// a rule that does not alert (never written).
+pub(crate) fn add_packet_metadata(
+    det: &Detection,
+    scanner: Option<&Scanner>,
+    flow: Option<&FlowMatchState>,
+    events: &mut [Event],
+) {
+    let Some(rules) = det.rules() else {
+        return;
+    };
+    let written = |a: &AlertEvent| {
+        rules
+            .rules()
+            .get(a.rule_index as usize)
+            .is_some_and(|r| r.alerts())
+    };
+    if !events
+        .iter()
+        .any(|e| matches!(&e.kind, EventKind::Alert(a) if written(a)))
+    {
+        return;
+    }
+    let Some(meta) = scanner.and_then(|sc| rules.packet_metadata(flow, sc)) else {
+        return;
+    };
+    for e in events {
+        let EventKind::Alert(a) = &mut e.kind else {
+            continue;
+        };
+        if !written(a) {
+            continue;
+        }
+        match a.vars.as_deref_mut() {
+            // The alert's own captures stay.
+            Some(v) => {
+                v.flowbits.clone_from(&meta.flowbits);
+                v.flowints.clone_from(&meta.flowints);
+                v.flowvars.clone_from(&meta.flowvars);
+                v.pktvars.clone_from(&meta.pktvars);
+            }
+            None => a.vars = Some(Box::new(meta.clone())),
         }
     }
 }
@@ -2584,6 +2671,13 @@ pub(crate) fn scan_flowless(
             events.push(e);
         }
     }
+    // The packet's variables in its alerts, now that every rule has run on it.
+    add_packet_metadata(
+        det,
+        scanner.as_ref(),
+        None,
+        events.get_mut(start..).unwrap_or_default(),
+    );
     // A host tag covers the host's packets that no flow tracks too (as Suricata tags every packet): while the rule
     // set has host tags, the packet is a candidate for the alert filter (see `tag_packet`).
     if det.host_tags() && d.ip.is_some() {

@@ -2178,7 +2178,8 @@ pub(crate) fn flow_action(rules: &FlowMatchState) -> Option<crate::event::FlowAc
 /// the packet raised (`ctx.events[ev_start..]`) that a `pass` ranked before them withdraws are taken back (with
 /// their counts); a flow-scoped drop ranked before any pass drops the flow, else a flow-scoped pass passes it.
 /// `alerted` is the flow's flag (with its value before the packet) and `rules` its matcher state: the flow's own
-/// under run-to-completion, the detection stage's under a staged model (`crate::staged`).
+/// under run-to-completion, the detection stage's under a staged model (`crate::staged`). Last, the alerts that
+/// stand get the flow's and the packet's variables as the packet's detection left them (`app::add_packet_metadata`).
 pub(crate) fn apply_verdict(
     ctx: &mut WorkerCtx,
     (alerted, alerted_before): (&mut bool, bool),
@@ -2213,6 +2214,14 @@ pub(crate) fn apply_verdict(
         *alerted = alerted_before || kept_alert;
     }
     cap_alerts(ctx, alerted, alerted_before, ev_start);
+    // Every rule has run on the packet: its alerts get the flow's and the packet's variables as they stand now.
+    let start = ev_start.min(ctx.events.len());
+    app::add_packet_metadata(
+        &ctx.det,
+        ctx.scanner.as_ref(),
+        Some(rules),
+        ctx.events.get_mut(start..).unwrap_or_default(),
+    );
     // A pass ranked after a drop that matched the same packet does not act: the drop decided the packet, and the
     // flow goes on being inspected (Suricata applies the first deciding action of a packet's sorted matches).
     if verdict.flow_dropped() {

@@ -791,3 +791,66 @@ alert http any any -> any any (http.uri; content:"/second"; sid:5;)"#;
     );
     assert_eq!(http(&alerts[1]).map(|h| h.tx_id), Some(1));
 }
+
+/// What an alert's EVE record writes of the flow's and the packet's variables (the top-level `metadata`) is read
+/// once every rule has run on the packet, as Suricata's loggers read it: rules on one packet that set and read
+/// flowbits, a flow integer and a packet variable, on the payload, the stream and an HTTP buffer, give every alert
+/// of the packet the same variables, whichever order the rules are loaded (and so run) in; an alert's own capture
+/// (`alert.context`) stays its own.
+#[test]
+fn alert_metadata_is_the_packets_whatever_order_the_rules_ran_in() {
+    let rules = [
+        r#"alert tcp any any -> any 80 (flow:to_server; content:"GET"; flowbits:set,get; sid:1;)"#,
+        r#"alert tcp any any -> any 80 (flow:to_server; content:"curl"; flowbits:isnotset,ua; flowbits:set,ua; pcre:"/curl.(?P<pkt_ver>\d+)/"; sid:2;)"#,
+        r#"alert http any any -> any any (http.user_agent; content:"curl"; flowint:uas,+,1; pcre:"/^(?P<alert_tool>[a-z]+)/"; sid:3;)"#,
+    ];
+    let packets = conversation(
+        80,
+        &[
+            (
+                true,
+                b"GET /x HTTP/1.1\r\nHost: a\r\nUser-Agent: curl/8\r\n\r\n",
+            ),
+            (false, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"),
+        ],
+    );
+    type Written = (
+        u32,
+        Vec<(String, Vec<u8>)>,
+        Vec<String>,
+        Vec<(String, u32)>,
+        Vec<(String, Vec<u8>)>,
+    );
+    let run = |order: [usize; 3]| -> Vec<Written> {
+        let text: Vec<&str> = order.iter().map(|&i| rules[i]).collect();
+        let mut got: Vec<Written> = alert_events(&text.join("\n"), &packets)
+            .into_iter()
+            .map(|a| {
+                let v = a.vars.expect("the alert's variables");
+                // The flowbits in the order their names were met at load, which the order of the file decides.
+                let mut bits = v.flowbits;
+                bits.sort();
+                assert!(v.flowvars.is_empty());
+                (a.signature_id, v.context, bits, v.flowints, v.pktvars)
+            })
+            .collect();
+        got.sort();
+        got
+    };
+    let meta = |sid: u32, context: &[(&str, &str)]| -> Written {
+        (
+            sid,
+            context
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+                .collect(),
+            vec!["get".to_string(), "ua".to_string()],
+            vec![("uas".to_string(), 1)],
+            vec![("ver".to_string(), b"8".to_vec())],
+        )
+    };
+    let want = vec![meta(1, &[]), meta(2, &[]), meta(3, &[("tool", "curl")])];
+    assert_eq!(run([0, 1, 2]), want);
+    assert_eq!(run([2, 1, 0]), want);
+    assert_eq!(run([1, 2, 0]), want);
+}

@@ -269,7 +269,7 @@ pub(crate) fn run(out: &mut Out<'_>, flow_rules: &mut FlowMatchState, call: &Cal
     };
     for a in fired {
         let d = dir.unwrap_or_else(|| m.side(a.dir));
-        emit_owned(out, rules, &a, d, label, tx);
+        emit_owned(out, rules, a, d, label, tx);
     }
 }
 

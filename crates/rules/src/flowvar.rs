@@ -15,8 +15,15 @@
 //!   (Suricata searches the value for the content; the content takes `|hex|` and escapes as `content` does).
 //! * A **packet variable** lives for the packet it was captured on: rules checked later on the same packet see it
 //!   (`pktvar:name,"content"`, the same test), the next packet starts with none.
-//! * An **alert variable** only adds a field to the alert's EVE record (`alert.context`); it never changes what
-//!   matches. The engine accepts it and does not write it (the EVE alert record is not extended here).
+//! * An **alert variable** only adds a field to the alert's EVE record (`alert.context`, as Suricata 8 writes it);
+//!   it never changes what matches. It lives for the one match that captured it.
+//!
+//! What an alert's EVE record writes of these ([`AlertVars`]) comes in two parts, as Suricata writes them. The
+//! alert's own variables (`alert.context`) travel with the match ([`crate::Alert::context`], borrowed, copied only
+//! for an alert that is written). The flow's flowbits, integers and variables and the packet's variables (the
+//! top-level `metadata` that Suricata's EVE `metadata` option, on by default, writes) are read when the packet's
+//! whole detection is done, as Suricata's loggers read them after every rule has run on the packet
+//! ([`crate::RuleSet::packet_metadata`]): every alert of a packet writes the same, whatever order its rules ran in.
 //!
 //! Flow variables and flow integers (`flowint`) are two name spaces, as in Suricata (a flowvar `n` and a flowint
 //! `n` are different variables); both live in the same per-flow state, allocated on the first one set, and end
@@ -46,6 +53,15 @@ impl VarScope {
             VarScope::Flow => "flow",
             VarScope::Packet => "pkt",
             VarScope::Alert => "alert",
+        }
+    }
+
+    /// The scope's index among the three (flow, packet, alert).
+    pub fn index(self) -> usize {
+        match self {
+            VarScope::Flow => 0,
+            VarScope::Packet => 1,
+            VarScope::Alert => 2,
         }
     }
 
@@ -216,6 +232,20 @@ impl VarStore {
         }
     }
 
+    /// The variables set, as (name id, value), in the order they were first set.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        self.vars
+            .get(..self.used)
+            .unwrap_or(&[])
+            .iter()
+            .map(|(i, v)| (*i, v.as_slice()))
+    }
+
+    /// No variable is set.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
     /// Forgets every variable (the buffers stay for reuse).
     pub fn clear(&mut self) {
         self.used = 0;
@@ -251,6 +281,62 @@ impl PacketVars {
 /// Whether `needle` occurs in `hay` (the `flowvar` / `pktvar` test; an empty needle always does).
 pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || memchr::memmem::find(hay, needle).is_some()
+}
+
+/// A match's captures into its alert (`alert.context`), borrowed at the match ([`crate::Alert::context`]): nothing
+/// is copied until [`AlertContext::owned`], which the engine calls only for an alert it writes.
+#[derive(Clone, Copy)]
+pub struct AlertContext<'a> {
+    pub(crate) names: &'a [String],
+    pub(crate) store: &'a VarStore,
+}
+
+impl std::fmt::Debug for AlertContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.store.iter()).finish()
+    }
+}
+
+impl<'a> AlertContext<'a> {
+    /// The captures of `store` named by `set`, `None` when there is none.
+    pub(crate) fn of(set: &'a crate::RuleSet, store: &'a VarStore) -> Option<Self> {
+        (!store.is_empty()).then(|| AlertContext {
+            names: set.names(VarScope::Alert),
+            store,
+        })
+    }
+
+    /// The captures as (name, value).
+    pub fn owned(self) -> Vec<(String, Vec<u8>)> {
+        named(self.names, self.store)
+    }
+}
+
+/// A store's variables as (name, value), in the order their names were first met at load (not the order they were
+/// set, which follows the order rules ran in).
+pub(crate) fn named(names: &[String], store: &VarStore) -> Vec<(String, Vec<u8>)> {
+    let mut ids: Vec<(u32, &[u8])> = store.iter().collect();
+    ids.sort_unstable_by_key(|&(id, _)| id);
+    ids.into_iter()
+        .filter_map(|(id, v)| Some((names.get(id as usize)?.clone(), v.to_vec())))
+        .collect()
+}
+
+/// What an alert's EVE record writes of the variables (see the module docs), owned: its own captures, and the flow's
+/// and the packet's variables as they stand once every rule has run on the packet
+/// ([`crate::RuleSet::packet_metadata`]), the same for every alert of the packet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AlertVars {
+    /// The rule's own captures into the alert (`alert.context`), as (name, value).
+    pub context: Vec<(String, Vec<u8>)>,
+    /// The flow's flowbits that are set, by name (in the order their names were first met at load).
+    pub flowbits: Vec<String>,
+    /// The flow's integers that are set, as (name, value); the flow's and the packet's variables, as (name, value).
+    /// Each in the order their names were first met at load, so that what is written never depends on the order the
+    /// rules ran in.
+    pub flowints: Vec<(String, u32)>,
+    pub flowvars: Vec<(String, Vec<u8>)>,
+    pub pktvars: Vec<(String, Vec<u8>)>,
 }
 
 #[cfg(test)]

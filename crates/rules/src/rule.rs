@@ -3247,10 +3247,7 @@ impl Builder {
         for c in &mut p.captures {
             c.op = *ctx.next_capture_op;
             *ctx.next_capture_op = ctx.next_capture_op.saturating_add(1);
-            if c.scope == crate::flowvar::VarScope::Alert {
-                // Only written in the alert's EVE record, which this engine does not extend: nothing to commit.
-                continue;
-            }
+            // An alert variable is committed too, into the match's alert (its EVE `alert.context`).
             let var = var_id(ctx, c.scope, &c.name)?;
             self.flowbits.push(Flowbit::Capture {
                 op: c.op,

@@ -445,8 +445,19 @@ pub struct RuleSet {
     pub(crate) transformed: Vec<(Buffer, Vec<Transform>, Table)>,
     /// Bytes of stream kept per flow and direction.
     pub(crate) retain: usize,
+    /// Most (transaction, rule) partial matches of multi-buffer rules a flow keeps
+    /// ([`crate::scan::MAX_HTTP_PARTIAL`] grouped). Checking every rule (the reference), every group of a rule is a
+    /// prefilter candidate, so a common buffer value (`http.method; content:"POST"`: two thousand ET Open rules)
+    /// starts a partial match for each rule that has it: the reference keeps one per multi-buffer rule and
+    /// transaction in the pipelining window, so that it never loses a match the grouped matcher finds (a bound
+    /// set by the rule set, as its other tables are).
+    pub(crate) http_partial_max: usize,
     /// Flowbit names by id.
     pub(crate) flowbit_names: Vec<String>,
+    /// Flow integer names by id.
+    pub(crate) flowint_names: Vec<String>,
+    /// Variable names by id, per scope ([`crate::flowvar::VarScope::index`]).
+    pub(crate) var_names: [Vec<String>; 3],
     pub(crate) pcre_count: u32,
     /// Per buffer kind ([`Buffer::index`]): some rule checks a group on it lazily ([`RuleInfo::lazy`]), so its
     /// values are kept per transaction in the flow's state.
@@ -612,6 +623,19 @@ impl RuleSet {
         let mut names: Vec<(u32, String)> = flowbit_ids.into_iter().map(|(n, i)| (i, n)).collect();
         names.sort();
         set.flowbit_names = names.into_iter().map(|(_, n)| n).collect();
+        let mut ints: Vec<(u32, String)> = flowint_ids.into_iter().map(|(n, i)| (i, n)).collect();
+        ints.sort();
+        set.flowint_names = ints.into_iter().map(|(_, n)| n).collect();
+        let mut vars: Vec<((usize, u32), String)> = var_ids
+            .into_iter()
+            .map(|((scope, n), i)| ((scope.index(), i), n))
+            .collect();
+        vars.sort();
+        for ((scope, _), n) in vars {
+            if let Some(names) = set.var_names.get_mut(scope) {
+                names.push(n);
+            }
+        }
         report.stream_retain = set.retain;
         Ok((set, report))
     }
@@ -662,6 +686,13 @@ impl RuleSet {
     /// The loaded rules, in load order (alerts and hit counters use these indices).
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The names of the variables of `scope`, by id.
+    pub(crate) fn names(&self, scope: crate::flowvar::VarScope) -> &[String] {
+        self.var_names
+            .get(scope.index())
+            .map_or(&[][..], Vec::as_slice)
     }
 
     /// What the engine must compute for each file the parsers carry so that the file keywords of these rules can
@@ -998,7 +1029,14 @@ impl RuleSet {
                 })
             })
             .collect();
+        let http_partial_max = if grouped {
+            crate::scan::MAX_HTTP_PARTIAL
+        } else {
+            let multi = rules.iter().filter(|r| r.groups.len() >= 2).count();
+            (multi * (crate::scan::HTTP_TX_WINDOW as usize + 1)).max(crate::scan::MAX_HTTP_PARTIAL)
+        };
         RuleSet {
+            http_partial_max,
             absent,
             header_needs,
             rules,
@@ -1007,6 +1045,8 @@ impl RuleSet {
             packet,
             tcp_packet,
             flowbit_names: Vec::new(),
+            flowint_names: Vec::new(),
+            var_names: Default::default(),
             header_only,
             http,
             transformed,

@@ -32,7 +32,8 @@ pub const MAX_FIRED: usize = 4096;
 /// the 10k set), and a pattern beyond the limit only costs what it did without the set (counted in
 /// [`ScanStats::quiet_full`]).
 pub const MAX_QUIET: usize = 16;
-/// Most HTTP (transaction, rule) partial matches kept per flow (multi-buffer rules); beyond it the oldest go.
+/// Most HTTP (transaction, rule) partial matches kept per flow (multi-buffer rules) by the grouped matcher; beyond it
+/// the oldest go. Checking every rule, the bound follows the rule set (`RuleSet::http_partial_max`).
 pub const MAX_HTTP_PARTIAL: usize = 256;
 /// Transactions older than the newest by more than this lose their partial matches (HTTP pipelining depth).
 pub const HTTP_TX_WINDOW: u64 = 16;
@@ -142,6 +143,10 @@ pub struct Alert<'r> {
     /// First byte of the match (the earliest positive item) and its length up to the last positive item's end.
     pub offset: u64,
     pub len: u64,
+    /// The match's captures into its alert (`alert_NAME`, `alert:NAME`: EVE's `alert.context`, see
+    /// [`crate::flowvar`]); `None` when it captured none. The flow's and the packet's variables are not the
+    /// alert's: they are read once the packet's detection is done ([`RuleSet::packet_metadata`]).
+    pub context: Option<crate::flowvar::AlertContext<'r>>,
 }
 
 impl Alert<'_> {
@@ -243,7 +248,7 @@ pub struct ScanStats {
     pub window_clamped: u64,
     /// Stream rules that could not be remembered as fired ([`MAX_FIRED`]).
     pub fired_overflow: u64,
-    /// HTTP partial matches dropped ([`MAX_HTTP_PARTIAL`]).
+    /// HTTP partial matches dropped (over `MAX_HTTP_PARTIAL` grouped, a bound set by the rule set ungrouped).
     pub http_partial_dropped: u64,
     /// Stream fast-pattern occurrences dropped at once because every rule of the pattern had already fired in that
     /// flow direction (counted in `prefilter_hits` too, never in `candidates`).
@@ -365,6 +370,8 @@ pub struct Scanner {
     dce_little: bool,
     /// The packet variables of the packet being inspected ([`crate::flowvar`]).
     pktvars: crate::flowvar::PacketVars,
+    /// The alert variables of the match being committed ([`crate::flowvar`]): cleared before each.
+    alertvars: crate::flowvar::VarStore,
     /// The candidates being checked are `absent` groups whose buffer is absent ([`RuleSet::scan_http_absent`]).
     absent_pass: bool,
 }
@@ -749,7 +756,15 @@ impl HttpState {
 
 impl HttpState {
     /// Sets `bit` for (tx, rule); true exactly once, when every bit of `all` is set.
-    fn record(&mut self, tx: u64, rule: u32, bit: u32, all: u32, dropped: &mut u64) -> bool {
+    /// At most `max` are kept ([`RuleSet::http_partial_max`]).
+    fn record(
+        &mut self,
+        tx: u64,
+        rule: u32,
+        (bit, all): (u32, u32),
+        max: usize,
+        dropped: &mut u64,
+    ) -> bool {
         if tx > self.newest_tx {
             self.newest_tx = tx;
             let oldest = tx.saturating_sub(HTTP_TX_WINDOW);
@@ -764,7 +779,7 @@ impl HttpState {
         {
             Some(i) => i,
             None => {
-                if self.partial.len() >= MAX_HTTP_PARTIAL {
+                if self.partial.len() >= max {
                     self.partial.remove(0);
                     *dropped += 1;
                 }
@@ -1058,7 +1073,7 @@ impl RuleSet {
             };
             let st = http.get_or_insert_with(Box::default);
             if let Err(pos) = st.payload.binary_search(&rule) {
-                if st.payload.len() >= MAX_HTTP_PARTIAL {
+                if st.payload.len() >= self.http_partial_max {
                     st.payload.remove(0);
                     sc.stats.http_partial_dropped += 1;
                 }
@@ -1098,6 +1113,7 @@ impl RuleSet {
         let Some(rule) = self.rules.get(rule_index as usize) else {
             return;
         };
+        sc.alertvars.clear();
         if !rule.flowbits.is_empty() {
             apply_flowbits(rule, bits, self.flowbit_names.len(), sc);
         }
@@ -1123,8 +1139,56 @@ impl RuleSet {
             source,
             offset: span.0,
             len: span.1.saturating_sub(span.0),
+            context: crate::flowvar::AlertContext::of(self, &sc.alertvars),
         };
         sink.alert(&alert);
+    }
+
+    /// What the top-level `metadata` of an alert's EVE record writes (Suricata's EVE `metadata` option, on by
+    /// default): the flow's flowbits, integers and variables (`flow`: its matcher state; `None` for a packet without
+    /// a flow) and the packet's variables, as they stand now. The engine calls it once the packet's whole detection
+    /// is done (packet, stream and application-layer inspections alike), as Suricata's loggers read them after
+    /// every rule has run on the packet, so that every alert of a packet writes the same whatever order its rules
+    /// ran in; and only for a packet that raised an alert. `None` (nothing built) when nothing is set; the
+    /// result's `context` is empty (an alert's own captures are its match's, [`Alert::context`]).
+    pub fn packet_metadata(
+        &self,
+        flow: Option<&FlowMatchState>,
+        sc: &Scanner,
+    ) -> Option<crate::flowvar::AlertVars> {
+        use crate::flowvar::{VarScope, named};
+        let bits = flow.and_then(|f| f.bits.as_deref()).filter(|b| {
+            b.words.iter().any(|&w| w != 0) || !b.ints.is_empty() || !b.vars.is_empty()
+        });
+        let pkt = &sc.pktvars.store;
+        if bits.is_none() && pkt.is_empty() {
+            return None;
+        }
+        let mut out = crate::flowvar::AlertVars {
+            pktvars: named(self.names(VarScope::Packet), pkt),
+            ..Default::default()
+        };
+        if let Some(b) = bits {
+            out.flowvars = named(self.names(VarScope::Flow), &b.vars);
+            out.flowbits = b
+                .words
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &w)| {
+                    (0..64usize)
+                        .filter(move |k| w & (1u64 << k) != 0)
+                        .map(move |k| i * 64 + k)
+                })
+                .filter_map(|id| self.flowbit_names.get(id).cloned())
+                .collect();
+            let mut ints = b.ints.clone();
+            ints.sort_unstable_by_key(|&(id, _)| id);
+            out.flowints = ints
+                .into_iter()
+                .filter_map(|(id, v)| Some((self.flowint_names.get(id as usize)?.clone(), v)))
+                .collect();
+        }
+        Some(out)
     }
 
     /// Whether rule `r` has flowbit conditions (its candidates go in the second pass).
@@ -1901,7 +1965,13 @@ impl RuleSet {
             {
                 bit |= pbit;
             }
-            if !st.record(tx_id, t.rule, bit, all, &mut sc.stats.http_partial_dropped) {
+            if !st.record(
+                tx_id,
+                t.rule,
+                (bit, all),
+                self.http_partial_max,
+                &mut sc.stats.http_partial_dropped,
+            ) {
                 return false;
             }
         }
@@ -2168,9 +2238,21 @@ impl RuleSet {
         // The alerts of one buffer go out in rule order, whichever way the matcher reached them (a table's
         // candidates, a transformed table, a lazily checked group completing a rule): the order never depends on
         // how the rules were grouped. Held here; an alert is rare, so the vector rarely allocates.
-        let mut held: Vec<(u32, Direction, AlertSource, u64, u64)> = Vec::new();
+        // An alert's own variables (`alert.context`) are its match's: copied only for a rule that captured some.
+        type Held = (
+            u32,
+            Direction,
+            AlertSource,
+            u64,
+            u64,
+            Option<crate::flowvar::VarStore>,
+        );
+        let mut held: Vec<Held> = Vec::new();
         let outer = sink;
-        let sink = &mut |a: &Alert<'_>| held.push((a.rule_index, a.dir, a.source, a.offset, a.len));
+        let sink = &mut |a: &Alert<'_>| {
+            let own = a.context.map(|c| c.store.clone());
+            held.push((a.rule_index, a.dir, a.source, a.offset, a.len, own));
+        };
         let stores = self.stored.get(buffer.index()).copied().unwrap_or(false);
         if stores && !buffer.ends_transaction() {
             flow.http.get_or_insert_with(Box::default).store(
@@ -2200,15 +2282,18 @@ impl RuleSet {
             self.complete_lazy(sc, flow, ctx, tx_id, buffer, bytes, sink);
         }
         held.sort_by_key(|a| a.0);
-        for &(rule_index, dir, source, offset, len) in &held {
-            if let Some(rule) = self.rules.get(rule_index as usize) {
+        for (rule_index, dir, source, offset, len, own) in &held {
+            if let Some(rule) = self.rules.get(*rule_index as usize) {
                 outer.alert(&Alert {
                     rule,
-                    rule_index,
-                    dir,
-                    source,
-                    offset,
-                    len,
+                    rule_index: *rule_index,
+                    dir: *dir,
+                    source: *source,
+                    offset: *offset,
+                    len: *len,
+                    context: own
+                        .as_ref()
+                        .and_then(|s| crate::flowvar::AlertContext::of(self, s)),
                 });
             }
         }
@@ -2528,7 +2613,10 @@ fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize, sc: &
                 };
                 let stored = match scope {
                     crate::flowvar::VarScope::Packet => sc.pktvars.store.set(*var, value),
-                    _ => bits.get_or_insert_with(Box::default).vars.set(*var, value),
+                    crate::flowvar::VarScope::Alert => sc.alertvars.set(*var, value),
+                    crate::flowvar::VarScope::Flow => {
+                        bits.get_or_insert_with(Box::default).vars.set(*var, value)
+                    }
                 };
                 if stored == crate::flowvar::Stored::Cut {
                     sc.stats.vars_cut += 1;

@@ -1463,3 +1463,73 @@ alert http any any -> any any (flow:to_client; http.response_body; content:"This
         "a buffer that comes many times ends nothing"
     );
 }
+
+/// What an alert's EVE record writes of the variables (Suricata 8's `alert.context` and top-level `metadata`): the
+/// rule's own `alert_*` captures travel with its match, and no other alert carries them; the flow's flowbits,
+/// integers and variables and the packet's variables are read once the packet is done (`packet_metadata`), the
+/// same for every alert of it; nothing is built for a flow and a packet without any.
+#[test]
+fn alerts_carry_their_variables() {
+    use flowbundle_rules::flowvar::AlertVars;
+    let rs = load(
+        r#"alert udp any any -> any any (content:"ua="; pcre:"/ua=(?P<alert_ua>[a-z]+)\/(?P<flow_ver>\d+)/"; flowbits:set,seen; flowint:n,+,1; sid:1;)
+alert udp any any -> any any (content:"uid="; pcre:"/uid=(\d+) (\w+)/, pkt:uid, alert:who"; sid:2;)
+alert udp any any -> any any (content:"plain"; sid:3;)"#,
+    );
+    let mut sc = rs.scanner();
+    let c = PacketCtx {
+        transport: Transport::Udp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    let mut flow = FlowMatchState::default();
+    type Fired = Vec<(u32, Vec<(String, Vec<u8>)>)>;
+    let send = |sc: &mut flowbundle_rules::Scanner,
+                flow: &mut FlowMatchState,
+                packet: u64,
+                payload: &[u8]|
+     -> (Fired, Option<AlertVars>) {
+        sc.begin_packet(Some(packet));
+        let mut out: Fired = Vec::new();
+        let mut sink = |a: &flowbundle_rules::Alert<'_>| {
+            out.push((a.sid(), a.context.map(|c| c.owned()).unwrap_or_default()))
+        };
+        rs.scan_packet(sc, flow, &c, payload, &mut sink);
+        out.sort_by_key(|a| a.0);
+        (out, rs.packet_metadata(Some(flow), sc))
+    };
+    // A flow with no variable: nothing is built.
+    assert_eq!(
+        send(&mut sc, &mut flow, 1, b"plain"),
+        (vec![(3, vec![])], None)
+    );
+    let (fired, meta) = send(&mut sc, &mut flow, 2, b"ua=curl/8");
+    assert_eq!(fired, [(1, vec![("ua".to_string(), b"curl".to_vec())])]);
+    let meta = meta.expect("the flow's variables");
+    assert!(meta.context.is_empty());
+    assert_eq!(meta.flowvars, [("ver".to_string(), b"8".to_vec())]);
+    assert_eq!(meta.flowbits, ["seen"]);
+    assert_eq!(meta.flowints, [("n".to_string(), 1)]);
+    assert!(meta.pktvars.is_empty());
+    // The next packet: its variable and rule 2's alert variable, which rule 3's alert does not carry; the flow's
+    // stay.
+    let (fired, meta) = send(&mut sc, &mut flow, 3, b"uid=7 root plain");
+    assert_eq!(
+        fired,
+        [
+            (2, vec![("who".to_string(), b"root".to_vec())]),
+            (3, vec![])
+        ]
+    );
+    let meta = meta.expect("the flow's and the packet's variables");
+    assert_eq!(meta.pktvars, [("uid".to_string(), b"7".to_vec())]);
+    assert_eq!(meta.flowbits, ["seen"]);
+    assert_eq!(meta.flowvars, [("ver".to_string(), b"8".to_vec())]);
+    // A packet without a flow writes its own variables only; the next packet starts with none.
+    assert_eq!(
+        rs.packet_metadata(None, &sc).map(|m| m.pktvars),
+        Some(vec![("uid".to_string(), b"7".to_vec())])
+    );
+    let (_, meta) = send(&mut sc, &mut flow, 4, b"nothing");
+    assert!(meta.is_some_and(|m| m.pktvars.is_empty() && m.flowbits == ["seen"]));
+}

@@ -542,7 +542,16 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     if let Some(t) = a.target {
         put_source_target(buf, &e.key, e.dir, t, opts);
     }
+    // The rule's own captures (`alert_NAME`), as Suricata 8 writes them.
+    if let Some(v) = a.vars.as_deref().filter(|v| !v.context.is_empty()) {
+        buf.extend_from_slice(b",\"context\":{");
+        put_vars(buf, &v.context);
+        buf.push(b'}');
+    }
     buf.push(b'}');
+    if let Some(v) = &a.vars {
+        put_flow_vars(buf, v);
+    }
     if let Some(app) = &a.app {
         put_app_proto(buf, app);
     }
@@ -615,6 +624,125 @@ fn put_metadata(buf: &mut Vec<u8>, entries: &[(String, String)]) {
         buf.push(b']');
     }
     buf.push(b'}');
+}
+
+/// `"name":"value",...`: variables as Suricata writes them, bytes outside printable ASCII as `.`.
+fn put_vars(buf: &mut Vec<u8>, vars: &[(String, Vec<u8>)]) {
+    for (i, (name, value)) in vars.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        put_str(buf, name);
+        buf.push(b':');
+        put_printable(buf, value);
+    }
+}
+
+/// A byte string as Suricata's `SCJbSetPrintAsciiString` writes it: printable ASCII kept, every other byte `.`.
+fn put_printable(buf: &mut Vec<u8>, value: &[u8]) {
+    let text: String = value
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                char::from(b)
+            } else {
+                '.'
+            }
+        })
+        .collect();
+    put_str(buf, &text);
+}
+
+/// Suricata's top-level `metadata` (on by default in its EVE output) for an alert: the flow's flowbits, integers and
+/// variables and the packet's variables (`{"flowbits":[..],"flowints":{..},"flowvars":[{name:value}],"pktvars":
+/// [..]}`), and `traffic` (`{"id":[..],"label":[..]}`) from the flowbits named `traffic/id/X` and
+/// `traffic/label/X`, which Suricata lists there instead of under `flowbits`. Nothing for what is empty.
+fn put_flow_vars(buf: &mut Vec<u8>, v: &flowbundle_events::AlertVars) {
+    const ID: &str = "traffic/id/";
+    const LABEL: &str = "traffic/label/";
+    let plain = || {
+        v.flowbits
+            .iter()
+            .filter(|b| !b.starts_with(ID) && !b.starts_with(LABEL))
+    };
+    let any_plain = plain().next().is_some();
+    if any_plain || !v.flowints.is_empty() || !v.flowvars.is_empty() || !v.pktvars.is_empty() {
+        buf.extend_from_slice(b",\"metadata\":{");
+        let mut first = true;
+        let mut key = |buf: &mut Vec<u8>, k: &str| {
+            if !first {
+                buf.push(b',');
+            }
+            first = false;
+            let _ = write!(buf, "\"{k}\":");
+        };
+        if any_plain {
+            key(buf, "flowbits");
+            buf.push(b'[');
+            for (i, b) in plain().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                put_str(buf, b);
+            }
+            buf.push(b']');
+        }
+        if !v.flowints.is_empty() {
+            key(buf, "flowints");
+            buf.push(b'{');
+            for (i, (name, value)) in v.flowints.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                put_str(buf, name);
+                let _ = write!(buf, ":{value}");
+            }
+            buf.push(b'}');
+        }
+        for (name, vars) in [("flowvars", &v.flowvars), ("pktvars", &v.pktvars)] {
+            if vars.is_empty() {
+                continue;
+            }
+            key(buf, name);
+            buf.push(b'[');
+            for (i, var) in vars.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                buf.push(b'{');
+                put_vars(buf, std::slice::from_ref(var));
+                buf.push(b'}');
+            }
+            buf.push(b']');
+        }
+        buf.push(b'}');
+    }
+    let ids = || v.flowbits.iter().filter_map(|b| b.strip_prefix(ID));
+    let labels = || v.flowbits.iter().filter_map(|b| b.strip_prefix(LABEL));
+    if ids().next().is_some() || labels().next().is_some() {
+        buf.extend_from_slice(b",\"traffic\":{");
+        let mut first = true;
+        for (name, mut list) in [
+            ("id", Box::new(ids()) as Box<dyn Iterator<Item = &str>>),
+            ("label", Box::new(labels())),
+        ] {
+            let Some(head) = list.next() else {
+                continue;
+            };
+            if !first {
+                buf.push(b',');
+            }
+            first = false;
+            let _ = write!(buf, "\"{name}\":[");
+            put_str(buf, head);
+            for x in list {
+                buf.push(b',');
+                put_str(buf, x);
+            }
+            buf.push(b']');
+        }
+        buf.push(b'}');
+    }
 }
 
 #[cfg(test)]
@@ -881,6 +1009,7 @@ mod tests {
             flow_start_ns: 0,
             tx: None,
             tx_id: None,
+            vars: None,
             dataset_values: None,
         };
         let mut e = Event {
@@ -936,6 +1065,40 @@ mod tests {
         assert_eq!(v["ftp"]["reply_received"], "no");
         // The transaction's number at the top level, as Suricata writes it.
         assert_eq!(v["tx_id"], 4);
+        assert!(v["alert"].get("context").is_none() && v.get("metadata").is_none());
+        // The alert's variables: its own in `alert.context`, the flow's and the packet's in the top-level
+        // `metadata`, flowbits named traffic/id/X and traffic/label/X in `traffic`.
+        if let EventKind::Alert(a) = &mut e.kind {
+            a.vars = Some(Box::new(flowbundle_events::AlertVars {
+                context: vec![("ua".into(), b"Mozilla".to_vec())],
+                flowbits: vec![
+                    "seen".into(),
+                    "traffic/id/curl".into(),
+                    "traffic/label/cli-http".into(),
+                ],
+                flowints: vec![("n".into(), 3)],
+                flowvars: vec![
+                    ("key".into(), b"Mozilla".to_vec()),
+                    ("value".into(), b"5.0\x01".to_vec()),
+                ],
+                pktvars: vec![("uid".into(), b"0".to_vec())],
+            }));
+        }
+        let v = line(&e);
+        assert_eq!(v["alert"]["context"], serde_json::json!({"ua": "Mozilla"}));
+        assert_eq!(
+            v["metadata"],
+            serde_json::json!({
+                "flowbits": ["seen"],
+                "flowints": {"n": 3},
+                "flowvars": [{"key": "Mozilla"}, {"value": "5.0."}],
+                "pktvars": [{"uid": "0"}],
+            })
+        );
+        assert_eq!(
+            v["traffic"],
+            serde_json::json!({"id": ["curl"], "label": ["cli-http"]})
+        );
     }
 
     /// Whole packets are written in standard base64 with padding (RFC 4648's test vectors).

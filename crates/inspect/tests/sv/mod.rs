@@ -287,7 +287,7 @@ pub struct Written {
 /// default, see [`anomaly_unevaluable`]; `sip`: one record per message, as Suricata's SIP logger writes a
 /// transaction). The other application events the engine writes (`http`, `tls`, ...) are not evaluated yet: their
 /// layouts have not been checked field by field against Suricata's; so are their objects beside an alert (an
-/// alert's `dns`, `sip` and `ftp` are, [`sample_transactions`]). `packet`:
+/// alert's `dns`, `sip`, `ftp` and HTTP/1 `http` are, [`sample_transactions`], and its top-level `tx_id`). `packet`:
 /// the packets a rule's `tag` covers, written when the test's alert output logs tagged packets, as Suricata writes
 /// them then ([`Settings::tagged_packets`]; without the option neither writes any).
 const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet", "sip"];
@@ -301,8 +301,16 @@ const STATS_PATHS: &[&str] = &[
     "stats.detect.engines[0].rules_skipped",
 ];
 
-/// Paths below which any key may be written (the rule's metadata keys; the DNS answers' record types).
-const OPEN_PATHS: &[&str] = &["alert.metadata", "dns.grouped"];
+/// Paths below which any key may be written (the rule's metadata keys; the DNS answers' record types; the names of
+/// an alert's variables), for an event type whose records write the path itself.
+const OPEN_PATHS: &[&str] = &[
+    "alert.metadata",
+    "dns.grouped",
+    "alert.context",
+    "metadata.flowints",
+    "metadata.flowvars",
+    "metadata.pktvars",
+];
 
 impl Written {
     pub fn from_writer() -> Self {
@@ -342,6 +350,13 @@ impl Written {
                 flow_start_ns: 1,
                 tx: None,
                 tx_id: Some(1),
+                vars: Some(Box::new(flowbundle_inspect::rules::flowvar::AlertVars {
+                    context: vec![("c".into(), b"v".to_vec())],
+                    flowbits: vec!["b".into(), "traffic/id/i".into(), "traffic/label/l".into()],
+                    flowints: vec![("i".into(), 1)],
+                    flowvars: vec![("f".into(), b"v".to_vec())],
+                    pktvars: vec![("p".into(), b"v".to_vec())],
+                })),
                 dataset_values: None,
             };
             let flow = FlowRecord {
@@ -429,13 +444,11 @@ impl Written {
             return Some(format!("check on event_type `{event_type}`"));
         }
         let plain = plain_path(path);
-        let written = self
-            .paths
-            .get(event_type)
-            .is_some_and(|set| set.contains(&plain))
-            || OPEN_PATHS
-                .iter()
-                .any(|p| plain.starts_with(&format!("{p}.")));
+        let set = self.paths.get(event_type);
+        let written = set.is_some_and(|set| set.contains(&plain))
+            || OPEN_PATHS.iter().any(|p| {
+                plain.starts_with(&format!("{p}.")) && set.is_some_and(|set| set.contains(*p))
+            });
         (!written).then(|| format!("check on field `{plain}`"))
     }
 }
