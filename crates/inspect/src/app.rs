@@ -588,13 +588,23 @@ impl Out<'_> {
         } = extras;
         let m = self.meta;
         let (ts, tc) = (m.client.index(), m.client.flip().index());
+        // The worker's own copy of the rule's text (see `Scanner::alert_text`): the rule's own reference counts are
+        // shared by every worker.
+        let text = match self.scanner.as_deref_mut() {
+            Some(sc) => sc.alert_text(a.rule, a.rule_index),
+            None => flowbundle_rules::AlertText {
+                msg: a.rule.msg.clone(),
+                category: a.rule.category.clone(),
+                metadata: a.rule.metadata.clone(),
+            },
+        };
         let ev = AlertEvent {
             signature_id: a.sid(),
             gid: a.gid(),
             rev: a.rev(),
-            signature: a.rule.msg.clone(),
-            category: a.rule.category.clone(),
-            metadata: a.rule.metadata.clone(),
+            signature: text.msg,
+            category: text.category,
+            metadata: text.metadata,
             icmp: m.icmp,
             severity: a.severity(),
             rule_index: a.rule_index,

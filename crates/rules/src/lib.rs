@@ -215,8 +215,8 @@ pub use rule::{
 };
 pub use ruleset::{Error, LoadOptions, LoadReport, RuleError, RuleSet, SkippedRule, rule_files};
 pub use scan::{
-    Alert, AlertRecord, AlertSink, AlertSource, Direction, FlowMatchState, HttpBuffer, MAX_QUIET,
-    PacketCtx, ScanStats, Scanner, Transport,
+    Alert, AlertRecord, AlertSink, AlertSource, AlertText, Direction, FlowMatchState, HttpBuffer,
+    MAX_QUIET, PacketCtx, ScanStats, Scanner, Transport,
 };
 pub use stream_size::{StreamSize, StreamSizes};
 pub use tag::{HostTagStats, HostTags, Tag, TagList};

@@ -10,6 +10,7 @@
 //! See the crate documentation for the exact stream semantics.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 
 pub use flowbundle_types::{Direction, HttpBuffer, Transport};
 
@@ -374,6 +375,29 @@ pub struct Scanner {
     alertvars: crate::flowvar::VarStore,
     /// The candidates being checked are `absent` groups whose buffer is absent ([`RuleSet::scan_http_absent`]).
     absent_pass: bool,
+    /// Per rule, this scanner's own copy of its alert text ([`Scanner::alert_text`]), made at the rule's first
+    /// alert here; empty until the first alert.
+    texts: Vec<Option<Box<AlertText>>>,
+}
+
+/// What an alert event carries of its rule's text: `msg`, the classtype's category and `metadata`, shared with
+/// the event by reference count (see [`Scanner::alert_text`]).
+#[derive(Debug, Clone)]
+pub struct AlertText {
+    pub msg: Arc<str>,
+    pub category: Arc<str>,
+    pub metadata: Arc<[(String, String)]>,
+}
+
+impl AlertText {
+    /// A copy of `rule`'s text in new allocations (no reference count shared with the rule).
+    fn copy_of(rule: &Rule) -> AlertText {
+        AlertText {
+            msg: Arc::from(&*rule.msg),
+            category: Arc::from(&*rule.category),
+            metadata: Arc::from(&*rule.metadata),
+        }
+    }
 }
 
 impl Scanner {
@@ -400,6 +424,22 @@ impl Scanner {
     /// rules; without it, packet variables last until the next call that names a different packet.
     pub fn begin_packet(&mut self, packet: Option<u64>) {
         self.pktvars.begin(packet);
+    }
+
+    /// The alert text of `rule`, rule `rule_index` of the set this scanner serves, for an alert event: clones of
+    /// this scanner's own copy, made at the rule's first alert here. Cloning the rule's own `Arc`s instead would
+    /// write their reference counts, which every worker the rule fires on shares: each alert (and each event
+    /// dropped after rendering) would take the counts' cache line from the other core. A worker's scanner is
+    /// its own, and so are its copies (allocated by the thread that alerts).
+    pub fn alert_text(&mut self, rule: &Rule, rule_index: u32) -> AlertText {
+        let i = rule_index as usize;
+        if i >= self.texts.len() {
+            // Sized to the rule count at the first alert (a scanner of another set than the rule's: grown to it).
+            self.texts.resize_with(self.hits.len().max(i + 1), || None);
+        }
+        let text = self.texts[i].get_or_insert_with(|| Box::new(AlertText::copy_of(rule)));
+        debug_assert_eq!(*text.msg, *rule.msg, "rule {rule_index} is another rule");
+        AlertText::clone(text)
     }
 
     /// Alerts per rule, indexed like [`RuleSet::rules`].
@@ -2683,5 +2723,31 @@ mod app_proto_tests {
         assert!(!app_proto_admits("smb", "dcerpc"));
         assert!(!app_proto_admits("dcerpc", "failed"));
         assert!(!app_proto_admits("tls", "http"));
+    }
+}
+
+#[cfg(test)]
+mod alert_text_tests {
+    use std::sync::Arc;
+
+    #[test]
+    fn alert_text_is_the_rules_text_in_the_scanners_own_allocations() {
+        let text = "alert tcp any any -> any any (msg:\"first\"; content:\"abc\"; classtype:trojan-activity; metadata:created_at 2024_01_01; sid:1;)\n\
+                    alert tcp any any -> any any (msg:\"second\"; content:\"xyz\"; sid:2;)\n";
+        let (set, _) = crate::RuleSet::parse(text, &crate::Vars::suricata_defaults()).unwrap();
+        let mut sc = set.scanner();
+        for (i, rule) in set.rules().iter().enumerate() {
+            let a = sc.alert_text(rule, i as u32);
+            assert_eq!((&*a.msg, &*a.category), (&*rule.msg, &*rule.category));
+            assert_eq!(&*a.metadata, &*rule.metadata);
+            // Not the rule's allocations, whose reference counts every worker shares.
+            assert!(!Arc::ptr_eq(&a.msg, &rule.msg));
+            assert!(!Arc::ptr_eq(&a.metadata, &rule.metadata));
+            // The scanner's copy, made once: a second alert shares it.
+            let b = sc.alert_text(rule, i as u32);
+            assert!(Arc::ptr_eq(&a.msg, &b.msg) && Arc::ptr_eq(&a.category, &b.category));
+        }
+        assert_eq!(&*sc.alert_text(&set.rules()[0], 0).msg, "first");
+        assert!(!set.rules()[0].metadata.is_empty());
     }
 }
