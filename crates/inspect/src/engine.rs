@@ -36,6 +36,7 @@ use std::sync::atomic::{
     Ordering::{Acquire, Relaxed, Release},
 };
 
+use crossbeam::utils::CachePadded;
 use flowbundle_decode::{DecodeEvents, Decoded, FlowKey, KeySide, L4, decode, decode_bytes};
 use flowbundle_ingest::{LinkType, PacketRecord};
 use flowbundle_protocols::AppProto;
@@ -335,6 +336,11 @@ struct DetectionSlot {
 }
 
 /// The inspection engine. See the module documentation.
+///
+/// Aligned to 128 bytes (two cache lines, the unit the L2 prefetcher pulls in) so that no other value shares a line
+/// with it: every worker reads its fields on every packet, and a caller keeps it on its stack beside the
+/// collector's busy state.
+#[repr(align(128))]
 pub struct Engine {
     cfg: EngineConfig,
     /// What the app layer reads: registry, signatures, rules (see [`crate::detect`]), replaced by a reload.
@@ -346,8 +352,10 @@ pub struct Engine {
     /// scheduler's hand-over of the bundle orders successive holders, as it does for the shard itself (a sweep runs
     /// while no worker holds any).
     expiry_floor: Box<[AtomicU64]>,
-    memcap: ReassemblyMemcap,
-    expect: Expectations,
+    /// Written by every worker (a segment buffered or released, an FTP announcement or look-up, the expectation
+    /// table's floor): each on cache lines of its own, away from what the workers read on every packet.
+    memcap: CachePadded<ReassemblyMemcap>,
+    expect: CachePadded<Expectations>,
     /// The detection stage's per-flow state when detection runs as a stage of its own ([`Engine::staged`]).
     detect_table: Option<DetectTable>,
 }
@@ -389,8 +397,11 @@ impl Engine {
         Engine {
             table: FlowTable::new(cfg.max_flows),
             expiry_floor: (0..BUNDLES).map(|_| AtomicU64::new(u64::MAX)).collect(),
-            memcap: ReassemblyMemcap::new(cfg.reassembly_memcap),
-            expect: Expectations::new(cfg.max_expectations, cfg.expectation_ttl_ns),
+            memcap: CachePadded::new(ReassemblyMemcap::new(cfg.reassembly_memcap)),
+            expect: CachePadded::new(Expectations::new(
+                cfg.max_expectations,
+                cfg.expectation_ttl_ns,
+            )),
             cfg,
             det,
             detect_table: None,
@@ -807,11 +818,13 @@ impl Engine {
         d: &Decoded<'_>,
         extra: DecodeEvents,
     ) {
-        let det = Arc::clone(&ctx.det);
+        // Borrowed, not cloned: the context's `Arc` is shared with every worker, whose reference count (beside the
+        // detection context's fields, which every packet reads) a clone and its drop would write.
+        let det = &*ctx.det;
         let start = ctx.events.len();
-        app::flowless_anomalies(&det, &mut ctx.events, num, ts_ns, d, extra);
+        app::flowless_anomalies(det, &mut ctx.events, num, ts_ns, d, extra);
         let dropped = app::scan_flowless(
-            &det,
+            det,
             &mut ctx.scanner,
             &mut ctx.events,
             &mut ctx.produced,

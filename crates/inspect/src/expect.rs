@@ -5,7 +5,8 @@
 //! so the announcement goes through this one shared table: `(listener address, port) → (peer address, when)`. It
 //! is small (bounded by [`EngineConfig::max_expectations`](crate::EngineConfig), oldest replaced first, counted) and
 //! guarded by a mutex that is taken only when an FTP parser announces a connection or when a new flow is created
-//! while the table holds anything (an atomic count is checked first), never per packet.
+//! while the table holds anything and one of its ports was announced (an atomic count and a bit per port are
+//! checked first), never per packet.
 //!
 //! ## Determinism
 //! The engine looks a flow up when it is created and again when its record is written. In a single-threaded run the
@@ -155,6 +156,10 @@ pub struct Expectations {
     added: AtomicU64,
     replaced: AtomicU64,
     matched: AtomicU64,
+    /// One bit per port, set when a connection to that port was announced (never cleared): a new flow neither of
+    /// whose ports was ever announced is looked up without the mutex. Without it every flow created while the table
+    /// held anything took the mutex, whose line every worker creating flows wrote in turn.
+    ports: Box<[AtomicU64]>,
 }
 
 impl Expectations {
@@ -168,7 +173,17 @@ impl Expectations {
             added: AtomicU64::new(0),
             replaced: AtomicU64::new(0),
             matched: AtomicU64::new(0),
+            ports: (0..1024).map(|_| AtomicU64::new(0)).collect(),
         }
+    }
+
+    /// Whether a connection to `port` was ever announced. A lookup that needs an announcement changed before it
+    /// (at a lower input position) sees its bit: the runtime orders those changes before the lookup (see
+    /// "Positions"), and the bit is set before the change.
+    #[inline]
+    fn announced_port(&self, port: u16) -> bool {
+        let (w, b) = (usize::from(port >> 6), 1u64 << (port & 63));
+        self.ports[w].load(Relaxed) & b != 0
     }
 
     /// Keeps each change with its input position from now on, so that a lookup sees the table as of its own
@@ -180,8 +195,12 @@ impl Expectations {
 
     /// Every lookup still to come is at position `at` or later: the changes below it may be folded together.
     pub fn advance(&self, at: u64) {
-        if self.floor.load(Relaxed) != u64::MAX {
-            self.floor.fetch_max(at.min(u64::MAX - 1), Relaxed);
+        // Every worker calls this every few packets with about the same position: the line is written only when
+        // the floor rises.
+        let at = at.min(u64::MAX - 1);
+        let floor = self.floor.load(Relaxed);
+        if floor != u64::MAX && at > floor {
+            self.floor.fetch_max(at, Relaxed);
         }
     }
 
@@ -189,6 +208,10 @@ impl Expectations {
     /// position `at`.
     pub fn add(&self, listener: IpAddr, port: u16, peer: IpAddr, ts_ns: u64, at: u64) {
         let floor = self.floor.load(Relaxed);
+        if !self.announced_port(port) {
+            let (w, b) = (usize::from(port >> 6), 1u64 << (port & 63));
+            self.ports[w].fetch_or(b, Relaxed);
+        }
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let k = (listener, port);
         let c = Change::Announced { peer, at: ts_ns };
@@ -237,7 +260,9 @@ impl Expectations {
         at: u64,
         f: impl FnOnce(Option<&Transfer>) -> R,
     ) -> Option<R> {
-        if self.len.load(Relaxed) == 0 {
+        if self.len.load(Relaxed) == 0
+            || !(self.announced_port(a_port) || self.announced_port(b_port))
+        {
             return None;
         }
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());

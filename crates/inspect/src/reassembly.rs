@@ -137,7 +137,10 @@ impl ReassemblyMemcap {
             self.refused.fetch_add(1, Relaxed);
             return false;
         }
-        self.peak.fetch_max(before + n, Relaxed);
+        // Written only when it rises (a `fetch_max` writes the line whatever the value).
+        if before + n > self.peak.load(Relaxed) {
+            self.peak.fetch_max(before + n, Relaxed);
+        }
         true
     }
 

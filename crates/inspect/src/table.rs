@@ -16,7 +16,8 @@
 //!
 //! ## Capacity
 //! The flow count is global (one atomic counter, touched when a flow is created or removed, never per packet) and
-//! capped ([`EngineConfig::max_flows`](crate::EngineConfig)). Memory: an empty shard is about 48 bytes (3 MiB for the
+//! capped ([`EngineConfig::max_flows`](crate::EngineConfig)); it has cache lines of its own, away from what the workers
+//! read on every packet. Memory: an empty shard is about 48 bytes (3 MiB for the
 //! 65,536 shards), plus its table, whose slots hold each flow's key and where the flow lives; a table keeps its
 //! capacity until an idle sweep empties the shard and gives it back ([`crate::sweep`]).
 //!
@@ -43,6 +44,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
+use crossbeam::utils::CachePadded;
 use flowbundle_decode::FlowKey;
 use flowbundle_types::{BUNDLES, BundleToken};
 use hashbrown::HashMap;
@@ -169,10 +171,15 @@ struct Shard {
 /// The connection table: [`BUNDLES`] shards and a global flow count. See the module documentation.
 pub struct FlowTable {
     shards: Box<[Shard]>,
-    store: FlowStore,
+    store: CachePadded<FlowStore>,
+    counts: CachePadded<Counts>,
+    cap: usize,
+}
+
+/// The flow count and its peak, written by every worker as it creates and ends flows.
+struct Counts {
     count: AtomicUsize,
     peak: AtomicUsize,
-    cap: usize,
 }
 
 // SAFETY: shards are only reached through `shard()`, whose contract gives one thread at a time each shard; the
@@ -260,9 +267,11 @@ impl FlowTable {
                     owned: AtomicBool::new(false),
                 })
                 .collect(),
-            store: FlowStore::new(),
-            count: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
+            store: CachePadded::new(FlowStore::new()),
+            counts: CachePadded::new(Counts {
+                count: AtomicUsize::new(0),
+                peak: AtomicUsize::new(0),
+            }),
             cap: cap.max(1),
         }
     }
@@ -309,23 +318,27 @@ impl FlowTable {
 
     /// Takes a slot for a new flow; false when the table is full.
     pub(crate) fn try_add(&self) -> bool {
-        let before = self.count.fetch_add(1, Relaxed);
+        let c = &*self.counts;
+        let before = c.count.fetch_add(1, Relaxed);
         if before >= self.cap {
-            self.count.fetch_sub(1, Relaxed);
+            c.count.fetch_sub(1, Relaxed);
             return false;
         }
-        self.peak.fetch_max(before + 1, Relaxed);
+        // Written only when it rises (a `fetch_max` writes the line whatever the value).
+        if before + 1 > c.peak.load(Relaxed) {
+            c.peak.fetch_max(before + 1, Relaxed);
+        }
         true
     }
 
     /// Gives back a flow's slot.
     pub(crate) fn remove_one(&self) {
-        self.count.fetch_sub(1, Relaxed);
+        self.counts.count.fetch_sub(1, Relaxed);
     }
 
     /// Flows tracked now.
     pub fn len(&self) -> usize {
-        self.count.load(Relaxed)
+        self.counts.count.load(Relaxed)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -334,7 +347,7 @@ impl FlowTable {
 
     /// The most flows ever tracked at once.
     pub fn peak(&self) -> usize {
-        self.peak.load(Relaxed)
+        self.counts.peak.load(Relaxed)
     }
 
     /// The cap.
