@@ -800,6 +800,24 @@ mod tests {
         )
     }
 
+    /// The line `anomaly` is written as (packet 4 of flow 9, client to server), parsed.
+    fn anomaly_line(anomaly: Anomaly) -> serde_json::Value {
+        let (k, d) = key();
+        let e = Event {
+            ts_ns: 1_258_133_615_239_416_000,
+            flow_id: 9,
+            pcap_cnt: Some(4),
+            seq: 0,
+            key: k,
+            client: d,
+            dir: d,
+            kind: EventKind::Anomaly(Box::new(anomaly)),
+        };
+        let mut b = Vec::new();
+        render(&mut b, &e);
+        serde_json::from_slice(&b).expect("JSON")
+    }
+
     #[test]
     fn a_flow_record_line() {
         let (k, d) = key();
@@ -1163,7 +1181,6 @@ mod tests {
     /// the event with its kind's prefix; no transaction, no layer.
     #[test]
     fn decode_and_stream_anomalies_as_suricata_writes_them() {
-        let (k, d) = key();
         for (anomaly, kind, name) in [
             (
                 Anomaly::Decode {
@@ -1182,19 +1199,7 @@ mod tests {
                 "stream.reassembly_seq_gap",
             ),
         ] {
-            let e = Event {
-                ts_ns: 1_258_133_615_239_416_000,
-                flow_id: 9,
-                pcap_cnt: Some(4),
-                seq: 0,
-                key: k,
-                client: d,
-                dir: d,
-                kind: EventKind::Anomaly(Box::new(anomaly)),
-            };
-            let mut b = Vec::new();
-            render(&mut b, &e);
-            let v: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+            let v = anomaly_line(anomaly);
             assert_eq!(v["event_type"], "anomaly");
             assert_eq!(v["pcap_cnt"], 4);
             assert_eq!(v["proto"], "TCP");
@@ -1212,7 +1217,6 @@ mod tests {
     /// (base64) and its link type, as Suricata's `packet` and `packet_info`.
     #[test]
     fn anomalies_carry_the_packet_head_with_packethdr() {
-        let (k, d) = key();
         let frame: Vec<u8> = (0u8..40).collect();
         let head = flowbundle_events::PacketHead::new(1, &frame);
         assert_eq!(head.bytes(), &frame[..32]);
@@ -1230,19 +1234,7 @@ mod tests {
                 packet: Some(head),
             },
         ] {
-            let e = Event {
-                ts_ns: 1_258_133_615_239_416_000,
-                flow_id: 9,
-                pcap_cnt: Some(4),
-                seq: 0,
-                key: k,
-                client: d,
-                dir: d,
-                kind: EventKind::Anomaly(Box::new(anomaly)),
-            };
-            let mut b = Vec::new();
-            render(&mut b, &e);
-            let v: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+            let v = anomaly_line(anomaly);
             assert_eq!(v["event_type"], "anomaly");
             // Bytes 0 to 31, base64.
             assert_eq!(
@@ -1258,23 +1250,10 @@ mod tests {
     /// protocol (Suricata's name), the kind, the event and the layer.
     #[test]
     fn applayer_anomaly_as_suricata_writes_it() {
-        let (k, d) = key();
-        let e = Event {
-            ts_ns: 1_258_133_615_239_416_000,
-            flow_id: 9,
-            pcap_cnt: Some(4),
-            seq: 0,
-            key: k,
-            client: d,
-            dir: d,
-            kind: EventKind::Anomaly(Box::new(Anomaly::AppLayer {
-                event: flowbundle_types::AppLayerEvent::FtpRequestCommandTooLong,
-                tx_id: 3,
-            })),
-        };
-        let mut b = Vec::new();
-        render(&mut b, &e);
-        let v: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+        let v = anomaly_line(Anomaly::AppLayer {
+            event: flowbundle_types::AppLayerEvent::FtpRequestCommandTooLong,
+            tx_id: 3,
+        });
         assert_eq!(v["event_type"], "anomaly");
         assert_eq!(v["tx_id"], 3);
         assert_eq!(v["proto"], "TCP");
