@@ -8,6 +8,11 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let limits = Limits::default();
     for det in &flowbundle_protocols::registry::builtin_detectors() {
+        // Only the protocols registered on UDP: the registry never gives a UDP flow to another's parser (HTTP/2's,
+        // fed frames from a byte stream, makes several events from one payload, as it should).
+        if !det.transports().contains(&Transport::Udp) {
+            continue;
+        }
         let Some(mut parser) = det.parser(Transport::Udp, &limits) else {
             continue;
         };
