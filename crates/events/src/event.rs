@@ -189,7 +189,7 @@ pub struct TcpSummary {
 }
 
 /// A flow's record, written when the flow ends (EVE `event_type: flow`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FlowRecord {
     pub app: AppLabel,
     /// The service behind the flow (nDPI's `APP` in `MASTER.APP`: `Google`, `NetFlix`, ...), named from its content,
@@ -221,6 +221,9 @@ pub struct FlowRecord {
     /// `icmp_type`, `icmp_code`, `response_icmp_type`, `response_icmp_code`).
     pub icmp_toserver: Option<(u8, u8)>,
     pub icmp_toclient: Option<(u8, u8)>,
+    /// The flow's variables as its end left them (its flowbits, integers, variables and measured entropy: the
+    /// top-level `metadata` and `traffic` Suricata writes on a flow record); `None` when it has none.
+    pub vars: Option<Box<crate::AlertVars>>,
 }
 
 /// An alert (EVE `event_type: alert`).

@@ -2114,6 +2114,16 @@ pub(crate) fn add_packet_metadata(
     }
 }
 
+/// A flow record's variables (EVE's top-level `metadata` and `traffic` on `event_type: flow`): the flow's as its
+/// end left them, read from its matcher state (`rules`: the flow's own under run-to-completion, the detection
+/// stage's under a staged model), through the one reader alerts use ([`flowbundle_rules::RuleSet::flow_metadata`]).
+pub(crate) fn flow_metadata(
+    det: &Detection,
+    rules: &FlowMatchState,
+) -> Option<Box<flowbundle_rules::flowvar::AlertVars>> {
+    det.rules()?.flow_metadata(rules).map(Box::new)
+}
+
 /// The reassembler's sink for one TCP packet: in-order data to the classifier/parser, the signatures and the rules.
 pub(crate) struct StreamCx<'o, 'a> {
     pub out: &'o mut Out<'a>,
@@ -2681,7 +2691,11 @@ pub(crate) fn scan_flowless(
             events.push(e);
         }
     }
-    // The packet's variables in its alerts, now that every rule has run on it.
+    // The packet's variables in its alerts, now that every rule has run on it (what its `entropy` keywords
+    // measured has no flow to stay on).
+    if let (Some(r), Some(sc)) = (det.rules(), scanner.as_mut()) {
+        r.keep_measured(None, sc);
+    }
     add_packet_metadata(
         det,
         scanner.as_ref(),

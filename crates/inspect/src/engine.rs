@@ -1798,6 +1798,8 @@ impl Engine {
             }),
             icmp_toserver: f.icmp[ts],
             icmp_toclient: f.icmp[tc],
+            // The detection stage of a staged model fills it (`crate::staged`), as it does `alerted`.
+            vars: app::flow_metadata(&ctx.det, &f.app.rules),
         };
         let s = &mut ctx.stats;
         match reason {
@@ -2227,7 +2229,11 @@ pub(crate) fn apply_verdict(
         *alerted = alerted_before || kept_alert;
     }
     cap_alerts(ctx, alerted, alerted_before, ev_start);
-    // Every rule has run on the packet: its alerts get the flow's and the packet's variables as they stand now.
+    // Every rule has run on the packet: what its `entropy` keywords measured stays on the flow, and its alerts get
+    // the flow's and the packet's variables as they stand now.
+    if let (Some(r), Some(sc)) = (ctx.det.rules(), ctx.scanner.as_mut()) {
+        r.keep_measured(Some(&mut *rules), sc);
+    }
     let start = ev_start.min(ctx.events.len());
     app::add_packet_metadata(
         &ctx.det,

@@ -699,6 +699,17 @@ fn every_sip_buffer_reads_its_field() {
 /// The alerts `rules` raise on `packets` (one second apart), in the order the engine reports them; every rule must
 /// load.
 fn alert_events(rules: &str, packets: &[Vec<u8>]) -> Vec<crate::AlertEvent> {
+    events(rules, packets)
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Alert(a) => Some(*a),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every event `rules` raise on `packets` (one second apart), flow records included; every rule must load.
+fn events(rules: &str, packets: &[Vec<u8>]) -> Vec<crate::Event> {
     let (set, report) = RuleSet::parse(rules, &Vars::default()).expect("rules parse");
     assert_eq!(report.skipped, 0, "{:?}", report.skipped_rules);
     let mut e = Engine::with_shared(EngineConfig::default(), None, Some(Arc::new(set)));
@@ -714,14 +725,7 @@ fn alert_events(rules: &str, packets: &[Vec<u8>]) -> Vec<crate::AlertEvent> {
         };
         e.process_serial(&mut ctx, &mut pre, i as u64, &rec);
     }
-    e.finish([ctx])
-        .events
-        .into_iter()
-        .filter_map(|e| match e.kind {
-            EventKind::Alert(a) => Some(*a),
-            _ => None,
-        })
-        .collect()
+    e.finish([ctx]).events
 }
 
 /// An alert on an HTTP transaction's buffer carries the transaction as it stood when the rule matched (EVE `http`
@@ -853,4 +857,79 @@ fn alert_metadata_is_the_packets_whatever_order_the_rules_ran_in() {
     assert_eq!(run([0, 1, 2]), want);
     assert_eq!(run([2, 1, 0]), want);
     assert_eq!(run([1, 2, 0]), want);
+}
+
+/// A flow record writes the flow's variables as its end left them (Suricata's `metadata` and `traffic` on
+/// `event_type: flow`), and what an `entropy` keyword measured stays on the flow under the buffer's name whether or
+/// not its rule matched (`metadata.entropy.file_data`), on the flow record and on the alerts raised after it.
+#[test]
+fn flow_records_carry_the_flows_variables_and_measured_entropy() {
+    let rules = [
+        r#"alert http any any -> any any (http.user_agent; content:"curl"; flowbits:set,traffic/id/curl; flowbits:set,seen; flowint:uas,+,1; sid:1;)"#,
+        r#"alert http any any -> any any (file.data; entropy: value > 7; sid:2;)"#,
+        r#"alert http any any -> any any (file.data; content:"abab"; sid:3;)"#,
+    ]
+    .join("\n");
+    let packets = conversation(
+        80,
+        &[
+            (
+                true,
+                b"GET /x HTTP/1.1\r\nHost: a\r\nUser-Agent: curl/8\r\n\r\n",
+            ),
+            (
+                false,
+                b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nabababab",
+            ),
+        ],
+    );
+    let events = events(&rules, &packets);
+    let flows: Vec<&crate::event::FlowRecord> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Flow(r) => Some(&**r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flows.len(), 1);
+    let v = flows[0].vars.as_deref().expect("the flow's variables");
+    assert_eq!(v.flowbits, ["traffic/id/curl", "seen"]);
+    assert_eq!(v.flowints, [("uas".to_string(), 1)]);
+    // "abababab": one bit per byte, measured by sid 2, which did not match.
+    assert_eq!(v.entropy, [("file_data".to_string(), 1.0)]);
+    assert!(v.context.is_empty() && v.pktvars.is_empty() && v.flowvars.is_empty());
+    let alerts: Vec<(u32, Vec<(String, f64)>)> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Alert(a) => Some((
+                a.signature_id,
+                a.vars
+                    .as_deref()
+                    .map(|v| v.entropy.clone())
+                    .unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .collect();
+    // The body's alert is read once the packet's rules have all run: the measure is there.
+    assert_eq!(
+        alerts,
+        [(1, vec![]), (3, vec![("file_data".to_string(), 1.0)])]
+    );
+    // A flow no rule set anything on writes none.
+    let plain = events_without_vars(&packets);
+    assert!(plain.iter().all(|r| r.vars.is_none()));
+}
+
+fn events_without_vars(packets: &[Vec<u8>]) -> Vec<crate::event::FlowRecord> {
+    events(
+        r#"alert http any any -> any any (http.user_agent; content:"wget"; sid:9;)"#,
+        packets,
+    )
+    .into_iter()
+    .filter_map(|e| match e.kind {
+        EventKind::Flow(r) => Some(*r),
+        _ => None,
+    })
+    .collect()
 }

@@ -760,6 +760,7 @@ fn end_flow(ctx: &mut crate::engine::WorkerCtx, mut ev: Event, st: DetectFlow) {
     if let EventKind::Flow(rec) = &mut ev.kind {
         rec.alerted = st.alerted;
         rec.action = flow_action(&st.rules);
+        rec.vars = crate::app::flow_metadata(&ctx.det, &st.rules);
     }
     ctx.events.push(ev);
 }

@@ -13,12 +13,12 @@
 mod sv;
 
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
-const SELECTED_FLOOR: usize = 595;
+const SELECTED_FLOOR: usize = 596;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 576;
+const PASS_FLOOR: usize = 577;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
-const ALERT_SELECTED_FLOOR: usize = 498;
-const ALERT_PASS_FLOOR: usize = 483;
+const ALERT_SELECTED_FLOOR: usize = 499;
+const ALERT_PASS_FLOOR: usize = 484;
 /// The target pass rate, in percent.
 const TARGET_PERCENT: usize = 95;
 

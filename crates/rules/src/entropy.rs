@@ -116,6 +116,9 @@ pub struct Entropy {
     /// Bytes measured after the offset (0: the rest of the buffer).
     pub bytes: u32,
     pub cmp: FloatCmp,
+    /// Where what it measures is kept on the flow: the id, among the load's [`crate::flowvar::VarScope::Entropy`]
+    /// names, of the buffer's name ([`crate::flowvar::entropy_name`]), set when the rule is built.
+    pub var: u32,
 }
 
 /// Largest `offset` Suricata accepts (either sign).
@@ -182,23 +185,25 @@ impl Entropy {
             offset: offset.unwrap_or(0),
             bytes: bytes.unwrap_or(0),
             cmp,
+            var: 0,
         })
     }
 
     /// Whether `buf` (a whole buffer) passes: the entropy of the bytes the offset and count select, compared.
     pub fn matches(&self, buf: &[u8]) -> bool {
-        let Some(rest) = buf.get(self.offset as usize..) else {
-            return false;
-        };
+        self.measure(buf).is_some_and(|e| self.cmp.holds(e))
+    }
+
+    /// The entropy of the bytes of `buf` (a whole buffer) the offset and count select; `None` (nothing measured,
+    /// the keyword fails) when the buffer is shorter than they ask, as Suricata does.
+    pub fn measure(&self, buf: &[u8]) -> Option<f64> {
+        let rest = buf.get(self.offset as usize..)?;
         let part = if self.bytes > 0 {
-            match rest.get(..self.bytes as usize) {
-                Some(p) => p,
-                None => return false,
-            }
+            rest.get(..self.bytes as usize)?
         } else {
             rest
         };
-        self.cmp.holds(shannon(part))
+        Some(shannon(part))
     }
 }
 

@@ -44,6 +44,10 @@ pub enum VarScope {
     Packet,
     /// The alert's EVE record (`alert_NAME`, `alert:NAME`).
     Alert,
+    /// The entropy an `entropy` keyword measured, kept on the flow under the name of the buffer it measured
+    /// (Suricata's flow float variables: `file_data`, `content` for the payload; EVE `metadata.entropy`). Never
+    /// captured by a `pcre`.
+    Entropy,
 }
 
 impl VarScope {
@@ -53,15 +57,17 @@ impl VarScope {
             VarScope::Flow => "flow",
             VarScope::Packet => "pkt",
             VarScope::Alert => "alert",
+            VarScope::Entropy => "entropy",
         }
     }
 
-    /// The scope's index among the three (flow, packet, alert).
+    /// The scope's index among the four (flow, packet, alert, entropy).
     pub fn index(self) -> usize {
         match self {
             VarScope::Flow => 0,
             VarScope::Packet => 1,
             VarScope::Alert => 2,
+            VarScope::Entropy => 3,
         }
     }
 
@@ -269,12 +275,31 @@ pub(crate) struct PacketVars {
 }
 
 impl PacketVars {
-    /// The inspection of packet `packet` begins (or goes on): a different packet starts with no variables.
-    pub fn begin(&mut self, packet: Option<u64>) {
-        if packet.is_none() || packet != self.packet {
+    /// The inspection of packet `packet` begins (or goes on): a different packet starts with no variables. Returns
+    /// whether it is a different packet.
+    pub fn begin(&mut self, packet: Option<u64>) -> bool {
+        let new = packet.is_none() || packet != self.packet;
+        if new {
             self.store.clear();
         }
         self.packet = packet;
+        new
+    }
+}
+
+/// What the packet's `entropy` keywords measured so far, as (name id, bits per byte) of [`VarScope::Entropy`]: one
+/// entry per name, the last measure kept (Suricata stores each measure into the flow as it is made, so the last
+/// one to run is what stays). Moved into the flow's state once the packet's detection is done
+/// ([`crate::RuleSet::keep_measured`]); a name id is below the load's bound of names, so it holds at most that many.
+#[derive(Debug, Default)]
+pub(crate) struct Measured(pub Vec<(u32, f64)>);
+
+impl Measured {
+    pub fn record(&mut self, id: u32, value: f64) {
+        match self.0.iter_mut().find(|(i, _)| *i == id) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((id, value)),
+        }
     }
 }
 
@@ -322,10 +347,11 @@ pub(crate) fn named(names: &[String], store: &VarStore) -> Vec<(String, Vec<u8>)
         .collect()
 }
 
-/// What an alert's EVE record writes of the variables (see the module docs), owned: its own captures, and the flow's
+/// What an EVE record writes of the variables (see the module docs), owned: an alert's own captures, and the flow's
 /// and the packet's variables as they stand once every rule has run on the packet
-/// ([`crate::RuleSet::packet_metadata`]), the same for every alert of the packet.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// ([`crate::RuleSet::packet_metadata`]), the same for every alert of the packet; a flow record's are the flow's
+/// variables as its end left them ([`crate::RuleSet::flow_metadata`]: no packet, no captures of its own).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct AlertVars {
     /// The rule's own captures into the alert (`alert.context`), as (name, value).
     pub context: Vec<(String, Vec<u8>)>,
@@ -337,6 +363,40 @@ pub struct AlertVars {
     pub flowints: Vec<(String, u32)>,
     pub flowvars: Vec<(String, Vec<u8>)>,
     pub pktvars: Vec<(String, Vec<u8>)>,
+    /// The entropy the flow's `entropy` keywords last measured, by buffer name (EVE `metadata.entropy`), as
+    /// (name, bits per byte), in the order the names were first met at load.
+    pub entropy: Vec<(String, f64)>,
+}
+
+/// The name under which an `entropy` keyword on buffer `keyword` keeps what it measured ([`VarScope::Entropy`]),
+/// as Suricata names it: the name its detection engine registered the buffer under (`file_data` for every
+/// `file.data` and for `http.response_body`, which Suricata inspects as file data; `content` for the payload;
+/// `base64_data`; the legacy names of the HTTP buffers, `http_client_body`, `http_raw_uri`, ...), otherwise the
+/// sticky-buffer keyword itself, which is the name Suricata registers its newer buffers under (`tls.sni`). `keyword`
+/// is the keyword the rule named the buffer with, a buffer several keywords share described after it in brackets
+/// (`file.data (http)`).
+pub fn entropy_name(keyword: &str) -> &str {
+    let kw = keyword.split(" (").next().unwrap_or(keyword);
+    match kw {
+        "payload" => "content",
+        "file.data" | "http.response_body" => "file_data",
+        "http.request_body" => "http_client_body",
+        "http.uri" => "http_uri",
+        "http.uri.raw" => "http_raw_uri",
+        "http.method" => "http_method",
+        "http.host" => "http_host",
+        "http.host.raw" => "http_raw_host",
+        "http.user_agent" => "http_user_agent",
+        "http.cookie" => "http_cookie",
+        "http.header" => "http_header",
+        "http.header.raw" => "http_raw_header",
+        "http.stat_code" => "http_stat_code",
+        "http.stat_msg" => "http_stat_msg",
+        "http.request_line" => "http_request_line",
+        "http.response_line" => "http_response_line",
+        "dns.query" => "dns_query",
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -254,7 +254,7 @@ pub static KEYWORDS: &[Keyword] = &[
     parse("bsize", &["bufferlen"], Payload, |b, n, v, _| b.bsize(n, v)),
     parse("absent", &[], Payload, |b, _, v, _| b.absent(v)),
     parse("rpc", &[], Payload, |b, _, v, _| b.rpc(v)),
-    parse("entropy", &[], Payload, |b, _, v, _| b.entropy(v)),
+    parse("entropy", &[], Payload, |b, _, v, ctx| b.entropy(v, ctx)),
     parse("dsize", &[], Payload, |b, n, v, _| b.dsize(n, v)),
     parse("byte_test", &[], Payload, |b, n, v, _| b.byte(n, v)),
     parse("byte_jump", &[], Payload, |b, n, v, _| b.byte(n, v)),

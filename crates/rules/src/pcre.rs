@@ -474,9 +474,13 @@ fn captures(
     }
     if let Some(list) = list {
         let listed = parse_capture_list(list).map_err(PcreError::Invalid)?;
-        // `flow:key, flow:value` (and `pkt:`): a variable named by what the first group captured (Suricata 7's
-        // key/value captures), not built.
-        if listed.iter().any(|(_, n)| n == "key" || n == "value") {
+        // `pkt:key, pkt:value`: a packet variable named by what the first group captured (Suricata's key/value
+        // captures), not built. Only the packet scope has them: `flow:key` is a flow variable named `key`, as
+        // Suricata's pcre setup reads it.
+        if listed
+            .iter()
+            .any(|(s, n)| *s == crate::flowvar::VarScope::Packet && (n == "key" || n == "value"))
+        {
             return Err(PcreError::Unsupported(
                 "pcre: key/value capture (a variable named by the data)".into(),
             ));

@@ -2276,8 +2276,11 @@ impl Builder {
     }
 
     /// `entropy: [bytes N,] [offset N,] value CMP` on the current buffer ([`crate::entropy`]).
-    pub(crate) fn entropy(&mut self, v: Option<&str>) -> Step<()> {
-        let e = crate::entropy::Entropy::parse(v.ok_or_else(|| err("entropy needs a value"))?)?;
+    /// What it measures is kept on the flow under the buffer's name ([`crate::flowvar::entropy_name`]).
+    pub(crate) fn entropy(&mut self, v: Option<&str>, ctx: &mut Ctx<'_, '_>) -> Step<()> {
+        let mut e = crate::entropy::Entropy::parse(v.ok_or_else(|| err("entropy needs a value"))?)?;
+        let name = crate::flowvar::entropy_name(self.sticky.name());
+        e.var = var_id(ctx, crate::flowvar::VarScope::Entropy, name)?;
         self.push_item(self.sticky, Item::Entropy(Box::new(e)))
     }
 

@@ -457,7 +457,7 @@ pub struct RuleSet {
     /// Flow integer names by id.
     pub(crate) flowint_names: Vec<String>,
     /// Variable names by id, per scope ([`crate::flowvar::VarScope::index`]).
-    pub(crate) var_names: [Vec<String>; 3],
+    pub(crate) var_names: [Vec<String>; 4],
     pub(crate) pcre_count: u32,
     /// Per buffer kind ([`Buffer::index`]): some rule checks a group on it lazily ([`RuleInfo::lazy`]), so its
     /// values are kept per transaction in the flow's state.

@@ -423,7 +423,10 @@ impl Scanner {
     /// packet variables captured on another packet are forgotten. The engine calls it before each call into the
     /// rules; without it, packet variables last until the next call that names a different packet.
     pub fn begin_packet(&mut self, packet: Option<u64>) {
-        self.pktvars.begin(packet);
+        if self.pktvars.begin(packet) {
+            // Measures of another packet not yet kept (its flow's detection did not finish) are not this one's.
+            self.pcre.measured.0.clear();
+        }
     }
 
     /// The alert text of `rule`, rule `rule_index` of the set this scanner serves, for an alert event: clones of
@@ -568,6 +571,9 @@ struct Bits {
     tags: crate::tag::TagList,
     /// The flow's variables captured by `pcre` ([`crate::flowvar`]).
     vars: crate::flowvar::VarStore,
+    /// What the flow's `entropy` keywords last measured, as (name id, bits per byte), one per name
+    /// ([`crate::flowvar::VarScope::Entropy`]).
+    entropy: Vec<(u32, f64)>,
 }
 
 impl FlowMatchState {
@@ -1197,20 +1203,35 @@ impl RuleSet {
         sc: &Scanner,
     ) -> Option<crate::flowvar::AlertVars> {
         use crate::flowvar::{VarScope, named};
-        let bits = flow.and_then(|f| f.bits.as_deref()).filter(|b| {
-            b.words.iter().any(|&w| w != 0) || !b.ints.is_empty() || !b.vars.is_empty()
-        });
         let pkt = &sc.pktvars.store;
-        if bits.is_none() && pkt.is_empty() {
-            return None;
+        let mut out = flow.and_then(|f| self.flow_metadata(f));
+        if !pkt.is_empty() {
+            out.get_or_insert_with(Default::default).pktvars =
+                named(self.names(VarScope::Packet), pkt);
         }
-        let mut out = crate::flowvar::AlertVars {
-            pktvars: named(self.names(VarScope::Packet), pkt),
-            ..Default::default()
-        };
-        if let Some(b) = bits {
-            out.flowvars = named(self.names(VarScope::Flow), &b.vars);
-            out.flowbits = b
+        out
+    }
+
+    /// The flow's variables as they stand (its flowbits, integers, variables and what its `entropy` keywords last
+    /// measured), as every EVE record of the flow writes them in its top-level `metadata` and `traffic` (Suricata's
+    /// `EveAddMetadata`, which its flow record calls without a packet); `None` when the flow has none. Names are
+    /// listed in the order they were met at load.
+    pub fn flow_metadata(&self, flow: &FlowMatchState) -> Option<crate::flowvar::AlertVars> {
+        use crate::flowvar::{VarScope, named};
+        let b = flow.bits.as_deref().filter(|b| {
+            b.words.iter().any(|&w| w != 0)
+                || !b.ints.is_empty()
+                || !b.vars.is_empty()
+                || !b.entropy.is_empty()
+        })?;
+        let mut ints = b.ints.clone();
+        ints.sort_unstable_by_key(|&(id, _)| id);
+        let mut entropy = b.entropy.clone();
+        entropy.sort_unstable_by_key(|&(id, _)| id);
+        let names = self.names(VarScope::Entropy);
+        Some(crate::flowvar::AlertVars {
+            flowvars: named(self.names(VarScope::Flow), &b.vars),
+            flowbits: b
                 .words
                 .iter()
                 .enumerate()
@@ -1220,15 +1241,38 @@ impl RuleSet {
                         .map(move |k| i * 64 + k)
                 })
                 .filter_map(|id| self.flowbit_names.get(id).cloned())
-                .collect();
-            let mut ints = b.ints.clone();
-            ints.sort_unstable_by_key(|&(id, _)| id);
-            out.flowints = ints
+                .collect(),
+            flowints: ints
                 .into_iter()
                 .filter_map(|(id, v)| Some((self.flowint_names.get(id as usize)?.clone(), v)))
-                .collect();
+                .collect(),
+            entropy: entropy
+                .into_iter()
+                .filter_map(|(id, v)| Some((names.get(id as usize)?.clone(), v)))
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    /// Keeps on the flow what the packet's `entropy` keywords measured (the last measure of each name stays, as
+    /// Suricata stores each one into the flow as it is made); the engine calls it once the packet's detection is
+    /// done, before reading the packet's metadata. Without a flow (a packet no flow tracks) they are forgotten, as
+    /// Suricata keeps them nowhere then. Allocates only when a measure of a new name is kept.
+    pub fn keep_measured(&self, flow: Option<&mut FlowMatchState>, sc: &mut Scanner) {
+        let measured = &mut sc.pcre.measured.0;
+        if measured.is_empty() {
+            return;
         }
-        Some(out)
+        if let Some(flow) = flow {
+            let kept = &mut flow.bits.get_or_insert_with(Box::default).entropy;
+            for &(id, v) in measured.iter() {
+                match kept.iter_mut().find(|(i, _)| *i == id) {
+                    Some(slot) => slot.1 = v,
+                    None => kept.push((id, v)),
+                }
+            }
+        }
+        measured.clear();
     }
 
     /// Whether rule `r` has flowbit conditions (its candidates go in the second pass).
@@ -2657,6 +2701,8 @@ fn apply_flowbits(rule: &Rule, bits: &mut Option<Box<Bits>>, names: usize, sc: &
                     crate::flowvar::VarScope::Flow => {
                         bits.get_or_insert_with(Box::default).vars.set(*var, value)
                     }
+                    // Not a scope a `pcre` captures into (`VarScope::from_prefix` never names it).
+                    crate::flowvar::VarScope::Entropy => continue,
                 };
                 if stored == crate::flowvar::Stored::Cut {
                     sc.stats.vars_cut += 1;

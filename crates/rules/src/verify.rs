@@ -65,6 +65,8 @@ pub(crate) struct PcreCaches {
     caps: Vec<Option<regex_automata::util::captures::Captures>>,
     /// What the capturing expressions captured on the paths that matched ([`crate::flowvar`]).
     pub staged: crate::flowvar::Staged,
+    /// What the packet's `entropy` keywords measured, for its flow ([`crate::RuleSet::keep_measured`]).
+    pub measured: crate::flowvar::Measured,
 }
 
 impl PcreCaches {
@@ -558,7 +560,10 @@ impl Verifier<'_, '_> {
                 if h.base != 0 || !h.real_end {
                     return None;
                 }
-                if e.matches(h.bytes.get(h.lo..h.hi)?) {
+                // What it measured stays on the flow whether or not the rule matches (EVE `metadata.entropy`).
+                let value = e.measure(h.bytes.get(h.lo..h.hi)?)?;
+                self.caches.measured.record(e.var, value);
+                if e.cmp.holds(value) {
                     self.step(i + 1, cursor, span)
                 } else {
                     None

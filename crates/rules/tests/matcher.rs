@@ -1282,9 +1282,12 @@ fn flowvar_syntax() {
     ] {
         assert!(loads(bad).is_err(), "{bad}");
     }
-    // Suricata 7's key/value captures are refused with their reason.
-    let err = loads(r#"pcre:"/(\w+)=(\w+)/, flow:key, flow:value";"#).unwrap_err();
+    // Suricata's key/value captures (packet scope only) are refused with their reason.
+    let err = loads(r#"pcre:"/(\w+)=(\w+)/, pkt:key, pkt:value";"#).unwrap_err();
     assert!(err.to_string().contains("key/value"), "{err}");
+    // In the flow scope `key` and `value` are plain names, as Suricata reads them.
+    let ok = r#"pcre:"/(\w+)=(\w+)/, flow:key, flow:value";"#;
+    assert!(loads(ok).is_ok(), "{ok}: {:?}", loads(ok).err());
 }
 
 #[test]
@@ -1532,4 +1535,82 @@ alert udp any any -> any any (content:"plain"; sid:3;)"#,
     );
     let (_, meta) = send(&mut sc, &mut flow, 4, b"nothing");
     assert!(meta.is_some_and(|m| m.pktvars.is_empty() && m.flowbits == ["seen"]));
+}
+
+/// What `entropy` keywords measure stays on the flow under the buffer's name (Suricata's `metadata.entropy`), whether
+/// or not the rule matched, the last measure of a name winning; a flow record reads it with the flow's other
+/// variables (`flow_metadata`); a packet that leaves its measures unkept does not hand them to the next packet.
+#[test]
+fn entropy_measures_stay_on_the_flow() {
+    let rs = load(
+        r#"alert udp any any -> any any (entropy: value > 7; sid:1;)
+alert udp any any -> any any (entropy: offset 4, value < 8; sid:2;)"#,
+    );
+    let mut sc = rs.scanner();
+    let c = PacketCtx {
+        transport: Transport::Udp,
+        app_proto: None,
+        ..ctx(Direction::ToServer)
+    };
+    let mut flow = FlowMatchState::default();
+    assert!(rs.flow_metadata(&flow).is_none(), "nothing measured yet");
+    let mut fired = Vec::new();
+    sc.begin_packet(Some(1));
+    rs.scan_packet(
+        &mut sc,
+        &mut flow,
+        &c,
+        b"aaaabbbb",
+        &mut |a: &flowbundle_rules::Alert<'_>| fired.push(a.sid()),
+    );
+    // Rule 1 measured 1 bit per byte and failed; rule 2 measured the 4 bytes after the offset (0 bits) and
+    // matched: its measure, the last one of the packet, is what the flow keeps.
+    assert_eq!(fired, [2]);
+    assert!(
+        rs.flow_metadata(&flow).is_none(),
+        "kept once the packet is done"
+    );
+    rs.keep_measured(Some(&mut flow), &mut sc);
+    let meta = rs.flow_metadata(&flow).expect("the flow's measure");
+    assert_eq!(meta.entropy, [("content".to_string(), 0.0)]);
+    assert!(meta.flowbits.is_empty() && meta.flowvars.is_empty() && meta.pktvars.is_empty());
+    // A packet whose measures are not kept (another flow's, say): the next packet starts without them.
+    sc.begin_packet(Some(2));
+    rs.scan_packet(
+        &mut sc,
+        &mut flow,
+        &c,
+        b"abcd",
+        &mut |_: &flowbundle_rules::Alert<'_>| {},
+    );
+    sc.begin_packet(Some(3));
+    rs.keep_measured(Some(&mut flow), &mut sc);
+    assert_eq!(
+        rs.flow_metadata(&flow).map(|m| m.entropy),
+        Some(vec![("content".to_string(), 0.0)])
+    );
+    // The next measure replaces it.
+    rs.scan_packet(
+        &mut sc,
+        &mut flow,
+        &c,
+        b"abcdefgh",
+        &mut |_: &flowbundle_rules::Alert<'_>| {},
+    );
+    rs.keep_measured(Some(&mut flow), &mut sc);
+    assert_eq!(
+        rs.flow_metadata(&flow).map(|m| m.entropy),
+        Some(vec![("content".to_string(), 2.0)])
+    );
+}
+
+#[test]
+fn entropy_names_are_suricatas_buffer_names() {
+    use flowbundle_rules::flowvar::entropy_name;
+    assert_eq!(entropy_name("payload"), "content");
+    assert_eq!(entropy_name("file.data (http)"), "file_data");
+    assert_eq!(entropy_name("http.response_body"), "file_data");
+    assert_eq!(entropy_name("http.request_body"), "http_client_body");
+    assert_eq!(entropy_name("http.header (request)"), "http_header");
+    assert_eq!(entropy_name("tls.sni"), "tls.sni");
 }

@@ -428,6 +428,10 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
         tcp_flag_words(buf, t.flags);
         let _ = write!(buf, ",\"state\":\"{}\"}}", t.state.name());
     }
+    // The flow's variables as its end left them, as Suricata writes them on its flow record.
+    if let Some(v) = &r.vars {
+        put_flow_vars(buf, v);
+    }
     if !opts.extra {
         return;
     }
@@ -653,10 +657,20 @@ fn put_printable(buf: &mut Vec<u8>, value: &[u8]) {
     put_str(buf, &text);
 }
 
-/// Suricata's top-level `metadata` (on by default in its EVE output) for an alert: the flow's flowbits, integers and
-/// variables and the packet's variables (`{"flowbits":[..],"flowints":{..},"flowvars":[{name:value}],"pktvars":
-/// [..]}`), and `traffic` (`{"id":[..],"label":[..]}`) from the flowbits named `traffic/id/X` and
-/// `traffic/label/X`, which Suricata lists there instead of under `flowbits`. Nothing for what is empty.
+/// A number as JSON writes it, in the shortest form that reads back as the same `f64` (as Suricata's JSON builder
+/// writes floats); `null` for what JSON cannot hold (no measure is NaN or infinite).
+fn put_float(buf: &mut Vec<u8>, value: f64) {
+    if serde_json::to_writer(&mut *buf, &value).is_err() {
+        buf.extend_from_slice(b"null");
+    }
+}
+
+/// Suricata's top-level `metadata` (on by default in its EVE output) for an alert or a flow record: the flow's
+/// flowbits, integers, measured entropy and variables and the packet's variables (`{"flowbits":[..],"flowints":
+/// {..},"entropy":{"file_data":4.15},"flowvars":[{name:value}],"pktvars":[..]}`; `entropy`: what the flow's
+/// `entropy` keywords last measured, by buffer name), and `traffic` (`{"id":[..],"label":[..]}`) from the flowbits
+/// named `traffic/id/X` and `traffic/label/X`, which Suricata lists there instead of under `flowbits`. Nothing for
+/// what is empty.
 fn put_flow_vars(buf: &mut Vec<u8>, v: &flowbundle_events::AlertVars) {
     const ID: &str = "traffic/id/";
     const LABEL: &str = "traffic/label/";
@@ -666,7 +680,12 @@ fn put_flow_vars(buf: &mut Vec<u8>, v: &flowbundle_events::AlertVars) {
             .filter(|b| !b.starts_with(ID) && !b.starts_with(LABEL))
     };
     let any_plain = plain().next().is_some();
-    if any_plain || !v.flowints.is_empty() || !v.flowvars.is_empty() || !v.pktvars.is_empty() {
+    if any_plain
+        || !v.flowints.is_empty()
+        || !v.entropy.is_empty()
+        || !v.flowvars.is_empty()
+        || !v.pktvars.is_empty()
+    {
         buf.extend_from_slice(b",\"metadata\":{");
         let mut first = true;
         let mut key = |buf: &mut Vec<u8>, k: &str| {
@@ -696,6 +715,19 @@ fn put_flow_vars(buf: &mut Vec<u8>, v: &flowbundle_events::AlertVars) {
                 }
                 put_str(buf, name);
                 let _ = write!(buf, ":{value}");
+            }
+            buf.push(b'}');
+        }
+        if !v.entropy.is_empty() {
+            key(buf, "entropy");
+            buf.push(b'{');
+            for (i, (name, value)) in v.entropy.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                put_str(buf, name);
+                buf.push(b':');
+                put_float(buf, *value);
             }
             buf.push(b'}');
         }
@@ -857,6 +889,7 @@ mod tests {
                 }),
                 icmp_toserver: None,
                 icmp_toclient: None,
+                vars: None,
             })),
         };
         let mut b = Vec::new();
@@ -889,6 +922,82 @@ mod tests {
         let plain = String::from_utf8(b).unwrap();
         let (without, _) = s.split_once(",\"flowbundle\"").unwrap();
         assert_eq!(plain, format!("{without}}}"));
+    }
+
+    /// A flow record writes the flow's variables as its end left them, as Suricata's flow record does: flowbits,
+    /// integers, the measured entropy and variables in the top-level `metadata`, traffic ids and labels in
+    /// `traffic`; the line validates against Suricata's schema.
+    #[test]
+    fn a_flow_record_writes_the_flows_variables() {
+        let (k, d) = key();
+        let rec = FlowRecord {
+            app: AppLabel::Proto(AppProto::Http),
+            application: None,
+            application_evidence: None,
+            evidence: Some(flowbundle_events::Evidence::Parser),
+            risks: Default::default(),
+            decided_at: None,
+            pkts_toserver: 5,
+            pkts_toclient: 5,
+            bytes_toserver: 400,
+            bytes_toclient: 900,
+            start_ns: 1_000_000_000,
+            end_ns: 2_000_000_000,
+            state: FlowState::Closed,
+            reason: EndReason::Shutdown,
+            alerted: true,
+            action: None,
+            tcp: None,
+            icmp_toserver: None,
+            icmp_toclient: None,
+            vars: Some(Box::new(flowbundle_events::AlertVars {
+                flowbits: vec![
+                    "junkbit".into(),
+                    "traffic/id/curl".into(),
+                    "traffic/label/cli-http".into(),
+                ],
+                flowints: vec![("count".into(), 2)],
+                flowvars: vec![("gid".into(), b"0".to_vec())],
+                entropy: vec![("file_data".into(), 4.150007324019584)],
+                ..Default::default()
+            })),
+        };
+        let e = Event {
+            ts_ns: 2_000_000_000,
+            flow_id: 42,
+            pcap_cnt: None,
+            seq: 0,
+            key: k,
+            client: d,
+            dir: d,
+            kind: EventKind::Flow(Box::new(rec)),
+        };
+        let mut b = Vec::new();
+        render(&mut b, &e);
+        let v: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+        assert_eq!(
+            v["metadata"],
+            serde_json::json!({
+                "flowbits": ["junkbit"],
+                "flowints": {"count": 2},
+                "entropy": {"file_data": 4.150007324019584},
+                "flowvars": [{"gid": "0"}],
+            })
+        );
+        assert_eq!(
+            v["traffic"],
+            serde_json::json!({"id": ["curl"], "label": ["cli-http"]})
+        );
+        // The float is written in the shortest form that reads back as itself.
+        assert!(
+            std::str::from_utf8(&b)
+                .expect("UTF-8")
+                .contains("\"entropy\":{\"file_data\":4.150007324019584}")
+        );
+        if let Some(path) = flowbundle_testsupport::data("suricata-eve/schema.json") {
+            let schema = flowbundle_testsupport::json_schema::Schema::load(&path).expect("schema");
+            assert_eq!(schema.errors(&v), Vec::<String>::new(), "{v}");
+        }
     }
 
     /// `app_proto` is Suricata's value: `failed` for a protocol Suricata has no parser for and for a label guessed
@@ -925,6 +1034,7 @@ mod tests {
                     tcp: None,
                     icmp_toserver: None,
                     icmp_toclient: None,
+                    vars: None,
                 })),
             };
             let mut b = Vec::new();
@@ -1100,6 +1210,7 @@ mod tests {
                     ("value".into(), b"5.0\x01".to_vec()),
                 ],
                 pktvars: vec![("uid".into(), b"0".to_vec())],
+                entropy: Vec::new(),
             }));
         }
         let v = line(&e);

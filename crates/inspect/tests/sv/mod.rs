@@ -310,6 +310,7 @@ const OPEN_PATHS: &[&str] = &[
     "metadata.flowints",
     "metadata.flowvars",
     "metadata.pktvars",
+    "metadata.entropy",
 ];
 
 impl Written {
@@ -356,6 +357,7 @@ impl Written {
                     flowints: vec![("i".into(), 1)],
                     flowvars: vec![("f".into(), b"v".to_vec())],
                     pktvars: vec![("p".into(), b"v".to_vec())],
+                    entropy: vec![("file_data".into(), 4.0)],
                 })),
                 dataset_values: None,
             };
@@ -385,6 +387,14 @@ impl Written {
                 }),
                 icmp_toserver: icmp,
                 icmp_toclient: icmp,
+                // A flow's own variables (no packet's, no alert's own captures).
+                vars: alert.vars.as_deref().map(|v| {
+                    Box::new(flowbundle_inspect::rules::flowvar::AlertVars {
+                        context: Vec::new(),
+                        pktvars: Vec::new(),
+                        ..v.clone()
+                    })
+                }),
             };
             // An alert on a transaction's buffer carries the transaction, as its own record writes it: one sample
             // alert per transaction kind whose layout is checked (every field filled).
