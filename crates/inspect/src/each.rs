@@ -54,9 +54,14 @@
 //! by bytes past a tenth (`dh`'s fixed function: 361 M), with less than half the moves. Its sweeps do not wait for every worker either. A bucket changes hands
 //! with its shards: the worker that had it has inspected every packet of it before the sweep, and taken the sweep's
 //! timed-out flows out of its shards, when it publishes that sweep (`swept`); the worker that takes it over inspects
-//! no packet of it after the sweep, and sweeps none of its shards, before then ([`EachReads::await_takeovers`]). That
-//! is a wait only where the new owner is ahead of the old one, at the bucket's first packet after the sweep (or at its
-//! next sweep); the stores and loads of `swept` order the old owner's use of the shards before the new one's. Every
+//! no packet of it after the sweep, and sweeps none of its shards, before then ([`EachReads::await_takeovers`]). Where
+//! the new owner is ahead of the old one, it holds the bucket's packets back (copies them, bounded, `HeldBack`) and
+//! goes on with its other buckets' packets, inspecting the held ones in input order once the old owner has published
+//! the sweep: it waits only where there is no room left, at an IP fragment (placed by the defragmenter), at its next sweep,
+//! or at the end (measured on the ×5 merged nDPI trace with the community rules, waiting at the bucket's first packet
+//! after the sweep cost the new owner 16-37 ms of a 0.49 s run). Their output goes in messages of their own, tagged
+//! with their positions (a block holds packets in input order), and the worker's published count stays at the oldest
+//! packet held. The stores and loads of `swept` order the old owner's use of the shards before the new one's. Every
 //! wait of a worker keeps ending its deferred sweeps and publishing its count, so none waits for one that waits for
 //! it: the worker behind every other waits for nobody (the ones it could wait for are ahead of it, and a takeover
 //! waits only for a worker behind).
@@ -72,7 +77,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
 use flowbundle_types::BUNDLES;
 
-use flowbundle_ingest::{CaptureReader, ReadStats, Timeline};
+use flowbundle_ingest::{CaptureReader, LinkType, PacketRecord, ReadStats, Timeline};
 
 use crate::engine::{Engine, Expired, WorkerCtx, packet_at, sweep_at};
 use crate::stream::{
@@ -91,6 +96,10 @@ const PUBLISH_EVERY: u64 = 64;
 /// of such jumps (measured on ten times the merged nDPI trace: 36.9-37.0 MiB against 34.2-34.5 MiB with every sweep
 /// waiting). An ordinary sweep of the merged trace ends a few hundred flows a worker.
 const DEFER_FLOWS_MAX: usize = 1024;
+
+/// Most bytes of packets a worker holds back for the buckets it took over ([`HeldBack`]); past it (or past half the
+/// window of packets) it waits for the worker that had the bucket instead.
+const HELD_BYTES: usize = 1 << 20;
 
 /// A position published on its own cache line (each worker writes its own, the collector and the other workers read).
 #[repr(align(128))]
@@ -392,8 +401,11 @@ pub struct EachWorker {
     /// between the workers' whole shares costs.
     pub waited_at_end_ns: u64,
     /// Nanoseconds this worker waited for the workers that had the buckets of a rebalanced table it took over
-    /// ([`EachWorker::takeovers`]) to get to the sweep.
+    /// ([`EachWorker::takeovers`]) to get to the sweep, at a packet (no room left to hold it back, or an IP fragment)
+    /// or at the end of the input.
     pub waited_for_takeovers_ns: u64,
+    /// The same at this worker's next sweep (the worker that had a bucket not yet at the sweep it moved at).
+    pub waited_for_takeovers_at_sweeps_ns: u64,
     /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]).
     pub waited_ahead_ns: u64,
     /// Nanoseconds this worker waited for one of its blocks of rendered output to come back (see
@@ -407,12 +419,89 @@ pub struct EachWorker {
     /// Buckets of a rebalanced table this worker took over from a worker that had not got to the sweep yet (whose
     /// packets and sweeps then waited for it, where this worker got to them first).
     pub takeovers: u64,
+    /// Packets of such buckets this worker read before that worker was done with them, held back and inspected once
+    /// it was instead of waiting (see the module documentation).
+    pub held_back: u64,
 }
 
-/// A worker's own: its number, and the blocks it renders its packets' output into (see [`BlockWriter`]).
+/// A worker's own: its number, the blocks it renders its packets' output into (see [`BlockWriter`]), and the
+/// packets it holds back for the buckets it took over ([`HeldBack`]).
 struct Mine {
     w: usize,
     ring: RefCell<BlockWriter>,
+    held: RefCell<HeldBack>,
+}
+
+/// The packets of buckets a worker took over at a sweep that it read before the worker that had the bucket was done
+/// with it (had published that sweep): copied here, already through the pre-scheduling stage
+/// ([`Engine::stage_held`]), and inspected in input order as soon as that worker is done
+/// ([`EachReads::inspect_held`]), while this worker goes on with the packets of its other buckets instead of
+/// waiting. The worker's published count stays at the oldest packet held (its output is not sent yet). Bounded by
+/// [`HELD_BYTES`] and half the window of packets: past either, the worker waits as before.
+#[derive(Default)]
+struct HeldBack {
+    bytes: Vec<u8>,
+    packets: VecDeque<HeldPacket>,
+    /// The sweeps each worker had published when the held packets were last looked at (room made once).
+    swept: Vec<u64>,
+}
+
+/// One packet held back: its record (its bytes in [`HeldBack::bytes`]), its number among the packets read, its
+/// key-only bundle, and the takeover it waits for (the worker that had its bucket, the sweep it must have published).
+#[derive(Clone, Copy)]
+struct HeldPacket {
+    i: u64,
+    ts_ns: u64,
+    orig_len: u32,
+    interface: u32,
+    link_type: LinkType,
+    start: usize,
+    bundle: u16,
+    len: usize,
+    from: usize,
+    sweep: u64,
+}
+
+impl HeldBack {
+    /// Holds packet `i` (`rec`, of `bundle`, waiting for `(from, sweep)`) when there is room (see [`HeldBack`]).
+    fn hold(
+        &mut self,
+        i: u64,
+        rec: &PacketRecord<'_>,
+        bundle: u16,
+        (from, sweep): (usize, u64),
+        window: u64,
+    ) -> bool {
+        let len = rec.data.len();
+        if self.bytes.len().saturating_add(len) > HELD_BYTES
+            || self
+                .packets
+                .front()
+                .is_some_and(|p| i.saturating_sub(p.i) >= window / 2)
+        {
+            return false;
+        }
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(rec.data);
+        self.packets.push_back(HeldPacket {
+            i,
+            ts_ns: rec.ts_ns,
+            orig_len: rec.orig_len,
+            interface: rec.interface,
+            link_type: rec.link_type,
+            start,
+            bundle,
+            len,
+            from,
+            sweep,
+        });
+        true
+    }
+
+    /// The oldest packet held.
+    fn oldest(&self) -> Option<u64> {
+        self.packets.front().map(|p| p.i)
+    }
 }
 
 /// A sweep a worker made before every worker had got there (see the module documentation): the flows it took out of
@@ -557,12 +646,14 @@ impl<'a> EachReads<'a> {
             waited_at_sweeps_ns: 0,
             waited_at_end_ns: 0,
             waited_for_takeovers_ns: 0,
+            waited_for_takeovers_at_sweeps_ns: 0,
             waited_ahead_ns: 0,
             waited_for_output_ns: 0,
             blocks_made: 0,
             output_written: 0,
             sweeps_ended_later: 0,
             takeovers: 0,
+            held_back: 0,
         };
         // The single-threaded run's latest capture time (its end of input), which every worker learns alike.
         let mut latest = 0u64;
@@ -572,6 +663,10 @@ impl<'a> EachReads<'a> {
         let me = Mine {
             w,
             ring: RefCell::new(BlockWriter::new(w)),
+            held: RefCell::new(HeldBack {
+                swept: Vec::with_capacity(n),
+                ..HeldBack::default()
+            }),
         };
         // This worker's sweeps made before every worker got there, oldest first (see the module documentation).
         let mut deferred: VecDeque<Deferred> = VecDeque::new();
@@ -611,19 +706,40 @@ impl<'a> EachReads<'a> {
                 }
                 let num = self.first_position + i;
                 let key = engine.plain_bundle(&rec);
-                if owners.has_takeovers()
-                    && !self.await_takeovers(
+                let mut held = false;
+                if owners.has_takeovers() {
+                    // The takeovers done since are forgotten, then the packets held back for them inspected (see
+                    // `await_takeovers`); a packet of a bucket still taken over is held back, room permitting,
+                    // instead of waiting for the worker that had the bucket.
+                    let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
+                    owners.clear_takeovers(swept);
+                    self.inspect_held(&me, &mut ctx, base);
+                    // A packet the key-only decoding does not place, unless it is an IP fragment, is placed by
+                    // decoding it in full (what `process_keyed` files it under), so that it waits for its own
+                    // bucket only, or is held back, rather than wait for every takeover.
+                    let placed = key.or_else(|| engine.whole_bundle(&rec));
+                    let taken = placed.and_then(|b| owners.takeover_of(b).map(|t| (b, t)));
+                    held = taken.is_some_and(|(b, takeover)| {
+                        me.held.borrow_mut().hold(i, &rec, b, takeover, self.window)
+                    });
+                    if let (true, Some((b, _))) = (held, taken) {
+                        engine.stage_held(&mut pre, &rec, &mut latest);
+                        // Counted in its bucket as every packet read is.
+                        owners.place(b, rec.data.len());
+                        report.held_back += 1;
+                    } else if !self.await_takeovers(
                         &mut owners,
-                        key,
+                        placed,
                         &mut report.waited_for_takeovers_ns,
                         (&me, &mut ctx, &mut deferred, base, i),
-                    )
-                {
-                    break 'inputs;
+                    ) {
+                        break 'inputs;
+                    }
                 }
                 // A block to render the packet's output into, before the packet (a wait settles, which may end
                 // sweeps with the context: it must hold no packet's events then).
-                if self.out.render.is_some()
+                if !held
+                    && self.out.render.is_some()
                     && !me.ring.borrow_mut().refill()
                     && !self.write_out_then_refill(&me, &mut report.output_written)
                 {
@@ -657,21 +773,32 @@ impl<'a> EachReads<'a> {
                 // SAFETY: this worker alone inspects packets of the bundles it owns (`owns` partitions them among the
                 // workers, and a bucket taken over at a sweep is used only once the worker that had it is done with
                 // it, `await_takeovers`), so it alone uses their shards.
-                let mine = unsafe {
+                let mine = if held {
+                    None
+                } else {
                     let owners = &owners;
-                    engine.process_keyed(
-                        &mut ctx,
-                        &mut pre,
-                        num,
-                        &rec,
-                        key,
-                        |b| {
-                            let mine = owners.place(b, rec.data.len()) == w;
-                            debug_assert!(!mine || owners.takeover_of(b).is_none());
-                            mine
-                        },
-                        &mut latest,
-                    )
+                    unsafe {
+                        engine.process_keyed(
+                            &mut ctx,
+                            &mut pre,
+                            num,
+                            &rec,
+                            key,
+                            |b| {
+                                let mine = owners.place(b, rec.data.len()) == w;
+                                debug_assert!(!mine || owners.takeover_of(b).is_none());
+                                debug_assert!(
+                                    !mine
+                                        || me.held.borrow().packets.iter().all(|p| p.bundle
+                                            & ((owners.owner.len().max(1) - 1) as u16)
+                                            != b & ((owners.owner.len().max(1) - 1) as u16)),
+                                    "a packet inspected before an older one of its bucket held back"
+                                );
+                                mine
+                            },
+                            &mut latest,
+                        )
+                    }
                 };
                 if mine.is_some() {
                     match self.out.render {
@@ -706,7 +833,7 @@ impl<'a> EachReads<'a> {
                         && !self.await_takeovers(
                             &mut owners,
                             None,
-                            &mut report.waited_for_takeovers_ns,
+                            &mut report.waited_for_takeovers_at_sweeps_ns,
                             (&me, &mut ctx, &mut deferred, base, i + 1),
                         )
                     {
@@ -747,6 +874,10 @@ impl<'a> EachReads<'a> {
                     // Its shards are swept (what is left of the sweep, ending the flows taken out, touches none): a
                     // bucket that leaves it here may be taken over from now on. The stores and loads of `swept`
                     // order its last use of the bucket's shards before the next owner's first.
+                    debug_assert!(
+                        me.held.borrow().packets.is_empty(),
+                        "swept with packets held"
+                    );
                     self.swept[w].0.store(sweeps, Release);
                     if many
                         && !self.wait_settling(
@@ -780,12 +911,22 @@ impl<'a> EachReads<'a> {
         }
         // The end of the input once every worker has read it all (as the reader's flush waits for the packets in
         // flight), and its own later sweeps ended: the flows ended look up what every packet announced.
+        // The packets held back for takeovers inspected first: this worker's published count stays at the oldest.
+        let caught_up = !owners.has_takeovers()
+            || self.await_takeovers(
+                &mut owners,
+                None,
+                &mut report.waited_for_takeovers_ns,
+                (&me, &mut ctx, &mut deferred, base, i),
+            );
         me.ring.borrow_mut().hand_on(&self.out.events);
-        if self.wait_settling(
-            &mut report.waited_at_end_ns,
-            (&me, &mut ctx, &mut deferred, base, i),
-            |deferred| deferred.is_empty() && self.slowest() >= i,
-        ) {
+        if caught_up
+            && self.wait_settling(
+                &mut report.waited_at_end_ns,
+                (&me, &mut ctx, &mut deferred, base, i),
+                |deferred| deferred.is_empty() && self.slowest() >= i,
+            )
+        {
             ctx.input_at = packet_at(base + i);
             // SAFETY: as above; its own shards only.
             unsafe { engine.end_shards(&mut ctx, latest, owners.shards().iter().copied()) };
@@ -835,28 +976,84 @@ impl<'a> EachReads<'a> {
         waited: &mut u64,
         settling: (&Mine, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
     ) -> bool {
+        let (me, ctx, deferred, base, read) = settling;
         let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
-        if owners.clear_takeovers(swept) {
-            return true;
-        }
         let target = bundle.map(|b| owners.takeover_of(b));
-        match target {
-            // Not a bucket taken over: nothing to wait for.
-            Some(None) => true,
-            Some(Some((from, sweep))) => {
-                let ok = self.wait_settling(waited, settling, |_| swept(from, sweep));
-                owners.clear_takeovers(swept);
-                ok
-            }
-            None => {
-                let ok = self.wait_settling(waited, settling, |_| {
+        let ok = if owners.clear_takeovers(swept) {
+            true
+        } else {
+            let settling = (me, &mut *ctx, &mut *deferred, base, read);
+            match target {
+                // Not a bucket taken over: nothing to wait for.
+                Some(None) => true,
+                Some(Some((from, sweep))) => {
+                    self.wait_settling(waited, settling, |_| swept(from, sweep))
+                }
+                None => self.wait_settling(waited, settling, |_| {
                     owners
                         .pending
                         .iter()
                         .all(|&(k, from)| swept(from, owners.takeover[k]))
-                });
-                owners.clear_takeovers(swept);
-                ok
+                }),
+            }
+        };
+        // The takeovers done are forgotten, then the packets held back for them inspected: in that order, a
+        // bucket that no longer waits has no packet held back (both read the same `swept`, which only grows), so
+        // its next packet comes after them.
+        owners.clear_takeovers(swept);
+        self.inspect_held(me, ctx, base);
+        ok
+    }
+
+    /// Inspects the packets held back for takeovers now done (see [`HeldBack`]), in input order, sending each one's
+    /// output tagged with its position; the others stay held. `ctx` holds no packet's events.
+    fn inspect_held(&self, me: &Mine, ctx: &mut WorkerCtx, base: u64) {
+        let mut held = me.held.borrow_mut();
+        if held.packets.is_empty() {
+            return;
+        }
+        let HeldBack {
+            bytes,
+            packets,
+            swept,
+        } = &mut *held;
+        // What each worker has swept, read once: read again for each packet, a later packet of a bucket could find
+        // its takeover done where an earlier one, still held, did not.
+        swept.clear();
+        swept.extend(self.swept.iter().map(|s| s.0.load(Acquire)));
+        let mut k = 0;
+        while let Some(&p) = packets.get(k) {
+            if swept.get(p.from).is_none_or(|&s| s < p.sweep) {
+                k += 1;
+                continue;
+            }
+            packets.remove(k);
+            let rec = PacketRecord {
+                ts_ns: p.ts_ns,
+                orig_len: p.orig_len,
+                interface: p.interface,
+                link_type: p.link_type,
+                data: bytes.get(p.start..p.start + p.len).unwrap_or_default(),
+            };
+            // SAFETY: the packet's bundle is this worker's (it held the packet for a bucket it took over), and the
+            // worker that had the bucket is done with its shards (it published the sweep; `swept`'s store and this
+            // load order its use before this one).
+            unsafe { self.engine.process_held(ctx, base + p.i, &rec, p.bundle) };
+            self.sent(ctx, 2 * p.i + 1);
+        }
+        if packets.is_empty() {
+            bytes.clear();
+        }
+    }
+
+    /// Sends the output of the packet `ctx` just inspected, tagged `seq`, in a message of its own (not in the
+    /// worker's block, whose packets come in input order), and publishes the counters when it is time.
+    fn sent(&self, ctx: &mut WorkerCtx, seq: u64) {
+        self.out.send(seq, ctx);
+        if let Some(b) = self.board {
+            ctx.handled += 1;
+            if ctx.handled.is_multiple_of(StatsBoard::EVERY) {
+                b.publish(ctx);
             }
         }
     }
@@ -876,6 +1073,8 @@ impl<'a> EachReads<'a> {
         waiting: bool,
     ) {
         let w = me.w;
+        // The packets held back for the takeovers now done (see `HeldBack`).
+        self.inspect_held(me, ctx, base);
         // The oldest deferred sweep keeps this worker's published count at the packet it follows, so the slowest
         // count is past it when every other worker has got past it too.
         while let Some(d) = deferred.front()
@@ -902,7 +1101,8 @@ impl<'a> EachReads<'a> {
         let published = deferred
             .front()
             .map_or(read, |d| d.i + 1)
-            .min(ring.pending_since().unwrap_or(u64::MAX));
+            .min(ring.pending_since().unwrap_or(u64::MAX))
+            .min(me.held.borrow().oldest().unwrap_or(u64::MAX));
         self.done[w].0.store(published, Release);
     }
 

@@ -972,6 +972,59 @@ impl Engine {
         Some(self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm))
     }
 
+    /// The bundle [`Engine::process_keyed`] files a packet under when its key-only decoding does not answer
+    /// ([`Engine::plain_bundle`] is `None`: a tunnel, an ICMPv4 error filed under its quoted flow, no IP) and it is no
+    /// IP fragment (whose bundle depends on the defragmenter's state): decodes it in full. `None` for a fragment.
+    pub fn whole_bundle(&self, rec: &PacketRecord<'_>) -> Option<u16> {
+        let d = decode(rec, &self.cfg.decode);
+        if d.ip.is_some_and(|ip| ip.fragmented) {
+            return None;
+        }
+        Some(Self::serial_bundle(&d))
+    }
+
+    /// The first half of [`Engine::process_keyed`] for a packet this worker owns whose inspection it puts off (a
+    /// packet of a bucket it took over while the worker that had the bucket is not done with it, see
+    /// [`crate::EachReads`]): counts it in the latest time and runs it through the pre-scheduling stage, now, in
+    /// input order. [`Engine::process_held`] inspects it later. `rec` is no IP fragment (its bundle is its key-only
+    /// one, or [`Engine::whole_bundle`]).
+    pub fn stage_held(&self, pre: &mut Prestage, rec: &PacketRecord<'_>, latest: &mut u64) {
+        *latest = (*latest).max(rec.ts_ns);
+        let d = decode(rec, &self.cfg.decode);
+        let staged = pre.stage_decoded(&d, rec.ts_ns);
+        debug_assert_eq!(staged, Staged::Whole, "key-only decoding passed a fragment");
+    }
+
+    /// The second half of [`Engine::process_keyed`] for a packet [`Engine::stage_held`] staged: decodes it again and
+    /// inspects it, numbered `num`, in bundle `bundle` (its key-only bundle, or [`Engine::whole_bundle`]).
+    ///
+    /// # Safety
+    /// As [`Engine::process_owned`]: this thread alone uses the shards of `bundle` now.
+    pub unsafe fn process_held(
+        &self,
+        ctx: &mut WorkerCtx,
+        num: u64,
+        rec: &PacketRecord<'_>,
+        bundle: u16,
+    ) -> bool {
+        let t0 = cost::now();
+        let on = ctx.sample();
+        let d = decode(rec, &self.cfg.decode);
+        debug_assert_eq!(
+            Self::serial_bundle(&d),
+            bundle,
+            "key-only decoding and decoding disagree on the bundle"
+        );
+        let tm = Timing {
+            t0,
+            t_decoded: if on { cost::now() } else { 0 },
+            on,
+        };
+        // SAFETY: the caller's promise: this thread alone uses the shards of `bundle`.
+        let mut held = unsafe { BundleToken::assume_held(bundle) };
+        self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm)
+    }
+
     /// [`Engine::process_owned`] through decoding and the defragmenter for every packet (the single-threaded loop,
     /// and the packets whose headers alone do not settle their bundle).
     ///

@@ -1,7 +1,7 @@
 //! Every worker reading the input under a rebalanced table (`inspect FILE --threads N --scheduler lfb|rss
 //! --workers-read`): buckets of bundles change workers at the sweeps, and no worker waits for the others there. A
 //! bucket's new owner inspects its packets after the sweep, and sweeps its shards, only once the worker that had it
-//! has got to that sweep (`EachReads`'s takeovers). Checked on a capture made here: hundreds of UDP flows that run
+//! has got to that sweep (`EachReads`'s takeovers); it holds back the packets it reads before then. Checked on a capture made here: hundreds of UDP flows that run
 //! across many sweeps, pause long enough to be ended by one, and come back, with a load that moves between the
 //! flows every few seconds, so that every sweep moves buckets whose flows are open and the worker with the lighter
 //! share runs ahead of the other. At 2 and 3 workers, ten runs each, under both tables: the output is the
@@ -18,8 +18,9 @@ use flowbundle_inspect::{
 };
 
 /// What a run with every worker reading left: its events, sorted, the buckets moved at the sweeps (the
-/// same on every worker), and the takeovers that found the worker which had the bucket not there yet.
-fn run_tables(file: &Path, workers: usize, placement: Placement) -> (Vec<String>, u64, u64) {
+/// same on every worker), the takeovers that found the worker which had the bucket not there yet, and the packets held
+/// back for them (inspected once that worker got there).
+fn run_tables(file: &Path, workers: usize, placement: Placement) -> (Vec<String>, u64, u64, u64) {
     let (mut out, reports) = every_worker_reads(config(), file, workers, 4096, placement);
     let moved = reports[0].moved;
     assert!(
@@ -27,8 +28,9 @@ fn run_tables(file: &Path, workers: usize, placement: Placement) -> (Vec<String>
         "every worker moved the same buckets"
     );
     let takeovers = reports.iter().map(|r| r.takeovers).sum();
+    let held = reports.iter().map(|r| r.held_back).sum();
     out.sort();
-    (out, moved, takeovers)
+    (out, moved, takeovers, held)
 }
 
 /// Clients, each with one UDP flow to the server.
@@ -138,11 +140,12 @@ fn buckets_taken_over_at_the_sweeps_without_waiting_give_the_serial_output() {
         ("rss", Placement::for_policy("rss").expect("rss")),
         ("lfb", Placement::for_policy("lfb").expect("lfb")),
     ] {
-        let (mut early, mut moves) = (0, 0);
+        let (mut early, mut moves, mut held_back) = (0, 0, 0);
         for workers in [2, 3] {
             for round in 0..10 {
-                let (out, moved, takeovers) = run_tables(&file, workers, placement);
+                let (out, moved, takeovers, held) = run_tables(&file, workers, placement);
                 early += takeovers;
+                held_back += held;
                 moves += moved;
                 assert!(moved > 0, "{name}: the table moved no bucket");
                 if out != serial {
@@ -164,8 +167,8 @@ fn buckets_taken_over_at_the_sweeps_without_waiting_give_the_serial_output() {
         }
         // How often the new owner got there first depends on the threads' timing: reported, not asserted.
         eprintln!(
-            "{name}: {moves} buckets moved, {early} of them taken over before their worker got to the sweep, in 20 \
-             runs"
+            "{name}: {moves} buckets moved, {early} of them taken over before their worker got to the sweep, \
+             {held_back} packets of theirs held back meanwhile, in 20 runs"
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

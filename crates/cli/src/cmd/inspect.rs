@@ -1623,9 +1623,11 @@ fn inspect_each(
         // Buckets taken over only where a table moves them.
         let takeovers = if results.iter().any(|r| r.moved > 0) {
             format!(
-                ", {} ms for buckets taken over ({})",
-                each(&|r| ms(r.waited_for_takeovers_ns)),
-                each(&|r| r.takeovers.to_string())
+                ", {} ms for buckets taken over ({} ms of it at the next sweep; {}; packets held back meanwhile {})",
+                each(&|r| ms(r.waited_for_takeovers_ns + r.waited_for_takeovers_at_sweeps_ns)),
+                each(&|r| ms(r.waited_for_takeovers_at_sweeps_ns)),
+                each(&|r| r.takeovers.to_string()),
+                each(&|r| r.held_back.to_string())
             )
         } else {
             String::new()
