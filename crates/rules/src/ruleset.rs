@@ -533,6 +533,7 @@ impl RuleSet {
         let mut next_capture_op = 0u32;
         let mut xbit_ids: HashMap<(bool, String), u32> = HashMap::new();
         let mut pcre_memory = 0usize;
+        let mut pcre_compiled = HashMap::new();
         let mut datasets = opts.datasets.clone();
         let mut next_dataset_op = 0u32;
         let mut rules: Vec<Rule> = Vec::new();
@@ -559,6 +560,7 @@ impl RuleSet {
                             next_capture_op: &mut next_capture_op,
                             xbit_ids: &mut xbit_ids,
                             pcre_memory: &mut pcre_memory,
+                            pcre_compiled: &mut pcre_compiled,
                             datasets: &mut datasets,
                             next_dataset_op: &mut next_dataset_op,
                             rule_dir: (*name != "<text>")

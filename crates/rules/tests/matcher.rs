@@ -158,6 +158,28 @@ alert udp any any -> any any (pcre:"/^hello\s+world$/"; sid:3;)"#,
     assert_eq!(packet(&rs, b"hello world!"), Vec::<u32>::new());
 }
 
+/// A `pcre` value written in several rules is compiled once and shared: each rule still matches, captures into its
+/// variables and negates on its own, the backtracking engine's expressions as the linear engine's.
+#[test]
+fn a_pcre_written_again_matches_in_every_rule() {
+    let rs = load(
+        r#"alert udp any any -> any any (pcre:"/^id=(\d+)/, pkt:a"; noalert; sid:1;)
+alert udp any any -> any any (content:"z"; pcre:"/^id=(\d+)/, pkt:a"; sid:2;)
+alert udp any any -> any any (content:"x"; pktvar:a,"7"; sid:3;)
+alert udp any any -> any any (pcre:"/(a)\1b/"; sid:4;)
+alert udp any any -> any any (content:"q"; pcre:"/(a)\1b/"; sid:5;)
+alert udp any any -> any any (content:"w"; pcre:!"/(a)\1b/"; sid:6;)
+alert udp any any -> any any (content:"w"; pcre:!"/(a)\1b/"; content:"v"; sid:7;)"#,
+    );
+    assert_eq!(packet(&rs, b"id=7 x"), vec![3]);
+    assert_eq!(packet(&rs, b"id=8 x"), Vec::<u32>::new());
+    assert_eq!(packet(&rs, b"id=7 z"), vec![2]);
+    assert_eq!(packet(&rs, b"aab"), vec![4]);
+    assert_eq!(packet(&rs, b"aab q"), vec![4, 5]);
+    assert_eq!(packet(&rs, b"w v"), vec![6, 7]);
+    assert_eq!(packet(&rs, b"aab w v"), vec![4]);
+}
+
 #[test]
 fn isdataat_and_lengths() {
     let rs = load(
