@@ -170,8 +170,7 @@ impl Pcre {
             Some((f, l)) => (f.trim_end(), Some(l)),
             None => (flags, None),
         };
-        let mut cfg = syntax::Config::new().unicode(false).utf8(false).octal(true);
-        let placeholder = meta::Regex::new("").map_err(|e| PcreError::Invalid(e.to_string()))?;
+        let placeholder = empty_regex()?;
         let mut p = Pcre {
             regex: Engine::Linear(placeholder.clone()),
             relative: false,
@@ -241,12 +240,6 @@ impl Pcre {
                 p.buffer = Some(b);
             }
         }
-        cfg = cfg
-            .case_insensitive(i)
-            .multi_line(m)
-            .dot_matches_new_line(s)
-            .ignore_whitespace(x)
-            .swap_greed(g);
         let translated = match translate(expr, false) {
             Err(PcreError::Unsupported(r)) if BACKTRACKING_FEATURES.contains(&r.as_str()) => {
                 if g {
@@ -302,28 +295,31 @@ impl Pcre {
             .look_set()
             .iter()
             .any(|l| !matches!(l, Look::Start | Look::StartLF | Look::StartCRLF));
+        let mut names = vec![None; hir.properties().explicit_captures_len() + 1];
+        group_names(&hir, &mut names);
+        p.captures = captures(&names, list)?;
+        // The groups are compiled only when the expression captures into variables: a search needs the match's
+        // bounds alone, and the groups' states (and the one-pass DFA built for them) were most of the compile of
+        // the rule sets' expressions.
+        let groups = match p.captures.is_empty() {
+            true => regex_automata::nfa::thompson::WhichCaptures::Implicit,
+            false => regex_automata::nfa::thompson::WhichCaptures::All,
+        };
+        // Built from the expression as parsed above (the same syntax options), not parsed again.
         p.regex = Engine::Linear(
             meta::Regex::builder()
-                .syntax(cfg.nest_limit(64))
                 .configure(
                     meta::Regex::config()
                         .nfa_size_limit(Some(NFA_SIZE_LIMIT))
                         .hybrid_cache_capacity(DFA_CACHE)
-                        .utf8_empty(BYTES_UTF8_EMPTY),
+                        .utf8_empty(BYTES_UTF8_EMPTY)
+                        .which_captures(groups),
                 )
-                .build(&translated)
+                .build_from_hir(&hir)
                 .map_err(|e| {
                     PcreError::Unsupported(format!("pcre: {}", short_syntax_error(&e.to_string())))
                 })?,
         );
-        if let Engine::Linear(r) = &p.regex {
-            let info = r.group_info();
-            let names: Vec<Option<String>> = info
-                .pattern_names(regex_automata::PatternID::ZERO)
-                .map(|n| n.map(str::to_string))
-                .collect();
-            p.captures = captures(&names, list)?;
-        }
         Ok(p)
     }
 
@@ -447,6 +443,36 @@ impl Pcre {
                 }
             }
         }
+    }
+}
+
+/// The empty expression, compiled once (every [`Pcre`] holds a clone: see [`Engine::Backtrack`]).
+fn empty_regex() -> Result<meta::Regex, PcreError> {
+    static EMPTY: std::sync::OnceLock<Result<meta::Regex, String>> = std::sync::OnceLock::new();
+    EMPTY
+        .get_or_init(|| meta::Regex::new("").map_err(|e| e.to_string()))
+        .clone()
+        .map_err(PcreError::Invalid)
+}
+
+/// The name of each capture group of `hir`, by group index (`names` holds one entry per group, the whole match's
+/// first).
+fn group_names(hir: &regex_syntax::hir::Hir, names: &mut [Option<String>]) {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Capture(c) => {
+            if let Some(slot) = names.get_mut(c.index as usize) {
+                *slot = c.name.as_deref().map(str::to_string);
+            }
+            group_names(&c.sub, names);
+        }
+        HirKind::Repetition(r) => group_names(&r.sub, names),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            for sub in subs {
+                group_names(sub, names);
+            }
+        }
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
     }
 }
 
