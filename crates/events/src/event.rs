@@ -274,12 +274,36 @@ pub struct AlertEvent {
     pub dataset_values: Option<flowbundle_rules::dataset::Captured>,
 }
 
+/// An application event as EVE writes it (`http`, `dns`, `fileinfo`, ...): the parser's event, and the flow's and
+/// the packet's variables as the packet that logged it left them (the top-level `metadata` and `traffic` Suricata
+/// writes on every record of a flow that has some: its loggers read them once the packet's detection is done). It
+/// reads as its [`AppEvent`] (`Deref`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppRecord {
+    pub event: AppEvent,
+    /// `None` when the flow and the packet have none (or no rules are loaded).
+    pub vars: Option<Box<crate::AlertVars>>,
+}
+
+impl From<AppEvent> for AppRecord {
+    fn from(event: AppEvent) -> Self {
+        AppRecord { event, vars: None }
+    }
+}
+
+impl std::ops::Deref for AppRecord {
+    type Target = AppEvent;
+    fn deref(&self) -> &AppEvent {
+        &self.event
+    }
+}
+
 /// What an [`Event`] is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventKind {
     Flow(Box<FlowRecord>),
-    /// An application event from a protocol parser, with the flow's label at that time.
-    App(Box<AppEvent>),
+    /// An application event from a protocol parser, with the flow's variables when it was logged.
+    App(Box<AppRecord>),
     Alert(Box<AlertEvent>),
     /// An anomaly as Suricata's EVE `anomaly` output reports it.
     Anomaly(Box<Anomaly>),

@@ -24,8 +24,9 @@ pub mod finished;
 pub mod stats;
 
 pub use event::{
-    AlertEvent, Anomaly, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence,
-    FlowRecord, FlowState, NO_FLOW, PacketHead, TaggedPacket, TcpState, TcpSummary, sort_events,
+    AlertEvent, Anomaly, AppLabel, AppRecord, ApplicationEvidence, EndReason, Event, EventKind,
+    Evidence, FlowRecord, FlowState, NO_FLOW, PacketHead, TaggedPacket, TcpState, TcpSummary,
+    sort_events,
 };
 pub use finished::Finished;
 pub use stats::{EngineStats, InlineReport, ProtoCount, ReassemblyStats};

@@ -1260,7 +1260,7 @@ impl Emit<'_, '_> {
             AppEvent::Sip(s) if !s.to_server => m.client.flip(),
             _ => m.client,
         };
-        self.out.push(dir, EventKind::App(Box::new(event)));
+        self.out.push(dir, EventKind::App(Box::new(event.into())));
     }
 
     /// An EVE `anomaly` record for each of a message's anomalies, in the direction it travelled.
@@ -2063,13 +2063,14 @@ pub(crate) fn emit_owned(
     }
 }
 
-/// Adds the flow's and the packet's variables (EVE's top-level `metadata`: flowbits, flowints, flowvars, pktvars;
-/// see [`flowbundle_rules::RuleSet::packet_metadata`]) to the alerts among `events`, the events one packet (or a
-/// flow's close-time flush) raised, once its whole detection is done: packet, stream and application-layer
-/// inspections alike. As Suricata's loggers read them after every rule has run on the packet, every alert of the
-/// packet writes the same, whatever order its rules ran in. `flow` is the flow's matcher state (`None` for a
-/// packet without a flow). Nothing is read or built for a packet that raised no alert, nor for the silent event of
-/// a rule that does not alert (never written).
+/// Adds the flow's and the packet's variables (EVE's top-level `metadata`: flowbits, flowints, flowvars, pktvars,
+/// measured entropy; see [`flowbundle_rules::RuleSet::packet_metadata`]) to the alerts and the application records
+/// among `events`, the events one packet (or a flow's close-time flush) raised, once its whole detection is done:
+/// packet, stream and application-layer inspections alike. As Suricata's loggers (alert and transaction loggers
+/// alike) read them after every rule has run on the packet, every alert and record of the packet writes the same,
+/// whatever order its rules ran in. `flow` is the flow's matcher state (`None` for a packet without a flow). Nothing
+/// is read or built for a packet that raised neither an alert nor an application record, nor for the silent event
+/// of a rule that does not alert (never written).
 pub(crate) fn add_packet_metadata(
     det: &Detection,
     scanner: Option<&Scanner>,
@@ -2085,31 +2086,31 @@ pub(crate) fn add_packet_metadata(
             .get(a.rule_index as usize)
             .is_some_and(|r| r.alerts())
     };
-    if !events
-        .iter()
-        .any(|e| matches!(&e.kind, EventKind::Alert(a) if written(a)))
-    {
+    if !events.iter().any(|e| match &e.kind {
+        EventKind::Alert(a) => written(a),
+        EventKind::App(_) => true,
+        _ => false,
+    }) {
         return;
     }
     let Some(meta) = scanner.and_then(|sc| rules.packet_metadata(flow, sc)) else {
         return;
     };
     for e in events {
-        let EventKind::Alert(a) = &mut e.kind else {
-            continue;
-        };
-        if !written(a) {
-            continue;
-        }
-        match a.vars.as_deref_mut() {
-            // The alert's own captures stay.
-            Some(v) => {
-                v.flowbits.clone_from(&meta.flowbits);
-                v.flowints.clone_from(&meta.flowints);
-                v.flowvars.clone_from(&meta.flowvars);
-                v.pktvars.clone_from(&meta.pktvars);
-            }
-            None => a.vars = Some(Box::new(meta.clone())),
+        match &mut e.kind {
+            EventKind::Alert(a) if written(a) => match a.vars.as_deref_mut() {
+                // The alert's own captures stay.
+                Some(v) => {
+                    v.flowbits.clone_from(&meta.flowbits);
+                    v.flowints.clone_from(&meta.flowints);
+                    v.flowvars.clone_from(&meta.flowvars);
+                    v.pktvars.clone_from(&meta.pktvars);
+                    v.entropy.clone_from(&meta.entropy);
+                }
+                None => a.vars = Some(Box::new(meta.clone())),
+            },
+            EventKind::App(r) => r.vars = Some(Box::new(meta.clone())),
+            _ => {}
         }
     }
 }

@@ -3546,7 +3546,7 @@ alert udp any any -> any 12 (content:"s"; threshold:type limit,track by_src,coun
             .events
             .iter()
             .filter_map(|e| match &e.kind {
-                EventKind::App(a) => match &**a {
+                EventKind::App(a) => match &a.event {
                     flowbundle_protocols::AppEvent::Fileinfo(f) => Some(f),
                     _ => None,
                 },

@@ -861,7 +861,8 @@ fn alert_metadata_is_the_packets_whatever_order_the_rules_ran_in() {
 
 /// A flow record writes the flow's variables as its end left them (Suricata's `metadata` and `traffic` on
 /// `event_type: flow`), and what an `entropy` keyword measured stays on the flow under the buffer's name whether or
-/// not its rule matched (`metadata.entropy.file_data`), on the flow record and on the alerts raised after it.
+/// not its rule matched (`metadata.entropy.file_data`), on the flow record and on the alerts and transaction
+/// records the packet that measured it raised.
 #[test]
 fn flow_records_carry_the_flows_variables_and_measured_entropy() {
     let rules = [
@@ -916,6 +917,19 @@ fn flow_records_carry_the_flows_variables_and_measured_entropy() {
         alerts,
         [(1, vec![]), (3, vec![("file_data".to_string(), 1.0)])]
     );
+    // The HTTP transaction's record, logged by the response's packet, writes the variables as that packet's
+    // detection left them, as Suricata's transaction loggers do.
+    let http: Vec<&crate::event::AppRecord> = events
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::App(r) if r.event_type() == "http" => Some(&**r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(http.len(), 1);
+    let hv = http[0].vars.as_deref().expect("the record's variables");
+    assert_eq!(hv.flowbits, v.flowbits);
+    assert_eq!(hv.entropy, [("file_data".to_string(), 1.0)]);
     // A flow no rule set anything on writes none.
     let plain = events_without_vars(&packets);
     assert!(plain.iter().all(|r| r.vars.is_none()));

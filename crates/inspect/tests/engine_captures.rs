@@ -32,7 +32,7 @@ fn one_http_stream() {
     assert!(
         f.events
             .iter()
-            .any(|e| matches!(&e.kind, EventKind::App(a) if matches!(**a, AppEvent::Http(_))))
+            .any(|e| matches!(&e.kind, EventKind::App(a) if matches!(a.event, AppEvent::Http(_))))
     );
     assert_eq!(e.table().len(), 0);
 }

@@ -185,7 +185,7 @@ fn agreement_with_ndpi() {
         let mut hosts: HashMap<FlowKey, String> = HashMap::new();
         for e in &fin.events {
             if let EventKind::App(a) = &e.kind {
-                let h = match &**a {
+                let h = match &a.event {
                     AppEvent::Tls(t) => t.sni.clone(),
                     AppEvent::Quic(q) => q.sni.clone(),
                     AppEvent::Http(h) => h.hostname.clone(),

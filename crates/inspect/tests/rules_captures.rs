@@ -394,7 +394,7 @@ alert ftp any any -> any any (ftp.command; content:"USER"; ftp.reply; content:"L
         .events
         .iter()
         .filter_map(|e| match &e.kind {
-            EventKind::App(a) => match a.as_ref() {
+            EventKind::App(a) => match &a.event {
                 flowbundle_protocols::AppEvent::Ftp(t) => Some(t),
                 _ => None,
             },

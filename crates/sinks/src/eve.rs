@@ -43,8 +43,8 @@ use std::net::IpAddr;
 
 use flowbundle_decode::{FlowKey, KeySide};
 use flowbundle_events::{
-    AlertEvent, AlertTarget, Anomaly, AppEvent, AppLabel, Event, EventKind, Evidence, FlowRecord,
-    TaggedPacket,
+    AlertEvent, AlertTarget, Anomaly, AppEvent, AppLabel, AppRecord, Event, EventKind, Evidence,
+    FlowRecord, TaggedPacket,
 };
 
 use crate::time::write_timestamp;
@@ -466,9 +466,14 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
     buf.push(b'}');
 }
 
-fn render_app(buf: &mut Vec<u8>, e: &Event, a: &AppEvent, opts: EveOptions) {
+fn render_app(buf: &mut Vec<u8>, e: &Event, r: &AppRecord, opts: EveOptions) {
     put_endpoints(buf, &e.key, e.dir, "", opts);
     let _ = write!(buf, ",\"proto\":\"{}\"", proto_name(e.key.proto));
+    // The flow's and the packet's variables, as Suricata writes them on every record of the flow.
+    if let Some(v) = &r.vars {
+        put_flow_vars(buf, v);
+    }
+    let a = &r.event;
     if let AppEvent::Http(h) = a {
         let _ = write!(buf, ",\"tx_id\":{}", h.tx_id);
     }
@@ -926,7 +931,8 @@ mod tests {
 
     /// A flow record writes the flow's variables as its end left them, as Suricata's flow record does: flowbits,
     /// integers, the measured entropy and variables in the top-level `metadata`, traffic ids and labels in
-    /// `traffic`; the line validates against Suricata's schema.
+    /// `traffic`; so does a transaction's record, with the packet's variables; both validate against Suricata's
+    /// schema.
     #[test]
     fn a_flow_record_writes_the_flows_variables() {
         let (k, d) = key();
@@ -994,9 +1000,38 @@ mod tests {
                 .expect("UTF-8")
                 .contains("\"entropy\":{\"file_data\":4.150007324019584}")
         );
+        // A transaction's record writes them too (with the packet's own variables), as Suricata's transaction
+        // loggers do.
+        let EventKind::Flow(rec) = &e.kind else {
+            unreachable!()
+        };
+        let mut vars = rec.vars.clone().expect("vars");
+        vars.pktvars = vec![("uid".into(), b"0".to_vec())];
+        let ftp = AppEvent::Ftp(flowbundle_events::event::FtpEvent {
+            command: Some("RETR".into()),
+            reply_received: "no",
+            ..Default::default()
+        });
+        let app = Event {
+            pcap_cnt: Some(3),
+            kind: EventKind::App(Box::new(AppRecord {
+                event: ftp,
+                vars: Some(vars),
+            })),
+            ..e.clone()
+        };
+        let mut b = Vec::new();
+        render(&mut b, &app);
+        let a: serde_json::Value = serde_json::from_slice(&b).expect("JSON");
+        assert_eq!(a["event_type"], "ftp");
+        assert_eq!(a["ftp"]["command"], "RETR");
+        assert_eq!(a["metadata"]["flowbits"], serde_json::json!(["junkbit"]));
+        assert_eq!(a["metadata"]["pktvars"], serde_json::json!([{"uid": "0"}]));
+        assert_eq!(a["traffic"], v["traffic"]);
         if let Some(path) = flowbundle_testsupport::data("suricata-eve/schema.json") {
             let schema = flowbundle_testsupport::json_schema::Schema::load(&path).expect("schema");
             assert_eq!(schema.errors(&v), Vec::<String>::new(), "{v}");
+            assert_eq!(schema.errors(&a), Vec::<String>::new(), "{a}");
         }
     }
 

@@ -361,6 +361,13 @@ impl Written {
                 })),
                 dataset_values: None,
             };
+            // A transaction's record writes the flow's and the packet's variables (not an alert's own captures).
+            let record_vars = alert.vars.as_deref().map(|v| {
+                Box::new(flowbundle_inspect::rules::flowvar::AlertVars {
+                    context: Vec::new(),
+                    ..v.clone()
+                })
+            });
             let flow = FlowRecord {
                 app: AppLabel::Unknown,
                 application: None,
@@ -388,12 +395,9 @@ impl Written {
                 icmp_toserver: icmp,
                 icmp_toclient: icmp,
                 // A flow's own variables (no packet's, no alert's own captures).
-                vars: alert.vars.as_deref().map(|v| {
-                    Box::new(flowbundle_inspect::rules::flowvar::AlertVars {
-                        context: Vec::new(),
-                        pktvars: Vec::new(),
-                        ..v.clone()
-                    })
+                vars: record_vars.clone().map(|mut v| {
+                    v.pktvars.clear();
+                    v
                 }),
             };
             // An alert on a transaction's buffer carries the transaction, as its own record writes it: one sample
@@ -409,8 +413,18 @@ impl Written {
                 .collect();
             kinds.push(EventKind::Flow(Box::new(flow)));
             if proto == 6 {
-                kinds.push(EventKind::App(Box::new(sample_dns())));
-                kinds.push(EventKind::App(Box::new(sample_sip())));
+                kinds.push(EventKind::App(Box::new(
+                    flowbundle_inspect::event::AppRecord {
+                        event: sample_dns(),
+                        vars: record_vars.clone(),
+                    },
+                )));
+                kinds.push(EventKind::App(Box::new(
+                    flowbundle_inspect::event::AppRecord {
+                        event: sample_sip(),
+                        vars: record_vars.clone(),
+                    },
+                )));
                 kinds.push(EventKind::Packet(Box::new(
                     flowbundle_inspect::TaggedPacket {
                         data: vec![0; 60].into(),
