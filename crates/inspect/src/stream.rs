@@ -1362,8 +1362,10 @@ pub struct BufferDecodes {
     cells: Box<[UnsafeCell<Kept>]>,
 }
 
-/// What [`BufferDecodes`] keeps per buffer.
+/// What [`BufferDecodes`] keeps per buffer. Aligned to a cache line: the reader writes one buffer's view while a
+/// worker reads the previous buffer's, and the two must not share a line.
 #[derive(Default)]
+#[repr(align(64))]
 struct Kept {
     view: Option<Decoded<'static>>,
     role: Role,

@@ -43,7 +43,7 @@
 
 use crate::slots::Slots;
 use crate::sync::{ArrayQueue, AtomicU16, AtomicU32, Ordering::*};
-use crate::util::{Counter, NIL, Occupancy, per_worker, sum};
+use crate::util::{Counter, DispatcherOnly, NIL, Occupancy, per_worker, sum};
 use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 use crossbeam::utils::CachePadded;
 
@@ -89,9 +89,10 @@ pub(crate) struct FbqTable {
     size: usize,
     workers: Box<[CachePadded<FbqWorker>]>,
     occupancy: Occupancy,
-    joins: Counter,
-    collisions: Counter,
-    full: Counter,
+    // Dispatcher-written at every join: off the lines of the fields above, which workers read for every packet.
+    joins: DispatcherOnly<Counter>,
+    collisions: DispatcherOnly<Counter>,
+    full: DispatcherOnly<Counter>,
 }
 
 impl FbqTable {
@@ -119,9 +120,9 @@ impl FbqTable {
                 yields: Counter::default(),
             }),
             occupancy: Occupancy::new(workers),
-            joins: Counter::default(),
-            collisions: Counter::default(),
-            full: Counter::default(),
+            joins: DispatcherOnly::default(),
+            collisions: DispatcherOnly::default(),
+            full: DispatcherOnly::default(),
         }
     }
 

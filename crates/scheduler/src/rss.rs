@@ -19,9 +19,10 @@
 //!   (**exclusivity**: the bundle, low 16 bits of the Toeplitz hash, determines the bucket, its low 7 bits).
 //! * **Bounded:** each run queue holds `capacity / N`; a full one hands the packet back.
 
-use crate::util::{Counter, Occupancy, RunQueues};
+use crate::util::{Counter, DispatcherOnly, Occupancy, RunQueues, per_worker};
 use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::*};
+use crossbeam::utils::CachePadded;
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::*};
 
 /// Indirection table size (as in Microsoft's RSS specification and most NICs).
 pub const TABLE: usize = 128;
@@ -31,10 +32,15 @@ pub struct AdaptiveRss {
     queues: RunQueues,
     /// Bucket → worker. Dispatcher only.
     table: [AtomicU16; TABLE],
-    /// Packets of each bucket in the system: raised by the dispatcher, lowered by workers.
-    inflight: [AtomicU32; TABLE],
+    /// Packets of each bucket placed on a run queue. Dispatcher only, written for every packet: on lines of its own.
+    placed: DispatcherOnly<[Counter; TABLE]>,
+    /// Packets of each bucket each worker has finished, one array per worker (its only writer; the dispatcher reads
+    /// them at a rebalance). A bucket's packets in the system are its placed count less the sum of these. Not one
+    /// counter a bucket that the dispatcher raises and the worker lowers: that line would move between the two cores
+    /// twice a packet.
+    finished: Box<[CachePadded<[AtomicU64; TABLE]>]>,
     /// Packets each bucket received in the current interval. Dispatcher only.
-    counts: [Counter; TABLE],
+    counts: DispatcherOnly<[Counter; TABLE]>,
     interval: u64,
     max_moves: usize,
     occupancy: Occupancy,
@@ -55,8 +61,9 @@ impl AdaptiveRss {
         AdaptiveRss {
             queues: RunQueues::new(workers, opts.capacity),
             table: std::array::from_fn(|k| AtomicU16::new((k % workers) as u16)),
-            inflight: std::array::from_fn(|_| AtomicU32::new(0)),
-            counts: std::array::from_fn(|_| Counter::default()),
+            placed: DispatcherOnly::new(std::array::from_fn(|_| Counter::default())),
+            finished: per_worker(workers, || std::array::from_fn(|_| AtomicU64::new(0))),
+            counts: DispatcherOnly::new(std::array::from_fn(|_| Counter::default())),
             interval: opts.rss_interval.max(1),
             max_moves: opts.rss_max_moves,
             occupancy: Occupancy::new(workers),
@@ -72,6 +79,14 @@ impl AdaptiveRss {
         self.table
             .get(k)
             .map_or(0, |c| usize::from(c.load(Relaxed)))
+    }
+
+    /// Packets of bucket `k` in the system (queued or being processed). Exact on the dispatcher's thread: it placed
+    /// every packet it counts, and a worker's count only grows, so a bucket seen empty stays empty until the
+    /// dispatcher places another packet in it.
+    fn inflight(&self, k: usize) -> u64 {
+        let done: u64 = self.finished.iter().map(|f| f[k].load(Acquire)).sum();
+        self.placed[k].get().wrapping_sub(done)
     }
 
     /// One rebalancing round (see the module documentation); returns the buckets moved.
@@ -95,7 +110,7 @@ impl AdaptiveRss {
             load[lo] += c;
             moved += 1;
         }
-        for c in &self.counts {
+        for c in self.counts.iter() {
             c.reset();
         }
         if moved > 0 {
@@ -109,7 +124,7 @@ impl AdaptiveRss {
     fn bucket_to_move(&self, hi: WorkerId, gap: u64) -> Option<usize> {
         (0..TABLE)
             .filter(|&k| self.worker_of_bucket(k) == hi)
-            .filter(|&k| self.inflight[k].load(Acquire) == 0)
+            .filter(|&k| self.inflight(k) == 0)
             .map(|k| (k, self.counts[k].get()))
             .filter(|&(_, c)| c > 0 && c < gap)
             .min_by_key(|&(k, c)| (c.abs_diff(gap / 2), k))
@@ -136,12 +151,11 @@ impl Scheduler for AdaptiveRss {
     fn dispatch(&self, desc: Desc) -> Result<Placed, Desc> {
         let k = bucket(&desc);
         let w = self.worker_of_bucket(k);
-        self.inflight[k].fetch_add(1, Relaxed);
         if let Err(d) = self.queues.push(w, desc) {
-            self.inflight[k].fetch_sub(1, Relaxed);
             self.full.inc();
             return Err(d);
         }
+        self.placed[k].inc();
         self.counts[k].inc();
         self.occupancy.dispatched();
         if self
@@ -162,7 +176,10 @@ impl Scheduler for AdaptiveRss {
         if w >= self.workers {
             return;
         }
-        self.inflight[bucket(&desc)].fetch_sub(1, Release);
+        // One writer (this worker): a load and a release store. The release orders this packet's processing before
+        // the dispatcher's acquire load that sees the bucket empty and moves it.
+        let c = &self.finished[w][bucket(&desc)];
+        c.store(c.load(Relaxed) + 1, Release);
         self.occupancy.completed(w);
     }
 
@@ -284,6 +301,6 @@ mod tests {
         );
         s.dispatch(pkt(0, 0)).unwrap();
         assert_eq!(s.dispatch(pkt(1, 2)), Err(pkt(1, 2)));
-        assert_eq!(s.inflight[2].load(Relaxed), 0);
+        assert_eq!(s.inflight(2), 0);
     }
 }

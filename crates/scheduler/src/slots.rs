@@ -18,7 +18,7 @@
 
 use crate::Desc;
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
-use crate::util::NIL;
+use crate::util::{DispatcherOnly, NIL};
 
 /// Slots examined per allocation attempt before reporting "full".
 pub(crate) const PROBES: usize = 64;
@@ -33,8 +33,8 @@ struct Slot {
 
 pub(crate) struct Slots {
     slots: Box<[Slot]>,
-    /// Next slot to try. Dispatcher only.
-    cursor: AtomicU32,
+    /// Next slot to try. Dispatcher only, written at every allocation: on a line of its own.
+    cursor: DispatcherOnly<AtomicU32>,
 }
 
 impl Slots {
@@ -50,7 +50,7 @@ impl Slots {
             .collect();
         Slots {
             slots,
-            cursor: AtomicU32::new(0),
+            cursor: DispatcherOnly::new(AtomicU32::new(0)),
         }
     }
 
