@@ -19,10 +19,10 @@
 //!   (**exclusivity**: the bundle, low 16 bits of the Toeplitz hash, determines the bucket, its low 7 bits).
 //! * **Bounded:** each run queue holds `capacity / N`; a full one hands the packet back.
 
+use crate::sync::{AtomicU16, AtomicU64, Ordering::*};
 use crate::util::{Counter, DispatcherOnly, Occupancy, RunQueues, per_worker};
 use crate::{Desc, DescHashes, Placed, SchedOptions, SchedStats, Scheduler, WorkerId};
 use crossbeam::utils::CachePadded;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::*};
 
 /// Indirection table size (as in Microsoft's RSS specification and most NICs).
 pub const TABLE: usize = 128;
@@ -124,9 +124,10 @@ impl AdaptiveRss {
     fn bucket_to_move(&self, hi: WorkerId, gap: u64) -> Option<usize> {
         (0..TABLE)
             .filter(|&k| self.worker_of_bucket(k) == hi)
-            .filter(|&k| self.inflight(k) == 0)
             .map(|k| (k, self.counts[k].get()))
             .filter(|&(_, c)| c > 0 && c < gap)
+            // Last: it reads every worker's line of finished counts.
+            .filter(|&(k, _)| self.inflight(k) == 0)
             .min_by_key(|&(k, c)| (c.abs_diff(gap / 2), k))
             .map(|(k, _)| k)
     }

@@ -1,6 +1,6 @@
 //! The synchronisation primitives of the structures that the model checker explores: the slot arena
-//! ([`slots`](crate::slots)), the FBQ table of [`lfb`](crate::lfb) and [`lfb_affinity`](crate::lfb_affinity), and the
-//! connection entries of [`ph`](crate::ph).
+//! ([`slots`](crate::slots)), the FBQ table of [`lfb`](crate::lfb) and [`lfb_affinity`](crate::lfb_affinity), the
+//! connection entries of [`ph`](crate::ph), and [`rss`](crate::rss)'s table and its workers' finished counts.
 //!
 //! In a normal build this module only re-exports `std`'s atomics and mutex and crossbeam's bounded queue, so the hot
 //! path is exactly what it would be without it. Built with `--cfg loom` (`scripts/loom`), the same names come from

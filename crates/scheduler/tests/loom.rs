@@ -1,5 +1,6 @@
 //! Model checks of the lock-free scheduler structures with loom: the slot arena, the FBQ table of `lfb`,
-//! `lfb-affinity` and `lfb-bounded` (a worker handing its bundle back to the receive queue), and the connection handoff of `ph`. Built only with `--cfg loom`; run them with `scripts/loom`.
+//! `lfb-affinity` and `lfb-bounded` (a worker handing its bundle back to the receive queue), the connection handoff of `ph`,
+//! and `rss`'s move of an idle bucket (its in-flight count from the workers' finished counts). Built only with `--cfg loom`; run them with `scripts/loom`.
 //!
 //! Each model is one dispatcher thread (or, for a staged run's hand-over, two threads dispatching in turn under a
 //! lock) and two worker threads on a policy built small (a few packets, two or three
@@ -403,6 +404,34 @@ fn lfb_one_bundle_is_held_by_one_worker_and_processed_in_order() {
         attempts: 1,
         upstreams: 1,
         reaches: &[Event::Join, Event::Migration],
+    }
+    .check();
+}
+
+#[test]
+fn rss_moves_a_bucket_only_once_its_worker_has_finished_it() {
+    // Buckets 2 and 0 both start on worker 0; after the second dispatch the policy rebalances, and may move a
+    // bucket to worker 1 only when all its packets are finished, which it learns from the workers' own counts of
+    // finished packets (acquire against their release). Flow 1's second packet (bucket 2) then goes to worker 1:
+    // its bundle's state must be ordered after worker 0's use of it, and its packets stay in order.
+    let rpkt = |id: u32, conn: u32, rss: u32| Desc {
+        id,
+        conn,
+        rss,
+        fid: conn as u16,
+        len: 60 + id as u16,
+    };
+    Model {
+        policy: "rss",
+        opts: SchedOptions {
+            rss_interval: 2,
+            ..opts(8, 4)
+        },
+        trace: vec![rpkt(0, 1, 2), rpkt(1, 2, 0), rpkt(2, 1, 2)],
+        steps: 2,
+        attempts: 2,
+        upstreams: 1,
+        reaches: &[Event::Migration],
     }
     .check();
 }
