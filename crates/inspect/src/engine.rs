@@ -957,8 +957,27 @@ impl Engine {
         let d = decode(rec, &self.cfg.decode);
         let staged = pre.stage_decoded(&d, rec.ts_ns);
         debug_assert_eq!(staged, Staged::Whole, "key-only decoding passed a fragment");
+        // SAFETY: the caller's promise: this thread alone uses the shards of the bundles it owns.
+        Some(unsafe { self.inspect_decoded(ctx, num, rec, bundle, &d, (t0, on)) })
+    }
+
+    /// What [`Engine::process_keyed`] and [`Engine::process_held`] do once the packet is decoded (`d`, the clock read
+    /// at `t0` before decoding when `on`): inspects it, numbered `num`, in `bundle`.
+    ///
+    /// # Safety
+    /// As [`Engine::process_owned`]: this thread alone uses the shards of `bundle` now.
+    #[inline]
+    unsafe fn inspect_decoded(
+        &self,
+        ctx: &mut WorkerCtx,
+        num: u64,
+        rec: &PacketRecord<'_>,
+        bundle: u16,
+        d: &Decoded<'_>,
+        (t0, on): (u64, bool),
+    ) -> bool {
         debug_assert_eq!(
-            Self::serial_bundle(&d),
+            Self::serial_bundle(d),
             bundle,
             "key-only decoding and decoding disagree on the bundle"
         );
@@ -967,9 +986,9 @@ impl Engine {
             t_decoded: if on { cost::now() } else { 0 },
             on,
         };
-        // SAFETY: the caller's promise: this thread alone uses the shards of the bundles it owns.
+        // SAFETY: the caller's promise.
         let mut held = unsafe { BundleToken::assume_held(bundle) };
-        Some(self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm))
+        self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, d, tm)
     }
 
     /// The bundle [`Engine::process_keyed`] files a packet under when its key-only decoding does not answer
@@ -1010,19 +1029,8 @@ impl Engine {
         let t0 = cost::now();
         let on = ctx.sample();
         let d = decode(rec, &self.cfg.decode);
-        debug_assert_eq!(
-            Self::serial_bundle(&d),
-            bundle,
-            "key-only decoding and decoding disagree on the bundle"
-        );
-        let tm = Timing {
-            t0,
-            t_decoded: if on { cost::now() } else { 0 },
-            on,
-        };
         // SAFETY: the caller's promise: this thread alone uses the shards of `bundle`.
-        let mut held = unsafe { BundleToken::assume_held(bundle) };
-        self.process_timed(ctx, &mut held, num, rec.ts_ns, rec.orig_len, &d, tm)
+        unsafe { self.inspect_decoded(ctx, num, rec, bundle, &d, (t0, on)) }
     }
 
     /// [`Engine::process_owned`] through decoding and the defragmenter for every packet (the single-threaded loop,
