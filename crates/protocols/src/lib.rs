@@ -511,6 +511,8 @@ pub enum AppEvent {
     Krb5(kerberos::Krb5Event),
     /// A SIP message (EVE `sip`): its request or status line, its session description.
     Sip(sip::SipEvent),
+    /// A DCE/RPC transaction over TCP (EVE `dcerpc`): a bind or a call, its answer.
+    Dcerpc(dcerpc::DcerpcEvent),
     /// A mail transaction: the SMTP envelope (EVE `smtp`) and the message's MIME fields (EVE `email`, written
     /// beside it).
     Smtp(mail::smtp::SmtpEvent),
@@ -536,6 +538,7 @@ impl AppEvent {
             AppEvent::FtpData(_) => "ftp_data",
             AppEvent::Krb5(_) => "krb5",
             AppEvent::Sip(_) => "sip",
+            AppEvent::Dcerpc(_) => "dcerpc",
             AppEvent::Smtp(_) => "smtp",
             AppEvent::Fileinfo(_) => "fileinfo",
             AppEvent::Meta { .. } => "meta",
@@ -560,6 +563,7 @@ mod eve_tests {
             AppEvent::Krb5(kerberos::Krb5Event::default()),
             AppEvent::Smtp(mail::smtp::SmtpEvent::default()),
             AppEvent::Sip(sip::SipEvent::default()),
+            AppEvent::Dcerpc(dcerpc::DcerpcEvent::default()),
             AppEvent::Fileinfo(FileInfo::default()),
         ]
         .iter()

@@ -289,8 +289,9 @@ pub struct Written {
 /// layouts have not been checked field by field against Suricata's; so are their objects beside an alert (an
 /// alert's `dns`, `sip`, `ftp` and HTTP/1 `http` are, [`sample_transactions`], and its top-level `tx_id`). `packet`:
 /// the packets a rule's `tag` covers, written when the test's alert output logs tagged packets, as Suricata writes
-/// them then ([`Settings::tagged_packets`]; without the option neither writes any).
-const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet", "sip"];
+/// them then ([`Settings::tagged_packets`]; without the option neither writes any). `dcerpc`: one record per
+/// transaction of DCE/RPC over TCP, as Suricata 8 writes it (`flowbundle_protocols::dcerpc::log`).
+const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet", "sip", "dcerpc"];
 
 /// The `stats` fields evaluated: the rule load's counters of the one detection engine, which the product's `stats`
 /// record writes from the load report (`rules_skipped` counts every skipped rule; a selected test's are those whose
@@ -425,6 +426,12 @@ impl Written {
                         vars: record_vars.clone(),
                     },
                 )));
+                kinds.push(EventKind::App(Box::new(
+                    flowbundle_inspect::event::AppRecord {
+                        event: sample_dcerpc(),
+                        vars: record_vars.clone(),
+                    },
+                )));
                 kinds.push(EventKind::Packet(Box::new(
                     flowbundle_inspect::TaggedPacket {
                         data: vec![0; 60].into(),
@@ -519,6 +526,34 @@ fn sample_transactions() -> Vec<flowbundle_protocols::AppEvent> {
 
 /// A SIP message with every part the writer can write filled: request and status line fields, a session
 /// description with its lists and a media description.
+/// A DCE/RPC transaction with every part the writer can write filled (a request's and a response's sides, a
+/// bind's interfaces, a call id and a connectionless activity: no record has all, the sample only lists the
+/// paths).
+fn sample_dcerpc() -> flowbundle_protocols::AppEvent {
+    use flowbundle_protocols::dcerpc::log::{DcerpcEvent, DcerpcInterface, DcerpcSide};
+    let side = DcerpcSide {
+        opnum: Some(1),
+        frag_cnt: 1,
+        stub_data_size: 1,
+    };
+    flowbundle_protocols::AppEvent::Dcerpc(DcerpcEvent {
+        tx_id: 1,
+        request: "REQUEST",
+        req: Some(side),
+        interfaces: vec![DcerpcInterface {
+            uuid: "a".into(),
+            version: "1.0".into(),
+            ack_result: Some(0),
+        }],
+        response: "RESPONSE",
+        res: Some(side),
+        call_id: Some(1),
+        activityuuid: Some("a".into()),
+        seqnum: Some(1),
+        rpc_version: "5.0",
+    })
+}
+
 fn sample_sip() -> flowbundle_protocols::AppEvent {
     use flowbundle_protocols::sip::SipEvent;
     use flowbundle_protocols::sip::sdp::{MediaDescription, SdpEvent, TimeDescription};

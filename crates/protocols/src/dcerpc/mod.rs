@@ -6,14 +6,19 @@
 //!   accounting for the rest of the datagram.
 //!
 //! On TCP the parser also follows the calls ([`pdu`]): each request's and response's stub, with the interface its
-//! context was bound to and its operation number, goes to the rules through [`EventSink::dcerpc`].
+//! context was bound to and its operation number, goes to the rules through [`EventSink::dcerpc`], and each
+//! transaction becomes an EVE `dcerpc` record ([`log`]); on UDP each request/response pair does.
 
+pub mod log;
 pub mod pdu;
 
+pub use log::DcerpcEvent;
 pub use pdu::{DcerpcCall, Interface};
 
 use crate::scan::{be16, le16};
-use crate::{AppProto, Detector, Direction, EventSink, Limits, Parser, Probe, ProbeCtx, Transport};
+use crate::{
+    AppEvent, AppProto, Detector, Direction, EventSink, Limits, Parser, Probe, ProbeCtx, Transport,
+};
 
 /// The PROFINET IO interfaces' UUIDs (IEC 61158-6-10: device, controller, supervisor, parameter server):
 /// `DEA0000n-6C97-11D1-8271-00A02442DF7D`, n = 1..=4; the first field, then the rest as it is on the wire.
@@ -63,6 +68,8 @@ struct InterfaceParser {
     named: bool,
     /// The calls of a connection-oriented (TCP) flow.
     co: Option<Box<pdu::CoState>>,
+    /// The transactions of a connectionless (UDP) flow.
+    cl: Option<Box<log::UdpTxLog>>,
 }
 
 impl Parser for InterfaceParser {
@@ -77,12 +84,40 @@ impl Parser for InterfaceParser {
             co.feed(dir == Direction::ToServer, data, &mut |call| {
                 out.dcerpc(call)
             });
+            if let Some(r) = co.records.as_deref_mut() {
+                for e in r.take_done() {
+                    out.event(AppEvent::Dcerpc(e));
+                }
+            }
+        }
+        if let Some(cl) = self.cl.as_deref_mut() {
+            cl.datagram(data);
+            for e in cl.take_done() {
+                out.event(AppEvent::Dcerpc(e));
+            }
         }
     }
 
     fn gap(&mut self, dir: Direction, _len: u64) {
         if let Some(co) = self.co.as_deref_mut() {
             co.gap(dir == Direction::ToServer);
+        }
+    }
+
+    fn finish(&mut self, out: &mut dyn EventSink) {
+        if let Some(r) = self
+            .co
+            .as_deref_mut()
+            .and_then(|co| co.records.as_deref_mut())
+        {
+            for e in r.finish() {
+                out.event(AppEvent::Dcerpc(e));
+            }
+        }
+        if let Some(cl) = self.cl.as_deref_mut() {
+            for e in cl.finish() {
+                out.event(AppEvent::Dcerpc(e));
+            }
         }
     }
 
@@ -144,7 +179,8 @@ impl Detector for DcerpcDetector {
         Some(Box::new(InterfaceParser {
             transport,
             named: false,
-            co: (transport == Transport::Tcp).then(Box::default),
+            co: (transport == Transport::Tcp).then(|| Box::new(pdu::CoState::with_records())),
+            cl: (transport == Transport::Udp).then(Box::default),
         }))
     }
 }

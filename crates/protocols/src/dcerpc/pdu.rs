@@ -27,13 +27,11 @@ pub const MAX_CONTEXTS: usize = 64;
 /// Calls in progress remembered per flow.
 pub const MAX_CALLS: usize = 16;
 
+use super::log::{
+    ALTER_CONTEXT, ALTER_CONTEXT_RESP, BIND, BIND_ACK, Offered, REQUEST, RESPONSE, TxLog,
+};
+
 const HEADER: usize = 16;
-const REQUEST: u8 = 0;
-const RESPONSE: u8 = 2;
-const BIND: u8 = 11;
-const BIND_ACK: u8 = 12;
-const ALTER_CONTEXT: u8 = 14;
-const ALTER_CONTEXT_RESP: u8 = 15;
 const FIRST_FRAG: u8 = 0x01;
 const LAST_FRAG: u8 = 0x02;
 const OBJECT_UUID: u8 = 0x80;
@@ -96,6 +94,9 @@ pub struct CoState {
     offered: Vec<(u16, Interface)>,
     calls: VecDeque<Call>,
     next_tx: u64,
+    /// The EVE `dcerpc` transactions (a flow of DCE/RPC over TCP; not the pipes of an SMB flow, whose calls
+    /// Suricata logs in its `smb` records).
+    pub records: Option<Box<TxLog>>,
     /// Stub bytes beyond [`MAX_STUB`] not kept, PDUs that did not read as DCE/RPC.
     pub cut_bytes: u64,
     pub malformed: u64,
@@ -149,7 +150,35 @@ pub fn starts_pdu(d: &[u8]) -> bool {
     header_ok(d).is_some()
 }
 
+/// A presentation context a bind offers.
+#[derive(Clone, Copy, Debug)]
+struct Context {
+    ctx_id: u16,
+    iface: Offered,
+}
+
+/// A bind_ack's or alter_context_resp's results, one per context it answers, in order.
+fn results_in(p: &[u8], little: bool) -> Vec<u16> {
+    let Some(addr_len) = u16_at(p, 24, little) else {
+        return Vec::new();
+    };
+    // The secondary address, then padding to a 4-byte boundary.
+    let at = (26 + usize::from(addr_len)).next_multiple_of(4);
+    let n = usize::from(p.get(at).copied().unwrap_or(0));
+    (0..n)
+        .map_while(|i| u16_at(p, at + 4 + 24 * i, little))
+        .collect()
+}
+
 impl CoState {
+    /// A parser that also keeps the flow's transactions for EVE `dcerpc` records ([`CoState::records`]).
+    pub fn with_records() -> Self {
+        CoState {
+            records: Some(Box::default()),
+            ..Default::default()
+        }
+    }
+
     /// In-order bytes of one direction (`to_server`); complete calls go to `out`.
     pub fn feed(&mut self, to_server: bool, data: &[u8], out: &mut dyn FnMut(&DcerpcCall<'_>)) {
         let si = usize::from(!to_server);
@@ -228,12 +257,15 @@ impl CoState {
             c.open[si] = false;
             c.stub[si].clear();
         }
+        if let Some(r) = self.records.as_deref_mut() {
+            r.gap(to_server);
+        }
     }
 
     /// One whole PDU.
     fn pdu(&mut self, to_server: bool, p: &[u8], out: &mut dyn FnMut(&DcerpcCall<'_>)) {
         let little = p[4] & 0x10 != 0;
-        let (ptype, flags) = (p[2], p[3]);
+        let (minor, ptype, flags) = (p[1], p[2], p[3]);
         let Some(call_id) = u32_at(p, 12, little) else {
             return;
         };
@@ -244,19 +276,69 @@ impl CoState {
         } else {
             p.len()
         };
+        let req_start = if flags & OBJECT_UUID != 0 { 40 } else { 24 };
+        // The transaction record first: a call's id for the rules is its transaction's.
+        let mut offered = Vec::new();
+        let mut results = Vec::new();
+        let mut tx = None;
+        if self.records.is_some() {
+            let (opnum, stub) = match ptype {
+                BIND | ALTER_CONTEXT => {
+                    offered = self.offered_in(p, little);
+                    (0, 0)
+                }
+                BIND_ACK | ALTER_CONTEXT_RESP => {
+                    results = results_in(p, little);
+                    (0, 0)
+                }
+                // Suricata's stub sizes: what follows a request's 8-byte header (an object UUID included), and
+                // everything after a response's common header (its own 8 bytes included); authentication too.
+                REQUEST => (
+                    u16_at(p, 22, little).unwrap_or(0),
+                    p.len().saturating_sub(HEADER + 8),
+                ),
+                RESPONSE => (0, p.len().saturating_sub(HEADER)),
+                _ => (0, 0),
+            };
+            let ifaces: Vec<(u16, Offered)> = offered.iter().map(|c| (c.ctx_id, c.iface)).collect();
+            let req = (u16_at(p, 20, little).unwrap_or(0), opnum);
+            if let Some(r) = self.records.as_deref_mut() {
+                tx = r.pdu(ptype, call_id, minor, req, stub, &ifaces, &results);
+            }
+        }
         match (ptype, to_server) {
             // A bind is read from its first fragment only: one without the flag binds nothing, as Suricata (since
             // 8.0.5) reads it.
-            (BIND | ALTER_CONTEXT, true) if flags & FIRST_FRAG != 0 => self.offer(p, little),
-            (BIND_ACK | ALTER_CONTEXT_RESP, false) => self.answer(p, little),
+            (BIND | ALTER_CONTEXT, true) if flags & FIRST_FRAG != 0 => {
+                if self.records.is_none() {
+                    offered = self.offered_in(p, little);
+                }
+                self.offered = offered
+                    .iter()
+                    .map(|o| {
+                        (
+                            o.ctx_id,
+                            Interface {
+                                uuid: o.iface.uuid,
+                                version: o.iface.major,
+                            },
+                        )
+                    })
+                    .collect();
+            }
+            (BIND_ACK | ALTER_CONTEXT_RESP, false) => {
+                if self.records.is_none() {
+                    results = results_in(p, little);
+                }
+                self.answer(&results);
+            }
             (REQUEST, true) => {
                 let (Some(ctx_id), Some(opnum)) = (u16_at(p, 20, little), u16_at(p, 22, little))
                 else {
                     self.malformed += 1;
                     return;
                 };
-                let start = if flags & OBJECT_UUID != 0 { 40 } else { 24 };
-                let stub = p.get(start..body_end.max(start)).unwrap_or(&[]);
+                let stub = p.get(req_start..body_end.max(req_start)).unwrap_or(&[]);
                 self.fragment(
                     true,
                     call_id,
@@ -264,49 +346,51 @@ impl CoState {
                     flags,
                     little,
                     stub,
+                    tx,
                     out,
                 );
             }
             (RESPONSE, false) => {
                 let stub = p.get(24..body_end.max(24)).unwrap_or(&[]);
-                self.fragment(false, call_id, None, flags, little, stub, out);
+                self.fragment(false, call_id, None, flags, little, stub, tx, out);
             }
             _ => {}
         }
     }
 
-    /// A bind or alter_context: its presentation contexts, offered.
-    fn offer(&mut self, p: &[u8], little: bool) {
-        self.offered.clear();
+    /// A bind's or alter_context's presentation contexts, in order (as many as read whole).
+    fn offered_in(&mut self, p: &[u8], little: bool) -> Vec<Context> {
+        let mut v = Vec::new();
         let n = p.get(24).copied().unwrap_or(0);
         let mut at = 28;
         for _ in 0..n {
-            let (Some(id), Some(&n_syn)) = (u16_at(p, at, little), p.get(at + 2)) else {
+            let (Some(ctx_id), Some(&n_syn)) = (u16_at(p, at, little), p.get(at + 2)) else {
                 self.malformed += 1;
-                return;
+                break;
             };
-            let (Some(uuid), Some(version)) =
-                (uuid_at(p, at + 4, little), u16_at(p, at + 20, little))
-            else {
+            let (Some(uuid), Some(major), Some(minor)) = (
+                uuid_at(p, at + 4, little),
+                u16_at(p, at + 20, little),
+                u16_at(p, at + 22, little),
+            ) else {
                 self.malformed += 1;
-                return;
+                break;
             };
-            self.offered.push((id, Interface { uuid, version }));
+            v.push(Context {
+                ctx_id,
+                iface: Offered { uuid, major, minor },
+            });
             at += 24 + 20 * usize::from(n_syn);
         }
+        v
     }
 
-    /// A bind_ack or alter_context_resp: the offered contexts it accepts become the flow's.
-    fn answer(&mut self, p: &[u8], little: bool) {
-        let Some(addr_len) = u16_at(p, 24, little) else {
-            return;
-        };
-        // The secondary address, then padding to a 4-byte boundary.
-        let at = (26 + usize::from(addr_len)).next_multiple_of(4);
-        let n = usize::from(p.get(at).copied().unwrap_or(0));
+    /// A bind_ack or alter_context_resp (its `results`, in order): the offered contexts it accepts become the
+    /// flow's.
+    fn answer(&mut self, results: &[u16]) {
         let offered = std::mem::take(&mut self.offered);
-        for (i, (id, iface)) in offered.into_iter().enumerate().take(n) {
-            if u16_at(p, at + 4 + 24 * i, little) != Some(0) {
+        for ((id, iface), result) in offered.into_iter().zip(results) {
+            if *result != 0 {
                 continue;
             }
             self.contexts.retain(|c| c.0 != id);
@@ -326,6 +410,7 @@ impl CoState {
         flags: u8,
         little: bool,
         stub: &[u8],
+        tx: Option<u64>,
         out: &mut dyn FnMut(&DcerpcCall<'_>),
     ) {
         let si = usize::from(!to_server);
@@ -335,19 +420,20 @@ impl CoState {
             (Some(i), Some(_)) if self.calls[i].open[0] => i,
             (Some(i), None) => i,
             (_, Some((ctx_id, opnum))) => {
+                let id = tx.unwrap_or(self.next_tx);
                 if self.calls.len() >= MAX_CALLS {
                     self.calls.pop_front();
                 }
                 self.calls.push_back(Call {
                     call_id,
-                    tx_id: self.next_tx,
+                    tx_id: id,
                     ctx_id,
                     opnum,
                     first_frag: [false; 2],
                     stub: [Vec::new(), Vec::new()],
                     open: [false; 2],
                 });
-                self.next_tx += 1;
+                self.next_tx = id + 1;
                 self.calls.len() - 1
             }
             // A response to a call not seen: nothing to tie it to.
@@ -544,5 +630,28 @@ mod tests {
         r[9] = 0;
         run(&mut st, true, &r, &mut seen);
         assert_eq!(st.malformed, 1);
+    }
+
+    #[test]
+    fn records_pair_calls_and_share_their_ids_with_the_rules() {
+        let mut st = CoState::with_records();
+        let mut seen = Seen::new();
+        run(&mut st, true, &bind(1, 0, SVCCTL, 2), &mut seen);
+        run(&mut st, false, &bind_ack(1, 0), &mut seen);
+        run(&mut st, true, &request(2, 3, 0, 15, b"abcd"), &mut seen);
+        run(&mut st, false, &response(2, 3, b"ok"), &mut seen);
+        let recs: Vec<_> = st.records.as_deref_mut().unwrap().take_done().collect();
+        assert_eq!(recs.len(), 2);
+        assert_eq!((recs[0].request, recs[0].response), ("BIND", "BINDACK"));
+        assert_eq!(recs[0].interfaces.len(), 1);
+        assert_eq!(recs[0].interfaces[0].version, "2.0");
+        assert_eq!((recs[1].request, recs[1].response), ("REQUEST", "RESPONSE"));
+        let req = recs[1].req.unwrap();
+        // Suricata's sizes: a request's stub after its 8-byte header, a response's with its own 8 bytes.
+        assert_eq!((req.opnum, req.stub_data_size), (Some(15), 4));
+        assert_eq!(recs[1].res.unwrap().stub_data_size, 10);
+        // The call's buffers carry the request's transaction id, the bind's being 0.
+        assert!(seen.iter().all(|s| s.0 == 1), "{seen:?}");
+        assert_eq!(seen[0].2.map(|i| i.version), Some(2));
     }
 }
