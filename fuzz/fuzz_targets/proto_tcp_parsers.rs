@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         // the messages that open them, so they are left out of this count. The parsers framed by length give at
         // most one event per frame: HTTP/2 one transaction per stream, a stream needing a frame of at least its
         // 9-byte header; DNS over TCP (and mDNS, LLMNR) one per message, at least a 2-byte length and a 12-byte
-        // header; Kerberos one per record.
+        // header; Kerberos one per record; DCE/RPC one transaction record per PDU, a PDU at least its 16-byte header.
         let events = out
             .iter()
             .filter(|e| !matches!(e, AppEvent::Fileinfo(_)))
@@ -52,6 +52,7 @@ fuzz_target!(|data: &[u8]| {
             AppProto::Dns | AppProto::Mdns | AppProto::Llmnr => data.len() / 14,
             // Kerberos: one event per record, a 4-byte marker and a message of well over 6 bytes.
             AppProto::Kerberos => data.len() / 10,
+            AppProto::Dcerpc => data.len() / 16,
             _ => data.iter().filter(|&&b| b == b'\n').count(),
         };
         assert!(events <= bound + 1, "more events than lines or frames");

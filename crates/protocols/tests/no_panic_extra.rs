@@ -1,7 +1,7 @@
 //! Property tests for the extra detectors and parsers: arbitrary bytes, in any split, never panic, and the
 //! answers are consistent (a detector that is certain names its own protocol; parsers keep their caps).
 
-use flowbundle_protocols::{AppEvent, Direction, Limits, Parser, ProbeCtx, Transport};
+use flowbundle_protocols::{AppEvent, AppProto, Direction, Limits, Parser, ProbeCtx, Transport};
 use proptest::prelude::*;
 
 /// Every built-in detector but the core ones (HTTP, TLS, QUIC, DNS), which their own tests cover.
@@ -88,13 +88,13 @@ proptest! {
         chunks in proptest::collection::vec((any::<bool>(), proptest::collection::vec(any::<u8>(), 0..700), any::<bool>()), 0..12),
     ) {
         let limits = Limits::default();
-        let mut parsers: Vec<Box<dyn Parser>> = Vec::new();
+        let mut parsers: Vec<(AppProto, Box<dyn Parser>)> = Vec::new();
         for d in extra_detectors() {
             if let Some(p) = d.parser(Transport::Tcp, &limits) {
-                parsers.push(p);
+                parsers.push((d.proto(), p));
             }
         }
-        for p in parsers.iter_mut() {
+        for (proto, p) in parsers.iter_mut() {
             let mut out: Vec<AppEvent> = Vec::new();
             for (i, (to_server, data, gap)) in chunks.iter().enumerate() {
                 p.parse(dir(*to_server), data, i as u64, &mut out);
@@ -103,9 +103,15 @@ proptest! {
                 }
             }
             p.finish(&mut out);
-            // At most one event per line (FTP) or one in all (SSH): never more events than newlines + 1.
+            // At most one event per line (FTP) or one in all (SSH): never more events than newlines + 1; DCE/RPC
+            // one transaction record per PDU, each at least its 16-byte header.
             let newlines: usize = chunks.iter().map(|c| c.1.iter().filter(|&&b| b == b'\n').count()).sum();
-            prop_assert!(out.len() <= newlines + 1);
+            let pdus = if *proto == AppProto::Dcerpc {
+                chunks.iter().map(|c| c.1.len()).sum::<usize>() / 16
+            } else {
+                0
+            };
+            prop_assert!(out.len() <= newlines + pdus + 1);
         }
     }
 
