@@ -1,23 +1,32 @@
-//! `classification.config` text (`config classification: name,description,priority` lines), read as
-//! `inspect --classification-file` reads it (`Classifications::parse_config` over the standard table). Never
-//! panics; every line it reports is a line of the text; every class a line defines can be looked up by its name;
+//! `classification.config` bytes (`config classification: name,description,priority` lines), read as
+//! `inspect --classification-file` reads them (`Classifications::parse_config_bytes` over the standard table, a line
+//! that is not UTF-8 skipped and reported). Never panics; every line it reports is a line of the text, and every
+//! line that is not UTF-8 is reported; every class a line defines can be looked up by its name;
 //! and a rule naming the first such class (when the name can stand in a rule option) loads with its priority as
 //! the alert severity.
 #![no_main]
 
+use flowbundle_rules::text::{line_text, physical_lines};
 use flowbundle_rules::{Classifications, LoadOptions, RuleSet};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
     let mut classes = Classifications::standard();
-    let errors = classes.parse_config(&text);
-    let lines = text.lines().count();
+    let errors = classes.parse_config_bytes(data);
+    let lines = physical_lines(data).count();
     for (line, _) in &errors {
         assert!(*line >= 1 && *line <= lines, "line {line} of {lines}");
     }
     let mut first = None;
-    for (i, line) in text.lines().enumerate() {
+    for (n, raw) in physical_lines(data) {
+        let i = n - 1;
+        let Ok(line) = line_text(raw) else {
+            assert!(
+                errors.iter().any(|(l, _)| *l == n),
+                "line {n} not UTF-8, not reported"
+            );
+            continue;
+        };
         let Some(rest) = line.trim().strip_prefix("config classification:") else {
             continue;
         };

@@ -1,15 +1,21 @@
-//! `threshold.config` text (`threshold`, `event_filter`, `rate_filter`, `suppress` lines, continued lines): read
-//! as `inspect --threshold-file` reads it, then asked for the entries of a few signature ids. Never panics; every
-//! line it reports is a line of the text.
+//! `threshold.config` bytes (`threshold`, `event_filter`, `rate_filter`, `suppress` lines, continued lines): read
+//! as `inspect --threshold-file` reads them (`ThresholdConfig::parse_bytes`, a line that is not UTF-8 skipped and
+//! reported), then asked for the entries of a few signature ids. Never panics; every line it reports is a line of
+//! the text; on UTF-8 text it reads as the text reader does.
 #![no_main]
 
 use flowbundle_rules::{ThresholdConfig, Vars};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let (cfg, errors) = ThresholdConfig::parse(&text, &Vars::suricata_defaults());
-    let lines = text.lines().count();
+    let (cfg, errors) = ThresholdConfig::parse_bytes(data, &Vars::suricata_defaults());
+    if let Ok(text) = std::str::from_utf8(data) {
+        assert_eq!(
+            ThresholdConfig::parse(text, &Vars::suricata_defaults()),
+            (cfg.clone(), errors.clone())
+        );
+    }
+    let lines = flowbundle_rules::text::physical_lines(data).count();
     for e in &errors {
         assert!(e.line >= 1 && e.line <= lines, "line {} of {lines}", e.line);
     }

@@ -190,9 +190,22 @@ impl Classifications {
     /// `config classification: name,description,priority`; `#` comments and blank lines are ignored.
     /// Returns the 1-based line numbers and reasons of lines it could not read.
     pub fn parse_config(&mut self, text: &str) -> Vec<(usize, String)> {
+        self.parse_config_bytes(text.as_bytes())
+    }
+
+    /// [`Classifications::parse_config`] over the file's bytes: a line that is not UTF-8 is skipped and reported
+    /// with its number, as a malformed line is (Suricata logs a bad line and reads on), the others applied.
+    pub fn parse_config_bytes(&mut self, text: &[u8]) -> Vec<(usize, String)> {
         let mut errors = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
+        for (n, raw) in crate::text::physical_lines(text) {
+            let i = n - 1;
+            let line = match crate::text::line_text(raw) {
+                Ok(l) => l.trim(),
+                Err(e) => {
+                    errors.push((n, e));
+                    continue;
+                }
+            };
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -234,6 +247,33 @@ impl Classifications {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line that is not UTF-8 is reported with its number and skipped, the others applied (CRLF endings read as
+    /// LF; a NUL byte is text, kept in the description it is in).
+    #[test]
+    fn a_line_not_utf8_is_skipped_and_the_others_applied() {
+        let mut c = Classifications::empty();
+        let errs = c.parse_config_bytes(
+            b"config classification: one,First,1\r\n\
+              config classification: two,Sec\xffond,2\n\
+              \xfe\n\
+              config classification: three,Th\x00ird,3\n\
+              config classification: four,Fourth",
+        );
+        assert_eq!(
+            errs,
+            [
+                (2, "invalid UTF-8 (byte 0xff at column 31)".to_string()),
+                (3, "invalid UTF-8 (byte 0xfe at column 1)".to_string()),
+                (5, "expected three comma-separated fields".to_string()),
+            ]
+        );
+        assert_eq!(&*c.get("one").unwrap().description, "First");
+        assert!(c.get("two").is_none());
+        assert_eq!(&*c.get("three").unwrap().description, "Th\0ird");
+        assert_eq!(c.get("three").unwrap().priority, 3);
+        assert!(c.parse_config_bytes(b"").is_empty());
+    }
 
     #[test]
     fn standard_and_custom() {

@@ -350,6 +350,29 @@ pub fn hex_patterns(text: &[u8]) -> impl Iterator<Item = (usize, Result<Vec<u8>,
         })
 }
 
+/// The physical lines of a configuration text read as bytes (`threshold.config`, `classification.config`): each
+/// with its 1-based number, `\n`-separated, a `\r` before the `\n` dropped. The empty piece after a final `\n` is
+/// not a line.
+pub fn physical_lines(text: &[u8]) -> impl Iterator<Item = (usize, &[u8])> + '_ {
+    let end = text.strip_suffix(b"\n").unwrap_or(text);
+    let pieces = if text.is_empty() {
+        None
+    } else {
+        Some(end.split(|&b| b == b'\n'))
+    };
+    pieces
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.strip_suffix(b"\r").unwrap_or(l)))
+}
+
+/// One physical line as text, or why it is not (`invalid UTF-8 (byte 0xff at column 7)`): a configuration line
+/// that is not UTF-8 is skipped and reported as a malformed line is, the rest of its file read on.
+pub fn line_text(line: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(line).map_err(|e| utf8_error(line, e))
+}
+
 /// Longest physical line of a text input that is read whole before it is parsed (rule files, `--content-hex`
 /// pattern files, `threshold.config`, `classification.config`, hash lists, the YAML configuration): the logical rule
 /// line's cap, [`MAX_RULE_LEN`]. Suricata's own rule line limit is 8 KiB.
@@ -447,6 +470,28 @@ pub fn read_text(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn physical_lines_number_every_line_and_drop_cr() {
+        let got: Vec<(usize, &[u8])> = physical_lines(b"a\r\n\nb\xff\r\n\rc\n").collect();
+        assert_eq!(
+            got,
+            [
+                (1, &b"a"[..]),
+                (2, &b""[..]),
+                (3, &b"b\xff"[..]),
+                (4, &b"\rc"[..])
+            ]
+        );
+        assert_eq!(physical_lines(b"").count(), 0);
+        assert_eq!(physical_lines(b"\n").collect::<Vec<_>>(), [(1, &b""[..])]);
+        assert_eq!(physical_lines(b"x").collect::<Vec<_>>(), [(1, &b"x"[..])]);
+        assert_eq!(line_text(b"ok"), Ok("ok"));
+        assert_eq!(
+            line_text(b"ab\xc3"),
+            Err("invalid UTF-8 (byte 0xc3 at column 3)".to_string())
+        );
+    }
 
     #[test]
     fn logical_lines() {

@@ -87,36 +87,65 @@ pub struct ConfigLineError {
 impl ThresholdConfig {
     /// Reads `text`; `vars` resolves `$VAR` in suppressions' `ip`. Returns the lines that were not applied too.
     pub fn parse(text: &str, vars: &Vars) -> (ThresholdConfig, Vec<ConfigLineError>) {
+        ThresholdConfig::parse_bytes(text.as_bytes(), vars)
+    }
+
+    /// [`ThresholdConfig::parse`] over the file's bytes: a line that is not UTF-8 is not applied and is reported
+    /// with its number, as a malformed line is (Suricata logs a bad line and reads on), the others applied. A
+    /// continued line (`\`) with such a piece is not applied at all: applying the rest would change its meaning (a
+    /// suppression without its `ip`).
+    pub fn parse_bytes(text: &[u8], vars: &Vars) -> (ThresholdConfig, Vec<ConfigLineError>) {
         let mut cfg = ThresholdConfig::default();
         let mut errors = Vec::new();
         let mut logical = String::new();
+        // The first undecodable piece of the logical line being read: its line and why.
+        let mut bad: Option<(usize, String)> = None;
         let mut start = 0;
-        for (i, raw) in text.lines().enumerate() {
-            if logical.is_empty() {
-                start = i + 1;
+        let mut open = false;
+        let mut end =
+            |cfg: &mut ThresholdConfig, l: &str, bad: Option<(usize, String)>, start: usize| {
+                let result = match bad {
+                    Some((n, e)) if n == start => Err(e),
+                    Some((n, e)) => Err(format!("line {n}: {e}")),
+                    None => cfg.add_line(l.trim(), vars),
+                };
+                if let Err(message) = result {
+                    errors.push(ConfigLineError {
+                        line: start,
+                        message,
+                    });
+                }
+            };
+        for (n, raw) in crate::text::physical_lines(text) {
+            if !open {
+                start = n;
+                open = true;
             }
-            let line = raw.trim();
-            if let Some(head) = line.strip_suffix('\\') {
-                logical.push_str(head);
-                logical.push(' ');
+            let more = raw.trim_ascii_end().ends_with(b"\\");
+            match crate::text::line_text(raw) {
+                Ok(line) => {
+                    let line = line.trim();
+                    match line.strip_suffix('\\') {
+                        Some(head) => {
+                            logical.push_str(head);
+                            logical.push(' ');
+                        }
+                        None => logical.push_str(line),
+                    }
+                }
+                Err(e) => {
+                    bad.get_or_insert((n, e));
+                }
+            }
+            if more {
                 continue;
             }
-            logical.push_str(line);
             let l = std::mem::take(&mut logical);
-            if let Err(message) = cfg.add_line(l.trim(), vars) {
-                errors.push(ConfigLineError {
-                    line: start,
-                    message,
-                });
-            }
+            end(&mut cfg, &l, bad.take(), start);
+            open = false;
         }
-        if !logical.trim().is_empty()
-            && let Err(message) = cfg.add_line(logical.trim(), vars)
-        {
-            errors.push(ConfigLineError {
-                line: start,
-                message,
-            });
+        if open && (bad.is_some() || !logical.trim().is_empty()) {
+            end(&mut cfg, &logical, bad.take(), start);
         }
         (cfg, errors)
     }
@@ -327,5 +356,48 @@ mod tests {
         let s31 = &cfg.suppressions_for(1, 31)[0];
         assert!(s31.applies(ip("192.0.2.7"), b) && !s31.applies(b, ip("192.0.2.7")));
         assert!(cfg.suppressions_for(2, 20).is_empty());
+    }
+
+    /// A line that is not UTF-8 is reported with its number and not applied; the lines around it are (a NUL byte or
+    /// a CRLF ending is text: the first is a malformed value, the second reads as LF). A continued line with such
+    /// a piece is not applied at all: without its `ip` the suppression would hide the rule from every host.
+    #[test]
+    fn a_line_not_utf8_is_skipped_and_the_others_applied() {
+        let vars = Vars::suricata_defaults();
+        let text: &[u8] = b"suppress gen_id 1, sig_id 1\r\n\
+            suppress gen_id 1, sig_id 2, track by_src, ip 10.\xff.0.1\n\
+            suppress gen_id 1, sig_id 3, \\\n  track by_src, \\\n  ip 10.0.0.\xfe\n\
+            suppress gen_id 1, sig_id 4, track by\x00_src, ip 10.0.0.1\n\
+            suppress gen_id 1, sig_id 5\n\
+            suppress gen_id 1, sig_id 6, \\\n\xc3\n";
+        let (cfg, errs) = ThresholdConfig::parse_bytes(text, &vars);
+        let got: Vec<(usize, &str)> = errs.iter().map(|e| (e.line, e.message.as_str())).collect();
+        assert_eq!(got.len(), 4, "{errs:?}");
+        assert_eq!(got[0], (2, "invalid UTF-8 (byte 0xff at column 50)"));
+        assert_eq!(
+            got[1],
+            (3, "line 5: invalid UTF-8 (byte 0xfe at column 13)")
+        );
+        assert_eq!(got[2].0, 6);
+        assert!(got[2].1.contains("unknown track"), "{errs:?}");
+        assert_eq!(got[3], (8, "line 9: invalid UTF-8 (byte 0xc3 at column 1)"));
+        assert_eq!(cfg.suppressions_for(1, 1).len(), 1);
+        assert_eq!(cfg.suppressions_for(1, 5).len(), 1);
+        for sid in [2, 3, 4, 6] {
+            assert!(cfg.suppressions_for(1, sid).is_empty(), "sid {sid}");
+        }
+        // The text reader and the byte reader agree on valid text.
+        let valid = "suppress gen_id 1, sig_id 1\r\nsuppress gen_id 1, sig_id 2, \\\n track by_dst, ip 1.2.3.4";
+        assert_eq!(
+            ThresholdConfig::parse(valid, &vars),
+            ThresholdConfig::parse_bytes(valid.as_bytes(), &vars)
+        );
+        assert_eq!(
+            ThresholdConfig::parse(valid, &vars)
+                .0
+                .suppressions_for(1, 2)
+                .len(),
+            1
+        );
     }
 }
