@@ -1500,12 +1500,14 @@ pub(crate) struct Ctx<'a, 'v> {
     pub next_capture_op: &'a mut u32,
     /// Xbit (name space, name) → id, shared by the whole load (host bits and pair bits are two name spaces).
     pub xbit_ids: &'a mut std::collections::HashMap<(bool, String), u32>,
-    /// Bytes of compiled pcre programs so far in this load.
+    /// Bytes of compiled pcre programs so far in this load (each program once, however many rules share it).
     pub pcre_memory: &'a mut usize,
-    /// Each `pcre` value compiled so far in this load, as compiled (or refused): a value written again (ET Open
-    /// repeats 4,508 expressions as 1,644 values, the community rules 1,069 as 708, one of them 106 times) takes
-    /// a clone of the first compile, whose programs it shares.
-    pub pcre_compiled: &'a mut std::collections::HashMap<String, Result<Pcre, PcreError>>,
+    /// Most bytes of compiled pcre programs in this load (`LoadOptions::pcre_memory`).
+    pub pcre_budget: usize,
+    /// Each `pcre` value compiled so far in this load, as compiled (or refused), and whether its programs are in
+    /// `pcre_memory` yet: a value written again (ET Open repeats 4,508 expressions as 1,644 values, the community
+    /// rules 1,069 as 708, one of them 106 times) takes a clone of the first compile, whose programs it shares.
+    pub pcre_compiled: &'a mut std::collections::HashMap<String, (Result<Pcre, PcreError>, bool)>,
     /// The sets `dataset` and `datarep` name, shared by the whole load, and the next operation id.
     pub datasets: &'a mut crate::dataset::Datasets,
     pub next_dataset_op: &'a mut u32,
@@ -3239,10 +3241,10 @@ impl Builder {
             return Err(err(format!("more than {MAX_ITEMS} content/pcre options")));
         }
         let v = v.ok_or_else(|| err("pcre needs a value"))?;
-        let compiled = match ctx.pcre_compiled.get(v) {
+        let (compiled, counted) = match ctx.pcre_compiled.get(v) {
             Some(c) => c.clone(),
             None => {
-                let c = Pcre::parse(v);
+                let c = (Pcre::parse(v), false);
                 ctx.pcre_compiled.insert(v.to_string(), c.clone());
                 c
             }
@@ -3251,14 +3253,18 @@ impl Builder {
             PcreError::Unsupported(r) => skip(r),
             PcreError::Invalid(r) => err(r),
         })?;
-        let mem = p.regex.memory_usage();
-        if ctx.pcre_memory.saturating_add(mem) > MAX_PCRE_MEMORY {
+        // A program shared by several rules is counted once, by the first rule that takes it.
+        let mem = if counted { 0 } else { p.regex.memory_usage() };
+        if ctx.pcre_memory.saturating_add(mem) > ctx.pcre_budget {
             return Err(skip("pcre memory budget of the rule set exhausted"));
         }
         if p.negated && !p.captures.is_empty() {
             return Err(err("pcre: a negated expression captures nothing"));
         }
         *ctx.pcre_memory += mem;
+        if !counted && let Some(c) = ctx.pcre_compiled.get_mut(v) {
+            c.1 = true;
+        }
         for c in &mut p.captures {
             c.op = *ctx.next_capture_op;
             *ctx.next_capture_op = ctx.next_capture_op.saturating_add(1);

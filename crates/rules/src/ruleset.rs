@@ -105,6 +105,9 @@ pub struct LoadOptions {
     /// met is skipped under a `requires ...` reason, also in strict mode (Suricata skips it too: see
     /// [`LoadReport::unmet_requirements`]).
     pub requires: crate::requires::Requirements,
+    /// Most bytes of compiled `pcre` programs the set may hold, each program counted once however many rules share
+    /// it (default [`crate::rule::MAX_PCRE_MEMORY`]); a rule whose new program would go past it is skipped.
+    pub pcre_memory: usize,
 }
 
 impl Default for LoadOptions {
@@ -117,6 +120,7 @@ impl Default for LoadOptions {
             rule_groups: true,
             datasets: crate::dataset::Datasets::default(),
             requires: crate::requires::Requirements::default(),
+            pcre_memory: crate::rule::MAX_PCRE_MEMORY,
         }
     }
 }
@@ -560,6 +564,7 @@ impl RuleSet {
                             next_capture_op: &mut next_capture_op,
                             xbit_ids: &mut xbit_ids,
                             pcre_memory: &mut pcre_memory,
+                            pcre_budget: opts.pcre_memory,
                             pcre_compiled: &mut pcre_compiled,
                             datasets: &mut datasets,
                             next_dataset_op: &mut next_dataset_op,

@@ -1,6 +1,6 @@
 //! Hostile rule files: every one loads or fails with a clear, line-numbered error, in bounded memory, without panic.
 
-use flowbundle_rules::{LoadReport, RuleSet, Vars};
+use flowbundle_rules::{LoadOptions, LoadReport, RuleSet, Vars};
 
 fn load(text: &[u8]) -> LoadReport {
     let (rs, rep) =
@@ -172,6 +172,55 @@ fn pcre_memory_is_budgeted_across_the_rule_set() {
                 .skip_reasons
                 .contains_key("pcre memory budget of the rule set exhausted")
     );
+}
+
+/// A `pcre` value written in several rules is compiled once and its program counted once against the budget: 1,100
+/// rules sharing one back-referencing expression (counted at 256 KiB each, the backtracking engine's estimate) all
+/// load, where counting it per rule would have skipped the 76 past 256 MiB; under a budget that one program fits,
+/// every rule sharing it loads and a second program is refused.
+#[test]
+fn a_shared_pcre_program_counts_once_against_the_budget() {
+    let rule = |sid: usize, pcre: &str| {
+        format!("alert tcp any any -> any any (content:\"a\"; pcre:\"{pcre}\"; sid:{sid};)\n")
+    };
+    let shared: String = (1..=1100).map(|i| rule(i, "/(a)\\1b/")).collect();
+    let rep = load(shared.as_bytes());
+    assert_eq!(
+        (rep.loaded, rep.skipped),
+        (1100, 0),
+        "{:?}",
+        rep.skip_reasons
+    );
+
+    let budget = |text: &str, bytes: usize| {
+        let opts = LoadOptions {
+            vars: Vars::new(),
+            pcre_memory: bytes,
+            ..LoadOptions::default()
+        };
+        RuleSet::parse_with(&[("<text>", text.as_bytes())], &opts)
+            .expect("per-rule problems never fail the whole load")
+            .1
+    };
+    let text = format!(
+        "{}{}{}{}",
+        rule(1, "/(a)\\1b/"),
+        rule(2, "/(a)\\1b/"),
+        rule(3, "/(c)\\1d/"),
+        rule(4, "/(a)\\1b/")
+    );
+    let one = (256 << 10) + 1024;
+    let rep = budget(&text, one);
+    assert_eq!((rep.loaded, rep.skipped), (3, 1), "{:?}", rep.skip_reasons);
+    assert_eq!(rep.skipped_rules[0].sid, Some(3));
+    assert_eq!(
+        rep.skip_reasons
+            .get("pcre memory budget of the rule set exhausted"),
+        Some(&1)
+    );
+    // Room for both programs: everything loads; none at all: nothing with a pcre does.
+    assert_eq!(budget(&text, 2 * one).loaded, 4);
+    assert_eq!(budget(&text, 0).loaded, 0);
 }
 
 /// Every keyword of the keyword table, with garbage values and in every kind of buffer: each rule loads, is skipped
