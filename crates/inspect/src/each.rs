@@ -1017,6 +1017,17 @@ impl<'a> EachReads<'a> {
             packets,
             swept,
         } = &mut *held;
+        // Nothing to do where no worker has published a sweep since the last pass: every packet held since was
+        // held because its takeover was not done as of then or later (it is asked for every packet read while
+        // there are takeovers, and a pass costs a look at every packet held).
+        if swept.len() == self.swept.len()
+            && swept
+                .iter()
+                .zip(self.swept.iter())
+                .all(|(&was, now)| now.0.load(Acquire) == was)
+        {
+            return;
+        }
         // What each worker has swept, read once: read again for each packet, a later packet of a bucket could find
         // its takeover done where an earlier one, still held, did not.
         swept.clear();
