@@ -1395,6 +1395,17 @@ fn inspect_inputs(
                         &run_cfg,
                     )
                     .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
+                    // Where the threads waited (BENCHMARKS.md, "Why dh and rss with a reader thread fall below lfb").
+                    if let Some((_, line)) = info.threads.as_mut() {
+                        let parks: Vec<String> =
+                            report.workers.iter().map(|w| w.parks.to_string()).collect();
+                        *line = format!(
+                            "reader waited {} times for a packet buffer and {} for a queue, workers parked {} times, {line}",
+                            arena.waits(),
+                            report.dispatcher.full_waits,
+                            parks.join("/")
+                        );
+                    }
                     (report.lost, report.locals)
                 }
                 Some(e) => {
