@@ -180,6 +180,16 @@ fn datasets_cross_flows_in_input_order() {
     for (name, extra) in [
         ("lfb", &["--threads", "2", "--scheduler", "lfb"][..]),
         ("rss", &["--threads", "2", "--scheduler", "rss"]),
+        (
+            "lfb-reader",
+            &[
+                "--threads",
+                "2",
+                "--scheduler",
+                "lfb",
+                "--workers-read=false",
+            ],
+        ),
         ("pipeline", &["--threads", "2", "--exec", "pipeline"]),
         ("multilayer", &["--threads", "3", "--exec", "multilayer"]),
     ] {

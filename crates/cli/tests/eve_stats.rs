@@ -187,6 +187,13 @@ fn periodic_stats_records_grow_up_to_the_final_one() {
     for threads in [
         &["--threads", "1"][..],
         &["--threads", "2", "--scheduler", "lfb"],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "lfb",
+            "--workers-read=false",
+        ],
         &["--threads", "2", "--scheduler", "lfb", "--exec", "pipeline"],
         &[
             "--threads",

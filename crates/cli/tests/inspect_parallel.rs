@@ -597,7 +597,7 @@ fn workers_line(capture: &std::path::Path, args: &[&str]) -> String {
 }
 
 #[test]
-fn files_go_to_dh_read_by_every_worker_unless_told_otherwise() {
+fn files_are_read_by_every_worker_under_dh_rss_and_lfb_unless_told_otherwise() {
     let Some(capture) = flowbundle_testsupport::data("ndpi/pcap/dns.pcap") else {
         return;
     };
@@ -627,8 +627,39 @@ fn files_go_to_dh_read_by_every_worker_unless_told_otherwise() {
         !reader.contains(reading) && !reader.contains("waiting for the others"),
         "{reader}"
     );
-    let lfb = workers_line(&capture, &["--threads", "2", "--scheduler", "lfb"]);
-    assert!(!lfb.contains(reading), "{lfb}");
+    // Named for a file, lfb and rss run without a reader thread too, each worker placing by its table.
+    for sched in ["lfb", "rss"] {
+        let each = workers_line(&capture, &["--threads", "2", "--scheduler", sched]);
+        assert!(
+            each.contains(reading)
+                && each.contains(sched)
+                && each.contains("buckets moved at the sweeps"),
+            "{each}"
+        );
+        let reader = workers_line(
+            &capture,
+            &[
+                "--threads",
+                "2",
+                "--scheduler",
+                sched,
+                "--workers-read=false",
+            ],
+        );
+        assert!(
+            !reader.contains(reading) && reader.contains(sched),
+            "{reader}"
+        );
+        // The reader as one of the workers needs a reader.
+        let inspects = workers_line(
+            &capture,
+            &["--threads", "2", "--scheduler", sched, "--reader-inspects"],
+        );
+        assert!(!inspects.contains(reading), "{inspects}");
+    }
+    // A policy that decides as the run goes has a reader thread dispatching.
+    let ph = workers_line(&capture, &["--threads", "2", "--scheduler", "ph"]);
+    assert!(!ph.contains(reading) && ph.contains("ph"), "{ph}");
     // Without --scheduler, files go to dh with every worker reading; what needs a reader thread keeps lfb.
     let default = workers_line(&capture, &["--threads", "2"]);
     assert!(

@@ -202,6 +202,13 @@ fn fragments_of_datagrams_incomplete_at_the_end_are_counted() {
         &["--threads", "1"][..],
         &["--threads", "2"],
         &["--threads", "2", "--scheduler", "lfb"],
+        &[
+            "--threads",
+            "2",
+            "--scheduler",
+            "lfb",
+            "--workers-read=false",
+        ],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
             .arg("inspect")

@@ -2,9 +2,12 @@
 //!
 //! With `--threads 1` one thread streams the input: one packet at a time from the reader,
 //! through the pre-scheduling stage (defragmentation) and the engine, events written as they are produced. With
-//! `--threads N` (N ≥ 2; the default is the machine's cores) the streaming runtime runs it
-//! (`flowbundle_worker::run_stream`): a reader thread reads, pre-stages and copies packets into a bounded arena of
-//! packet buffers (`--packet-buffers`) and dispatches them through the chosen scheduler to N persistent workers; this
+//! `--threads N` (N ≥ 2; the default is the machine's cores) the streaming runtime runs it. Capture files under
+//! `dh` (the default), `rss` or `lfb`: every worker reads the input itself and inspects its share of a placement all
+//! compute alike (`flowbundle_worker::run_each`, `flowbundle_inspect::each`). Otherwise (live capture, standard
+//! input, the other policies, `--exec`, `--reader-inspects`, `--workers-read=false`;
+//! `flowbundle_worker::run_stream`): a reader thread reads, pre-stages and copies packets into a bounded arena of
+//! packet buffers (`--packet-buffers`) and dispatches them through the chosen scheduler to N persistent workers. This
 //! thread writes the events as the run goes on, in the single-threaded run's order (see `flowbundle_inspect::stream`).
 //! Memory is the flow state plus the arena, whatever the input's length: both loops sweep idle flows out in capture
 //! time (`--flow-sweep`, `flowbundle_inspect::sweep`), at the same input positions. With `--stats-interval` both
@@ -193,8 +196,9 @@ pub struct Args {
     threads: Option<usize>,
 
     /// Scheduler of the streaming runtime (--threads 2 or more); an unknown name lists the known ones.
-    /// Default: dh with every worker reading (see --workers-read) for capture files; lfb where a reader thread
-    /// dispatches (live capture, standard input or a pipe, --exec, --reader-inspects, --workers-read=false).
+    /// Default: dh for capture files; lfb where a reader thread dispatches (live capture, standard input or a pipe,
+    /// --exec, --reader-inspects, --workers-read=false). Under dh, rss and lfb every worker reads capture files
+    /// itself (see --workers-read); the other policies have a reader thread dispatching.
     #[arg(long)]
     scheduler: Option<String>,
 
@@ -264,11 +268,12 @@ pub struct Args {
     /// is one every worker computes alike from the input: under `dh` the flow's CRC-16 modulo N; under `rss` and
     /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
     /// each sweep of idle flows, from the bytes each bucket had since the last, when the loads differ by more than
-    /// a tenth. The default for files under `dh`,
-    /// which is the default scheduler for files (measured faster than a reader thread on 2 and 16 cores, the output
-    /// the same); `--workers-read=false` keeps the reader (and lfb as the default scheduler). A worker waits when it is 64 times --packet-buffers packets ahead of the
-    /// slowest (what bounds the output held back for ordering; 32,768 packets by default, about two sweep periods:
-    /// measured, 4,096 made the workers wait for each other through local imbalances and took 8–10% longer).
+    /// a tenth. The default for files under `dh`, `rss` and `lfb` when nothing needs a reader thread (standard
+    /// input or a pipe, --exec, --reader-inspects): measured faster than a reader thread on 2 cores under all three
+    /// and on 16 under `dh`, the output the same. `--workers-read=false` keeps the reader thread (and lfb as the
+    /// default scheduler). A worker waits when it is 64 times --packet-buffers packets ahead of the slowest (what
+    /// bounds the output held back for ordering; 32,768 packets by default, about two sweep periods: measured, 4,096
+    /// made the workers wait for each other through local imbalances and took 8–10% longer).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     workers_read: Option<bool>,
 
@@ -802,37 +807,31 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.workers_read.is_some() {
         eprintln!("warning: --workers-read has no effect on a single-threaded run (--threads 1)");
     }
+    // Whatever needs a reader thread: live capture, standard input or a pipe (read once), --exec (the staged groups
+    // are fed by a dispatcher), --reader-inspects (the reader is a worker).
+    let needs_reader = !rereadable
+        || args.reader_inspects
+        || args.exec.is_some()
+        || args.interface.is_some()
+        || args.inline.is_some();
     // The default scheduler for files: dh with every worker reading. Measured with `scripts/bench-inspect-parallel`
     // (2 cores) and `scripts/bench-inspect-scaling` (16 cores; BENCHMARKS.md, "1 to 16 workers on a 16-core
     // machine"): 1.33x the single-threaded loop at 2 threads without rules against lfb's 1.17x, and 1.89x at 16
     // workers where lfb with its reader thread fell to 0.62x (the reader dispatching for every worker is the
-    // bottleneck from 4 workers on). Whatever needs a reader thread (live capture, standard input or a pipe, --exec,
-    // --reader-inspects, --workers-read=false) keeps lfb.
-    if args.scheduler.is_none()
-        && threads > 1
-        && args.workers_read != Some(false)
-        && !args.reader_inspects
-        && args.exec.is_none()
-        && args.interface.is_none()
-        && args.inline.is_none()
-        && rereadable
+    // bottleneck from 4 workers on). Whatever needs a reader thread, and --workers-read=false, keeps lfb.
+    if args.scheduler.is_none() && threads > 1 && args.workers_read != Some(false) && !needs_reader
     {
         args.scheduler = Some("dh".to_string());
     }
-    // The default: every worker reads when reading files under `dh` with nothing that needs a reader.
-    args.workers_read = Some(
-        args.workers_read.unwrap_or(
-            args.scheduler
-                .as_deref()
-                .and_then(flowbundle_scheduler::canonical)
-                == Some("dh")
-                && !args.reader_inspects
-                && args.exec.is_none()
-                && args.interface.is_none()
-                && args.inline.is_none()
-                && rereadable,
-        ),
-    );
+    // Every worker reads the files under each policy whose placement every worker can compute from the input (dh,
+    // rss, lfb) when nothing needs a reader: measured on 2 cores, lfb and rss with every worker reading ran at
+    // 1.54-1.80x the single-threaded loop's speed, with a reader thread at 1.03-1.56x (BENCHMARKS.md).
+    args.workers_read = Some(args.workers_read.unwrap_or(
+        !needs_reader
+            && flowbundle_scheduler::canonical(args.scheduler.as_deref().unwrap_or("lfb"))
+                .and_then(flowbundle_inspect::Placement::for_policy)
+                .is_some(),
+    ));
     if threads == 1 && args.reader_inspects {
         eprintln!(
             "warning: --reader-inspects has no effect on a single-threaded run (--threads 1)"
