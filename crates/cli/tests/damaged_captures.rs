@@ -248,3 +248,91 @@ fn trace_stats_of_a_capture_damaged_in_the_middle_reports_and_fails() {
     assert_eq!(v["packets"], 1, "{v}");
     assert!(v["read"]["error"].is_string(), "{v}");
 }
+
+/// `inspect` with `args`, `input` written to its standard input through a pipe.
+fn inspect_piped(args: &[&std::ffi::OsStr], input: Vec<u8>) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
+        .arg("inspect")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("running flowbundle inspect");
+    let mut stdin = child.stdin.take().unwrap();
+    // A run that stops early closes the pipe: the writer's error is expected then.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("waiting for flowbundle");
+    writer.join().unwrap();
+    out
+}
+
+/// The ways `inspect` runs standard input (read once: no --workers-read).
+const STDIN_RUNS: [&[&str]; 3] = [
+    &["--threads", "1"],
+    &["--threads", "2"],
+    &["--threads", "2", "--scheduler", "lfb"],
+];
+
+/// Standard input that is not a capture fails the run before anything runs, with one line naming it and no EVE file
+/// left behind, whatever the thread count: `--threads 2` used to start the run, count an input error, leave an empty
+/// EVE file and say "1 input could not be read to the end".
+#[test]
+fn standard_input_that_is_not_a_capture_fails_alike_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = pcap(&[]);
+    let garbage: Vec<u8> = (0u32..4000).map(|i| (i * 7 + 3) as u8).collect();
+    for (name, bytes) in [
+        ("empty", Vec::new()),
+        ("a header cut short", header[..10].to_vec()),
+        ("garbage", garbage),
+    ] {
+        for run in STDIN_RUNS {
+            let eve = dir.path().join("eve.json");
+            let mut args: Vec<&std::ffi::OsStr> = run.iter().map(std::ffi::OsStr::new).collect();
+            args.extend(["-".as_ref(), "-o".as_ref(), eve.as_os_str()]);
+            let out = inspect_piped(&args, bytes.clone());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{name} {run:?}: {err}");
+            assert!(
+                err.starts_with("flowbundle: cannot open -: ") && err.lines().count() == 1,
+                "{name} {run:?}: {err}"
+            );
+            assert!(!eve.exists(), "{name} {run:?}: an EVE file was left behind");
+        }
+    }
+}
+
+/// A capture on standard input or through a pipe named by its path (`/dev/stdin`, a shell's `<(...)`) is checked
+/// before the run without losing the bytes the check read: every packet is inspected, whatever the thread count
+/// (the check used to read a pipe's first bytes away, and the run then found no capture in the rest).
+#[test]
+fn a_capture_through_a_pipe_is_read_whole_in_every_mode() {
+    let records: Vec<(u32, Vec<u8>)> = (0..300u32)
+        .map(|i| (60, (0..60).map(|b| (b ^ i) as u8).collect()))
+        .collect();
+    let refs: Vec<(u32, &[u8])> = records.iter().map(|(l, d)| (*l, &d[..])).collect();
+    let bytes = pcap(&refs);
+    for input in ["-", "/dev/stdin"] {
+        for run in STDIN_RUNS {
+            let mut args: Vec<&std::ffi::OsStr> = run.iter().map(std::ffi::OsStr::new).collect();
+            args.extend([
+                std::ffi::OsStr::new(input),
+                std::ffi::OsStr::new("--summary"),
+            ]);
+            let out = inspect_piped(&args, bytes.clone());
+            let (stdout, err) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert!(out.status.success(), "{input} {run:?}: {err}");
+            assert!(
+                stdout.contains(" 300 packets read"),
+                "{input} {run:?}: {stdout}"
+            );
+        }
+    }
+}

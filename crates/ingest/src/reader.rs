@@ -169,6 +169,36 @@ impl std::fmt::Debug for CaptureReader {
 /// The input name that stands for standard input.
 pub const STDIN: &str = "-";
 
+/// The inputs [`CaptureReader::probe`] checked that can be read only once: each the bytes the check read, then the
+/// rest of the input, for the next [`CaptureReader::open`] of that path.
+type Probed = Vec<(PathBuf, Box<dyn Read + Send>)>;
+static PROBED: std::sync::Mutex<Probed> = std::sync::Mutex::new(Vec::new());
+
+/// The source a probe left for `path`, if any (once).
+fn take_probed(path: &Path) -> Option<Box<dyn Read + Send>> {
+    let mut probed = PROBED.lock().unwrap_or_else(|p| p.into_inner());
+    let at = probed.iter().position(|(p, _)| p == path)?;
+    Some(probed.swap_remove(at).1)
+}
+
+/// A probed source and every byte read from it so far.
+struct Recorded {
+    src: Box<dyn Read + Send>,
+    bytes: Vec<u8>,
+}
+
+/// Reads through to a [`Recorded`] source, keeping a copy of what it read.
+struct Recording(std::sync::Arc<std::sync::Mutex<Recorded>>);
+
+impl Read for Recording {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut r = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = r.src.read(buf)?;
+        r.bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+}
+
 impl CaptureReader {
     /// Open a capture file: pcap or pcapng, gzip-compressed or not (recognised by content, not by name). `-` is
     /// standard input (`tcpdump -w - | flowbundle inspect -`), as in tcpdump and tshark.
@@ -176,6 +206,11 @@ impl CaptureReader {
     /// Errors name the path.
     pub fn open(path: impl AsRef<Path>) -> Result<CaptureReader, Error> {
         let path = path.as_ref();
+        if let Some(src) = take_probed(path) {
+            let mut reader = Self::from_source(src, Some(path.to_path_buf()))?;
+            reader.path = Some(path.to_path_buf());
+            return Ok(reader);
+        }
         if path.as_os_str() == STDIN {
             let mut reader =
                 Self::from_source(Box::new(std::io::stdin()), Some(path.to_path_buf()))?;
@@ -186,6 +221,47 @@ impl CaptureReader {
         let mut reader = Self::from_source(Box::new(file), Some(path.to_path_buf()))?;
         reader.path = Some(path.to_path_buf());
         Ok(reader)
+    }
+
+    /// Check that `path` opens as a capture (its file header) before a run reads it. A regular file is opened and
+    /// closed again. An input that can be read only once (`-` for standard input, a pipe, a character device) stays
+    /// open, and the bytes the check read are given back, before the rest, to the next [`open`](Self::open) of the
+    /// same `path` in this process: nothing of it is lost. Errors as [`open`](Self::open)'s.
+    pub fn probe(path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        let once = path.as_os_str() == STDIN
+            || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if !once {
+            return Self::open(path).map(drop);
+        }
+        let mut probed = PROBED.lock().unwrap_or_else(|p| p.into_inner());
+        if probed.iter().any(|(p, _)| p == path) {
+            return Ok(());
+        }
+        let src: Box<dyn Read + Send> = if path.as_os_str() == STDIN {
+            Box::new(io::stdin())
+        } else {
+            Box::new(File::open(path).map_err(|e| Error::file(path, e))?)
+        };
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Recorded {
+            src,
+            bytes: Vec::new(),
+        }));
+        // The checking reader (and a gzip decoder's read-ahead in it) is dropped here: what it read is all in
+        // `bytes`, and `seen` is the last reference.
+        Self::from_source(Box::new(Recording(seen.clone())), Some(path.to_path_buf())).map(drop)?;
+        let Ok(rec) = std::sync::Arc::try_unwrap(seen) else {
+            return Err(Error::file(
+                path,
+                io::Error::other("the probed input is still being read"),
+            ));
+        };
+        let rec = rec.into_inner().unwrap_or_else(|p| p.into_inner());
+        probed.push((
+            path.to_path_buf(),
+            Box::new(io::Cursor::new(rec.bytes).chain(rec.src)),
+        ));
+        Ok(())
     }
 
     /// Read a capture from any byte source (a socket, stdin, an in-memory buffer). Reads the file header now, so

@@ -701,11 +701,13 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         info.reloads = Some(r.info);
     }
 
-    // Every input must open as a capture before anything runs: a missing file, an empty one or one that is not a
-    // capture is an error, not an empty input (the parallel runs would otherwise count it and go on, the serial one
-    // stop at it after inspecting the inputs before it). Reading the header costs one read per input.
-    for f in args.files.iter().filter(|f| f.as_os_str() != "-") {
-        CaptureReader::open(f).with_context(|| format!("cannot open {}", f.display()))?;
+    // Every input must open as a capture before anything runs, whatever the thread count: a missing file, an empty
+    // one or one that is not a capture is an error, not an empty input (the parallel runs would otherwise count it
+    // and go on, the serial one stop at it after inspecting the inputs before it), and no output is left behind.
+    // Reading the header costs one read per input; standard input and pipes give the bytes read back to the run
+    // (`CaptureReader::probe`).
+    for f in &args.files {
+        CaptureReader::probe(f).with_context(|| format!("cannot open {}", f.display()))?;
     }
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let eve_opts = EveOptions {
