@@ -337,7 +337,7 @@ fn load_sets(args: &Args) -> anyhow::Result<Sets> {
     } else {
         let (set, report) = RuleSet::load_files(&args.rules).context("loading rules")?;
         // As inspect reports them: each unreadable rule as `file:line: reason`, and a refusal when nothing loads.
-        super::rule_report::check(&report, None, &[])?;
+        flowbundle_run::rule_report::check(&report, None, &[])?;
         Some(Arc::new(set))
     };
     Ok((signatures, rules))

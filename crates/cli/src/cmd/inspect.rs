@@ -21,13 +21,16 @@ use anyhow::{Context, bail};
 use flowbundle_ingest::{
     CaptureMethod, CaptureReader, LiveSource, PacketArena, RingConfig, TpacketVersion,
 };
-use flowbundle_inspect::cost::{CostRecord, CostWriter};
-use flowbundle_inspect::rules::{RuleSet, ThresholdTable};
+use flowbundle_inspect::cost::CostWriter;
+use flowbundle_inspect::rules::ThresholdTable;
 use flowbundle_inspect::{
-    AlertFilter, ArenaSource, Broadcast, BufferDecodes, DetectVisits, Engine, EngineConfig,
-    EngineStats, Event, EventMerge, Inline, InspectWorkload, LiveReader, Piece, Prestage, Renderer,
-    Scripts, StagedInspect, StatsBoard, StreamOrder, StreamReader, WorkerCtx,
+    AlertFilter, ArenaSource, Broadcast, BufferDecodes, DetectVisits, Engine, EngineConfig, Event,
+    EventMerge, Inline, InspectWorkload, LiveReader, Prestage, Renderer, Scripts, StagedInspect,
+    StatsBoard, StreamOrder, StreamReader, WorkerCtx,
 };
+use flowbundle_run::progress::Progress;
+use flowbundle_run::read_end::{note_read_end, unsupported_link_types};
+use flowbundle_run::sink::{CostSink, PeriodicStats, Sink, wall_clock_ns, write_rules_profile};
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_sinks::{CaptureCounters, EveOptions, EveWriter, RunInfo, StatsRecord, Summary};
 use flowbundle_worker::{Crew, StreamConfig, run_stream, run_stream_staged};
@@ -305,214 +308,6 @@ fn parse_on_full(s: &str) -> Result<flowbundle_inspect::OnFull, String> {
     }
 }
 
-/// Most rules and rule groups listed in a rules profile.
-const PROFILE_TOP: usize = 40;
-
-/// Writes the rules profile of a run (every input's, summed) to `path`, or standard error for `-`.
-fn write_rules_profile<P, I>(
-    path: &std::path::Path,
-    rules: Option<&RuleSet>,
-    reports: &[(flowbundle_inspect::Finished, P, I)],
-) -> anyhow::Result<()> {
-    let Some(rules) = rules else {
-        eprintln!("warning: --rules-profile without --rules or --content-hex: no rules to profile");
-        return Ok(());
-    };
-    let mut total = flowbundle_inspect::rules::RulesProfile::default();
-    for (finished, _, _) in reports {
-        if let Some(p) = &finished.rules_profile {
-            total.merge(p);
-        }
-    }
-    let text = total.report(rules, PROFILE_TOP);
-    if path.as_os_str() == "-" {
-        eprint!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
-/// Where events go: EVE (or nowhere), through the rules' thresholds when they have any.
-struct Sink {
-    eve: Option<EveWriter<super::Output>>,
-    /// `threshold`/`detection_filter`: applied here, where events arrive in input order in both the
-    /// single-threaded loop and the parallel merge (see `flowbundle_inspect::alert_filter`).
-    filter: Option<AlertFilter>,
-    /// The filters of rule sets a reload replaced (their suppressed alerts still correct the totals).
-    retired_filters: Vec<AlertFilter>,
-    /// The rule set of the last reload (the rules profile names its rules).
-    reloaded_rules: Option<std::sync::Arc<RuleSet>>,
-    /// A live run's signals: SIGHUP reopens an EVE file.
-    signals: Option<flowbundle_inspect::Signals>,
-    hangups_seen: u64,
-    /// A live run flushes its EVE output every second, so readers of the file see lines as they come.
-    last_flush: Instant,
-    /// IPS mode, for the filters of reloaded rule sets.
-    ips: bool,
-}
-
-impl Sink {
-    /// In a live run, between events: reopens the EVE file after SIGHUP (logrotate), and flushes the output once a
-    /// second.
-    fn maintain(&mut self) -> anyhow::Result<()> {
-        let Some(sig) = self.signals else {
-            return Ok(());
-        };
-        let Some(w) = self.eve.as_mut() else {
-            return Ok(());
-        };
-        let hangups = sig.hangups();
-        if hangups != self.hangups_seen {
-            self.hangups_seen = hangups;
-            if let super::Output::Eve(o) = w.get_mut() {
-                o.reopen()
-                    .with_context(|| format!("reopening {}", o.target()))?;
-                if matches!(o.target(), flowbundle_sinks::Target::Regular(_)) {
-                    eprintln!("eve: reopened {} (SIGHUP)", o.target());
-                }
-            }
-        }
-        if self.last_flush.elapsed() >= std::time::Duration::from_secs(1) {
-            self.last_flush = Instant::now();
-            w.flush().context("writing EVE output")?;
-        }
-        Ok(())
-    }
-
-    /// From the next event on, the thresholds of a reloaded set; the summary's rule counts become its own.
-    fn adopt(&mut self, l: &super::reload::Loaded, info: &mut RunInfo) {
-        let filter = l
-            .rules
-            .as_deref()
-            .and_then(|r| AlertFilter::with_config(r, &l.threshold, ThresholdTable::default()))
-            .map(|f| f.ips(self.ips));
-        if let Some(old) = std::mem::replace(&mut self.filter, filter) {
-            self.retired_filters.push(old);
-        }
-        self.reloaded_rules = l.rules.clone();
-        info.rules = l.rules_info.clone();
-        info.signatures = l.signatures_info;
-        // Alerts of the sets before stay in the hit table: their names stay, the new set's win.
-        for (sid, name) in &l.rule_names {
-            match info.rule_names.iter_mut().find(|(s, _)| s == sid) {
-                Some(e) => e.1.clone_from(name),
-                None => info.rule_names.push((*sid, name.clone())),
-            }
-        }
-    }
-
-    fn write(&mut self, events: &[Event]) -> anyhow::Result<()> {
-        match (&mut self.filter, &mut self.eve) {
-            (None, Some(w)) => w.write_all(events).context("writing EVE output")?,
-            (None, None) => {}
-            (Some(f), eve) => {
-                for e in events {
-                    // A rate filter may change what is written (the alert's action, a flow's action).
-                    if let Some(e) = f.apply(e)
-                        && let Some(w) = eve.as_mut()
-                    {
-                        w.write(&e).context("writing EVE output")?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn write_piece(&mut self, p: Piece<'_>) -> anyhow::Result<()> {
-        match p {
-            // Lines rendered on the workers: with a filter, of events it keeps as they are
-            // (`EventSender::whole_when`).
-            Piece::Rendered(n, bytes) => {
-                if let Some(w) = &mut self.eve {
-                    w.write_rendered(bytes, n).context("writing EVE output")?
-                }
-            }
-            Piece::RenderedParts(n, parts) => {
-                if let Some(w) = &mut self.eve {
-                    w.write_rendered_parts(parts, n)
-                        .context("writing EVE output")?
-                }
-            }
-            Piece::Events(evs) => self.write(evs)?,
-        }
-        Ok(())
-    }
-}
-
-/// The `stats` records written while the run goes on (`--stats-interval`): when the capture time reaches the next
-/// interval, one record with the counters as they stand.
-struct PeriodicStats {
-    every_ns: u64,
-    next_ns: Option<u64>,
-    start: Instant,
-}
-
-impl PeriodicStats {
-    fn new(args: &Args) -> Option<Self> {
-        args.stats_interval.map(|s| PeriodicStats {
-            every_ns: ((s * 1e9) as u64).max(1),
-            next_ns: None,
-            start: Instant::now(),
-        })
-    }
-
-    /// Whether a record is due now that capture time `ts_ns` has been reached.
-    fn due(&mut self, ts_ns: u64) -> bool {
-        let next = *self
-            .next_ns
-            .get_or_insert(ts_ns.saturating_add(self.every_ns));
-        if ts_ns < next {
-            return false;
-        }
-        self.next_ns = Some(ts_ns.saturating_add(self.every_ns));
-        true
-    }
-
-    fn write(&self, sink: &mut Sink, total: &EngineStats, packets_read: u64) -> anyhow::Result<()> {
-        let Some(w) = &mut sink.eve else {
-            return Ok(());
-        };
-        let info = RunInfo {
-            packets_read,
-            ..RunInfo::default()
-        };
-        let mut line = Vec::new();
-        flowbundle_sinks::render_stats(
-            &mut line,
-            &StatsRecord {
-                now_ns: wall_clock_ns(),
-                uptime: self.start.elapsed(),
-                total,
-                prestage: None,
-                info: &info,
-                workers: &[],
-            },
-        );
-        w.write_rendered(&line, 1).context("writing EVE output")
-    }
-}
-
-/// Now, in ns since the Unix epoch.
-fn wall_clock_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
-struct CostSink(Option<CostWriter<super::Output>>);
-
-impl CostSink {
-    fn write(&mut self, recs: &[CostRecord]) -> anyhow::Result<()> {
-        if let Some(w) = &mut self.0 {
-            for r in recs {
-                w.write(r).context("writing cost records")?;
-            }
-        }
-        Ok(())
-    }
-}
-
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     if args.list_keywords {
         use std::io::Write;
@@ -668,7 +463,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     {
         bail!("--threshold-file and --classification-file apply to --rules");
     }
-    let mut sources = super::reload::DetectionSources::new(
+    let mut sources = flowbundle_run::reload::DetectionSources::new(
         args.signatures.clone(),
         args.rules.clone(),
         args.content_hex.clone(),
@@ -696,7 +491,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     info.rule_names = loaded.rule_names.clone();
     let threshold_config = loaded.threshold.clone();
     let (signatures, rules) = (loaded.signatures.clone(), loaded.rules.clone());
-    let mut reloader = signals.map(|sig| super::reload::Reloader::new(sources, &loaded, sig));
+    let mut reloader =
+        signals.map(|sig| flowbundle_run::reload::Reloader::new(sources, &loaded, sig));
     if let Some(r) = &reloader {
         info.reloads = Some(r.info);
     }
@@ -828,12 +624,14 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     // Every worker reads the files under each policy whose placement every worker can compute from the input (dh,
     // rss, lfb) when nothing needs a reader: measured on 2 cores, lfb and rss with every worker reading ran at
     // 1.54-1.80x the single-threaded loop's speed, with a reader thread at 1.03-1.56x (BENCHMARKS.md).
-    args.workers_read = Some(args.workers_read.unwrap_or(
-        !needs_reader
-            && flowbundle_scheduler::canonical(args.scheduler.as_deref().unwrap_or("lfb"))
-                .and_then(flowbundle_inspect::Placement::for_policy)
-                .is_some(),
-    ));
+    args.workers_read = Some(
+        args.workers_read.unwrap_or(
+            !needs_reader
+                && flowbundle_scheduler::canonical(args.scheduler.as_deref().unwrap_or("lfb"))
+                    .and_then(flowbundle_inspect::Placement::for_policy)
+                    .is_some(),
+        ),
+    );
     if threads == 1 && args.reader_inspects {
         eprintln!(
             "warning: --reader-inspects has no effect on a single-threaded run (--threads 1)"
@@ -1033,25 +831,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The link types of `files` the decoder does not follow, named (`linktype 147 in x.pcap`), for the summary line
-/// that counts their packets. Reads each file's header and first packet (pcapng declares interfaces as it goes).
-fn unsupported_link_types(files: &[PathBuf]) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in files.iter().filter(|f| f.as_os_str() != "-") {
-        let Ok(mut r) = CaptureReader::open(f) else {
-            continue;
-        };
-        let _ = r.next_packet();
-        for i in r.interfaces() {
-            let name = format!("{} in {}", i.link_type, f.display());
-            if !flowbundle_decode::follows_link_type(i.link_type) && !out.contains(&name) {
-                out.push(name);
-            }
-        }
-    }
-    out
-}
-
 /// Inspects `files` (or the live capture) with a fresh `engine`, the packets numbered from `first_packet`; writes
 /// the events as they come and returns what the end of the input left (the last events, the counters) and the
 /// pre-scheduling stage.
@@ -1069,7 +848,7 @@ fn inspect_inputs(
     costs: &mut CostSink,
     info: &mut RunInfo,
     worker_stats: &mut Vec<flowbundle_inspect::EngineStats>,
-    mut reloader: Option<&mut super::reload::Reloader>,
+    mut reloader: Option<&mut flowbundle_run::reload::Reloader>,
 ) -> anyhow::Result<(flowbundle_inspect::Finished, Prestage)> {
     let mut pre = Prestage::new(engine.config());
     let finished = match threads {
@@ -1095,7 +874,7 @@ fn inspect_inputs(
             }
             let mut timeline = flowbundle_ingest::Timeline::default();
             let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
-            let mut periodic = PeriodicStats::new(args);
+            let mut periodic = PeriodicStats::new(args.stats_interval);
             let mut latest_ts = 0;
             let progress = Progress::new();
             for path in files {
@@ -1238,7 +1017,7 @@ fn inspect_inputs(
                 }
             };
             let board = StatsBoard::new(n);
-            let mut periodic = PeriodicStats::new(args);
+            let mut periodic = PeriodicStats::new(args.stats_interval);
             let mut source = ArenaSource::new(&arena, tx.clone()).with_decodes(&decodes);
             if inline.is_some() {
                 source = source.with_forward(&forward);
@@ -1538,7 +1317,7 @@ fn inspect_each(
     };
     let stop = AtomicBool::new(false);
     let board = StatsBoard::new(n);
-    let mut periodic = PeriodicStats::new(args);
+    let mut periodic = PeriodicStats::new(args.stats_interval);
     let window = (args.packet_buffers as u64).saturating_mul(64);
     // The collector's state, which a worker waiting for its output blocks may take to write out what can be
     // written when no other thread is at it (`EachReads::with_helper`): the output never waits for the collector's
@@ -1695,26 +1474,6 @@ fn inspect_each(
     Ok(engine.finish(ctxs))
 }
 
-/// At the end of one input: warn of a record cut by the end of the file and of impossible original lengths (read
-/// as the captured length), and count both for the summary.
-fn note_read_end(path: &std::path::Path, s: &flowbundle_ingest::ReadStats, info: &mut RunInfo) {
-    if s.truncated_records > 0 {
-        eprintln!(
-            "warning: {}: the last record is cut by the end of the file (read up to there)",
-            path.display()
-        );
-    }
-    if s.clamped_lengths > 0 {
-        eprintln!(
-            "warning: {}: {} packets claim an impossible original length; counted at their captured length",
-            path.display(),
-            s.clamped_lengths
-        );
-    }
-    info.truncated_records += s.truncated_records;
-    info.clamped_lengths += s.clamped_lengths;
-}
-
 /// The live loop of `inspect --interface --threads 1`: packets from the interface through the pre-scheduling stage
 /// and the engine, one at a time, as the file loop does, until SIGINT/SIGTERM, `--count` or `--seconds`. Returns the
 /// packets read.
@@ -1731,7 +1490,7 @@ fn inspect_live(
     pre: &mut Prestage,
     sink: &mut Sink,
     costs: &mut CostSink,
-    mut reloader: Option<&mut super::reload::Reloader>,
+    mut reloader: Option<&mut flowbundle_run::reload::Reloader>,
     info: &mut RunInfo,
 ) -> anyhow::Result<u64> {
     let stop = flowbundle_inspect::stop_on_termination()
@@ -1739,7 +1498,7 @@ fn inspect_live(
     let deadline = live_deadline(args);
     let limit = args.count.unwrap_or(u64::MAX);
     let (mut events, mut recs) = (Vec::new(), Vec::new());
-    let mut periodic = PeriodicStats::new(args);
+    let mut periodic = PeriodicStats::new(args.stats_interval);
     let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
     let mut num = 0u64;
     let mut drain = flowbundle_inspect::live::Drain::default();
@@ -1749,7 +1508,7 @@ fn inspect_live(
         // thresholds of the set that made them.
         if let Some(l) = reloader
             .as_deref_mut()
-            .and_then(super::reload::Reloader::poll)
+            .and_then(flowbundle_run::reload::Reloader::poll)
         {
             ctx.take_events(&mut events);
             sink.write(&events)?;
@@ -2003,41 +1762,6 @@ impl Reader<'_> {
         match self {
             Reader::Files(r) => r.next_desc(crew, help),
             Reader::Live(r) => r.next_desc(),
-        }
-    }
-}
-
-/// Progress of a run on standard error, when it is a terminal: packets read, their rate and the flows tracked now
-/// (the engine's live gauge). Hidden otherwise.
-struct Progress(Option<indicatif::ProgressBar>);
-
-impl Progress {
-    fn new() -> Self {
-        use std::io::IsTerminal;
-        if !std::io::stderr().is_terminal() {
-            return Progress(None);
-        }
-        let bar = indicatif::ProgressBar::new_spinner();
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{spinner} {elapsed_precise} {pos} packets ({per_sec}) {msg}",
-        ) {
-            bar.set_style(style);
-        }
-        Progress(Some(bar))
-    }
-
-    fn update(&self, arena: &PacketArena, engine: &Engine, last: bool) {
-        self.show(arena.filled(), engine, last);
-    }
-
-    /// `packets` read so far; the bar is cleared when `last`.
-    fn show(&self, packets: u64, engine: &Engine, last: bool) {
-        if let Some(bar) = &self.0 {
-            bar.set_position(packets);
-            bar.set_message(format!("{} flows tracked", engine.table().len()));
-            if last {
-                bar.finish_and_clear();
-            }
         }
     }
 }

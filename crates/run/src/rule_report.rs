@@ -33,7 +33,7 @@ pub fn check(
         );
     }
     if let Some(path) = report_path {
-        super::write_output(path, inputs, csv(report))?;
+        crate::output::write_output(path, inputs, csv(report))?;
     }
     if report.loaded == 0 && report.rules_read > 0 {
         let first = report

@@ -162,7 +162,7 @@ impl DetectionSources {
             );
         }
         let read: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
-        super::rule_report::check(&report, self.rules_report.as_deref(), &read)?;
+        crate::rule_report::check(&report, self.rules_report.as_deref(), &read)?;
         let mut reasons: Vec<(String, usize)> = report.skip_reasons.clone().into_iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         out.rules_info = Some(RulesInfo {

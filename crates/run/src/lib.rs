@@ -1,0 +1,31 @@
+//! One inspection run: capture files (or a live source) through the engine into the sinks, as `flowbundle
+//! inspect` runs it. The data path is ingest → decode → scheduler → worker → inspect → sinks; this crate is where
+//! its ends meet: the inputs are read (`ingest`), driven through the single-threaded loop or the streaming runtime
+//! (`worker`'s threads running `inspect`'s workload), and what comes out goes into the sinks (`sinks`' EVE writer,
+//! the cost records, the rules profile, the periodic `stats` records) as the run goes on. So far the sinks, the rule
+//! sets and the run's notes live here; the loops that drive the inputs are still in the binary (`cmd/inspect.rs`:
+//! `inspect_inputs`, `inspect_each`, `inspect_live`), the next to move, behind a configuration built from the
+//! arguments.
+//!
+//! Why a crate of its own, below `sinks` on the path: the runtime (`worker`) and the engine (`inspect`) never know
+//! each other, nor the engine and the sinks (see `ARCHITECTURE.md`'s track table), so the orchestration that needs
+//! all three cannot live in any of them without turning a dependency upwards; and the binary only parses arguments.
+//! Nothing on the path depends on this crate: it is the last stage before the binary.
+//!
+//! What is here:
+//! - [`Output`]: where a streamed output goes (standard output, a file renamed into place at the end, an EVE
+//!   output of Suricata's kinds).
+//! - [`reload`]: a run's signature and rule sets, loaded at the start and reloaded during a live run.
+//! - [`sink`]: where a run's events go (EVE through the rules' thresholds), its cost records, its periodic `stats`
+//!   records and its rules profile.
+//! - [`progress`]: the progress line on a terminal.
+//! - [`read_end`]: what the end of an input tells the user (cut records, impossible lengths, unknown link types).
+
+pub mod output;
+pub mod progress;
+pub mod read_end;
+pub mod reload;
+pub mod rule_report;
+pub mod sink;
+
+pub use output::Output;
