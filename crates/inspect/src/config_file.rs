@@ -575,8 +575,21 @@ impl ConfigFile {
                     flowbundle_rules::text::MAX_LINE_BYTES,
                 )
                 .map_err(|e| ConfigError(e.to_string()))?;
-                let text = String::from_utf8(bytes)
-                    .map_err(|e| ConfigError(format!("{name}: not UTF-8 text ({e})")))?;
+                // A YAML document is not read line by line: a line that is not UTF-8 fails the load (as Suricata's
+                // YAML loader does), named by its line and column.
+                let text = String::from_utf8(bytes).map_err(|e| {
+                    let b = e.as_bytes();
+                    let at = e.utf8_error().valid_up_to();
+                    let line = 1 + b[..at].iter().filter(|&&c| c == b'\n').count();
+                    let start = b[..at]
+                        .iter()
+                        .rposition(|&c| c == b'\n')
+                        .map_or(0, |i| i + 1);
+                    let msg = flowbundle_rules::text::line_text(&b[start..])
+                        .err()
+                        .unwrap_or_default();
+                    ConfigError(format!("{name}:{line}: {msg}"))
+                })?;
                 ConfigFile::parse_with(&text, &name, sets)
             }
             None => ConfigFile::parse_with("", "--set", sets),

@@ -126,6 +126,7 @@ impl DetectionSources {
         if !self.rules.is_empty() && self.content_hex.is_some() {
             bail!("--rules and --content-hex cannot be combined (one rule set per run)");
         }
+        let mut config_lines_skipped = 0usize;
         let (set, report) = match &self.content_hex {
             Some(p) => {
                 RuleSet::from_content_hex(p).with_context(|| format!("loading {}", p.display()))?
@@ -143,13 +144,17 @@ impl DetectionSources {
                 }
                 if let Some(path) = &self.classification {
                     let text = read_config_text(path)?;
-                    let errors = opts.classifications.parse_config(&text);
-                    report_config_errors(path, errors.iter().map(|(l, m)| (*l, m.as_str())));
+                    let errors = opts.classifications.parse_config_bytes(&text);
+                    config_lines_skipped +=
+                        report_config_errors(path, errors.iter().map(|(l, m)| (*l, m.as_str())));
                 }
                 if let Some(path) = &self.threshold {
                     let text = read_config_text(path)?;
-                    let (tc, errors) = ThresholdConfig::parse(&text, &opts.vars);
-                    report_config_errors(path, errors.iter().map(|e| (e.line, e.message.as_str())));
+                    let (tc, errors) = ThresholdConfig::parse_bytes(&text, &opts.vars);
+                    config_lines_skipped += report_config_errors(
+                        path,
+                        errors.iter().map(|e| (e.line, e.message.as_str())),
+                    );
                     out.threshold = tc;
                 }
                 RuleSet::load_files_with(&self.rules, &opts).context("loading rules")?
@@ -170,6 +175,7 @@ impl DetectionSources {
             skipped: report.skipped,
             errors: report.errors_total,
             skip_reasons: reasons,
+            config_lines_skipped,
         });
         out.rule_names = set
             .rules()
@@ -202,15 +208,15 @@ impl DetectionSources {
     }
 }
 
-/// Reads a `classification.config` or `threshold.config` whole, within the rule files' bounds (a line longer than
-/// [`flowbundle_inspect::rules::text::MAX_LINE_BYTES`] fails the load naming the file and line, read no further).
-fn read_config_text(path: &Path) -> anyhow::Result<String> {
-    let bytes = flowbundle_inspect::rules::text::read_text_file(
+/// Reads a `classification.config` or `threshold.config` whole as bytes, within the rule files' bounds (a line
+/// longer than [`flowbundle_inspect::rules::text::MAX_LINE_BYTES`] fails the load naming the file and line, read no
+/// further). A line that is not UTF-8 is the parser's to skip and report, as a malformed line is.
+fn read_config_text(path: &Path) -> anyhow::Result<Vec<u8>> {
+    Ok(flowbundle_inspect::rules::text::read_text_file(
         path,
         flowbundle_inspect::rules::ruleset::MAX_FILE_BYTES,
         flowbundle_inspect::rules::text::MAX_LINE_BYTES,
-    )?;
-    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))
+    )?)
 }
 
 /// Hashes `path`: a file's name and bytes, a directory's entries in name order (four levels down at most, as a
@@ -422,12 +428,12 @@ fn describe(l: &Loaded) -> String {
 /// Most lines of a configuration file reported one by one; the rest are counted.
 const MAX_CONFIG_ERRORS: usize = 20;
 
-/// Reports a configuration file's unread lines on standard error as `file:line: reason`, then their count. The run
-/// goes on with the lines that were read, as Suricata's does.
+/// Reports a configuration file's unread lines (malformed, or not UTF-8) on standard error as `file:line: reason`,
+/// then their count, and returns the count. The run goes on with the lines that were read, as Suricata's does.
 pub fn report_config_errors<'a>(
     path: &std::path::Path,
     errors: impl Iterator<Item = (usize, &'a str)>,
-) {
+) -> usize {
     let mut n = 0usize;
     for (line, message) in errors {
         if n < MAX_CONFIG_ERRORS {
@@ -438,4 +444,5 @@ pub fn report_config_errors<'a>(
     if n > 0 {
         eprintln!("warning: {}: {n} lines not applied", path.display());
     }
+    n
 }

@@ -19,6 +19,9 @@ pub struct RulesInfo {
     pub errors: usize,
     /// Skipped rules per reason, most frequent first.
     pub skip_reasons: Vec<(String, usize)>,
+    /// Lines of the classification and threshold files that were not applied (malformed, or not UTF-8), each
+    /// reported on standard error as it was read.
+    pub config_lines_skipped: usize,
 }
 
 /// A live run's rule reloads (SIGHUP, SIGUSR2).
@@ -399,6 +402,13 @@ impl fmt::Display for Summary<'_> {
             )?;
             for (why, n) in ri.skip_reasons.iter().take(10) {
                 writeln!(f, "    skipped {n:>5}: {why}")?;
+            }
+            if ri.config_lines_skipped > 0 {
+                writeln!(
+                    f,
+                    "  configuration lines not applied: {} (classification and threshold files)",
+                    ri.config_lines_skipped
+                )?;
             }
             if let Some(r) = info
                 .reloads
