@@ -14,15 +14,21 @@
 //!
 //! Fixed, a large block is mapped when asked for and unmapped when freed, and the arenas hold only small blocks. What
 //! it costs is a mapping and its page faults per large block (a few dozen a run on the merged trace: tables of large
-//! shards and large sweeps, never a packet's work); the trim threshold is set to 1 MiB (glibc's default is the same
-//! 128 KiB, which gave back and faulted in again the arenas' tops at every sweep: about 1,500 more page faults on the
-//! merged trace).
+//! shards and large sweeps, never a packet's work).
+//!
+//! The trim threshold is the free memory an arena keeps at its top. Each worker's arena kept up to that much beyond
+//! what it held, each at its own moment, and a longer input met more of the moments when both kept it: at 1 MiB,
+//! peak RSS 10x / 1x of rss `--workers-read` was 1.068-1.110 (10x 27.8-28.5 MiB), lfb `--workers-read` 1.047-1.092,
+//! dh 1.042-1.075 in twelve alternated rounds under `chrt -r 1`; at 256 KiB 1.051-1.093 (27.0-27.9 MiB),
+//! 1.035-1.060, 1.035-1.059, every 10x peak 0.5-1 MiB lower, for 1,000-1,400 more page faults a run on the merged
+//! trace (the arenas' tops given back and faulted in again after sweeps; wall time within 2%, see `BENCHMARKS.md`).
+//! glibc's default, 128 KiB, gave peaks in the same range for 300-900 more faults again.
 
 /// The mmap threshold set: glibc's own starting value, now kept.
 pub const MMAP_THRESHOLD: usize = 128 << 10;
 
 /// Free memory an arena keeps at its top before giving it back to the system.
-pub const TRIM_THRESHOLD: usize = 1 << 20;
+pub const TRIM_THRESHOLD: usize = 256 << 10;
 
 /// Fixes glibc's mmap threshold at [`MMAP_THRESHOLD`] and its trim threshold at [`TRIM_THRESHOLD`] (which stops
 /// both from moving), unless the user set either (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, or
