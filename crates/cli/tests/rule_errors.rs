@@ -195,3 +195,178 @@ fn a_line_past_the_bound_fails_the_run_naming_the_file_and_line() {
         );
     }
 }
+
+/// A capture with no packet (a classic pcap header only), written into `dir`.
+fn empty_capture(dir: &std::path::Path) -> std::path::PathBuf {
+    let cap = dir.join("empty.pcap");
+    let mut pcap = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    pcap.extend_from_slice(&[0; 8]);
+    pcap.extend_from_slice(&65535u32.to_le_bytes());
+    pcap.extend_from_slice(&1u32.to_le_bytes());
+    std::fs::write(&cap, &pcap).unwrap();
+    cap
+}
+
+/// A byte that is not UTF-8 in a classification or threshold file skips that line only, as a malformed line does
+/// (Suricata logs a bad line of these files and reads on): one warning naming the file and line, the file's count
+/// of lines not applied, the summary's count, and the run goes on with the other lines.
+#[test]
+fn a_config_line_that_is_not_utf8_is_skipped_with_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = empty_capture(dir.path());
+    let rules = dir.path().join("classes.rules");
+    std::fs::write(
+        &rules,
+        "alert ip any any -> any any (msg:\"mine\"; classtype:mine; sid:1;)\r\n\
+         alert ip any any -> any any (msg:\"bad\"; classtype:bad; sid:2;)\n\
+         alert ip any any -> any any (msg:\"three\"; classtype:three; sid:3;)\n",
+    )
+    .unwrap();
+    let classification = dir.path().join("classification.config");
+    std::fs::write(
+        &classification,
+        b"config classification: mine,Mine,2\n\
+          config classification: bad,B\xffad,1\n\
+          config classification: three,Three,3\r\n",
+    )
+    .unwrap();
+    let threshold = dir.path().join("threshold.config");
+    std::fs::write(
+        &threshold,
+        b"suppress gen_id 1, sig_id 9\xfe\nsuppress gen_id 1, sig_id 3\n",
+    )
+    .unwrap();
+    let out = inspect(&[
+        cap.as_os_str(),
+        "--rules".as_ref(),
+        rules.as_os_str(),
+        "--classification-file".as_ref(),
+        classification.as_os_str(),
+        "--threshold-file".as_ref(),
+        threshold.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{err}");
+    let named = |l: &&str| {
+        l.contains(&*classification.to_string_lossy()) || l.contains(&*threshold.to_string_lossy())
+    };
+    let warnings: Vec<&str> = err.lines().filter(named).collect();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "warning: {}:2: invalid UTF-8 (byte 0xff at column 29)",
+                classification.display()
+            ),
+            format!("warning: {}: 1 lines not applied", classification.display()),
+            format!(
+                "warning: {}:1: invalid UTF-8 (byte 0xfe at column 28)",
+                threshold.display()
+            ),
+            format!("warning: {}: 1 lines not applied", threshold.display()),
+        ],
+        "{err}"
+    );
+    // The classes of lines 1 and 3 were read (their rules load); the rule naming the skipped class does not.
+    assert!(
+        summary.contains("rules: 2 loaded, 1 skipped, 0 errors"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("configuration lines not applied: 2"),
+        "{summary}"
+    );
+}
+
+/// Hostile rule and configuration files, each ending in one clear line: a rule with NUL bytes is one error naming
+/// its line (the others load, CRLF endings read as LF); a rules path that is a directory without `*.rules`, a file
+/// that cannot be read, or a missing file fails the run in one line naming it; a YAML configuration with a byte
+/// that is not UTF-8 fails the run in one line naming the file, line and column (a YAML document is not read line
+/// by line, nor is it by Suricata).
+#[test]
+fn hostile_rule_and_config_files_end_in_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = empty_capture(dir.path());
+    let rules = dir.path().join("nul.rules");
+    std::fs::write(
+        &rules,
+        b"alert ip any any -> any any (msg:\"a\"; content:\"a\"; sid:1;)\r\n\
+          alert ip any any -> any any (msg:\"b\0\"; content:\"\0\0\"; sid:2;\0)\r\n\
+          \0\0\0\0\n\
+          alert ip any any -> any any (msg:\"c\"; content:\"c\"; sid:3;)\r\n",
+    )
+    .unwrap();
+    let out = inspect(&[cap.as_os_str(), "--rules".as_ref(), rules.as_os_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Lines 1 and 4 load; line 2 (a NUL where an option stands) is skipped or an error, line 3 (NULs only) an
+    // error naming its line.
+    assert!(err.contains("4 rules read: 2 loaded, "), "{err}");
+    assert!(
+        err.contains(&format!("{}:3: ", rules.display())),
+        "line 3: {err}"
+    );
+
+    let empty_dir = dir.path().join("no-rules-here");
+    std::fs::create_dir(&empty_dir).unwrap();
+    std::fs::write(empty_dir.join("notes.txt"), "x").unwrap();
+    let missing = dir.path().join("missing.rules");
+    let yaml = dir.path().join("flowbundle.yaml");
+    std::fs::write(
+        &yaml,
+        b"%YAML 1.1\n---\nvars:\n  address-groups:\n    HOME_NET: \"[10.0.0.\xff]\"\n",
+    )
+    .unwrap();
+    let cases: Vec<(Vec<&std::ffi::OsStr>, String)> = vec![
+        (
+            vec!["--rules".as_ref(), empty_dir.as_os_str()],
+            format!("{}: no *.rules file in this directory", empty_dir.display()),
+        ),
+        // Opens, then fails to read (as root too): an unreadable file.
+        (
+            vec!["--rules".as_ref(), "/proc/self/mem".as_ref()],
+            "/proc/self/mem: ".to_string(),
+        ),
+        (
+            vec!["--rules".as_ref(), missing.as_os_str()],
+            format!("{}: No such file or directory", missing.display()),
+        ),
+        (
+            vec![
+                "--rules".as_ref(),
+                rules.as_os_str(),
+                "--classification-file".as_ref(),
+                empty_dir.as_os_str(),
+            ],
+            format!("{}: Is a directory", empty_dir.display()),
+        ),
+        (
+            vec!["--config".as_ref(), yaml.as_os_str()],
+            format!(
+                "{}:5: invalid UTF-8 (byte 0xff at column 24)",
+                yaml.display()
+            ),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = vec![cap.as_os_str()];
+        all.extend(args);
+        let out = inspect(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{want}: {err}");
+        let last = err.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("flowbundle: ") && last.contains(&want),
+            "{want}: {err}"
+        );
+        // Nothing but the refusal (and, for the rules, the loader's lines before it).
+        assert!(
+            err.lines()
+                .filter(|l| l.starts_with("flowbundle: "))
+                .count()
+                == 1,
+            "{want}: {err}"
+        );
+    }
+}
