@@ -90,15 +90,8 @@ impl DetectionSources {
         let fingerprints = self.fingerprints();
         let (signatures, signatures_info) = match &self.signatures {
             Some(dir) => {
-                let (set, report) = SignatureSet::load_dir(dir, &SigOptions::default())
-                    .with_context(|| format!("loading signatures from {}", dir.display()))?;
-                eprintln!(
-                    "signatures: {} loaded, {} rejected from {}",
-                    set.len(),
-                    report.rejected.len(),
-                    dir.display()
-                );
-                let info = (set.len(), report.rejected.len());
+                let (set, rejected) = load_signatures(dir)?;
+                let info = (set.len(), rejected);
                 (Some(Arc::new(set)), Some(info))
             }
             None => (None, None),
@@ -445,4 +438,18 @@ pub fn report_config_errors<'a>(
         eprintln!("warning: {}: {n} lines not applied", path.display());
     }
     n
+}
+
+/// Loads the L7-filter signatures of `dir`, saying on standard error how many loaded and how many were rejected;
+/// returns the set and the number rejected. Every command taking `--signatures` loads them through here.
+pub fn load_signatures(dir: &Path) -> anyhow::Result<(SignatureSet, usize)> {
+    let (set, report) = SignatureSet::load_dir(dir, &SigOptions::default())
+        .with_context(|| format!("loading signatures from {}", dir.display()))?;
+    eprintln!(
+        "signatures: {} loaded, {} rejected from {}",
+        set.len(),
+        report.rejected.len(),
+        dir.display()
+    );
+    Ok((set, report.rejected.len()))
 }

@@ -7,7 +7,7 @@ use flowbundle_bench::inspect::{InspectRunner, prep_options};
 use flowbundle_bench::{PrepOptions, Prepared, SearchPolicy, cost, plot, table};
 use flowbundle_inspect::EngineConfig;
 use flowbundle_inspect::rules::RuleSet;
-use flowbundle_inspect::signatures::{Options as SigOptions, SignatureSet};
+use flowbundle_inspect::signatures::SignatureSet;
 use flowbundle_scheduler::SchedOptions;
 use flowbundle_trace::synth::{SynthConfig, generate_trace};
 use flowbundle_worker::{Cost, Null, Synthetic};
@@ -319,17 +319,7 @@ type Sets = (Option<Arc<SignatureSet>>, Option<Arc<RuleSet>>);
 /// The --signatures and --rules sets, compiled once.
 fn load_sets(args: &Args) -> anyhow::Result<Sets> {
     let signatures = match &args.signatures {
-        Some(dir) => {
-            let (set, report) = SignatureSet::load_dir(dir, &SigOptions::default())
-                .with_context(|| format!("loading signatures from {}", dir.display()))?;
-            eprintln!(
-                "signatures: {} loaded, {} rejected from {}",
-                set.len(),
-                report.rejected.len(),
-                dir.display()
-            );
-            Some(Arc::new(set))
-        }
+        Some(dir) => Some(Arc::new(flowbundle_run::reload::load_signatures(dir)?.0)),
         None => None,
     };
     let rules = if args.rules.is_empty() {

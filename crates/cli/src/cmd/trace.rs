@@ -152,18 +152,7 @@ fn run_stats(a: StatsArgs) -> anyhow::Result<()> {
     let mut collector = Collector::new(cfg);
     if a.cost {
         let signatures = match &a.signatures {
-            Some(dir) => {
-                use flowbundle_inspect::signatures::{Options, SignatureSet};
-                let (set, report) = SignatureSet::load_dir(dir, &Options::default())
-                    .with_context(|| format!("loading signatures from {}", dir.display()))?;
-                eprintln!(
-                    "signatures: {} loaded, {} rejected from {}",
-                    set.len(),
-                    report.rejected.len(),
-                    dir.display()
-                );
-                Some(set)
-            }
+            Some(dir) => Some(flowbundle_run::reload::load_signatures(dir)?.0),
             None => None,
         };
         collector = collector.with_cost(Box::new(EngineCost::new(signatures)));
