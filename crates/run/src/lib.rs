@@ -2,10 +2,10 @@
 //! inspect` runs it. The data path is ingest → decode → scheduler → worker → inspect → sinks; this crate is where
 //! its ends meet: the inputs are read (`ingest`), driven through the single-threaded loop or the streaming runtime
 //! (`worker`'s threads running `inspect`'s workload), and what comes out goes into the sinks (`sinks`' EVE writer,
-//! the cost records, the rules profile, the periodic `stats` records) as the run goes on. So far the sinks, the rule
-//! sets and the run's notes live here; the loops that drive the inputs are still in the binary (`cmd/inspect.rs`:
-//! `inspect_inputs`, `inspect_each`, `inspect_live`), the next to move, behind a configuration built from the
-//! arguments.
+//! the cost records, the rules profile, the periodic `stats` records) as the run goes on. The caller (the binary)
+//! builds a [`Config`] from its arguments, refuses what does not go together, opens the outputs ([`Sink`],
+//! [`sink::CostSink`]) and the live source ([`live`]), loads the rule sets ([`reload`]) and calls [`run`], which
+//! returns what each input left for the summary.
 //!
 //! Why a crate of its own, below `sinks` on the path: the runtime (`worker`) and the engine (`inspect`) never know
 //! each other, nor the engine and the sinks (see `ARCHITECTURE.md`'s track table), so the orchestration that needs
@@ -13,6 +13,10 @@
 //! Nothing on the path depends on this crate: it is the last stage before the binary.
 //!
 //! What is here:
+//! - [`run`] ([`drive`]): the loops that drive the inputs: the single-threaded loop (`--threads 1`), every worker
+//!   reading the files, the streaming runtime with a reader thread (files, standard input, live capture, inline, the
+//!   staged execution models), the live loop of one thread; [`Config`] ([`config`]) is what a run is asked to do.
+//! - [`live`]: a live run's source opened (an interface, an inline pair) and its counters at the end.
 //! - [`Output`]: where a streamed output goes (standard output, a file renamed into place at the end, an EVE
 //!   output of Suricata's kinds).
 //! - [`reload`]: a run's signature and rule sets, loaded at the start and reloaded during a live run.
@@ -21,6 +25,9 @@
 //! - [`progress`]: the progress line on a terminal.
 //! - [`read_end`]: what the end of an input tells the user (cut records, impossible lengths, unknown link types).
 
+pub mod config;
+pub mod drive;
+pub mod live;
 pub mod output;
 pub mod progress;
 pub mod read_end;
@@ -28,4 +35,7 @@ pub mod reload;
 pub mod rule_report;
 pub mod sink;
 
+pub use config::{Config, LiveConfig, StagedExec};
+pub use drive::{Report, Sources, run};
 pub use output::Output;
+pub use sink::Sink;

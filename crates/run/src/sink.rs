@@ -221,4 +221,12 @@ impl CostSink {
         }
         Ok(())
     }
+
+    /// Flushes the cost records and gives their file its name.
+    pub fn finish(self) -> anyhow::Result<()> {
+        if let Some(w) = self.0 {
+            w.finish().context("flushing cost records")?.finish()?;
+        }
+        Ok(())
+    }
 }

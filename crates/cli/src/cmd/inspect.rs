@@ -14,26 +14,15 @@
 //! write Suricata `stats` records during the run, in capture time for files.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use flowbundle_ingest::{
-    CaptureMethod, CaptureReader, LiveSource, PacketArena, RingConfig, TpacketVersion,
-};
+use flowbundle_ingest::{CaptureMethod, CaptureReader, RingConfig, TpacketVersion};
+use flowbundle_inspect::EngineConfig;
 use flowbundle_inspect::cost::CostWriter;
-use flowbundle_inspect::rules::ThresholdTable;
-use flowbundle_inspect::{
-    AlertFilter, ArenaSource, Broadcast, BufferDecodes, DetectVisits, Engine, EngineConfig, Event,
-    EventMerge, Inline, InspectWorkload, LiveReader, Prestage, Renderer, Scripts, StagedInspect,
-    StatsBoard, StreamOrder, StreamReader, WorkerCtx,
-};
-use flowbundle_run::progress::Progress;
-use flowbundle_run::read_end::{note_read_end, unsupported_link_types};
-use flowbundle_run::sink::{CostSink, PeriodicStats, Sink, wall_clock_ns, write_rules_profile};
+use flowbundle_run::sink::{CostSink, Sink, write_rules_profile};
 use flowbundle_scheduler::SchedOptions;
-use flowbundle_sinks::{CaptureCounters, EveOptions, EveWriter, RunInfo, StatsRecord, Summary};
-use flowbundle_worker::{Crew, StreamConfig, run_stream, run_stream_staged};
+use flowbundle_sinks::{EveOptions, EveWriter, RunInfo, Summary};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
 ///
@@ -435,10 +424,14 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         false => None,
     };
     let exec = staged_exec(&args, threads)?;
+    let capture = capture_spec(&args);
     // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
     // says so at once.
     let mut live = match &args.interface {
-        Some(iface) => Some(open_live(&args, iface, threads)?),
+        Some(iface) => {
+            check_live(&args)?;
+            Some(flowbundle_run::live::open_live(&capture, iface, threads)?)
+        }
         None => None,
     };
     if args.queue_full == flowbundle_inspect::OnFull::Forward && args.inline.is_none() {
@@ -446,7 +439,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     }
     let inline = match &args.inline {
         Some(pair) => {
-            let (source, inline) = open_inline(&args, pair)?;
+            let sides = check_inline(&args, pair)?;
+            let (source, inline) =
+                flowbundle_run::live::open_inline(&capture, sides, args.packet_buffers)?;
             live = Some(source);
             Some(inline)
         }
@@ -489,8 +484,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     info.signatures = loaded.signatures_info;
     info.rules = loaded.rules_info.clone();
     info.rule_names = loaded.rule_names.clone();
-    let threshold_config = loaded.threshold.clone();
-    let (signatures, rules) = (loaded.signatures.clone(), loaded.rules.clone());
+    let rules = loaded.rules.clone();
     let mut reloader =
         signals.map(|sig| flowbundle_run::reload::Reloader::new(sources, &loaded, sig));
     if let Some(r) = &reloader {
@@ -640,162 +634,48 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if args.summary && args.output.is_none() {
         eprintln!("warning: --summary has no effect without -o: the summary is printed anyway");
     }
-    // `--per-file`: each input on its own (flow state, timeouts, summary), its packets numbered on from the previous
-    // input's, so that flow ids stay unique in the one EVE output.
-    let groups: Vec<&[PathBuf]> = if args.per_file && !args.files.is_empty() {
-        args.files.chunks(1).collect()
-    } else {
-        vec![args.files.as_slice()]
+    let config = flowbundle_run::Config {
+        engine: cfg,
+        files: args.files.clone(),
+        per_file: args.per_file,
+        threads,
+        scheduler: args.scheduler.clone(),
+        exec,
+        workers_read: args.workers_read == Some(true),
+        reader_inspects: args.reader_inspects,
+        packet_buffers: args.packet_buffers,
+        reorder_window: args.reorder_window,
+        stats_interval: args.stats_interval,
+        eve_stats: args.eve_stats,
+        eve_stats_threads: args.eve_stats_threads,
+        eve_extra: args.eve_extra,
+        live: flowbundle_run::LiveConfig {
+            count: args.count,
+            seconds: args.seconds,
+            queue_full: args.queue_full,
+            capture,
+        },
     };
-    // Each worker's counters as it left the run (for the stats record's `threads`).
-    let mut worker_stats = Vec::new();
-    let mut first_packet = 0u64;
-    let mut reports = Vec::new();
-    for files in groups {
-        // Thresholds count afresh with each input under --per-file, as its flows do.
-        sink.filter = rules.as_deref().and_then(|r| {
-            AlertFilter::with_config(r, &threshold_config, ThresholdTable::default())
-                .map(|f| f.ips(cfg.ips))
-        });
-        let mut engine = Engine::with_shared(cfg.clone(), signatures.clone(), rules.clone());
-        if exec.is_some() {
-            engine = engine.staged();
-        }
-        let mut info = RunInfo {
-            inputs: if args.per_file {
-                files.iter().map(|p| p.display().to_string()).collect()
-            } else {
-                info.inputs.clone()
-            },
-            ..info.clone()
-        };
-        let start = Instant::now();
-        let (mut finished, pre) = inspect_inputs(
-            &args,
-            files,
-            threads,
-            exec,
-            first_packet,
-            &mut engine,
-            live.as_mut(),
-            inline.as_ref(),
-            &mut sink,
-            &mut costs,
-            &mut info,
-            &mut worker_stats,
-            reloader.as_mut(),
-        )?;
-        if let Some(r) = reloader.as_mut() {
-            r.abandon();
-            info.reloads = Some(r.info);
-        }
-        info.elapsed = Some(start.elapsed());
-        first_packet += info.packets_read;
-        sink.write(&std::mem::take(&mut finished.events))?;
-        for f in sink.retired_filters.drain(..) {
-            f.correct(&mut finished);
-        }
-        if let Some(f) = &sink.filter {
-            f.correct(&mut finished);
-            let st = f.stats();
-            if st.table_full > 0 {
-                eprintln!(
-                    "warning: threshold table full: {} matches judged without their count",
-                    st.table_full
-                );
-            }
-            let xb = f.xbit_stats();
-            if xb.table_full > 0 {
-                eprintln!("warning: xbits table full: {} bits not set", xb.table_full);
-            }
-            let tags = f.host_tag_stats();
-            if tags.dropped > 0 {
-                eprintln!(
-                    "warning: host tag table full: {} host tags not set",
-                    tags.dropped
-                );
-            }
-            for (name, st) in f.datasets().stats() {
-                if st.memcap_full > 0 {
-                    eprintln!(
-                        "warning: dataset {name} memcap reached: {} values not set",
-                        st.memcap_full
-                    );
-                }
-            }
-            let uncaptured = f.datasets().uncaptured;
-            if uncaptured > 0 {
-                eprintln!(
-                    "warning: {uncaptured} alerts dropped: a dataset operation's buffer value was not captured"
-                );
-            }
-            if let Err(e) = f.save_datasets() {
-                eprintln!("warning: {e}");
-            }
-        }
-        costs.write(&std::mem::take(&mut finished.cost_records))?;
-        let prestage = pre.stats();
-        // With --per-file, one stats record per input, as one summary per input.
-        if args.eve_stats
-            && let Some(w) = &mut sink.eve
-        {
-            let now_ns = wall_clock_ns();
-            let mut line = Vec::new();
-            flowbundle_sinks::render_stats(
-                &mut line,
-                &StatsRecord {
-                    now_ns,
-                    uptime: start.elapsed(),
-                    total: &finished.stats,
-                    prestage: Some(&prestage),
-                    info: &info,
-                    workers: if args.eve_stats_threads {
-                        &worker_stats
-                    } else {
-                        &[]
-                    },
-                },
-            );
-            w.write_rendered(&line, 1).context("writing EVE output")?;
-        }
-        worker_stats.clear();
-        let unsupported =
-            flowbundle_decode::Outcome::Unsupported(flowbundle_decode::Unsupported::LinkType);
-        if finished.stats.decode.count(unsupported) > 0 {
-            info.link_types = unsupported_link_types(files);
-        }
-        reports.push((finished, prestage, info));
-    }
+    let mut live_sources = flowbundle_run::Sources { live, inline };
+    let mut reports = flowbundle_run::run(
+        &config,
+        &loaded,
+        &mut sink,
+        &mut costs,
+        &mut live_sources,
+        reloader.as_mut(),
+        &info,
+    )?;
     let profiled_rules = sink.reloaded_rules.take().or(rules);
-    if let Some(w) = sink.eve {
-        let lines = w.lines();
-        let counters = w
-            .into_inner()
-            .context("flushing EVE output")?
-            .finish_counted()?;
-        if let Some(r) = reports.last_mut() {
-            r.2.eve_output = counters.clone();
-        }
+    if let Some((lines, target)) = flowbundle_run::drive::finish_eve(sink.eve.take(), &mut reports)?
+    {
         // EVE in a file and no summary asked for: one line says what was written.
-        let written_to = counters
-            .map(|c| c.target)
-            .or_else(|| args.output.as_deref().map(|p| p.display().to_string()));
+        let written_to = target.or_else(|| args.output.as_deref().map(|p| p.display().to_string()));
         if let Some(out) = written_to.filter(|_| !eve_to_stdout && !args.summary) {
-            let packets: u64 = reports.iter().map(|r| r.2.packets_read).sum();
-            let flows: u64 = reports.iter().map(|r| r.0.stats.flows_created).sum();
-            let secs: f64 = reports
-                .iter()
-                .filter_map(|r| r.2.elapsed)
-                .map(|d| d.as_secs_f64())
-                .sum();
-            eprintln!(
-                "wrote {lines} EVE events to {out}: {packets} packets, {flows} flows in {secs:.2} s"
-            );
+            flowbundle_run::drive::note_written(lines, &out, &reports);
         }
     }
-    if let Some(w) = costs.0 {
-        w.finish().context("flushing cost records")?.finish()?;
-    }
+    costs.finish()?;
     if let Some(path) = &args.rules_profile {
         write_rules_profile(path, profiled_rules.as_deref(), &reports)?;
     }
@@ -831,757 +711,26 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Inspects `files` (or the live capture) with a fresh `engine`, the packets numbered from `first_packet`; writes
-/// the events as they come and returns what the end of the input left (the last events, the counters) and the
-/// pre-scheduling stage.
-#[allow(clippy::too_many_arguments)]
-fn inspect_inputs(
-    args: &Args,
-    files: &[PathBuf],
-    threads: usize,
-    exec: Option<StagedExec>,
-    first_packet: u64,
-    engine: &mut Engine,
-    mut live: Option<&mut LiveSource>,
-    inline: Option<&Inline>,
-    sink: &mut Sink,
-    costs: &mut CostSink,
-    info: &mut RunInfo,
-    worker_stats: &mut Vec<flowbundle_inspect::EngineStats>,
-    mut reloader: Option<&mut flowbundle_run::reload::Reloader>,
-) -> anyhow::Result<(flowbundle_inspect::Finished, Prestage)> {
-    let mut pre = Prestage::new(engine.config());
-    let finished = match threads {
-        // Inline runs through the streaming runtime whatever the thread count: its workers forward.
-        1 if inline.is_none() => {
-            let mut ctx = engine.new_ctx();
-            let mut events = Vec::new();
-            let mut recs = Vec::new();
-            let mut num = first_packet;
-            if let Some(cap) = live.as_mut() {
-                num = inspect_live(
-                    cap,
-                    args,
-                    engine,
-                    &mut ctx,
-                    &mut pre,
-                    sink,
-                    costs,
-                    reloader.as_deref_mut(),
-                    info,
-                )?;
-                note_capture(cap, args, 0, info);
-            }
-            let mut timeline = flowbundle_ingest::Timeline::default();
-            let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
-            let mut periodic = PeriodicStats::new(args.stats_interval);
-            let mut latest_ts = 0;
-            let progress = Progress::new();
-            for path in files {
-                let mut reader = CaptureReader::open(path)
-                    .with_context(|| format!("cannot open {}", path.display()))?;
-                timeline.input(path);
-                loop {
-                    let rec = match reader.next_packet() {
-                        Ok(Some(r)) => r,
-                        Ok(None) => break,
-                        Err(e) => {
-                            eprintln!("{}: {e} (stopping this input here)", path.display());
-                            info.input_errors += 1;
-                            break;
-                        }
-                    };
-                    if let Some(w) = timeline.packet(rec.ts_ns) {
-                        eprintln!("{w}");
-                    }
-                    engine.process_serial(&mut ctx, &mut pre, num, &rec);
-                    num += 1;
-                    if let Some(now) = sweeps.packet(rec.ts_ns) {
-                        engine.expire_serial(&mut ctx, now);
-                    }
-                    latest_ts = latest_ts.max(rec.ts_ns);
-                    if let Some(p) = periodic.as_mut()
-                        && p.due(latest_ts)
-                    {
-                        ctx.take_events(&mut events);
-                        sink.write(&events)?;
-                        events.clear();
-                        p.write(sink, ctx.stats(), num - first_packet)?;
-                    }
-                    if num.is_multiple_of(65_536) {
-                        progress.show(num - first_packet, engine, false);
-                    }
-                    if ctx.pending_events() >= 1024 {
-                        ctx.take_events(&mut events);
-                        sink.write(&events)?;
-                        events.clear();
-                    }
-                    if num.is_multiple_of(4096) {
-                        ctx.take_cost_records(&mut recs);
-                        costs.write(&recs)?;
-                        recs.clear();
-                    }
-                }
-                note_read_end(path, reader.stats(), info);
-            }
-            progress.show(num - first_packet, engine, true);
-            info.packets_read = num - first_packet;
-            info.capture_span = timeline.span();
-            ctx.take_events(&mut events);
-            sink.write(&events)?;
-            worker_stats.push(ctx.stats().clone());
-            engine.finish([ctx])
-        }
-        n if args.workers_read == Some(true)
-            && live.is_none()
-            && inline.is_none()
-            && exec.is_none() =>
-        {
-            inspect_each(
-                args,
-                files,
-                n,
-                first_packet,
-                engine,
-                sink,
-                info,
-                worker_stats,
-                &mut pre,
-            )?
-        }
-        n => {
-            // The decode-before-claim of `ph`'s late claim keeps a decoded view of a packet across a handoff; the
-            // streaming runtime frees a packet's buffer as soon as it has been inspected, so it claims in `next`.
-            let kernel_spreads = live.as_ref().is_some_and(|l| l.rings() > 1);
-            let sched_opts = SchedOptions {
-                ph_late_claim: false,
-                // One ring per worker: the `rss` policy's indirection table, left as it starts (bucket k → worker
-                // k mod N), sends ring k's packets to worker k (see `flowbundle_inspect::live`).
-                rss_interval: if kernel_spreads {
-                    u64::MAX
-                } else {
-                    SchedOptions::default().rss_interval
-                },
-                ..SchedOptions::default()
-            };
-            let scheduler = if kernel_spreads {
-                "rss"
-            } else {
-                args.scheduler.as_deref().unwrap_or("lfb")
-            };
-            // Staged models: the flow group gets the workers the detection group does not.
-            let flow_workers = exec.map_or(n, |e| n - e.detect_workers);
-            let sched = flowbundle_scheduler::build(scheduler, flow_workers, &sched_opts)
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            info.threads = Some((
-                n,
-                if kernel_spreads {
-                    format!("kernel fanout {}", args.fanout.map_or("?", |m| m.name()))
-                } else if let Some(e) = exec {
-                    format!(
-                        "{} execution: {flow_workers} flow + {} detection workers, {scheduler}",
-                        e.model.name(),
-                        e.detect_workers
-                    )
-                } else {
-                    scheduler.to_string()
-                },
-            ));
-            let arena = PacketArena::new(args.packet_buffers.max(1));
-            let (tx, mut merge) = EventMerge::new();
-            // With thresholds, the events the filter must see come here whole (see `EventSender::whole_when`).
-            let tx = match &sink.filter {
-                Some(f) => tx.whole_when(f.needs()),
-                None => tx,
-            };
-            let order = StreamOrder::new(arena.slots());
-            let decodes = BufferDecodes::new(arena.slots());
-            let keeps_order = sched.shape().keeps_flow_order;
-            // EVE lines are rendered on the workers; without an output the events are dropped there. With
-            // thresholds, the events the filter must see come here whole: it sees them in order before anything is
-            // written.
-            let eve_opts = EveOptions {
-                extra: args.eve_extra,
-                ..EveOptions::default()
-            };
-            let render_eve = move |buf: &mut Vec<u8>, events: &[Event]| {
-                flowbundle_sinks::eve::render_lines_with(buf, events, eve_opts)
-            };
-            let render: &Renderer = match sink.eve {
-                Some(_) => &render_eve,
-                None => &|_, _| {},
-            };
-            let forward = |slot: u32, rec: &flowbundle_ingest::PacketRecord<'_>, dropped: bool| {
-                if let Some(i) = inline {
-                    i.forward(slot, rec, dropped)
-                }
-            };
-            let board = StatsBoard::new(n);
-            let mut periodic = PeriodicStats::new(args.stats_interval);
-            let mut source = ArenaSource::new(&arena, tx.clone()).with_decodes(&decodes);
-            if inline.is_some() {
-                source = source.with_forward(&forward);
-            }
-            if periodic.is_some() {
-                source = source.with_stats_board(&board);
-            }
-            // Events are rendered on the workers, but for a live run, whose rule reloads may bring thresholds (and
-            // whose inline workers forward sooner without rendering).
-            let render_on_workers = live.is_none();
-            if render_on_workers {
-                source = source.with_renderer(render);
-            }
-            let stop = AtomicBool::new(false);
-            let sweep_render = render_on_workers.then_some(render);
-            let reloads = flowbundle_inspect::Reloads::default();
-            let mut loaded_sets = std::collections::VecDeque::new();
-            let termination = match live {
-                Some(_) => Some(
-                    flowbundle_inspect::stop_on_termination()
-                        .context("installing the SIGINT/SIGTERM handlers")?,
-                ),
-                None => None,
-            };
-            // The reader computes only the hashes the policy reads.
-            let prestage = || Prestage::new(engine.config()).computing(sched.hashes_read());
-            let mut reader = match live {
-                Some(cap) => {
-                    let mut r = LiveReader::new(&arena, prestage(), cap, &stop)
-                        .with_decodes(&decodes)
-                        .with_sweeps(engine, tx.clone(), sweep_render)
-                        .with_reloads(engine, &reloads)
-                        .count(args.count)
-                        .until(live_deadline(args))
-                        .on_full(args.queue_full);
-                    if kernel_spreads {
-                        r = r.kernel_spreads();
-                    }
-                    if let Some(i) = inline {
-                        r = r.with_inline(i);
-                    }
-                    if !keeps_order {
-                        r = r.with_order(&order);
-                    }
-                    Reader::Live(Box::new(r))
-                }
-                None => {
-                    let mut r = StreamReader::new(&arena, prestage(), files.to_vec())
-                        .stop_when(&stop)
-                        .with_decodes(&decodes)
-                        .with_sweeps(engine, tx.clone(), sweep_render)
-                        .with_window(args.reorder_window)
-                        .numbered_from(first_packet);
-                    if !keeps_order {
-                        r = r.with_order(&order);
-                    }
-                    Reader::Files(Box::new(r))
-                }
-            };
-            if !keeps_order {
-                source = source.with_order(&order);
-            }
-            let progress = Progress::new();
-            let mut write_error: Option<anyhow::Error> = None;
-            let mut collect = |last: bool| {
-                if termination.is_some_and(|t| t.load(Ordering::Relaxed)) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                progress.update(&arena, engine, last);
-                // The watermark first, then the channel (see `flowbundle_inspect::stream`).
-                let watermark = arena.oldest_in_flight();
-                if write_error.is_some() {
-                    // Nothing more is written: what the workers send is dropped, and they do not wait for it.
-                    merge.discard();
-                    return;
-                }
-                // Rule reloads: loaded on the reloader's thread, applied by the reader between two packets with none
-                // in flight; the events of the packets before that one go out through the old set's thresholds.
-                if let Some(rl) = reloader.as_deref_mut()
-                    && !reloads.pending()
-                    && let Some(l) = rl.poll()
-                {
-                    reloads.offer((l.signatures.clone(), l.rules.clone()));
-                    loaded_sets.push_back(l);
-                }
-                for a in reloads.take_applied() {
-                    if let Err(e) = merge.release(a.seq, |p| sink.write_piece(p)) {
-                        write_error = Some(e);
-                        stop.store(true, Ordering::Relaxed);
-                        return;
-                    }
-                    if let Some(l) = loaded_sets.pop_front() {
-                        sink.adopt(&l, info);
-                        if let Some(rl) = reloader.as_deref_mut() {
-                            rl.applied(&l);
-                        }
-                    }
-                }
-                let r = if last {
-                    merge.release_all(|p| sink.write_piece(p))
-                } else {
-                    merge.release(watermark, |p| sink.write_piece(p))
-                };
-                let r = r.and_then(|()| sink.maintain());
-                let ts = board.max_ts();
-                let r = r.and_then(|()| match periodic.as_mut() {
-                    Some(p) if !last && ts > 0 => {
-                        if p.due(ts) {
-                            p.write(sink, &board.total(), arena.filled())
-                        } else {
-                            Ok(())
-                        }
-                    }
-                    _ => Ok(()),
-                });
-                if let Err(e) = r {
-                    write_error = Some(e);
-                    stop.store(true, Ordering::Relaxed);
-                }
-            };
-            let reads_files = matches!(reader, Reader::Files(_));
-            let feed = &mut reader;
-            // A thread of the run that dies abandons it (`flowbundle_worker::Aborted`): the reader's waits for packet
-            // buffers end when the arena closes, and it reads no further.
-            let abandon = || {
-                arena.close();
-                stop.store(true, Ordering::Relaxed);
-                tx.close();
-            };
-            let run_cfg = StreamConfig {
-                on_abort: Some(&abandon),
-                // `--reader-inspects`, reading files: the reader is worker 0 (see `StreamConfig::reader_works`). A
-                // live reader must not stop reading to inspect (the ring would overflow), and does not help.
-                reader_works: reads_files && args.reader_inspects,
-                ..StreamConfig::default()
-            };
-            let (lost, locals) = match exec {
-                None => {
-                    let workload = InspectWorkload::new(engine, sched.shape(), &source);
-                    let (report, _) = run_stream(
-                        sched.as_ref(),
-                        &workload,
-                        move |crew: &Crew<'_, WorkerCtx>| {
-                            let workers = crew.workers();
-                            // The reader's sweeps and end-of-input flush run on every worker, by shard.
-                            let broadcast =
-                                |job: &(dyn Fn(usize, usize, &mut WorkerCtx) + Sync)| {
-                                    crew.broadcast(&|w, ctx: &mut WorkerCtx| job(w, workers, ctx))
-                                };
-                            // A reader that is worker 0 inspects its share when it would wait.
-                            let help = || crew.help();
-                            feed.next_desc(Some(&broadcast), Some(&help))
-                        },
-                        &mut collect,
-                        &run_cfg,
-                    )
-                    .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
-                    // Where the threads waited (BENCHMARKS.md, "Why dh and rss with a reader thread fall below lfb").
-                    if let Some((_, line)) = info.threads.as_mut() {
-                        let parks: Vec<String> =
-                            report.workers.iter().map(|w| w.parks.to_string()).collect();
-                        *line = format!(
-                            "reader waited {} times for a packet buffer and {} for a queue, workers parked {} times, {line}",
-                            arena.waits(),
-                            report.dispatcher.full_waits,
-                            parks.join("/")
-                        );
-                    }
-                    (report.lost, report.locals)
-                }
-                Some(e) => {
-                    let detect =
-                        flowbundle_scheduler::build(scheduler, e.detect_workers, &sched_opts)
-                            .map_err(|e| anyhow::anyhow!("{e}"))?;
-                    let scripts = Scripts::new(arena.slots());
-                    let workload =
-                        StagedInspect::new(engine, &source, &scripts, e.visits(), flow_workers);
-                    // The staged groups have no crew: the reader sweeps alone, and the end of input is flushed
-                    // after the run.
-                    let (report, _) = run_stream_staged(
-                        &[sched.as_ref(), detect.as_ref()],
-                        &workload,
-                        move || feed.next_desc(None, None),
-                        &mut collect,
-                        &run_cfg,
-                    )
-                    .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
-                    // What crossed between the groups, for the summary (`scripts/exec-handoff` reads it).
-                    if let (Some((_, line)), Some(g)) =
-                        (info.threads.as_mut(), report.groups.get(1))
-                    {
-                        let at = line.rfind(", ").unwrap_or(line.len());
-                        line.insert_str(
-                            at,
-                            &format!(
-                                ", {} packets handed over ({} refusals, {} parks of the receiving workers)",
-                                g.received,
-                                g.refused,
-                                g.workers.iter().map(|w| w.parks).sum::<u64>()
-                            ),
-                        );
-                    }
-                    (report.lost, report.locals.into_iter().flatten().collect())
-                }
-            };
-            if let Some(e) = write_error {
-                return Err(e);
-            }
-            // Every packet read must have been inspected (its buffer freed), else its events were never written.
-            let oldest = arena.oldest_in_flight();
-            if oldest < arena.filled() || lost > 0 {
-                bail!(
-                    "the {} scheduler left packets uninspected: packet {oldest} of {} is still held ({} lost by the \
-                     policy)",
-                    scheduler,
-                    arena.filled(),
-                    lost
-                );
-            }
-            worker_stats.extend(locals.iter().map(|c| c.stats().clone()));
-            let mut swept = None;
-            pre = match reader {
-                Reader::Files(mut reader) => {
-                    swept = reader.take_sweeps().map(|(ctx, _)| ctx);
-                    for e in reader.errors.iter().chain(&reader.warnings) {
-                        eprintln!("{e}");
-                    }
-                    info.input_errors += reader.errors.len() as u64;
-                    for (path, stats) in &reader.inputs_read {
-                        note_read_end(path, stats, info);
-                    }
-                    info.packets_read = reader.packets_read;
-                    info.capture_span = reader.capture_span();
-                    reader.into_prestage()
-                }
-                Reader::Live(mut reader) => {
-                    if let Some(e) = &reader.error {
-                        eprintln!("capture error: {e} (stopped)");
-                        info.input_errors += 1;
-                    }
-                    info.packets_read = reader.packets_read;
-                    info.capture_span = reader.capture_span();
-                    let queue_full = reader.queue_full;
-                    note_capture(reader.source(), args, queue_full, info);
-                    info.inline = inline.map(Inline::report);
-                    reader.into_prestage()
-                }
-            };
-            engine.finish(locals.into_iter().chain(swept))
-        }
-    };
-    Ok((finished, pre))
-}
-
-/// What the collector of an `inspect_each` run holds: the merge, the sink, and the first write error.
-struct Collecting<'s> {
-    merge: EventMerge,
-    sink: &'s mut Sink,
-    write_error: Option<anyhow::Error>,
-}
-
-/// `--workers-read`: every worker reads the files and inspects its own share of `dh`'s placement
-/// (`flowbundle_inspect::each`), the calling thread collecting their output in input order.
-#[allow(clippy::too_many_arguments)]
-fn inspect_each(
-    args: &Args,
-    files: &[PathBuf],
-    n: usize,
-    first_packet: u64,
-    engine: &mut Engine,
-    sink: &mut Sink,
-    info: &mut RunInfo,
-    worker_stats: &mut Vec<flowbundle_inspect::EngineStats>,
-    pre: &mut Prestage,
-) -> anyhow::Result<flowbundle_inspect::Finished> {
-    let policy =
-        flowbundle_scheduler::canonical(args.scheduler.as_deref().unwrap_or("lfb")).unwrap_or("dh");
-    let placement = flowbundle_inspect::Placement::for_policy(policy)
-        .unwrap_or(flowbundle_inspect::Placement::Fixed);
-    info.threads = Some((n, format!("every worker reading the input, {policy}")));
-    let (tx, merge) = EventMerge::new();
-    // With thresholds, the events the filter must see come here whole (see `EventSender::whole_when`).
-    let tx = match &sink.filter {
-        Some(f) => tx.whole_when(f.needs()),
-        None => tx,
-    };
-    let eve_opts = EveOptions {
-        extra: args.eve_extra,
-        ..EveOptions::default()
-    };
-    let render_eve = move |buf: &mut Vec<u8>, events: &[Event]| {
-        flowbundle_sinks::eve::render_lines_with(buf, events, eve_opts)
-    };
-    let render: &Renderer = match sink.eve {
-        Some(_) => &render_eve,
-        None => &|_, _| {},
-    };
-    let stop = AtomicBool::new(false);
-    let board = StatsBoard::new(n);
-    let mut periodic = PeriodicStats::new(args.stats_interval);
-    let window = (args.packet_buffers as u64).saturating_mul(64);
-    // The collector's state, which a worker waiting for its output blocks may take to write out what can be
-    // written when no other thread is at it (`EachReads::with_helper`): the output never waits for the collector's
-    // own thread to be scheduled.
-    let collecting = std::sync::Mutex::new(Collecting {
-        merge,
-        sink: &mut *sink,
-        write_error: None,
-    });
-    let help = |watermark: u64| -> bool {
-        let Ok(mut c) = collecting.try_lock() else {
-            return false;
-        };
-        let Collecting {
-            merge,
-            sink,
-            write_error,
-        } = &mut *c;
-        if write_error.is_none()
-            && let Err(e) = merge.release(watermark, |p| sink.write_piece(p))
-        {
-            *write_error = Some(e);
-            stop.store(true, Ordering::Relaxed);
-        }
-        true
-    };
-    let results = {
-        let closer = tx.clone();
-        let mut each =
-            flowbundle_inspect::EachReads::new(engine, files, n, tx, Some(render), &stop, window)
-                .numbered_from(first_packet)
-                .placed_by(placement)
-                .with_helper(&help);
-        if periodic.is_some() {
-            each = each.with_stats_board(&board);
-        }
-        let each = &each;
-        let progress = Progress::new();
-        let mut collect = |last: bool| {
-            progress.show(each.packets_read(), engine, last);
-            let mut c = collecting.lock().unwrap_or_else(|p| p.into_inner());
-            let Collecting {
-                merge,
-                sink,
-                write_error,
-            } = &mut *c;
-            // The watermark first, then the channel (see `flowbundle_inspect::each`).
-            let watermark = each.watermark();
-            if write_error.is_some() {
-                // Nothing more is written: what the workers send is dropped, and they do not wait for it.
-                merge.discard();
-                return;
-            }
-            let r = if last {
-                merge.release_all(|p| sink.write_piece(p))
-            } else {
-                merge.release(watermark, |p| sink.write_piece(p))
-            };
-            let r = r.and_then(|()| sink.maintain());
-            let ts = board.max_ts();
-            let r = r.and_then(|()| match periodic.as_mut() {
-                Some(p) if !last && ts > 0 => {
-                    if p.due(ts) {
-                        p.write(sink, &board.total(), each.packets_read())
-                    } else {
-                        Ok(())
-                    }
-                }
-                _ => Ok(()),
-            });
-            if let Err(e) = r {
-                *write_error = Some(e);
-                stop.store(true, Ordering::Relaxed);
-            }
-        };
-        // A worker that dies abandons the run: the others stop reading, and do not wait for the collector.
-        let abandon = || {
-            stop.store(true, Ordering::Relaxed);
-            closer.close();
-        };
-        let run_cfg = StreamConfig {
-            on_abort: Some(&abandon),
-            ..StreamConfig::default()
-        };
-        let results =
-            flowbundle_worker::run_each(n, &|w| each.run_worker(w), &mut collect, &run_cfg)
-                .map_err(|e| anyhow::anyhow!("inspection abandoned: {e}"))?;
-        let c = collecting.into_inner().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = c.write_error {
-            return Err(e);
-        }
-        results
-    };
-    // What the imbalance between the workers' shares cost: each worker's waits for the others (see the loop below
-    // for where it goes in the line).
-    let waits = {
-        let ms = |ns: u64| format!("{:.1}", ns as f64 / 1e6);
-        let sweeps = results.first().map_or(0, |r| r.sweeps);
-        let each = |f: &dyn Fn(&flowbundle_inspect::EachWorker) -> String| {
-            results.iter().map(f).collect::<Vec<String>>().join(" / ")
-        };
-        // Buckets taken over only where a table moves them.
-        let takeovers = if results.iter().any(|r| r.moved > 0) {
-            format!(
-                ", {} ms for buckets taken over ({} ms of it at the next sweep; {}; packets held back meanwhile {})",
-                each(&|r| ms(r.waited_for_takeovers_ns + r.waited_for_takeovers_at_sweeps_ns)),
-                each(&|r| ms(r.waited_for_takeovers_at_sweeps_ns)),
-                each(&|r| r.takeovers.to_string()),
-                each(&|r| r.held_back.to_string())
-            )
-        } else {
-            String::new()
-        };
-        format!(
-            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead, {} ms for output blocks ({} made, output written out by the workers {} times), sweeps ended after going on {}",
-            each(&|r| ms(r.waited_at_end_ns)),
-            each(&|r| ms(r.waited_at_sweeps_ns)),
-            each(&|r| ms(r.waited_ahead_ns)),
-            each(&|r| ms(r.waited_for_output_ns)),
-            each(&|r| r.blocks_made.to_string()),
-            each(&|r| r.output_written.to_string()),
-            each(&|r| r.sweeps_ended_later.to_string())
-        )
-    };
-    let mut ctxs = Vec::with_capacity(results.len());
-    for (w, r) in results.into_iter().enumerate() {
-        if w == 0 {
-            // Every worker read the same: the first one's reading stands for the run's.
-            for e in r.errors.iter().chain(&r.warnings) {
-                eprintln!("{e}");
-            }
-            info.input_errors += r.errors.len() as u64;
-            for (path, stats) in &r.inputs_read {
-                note_read_end(path, stats, info);
-            }
-            info.packets_read = r.packets_read;
-            info.capture_span = r.capture_span;
-            if let (Some((_, line)), flowbundle_inspect::Placement::Balanced { .. }) =
-                (info.threads.as_mut(), placement)
-            {
-                let at = line.rfind(", ").unwrap_or(line.len());
-                line.insert_str(at, &format!(", {} buckets moved at the sweeps", r.moved));
-            }
-            *pre = r.prestage;
-        }
-        worker_stats.push(r.ctx.stats().clone());
-        ctxs.push(r.ctx);
+/// The capture options of a live run, as the library opens them.
+fn capture_spec(args: &Args) -> flowbundle_run::live::CaptureSpec {
+    flowbundle_run::live::CaptureSpec {
+        interface: args.interface.clone(),
+        inline: args.inline.clone(),
+        method: args.capture,
+        tpacket: args.tpacket,
+        fanout: args.fanout,
+        ring_blocks: args.ring_blocks,
+        block_size: args.block_size,
+        block_timeout_ms: args.block_timeout_ms,
+        snaplen: args.snaplen,
+        promisc: !args.no_promisc,
     }
-    if let Some((_, line)) = info.threads.as_mut() {
-        // Before the policy's name, which the summary follows with "scheduler".
-        let at = line.rfind(", ").unwrap_or(line.len());
-        line.insert_str(at, &waits);
-    }
-    Ok(engine.finish(ctxs))
 }
 
-/// The live loop of `inspect --interface --threads 1`: packets from the interface through the pre-scheduling stage
-/// and the engine, one at a time, as the file loop does, until SIGINT/SIGTERM, `--count` or `--seconds`. Returns the
-/// packets read.
-///
-/// A signal only raises a flag: the loop notices it within the capture's wait (100 ms), reads what the kernel
-/// captured before it ([`flowbundle_inspect::live::Drain`]), and the flows still open are flushed and the summary is
-/// written as for a file.
-#[allow(clippy::too_many_arguments)]
-fn inspect_live(
-    cap: &mut LiveSource,
-    args: &Args,
-    engine: &mut Engine,
-    ctx: &mut WorkerCtx,
-    pre: &mut Prestage,
-    sink: &mut Sink,
-    costs: &mut CostSink,
-    mut reloader: Option<&mut flowbundle_run::reload::Reloader>,
-    info: &mut RunInfo,
-) -> anyhow::Result<u64> {
-    let stop = flowbundle_inspect::stop_on_termination()
-        .context("installing the SIGINT/SIGTERM handlers")?;
-    let deadline = live_deadline(args);
-    let limit = args.count.unwrap_or(u64::MAX);
-    let (mut events, mut recs) = (Vec::new(), Vec::new());
-    let mut periodic = PeriodicStats::new(args.stats_interval);
-    let mut sweeps = flowbundle_inspect::SweepClock::new(engine.config().sweep);
-    let mut num = 0u64;
-    let mut drain = flowbundle_inspect::live::Drain::default();
-    while num < limit && deadline.is_none_or(|d| Instant::now() < d) {
-        drain.note(stop);
-        // A reload loaded meanwhile applies from the next packet on: the events so far go out through the
-        // thresholds of the set that made them.
-        if let Some(l) = reloader
-            .as_deref_mut()
-            .and_then(flowbundle_run::reload::Reloader::poll)
-        {
-            ctx.take_events(&mut events);
-            sink.write(&events)?;
-            events.clear();
-            engine.reload(l.signatures.clone(), l.rules.clone());
-            sink.adopt(&l, info);
-            if let Some(r) = reloader.as_deref_mut() {
-                r.applied(&l);
-            }
-        }
-        if num.is_multiple_of(256) {
-            sink.maintain()?;
-        }
-        let rec = match cap.next_packet() {
-            Ok(Some((_, r))) => r,
-            // Stopped, and nothing captured before the stop is left.
-            Ok(None) if drain.draining() => break,
-            Ok(None) => {
-                // A quiet link: what is pending goes out now.
-                ctx.take_events(&mut events);
-                sink.write(&events)?;
-                events.clear();
-                sink.maintain()?;
-                continue;
-            }
-            Err(e) => {
-                eprintln!("capture error: {e} (stopping)");
-                break;
-            }
-        };
-        if !drain.keeps(rec.ts_ns) {
-            break;
-        }
-        engine.process_serial(ctx, pre, num, &rec);
-        num += 1;
-        if let Some(now) = sweeps.packet(rec.ts_ns) {
-            engine.expire_serial(ctx, now);
-        }
-        // A live packet's timestamp is the wall clock at capture: records come every interval of real time while
-        // traffic flows.
-        if let Some(p) = periodic.as_mut()
-            && p.due(rec.ts_ns)
-        {
-            ctx.take_events(&mut events);
-            sink.write(&events)?;
-            events.clear();
-            p.write(sink, ctx.stats(), num)?;
-        }
-        if ctx.pending_events() >= 64 {
-            ctx.take_events(&mut events);
-            sink.write(&events)?;
-            events.clear();
-        }
-        if num.is_multiple_of(4096) {
-            ctx.take_cost_records(&mut recs);
-            costs.write(&recs)?;
-            recs.clear();
-        }
-    }
-    ctx.take_events(&mut events);
-    sink.write(&events)?;
-    Ok(num)
-}
-
-/// The end of a `--seconds` run.
-fn live_deadline(args: &Args) -> Option<Instant> {
-    args.seconds
-        .map(|s| Instant::now() + std::time::Duration::from_secs_f64(s))
-}
-
-/// Opens `--interface` as the options say: libpcap, or AF_PACKET rings (one per worker under `--fanout`).
-fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSource> {
-    let rings = match args.fanout {
+/// `--interface`'s options checked against each other (libpcap or AF_PACKET rings, one per worker under
+/// `--fanout`).
+fn check_live(args: &Args) -> anyhow::Result<()> {
+    match args.fanout {
         Some(_) if args.capture == CaptureMethod::Pcap => {
             bail!("--fanout needs --capture afpacket")
         }
@@ -1590,18 +739,15 @@ fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSou
                 "--fanout lets the kernel spread the packets over the workers: --scheduler does not apply"
             )
         }
-        Some(mode) => {
-            if !mode.keeps_flows_together() {
-                eprintln!(
-                    "warning: --fanout {} may split a flow over several workers, each then seeing part of it",
-                    mode.name()
-                );
-            }
-            threads
+        Some(mode) if !mode.keeps_flows_together() => {
+            eprintln!(
+                "warning: --fanout {} may split a flow over several workers, each then seeing part of it",
+                mode.name()
+            );
         }
-        None => 1,
-    };
-    let source = match args.capture {
+        _ => {}
+    }
+    match args.capture {
         CaptureMethod::Pcap => {
             if args.ring_blocks.is_some()
                 || args.block_size.is_some()
@@ -1612,101 +758,26 @@ fn open_live(args: &Args, iface: &str, threads: usize) -> anyhow::Result<LiveSou
                     "--ring-blocks, --block-size, --block-timeout-ms and --tpacket apply to --capture afpacket"
                 );
             }
-            LiveSource::pcap(iface, args.snaplen, !args.no_promisc)
         }
-        CaptureMethod::AfPacket => {
-            let d = RingConfig::default();
-            let cfg = RingConfig {
-                version: ring_version(args, d.version)?,
-                block_size: args.block_size.unwrap_or(d.block_size),
-                blocks: args.ring_blocks.unwrap_or(d.blocks),
-                block_timeout_ms: args.block_timeout_ms.unwrap_or(d.block_timeout_ms),
-                frame_size: None,
-                snaplen: args.snaplen,
-                promisc: !args.no_promisc,
-                // One group per process: a second sensor on the same interface gets its own copy.
-                fanout: args
-                    .fanout
-                    .map(|m| ((std::process::id() & 0xffff) as u16, m)),
-                ignore_outgoing: false,
-            };
-            LiveSource::af_packet(iface, &cfg, rings)
-        }
+        CaptureMethod::AfPacket => check_ring_version(args, RingConfig::default().version)?,
     }
-    .with_context(|| format!("opening interface {iface}"))?;
-    eprintln!(
-        "capturing on {iface} (link type {}, {}); SIGINT or SIGTERM to stop",
-        source.link_type(),
-        capture_method(args, source.rings())
-    );
-    Ok(source)
+    Ok(())
 }
 
 /// The ring layout of a live run: `--tpacket`, else `default` (TPACKET_V3 for capture, V2 inline). A block timeout
 /// means nothing to a TPACKET_V2 ring, so asking for both is refused.
-fn ring_version(args: &Args, default: TpacketVersion) -> anyhow::Result<TpacketVersion> {
+fn check_ring_version(args: &Args, default: TpacketVersion) -> anyhow::Result<()> {
     let v = args.tpacket.unwrap_or(default);
     if v == TpacketVersion::V2 && args.block_timeout_ms.is_some() {
         bail!(
             "--block-timeout-ms applies to TPACKET_V3 rings (--tpacket 3); a TPACKET_V2 ring hands each frame over as it arrives"
         );
     }
-    Ok(v)
+    Ok(())
 }
 
-fn capture_method(args: &Args, rings: usize) -> String {
-    let default = match args.inline {
-        Some(_) => TpacketVersion::V2,
-        None => TpacketVersion::V3,
-    };
-    let v = args.tpacket.unwrap_or(default).name();
-    if args.inline.is_some() {
-        return format!("afpacket TPACKET_V{v}, one ring per side");
-    }
-    match (args.capture, args.fanout) {
-        (CaptureMethod::Pcap, _) => "libpcap".into(),
-        (CaptureMethod::AfPacket, Some(m)) => {
-            format!("afpacket TPACKET_V{v}, {rings} rings, fanout {}", m.name())
-        }
-        (CaptureMethod::AfPacket, None) => format!("afpacket TPACKET_V{v}, 1 ring"),
-    }
-}
-
-/// At the end of a live run: the capture's counters into the summary.
-fn note_capture(cap: &mut LiveSource, args: &Args, queue_full: u64, info: &mut RunInfo) {
-    let what = match (&args.interface, &args.inline) {
-        (Some(iface), _) => iface.clone(),
-        (None, Some(pair)) => format!("{pair} inline"),
-        (None, None) => "?".into(),
-    };
-    let kernel = match cap.kernel_stats() {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("warning: the kernel's capture counters could not be read: {e}");
-            flowbundle_ingest::KernelStats::default()
-        }
-    };
-    let ring = cap.counters();
-    info.capture_drops = Some(kernel.drops + queue_full);
-    info.live = Some(CaptureCounters {
-        method: format!("{} on {what}", capture_method(args, cap.rings())),
-        kernel_packets: kernel.packets,
-        kernel_drops: kernel.drops,
-        kernel_freeze_q: kernel.freeze_q_count,
-        queue_full,
-        snaplen_cut: ring.snaplen_cut,
-        vlan_restored: ring.vlan_restored,
-        malformed: ring.malformed,
-        whole_copies: ring.copied,
-    });
-}
-
-/// What an inline ring keeps of a frame: more than the largest frame a device hands over (a 64 KiB offloaded
-/// segment plus its link and IP headers), so that every frame can be forwarded whole.
-const INLINE_SNAPLEN: u32 = 128 * 1024;
-
-/// Opens `--inline IF1:IF2`: a ring on each side (ignoring what this host sends) and a sending socket on each.
-fn open_inline(args: &Args, pair: &str) -> anyhow::Result<(LiveSource, Inline)> {
+/// `--inline IF1:IF2` checked: two interfaces, one AF_PACKET ring on each, whole frames.
+fn check_inline<'p>(args: &Args, pair: &'p str) -> anyhow::Result<[&'p str; 2]> {
     let Some((a, b)) = pair
         .split_once(':')
         .filter(|(a, b)| !a.is_empty() && !b.is_empty() && a != b)
@@ -1721,71 +792,14 @@ fn open_inline(args: &Args, pair: &str) -> anyhow::Result<(LiveSource, Inline)> 
     if args.snaplen != 65_535 {
         bail!("--inline forwards whole frames: --snaplen does not apply");
     }
-    let d = RingConfig::default();
-    let cfg = RingConfig {
-        // Each frame handed over as it arrives: a TPACKET_V3 block would hold it back (see `ring_version`).
-        version: ring_version(args, TpacketVersion::V2)?,
-        block_size: args.block_size.unwrap_or(d.block_size),
-        blocks: args.ring_blocks.unwrap_or(d.blocks),
-        // With TPACKET_V3 a packet waits in the ring until its block is handed over: the timeout is the latency floor.
-        block_timeout_ms: args.block_timeout_ms.unwrap_or(1),
-        frame_size: None,
-        // Whole frames, the largest a device hands over included (a 64 KiB offloaded segment and its headers).
-        snaplen: INLINE_SNAPLEN,
-        promisc: !args.no_promisc,
-        fanout: None,
-        ignore_outgoing: true,
-    };
-    let source =
-        LiveSource::inline([a, b], &cfg).with_context(|| format!("opening {pair} inline"))?;
-    let inline = Inline::open([a, b], args.packet_buffers)
-        .with_context(|| format!("opening {pair} inline"))?;
-    eprintln!(
-        "capturing on {a} and {b}, inline (link type {}); SIGINT or SIGTERM to stop",
-        source.link_type()
-    );
-    Ok((source, inline))
-}
-
-/// The reader thread's side of a streaming run: files or an interface.
-enum Reader<'a> {
-    Files(Box<StreamReader<'a>>),
-    Live(Box<LiveReader<'a>>),
-}
-
-impl Reader<'_> {
-    fn next_desc(
-        &mut self,
-        crew: Option<&Broadcast<'_>>,
-        help: Option<&flowbundle_inspect::Help<'_>>,
-    ) -> Option<flowbundle_scheduler::Desc> {
-        match self {
-            Reader::Files(r) => r.next_desc(crew, help),
-            Reader::Live(r) => r.next_desc(),
-        }
-    }
-}
-
-/// A staged execution model chosen with `--exec` (pipeline or multilayer) and the size of its detection group.
-#[derive(Clone, Copy, Debug)]
-struct StagedExec {
-    model: flowbundle_types::Exec,
-    detect_workers: usize,
-}
-
-impl StagedExec {
-    /// Which packets the detection group sees under this model.
-    fn visits(self) -> DetectVisits {
-        match self.model {
-            flowbundle_types::Exec::Multilayer => DetectVisits::Needed,
-            _ => DetectVisits::Every,
-        }
-    }
+    // Each frame handed over as it arrives: a TPACKET_V3 block would hold it back.
+    check_ring_version(args, TpacketVersion::V2)?;
+    Ok([a, b])
 }
 
 /// `--exec` checked against the rest of the command line: `None` for run-to-completion (the default, and what one
 /// worker runs whatever the model: with fewer workers than groups the groups merge, as the simulator merges them).
-fn staged_exec(args: &Args, threads: usize) -> anyhow::Result<Option<StagedExec>> {
+fn staged_exec(args: &Args, threads: usize) -> anyhow::Result<Option<flowbundle_run::StagedExec>> {
     use flowbundle_types::Exec;
     let model = match args.exec.as_deref().and_then(Exec::parse) {
         None | Some(Exec::Rtc) => {
@@ -1838,7 +852,7 @@ fn staged_exec(args: &Args, threads: usize) -> anyhow::Result<Option<StagedExec>
             threads - 1
         );
     }
-    Ok(Some(StagedExec {
+    Ok(Some(flowbundle_run::StagedExec {
         model,
         detect_workers,
     }))
