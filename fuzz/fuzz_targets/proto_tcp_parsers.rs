@@ -42,7 +42,9 @@ fuzz_target!(|data: &[u8]| {
         // the messages that open them, so they are left out of this count. The parsers framed by length give at
         // most one event per frame: HTTP/2 one transaction per stream, a stream needing a frame of at least its
         // 9-byte header; DNS over TCP (and mDNS, LLMNR) one per message, at least a 2-byte length and a 12-byte
-        // header; Kerberos one per record; DCE/RPC one transaction record per PDU, a PDU at least its 16-byte header.
+        // header; Kerberos one per record; DCE/RPC one transaction record per PDU, a PDU at least its 16-byte header;
+        // SMB at most 16 transaction records per message (an SMB1 AndX chain of 8 commands), a message at least its
+        // 4-byte frame and 32-byte header.
         let events = out
             .iter()
             .filter(|e| !matches!(e, AppEvent::Fileinfo(_)))
@@ -53,6 +55,7 @@ fuzz_target!(|data: &[u8]| {
             // Kerberos: one event per record, a 4-byte marker and a message of well over 6 bytes.
             AppProto::Kerberos => data.len() / 10,
             AppProto::Dcerpc => data.len() / 16,
+            AppProto::Smb | AppProto::Smbv1 => data.len() * 16 / 36,
             _ => data.iter().filter(|&&b| b == b'\n').count(),
         };
         assert!(events <= bound + 1, "more events than lines or frames");

@@ -1795,7 +1795,11 @@ impl Engine {
                     risks: &mut app.risks,
                     ftp_tx: None,
                 };
-                fa.finish(&mut emit);
+                // In IPS mode a dropped flow's transactions still open are discarded, not written at its end, as
+                // Suricata (8.0.4 and later) cleans a dropped flow's transactions up.
+                if !(self.cfg.ips && emit.rules.dropped()) {
+                    fa.finish(&mut emit);
+                }
                 stats.parsers += fa.stats();
             }
             app::finish_rules(&mut out, &mut app.rules, &app.label);

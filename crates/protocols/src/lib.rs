@@ -513,6 +513,8 @@ pub enum AppEvent {
     Sip(sip::SipEvent),
     /// A DCE/RPC transaction over TCP (EVE `dcerpc`): a bind or a call, its answer.
     Dcerpc(dcerpc::DcerpcEvent),
+    /// An SMB transaction (EVE `smb`): a command and its answer, a file's reads or writes, a call over a pipe.
+    Smb(Box<smb::log::SmbEvent>),
     /// A mail transaction: the SMTP envelope (EVE `smtp`) and the message's MIME fields (EVE `email`, written
     /// beside it).
     Smtp(mail::smtp::SmtpEvent),
@@ -539,6 +541,7 @@ impl AppEvent {
             AppEvent::Krb5(_) => "krb5",
             AppEvent::Sip(_) => "sip",
             AppEvent::Dcerpc(_) => "dcerpc",
+            AppEvent::Smb(_) => "smb",
             AppEvent::Smtp(_) => "smtp",
             AppEvent::Fileinfo(_) => "fileinfo",
             AppEvent::Meta { .. } => "meta",
@@ -564,6 +567,7 @@ mod eve_tests {
             AppEvent::Smtp(mail::smtp::SmtpEvent::default()),
             AppEvent::Sip(sip::SipEvent::default()),
             AppEvent::Dcerpc(dcerpc::DcerpcEvent::default()),
+            AppEvent::Smb(Box::default()),
             AppEvent::Fileinfo(FileInfo::default()),
         ]
         .iter()

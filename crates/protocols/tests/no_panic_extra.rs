@@ -104,12 +104,15 @@ proptest! {
             }
             p.finish(&mut out);
             // At most one event per line (FTP) or one in all (SSH): never more events than newlines + 1; DCE/RPC
-            // one transaction record per PDU, each at least its 16-byte header.
+            // one transaction record per PDU, each at least its 16-byte header; SMB a few per message.
             let newlines: usize = chunks.iter().map(|c| c.1.iter().filter(|&&b| b == b'\n').count()).sum();
-            let pdus = if *proto == AppProto::Dcerpc {
-                chunks.iter().map(|c| c.1.len()).sum::<usize>() / 16
-            } else {
-                0
+            let bytes = chunks.iter().map(|c| c.1.len()).sum::<usize>();
+            let pdus = match proto {
+                AppProto::Dcerpc => bytes / 16,
+                // SMB: at most 16 transaction records per message (an SMB1 AndX chain of 8 commands), a message at
+                // least its 4-byte frame and 32-byte header.
+                AppProto::Smb | AppProto::Smbv1 => bytes * 16 / 36,
+                _ => 0,
             };
             prop_assert!(out.len() <= newlines + pdus + 1);
         }

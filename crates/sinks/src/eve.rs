@@ -483,6 +483,9 @@ fn render_app(buf: &mut Vec<u8>, e: &Event, r: &AppRecord, opts: EveOptions) {
     if let AppEvent::Dcerpc(d) = a {
         let _ = write!(buf, ",\"tx_id\":{}", d.tx_id);
     }
+    if let AppEvent::Smb(s) = a {
+        let _ = write!(buf, ",\"tx_id\":{}", s.tx_id);
+    }
     if let AppEvent::Smtp(s) = a {
         let _ = write!(buf, ",\"tx_id\":{}", s.tx_id);
     }

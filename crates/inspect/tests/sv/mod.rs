@@ -290,8 +290,11 @@ pub struct Written {
 /// alert's `dns`, `sip`, `ftp` and HTTP/1 `http` are, [`sample_transactions`], and its top-level `tx_id`). `packet`:
 /// the packets a rule's `tag` covers, written when the test's alert output logs tagged packets, as Suricata writes
 /// them then ([`Settings::tagged_packets`]; without the option neither writes any). `dcerpc`: one record per
-/// transaction of DCE/RPC over TCP, as Suricata 8 writes it (`flowbundle_protocols::dcerpc::log`).
-const EVALUATED_TYPES: &[&str] = &["alert", "flow", "dns", "anomaly", "packet", "sip", "dcerpc"];
+/// transaction of DCE/RPC over TCP, as Suricata 8 writes it (`flowbundle_protocols::dcerpc::log`). `smb`: one record
+/// per SMB transaction, numbered as Suricata numbers them (`flowbundle_protocols::smb::log`).
+const EVALUATED_TYPES: &[&str] = &[
+    "alert", "flow", "dns", "anomaly", "packet", "sip", "dcerpc", "smb",
+];
 
 /// The `stats` fields evaluated: the rule load's counters of the one detection engine, which the product's `stats`
 /// record writes from the load report (`rules_skipped` counts every skipped rule; a selected test's are those whose
@@ -432,6 +435,12 @@ impl Written {
                         vars: record_vars.clone(),
                     },
                 )));
+                kinds.push(EventKind::App(Box::new(
+                    flowbundle_inspect::event::AppRecord {
+                        event: sample_smb(),
+                        vars: record_vars.clone(),
+                    },
+                )));
                 kinds.push(EventKind::Packet(Box::new(
                     flowbundle_inspect::TaggedPacket {
                         data: vec![0; 60].into(),
@@ -552,6 +561,91 @@ fn sample_dcerpc() -> flowbundle_protocols::AppEvent {
         seqnum: Some(1),
         rpc_version: "5.0",
     })
+}
+
+/// An SMB transaction with every field the writer can write filled (no record has all: the sample only lists the
+/// paths). Suricata's `kerberos` object and SMB1's `subcmd` and `level_of_interest` are never written, so checks
+/// naming them are not evaluated.
+fn sample_smb() -> flowbundle_protocols::AppEvent {
+    use flowbundle_protocols::smb::log::{
+        SmbDcerpc, SmbDcerpcInterface, SmbDcerpcSide, SmbEvent, SmbHost, SmbNtlmssp, SmbRename,
+        SmbService, SmbSetInfo,
+    };
+    let s = || Some("a".to_string());
+    let side = SmbDcerpcSide {
+        frag_cnt: 1,
+        stub_data_size: 1,
+    };
+    flowbundle_protocols::AppEvent::Smb(Box::new(SmbEvent {
+        tx_id: 0,
+        id: 1,
+        dialect: "2.02".into(),
+        command: s(),
+        status: s(),
+        status_code: s(),
+        session_id: 1,
+        tree_id: 1,
+        ntlmssp: Some(SmbNtlmssp {
+            domain: "d".into(),
+            user: "u".into(),
+            host: "h".into(),
+            version: s(),
+            warning: true,
+        }),
+        request: Some(SmbHost {
+            native_os: "a".into(),
+            native_lm: "a".into(),
+        }),
+        response: Some(SmbHost {
+            native_os: "a".into(),
+            native_lm: "a".into(),
+        }),
+        filename: s(),
+        directory: s(),
+        disposition: Some("FILE_OPEN"),
+        access: Some("normal"),
+        created: Some(1),
+        accessed: Some(1),
+        modified: Some(1),
+        changed: Some(1),
+        size: Some(1),
+        client_dialects: Some(vec!["2.02".into()]),
+        client_guid: s(),
+        server_guid: s(),
+        max_read_size: Some(1),
+        max_write_size: Some(1),
+        named_pipe: s(),
+        share: s(),
+        share_type: Some("FILE"),
+        service: Some(SmbService {
+            request: s(),
+            response: s(),
+        }),
+        set_info: Some(SmbSetInfo {
+            class: "FILE_INFO",
+            info_level: "SMB2_FILE_RENAME_INFO",
+        }),
+        rename: Some(SmbRename {
+            from: "a".into(),
+            to: "b".into(),
+        }),
+        function: s(),
+        dcerpc: Some(SmbDcerpc {
+            request: "REQUEST",
+            response: "RESPONSE",
+            opnum: Some(1),
+            req: Some(side),
+            interfaces: vec![SmbDcerpcInterface {
+                uuid: "a".into(),
+                version: "1.0".into(),
+                ack_result: Some(0),
+                ack_reason: Some(0),
+            }],
+            res: Some(side),
+            call_id: 1,
+        }),
+        fuid: s(),
+    }))
 }
 
 fn sample_sip() -> flowbundle_protocols::AppEvent {
@@ -1021,6 +1115,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
                     c,
                     detection,
                     settings.dns_logger.as_deref(),
+                    settings.smb_logger.as_deref(),
                     (settings.anomaly_output.as_deref(), settings.anomaly),
                 ) {
                     Ok(Some(ch)) => checks.push(ch),
@@ -1351,6 +1446,7 @@ fn parse_check(
     c: &Value,
     detection: bool,
     dns_logger: Option<&str>,
+    smb_logger: Option<&str>,
     anomaly_output: (Option<&str>, AnomalyTypes),
 ) -> Result<Option<Check>, String> {
     let Some(f) = c.get("filter") else {
@@ -1440,6 +1536,11 @@ fn parse_check(
         && let Some(opt) = dns_logger
     {
         return Err(format!("check on event_type `dns` (dns logger {opt})"));
+    }
+    if event_type == "smb"
+        && let Some(opt) = smb_logger
+    {
+        return Err(format!("check on event_type `smb` (smb logger {opt})"));
     }
     if event_type == "anomaly"
         && let Some(why) = anomaly_unevaluable(&fields, anomaly_output.0, anomaly_output.1)
@@ -1607,6 +1708,9 @@ pub struct Settings {
     /// A DNS logger option other than Suricata 8's defaults (`version: 2`, `types`, `formats`, `requests`, ...):
     /// the writer writes the default layout only, so the test's `dns` checks are not evaluated.
     pub dns_logger: Option<String>,
+    /// An SMB logger option (`types`: the kinds of transactions written): the writer writes every transaction, so
+    /// the test's `smb` checks are not evaluated.
+    pub smb_logger: Option<String>,
     /// `eve-log.ipv6-compress: yes`: IPv6 addresses written compressed.
     pub ipv6_compress: bool,
     /// An `anomaly` output option the engine does not follow (one it does not know): the test's `anomaly` checks
@@ -1639,6 +1743,7 @@ impl Default for Settings {
             action_order: Vec::new(),
             action_order_parsed: Default::default(),
             dns_logger: None,
+            smb_logger: None,
             ipv6_compress: false,
             anomaly_output: None,
             anomaly: AnomalyTypes::default(),
@@ -1729,6 +1834,11 @@ impl Settings {
             && !(opt == "version" && value == "3")
         {
             self.dns_logger = Some(format!("{opt}: {value}"));
+        }
+        if let Some(opt) = logger_option(key, ".smb.")
+            && !(opt == "enabled" && matches!(value, "yes" | "true"))
+        {
+            self.smb_logger = Some(opt.to_string());
         }
         if let Some(opt) = anomaly_output_option(key) {
             let on = matches!(value, "yes" | "true" | "1");
@@ -1866,6 +1976,15 @@ fn anomaly_output_option(key: &str) -> Option<&str> {
     let (_, rest) = rest.split_once(".eve-log.types.")?;
     let (_, rest) = rest.split_once(".anomaly.")?;
     Some(rest)
+}
+
+/// The option of the EVE logger `kind` (`.smb.`) that a dotted configuration key sets
+/// (`outputs.0.eve-log.types.0.smb.types.1` → `types`), if it is one.
+fn logger_option<'k>(key: &'k str, kind: &str) -> Option<&'k str> {
+    let rest = key.strip_prefix("outputs.")?;
+    let (_, rest) = rest.split_once(".eve-log.types.")?;
+    let (_, rest) = rest.split_once(kind)?;
+    Some(rest.split('.').next().unwrap_or(rest))
 }
 
 /// The option of an EVE `dns` logger that a dotted configuration key sets

@@ -25,6 +25,13 @@
 //!   [`MAX_PENDING`] entries (more are dropped and counted in [`ParserStats::state_cut`]);
 //! - SESSION_SETUP: the NTLMSSP AUTHENTICATE message (found in the security blob, SPNEGO-wrapped or not) gives
 //!   the user and the domain (UTF-16 or OEM as its flags say).
+//!
+//! **Transaction records.** Every message also goes to the flow's [`log::SmbTxLog`], which keeps SMB transactions
+//! as Suricata's SMB parser keeps and numbers them; each one finished is handed over as an EVE `smb` record
+//! ([`crate::AppEvent::Smb`]) after the message that finished it, those still open at the flow's end. (The rules'
+//! transaction numbers above are the parser's own and are not these.)
+
+pub mod log;
 
 use std::collections::HashMap;
 
@@ -276,12 +283,15 @@ pub struct SmbParser {
     /// Per direction: the stream no longer reads as NBSS (after a gap or a bad header); nothing more is parsed.
     dead: [bool; 2],
     dcerpc: CoState,
+    /// The flow's SMB transactions, for EVE `smb` records.
+    txs: log::SmbTxLog,
     stats: ParserStats,
 }
 
 impl SmbParser {
     fn message(&mut self, to_server: bool, msg: &[u8], out: &mut dyn EventSink) {
         if msg.get(..4) == Some(b"\xffSMB") {
+            self.txs.smb1(to_server, msg);
             self.smb1(to_server, msg, out);
             return;
         }
@@ -303,6 +313,7 @@ impl SmbParser {
                 Some(next) if next >= 64 => next.min(m.len()),
                 _ => m.len(),
             };
+            self.txs.smb2(to_server, &m[..end]);
             self.smb2(to_server, &m[..end], out);
             match le32(m, 20) {
                 Some(next) if next >= 64 => at += next,
@@ -713,6 +724,9 @@ impl Parser for SmbParser {
             if buf.len() == want + 4 {
                 let msg = std::mem::take(&mut self.buf[d]);
                 self.message(to_server, msg.get(4..).unwrap_or(&[]), out);
+                for e in self.txs.take_done() {
+                    out.event(crate::AppEvent::Smb(Box::new(e)));
+                }
                 self.buf[d] = msg;
                 self.buf[d].clear();
                 if len > want {
@@ -738,10 +752,15 @@ impl Parser for SmbParser {
         for (_, f) in open {
             f.finish(false, self.file_opts, out);
         }
+        // Transactions still open: written as they stand, as Suricata writes them at the flow's end.
+        for e in self.txs.finish() {
+            out.event(crate::AppEvent::Smb(Box::new(e)));
+        }
     }
 
     fn stats(&self) -> ParserStats {
         let mut s = self.stats;
+        s.state_cut += self.txs.cut;
         s.bytes_cut += self.dcerpc.cut_bytes;
         s.malformed += self.dcerpc.malformed;
         s
