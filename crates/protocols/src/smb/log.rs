@@ -38,8 +38,10 @@
 //!
 //! **Costs and caps.** At most [`MAX_TXS`] transactions open per flow (the oldest is written as it stands when a new
 //! one would exceed that, as Suricata prunes); each lookup table (file names, trees, read offsets, DCE/RPC fragments)
-//! holds at most [`MAX_ENTRIES`] entries (more are not kept and are counted in [`SmbTxLog::cut`]); a DCE/RPC
-//! fragment kept for reassembly is at most [`MAX_FRAG`] bytes.
+//! holds at most [`MAX_ENTRIES`] entries (more are not kept and are counted in [`SmbTxLog::cut`]); at most
+//! [`MAX_FRAGS`] DCE/RPC fragments of at most [`MAX_FRAG`] bytes are kept for reassembly; names keep their first
+//! [`MAX_NAME`] bytes and a NEGOTIATE its first [`MAX_DIALECTS`] dialects, so a flow's state stays within a few
+//! MiB whatever it sends.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -49,6 +51,17 @@ pub const MAX_TXS: usize = 512;
 pub const MAX_ENTRIES: usize = 1024;
 /// Bytes of a partial DCE/RPC PDU kept between READ responses.
 pub const MAX_FRAG: usize = 64 * 1024;
+/// Partial DCE/RPC PDUs kept at once per flow.
+pub const MAX_FRAGS: usize = 16;
+/// Bytes kept of a name (file, share, pipe, host strings); longer ones are cut.
+pub const MAX_NAME: usize = 1024;
+/// Dialects kept of a NEGOTIATE request.
+pub const MAX_DIALECTS: usize = 64;
+
+/// The first [`MAX_NAME`] bytes of a name.
+fn clip(d: &[u8]) -> &[u8] {
+    &d[..d.len().min(MAX_NAME)]
+}
 
 const NEGOTIATE: u16 = 0;
 const SESSION_SETUP: u16 = 1;
@@ -410,7 +423,7 @@ fn unix_secs(ft: u64) -> u32 {
 
 /// Bytes with their NULs taken out (how Suricata turns ASCII-range UTF-16 into text), read as lossy UTF-8.
 fn no_nuls(d: &[u8]) -> String {
-    let v: Vec<u8> = d.iter().copied().filter(|&b| b != 0).collect();
+    let v: Vec<u8> = clip(d).iter().copied().filter(|&b| b != 0).collect();
     String::from_utf8_lossy(&v).into_owned()
 }
 
@@ -895,6 +908,7 @@ impl SmbTxLog {
                 };
                 let dialects = list
                     .chunks_exact(2)
+                    .take(MAX_DIALECTS)
                     .map(|c| smb2_dialect_name(u16::from_le_bytes([c[0], c[1]])))
                     .collect();
                 if !self
@@ -943,7 +957,11 @@ impl SmbTxLog {
                 }
                 // Suricata reads the share name from the path length field on, NULs taken out, its first byte
                 // dropped (the length's low byte, or the path's first backslash when that byte is 0).
-                let mut name: Vec<u8> = m[HDR + 6..].iter().copied().filter(|&b| b != 0).collect();
+                let mut name: Vec<u8> = clip(&m[HDR + 6..])
+                    .iter()
+                    .copied()
+                    .filter(|&b| b != 0)
+                    .collect();
                 if name.len() > 1 {
                     name.remove(0);
                 }
@@ -983,7 +1001,7 @@ impl SmbTxLog {
                 let Some(name) = span(m, usize::from(off), usize::from(len)) else {
                     return self.generic_request(r);
                 };
-                let name = name.to_vec();
+                let name = clip(name).to_vec();
                 put(
                     &mut self.create_names,
                     (r.ssn, r.msg),
@@ -1058,7 +1076,7 @@ impl SmbTxLog {
                 let Some(name) = le32(buf, 16).and_then(|n| span(buf, 20, n as usize)) else {
                     return false;
                 };
-                let to: Vec<u8> = name.iter().copied().filter(|&b| b != 0).collect();
+                let to: Vec<u8> = clip(name).iter().copied().filter(|&b| b != 0).collect();
                 let from = self
                     .names
                     .get(&fuid)
@@ -1262,8 +1280,10 @@ impl SmbTxLog {
             return;
         };
         if status == STATUS_BUFFER_OVERFLOW && buf.len() < p.frag_len {
-            if buf.len() < MAX_FRAG {
-                put(&mut self.frags, key, buf, &mut self.cut);
+            if buf.len() < MAX_FRAG
+                && (self.frags.len() < MAX_FRAGS || self.frags.contains_key(&key))
+            {
+                self.frags.insert(key, buf);
             } else {
                 self.cut += 1;
             }
@@ -1861,7 +1881,7 @@ fn smb1_string(d: &[u8], unicode: bool) -> (String, &[u8]) {
             .chunks_exact(2)
             .position(|c| c == [0, 0])
             .map_or(d.len() & !1, |i| i * 2);
-        let units: Vec<u16> = d[..end]
+        let units: Vec<u16> = d[..end.min(MAX_NAME)]
             .chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
@@ -1872,7 +1892,7 @@ fn smb1_string(d: &[u8], unicode: bool) -> (String, &[u8]) {
     } else {
         let end = memchr::memchr(0, d).unwrap_or(d.len());
         (
-            String::from_utf8_lossy(&d[..end]).into_owned(),
+            String::from_utf8_lossy(clip(&d[..end])).into_owned(),
             d.get(end + 1..).unwrap_or(&[]),
         )
     }
@@ -2034,7 +2054,8 @@ impl SmbTxLog {
                     .bytes
                     .split(|&c| c == 0)
                     .filter(|d| !d.is_empty())
-                    .map(|d| String::from_utf8_lossy(&d[1..]).into_owned())
+                    .take(MAX_DIALECTS)
+                    .map(|d| String::from_utf8_lossy(clip(&d[1..])).into_owned())
                     .collect();
                 if !self
                     .txs
@@ -2066,10 +2087,11 @@ impl SmbTxLog {
                 if r.unicode && at % 2 == 1 {
                     at += 1;
                 }
-                let name = m
-                    .get(at..(at + usize::from(name_len)).min(m.len()))
-                    .unwrap_or(&[])
-                    .to_vec();
+                let name = clip(
+                    m.get(at..(at + usize::from(name_len)).min(m.len()))
+                        .unwrap_or(&[]),
+                )
+                .to_vec();
                 put(
                     &mut self.create_names,
                     (u64::from(r.uid), u64::from(r.mid)),
@@ -2846,6 +2868,122 @@ mod tests {
         assert_eq!(ntlmssp_auth(&past), None);
     }
 
+    /// An SMB1 message: command, status, response, NT status or DOS error, user and multiplex ids, words, bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn smb1(
+        command: u8,
+        status: u32,
+        response: bool,
+        nt: bool,
+        uid: u16,
+        mid: u16,
+        words: &[u8],
+        bytes: &[u8],
+    ) -> Vec<u8> {
+        let mut h = b"\xffSMB".to_vec();
+        h.push(command);
+        h.extend_from_slice(&status.to_le_bytes());
+        h.push(if response { 0x98 } else { 0x18 });
+        h.extend_from_slice(&(if nt { 0x4001u16 } else { 0x0001 }).to_le_bytes());
+        h.resize(28, 0);
+        h.extend_from_slice(&uid.to_le_bytes());
+        h.extend_from_slice(&mid.to_le_bytes());
+        h.push((words.len() / 2) as u8);
+        h.extend_from_slice(words);
+        h.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+        h.extend_from_slice(bytes);
+        h
+    }
+
+    /// SMB1: NEGOTIATE (the dialects offered, the one chosen is the flow's), a SESSION_SETUP_ANDX without extended
+    /// security (the host strings after the passwords, the account and the domain) answered with the server's, a
+    /// LOGOFF_ANDX answered with a DOS error (`SRV_BADUID`, `0x005b`): three records, numbered from 1.
+    #[test]
+    fn smb1_negotiate_session_logoff() {
+        let mut l = SmbTxLog::default();
+        l.smb1(
+            true,
+            &smb1(
+                0x72,
+                0,
+                false,
+                true,
+                0,
+                1,
+                &[],
+                b"\x02NT LM 0.12\0\x02SMB 2.002\0",
+            ),
+        );
+        let neg = body(34, &[]);
+        l.smb1(false, &smb1(0x72, 0, true, true, 0, 1, &neg, &[0x31; 16]));
+        let mut w = vec![0xff, 0, 0, 0];
+        w.resize(14, 0);
+        w.extend_from_slice(&1u16.to_le_bytes());
+        w.extend_from_slice(&0u16.to_le_bytes());
+        w.resize(26, 0);
+        l.smb1(
+            true,
+            &smb1(0x73, 0, false, true, 0, 2, &w, b"pu\0d\0nt\0pysmb\0"),
+        );
+        l.smb1(
+            false,
+            &smb1(
+                0x73,
+                0,
+                true,
+                true,
+                100,
+                2,
+                &[0xff, 0, 0, 0, 0, 0],
+                b"Unix\0Samba\0",
+            ),
+        );
+        l.smb1(
+            true,
+            &smb1(0x74, 0, false, true, 100, 3, &[0xff, 0, 0, 0], &[]),
+        );
+        l.smb1(
+            false,
+            &smb1(
+                0x74,
+                0x005b_0002,
+                true,
+                false,
+                100,
+                3,
+                &[0xff, 0, 0, 0],
+                &[],
+            ),
+        );
+        let v: Vec<serde_json::Value> = l.finish().map(|e| json(&e)).collect();
+        assert_eq!(v.len(), 3, "{v:?}");
+        assert_eq!(v[0]["command"], "SMB1_COMMAND_NEGOTIATE_PROTOCOL");
+        assert_eq!(
+            v[0]["client_dialects"],
+            serde_json::json!(["NT LM 0.12", "SMB 2.002"])
+        );
+        assert_eq!(v[0]["server_guid"], "31313131-3131-3131-3131-313131313131");
+        assert!(v.iter().all(|r| r["dialect"] == "NT LM 0.12"), "{v:?}");
+        assert_eq!(v[1]["command"], "SMB1_COMMAND_SESSION_SETUP_ANDX");
+        assert_eq!(
+            v[1]["request"],
+            serde_json::json!({"native_os": "nt", "native_lm": "pysmb"})
+        );
+        assert_eq!(
+            v[1]["response"],
+            serde_json::json!({"native_os": "Unix", "native_lm": "Samba"})
+        );
+        assert_eq!(
+            (v[1]["session_id"].as_u64(), v[1]["id"].as_u64()),
+            (Some(100), Some(2))
+        );
+        assert_eq!(v[2]["command"], "SMB1_COMMAND_LOGOFF_ANDX");
+        assert_eq!(
+            (v[2]["status"].as_str(), v[2]["status_code"].as_str()),
+            (Some("SRV_BADUID"), Some("0x005b"))
+        );
+    }
+
     /// Hostile input: transactions, tables and fragments stay within their caps, and nothing panics on cut
     /// messages.
     #[test]
@@ -2862,6 +3000,12 @@ mod tests {
             l.smb2(true, &msg(READ, false, 0, id, 1, &r));
         }
         assert_eq!(l.reads.len(), MAX_ENTRIES);
+        // A name longer than the cap is cut.
+        let long = [&[9u8, 0, 0, 0, 72, 0, 0, 0][..], &vec![b'a'; 4 * MAX_NAME]].concat();
+        l.smb2(true, &msg(TREE_CONNECT, false, 0, 99_999, 0, &long));
+        assert!(
+            matches!(l.txs.back().map(|t| &t.data), Some(TxData::TreeConnect { share, .. }) if share.len() <= MAX_NAME)
+        );
         let full = msg(
             CREATE,
             false,
