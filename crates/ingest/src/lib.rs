@@ -52,7 +52,7 @@ pub use format::{
 pub use linktype::LinkType;
 pub use live::{CaptureMethod, LiveCapture, LiveSource};
 pub use output::{OutputFile, refuse_input_as_output};
-pub use reader::{CaptureReader, KeptBuffers};
+pub use reader::{CaptureReader, KeptBuffers, Probed};
 pub use record::PacketRecord;
 pub use timeline::Timeline;
 pub use trace::{Trace, TraceBuilder, TraceIter};

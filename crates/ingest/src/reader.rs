@@ -169,16 +169,60 @@ impl std::fmt::Debug for CaptureReader {
 /// The input name that stands for standard input.
 pub const STDIN: &str = "-";
 
-/// The inputs [`CaptureReader::probe`] checked that can be read only once: each the bytes the check read, then the
-/// rest of the input, for the next [`CaptureReader::open`] of that path.
-type Probed = Vec<(PathBuf, Box<dyn Read + Send>)>;
-static PROBED: std::sync::Mutex<Probed> = std::sync::Mutex::new(Vec::new());
+/// An input [`CaptureReader::probe`] checked, to open for the run with [`open`](Probed::open): a file that can be
+/// read again (opened afresh by its path), or an input that can be read only once (standard input, a pipe, a
+/// character device), held open with the bytes the check read, which the run reads first. The caller owns it: two
+/// runs in one process (tests, the bench) each read their own, and an input probed but never opened is closed
+/// with the handle.
+pub struct Probed {
+    path: PathBuf,
+    held: Option<Box<dyn Read + Send>>,
+}
 
-/// The source a probe left for `path`, if any (once).
-fn take_probed(path: &Path) -> Option<Box<dyn Read + Send>> {
-    let mut probed = PROBED.lock().unwrap_or_else(|p| p.into_inner());
-    let at = probed.iter().position(|(p, _)| p == path)?;
-    Some(probed.swap_remove(at).1)
+impl Probed {
+    /// The input's path as the caller named it (`-` for standard input).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the input can be read again from its start (a file, opened afresh by its path); `false` for an input
+    /// that can be read only once, held open by this handle.
+    pub fn rereadable(&self) -> bool {
+        self.held.is_none()
+    }
+
+    /// Opens the input for the run: a file afresh by its path (as [`CaptureReader::open`]); an input that can be
+    /// read only once from the bytes the check read, then the rest.
+    pub fn open(self) -> Result<CaptureReader, Error> {
+        let Some(src) = self.held else {
+            return CaptureReader::open(&self.path);
+        };
+        let mut reader = CaptureReader::from_source(src, Some(self.path.clone()))?;
+        reader.path = Some(self.path);
+        Ok(reader)
+    }
+}
+
+/// A path not probed: opened by its path when the run comes to it (a file; standard input as it stands then).
+impl From<PathBuf> for Probed {
+    fn from(path: PathBuf) -> Self {
+        Probed { path, held: None }
+    }
+}
+
+impl From<&Path> for Probed {
+    fn from(path: &Path) -> Self {
+        Probed::from(path.to_path_buf())
+    }
+}
+
+impl std::fmt::Debug for Probed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Probed")
+            .field("path", &self.path)
+            .field("held", &self.held.is_some())
+            .finish()
+    }
 }
 
 /// A probed source and every byte read from it so far.
@@ -206,11 +250,6 @@ impl CaptureReader {
     /// Errors name the path.
     pub fn open(path: impl AsRef<Path>) -> Result<CaptureReader, Error> {
         let path = path.as_ref();
-        if let Some(src) = take_probed(path) {
-            let mut reader = Self::from_source(src, Some(path.to_path_buf()))?;
-            reader.path = Some(path.to_path_buf());
-            return Ok(reader);
-        }
         if path.as_os_str() == STDIN {
             let mut reader =
                 Self::from_source(Box::new(std::io::stdin()), Some(path.to_path_buf()))?;
@@ -223,20 +262,17 @@ impl CaptureReader {
         Ok(reader)
     }
 
-    /// Check that `path` opens as a capture (its file header) before a run reads it. A regular file is opened and
-    /// closed again. An input that can be read only once (`-` for standard input, a pipe, a character device) stays
-    /// open, and the bytes the check read are given back, before the rest, to the next [`open`](Self::open) of the
-    /// same `path` in this process: nothing of it is lost. Errors as [`open`](Self::open)'s.
-    pub fn probe(path: impl AsRef<Path>) -> Result<(), Error> {
+    /// Check that `path` opens as a capture (its file header) before a run reads it, and return the input to open
+    /// for the run ([`Probed::open`]). A regular file is opened and closed again. An input that can be read only
+    /// once (`-` for standard input, a pipe, a character device) stays open in the handle, with the bytes the check
+    /// read, which the handle's [`open`](Probed::open) gives back before the rest: nothing of it is lost. Errors as
+    /// [`open`](Self::open)'s.
+    pub fn probe(path: impl AsRef<Path>) -> Result<Probed, Error> {
         let path = path.as_ref();
         let once = path.as_os_str() == STDIN
             || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
         if !once {
-            return Self::open(path).map(drop);
-        }
-        let mut probed = PROBED.lock().unwrap_or_else(|p| p.into_inner());
-        if probed.iter().any(|(p, _)| p == path) {
-            return Ok(());
+            return Self::open(path).map(|_| Probed::from(path));
         }
         let src: Box<dyn Read + Send> = if path.as_os_str() == STDIN {
             Box::new(io::stdin())
@@ -257,11 +293,10 @@ impl CaptureReader {
             ));
         };
         let rec = rec.into_inner().unwrap_or_else(|p| p.into_inner());
-        probed.push((
-            path.to_path_buf(),
-            Box::new(io::Cursor::new(rec.bytes).chain(rec.src)),
-        ));
-        Ok(())
+        Ok(Probed {
+            path: path.to_path_buf(),
+            held: Some(Box::new(io::Cursor::new(rec.bytes).chain(rec.src))),
+        })
     }
 
     /// Read a capture from any byte source (a socket, stdin, an in-memory buffer). Reads the file header now, so

@@ -688,3 +688,55 @@ fn kept_records_recycle_their_buffers_and_stay_valid_until_then() {
         k.allocated()
     );
 }
+
+/// A probe holds an input that can be read only once (here two named pipes) in the handle it returns, with the bytes
+/// it read: each handle opens its own input whole, in whatever order, and a regular file's handle opens the file
+/// afresh. Nothing is kept for the path in the process (two runs in one process each read their own probes).
+#[cfg(unix)]
+#[test]
+fn a_probe_hands_its_input_to_the_caller() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let capture = |packets: u64| {
+        let mut p = Pcap::new(false, false, 1, 65535);
+        for i in 0..packets {
+            p.packet(1_700_000_000_000_000_000 + i, &[i as u8; 60], 60);
+        }
+        p.buf
+    };
+    let mut writers = Vec::new();
+    let mut fifos = Vec::new();
+    for (name, packets) in [("a", 5u64), ("b", 3)] {
+        let path = dir.join(name);
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+        let (p, bytes) = (path.clone(), capture(packets));
+        // Opening a pipe for writing waits for its reader (the probe).
+        writers.push(std::thread::spawn(move || {
+            std::fs::write(&p, bytes).unwrap();
+        }));
+        fifos.push(path);
+    }
+    let a = CaptureReader::probe(&fifos[0]).expect("a probes");
+    let b = CaptureReader::probe(&fifos[1]).expect("b probes");
+    assert!(!a.rereadable() && !b.rereadable());
+    assert_eq!(a.path(), fifos[0].as_path());
+    let count = |mut r: CaptureReader| {
+        let mut n = 0;
+        while r.next_packet().unwrap().is_some() {
+            n += 1;
+        }
+        n
+    };
+    assert_eq!(count(b.open().unwrap()), 3);
+    assert_eq!(count(a.open().unwrap()), 5);
+    for w in writers {
+        w.join().unwrap();
+    }
+    let file = dir.join("c.pcap");
+    std::fs::write(&file, capture(4)).unwrap();
+    let c = CaptureReader::probe(&file).unwrap();
+    assert!(c.rereadable());
+    assert_eq!(count(c.open().unwrap()), 4);
+    assert!(CaptureReader::probe(dir.join("missing.pcap")).is_err());
+}

@@ -52,7 +52,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use flowbundle_decode::{Decoded, FlowKey};
-use flowbundle_ingest::{CaptureReader, KeptBuffers, LinkType, PacketArena, PacketRecord};
+use flowbundle_ingest::{CaptureReader, KeptBuffers, LinkType, PacketArena, PacketRecord, Probed};
 use flowbundle_types::Desc;
 use hashbrown::HashMap;
 
@@ -411,7 +411,7 @@ const RECYCLE_EVERY: u64 = 256;
 /// The reader thread's side of a streaming run. See the module documentation.
 pub struct StreamReader<'a> {
     stager: Stager<'a>,
-    files: std::vec::IntoIter<PathBuf>,
+    files: std::vec::IntoIter<Probed>,
     reader: Option<(CaptureReader, PathBuf)>,
     /// Packets read from the inputs (fragments absorbed by the defragmenter included).
     pub packets_read: u64,
@@ -675,11 +675,20 @@ pub struct SweepReport {
 }
 
 impl<'a> StreamReader<'a> {
-    /// Reads `files` in order into `arena`, through `prestage`.
-    pub fn new(arena: &'a PacketArena, prestage: Prestage, files: Vec<PathBuf>) -> Self {
+    /// Reads `files` in order into `arena`, through `prestage`: paths, or inputs a check before the run probed
+    /// ([`CaptureReader::probe`], which holds standard input and pipes open with the bytes it read).
+    pub fn new<I: Into<Probed>>(
+        arena: &'a PacketArena,
+        prestage: Prestage,
+        files: impl IntoIterator<Item = I>,
+    ) -> Self {
         StreamReader {
             stager: Stager::new(arena, prestage),
-            files: files.into_iter(),
+            files: files
+                .into_iter()
+                .map(Into::into)
+                .collect::<Vec<_>>()
+                .into_iter(),
             reader: None,
             packets_read: 0,
             errors: Vec::new(),
@@ -792,7 +801,7 @@ impl<'a> StreamReader<'a> {
                 return None;
             }
             if self.reader.is_none() {
-                let Some(path) = self.files.next() else {
+                let Some(input) = self.files.next() else {
                     // The end of the last input: the flows still open are ended on the workers, by shard.
                     if let (Some(s), Some(crew)) = (self.sweeper.as_mut(), crew)
                         && !self.flushed
@@ -802,7 +811,8 @@ impl<'a> StreamReader<'a> {
                     }
                     return None;
                 };
-                match CaptureReader::open(&path) {
+                let path = input.path().to_path_buf();
+                match input.open() {
                     Ok(mut r) => {
                         self.timeline.input(&path);
                         r.keep_records(

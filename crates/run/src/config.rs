@@ -1,8 +1,6 @@
 //! What a run is asked to do, built by the caller (the binary, from its arguments) and checked there: the inputs,
 //! the engine's settings, how many threads drive them and how, what the output records.
 
-use std::path::PathBuf;
-
 use flowbundle_inspect::{DetectVisits, EngineConfig, OnFull};
 
 /// One inspection run's settings. The caller resolves every default (the scheduler, whether every worker reads)
@@ -11,10 +9,8 @@ use flowbundle_inspect::{DetectVisits, EngineConfig, OnFull};
 pub struct Config {
     /// The engine's settings (IPS mode, cost records, sweeps, flow cap, ...).
     pub engine: EngineConfig,
-    /// Capture files, read one after the other as one input (or each on its own: [`per_file`](Self::per_file)).
-    /// Empty for a live run.
-    pub files: Vec<PathBuf>,
-    /// Each input on its own: flow state, timeouts, thresholds and summary start afresh with each file.
+    /// Each input file on its own: flow state, timeouts, thresholds and summary start afresh with each (the files
+    /// are [`Sources::files`](crate::Sources::files)).
     pub per_file: bool,
     /// Workers: 1 runs the single-threaded loop (but inline, which always runs the streaming runtime).
     pub threads: usize,

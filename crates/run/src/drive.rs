@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use flowbundle_ingest::{CaptureReader, LiveSource, PacketArena};
+use flowbundle_ingest::{LiveSource, PacketArena, Probed};
 use flowbundle_inspect::rules::ThresholdTable;
 use flowbundle_inspect::{
     AlertFilter, ArenaSource, Broadcast, BufferDecodes, Engine, Event, EventMerge, Finished,
@@ -31,14 +31,17 @@ use crate::sink::{CostSink, PeriodicStats, Sink, wall_clock_ns};
 /// and what the summary says of it.
 pub type Report = (Finished, PrestageStats, RunInfo);
 
-/// A live run's source: an interface, or an inline pair (whose workers forward).
+/// What a run reads: capture files (each probed before the run, [`flowbundle_ingest::CaptureReader::probe`], or a
+/// path to open when its turn comes), or a live source: an interface, or an inline pair (whose workers forward).
 #[derive(Default)]
 pub struct Sources {
+    /// Read one after the other as one input (or each on its own: [`Config::per_file`]).
+    pub files: Vec<Probed>,
     pub live: Option<LiveSource>,
     pub inline: Option<Inline>,
 }
 
-/// Runs `cfg`'s inputs (or the live source) through a fresh engine with `sets` (one per group under
+/// Runs `sources`' files (or its live source) through a fresh engine with `sets` (one per group under
 /// [`Config::per_file`]), writing the events into `sink` and the cost records into `costs` as they come; returns
 /// each group's report, `info` (what the caller knows of the run: inputs, rule counts) completed for each. A rule
 /// reload of a live run comes through `reloader`.
@@ -53,16 +56,18 @@ pub fn run(
 ) -> anyhow::Result<Vec<Report>> {
     // `--per-file`: each input on its own (flow state, timeouts, summary), its packets numbered on from the previous
     // input's, so that flow ids stay unique in the one EVE output.
-    let groups: Vec<&[PathBuf]> = if cfg.per_file && !cfg.files.is_empty() {
-        cfg.files.chunks(1).collect()
+    let files = std::mem::take(&mut sources.files);
+    let groups: Vec<Vec<Probed>> = if cfg.per_file && !files.is_empty() {
+        files.into_iter().map(|f| vec![f]).collect()
     } else {
-        vec![cfg.files.as_slice()]
+        vec![files]
     };
     // Each worker's counters as it left the run (for the stats record's `threads`).
     let mut worker_stats = Vec::new();
     let mut first_packet = 0u64;
     let mut reports = Vec::new();
     for files in groups {
+        let paths: Vec<PathBuf> = files.iter().map(|f| f.path().to_path_buf()).collect();
         // Thresholds count afresh with each input under --per-file, as its flows do.
         sink.filter = sets.rules.as_deref().and_then(|r| {
             AlertFilter::with_config(r, &sets.threshold, ThresholdTable::default())
@@ -78,7 +83,7 @@ pub fn run(
         }
         let mut info = RunInfo {
             inputs: if cfg.per_file {
-                files.iter().map(|p| p.display().to_string()).collect()
+                paths.iter().map(|p| p.display().to_string()).collect()
             } else {
                 info.inputs.clone()
             },
@@ -175,7 +180,7 @@ pub fn run(
         let unsupported =
             flowbundle_decode::Outcome::Unsupported(flowbundle_decode::Unsupported::LinkType);
         if finished.stats.decode.count(unsupported) > 0 {
-            info.link_types = unsupported_link_types(files);
+            info.link_types = unsupported_link_types(&paths);
         }
         reports.push((finished, prestage, info));
     }
@@ -188,7 +193,7 @@ pub fn run(
 #[allow(clippy::too_many_arguments)]
 fn inspect_inputs(
     cfg: &Config,
-    files: &[PathBuf],
+    files: Vec<Probed>,
     first_packet: u64,
     engine: &mut Engine,
     mut live: Option<&mut LiveSource>,
@@ -227,10 +232,12 @@ fn inspect_inputs(
             let mut periodic = PeriodicStats::new(cfg.stats_interval);
             let mut latest_ts = 0;
             let progress = Progress::new();
-            for path in files {
-                let mut reader = CaptureReader::open(path)
+            for input in files {
+                let path = input.path().to_path_buf();
+                let mut reader = input
+                    .open()
                     .with_context(|| format!("cannot open {}", path.display()))?;
-                timeline.input(path);
+                timeline.input(&path);
                 loop {
                     let rec = match reader.next_packet() {
                         Ok(Some(r)) => r,
@@ -272,7 +279,7 @@ fn inspect_inputs(
                         recs.clear();
                     }
                 }
-                note_read_end(path, reader.stats(), info);
+                note_read_end(&path, reader.stats(), info);
             }
             progress.show(num - first_packet, engine, true);
             info.packets_read = num - first_packet;
@@ -285,7 +292,10 @@ fn inspect_inputs(
         n if cfg.workers_read && live.is_none() && inline.is_none() && exec.is_none() => {
             inspect_each(
                 cfg,
-                files,
+                &files
+                    .iter()
+                    .map(|f| f.path().to_path_buf())
+                    .collect::<Vec<_>>(),
                 n,
                 first_packet,
                 engine,
@@ -414,7 +424,7 @@ fn inspect_inputs(
                     Reader::Live(Box::new(r))
                 }
                 None => {
-                    let mut r = StreamReader::new(&arena, prestage(), files.to_vec())
+                    let mut r = StreamReader::new(&arena, prestage(), files)
                         .stop_when(&stop)
                         .with_decodes(&decodes)
                         .with_sweeps(engine, tx.clone(), sweep_render)

@@ -494,10 +494,12 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     // Every input must open as a capture before anything runs, whatever the thread count: a missing file, an empty
     // one or one that is not a capture is an error, not an empty input (the parallel runs would otherwise count it
     // and go on, the serial one stop at it after inspecting the inputs before it), and no output is left behind.
-    // Reading the header costs one read per input; standard input and pipes give the bytes read back to the run
-    // (`CaptureReader::probe`).
+    // Reading the header costs one read per input; standard input and pipes are held open by the probe's handle,
+    // which gives the bytes it read back to the run (`CaptureReader::probe`).
+    let mut probed = Vec::with_capacity(args.files.len());
     for f in &args.files {
-        CaptureReader::probe(f).with_context(|| format!("cannot open {}", f.display()))?;
+        probed
+            .push(CaptureReader::probe(f).with_context(|| format!("cannot open {}", f.display()))?);
     }
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let eve_opts = EveOptions {
@@ -636,7 +638,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     }
     let config = flowbundle_run::Config {
         engine: cfg,
-        files: args.files.clone(),
         per_file: args.per_file,
         threads,
         scheduler: args.scheduler.clone(),
@@ -656,7 +657,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             capture,
         },
     };
-    let mut live_sources = flowbundle_run::Sources { live, inline };
+    let mut live_sources = flowbundle_run::Sources {
+        files: probed,
+        live,
+        inline,
+    };
     let mut reports = flowbundle_run::run(
         &config,
         &loaded,
