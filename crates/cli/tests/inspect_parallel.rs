@@ -657,6 +657,28 @@ fn files_are_read_by_every_worker_under_dh_rss_and_lfb_unless_told_otherwise() {
         );
         assert!(!inspects.contains(reading), "{inspects}");
     }
+    // Run-to-completion named (`--exec rtc`) is the default model and runs as the default does; a staged model's
+    // groups are fed by a reader thread.
+    let rtc = workers_line(&capture, &["--threads", "2", "--exec", "rtc"]);
+    assert!(rtc.contains(reading) && rtc.contains("dh"), "{rtc}");
+    let rtc_lfb = workers_line(
+        &capture,
+        &[
+            "--threads",
+            "2",
+            "--exec",
+            "rtc",
+            "--scheduler",
+            "lfb",
+            "--workers-read",
+        ],
+    );
+    assert!(rtc_lfb.contains(reading), "{rtc_lfb}");
+    let pipeline = workers_line(&capture, &["--threads", "2", "--exec", "pipeline"]);
+    assert!(
+        !pipeline.contains(reading) && pipeline.contains("pipeline execution"),
+        "{pipeline}"
+    );
     // A policy that decides as the run goes has a reader thread dispatching.
     let ph = workers_line(&capture, &["--threads", "2", "--scheduler", "ph"]);
     assert!(!ph.contains(reading) && ph.contains("ph"), "{ph}");

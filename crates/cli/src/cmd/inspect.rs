@@ -5,7 +5,7 @@
 //! `--threads N` (N ≥ 2; the default is the machine's cores) the streaming runtime runs it. Capture files under
 //! `dh` (the default), `rss` or `lfb`: every worker reads the input itself and inspects its share of a placement all
 //! compute alike (`flowbundle_worker::run_each`, `flowbundle_inspect::each`). Otherwise (live capture, standard
-//! input, the other policies, `--exec`, `--reader-inspects`, `--workers-read=false`;
+//! input, the other policies, `--exec pipeline|multilayer`, `--reader-inspects`, `--workers-read=false`;
 //! `flowbundle_worker::run_stream`): a reader thread reads, pre-stages and copies packets into a bounded arena of
 //! packet buffers (`--packet-buffers`) and dispatches them through the chosen scheduler to N persistent workers. This
 //! thread writes the events as the run goes on, in the single-threaded run's order (see `flowbundle_inspect::stream`).
@@ -189,7 +189,7 @@ pub struct Args {
 
     /// Scheduler of the streaming runtime (--threads 2 or more); an unknown name lists the known ones.
     /// Default: dh for capture files; lfb where a reader thread dispatches (live capture, standard input or a pipe,
-    /// --exec, --reader-inspects, --workers-read=false). Under dh, rss and lfb every worker reads capture files
+    /// --exec pipeline or multilayer, --reader-inspects, --workers-read=false). Under dh, rss and lfb every worker reads capture files
     /// itself (see --workers-read); the other policies have a reader thread dispatching.
     #[arg(long)]
     scheduler: Option<String>,
@@ -261,7 +261,7 @@ pub struct Args {
     /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
     /// each sweep of idle flows, from the bytes each bucket had since the last, when the loads differ by more than
     /// a tenth. The default for files under `dh`, `rss` and `lfb` when nothing needs a reader thread (standard
-    /// input or a pipe, --exec, --reader-inspects): measured faster than a reader thread on 2 cores under all three
+    /// input or a pipe, --exec pipeline or multilayer, --reader-inspects): measured faster than a reader thread on 2 cores under all three
     /// and on 16 under `dh`, the output the same. `--workers-read=false` keeps the reader thread (and lfb as the
     /// default scheduler). A worker waits when it is 64 times --packet-buffers packets ahead of the slowest (what
     /// bounds the output held back for ordering; 32,768 packets by default, about two sweep periods: measured, 4,096
@@ -564,6 +564,13 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.packet_buffers != DEFAULT_PACKET_BUFFERS {
         eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
     }
+    // A staged execution model named (`--exec pipeline` or `multilayer`): its groups are fed by a dispatcher.
+    // Run-to-completion named (`--exec rtc`) is the default model, and runs as the default does.
+    let staged = args
+        .exec
+        .as_deref()
+        .and_then(flowbundle_types::Exec::parse)
+        .is_some_and(|m| m != flowbundle_types::Exec::Rtc);
     // Every worker reading the inputs reads each once per worker: only regular files can be (not standard input,
     // nor a pipe).
     let rereadable = args
@@ -581,9 +588,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 "--workers-read and --reader-inspects exclude each other: with --workers-read there is no reader"
             );
         }
-        if args.exec.is_some() || args.interface.is_some() || args.inline.is_some() {
+        if staged || args.interface.is_some() || args.inline.is_some() {
             bail!(
-                "--workers-read reads files, run to completion (no --exec, no --interface or --inline)"
+                "--workers-read reads files, run to completion (no --exec pipeline or multilayer, no --interface or \
+                 --inline)"
             );
         }
         let policy = args.scheduler.as_deref().unwrap_or("lfb");
@@ -601,11 +609,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.workers_read.is_some() {
         eprintln!("warning: --workers-read has no effect on a single-threaded run (--threads 1)");
     }
-    // Whatever needs a reader thread: live capture, standard input or a pipe (read once), --exec (the staged groups
-    // are fed by a dispatcher), --reader-inspects (the reader is a worker).
+    // Whatever needs a reader thread: live capture, standard input or a pipe (read once), a staged --exec (its
+    // groups are fed by a dispatcher), --reader-inspects (the reader is a worker).
     let needs_reader = !rereadable
         || args.reader_inspects
-        || args.exec.is_some()
+        || staged
         || args.interface.is_some()
         || args.inline.is_some();
     // The default scheduler for files: dh with every worker reading. Measured with `scripts/bench-inspect-parallel`
