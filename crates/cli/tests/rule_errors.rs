@@ -119,11 +119,12 @@ fn community_line_of(path: &std::path::Path, sid: u32) -> usize {
         .unwrap()
 }
 
-/// A text input with a line past the bound (rules, `--content-hex`, threshold and classification files, the YAML
-/// configuration) fails the run in one line naming the file and the line, read no further than the bound: built
-/// here, a file whose third line is 100,000 bytes long.
+/// A line past the bound (built here: a file whose third line is 100,000 bytes long) in a rule file, a threshold or
+/// a classification file is skipped and reported naming the file and the line, and the run goes on with the other
+/// lines (Suricata reads on past a rule line longer than its buffer); in a `--content-hex` pattern file or the
+/// YAML configuration it fails the run in one line naming the file and the line, read no further than the bound.
 #[test]
-fn a_line_past_the_bound_fails_the_run_naming_the_file_and_line() {
+fn a_line_past_the_bound_is_skipped_or_fails_the_run_naming_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let cap = dir.path().join("empty.pcap");
     let mut pcap = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
@@ -156,9 +157,13 @@ fn a_line_past_the_bound_fails_the_run_naming_the_file_and_line() {
         "config classification: misc,Misc,3",
     );
     let config = long("flowbundle.yaml", "%YAML 1.1");
-    let cases: Vec<(Vec<&std::ffi::OsStr>, &std::path::Path)> = vec![
-        (vec!["--rules".as_ref(), rules.as_os_str()], &rules),
-        (vec!["--content-hex".as_ref(), hex.as_os_str()], &hex),
+    // Skipped and reported, the run goes on: (arguments, file, what is said).
+    let skipped: Vec<(Vec<&std::ffi::OsStr>, &std::path::Path, &str)> = vec![
+        (
+            vec!["--rules".as_ref(), rules.as_os_str()],
+            &rules,
+            "rules: 1 loaded, 0 skipped, 1 errors",
+        ),
         (
             vec![
                 "--rules".as_ref(),
@@ -167,6 +172,7 @@ fn a_line_past_the_bound_fails_the_run_naming_the_file_and_line() {
                 threshold.as_os_str(),
             ],
             &threshold,
+            "configuration lines not applied: 1",
         ),
         (
             vec![
@@ -176,7 +182,30 @@ fn a_line_past_the_bound_fails_the_run_naming_the_file_and_line() {
                 classification.as_os_str(),
             ],
             &classification,
+            "configuration lines not applied: 1",
         ),
+    ];
+    for (args, path, said) in skipped {
+        let mut all = vec![cap.as_os_str()];
+        all.extend(args);
+        let out = inspect(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let summary = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{}: {err}", path.display());
+        let line = format!(
+            "{}:3: line longer than 65536 bytes, not read",
+            path.display()
+        );
+        assert_eq!(
+            err.lines().filter(|l| l.contains(&line)).count(),
+            1,
+            "{}: {err}",
+            path.display()
+        );
+        assert!(summary.contains(said), "{}: {summary}", path.display());
+    }
+    let cases: Vec<(Vec<&std::ffi::OsStr>, &std::path::Path)> = vec![
+        (vec!["--content-hex".as_ref(), hex.as_os_str()], &hex),
         (vec!["--config".as_ref(), config.as_os_str()], &config),
     ];
     for (args, path) in cases {
@@ -369,4 +398,42 @@ fn hostile_rule_and_config_files_end_in_one_clear_line() {
             "{want}: {err}"
         );
     }
+}
+
+/// One bad line of a dataset file costs that line only, as in Suricata started without `--init-errors-fatal`: a
+/// warning naming the file and line, the count, the summary's count, and the rule loads with the other values. A
+/// file mixing dataset and datarep lines is refused whole (as Suricata 8 refuses it): the rule naming it fails.
+#[test]
+fn a_bad_dataset_line_is_skipped_with_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = empty_capture(dir.path());
+    let rules = dir.path().join("sets.rules");
+    std::fs::write(
+        &rules,
+        "alert http any any -> any any (http.user_agent; dataset:isset,ua,type string,load ua.lst; sid:1;)\n\
+         alert dns any any -> any any (dns.query; dataset:isset,mixed,type string,load mixed.lst; sid:2;)\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("ua.lst"), "Y3VybA==\nY3Vy!bA==\naGVsbG8=\n").unwrap();
+    std::fs::write(dir.path().join("mixed.lst"), "Y3VybA==\naGVsbG8=,1\n").unwrap();
+    let out = inspect(&[cap.as_os_str(), "--rules".as_ref(), rules.as_os_str()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let ua = dir.path().join("ua.lst");
+    let warning = format!("warning: {}:2: bad base64 encoding ua", ua.display());
+    assert_eq!(err.lines().filter(|l| *l == warning).count(), 1, "{err}");
+    assert!(
+        err.contains("warning: datasets: 1 lines not loaded"),
+        "{err}"
+    );
+    assert!(summary.contains("dataset lines not loaded: 1"), "{summary}");
+    assert!(
+        summary.contains("rules: 1 loaded, 0 skipped, 1 errors"),
+        "{summary}"
+    );
+    assert!(
+        err.contains("mixed.lst:2: cannot mix dataset and datarep values for set mixed"),
+        "{err}"
+    );
 }

@@ -26,9 +26,12 @@
 //! One value a line: `string` values base64-encoded (RFC 4648, strict: a byte outside the alphabet or misplaced
 //! padding is an error, as Suricata's "bad base64 encoding"), `md5`/`sha256` as hex, addresses as text. A
 //! reputation follows a comma (`Z29vZ2xlLmNvbQ==,255`); one file either gives every line a reputation or none
-//! ("cannot mix dataset and datarep values"). Empty lines are skipped. Every error names the file and the line
-//! ([`LoadError`]), and a hostile file cannot exhaust memory: lines are capped at [`MAX_LINE`] bytes and the set at
-//! its memcap. `load` files are read relative to the rule file's directory; `save` and `state` files (a `state`
+//! ("cannot mix dataset and datarep values", which refuses the file). Empty lines are skipped. A line that cannot be
+//! read (malformed, a bad reputation, longer than [`MAX_LINE`] bytes, past the memcap) is skipped and reported
+//! naming the file and the line ([`LoadError`], [`Datasets::skipped_lines`]), the set holding the other lines, as
+//! Suricata logs such a line and starts; with [`Policy::init_errors_fatal`] (Suricata's `--init-errors-fatal`) it
+//! fails the set's load instead. A hostile file cannot exhaust memory or be read forever: lines are capped at
+//! [`MAX_LINE`] bytes, the set at its memcap, and the bytes skipped at [`MAX_SKIPPED_BYTES`]. `load` files are read relative to the rule file's directory; `save` and `state` files (a `state`
 //! file is loaded when it exists and saved at the end) are written under the data directory, and, as Suricata
 //! refuses them from rules unless `datasets.rules.allow-absolute-filenames` is on, an absolute path or one with a
 //! `..` component is an error; `datasets.rules.allow-write: false` refuses rules with `save` or `state`
@@ -37,7 +40,7 @@
 //!
 //! ## Memory and order
 //! Each set is bounded by its memcap ([`DEFAULT_MEMCAP`] unless configured): a value costs its length plus
-//! [`ENTRY_OVERHEAD`] bytes. Loading past the memcap is an error naming the line; a `set` past it at run time does
+//! [`ENTRY_OVERHEAD`] bytes. Loading past the memcap stops that file's load there, reported naming the line; a `set` past it at run time does
 //! not store the value, does not match, and is counted ([`SetStats::memcap_full`]). The table is a SipHash map with
 //! random keys, so crafted values cannot pile into one bucket (Suricata's DJB2 table can be driven quadratic by
 //! colliding strings, see suricata-verify's `dataset-hash-collisions`).
@@ -69,6 +72,46 @@ pub const ENTRY_OVERHEAD: u64 = 48;
 pub const MAX_HASHSIZE: u32 = 65536;
 /// Most sets in one load.
 pub const MAX_SETS: usize = 1024;
+/// Most bytes of one data file's lines that may be skipped (malformed, too long) before the file is refused as a
+/// whole: a file or a device of nothing but bad lines is not read forever.
+pub const MAX_SKIPPED_BYTES: u64 = 64 << 20;
+/// Skipped lines of one data file kept with their reasons ([`FileLoad::skipped`]); the rest are counted.
+pub const MAX_SKIPPED_REPORTED: usize = 20;
+
+/// What one data file gave its set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileLoad {
+    /// Lines read as values (a value already in the set counts again).
+    pub loaded: usize,
+    /// The first [`MAX_SKIPPED_REPORTED`] lines not loaded, each with its file, line and reason.
+    pub skipped: Vec<LoadError>,
+    /// Every line not loaded.
+    pub skipped_total: usize,
+}
+
+/// Reads `reader` on past the end of the current line (its `\n` included), at most `limit` bytes; the bytes read.
+fn skip_line(reader: &mut impl BufRead, limit: u64) -> std::io::Result<u64> {
+    let mut n = 0u64;
+    loop {
+        let avail = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(n);
+        }
+        let (used, done) = match memchr::memchr(b'\n', avail) {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        reader.consume(used);
+        n = n.saturating_add(used as u64);
+        if done || n > limit {
+            return Ok(n);
+        }
+    }
+}
 
 /// The type of a set's values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -173,6 +216,11 @@ pub struct Policy {
     /// `datasets.defaults.memcap` and `.hashsize`.
     pub default_memcap: u64,
     pub default_hashsize: Option<u32>,
+    /// Suricata's `--init-errors-fatal` (`engine.init-failure-fatal`; suricata-verify runs with it, and a strict
+    /// rule load, [`crate::LoadOptions::strict`], sets it): a data file line that is not loaded fails the set's
+    /// load, and with it the rule naming the set. Off (the default), the line is skipped and reported
+    /// ([`Datasets::skipped_lines`]) and the set holds the other lines.
+    pub init_errors_fatal: bool,
 }
 
 impl Default for Policy {
@@ -183,6 +231,7 @@ impl Default for Policy {
             data_dir: PathBuf::from("."),
             default_memcap: DEFAULT_MEMCAP,
             default_hashsize: None,
+            init_errors_fatal: false,
         }
     }
 }
@@ -334,7 +383,7 @@ impl Table {
     }
 
     /// Reads a data file into the set (see the module documentation for the format).
-    pub fn load(&mut self, path: &Path) -> Result<usize, LoadError> {
+    pub fn load(&mut self, path: &Path) -> Result<FileLoad, LoadError> {
         let file = std::fs::File::open(path).map_err(|e| LoadError {
             path: path.to_path_buf(),
             line: 0,
@@ -343,15 +392,33 @@ impl Table {
         self.load_from(std::io::BufReader::new(file), path)
     }
 
-    /// Reads data lines from `reader`, naming `path` in errors.
-    pub fn load_from(&mut self, mut reader: impl BufRead, path: &Path) -> Result<usize, LoadError> {
+    /// Reads data lines from `reader`, naming `path` in errors. A line that cannot be read as a value of the set
+    /// (malformed, a bad reputation, longer than [`MAX_LINE`]) is skipped and reported in [`FileLoad::skipped`],
+    /// the rest of the file read on, as Suricata logs a bad line of a data file and reads on (unless started with
+    /// `--init-errors-fatal`: [`Policy::init_errors_fatal`]). Reaching the memcap stops the reading there with one
+    /// such report. An `Err` is the file as a whole: it cannot be read, it mixes lines with and without a
+    /// reputation (Suricata 8 refuses such a file), or more than [`MAX_SKIPPED_BYTES`] of it were skipped (a file,
+    /// or a device, of nothing but bad lines).
+    pub fn load_from(
+        &mut self,
+        mut reader: impl BufRead,
+        path: &Path,
+    ) -> Result<FileLoad, LoadError> {
         let at = |line: usize, message: String| LoadError {
             path: path.to_path_buf(),
             line,
             message,
         };
+        let mut out = FileLoad::default();
+        // The reason is written out only for the lines kept with one.
+        let skip = |out: &mut FileLoad, line: usize, message: &dyn Fn() -> String| {
+            out.skipped_total += 1;
+            if out.skipped.len() < MAX_SKIPPED_REPORTED {
+                out.skipped.push(at(line, message()));
+            }
+        };
         let mut buf = Vec::new();
-        let mut n = 0usize;
+        let mut skipped_bytes = 0u64;
         let mut with_rep: Option<bool> = if self.values.is_empty() {
             None
         } else {
@@ -367,8 +434,32 @@ impl Table {
                 break;
             }
             line_no += 1;
-            if buf.len() > MAX_LINE {
-                return Err(at(line_no, format!("line longer than {MAX_LINE} bytes")));
+            // A line longer than the cap: read on to its end without keeping it.
+            let long = if buf.len() > MAX_LINE {
+                let rest = skip_line(&mut reader, MAX_SKIPPED_BYTES.saturating_sub(skipped_bytes))
+                    .map_err(|e| at(line_no, format!("read error: {e}")))?;
+                Some((buf.len() as u64).saturating_add(rest))
+            } else {
+                None
+            };
+            let mut bad = |out: &mut FileLoad, len: u64, message: &dyn Fn() -> String| {
+                skipped_bytes = skipped_bytes.saturating_add(len);
+                if skipped_bytes > MAX_SKIPPED_BYTES {
+                    return Err(at(
+                        line_no,
+                        format!(
+                            "more than {MAX_SKIPPED_BYTES} bytes of lines not loaded, read no further"
+                        ),
+                    ));
+                }
+                skip(out, line_no, message);
+                Ok(())
+            };
+            if let Some(len) = long {
+                bad(&mut out, len, &|| {
+                    format!("line longer than {MAX_LINE} bytes, not read")
+                })?;
+                continue;
             }
             while buf.last().is_some_and(|&c| c == b'\n' || c == b'\r') {
                 buf.pop();
@@ -376,23 +467,26 @@ impl Table {
             if buf.is_empty() {
                 continue;
             }
+            // The line's bytes as read, its end of line included.
+            let len = read as u64;
             let (value, rep) = match buf.iter().position(|&c| c == b',') {
                 Some(i) => {
                     let r = std::str::from_utf8(&buf[i + 1..])
                         .ok()
-                        .and_then(|s| s.trim().parse::<u16>().ok())
-                        .ok_or_else(|| {
-                            at(
-                                line_no,
-                                format!("invalid datarep value {} (expected 0-65535)", self.name),
-                            )
+                        .and_then(|s| s.trim().parse::<u16>().ok());
+                    let Some(r) = r else {
+                        bad(&mut out, len, &|| {
+                            format!("invalid datarep value {} (expected 0-65535)", self.name)
                         })?;
+                        continue;
+                    };
                     (&buf[..i], Some(r))
                 }
                 None => (&buf[..], None),
             };
+            // As Suricata 8, a file that mixes the two forms is refused whole, not read on.
             match with_rep {
-                None => with_rep = Some(rep.is_some()),
+                None => {}
                 Some(w) if w != rep.is_some() => {
                     return Err(at(
                         line_no,
@@ -404,23 +498,31 @@ impl Table {
                 }
                 Some(_) => {}
             }
-            let stored = parse_value(self.kind, value)
-                .map_err(|m| at(line_no, format!("{m} {}", self.name)))?;
+            let stored = match parse_value(self.kind, value) {
+                Ok(v) => v,
+                Err(m) => {
+                    bad(&mut out, len, &|| format!("{m} {}", self.name))?;
+                    continue;
+                }
+            };
             match self.insert(&stored, rep.unwrap_or(0)) {
-                Ok(_) => n += 1,
+                Ok(_) => {
+                    out.loaded += 1;
+                    with_rep = Some(rep.is_some());
+                }
                 Err(()) => {
-                    return Err(at(
-                        line_no,
+                    skip(&mut out, line_no, &|| {
                         format!(
-                            "memcap of set {} ({} bytes) reached",
+                            "memcap of set {} ({} bytes) reached, the rest of the file not loaded",
                             self.name, self.memcap
-                        ),
-                    ));
+                        )
+                    });
+                    break;
                 }
             }
         }
         self.has_rep = with_rep.unwrap_or(self.has_rep);
-        Ok(n)
+        Ok(out)
     }
 
     /// Writes the set in the file format, one value a line, sorted by the stored bytes.
@@ -800,6 +902,9 @@ pub struct Datasets {
     by_name: HashMap<String, u32>,
     /// Per set: whether some rule writes it (`set`, `unset`).
     written: Vec<bool>,
+    /// The data files' lines not loaded: the first [`MAX_SKIPPED_REPORTED`] of all files, and their count.
+    skipped: Vec<LoadError>,
+    lines_skipped: usize,
 }
 
 impl Datasets {
@@ -808,6 +913,12 @@ impl Datasets {
             policy,
             ..Datasets::default()
         }
+    }
+
+    /// The data files' lines that were not loaded (the first [`MAX_SKIPPED_REPORTED`], each naming its file and
+    /// line), and how many there were in all: the load reports them as warnings and goes on.
+    pub fn skipped_lines(&self) -> (&[LoadError], usize) {
+        (&self.skipped, self.lines_skipped)
     }
 
     /// Number of sets.
@@ -888,7 +999,18 @@ impl Datasets {
             // A state file (load and save the same file) need not exist yet.
             let optional = def.save.as_ref() == Some(load);
             if !optional || load.exists() {
-                table.load(load).map_err(|e| e.to_string())?;
+                let read = table.load(load).map_err(|e| e.to_string())?;
+                if self.policy.init_errors_fatal
+                    && let Some(e) = read.skipped.first()
+                {
+                    return Err(e.to_string());
+                }
+                self.lines_skipped += read.skipped_total;
+                for e in read.skipped {
+                    if self.skipped.len() < MAX_SKIPPED_REPORTED {
+                        self.skipped.push(e);
+                    }
+                }
             }
         }
         let id = self.sets.len() as u32;
@@ -1243,10 +1365,14 @@ mod tests {
         }
     }
 
+    /// The set `text` loads, or the first line it skipped.
     fn table(kind: SetType, text: &str) -> Result<Table, LoadError> {
         let mut t = Table::new("t", kind, DEFAULT_MEMCAP, None);
-        t.load_from(text.as_bytes(), Path::new("d.lst"))?;
-        Ok(t)
+        let read = t.load_from(text.as_bytes(), Path::new("d.lst"))?;
+        match read.skipped.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(t),
+        }
     }
 
     #[test]
@@ -1312,6 +1438,78 @@ mod tests {
         );
     }
 
+    /// One bad line costs that line only: it is skipped and reported with its file and line, and the lines after it
+    /// load (Suricata logs a bad data line and reads on). An over-long line is read past without being kept; a
+    /// reputation on a line of a file without them (or none where it has them) is such a bad line too, judged by
+    /// the first line that loaded.
+    #[test]
+    fn a_bad_line_is_skipped_and_the_rest_loads() {
+        let mut text = "!!!!\nY3VybA==,3\n".to_string();
+        text.push_str(&"A".repeat(MAX_LINE * 3));
+        text.push_str("\nYmxhaA==,7\naGVsbG8=,70000\nnot base64,1\naGVsbG8=,1\n");
+        let mut t = Table::new("ua", SetType::String, DEFAULT_MEMCAP, None);
+        let read = t.load_from(text.as_bytes(), Path::new("d.lst")).unwrap();
+        assert_eq!((read.loaded, read.skipped_total), (3, 4));
+        let got: Vec<String> = read.skipped.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "d.lst:1: bad base64 encoding ua".to_string(),
+                format!("d.lst:3: line longer than {MAX_LINE} bytes, not read"),
+                "d.lst:5: invalid datarep value ua (expected 0-65535)".to_string(),
+                "d.lst:6: bad base64 encoding ua".to_string(),
+            ]
+        );
+        assert!(t.check(SetOp::Rep(RepOp::Eq, 3), b"curl"));
+        assert!(t.check(SetOp::Rep(RepOp::Eq, 7), b"blah"));
+        assert!(t.check(SetOp::Rep(RepOp::Eq, 1), b"hello"));
+        assert!(t.has_rep);
+        // A file that mixes lines with and without a reputation is refused whole, as Suricata 8 refuses it.
+        let mut t = Table::new("ua", SetType::String, DEFAULT_MEMCAP, None);
+        let e = t
+            .load_from(&b"!\nYmxhaA==,7\nY3VybA==\n"[..], Path::new("d.lst"))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "d.lst:3: cannot mix dataset and datarep values for set ua"
+        );
+        // Only the first few are kept with their reasons; all are counted.
+        let many = "x\n".repeat(MAX_SKIPPED_REPORTED * 3);
+        let mut t = Table::new("m", SetType::Md5, DEFAULT_MEMCAP, None);
+        let read = t.load_from(many.as_bytes(), Path::new("m.lst")).unwrap();
+        assert_eq!(read.skipped_total, MAX_SKIPPED_REPORTED * 3);
+        assert_eq!(read.skipped.len(), MAX_SKIPPED_REPORTED);
+        assert_eq!(read.skipped[1].line, 2);
+    }
+
+    /// A reader of nothing but bad lines, or of one endless line, is not read forever: past
+    /// [`MAX_SKIPPED_BYTES`] skipped, the file fails as a whole, naming the line.
+    #[test]
+    fn endless_bad_input_is_refused_at_the_bound() {
+        let mut t = Table::new("z", SetType::String, DEFAULT_MEMCAP, None);
+        let endless_line = std::io::BufReader::new(std::io::repeat(b'A'));
+        let e = t.load_from(endless_line, Path::new("zero")).unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(e.message.contains("read no further"), "{e}");
+        let bad_lines = std::io::BufReader::new(std::io::Read::chain(&b"YQ==\n"[..], BadLines(0)));
+        let e = t.load_from(bad_lines, Path::new("yes")).unwrap_err();
+        // 1,000-byte lines: the bound is reached after 64 Mi of them.
+        assert_eq!(e.line, (MAX_SKIPPED_BYTES / 1000) as usize + 2, "{e}");
+        assert!(t.check(SetOp::IsSet, b"a"));
+
+        /// Lines of 999 `!` forever.
+        struct BadLines(u64);
+        impl std::io::Read for BadLines {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                for b in buf.iter_mut() {
+                    *b = if self.0 % 1000 == 999 { b'\n' } else { b'!' };
+                    self.0 += 1;
+                }
+                Ok(buf.len())
+            }
+        }
+    }
+
     #[test]
     fn strict_base64_refuses_what_suricata_refuses() {
         assert_eq!(
@@ -1366,10 +1564,17 @@ mod tests {
         assert!(!t.apply(SetOp::Set, b""));
         // Loading past the memcap names the line.
         let mut small = Table::new("s", SetType::String, ENTRY_OVERHEAD + 1, None);
-        let e = small
-            .load_from(&b"YQ==\nYg==\n"[..], Path::new("f"))
-            .unwrap_err();
-        assert_eq!(e.line, 2);
+        let read = small
+            .load_from(&b"YQ==\nYg==\nYw==\n"[..], Path::new("f"))
+            .unwrap();
+        assert_eq!((read.loaded, read.skipped_total), (1, 1));
+        assert_eq!(read.skipped[0].line, 2);
+        assert!(read.skipped[0].message.contains("memcap"));
+        assert!(
+            read.skipped[0]
+                .message
+                .contains("the rest of the file not loaded")
+        );
     }
 
     #[test]

@@ -61,7 +61,9 @@ pub enum Error {
         line: usize,
         message: String,
     },
-    /// A physical line longer than [`crate::text::MAX_LINE_BYTES`]: the file was read no further.
+    /// A physical line longer than [`crate::text::MAX_LINE_BYTES`] where it cannot be skipped: in a strict load of
+    /// rule files (a load that is not strict reports it as a rule error at its line and reads on), in a
+    /// `--content-hex` pattern file.
     #[error("{path}:{line}: line longer than {limit} bytes")]
     LineTooLong {
         path: PathBuf,
@@ -510,17 +512,49 @@ impl RuleSet {
     ) -> Result<(RuleSet, LoadReport), Error> {
         let paths = rule_files(paths)?;
         let mut texts = Vec::with_capacity(paths.len());
+        let mut long_lines = Vec::with_capacity(paths.len());
         for path in &paths {
             let path = path.as_path();
-            let text =
-                crate::text::read_text_file(path, MAX_FILE_BYTES, crate::text::MAX_LINE_BYTES)?;
-            texts.push((path.display().to_string(), text));
+            let read =
+                crate::text::read_text_lines(path, MAX_FILE_BYTES, crate::text::MAX_LINE_BYTES)?;
+            // A strict load fails on the first rule that does not load, an over-long line included.
+            if opts.strict
+                && let Some(&line) = read.long_lines.first()
+            {
+                return Err(Error::LineTooLong {
+                    path: path.to_path_buf(),
+                    line,
+                    limit: crate::text::MAX_LINE_BYTES,
+                });
+            }
+            texts.push((path.display().to_string(), read.text));
+            long_lines.push(read.long_lines);
         }
         let refs: Vec<(&str, &[u8])> = texts
             .iter()
             .map(|(n, t)| (n.as_str(), t.as_slice()))
             .collect();
-        RuleSet::parse_with(&refs, opts)
+        let (set, mut report) = RuleSet::parse_with(&refs, opts)?;
+        // A line too long to read is a rule that could not be read: skipped, counted and reported at its line
+        // (Suricata reads on past a rule line longer than its buffer, each piece an unparsable rule).
+        for (file, lines) in long_lines.iter().enumerate() {
+            for &line in lines {
+                report.rules_read += 1;
+                if report.rules_read > MAX_RULES {
+                    return Err(Error::TooManyRules(MAX_RULES));
+                }
+                report.error(
+                    file,
+                    line,
+                    format!(
+                        "line longer than {} bytes, not read",
+                        crate::text::MAX_LINE_BYTES
+                    ),
+                );
+            }
+        }
+        report.errors.sort_by_key(|e| (e.file, e.line));
+        Ok((set, report))
     }
 
     /// Parses several named texts (file name, contents) as one rule set.
@@ -539,6 +573,8 @@ impl RuleSet {
         let mut pcre_memory = 0usize;
         let mut pcre_compiled = HashMap::new();
         let mut datasets = opts.datasets.clone();
+        // A strict load fails on a data file's bad line too, as Suricata with `--init-errors-fatal` does.
+        datasets.policy.init_errors_fatal |= opts.strict;
         let mut next_dataset_op = 0u32;
         let mut rules: Vec<Rule> = Vec::new();
         let mut sids: HashMap<(u32, u32), (usize, usize)> = HashMap::new();

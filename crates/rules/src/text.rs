@@ -467,6 +467,88 @@ pub fn read_text(
     Ok(out)
 }
 
+/// A text file read whole with its over-long lines left out ([`read_text_lines`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct TextLines {
+    /// The bytes, each line longer than the bound emptied (its `\n` kept, so the lines keep their numbers).
+    pub text: Vec<u8>,
+    /// The 1-based numbers of the lines left out, in order.
+    pub long_lines: Vec<usize>,
+}
+
+/// Reads the text file at `path` whole as [`read_text_lines_from`] does.
+pub fn read_text_lines(
+    path: &std::path::Path,
+    max_bytes: u64,
+    max_line: usize,
+) -> Result<TextLines, ReadError> {
+    let file = std::fs::File::open(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_text_lines_from(file, path, max_bytes, max_line)
+}
+
+/// Reads `reader` whole as [`read_text`] does, but a line longer than `max_line` bytes does not stop the reading:
+/// it is left out (read on to its end without being kept) and its number returned, so the caller can skip and
+/// report it as a malformed line, as Suricata reads on past a rule it cannot parse. The bytes read, kept or not,
+/// count against `max_bytes`: a reader that never ends (one endless line) is refused at that bound.
+pub fn read_text_lines_from(
+    mut reader: impl std::io::Read,
+    path: &std::path::Path,
+    max_bytes: u64,
+    max_line: usize,
+) -> Result<TextLines, ReadError> {
+    let mut out = TextLines::default();
+    let mut chunk = [0u8; 8192];
+    let mut total = 0u64;
+    let mut line = 1usize;
+    // Where the current line starts in `out.text`, its length so far, and whether it is being left out.
+    let mut line_start = 0usize;
+    let mut line_len = 0usize;
+    let mut skipping = false;
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(ReadError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        total += n as u64;
+        if total > max_bytes {
+            return Err(ReadError::TooLarge {
+                path: path.to_path_buf(),
+                limit: max_bytes,
+            });
+        }
+        let mut pieces = chunk[..n].split(|&b| b == b'\n').peekable();
+        while let Some(piece) = pieces.next() {
+            line_len = line_len.saturating_add(piece.len());
+            if !skipping && line_len > max_line {
+                skipping = true;
+                out.text.truncate(line_start);
+                out.long_lines.push(line);
+            }
+            if !skipping {
+                out.text.extend_from_slice(piece);
+            }
+            if pieces.peek().is_some() {
+                out.text.push(b'\n');
+                line += 1;
+                line_len = 0;
+                line_start = out.text.len();
+                skipping = false;
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,6 +677,28 @@ mod tests {
                 (8, Err("invalid hex digit `|`".to_string())),
             ]
         );
+    }
+
+    /// [`read_text_lines_from`]: an over-long line is left out, emptied in place, and numbered; the lines around it
+    /// come back whole, at their numbers; the bytes read count against the bound, kept or not.
+    #[test]
+    fn over_long_lines_are_left_out_and_numbered() {
+        let path = std::path::Path::new("long.rules");
+        let mut text = b"a\n".to_vec();
+        text.extend_from_slice(&[b'x'; 20_000]);
+        text.extend_from_slice(b"\nb\r\n");
+        text.extend_from_slice(&[b'y'; 21]);
+        let got = read_text_lines_from(&text[..], path, 1 << 20, 20).unwrap();
+        assert_eq!(got.text, b"a\n\nb\r\n");
+        assert_eq!(got.long_lines, [2, 4]);
+        // A line at the bound is kept; nothing left out reads as the file itself.
+        let ok = b"0123456789\n01234567890123456789\n";
+        let got = read_text_lines_from(&ok[..], path, 1 << 20, 20).unwrap();
+        assert_eq!((got.text.as_slice(), got.long_lines.len()), (&ok[..], 0));
+        // Every byte read counts, the skipped ones too: an endless line stops at the bound.
+        let endless = std::io::repeat(b'z');
+        let err = read_text_lines_from(endless, path, 100_000, 20).unwrap_err();
+        assert_eq!(err.to_string(), "long.rules: larger than 100000 bytes");
     }
 
     /// A line past the bound stops the reading there: the error names the file and the line, and the reader was

@@ -136,17 +136,25 @@ impl DetectionSources {
                         .map_err(|e| anyhow::anyhow!("datasets.{name}: {e}"))?;
                 }
                 if let Some(path) = &self.classification {
-                    let text = read_config_text(path)?;
-                    let errors = opts.classifications.parse_config_bytes(&text);
-                    config_lines_skipped +=
-                        report_config_errors(path, errors.iter().map(|(l, m)| (*l, m.as_str())));
-                }
-                if let Some(path) = &self.threshold {
-                    let text = read_config_text(path)?;
-                    let (tc, errors) = ThresholdConfig::parse_bytes(&text, &opts.vars);
+                    let read = read_config_text(path)?;
+                    let errors = opts.classifications.parse_config_bytes(&read.text);
                     config_lines_skipped += report_config_errors(
                         path,
-                        errors.iter().map(|e| (e.line, e.message.as_str())),
+                        with_long_lines(
+                            &read.long_lines,
+                            errors.iter().map(|(l, m)| (*l, m.as_str())),
+                        ),
+                    );
+                }
+                if let Some(path) = &self.threshold {
+                    let read = read_config_text(path)?;
+                    let (tc, errors) = ThresholdConfig::parse_bytes(&read.text, &opts.vars);
+                    config_lines_skipped += report_config_errors(
+                        path,
+                        with_long_lines(
+                            &read.long_lines,
+                            errors.iter().map(|e| (e.line, e.message.as_str())),
+                        ),
                     );
                     out.threshold = tc;
                 }
@@ -159,6 +167,8 @@ impl DetectionSources {
                 report.vars_defaulted.join(", ")
             );
         }
+        let (dataset_errors, dataset_lines_skipped) = set.datasets().skipped_lines();
+        report_dataset_errors(dataset_errors, dataset_lines_skipped);
         let read: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
         crate::rule_report::check(&report, self.rules_report.as_deref(), &read)?;
         let mut reasons: Vec<(String, usize)> = report.skip_reasons.clone().into_iter().collect();
@@ -169,6 +179,7 @@ impl DetectionSources {
             errors: report.errors_total,
             skip_reasons: reasons,
             config_lines_skipped,
+            dataset_lines_skipped,
         });
         out.rule_names = set
             .rules()
@@ -201,15 +212,33 @@ impl DetectionSources {
     }
 }
 
-/// Reads a `classification.config` or `threshold.config` whole as bytes, within the rule files' bounds (a line
-/// longer than [`flowbundle_inspect::rules::text::MAX_LINE_BYTES`] fails the load naming the file and line, read no
-/// further). A line that is not UTF-8 is the parser's to skip and report, as a malformed line is.
-fn read_config_text(path: &Path) -> anyhow::Result<Vec<u8>> {
-    Ok(flowbundle_inspect::rules::text::read_text_file(
+/// Reads a `classification.config` or `threshold.config` whole as bytes, within the rule files' bounds. A line
+/// longer than [`flowbundle_inspect::rules::text::MAX_LINE_BYTES`] is left out and numbered (the caller reports it
+/// as a line not applied, [`with_long_lines`]); a line that is not UTF-8 is the parser's to skip and report, as a
+/// malformed line is.
+fn read_config_text(path: &Path) -> anyhow::Result<flowbundle_inspect::rules::text::TextLines> {
+    Ok(flowbundle_inspect::rules::text::read_text_lines(
         path,
         flowbundle_inspect::rules::ruleset::MAX_FILE_BYTES,
         flowbundle_inspect::rules::text::MAX_LINE_BYTES,
     )?)
+}
+
+/// A configuration file's lines not applied, in line order: the parser's `errors` (in line order) and the lines
+/// the reader left out for their length.
+fn with_long_lines<'a>(
+    long_lines: &[usize],
+    errors: impl Iterator<Item = (usize, &'a str)>,
+) -> impl Iterator<Item = (usize, &'a str)> {
+    const TOO_LONG: &str = "line longer than 65536 bytes, not read";
+    const _: () = assert!(flowbundle_inspect::rules::text::MAX_LINE_BYTES == 65536);
+    let mut all: Vec<(usize, &'a str)> = long_lines
+        .iter()
+        .map(|&l| (l, TOO_LONG))
+        .chain(errors)
+        .collect();
+    all.sort_by_key(|e| e.0);
+    all.into_iter()
 }
 
 /// Hashes `path`: a file's name and bytes, a directory's entries in name order (four levels down at most, as a
@@ -438,6 +467,17 @@ pub fn report_config_errors<'a>(
         eprintln!("warning: {}: {n} lines not applied", path.display());
     }
     n
+}
+
+/// Reports the dataset files' lines not loaded on standard error as `warning: file:line: reason` (the first
+/// [`MAX_CONFIG_ERRORS`]), then their count. The sets hold the lines that were read, as Suricata's do.
+fn report_dataset_errors(errors: &[flowbundle_inspect::rules::dataset::LoadError], total: usize) {
+    for e in errors.iter().take(MAX_CONFIG_ERRORS) {
+        eprintln!("warning: {e}");
+    }
+    if total > 0 {
+        eprintln!("warning: datasets: {total} lines not loaded");
+    }
 }
 
 /// Loads the L7-filter signatures of `dir`, saying on standard error how many loaded and how many were rejected;

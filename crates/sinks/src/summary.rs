@@ -22,6 +22,9 @@ pub struct RulesInfo {
     /// Lines of the classification and threshold files that were not applied (malformed, or not UTF-8), each
     /// reported on standard error as it was read.
     pub config_lines_skipped: usize,
+    /// Lines of the dataset files that were not loaded (malformed, too long, past a set's memcap), each reported
+    /// on standard error as it was read.
+    pub dataset_lines_skipped: usize,
 }
 
 /// A live run's rule reloads (SIGHUP, SIGUSR2).
@@ -408,6 +411,13 @@ impl fmt::Display for Summary<'_> {
                     f,
                     "  configuration lines not applied: {} (classification and threshold files)",
                     ri.config_lines_skipped
+                )?;
+            }
+            if ri.dataset_lines_skipped > 0 {
+                writeln!(
+                    f,
+                    "  dataset lines not loaded: {}",
+                    ri.dataset_lines_skipped
                 )?;
             }
             if let Some(r) = info

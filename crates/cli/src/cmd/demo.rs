@@ -101,6 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             errors: report.errors_total,
             skip_reasons: report.skip_reasons.clone().into_iter().collect(),
             config_lines_skipped: 0,
+            dataset_lines_skipped: 0,
         }),
         rule_names: rules
             .rules()

@@ -1063,6 +1063,7 @@ fn run_named(name: &str, dir: &Path) -> TestResult {
                         errors: report.errors_total,
                         skip_reasons: Vec::new(),
                         config_lines_skipped: 0,
+                        dataset_lines_skipped: 0,
                     });
                     for e in &report.errors {
                         let short = e.message.split('`').next().unwrap_or("").trim().to_string();
