@@ -28,6 +28,26 @@ impl Timeline {
     /// A packet of the current input; `Some(warning)` when it is the input's first and time went backwards.
     #[inline]
     pub fn packet(&mut self, ts_ns: u64) -> Option<String> {
+        if self.opened.is_some() {
+            return self.first_packet(ts_ns);
+        }
+        // Every packet but an input's first: two comparisons, inline (the whole function, called for every packet
+        // read, was 36 instructions a packet).
+        if self.earliest.is_none_or(|e| ts_ns < e) {
+            self.earliest = Some(ts_ns);
+        }
+        if let Some((l, _)) = &mut self.latest
+            && ts_ns > *l
+        {
+            *l = ts_ns;
+        }
+        None
+    }
+
+    /// [`Timeline::packet`] for an input's first packet.
+    #[cold]
+    #[inline(never)]
+    fn first_packet(&mut self, ts_ns: u64) -> Option<String> {
         if self.earliest.is_none_or(|e| ts_ns < e) {
             self.earliest = Some(ts_ns);
         }
