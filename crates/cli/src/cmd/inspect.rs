@@ -262,12 +262,13 @@ pub struct Args {
     /// is one every worker computes alike from the input: under `dh` the flow's CRC-16 modulo N; under `rss` and
     /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
     /// each sweep of idle flows, from the bytes each bucket had since the last, when the loads differ by more than
-    /// a tenth. The default for files under `dh`, `rss` and `lfb` when nothing needs a reader thread (standard
-    /// input or a pipe, --exec pipeline or multilayer, --reader-inspects): measured faster than a reader thread on 2 cores under all three
-    /// and on 16 under `dh`, the output the same. `--workers-read=false` keeps the reader thread (and lfb as the
-    /// default scheduler). A worker waits when it is 64 times --packet-buffers packets ahead of the slowest (what
-    /// bounds the output held back for ordering; 32,768 packets by default, about two sweep periods: measured, 4,096
-    /// made the workers wait for each other through local imbalances and took 8–10% longer).
+    /// a tenth (`lfb`) or a quarter (`rss`). The default for files under `dh`, `rss` and `lfb` when nothing needs
+    /// a reader thread (standard input or a pipe, --exec pipeline or multilayer, --reader-inspects): measured
+    /// faster than a reader thread on 2 cores and on 16 under all three, the output the same.
+    /// `--workers-read=false` keeps the reader thread (and lfb as the default scheduler). A worker waits when it is
+    /// 64 times --packet-buffers packets ahead of the slowest (what bounds the output held back for ordering; 32,768
+    /// packets by default, about two sweep periods: measured, 4,096 made the workers wait for each other through
+    /// local imbalances and took 8–10% longer).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     workers_read: Option<bool>,
 
@@ -625,9 +626,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         || args.inline.is_some();
     // The default scheduler for files: dh with every worker reading. Measured with `scripts/bench-inspect-parallel`
     // (2 cores) and `scripts/bench-inspect-scaling` (16 cores; BENCHMARKS.md, "1 to 16 workers on a 16-core
-    // machine"): 1.33x the single-threaded loop at 2 threads without rules against lfb's 1.17x, and 1.89x at 16
-    // workers where lfb with its reader thread fell to 0.62x (the reader dispatching for every worker is the
-    // bottleneck from 4 workers on). Whatever needs a reader thread, and --workers-read=false, keeps lfb.
+    // machine"): 1.33x the single-threaded loop at 2 threads without rules against lfb's 1.17x when chosen, and on
+    // 16 cores 5.3x at 16 workers (main @ 231963d) where lfb with its reader thread reaches 1.1x (the reader
+    // dispatching for every worker is the bottleneck from 4 workers on). Whatever needs a reader thread, and
+    // --workers-read=false, keeps lfb.
     if args.scheduler.is_none() && threads > 1 && args.workers_read != Some(false) && !needs_reader
     {
         args.scheduler = Some("dh".to_string());
@@ -659,9 +661,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         exec,
         workers_read: args.workers_read == Some(true),
         reader_inspects: args.reader_inspects,
-        // A reader thread reading files (not every worker reading, whose window is 64 times this; not --exec).
+        // A reader thread reading files (not every worker reading, whose window is 64 times this; not a staged
+        // --exec, whose groups are fed by a dispatcher).
         packet_buffers: args.packet_buffers.unwrap_or(
-            if !live_run && args.workers_read != Some(true) && args.exec.is_none() {
+            if !live_run && args.workers_read != Some(true) && !staged {
                 DEFAULT_FILE_PACKET_BUFFERS
             } else {
                 DEFAULT_PACKET_BUFFERS
