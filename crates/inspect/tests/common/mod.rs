@@ -70,8 +70,12 @@ pub fn every_worker_reads(
         };
         r.expect("writing");
     };
+    // A worker that dies stops the others' waits, as `inspect` wires it: the run then fails with the thread's panic
+    // instead of leaving the others waiting for it.
+    let abandon = || stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let cfg = StreamConfig {
         pin: false,
+        on_abort: Some(&abandon),
         ..StreamConfig::default()
     };
     let reports =
