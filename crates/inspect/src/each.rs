@@ -463,6 +463,13 @@ struct HeldPacket {
 }
 
 impl HeldBack {
+    /// Makes the next pass over the held packets look at them whatever `swept` then reads: a takeover was found done
+    /// by a read of `swept` later than the last pass's, and a packet of its bucket held after that pass would
+    /// otherwise stay held while the bucket's next packets are inspected before it.
+    fn forget_swept(&mut self) {
+        self.swept.clear();
+    }
+
     /// Holds packet `i` (`rec`, of `bundle`, waiting for `(from, sweep)`) when there is room (see [`HeldBack`]).
     fn hold(
         &mut self,
@@ -712,7 +719,13 @@ impl<'a> EachReads<'a> {
                     // `await_takeovers`); a packet of a bucket still taken over is held back, room permitting,
                     // instead of waiting for the worker that had the bucket.
                     let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
+                    let pending = owners.pending.len();
                     owners.clear_takeovers(swept);
+                    if owners.pending.len() != pending {
+                        // A takeover forgotten here may have been seen done later than the held packets' last
+                        // pass read `swept` (a packet of it held since): the pass must look again.
+                        me.held.borrow_mut().forget_swept();
+                    }
                     self.inspect_held(&me, &mut ctx, base);
                     // A packet the key-only decoding does not place, unless it is an IP fragment, is placed by
                     // decoding it in full (what `process_keyed` files it under), so that it waits for its own
@@ -979,6 +992,7 @@ impl<'a> EachReads<'a> {
         let (me, ctx, deferred, base, read) = settling;
         let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
         let target = bundle.map(|b| owners.takeover_of(b));
+        let pending = owners.pending.len();
         let ok = if owners.clear_takeovers(swept) {
             true
         } else {
@@ -1001,6 +1015,9 @@ impl<'a> EachReads<'a> {
         // bucket that no longer waits has no packet held back (both read the same `swept`, which only grows), so
         // its next packet comes after them.
         owners.clear_takeovers(swept);
+        if owners.pending.len() != pending {
+            me.held.borrow_mut().forget_swept();
+        }
         self.inspect_held(me, ctx, base);
         ok
     }
