@@ -15,7 +15,7 @@ mod sv;
 /// Tests selected on the suite snapshot when this was written; the selection may grow, not silently shrink.
 const SELECTED_FLOOR: usize = 608;
 /// Selected tests passing when this was written.
-const PASS_FLOOR: usize = 585;
+const PASS_FLOOR: usize = 586;
 /// Alert tests (rules load, an alert check evaluated) selected, and passing, when this was written.
 const ALERT_SELECTED_FLOOR: usize = 499;
 const ALERT_PASS_FLOOR: usize = 484;

@@ -612,6 +612,14 @@ struct Msg {
 }
 
 impl Msg {
+    /// Where a READ request's file id waits for its response: by session and message id, not tree id. An
+    /// asynchronous response (an interim STATUS_PENDING, then the data) carries an async id where the tree id
+    /// was, so Suricata 7 and later key the read so (`from2_notree`) and find the data of a pipe read answered late;
+    /// the tree it then looks the share up by is the response's (none), so that data makes a file transaction.
+    fn read_key(&self) -> (u64, u32, u64) {
+        (self.ssn, 0, self.msg)
+    }
+
     fn hdr(&self, key: Key) -> Hdr {
         Hdr {
             key,
@@ -639,7 +647,8 @@ pub struct SmbTxLog {
     names: HashMap<Vec<u8>, Vec<u8>>,
     /// Connected trees by (session, tree id): share name, pipe or not.
     trees: HashMap<(u64, u32), (Vec<u8>, bool)>,
-    /// READ requests' FileIds by (session, tree, message id), until the response.
+    /// READ requests' FileIds by (session, tree, message id) until the response; SMB2's with tree 0 (see
+    /// [`Msg::read_key`]).
     reads: HashMap<(u64, u32, u64), Vec<u8>>,
     /// SMB1 CLOSE requests' files by (session, multiplex id), until the response.
     closes: HashMap<(u64, u64), Vec<u8>>,
@@ -980,12 +989,7 @@ impl SmbTxLog {
                 if let (Some(len), Some(guid)) = (le32(m, HDR + 4), span(m, HDR + 16, 16))
                     && (self.max_read == 0 || len <= self.max_read)
                 {
-                    put(
-                        &mut self.reads,
-                        (r.ssn, r.tree, r.msg),
-                        guid.to_vec(),
-                        &mut self.cut,
-                    );
+                    put(&mut self.reads, r.read_key(), guid.to_vec(), &mut self.cut);
                 }
                 false
             }
@@ -1376,7 +1380,7 @@ impl SmbTxLog {
                     if r.status == STATUS_SUCCESS || r.status == STATUS_BUFFER_OVERFLOW {
                         self.read_response(r, m);
                     } else if r.status == STATUS_END_OF_FILE
-                        && let Some(guid) = self.reads.remove(&(r.ssn, r.tree, r.msg))
+                        && let Some(guid) = self.reads.remove(&r.read_key())
                         && let Some(tx) = self.file_tx(&guid, false)
                     {
                         tx.status = Some(Status::Nt(r.status));
@@ -1543,7 +1547,7 @@ impl SmbTxLog {
         if self.max_read != 0 && len > self.max_read {
             return;
         }
-        let Some(guid) = self.reads.remove(&(r.ssn, r.tree, r.msg)) else {
+        let Some(guid) = self.reads.remove(&r.read_key()) else {
             return;
         };
         if self.file_tx(&guid, false).is_some() {
@@ -2716,6 +2720,95 @@ mod tests {
                 assert_eq!(schema.errors(&rec), Vec::<String>::new(), "{rec}");
             }
         }
+    }
+
+    /// A pipe that is no DCE/RPC service: read synchronously, its data makes no transaction; read asynchronously
+    /// (an interim STATUS_PENDING, then the data in a response that carries an async id, no tree id), the read is
+    /// found by session and message id and its data, on no known tree, makes a file transaction (closed by the
+    /// file's CLOSE), as Suricata 7 and later make one; an async error answer makes none.
+    #[test]
+    fn async_pipe_read_makes_a_file_transaction() {
+        let mut l = SmbTxLog::default();
+        let path = utf16("\\\\srv\\IPC$");
+        let tc = body(
+            8,
+            &[
+                (4, &72u16.to_le_bytes()),
+                (6, &(path.len() as u16).to_le_bytes()),
+                (8, &path),
+            ],
+        );
+        l.smb2(true, &msg(TREE_CONNECT, false, 0, 1, 0, &tc));
+        l.smb2(
+            false,
+            &msg(TREE_CONNECT, true, 0, 1, 3, &body(16, &[(2, &[2])])),
+        );
+        let name = utf16("tool-stdout");
+        let cr = body(
+            56,
+            &[
+                (36, &1u32.to_le_bytes()),
+                (44, &120u16.to_le_bytes()),
+                (46, &(name.len() as u16).to_le_bytes()),
+                (56, &name),
+            ],
+        );
+        l.smb2(true, &msg(CREATE, false, 0, 2, 3, &cr));
+        let fid = [7u8; 16];
+        l.smb2(false, &msg(CREATE, true, 0, 2, 3, &body(88, &[(64, &fid)])));
+        let read_req = |id: u64| {
+            msg(
+                READ,
+                false,
+                0,
+                id,
+                3,
+                &body(48, &[(4, &4u32.to_le_bytes()), (16, &fid)]),
+            )
+        };
+        let read_resp = |id: u64, status: u32, asynch: bool| {
+            let data = b"out!";
+            let mut m = msg(
+                READ,
+                true,
+                status,
+                id,
+                3,
+                &body(16, &[(2, &[80]), (4, &4u32.to_le_bytes()), (16, data)]),
+            );
+            if asynch {
+                m[16] |= 2;
+                m[32..40].copy_from_slice(&0x55u64.to_le_bytes());
+            }
+            m
+        };
+        // Synchronous: the pipe's data makes nothing.
+        l.smb2(true, &read_req(3));
+        l.smb2(false, &read_resp(3, 0, false));
+        // Asynchronous: pending, then the data; another read pending, then answered with an error.
+        l.smb2(true, &read_req(4));
+        l.smb2(true, &read_req(5));
+        l.smb2(false, &read_resp(4, STATUS_PENDING, true));
+        l.smb2(false, &read_resp(5, STATUS_PENDING, true));
+        l.smb2(false, &read_resp(4, 0, true));
+        l.smb2(false, &read_resp(5, 0xc000_00b0, true));
+        l.smb2(true, &msg(CLOSE, false, 0, 6, 3, &body(24, &[(8, &fid)])));
+        l.smb2(false, &msg(CLOSE, true, 0, 6, 3, &body(60, &[])));
+        let v: Vec<serde_json::Value> = l.finish().map(|e| json(&e)).collect();
+        let commands: Vec<&str> = v.iter().map(|r| r["command"].as_str().unwrap()).collect();
+        assert_eq!(
+            commands,
+            [
+                "SMB2_COMMAND_TREE_CONNECT",
+                "SMB2_COMMAND_CREATE",
+                "SMB2_COMMAND_READ",
+                "SMB2_COMMAND_CLOSE"
+            ]
+        );
+        assert_eq!(v[2]["filename"], "tool-stdout");
+        assert_eq!(v[2]["share"], "");
+        assert_eq!(v[2]["tree_id"], 0);
+        assert_eq!(v[2]["id"], 3);
     }
 
     /// DCE/RPC over a service's pipe: the bind and its bind_ack, a request and its response (paired by call id
