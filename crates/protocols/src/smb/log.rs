@@ -23,8 +23,9 @@
 //! `share` or `named_pipe`, `share_type` (TREE_CONNECT); `filename` or `directory`, `disposition`, `access`,
 //! `created`, `accessed`, `modified`, `changed`, `size`, `fuid` (CREATE); `filename`, `share`, `fuid` (file
 //! transactions); `function` (IOCTL); `rename`, `set_info` (SET_INFO); `dcerpc` (DCE/RPC over a pipe). Suricata's
-//! `kerberos` object (a SESSION_SETUP's Kerberos ticket) is not written. Status names: the common NT status codes by
-//! name; any other is written as its decimal value, as Suricata writes a code its table lacks.
+//! `kerberos` object (a SESSION_SETUP's Kerberos ticket) is not written. Status names: the NT status codes by their
+//! MS-ERREF names ([`super::nt_status`]); any other is written as its decimal value, as Suricata writes a code its
+//! table lacks.
 //!
 //! **SMB1** ([`SmbTxLog::smb1`]) follows the same model, keyed by user id and multiplex id, along each message's
 //! AndX chain: NEGOTIATE (`client_dialects`; the response's index names the flow's dialect), SESSION_SETUP_ANDX
@@ -278,63 +279,7 @@ pub fn smb2_dialect_name(d: u16) -> String {
     s.to_string()
 }
 
-/// The name of an NT status code (MS-ERREF §2.3), for the common ones.
-pub fn nt_status_name(c: u32) -> Option<&'static str> {
-    Some(match c {
-        0x0000_0000 => "STATUS_SUCCESS",
-        0x0000_0103 => "STATUS_PENDING",
-        0x0000_010c => "STATUS_NOTIFY_ENUM_DIR",
-        0x4000_0000 => "STATUS_OBJECT_NAME_EXISTS",
-        0x8000_0005 => "STATUS_BUFFER_OVERFLOW",
-        0x8000_0006 => "STATUS_NO_MORE_FILES",
-        0x8000_001a => "STATUS_NO_MORE_ENTRIES",
-        0xc000_0001 => "STATUS_UNSUCCESSFUL",
-        0xc000_0002 => "STATUS_NOT_IMPLEMENTED",
-        0xc000_0003 => "STATUS_INVALID_INFO_CLASS",
-        0xc000_0004 => "STATUS_INFO_LENGTH_MISMATCH",
-        0xc000_0008 => "STATUS_INVALID_HANDLE",
-        0xc000_000d => "STATUS_INVALID_PARAMETER",
-        0xc000_000e => "STATUS_NO_SUCH_DEVICE",
-        0xc000_000f => "STATUS_NO_SUCH_FILE",
-        0xc000_0010 => "STATUS_INVALID_DEVICE_REQUEST",
-        0xc000_0011 => "STATUS_END_OF_FILE",
-        0xc000_0016 => "STATUS_MORE_PROCESSING_REQUIRED",
-        0xc000_0022 => "STATUS_ACCESS_DENIED",
-        0xc000_0023 => "STATUS_BUFFER_TOO_SMALL",
-        0xc000_0033 => "STATUS_OBJECT_NAME_INVALID",
-        0xc000_0034 => "STATUS_OBJECT_NAME_NOT_FOUND",
-        0xc000_0035 => "STATUS_OBJECT_NAME_COLLISION",
-        0xc000_003a => "STATUS_OBJECT_PATH_NOT_FOUND",
-        0xc000_0043 => "STATUS_SHARING_VIOLATION",
-        0xc000_0054 => "STATUS_LOCK_CONFLICT",
-        0xc000_0055 => "STATUS_LOCK_NOT_GRANTED",
-        0xc000_0056 => "STATUS_DELETE_PENDING",
-        0xc000_0061 => "STATUS_PRIVILEGE_NOT_HELD",
-        0xc000_0064 => "STATUS_NO_SUCH_USER",
-        0xc000_006a => "STATUS_WRONG_PASSWORD",
-        0xc000_006d => "STATUS_LOGON_FAILURE",
-        0xc000_00b0 => "STATUS_PIPE_DISCONNECTED",
-        0xc000_00ba => "STATUS_FILE_IS_A_DIRECTORY",
-        0xc000_00bb => "STATUS_NOT_SUPPORTED",
-        0xc000_00c9 => "STATUS_NETWORK_NAME_DELETED",
-        0xc000_00cc => "STATUS_BAD_NETWORK_NAME",
-        0xc000_00d0 => "STATUS_REQUEST_NOT_ACCEPTED",
-        0xc000_00e2 => "STATUS_OPLOCK_NOT_GRANTED",
-        0xc000_0101 => "STATUS_DIRECTORY_NOT_EMPTY",
-        0xc000_0103 => "STATUS_NOT_A_DIRECTORY",
-        0xc000_0120 => "STATUS_CANCELLED",
-        0xc000_0128 => "STATUS_FILE_CLOSED",
-        0xc000_014b => "STATUS_PIPE_BROKEN",
-        0xc000_018d => "STATUS_TRUSTED_RELATIONSHIP_FAILURE",
-        0xc000_019c => "STATUS_FS_DRIVER_REQUIRED",
-        0xc000_0203 => "STATUS_USER_SESSION_DELETED",
-        0xc000_0205 => "STATUS_INSUFF_SERVER_RESOURCES",
-        0xc000_0225 => "STATUS_NOT_FOUND",
-        0xc000_0275 => "STATUS_NOT_A_REPARSE_POINT",
-        0xc000_035c => "STATUS_NETWORK_SESSION_EXPIRED",
-        _ => return None,
-    })
-}
+pub use super::nt_status::nt_status_name;
 
 /// The name of an FSCTL code (MS-FSCC §2.3), for the ones SMB clients send.
 pub fn fsctl_name(f: u32) -> String {

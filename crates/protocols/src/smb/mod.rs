@@ -32,6 +32,7 @@
 //! transaction numbers above are the parser's own and are not these.)
 
 pub mod log;
+pub mod nt_status;
 
 use std::collections::HashMap;
 
