@@ -564,12 +564,11 @@ fn sample_dcerpc() -> flowbundle_protocols::AppEvent {
 }
 
 /// An SMB transaction with every field the writer can write filled (no record has all: the sample only lists the
-/// paths). Suricata's `kerberos` object and SMB1's `subcmd` and `level_of_interest` are never written, so checks
-/// naming them are not evaluated.
+/// paths). SMB1's `subcmd` and `level_of_interest` are never written, so checks naming them are not evaluated.
 fn sample_smb() -> flowbundle_protocols::AppEvent {
     use flowbundle_protocols::smb::log::{
-        SmbDcerpc, SmbDcerpcInterface, SmbDcerpcSide, SmbEvent, SmbHost, SmbNtlmssp, SmbRename,
-        SmbService, SmbSetInfo,
+        SmbDcerpc, SmbDcerpcInterface, SmbDcerpcSide, SmbEvent, SmbHost, SmbKerberos, SmbNtlmssp,
+        SmbRename, SmbService, SmbSetInfo,
     };
     let s = || Some("a".to_string());
     let side = SmbDcerpcSide {
@@ -591,6 +590,10 @@ fn sample_smb() -> flowbundle_protocols::AppEvent {
             host: "h".into(),
             version: s(),
             warning: true,
+        }),
+        kerberos: Some(SmbKerberos {
+            realm: "r".into(),
+            snames: vec!["s".into()],
         }),
         request: Some(SmbHost {
             native_os: "a".into(),

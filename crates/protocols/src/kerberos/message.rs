@@ -2,7 +2,8 @@
 //! TGS-REQ (`KDC-REQ`: the request body's client and server names, realm and requested encryption types), AS-REP and
 //! TGS-REP (`KDC-REP`: the client's name and realm, the ticket's server name and encryption type, the reply's own
 //! encryption type) and KRB-ERROR (the error code, the client's realm and name when present, the server's name).
-//! AP-REQ and AP-REP travel inside other protocols and are only typed.
+//! AP-REQ and AP-REP travel inside other protocols and are only typed here; [`ap_req_ticket`] reads an AP-REQ's
+//! ticket for the protocols that carry one.
 //!
 //! Hostile input: every field is read through bounded DER elements; name components past [`MAX_COMPONENTS`] and
 //! encryption types past [`MAX_ETYPES`] are dropped (counted by the caller through [`Krb5Message::cut`]).
@@ -129,6 +130,25 @@ pub fn parse(d: &[u8]) -> Option<Krb5Message> {
     Some(m)
 }
 
+/// The realm and server name of the ticket an AP-REQ carries (RFC 4120 5.5.1: `[APPLICATION 14] SEQUENCE { pvno [0],
+/// msg-type [1], ap-options [2], ticket [3], authenticator [4] }`; the ticket as in a KDC-REP). Other protocols carry
+/// an AP-REQ to authenticate (SMB's session setup in its SPNEGO token); the ticket's clear part says which service it
+/// is for. `None` when the message is not an AP-REQ or its ticket is malformed; the name's components past
+/// [`MAX_COMPONENTS`] are dropped.
+pub fn ap_req_ticket(d: &[u8]) -> Option<(Vec<u8>, Principal)> {
+    let (body, _) = der::expect(d, der::app(AP_REQ))?;
+    let (seq, _) = der::expect(body, der::SEQUENCE)?;
+    let f = der::fields(seq)?;
+    check_header(f[0], f[1], AP_REQ)?;
+    let (ticket, _) = der::expect(f[3]?, der::app(1))?;
+    let (ticket, _) = der::expect(ticket, der::SEQUENCE)?;
+    let t = der::fields(ticket)?;
+    let realm = der::string(t[1]?)?.to_vec();
+    let mut cut = false;
+    let sname = principal(t[2]?, &mut cut)?;
+    Some((realm, sname))
+}
+
 /// An OPTIONAL field: absent is `Some(None)`; present, it must parse.
 fn optional<T>(field: Option<&[u8]>, parse: impl FnOnce(&[u8]) -> Option<T>) -> Option<Option<T>> {
     match field {
@@ -183,7 +203,7 @@ fn enc_type(d: &[u8]) -> Option<i32> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::kerberos::tests::{ERROR_PCAP_AS_REQ, ERROR_PCAP_KRB_ERROR, hex};
 
@@ -224,46 +244,102 @@ mod tests {
     }
 
     /// A synthetic TGS-REP (RFC 4120 5.4.2 layout, one of each field): names, realm, both encryption types.
-    #[test]
-    fn reply_fields() {
-        fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
-            let mut v = vec![tag];
-            if body.len() < 0x80 {
-                v.push(body.len() as u8);
-            } else {
-                v.extend_from_slice(&[0x82, (body.len() >> 8) as u8, body.len() as u8]);
-            }
-            v.extend_from_slice(body);
-            v
+    /// A DER element (short or two-byte long length).
+    pub(crate) fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![tag];
+        if body.len() < 0x80 {
+            v.push(body.len() as u8);
+        } else {
+            v.extend_from_slice(&[0x82, (body.len() >> 8) as u8, body.len() as u8]);
         }
-        let int = |n: u8| tlv(0x02, &[n]);
-        let gs = |s: &str| tlv(0x1b, s.as_bytes());
-        let name = |parts: &[&str]| {
-            let names: Vec<u8> = parts.iter().flat_map(|p| gs(p)).collect();
-            tlv(
-                0x30,
-                &[tlv(0xa0, &int(1)), tlv(0xa1, &tlv(0x30, &names))].concat(),
-            )
-        };
-        let enc = |etype: u8| {
-            tlv(
-                0x30,
-                &[tlv(0xa0, &int(etype)), tlv(0xa2, &tlv(0x04, &[0u8; 40]))].concat(),
-            )
-        };
-        let ticket = tlv(
+        v.extend_from_slice(body);
+        v
+    }
+
+    fn int(n: u8) -> Vec<u8> {
+        tlv(0x02, &[n])
+    }
+
+    fn gs(s: &str) -> Vec<u8> {
+        tlv(0x1b, s.as_bytes())
+    }
+
+    fn name(parts: &[&str]) -> Vec<u8> {
+        let names: Vec<u8> = parts.iter().flat_map(|p| gs(p)).collect();
+        tlv(
+            0x30,
+            &[tlv(0xa0, &int(1)), tlv(0xa1, &tlv(0x30, &names))].concat(),
+        )
+    }
+
+    fn enc(etype: u8) -> Vec<u8> {
+        tlv(
+            0x30,
+            &[tlv(0xa0, &int(etype)), tlv(0xa2, &tlv(0x04, &[0u8; 40]))].concat(),
+        )
+    }
+
+    /// A ticket (RFC 4120 5.3) for `sname` in `realm`.
+    pub(crate) fn ticket(realm: &str, sname: &[&str]) -> Vec<u8> {
+        tlv(
             0x61,
             &tlv(
                 0x30,
                 &[
                     tlv(0xa0, &int(5)),
-                    tlv(0xa1, &gs("OFFENSE.LOCAL")),
-                    tlv(0xa2, &name(&["HTTP", "dc-mantvydas.offense.local"])),
+                    tlv(0xa1, &gs(realm)),
+                    tlv(0xa2, &name(sname)),
                     tlv(0xa3, &enc(23)),
                 ]
                 .concat(),
             ),
+        )
+    }
+
+    /// An AP-REQ (RFC 4120 5.5.1) carrying `ticket`.
+    pub(crate) fn ap_req(ticket: &[u8]) -> Vec<u8> {
+        tlv(
+            0x6e,
+            &tlv(
+                0x30,
+                &[
+                    tlv(0xa0, &int(5)),
+                    tlv(0xa1, &int(14)),
+                    tlv(0xa2, &tlv(0x03, &[0, 0x20, 0, 0, 0])),
+                    tlv(0xa3, ticket),
+                    tlv(0xa4, &enc(18)),
+                ]
+                .concat(),
+            ),
+        )
+    }
+
+    #[test]
+    fn ap_req_ticket_names_the_service() {
+        let m = ap_req(&ticket("CORP.LOCAL", &["cifs", "dc1.corp.local"]));
+        let (realm, sname) = ap_req_ticket(&m).unwrap();
+        assert_eq!(realm, b"CORP.LOCAL");
+        assert_eq!(sname.joined(), "cifs/dc1.corp.local");
+        // Typed only by the KDC-message parser.
+        assert_eq!(
+            parse(&m).map(|p| (p.msg_type, p.realm)),
+            Some((AP_REQ, None))
         );
+        // A KDC reply is no AP-REQ; a message cut anywhere is refused.
+        assert_eq!(ap_req_ticket(&hex(ERROR_PCAP_AS_REQ)), None);
+        for n in 0..m.len() {
+            assert_eq!(ap_req_ticket(&m[..n]), None, "cut at {n}");
+        }
+        // A msg-type that does not repeat the tag.
+        let mut wrong = m.clone();
+        let at = m.windows(3).position(|w| w == [0x02, 0x01, 14]).unwrap();
+        wrong[at + 2] = 12;
+        assert_eq!(ap_req_ticket(&wrong), None);
+    }
+
+    #[test]
+    fn reply_fields() {
+        let ticket = ticket("OFFENSE.LOCAL", &["HTTP", "dc-mantvydas.offense.local"]);
         let rep = tlv(
             0x6d,
             &tlv(

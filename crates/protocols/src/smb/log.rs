@@ -19,13 +19,13 @@
 //! **Fields** (Suricata's names): `id`, `dialect` (the flow's negotiated dialect when the record is written:
 //! `2.02` ... `3.11`, SMB1's dialect string, or `unknown`), `command`, `status` and `status_code` (once a response
 //! set them), `session_id`, `tree_id`; then per kind: `client_dialects`, `client_guid`, `server_guid`,
-//! `max_read_size`, `max_write_size` (NEGOTIATE); `ntlmssp` (`domain`, `user`, `host`, `version`; SESSION_SETUP);
+//! `max_read_size`, `max_write_size` (NEGOTIATE); `ntlmssp` (`domain`, `user`, `host`, `version`) or `kerberos`
+//! (`realm`, `snames`: the ticket of the AP-REQ in a SPNEGO token that offers Kerberos 5; SESSION_SETUP);
 //! `share` or `named_pipe`, `share_type` (TREE_CONNECT); `filename` or `directory`, `disposition`, `access`,
 //! `created`, `accessed`, `modified`, `changed`, `size`, `fuid` (CREATE); `filename`, `share`, `fuid` (file
-//! transactions); `function` (IOCTL); `rename`, `set_info` (SET_INFO); `dcerpc` (DCE/RPC over a pipe). Suricata's
-//! `kerberos` object (a SESSION_SETUP's Kerberos ticket) is not written. Status names: the NT status codes by their
-//! MS-ERREF names ([`super::nt_status`]); any other is written as its decimal value, as Suricata writes a code its
-//! table lacks.
+//! transactions); `function` (IOCTL); `rename`, `set_info` (SET_INFO); `dcerpc` (DCE/RPC over a pipe). Status names:
+//! the NT status codes by their MS-ERREF names ([`super::nt_status`]); any other is written as its decimal value, as
+//! Suricata writes a code its table lacks.
 //!
 //! **SMB1** ([`SmbTxLog::smb1`]) follows the same model, keyed by user id and multiplex id, along each message's
 //! AndX chain: NEGOTIATE (`client_dialects`; the response's index names the flow's dialect), SESSION_SETUP_ANDX
@@ -103,6 +103,8 @@ pub struct SmbEvent {
     pub tree_id: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ntlmssp: Option<SmbNtlmssp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kerberos: Option<SmbKerberos>,
     /// SMB1 session setup: the client's native OS and LAN manager.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<SmbHost>,
@@ -169,6 +171,13 @@ pub struct SmbNtlmssp {
     /// The fields overlap (a user before the domain's end, a host before the user's end).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub warning: bool,
+}
+
+/// A SESSION_SETUP's Kerberos ticket (from the AP-REQ in its SPNEGO token): the realm and the service's name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SmbKerberos {
+    pub realm: String,
+    pub snames: Vec<String>,
 }
 
 /// SMB1 session setup's native OS and LAN manager strings.
@@ -420,10 +429,14 @@ enum TxData {
         client_guid: Option<[u8; 16]>,
         server_guid: Option<[u8; 16]>,
     },
-    SessionSetup(Option<SmbNtlmssp>),
+    SessionSetup {
+        ntlmssp: Option<SmbNtlmssp>,
+        kerberos: Option<SmbKerberos>,
+    },
     /// SMB1's session setup: NTLMSSP and both sides' native OS and LAN manager.
     SessionSetup1 {
         ntlmssp: Option<SmbNtlmssp>,
+        kerberos: Option<SmbKerberos>,
         request: Option<SmbHost>,
         response: Option<SmbHost>,
     },
@@ -895,12 +908,12 @@ impl SmbTxLog {
                     )
                 })();
                 if let Some(blob) = blob {
-                    let ntlmssp = ntlmssp_auth(blob);
+                    let (ntlmssp, kerberos) = security_blob(blob);
                     self.new_tx(
                         2,
                         SESSION_SETUP,
                         r.hdr(Key::Header),
-                        TxData::SessionSetup(ntlmssp),
+                        TxData::SessionSetup { ntlmssp, kerberos },
                     );
                 }
                 true
@@ -1292,162 +1305,161 @@ impl SmbTxLog {
     }
 
     fn smb2_response(&mut self, r: &Msg, m: &[u8]) {
-        let have_tx =
-            match r.command {
-                IOCTL => {
-                    self.ioctl_response(r, m);
-                    true
+        let have_tx = match r.command {
+            IOCTL => {
+                self.ioctl_response(r, m);
+                true
+            }
+            SESSION_SETUP => {
+                let exact = r.hdr(Key::Header);
+                let zero = Hdr { ssn: 0, ..exact };
+                let tx = if r.ssn != 0
+                    && self.txs.iter().any(|t| {
+                        matches!(t.data, TxData::SessionSetup { .. }) && t.hdr.same(&exact)
+                    }) {
+                    self.txs.iter_mut().find(|t| {
+                        matches!(t.data, TxData::SessionSetup { .. }) && t.hdr.same(&exact)
+                    })
+                } else {
+                    self.txs.iter_mut().find(|t| {
+                        matches!(t.data, TxData::SessionSetup { .. }) && t.hdr.same(&zero)
+                    })
+                };
+                if let Some(tx) = tx {
+                    tx.hdr = exact;
+                    tx.status = Some(Status::Nt(r.status));
+                    tx.resp_done = true;
                 }
-                SESSION_SETUP => {
-                    let exact = r.hdr(Key::Header);
-                    let zero = Hdr { ssn: 0, ..exact };
-                    let tx = if r.ssn != 0
-                        && self.txs.iter().any(|t| {
-                            matches!(t.data, TxData::SessionSetup(_)) && t.hdr.same(&exact)
-                        }) {
-                        self.txs.iter_mut().find(|t| {
-                            matches!(t.data, TxData::SessionSetup(_)) && t.hdr.same(&exact)
-                        })
-                    } else {
-                        self.txs.iter_mut().find(|t| {
-                            matches!(t.data, TxData::SessionSetup(_)) && t.hdr.same(&zero)
-                        })
-                    };
-                    if let Some(tx) = tx {
-                        tx.hdr = exact;
-                        tx.status = Some(Status::Nt(r.status));
-                        tx.resp_done = true;
+                true
+            }
+            WRITE => false,
+            READ => {
+                if r.status == STATUS_SUCCESS || r.status == STATUS_BUFFER_OVERFLOW {
+                    self.read_response(r, m);
+                } else if r.status == STATUS_END_OF_FILE
+                    && let Some(guid) = self.reads.remove(&r.read_key())
+                    && let Some(tx) = self.file_tx(&guid, false)
+                {
+                    tx.status = Some(Status::Nt(r.status));
+                    tx.req_done = true;
+                }
+                false
+            }
+            CREATE if r.status == STATUS_SUCCESS => {
+                if let Some(mut name) = self.create_names.remove(&(r.ssn, r.msg)) {
+                    name.retain(|&b| b != 0);
+                    if let Some(guid) = span(m, HDR + 64, 16) {
+                        put(&mut self.names, guid.to_vec(), name, &mut self.cut);
                     }
-                    true
                 }
-                WRITE => false,
-                READ => {
-                    if r.status == STATUS_SUCCESS || r.status == STATUS_BUFFER_OVERFLOW {
-                        self.read_response(r, m);
-                    } else if r.status == STATUS_END_OF_FILE
-                        && let Some(guid) = self.reads.remove(&r.read_key())
-                        && let Some(tx) = self.file_tx(&guid, false)
+                let key = r.hdr(Key::Generic);
+                let fields = (
+                    le64(m, HDR + 8),
+                    le64(m, HDR + 16),
+                    le64(m, HDR + 24),
+                    le64(m, HDR + 32),
+                    le64(m, HDR + 48),
+                    span(m, HDR + 64, 16),
+                );
+                if let Some(tx) = self.generic(2, CREATE, &key) {
+                    tx.status = Some(Status::Nt(r.status));
+                    tx.resp_done = true;
+                    if let (Some(c), Some(a), Some(w), Some(ch), Some(size), Some(guid)) = fields
+                        && let TxData::Create {
+                            times,
+                            size: s,
+                            guid: g,
+                            ..
+                        } = &mut tx.data
                     {
-                        tx.status = Some(Status::Nt(r.status));
-                        tx.req_done = true;
+                        *times = [unix_secs(c), unix_secs(a), unix_secs(w), unix_secs(ch)];
+                        *s = size;
+                        *g = guid.to_vec();
                     }
-                    false
                 }
-                CREATE if r.status == STATUS_SUCCESS => {
-                    if let Some(mut name) = self.create_names.remove(&(r.ssn, r.msg)) {
-                        name.retain(|&b| b != 0);
-                        if let Some(guid) = span(m, HDR + 64, 16) {
-                            put(&mut self.names, guid.to_vec(), name, &mut self.cut);
-                        }
-                    }
-                    let key = r.hdr(Key::Generic);
-                    let fields = (
-                        le64(m, HDR + 8),
-                        le64(m, HDR + 16),
-                        le64(m, HDR + 24),
-                        le64(m, HDR + 32),
-                        le64(m, HDR + 48),
-                        span(m, HDR + 64, 16),
-                    );
-                    if let Some(tx) = self.generic(2, CREATE, &key) {
-                        tx.status = Some(Status::Nt(r.status));
-                        tx.resp_done = true;
-                        if let (Some(c), Some(a), Some(w), Some(ch), Some(size), Some(guid)) =
-                            fields
-                            && let TxData::Create {
-                                times,
-                                size: s,
-                                guid: g,
-                                ..
+                true
+            }
+            TREE_DISCONNECT => {
+                self.trees.remove(&(r.ssn, r.tree));
+                false
+            }
+            TREE_CONNECT => {
+                let key = r.hdr(Key::Tree);
+                let success = r.status == STATUS_SUCCESS;
+                let share_type = m.get(HDR + 2).copied();
+                if success && share_type.is_none() {
+                    false
+                } else {
+                    let tx = self
+                        .txs
+                        .iter_mut()
+                        .find(|t| matches!(t.data, TxData::TreeConnect { .. }) && t.hdr.same(&key));
+                    let found = tx.is_some();
+                    let mut tree = None;
+                    if let Some(tx) = tx {
+                        if success
+                            && let TxData::TreeConnect {
+                                share,
+                                share_type: st,
                             } = &mut tx.data
                         {
-                            *times = [unix_secs(c), unix_secs(a), unix_secs(w), unix_secs(ch)];
-                            *s = size;
-                            *g = guid.to_vec();
+                            *st = share_type;
+                            tree = Some((share.clone(), share_type == Some(2)));
                         }
-                    }
-                    true
-                }
-                TREE_DISCONNECT => {
-                    self.trees.remove(&(r.ssn, r.tree));
-                    false
-                }
-                TREE_CONNECT => {
-                    let key = r.hdr(Key::Tree);
-                    let success = r.status == STATUS_SUCCESS;
-                    let share_type = m.get(HDR + 2).copied();
-                    if success && share_type.is_none() {
-                        false
-                    } else {
-                        let tx = self.txs.iter_mut().find(|t| {
-                            matches!(t.data, TxData::TreeConnect { .. }) && t.hdr.same(&key)
-                        });
-                        let found = tx.is_some();
-                        let mut tree = None;
-                        if let Some(tx) = tx {
-                            if success
-                                && let TxData::TreeConnect {
-                                    share,
-                                    share_type: st,
-                                } = &mut tx.data
-                            {
-                                *st = share_type;
-                                tree = Some((share.clone(), share_type == Some(2)));
-                            }
-                            if success {
-                                tx.hdr = r.hdr(Key::Header);
-                            }
-                            tx.resp_done = true;
-                            tx.status = Some(Status::Nt(r.status));
+                        if success {
+                            tx.hdr = r.hdr(Key::Header);
                         }
-                        if let Some(t) = tree {
-                            put(&mut self.trees, (r.ssn, r.tree), t, &mut self.cut);
-                        }
-                        success || found
+                        tx.resp_done = true;
+                        tx.status = Some(Status::Nt(r.status));
                     }
+                    if let Some(t) = tree {
+                        put(&mut self.trees, (r.ssn, r.tree), t, &mut self.cut);
+                    }
+                    success || found
                 }
-                NEGOTIATE => {
-                    let mut server_guid = None;
-                    if r.status == STATUS_SUCCESS {
-                        let (Some(dialect), Some(guid), Some(rd), Some(wr)) = (
-                            le16(m, HDR + 4),
-                            span(m, HDR + 8, 16),
-                            le32(m, HDR + 32),
-                            le32(m, HDR + 36),
-                        ) else {
-                            return;
-                        };
-                        self.dialect = dialect;
-                        self.max_read = rd;
-                        self.max_write = wr;
-                        server_guid = guid.try_into().ok();
-                    }
-                    let tx = match self
+            }
+            NEGOTIATE => {
+                let mut server_guid = None;
+                if r.status == STATUS_SUCCESS {
+                    let (Some(dialect), Some(guid), Some(rd), Some(wr)) = (
+                        le16(m, HDR + 4),
+                        span(m, HDR + 8, 16),
+                        le32(m, HDR + 32),
+                        le32(m, HDR + 36),
+                    ) else {
+                        return;
+                    };
+                    self.dialect = dialect;
+                    self.max_read = rd;
+                    self.max_write = wr;
+                    server_guid = guid.try_into().ok();
+                }
+                let tx = match self
+                    .txs
+                    .iter()
+                    .position(|t| matches!(t.data, TxData::Negotiate { version: 2, .. }))
+                {
+                    Some(i) => Some(i),
+                    None => self
                         .txs
                         .iter()
-                        .position(|t| matches!(t.data, TxData::Negotiate { version: 2, .. }))
-                    {
-                        Some(i) => Some(i),
-                        None => self
-                            .txs
-                            .iter()
-                            .position(|t| matches!(t.data, TxData::Negotiate { version: 1, .. })),
-                    };
-                    match tx {
-                        Some(i) => {
-                            let tx = &mut self.txs[i];
-                            if let TxData::Negotiate { server_guid: g, .. } = &mut tx.data {
-                                *g = server_guid;
-                            }
-                            tx.status = Some(Status::Nt(r.status));
-                            tx.resp_done = true;
-                            true
+                        .position(|t| matches!(t.data, TxData::Negotiate { version: 1, .. })),
+                };
+                match tx {
+                    Some(i) => {
+                        let tx = &mut self.txs[i];
+                        if let TxData::Negotiate { server_guid: g, .. } = &mut tx.data {
+                            *g = server_guid;
                         }
-                        None => false,
+                        tx.status = Some(Status::Nt(r.status));
+                        tx.resp_done = true;
+                        true
                     }
+                    None => false,
                 }
-                _ => false,
-            };
+            }
+            _ => false,
+        };
         if !have_tx {
             let key = r.hdr(Key::Generic);
             if let Some(tx) = self.generic(2, r.command, &key) {
@@ -1568,13 +1580,18 @@ impl SmbTxLog {
                 e.max_read_size = (self.max_read > 0).then_some(self.max_read);
                 e.max_write_size = (self.max_write > 0).then_some(self.max_write);
             }
-            TxData::SessionSetup(n) => e.ntlmssp = n,
+            TxData::SessionSetup { ntlmssp, kerberos } => {
+                e.ntlmssp = ntlmssp;
+                e.kerberos = kerberos;
+            }
             TxData::SessionSetup1 {
                 ntlmssp,
+                kerberos,
                 request,
                 response,
             } => {
                 e.ntlmssp = ntlmssp;
+                e.kerberos = kerberos;
                 e.request = request;
                 e.response = response;
             }
@@ -2085,12 +2102,14 @@ impl SmbTxLog {
                 let len = len.min(b.bytes.len());
                 let host = smb1_host(r, bytes_at + len, &b.bytes[len..], skip);
                 let blob = if skip == 0 { &b.bytes[..len] } else { &[][..] };
+                let (ntlmssp, kerberos) = security_blob(blob);
                 self.new_tx(
                     1,
                     u16::from(command),
                     hdr,
                     TxData::SessionSetup1 {
-                        ntlmssp: ntlmssp_auth(blob),
+                        ntlmssp,
+                        kerberos,
                         request: host,
                         response: None,
                     },
@@ -2433,6 +2452,64 @@ impl SmbTxLog {
     }
 }
 
+/// What a session setup's security blob says, as Suricata reads it: the Kerberos ticket of a SPNEGO token that
+/// offers Kerberos, else the NTLMSSP AUTHENTICATE message's fields.
+fn security_blob(blob: &[u8]) -> (Option<SmbNtlmssp>, Option<SmbKerberos>) {
+    match spnego_kerberos(blob) {
+        Some(k) => (None, Some(k)),
+        None => (ntlmssp_auth(blob), None),
+    }
+}
+
+/// SPNEGO's object identifier (1.3.6.1.5.5.2) and Kerberos 5's (1.2.840.113554.1.2.2), DER-encoded bodies.
+const OID_SPNEGO: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x02];
+const OID_KRB5: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02];
+const DER_OID: u8 = 0x06;
+
+/// The Kerberos ticket of a SPNEGO NegTokenInit (RFC 4178: `[APPLICATION 0] { OID spnego, [0] SEQUENCE { [0]
+/// mechTypes, [1] reqFlags, [2] mechToken, ... } }`) whose mechanism list names Kerberos 5 (RFC 1964's OID; the
+/// Microsoft variant alone is not enough, as for Suricata): its mechToken is a GSS-API token (`[APPLICATION 0] {
+/// OID, 2-byte token id, AP-REQ }`) whose AP-REQ's ticket names the realm and the service. `None` for anything else.
+/// Read with the Kerberos module's bounded DER reader: no recursion on the input.
+pub fn spnego_kerberos(blob: &[u8]) -> Option<SmbKerberos> {
+    use crate::kerberos::der;
+    let (outer, _) = der::element(blob)?;
+    let (oid, rest) = der::expect(outer.body, DER_OID)?;
+    if oid != OID_SPNEGO {
+        return None;
+    }
+    let (init, _) = der::element(rest)?;
+    let (seq, _) = der::expect(init.body, der::SEQUENCE)?;
+    let mut krb5 = false;
+    for field in der::Elements::new(seq) {
+        let Some((inner, _)) = der::element(field.body) else {
+            continue;
+        };
+        match inner.tag {
+            der::SEQUENCE => {
+                krb5 |=
+                    der::Elements::new(inner.body).any(|m| m.tag == DER_OID && m.body == OID_KRB5);
+            }
+            der::OCTET_STRING if krb5 => {
+                let (token, _) = der::element(inner.body)?;
+                let (_, rest) = der::expect(token.body, DER_OID)?;
+                let ap_req = rest.get(2..)?;
+                let (realm, sname) = crate::kerberos::message::ap_req_ticket(ap_req)?;
+                return Some(SmbKerberos {
+                    realm: String::from_utf8_lossy(clip(&realm)).into_owned(),
+                    snames: sname
+                        .components
+                        .iter()
+                        .map(|c| String::from_utf8_lossy(clip(c)).into_owned())
+                        .collect(),
+                });
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The NTLMSSP AUTHENTICATE message in a security blob, as Suricata reads it for the `ntlmssp` object: the
 /// domain, user and host fields (their NULs taken out), the version when the flags say one follows, and whether
 /// the fields overlap. `None` when there is none or a field runs past the end.
@@ -2754,6 +2831,70 @@ mod tests {
         assert_eq!(v[2]["share"], "");
         assert_eq!(v[2]["tree_id"], 0);
         assert_eq!(v[2]["id"], 3);
+    }
+
+    /// A SPNEGO NegTokenInit listing `mechs` whose mechToken is a Kerberos AP-REQ for `cifs/dc1` in `CORP.LOCAL`.
+    fn spnego_krb5(mechs: &[&[u8]]) -> Vec<u8> {
+        use crate::kerberos::message::tests::{ap_req, ticket, tlv};
+        let mut token = tlv(DER_OID, OID_KRB5);
+        token.extend_from_slice(&[0x01, 0x00]);
+        token.extend_from_slice(&ap_req(&ticket("CORP.LOCAL", &["cifs", "dc1"])));
+        let list: Vec<u8> = mechs.iter().flat_map(|m| tlv(DER_OID, m)).collect();
+        let init = tlv(
+            0x30,
+            &[
+                tlv(0xa0, &tlv(0x30, &list)),
+                tlv(0xa2, &tlv(0x04, &tlv(0x60, &token))),
+            ]
+            .concat(),
+        );
+        tlv(0x60, &[tlv(DER_OID, OID_SPNEGO), tlv(0xa0, &init)].concat())
+    }
+
+    /// A SESSION_SETUP whose SPNEGO token offers Kerberos 5 writes the ticket's realm and service names (Suricata's
+    /// `kerberos` object) and no `ntlmssp`; the Microsoft Kerberos OID alone does not make Suricata read the token,
+    /// nor does it here; a cut or altered token is refused without a panic.
+    #[test]
+    fn kerberos_from_the_spnego_token() {
+        const MS_KRB5: &[u8] = &[0x2a, 0x86, 0x48, 0x82, 0xf7, 0x12, 0x01, 0x02, 0x02];
+        let blob = spnego_krb5(&[MS_KRB5, OID_KRB5]);
+        let k = spnego_kerberos(&blob).expect("kerberos");
+        assert_eq!(k.realm, "CORP.LOCAL");
+        assert_eq!(k.snames, ["cifs", "dc1"]);
+        assert_eq!(spnego_kerberos(&spnego_krb5(&[MS_KRB5])), None);
+        for n in 0..blob.len() {
+            assert_eq!(spnego_kerberos(&blob[..n]), None, "cut at {n}");
+        }
+        for i in 0..blob.len() {
+            let mut v = blob.clone();
+            v[i] ^= 0xff;
+            let _ = spnego_kerberos(&v);
+        }
+
+        let mut l = SmbTxLog::default();
+        let ss = body(
+            24,
+            &[
+                (12, &88u16.to_le_bytes()),
+                (14, &(blob.len() as u16).to_le_bytes()),
+                (24, &blob),
+            ],
+        );
+        l.smb2(true, &msg(SESSION_SETUP, false, 0, 1, 0, &ss));
+        l.smb2(false, &msg(SESSION_SETUP, true, 0, 1, 0, &body(8, &[])));
+        let got: Vec<SmbEvent> = l.take_done().collect();
+        assert_eq!(got.len(), 1);
+        let v = json(&got[0]);
+        assert_eq!(
+            v["kerberos"],
+            serde_json::json!({"realm": "CORP.LOCAL", "snames": ["cifs", "dc1"]})
+        );
+        assert!(v.get("ntlmssp").is_none());
+        if let Some(path) = flowbundle_testsupport::data("suricata-eve/schema.json") {
+            let schema = flowbundle_testsupport::json_schema::Schema::load(&path).expect("schema");
+            let rec = serde_json::json!({"timestamp": "2017-12-06T00:00:00.000000+0000", "event_type": "smb", "smb": v});
+            assert_eq!(schema.errors(&rec), Vec::<String>::new(), "{rec}");
+        }
     }
 
     /// DCE/RPC over a service's pipe: the bind and its bind_ack, a request and its response (paired by call id
