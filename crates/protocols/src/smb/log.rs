@@ -556,7 +556,8 @@ struct Iface {
     major: u16,
     minor: u16,
     ctx_id: u16,
-    ack: Option<(u16, u16)>,
+    /// The bind_ack's result for it.
+    ack: Option<u16>,
 }
 
 /// One SMB2 message's header fields.
@@ -1262,7 +1263,7 @@ impl SmbTxLog {
                 tx.resp_done = true;
                 if let Some(ifaces) = &mut self.ifaces {
                     for (i, r) in ifaces.iter_mut().zip(results) {
-                        i.ack = Some(r);
+                        i.ack = Some(r.0);
                     }
                 }
             }
@@ -1702,8 +1703,11 @@ impl SmbTxLog {
         let iface = |i: &Iface, acks: bool| SmbDcerpcInterface {
             uuid: uuid_string(&i.uuid),
             version: format!("{}.{}", i.major, i.minor),
-            ack_result: i.ack.filter(|_| acks).map(|a| a.0),
-            ack_reason: i.ack.filter(|_| acks).map(|a| a.1),
+            ack_result: i.ack.filter(|_| acks),
+            // Suricata's SMB logger writes `ack_reason` for an acknowledged interface but its bind_ack handling
+            // over SMB keeps the result only, so the reason it writes is always 0 (its DCE/RPC-over-TCP logger
+            // writes no reason, as `crate::dcerpc::log` does not).
+            ack_reason: i.ack.filter(|_| acks).map(|_| 0),
         };
         match d.req {
             Some(REQUEST) => {
@@ -2973,7 +2977,8 @@ mod tests {
         );
         let mut ack = vec![0u8; 8];
         ack.extend_from_slice(&[4, 0, b'1', b'3', b'5', 0, 0, 0]);
-        ack.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+        // One result: acceptance, with a reason Suricata does not keep over SMB (written as 0).
+        ack.extend_from_slice(&[1, 0, 0, 0, 0, 0, 2, 0]);
         ack.extend_from_slice(&[0; 20]);
         let read = |data: &[u8]| {
             body(
