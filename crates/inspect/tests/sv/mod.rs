@@ -564,7 +564,7 @@ fn sample_dcerpc() -> flowbundle_protocols::AppEvent {
 }
 
 /// An SMB transaction with every field the writer can write filled (no record has all: the sample only lists the
-/// paths). SMB1's `subcmd` and `level_of_interest` are never written, so checks naming them are not evaluated.
+/// paths).
 fn sample_smb() -> flowbundle_protocols::AppEvent {
     use flowbundle_protocols::smb::log::{
         SmbDcerpc, SmbDcerpcInterface, SmbDcerpcSide, SmbEvent, SmbHost, SmbKerberos, SmbNtlmssp,
@@ -607,6 +607,8 @@ fn sample_smb() -> flowbundle_protocols::AppEvent {
         directory: s(),
         disposition: Some("FILE_OPEN"),
         access: Some("normal"),
+        subcmd: Some("SET_FILE_INFO"),
+        level_of_interest: Some("Set Disposition Information"),
         created: Some(1),
         accessed: Some(1),
         modified: Some(1),

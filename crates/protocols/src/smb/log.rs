@@ -33,9 +33,9 @@
 //! TREE_CONNECT_ANDX (`service` `request`/`response`; `IPC` makes a pipe), NT_CREATE_ANDX, files read with READ_ANDX
 //! and written with WRITE_ANDX / WRITE / WRITE_AND_CLOSE, DCE/RPC written to and read from a pipe, LOGOFF_ANDX
 //! (completed by its answer as the last transaction), DOS error classes (`SRV_BADUID`, ...) for status; every other
-//! command but READ_ANDX, WRITE_ANDX, TRANS and TRANS2 a generic transaction. Not followed yet: DCE/RPC carried by
-//! TRANS, and TRANS2's SET_PATH_INFO / SET_FILE_INFO renames and deletions (no transaction, where Suricata makes
-//! one).
+//! command but READ_ANDX, WRITE_ANDX, TRANS and TRANS2 a generic transaction; TRANS2 SET_PATH_INFO / SET_FILE_INFO
+//! deletions and renames a set-info (`subcmd`, `level_of_interest`) or rename transaction; TRANS to a DCE/RPC
+//! service's named pipe (TransactNmPipe) the DCE/RPC call its data and its response's carry.
 //!
 //! **Costs and caps.** At most [`MAX_TXS`] transactions open per flow (the oldest is written as it stands when a new
 //! one would exceed that, as Suricata prunes); each lookup table (file names, trees, read offsets, DCE/RPC fragments)
@@ -119,6 +119,12 @@ pub struct SmbEvent {
     pub disposition: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub access: Option<&'static str>,
+    /// SMB1 TRANS2's subcommand of a set-info transaction (`SET_FILE_INFO`, `SET_PATH_INFO`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subcmd: Option<&'static str>,
+    /// SMB1 TRANS2's information level of a set-info transaction, when Suricata names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level_of_interest: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub created: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -472,10 +478,14 @@ enum TxData {
         from: Vec<u8>,
         to: Vec<u8>,
     },
+    /// A deletion mark: SMB2 SET_INFO (`subcmd` the info class, `level` the info level) or SMB1 TRANS2
+    /// (`subcmd` 6 SET_PATH_INFO or 8 SET_FILE_INFO, `level` the pass-through level 1013).
     SetInfo {
         fuid: Vec<u8>,
         name: Vec<u8>,
         delete: bool,
+        subcmd: u16,
+        level: u16,
     },
     Dcerpc(DceTx),
 }
@@ -611,6 +621,8 @@ pub struct SmbTxLog {
     reads: HashMap<(u64, u32, u64), Vec<u8>>,
     /// SMB1 CLOSE requests' files by (session, multiplex id), until the response.
     closes: HashMap<(u64, u64), Vec<u8>>,
+    /// SMB1 TRANS requests' pipe FIDs by (session, tree, multiplex id), until the response.
+    trans: HashMap<(u64, u32, u64), Vec<u8>>,
     /// Partial DCE/RPC PDUs read from a pipe (STATUS_BUFFER_OVERFLOW), by (session, tree).
     frags: HashMap<(u64, u32), Vec<u8>>,
     /// The last bind's interfaces.
@@ -1076,6 +1088,8 @@ impl SmbTxLog {
                         fuid,
                         name,
                         delete: delete != 0,
+                        subcmd: u16::from(class),
+                        level: u16::from(level),
                     },
                 );
                 true
@@ -1667,17 +1681,25 @@ impl SmbTxLog {
             }
             TxData::Ioctl(func) => e.function = Some(fsctl_name(func)),
             TxData::Rename { fuid, from, to } => {
-                e.set_info = Some(SmbSetInfo {
-                    class: "FILE_INFO",
-                    info_level: "SMB2_FILE_RENAME_INFO",
-                });
+                if t.version == 2 {
+                    e.set_info = Some(SmbSetInfo {
+                        class: "FILE_INFO",
+                        info_level: "SMB2_FILE_RENAME_INFO",
+                    });
+                }
                 e.rename = Some(SmbRename {
                     from: String::from_utf8_lossy(&from).into_owned(),
                     to: String::from_utf8_lossy(&to).into_owned(),
                 });
                 e.fuid = Some(guid_string(&fuid));
             }
-            TxData::SetInfo { fuid, name, delete } => {
+            TxData::SetInfo {
+                fuid,
+                name,
+                delete,
+                subcmd,
+                level,
+            } => {
                 let name = no_nuls(&name);
                 e.filename = Some(if name.is_empty() {
                     "<share_root>".into()
@@ -1685,6 +1707,14 @@ impl SmbTxLog {
                     name
                 });
                 e.access = Some(if delete { "delete on close" } else { "normal" });
+                // Suricata names these whatever the version; SMB2's class and level never take these values.
+                e.subcmd = match subcmd {
+                    TRANS2_SET_FILE_INFO => Some("SET_FILE_INFO"),
+                    TRANS2_SET_PATH_INFO => Some("SET_PATH_INFO"),
+                    _ => None,
+                };
+                e.level_of_interest =
+                    (level == LEVEL_DISPOSITION).then_some("Set Disposition Information");
                 e.fuid = Some(guid_string(&fuid));
             }
             TxData::Dcerpc(d) => e.dcerpc = Some(self.dcerpc_record(&d)),
@@ -1803,6 +1833,11 @@ const SMB1_READ_ANDX: u8 = 0x2e;
 const SMB1_WRITE_ANDX: u8 = 0x2f;
 const SMB1_TRANS2: u8 = 0x32;
 const SMB1_TRANS2_SECONDARY: u8 = 0x33;
+/// TRANS2 subcommands and pass-through information levels (MS-CIFS 2.2.6, MS-SMB 2.2.2.3.5).
+const TRANS2_SET_PATH_INFO: u16 = 6;
+const TRANS2_SET_FILE_INFO: u16 = 8;
+const LEVEL_RENAME: u16 = 1010;
+const LEVEL_DISPOSITION: u16 = 1013;
 const SMB1_TREE_DISCONNECT: u8 = 0x71;
 const SMB1_NEGOTIATE: u8 = 0x72;
 const SMB1_SESSION_SETUP_ANDX: u8 = 0x73;
@@ -1842,6 +1877,20 @@ impl Msg1 {
         v.extend_from_slice(&u32::from(self.uid).to_be_bytes());
         v
     }
+}
+
+/// A NUL-terminated UTF-16LE string's low bytes (how Suricata reads a TRANS2 path: ASCII-range names as bytes), at
+/// most [`MAX_NAME`] kept; `None` when no NUL ends it.
+fn utf16_low_bytes(d: &[u8]) -> Option<Vec<u8>> {
+    let end = d.chunks_exact(2).position(|c| c == [0, 0])?;
+    Some(
+        d[..2 * end]
+            .iter()
+            .step_by(2)
+            .take(MAX_NAME)
+            .copied()
+            .collect(),
+    )
 }
 
 /// A NUL-terminated string at the start of `d`: UTF-16LE when `unicode`, bytes otherwise; and what follows it.
@@ -2018,7 +2067,11 @@ impl SmbTxLog {
                 self.smb1_generic_request(r, first, false);
                 true
             }
-            SMB1_TRANS => true,
+            SMB1_TRANS => {
+                self.smb1_trans(r, m, b);
+                true
+            }
+            SMB1_TRANS2 => self.smb1_trans2(r, m, b),
             SMB1_NEGOTIATE => {
                 let dialects: Vec<String> = b
                     .bytes
@@ -2170,6 +2223,138 @@ impl SmbTxLog {
         };
         if !have_tx {
             self.smb1_generic_request(r, command, false);
+        }
+    }
+
+    /// A TRANS request to a named pipe (two setup words: the pipe function, TransactNmPipe and the like, and the
+    /// FID; some data): the FID waits for the response, and on a pipe of a DCE/RPC service the data is a DCE/RPC
+    /// PDU written, as Suricata reads it. No transaction of its own either way (nor for any other TRANS).
+    fn smb1_trans(&mut self, r: &Msg1, m: &[u8], b: &Block<'_>) {
+        // 16 words: data count and offset at 22 and 24, the setup word count at 26, the FID in the second setup
+        // word at 30.
+        if b.words.len() != 32 || b.words[26] != 2 {
+            return;
+        }
+        let (Some(dcnt), Some(doff), Some(fid)) =
+            (le16(b.words, 22), le16(b.words, 24), span(b.words, 30, 2))
+        else {
+            return;
+        };
+        if dcnt == 0 {
+            return;
+        }
+        let fid = r.fid(fid);
+        let key = (u64::from(r.uid), u32::from(r.tree), u64::from(r.mid));
+        put(&mut self.trans, key, fid.clone(), &mut self.cut);
+        if self.is_dcerpc(&fid) {
+            let data = m.get(usize::from(doff)..).unwrap_or(&[]);
+            let data = &data[..data.len().min(usize::from(dcnt))];
+            self.dcerpc_write(1, u16::from(SMB1_TRANS), r.hdr(Key::Header), data);
+        }
+    }
+
+    /// A TRANS response on a DCE/RPC service's pipe: its data (10 words: data count and offset at 12 and 14) is
+    /// the call's answer; an error answer completes the call with its status.
+    fn smb1_trans_response(&mut self, r: &Msg1, m: &[u8], b: &Block<'_>) {
+        let key = (u64::from(r.uid), u32::from(r.tree), u64::from(r.mid));
+        let Some(fid) = self.trans.remove(&key) else {
+            return;
+        };
+        if !self.is_dcerpc(&fid) {
+            return;
+        }
+        let data = match (le16(b.words, 12), le16(b.words, 14)) {
+            (Some(dcnt), Some(doff)) if b.words.len() >= 20 => {
+                let data = m.get(usize::from(doff)..).unwrap_or(&[]);
+                &data[..data.len().min(usize::from(dcnt))]
+            }
+            _ => &[][..],
+        };
+        self.dcerpc_read(
+            1,
+            u16::from(SMB1_TRANS),
+            r.nt_status,
+            r.hdr(Key::Header),
+            data,
+        );
+    }
+
+    /// TRANS2 SET_PATH_INFO and SET_FILE_INFO that mark a file for deletion (level 1013) or rename it (1010) make
+    /// a set-info or a rename transaction, as Suricata makes them (its response completes it as a generic one);
+    /// any other TRANS2 makes none. The parameters and data are read where the request's offsets (from the
+    /// header's start) put them. SET_PATH_INFO names the file by its path; SET_FILE_INFO by its FID, whose name an
+    /// NT_CREATE_ANDX told (`<unknown>` otherwise).
+    fn smb1_trans2(&mut self, r: &Msg1, m: &[u8], b: &Block<'_>) -> bool {
+        let parsed = (|| {
+            // 15 words: parameter count and offset at 18 and 20, data count and offset at 22 and 24, the setup
+            // word count at 26, the subcommand (first setup word) at 28.
+            let (pcnt, poff) = (le16(b.words, 18)?, le16(b.words, 20)?);
+            let (dcnt, doff) = (le16(b.words, 22)?, le16(b.words, 24)?);
+            let sub = le16(b.words, 28)?;
+            let params = span(m, usize::from(poff), usize::from(pcnt))?;
+            let data = span(m, usize::from(doff), usize::from(dcnt))?;
+            Some((sub, params, data))
+        })();
+        let Some((sub, params, data)) = parsed else {
+            return false;
+        };
+        let (fuid, name, level) = match sub {
+            // Information level, 4 reserved bytes, the path (UTF-16, NUL-terminated).
+            TRANS2_SET_PATH_INFO => {
+                let (Some(level), Some(path)) = (le16(params, 0), params.get(6..)) else {
+                    return false;
+                };
+                let Some(path) = utf16_low_bytes(path) else {
+                    return false;
+                };
+                (Vec::new(), path, level)
+            }
+            // FID, information level.
+            TRANS2_SET_FILE_INFO => {
+                let (Some(fid), Some(level)) = (span(params, 0, 2), le16(params, 2)) else {
+                    return false;
+                };
+                let name = self
+                    .names
+                    .get(&r.fid(fid))
+                    .cloned()
+                    .unwrap_or_else(|| b"<unknown>".to_vec());
+                (fid.to_vec(), name, level)
+            }
+            _ => return false,
+        };
+        let hdr = r.hdr(Key::Generic);
+        let command = u16::from(SMB1_TRANS2);
+        match level {
+            LEVEL_DISPOSITION => {
+                let Some(&flag) = data.first() else {
+                    return false;
+                };
+                let data = TxData::SetInfo {
+                    fuid,
+                    name,
+                    delete: flag & 1 == 1,
+                    subcmd: sub,
+                    level,
+                };
+                self.new_tx(1, command, hdr, data);
+                true
+            }
+            // Replace flag, 3 reserved bytes, root directory (4), name length (4), the new name.
+            LEVEL_RENAME => {
+                let Some(to) = le32(data, 8).and_then(|n| span(data, 12, n as usize)) else {
+                    return false;
+                };
+                let to: Vec<u8> = clip(to).iter().copied().filter(|&c| c != 0).collect();
+                let data = TxData::Rename {
+                    fuid,
+                    from: name,
+                    to,
+                };
+                self.new_tx(1, command, hdr, data);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -2359,6 +2544,7 @@ impl SmbTxLog {
                 false
             }
             SMB1_TRANS => {
+                self.smb1_trans_response(r, m, b);
                 self.smb1_generic_response(r, first);
                 true
             }
@@ -3079,6 +3265,159 @@ mod tests {
         h
     }
 
+    /// A TRANS2 request: `sub`command, its parameters and data placed at the offsets its words give.
+    fn trans2(mid: u16, sub: u16, params: &[u8], data: &[u8]) -> Vec<u8> {
+        // Header (32), word count, 15 words, byte count: 65; the name's NUL and padding to 68.
+        let poff = 68usize;
+        let doff = (poff + params.len()).next_multiple_of(4);
+        let mut w = vec![0u8; 30];
+        w[0..2].copy_from_slice(&(params.len() as u16).to_le_bytes());
+        w[2..4].copy_from_slice(&(data.len() as u16).to_le_bytes());
+        w[18..20].copy_from_slice(&(params.len() as u16).to_le_bytes());
+        w[20..22].copy_from_slice(&(poff as u16).to_le_bytes());
+        w[22..24].copy_from_slice(&(data.len() as u16).to_le_bytes());
+        w[24..26].copy_from_slice(&(doff as u16).to_le_bytes());
+        w[26] = 1;
+        w[28..30].copy_from_slice(&sub.to_le_bytes());
+        let mut bytes = vec![0u8; 3];
+        bytes.extend_from_slice(params);
+        bytes.resize(doff - 65, 0);
+        bytes.extend_from_slice(data);
+        smb1(0x32, 0, false, true, 100, mid, &w, &bytes)
+    }
+
+    /// SMB1 TRANS2: SET_FILE_INFO marking a FID for deletion (level 1013) and SET_PATH_INFO renaming a path (level
+    /// 1010) make a set-info and a rename transaction (`subcmd`, `level_of_interest`, no SMB2 `set_info` object),
+    /// completed by their responses; another subcommand or level makes none; truncated parameters or data make
+    /// none and never panic.
+    #[test]
+    fn smb1_trans2_delete_and_rename() {
+        let mut l = SmbTxLog::default();
+        let mut params = vec![0x40, 0x07];
+        params.extend_from_slice(&LEVEL_DISPOSITION.to_le_bytes());
+        l.smb1(true, &trans2(1, TRANS2_SET_FILE_INFO, &params, &[1]));
+        let mut params = LEVEL_RENAME.to_le_bytes().to_vec();
+        params.extend_from_slice(&[0; 4]);
+        params.extend_from_slice(&utf16("\\dir\\a.txt\0"));
+        let new = utf16("b.txt");
+        let mut data = vec![0u8; 8];
+        data.extend_from_slice(&(new.len() as u32).to_le_bytes());
+        data.extend_from_slice(&new);
+        l.smb1(true, &trans2(2, TRANS2_SET_PATH_INFO, &params, &data));
+        // A query (subcommand 5) and an unknown level: nothing.
+        l.smb1(true, &trans2(3, 5, &params, &data));
+        let mut params = vec![0x40, 0x07];
+        params.extend_from_slice(&1004u16.to_le_bytes());
+        l.smb1(true, &trans2(4, TRANS2_SET_FILE_INFO, &params, &[1]));
+        assert_eq!(l.txs.len(), 2);
+        for mid in [1, 2] {
+            l.smb1(false, &smb1(0x32, 0, true, true, 100, mid, &[0; 20], &[]));
+        }
+        let v: Vec<serde_json::Value> = l.take_done().map(|e| json(&e)).collect();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0]["command"], "SMB1_COMMAND_TRANS2");
+        assert_eq!(v[0]["status"], "STATUS_SUCCESS");
+        assert_eq!(v[0]["filename"], "<unknown>");
+        assert_eq!(v[0]["access"], "delete on close");
+        assert_eq!(v[0]["subcmd"], "SET_FILE_INFO");
+        assert_eq!(v[0]["level_of_interest"], "Set Disposition Information");
+        assert_eq!(v[0]["fuid"], "0740");
+        assert_eq!(
+            v[1]["rename"],
+            serde_json::json!({"from": "\\dir\\a.txt", "to": "b.txt"})
+        );
+        assert!(v[1].get("set_info").is_none());
+        assert_eq!(v[1]["fuid"], "");
+        // Every cut of the requests: no panic.
+        let m = trans2(5, TRANS2_SET_PATH_INFO, &params, &data);
+        for n in 0..m.len() {
+            l.smb1(true, &m[..n]);
+        }
+    }
+
+    /// SMB1 TRANS to a DCE/RPC service's named pipe (TransactNmPipe, the FID in the second setup word): the request
+    /// PDU in the TRANS request's data and the response PDU in its answer's make one DCE/RPC transaction (call id,
+    /// opnum, fragment counts, stub sizes); a TRANS to another pipe makes none.
+    #[test]
+    fn smb1_trans_carries_dcerpc() {
+        let mut l = SmbTxLog::default();
+        let create = |mid: u16, name: &[u8]| {
+            let mut w = vec![0u8; 48];
+            w[0] = 0xff;
+            w[5..7].copy_from_slice(&(name.len() as u16).to_le_bytes());
+            w[35..39].copy_from_slice(&1u32.to_le_bytes());
+            smb1(0xa2, 0, false, true, 100, mid, &w, name)
+        };
+        let created = |mid: u16, fid: u16| {
+            let mut w = vec![0u8; 68];
+            w[0] = 0xff;
+            w[5..7].copy_from_slice(&fid.to_le_bytes());
+            smb1(0xa2, 0, true, true, 100, mid, &w, &[])
+        };
+        l.smb1(true, &create(1, b"\\srvsvc\0"));
+        l.smb1(false, &created(1, 0x4000));
+        l.smb1(true, &create(2, b"\\other\0"));
+        l.smb1(false, &created(2, 0x4001));
+        let pdu = |ptype: u8, body: &[u8]| {
+            let mut p = vec![5, 0, ptype, 3, 0x10, 0, 0, 0];
+            p.extend_from_slice(&((16 + body.len()) as u16).to_le_bytes());
+            p.extend_from_slice(&[0, 0]);
+            p.extend_from_slice(&9u32.to_le_bytes());
+            p.extend_from_slice(body);
+            p
+        };
+        let mut req = vec![0u8; 8];
+        req[6] = 15; // opnum
+        req.extend_from_slice(&[0xaa; 20]);
+        let req = pdu(0, &req);
+        let mut res = vec![0u8; 8];
+        res.extend_from_slice(&[0xbb; 40]);
+        let res = pdu(2, &res);
+        let trans = |mid: u16, fid: u16, data: &[u8]| {
+            // Header (32), word count, 16 words, byte count: 67; "\PIPE\" and its NUL, padding to 76.
+            let mut w = vec![0u8; 32];
+            w[2..4].copy_from_slice(&(data.len() as u16).to_le_bytes());
+            w[22..24].copy_from_slice(&(data.len() as u16).to_le_bytes());
+            w[24..26].copy_from_slice(&76u16.to_le_bytes());
+            w[26] = 2;
+            w[28..30].copy_from_slice(&0x26u16.to_le_bytes());
+            w[30..32].copy_from_slice(&fid.to_le_bytes());
+            let mut bytes = b"\\PIPE\\\0\0\0".to_vec();
+            bytes.extend_from_slice(data);
+            smb1(0x25, 0, false, true, 100, mid, &w, &bytes)
+        };
+        let answer = |mid: u16, data: &[u8]| {
+            // Header (32), word count, 10 words, byte count: 55; a pad byte.
+            let mut w = vec![0u8; 20];
+            w[12..14].copy_from_slice(&(data.len() as u16).to_le_bytes());
+            w[14..16].copy_from_slice(&56u16.to_le_bytes());
+            let mut bytes = vec![0u8];
+            bytes.extend_from_slice(data);
+            smb1(0x25, 0, true, true, 100, mid, &w, &bytes)
+        };
+        l.smb1(true, &trans(3, 0x4000, &req));
+        l.smb1(false, &answer(3, &res));
+        l.smb1(true, &trans(4, 0x4001, &req));
+        l.smb1(false, &answer(4, &res));
+        let v: Vec<serde_json::Value> = l.finish().map(|e| json(&e)).collect();
+        let commands: Vec<&str> = v.iter().map(|r| r["command"].as_str().unwrap()).collect();
+        assert_eq!(
+            commands,
+            [
+                "SMB1_COMMAND_NT_CREATE_ANDX",
+                "SMB1_COMMAND_NT_CREATE_ANDX",
+                "SMB1_COMMAND_TRANS"
+            ]
+        );
+        assert_eq!(
+            v[2]["dcerpc"],
+            serde_json::json!({
+                "request": "REQUEST", "response": "RESPONSE", "opnum": 15, "call_id": 9,
+                "req": {"frag_cnt": 1, "stub_data_size": 20}, "res": {"frag_cnt": 1, "stub_data_size": 40}
+            })
+        );
+    }
+
     /// SMB1: NEGOTIATE (the dialects offered, the one chosen is the flow's), a SESSION_SETUP_ANDX without extended
     /// security (the host strings after the passwords, the account and the domain) answered with the server's, a
     /// LOGOFF_ANDX answered with a DOS error (`SRV_BADUID`, `0x005b`): three records, numbered from 1.
@@ -3210,5 +3549,127 @@ mod tests {
         }
         assert!(l.txs.len() <= MAX_TXS);
         assert!(l.finish().count() > 0);
+    }
+
+    /// Hostile input, as a property: real-shaped messages (a Kerberos session setup, an async pipe read, TRANS2
+    /// set-info requests, a DCE/RPC bind over a pipe) with random bytes overwritten and random cuts, and random
+    /// bytes behind an SMB1 or SMB2 signature, in either direction: nothing panics, every table stays within its
+    /// cap, and every record is written once (the numbers the log hands out are unique).
+    mod hostile {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn templates() -> Vec<Vec<u8>> {
+            let blob = spnego_krb5(&[OID_KRB5]);
+            let ss = body(
+                24,
+                &[
+                    (12, &88u16.to_le_bytes()),
+                    (14, &(blob.len() as u16).to_le_bytes()),
+                    (24, &blob),
+                ],
+            );
+            let fid = [7u8; 16];
+            let mut read = msg(
+                READ,
+                true,
+                0,
+                4,
+                3,
+                &body(16, &[(2, &[80]), (4, &4u32.to_le_bytes()), (16, b"out!")]),
+            );
+            read[16] |= 2;
+            let mut del = vec![0x40, 0x07];
+            del.extend_from_slice(&LEVEL_DISPOSITION.to_le_bytes());
+            let mut ren = LEVEL_RENAME.to_le_bytes().to_vec();
+            ren.extend_from_slice(&[0; 4]);
+            ren.extend_from_slice(&utf16("\\a\0"));
+            let mut ren_data = vec![0u8; 8];
+            ren_data.extend_from_slice(&2u32.to_le_bytes());
+            ren_data.extend_from_slice(b"b\0");
+            let bind = {
+                let mut p = vec![5, 0, 11, 3, 0x10, 0, 0, 0, 72, 0, 0, 0, 1, 0, 0, 0];
+                p.extend_from_slice(&[0u8; 8]);
+                p.extend_from_slice(&[1, 0, 0, 0, 0, 0, 1, 0]);
+                p.extend_from_slice(&[0x11; 16]);
+                p.extend_from_slice(&[3, 0, 0, 0]);
+                p.extend_from_slice(&[0; 20]);
+                p
+            };
+            vec![
+                msg(SESSION_SETUP, false, 0, 1, 0, &ss),
+                msg(
+                    READ,
+                    false,
+                    0,
+                    4,
+                    3,
+                    &body(48, &[(4, &4u32.to_le_bytes()), (16, &fid)]),
+                ),
+                read,
+                trans2(1, TRANS2_SET_FILE_INFO, &del, &[1]),
+                trans2(2, TRANS2_SET_PATH_INFO, &ren, &ren_data),
+                msg(
+                    WRITE,
+                    false,
+                    0,
+                    5,
+                    3,
+                    &body(
+                        48,
+                        &[
+                            (2, &112u16.to_le_bytes()),
+                            (4, &(bind.len() as u32).to_le_bytes()),
+                            (16, &fid),
+                            (48, &bind),
+                        ],
+                    ),
+                ),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            #[test]
+            fn mutated_messages(
+                steps in prop::collection::vec(
+                    (0usize..8, any::<bool>(), prop::collection::vec((any::<u16>(), any::<u8>()), 0..12),
+                     any::<u16>(), prop::collection::vec(any::<u8>(), 0..200)),
+                    1..48,
+                )
+            ) {
+                let t = templates();
+                let mut l = SmbTxLog::default();
+                let mut ids = std::collections::HashSet::new();
+                for (pick, to_server, writes, cut, random) in steps {
+                    let mut m = match pick {
+                        6 => [&b"\xfeSMB"[..], &random].concat(),
+                        7 => [&b"\xffSMB"[..], &random].concat(),
+                        i => t[i].clone(),
+                    };
+                    for (at, b) in writes {
+                        if !m.is_empty() {
+                            let n = m.len();
+                            m[usize::from(at) % n] = b;
+                        }
+                    }
+                    m.truncate(usize::from(cut) % (m.len() + 1));
+                    if pick == 3 || pick == 4 || pick == 7 {
+                        l.smb1(to_server, &m);
+                    } else {
+                        l.smb2(to_server, &m);
+                    }
+                    for e in l.take_done() {
+                        prop_assert!(ids.insert(e.id));
+                    }
+                    prop_assert!(l.txs.len() <= MAX_TXS);
+                    prop_assert!(l.reads.len() <= MAX_ENTRIES && l.names.len() <= MAX_ENTRIES);
+                    prop_assert!(l.frags.len() <= MAX_FRAGS);
+                }
+                for e in l.finish() {
+                    prop_assert!(ids.insert(e.id));
+                }
+            }
+        }
     }
 }
