@@ -1087,7 +1087,8 @@ impl SmbTxLog {
                     TxData::SetInfo {
                         fuid,
                         name,
-                        delete: delete != 0,
+                        // FILE_DISPOSITION_INFORMATION's DeletePending: its low bit, as Suricata reads it.
+                        delete: delete & 1 == 1,
                         subcmd: u16::from(class),
                         level: u16::from(level),
                     },
@@ -3263,6 +3264,51 @@ mod tests {
         h.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
         h.extend_from_slice(bytes);
         h
+    }
+
+    /// SMB2 SET_INFO FileDispositionInformation: the DeletePending byte's low bit marks the file for deletion (2
+    /// does not, as Suricata reads it); the file is named by its CREATE; SMB1's `subcmd` and `level_of_interest` are
+    /// not written for SMB2.
+    #[test]
+    fn smb2_set_info_disposition() {
+        let mut l = SmbTxLog::default();
+        let name = utf16("x.exe");
+        let cr = body(
+            56,
+            &[
+                (36, &1u32.to_le_bytes()),
+                (44, &120u16.to_le_bytes()),
+                (46, &(name.len() as u16).to_le_bytes()),
+                (56, &name),
+            ],
+        );
+        l.smb2(true, &msg(CREATE, false, 0, 1, 3, &cr));
+        let fid = [9u8; 16];
+        l.smb2(false, &msg(CREATE, true, 0, 1, 3, &body(88, &[(64, &fid)])));
+        let set = |id: u64, flag: u8| {
+            let b = body(
+                33,
+                &[
+                    (2, &[1, 13]),
+                    (4, &1u32.to_le_bytes()),
+                    (8, &96u16.to_le_bytes()),
+                    (16, &fid),
+                    (32, &[flag]),
+                ],
+            );
+            msg(SET_INFO, false, 0, id, 3, &b)
+        };
+        for (id, flag) in [(2, 1), (3, 2)] {
+            l.smb2(true, &set(id, flag));
+            l.smb2(false, &msg(SET_INFO, true, 0, id, 3, &body(2, &[])));
+        }
+        let v: Vec<serde_json::Value> = l.take_done().map(|e| json(&e)).collect();
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[1]["command"], "SMB2_COMMAND_SET_INFO");
+        assert_eq!(v[1]["filename"], "x.exe");
+        assert_eq!(v[1]["access"], "delete on close");
+        assert_eq!(v[2]["access"], "normal");
+        assert!(v[1].get("subcmd").is_none() && v[1].get("level_of_interest").is_none());
     }
 
     /// A TRANS2 request: `sub`command, its parameters and data placed at the offsets its words give.
