@@ -46,7 +46,8 @@
 //! worker counts the bytes of each bucket's packets as it reads (its own and those it skips alike), so at the sweep
 //! all hold the same counts and compute the same new table, each when it gets there, with nothing exchanged: the
 //! placement depends on the input alone, never on timing. It weighs bytes rather than packets, and moves buckets
-//! only while the loads differ by more than a tenth of the stretch's bytes (`BALANCED_WITHIN`). A stretch of input
+//! only while the loads differ by more than a tenth of the stretch's bytes (`lfb`; a quarter for `rss`'s coarser buckets,
+//! see [`Placement::Balanced`]). A stretch of input
 //! says little about the next one (on a merged trace, often another capture), so each move is a guess that may
 //! unbalance the next stretch, and it makes the bucket's new owner wait for the old one where it is ahead: the
 //! fewer moves, the closer the table stays to the hash's own spread. Measured on the merged nDPI trace (callgrind,
@@ -105,10 +106,16 @@ const HELD_BYTES: usize = 1 << 20;
 #[repr(align(128))]
 struct Position(AtomicU64);
 
-/// A rebalanced table leaves its buckets where they are while the loads of the stretch of input since the last
-/// sweep differ by at most this fraction of the stretch's bytes (1 / 10), and stops moving buckets once they do
-/// (see the module documentation).
-const BALANCED_WITHIN: u64 = 10;
+// A rebalanced table leaves its buckets where they are while the loads of the stretch of input since the last
+// sweep differ by at most `1 / within` of the stretch's bytes, and stops moving buckets once they do (see the
+// module documentation): `lfb`'s table moves past a tenth, `rss`'s only past a quarter.
+//
+// Why `rss` moves less: its buckets are coarse (128, each 512 bundles), so a move shifts a large share of the load
+// on the strength of one stretch, which says little about the next. On the ×5 merged nDPI trace, with each stretch's
+// inspected packets, bytes and ended flows per worker priced by a cost model (section *rss moves its buckets only
+// past a quarter* of `BENCHMARKS.md`), moving past a tenth left the busier worker more work between the sweeps at
+// which the workers meet than `dh`'s fixed function does (whose spread the table starts from); past a quarter it
+// moves 30 buckets instead of 84 (each a takeover its new owner may wait for), and leaves less than either.
 
 /// How the workers of an [`EachReads`] run share the bundles: a function of the input alone, which every worker
 /// computes alike.
@@ -119,26 +126,32 @@ pub enum Placement {
     /// An indirection table of `buckets` buckets (bundle modulo `buckets`, rounded up to a power of two), which
     /// starts round-robin (bucket `k` on worker `k` modulo the workers) and is rebalanced at every sweep from the
     /// bytes of the packets each bucket received since the previous one: while the most and the least loaded worker
-    /// differ by more than a tenth of those bytes, the bucket of the most loaded whose count is
+    /// differ by more than `1 / within` of those bytes, the bucket of the most loaded whose count is
     /// closest to half the gap (a move that strictly lowers the larger load) moves to the least loaded, at most
     /// `moves` buckets a sweep. `buckets` is at most the bundles (65,536).
-    Balanced { buckets: usize, moves: usize },
+    Balanced {
+        buckets: usize,
+        moves: usize,
+        within: u64,
+    },
 }
 
 impl Placement {
     /// The placement for a policy's name under `--workers-read`: `dh` keeps its fixed function; `rss` its
-    /// 128-bucket indirection table, rebalanced at the sweeps; `lfb` a finer one (1,024 buckets, more moves), as it
-    /// balances bundles rather than hash buckets. `None` for a policy that cannot be computed from the input alone.
+    /// 128-bucket indirection table, rebalanced at the sweeps past a quarter; `lfb` a finer one (1,024 buckets, more
+    /// moves, past a tenth), as it balances bundles rather than hash buckets (see [`Placement::Balanced`]). `None` for a policy that cannot be computed from the input alone.
     pub fn for_policy(name: &str) -> Option<Placement> {
         match name {
             "dh" => Some(Placement::Fixed),
             "rss" => Some(Placement::Balanced {
                 buckets: 128,
                 moves: 8,
+                within: 4,
             }),
             "lfb" => Some(Placement::Balanced {
                 buckets: 1024,
                 moves: 64,
+                within: 10,
             }),
             _ => None,
         }
@@ -288,7 +301,7 @@ impl Owners {
     /// out of its shards (see the module documentation). A bucket that comes to this worker from one whose sweeps
     /// (`swept`, the count it published) are not yet there becomes a takeover its packets and its sweeps wait for.
     fn rebalance(&mut self, sweep: u64, swept: impl Fn(usize) -> u64) -> usize {
-        let Placement::Balanced { moves, .. } = self.placement else {
+        let Placement::Balanced { moves, within, .. } = self.placement else {
             return 0;
         };
         let mut loads = vec![0u64; self.workers];
@@ -296,8 +309,8 @@ impl Owners {
             let l = &mut loads[usize::from(self.owner[k])];
             *l = l.saturating_add(c.get());
         }
-        // Loads this close are left as they are (see `BALANCED_WITHIN`).
-        let within = loads.iter().fold(0u64, |a, &l| a.saturating_add(l)) / BALANCED_WITHIN;
+        // Loads this close are left as they are (see `Placement::Balanced`).
+        let within = loads.iter().fold(0u64, |a, &l| a.saturating_add(l)) / within.max(1);
         let mut moved = 0;
         while moved < moves {
             // Ties go to the lowest worker number, so that every worker picks the same.
@@ -1191,6 +1204,7 @@ mod tests {
         let placement = Placement::Balanced {
             buckets: 16,
             moves: 8,
+            within: 10,
         };
         // Worker 0 starts with the even buckets: all the load.
         let counts: Vec<u32> = (0..16)
@@ -1238,6 +1252,7 @@ mod tests {
         let placement = Placement::Balanced {
             buckets: 16,
             moves: 8,
+            within: 10,
         };
         // Worker 0 starts with the even buckets and gets all the packets: worker 1 takes some over at sweep 3.
         let mut a = Owners::new(placement, 2, 0);
@@ -1292,6 +1307,7 @@ mod tests {
         let placement = Placement::Balanced {
             buckets: 16,
             moves: 8,
+            within: 10,
         };
         let fill = |o: &Owners, per_bucket: &[(u16, u32, usize)]| {
             for &(k, packets, bytes) in per_bucket {
@@ -1336,6 +1352,28 @@ mod tests {
         assert_eq!(o.rebalance(1, |_| u64::MAX), 1);
         assert_eq!(o.owner[6], 1);
         assert_eq!(o.rebalance(2, |_| u64::MAX), 0, "the counts restart");
+    }
+
+    /// `rss`'s coarse table moves only past a quarter of the stretch's bytes, `lfb`'s past a tenth: 6,000 against
+    /// 4,000 bytes (a fifth of 10,000 apart) moves `lfb`'s 1,000-byte bucket and none of `rss`'s; 7,000 against
+    /// 3,000 moves the 2,000-byte bucket of each.
+    #[test]
+    fn rss_moves_only_past_a_quarter_and_lfb_past_a_tenth() {
+        // Bytes of buckets 0 and 2 (worker 0), 1 and 3 (worker 1), in packets of 100 bytes.
+        let moved = |policy: &str, bytes: [usize; 4]| {
+            let mut o = Owners::new(Placement::for_policy(policy).unwrap(), 2, 0);
+            for (bundle, b) in bytes.iter().enumerate() {
+                for _ in 0..b / 100 {
+                    o.place(bundle as u16, 100);
+                }
+            }
+            let n = o.rebalance(1, |_| u64::MAX);
+            (n, o.owner[2])
+        };
+        assert_eq!(moved("lfb", [5_000, 2_000, 1_000, 2_000]), (1, 1));
+        assert_eq!(moved("rss", [5_000, 2_000, 1_000, 2_000]), (0, 0));
+        assert_eq!(moved("lfb", [5_000, 1_500, 2_000, 1_500]), (1, 1));
+        assert_eq!(moved("rss", [5_000, 1_500, 2_000, 1_500]), (1, 1));
     }
 
     #[test]

@@ -40,9 +40,9 @@ const FLOWS: u32 = 300;
 const PHASES: u32 = 48;
 
 /// The capture (see the module documentation): in each phase, each flow that is on (six phases on, six off, from
-/// its own start) sends one exchange, or 60 when it is among the heavy ones of the moment (a thirtieth of the flows,
-/// another thirtieth every four phases: few enough that their split between the workers is uneven, which the tables
-/// correct only past a tenth of the load). Returns the packets written.
+/// its own start) sends one exchange, or 240 when it is among the heavy ones of the moment (a sixtieth of the flows,
+/// another sixtieth every four phases: few enough that their split between the workers is uneven, which the tables
+/// correct only past a tenth of the load, `rss`'s past a quarter). Returns the packets written.
 fn capture(path: &Path) -> u64 {
     let file = std::fs::File::create(path).expect("creating the capture");
     let mut w = PcapWriter::new(file, WriterOptions::new(LinkType::ETHERNET)).expect("pcap header");
@@ -55,10 +55,10 @@ fn capture(path: &Path) -> u64 {
             if ((phase + i) / 6) % 2 == 1 {
                 continue;
             }
-            let heavy = (i + phase / 4) % 30 == 0;
+            let heavy = (i + phase / 4) % 60 == 0;
             let client = [10, (i >> 8) as u8, i as u8, 9];
             let sport = 20_000 + i as u16;
-            for k in 0..if heavy { 60 } else { 1 } {
+            for k in 0..if heavy { 240 } else { 1 } {
                 let payload = format!("flow {i} phase {phase} message {k}");
                 frames.push(udp_frame(client, sport, server, 5353, payload.as_bytes()));
                 frames.push(udp_frame(server, 5353, client, sport, b"ok"));
