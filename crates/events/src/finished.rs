@@ -21,6 +21,8 @@ pub struct Finished {
     pub rules_profile: Option<flowbundle_rules::RulesProfile>,
     /// The most flows tracked at once, and the most out-of-order bytes buffered at once.
     pub peak_flows: usize,
+    /// The cap on flows tracked at once: one budget for all workers together (`peak_flows` never passes it).
+    pub max_flows: usize,
     pub peak_reassembly_bytes: usize,
     /// FTP expectations: announced, replaced under the cap, matched by data connections.
     pub expectations: (u64, u64, u64),

@@ -71,7 +71,10 @@ pub struct EngineConfig {
     /// Defragmentation before scheduling ([`crate::Prestage`]).
     pub defrag: DefragConfig,
     /// Most flows tracked at once, all workers together (a hard cap: a new flow beyond it evicts an idle flow of its
-    /// shard or is not tracked, counted in `flow.memcap`). Default 262,144. What a flow costs depends on its
+    /// shard or is not tracked, counted in `flow.memcap`). Default 262,144. One budget, as Suricata's `flow.memcap`:
+    /// the table's one count ([`crate::table::FlowTable`]) is shared by every worker. Below it every thread count and
+    /// scheduler tracks the flows the single-threaded run tracks; at it, which new flow takes a slot another worker's
+    /// flow freed (or finds none) depends on the workers' timing. What a flow costs depends on its
     /// protocol: the flow and its table entry are [`crate::Engine::flow_size`] (about 600 bytes, 160 MB at the
     /// cap), and its parser, open transactions and buffers come on top. Measured with heaptrack (live heap of a run
     /// held open on standard input, 20,000 HTTP connections that each sent three pipelined requests and got the

@@ -2236,6 +2236,7 @@ impl Engine {
             rule_hits,
             rules_profile: profile,
             peak_flows: self.table.peak(),
+            max_flows: self.table.capacity(),
             peak_reassembly_bytes: self.memcap.peak(),
             expectations: self.expect.counters(),
         }

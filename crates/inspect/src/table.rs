@@ -317,12 +317,26 @@ impl FlowTable {
     }
 
     /// Takes a slot for a new flow; false when the table is full.
+    ///
+    /// One count for every worker, so the cap is one budget however many workers create flows. A compare-and-swap
+    /// rather than an add taken back when over the cap: with the add, a worker refused at the cap left the count one
+    /// too high for a moment, and another worker creating a flow then (while a third ended one) was refused with
+    /// room left; here a flow is refused only when the table held the cap at that instant. Once per new flow, never
+    /// per packet.
     pub(crate) fn try_add(&self) -> bool {
         let c = &*self.counts;
-        let before = c.count.fetch_add(1, Relaxed);
-        if before >= self.cap {
-            c.count.fetch_sub(1, Relaxed);
-            return false;
+        let mut before = c.count.load(Relaxed);
+        loop {
+            if before >= self.cap {
+                return false;
+            }
+            match c
+                .count
+                .compare_exchange_weak(before, before + 1, Relaxed, Relaxed)
+            {
+                Ok(_) => break,
+                Err(now) => before = now,
+            }
         }
         // Written only when it rises (a `fetch_max` writes the line whatever the value).
         if before + 1 > c.peak.load(Relaxed) {

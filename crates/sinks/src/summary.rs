@@ -158,12 +158,14 @@ impl fmt::Display for Summary<'_> {
         let flows = s.flows_created;
         write!(
             f,
-            "  traffic: {} packets read, {} inspected, {} on the wire, {} flows (peak {} tracked at once)",
+            "  traffic: {} packets read, {} inspected, {} on the wire, {} flows (peak {} tracked at once, cap {} \
+             for all workers together)",
             info.packets_read,
             s.packets,
             human_bytes(s.bytes),
             flows,
-            fin.peak_flows
+            fin.peak_flows,
+            fin.max_flows
         )?;
         if let Some(el) = info.elapsed {
             let secs = el.as_secs_f64().max(1e-9);

@@ -220,9 +220,14 @@ pub struct Args {
     #[arg(long)]
     no_app_events: bool,
 
-    /// Most flows tracked at once, all workers together (default 262,144). A flow costs about 600 bytes before its
-    /// protocol state; measured, an open HTTP connection with pipelined requests held 3.7 KB, so the default cap
-    /// filled with such flows is about 1 GB: lower it to bound memory.
+    /// Most flows tracked at once: one budget for all workers together, as Suricata's flow.memcap (default 262,144;
+    /// `--threads 4 --max-flows 1000` tracks at most 1,000, not 4,000). A new flow beyond it evicts an idle flow (1 s
+    /// or more) of its shard, or is not tracked: counted in flow.memcap, its packets inspected without a flow. A flow
+    /// costs about 600 bytes before its protocol state; measured, an open HTTP connection with pipelined requests
+    /// held 3.7 KB, so the default cap filled with such flows is about 1 GB: lower it to bound memory. Under the cap
+    /// every thread count gives the single-threaded run's output; once a flood fills it, which of the flood's new
+    /// flows find room depends on the order the workers reach the table, so the flows tracked (and what is reported
+    /// of them) may differ from run to run and from the single-threaded run's, never their number past the cap.
     #[arg(long)]
     max_flows: Option<usize>,
 
