@@ -210,3 +210,60 @@ fn set_names_the_eve_log_output_without_a_file() {
         "{dump}"
     );
 }
+
+/// `engine: init-failure-fatal: yes` (Suricata's `--init-errors-fatal`): a rule that does not load fails the run
+/// before anything is inspected; without it (or with `no`) the rule is reported and skipped and the run goes on.
+#[test]
+fn init_failure_fatal_makes_a_bad_rule_fail_the_run() {
+    let Some(cap) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("local.rules");
+    std::fs::write(
+        &rules,
+        "alert tcp any any -> any any (msg:\"good\"; content:\"GET\"; sid:1;)\n\
+         alert tcp any any -> any any (msg:\"bad\"; no-such-keyword; sid:2;)\n",
+    )
+    .unwrap();
+    let inspect = |conf: Option<&str>, set: Option<&str>| {
+        let mut args = vec![
+            os("inspect"),
+            cap.as_os_str(),
+            os("--rules"),
+            rules.as_os_str(),
+            os("--threads"),
+            os("1"),
+        ];
+        let site = dir.path().join("site.yaml");
+        if let Some(text) = conf {
+            std::fs::write(&site, text).unwrap();
+            args.extend([os("-c"), site.as_os_str()]);
+        }
+        let set = set.map(|s| format!("engine.init-failure-fatal={s}"));
+        if let Some(s) = &set {
+            args.extend([os("--set"), os(s)]);
+        }
+        run(&args)
+    };
+    // Reported and skipped by default, and with `no`.
+    for conf in [None, Some("engine:\n  init-failure-fatal: no\n")] {
+        let out = inspect(conf, None);
+        assert!(
+            out.status.success(),
+            "{conf:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Fatal from the file and from --set: the run fails, nothing inspected.
+    for (conf, set) in [
+        (Some("engine:\n  init-failure-fatal: yes\n"), None),
+        (None, Some("yes")),
+    ] {
+        let out = inspect(conf, set);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{conf:?} {set:?}: {err}");
+        assert!(err.contains("local.rules"), "{conf:?} {set:?}: {err}");
+        assert!(out.stdout.is_empty(), "{conf:?} {set:?}: a run went ahead");
+    }
+}

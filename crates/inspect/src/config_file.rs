@@ -29,6 +29,8 @@
 //!   midstream: true
 //!   reassembly: {memcap: 64mb}
 //! action-order: [drop, pass, reject, alert]        # Suricata's default: pass, drop, reject, alert
+//! engine:
+//!   init-failure-fatal: yes                        # a rule or dataset line that does not load fails the run
 //! packet-alert-max: 15                             # the most alerts one packet reports
 //! decoder:
 //!   recursion-level: {use-for-tracking: true}      # the tunnel depth is part of the flow key
@@ -327,6 +329,10 @@ pub struct ConfigFile {
     /// `app-layer.protocols.<name>.detection-ports` ([`EngineConfig::detection_ports`]): each dotted key with its
     /// value, the ports it sets and where it was set.
     pub detection_ports: Vec<(String, String, Vec<DetectionPort>, String)>,
+    /// `engine.init-failure-fatal` (Suricata's `--init-errors-fatal`) and where it was set: a rule or a dataset line
+    /// that does not load fails the run instead of being reported and skipped. Written into
+    /// [`ConfigFile::dataset_policy`]'s `init_errors_fatal`, the policy a strict rule load also sets.
+    pub init_failure_fatal: Option<(bool, String)>,
     /// Sections and keys of the file that are not read (in file order).
     pub ignored: Vec<String>,
     /// The `datasets:` section's sets, and its policy with `default-data-dir` ([`flowbundle_rules::dataset`]).
@@ -397,6 +403,7 @@ impl Default for ConfigFile {
             anomaly: None,
             action_order: None,
             detection_ports: Vec::new(),
+            init_failure_fatal: None,
             ignored: Vec::new(),
             datasets: Vec::new(),
             dataset_policy: flowbundle_rules::dataset::Policy::default(),
@@ -719,6 +726,35 @@ impl ConfigFile {
                         flowbundle_rules::ActionOrder::parse(names.iter().map(String::as_str))
                             .map_err(|e| at(line, e))?;
                     cfg.action_order = Some((order, origin("action-order")));
+                    continue;
+                }
+                "engine" => {
+                    // `init-failure-fatal` is read; the section's other keys are listed as not read.
+                    let Value::Mapping(m) = v else {
+                        cfg.ignored.push(key);
+                        continue;
+                    };
+                    for (k, sub) in m {
+                        let dotted = format!("engine.{}", scalar(k).unwrap_or_default());
+                        if dotted != "engine.init-failure-fatal" {
+                            cfg.ignored.push(dotted);
+                            continue;
+                        }
+                        let from = origin(&dotted);
+                        let on = scalar(sub)
+                            .and_then(|t| parse_unit(Unit::Bool, &t))
+                            .ok_or_else(|| {
+                                let m = format!("{dotted}: expected yes or no");
+                                if from == "--set" {
+                                    ConfigError(format!("--set {m}"))
+                                } else {
+                                    at(from.rsplit_once(':').and_then(|(_, l)| l.parse().ok()), m)
+                                }
+                            })?
+                            == 1;
+                        cfg.dataset_policy.init_errors_fatal = on;
+                        cfg.init_failure_fatal = Some((on, from));
+                    }
                     continue;
                 }
                 "rule-files" => {
@@ -1138,6 +1174,14 @@ impl ConfigFile {
             "action-order: [{}]  # {from}\n",
             order.names().join(", ")
         ));
+        let (fatal, from) = self
+            .init_failure_fatal
+            .as_ref()
+            .map_or((false, "default"), |(on, f)| (*on, f.as_str()));
+        s.push_str(&format!(
+            "engine:\n  init-failure-fatal: {}  # {from}\n",
+            if fatal { "yes" } else { "no" }
+        ));
         // The `app-layer` settings, then the detection ports, nested by their dotted keys as written.
         let mut open: Vec<&str> = Vec::new();
         write_settings(&mut s, &mut open, true);
@@ -1202,6 +1246,43 @@ mod tests {
                 .contains("    HOME_NET: \"[10.1.0.0/16]\"  # site.yaml:6\n")
         );
         assert!(ConfigFile::parse("", "empty.yaml").unwrap() == ConfigFile::default());
+    }
+
+    #[test]
+    fn init_failure_fatal_is_read_into_the_load_policy_and_dumped() {
+        let c = ConfigFile::parse("engine:\n  init-failure-fatal: yes\n  other: 1\n", "s.yaml")
+            .unwrap();
+        assert!(c.dataset_policy.init_errors_fatal);
+        assert_eq!(c.init_failure_fatal, Some((true, "s.yaml:2".to_string())));
+        assert_eq!(c.ignored, ["engine.other"]);
+        assert!(
+            c.dump().contains("engine:\n  init-failure-fatal: yes  # s.yaml:2\n"),
+            "{}",
+            c.dump()
+        );
+        let back = ConfigFile::parse(&c.dump(), "dump").unwrap();
+        assert!(back.dataset_policy.init_errors_fatal);
+        // Off by default, and said so; `--set` turns it on; anything but yes or no is refused with its line.
+        let d = ConfigFile::default();
+        assert!(!d.dataset_policy.init_errors_fatal);
+        assert!(d.dump().contains("  init-failure-fatal: no  # default\n"));
+        let set = ConfigFile::parse_with(
+            "",
+            "s.yaml",
+            &["engine.init-failure-fatal=yes".to_string()],
+        )
+        .unwrap();
+        assert_eq!(set.init_failure_fatal, Some((true, "--set".to_string())));
+        assert!(set.dataset_policy.init_errors_fatal);
+        let off = ConfigFile::parse("engine:\n  init-failure-fatal: no\n", "s.yaml").unwrap();
+        assert!(!off.dataset_policy.init_errors_fatal);
+        let bad = ConfigFile::parse("engine:\n  init-failure-fatal: maybe\n", "s.yaml")
+            .unwrap_err();
+        assert!(
+            bad.to_string()
+                .starts_with("s.yaml:2: engine.init-failure-fatal: expected yes or no"),
+            "{bad}"
+        );
     }
 
     #[test]

@@ -128,6 +128,9 @@ impl DetectionSources {
                 let mut opts = LoadOptions {
                     vars: self.vars.clone(),
                     datasets: Datasets::new(self.datasets.1.clone()),
+                    // `engine.init-failure-fatal: yes` (Suricata's `--init-errors-fatal`): a rule that does not load
+                    // fails the run, as a bad dataset line does under the same policy.
+                    strict: self.datasets.1.init_errors_fatal,
                     ..LoadOptions::default()
                 };
                 for (name, def) in &self.datasets.0 {
