@@ -251,9 +251,57 @@ impl SkippedBlocks {
     }
 }
 
+/// The link types an input's interfaces declared, each once, in the order first declared: what a run reports of
+/// the link types its decoder does not follow. Kept here, with the counters the run reads at the end of each input,
+/// so that it never opens an input again to learn them (standard input or a pipe cannot be read twice, and a FIFO
+/// opened again would wait for a writer). The first [`LinkTypes::KEPT`] distinct ones are kept: a capture declares
+/// one or a few, and a hostile one declaring thousands only sets [`LinkTypes::more`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkTypes {
+    kept: [LinkType; LinkTypes::KEPT],
+    len: u8,
+    /// More distinct link types were declared than are kept.
+    pub more: bool,
+}
+
+impl LinkTypes {
+    /// Distinct link types kept.
+    pub const KEPT: usize = 8;
+
+    /// The distinct link types declared, in the order first declared (at most [`LinkTypes::KEPT`]).
+    pub fn as_slice(&self) -> &[LinkType] {
+        &self.kept[..usize::from(self.len)]
+    }
+
+    fn note(&mut self, t: LinkType) {
+        if self.as_slice().contains(&t) {
+            return;
+        }
+        match self.kept.get_mut(usize::from(self.len)) {
+            Some(slot) => {
+                *slot = t;
+                self.len += 1;
+            }
+            None => self.more = true,
+        }
+    }
+}
+
+impl Default for LinkTypes {
+    fn default() -> Self {
+        LinkTypes {
+            kept: [LinkType(0); LinkTypes::KEPT],
+            len: 0,
+            more: false,
+        }
+    }
+}
+
 /// Counters of what a reader delivered, skipped and cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReadStats {
+    /// The link types the input's interfaces declared.
+    pub link_types: LinkTypes,
     /// Packets delivered.
     pub packets: u64,
     /// Captured bytes delivered (sum of `data.len()`).
@@ -473,7 +521,7 @@ impl Parser {
             PCAP_MODIFIED => (Container::PcapModified, TsResolution::MICRO, 24),
             _ => (Container::Pcap, TsResolution::MICRO, 16),
         };
-        let parser = Parser {
+        let mut parser = Parser {
             kind: Kind::Pcap {
                 order,
                 record_header,
@@ -496,6 +544,7 @@ impl Parser {
             last_ts_ns: 0,
             stats: ReadStats::default(),
         };
+        parser.stats.link_types.note(link_type);
         Ok((parser, 24))
     }
 
@@ -871,6 +920,7 @@ impl Parser {
             Kind::Pcap { .. } => 0,
         };
         info.id_in_section = (self.interfaces.len() - base) as u32;
+        self.stats.link_types.note(info.link_type);
         self.interfaces.push(info);
         Ok(())
     }
@@ -889,6 +939,23 @@ fn apply_offset(ns: u64, offset_s: i64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_types_are_kept_once_each_and_bounded() {
+        let mut t = LinkTypes::default();
+        assert!(t.as_slice().is_empty());
+        for lt in [147, 1, 147, 1, 101] {
+            t.note(LinkType(lt));
+        }
+        assert_eq!(t.as_slice(), [LinkType(147), LinkType(1), LinkType(101)]);
+        assert!(!t.more);
+        for lt in 0..1_000 {
+            t.note(LinkType(lt));
+        }
+        assert_eq!(t.as_slice().len(), LinkTypes::KEPT);
+        assert_eq!(&t.as_slice()[..3], [LinkType(147), LinkType(1), LinkType(101)]);
+        assert!(t.more);
+    }
 
     #[test]
     fn resolutions_convert_to_nanoseconds() {

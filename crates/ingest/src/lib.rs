@@ -46,7 +46,7 @@ pub use afpacket::{
 pub use arena::PacketArena;
 pub use error::Error;
 pub use format::{
-    ByteOrder, Container, Format, InterfaceInfo, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_INTERFACES,
+    ByteOrder, Container, Format, InterfaceInfo, LinkTypes, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_INTERFACES,
     MAX_WIRE_LEN, ReadStats, SkippedBlocks, TsResolution,
 };
 pub use linktype::LinkType;

@@ -23,7 +23,7 @@ use flowbundle_worker::{Crew, StreamConfig, run_stream, run_stream_staged};
 use crate::config::Config;
 use crate::live::note_capture;
 use crate::progress::Progress;
-use crate::read_end::{note_read_end, unsupported_link_types};
+use crate::read_end::note_read_end;
 use crate::reload::{Loaded, Reloader};
 use crate::sink::{CostSink, PeriodicStats, Sink, wall_clock_ns};
 
@@ -177,11 +177,6 @@ pub fn run(
             w.write_rendered(&line, 1).context("writing EVE output")?;
         }
         worker_stats.clear();
-        let unsupported =
-            flowbundle_decode::Outcome::Unsupported(flowbundle_decode::Unsupported::LinkType);
-        if finished.stats.decode.count(unsupported) > 0 {
-            info.link_types = unsupported_link_types(&paths);
-        }
         reports.push((finished, prestage, info));
     }
     Ok(reports)

@@ -16,6 +16,7 @@
 //! - [`run`] ([`drive`]): the loops that drive the inputs: the single-threaded loop (`--threads 1`), every worker
 //!   reading the files, the streaming runtime with a reader thread (files, standard input, live capture, inline, the
 //!   staged execution models), the live loop of one thread; [`Config`] ([`config`]) is what a run is asked to do.
+//! - [`inputs`]: the capture inputs checked and probed before the run (one read each; a pipe named twice refused).
 //! - [`live`]: a live run's source opened (an interface, an inline pair) and its counters at the end.
 //! - [`Output`]: where a streamed output goes (standard output, a file renamed into place at the end, an EVE
 //!   output of Suricata's kinds).
@@ -27,6 +28,7 @@
 
 pub mod config;
 pub mod drive;
+pub mod inputs;
 pub mod live;
 pub mod output;
 pub mod progress;

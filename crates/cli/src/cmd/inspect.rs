@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use flowbundle_ingest::{CaptureMethod, CaptureReader, RingConfig, TpacketVersion};
+use flowbundle_ingest::{CaptureMethod, RingConfig, TpacketVersion};
 use flowbundle_inspect::EngineConfig;
 use flowbundle_inspect::cost::CostWriter;
 use flowbundle_run::sink::{CostSink, Sink, write_rules_profile};
@@ -331,9 +331,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let mut files = std::mem::take(&mut args.read);
     files.append(&mut args.files);
     args.files = files;
-    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
-        bail!("standard input (`-`) can be read only once");
-    }
+    flowbundle_run::inputs::refuse_one_stream_twice(&args.files)?;
     if args.reorder_window == 0 {
         bail!("--reorder-window must be at least 1");
     }
@@ -504,16 +502,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         info.reloads = Some(r.info);
     }
 
-    // Every input must open as a capture before anything runs, whatever the thread count: a missing file, an empty
-    // one or one that is not a capture is an error, not an empty input (the parallel runs would otherwise count it
-    // and go on, the serial one stop at it after inspecting the inputs before it), and no output is left behind.
-    // Reading the header costs one read per input; standard input and pipes are held open by the probe's handle,
-    // which gives the bytes it read back to the run (`CaptureReader::probe`).
-    let mut probed = Vec::with_capacity(args.files.len());
-    for f in &args.files {
-        probed
-            .push(CaptureReader::probe(f).with_context(|| format!("cannot open {}", f.display()))?);
-    }
+    // Every input must open as a capture before anything runs, whatever the thread count.
+    let probed = flowbundle_run::inputs::probe(&args.files)?;
     let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let eve_opts = EveOptions {
         extra: args.eve_extra,
