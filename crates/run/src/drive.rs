@@ -470,23 +470,15 @@ fn inspect_inputs(
                         }
                     }
                 }
-                let r = if last {
-                    merge.release_all(|p| sink.write_piece(p))
-                } else {
-                    merge.release(watermark, |p| sink.write_piece(p))
-                };
-                let r = r.and_then(|()| sink.maintain());
-                let ts = board.max_ts();
-                let r = r.and_then(|()| match periodic.as_mut() {
-                    Some(p) if !last && ts > 0 => {
-                        if p.due(ts) {
-                            p.write(sink, &board.total(), arena.filled())
-                        } else {
-                            Ok(())
-                        }
-                    }
-                    _ => Ok(()),
-                });
+                let r = collect_pass(
+                    &mut merge,
+                    sink,
+                    watermark,
+                    last,
+                    periodic.as_mut(),
+                    &board,
+                    arena.filled(),
+                );
                 if let Err(e) = r {
                     write_error = Some(e);
                     stop.store(true, Ordering::Relaxed);
@@ -626,6 +618,38 @@ fn inspect_inputs(
     Ok((finished, pre))
 }
 
+/// One pass of a parallel run's collector (the calling thread, between the workers' output and the sink): the
+/// merged output written out up to `watermark` (the oldest packet still being inspected; everything at the `last`
+/// pass), the sink's upkeep (flushes, a reopened output), and a periodic `stats` record when capture time
+/// ([`StatsBoard::max_ts`]) says one is due, the workers' counters as last published and `packets_read` so far.
+/// The same under a reader thread (whose arena counts the packets read) and every worker reading (whose workers
+/// do).
+fn collect_pass(
+    merge: &mut EventMerge,
+    sink: &mut Sink,
+    watermark: u64,
+    last: bool,
+    periodic: Option<&mut PeriodicStats>,
+    board: &StatsBoard,
+    packets_read: u64,
+) -> anyhow::Result<()> {
+    if last {
+        merge.release_all(|p| sink.write_piece(p))?;
+    } else {
+        merge.release(watermark, |p| sink.write_piece(p))?;
+    }
+    sink.maintain()?;
+    let ts = board.max_ts();
+    if let Some(p) = periodic
+        && !last
+        && ts > 0
+        && p.due(ts)
+    {
+        p.write(sink, &board.total(), packets_read)?;
+    }
+    Ok(())
+}
+
 /// What the collector of an `inspect_each` run holds: the merge, the sink, and the first write error.
 struct Collecting<'s> {
     merge: EventMerge,
@@ -725,23 +749,15 @@ fn inspect_each(
                 merge.discard();
                 return;
             }
-            let r = if last {
-                merge.release_all(|p| sink.write_piece(p))
-            } else {
-                merge.release(watermark, |p| sink.write_piece(p))
-            };
-            let r = r.and_then(|()| sink.maintain());
-            let ts = board.max_ts();
-            let r = r.and_then(|()| match periodic.as_mut() {
-                Some(p) if !last && ts > 0 => {
-                    if p.due(ts) {
-                        p.write(sink, &board.total(), each.packets_read())
-                    } else {
-                        Ok(())
-                    }
-                }
-                _ => Ok(()),
-            });
+            let r = collect_pass(
+                merge,
+                sink,
+                watermark,
+                last,
+                periodic.as_mut(),
+                &board,
+                each.packets_read(),
+            );
             if let Err(e) = r {
                 *write_error = Some(e);
                 stop.store(true, Ordering::Relaxed);
