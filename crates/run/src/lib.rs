@@ -16,7 +16,10 @@
 //! - [`run`] ([`drive`]): the loops that drive the inputs: the single-threaded loop (`--threads 1`), every worker
 //!   reading the files, the streaming runtime with a reader thread (files, standard input, live capture, inline, the
 //!   staged execution models), the live loop of one thread; [`Config`] ([`config`]) is what a run is asked to do.
+//! - [`ending`]: the end of a run: the EVE output closed, cost records, the rules profile, the summaries.
 //! - [`inputs`]: the capture inputs checked and probed before the run (one read each; a pipe named twice refused).
+//! - [`mode`]: the defaults that depend on the inputs and the other options (the scheduler, every worker reading
+//!   or a reader thread, the packet buffers), chosen once from what was asked.
 //! - [`live`]: a live run's source opened (an interface, an inline pair) and its counters at the end.
 //! - [`Output`]: where a streamed output goes (standard output, a file renamed into place at the end, an EVE
 //!   output of Suricata's kinds).
@@ -28,8 +31,10 @@
 
 pub mod config;
 pub mod drive;
+pub mod ending;
 pub mod inputs;
 pub mod live;
+pub mod mode;
 pub mod output;
 pub mod progress;
 pub mod read_end;

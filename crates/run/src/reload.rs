@@ -85,6 +85,20 @@ impl DetectionSources {
         }
     }
 
+    /// These sources, read by a run of the capture `files`: [`DetectionSources::inputs`] is every file the run reads
+    /// (the captures, then the rule sources), which no output or report may overwrite.
+    pub fn read_with(mut self, files: &[PathBuf]) -> Self {
+        self.inputs = files
+            .iter()
+            .chain(&self.rules)
+            .chain(&self.content_hex)
+            .chain(&self.classification)
+            .chain(&self.threshold)
+            .cloned()
+            .collect();
+        self
+    }
+
     /// Loads the sets, saying on standard error what was loaded (and every unreadable rule, as `file:line`).
     pub fn load(&self) -> anyhow::Result<Loaded> {
         let fingerprints = self.fingerprints();

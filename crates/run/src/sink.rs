@@ -56,6 +56,45 @@ pub struct Sink {
 }
 
 impl Sink {
+    /// A run's event sink, its EVE output opened: `target` when the EVE output is one of Suricata's kinds (a file
+    /// appended to and reopened, a Unix socket, Redis; written with `waits`), else `output` (`-` for standard
+    /// output, a file written whole and renamed into place at the end), else none. An output that is one of
+    /// `inputs` (every file the run reads) is refused. `signals`: a live run's (SIGHUP reopens an EVE file).
+    pub fn open(
+        target: Option<flowbundle_sinks::Target>,
+        output: Option<&std::path::Path>,
+        waits: flowbundle_sinks::Waits,
+        inputs: &[&std::path::Path],
+        eve: flowbundle_sinks::EveOptions,
+        signals: Option<flowbundle_inspect::Signals>,
+        ips: bool,
+    ) -> anyhow::Result<Sink> {
+        let out = match (target, output) {
+            (Some(t), _) => {
+                if let flowbundle_sinks::Target::Regular(p) = &t {
+                    flowbundle_ingest::refuse_input_as_output(p, inputs)?;
+                }
+                let what = t.to_string();
+                Some(crate::Output::Eve(
+                    flowbundle_sinks::EveOutput::open_with(t, waits)
+                        .map_err(|e| anyhow::anyhow!("EVE output {what}: {e}"))?,
+                ))
+            }
+            (None, Some(p)) => Some(crate::Output::open(p, inputs)?),
+            (None, None) => None,
+        };
+        Ok(Sink {
+            eve: out.map(|o| EveWriter::with_options(o, eve)),
+            filter: None,
+            retired_filters: Vec::new(),
+            reloaded_rules: None,
+            signals,
+            hangups_seen: 0,
+            last_flush: Instant::now(),
+            ips,
+        })
+    }
+
     /// In a live run, between events: reopens the EVE file after SIGHUP (logrotate), and flushes the output once a
     /// second.
     pub fn maintain(&mut self) -> anyhow::Result<()> {
@@ -213,6 +252,21 @@ pub fn wall_clock_ns() -> u64 {
 pub struct CostSink(pub Option<CostWriter<crate::Output>>);
 
 impl CostSink {
+    /// Per-packet cost records to `path` (binary, or CSV if the name ends in `.csv`; `-` for standard output),
+    /// refused when it is one of `inputs`; none without a path.
+    pub fn open(
+        path: Option<&std::path::Path>,
+        inputs: &[&std::path::Path],
+    ) -> anyhow::Result<CostSink> {
+        Ok(CostSink(match path {
+            Some(p) => {
+                let csv = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+                Some(CostWriter::new(crate::Output::open(p, inputs)?, csv)?)
+            }
+            None => None,
+        }))
+    }
+
     pub fn write(&mut self, recs: &[CostRecord]) -> anyhow::Result<()> {
         if let Some(w) = &mut self.0 {
             for r in recs {

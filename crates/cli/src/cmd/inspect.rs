@@ -14,15 +14,12 @@
 //! write Suricata `stats` records during the run, in capture time for files.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 use flowbundle_ingest::{CaptureMethod, RingConfig, TpacketVersion};
 use flowbundle_inspect::EngineConfig;
-use flowbundle_inspect::cost::CostWriter;
-use flowbundle_run::sink::{CostSink, Sink, write_rules_profile};
-use flowbundle_scheduler::SchedOptions;
-use flowbundle_sinks::{EveOptions, EveWriter, RunInfo, Summary};
+use flowbundle_run::sink::{CostSink, Sink};
+use flowbundle_sinks::{EveOptions, RunInfo};
 
 /// Inspect captures: connections, protocols, content rules; EVE JSON out.
 ///
@@ -294,10 +291,6 @@ pub struct Args {
     eve_stats_threads: bool,
 }
 
-const DEFAULT_PACKET_BUFFERS: usize = 512;
-/// `--packet-buffers` by default for a reader thread reading files (see there).
-const DEFAULT_FILE_PACKET_BUFFERS: usize = 2048;
-
 fn parse_on_full(s: &str) -> Result<flowbundle_inspect::OnFull, String> {
     match s {
         "wait" => Ok(flowbundle_inspect::OnFull::Wait),
@@ -431,7 +424,20 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
         false => None,
     };
-    let exec = staged_exec(&args, threads)?;
+    let asked = flowbundle_run::mode::Asked {
+        files: &args.files,
+        threads,
+        scheduler: args.scheduler.as_deref(),
+        exec: args.exec.as_deref().and_then(flowbundle_types::Exec::parse),
+        detect_workers: args.detect_workers,
+        live: live_run,
+        inline: args.inline.is_some(),
+        fanout: args.fanout.is_some(),
+        workers_read: args.workers_read,
+        reader_inspects: args.reader_inspects,
+        packet_buffers: args.packet_buffers,
+    };
+    let exec = flowbundle_run::mode::staged_exec(&asked)?;
     let capture = capture_spec(&args);
     // Open the interface before loading rule sets, so a build without live capture (or a missing permission)
     // says so at once.
@@ -451,7 +457,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             let (source, inline) = flowbundle_run::live::open_inline(
                 &capture,
                 sides,
-                args.packet_buffers.unwrap_or(DEFAULT_PACKET_BUFFERS),
+                args.packet_buffers
+                    .unwrap_or(flowbundle_run::mode::DEFAULT_PACKET_BUFFERS),
             )?;
             live = Some(source);
             Some(inline)
@@ -476,17 +483,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         args.classification_file.clone(),
         args.threshold_file.clone(),
         &conf,
-    );
+    )
+    .read_with(&args.files);
     sources.rules_report = args.rules_report.clone();
-    sources.inputs = args
-        .files
-        .iter()
-        .chain(&args.rules)
-        .chain(&args.content_hex)
-        .chain(&args.classification_file)
-        .chain(&args.threshold_file)
-        .cloned()
-        .collect();
+    // Every file this run reads: no output may be one of them.
+    let reads = sources.inputs.clone();
     // The loaded sets live until the process ends, whichever way `run` returns: freeing them is left to the
     // system. Their teardown frees every compiled expression and rule one by one (582 M instructions with the
     // community rules, after the run and its output are complete, in the user's wall time); nothing is written
@@ -504,57 +505,26 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
 
     // Every input must open as a capture before anything runs, whatever the thread count.
     let probed = flowbundle_run::inputs::probe(&args.files)?;
-    let eve_to_stdout = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let eve_opts = EveOptions {
         extra: args.eve_extra,
         ..EveOptions::default()
     };
-    // Every file this run reads: no output may be one of them.
-    let inputs: Vec<&std::path::Path> = args
-        .files
-        .iter()
-        .chain(&args.rules)
-        .chain(&args.content_hex)
-        .chain(&args.classification_file)
-        .chain(&args.threshold_file)
-        .map(PathBuf::as_path)
-        .collect();
+    let inputs: Vec<&std::path::Path> = reads.iter().map(PathBuf::as_path).collect();
     let target = args.eve.target(&conf, args.output.as_deref(), live_run)?;
     let waits = args.eve.waits(&conf)?;
-    let eve_out = match (target, &args.output) {
-        (Some(t), _) => {
-            if let flowbundle_sinks::Target::Regular(p) = &t {
-                super::check_output(p, &inputs)?;
-            }
-            let what = t.to_string();
-            Some(super::Output::Eve(
-                flowbundle_sinks::EveOutput::open_with(t, waits)
-                    .map_err(|e| anyhow::anyhow!("EVE output {what}: {e}"))?,
-            ))
-        }
-        (None, Some(p)) => Some(super::Output::open(p, &inputs)?),
-        (None, None) => None,
-    };
-    if eve_out.is_none() && args.eve_stats {
+    let mut sink = Sink::open(
+        target,
+        args.output.as_deref(),
+        waits,
+        &inputs,
+        eve_opts,
+        signals,
+        cfg.ips,
+    )?;
+    if sink.eve.is_none() && args.eve_stats {
         bail!("--eve-stats needs an EVE output (-o FILE, or --eve-filetype redis)");
     }
-    let mut sink = Sink {
-        eve: eve_out.map(|o| EveWriter::with_options(o, eve_opts)),
-        filter: None,
-        retired_filters: Vec::new(),
-        reloaded_rules: None,
-        signals,
-        hangups_seen: 0,
-        last_flush: Instant::now(),
-        ips: cfg.ips,
-    };
-    let mut costs = CostSink(match &args.cost_out {
-        Some(p) => {
-            let csv = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-            Some(CostWriter::new(super::Output::open(p, &inputs)?, csv)?)
-        }
-        None => None,
-    });
+    let mut costs = CostSink::open(args.cost_out.as_deref(), &inputs)?;
 
     if threads == 1 && args.scheduler.is_some() {
         eprintln!("warning: --scheduler has no effect on a single-threaded run (--threads 1)");
@@ -567,79 +537,10 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if threads == 1 && args.packet_buffers.is_some() {
         eprintln!("warning: --packet-buffers has no effect on a single-threaded run (--threads 1)");
     }
-    // A staged execution model named (`--exec pipeline` or `multilayer`): its groups are fed by a dispatcher.
-    // Run-to-completion named (`--exec rtc`) is the default model, and runs as the default does.
-    let staged = args
-        .exec
-        .as_deref()
-        .and_then(flowbundle_types::Exec::parse)
-        .is_some_and(|m| m != flowbundle_types::Exec::Rtc);
-    // Every worker reading the inputs reads each once per worker: only regular files can be (not standard input,
-    // nor a pipe).
-    let rereadable = args
-        .files
-        .iter()
-        .all(|f| std::fs::metadata(f).is_ok_and(|m| m.is_file()));
-    if args.workers_read == Some(true) {
-        if threads > 1 && !rereadable {
-            bail!(
-                "--workers-read reads every input once per worker: standard input and pipes can be read only once"
-            );
-        }
-        if args.reader_inspects {
-            bail!(
-                "--workers-read and --reader-inspects exclude each other: with --workers-read there is no reader"
-            );
-        }
-        if staged || args.interface.is_some() || args.inline.is_some() {
-            bail!(
-                "--workers-read reads files, run to completion (no --exec pipeline or multilayer, no --interface or \
-                 --inline)"
-            );
-        }
-        let policy = args.scheduler.as_deref().unwrap_or("lfb");
-        if threads > 1
-            && flowbundle_scheduler::canonical(policy)
-                .and_then(flowbundle_inspect::Placement::for_policy)
-                .is_none()
-        {
-            bail!(
-                "--workers-read needs --scheduler dh, rss or lfb (a placement every worker can compute from the input \
-                 alone; {policy} decides as the run goes)"
-            );
-        }
-    }
+    let mode = flowbundle_run::mode::choose(&asked)?;
     if threads == 1 && args.workers_read.is_some() {
         eprintln!("warning: --workers-read has no effect on a single-threaded run (--threads 1)");
     }
-    // Whatever needs a reader thread: live capture, standard input or a pipe (read once), a staged --exec (its
-    // groups are fed by a dispatcher), --reader-inspects (the reader is a worker).
-    let needs_reader = !rereadable
-        || args.reader_inspects
-        || staged
-        || args.interface.is_some()
-        || args.inline.is_some();
-    // The default scheduler for files: dh with every worker reading. Measured with `scripts/bench-inspect-parallel`
-    // (2 cores) and `scripts/bench-inspect-scaling` (16 cores; BENCHMARKS.md, "1 to 16 workers on a 16-core
-    // machine"): 1.33x the single-threaded loop at 2 threads without rules against lfb's 1.17x when chosen, and on
-    // 16 cores 5.3x at 16 workers (main @ 231963d) where lfb with its reader thread reaches 1.1x (the reader
-    // dispatching for every worker is the bottleneck from 4 workers on). Whatever needs a reader thread, and
-    // --workers-read=false, keeps lfb.
-    if args.scheduler.is_none() && threads > 1 && args.workers_read != Some(false) && !needs_reader
-    {
-        args.scheduler = Some("dh".to_string());
-    }
-    // Every worker reads the files under each policy whose placement every worker can compute from the input (dh,
-    // rss, lfb) when nothing needs a reader: measured on 2 cores, lfb and rss with every worker reading ran at
-    // 1.54-1.80x the single-threaded loop's speed, with a reader thread at 1.03-1.56x (BENCHMARKS.md).
-    args.workers_read = Some(
-        args.workers_read.unwrap_or(
-            !needs_reader
-                && flowbundle_scheduler::canonical(args.scheduler.as_deref().unwrap_or("lfb"))
-                    .and_then(flowbundle_inspect::Placement::for_policy)
-                    .is_some(),
-        ),
-    );
     if threads == 1 && args.reader_inspects {
         eprintln!(
             "warning: --reader-inspects has no effect on a single-threaded run (--threads 1)"
@@ -652,19 +553,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         engine: cfg,
         per_file: args.per_file,
         threads,
-        scheduler: args.scheduler.clone(),
+        scheduler: mode.scheduler,
         exec,
-        workers_read: args.workers_read == Some(true),
+        workers_read: mode.workers_read,
         reader_inspects: args.reader_inspects,
-        // A reader thread reading files (not every worker reading, whose window is 64 times this; not a staged
-        // --exec, whose groups are fed by a dispatcher).
-        packet_buffers: args.packet_buffers.unwrap_or(
-            if !live_run && args.workers_read != Some(true) && !staged {
-                DEFAULT_FILE_PACKET_BUFFERS
-            } else {
-                DEFAULT_PACKET_BUFFERS
-            },
-        ),
+        packet_buffers: mode.packet_buffers,
         reorder_window: args.reorder_window,
         stats_interval: args.stats_interval,
         eve_stats: args.eve_stats,
@@ -682,7 +575,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         live,
         inline,
     };
-    let mut reports = flowbundle_run::run(
+    let reports = flowbundle_run::run(
         &config,
         &loaded,
         &mut sink,
@@ -691,49 +584,23 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         reloader.as_mut(),
         &info,
     )?;
-    let profiled_rules = sink.reloaded_rules.take().or(rules);
-    if let Some((lines, target)) = flowbundle_run::drive::finish_eve(sink.eve.take(), &mut reports)?
-    {
-        // EVE in a file and no summary asked for: one line says what was written.
-        let written_to = target.or_else(|| args.output.as_deref().map(|p| p.display().to_string()));
-        if let Some(out) = written_to.filter(|_| !eve_to_stdout && !args.summary) {
-            flowbundle_run::drive::note_written(lines, &out, &reports);
-        }
-    }
-    costs.finish()?;
-    if let Some(path) = &args.rules_profile {
-        write_rules_profile(path, profiled_rules.as_deref(), &reports)?;
-    }
-    // A live run's reloaded sets (the last one, and the signatures the reloader holds) are left to the process's
-    // end as the loaded ones are.
-    std::mem::forget(profiled_rules);
+    // A live run's reloader (and the signatures it holds) is left to the process's end as the loaded sets are.
     std::mem::forget(reloader);
-    if args.summary || args.output.is_none() {
-        for (finished, prestage, info) in &reports {
-            let text = Summary {
-                finished,
-                prestage: Some(prestage),
-                info,
-            }
-            .to_string();
-            if eve_to_stdout {
-                eprint!("{text}");
-            } else {
-                out!("{text}");
-            }
-        }
-    }
-    // An input that could not be read to its end (a damaged record, a read error) lost what came after the damage:
-    // the output covers what was read, and the exit status says the run was not whole.
-    let input_errors: u64 = reports.iter().map(|r| r.2.input_errors).sum();
-    if input_errors > 0 {
-        bail!(
-            "{input_errors} input{} could not be read to the end (named above); the output covers the packets \
-             before the damage",
-            if input_errors == 1 { "" } else { "s" }
-        );
-    }
-    Ok(())
+    flowbundle_run::ending::finish(
+        flowbundle_run::ending::Ending {
+            output: args.output.as_deref(),
+            summary: args.summary,
+            rules_profile: args.rules_profile.as_deref(),
+        },
+        &mut sink,
+        costs,
+        reports,
+        rules,
+        |text| {
+            out!("{text}");
+            Ok(())
+        },
+    )
 }
 
 /// The capture options of a live run, as the library opens them.
@@ -820,65 +687,4 @@ fn check_inline<'p>(args: &Args, pair: &'p str) -> anyhow::Result<[&'p str; 2]> 
     // Each frame handed over as it arrives: a TPACKET_V3 block would hold it back.
     check_ring_version(args, TpacketVersion::V2)?;
     Ok([a, b])
-}
-
-/// `--exec` checked against the rest of the command line: `None` for run-to-completion (the default, and what one
-/// worker runs whatever the model: with fewer workers than groups the groups merge, as the simulator merges them).
-fn staged_exec(args: &Args, threads: usize) -> anyhow::Result<Option<flowbundle_run::StagedExec>> {
-    use flowbundle_types::Exec;
-    let model = match args.exec.as_deref().and_then(Exec::parse) {
-        None | Some(Exec::Rtc) => {
-            if args.detect_workers.is_some() {
-                bail!("--detect-workers applies to --exec pipeline and --exec multilayer");
-            }
-            return Ok(None);
-        }
-        Some(m) => m,
-    };
-    if threads < 2 {
-        eprintln!(
-            "warning: --exec {} needs a worker per group: one worker runs every stage (run-to-completion)",
-            model.name()
-        );
-        return Ok(None);
-    }
-    if args.inline.is_some() {
-        bail!(
-            "--exec {} does not run inline: a packet's verdict is known only after its detection stage, and a flow's \
-             packets must leave in order",
-            model.name()
-        );
-    }
-    if args.fanout.is_some() {
-        bail!(
-            "--exec {} runs the groups under --scheduler; --fanout gives each worker its own ring",
-            model.name()
-        );
-    }
-    let scheduler = args.scheduler.as_deref().unwrap_or("lfb");
-    let opts = SchedOptions {
-        ph_late_claim: false,
-        ..SchedOptions::default()
-    };
-    let shape = flowbundle_scheduler::build(scheduler, 2, &opts)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .shape();
-    if !shape.keeps_flow_order {
-        bail!(
-            "--exec {} needs a scheduler that keeps each flow's packets in order (every policy but ph): the \
-             detection group must receive a flow's packets in the order the flow group inspected them",
-            model.name()
-        );
-    }
-    let detect_workers = args.detect_workers.unwrap_or(threads / 2);
-    if detect_workers == 0 || detect_workers >= threads {
-        bail!(
-            "--detect-workers must leave at least one worker to each group (1 to {})",
-            threads - 1
-        );
-    }
-    Ok(Some(flowbundle_run::StagedExec {
-        model,
-        detect_workers,
-    }))
 }
