@@ -140,7 +140,11 @@ fn the_flow_cap_is_one_budget_for_all_workers() {
             assert!(peak <= CAP, "{what}: peak {peak} over the cap");
             assert_eq!(created, CAP, "{what}: flows created");
             assert_eq!(peak, CAP, "{what}: the flood fills the table");
-            assert_eq!(created + memcap, total, "{what}: every flow tracked or counted");
+            assert_eq!(
+                created + memcap,
+                total,
+                "{what}: every flow tracked or counted"
+            );
         }
     }
 }

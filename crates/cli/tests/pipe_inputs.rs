@@ -94,7 +94,11 @@ const RUNS: [&[&str]; 3] = [
 /// packets as a header. Refused with one line, nothing read.
 #[test]
 fn standard_input_named_twice_is_refused() {
-    for names in [["-", "/dev/stdin"], ["/dev/stdin", "/dev/stdin"], ["-", "-"]] {
+    for names in [
+        ["-", "/dev/stdin"],
+        ["/dev/stdin", "/dev/stdin"],
+        ["-", "-"],
+    ] {
         let mut args: Vec<&OsStr> = names.iter().map(OsStr::new).collect();
         args.extend(["--threads", "1"].map(OsStr::new));
         let out = inspect_piped(&args, user0_pcap());

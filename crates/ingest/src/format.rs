@@ -953,7 +953,10 @@ mod tests {
             t.note(LinkType(lt));
         }
         assert_eq!(t.as_slice().len(), LinkTypes::KEPT);
-        assert_eq!(&t.as_slice()[..3], [LinkType(147), LinkType(1), LinkType(101)]);
+        assert_eq!(
+            &t.as_slice()[..3],
+            [LinkType(147), LinkType(1), LinkType(101)]
+        );
         assert!(t.more);
     }
 

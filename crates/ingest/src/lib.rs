@@ -46,8 +46,8 @@ pub use afpacket::{
 pub use arena::PacketArena;
 pub use error::Error;
 pub use format::{
-    ByteOrder, Container, Format, InterfaceInfo, LinkTypes, MAX_BLOCK_LEN, MAX_CAPLEN, MAX_INTERFACES,
-    MAX_WIRE_LEN, ReadStats, SkippedBlocks, TsResolution,
+    ByteOrder, Container, Format, InterfaceInfo, LinkTypes, MAX_BLOCK_LEN, MAX_CAPLEN,
+    MAX_INTERFACES, MAX_WIRE_LEN, ReadStats, SkippedBlocks, TsResolution,
 };
 pub use linktype::LinkType;
 pub use live::{CaptureMethod, LiveCapture, LiveSource};

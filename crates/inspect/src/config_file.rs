@@ -1256,7 +1256,8 @@ mod tests {
         assert_eq!(c.init_failure_fatal, Some((true, "s.yaml:2".to_string())));
         assert_eq!(c.ignored, ["engine.other"]);
         assert!(
-            c.dump().contains("engine:\n  init-failure-fatal: yes  # s.yaml:2\n"),
+            c.dump()
+                .contains("engine:\n  init-failure-fatal: yes  # s.yaml:2\n"),
             "{}",
             c.dump()
         );
@@ -1266,18 +1267,15 @@ mod tests {
         let d = ConfigFile::default();
         assert!(!d.dataset_policy.init_errors_fatal);
         assert!(d.dump().contains("  init-failure-fatal: no  # default\n"));
-        let set = ConfigFile::parse_with(
-            "",
-            "s.yaml",
-            &["engine.init-failure-fatal=yes".to_string()],
-        )
-        .unwrap();
+        let set =
+            ConfigFile::parse_with("", "s.yaml", &["engine.init-failure-fatal=yes".to_string()])
+                .unwrap();
         assert_eq!(set.init_failure_fatal, Some((true, "--set".to_string())));
         assert!(set.dataset_policy.init_errors_fatal);
         let off = ConfigFile::parse("engine:\n  init-failure-fatal: no\n", "s.yaml").unwrap();
         assert!(!off.dataset_policy.init_errors_fatal);
-        let bad = ConfigFile::parse("engine:\n  init-failure-fatal: maybe\n", "s.yaml")
-            .unwrap_err();
+        let bad =
+            ConfigFile::parse("engine:\n  init-failure-fatal: maybe\n", "s.yaml").unwrap_err();
         assert!(
             bad.to_string()
                 .starts_with("s.yaml:2: engine.init-failure-fatal: expected yes or no"),

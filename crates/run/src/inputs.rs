@@ -40,7 +40,7 @@ pub fn refuse_one_stream_twice(files: &[PathBuf]) -> anyhow::Result<()> {
                 f.display()
             );
         }
-        seen.push((id, f));
+        seen.push((id, f.as_path()));
     }
     Ok(())
 }

@@ -117,13 +117,14 @@ pub fn choose(asked: &Asked<'_>) -> anyhow::Result<Chosen> {
         .unwrap_or(!needs_reader && placed_alike(scheduler.as_deref().unwrap_or("lfb")));
     // A reader thread reading files gets more buffers (not every worker reading, whose window is 64 times this; not
     // a staged --exec, whose groups are fed by a dispatcher).
-    let packet_buffers = asked.packet_buffers.unwrap_or(
-        if !asked.live && !workers_read && !staged {
-            DEFAULT_FILE_PACKET_BUFFERS
-        } else {
-            DEFAULT_PACKET_BUFFERS
-        },
-    );
+    let packet_buffers =
+        asked
+            .packet_buffers
+            .unwrap_or(if !asked.live && !workers_read && !staged {
+                DEFAULT_FILE_PACKET_BUFFERS
+            } else {
+                DEFAULT_PACKET_BUFFERS
+            });
     Ok(Chosen {
         scheduler,
         workers_read,
