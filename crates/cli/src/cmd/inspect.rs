@@ -264,7 +264,7 @@ pub struct Args {
     /// is one every worker computes alike from the input: under `dh` the flow's CRC-16 modulo N; under `rss` and
     /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
     /// each sweep of idle flows, from the bytes each bucket had since the last, when the loads differ by more than
-    /// a tenth (`lfb`) or a quarter (`rss`). The default for files under `dh`, `rss` and `lfb` when nothing needs
+    /// a quarter (`lfb` and `rss`). The default for files under `dh`, `rss` and `lfb` when nothing needs
     /// a reader thread (standard input or a pipe, --exec pipeline or multilayer, --reader-inspects): measured
     /// faster than a reader thread on 2 cores and on 16 under all three, the output the same.
     /// `--workers-read=false` keeps the reader thread (and lfb as the default scheduler). A worker waits when it is
