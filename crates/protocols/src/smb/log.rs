@@ -2773,6 +2773,33 @@ mod tests {
     }
 
     /// A body with `fields` written at their offsets (relative to the body), padded to `len`.
+    /// An SMB2 TREE_CONNECT request body for the share `path` (as `\\srv\share`).
+    fn tree_connect_request(path: &str) -> Vec<u8> {
+        let path = utf16(path);
+        body(
+            8,
+            &[
+                (4, &72u16.to_le_bytes()),
+                (6, &(path.len() as u16).to_le_bytes()),
+                (8, &path),
+            ],
+        )
+    }
+
+    /// An SMB2 CREATE request body for the file `name` with the create `disposition`.
+    fn create_request(name: &str, disposition: u32) -> Vec<u8> {
+        let name = utf16(name);
+        body(
+            56,
+            &[
+                (36, &disposition.to_le_bytes()),
+                (44, &120u16.to_le_bytes()),
+                (46, &(name.len() as u16).to_le_bytes()),
+                (56, &name),
+            ],
+        )
+    }
+
     fn body(len: usize, fields: &[(usize, &[u8])]) -> Vec<u8> {
         let mut b = vec![0u8; len];
         for (at, f) in fields {
@@ -2815,30 +2842,13 @@ mod tests {
             ],
         );
         l.smb2(false, &msg(NEGOTIATE, true, 0, 0, 0, &neg_r));
-        let path = utf16("\\\\srv\\data");
-        let tc = body(
-            8,
-            &[
-                (4, &72u16.to_le_bytes()),
-                (6, &(path.len() as u16).to_le_bytes()),
-                (8, &path),
-            ],
-        );
+        let tc = tree_connect_request("\\\\srv\\data");
         l.smb2(true, &msg(TREE_CONNECT, false, 0, 2, 0, &tc));
         l.smb2(
             false,
             &msg(TREE_CONNECT, true, 0, 2, 7, &body(16, &[(2, &[1])])),
         );
-        let name = utf16("a.pdf");
-        let cr = body(
-            56,
-            &[
-                (36, &2u32.to_le_bytes()),
-                (44, &120u16.to_le_bytes()),
-                (46, &(name.len() as u16).to_le_bytes()),
-                (56, &name),
-            ],
-        );
+        let cr = create_request("a.pdf", 2);
         l.smb2(true, &msg(CREATE, false, 0, 3, 7, &cr));
         let fid = [
             0x4d, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
@@ -2942,30 +2952,13 @@ mod tests {
     #[test]
     fn async_pipe_read_makes_a_file_transaction() {
         let mut l = SmbTxLog::default();
-        let path = utf16("\\\\srv\\IPC$");
-        let tc = body(
-            8,
-            &[
-                (4, &72u16.to_le_bytes()),
-                (6, &(path.len() as u16).to_le_bytes()),
-                (8, &path),
-            ],
-        );
+        let tc = tree_connect_request("\\\\srv\\IPC$");
         l.smb2(true, &msg(TREE_CONNECT, false, 0, 1, 0, &tc));
         l.smb2(
             false,
             &msg(TREE_CONNECT, true, 0, 1, 3, &body(16, &[(2, &[2])])),
         );
-        let name = utf16("tool-stdout");
-        let cr = body(
-            56,
-            &[
-                (36, &1u32.to_le_bytes()),
-                (44, &120u16.to_le_bytes()),
-                (46, &(name.len() as u16).to_le_bytes()),
-                (56, &name),
-            ],
-        );
+        let cr = create_request("tool-stdout", 1);
         l.smb2(true, &msg(CREATE, false, 0, 2, 3, &cr));
         let fid = [7u8; 16];
         l.smb2(false, &msg(CREATE, true, 0, 2, 3, &body(88, &[(64, &fid)])));
@@ -3094,30 +3087,13 @@ mod tests {
     #[test]
     fn pipe_calls_and_ntlmssp() {
         let mut l = SmbTxLog::default();
-        let path = utf16("\\\\srv\\IPC$");
-        let tc = body(
-            8,
-            &[
-                (4, &72u16.to_le_bytes()),
-                (6, &(path.len() as u16).to_le_bytes()),
-                (8, &path),
-            ],
-        );
+        let tc = tree_connect_request("\\\\srv\\IPC$");
         l.smb2(true, &msg(TREE_CONNECT, false, 0, 1, 0, &tc));
         l.smb2(
             false,
             &msg(TREE_CONNECT, true, 0, 1, 3, &body(16, &[(2, &[2])])),
         );
-        let name = utf16("srvsvc");
-        let cr = body(
-            56,
-            &[
-                (36, &1u32.to_le_bytes()),
-                (44, &120u16.to_le_bytes()),
-                (46, &(name.len() as u16).to_le_bytes()),
-                (56, &name),
-            ],
-        );
+        let cr = create_request("srvsvc", 1);
         l.smb2(true, &msg(CREATE, false, 0, 2, 3, &cr));
         let fid = [7u8; 16];
         l.smb2(false, &msg(CREATE, true, 0, 2, 3, &body(88, &[(64, &fid)])));
@@ -3272,16 +3248,7 @@ mod tests {
     #[test]
     fn smb2_set_info_disposition() {
         let mut l = SmbTxLog::default();
-        let name = utf16("x.exe");
-        let cr = body(
-            56,
-            &[
-                (36, &1u32.to_le_bytes()),
-                (44, &120u16.to_le_bytes()),
-                (46, &(name.len() as u16).to_le_bytes()),
-                (56, &name),
-            ],
-        );
+        let cr = create_request("x.exe", 1);
         l.smb2(true, &msg(CREATE, false, 0, 1, 3, &cr));
         let fid = [9u8; 16];
         l.smb2(false, &msg(CREATE, true, 0, 1, 3, &body(88, &[(64, &fid)])));
