@@ -327,7 +327,8 @@ impl std::ops::AddAssign for StageTimes {
 /// connections and the stage breakdown.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CostSummary {
-    /// Counter ticks per second (see [`tsc_hz`]).
+    /// Counter ticks per second (see [`tsc_hz`]); 0 for this machine's counter, measured only when a figure in time
+    /// is asked for ([`CostSummary::hz`]).
     pub tsc_hz: f64,
     pub packets: u64,
     pub cycles: u64,
@@ -339,12 +340,25 @@ pub struct CostSummary {
 }
 
 impl CostSummary {
-    /// An empty summary at this machine's counter frequency, with a bucket per position in flow.
+    /// An empty summary of this machine's counter, with a bucket per position in flow.
+    ///
+    /// Why the frequency is not measured here: every worker context makes one, and measuring spins about 20 ms on
+    /// the clock (a twentieth of a run of the 420,000-packet merged trace), which a run that never shows a time
+    /// (no `--cost`, no bench harness) would pay for nothing. [`CostSummary::hz`] measures it when asked.
     pub fn new() -> Self {
         CostSummary {
-            tsc_hz: tsc_hz(),
             by_position: vec![(0, 0); POSITIONS + 1],
             ..CostSummary::default()
+        }
+    }
+
+    /// Counter ticks per second of these cycles: the recorded frequency, or this machine's ([`tsc_hz`], measured
+    /// once per process on first use) when none was recorded.
+    pub fn hz(&self) -> f64 {
+        if self.tsc_hz > 0.0 {
+            self.tsc_hz
+        } else {
+            tsc_hz()
         }
     }
 
@@ -355,7 +369,7 @@ impl CostSummary {
 
     /// Average nanoseconds per packet.
     pub fn ns_per_packet(&self) -> f64 {
-        self.cycles_per_packet() * 1e9 / self.tsc_hz.max(1.0)
+        self.cycles_per_packet() * 1e9 / self.hz().max(1.0)
     }
 
     /// Counts one packet at 1-based `position` in its flow.
@@ -466,6 +480,21 @@ mod tests {
         let cycles: Vec<u64> = s.top.iter().map(|t| t.cycles).collect();
         assert_eq!(cycles, (15..25).rev().collect::<Vec<_>>());
         assert!(tsc_hz() > 1e6);
+    }
+
+    #[test]
+    fn a_new_summary_leaves_the_frequency_to_the_first_time_figure() {
+        let mut s = CostSummary::new();
+        assert_eq!(s.tsc_hz, 0.0, "nothing measured yet");
+        s.add_packet(1, 3000);
+        assert_eq!(s.hz(), tsc_hz(), "this machine's counter");
+        assert_eq!(s.ns_per_packet(), 3000.0 * 1e9 / tsc_hz());
+        // A frequency recorded elsewhere (a cost file, another machine) is the one the figures use.
+        s.tsc_hz = 2.0e9;
+        assert_eq!(s.ns_per_packet(), 1500.0);
+        let mut m = CostSummary::new();
+        m.merge(&s);
+        assert_eq!(m.hz(), 2.0e9, "a merge keeps a recorded frequency");
     }
 
     #[test]

@@ -459,7 +459,7 @@ impl fmt::Display for Summary<'_> {
             "  {:.0} cycles per packet ({:.0} ns at {:.2} GHz) over {} packets",
             c.cycles_per_packet(),
             c.ns_per_packet(),
-            c.tsc_hz / 1e9,
+            c.hz() / 1e9,
             c.packets
         )?;
         let st = &c.stages;

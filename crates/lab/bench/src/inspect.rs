@@ -213,7 +213,7 @@ impl BenchWorkload for Adapter<'_, '_> {
         let mut hz = 0.0f64;
         for c in locals {
             st += c.cost().stages;
-            hz = hz.max(c.cost().tsc_hz);
+            hz = hz.max(c.cost().hz());
         }
         if st.samples == 0 || hz <= 0.0 {
             return Vec::new();
