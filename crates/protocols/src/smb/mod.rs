@@ -20,9 +20,11 @@
 //!   answers an SMB1 NEGOTIATE (a client offering both) belongs to that SMB1 transaction and reads as version 1,
 //!   as Suricata's documentation describes;
 //! - TREE_CONNECT: the share path of the request (UTF-16 in SMB2, as the flags say in SMB1) is `smb.named_pipe`
-//!   when the share is a pipe share (SMB2: the response's share type 2; SMB1: the request's service `IPC`) and
-//!   `smb.share` otherwise, inspected to the server; SMB2 requests wait for their response in a table of at most
-//!   [`MAX_PENDING`] entries (more are dropped and counted in [`ParserStats::state_cut`]);
+//!   when the share is a pipe share (SMB2: the response's share type 2; SMB1: the response's service `IPC`) and
+//!   `smb.share` otherwise, inspected to the server; requests wait for their response in a table of at most
+//!   [`MAX_PENDING`] entries (more are dropped and counted in [`ParserStats::state_cut`]). A request still
+//!   unanswered when Suricata would inspect it (the server answered something else, then the client spoke; or the
+//!   flow ended) is `smb.share`, as there (see `SmbParser::tree_connect_overtaken`);
 //! - SESSION_SETUP: the NTLMSSP AUTHENTICATE message (found in the security blob, SPNEGO-wrapped or not) gives
 //!   the user and the domain (UTF-16 or OEM as its flags say).
 //!
@@ -174,11 +176,23 @@ pub fn ntlmssp_auth(blob: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((field(36)?, field(28)?))
 }
 
+/// Where an unanswered TREE_CONNECT stands against Suricata's IDS-mode inspection of it (see
+/// [`SmbParser::tree_connect_overtaken`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TreeWait {
+    /// No server message since the request: its response may still be the next thing the server says.
+    Asked,
+    /// The server answered something else since: the request was acknowledged without its response.
+    Overtaken,
+    /// The client spoke again after that: the path was inspected as `smb.share` (the share type still unknown).
+    Inspected,
+}
+
 /// A request waiting for its response.
 #[derive(Debug)]
 enum Pending {
     /// TREE_CONNECT: the share path asked for.
-    TreeConnect(Vec<u8>),
+    TreeConnect(Vec<u8>, TreeWait),
     /// CREATE of a file (not on a pipe share): its name.
     Create(Vec<u8>),
     /// READ of an open file at this offset.
@@ -291,6 +305,13 @@ pub struct SmbParser {
 
 impl SmbParser {
     fn message(&mut self, to_server: bool, msg: &[u8], out: &mut dyn EventSink) {
+        if self
+            .pending
+            .values()
+            .any(|p| matches!(p, Pending::TreeConnect(..)))
+        {
+            self.tree_connect_overtaken(to_server, out);
+        }
         if msg.get(..4) == Some(b"\xffSMB") {
             self.txs.smb1(to_server, msg);
             self.smb1(to_server, msg, out);
@@ -397,14 +418,62 @@ impl SmbParser {
     }
 
     /// A TREE_CONNECT answered: its path is `smb.named_pipe` (a pipe share) or `smb.share`, inspected once in its
-    /// transaction, to the server (the request's side), once the response said what the share is.
-    fn tree_connected(&mut self, tx: u64, path: Vec<u8>, pipe: bool, out: &mut dyn EventSink) {
+    /// transaction, to the server (the request's side), once the response said what the share is; unless it was
+    /// inspected as `smb.share` already ([`Self::tree_connect_overtaken`]).
+    fn tree_connected(
+        &mut self,
+        tx: u64,
+        path: Vec<u8>,
+        wait: TreeWait,
+        pipe: bool,
+        out: &mut dyn EventSink,
+    ) {
+        if wait == TreeWait::Inspected {
+            return;
+        }
         let field = if pipe {
             SmbField::NamedPipe
         } else {
             SmbField::Share
         };
         out.smb_buffer(tx, true, field, &path);
+    }
+
+    /// Suricata inspects a TREE_CONNECT request in IDS mode on the client's first packet after the server
+    /// acknowledged it; its share type, which makes the path `smb.named_pipe` rather than `smb.share`, is known
+    /// only if the response was parsed by then, and the keywords inspect the request's side once. So a request
+    /// the server acknowledged without answering (it answered something else first) and after which the client
+    /// spoke again is inspected as a share, whatever the late response says (suricata-verify `smb-filename`: two
+    /// `\\host\IPC$` connects whose responses come after other traffic count as shares there). The parser does
+    /// not see bare acknowledgements, so "the server answered something else" stands for "acknowledged".
+    ///
+    /// Called before each message: a client message inspects the overtaken requests (in transaction order, so
+    /// the result does not depend on the table's order); a server message overtakes those still waiting.
+    fn tree_connect_overtaken(&mut self, to_server: bool, out: &mut dyn EventSink) {
+        let from = if to_server {
+            TreeWait::Overtaken
+        } else {
+            TreeWait::Asked
+        };
+        let mut due: Vec<(u64, &mut Vec<u8>, &mut TreeWait)> = self
+            .pending
+            .iter_mut()
+            .filter_map(|(&tx, p)| match p {
+                Pending::TreeConnect(path, wait) if *wait == from => Some((tx, path, wait)),
+                _ => None,
+            })
+            .collect();
+        if to_server {
+            due.sort_unstable_by_key(|(tx, ..)| *tx);
+            for (tx, path, wait) in due {
+                out.smb_buffer(tx, true, SmbField::Share, path);
+                *wait = TreeWait::Inspected;
+            }
+        } else {
+            for (.., wait) in due {
+                *wait = TreeWait::Overtaken;
+            }
+        }
     }
 
     /// The rule fields of one SMB2 message (`m` starts at its header).
@@ -447,10 +516,13 @@ impl SmbParser {
                     self.stats.malformed += 1;
                     return;
                 };
-                self.expect(id, Pending::TreeConnect(smb_string(path, true)));
+                self.expect(
+                    id,
+                    Pending::TreeConnect(smb_string(path, true), TreeWait::Asked),
+                );
             }
             (SMB2_TREE_CONNECT, true) => {
-                let Some(Pending::TreeConnect(path)) = self.pending.remove(&id) else {
+                let Some(Pending::TreeConnect(path, wait)) = self.pending.remove(&id) else {
                     return;
                 };
                 let pipe = m.get(BODY + 2) == Some(&2);
@@ -461,7 +533,7 @@ impl SmbParser {
                 {
                     self.pipe_trees.push(tree as u32);
                 }
-                self.tree_connected(id, path, m.get(BODY + 2) == Some(&2), out);
+                self.tree_connected(id, path, wait, m.get(BODY + 2) == Some(&2), out);
             }
             (SMB2_CREATE, false) => {
                 let on_pipe = le32(m, 36).is_some_and(|t| self.pipe_trees.contains(&(t as u32)));
@@ -564,7 +636,7 @@ impl SmbParser {
         out.smb_buffer(tx, to_server, SmbField::Version, &[1]);
         if response {
             if command == SMB1_TREE_CONNECT_ANDX
-                && let Some(Pending::TreeConnect(path)) = self.pending.remove(&tx)
+                && let Some(Pending::TreeConnect(path, wait)) = self.pending.remove(&tx)
             {
                 // The response's service says what the share is (`IPC` for a pipe share; the request's is
                 // usually `?????`, any).
@@ -577,7 +649,7 @@ impl SmbParser {
                 {
                     self.pipe_trees.push(SMB1_TREE | tid as u32);
                 }
-                self.tree_connected(tx, path, service == b"IPC", out);
+                self.tree_connected(tx, path, wait, service == b"IPC", out);
             }
             self.smb1_response(tx, command, m, out);
             return;
@@ -609,7 +681,7 @@ impl SmbParser {
                     memchr::memchr(0, rest).unwrap_or(rest.len())
                 };
                 let path = smb_string(&rest[..path_len], unicode);
-                self.expect(tx, Pending::TreeConnect(path));
+                self.expect(tx, Pending::TreeConnect(path, TreeWait::Asked));
             }
             SMB1_NT_CREATE_ANDX if word_count == 24 => {
                 let on_pipe =
@@ -747,6 +819,20 @@ impl Parser for SmbParser {
     }
 
     fn finish(&mut self, out: &mut dyn EventSink) {
+        // TREE_CONNECTs never answered: Suricata inspects them at the flow's end with the share type unknown, so
+        // as shares.
+        let mut asked: Vec<(u64, Vec<u8>)> = self
+            .pending
+            .drain()
+            .filter_map(|(tx, p)| match p {
+                Pending::TreeConnect(path, wait) if wait != TreeWait::Inspected => Some((tx, path)),
+                _ => None,
+            })
+            .collect();
+        asked.sort_unstable_by_key(|(tx, _)| *tx);
+        for (tx, path) in asked {
+            out.smb_buffer(tx, true, SmbField::Share, &path);
+        }
         // Files still open when the flow ends: handed over as they are (TRUNCATED).
         let mut open: Vec<([u8; 16], SmbFile)> = self.files.drain().collect();
         open.sort_by_key(|(_, f)| f.tx);
@@ -1075,7 +1161,8 @@ mod tests {
     }
 
     /// TREE_CONNECT: the path goes to `smb.named_pipe` or `smb.share` as the response's share type says, matched
-    /// by message id whatever the order of the answers; an unanswered request hands nothing over.
+    /// by message id whatever the order of the answers (requests sent back to back wait for their responses);
+    /// a request still unanswered hands nothing over before the flow's end.
     #[test]
     fn tree_connect_paths_by_share_type() {
         let mut p = SmbParser::default();
@@ -1098,6 +1185,61 @@ mod tests {
                 (4, true, SmbField::NamedPipe, b"\\\\srv\\IPC$".to_vec()),
             ]
         );
+    }
+
+    /// A TREE_CONNECT the server passed over (it answered something else) before the client spoke again is
+    /// inspected as `smb.share` then, as Suricata's IDS mode inspects it before its response; its late response
+    /// adds nothing. One never answered is inspected as a share at the flow's end.
+    #[test]
+    fn tree_connect_overtaken_is_a_share() {
+        let mut p = SmbParser::default();
+        let mut out = Fields::default();
+        p.parse(
+            Direction::ToServer,
+            &tree_connect_request(4, "\\\\srv\\IPC$"),
+            0,
+            &mut out,
+        );
+        // The server answers another message (no request waits for it), then the client speaks again.
+        p.parse(
+            Direction::ToClient,
+            &tree_connect_response(9, 1),
+            0,
+            &mut out,
+        );
+        assert!(out.0.is_empty());
+        p.parse(
+            Direction::ToServer,
+            &tree_connect_request(5, "\\\\srv\\IPC$"),
+            0,
+            &mut out,
+        );
+        assert_eq!(
+            out.0,
+            vec![(4, true, SmbField::Share, b"\\\\srv\\IPC$".to_vec())]
+        );
+        // Both answered as pipes: 4 was inspected already; 5 was overtaken by 4's response, but the client did
+        // not speak in between, so its response decides.
+        let resps = [tree_connect_response(4, 2), tree_connect_response(5, 2)].concat();
+        p.parse(Direction::ToClient, &resps, 0, &mut out);
+        assert_eq!(
+            out.0[1..],
+            [(5, true, SmbField::NamedPipe, b"\\\\srv\\IPC$".to_vec())]
+        );
+        // Never answered: a share at the flow's end, once.
+        p.parse(
+            Direction::ToServer,
+            &tree_connect_request(6, "\\\\srv\\IPC$"),
+            0,
+            &mut out,
+        );
+        assert_eq!(out.0.len(), 2);
+        p.finish(&mut out);
+        assert_eq!(
+            out.0[2..],
+            [(6, true, SmbField::Share, b"\\\\srv\\IPC$".to_vec())]
+        );
+        assert!(p.pending.is_empty());
     }
 
     /// Requests waiting for an answer are capped per flow; more are counted, not kept.
