@@ -40,6 +40,10 @@
 //!   protocols:
 //!     dns:                                         # dns.tcp / dns.udp: one transport only
 //!       detection-ports: {dp: 5353}                # DNS is probed on 5353 too, ahead of mDNS
+//!     dcerpc:
+//!       interface-names: yes                       # flowbundle's own key: DCE/RPC interfaces in EVE carry
+//!                                                  # Suricata 9's service and procedure names (default: no,
+//!                                                  # Suricata 8's layout)
 //! default-data-dir: /var/lib/flowbundle            # where dataset save/state files go (default: .)
 //! datasets:                                        # sets for the dataset and datarep keywords
 //!   defaults: {memcap: 100mb, hashsize: 2048}
@@ -144,6 +148,13 @@ pub static SETTINGS: &[Setting] = &[
         unit: Unit::Bool,
         get: |c| u64::from(c.limits.ssh_hassh),
         set: |c, v| c.limits.ssh_hassh = v != 0,
+    },
+    Setting {
+        // flowbundle's own key: Suricata 9 always writes these names, Suricata 8 (whose schema EVE follows) never.
+        key: "app-layer.protocols.dcerpc.interface-names",
+        unit: Unit::Bool,
+        get: |c| u64::from(c.limits.dcerpc_names),
+        set: |c, v| c.limits.dcerpc_names = v != 0,
     },
     Setting {
         key: "packet-alert-max",
@@ -1719,6 +1730,31 @@ mod tests {
                 .0;
             assert!(e.contains(want), "{bad}: {e}");
         }
+    }
+
+    /// `app-layer.protocols.dcerpc.interface-names` (flowbundle's own key) turns on Suricata 9's interface names,
+    /// from the file or `--set`; off by default.
+    #[test]
+    fn dcerpc_interface_names_setting() {
+        let mut e = EngineConfig::default();
+        ConfigFile::parse("", "x.yaml").unwrap().apply(&mut e);
+        assert!(!e.limits.dcerpc_names);
+        let c = ConfigFile::parse(
+            "app-layer:\n  protocols:\n    dcerpc:\n      interface-names: yes\n",
+            "x.yaml",
+        )
+        .unwrap();
+        assert!(c.ignored.is_empty(), "{:?}", c.ignored);
+        c.apply(&mut e);
+        assert!(e.limits.dcerpc_names);
+        let c = ConfigFile::parse_with(
+            "",
+            "--set",
+            &["app-layer.protocols.dcerpc.interface-names=no".to_string()],
+        )
+        .unwrap();
+        c.apply(&mut e);
+        assert!(!e.limits.dcerpc_names);
     }
 
     #[test]

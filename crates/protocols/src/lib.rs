@@ -285,6 +285,10 @@ pub struct Limits {
     /// Whether EVE `fileinfo` records carry `magic` (a rule uses `file.magic`, or the configuration's
     /// `force-magic`); the rules see it either way.
     pub file_magic: bool,
+    /// Whether the interfaces of EVE `dcerpc` records (and of `smb` records' `dcerpc` objects) carry Suricata 9's
+    /// `service` and `procedure` names ([`dcerpc::interfaces`]). Off by default: Suricata 8's schema, which EVE
+    /// follows, refuses both keys.
+    pub dcerpc_names: bool,
 }
 
 impl Default for Limits {
@@ -304,6 +308,7 @@ impl Default for Limits {
             smb_file_cap: 100 * 1024,
             file_hashes: file::FileHashes::default(),
             file_magic: false,
+            dcerpc_names: false,
         }
     }
 }

@@ -290,8 +290,9 @@ pub struct Written {
 /// alert's `dns`, `sip`, `ftp` and HTTP/1 `http` are, [`sample_transactions`], and its top-level `tx_id`). `packet`:
 /// the packets a rule's `tag` covers, written when the test's alert output logs tagged packets, as Suricata writes
 /// them then ([`Settings::tagged_packets`]; without the option neither writes any). `dcerpc`: one record per
-/// transaction of DCE/RPC over TCP, as Suricata 8 writes it (`flowbundle_protocols::dcerpc::log`). `smb`: one record
-/// per SMB transaction, numbered as Suricata numbers them (`flowbundle_protocols::smb::log`).
+/// transaction of DCE/RPC over TCP, as Suricata 8 writes it (`flowbundle_protocols::dcerpc::log`), with the
+/// interfaces' `service` and `procedure` names Suricata 9 adds (`Limits::dcerpc_names`, on for the emulated 9.0).
+/// `smb`: one record per SMB transaction, numbered as Suricata numbers them (`flowbundle_protocols::smb::log`).
 const EVALUATED_TYPES: &[&str] = &[
     "alert", "flow", "dns", "anomaly", "packet", "sip", "dcerpc", "smb",
 ];
@@ -553,6 +554,8 @@ fn sample_dcerpc() -> flowbundle_protocols::AppEvent {
             uuid: "a".into(),
             version: "1.0".into(),
             ack_result: Some(0),
+            service: Some("a"),
+            procedure: Some("a"),
         }],
         response: "RESPONSE",
         res: Some(side),
@@ -645,6 +648,8 @@ fn sample_smb() -> flowbundle_protocols::AppEvent {
                 version: "1.0".into(),
                 ack_result: Some(0),
                 ack_reason: Some(0),
+                service: Some("a"),
+                procedure: Some("a"),
             }],
             res: Some(side),
             call_id: 1,
@@ -1286,6 +1291,11 @@ fn run_engine(
             // Suricata files an ICMPv4 error under the flow it quotes and never starts a flow for one.
             icmp_errors_in_quoted_flow: true,
             ..cfg.decode
+        },
+        // The emulated Suricata 9 names DCE/RPC interfaces (`service`, `procedure`) in its records.
+        limits: flowbundle_protocols::Limits {
+            dcerpc_names: true,
+            ..cfg.limits
         },
         ..cfg
     };

@@ -13,10 +13,13 @@
 //! (`frag_cnt`, `stub_data_size`) for a response (`frag_cnt` is 1 once the side was seen: Suricata sets it at each
 //! fragment rather than counting; the stub size adds up every fragment's body, a response's 8-byte header
 //! included, until the record is written); `interfaces`: for a bind, the interfaces it offered, for a request,
-//! every interface offered under the request's context id (each with its UUID, its version `major.minor` and,
-//! once answered, the bind_ack's `ack_result`); `call_id`; `rpc_version` (`5.0` or `5.1`). Suricata 9 adds each
-//! interface's `service` and `procedure` names; Suricata 8's schema has neither, and neither is written. PDU types
-//! other than bind, alter_context, request and their answers (auth3, fault, ...) make no transaction.
+//! every interface offered under the request's context id that the server did not reject (each with its UUID, its
+//! version `major.minor` and, once answered, the bind_ack's `ack_result`; an answer goes to the offers of its call
+//! id not answered yet); `call_id`; `rpc_version` (`5.0` or `5.1`). Suricata 9 adds each
+//! known interface's `service` name, and in a request's record the operation's `procedure` name
+//! ([`DcerpcEvent::name_interfaces`], from [`super::interfaces`]); Suricata 8's schema has neither, so they are
+//! written only when [`crate::Limits::dcerpc_names`] asks for them. PDU types other than bind, alter_context,
+//! request and their answers (auth3, fault, ...) make no transaction.
 //!
 //! Connectionless DCE/RPC (over UDP) has its own transactions ([`UdpTxLog`]): a request and its response, paired by
 //! activity UUID and sequence number, written with `activityuuid`, `seqnum` and `rpc_version` `4.0` instead of a
@@ -117,6 +120,27 @@ pub struct DcerpcInterface {
     /// The bind_ack's result for it (0: accepted), once answered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_result: Option<u16>,
+    /// Suricata 9's name of its service, when the table knows the UUID and names are asked for
+    /// ([`DcerpcEvent::name_interfaces`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<&'static str>,
+    /// Suricata 9's name of a request's operation, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procedure: Option<&'static str>,
+}
+
+impl DcerpcEvent {
+    /// Writes Suricata 9's `service` (and, in a request's record, the operation's `procedure`) beside each
+    /// interface the table knows ([`super::interfaces`]); Suricata 8 writes neither ([`crate::Limits::dcerpc_names`]).
+    pub fn name_interfaces(&mut self) {
+        let opnum = self
+            .req
+            .and_then(|r| r.opnum)
+            .filter(|_| self.request == pdu_type_name(REQUEST));
+        for i in &mut self.interfaces {
+            (i.service, i.procedure) = super::interfaces::names(&i.uuid, opnum);
+        }
+    }
 }
 
 /// A UUID in the textual byte order, written as Suricata (and everyone) writes it.
@@ -175,6 +199,7 @@ fn interface(b: &Bound) -> DcerpcInterface {
         uuid: uuid_string(&b.iface.uuid),
         version: format!("{}.{}", b.iface.major, b.iface.minor),
         ack_result: b.result,
+        ..Default::default()
     }
 }
 
@@ -214,9 +239,11 @@ impl Tx {
                 .collect();
         }
         if req_seen && self.req_cmd == REQUEST {
+            // An offer the server rejected bound nothing: a request on a context id whose first offer was
+            // rejected and a later one accepted (suricata-verify `dcerpc-ctxids`) names the accepted interface.
             e.interfaces = bound
                 .iter()
-                .filter(|b| b.ctx_id == self.ctx_id)
+                .filter(|b| b.ctx_id == self.ctx_id && b.result.is_none_or(|r| r == 0))
                 .map(interface)
                 .collect();
         }
@@ -349,7 +376,12 @@ impl TxLog {
                 t.resp_cmd = ptype;
                 t.resp_done = true;
                 t.frags[1] = 1;
-                let answered = self.bound.iter_mut().filter(|b| b.call_id == call_id);
+                // The answer is to the offers of its call not answered yet (two alter_contexts may share a call
+                // id; the second answer is the second's).
+                let answered = self
+                    .bound
+                    .iter_mut()
+                    .filter(|b| b.call_id == call_id && b.result.is_none());
                 for (b, r) in answered.zip(results) {
                     b.result = Some(*r);
                 }
@@ -641,6 +673,94 @@ mod tests {
             (end[0].request, end[0].response),
             ("REQUEST_LOST", "RESPONSE")
         );
+    }
+
+    /// Named as Suricata 9 names them: a bind's interfaces by service, a request's also by its operation; an
+    /// unknown UUID keeps neither key, and records are left as they are unless asked.
+    #[test]
+    fn interfaces_named_as_suricata_9() {
+        let mut log = TxLog::default();
+        let unknown = Offered {
+            uuid: [7; 16],
+            ..SVCCTL
+        };
+        log.pdu(BIND, 1, 0, (0, 0), 0, &[(0, SVCCTL), (1, unknown)], &[]);
+        log.pdu(BIND_ACK, 1, 0, (0, 0), 0, &[], &[0, 0]);
+        log.pdu(REQUEST, 2, 0, (0, 15), 8, &[], &[]);
+        log.pdu(RESPONSE, 2, 0, (0, 0), 8, &[], &[]);
+        log.pdu(REQUEST, 3, 0, (1, 15), 8, &[], &[]);
+        log.pdu(RESPONSE, 3, 0, (0, 0), 8, &[], &[]);
+        let mut done: Vec<_> = log.take_done().collect();
+        assert!(done.iter().all(|e| {
+            e.interfaces
+                .iter()
+                .all(|i| i.service.is_none() && i.procedure.is_none())
+        }));
+        done.iter_mut().for_each(DcerpcEvent::name_interfaces);
+        let svcctl = "367abb81-9844-35f1-ad32-98f038001003";
+        let other = "07070707-0707-0707-0707-070707070707";
+        assert_eq!(
+            json(&done[0])["interfaces"],
+            serde_json::json!([
+                {"uuid": svcctl, "version": "2.0", "ack_result": 0, "service": "svcctl"},
+                {"uuid": other, "version": "2.0", "ack_result": 0}
+            ])
+        );
+        assert_eq!(
+            json(&done[1])["interfaces"],
+            serde_json::json!([{"uuid": svcctl, "version": "2.0", "ack_result": 0, "service": "svcctl",
+                "procedure": "OpenSCManagerW"}])
+        );
+        assert_eq!(
+            json(&done[2])["interfaces"],
+            serde_json::json!([{"uuid": other, "version": "2.0", "ack_result": 0}])
+        );
+    }
+
+    /// The capture of suricata-verify `dcerpc-ctxids`, in short: context 2 offered at the bind (rejected, 3), then
+    /// by two alter_contexts of one call id (rejected, 2; then accepted). Each answer goes to the offers it answers
+    /// (the second alter_context's to the second's), and a request on context 2 names the accepted interface only.
+    #[test]
+    fn rejected_offers_bind_nothing() {
+        let mut log = TxLog::default();
+        let other = Offered {
+            uuid: [1; 16],
+            ..SVCCTL
+        };
+        log.pdu(BIND, 2, 0, (0, 0), 0, &[(0, SVCCTL), (2, SVCCTL)], &[]);
+        log.pdu(BIND_ACK, 2, 0, (0, 0), 0, &[], &[0, 3]);
+        log.pdu(
+            ALTER_CONTEXT,
+            3,
+            0,
+            (0, 0),
+            0,
+            &[(2, other), (3, other)],
+            &[],
+        );
+        log.pdu(ALTER_CONTEXT_RESP, 3, 0, (0, 0), 0, &[], &[2, 0]);
+        log.pdu(ALTER_CONTEXT, 3, 0, (0, 0), 0, &[(2, other)], &[]);
+        log.pdu(ALTER_CONTEXT_RESP, 3, 0, (0, 0), 0, &[], &[0]);
+        log.pdu(REQUEST, 4, 0, (2, 3), 8, &[], &[]);
+        log.pdu(RESPONSE, 4, 0, (0, 0), 8, &[], &[]);
+        log.pdu(REQUEST, 5, 0, (0, 3), 8, &[], &[]);
+        log.pdu(RESPONSE, 5, 0, (0, 0), 8, &[], &[]);
+        let done: Vec<_> = log.take_done().collect();
+        let on = |call: u32| {
+            let e = done.iter().find(|e| e.call_id == Some(call)).unwrap();
+            json(e)["interfaces"].clone()
+        };
+        let other_uuid = "01010101-0101-0101-0101-010101010101";
+        assert_eq!(
+            on(4),
+            serde_json::json!([{"uuid": other_uuid, "version": "2.0", "ack_result": 0}])
+        );
+        assert_eq!(
+            on(5),
+            serde_json::json!([{"uuid": "367abb81-9844-35f1-ad32-98f038001003", "version": "2.0", "ack_result": 0}])
+        );
+        // The bind's record still lists every offer with its answer.
+        assert_eq!(on(2)[1]["ack_result"], 3);
     }
 
     #[test]

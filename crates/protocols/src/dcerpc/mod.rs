@@ -9,6 +9,7 @@
 //! context was bound to and its operation number, goes to the rules through [`EventSink::dcerpc`], and each
 //! transaction becomes an EVE `dcerpc` record ([`log`]); on UDP each request/response pair does.
 
+pub mod interfaces;
 pub mod log;
 pub mod pdu;
 
@@ -70,6 +71,16 @@ struct InterfaceParser {
     co: Option<Box<pdu::CoState>>,
     /// The transactions of a connectionless (UDP) flow.
     cl: Option<Box<log::UdpTxLog>>,
+    /// Records name their interfaces ([`Limits::dcerpc_names`]).
+    names: bool,
+}
+
+/// Hands a record over, its interfaces named when `names` asks for it.
+fn record(names: bool, mut e: DcerpcEvent, out: &mut dyn EventSink) {
+    if names {
+        e.name_interfaces();
+    }
+    out.event(AppEvent::Dcerpc(e));
 }
 
 impl Parser for InterfaceParser {
@@ -80,20 +91,21 @@ impl Parser for InterfaceParser {
             self.named = true;
             out.application(name);
         }
+        let names = self.names;
         if let Some(co) = self.co.as_deref_mut() {
             co.feed(dir == Direction::ToServer, data, &mut |call| {
                 out.dcerpc(call)
             });
             if let Some(r) = co.records.as_deref_mut() {
                 for e in r.take_done() {
-                    out.event(AppEvent::Dcerpc(e));
+                    record(names, e, out);
                 }
             }
         }
         if let Some(cl) = self.cl.as_deref_mut() {
             cl.datagram(data);
             for e in cl.take_done() {
-                out.event(AppEvent::Dcerpc(e));
+                record(names, e, out);
             }
         }
     }
@@ -105,18 +117,19 @@ impl Parser for InterfaceParser {
     }
 
     fn finish(&mut self, out: &mut dyn EventSink) {
+        let names = self.names;
         if let Some(r) = self
             .co
             .as_deref_mut()
             .and_then(|co| co.records.as_deref_mut())
         {
             for e in r.finish() {
-                out.event(AppEvent::Dcerpc(e));
+                record(names, e, out);
             }
         }
         if let Some(cl) = self.cl.as_deref_mut() {
             for e in cl.finish() {
-                out.event(AppEvent::Dcerpc(e));
+                record(names, e, out);
             }
         }
     }
@@ -175,12 +188,13 @@ impl Detector for DcerpcDetector {
         };
         if ok { Probe::Certain } else { Probe::NotForUs }
     }
-    fn parser(&self, transport: Transport, _limits: &Limits) -> Option<Box<dyn Parser>> {
+    fn parser(&self, transport: Transport, limits: &Limits) -> Option<Box<dyn Parser>> {
         Some(Box::new(InterfaceParser {
             transport,
             named: false,
             co: (transport == Transport::Tcp).then(|| Box::new(pdu::CoState::with_records())),
             cl: (transport == Transport::Udp).then(Box::default),
+            names: limits.dcerpc_names,
         }))
     }
 }
@@ -219,6 +233,48 @@ mod tests {
 
     #[allow(non_upper_case_globals)]
     const Det: DcerpcDetector = DcerpcDetector;
+
+    /// With [`Limits::dcerpc_names`] the TCP parser's records name their interfaces (the bind's by service, the
+    /// request's also by operation: svcctl 0x10 is OpenServiceW); without it they keep Suricata 8's layout.
+    #[test]
+    fn records_name_interfaces_when_asked() {
+        use pdu::tests::{SVCCTL, bind, bind_ack, request, response};
+        for names in [false, true] {
+            let limits = Limits {
+                dcerpc_names: names,
+                ..Limits::default()
+            };
+            let mut p = Det.parser(Transport::Tcp, &limits).unwrap();
+            let events = crate::testkit::run_parser(
+                p.as_mut(),
+                &[
+                    (Direction::ToServer, &bind(1, 0, SVCCTL, 2)),
+                    (Direction::ToClient, &bind_ack(1, 0)),
+                    (Direction::ToServer, &request(2, 3, 0, 0x10, b"stub")),
+                    (Direction::ToClient, &response(2, 3, b"ok")),
+                ],
+            );
+            let got: Vec<_> = events
+                .iter()
+                .filter_map(|e| match e {
+                    AppEvent::Dcerpc(d) => {
+                        let i = d.interfaces.first()?;
+                        Some((d.request, i.service, i.procedure))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let want = if names {
+                vec![
+                    ("BIND", Some("svcctl"), None),
+                    ("REQUEST", Some("svcctl"), Some("OpenServiceW")),
+                ]
+            } else {
+                vec![("BIND", None, None), ("REQUEST", None, None)]
+            };
+            assert_eq!(got, want);
+        }
+    }
 
     #[test]
     fn recognises_real_shapes() {

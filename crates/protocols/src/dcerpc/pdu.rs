@@ -475,10 +475,10 @@ impl CoState {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const SVCCTL: [u8; 16] = [
+    pub(crate) const SVCCTL: [u8; 16] = [
         0x36, 0x7a, 0xbb, 0x81, 0x98, 0x44, 0x35, 0xf1, 0xad, 0x32, 0x98, 0xf0, 0x38, 0x00, 0x10,
         0x03,
     ];
@@ -499,7 +499,7 @@ mod tests {
         o
     }
 
-    fn bind(call_id: u32, ctx: u16, uuid: [u8; 16], version: u16) -> Vec<u8> {
+    pub(crate) fn bind(call_id: u32, ctx: u16, uuid: [u8; 16], version: u16) -> Vec<u8> {
         let mut body = vec![0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0, 1, 0, 0, 0];
         body.extend_from_slice(&ctx.to_le_bytes());
         body.extend_from_slice(&[1, 0]);
@@ -512,7 +512,7 @@ mod tests {
         p
     }
 
-    fn bind_ack(call_id: u32, result: u16) -> Vec<u8> {
+    pub(crate) fn bind_ack(call_id: u32, result: u16) -> Vec<u8> {
         let mut body = vec![0xb8, 0x10, 0xb8, 0x10, 0, 0, 0, 0];
         body.extend_from_slice(&4u16.to_le_bytes());
         body.extend_from_slice(b"135\0");
@@ -526,7 +526,7 @@ mod tests {
         p
     }
 
-    fn request(call_id: u32, flags: u8, ctx: u16, opnum: u16, stub: &[u8]) -> Vec<u8> {
+    pub(crate) fn request(call_id: u32, flags: u8, ctx: u16, opnum: u16, stub: &[u8]) -> Vec<u8> {
         let mut p = header(REQUEST, flags, 24 + stub.len(), call_id);
         p.extend_from_slice(&(stub.len() as u32).to_le_bytes());
         p.extend_from_slice(&ctx.to_le_bytes());
@@ -535,7 +535,7 @@ mod tests {
         p
     }
 
-    fn response(call_id: u32, flags: u8, stub: &[u8]) -> Vec<u8> {
+    pub(crate) fn response(call_id: u32, flags: u8, stub: &[u8]) -> Vec<u8> {
         let mut p = header(RESPONSE, flags, 24 + stub.len(), call_id);
         p.extend_from_slice(&(stub.len() as u32).to_le_bytes());
         p.extend_from_slice(&[0, 0, 0, 0]);

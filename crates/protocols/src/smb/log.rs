@@ -202,6 +202,20 @@ pub struct SmbService {
     pub response: Option<String>,
 }
 
+impl SmbEvent {
+    /// Writes Suricata 9's `service` (and, for a request, the operation's `procedure`) beside each interface of
+    /// the record's DCE/RPC call that the table knows, as [`crate::dcerpc::DcerpcEvent::name_interfaces`] does.
+    pub fn name_interfaces(&mut self) {
+        let Some(d) = self.dcerpc.as_mut() else {
+            return;
+        };
+        let opnum = d.opnum.filter(|_| d.request == "REQUEST");
+        for i in &mut d.interfaces {
+            (i.service, i.procedure) = crate::dcerpc::interfaces::names(&i.uuid, opnum);
+        }
+    }
+}
+
 /// A SET_INFO's class and level (a rename).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SmbSetInfo {
@@ -248,6 +262,12 @@ pub struct SmbDcerpcInterface {
     pub ack_result: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_reason: Option<u16>,
+    /// Suricata 9's service and (a request's) procedure names, as in `dcerpc` records
+    /// ([`SmbEvent::name_interfaces`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub procedure: Option<&'static str>,
 }
 
 /// The name Suricata writes for an SMB2 command.
@@ -1739,6 +1759,7 @@ impl SmbTxLog {
             // over SMB keeps the result only, so the reason it writes is always 0 (its DCE/RPC-over-TCP logger
             // writes no reason, as `crate::dcerpc::log` does not).
             ack_reason: i.ack.filter(|_| acks).map(|_| 0),
+            ..Default::default()
         };
         match d.req {
             Some(REQUEST) => {
@@ -3189,6 +3210,23 @@ mod tests {
             serde_json::json!({"request": "REQUEST", "response": "RESPONSE", "call_id": 2, "opnum": 15,
                 "req": {"frag_cnt": 1, "stub_data_size": 40}, "res": {"frag_cnt": 1, "stub_data_size": 12},
                 "interfaces": [{"uuid": "4b324fc8-1670-01d3-1278-5a47bf6ee188", "version": "3.0"}]})
+        );
+        // Named as Suricata 9 names them when asked: the bind's interface by service, the request's also by its
+        // operation (srvsvc 15: NetrShareEnum); records without a call keep their layout.
+        for e in &mut got {
+            e.name_interfaces();
+        }
+        let named: Vec<serde_json::Value> = got.iter().map(json).collect();
+        assert_eq!(named[0], v[0]);
+        assert_eq!(
+            named[2]["dcerpc"]["interfaces"],
+            serde_json::json!([{"uuid": "4b324fc8-1670-01d3-1278-5a47bf6ee188", "version": "3.0", "ack_result": 0,
+                "ack_reason": 0, "service": "srvsvc"}])
+        );
+        assert_eq!(
+            named[3]["dcerpc"]["interfaces"],
+            serde_json::json!([{"uuid": "4b324fc8-1670-01d3-1278-5a47bf6ee188", "version": "3.0",
+                "service": "srvsvc", "procedure": "NetrShareEnum"}])
         );
         // NTLMSSP: domain, user, host as they are (NULs out), the version when flagged.
         let mut auth = b"NTLMSSP\0".to_vec();

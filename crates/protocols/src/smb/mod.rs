@@ -300,6 +300,8 @@ pub struct SmbParser {
     dcerpc: CoState,
     /// The flow's SMB transactions, for EVE `smb` records.
     txs: log::SmbTxLog,
+    /// Records name their DCE/RPC interfaces ([`Limits::dcerpc_names`]).
+    dcerpc_names: bool,
     stats: ParserStats,
 }
 
@@ -797,7 +799,10 @@ impl Parser for SmbParser {
             if buf.len() == want + 4 {
                 let msg = std::mem::take(&mut self.buf[d]);
                 self.message(to_server, msg.get(4..).unwrap_or(&[]), out);
-                for e in self.txs.take_done() {
+                for mut e in self.txs.take_done() {
+                    if self.dcerpc_names {
+                        e.name_interfaces();
+                    }
                     out.event(crate::AppEvent::Smb(Box::new(e)));
                 }
                 self.buf[d] = msg;
@@ -840,7 +845,10 @@ impl Parser for SmbParser {
             f.finish(false, self.file_opts, out);
         }
         // Transactions still open: written as they stand, as Suricata writes them at the flow's end.
-        for e in self.txs.finish() {
+        for mut e in self.txs.finish() {
+            if self.dcerpc_names {
+                e.name_interfaces();
+            }
             out.event(crate::AppEvent::Smb(Box::new(e)));
         }
     }
@@ -923,6 +931,7 @@ impl Detector for SmbDetector {
             Box::new(SmbParser {
                 file_cap: limits.smb_file_cap,
                 file_opts: limits.file_options(),
+                dcerpc_names: limits.dcerpc_names,
                 ..SmbParser::default()
             }) as Box<dyn Parser>
         })
