@@ -56,11 +56,8 @@ pub(super) fn hex_colons(bytes: &[u8], upper: bool) -> String {
         if i > 0 {
             out.push(':');
         }
-        if upper {
-            out.push_str(&format!("{b:02X}"));
-        } else {
-            out.push_str(&format!("{b:02x}"));
-        }
+        // Not `format!` per byte: a certificate's fingerprint and serial are 20 bytes and more, every certificate.
+        super::hello::push_hex(&mut out, *b, upper);
     }
     out
 }
