@@ -270,6 +270,20 @@ pub struct SmbDcerpcInterface {
     pub procedure: Option<&'static str>,
 }
 
+/// A file transaction the data of a READ or WRITE began: the file id had no file transaction yet and its data is
+/// a file's as Suricata judges it ([`SmbTxLog::smb2`]'s `new_data`: a file whose CREATE was not seen, or a pipe read
+/// answered late, on no known tree). The file parser ([`super::SmbParser`]) follows its bytes from there, so the
+/// file Suricata extracts is extracted here too.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct BegunFile {
+    pub fuid: Vec<u8>,
+    /// Its CREATE's name, or what Suricata names a file without one.
+    pub name: Vec<u8>,
+}
+
+/// Begun files kept between two [`SmbTxLog::take_begun`] (one message begins one at most).
+const MAX_BEGUN: usize = 16;
+
 /// The name Suricata writes for an SMB2 command.
 pub fn smb2_command_name(c: u16) -> String {
     let s = match c {
@@ -647,6 +661,8 @@ pub struct SmbTxLog {
     frags: HashMap<(u64, u32), Vec<u8>>,
     /// The last bind's interfaces.
     ifaces: Option<Vec<Iface>>,
+    /// File transactions begun by data since the last [`SmbTxLog::take_begun`], at most [`MAX_BEGUN`].
+    begun: Vec<BegunFile>,
     done: Vec<SmbEvent>,
     /// Entries not kept (a table full, a fragment too long) and transactions written before their end.
     pub cut: u64,
@@ -1204,6 +1220,12 @@ impl SmbTxLog {
                 tree: r.tree,
                 msg: 0,
             };
+            if self.begun.len() < MAX_BEGUN {
+                self.begun.push(BegunFile {
+                    fuid: fuid.to_vec(),
+                    name: name.clone(),
+                });
+            }
             let tx = self.new_tx(
                 2,
                 command,
@@ -1565,6 +1587,11 @@ impl SmbTxLog {
                 self.txs.push_back(t);
             }
         }
+    }
+
+    /// The file transactions begun by data since the last call (see [`BegunFile`]).
+    pub(crate) fn take_begun(&mut self) -> std::vec::Drain<'_, BegunFile> {
+        self.begun.drain(..)
     }
 
     /// The records finished since the last call, in the order they finished.

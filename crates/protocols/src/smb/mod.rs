@@ -195,14 +195,16 @@ enum Pending {
     TreeConnect(Vec<u8>, TreeWait),
     /// CREATE of a file (not on a pipe share): its name.
     Create(Vec<u8>),
-    /// READ of an open file at this offset.
+    /// READ of a file at this offset (followed already, or begun by this read's data: see `log::BegunFile`).
     Read { file: [u8; 16], offset: u64 },
 }
 
 /// Files open at once per flow; more CREATEs are counted in [`ParserStats::state_cut`] and not followed.
 pub const MAX_FILES: usize = 64;
 
-/// A file read or written over SMB2: its name (the CREATE's), its first bytes in offset order up to the cap.
+/// A file read or written over SMB2: its name (the CREATE's), its first bytes in offset order up to the cap. Files
+/// are followed from their CREATE (not on a pipe share) or from the first data the transaction log takes for a file's
+/// as Suricata does (`log::BegunFile`: a file whose CREATE was not seen, a pipe read answered late).
 #[derive(Debug)]
 struct SmbFile {
     name: Vec<u8>,
@@ -221,7 +223,8 @@ struct SmbFile {
 
 impl SmbFile {
     /// `declared` bytes at `offset` travelling `to_server`, of which `avail` arrived (fewer when the message was
-    /// cut at [`MAX_MESSAGE`]). Returns whether the data was out of order (counted by the caller).
+    /// cut at [`MAX_MESSAGE`]). Returns whether the data was out of order (counted by the caller): past a hole
+    /// (the file has gaps from there), or at an offset already passed (set aside).
     fn add(
         &mut self,
         to_server: bool,
@@ -234,13 +237,16 @@ impl SmbFile {
             // Read and written in one open: the first direction's file is followed.
             return true;
         }
+        if offset < self.next {
+            // Bytes at an offset already passed (a rewrite, a pipe read again at offset 0): Suricata's file
+            // tracker sets such a chunk aside and never writes it, so it changes neither the data nor the size.
+            return true;
+        }
         let end = offset.saturating_add(declared);
         self.size = self.size.max(end);
         if offset != self.next {
-            if end > self.next {
-                self.gaps = true;
-                self.next = end;
-            }
+            self.gaps = true;
+            self.next = end;
             return true;
         }
         self.next = end;
@@ -495,6 +501,16 @@ impl SmbParser {
             self.stats.malformed += 1;
             return;
         };
+        // Files the transaction log saw this message's data begin (a pipe read answered late, a file whose CREATE
+        // was not seen): followed from here, named as the log names them.
+        let begun: Vec<log::BegunFile> = self.txs.take_begun().collect();
+        for b in begun {
+            if let Ok(file) = <[u8; 16]>::try_from(b.fuid.as_slice())
+                && !self.files.contains_key(&file)
+            {
+                self.open(file, b.name, id, out);
+            }
+        }
         if response && command == SMB2_NEGOTIATE && id == 0 {
             // The answer to a client's SMB1 NEGOTIATE: that SMB1 transaction's.
             if let Some(tx) = self.smb1_negotiate.take() {
@@ -578,9 +594,9 @@ impl SmbParser {
                 }
             }
             (SMB2_READ, false) => {
-                if let (Some(file), Some(offset)) = (file_id(m, BODY + 16), le64(m, BODY + 8))
-                    && self.files.contains_key(&file)
-                {
+                // Every read waits for its answer: one of a file not followed yet may begin one (a pipe read
+                // answered late, see `log::BegunFile`).
+                if let (Some(file), Some(offset)) = (file_id(m, BODY + 16), le64(m, BODY + 8)) {
                     self.expect(id, Pending::Read { file, offset });
                 }
             }
@@ -627,6 +643,8 @@ impl SmbParser {
     /// The rule fields of one SMB1 message (`m` starts at its header): version, TREE_CONNECT_ANDX, and the
     /// NTLMSSP AUTHENTICATE of SESSION_SETUP_ANDX. AndX chains are not followed past the first command.
     fn smb1(&mut self, to_server: bool, m: &[u8], out: &mut dyn EventSink) {
+        // SMB1 files are followed by FID from their NT_CREATE_ANDX only; what the log begins is not kept.
+        self.txs.take_begun().for_each(drop);
         let (Some(&command), Some(&flags), Some(flags2), Some(pid), Some(mid)) =
             (m.get(4), m.get(9), le16(m, 10), le16(m, 26), le16(m, 30))
         else {
@@ -1496,14 +1514,101 @@ mod tests {
             &mut out,
         );
         p.parse(Direction::ToClient, &create_response(2, 0xc1), 0, &mut out);
+        let mut write = write_at(3, 0xc1, 0, b"x");
+        write[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
+        p.parse(Direction::ToServer, &write, 0, &mut out);
+        p.finish(&mut out);
+        assert!(out.0.is_empty());
+    }
+
+    /// A pipe that is no DCE/RPC service, read synchronously, makes no file; read asynchronously (an interim
+    /// STATUS_PENDING, then the data in a response that carries an async id where the tree id was), its data is a
+    /// file as Suricata takes it (see `log::BegunFile`), named by the pipe's CREATE and handed over at its CLOSE;
+    /// later reads at offset 0 repeat bytes already passed and change nothing (suricata-verify `smb2-07`'s
+    /// `PSEXESVC-...-stdout`).
+    #[test]
+    fn pipe_read_answered_late_is_a_file() {
+        let mut p = SmbParser {
+            file_cap: 64,
+            ..SmbParser::default()
+        };
+        let mut out = Files::default();
+        let mut resp = tree_connect_response(1, 2);
+        resp[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
         p.parse(
             Direction::ToServer,
-            &write_at(3, 0xc1, 0, b"x"),
+            &tree_connect_request(1, "\\\\h\\IPC$"),
             0,
             &mut out,
         );
+        p.parse(Direction::ToClient, &resp, 0, &mut out);
+        p.parse(
+            Direction::ToServer,
+            &create_request(2, 7, "tool-stdout"),
+            0,
+            &mut out,
+        );
+        p.parse(Direction::ToClient, &create_response(2, 0xc1), 0, &mut out);
+        let read = |id: u64| {
+            let mut b = 49u16.to_le_bytes().to_vec();
+            b.resize(4, 0);
+            b.extend_from_slice(&64u32.to_le_bytes()); // length
+            b.extend_from_slice(&0u64.to_le_bytes()); // offset
+            b.extend_from_slice(&[0xc1; 16]);
+            b.resize(48, 0);
+            let mut m = smb2_id(SMB2_READ, false, id, &b);
+            m[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
+            m
+        };
+        let answer = |id: u64, status: u32, asynch: bool, data: &[u8]| {
+            let mut m = read_response(data);
+            m[4 + 24..4 + 32].copy_from_slice(&id.to_le_bytes());
+            m[4 + 8..4 + 12].copy_from_slice(&status.to_le_bytes());
+            if asynch {
+                m[4 + 16] |= 2;
+                m[4 + 32..4 + 40].copy_from_slice(&0x55u64.to_le_bytes());
+            } else {
+                m[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
+            }
+            m
+        };
+        p.parse(Direction::ToServer, &read(3), 0, &mut out);
+        p.parse(
+            Direction::ToClient,
+            &answer(3, 0, false, b"sync"),
+            0,
+            &mut out,
+        );
+        p.parse(Direction::ToServer, &read(4), 0, &mut out);
+        p.parse(
+            Direction::ToClient,
+            &answer(4, STATUS_PENDING as u32, true, b""),
+            0,
+            &mut out,
+        );
+        assert!(p.files.is_empty());
+        p.parse(
+            Direction::ToClient,
+            &answer(4, 0, true, b"out!"),
+            0,
+            &mut out,
+        );
+        // Read again at offset 0, synchronously: bytes already passed, set aside as Suricata's tracker sets them.
+        p.parse(Direction::ToServer, &read(6), 0, &mut out);
+        p.parse(
+            Direction::ToClient,
+            &answer(6, 0, false, b"more output"),
+            0,
+            &mut out,
+        );
+        assert_eq!(p.stats().state_cut, 1);
+        p.parse(Direction::ToServer, &close(5, 0xc1), 0, &mut out);
         p.finish(&mut out);
-        assert!(out.0.is_empty());
+        assert_eq!(
+            out.0,
+            vec![(b"tool-stdout".to_vec(), false, b"out!".to_vec(), 4)]
+        );
+        assert_eq!(out.1, vec![("CLOSED", false)]);
     }
 
     /// A WRITE longer than [`MAX_MESSAGE`] still gives its first bytes to the file; the rest is skipped and
