@@ -605,51 +605,53 @@ impl serde::Serialize for Grouped<'_> {
 
 /// The event for one decoded message (Suricata 8 logs each message once); none for a message without a question,
 /// which Suricata does not log.
-pub fn event(m: &Message, tx_id: u64) -> Option<DnsEvent> {
-    let q = m.questions.first()?;
-    Some(event_with(m, tx_id, Some(q)))
+///
+/// The message is taken, not borrowed: its records move into the event (the parser drops the message right after),
+/// where cloning them cost a copy of every record and name of every message, and their frees.
+pub fn event(m: Message, tx_id: u64) -> Option<DnsEvent> {
+    m.questions.first()?;
+    Some(event_with(m, tx_id))
 }
 
 /// The event for one multicast DNS message: every message, a response of answers alone included (mDNS responses
 /// carry no question), as Suricata 8's mDNS logger writes them.
-pub fn mdns_event(m: &Message, tx_id: u64) -> DnsEvent {
+pub fn mdns_event(m: Message, tx_id: u64) -> DnsEvent {
     DnsEvent {
         flavour: DnsFlavour::Mdns,
-        ..event_with(m, tx_id, m.questions.first())
+        ..event_with(m, tx_id)
     }
 }
 
-fn event_with(m: &Message, tx_id: u64, q: Option<&Question>) -> DnsEvent {
+/// The event of `m`, its first question (if any) as the top-level `rrname` and `rrtype`.
+fn event_with(m: Message, tx_id: u64) -> DnsEvent {
+    let response = m.is_response();
+    let (opcode, rcode) = (m.opcode(), m.rcode());
+    let q = m.questions.first();
     DnsEvent {
         version: Some(3),
         tx_id,
-        kind: if m.is_response() {
-            "response"
-        } else {
-            "request"
-        }
-        .into(),
+        kind: if response { "response" } else { "request" }.into(),
         id: m.id,
         flags: m.flags,
-        opcode: m.opcode(),
+        opcode,
         rrname: q.map(|q| q.name.text.clone()),
         rrname_truncated: q.is_some_and(|q| q.name.truncated),
         rrtype: q.map(|q| rrtype_name(q.qtype)),
-        rcode: Some(rcode_name(m.rcode())),
+        rcode: Some(rcode_name(rcode)),
         queries: m
             .questions
-            .iter()
+            .into_iter()
             .map(|q| DnsQuery {
-                rrname: q.name.text.clone(),
                 rrtype: rrtype_name(q.qtype),
                 qtype: q.qtype,
                 rrname_truncated: q.name.truncated,
+                rrname: q.name.text,
             })
             .collect(),
-        answers: m.answers.clone(),
-        authorities: m.authorities.clone(),
-        additionals: m.additionals.clone(),
-        to_server: !m.is_response(),
+        answers: m.answers,
+        authorities: m.authorities,
+        additionals: m.additionals,
+        to_server: !response,
         flavour: DnsFlavour::Dns,
         udp_len: 0,
     }
@@ -966,16 +968,16 @@ impl DnsParser {
             self.next_tx - 1
         };
         let udp_len = if self.tcp { 0 } else { msg.len() };
-        let ev = if self.flavour == DnsFlavour::Mdns {
-            Some(mdns_event(&m, tx))
-        } else {
-            event(&m, tx)
-        };
         // A response sent to the server makes no transaction in Suricata: its anomaly went to the latest one.
         let anomalies = if no_tx || !header_valid(msg) {
             AppLayerEvents::EMPTY
         } else {
             message_anomalies(&m, to_server)
+        };
+        let ev = if self.flavour == DnsFlavour::Mdns {
+            Some(mdns_event(m, tx))
+        } else {
+            event(m, tx)
         };
         if !no_tx {
             self.latest_tx = Some(tx);
@@ -1198,7 +1200,7 @@ mod tests {
     #[test]
     fn decodes_query_and_answer() {
         let q = Message::parse(&query(), 64).unwrap();
-        let ev = event(&q, 0).unwrap();
+        let ev = event(q, 0).unwrap();
         assert_eq!((ev.kind.as_str(), ev.id), ("request", 0x1234));
         assert_eq!(
             (ev.rrname.as_deref(), ev.rrtype.as_deref()),
@@ -1213,10 +1215,10 @@ mod tests {
         );
         // A message without a question is not logged, as in Suricata.
         let bare = Message::parse(&header(9, 0x8180, 0, 0, 0), 64).unwrap();
-        assert_eq!(event(&bare, 0), None);
+        assert_eq!(event(bare, 0), None);
 
         let a = Message::parse(&answer(), 64).unwrap();
-        let e = event(&a, 0).unwrap();
+        let e = event(a, 0).unwrap();
         assert_eq!(
             (e.kind.as_str(), e.version, e.flags),
             ("response", Some(3), 0x8180)
@@ -1427,7 +1429,7 @@ mod tests {
             #[test]
             fn arbitrary_bytes_never_panic(a in proptest::collection::vec(any::<u8>(), 0..600), cut in 0usize..600) {
                 let _ = looks_like_dns(&a);
-                let _ = Message::parse(&a, 64).map(|m| event(&m, 0));
+                let _ = Message::parse(&a, 64).map(|m| event(m, 0));
                 for t in [Transport::Udp, Transport::Tcp] {
                     let mut p = DnsParser::new(t, &Limits::default());
                     let cut = cut.min(a.len());
@@ -1441,7 +1443,7 @@ mod tests {
                 let mut a = answer();
                 let n = a.len();
                 a[pos % n] = byte;
-                let _ = Message::parse(&a, 64).map(|m| event(&m, 0));
+                let _ = Message::parse(&a, 64).map(|m| event(m, 0));
             }
         }
     }
@@ -1528,7 +1530,7 @@ mod tests {
         m.extend_from_slice(&name("x.example"));
         m.extend_from_slice(&[0, 10, 0, 1]);
         m.extend_from_slice(&rr(&[0xc0, 12], 10, 0, b"ab\xff"));
-        let e = event(&Message::parse(&m, 64).unwrap(), 0).unwrap();
+        let e = event(Message::parse(&m, 64).unwrap(), 0).unwrap();
         assert_eq!(e.answers[0].rdata.as_deref(), Some("ab\\xff"));
     }
 
@@ -1559,7 +1561,7 @@ mod tests {
         m.extend_from_slice(&name("host.example"));
         m.extend_from_slice(&[0, 44, 0, 1]);
         m.extend_from_slice(&rr(&[0xc0, 12], 44, 60, &[1, 1, 0x19, 0x8c, 0x34]));
-        let e = event(&Message::parse(&m, 64).unwrap(), 0).unwrap();
+        let e = event(Message::parse(&m, 64).unwrap(), 0).unwrap();
         let json = serde_json::to_value(&e).unwrap();
         let want = serde_json::json!({"algo": 1, "type": 1, "fingerprint": "19:8c:34"});
         assert_eq!(json["answers"][0]["sshfp"], want);
