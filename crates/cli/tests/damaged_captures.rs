@@ -2,6 +2,9 @@
 //! warning and a count (in `trace stats` and the inspect summary), and a record claiming an impossible original
 //! length (4 GB) is read at its captured length, as Wireshark does, instead of making the rates absurd.
 
+mod common;
+
+use common::inspect_piped;
 use flowbundle_testsupport::data;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -247,27 +250,6 @@ fn trace_stats_of_a_capture_damaged_in_the_middle_reports_and_fails() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["packets"], 1, "{v}");
     assert!(v["read"]["error"].is_string(), "{v}");
-}
-
-/// `inspect` with `args`, `input` written to its standard input through a pipe.
-fn inspect_piped(args: &[&std::ffi::OsStr], input: Vec<u8>) -> Output {
-    use std::io::Write as _;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flowbundle"))
-        .arg("inspect")
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("running flowbundle inspect");
-    let mut stdin = child.stdin.take().unwrap();
-    // A run that stops early closes the pipe: the writer's error is expected then.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().expect("waiting for flowbundle");
-    writer.join().unwrap();
-    out
 }
 
 /// The ways `inspect` runs standard input (read once: no --workers-read).

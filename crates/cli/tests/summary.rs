@@ -1,6 +1,9 @@
 //! The summary people read: the capture's own start, end and span beside the processing time, and a long input
 //! list shortened to its first few and a count.
 
+mod common;
+
+use common::{decode_line, user0_pcap};
 use std::process::Command;
 
 #[test]
@@ -67,13 +70,6 @@ fn summary_of(args: &[&std::ffi::OsStr]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn decode_line(summary: &str) -> &str {
-    summary
-        .lines()
-        .find(|l| l.trim_start().starts_with("decode: "))
-        .unwrap_or_else(|| panic!("no decode line: {summary}"))
-}
-
 #[test]
 fn frames_without_ip_are_not_ip_rather_than_decode_failures() {
     let Some(cap) = flowbundle_testsupport::data("reassembly/example2.pcap") else {
@@ -94,17 +90,9 @@ fn frames_without_ip_are_not_ip_rather_than_decode_failures() {
 
 #[test]
 fn an_unsupported_link_type_is_named() {
-    // A pcap of link type 147 (DLT_USER0), which no decoder follows: one 20-byte record.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("user0.pcap");
-    let mut bytes = 0xa1b2_c3d4u32.to_le_bytes().to_vec();
-    bytes.extend_from_slice(&2u16.to_le_bytes());
-    bytes.extend_from_slice(&4u16.to_le_bytes());
-    for v in [0u32, 0, 65_535, 147, 1, 0, 20, 20] {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    bytes.extend_from_slice(&[0x45; 20]);
-    std::fs::write(&path, bytes).unwrap();
+    std::fs::write(&path, user0_pcap()).unwrap();
     let text = summary_of(&[path.as_os_str()]);
     let line = decode_line(&text);
     assert!(
