@@ -132,6 +132,21 @@ impl KeptBuffers {
         self.allocated
     }
 
+    /// Takes the oldest retired buffer out of the pool, whatever its tag: every record handed out before it was
+    /// retired lies in it (records never straddle buffers), so a caller that hands records on with the buffer
+    /// holding them needs no tags. Give it back with [`KeptBuffers::give`] once its records are no longer used.
+    pub fn take_retired(&mut self) -> Option<Vec<u8>> {
+        self.retired.pop_front().map(|(b, _)| b)
+    }
+
+    /// Gives back a buffer taken with [`KeptBuffers::take_retired`], to read into again (one smaller than the pool's
+    /// size, or empty, is dropped).
+    pub fn give(&mut self, buf: Vec<u8>) {
+        if buf.len() >= self.size {
+            self.spare.push(buf);
+        }
+    }
+
     /// A buffer of at least `min` bytes, spare or new.
     fn take(&mut self, min: usize) -> Vec<u8> {
         let want = min.max(self.size);

@@ -689,6 +689,57 @@ fn kept_records_recycle_their_buffers_and_stay_valid_until_then() {
     );
 }
 
+#[test]
+fn a_retired_buffer_taken_out_holds_every_record_handed_out_before_it() {
+    // 2,000 packets of 100 to 1,099 bytes in 4 KiB buffers, each retired buffer taken out of the pool as soon as it
+    // is retired and kept: each one holds exactly the records handed out since the one before, and given back, the
+    // buffers are read into again.
+    let mut w = PcapWriter::new(Vec::new(), WriterOptions::new(LinkType::ETHERNET)).unwrap();
+    let payload =
+        |i: usize| -> Vec<u8> { (0..100 + (i * 37) % 1000).map(|j| (i + j) as u8).collect() };
+    for i in 0..2000 {
+        w.write_packet(i as u64, &payload(i), 0).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let mut r = stream(&bytes);
+    r.keep_records(KeptBuffers::new(4096));
+    // Records not yet in a buffer taken out: their number, address and length.
+    let mut pending: Vec<(usize, usize, usize)> = Vec::new();
+    let mut n = 0usize;
+    let check = |buf: Vec<u8>, pending: &mut Vec<(usize, usize, usize)>, last: bool| {
+        // Every pending record but the one just read (in the buffer read into now) lies in `buf`.
+        let keep = if last { 0 } else { 1 };
+        let base = buf.as_ptr() as usize;
+        for (i, addr, len) in pending.drain(..pending.len() - keep) {
+            let at = addr - base;
+            assert_eq!(&buf[at..at + len], &payload(i)[..], "record {i}");
+        }
+        buf
+    };
+    let mut given = 0;
+    while let Some(p) = r.next_packet().unwrap() {
+        assert_eq!(p.data, &payload(n)[..]);
+        pending.push((n, p.data.as_ptr() as usize, p.data.len()));
+        n += 1;
+        let k = r.kept_buffers().unwrap();
+        if let Some(buf) = k.take_retired() {
+            let buf = check(buf, &mut pending, false);
+            assert!(k.take_retired().is_none(), "one buffer left at a time");
+            k.give(buf);
+            given += 1;
+        }
+    }
+    assert_eq!(n, 2000);
+    let mut k = r.into_kept_buffers().unwrap();
+    let buf = k
+        .take_retired()
+        .expect("the last buffer, with the last records");
+    check(buf, &mut pending, true);
+    assert!(pending.is_empty());
+    assert!(given > 100, "{given} buffers left");
+    assert!(k.allocated() <= 3, "{} buffers allocated", k.allocated());
+}
+
 /// A probe holds an input that can be read only once (here two named pipes) in the handle it returns, with the bytes
 /// it read: each handle opens its own input whole, in whatever order, and a regular file's handle opens the file
 /// afresh. Nothing is kept for the path in the process (two runs in one process each read their own probes).
