@@ -610,6 +610,7 @@ fn files_are_read_by_every_worker_under_dh_rss_and_lfb_unless_told_otherwise() {
         dh.contains("waiting for the others")
             && dh.contains(" ms at ")
             && dh.contains("window ahead")
+            && dh.contains("ms for the input being read")
             && dh.contains("sweeps ended after going on"),
         "{dh}"
     );

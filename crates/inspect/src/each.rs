@@ -3,14 +3,16 @@
 //! Under a placement every worker can compute alike from the input alone ([`Placement`]: `dh`'s fixed function of
 //! the flow, the CRC-16 of the flow identifier modulo the workers, [`Engine::owns_bundle`]; or an indirection table
 //! that every worker rebalances identically at the sweeps), a worker needs nobody to tell it which packets are its
-//! own: it can read the whole input itself, run every packet through its own pre-scheduling stage (decode, defragment), and
-//! inspect only those filed under its bundles ([`Engine::process_owned`]), skipping the rest. That is the
-//! single-threaded loop with a filter, on each worker. Nothing crosses between cores but the output: no reader
-//! thread (on two cores the reader and two workers are three busy threads time-sharing them), no packet bytes or
-//! decoded view read on one core and inspected on another, no queue, no wake-ups. What it costs: each worker reads
-//! the packets it skips and keys them from their link and IP headers alone
-//! ([`flowbundle_decode::keyonly::plain_bundle`], without decoding or staging them; fragments, tunnels and odd
-//! packets are decoded in full, as the single-threaded loop decodes them), and defragments every datagram.
+//! own: it can go through the whole input itself, run every packet through its own pre-scheduling stage (decode,
+//! defragment), and inspect only those filed under its bundles ([`Engine::process_owned`]), skipping the rest. That
+//! is the single-threaded loop with a filter, on each worker. No reader thread (on two cores the reader and two
+//! workers are three busy threads time-sharing them), no dispatcher, no wake-ups: the input is read once, in
+//! batches of consecutive packets that whichever worker needs one first reads and keys for everyone
+//! (module `shared`: each packet's record and its key from its link and IP headers alone,
+//! [`flowbundle_decode::keyonly::plain_bundle`], a function of the packet alone), and the other workers take as they
+//! are; nothing else crosses between cores but the output. What it costs: each worker goes through the packets it
+//! skips (their keys are read, not computed; fragments, tunnels and odd packets are decoded in full, as the
+//! single-threaded loop decodes them), and defragments every datagram.
 //!
 //! Output in input order, as the other streaming runs: each inspected packet's output is tagged with its
 //! position, each worker's share of a sweep tagged between the packet it follows and the next one, and the
@@ -69,16 +71,24 @@
 //!
 //! Memory stays bounded whatever the input's length: a worker that is more than [`EachReads::window`] packets ahead
 //! of the slowest published count waits, so the output the collector holds back, and the flows of a worker's sweeps
-//! not yet ended, cover at most that many packets.
+//! not yet ended, cover at most that many packets; and the batches of the shared read not yet taken by every worker
+//! hold at most [`SHARED_BYTES`] bytes of packets ([`EachReads::sharing_at_most`]), past which the worker that would
+//! read the next one waits for the slowest too (counted with the window's waits).
+
+mod shared;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 
 use flowbundle_types::BUNDLES;
 
-use flowbundle_ingest::{CaptureReader, LinkType, PacketRecord, ReadStats, Timeline};
+use flowbundle_ingest::{LinkType, PacketRecord, ReadStats};
+
+pub use shared::{BATCH_BUFFER, SHARED_BYTES};
+use shared::{Batch, Next, SharedInput};
 
 use crate::engine::{Engine, Expired, WorkerCtx, packet_at, sweep_at};
 use crate::stream::{
@@ -101,6 +111,17 @@ const DEFER_FLOWS_MAX: usize = 1024;
 /// Most bytes of packets a worker holds back for the buckets it took over ([`HeldBack`]); past it (or past half the
 /// window of packets) it waits for the worker that had the bucket instead.
 const HELD_BYTES: usize = 1 << 20;
+
+/// A value on cache lines of its own.
+#[repr(align(128))]
+struct Aligned<T>(T);
+
+impl<T> std::ops::Deref for Aligned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
 
 /// A position published on its own cache line (each worker writes its own, the collector and the other workers read).
 #[repr(align(128))]
@@ -389,6 +410,9 @@ pub struct EachReads<'a> {
     swept: Box<[Position]>,
     window: u64,
     placement: Placement,
+    /// The one read of the inputs, in batches every worker takes (module `shared`); boxed on lines of its own, as
+    /// every worker locks it once a batch.
+    input: Box<Aligned<SharedInput<'a>>>,
     /// Writes out what the collector can write now, unless another thread is at it (`false` then); given the
     /// watermark read just before (see [`EachReads::with_helper`]).
     help: Option<&'a (dyn Fn(u64) -> bool + Sync)>,
@@ -425,7 +449,8 @@ pub struct EachWorker {
     pub waited_for_takeovers_ns: u64,
     /// The same at this worker's next sweep (the worker that had a bucket not yet at the sweep it moved at).
     pub waited_for_takeovers_at_sweeps_ns: u64,
-    /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]).
+    /// Nanoseconds this worker waited for the slowest because it was a window ahead ([`EachReads::window`]), or the
+    /// batches of the input held for the slowest were at their bound ([`EachReads::sharing_at_most`]).
     pub waited_ahead_ns: u64,
     /// Nanoseconds this worker waited for one of its blocks of rendered output to come back (see
     /// [`crate::stream::BlockWriter`]), the blocks it made, and the times it wrote the output out itself instead
@@ -441,6 +466,11 @@ pub struct EachWorker {
     /// Packets of such buckets this worker read before that worker was done with them, held back and inspected once
     /// it was instead of waiting (see the module documentation).
     pub held_back: u64,
+    /// The most bytes of packets the batches of the shared read not yet taken by every worker held at once (the
+    /// same on every worker; see [`EachReads::sharing_at_most`]).
+    pub peak_shared_bytes: usize,
+    /// Nanoseconds this worker waited for another to read the batch of the input it needed.
+    pub waited_for_input_ns: u64,
 }
 
 /// A worker's own: its number, the blocks it renders its packets' output into (see [`BlockWriter`]), and the
@@ -570,8 +600,16 @@ impl<'a> EachReads<'a> {
             swept: (0..workers).map(|_| Position(AtomicU64::new(0))).collect(),
             window: window.max(PUBLISH_EVERY),
             placement: Placement::Fixed,
+            input: Box::new(Aligned(SharedInput::new(files, workers, SHARED_BYTES))),
             help: None,
         }
+    }
+
+    /// Holds at most `bytes` bytes of packets in the batches of the shared read not yet taken by every worker
+    /// instead of [`SHARED_BYTES`]: a worker that would read past it waits for the slowest (see the module `shared`).
+    pub fn sharing_at_most(mut self, bytes: usize) -> Self {
+        self.input = Box::new(Aligned(SharedInput::new(self.files, self.workers, bytes)));
+        self
     }
 
     /// A worker that finds none of its output blocks at hand writes out what can be written itself with `help`
@@ -658,7 +696,6 @@ impl<'a> EachReads<'a> {
         ctx.set_worker(w);
         let mut pre = Prestage::new(engine.config());
         let mut clock = SweepClock::new(engine.config().sweep);
-        let mut timeline = Timeline::default();
         let mut report = EachWorker {
             ctx: engine.new_ctx(),
             prestage: Prestage::new(engine.config()),
@@ -680,6 +717,8 @@ impl<'a> EachReads<'a> {
             sweeps_ended_later: 0,
             takeovers: 0,
             held_back: 0,
+            peak_shared_bytes: 0,
+            waited_for_input_ns: 0,
         };
         // The single-threaded run's latest capture time (its end of input), which every worker learns alike.
         let mut latest = 0u64;
@@ -697,250 +736,240 @@ impl<'a> EachReads<'a> {
         // This worker's sweeps made before every worker got there, oldest first (see the module documentation).
         let mut deferred: VecDeque<Deferred> = VecDeque::new();
         let base = self.first_position;
-        'inputs: for path in self.files {
-            let mut reader = match CaptureReader::open(path) {
-                Ok(r) => r,
-                Err(e) => {
-                    report.errors.push(format!("{}: {e}", path.display()));
-                    continue;
-                }
+        // The batch of the shared read this worker is in, the next packet of it, and the batches taken so far.
+        let mut batch: Option<Arc<Batch>> = None;
+        let mut at = 0usize;
+        let mut taken = 0u64;
+        'inputs: loop {
+            // Asked every `PUBLISH_EVERY` packets: the flag lies where the caller put it, maybe beside what
+            // the collector writes.
+            if i.is_multiple_of(PUBLISH_EVERY) && self.stop.load(Relaxed) {
+                break 'inputs;
+            }
+            if batch.as_ref().is_none_or(|b| at >= b.len()) {
+                let done = batch.take();
+                batch = self.next_batch(
+                    taken,
+                    done,
+                    (&mut report.waited_ahead_ns, &mut report.waited_for_input_ns),
+                    (&me, &mut ctx, &mut deferred, base, i),
+                );
+                at = 0;
+                taken += 1;
+            }
+            // The packet read once for every worker, with its key-only bundle (`Engine::plain_bundle`).
+            let Some((rec, key)) = batch.as_deref().and_then(|b| b.get(at)) else {
+                break 'inputs;
             };
-            timeline.input(path);
-            loop {
-                // Asked every `PUBLISH_EVERY` packets: the flag lies where the caller put it, maybe beside what
-                // the collector writes.
-                if i.is_multiple_of(PUBLISH_EVERY) && self.stop.load(Relaxed) {
+            at += 1;
+            let num = self.first_position + i;
+            let mut held = false;
+            if owners.has_takeovers() {
+                // The takeovers done since are forgotten, then the packets held back for them inspected (see
+                // `await_takeovers`); a packet of a bucket still taken over is held back, room permitting,
+                // instead of waiting for the worker that had the bucket.
+                let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
+                let pending = owners.pending.len();
+                owners.clear_takeovers(swept);
+                if owners.pending.len() != pending {
+                    // A takeover forgotten here may have been seen done later than the held packets' last
+                    // pass read `swept` (a packet of it held since): the pass must look again.
+                    me.held.borrow_mut().forget_swept();
+                }
+                self.inspect_held(&me, &mut ctx, base);
+                // A packet the key-only decoding does not place, unless it is an IP fragment, is placed by
+                // decoding it in full (what `process_keyed` files it under), so that it waits for its own
+                // bucket only, or is held back, rather than wait for every takeover.
+                let placed = key.or_else(|| engine.whole_bundle(&rec));
+                let taken = placed.and_then(|b| owners.takeover_of(b).map(|t| (b, t)));
+                held = taken.is_some_and(|(b, takeover)| {
+                    me.held.borrow_mut().hold(i, &rec, b, takeover, self.window)
+                });
+                if let (true, Some((b, _))) = (held, taken) {
+                    engine.stage_held(&mut pre, &rec, &mut latest);
+                    // Counted in its bucket as every packet read is.
+                    owners.place(b, rec.data.len());
+                    report.held_back += 1;
+                } else if !self.await_takeovers(
+                    &mut owners,
+                    placed,
+                    &mut report.waited_for_takeovers_ns,
+                    (&me, &mut ctx, &mut deferred, base, i),
+                ) {
                     break 'inputs;
                 }
-                let rec = match reader.next_packet() {
-                    Ok(Some(r)) => r,
-                    Ok(None) => break,
-                    Err(e) => {
-                        report.errors.push(format!(
-                            "{}: {e} (stopping this input here)",
-                            path.display()
-                        ));
-                        break;
+            }
+            // A block to render the packet's output into, before the packet (a wait settles, which may end
+            // sweeps with the context: it must hold no packet's events then).
+            if !held
+                && self.out.render.is_some()
+                && !me.ring.borrow_mut().refill()
+                && !self.write_out_then_refill(&me, &mut report.output_written)
+            {
+                let written = Cell::new(0u64);
+                let got = |_: &VecDeque<Deferred>| {
+                    let mut r = me.ring.borrow_mut();
+                    if r.refill_upto_bound() {
+                        return true;
                     }
-                };
-                // Worker 0 alone follows the time line (the warnings and the span are the run's, and it reads
-                // what every worker reads).
-                if w == 0
-                    && let Some(warning) = timeline.packet(rec.ts_ns)
-                {
-                    report.warnings.push(warning);
-                }
-                let num = self.first_position + i;
-                let key = engine.plain_bundle(&rec);
-                let mut held = false;
-                if owners.has_takeovers() {
-                    // The takeovers done since are forgotten, then the packets held back for them inspected (see
-                    // `await_takeovers`); a packet of a bucket still taken over is held back, room permitting,
-                    // instead of waiting for the worker that had the bucket.
-                    let swept = |from: usize, sweep: u64| self.swept[from].0.load(Acquire) >= sweep;
-                    let pending = owners.pending.len();
-                    owners.clear_takeovers(swept);
-                    if owners.pending.len() != pending {
-                        // A takeover forgotten here may have been seen done later than the held packets' last
-                        // pass read `swept` (a packet of it held since): the pass must look again.
-                        me.held.borrow_mut().forget_swept();
-                    }
-                    self.inspect_held(&me, &mut ctx, base);
-                    // A packet the key-only decoding does not place, unless it is an IP fragment, is placed by
-                    // decoding it in full (what `process_keyed` files it under), so that it waits for its own
-                    // bucket only, or is held back, rather than wait for every takeover.
-                    let placed = key.or_else(|| engine.whole_bundle(&rec));
-                    let taken = placed.and_then(|b| owners.takeover_of(b).map(|t| (b, t)));
-                    held = taken.is_some_and(|(b, takeover)| {
-                        me.held.borrow_mut().hold(i, &rec, b, takeover, self.window)
-                    });
-                    if let (true, Some((b, _))) = (held, taken) {
-                        engine.stage_held(&mut pre, &rec, &mut latest);
-                        // Counted in its bucket as every packet read is.
-                        owners.place(b, rec.data.len());
-                        report.held_back += 1;
-                    } else if !self.await_takeovers(
-                        &mut owners,
-                        placed,
-                        &mut report.waited_for_takeovers_ns,
-                        (&me, &mut ctx, &mut deferred, base, i),
-                    ) {
-                        break 'inputs;
-                    }
-                }
-                // A block to render the packet's output into, before the packet (a wait settles, which may end
-                // sweeps with the context: it must hold no packet's events then).
-                if !held
-                    && self.out.render.is_some()
-                    && !me.ring.borrow_mut().refill()
-                    && !self.write_out_then_refill(&me, &mut report.output_written)
-                {
-                    let written = Cell::new(0u64);
-                    let got = |_: &VecDeque<Deferred>| {
-                        let mut r = me.ring.borrow_mut();
-                        if r.refill_upto_bound() {
-                            return true;
-                        }
-                        // Every block out: write out what can be written, when nobody else is at it.
-                        match self.help {
-                            Some(help) => {
-                                // The watermark first, then the channel (see `crate::stream`).
-                                if help(self.watermark()) {
-                                    written.set(written.get() + 1);
-                                }
-                            }
-                            None => r.wake(&self.out.events),
-                        }
-                        r.refill_upto_bound()
-                    };
-                    if !self.wait_settling(
-                        &mut report.waited_for_output_ns,
-                        (&me, &mut ctx, &mut deferred, base, i),
-                        got,
-                    ) {
-                        break 'inputs;
-                    }
-                    report.output_written += written.get();
-                }
-                // SAFETY: this worker alone inspects packets of the bundles it owns (`owns` partitions them among the
-                // workers, and a bucket taken over at a sweep is used only once the worker that had it is done with
-                // it, `await_takeovers`), so it alone uses their shards.
-                let mine = if held {
-                    None
-                } else {
-                    let owners = &owners;
-                    unsafe {
-                        engine.process_keyed(
-                            &mut ctx,
-                            &mut pre,
-                            num,
-                            &rec,
-                            key,
-                            |b| {
-                                let mine = owners.place(b, rec.data.len()) == w;
-                                debug_assert!(!mine || owners.takeover_of(b).is_none());
-                                debug_assert!(
-                                    !mine
-                                        || me.held.borrow().packets.iter().all(|p| p.bundle
-                                            & ((owners.owner.len().max(1) - 1) as u16)
-                                            != b & ((owners.owner.len().max(1) - 1) as u16)),
-                                    "a packet inspected before an older one of its bucket held back"
-                                );
-                                mine
-                            },
-                            &mut latest,
-                        )
-                    }
-                };
-                if mine.is_some() {
-                    match self.out.render {
-                        Some(render) => {
-                            let mut ring = me.ring.borrow_mut();
-                            if ring.add(2 * i + 1, i, &mut ctx, render, &self.out.events) {
-                                ring.hand_on(&self.out.events);
+                    // Every block out: write out what can be written, when nobody else is at it.
+                    match self.help {
+                        Some(help) => {
+                            // The watermark first, then the channel (see `crate::stream`).
+                            if help(self.watermark()) {
+                                written.set(written.get() + 1);
                             }
                         }
-                        None => self.out.send(2 * i + 1, &mut ctx),
+                        None => r.wake(&self.out.events),
                     }
-                    if let Some(b) = self.board {
-                        ctx.handled += 1;
-                        if ctx.handled.is_multiple_of(StatsBoard::EVERY) {
-                            b.publish(&ctx);
+                    r.refill_upto_bound()
+                };
+                if !self.wait_settling(
+                    &mut report.waited_for_output_ns,
+                    (&me, &mut ctx, &mut deferred, base, i),
+                    got,
+                ) {
+                    break 'inputs;
+                }
+                report.output_written += written.get();
+            }
+            // SAFETY: this worker alone inspects packets of the bundles it owns (`owns` partitions them among the
+            // workers, and a bucket taken over at a sweep is used only once the worker that had it is done with
+            // it, `await_takeovers`), so it alone uses their shards.
+            let mine = if held {
+                None
+            } else {
+                let owners = &owners;
+                unsafe {
+                    engine.process_keyed(
+                        &mut ctx,
+                        &mut pre,
+                        num,
+                        &rec,
+                        key,
+                        |b| {
+                            let mine = owners.place(b, rec.data.len()) == w;
+                            debug_assert!(!mine || owners.takeover_of(b).is_none());
+                            debug_assert!(
+                                !mine
+                                    || me.held.borrow().packets.iter().all(|p| p.bundle
+                                        & ((owners.owner.len().max(1) - 1) as u16)
+                                        != b & ((owners.owner.len().max(1) - 1) as u16)),
+                                "a packet inspected before an older one of its bucket held back"
+                            );
+                            mine
+                        },
+                        &mut latest,
+                    )
+                }
+            };
+            if mine.is_some() {
+                match self.out.render {
+                    Some(render) => {
+                        let mut ring = me.ring.borrow_mut();
+                        if ring.add(2 * i + 1, i, &mut ctx, render, &self.out.events) {
+                            ring.hand_on(&self.out.events);
                         }
                     }
+                    None => self.out.send(2 * i + 1, &mut ctx),
                 }
-                if let Some(now) = clock.packet(rec.ts_ns) {
-                    let group = sweeps;
-                    sweeps += 1;
-                    if w == 0 {
-                        // One sweep, however many shares: counted once.
-                        ctx.add_sweep();
+                if let Some(b) = self.board {
+                    ctx.handled += 1;
+                    if ctx.handled.is_multiple_of(StatsBoard::EVERY) {
+                        b.publish(&ctx);
                     }
-                    // Made at the sweep's position: its flows look up what every packet before it announced and
-                    // nothing after (see `crate::expect`).
-                    ctx.input_at = sweep_at(base + i);
-                    // The buckets this worker took over at the previous sweep: the workers that had them must be
-                    // done with their shards before this one sweeps them.
-                    if owners.has_takeovers()
-                        && !self.await_takeovers(
-                            &mut owners,
-                            None,
-                            &mut report.waited_for_takeovers_at_sweeps_ns,
-                            (&me, &mut ctx, &mut deferred, base, i + 1),
-                        )
-                    {
-                        break 'inputs;
-                    }
-                    // Says it got here (its own packets before the sweep inspected, their output handed on), unless
-                    // an earlier sweep of its own still waits.
-                    me.ring.borrow_mut().hand_on(&self.out.events);
-                    self.settle(&me, &mut ctx, &mut deferred, base, i + 1, false);
-                    ctx.input_at = sweep_at(base + i);
-                    let mut many = false;
-                    if deferred.is_empty() && self.slowest() > i {
-                        // Every worker has inspected every packet before the sweep: its flows end now.
-                        let mut share = ShareOut::new(&self.out, 2 * i + 2, group, w, n);
-                        // SAFETY: as above; its own shards only.
-                        unsafe {
-                            engine.expire_shards(
-                                &mut ctx,
-                                now,
-                                owners.shards().iter().copied(),
-                                |ctx, (d, id)| share.segment((d, id, 0), ctx),
-                            )
-                        };
-                        share.finish();
-                    } else {
-                        // Some worker has not got here: the flows leave their shards now (no later packet finds
-                        // them) and end once every worker has.
-                        // SAFETY: as above; its own shards only, and `EachReads` runs no staged detection.
-                        let flows = unsafe {
-                            engine.take_expired(&mut ctx, now, owners.shards().iter().copied())
-                        };
-                        many = flows.len() > DEFER_FLOWS_MAX;
-                        deferred.push_back(Deferred { i, group, flows });
-                        if !many {
-                            report.sweeps_ended_later += 1;
-                        }
-                    }
-                    // Its shards are swept (what is left of the sweep, ending the flows taken out, touches none): a
-                    // bucket that leaves it here may be taken over from now on. The stores and loads of `swept`
-                    // order its last use of the bucket's shards before the next owner's first.
-                    debug_assert!(
-                        me.held.borrow().packets.is_empty(),
-                        "swept with packets held"
-                    );
-                    self.swept[w].0.store(sweeps, Release);
-                    if many
-                        && !self.wait_settling(
-                            &mut report.waited_at_sweeps_ns,
-                            (&me, &mut ctx, &mut deferred, base, i + 1),
-                            |deferred| deferred.is_empty(),
-                        )
-                    {
-                        break 'inputs;
-                    }
-                    report.moved +=
-                        owners.rebalance(sweeps, |v| self.swept[v].0.load(Acquire)) as u64;
-                    report.takeovers += owners.pending.len() as u64;
-                }
-                i += 1;
-                if i.is_multiple_of(PUBLISH_EVERY) {
-                    self.settle(&me, &mut ctx, &mut deferred, base, i, false);
-                    let expect = engine.expectations();
-                    if !expect.is_empty() {
-                        // Every lookup still to come is at or after the slowest worker's position.
-                        expect.advance(base.saturating_add(self.slowest()).saturating_mul(2));
-                    }
-                    self.wait_settling(
-                        &mut report.waited_ahead_ns,
-                        (&me, &mut ctx, &mut deferred, base, i),
-                        |_| i <= self.slowest().saturating_add(self.window),
-                    );
                 }
             }
-            report.inputs_read.push((path.clone(), *reader.stats()));
+            if let Some(now) = clock.packet(rec.ts_ns) {
+                let group = sweeps;
+                sweeps += 1;
+                if w == 0 {
+                    // One sweep, however many shares: counted once.
+                    ctx.add_sweep();
+                }
+                // Made at the sweep's position: its flows look up what every packet before it announced and
+                // nothing after (see `crate::expect`).
+                ctx.input_at = sweep_at(base + i);
+                // The buckets this worker took over at the previous sweep: the workers that had them must be
+                // done with their shards before this one sweeps them.
+                if owners.has_takeovers()
+                    && !self.await_takeovers(
+                        &mut owners,
+                        None,
+                        &mut report.waited_for_takeovers_at_sweeps_ns,
+                        (&me, &mut ctx, &mut deferred, base, i + 1),
+                    )
+                {
+                    break 'inputs;
+                }
+                // Says it got here (its own packets before the sweep inspected, their output handed on), unless
+                // an earlier sweep of its own still waits.
+                me.ring.borrow_mut().hand_on(&self.out.events);
+                self.settle(&me, &mut ctx, &mut deferred, base, i + 1, false);
+                ctx.input_at = sweep_at(base + i);
+                let mut many = false;
+                if deferred.is_empty() && self.slowest() > i {
+                    // Every worker has inspected every packet before the sweep: its flows end now.
+                    let mut share = ShareOut::new(&self.out, 2 * i + 2, group, w, n);
+                    // SAFETY: as above; its own shards only.
+                    unsafe {
+                        engine.expire_shards(
+                            &mut ctx,
+                            now,
+                            owners.shards().iter().copied(),
+                            |ctx, (d, id)| share.segment((d, id, 0), ctx),
+                        )
+                    };
+                    share.finish();
+                } else {
+                    // Some worker has not got here: the flows leave their shards now (no later packet finds
+                    // them) and end once every worker has.
+                    // SAFETY: as above; its own shards only, and `EachReads` runs no staged detection.
+                    let flows = unsafe {
+                        engine.take_expired(&mut ctx, now, owners.shards().iter().copied())
+                    };
+                    many = flows.len() > DEFER_FLOWS_MAX;
+                    deferred.push_back(Deferred { i, group, flows });
+                    if !many {
+                        report.sweeps_ended_later += 1;
+                    }
+                }
+                // Its shards are swept (what is left of the sweep, ending the flows taken out, touches none): a
+                // bucket that leaves it here may be taken over from now on. The stores and loads of `swept`
+                // order its last use of the bucket's shards before the next owner's first.
+                debug_assert!(
+                    me.held.borrow().packets.is_empty(),
+                    "swept with packets held"
+                );
+                self.swept[w].0.store(sweeps, Release);
+                if many
+                    && !self.wait_settling(
+                        &mut report.waited_at_sweeps_ns,
+                        (&me, &mut ctx, &mut deferred, base, i + 1),
+                        |deferred| deferred.is_empty(),
+                    )
+                {
+                    break 'inputs;
+                }
+                report.moved += owners.rebalance(sweeps, |v| self.swept[v].0.load(Acquire)) as u64;
+                report.takeovers += owners.pending.len() as u64;
+            }
+            i += 1;
+            if i.is_multiple_of(PUBLISH_EVERY) {
+                self.settle(&me, &mut ctx, &mut deferred, base, i, false);
+                let expect = engine.expectations();
+                if !expect.is_empty() {
+                    // Every lookup still to come is at or after the slowest worker's position.
+                    expect.advance(base.saturating_add(self.slowest()).saturating_mul(2));
+                }
+                self.wait_settling(
+                    &mut report.waited_ahead_ns,
+                    (&me, &mut ctx, &mut deferred, base, i),
+                    |_| i <= self.slowest().saturating_add(self.window),
+                );
+            }
         }
+        drop(batch);
         // The end of the input once every worker has read it all (as the reader's flush waits for the packets in
         // flight), and its own later sweeps ended: the flows ended look up what every packet announced.
         // The packets held back for takeovers inspected first: this worker's published count stays at the oldest.
@@ -973,8 +1002,50 @@ impl<'a> EachReads<'a> {
         report.prestage = pre;
         report.packets_read = i;
         report.sweeps = sweeps;
-        report.capture_span = timeline.span();
+        // What reading the inputs reported, whoever read them: complete, as this worker has taken the last batch
+        // (or reading stopped). The time line is worker 0's alone, as the warnings and the span are the run's.
+        let log = self.input.log();
+        report.errors = log.errors;
+        report.inputs_read = log.inputs_read;
+        if w == 0 {
+            report.warnings = log.warnings;
+            report.capture_span = log.capture_span;
+        }
+        report.peak_shared_bytes = log.peak_shared_bytes;
         report
+    }
+
+    /// Batch `k` of the shared read for worker `me` (which has taken `k` batches and is done with `done`): the one
+    /// published, or the one it reads now (waiting for another worker reading it is counted in `waited_for_input`);
+    /// when reading it would hold more than the bound of bytes in batches the slowest worker has not taken, it waits
+    /// as [`EachReads::wait_settling`] (with the rest, counted in `waited`) until it can. `None` at the end of the
+    /// input, or when reading stopped.
+    fn next_batch(
+        &self,
+        k: u64,
+        done: Option<Arc<Batch>>,
+        (waited, waited_for_input): (&mut u64, &mut u64),
+        (me, ctx, deferred, base, read): (&Mine, &mut WorkerCtx, &mut VecDeque<Deferred>, u64, u64),
+    ) -> Option<Arc<Batch>> {
+        let mut done = done;
+        loop {
+            match self
+                .input
+                .take(k, self.engine, self.stop, done.take(), waited_for_input)
+            {
+                Next::Batch(b) => return Some(b),
+                Next::End => return None,
+                Next::Full => {
+                    if !self.wait_settling(
+                        waited,
+                        (me, &mut *ctx, &mut *deferred, base, read),
+                        |_| self.input.can_take(k),
+                    ) {
+                        return None;
+                    }
+                }
+            }
+        }
     }
 
     /// With [`BLOCKS_BEFORE_HELPING`](crate::stream::BLOCKS_BEFORE_HELPING) blocks made and none back: writes out

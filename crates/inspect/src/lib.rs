@@ -63,7 +63,7 @@ pub use alert_filter::{AlertFilter, FilterNeeds};
 pub use config::{AnomalyTypes, CostConfig, EngineConfig, Timeouts};
 pub use config_file::{ConfigError, ConfigFile};
 pub use detect::Detection;
-pub use each::{EachReads, EachWorker, Placement};
+pub use each::{BATCH_BUFFER, EachReads, EachWorker, Placement, SHARED_BYTES};
 pub use engine::{Engine, EngineStats, Finished, PreDecoded, ProtoCount, WorkerCtx};
 pub use event::{
     AlertEvent, AppLabel, ApplicationEvidence, EndReason, Event, EventKind, Evidence, FlowAction,

@@ -802,10 +802,12 @@ fn inspect_each(
             String::new()
         };
         format!(
-            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead, {} ms for output blocks ({} made, output written out by the workers {} times), sweeps ended after going on {}",
+            ", waiting for the others {} ms at the end, {} ms at {sweeps} sweeps{takeovers}, {} ms a window ahead (the input's batches held for the slowest at most {:.1} MiB), {} ms for the input being read, {} ms for output blocks ({} made, output written out by the workers {} times), sweeps ended after going on {}",
             each(&|r| ms(r.waited_at_end_ns)),
             each(&|r| ms(r.waited_at_sweeps_ns)),
             each(&|r| ms(r.waited_ahead_ns)),
+            results.first().map_or(0, |r| r.peak_shared_bytes) as f64 / f64::from(1u32 << 20),
+            each(&|r| ms(r.waited_for_input_ns)),
             each(&|r| ms(r.waited_for_output_ns)),
             each(&|r| r.blocks_made.to_string()),
             each(&|r| r.output_written.to_string()),

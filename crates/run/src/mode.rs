@@ -62,8 +62,8 @@ pub struct Chosen {
 pub fn choose(asked: &Asked<'_>) -> anyhow::Result<Chosen> {
     let threads = asked.threads;
     let staged = asked.staged();
-    // Every worker reading the inputs reads each once per worker: only regular files can be (not standard input,
-    // nor a pipe).
+    // Every worker reading the inputs opens each by its path (once, for all the workers: `flowbundle_inspect::each`):
+    // only regular files can be (not standard input, nor a pipe).
     let rereadable = asked
         .files
         .iter()

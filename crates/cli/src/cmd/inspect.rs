@@ -259,8 +259,9 @@ pub struct Args {
     #[arg(long)]
     reader_inspects: bool,
 
-    /// With --threads N ≥ 2 reading files: no reader thread; every worker reads the input itself and inspects only
-    /// the packets placed on it, skipping the rest, so nothing but the output crosses between cores. The placement
+    /// With --threads N ≥ 2 reading files: no reader thread; every worker goes through the input itself (read once
+    /// for all of them, in batches the first worker to need one reads) and inspects only the packets placed on it,
+    /// skipping the rest, so nothing but those batches and the output crosses between cores. The placement
     /// is one every worker computes alike from the input: under `dh` the flow's CRC-16 modulo N; under `rss` and
     /// `lfb` an indirection table of the flows' CRC-16 (128 and 1,024 buckets) that every worker rebalances alike at
     /// each sweep of idle flows, from the bytes each bucket had since the last, when the loads differ by more than

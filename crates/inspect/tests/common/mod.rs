@@ -48,12 +48,27 @@ pub fn every_worker_reads(
     window: u64,
     placement: Placement,
 ) -> (Vec<String>, Vec<EachWorker>) {
+    every_worker_reads_files(cfg, &[file.to_path_buf()], workers, window, placement, None)
+}
+
+/// [`every_worker_reads`] over several inputs, in order, with the batches of the shared read holding at most
+/// `shared` bytes when given (`EachReads::sharing_at_most`).
+pub fn every_worker_reads_files(
+    cfg: EngineConfig,
+    files: &[PathBuf],
+    workers: usize,
+    window: u64,
+    placement: Placement,
+    shared: Option<usize>,
+) -> (Vec<String>, Vec<EachWorker>) {
     let engine = Engine::new(cfg, None, None);
     let (tx, mut merge) = EventMerge::new();
     let stop = AtomicBool::new(false);
-    let files = [file.to_path_buf()];
-    let each =
-        EachReads::new(&engine, &files, workers, tx, None, &stop, window).placed_by(placement);
+    let mut each =
+        EachReads::new(&engine, files, workers, tx, None, &stop, window).placed_by(placement);
+    if let Some(bytes) = shared {
+        each = each.sharing_at_most(bytes);
+    }
     let mut out = Vec::new();
     let mut collect = |last: bool| {
         let watermark = each.watermark();
