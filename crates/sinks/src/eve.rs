@@ -603,29 +603,29 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     // The transaction the rule matched in, at the top level (Suricata's correlation key with the transaction's
     // own record).
     if let Some(id) = a.tx_id {
-        let _ = write!(buf, ",\"tx_id\":{id}");
+        put_key(buf, "", "tx_id");
+        put_num(buf, id);
     }
-    let _ = write!(
-        buf,
-        ",\"direction\":\"{}\"",
-        if e.to_server() {
-            "to_server"
-        } else {
-            "to_client"
-        }
-    );
-    let _ = write!(
-        buf,
-        ",\"alert\":{{\"action\":\"{}\",\"gid\":{},\"signature_id\":{},\"rev\":{},\"signature\":",
-        if a.blocked { "blocked" } else { "allowed" },
-        a.gid,
-        a.signature_id,
-        a.rev
-    );
+    let direction = if e.to_server() {
+        "to_server"
+    } else {
+        "to_client"
+    };
+    put_name(buf, "direction", direction);
+    buf.extend_from_slice(b",\"alert\":{\"action\":\"");
+    buf.extend_from_slice(if a.blocked { b"blocked" } else { b"allowed" });
+    buf.extend_from_slice(b"\",\"gid\":");
+    put_num(buf, a.gid);
+    put_key(buf, "", "signature_id");
+    put_num(buf, a.signature_id);
+    put_key(buf, "", "rev");
+    put_num(buf, a.rev);
+    buf.extend_from_slice(b",\"signature\":");
     put_str(buf, &a.signature);
     buf.extend_from_slice(b",\"category\":");
     put_str(buf, &a.category);
-    let _ = write!(buf, ",\"severity\":{}", a.severity);
+    put_key(buf, "", "severity");
+    put_num(buf, a.severity);
     put_metadata(buf, &a.metadata);
     if let Some(t) = a.target {
         put_source_target(buf, &e.key, e.dir, t, opts);
@@ -651,11 +651,15 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     if !e.has_flow() {
         return;
     }
-    let _ = write!(
-        buf,
-        ",\"flow\":{{\"pkts_toserver\":{},\"pkts_toclient\":{},\"bytes_toserver\":{},\"bytes_toclient\":{},\"start\":",
-        a.pkts_toserver, a.pkts_toclient, a.bytes_toserver, a.bytes_toclient
-    );
+    buf.extend_from_slice(b",\"flow\":{\"pkts_toserver\":");
+    put_num(buf, a.pkts_toserver);
+    put_key(buf, "", "pkts_toclient");
+    put_num(buf, a.pkts_toclient);
+    put_key(buf, "", "bytes_toserver");
+    put_num(buf, a.bytes_toserver);
+    put_key(buf, "", "bytes_toclient");
+    put_num(buf, a.bytes_toclient);
+    buf.extend_from_slice(b",\"start\":");
     put_ts(buf, a.flow_start_ns);
     buf.push(b',');
     put_endpoints(buf, &e.key, e.client, "", opts);
@@ -677,10 +681,12 @@ fn put_source_target(
         AlertTarget::SrcIp => ((dst, dp), (src, sp)),
     };
     for (name, (ip, port)) in [("source", source), ("target", target)] {
-        let _ = write!(buf, ",\"{name}\":{{\"ip\":");
+        put_key(buf, "", name);
+        buf.extend_from_slice(b"{\"ip\":");
         put_ip(buf, ip, opts.ipv6_compress);
         if has_ports(key.proto) {
-            let _ = write!(buf, ",\"port\":{port}");
+            put_key(buf, "", "port");
+            put_num(buf, port);
         }
         buf.push(b'}');
     }
