@@ -43,10 +43,13 @@ use crate::engine::Engine;
 pub const BATCH_BUFFER: usize = 256 << 10;
 
 /// The default bound of the bytes of the reader's buffers in batches not yet taken by every worker (see the module
-/// documentation): 2 MiB, 8 batches, about 4,500 packets of the merged nDPI trace's. (At 4 MiB, the peak RSS of
-/// `--threads 2 --scheduler dh` grew by 11% from that trace to ten times it, against 3-6% with a reader per worker:
-/// on the longer trace a worker gets further ahead at times.)
-pub const SHARED_BYTES: usize = 2 << 20;
+/// documentation): 1 MiB, 4 batches, about 2,200 packets of the merged nDPI trace's. The more a worker may get ahead,
+/// the more the peak RSS grows from that trace to ten times it (a worker gets further ahead at times on the longer
+/// trace): `--threads 2 --workers-read` without rules, three rounds of 1x then 10x, worst 10x over best 1x 1.093
+/// (lfb) and 1.056 (dh) at 2 MiB, 1.061 and 1.046 at 1 MiB, 1.078 and 1.062 at 512 KiB (at 4 MiB, 11%; with a
+/// reader per worker, 3-6%). Alternated 7 rounds, 1 MiB against 2 MiB took the same time within 2% (section *One read
+/// of the input for every worker* of `BENCHMARKS.md`).
+pub const SHARED_BYTES: usize = 1 << 20;
 
 /// One packet of a batch: its record's metadata, where its bytes lie in [`Batch::bytes`] (while the reader holds it:
 /// their address), and its key-only bundle.
