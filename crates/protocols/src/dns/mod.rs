@@ -106,7 +106,9 @@ pub fn read_name(msg: &[u8], pos: usize) -> Result<(Name, usize), DnsError> {
     let mut n = 0usize;
     let mut truncated = false;
     let done = |text: &[u8], truncated| Name {
-        text: std::str::from_utf8(text).map(str::to_owned).unwrap_or_default(),
+        text: std::str::from_utf8(text)
+            .map(str::to_owned)
+            .unwrap_or_default(),
         truncated,
     };
     let mut raw_len = 0usize;
