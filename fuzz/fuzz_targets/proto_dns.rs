@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = looks_like_dns(msg);
     if let Ok(m) = Message::parse(msg, 64) {
-        let _ = event(&m, 0);
+        let _ = event(m, 0);
     }
     let limits = Limits::default();
     let mut out: Vec<AppEvent> = Vec::new();
