@@ -645,18 +645,27 @@ fn readers_and_traces_cross_threads() {
     assert_eq!(std::mem::size_of::<PacketRecord<'_>>(), 40);
 }
 
+/// Packet `i` of [`varied_capture`]: 100 to 1,099 bytes, each a function of `i`.
+fn varied_payload(i: usize) -> Vec<u8> {
+    (0..100 + (i * 37) % 1000).map(|j| (i + j) as u8).collect()
+}
+
+/// 2,000 Ethernet packets of [`varied_payload`] sizes, one a nanosecond.
+fn varied_capture() -> Vec<u8> {
+    let mut w = PcapWriter::new(Vec::new(), WriterOptions::new(LinkType::ETHERNET)).unwrap();
+    for i in 0..2000 {
+        w.write_packet(i as u64, &varied_payload(i), 0).unwrap();
+    }
+    w.finish().unwrap()
+}
+
 #[test]
 fn kept_records_recycle_their_buffers_and_stay_valid_until_then() {
     // 2,000 packets of 100 to 1,099 bytes, read keeping records in 4 KiB buffers: the reader leaves a buffer every
     // few packets. Records are released eight behind the reader: the pool stays at a handful of buffers, and the last
     // eight records' bytes are intact after each further read.
-    let mut w = PcapWriter::new(Vec::new(), WriterOptions::new(LinkType::ETHERNET)).unwrap();
-    let payload =
-        |i: usize| -> Vec<u8> { (0..100 + (i * 37) % 1000).map(|j| (i + j) as u8).collect() };
-    for i in 0..2000 {
-        w.write_packet(i as u64, &payload(i), 0).unwrap();
-    }
-    let bytes = w.finish().unwrap();
+    let payload = varied_payload;
+    let bytes = varied_capture();
     let mut r = stream(&bytes);
     r.keep_records(KeptBuffers::new(4096));
     let mut last: Vec<(usize, *const u8, usize)> = Vec::new();
@@ -694,13 +703,8 @@ fn a_retired_buffer_taken_out_holds_every_record_handed_out_before_it() {
     // 2,000 packets of 100 to 1,099 bytes in 4 KiB buffers, each retired buffer taken out of the pool as soon as it
     // is retired and kept: each one holds exactly the records handed out since the one before, and given back, the
     // buffers are read into again.
-    let mut w = PcapWriter::new(Vec::new(), WriterOptions::new(LinkType::ETHERNET)).unwrap();
-    let payload =
-        |i: usize| -> Vec<u8> { (0..100 + (i * 37) % 1000).map(|j| (i + j) as u8).collect() };
-    for i in 0..2000 {
-        w.write_packet(i as u64, &payload(i), 0).unwrap();
-    }
-    let bytes = w.finish().unwrap();
+    let payload = varied_payload;
+    let bytes = varied_capture();
     let mut r = stream(&bytes);
     r.keep_records(KeptBuffers::new(4096));
     // Records not yet in a buffer taken out: their number, address and length.

@@ -115,6 +115,13 @@ fn put_key(buf: &mut Vec<u8>, prefix: &str, name: &str) {
     buf.extend_from_slice(b"\":");
 }
 
+/// Appends `,"<name>":<n>`.
+#[inline]
+fn put_int<N: itoa::Integer>(buf: &mut Vec<u8>, name: &str, n: N) {
+    put_key(buf, "", name);
+    put_num(buf, n);
+}
+
 /// Appends `,"<name>":"<value>"`, `value` known not to need JSON escapes (the engine's own names).
 #[inline]
 fn put_name(buf: &mut Vec<u8>, name: &str, value: &str) {
@@ -318,12 +325,10 @@ pub fn render_with(buf: &mut Vec<u8>, e: &Event, opts: EveOptions) {
     buf.extend_from_slice(b"{\"timestamp\":");
     put_ts(buf, e.ts_ns);
     if e.has_flow() {
-        put_key(buf, "", "flow_id");
-        put_num(buf, e.flow_id);
+        put_int(buf, "flow_id", e.flow_id);
     }
     if let Some(n) = e.pcap_cnt {
-        put_key(buf, "", "pcap_cnt");
-        put_num(buf, n);
+        put_int(buf, "pcap_cnt", n);
     }
     put_name(buf, "event_type", e.kind.event_type());
     buf.push(b',');
@@ -463,19 +468,15 @@ fn render_flow(buf: &mut Vec<u8>, e: &Event, r: &FlowRecord, opts: EveOptions) {
     }
     buf.extend_from_slice(b",\"flow\":{\"pkts_toserver\":");
     put_num(buf, r.pkts_toserver);
-    put_key(buf, "", "pkts_toclient");
-    put_num(buf, r.pkts_toclient);
-    put_key(buf, "", "bytes_toserver");
-    put_num(buf, r.bytes_toserver);
-    put_key(buf, "", "bytes_toclient");
-    put_num(buf, r.bytes_toclient);
+    put_int(buf, "pkts_toclient", r.pkts_toclient);
+    put_int(buf, "bytes_toserver", r.bytes_toserver);
+    put_int(buf, "bytes_toclient", r.bytes_toclient);
     buf.extend_from_slice(b",\"start\":");
     put_ts(buf, r.start_ns);
     buf.extend_from_slice(b",\"end\":");
     put_ts(buf, r.end_ns);
     let age = r.end_ns / 1_000_000_000 - r.start_ns / 1_000_000_000;
-    put_key(buf, "", "age");
-    put_num(buf, age);
+    put_int(buf, "age", age);
     put_name(buf, "state", r.state.name());
     put_name(buf, "reason", r.reason.name());
     put_key(buf, "", "alerted");
@@ -543,24 +544,19 @@ fn render_app(buf: &mut Vec<u8>, e: &Event, r: &AppRecord, opts: EveOptions) {
     }
     let a = &r.event;
     if let AppEvent::Http(h) = a {
-        put_key(buf, "", "tx_id");
-        put_num(buf, h.tx_id);
+        put_int(buf, "tx_id", h.tx_id);
     }
     if let AppEvent::Sip(s) = a {
-        put_key(buf, "", "tx_id");
-        put_num(buf, s.tx_id);
+        put_int(buf, "tx_id", s.tx_id);
     }
     if let AppEvent::Dcerpc(d) = a {
-        put_key(buf, "", "tx_id");
-        put_num(buf, d.tx_id);
+        put_int(buf, "tx_id", d.tx_id);
     }
     if let AppEvent::Smb(s) = a {
-        put_key(buf, "", "tx_id");
-        put_num(buf, s.tx_id);
+        put_int(buf, "tx_id", s.tx_id);
     }
     if let AppEvent::Smtp(s) = a {
-        put_key(buf, "", "tx_id");
-        put_num(buf, s.tx_id);
+        put_int(buf, "tx_id", s.tx_id);
     }
     put_app_object(buf, a);
 }
@@ -603,8 +599,7 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     // The transaction the rule matched in, at the top level (Suricata's correlation key with the transaction's
     // own record).
     if let Some(id) = a.tx_id {
-        put_key(buf, "", "tx_id");
-        put_num(buf, id);
+        put_int(buf, "tx_id", id);
     }
     let direction = if e.to_server() {
         "to_server"
@@ -616,16 +611,13 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     buf.extend_from_slice(if a.blocked { b"blocked" } else { b"allowed" });
     buf.extend_from_slice(b"\",\"gid\":");
     put_num(buf, a.gid);
-    put_key(buf, "", "signature_id");
-    put_num(buf, a.signature_id);
-    put_key(buf, "", "rev");
-    put_num(buf, a.rev);
+    put_int(buf, "signature_id", a.signature_id);
+    put_int(buf, "rev", a.rev);
     buf.extend_from_slice(b",\"signature\":");
     put_str(buf, &a.signature);
     buf.extend_from_slice(b",\"category\":");
     put_str(buf, &a.category);
-    put_key(buf, "", "severity");
-    put_num(buf, a.severity);
+    put_int(buf, "severity", a.severity);
     put_metadata(buf, &a.metadata);
     if let Some(t) = a.target {
         put_source_target(buf, &e.key, e.dir, t, opts);
@@ -653,12 +645,9 @@ fn render_alert(buf: &mut Vec<u8>, e: &Event, a: &AlertEvent, opts: EveOptions) 
     }
     buf.extend_from_slice(b",\"flow\":{\"pkts_toserver\":");
     put_num(buf, a.pkts_toserver);
-    put_key(buf, "", "pkts_toclient");
-    put_num(buf, a.pkts_toclient);
-    put_key(buf, "", "bytes_toserver");
-    put_num(buf, a.bytes_toserver);
-    put_key(buf, "", "bytes_toclient");
-    put_num(buf, a.bytes_toclient);
+    put_int(buf, "pkts_toclient", a.pkts_toclient);
+    put_int(buf, "bytes_toserver", a.bytes_toserver);
+    put_int(buf, "bytes_toclient", a.bytes_toclient);
     buf.extend_from_slice(b",\"start\":");
     put_ts(buf, a.flow_start_ns);
     buf.push(b',');
@@ -685,8 +674,7 @@ fn put_source_target(
         buf.extend_from_slice(b"{\"ip\":");
         put_ip(buf, ip, opts.ipv6_compress);
         if has_ports(key.proto) {
-            put_key(buf, "", "port");
-            put_num(buf, port);
+            put_int(buf, "port", port);
         }
         buf.push(b'}');
     }

@@ -1438,6 +1438,22 @@ mod tests {
         smb2_id(SMB2_CREATE, true, id, &b)
     }
 
+    /// Connects to `IPC$` (the server answering tree id 7, a pipe share) and opens the pipe `name` as file 0xc1
+    /// (messages 1 and 2).
+    fn open_pipe(p: &mut SmbParser, out: &mut Files, name: &str) {
+        let mut resp = tree_connect_response(1, 2);
+        resp[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
+        p.parse(
+            Direction::ToServer,
+            &tree_connect_request(1, "\\\\h\\IPC$"),
+            0,
+            out,
+        );
+        p.parse(Direction::ToClient, &resp, 0, out);
+        p.parse(Direction::ToServer, &create_request(2, 7, name), 0, out);
+        p.parse(Direction::ToClient, &create_response(2, 0xc1), 0, out);
+    }
+
     fn write_at(id: u64, file: u8, offset: u64, data: &[u8]) -> Vec<u8> {
         let mut b = 49u16.to_le_bytes().to_vec();
         b.extend_from_slice(&(64u16 + 48).to_le_bytes());
@@ -1498,22 +1514,7 @@ mod tests {
         // A pipe share's CREATE opens a pipe: its writes make no file.
         let mut p = SmbParser::default();
         let mut out = Files::default();
-        let mut resp = tree_connect_response(1, 2);
-        resp[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
-        p.parse(
-            Direction::ToServer,
-            &tree_connect_request(1, "\\\\h\\IPC$"),
-            0,
-            &mut out,
-        );
-        p.parse(Direction::ToClient, &resp, 0, &mut out);
-        p.parse(
-            Direction::ToServer,
-            &create_request(2, 7, "srvsvc"),
-            0,
-            &mut out,
-        );
-        p.parse(Direction::ToClient, &create_response(2, 0xc1), 0, &mut out);
+        open_pipe(&mut p, &mut out, "srvsvc");
         let mut write = write_at(3, 0xc1, 0, b"x");
         write[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
         p.parse(Direction::ToServer, &write, 0, &mut out);
@@ -1533,22 +1534,7 @@ mod tests {
             ..SmbParser::default()
         };
         let mut out = Files::default();
-        let mut resp = tree_connect_response(1, 2);
-        resp[4 + 36..4 + 40].copy_from_slice(&7u32.to_le_bytes());
-        p.parse(
-            Direction::ToServer,
-            &tree_connect_request(1, "\\\\h\\IPC$"),
-            0,
-            &mut out,
-        );
-        p.parse(Direction::ToClient, &resp, 0, &mut out);
-        p.parse(
-            Direction::ToServer,
-            &create_request(2, 7, "tool-stdout"),
-            0,
-            &mut out,
-        );
-        p.parse(Direction::ToClient, &create_response(2, 0xc1), 0, &mut out);
+        open_pipe(&mut p, &mut out, "tool-stdout");
         let read = |id: u64| {
             let mut b = 49u16.to_le_bytes().to_vec();
             b.resize(4, 0);
